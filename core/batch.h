@@ -1,0 +1,135 @@
+/*
+** core/batch.h: Kafka record batch v2 (magic 2) encode and decode, and CRC-32C.
+** The byte layout table lives in core/batch.c. Every field is encoded and
+** decoded one by one, big-endian; no struct is ever written whole.
+**
+** ksim's producers embed an identity header in every record so the checker can
+** recognise it in the real log: header key "ksim.id", value "<producer>:<seq>"
+** (ASCII), see KS_IDENTITY_HEADER.
+*/
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KS_BATCH_HEADER_BYTES 61
+#define KS_BATCH_LOG_OVERHEAD_BYTES 12 /* baseOffset + batchLength */
+#define KS_BATCH_MAGIC 2
+#define KS_IDENTITY_HEADER "ksim.id"
+/* Kafka timestamps are ms since the Unix epoch; simulated time 0 maps here
+ * (2026-01-01T00:00:00Z) so dumps show plausible CreateTime values. */
+#define KS_EPOCH_BASE_MS INT64_C(1767225600000)
+
+/* Attributes bits (kafka-reference 2.2). */
+#define KS_ATTR_CODEC_MASK 0x07
+#define KS_ATTR_TIMESTAMP_LOG_APPEND 0x08
+#define KS_ATTR_TRANSACTIONAL 0x10
+#define KS_ATTR_CONTROL 0x20
+#define KS_ATTR_DELETE_HORIZON 0x40
+
+uint32_t ks_crc32c(uint32_t crc, const void *bytes, size_t byte_count); /* crc = 0 to start */
+
+/* A decoded batch header. `records` points into the buffer given to
+ * ks_batch_parse (borrowed). */
+struct ks_batch_view {
+    int64_t base_offset;
+    int32_t batch_length;            /* bytes after the length field */
+    int32_t partition_leader_epoch;
+    int8_t magic;
+    uint32_t crc;
+    int16_t attributes;
+    int32_t last_offset_delta;
+    int64_t base_timestamp;
+    int64_t max_timestamp;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    int32_t base_sequence;
+    int32_t record_count;
+    const uint8_t *records;
+    size_t records_bytes;
+};
+
+enum ks_batch_status {
+    KS_BATCH_OK,
+    KS_BATCH_TRUNCATED,   /* fewer bytes than the batch claims (torn tail) */
+    KS_BATCH_BAD_LENGTH,  /* size < 61 or absurd */
+    KS_BATCH_BAD_MAGIC,
+    KS_BATCH_BAD_CRC,
+};
+
+/* Parses the batch at bytes[0..]; checks length, magic and CRC. On OK,
+ * *batch_bytes_out = batch_length + 12. */
+enum ks_batch_status ks_batch_parse(const uint8_t *bytes, size_t byte_count,
+                                    struct ks_batch_view *out, size_t *batch_bytes_out);
+static inline int64_t ks_batch_last_offset(const struct ks_batch_view *batch)
+{
+    return batch->base_offset + batch->last_offset_delta;
+}
+
+struct ks_header_view {
+    const uint8_t *key;
+    int32_t key_bytes;
+    const uint8_t *value;
+    int32_t value_bytes; /* -1: null */
+};
+
+#define KS_RECORD_HEADERS_MAX 8
+
+struct ks_record_view {
+    int64_t offset;
+    int64_t timestamp;
+    int32_t sequence;    /* base_sequence + offset delta, or -1 */
+    const uint8_t *key;  /* NULL when key_bytes == -1 */
+    int32_t key_bytes;
+    const uint8_t *value;
+    int32_t value_bytes; /* -1: null (tombstone) */
+    int32_t header_count;
+    struct ks_header_view headers[KS_RECORD_HEADERS_MAX];
+};
+
+/* Iterates the records of a parsed batch. */
+struct ks_record_iter {
+    const struct ks_batch_view *batch;
+    size_t position_bytes;
+    int32_t record_index;
+};
+void ks_record_iter_init(struct ks_record_iter *iter, const struct ks_batch_view *batch);
+/* Returns true and fills *out with the next record; false at the end or if
+ * the record bytes are malformed (*malformed_out set when not NULL). */
+bool ks_record_iter_next(struct ks_record_iter *iter, struct ks_record_view *out,
+                         bool *malformed_out);
+
+/* Builds one batch in memory. */
+struct ks_batch_builder {
+    GByteArray *bytes; /* owned */
+    int64_t base_timestamp;
+    int64_t max_timestamp;
+    int32_t record_count;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    int32_t base_sequence;
+    int16_t attributes;
+};
+void ks_batch_builder_init(struct ks_batch_builder *builder, int64_t base_timestamp,
+                           int64_t producer_id, int16_t producer_epoch, int32_t base_sequence);
+void ks_batch_builder_deinit(struct ks_batch_builder *builder);
+/* key/value NULL with bytes -1 mean null. */
+void ks_batch_builder_add(struct ks_batch_builder *builder, int64_t timestamp,
+                          const void *key, int32_t key_bytes, const void *value,
+                          int32_t value_bytes, const struct ks_header_view *headers,
+                          int32_t header_count);
+size_t ks_batch_builder_size(const struct ks_batch_builder *builder);
+/* Finishes the batch (base offset 0, leader epoch -1, CRC set) and returns
+ * its bytes, owned by the caller (g_byte_array_unref); the builder is reset. */
+GByteArray *ks_batch_builder_finish(struct ks_batch_builder *builder);
+
+/* Rewrites the baseOffset and partitionLeaderEpoch of an encoded batch in
+ * place; the CRC does not cover them, so it stays valid. */
+void ks_batch_set_offset_and_epoch(uint8_t *batch_bytes, int64_t base_offset,
+                                   int32_t partition_leader_epoch);
+
+/* Varints (Protobuf ZigZag), exposed for tests. Return bytes used, 0 on error. */
+size_t ks_varint_encode(int64_t value, uint8_t *out); /* out needs 10 bytes */
+size_t ks_varint_decode(const uint8_t *bytes, size_t byte_count, int64_t *value_out);

@@ -1,0 +1,134 @@
+/*
+** core/config.h: the settings Kafka code runs with, in internal units.
+**
+** The scenario loader (sim/scenario.c) fills these from Kafka's configuration
+** names and defaults and converts units once (STYLE 3.3): `replica.lag.time.max.ms`
+** becomes replica_lag_ns_max. After loading they are plain, frozen data.
+** Comments give the Kafka name each field comes from.
+*/
+#pragma once
+
+#include "world.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define KS_BROKER_COUNT_MAX 64
+#define KS_TOPIC_NAME_BYTES_MAX 249
+#define KS_REPLICATION_FACTOR_MAX 16
+#define KS_INT64_UNSET INT64_MAX /* Kafka's Long.MAX_VALUE: "never" */
+
+enum ks_truncation_mode {
+    KS_TRUNCATION_LEADER_EPOCH,  /* KIP-101/KIP-279 (Kafka 0.11+) */
+    KS_TRUNCATION_HIGH_WATERMARK /* Kafka before 0.11: truncate to the local HW */
+};
+
+enum ks_acks { KS_ACKS_NONE = 0, KS_ACKS_LEADER = 1, KS_ACKS_ALL = -1 };
+
+enum ks_commit_mode {
+    KS_COMMIT_BEFORE_PROCESS, /* at-most-once */
+    KS_COMMIT_AFTER_PROCESS,  /* at-least-once */
+    KS_COMMIT_ATOMIC,         /* offset stored with the output: exactly-once */
+    KS_COMMIT_AUTO            /* enable.auto.commit=true: whatever the interval yields */
+};
+
+enum ks_assignor { KS_ASSIGNOR_RANGE, KS_ASSIGNOR_ROUNDROBIN, KS_ASSIGNOR_STICKY };
+
+enum ks_offset_reset { KS_RESET_EARLIEST, KS_RESET_LATEST, KS_RESET_NONE };
+
+struct ks_cluster_config {
+    int32_t broker_count;                     /* brokers = N: ids 1..N */
+    char racks[KS_BROKER_COUNT_MAX][32];      /* racks = a,b,c; "" when not given */
+    int64_t replica_lag_ns_max;               /* replica.lag.time.max.ms = 30000 */
+    int64_t replica_fetch_wait_ns_max;        /* replica.fetch.wait.max.ms = 500 */
+    int32_t replica_fetch_min_bytes;          /* replica.fetch.min.bytes = 1 */
+    int32_t replica_fetch_max_bytes;          /* replica.fetch.max.bytes = 1048576 */
+    int32_t replica_fetch_response_max_bytes; /* replica.fetch.response.max.bytes = 10485760 */
+    int64_t replica_fetch_backoff_ns;         /* replica.fetch.backoff.ms = 1000 */
+    int64_t replica_hw_checkpoint_interval_ns; /* replica.high.watermark.checkpoint.interval.ms = 5000 */
+    int64_t broker_session_timeout_ns;        /* broker.session.timeout.ms = 9000 */
+    int64_t broker_heartbeat_interval_ns;     /* broker.heartbeat.interval.ms = 2000 */
+    bool unclean_leader_election_enable;      /* unclean.leader.election.enable = false */
+    bool auto_leader_rebalance_enable;        /* auto.leader.rebalance.enable = true */
+    int64_t leader_imbalance_check_interval_ns; /* leader.imbalance.check.interval.seconds = 300 */
+    int64_t recovery_point_checkpoint_interval_ns; /* log.flush.offset.checkpoint.interval.ms = 60000 */
+    int64_t retention_check_interval_ns;      /* log.retention.check.interval.ms = 300000 */
+    int32_t offsets_topic_partition_count;    /* offsets.topic.num.partitions = 50 */
+    int32_t offsets_topic_replication_factor; /* offsets.topic.replication.factor = 3 (capped at brokers) */
+    int64_t group_initial_rebalance_delay_ns; /* group.initial.rebalance.delay.ms = 3000 */
+    enum ks_truncation_mode truncation;       /* replication.truncation = leader-epoch */
+    bool hw_requires_min_isr;                 /* ksim: Kafka 3.7+ (KAFKA-15583) rule; default true */
+    /* Broker defaults for topic-level settings (log.*); topics copy them unless set. */
+};
+
+struct ks_log_config {
+    int64_t segment_bytes;           /* segment.bytes / log.segment.bytes = 1073741824 */
+    int64_t segment_ns;              /* segment.ms / log.roll.ms = 7 days */
+    int32_t index_interval_bytes;    /* index.interval.bytes = 4096 */
+    int32_t segment_index_bytes;     /* segment.index.bytes = 10485760 */
+    int64_t flush_messages;          /* flush.messages = Long.MAX_VALUE (never) */
+    int64_t flush_ns;                /* flush.ms: KS_INT64_UNSET = never */
+    int64_t retention_ns;            /* retention.ms = 7 days; -1 = forever */
+    int64_t retention_bytes;         /* retention.bytes = -1 (off) */
+    bool cleanup_compact;            /* cleanup.policy contains compact */
+    bool cleanup_delete;             /* cleanup.policy contains delete (default) */
+    int64_t delete_retention_ns;     /* delete.retention.ms = 86400000 */
+    int64_t min_compaction_lag_ns;   /* min.compaction.lag.ms = 0 */
+    int32_t min_cleanable_dirty_ratio_permille; /* min.cleanable.dirty.ratio = 0.5 -> 500 */
+    int32_t max_message_bytes;       /* max.message.bytes = 1048588 */
+};
+
+struct ks_topic_config {
+    char name[KS_TOPIC_NAME_BYTES_MAX + 1];
+    int32_t partition_count;         /* partitions */
+    int32_t replication_factor;      /* replication.factor */
+    int32_t min_insync_replicas;     /* min.insync.replicas = 1 */
+    bool unclean_leader_election_enable; /* topic override; copied from cluster if unset */
+    struct ks_log_config log;
+    /* assignment = 1,2,3 ; 2,3,1 : explicit replica lists, leader first; empty if not given */
+    int32_t assignment[1024][KS_REPLICATION_FACTOR_MAX];
+    bool has_assignment;
+};
+
+struct ks_producer_config {
+    char name[64];
+    int32_t topic_index;             /* topic = orders, as an index into the topic array */
+    enum ks_acks acks;               /* acks = all */
+    bool enable_idempotence;         /* enable.idempotence = true */
+    int32_t retries;                 /* retries = 2147483647 */
+    int32_t max_in_flight;           /* max.in.flight.requests.per.connection = 5 */
+    int64_t linger_ns;               /* linger.ms = 5 (Kafka 4.0 default) */
+    int32_t batch_size_bytes;        /* batch.size = 16384 */
+    int64_t buffer_memory_bytes;     /* buffer.memory = 33554432 */
+    int64_t delivery_timeout_ns;     /* delivery.timeout.ms = 120000 */
+    int64_t request_timeout_ns;      /* request.timeout.ms = 30000 */
+    int64_t retry_backoff_ns;        /* retry.backoff.ms = 100 */
+    int64_t retry_backoff_ns_max;    /* retry.backoff.max.ms = 1000 */
+    int64_t metadata_max_age_ns;     /* metadata.max.age.ms = 300000 */
+    int64_t max_block_ns;            /* max.block.ms = 60000 */
+    /* ksim workload */
+    uint64_t rate_per_s;             /* rate = 2000/s */
+    int64_t count;                   /* count = stop after this many; -1 = until duration */
+    int32_t key_count;               /* keys = 1000; 0 = null keys */
+    int32_t value_bytes;             /* value.bytes = 100 */
+    int64_t start_ns;                /* start = 0s */
+};
+
+struct ks_consumer_config {
+    char name[64];
+    char group_id[256];              /* group.id */
+    int32_t topic_index;             /* topic */
+    enum ks_commit_mode commit;      /* commit = after-process (enable.auto.commit=true -> AUTO) */
+    int64_t auto_commit_interval_ns; /* auto.commit.interval.ms = 5000 */
+    int64_t processing_ns;           /* processing.time = 1ms per record */
+    enum ks_offset_reset auto_offset_reset; /* auto.offset.reset = latest */
+    int64_t session_timeout_ns;      /* session.timeout.ms = 45000 */
+    int64_t heartbeat_interval_ns;   /* heartbeat.interval.ms = 3000 */
+    int64_t max_poll_interval_ns;    /* max.poll.interval.ms = 300000 */
+    int32_t max_poll_records;        /* max.poll.records = 500 */
+    int32_t fetch_min_bytes;         /* fetch.min.bytes = 1 */
+    int64_t fetch_max_wait_ns;       /* fetch.max.wait.ms = 500 */
+    int32_t max_partition_fetch_bytes; /* max.partition.fetch.bytes = 1048576 */
+    enum ks_assignor assignor;       /* partition.assignment.strategy = range */
+    int64_t start_ns;                /* start = 0s */
+};

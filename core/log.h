@@ -1,0 +1,128 @@
+/*
+** core/log.h: one partition replica's segment log on a node's disk, in Kafka's
+** own layout (kafka-reference 1 and 3): segments named by base offset, sparse
+** .index and .timeindex, leader-epoch-checkpoint, recovery, retention and
+** compaction. The design block with invariants and byte layouts is in core/log.c.
+**
+** All I/O goes through the world's disk (core/world.h), so power loss, slow
+** disks and corruption apply. Every function here is called from the owning
+** broker's event handlers only.
+*/
+#pragma once
+
+#include "batch.h"
+#include "config.h"
+#include "world.h"
+
+#include <glib.h>
+
+struct ks_log;
+
+/* What recovery found, for the timeline ("broker 2 recovered orders-0: dropped
+ * 3 batches, 4120 bytes, offsets 17..21"). */
+struct ks_log_recovery_report {
+    bool recovered;              /* false after a clean shutdown: nothing checked */
+    int64_t recovered_from_offset;
+    int64_t dropped_bytes;
+    int64_t dropped_batch_count;
+    int64_t leo_before;          /* LEO implied by the files before recovery, if known */
+    int64_t leo_after;
+    int32_t segments_deleted;
+};
+
+/* Opens the log in folder `dir` (e.g. "broker-1/orders-0") on node's disk,
+ * creating it if missing. Without clean_shutdown it recovers every segment
+ * from the one holding recovery_point (kafka-reference 3.7). report_out may be
+ * NULL. Returns the log, owned by the caller (ks_log_close). */
+struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
+                           const struct ks_log_config *config, int64_t recovery_point,
+                           bool clean_shutdown, struct ks_log_recovery_report *report_out);
+/* Closes files (trims the active indexes); does not fsync. NULL is a no-op. */
+void ks_log_close(struct ks_log *log);
+
+int64_t ks_log_leo(const struct ks_log *log);              /* next offset to be written */
+int64_t ks_log_start_offset(const struct ks_log *log);
+int64_t ks_log_recovery_point(const struct ks_log *log);   /* offsets below are fsynced */
+int64_t ks_log_size_bytes(const struct ks_log *log);
+int32_t ks_log_segment_count(const struct ks_log *log);
+const char *ks_log_dir(const struct ks_log *log);           /* borrowed */
+
+enum ks_log_result {
+    KS_LOG_OK,
+    KS_LOG_CORRUPT,           /* bad CRC/length in the input batch */
+    KS_LOG_OFFSET_OUT_OF_RANGE,
+    KS_LOG_IO_ERROR,
+};
+
+/* Leader append: `bytes` holds one or more batches built by a producer
+ * (offsets unset). Validates each, assigns offsets from the LEO, stamps
+ * leader_epoch, appends, and flushes if flush.messages says so.
+ * *base_offset_out gets the first offset, *last_offset_out the last.
+ * now_ns drives segment.ms rolling. The buffer is modified in place. */
+enum ks_log_result ks_log_append_as_leader(struct ks_log *log, uint8_t *bytes,
+                                           size_t byte_count, int32_t leader_epoch,
+                                           ks_time_ns now_ns, int64_t *base_offset_out,
+                                           int64_t *last_offset_out);
+/* Follower append: batches from the leader with offsets set; each must start
+ * at the LEO. Updates the epoch cache from the batches' leader epochs. */
+enum ks_log_result ks_log_append_as_follower(struct ks_log *log, const uint8_t *bytes,
+                                             size_t byte_count, ks_time_ns now_ns);
+
+/* Appends to `out` whole batches starting with the one that holds `offset`,
+ * stopping before any batch whose last offset is >= upto_offset (the HW for
+ * consumers, the LEO for followers) and after max_bytes (but at least one
+ * batch, KIP-74). KS_LOG_OFFSET_OUT_OF_RANGE if offset < log start or > LEO. */
+enum ks_log_result ks_log_read(struct ks_log *log, int64_t offset, int64_t upto_offset,
+                               size_t max_bytes, GByteArray *out);
+/* First offset whose batch has max timestamp >= timestamp_ms, or the LEO. */
+int64_t ks_log_offset_for_timestamp(struct ks_log *log, int64_t timestamp_ms);
+
+/* Removes every record at or above offset (follower truncation). Keeps the
+ * indexes and the epoch cache consistent. A no-op if offset >= LEO. */
+void ks_log_truncate_to(struct ks_log *log, int64_t offset);
+/* Deletes everything and restarts the log empty at offset. */
+void ks_log_truncate_fully_and_start_at(struct ks_log *log, int64_t offset);
+
+/* fsyncs every segment and index up to the LEO; advances the recovery point. */
+void ks_log_flush(struct ks_log *log);
+/* Called periodically: flushes when flush.ms has passed since the last flush. */
+void ks_log_maybe_flush(struct ks_log *log, ks_time_ns now_ns);
+
+/* Retention (kafka-reference 3.5): deletes whole old segments by retention.ms
+ * and retention.bytes, only below hw, never the active segment. Returns the
+ * number of segments deleted; the log start offset moves. */
+int32_t ks_log_apply_retention(struct ks_log *log, ks_time_ns now_ns, int64_t hw);
+/* Raises the log start offset (DeleteRecords, or a leader's start offset seen
+ * by a follower); deletes segments wholly below it. */
+void ks_log_advance_start_offset(struct ks_log *log, int64_t offset);
+/* Compaction for cleanup.policy=compact, below hw and never the active segment.
+ * Returns records removed. Swaps with .cleaned/.swap renames. */
+int64_t ks_log_compact(struct ks_log *log, ks_time_ns now_ns, int64_t hw);
+
+/* ---- leader epoch cache (KIP-101), persisted in leader-epoch-checkpoint ---- */
+
+/* Records that `epoch` starts at start_offset (a new leader: its LEO). Ignored
+ * if epoch is not above the latest. Persists the file. */
+void ks_log_epoch_assign(struct ks_log *log, int32_t epoch, int64_t start_offset);
+int32_t ks_log_latest_epoch(const struct ks_log *log); /* -1 if none */
+/* KIP-101/279 lookup: the largest known epoch <= requested and its end offset
+ * (start of the next higher epoch, or the LEO for the latest). Returns false
+ * (and epoch -1, offset -1) when no such epoch is known. */
+bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t requested_epoch,
+                             int32_t *epoch_out, int64_t *end_offset_out);
+/* Epoch of the batch holding offset - 1, i.e. the last fetched epoch; -1 if none. */
+int32_t ks_log_epoch_at_end(const struct ks_log *log);
+
+/* ---- checkpoint files (kafka-reference 1.4) ---- */
+
+struct ks_checkpoint_entry {
+    char topic[KS_TOPIC_NAME_BYTES_MAX + 1];
+    int32_t partition;
+    int64_t offset;
+};
+/* Writes `<name>.tmp`, fsyncs, renames over `path`. */
+void ks_checkpoint_write(ks_world *world, ks_node_id node, const char *path,
+                         const struct ks_checkpoint_entry *entries, size_t entry_count);
+/* Reads a checkpoint file; returns a GArray of ks_checkpoint_entry owned by the
+ * caller, or NULL if the file is missing or malformed. */
+GArray *ks_checkpoint_read(ks_world *world, ks_node_id node, const char *path);

@@ -1,0 +1,96 @@
+/*
+** sim/world.h: how the driver (scenario runner, tests, benchmarks) builds and
+** steers the simulated world that core/world.h describes to Kafka code.
+**
+** The world knows nodes, links, files and events; it knows nothing of brokers
+** or partitions. Faults are applied here and are data: a crash drops timers, a
+** partition drops messages, power loss drops unsynced bytes.
+*/
+#pragma once
+
+#include "../core/world.h"
+
+#include <glib.h>
+
+struct ks_world_config {
+    uint64_t seed;
+    const char *run_dir;        /* real folder that holds every node's files; created */
+    uint32_t node_count;        /* node ids 0 .. node_count-1; 0 is the driver */
+    ks_time_ns network_latency_ns;   /* one-way, default for every link */
+    ks_time_ns network_jitter_ns;    /* uniform extra delay in [0, jitter] */
+    ks_time_ns disk_fsync_latency_ns;
+    uint64_t disk_bandwidth_bytes_per_s; /* 0 = free */
+    uint32_t open_file_count_max;        /* real descriptors kept open; 0 = 512 */
+};
+
+/* Returns a new world, or NULL with *error set if run_dir cannot be made.
+ * Owned by the caller: ks_world_free. */
+ks_world *ks_world_new(const struct ks_world_config *config, GError **error);
+void ks_world_free(ks_world *world); /* NULL is a no-op; closes every file */
+
+/* ---- running ---------------------------------------------------------- */
+
+/* Runs events in (time, seq) order while the next one is at or before
+ * until_ns, then sets the clock to until_ns. Returns events processed. */
+uint64_t ks_world_run_until(ks_world *world, ks_time_ns until_ns);
+/* Runs until no event is pending or until_ns passes. */
+uint64_t ks_world_run_until_idle(ks_world *world, ks_time_ns until_ns);
+uint64_t ks_world_event_count(const ks_world *world);
+/* Called after every processed event (trigger evaluation, checkers); NULL clears. */
+void ks_world_set_after_event(ks_world *world, void (*fn)(ks_world *world, void *context),
+                              void *context);
+
+/* ---- trace ------------------------------------------------------------ */
+
+/* Running 64-bit hash over every processed event's (at_ns, kind, node, payload). */
+uint64_t ks_world_trace_hash(const ks_world *world);
+/* Writes one line per processed event to `out` (borrowed; NULL stops). */
+void ks_world_set_trace(ks_world *world, FILE *out);
+/* Folds a driver-level observation (an election, a record outcome) into the hash. */
+void ks_world_trace_mix(ks_world *world, uint32_t kind, ks_node_id node, const void *bytes,
+                        size_t byte_count);
+
+/* ---- node faults ------------------------------------------------------ */
+
+/* Crash: drop node's timers and in-flight messages to it; the node is down
+ * until restarted. With power_loss, every file of the node loses its unsynced
+ * bytes (and the last unsynced write may be torn, KS_RNG_FAULT). */
+void ks_world_node_crash(ks_world *world, ks_node_id node, bool power_loss);
+void ks_world_node_restart(ks_world *world, ks_node_id node);
+void ks_world_node_pause(ks_world *world, ks_node_id node);
+void ks_world_node_resume(ks_world *world, ks_node_id node);
+bool ks_world_node_is_paused(const ks_world *world, ks_node_id node);
+
+/* ---- network faults --------------------------------------------------- */
+
+/* Link faults are counted: a one-way link source->target is down while any
+ * active cut names it. Each call returns a cut id; ks_world_net_heal removes it. */
+typedef uint32_t ks_cut_id;
+/* Cuts every link between a node in `side_a` and a node in `side_b`, both ways. */
+ks_cut_id ks_world_net_partition(ks_world *world, const ks_node_id *side_a, size_t a_count,
+                                 const ks_node_id *side_b, size_t b_count);
+/* Cuts source->target only. */
+ks_cut_id ks_world_net_cut_one_way(ks_world *world, ks_node_id source, ks_node_id target);
+void ks_world_net_heal(ks_world *world, ks_cut_id cut);
+void ks_world_net_heal_all(ks_world *world);
+bool ks_world_net_link_is_up(const ks_world *world, ks_node_id source, ks_node_id target);
+void ks_world_net_set_link_latency(ks_world *world, ks_node_id a, ks_node_id b,
+                                   ks_time_ns latency_ns); /* both directions */
+/* Extra latency on every message to or from node (a slow node); 0 clears. */
+void ks_world_net_set_node_delay(ks_world *world, ks_node_id node, ks_time_ns extra_ns);
+/* Drops each message with this probability in parts per million (0..1000000). */
+void ks_world_net_set_loss_ppm(ks_world *world, uint32_t loss_ppm);
+
+/* ---- disk faults ------------------------------------------------------ */
+
+/* Extra latency added to every disk operation of node; 0 clears. */
+void ks_world_disk_set_node_delay(ks_world *world, ks_node_id node, ks_time_ns extra_ns);
+/* Flips (XOR 0xFF) byte_count bytes of a file at position, durably. */
+bool ks_world_disk_corrupt(ks_world *world, ks_node_id node, const char *path,
+                           int64_t position_bytes, size_t byte_count);
+/* Bytes of the file that survive power loss now. */
+int64_t ks_world_disk_durable_size(ks_world *world, ks_node_id node, const char *path);
+uint64_t ks_world_disk_fsync_count(const ks_world *world, ks_node_id node);
+/* Real path of a run-relative path, for tools that read files directly
+ * (dump-log, the checker). Owned by the caller: g_free. */
+char *ks_world_real_path(const ks_world *world, const char *path);

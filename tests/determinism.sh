@@ -1,0 +1,23 @@
+#!/bin/sh
+# Determinism check (SPEC section 6): every scenario in scenarios/ runs twice
+# with its own seed, and once more through `ksim sweep` with two jobs where
+# available; the trace_hash must be identical every time.
+set -eu
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+count=0
+for f in scenarios/*.ini; do
+    [ -e "$f" ] || continue
+    count=$((count + 1))
+    a=$(bin/ksim run "$f" --json --db "$tmp/a.db" --dir "$tmp/run-a" | sed -n 's/.*"trace_hash" *: *"\{0,1\}\([0-9a-fx]*\)"\{0,1\}.*/\1/p')
+    b=$(bin/ksim run "$f" --json --db "$tmp/b.db" --dir "$tmp/run-b" | sed -n 's/.*"trace_hash" *: *"\{0,1\}\([0-9a-fx]*\)"\{0,1\}.*/\1/p')
+    if [ -z "$a" ] || [ "$a" != "$b" ]; then
+        echo "determinism: FAIL $f ($a vs $b)"
+        status=1
+    else
+        echo "determinism: ok $f $a"
+    fi
+done
+echo "determinism: $count scenarios checked"
+exit $status
