@@ -13,7 +13,8 @@
 
 CC      ?= cc
 PKGS     = glib-2.0 json-glib-1.0 sqlite3 cunit
-DEBS     = libglib2.0-dev libjson-glib-dev libsqlite3-dev libcunit1-dev gnuplot-nox pkg-config
+DEBS     = libglib2.0-dev libjson-glib-dev libsqlite3-dev libcunit1-dev gnuplot-nox pkg-config \
+           clang parallel
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
 BASE     = -std=c11 -D_GNU_SOURCE $(WARN) -g
 OPT     ?= -O2
@@ -59,6 +60,8 @@ deps:
 	command -v pkg-config >/dev/null 2>&1 || missing="pkg-config"; \
 	for p in $(PKGS); do pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
 	command -v gnuplot >/dev/null 2>&1 || missing="$$missing gnuplot"; \
+	command -v clang >/dev/null 2>&1 || missing="$$missing clang"; \
+	command -v parallel >/dev/null 2>&1 || missing="$$missing parallel"; \
 	if [ -n "$$missing" ]; then \
 	  echo "ksim: missing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then \
