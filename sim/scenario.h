@@ -1,0 +1,398 @@
+/*
+** sim/scenario.h: scenario files (SPEC section 2) as plain, frozen data.
+**
+** Life of a scenario (STYLE 3.11):
+**
+**   ks_scenario_parse(path)          read the file: syntax, duplicates, unknown
+**                                    sections and keys, every value checked
+**                                    against the key table (type, unit, range)
+**   ks_scenario_apply_set(...)  *    --set section.name.key=value, same table,
+**                                    same checks; last one wins
+**   ks_scenario_finalize()           fill defaults (topics inherit the cluster's
+**                                    log.* values), resolve names to indexes,
+**                                    check cross-field rules; fills the struct
+**
+**   ks_scenario_load() = parse + finalize, for callers without --set.
+**
+** Every error is a GError in KS_SCENARIO_ERROR whose message is exactly
+** "FILE:LINE: what is wrong" (for a value that came from --set:
+** "--set KEY=VALUE: what is wrong"). The struct fields below are valid only
+** after a successful finalize; calling apply_set again makes the scenario
+** unfinalized until the next finalize (every field is rebuilt from the
+** assignments, so nothing is left over from the previous one).
+**
+** Units: every time is int64 ns, every size int64/int32 bytes, as in
+** core/config.h; -1 means "not set / never" where a field's comment says so.
+*/
+#pragma once
+
+#include "../core/config.h"
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- errors ------------------------------------------------------------ */
+
+#define KS_SCENARIO_ERROR (ks_scenario_error_quark())
+GQuark ks_scenario_error_quark(void);
+
+enum ks_scenario_error {
+    KS_SCENARIO_ERROR_SYNTAX,      /* a line that is not a section, key = value or comment */
+    KS_SCENARIO_ERROR_UNKNOWN_KEY, /* unknown section or key, expectation not a metric */
+    KS_SCENARIO_ERROR_VALUE,       /* bad value, unit, range, trigger, target */
+    KS_SCENARIO_ERROR_DUPLICATE,   /* a key or section given twice */
+    KS_SCENARIO_ERROR_MISSING,     /* a required key is absent */
+    KS_SCENARIO_ERROR_REFERENCE,   /* a name of a missing topic, client, fault, broker */
+    KS_SCENARIO_ERROR_CONFLICT,    /* keys that cannot go together (min.insync > RF, ...) */
+    KS_SCENARIO_ERROR_IO           /* the file cannot be read */
+};
+
+/* ---- limits ------------------------------------------------------------- */
+
+#define KS_SCENARIO_NAME_BYTES_MAX 63    /* client, fault names; [a-zA-Z0-9._-] */
+#define KS_SCENARIO_TOPIC_COUNT_MAX 64
+#define KS_SCENARIO_CLIENT_COUNT_MAX 256 /* producers, and consumers, each */
+#define KS_SCENARIO_FAULT_COUNT_MAX 1024
+#define KS_SCENARIO_PARTITION_COUNT_MAX 1024 /* per topic (core/config.h assignment) */
+#define KS_FAULT_TARGET_COUNT_MAX 80     /* names on one side of a network fault */
+#define KS_EXPECT_VALUE_COUNT_MAX 16
+
+/* ---- small shared types --------------------------------------------------- */
+
+/* A topic-partition as Kafka writes it, "orders-0": topic index into
+ * scenario->topics (resolved), partition number (checked < partition_count). */
+struct ks_tp {
+    int32_t topic_index;
+    int32_t partition;
+};
+
+enum ks_compare_op { KS_OP_EQ, KS_OP_NE, KS_OP_LT, KS_OP_LE, KS_OP_GT, KS_OP_GE };
+
+/* ---- world settings (-> struct ks_world_config) ---------------------------- */
+
+/* network.latency.A-B = 20ms: one-way latency between brokers A and B, both ways. */
+struct ks_link_latency {
+    int32_t broker_a; /* 1..brokers, broker_a < broker_b */
+    int32_t broker_b;
+    int64_t latency_ns;
+    uint32_t line; /* 0 when it came from --set */
+};
+
+enum ks_controller_kind { KS_CONTROLLER_KRAFT };
+
+/* ---- faults [fault NAME] --------------------------------------------------- */
+
+enum ks_fault_action {
+    KS_FAULT_CRASH,     /* target; mode; restart.after */
+    KS_FAULT_RESTART,   /* target */
+    KS_FAULT_PARTITION, /* groups | isolate | from+to; duration */
+    KS_FAULT_HEAL,      /* fault = NAME heals that one; without it every network fault */
+    KS_FAULT_SLOW,      /* target; disk.latency and/or network.latency; duration */
+    KS_FAULT_PAUSE,     /* target; duration (resumes after) */
+    KS_FAULT_RESUME,    /* target */
+    KS_FAULT_DROP,      /* loss (ppm) on every link; duration */
+    KS_FAULT_CORRUPT,   /* target broker; partition = TP; bytes; position.bytes */
+    KS_FAULT_REWIND     /* target consumer(NAME); to = earliest | latest | offset | time */
+};
+
+/* A target, resolved when the fault fires (SPEC 2 "Targets"). */
+enum ks_target_kind {
+    KS_TARGET_NONE,       /* no target given (heal, drop) */
+    KS_TARGET_BROKER,     /* broker_id */
+    KS_TARGET_LEADER,     /* leader(TP) */
+    KS_TARGET_FOLLOWER,   /* follower(TP): first replica in assignment order not the leader */
+    KS_TARGET_FOLLOWERS,  /* followers(TP): all of them */
+    KS_TARGET_CONTROLLER, /* controller */
+    KS_TARGET_RANDOM,     /* a live broker drawn from KS_RNG_FAULT */
+    KS_TARGET_PRODUCER,   /* producer(NAME): client_index into scenario->producers */
+    KS_TARGET_CONSUMER    /* consumer(NAME): client_index into scenario->consumers */
+};
+
+struct ks_target {
+    enum ks_target_kind kind;
+    int32_t broker_id;    /* KS_TARGET_BROKER */
+    struct ks_tp tp;      /* LEADER, FOLLOWER, FOLLOWERS */
+    int32_t client_index; /* PRODUCER, CONSUMER */
+};
+
+struct ks_target_list {
+    struct ks_target items[KS_FAULT_TARGET_COUNT_MAX];
+    uint32_t count;
+};
+
+enum ks_crash_mode { KS_CRASH_PROCESS, KS_CRASH_POWER };
+
+/* How a partition fault names its sides. */
+enum ks_net_shape {
+    KS_NET_GROUPS,  /* groups = A | B: cut every link between side_a and side_b, both ways */
+    KS_NET_ISOLATE, /* isolate = X: side_a = {X}; cut X from every other node, both ways */
+    KS_NET_ONE_WAY  /* from = A, to = B: cut messages from side_a to side_b only */
+};
+
+enum ks_rewind_to { KS_REWIND_EARLIEST, KS_REWIND_LATEST, KS_REWIND_OFFSET, KS_REWIND_TIME };
+
+/* Triggers (SPEC 2): `when = FN(ARGS) OP VALUE`. Every function yields an
+ * integer; a bare `crashed(1)`, `restarted(2)`, `elected(orders-0)` means
+ * `>= 1`. A trigger fires once, the first time it holds after an event.
+ *   hw(B, TP)      high watermark of broker B's replica of TP (-1 if none)
+ *   leo(B, TP)     log end offset of broker B's replica of TP (-1 if none)
+ *   isr_size(TP)   size of TP's ISR as the controller knows it
+ *   crashed(B)     how many times broker B has crashed so far
+ *   restarted(B)   how many times broker B has restarted so far
+ *   elected(TP)    leader changes of TP after its initial election
+ *   acked(P)       records producer P saw acknowledged */
+enum ks_trigger_fn {
+    KS_TRIGGER_HW,
+    KS_TRIGGER_LEO,
+    KS_TRIGGER_ISR_SIZE,
+    KS_TRIGGER_CRASHED,
+    KS_TRIGGER_RESTARTED,
+    KS_TRIGGER_ELECTED,
+    KS_TRIGGER_ACKED
+};
+
+struct ks_trigger {
+    enum ks_trigger_fn fn;
+    int32_t broker_id;      /* HW, LEO, CRASHED, RESTARTED; else 0 */
+    struct ks_tp tp;        /* HW, LEO, ISR_SIZE, ELECTED; else {-1, -1} */
+    int32_t producer_index; /* ACKED; else -1 */
+    enum ks_compare_op op;
+    int64_t value;
+};
+
+struct ks_fault {
+    char name[KS_SCENARIO_NAME_BYTES_MAX + 1];
+    uint32_t line;              /* line of the [fault NAME] header */
+    enum ks_fault_action action;
+    /* When: exactly one of at / when. delay postpones a trigger's action. */
+    bool has_at;
+    int64_t at_ns;              /* at = 10s */
+    bool has_when;
+    struct ks_trigger when;     /* when = hw(2, orders-0) >= 2 */
+    int64_t delay_ns;           /* delay = 3ms; 0 default */
+    struct ks_target target;    /* target = ...; kind NONE if absent */
+    enum ks_crash_mode mode;    /* mode = process (default) | power */
+    int64_t restart_after_ns;   /* restart.after; -1 = stays down */
+    int64_t duration_ns;        /* duration: undo after this; -1 = until heal/resume/end */
+    /* partition */
+    enum ks_net_shape net_shape;
+    struct ks_target_list side_a; /* groups left, isolate's node, from */
+    struct ks_target_list side_b; /* groups right, to; empty for isolate */
+    /* slow: extra latency on the target's disk operations / messages; 0 = unchanged */
+    int64_t disk_latency_ns;    /* disk.latency */
+    int64_t network_latency_ns; /* network.latency */
+    /* drop */
+    uint32_t loss_ppm;          /* loss = 1% | 0.5% | 10000ppm */
+    /* corrupt */
+    struct ks_tp corrupt_tp;    /* partition = orders-0 */
+    int32_t corrupt_bytes;      /* bytes = 1 (default) */
+    int64_t corrupt_position_bytes; /* position.bytes; -1 = drawn from KS_RNG_FAULT
+                                       within the active segment's last batch */
+    /* rewind */
+    enum ks_rewind_to rewind_to; /* to = earliest | latest | 1234 | 5s */
+    int64_t rewind_offset;       /* KS_REWIND_OFFSET */
+    int64_t rewind_time_ns;      /* KS_REWIND_TIME: first record with timestamp >= this */
+    /* heal */
+    int32_t heal_fault_index;    /* fault = NAME -> index into scenario->faults; -1 = all */
+};
+
+/* ---- expectations [expect] -------------------------------------------------- */
+
+/* The run summary metrics of SPEC section 5, in SPEC order. */
+enum ks_metric {
+    KS_METRIC_RECORDS_SENT,
+    KS_METRIC_RECORDS_ACKED,
+    KS_METRIC_RECORDS_FAILED,
+    KS_METRIC_RECORDS_UNKNOWN,
+    KS_METRIC_ACKED_LOST,
+    KS_METRIC_DUPLICATES,
+    KS_METRIC_REORDERED,
+    KS_METRIC_DIVERGENT_PARTITIONS,
+    KS_METRIC_CONSUMED_LOST,
+    KS_METRIC_CONSUMED_DUPLICATES,
+    KS_METRIC_LEADER_ELECTIONS,
+    KS_METRIC_UNCLEAN_ELECTIONS,
+    KS_METRIC_ISR_SHRINKS,
+    KS_METRIC_ISR_EXPANDS,
+    KS_METRIC_UNAVAILABLE_MS,
+    KS_METRIC_PRODUCE_P50_MS,
+    KS_METRIC_PRODUCE_P99_MS,
+    KS_METRIC_THROUGHPUT_RPS,
+    KS_METRIC_EVENTS,
+    KS_METRIC_TRACE_HASH,
+    KS_METRIC_COUNT
+};
+
+/* Returns the metric names in SPEC order (index = enum ks_metric); *count is
+ * set to KS_METRIC_COUNT. Static storage. */
+const char *const *ks_scenario_metric_names(size_t *count);
+
+enum ks_expect_kind {
+    KS_EXPECT_METRIC,              /* acked_lost = 0 */
+    KS_EXPECT_PARTITION_LEADER,    /* partition.orders-0.leader = 2  (-1: no leader) */
+    KS_EXPECT_PARTITION_ISR,       /* partition.orders-0.isr = 2,3   (compared as sets) */
+    KS_EXPECT_PARTITION_LEADER_EPOCH,
+    KS_EXPECT_PARTITION_HW         /* the leader's final HW */
+};
+
+/* One [expect] line. Values are decimal numbers ("0", "1000", "12.5");
+ * integer values are exact in `values` (|v| < 2^53). A list (more than one
+ * value) is allowed only for isr and only with = or !=. trace_hash compares
+ * as text: value_text against the 16-hex-digit hash. */
+struct ks_expectation {
+    char key[128];            /* as written: "partition.orders-0.isr" */
+    char value_text[256];     /* as written, operator stripped: "2,3" */
+    uint32_t line;            /* 0 when it came from --set */
+    enum ks_expect_kind kind;
+    enum ks_metric metric;    /* KS_EXPECT_METRIC */
+    struct ks_tp tp;          /* partition.* */
+    enum ks_compare_op op;
+    double values[KS_EXPECT_VALUE_COUNT_MAX]; /* isr lists are sorted ascending */
+    uint32_t value_count;
+};
+
+/* Evaluates `actual OP expected`. */
+bool ks_compare(enum ks_compare_op op, double actual, double expected);
+
+/* ---- the scenario ------------------------------------------------------------ */
+
+struct ks_scenario_raw; /* private: the assignments as read, for --set and re-finalize */
+
+struct ks_scenario {
+    /* [scenario] */
+    char *name;              /* name; default: file name without folder and .ini */
+    char *description;       /* description; "" default */
+    char *path;              /* the file as given to load ("<name>" for load_from_data) */
+    uint64_t seed;           /* seed = 1 default; --seed overrides (the CLI sets it) */
+    int64_t duration_ns;     /* duration = 60s default */
+    bool final_heal;         /* final.heal = true */
+    int64_t final_drain_ns;  /* final.drain = 60s */
+
+    /* [cluster]: world */
+    int64_t network_latency_ns;        /* network.latency = 1ms */
+    int64_t network_jitter_ns;         /* network.jitter = 0 */
+    int64_t disk_fsync_latency_ns;     /* disk.fsync.latency = 2ms */
+    uint64_t disk_bandwidth_bytes_per_s; /* disk.bandwidth = 500MiB (per second); 0 = free */
+    struct ks_link_latency *link_latencies; /* owned; sorted by (broker_a, broker_b) */
+    size_t link_latency_count;
+    enum ks_controller_kind controller; /* controller = kraft */
+
+    /* [cluster]: Kafka */
+    struct ks_cluster_config cluster;
+    struct ks_log_config log_defaults; /* log.* broker defaults that topics inherit */
+    int32_t min_insync_replicas_default; /* min.insync.replicas = 1 */
+    int32_t default_replication_factor;  /* default.replication.factor = 1 */
+    int32_t num_partitions_default;      /* num.partitions = 1 */
+
+    /* [topic NAME], in file order; every field filled (inherited defaults applied) */
+    struct ks_topic_config *topics; /* owned */
+    size_t topic_count;
+    /* [producer NAME], [consumer NAME], in file order */
+    struct ks_producer_config *producers; /* owned */
+    size_t producer_count;
+    struct ks_consumer_config *consumers; /* owned */
+    size_t consumer_count;
+    /* [fault NAME], in file order */
+    struct ks_fault *faults; /* owned */
+    size_t fault_count;
+    /* [expect], in file order */
+    struct ks_expectation *expectations; /* owned */
+    size_t expectation_count;
+
+    bool finalized;               /* the fields above are valid */
+    struct ks_scenario_raw *raw;  /* owned, private */
+};
+
+/* ---- API ----------------------------------------------------------------------- */
+
+/* Reads and checks a scenario file, then finalizes it. On success *out is a
+ * new scenario owned by the caller (ks_scenario_free); on failure *out is
+ * untouched and *error says "FILE:LINE: what is wrong". */
+bool ks_scenario_load(const char *path, struct ks_scenario **out, GError **error);
+
+/* Same as ks_scenario_load for text in memory; `name` stands for FILE in
+ * messages and for path (tests, explore's generated files). */
+bool ks_scenario_load_from_data(const char *name, const char *text, struct ks_scenario **out,
+                                GError **error);
+
+/* Parse only: syntax, sections, keys and per-value checks; not finalized.
+ * Follow with ks_scenario_apply_set* and ks_scenario_finalize. */
+bool ks_scenario_parse(const char *path, struct ks_scenario **out, GError **error);
+bool ks_scenario_parse_from_data(const char *name, const char *text, struct ks_scenario **out,
+                                 GError **error);
+
+/* Applies `section.name.key=value` (spaces around = allowed): scenario.duration=30s,
+ * cluster.unclean.leader.election.enable=true, topic.orders.min.insync.replicas=2,
+ * producer.p1.acks=1, consumer.c1.commit=atomic, fault.kill-leader.at=5s,
+ * expect.acked_lost=>0. Topic, client and fault names must exist already (a
+ * topic name may contain dots: the longest existing name wins). Checked by the
+ * same key table; errors read "--set ASSIGNMENT: what is wrong". Leaves the
+ * scenario unfinalized. */
+bool ks_scenario_apply_set(struct ks_scenario *scenario, const char *assignment, GError **error);
+
+/* Adds a whole section given as INI text, e.g. header "fault f3" and body
+ * "at = 5s\naction = crash\ntarget = 2\n" (explore's generated faults).
+ * `origin` names the text in errors ("explore"); lines count within body.
+ * A section of that name must not exist yet. Leaves the scenario unfinalized. */
+bool ks_scenario_add_section(struct ks_scenario *scenario, const char *header, const char *body,
+                             const char *origin, GError **error);
+
+/* Removes every [fault ...] section (explore replaces the schedule). */
+void ks_scenario_remove_faults(struct ks_scenario *scenario);
+
+/* Fills defaults, resolves names, checks cross-field rules, and (re)builds
+ * every field. Idempotent. */
+bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error);
+
+/* A deep copy (finalized state included). Owned by the caller. */
+struct ks_scenario *ks_scenario_copy(const struct ks_scenario *scenario);
+
+void ks_scenario_free(struct ks_scenario *scenario); /* NULL is a no-op */
+typedef struct ks_scenario ks_scenario;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ks_scenario, ks_scenario_free)
+
+/* Canonical JSON of every effective setting (defaults filled in), Kafka's
+ * names and units (ms, bytes), keys in a fixed order: equal scenarios give
+ * byte-identical text. For runs.params. Requires finalized. Owned: g_free. */
+char *ks_scenario_params_json(const struct ks_scenario *scenario);
+
+/* Writes the scenario back as an INI file: every assignment as read or set
+ * (--set values included, in section order), one key per line, so that loading
+ * the output gives an equal scenario (explore's reproducers). */
+void ks_scenario_write_ini(FILE *out, const struct ks_scenario *scenario);
+
+/* Writes the Markdown key reference (docs/scenario-format.md is exactly this). */
+void ks_scenario_write_key_reference(FILE *out);
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+/* Indexes by name, -1 if absent. Work on a finalized scenario. */
+int32_t ks_scenario_topic_index(const struct ks_scenario *scenario, const char *name);
+int32_t ks_scenario_producer_index(const struct ks_scenario *scenario, const char *name);
+int32_t ks_scenario_consumer_index(const struct ks_scenario *scenario, const char *name);
+int32_t ks_scenario_fault_index(const struct ks_scenario *scenario, const char *name);
+
+/* Parses "orders-0" (split at the last '-') against the scenario's topics. */
+bool ks_scenario_parse_tp(const struct ks_scenario *scenario, const char *text,
+                          struct ks_tp *out);
+
+/* Formats "orders-0" into buffer (always NUL-terminated); returns buffer. */
+char *ks_scenario_format_tp(const struct ks_scenario *scenario, struct ks_tp tp, char *buffer,
+                            size_t buffer_bytes);
+
+/* Formats a target / trigger as written in a file ("leader(orders-0)",
+ * "hw(2, orders-0) >= 2"). Owned: g_free. */
+char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct ks_target *target);
+char *ks_scenario_format_trigger(const struct ks_scenario *scenario,
+                                 const struct ks_trigger *trigger);
+
+/* Names as written in files: "crash", "==" / ">=", "power". Static storage. */
+const char *ks_fault_action_name(enum ks_fault_action action);
+const char *ks_compare_op_name(enum ks_compare_op op); /* "=", "!=", "<", ... */
+
+/* Line of `key` in `section` ("cluster", "topic orders", "fault split",
+ * "expect"); 0 if the key was not in the file (default or --set). */
+uint32_t ks_scenario_key_line(const struct ks_scenario *scenario, const char *section,
+                              const char *key);
