@@ -224,6 +224,19 @@ static void record_close_fd(ks_world *world, struct ks__file_record *record)
     record->fd = -1;
 }
 
+/* Makes fd the record's descriptor, most recently used, within the bound. */
+static void record_adopt_fd(ks_world *world, struct ks__file_record *record, int fd)
+{
+    ks_assert(record->fd < 0);
+    while (world->open_fd_count >= world->open_file_count_max) {
+        ks_assert(world->lru_tail != NULL);
+        record_close_fd(world, world->lru_tail);
+    }
+    record->fd = fd;
+    lru_push_front(world, record);
+    world->open_fd_count++;
+}
+
 /* Returns the record's real descriptor, opening it (and evicting the least
  * recently used one) if needed. */
 static int record_fd(ks_world *world, struct ks__file_record *record)
@@ -236,19 +249,13 @@ static int record_fd(ks_world *world, struct ks__file_record *record)
         return record->fd;
     }
     ks_assert(!record->detached);
-    while (world->open_fd_count >= world->open_file_count_max) {
-        ks_assert(world->lru_tail != NULL);
-        record_close_fd(world, world->lru_tail);
-    }
     char *real = ks_world_real_path(world, record->path);
     int fd = open(real, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         host_fail("open", real);
     }
     g_free(real);
-    record->fd = fd;
-    lru_push_front(world, record);
-    world->open_fd_count++;
+    record_adopt_fd(world, record, fd);
     return fd;
 }
 
@@ -416,21 +423,24 @@ ks_file *ks_disk_open(ks_world *world, ks_node_id node, const char *path, unsign
             }
             return NULL;
         }
+        int fd = -1;
         if (existed) {
             ks_assert(S_ISREG(st.st_mode));
         } else {
             make_parents(real);
-            int fd = open(real, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+            fd = open(real, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
             if (fd < 0) {
                 host_fail("create", real);
             }
-            close(fd);
         }
         g_free(real);
         int64_t size = existed ? (int64_t)st.st_size : 0;
         record = record_new(path, node, size, size); /* D1 */
         record->synced = existed;
         g_hash_table_insert(world->files, record->path, record);
+        if (fd >= 0) {
+            record_adopt_fd(world, record, fd); /* no second open for a new file */
+        }
     }
     record->node = node;
     if (flags & KS_DISK_TRUNCATE) {
