@@ -12,7 +12,8 @@
 ** opened it and tracks:
 **   D1  durable_size: the file's size at its last ks_disk_fsync. A file created
 **       and never fsynced has durable_size 0: after power loss it still exists
-**       but is empty (as with a metadata journal that committed the create).
+**       but is empty (as with a metadata journal that committed the create,
+**       but no data block), and no torn write applies to it.
 **       A file found on disk without a record (made before the world) is
 **       taken as durable as it is.
 **   D2  undo: for bytes below durable_size that a pwrite or truncate changes
@@ -88,6 +89,7 @@ struct ks__file_record {
     struct ks__file_record *lru_prev, *lru_next;
     int64_t size_bytes;
     int64_t durable_size_bytes; /* D1 */
+    bool synced;                /* fsynced at least once (or found on disk) */
     GArray *undo;               /* D2: struct undo_entry, sorted by position */
     bool has_last_write;        /* D3 */
     int64_t last_write_position_bytes;
@@ -222,6 +224,19 @@ static void record_close_fd(ks_world *world, struct ks__file_record *record)
     record->fd = -1;
 }
 
+/* Makes fd the record's descriptor, most recently used, within the bound. */
+static void record_adopt_fd(ks_world *world, struct ks__file_record *record, int fd)
+{
+    ks_assert(record->fd < 0);
+    while (world->open_fd_count >= world->open_file_count_max) {
+        ks_assert(world->lru_tail != NULL);
+        record_close_fd(world, world->lru_tail);
+    }
+    record->fd = fd;
+    lru_push_front(world, record);
+    world->open_fd_count++;
+}
+
 /* Returns the record's real descriptor, opening it (and evicting the least
  * recently used one) if needed. */
 static int record_fd(ks_world *world, struct ks__file_record *record)
@@ -234,19 +249,13 @@ static int record_fd(ks_world *world, struct ks__file_record *record)
         return record->fd;
     }
     ks_assert(!record->detached);
-    while (world->open_fd_count >= world->open_file_count_max) {
-        ks_assert(world->lru_tail != NULL);
-        record_close_fd(world, world->lru_tail);
-    }
     char *real = ks_world_real_path(world, record->path);
     int fd = open(real, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         host_fail("open", real);
     }
     g_free(real);
-    record->fd = fd;
-    lru_push_front(world, record);
-    world->open_fd_count++;
+    record_adopt_fd(world, record, fd);
     return fd;
 }
 
@@ -414,20 +423,24 @@ ks_file *ks_disk_open(ks_world *world, ks_node_id node, const char *path, unsign
             }
             return NULL;
         }
+        int fd = -1;
         if (existed) {
             ks_assert(S_ISREG(st.st_mode));
         } else {
             make_parents(real);
-            int fd = open(real, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+            fd = open(real, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
             if (fd < 0) {
                 host_fail("create", real);
             }
-            close(fd);
         }
         g_free(real);
         int64_t size = existed ? (int64_t)st.st_size : 0;
         record = record_new(path, node, size, size); /* D1 */
+        record->synced = existed;
         g_hash_table_insert(world->files, record->path, record);
+        if (fd >= 0) {
+            record_adopt_fd(world, record, fd); /* no second open for a new file */
+        }
     }
     record->node = node;
     if (flags & KS_DISK_TRUNCATE) {
@@ -528,6 +541,7 @@ enum ks_io_result ks_disk_fsync(ks_file *file)
     ks_world *world = file->world;
     struct ks__file_record *record = file->record;
     record->durable_size_bytes = record->size_bytes;
+    record->synced = true;
     undo_clear(record);
     record->has_last_write = false;
     ks__node(world, record->node)->fsync_count++;
@@ -765,7 +779,7 @@ static void power_loss_file(ks_world *world, struct ks__file_record *record)
 {
     uint8_t *torn = NULL;
     int64_t position = 0, length = 0;
-    if (record->has_last_write &&
+    if (record->synced && record->has_last_write &&
         record->last_write_position_bytes <= record->durable_size_bytes) {
         position = record->last_write_position_bytes;
         length = record->last_write_byte_count;
@@ -785,6 +799,7 @@ static void power_loss_file(ks_world *world, struct ks__file_record *record)
     }
     record->has_last_write = false;
     record->durable_size_bytes = record->size_bytes; /* what reached the platter is durable */
+    record->synced = true;
 }
 
 void ks__disk_power_loss(ks_world *world, ks_node_id node)
