@@ -63,6 +63,8 @@ enum ks_batch_status {
  * *batch_bytes_out = batch_length + 12. */
 enum ks_batch_status ks_batch_parse(const uint8_t *bytes, size_t byte_count,
                                     struct ks_batch_view *out, size_t *batch_bytes_out);
+/* "ok", "truncated", "bad length", "bad magic", "bad CRC" (static strings). */
+const char *ks_batch_status_name(enum ks_batch_status status);
 static inline int64_t ks_batch_last_offset(const struct ks_batch_view *batch)
 {
     return batch->base_offset + batch->last_offset_delta;
@@ -120,10 +122,21 @@ void ks_batch_builder_add(struct ks_batch_builder *builder, int64_t timestamp,
                           const void *key, int32_t key_bytes, const void *value,
                           int32_t value_bytes, const struct ks_header_view *headers,
                           int32_t header_count);
+/* The same with an explicit offset delta (>= 0, increasing; the cleaner keeps
+ * the original offsets of the records it retains). */
+void ks_batch_builder_add_at(struct ks_batch_builder *builder, int32_t offset_delta,
+                             int64_t timestamp, const void *key, int32_t key_bytes,
+                             const void *value, int32_t value_bytes,
+                             const struct ks_header_view *headers, int32_t header_count);
 size_t ks_batch_builder_size(const struct ks_batch_builder *builder);
 /* Finishes the batch (base offset 0, leader epoch -1, CRC set) and returns
  * its bytes, owned by the caller (g_byte_array_unref); the builder is reset. */
 GByteArray *ks_batch_builder_finish(struct ks_batch_builder *builder);
+/* The same with the header's baseOffset, partitionLeaderEpoch and
+ * lastOffsetDelta given (a cleaned batch keeps its original last offset). */
+GByteArray *ks_batch_builder_finish_at(struct ks_batch_builder *builder, int64_t base_offset,
+                                       int32_t partition_leader_epoch,
+                                       int32_t last_offset_delta);
 
 /* Rewrites the baseOffset and partitionLeaderEpoch of an encoded batch in
  * place; the CRC does not cover them, so it stays valid. */
