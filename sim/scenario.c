@@ -999,10 +999,15 @@ static bool finalize_producer(const struct ks_scenario *scenario,
                            : producer->retries == 0     ? "retries"
                            : producer->max_in_flight > 5 ? "max.in.flight.requests.per.connection"
                                                          : NULL;
-    bool explicit_idempotence = false;
     if (conflict != NULL && producer->enable_idempotence) {
-        if (entry_bool(section, "enable.idempotence", &explicit_idempotence)) {
-            const struct raw_entry *entry = entry_find(section, conflict);
+        /* A --set of the conflicting key overrides an enable.idempotence = true
+         * written in the file (the later setting wins), so that
+         * `--set producer.p1.acks=1` works on any file. */
+        const struct raw_entry *idempotence = entry_find(section, "enable.idempotence");
+        const struct raw_entry *entry = entry_find(section, conflict);
+        bool overridden = entry != NULL && entry->set_text != NULL && idempotence != NULL &&
+                          idempotence->set_text == NULL;
+        if (idempotence != NULL && !overridden) {
             return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
                            "enable.idempotence = true needs acks = all, retries > 0 and "
                            "max.in.flight.requests.per.connection <= 5 (%s)", conflict);

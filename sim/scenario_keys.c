@@ -247,7 +247,8 @@ static const struct ks__key_spec producer_keys[] = {
     { "enable.idempotence", KS__VALUE_BOOL, 0, 1, "true", NULL, PR(enable_idempotence), 0, NULL,
       "Producer id and sequence numbers (false before 3.0). Left at its default, it is "
       "turned off when acks is not all, retries is 0 or more than 5 requests are in flight; "
-      "set to true explicitly, those are errors." },
+      "set to true explicitly, those are errors (a --set of acks, retries or in-flight "
+      "overrides a true written in the file and turns it off)." },
     { "retries", KS__VALUE_INT32, 0, I32MAX, "2147483647", NULL, PR(retries), 0, NULL,
       "Resends of a failed batch (0 before 2.1)." },
     { "max.in.flight.requests.per.connection", KS__VALUE_INT32, 1, I32MAX, "5", NULL,

@@ -172,7 +172,7 @@ static void test_spec_example(void)
     CU_ASSERT_EQUAL(isr->values[1], 3);
     CU_ASSERT_STRING_EQUAL(isr->key, "partition.orders-0.isr");
 
-    CU_ASSERT_EQUAL(ks_scenario_key_line(s, "topic orders", "min.insync.replicas"), 35);
+    CU_ASSERT_EQUAL(ks_scenario_key_line(s, "topic orders", "min.insync.replicas"), 31);
     CU_ASSERT_EQUAL(ks_scenario_key_line(s, "cluster", "brokers"), 12);
     CU_ASSERT_EQUAL(ks_scenario_key_line(s, "cluster", "log.roll.ms"), 0);
     ks_scenario_free(s);
@@ -520,7 +520,7 @@ static const struct bad_case bad_cases[] = {
     { BASE "[consumer c]\ngroup.id = g\ntopic = orders\n[fault f]\nat = 1s\naction = rewind\n"
            "target = consumer(c)\nto = yesterday\n",
       KS_SCENARIO_ERROR_VALUE,
-      "bad.ini:14: to = yesterday: expected earliest, latest, an offset or a time such as 5s" },
+      "bad.ini:13: to = yesterday: expected earliest, latest, an offset or a time such as 5s" },
     { BASE "[fault f]\nat = 1s\naction = heal\nfault = g\n", KS_SCENARIO_ERROR_REFERENCE,
       "bad.ini:9: fault = g: there is no [fault g]" },
     { BASE "[fault f]\nat = 1s\naction = heal\nfault = g\n[fault g]\nat = 0s\naction = crash\n"
@@ -975,6 +975,14 @@ static void test_params_json(void)
     g_autofree char *json_acks = ks_scenario_params_json(b);
     CU_ASSERT_STRING_NOT_EQUAL(json_a, json_acks);
     CU_ASSERT_PTR_NOT_NULL(strstr(json_acks, "\"acks\":\"1\""));
+    /* The file says enable.idempotence = true; the --set acks=1 wins and turns it off. */
+    CU_ASSERT_FALSE(b->producers[0].enable_idempotence);
+    CU_ASSERT_PTR_NOT_NULL(strstr(json_acks, "\"enable.idempotence\":false"));
+    /* Both given by --set: the conflict is an error, as in Kafka. */
+    CU_ASSERT_FATAL(ks_scenario_apply_set(b, "producer.p1.enable.idempotence=true", &error));
+    g_autoptr(GError) conflict = NULL;
+    CU_ASSERT_FALSE(ks_scenario_finalize(b, &conflict));
+    CU_ASSERT_TRUE(g_error_matches(conflict, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_CONFLICT));
     ks_scenario_free(a);
     ks_scenario_free(b);
 }
