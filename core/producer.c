@@ -518,16 +518,31 @@ static enum ks_record_outcome_kind unacked_outcome(const struct pbatch *batch)
 
 /* ---- metadata and broker choice -------------------------------------------------- */
 
+/* Whether a connection to the broker can be made: false while its node is
+ * crashed (connection refused). A cut-off or paused broker looks up: its
+ * requests time out instead, as over a real network. */
+static bool broker_up(const struct ks_producer *p, int32_t broker)
+{
+    return ks_world_node_is_up(p->world, (ks_node_id)broker);
+}
+
+/* A broker for Metadata or InitProducerId (Kafka: leastLoadedNode, which
+ * skips nodes it cannot connect to): uniform among the brokers that are up
+ * and that the last metadata called alive, then among those up, then among
+ * all; never `avoid` (the one that just failed) when there is a choice. */
 static int32_t pick_broker(struct ks_producer *p, int32_t avoid)
 {
     int32_t candidates[KS_BROKER_COUNT_MAX];
     int32_t count = 0;
-    for (int32_t pass = 0; pass < 2 && count == 0; pass++) {
+    for (int32_t pass = 0; pass < 3 && count == 0; pass++) {
         for (int32_t id = 1; id <= p->broker_count; id++) {
             if (id == avoid && p->broker_count > 1) {
                 continue;
             }
             if (pass == 0 && p->broker_alive_known && !p->broker_alive[id - 1]) {
+                continue;
+            }
+            if (pass <= 1 && !broker_up(p, id)) {
                 continue;
             }
             candidates[count++] = id;
@@ -1000,7 +1015,9 @@ static void drain(struct ks_producer *p, ks_time_ns now)
             if (batch == NULL || !batch_sendable(p, part, batch, now)) {
                 break;
             }
-            if (part->leader < 0) {
+            if (part->leader < 0 || !broker_up(p, part->leader)) {
+                /* no leader known, or it cannot be connected to (NetworkClient.ready
+                 * fails; the disconnect asks for new metadata): wait */
                 request_metadata_update(p);
                 break;
             }
@@ -1188,12 +1205,14 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
 }
 
 /* NetworkClient.handleTimedOutRequests: a request past request.timeout.ms
- * closes its connection; every request on it fails as disconnected. */
+ * closes its connection; every request on it fails as disconnected. A
+ * connection to a crashed broker is closed too (the kernel resets a dead
+ * process's sockets, and NetworkClient sees the disconnect). */
 static void expire_requests(struct ks_producer *p, ks_time_ns now)
 {
     for (int32_t b = 0; b < p->broker_count; b++) {
         struct pconn *conn = &p->conns[b];
-        bool timed_out = false;
+        bool timed_out = conn->inflight->len > 0 && !broker_up(p, b + 1);
         for (guint i = 0; i < conn->inflight->len; i++) {
             const struct prequest *request = g_ptr_array_index(conn->inflight, i);
             timed_out |= request->deadline_ns <= now;
@@ -1220,12 +1239,13 @@ static void expire_requests(struct ks_producer *p, ks_time_ns now)
         g_ptr_array_free(failed, TRUE);
         request_metadata_update(p);
     }
-    if (p->meta_request_id != 0 && p->meta_deadline_ns <= now) {
+    if (p->meta_request_id != 0 &&
+        (p->meta_deadline_ns <= now || !broker_up(p, p->meta_broker))) {
         p->meta_request_id = 0;
         p->meta_failures++;
         p->meta_avoid_broker = p->meta_broker; /* try another broker next */
     }
-    if (p->pid_request_id != 0 && p->pid_deadline_ns <= now) {
+    if (p->pid_request_id != 0 && (p->pid_deadline_ns <= now || !broker_up(p, p->pid_broker))) {
         init_producer_id_failed(p);
     }
 }

@@ -75,6 +75,7 @@ struct fake_cluster {
     int32_t batch_partition[4096];
     int32_t broker_of_batch[4096];
     int32_t duplicate_answers;
+    int32_t metadata_broker[256];     /* which broker got each metadata request */
     int32_t out_of_order_answers;
 };
 
@@ -118,6 +119,9 @@ static void fake_send(ks_world *world, ks_node_id self, ks_node_id target, uint3
 static void fake_metadata(struct fake_cluster *fake, ks_world *world, struct fake_node *node,
                           ks_node_id source, const struct ks_metadata_request *request)
 {
+    if (fake->metadata_requests < 256) {
+        fake->metadata_broker[fake->metadata_requests] = node->broker_id;
+    }
     fake->metadata_requests++;
     size_t bytes = sizeof(struct ks_metadata_response) +
                    (size_t)fake->partition_count * sizeof(struct ks_metadata_partition);
@@ -295,6 +299,8 @@ static void fake_receive(ks_world *world, ks_node_id self, ks_node_id source, ui
         CU_ASSERT_FATAL(message_bytes == sizeof(struct ks_metadata_request));
         if (!fake->silent[node->broker_id]) {
             fake_metadata(fake, world, node, source, message);
+        } else if (fake->metadata_requests < 256) {
+            fake->metadata_broker[fake->metadata_requests++] = node->broker_id;
         }
         break;
     case KS_MSG_INIT_PRODUCER_ID_REQUEST: {
@@ -892,6 +898,132 @@ static void test_crash_and_restart(void)
     fixture_deinit(&f);
 }
 
+static void test_crashed_leader_resets_connection(void)
+{
+    /* The leader's process dies with batches in flight: the producer sees
+     * the disconnect at once (no request.timeout.ms wait), refreshes
+     * metadata, and sends to the new leader when the metadata names it. */
+    struct fixture f;
+    fixture_init(&f, 2, 1);
+    f.config.count = 200;
+    f.config.rate_per_s = 1000;
+    fixture_start(&f);
+    fixture_run(&f, 50 * MS);
+    CU_ASSERT(f.out.acked > 0);
+    ks_world_node_crash(f.env.world, 1, false);
+    f.fake->leader[0] = 2;
+    fixture_run(&f, 1000 * MS);
+    CU_ASSERT_EQUAL(f.out.acked, 200); /* far sooner than request.timeout.ms (30 s) */
+    bool broker2_used = false;
+    for (int32_t n = 0; n < f.fake->batch_count; n++) {
+        broker2_used |= f.fake->broker_of_batch[n] == 2;
+    }
+    CU_ASSERT_TRUE(broker2_used);
+    CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_metadata_timeout_tries_another_broker(void)
+{
+    /* Two of three brokers never answer; metadata requests that time out
+     * go to another broker each time, until the live one answers. */
+    struct fixture f;
+    fixture_init(&f, 3, 3);
+    for (int32_t i = 0; i < 3; i++) {
+        f.fake->leader[i] = 3;
+    }
+    f.fake->silent[1] = true;
+    f.fake->silent[2] = true;
+    f.config.request_timeout_ns = 200 * MS;
+    f.config.count = 10;
+    fixture_start(&f);
+    fixture_run(&f, 5 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 10);
+    CU_ASSERT(f.fake->metadata_requests >= 1);
+    for (int32_t i = 1; i < f.fake->metadata_requests && i < 256; i++) {
+        /* a timed-out request is never retried on the same broker */
+        if (f.fake->metadata_broker[i - 1] != 3) {
+            CU_ASSERT_NOT_EQUAL(f.fake->metadata_broker[i], f.fake->metadata_broker[i - 1]);
+        }
+    }
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_metadata_max_age_refresh(void)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.metadata_max_age_ns = 1000 * MS;
+    f.config.count = 1;
+    fixture_start(&f);
+    fixture_run(&f, 5500 * MS);
+    /* the bootstrap request, then one every second */
+    CU_ASSERT_EQUAL(f.fake->metadata_requests, 6);
+    fixture_deinit(&f);
+}
+
+static void test_out_of_order_gap_bumps_epoch(void)
+{
+    /* The broker forgets the producer's last batch (as after an unclean
+     * election). The next batch is the one the producer expects to follow
+     * its last ack, so the gap is real: it bumps the epoch, renumbers from
+     * 0 and the broker takes the new epoch (KIP-360). */
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.count = 100;
+    f.config.rate_per_s = 100;
+    fixture_start(&f);
+    fixture_run(&f, 300 * MS);
+    CU_ASSERT(f.out.acked > 10);
+    CU_ASSERT_EQUAL(ks_producer_epoch(f.producer), 0);
+    struct fake_partition *part = &f.fake->parts[0];
+    part->last_sequence -= 1; /* a one-record batch vanished from its memory */
+    part->recent_count = 0;
+    fixture_run(&f, 3 * KS_NS_PER_S);
+    CU_ASSERT(f.fake->out_of_order_answers >= 1);
+    CU_ASSERT_EQUAL(ks_producer_epoch(f.producer), 1);
+    CU_ASSERT_EQUAL(f.out.acked, 100);
+    CU_ASSERT_EQUAL(part->epoch, 1);
+    CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_sticky_null_keys_spread(void)
+{
+    /* Null keys: runs of about batch.size bytes per partition, every
+     * partition used, no record lost. */
+    struct fixture f;
+    fixture_init(&f, 3, 3);
+    f.config.count = 3000;
+    f.config.rate_per_s = 10000;
+    f.config.batch_size_bytes = 2000;
+    fixture_start(&f);
+    fixture_run(&f, 3 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 3000);
+    int64_t per_partition[3] = { 0 };
+    int64_t switches = 0;
+    for (int64_t seq = 0; seq < 3000; seq++) {
+        int32_t part = f.out.partition_by_seq[seq];
+        CU_ASSERT_FATAL(part >= 0 && part < 3);
+        per_partition[part]++;
+        if (seq > 0 && part != f.out.partition_by_seq[seq - 1]) {
+            switches++;
+        }
+    }
+    for (int32_t i = 0; i < 3; i++) {
+        CU_ASSERT(per_partition[i] > 500);
+    }
+    /* ~130 bytes per record: a switch every 15..31 records, and a pick may
+     * land on the same partition again */
+    CU_ASSERT(switches >= 3000 / 31 * 1 / 2);
+    CU_ASSERT(switches <= 3000 / 15 + 1);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
 void ks_test_register_producer(void)
 {
     static const struct ks_test_case cases[] = {
@@ -909,6 +1041,11 @@ void ks_test_register_producer(void)
         { "acks=0 counts records as acked when sent", test_acks0_counts_as_acked },
         { "buffer.memory blocks send() then fails it", test_buffer_memory_blocks_then_fails },
         { "crash ends records unknown; restart continues", test_crash_and_restart },
+        { "a crashed leader resets the connection", test_crashed_leader_resets_connection },
+        { "metadata timeout tries another broker", test_metadata_timeout_tries_another_broker },
+        { "metadata.max.age.ms refreshes", test_metadata_max_age_refresh },
+        { "OUT_OF_ORDER gap bumps the epoch (KIP-360)", test_out_of_order_gap_bumps_epoch },
+        { "sticky partitioner spreads null keys", test_sticky_null_keys_spread },
     };
     KS_TEST_ADD_SUITE("core/producer", cases);
 }
