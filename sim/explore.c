@@ -281,18 +281,26 @@ static void shrink(const struct explore *explore, GArray *faults, uint64_t seed,
     }
     int64_t end_ms = explore->duration_ms * 95 / 100;
     for (guint i = 0; i < faults->len && runs < SHRINK_RUNS_MAX; i++) {
-        int64_t step_ms = (end_ms - g_array_index(faults, struct gen_fault, i).at_ms) / 2;
-        for (int tries = 0; tries < 3 && step_ms >= 10 && runs < SHRINK_RUNS_MAX; tries++) {
+        /* Half the time left, then a quarter, ...: three tries per fault. */
+        int misses = 0;
+        for (int tries = 0; tries < 3 && runs < SHRINK_RUNS_MAX; tries++) {
+            int64_t at_ms = g_array_index(faults, struct gen_fault, i).at_ms;
+            int64_t step_ms = (end_ms - at_ms) >> (1 + misses);
+            if (step_ms < 10) {
+                break;
+            }
             GArray *candidate = g_array_copy(faults);
-            g_array_index(candidate, struct gen_fault, i).at_ms += step_ms;
+            g_array_index(candidate, struct gen_fault, i).at_ms = at_ms + step_ms;
             if (still_fails(explore, candidate, seed, kind, scratch, run_dir, &runs)) {
-                g_array_index(faults, struct gen_fault, i).at_ms += step_ms;
+                g_array_index(faults, struct gen_fault, i).at_ms = at_ms + step_ms;
             } else {
-                step_ms /= 2;
+                misses++;
             }
             g_array_unref(candidate);
         }
     }
+    /* The order stays as the runs above had it (sections are named by
+     * position), so that the reproducer is exactly what was checked. */
 }
 
 /* ---- the reproducer ------------------------------------------------------------- */
