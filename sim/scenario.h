@@ -355,7 +355,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(ks_scenario, ks_scenario_free)
 
 /* Canonical JSON of every effective setting (defaults filled in), Kafka's
  * names and units (ms, bytes), keys in a fixed order: equal scenarios give
- * byte-identical text. For runs.params. Requires finalized. Owned: g_free. */
+ * byte-identical text. For runs.params. The seed is left out (runs.seed has
+ * it), so runs that differ only by seed have equal params. Requires
+ * finalized. Owned: g_free. */
 char *ks_scenario_params_json(const struct ks_scenario *scenario);
 
 /* Writes the scenario back as an INI file: every assignment as read or set
