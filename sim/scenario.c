@@ -1593,7 +1593,6 @@ static bool fault_rules(const struct ks_scenario *scenario, const struct raw_sec
     const struct raw_entry *at = entry_find(section, "at");
     const struct raw_entry *when = entry_find(section, "when");
     const struct raw_entry *target = entry_find(section, "target");
-    (void)scenario;
     if (at == NULL && when == NULL) {
         return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
                        "[fault %s] needs 'at' (a time) or 'when' (a trigger)", section->name);
@@ -1606,6 +1605,12 @@ static bool fault_rules(const struct ks_scenario *scenario, const struct raw_sec
                                                                  : when;
         return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, later,
                        "[fault %s] has both 'at' and 'when'; give one", section->name);
+    }
+    if (at != NULL && fault->at_ns >= scenario->duration_ns) {
+        g_autofree char *end = ks__format_duration(scenario->duration_ns);
+        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, at,
+                       "at = %s is not before the end of the run (duration = %s): the fault "
+                       "would never fire", at->value, end);
     }
     const struct raw_entry *delay = entry_find(section, "delay");
     if (delay != NULL && when == NULL) {

@@ -1223,8 +1223,8 @@ void ks_scenario_write_key_reference(FILE *out)
     write_table(out, KS__SECTION_CONSUMER);
     fputs("Rules: `heartbeat.interval.ms` < `session.timeout.ms`.\n\n"
           "## [fault NAME]\n\n"
-          "A fault fires once, `at` a simulated time or `when` a trigger first holds. Keys that\n"
-          "do not apply to the action are errors.\n\n",
+          "A fault fires once, `at` a simulated time (before the end of `duration`) or `when`\n"
+          "a trigger first holds. Keys that do not apply to the action are errors.\n\n",
           out);
     write_table(out, KS__SECTION_FAULT);
     fputs("| action | keys besides `at`/`when`/`delay` |\n"

@@ -527,6 +527,10 @@ static const struct bad_case bad_cases[] = {
            "target = 1\n",
       KS_SCENARIO_ERROR_VALUE,
       "bad.ini:9: fault = g: only a partition, slow, pause or drop fault can be healed" },
+    { "[scenario]\nduration = 10s\n[fault f]\nat = 10s\naction = restart\ntarget = 1\n",
+      KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:4: at = 10s is not before the end of the run (duration = 10s): the fault would "
+      "never fire" },
     { BASE "[fault f]\nat = 1s\ndelay = 1ms\naction = restart\ntarget = 1\n",
       KS_SCENARIO_ERROR_CONFLICT,
       "bad.ini:8: delay applies to a 'when' trigger; with 'at' change the time" },
