@@ -758,7 +758,9 @@ static bool range_check(const struct ks__key_spec *spec, int64_t value, const ch
     if (value >= spec->min && value <= spec->max) {
         return true;
     }
-    if (spec->type == KS__VALUE_DURATION) {
+    if (spec->type == KS__VALUE_RATIO) {
+        *message = g_strdup_printf("%s = %s is out of range [0, 1]", spec->name, text);
+    } else if (spec->type == KS__VALUE_DURATION) {
         g_autofree char *low = ks__format_duration(spec->min);
         g_autofree char *high = ks__format_duration(spec->max);
         *message = g_strdup_printf("%s = %s is out of range [%s, %s]", spec->name, text, low, high);
@@ -767,7 +769,6 @@ static bool range_check(const struct ks__key_spec *spec, int64_t value, const ch
                                    spec->name, text, spec->min, spec->max,
                                    spec->type == KS__VALUE_MS        ? " ms"
                                    : spec->type == KS__VALUE_SECONDS ? " s"
-                                   : spec->type == KS__VALUE_RATIO   ? " permille"
                                                                      : "");
     }
     return false;
