@@ -300,14 +300,16 @@ struct ks_fetch_response_partition {
     int64_t hw;                  /* HighWatermark */
     int64_t log_start_offset;
     int64_t leader_leo;          /* ksim extra, for observers; not used for decisions */
-    /* Diverging epoch (KIP-320 fetch path): when diverging_epoch >= 0 the
-     * follower's log diverges; it must truncate to diverging_end_offset
-     * (or to its own end offset of that epoch if smaller) and refetch. */
+    /* Diverging epoch (KIP-320 fetch path): when `diverging` is 1 the
+     * follower's log diverges from the leader's; no records come with it.
+     * The follower truncates to min(diverging_end_offset, its own end offset
+     * for diverging_epoch) and fetches again; diverging_epoch -1 means the
+     * leader knows no epoch that old: the follower truncates to its HW. */
     int32_t diverging_epoch;
     int32_t leader_epoch;        /* the leader's current epoch */
     int64_t diverging_end_offset;
     int16_t error_code;
-    int16_t reserved;
+    int16_t diverging;
     uint32_t records_bytes;
 };
 
