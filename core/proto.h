@@ -80,6 +80,7 @@ enum ks_error {
     KS_ERR_UNKNOWN_LEADER_EPOCH = 75,
     KS_ERR_OFFSET_NOT_AVAILABLE = 78,
     KS_ERR_INVALID_UPDATE_VERSION = 96, /* AlterPartition with a stale partition epoch */
+    KS_ERR_DUPLICATE_BROKER_REGISTRATION = 101, /* old incarnation's session still valid */
 };
 
 /* "NOT_LEADER_OR_FOLLOWER" etc.; "UNKNOWN" for codes not listed above. */
@@ -113,6 +114,7 @@ static inline const char *ks_error_name(int16_t error_code)
     case KS_ERR_UNKNOWN_LEADER_EPOCH: return "UNKNOWN_LEADER_EPOCH";
     case KS_ERR_OFFSET_NOT_AVAILABLE: return "OFFSET_NOT_AVAILABLE";
     case KS_ERR_INVALID_UPDATE_VERSION: return "INVALID_UPDATE_VERSION";
+    case KS_ERR_DUPLICATE_BROKER_REGISTRATION: return "DUPLICATE_BROKER_REGISTRATION";
     }
     return "UNKNOWN";
 }
@@ -398,6 +400,7 @@ struct ks_partition_state {
 };
 
 struct ks_partition_state_push {
+    int64_t broker_epoch;      /* the incarnation it is meant for; others ignore it */
     int64_t metadata_version;  /* controller version these entries bring the broker to */
     int32_t partition_count;
     int32_t broker_count;
