@@ -1544,7 +1544,10 @@ static void become_follower(struct ks_broker *broker, struct replica *replica)
     replica->role = KS_ROLE_FOLLOWER;
     replica->alter_in_flight = false;
     replica->fetch_backoff_until_ns = 0;
-    if (broker->spec->cluster->truncation == KS_TRUNCATION_HIGH_WATERMARK) {
+    /* Truncation needs a leader to follow: with no leader (an offline
+     * partition) the ZooKeeper-era controller sent no LeaderAndIsr at all. */
+    if (broker->spec->cluster->truncation == KS_TRUNCATION_HIGH_WATERMARK &&
+        replica->state.leader >= 1) {
         char explain[600];
         g_snprintf(explain, sizeof explain,
                    "replication.truncation = high-watermark (Kafka before 0.11): on becoming a "

@@ -17,15 +17,18 @@
 **
 ** Broker life cycle as the controller sees it:
 **
-**   (unknown) --heartbeat, new epoch, old session expired--> REGISTERED+FENCED
+**   (known) --heartbeat from a new incarnation (restart)--> FENCED, stays in ISRs
 **   FENCED --heartbeat with metadata caught up--> UNFENCED
-**   UNFENCED --no heartbeat for broker.session.timeout.ms--> FENCED
+**   UNFENCED --no heartbeat for broker.session.timeout.ms--> FENCED, out of ISRs
 **
-** A heartbeat from a new incarnation while the old one's session is still
-** valid is refused with DUPLICATE_BROKER_REGISTRATION, as in Kafka's
-** ClusterControlManager: a broker that restarts quickly waits for its old
-** session to expire (it is then fenced, removed from ISRs and replaced as
-** leader) before it can come back.
+** A restarted broker registers at once with its new incarnation (broker
+** epoch) and starts fenced: leadership moves off it, but it stays in the
+** ISRs, as in KRaft before 3.7 (KIP-966's unclean-shutdown ISR removal and
+** Kafka's refusal of a second registration while the old session is valid are
+** not modelled; see docs/model.md). That is also how the ZooKeeper-era
+** controller treated a quick restart, which KIP-101's scenarios rely on.
+** Session expiry fences the broker and removes it from every ISR (except
+** where it is the last member).
 **
 ** Elections (kafka-reference 9.8, PartitionChangeBuilder): the first replica
 ** in assignment order that is in the ISR and unfenced; if none and unclean
@@ -355,7 +358,8 @@ static bool elect_partition(struct ks_controller *controller, int32_t topic_inde
     return true;
 }
 
-static void fence_broker(struct ks_controller *controller, int32_t broker_id, const char *why)
+static void fence_broker(struct ks_controller *controller, int32_t broker_id, const char *why,
+                         bool remove_from_isr)
 {
     struct cbroker *broker = &controller->brokers[broker_id - 1];
     if (broker->fenced) {
@@ -379,7 +383,8 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id, co
             struct cpart *part = &controller->parts[t][p];
             struct ks_partition_state *state = &part->state;
             bool changed = false;
-            if (state->isr_count > 1 && list_contains(state->isr, state->isr_count, broker_id)) {
+            if (remove_from_isr && state->isr_count > 1 &&
+                list_contains(state->isr, state->isr_count, broker_id)) {
                 int32_t kept = 0;
                 for (int32_t i = 0; i < state->isr_count; i++) {
                     if (state->isr[i] != broker_id) {
@@ -475,7 +480,7 @@ static void session_check(ks_world *world, void *context)
     for (int32_t i = 0; i < controller->broker_count; i++) {
         struct cbroker *broker = &controller->brokers[i];
         if (broker->registered && !broker->fenced && now > broker->last_heartbeat_ns + timeout) {
-            fence_broker(controller, i + 1, "no heartbeat within broker.session.timeout.ms");
+            fence_broker(controller, i + 1, "no heartbeat within broker.session.timeout.ms", true);
             changed = true;
         }
     }
@@ -539,24 +544,10 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
     response.broker_epoch = request->broker_epoch;
     bool changed = false;
     if (!broker->registered || request->broker_epoch != broker->broker_epoch) {
-        ks_time_ns timeout = (ks_time_ns)controller->spec->cluster->broker_session_timeout_ns;
-        if (broker->registered && !broker->fenced && now <= broker->last_heartbeat_ns + timeout) {
-            /* Kafka: DuplicateBrokerRegistrationException while the old
-             * incarnation's session is valid. */
-            response.error_code = KS_ERR_DUPLICATE_BROKER_REGISTRATION;
-            response.fenced = 1;
-            response.metadata_version = controller->version;
-            ks_world_send(controller->world, controller->node, source,
-                          KS_MSG_BROKER_HEARTBEAT_RESPONSE, &response, sizeof response);
-            return;
-        }
-        /* A new incarnation registers fenced. */
+        /* A new incarnation registers fenced; leadership moves off it. */
         broker->registered = true;
         broker->broker_epoch = request->broker_epoch;
-        if (!broker->fenced) {
-            broker->fenced = true;
-            controller->version++;
-        }
+        fence_broker(controller, id, "restarted: new incarnation registers fenced", false);
         broker->catch_up_version = controller->version;
         changed = true;
     }
@@ -797,6 +788,23 @@ void ks_controller_start(struct ks_controller *controller)
         create_topic(controller, t);
     }
     push_all(controller);
+    arm_session_check(controller);
+    if (controller->spec->cluster->auto_leader_rebalance_enable &&
+        controller->spec->cluster->leader_imbalance_check_interval_ns > 0) {
+        ks_world_schedule(controller->world, controller->node,
+                          (ks_time_ns)controller->spec->cluster->leader_imbalance_check_interval_ns,
+                          KS_TIMER_CONTROLLER_REBALANCE, rebalance_check, controller);
+    }
+}
+
+void ks_controller_start_after_restart(struct ks_controller *controller)
+{
+    ks_world_set_receiver(controller->world, controller->node, on_receive, controller);
+    ks_time_ns now = ks_world_now_ns(controller->world);
+    for (int32_t i = 0; i < controller->broker_count; i++) {
+        controller->brokers[i].last_heartbeat_ns = now;
+    }
+    controller->session_timer = 0;
     arm_session_check(controller);
     if (controller->spec->cluster->auto_leader_rebalance_enable &&
         controller->spec->cluster->leader_imbalance_check_interval_ns > 0) {

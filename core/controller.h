@@ -22,6 +22,9 @@ struct ks_controller *ks_controller_new(ks_world *world, const struct ks_cluster
  * from KS_RNG_CLUSTER unless explicit), pushes them to brokers, arms timers. */
 void ks_controller_start(struct ks_controller *controller);
 void ks_controller_free(struct ks_controller *controller); /* NULL is a no-op */
+/* After the driver restarted the controller's node (its timers were dropped):
+ * state is kept (controller = kraft), sessions restart now, timers re-armed. */
+void ks_controller_start_after_restart(struct ks_controller *controller);
 
 /* The controller's view (borrowed; valid until the next event). */
 const struct ks_partition_state *ks_controller_partition(const struct ks_controller *controller,
