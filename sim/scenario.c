@@ -1823,7 +1823,9 @@ static bool finalize_expectation(struct ks_scenario *scenario, struct ks_expecta
         if (!number_parse(g_strstrip(parts[i]), &expect->values[i])) {
             return site_fail(&site, KS_SCENARIO_ERROR_VALUE, "'%s' is not a number", parts[i]);
         }
-        if (expect->kind == KS_EXPECT_PARTITION_ISR) {
+        /* isr with = or != names brokers; with an ordering it compares the ISR's size. */
+        bool names_brokers = expect->op == KS_OP_EQ || expect->op == KS_OP_NE;
+        if (expect->kind == KS_EXPECT_PARTITION_ISR && names_brokers) {
             double id = expect->values[i];
             if (id != (double)(int64_t)id || id < 1 || id > scenario->cluster.broker_count) {
                 return site_fail(&site, KS_SCENARIO_ERROR_REFERENCE,

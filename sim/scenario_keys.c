@@ -1275,7 +1275,8 @@ void ks_scenario_write_key_reference(FILE *out)
           "`partition.TP.leader_epoch`, `partition.TP.hw` (the final state). Each value is a\n"
           "number, or for `isr` a comma list compared as a set, optionally after an operator\n"
           "`= != < <= > >=` (a bare value means `=`): `acked_lost = 0`, `acked_lost = > 0`,\n"
-          "`unavailable_ms = >= 1000`, `partition.orders-0.isr = 2,3`. `trace_hash` compares\n"
+          "`unavailable_ms = >= 1000`, `partition.orders-0.isr = 2,3`. `isr` with `< <= > >=`\n"
+          "compares the ISR's size (`partition.orders-0.isr = >= 2`). `trace_hash` compares\n"
           "with `=` or `!=` against its 16 hex digits.\n"
           "\n"
           "Metrics:",

@@ -895,9 +895,13 @@ static void test_expectations(void)
                                          "partition.orders-1.leader = -1\n"
                                          "partition.orders-2.hw = == 7\n"
                                          "partition.orders-2.leader_epoch = 2\n"
-                                         "trace_hash = 0123456789abcdef\n");
+                                         "trace_hash = 0123456789abcdef\n"
+                                         "partition.orders-1.isr = < 4\n");
     const struct ks_expectation *e = s->expectations;
-    CU_ASSERT_EQUAL_FATAL(s->expectation_count, 10);
+    CU_ASSERT_EQUAL_FATAL(s->expectation_count, 11);
+    CU_ASSERT_EQUAL(e[10].kind, KS_EXPECT_PARTITION_ISR); /* a size: 4 > brokers is fine */
+    CU_ASSERT_EQUAL(e[10].op, KS_OP_LT);
+    CU_ASSERT_EQUAL(e[10].values[0], 4);
     CU_ASSERT_EQUAL(e[0].op, KS_OP_GT);
     CU_ASSERT_EQUAL(e[0].values[0], 0);
     CU_ASSERT_STRING_EQUAL(e[0].value_text, "0");
