@@ -1823,7 +1823,9 @@ static bool finalize_expectation(struct ks_scenario *scenario, struct ks_expecta
         if (!number_parse(g_strstrip(parts[i]), &expect->values[i])) {
             return site_fail(&site, KS_SCENARIO_ERROR_VALUE, "'%s' is not a number", parts[i]);
         }
-        if (expect->kind == KS_EXPECT_PARTITION_ISR) {
+        /* isr with = or != names brokers; with an ordering it compares the ISR's size. */
+        bool names_brokers = expect->op == KS_OP_EQ || expect->op == KS_OP_NE;
+        if (expect->kind == KS_EXPECT_PARTITION_ISR && names_brokers) {
             double id = expect->values[i];
             if (id != (double)(int64_t)id || id < 1 || id > scenario->cluster.broker_count) {
                 return site_fail(&site, KS_SCENARIO_ERROR_REFERENCE,
@@ -1910,13 +1912,15 @@ static bool finalize_expect(struct ks_scenario *scenario, GError **error)
 static bool limit_check(struct ks_scenario *scenario, enum ks__section_kind kind, size_t max,
                         GError **error)
 {
-    if (sections_of(scenario->raw, kind) <= max) {
-        return true;
+    size_t count = 0;
+    for (guint i = 0; i < scenario->raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(scenario->raw->sections, i);
+        if (section->kind == kind && ++count > max) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, NULL,
+                           "more than %zu [%s] sections", max, ks__section_kind_name(kind));
+        }
     }
-    g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_VALUE,
-                "%s:0: more than %zu [%s] sections", scenario->raw->file, max,
-                ks__section_kind_name(kind));
-    return false;
+    return true;
 }
 
 bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
