@@ -290,15 +290,15 @@ static void crash_nodes(struct ks_faults *faults, struct fault_state *state, boo
             report(faults, "skipped", broker_of(faults, state->nodes), fault_tp(fault), NULL);
             continue;
         }
-        ks_world_node_crash(faults->world, node, power);
-        ks_cluster_on_node_crashed(faults->cluster, node);
-        faults->crash_count[node]++;
-        g_array_append_val(done, node);
         g_string_printf(faults->detail, "fault %s: crash %s (%s, %s)", fault->name, name, origin,
                         power ? "power loss" : "process crash");
         report(faults, "fault", node <= (uint32_t)faults->scenario->cluster.broker_count
                                     ? (int32_t)node : -1,
                fault_tp(fault), crash_explain(power));
+        ks_world_node_crash(faults->world, node, power);
+        ks_cluster_on_node_crashed(faults->cluster, node);
+        faults->crash_count[node]++;
+        g_array_append_val(done, node);
     }
     /* Only what this fault crashed is restarted by its restart.after. */
     g_array_set_size(state->nodes, 0);
@@ -315,9 +315,6 @@ static void restart_node(struct ks_faults *faults, ks_node_id node, const char *
         report(faults, "skipped", -1, no_tp, NULL);
         return;
     }
-    ks_world_node_restart(faults->world, node);
-    ks_cluster_on_node_restarted(faults->cluster, node);
-    faults->restart_count[node]++;
     g_string_printf(faults->detail, "%s: restart %s", why, name);
     report(faults, "restart", node <= (uint32_t)faults->scenario->cluster.broker_count
                                   ? (int32_t)node : -1,
@@ -325,6 +322,10 @@ static void restart_node(struct ks_faults *faults, ks_node_id node, const char *
            "The node starts again. A broker reloads its logs from disk (recovering them "
            "if it stopped uncleanly), registers with the controller, and comes back as a "
            "follower: it must catch up from the leaders before it rejoins the ISR.");
+    /* Reported first: the restart causes what the model reports next (recovery). */
+    ks_world_node_restart(faults->world, node);
+    ks_cluster_on_node_restarted(faults->cluster, node);
+    faults->restart_count[node]++;
 }
 
 /* ---- undo (duration, restart.after) -------------------------------------------------- */

@@ -1064,12 +1064,21 @@ static void print_timeline(FILE *out, const struct run *run, bool explain)
         if (!e->timeline) {
             continue;
         }
+        /* The model's details usually name their partition or broker already;
+         * add it only when they do not. */
         char where[300] = "";
+        char tp[300] = "";
+        char broker[32] = "";
         if (e->topic_index >= 0 && e->partition >= 0) {
-            g_snprintf(where, sizeof where, " %s-%d", topic_name(run, e->topic_index), e->partition);
-        } else if (e->broker >= 0 && strcmp(e->kind, "fault") != 0 &&
-                   strcmp(e->kind, "restart") != 0) {
-            g_snprintf(where, sizeof where, " broker %d", e->broker);
+            g_snprintf(tp, sizeof tp, "%s-%d", topic_name(run, e->topic_index), e->partition);
+        }
+        if (e->broker >= 0) {
+            g_snprintf(broker, sizeof broker, "broker %d", e->broker);
+        }
+        if (tp[0] != '\0' && strstr(e->detail, tp) == NULL) {
+            g_snprintf(where, sizeof where, " %s", tp);
+        } else if (tp[0] == '\0' && broker[0] != '\0' && strstr(e->detail, broker) == NULL) {
+            g_snprintf(where, sizeof where, " %s", broker);
         }
         bool own = strcmp(e->kind, "fault") == 0 || strcmp(e->kind, "heal") == 0 ||
                    strcmp(e->kind, "restart") == 0 || strcmp(e->kind, "resume") == 0 ||

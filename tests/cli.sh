@@ -6,6 +6,7 @@
 # Everything is written under a temporary folder.
 set -u
 ksim=${KSIM:-bin/ksim}
+[ -x "$ksim" ] || { echo "cli: $ksim is not built"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -90,8 +91,8 @@ EOF
 
 # ---- determinism: the same trace hash twice --------------------------------------------------
 expect_code 0 "quickstart again" "$ksim" run "$q" --json --db "$tmp/other.db" --dir "$tmp/run2"
-h1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace_hash"])' "$tmp/a.json")
-h2=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["trace_hash"])' <"$tmp/out")
+h1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace_hash"])' "$tmp/a.json" 2>/dev/null)
+h2=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["trace_hash"])' <"$tmp/out" 2>/dev/null)
 [ -n "$h1" ] && [ "$h1" = "$h2" ] || fail "trace_hash differs between two runs ($h1 vs $h2)"
 
 # ---- a failing expectation exits 1 ------------------------------------------------------------
