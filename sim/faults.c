@@ -787,7 +787,9 @@ void ks_faults_after_event(struct ks_faults *faults)
         g_string_printf(faults->detail, "trigger of fault %s holds: %s (value %" PRId64 ")",
                         fault->name, text, value);
         g_free(text);
-        report(faults, "trigger", -1, no_tp, NULL);
+        report(faults, "trigger", -1, no_tp,
+               "A trigger fires a fault when the cluster reaches a state rather than at a "
+               "time, so the scenario hits the same narrow window in every run.");
         if (fault->delay_ns > 0) {
             ks_world_schedule(faults->world, KS_NODE_DRIVER, (ks_time_ns)fault->delay_ns,
                               KS_KIND_DRIVER_FAULT, on_fault_timer, state);

@@ -1100,6 +1100,9 @@ static void print_text(FILE *out, const struct run *run, const struct ks_run_res
     const struct ks_run_options *o = run->options;
     if (!o->quiet) {
         fprintf(out, "ksim run: scenario %s, seed %" PRIu64 "\n", run->scenario->name, run->seed);
+        if (run->scenario->description != NULL && run->scenario->description[0] != '\0') {
+            fprintf(out, "description: %s\n", run->scenario->description);
+        }
         print_reproduce(out, run);
         print_timeline(out, run, o->explain);
         fprintf(out, "\nsummary:\n");
