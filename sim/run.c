@@ -21,7 +21,7 @@
 ** line only, and never reaches the world.
 **
 ** Availability (unavailable_ms): a user partition is unavailable while the
-** controller knows no leader for it, its leader's broker is down, or its ISR
+** controller knows no leader for it, its leader's broker is down or paused, or its ISR
 ** is smaller than min.insync.replicas (acks=all writes are refused). It is
 ** re-evaluated after every event that could change it (elections, ISR
 ** changes, fencing, faults) and summed up to the end of `duration`.
@@ -184,8 +184,9 @@ static void format_isr(const int32_t *isr, int32_t count, char *buffer, size_t b
 static bool partition_available(const struct run *run, int32_t topic_index, int32_t partition)
 {
     int32_t leader = ks_cluster_leader(run->cluster, topic_index, partition);
-    if (leader < 0 || !ks_cluster_broker_is_up(run->cluster, leader)) {
-        return false;
+    if (leader < 0 || !ks_cluster_broker_is_up(run->cluster, leader) ||
+        ks_world_node_is_paused(run->world, (ks_node_id)leader)) {
+        return false; /* a paused leader answers nobody */
     }
     int32_t isr[KS_REPLICATION_FACTOR_MAX];
     int32_t isr_count = ks_cluster_isr(run->cluster, topic_index, partition, isr,
