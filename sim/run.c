@@ -444,27 +444,37 @@ static void remove_tree(const char *path)
     }
 }
 
-/* Removes an earlier run's folder so the run starts from empty disks. Only a
- * folder ksim made (it holds the marker file) or an empty one is removed:
- * `--dir .` must never delete a user's files. */
+/* True if path is absent, empty, or a folder ksim made (it holds the marker
+ * file): only those may be replaced, so `--dir .` never deletes a user's
+ * files. Writes nothing. */
+static bool run_dir_replaceable(const char *path, GError **error)
+{
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        return true;
+    }
+    char *marker = g_build_filename(path, RUN_MARKER, NULL);
+    bool ours = g_file_test(marker, G_FILE_TEST_EXISTS);
+    g_free(marker);
+    if (ours) {
+        return true;
+    }
+    GDir *dir = g_dir_open(path, 0, NULL);
+    bool empty = dir != NULL && g_dir_read_name(dir) == NULL;
+    if (dir != NULL) {
+        g_dir_close(dir);
+    }
+    if (!empty) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+                    "%s: exists and is not a ksim run folder; not replacing it", path);
+    }
+    return empty;
+}
+
+/* Removes an earlier run's folder (checked by run_dir_replaceable) so the
+ * run starts from empty disks, and marks the new one as ksim's. */
 static bool prepare_run_dir(const char *path, GError **error)
 {
     if (g_file_test(path, G_FILE_TEST_EXISTS)) {
-        char *marker = g_build_filename(path, RUN_MARKER, NULL);
-        bool ours = g_file_test(marker, G_FILE_TEST_EXISTS);
-        g_free(marker);
-        if (!ours) {
-            GDir *dir = g_dir_open(path, 0, NULL);
-            bool empty = dir != NULL && g_dir_read_name(dir) == NULL;
-            if (dir != NULL) {
-                g_dir_close(dir);
-            }
-            if (!empty) {
-                g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
-                            "%s: exists and is not a ksim run folder; not replacing it", path);
-                return false;
-            }
-        }
         remove_tree(path);
     }
     if (g_mkdir_with_parents(path, 0755) != 0) {
@@ -1403,14 +1413,13 @@ int ks_run_scenario(const struct ks_scenario *scenario, const struct ks_run_opti
 
     /* 1. prepare: every bad-input failure happens before the world runs, and
      * undoes what it made. */
+    if (!run_dir_replaceable(run_dir, error)) {
+        goto done;
+    }
     trace = open_trace(options->trace_path, error);
     if (options->trace_path != NULL && trace == NULL) {
         goto done;
     }
-    if (!prepare_run_dir(run_dir, error)) {
-        goto done;
-    }
-    dir_made = true;
     if (rec == NULL && options->db_path != NULL) {
         own_recorder = ks_recorder_open(options->db_path, error);
         if (own_recorder == NULL) {
@@ -1418,6 +1427,10 @@ int ks_run_scenario(const struct ks_scenario *scenario, const struct ks_run_opti
         }
         rec = own_recorder;
     }
+    if (!prepare_run_dir(run_dir, error)) {
+        goto done;
+    }
+    dir_made = true;
 
     /* 2-4. build and run. */
     if (!build(&run, run_dir, trace, error)) {
