@@ -758,7 +758,9 @@ static bool range_check(const struct ks__key_spec *spec, int64_t value, const ch
     if (value >= spec->min && value <= spec->max) {
         return true;
     }
-    if (spec->type == KS__VALUE_DURATION) {
+    if (spec->type == KS__VALUE_RATIO) {
+        *message = g_strdup_printf("%s = %s is out of range [0, 1]", spec->name, text);
+    } else if (spec->type == KS__VALUE_DURATION) {
         g_autofree char *low = ks__format_duration(spec->min);
         g_autofree char *high = ks__format_duration(spec->max);
         *message = g_strdup_printf("%s = %s is out of range [%s, %s]", spec->name, text, low, high);
@@ -767,7 +769,6 @@ static bool range_check(const struct ks__key_spec *spec, int64_t value, const ch
                                    spec->name, text, spec->min, spec->max,
                                    spec->type == KS__VALUE_MS        ? " ms"
                                    : spec->type == KS__VALUE_SECONDS ? " s"
-                                   : spec->type == KS__VALUE_RATIO   ? " permille"
                                                                      : "");
     }
     return false;
@@ -1223,8 +1224,8 @@ void ks_scenario_write_key_reference(FILE *out)
     write_table(out, KS__SECTION_CONSUMER);
     fputs("Rules: `heartbeat.interval.ms` < `session.timeout.ms`.\n\n"
           "## [fault NAME]\n\n"
-          "A fault fires once, `at` a simulated time or `when` a trigger first holds. Keys that\n"
-          "do not apply to the action are errors.\n\n",
+          "A fault fires once, `at` a simulated time (before the end of `duration`) or `when`\n"
+          "a trigger first holds. Keys that do not apply to the action are errors.\n\n",
           out);
     write_table(out, KS__SECTION_FAULT);
     fputs("| action | keys besides `at`/`when`/`delay` |\n"
@@ -1274,7 +1275,8 @@ void ks_scenario_write_key_reference(FILE *out)
           "`partition.TP.leader_epoch`, `partition.TP.hw` (the final state). Each value is a\n"
           "number, or for `isr` a comma list compared as a set, optionally after an operator\n"
           "`= != < <= > >=` (a bare value means `=`): `acked_lost = 0`, `acked_lost = > 0`,\n"
-          "`unavailable_ms = >= 1000`, `partition.orders-0.isr = 2,3`. `trace_hash` compares\n"
+          "`unavailable_ms = >= 1000`, `partition.orders-0.isr = 2,3`. `isr` with `< <= > >=`\n"
+          "compares the ISR's size (`partition.orders-0.isr = >= 2`). `trace_hash` compares\n"
           "with `=` or `!=` against its 16 hex digits.\n"
           "\n"
           "Metrics:",
