@@ -1307,6 +1307,13 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     memset(&report, 0, sizeof(report));
 
     ks_disk_mkdir(world, node, dir);
+    /* Kafka creates the (empty) leader-epoch-checkpoint with the log; doing
+     * it first also means the folder is never listed empty. */
+    char *epoch_path = g_strdup_printf("%s/%s", dir, EPOCH_CHECKPOINT_NAME);
+    if (!ks_disk_exists(world, node, epoch_path)) {
+        epoch_persist(log);
+    }
+    g_free(epoch_path);
     finish_interrupted_operations(log);
     collect_segments(log);
     epoch_load(log);
@@ -1332,8 +1339,9 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     changed = epoch_truncate_from_start(log, log->log_start_offset) || changed;
     /* Recovery may also have added entries from the batches' epochs. */
     changed = changed || epochs_before->len != log->epochs->len ||
-              memcmp(epochs_before->data, log->epochs->data,
-                     (size_t)log->epochs->len * sizeof(struct epoch_entry)) != 0;
+              (log->epochs->len > 0 && memcmp(epochs_before->data, log->epochs->data,
+                                               (size_t)log->epochs->len *
+                                                   sizeof(struct epoch_entry)) != 0);
     g_array_free(epochs_before, TRUE);
     if (changed) {
         epoch_persist(log);
