@@ -82,7 +82,9 @@ static void map_grow(struct ks__map *map)
     g_free(old_values);
 }
 
-void ks__map_set(struct ks__map *map, uint64_t key, uint64_t value)
+/* The value slot of key, inserted with `initial` if missing. Valid until the
+ * next insertion. */
+static uint64_t *map_slot(struct ks__map *map, uint64_t key, uint64_t initial)
 {
     ks_assert(key != UINT64_MAX);
     if ((map->count + 1) * 2 > map->capacity) {
@@ -90,16 +92,20 @@ void ks__map_set(struct ks__map *map, uint64_t key, uint64_t value)
     }
     for (uint32_t i = map_hash(key, map->capacity);; i = (i + 1) & (map->capacity - 1)) {
         if (map->keys[i] == key) {
-            map->values[i] = value;
-            return;
+            return &map->values[i];
         }
         if (map->keys[i] == UINT64_MAX) {
             map->keys[i] = key;
-            map->values[i] = value;
+            map->values[i] = initial;
             map->count++;
-            return;
+            return &map->values[i];
         }
     }
+}
+
+void ks__map_set(struct ks__map *map, uint64_t key, uint64_t value)
+{
+    *map_slot(map, key, value) = value;
 }
 
 /* ---- set-up --------------------------------------------------------------------- */
@@ -178,11 +184,11 @@ void ks_world_send(ks_world *world, ks_node_id source, ks_node_id target, uint32
     ks_time_ns extra_ns = from->net_delay_ns + to->net_delay_ns + jitter_ns;
     ks_assert(at_ns + extra_ns >= at_ns);
     at_ns += extra_ns;
-    uint64_t last_ns = 0;
-    if (ks__map_get(&world->last_delivery_ns, pair, &last_ns) && last_ns > at_ns) {
-        at_ns = last_ns; /* N1: FIFO per connection */
+    uint64_t *last_ns = map_slot(&world->last_delivery_ns, pair, 0);
+    if (*last_ns > at_ns) {
+        at_ns = *last_ns; /* N1: FIFO per connection */
     }
-    ks__map_set(&world->last_delivery_ns, pair, at_ns);
+    *last_ns = at_ns;
 
     uint32_t slot = ks__event_alloc(world);
     struct ks__event *event = &world->pool[slot];

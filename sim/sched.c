@@ -104,9 +104,16 @@ void ks__event_free(ks_world *world, uint32_t slot)
 
 /* ---- the 4-ary heap ----------------------------------------------------- */
 
+/* (at_ns, seq_slot) as one 128-bit number: a branch-free comparison, which
+ * matters because the heap's comparisons are unpredictable by nature. */
+static inline unsigned __int128 entry_key(const struct ks__heap_entry *e)
+{
+    return ((unsigned __int128)e->at_ns << 64) | e->seq_slot;
+}
+
 static inline bool entry_less(const struct ks__heap_entry *a, const struct ks__heap_entry *b)
 {
-    return a->at_ns < b->at_ns || (a->at_ns == b->at_ns && a->seq_slot < b->seq_slot);
+    return entry_key(a) < entry_key(b);
 }
 
 static void sift_down(struct ks__heap_entry *heap, uint32_t count, uint32_t index)
@@ -135,6 +142,13 @@ static void sift_down(struct ks__heap_entry *heap, uint32_t count, uint32_t inde
 
 static void heap_insert(ks_world *world, struct ks__heap_entry entry)
 {
+    if (world->root_taken) {
+        /* Every entry is >= the taken root, so entry may start at the root. */
+        world->root_taken = false;
+        world->heap[0] = entry;
+        sift_down(world->heap, world->heap_count, 0);
+        return;
+    }
     if (world->heap_count == world->heap_capacity) {
         world->heap_capacity *= 2;
         world->heap = g_renew(struct ks__heap_entry, world->heap, world->heap_capacity);
@@ -152,8 +166,26 @@ static void heap_insert(ks_world *world, struct ks__heap_entry entry)
     heap[index] = entry;
 }
 
+/* The root of a heap whose run_one took it is still in place (root_taken):
+ * the first push during the handler overwrites it and sifts down once, which
+ * halves the heap work of the common "handle one event, schedule one" step.
+ * Settling does the real pop when no push came. */
+static void heap_settle(ks_world *world)
+{
+    if (!world->root_taken) {
+        return;
+    }
+    world->root_taken = false;
+    world->heap_count--;
+    if (world->heap_count > 0) {
+        world->heap[0] = world->heap[world->heap_count];
+        sift_down(world->heap, world->heap_count, 0);
+    }
+}
+
 static struct ks__heap_entry heap_pop(ks_world *world)
 {
+    ks_assert(!world->root_taken);
     ks_assert(world->heap_count > 0);
     struct ks__heap_entry top = world->heap[0];
     world->heap_count--;
@@ -168,6 +200,7 @@ static struct ks__heap_entry heap_pop(ks_world *world)
  * rebuilt heap pops in exactly the same order). */
 static void heap_compact(ks_world *world)
 {
+    heap_settle(world);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < world->heap_count; i++) {
         uint32_t slot = (uint32_t)(world->heap[i].seq_slot & SLOT_MASK);
@@ -298,21 +331,25 @@ void ks__sched_replay_deferred(ks_world *world, ks_node_id node_id)
  * when none is left in that window. */
 static bool run_one(ks_world *world, ks_time_ns until_ns)
 {
+    ks_assert(!world->root_taken);
     while (world->heap_count > 0 && world->heap[0].at_ns <= until_ns) {
-        struct ks__heap_entry entry = heap_pop(world);
+        struct ks__heap_entry entry = world->heap[0];
         uint32_t slot = (uint32_t)(entry.seq_slot & SLOT_MASK);
         struct ks__event *event = &world->pool[slot];
         if (event->cancelled) {
+            heap_pop(world);
             world->heap_cancelled_count--;
             ks__event_free(world, slot);
             continue;
         }
         struct ks__node *node = &world->nodes[event->node];
         if (!node->up || event->incarnation != node->incarnation) {
+            heap_pop(world);
             ks__event_free(world, slot); /* crashed since: dropped */
             continue;
         }
         if (node->paused) {
+            heap_pop(world);
             defer_event(world, slot);
             continue;
         }
@@ -321,10 +358,12 @@ static bool run_one(ks_world *world, ks_time_ns until_ns)
             /* Dropped if the link went down while in flight, or nobody listens. */
             if (!ks__net_link_is_up(world, event->source, event->node) ||
                 node->receiver == NULL) {
+                heap_pop(world);
                 ks__event_free(world, slot);
                 continue;
             }
         }
+        world->root_taken = true; /* popped lazily: see heap_settle */
         world->now_ns = entry.at_ns;
         world->event_count++;
         ks__trace_event(world, event);
@@ -348,6 +387,7 @@ static bool run_one(ks_world *world, ks_time_ns until_ns)
                            node->receiver_context);
             g_free(bytes);
         }
+        heap_settle(world);
         if (world->after_event_fn != NULL) {
             world->after_event_fn(world, world->after_event_context);
         }

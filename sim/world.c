@@ -5,8 +5,11 @@
 ** run gives the same hash on every machine: every integer is fed as its
 ** little-endian bytes, and bytes are consumed 8 at a time (little-endian
 ** words, the last word zero-padded, then the length). Each word w updates
-** h = rotl(h ^ mix(w), 27) * 5 + 0x52dce729, where mix is the murmur3 64-bit
-** finaliser. Per processed event it covers: a type tag (1 timer, 2 message),
+** h = (rotl(h, 23) XOR w) * 0x9E3779B97F4A7C15 (mod 2^64). Every step is a
+** bijection of h for a fixed w, so any single changed word changes the final
+** hash; the hash is a fingerprint for determinism checks, not a defence
+** against crafted collisions, and it costs one multiply per word on the hot
+** path. Per processed event it covers: a type tag (1 timer, 2 message),
 ** at_ns, kind, node, and for messages the source, byte count and bytes.
 ** ks_world_trace_mix folds in tag 3, kind, node and the given bytes.
 */
@@ -18,21 +21,10 @@
 #define TRACE_MESSAGE 2
 #define TRACE_MIX 3
 
-static inline uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    x *= UINT64_C(0xc4ceb9fe1a85ec53);
-    x ^= x >> 33;
-    return x;
-}
-
 uint64_t ks__hash_u64(uint64_t hash, uint64_t value)
 {
-    uint64_t h = hash ^ mix64(value);
-    h = (h << 27) | (h >> 37);
-    return h * 5 + UINT64_C(0x52dce729);
+    uint64_t h = (hash << 23) | (hash >> 41);
+    return (h ^ value) * UINT64_C(0x9E3779B97F4A7C15);
 }
 
 uint64_t ks__hash_bytes(uint64_t hash, const void *bytes, size_t byte_count)

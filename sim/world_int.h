@@ -101,6 +101,7 @@ struct ks_world {
     uint32_t heap_count;
     uint32_t heap_capacity;
     uint32_t heap_cancelled_count; /* cancelled entries still in the heap */
+    bool root_taken;               /* heap[0] is being run; see heap_settle */
     void (*after_event_fn)(ks_world *world, void *context);
     void *after_event_context; /* not owned */
 
