@@ -1586,13 +1586,16 @@ static bool target_is_broker(const struct ks_target *target)
            target->kind != KS_TARGET_NONE;
 }
 
-/* Rules between keys of one fault, after each key parsed. */
+static bool fault_action_rules(const struct ks_scenario *scenario,
+                               const struct raw_section *section, const struct ks_fault *fault,
+                               bool needs_target, GError **error);
+
+/* Rules between keys of one fault, after each key parsed: when it fires. */
 static bool fault_rules(const struct ks_scenario *scenario, const struct raw_section *section,
                         struct ks_fault *fault, bool needs_target, GError **error)
 {
     const struct raw_entry *at = entry_find(section, "at");
     const struct raw_entry *when = entry_find(section, "when");
-    const struct raw_entry *target = entry_find(section, "target");
     if (at == NULL && when == NULL) {
         return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
                        "[fault %s] needs 'at' (a time) or 'when' (a trigger)", section->name);
@@ -1617,6 +1620,15 @@ static bool fault_rules(const struct ks_scenario *scenario, const struct raw_sec
         return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, delay,
                        "delay applies to a 'when' trigger; with 'at' change the time");
     }
+    return fault_action_rules(scenario, section, fault, needs_target, error);
+}
+
+/* Rules that depend on the action: required keys and target kinds. */
+static bool fault_action_rules(const struct ks_scenario *scenario,
+                               const struct raw_section *section, const struct ks_fault *fault,
+                               bool needs_target, GError **error)
+{
+    const struct raw_entry *target = entry_find(section, "target");
     if (needs_target && target == NULL) {
         return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
                        "[fault %s] (%s) needs a 'target'", section->name,
@@ -1823,7 +1835,9 @@ static bool finalize_expectation(struct ks_scenario *scenario, struct ks_expecta
         if (!number_parse(g_strstrip(parts[i]), &expect->values[i])) {
             return site_fail(&site, KS_SCENARIO_ERROR_VALUE, "'%s' is not a number", parts[i]);
         }
-        if (expect->kind == KS_EXPECT_PARTITION_ISR) {
+        /* isr with = or != names brokers; with an ordering it compares the ISR's size. */
+        bool names_brokers = expect->op == KS_OP_EQ || expect->op == KS_OP_NE;
+        if (expect->kind == KS_EXPECT_PARTITION_ISR && names_brokers) {
             double id = expect->values[i];
             if (id != (double)(int64_t)id || id < 1 || id > scenario->cluster.broker_count) {
                 return site_fail(&site, KS_SCENARIO_ERROR_REFERENCE,
@@ -1910,13 +1924,15 @@ static bool finalize_expect(struct ks_scenario *scenario, GError **error)
 static bool limit_check(struct ks_scenario *scenario, enum ks__section_kind kind, size_t max,
                         GError **error)
 {
-    if (sections_of(scenario->raw, kind) <= max) {
-        return true;
+    size_t count = 0;
+    for (guint i = 0; i < scenario->raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(scenario->raw->sections, i);
+        if (section->kind == kind && ++count > max) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, NULL,
+                           "more than %zu [%s] sections", max, ks__section_kind_name(kind));
+        }
     }
-    g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_VALUE,
-                "%s:0: more than %zu [%s] sections", scenario->raw->file, max,
-                ks__section_kind_name(kind));
-    return false;
+    return true;
 }
 
 bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)

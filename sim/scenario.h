@@ -232,7 +232,8 @@ const char *const *ks_scenario_metric_names(size_t *count);
 enum ks_expect_kind {
     KS_EXPECT_METRIC,              /* acked_lost = 0 */
     KS_EXPECT_PARTITION_LEADER,    /* partition.orders-0.leader = 2  (-1: no leader) */
-    KS_EXPECT_PARTITION_ISR,       /* partition.orders-0.isr = 2,3   (compared as sets) */
+    KS_EXPECT_PARTITION_ISR,       /* partition.orders-0.isr = 2,3   (compared as sets;
+                                      with < <= > >= the one value is an ISR size) */
     KS_EXPECT_PARTITION_LEADER_EPOCH,
     KS_EXPECT_PARTITION_HW         /* the leader's final HW */
 };

@@ -280,7 +280,7 @@ static const struct ks__key_spec producer_keys[] = {
       "(sticky partitioner)." },
     { "value.bytes", KS__VALUE_SIZE32, 0, 100 * 1024 * 1024, "100", NULL, PR(value_bytes), 0, NULL,
       "ksim: payload size; an identity header is always embedded." },
-    { "start", KS__VALUE_DURATION, 0, I64MAX, "0s", NULL, PR(start_ns), 0, NULL,
+    { "start", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "0s", NULL, PR(start_ns), 0, NULL,
       "ksim: when the producer starts sending." },
 };
 
@@ -324,7 +324,7 @@ static const struct ks__key_spec consumer_keys[] = {
       "`range`, `roundrobin` or `sticky`. Kafka 3.0+ defaults to [range, cooperative-sticky] "
       "and uses range while any member lacks cooperative-sticky; ksim does not model "
       "cooperative rebalancing." },
-    { "start", KS__VALUE_DURATION, 0, I64MAX, "0s", NULL, CO(start_ns), 0, NULL,
+    { "start", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "0s", NULL, CO(start_ns), 0, NULL,
       "ksim: when the consumer joins its group." },
 };
 
@@ -758,7 +758,9 @@ static bool range_check(const struct ks__key_spec *spec, int64_t value, const ch
     if (value >= spec->min && value <= spec->max) {
         return true;
     }
-    if (spec->type == KS__VALUE_DURATION) {
+    if (spec->type == KS__VALUE_RATIO) {
+        *message = g_strdup_printf("%s = %s is out of range [0, 1]", spec->name, text);
+    } else if (spec->type == KS__VALUE_DURATION) {
         g_autofree char *low = ks__format_duration(spec->min);
         g_autofree char *high = ks__format_duration(spec->max);
         *message = g_strdup_printf("%s = %s is out of range [%s, %s]", spec->name, text, low, high);
@@ -767,7 +769,6 @@ static bool range_check(const struct ks__key_spec *spec, int64_t value, const ch
                                    spec->name, text, spec->min, spec->max,
                                    spec->type == KS__VALUE_MS        ? " ms"
                                    : spec->type == KS__VALUE_SECONDS ? " s"
-                                   : spec->type == KS__VALUE_RATIO   ? " permille"
                                                                      : "");
     }
     return false;
@@ -1094,6 +1095,36 @@ static void cell(FILE *out, const char *text)
     }
 }
 
+/* The value column of keys that scenario.c parses itself. */
+static const struct {
+    const char *name;
+    const char *text;
+} custom_values[] = {
+    { "name", "text" },
+    { "racks", "comma list" },
+    { "assignment", "lists of broker ids" },
+    { "topic", "topic name" },
+    { "action", "action" },
+    { "at", "duration" },
+    { "when", "trigger" },
+    { "delay", "duration" },
+    { "target", "target" },
+    { "mode", "process, power" },
+    { "restart.after", "duration" },
+    { "duration", "duration" },
+    { "groups", "targets | targets" },
+    { "isolate", "target" },
+    { "from", "targets" },
+    { "to", "targets, or rewind position" },
+    { "disk.latency", "duration" },
+    { "network.latency", "duration" },
+    { "loss", "percent or ppm" },
+    { "partition", "topic-partition" },
+    { "bytes", "integer 1..4096" },
+    { "position.bytes", "integer >= 0" },
+    { "fault", "fault name" },
+};
+
 static char *type_text(const struct ks__key_spec *spec)
 {
     switch (spec->type) {
@@ -1127,7 +1158,13 @@ static char *type_text(const struct ks__key_spec *spec)
     case KS__VALUE_RATIO:
         return g_strdup("ratio 0..1 (3 decimals)");
     case KS__VALUE_CUSTOM:
-        return g_strdup("see meaning");
+        for (size_t i = 0; i < KS_ARRAY_COUNT(custom_values); i++) {
+            if (strcmp(custom_values[i].name, spec->name) == 0) {
+                return g_strdup(custom_values[i].text);
+            }
+        }
+        ks_assert(false); /* every custom key has a value text */
+        return NULL;
     }
     ks_assert(false);
     return NULL;
@@ -1140,7 +1177,7 @@ static void write_table(FILE *out, enum ks__section_kind kind)
     fputs("| key | value | default | meaning |\n| --- | --- | --- | --- |\n", out);
     for (size_t i = 0; i < count; i++) {
         const struct ks__key_spec *spec = &table[i];
-        g_autofree char *type = kind == KS__SECTION_FAULT ? g_strdup("") : type_text(spec);
+        g_autofree char *type = type_text(spec);
         fprintf(out, "| `%s` | ", spec->name);
         cell(out, type);
         fputs(" | ", out);
@@ -1148,6 +1185,8 @@ static void write_table(FILE *out, enum ks__section_kind kind)
             fprintf(out, "`%s`", spec->default_text[0] != '\0' ? spec->default_text : "\"\"");
         } else if (spec->inherit != NULL) {
             fprintf(out, "cluster's `%s`", spec->inherit);
+        } else if (g_str_has_prefix(spec->doc, "Required")) {
+            fputs("required", out);
         } else {
             fputs("-", out);
         }
@@ -1274,7 +1313,8 @@ void ks_scenario_write_key_reference(FILE *out)
           "`partition.TP.leader_epoch`, `partition.TP.hw` (the final state). Each value is a\n"
           "number, or for `isr` a comma list compared as a set, optionally after an operator\n"
           "`= != < <= > >=` (a bare value means `=`): `acked_lost = 0`, `acked_lost = > 0`,\n"
-          "`unavailable_ms = >= 1000`, `partition.orders-0.isr = 2,3`. `trace_hash` compares\n"
+          "`unavailable_ms = >= 1000`, `partition.orders-0.isr = 2,3`. `isr` with `< <= > >=`\n"
+          "compares the ISR's size (`partition.orders-0.isr = >= 2`). `trace_hash` compares\n"
           "with `=` or `!=` against its 16 hex digits.\n"
           "\n"
           "Metrics:",

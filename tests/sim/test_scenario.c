@@ -391,6 +391,25 @@ static const struct bad_case bad_cases[] = {
     { "[topic ..]\n", KS_SCENARIO_ERROR_VALUE, "bad.ini:1: topic name '..' is not allowed" },
     { "[topic __consumer_offsets]\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:1: topic name '__consumer_offsets' is Kafka's internal topic" },
+    { "[producer p 1]\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:1: name 'p 1' has a character outside a-z A-Z 0-9 . _ -" },
+    { "[scenario]\nname = a:b\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: scenario name 'a:b' has a character outside a-z A-Z 0-9 . _ -" },
+    { "[scenario]\nseed = -1\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: seed = -1 is out of range [0, 9223372036854775807]" },
+    { "[cluster]\nlog.cleaner.min.cleanable.ratio = 1.5\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: log.cleaner.min.cleanable.ratio = 1.5 is out of range [0, 1]" },
+    { "[cluster]\nlog.cleaner.min.cleanable.ratio = 0.0001\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: log.cleaner.min.cleanable.ratio = 0.0001: a ratio between 0 and 1 with at most "
+      "3 decimals expected" },
+    { "[cluster]\nlog.segment.bytes = 13\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: log.segment.bytes = 13 is out of range [14, 2147483647]" },
+    { "[cluster]\nlog.segment.bytes = 2GiB\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: log.segment.bytes = 2GiB is out of range [14, 2147483647]" },
+    { "[scenario]\nfinal.drain = 25h\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: final.drain = 25h is out of range [0s, 24h]" },
+    { BASE "[consumer c]\ngroup.id =\ntopic = orders\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:7: group.id: a text of 1 to 255 characters expected" },
     { "[cluster]\nbrokers = 65\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:2: brokers = 65 is out of range [1, 64]" },
     { "[cluster]\nbrokers = three\n", KS_SCENARIO_ERROR_VALUE,
@@ -576,6 +595,22 @@ static const struct bad_case bad_cases[] = {
     { BASE "[expect]\ntrace_hash = > 12\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:7: trace_hash = > 12: trace_hash compares with = or != to 16 hex digits" },
 };
+
+/* More sections of a kind than the limit: the first one over it is cited. */
+static void test_section_limit(void)
+{
+    GString *text = g_string_new(NULL);
+    for (int i = 0; i <= KS_SCENARIO_TOPIC_COUNT_MAX; i++) {
+        g_string_append_printf(text, "[topic t%d]\n", i);
+    }
+    int code = -1;
+    g_autofree char *message = load_error(text->str, &code);
+    g_autofree char *want = g_strdup_printf("bad.ini:%d: more than %d [topic] sections",
+                                            KS_SCENARIO_TOPIC_COUNT_MAX + 1,
+                                            KS_SCENARIO_TOPIC_COUNT_MAX);
+    CU_ASSERT_STRING_EQUAL(message, want);
+    g_string_free(text, TRUE);
+}
 
 static void test_errors(void)
 {
@@ -860,9 +895,13 @@ static void test_expectations(void)
                                          "partition.orders-1.leader = -1\n"
                                          "partition.orders-2.hw = == 7\n"
                                          "partition.orders-2.leader_epoch = 2\n"
-                                         "trace_hash = 0123456789abcdef\n");
+                                         "trace_hash = 0123456789abcdef\n"
+                                         "partition.orders-1.isr = < 4\n");
     const struct ks_expectation *e = s->expectations;
-    CU_ASSERT_EQUAL_FATAL(s->expectation_count, 10);
+    CU_ASSERT_EQUAL_FATAL(s->expectation_count, 11);
+    CU_ASSERT_EQUAL(e[10].kind, KS_EXPECT_PARTITION_ISR); /* a size: 4 > brokers is fine */
+    CU_ASSERT_EQUAL(e[10].op, KS_OP_LT);
+    CU_ASSERT_EQUAL(e[10].values[0], 4);
     CU_ASSERT_EQUAL(e[0].op, KS_OP_GT);
     CU_ASSERT_EQUAL(e[0].values[0], 0);
     CU_ASSERT_STRING_EQUAL(e[0].value_text, "0");
@@ -1078,6 +1117,7 @@ void ks_test_register_scenario(void)
         { "inheritance and implied settings", test_inheritance_and_implied },
         { "units", test_units },
         { "errors with lines", test_errors },
+        { "section limit", test_section_limit },
         { "unreadable file", test_io_error },
         { "comments", test_comments },
         { "--set", test_set },
