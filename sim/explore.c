@@ -245,10 +245,11 @@ static char *run_kind(const struct ks_scenario *scenario, uint64_t seed, bool se
     return *code == 0 ? g_strdup("") : failure_kind(recorder, result->run_id);
 }
 
-/* Runs a candidate schedule; true if it fails with `kind`. */
+/* Runs a candidate schedule; true if it fails with `kind`, and then its
+ * first failure ("acked_lost = 0 (actual 12)") goes to failure. */
 static bool still_fails(const struct explore *explore, GArray *faults, uint64_t seed,
                         const char *kind, struct ks_recorder *scratch, const char *run_dir,
-                        int *runs)
+                        int *runs, char *failure)
 {
     (*runs)++;
     GError *error = NULL;
@@ -261,18 +262,24 @@ static bool still_fails(const struct explore *explore, GArray *faults, uint64_t 
     int code = 0;
     g_autofree char *got = run_kind(scenario, seed, true, scratch, run_dir, &result, &code);
     ks_scenario_free(scenario);
-    return got != NULL && strcmp(got, kind) == 0;
+    bool same = got != NULL && strcmp(got, kind) == 0;
+    if (same) {
+        g_strlcpy(failure, result.first_failure, KS_RUN_FAILURE_BYTES);
+    }
+    return same;
 }
 
-/* R2: drop, then move later; `faults` is changed in place. */
+/* R2: drop, then move later; `faults` is changed in place, and failure
+ * (KS_RUN_FAILURE_BYTES, holding the original run's) becomes the kept
+ * schedule's first failure. */
 static void shrink(const struct explore *explore, GArray *faults, uint64_t seed, const char *kind,
-                   struct ks_recorder *scratch, const char *run_dir)
+                   struct ks_recorder *scratch, const char *run_dir, char *failure)
 {
     int runs = 0;
     for (guint i = 0; i < faults->len && faults->len > 1 && runs < SHRINK_RUNS_MAX;) {
         GArray *candidate = g_array_copy(faults);
         g_array_remove_index(candidate, i);
-        if (still_fails(explore, candidate, seed, kind, scratch, run_dir, &runs)) {
+        if (still_fails(explore, candidate, seed, kind, scratch, run_dir, &runs, failure)) {
             g_array_remove_index(faults, i); /* keep the drop; i names the next one now */
         } else {
             i++;
@@ -291,7 +298,7 @@ static void shrink(const struct explore *explore, GArray *faults, uint64_t seed,
             }
             GArray *candidate = g_array_copy(faults);
             g_array_index(candidate, struct gen_fault, i).at_ms = at_ms + step_ms;
-            if (still_fails(explore, candidate, seed, kind, scratch, run_dir, &runs)) {
+            if (still_fails(explore, candidate, seed, kind, scratch, run_dir, &runs, failure)) {
                 g_array_index(faults, struct gen_fault, i).at_ms = at_ms + step_ms;
             } else {
                 misses++;
@@ -362,7 +369,6 @@ static bool write_reproducer(const struct explore *explore, const char *path, ui
                              GError **error)
 {
     GString *text = g_string_new("");
-    g_autofree char *base_name = g_path_get_basename(path);
     g_string_append_printf(text,
                            "# Reproducer written by ksim explore: seed %" G_GUINT64_FORMAT
                            " of %s fails its [expect]:\n"
@@ -371,7 +377,7 @@ static bool write_reproducer(const struct explore *explore, const char *path, ui
                            "# The random schedule of %u fault(s) was shrunk to the %u below.\n"
                            "# Run it with:  ksim run %s\n\n",
                            seed, explore->path, first_failure, explore->found_by,
-                           fault_count_before, faults->len, base_name);
+                           fault_count_before, faults->len, path);
     write_base_text(text, explore->text, seed);
     for (guint i = 0; i < faults->len; i++) {
         g_autofree char *body = fault_body(&g_array_index(faults, struct gen_fault, i));
@@ -384,7 +390,8 @@ static bool write_reproducer(const struct explore *explore, const char *path, ui
 
 /* ---- one seed -------------------------------------------------------------------- */
 
-/* slot->note: "KIND\tFILE\tBEFORE\tAFTER\tREPRODUCES" for a failing seed. */
+/* slot->note: "KIND\tFILE\tBEFORE\tAFTER\tREPRODUCES\tFAILURE" for a failing
+ * seed (FAILURE: the reproducer's first failed expectation). */
 static void explore_job(void *context, size_t job_index, struct ks_recorder *recorder,
                         const char *run_dir, const char *worker_dir, struct ks_pool_slot *slot)
 {
@@ -419,11 +426,12 @@ static void explore_job(void *context, size_t job_index, struct ks_recorder *rec
         g_array_unref(faults);
         return;
     }
-    shrink(explore, faults, seed, kind, scratch, run_dir);
+    char failure[KS_RUN_FAILURE_BYTES];
+    g_strlcpy(failure, slot->result.first_failure, sizeof failure);
+    shrink(explore, faults, seed, kind, scratch, run_dir, failure);
     g_autofree char *path = reproducer_path(explore, seed);
     bool reproduces = false;
-    if (write_reproducer(explore, path, seed, faults, before, slot->result.first_failure,
-                         &error)) {
+    if (write_reproducer(explore, path, seed, faults, before, failure, &error)) {
         struct ks_scenario *loaded = NULL;
         if (ks_scenario_load(path, &loaded, &error)) {
             struct ks_run_result result;
@@ -444,8 +452,8 @@ static void explore_job(void *context, size_t job_index, struct ks_recorder *rec
     g_autofree char *shm = g_strdup_printf("%s-shm", scratch_path);
     g_unlink(wal);
     g_unlink(shm);
-    g_snprintf(slot->note, sizeof slot->note, "%s\t%s\t%u\t%u\t%d", kind, path, before,
-               faults->len, reproduces ? 1 : 0);
+    g_snprintf(slot->note, sizeof slot->note, "%s\t%s\t%u\t%u\t%d\t%s", kind, path, before,
+               faults->len, reproduces ? 1 : 0, failure);
     g_array_unref(faults);
 }
 
@@ -515,7 +523,7 @@ static void print_summary(const struct explore *explore, struct ks_pool_slot *sl
             continue;
         }
         failed++;
-        g_auto(GStrv) parts = g_strsplit(slot->note, "\t", 5);
+        g_auto(GStrv) parts = g_strsplit(slot->note, "\t", 6);
         const char *kind = parts[0] ? parts[0] : "?";
         struct failure_kind *entry = NULL;
         for (guint k = 0; k < kinds->len; k++) {
@@ -533,13 +541,15 @@ static void print_summary(const struct explore *explore, struct ks_pool_slot *sl
         entry->count++;
         g_string_append_printf(entry->seeds, "%s%" G_GUINT64_FORMAT, entry->seeds->len ? ", " : "",
                                seed);
-        bool complete = parts[0] && parts[1] && parts[2] && parts[3] && parts[4];
-        printf("seed %" G_GUINT64_FORMAT ": FAIL %s; %s fault(s) shrunk to %s; %s%s\n", seed,
-               slot->result.first_failure, complete ? parts[2] : "?", complete ? parts[3] : "?",
-               complete && *parts[1] ? parts[1] : "no reproducer written",
-               complete && *parts[1] ? (strcmp(parts[4], "1") == 0 ? " (reproduces)"
-                                                                   : " (DOES NOT reproduce)")
-                                     : "");
+        printf("seed %" G_GUINT64_FORMAT ": FAIL %s\n", seed, slot->result.first_failure);
+        if (g_strv_length(parts) < 6 || *parts[1] == '\0') {
+            printf("    no reproducer written\n");
+            continue;
+        }
+        printf("    shrunk from %s fault(s) to %s: %s\n    reproducer (%s): ksim run %s\n",
+               parts[2], parts[3], parts[5],
+               strcmp(parts[4], "1") == 0 ? "checked: fails again" : "DOES NOT fail again",
+               parts[1]);
     }
     printf("explore: %d seeds run, %d failed, %u distinct failure kind(s)%s\n", run, failed,
            kinds->len, broken ? " (some runs did not complete)" : "");
