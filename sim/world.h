@@ -11,6 +11,7 @@
 #include "../core/world.h"
 
 #include <glib.h>
+#include <stdio.h>
 
 struct ks_world_config {
     uint64_t seed;
