@@ -1348,7 +1348,7 @@ static void apply_rewind(struct ks_consumer *c)
         }
         g_array_set_size(part->buffer, 0);
         part->idle_no_offset = false;
-        if (c->rewind_kind == KS_REWIND_OFFSET) {
+        if (c->rewind_kind == KS_CONSUMER_REWIND_OFFSET) {
             part->position_known = true;
             part->reset_pending = false;
             part->fetch_position = c->rewind_value;
@@ -1367,8 +1367,9 @@ static void apply_rewind(struct ks_consumer *c)
             part->reset_pending = true;
             part->reset_is_rewind = true;
             part->reset_timestamp =
-                c->rewind_kind == KS_REWIND_EARLIEST
-                    ? KS_LIST_OFFSETS_EARLIEST
+                c->rewind_kind == KS_CONSUMER_REWIND_EARLIEST ? KS_LIST_OFFSETS_EARLIEST
+                : c->rewind_kind == KS_CONSUMER_REWIND_LATEST
+                    ? KS_LIST_OFFSETS_LATEST
                     : KS_EPOCH_BASE_MS + c->rewind_value / (int64_t)KS_NS_PER_MS;
         }
     }
@@ -1710,7 +1711,8 @@ bool ks_consumer_caught_up(const struct ks_consumer *c)
 
 void ks_consumer_rewind(struct ks_consumer *c, int kind, int64_t value)
 {
-    ks_assert(kind == KS_REWIND_EARLIEST || kind == KS_REWIND_OFFSET || kind == KS_REWIND_TIME);
+    ks_assert(kind == KS_CONSUMER_REWIND_EARLIEST || kind == KS_CONSUMER_REWIND_LATEST ||
+              kind == KS_CONSUMER_REWIND_OFFSET || kind == KS_CONSUMER_REWIND_TIME);
     if (c->crashed) {
         return;
     }

@@ -27,11 +27,13 @@
 struct ks_consumer;
 
 /* Where a scenario's `action = rewind` moves a consumer's group positions:
- * `to = earliest | <offset> | <time>`. */
+ * `to = earliest | latest | <offset> | <time>`. The values equal sim/scenario.h's
+ * enum ks_rewind_to, so the driver may pass that value as it is. */
 enum ks_consumer_rewind_kind {
-    KS_REWIND_EARLIEST, /* value ignored: the log start offset of each partition */
-    KS_REWIND_OFFSET,   /* value: the offset to resume from, in every assigned partition */
-    KS_REWIND_TIME,     /* value: a simulated time (ns): first offset with timestamp >= it */
+    KS_CONSUMER_REWIND_EARLIEST = 0, /* value ignored: the log start offset */
+    KS_CONSUMER_REWIND_LATEST = 1,   /* value ignored: the HW */
+    KS_CONSUMER_REWIND_OFFSET = 2,   /* value: the offset to resume from, in every assigned partition */
+    KS_CONSUMER_REWIND_TIME = 3,     /* value: a simulated time (ns): first offset with timestamp >= it */
 };
 
 /* Builds consumer `consumer_index` of spec (config spec->consumers[index]) and
