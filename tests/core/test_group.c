@@ -12,10 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../core/cluster.h"
-#include "../../core/consumer.h"
 #include "../../core/group.h"
-#include "../testlib.h"
+#include "group_fixture.h"
 
 static void test_java_string_hash_known_values(void)
 {
@@ -50,11 +48,122 @@ static void test_coordinator_partition(void)
     }
 }
 
+
+static const struct gf_rebalance *find_generation(const struct gf_fixture *f, int32_t generation)
+{
+    for (int32_t i = 0; i < f->rebalance_count; i++) {
+        if (f->rebalances[i].generation == generation) {
+            return &f->rebalances[i];
+        }
+    }
+    return NULL;
+}
+
+/* Join, a second member, a crash (session timeout), a restart: four
+ * generations, each with the assignment range gives. */
+static void test_generations_join_crash_restart(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 11, 4, 200, 20000, 2);
+    f->consumers[1].start_ns = 8 * (int64_t)GF_S;
+    gf_start(f);
+    ks_node_id c2 = ks_cluster_consumer_node(&f->spec, 1);
+
+    gf_run_until(f, 20 * GF_S);
+    const struct gf_rebalance *g1 = find_generation(f, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g1);
+    /* group.initial.rebalance.delay.ms (1 s) delays the first generation. */
+    CU_ASSERT(g1->at_ns >= 1 * GF_S);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g1->detail, "c1-1=orders-0,orders-1,orders-2,orders-3"));
+    const struct gf_rebalance *g2 = find_generation(f, 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g2);
+    CU_ASSERT(g2->at_ns >= 8 * GF_S);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g2->detail, "c1-1=orders-0,orders-1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(g2->detail, "c2-1=orders-2,orders-3"));
+    CU_ASSERT_EQUAL(f->rebalance_count, 2);
+    CU_ASSERT(f->consumed_by[0] > 0);
+    CU_ASSERT(f->consumed_by[1] > 0);
+
+    /* c2 crashes: the coordinator notices after session.timeout.ms (6 s). */
+    gf_crash(f, c2);
+    gf_run_until(f, 30 * GF_S);
+    const struct gf_rebalance *g3 = find_generation(f, 3);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g3);
+    CU_ASSERT(g3->at_ns >= 20 * GF_S + 5 * GF_S);
+    CU_ASSERT(g3->at_ns <= 20 * GF_S + 8 * GF_S);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g3->detail, "c1-1=orders-0,orders-1,orders-2,orders-3"));
+    CU_ASSERT_PTR_NULL(strstr(g3->detail, "c2-1"));
+
+    /* c2 comes back as a new member. */
+    gf_restart(f, c2);
+    gf_run_until(f, 40 * GF_S);
+    const struct gf_rebalance *g4 = find_generation(f, 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g4);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g4->detail, "c2-2=orders-2,orders-3"));
+    gf_deinit(f);
+    free(f);
+}
+
+/* Without faults an at-least-once group processes every acknowledged
+ * record exactly once, and the cluster converges with the group drained. */
+static void test_clean_run_processes_each_record_once(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 5, 4, 500, 3000, 2);
+    gf_start(f);
+    gf_run_until(f, 10 * GF_S);
+    CU_ASSERT_TRUE(gf_drain(f, 60 * GF_S));
+    int64_t lost = 0, duplicates = 0;
+    gf_count(f, &lost, &duplicates);
+    CU_ASSERT_EQUAL(f->acked_count, 3000);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_EQUAL(duplicates, 0);
+    CU_ASSERT_EQUAL(f->consumed_count, 3000);
+    CU_ASSERT_FALSE(f->bad_identity);
+    gf_deinit(f);
+    free(f);
+}
+
+/* The coordinator's broker crashes: another broker leads the group's
+ * __consumer_offsets partition, loads the committed offsets, and the group
+ * carries on from them (no acknowledged record is skipped). */
+static void test_coordinator_failover(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 9, 4, 300, 6000, 2);
+    gf_start(f);
+    gf_run_until(f, 8 * GF_S);
+    int32_t offsets_topic = ks_cluster_topic_index(f->cluster, "__consumer_offsets");
+    CU_ASSERT_EQUAL_FATAL(offsets_topic, 1);
+    int32_t partition = ks_group_offsets_partition("g1", 5);
+    int32_t coordinator = ks_cluster_leader(f->cluster, offsets_topic, partition);
+    CU_ASSERT_FATAL(coordinator >= 1 && coordinator <= 3);
+    int32_t generations_before = f->rebalance_count;
+    gf_crash(f, (ks_node_id)coordinator);
+    gf_run_until(f, 30 * GF_S);
+    int32_t new_coordinator = ks_cluster_leader(f->cluster, offsets_topic, partition);
+    CU_ASSERT(new_coordinator >= 1 && new_coordinator != coordinator);
+    /* The new coordinator knows no members: the group rebalances again. */
+    CU_ASSERT(f->rebalance_count > generations_before);
+    const struct gf_rebalance *last = &f->rebalances[f->rebalance_count - 1];
+    CU_ASSERT(last->generation > f->rebalances[generations_before - 1].generation);
+    gf_restart(f, (ks_node_id)coordinator);
+    CU_ASSERT_TRUE(gf_drain(f, 90 * GF_S));
+    int64_t lost = 0, duplicates = 0;
+    gf_count(f, &lost, &duplicates);
+    CU_ASSERT_EQUAL(lost, 0);
+    gf_deinit(f);
+    free(f);
+}
+
 void ks_test_register_group(void)
 {
     static const struct ks_test_case cases[] = {
         { "java_string_hash_known_values", test_java_string_hash_known_values },
         { "coordinator_partition", test_coordinator_partition },
+        { "generations_join_crash_restart", test_generations_join_crash_restart },
+        { "clean_run_processes_each_record_once", test_clean_run_processes_each_record_once },
+        { "coordinator_failover", test_coordinator_failover },
     };
     KS_TEST_ADD_SUITE("core/group", cases);
 }
