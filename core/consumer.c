@@ -76,6 +76,7 @@
 
 #define REQUEST_TIMEOUT_NS (30 * KS_NS_PER_S)   /* request.timeout.ms = 30000 */
 #define RETRY_BACKOFF_NS (100 * KS_NS_PER_MS)   /* retry.backoff.ms = 100 */
+#define SHORT_TIMEOUT_NS (5 * KS_NS_PER_S)      /* see channel_begin */
 #define FETCH_MAX_BYTES 52428800                /* fetch.max.bytes = 52428800 */
 
 enum consumer_timer_kind {
@@ -132,6 +133,7 @@ struct part {
     int64_t commit_sent;       /* the offset in the commit in flight, -1 if none */
     int64_t hw;                /* from the last fetch response; -1 unknown */
     bool fetch_in_flight;
+    int32_t fetch_broker;      /* where the fetch in flight went */
     GArray *buffer;            /* struct pending_record, fetched and not yet polled */
     ks_file *sink;             /* atomic mode: open sink file, or NULL */
 };
@@ -265,6 +267,10 @@ static void wake_after(struct ks_consumer *c, ks_time_ns delay_ns)
 
 static void on_channel_timeout(ks_world *world, void *context);
 
+/* Group requests and commits wait request.timeout.ms. Fetch, Metadata and
+ * ListOffsets give up sooner (the long-poll wait plus SHORT_TIMEOUT_NS): the
+ * simulated network has no connection reset, so this stands for noticing a
+ * dead connection to a crashed broker, which a real client does at once. */
 static int64_t channel_begin(struct ks_consumer *c, int32_t index, uint32_t kind)
 {
     struct channel *ch = &c->channels[index];
@@ -272,7 +278,13 @@ static int64_t channel_begin(struct ks_consumer *c, int32_t index, uint32_t kind
     ch->in_flight = true;
     ch->kind = kind;
     ch->correlation_id = ++c->correlation_counter;
-    ch->timeout_timer = ks_world_schedule(c->world, c->node, REQUEST_TIMEOUT_NS,
+    ks_time_ns timeout_ns = REQUEST_TIMEOUT_NS;
+    if (index == CH_METADATA || index == CH_LIST_OFFSETS) {
+        timeout_ns = SHORT_TIMEOUT_NS;
+    } else if (index >= CH_FETCH) {
+        timeout_ns = (ks_time_ns)c->config->fetch_max_wait_ns + SHORT_TIMEOUT_NS;
+    }
+    ch->timeout_timer = ks_world_schedule(c->world, c->node, timeout_ns,
                                           KS_TIMER_CONSUMER_TIMEOUT, on_channel_timeout, ch);
     return ch->correlation_id;
 }
@@ -303,6 +315,10 @@ static void coordinator_unknown(struct ks_consumer *c)
     c->coordinator = -1;
     channel_reset(c, CH_GROUP);
     channel_reset(c, CH_HEARTBEAT);
+    channel_reset(c, CH_COMMIT); /* a synchronous commit is sent again (poll_step) */
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        c->parts[p].commit_sent = -1;
+    }
     if (c->phase != PH_ACTIVE && c->phase != PH_IDLE) {
         c->phase = PH_FIND;
     }
@@ -325,7 +341,7 @@ static void on_channel_timeout(ks_world *world, void *context)
     } else if (ch->index >= CH_FETCH) {
         int32_t broker = ch->index - CH_FETCH + 1;
         for (int32_t p = 0; p < c->topic_partition_count; p++) {
-            if (c->parts[p].leader == broker) {
+            if (c->parts[p].fetch_broker == broker) {
                 c->parts[p].fetch_in_flight = false;
             }
         }
@@ -498,17 +514,20 @@ static void on_heartbeat_timer(ks_world *world, void *context)
     struct ks_consumer *c = context;
     (void)world;
     c->heartbeat_timer = 0;
-    if (c->generation < 0 || c->coordinator < 0 || c->member_id[0] == 0 ||
+    if (c->generation < 0 || c->member_id[0] == 0 ||
         (c->phase != PH_ACTIVE && c->phase != PH_OFFSETS && c->phase != PH_SYNC)) {
         return; /* re-armed when the member joins again */
+    }
+    arm_heartbeat(c);
+    if (c->coordinator < 0) {
+        return; /* being rediscovered (poll_step) */
     }
     if (now_ns(c) >= c->last_heartbeat_ok_ns + (ks_time_ns)c->config->session_timeout_ns) {
         /* Kafka's heartbeat thread: no answer for a whole session. */
         coordinator_unknown(c);
-        start_rejoin(c, "coordinator silent for a session");
+        wake_after(c, 0);
         return;
     }
-    arm_heartbeat(c);
     if (c->channels[CH_HEARTBEAT].in_flight) {
         return;
     }
@@ -635,10 +654,9 @@ static bool handle_group_error(struct ks_consumer *c, int16_t error)
         return false;
     case KS_GROUP_ERR_NOT_COORDINATOR:
     case KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE:
+        /* Rediscover; an active member keeps its generation (the new
+         * coordinator answers UNKNOWN_MEMBER_ID if it does not know it). */
         coordinator_unknown(c);
-        if (c->phase == PH_ACTIVE) {
-            start_rejoin(c, "coordinator moved");
-        }
         return true;
     case KS_GROUP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
         wake_after(c, RETRY_BACKOFF_NS);
@@ -685,6 +703,11 @@ static void on_join_response(struct ks_consumer *c, const uint8_t *message, size
     ks_assert(bytes >= sizeof(r));
     memcpy(&r, message, sizeof(r));
     if (!channel_end(c, CH_GROUP, r.correlation_id) || c->phase != PH_JOIN) {
+        return;
+    }
+    if (r.error_code == KS_GROUP_ERR_MEMBER_ID_REQUIRED) {
+        g_strlcpy(c->member_id, r.member_id, sizeof(c->member_id));
+        send_join(c);
         return;
     }
     if (handle_group_error(c, r.error_code)) {
@@ -837,6 +860,22 @@ static void send_commit(struct ks_consumer *c, bool processed)
 
 static void start_processing(struct ks_consumer *c);
 
+/* CommitFailedException: the member was kicked out or a rebalance runs.
+ * before-process: the batch is not processed (its records go to the next
+ * owner from the last committed offset). */
+static void commit_failed(struct ks_consumer *c, int16_t error)
+{
+    c->commit_then_process = false;
+    c->commit_then_poll = false;
+    g_array_set_size(c->batch, 0);
+    g_array_set_size(c->batch_partitions, 0);
+    c->batch_next = 0;
+    if (!handle_group_error(c, error) || c->rejoin_needed) {
+        c->rejoin_needed = true;
+        start_rejoin(c, "commit failed");
+    }
+}
+
 static void on_commit_response(struct ks_consumer *c, const struct ks_group_simple_response *r)
 {
     if (!channel_end(c, CH_COMMIT, r->correlation_id)) {
@@ -885,18 +924,7 @@ static void on_commit_response(struct ks_consumer *c, const struct ks_group_simp
         wake_after(c, RETRY_BACKOFF_NS);
         return;
     }
-    /* CommitFailedException: the member was kicked out or a rebalance runs.
-     * before-process: the batch is not processed (its records go to the
-     * next owner from the last committed offset). */
-    c->commit_then_process = false;
-    c->commit_then_poll = false;
-    g_array_set_size(c->batch, 0);
-    g_array_set_size(c->batch_partitions, 0);
-    c->batch_next = 0;
-    handle_group_error(c, r->error_code);
-    if (c->phase == PH_ACTIVE && c->rejoin_needed) {
-        start_rejoin(c, "commit failed");
-    }
+    commit_failed(c, r->error_code);
 }
 
 /* ---- fetching ----------------------------------------------------------------------- */
@@ -1063,6 +1091,7 @@ static void send_fetches(struct ks_consumer *c)
                 memcpy(message + position, &fp, sizeof(fp));
                 position += sizeof(fp);
                 part->fetch_in_flight = true;
+                part->fetch_broker = broker;
             }
         }
         send_to_broker(c, broker, KS_MSG_FETCH_REQUEST, message, bytes);
@@ -1129,7 +1158,7 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
         return;
     }
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
-        if (c->parts[p].leader == broker) {
+        if (c->parts[p].fetch_broker == broker) {
             c->parts[p].fetch_in_flight = false;
         }
     }
@@ -1148,7 +1177,6 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
             continue;
         }
         struct part *part = &c->parts[p];
-        part->fetch_in_flight = false;
         if (!part->position_known || part->reset_pending) {
             continue;
         }
@@ -1383,7 +1411,9 @@ static void poll_step(struct ks_consumer *c)
         if (c->commit_then_process || c->commit_then_poll) {
             /* A synchronous commit waits for the coordinator; resend if needed. */
             if (!c->channels[CH_COMMIT].in_flight) {
-                if (c->coordinator < 0) {
+                if (c->generation < 0 || c->member_id[0] == 0) {
+                    commit_failed(c, KS_GROUP_ERR_UNKNOWN_MEMBER_ID);
+                } else if (c->coordinator < 0) {
                     if (!c->channels[CH_GROUP].in_flight) {
                         send_find_coordinator(c);
                     }

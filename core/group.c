@@ -106,6 +106,11 @@ struct offset_entry {
     int64_t offset;
 };
 
+struct client_counter {
+    char client_id[KS_GROUP_CLIENT_ID_BYTES];
+    int32_t issued;
+};
+
 struct group {
     struct coordinator *coordinator; /* not owned */
     char group_id[KS_GROUP_ID_BYTES];
@@ -116,7 +121,8 @@ struct group {
     char leader_id[KS_GROUP_MEMBER_ID_BYTES];
     GPtrArray *members; /* struct member, owned, in join order */
     GArray *offsets;    /* struct offset_entry, sorted by (topic, partition) */
-    int32_t next_member_number;
+    GArray *client_counters;  /* struct client_counter: member ids issued per client id */
+    GPtrArray *pending_ids;   /* char*, owned: ids given with MEMBER_ID_REQUIRED (KIP-394) */
     ks_timer_id join_timer;
     bool initial_delay; /* the first rebalance of an empty group is waiting */
     ks_time_ns join_started_ns;
@@ -345,7 +351,8 @@ static struct group *get_or_create_group(struct coordinator *c, const char *grou
     group->generation = 0;
     group->members = g_ptr_array_new();
     group->offsets = g_array_new(FALSE, TRUE, sizeof(struct offset_entry));
-    group->next_member_number = 1;
+    group->client_counters = g_array_new(FALSE, TRUE, sizeof(struct client_counter));
+    group->pending_ids = g_ptr_array_new_with_free_func(g_free);
     g_ptr_array_add(c->groups, group);
     g_ptr_array_sort(c->groups, compare_group_id);
     return group;
@@ -377,6 +384,8 @@ static void group_free(struct coordinator *c, struct group *group)
     }
     g_ptr_array_free(group->members, TRUE);
     g_array_free(group->offsets, TRUE);
+    g_array_free(group->client_counters, TRUE);
+    g_ptr_array_free(group->pending_ids, TRUE);
     ks_world_cancel(c->world, group->join_timer);
     g_free(group);
 }
@@ -815,21 +824,61 @@ static void handle_join(struct coordinator *c, ks_node_id source,
         return;
     }
     struct group *group = get_or_create_group(c, group_id, partition);
-    struct member *m = NULL;
-    if (request->member_id[0] != 0) {
-        m = find_member(group, request->member_id);
-        if (m == NULL) {
+    if (request->member_id[0] == 0) {
+        /* KIP-394 (2.2+): a new member first gets its id with
+         * MEMBER_ID_REQUIRED and joins again with it, so a retried join
+         * never leaves a ghost member behind. Ids are "<client>-<n>". */
+        struct ks_group_join_response response;
+        memset(&response, 0, sizeof(response));
+        response.correlation_id = request->correlation_id;
+        response.error_code = KS_GROUP_ERR_MEMBER_ID_REQUIRED;
+        response.generation = -1;
+        char client_id[KS_GROUP_CLIENT_ID_BYTES];
+        g_strlcpy(client_id, request->client_id, sizeof(client_id));
+        struct client_counter *counter = NULL;
+        for (guint i = 0; i < group->client_counters->len; i++) {
+            struct client_counter *each =
+                &g_array_index(group->client_counters, struct client_counter, i);
+            if (strcmp(each->client_id, client_id) == 0) {
+                counter = each;
+            }
+        }
+        if (counter == NULL) {
+            struct client_counter fresh;
+            memset(&fresh, 0, sizeof(fresh));
+            g_strlcpy(fresh.client_id, client_id, sizeof(fresh.client_id));
+            g_array_append_val(group->client_counters, fresh);
+            counter = &g_array_index(group->client_counters, struct client_counter,
+                                     group->client_counters->len - 1);
+        }
+        counter->issued++;
+        snprintf(response.member_id, sizeof(response.member_id), "%s-%d", client_id,
+                 counter->issued);
+        g_ptr_array_add(group->pending_ids, g_strdup(response.member_id));
+        send_bytes(c, source, KS_GROUP_JOIN_RESPONSE, &response, sizeof(response));
+        return;
+    }
+    struct member *m = find_member(group, request->member_id);
+    if (m == NULL) {
+        guint pending_index = 0;
+        bool pending = false;
+        for (guint i = 0; i < group->pending_ids->len && !pending; i++) {
+            if (strcmp(g_ptr_array_index(group->pending_ids, i), request->member_id) == 0) {
+                pending = true;
+                pending_index = i;
+            }
+        }
+        if (!pending) {
             send_join_error(c, source, request->correlation_id, KS_GROUP_ERR_UNKNOWN_MEMBER_ID);
             return;
         }
-    } else {
+        g_ptr_array_remove_index(group->pending_ids, pending_index);
         m = g_new0(struct member, 1);
         m->group = group;
         m->owned = g_array_new(FALSE, TRUE, sizeof(struct ks_group_topic_partition));
         m->assignment = g_array_new(FALSE, TRUE, sizeof(struct ks_group_topic_partition));
         g_strlcpy(m->client_id, request->client_id, sizeof(m->client_id));
-        snprintf(m->member_id, sizeof(m->member_id), "%s-%d", m->client_id,
-                 group->next_member_number++);
+        g_strlcpy(m->member_id, request->member_id, sizeof(m->member_id));
         g_ptr_array_add(group->members, m);
         if (group->leader_id[0] == 0) {
             g_strlcpy(group->leader_id, m->member_id, sizeof(group->leader_id));
@@ -1038,9 +1087,13 @@ static void handle_offset_commit(struct coordinator *c, ks_node_id source,
     if (error == KS_GROUP_ERR_NONE) {
         struct group *group = find_group(c, group_id);
         if (request->generation < 0 && request->member_id[0] == 0) {
-            /* A commit outside the group protocol (a rewind): accepted. */
+            /* A commit outside the group protocol (an admin tool): Kafka
+             * accepts it only while the group has no members. */
             if (group == NULL) {
                 group = get_or_create_group(c, group_id, partition);
+            }
+            if (group->state != GROUP_EMPTY) {
+                error = KS_GROUP_ERR_UNKNOWN_MEMBER_ID;
             }
         } else {
             struct member *m = group != NULL ? find_member(group, request->member_id) : NULL;
