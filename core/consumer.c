@@ -1405,6 +1405,19 @@ static void apply_rewind(struct ks_consumer *c)
 
 static void on_start(ks_world *world, void *context);
 
+static bool positions_uncommitted(const struct ks_consumer *c)
+{
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        const struct part *part = &c->parts[p];
+        if (c->assigned[p] && part->position_known && part->buffer->len == 0 &&
+            part->processed_position == part->consumed_position &&
+            part->committed != part->processed_position) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void poll_step(struct ks_consumer *c)
 {
     if (c->processing || c->commit_then_process || c->commit_then_poll) {
@@ -1470,6 +1483,11 @@ static void poll_step(struct ks_consumer *c)
         }
     } else if (c->config->commit == KS_COMMIT_AUTO) {
         wake_after(c, (ks_time_ns)c->config->auto_commit_interval_ns);
+    } else if (positions_uncommitted(c) && c->coordinator >= 0 && c->generation >= 0 &&
+               !c->channels[CH_COMMIT].in_flight) {
+        /* An empty poll followed by commitSync() still commits the position
+         * (after an offset reset, say), as Kafka commits allConsumed(). */
+        send_commit(c, true);
     }
     send_fetches(c);
 }
