@@ -1437,6 +1437,10 @@ static void poll_step(struct ks_consumer *c)
         }
         return;
     }
+    /* The application is back in poll(): the max.poll.interval.ms clock
+     * only runs while it processes a batch (and commits it). */
+    ks_world_cancel(c->world, c->poll_interval_timer);
+    c->poll_interval_timer = 0;
     if (c->rejoin_needed) {
         if (c->config->commit == KS_COMMIT_AUTO && c->generation >= 0 && c->coordinator >= 0 &&
             !c->channels[CH_COMMIT].in_flight) {
@@ -1462,8 +1466,8 @@ static void poll_step(struct ks_consumer *c)
         c->next_auto_commit_ns = now_ns(c) + (ks_time_ns)c->config->auto_commit_interval_ns;
     }
     if (take_batch(c)) {
-        /* poll() was called: restart the max.poll.interval.ms clock. */
-        ks_world_cancel(c->world, c->poll_interval_timer);
+        /* poll() returned records: the application has max.poll.interval.ms
+         * to process them and call poll() again. */
         c->poll_interval_timer = ks_world_schedule(
             c->world, c->node, (ks_time_ns)c->config->max_poll_interval_ns,
             KS_TIMER_CONSUMER_POLL_INTERVAL, on_poll_interval_expired, c);

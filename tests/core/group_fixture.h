@@ -43,6 +43,7 @@ struct gf_fixture {
     struct gf_rebalance rebalances[GF_REBALANCES_MAX];
     int32_t rebalance_count;
     int32_t offset_resets;
+    int32_t poll_interval_exits;   /* members that left for max.poll.interval.ms */
     int32_t unclean_elections;
     int64_t acked_count;
     int32_t processed[GF_PARTITIONS_MAX][GF_OFFSETS_MAX];   /* times each offset was processed */
@@ -64,6 +65,8 @@ static inline void gf_on_event(void *context, const struct ks_cluster_event *eve
             r->generation = atoi(g + strlen("generation "));
         }
         snprintf(r->detail, sizeof(r->detail), "%s", event->detail);
+    } else if (event->kind == KS_EV_INFO && strstr(event->detail, "max.poll.interval.ms") != NULL) {
+        f->poll_interval_exits++;
     } else if (event->kind == KS_EV_OFFSET_RESET) {
         f->offset_resets++;
     } else if (event->kind == KS_EV_UNCLEAN_ELECTION) {

@@ -33,7 +33,6 @@ static void run_crash(struct gf_fixture *f, enum ks_commit_mode mode, int64_t *l
     gf_run_until(f, 15 * GF_S);
     CU_ASSERT_TRUE(gf_drain(f, 120 * GF_S));
     gf_count(f, lost, duplicates);
-    if (getenv("GF_VERBOSE")) fprintf(stderr, "mode %d lost %lld dup %lld consumed %lld rebalances %d\n", (int)mode, (long long)*lost, (long long)*duplicates, (long long)f->consumed_count, f->rebalance_count);
     CU_ASSERT_EQUAL(f->acked_count, 4000);
 }
 

@@ -156,6 +156,52 @@ static void test_coordinator_failover(void)
     free(f);
 }
 
+/* A long pause (a GC pause, say) of a member stops its heartbeats too: the
+ * coordinator removes it after session.timeout.ms and gives its partitions
+ * to the other member; after the pause it finds out and joins again. */
+static void test_paused_member_times_out_and_rejoins(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 13, 2, 200, 20000, 2);
+    gf_start(f);
+    ks_node_id c2 = ks_cluster_consumer_node(&f->spec, 1);
+    gf_run_until(f, 5 * GF_S);
+    CU_ASSERT_EQUAL_FATAL(f->rebalance_count, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(f->rebalances[0].detail, "c2-1=orders-1"));
+    ks_world_node_pause(f->env.world, c2);
+    gf_run_until(f, 15 * GF_S);
+    CU_ASSERT_EQUAL_FATAL(f->rebalance_count, 2);
+    CU_ASSERT(f->rebalances[1].at_ns >= 5 * GF_S + 5 * GF_S);
+    CU_ASSERT_PTR_NOT_NULL(strstr(f->rebalances[1].detail, "c1-1=orders-0,orders-1"));
+    ks_world_node_resume(f->env.world, c2);
+    gf_run_until(f, 25 * GF_S);
+    CU_ASSERT_EQUAL(f->rebalance_count, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(f->rebalances[2].detail, "c2-"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(f->rebalances[2].detail, "=orders-1"));
+    gf_deinit(f);
+    free(f);
+}
+
+/* A member whose batch takes longer than max.poll.interval.ms leaves the
+ * group (Kafka's heartbeat thread sends LeaveGroup) and rejoins at its next
+ * poll, with a new generation each time. */
+static void test_slow_processing_exceeds_max_poll_interval(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 17, 2, 500, 20000, 1);
+    f->consumers[0].processing_ns = 20 * (int64_t)GF_MS;
+    f->consumers[0].max_poll_records = 200;              /* 4 s per full batch */
+    f->consumers[0].max_poll_interval_ns = 2000 * (int64_t)GF_MS;
+    f->consumers[0].start_ns = 3 * (int64_t)GF_S;         /* a backlog fills the first poll */
+    gf_start(f);
+    gf_run_until(f, 20 * GF_S);
+    CU_ASSERT(f->poll_interval_exits >= 1);
+    CU_ASSERT(f->rebalance_count >= 2);
+    CU_ASSERT(f->rebalances[f->rebalance_count - 1].generation >= 2);
+    gf_deinit(f);
+    free(f);
+}
+
 void ks_test_register_group(void)
 {
     static const struct ks_test_case cases[] = {
@@ -164,6 +210,8 @@ void ks_test_register_group(void)
         { "generations_join_crash_restart", test_generations_join_crash_restart },
         { "clean_run_processes_each_record_once", test_clean_run_processes_each_record_once },
         { "coordinator_failover", test_coordinator_failover },
+        { "paused_member_times_out_and_rejoins", test_paused_member_times_out_and_rejoins },
+        { "slow_processing_exceeds_max_poll_interval", test_slow_processing_exceeds_max_poll_interval },
     };
     KS_TEST_ADD_SUITE("core/group", cases);
 }
