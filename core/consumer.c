@@ -125,6 +125,7 @@ struct part {
     bool reset_pending;        /* needs ListOffsets */
     int64_t reset_timestamp;   /* KS_LIST_OFFSETS_EARLIEST / LATEST or ms */
     bool reset_is_rewind;
+    int64_t out_of_range_offset; /* the position the leader refused, -1: nothing committed */
     bool idle_no_offset;       /* auto.offset.reset = none and nothing committed */
     int64_t fetch_position;    /* next offset to fetch */
     int64_t consumed_position; /* after the last record returned by a poll */
@@ -807,6 +808,7 @@ static void on_offset_fetch_response(struct ks_consumer *c, const uint8_t *messa
         } else {
             part->reset_pending = true;
             part->reset_is_rewind = false;
+            part->out_of_range_offset = -1;
             part->reset_timestamp = c->config->auto_offset_reset == KS_RESET_EARLIEST
                                         ? KS_LIST_OFFSETS_EARLIEST
                                         : KS_LIST_OFFSETS_LATEST;
@@ -1027,15 +1029,25 @@ static void on_list_offsets_response(struct ks_consumer *c,
     char *detail = g_strdup_printf("consumer %s group %s %s-%d %s to %s offset %" G_GINT64_FORMAT,
              c->config->name, c->config->group_id, topic_name(c), p,
              part->reset_is_rewind ? "rewound" : "reset", how, r->offset);
-    char *explain = g_strdup_printf(
-        part->reset_is_rewind
-            ? "Consumer %s was rewound: it seeks %s-%d to offset %" G_GINT64_FORMAT
-              " and will process the records from there again."
-            : "Consumer %s had no valid position for %s-%d (no committed offset, or the "
-              "committed offset is outside the log), so it applies auto.offset.reset and "
-              "starts at offset %" G_GINT64_FORMAT ". Records between the old position and "
-              "this one are skipped or read again.",
-        c->config->name, topic_name(c), p, r->offset);
+    char *explain;
+    if (part->reset_is_rewind) {
+        explain = g_strdup_printf("Consumer %s was rewound: it seeks %s-%d to offset %" G_GINT64_FORMAT
+                                  " and will process the records from there again.",
+                                  c->config->name, topic_name(c), p, r->offset);
+    } else if (part->out_of_range_offset >= 0) {
+        explain = g_strdup_printf(
+            "The leader of %s-%d refused consumer %s's position %" G_GINT64_FORMAT
+            " as out of range (below the log start or above the log end, e.g. after "
+            "retention or a truncation), so the consumer applies auto.offset.reset=%s and "
+            "moves to offset %" G_GINT64_FORMAT ": records in between are skipped or read "
+            "again.",
+            topic_name(c), p, c->config->name, part->out_of_range_offset, how, r->offset);
+    } else {
+        explain = g_strdup_printf(
+            "Group %s has no committed offset for %s-%d, so consumer %s applies "
+            "auto.offset.reset=%s and starts at offset %" G_GINT64_FORMAT ".",
+            c->config->group_id, topic_name(c), p, c->config->name, how, r->offset);
+    }
     emit(c, KS_EV_OFFSET_RESET, p, detail, explain);
     g_free(detail);
     g_free(explain);
@@ -1137,10 +1149,19 @@ static void offset_out_of_range(struct ks_consumer *c, struct part *part)
     if (c->config->auto_offset_reset == KS_RESET_NONE) {
         part->idle_no_offset = true;
         part->position_known = false;
+        char *detail = g_strdup_printf(
+            "consumer %s: offset %" G_GINT64_FORMAT " of %s-%d is out of range and "
+            "auto.offset.reset=none", c->config->name, part->fetch_position, topic_name(c),
+            part->partition);
+        emit(c, KS_EV_OFFSET_RESET, part->partition, detail,
+             "With auto.offset.reset=none an out-of-range position is an error for the "
+             "application; this consumer leaves the partition unread.");
+        g_free(detail);
         return;
     }
     part->reset_pending = true;
     part->reset_is_rewind = false;
+    part->out_of_range_offset = part->fetch_position;
     part->reset_timestamp = c->config->auto_offset_reset == KS_RESET_EARLIEST
                                 ? KS_LIST_OFFSETS_EARLIEST
                                 : KS_LIST_OFFSETS_LATEST;
