@@ -111,3 +111,7 @@ int64_t ks_broker_log_start_offset(struct ks_broker *broker, int32_t topic_index
 void ks_broker_emit(struct ks_broker *broker, enum ks_cluster_event_kind kind,
                     int32_t topic_index, int32_t partition, const char *detail,
                     const char *explain);
+
+/* Tests and benchmarks: the broker object of a cluster (core/cluster.c);
+ * NULL for a bad id. Borrowed. */
+struct ks_broker *ks_cluster_broker(struct ks_cluster *cluster, int32_t broker_id);

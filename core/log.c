@@ -1232,8 +1232,15 @@ static void load_segments(struct ks_log *log, int64_t recovery_point, bool clean
             if (segment_load_indexes(log, segment) && segment_finish_from_index(log, segment)) {
                 continue;
             }
-            /* A missing or damaged index: recover that segment alone. */
-            segment_recover(log, segment, report);
+            /* A missing or damaged index, or a damaged tail: recover the
+             * segment. Unlike Kafka (which keeps later segments then), a
+             * bad batch ends the log here, so that what remains is always a
+             * prefix without a gap. */
+            struct scan_result result = segment_recover(log, segment, report);
+            if (result.stop_reason != NULL) {
+                delete_segments_from(log, i + 1, report);
+                break;
+            }
             continue;
         }
         struct scan_result result = segment_recover(log, segment, report);
@@ -1300,6 +1307,13 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     memset(&report, 0, sizeof(report));
 
     ks_disk_mkdir(world, node, dir);
+    /* Kafka creates the (empty) leader-epoch-checkpoint with the log; doing
+     * it first also means the folder is never listed empty. */
+    char *epoch_path = g_strdup_printf("%s/%s", dir, EPOCH_CHECKPOINT_NAME);
+    if (!ks_disk_exists(world, node, epoch_path)) {
+        epoch_persist(log);
+    }
+    g_free(epoch_path);
     finish_interrupted_operations(log);
     collect_segments(log);
     epoch_load(log);
@@ -1307,6 +1321,7 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
         segment_open_files(log, segment_at(log, i), 0);
     }
     log_estimate_leo_before(log, &report);
+    GArray *epochs_before = g_array_copy(log->epochs);
     load_segments(log, recovery_point, clean_shutdown, &report);
     if (log->segments->len == 0) {
         struct segment *segment = segment_new(0);
@@ -1322,7 +1337,13 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     /* The cache must not name offsets the log no longer has (R8). */
     bool changed = epoch_truncate_from_end(log, log->leo);
     changed = epoch_truncate_from_start(log, log->log_start_offset) || changed;
-    if (changed || report.recovered) {
+    /* Recovery may also have added entries from the batches' epochs. */
+    changed = changed || epochs_before->len != log->epochs->len ||
+              (log->epochs->len > 0 && memcmp(epochs_before->data, log->epochs->data,
+                                               (size_t)log->epochs->len *
+                                                   sizeof(struct epoch_entry)) != 0);
+    g_array_free(epochs_before, TRUE);
+    if (changed) {
         epoch_persist(log);
     }
     report.leo_after = log->leo;

@@ -80,6 +80,7 @@ enum ks_error {
     KS_ERR_UNKNOWN_LEADER_EPOCH = 75,
     KS_ERR_OFFSET_NOT_AVAILABLE = 78,
     KS_ERR_INVALID_UPDATE_VERSION = 96, /* AlterPartition with a stale partition epoch */
+    KS_ERR_DUPLICATE_BROKER_REGISTRATION = 101, /* old incarnation's session still valid */
 };
 
 /* "NOT_LEADER_OR_FOLLOWER" etc.; "UNKNOWN" for codes not listed above. */
@@ -113,6 +114,7 @@ static inline const char *ks_error_name(int16_t error_code)
     case KS_ERR_UNKNOWN_LEADER_EPOCH: return "UNKNOWN_LEADER_EPOCH";
     case KS_ERR_OFFSET_NOT_AVAILABLE: return "OFFSET_NOT_AVAILABLE";
     case KS_ERR_INVALID_UPDATE_VERSION: return "INVALID_UPDATE_VERSION";
+    case KS_ERR_DUPLICATE_BROKER_REGISTRATION: return "DUPLICATE_BROKER_REGISTRATION";
     }
     return "UNKNOWN";
 }
@@ -300,14 +302,16 @@ struct ks_fetch_response_partition {
     int64_t hw;                  /* HighWatermark */
     int64_t log_start_offset;
     int64_t leader_leo;          /* ksim extra, for observers; not used for decisions */
-    /* Diverging epoch (KIP-320 fetch path): when diverging_epoch >= 0 the
-     * follower's log diverges; it must truncate to diverging_end_offset
-     * (or to its own end offset of that epoch if smaller) and refetch. */
+    /* Diverging epoch (KIP-320 fetch path): when `diverging` is 1 the
+     * follower's log diverges from the leader's; no records come with it.
+     * The follower truncates to min(diverging_end_offset, its own end offset
+     * for diverging_epoch) and fetches again; diverging_epoch -1 means the
+     * leader knows no epoch that old: the follower truncates to its HW. */
     int32_t diverging_epoch;
     int32_t leader_epoch;        /* the leader's current epoch */
     int64_t diverging_end_offset;
     int16_t error_code;
-    int16_t reserved;
+    int16_t diverging;
     uint32_t records_bytes;
 };
 
@@ -396,6 +400,7 @@ struct ks_partition_state {
 };
 
 struct ks_partition_state_push {
+    int64_t broker_epoch;      /* the incarnation it is meant for; others ignore it */
     int64_t metadata_version;  /* controller version these entries bring the broker to */
     int32_t partition_count;
     int32_t broker_count;

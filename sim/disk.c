@@ -406,12 +406,46 @@ static void record_truncate(ks_world *world, struct ks__file_record *record, int
     record->has_last_write = false;
 }
 
+/* A file with no open handle may have been changed behind the world's back
+ * (a test or tool writing the real file). If its size or inode changed, the
+ * record starts again from the file as found, taken as durable (D1). Returns
+ * false if the file is gone. */
+static bool record_check_external(ks_world *world, struct ks__file_record *record)
+{
+    char *real = ks_world_real_path(world, record->path);
+    struct stat st;
+    bool exists = stat(real, &st) == 0;
+    g_free(real);
+    if (!exists) {
+        return false;
+    }
+    bool changed = (int64_t)st.st_size != record->size_bytes;
+    struct stat open_st;
+    if (!changed && record->fd >= 0 && fstat(record->fd, &open_st) == 0) {
+        changed = open_st.st_ino != st.st_ino || open_st.st_dev != st.st_dev;
+    }
+    if (!changed) {
+        return true;
+    }
+    record_close_fd(world, record);
+    undo_clear(record);
+    record->size_bytes = (int64_t)st.st_size;
+    record->durable_size_bytes = record->size_bytes;
+    record->synced = true;
+    record->has_last_write = false;
+    return true;
+}
+
 ks_file *ks_disk_open(ks_world *world, ks_node_id node, const char *path, unsigned flags,
                       enum ks_io_result *result)
 {
     check_path(path, false);
     ks_assert(node < world->node_count);
     struct ks__file_record *record = record_lookup(world, path);
+    if (record != NULL && record->handle_count == 0 && !record_check_external(world, record)) {
+        record_detach(world, record); /* deleted behind the world's back */
+        record = NULL;
+    }
     if (record == NULL) {
         char *real = ks_world_real_path(world, path);
         struct stat st;

@@ -104,9 +104,16 @@ void ks__event_free(ks_world *world, uint32_t slot)
 
 /* ---- the 4-ary heap ----------------------------------------------------- */
 
+/* (at_ns, seq_slot) as one 128-bit number: a branch-free comparison, which
+ * matters because the heap's comparisons are unpredictable by nature. */
+static inline unsigned __int128 entry_key(const struct ks__heap_entry *e)
+{
+    return ((unsigned __int128)e->at_ns << 64) | e->seq_slot;
+}
+
 static inline bool entry_less(const struct ks__heap_entry *a, const struct ks__heap_entry *b)
 {
-    return a->at_ns < b->at_ns || (a->at_ns == b->at_ns && a->seq_slot < b->seq_slot);
+    return entry_key(a) < entry_key(b);
 }
 
 static void sift_down(struct ks__heap_entry *heap, uint32_t count, uint32_t index)

@@ -55,7 +55,7 @@ void ks_world_trace_mix(ks_world *world, uint32_t kind, ks_node_id node, const v
 
 /* Crash: drop node's timers and in-flight messages to it; the node is down
  * until restarted. With power_loss, every file of the node loses its unsynced
- * bytes (and the last unsynced write may be torn, KS_RNG_FAULT). */
+ * bytes (and the last unsynced write may be torn, KS_RNG_DISK; see sim/disk.c). */
 void ks_world_node_crash(ks_world *world, ks_node_id node, bool power_loss);
 void ks_world_node_restart(ks_world *world, ks_node_id node);
 void ks_world_node_pause(ks_world *world, ks_node_id node);

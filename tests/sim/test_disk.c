@@ -16,6 +16,7 @@
 #include "../testlib.h"
 
 #include <dirent.h>
+#include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +91,19 @@ static void test_basic_io(void)
     CU_ASSERT_EQUAL(ks_disk_size(file), 0); /* both handles see one file */
     ks_disk_close(again);
     ks_disk_close(file);
+    /* Changed behind the world's back while closed (a test writing the real
+     * file): the next open sees the file as it is. */
+    real = ks_world_real_path(env.world, "b1/p-0/0.log");
+    CU_ASSERT_TRUE(g_file_set_contents(real, "external!", 9, NULL));
+    file = ks_disk_open(env.world, 1, "b1/p-0/0.log", 0, &result);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    CU_ASSERT_EQUAL(ks_disk_size(file), 9);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(env.world, 1, "b1/p-0/0.log"), 9);
+    ks_disk_close(file);
+    CU_ASSERT_EQUAL(g_unlink(real), 0);
+    CU_ASSERT_PTR_NULL(ks_disk_open(env.world, 1, "b1/p-0/0.log", 0, &result));
+    CU_ASSERT_EQUAL(result, KS_IO_NOT_FOUND);
+    g_free(real);
     ks_test_env_deinit(&env);
 }
 

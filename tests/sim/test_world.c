@@ -7,13 +7,19 @@
 ** reports an unusable run folder as a GError. Method: a small gossip workload
 ** (nodes forward messages to random peers after random delays, with jitter,
 ** loss, a crash, a pause and a partition) runs twice per seed, writing its
-** trace to memory, and the results are compared.
+** trace to memory, and the results are compared. Misuse (bad paths, time
+** overflow, crashing the driver, unknown nodes) must abort through ks_assert:
+** checked in a forked child.
 */
 #include "../testlib.h"
 
 #include "../../core/base.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 struct gossip {
     ks_world *world;
@@ -217,6 +223,74 @@ static void test_free_closes_open_handles(void)
     ks_test_env_deinit(&env);
 }
 
+/* Runs fn in a child process and reports whether it died of ks_assert
+ * (abort). The child never returns to CUnit. */
+static bool dies(void (*fn)(ks_world *world), ks_world *world)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null_fd = open("/dev/null", O_WRONLY);
+        dup2(null_fd, 2);
+        fn(world);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+static void misuse_dotdot(ks_world *world)
+{
+    ks_disk_open(world, 1, "a/../b", KS_DISK_CREATE, NULL);
+}
+
+static void misuse_absolute(ks_world *world)
+{
+    ks_disk_exists(world, 1, "/etc/passwd");
+}
+
+static void misuse_empty_component(ks_world *world)
+{
+    ks_disk_mkdir(world, 1, "a//b");
+}
+
+static void misuse_overflow(ks_world *world)
+{
+    ks_world_run_until(world, 10);
+    ks_world_schedule(world, 1, UINT64_MAX - 5, 1, noop, NULL);
+}
+
+static void misuse_crash_driver(ks_world *world)
+{
+    ks_world_node_crash(world, KS_NODE_DRIVER, false);
+}
+
+static void misuse_bad_node(ks_world *world)
+{
+    ks_world_send(world, 1, 99, 1, "x", 1);
+}
+
+static void fine(ks_world *world)
+{
+    ks_world_schedule(world, 1, UINT64_MAX - 20, 1, noop, NULL);
+    ks_disk_mkdir(world, 1, "a/..b/c.d");
+}
+
+static void test_misuse_asserts(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 3);
+    CU_ASSERT_FALSE(dies(fine, env.world));
+    CU_ASSERT_TRUE(dies(misuse_dotdot, env.world));
+    CU_ASSERT_TRUE(dies(misuse_absolute, env.world));
+    CU_ASSERT_TRUE(dies(misuse_empty_component, env.world));
+    CU_ASSERT_TRUE(dies(misuse_overflow, env.world));
+    CU_ASSERT_TRUE(dies(misuse_crash_driver, env.world));
+    CU_ASSERT_TRUE(dies(misuse_bad_node, env.world));
+    ks_test_env_deinit(&env);
+}
+
 void ks_test_register_world(void)
 {
     static const struct ks_test_case cases[] = {
@@ -225,6 +299,7 @@ void ks_test_register_world(void)
         {"hash_covers_payload_and_mix", test_hash_covers_payload_and_mix},
         {"bad_run_dir", test_bad_run_dir},
         {"free_closes_open_handles", test_free_closes_open_handles},
+        {"misuse_asserts", test_misuse_asserts},
     };
     KS_TEST_ADD_SUITE("sim/world", cases);
 }
