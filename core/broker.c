@@ -1792,6 +1792,26 @@ static void log_tasks_tick(ks_world *world, void *context)
 
 /* ---- receiving --------------------------------------------------------------------- */
 
+#ifdef KS_DEBUG
+/* Whole-broker check after every message (make DEBUG=1; STYLE 3.7). */
+static void broker_check(const struct ks_broker *broker)
+{
+    for (int32_t t = 0; t < broker->topic_count; t++) {
+        for (int32_t p = 0; p < broker->topics[t].partition_count; p++) {
+            const struct replica *replica = broker->replicas[t][p];
+            if (replica == NULL || replica->log == NULL) {
+                continue;
+            }
+            replica_check(broker, replica);
+            if (replica->role == KS_ROLE_LEADER) {
+                ks_assert(replica->state.leader == broker->id);
+                ks_assert(replica->epoch_start_offset <= leo_of(replica));
+            }
+        }
+    }
+}
+#endif
+
 static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
                        const void *message, size_t message_bytes, void *context)
 {
@@ -1861,6 +1881,9 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
     default:
         break;
     }
+#ifdef KS_DEBUG
+    broker_check(broker);
+#endif
 }
 
 /* ---- life cycle ----------------------------------------------------------------------- */
