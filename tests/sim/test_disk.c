@@ -113,6 +113,12 @@ static void test_whole_file_ops(void)
     ks_test_env_init(&env, 1, 2);
     CU_ASSERT_PTR_NULL(ks_disk_list(env.world, 1, "b1"));
     CU_ASSERT_EQUAL(ks_disk_mkdir(env.world, 1, "b1/x/y"), KS_IO_OK);
+    char **empty = ks_disk_list(env.world, 1, "b1/x/y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(empty);
+    CU_ASSERT_PTR_NULL(empty[0]);
+    ks_disk_list_free(empty);
+    ks_world_node_crash(env.world, 1, true); /* a node without files */
+    ks_world_node_restart(env.world, 1);
     CU_ASSERT_TRUE(ks_disk_exists(env.world, 1, "b1/x/y"));
     const char *names[] = {"b1/c", "b1/a", "b1/B", "b1/b"};
     for (int i = 0; i < 4; i++) {
