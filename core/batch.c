@@ -712,6 +712,10 @@ bool ks_record_iter_next(struct ks_record_iter *iter, struct ks_record_view *out
 {
     const struct ks_batch_view *batch = iter->batch;
     mark(malformed_out, false);
+    if (batch->record_count < 0) {
+        mark(malformed_out, true);
+        return false;
+    }
     if (iter->record_index >= batch->record_count) {
         /* Bytes left over after the declared records are as wrong as too few. */
         if (iter->position_bytes != batch->records_bytes) {
