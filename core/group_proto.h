@@ -54,6 +54,7 @@ enum ks_group_kind {
 #define KS_GROUP_ERR_INCONSISTENT_GROUP_PROTOCOL 23
 #define KS_GROUP_ERR_UNKNOWN_MEMBER_ID 25
 #define KS_GROUP_ERR_REBALANCE_IN_PROGRESS 27
+#define KS_GROUP_ERR_MEMBER_ID_REQUIRED 79 /* KIP-394: join again with the given member_id */
 
 #define KS_GROUP_ID_BYTES 256   /* as struct ks_consumer_config group_id */
 #define KS_GROUP_MEMBER_ID_BYTES 96
@@ -176,8 +177,9 @@ struct ks_group_offset_entry {
 };
 
 /* Followed by entry_count struct ks_group_offset_entry. generation -1 and
- * member_id "" commit outside the group protocol (as Kafka's admin reset,
- * used by a rewind); otherwise both must match the group's. */
+ * member_id "" commit outside the group protocol (as Kafka's admin tools),
+ * accepted only while the group is empty; otherwise both must match the
+ * group's. */
 struct ks_group_offset_commit_request {
     int32_t correlation_id;
     int32_t generation;

@@ -747,7 +747,9 @@ char **ks_disk_list(ks_world *world, ks_node_id node, const char *path)
         g_ptr_array_add(names, g_strdup(name));
     }
     g_dir_close(dir);
-    qsort(names->pdata, names->len, sizeof(char *), name_compare);
+    if (names->len > 1) {
+        qsort(names->pdata, names->len, sizeof(char *), name_compare);
+    }
     g_ptr_array_add(names, NULL);
     return (char **)g_ptr_array_free(names, FALSE);
 }
@@ -849,7 +851,9 @@ void ks__disk_power_loss(ks_world *world, ks_node_id node)
         }
     }
     /* Sorted, so the KS_RNG_DISK draws do not depend on hash-table order. */
-    qsort(mine->pdata, mine->len, sizeof(void *), record_path_compare);
+    if (mine->len > 1) {
+        qsort(mine->pdata, mine->len, sizeof(void *), record_path_compare);
+    }
     for (guint i = 0; i < mine->len; i++) {
         power_loss_file(world, mine->pdata[i]);
     }

@@ -1586,13 +1586,16 @@ static bool target_is_broker(const struct ks_target *target)
            target->kind != KS_TARGET_NONE;
 }
 
-/* Rules between keys of one fault, after each key parsed. */
+static bool fault_action_rules(const struct ks_scenario *scenario,
+                               const struct raw_section *section, const struct ks_fault *fault,
+                               bool needs_target, GError **error);
+
+/* Rules between keys of one fault, after each key parsed: when it fires. */
 static bool fault_rules(const struct ks_scenario *scenario, const struct raw_section *section,
                         struct ks_fault *fault, bool needs_target, GError **error)
 {
     const struct raw_entry *at = entry_find(section, "at");
     const struct raw_entry *when = entry_find(section, "when");
-    const struct raw_entry *target = entry_find(section, "target");
     if (at == NULL && when == NULL) {
         return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
                        "[fault %s] needs 'at' (a time) or 'when' (a trigger)", section->name);
@@ -1617,6 +1620,15 @@ static bool fault_rules(const struct ks_scenario *scenario, const struct raw_sec
         return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, delay,
                        "delay applies to a 'when' trigger; with 'at' change the time");
     }
+    return fault_action_rules(scenario, section, fault, needs_target, error);
+}
+
+/* Rules that depend on the action: required keys and target kinds. */
+static bool fault_action_rules(const struct ks_scenario *scenario,
+                               const struct raw_section *section, const struct ks_fault *fault,
+                               bool needs_target, GError **error)
+{
+    const struct raw_entry *target = entry_find(section, "target");
     if (needs_target && target == NULL) {
         return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
                        "[fault %s] (%s) needs a 'target'", section->name,

@@ -89,7 +89,7 @@ void ks_world_disk_set_node_delay(ks_world *world, ks_node_id node, ks_time_ns e
 /* Flips (XOR 0xFF) byte_count bytes of a file at position, durably. */
 bool ks_world_disk_corrupt(ks_world *world, ks_node_id node, const char *path,
                            int64_t position_bytes, size_t byte_count);
-/* Bytes of the file that survive power loss now. */
+/* Bytes of the file that survive power loss now; -1 if there is no such file. */
 int64_t ks_world_disk_durable_size(ks_world *world, ks_node_id node, const char *path);
 uint64_t ks_world_disk_fsync_count(const ks_world *world, ks_node_id node);
 /* Real path of a run-relative path, for tools that read files directly

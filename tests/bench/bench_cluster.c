@@ -1,10 +1,9 @@
 /* tests/bench/bench_cluster.c: how fast the cluster model runs.
  *
  * Workload: 3 brokers, one topic with 12 partitions and RF 3, 50,000
- * records/s of 100-byte values for 60 simulated seconds, acks=all. When the
- * producer module is linked in (core/producer.c) a real producer drives it;
- * otherwise a driver timer appends a batch to every partition leader every
- * 5 ms (linger.ms = 5), which is what the producer would send. Prints:
+ * records/s of 100-byte values (1000 keys) for 60 simulated seconds, sent by
+ * one producer of core/producer.c with Kafka's defaults (acks=all,
+ * idempotent, linger.ms 5, batch.size 16 KiB). Prints:
  *
  *   BENCH cluster_speedup <sim-s per wall-s> sim-s/wall-s ratio=<same>
  *   BENCH cluster_events_per_s <events per wall second> events/s ratio=<that /
@@ -19,6 +18,7 @@
 #include "../../core/broker.h"
 #include "../../core/cluster.h"
 #include "../../core/log.h"
+#include "../../core/producer.h"
 #include "../../sim/world.h"
 
 #include <fcntl.h>
@@ -42,64 +42,6 @@ static double wall_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-struct driver {
-    ks_world *world;
-    struct ks_cluster *cluster;
-    int64_t records;
-    int64_t acked;
-    int64_t failed;
-    int64_t batches;
-    int64_t batch_bytes;
-    uint64_t carry; /* records owed (in 1/200 s units) */
-};
-
-static void on_done(void *context, int16_t error, int64_t base_offset)
-{
-    (void)base_offset;
-    struct driver *d = context;
-    if (error == 0) {
-        d->acked++;
-    } else {
-        d->failed++;
-    }
-}
-
-static void tick(ks_world *world, void *context)
-{
-    struct driver *d = context;
-    if (ks_world_now_ns(world) >= (ks_time_ns)DURATION_S * KS_NS_PER_S) {
-        return;
-    }
-    /* 50,000 records/s in 5 ms ticks: 250 per tick over 12 partitions. */
-    int32_t per_tick = RATE_PER_S / (int32_t)(KS_NS_PER_S / TICK_NS);
-    char value[VALUE_BYTES];
-    memset(value, 'v', sizeof value);
-    for (int32_t p = 0; p < PARTITIONS; p++) {
-        int32_t count = per_tick / PARTITIONS + (p < per_tick % PARTITIONS ? 1 : 0);
-        int32_t leader = ks_cluster_leader(d->cluster, 0, p);
-        if (leader < 1 || count == 0) {
-            continue;
-        }
-        struct ks_batch_builder builder;
-        int64_t ts = KS_EPOCH_BASE_MS + (int64_t)(ks_world_now_ns(world) / KS_NS_PER_MS);
-        ks_batch_builder_init(&builder, ts, -1, -1, -1);
-        for (int32_t i = 0; i < count; i++) {
-            char key[16];
-            int key_bytes = snprintf(key, sizeof key, "k%" G_GINT64_FORMAT, d->records % 1000);
-            ks_batch_builder_add(&builder, ts, key, key_bytes, value, VALUE_BYTES, NULL, 0);
-            d->records++;
-        }
-        GByteArray *batch = ks_batch_builder_finish(&builder);
-        ks_batch_builder_deinit(&builder);
-        d->batches++;
-        d->batch_bytes += batch->len;
-        ks_broker_append_for_test(ks_cluster_broker(d->cluster, leader), 0, p, KS_ACKS_ALL,
-                                  batch->data, batch->len, on_done, d);
-        g_byte_array_unref(batch);
-    }
-    ks_world_schedule(world, KS_NODE_DRIVER, TICK_NS, 1, tick, d);
 }
 
 /* A bare binary min-heap of (time, seq): the scheduler's floor. */
@@ -234,11 +176,34 @@ int main(void)
     topic->log.cleanup_delete = true;
     topic->log.min_cleanable_dirty_ratio_permille = 500;
     topic->log.max_message_bytes = 1048588;
+    struct ks_producer_config producer;
+    memset(&producer, 0, sizeof producer);
+    g_strlcpy(producer.name, "p1", sizeof producer.name);
+    producer.topic_index = 0;
+    producer.acks = KS_ACKS_ALL;
+    producer.enable_idempotence = true;
+    producer.retries = INT32_MAX;
+    producer.max_in_flight = 5;
+    producer.linger_ns = 5 * (int64_t)KS_NS_PER_MS;
+    producer.batch_size_bytes = 16384;
+    producer.buffer_memory_bytes = 33554432;
+    producer.delivery_timeout_ns = 120 * (int64_t)KS_NS_PER_S;
+    producer.request_timeout_ns = 30 * (int64_t)KS_NS_PER_S;
+    producer.retry_backoff_ns = 100 * (int64_t)KS_NS_PER_MS;
+    producer.retry_backoff_ns_max = 1 * (int64_t)KS_NS_PER_S;
+    producer.metadata_max_age_ns = 300 * (int64_t)KS_NS_PER_S;
+    producer.max_block_ns = 60 * (int64_t)KS_NS_PER_S;
+    producer.rate_per_s = RATE_PER_S;
+    producer.count = (int64_t)RATE_PER_S * DURATION_S;
+    producer.key_count = 1000;
+    producer.value_bytes = VALUE_BYTES;
     struct ks_cluster_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.cluster = &cluster;
     spec.topics = topic;
     spec.topic_count = 1;
+    spec.producers = &producer;
+    spec.producer_count = 1;
 
     GError *error = NULL;
     char *run_dir = g_dir_make_tmp("ksim-bench-XXXXXX", &error);
@@ -266,11 +231,6 @@ int main(void)
 
     double start = wall_s();
     ks_cluster_start(model);
-    struct driver driver;
-    memset(&driver, 0, sizeof driver);
-    driver.world = world;
-    driver.cluster = model;
-    ks_world_schedule(world, KS_NODE_DRIVER, 100 * KS_NS_PER_MS, 1, tick, &driver);
     ks_world_run_until(world, (ks_time_ns)(DURATION_S + 1) * KS_NS_PER_S);
     double elapsed = wall_s() - start;
 
@@ -285,18 +245,19 @@ int main(void)
     }
     uint64_t events = ks_world_event_count(world);
     double sim_s = (double)(DURATION_S + 1);
-    int64_t chunk = driver.batches > 0 ? driver.batch_bytes / driver.batches : 4096;
+    /* The producer's batches: ~16 KiB each at this rate (batch.size). */
+    int64_t chunk = 16384;
     double write_s = plain_write_s(run_dir, log_bytes, chunk);
     double heap = heap_rate(20000000);
     double events_per_s = (double)events / elapsed;
     double overhead = write_s > 0 ? elapsed / write_s : 0;
 
-    printf("# bench_cluster: producer module not used: a driver appends one acks=all batch per "
-           "partition leader every 5 ms\n");
-    printf("# records %" G_GINT64_FORMAT ", batches acked %" G_GINT64_FORMAT " failed %" G_GINT64_FORMAT
+    int64_t sent = ks_cluster_producer_sent_count(model, 0);
+    int64_t acked = ks_cluster_producer_acked_count(model, 0);
+    printf("# records sent %" G_GINT64_FORMAT " acked %" G_GINT64_FORMAT
            ", log bytes on 3 brokers %" G_GINT64_FORMAT ", events %" G_GUINT64_FORMAT
            ", wall %.2f s, plain write %.3f s\n",
-           driver.records, driver.acked, driver.failed, log_bytes, events, elapsed, write_s);
+           sent, acked, log_bytes, events, elapsed, write_s);
     printf("BENCH cluster_speedup %.2f sim-s/wall-s ratio=%.2f\n", sim_s / elapsed,
            sim_s / elapsed);
     printf("BENCH cluster_events_per_s %.0f events/s ratio=%.4f\n", events_per_s,
@@ -311,5 +272,5 @@ int main(void)
     remove_tree(run_dir);
     g_free(run_dir);
     free(topic);
-    return driver.acked > 0 ? 0 : 1;
+    return acked > 0 ? 0 : 1;
 }

@@ -56,6 +56,9 @@ struct harness {
     struct h_append appends[H_APPENDS_MAX];
     int32_t append_count;
     bool verbose;
+    struct ks_producer_config producer; /* used when producer_count is 1 */
+    int32_t producer_count;
+    GArray *outcomes; /* struct ks_record_outcome (key dropped) */
 };
 
 static inline void h_on_event(void *context, const struct ks_cluster_event *event)
@@ -76,6 +79,14 @@ static inline void h_on_event(void *context, const struct ks_cluster_event *even
         fprintf(stderr, "  %10.3f ms %-16s %s\n", (double)event->at_ns / 1e6,
                 ks_cluster_event_kind_name(event->kind), copy.detail);
     }
+}
+
+static inline void h_on_record(void *context, const struct ks_record_outcome *outcome)
+{
+    struct harness *h = context;
+    struct ks_record_outcome copy = *outcome;
+    copy.key = NULL;
+    g_array_append_val(h->outcomes, copy);
 }
 
 /* Kafka's defaults (kafka-reference 4), in internal units. */
@@ -107,7 +118,9 @@ static inline void h_defaults(struct harness *h, int32_t broker_count)
     CU_ASSERT_PTR_NOT_NULL_FATAL(h->topics);
     h->topic_count = 0;
     h->events = g_array_new(FALSE, TRUE, sizeof(struct h_event));
+    h->outcomes = g_array_new(FALSE, TRUE, sizeof(struct ks_record_outcome));
     h->append_count = 0;
+    h->producer_count = 0;
     h->verbose = getenv("KS_TEST_VERBOSE") != NULL;
 }
 
@@ -152,12 +165,13 @@ static inline void h_start(struct harness *h, uint64_t seed)
     h->spec.cluster = &h->cluster_config;
     h->spec.topics = h->topics;
     h->spec.topic_count = h->topic_count;
-    h->spec.producers = NULL;
-    h->spec.producer_count = 0;
+    h->spec.producers = h->producer_count > 0 ? &h->producer : NULL;
+    h->spec.producer_count = h->producer_count;
     h->spec.consumers = NULL;
     h->spec.consumer_count = 0;
     h->observer.context = h;
     h->observer.on_event = h_on_event;
+    h->observer.on_record = h_on_record;
     ks_test_env_init(&h->env, seed, ks_cluster_node_count(&h->spec));
     h->cluster = ks_cluster_new(h->env.world, &h->spec, &h->observer);
     ks_cluster_start(h->cluster);
@@ -168,6 +182,7 @@ static inline void h_free(struct harness *h)
     ks_cluster_free(h->cluster);
     ks_test_env_deinit(&h->env);
     g_array_free(h->events, TRUE);
+    g_array_free(h->outcomes, TRUE);
     free(h->topics);
 }
 
@@ -318,4 +333,106 @@ static inline bool h_logs_agree(struct harness *h, int32_t a, int32_t b, int32_t
         }
     }
     return true;
+}
+
+/* One producer with Kafka's defaults (acks=all, idempotent) on topic 0. */
+static inline struct ks_producer_config *h_add_producer(struct harness *h, uint64_t rate_per_s,
+                                                        int64_t count)
+{
+    struct ks_producer_config *c = &h->producer;
+    memset(c, 0, sizeof *c);
+    g_strlcpy(c->name, "p1", sizeof c->name);
+    c->topic_index = 0;
+    c->acks = KS_ACKS_ALL;
+    c->enable_idempotence = true;
+    c->retries = INT32_MAX;
+    c->max_in_flight = 5;
+    c->linger_ns = 5 * (int64_t)H_MS;
+    c->batch_size_bytes = 16384;
+    c->buffer_memory_bytes = 33554432;
+    c->delivery_timeout_ns = 120000 * (int64_t)H_MS;
+    c->request_timeout_ns = 30000 * (int64_t)H_MS;
+    c->retry_backoff_ns = 100 * (int64_t)H_MS;
+    c->retry_backoff_ns_max = 1000 * (int64_t)H_MS;
+    c->metadata_max_age_ns = 300000 * (int64_t)H_MS;
+    c->max_block_ns = 60000 * (int64_t)H_MS;
+    c->rate_per_s = rate_per_s;
+    c->count = count;
+    c->key_count = 100;
+    c->value_bytes = 100;
+    c->start_ns = 0;
+    h->producer_count = 1;
+    return c;
+}
+
+/* The identity header ("producer:seq") of the record at `offset` in a
+ * broker's replica, copied into out; false if absent. */
+static inline bool h_identity_at(struct harness *h, int32_t broker_id, int32_t topic_index,
+                                 int32_t partition, int64_t offset, char *out, size_t out_bytes)
+{
+    struct ks_log *log = ks_cluster_replica_log(h->cluster, broker_id, topic_index, partition);
+    if (log == NULL || offset >= ks_log_leo(log)) {
+        return false;
+    }
+    GByteArray *bytes = g_byte_array_new();
+    bool found = false;
+    if (ks_log_read(log, offset, ks_log_leo(log), 1, bytes) == KS_LOG_OK) {
+        struct ks_batch_view view;
+        size_t batch_bytes = 0;
+        if (ks_batch_parse(bytes->data, bytes->len, &view, &batch_bytes) == KS_BATCH_OK) {
+            struct ks_record_iter iter;
+            struct ks_record_view record;
+            ks_record_iter_init(&iter, &view);
+            while (!found && ks_record_iter_next(&iter, &record, NULL)) {
+                if (record.offset != offset) {
+                    continue;
+                }
+                for (int32_t i = 0; i < record.header_count; i++) {
+                    const struct ks_header_view *header = &record.headers[i];
+                    if (header->key_bytes == (int32_t)strlen(KS_IDENTITY_HEADER) &&
+                        memcmp(header->key, KS_IDENTITY_HEADER, (size_t)header->key_bytes) == 0 &&
+                        header->value_bytes >= 0 && (size_t)header->value_bytes < out_bytes) {
+                        memcpy(out, header->value, (size_t)header->value_bytes);
+                        out[header->value_bytes] = '\0';
+                        found = true;
+                    }
+                }
+            }
+        }
+    }
+    g_byte_array_unref(bytes);
+    return found;
+}
+
+/* Acked records of producer 0 missing from the current leaders' logs. */
+static inline int64_t h_acked_lost(struct harness *h)
+{
+    int64_t lost = 0;
+    for (guint i = 0; i < h->outcomes->len; i++) {
+        const struct ks_record_outcome *o = &g_array_index(h->outcomes, struct ks_record_outcome, i);
+        if (o->outcome != KS_OUTCOME_ACKED) {
+            continue;
+        }
+        int32_t leader = ks_cluster_leader(h->cluster, o->topic_index, o->partition);
+        char expect[160];
+        char actual[64];
+        g_snprintf(expect, sizeof expect, "%s:%" G_GINT64_FORMAT, h->producer.name, o->seq);
+        if (leader < 1 || !h_identity_at(h, leader, o->topic_index, o->partition, o->offset, actual,
+                                         sizeof actual) ||
+            strcmp(expect, actual) != 0) {
+            lost++;
+        }
+    }
+    return lost;
+}
+
+static inline int64_t h_outcome_count(struct harness *h, enum ks_record_outcome_kind kind)
+{
+    int64_t count = 0;
+    for (guint i = 0; i < h->outcomes->len; i++) {
+        if (g_array_index(h->outcomes, struct ks_record_outcome, i).outcome == kind) {
+            count++;
+        }
+    }
+    return count;
 }

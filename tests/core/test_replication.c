@@ -368,6 +368,70 @@ static void test_zombie_leader(void)
     h_free(&h);
 }
 
+/* End to end with the producer module: acks=all, idempotent, min ISR 2,
+ * the leader of partition 0 crashes mid-stream. Everything acknowledged is
+ * on the new leaders; every record is acknowledged in the end. */
+static void test_producer_acks_all_failover(void)
+{
+    struct harness h;
+    h_defaults(&h, 3);
+    h_topic(&h, "orders", 3, 3, 2, NULL);
+    h_add_producer(&h, 2000, 6000);
+    h_start(&h, 41);
+    h_run_until(&h, 1500 * H_MS);
+    int32_t victim = ks_cluster_leader(h.cluster, 0, 0);
+    h_crash(&h, victim, false);
+    h_run_until(&h, 60 * H_S);
+    int64_t acked = h_outcome_count(&h, KS_OUTCOME_ACKED);
+    CU_ASSERT_EQUAL(ks_cluster_producer_sent_count(h.cluster, 0), 6000);
+    CU_ASSERT_EQUAL(acked, 6000);
+    CU_ASSERT_EQUAL(h_acked_lost(&h), 0);
+    CU_ASSERT_NOT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), victim);
+    h_free(&h);
+}
+
+/* acks=1: the leader acknowledges before its followers have the records.
+ * Its followers stop fetching (cut off, still in the ISR since
+ * replica.lag.time.max.ms has not passed); the leader keeps acknowledging,
+ * then crashes: a follower from the ISR is elected cleanly and every record
+ * acknowledged meanwhile is lost. With acks=all the same story loses none. */
+static int64_t producer_cut_then_crash(enum ks_acks acks)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    struct harness h;
+    h_defaults(&h, 3);
+    h_topic(&h, "orders", 1, 3, 1, assign);
+    struct ks_producer_config *config = h_add_producer(&h, 2000, 4000);
+    config->acks = acks;
+    config->enable_idempotence = acks == KS_ACKS_ALL;
+    h_start(&h, 42);
+    h_run_until(&h, 1 * H_S);
+    ks_node_id leader = 1;
+    ks_node_id followers[] = { 2, 3 };
+    ks_cut_id cut = ks_world_net_partition(h.env.world, &leader, 1, followers, 2);
+    h_run_until(&h, 1200 * H_MS);
+    int64_t leader_leo = h_state(&h, 1, 0, 0).leo;
+    int64_t follower_leo = h_state(&h, 2, 0, 0).leo;
+    if (acks == KS_ACKS_LEADER) {
+        CU_ASSERT_TRUE(leader_leo > follower_leo);
+    }
+    h_crash(&h, 1, false);
+    ks_world_net_heal(h.env.world, cut);
+    h_run_until(&h, 60 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    CU_ASSERT_EQUAL(h_count(&h, KS_EV_UNCLEAN_ELECTION), 0);
+    int64_t lost = h_acked_lost(&h);
+    CU_ASSERT_TRUE(lost <= leader_leo - follower_leo);
+    h_free(&h);
+    return lost;
+}
+
+static void test_producer_acks1_loss(void)
+{
+    CU_ASSERT_TRUE(producer_cut_then_crash(KS_ACKS_LEADER) > 0);
+    CU_ASSERT_EQUAL(producer_cut_then_crash(KS_ACKS_ALL), 0);
+}
+
 void ks_test_register_replication(void)
 {
     static const struct ks_test_case cases[] = {
@@ -379,6 +443,8 @@ void ks_test_register_replication(void)
         { "kip279_scenario", test_kip279_scenario },
         { "restart_recovery", test_restart_recovery },
         { "zombie_leader", test_zombie_leader },
+        { "producer_acks_all_failover", test_producer_acks_all_failover },
+        { "producer_acks1_loss", test_producer_acks1_loss },
     };
     KS_TEST_ADD_SUITE("core/replication", cases);
 }

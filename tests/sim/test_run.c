@@ -262,6 +262,49 @@ static void test_run_trigger(void)
     fixture_deinit(&f);
 }
 
+/* Every kind of fault fires at its time, is undone after its duration, and
+ * shows in the events table; a heal ends a partition that has no duration.
+ * Targets that name nothing (a crashed broker crashed again) are skipped,
+ * not applied twice. */
+static void test_run_fault_kinds(void)
+{
+    struct fixture f;
+    fixture_init(&f);
+    struct ks_scenario *scenario = load(
+        "[fault split]\nat = 500ms\naction = partition\ngroups = 1 | 2,3\n"
+        "[fault mend]\nat = 800ms\naction = heal\nfault = split\n"
+        "[fault slowf]\nat = 3500ms\naction = slow\ntarget = follower(orders-1)\n"
+        "disk.latency = 50ms\nduration = 300ms\n"
+        "[fault nap]\nat = 4s\naction = pause\ntarget = controller\nduration = 200ms\n"
+        "[fault lossy]\nat = 4200ms\naction = drop\nloss = 1%\nduration = 100ms\n"
+        "[fault again]\nat = 1500ms\naction = crash\ntarget = 1\nmode = power\n"
+        "[fault again2]\nat = 1600ms\naction = crash\ntarget = 1\n"
+        "[fault back]\nat = 2500ms\naction = restart\ntarget = 1\n"
+        "[fault rot]\nat = 4500ms\naction = corrupt\ntarget = 3\npartition = orders-1\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
+    struct ks_run_options options = { .db_path = f.db_path, .run_dir = f.run_dir };
+    struct ks_run_result result;
+    int code = ks_run_scenario(scenario, &options, &result, NULL);
+    CU_ASSERT(code == 0 || code == 1);
+    /* kill (the base fault), split, slowf, nap, lossy, again, rot: applied. */
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE kind = 'fault' "
+                                         "AND detail LIKE 'fault %'"), 7);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE kind = 'skipped' "
+                                         "AND detail LIKE 'fault again2%'"), 1);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT t_ns FROM events WHERE kind = 'heal' "
+                                         "AND detail LIKE 'fault mend%'"), 800000000);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT t_ns FROM events WHERE kind = 'heal' "
+                                         "AND detail LIKE 'fault slowf ends%'"), 3800000000);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT t_ns FROM events WHERE kind = 'resume' "
+                                         "AND detail LIKE 'fault nap ends%'"), 4200000000);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE kind = 'restart' "
+                                         "AND detail LIKE 'fault back%'"), 1);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE detail LIKE "
+                                         "'fault rot: corrupt 1 byte(s) of broker-3/orders-1/%'"), 1);
+    ks_scenario_free(scenario);
+    fixture_deinit(&f);
+}
+
 void ks_test_register_run(void)
 {
     static const struct ks_test_case cases[] = {
@@ -271,6 +314,7 @@ void ks_test_register_run(void)
         { "bad_database", test_run_bad_database },
         { "json", test_run_json },
         { "trigger", test_run_trigger },
+        { "fault_kinds", test_run_fault_kinds },
     };
     KS_TEST_ADD_SUITE("sim/run", cases);
 }

@@ -1084,6 +1084,69 @@ static void test_write_ini_copy_sections(void)
     ks_scenario_free(s);
 }
 
+/* ---- robustness ------------------------------------------------------------------------------ */
+
+/* Mutates the SPEC example at random (fixed seed: byte changes, deleted and
+ * duplicated lines) and requires every load to either succeed or fail with
+ * "m.ini:LINE: ..." where LINE is a line of the text; never a crash or leak. */
+static void test_mutations(void)
+{
+    g_autofree char *base = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents("tests/sim/scenario-spec-example.ini", &base, NULL, NULL));
+    size_t base_bytes = strlen(base);
+    uint64_t state = 0x9e3779b97f4a7c15ULL;
+    const char alphabet[] = "=#[]()|,;.-_ \n0123456789abcxyz%/";
+    int failures = 0;
+    int successes = 0;
+    for (int round = 0; round < 1500; round++) {
+        GString *text = g_string_new_len(base, (gssize)base_bytes);
+        for (int edit = 0; edit < 1 + round % 3; edit++) {
+            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+            size_t position = (size_t)(state >> 33) % text->len;
+            char c = alphabet[(state >> 20) % (sizeof alphabet - 1)];
+            switch ((state >> 10) % 3) {
+            case 0:
+                text->str[position] = c;
+                break;
+            case 1:
+                g_string_erase(text, (gssize)position, 1);
+                break;
+            default:
+                g_string_insert_c(text, (gssize)position, c);
+                break;
+            }
+        }
+        guint line_count = 1;
+        for (const char *p = text->str; *p != '\0'; p++) {
+            line_count += *p == '\n';
+        }
+        struct ks_scenario *s = NULL;
+        GError *error = NULL;
+        if (ks_scenario_load_from_data("m.ini", text->str, &s, &error)) {
+            successes++;
+            g_autofree char *json = ks_scenario_params_json(s);
+            CU_ASSERT_PTR_NOT_NULL(json);
+            ks_scenario_free(s);
+        } else {
+            failures++;
+            unsigned line = 0;
+            int consumed = 0;
+            bool shaped = sscanf(error->message, "m.ini:%u: %n", &line, &consumed) == 1 &&
+                          consumed > 0 && error->message[consumed] != '\0';
+            if (!shaped || line == 0 || line > line_count) {
+                fprintf(stderr, "\nbad message: %s\n", error->message);
+            }
+            CU_ASSERT_TRUE(shaped);
+            CU_ASSERT_TRUE(line >= 1 && line <= line_count);
+            g_error_free(error);
+        }
+        g_string_free(text, TRUE);
+    }
+    /* Both outcomes happen: the mutations are neither all fatal nor all harmless. */
+    CU_ASSERT_TRUE(failures > 100);
+    CU_ASSERT_TRUE(successes > 100);
+}
+
 /* ---- the generated reference -------------------------------------------------------------------- */
 
 static void test_key_reference_doc(void)
@@ -1128,6 +1191,7 @@ void ks_test_register_scenario(void)
         { "params json", test_params_json },
         { "write ini, copy, sections", test_write_ini_copy_sections },
         { "key reference doc", test_key_reference_doc },
+        { "random mutations", test_mutations },
     };
     KS_TEST_ADD_SUITE("sim/scenario", cases);
 }
