@@ -1076,8 +1076,13 @@ static bool serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
             int32_t epoch = -1;
             int64_t end = -1;
             if (!ks_log_epoch_end_offset(replica->log, entry->last_fetched_epoch, &epoch, &end)) {
-                epoch = -1;
-                end = -1;
+                /* LeaderEpochFileCache.endOffsetFor: an epoch older than every
+                 * known one answers (requested epoch, start of the first known
+                 * epoch), which is the log start offset here; with no epochs
+                 * at all, (requested epoch, LEO). */
+                epoch = entry->last_fetched_epoch;
+                end = ks_log_latest_epoch(replica->log) >= 0 ? ks_log_start_offset(replica->log)
+                                                             : leo_of(replica);
             }
             if (epoch < entry->last_fetched_epoch || end < entry->fetch_offset) {
                 part.diverging = 1;
@@ -1564,6 +1569,16 @@ static void become_follower(struct ks_broker *broker, struct replica *replica)
         ks_group_coordinator_on_leadership(broker->coordinator, replica->partition, false);
     }
     if (replica->state.leader >= 1) {
+        /* A new leader epoch: Kafka re-adds the partition to the fetcher for
+         * the leader's broker, and a leader that restarted has reset the old
+         * connection. Abandon a request still in flight (its response, if
+         * any, no longer matches) and fetch afresh. */
+        struct fetcher *fetcher = &broker->fetchers[replica->state.leader - 1];
+        if (fetcher->in_flight) {
+            fetcher->in_flight = false;
+            ks_world_cancel(broker->world, fetcher->timeout_timer);
+            fetcher->timeout_timer = 0;
+        }
         fetcher_kick(broker, replica->state.leader);
     }
 }
