@@ -53,23 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The group coordinator (core/group.c, the "groups" module). Weak references
- * let this file build before that module lands; then they are plain calls. */
-#if __has_include("group.h")
 #include "group.h"
-#else
-struct ks_group_coordinator;
-struct ks_group_coordinator *ks_group_coordinator_new(struct ks_broker *broker);
-void ks_group_coordinator_free(struct ks_group_coordinator *coordinator);
-void ks_group_coordinator_handle(struct ks_group_coordinator *coordinator, ks_node_id source,
-                                 uint32_t kind, const void *message, size_t message_bytes);
-void ks_group_coordinator_on_leadership(struct ks_group_coordinator *coordinator,
-                                        int32_t partition, bool is_leader);
-#endif
-#pragma weak ks_group_coordinator_new
-#pragma weak ks_group_coordinator_free
-#pragma weak ks_group_coordinator_handle
-#pragma weak ks_group_coordinator_on_leadership
 
 #define REQUEST_TIMEOUT_NS (30 * KS_NS_PER_S)
 #define ALTER_RETRY_NS (5 * KS_NS_PER_S)
@@ -1076,8 +1060,13 @@ static bool serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
             int32_t epoch = -1;
             int64_t end = -1;
             if (!ks_log_epoch_end_offset(replica->log, entry->last_fetched_epoch, &epoch, &end)) {
-                epoch = -1;
-                end = -1;
+                /* LeaderEpochFileCache.endOffsetFor: an epoch older than every
+                 * known one answers (requested epoch, start of the first known
+                 * epoch), which is the log start offset here; with no epochs
+                 * at all, (requested epoch, LEO). */
+                epoch = entry->last_fetched_epoch;
+                end = ks_log_latest_epoch(replica->log) >= 0 ? ks_log_start_offset(replica->log)
+                                                             : leo_of(replica);
             }
             if (epoch < entry->last_fetched_epoch || end < entry->fetch_offset) {
                 part.diverging = 1;
@@ -1529,8 +1518,7 @@ static void become_leader(struct ks_broker *broker, struct replica *replica)
     replica_check(broker, replica);
     release_delayed(broker, replica->topic_index, replica->partition, 2);
     maybe_advance_hw(broker, replica);
-    if (broker->coordinator != NULL && replica->topic_index == broker->offsets_topic_index &&
-        ks_group_coordinator_on_leadership != NULL) {
+    if (broker->coordinator != NULL && replica->topic_index == broker->offsets_topic_index) {
         ks_group_coordinator_on_leadership(broker->coordinator, replica->partition, true);
     }
 }
@@ -1559,11 +1547,20 @@ static void become_follower(struct ks_broker *broker, struct replica *replica)
         truncate_replica(broker, replica, replica->hw, "its high watermark", explain);
     }
     if (was_leader && broker->coordinator != NULL &&
-        replica->topic_index == broker->offsets_topic_index &&
-        ks_group_coordinator_on_leadership != NULL) {
+        replica->topic_index == broker->offsets_topic_index) {
         ks_group_coordinator_on_leadership(broker->coordinator, replica->partition, false);
     }
     if (replica->state.leader >= 1) {
+        /* A new leader epoch: Kafka re-adds the partition to the fetcher for
+         * the leader's broker, and a leader that restarted has reset the old
+         * connection. Abandon a request still in flight (its response, if
+         * any, no longer matches) and fetch afresh. */
+        struct fetcher *fetcher = &broker->fetchers[replica->state.leader - 1];
+        if (fetcher->in_flight) {
+            fetcher->in_flight = false;
+            ks_world_cancel(broker->world, fetcher->timeout_timer);
+            fetcher->timeout_timer = 0;
+        }
         fetcher_kick(broker, replica->state.leader);
     }
 }
@@ -1823,7 +1820,7 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
     }
     const uint8_t *bytes = message;
     if (kind >= KS_MSG_GROUP_FIRST && kind <= KS_MSG_GROUP_LAST) {
-        if (broker->coordinator != NULL && ks_group_coordinator_handle != NULL) {
+        if (broker->coordinator != NULL) {
             ks_group_coordinator_handle(broker->coordinator, source, kind, message, message_bytes);
         }
         return;
@@ -2031,8 +2028,7 @@ static void start_common(struct ks_broker *broker)
     broker->producer_id_counter = 0;
     memset(broker->fetchers, 0, sizeof broker->fetchers);
     load_logs(broker);
-    if (broker->spec->consumer_count > 0 && broker->offsets_topic_index >= 0 &&
-        ks_group_coordinator_new != NULL) {
+    if (broker->spec->consumer_count > 0 && broker->offsets_topic_index >= 0) {
         broker->coordinator = ks_group_coordinator_new(broker);
     }
     char detail[64];
@@ -2091,9 +2087,7 @@ static void drop_memory(struct ks_broker *broker)
         ks_world_cancel(broker->world, broker->fetchers[i].kick_timer);
     }
     memset(broker->fetchers, 0, sizeof broker->fetchers);
-    if (broker->coordinator != NULL && ks_group_coordinator_free != NULL) {
-        ks_group_coordinator_free(broker->coordinator);
-    }
+    ks_group_coordinator_free(broker->coordinator);
     broker->coordinator = NULL;
     for (int32_t t = 0; t < broker->topic_count; t++) {
         for (int32_t p = 0; p < broker->topics[t].partition_count; p++) {

@@ -136,9 +136,9 @@ static int64_t query_int(sqlite3 *db, const char *sql, const char *path, GError 
         int code = sqlite3_extended_errcode(db) & 0xff;
         if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) {
             g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_FOREIGN,
-                        "%s: not a SQLite database (%s)", path, sqlite3_errmsg(db));
+                        "%s:1: not a SQLite database (%s)", path, sqlite3_errmsg(db));
         } else {
-            g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s: %s", path,
+            g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s:1: %s", path,
                         sqlite3_errmsg(db));
         }
         value = -1;
@@ -193,7 +193,7 @@ static bool exec_sql(sqlite3 *db, const char *sql, const char *path, GError **er
 {
     char *message = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &message) != SQLITE_OK) {
-        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s: %s", path,
+        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s:1: %s", path,
                     message != NULL ? message : sqlite3_errmsg(db));
         sqlite3_free(message);
         return false;
@@ -206,13 +206,13 @@ static struct ks_recorder *open_common(const char *path, bool readonly, GError *
     int64_t start_us = busy_start();
     if (readonly && !g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
         g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
-                    "%s: no such database", path);
+                    "%s:1: no such database", path);
         return NULL;
     }
     sqlite3 *db = NULL;
     int flags = readonly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
-        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s: cannot open: %s",
+        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s:1: cannot open: %s",
                     path, db != NULL ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
         return NULL;
@@ -238,7 +238,7 @@ static struct ks_recorder *open_common(const char *path, bool readonly, GError *
             if (sqlite3_prepare_v3(db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
                                    &recorder->stmts[i], NULL) != SQLITE_OK) {
                 g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
-                            "%s: %s (the database's tables do not match ksim's)", path,
+                            "%s:1: %s (the database's tables do not match ksim's)", path,
                             sqlite3_errmsg(db));
                 ks_recorder_close(recorder);
                 return NULL;

@@ -4,13 +4,16 @@
 ** Life of a scenario (STYLE 3.11):
 **
 **   ks_scenario_parse(path)          read the file: syntax, duplicates, unknown
-**                                    sections and keys, every value checked
+**                                    sections and keys, every typed value checked
 **                                    against the key table (type, unit, range)
 **   ks_scenario_apply_set(...)  *    --set section.name.key=value, same table,
-**                                    same checks; last one wins
+**                                    same checks; last one wins; a failed set
+**                                    changes nothing
 **   ks_scenario_finalize()           fill defaults (topics inherit the cluster's
 **                                    log.* values), resolve names to indexes,
-**                                    check cross-field rules; fills the struct
+**                                    parse targets, triggers and expectation
+**                                    values, check cross-field rules; fills the
+**                                    struct
 **
 **   ks_scenario_load() = parse + finalize, for callers without --set.
 **

@@ -351,6 +351,135 @@ static void test_power_loss_undo(void)
     }
 }
 
+static bool arrays_equal(const GByteArray *a, const GByteArray *b)
+{
+    return a->len == b->len && (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
+}
+
+/* The file after power loss must be one of the outcomes the fault model
+ * allows for (durable content D, last write W at p). */
+static bool allowed_after_power_loss(const GByteArray *file, const GByteArray *durable,
+                                     bool last_is_write, bool synced, int64_t p,
+                                     const uint8_t *w, int64_t n)
+{
+    if (arrays_equal(file, durable)) {
+        return true; /* dropped (or nothing to tear) */
+    }
+    if (!last_is_write || !synced || p > (int64_t)durable->len) {
+        return false;
+    }
+    int64_t end = p + n;
+    /* Outside [p, end): exactly durable. */
+    for (int64_t i = 0; i < (int64_t)file->len; i++) {
+        if (i >= p && i < end) {
+            continue;
+        }
+        if (i >= (int64_t)durable->len || file->data[i] != durable->data[i]) {
+            return false;
+        }
+    }
+    int64_t same = 0;
+    while (same < n && p + same < (int64_t)file->len && file->data[p + same] == w[same]) {
+        same++;
+    }
+    /* Whole with a garbage tail of at most min(n, 512) bytes. */
+    if ((int64_t)file->len == MAX((int64_t)durable->len, end) && same >= n - MIN(n, 512)) {
+        return true;
+    }
+    /* Prefix cut at a sector boundary c of the file, durable after it. */
+    for (int64_t c = (p / 512 + 1) * 512; c < end; c += 512) {
+        if ((int64_t)file->len != MAX((int64_t)durable->len, c) || same < c - p) {
+            continue;
+        }
+        bool rest_durable = true;
+        for (int64_t i = c; i < MIN(end, (int64_t)file->len); i++) {
+            rest_durable = rest_durable && file->data[i] == durable->data[i];
+        }
+        if (rest_durable) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A model check: random appends, pwrites (also past the end), truncates
+ * (down and up) and fsyncs against an in-memory model of the durable content,
+ * then power loss. */
+static void test_power_loss_model(void)
+{
+    int torn_count = 0;
+    for (uint64_t seed = 1; seed <= 120; seed++) {
+        struct ks_test_env env;
+        ks_test_env_init(&env, seed, 2);
+        uint64_t state = seed * 104729;
+        GByteArray *current = g_byte_array_new();
+        GByteArray *durable = g_byte_array_new();
+        bool synced = false, last_is_write = false;
+        int64_t last_p = 0, last_n = 0;
+        uint8_t last_w[1500];
+        ks_file *f = ks_disk_open(env.world, 1, "m/file", KS_DISK_CREATE, NULL);
+        int ops = 5 + (int)(local_next(&state) % 30);
+        for (int op = 0; op < ops; op++) {
+            uint64_t kind = local_next(&state) % 10;
+            if (kind < 6) {
+                int64_t n = 1 + (int64_t)(local_next(&state) % sizeof last_w);
+                int64_t p = kind < 3 ? (int64_t)current->len
+                                     : (int64_t)(local_next(&state) % (current->len + 600));
+                fill(last_w, (size_t)n, &state);
+                if (kind < 3) {
+                    ks_disk_append(f, last_w, (size_t)n);
+                } else {
+                    ks_disk_pwrite(f, last_w, (size_t)n, p);
+                }
+                if ((int64_t)current->len < p + n) {
+                    size_t old = current->len;
+                    g_byte_array_set_size(current, (guint)(p + n));
+                    memset(current->data + old, 0, current->len - old);
+                }
+                memcpy(current->data + p, last_w, (size_t)n);
+                last_is_write = true;
+                last_p = p;
+                last_n = n;
+            } else if (kind < 8) {
+                int64_t size = (int64_t)(local_next(&state) % (current->len + 800));
+                ks_disk_truncate(f, size);
+                size_t old = current->len;
+                g_byte_array_set_size(current, (guint)size);
+                if (current->len > old) {
+                    memset(current->data + old, 0, current->len - old);
+                }
+                last_is_write = false;
+            } else {
+                ks_disk_fsync(f);
+                g_byte_array_set_size(durable, 0);
+                g_byte_array_append(durable, current->data, current->len);
+                synced = true;
+                last_is_write = false;
+            }
+            CU_ASSERT_EQUAL_FATAL(ks_disk_size(f), (int64_t)current->len);
+        }
+        size_t size = 0;
+        uint8_t *before = read_whole(f, &size);
+        CU_ASSERT_EQUAL(size, current->len);
+        CU_ASSERT(size == 0 || memcmp(before, current->data, size) == 0);
+        g_free(before);
+        ks_world_node_crash(env.world, 1, true);
+        uint8_t *after = read_whole(f, &size);
+        GByteArray *file = g_byte_array_new();
+        g_byte_array_append(file, after, (guint)size);
+        CU_ASSERT_TRUE(allowed_after_power_loss(file, durable, last_is_write, synced, last_p,
+                                                last_w, last_n));
+        torn_count += !arrays_equal(file, durable);
+        g_free(after);
+        g_byte_array_unref(file);
+        g_byte_array_unref(current);
+        g_byte_array_unref(durable);
+        ks_disk_close(f);
+        ks_test_env_deinit(&env);
+    }
+    CU_ASSERT(torn_count > 5); /* the model was exercised beyond "drop" */
+}
+
 static void test_power_loss_scopes_to_node(void)
 {
     struct ks_test_env env;
@@ -502,6 +631,7 @@ void ks_test_register_disk(void)
         {"process_crash_keeps_everything", test_process_crash_keeps_everything},
         {"power_loss_torn_tail", test_power_loss_torn_tail},
         {"power_loss_undo", test_power_loss_undo},
+        {"power_loss_model", test_power_loss_model},
         {"power_loss_scopes_to_node", test_power_loss_scopes_to_node},
         {"corrupt", test_corrupt},
         {"descriptor_lru", test_descriptor_lru},
