@@ -53,23 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The group coordinator (core/group.c, the "groups" module). Weak references
- * let this file build before that module lands; then they are plain calls. */
-#if __has_include("group.h")
 #include "group.h"
-#else
-struct ks_group_coordinator;
-struct ks_group_coordinator *ks_group_coordinator_new(struct ks_broker *broker);
-void ks_group_coordinator_free(struct ks_group_coordinator *coordinator);
-void ks_group_coordinator_handle(struct ks_group_coordinator *coordinator, ks_node_id source,
-                                 uint32_t kind, const void *message, size_t message_bytes);
-void ks_group_coordinator_on_leadership(struct ks_group_coordinator *coordinator,
-                                        int32_t partition, bool is_leader);
-#endif
-#pragma weak ks_group_coordinator_new
-#pragma weak ks_group_coordinator_free
-#pragma weak ks_group_coordinator_handle
-#pragma weak ks_group_coordinator_on_leadership
 
 #define REQUEST_TIMEOUT_NS (30 * KS_NS_PER_S)
 #define ALTER_RETRY_NS (5 * KS_NS_PER_S)
@@ -1534,8 +1518,7 @@ static void become_leader(struct ks_broker *broker, struct replica *replica)
     replica_check(broker, replica);
     release_delayed(broker, replica->topic_index, replica->partition, 2);
     maybe_advance_hw(broker, replica);
-    if (broker->coordinator != NULL && replica->topic_index == broker->offsets_topic_index &&
-        ks_group_coordinator_on_leadership != NULL) {
+    if (broker->coordinator != NULL && replica->topic_index == broker->offsets_topic_index) {
         ks_group_coordinator_on_leadership(broker->coordinator, replica->partition, true);
     }
 }
@@ -1564,8 +1547,7 @@ static void become_follower(struct ks_broker *broker, struct replica *replica)
         truncate_replica(broker, replica, replica->hw, "its high watermark", explain);
     }
     if (was_leader && broker->coordinator != NULL &&
-        replica->topic_index == broker->offsets_topic_index &&
-        ks_group_coordinator_on_leadership != NULL) {
+        replica->topic_index == broker->offsets_topic_index) {
         ks_group_coordinator_on_leadership(broker->coordinator, replica->partition, false);
     }
     if (replica->state.leader >= 1) {
@@ -1838,7 +1820,7 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
     }
     const uint8_t *bytes = message;
     if (kind >= KS_MSG_GROUP_FIRST && kind <= KS_MSG_GROUP_LAST) {
-        if (broker->coordinator != NULL && ks_group_coordinator_handle != NULL) {
+        if (broker->coordinator != NULL) {
             ks_group_coordinator_handle(broker->coordinator, source, kind, message, message_bytes);
         }
         return;
@@ -2046,8 +2028,7 @@ static void start_common(struct ks_broker *broker)
     broker->producer_id_counter = 0;
     memset(broker->fetchers, 0, sizeof broker->fetchers);
     load_logs(broker);
-    if (broker->spec->consumer_count > 0 && broker->offsets_topic_index >= 0 &&
-        ks_group_coordinator_new != NULL) {
+    if (broker->spec->consumer_count > 0 && broker->offsets_topic_index >= 0) {
         broker->coordinator = ks_group_coordinator_new(broker);
     }
     char detail[64];
@@ -2106,9 +2087,7 @@ static void drop_memory(struct ks_broker *broker)
         ks_world_cancel(broker->world, broker->fetchers[i].kick_timer);
     }
     memset(broker->fetchers, 0, sizeof broker->fetchers);
-    if (broker->coordinator != NULL && ks_group_coordinator_free != NULL) {
-        ks_group_coordinator_free(broker->coordinator);
-    }
+    ks_group_coordinator_free(broker->coordinator);
     broker->coordinator = NULL;
     for (int32_t t = 0; t < broker->topic_count; t++) {
         for (int32_t p = 0; p < broker->topics[t].partition_count; p++) {

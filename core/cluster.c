@@ -24,29 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The client modules (producer: core/producer.c; consumer: core/consumer.c)
- * are referenced weakly so that this file builds before they land. */
-#if __has_include("producer.h")
-#include "producer.h"
-#endif
-#if __has_include("consumer.h")
 #include "consumer.h"
-#endif
-#pragma weak ks_producer_new
-#pragma weak ks_producer_start
-#pragma weak ks_producer_free
-#pragma weak ks_producer_on_crash
-#pragma weak ks_producer_on_restart
-#pragma weak ks_producer_stop
-#pragma weak ks_producer_acked_count
-#pragma weak ks_producer_sent_count
-#pragma weak ks_producer_idle
-#pragma weak ks_consumer_new
-#pragma weak ks_consumer_start
-#pragma weak ks_consumer_free
-#pragma weak ks_consumer_on_crash
-#pragma weak ks_consumer_on_restart
-#pragma weak ks_consumer_caught_up
+#include "producer.h"
 
 #define OFFSETS_TOPIC_NAME "__consumer_offsets"
 
@@ -191,18 +170,14 @@ struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec 
         cluster->producers = calloc((size_t)spec->producer_count, sizeof(struct ks_producer *));
         ks_assert(cluster->producers != NULL);
         for (int32_t i = 0; i < spec->producer_count; i++) {
-            if (ks_producer_new != NULL) {
-                cluster->producers[i] = ks_producer_new(world, spec, i, observer);
-            }
+            cluster->producers[i] = ks_producer_new(world, spec, i, observer);
         }
     }
     if (spec->consumer_count > 0) {
         cluster->consumers = calloc((size_t)spec->consumer_count, sizeof(struct ks_consumer *));
         ks_assert(cluster->consumers != NULL);
         for (int32_t i = 0; i < spec->consumer_count; i++) {
-            if (ks_consumer_new != NULL) {
-                cluster->consumers[i] = ks_consumer_new(world, spec, i, observer);
-            }
+            cluster->consumers[i] = ks_consumer_new(world, spec, i, observer);
         }
     }
     return cluster;

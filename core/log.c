@@ -812,17 +812,16 @@ static int64_t time_index_floor_offset(const struct segment *segment, int64_t ti
 }
 
 /* Finds the first batch of the segment whose last offset >= offset, scanning
- * headers from the index floor. Returns its position, or -1 if none (or on
- * an unreadable header); fills *batch_out. */
-static int64_t segment_translate(struct ks_log *log, struct segment *segment, int64_t offset,
-                                 struct header *batch_out)
+ * headers from the index floor with `reader` (which keeps its window for the
+ * caller). Returns its position, or -1 if none (or on an unreadable
+ * header); fills *batch_out. */
+static int64_t segment_translate_with(struct reader *reader, struct segment *segment,
+                                      int64_t offset, struct header *batch_out)
 {
-    struct reader reader;
-    reader_init(&reader, log, segment->log_file, segment->size_bytes, LOOKUP_WINDOW_BYTES);
     int64_t position = index_floor_position(segment, offset);
     while (position < segment->size_bytes) {
         size_t available = 0;
-        const uint8_t *bytes = reader_get(&reader, position, KS_BATCH_HEADER_BYTES, &available);
+        const uint8_t *bytes = reader_get(reader, position, KS_BATCH_HEADER_BYTES, &available);
         if (bytes == NULL || !peek_header(bytes, available, batch_out) ||
             position + batch_out->batch_bytes > segment->size_bytes) {
             return -1;
@@ -833,6 +832,14 @@ static int64_t segment_translate(struct ks_log *log, struct segment *segment, in
         position += batch_out->batch_bytes;
     }
     return -1;
+}
+
+static int64_t segment_translate(struct ks_log *log, struct segment *segment, int64_t offset,
+                                 struct header *batch_out)
+{
+    struct reader reader;
+    reader_init(&reader, log, segment->log_file, segment->size_bytes, LOOKUP_WINDOW_BYTES);
+    return segment_translate_with(&reader, segment, offset, batch_out);
 }
 
 /* ---- segments: scanning and recovery ----------------------------------------------------- */
@@ -1698,18 +1705,19 @@ static int segment_floor_index(const struct ks_log *log, int64_t offset)
 }
 
 /* Appends whole batches of one segment from `position` to out, as
- * ks_log_read describes. Returns bytes added, or -1 on an I/O error. */
-static int64_t read_segment_from(struct ks_log *log, struct segment *segment, int64_t position,
-                                 int64_t upto_offset, size_t max_bytes, GByteArray *out)
+ * ks_log_read describes, continuing with the reader the lookup used (its
+ * window usually holds the batch already, saving a second read). Returns
+ * bytes added, or -1 on an I/O error. */
+static int64_t read_segment_from(struct reader *reader, struct segment *segment,
+                                 int64_t position, int64_t upto_offset, size_t max_bytes,
+                                 GByteArray *out)
 {
-    /* Collect the extent of whole batches first, then read them in one go. */
-    struct reader reader;
-    reader_init(&reader, log, segment->log_file, segment->size_bytes, LOOKUP_WINDOW_BYTES);
+    /* Collect the extent of whole batches first, then copy them in one go. */
     int64_t end = position;
     while (end < segment->size_bytes) {
         size_t available = 0;
         struct header batch;
-        const uint8_t *bytes = reader_get(&reader, end, KS_BATCH_HEADER_BYTES, &available);
+        const uint8_t *bytes = reader_get(reader, end, KS_BATCH_HEADER_BYTES, &available);
         if (bytes == NULL || !peek_header(bytes, available, &batch) ||
             end + batch.batch_bytes > segment->size_bytes) {
             break;
@@ -1729,6 +1737,12 @@ static int64_t read_segment_from(struct ks_log *log, struct segment *segment, in
     }
     guint start = out->len;
     g_byte_array_set_size(out, start + (guint)count);
+    if (position >= reader->window_start &&
+        end <= reader->window_start + reader->window_count) {
+        memcpy(out->data + start,
+               reader->log->window->data + (position - reader->window_start), (size_t)count);
+        return count;
+    }
     size_t read_count = 0;
     if (ks_disk_read(segment->log_file, out->data + start, (size_t)count, position,
                      &read_count) != KS_IO_OK ||
@@ -1757,11 +1771,13 @@ enum ks_log_result ks_log_read(struct ks_log *log, int64_t offset, int64_t upto_
     for (guint i = (guint)segment_index; i < log->segments->len; i++) {
         struct segment *segment = segment_at(log, i);
         struct header batch;
-        int64_t position = segment_translate(log, segment, offset, &batch);
+        struct reader reader;
+        reader_init(&reader, log, segment->log_file, segment->size_bytes, LOOKUP_WINDOW_BYTES);
+        int64_t position = segment_translate_with(&reader, segment, offset, &batch);
         if (position < 0) {
             continue;
         }
-        int64_t added = read_segment_from(log, segment, position, upto_offset, max_bytes, out);
+        int64_t added = read_segment_from(&reader, segment, position, upto_offset, max_bytes, out);
         if (added < 0) {
             return KS_LOG_IO_ERROR;
         }

@@ -175,6 +175,7 @@ struct ppart {
 
 struct pconn {
     GPtrArray *inflight;          /* struct prequest*, owned, oldest first */
+    int64_t event_second;         /* last second a disconnect line was emitted */
 };
 
 struct pwaiter {                  /* the application thread blocked in send() */
@@ -1204,6 +1205,54 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
     free(request);
 }
 
+/* A timeline line for a closed connection, at most one per broker per
+ * second: which batches go back to be resent, and why. */
+static void report_disconnect(struct ks_producer *p, int32_t broker, const GPtrArray *failed,
+                              ks_time_ns now)
+{
+    struct pconn *conn = &p->conns[broker - 1];
+    int64_t second = (int64_t)(now / KS_NS_PER_S);
+    if (conn->event_second == second || p->observer == NULL || p->observer->on_event == NULL) {
+        return;
+    }
+    conn->event_second = second;
+    int64_t batch_count = 0;
+    int64_t record_count = 0;
+    for (guint i = 0; i < failed->len; i++) {
+        const struct prequest *request = g_ptr_array_index(failed, i);
+        if (request->batch != NULL) {
+            batch_count++;
+            record_count += (int64_t)request->batch->records->len;
+        }
+    }
+    bool down = !broker_up(p, broker);
+    char detail[256];
+    snprintf(detail, sizeof(detail),
+             "producer %s: connection to broker %d closed (%s): %lld batch(es), %lld record(s) "
+             "in flight fail and are retried",
+             p->config->name, broker, down ? "broker down" : "no answer within request.timeout.ms",
+             (long long)batch_count, (long long)record_count);
+    const char *explain =
+        p->idempotent
+            ? "The producer did not learn whether the broker wrote these batches. It resends "
+              "them with the same producer id and sequence numbers, so a broker that already "
+              "has one answers with the original offset instead of writing it again."
+            : "The producer did not learn whether the broker wrote these batches. Without "
+              "idempotence it simply sends them again: a batch the broker had already written "
+              "is written twice, and with several requests in flight the resends can land out "
+              "of order.";
+    struct ks_cluster_event event = {
+        .at_ns = now,
+        .kind = KS_EV_PRODUCER_ERROR,
+        .broker = broker,
+        .topic_index = p->config->topic_index,
+        .partition = -1,
+        .detail = detail,
+        .explain = explain,
+    };
+    p->observer->on_event(p->observer->context, &event);
+}
+
 /* NetworkClient.handleTimedOutRequests: a request past request.timeout.ms
  * closes its connection; every request on it fails as disconnected. A
  * connection to a crashed broker is closed too (the kernel resets a dead
@@ -1224,6 +1273,7 @@ static void expire_requests(struct ks_producer *p, ks_time_ns now)
          * goes to the front of its queue, so their order flips. */
         GPtrArray *failed = conn->inflight;
         conn->inflight = g_ptr_array_new();
+        report_disconnect(p, b + 1, failed, now);
         for (guint i = 0; i < failed->len; i++) {
             struct prequest *request = g_ptr_array_index(failed, i);
             struct pbatch *batch = request->batch;
@@ -1580,6 +1630,7 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
     }
     for (int32_t b = 0; b < p->broker_count; b++) {
         p->conns[b].inflight = g_ptr_array_new();
+        p->conns[b].event_second = -1;
     }
     p->up = true;
     reset_client_state(p);

@@ -290,8 +290,13 @@ static void crash_nodes(struct ks_faults *faults, struct fault_state *state, boo
             report(faults, "skipped", broker_of(faults, state->nodes), fault_tp(fault), NULL);
             continue;
         }
-        g_string_printf(faults->detail, "fault %s: crash %s (%s, %s)", fault->name, name, origin,
-                        power ? "power loss" : "process crash");
+        if (fault->target.kind == KS_TARGET_BROKER) {
+            g_string_printf(faults->detail, "fault %s: crash %s (%s)", fault->name, name,
+                            power ? "power loss" : "process crash");
+        } else {
+            g_string_printf(faults->detail, "fault %s: crash %s (%s, %s)", fault->name, name,
+                            origin, power ? "power loss" : "process crash");
+        }
         report(faults, "fault", node <= (uint32_t)faults->scenario->cluster.broker_count
                                     ? (int32_t)node : -1,
                fault_tp(fault), crash_explain(power));

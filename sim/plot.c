@@ -214,23 +214,13 @@ static void set_title(struct plot_job *job, const char *what)
 
 /* ---- fault windows ------------------------------------------------------------ */
 
-/* Kinds of events that open and close fault windows. The driver records a
- * fault when it fires ("fault") and when its effect ends ("fault_end": a
- * heal, resume, a duration running out); a crash also ends when the broker
- * restarts. The key that pairs them is the detail's first word (the fault's
- * name) or, for crashes, the broker. */
-static bool is_fault_start(const char *kind)
-{
-    return strcmp(kind, "fault") == 0 || strcmp(kind, "fault_start") == 0 ||
-           strcmp(kind, "fault.start") == 0;
-}
-
-static bool is_fault_end(const char *kind)
-{
-    return strcmp(kind, "fault_end") == 0 || strcmp(kind, "fault.end") == 0 ||
-           strcmp(kind, "heal") == 0;
-}
-
+/* Fault windows from the driver's events (sim/faults.c): a fault starts
+ * with kind "fault" and a detail "fault NAME: what"; its effect ends with
+ * "heal" (partition, slow, drop: "fault NAME ends: ..."; a heal fault:
+ * "fault H: heal NAME" or "... heal every network fault"), "resume" (pause)
+ * or "restart" (crash; "fault NAME restart.after: restart broker 2", or a
+ * restart fault of the same broker); "final" (the end of the scenario's
+ * duration) closes whatever is still open. Windows pair by NAME first. */
 struct window {
     double start_s;
     double end_s;
@@ -240,13 +230,16 @@ struct window {
     bool open;
 };
 
-static char *first_word(const char *text)
+/* "fault NAME: ..." or "fault NAME ends ..." -> NAME; else the first word. */
+static char *fault_key(const char *detail)
 {
-    if (text == NULL) {
+    if (detail == NULL) {
         return g_strdup("");
     }
-    size_t length = strcspn(text, " :\t");
-    return g_strndup(text, length);
+    if (g_str_has_prefix(detail, "fault ")) {
+        detail += strlen("fault ");
+    }
+    return g_strndup(detail, strcspn(detail, " :\t"));
 }
 
 static void window_clear(gpointer data)
@@ -254,6 +247,74 @@ static void window_clear(gpointer data)
     struct window *window = data;
     g_free(window->key);
     g_free(window->label);
+}
+
+/* Which open windows an end event closes; see the comment above. */
+static bool window_ends(const struct window *window, const char *kind, const char *key,
+                        const char *detail, int broker)
+{
+    if (strcmp(kind, "final") == 0 || strcmp(window->key, key) == 0) {
+        return true;
+    }
+    bool crash = strstr(window->label, ": crash") != NULL;
+    bool pause = strstr(window->label, ": pause") != NULL;
+    if (strcmp(kind, "restart") == 0) {
+        return crash && broker >= 0 && window->broker == broker;
+    }
+    if (strcmp(kind, "resume") == 0) {
+        return pause && broker >= 0 && window->broker == broker;
+    }
+    if (strcmp(kind, "heal") == 0 && detail != NULL) {
+        const char *healed = strstr(detail, ": heal ");
+        if (healed == NULL) {
+            return false;
+        }
+        healed += strlen(": heal ");
+        if (g_str_has_prefix(healed, "every")) {
+            return strstr(window->label, ": partition") != NULL ||
+                   strstr(window->label, ": cut") != NULL ||
+                   strstr(window->label, ": drop") != NULL;
+        }
+        return strncmp(healed, window->key, strlen(window->key)) == 0 &&
+               (healed[strlen(window->key)] == '\0' || healed[strlen(window->key)] == ' ');
+    }
+    return false;
+}
+
+static void window_event(GArray *windows, double t_s, const char *kind, int broker,
+                         const char *detail)
+{
+    g_autofree char *key = fault_key(detail);
+    if (strcmp(kind, "fault") == 0) {
+        const char *text = detail ? detail : kind;
+        if (g_str_has_prefix(text, "fault ")) {
+            text += strlen("fault ");
+        }
+        /* Long details (a partition of many nodes) are cut to keep labels apart. */
+        g_autofree char *label = g_utf8_strlen(text, -1) > 44
+                                     ? g_strdup_printf("%.41s...", text)
+                                     : g_strdup(text);
+        struct window window = {.start_s = t_s, .end_s = -1, .key = g_strdup(key),
+                                .label = g_strdup(label), .broker = broker, .open = true};
+        g_array_append_val(windows, window);
+        return;
+    }
+    if (strcmp(kind, "heal") != 0 && strcmp(kind, "resume") != 0 &&
+        strcmp(kind, "restart") != 0 && strcmp(kind, "final") != 0) {
+        return;
+    }
+    bool all = strcmp(kind, "final") == 0 ||
+               (strcmp(kind, "heal") == 0 && detail && strstr(detail, ": heal every"));
+    for (guint i = windows->len; i-- > 0;) {
+        struct window *window = &g_array_index(windows, struct window, i);
+        if (window->open && window_ends(window, kind, key, detail, broker)) {
+            window->open = false;
+            window->end_s = t_s;
+            if (!all) {
+                break; /* the latest matching window only */
+            }
+        }
+    }
 }
 
 /* Writes faults.dat; sets has_faults. Returns false on a host error. */
@@ -275,31 +336,7 @@ static bool fault_windows(struct plot_job *job)
             if (kind == NULL) {
                 continue;
             }
-            g_autofree char *key = first_word(detail);
-            bool restart = strcmp(kind, "restart") == 0 || strcmp(kind, "broker_restart") == 0;
-            if (is_fault_start(kind)) {
-                struct window window = {.start_s = t_s, .end_s = -1, .key = g_strdup(key),
-                                        .label = g_strdup(detail ? detail : kind),
-                                        .broker = broker, .open = true};
-                g_array_append_val(windows, window);
-                continue;
-            }
-            if (!is_fault_end(kind) && !restart) {
-                continue;
-            }
-            /* Close the latest open window with this name (or, for a
-             * restart, the latest crash window of this broker). */
-            for (guint i = windows->len; i-- > 0;) {
-                struct window *window = &g_array_index(windows, struct window, i);
-                bool match = restart ? window->broker == broker && broker >= 0 &&
-                                           strstr(window->label, "crash") != NULL
-                                     : strcmp(window->key, key) == 0;
-                if (window->open && match) {
-                    window->open = false;
-                    window->end_s = t_s;
-                    break;
-                }
-            }
+            window_event(windows, t_s, kind, broker, detail);
         }
         sqlite3_finalize(stmt);
     }
@@ -683,10 +720,15 @@ static bool election_marks(struct plot_job *job, const char *topic, int partitio
     int count = 0;
     while (sqlite3_step(stmt) == SQLITE_ROW) {
         const char *kind = (const char *)sqlite3_column_text(stmt, 1);
+        int broker = sqlite3_column_type(stmt, 2) == SQLITE_NULL ? -1
+                                                                 : sqlite3_column_int(stmt, 2);
         g_autofree char *label = NULL;
-        if (sqlite3_column_type(stmt, 2) != SQLITE_NULL) {
-            label = g_strdup_printf("%s: leader %d", kind ? kind : "election",
-                                    sqlite3_column_int(stmt, 2));
+        if (kind != NULL && strstr(kind, "unclean") != NULL) {
+            label = g_strdup_printf("unclean: leader %d", broker);
+        } else if (kind != NULL && strstr(kind, "no_leader") != NULL) {
+            label = g_strdup("no leader");
+        } else if (broker >= 0) {
+            label = g_strdup_printf("leader %d", broker);
         } else {
             label = g_strdup(kind ? kind : "election");
         }

@@ -255,16 +255,29 @@ static bool event_changes_availability(enum ks_cluster_event_kind kind)
     return false;
 }
 
+/* __consumer_offsets (50 partitions by default) would flood the timeline
+ * with one line per partition at every broker change; its events show only
+ * when it is small (a scenario that studies it sets
+ * offsets.topic.num.partitions low) or when they lose data. */
+static bool internal_event_on_timeline(const struct run *run, const struct ks_cluster_event *event)
+{
+    if (event->kind == KS_EV_UNCLEAN_ELECTION || event->kind == KS_EV_TRUNCATION) {
+        return true;
+    }
+    return ks_cluster_partition_count(run->cluster, event->topic_index) <= 3;
+}
+
 /* Which events the printed timeline shows. Every event goes to the database;
- * the timeline leaves out offset commits (routine) and the internal
- * __consumer_offsets partitions, and shows refused writes and producer
+ * the timeline leaves out offset commits (routine) and most events of the
+ * internal __consumer_offsets partitions, and shows refused writes and producer
  * errors at most once a second per partition (with a count of the rest). */
 static bool event_on_timeline(struct run *run, const struct ks_cluster_event *event)
 {
     if (event->kind == KS_EV_OFFSET_COMMIT) {
         return false;
     }
-    if (event->topic_index >= run->user_topic_count) {
+    if (event->topic_index >= run->user_topic_count &&
+        !internal_event_on_timeline(run, event)) {
         return false;
     }
     if (event->kind != KS_EV_PRODUCE_REFUSED && event->kind != KS_EV_PRODUCER_ERROR) {

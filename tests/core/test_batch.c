@@ -36,6 +36,26 @@ static void test_crc_check_values(void)
     CU_ASSERT_EQUAL(ks_crc32c(0, "", 0), 0u);
 }
 
+/* Long buffers take the three-stream path: compare with the bit-at-a-time
+ * reference around its threshold and at batch sizes. */
+static void test_crc_long_buffers(void)
+{
+    const size_t lengths[] = {3071, 3072, 3073, 3080, 4096, 5001, 16445, 65536 + 7};
+    uint8_t *bytes = g_malloc(65536 + 16);
+    uint64_t state = 12345;
+    for (size_t i = 0; i < 65536 + 16; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        bytes[i] = (uint8_t)(state >> 56);
+    }
+    for (size_t i = 0; i < KS_ARRAY_COUNT(lengths); i++) {
+        uint32_t expected = crc32c_bitwise(bytes + 1, lengths[i]);
+        CU_ASSERT_EQUAL(ks_crc32c(0, bytes + 1, lengths[i]), expected);
+        uint32_t chained = ks_crc32c(ks_crc32c(0, bytes + 1, 100), bytes + 101, lengths[i] - 100);
+        CU_ASSERT_EQUAL(chained, expected);
+    }
+    g_free(bytes);
+}
+
 static void test_crc_matches_reference_and_chains(void)
 {
     uint8_t bytes[300];
@@ -280,6 +300,7 @@ void ks_test_register_batch(void)
     static const struct ks_test_case cases[] = {
         {"crc check values", test_crc_check_values},
         {"crc matches reference and chains", test_crc_matches_reference_and_chains},
+        {"crc long buffers", test_crc_long_buffers},
         {"varint known codes and round trip", test_varint_known_codes_and_round_trip},
         {"worked size hello", test_worked_size_hello},
         {"round trip every field", test_round_trip_every_field},

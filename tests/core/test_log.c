@@ -536,8 +536,21 @@ static void test_retention_by_time_and_size(void)
     CU_ASSERT(ks_disk_exists(env.world, LOG_NODE, name));
     g_free(name);
     CU_ASSERT_FALSE(ks_disk_exists(env.world, LOG_NODE, LOG_DIR "/00000000000000000000.log"));
-    /* Every remaining segment's newest record is within retention, the
-     * deleted ones were not: the first kept batch is at most 20 s old... */
+    /* Batch i (offsets 2i, 2i+1) has timestamp TS0 + i s. Deleted: every
+     * batch below `start` is older than 80 - 60 = 20 s; kept: the first
+     * remaining segment [start, next) holds a batch that is not. */
+    CU_ASSERT((start / 2 - 1) * 1000 < 20000);
+    int64_t next_base = -1;
+    char **listed = ks_disk_list(env.world, LOG_NODE, LOG_DIR);
+    for (char **entry = listed; *entry != NULL; entry++) {
+        int64_t base = g_ascii_strtoll(*entry, NULL, 10);
+        if (g_str_has_suffix(*entry, ".log") && base > start && next_base < 0) {
+            next_base = base;
+        }
+    }
+    ks_disk_list_free(listed);
+    CU_ASSERT_FATAL(next_base > start);
+    CU_ASSERT((next_base / 2 - 1) * 1000 >= 20000);
     GByteArray *out = g_byte_array_new();
     CU_ASSERT_EQUAL(ks_log_read(log, start - 1, INT64_MAX, 100, out), KS_LOG_OFFSET_OUT_OF_RANGE);
     CU_ASSERT_EQUAL(ks_log_read(log, start, INT64_MAX, 100, out), KS_LOG_OK);

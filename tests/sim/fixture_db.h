@@ -130,10 +130,10 @@ static inline void fixture_add_timeline(sqlite3 *db, int64_t run_id)
                      "iisiiii", run_id, seq, key, seq % 2, seq / 2, sent_ns, acked_ns);
     }
     fixture_step(db, "INSERT INTO events VALUES (?1, ?2, 'fault', 1, NULL, NULL, "
-                     "'kill-leader: crash broker 1 (process)')", "ii", run_id, 4 * second_ns);
+                     "'fault kill-leader: crash broker 1 (process)')", "ii", run_id, 4 * second_ns);
     fixture_step(db, "INSERT INTO events VALUES (?1, ?2, 'restart', 1, NULL, NULL, "
-                     "'broker 1 restarts')", "ii", run_id, 6 * second_ns);
-    fixture_step(db, "INSERT INTO events VALUES (?1, ?2, 'election', 2, 'orders', 0, "
+                     "'fault kill-leader restart.after: restart broker 1')", "ii", run_id, 6 * second_ns);
+    fixture_step(db, "INSERT INTO events VALUES (?1, ?2, 'leader_elected', 2, 'orders', 0, "
                      "'broker 2 leads orders-0 in epoch 1')", "ii", run_id, 4500000000);
     for (int64_t t_ns = 0; t_ns <= 10 * second_ns; t_ns += second_ns / 2) {
         bool shrunk = t_ns >= 4 * second_ns && t_ns < 9 * second_ns;

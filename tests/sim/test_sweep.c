@@ -4,10 +4,13 @@
  * (run ids included), keeps every row of every run with its run renumbered,
  * and leaves a database the recorder still accepts; ks_merge_append numbers
  * after what is there; `--shard I/N` slices cover every work item exactly
- * once; `--seeds` and `--shard` reject malformed text.
+ * once; `--seeds` and `--shard` reject malformed text; a real sweep makes
+ * settings x seeds runs and the same database with --jobs 1 and --jobs 2.
  * Method: hand-made SPEC 4 databases (tests/sim/fixture_db.h) merged in
  * different orders and compared through a canonical text dump of every
- * table (rows sorted by every column); shards checked by counting owners. */
+ * table (rows sorted by every column); shards checked by counting owners;
+ * the sweep runs a one-second scenario through ks_sweep_main. */
+#include "../../sim/commands.h"
 #include "../../sim/merge.h"
 #include "../../sim/recorder.h"
 #include "../../sim/sweep.h"
@@ -246,6 +249,77 @@ static void test_parse_seeds_and_shards(void)
     }
 }
 
+/* The runs of a sweep database without wall-clock columns, by run id. */
+static char *dump_runs(const char *path)
+{
+    sqlite3 *db = NULL;
+    CU_ASSERT_EQUAL_FATAL(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    GString *text = g_string_new("");
+    const char *queries[] = {
+        "SELECT run_id, scenario, seed, params, sim_ms, events, trace_hash, verdict FROM runs "
+        "ORDER BY run_id",
+        "SELECT run_id, metric, value FROM summary ORDER BY 1, 2",
+        "SELECT run_id, setting FROM sweep_runs ORDER BY 1",
+        "SELECT run_id, count(*) FROM records GROUP BY 1 ORDER BY 1",
+        "SELECT run_id, count(*) FROM events GROUP BY 1 ORDER BY 1",
+    };
+    for (size_t q = 0; q < G_N_ELEMENTS(queries); q++) {
+        sqlite3_stmt *stmt = NULL;
+        CU_ASSERT_EQUAL(sqlite3_prepare_v2(db, queries[q], -1, &stmt, NULL), SQLITE_OK);
+        while (stmt != NULL && sqlite3_step(stmt) == SQLITE_ROW) {
+            for (int c = 0; c < sqlite3_column_count(stmt); c++) {
+                const char *value = (const char *)sqlite3_column_text(stmt, c);
+                g_string_append_printf(text, "%s|", value ? value : "NULL");
+            }
+            g_string_append_c(text, '\n');
+        }
+        sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db);
+    return g_string_free(text, FALSE);
+}
+
+static const char tiny_scenario[] =
+    "[scenario]\nname = tiny\nduration = 1s\nfinal.drain = 5s\n\n"
+    "[cluster]\nbrokers = 3\n\n"
+    "[topic orders]\npartitions = 1\nreplication.factor = 3\nmin.insync.replicas = 2\n\n"
+    "[producer p1]\ntopic = orders\nacks = all\nrate = 100/s\nkeys = 10\n\n"
+    "[expect]\nacked_lost = 0\n";
+
+static int run_sweep(const char *scenario, const char *db_path, const char *jobs)
+{
+    const char *argv[] = {"sweep", scenario, "--vary", "producer.p1.acks=1,all",
+                          "--seeds", "1-2", "--jobs", jobs, "--db", db_path, NULL};
+    return ks_sweep_main((int)G_N_ELEMENTS(argv) - 1, (char **)argv);
+}
+
+static void test_sweep_jobs_deterministic(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ksim-sweep-XXXXXX", NULL);
+    g_autofree char *scenario = g_build_filename(dir, "tiny.ini", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(scenario, tiny_scenario, -1, NULL));
+    g_autofree char *db1 = g_build_filename(dir, "jobs1.db", NULL);
+    g_autofree char *db2 = g_build_filename(dir, "jobs2.db", NULL);
+    int code1 = run_sweep(scenario, db1, "1");
+    int code2 = run_sweep(scenario, db2, "2");
+    CU_ASSERT(code1 == 0 || code1 == 1);
+    CU_ASSERT_EQUAL(code1, code2);
+    /* 2 settings x 2 seeds. */
+    CU_ASSERT_EQUAL(count_rows(db1, "SELECT count(*) FROM runs"), 4);
+    CU_ASSERT_EQUAL(count_rows(db1, "SELECT count(DISTINCT setting) FROM sweep_runs"), 2);
+    CU_ASSERT_EQUAL(count_rows(db1, "SELECT count(*) FROM runs WHERE sim_ms > 0"), 4);
+    g_autofree char *dump1 = dump_runs(db1);
+    g_autofree char *dump2 = dump_runs(db2);
+    CU_ASSERT_STRING_EQUAL(dump1, dump2);
+    /* A bad --vary key is refused before anything runs. */
+    g_autofree char *db3 = g_build_filename(dir, "bad.db", NULL);
+    const char *argv[] = {"sweep", scenario, "--vary", "producer.p9.acks=1,all", "--seeds", "1-2",
+                          "--db", db3, NULL};
+    CU_ASSERT_EQUAL(ks_sweep_main((int)G_N_ELEMENTS(argv) - 1, (char **)argv), 2);
+    CU_ASSERT_FALSE(g_file_test(db3, G_FILE_TEST_EXISTS));
+    ks_test_remove_tree(dir);
+}
+
 void ks_test_register_sweep(void)
 {
     static const struct ks_test_case cases[] = {
@@ -253,6 +327,7 @@ void ks_test_register_sweep(void)
         {"merge appends after existing runs", test_merge_append_numbers_after},
         {"shards cover every item once", test_shards_cover_once},
         {"seeds and shards parse", test_parse_seeds_and_shards},
+        {"sweep is the same with --jobs 1 and 2", test_sweep_jobs_deterministic},
     };
     KS_TEST_ADD_SUITE("sim/sweep", cases);
 }
