@@ -7,6 +7,9 @@
 ** Pending events are ordered by a 4-ary min-heap of 16-byte entries
 ** (at_ns, seq << 24 | slot); seq is the world's insertion counter, so two
 ** events at the same time run in the order they were scheduled (STYLE 3.6).
+** The root being run is popped lazily: the first event its handler schedules
+** takes the root's place with a single sift-down (heap_settle), since
+** "handle one event, schedule the next" is the common step.
 **
 ** Invariants (asserted as S1..S5):
 **   S1  The clock never goes back: an event is never scheduled before now, and
