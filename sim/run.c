@@ -1154,7 +1154,7 @@ static void print_text(FILE *out, const struct run *run, const struct ks_run_res
         }
         for (guint i = 0; i < run->expectations->len; i++) {
             const struct expect_outcome *e = &g_array_index(run->expectations, struct expect_outcome, i);
-            fprintf(out, "  %s %s (actual %s)\n", e->passed ? "PASS" : "FAIL", e->expr, e->actual);
+            fprintf(out, "%s %s (actual %s)\n", e->passed ? "PASS" : "FAIL", e->expr, e->actual);
         }
         fputc('\n', out);
     }
