@@ -43,7 +43,12 @@
 **                   every member of the group. On assignment a partition
 **                   resumes from the sink's offset when it has one, not from
 **                   the group's committed offset, which is still committed
-**                   (asynchronously) for lag and tools. Exactly-once
+**                   (asynchronously) for lag and tools. Each consumer that
+**                   takes a partition claims its sink (a new claim epoch);
+**                   a member that lost the partition but still processes
+**                   buffered records (paused, or cut off from the
+**                   coordinator) is refused by the sink: fenced, as a
+**                   database fences a stale lock holder. Exactly-once
 **                   processing, as long as the log itself keeps the records.
 **
 ** Offsets: with no committed offset, or on OFFSET_OUT_OF_RANGE, the consumer
@@ -137,6 +142,8 @@ struct part {
     int32_t fetch_broker;      /* where the fetch in flight went */
     GArray *buffer;            /* struct pending_record, fetched and not yet polled */
     ks_file *sink;             /* atomic mode: open sink file, or NULL */
+    int64_t sink_epoch;        /* this consumer's claim on the sink */
+    bool fenced;               /* the sink refused a store: another member claimed it */
 };
 
 struct ks_consumer {
@@ -381,36 +388,90 @@ static char *sink_path(const struct ks_consumer *c, int32_t partition)
     return g_strdup_printf("consumer-sink/%s/%s-%d.offset", safe, topic_name(c), partition);
 }
 
-/* Reads the sink's offset for a partition, -1 if none. Opens the file. */
-static int64_t sink_open_and_read(struct ks_consumer *c, struct part *part)
+/* The sink of a partition: 16 bytes, big-endian.
+ *   0  int64  offset: the next record to process (-1: none stored)
+ *   8  int64  claim epoch: bumped by each consumer that takes the partition
+ * A store succeeds only while the stored epoch is the writer's own claim, so
+ * a member that lost the partition but still processes its last records (a
+ * zombie: paused, or cut off from the coordinator) is fenced, as a database
+ * fences a stale lock holder (and as Kafka's transactions fence an old
+ * producer epoch). */
+static void sink_read(struct ks_consumer *c, struct part *part, int64_t *offset_out,
+                      int64_t *epoch_out)
+{
+    (void)c;
+    uint8_t bytes[16];
+    size_t read_count = 0;
+    *offset_out = -1;
+    *epoch_out = 0;
+    if (ks_disk_read(part->sink, bytes, sizeof(bytes), 0, &read_count) != KS_IO_OK ||
+        read_count != sizeof(bytes)) {
+        return;
+    }
+    uint64_t offset = 0;
+    uint64_t epoch = 0;
+    for (int i = 0; i < 8; i++) {
+        offset = (offset << 8) | bytes[i];
+        epoch = (epoch << 8) | bytes[8 + i];
+    }
+    *offset_out = (int64_t)offset;
+    *epoch_out = (int64_t)epoch;
+}
+
+static void sink_write_raw(struct ks_consumer *c, struct part *part, int64_t offset,
+                           int64_t epoch)
+{
+    (void)c;
+    uint8_t bytes[16];
+    for (int i = 0; i < 8; i++) {
+        bytes[i] = (uint8_t)((uint64_t)offset >> (56 - 8 * i));
+        bytes[8 + i] = (uint8_t)((uint64_t)epoch >> (56 - 8 * i));
+    }
+    ks_assert(ks_disk_pwrite(part->sink, bytes, sizeof(bytes), 0) == KS_IO_OK);
+}
+
+/* Opens the partition's sink and claims it (a new epoch). Returns the stored
+ * offset, -1 if none. */
+static int64_t sink_claim(struct ks_consumer *c, struct part *part)
 {
     char *path = sink_path(c, part->partition);
     enum ks_io_result result;
     part->sink = ks_disk_open(c->world, KS_NODE_DRIVER, path, KS_DISK_CREATE, &result);
     g_free(path);
     ks_assert(part->sink != NULL);
-    uint8_t bytes[8];
-    size_t read_count = 0;
-    if (ks_disk_read(part->sink, bytes, sizeof(bytes), 0, &read_count) != KS_IO_OK ||
-        read_count != sizeof(bytes)) {
-        return -1;
-    }
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) {
-        v = (v << 8) | bytes[i];
-    }
-    return (int64_t)v;
+    int64_t offset = -1;
+    int64_t epoch = 0;
+    sink_read(c, part, &offset, &epoch);
+    part->sink_epoch = epoch + 1;
+    part->fenced = false;
+    sink_write_raw(c, part, offset, part->sink_epoch);
+    return offset;
 }
 
-static void sink_write(struct ks_consumer *c, struct part *part, int64_t offset)
+/* Stores offset if this consumer's claim still holds; false when fenced. */
+static bool sink_store(struct ks_consumer *c, struct part *part, int64_t offset)
 {
-    (void)c;
     ks_assert(part->sink != NULL);
-    uint8_t bytes[8];
-    for (int i = 0; i < 8; i++) {
-        bytes[i] = (uint8_t)((uint64_t)offset >> (56 - 8 * i));
+    int64_t stored_offset = -1;
+    int64_t epoch = 0;
+    sink_read(c, part, &stored_offset, &epoch);
+    if (epoch != part->sink_epoch) {
+        if (!part->fenced) {
+            part->fenced = true;
+            char *detail = g_strdup_printf(
+                "consumer %s fenced from %s-%d by its sink (claim %" G_GINT64_FORMAT
+                ", now %" G_GINT64_FORMAT ")", c->config->name, topic_name(c), part->partition,
+                part->sink_epoch, epoch);
+            emit(c, KS_EV_INFO, part->partition, detail,
+                 "Another member took this partition while this consumer still held records "
+                 "of it (it was paused or cut off). Its atomic store is refused, so those "
+                 "records are not processed twice.");
+            g_free(detail);
+        }
+        return false;
     }
-    ks_assert(ks_disk_pwrite(part->sink, bytes, sizeof(bytes), 0) == KS_IO_OK);
+    sink_write_raw(c, part, offset, epoch);
+    return true;
 }
 
 /* Eager revocation: give up every partition and drop fetched records. */
@@ -786,7 +847,7 @@ static void on_offset_fetch_response(struct ks_consumer *c, const uint8_t *messa
         part->committed = offset;
         if (c->config->commit == KS_COMMIT_ATOMIC) {
             /* The sink, not the group, says where processing stopped. */
-            int64_t sink_offset = sink_open_and_read(c, part);
+            int64_t sink_offset = sink_claim(c, part);
             if (sink_offset >= 0) {
                 offset = sink_offset;
             }
@@ -864,14 +925,18 @@ static void start_processing(struct ks_consumer *c);
 
 /* CommitFailedException: the member was kicked out or a rebalance runs.
  * before-process: the batch is not processed (its records go to the next
- * owner from the last committed offset). */
+ * owner from the last committed offset). A failed asynchronous commit (auto,
+ * atomic) leaves the batch in progress alone. */
 static void commit_failed(struct ks_consumer *c, int16_t error)
 {
+    if (c->commit_then_process) {
+        ks_assert(!c->processing);
+        g_array_set_size(c->batch, 0);
+        g_array_set_size(c->batch_partitions, 0);
+        c->batch_next = 0;
+    }
     c->commit_then_process = false;
     c->commit_then_poll = false;
-    g_array_set_size(c->batch, 0);
-    g_array_set_size(c->batch_partitions, 0);
-    c->batch_next = 0;
     if (!handle_group_error(c, error) || c->rejoin_needed) {
         c->rejoin_needed = true;
         start_rejoin(c, "commit failed");
@@ -1021,7 +1086,7 @@ static void on_list_offsets_response(struct ks_consumer *c,
     part->consumed_position = r->offset;
     part->processed_position = r->offset;
     if (c->config->commit == KS_COMMIT_ATOMIC && part->sink != NULL) {
-        sink_write(c, part, r->offset);
+        (void)sink_store(c, part, r->offset);
     }
     const char *how = part->reset_timestamp == KS_LIST_OFFSETS_EARLIEST ? "earliest"
                       : part->reset_timestamp == KS_LIST_OFFSETS_LATEST ? "latest"
@@ -1306,6 +1371,11 @@ static void process_one(struct ks_consumer *c)
     int32_t p = g_array_index(c->batch_partitions, int32_t, c->batch_next);
     struct part *part = &c->parts[p];
     ks_assert(record->offset >= part->processed_position); /* C2 */
+    c->batch_next++;
+    if (c->config->commit == KS_COMMIT_ATOMIC && part->sink != NULL &&
+        !sink_store(c, part, record->offset + 1)) {
+        return; /* fenced: the output and the offset are refused together */
+    }
     struct ks_consumed_record consumed;
     memset(&consumed, 0, sizeof(consumed));
     consumed.consumer_index = c->index;
@@ -1320,11 +1390,7 @@ static void process_one(struct ks_consumer *c)
         c->observer->on_consumed(c->observer->context, &consumed);
     }
     part->processed_position = record->offset + 1;
-    if (c->config->commit == KS_COMMIT_ATOMIC && part->sink != NULL) {
-        sink_write(c, part, part->processed_position);
-    }
     c->processed_count++;
-    c->batch_next++;
 }
 
 static void on_process_timer(ks_world *world, void *context)
@@ -1404,7 +1470,7 @@ static void apply_rewind(struct ks_consumer *c)
             part->consumed_position = c->rewind_value;
             part->processed_position = c->rewind_value;
             if (part->sink != NULL) {
-                sink_write(c, part, c->rewind_value);
+                (void)sink_store(c, part, c->rewind_value);
             }
             char *detail = g_strdup_printf("consumer %s group %s %s-%d rewound to offset %" G_GINT64_FORMAT,
                      c->config->name, c->config->group_id, topic_name(c), p, c->rewind_value);

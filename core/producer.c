@@ -84,10 +84,14 @@
 ** forces the bump if it surely was not. After a bump, other partitions finish
 ** their in-flight batches under the old epoch and restart at 0 under the new one.
 **
-** Simplifications (also in docs/): one batch per Produce request (Kafka packs
-** batches of several partitions into one request per broker, so here
-** max.in.flight bounds batches, not requests, per broker); no max.request.size
-** splitting and no MESSAGE_TOO_LARGE split-and-retry; no reconnect backoff
+** Requests: as RecordAccumulator.drain, a Produce request to a broker takes
+** at most one batch of each partition it leads (up to max.request.size,
+** 1 MiB, Kafka's default), and max.in.flight counts requests. core/proto.h
+** carries one batch per message, so a request is several messages sent
+** together, each answered on its own; its in-flight slot frees when the last
+** answer arrives (Kafka answers a request once, when every partition is done).
+**
+** Simplifications (also in docs/): no MESSAGE_TOO_LARGE split-and-retry; no reconnect backoff
 ** (reconnect.backoff.ms) after a disconnect; metadata and InitProducerId
 ** requests do not take in-flight slots and go to a random broker (Kafka: the
 ** least loaded node), another one after a timeout; acks != all turns
@@ -125,6 +129,7 @@ struct precord {
 };
 
 struct prequest;
+struct pentry;
 
 struct pbatch {
     int32_t partition;
@@ -144,17 +149,29 @@ struct pbatch {
     int64_t encoded_producer_id;
     int16_t encoded_epoch;
     int32_t encoded_sequence;
-    struct prequest *request;     /* not owned: the request carrying it, or NULL */
+    struct pentry *entry;         /* not owned: its place in the request carrying it, or NULL */
 };
 
-struct prequest {
+/* One partition's batch inside a Produce request. ksim's wire protocol has
+ * one batch per message (core/proto.h), so a request of several partitions
+ * is several messages with their own correlation ids, sent together and
+ * counted as ONE request in flight, as Kafka's one ProduceRequest is. */
+struct pentry {
     int64_t correlation_id;
-    int32_t broker;
-    ks_time_ns deadline_ns;
-    struct pbatch *batch;         /* not owned; NULL once the batch ended early */
+    struct prequest *request;     /* not owned: the request it belongs to */
+    struct pbatch *batch;         /* not owned; NULL once answered or ended early */
+    bool answered;
     int64_t producer_id;          /* as sent */
     int16_t producer_epoch;
     int32_t base_sequence;
+};
+
+struct prequest {
+    int32_t broker;
+    ks_time_ns deadline_ns;
+    struct pentry *entries;       /* owned, entry_count */
+    int32_t entry_count;
+    int32_t pending_count;        /* entries not answered yet */
 };
 
 struct ppart {
@@ -218,7 +235,7 @@ struct ks_producer {
     struct pconn *conns;          /* broker_count, index = broker id - 1 */
     struct ks_sticky_partitioner sticky;
     int64_t reserved_bytes;
-    int32_t drain_start;          /* rotates like RecordAccumulator.drainIndex */
+    int32_t *drain_start;         /* per broker (index id - 1): RecordAccumulator's drain index */
 
     /* metadata */
     bool meta_known;              /* one good answer seen in this incarnation */
@@ -483,9 +500,9 @@ static void batch_end(struct ks_producer *p, struct pbatch *batch,
                       enum ks_record_outcome_kind outcome, int64_t base_offset)
 {
     struct ppart *part = &p->parts[batch->partition];
-    if (batch->request != NULL) {
-        batch->request->batch = NULL;
-        batch->request = NULL;
+    if (batch->entry != NULL) {
+        batch->entry->batch = NULL; /* the request keeps its slot until answered */
+        batch->entry = NULL;
     }
     if (outcome != KS_OUTCOME_ACKED && batch->base_sequence >= 0 &&
         batch->producer_id == p->producer_id && batch->producer_epoch == p->producer_epoch) {
@@ -789,7 +806,7 @@ static bool accumulator_append(struct ks_producer *p, const struct precord *reco
     struct ppart *part = &p->parts[partition];
     struct pbatch *last = g_queue_peek_tail(&part->queue);
     int32_t batch_size = p->config->batch_size_bytes;
-    if (last != NULL && !last->closed && last->request == NULL) {
+    if (last != NULL && !last->closed && last->entry == NULL) {
         const struct precord *first = &g_array_index(last->records, struct precord, 0);
         int32_t size = record_size(p, record, (int32_t)last->records->len, first->timestamp_ms);
         if (last->size_bytes + size <= batch_size) {
@@ -909,8 +926,8 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
     batch->encoded_sequence = batch->base_sequence;
 }
 
-static void send_batch(struct ks_producer *p, struct pbatch *batch, int32_t broker,
-                       ks_time_ns now)
+/* Sends one Produce message for batch; returns its correlation id. */
+static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, int32_t broker)
 {
     batch_encode(p, batch);
     size_t bytes = sizeof(struct ks_produce_request) + batch->encoded->len;
@@ -928,26 +945,52 @@ static void send_batch(struct ks_producer *p, struct pbatch *batch, int32_t brok
     int64_t correlation_id = request->correlation_id;
     free(message);
     batch->closed = true;
+    return correlation_id;
+}
 
+/* Sends a Produce request of `count` batches (at most one per partition)
+ * to broker and, unless acks=0, puts it in flight on its connection. */
+static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **batches,
+                         int32_t count, ks_time_ns now)
+{
+    ks_assert(count > 0);
     if (p->config->acks == KS_ACKS_NONE) {
         /* acks=0: the request completes when it is written to the socket,
          * with no offset (SPEC 5 counts these records as acked). */
-        batch_end(p, batch, KS_OUTCOME_ACKED, -1);
+        for (int32_t i = 0; i < count; i++) {
+            send_batch_message(p, batches[i], broker);
+            batch_end(p, batches[i], KS_OUTCOME_ACKED, -1);
+        }
         return;
     }
-    struct prequest *inflight = calloc(1, sizeof(*inflight));
-    ks_assert(inflight != NULL);
-    inflight->correlation_id = correlation_id;
-    inflight->broker = broker;
-    inflight->deadline_ns = time_add(now, p->config->request_timeout_ns);
-    inflight->batch = batch;
-    inflight->producer_id = batch->producer_id;
-    inflight->producer_epoch = batch->producer_epoch;
-    inflight->base_sequence = batch->base_sequence;
-    batch->request = inflight;
+    struct prequest *request = calloc(1, sizeof(*request));
+    ks_assert(request != NULL);
+    request->broker = broker;
+    request->deadline_ns = time_add(now, p->config->request_timeout_ns);
+    request->entries = calloc((size_t)count, sizeof(*request->entries));
+    ks_assert(request->entries != NULL);
+    request->entry_count = count;
+    request->pending_count = count;
+    for (int32_t i = 0; i < count; i++) {
+        struct pbatch *batch = batches[i];
+        struct pentry *entry = &request->entries[i];
+        entry->correlation_id = send_batch_message(p, batch, broker);
+        entry->request = request;
+        entry->batch = batch;
+        entry->producer_id = batch->producer_id;
+        entry->producer_epoch = batch->producer_epoch;
+        entry->base_sequence = batch->base_sequence;
+        batch->entry = entry;
+    }
     struct pconn *conn = &p->conns[broker - 1];
-    g_ptr_array_add(conn->inflight, inflight);
+    g_ptr_array_add(conn->inflight, request);
     ks_assert((int32_t)conn->inflight->len <= p->in_flight_max); /* P2 */
+}
+
+static void request_free(struct prequest *request)
+{
+    free(request->entries);
+    free(request);
 }
 
 static bool batch_sendable(const struct ks_producer *p, const struct ppart *part,
@@ -1006,36 +1049,74 @@ static void assign_sequence(struct ks_producer *p, struct ppart *part, struct pb
     g_ptr_array_add(part->sequenced, batch);
 }
 
+/* Kafka's producer.max.request.size default; a request takes batches while
+ * it stays under it (its first batch always). */
+#define MAX_REQUEST_BYTES 1048576
+
+/* RecordAccumulator.drainBatchesForOneNode: one request for broker with at
+ * most one batch per partition it leads, starting after the partition
+ * drained last. Returns the number of batches put in out[]. */
+static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct pbatch **out,
+                                 ks_time_ns now)
+{
+    int32_t count = 0;
+    int64_t bytes = 0;
+    int32_t *start = &p->drain_start[broker - 1];
+    int32_t last = -1;
+    for (int32_t step = 0; step < p->partition_count; step++) {
+        int32_t partition = (*start + step) % p->partition_count;
+        struct ppart *part = &p->parts[partition];
+        if (part->leader != broker) {
+            continue;
+        }
+        struct pbatch *batch = g_queue_peek_head(&part->queue);
+        if (batch == NULL || !batch_sendable(p, part, batch, now)) {
+            continue;
+        }
+        if (count > 0 && bytes + batch->size_bytes > MAX_REQUEST_BYTES) {
+            break;
+        }
+        if (idempotence_blocks(p, part, batch)) {
+            continue;
+        }
+        g_queue_pop_head(&part->queue);
+        assign_sequence(p, part, batch);
+        out[count++] = batch;
+        bytes += batch->size_bytes;
+        last = partition;
+    }
+    if (last >= 0) {
+        *start = (last + 1) % p->partition_count;
+    }
+    return count;
+}
+
 static void drain(struct ks_producer *p, ks_time_ns now)
 {
-    for (int32_t step = 0; step < p->partition_count; step++) {
-        int32_t partition = (p->drain_start + step) % p->partition_count;
-        struct ppart *part = &p->parts[partition];
-        for (;;) {
-            struct pbatch *batch = g_queue_peek_head(&part->queue);
-            if (batch == NULL || !batch_sendable(p, part, batch, now)) {
-                break;
-            }
-            if (part->leader < 0 || !broker_up(p, part->leader)) {
-                /* no leader known, or it cannot be connected to (NetworkClient.ready
-                 * fails; the disconnect asks for new metadata): wait */
-                request_metadata_update(p);
-                break;
-            }
-            struct pconn *conn = &p->conns[part->leader - 1];
-            if (p->config->acks != KS_ACKS_NONE &&
-                (int32_t)conn->inflight->len >= p->in_flight_max) {
-                break;
-            }
-            if (idempotence_blocks(p, part, batch)) {
-                break;
-            }
-            g_queue_pop_head(&part->queue);
-            assign_sequence(p, part, batch);
-            send_batch(p, batch, part->leader, now);
+    /* Partitions with data but no usable leader: no leader known, or it
+     * cannot be connected to (NetworkClient.ready fails, and the disconnect
+     * asks for new metadata). Their batches wait. */
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        struct ppart *part = &p->parts[i];
+        if (!g_queue_is_empty(&part->queue) && (part->leader < 0 || !broker_up(p, part->leader))) {
+            request_metadata_update(p);
         }
     }
-    p->drain_start = (p->drain_start + 1) % p->partition_count;
+    struct pbatch **batches = g_newa(struct pbatch *, (gsize)p->partition_count);
+    for (int32_t broker = 1; broker <= p->broker_count; broker++) {
+        if (!broker_up(p, broker)) {
+            continue;
+        }
+        struct pconn *conn = &p->conns[broker - 1];
+        while (p->config->acks == KS_ACKS_NONE ||
+               (int32_t)conn->inflight->len < p->in_flight_max) {
+            int32_t count = drain_one_request(p, broker, batches, now);
+            if (count == 0) {
+                break;
+            }
+            send_request(p, broker, batches, count, now);
+        }
+    }
 }
 
 /* Puts a batch back for a retry (RecordAccumulator.reenqueue): without
@@ -1169,16 +1250,26 @@ static void complete_attempt(struct ks_producer *p, struct pbatch *batch, int16_
     report_error(p, partition, count, outcome, why, failure_explain(outcome));
 }
 
-static struct prequest *conn_take(struct pconn *conn, int64_t correlation_id)
+/* The entry of a request in flight on conn with this correlation id, or NULL. */
+static struct pentry *conn_find(struct pconn *conn, int64_t correlation_id, guint *index_out)
 {
     for (guint i = 0; i < conn->inflight->len; i++) {
         struct prequest *request = g_ptr_array_index(conn->inflight, i);
-        if (request->correlation_id == correlation_id) {
-            g_ptr_array_remove_index(conn->inflight, i);
-            return request;
+        for (int32_t e = 0; e < request->entry_count; e++) {
+            if (request->entries[e].correlation_id == correlation_id) {
+                *index_out = i;
+                return &request->entries[e];
+            }
         }
     }
     return NULL;
+}
+
+static bool entry_stale(const struct pentry *entry, const struct pbatch *batch)
+{
+    return entry->producer_id != batch->producer_id ||
+           entry->producer_epoch != batch->producer_epoch ||
+           entry->base_sequence != batch->base_sequence;
 }
 
 static void on_produce_response(struct ks_producer *p, ks_node_id source, const void *message,
@@ -1189,20 +1280,29 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
         return;
     }
     const struct ks_produce_response *response = message;
-    struct prequest *request = conn_take(&p->conns[source - 1], response->correlation_id);
-    if (request == NULL) {
+    struct pconn *conn = &p->conns[source - 1];
+    guint index = 0;
+    struct pentry *entry = conn_find(conn, response->correlation_id, &index);
+    if (entry == NULL || entry->answered) {
         return; /* its connection was reset, or an earlier incarnation sent it */
     }
-    struct pbatch *batch = request->batch;
-    if (batch != NULL) {
-        batch->request = NULL;
-        bool stale = request->producer_id != batch->producer_id ||
-                     request->producer_epoch != batch->producer_epoch ||
-                     request->base_sequence != batch->base_sequence;
-        complete_attempt(p, batch, response->error_code, response->base_offset, stale,
-                         now_ns(p));
+    struct prequest *request = entry->request;
+    entry->answered = true;
+    request->pending_count--;
+    struct pbatch *batch = entry->batch;
+    entry->batch = NULL;
+    if (request->pending_count == 0) {
+        /* the whole request is answered: its in-flight slot frees */
+        g_ptr_array_remove_index(conn->inflight, index);
     }
-    free(request);
+    if (batch != NULL) {
+        batch->entry = NULL;
+        complete_attempt(p, batch, response->error_code, response->base_offset,
+                         entry_stale(entry, batch), now_ns(p));
+    }
+    if (request->pending_count == 0) {
+        request_free(request);
+    }
 }
 
 /* A timeline line for a closed connection, at most one per broker per
@@ -1220,9 +1320,12 @@ static void report_disconnect(struct ks_producer *p, int32_t broker, const GPtrA
     int64_t record_count = 0;
     for (guint i = 0; i < failed->len; i++) {
         const struct prequest *request = g_ptr_array_index(failed, i);
-        if (request->batch != NULL) {
-            batch_count++;
-            record_count += (int64_t)request->batch->records->len;
+        for (int32_t e = 0; e < request->entry_count; e++) {
+            const struct pbatch *batch = request->entries[e].batch;
+            if (batch != NULL) {
+                batch_count++;
+                record_count += (int64_t)batch->records->len;
+            }
         }
     }
     bool down = !broker_up(p, broker);
@@ -1276,15 +1379,17 @@ static void expire_requests(struct ks_producer *p, ks_time_ns now)
         report_disconnect(p, b + 1, failed, now);
         for (guint i = 0; i < failed->len; i++) {
             struct prequest *request = g_ptr_array_index(failed, i);
-            struct pbatch *batch = request->batch;
-            if (batch != NULL) {
-                batch->request = NULL;
-                bool stale = request->producer_id != batch->producer_id ||
-                             request->producer_epoch != batch->producer_epoch ||
-                             request->base_sequence != batch->base_sequence;
-                complete_attempt(p, batch, KS_ERR_NETWORK_EXCEPTION, -1, stale, now);
+            for (int32_t e = 0; e < request->entry_count; e++) {
+                struct pentry *entry = &request->entries[e];
+                struct pbatch *batch = entry->batch;
+                entry->batch = NULL;
+                if (batch != NULL) {
+                    batch->entry = NULL;
+                    complete_attempt(p, batch, KS_ERR_NETWORK_EXCEPTION, -1,
+                                     entry_stale(entry, batch), now);
+                }
             }
-            free(request);
+            request_free(request);
         }
         g_ptr_array_free(failed, TRUE);
         request_metadata_update(p);
@@ -1329,9 +1434,12 @@ static void expire_batches(struct ks_producer *p, ks_time_ns now)
         struct pconn *conn = &p->conns[b];
         for (guint i = 0; i < conn->inflight->len; i++) {
             struct prequest *request = g_ptr_array_index(conn->inflight, i);
-            struct pbatch *batch = request->batch;
-            if (batch != NULL &&
-                now >= time_add(batch->created_ns, p->config->delivery_timeout_ns)) {
+            for (int32_t e = 0; e < request->entry_count; e++) {
+                struct pbatch *batch = request->entries[e].batch;
+                if (batch == NULL ||
+                    now < time_add(batch->created_ns, p->config->delivery_timeout_ns)) {
+                    continue;
+                }
                 /* In flight: its fate is not known. The request keeps its
                  * slot until it is answered or times out. */
                 batch->maybe_written = true;
@@ -1379,9 +1487,12 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
         for (guint i = 0; i < conn->inflight->len; i++) {
             const struct prequest *request = g_ptr_array_index(conn->inflight, i);
             next = time_min(next, request->deadline_ns);
-            if (request->batch != NULL) {
-                next = time_min(next, time_add(request->batch->created_ns,
-                                               p->config->delivery_timeout_ns));
+            for (int32_t e = 0; e < request->entry_count; e++) {
+                const struct pbatch *batch = request->entries[e].batch;
+                if (batch != NULL) {
+                    next = time_min(next, time_add(batch->created_ns,
+                                                   p->config->delivery_timeout_ns));
+                }
             }
         }
     }
@@ -1582,7 +1693,9 @@ static void reset_client_state(struct ks_producer *p)
     p->sender_timer = 0;
     p->sender_at_ns = KS_TIME_NEVER;
     p->record_timer = 0;
-    p->drain_start = 0;
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        p->drain_start[b] = 0;
+    }
 }
 
 struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spec *spec,
@@ -1623,6 +1736,8 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
     }
     p->parts = calloc((size_t)p->partition_count, sizeof(*p->parts));
     p->conns = calloc((size_t)p->broker_count, sizeof(*p->conns));
+    p->drain_start = calloc((size_t)p->broker_count, sizeof(*p->drain_start));
+    ks_assert(p->drain_start != NULL);
     ks_assert(p->parts != NULL && p->conns != NULL);
     for (int32_t i = 0; i < p->partition_count; i++) {
         g_queue_init(&p->parts[i].queue);
@@ -1655,9 +1770,13 @@ static void drop_all(struct ks_producer *p, bool report)
         struct pconn *conn = &p->conns[b];
         for (guint i = 0; i < conn->inflight->len; i++) {
             struct prequest *request = g_ptr_array_index(conn->inflight, i);
-            struct pbatch *batch = request->batch;
-            if (batch != NULL) {
-                batch->request = NULL;
+            for (int32_t e = 0; e < request->entry_count; e++) {
+                struct pbatch *batch = request->entries[e].batch;
+                request->entries[e].batch = NULL;
+                if (batch == NULL) {
+                    continue;
+                }
+                batch->entry = NULL;
                 batch->maybe_written = true;
                 if (report) {
                     batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
@@ -1667,7 +1786,7 @@ static void drop_all(struct ks_producer *p, bool report)
                     batch_free(p, batch);
                 }
             }
-            free(request);
+            request_free(request);
         }
         g_ptr_array_set_size(conn->inflight, 0);
     }
@@ -1710,6 +1829,7 @@ void ks_producer_free(struct ks_producer *p)
     }
     free(p->parts);
     free(p->conns);
+    free(p->drain_start);
     free(p->value);
     free(p);
 }

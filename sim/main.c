@@ -281,6 +281,50 @@ static void remove_tree(const char *path)
     }
 }
 
+struct check_tally {
+    int passed;
+    int failed;
+    bool internal; /* a run ended in an internal error (exit 3) */
+    bool bad;      /* a run met bad input (exit 2) */
+};
+
+/* Runs one scenario with one seed for `ksim check` and prints its line. */
+static void check_one(const struct ks_scenario *scenario, uint64_t seed, bool show_seed,
+                      struct ks_recorder *recorder, const char *parent, bool remove_after,
+                      struct check_tally *tally)
+{
+    char *label = show_seed ? g_strdup_printf("%s (seed %" PRIu64 ")", scenario->name, seed)
+                            : g_strdup(scenario->name);
+    char *name = g_strdup_printf("%s-s%" PRIu64, scenario->name, seed);
+    char *run_dir = g_build_filename(parent, name, NULL);
+    struct ks_run_options options = {
+        .seed = seed, .seed_given = true, .recorder = recorder, .run_dir = run_dir,
+    };
+    struct ks_run_result result;
+    GError *error = NULL;
+    int code = ks_run_scenario(scenario, &options, &result, &error);
+    if (code == 0) {
+        printf("PASS %s\n", label);
+        tally->passed++;
+    } else if (code == 1) {
+        printf("FAIL %s: %s\n", label, result.first_failure);
+        tally->failed++;
+    } else {
+        printf("FAIL %s: %s\n", label, error != NULL ? error->message : "internal error");
+        tally->failed++;
+        tally->internal = tally->internal || code == 3;
+        tally->bad = tally->bad || code == 2;
+    }
+    fflush(stdout);
+    g_clear_error(&error);
+    if (remove_after) {
+        remove_tree(run_dir);
+    }
+    g_free(run_dir);
+    g_free(name);
+    g_free(label);
+}
+
 static int check_main(int argc, char **argv)
 {
     char *seeds_text = NULL;
@@ -354,49 +398,23 @@ static int check_main(int argc, char **argv)
         g_error_free(error);
         goto out;
     }
-    int passed = 0;
-    int failed = 0;
-    bool internal = false;
+    struct check_tally tally = { 0 };
     for (guint i = 0; i < scenarios->len; i++) {
         const struct ks_scenario *scenario = scenarios->pdata[i];
         uint64_t from = seeds_text != NULL ? first : scenario->seed;
         uint64_t to = seeds_text != NULL ? last : scenario->seed;
         for (uint64_t seed = from; seed <= to; seed++) {
-            char *label = seeds_text != NULL
-                              ? g_strdup_printf("%s (seed %" PRIu64 ")", scenario->name, seed)
-                              : g_strdup(scenario->name);
-            char *name = g_strdup_printf("%s-s%" PRIu64, scenario->name, seed);
-            char *run_dir = g_build_filename(dir != NULL ? dir : temp, name, NULL);
-            struct ks_run_options options = {
-                .seed = seed, .seed_given = true, .recorder = recorder, .run_dir = run_dir,
-            };
-            struct ks_run_result result;
-            int run_code = ks_run_scenario(scenario, &options, &result, &error);
-            if (run_code == 0) {
-                printf("PASS %s\n", label);
-                passed++;
-            } else if (run_code == 1) {
-                printf("FAIL %s: %s\n", label, result.first_failure);
-                failed++;
-            } else {
-                printf("FAIL %s: %s\n", label, error != NULL ? error->message : "internal error");
-                failed++;
-                internal = internal || run_code == 3;
-                bad = bad || run_code == 2;
-            }
-            fflush(stdout);
-            g_clear_error(&error);
-            if (dir == NULL) {
-                remove_tree(run_dir);
-            }
-            g_free(run_dir);
-            g_free(name);
-            g_free(label);
+            check_one(scenario, seed, seeds_text != NULL, recorder, dir != NULL ? dir : temp,
+                      dir == NULL, &tally);
             if (seed == UINT64_MAX) {
                 break;
             }
         }
     }
+    int passed = tally.passed;
+    int failed = tally.failed;
+    bool internal = tally.internal;
+    bad = bad || tally.bad;
     printf("%d passed, %d failed\n", passed, failed);
     code = internal ? 3 : bad ? 2 : failed > 0 ? 1 : 0;
 out:

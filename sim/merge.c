@@ -2,12 +2,15 @@
 ** sim/merge.c: `ksim merge OUT.db IN.db...` and the run copier that sweep and
 ** explore use to gather their workers' databases.
 **
-** Method. The output is built table by table with ATTACH: one input at a
-** time is attached as "source", a temporary table maps its old run ids to the
-** new ones, and one INSERT ... SELECT per table copies every row of the runs
-** being moved (ordered by new run id, then by the source rowid, so the rows of
-** one run keep their order). Attaching one input at a time keeps clear of
-** SQLite's limit on attached databases whatever the number of shards.
+** Method. The inputs are attached to the output connection (up to
+** ATTACH_COUNT_MAX at once: SQLite's default limit is 10) and one
+** transaction copies run after run, in the order of the caller's list, with
+** one prepared INSERT ... SELECT per (input, table) and the run's new id
+** bound as a parameter; the rows of one run keep their stored order (the
+** recorder's run_id indexes make each run a range lookup). With more inputs,
+** they are first gathered a group at a time into a staging database, which
+** is then copied in list order the same way, so that `out` still changes in
+** one transaction.
 **
 ** Determinism (R1): the new ids follow the order of the runs list the caller
 ** gives. `ksim merge` sorts that list by the content of the runs rows, never by
@@ -22,6 +25,8 @@
 ** copied once: rows already present are not repeated.
 */
 #include "merge.h"
+
+#include "../core/base.h"
 
 #include "commands.h"
 
@@ -148,17 +153,45 @@ static bool table_exists(sqlite3 *db, const char *schema, const char *table)
     return found;
 }
 
-/* Creates `table` in main from the source's CREATE statement, then the
- * source's indexes on it. */
-static bool create_like_source(sqlite3 *out, const char *table, const char *create_sql,
-                               GError **error)
+/* SQLite attaches at most 10 databases by default; one is kept free. */
+#define ATTACH_COUNT_MAX 9
+
+static bool attach_as(sqlite3 *out, const char *path, const char *alias, GError **error)
+{
+    sqlite3_stmt *stmt = NULL;
+    g_autofree char *sql = g_strdup_printf("ATTACH DATABASE ?1 AS %s", alias);
+    int rc = sqlite3_prepare_v2(out, sql, -1, &stmt, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(stmt, 1, path, -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(stmt) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_OK) {
+        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_INPUT, "%s: cannot attach: %s", path,
+                    sqlite3_errmsg(out));
+        return false;
+    }
+    return true;
+}
+
+static void detach_as(sqlite3 *out, const char *alias)
+{
+    g_autofree char *sql = g_strdup_printf("DETACH DATABASE %s", alias);
+    sqlite3_exec(out, sql, NULL, NULL, NULL);
+}
+
+/* Creates `table` in main from the attached database's CREATE statement,
+ * then that database's indexes on it. */
+static bool create_like(sqlite3 *out, const char *alias, const char *table,
+                        const char *create_sql, GError **error)
 {
     if (!exec_sql(out, create_sql, error)) {
         return false;
     }
     sqlite3_stmt *stmt = NULL;
-    const char *sql = "SELECT sql FROM source.sqlite_master WHERE type = 'index' "
-                      "AND tbl_name = ?1 AND sql IS NOT NULL ORDER BY name";
+    g_autofree char *sql = g_strdup_printf("SELECT sql FROM %s.sqlite_master WHERE type = "
+                                           "'index' AND tbl_name = ?1 AND sql IS NOT NULL "
+                                           "ORDER BY name", alias);
     if (sqlite3_prepare_v2(out, sql, -1, &stmt, NULL) != SQLITE_OK) {
         return exec_sql(out, sql, error);
     }
@@ -176,19 +209,30 @@ static bool create_like_source(sqlite3 *out, const char *table, const char *crea
     return ok;
 }
 
-/* Copies one table of the attached source into main: rows of the runs in
- * temp.ks_merge_map (with new ids), or, without a run_id column, the rows
- * main does not have yet. */
-static bool copy_table(sqlite3 *out, const char *table, const char *create_sql, GError **error)
+/* How one table of one attached input is copied. */
+struct copier {
+    sqlite3_stmt *stmt; /* ?1 new run id, ?2 old run id when per_run */
+    bool per_run;
+};
+
+/* Builds the copy of alias.table into main (creating the table first if
+ * main lacks it): with run ids on both sides, one run at a time, its rows in
+ * their stored order; else the rows main does not have yet, at once. A
+ * table with no common column gives stmt = NULL. */
+static bool make_copier(sqlite3 *out, const char *alias, const char *table,
+                        const char *create_sql, struct copier *copier, GError **error)
 {
-    if (!table_exists(out, "main", table) && !create_like_source(out, table, create_sql, error)) {
+    copier->stmt = NULL;
+    copier->per_run = false;
+    if (!table_exists(out, "main", table) && !create_like(out, alias, table, create_sql, error)) {
         return false;
     }
     bool out_has_run_id = false;
     bool source_has_run_id = false;
     g_autofree char *rowid_alias = NULL;
     GPtrArray *out_columns = table_columns(out, "main", table, &out_has_run_id, &rowid_alias);
-    GPtrArray *source_columns = table_columns(out, "source", table, &source_has_run_id, NULL);
+    GPtrArray *source_columns = table_columns(out, alias, table, &source_has_run_id, NULL);
+    copier->per_run = source_has_run_id && out_has_run_id;
     GString *names = g_string_new("");
     GString *values = g_string_new("");
     for (guint i = 0; i < out_columns->len; i++) {
@@ -198,35 +242,31 @@ static bool copy_table(sqlite3 *out, const char *table, const char *create_sql, 
             continue;
         }
         g_autofree char *quoted = quote_ident(column);
-        bool mapped = source_has_run_id && out_has_run_id && strcmp(column, "run_id") == 0;
+        bool mapped = copier->per_run && strcmp(column, "run_id") == 0;
         g_string_append_printf(names, "%s%s", names->len ? ", " : "", quoted);
-        g_string_append_printf(values, "%s%s%s", values->len ? ", " : "",
-                               mapped ? "m.new_id" : "s.", mapped ? "" : quoted);
+        g_string_append_printf(values, "%s%s%s", values->len ? ", " : "", mapped ? "?1" : "s.",
+                               mapped ? "" : quoted);
     }
     g_autofree char *quoted_table = quote_ident(table);
-    char *sql;
-    if (names->len == 0) {
-        sql = NULL;
-    } else if (source_has_run_id && out_has_run_id) {
-        sql = g_strdup_printf("INSERT INTO main.%s (%s) SELECT %s FROM source.%s s "
-                              "JOIN temp.ks_merge_map m ON m.old_id = s.run_id "
-                              "ORDER BY m.new_id, s.rowid",
-                              quoted_table, names->str, values->str, quoted_table);
-    } else {
-        g_autofree char *plain = g_strdup(values->str);
-        /* No run ids: add only rows main does not have yet. */
-        sql = g_strdup_printf("INSERT INTO main.%s (%s) SELECT %s FROM source.%s s "
+    g_autofree char *sql = NULL;
+    if (names->len > 0 && copier->per_run) {
+        sql = g_strdup_printf("INSERT INTO main.%s (%s) SELECT %s FROM %s.%s s "
+                              "WHERE s.run_id = ?2 ORDER BY s.rowid",
+                              quoted_table, names->str, values->str, alias, quoted_table);
+    } else if (names->len > 0) {
+        sql = g_strdup_printf("INSERT INTO main.%s (%s) SELECT %s FROM %s.%s s "
                               "EXCEPT SELECT %s FROM main.%s",
-                              quoted_table, names->str, plain, quoted_table, names->str,
-                              quoted_table);
+                              quoted_table, names->str, values->str, alias, quoted_table,
+                              names->str, quoted_table);
     }
-    bool ok = sql == NULL || exec_sql(out, sql, error);
-    g_free(sql);
     g_string_free(names, TRUE);
     g_string_free(values, TRUE);
     g_ptr_array_unref(out_columns);
     g_ptr_array_unref(source_columns);
-    return ok;
+    if (sql != NULL && sqlite3_prepare_v2(out, sql, -1, &copier->stmt, NULL) != SQLITE_OK) {
+        return exec_sql(out, sql, error); /* reports the error */
+    }
+    return true;
 }
 
 static int64_t max_run_id(sqlite3 *db)
@@ -244,205 +284,205 @@ static int64_t max_run_id(sqlite3 *db)
     return value;
 }
 
-/* One input into `out`, in one transaction: the runs old_ids[i] become
- * base + 1 + i, where base is out's largest run id (read inside the
- * transaction). SQLite cannot attach or detach inside a transaction, so the
- * attach brackets it. */
-static bool copy_input(sqlite3 *out, const char *path, const int64_t *old_ids, size_t id_count,
-                       int64_t *new_ids, GError **error)
+/* The inputs to read, in the order of their first run in the list (R1),
+ * then, with every_input, the others (those in `only`, if not NULL) in the
+ * given order. */
+static GArray *input_order(size_t input_count, const struct ks_merge_run *runs, size_t run_count,
+                           bool every_input, const bool *only, GError **error)
 {
-    sqlite3_stmt *stmt = NULL;
-    if (sqlite3_prepare_v2(out, "ATTACH DATABASE ?1 AS source", -1, &stmt, NULL) != SQLITE_OK) {
-        return exec_sql(out, "ATTACH", error);
+    GArray *order = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_autofree bool *seen = g_new0(bool, input_count + 1);
+    for (size_t k = 0; k < run_count + (every_input ? input_count : 0); k++) {
+        uint32_t input_index = k < run_count ? runs[k].input_index : (uint32_t)(k - run_count);
+        if (input_index >= input_count) {
+            g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_INPUT, "no input %u", input_index);
+            g_array_unref(order);
+            return NULL;
+        }
+        if (k >= run_count && only != NULL && !only[input_index]) {
+            continue;
+        }
+        if (!seen[input_index]) {
+            seen[input_index] = true;
+            g_array_append_val(order, input_index);
+        }
     }
-    sqlite3_bind_text(stmt, 1, path, -1, SQLITE_TRANSIENT);
-    int rc = sqlite3_step(stmt);
-    sqlite3_finalize(stmt);
-    if (rc != SQLITE_DONE) {
-        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_INPUT, "%s: cannot attach: %s", path,
-                    sqlite3_errmsg(out));
+    return order;
+}
+
+/* Copies the runs from at most ATTACH_COUNT_MAX inputs, all attached at once,
+ * in one transaction: run k becomes max(out's run_id) + 1 + k, and the rows
+ * land in list order. */
+static bool append_direct(sqlite3 *out, const char *const *inputs, size_t input_count,
+                          const struct ks_merge_run *runs, size_t run_count, int64_t *new_ids,
+                          bool every_input, const bool *only, GError **error)
+{
+    GArray *order = input_order(input_count, runs, run_count, every_input, only, error);
+    if (order == NULL) {
         return false;
     }
-    bool ok = exec_sql(out, "BEGIN IMMEDIATE", error);
-    bool began = ok;
-    int64_t base_id = ok ? max_run_id(out) : 0;
-    ok = ok && exec_sql(out, "CREATE TEMP TABLE IF NOT EXISTS ks_merge_map "
-                             "(old_id INTEGER PRIMARY KEY, new_id INTEGER NOT NULL);"
-                             "DELETE FROM temp.ks_merge_map", error);
-    if (ok && sqlite3_prepare_v2(out, "INSERT INTO temp.ks_merge_map (old_id, new_id) "
-                                      "VALUES (?1, ?2)", -1, &stmt, NULL) == SQLITE_OK) {
-        for (size_t i = 0; i < id_count; i++) {
-            sqlite3_bind_int64(stmt, 1, old_ids[i]);
-            sqlite3_bind_int64(stmt, 2, base_id + 1 + (int64_t)i);
-            if (sqlite3_step(stmt) != SQLITE_DONE) {
-                g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_INPUT,
-                            "%s: run %" G_GINT64_FORMAT " given twice", path, old_ids[i]);
-                ok = false;
-                break;
-            }
-            sqlite3_reset(stmt);
+    ks_assert(order->len <= ATTACH_COUNT_MAX);
+    GPtrArray **copiers = g_new0(GPtrArray *, input_count + 1);
+    bool ok = true;
+    guint attached = 0;
+    for (; ok && attached < order->len; attached++) {
+        uint32_t input_index = g_array_index(order, uint32_t, attached);
+        g_autofree char *alias = g_strdup_printf("src%u", input_index);
+        ok = attach_as(out, inputs[input_index], alias, error);
+        if (!ok) {
+            break;
         }
-        sqlite3_finalize(stmt);
     }
-    GPtrArray *tables = ok ? schema_tables(out, "source") : g_ptr_array_new();
-    for (guint i = 0; ok && i + 1 < tables->len; i += 2) {
-        ok = copy_table(out, g_ptr_array_index(tables, i), g_ptr_array_index(tables, i + 1),
-                        error);
+    bool began = ok && exec_sql(out, "BEGIN IMMEDIATE", error);
+    ok = ok && began;
+    int64_t base_id = ok ? max_run_id(out) : 0;
+    for (guint i = 0; ok && i < order->len; i++) {
+        uint32_t input_index = g_array_index(order, uint32_t, i);
+        g_autofree char *alias = g_strdup_printf("src%u", input_index);
+        GPtrArray *tables = schema_tables(out, alias);
+        copiers[input_index] = g_ptr_array_new_with_free_func(g_free);
+        for (guint t = 0; ok && t + 1 < tables->len; t += 2) {
+            struct copier *copier = g_new0(struct copier, 1);
+            g_ptr_array_add(copiers[input_index], copier);
+            ok = make_copier(out, alias, g_ptr_array_index(tables, t),
+                             g_ptr_array_index(tables, t + 1), copier, error);
+            if (ok && copier->stmt != NULL && !copier->per_run &&
+                sqlite3_step(copier->stmt) != SQLITE_DONE) {
+                ok = exec_sql(out, sqlite3_sql(copier->stmt), error);
+            }
+        }
+        g_ptr_array_unref(tables);
     }
-    g_ptr_array_unref(tables);
-    ok = ok && exec_sql(out, "DELETE FROM temp.ks_merge_map", error);
+    for (size_t k = 0; ok && k < run_count; k++) {
+        GPtrArray *list = copiers[runs[k].input_index];
+        for (guint c = 0; ok && list != NULL && c < list->len; c++) {
+            struct copier *copier = g_ptr_array_index(list, c);
+            if (copier->stmt == NULL || !copier->per_run) {
+                continue;
+            }
+            sqlite3_bind_int64(copier->stmt, 1, base_id + 1 + (int64_t)k);
+            sqlite3_bind_int64(copier->stmt, 2, runs[k].run_id);
+            if (sqlite3_step(copier->stmt) != SQLITE_DONE) {
+                g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "copying run %"
+                            G_GINT64_FORMAT " of %s: %s", runs[k].run_id,
+                            inputs[runs[k].input_index], sqlite3_errmsg(out));
+                ok = false;
+            }
+            sqlite3_reset(copier->stmt);
+        }
+    }
+    for (size_t i = 0; i < input_count; i++) {
+        for (guint c = 0; copiers[i] != NULL && c < copiers[i]->len; c++) {
+            sqlite3_finalize(((struct copier *)g_ptr_array_index(copiers[i], c))->stmt);
+        }
+        if (copiers[i] != NULL) {
+            g_ptr_array_unref(copiers[i]);
+        }
+    }
+    g_free(copiers);
     ok = ok && exec_sql(out, "COMMIT", error);
     if (!ok && began) {
         sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
     }
-    sqlite3_exec(out, "DETACH DATABASE source", NULL, NULL, NULL);
+    for (guint i = 0; i < attached; i++) {
+        g_autofree char *alias = g_strdup_printf("src%u", g_array_index(order, uint32_t, i));
+        detach_as(out, alias);
+    }
+    g_array_unref(order);
     if (ok && new_ids != NULL) {
-        for (size_t i = 0; i < id_count; i++) {
-            new_ids[i] = base_id + 1 + (int64_t)i;
+        for (size_t k = 0; k < run_count; k++) {
+            new_ids[k] = base_id + 1 + (int64_t)k;
         }
     }
     return ok;
 }
 
-/* The run ids of `runs` that come from input_index, in list order. */
-static GArray *ids_of_input(const struct ks_merge_run *runs, size_t run_count,
-                            uint32_t input_index)
+/* More inputs than can be attached at once: gather them into a staging
+ * database a group at a time (staged ids follow list order within each
+ * group), then copy the staging database into `out` in list order. */
+static bool append_staged(sqlite3 *out, const char *const *inputs, size_t input_count,
+                          const struct ks_merge_run *runs, size_t run_count, int64_t *new_ids,
+                          bool every_input, GError **error)
 {
-    GArray *ids = g_array_new(FALSE, FALSE, sizeof(int64_t));
-    for (size_t i = 0; i < run_count; i++) {
-        if (runs[i].input_index == input_index) {
-            g_array_append_val(ids, runs[i].run_id);
-        }
-    }
-    return ids;
-}
-
-/* Copies every listed run into a fresh staging database, numbered 1..n in
- * list order (R1: inputs in the order of their first run in the list; with
- * every_input, the others follow in the given order so that their tables
- * exist even without runs). Each input is its own transaction there; the
- * caller then moves the staging database into the real output at once. */
-static bool stage_runs(const char *staging_path, const char *const *inputs, size_t input_count,
-                       const struct ks_merge_run *runs, size_t run_count, bool every_input,
-                       GError **error)
-{
-    sqlite3 *staging = NULL;
-    if (sqlite3_open_v2(staging_path, &staging, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                        NULL) != SQLITE_OK) {
-        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "%s: cannot create: %s",
-                    staging_path, sqlite3_errmsg(staging));
-        sqlite3_close(staging);
+    GArray *order = input_order(input_count, runs, run_count, every_input, NULL, error);
+    if (order == NULL) {
         return false;
     }
-    sqlite3_exec(staging, "PRAGMA synchronous = OFF; PRAGMA journal_mode = OFF", NULL, NULL,
-                 NULL);
-    g_autofree bool *done = g_new0(bool, input_count ? input_count : 1);
-    /* Ids are given per input in list order, but runs of several inputs may
-     * interleave: the staging ids follow the input order, and a map puts
-     * them back in list order below. */
-    g_autofree int64_t *staged_ids = g_new0(int64_t, run_count ? run_count : 1);
-    bool ok = true;
-    for (size_t k = 0; ok && k < run_count + (every_input ? input_count : 0); k++) {
-        uint32_t input_index = k < run_count ? runs[k].input_index : (uint32_t)(k - run_count);
-        if (input_index >= input_count) {
-            g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_INPUT, "no input %u", input_index);
-            ok = false;
-            break;
-        }
-        if (done[input_index]) {
-            continue;
-        }
-        done[input_index] = true;
-        GArray *ids = ids_of_input(runs, run_count, input_index);
-        g_autofree int64_t *new_ids = g_new0(int64_t, ids->len ? ids->len : 1);
-        ok = copy_input(staging, inputs[input_index], (int64_t *)(void *)ids->data, ids->len,
-                        new_ids, error);
-        for (size_t i = 0, j = 0; ok && i < run_count; i++) {
-            if (runs[i].input_index == input_index) {
-                staged_ids[i] = new_ids[j++];
-            }
-        }
-        g_array_unref(ids);
-    }
-    /* Renumber the staging runs into list order: a second pass through the
-     * same copier, from the staging file into itself is not possible, so the
-     * list-order ids are kept in a column the final copy reads. */
-    if (ok) {
-        ok = exec_sql(staging, "CREATE TABLE IF NOT EXISTS ks_merge_order "
-                               "(staged_id INTEGER PRIMARY KEY, position INTEGER NOT NULL)",
-                      error);
-        sqlite3_stmt *stmt = NULL;
-        if (ok && sqlite3_prepare_v2(staging, "INSERT INTO ks_merge_order VALUES (?1, ?2)", -1,
-                                     &stmt, NULL) == SQLITE_OK) {
-            for (size_t i = 0; i < run_count; i++) {
-                sqlite3_bind_int64(stmt, 1, staged_ids[i]);
-                sqlite3_bind_int64(stmt, 2, (int64_t)i);
-                sqlite3_step(stmt);
-                sqlite3_reset(stmt);
-            }
-            sqlite3_finalize(stmt);
-        }
-    }
-    sqlite3_close(staging);
-    return ok;
-}
-
-/* The staging runs in list order. */
-static GArray *staged_order(const char *staging_path, GError **error)
-{
+    g_autofree char *staging_path = NULL;
+    int fd = g_file_open_tmp("ksim-merge-XXXXXX.db", &staging_path, NULL);
     sqlite3 *staging = NULL;
-    GArray *ids = g_array_new(FALSE, FALSE, sizeof(int64_t));
-    sqlite3_stmt *stmt = NULL;
-    if (sqlite3_open_v2(staging_path, &staging, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(staging, "SELECT staged_id FROM ks_merge_order ORDER BY position",
-                           -1, &stmt, NULL) != SQLITE_OK) {
-        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "%s: %s", staging_path,
-                    sqlite3_errmsg(staging));
+    bool ok = fd >= 0;
+    if (fd >= 0) {
+        close(fd);
+        ok = sqlite3_open(staging_path, &staging) == SQLITE_OK;
+    }
+    if (!ok) {
+        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT,
+                    "cannot create a temporary database");
+    } else {
+        sqlite3_exec(staging, "PRAGMA synchronous = OFF; PRAGMA journal_mode = OFF", NULL, NULL,
+                     NULL);
+    }
+    g_autofree int64_t *staged_ids = g_new0(int64_t, run_count + 1);
+    g_autofree bool *in_group = g_new0(bool, input_count + 1);
+    for (guint first = 0; ok && first < order->len; first += ATTACH_COUNT_MAX) {
+        memset(in_group, 0, (input_count + 1) * sizeof *in_group);
+        for (guint i = first; i < order->len && i < first + ATTACH_COUNT_MAX; i++) {
+            in_group[g_array_index(order, uint32_t, i)] = true;
+        }
+        /* The group's runs, in list order. */
+        GArray *group = g_array_new(FALSE, FALSE, sizeof(struct ks_merge_run));
+        GArray *positions = g_array_new(FALSE, FALSE, sizeof(size_t));
+        for (size_t k = 0; k < run_count; k++) {
+            if (in_group[runs[k].input_index]) {
+                g_array_append_val(group, runs[k]);
+                g_array_append_val(positions, k);
+            }
+        }
+        g_autofree int64_t *ids = g_new0(int64_t, group->len + 1);
+        ok = append_direct(staging, inputs, input_count,
+                           (const struct ks_merge_run *)(void *)group->data, group->len, ids,
+                           every_input, in_group, error);
+        for (guint j = 0; ok && j < group->len; j++) {
+            staged_ids[g_array_index(positions, size_t, j)] = ids[j];
+        }
+        g_array_unref(group);
+        g_array_unref(positions);
+    }
+    if (staging != NULL) {
         sqlite3_close(staging);
-        g_array_unref(ids);
-        return NULL;
     }
-    while (sqlite3_step(stmt) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(stmt, 0);
-        g_array_append_val(ids, id);
+    if (ok) {
+        g_autofree struct ks_merge_run *final_runs = g_new0(struct ks_merge_run, run_count + 1);
+        for (size_t k = 0; k < run_count; k++) {
+            final_runs[k].input_index = 0;
+            final_runs[k].run_id = staged_ids[k];
+        }
+        const char *staging_inputs[] = {staging_path};
+        ok = append_direct(out, staging_inputs, 1, final_runs, run_count, new_ids, true, NULL,
+                           error);
     }
-    sqlite3_finalize(stmt);
-    sqlite3_close(staging);
-    return ids;
+    if (staging_path != NULL) {
+        g_unlink(staging_path);
+    }
+    g_array_unref(order);
+    return ok;
 }
 
 static bool merge_append(sqlite3 *out, const char *const *inputs, size_t input_count,
                          const struct ks_merge_run *runs, size_t run_count, int64_t *new_ids,
                          bool every_input, GError **error)
 {
-    g_autofree char *staging_path = NULL;
-    int fd = g_file_open_tmp("ksim-merge-XXXXXX.db", &staging_path, NULL);
-    if (fd < 0) {
-        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT,
-                    "cannot create a temporary file");
+    GArray *order = input_order(input_count, runs, run_count, every_input, NULL, error);
+    if (order == NULL) {
         return false;
     }
-    close(fd);
-    bool ok = stage_runs(staging_path, inputs, input_count, runs, run_count, every_input, error);
-    GArray *order = ok ? staged_order(staging_path, error) : NULL;
-    ok = order != NULL;
-    /* The staging tables exclude ks_merge_order from the copy: drop it
-     * after reading it. */
-    if (ok) {
-        sqlite3 *staging = NULL;
-        sqlite3_open(staging_path, &staging);
-        ok = exec_sql(staging, "DROP TABLE ks_merge_order", error);
-        sqlite3_close(staging);
-    }
-    if (ok) {
-        ok = copy_input(out, staging_path, (int64_t *)(void *)order->data, order->len, new_ids,
-                        error);
-    }
-    if (order != NULL) {
-        g_array_unref(order);
-    }
-    g_unlink(staging_path);
-    return ok;
+    bool direct = order->len <= ATTACH_COUNT_MAX;
+    g_array_unref(order);
+    return direct ? append_direct(out, inputs, input_count, runs, run_count, new_ids,
+                                  every_input, NULL, error)
+                  : append_staged(out, inputs, input_count, runs, run_count, new_ids,
+                                  every_input, error);
 }
 
 bool ks_merge_append(sqlite3 *out, const char *const *inputs, size_t input_count,

@@ -1154,7 +1154,7 @@ static void print_text(FILE *out, const struct run *run, const struct ks_run_res
         }
         for (guint i = 0; i < run->expectations->len; i++) {
             const struct expect_outcome *e = &g_array_index(run->expectations, struct expect_outcome, i);
-            fprintf(out, "  %s %s (actual %s)\n", e->passed ? "PASS" : "FAIL", e->expr, e->actual);
+            fprintf(out, "%s %s (actual %s)\n", e->passed ? "PASS" : "FAIL", e->expr, e->actual);
         }
         fputc('\n', out);
     }
@@ -1477,6 +1477,16 @@ int ks_run_scenario(const struct ks_scenario *scenario, const struct ks_run_opti
             print_text(options->out, &run, result);
         }
         fflush(options->out);
+    }
+    if (options->progress && rec != NULL) {
+        /* Wall-clock figures go to a terminal's stderr only: stdout stays
+         * byte-identical between runs (golden timelines). */
+        fprintf(stderr, "ksim: run %" PRId64 " recorded in %s; %" PRId64 " ms wall, %" PRId64
+                        " ms (%.0f%%) of it recording\n",
+                result->run_id, options->db_path != NULL ? options->db_path : "the database",
+                result->wall_ms, result->record_ms,
+                result->wall_ms > 0 ? 100.0 * (double)result->record_ms / (double)result->wall_ms
+                                    : 0.0);
     }
     code = result->expect_failed > 0 ? 1 : 0;
 

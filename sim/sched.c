@@ -7,6 +7,9 @@
 ** Pending events are ordered by a 4-ary min-heap of 16-byte entries
 ** (at_ns, seq << 24 | slot); seq is the world's insertion counter, so two
 ** events at the same time run in the order they were scheduled (STYLE 3.6).
+** The root being run is popped lazily: the first event its handler schedules
+** takes the root's place with a single sift-down (heap_settle), since
+** "handle one event, schedule the next" is the common step.
 **
 ** Invariants (asserted as S1..S5):
 **   S1  The clock never goes back: an event is never scheduled before now, and
@@ -364,6 +367,12 @@ static bool run_one(ks_world *world, ks_time_ns until_ns)
             }
         }
         world->root_taken = true; /* popped lazily: see heap_settle */
+        /* The next event is almost always one of the root's children: start
+         * loading their pool slots while this one runs (the pool is touched in
+         * heap order, which is random in memory). */
+        for (uint32_t child = 1; child <= 4 && child < world->heap_count; child++) {
+            __builtin_prefetch(&world->pool[world->heap[child].seq_slot & SLOT_MASK]);
+        }
         world->now_ns = entry.at_ns;
         world->event_count++;
         ks__trace_event(world, event);

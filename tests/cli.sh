@@ -68,6 +68,7 @@ grep -q "^reproduce: ksim run $q --seed 1" "$tmp/out" || fail "the reproduce lin
 grep -q "^\[ *[0-9]*\.[0-9][0-9][0-9]s\] fault kill-leader: crash broker" "$tmp/out" ||
     fail "the timeline shows the crash"
 grep -q "^  acked_lost  *0$" "$tmp/out" || fail "the summary table shows acked_lost"
+grep -q "^PASS acked_lost = 0 (actual 0)$" "$tmp/out" || fail "each expectation reads PASS expr (actual X)"
 [ -s "$tmp/trace.txt" ] || fail "--trace wrote nothing"
 [ -d "$tmp/run/broker-1" ] || fail "the run folder has broker-1/"
 

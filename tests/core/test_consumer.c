@@ -4,7 +4,9 @@
  * loses records but never repeats one; after-process (process, then commit)
  * repeats records but never loses one; atomic (offset stored with the
  * output) does neither; auto commit repeats at most what was processed in
- * one interval. Also: auto.offset.reset = latest.
+ * one interval; a paused member that lost its partitions (a zombie) repeats
+ * records under after-process and is fenced under atomic. Also:
+ * auto.offset.reset = latest.
  * Method: a whole small cluster (group_fixture.h); one consumer with a slow
  * processing.time so that a crash lands inside a batch; the producer's
  * acknowledged offsets against the offsets the group processed, counted
@@ -102,6 +104,53 @@ static void test_offset_reset_latest_skips_the_past(void)
     free(f);
 }
 
+/* A member paused longer than its session keeps its batch; when it resumes
+ * it processes the rest of it although the other member already took the
+ * partitions (a zombie). after-process repeats those records; atomic fences
+ * the zombie at its sink, so nothing is processed twice. */
+static void run_zombie(struct gf_fixture *f, enum ks_commit_mode mode, int64_t *lost,
+                       int64_t *duplicates)
+{
+    gf_init(f, 31, 2, 400, 6000, 2);
+    for (int i = 0; i < 2; i++) {
+        f->consumers[i].commit = mode;
+        f->consumers[i].processing_ns = 3 * (int64_t)GF_MS;
+        f->consumers[i].max_poll_records = 200;
+    }
+    f->consumers[1].start_ns = 2 * (int64_t)GF_S; /* c1 starts alone with a backlog */
+    gf_start(f);
+    ks_node_id c1 = ks_cluster_consumer_node(&f->spec, 0);
+    gf_run_until(f, 8 * GF_S + 100 * GF_MS);
+    ks_world_node_pause(f->env.world, c1);
+    gf_run_until(f, 18 * GF_S);
+    ks_world_node_resume(f->env.world, c1);
+    CU_ASSERT_TRUE(gf_drain(f, 120 * GF_S));
+    gf_count(f, lost, duplicates);
+    CU_ASSERT(f->rebalance_count >= 3); /* c1 removed, then back */
+}
+
+static void test_zombie_after_process_repeats(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    int64_t lost = 0, duplicates = 0;
+    run_zombie(f, KS_COMMIT_AFTER_PROCESS, &lost, &duplicates);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT(duplicates > 0);
+    gf_deinit(f);
+    free(f);
+}
+
+static void test_zombie_atomic_is_fenced(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    int64_t lost = 0, duplicates = 0;
+    run_zombie(f, KS_COMMIT_ATOMIC, &lost, &duplicates);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_EQUAL(duplicates, 0);
+    gf_deinit(f);
+    free(f);
+}
+
 void ks_test_register_consumer(void)
 {
     static const struct ks_test_case cases[] = {
@@ -110,6 +159,8 @@ void ks_test_register_consumer(void)
         { "atomic_is_exactly_once", test_atomic_is_exactly_once },
         { "auto_commit_repeats_one_interval_at_most", test_auto_commit_repeats_one_interval_at_most },
         { "offset_reset_latest_skips_the_past", test_offset_reset_latest_skips_the_past },
+        { "zombie_after_process_repeats", test_zombie_after_process_repeats },
+        { "zombie_atomic_is_fenced", test_zombie_atomic_is_fenced },
     };
     KS_TEST_ADD_SUITE("core/consumer", cases);
 }

@@ -268,6 +268,66 @@ static void test_roll_and_read_across_segments(void)
     ks_test_env_deinit(&env);
 }
 
+/* segment.ms rolls by record timestamps (first batch vs incoming), a full
+ * offset index rolls too, flush.messages and flush.ms fsync and move the
+ * recovery point. */
+static void test_roll_by_time_index_and_flush_settings(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 13, 4);
+    struct ks_log_config config = log_fixture_config();
+    config.segment_ns = 10 * (int64_t)KS_NS_PER_S;
+    struct ks_log *log = ks_log_open(env.world, 1, "broker-1/t-0", &config, 0, true, NULL);
+    /* Batches 3 s apart: a segment spans at most 10 s of timestamps. */
+    for (int i = 0; i < 12; i++) {
+        log_fixture_append(log, 1, i, 10, TS0 + i * 3000, 0, NULL);
+    }
+    /* Segments start at batches 0, 4, 8: 4 * 3 s = 12 s > 10 s. */
+    CU_ASSERT_EQUAL(ks_log_segment_count(log), 3);
+    CU_ASSERT(ks_disk_exists(env.world, 1, "broker-1/t-0/00000000000000000004.log"));
+    CU_ASSERT(ks_disk_exists(env.world, 1, "broker-1/t-0/00000000000000000008.log"));
+    ks_log_close(log);
+
+    config = log_fixture_config();
+    config.index_interval_bytes = 0;  /* an entry for every batch but the first */
+    config.segment_index_bytes = 8 * 4; /* four entries */
+    log = ks_log_open(env.world, 2, "broker-2/t-0", &config, 0, true, NULL);
+    for (int i = 0; i < 20; i++) {
+        log_fixture_append(log, 1, i, 10, TS0, 0, NULL);
+    }
+    /* Each segment holds 5 batches: the first without an entry, then 4. */
+    CU_ASSERT_EQUAL(ks_log_segment_count(log), 4);
+    ks_log_close(log);
+
+    config = log_fixture_config();
+    config.flush_messages = 5;
+    log = ks_log_open(env.world, 3, "broker-3/t-0", &config, 0, true, NULL);
+    log_fixture_append(log, 1, 0, 10, TS0, 0, NULL); /* epoch 0 starts: its file is fsynced */
+    uint64_t fsyncs = ks_world_disk_fsync_count(env.world, 3);
+    for (int i = 1; i < 4; i++) {
+        log_fixture_append(log, 1, i, 10, TS0, 0, NULL);
+    }
+    CU_ASSERT_EQUAL(ks_log_recovery_point(log), 0);
+    CU_ASSERT_EQUAL(ks_world_disk_fsync_count(env.world, 3), fsyncs);
+    log_fixture_append(log, 1, 4, 10, TS0, 0, NULL);
+    CU_ASSERT_EQUAL(ks_log_recovery_point(log), 5);
+    CU_ASSERT(ks_world_disk_fsync_count(env.world, 3) > fsyncs);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(env.world, 3, "broker-3/t-0/00000000000000000000.log"),
+                    ks_log_size_bytes(log));
+    ks_log_close(log);
+
+    config = log_fixture_config();
+    config.flush_ns = 2 * (int64_t)KS_NS_PER_S;
+    log = ks_log_open(env.world, 3, "broker-3/u-0", &config, 0, true, NULL);
+    log_fixture_append(log, 3, 0, 10, TS0, 0, NULL);
+    ks_log_maybe_flush(log, 1 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(ks_log_recovery_point(log), 0);
+    ks_log_maybe_flush(log, 2 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(ks_log_recovery_point(log), 3);
+    ks_log_close(log);
+    ks_test_env_deinit(&env);
+}
+
 /* Truncation leaves exactly what a fresh log with the same appends has. */
 static void test_truncation_matches_fresh_log(void)
 {
@@ -536,8 +596,21 @@ static void test_retention_by_time_and_size(void)
     CU_ASSERT(ks_disk_exists(env.world, LOG_NODE, name));
     g_free(name);
     CU_ASSERT_FALSE(ks_disk_exists(env.world, LOG_NODE, LOG_DIR "/00000000000000000000.log"));
-    /* Every remaining segment's newest record is within retention, the
-     * deleted ones were not: the first kept batch is at most 20 s old... */
+    /* Batch i (offsets 2i, 2i+1) has timestamp TS0 + i s. Deleted: every
+     * batch below `start` is older than 80 - 60 = 20 s; kept: the first
+     * remaining segment [start, next) holds a batch that is not. */
+    CU_ASSERT((start / 2 - 1) * 1000 < 20000);
+    int64_t next_base = -1;
+    char **listed = ks_disk_list(env.world, LOG_NODE, LOG_DIR);
+    for (char **entry = listed; *entry != NULL; entry++) {
+        int64_t base = g_ascii_strtoll(*entry, NULL, 10);
+        if (g_str_has_suffix(*entry, ".log") && base > start && next_base < 0) {
+            next_base = base;
+        }
+    }
+    ks_disk_list_free(listed);
+    CU_ASSERT_FATAL(next_base > start);
+    CU_ASSERT((next_base / 2 - 1) * 1000 >= 20000);
     GByteArray *out = g_byte_array_new();
     CU_ASSERT_EQUAL(ks_log_read(log, start - 1, INT64_MAX, 100, out), KS_LOG_OFFSET_OUT_OF_RANGE);
     CU_ASSERT_EQUAL(ks_log_read(log, start, INT64_MAX, 100, out), KS_LOG_OK);
@@ -752,6 +825,7 @@ void ks_test_register_log(void)
         {"bad input is refused", test_bad_input_is_refused},
         {"index matches Kafka rule and lookups", test_index_matches_kafka_rule_and_lookups},
         {"roll and read across segments", test_roll_and_read_across_segments},
+        {"roll by time, index and flush settings", test_roll_by_time_index_and_flush_settings},
         {"truncation matches fresh log", test_truncation_matches_fresh_log},
         {"truncate fully and start at", test_truncate_fully_and_start_at},
         {"offset for timestamp", test_offset_for_timestamp},

@@ -195,6 +195,47 @@ static void test_merge_append_numbers_after(void)
     ks_test_remove_tree(dir);
 }
 
+/* More inputs than SQLite attaches at once (12 > 9): the staged path. */
+static void test_merge_many_inputs(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ksim-merge-XXXXXX", NULL);
+    enum { INPUTS = 12 };
+    char *paths[INPUTS];
+    const char *forward[INPUTS];
+    const char *backward[INPUTS];
+    for (int i = 0; i < INPUTS; i++) {
+        paths[i] = g_strdup_printf("%s/shard%02d.db", dir, i);
+        sqlite3 *db = fixture_db_create(paths[i]);
+        /* Seeds interleave across inputs, so runs of one input are not
+         * neighbours in the merged order. */
+        fixture_add_run(db, "many", i, "{}", "a=1", (double)i, 0, 0);
+        fixture_add_run(db, "many", i + INPUTS, "{}", "a=1", 0, (double)i, 0);
+        sqlite3_close(db);
+        forward[i] = paths[i];
+        backward[INPUTS - 1 - i] = paths[i];
+    }
+    g_autofree char *out_a = g_strdup_printf("%s/a.db", dir);
+    g_autofree char *out_b = g_strdup_printf("%s/b.db", dir);
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ks_merge_files(out_a, forward, INPUTS, &error));
+    CU_ASSERT_TRUE(ks_merge_files(out_b, backward, INPUTS, &error));
+    CU_ASSERT_PTR_NULL(error);
+    g_clear_error(&error);
+    CU_ASSERT_EQUAL(count_rows(out_a, "SELECT count(*) FROM runs"), 2 * INPUTS);
+    CU_ASSERT_EQUAL(count_rows(out_a, "SELECT count(*) FROM summary"), 8 * INPUTS);
+    /* Ids follow the seeds: run k is seed k - 1. */
+    CU_ASSERT_EQUAL(count_rows(out_a, "SELECT count(*) FROM runs WHERE seed = run_id - 1"),
+                    2 * INPUTS);
+    CU_ASSERT_EQUAL(count_rows(out_a, "SELECT count(*) FROM schema_version"), 1);
+    g_autofree char *dump_a = dump_db(out_a);
+    g_autofree char *dump_b = dump_db(out_b);
+    CU_ASSERT_STRING_EQUAL(dump_a, dump_b);
+    for (int i = 0; i < INPUTS; i++) {
+        g_free(paths[i]);
+    }
+    ks_test_remove_tree(dir);
+}
+
 static void test_shards_cover_once(void)
 {
     for (uint32_t count = 1; count <= 7; count++) {
@@ -325,6 +366,7 @@ void ks_test_register_sweep(void)
     static const struct ks_test_case cases[] = {
         {"merge is order independent", test_merge_order_independent},
         {"merge appends after existing runs", test_merge_append_numbers_after},
+        {"merge of more inputs than attach allows", test_merge_many_inputs},
         {"shards cover every item once", test_shards_cover_once},
         {"seeds and shards parse", test_parse_seeds_and_shards},
         {"sweep is the same with --jobs 1 and 2", test_sweep_jobs_deterministic},
