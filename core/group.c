@@ -628,6 +628,13 @@ static void on_session_expired(ks_world *world, void *context)
     struct coordinator *c = group->coordinator;
     (void)world;
     m->session_timer = 0;
+    if (m->join_pending || m->sync_pending) {
+        /* Kafka's MemberMetadata.hasSatisfiedHeartbeat: a member waiting for
+         * a JoinGroup or SyncGroup answer needs no heartbeat (the rebalance
+         * timeout bounds that wait instead). */
+        arm_session(c, m);
+        return;
+    }
     char reason[160];
     snprintf(reason, sizeof(reason), "member %s session timed out", m->member_id);
     remove_member(c, group, m, reason);

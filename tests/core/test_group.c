@@ -202,6 +202,31 @@ static void test_slow_processing_exceeds_max_poll_interval(void)
     free(f);
 }
 
+/* A member waiting for its JoinGroup answer needs no heartbeat: here c1
+ * joins while c2 is inside a 10 s batch, and waits for c2 longer than its
+ * own session timeout; it must still be in the next generation (Kafka's
+ * MemberMetadata.hasSatisfiedHeartbeat). */
+static void test_join_wait_outlasts_session_timeout(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 19, 2, 200, 20000, 2);
+    /* c2 (index 1) starts first, at 3 s with a backlog of 600 records, and
+     * processes slowly: its first poll takes 500 records at 20 ms each,
+     * 10 s, from about 4 s. c1 joins at 5 s and waits for it. */
+    f->consumers[1].processing_ns = 20 * (int64_t)GF_MS;
+    f->consumers[1].start_ns = 3 * (int64_t)GF_S;
+    f->consumers[0].start_ns = 5 * (int64_t)GF_S;
+    gf_start(f);
+    gf_run_until(f, 40 * GF_S);
+    const struct gf_rebalance *g2 = find_generation(f, 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g2);
+    CU_ASSERT(g2->at_ns >= 5 * GF_S + 6 * GF_S); /* the wait outlasted c1's session */
+    CU_ASSERT_PTR_NOT_NULL(strstr(g2->detail, "c1-1=orders-0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(g2->detail, "c2-1=orders-1"));
+    gf_deinit(f);
+    free(f);
+}
+
 void ks_test_register_group(void)
 {
     static const struct ks_test_case cases[] = {
@@ -212,6 +237,7 @@ void ks_test_register_group(void)
         { "coordinator_failover", test_coordinator_failover },
         { "paused_member_times_out_and_rejoins", test_paused_member_times_out_and_rejoins },
         { "slow_processing_exceeds_max_poll_interval", test_slow_processing_exceeds_max_poll_interval },
+        { "join_wait_outlasts_session_timeout", test_join_wait_outlasts_session_timeout },
     };
     KS_TEST_ADD_SUITE("core/group", cases);
 }

@@ -428,9 +428,15 @@ static void fixture_start(struct fixture *f)
     ks_producer_start(f->producer);
 }
 
+/* Runs the world in 1 ms steps, checking the producer's invariants. */
 static void fixture_run(struct fixture *f, ks_time_ns until_ns)
 {
-    ks_world_run_until(f->env.world, until_ns);
+    ks_time_ns now = ks_world_now_ns(f->env.world);
+    while (now < until_ns) {
+        now = now + MS < until_ns ? now + MS : until_ns;
+        ks_world_run_until(f->env.world, now);
+        ks_producer_check(f->producer);
+    }
 }
 
 /* P1 from outside: every record sent was reported exactly once. */
@@ -1024,6 +1030,51 @@ static void test_sticky_null_keys_spread(void)
     fixture_deinit(&f);
 }
 
+static void test_request_carries_one_batch_per_partition(void)
+{
+    /* Three partitions led by one broker, one request in flight, no linger:
+     * while a request is out, every partition gets new records, and the next
+     * request takes the head batch of each (RecordAccumulator drain), so
+     * batches of the three partitions arrive together; the next request
+     * waits until all are answered. */
+    struct fixture f;
+    fixture_init(&f, 1, 3);
+    f.config.max_in_flight = 1;
+    f.config.key_count = 30;
+    f.config.count = 600;
+    f.config.rate_per_s = 6000;
+    f.config.linger_ns = 0; /* every batch is ready at once: they pile up behind the request */
+    f.config.enable_idempotence = false;
+    fixture_start(&f);
+    fixture_run(&f, 2 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 600);
+    int32_t groups = 0;
+    int32_t n = 0;
+    while (n < f.fake->batch_count) {
+        int32_t seen[3] = { 0 };
+        int32_t m = n;
+        while (m < f.fake->batch_count &&
+               f.fake->batch_arrival_ns[m] == f.fake->batch_arrival_ns[n]) {
+            seen[f.fake->batch_partition[m]]++;
+            m++;
+        }
+        for (int32_t i = 0; i < 3; i++) {
+            CU_ASSERT(seen[i] <= 1); /* at most one batch per partition per request */
+        }
+        if (m - n == 3) {
+            groups++;
+        }
+        if (m < f.fake->batch_count) {
+            /* one request at a time: the next leaves after the answers (2 ms round trip) */
+            CU_ASSERT(f.fake->batch_arrival_ns[m] >= f.fake->batch_arrival_ns[n] + 2 * MS);
+        }
+        n = m;
+    }
+    CU_ASSERT(groups > 10);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
 void ks_test_register_producer(void)
 {
     static const struct ks_test_case cases[] = {
@@ -1046,6 +1097,7 @@ void ks_test_register_producer(void)
         { "metadata.max.age.ms refreshes", test_metadata_max_age_refresh },
         { "OUT_OF_ORDER gap bumps the epoch (KIP-360)", test_out_of_order_gap_bumps_epoch },
         { "sticky partitioner spreads null keys", test_sticky_null_keys_spread },
+        { "a request carries one batch per partition", test_request_carries_one_batch_per_partition },
     };
     KS_TEST_ADD_SUITE("core/producer", cases);
 }
