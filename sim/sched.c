@@ -367,6 +367,12 @@ static bool run_one(ks_world *world, ks_time_ns until_ns)
             }
         }
         world->root_taken = true; /* popped lazily: see heap_settle */
+        /* The next event is almost always one of the root's children: start
+         * loading their pool slots while this one runs (the pool is touched in
+         * heap order, which is random in memory). */
+        for (uint32_t child = 1; child <= 4 && child < world->heap_count; child++) {
+            __builtin_prefetch(&world->pool[world->heap[child].seq_slot & SLOT_MASK]);
+        }
         world->now_ns = entry.at_ns;
         world->event_count++;
         ks__trace_event(world, event);
