@@ -504,15 +504,10 @@ static int explore_usage(void)
     return 2;
 }
 
-static bool load_explore(struct explore *explore, GError **error)
+/* Fills what the generator needs from a finalized scenario (borrowed as
+ * explore->base; the caller owns it). */
+static bool explore_from_scenario(struct explore *explore, GError **error)
 {
-    gsize length = 0;
-    if (!g_file_get_contents(explore->path, &explore->text, &length, error)) {
-        return false;
-    }
-    if (!ks_scenario_load(explore->path, &explore->base, error)) {
-        return false;
-    }
     explore->duration_ms = explore->base->duration_ns / 1000000;
     explore->broker_count = explore->base->cluster.broker_count;
     explore->tps = g_ptr_array_new_with_free_func(g_free);
@@ -525,10 +520,44 @@ static bool load_explore(struct explore *explore, GError **error)
     if (explore->duration_ms < 100 || explore->broker_count < 1) {
         g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_VALUE,
                     "%s: explore needs a duration of at least 100ms and a broker",
-                    explore->path);
+                    explore->base->path);
         return false;
     }
     return true;
+}
+
+static bool load_explore(struct explore *explore, GError **error)
+{
+    gsize length = 0;
+    if (!g_file_get_contents(explore->path, &explore->text, &length, error)) {
+        return false;
+    }
+    if (!ks_scenario_load(explore->path, &explore->base, error)) {
+        return false;
+    }
+    return explore_from_scenario(explore, error);
+}
+
+char *ks_explore_schedule_ini(const struct ks_scenario *scenario, uint64_t seed,
+                              uint32_t fault_max)
+{
+    struct explore explore = {.base = (struct ks_scenario *)scenario, .fault_max = fault_max};
+    GError *error = NULL;
+    GString *text = g_string_new("");
+    if (explore_from_scenario(&explore, &error)) {
+        GArray *faults = generate_schedule(&explore, seed);
+        g_array_sort(faults, compare_fault_time);
+        for (guint i = 0; i < faults->len; i++) {
+            g_autofree char *body = fault_body(&g_array_index(faults, struct gen_fault, i));
+            g_string_append_printf(text, "[fault explore-%u]\n%s\n", i + 1, body);
+        }
+        g_array_unref(faults);
+    }
+    g_clear_error(&error);
+    if (explore.tps != NULL) {
+        g_ptr_array_unref(explore.tps);
+    }
+    return g_string_free(text, FALSE);
 }
 
 struct failure_kind {
