@@ -37,7 +37,8 @@ struct ks_log_recovery_report {
 struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
                            const struct ks_log_config *config, int64_t recovery_point,
                            bool clean_shutdown, struct ks_log_recovery_report *report_out);
-/* Closes files (trims the active indexes); does not fsync. NULL is a no-op. */
+/* Closes files (the index files always hold exactly their entries, so there
+ * is nothing to trim); does not fsync. NULL is a no-op. */
 void ks_log_close(struct ks_log *log);
 
 int64_t ks_log_leo(const struct ks_log *log);              /* next offset to be written */
@@ -63,18 +64,27 @@ enum ks_log_result ks_log_append_as_leader(struct ks_log *log, uint8_t *bytes,
                                            size_t byte_count, int32_t leader_epoch,
                                            ks_time_ns now_ns, int64_t *base_offset_out,
                                            int64_t *last_offset_out);
-/* Follower append: batches from the leader with offsets set; each must start
- * at the LEO. Updates the epoch cache from the batches' leader epochs. */
+/* Follower append: batches from the leader with offsets set; the first must
+ * start at the LEO (or above it, where the leader's cleaner removed whole
+ * batches: KS_LOG_OFFSET_OUT_OF_RANGE only below the LEO), and each batch
+ * above the previous one. Updates the epoch cache from the batches' leader
+ * epochs (KIP-101: a batch with a higher epoch starts an entry). */
 enum ks_log_result ks_log_append_as_follower(struct ks_log *log, const uint8_t *bytes,
                                              size_t byte_count, ks_time_ns now_ns);
 
 /* Appends to `out` whole batches starting with the one that holds `offset`,
  * stopping before any batch whose last offset is >= upto_offset (the HW for
  * consumers, the LEO for followers) and after max_bytes (but at least one
- * batch, KIP-74). KS_LOG_OFFSET_OUT_OF_RANGE if offset < log start or > LEO. */
+ * batch, KIP-74). KS_LOG_OFFSET_OUT_OF_RANGE if offset < log start or > LEO.
+ * As in Kafka, one read returns data from one segment only (the next read
+ * continues in the next segment). Nothing is appended at the LEO. */
 enum ks_log_result ks_log_read(struct ks_log *log, int64_t offset, int64_t upto_offset,
                                size_t max_bytes, GByteArray *out);
-/* First offset whose batch has max timestamp >= timestamp_ms, or the LEO. */
+/* ListOffsets by timestamp: the offset of the first record with timestamp >=
+ * timestamp_ms, found as Kafka does (first segment whose largest timestamp
+ * reaches it, time index, offset index, scan to the first batch whose max
+ * timestamp reaches it, then its first such record); never below the log
+ * start offset; the LEO if no record is that recent. */
 int64_t ks_log_offset_for_timestamp(struct ks_log *log, int64_t timestamp_ms);
 
 /* Removes every record at or above offset (follower truncation). Keeps the
@@ -83,7 +93,9 @@ void ks_log_truncate_to(struct ks_log *log, int64_t offset);
 /* Deletes everything and restarts the log empty at offset. */
 void ks_log_truncate_fully_and_start_at(struct ks_log *log, int64_t offset);
 
-/* fsyncs every segment and index up to the LEO; advances the recovery point. */
+/* fsyncs every segment and index up to the LEO; advances the recovery point.
+ * (A roll also fsyncs the segment it closes, as Kafka's asynchronous flush
+ * after a roll does, and advances the recovery point to the new base.) */
 void ks_log_flush(struct ks_log *log);
 /* Called periodically: flushes when flush.ms has passed since the last flush. */
 void ks_log_maybe_flush(struct ks_log *log, ks_time_ns now_ns);

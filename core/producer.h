@@ -19,6 +19,7 @@
 #include "world.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct ks_producer;
@@ -47,3 +48,23 @@ int64_t ks_producer_acked_count(const struct ks_producer *p);
 int64_t ks_producer_sent_count(const struct ks_producer *p);
 /* True when nothing is queued or in flight. */
 bool ks_producer_idle(const struct ks_producer *p);
+
+/* ---- for tests and the driver -------------------------------------------- */
+
+int64_t ks_producer_failed_count(const struct ks_producer *p);
+int64_t ks_producer_unknown_count(const struct ks_producer *p);
+/* The current producer id (-1 before InitProducerId answered, or without
+ * idempotence) and epoch. */
+int64_t ks_producer_id(const struct ks_producer *p);
+int16_t ks_producer_epoch(const struct ks_producer *p);
+
+/* Encoded size of one record v2 inside a batch whose only header is the
+ * identity header (key_bytes/value_bytes -1 for null). */
+size_t ks_producer_record_size_bytes(int32_t offset_delta, int64_t timestamp_delta_ms,
+                                     int32_t key_bytes, int32_t value_bytes,
+                                     int32_t header_key_bytes, int32_t header_value_bytes);
+/* KIP-580 retry backoff before retry number retry_count (from 1): about
+ * retry.backoff.ms * 2^(retry_count-1), times a factor in [0.8, 1.2) drawn
+ * from `random`, capped at retry.backoff.max.ms. */
+ks_time_ns ks_producer_retry_backoff_ns(int64_t retry_backoff_ns, int64_t retry_backoff_ns_max,
+                                        int32_t retry_count, uint64_t random);

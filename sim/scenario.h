@@ -4,13 +4,16 @@
 ** Life of a scenario (STYLE 3.11):
 **
 **   ks_scenario_parse(path)          read the file: syntax, duplicates, unknown
-**                                    sections and keys, every value checked
+**                                    sections and keys, every typed value checked
 **                                    against the key table (type, unit, range)
 **   ks_scenario_apply_set(...)  *    --set section.name.key=value, same table,
-**                                    same checks; last one wins
+**                                    same checks; last one wins; a failed set
+**                                    changes nothing
 **   ks_scenario_finalize()           fill defaults (topics inherit the cluster's
 **                                    log.* values), resolve names to indexes,
-**                                    check cross-field rules; fills the struct
+**                                    parse targets, triggers and expectation
+**                                    values, check cross-field rules; fills the
+**                                    struct
 **
 **   ks_scenario_load() = parse + finalize, for callers without --set.
 **
@@ -232,7 +235,8 @@ const char *const *ks_scenario_metric_names(size_t *count);
 enum ks_expect_kind {
     KS_EXPECT_METRIC,              /* acked_lost = 0 */
     KS_EXPECT_PARTITION_LEADER,    /* partition.orders-0.leader = 2  (-1: no leader) */
-    KS_EXPECT_PARTITION_ISR,       /* partition.orders-0.isr = 2,3   (compared as sets) */
+    KS_EXPECT_PARTITION_ISR,       /* partition.orders-0.isr = 2,3   (compared as sets;
+                                      with < <= > >= the one value is an ISR size) */
     KS_EXPECT_PARTITION_LEADER_EPOCH,
     KS_EXPECT_PARTITION_HW         /* the leader's final HW */
 };
@@ -265,7 +269,8 @@ struct ks_scenario {
     char *name;              /* name; default: file name without folder and .ini */
     char *description;       /* description; "" default */
     char *path;              /* the file as given to load ("<name>" for load_from_data) */
-    uint64_t seed;           /* seed = 1 default; --seed overrides (the CLI sets it) */
+    uint64_t seed;           /* seed = 1 default; --seed: set this field after finalize
+                                (or apply_set "scenario.seed=N" before it) */
     int64_t duration_ns;     /* duration = 60s default */
     bool final_heal;         /* final.heal = true */
     int64_t final_drain_ns;  /* final.drain = 60s */
@@ -346,7 +351,8 @@ void ks_scenario_remove_faults(struct ks_scenario *scenario);
  * every field. Idempotent. */
 bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error);
 
-/* A deep copy (finalized state included). Owned by the caller. */
+/* A deep copy, rebuilt from the assignments (finalized if the source was);
+ * fields edited directly in the source are not carried over. Owned by the caller. */
 struct ks_scenario *ks_scenario_copy(const struct ks_scenario *scenario);
 
 void ks_scenario_free(struct ks_scenario *scenario); /* NULL is a no-op */
@@ -355,7 +361,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(ks_scenario, ks_scenario_free)
 
 /* Canonical JSON of every effective setting (defaults filled in), Kafka's
  * names and units (ms, bytes), keys in a fixed order: equal scenarios give
- * byte-identical text. For runs.params. Requires finalized. Owned: g_free. */
+ * byte-identical text. For runs.params. The seed is left out (runs.seed has
+ * it), so runs that differ only by seed have equal params. Requires
+ * finalized. Owned: g_free. */
 char *ks_scenario_params_json(const struct ks_scenario *scenario);
 
 /* Writes the scenario back as an INI file: every assignment as read or set

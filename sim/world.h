@@ -11,6 +11,7 @@
 #include "../core/world.h"
 
 #include <glib.h>
+#include <stdio.h>
 
 struct ks_world_config {
     uint64_t seed;
@@ -54,7 +55,7 @@ void ks_world_trace_mix(ks_world *world, uint32_t kind, ks_node_id node, const v
 
 /* Crash: drop node's timers and in-flight messages to it; the node is down
  * until restarted. With power_loss, every file of the node loses its unsynced
- * bytes (and the last unsynced write may be torn, KS_RNG_FAULT). */
+ * bytes (and the last unsynced write may be torn, KS_RNG_DISK; see sim/disk.c). */
 void ks_world_node_crash(ks_world *world, ks_node_id node, bool power_loss);
 void ks_world_node_restart(ks_world *world, ks_node_id node);
 void ks_world_node_pause(ks_world *world, ks_node_id node);
@@ -88,7 +89,7 @@ void ks_world_disk_set_node_delay(ks_world *world, ks_node_id node, ks_time_ns e
 /* Flips (XOR 0xFF) byte_count bytes of a file at position, durably. */
 bool ks_world_disk_corrupt(ks_world *world, ks_node_id node, const char *path,
                            int64_t position_bytes, size_t byte_count);
-/* Bytes of the file that survive power loss now. */
+/* Bytes of the file that survive power loss now; -1 if there is no such file. */
 int64_t ks_world_disk_durable_size(ks_world *world, ks_node_id node, const char *path);
 uint64_t ks_world_disk_fsync_count(const ks_world *world, ks_node_id node);
 /* Real path of a run-relative path, for tools that read files directly

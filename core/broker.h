@@ -1,0 +1,117 @@
+/*
+** core/broker.h: one Kafka broker: its log directory broker-<id>/, its
+** partition replicas (leader or follower), the follower fetchers, produce
+** handling with acks and idempotence, and its session with the controller.
+** The design block (replica state machine, invariants R1..R4) is in
+** core/broker.c.
+**
+** Two kinds of callers:
+**   - core/cluster.c builds, starts, crashes and restarts brokers and asks
+**     them about their replicas;
+**   - the group coordinator (core/group.c) runs inside a broker and uses the
+**     "coordinator services" below to read and append __consumer_offsets.
+** Everything here runs on the broker's node (from its event handlers) or
+** from the driver between events.
+*/
+#pragma once
+
+#include "cluster.h"
+#include "config.h"
+#include "log.h"
+#include "world.h"
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ks_broker;
+
+/* ---- life cycle (core/cluster.c) ---------------------------------------- */
+
+/* Builds broker `broker_id` (1..N; node id == broker id). `topics` holds
+ * topic_count topics: the spec's, plus __consumer_offsets last when
+ * spec->consumer_count > 0 (borrowed; must outlive the broker). spec and
+ * observer are borrowed too. Does not touch the disk or the network until
+ * ks_broker_start. Owned by the caller: ks_broker_free. */
+struct ks_broker *ks_broker_new(ks_world *world, const struct ks_cluster_spec *spec,
+                                const struct ks_topic_config *topics, int32_t topic_count,
+                                int32_t broker_id, const struct ks_cluster_observer *observer);
+/* Registers the receiver, opens the log directory (recovering it after an
+ * unclean shutdown), and starts heartbeating to the controller. */
+void ks_broker_start(struct ks_broker *broker);
+/* NULL is a no-op. Closes logs without writing the clean-shutdown marker. */
+void ks_broker_free(struct ks_broker *broker);
+/* The world already dropped the node's timers (process crash or power loss):
+ * forget in-memory state, close files. No checkpoint, no clean marker. */
+void ks_broker_on_crash(struct ks_broker *broker);
+/* The node is up again: reopen the log directory from disk (recovery from the
+ * recovery-point checkpoint, since the shutdown was unclean), new broker
+ * epoch, register with the controller. */
+void ks_broker_on_restart(struct ks_broker *broker);
+/* Clean shutdown: flush logs, write the checkpoints and .kafka_cleanshutdown,
+ * then stop (the node stays up but silent until ks_broker_on_restart). */
+void ks_broker_shutdown(struct ks_broker *broker);
+bool ks_broker_is_running(const struct ks_broker *broker);
+
+/* ---- queries (driver and tests) ------------------------------------------ */
+
+/* The broker's own view of a replica it hosts; false if it does not host it
+ * or is not running. */
+bool ks_broker_replica_state(const struct ks_broker *broker, int32_t topic_index,
+                             int32_t partition, struct ks_replica_state *out);
+/* Borrowed; NULL if not hosted or not running. */
+struct ks_log *ks_broker_replica_log(struct ks_broker *broker, int32_t topic_index,
+                                     int32_t partition);
+/* True when the broker has no delayed produce or pending internal append. */
+bool ks_broker_idle(const struct ks_broker *broker);
+
+/* Test and benchmark hook: appends `batch` (one batch built with core/batch.h)
+ * as leader with the given acks, as a ProduceRequest would, and calls done
+ * (may be NULL) with the outcome when a producer would get its response. */
+void ks_broker_append_for_test(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                               enum ks_acks acks, const uint8_t *batch, size_t batch_bytes,
+                               void (*done)(void *context, int16_t error, int64_t base_offset),
+                               void *context);
+
+/* ---- coordinator services (core/group.c) --------------------------------- */
+
+ks_world *ks_broker_world(struct ks_broker *broker);
+int32_t ks_broker_id(const struct ks_broker *broker);
+ks_node_id ks_broker_node(const struct ks_broker *broker);
+const struct ks_cluster_spec *ks_broker_spec(const struct ks_broker *broker);
+const struct ks_cluster_observer *ks_broker_observer(const struct ks_broker *broker);
+/* Index of topic `name` in the broker's topic array (e.g. "__consumer_offsets"), or -1. */
+int32_t ks_broker_topic_index(const struct ks_broker *broker, const char *name);
+/* Leader of a partition from this broker's metadata cache; -1 if none/unknown. */
+int32_t ks_broker_partition_leader(struct ks_broker *broker, int32_t topic_index,
+                                   int32_t partition);
+/* Appends one batch (built with core/batch.h) as leader with acks=all
+ * semantics; done(context, error, base_offset) runs later, on this broker's
+ * node, when the HW passes the batch (KS_ERR_NONE) or with an error
+ * (NOT_LEADER_OR_FOLLOWER if not leader or leadership is lost,
+ * NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT after 30 s). done is never called
+ * synchronously and never after the broker crashed (pending appends are
+ * dropped with the broker's memory: the coordinator is re-created anyway). */
+void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                               const uint8_t *batch, size_t batch_bytes,
+                               void (*done)(void *context, int16_t error, int64_t base_offset),
+                               void *context);
+/* Reads whole batches from the local replica (kafka-reference 3.3) from
+ * offset up to (not including batches past) upto_offset, at most max_bytes
+ * (at least one batch), appending them to out. */
+enum ks_log_result ks_broker_read_local(struct ks_broker *broker, int32_t topic_index,
+                                        int32_t partition, int64_t offset, int64_t upto_offset,
+                                        size_t max_bytes, GByteArray *out);
+/* The local replica's HW, LEO and log start; -1 if not hosted. */
+int64_t ks_broker_hw(struct ks_broker *broker, int32_t topic_index, int32_t partition);
+int64_t ks_broker_leo(struct ks_broker *broker, int32_t topic_index, int32_t partition);
+int64_t ks_broker_log_start_offset(struct ks_broker *broker, int32_t topic_index,
+                                   int32_t partition);
+/* Emits an event through the observer (fills at_ns and broker). */
+void ks_broker_emit(struct ks_broker *broker, enum ks_cluster_event_kind kind,
+                    int32_t topic_index, int32_t partition, const char *detail,
+                    const char *explain);
+
+/* Tests and benchmarks: the broker object of a cluster (core/cluster.c);
+ * NULL for a bad id. Borrowed. */
+struct ks_broker *ks_cluster_broker(struct ks_cluster *cluster, int32_t broker_id);

@@ -1,0 +1,514 @@
+/*
+** core/cluster.c: the cluster model as the driver sees it (core/cluster.h):
+** builds brokers, the controller, producers and consumers on one world,
+** forwards the driver's fault hooks to them and answers the driver's queries.
+**
+** The topic array the brokers and the controller see is the spec's topics
+** plus, when consumers exist, the internal topic __consumer_offsets at index
+** spec->topic_count: offsets.topic.num.partitions partitions, replication
+** factor min(offsets.topic.replication.factor, brokers), min ISR 1,
+** cleanup.policy=compact, segment.bytes 100 MiB (offsets.topic.segment.bytes).
+**
+** The controller does not fail by itself (`controller = kraft`, see
+** core/controller.c); a crash of its node is recorded as an INFO event and
+** ignored, since the model has no replicated quorum yet.
+*/
+#include "cluster.h"
+
+#include "base.h"
+#include "broker.h"
+#include "controller.h"
+
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "consumer.h"
+#include "producer.h"
+
+#define OFFSETS_TOPIC_NAME "__consumer_offsets"
+
+struct ks_cluster {
+    ks_world *world;
+    const struct ks_cluster_spec *spec;         /* not owned */
+    const struct ks_cluster_observer *observer; /* not owned */
+    struct ks_topic_config *topics;             /* owned: spec's + internal */
+    int32_t topic_count;
+    struct ks_broker **brokers;                 /* [broker_count], index id-1 */
+    struct ks_controller *controller;
+    struct ks_producer **producers;
+    struct ks_consumer **consumers;
+};
+
+const char *ks_cluster_event_kind_name(enum ks_cluster_event_kind kind)
+{
+    switch (kind) {
+    case KS_EV_TOPIC_CREATED: return "topic_created";
+    case KS_EV_LEADER_ELECTED: return "leader_elected";
+    case KS_EV_UNCLEAN_ELECTION: return "unclean_election";
+    case KS_EV_NO_LEADER: return "no_leader";
+    case KS_EV_ISR_SHRINK: return "isr_shrink";
+    case KS_EV_ISR_EXPAND: return "isr_expand";
+    case KS_EV_TRUNCATION: return "truncation";
+    case KS_EV_RECOVERY: return "recovery";
+    case KS_EV_BROKER_FENCED: return "broker_fenced";
+    case KS_EV_BROKER_UNFENCED: return "broker_unfenced";
+    case KS_EV_BROKER_STARTED: return "broker_started";
+    case KS_EV_PRODUCE_REFUSED: return "produce_refused";
+    case KS_EV_PRODUCER_ERROR: return "producer_error";
+    case KS_EV_REBALANCE: return "rebalance";
+    case KS_EV_OFFSET_COMMIT: return "offset_commit";
+    case KS_EV_OFFSET_RESET: return "offset_reset";
+    case KS_EV_RETENTION: return "retention";
+    case KS_EV_COMPACTION: return "compaction";
+    case KS_EV_INFO: return "info";
+    case KS_EV_KIND_COUNT: break;
+    }
+    return "unknown";
+}
+
+/* ---- node layout ------------------------------------------------------------- */
+
+uint32_t ks_cluster_node_count(const struct ks_cluster_spec *spec)
+{
+    return (uint32_t)(1 + spec->cluster->broker_count + 1 + spec->producer_count +
+                      spec->consumer_count);
+}
+
+ks_node_id ks_cluster_controller_node(const struct ks_cluster_spec *spec)
+{
+    return (ks_node_id)(spec->cluster->broker_count + 1);
+}
+
+ks_node_id ks_cluster_producer_node(const struct ks_cluster_spec *spec, int32_t producer_index)
+{
+    ks_assert(producer_index >= 0 && producer_index < spec->producer_count);
+    return (ks_node_id)(spec->cluster->broker_count + 2 + producer_index);
+}
+
+ks_node_id ks_cluster_consumer_node(const struct ks_cluster_spec *spec, int32_t consumer_index)
+{
+    ks_assert(consumer_index >= 0 && consumer_index < spec->consumer_count);
+    return (ks_node_id)(spec->cluster->broker_count + 2 + spec->producer_count + consumer_index);
+}
+
+/* ---- building ------------------------------------------------------------------ */
+
+static void offsets_topic_config(const struct ks_cluster_spec *spec, struct ks_topic_config *out)
+{
+    memset(out, 0, sizeof *out);
+    g_strlcpy(out->name, OFFSETS_TOPIC_NAME, sizeof out->name);
+    out->partition_count = spec->cluster->offsets_topic_partition_count > 0
+                               ? spec->cluster->offsets_topic_partition_count
+                               : 50;
+    int32_t rf = spec->cluster->offsets_topic_replication_factor;
+    if (rf < 1) {
+        rf = 3;
+    }
+    if (rf > spec->cluster->broker_count) {
+        rf = spec->cluster->broker_count;
+    }
+    out->replication_factor = rf;
+    out->min_insync_replicas = 1;
+    out->unclean_leader_election_enable = false;
+    /* Broker log defaults from the first user topic when there is one (they
+     * carry the cluster's log.* settings), then the internal topic's own. */
+    if (spec->topic_count > 0) {
+        out->log = spec->topics[0].log;
+    } else {
+        out->log.segment_ns = INT64_C(7) * 24 * 3600 * (int64_t)KS_NS_PER_S;
+        out->log.index_interval_bytes = 4096;
+        out->log.segment_index_bytes = 10485760;
+        out->log.flush_messages = KS_INT64_UNSET;
+        out->log.flush_ns = KS_INT64_UNSET;
+        out->log.retention_bytes = -1;
+        out->log.delete_retention_ns = INT64_C(86400000) * (int64_t)KS_NS_PER_MS;
+        out->log.min_cleanable_dirty_ratio_permille = 500;
+        out->log.max_message_bytes = 1048588;
+    }
+    out->log.segment_bytes = 104857600; /* offsets.topic.segment.bytes */
+    out->log.retention_ns = -1;
+    out->log.retention_bytes = -1;
+    out->log.cleanup_compact = true;
+    out->log.cleanup_delete = false;
+    out->has_assignment = false;
+}
+
+struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec *spec,
+                                  const struct ks_cluster_observer *observer)
+{
+    struct ks_cluster *cluster = calloc(1, sizeof *cluster);
+    ks_assert(cluster != NULL);
+    cluster->world = world;
+    cluster->spec = spec;
+    cluster->observer = observer;
+    int32_t broker_count = spec->cluster->broker_count;
+    ks_assert(broker_count >= 1 && broker_count <= KS_BROKER_COUNT_MAX);
+    cluster->topic_count = spec->topic_count + (spec->consumer_count > 0 ? 1 : 0);
+    cluster->topics = calloc((size_t)(cluster->topic_count > 0 ? cluster->topic_count : 1),
+                             sizeof(struct ks_topic_config));
+    ks_assert(cluster->topics != NULL);
+    for (int32_t t = 0; t < spec->topic_count; t++) {
+        cluster->topics[t] = spec->topics[t];
+        if (spec->cluster->unclean_leader_election_enable) {
+            cluster->topics[t].unclean_leader_election_enable = true;
+        }
+    }
+    if (spec->consumer_count > 0) {
+        offsets_topic_config(spec, &cluster->topics[spec->topic_count]);
+    }
+    cluster->brokers = calloc((size_t)broker_count, sizeof(struct ks_broker *));
+    ks_assert(cluster->brokers != NULL);
+    for (int32_t i = 0; i < broker_count; i++) {
+        cluster->brokers[i] = ks_broker_new(world, spec, cluster->topics, cluster->topic_count,
+                                            i + 1, observer);
+    }
+    cluster->controller = ks_controller_new(world, spec, cluster->topics, cluster->topic_count,
+                                            ks_cluster_controller_node(spec), observer);
+    if (spec->producer_count > 0) {
+        cluster->producers = calloc((size_t)spec->producer_count, sizeof(struct ks_producer *));
+        ks_assert(cluster->producers != NULL);
+        for (int32_t i = 0; i < spec->producer_count; i++) {
+            cluster->producers[i] = ks_producer_new(world, spec, i, observer);
+        }
+    }
+    if (spec->consumer_count > 0) {
+        cluster->consumers = calloc((size_t)spec->consumer_count, sizeof(struct ks_consumer *));
+        ks_assert(cluster->consumers != NULL);
+        for (int32_t i = 0; i < spec->consumer_count; i++) {
+            cluster->consumers[i] = ks_consumer_new(world, spec, i, observer);
+        }
+    }
+    return cluster;
+}
+
+void ks_cluster_start(struct ks_cluster *cluster)
+{
+    for (int32_t i = 0; i < cluster->spec->cluster->broker_count; i++) {
+        ks_broker_start(cluster->brokers[i]);
+    }
+    ks_controller_start(cluster->controller);
+    for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
+        if (cluster->producers[i] != NULL) {
+            ks_producer_start(cluster->producers[i]);
+        }
+    }
+    for (int32_t i = 0; i < cluster->spec->consumer_count; i++) {
+        if (cluster->consumers[i] != NULL) {
+            ks_consumer_start(cluster->consumers[i]);
+        }
+    }
+}
+
+void ks_cluster_free(struct ks_cluster *cluster)
+{
+    if (cluster == NULL) {
+        return;
+    }
+    for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
+        if (cluster->producers[i] != NULL) {
+            ks_producer_free(cluster->producers[i]);
+        }
+    }
+    for (int32_t i = 0; i < cluster->spec->consumer_count; i++) {
+        if (cluster->consumers[i] != NULL) {
+            ks_consumer_free(cluster->consumers[i]);
+        }
+    }
+    free(cluster->producers);
+    free(cluster->consumers);
+    for (int32_t i = 0; i < cluster->spec->cluster->broker_count; i++) {
+        ks_broker_free(cluster->brokers[i]);
+    }
+    free(cluster->brokers);
+    ks_controller_free(cluster->controller);
+    free(cluster->topics);
+    free(cluster);
+}
+
+/* ---- fault hooks ------------------------------------------------------------------ */
+
+/* Which object a node is: 'b' broker, 'c' controller, 'p' producer, 'k' consumer. */
+static char node_kind(const struct ks_cluster *cluster, ks_node_id node, int32_t *index_out)
+{
+    const struct ks_cluster_spec *spec = cluster->spec;
+    int32_t b = spec->cluster->broker_count;
+    int32_t n = (int32_t)node;
+    if (n >= 1 && n <= b) {
+        *index_out = n - 1;
+        return 'b';
+    }
+    if (n == b + 1) {
+        *index_out = 0;
+        return 'c';
+    }
+    if (n >= b + 2 && n < b + 2 + spec->producer_count) {
+        *index_out = n - b - 2;
+        return 'p';
+    }
+    if (n >= b + 2 + spec->producer_count &&
+        n < b + 2 + spec->producer_count + spec->consumer_count) {
+        *index_out = n - b - 2 - spec->producer_count;
+        return 'k';
+    }
+    *index_out = -1;
+    return '?';
+}
+
+static void controller_fault_note(struct ks_cluster *cluster, const char *what)
+{
+    if (cluster->observer == NULL || cluster->observer->on_event == NULL) {
+        return;
+    }
+    struct ks_cluster_event event;
+    memset(&event, 0, sizeof event);
+    event.at_ns = ks_world_now_ns(cluster->world);
+    event.kind = KS_EV_INFO;
+    event.broker = -1;
+    event.topic_index = -1;
+    event.partition = -1;
+    event.detail = what;
+    event.explain = "controller = kraft models a controller that does not fail; ksim keeps its "
+                    "state across this fault (a replicated KRaft quorum is not modelled yet).";
+    cluster->observer->on_event(cluster->observer->context, &event);
+}
+
+void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node)
+{
+    int32_t index = -1;
+    switch (node_kind(cluster, node, &index)) {
+    case 'b':
+        ks_broker_on_crash(cluster->brokers[index]);
+        break;
+    case 'c':
+        controller_fault_note(cluster, "controller crash ignored (controller = kraft)");
+        break;
+    case 'p':
+        if (cluster->producers[index] != NULL) {
+            ks_producer_on_crash(cluster->producers[index]);
+        }
+        break;
+    case 'k':
+        if (cluster->consumers[index] != NULL) {
+            ks_consumer_on_crash(cluster->consumers[index]);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node)
+{
+    int32_t index = -1;
+    switch (node_kind(cluster, node, &index)) {
+    case 'b':
+        ks_broker_on_restart(cluster->brokers[index]);
+        break;
+    case 'c':
+        /* The world dropped the controller's timers and receiver state is
+         * kept; restart re-registers it and re-arms its timers. */
+        ks_controller_start_after_restart(cluster->controller);
+        controller_fault_note(cluster, "controller restarted (state kept: controller = kraft)");
+        break;
+    case 'p':
+        if (cluster->producers[index] != NULL) {
+            ks_producer_on_restart(cluster->producers[index]);
+        }
+        break;
+    case 'k':
+        if (cluster->consumers[index] != NULL) {
+            ks_consumer_on_restart(cluster->consumers[index]);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- final phase ---------------------------------------------------------------------- */
+
+void ks_cluster_stop_producers(struct ks_cluster *cluster)
+{
+    for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
+        if (cluster->producers[i] != NULL) {
+            ks_producer_stop(cluster->producers[i]);
+        }
+    }
+}
+
+bool ks_cluster_converged(const struct ks_cluster *cluster)
+{
+    for (int32_t t = 0; t < cluster->topic_count; t++) {
+        for (int32_t p = 0; p < cluster->topics[t].partition_count; p++) {
+            const struct ks_partition_state *state =
+                ks_controller_partition(cluster->controller, t, p);
+            if (state == NULL || state->leader < 1) {
+                return false;
+            }
+            struct ks_replica_state leader;
+            if (!ks_broker_replica_state(cluster->brokers[state->leader - 1], t, p, &leader) ||
+                leader.role != KS_ROLE_LEADER || leader.leader_epoch != state->leader_epoch ||
+                leader.hw != leader.leo) {
+                return false;
+            }
+            for (int32_t r = 0; r < state->replica_count; r++) {
+                int32_t id = state->replicas[r];
+                if (id == state->leader || !ks_broker_is_running(cluster->brokers[id - 1])) {
+                    continue;
+                }
+                struct ks_replica_state replica;
+                if (!ks_broker_replica_state(cluster->brokers[id - 1], t, p, &replica) ||
+                    replica.leo != leader.leo || replica.hw != replica.leo) {
+                    return false;
+                }
+            }
+        }
+    }
+    for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
+        if (cluster->producers[i] != NULL && !ks_producer_idle(cluster->producers[i])) {
+            return false;
+        }
+    }
+    for (int32_t i = 0; i < cluster->spec->consumer_count; i++) {
+        if (cluster->consumers[i] != NULL && !ks_consumer_caught_up(cluster->consumers[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- queries ------------------------------------------------------------------------------ */
+
+int32_t ks_cluster_topic_count(const struct ks_cluster *cluster)
+{
+    return cluster->topic_count;
+}
+
+const char *ks_cluster_topic_name(const struct ks_cluster *cluster, int32_t topic_index)
+{
+    if (topic_index < 0 || topic_index >= cluster->topic_count) {
+        return NULL;
+    }
+    return cluster->topics[topic_index].name;
+}
+
+int32_t ks_cluster_topic_index(const struct ks_cluster *cluster, const char *name)
+{
+    for (int32_t t = 0; t < cluster->topic_count; t++) {
+        if (strcmp(cluster->topics[t].name, name) == 0) {
+            return t;
+        }
+    }
+    return -1;
+}
+
+int32_t ks_cluster_partition_count(const struct ks_cluster *cluster, int32_t topic_index)
+{
+    if (topic_index < 0 || topic_index >= cluster->topic_count) {
+        return 0;
+    }
+    return cluster->topics[topic_index].partition_count;
+}
+
+int32_t ks_cluster_leader(const struct ks_cluster *cluster, int32_t topic_index, int32_t partition)
+{
+    const struct ks_partition_state *state =
+        ks_controller_partition(cluster->controller, topic_index, partition);
+    return state != NULL ? state->leader : -1;
+}
+
+int32_t ks_cluster_leader_epoch(const struct ks_cluster *cluster, int32_t topic_index,
+                                int32_t partition)
+{
+    const struct ks_partition_state *state =
+        ks_controller_partition(cluster->controller, topic_index, partition);
+    return state != NULL ? state->leader_epoch : -1;
+}
+
+int32_t ks_cluster_replicas(const struct ks_cluster *cluster, int32_t topic_index,
+                            int32_t partition, int32_t *out, int32_t out_count_max)
+{
+    const struct ks_partition_state *state =
+        ks_controller_partition(cluster->controller, topic_index, partition);
+    if (state == NULL) {
+        return 0;
+    }
+    int32_t count = state->replica_count < out_count_max ? state->replica_count : out_count_max;
+    for (int32_t i = 0; i < count; i++) {
+        out[i] = state->replicas[i];
+    }
+    return count;
+}
+
+int32_t ks_cluster_isr(const struct ks_cluster *cluster, int32_t topic_index, int32_t partition,
+                       int32_t *out, int32_t out_count_max)
+{
+    const struct ks_partition_state *state =
+        ks_controller_partition(cluster->controller, topic_index, partition);
+    if (state == NULL) {
+        return 0;
+    }
+    int32_t count = state->isr_count < out_count_max ? state->isr_count : out_count_max;
+    for (int32_t i = 0; i < count; i++) {
+        out[i] = state->isr[i];
+    }
+    return count;
+}
+
+bool ks_cluster_replica_state(const struct ks_cluster *cluster, int32_t broker_id,
+                              int32_t topic_index, int32_t partition,
+                              struct ks_replica_state *out)
+{
+    if (broker_id < 1 || broker_id > cluster->spec->cluster->broker_count) {
+        return false;
+    }
+    return ks_broker_replica_state(cluster->brokers[broker_id - 1], topic_index, partition, out);
+}
+
+struct ks_log *ks_cluster_replica_log(struct ks_cluster *cluster, int32_t broker_id,
+                                      int32_t topic_index, int32_t partition)
+{
+    if (broker_id < 1 || broker_id > cluster->spec->cluster->broker_count) {
+        return NULL;
+    }
+    return ks_broker_replica_log(cluster->brokers[broker_id - 1], topic_index, partition);
+}
+
+bool ks_cluster_broker_is_up(const struct ks_cluster *cluster, int32_t broker_id)
+{
+    if (broker_id < 1 || broker_id > cluster->spec->cluster->broker_count) {
+        return false;
+    }
+    return ks_broker_is_running(cluster->brokers[broker_id - 1]) &&
+           ks_world_node_is_up(cluster->world, (ks_node_id)broker_id);
+}
+
+int64_t ks_cluster_producer_acked_count(const struct ks_cluster *cluster, int32_t producer_index)
+{
+    if (producer_index < 0 || producer_index >= cluster->spec->producer_count ||
+        cluster->producers[producer_index] == NULL) {
+        return 0;
+    }
+    return ks_producer_acked_count(cluster->producers[producer_index]);
+}
+
+int64_t ks_cluster_producer_sent_count(const struct ks_cluster *cluster, int32_t producer_index)
+{
+    if (producer_index < 0 || producer_index >= cluster->spec->producer_count ||
+        cluster->producers[producer_index] == NULL) {
+        return 0;
+    }
+    return ks_producer_sent_count(cluster->producers[producer_index]);
+}
+
+/* ---- internal access for tests and benchmarks ---------------------------------------------- */
+
+struct ks_broker *ks_cluster_broker(struct ks_cluster *cluster, int32_t broker_id)
+{
+    if (broker_id < 1 || broker_id > cluster->spec->cluster->broker_count) {
+        return NULL;
+    }
+    return cluster->brokers[broker_id - 1];
+}

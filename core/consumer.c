@@ -1,0 +1,1886 @@
+/*
+** core/consumer.c: the consumer client (Kafka's classic KafkaConsumer with
+** ConsumerCoordinator and Fetcher), one per consumer node.
+**
+** Phases (the consumer's group state machine):
+**
+**   IDLE --start/restart--> FIND --FindCoordinator ok--> JOIN --JoinGroup ok-->
+**   SYNC --SyncGroup ok--> OFFSETS --OffsetFetch ok--> ACTIVE
+**   any --coordinator error/timeout--> FIND (member id kept)
+**   ACTIVE --REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID /
+**            max.poll.interval.ms exceeded--> JOIN at the next poll boundary
+**
+** Rebalancing is eager: before rejoining, the consumer gives up every
+** partition (fetched but unprocessed records are dropped). A rejoin happens
+** only between polls, as in Kafka, where the rebalance runs inside poll().
+**
+** The poll loop (ACTIVE). Fetches run ahead: one FetchRequest in flight per
+** leader broker for the assigned partitions whose buffer is empty, served up
+** to the HW (replica_id -1), long-polled with fetch.min.bytes and
+** fetch.max.wait.ms. A poll takes up to max.poll.records buffered records;
+** each record then takes processing.time (one timer per record, so a crash
+** stops processing exactly between two records). Control batches are skipped.
+** Every processed record is reported with observer->on_consumed.
+**
+** Commit modes (commit = ...):
+**   before-process  poll, commit the batch's end offsets and wait for the
+**                   acknowledgement, then process: at-most-once (a crash
+**                   while processing loses the rest of the batch).
+**   after-process   poll, process, then commit and wait: at-least-once (a
+**                   crash before the commit is acknowledged re-delivers).
+**   auto            enable.auto.commit: at a poll at least
+**                   auto.commit.interval.ms after the previous auto commit,
+**                   commit the positions returned by earlier polls
+**                   asynchronously (Kafka commits inside poll()), and
+**                   synchronously before a rebalance.
+**   atomic          the offset is stored together with the output in a sink
+**                   that stands for an external database (the pattern of
+**                   "Storing Offsets Outside Kafka" in KafkaConsumer's
+**                   documentation). The sink is one small file per
+**                   partition and group on the driver node's disk (node 0,
+**                   which never fails), written in the same event as the
+**                   record's processing, so the pair is atomic and shared by
+**                   every member of the group. On assignment a partition
+**                   resumes from the sink's offset when it has one, not from
+**                   the group's committed offset, which is still committed
+**                   (asynchronously) for lag and tools. Each consumer that
+**                   takes a partition claims its sink (a new claim epoch);
+**                   a member that lost the partition but still processes
+**                   buffered records (paused, or cut off from the
+**                   coordinator) is refused by the sink: fenced, as a
+**                   database fences a stale lock holder. Exactly-once
+**                   processing, as long as the log itself keeps the records.
+**
+** Offsets: with no committed offset, or on OFFSET_OUT_OF_RANGE, the consumer
+** applies auto.offset.reset with ListOffsets (earliest = log start, latest =
+** HW) and emits KS_EV_OFFSET_RESET; with `none` the partition stays idle (Kafka
+** would throw NoOffsetForPartitionException to the application).
+**
+** Timeouts: every request gives up after request.timeout.ms (Kafka's default
+** 30 s; ksim has no consumer setting for it); a group request that times out
+** marks the coordinator unknown. A member whose heartbeats get no answer for
+** session.timeout.ms also marks it unknown (Kafka's heartbeat thread does).
+**
+** Invariants (asserted):
+**   C1  processed_position <= consumed_position <= fetch_position per partition.
+**   C2  records are processed in offset order within a partition.
+*/
+#include "consumer.h"
+
+#include "assignor.h"
+#include "base.h"
+#include "batch.h"
+#include "group.h"
+#include "group_proto.h"
+#include "proto.h"
+
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REQUEST_TIMEOUT_NS (30 * KS_NS_PER_S)   /* request.timeout.ms = 30000 */
+#define RETRY_BACKOFF_NS (100 * KS_NS_PER_MS)   /* retry.backoff.ms = 100 */
+#define SHORT_TIMEOUT_NS (5 * KS_NS_PER_S)      /* see channel_begin */
+#define FETCH_MAX_BYTES 52428800                /* fetch.max.bytes = 52428800 */
+
+enum consumer_timer_kind {
+    KS_TIMER_CONSUMER_START = 400,
+    KS_TIMER_CONSUMER_WAKE = 401,
+    KS_TIMER_CONSUMER_PROCESS = 402,
+    KS_TIMER_CONSUMER_HEARTBEAT = 403,
+    KS_TIMER_CONSUMER_POLL_INTERVAL = 404,
+    KS_TIMER_CONSUMER_TIMEOUT = 405,
+};
+
+enum phase { PH_IDLE, PH_FIND, PH_JOIN, PH_SYNC, PH_OFFSETS, PH_ACTIVE };
+
+/* Request channels: at most one request in flight on each. */
+enum channel_kind {
+    CH_GROUP,     /* FindCoordinator, JoinGroup, SyncGroup, OffsetFetch */
+    CH_COMMIT,
+    CH_HEARTBEAT,
+    CH_METADATA,
+    CH_LIST_OFFSETS,
+    CH_FETCH,     /* + broker index: one per broker */
+};
+
+struct ks_consumer;
+
+struct channel {
+    struct ks_consumer *c; /* not owned */
+    int32_t index;         /* into c->channels */
+    bool in_flight;
+    int64_t correlation_id;
+    uint32_t kind;         /* the request's message kind */
+    ks_timer_id timeout_timer;
+};
+
+struct pending_record {
+    int64_t offset;
+    int32_t producer_index;
+    int64_t seq;
+};
+
+struct part {
+    int32_t partition;
+    int32_t leader;            /* broker id from metadata, -1 unknown */
+    int32_t leader_epoch;
+    bool position_known;
+    bool reset_pending;        /* needs ListOffsets */
+    int64_t reset_timestamp;   /* KS_LIST_OFFSETS_EARLIEST / LATEST or ms */
+    bool reset_is_rewind;
+    int64_t out_of_range_offset; /* the position the leader refused, -1: nothing committed */
+    bool idle_no_offset;       /* auto.offset.reset = none and nothing committed */
+    int64_t fetch_position;    /* next offset to fetch */
+    int64_t consumed_position; /* after the last record returned by a poll */
+    int64_t processed_position;
+    int64_t committed;         /* acknowledged by the coordinator; -1 none */
+    int64_t commit_sent;       /* the offset in the commit in flight, -1 if none */
+    int64_t hw;                /* from the last fetch response; -1 unknown */
+    bool fetch_in_flight;
+    int32_t fetch_broker;      /* where the fetch in flight went */
+    GArray *buffer;            /* struct pending_record, fetched and not yet polled */
+    ks_file *sink;             /* atomic mode: open sink file, or NULL */
+    int64_t sink_epoch;        /* this consumer's claim on the sink */
+    bool fenced;               /* the sink refused a store: another member claimed it */
+};
+
+struct ks_consumer {
+    ks_world *world;                            /* not owned */
+    const struct ks_cluster_spec *spec;         /* not owned */
+    const struct ks_consumer_config *config;    /* not owned */
+    const struct ks_cluster_observer *observer; /* not owned */
+    int32_t index;
+    ks_node_id node;
+    int32_t broker_count;
+    int32_t topic_partition_count;
+    bool crashed;
+    bool started;
+    int32_t incarnation;
+
+    enum phase phase;
+    int32_t coordinator;       /* broker id, -1 unknown */
+    int32_t next_broker;       /* rotation for FindCoordinator / Metadata */
+    char member_id[KS_GROUP_MEMBER_ID_BYTES];
+    int32_t generation;
+    bool rejoin_needed;
+    bool metadata_known;
+    bool metadata_stale;
+    ks_time_ns last_heartbeat_ok_ns;
+
+    /* The assignment of the current generation: parts[i] for assigned partitions. */
+    struct part *parts;        /* partition_count entries; assigned[p] says which count */
+    bool *assigned;
+    int32_t assigned_count;
+    GArray *owned;             /* struct ks_group_topic_partition: for the sticky assignor */
+    int32_t owned_generation;
+
+    /* The poll loop. */
+    GArray *batch;             /* struct pending_record + partition in topic order */
+    GArray *batch_partitions;  /* int32_t per batch record */
+    guint batch_next;
+    bool processing;
+    bool commit_then_process;  /* before-process: waiting for the commit ack */
+    bool commit_then_poll;     /* after-process: waiting for the commit ack */
+    ks_time_ns next_auto_commit_ns;
+    int32_t poll_rotation;
+    bool rewind_pending;
+    int rewind_kind;
+    int64_t rewind_value;
+
+    int64_t processed_count;
+    int64_t correlation_counter;
+
+    struct channel *channels;  /* CH_FETCH + broker_count */
+    int32_t channel_count;
+    ks_timer_id wake_timer;
+    ks_time_ns wake_at_ns;
+    ks_timer_id process_timer;
+    ks_timer_id heartbeat_timer;
+    ks_timer_id poll_interval_timer;
+    ks_timer_id start_timer;
+};
+
+static void drive(struct ks_consumer *c);
+static void poll_step(struct ks_consumer *c);
+static void start_rejoin(struct ks_consumer *c, const char *reason);
+
+/* ---- small helpers -------------------------------------------------------------- */
+
+static ks_time_ns now_ns(const struct ks_consumer *c)
+{
+    return ks_world_now_ns(c->world);
+}
+
+static const char *topic_name(const struct ks_consumer *c)
+{
+    return c->spec->topics[c->config->topic_index].name;
+}
+
+static void emit(struct ks_consumer *c, enum ks_cluster_event_kind kind, int32_t partition,
+                 const char *detail, const char *explain)
+{
+    if (c->observer == NULL || c->observer->on_event == NULL) {
+        return;
+    }
+    struct ks_cluster_event event;
+    memset(&event, 0, sizeof(event));
+    event.at_ns = now_ns(c);
+    event.kind = kind;
+    event.broker = -1;
+    event.topic_index = partition >= 0 ? c->config->topic_index : -1;
+    event.partition = partition;
+    event.detail = detail;
+    event.explain = explain;
+    c->observer->on_event(c->observer->context, &event);
+}
+
+static void send_to_broker(struct ks_consumer *c, int32_t broker, uint32_t kind,
+                           const void *bytes, size_t byte_count)
+{
+    ks_assert(broker >= 1 && broker <= c->broker_count);
+    ks_world_send(c->world, c->node, (ks_node_id)broker, kind, bytes, byte_count);
+}
+
+static int32_t rotate_broker(struct ks_consumer *c)
+{
+    int32_t broker = 1 + c->next_broker % c->broker_count;
+    c->next_broker++;
+    return broker;
+}
+
+static void on_wake(ks_world *world, void *context)
+{
+    struct ks_consumer *c = context;
+    (void)world;
+    c->wake_timer = 0;
+    drive(c);
+}
+
+/* Runs drive() after delay_ns (keeps an earlier pending wake). */
+static void wake_after(struct ks_consumer *c, ks_time_ns delay_ns)
+{
+    ks_time_ns at = now_ns(c) + delay_ns;
+    if (c->wake_timer != 0 && c->wake_at_ns <= at) {
+        return;
+    }
+    ks_world_cancel(c->world, c->wake_timer);
+    c->wake_at_ns = at;
+    c->wake_timer = ks_world_schedule(c->world, c->node, delay_ns, KS_TIMER_CONSUMER_WAKE,
+                                      on_wake, c);
+}
+
+/* ---- channels ------------------------------------------------------------------------ */
+
+static void on_channel_timeout(ks_world *world, void *context);
+
+/* Group requests and commits wait request.timeout.ms. Fetch, Metadata and
+ * ListOffsets give up sooner (the long-poll wait plus SHORT_TIMEOUT_NS): the
+ * simulated network has no connection reset, so this stands for noticing a
+ * dead connection to a crashed broker, which a real client does at once. */
+static int64_t channel_begin(struct ks_consumer *c, int32_t index, uint32_t kind)
+{
+    struct channel *ch = &c->channels[index];
+    ks_assert(!ch->in_flight);
+    ch->in_flight = true;
+    ch->kind = kind;
+    ch->correlation_id = ++c->correlation_counter;
+    ks_time_ns timeout_ns = REQUEST_TIMEOUT_NS;
+    if (index == CH_METADATA || index == CH_LIST_OFFSETS) {
+        timeout_ns = SHORT_TIMEOUT_NS;
+    } else if (index >= CH_FETCH) {
+        timeout_ns = (ks_time_ns)c->config->fetch_max_wait_ns + SHORT_TIMEOUT_NS;
+    }
+    ch->timeout_timer = ks_world_schedule(c->world, c->node, timeout_ns,
+                                          KS_TIMER_CONSUMER_TIMEOUT, on_channel_timeout, ch);
+    return ch->correlation_id;
+}
+
+/* True (and the channel freed) when a response matches the request in flight. */
+static bool channel_end(struct ks_consumer *c, int32_t index, int64_t correlation_id)
+{
+    struct channel *ch = &c->channels[index];
+    if (!ch->in_flight || ch->correlation_id != correlation_id) {
+        return false;
+    }
+    ch->in_flight = false;
+    ks_world_cancel(c->world, ch->timeout_timer);
+    ch->timeout_timer = 0;
+    return true;
+}
+
+static void channel_reset(struct ks_consumer *c, int32_t index)
+{
+    struct channel *ch = &c->channels[index];
+    ks_world_cancel(c->world, ch->timeout_timer);
+    ch->timeout_timer = 0;
+    ch->in_flight = false;
+}
+
+static void coordinator_unknown(struct ks_consumer *c)
+{
+    c->coordinator = -1;
+    channel_reset(c, CH_GROUP);
+    channel_reset(c, CH_HEARTBEAT);
+    channel_reset(c, CH_COMMIT); /* a synchronous commit is sent again (poll_step) */
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        c->parts[p].commit_sent = -1;
+    }
+    if (c->phase != PH_ACTIVE && c->phase != PH_IDLE) {
+        c->phase = PH_FIND;
+    }
+    wake_after(c, RETRY_BACKOFF_NS);
+}
+
+static void on_channel_timeout(ks_world *world, void *context)
+{
+    struct channel *ch = context;
+    struct ks_consumer *c = ch->c;
+    (void)world;
+    ch->timeout_timer = 0;
+    ch->in_flight = false;
+    if (ch->index == CH_GROUP || ch->index == CH_HEARTBEAT || ch->index == CH_COMMIT) {
+        coordinator_unknown(c);
+        if (ch->index == CH_COMMIT) {
+            /* A synchronous commit is retried once the coordinator is found. */
+            wake_after(c, RETRY_BACKOFF_NS);
+        }
+    } else if (ch->index >= CH_FETCH) {
+        int32_t broker = ch->index - CH_FETCH + 1;
+        for (int32_t p = 0; p < c->topic_partition_count; p++) {
+            if (c->parts[p].fetch_broker == broker) {
+                c->parts[p].fetch_in_flight = false;
+            }
+        }
+        c->metadata_stale = true;
+        wake_after(c, RETRY_BACKOFF_NS);
+    } else {
+        c->metadata_stale = true;
+        wake_after(c, RETRY_BACKOFF_NS);
+    }
+}
+
+/* ---- assignment and positions ---------------------------------------------------- */
+
+static void close_sink(struct ks_consumer *c, struct part *part)
+{
+    (void)c;
+    ks_disk_close(part->sink);
+    part->sink = NULL;
+}
+
+static char *sink_path(const struct ks_consumer *c, int32_t partition)
+{
+    /* Group ids may hold any character; keep [A-Za-z0-9._-] only. */
+    char safe[KS_GROUP_ID_BYTES];
+    size_t n = 0;
+    for (const char *p = c->config->group_id; *p != 0 && n + 1 < sizeof(safe); p++) {
+        char ch = *p;
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
+        safe[n++] = ok ? ch : '_';
+    }
+    safe[n] = 0;
+    if (n == 0 || strcmp(safe, ".") == 0 || strcmp(safe, "..") == 0) {
+        g_strlcpy(safe, "group", sizeof(safe));
+    }
+    return g_strdup_printf("consumer-sink/%s/%s-%d.offset", safe, topic_name(c), partition);
+}
+
+/* The sink of a partition: 16 bytes, big-endian.
+ *   0  int64  offset: the next record to process (-1: none stored)
+ *   8  int64  claim epoch: bumped by each consumer that takes the partition
+ * A store succeeds only while the stored epoch is the writer's own claim, so
+ * a member that lost the partition but still processes its last records (a
+ * zombie: paused, or cut off from the coordinator) is fenced, as a database
+ * fences a stale lock holder (and as Kafka's transactions fence an old
+ * producer epoch). */
+static void sink_read(struct ks_consumer *c, struct part *part, int64_t *offset_out,
+                      int64_t *epoch_out)
+{
+    (void)c;
+    uint8_t bytes[16];
+    size_t read_count = 0;
+    *offset_out = -1;
+    *epoch_out = 0;
+    if (ks_disk_read(part->sink, bytes, sizeof(bytes), 0, &read_count) != KS_IO_OK ||
+        read_count != sizeof(bytes)) {
+        return;
+    }
+    uint64_t offset = 0;
+    uint64_t epoch = 0;
+    for (int i = 0; i < 8; i++) {
+        offset = (offset << 8) | bytes[i];
+        epoch = (epoch << 8) | bytes[8 + i];
+    }
+    *offset_out = (int64_t)offset;
+    *epoch_out = (int64_t)epoch;
+}
+
+static void sink_write_raw(struct ks_consumer *c, struct part *part, int64_t offset,
+                           int64_t epoch)
+{
+    (void)c;
+    uint8_t bytes[16];
+    for (int i = 0; i < 8; i++) {
+        bytes[i] = (uint8_t)((uint64_t)offset >> (56 - 8 * i));
+        bytes[8 + i] = (uint8_t)((uint64_t)epoch >> (56 - 8 * i));
+    }
+    ks_assert(ks_disk_pwrite(part->sink, bytes, sizeof(bytes), 0) == KS_IO_OK);
+}
+
+/* Opens the partition's sink and claims it (a new epoch). Returns the stored
+ * offset, -1 if none. */
+static int64_t sink_claim(struct ks_consumer *c, struct part *part)
+{
+    char *path = sink_path(c, part->partition);
+    enum ks_io_result result;
+    part->sink = ks_disk_open(c->world, KS_NODE_DRIVER, path, KS_DISK_CREATE, &result);
+    g_free(path);
+    ks_assert(part->sink != NULL);
+    int64_t offset = -1;
+    int64_t epoch = 0;
+    sink_read(c, part, &offset, &epoch);
+    part->sink_epoch = epoch + 1;
+    part->fenced = false;
+    sink_write_raw(c, part, offset, part->sink_epoch);
+    return offset;
+}
+
+/* Stores offset if this consumer's claim still holds; false when fenced. */
+static bool sink_store(struct ks_consumer *c, struct part *part, int64_t offset)
+{
+    ks_assert(part->sink != NULL);
+    int64_t stored_offset = -1;
+    int64_t epoch = 0;
+    sink_read(c, part, &stored_offset, &epoch);
+    if (epoch != part->sink_epoch) {
+        if (!part->fenced) {
+            part->fenced = true;
+            char *detail = g_strdup_printf(
+                "consumer %s fenced from %s-%d by its sink (claim %" G_GINT64_FORMAT
+                ", now %" G_GINT64_FORMAT ")", c->config->name, topic_name(c), part->partition,
+                part->sink_epoch, epoch);
+            emit(c, KS_EV_INFO, part->partition, detail,
+                 "Another member took this partition while this consumer still held records "
+                 "of it (it was paused or cut off). Its atomic store is refused, so those "
+                 "records are not processed twice.");
+            g_free(detail);
+        }
+        return false;
+    }
+    sink_write_raw(c, part, offset, epoch);
+    return true;
+}
+
+/* Eager revocation: give up every partition and drop fetched records. */
+static void revoke_all(struct ks_consumer *c)
+{
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        struct part *part = &c->parts[p];
+        g_array_set_size(part->buffer, 0);
+        close_sink(c, part);
+        part->fetch_in_flight = false;
+        part->position_known = false;
+        part->reset_pending = false;
+        part->idle_no_offset = false;
+        c->assigned[p] = false;
+    }
+    c->assigned_count = 0;
+    for (int32_t i = CH_FETCH; i < c->channel_count; i++) {
+        channel_reset(c, i);
+    }
+    channel_reset(c, CH_LIST_OFFSETS);
+    g_array_set_size(c->batch, 0);
+    g_array_set_size(c->batch_partitions, 0);
+    c->batch_next = 0;
+}
+
+/* ---- the group protocol ------------------------------------------------------------- */
+
+static void send_find_coordinator(struct ks_consumer *c)
+{
+    struct ks_group_find_coordinator_request request;
+    memset(&request, 0, sizeof(request));
+    request.correlation_id = (int32_t)channel_begin(c, CH_GROUP,
+                                                    KS_GROUP_FIND_COORDINATOR_REQUEST);
+    g_strlcpy(request.group_id, c->config->group_id, sizeof(request.group_id));
+    send_to_broker(c, rotate_broker(c), KS_GROUP_FIND_COORDINATOR_REQUEST, &request,
+                   sizeof(request));
+}
+
+static void send_join(struct ks_consumer *c)
+{
+    int32_t owned_count = (int32_t)c->owned->len;
+    size_t bytes = sizeof(struct ks_group_join_request) +
+                   (size_t)owned_count * sizeof(struct ks_group_topic_partition);
+    uint8_t *message = g_malloc0(bytes);
+    struct ks_group_join_request request;
+    memset(&request, 0, sizeof(request));
+    request.correlation_id = (int32_t)channel_begin(c, CH_GROUP, KS_GROUP_JOIN_REQUEST);
+    request.topic_index = c->config->topic_index;
+    request.session_timeout_ns = c->config->session_timeout_ns;
+    request.rebalance_timeout_ns = c->config->max_poll_interval_ns;
+    request.assignor = (int32_t)c->config->assignor;
+    request.owned_generation = owned_count > 0 ? c->owned_generation : -1;
+    request.owned_count = owned_count;
+    g_strlcpy(request.group_id, c->config->group_id, sizeof(request.group_id));
+    g_strlcpy(request.member_id, c->member_id, sizeof(request.member_id));
+    g_strlcpy(request.client_id, c->config->name, sizeof(request.client_id));
+    memcpy(message, &request, sizeof(request));
+    if (owned_count > 0) {
+        memcpy(message + sizeof(request), c->owned->data,
+               (size_t)owned_count * sizeof(struct ks_group_topic_partition));
+    }
+    send_to_broker(c, c->coordinator, KS_GROUP_JOIN_REQUEST, message, bytes);
+    g_free(message);
+}
+
+static void send_offset_fetch(struct ks_consumer *c)
+{
+    int32_t count = c->assigned_count;
+    size_t bytes = sizeof(struct ks_group_offset_fetch_request) +
+                   (size_t)count * sizeof(struct ks_group_topic_partition);
+    uint8_t *message = g_malloc0(bytes);
+    struct ks_group_offset_fetch_request request;
+    memset(&request, 0, sizeof(request));
+    request.correlation_id = (int32_t)channel_begin(c, CH_GROUP, KS_GROUP_OFFSET_FETCH_REQUEST);
+    request.entry_count = count;
+    g_strlcpy(request.group_id, c->config->group_id, sizeof(request.group_id));
+    memcpy(message, &request, sizeof(request));
+    size_t position = sizeof(request);
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        if (c->assigned[p]) {
+            struct ks_group_topic_partition tp = { c->config->topic_index, p };
+            memcpy(message + position, &tp, sizeof(tp));
+            position += sizeof(tp);
+        }
+    }
+    send_to_broker(c, c->coordinator, KS_GROUP_OFFSET_FETCH_REQUEST, message, bytes);
+    g_free(message);
+}
+
+static void on_heartbeat_timer(ks_world *world, void *context);
+
+static void arm_heartbeat(struct ks_consumer *c)
+{
+    ks_world_cancel(c->world, c->heartbeat_timer);
+    c->heartbeat_timer = ks_world_schedule(c->world, c->node,
+                                           (ks_time_ns)c->config->heartbeat_interval_ns,
+                                           KS_TIMER_CONSUMER_HEARTBEAT, on_heartbeat_timer, c);
+}
+
+static void on_heartbeat_timer(ks_world *world, void *context)
+{
+    struct ks_consumer *c = context;
+    (void)world;
+    c->heartbeat_timer = 0;
+    if (c->generation < 0 || c->member_id[0] == 0 ||
+        (c->phase != PH_ACTIVE && c->phase != PH_OFFSETS && c->phase != PH_SYNC)) {
+        return; /* re-armed when the member joins again */
+    }
+    arm_heartbeat(c);
+    if (c->coordinator < 0) {
+        return; /* being rediscovered (poll_step) */
+    }
+    if (now_ns(c) >= c->last_heartbeat_ok_ns + (ks_time_ns)c->config->session_timeout_ns) {
+        /* Kafka's heartbeat thread: no answer for a whole session. */
+        coordinator_unknown(c);
+        wake_after(c, 0);
+        return;
+    }
+    if (c->channels[CH_HEARTBEAT].in_flight) {
+        return;
+    }
+    struct ks_group_member_request request;
+    memset(&request, 0, sizeof(request));
+    request.correlation_id = (int32_t)channel_begin(c, CH_HEARTBEAT, KS_GROUP_HEARTBEAT_REQUEST);
+    request.generation = c->generation;
+    g_strlcpy(request.group_id, c->config->group_id, sizeof(request.group_id));
+    g_strlcpy(request.member_id, c->member_id, sizeof(request.member_id));
+    send_to_broker(c, c->coordinator, KS_GROUP_HEARTBEAT_REQUEST, &request, sizeof(request));
+}
+
+static void send_leave(struct ks_consumer *c)
+{
+    if (c->coordinator < 0 || c->member_id[0] == 0) {
+        return;
+    }
+    struct ks_group_member_request request;
+    memset(&request, 0, sizeof(request));
+    request.correlation_id = (int32_t)++c->correlation_counter; /* fire and forget */
+    request.generation = c->generation;
+    g_strlcpy(request.group_id, c->config->group_id, sizeof(request.group_id));
+    g_strlcpy(request.member_id, c->member_id, sizeof(request.member_id));
+    send_to_broker(c, c->coordinator, KS_GROUP_LEAVE_REQUEST, &request, sizeof(request));
+}
+
+/* Rejoin (at the next poll boundary when a batch is being processed). */
+static void start_rejoin(struct ks_consumer *c, const char *reason)
+{
+    (void)reason;
+    c->rejoin_needed = true;
+    if (c->phase == PH_ACTIVE && (c->processing || c->commit_then_process || c->commit_then_poll)) {
+        return; /* poll_step() rejoins once the batch is done */
+    }
+    if (c->phase == PH_IDLE) {
+        return;
+    }
+    c->commit_then_poll = false;
+    c->commit_then_process = false;
+    revoke_all(c);
+    c->phase = c->coordinator >= 0 ? PH_JOIN : PH_FIND;
+    c->rejoin_needed = false;
+    channel_reset(c, CH_GROUP);
+    wake_after(c, 0);
+}
+
+/* The leader computes the assignment with the group's assignor. */
+static void send_sync(struct ks_consumer *c, const struct ks_group_join_response *response,
+                      const struct ks_group_join_member *members,
+                      const struct ks_group_topic_partition *owned)
+{
+    int32_t member_count = response->member_count;
+    int32_t entry_count = 0;
+    struct ks_group_assignment_entry *entries = NULL;
+    if (member_count > 0) {
+        int32_t topic_count = c->spec->topic_count;
+        struct ks_assignor_topic *topics = g_new0(struct ks_assignor_topic, (gsize)topic_count);
+        for (int32_t t = 0; t < topic_count; t++) {
+            topics[t].name = c->spec->topics[t].name;
+            topics[t].partition_count = c->spec->topics[t].partition_count;
+        }
+        struct ks_assignor_member *assignor_members =
+            g_new0(struct ks_assignor_member, (gsize)member_count);
+        int32_t *subscriptions = g_new0(int32_t, (gsize)member_count);
+        const struct ks_group_topic_partition *next_owned = owned;
+        for (int32_t m = 0; m < member_count; m++) {
+            subscriptions[m] = members[m].topic_index;
+            assignor_members[m].member_id = members[m].member_id;
+            assignor_members[m].topics = &subscriptions[m];
+            assignor_members[m].topic_count =
+                members[m].topic_index >= 0 && members[m].topic_index < topic_count ? 1 : 0;
+            assignor_members[m].owned = next_owned;
+            assignor_members[m].owned_count = members[m].owned_count;
+            assignor_members[m].owned_generation = members[m].owned_generation;
+            next_owned += members[m].owned_count;
+        }
+        int32_t slot_count = ks_assignor_slot_count(topics, topic_count);
+        int32_t *owner = g_new0(int32_t, (gsize)slot_count + 1);
+        ks_assignor_assign((enum ks_assignor)response->assignor, topics, topic_count,
+                           assignor_members, member_count, owner);
+        entries = g_new0(struct ks_group_assignment_entry, (gsize)slot_count + 1);
+        for (int32_t t = 0, s = 0; t < topic_count; t++) {
+            for (int32_t p = 0; p < topics[t].partition_count; p++, s++) {
+                if (owner[s] >= 0) {
+                    g_strlcpy(entries[entry_count].member_id, members[owner[s]].member_id,
+                              sizeof(entries[entry_count].member_id));
+                    entries[entry_count].topic_index = t;
+                    entries[entry_count].partition = p;
+                    entry_count++;
+                }
+            }
+        }
+        g_free(owner);
+        g_free(subscriptions);
+        g_free(assignor_members);
+        g_free(topics);
+    }
+    size_t bytes = sizeof(struct ks_group_sync_request) +
+                   (size_t)entry_count * sizeof(struct ks_group_assignment_entry);
+    uint8_t *message = g_malloc0(bytes);
+    struct ks_group_sync_request request;
+    memset(&request, 0, sizeof(request));
+    request.correlation_id = (int32_t)channel_begin(c, CH_GROUP, KS_GROUP_SYNC_REQUEST);
+    request.generation = c->generation;
+    request.entry_count = entry_count;
+    g_strlcpy(request.group_id, c->config->group_id, sizeof(request.group_id));
+    g_strlcpy(request.member_id, c->member_id, sizeof(request.member_id));
+    memcpy(message, &request, sizeof(request));
+    if (entry_count > 0) {
+        memcpy(message + sizeof(request), entries,
+               (size_t)entry_count * sizeof(struct ks_group_assignment_entry));
+    }
+    g_free(entries);
+    send_to_broker(c, c->coordinator, KS_GROUP_SYNC_REQUEST, message, bytes);
+    g_free(message);
+}
+
+/* Errors that send a member back to JoinGroup; coordinator errors send it to
+ * FindCoordinator. Returns true when handled. */
+static bool handle_group_error(struct ks_consumer *c, int16_t error)
+{
+    switch (error) {
+    case KS_GROUP_ERR_NONE:
+        return false;
+    case KS_GROUP_ERR_NOT_COORDINATOR:
+    case KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE:
+        /* Rediscover; an active member keeps its generation (the new
+         * coordinator answers UNKNOWN_MEMBER_ID if it does not know it). */
+        coordinator_unknown(c);
+        return true;
+    case KS_GROUP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+        wake_after(c, RETRY_BACKOFF_NS);
+        return true;
+    case KS_GROUP_ERR_UNKNOWN_MEMBER_ID:
+        c->member_id[0] = 0;
+        c->generation = -1;
+        start_rejoin(c, "unknown member id");
+        return true;
+    case KS_GROUP_ERR_ILLEGAL_GENERATION:
+        c->generation = -1;
+        start_rejoin(c, "illegal generation");
+        return true;
+    case KS_GROUP_ERR_REBALANCE_IN_PROGRESS:
+        start_rejoin(c, "rebalance in progress");
+        return true;
+    }
+    wake_after(c, RETRY_BACKOFF_NS);
+    return true;
+}
+
+static void on_find_coordinator_response(struct ks_consumer *c,
+                                         const struct ks_group_find_coordinator_response *r)
+{
+    if (!channel_end(c, CH_GROUP, r->correlation_id)) {
+        return;
+    }
+    if (r->error_code != KS_GROUP_ERR_NONE || r->coordinator_id < 1 ||
+        r->coordinator_id > c->broker_count) {
+        wake_after(c, RETRY_BACKOFF_NS);
+        return;
+    }
+    c->coordinator = r->coordinator_id;
+    c->last_heartbeat_ok_ns = now_ns(c);
+    if (c->phase == PH_FIND) {
+        c->phase = PH_JOIN;
+    }
+    drive(c);
+}
+
+static void on_join_response(struct ks_consumer *c, const uint8_t *message, size_t bytes)
+{
+    struct ks_group_join_response r;
+    ks_assert(bytes >= sizeof(r));
+    memcpy(&r, message, sizeof(r));
+    if (!channel_end(c, CH_GROUP, r.correlation_id) || c->phase != PH_JOIN) {
+        return;
+    }
+    if (r.error_code == KS_GROUP_ERR_MEMBER_ID_REQUIRED) {
+        g_strlcpy(c->member_id, r.member_id, sizeof(c->member_id));
+        send_join(c);
+        return;
+    }
+    if (handle_group_error(c, r.error_code)) {
+        return;
+    }
+    size_t expected = sizeof(r) + (size_t)r.member_count * sizeof(struct ks_group_join_member) +
+                      (size_t)r.owned_total * sizeof(struct ks_group_topic_partition);
+    ks_assert(bytes == expected);
+    g_strlcpy(c->member_id, r.member_id, sizeof(c->member_id));
+    c->generation = r.generation;
+    c->phase = PH_SYNC;
+    c->last_heartbeat_ok_ns = now_ns(c);
+    arm_heartbeat(c);
+    const struct ks_group_join_member *members = (const void *)(message + sizeof(r));
+    const struct ks_group_topic_partition *owned =
+        (const void *)(message + sizeof(r) +
+                       (size_t)r.member_count * sizeof(struct ks_group_join_member));
+    send_sync(c, &r, members, owned);
+}
+
+static void on_sync_response(struct ks_consumer *c, const uint8_t *message, size_t bytes)
+{
+    struct ks_group_sync_response r;
+    ks_assert(bytes >= sizeof(r));
+    memcpy(&r, message, sizeof(r));
+    if (!channel_end(c, CH_GROUP, r.correlation_id) || c->phase != PH_SYNC) {
+        return;
+    }
+    if (handle_group_error(c, r.error_code)) {
+        return;
+    }
+    const struct ks_group_topic_partition *tps =
+        ks_group_proto_entries(message, bytes, sizeof(r), r.partition_count,
+                               sizeof(struct ks_group_topic_partition));
+    ks_assert(tps != NULL);
+    revoke_all(c);
+    g_array_set_size(c->owned, 0);
+    for (int32_t i = 0; i < r.partition_count; i++) {
+        if (tps[i].topic_index != c->config->topic_index || tps[i].partition < 0 ||
+            tps[i].partition >= c->topic_partition_count) {
+            continue;
+        }
+        c->assigned[tps[i].partition] = true;
+        c->assigned_count++;
+        g_array_append_val(c->owned, tps[i]);
+    }
+    c->owned_generation = c->generation;
+    c->phase = PH_OFFSETS;
+    drive(c);
+}
+
+static void on_offset_fetch_response(struct ks_consumer *c, const uint8_t *message,
+                                     size_t bytes)
+{
+    struct ks_group_offset_fetch_response r;
+    ks_assert(bytes >= sizeof(r));
+    memcpy(&r, message, sizeof(r));
+    if (!channel_end(c, CH_GROUP, r.correlation_id) || c->phase != PH_OFFSETS) {
+        return;
+    }
+    if (handle_group_error(c, r.error_code)) {
+        return;
+    }
+    const struct ks_group_offset_entry *entries = ks_group_proto_entries(
+        message, bytes, sizeof(r), r.entry_count, sizeof(struct ks_group_offset_entry));
+    ks_assert(entries != NULL);
+    for (int32_t i = 0; i < r.entry_count; i++) {
+        int32_t p = entries[i].partition;
+        if (entries[i].topic_index != c->config->topic_index || p < 0 ||
+            p >= c->topic_partition_count || !c->assigned[p]) {
+            continue;
+        }
+        struct part *part = &c->parts[p];
+        int64_t offset = entries[i].offset;
+        part->committed = offset;
+        if (c->config->commit == KS_COMMIT_ATOMIC) {
+            /* The sink, not the group, says where processing stopped. */
+            int64_t sink_offset = sink_claim(c, part);
+            if (sink_offset >= 0) {
+                offset = sink_offset;
+            }
+        }
+        part->hw = -1;
+        if (offset >= 0) {
+            part->position_known = true;
+            part->fetch_position = offset;
+            part->consumed_position = offset;
+            part->processed_position = offset;
+        } else if (c->config->auto_offset_reset == KS_RESET_NONE) {
+            part->idle_no_offset = true;
+            char *detail = g_strdup_printf("consumer %s: no committed offset for %s-%d and auto.offset.reset=none",
+                     c->config->name, topic_name(c), p);
+            emit(c, KS_EV_OFFSET_RESET, p, detail,
+                 "With auto.offset.reset=none a partition without a committed offset is "
+                 "an error for the application; this consumer leaves it unread.");
+            g_free(detail);
+        } else {
+            part->reset_pending = true;
+            part->reset_is_rewind = false;
+            part->out_of_range_offset = -1;
+            part->reset_timestamp = c->config->auto_offset_reset == KS_RESET_EARLIEST
+                                        ? KS_LIST_OFFSETS_EARLIEST
+                                        : KS_LIST_OFFSETS_LATEST;
+        }
+    }
+    c->phase = PH_ACTIVE;
+    c->metadata_stale = true;
+    drive(c);
+}
+
+/* ---- commits ------------------------------------------------------------------------ */
+
+/* Commits position per assigned partition (consumed or processed). */
+static void send_commit(struct ks_consumer *c, bool processed)
+{
+    if (c->channels[CH_COMMIT].in_flight || c->coordinator < 0) {
+        return;
+    }
+    int32_t count = 0;
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        count += c->assigned[p] && c->parts[p].position_known;
+    }
+    size_t bytes = sizeof(struct ks_group_offset_commit_request) +
+                   (size_t)count * sizeof(struct ks_group_offset_entry);
+    uint8_t *message = g_malloc0(bytes);
+    struct ks_group_offset_commit_request request;
+    memset(&request, 0, sizeof(request));
+    request.correlation_id = (int32_t)channel_begin(c, CH_COMMIT, KS_GROUP_OFFSET_COMMIT_REQUEST);
+    request.generation = c->generation;
+    request.entry_count = count;
+    g_strlcpy(request.group_id, c->config->group_id, sizeof(request.group_id));
+    g_strlcpy(request.member_id, c->member_id, sizeof(request.member_id));
+    memcpy(message, &request, sizeof(request));
+    size_t position = sizeof(request);
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        if (c->assigned[p] && c->parts[p].position_known) {
+            struct ks_group_offset_entry e;
+            memset(&e, 0, sizeof(e));
+            e.topic_index = c->config->topic_index;
+            e.partition = p;
+            e.offset = processed ? c->parts[p].processed_position : c->parts[p].consumed_position;
+            c->parts[p].commit_sent = e.offset;
+            memcpy(message + position, &e, sizeof(e));
+            position += sizeof(e);
+        }
+    }
+    /* Remember what was sent, to mark it committed on the acknowledgement. */
+    send_to_broker(c, c->coordinator, KS_GROUP_OFFSET_COMMIT_REQUEST, message, bytes);
+    g_free(message);
+}
+
+static void start_processing(struct ks_consumer *c);
+
+/* CommitFailedException: the member was kicked out or a rebalance runs.
+ * before-process: the batch is not processed (its records go to the next
+ * owner from the last committed offset). A failed asynchronous commit (auto,
+ * atomic) leaves the batch in progress alone. */
+static void commit_failed(struct ks_consumer *c, int16_t error)
+{
+    if (c->commit_then_process) {
+        ks_assert(!c->processing);
+        g_array_set_size(c->batch, 0);
+        g_array_set_size(c->batch_partitions, 0);
+        c->batch_next = 0;
+    }
+    c->commit_then_process = false;
+    c->commit_then_poll = false;
+    if (!handle_group_error(c, error) || c->rejoin_needed) {
+        c->rejoin_needed = true;
+        start_rejoin(c, "commit failed");
+    }
+}
+
+static void on_commit_response(struct ks_consumer *c, const struct ks_group_simple_response *r)
+{
+    if (!channel_end(c, CH_COMMIT, r->correlation_id)) {
+        return;
+    }
+    if (r->error_code != KS_GROUP_ERR_NONE) {
+        for (int32_t p = 0; p < c->topic_partition_count; p++) {
+            c->parts[p].commit_sent = -1;
+        }
+    }
+    if (r->error_code == KS_GROUP_ERR_NONE) {
+        for (int32_t p = 0; p < c->topic_partition_count; p++) {
+            if (c->assigned[p] && c->parts[p].commit_sent >= 0) {
+                c->parts[p].committed = c->parts[p].commit_sent;
+            }
+            c->parts[p].commit_sent = -1;
+        }
+        if (c->commit_then_process) {
+            c->commit_then_process = false;
+            start_processing(c);
+            return;
+        }
+        if (c->commit_then_poll) {
+            c->commit_then_poll = false;
+        }
+        drive(c);
+        return;
+    }
+    bool retriable = r->error_code == KS_GROUP_ERR_NOT_COORDINATOR ||
+                     r->error_code == KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE ||
+                     r->error_code == KS_GROUP_ERR_COORDINATOR_LOAD_IN_PROGRESS ||
+                     r->error_code == KS_GROUP_ERR_REQUEST_TIMED_OUT;
+    if (retriable && (c->commit_then_process || c->commit_then_poll)) {
+        /* commitSync retries: find the coordinator again, then resend. */
+        if (r->error_code != KS_GROUP_ERR_COORDINATOR_LOAD_IN_PROGRESS) {
+            c->coordinator = -1;
+            channel_reset(c, CH_HEARTBEAT);
+        }
+        wake_after(c, RETRY_BACKOFF_NS);
+        return;
+    }
+    if (retriable) {
+        if (r->error_code != KS_GROUP_ERR_COORDINATOR_LOAD_IN_PROGRESS) {
+            c->coordinator = -1;
+        }
+        wake_after(c, RETRY_BACKOFF_NS);
+        return;
+    }
+    commit_failed(c, r->error_code);
+}
+
+/* ---- fetching ----------------------------------------------------------------------- */
+
+static void send_metadata(struct ks_consumer *c)
+{
+    if (c->channels[CH_METADATA].in_flight) {
+        return;
+    }
+    struct ks_metadata_request request;
+    memset(&request, 0, sizeof(request));
+    request.correlation_id = channel_begin(c, CH_METADATA, KS_MSG_METADATA_REQUEST);
+    request.topic_index = c->config->topic_index;
+    send_to_broker(c, rotate_broker(c), KS_MSG_METADATA_REQUEST, &request, sizeof(request));
+}
+
+static void on_metadata_response(struct ks_consumer *c, const uint8_t *message, size_t bytes)
+{
+    struct ks_metadata_response r;
+    ks_assert(bytes >= sizeof(r));
+    memcpy(&r, message, sizeof(r));
+    if (!channel_end(c, CH_METADATA, r.correlation_id)) {
+        return;
+    }
+    if (r.error_code != KS_ERR_NONE ||
+        !ks_proto_fits(bytes, sizeof(r), r.partition_count, sizeof(struct ks_metadata_partition))) {
+        wake_after(c, RETRY_BACKOFF_NS);
+        return;
+    }
+    bool all_known = true;
+    for (int32_t i = 0; i < r.partition_count; i++) {
+        struct ks_metadata_partition mp;
+        memcpy(&mp, message + sizeof(r) + (size_t)i * sizeof(mp), sizeof(mp));
+        if (mp.partition < 0 || mp.partition >= c->topic_partition_count) {
+            continue;
+        }
+        c->parts[mp.partition].leader = mp.leader;
+        c->parts[mp.partition].leader_epoch = mp.leader_epoch;
+        all_known = all_known && (mp.leader >= 1 || !c->assigned[mp.partition]);
+    }
+    c->metadata_known = true;
+    c->metadata_stale = !all_known;
+    if (!all_known) {
+        wake_after(c, RETRY_BACKOFF_NS);
+    }
+    drive(c);
+}
+
+static void send_list_offsets(struct ks_consumer *c)
+{
+    if (c->channels[CH_LIST_OFFSETS].in_flight) {
+        return;
+    }
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        struct part *part = &c->parts[p];
+        if (!c->assigned[p] || !part->reset_pending || part->leader < 1) {
+            continue;
+        }
+        struct ks_list_offsets_request request;
+        memset(&request, 0, sizeof(request));
+        request.correlation_id = channel_begin(c, CH_LIST_OFFSETS, KS_MSG_LIST_OFFSETS_REQUEST);
+        request.topic_index = c->config->topic_index;
+        request.partition = p;
+        request.timestamp = part->reset_timestamp;
+        request.current_leader_epoch = -1;
+        send_to_broker(c, part->leader, KS_MSG_LIST_OFFSETS_REQUEST, &request, sizeof(request));
+        return;
+    }
+}
+
+static void on_list_offsets_response(struct ks_consumer *c,
+                                     const struct ks_list_offsets_response *r)
+{
+    if (!channel_end(c, CH_LIST_OFFSETS, r->correlation_id)) {
+        return;
+    }
+    int32_t p = r->partition;
+    if (p < 0 || p >= c->topic_partition_count || !c->assigned[p] ||
+        !c->parts[p].reset_pending) {
+        drive(c);
+        return;
+    }
+    struct part *part = &c->parts[p];
+    if (r->error_code != KS_ERR_NONE || r->offset < 0) {
+        c->metadata_stale = true;
+        wake_after(c, RETRY_BACKOFF_NS);
+        return;
+    }
+    part->reset_pending = false;
+    part->position_known = true;
+    part->fetch_position = r->offset;
+    part->consumed_position = r->offset;
+    part->processed_position = r->offset;
+    if (c->config->commit == KS_COMMIT_ATOMIC && part->sink != NULL) {
+        (void)sink_store(c, part, r->offset);
+    }
+    const char *how = part->reset_timestamp == KS_LIST_OFFSETS_EARLIEST ? "earliest"
+                      : part->reset_timestamp == KS_LIST_OFFSETS_LATEST ? "latest"
+                                                                        : "time";
+    char *detail = g_strdup_printf("consumer %s group %s %s-%d %s to %s offset %" G_GINT64_FORMAT,
+             c->config->name, c->config->group_id, topic_name(c), p,
+             part->reset_is_rewind ? "rewound" : "reset", how, r->offset);
+    char *explain;
+    if (part->reset_is_rewind) {
+        explain = g_strdup_printf("Consumer %s was rewound: it seeks %s-%d to offset %" G_GINT64_FORMAT
+                                  " and will process the records from there again.",
+                                  c->config->name, topic_name(c), p, r->offset);
+    } else if (part->out_of_range_offset >= 0) {
+        explain = g_strdup_printf(
+            "The leader of %s-%d refused consumer %s's position %" G_GINT64_FORMAT
+            " as out of range (below the log start or above the log end, e.g. after "
+            "retention or a truncation), so the consumer applies auto.offset.reset=%s and "
+            "moves to offset %" G_GINT64_FORMAT ": records in between are skipped or read "
+            "again.",
+            topic_name(c), p, c->config->name, part->out_of_range_offset, how, r->offset);
+    } else {
+        explain = g_strdup_printf(
+            "Group %s has no committed offset for %s-%d, so consumer %s applies "
+            "auto.offset.reset=%s and starts at offset %" G_GINT64_FORMAT ".",
+            c->config->group_id, topic_name(c), p, c->config->name, how, r->offset);
+    }
+    emit(c, KS_EV_OFFSET_RESET, p, detail, explain);
+    g_free(detail);
+    g_free(explain);
+    if (part->reset_is_rewind) {
+        part->reset_is_rewind = false;
+        part->committed = -1;
+    }
+    drive(c);
+}
+
+static void send_fetches(struct ks_consumer *c)
+{
+    for (int32_t broker = 1; broker <= c->broker_count; broker++) {
+        int32_t ch = CH_FETCH + broker - 1;
+        if (c->channels[ch].in_flight) {
+            continue;
+        }
+        int32_t count = 0;
+        for (int32_t p = 0; p < c->topic_partition_count; p++) {
+            const struct part *part = &c->parts[p];
+            count += c->assigned[p] && part->position_known && !part->reset_pending &&
+                     part->leader == broker && part->buffer->len == 0 && !part->fetch_in_flight;
+        }
+        if (count == 0) {
+            continue;
+        }
+        size_t bytes = sizeof(struct ks_fetch_request) +
+                       (size_t)count * sizeof(struct ks_fetch_request_partition);
+        uint8_t *message = g_malloc0(bytes);
+        struct ks_fetch_request request;
+        memset(&request, 0, sizeof(request));
+        request.correlation_id = channel_begin(c, ch, KS_MSG_FETCH_REQUEST);
+        request.replica_id = KS_FETCH_CONSUMER_REPLICA_ID;
+        request.min_bytes = c->config->fetch_min_bytes;
+        request.max_wait_ns = c->config->fetch_max_wait_ns;
+        request.max_bytes = FETCH_MAX_BYTES;
+        request.partition_count = count;
+        memcpy(message, &request, sizeof(request));
+        size_t position = sizeof(request);
+        for (int32_t p = 0; p < c->topic_partition_count; p++) {
+            struct part *part = &c->parts[p];
+            if (c->assigned[p] && part->position_known && !part->reset_pending &&
+                part->leader == broker && part->buffer->len == 0 && !part->fetch_in_flight) {
+                struct ks_fetch_request_partition fp;
+                memset(&fp, 0, sizeof(fp));
+                fp.topic_index = c->config->topic_index;
+                fp.partition = p;
+                fp.fetch_offset = part->fetch_position;
+                fp.log_start_offset = -1;
+                fp.current_leader_epoch = -1;
+                fp.last_fetched_epoch = -1;
+                fp.partition_max_bytes = c->config->max_partition_fetch_bytes;
+                memcpy(message + position, &fp, sizeof(fp));
+                position += sizeof(fp);
+                part->fetch_in_flight = true;
+                part->fetch_broker = broker;
+            }
+        }
+        send_to_broker(c, broker, KS_MSG_FETCH_REQUEST, message, bytes);
+        g_free(message);
+    }
+}
+
+/* "<producer name>:<seq>" → producer index and seq. */
+static void parse_identity(const struct ks_consumer *c, const struct ks_record_view *record,
+                           int32_t *producer_out, int64_t *seq_out)
+{
+    *producer_out = -1;
+    *seq_out = -1;
+    size_t name_bytes = strlen(KS_IDENTITY_HEADER);
+    for (int32_t h = 0; h < record->header_count; h++) {
+        const struct ks_header_view *header = &record->headers[h];
+        if (header->key_bytes != (int32_t)name_bytes ||
+            memcmp(header->key, KS_IDENTITY_HEADER, name_bytes) != 0 || header->value_bytes <= 0 ||
+            header->value_bytes >= 128) {
+            continue;
+        }
+        char text[128];
+        memcpy(text, header->value, (size_t)header->value_bytes);
+        text[header->value_bytes] = 0;
+        char *colon = strrchr(text, ':');
+        if (colon == NULL) {
+            return;
+        }
+        *colon = 0;
+        for (int32_t i = 0; i < c->spec->producer_count; i++) {
+            if (strcmp(c->spec->producers[i].name, text) == 0) {
+                *producer_out = i;
+                *seq_out = g_ascii_strtoll(colon + 1, NULL, 10);
+                return;
+            }
+        }
+        return;
+    }
+}
+
+static void offset_out_of_range(struct ks_consumer *c, struct part *part)
+{
+    if (c->config->auto_offset_reset == KS_RESET_NONE) {
+        part->idle_no_offset = true;
+        part->position_known = false;
+        char *detail = g_strdup_printf(
+            "consumer %s: offset %" G_GINT64_FORMAT " of %s-%d is out of range and "
+            "auto.offset.reset=none", c->config->name, part->fetch_position, topic_name(c),
+            part->partition);
+        emit(c, KS_EV_OFFSET_RESET, part->partition, detail,
+             "With auto.offset.reset=none an out-of-range position is an error for the "
+             "application; this consumer leaves the partition unread.");
+        g_free(detail);
+        return;
+    }
+    part->reset_pending = true;
+    part->reset_is_rewind = false;
+    part->out_of_range_offset = part->fetch_position;
+    part->reset_timestamp = c->config->auto_offset_reset == KS_RESET_EARLIEST
+                                ? KS_LIST_OFFSETS_EARLIEST
+                                : KS_LIST_OFFSETS_LATEST;
+}
+
+static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const uint8_t *message,
+                              size_t bytes)
+{
+    struct ks_fetch_response r;
+    ks_assert(bytes >= sizeof(r));
+    memcpy(&r, message, sizeof(r));
+    int32_t broker = (int32_t)source;
+    if (broker < 1 || broker > c->broker_count ||
+        !channel_end(c, CH_FETCH + broker - 1, r.correlation_id)) {
+        return;
+    }
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        if (c->parts[p].fetch_broker == broker) {
+            c->parts[p].fetch_in_flight = false;
+        }
+    }
+    size_t position = sizeof(r);
+    for (int32_t i = 0; i < r.partition_count; i++) {
+        struct ks_fetch_response_partition fp;
+        ks_assert(position + sizeof(fp) <= bytes);
+        memcpy(&fp, message + position, sizeof(fp));
+        position += sizeof(fp);
+        ks_assert(position + fp.records_bytes <= bytes);
+        const uint8_t *records = message + position;
+        position += fp.records_bytes;
+        int32_t p = fp.partition;
+        if (fp.topic_index != c->config->topic_index || p < 0 || p >= c->topic_partition_count ||
+            !c->assigned[p]) {
+            continue;
+        }
+        struct part *part = &c->parts[p];
+        if (!part->position_known || part->reset_pending) {
+            continue;
+        }
+        if (fp.error_code == KS_ERR_OFFSET_OUT_OF_RANGE) {
+            offset_out_of_range(c, part);
+            continue;
+        }
+        if (fp.error_code != KS_ERR_NONE) {
+            c->metadata_stale = true;
+            continue;
+        }
+        part->hw = fp.hw;
+        size_t at = 0;
+        while (at < fp.records_bytes) {
+            struct ks_batch_view batch;
+            size_t batch_bytes = 0;
+            if (ks_batch_parse(records + at, fp.records_bytes - at, &batch, &batch_bytes) !=
+                KS_BATCH_OK) {
+                break; /* a partial batch at the end (max bytes) */
+            }
+            at += batch_bytes;
+            int64_t last = ks_batch_last_offset(&batch);
+            if (last < part->fetch_position) {
+                continue;
+            }
+            if ((batch.attributes & KS_ATTR_CONTROL) == 0) {
+                struct ks_record_iter iter;
+                struct ks_record_view record;
+                ks_record_iter_init(&iter, &batch);
+                while (ks_record_iter_next(&iter, &record, NULL)) {
+                    if (record.offset < part->fetch_position) {
+                        continue;
+                    }
+                    struct pending_record pending;
+                    pending.offset = record.offset;
+                    parse_identity(c, &record, &pending.producer_index, &pending.seq);
+                    g_array_append_val(part->buffer, pending);
+                }
+            }
+            part->fetch_position = last + 1;
+        }
+    }
+    drive(c);
+}
+
+/* ---- processing -------------------------------------------------------------------------- */
+
+static void on_poll_interval_expired(ks_world *world, void *context)
+{
+    struct ks_consumer *c = context;
+    (void)world;
+    c->poll_interval_timer = 0;
+    /* Kafka's heartbeat thread: poll() was not called within
+     * max.poll.interval.ms, so the member leaves the group. */
+    char *detail = g_strdup_printf("consumer %s left group %s: max.poll.interval.ms exceeded",
+             c->config->name, c->config->group_id);
+    emit(c, KS_EV_INFO, -1, detail,
+         "The consumer did not call poll() within max.poll.interval.ms, so it leaves the "
+         "group and its partitions go to other members; it rejoins at its next poll.");
+    g_free(detail);
+    send_leave(c);
+    c->member_id[0] = 0;
+    c->generation = -1;
+    channel_reset(c, CH_HEARTBEAT);
+    c->rejoin_needed = true;
+}
+
+static void finish_batch(struct ks_consumer *c)
+{
+    c->processing = false;
+    g_array_set_size(c->batch, 0);
+    g_array_set_size(c->batch_partitions, 0);
+    c->batch_next = 0;
+    switch (c->config->commit) {
+    case KS_COMMIT_AFTER_PROCESS:
+        /* Commits are accepted while the group prepares a rebalance, so a
+         * member told to rejoin still commits what it processed. */
+        if (c->generation >= 0) {
+            c->commit_then_poll = true;
+            send_commit(c, true);
+            if (!c->channels[CH_COMMIT].in_flight) {
+                wake_after(c, RETRY_BACKOFF_NS);
+            }
+            return;
+        }
+        break;
+    case KS_COMMIT_ATOMIC:
+        if (c->generation >= 0) {
+            send_commit(c, true); /* for lag and tools only */
+        }
+        break;
+    case KS_COMMIT_BEFORE_PROCESS:
+    case KS_COMMIT_AUTO:
+        break;
+    }
+    drive(c);
+}
+
+static void on_process_timer(ks_world *world, void *context);
+
+static void process_one(struct ks_consumer *c)
+{
+    ks_assert(c->batch_next < c->batch->len);
+    const struct pending_record *record =
+        &g_array_index(c->batch, struct pending_record, c->batch_next);
+    int32_t p = g_array_index(c->batch_partitions, int32_t, c->batch_next);
+    struct part *part = &c->parts[p];
+    ks_assert(record->offset >= part->processed_position); /* C2 */
+    c->batch_next++;
+    if (c->config->commit == KS_COMMIT_ATOMIC && part->sink != NULL &&
+        !sink_store(c, part, record->offset + 1)) {
+        return; /* fenced: the output and the offset are refused together */
+    }
+    struct ks_consumed_record consumed;
+    memset(&consumed, 0, sizeof(consumed));
+    consumed.consumer_index = c->index;
+    consumed.generation = c->generation;
+    consumed.topic_index = c->config->topic_index;
+    consumed.partition = p;
+    consumed.offset = record->offset;
+    consumed.producer_index = record->producer_index;
+    consumed.seq = record->seq;
+    consumed.at_ns = now_ns(c);
+    if (c->observer != NULL && c->observer->on_consumed != NULL) {
+        c->observer->on_consumed(c->observer->context, &consumed);
+    }
+    part->processed_position = record->offset + 1;
+    c->processed_count++;
+}
+
+static void on_process_timer(ks_world *world, void *context)
+{
+    struct ks_consumer *c = context;
+    (void)world;
+    c->process_timer = 0;
+    if (!c->processing) {
+        return;
+    }
+    process_one(c);
+    if (c->batch_next >= c->batch->len) {
+        finish_batch(c);
+        return;
+    }
+    c->process_timer = ks_world_schedule(c->world, c->node, (ks_time_ns)c->config->processing_ns,
+                                         KS_TIMER_CONSUMER_PROCESS, on_process_timer, c);
+}
+
+static void start_processing(struct ks_consumer *c)
+{
+    c->processing = true;
+    if (c->config->processing_ns <= 0) {
+        while (c->batch_next < c->batch->len) {
+            process_one(c);
+        }
+        finish_batch(c);
+        return;
+    }
+    c->process_timer = ks_world_schedule(c->world, c->node, (ks_time_ns)c->config->processing_ns,
+                                         KS_TIMER_CONSUMER_PROCESS, on_process_timer, c);
+}
+
+/* One poll(): take up to max.poll.records buffered records. */
+static bool take_batch(struct ks_consumer *c)
+{
+    int32_t limit = c->config->max_poll_records > 0 ? c->config->max_poll_records : 500;
+    int32_t taken = 0;
+    for (int32_t k = 0; k < c->topic_partition_count && taken < limit; k++) {
+        int32_t p = (c->poll_rotation + k) % c->topic_partition_count;
+        struct part *part = &c->parts[p];
+        if (!c->assigned[p] || part->buffer->len == 0) {
+            continue;
+        }
+        guint n = 0;
+        while (n < part->buffer->len && taken < limit) {
+            const struct pending_record *record =
+                &g_array_index(part->buffer, struct pending_record, n);
+            g_array_append_val(c->batch, *record);
+            g_array_append_val(c->batch_partitions, p);
+            part->consumed_position = record->offset + 1;
+            n++;
+            taken++;
+        }
+        g_array_remove_range(part->buffer, 0, n);
+        ks_assert(part->processed_position <= part->consumed_position); /* C1 */
+        ks_assert(part->consumed_position <= part->fetch_position);
+    }
+    c->poll_rotation = (c->poll_rotation + 1) % c->topic_partition_count;
+    return taken > 0;
+}
+
+static void apply_rewind(struct ks_consumer *c)
+{
+    c->rewind_pending = false;
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        struct part *part = &c->parts[p];
+        if (!c->assigned[p]) {
+            continue;
+        }
+        g_array_set_size(part->buffer, 0);
+        part->idle_no_offset = false;
+        if (c->rewind_kind == KS_CONSUMER_REWIND_OFFSET) {
+            part->position_known = true;
+            part->reset_pending = false;
+            part->fetch_position = c->rewind_value;
+            part->consumed_position = c->rewind_value;
+            part->processed_position = c->rewind_value;
+            if (part->sink != NULL) {
+                (void)sink_store(c, part, c->rewind_value);
+            }
+            char *detail = g_strdup_printf("consumer %s group %s %s-%d rewound to offset %" G_GINT64_FORMAT,
+                     c->config->name, c->config->group_id, topic_name(c), p, c->rewind_value);
+            emit(c, KS_EV_OFFSET_RESET, p, detail,
+                 "The consumer was rewound: it seeks to the given offset and processes the "
+                 "records from there again.");
+            g_free(detail);
+        } else {
+            part->reset_pending = true;
+            part->reset_is_rewind = true;
+            part->reset_timestamp =
+                c->rewind_kind == KS_CONSUMER_REWIND_EARLIEST ? KS_LIST_OFFSETS_EARLIEST
+                : c->rewind_kind == KS_CONSUMER_REWIND_LATEST
+                    ? KS_LIST_OFFSETS_LATEST
+                    : KS_EPOCH_BASE_MS + c->rewind_value / (int64_t)KS_NS_PER_MS;
+        }
+    }
+}
+
+static void on_start(ks_world *world, void *context);
+
+static bool positions_uncommitted(const struct ks_consumer *c)
+{
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        const struct part *part = &c->parts[p];
+        if (c->assigned[p] && part->position_known && part->buffer->len == 0 &&
+            part->processed_position == part->consumed_position &&
+            part->committed != part->processed_position) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void poll_step(struct ks_consumer *c)
+{
+    if (c->processing || c->commit_then_process || c->commit_then_poll) {
+        if (c->commit_then_process || c->commit_then_poll) {
+            /* A synchronous commit waits for the coordinator; resend if needed. */
+            if (!c->channels[CH_COMMIT].in_flight) {
+                if (c->generation < 0 || c->member_id[0] == 0) {
+                    commit_failed(c, KS_GROUP_ERR_UNKNOWN_MEMBER_ID);
+                } else if (c->coordinator < 0) {
+                    if (!c->channels[CH_GROUP].in_flight) {
+                        send_find_coordinator(c);
+                    }
+                } else {
+                    send_commit(c, c->commit_then_poll);
+                }
+            }
+        }
+        return;
+    }
+    /* The application is back in poll(): the max.poll.interval.ms clock
+     * only runs while it processes a batch (and commits it). */
+    ks_world_cancel(c->world, c->poll_interval_timer);
+    c->poll_interval_timer = 0;
+    if (c->rejoin_needed) {
+        if (c->config->commit == KS_COMMIT_AUTO && c->generation >= 0 && c->coordinator >= 0 &&
+            !c->channels[CH_COMMIT].in_flight) {
+            /* onJoinPrepare: auto-commit synchronously before revoking. */
+            send_commit(c, false);
+        }
+        start_rejoin(c, "rejoin at poll");
+        return;
+    }
+    if (c->rewind_pending) {
+        apply_rewind(c);
+    }
+    if (c->coordinator < 0 && !c->channels[CH_GROUP].in_flight) {
+        send_find_coordinator(c);
+    }
+    if (!c->metadata_known || c->metadata_stale) {
+        send_metadata(c);
+    }
+    send_list_offsets(c);
+    if (c->config->commit == KS_COMMIT_AUTO && now_ns(c) >= c->next_auto_commit_ns &&
+        c->coordinator >= 0 && c->generation >= 0) {
+        send_commit(c, false);
+        c->next_auto_commit_ns = now_ns(c) + (ks_time_ns)c->config->auto_commit_interval_ns;
+    }
+    if (take_batch(c)) {
+        /* poll() returned records: the application has max.poll.interval.ms
+         * to process them and call poll() again. */
+        c->poll_interval_timer = ks_world_schedule(
+            c->world, c->node, (ks_time_ns)c->config->max_poll_interval_ns,
+            KS_TIMER_CONSUMER_POLL_INTERVAL, on_poll_interval_expired, c);
+        if (c->config->commit == KS_COMMIT_BEFORE_PROCESS) {
+            c->commit_then_process = true;
+            if (c->coordinator >= 0 && c->generation >= 0) {
+                send_commit(c, false);
+            } else if (c->coordinator < 0 && !c->channels[CH_GROUP].in_flight) {
+                send_find_coordinator(c);
+            }
+        } else {
+            start_processing(c);
+            if (c->processing) {
+                send_fetches(c); /* prefetch while processing */
+            }
+            return;
+        }
+    } else if (c->config->commit == KS_COMMIT_AUTO) {
+        wake_after(c, (ks_time_ns)c->config->auto_commit_interval_ns);
+    } else if (positions_uncommitted(c) && c->coordinator >= 0 && c->generation >= 0 &&
+               !c->channels[CH_COMMIT].in_flight) {
+        /* An empty poll followed by commitSync() still commits the position
+         * (after an offset reset, say), as Kafka commits allConsumed(). */
+        send_commit(c, true);
+    }
+    send_fetches(c);
+}
+
+static void drive(struct ks_consumer *c)
+{
+    if (c->crashed || !c->started) {
+        return;
+    }
+    switch (c->phase) {
+    case PH_IDLE:
+        return;
+    case PH_FIND:
+        if (!c->channels[CH_GROUP].in_flight) {
+            send_find_coordinator(c);
+        }
+        return;
+    case PH_JOIN:
+        if (c->coordinator < 0) {
+            c->phase = PH_FIND;
+            drive(c);
+            return;
+        }
+        if (!c->channels[CH_GROUP].in_flight) {
+            send_join(c);
+        }
+        return;
+    case PH_SYNC:
+        return;
+    case PH_OFFSETS:
+        if (c->coordinator < 0) {
+            c->phase = PH_FIND;
+            drive(c);
+            return;
+        }
+        if (!c->channels[CH_GROUP].in_flight) {
+            send_offset_fetch(c);
+        }
+        return;
+    case PH_ACTIVE:
+        poll_step(c);
+        return;
+    }
+}
+
+/* ---- receiving ------------------------------------------------------------------------ */
+
+static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
+                       const void *message, size_t message_bytes, void *context)
+{
+    struct ks_consumer *c = context;
+    (void)world;
+    (void)self;
+    if (c->crashed) {
+        return;
+    }
+    switch (kind) {
+    case KS_GROUP_FIND_COORDINATOR_RESPONSE:
+        ks_assert(message_bytes == sizeof(struct ks_group_find_coordinator_response));
+        on_find_coordinator_response(c, message);
+        return;
+    case KS_GROUP_JOIN_RESPONSE:
+        on_join_response(c, message, message_bytes);
+        return;
+    case KS_GROUP_SYNC_RESPONSE:
+        on_sync_response(c, message, message_bytes);
+        return;
+    case KS_GROUP_HEARTBEAT_RESPONSE: {
+        ks_assert(message_bytes == sizeof(struct ks_group_simple_response));
+        const struct ks_group_simple_response *r = message;
+        if (!channel_end(c, CH_HEARTBEAT, r->correlation_id)) {
+            return;
+        }
+        if (r->error_code == KS_GROUP_ERR_NONE) {
+            c->last_heartbeat_ok_ns = now_ns(c);
+            return;
+        }
+        if (r->error_code == KS_GROUP_ERR_REBALANCE_IN_PROGRESS) {
+            c->last_heartbeat_ok_ns = now_ns(c);
+        }
+        handle_group_error(c, r->error_code);
+        return;
+    }
+    case KS_GROUP_LEAVE_RESPONSE:
+        return;
+    case KS_GROUP_OFFSET_COMMIT_RESPONSE:
+        ks_assert(message_bytes == sizeof(struct ks_group_simple_response));
+        on_commit_response(c, message);
+        return;
+    case KS_GROUP_OFFSET_FETCH_RESPONSE:
+        on_offset_fetch_response(c, message, message_bytes);
+        return;
+    case KS_MSG_METADATA_RESPONSE:
+        on_metadata_response(c, message, message_bytes);
+        return;
+    case KS_MSG_LIST_OFFSETS_RESPONSE:
+        ks_assert(message_bytes == sizeof(struct ks_list_offsets_response));
+        on_list_offsets_response(c, message);
+        return;
+    case KS_MSG_FETCH_RESPONSE:
+        on_fetch_response(c, source, message, message_bytes);
+        return;
+    }
+}
+
+/* ---- life cycle ------------------------------------------------------------------------ */
+
+static void on_start(ks_world *world, void *context)
+{
+    struct ks_consumer *c = context;
+    (void)world;
+    c->start_timer = 0;
+    c->started = true;
+    c->phase = PH_FIND;
+    c->next_auto_commit_ns = now_ns(c) + (ks_time_ns)c->config->auto_commit_interval_ns;
+    drive(c);
+}
+
+struct ks_consumer *ks_consumer_new(ks_world *world, const struct ks_cluster_spec *spec,
+                                    int32_t consumer_index,
+                                    const struct ks_cluster_observer *observer)
+{
+    ks_assert(consumer_index >= 0 && consumer_index < spec->consumer_count);
+    struct ks_consumer *c = g_new0(struct ks_consumer, 1);
+    c->world = world;
+    c->spec = spec;
+    c->config = &spec->consumers[consumer_index];
+    c->observer = observer;
+    c->index = consumer_index;
+    c->node = ks_cluster_consumer_node(spec, consumer_index);
+    c->broker_count = spec->cluster->broker_count;
+    ks_assert(c->config->topic_index >= 0 && c->config->topic_index < spec->topic_count);
+    c->topic_partition_count = spec->topics[c->config->topic_index].partition_count;
+    c->phase = PH_IDLE;
+    c->coordinator = -1;
+    c->generation = -1;
+    c->owned_generation = -1;
+    c->next_broker = consumer_index;
+    c->parts = g_new0(struct part, (gsize)c->topic_partition_count + 1);
+    c->assigned = g_new0(bool, (gsize)c->topic_partition_count + 1);
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        c->parts[p].partition = p;
+        c->parts[p].leader = -1;
+        c->parts[p].committed = -1;
+        c->parts[p].commit_sent = -1;
+        c->parts[p].hw = -1;
+        c->parts[p].buffer = g_array_new(FALSE, TRUE, sizeof(struct pending_record));
+    }
+    c->owned = g_array_new(FALSE, TRUE, sizeof(struct ks_group_topic_partition));
+    c->batch = g_array_new(FALSE, TRUE, sizeof(struct pending_record));
+    c->batch_partitions = g_array_new(FALSE, TRUE, sizeof(int32_t));
+    c->channel_count = CH_FETCH + c->broker_count;
+    c->channels = g_new0(struct channel, (gsize)c->channel_count);
+    for (int32_t i = 0; i < c->channel_count; i++) {
+        c->channels[i].c = c;
+        c->channels[i].index = i;
+    }
+    ks_world_set_receiver(world, c->node, on_receive, c);
+    return c;
+}
+
+void ks_consumer_start(struct ks_consumer *c)
+{
+    ks_world_cancel(c->world, c->start_timer);
+    c->start_timer = ks_world_schedule(c->world, c->node, (ks_time_ns)c->config->start_ns,
+                                       KS_TIMER_CONSUMER_START, on_start, c);
+}
+
+static void cancel_timers(struct ks_consumer *c)
+{
+    ks_world_cancel(c->world, c->wake_timer);
+    ks_world_cancel(c->world, c->process_timer);
+    ks_world_cancel(c->world, c->heartbeat_timer);
+    ks_world_cancel(c->world, c->poll_interval_timer);
+    ks_world_cancel(c->world, c->start_timer);
+    c->wake_timer = 0;
+    c->process_timer = 0;
+    c->heartbeat_timer = 0;
+    c->poll_interval_timer = 0;
+    c->start_timer = 0;
+    for (int32_t i = 0; i < c->channel_count; i++) {
+        channel_reset(c, i);
+    }
+}
+
+void ks_consumer_free(struct ks_consumer *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        close_sink(c, &c->parts[p]);
+        g_array_free(c->parts[p].buffer, TRUE);
+    }
+    g_free(c->parts);
+    g_free(c->assigned);
+    g_array_free(c->owned, TRUE);
+    g_array_free(c->batch, TRUE);
+    g_array_free(c->batch_partitions, TRUE);
+    g_free(c->channels);
+    g_free(c);
+}
+
+void ks_consumer_on_crash(struct ks_consumer *c)
+{
+    cancel_timers(c);
+    revoke_all(c);
+    c->crashed = true;
+    c->phase = PH_IDLE;
+    c->coordinator = -1;
+    c->member_id[0] = 0;
+    c->generation = -1;
+    c->rejoin_needed = false;
+    c->processing = false;
+    c->commit_then_process = false;
+    c->commit_then_poll = false;
+    c->rewind_pending = false;
+    c->metadata_known = false;
+    g_array_set_size(c->owned, 0);
+    c->owned_generation = -1;
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        c->parts[p].committed = -1;
+        c->parts[p].hw = -1;
+        c->parts[p].leader = -1;
+    }
+}
+
+void ks_consumer_on_restart(struct ks_consumer *c)
+{
+    c->crashed = false;
+    c->incarnation++;
+    ks_world_set_receiver(c->world, c->node, on_receive, c);
+    if (!c->started) {
+        ks_consumer_start(c);
+        return;
+    }
+    c->phase = PH_FIND;
+    c->next_auto_commit_ns = now_ns(c) + (ks_time_ns)c->config->auto_commit_interval_ns;
+    wake_after(c, 0);
+}
+
+bool ks_consumer_caught_up(const struct ks_consumer *c)
+{
+    if (c->crashed) {
+        return true;
+    }
+    if (c->phase != PH_ACTIVE || c->rejoin_needed || c->processing || c->commit_then_process ||
+        c->commit_then_poll || c->generation < 0) {
+        return false;
+    }
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        const struct part *part = &c->parts[p];
+        if (!c->assigned[p]) {
+            continue;
+        }
+        if (part->idle_no_offset) {
+            continue;
+        }
+        if (!part->position_known || part->reset_pending || part->hw < 0 ||
+            part->buffer->len > 0 || part->processed_position < part->hw) {
+            return false;
+        }
+        if (c->config->commit != KS_COMMIT_ATOMIC && part->committed < part->processed_position) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void ks_consumer_rewind(struct ks_consumer *c, int kind, int64_t value)
+{
+    ks_assert(kind == KS_CONSUMER_REWIND_EARLIEST || kind == KS_CONSUMER_REWIND_LATEST ||
+              kind == KS_CONSUMER_REWIND_OFFSET || kind == KS_CONSUMER_REWIND_TIME);
+    if (c->crashed) {
+        return;
+    }
+    c->rewind_pending = true;
+    c->rewind_kind = kind;
+    c->rewind_value = value;
+    wake_after(c, 0);
+}
+
+int32_t ks_consumer_generation(const struct ks_consumer *c)
+{
+    return c->generation;
+}
+
+int64_t ks_consumer_processed_count(const struct ks_consumer *c)
+{
+    return c->processed_count;
+}
+
+int32_t ks_consumer_assignment(const struct ks_consumer *c, int32_t *out, int32_t out_count_max)
+{
+    int32_t n = 0;
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        if (c->assigned[p]) {
+            if (n < out_count_max) {
+                out[n] = p;
+            }
+            n++;
+        }
+    }
+    return n;
+}

@@ -1,0 +1,860 @@
+/*
+** core/controller.c: the controller (KRaft's QuorumController reduced to one
+** node that never fails by itself: `controller = kraft`; it can still be cut
+** off from brokers by network faults).
+**
+** State: per partition a struct ks_partition_state (replicas in assignment
+** order, leader, leader epoch, partition epoch, ISR) plus the metadata
+** version at which it last changed; per broker its registration (incarnation
+** = broker epoch), last heartbeat time and fenced flag. Every change bumps a
+** global metadata version (KRaft's metadata log offset).
+**
+** Invariants (asserted):
+**   C1  leader is -1 or a replica of the partition, unfenced when elected.
+**   C2  a clean leader is in the ISR; the ISR is never empty (KRaft without
+**       ELR keeps the last member when fencing, kafka-reference 9.4).
+**   C3  leader epoch and partition epoch only grow.
+**
+** Broker life cycle as the controller sees it:
+**
+**   (known) --heartbeat from a new incarnation (restart)--> FENCED
+**   FENCED --heartbeat with metadata caught up--> UNFENCED
+**   UNFENCED --no heartbeat for broker.session.timeout.ms--> FENCED, out of ISRs
+**
+** A restarted broker registers a new incarnation (broker epoch). What
+** happens to its old session depends on the era being modelled:
+**   - replication.truncation = leader-epoch (KRaft, the default): as in
+**     Kafka's ClusterControlManager, a second registration is refused with
+**     DUPLICATE_BROKER_REGISTRATION while the old incarnation's session is
+**     still valid. The broker keeps retrying; the old session expires, which
+**     fences it and removes it from every ISR (except where it is the last
+**     member), and only then does it register, fenced, and catch up. So a
+**     broker that lost data in a crash never leads on the strength of an
+**     ISR membership it held before (KIP-966 reaches the same end for 3.7+).
+**   - replication.truncation = high-watermark (Kafka before 0.11, with its
+**     ZooKeeper controller): a quick restart was often not noticed as a
+**     failure, so the new incarnation registers at once and stays in the
+**     ISRs; only leadership moves off it. KIP-101's scenarios rely on this.
+** Session expiry fences the broker and removes it from every ISR (except
+** where it is the last member).
+**
+** Elections (kafka-reference 9.8, PartitionChangeBuilder): the first replica
+** in assignment order that is in the ISR and unfenced; if none and unclean
+** election is enabled (cluster or topic), the first unfenced replica, with the
+** ISR reset to it (KS_EV_UNCLEAN_ELECTION); else leader -1 (KS_EV_NO_LEADER).
+** Every leader change bumps the leader epoch; every change bumps the
+** partition epoch. Elections run when a leader is fenced, when a broker is
+** unfenced (for leaderless partitions), and for preferred leaders every
+** leader.imbalance.check.interval when auto.leader.rebalance.enable.
+**
+** Propagation: after each change the controller pushes to every registered
+** broker the partitions changed since the version that broker last
+** acknowledged in a heartbeat, and it does the same after answering a
+** heartbeat that reports an older version. Pushes to a cut-off broker are
+** lost, but as soon as heartbeats get through it converges.
+*/
+#include "controller.h"
+
+#include "base.h"
+
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cpart {
+    struct ks_partition_state state;
+    int64_t changed_version;
+};
+
+struct cbroker {
+    bool registered;         /* a live incarnation is known */
+    bool fenced;
+    int64_t broker_epoch;
+    ks_time_ns last_heartbeat_ns;
+    int64_t acked_version;   /* from its last heartbeat */
+    int64_t catch_up_version; /* unfence once acked_version reaches this */
+};
+
+struct ks_controller {
+    ks_world *world;
+    const struct ks_cluster_spec *spec;       /* not owned */
+    const struct ks_topic_config *topics;     /* not owned */
+    int32_t topic_count;
+    ks_node_id node;
+    const struct ks_cluster_observer *observer; /* not owned */
+    int32_t broker_count;
+    struct cbroker brokers[KS_BROKER_COUNT_MAX];
+    struct cpart **parts;    /* [topic][partition] */
+    int64_t version;
+    ks_timer_id session_timer;
+    bool push_pending;
+};
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static void emit(struct ks_controller *controller, enum ks_cluster_event_kind kind, int32_t broker,
+                 int32_t topic_index, int32_t partition, const char *detail, const char *explain)
+{
+    if (controller->observer == NULL || controller->observer->on_event == NULL) {
+        return;
+    }
+    struct ks_cluster_event event;
+    memset(&event, 0, sizeof event);
+    event.at_ns = ks_world_now_ns(controller->world);
+    event.kind = kind;
+    event.broker = broker;
+    event.topic_index = topic_index;
+    event.partition = partition;
+    event.detail = detail;
+    event.explain = explain;
+    controller->observer->on_event(controller->observer->context, &event);
+}
+
+static bool list_contains(const int32_t *list, int32_t count, int32_t id)
+{
+    for (int32_t i = 0; i < count; i++) {
+        if (list[i] == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void format_list(char *out, size_t out_bytes, const int32_t *list, int32_t count)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int32_t i = 0; i < count && used + 12 < out_bytes; i++) {
+        used += (size_t)g_snprintf(out + used, out_bytes - used, i ? ",%d" : "%d", list[i]);
+    }
+    if (count == 0) {
+        g_snprintf(out, out_bytes, "(none)");
+    }
+}
+
+static bool topic_unclean(const struct ks_controller *controller, int32_t topic_index)
+{
+    return controller->spec->cluster->unclean_leader_election_enable ||
+           controller->topics[topic_index].unclean_leader_election_enable;
+}
+
+static void alive_array(const struct ks_controller *controller, bool *alive)
+{
+    for (int32_t i = 0; i < controller->broker_count; i++) {
+        alive[i] = controller->brokers[i].registered && !controller->brokers[i].fenced;
+    }
+}
+
+static void check_partition(const struct ks_partition_state *state)
+{
+    ks_assert(state->isr_count >= 1);                                   /* C2 */
+    ks_assert(state->isr_count <= state->replica_count);
+    if (state->leader >= 0) {
+        ks_assert(list_contains(state->replicas, state->replica_count, state->leader)); /* C1 */
+        ks_assert(list_contains(state->isr, state->isr_count, state->leader));         /* C2 */
+    }
+}
+
+/* ---- pure helpers --------------------------------------------------------- */
+
+void ks_controller_assign(int32_t broker_count, const char (*racks)[32], int32_t partition_count,
+                          int32_t replication_factor, int32_t start_index, int32_t shift,
+                          int32_t (*out)[KS_REPLICATION_FACTOR_MAX])
+{
+    ks_assert(broker_count >= 1);
+    ks_assert(replication_factor >= 1 && replication_factor <= broker_count);
+    /* Broker list: ids ascending, or alternated by rack (Kafka's rack-aware
+     * AdminUtils.getRackAlternatedBrokerList: racks sorted, take one broker
+     * from each rack in turn) so consecutive list entries sit in different
+     * racks and the 9.12 rule spreads replicas over racks. ksim does not add
+     * Kafka's extra skip of brokers whose rack already holds a replica. */
+    int32_t order[KS_BROKER_COUNT_MAX];
+    int32_t n = 0;
+    bool has_racks = racks != NULL && racks[0][0] != '\0';
+    if (!has_racks) {
+        for (int32_t i = 0; i < broker_count; i++) {
+            order[n++] = i + 1;
+        }
+    } else {
+        bool used[KS_BROKER_COUNT_MAX] = { false };
+        while (n < broker_count) {
+            /* One pass: for each distinct rack in name order, its next broker. */
+            const char *last_rack = NULL;
+            for (;;) {
+                int32_t pick = -1;
+                for (int32_t i = 0; i < broker_count; i++) {
+                    if (used[i]) {
+                        continue;
+                    }
+                    if (last_rack != NULL && strcmp(racks[i], last_rack) <= 0) {
+                        continue;
+                    }
+                    if (pick < 0 || strcmp(racks[i], racks[pick]) < 0) {
+                        pick = i;
+                    }
+                }
+                if (pick < 0) {
+                    break;
+                }
+                used[pick] = true;
+                order[n++] = pick + 1;
+                last_rack = racks[pick];
+            }
+        }
+    }
+    int32_t current_shift = shift;
+    for (int32_t p = 0; p < partition_count; p++) {
+        if (p > 0 && p % n == 0) {
+            current_shift++;
+        }
+        int32_t first = (p + start_index) % n;
+        out[p][0] = order[first];
+        for (int32_t j = 1; j < replication_factor; j++) {
+            int32_t index = (first + 1 + (current_shift + j - 1) % (n - 1)) % n;
+            out[p][j] = order[index];
+        }
+    }
+}
+
+int32_t ks_controller_elect(const struct ks_partition_state *state, const bool *alive,
+                            bool unclean_enabled, bool *unclean_out)
+{
+    *unclean_out = false;
+    for (int32_t i = 0; i < state->replica_count; i++) {
+        int32_t id = state->replicas[i];
+        if (alive[id - 1] && list_contains(state->isr, state->isr_count, id)) {
+            return id;
+        }
+    }
+    if (!unclean_enabled) {
+        return -1;
+    }
+    for (int32_t i = 0; i < state->replica_count; i++) {
+        int32_t id = state->replicas[i];
+        if (alive[id - 1]) {
+            *unclean_out = true;
+            return id;
+        }
+    }
+    return -1;
+}
+
+/* ---- pushing state to brokers --------------------------------------------- */
+
+static void push_to(struct ks_controller *controller, int32_t broker_id, int64_t since_version)
+{
+    struct cbroker *broker = &controller->brokers[broker_id - 1];
+    if (!broker->registered) {
+        return;
+    }
+    int32_t count = 0;
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+            if (controller->parts[t][p].changed_version > since_version) {
+                count++;
+            }
+        }
+    }
+    size_t bytes = sizeof(struct ks_partition_state_push) +
+                   (size_t)count * sizeof(struct ks_partition_state);
+    uint8_t *message = calloc(1, bytes);
+    ks_assert(message != NULL);
+    struct ks_partition_state_push *push = (struct ks_partition_state_push *)message;
+    push->broker_epoch = broker->broker_epoch;
+    push->metadata_version = controller->version;
+    push->partition_count = count;
+    push->broker_count = controller->broker_count;
+    for (int32_t i = 0; i < controller->broker_count; i++) {
+        push->broker_alive[i] =
+            (uint8_t)(controller->brokers[i].registered && !controller->brokers[i].fenced);
+    }
+    struct ks_partition_state *entries =
+        (struct ks_partition_state *)(message + sizeof(struct ks_partition_state_push));
+    int32_t index = 0;
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+            if (controller->parts[t][p].changed_version > since_version) {
+                entries[index++] = controller->parts[t][p].state;
+            }
+        }
+    }
+    ks_world_send(controller->world, controller->node, (ks_node_id)broker_id,
+                  KS_MSG_PARTITION_STATE, message, bytes);
+    free(message);
+}
+
+static void push_all(struct ks_controller *controller)
+{
+    for (int32_t id = 1; id <= controller->broker_count; id++) {
+        push_to(controller, id, controller->brokers[id - 1].acked_version);
+    }
+}
+
+/* Records that a partition changed (a new version). */
+static void touch(struct ks_controller *controller, struct cpart *part)
+{
+    check_partition(&part->state);
+    part->state.partition_epoch++;
+    part->changed_version = ++controller->version;
+}
+
+/* ---- elections ------------------------------------------------------------ */
+
+/* Elects a leader for a partition whose leader is gone or invalid; emits the
+ * event. Returns true if the partition changed. `why` names the cause. */
+static bool elect_partition(struct ks_controller *controller, int32_t topic_index,
+                            int32_t partition, const char *why)
+{
+    struct cpart *part = &controller->parts[topic_index][partition];
+    struct ks_partition_state *state = &part->state;
+    bool alive[KS_BROKER_COUNT_MAX];
+    alive_array(controller, alive);
+    bool unclean = false;
+    int32_t old_leader = state->leader;
+    int32_t leader =
+        ks_controller_elect(state, alive, topic_unclean(controller, topic_index), &unclean);
+    if (leader == old_leader) {
+        return false;
+    }
+    const char *name = controller->topics[topic_index].name;
+    char detail[256];
+    char explain[768];
+    char isr_text[96];
+    state->leader = leader;
+    state->leader_epoch++;
+    if (unclean) {
+        format_list(isr_text, sizeof isr_text, state->isr, state->isr_count);
+        state->isr[0] = leader;
+        state->isr_count = 1;
+        g_snprintf(detail, sizeof detail, "%s-%d unclean leader %d epoch %d isr %d (old isr %s; %s)",
+                 name, partition, leader, state->leader_epoch, leader, isr_text, why);
+        g_snprintf(explain, sizeof explain,
+                 "No replica of %s-%d in the ISR (%s) is alive, and unclean.leader.election.enable "
+                 "is true, so the controller makes broker %d leader although it was not in sync. "
+                 "Every record it never replicated, acknowledged or not, is gone: the other "
+                 "replicas will truncate to its log when they come back.",
+                 name, partition, isr_text, leader);
+        touch(controller, part);
+        emit(controller, KS_EV_UNCLEAN_ELECTION, leader, topic_index, partition, detail, explain);
+        return true;
+    }
+    format_list(isr_text, sizeof isr_text, state->isr, state->isr_count);
+    if (leader < 0) {
+        g_snprintf(detail, sizeof detail, "%s-%d no leader (isr %s; %s)", name, partition, isr_text,
+                 why);
+        g_snprintf(explain, sizeof explain,
+                 "%s-%d has no live replica in its ISR (%s) and unclean leader election is "
+                 "disabled, so it stays without a leader: producers and consumers get "
+                 "LEADER_NOT_AVAILABLE / NOT_LEADER_OR_FOLLOWER until an ISR member comes back. "
+                 "Availability is traded for not losing committed records.",
+                 name, partition, isr_text);
+        touch(controller, part);
+        emit(controller, KS_EV_NO_LEADER, -1, topic_index, partition, detail, explain);
+        return true;
+    }
+    g_snprintf(detail, sizeof detail, "%s-%d leader %d epoch %d isr %s (%s)", name, partition,
+             leader, state->leader_epoch, isr_text, why);
+    g_snprintf(explain, sizeof explain,
+             "The controller elects broker %d, the first live replica of %s-%d in assignment "
+             "order that is in the ISR (%s), and bumps the leader epoch to %d. Because it was in "
+             "the ISR it holds every committed record; records above its log end that the old "
+             "leader had but never committed will be truncated on the other replicas.",
+             leader, name, partition, isr_text, state->leader_epoch);
+    touch(controller, part);
+    emit(controller, KS_EV_LEADER_ELECTED, leader, topic_index, partition, detail, explain);
+    return true;
+}
+
+static void fence_broker(struct ks_controller *controller, int32_t broker_id, const char *why,
+                         bool remove_from_isr)
+{
+    struct cbroker *broker = &controller->brokers[broker_id - 1];
+    if (broker->fenced) {
+        return;
+    }
+    broker->fenced = true;
+    controller->version++;
+    broker->catch_up_version = controller->version;
+    char detail[160];
+    char explain[512];
+    g_snprintf(detail, sizeof detail, "broker %d fenced (%s)", broker_id, why);
+    g_snprintf(explain, sizeof explain,
+             "The controller fences broker %d (%s): it is removed from every ISR (except where it "
+             "is the last member) and replaced as leader where it led. It must heartbeat again "
+             "and catch up with the metadata to be unfenced.",
+             broker_id, why);
+    emit(controller, KS_EV_BROKER_FENCED, broker_id, -1, -1, detail, explain);
+    /* KRaft handleBrokerFenced: shrink ISRs, then re-elect. */
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+            struct cpart *part = &controller->parts[t][p];
+            struct ks_partition_state *state = &part->state;
+            bool changed = false;
+            if (remove_from_isr && state->isr_count > 1 &&
+                list_contains(state->isr, state->isr_count, broker_id)) {
+                int32_t kept = 0;
+                for (int32_t i = 0; i < state->isr_count; i++) {
+                    if (state->isr[i] != broker_id) {
+                        state->isr[kept++] = state->isr[i];
+                    }
+                }
+                state->isr_count = kept;
+                changed = true;
+                char isr_text[96];
+                format_list(isr_text, sizeof isr_text, state->isr, state->isr_count);
+                char d[200];
+                g_snprintf(d, sizeof d, "%s-%d isr %s (broker %d fenced)", controller->topics[t].name,
+                         p, isr_text, broker_id);
+                char e[400];
+                g_snprintf(e, sizeof e,
+                         "Broker %d lost its session, so the controller drops it from the ISR of "
+                         "%s-%d, which becomes %s. Writes with acks=all now wait only for these "
+                         "replicas.",
+                         broker_id, controller->topics[t].name, p, isr_text);
+                emit(controller, KS_EV_ISR_SHRINK, broker_id, t, p, d, e);
+            }
+            if (state->leader == broker_id) {
+                if (!elect_partition(controller, t, p, why)) {
+                    touch(controller, part);
+                }
+            } else if (changed) {
+                touch(controller, part);
+            }
+        }
+    }
+}
+
+static void unfence_broker(struct ks_controller *controller, int32_t broker_id)
+{
+    struct cbroker *broker = &controller->brokers[broker_id - 1];
+    if (!broker->fenced) {
+        return;
+    }
+    broker->fenced = false;
+    controller->version++;
+    char detail[96];
+    g_snprintf(detail, sizeof detail, "broker %d unfenced", broker_id);
+    emit(controller, KS_EV_BROKER_UNFENCED, broker_id, -1, -1, detail,
+         "The broker heartbeats again and has caught up with the metadata, so the controller "
+         "unfences it: it may lead partitions and rejoin ISRs once its replicas catch up.");
+    /* KRaft handleBrokerUnfenced: leaderless partitions may now elect. */
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+            struct ks_partition_state *state = &controller->parts[t][p].state;
+            if (state->leader < 0 && list_contains(state->replicas, state->replica_count, broker_id)) {
+                elect_partition(controller, t, p, "a replica came back");
+            }
+        }
+    }
+}
+
+/* ---- timers ---------------------------------------------------------------- */
+
+static void session_check(ks_world *world, void *context);
+
+static void arm_session_check(struct ks_controller *controller)
+{
+    ks_time_ns now = ks_world_now_ns(controller->world);
+    ks_time_ns next = KS_TIME_NEVER;
+    ks_time_ns timeout = (ks_time_ns)controller->spec->cluster->broker_session_timeout_ns;
+    for (int32_t i = 0; i < controller->broker_count; i++) {
+        const struct cbroker *broker = &controller->brokers[i];
+        if (broker->registered && !broker->fenced) {
+            ks_time_ns deadline = broker->last_heartbeat_ns + timeout + 1;
+            if (deadline < next) {
+                next = deadline;
+            }
+        }
+    }
+    ks_world_cancel(controller->world, controller->session_timer);
+    controller->session_timer = 0;
+    if (next == KS_TIME_NEVER) {
+        return;
+    }
+    controller->session_timer = ks_world_schedule(controller->world, controller->node,
+                                                  next > now ? next - now : 0,
+                                                  KS_TIMER_CONTROLLER_SESSION_CHECK, session_check,
+                                                  controller);
+}
+
+static void session_check(ks_world *world, void *context)
+{
+    struct ks_controller *controller = context;
+    controller->session_timer = 0;
+    ks_time_ns now = ks_world_now_ns(world);
+    ks_time_ns timeout = (ks_time_ns)controller->spec->cluster->broker_session_timeout_ns;
+    bool changed = false;
+    for (int32_t i = 0; i < controller->broker_count; i++) {
+        struct cbroker *broker = &controller->brokers[i];
+        if (broker->registered && !broker->fenced && now > broker->last_heartbeat_ns + timeout) {
+            fence_broker(controller, i + 1, "no heartbeat within broker.session.timeout.ms", true);
+            changed = true;
+        }
+    }
+    if (changed) {
+        push_all(controller);
+    }
+    arm_session_check(controller);
+}
+
+static void rebalance_check(ks_world *world, void *context)
+{
+    struct ks_controller *controller = context;
+    bool alive[KS_BROKER_COUNT_MAX];
+    alive_array(controller, alive);
+    bool changed = false;
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+            struct cpart *part = &controller->parts[t][p];
+            struct ks_partition_state *state = &part->state;
+            int32_t preferred = state->replicas[0];
+            if (state->leader == preferred || !alive[preferred - 1] ||
+                !list_contains(state->isr, state->isr_count, preferred)) {
+                continue;
+            }
+            state->leader = preferred;
+            state->leader_epoch++;
+            touch(controller, part);
+            changed = true;
+            char detail[200];
+            char isr_text[96];
+            format_list(isr_text, sizeof isr_text, state->isr, state->isr_count);
+            g_snprintf(detail, sizeof detail, "%s-%d leader %d epoch %d isr %s (preferred leader)",
+                     controller->topics[t].name, p, preferred, state->leader_epoch, isr_text);
+            emit(controller, KS_EV_LEADER_ELECTED, preferred, t, p, detail,
+                 "auto.leader.rebalance.enable: the preferred replica (first in the assignment) "
+                 "is alive and in the ISR, so the controller moves leadership back to it to "
+                 "spread leaders evenly. It is a clean election: no data is lost.");
+        }
+    }
+    if (changed) {
+        push_all(controller);
+    }
+    ks_world_schedule(world, controller->node,
+                      (ks_time_ns)controller->spec->cluster->leader_imbalance_check_interval_ns,
+                      KS_TIMER_CONTROLLER_REBALANCE, rebalance_check, controller);
+}
+
+/* ---- messages -------------------------------------------------------------- */
+
+static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
+                         const struct ks_broker_heartbeat_request *request)
+{
+    int32_t id = request->broker_id;
+    if (id < 1 || id > controller->broker_count || (ks_node_id)id != source) {
+        return;
+    }
+    struct cbroker *broker = &controller->brokers[id - 1];
+    ks_time_ns now = ks_world_now_ns(controller->world);
+    struct ks_broker_heartbeat_response response;
+    memset(&response, 0, sizeof response);
+    response.broker_epoch = request->broker_epoch;
+    bool changed = false;
+    if (!broker->registered || request->broker_epoch != broker->broker_epoch) {
+        ks_time_ns timeout = (ks_time_ns)controller->spec->cluster->broker_session_timeout_ns;
+        bool kraft = controller->spec->cluster->truncation == KS_TRUNCATION_LEADER_EPOCH;
+        if (kraft && broker->registered && !broker->fenced &&
+            now <= broker->last_heartbeat_ns + timeout) {
+            /* ClusterControlManager: the old incarnation's session is valid. */
+            response.error_code = KS_ERR_DUPLICATE_BROKER_REGISTRATION;
+            response.fenced = 1;
+            response.metadata_version = controller->version;
+            ks_world_send(controller->world, controller->node, source,
+                          KS_MSG_BROKER_HEARTBEAT_RESPONSE, &response, sizeof response);
+            return;
+        }
+        /* A new incarnation registers fenced; leadership moves off it. */
+        broker->registered = true;
+        broker->broker_epoch = request->broker_epoch;
+        fence_broker(controller, id, "restarted: new incarnation registers fenced", false);
+        broker->catch_up_version = controller->version;
+        changed = true;
+    }
+    broker->last_heartbeat_ns = now;
+    broker->acked_version = request->metadata_version;
+    if (broker->fenced && request->metadata_version >= broker->catch_up_version) {
+        unfence_broker(controller, id);
+        changed = true;
+    }
+    response.metadata_version = controller->version;
+    response.fenced = broker->fenced ? 1 : 0;
+    ks_world_send(controller->world, controller->node, source, KS_MSG_BROKER_HEARTBEAT_RESPONSE,
+                  &response, sizeof response);
+    if (changed) {
+        push_all(controller);
+    } else if (request->metadata_version < controller->version) {
+        push_to(controller, id, request->metadata_version);
+    }
+    arm_session_check(controller);
+}
+
+static void on_alter_partition(struct ks_controller *controller, ks_node_id source,
+                               const struct ks_alter_partition_request *request)
+{
+    struct ks_alter_partition_response response;
+    memset(&response, 0, sizeof response);
+    response.topic_index = request->topic_index;
+    response.partition = request->partition;
+    if (request->topic_index < 0 || request->topic_index >= controller->topic_count ||
+        request->partition < 0 ||
+        request->partition >= controller->topics[request->topic_index].partition_count) {
+        response.error_code = KS_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+        ks_world_send(controller->world, controller->node, source, KS_MSG_ALTER_PARTITION_RESPONSE,
+                      &response, sizeof response);
+        return;
+    }
+    struct cpart *part = &controller->parts[request->topic_index][request->partition];
+    struct ks_partition_state *state = &part->state;
+    const struct cbroker *sender = &controller->brokers[request->broker_id - 1];
+    if (state->leader != request->broker_id || sender->broker_epoch != request->broker_epoch) {
+        response.error_code = KS_ERR_NOT_LEADER_OR_FOLLOWER;
+    } else if (request->leader_epoch != state->leader_epoch) {
+        response.error_code = KS_ERR_FENCED_LEADER_EPOCH;
+    } else if (request->partition_epoch != state->partition_epoch) {
+        response.error_code = KS_ERR_INVALID_UPDATE_VERSION;
+    } else if (request->isr_count < 1 ||
+               !list_contains(request->isr, request->isr_count, state->leader)) {
+        response.error_code = KS_ERR_INVALID_UPDATE_VERSION;
+    } else {
+        /* KRaft refuses to add a fenced broker (INELIGIBLE_REPLICA); ksim
+         * answers with the unchanged state and INVALID_UPDATE_VERSION. */
+        bool eligible = true;
+        for (int32_t i = 0; i < request->isr_count; i++) {
+            int32_t id = request->isr[i];
+            if (!list_contains(state->replicas, state->replica_count, id)) {
+                eligible = false;
+            } else if (!list_contains(state->isr, state->isr_count, id) &&
+                       (controller->brokers[id - 1].fenced || !controller->brokers[id - 1].registered)) {
+                eligible = false;
+            }
+        }
+        if (!eligible) {
+            response.error_code = KS_ERR_INVALID_UPDATE_VERSION;
+        }
+    }
+    if (response.error_code == KS_ERR_NONE) {
+        bool grows = request->isr_count > state->isr_count;
+        char old_text[96];
+        char new_text[96];
+        format_list(old_text, sizeof old_text, state->isr, state->isr_count);
+        format_list(new_text, sizeof new_text, request->isr, request->isr_count);
+        state->isr_count = request->isr_count;
+        memcpy(state->isr, request->isr, sizeof(int32_t) * (size_t)request->isr_count);
+        touch(controller, part);
+        const char *name = controller->topics[request->topic_index].name;
+        char detail[240];
+        char explain[600];
+        g_snprintf(detail, sizeof detail, "%s-%d isr %s -> %s (leader %d)", name, request->partition,
+                 old_text, new_text, state->leader);
+        if (grows) {
+            g_snprintf(explain, sizeof explain,
+                     "A follower of %s-%d caught up with the leader's high watermark, so leader %d "
+                     "asks the controller to add it back: the ISR becomes %s. acks=all writes now "
+                     "wait for it too, and it may be elected leader cleanly.",
+                     name, request->partition, state->leader, new_text);
+        } else {
+            g_snprintf(explain, sizeof explain,
+                     "Leader %d of %s-%d found a follower that has not caught up for "
+                     "replica.lag.time.max.ms and asks the controller to drop it: the ISR becomes "
+                     "%s. The high watermark can now advance without it; if the ISR is smaller "
+                     "than min.insync.replicas, acks=all writes are refused.",
+                     state->leader, name, request->partition, new_text);
+        }
+        emit(controller, grows ? KS_EV_ISR_EXPAND : KS_EV_ISR_SHRINK, state->leader,
+             request->topic_index, request->partition, detail, explain);
+    }
+    response.leader = state->leader;
+    response.leader_epoch = state->leader_epoch;
+    response.partition_epoch = state->partition_epoch;
+    response.isr_count = state->isr_count;
+    memcpy(response.isr, state->isr, sizeof response.isr);
+    ks_world_send(controller->world, controller->node, source, KS_MSG_ALTER_PARTITION_RESPONSE,
+                  &response, sizeof response);
+    if (response.error_code == KS_ERR_NONE) {
+        push_all(controller);
+    }
+}
+
+static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
+                       const void *message, size_t message_bytes, void *context)
+{
+    (void)world;
+    (void)self;
+    struct ks_controller *controller = context;
+    switch (kind) {
+    case KS_MSG_BROKER_HEARTBEAT_REQUEST:
+        if (message_bytes >= sizeof(struct ks_broker_heartbeat_request)) {
+            struct ks_broker_heartbeat_request request;
+            memcpy(&request, message, sizeof request);
+            on_heartbeat(controller, source, &request);
+        }
+        break;
+    case KS_MSG_ALTER_PARTITION_REQUEST:
+        if (message_bytes >= sizeof(struct ks_alter_partition_request)) {
+            struct ks_alter_partition_request request;
+            memcpy(&request, message, sizeof request);
+            if (request.broker_id >= 1 && request.broker_id <= controller->broker_count) {
+                on_alter_partition(controller, source, &request);
+            }
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+struct ks_controller *ks_controller_new(ks_world *world, const struct ks_cluster_spec *spec,
+                                        const struct ks_topic_config *topics, int32_t topic_count,
+                                        ks_node_id node,
+                                        const struct ks_cluster_observer *observer)
+{
+    struct ks_controller *controller = calloc(1, sizeof *controller);
+    ks_assert(controller != NULL);
+    controller->world = world;
+    controller->spec = spec;
+    controller->topics = topics;
+    controller->topic_count = topic_count;
+    controller->node = node;
+    controller->observer = observer;
+    controller->broker_count = spec->cluster->broker_count;
+    ks_assert(controller->broker_count >= 1 && controller->broker_count <= KS_BROKER_COUNT_MAX);
+    controller->parts = calloc((size_t)(topic_count > 0 ? topic_count : 1), sizeof(struct cpart *));
+    ks_assert(controller->parts != NULL);
+    for (int32_t t = 0; t < topic_count; t++) {
+        controller->parts[t] = calloc((size_t)topics[t].partition_count, sizeof(struct cpart));
+        ks_assert(controller->parts[t] != NULL);
+    }
+    /* Brokers start registered and unfenced with epoch 1 (the cluster is
+     * assumed formed before topics are created); session clocks start now. */
+    for (int32_t i = 0; i < controller->broker_count; i++) {
+        controller->brokers[i].registered = true;
+        controller->brokers[i].broker_epoch = 1;
+        controller->brokers[i].acked_version = -1;
+    }
+    return controller;
+}
+
+void ks_controller_free(struct ks_controller *controller)
+{
+    if (controller == NULL) {
+        return;
+    }
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        free(controller->parts[t]);
+    }
+    free(controller->parts);
+    free(controller);
+}
+
+static void create_topic(struct ks_controller *controller, int32_t topic_index)
+{
+    const struct ks_topic_config *topic = &controller->topics[topic_index];
+    int32_t rf = topic->replication_factor;
+    ks_assert(rf >= 1 && rf <= controller->broker_count && rf <= KS_REPLICATION_FACTOR_MAX);
+    int32_t (*assignment)[KS_REPLICATION_FACTOR_MAX] =
+        calloc((size_t)topic->partition_count, sizeof *assignment);
+    ks_assert(assignment != NULL);
+    if (topic->has_assignment) {
+        for (int32_t p = 0; p < topic->partition_count; p++) {
+            memcpy(assignment[p], topic->assignment[p], sizeof assignment[p]);
+        }
+    } else {
+        /* kafka-reference 9.12: random startIndex and shift (AdminUtils). */
+        int32_t n = controller->broker_count;
+        int32_t start_index =
+            (int32_t)ks_world_random_below(controller->world, KS_RNG_CLUSTER, (uint64_t)n);
+        int32_t shift =
+            (int32_t)ks_world_random_below(controller->world, KS_RNG_CLUSTER, (uint64_t)n);
+        ks_controller_assign(n, controller->spec->cluster->racks, topic->partition_count, rf,
+                             start_index, shift, assignment);
+    }
+    for (int32_t p = 0; p < topic->partition_count; p++) {
+        struct cpart *part = &controller->parts[topic_index][p];
+        struct ks_partition_state *state = &part->state;
+        state->topic_index = topic_index;
+        state->partition = p;
+        state->replica_count = rf;
+        for (int32_t j = 0; j < rf; j++) {
+            int32_t id = assignment[p][j];
+            ks_assert(id >= 1 && id <= controller->broker_count);
+            state->replicas[j] = id;
+            state->isr[j] = id;
+        }
+        state->isr_count = rf;
+        state->leader = state->replicas[0];
+        state->leader_epoch = 0;
+        state->partition_epoch = 0;
+        check_partition(state);
+        part->changed_version = ++controller->version;
+        char replicas_text[96];
+        format_list(replicas_text, sizeof replicas_text, state->replicas, state->replica_count);
+        char detail[200];
+        g_snprintf(detail, sizeof detail, "%s-%d leader %d epoch 0 replicas %s isr %s", topic->name,
+                 p, state->leader, replicas_text, replicas_text);
+        emit(controller, KS_EV_TOPIC_CREATED, state->leader, topic_index, p, detail,
+             "The topic is created: every replica starts in the ISR and the preferred replica "
+             "(first in the assignment) becomes leader with epoch 0.");
+    }
+    free(assignment);
+}
+
+void ks_controller_start(struct ks_controller *controller)
+{
+    ks_world_set_receiver(controller->world, controller->node, on_receive, controller);
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        create_topic(controller, t);
+    }
+    push_all(controller);
+    arm_session_check(controller);
+    if (controller->spec->cluster->auto_leader_rebalance_enable &&
+        controller->spec->cluster->leader_imbalance_check_interval_ns > 0) {
+        ks_world_schedule(controller->world, controller->node,
+                          (ks_time_ns)controller->spec->cluster->leader_imbalance_check_interval_ns,
+                          KS_TIMER_CONTROLLER_REBALANCE, rebalance_check, controller);
+    }
+}
+
+void ks_controller_start_after_restart(struct ks_controller *controller)
+{
+    ks_world_set_receiver(controller->world, controller->node, on_receive, controller);
+    ks_time_ns now = ks_world_now_ns(controller->world);
+    for (int32_t i = 0; i < controller->broker_count; i++) {
+        controller->brokers[i].last_heartbeat_ns = now;
+    }
+    controller->session_timer = 0;
+    arm_session_check(controller);
+    if (controller->spec->cluster->auto_leader_rebalance_enable &&
+        controller->spec->cluster->leader_imbalance_check_interval_ns > 0) {
+        ks_world_schedule(controller->world, controller->node,
+                          (ks_time_ns)controller->spec->cluster->leader_imbalance_check_interval_ns,
+                          KS_TIMER_CONTROLLER_REBALANCE, rebalance_check, controller);
+    }
+}
+
+/* ---- queries ---------------------------------------------------------------- */
+
+const struct ks_partition_state *ks_controller_partition(const struct ks_controller *controller,
+                                                         int32_t topic_index, int32_t partition)
+{
+    if (topic_index < 0 || topic_index >= controller->topic_count || partition < 0 ||
+        partition >= controller->topics[topic_index].partition_count) {
+        return NULL;
+    }
+    return &controller->parts[topic_index][partition].state;
+}
+
+bool ks_controller_broker_fenced(const struct ks_controller *controller, int32_t broker_id)
+{
+    if (broker_id < 1 || broker_id > controller->broker_count) {
+        return true;
+    }
+    return controller->brokers[broker_id - 1].fenced;
+}
+
+int64_t ks_controller_metadata_version(const struct ks_controller *controller)
+{
+    return controller->version;
+}

@@ -1,0 +1,47 @@
+/*
+** core/controller.h: the KRaft-like controller node (ks_cluster_controller_node).
+** It owns the partition metadata (replicas, leader, leader epoch, partition
+** epoch, ISR), watches broker sessions, elects leaders and pushes changes to
+** brokers over the network. The design block is in core/controller.c.
+*/
+#pragma once
+
+#include "cluster.h"
+#include "proto.h"
+#include "world.h"
+
+struct ks_controller;
+
+/* topics: topic_count topics (the spec's plus __consumer_offsets last when
+ * consumers exist), borrowed. Owned by the caller: ks_controller_free. */
+struct ks_controller *ks_controller_new(ks_world *world, const struct ks_cluster_spec *spec,
+                                        const struct ks_topic_config *topics, int32_t topic_count,
+                                        ks_node_id node,
+                                        const struct ks_cluster_observer *observer);
+/* Registers the receiver, creates the topics (initial elections, assignment
+ * from KS_RNG_CLUSTER unless explicit), pushes them to brokers, arms timers. */
+void ks_controller_start(struct ks_controller *controller);
+void ks_controller_free(struct ks_controller *controller); /* NULL is a no-op */
+/* After the driver restarted the controller's node (its timers were dropped):
+ * state is kept (controller = kraft), sessions restart now, timers re-armed. */
+void ks_controller_start_after_restart(struct ks_controller *controller);
+
+/* The controller's view (borrowed; valid until the next event). */
+const struct ks_partition_state *ks_controller_partition(const struct ks_controller *controller,
+                                                         int32_t topic_index, int32_t partition);
+bool ks_controller_broker_fenced(const struct ks_controller *controller, int32_t broker_id);
+int64_t ks_controller_metadata_version(const struct ks_controller *controller);
+
+/* Pure helper, exposed for tests: computes replica placement for one topic
+ * (kafka-reference 9.12) given start_index and shift; racks (may be NULL)
+ * alternate brokers by rack first. Fills out[partition][replica]. */
+void ks_controller_assign(int32_t broker_count, const char (*racks)[32], int32_t partition_count,
+                          int32_t replication_factor, int32_t start_index, int32_t shift,
+                          int32_t (*out)[KS_REPLICATION_FACTOR_MAX]);
+
+/* Pure helper, exposed for tests: KRaft election (kafka-reference 9.8).
+ * alive[id-1] says whether broker id is unfenced. Returns the new leader or
+ * -1; *unclean_out tells whether it came from outside the ISR (then the ISR
+ * must become just the leader). */
+int32_t ks_controller_elect(const struct ks_partition_state *state, const bool *alive,
+                            bool unclean_enabled, bool *unclean_out);

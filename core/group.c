@@ -1,0 +1,1526 @@
+/*
+** core/group.c: the group coordinator inside a broker (Kafka's classic
+** GroupCoordinator and GroupMetadataManager, eager rebalancing).
+**
+** Ownership. The coordinator owns the groups of every __consumer_offsets
+** partition its broker leads. ks_group_coordinator_on_leadership marks a
+** partition LOADING and arms a zero-delay load timer; the load reads the local
+** log from its start to its LEO (as Kafka's loader reads to the log end: a new
+** leader keeps its whole log, so records above its HW become committed) and
+** rebuilds the latest committed offset per key and each group's generation.
+** Requests for a LOADING partition get COORDINATOR_LOAD_IN_PROGRESS; for a
+** partition not led here, NOT_COORDINATOR. FindCoordinator is answered by any
+** broker from its metadata cache.
+**
+** Records in __consumer_offsets (Kafka's own layouts, big-endian; strings are
+** int16 length + UTF-8 bytes):
+**
+**   offset commit key (version 1)      group metadata key (version 2)
+**     0  int16   version = 1              0  int16   version = 2
+**     2  string  group id                 2  string  group id
+**     .  string  topic name
+**     .  int32   partition
+**
+**   offset commit value (version 1)    group metadata value (ksim version 0)
+**     0  int16   version = 1              0  int16   version = 0
+**     2  int64   offset (next to read)    2  string  protocol type "consumer"
+**    10  string  metadata ("")            .  int32   generation
+**     .  int64   commit timestamp (ms)    .  string  protocol (assignor name)
+**     .  int64   expire timestamp (-1)    .  string  leader member id
+**                                         .  int32   member count (always 0)
+**
+** Kafka's group value also lists the members with their assignments, so a
+** new coordinator keeps the group Stable. ksim stores only the generation
+** (a simplification): after a coordinator move the group is Empty at its old
+** generation, members get UNKNOWN_MEMBER_ID on their next heartbeat and
+** rejoin, which is one extra rebalance.
+**
+** A commit is acknowledged only when ks_broker_append_internal reports the HW
+** past it; only then does the in-memory cache change. So an unclean election
+** of an offsets partition can lose acknowledged commits, as in Kafka.
+**
+** Group state machine (Kafka's GroupState):
+**
+**   EMPTY --join--> PREPARING_REBALANCE --all joined / rebalance timeout-->
+**   COMPLETING_REBALANCE --leader's SyncGroup persisted--> STABLE
+**   STABLE / COMPLETING --join, leave, session expiry--> PREPARING_REBALANCE
+**   PREPARING --no member left--> EMPTY (generation + 1)
+**
+** The first rebalance of an empty group waits group.initial.rebalance.delay.ms,
+** extended by that much for every member joining meanwhile, at most the
+** rebalance timeout (Kafka's InitialDelayedJoin).
+**
+** Invariants (asserted):
+**   G1  a group in STABLE or COMPLETING_REBALANCE has a leader among its members.
+**   G2  the generation only grows.
+**   G3  a member's session timer is armed while it is in the group.
+*/
+#include "group.h"
+
+#include "assignor.h"
+#include "base.h"
+#include "batch.h"
+#include "broker.h"
+#include "group_proto.h"
+#include "proto.h"
+
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+
+#define KS_OFFSETS_TOPIC "__consumer_offsets"
+#define KS_TIMER_GROUP_LOAD 450u
+#define KS_TIMER_GROUP_SESSION 451u
+#define KS_TIMER_GROUP_JOIN 452u
+#define OFFSET_COMMIT_EVENT_GAP_NS KS_NS_PER_S
+
+enum partition_state { PART_NOT_OWNED, PART_LOADING, PART_OWNED };
+
+enum group_state { GROUP_EMPTY, GROUP_PREPARING, GROUP_COMPLETING, GROUP_STABLE };
+
+struct coordinator;
+struct group;
+
+struct member {
+    struct group *group; /* not owned */
+    char member_id[KS_GROUP_MEMBER_ID_BYTES];
+    char client_id[KS_GROUP_CLIENT_ID_BYTES];
+    ks_node_id node;
+    int32_t topic_index;
+    int64_t session_timeout_ns;
+    int64_t rebalance_timeout_ns;
+    int32_t assignor;
+    int32_t owned_generation;
+    GArray *owned;      /* struct ks_group_topic_partition */
+    GArray *assignment; /* struct ks_group_topic_partition */
+    bool join_pending;
+    int32_t join_correlation;
+    bool sync_pending;
+    int32_t sync_correlation;
+    ks_timer_id session_timer;
+};
+
+struct offset_entry {
+    int32_t topic_index;
+    int32_t partition;
+    int64_t offset;
+};
+
+struct client_counter {
+    char client_id[KS_GROUP_CLIENT_ID_BYTES];
+    int32_t issued;
+};
+
+struct group {
+    struct coordinator *coordinator; /* not owned */
+    char group_id[KS_GROUP_ID_BYTES];
+    int32_t partition; /* of __consumer_offsets */
+    enum group_state state;
+    int32_t generation;
+    int32_t protocol; /* enum ks_assignor */
+    char leader_id[KS_GROUP_MEMBER_ID_BYTES];
+    GPtrArray *members; /* struct member, owned, in join order */
+    GArray *offsets;    /* struct offset_entry, sorted by (topic, partition) */
+    GArray *client_counters;  /* struct client_counter: member ids issued per client id */
+    GPtrArray *pending_ids;   /* char*, owned: ids given with MEMBER_ID_REQUIRED (KIP-394) */
+    ks_timer_id join_timer;
+    bool initial_delay; /* the first rebalance of an empty group is waiting */
+    ks_time_ns join_started_ns;
+    ks_time_ns last_commit_event_ns;
+    bool commit_event_ever;
+    int64_t commits_since_event;
+};
+
+/* One append in flight; owned by the coordinator's pending list. */
+struct pending_append {
+    struct coordinator *coordinator;
+    char group_id[KS_GROUP_ID_BYTES];
+    int32_t partition;
+    uint32_t load_epoch;     /* the partition's ownership epoch at send time */
+    bool is_sync;            /* group metadata for a SyncGroup, else offset commit */
+    int32_t generation;
+    ks_node_id reply_node;
+    int32_t correlation_id;
+    GArray *entries;         /* struct offset_entry (commits) */
+};
+
+struct coordinator {
+    struct ks_broker *broker; /* not owned */
+    ks_world *world;          /* not owned */
+    int32_t offsets_topic;    /* -1 if there is none */
+    int32_t partition_count;
+    enum partition_state *partition_states;
+    uint32_t *load_epochs;
+    ks_timer_id load_timer;
+    GPtrArray *groups;        /* struct group, owned, sorted by group id */
+    GPtrArray *pending;       /* struct pending_append, owned */
+};
+
+/* struct ks_group_coordinator is the public name of struct coordinator. */
+struct ks_group_coordinator {
+    struct coordinator c;
+};
+
+/* ---- pure helpers ---------------------------------------------------------- */
+
+int32_t ks_group_java_string_hash(const char *s)
+{
+    uint32_t hash = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p != 0) {
+        uint32_t code_point;
+        size_t length = 1;
+        if (p[0] < 0x80) {
+            code_point = p[0];
+        } else if ((p[0] & 0xE0) == 0xC0 && (p[1] & 0xC0) == 0x80) {
+            code_point = ((uint32_t)(p[0] & 0x1F) << 6) | (p[1] & 0x3F);
+            length = 2;
+        } else if ((p[0] & 0xF0) == 0xE0 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80) {
+            code_point = ((uint32_t)(p[0] & 0x0F) << 12) | ((uint32_t)(p[1] & 0x3F) << 6) |
+                         (p[2] & 0x3F);
+            length = 3;
+        } else if ((p[0] & 0xF8) == 0xF0 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80 &&
+                   (p[3] & 0xC0) == 0x80) {
+            code_point = ((uint32_t)(p[0] & 0x07) << 18) | ((uint32_t)(p[1] & 0x3F) << 12) |
+                         ((uint32_t)(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+            length = 4;
+        } else {
+            code_point = p[0]; /* invalid byte: one unit */
+        }
+        if (code_point >= 0x10000) {
+            /* A UTF-16 surrogate pair: two units. */
+            uint32_t v = code_point - 0x10000;
+            hash = hash * 31u + (0xD800u + (v >> 10));
+            hash = hash * 31u + (0xDC00u + (v & 0x3FFu));
+        } else {
+            hash = hash * 31u + code_point;
+        }
+        p += length;
+    }
+    return (int32_t)hash;
+}
+
+int32_t ks_group_offsets_partition(const char *group_id, int32_t partition_count)
+{
+    ks_assert(partition_count > 0);
+    int32_t hash = ks_group_java_string_hash(group_id);
+    int32_t positive = hash == INT32_MIN ? 0 : (hash < 0 ? -hash : hash);
+    return positive % partition_count;
+}
+
+/* ---- record encoding --------------------------------------------------------- */
+
+static void put_i16(GByteArray *out, int16_t v)
+{
+    uint8_t b[2] = { (uint8_t)((uint16_t)v >> 8), (uint8_t)v };
+    g_byte_array_append(out, b, 2);
+}
+
+static void put_i32(GByteArray *out, int32_t v)
+{
+    uint32_t u = (uint32_t)v;
+    uint8_t b[4] = { (uint8_t)(u >> 24), (uint8_t)(u >> 16), (uint8_t)(u >> 8), (uint8_t)u };
+    g_byte_array_append(out, b, 4);
+}
+
+static void put_i64(GByteArray *out, int64_t v)
+{
+    put_i32(out, (int32_t)((uint64_t)v >> 32));
+    put_i32(out, (int32_t)(uint32_t)(uint64_t)v);
+}
+
+static void put_string(GByteArray *out, const char *s)
+{
+    size_t n = strlen(s);
+    ks_assert(n < 32768);
+    put_i16(out, (int16_t)n);
+    g_byte_array_append(out, (const guint8 *)s, (guint)n);
+}
+
+struct reader {
+    const uint8_t *bytes;
+    int32_t count;
+    int32_t position;
+    bool bad;
+};
+
+static bool take(struct reader *r, int32_t n)
+{
+    if (r->bad || n < 0 || r->position + n > r->count) {
+        r->bad = true;
+        return false;
+    }
+    return true;
+}
+
+static int16_t get_i16(struct reader *r)
+{
+    if (!take(r, 2)) {
+        return 0;
+    }
+    const uint8_t *b = r->bytes + r->position;
+    r->position += 2;
+    return (int16_t)(uint16_t)(((uint16_t)b[0] << 8) | b[1]);
+}
+
+static int32_t get_i32(struct reader *r)
+{
+    if (!take(r, 4)) {
+        return 0;
+    }
+    const uint8_t *b = r->bytes + r->position;
+    r->position += 4;
+    return (int32_t)(((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) |
+                     b[3]);
+}
+
+static int64_t get_i64(struct reader *r)
+{
+    uint64_t high = (uint32_t)get_i32(r);
+    uint64_t low = (uint32_t)get_i32(r);
+    return (int64_t)((high << 32) | low);
+}
+
+/* Copies a string into out (size out_bytes), NUL-terminated. */
+static void get_string(struct reader *r, char *out, size_t out_bytes)
+{
+    int16_t n = get_i16(r);
+    if (!take(r, n) || (size_t)n >= out_bytes) {
+        r->bad = true;
+        out[0] = 0;
+        return;
+    }
+    memcpy(out, r->bytes + r->position, (size_t)n);
+    out[n] = 0;
+    r->position += n;
+}
+
+/* ---- lookups ------------------------------------------------------------------ */
+
+static const char *topic_name(struct coordinator *c, int32_t topic_index)
+{
+    const struct ks_cluster_spec *spec = ks_broker_spec(c->broker);
+    if (topic_index >= 0 && topic_index < spec->topic_count) {
+        return spec->topics[topic_index].name;
+    }
+    if (topic_index == c->offsets_topic) {
+        return KS_OFFSETS_TOPIC;
+    }
+    return "?";
+}
+
+static int32_t topic_partition_count(struct coordinator *c, int32_t topic_index)
+{
+    const struct ks_cluster_spec *spec = ks_broker_spec(c->broker);
+    if (topic_index >= 0 && topic_index < spec->topic_count) {
+        return spec->topics[topic_index].partition_count;
+    }
+    return 0;
+}
+
+static int compare_group_id(const void *a, const void *b)
+{
+    const struct group *ga = *(struct group *const *)a;
+    const struct group *gb = *(struct group *const *)b;
+    return strcmp(ga->group_id, gb->group_id);
+}
+
+static struct group *find_group(struct coordinator *c, const char *group_id)
+{
+    for (guint i = 0; i < c->groups->len; i++) {
+        struct group *group = g_ptr_array_index(c->groups, i);
+        if (strcmp(group->group_id, group_id) == 0) {
+            return group;
+        }
+    }
+    return NULL;
+}
+
+static struct group *get_or_create_group(struct coordinator *c, const char *group_id,
+                                         int32_t partition)
+{
+    struct group *group = find_group(c, group_id);
+    if (group != NULL) {
+        return group;
+    }
+    group = g_new0(struct group, 1);
+    group->coordinator = c;
+    g_strlcpy(group->group_id, group_id, sizeof(group->group_id));
+    group->partition = partition;
+    group->state = GROUP_EMPTY;
+    group->generation = 0;
+    group->members = g_ptr_array_new();
+    group->offsets = g_array_new(FALSE, TRUE, sizeof(struct offset_entry));
+    group->client_counters = g_array_new(FALSE, TRUE, sizeof(struct client_counter));
+    group->pending_ids = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(c->groups, group);
+    g_ptr_array_sort(c->groups, compare_group_id);
+    return group;
+}
+
+static struct member *find_member(struct group *group, const char *member_id)
+{
+    for (guint i = 0; i < group->members->len; i++) {
+        struct member *m = g_ptr_array_index(group->members, i);
+        if (strcmp(m->member_id, member_id) == 0) {
+            return m;
+        }
+    }
+    return NULL;
+}
+
+static void member_free(struct coordinator *c, struct member *m)
+{
+    ks_world_cancel(c->world, m->session_timer);
+    g_array_free(m->owned, TRUE);
+    g_array_free(m->assignment, TRUE);
+    g_free(m);
+}
+
+static void group_free(struct coordinator *c, struct group *group)
+{
+    for (guint i = 0; i < group->members->len; i++) {
+        member_free(c, g_ptr_array_index(group->members, i));
+    }
+    g_ptr_array_free(group->members, TRUE);
+    g_array_free(group->offsets, TRUE);
+    g_array_free(group->client_counters, TRUE);
+    g_ptr_array_free(group->pending_ids, TRUE);
+    ks_world_cancel(c->world, group->join_timer);
+    g_free(group);
+}
+
+static void set_offset(struct group *group, int32_t topic_index, int32_t partition,
+                       int64_t offset)
+{
+    guint i = 0;
+    for (; i < group->offsets->len; i++) {
+        struct offset_entry *e = &g_array_index(group->offsets, struct offset_entry, i);
+        if (e->topic_index == topic_index && e->partition == partition) {
+            e->offset = offset;
+            return;
+        }
+        if (e->topic_index > topic_index ||
+            (e->topic_index == topic_index && e->partition > partition)) {
+            break;
+        }
+    }
+    struct offset_entry fresh = { topic_index, partition, offset };
+    g_array_insert_val(group->offsets, i, fresh);
+}
+
+static int64_t get_offset(const struct group *group, int32_t topic_index, int32_t partition)
+{
+    for (guint i = 0; i < group->offsets->len; i++) {
+        const struct offset_entry *e = &g_array_index(group->offsets, struct offset_entry, i);
+        if (e->topic_index == topic_index && e->partition == partition) {
+            return e->offset;
+        }
+    }
+    return -1;
+}
+
+/* ---- sending -------------------------------------------------------------------- */
+
+static void send_bytes(struct coordinator *c, ks_node_id target, uint32_t kind,
+                       const void *bytes, size_t byte_count)
+{
+    ks_world_send(c->world, ks_broker_node(c->broker), target, kind, bytes, byte_count);
+}
+
+static void send_simple(struct coordinator *c, ks_node_id target, uint32_t kind,
+                        int32_t correlation_id, int16_t error_code)
+{
+    struct ks_group_simple_response response;
+    memset(&response, 0, sizeof(response));
+    response.correlation_id = correlation_id;
+    response.error_code = error_code;
+    send_bytes(c, target, kind, &response, sizeof(response));
+}
+
+static void send_join_error(struct coordinator *c, ks_node_id target, int32_t correlation_id,
+                            int16_t error_code)
+{
+    struct ks_group_join_response response;
+    memset(&response, 0, sizeof(response));
+    response.correlation_id = correlation_id;
+    response.error_code = error_code;
+    response.generation = -1;
+    send_bytes(c, target, KS_GROUP_JOIN_RESPONSE, &response, sizeof(response));
+}
+
+static void send_sync_response(struct coordinator *c, struct member *m, int16_t error_code)
+{
+    int32_t count = error_code == KS_GROUP_ERR_NONE ? (int32_t)m->assignment->len : 0;
+    size_t bytes = sizeof(struct ks_group_sync_response) +
+                   (size_t)count * sizeof(struct ks_group_topic_partition);
+    uint8_t *message = g_malloc0(bytes);
+    struct ks_group_sync_response response;
+    memset(&response, 0, sizeof(response));
+    response.correlation_id = m->sync_correlation;
+    response.error_code = error_code;
+    response.generation = m->group->generation;
+    response.partition_count = count;
+    memcpy(message, &response, sizeof(response));
+    if (count > 0) {
+        memcpy(message + sizeof(response), m->assignment->data,
+               (size_t)count * sizeof(struct ks_group_topic_partition));
+    }
+    send_bytes(c, m->node, KS_GROUP_SYNC_RESPONSE, message, bytes);
+    g_free(message);
+    m->sync_pending = false;
+}
+
+/* Ownership check shared by every group request. Returns NONE when this
+ * broker coordinates the group's partition and it is loaded. */
+static int16_t check_coordinator(struct coordinator *c, const char *group_id,
+                                 int32_t *partition_out)
+{
+    if (c->offsets_topic < 0) {
+        return KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    int32_t partition = ks_group_offsets_partition(group_id, c->partition_count);
+    *partition_out = partition;
+    switch (c->partition_states[partition]) {
+    case PART_NOT_OWNED:
+        return KS_GROUP_ERR_NOT_COORDINATOR;
+    case PART_LOADING:
+        return KS_GROUP_ERR_COORDINATOR_LOAD_IN_PROGRESS;
+    case PART_OWNED:
+        return KS_GROUP_ERR_NONE;
+    }
+    return KS_GROUP_ERR_NOT_COORDINATOR;
+}
+
+/* ---- appends to __consumer_offsets ------------------------------------------ */
+
+static int64_t now_ms(struct coordinator *c)
+{
+    return KS_EPOCH_BASE_MS + (int64_t)(ks_world_now_ns(c->world) / KS_NS_PER_MS);
+}
+
+static GByteArray *build_commit_batch(struct coordinator *c, const char *group_id,
+                                      const GArray *entries)
+{
+    struct ks_batch_builder builder;
+    int64_t timestamp = now_ms(c);
+    ks_batch_builder_init(&builder, timestamp, -1, -1, -1);
+    for (guint i = 0; i < entries->len; i++) {
+        const struct offset_entry *e = &g_array_index(entries, struct offset_entry, i);
+        GByteArray *key = g_byte_array_new();
+        GByteArray *value = g_byte_array_new();
+        put_i16(key, 1);
+        put_string(key, group_id);
+        put_string(key, topic_name(c, e->topic_index));
+        put_i32(key, e->partition);
+        put_i16(value, 1);
+        put_i64(value, e->offset);
+        put_string(value, "");
+        put_i64(value, timestamp);
+        put_i64(value, -1);
+        ks_batch_builder_add(&builder, timestamp, key->data, (int32_t)key->len, value->data,
+                             (int32_t)value->len, NULL, 0);
+        g_byte_array_unref(key);
+        g_byte_array_unref(value);
+    }
+    GByteArray *batch = ks_batch_builder_finish(&builder);
+    ks_batch_builder_deinit(&builder);
+    return batch;
+}
+
+static GByteArray *build_group_batch(struct coordinator *c, const struct group *group)
+{
+    struct ks_batch_builder builder;
+    int64_t timestamp = now_ms(c);
+    ks_batch_builder_init(&builder, timestamp, -1, -1, -1);
+    GByteArray *key = g_byte_array_new();
+    GByteArray *value = g_byte_array_new();
+    put_i16(key, 2);
+    put_string(key, group->group_id);
+    put_i16(value, 0);
+    put_string(value, "consumer");
+    put_i32(value, group->generation);
+    put_string(value, ks_assignor_name((enum ks_assignor)group->protocol));
+    put_string(value, group->leader_id);
+    put_i32(value, 0);
+    ks_batch_builder_add(&builder, timestamp, key->data, (int32_t)key->len, value->data,
+                         (int32_t)value->len, NULL, 0);
+    g_byte_array_unref(key);
+    g_byte_array_unref(value);
+    GByteArray *batch = ks_batch_builder_finish(&builder);
+    ks_batch_builder_deinit(&builder);
+    return batch;
+}
+
+static void on_append_done(void *context, int16_t error, int64_t base_offset);
+
+static void append(struct coordinator *c, struct pending_append *pending, GByteArray *batch)
+{
+    g_ptr_array_add(c->pending, pending);
+    ks_broker_append_internal(c->broker, c->offsets_topic, pending->partition, batch->data,
+                              batch->len, on_append_done, pending);
+    g_byte_array_unref(batch);
+}
+
+/* Kafka's GroupMetadataManager error mapping for failed appends. */
+static int16_t map_append_error(int16_t error)
+{
+    switch (error) {
+    case KS_ERR_NONE:
+        return KS_GROUP_ERR_NONE;
+    case KS_ERR_UNKNOWN_TOPIC_OR_PARTITION:
+    case KS_ERR_NOT_ENOUGH_REPLICAS:
+    case KS_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case KS_ERR_REQUEST_TIMED_OUT:
+        return KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE;
+    case KS_ERR_NOT_LEADER_OR_FOLLOWER:
+    case KS_ERR_KAFKA_STORAGE_ERROR:
+        return KS_GROUP_ERR_NOT_COORDINATOR;
+    }
+    return KS_GROUP_ERR_UNKNOWN_SERVER_ERROR;
+}
+
+/* ---- rebalancing ------------------------------------------------------------------ */
+
+static void prepare_rebalance(struct coordinator *c, struct group *group, const char *reason);
+static void maybe_complete_join(struct coordinator *c, struct group *group);
+
+static void on_session_expired(ks_world *world, void *context);
+
+static void arm_session(struct coordinator *c, struct member *m)
+{
+    ks_world_cancel(c->world, m->session_timer);
+    m->session_timer = ks_world_schedule(c->world, ks_broker_node(c->broker),
+                                         (ks_time_ns)m->session_timeout_ns,
+                                         KS_TIMER_GROUP_SESSION, on_session_expired, m);
+}
+
+static void remove_member(struct coordinator *c, struct group *group, struct member *m,
+                          const char *reason)
+{
+    bool was_leader = strcmp(group->leader_id, m->member_id) == 0;
+    g_ptr_array_remove(group->members, m);
+    member_free(c, m);
+    if (was_leader) {
+        group->leader_id[0] = 0;
+        if (group->members->len > 0) {
+            struct member *next = g_ptr_array_index(group->members, 0);
+            g_strlcpy(group->leader_id, next->member_id, sizeof(group->leader_id));
+        }
+    }
+    switch (group->state) {
+    case GROUP_EMPTY:
+        break;
+    case GROUP_PREPARING:
+        maybe_complete_join(c, group);
+        break;
+    case GROUP_COMPLETING:
+    case GROUP_STABLE:
+        prepare_rebalance(c, group, reason);
+        break;
+    }
+}
+
+static void on_session_expired(ks_world *world, void *context)
+{
+    struct member *m = context;
+    struct group *group = m->group;
+    struct coordinator *c = group->coordinator;
+    (void)world;
+    m->session_timer = 0;
+    if (m->join_pending || m->sync_pending) {
+        /* Kafka's MemberMetadata.hasSatisfiedHeartbeat: a member waiting for
+         * a JoinGroup or SyncGroup answer needs no heartbeat (the rebalance
+         * timeout bounds that wait instead). */
+        arm_session(c, m);
+        return;
+    }
+    char reason[160];
+    snprintf(reason, sizeof(reason), "member %s session timed out", m->member_id);
+    remove_member(c, group, m, reason);
+}
+
+static void on_join_deadline(ks_world *world, void *context)
+{
+    struct group *group = context;
+    struct coordinator *c = group->coordinator;
+    (void)world;
+    group->join_timer = 0;
+    group->initial_delay = false;
+    /* Members that did not rejoin within the rebalance timeout leave. */
+    for (guint i = group->members->len; i > 0; i--) {
+        struct member *m = g_ptr_array_index(group->members, i - 1);
+        if (!m->join_pending) {
+            g_ptr_array_remove_index(group->members, i - 1);
+            member_free(c, m);
+        }
+    }
+    if (group->members->len > 0 && find_member(group, group->leader_id) == NULL) {
+        struct member *first = g_ptr_array_index(group->members, 0);
+        g_strlcpy(group->leader_id, first->member_id, sizeof(group->leader_id));
+    }
+    maybe_complete_join(c, group);
+}
+
+static int64_t rebalance_timeout_ns(const struct group *group)
+{
+    int64_t timeout = 0;
+    for (guint i = 0; i < group->members->len; i++) {
+        const struct member *m = g_ptr_array_index(group->members, i);
+        timeout = m->rebalance_timeout_ns > timeout ? m->rebalance_timeout_ns : timeout;
+    }
+    return timeout;
+}
+
+static void prepare_rebalance(struct coordinator *c, struct group *group, const char *reason)
+{
+    (void)reason;
+    if (group->state == GROUP_PREPARING) {
+        return;
+    }
+    /* Members still waiting for a SyncGroup answer learn of the new round. */
+    for (guint i = 0; i < group->members->len; i++) {
+        struct member *m = g_ptr_array_index(group->members, i);
+        if (m->sync_pending) {
+            send_sync_response(c, m, KS_GROUP_ERR_REBALANCE_IN_PROGRESS);
+        }
+    }
+    bool was_empty = group->state == GROUP_EMPTY;
+    group->state = GROUP_PREPARING;
+    group->join_started_ns = ks_world_now_ns(c->world);
+    ks_world_cancel(c->world, group->join_timer);
+    int64_t delay_ns;
+    if (was_empty) {
+        group->initial_delay = true;
+        delay_ns = ks_broker_spec(c->broker)->cluster->group_initial_rebalance_delay_ns;
+    } else {
+        group->initial_delay = false;
+        delay_ns = rebalance_timeout_ns(group);
+    }
+    group->join_timer = ks_world_schedule(c->world, ks_broker_node(c->broker),
+                                          (ks_time_ns)delay_ns, KS_TIMER_GROUP_JOIN,
+                                          on_join_deadline, group);
+    maybe_complete_join(c, group);
+}
+
+static void send_join_responses(struct coordinator *c, struct group *group)
+{
+    /* The leader gets every member with its subscription and owned partitions. */
+    int32_t owned_total = 0;
+    for (guint i = 0; i < group->members->len; i++) {
+        const struct member *m = g_ptr_array_index(group->members, i);
+        owned_total += (int32_t)m->owned->len;
+    }
+    for (guint i = 0; i < group->members->len; i++) {
+        struct member *m = g_ptr_array_index(group->members, i);
+        bool leader = strcmp(m->member_id, group->leader_id) == 0;
+        int32_t member_count = leader ? (int32_t)group->members->len : 0;
+        int32_t owned_count = leader ? owned_total : 0;
+        size_t bytes = sizeof(struct ks_group_join_response) +
+                       (size_t)member_count * sizeof(struct ks_group_join_member) +
+                       (size_t)owned_count * sizeof(struct ks_group_topic_partition);
+        uint8_t *message = g_malloc0(bytes);
+        struct ks_group_join_response response;
+        memset(&response, 0, sizeof(response));
+        response.correlation_id = m->join_correlation;
+        response.error_code = KS_GROUP_ERR_NONE;
+        response.generation = group->generation;
+        response.assignor = group->protocol;
+        response.member_count = member_count;
+        response.owned_total = owned_count;
+        g_strlcpy(response.leader_id, group->leader_id, sizeof(response.leader_id));
+        g_strlcpy(response.member_id, m->member_id, sizeof(response.member_id));
+        memcpy(message, &response, sizeof(response));
+        size_t position = sizeof(response);
+        for (int32_t k = 0; k < member_count; k++) {
+            const struct member *other = g_ptr_array_index(group->members, (guint)k);
+            struct ks_group_join_member entry;
+            memset(&entry, 0, sizeof(entry));
+            g_strlcpy(entry.member_id, other->member_id, sizeof(entry.member_id));
+            entry.topic_index = other->topic_index;
+            entry.owned_generation = other->owned_generation;
+            entry.owned_count = (int32_t)other->owned->len;
+            memcpy(message + position, &entry, sizeof(entry));
+            position += sizeof(entry);
+        }
+        for (int32_t k = 0; k < member_count; k++) {
+            const struct member *other = g_ptr_array_index(group->members, (guint)k);
+            size_t n = other->owned->len * sizeof(struct ks_group_topic_partition);
+            if (n > 0) {
+                memcpy(message + position, other->owned->data, n);
+            }
+            position += n;
+        }
+        ks_assert(position == bytes);
+        send_bytes(c, m->node, KS_GROUP_JOIN_RESPONSE, message, bytes);
+        g_free(message);
+        m->join_pending = false;
+    }
+}
+
+static void maybe_complete_join(struct coordinator *c, struct group *group)
+{
+    if (group->state != GROUP_PREPARING || group->initial_delay) {
+        return;
+    }
+    for (guint i = 0; i < group->members->len; i++) {
+        const struct member *m = g_ptr_array_index(group->members, i);
+        if (!m->join_pending) {
+            return;
+        }
+    }
+    ks_world_cancel(c->world, group->join_timer);
+    group->join_timer = 0;
+    int32_t previous = group->generation;
+    group->generation++;
+    ks_assert(group->generation > previous); /* G2 */
+    if (group->members->len == 0) {
+        group->state = GROUP_EMPTY;
+        group->leader_id[0] = 0;
+        return;
+    }
+    if (find_member(group, group->leader_id) == NULL) {
+        struct member *first = g_ptr_array_index(group->members, 0);
+        g_strlcpy(group->leader_id, first->member_id, sizeof(group->leader_id));
+    }
+    struct member *leader = find_member(group, group->leader_id);
+    ks_assert(leader != NULL); /* G1 */
+    group->protocol = leader->assignor;
+    group->state = GROUP_COMPLETING;
+    for (guint i = 0; i < group->members->len; i++) {
+        struct member *m = g_ptr_array_index(group->members, i);
+        g_array_set_size(m->assignment, 0);
+        arm_session(c, m); /* Kafka restarts each session when the join completes */
+    }
+    send_join_responses(c, group);
+}
+
+/* ---- request handlers ------------------------------------------------------------- */
+
+static void handle_find_coordinator(struct coordinator *c, ks_node_id source,
+                                    const struct ks_group_find_coordinator_request *request)
+{
+    struct ks_group_find_coordinator_response response;
+    memset(&response, 0, sizeof(response));
+    response.correlation_id = request->correlation_id;
+    response.coordinator_id = -1;
+    if (c->offsets_topic < 0) {
+        response.error_code = KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE;
+    } else {
+        char group_id[KS_GROUP_ID_BYTES];
+        g_strlcpy(group_id, request->group_id, sizeof(group_id));
+        int32_t partition = ks_group_offsets_partition(group_id, c->partition_count);
+        int32_t leader = ks_broker_partition_leader(c->broker, c->offsets_topic, partition);
+        response.coordinator_id = leader;
+        response.error_code =
+            leader < 0 ? KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE : KS_GROUP_ERR_NONE;
+    }
+    send_bytes(c, source, KS_GROUP_FIND_COORDINATOR_RESPONSE, &response, sizeof(response));
+}
+
+static void handle_join(struct coordinator *c, ks_node_id source,
+                        const struct ks_group_join_request *request,
+                        const struct ks_group_topic_partition *owned)
+{
+    char group_id[KS_GROUP_ID_BYTES];
+    g_strlcpy(group_id, request->group_id, sizeof(group_id));
+    int32_t partition = -1;
+    int16_t error = check_coordinator(c, group_id, &partition);
+    if (error != KS_GROUP_ERR_NONE) {
+        send_join_error(c, source, request->correlation_id, error);
+        return;
+    }
+    struct group *group = get_or_create_group(c, group_id, partition);
+    if (request->member_id[0] == 0) {
+        /* KIP-394 (2.2+): a new member first gets its id with
+         * MEMBER_ID_REQUIRED and joins again with it, so a retried join
+         * never leaves a ghost member behind. Ids are "<client>-<n>". */
+        struct ks_group_join_response response;
+        memset(&response, 0, sizeof(response));
+        response.correlation_id = request->correlation_id;
+        response.error_code = KS_GROUP_ERR_MEMBER_ID_REQUIRED;
+        response.generation = -1;
+        char client_id[KS_GROUP_CLIENT_ID_BYTES];
+        g_strlcpy(client_id, request->client_id, sizeof(client_id));
+        struct client_counter *counter = NULL;
+        for (guint i = 0; i < group->client_counters->len; i++) {
+            struct client_counter *each =
+                &g_array_index(group->client_counters, struct client_counter, i);
+            if (strcmp(each->client_id, client_id) == 0) {
+                counter = each;
+            }
+        }
+        if (counter == NULL) {
+            struct client_counter fresh;
+            memset(&fresh, 0, sizeof(fresh));
+            g_strlcpy(fresh.client_id, client_id, sizeof(fresh.client_id));
+            g_array_append_val(group->client_counters, fresh);
+            counter = &g_array_index(group->client_counters, struct client_counter,
+                                     group->client_counters->len - 1);
+        }
+        counter->issued++;
+        snprintf(response.member_id, sizeof(response.member_id), "%s-%d", client_id,
+                 counter->issued);
+        g_ptr_array_add(group->pending_ids, g_strdup(response.member_id));
+        send_bytes(c, source, KS_GROUP_JOIN_RESPONSE, &response, sizeof(response));
+        return;
+    }
+    struct member *m = find_member(group, request->member_id);
+    if (m == NULL) {
+        guint pending_index = 0;
+        bool pending = false;
+        for (guint i = 0; i < group->pending_ids->len && !pending; i++) {
+            if (strcmp(g_ptr_array_index(group->pending_ids, i), request->member_id) == 0) {
+                pending = true;
+                pending_index = i;
+            }
+        }
+        if (!pending) {
+            send_join_error(c, source, request->correlation_id, KS_GROUP_ERR_UNKNOWN_MEMBER_ID);
+            return;
+        }
+        g_ptr_array_remove_index(group->pending_ids, pending_index);
+        m = g_new0(struct member, 1);
+        m->group = group;
+        m->owned = g_array_new(FALSE, TRUE, sizeof(struct ks_group_topic_partition));
+        m->assignment = g_array_new(FALSE, TRUE, sizeof(struct ks_group_topic_partition));
+        g_strlcpy(m->client_id, request->client_id, sizeof(m->client_id));
+        g_strlcpy(m->member_id, request->member_id, sizeof(m->member_id));
+        g_ptr_array_add(group->members, m);
+        if (group->leader_id[0] == 0) {
+            g_strlcpy(group->leader_id, m->member_id, sizeof(group->leader_id));
+        }
+    }
+    m->node = source;
+    m->topic_index = request->topic_index;
+    m->session_timeout_ns = request->session_timeout_ns;
+    m->rebalance_timeout_ns = request->rebalance_timeout_ns;
+    m->assignor = request->assignor;
+    m->owned_generation = request->owned_generation;
+    g_array_set_size(m->owned, 0);
+    g_array_append_vals(m->owned, owned, (guint)request->owned_count);
+    m->join_pending = true;
+    m->join_correlation = request->correlation_id;
+    arm_session(c, m);
+    switch (group->state) {
+    case GROUP_EMPTY:
+    case GROUP_COMPLETING:
+    case GROUP_STABLE: {
+        char reason[160];
+        snprintf(reason, sizeof(reason), "member %s joined", m->member_id);
+        prepare_rebalance(c, group, reason);
+        break;
+    }
+    case GROUP_PREPARING:
+        if (group->initial_delay) {
+            /* InitialDelayedJoin: each new member extends the wait by the
+             * delay, up to the rebalance timeout from the first join. */
+            ks_time_ns now = ks_world_now_ns(c->world);
+            ks_time_ns delay = (ks_time_ns)ks_broker_spec(c->broker)
+                                   ->cluster->group_initial_rebalance_delay_ns;
+            ks_time_ns limit = group->join_started_ns + (ks_time_ns)rebalance_timeout_ns(group);
+            ks_time_ns until = now + delay < limit ? now + delay : limit;
+            ks_world_cancel(c->world, group->join_timer);
+            group->join_timer = ks_world_schedule(c->world, ks_broker_node(c->broker),
+                                                  until > now ? until - now : 0,
+                                                  KS_TIMER_GROUP_JOIN, on_join_deadline, group);
+        }
+        maybe_complete_join(c, group);
+        break;
+    }
+}
+
+static void emit_rebalance(struct coordinator *c, struct group *group)
+{
+    GString *detail = g_string_new(NULL);
+    g_string_append_printf(detail, "group %s generation %d %s:", group->group_id,
+                           group->generation,
+                           ks_assignor_name((enum ks_assignor)group->protocol));
+    for (guint i = 0; i < group->members->len; i++) {
+        const struct member *m = g_ptr_array_index(group->members, i);
+        g_string_append_printf(detail, " %s=", m->member_id);
+        if (m->assignment->len == 0) {
+            g_string_append(detail, "none");
+        }
+        for (guint k = 0; k < m->assignment->len; k++) {
+            const struct ks_group_topic_partition *tp =
+                &g_array_index(m->assignment, struct ks_group_topic_partition, k);
+            g_string_append_printf(detail, "%s%s-%d", k == 0 ? "" : ",",
+                                   topic_name(c, tp->topic_index), tp->partition);
+        }
+    }
+    char *explain = g_strdup_printf(
+        "Broker %d, coordinator of group %s (it leads %s-%d), completed a rebalance: "
+        "generation %d has %u member(s); the leader %s assigned the partitions with the %s "
+        "assignor. Under the eager protocol every member gave up its partitions first, so "
+        "no partition was consumed by two members at once.",
+        ks_broker_id(c->broker), group->group_id, KS_OFFSETS_TOPIC, group->partition,
+        group->generation, group->members->len, group->leader_id,
+        ks_assignor_name((enum ks_assignor)group->protocol));
+    ks_broker_emit(c->broker, KS_EV_REBALANCE, -1, -1, detail->str, explain);
+    g_free(explain);
+    g_string_free(detail, TRUE);
+}
+
+static void complete_sync(struct coordinator *c, struct group *group)
+{
+    group->state = GROUP_STABLE;
+    emit_rebalance(c, group);
+    for (guint i = 0; i < group->members->len; i++) {
+        struct member *m = g_ptr_array_index(group->members, i);
+        if (m->sync_pending) {
+            send_sync_response(c, m, KS_GROUP_ERR_NONE);
+        }
+    }
+}
+
+static void handle_sync(struct coordinator *c, ks_node_id source,
+                        const struct ks_group_sync_request *request,
+                        const struct ks_group_assignment_entry *entries)
+{
+    char group_id[KS_GROUP_ID_BYTES];
+    g_strlcpy(group_id, request->group_id, sizeof(group_id));
+    int32_t partition = -1;
+    int16_t error = check_coordinator(c, group_id, &partition);
+    struct group *group = error == KS_GROUP_ERR_NONE ? find_group(c, group_id) : NULL;
+    struct member *m = group != NULL ? find_member(group, request->member_id) : NULL;
+    if (error == KS_GROUP_ERR_NONE && m == NULL) {
+        error = KS_GROUP_ERR_UNKNOWN_MEMBER_ID;
+    }
+    if (error == KS_GROUP_ERR_NONE && request->generation != group->generation) {
+        error = KS_GROUP_ERR_ILLEGAL_GENERATION;
+    }
+    if (error == KS_GROUP_ERR_NONE && group->state == GROUP_PREPARING) {
+        error = KS_GROUP_ERR_REBALANCE_IN_PROGRESS;
+    }
+    if (error != KS_GROUP_ERR_NONE) {
+        struct ks_group_sync_response response;
+        memset(&response, 0, sizeof(response));
+        response.correlation_id = request->correlation_id;
+        response.error_code = error;
+        response.generation = -1;
+        send_bytes(c, source, KS_GROUP_SYNC_RESPONSE, &response, sizeof(response));
+        return;
+    }
+    m->node = source;
+    m->sync_pending = true;
+    m->sync_correlation = request->correlation_id;
+    arm_session(c, m);
+    if (group->state == GROUP_STABLE) {
+        send_sync_response(c, m, KS_GROUP_ERR_NONE);
+        return;
+    }
+    ks_assert(group->state == GROUP_COMPLETING);
+    if (strcmp(m->member_id, group->leader_id) != 0) {
+        return; /* waits for the leader's assignment */
+    }
+    for (guint i = 0; i < group->members->len; i++) {
+        struct member *each = g_ptr_array_index(group->members, i);
+        g_array_set_size(each->assignment, 0);
+    }
+    for (int32_t k = 0; k < request->entry_count; k++) {
+        struct member *owner = find_member(group, entries[k].member_id);
+        if (owner != NULL) {
+            struct ks_group_topic_partition tp = { entries[k].topic_index, entries[k].partition };
+            g_array_append_val(owner->assignment, tp);
+        }
+    }
+    /* Persist the new generation before anyone starts consuming under it. */
+    struct pending_append *pending = g_new0(struct pending_append, 1);
+    pending->coordinator = c;
+    g_strlcpy(pending->group_id, group->group_id, sizeof(pending->group_id));
+    pending->partition = group->partition;
+    pending->load_epoch = c->load_epochs[group->partition];
+    pending->is_sync = true;
+    pending->generation = group->generation;
+    append(c, pending, build_group_batch(c, group));
+}
+
+static void handle_heartbeat(struct coordinator *c, ks_node_id source,
+                             const struct ks_group_member_request *request)
+{
+    char group_id[KS_GROUP_ID_BYTES];
+    g_strlcpy(group_id, request->group_id, sizeof(group_id));
+    int32_t partition = -1;
+    int16_t error = check_coordinator(c, group_id, &partition);
+    struct group *group = error == KS_GROUP_ERR_NONE ? find_group(c, group_id) : NULL;
+    struct member *m = group != NULL ? find_member(group, request->member_id) : NULL;
+    if (error == KS_GROUP_ERR_NONE && m == NULL) {
+        error = KS_GROUP_ERR_UNKNOWN_MEMBER_ID;
+    }
+    if (error == KS_GROUP_ERR_NONE) {
+        m->node = source;
+        if (request->generation != group->generation) {
+            error = group->state == GROUP_PREPARING ? KS_GROUP_ERR_REBALANCE_IN_PROGRESS
+                                                    : KS_GROUP_ERR_ILLEGAL_GENERATION;
+        } else if (group->state == GROUP_PREPARING) {
+            error = KS_GROUP_ERR_REBALANCE_IN_PROGRESS;
+            arm_session(c, m);
+        } else {
+            arm_session(c, m);
+        }
+    }
+    send_simple(c, source, KS_GROUP_HEARTBEAT_RESPONSE, request->correlation_id, error);
+}
+
+static void handle_leave(struct coordinator *c, ks_node_id source,
+                         const struct ks_group_member_request *request)
+{
+    char group_id[KS_GROUP_ID_BYTES];
+    g_strlcpy(group_id, request->group_id, sizeof(group_id));
+    int32_t partition = -1;
+    int16_t error = check_coordinator(c, group_id, &partition);
+    struct group *group = error == KS_GROUP_ERR_NONE ? find_group(c, group_id) : NULL;
+    struct member *m = group != NULL ? find_member(group, request->member_id) : NULL;
+    if (error == KS_GROUP_ERR_NONE && m == NULL) {
+        error = KS_GROUP_ERR_UNKNOWN_MEMBER_ID;
+    }
+    send_simple(c, source, KS_GROUP_LEAVE_RESPONSE, request->correlation_id, error);
+    if (error == KS_GROUP_ERR_NONE) {
+        char reason[160];
+        snprintf(reason, sizeof(reason), "member %s left", m->member_id);
+        remove_member(c, group, m, reason);
+    }
+}
+
+static void handle_offset_commit(struct coordinator *c, ks_node_id source,
+                                 const struct ks_group_offset_commit_request *request,
+                                 const struct ks_group_offset_entry *entries)
+{
+    char group_id[KS_GROUP_ID_BYTES];
+    g_strlcpy(group_id, request->group_id, sizeof(group_id));
+    int32_t partition = -1;
+    int16_t error = check_coordinator(c, group_id, &partition);
+    if (error == KS_GROUP_ERR_NONE) {
+        struct group *group = find_group(c, group_id);
+        if (request->generation < 0 && request->member_id[0] == 0) {
+            /* A commit outside the group protocol (an admin tool): Kafka
+             * accepts it only while the group has no members. */
+            if (group == NULL) {
+                group = get_or_create_group(c, group_id, partition);
+            }
+            if (group->state != GROUP_EMPTY) {
+                error = KS_GROUP_ERR_UNKNOWN_MEMBER_ID;
+            }
+        } else {
+            struct member *m = group != NULL ? find_member(group, request->member_id) : NULL;
+            if (m == NULL) {
+                error = KS_GROUP_ERR_UNKNOWN_MEMBER_ID;
+            } else if (request->generation != group->generation) {
+                error = KS_GROUP_ERR_ILLEGAL_GENERATION;
+            } else if (group->state == GROUP_COMPLETING) {
+                error = KS_GROUP_ERR_REBALANCE_IN_PROGRESS;
+            } else {
+                arm_session(c, m); /* a commit counts as liveness too */
+            }
+        }
+    }
+    if (error != KS_GROUP_ERR_NONE) {
+        send_simple(c, source, KS_GROUP_OFFSET_COMMIT_RESPONSE, request->correlation_id, error);
+        return;
+    }
+    struct pending_append *pending = g_new0(struct pending_append, 1);
+    pending->coordinator = c;
+    g_strlcpy(pending->group_id, group_id, sizeof(pending->group_id));
+    pending->partition = partition;
+    pending->load_epoch = c->load_epochs[partition];
+    pending->is_sync = false;
+    pending->reply_node = source;
+    pending->correlation_id = request->correlation_id;
+    pending->entries = g_array_new(FALSE, TRUE, sizeof(struct offset_entry));
+    for (int32_t k = 0; k < request->entry_count; k++) {
+        struct offset_entry e = { entries[k].topic_index, entries[k].partition,
+                                  entries[k].offset };
+        if (topic_partition_count(c, e.topic_index) > e.partition && e.partition >= 0 &&
+            e.offset >= 0) {
+            g_array_append_val(pending->entries, e);
+        }
+    }
+    if (pending->entries->len == 0) {
+        g_array_free(pending->entries, TRUE);
+        g_free(pending);
+        send_simple(c, source, KS_GROUP_OFFSET_COMMIT_RESPONSE, request->correlation_id,
+                    KS_GROUP_ERR_NONE);
+        return;
+    }
+    append(c, pending, build_commit_batch(c, group_id, pending->entries));
+}
+
+static void emit_commit(struct coordinator *c, struct group *group,
+                        const struct pending_append *pending)
+{
+    /* At most one timeline line per group per second (the rest are counted). */
+    ks_time_ns now = ks_world_now_ns(c->world);
+    group->commits_since_event++;
+    if (group->commit_event_ever && now < group->last_commit_event_ns + OFFSET_COMMIT_EVENT_GAP_NS) {
+        return;
+    }
+    GString *detail = g_string_new(NULL);
+    g_string_append_printf(detail, "group %s", group->group_id);
+    for (guint i = 0; i < pending->entries->len; i++) {
+        const struct offset_entry *e = &g_array_index(pending->entries, struct offset_entry, i);
+        g_string_append_printf(detail, " %s-%d=%" G_GINT64_FORMAT, topic_name(c, e->topic_index),
+                               e->partition, e->offset);
+    }
+    if (group->commits_since_event > 1) {
+        g_string_append_printf(detail, " (%" G_GINT64_FORMAT " commits since last line)",
+                               group->commits_since_event);
+    }
+    char *explain = g_strdup_printf(
+        "Group %s's committed offsets are now durable in %s-%d: the coordinator (broker %d) "
+        "acknowledged the commit only after the high watermark passed it, so every in-sync "
+        "replica holds it. A restarted consumer resumes from these offsets.",
+        group->group_id, KS_OFFSETS_TOPIC, group->partition, ks_broker_id(c->broker));
+    ks_broker_emit(c->broker, KS_EV_OFFSET_COMMIT, pending->entries->len > 0
+                                                       ? g_array_index(pending->entries,
+                                                                       struct offset_entry, 0)
+                                                             .topic_index
+                                                       : -1,
+                   -1, detail->str, explain);
+    g_free(explain);
+    g_string_free(detail, TRUE);
+    group->last_commit_event_ns = now;
+    group->commit_event_ever = true;
+    group->commits_since_event = 0;
+}
+
+static void on_append_done(void *context, int16_t error, int64_t base_offset)
+{
+    struct pending_append *pending = context;
+    struct coordinator *c = pending->coordinator;
+    (void)base_offset;
+    bool removed = g_ptr_array_remove(c->pending, pending);
+    ks_assert(removed);
+    bool still_owned = c->partition_states[pending->partition] == PART_OWNED &&
+                       c->load_epochs[pending->partition] == pending->load_epoch;
+    int16_t group_error = map_append_error(error);
+    if (group_error == KS_GROUP_ERR_NONE && !still_owned) {
+        group_error = KS_GROUP_ERR_NOT_COORDINATOR;
+    }
+    struct group *group = still_owned ? find_group(c, pending->group_id) : NULL;
+    if (pending->is_sync) {
+        if (group != NULL && group->state == GROUP_COMPLETING &&
+            group->generation == pending->generation) {
+            if (group_error == KS_GROUP_ERR_NONE) {
+                complete_sync(c, group);
+            } else {
+                /* Kafka answers the pending syncs with the error and
+                 * rebalances again. */
+                for (guint i = 0; i < group->members->len; i++) {
+                    struct member *m = g_ptr_array_index(group->members, i);
+                    if (m->sync_pending) {
+                        send_sync_response(c, m, group_error);
+                    }
+                }
+                prepare_rebalance(c, group, "group metadata append failed");
+            }
+        }
+    } else {
+        if (group_error == KS_GROUP_ERR_NONE && group != NULL) {
+            for (guint i = 0; i < pending->entries->len; i++) {
+                const struct offset_entry *e =
+                    &g_array_index(pending->entries, struct offset_entry, i);
+                set_offset(group, e->topic_index, e->partition, e->offset);
+            }
+            emit_commit(c, group, pending);
+        }
+        send_simple(c, pending->reply_node, KS_GROUP_OFFSET_COMMIT_RESPONSE,
+                    pending->correlation_id, group_error);
+        g_array_free(pending->entries, TRUE);
+    }
+    g_free(pending);
+}
+
+static void handle_offset_fetch(struct coordinator *c, ks_node_id source,
+                                const struct ks_group_offset_fetch_request *request,
+                                const struct ks_group_topic_partition *entries)
+{
+    char group_id[KS_GROUP_ID_BYTES];
+    g_strlcpy(group_id, request->group_id, sizeof(group_id));
+    int32_t partition = -1;
+    int16_t error = check_coordinator(c, group_id, &partition);
+    int32_t count = error == KS_GROUP_ERR_NONE ? request->entry_count : 0;
+    size_t bytes = sizeof(struct ks_group_offset_fetch_response) +
+                   (size_t)count * sizeof(struct ks_group_offset_entry);
+    uint8_t *message = g_malloc0(bytes);
+    struct ks_group_offset_fetch_response response;
+    memset(&response, 0, sizeof(response));
+    response.correlation_id = request->correlation_id;
+    response.error_code = error;
+    response.entry_count = count;
+    memcpy(message, &response, sizeof(response));
+    struct group *group = error == KS_GROUP_ERR_NONE ? find_group(c, group_id) : NULL;
+    for (int32_t k = 0; k < count; k++) {
+        struct ks_group_offset_entry e;
+        memset(&e, 0, sizeof(e));
+        e.topic_index = entries[k].topic_index;
+        e.partition = entries[k].partition;
+        e.offset = group != NULL ? get_offset(group, e.topic_index, e.partition) : -1;
+        memcpy(message + sizeof(response) + (size_t)k * sizeof(e), &e, sizeof(e));
+    }
+    send_bytes(c, source, KS_GROUP_OFFSET_FETCH_RESPONSE, message, bytes);
+    g_free(message);
+}
+
+void ks_group_coordinator_handle(struct ks_group_coordinator *g, ks_node_id source,
+                                 uint32_t kind, const void *message, size_t message_bytes)
+{
+    struct coordinator *c = &g->c;
+    switch ((enum ks_group_kind)kind) {
+    case KS_GROUP_FIND_COORDINATOR_REQUEST:
+        ks_assert(message_bytes == sizeof(struct ks_group_find_coordinator_request));
+        handle_find_coordinator(c, source, message);
+        return;
+    case KS_GROUP_JOIN_REQUEST: {
+        const struct ks_group_join_request *request = message;
+        ks_assert(message_bytes >= sizeof(*request));
+        const void *owned =
+            ks_group_proto_entries(message, message_bytes, sizeof(*request),
+                                   request->owned_count, sizeof(struct ks_group_topic_partition));
+        ks_assert(owned != NULL);
+        handle_join(c, source, request, owned);
+        return;
+    }
+    case KS_GROUP_SYNC_REQUEST: {
+        const struct ks_group_sync_request *request = message;
+        ks_assert(message_bytes >= sizeof(*request));
+        const void *entries =
+            ks_group_proto_entries(message, message_bytes, sizeof(*request),
+                                   request->entry_count, sizeof(struct ks_group_assignment_entry));
+        ks_assert(entries != NULL);
+        handle_sync(c, source, request, entries);
+        return;
+    }
+    case KS_GROUP_HEARTBEAT_REQUEST:
+        ks_assert(message_bytes == sizeof(struct ks_group_member_request));
+        handle_heartbeat(c, source, message);
+        return;
+    case KS_GROUP_LEAVE_REQUEST:
+        ks_assert(message_bytes == sizeof(struct ks_group_member_request));
+        handle_leave(c, source, message);
+        return;
+    case KS_GROUP_OFFSET_COMMIT_REQUEST: {
+        const struct ks_group_offset_commit_request *request = message;
+        ks_assert(message_bytes >= sizeof(*request));
+        const void *entries =
+            ks_group_proto_entries(message, message_bytes, sizeof(*request),
+                                   request->entry_count, sizeof(struct ks_group_offset_entry));
+        ks_assert(entries != NULL);
+        handle_offset_commit(c, source, request, entries);
+        return;
+    }
+    case KS_GROUP_OFFSET_FETCH_REQUEST: {
+        const struct ks_group_offset_fetch_request *request = message;
+        ks_assert(message_bytes >= sizeof(*request));
+        const void *entries =
+            ks_group_proto_entries(message, message_bytes, sizeof(*request),
+                                   request->entry_count, sizeof(struct ks_group_topic_partition));
+        ks_assert(entries != NULL);
+        handle_offset_fetch(c, source, request, entries);
+        return;
+    }
+    case KS_GROUP_FIND_COORDINATOR_RESPONSE:
+    case KS_GROUP_JOIN_RESPONSE:
+    case KS_GROUP_SYNC_RESPONSE:
+    case KS_GROUP_HEARTBEAT_RESPONSE:
+    case KS_GROUP_LEAVE_RESPONSE:
+    case KS_GROUP_OFFSET_COMMIT_RESPONSE:
+    case KS_GROUP_OFFSET_FETCH_RESPONSE:
+        break;
+    }
+    /* A response kind or an unknown kind reaching a broker is a bug. */
+    ks_assert(!"unexpected group message kind at a broker");
+}
+
+/* ---- loading ------------------------------------------------------------------------ */
+
+static void load_record(struct coordinator *c, int32_t partition,
+                        const struct ks_record_view *record)
+{
+    if (record->key == NULL || record->key_bytes < 2) {
+        return;
+    }
+    struct reader key = { record->key, record->key_bytes, 0, false };
+    int16_t key_version = get_i16(&key);
+    char group_id[KS_GROUP_ID_BYTES];
+    get_string(&key, group_id, sizeof(group_id));
+    if (key.bad) {
+        return;
+    }
+    if (key_version == 0 || key_version == 1) {
+        char name[KS_TOPIC_NAME_BYTES_MAX + 1];
+        get_string(&key, name, sizeof(name));
+        int32_t topic_partition = get_i32(&key);
+        int32_t topic_index = ks_broker_topic_index(c->broker, name);
+        if (key.bad || topic_index < 0) {
+            return;
+        }
+        struct group *group = get_or_create_group(c, group_id, partition);
+        if (record->value == NULL || record->value_bytes < 0) {
+            set_offset(group, topic_index, topic_partition, -1); /* tombstone */
+            return;
+        }
+        struct reader value = { record->value, record->value_bytes, 0, false };
+        (void)get_i16(&value);
+        int64_t offset = get_i64(&value);
+        if (!value.bad) {
+            set_offset(group, topic_index, topic_partition, offset);
+        }
+    } else if (key_version == 2) {
+        if (record->value == NULL || record->value_bytes < 0) {
+            return;
+        }
+        struct reader value = { record->value, record->value_bytes, 0, false };
+        char text[KS_GROUP_MEMBER_ID_BYTES];
+        (void)get_i16(&value);
+        get_string(&value, text, sizeof(text)); /* protocol type */
+        int32_t generation = get_i32(&value);
+        if (!value.bad) {
+            struct group *group = get_or_create_group(c, group_id, partition);
+            if (generation > group->generation) {
+                group->generation = generation;
+            }
+        }
+    }
+}
+
+static void load_partition(struct coordinator *c, int32_t partition)
+{
+    int64_t offset = ks_broker_log_start_offset(c->broker, c->offsets_topic, partition);
+    int64_t end = ks_broker_leo(c->broker, c->offsets_topic, partition);
+    GByteArray *buffer = g_byte_array_new();
+    while (offset >= 0 && offset < end) {
+        g_byte_array_set_size(buffer, 0);
+        enum ks_log_result result = ks_broker_read_local(c->broker, c->offsets_topic, partition,
+                                                         offset, end, 1u << 20, buffer);
+        if (result != KS_LOG_OK || buffer->len == 0) {
+            break;
+        }
+        size_t position = 0;
+        int64_t next = offset;
+        while (position < buffer->len) {
+            struct ks_batch_view batch;
+            size_t batch_bytes = 0;
+            if (ks_batch_parse(buffer->data + position, buffer->len - position, &batch,
+                               &batch_bytes) != KS_BATCH_OK) {
+                break;
+            }
+            position += batch_bytes;
+            next = ks_batch_last_offset(&batch) + 1;
+            if ((batch.attributes & KS_ATTR_CONTROL) != 0) {
+                continue;
+            }
+            struct ks_record_iter iter;
+            struct ks_record_view record;
+            ks_record_iter_init(&iter, &batch);
+            while (ks_record_iter_next(&iter, &record, NULL)) {
+                if (record.offset >= offset && record.offset < end) {
+                    load_record(c, partition, &record);
+                }
+            }
+        }
+        if (next <= offset) {
+            break;
+        }
+        offset = next;
+    }
+    g_byte_array_unref(buffer);
+}
+
+static void on_load(ks_world *world, void *context)
+{
+    struct coordinator *c = context;
+    (void)world;
+    c->load_timer = 0;
+    for (int32_t p = 0; p < c->partition_count; p++) {
+        if (c->partition_states[p] == PART_LOADING) {
+            load_partition(c, p);
+            c->partition_states[p] = PART_OWNED;
+        }
+    }
+}
+
+static void drop_partition_groups(struct coordinator *c, int32_t partition)
+{
+    for (guint i = c->groups->len; i > 0; i--) {
+        struct group *group = g_ptr_array_index(c->groups, i - 1);
+        if (group->partition == partition) {
+            g_ptr_array_remove_index(c->groups, i - 1);
+            group_free(c, group);
+        }
+    }
+}
+
+void ks_group_coordinator_on_leadership(struct ks_group_coordinator *g, int32_t partition,
+                                        bool is_leader)
+{
+    struct coordinator *c = &g->c;
+    if (c->offsets_topic < 0) {
+        return;
+    }
+    ks_assert(partition >= 0 && partition < c->partition_count);
+    if (is_leader) {
+        if (c->partition_states[partition] != PART_NOT_OWNED) {
+            return; /* already leading (a new epoch of the same leader) */
+        }
+        c->load_epochs[partition]++;
+        c->partition_states[partition] = PART_LOADING;
+        if (c->load_timer == 0) {
+            c->load_timer = ks_world_schedule(c->world, ks_broker_node(c->broker), 0,
+                                              KS_TIMER_GROUP_LOAD, on_load, c);
+        }
+    } else {
+        if (c->partition_states[partition] == PART_NOT_OWNED) {
+            return;
+        }
+        c->load_epochs[partition]++;
+        c->partition_states[partition] = PART_NOT_OWNED;
+        drop_partition_groups(c, partition);
+    }
+}
+
+/* ---- life cycle -------------------------------------------------------------------- */
+
+struct ks_group_coordinator *ks_group_coordinator_new(struct ks_broker *broker)
+{
+    struct ks_group_coordinator *g = g_new0(struct ks_group_coordinator, 1);
+    struct coordinator *c = &g->c;
+    c->broker = broker;
+    c->world = ks_broker_world(broker);
+    c->offsets_topic = ks_broker_topic_index(broker, KS_OFFSETS_TOPIC);
+    const struct ks_cluster_spec *spec = ks_broker_spec(broker);
+    c->partition_count = spec->cluster->offsets_topic_partition_count;
+    if (c->partition_count <= 0) {
+        c->offsets_topic = -1;
+        c->partition_count = 0;
+    }
+    c->partition_states = g_new0(enum partition_state, (gsize)c->partition_count + 1);
+    c->load_epochs = g_new0(uint32_t, (gsize)c->partition_count + 1);
+    c->groups = g_ptr_array_new();
+    c->pending = g_ptr_array_new();
+    return g;
+}
+
+void ks_group_coordinator_free(struct ks_group_coordinator *g)
+{
+    if (g == NULL) {
+        return;
+    }
+    struct coordinator *c = &g->c;
+    ks_world_cancel(c->world, c->load_timer);
+    for (guint i = 0; i < c->groups->len; i++) {
+        group_free(c, g_ptr_array_index(c->groups, i));
+    }
+    g_ptr_array_free(c->groups, TRUE);
+    for (guint i = 0; i < c->pending->len; i++) {
+        struct pending_append *pending = g_ptr_array_index(c->pending, i);
+        if (pending->entries != NULL) {
+            g_array_free(pending->entries, TRUE);
+        }
+        g_free(pending);
+    }
+    g_ptr_array_free(c->pending, TRUE);
+    g_free(c->partition_states);
+    g_free(c->load_epochs);
+    g_free(g);
+}

@@ -1,0 +1,55 @@
+/*
+** core/group.h: the group coordinator that runs inside every broker (Kafka's
+** GroupCoordinator + GroupMetadataManager, classic protocol).
+**
+** A broker owns one ks_group_coordinator for its lifetime (created when the
+** broker starts, freed when it crashes or stops). The coordinator of group G
+** is the broker leading partition
+**   abs(javaStringHash(G)) mod offsets.topic.num.partitions
+** of the internal topic __consumer_offsets (kafka-reference 6.6). Committed
+** offsets and group generations are records in that partition, appended with
+** ks_broker_append_internal and acknowledged only once the HW passes them, so
+** they can be lost by the same faults as data. The record layouts, the state
+** machine and the invariants are in core/group.c's design block; the message
+** layouts are in core/group_proto.h.
+**
+** All functions run on the owning broker's node.
+*/
+#pragma once
+
+#include "world.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ks_broker;
+struct ks_group_coordinator;
+
+/* Builds the coordinator of `broker` (borrowed; must outlive it). It owns
+ * no partition until ks_group_coordinator_on_leadership says so. Owned by the
+ * caller: ks_group_coordinator_free. */
+struct ks_group_coordinator *ks_group_coordinator_new(struct ks_broker *broker);
+/* NULL is a no-op. Pending appends' callbacks must not run after this: the
+ * broker frees the coordinator only when it drops its own in-flight work
+ * (crash) or has no more events. */
+void ks_group_coordinator_free(struct ks_group_coordinator *g);
+/* Every message of kind KS_GROUP_KIND_MIN..KS_GROUP_KIND_MAX (core/group_proto.h)
+ * reaching the broker, from `source` (a consumer node). message is borrowed. */
+void ks_group_coordinator_handle(struct ks_group_coordinator *g, ks_node_id source,
+                                 uint32_t kind, const void *message, size_t message_bytes);
+/* This broker became (is_leader) or stopped being the leader of partition
+ * `partition` of __consumer_offsets. On becoming leader the coordinator loads
+ * the partition's groups from the log up to the HW; on losing it, it forgets
+ * them and answers NOT_COORDINATOR. */
+void ks_group_coordinator_on_leadership(struct ks_group_coordinator *g, int32_t partition,
+                                        bool is_leader);
+
+/* ---- pure helpers (also used by the consumer and the tests) ------------- */
+
+/* Java's String.hashCode over the UTF-16 code units of the UTF-8 string s
+ * (32-bit wrap). Invalid UTF-8 bytes count as one unit each. */
+int32_t ks_group_java_string_hash(const char *s);
+/* abs(javaStringHash(group_id)) mod partition_count, with abs(MIN) = 0
+ * (Kafka's Utils.abs). partition_count > 0. */
+int32_t ks_group_offsets_partition(const char *group_id, int32_t partition_count);

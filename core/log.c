@@ -1,0 +1,2204 @@
+/*
+** core/log.c: one partition replica's segment log, in Kafka's on-disk layout
+** (kafka-reference 1 and 3). Everything goes through the node's disk
+** (core/world.h), so crashes, power loss and corruption reach these files.
+**
+** A log is a folder ("broker-1/orders-0") holding segments named by their
+** base offset, each a `.log` with its sparse `.index` and `.timeindex`, and
+** the `leader-epoch-checkpoint`. The segments are kept in a pointer array
+** sorted by base offset; an offset lookup is a binary search there (floor),
+** then a binary search of the segment's offset index, then a short scan of
+** batch headers (kafka-reference 3.3). Both indexes are kept in memory and
+** mirrored to their files entry by entry, so a file always holds exactly the
+** entries (Kafka pre-allocates and trims on roll; ksim never pre-allocates).
+**
+** Invariants (log_check asserts R1, R3-R5 after every change; R2 and R6 are
+** asserted where segments and index entries are added; R7-R9 hold by
+** construction at the single place that writes each):
+**   R1  There is always at least one segment; the last one is the active
+**       segment, the only one that is appended to.
+**   R2  Segment base offsets strictly increase, and each segment's data lies
+**       in [base_offset, next segment's base_offset).
+**   R3  log_start_offset <= leo; the first segment's base <= log_start_offset
+**       unless the log is empty at a fresh start.
+**   R4  leo == the active segment's next_offset (offset after its last batch,
+**       or its base when empty).
+**   R5  recovery_point <= leo; every byte below the recovery point was
+**       fsynced (flush, or the fsync of a segment when it rolls).
+**   R6  Offset-index entries have strictly increasing offsets and positions;
+**       each position is the start of a batch whose last offset is the entry's
+**       offset; the first batch of a segment never gets an entry.
+**   R7  Time-index entries have increasing timestamps and offsets.
+**   R8  Epoch-cache entries have strictly increasing epochs and increasing
+**       start offsets, all < leo after truncation; the file
+**       leader-epoch-checkpoint is rewritten (tmp, fsync, rename) on every
+**       change.
+**   R9  Every batch written passed ks_batch_parse (length, magic, CRC), and
+**       recovery checks it again when it reads the batch back.
+**
+** Segment `.log` (kafka-reference 2.1), a sequence of whole batches:
+**
+**   OFFSET  SIZE          DESCRIPTION
+**   0       61 + records  batch 0 (baseOffset >= segment base offset)
+**   p1      ...           batch 1 at p1 = size of batch 0; baseOffset > last
+**                         offset of batch 0
+**   ...                   up to the segment size (segment.bytes roll limit)
+**
+** Offset index `.index`, 8 bytes per entry, big-endian:
+**
+**   OFFSET  SIZE  DESCRIPTION
+**   0       4     relative offset: last offset of the indexed batch - segment base
+**   4       4     position: byte position in `.log` where that batch starts
+**   8       ...   next entry
+**
+** Time index `.timeindex`, 12 bytes per entry, big-endian:
+**
+**   OFFSET  SIZE  DESCRIPTION
+**   0       8     timestamp (ms): the segment's largest timestamp so far
+**   8       4     relative offset of the batch that holds that timestamp
+**   12      ...   next entry
+**
+** Checkpoint files (text, UTF-8, one space between fields, '\n' after each
+** line; written to `<path>.tmp`, fsynced, renamed over `<path>`):
+**
+**   LINE    DESCRIPTION
+**   1       version: "0"
+**   2       entry count N
+**   3..N+2  "<topic> <partition> <offset>" (recovery-point-offset-checkpoint,
+**           replication-offset-checkpoint, log-start-offset-checkpoint), or
+**           "<epoch> <startOffset>" ascending (leader-epoch-checkpoint)
+**
+** Index rule (LogSegment.append, per batch): when more than
+** index.interval.bytes were appended since the last entry, an entry is added
+** BEFORE this batch's bytes are counted, holding the batch's last offset and
+** the position where it starts; then the time index gets (largest timestamp
+** so far, its batch's last offset) if that timestamp exceeds the last entry's.
+** A segment that stops being active gets one final time-index entry.
+** Recovery rebuilds the indexes with the same rule, so rebuilt and
+** incrementally built indexes are identical.
+**
+** Simplifications, each where it happens: no segment.jitter.ms; retention
+** and compaction delete files at once (rename to .deleted, then delete:
+** file.delete.delay.ms is not modelled because nothing reads a deleted
+** segment in ksim); compaction cleans each segment into a segment with the
+** same base offset (no merging of small segments) and ignores
+** min.cleanable.dirty.ratio (the broker decides when to call it); magic 0/1
+** batches are treated as corruption, since ksim never writes them.
+*/
+#include "log.h"
+
+#include "base.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OFFSET_ENTRY_BYTES 8
+#define TIME_ENTRY_BYTES 12
+#define SCAN_WINDOW_BYTES (256 * 1024)
+#define LOOKUP_WINDOW_BYTES (8 * 1024)
+#define EPOCH_CHECKPOINT_NAME "leader-epoch-checkpoint"
+
+struct offset_entry {
+    int32_t relative_offset;
+    int32_t position;
+};
+
+struct time_entry {
+    int64_t timestamp;
+    int32_t relative_offset;
+};
+
+struct epoch_entry {
+    int32_t epoch;
+    int64_t start_offset;
+};
+
+struct segment {
+    int64_t base_offset;
+    int64_t size_bytes;
+    int64_t next_offset;             /* offset after the last batch; base when empty */
+    int64_t max_timestamp;           /* largest batch max timestamp; -1 when empty */
+    int64_t offset_of_max_timestamp; /* last offset of the batch holding it */
+    int64_t first_batch_timestamp;   /* for segment.ms; -1 when empty */
+    int64_t bytes_since_index;
+    GArray *offset_index;            /* struct offset_entry, owned */
+    GArray *time_index;              /* struct time_entry, owned */
+    ks_file *log_file;               /* owned */
+    ks_file *index_file;             /* owned */
+    ks_file *time_file;              /* owned */
+    bool dirty;                      /* written since its last fsync */
+};
+
+struct ks_log {
+    ks_world *world;                 /* not owned */
+    ks_node_id node;
+    char *dir;                       /* owned */
+    struct ks_log_config config;
+    GPtrArray *segments;             /* struct segment *, sorted by base offset, owned */
+    int64_t log_start_offset;
+    int64_t leo;
+    int64_t recovery_point;
+    int64_t unflushed_message_count;
+    ks_time_ns last_flush_ns;
+    GArray *epochs;                  /* struct epoch_entry, owned */
+    GByteArray *window;              /* scratch read buffer, owned */
+};
+
+/* A batch header decoded without checking the CRC (our own files, or a
+ * header we only need for offsets). */
+struct header {
+    int64_t base_offset;
+    int64_t last_offset;
+    int64_t max_timestamp;
+    int64_t base_timestamp;
+    int32_t partition_leader_epoch;
+    int64_t batch_bytes;
+    int32_t record_count;
+};
+
+/* ---- small helpers ---------------------------------------------------------------- */
+
+static uint32_t get_u32(const uint8_t *bytes)
+{
+    return (uint32_t)bytes[0] << 24 | (uint32_t)bytes[1] << 16 | (uint32_t)bytes[2] << 8 |
+           (uint32_t)bytes[3];
+}
+
+static uint64_t get_u64(const uint8_t *bytes)
+{
+    return (uint64_t)get_u32(bytes) << 32 | get_u32(bytes + 4);
+}
+
+static void put_u32(uint8_t *out, uint32_t value)
+{
+    for (int i = 0; i < 4; i++) {
+        out[i] = (uint8_t)(value >> (24 - 8 * i));
+    }
+}
+
+static void put_u64(uint8_t *out, uint64_t value)
+{
+    put_u32(out, (uint32_t)(value >> 32));
+    put_u32(out + 4, (uint32_t)value);
+}
+
+/* Decodes the header fields the log needs; false if there are fewer than 61
+ * bytes or the length or offsets are impossible. */
+static bool peek_header(const uint8_t *bytes, size_t byte_count, struct header *out)
+{
+    if (byte_count < KS_BATCH_HEADER_BYTES) {
+        return false;
+    }
+    int32_t batch_length = (int32_t)get_u32(bytes + 8);
+    if (batch_length < KS_BATCH_HEADER_BYTES - KS_BATCH_LOG_OVERHEAD_BYTES ||
+        batch_length > INT32_MAX - KS_BATCH_LOG_OVERHEAD_BYTES) {
+        return false;
+    }
+    int32_t last_offset_delta = (int32_t)get_u32(bytes + 23);
+    int64_t base_offset = (int64_t)get_u64(bytes);
+    if (last_offset_delta < 0 || base_offset < 0 || base_offset > INT64_MAX - INT32_MAX) {
+        return false;
+    }
+    out->base_offset = base_offset;
+    out->last_offset = base_offset + last_offset_delta;
+    out->partition_leader_epoch = (int32_t)get_u32(bytes + 12);
+    out->base_timestamp = (int64_t)get_u64(bytes + 27);
+    out->max_timestamp = (int64_t)get_u64(bytes + 35);
+    out->record_count = (int32_t)get_u32(bytes + 57);
+    out->batch_bytes = (int64_t)batch_length + KS_BATCH_LOG_OVERHEAD_BYTES;
+    return true;
+}
+
+static char *segment_path(const struct ks_log *log, int64_t base_offset, const char *suffix)
+{
+    return g_strdup_printf("%s/%020" PRId64 "%s", log->dir, base_offset, suffix);
+}
+
+static int64_t now_ms(ks_time_ns now_ns)
+{
+    return KS_EPOCH_BASE_MS + (int64_t)(now_ns / KS_NS_PER_MS);
+}
+
+static struct segment *segment_at(const struct ks_log *log, guint segment_index)
+{
+    return g_ptr_array_index(log->segments, segment_index);
+}
+
+static struct segment *active_segment(const struct ks_log *log)
+{
+    ks_assert(log->segments->len > 0); /* R1 */
+    return segment_at(log, log->segments->len - 1);
+}
+
+/* Reads [position, position + byte_count) of a file into log->window, or as
+ * much as exists. Returns the bytes read (short at end of file); -1 on an
+ * I/O error. */
+static int64_t read_into_window(struct ks_log *log, ks_file *file, int64_t position,
+                                size_t byte_count)
+{
+    if (log->window->len < byte_count) {
+        g_byte_array_set_size(log->window, (guint)byte_count);
+    }
+    size_t read_count = 0;
+    if (ks_disk_read(file, log->window->data, byte_count, position, &read_count) != KS_IO_OK) {
+        return -1;
+    }
+    return (int64_t)read_count;
+}
+
+/* A forward reader over a segment file that refills a window as needed. */
+struct reader {
+    struct ks_log *log;
+    ks_file *file;
+    int64_t file_size;
+    int64_t window_start;
+    int64_t window_count;
+    size_t window_bytes;
+    bool io_error;
+};
+
+static void reader_init(struct reader *reader, struct ks_log *log, ks_file *file,
+                        int64_t file_size, size_t window_bytes)
+{
+    memset(reader, 0, sizeof(*reader));
+    reader->log = log;
+    reader->file = file;
+    reader->file_size = file_size;
+    reader->window_bytes = window_bytes;
+}
+
+/* Returns a pointer to the bytes at position and sets *available_out to how
+ * many of the wanted `need` bytes exist (fewer at end of file). */
+static const uint8_t *reader_get(struct reader *reader, int64_t position, size_t need,
+                                 size_t *available_out)
+{
+    int64_t end = position + (int64_t)need;
+    if (end > reader->file_size) {
+        end = reader->file_size;
+    }
+    if (end <= position) {
+        *available_out = 0;
+        return NULL;
+    }
+    if (position < reader->window_start ||
+        end > reader->window_start + reader->window_count) {
+        size_t want = need > reader->window_bytes ? need : reader->window_bytes;
+        if ((int64_t)want > reader->file_size - position) {
+            want = (size_t)(reader->file_size - position);
+        }
+        int64_t got = read_into_window(reader->log, reader->file, position, want);
+        if (got < 0) {
+            reader->io_error = true;
+            *available_out = 0;
+            return NULL;
+        }
+        reader->window_start = position;
+        reader->window_count = got;
+        if (end > position + got) {
+            end = position + got;
+        }
+    }
+    *available_out = (size_t)(end - position);
+    return reader->log->window->data + (position - reader->window_start);
+}
+
+/* ---- text files (checkpoints) ------------------------------------------------------ */
+
+static void write_text_atomically(ks_world *world, ks_node_id node, const char *path,
+                                  const GString *text)
+{
+    char *tmp_path = g_strdup_printf("%s.tmp", path);
+    enum ks_io_result result = KS_IO_OK;
+    ks_file *file = ks_disk_open(world, node, tmp_path, KS_DISK_CREATE | KS_DISK_TRUNCATE,
+                                 &result);
+    ks_assert(file != NULL);
+    /* A simulated I/O error leaves the old checkpoint in place, as a failed
+     * write in Kafka does (the next write retries). */
+    bool written = ks_disk_append(file, text->str, text->len) == KS_IO_OK &&
+                   ks_disk_fsync(file) == KS_IO_OK;
+    ks_disk_close(file);
+    if (written) {
+        ks_disk_rename(world, node, tmp_path, path);
+    }
+    g_free(tmp_path);
+}
+
+static char *read_text(ks_world *world, ks_node_id node, const char *path)
+{
+    enum ks_io_result result = KS_IO_OK;
+    ks_file *file = ks_disk_open(world, node, path, 0, &result);
+    if (file == NULL) {
+        return NULL;
+    }
+    int64_t size = ks_disk_size(file);
+    if (size > 64 * 1024 * 1024) {
+        ks_disk_close(file);
+        return NULL;
+    }
+    char *text = g_malloc((size_t)size + 1);
+    size_t read_count = 0;
+    if (ks_disk_read(file, text, (size_t)size, 0, &read_count) != KS_IO_OK) {
+        read_count = 0;
+    }
+    text[read_count] = '\0';
+    ks_disk_close(file);
+    return text;
+}
+
+/* Parses a decimal integer field; false unless the whole token is one. */
+static bool parse_int64(const char *token, int64_t min, int64_t max, int64_t *out)
+{
+    if (token == NULL || *token == '\0') {
+        return false;
+    }
+    gint64 value = 0;
+    if (!g_ascii_string_to_signed(token, 10, min, max, &value, NULL)) {
+        return false;
+    }
+    *out = value;
+    return true;
+}
+
+/* Splits a checkpoint into whitespace-separated tokens after checking version
+ * 0 and the count; returns the tokens of the entries (each `fields` long) or
+ * NULL when malformed. Owned by the caller (g_strfreev). */
+static char **checkpoint_tokens(const char *text, int fields, int64_t *count_out)
+{
+    char **raw = g_strsplit_set(text, " \t\r\n", -1);
+    GPtrArray *tokens = g_ptr_array_new();
+    for (char **t = raw; *t != NULL; t++) {
+        if (**t != '\0') {
+            g_ptr_array_add(tokens, g_strdup(*t));
+        }
+    }
+    g_strfreev(raw);
+    g_ptr_array_add(tokens, NULL);
+    char **list = (char **)g_ptr_array_free(tokens, FALSE);
+    int64_t version = -1;
+    int64_t count = -1;
+    guint length = g_strv_length(list);
+    if (length < 2 || !parse_int64(list[0], 0, 0, &version) ||
+        !parse_int64(list[1], 0, INT32_MAX, &count) ||
+        (int64_t)length != 2 + count * fields) {
+        g_strfreev(list);
+        return NULL;
+    }
+    *count_out = count;
+    return list;
+}
+
+void ks_checkpoint_write(ks_world *world, ks_node_id node, const char *path,
+                         const struct ks_checkpoint_entry *entries, size_t entry_count)
+{
+    GString *text = g_string_new(NULL);
+    g_string_append_printf(text, "0\n%zu\n", entry_count);
+    for (size_t i = 0; i < entry_count; i++) {
+        ks_assert(entries[i].topic[0] != '\0');
+        ks_assert(strchr(entries[i].topic, ' ') == NULL);
+        g_string_append_printf(text, "%s %" PRId32 " %" PRId64 "\n", entries[i].topic,
+                               entries[i].partition, entries[i].offset);
+    }
+    write_text_atomically(world, node, path, text);
+    g_string_free(text, TRUE);
+}
+
+GArray *ks_checkpoint_read(ks_world *world, ks_node_id node, const char *path)
+{
+    char *text = read_text(world, node, path);
+    if (text == NULL) {
+        return NULL;
+    }
+    int64_t count = 0;
+    char **tokens = checkpoint_tokens(text, 3, &count);
+    g_free(text);
+    if (tokens == NULL) {
+        return NULL;
+    }
+    GArray *entries = g_array_new(FALSE, TRUE, sizeof(struct ks_checkpoint_entry));
+    for (int64_t i = 0; i < count; i++) {
+        struct ks_checkpoint_entry entry;
+        memset(&entry, 0, sizeof(entry));
+        const char *topic = tokens[2 + i * 3];
+        int64_t partition = 0;
+        if (strlen(topic) > KS_TOPIC_NAME_BYTES_MAX ||
+            !parse_int64(tokens[3 + i * 3], 0, INT32_MAX, &partition) ||
+            !parse_int64(tokens[4 + i * 3], INT64_MIN, INT64_MAX, &entry.offset)) {
+            g_array_free(entries, TRUE);
+            g_strfreev(tokens);
+            return NULL;
+        }
+        memcpy(entry.topic, topic, strlen(topic));
+        entry.partition = (int32_t)partition;
+        g_array_append_val(entries, entry);
+    }
+    g_strfreev(tokens);
+    return entries;
+}
+
+/* ---- leader epoch cache ------------------------------------------------------------- */
+
+static void epoch_persist(struct ks_log *log)
+{
+    GString *text = g_string_new(NULL);
+    g_string_append_printf(text, "0\n%u\n", log->epochs->len);
+    for (guint i = 0; i < log->epochs->len; i++) {
+        const struct epoch_entry *entry = &g_array_index(log->epochs, struct epoch_entry, i);
+        g_string_append_printf(text, "%" PRId32 " %" PRId64 "\n", entry->epoch,
+                               entry->start_offset);
+    }
+    char *path = g_strdup_printf("%s/%s", log->dir, EPOCH_CHECKPOINT_NAME);
+    write_text_atomically(log->world, log->node, path, text);
+    g_free(path);
+    g_string_free(text, TRUE);
+}
+
+static void epoch_load(struct ks_log *log)
+{
+    char *path = g_strdup_printf("%s/%s", log->dir, EPOCH_CHECKPOINT_NAME);
+    char *text = read_text(log->world, log->node, path);
+    g_free(path);
+    if (text == NULL) {
+        return;
+    }
+    int64_t count = 0;
+    char **tokens = checkpoint_tokens(text, 2, &count);
+    g_free(text);
+    if (tokens == NULL) {
+        return; /* a damaged cache is rebuilt from the batches during recovery */
+    }
+    for (int64_t i = 0; i < count; i++) {
+        int64_t epoch = 0;
+        int64_t start_offset = 0;
+        if (!parse_int64(tokens[2 + i * 2], 0, INT32_MAX, &epoch) ||
+            !parse_int64(tokens[3 + i * 2], 0, INT64_MAX, &start_offset)) {
+            break;
+        }
+        /* Keep only entries that respect R8; drop the rest. */
+        if (log->epochs->len > 0) {
+            const struct epoch_entry *last =
+                &g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1);
+            if (epoch <= last->epoch || start_offset < last->start_offset) {
+                continue;
+            }
+        }
+        struct epoch_entry entry = {(int32_t)epoch, start_offset};
+        g_array_append_val(log->epochs, entry);
+    }
+    g_strfreev(tokens);
+}
+
+/* Adds (epoch, start_offset) if epoch is above the latest, first removing
+ * entries that start at or after start_offset (LeaderEpochFileCache.assign).
+ * Returns true if the cache changed (the caller persists it). */
+static bool epoch_assign_in_memory(struct ks_log *log, int32_t epoch, int64_t start_offset)
+{
+    if (epoch < 0) {
+        return false;
+    }
+    if (log->epochs->len > 0 &&
+        g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).epoch >= epoch) {
+        return false;
+    }
+    while (log->epochs->len > 0 &&
+           g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).start_offset >=
+               start_offset) {
+        g_array_set_size(log->epochs, log->epochs->len - 1);
+    }
+    struct epoch_entry entry = {epoch, start_offset};
+    g_array_append_val(log->epochs, entry);
+    return true;
+}
+
+/* Removes entries starting at or after offset (truncateFromEnd). */
+static bool epoch_truncate_from_end(struct ks_log *log, int64_t offset)
+{
+    bool changed = false;
+    while (log->epochs->len > 0 &&
+           g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).start_offset >=
+               offset) {
+        g_array_set_size(log->epochs, log->epochs->len - 1);
+        changed = true;
+    }
+    return changed;
+}
+
+/* Drops entries wholly below offset; the latest one below it now starts at
+ * offset (truncateFromStart). */
+static bool epoch_truncate_from_start(struct ks_log *log, int64_t offset)
+{
+    guint below = 0;
+    while (below < log->epochs->len &&
+           g_array_index(log->epochs, struct epoch_entry, below).start_offset < offset) {
+        below++;
+    }
+    if (below == 0) {
+        return false;
+    }
+    g_array_remove_range(log->epochs, 0, below - 1);
+    g_array_index(log->epochs, struct epoch_entry, 0).start_offset = offset;
+    return true;
+}
+
+void ks_log_epoch_assign(struct ks_log *log, int32_t epoch, int64_t start_offset)
+{
+    if (epoch_assign_in_memory(log, epoch, start_offset)) {
+        epoch_persist(log);
+    }
+}
+
+int32_t ks_log_latest_epoch(const struct ks_log *log)
+{
+    if (log->epochs->len == 0) {
+        return -1;
+    }
+    return g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).epoch;
+}
+
+bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t requested_epoch,
+                             int32_t *epoch_out, int64_t *end_offset_out)
+{
+    *epoch_out = -1;
+    *end_offset_out = -1;
+    /* Largest known epoch <= requested: a linear scan from the end, because
+     * the cache holds one entry per leader change (a handful). */
+    for (guint i = log->epochs->len; i > 0; i--) {
+        const struct epoch_entry *entry = &g_array_index(log->epochs, struct epoch_entry, i - 1);
+        if (entry->epoch <= requested_epoch) {
+            *epoch_out = entry->epoch;
+            if (i == log->epochs->len) {
+                *end_offset_out = log->leo;
+            } else {
+                *end_offset_out =
+                    g_array_index(log->epochs, struct epoch_entry, i).start_offset;
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+int32_t ks_log_epoch_at_end(const struct ks_log *log)
+{
+    if (log->leo == 0) {
+        return -1;
+    }
+    int64_t last = log->leo - 1;
+    for (guint i = log->epochs->len; i > 0; i--) {
+        const struct epoch_entry *entry = &g_array_index(log->epochs, struct epoch_entry, i - 1);
+        if (entry->start_offset <= last) {
+            return entry->epoch;
+        }
+    }
+    return -1;
+}
+
+/* ---- segments: files ------------------------------------------------------------------ */
+
+static void segment_close_files(struct segment *segment)
+{
+    ks_disk_close(segment->log_file);
+    ks_disk_close(segment->index_file);
+    ks_disk_close(segment->time_file);
+    segment->log_file = NULL;
+    segment->index_file = NULL;
+    segment->time_file = NULL;
+}
+
+static void segment_open_files(struct ks_log *log, struct segment *segment, unsigned flags)
+{
+    const char *suffixes[3] = {".log", ".index", ".timeindex"};
+    ks_file **files[3] = {&segment->log_file, &segment->index_file, &segment->time_file};
+    for (int i = 0; i < 3; i++) {
+        if (*files[i] != NULL) {
+            continue;
+        }
+        char *path = segment_path(log, segment->base_offset, suffixes[i]);
+        enum ks_io_result result = KS_IO_OK;
+        *files[i] = ks_disk_open(log->world, log->node, path, flags | KS_DISK_CREATE, &result);
+        ks_assert(*files[i] != NULL);
+        g_free(path);
+    }
+}
+
+static struct segment *segment_new(int64_t base_offset)
+{
+    struct segment *segment = g_new0(struct segment, 1);
+    segment->base_offset = base_offset;
+    segment->next_offset = base_offset;
+    segment->max_timestamp = -1;
+    segment->offset_of_max_timestamp = base_offset;
+    segment->first_batch_timestamp = -1;
+    segment->offset_index = g_array_new(FALSE, FALSE, sizeof(struct offset_entry));
+    segment->time_index = g_array_new(FALSE, FALSE, sizeof(struct time_entry));
+    return segment;
+}
+
+static void segment_free(struct segment *segment)
+{
+    if (segment == NULL) {
+        return;
+    }
+    segment_close_files(segment);
+    g_array_free(segment->offset_index, TRUE);
+    g_array_free(segment->time_index, TRUE);
+    g_free(segment);
+}
+
+static void segment_reset_state(struct segment *segment)
+{
+    segment->size_bytes = 0;
+    segment->next_offset = segment->base_offset;
+    segment->max_timestamp = -1;
+    segment->offset_of_max_timestamp = segment->base_offset;
+    segment->first_batch_timestamp = -1;
+    segment->bytes_since_index = 0;
+    g_array_set_size(segment->offset_index, 0);
+    g_array_set_size(segment->time_index, 0);
+}
+
+/* Renames each file to `.deleted` then deletes it (simulated immediate
+ * deletion: file.delete.delay.ms is not modelled), and frees the segment. */
+static void segment_delete(struct ks_log *log, struct segment *segment)
+{
+    segment_close_files(segment);
+    const char *suffixes[3] = {".log", ".index", ".timeindex"};
+    for (int i = 0; i < 3; i++) {
+        char *path = segment_path(log, segment->base_offset, suffixes[i]);
+        char *deleted = g_strdup_printf("%s.deleted", path);
+        if (ks_disk_rename(log->world, log->node, path, deleted) == KS_IO_OK) {
+            ks_disk_delete(log->world, log->node, deleted);
+        }
+        g_free(deleted);
+        g_free(path);
+    }
+    segment_free(segment);
+}
+
+/* Rewrites both index files from the in-memory entries. */
+static void segment_write_indexes(struct ks_log *log, struct segment *segment)
+{
+    segment_open_files(log, segment, 0);
+    guint count = segment->offset_index->len;
+    uint8_t *bytes = g_malloc((size_t)count * OFFSET_ENTRY_BYTES + 1);
+    for (guint i = 0; i < count; i++) {
+        const struct offset_entry *entry =
+            &g_array_index(segment->offset_index, struct offset_entry, i);
+        put_u32(bytes + i * OFFSET_ENTRY_BYTES, (uint32_t)entry->relative_offset);
+        put_u32(bytes + i * OFFSET_ENTRY_BYTES + 4, (uint32_t)entry->position);
+    }
+    ks_disk_truncate(segment->index_file, 0);
+    ks_disk_append(segment->index_file, bytes, (size_t)count * OFFSET_ENTRY_BYTES);
+    g_free(bytes);
+    count = segment->time_index->len;
+    bytes = g_malloc((size_t)count * TIME_ENTRY_BYTES + 1);
+    for (guint i = 0; i < count; i++) {
+        const struct time_entry *entry = &g_array_index(segment->time_index, struct time_entry, i);
+        put_u64(bytes + i * TIME_ENTRY_BYTES, (uint64_t)entry->timestamp);
+        put_u32(bytes + i * TIME_ENTRY_BYTES + 8, (uint32_t)entry->relative_offset);
+    }
+    ks_disk_truncate(segment->time_file, 0);
+    ks_disk_append(segment->time_file, bytes, (size_t)count * TIME_ENTRY_BYTES);
+    g_free(bytes);
+    segment->dirty = true;
+}
+
+/* ---- segments: index rule -------------------------------------------------------------- */
+
+/* Appends a time-index entry if its timestamp exceeds the last one (R7). */
+static void time_index_maybe_append(struct segment *segment, int64_t timestamp, int64_t offset,
+                                    bool write_file)
+{
+    if (timestamp < 0) {
+        return;
+    }
+    guint count = segment->time_index->len;
+    if (count > 0) {
+        const struct time_entry *last =
+            &g_array_index(segment->time_index, struct time_entry, count - 1);
+        if (timestamp <= last->timestamp) {
+            return;
+        }
+        if (offset - segment->base_offset < last->relative_offset) {
+            return;
+        }
+    }
+    struct time_entry entry = {timestamp, (int32_t)(offset - segment->base_offset)};
+    g_array_append_val(segment->time_index, entry);
+    if (write_file) {
+        uint8_t bytes[TIME_ENTRY_BYTES];
+        put_u64(bytes, (uint64_t)entry.timestamp);
+        put_u32(bytes + 8, (uint32_t)entry.relative_offset);
+        ks_disk_append(segment->time_file, bytes, sizeof(bytes));
+    }
+}
+
+/* Applies one batch at `position` to the segment's state and indexes, as
+ * LogSegment.append does per batch (the index rule in the design block). */
+static void segment_account_batch(struct ks_log *log, struct segment *segment,
+                                  const struct header *batch, int64_t position, bool write_file)
+{
+    if (segment->first_batch_timestamp < 0 && position == 0) {
+        segment->first_batch_timestamp = batch->max_timestamp >= 0 ? batch->max_timestamp : 0;
+    }
+    if (batch->max_timestamp > segment->max_timestamp) {
+        segment->max_timestamp = batch->max_timestamp;
+        segment->offset_of_max_timestamp = batch->last_offset;
+    }
+    if (segment->bytes_since_index > log->config.index_interval_bytes) {
+        struct offset_entry entry = {(int32_t)(batch->last_offset - segment->base_offset),
+                                     (int32_t)position};
+        if (segment->offset_index->len > 0) {
+            const struct offset_entry *last = &g_array_index(
+                segment->offset_index, struct offset_entry, segment->offset_index->len - 1);
+            ks_assert(entry.relative_offset > last->relative_offset); /* R6 */
+            ks_assert(entry.position > last->position);               /* R6 */
+        }
+        g_array_append_val(segment->offset_index, entry);
+        if (write_file) {
+            uint8_t bytes[OFFSET_ENTRY_BYTES];
+            put_u32(bytes, (uint32_t)entry.relative_offset);
+            put_u32(bytes + 4, (uint32_t)entry.position);
+            ks_disk_append(segment->index_file, bytes, sizeof(bytes));
+        }
+        time_index_maybe_append(segment, segment->max_timestamp,
+                                segment->offset_of_max_timestamp, write_file);
+        segment->bytes_since_index = 0;
+    }
+    segment->bytes_since_index += batch->batch_bytes;
+    segment->next_offset = batch->last_offset + 1;
+    segment->size_bytes = position + batch->batch_bytes;
+}
+
+/* Position of the largest offset-index entry <= offset (0 if none). */
+static int64_t index_floor_position(const struct segment *segment, int64_t offset)
+{
+    int64_t relative = offset - segment->base_offset;
+    guint low = 0;
+    guint high = segment->offset_index->len;
+    while (low < high) {
+        guint middle = low + (high - low) / 2;
+        if (g_array_index(segment->offset_index, struct offset_entry, middle).relative_offset <=
+            relative) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    return low == 0 ? 0
+                    : g_array_index(segment->offset_index, struct offset_entry, low - 1).position;
+}
+
+/* Offset of the largest time-index entry with timestamp < target
+ * (segment base if none). Every record with timestamp >= target is at or
+ * after it. */
+static int64_t time_index_floor_offset(const struct segment *segment, int64_t timestamp)
+{
+    guint low = 0;
+    guint high = segment->time_index->len;
+    while (low < high) {
+        guint middle = low + (high - low) / 2;
+        if (g_array_index(segment->time_index, struct time_entry, middle).timestamp <
+            timestamp) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    if (low == 0) {
+        return segment->base_offset;
+    }
+    return segment->base_offset +
+           g_array_index(segment->time_index, struct time_entry, low - 1).relative_offset;
+}
+
+/* Finds the first batch of the segment whose last offset >= offset, scanning
+ * headers from the index floor with `reader` (which keeps its window for the
+ * caller). Returns its position, or -1 if none (or on an unreadable
+ * header); fills *batch_out. */
+static int64_t segment_translate_with(struct reader *reader, struct segment *segment,
+                                      int64_t offset, struct header *batch_out)
+{
+    int64_t position = index_floor_position(segment, offset);
+    while (position < segment->size_bytes) {
+        size_t available = 0;
+        const uint8_t *bytes = reader_get(reader, position, KS_BATCH_HEADER_BYTES, &available);
+        if (bytes == NULL || !peek_header(bytes, available, batch_out) ||
+            position + batch_out->batch_bytes > segment->size_bytes) {
+            return -1;
+        }
+        if (batch_out->last_offset >= offset) {
+            return position;
+        }
+        position += batch_out->batch_bytes;
+    }
+    return -1;
+}
+
+static int64_t segment_translate(struct ks_log *log, struct segment *segment, int64_t offset,
+                                 struct header *batch_out)
+{
+    struct reader reader;
+    reader_init(&reader, log, segment->log_file, segment->size_bytes, LOOKUP_WINDOW_BYTES);
+    return segment_translate_with(&reader, segment, offset, batch_out);
+}
+
+/* ---- segments: scanning and recovery ----------------------------------------------------- */
+
+struct scan_result {
+    int64_t valid_bytes;
+    int64_t batch_count;
+    const char *stop_reason; /* NULL when the whole file was valid */
+};
+
+/* Rebuilds the segment's state and in-memory indexes from its `.log`,
+ * reading every batch from position 0. With `validate`, each batch must
+ * parse (length, magic, CRC); always, offsets must increase, stay >= the
+ * segment base, and fit 32 bits relative to it. Stops at the first bad or
+ * torn batch. When epochs is true, batches with a higher leader epoch add
+ * epoch-cache entries (recovery). Does not change the files. */
+static struct scan_result segment_scan(struct ks_log *log, struct segment *segment,
+                                       bool validate, bool epochs)
+{
+    struct scan_result result = {0, 0, NULL};
+    int64_t file_size = ks_disk_size(segment->log_file);
+    segment_reset_state(segment);
+    struct reader reader;
+    reader_init(&reader, log, segment->log_file, file_size, SCAN_WINDOW_BYTES);
+    int64_t position = 0;
+    int64_t expected_min = segment->base_offset;
+    while (position < file_size) {
+        size_t available = 0;
+        const uint8_t *bytes = reader_get(&reader, position, KS_BATCH_HEADER_BYTES, &available);
+        struct header batch;
+        if (bytes == NULL || available < KS_BATCH_LOG_OVERHEAD_BYTES) {
+            result.stop_reason = "torn batch header";
+            break;
+        }
+        if (!peek_header(bytes, available, &batch)) {
+            result.stop_reason = available < KS_BATCH_HEADER_BYTES ? "torn batch header"
+                                                                   : "bad batch header";
+            break;
+        }
+        if (position + batch.batch_bytes > file_size) {
+            result.stop_reason = "torn batch";
+            break;
+        }
+        if (validate) {
+            bytes = reader_get(&reader, position, (size_t)batch.batch_bytes, &available);
+            struct ks_batch_view view;
+            enum ks_batch_status status =
+                bytes == NULL ? KS_BATCH_TRUNCATED : ks_batch_parse(bytes, available, &view, NULL);
+            if (status != KS_BATCH_OK) {
+                result.stop_reason = ks_batch_status_name(status);
+                break;
+            }
+        }
+        if (batch.base_offset < expected_min ||
+            batch.last_offset - segment->base_offset > INT32_MAX) {
+            result.stop_reason = "offsets out of order";
+            break;
+        }
+        if (position + batch.batch_bytes > INT32_MAX) {
+            result.stop_reason = "segment larger than 2 GiB";
+            break;
+        }
+        segment_account_batch(log, segment, &batch, position, false);
+        if (epochs) {
+            epoch_assign_in_memory(log, batch.partition_leader_epoch, batch.base_offset);
+        }
+        expected_min = batch.last_offset + 1;
+        position += batch.batch_bytes;
+        result.batch_count++;
+    }
+    if (reader.io_error && result.stop_reason == NULL) {
+        result.stop_reason = "I/O error";
+    }
+    result.valid_bytes = position;
+    return result;
+}
+
+/* Counts the batches (by header) in [position, end) of a file, for the
+ * recovery report; stops at the first unreadable header. */
+static int64_t count_batches(struct ks_log *log, ks_file *file, int64_t position, int64_t end)
+{
+    struct reader reader;
+    reader_init(&reader, log, file, end, SCAN_WINDOW_BYTES);
+    int64_t count = 0;
+    while (position < end) {
+        size_t available = 0;
+        const uint8_t *bytes = reader_get(&reader, position, KS_BATCH_HEADER_BYTES, &available);
+        struct header batch;
+        if (bytes == NULL || !peek_header(bytes, available, &batch)) {
+            break;
+        }
+        count++;
+        position += batch.batch_bytes;
+    }
+    return count;
+}
+
+/* Reads the index files into memory; false if one is missing, torn or
+ * inconsistent with the `.log` size (then the caller rebuilds). */
+static bool segment_load_indexes(struct ks_log *log, struct segment *segment)
+{
+    int64_t log_size = ks_disk_size(segment->log_file);
+    int64_t index_size = ks_disk_size(segment->index_file);
+    int64_t time_size = ks_disk_size(segment->time_file);
+    if (index_size % OFFSET_ENTRY_BYTES != 0 || time_size % TIME_ENTRY_BYTES != 0 ||
+        index_size > 64 * 1024 * 1024 || time_size > 64 * 1024 * 1024) {
+        return false;
+    }
+    g_array_set_size(segment->offset_index, 0);
+    g_array_set_size(segment->time_index, 0);
+    if (index_size > 0 && read_into_window(log, segment->index_file, 0, (size_t)index_size) !=
+                              index_size) {
+        return false;
+    }
+    for (int64_t i = 0; i < index_size / OFFSET_ENTRY_BYTES; i++) {
+        const uint8_t *bytes = log->window->data + i * OFFSET_ENTRY_BYTES;
+        struct offset_entry entry = {(int32_t)get_u32(bytes), (int32_t)get_u32(bytes + 4)};
+        if (entry.relative_offset < 0 || entry.position <= 0 || entry.position >= log_size) {
+            return false;
+        }
+        if (i > 0) {
+            const struct offset_entry *last =
+                &g_array_index(segment->offset_index, struct offset_entry, i - 1);
+            if (entry.relative_offset <= last->relative_offset ||
+                entry.position <= last->position) {
+                return false;
+            }
+        }
+        g_array_append_val(segment->offset_index, entry);
+    }
+    if (time_size > 0 &&
+        read_into_window(log, segment->time_file, 0, (size_t)time_size) != time_size) {
+        return false;
+    }
+    for (int64_t i = 0; i < time_size / TIME_ENTRY_BYTES; i++) {
+        const uint8_t *bytes = log->window->data + i * TIME_ENTRY_BYTES;
+        struct time_entry entry = {(int64_t)get_u64(bytes), (int32_t)get_u32(bytes + 8)};
+        if (entry.relative_offset < 0 || entry.timestamp < 0) {
+            return false;
+        }
+        if (i > 0) {
+            const struct time_entry *last =
+                &g_array_index(segment->time_index, struct time_entry, i - 1);
+            if (entry.timestamp <= last->timestamp ||
+                entry.relative_offset < last->relative_offset) {
+                return false;
+            }
+        }
+        g_array_append_val(segment->time_index, entry);
+    }
+    return true;
+}
+
+/* Completes a segment's state from its loaded indexes: reads the first
+ * header (first timestamp) and scans headers from the last offset-index
+ * entry to the end (next offset, largest timestamp, bytes since the last
+ * entry). False if a header there is unreadable or the time index points
+ * past the data. */
+static bool segment_finish_from_index(struct ks_log *log, struct segment *segment)
+{
+    int64_t file_size = ks_disk_size(segment->log_file);
+    segment->size_bytes = file_size;
+    segment->next_offset = segment->base_offset;
+    segment->max_timestamp = -1;
+    segment->offset_of_max_timestamp = segment->base_offset;
+    segment->first_batch_timestamp = -1;
+    segment->bytes_since_index = 0;
+    if (file_size == 0) {
+        return segment->offset_index->len == 0 && segment->time_index->len == 0;
+    }
+    struct reader reader;
+    reader_init(&reader, log, segment->log_file, file_size, SCAN_WINDOW_BYTES);
+    size_t available = 0;
+    struct header batch;
+    const uint8_t *bytes = reader_get(&reader, 0, KS_BATCH_HEADER_BYTES, &available);
+    if (bytes == NULL || !peek_header(bytes, available, &batch)) {
+        return false;
+    }
+    segment->first_batch_timestamp = batch.max_timestamp >= 0 ? batch.max_timestamp : 0;
+    int64_t position = 0;
+    int64_t expected_min = segment->base_offset;
+    guint entry_count = segment->offset_index->len;
+    if (entry_count > 0) {
+        const struct offset_entry *last =
+            &g_array_index(segment->offset_index, struct offset_entry, entry_count - 1);
+        position = last->position;
+        expected_min = segment->base_offset + 1;
+    }
+    if (segment->time_index->len > 0) {
+        const struct time_entry *last =
+            &g_array_index(segment->time_index, struct time_entry, segment->time_index->len - 1);
+        segment->max_timestamp = last->timestamp;
+        segment->offset_of_max_timestamp = segment->base_offset + last->relative_offset;
+    }
+    bool first = true;
+    while (position < file_size) {
+        bytes = reader_get(&reader, position, KS_BATCH_HEADER_BYTES, &available);
+        if (bytes == NULL || !peek_header(bytes, available, &batch) ||
+            position + batch.batch_bytes > file_size || batch.base_offset < expected_min ||
+            batch.last_offset - segment->base_offset > INT32_MAX) {
+            return false;
+        }
+        if (first && entry_count > 0) {
+            const struct offset_entry *last =
+                &g_array_index(segment->offset_index, struct offset_entry, entry_count - 1);
+            if (batch.last_offset - segment->base_offset != last->relative_offset) {
+                return false; /* R6: the entry names this batch's last offset */
+            }
+        }
+        first = false;
+        if (batch.max_timestamp > segment->max_timestamp) {
+            segment->max_timestamp = batch.max_timestamp;
+            segment->offset_of_max_timestamp = batch.last_offset;
+        }
+        segment->bytes_since_index += batch.batch_bytes;
+        segment->next_offset = batch.last_offset + 1;
+        expected_min = batch.last_offset + 1;
+        position += batch.batch_bytes;
+    }
+    if (segment->time_index->len > 0 &&
+        segment->base_offset +
+                g_array_index(segment->time_index, struct time_entry,
+                              segment->time_index->len - 1)
+                    .relative_offset >=
+            segment->next_offset) {
+        return false;
+    }
+    return true;
+}
+
+/* Recovers one segment: rebuilds it from its batches (validating each),
+ * truncates the `.log` at the first bad batch and rewrites both indexes.
+ * Returns what was cut. */
+static struct scan_result segment_recover(struct ks_log *log, struct segment *segment,
+                                          struct ks_log_recovery_report *report)
+{
+    int64_t file_size = ks_disk_size(segment->log_file);
+    struct scan_result result = segment_scan(log, segment, true, true);
+    if (result.valid_bytes < file_size) {
+        report->dropped_bytes += file_size - result.valid_bytes;
+        int64_t dropped = count_batches(log, segment->log_file, result.valid_bytes, file_size);
+        report->dropped_batch_count += dropped > 0 ? dropped : 1;
+        ks_disk_truncate(segment->log_file, result.valid_bytes);
+        segment->dirty = true;
+    }
+    segment_write_indexes(log, segment);
+    return result;
+}
+
+/* ---- open and close --------------------------------------------------------------------- */
+
+/* Parses "<20 digits><suffix>"; false for any other name. */
+static bool parse_segment_name(const char *name, const char *suffix, int64_t *base_out)
+{
+    size_t length = strlen(name);
+    size_t suffix_length = strlen(suffix);
+    if (length != 20 + suffix_length || strcmp(name + 20, suffix) != 0) {
+        return false;
+    }
+    int64_t base = 0;
+    for (int i = 0; i < 20; i++) {
+        if (name[i] < '0' || name[i] > '9') {
+            return false;
+        }
+        int digit = name[i] - '0';
+        if (base > (INT64_MAX - digit) / 10) {
+            return false;
+        }
+        base = base * 10 + digit;
+    }
+    *base_out = base;
+    return true;
+}
+
+static bool ends_with(const char *name, const char *suffix)
+{
+    size_t length = strlen(name);
+    size_t suffix_length = strlen(suffix);
+    return length >= suffix_length && strcmp(name + length - suffix_length, suffix) == 0;
+}
+
+/* Kafka's first loading step (LogLoader.removeTempFilesAndCollectSwapFiles):
+ * delete `.deleted` and `.cleaned` leftovers and `.tmp` files, and finish
+ * `.swap` renames (the cleaned segment was complete when it was renamed to
+ * .swap). Index files are deleted with a swap so they get rebuilt. */
+static void finish_interrupted_operations(struct ks_log *log)
+{
+    char **names = ks_disk_list(log->world, log->node, log->dir);
+    if (names == NULL) {
+        return;
+    }
+    for (char **name = names; *name != NULL; name++) {
+        char *path = g_strdup_printf("%s/%s", log->dir, *name);
+        if (ends_with(*name, ".deleted") || ends_with(*name, ".cleaned") ||
+            ends_with(*name, ".tmp")) {
+            ks_disk_delete(log->world, log->node, path);
+        } else if (ends_with(*name, ".log.swap")) {
+            int64_t base = 0;
+            char *target = g_strndup(path, strlen(path) - strlen(".swap"));
+            char *target_name = g_strndup(*name, strlen(*name) - strlen(".swap"));
+            if (parse_segment_name(target_name, ".log", &base)) {
+                char *index = segment_path(log, base, ".index");
+                char *time = segment_path(log, base, ".timeindex");
+                ks_disk_delete(log->world, log->node, index);
+                ks_disk_delete(log->world, log->node, time);
+                ks_disk_rename(log->world, log->node, path, target);
+                g_free(index);
+                g_free(time);
+            }
+            g_free(target_name);
+            g_free(target);
+        }
+        g_free(path);
+    }
+    ks_disk_list_free(names);
+}
+
+static int compare_segments(gconstpointer a, gconstpointer b)
+{
+    const struct segment *left = *(struct segment *const *)a;
+    const struct segment *right = *(struct segment *const *)b;
+    return left->base_offset < right->base_offset ? -1 : left->base_offset > right->base_offset;
+}
+
+/* Finds the `.log` segments of the folder, sorted by base offset. Files
+ * whose names are not Kafka segment names are ignored; index files without
+ * a `.log` are deleted, as Kafka does. */
+static void collect_segments(struct ks_log *log)
+{
+    char **names = ks_disk_list(log->world, log->node, log->dir);
+    if (names == NULL) {
+        return;
+    }
+    for (char **name = names; *name != NULL; name++) {
+        int64_t base = 0;
+        if (parse_segment_name(*name, ".log", &base)) {
+            g_ptr_array_add(log->segments, segment_new(base));
+        } else if (parse_segment_name(*name, ".index", &base) ||
+                   parse_segment_name(*name, ".timeindex", &base)) {
+            char *log_path = segment_path(log, base, ".log");
+            if (!ks_disk_exists(log->world, log->node, log_path)) {
+                char *path = g_strdup_printf("%s/%s", log->dir, *name);
+                ks_disk_delete(log->world, log->node, path);
+                g_free(path);
+            }
+            g_free(log_path);
+        }
+    }
+    ks_disk_list_free(names);
+    g_ptr_array_sort(log->segments, compare_segments);
+}
+
+static void delete_segments_from(struct ks_log *log, guint first_index,
+                                 struct ks_log_recovery_report *report)
+{
+    while (log->segments->len > first_index) {
+        struct segment *segment = g_ptr_array_steal_index(log->segments, log->segments->len - 1);
+        if (report != NULL) {
+            int64_t size = ks_disk_size(segment->log_file);
+            report->dropped_bytes += size;
+            report->dropped_batch_count += count_batches(log, segment->log_file, 0, size);
+            report->segments_deleted++;
+        }
+        segment_delete(log, segment);
+    }
+}
+
+/* Loads every segment; from the one holding the recovery point (all of them
+ * when !clean_shutdown) each is recovered batch by batch, and the first bad
+ * batch ends the log: everything after it is deleted (kafka-reference 3.7). */
+static void load_segments(struct ks_log *log, int64_t recovery_point, bool clean_shutdown,
+                          struct ks_log_recovery_report *report)
+{
+    /* LEO implied by the files before recovery: the last segment's end by
+     * its headers (only known when the last segment can be read). */
+    report->leo_before = -1;
+    bool recovering = false;
+    for (guint i = 0; i < log->segments->len; i++) {
+        struct segment *segment = segment_at(log, i);
+        segment_open_files(log, segment, 0);
+        if (i > 0) {
+            struct segment *previous = segment_at(log, i - 1);
+            if (segment->base_offset < previous->next_offset) {
+                /* R2 broken by the files themselves: drop the overlap. */
+                delete_segments_from(log, i, report);
+                break;
+            }
+        }
+        bool holds_recovery_point = i + 1 == log->segments->len ||
+                                    segment_at(log, i + 1)->base_offset > recovery_point;
+        if (!clean_shutdown && holds_recovery_point && !recovering) {
+            recovering = true;
+            report->recovered = true;
+            report->recovered_from_offset = segment->base_offset;
+        }
+        if (!recovering) {
+            if (segment_load_indexes(log, segment) && segment_finish_from_index(log, segment)) {
+                continue;
+            }
+            /* A missing or damaged index, or a damaged tail: recover the
+             * segment. Unlike Kafka (which keeps later segments then), a
+             * bad batch ends the log here, so that what remains is always a
+             * prefix without a gap. */
+            struct scan_result result = segment_recover(log, segment, report);
+            if (result.stop_reason != NULL) {
+                delete_segments_from(log, i + 1, report);
+                break;
+            }
+            continue;
+        }
+        struct scan_result result = segment_recover(log, segment, report);
+        if (result.stop_reason != NULL) {
+            delete_segments_from(log, i + 1, report);
+            break;
+        }
+    }
+}
+
+static void log_estimate_leo_before(struct ks_log *log, struct ks_log_recovery_report *report)
+{
+    /* Before recovery, the LEO the files imply is the last segment's end as
+     * read from its headers (Kafka logs "recovering from offset X"). */
+    if (log->segments->len == 0) {
+        report->leo_before = 0;
+        return;
+    }
+    struct segment *last = segment_at(log, log->segments->len - 1);
+    int64_t size = ks_disk_size(last->log_file);
+    struct reader reader;
+    reader_init(&reader, log, last->log_file, size, SCAN_WINDOW_BYTES);
+    int64_t position = 0;
+    int64_t leo = last->base_offset;
+    while (position < size) {
+        size_t available = 0;
+        const uint8_t *bytes = reader_get(&reader, position, KS_BATCH_HEADER_BYTES, &available);
+        struct header batch;
+        if (bytes == NULL || !peek_header(bytes, available, &batch) ||
+            position + batch.batch_bytes > size) {
+            break;
+        }
+        if (batch.last_offset + 1 > leo) {
+            leo = batch.last_offset + 1;
+        }
+        position += batch.batch_bytes;
+    }
+    report->leo_before = leo;
+}
+
+static void log_check(const struct ks_log *log)
+{
+    ks_assert(log->segments->len > 0);                 /* R1 */
+    ks_assert(log->leo == active_segment(log)->next_offset); /* R4 */
+    ks_assert(log->log_start_offset <= log->leo);      /* R3 */
+    ks_assert(log->recovery_point <= log->leo);        /* R5 */
+}
+
+struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
+                           const struct ks_log_config *config, int64_t recovery_point,
+                           bool clean_shutdown, struct ks_log_recovery_report *report_out)
+{
+    ks_assert(config->index_interval_bytes >= 0);
+    struct ks_log *log = g_new0(struct ks_log, 1);
+    log->world = world;
+    log->node = node;
+    log->dir = g_strdup(dir);
+    log->config = *config;
+    log->segments = g_ptr_array_new();
+    log->epochs = g_array_new(FALSE, FALSE, sizeof(struct epoch_entry));
+    log->window = g_byte_array_new();
+    log->last_flush_ns = ks_world_now_ns(world);
+    struct ks_log_recovery_report report;
+    memset(&report, 0, sizeof(report));
+
+    ks_disk_mkdir(world, node, dir);
+    /* Kafka creates the (empty) leader-epoch-checkpoint with the log; doing
+     * it first also means the folder is never listed empty. */
+    char *epoch_path = g_strdup_printf("%s/%s", dir, EPOCH_CHECKPOINT_NAME);
+    if (!ks_disk_exists(world, node, epoch_path)) {
+        epoch_persist(log);
+    }
+    g_free(epoch_path);
+    finish_interrupted_operations(log);
+    collect_segments(log);
+    epoch_load(log);
+    for (guint i = 0; i < log->segments->len; i++) {
+        segment_open_files(log, segment_at(log, i), 0);
+    }
+    log_estimate_leo_before(log, &report);
+    GArray *epochs_before = g_array_copy(log->epochs);
+    load_segments(log, recovery_point, clean_shutdown, &report);
+    if (log->segments->len == 0) {
+        struct segment *segment = segment_new(0);
+        segment_open_files(log, segment, KS_DISK_TRUNCATE);
+        g_ptr_array_add(log->segments, segment);
+    }
+    log->leo = active_segment(log)->next_offset;
+    log->log_start_offset = segment_at(log, 0)->base_offset;
+    log->recovery_point = recovery_point < log->leo ? recovery_point : log->leo;
+    if (log->recovery_point < 0) {
+        log->recovery_point = 0;
+    }
+    /* The cache must not name offsets the log no longer has (R8). */
+    bool changed = epoch_truncate_from_end(log, log->leo);
+    changed = epoch_truncate_from_start(log, log->log_start_offset) || changed;
+    /* Recovery may also have added entries from the batches' epochs. */
+    changed = changed || epochs_before->len != log->epochs->len ||
+              (log->epochs->len > 0 && memcmp(epochs_before->data, log->epochs->data,
+                                               (size_t)log->epochs->len *
+                                                   sizeof(struct epoch_entry)) != 0);
+    g_array_free(epochs_before, TRUE);
+    if (changed) {
+        epoch_persist(log);
+    }
+    report.leo_after = log->leo;
+    if (report.leo_before < 0) {
+        report.leo_before = log->leo;
+    }
+    if (report_out != NULL) {
+        *report_out = report;
+    }
+    log_check(log);
+    return log;
+}
+
+void ks_log_close(struct ks_log *log)
+{
+    if (log == NULL) {
+        return;
+    }
+    for (guint i = 0; i < log->segments->len; i++) {
+        segment_free(segment_at(log, i));
+    }
+    g_ptr_array_free(log->segments, TRUE);
+    g_array_free(log->epochs, TRUE);
+    g_byte_array_unref(log->window);
+    g_free(log->dir);
+    g_free(log);
+}
+
+int64_t ks_log_leo(const struct ks_log *log)
+{
+    return log->leo;
+}
+
+int64_t ks_log_start_offset(const struct ks_log *log)
+{
+    return log->log_start_offset;
+}
+
+int64_t ks_log_recovery_point(const struct ks_log *log)
+{
+    return log->recovery_point;
+}
+
+int64_t ks_log_size_bytes(const struct ks_log *log)
+{
+    int64_t total = 0;
+    for (guint i = 0; i < log->segments->len; i++) {
+        total += segment_at(log, i)->size_bytes;
+    }
+    return total;
+}
+
+int32_t ks_log_segment_count(const struct ks_log *log)
+{
+    return (int32_t)log->segments->len;
+}
+
+const char *ks_log_dir(const struct ks_log *log)
+{
+    return log->dir;
+}
+
+/* ---- flush and roll ----------------------------------------------------------------------- */
+
+static enum ks_io_result segment_fsync(struct segment *segment)
+{
+    if (!segment->dirty) {
+        return KS_IO_OK;
+    }
+    enum ks_io_result result = ks_disk_fsync(segment->log_file);
+    if (result == KS_IO_OK) {
+        result = ks_disk_fsync(segment->index_file);
+    }
+    if (result == KS_IO_OK) {
+        result = ks_disk_fsync(segment->time_file);
+    }
+    if (result == KS_IO_OK) {
+        segment->dirty = false;
+    }
+    return result;
+}
+
+void ks_log_flush(struct ks_log *log)
+{
+    for (guint i = 0; i < log->segments->len; i++) {
+        if (segment_fsync(segment_at(log, i)) != KS_IO_OK) {
+            return; /* the recovery point stays where the data is known durable */
+        }
+    }
+    log->recovery_point = log->leo;
+    log->unflushed_message_count = 0;
+    log->last_flush_ns = ks_world_now_ns(log->world);
+}
+
+void ks_log_maybe_flush(struct ks_log *log, ks_time_ns now_ns)
+{
+    if (log->config.flush_ns == KS_INT64_UNSET || log->config.flush_ns < 0) {
+        return;
+    }
+    if (now_ns >= log->last_flush_ns &&
+        now_ns - log->last_flush_ns >= (ks_time_ns)log->config.flush_ns) {
+        ks_log_flush(log);
+        log->last_flush_ns = now_ns;
+    }
+}
+
+/* Starts a new active segment at new_base. The old one gets its final
+ * time-index entry and is fsynced (Kafka flushes it asynchronously right
+ * after the roll), which advances the recovery point to new_base. */
+static void log_roll(struct ks_log *log, int64_t new_base)
+{
+    struct segment *old = active_segment(log);
+    ks_assert(new_base >= old->next_offset);
+    time_index_maybe_append(old, old->max_timestamp, old->offset_of_max_timestamp, true);
+    if (old->size_bytes == 0 && old->base_offset != new_base) {
+        /* An empty active segment is simply renamed by dropping it. */
+        g_ptr_array_remove_index(log->segments, log->segments->len - 1);
+        segment_delete(log, old);
+    } else if (old->size_bytes == 0) {
+        return;
+    } else {
+        old->dirty = true;
+        if (segment_fsync(old) == KS_IO_OK) {
+            bool earlier_clean = true;
+            for (guint i = 0; i + 1 < log->segments->len; i++) {
+                earlier_clean = earlier_clean && !segment_at(log, i)->dirty;
+            }
+            if (earlier_clean) {
+                log->recovery_point = new_base;
+            }
+        }
+    }
+    struct segment *segment = segment_new(new_base);
+    segment_open_files(log, segment, KS_DISK_TRUNCATE);
+    g_ptr_array_add(log->segments, segment);
+    if (log->log_start_offset < segment_at(log, 0)->base_offset) {
+        log->log_start_offset = segment_at(log, 0)->base_offset;
+    }
+}
+
+/* kafka-reference 3.4 (LogSegment.shouldRoll), without segment.jitter.ms. */
+static bool should_roll(const struct ks_log *log, int64_t incoming_bytes,
+                        int64_t incoming_max_timestamp, int64_t incoming_last_offset,
+                        int64_t incoming_batch_count)
+{
+    const struct segment *segment = active_segment(log);
+    if (segment->size_bytes == 0) {
+        return false;
+    }
+    if (segment->size_bytes > log->config.segment_bytes - incoming_bytes) {
+        return true;
+    }
+    if (segment->first_batch_timestamp >= 0 && incoming_max_timestamp >= 0 &&
+        log->config.segment_ns > 0 &&
+        incoming_max_timestamp - segment->first_batch_timestamp >
+            log->config.segment_ns / (int64_t)KS_NS_PER_MS) {
+        return true;
+    }
+    int64_t index_entries_max = log->config.segment_index_bytes / OFFSET_ENTRY_BYTES;
+    int64_t time_entries_max = log->config.segment_index_bytes / TIME_ENTRY_BYTES;
+    if ((int64_t)segment->offset_index->len + incoming_batch_count > index_entries_max ||
+        (int64_t)segment->time_index->len + incoming_batch_count > time_entries_max) {
+        return true;
+    }
+    if (incoming_last_offset - segment->base_offset > INT32_MAX) {
+        return true;
+    }
+    if (segment->size_bytes + incoming_bytes > INT32_MAX) {
+        return true;
+    }
+    return false;
+}
+
+/* ---- append ---------------------------------------------------------------------------------- */
+
+struct append_plan {
+    int64_t first_base_offset;
+    int64_t last_offset;
+    int64_t max_timestamp;
+    int64_t batch_count;
+    int64_t record_count;
+};
+
+/* Checks that every batch in bytes parses; with `leader`, also that its
+ * records are well formed and numbered 0..n-1, and keyed when the topic is
+ * compacted (Kafka's LogValidator). */
+static bool validate_batches(const struct ks_log *log, const uint8_t *bytes, size_t byte_count,
+                             bool leader, struct append_plan *plan)
+{
+    memset(plan, 0, sizeof(*plan));
+    plan->max_timestamp = -1;
+    size_t position = 0;
+    int64_t previous_last = -1;
+    while (position < byte_count) {
+        struct ks_batch_view batch;
+        size_t batch_bytes = 0;
+        if (ks_batch_parse(bytes + position, byte_count - position, &batch, &batch_bytes) !=
+            KS_BATCH_OK) {
+            return false;
+        }
+        if (batch.last_offset_delta < 0 || batch.record_count < 0) {
+            return false;
+        }
+        if (leader) {
+            if (batch.record_count == 0 || batch.last_offset_delta != batch.record_count - 1) {
+                return false;
+            }
+            struct ks_record_iter iter;
+            struct ks_record_view record;
+            bool malformed = false;
+            int32_t expected = 0;
+            ks_record_iter_init(&iter, &batch);
+            while (ks_record_iter_next(&iter, &record, &malformed)) {
+                if (record.offset - batch.base_offset != expected) {
+                    return false;
+                }
+                if (log->config.cleanup_compact && record.key == NULL &&
+                    (batch.attributes & KS_ATTR_CONTROL) == 0) {
+                    return false; /* "Compacted topic cannot accept message without key" */
+                }
+                expected++;
+            }
+            if (malformed || expected != batch.record_count) {
+                return false;
+            }
+        } else {
+            if (batch.base_offset < 0 || batch.base_offset <= previous_last) {
+                return false;
+            }
+            previous_last = ks_batch_last_offset(&batch);
+        }
+        if (plan->batch_count == 0) {
+            plan->first_base_offset = batch.base_offset;
+        }
+        plan->last_offset = ks_batch_last_offset(&batch);
+        if (batch.max_timestamp > plan->max_timestamp) {
+            plan->max_timestamp = batch.max_timestamp;
+        }
+        plan->batch_count++;
+        plan->record_count += batch.record_count;
+        position += batch_bytes;
+    }
+    return plan->batch_count > 0;
+}
+
+/* Writes validated batches (offsets already final) to the active segment,
+ * rolling first if needed, then applies the index rule batch by batch. */
+static enum ks_log_result append_batches(struct ks_log *log, const uint8_t *bytes,
+                                         size_t byte_count, const struct append_plan *plan)
+{
+    if (should_roll(log, (int64_t)byte_count, plan->max_timestamp, plan->last_offset,
+                    plan->batch_count)) {
+        log_roll(log, plan->first_base_offset);
+    } else if (active_segment(log)->size_bytes == 0 &&
+               active_segment(log)->base_offset != plan->first_base_offset) {
+        /* A follower starting past the empty active segment's base (the
+         * leader's batches were compacted away): re-base it. */
+        log_roll(log, plan->first_base_offset);
+    }
+    struct segment *segment = active_segment(log);
+    ks_assert(plan->first_base_offset >= segment->next_offset); /* R2 */
+    int64_t position = segment->size_bytes;
+    if (ks_disk_append(segment->log_file, bytes, byte_count) != KS_IO_OK) {
+        /* Keep R4: drop whatever part of the write landed. */
+        ks_disk_truncate(segment->log_file, position);
+        return KS_LOG_IO_ERROR;
+    }
+    segment->dirty = true;
+    size_t offset_in_bytes = 0;
+    while (offset_in_bytes < byte_count) {
+        struct header batch;
+        bool ok = peek_header(bytes + offset_in_bytes, byte_count - offset_in_bytes, &batch);
+        ks_assert(ok);
+        segment_account_batch(log, segment, &batch, position + (int64_t)offset_in_bytes, true);
+        if (epoch_assign_in_memory(log, batch.partition_leader_epoch, batch.base_offset)) {
+            epoch_persist(log);
+        }
+        offset_in_bytes += (size_t)batch.batch_bytes;
+    }
+    log->leo = segment->next_offset;
+    log->unflushed_message_count += plan->record_count;
+    if (log->unflushed_message_count >= log->config.flush_messages) {
+        ks_log_flush(log);
+    }
+    log_check(log);
+    return KS_LOG_OK;
+}
+
+enum ks_log_result ks_log_append_as_leader(struct ks_log *log, uint8_t *bytes,
+                                           size_t byte_count, int32_t leader_epoch,
+                                           ks_time_ns now_ns, int64_t *base_offset_out,
+                                           int64_t *last_offset_out)
+{
+    (void)now_ns; /* segment.ms compares record timestamps, as Kafka does */
+    struct append_plan plan;
+    if (!validate_batches(log, bytes, byte_count, true, &plan)) {
+        return KS_LOG_CORRUPT;
+    }
+    /* Assign offsets from the LEO and stamp the epoch; the CRC stays valid (B2). */
+    int64_t next = log->leo;
+    size_t position = 0;
+    while (position < byte_count) {
+        struct header batch;
+        bool ok = peek_header(bytes + position, byte_count - position, &batch);
+        ks_assert(ok);
+        ks_batch_set_offset_and_epoch(bytes + position, next, leader_epoch);
+        next += batch.last_offset - batch.base_offset + 1;
+        position += (size_t)batch.batch_bytes;
+    }
+    plan.first_base_offset = log->leo;
+    plan.last_offset = next - 1;
+    enum ks_log_result result = append_batches(log, bytes, byte_count, &plan);
+    if (result == KS_LOG_OK) {
+        *base_offset_out = plan.first_base_offset;
+        *last_offset_out = plan.last_offset;
+    }
+    return result;
+}
+
+enum ks_log_result ks_log_append_as_follower(struct ks_log *log, const uint8_t *bytes,
+                                             size_t byte_count, ks_time_ns now_ns)
+{
+    (void)now_ns;
+    struct append_plan plan;
+    if (!validate_batches(log, bytes, byte_count, false, &plan)) {
+        return KS_LOG_CORRUPT;
+    }
+    /* Offsets come from the leader. They must continue the log: a gap is
+     * allowed only where the leader's cleaner removed whole batches. */
+    if (plan.first_base_offset < log->leo) {
+        return KS_LOG_OFFSET_OUT_OF_RANGE;
+    }
+    return append_batches(log, bytes, byte_count, &plan);
+}
+
+/* ---- read ---------------------------------------------------------------------------------- */
+
+/* Index of the segment with the largest base offset <= offset, or -1. */
+static int segment_floor_index(const struct ks_log *log, int64_t offset)
+{
+    guint low = 0;
+    guint high = log->segments->len;
+    while (low < high) {
+        guint middle = low + (high - low) / 2;
+        if (segment_at(log, middle)->base_offset <= offset) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    return (int)low - 1;
+}
+
+/* Appends whole batches of one segment from `position` to out, as
+ * ks_log_read describes, continuing with the reader the lookup used (its
+ * window usually holds the batch already, saving a second read). Returns
+ * bytes added, or -1 on an I/O error. */
+static int64_t read_segment_from(struct reader *reader, struct segment *segment,
+                                 int64_t position, int64_t upto_offset, size_t max_bytes,
+                                 GByteArray *out)
+{
+    /* Collect the extent of whole batches first, then copy them in one go. */
+    int64_t end = position;
+    while (end < segment->size_bytes) {
+        size_t available = 0;
+        struct header batch;
+        const uint8_t *bytes = reader_get(reader, end, KS_BATCH_HEADER_BYTES, &available);
+        if (bytes == NULL || !peek_header(bytes, available, &batch) ||
+            end + batch.batch_bytes > segment->size_bytes) {
+            break;
+        }
+        if (batch.last_offset >= upto_offset) {
+            break;
+        }
+        int64_t taken = end - position;
+        if (taken > 0 && (size_t)(taken + batch.batch_bytes) > max_bytes) {
+            break; /* KIP-74: only the first batch may exceed max_bytes */
+        }
+        end += batch.batch_bytes;
+    }
+    int64_t count = end - position;
+    if (count == 0) {
+        return 0;
+    }
+    guint start = out->len;
+    g_byte_array_set_size(out, start + (guint)count);
+    if (position >= reader->window_start &&
+        end <= reader->window_start + reader->window_count) {
+        memcpy(out->data + start,
+               reader->log->window->data + (position - reader->window_start), (size_t)count);
+        return count;
+    }
+    size_t read_count = 0;
+    if (ks_disk_read(segment->log_file, out->data + start, (size_t)count, position,
+                     &read_count) != KS_IO_OK ||
+        read_count != (size_t)count) {
+        g_byte_array_set_size(out, start);
+        return -1;
+    }
+    return count;
+}
+
+enum ks_log_result ks_log_read(struct ks_log *log, int64_t offset, int64_t upto_offset,
+                               size_t max_bytes, GByteArray *out)
+{
+    if (offset < log->log_start_offset || offset > log->leo) {
+        return KS_LOG_OFFSET_OUT_OF_RANGE;
+    }
+    if (offset == log->leo || offset >= upto_offset) {
+        return KS_LOG_OK;
+    }
+    int segment_index = segment_floor_index(log, offset);
+    if (segment_index < 0) {
+        segment_index = 0;
+    }
+    /* Kafka returns data from one segment per read; a segment with nothing
+     * at or after the offset (its tail was compacted away) passes to the next. */
+    for (guint i = (guint)segment_index; i < log->segments->len; i++) {
+        struct segment *segment = segment_at(log, i);
+        struct header batch;
+        struct reader reader;
+        reader_init(&reader, log, segment->log_file, segment->size_bytes, LOOKUP_WINDOW_BYTES);
+        int64_t position = segment_translate_with(&reader, segment, offset, &batch);
+        if (position < 0) {
+            continue;
+        }
+        int64_t added = read_segment_from(&reader, segment, position, upto_offset, max_bytes, out);
+        if (added < 0) {
+            return KS_LOG_IO_ERROR;
+        }
+        return KS_LOG_OK;
+    }
+    return KS_LOG_OK;
+}
+
+int64_t ks_log_offset_for_timestamp(struct ks_log *log, int64_t timestamp_ms)
+{
+    for (guint i = 0; i < log->segments->len; i++) {
+        struct segment *segment = segment_at(log, i);
+        if (segment->max_timestamp < timestamp_ms) {
+            continue;
+        }
+        int64_t floor_offset = time_index_floor_offset(segment, timestamp_ms);
+        struct reader reader;
+        reader_init(&reader, log, segment->log_file, segment->size_bytes, LOOKUP_WINDOW_BYTES);
+        int64_t position = index_floor_position(segment, floor_offset);
+        while (position < segment->size_bytes) {
+            size_t available = 0;
+            struct header batch;
+            const uint8_t *bytes = reader_get(&reader, position, KS_BATCH_HEADER_BYTES, &available);
+            if (bytes == NULL || !peek_header(bytes, available, &batch)) {
+                break;
+            }
+            if (batch.max_timestamp >= timestamp_ms) {
+                /* Kafka answers with the first record of the batch whose
+                 * timestamp reaches the target (LogSegment.findOffsetByTimestamp). */
+                int64_t found = batch.base_offset;
+                bytes = reader_get(&reader, position, (size_t)batch.batch_bytes, &available);
+                struct ks_batch_view view;
+                if (bytes != NULL &&
+                    ks_batch_parse(bytes, available, &view, NULL) == KS_BATCH_OK) {
+                    struct ks_record_iter iter;
+                    struct ks_record_view record;
+                    ks_record_iter_init(&iter, &view);
+                    while (ks_record_iter_next(&iter, &record, NULL)) {
+                        if (record.timestamp >= timestamp_ms) {
+                            found = record.offset;
+                            break;
+                        }
+                    }
+                }
+                return found > log->log_start_offset ? found : log->log_start_offset;
+            }
+            position += batch.batch_bytes;
+        }
+    }
+    return log->leo;
+}
+
+/* ---- truncation ------------------------------------------------------------------------------ */
+
+static void log_reset_to_empty_segment(struct ks_log *log, int64_t offset)
+{
+    while (log->segments->len > 0) {
+        struct segment *segment = g_ptr_array_steal_index(log->segments, log->segments->len - 1);
+        segment_delete(log, segment);
+    }
+    struct segment *segment = segment_new(offset);
+    segment_open_files(log, segment, KS_DISK_TRUNCATE);
+    g_ptr_array_add(log->segments, segment);
+    log->leo = offset;
+    log->log_start_offset = offset;
+    log->recovery_point = offset;
+    log->unflushed_message_count = 0;
+}
+
+void ks_log_truncate_fully_and_start_at(struct ks_log *log, int64_t offset)
+{
+    ks_assert(offset >= 0);
+    log_reset_to_empty_segment(log, offset);
+    g_array_set_size(log->epochs, 0);
+    epoch_persist(log);
+    log_check(log);
+}
+
+void ks_log_truncate_to(struct ks_log *log, int64_t offset)
+{
+    if (offset >= log->leo) {
+        return;
+    }
+    if (offset < segment_at(log, 0)->base_offset) {
+        ks_log_truncate_fully_and_start_at(log, offset);
+        return;
+    }
+    /* Segments starting above the point go whole (LocalLog.truncateTo). */
+    while (log->segments->len > 1 && active_segment(log)->base_offset > offset) {
+        struct segment *segment = g_ptr_array_steal_index(log->segments, log->segments->len - 1);
+        segment_delete(log, segment);
+    }
+    struct segment *segment = active_segment(log);
+    struct header batch;
+    int64_t cut = segment_translate(log, segment, offset, &batch);
+    if (cut >= 0) {
+        ks_disk_truncate(segment->log_file, cut);
+        segment->dirty = true;
+        /* Rebuild the segment's state and indexes from what is left: the
+         * same rule as appends, so the result is the incremental index. */
+        struct scan_result result = segment_scan(log, segment, false, false);
+        ks_assert(result.valid_bytes == cut);
+        segment_write_indexes(log, segment);
+    }
+    log->leo = segment->next_offset;
+    if (log->recovery_point > log->leo) {
+        log->recovery_point = log->leo;
+    }
+    if (log->log_start_offset > log->leo) {
+        log->log_start_offset = log->leo;
+    }
+    if (epoch_truncate_from_end(log, log->leo)) {
+        epoch_persist(log);
+    }
+    log_check(log);
+}
+
+/* ---- retention ------------------------------------------------------------------------------- */
+
+/* Deletes the oldest segment (never the active one, R1). */
+static void delete_oldest_segment(struct ks_log *log)
+{
+    ks_assert(log->segments->len > 1);
+    struct segment *segment = g_ptr_array_steal_index(log->segments, 0);
+    segment_delete(log, segment);
+    int64_t first_base = segment_at(log, 0)->base_offset;
+    if (log->log_start_offset < first_base) {
+        log->log_start_offset = first_base;
+    }
+}
+
+int32_t ks_log_apply_retention(struct ks_log *log, ks_time_ns now_ns, int64_t hw)
+{
+    int32_t deleted = 0;
+    int64_t now = now_ms(now_ns);
+    int64_t total_bytes = ks_log_size_bytes(log);
+    while (log->segments->len > 1) {
+        const struct segment *segment = segment_at(log, 0);
+        const struct segment *next = segment_at(log, 1);
+        if (next->base_offset > hw) {
+            break; /* only data below the high watermark may go */
+        }
+        bool below_start = next->base_offset <= log->log_start_offset;
+        bool too_old = false;
+        bool too_big = false;
+        if (log->config.cleanup_delete) {
+            too_old = log->config.retention_ns >= 0 &&
+                      now - segment->max_timestamp >
+                          log->config.retention_ns / (int64_t)KS_NS_PER_MS;
+            too_big = log->config.retention_bytes >= 0 &&
+                      total_bytes - segment->size_bytes >= log->config.retention_bytes;
+        }
+        if (!below_start && !too_old && !too_big) {
+            break;
+        }
+        total_bytes -= segment->size_bytes;
+        delete_oldest_segment(log);
+        deleted++;
+    }
+    if (deleted > 0 && epoch_truncate_from_start(log, log->log_start_offset)) {
+        epoch_persist(log);
+    }
+    log_check(log);
+    return deleted;
+}
+
+void ks_log_advance_start_offset(struct ks_log *log, int64_t offset)
+{
+    if (offset <= log->log_start_offset) {
+        return;
+    }
+    log->log_start_offset = offset < log->leo ? offset : log->leo;
+    while (log->segments->len > 1 && segment_at(log, 1)->base_offset <= log->log_start_offset) {
+        delete_oldest_segment(log);
+    }
+    if (epoch_truncate_from_start(log, log->log_start_offset)) {
+        epoch_persist(log);
+    }
+    log_check(log);
+}
+
+/* ---- compaction -------------------------------------------------------------------------------- */
+
+/* What the first pass of the cleaner learns: the last offset of each key and
+ * the base offset of each producer's last batch (hash tables used only for
+ * lookups, never iterated). */
+struct offset_map {
+    GHashTable *last_offset_by_key;      /* GBytes * -> int64_t *, owned */
+    GHashTable *last_batch_by_producer;  /* int64_t * -> int64_t *, owned */
+};
+
+static void offset_map_put_key(struct offset_map *map, const uint8_t *key, int32_t key_bytes,
+                               int64_t offset)
+{
+    GBytes *bytes = g_bytes_new(key, (gsize)key_bytes);
+    int64_t *value = g_new(int64_t, 1);
+    *value = offset;
+    g_hash_table_replace(map->last_offset_by_key, bytes, value);
+}
+
+static int64_t offset_map_get_key(const struct offset_map *map, const uint8_t *key,
+                                  int32_t key_bytes)
+{
+    GBytes *bytes = g_bytes_new_static(key, (gsize)key_bytes);
+    const int64_t *value = g_hash_table_lookup(map->last_offset_by_key, bytes);
+    g_bytes_unref(bytes);
+    return value != NULL ? *value : -1;
+}
+
+/* Calls fn for every CRC-valid batch of a segment, in order; stops at the
+ * first invalid one (compaction leaves damaged data alone). */
+typedef void batch_fn(const struct ks_batch_view *batch, const uint8_t *bytes,
+                      size_t batch_bytes, void *context);
+
+static bool for_each_batch(struct ks_log *log, struct segment *segment, batch_fn *fn,
+                           void *context)
+{
+    struct reader reader;
+    reader_init(&reader, log, segment->log_file, segment->size_bytes, SCAN_WINDOW_BYTES);
+    int64_t position = 0;
+    while (position < segment->size_bytes) {
+        size_t available = 0;
+        struct header header;
+        const uint8_t *bytes = reader_get(&reader, position, KS_BATCH_HEADER_BYTES, &available);
+        if (bytes == NULL || !peek_header(bytes, available, &header)) {
+            return false;
+        }
+        bytes = reader_get(&reader, position, (size_t)header.batch_bytes, &available);
+        struct ks_batch_view batch;
+        size_t batch_bytes = 0;
+        if (bytes == NULL || ks_batch_parse(bytes, available, &batch, &batch_bytes) != KS_BATCH_OK) {
+            return false;
+        }
+        fn(&batch, bytes, batch_bytes, context);
+        position += (int64_t)batch_bytes;
+    }
+    return true;
+}
+
+static void map_batch(const struct ks_batch_view *batch, const uint8_t *bytes,
+                      size_t batch_bytes, void *context)
+{
+    (void)bytes;
+    (void)batch_bytes;
+    struct offset_map *map = context;
+    if (batch->producer_id >= 0) {
+        int64_t *producer = g_new(int64_t, 1);
+        int64_t *base = g_new(int64_t, 1);
+        *producer = batch->producer_id;
+        *base = batch->base_offset;
+        g_hash_table_replace(map->last_batch_by_producer, producer, base);
+    }
+    if ((batch->attributes & KS_ATTR_CONTROL) != 0) {
+        return;
+    }
+    struct ks_record_iter iter;
+    struct ks_record_view record;
+    ks_record_iter_init(&iter, batch);
+    while (ks_record_iter_next(&iter, &record, NULL)) {
+        if (record.key != NULL) {
+            offset_map_put_key(map, record.key, record.key_bytes, record.offset);
+        }
+    }
+}
+
+struct clean_context {
+    const struct offset_map *map;
+    int64_t now_ms;
+    int64_t delete_retention_ms;
+    GByteArray *out;        /* the cleaned segment, not owned */
+    int64_t removed_count;
+};
+
+/* Keeps the last record of each key (offsets unchanged), drops tombstones
+ * older than delete.retention.ms (by their batch's largest timestamp: the
+ * delete horizon of KIP-534 is not stamped), and keeps an emptied batch's
+ * header only when it is its producer's last batch, so that producer
+ * sequence state survives (kafka-reference 2.5). */
+static void clean_batch(const struct ks_batch_view *batch, const uint8_t *bytes,
+                        size_t batch_bytes, void *context)
+{
+    struct clean_context *clean = context;
+    if ((batch->attributes & KS_ATTR_CONTROL) != 0) {
+        g_byte_array_append(clean->out, bytes, (guint)batch_bytes);
+        return;
+    }
+    struct ks_batch_builder builder;
+    ks_batch_builder_init(&builder, batch->base_timestamp, batch->producer_id,
+                          batch->producer_epoch, batch->base_sequence);
+    builder.attributes = batch->attributes;
+    struct ks_record_iter iter;
+    struct ks_record_view record;
+    int32_t kept = 0;
+    int32_t seen = 0;
+    ks_record_iter_init(&iter, batch);
+    while (ks_record_iter_next(&iter, &record, NULL)) {
+        seen++;
+        bool keep = true;
+        if (record.key != NULL) {
+            keep = offset_map_get_key(clean->map, record.key, record.key_bytes) == record.offset;
+            if (keep && record.value == NULL &&
+                clean->now_ms - batch->max_timestamp > clean->delete_retention_ms) {
+                keep = false;
+            }
+        }
+        if (!keep) {
+            continue;
+        }
+        kept++;
+        ks_batch_builder_add_at(&builder, (int32_t)(record.offset - batch->base_offset),
+                                record.timestamp, record.key, record.key_bytes, record.value,
+                                record.value_bytes, record.headers, record.header_count);
+    }
+    clean->removed_count += seen - kept;
+    if (kept == seen && seen == batch->record_count) {
+        g_byte_array_append(clean->out, bytes, (guint)batch_bytes);
+    } else {
+        bool last_of_producer = false;
+        if (batch->producer_id >= 0) {
+            const int64_t *base =
+                g_hash_table_lookup(clean->map->last_batch_by_producer, &batch->producer_id);
+            last_of_producer = base != NULL && *base == batch->base_offset;
+        }
+        if (kept > 0 || last_of_producer) {
+            GByteArray *cleaned = ks_batch_builder_finish_at(
+                &builder, batch->base_offset, batch->partition_leader_epoch,
+                batch->last_offset_delta);
+            g_byte_array_append(clean->out, cleaned->data, cleaned->len);
+            g_byte_array_unref(cleaned);
+        }
+    }
+    ks_batch_builder_deinit(&builder);
+}
+
+/* Replaces a segment's `.log` with `bytes` through Kafka's rename protocol:
+ * write `.log.cleaned` and fsync it; delete the indexes; rename to
+ * `.log.swap`, then over `.log`; rebuild and fsync the indexes. A crash
+ * before the .swap rename leaves the original (the .cleaned file is deleted
+ * on open); after it, open finishes the rename; missing indexes are rebuilt. */
+static void segment_replace(struct ks_log *log, struct segment *segment, const GByteArray *bytes)
+{
+    char *log_path = segment_path(log, segment->base_offset, ".log");
+    char *cleaned_path = segment_path(log, segment->base_offset, ".log.cleaned");
+    char *swap_path = segment_path(log, segment->base_offset, ".log.swap");
+    char *index_path = segment_path(log, segment->base_offset, ".index");
+    char *time_path = segment_path(log, segment->base_offset, ".timeindex");
+    enum ks_io_result result = KS_IO_OK;
+    ks_file *file = ks_disk_open(log->world, log->node, cleaned_path,
+                                 KS_DISK_CREATE | KS_DISK_TRUNCATE, &result);
+    ks_assert(file != NULL);
+    bool written = ks_disk_append(file, bytes->data, bytes->len) == KS_IO_OK &&
+                   ks_disk_fsync(file) == KS_IO_OK;
+    ks_disk_close(file);
+    if (written) {
+        segment_close_files(segment);
+        ks_disk_delete(log->world, log->node, index_path);
+        ks_disk_delete(log->world, log->node, time_path);
+        ks_disk_rename(log->world, log->node, cleaned_path, swap_path);
+        ks_disk_rename(log->world, log->node, swap_path, log_path);
+        segment_open_files(log, segment, 0);
+        struct scan_result scan = segment_scan(log, segment, false, false);
+        ks_assert(scan.valid_bytes == (int64_t)bytes->len);
+        segment_write_indexes(log, segment);
+        segment_fsync(segment);
+    } else {
+        ks_disk_delete(log->world, log->node, cleaned_path);
+    }
+    g_free(log_path);
+    g_free(cleaned_path);
+    g_free(swap_path);
+    g_free(index_path);
+    g_free(time_path);
+}
+
+int64_t ks_log_compact(struct ks_log *log, ks_time_ns now_ns, int64_t hw)
+{
+    if (!log->config.cleanup_compact) {
+        return 0;
+    }
+    int64_t now = now_ms(now_ns);
+    int64_t lag_ms = log->config.min_compaction_lag_ns / (int64_t)KS_NS_PER_MS;
+    /* Cleanable: closed segments wholly below the HW whose newest record is
+     * older than min.compaction.lag.ms. */
+    guint cleanable = 0;
+    while (cleanable + 1 < log->segments->len &&
+           segment_at(log, cleanable + 1)->base_offset <= hw &&
+           now - segment_at(log, cleanable)->max_timestamp >= lag_ms) {
+        cleanable++;
+    }
+    if (cleanable == 0) {
+        return 0;
+    }
+    struct offset_map map = {
+        g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free),
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free),
+    };
+    guint mapped = 0;
+    while (mapped < cleanable && for_each_batch(log, segment_at(log, mapped), map_batch, &map)) {
+        mapped++;
+    }
+    int64_t removed = 0;
+    GByteArray *out = g_byte_array_new();
+    for (guint i = 0; i < mapped; i++) {
+        struct segment *segment = segment_at(log, i);
+        struct clean_context clean = {&map, now, log->config.delete_retention_ns /
+                                                     (int64_t)KS_NS_PER_MS, out, 0};
+        g_byte_array_set_size(out, 0);
+        if (!for_each_batch(log, segment, clean_batch, &clean)) {
+            continue;
+        }
+        if ((int64_t)out->len == segment->size_bytes && clean.removed_count == 0) {
+            continue;
+        }
+        segment_replace(log, segment, out);
+        removed += clean.removed_count;
+    }
+    g_byte_array_unref(out);
+    g_hash_table_destroy(map.last_offset_by_key);
+    g_hash_table_destroy(map.last_batch_by_producer);
+    log_check(log);
+    return removed;
+}

@@ -1,0 +1,1921 @@
+/*
+** core/producer.c: the producer client, modelled on Kafka's Java producer
+** (KafkaProducer, RecordAccumulator, Sender, NetworkClient, TransactionManager
+** for idempotence).
+**
+** The pieces, as in the Java client:
+**   workload     the "application": `rate` send() calls per simulated second,
+**                evenly spaced; record n is due at base + n * 1e9 / rate. A
+**                send() that finds no metadata yet, or no buffer.memory for a
+**                new batch, blocks the application (no further records) for
+**                up to max.block.ms, then fails that record.
+**   partitioner  core/partitioner.c: murmur2 for keys, uniform sticky for
+**                null keys (partitions with a known leader).
+**   accumulator  per partition a queue of batches; the tail batch is open for
+**                appends until the next record does not fit in batch.size
+**                (a lone record larger than batch.size gets its own batch).
+**                Each batch reserves max(batch.size, its size) of buffer.memory
+**                until it ends.
+**   sender       one loop (sender_run) after every event: request timeouts,
+**                delivery timeouts, idempotence bookkeeping, metadata and
+**                InitProducerId, then drain: a queue's head batch is sendable
+**                when closed (full, or another batch behind it), lingered
+**                linger.ms, the producer is stopping (close() ignores linger),
+**                or the application is blocked on memory; and its retry
+**                backoff is over; and its leader is known; and the connection
+**                to the leader has fewer than max.in.flight requests.
+**   network      one connection per broker; requests carry correlation ids;
+**                a response whose id is not in flight (the connection was
+**                reset, or an earlier incarnation sent it) is ignored.
+**
+** Batch life cycle:
+**
+**   OPEN --(full / next record does not fit)--> CLOSED (queued)
+**   OPEN/CLOSED --(drained)--> IN FLIGHT --(NONE / DUPLICATE_SEQUENCE)--> ACKED
+**   IN FLIGHT --(retriable error, timeout, disconnect; retries left)--> queued again,
+**                 at the front, after retry.backoff (KIP-580 exponential, +-20 %)
+**   IN FLIGHT --(non-retriable error, or retries exhausted)--> FAILED or UNKNOWN
+**   any --(delivery.timeout.ms since the batch was created)--> FAILED or UNKNOWN
+**   any --(producer crash)--> UNKNOWN
+**
+** A batch that ends without an ack is UNKNOWN when some attempt may have been
+** written (a request that timed out or was cut by a disconnect, or a broker
+** REQUEST_TIMED_OUT / NOT_ENOUGH_REPLICAS_AFTER_APPEND, which both mean the
+** leader appended), and FAILED otherwise (every attempt got a definite
+** "nothing written" answer, or it was never sent). The brief's "retries
+** exhausted with a definite error" is FAILED only when no earlier attempt was
+** in doubt: an earlier timed-out attempt may be in the log.
+**
+** Invariants (asserted as P1..P5):
+**   P1  every record ends exactly once (acked + failed + unknown + pending == sent).
+**   P2  a connection never holds more than max.in.flight requests.
+**   P3  a batch is in at most one place: a partition queue or one request.
+**   P4  buffer.memory reserved == sum of the live batches' reservations <= buffer.memory
+**       (a single batch may exceed it, as a record larger than buffer.memory would
+**       in Kafka, where it fails; ksim allows it).
+**   P5  with idempotence, a partition's incomplete sequenced batches are sorted by
+**       base sequence and contiguous.
+**   P6  a partition queue holds retried batches first, then fresh ones in creation
+**       order, so delivery timeouts only need a scan up to the first fresh batch.
+**
+** Retries and the network (NetworkClient): a request with no response after
+** request.timeout.ms disconnects its connection: every request in flight on it
+** fails with NETWORK_EXCEPTION (its fate unknown), which is retriable and asks
+** for a metadata refresh. Retried batches go back to the front of their queue:
+** without idempotence with addFirst, so several batches failing together are
+** resent in reverse order, which is how the Java client reorders records when
+** max.in.flight > 1 (and duplicates them when a lost response hid a write).
+**
+** Idempotence (enable.idempotence=true, acks=all): InitProducerId first; each
+** partition numbers records from 0 under (producer id, epoch). The broker
+** answers a resend of one of its last 5 batches with the original offset;
+** DUPLICATE_SEQUENCE_NUMBER counts as success without an offset. Ordering with
+** up to 5 in flight (TransactionManager / RecordAccumulator.drain): a batch that
+** already has a sequence (a retry) is only resent when it is the partition's
+** lowest incomplete sequence, so retries go out one at a time and in order.
+** OUT_OF_ORDER_SEQUENCE_NUMBER (KIP-360, Java 2.5+ for the idempotent producer):
+** if the batch is not the next one expected (base != last acked + 1) an earlier
+** batch is still pending: retry it unchanged. If it is the next one, the broker
+** really has a gap (it lost state, e.g. after truncation): bump the epoch, renumber
+** the partition's incomplete batches from 0 and retry. UNKNOWN_PRODUCER_ID does
+** the same. A sequenced batch that ends without an ack leaves its sequence
+** "unresolved" if it may have been written (resolved when a later batch of the
+** partition is acked, else the epoch is bumped once nothing is in flight), or
+** forces the bump if it surely was not. After a bump, other partitions finish
+** their in-flight batches under the old epoch and restart at 0 under the new one.
+**
+** Requests: as RecordAccumulator.drain, a Produce request to a broker takes
+** at most one batch of each partition it leads (up to max.request.size,
+** 1 MiB, Kafka's default), and max.in.flight counts requests. core/proto.h
+** carries one batch per message, so a request is several messages sent
+** together, each answered on its own; its in-flight slot frees when the last
+** answer arrives (Kafka answers a request once, when every partition is done).
+**
+** Simplifications (also in docs/): no MESSAGE_TOO_LARGE split-and-retry; no reconnect backoff
+** (reconnect.backoff.ms) after a disconnect; metadata and InitProducerId
+** requests do not take in-flight slots and go to a random broker (Kafka: the
+** least loaded node), another one after a timeout; acks != all turns
+** idempotence off (the scenario loader rejects an explicit
+** enable.idempotence=true with acks != all, retries = 0 or max.in.flight > 5,
+** as Kafka does; when not explicit Kafka silently drops it, as here); the epoch
+** is bumped locally and never overflows in a run (asserted); no compression.
+*/
+#include "producer.h"
+
+#include "base.h"
+#include "batch.h"
+#include "partitioner.h"
+#include "proto.h"
+
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum producer_timer_kind {
+    TIMER_PRODUCER_START = 300,
+    TIMER_PRODUCER_RECORD = 301,
+    TIMER_PRODUCER_SENDER = 302,
+};
+
+#define IN_FLIGHT_MAX_IDEMPOTENT 5
+
+struct precord {
+    int64_t seq;           /* the producer's record number */
+    char *key;             /* owned; NULL for a null key */
+    ks_time_ns sent_ns;    /* when send() was called */
+    int64_t timestamp_ms;  /* CreateTime */
+    int32_t size_bytes;    /* encoded size inside the batch */
+};
+
+struct prequest;
+struct pentry;
+
+struct pbatch {
+    int32_t partition;
+    GArray *records;              /* struct precord, owned */
+    int64_t size_bytes;           /* encoded batch size so far */
+    int64_t reserved_bytes;       /* buffer.memory held */
+    ks_time_ns created_ns;
+    bool closed;                  /* no more appends */
+    bool maybe_written;           /* some attempt's fate is unknown */
+    int32_t retry_count;          /* reenqueues so far (Java's attempts) */
+    ks_time_ns retry_at_ns;       /* not before (backoff); 0 = none */
+    int16_t last_error;           /* for the failure explanation */
+    int64_t producer_id;          /* -1 unless idempotent and drained */
+    int16_t producer_epoch;
+    int32_t base_sequence;        /* -1: none assigned */
+    GByteArray *encoded;          /* owned; built at drain, rebuilt if the sequence changes */
+    int64_t encoded_producer_id;
+    int16_t encoded_epoch;
+    int32_t encoded_sequence;
+    struct pentry *entry;         /* not owned: its place in the request carrying it, or NULL */
+};
+
+/* One partition's batch inside a Produce request. ksim's wire protocol has
+ * one batch per message (core/proto.h), so a request of several partitions
+ * is several messages with their own correlation ids, sent together and
+ * counted as ONE request in flight, as Kafka's one ProduceRequest is. */
+struct pentry {
+    int64_t correlation_id;
+    struct prequest *request;     /* not owned: the request it belongs to */
+    struct pbatch *batch;         /* not owned; NULL once answered or ended early */
+    bool answered;
+    int64_t producer_id;          /* as sent */
+    int16_t producer_epoch;
+    int32_t base_sequence;
+};
+
+struct prequest {
+    int32_t broker;
+    ks_time_ns deadline_ns;
+    struct pentry *entries;       /* owned, entry_count */
+    int32_t entry_count;
+    int32_t pending_count;        /* entries not answered yet */
+};
+
+struct ppart {
+    GQueue queue;                 /* struct pbatch*, owned, head sent first */
+    GPtrArray *sequenced;         /* incomplete batches with a sequence, not owned (P5) */
+    int32_t leader;               /* broker id, -1 unknown */
+    int32_t leader_epoch;
+    int64_t seq_producer_id;      /* the (id, epoch) the sequences below belong to */
+    int16_t seq_epoch;
+    int32_t next_sequence;
+    int32_t last_acked_sequence;  /* -1 */
+    bool unresolved;
+    int32_t unresolved_last_sequence;
+    bool bump_required;
+    int64_t error_second;         /* last second a PRODUCER_ERROR line was emitted */
+    int64_t errors_suppressed;
+};
+
+struct pconn {
+    GPtrArray *inflight;          /* struct prequest*, owned, oldest first */
+    int64_t event_second;         /* last second a disconnect line was emitted */
+};
+
+struct pwaiter {                  /* the application thread blocked in send() */
+    bool active;
+    struct precord record;
+    int32_t partition;            /* -1 until chosen */
+    ks_time_ns deadline_ns;       /* max.block.ms */
+};
+
+struct ks_producer {
+    ks_world *world;                          /* not owned */
+    const struct ks_cluster_spec *spec;       /* not owned */
+    const struct ks_producer_config *config;  /* not owned */
+    const struct ks_cluster_observer *observer; /* not owned */
+    int32_t index;
+    ks_node_id node;
+    int32_t broker_count;
+    int32_t partition_count;
+    bool idempotent;
+    int32_t in_flight_max;
+    uint8_t *value;                           /* owned: value.bytes of payload */
+
+    bool started;
+    bool up;
+    bool stopped;
+
+    /* workload */
+    int64_t next_seq;             /* records created so far, across incarnations */
+    ks_time_ns base_ns;
+    int64_t base_seq;
+    ks_timer_id record_timer;
+    ks_timer_id start_timer;
+    struct pwaiter waiter;
+
+    /* sender */
+    ks_timer_id sender_timer;
+    ks_time_ns sender_at_ns;
+    int64_t next_correlation_id;  /* never reset: ids of earlier incarnations stay unknown */
+    struct ppart *parts;          /* partition_count */
+    struct pconn *conns;          /* broker_count, index = broker id - 1 */
+    struct ks_sticky_partitioner sticky;
+    int64_t reserved_bytes;
+    int32_t *drain_start;         /* per broker (index id - 1): RecordAccumulator's drain index */
+
+    /* metadata */
+    bool meta_known;              /* one good answer seen in this incarnation */
+    bool meta_need_update;
+    ks_time_ns meta_refreshed_ns;
+    ks_time_ns meta_attempt_ns;
+    int32_t meta_failures;
+    int64_t meta_request_id;      /* 0: none in flight */
+    int32_t meta_broker;
+    ks_time_ns meta_deadline_ns;
+    int32_t meta_avoid_broker;
+    uint8_t broker_alive[KS_BROKER_COUNT_MAX];
+    bool broker_alive_known;
+
+    /* idempotence */
+    int64_t producer_id;          /* -1 until InitProducerId answers */
+    int16_t producer_epoch;
+    int64_t pid_request_id;
+    int32_t pid_broker;
+    ks_time_ns pid_deadline_ns;
+    ks_time_ns pid_retry_at_ns;
+    int32_t pid_failures;
+    int32_t pid_avoid_broker;
+
+    /* counters */
+    int64_t acked_count;
+    int64_t failed_count;
+    int64_t unknown_count;
+    int64_t pending_count;        /* in the accumulator or in flight (not the waiter) */
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static ks_time_ns now_ns(const struct ks_producer *p)
+{
+    return ks_world_now_ns(p->world);
+}
+
+static ks_time_ns time_min(ks_time_ns a, ks_time_ns b)
+{
+    return a < b ? a : b;
+}
+
+static ks_time_ns time_add(ks_time_ns a, int64_t delta_ns)
+{
+    if (delta_ns < 0) {
+        return a;
+    }
+    if (a == KS_TIME_NEVER || (uint64_t)delta_ns >= KS_TIME_NEVER - a) {
+        return KS_TIME_NEVER;
+    }
+    return a + (uint64_t)delta_ns;
+}
+
+static size_t varint_bytes(int64_t value)
+{
+    uint8_t scratch[10];
+    return ks_varint_encode(value, scratch);
+}
+
+size_t ks_producer_record_size_bytes(int32_t offset_delta, int64_t timestamp_delta_ms,
+                                     int32_t key_bytes, int32_t value_bytes,
+                                     int32_t header_key_bytes, int32_t header_value_bytes)
+{
+    size_t body = 1; /* attributes */
+    body += varint_bytes(timestamp_delta_ms);
+    body += varint_bytes(offset_delta);
+    body += varint_bytes(key_bytes);
+    body += key_bytes > 0 ? (size_t)key_bytes : 0;
+    body += varint_bytes(value_bytes);
+    body += value_bytes > 0 ? (size_t)value_bytes : 0;
+    body += varint_bytes(1); /* header count */
+    body += varint_bytes(header_key_bytes) + (size_t)header_key_bytes;
+    body += varint_bytes(header_value_bytes) + (size_t)header_value_bytes;
+    return varint_bytes((int64_t)body) + body;
+}
+
+ks_time_ns ks_producer_retry_backoff_ns(int64_t retry_backoff_ns, int64_t retry_backoff_ns_max,
+                                        int32_t retry_count, uint64_t random)
+{
+    /* KIP-580 (ExponentialBackoff): initial * 2^min(attempts, expMax) times a
+     * factor uniform in [0.8, 1.2), capped at the maximum; constant when the
+     * maximum does not exceed the initial value. attempts = retry_count - 1,
+     * so the first retry waits about retry.backoff.ms. */
+    ks_assert(retry_count >= 1);
+    if (retry_backoff_ns <= 0) {
+        return 0;
+    }
+    if (retry_backoff_ns_max <= retry_backoff_ns) {
+        return (ks_time_ns)retry_backoff_ns;
+    }
+    uint64_t term = (uint64_t)retry_backoff_ns;
+    for (int32_t i = 1; i < retry_count && term < (uint64_t)retry_backoff_ns_max; i++) {
+        term *= 2;
+    }
+    if (term > (uint64_t)retry_backoff_ns_max) {
+        term = (uint64_t)retry_backoff_ns_max;
+    }
+    uint64_t factor_ppm = 800000 + random % 400000;
+    uint64_t backoff = (uint64_t)((unsigned __int128)term * factor_ppm / 1000000u);
+    return backoff < (uint64_t)retry_backoff_ns_max ? backoff : (uint64_t)retry_backoff_ns_max;
+}
+
+static int32_t header_value_text(const struct ks_producer *p, int64_t seq, char *out,
+                                 size_t out_bytes)
+{
+    int n = snprintf(out, out_bytes, "%s:%lld", p->config->name, (long long)seq);
+    ks_assert(n > 0 && (size_t)n < out_bytes);
+    return n;
+}
+
+static int32_t record_size(const struct ks_producer *p, const struct precord *record,
+                           int32_t offset_delta, int64_t base_timestamp_ms)
+{
+    char header[96];
+    int32_t header_bytes = header_value_text(p, record->seq, header, sizeof(header));
+    int32_t key_bytes = record->key != NULL ? (int32_t)strlen(record->key) : -1;
+    size_t size = ks_producer_record_size_bytes(
+        offset_delta, record->timestamp_ms - base_timestamp_ms, key_bytes,
+        p->config->value_bytes, (int32_t)strlen(KS_IDENTITY_HEADER), header_bytes);
+    return (int32_t)size;
+}
+
+/* ---- reporting -------------------------------------------------------------- */
+
+static const char *outcome_name(enum ks_record_outcome_kind outcome)
+{
+    switch (outcome) {
+    case KS_OUTCOME_ACKED: return "acked";
+    case KS_OUTCOME_FAILED: return "failed";
+    case KS_OUTCOME_UNKNOWN: return "unknown";
+    }
+    return "?";
+}
+
+static void report_record(struct ks_producer *p, const struct precord *record, int32_t partition,
+                          int64_t offset, enum ks_record_outcome_kind outcome)
+{
+    switch (outcome) {
+    case KS_OUTCOME_ACKED: p->acked_count++; break;
+    case KS_OUTCOME_FAILED: p->failed_count++; break;
+    case KS_OUTCOME_UNKNOWN: p->unknown_count++; break;
+    }
+    if (p->observer == NULL || p->observer->on_record == NULL) {
+        return;
+    }
+    struct ks_record_outcome out = {
+        .producer_index = p->index,
+        .seq = record->seq,
+        .key = record->key,
+        .topic_index = p->config->topic_index,
+        .partition = partition,
+        .offset = offset,
+        .sent_ns = record->sent_ns,
+        .acked_ns = now_ns(p),
+        .outcome = outcome,
+    };
+    p->observer->on_record(p->observer->context, &out);
+}
+
+/* At most one timeline line per partition per simulated second; lines
+ * suppressed in between are counted in the next one. partition may be -1. */
+static void report_error(struct ks_producer *p, int32_t partition, int64_t record_count,
+                         enum ks_record_outcome_kind outcome, const char *why,
+                         const char *explain)
+{
+    int64_t second = (int64_t)(now_ns(p) / KS_NS_PER_S);
+    struct ppart *part = partition >= 0 ? &p->parts[partition] : NULL;
+    if (part != NULL) {
+        if (part->error_second == second) {
+            part->errors_suppressed += record_count;
+            return;
+        }
+        part->error_second = second;
+    }
+    if (p->observer == NULL || p->observer->on_event == NULL) {
+        return;
+    }
+    char detail[768];
+    const char *topic = p->spec->topics[p->config->topic_index].name;
+    int64_t more = part != NULL ? part->errors_suppressed : 0;
+    if (part != NULL) {
+        part->errors_suppressed = 0;
+    }
+    if (more > 0) {
+        snprintf(detail, sizeof(detail), "producer %s: %lld record(s) to %s-%d %s: %s (and %lld more since the last line)",
+                 p->config->name, (long long)record_count, topic, partition,
+                 outcome_name(outcome), why, (long long)more);
+    } else if (partition >= 0) {
+        snprintf(detail, sizeof(detail), "producer %s: %lld record(s) to %s-%d %s: %s",
+                 p->config->name, (long long)record_count, topic, partition,
+                 outcome_name(outcome), why);
+    } else {
+        snprintf(detail, sizeof(detail), "producer %s: %lld record(s) to %s %s: %s",
+                 p->config->name, (long long)record_count, topic, outcome_name(outcome), why);
+    }
+    struct ks_cluster_event event = {
+        .at_ns = now_ns(p),
+        .kind = KS_EV_PRODUCER_ERROR,
+        .broker = -1,
+        .topic_index = p->config->topic_index,
+        .partition = partition,
+        .detail = detail,
+        .explain = explain,
+    };
+    p->observer->on_event(p->observer->context, &event);
+}
+
+/* ---- batches ------------------------------------------------------------------ */
+
+static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_t reserve_bytes)
+{
+    struct pbatch *batch = calloc(1, sizeof(*batch));
+    ks_assert(batch != NULL);
+    batch->partition = partition;
+    batch->records = g_array_new(FALSE, FALSE, sizeof(struct precord));
+    batch->size_bytes = KS_BATCH_HEADER_BYTES;
+    batch->reserved_bytes = reserve_bytes;
+    batch->created_ns = now_ns(p);
+    batch->producer_id = -1;
+    batch->producer_epoch = -1;
+    batch->base_sequence = -1;
+    batch->encoded_sequence = -1;
+    p->reserved_bytes += reserve_bytes;
+    return batch;
+}
+
+/* Frees the batch and its records' keys, and gives back its memory. The
+ * records must have been reported (or be reported by the caller first). */
+static void batch_free(struct ks_producer *p, struct pbatch *batch)
+{
+    if (batch == NULL) {
+        return;
+    }
+    for (guint i = 0; i < batch->records->len; i++) {
+        free(g_array_index(batch->records, struct precord, i).key);
+    }
+    g_array_free(batch->records, TRUE);
+    if (batch->encoded != NULL) {
+        g_byte_array_unref(batch->encoded);
+    }
+    p->reserved_bytes -= batch->reserved_bytes;
+    ks_assert(p->reserved_bytes >= 0); /* P4 */
+    free(batch);
+}
+
+static int32_t batch_last_sequence(const struct pbatch *batch)
+{
+    return batch->base_sequence + (int32_t)batch->records->len - 1;
+}
+
+static void sequenced_remove(struct ppart *part, struct pbatch *batch)
+{
+    if (batch->base_sequence >= 0) {
+        g_ptr_array_remove(part->sequenced, batch);
+    }
+}
+
+/* Reports every record of a batch that ends and frees it. The batch must
+ * not be in a queue any more; a request that still names it is detached. */
+static void batch_end(struct ks_producer *p, struct pbatch *batch,
+                      enum ks_record_outcome_kind outcome, int64_t base_offset)
+{
+    struct ppart *part = &p->parts[batch->partition];
+    if (batch->entry != NULL) {
+        batch->entry->batch = NULL; /* the request keeps its slot until answered */
+        batch->entry = NULL;
+    }
+    if (outcome != KS_OUTCOME_ACKED && batch->base_sequence >= 0 &&
+        batch->producer_id == p->producer_id && batch->producer_epoch == p->producer_epoch) {
+        /* The sequence range is now a hole or in doubt (TransactionManager
+         * handleFailedBatch / markSequenceUnresolved). */
+        if (batch->maybe_written) {
+            int32_t last = batch_last_sequence(batch);
+            if (!part->unresolved || last > part->unresolved_last_sequence) {
+                part->unresolved_last_sequence = last;
+            }
+            part->unresolved = true;
+        } else {
+            part->bump_required = true;
+        }
+    }
+    sequenced_remove(part, batch);
+    for (guint i = 0; i < batch->records->len; i++) {
+        const struct precord *record = &g_array_index(batch->records, struct precord, i);
+        int64_t offset = base_offset >= 0 ? base_offset + (int64_t)i : -1;
+        report_record(p, record, batch->partition, offset, outcome);
+    }
+    p->pending_count -= (int64_t)batch->records->len;
+    ks_assert(p->pending_count >= 0); /* P1 */
+    batch_free(p, batch);
+}
+
+static enum ks_record_outcome_kind unacked_outcome(const struct pbatch *batch)
+{
+    return batch->maybe_written ? KS_OUTCOME_UNKNOWN : KS_OUTCOME_FAILED;
+}
+
+/* ---- metadata and broker choice -------------------------------------------------- */
+
+/* Whether a connection to the broker can be made: false while its node is
+ * crashed (connection refused). A cut-off or paused broker looks up: its
+ * requests time out instead, as over a real network. */
+static bool broker_up(const struct ks_producer *p, int32_t broker)
+{
+    return ks_world_node_is_up(p->world, (ks_node_id)broker);
+}
+
+/* A broker for Metadata or InitProducerId (Kafka: leastLoadedNode, which
+ * skips nodes it cannot connect to): uniform among the brokers that are up
+ * and that the last metadata called alive, then among those up, then among
+ * all; never `avoid` (the one that just failed) when there is a choice. */
+static int32_t pick_broker(struct ks_producer *p, int32_t avoid)
+{
+    int32_t candidates[KS_BROKER_COUNT_MAX];
+    int32_t count = 0;
+    for (int32_t pass = 0; pass < 3 && count == 0; pass++) {
+        for (int32_t id = 1; id <= p->broker_count; id++) {
+            if (id == avoid && p->broker_count > 1) {
+                continue;
+            }
+            if (pass == 0 && p->broker_alive_known && !p->broker_alive[id - 1]) {
+                continue;
+            }
+            if (pass <= 1 && !broker_up(p, id)) {
+                continue;
+            }
+            candidates[count++] = id;
+        }
+    }
+    ks_assert(count > 0);
+    uint64_t draw = ks_world_random_below(p->world, KS_RNG_CLIENT, (uint64_t)count);
+    return candidates[draw];
+}
+
+static void request_metadata_update(struct ks_producer *p)
+{
+    p->meta_need_update = true;
+}
+
+static ks_time_ns metadata_backoff_ns(const struct ks_producer *p)
+{
+    /* Metadata refresh backoff: retry.backoff.ms, doubled per consecutive
+     * failure up to retry.backoff.max.ms (without jitter, a simplification). */
+    int64_t backoff = p->config->retry_backoff_ns;
+    for (int32_t i = 0; i < p->meta_failures && backoff < p->config->retry_backoff_ns_max; i++) {
+        backoff *= 2;
+    }
+    if (backoff > p->config->retry_backoff_ns_max && p->config->retry_backoff_ns_max > 0) {
+        backoff = p->config->retry_backoff_ns_max;
+    }
+    return backoff > 0 ? (ks_time_ns)backoff : 0;
+}
+
+static ks_time_ns metadata_due_ns(const struct ks_producer *p)
+{
+    if (p->meta_request_id != 0) {
+        return KS_TIME_NEVER;
+    }
+    if (!p->meta_known || p->meta_need_update) {
+        if (p->meta_attempt_ns == KS_TIME_NEVER) {
+            return 0;
+        }
+        return time_add(p->meta_attempt_ns, (int64_t)metadata_backoff_ns(p));
+    }
+    return time_add(p->meta_refreshed_ns, p->config->metadata_max_age_ns);
+}
+
+static void maybe_send_metadata(struct ks_producer *p, ks_time_ns now)
+{
+    if (metadata_due_ns(p) > now) {
+        return;
+    }
+    struct ks_metadata_request request;
+    memset(&request, 0, sizeof(request));
+    request.correlation_id = ++p->next_correlation_id;
+    request.topic_index = p->config->topic_index;
+    int32_t broker = pick_broker(p, p->meta_avoid_broker);
+    p->meta_request_id = request.correlation_id;
+    p->meta_broker = broker;
+    p->meta_attempt_ns = now;
+    p->meta_deadline_ns = time_add(now, p->config->request_timeout_ns);
+    ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_METADATA_REQUEST, &request,
+                  sizeof(request));
+}
+
+static void on_metadata_response(struct ks_producer *p, const void *message, size_t bytes)
+{
+    if (!ks_proto_fits(bytes, sizeof(struct ks_metadata_response), 0, 1)) {
+        return;
+    }
+    const struct ks_metadata_response *response = message;
+    if (response->correlation_id != p->meta_request_id || p->meta_request_id == 0) {
+        return; /* a late answer to a request that already timed out */
+    }
+    if (!ks_proto_fits(bytes, sizeof(*response), response->partition_count,
+                       sizeof(struct ks_metadata_partition))) {
+        return;
+    }
+    p->meta_request_id = 0;
+    if (response->error_code != KS_ERR_NONE) {
+        p->meta_failures++;
+        p->meta_avoid_broker = p->meta_broker;
+        return;
+    }
+    const struct ks_metadata_partition *entries =
+        (const struct ks_metadata_partition *)((const uint8_t *)message + sizeof(*response));
+    bool missing_leader = false;
+    for (int32_t i = 0; i < response->partition_count; i++) {
+        int32_t partition = entries[i].partition;
+        if (partition < 0 || partition >= p->partition_count) {
+            continue;
+        }
+        struct ppart *part = &p->parts[partition];
+        part->leader = entries[i].leader >= 1 && entries[i].leader <= p->broker_count
+                           ? entries[i].leader
+                           : -1;
+        part->leader_epoch = entries[i].leader_epoch;
+        missing_leader |= part->leader < 0;
+    }
+    if (response->broker_count > 0) {
+        int32_t count = response->broker_count < KS_BROKER_COUNT_MAX ? response->broker_count
+                                                                     : KS_BROKER_COUNT_MAX;
+        memset(p->broker_alive, 0, sizeof(p->broker_alive));
+        memcpy(p->broker_alive, response->broker_alive, (size_t)count);
+        p->broker_alive_known = true;
+    }
+    p->meta_known = true;
+    p->meta_failures = 0;
+    p->meta_refreshed_ns = now_ns(p);
+    p->meta_avoid_broker = -1;
+    /* Kafka keeps asking while a partition it has data for has no leader;
+     * asking whenever any has none is close enough (bounded by the backoff). */
+    p->meta_need_update = missing_leader;
+}
+
+/* ---- idempotence -------------------------------------------------------------------- */
+
+static void maybe_send_init_producer_id(struct ks_producer *p, ks_time_ns now)
+{
+    if (!p->idempotent || p->producer_id >= 0 || p->pid_request_id != 0 ||
+        now < p->pid_retry_at_ns) {
+        return;
+    }
+    struct ks_init_producer_id_request request;
+    memset(&request, 0, sizeof(request));
+    request.correlation_id = ++p->next_correlation_id;
+    int32_t broker = pick_broker(p, p->pid_avoid_broker);
+    p->pid_request_id = request.correlation_id;
+    p->pid_broker = broker;
+    p->pid_deadline_ns = time_add(now, p->config->request_timeout_ns);
+    ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_INIT_PRODUCER_ID_REQUEST,
+                  &request, sizeof(request));
+}
+
+static void init_producer_id_failed(struct ks_producer *p)
+{
+    p->pid_request_id = 0;
+    p->pid_failures++;
+    p->pid_avoid_broker = p->pid_broker;
+    uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
+    p->pid_retry_at_ns = time_add(
+        now_ns(p), (int64_t)ks_producer_retry_backoff_ns(p->config->retry_backoff_ns,
+                                                         p->config->retry_backoff_ns_max,
+                                                         p->pid_failures, draw));
+}
+
+static void on_init_producer_id_response(struct ks_producer *p, const void *message,
+                                         size_t bytes)
+{
+    if (bytes < sizeof(struct ks_init_producer_id_response)) {
+        return;
+    }
+    const struct ks_init_producer_id_response *response = message;
+    if (p->pid_request_id == 0 || response->correlation_id != p->pid_request_id) {
+        return;
+    }
+    if (response->error_code != KS_ERR_NONE) {
+        init_producer_id_failed(p);
+        return;
+    }
+    p->pid_request_id = 0;
+    p->pid_failures = 0;
+    p->producer_id = response->producer_id;
+    p->producer_epoch = response->producer_epoch;
+}
+
+/* Renumbers a partition's incomplete batches from 0 under the current
+ * (id, epoch): TxnPartitionMap.startSequencesAtBeginning. */
+static void restart_sequences(struct ks_producer *p, struct ppart *part)
+{
+    int32_t sequence = 0;
+    for (guint i = 0; i < part->sequenced->len; i++) {
+        struct pbatch *batch = g_ptr_array_index(part->sequenced, i);
+        batch->producer_id = p->producer_id;
+        batch->producer_epoch = p->producer_epoch;
+        batch->base_sequence = sequence;
+        sequence += (int32_t)batch->records->len;
+    }
+    part->seq_producer_id = p->producer_id;
+    part->seq_epoch = p->producer_epoch;
+    part->next_sequence = sequence;
+    part->last_acked_sequence = -1;
+    part->unresolved = false;
+    part->bump_required = false;
+}
+
+/* TransactionManager.maybeResolveSequences and bumpIdempotentProducerEpoch. */
+static void resolve_sequences(struct ks_producer *p)
+{
+    if (!p->idempotent || p->producer_id < 0) {
+        return;
+    }
+    bool bump = false;
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        struct ppart *part = &p->parts[i];
+        if (part->unresolved && part->sequenced->len == 0) {
+            if (part->last_acked_sequence >= part->unresolved_last_sequence &&
+                part->seq_epoch == p->producer_epoch) {
+                part->unresolved = false; /* a later batch was acked: it was written */
+            } else {
+                part->unresolved = false;
+                part->bump_required = true;
+            }
+        }
+        bump |= part->bump_required;
+    }
+    if (!bump) {
+        return;
+    }
+    ks_assert(p->producer_epoch < INT16_MAX);
+    p->producer_epoch++;
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        if (p->parts[i].bump_required) {
+            restart_sequences(p, &p->parts[i]);
+        }
+    }
+}
+
+/* ---- accumulator ----------------------------------------------------------------------- */
+
+static bool partition_available(const struct ks_producer *p, int32_t partition)
+{
+    return p->parts[partition].leader >= 0;
+}
+
+static int32_t choose_partition(struct ks_producer *p, const struct precord *record)
+{
+    if (record->key != NULL) {
+        return ks_partitioner_key_partition(record->key, strlen(record->key), p->partition_count);
+    }
+    bool *available = g_newa(bool, (gsize)p->partition_count);
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        available[i] = partition_available(p, i);
+    }
+    uint64_t draw = 0;
+    if (ks_sticky_pick_due(&p->sticky)) {
+        draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
+    }
+    return ks_sticky_partition(&p->sticky, available, p->partition_count, draw);
+}
+
+/* Appends to the partition's open batch, or opens a new one if memory
+ * allows. Returns false (nothing changed) when buffer.memory is exhausted. */
+static bool accumulator_append(struct ks_producer *p, const struct precord *record,
+                               int32_t partition)
+{
+    struct ppart *part = &p->parts[partition];
+    struct pbatch *last = g_queue_peek_tail(&part->queue);
+    int32_t batch_size = p->config->batch_size_bytes;
+    if (last != NULL && !last->closed && last->entry == NULL) {
+        const struct precord *first = &g_array_index(last->records, struct precord, 0);
+        int32_t size = record_size(p, record, (int32_t)last->records->len, first->timestamp_ms);
+        if (last->size_bytes + size <= batch_size) {
+            struct precord copy = *record;
+            copy.size_bytes = size;
+            g_array_append_val(last->records, copy);
+            last->size_bytes += size;
+            p->pending_count++;
+            bool full = last->size_bytes >= batch_size;
+            ks_sticky_on_append(&p->sticky, partition, size, full);
+            return true;
+        }
+        last->closed = true; /* closeForRecordAppends */
+    }
+    int32_t size = record_size(p, record, 0, record->timestamp_ms);
+    int64_t batch_bytes = KS_BATCH_HEADER_BYTES + (int64_t)size;
+    int64_t reserve = batch_bytes > batch_size ? batch_bytes : batch_size;
+    if (p->reserved_bytes + reserve > p->config->buffer_memory_bytes && p->reserved_bytes > 0) {
+        return false;
+    }
+    struct pbatch *batch = batch_new(p, partition, reserve);
+    struct precord copy = *record;
+    copy.size_bytes = size;
+    g_array_append_val(batch->records, copy);
+    batch->size_bytes += size;
+    g_queue_push_tail(&part->queue, batch);
+    p->pending_count++;
+    ks_sticky_on_append(&p->sticky, partition, (int32_t)batch->size_bytes,
+                        batch->size_bytes >= batch_size);
+    return true;
+}
+
+/* The waiting send() call tries again: needs metadata (waitOnMetadata), a
+ * partition and room. On success the record is in the accumulator and the
+ * application goes on. */
+static bool waiter_try(struct ks_producer *p)
+{
+    struct pwaiter *waiter = &p->waiter;
+    ks_assert(waiter->active);
+    if (!p->meta_known) {
+        return false;
+    }
+    if (waiter->partition < 0) {
+        waiter->partition = choose_partition(p, &waiter->record);
+    }
+    if (!accumulator_append(p, &waiter->record, waiter->partition)) {
+        return false;
+    }
+    waiter->active = false;
+    waiter->record.key = NULL; /* now owned by the batch */
+    return true;
+}
+
+static void schedule_next_record(struct ks_producer *p);
+
+static void waiter_check(struct ks_producer *p, ks_time_ns now)
+{
+    if (!p->waiter.active) {
+        return;
+    }
+    if (waiter_try(p)) {
+        schedule_next_record(p);
+        return;
+    }
+    if (now < p->waiter.deadline_ns) {
+        return;
+    }
+    /* max.block.ms passed: send() throws a TimeoutException; nothing was sent. */
+    struct precord record = p->waiter.record;
+    p->waiter.active = false;
+    report_record(p, &record, p->waiter.partition, -1, KS_OUTCOME_FAILED);
+    report_error(p, p->waiter.partition, 1, KS_OUTCOME_FAILED,
+                 p->meta_known ? "buffer.memory full for max.block.ms"
+                               : "no metadata within max.block.ms",
+                 "send() blocked for max.block.ms (waiting for metadata or for buffer.memory "
+                 "to free) and gave up; the record never left the producer.");
+    free(record.key);
+    schedule_next_record(p);
+}
+
+/* ---- sending --------------------------------------------------------------------------- */
+
+static void batch_encode(struct ks_producer *p, struct pbatch *batch)
+{
+    if (batch->encoded != NULL && batch->encoded_producer_id == batch->producer_id &&
+        batch->encoded_epoch == batch->producer_epoch &&
+        batch->encoded_sequence == batch->base_sequence) {
+        return;
+    }
+    if (batch->encoded != NULL) {
+        g_byte_array_unref(batch->encoded);
+    }
+    const struct precord *first = &g_array_index(batch->records, struct precord, 0);
+    struct ks_batch_builder builder;
+    ks_batch_builder_init(&builder, first->timestamp_ms, batch->producer_id,
+                          batch->producer_epoch, batch->base_sequence);
+    for (guint i = 0; i < batch->records->len; i++) {
+        const struct precord *record = &g_array_index(batch->records, struct precord, i);
+        char header_value[96];
+        int32_t header_bytes = header_value_text(p, record->seq, header_value,
+                                                 sizeof(header_value));
+        struct ks_header_view header = {
+            .key = (const uint8_t *)KS_IDENTITY_HEADER,
+            .key_bytes = (int32_t)strlen(KS_IDENTITY_HEADER),
+            .value = (const uint8_t *)header_value,
+            .value_bytes = header_bytes,
+        };
+        int32_t key_bytes = record->key != NULL ? (int32_t)strlen(record->key) : -1;
+        ks_batch_builder_add(&builder, record->timestamp_ms, record->key, key_bytes, p->value,
+                             p->config->value_bytes, &header, 1);
+    }
+    ks_assert(ks_batch_builder_size(&builder) == (size_t)batch->size_bytes);
+    batch->encoded = ks_batch_builder_finish(&builder);
+    ks_batch_builder_deinit(&builder);
+    batch->encoded_producer_id = batch->producer_id;
+    batch->encoded_epoch = batch->producer_epoch;
+    batch->encoded_sequence = batch->base_sequence;
+}
+
+/* Sends one Produce message for batch; returns its correlation id. */
+static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, int32_t broker)
+{
+    batch_encode(p, batch);
+    size_t bytes = sizeof(struct ks_produce_request) + batch->encoded->len;
+    uint8_t *message = calloc(1, bytes);
+    ks_assert(message != NULL);
+    struct ks_produce_request *request = (struct ks_produce_request *)message;
+    request->correlation_id = ++p->next_correlation_id;
+    request->timeout_ns = p->config->request_timeout_ns;
+    request->topic_index = p->config->topic_index;
+    request->partition = batch->partition;
+    request->acks = (int16_t)p->config->acks;
+    request->batch_bytes = batch->encoded->len;
+    memcpy(message + sizeof(*request), batch->encoded->data, batch->encoded->len);
+    ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_PRODUCE_REQUEST, message, bytes);
+    int64_t correlation_id = request->correlation_id;
+    free(message);
+    batch->closed = true;
+    return correlation_id;
+}
+
+/* Sends a Produce request of `count` batches (at most one per partition)
+ * to broker and, unless acks=0, puts it in flight on its connection. */
+static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **batches,
+                         int32_t count, ks_time_ns now)
+{
+    ks_assert(count > 0);
+    if (p->config->acks == KS_ACKS_NONE) {
+        /* acks=0: the request completes when it is written to the socket,
+         * with no offset (SPEC 5 counts these records as acked). */
+        for (int32_t i = 0; i < count; i++) {
+            send_batch_message(p, batches[i], broker);
+            batch_end(p, batches[i], KS_OUTCOME_ACKED, -1);
+        }
+        return;
+    }
+    struct prequest *request = calloc(1, sizeof(*request));
+    ks_assert(request != NULL);
+    request->broker = broker;
+    request->deadline_ns = time_add(now, p->config->request_timeout_ns);
+    request->entries = calloc((size_t)count, sizeof(*request->entries));
+    ks_assert(request->entries != NULL);
+    request->entry_count = count;
+    request->pending_count = count;
+    for (int32_t i = 0; i < count; i++) {
+        struct pbatch *batch = batches[i];
+        struct pentry *entry = &request->entries[i];
+        entry->correlation_id = send_batch_message(p, batch, broker);
+        entry->request = request;
+        entry->batch = batch;
+        entry->producer_id = batch->producer_id;
+        entry->producer_epoch = batch->producer_epoch;
+        entry->base_sequence = batch->base_sequence;
+        batch->entry = entry;
+    }
+    struct pconn *conn = &p->conns[broker - 1];
+    g_ptr_array_add(conn->inflight, request);
+    ks_assert((int32_t)conn->inflight->len <= p->in_flight_max); /* P2 */
+}
+
+static void request_free(struct prequest *request)
+{
+    free(request->entries);
+    free(request);
+}
+
+static bool batch_sendable(const struct ks_producer *p, const struct ppart *part,
+                           const struct pbatch *batch, ks_time_ns now)
+{
+    if (batch->retry_at_ns > now) {
+        return false;
+    }
+    if (batch->retry_count > 0) {
+        return true; /* a retry goes as soon as its backoff is over */
+    }
+    bool full = batch->closed || g_queue_get_length((GQueue *)&part->queue) > 1 ||
+                batch->size_bytes >= p->config->batch_size_bytes;
+    bool lingered = now >= time_add(batch->created_ns, p->config->linger_ns);
+    bool exhausted = p->waiter.active && p->meta_known; /* blocked on memory */
+    return full || lingered || exhausted || p->stopped;
+}
+
+/* RecordAccumulator.shouldStopDrainBatchesForPartition for idempotence. */
+static bool idempotence_blocks(struct ks_producer *p, struct ppart *part,
+                               const struct pbatch *batch)
+{
+    if (!p->idempotent) {
+        return false;
+    }
+    if (p->producer_id < 0) {
+        return true;
+    }
+    if (batch->base_sequence >= 0) {
+        /* a retry: only the lowest incomplete sequence goes out */
+        ks_assert(part->sequenced->len > 0);
+        return g_ptr_array_index(part->sequenced, 0) != batch;
+    }
+    if (part->seq_producer_id != p->producer_id || part->seq_epoch != p->producer_epoch) {
+        if (part->sequenced->len > 0) {
+            return true; /* finish the old epoch's batches first */
+        }
+        part->seq_producer_id = p->producer_id;
+        part->seq_epoch = p->producer_epoch;
+        part->next_sequence = 0;
+        part->last_acked_sequence = -1;
+        part->unresolved = false;
+    }
+    return false;
+}
+
+static void assign_sequence(struct ks_producer *p, struct ppart *part, struct pbatch *batch)
+{
+    if (!p->idempotent || batch->base_sequence >= 0) {
+        return;
+    }
+    batch->producer_id = p->producer_id;
+    batch->producer_epoch = p->producer_epoch;
+    batch->base_sequence = part->next_sequence;
+    part->next_sequence += (int32_t)batch->records->len;
+    g_ptr_array_add(part->sequenced, batch);
+}
+
+/* Kafka's producer.max.request.size default; a request takes batches while
+ * it stays under it (its first batch always). */
+#define MAX_REQUEST_BYTES 1048576
+
+/* RecordAccumulator.drainBatchesForOneNode: one request for broker with at
+ * most one batch per partition it leads, starting after the partition
+ * drained last. Returns the number of batches put in out[]. */
+static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct pbatch **out,
+                                 ks_time_ns now)
+{
+    int32_t count = 0;
+    int64_t bytes = 0;
+    int32_t *start = &p->drain_start[broker - 1];
+    int32_t last = -1;
+    for (int32_t step = 0; step < p->partition_count; step++) {
+        int32_t partition = (*start + step) % p->partition_count;
+        struct ppart *part = &p->parts[partition];
+        if (part->leader != broker) {
+            continue;
+        }
+        struct pbatch *batch = g_queue_peek_head(&part->queue);
+        if (batch == NULL || !batch_sendable(p, part, batch, now)) {
+            continue;
+        }
+        if (count > 0 && bytes + batch->size_bytes > MAX_REQUEST_BYTES) {
+            break;
+        }
+        if (idempotence_blocks(p, part, batch)) {
+            continue;
+        }
+        g_queue_pop_head(&part->queue);
+        assign_sequence(p, part, batch);
+        out[count++] = batch;
+        bytes += batch->size_bytes;
+        last = partition;
+    }
+    if (last >= 0) {
+        *start = (last + 1) % p->partition_count;
+    }
+    return count;
+}
+
+static void drain(struct ks_producer *p, ks_time_ns now)
+{
+    /* Partitions with data but no usable leader: no leader known, or it
+     * cannot be connected to (NetworkClient.ready fails, and the disconnect
+     * asks for new metadata). Their batches wait. */
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        struct ppart *part = &p->parts[i];
+        if (!g_queue_is_empty(&part->queue) && (part->leader < 0 || !broker_up(p, part->leader))) {
+            request_metadata_update(p);
+        }
+    }
+    struct pbatch **batches = g_newa(struct pbatch *, (gsize)p->partition_count);
+    for (int32_t broker = 1; broker <= p->broker_count; broker++) {
+        if (!broker_up(p, broker)) {
+            continue;
+        }
+        struct pconn *conn = &p->conns[broker - 1];
+        while (p->config->acks == KS_ACKS_NONE ||
+               (int32_t)conn->inflight->len < p->in_flight_max) {
+            int32_t count = drain_one_request(p, broker, batches, now);
+            if (count == 0) {
+                break;
+            }
+            send_request(p, broker, batches, count, now);
+        }
+    }
+}
+
+/* Puts a batch back for a retry (RecordAccumulator.reenqueue): without
+ * idempotence at the front (addFirst), with it in sequence order among the
+ * queued retries at the front. */
+static void reenqueue(struct ks_producer *p, struct pbatch *batch, ks_time_ns now)
+{
+    struct ppart *part = &p->parts[batch->partition];
+    batch->retry_count++;
+    batch->closed = true;
+    uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
+    batch->retry_at_ns = time_add(
+        now, (int64_t)ks_producer_retry_backoff_ns(p->config->retry_backoff_ns,
+                                                   p->config->retry_backoff_ns_max,
+                                                   batch->retry_count, draw));
+    if (batch->base_sequence < 0) {
+        g_queue_push_head(&part->queue, batch);
+        return;
+    }
+    GList *link = part->queue.head;
+    guint position = 0;
+    for (; link != NULL; link = link->next, position++) {
+        const struct pbatch *queued = link->data;
+        if (queued->base_sequence < 0 || queued->base_sequence > batch->base_sequence) {
+            break;
+        }
+    }
+    g_queue_push_nth(&part->queue, batch, (gint)position);
+}
+
+static bool error_is_metadata(int16_t error)
+{
+    /* InvalidMetadataException and its subclasses (NetworkException and
+     * KafkaStorageException are among them). */
+    switch (error) {
+    case KS_ERR_UNKNOWN_TOPIC_OR_PARTITION:
+    case KS_ERR_LEADER_NOT_AVAILABLE:
+    case KS_ERR_NOT_LEADER_OR_FOLLOWER:
+    case KS_ERR_NETWORK_EXCEPTION:
+    case KS_ERR_KAFKA_STORAGE_ERROR:
+    case KS_ERR_FENCED_LEADER_EPOCH:
+    case KS_ERR_UNKNOWN_LEADER_EPOCH:
+        return true;
+    }
+    return false;
+}
+
+static bool error_means_appended(int16_t error)
+{
+    /* The leader wrote the batch but could not confirm the replication. */
+    return error == KS_ERR_REQUEST_TIMED_OUT || error == KS_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+}
+
+static const char *failure_explain(enum ks_record_outcome_kind outcome)
+{
+    if (outcome == KS_OUTCOME_UNKNOWN) {
+        return "The producer gave up on these records without learning whether a broker "
+               "wrote them (a request timed out or its connection was cut): they may or may "
+               "not be in the log.";
+    }
+    return "A broker answered with an error the producer does not retry, or retries ran "
+           "out after definite refusals: the records were not written.";
+}
+
+/* TransactionManager.canRetry for the idempotent producer (KIP-360). Sets
+ * the partition's bump flag when the broker really has a gap. */
+static bool idempotent_can_retry(struct ks_producer *p, struct pbatch *batch, int16_t error)
+{
+    struct ppart *part = &p->parts[batch->partition];
+    if (error == KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER) {
+        if (!part->unresolved && batch->base_sequence != part->last_acked_sequence + 1) {
+            return true; /* an earlier batch is still pending: wait for it */
+        }
+        part->bump_required = true;
+        return true;
+    }
+    if (error == KS_ERR_UNKNOWN_PRODUCER_ID) {
+        part->bump_required = true;
+        return true;
+    }
+    return ks_error_is_retriable(error);
+}
+
+/* Completes one attempt of a batch with `error` (Sender.completeBatch). */
+static void complete_attempt(struct ks_producer *p, struct pbatch *batch, int16_t error,
+                             int64_t base_offset, bool stale, ks_time_ns now)
+{
+    struct ppart *part = &p->parts[batch->partition];
+    if (error == KS_ERR_NONE || (p->idempotent && error == KS_ERR_DUPLICATE_SEQUENCE_NUMBER)) {
+        if (p->idempotent && !stale && batch->base_sequence >= 0) {
+            int32_t last = batch_last_sequence(batch);
+            if (last > part->last_acked_sequence) {
+                part->last_acked_sequence = last;
+            }
+        } else if (p->idempotent && stale) {
+            /* Written under numbers it no longer has: renumber the rest so
+             * that no hole is left where it was. */
+            part->bump_required = true;
+        }
+        batch_end(p, batch, KS_OUTCOME_ACKED, error == KS_ERR_NONE ? base_offset : -1);
+        return;
+    }
+    batch->last_error = error;
+    if (error_means_appended(error) || error == KS_ERR_NETWORK_EXCEPTION) {
+        batch->maybe_written = true;
+    }
+    if (error_is_metadata(error)) {
+        request_metadata_update(p);
+    }
+    bool retriable;
+    if (stale) {
+        retriable = true; /* renumbered since it was sent: the error is about the old numbers */
+    } else if (p->idempotent) {
+        retriable = idempotent_can_retry(p, batch, error);
+    } else {
+        retriable = ks_error_is_retriable(error);
+    }
+    bool in_time = now < time_add(batch->created_ns, p->config->delivery_timeout_ns);
+    if (retriable && in_time && batch->retry_count < p->config->retries) {
+        reenqueue(p, batch, now);
+        return;
+    }
+    enum ks_record_outcome_kind outcome = unacked_outcome(batch);
+    char why[128];
+    snprintf(why, sizeof(why), "%s%s", ks_error_name(error),
+             retriable ? (in_time ? " (retries exhausted)" : " (delivery.timeout.ms passed)")
+                       : " (not retriable)");
+    int64_t count = (int64_t)batch->records->len;
+    int32_t partition = batch->partition;
+    batch_end(p, batch, outcome, -1);
+    report_error(p, partition, count, outcome, why, failure_explain(outcome));
+}
+
+/* The entry of a request in flight on conn with this correlation id, or NULL. */
+static struct pentry *conn_find(struct pconn *conn, int64_t correlation_id, guint *index_out)
+{
+    for (guint i = 0; i < conn->inflight->len; i++) {
+        struct prequest *request = g_ptr_array_index(conn->inflight, i);
+        for (int32_t e = 0; e < request->entry_count; e++) {
+            if (request->entries[e].correlation_id == correlation_id) {
+                *index_out = i;
+                return &request->entries[e];
+            }
+        }
+    }
+    return NULL;
+}
+
+static bool entry_stale(const struct pentry *entry, const struct pbatch *batch)
+{
+    return entry->producer_id != batch->producer_id ||
+           entry->producer_epoch != batch->producer_epoch ||
+           entry->base_sequence != batch->base_sequence;
+}
+
+static void on_produce_response(struct ks_producer *p, ks_node_id source, const void *message,
+                                size_t bytes)
+{
+    if (bytes < sizeof(struct ks_produce_response) || source < 1 ||
+        source > (ks_node_id)p->broker_count) {
+        return;
+    }
+    const struct ks_produce_response *response = message;
+    struct pconn *conn = &p->conns[source - 1];
+    guint index = 0;
+    struct pentry *entry = conn_find(conn, response->correlation_id, &index);
+    if (entry == NULL || entry->answered) {
+        return; /* its connection was reset, or an earlier incarnation sent it */
+    }
+    struct prequest *request = entry->request;
+    entry->answered = true;
+    request->pending_count--;
+    struct pbatch *batch = entry->batch;
+    entry->batch = NULL;
+    if (request->pending_count == 0) {
+        /* the whole request is answered: its in-flight slot frees */
+        g_ptr_array_remove_index(conn->inflight, index);
+    }
+    if (batch != NULL) {
+        batch->entry = NULL;
+        complete_attempt(p, batch, response->error_code, response->base_offset,
+                         entry_stale(entry, batch), now_ns(p));
+    }
+    if (request->pending_count == 0) {
+        request_free(request);
+    }
+}
+
+/* A timeline line for a closed connection, at most one per broker per
+ * second: which batches go back to be resent, and why. */
+static void report_disconnect(struct ks_producer *p, int32_t broker, const GPtrArray *failed,
+                              ks_time_ns now)
+{
+    struct pconn *conn = &p->conns[broker - 1];
+    int64_t second = (int64_t)(now / KS_NS_PER_S);
+    if (conn->event_second == second || p->observer == NULL || p->observer->on_event == NULL) {
+        return;
+    }
+    conn->event_second = second;
+    int64_t batch_count = 0;
+    int64_t record_count = 0;
+    for (guint i = 0; i < failed->len; i++) {
+        const struct prequest *request = g_ptr_array_index(failed, i);
+        for (int32_t e = 0; e < request->entry_count; e++) {
+            const struct pbatch *batch = request->entries[e].batch;
+            if (batch != NULL) {
+                batch_count++;
+                record_count += (int64_t)batch->records->len;
+            }
+        }
+    }
+    bool down = !broker_up(p, broker);
+    char detail[256];
+    snprintf(detail, sizeof(detail),
+             "producer %s: connection to broker %d closed (%s): %lld batch(es), %lld record(s) "
+             "in flight fail and are retried",
+             p->config->name, broker, down ? "broker down" : "no answer within request.timeout.ms",
+             (long long)batch_count, (long long)record_count);
+    const char *explain =
+        p->idempotent
+            ? "The producer did not learn whether the broker wrote these batches. It resends "
+              "them with the same producer id and sequence numbers, so a broker that already "
+              "has one answers with the original offset instead of writing it again."
+            : "The producer did not learn whether the broker wrote these batches. Without "
+              "idempotence it simply sends them again: a batch the broker had already written "
+              "is written twice, and with several requests in flight the resends can land out "
+              "of order.";
+    struct ks_cluster_event event = {
+        .at_ns = now,
+        .kind = KS_EV_PRODUCER_ERROR,
+        .broker = broker,
+        .topic_index = p->config->topic_index,
+        .partition = -1,
+        .detail = detail,
+        .explain = explain,
+    };
+    p->observer->on_event(p->observer->context, &event);
+}
+
+/* NetworkClient.handleTimedOutRequests: a request past request.timeout.ms
+ * closes its connection; every request on it fails as disconnected. A
+ * connection to a crashed broker is closed too (the kernel resets a dead
+ * process's sockets, and NetworkClient sees the disconnect). */
+static void expire_requests(struct ks_producer *p, ks_time_ns now)
+{
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        struct pconn *conn = &p->conns[b];
+        bool timed_out = conn->inflight->len > 0 && !broker_up(p, b + 1);
+        for (guint i = 0; i < conn->inflight->len; i++) {
+            const struct prequest *request = g_ptr_array_index(conn->inflight, i);
+            timed_out |= request->deadline_ns <= now;
+        }
+        if (!timed_out) {
+            continue;
+        }
+        /* Oldest first, as NetworkClient's clearAll iterates; each retry
+         * goes to the front of its queue, so their order flips. */
+        GPtrArray *failed = conn->inflight;
+        conn->inflight = g_ptr_array_new();
+        report_disconnect(p, b + 1, failed, now);
+        for (guint i = 0; i < failed->len; i++) {
+            struct prequest *request = g_ptr_array_index(failed, i);
+            for (int32_t e = 0; e < request->entry_count; e++) {
+                struct pentry *entry = &request->entries[e];
+                struct pbatch *batch = entry->batch;
+                entry->batch = NULL;
+                if (batch != NULL) {
+                    batch->entry = NULL;
+                    complete_attempt(p, batch, KS_ERR_NETWORK_EXCEPTION, -1,
+                                     entry_stale(entry, batch), now);
+                }
+            }
+            request_free(request);
+        }
+        g_ptr_array_free(failed, TRUE);
+        request_metadata_update(p);
+    }
+    if (p->meta_request_id != 0 &&
+        (p->meta_deadline_ns <= now || !broker_up(p, p->meta_broker))) {
+        p->meta_request_id = 0;
+        p->meta_failures++;
+        p->meta_avoid_broker = p->meta_broker; /* try another broker next */
+    }
+    if (p->pid_request_id != 0 && (p->pid_deadline_ns <= now || !broker_up(p, p->pid_broker))) {
+        init_producer_id_failed(p);
+    }
+}
+
+/* delivery.timeout.ms (Sender.sendProducerData: expired batches in the
+ * accumulator, and getExpiredInflightBatches for those in flight). */
+static void expire_batches(struct ks_producer *p, ks_time_ns now)
+{
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        struct ppart *part = &p->parts[i];
+        GList *link = part->queue.head;
+        while (link != NULL) {
+            GList *next = link->next;
+            struct pbatch *batch = link->data;
+            bool expired = now >= time_add(batch->created_ns, p->config->delivery_timeout_ns);
+            if (!expired && batch->retry_count == 0) {
+                break; /* fresh batches behind it are younger (queue order, P6) */
+            }
+            if (expired) {
+                g_queue_delete_link(&part->queue, link);
+                enum ks_record_outcome_kind outcome = unacked_outcome(batch);
+                int64_t count = (int64_t)batch->records->len;
+                batch_end(p, batch, outcome, -1);
+                report_error(p, i, count, outcome, "delivery.timeout.ms passed",
+                             failure_explain(outcome));
+            }
+            link = next;
+        }
+    }
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        struct pconn *conn = &p->conns[b];
+        for (guint i = 0; i < conn->inflight->len; i++) {
+            struct prequest *request = g_ptr_array_index(conn->inflight, i);
+            for (int32_t e = 0; e < request->entry_count; e++) {
+                struct pbatch *batch = request->entries[e].batch;
+                if (batch == NULL ||
+                    now < time_add(batch->created_ns, p->config->delivery_timeout_ns)) {
+                    continue;
+                }
+                /* In flight: its fate is not known. The request keeps its
+                 * slot until it is answered or times out. */
+                batch->maybe_written = true;
+                int32_t partition = batch->partition;
+                int64_t count = (int64_t)batch->records->len;
+                batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
+                report_error(p, partition, count, KS_OUTCOME_UNKNOWN,
+                             "delivery.timeout.ms passed while in flight",
+                             failure_explain(KS_OUTCOME_UNKNOWN));
+            }
+        }
+    }
+}
+
+/* ---- the sender loop ---------------------------------------------------------------------- */
+
+static void sender_wakeup(ks_world *world, void *context);
+
+static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
+{
+    ks_time_ns next = KS_TIME_NEVER;
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        struct ppart *part = &p->parts[i];
+        bool head = true;
+        for (GList *link = part->queue.head; link != NULL; link = link->next) {
+            const struct pbatch *batch = link->data;
+            next = time_min(next, time_add(batch->created_ns, p->config->delivery_timeout_ns));
+            if (!head && batch->retry_count == 0) {
+                break; /* the rest are younger (P6) */
+            }
+            if (head && part->leader >= 0) {
+                ks_time_ns ready = batch->retry_at_ns;
+                if (batch->retry_count == 0 && !batch_sendable(p, part, batch, now)) {
+                    ready = time_add(batch->created_ns, p->config->linger_ns);
+                }
+                if (ready > now) {
+                    next = time_min(next, ready);
+                }
+            }
+            head = false;
+        }
+    }
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        struct pconn *conn = &p->conns[b];
+        for (guint i = 0; i < conn->inflight->len; i++) {
+            const struct prequest *request = g_ptr_array_index(conn->inflight, i);
+            next = time_min(next, request->deadline_ns);
+            for (int32_t e = 0; e < request->entry_count; e++) {
+                const struct pbatch *batch = request->entries[e].batch;
+                if (batch != NULL) {
+                    next = time_min(next, time_add(batch->created_ns,
+                                                   p->config->delivery_timeout_ns));
+                }
+            }
+        }
+    }
+    if (p->meta_request_id != 0) {
+        next = time_min(next, p->meta_deadline_ns);
+    } else {
+        next = time_min(next, metadata_due_ns(p));
+    }
+    if (p->idempotent && p->producer_id < 0) {
+        next = time_min(next, p->pid_request_id != 0 ? p->pid_deadline_ns : p->pid_retry_at_ns);
+    }
+    if (p->waiter.active) {
+        next = time_min(next, p->waiter.deadline_ns);
+    }
+    return next;
+}
+
+static void schedule_sender(struct ks_producer *p, ks_time_ns at_ns)
+{
+    ks_time_ns now = now_ns(p);
+    if (at_ns == KS_TIME_NEVER) {
+        return;
+    }
+    if (at_ns < now) {
+        at_ns = now;
+    }
+    if (p->sender_timer != 0 && p->sender_at_ns <= at_ns) {
+        return;
+    }
+    ks_world_cancel(p->world, p->sender_timer);
+    p->sender_at_ns = at_ns;
+    p->sender_timer = ks_world_schedule(p->world, p->node, at_ns - now, TIMER_PRODUCER_SENDER,
+                                        sender_wakeup, p);
+}
+
+static void sender_run(struct ks_producer *p)
+{
+    if (!p->up || !p->started) {
+        return;
+    }
+    ks_time_ns now = now_ns(p);
+    expire_requests(p, now);
+    expire_batches(p, now);
+    resolve_sequences(p);
+    maybe_send_metadata(p, now);
+    maybe_send_init_producer_id(p, now);
+    waiter_check(p, now);
+    drain(p, now);
+    maybe_send_metadata(p, now); /* drain may have found a partition without a leader */
+    schedule_sender(p, next_wakeup_ns(p, now));
+}
+
+static void sender_wakeup(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_producer *p = context;
+    p->sender_timer = 0;
+    p->sender_at_ns = KS_TIME_NEVER;
+    sender_run(p);
+}
+
+/* ---- workload ------------------------------------------------------------------------------ */
+
+static bool workload_done(const struct ks_producer *p)
+{
+    return p->stopped || p->config->rate_per_s == 0 ||
+           (p->config->count >= 0 && p->next_seq >= p->config->count);
+}
+
+static void record_due(ks_world *world, void *context);
+
+static void schedule_next_record(struct ks_producer *p)
+{
+    if (workload_done(p) || p->waiter.active || p->record_timer != 0 || !p->up) {
+        return;
+    }
+    uint64_t k = (uint64_t)(p->next_seq - p->base_seq);
+    ks_time_ns due = p->base_ns + (ks_time_ns)((unsigned __int128)k * KS_NS_PER_S /
+                                               p->config->rate_per_s);
+    ks_time_ns now = now_ns(p);
+    ks_time_ns delay = due > now ? due - now : 0;
+    p->record_timer = ks_world_schedule(p->world, p->node, delay, TIMER_PRODUCER_RECORD,
+                                        record_due, p);
+}
+
+/* The key text "key-<n>", n uniform in [0, keys); NULL for null keys.
+ * Owned by the caller (free). */
+static char *make_key(struct ks_producer *p)
+{
+    if (p->config->key_count <= 0) {
+        return NULL;
+    }
+    uint64_t n = ks_world_random_below(p->world, KS_RNG_WORKLOAD, (uint64_t)p->config->key_count);
+    char text[32];
+    snprintf(text, sizeof(text), "key-%llu", (unsigned long long)n);
+    char *key = strdup(text);
+    ks_assert(key != NULL);
+    return key;
+}
+
+/* One send() call of the application. */
+static void record_due(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_producer *p = context;
+    p->record_timer = 0;
+    if (workload_done(p) || !p->up) {
+        return;
+    }
+    ks_assert(!p->waiter.active);
+    ks_time_ns now = now_ns(p);
+    struct pwaiter *waiter = &p->waiter;
+    memset(waiter, 0, sizeof(*waiter));
+    waiter->active = true;
+    waiter->partition = -1;
+    waiter->deadline_ns = time_add(now, p->config->max_block_ns);
+    waiter->record.key = make_key(p);
+    waiter->record.seq = p->next_seq++;
+    waiter->record.sent_ns = now;
+    waiter->record.timestamp_ms = KS_EPOCH_BASE_MS + (int64_t)(now / KS_NS_PER_MS);
+    if (waiter_try(p)) {
+        schedule_next_record(p);
+    }
+    sender_run(p);
+}
+
+static void producer_start(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_producer *p = context;
+    p->start_timer = 0;
+    p->started = true;
+    p->base_ns = now_ns(p);
+    p->base_seq = p->next_seq;
+    schedule_next_record(p);
+    sender_run(p);
+}
+
+/* ---- receiving ------------------------------------------------------------------------------ */
+
+static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
+                             const void *message, size_t message_bytes, void *context)
+{
+    (void)world;
+    struct ks_producer *p = context;
+    ks_assert(self == p->node);
+    if (!p->up || !p->started) {
+        return;
+    }
+    switch (kind) {
+    case KS_MSG_METADATA_RESPONSE:
+        on_metadata_response(p, message, message_bytes);
+        break;
+    case KS_MSG_INIT_PRODUCER_ID_RESPONSE:
+        on_init_producer_id_response(p, message, message_bytes);
+        break;
+    case KS_MSG_PRODUCE_RESPONSE:
+        on_produce_response(p, source, message, message_bytes);
+        break;
+    default:
+        return; /* not for a producer */
+    }
+    sender_run(p);
+}
+
+/* ---- life cycle ----------------------------------------------------------------------------- */
+
+static void reset_client_state(struct ks_producer *p)
+{
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        struct ppart *part = &p->parts[i];
+        part->leader = -1;
+        part->leader_epoch = -1;
+        part->seq_producer_id = -1;
+        part->seq_epoch = -1;
+        part->next_sequence = 0;
+        part->last_acked_sequence = -1;
+        part->unresolved = false;
+        part->bump_required = false;
+        part->error_second = -1;
+        part->errors_suppressed = 0;
+    }
+    ks_sticky_init(&p->sticky, p->config->batch_size_bytes);
+    p->meta_known = false;
+    p->meta_need_update = true;
+    p->meta_refreshed_ns = 0;
+    p->meta_attempt_ns = KS_TIME_NEVER;
+    p->meta_failures = 0;
+    p->meta_request_id = 0;
+    p->meta_avoid_broker = -1;
+    p->broker_alive_known = false;
+    p->producer_id = -1;
+    p->producer_epoch = -1;
+    p->pid_request_id = 0;
+    p->pid_retry_at_ns = 0;
+    p->pid_failures = 0;
+    p->pid_avoid_broker = -1;
+    p->sender_timer = 0;
+    p->sender_at_ns = KS_TIME_NEVER;
+    p->record_timer = 0;
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        p->drain_start[b] = 0;
+    }
+}
+
+struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spec *spec,
+                                    int32_t producer_index,
+                                    const struct ks_cluster_observer *observer)
+{
+    ks_assert(producer_index >= 0 && producer_index < spec->producer_count);
+    const struct ks_producer_config *config = &spec->producers[producer_index];
+    ks_assert(config->topic_index >= 0 && config->topic_index < spec->topic_count);
+    ks_assert(config->batch_size_bytes > 0);
+    ks_assert(config->value_bytes >= 0);
+    ks_assert(spec->cluster->broker_count >= 1 &&
+              spec->cluster->broker_count <= KS_BROKER_COUNT_MAX);
+    struct ks_producer *p = calloc(1, sizeof(*p));
+    ks_assert(p != NULL);
+    p->world = world;
+    p->spec = spec;
+    p->config = config;
+    p->observer = observer;
+    p->index = producer_index;
+    /* ks_cluster_producer_node(spec, index), computed here from the layout in
+     * core/cluster.h so that this file links without core/cluster.c (which
+     * in turn calls ks_producer_new). */
+    p->node = (ks_node_id)(spec->cluster->broker_count + 2 + producer_index);
+    p->broker_count = spec->cluster->broker_count;
+    p->partition_count = spec->topics[config->topic_index].partition_count;
+    ks_assert(p->partition_count > 0);
+    /* Idempotence needs acks=all, retries > 0 and at most 5 in flight
+     * (kafka-reference 5.1); otherwise it is off, as Kafka does when the
+     * setting was not given explicitly (the loader rejects explicit ones). */
+    p->idempotent = config->enable_idempotence && config->acks == KS_ACKS_ALL &&
+                    config->retries > 0 && config->max_in_flight <= IN_FLIGHT_MAX_IDEMPOTENT;
+    p->in_flight_max = config->max_in_flight > 0 ? config->max_in_flight : 1;
+    p->value = malloc(config->value_bytes > 0 ? (size_t)config->value_bytes : 1);
+    ks_assert(p->value != NULL);
+    for (int32_t i = 0; i < config->value_bytes; i++) {
+        p->value[i] = (uint8_t)('a' + i % 26);
+    }
+    p->parts = calloc((size_t)p->partition_count, sizeof(*p->parts));
+    p->conns = calloc((size_t)p->broker_count, sizeof(*p->conns));
+    p->drain_start = calloc((size_t)p->broker_count, sizeof(*p->drain_start));
+    ks_assert(p->drain_start != NULL);
+    ks_assert(p->parts != NULL && p->conns != NULL);
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        g_queue_init(&p->parts[i].queue);
+        p->parts[i].sequenced = g_ptr_array_new();
+    }
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        p->conns[b].inflight = g_ptr_array_new();
+        p->conns[b].event_second = -1;
+    }
+    p->up = true;
+    reset_client_state(p);
+    ks_world_set_receiver(world, p->node, producer_receive, p);
+    return p;
+}
+
+void ks_producer_start(struct ks_producer *p)
+{
+    ks_time_ns now = now_ns(p);
+    ks_time_ns start = p->config->start_ns > 0 ? (ks_time_ns)p->config->start_ns : 0;
+    ks_world_cancel(p->world, p->start_timer);
+    p->start_timer = ks_world_schedule(p->world, p->node, start > now ? start - now : 0,
+                                       TIMER_PRODUCER_START, producer_start, p);
+}
+
+/* Drops every batch and request; records still pending end as `outcome`
+ * (reported) unless outcome is negative (free without reporting). */
+static void drop_all(struct ks_producer *p, bool report)
+{
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        struct pconn *conn = &p->conns[b];
+        for (guint i = 0; i < conn->inflight->len; i++) {
+            struct prequest *request = g_ptr_array_index(conn->inflight, i);
+            for (int32_t e = 0; e < request->entry_count; e++) {
+                struct pbatch *batch = request->entries[e].batch;
+                request->entries[e].batch = NULL;
+                if (batch == NULL) {
+                    continue;
+                }
+                batch->entry = NULL;
+                batch->maybe_written = true;
+                if (report) {
+                    batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
+                } else {
+                    sequenced_remove(&p->parts[batch->partition], batch);
+                    p->pending_count -= (int64_t)batch->records->len;
+                    batch_free(p, batch);
+                }
+            }
+            request_free(request);
+        }
+        g_ptr_array_set_size(conn->inflight, 0);
+    }
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        struct ppart *part = &p->parts[i];
+        struct pbatch *batch;
+        while ((batch = g_queue_pop_head(&part->queue)) != NULL) {
+            if (report) {
+                batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
+            } else {
+                sequenced_remove(part, batch);
+                p->pending_count -= (int64_t)batch->records->len;
+                batch_free(p, batch);
+            }
+        }
+        ks_assert(part->sequenced->len == 0);
+    }
+    if (p->waiter.active) {
+        p->waiter.active = false;
+        if (report) {
+            report_record(p, &p->waiter.record, p->waiter.partition, -1, KS_OUTCOME_UNKNOWN);
+        }
+        free(p->waiter.record.key);
+        p->waiter.record.key = NULL;
+    }
+    ks_assert(p->reserved_bytes == 0); /* P4 */
+}
+
+void ks_producer_free(struct ks_producer *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    drop_all(p, false);
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        g_ptr_array_free(p->parts[i].sequenced, TRUE);
+    }
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        g_ptr_array_free(p->conns[b].inflight, TRUE);
+    }
+    free(p->parts);
+    free(p->conns);
+    free(p->drain_start);
+    free(p->value);
+    free(p);
+}
+
+void ks_producer_on_crash(struct ks_producer *p)
+{
+    if (!p->up) {
+        return;
+    }
+    /* The world dropped our timers; whatever was queued or in flight is lost
+     * with the process, and its fate is unknown to anyone who asked. */
+    int64_t lost = p->pending_count + (p->waiter.active ? 1 : 0);
+    drop_all(p, true);
+    if (lost > 0) {
+        report_error(p, -1, lost, KS_OUTCOME_UNKNOWN, "producer crashed",
+                     "The producer process died with these records queued or in flight; "
+                     "some may have reached a broker, none will be retried.");
+    }
+    p->up = false;
+    p->start_timer = 0;
+    reset_client_state(p);
+}
+
+void ks_producer_on_restart(struct ks_producer *p)
+{
+    if (p->up) {
+        return;
+    }
+    p->up = true;
+    reset_client_state(p);
+    if (!p->started) {
+        ks_producer_start(p); /* crashed before its start time: start as planned */
+        return;
+    }
+    p->base_ns = now_ns(p);
+    p->base_seq = p->next_seq;
+    schedule_next_record(p);
+    sender_run(p);
+}
+
+void ks_producer_stop(struct ks_producer *p)
+{
+    p->stopped = true;
+    if (p->record_timer != 0) {
+        ks_world_cancel(p->world, p->record_timer);
+        p->record_timer = 0;
+    }
+    if (!p->started && p->start_timer != 0) {
+        ks_world_cancel(p->world, p->start_timer);
+        p->start_timer = 0;
+    }
+    /* close(): linger no longer applies; flush what is queued. */
+    sender_run(p);
+}
+
+int64_t ks_producer_acked_count(const struct ks_producer *p)
+{
+    return p->acked_count;
+}
+
+int64_t ks_producer_sent_count(const struct ks_producer *p)
+{
+    return p->next_seq;
+}
+
+bool ks_producer_idle(const struct ks_producer *p)
+{
+    return p->pending_count == 0 && !p->waiter.active;
+}
+
+int64_t ks_producer_failed_count(const struct ks_producer *p)
+{
+    return p->failed_count;
+}
+
+int64_t ks_producer_unknown_count(const struct ks_producer *p)
+{
+    return p->unknown_count;
+}
+
+int64_t ks_producer_id(const struct ks_producer *p)
+{
+    return p->producer_id;
+}
+
+int16_t ks_producer_epoch(const struct ks_producer *p)
+{
+    return p->producer_epoch;
+}

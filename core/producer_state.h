@@ -1,0 +1,46 @@
+/*
+** core/producer_state.h: idempotent-producer state of one partition replica
+** (Kafka's ProducerStateManager / ProducerStateEntry, kafka-reference 5.3).
+**
+** Per producer id: the latest epoch and the last 5 appended batches
+** (first/last sequence, first/last offset). A leader checks each incoming
+** batch against it; followers keep it up to date as they append, and it is
+** rebuilt from the log's batch headers when it is unknown (after a restart or
+** a truncation), so it survives leader changes.
+*/
+#pragma once
+
+#include "log.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define KS_PRODUCER_STATE_BATCHES 5
+
+struct ks_producer_state;
+
+/* Owned by the caller: ks_producer_state_free. */
+struct ks_producer_state *ks_producer_state_new(void);
+void ks_producer_state_free(struct ks_producer_state *state); /* NULL is a no-op */
+void ks_producer_state_clear(struct ks_producer_state *state);
+int32_t ks_producer_state_producer_count(const struct ks_producer_state *state);
+
+/* Checks a batch the leader is about to append. Returns KS_ERR_NONE (append
+ * it), KS_ERR_DUPLICATE_SEQUENCE_NUMBER (one of the cached batches: do not
+ * append; *dup_base_offset_out / *dup_last_offset_out get its offsets),
+ * KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER (a gap, or a new epoch not starting at
+ * 0) or KS_ERR_INVALID_PRODUCER_EPOCH (an older epoch). producer_id < 0
+ * (not idempotent) is always accepted. */
+int16_t ks_producer_state_check(const struct ks_producer_state *state, int64_t producer_id,
+                                int16_t producer_epoch, int32_t first_seq, int32_t last_seq,
+                                int64_t *dup_base_offset_out, int64_t *dup_last_offset_out);
+/* Records an appended batch. */
+void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_id,
+                              int16_t producer_epoch, int32_t first_seq, int32_t last_seq,
+                              int64_t base_offset, int64_t last_offset);
+/* Records every batch in `bytes` (whole batches with offsets set, as fetched
+ * or read from a log); reads only the headers. */
+void ks_producer_state_update_from_batches(struct ks_producer_state *state,
+                                           const uint8_t *bytes, size_t byte_count);
+/* Clears and rebuilds from the log, from its start offset to its LEO. */
+void ks_producer_state_rebuild(struct ks_producer_state *state, struct ks_log *log);

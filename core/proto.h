@@ -1,0 +1,422 @@
+/*
+** core/proto.h: the messages brokers, the controller and clients exchange.
+**
+** Every message is a plain C struct sent with ks_world_send(world, source,
+** target, KIND, bytes, size), sometimes followed by an array of fixed-size
+** entries and/or trailing record-batch bytes. Build messages in zeroed memory
+** (calloc, or memset before filling): the trace hash covers every byte,
+** padding included. The receiver gets a borrowed view; it must check
+** message_bytes against the layout before reading (ks_proto_* helpers below).
+**
+** Field names follow Kafka's protocol where they exist (error_code is
+** Kafka's ErrorCode, hw is HighWatermark ...), in ksim's snake case.
+**
+** Kinds:
+**     1 ..  99  this file (client <-> broker, broker <-> broker, broker <-> controller)
+**   100 .. 199  consumer-group protocol (core/group_proto.h, the "groups" module)
+**   200 .. 299  broker/controller timer kinds (for ks_world_schedule's trace kind)
+**   300 .. 399  producer timer kinds; 400 .. 499 consumer/group timer kinds
+**
+** Layouts (all sizes in bytes, little-endian native structs; the simulated
+** network copies bytes, so no byte-order conversion is needed):
+**
+**   METADATA_REQUEST        struct ks_metadata_request
+**   METADATA_RESPONSE       struct ks_metadata_response
+**                           + partition_count * struct ks_metadata_partition
+**   INIT_PRODUCER_ID_*      struct ks_init_producer_id_request / _response
+**   PRODUCE_REQUEST         struct ks_produce_request + batch_bytes of batch
+**   PRODUCE_RESPONSE        struct ks_produce_response
+**   FETCH_REQUEST           struct ks_fetch_request
+**                           + partition_count * struct ks_fetch_request_partition
+**   FETCH_RESPONSE          struct ks_fetch_response, then partition_count times:
+**                           struct ks_fetch_response_partition + records_bytes of records
+**   LIST_OFFSETS_*          struct ks_list_offsets_request / _response
+**   BROKER_HEARTBEAT_*      struct ks_broker_heartbeat_request / _response
+**   ALTER_PARTITION_*       struct ks_alter_partition_request / _response
+**   PARTITION_STATE         struct ks_partition_state_push
+**                           + partition_count * struct ks_partition_state
+**
+** Producer ids: InitProducerId is answered by any live broker (Kafka asks the
+** controller for id blocks; ksim lets the broker allocate, a simplification):
+** id = broker_id * 1000000 + incarnation * 10000 + n, where incarnation counts
+** the broker's restarts and n counts ids it handed out since; epoch 0. Ids are
+** deterministic and never reused within a run.
+*/
+#pragma once
+
+#include "config.h"
+#include "world.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- Kafka error codes (kafka-reference 7) ------------------------------ */
+
+enum ks_error {
+    KS_ERR_UNKNOWN_SERVER_ERROR = -1,
+    KS_ERR_NONE = 0,
+    KS_ERR_OFFSET_OUT_OF_RANGE = 1,
+    KS_ERR_CORRUPT_MESSAGE = 2,
+    KS_ERR_UNKNOWN_TOPIC_OR_PARTITION = 3,
+    KS_ERR_LEADER_NOT_AVAILABLE = 5,
+    KS_ERR_NOT_LEADER_OR_FOLLOWER = 6,
+    KS_ERR_REQUEST_TIMED_OUT = 7,
+    KS_ERR_MESSAGE_TOO_LARGE = 10,
+    KS_ERR_NETWORK_EXCEPTION = 13,
+    KS_ERR_COORDINATOR_LOAD_IN_PROGRESS = 14,
+    KS_ERR_COORDINATOR_NOT_AVAILABLE = 15,
+    KS_ERR_NOT_COORDINATOR = 16,
+    KS_ERR_NOT_ENOUGH_REPLICAS = 19,
+    KS_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20,
+    KS_ERR_ILLEGAL_GENERATION = 22,
+    KS_ERR_UNKNOWN_MEMBER_ID = 25,
+    KS_ERR_REBALANCE_IN_PROGRESS = 27,
+    KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER = 45,
+    KS_ERR_DUPLICATE_SEQUENCE_NUMBER = 46,
+    KS_ERR_INVALID_PRODUCER_EPOCH = 47,
+    KS_ERR_KAFKA_STORAGE_ERROR = 56,
+    KS_ERR_UNKNOWN_PRODUCER_ID = 59,
+    KS_ERR_FENCED_LEADER_EPOCH = 74,
+    KS_ERR_UNKNOWN_LEADER_EPOCH = 75,
+    KS_ERR_OFFSET_NOT_AVAILABLE = 78,
+    KS_ERR_INVALID_UPDATE_VERSION = 96, /* AlterPartition with a stale partition epoch */
+    KS_ERR_DUPLICATE_BROKER_REGISTRATION = 101, /* old incarnation's session still valid */
+};
+
+/* "NOT_LEADER_OR_FOLLOWER" etc.; "UNKNOWN" for codes not listed above. */
+static inline const char *ks_error_name(int16_t error_code)
+{
+    switch (error_code) {
+    case KS_ERR_UNKNOWN_SERVER_ERROR: return "UNKNOWN_SERVER_ERROR";
+    case KS_ERR_NONE: return "NONE";
+    case KS_ERR_OFFSET_OUT_OF_RANGE: return "OFFSET_OUT_OF_RANGE";
+    case KS_ERR_CORRUPT_MESSAGE: return "CORRUPT_MESSAGE";
+    case KS_ERR_UNKNOWN_TOPIC_OR_PARTITION: return "UNKNOWN_TOPIC_OR_PARTITION";
+    case KS_ERR_LEADER_NOT_AVAILABLE: return "LEADER_NOT_AVAILABLE";
+    case KS_ERR_NOT_LEADER_OR_FOLLOWER: return "NOT_LEADER_OR_FOLLOWER";
+    case KS_ERR_REQUEST_TIMED_OUT: return "REQUEST_TIMED_OUT";
+    case KS_ERR_MESSAGE_TOO_LARGE: return "MESSAGE_TOO_LARGE";
+    case KS_ERR_NETWORK_EXCEPTION: return "NETWORK_EXCEPTION";
+    case KS_ERR_COORDINATOR_LOAD_IN_PROGRESS: return "COORDINATOR_LOAD_IN_PROGRESS";
+    case KS_ERR_COORDINATOR_NOT_AVAILABLE: return "COORDINATOR_NOT_AVAILABLE";
+    case KS_ERR_NOT_COORDINATOR: return "NOT_COORDINATOR";
+    case KS_ERR_NOT_ENOUGH_REPLICAS: return "NOT_ENOUGH_REPLICAS";
+    case KS_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND: return "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
+    case KS_ERR_ILLEGAL_GENERATION: return "ILLEGAL_GENERATION";
+    case KS_ERR_UNKNOWN_MEMBER_ID: return "UNKNOWN_MEMBER_ID";
+    case KS_ERR_REBALANCE_IN_PROGRESS: return "REBALANCE_IN_PROGRESS";
+    case KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER: return "OUT_OF_ORDER_SEQUENCE_NUMBER";
+    case KS_ERR_DUPLICATE_SEQUENCE_NUMBER: return "DUPLICATE_SEQUENCE_NUMBER";
+    case KS_ERR_INVALID_PRODUCER_EPOCH: return "INVALID_PRODUCER_EPOCH";
+    case KS_ERR_KAFKA_STORAGE_ERROR: return "KAFKA_STORAGE_ERROR";
+    case KS_ERR_UNKNOWN_PRODUCER_ID: return "UNKNOWN_PRODUCER_ID";
+    case KS_ERR_FENCED_LEADER_EPOCH: return "FENCED_LEADER_EPOCH";
+    case KS_ERR_UNKNOWN_LEADER_EPOCH: return "UNKNOWN_LEADER_EPOCH";
+    case KS_ERR_OFFSET_NOT_AVAILABLE: return "OFFSET_NOT_AVAILABLE";
+    case KS_ERR_INVALID_UPDATE_VERSION: return "INVALID_UPDATE_VERSION";
+    case KS_ERR_DUPLICATE_BROKER_REGISTRATION: return "DUPLICATE_BROKER_REGISTRATION";
+    }
+    return "UNKNOWN";
+}
+
+/* Kafka's retriable flag (kafka-reference 7). */
+static inline bool ks_error_is_retriable(int16_t error_code)
+{
+    switch (error_code) {
+    case KS_ERR_CORRUPT_MESSAGE:
+    case KS_ERR_UNKNOWN_TOPIC_OR_PARTITION:
+    case KS_ERR_LEADER_NOT_AVAILABLE:
+    case KS_ERR_NOT_LEADER_OR_FOLLOWER:
+    case KS_ERR_REQUEST_TIMED_OUT:
+    case KS_ERR_NETWORK_EXCEPTION:
+    case KS_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+    case KS_ERR_COORDINATOR_NOT_AVAILABLE:
+    case KS_ERR_NOT_COORDINATOR:
+    case KS_ERR_NOT_ENOUGH_REPLICAS:
+    case KS_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case KS_ERR_KAFKA_STORAGE_ERROR:
+    case KS_ERR_FENCED_LEADER_EPOCH:
+    case KS_ERR_UNKNOWN_LEADER_EPOCH:
+    case KS_ERR_OFFSET_NOT_AVAILABLE:
+        return true;
+    }
+    return false;
+}
+
+/* ---- message kinds ------------------------------------------------------ */
+
+enum ks_msg_kind {
+    KS_MSG_METADATA_REQUEST = 1,
+    KS_MSG_METADATA_RESPONSE = 2,
+    KS_MSG_INIT_PRODUCER_ID_REQUEST = 3,
+    KS_MSG_INIT_PRODUCER_ID_RESPONSE = 4,
+    KS_MSG_PRODUCE_REQUEST = 5,
+    KS_MSG_PRODUCE_RESPONSE = 6,
+    KS_MSG_FETCH_REQUEST = 7,
+    KS_MSG_FETCH_RESPONSE = 8,
+    KS_MSG_LIST_OFFSETS_REQUEST = 9,
+    KS_MSG_LIST_OFFSETS_RESPONSE = 10,
+    KS_MSG_BROKER_HEARTBEAT_REQUEST = 20, /* also registration (first one after start) */
+    KS_MSG_BROKER_HEARTBEAT_RESPONSE = 21,
+    KS_MSG_ALTER_PARTITION_REQUEST = 22,
+    KS_MSG_ALTER_PARTITION_RESPONSE = 23,
+    KS_MSG_PARTITION_STATE = 24, /* controller -> broker: LeaderAndIsr + metadata */
+};
+
+#define KS_MSG_GROUP_FIRST 100u /* consumer-group kinds: 100 .. 199 */
+#define KS_MSG_GROUP_LAST 199u
+
+/* Timer kinds used by brokers and the controller (trace only). */
+enum ks_broker_timer_kind {
+    KS_TIMER_BROKER_HEARTBEAT = 200,
+    KS_TIMER_BROKER_FETCH = 201,         /* follower: next fetch (after backoff) */
+    KS_TIMER_BROKER_FETCH_TIMEOUT = 202, /* follower: request.timeout for a fetch */
+    KS_TIMER_BROKER_DELAYED_FETCH = 203, /* leader: long-poll expiry */
+    KS_TIMER_BROKER_ISR_CHECK = 204,     /* leader: isr-expiration task */
+    KS_TIMER_BROKER_HW_CHECKPOINT = 205,
+    KS_TIMER_BROKER_RECOVERY_CHECKPOINT = 206,
+    KS_TIMER_BROKER_PRODUCE_TIMEOUT = 207,
+    KS_TIMER_BROKER_RESPOND = 208,       /* a response deferred to the disk's idle time */
+    KS_TIMER_BROKER_LOG_TASKS = 209,     /* retention, compaction, flush.ms */
+    KS_TIMER_BROKER_ALTER_PARTITION_RETRY = 210,
+    KS_TIMER_CONTROLLER_SESSION_CHECK = 220,
+    KS_TIMER_CONTROLLER_REBALANCE = 221,
+    KS_TIMER_CONTROLLER_START = 222,
+};
+
+/* ListOffsets special timestamps (Kafka's). */
+#define KS_LIST_OFFSETS_LATEST INT64_C(-1)
+#define KS_LIST_OFFSETS_EARLIEST INT64_C(-2)
+
+/* replica_id of a FetchRequest sent by a consumer (served up to the HW). */
+#define KS_FETCH_CONSUMER_REPLICA_ID (-1)
+
+/* ---- Metadata ------------------------------------------------------------ */
+
+/* Asks any broker for the partitions of one topic, from its metadata cache. */
+struct ks_metadata_request {
+    int64_t correlation_id;
+    int32_t topic_index; /* index in the spec's topics; topic_count = __consumer_offsets */
+    int32_t reserved;
+};
+
+struct ks_metadata_partition {
+    int32_t partition;
+    int32_t leader;       /* broker id, -1 if none */
+    int32_t leader_epoch;
+    int16_t error_code;   /* NONE, or LEADER_NOT_AVAILABLE when leader == -1 */
+    int16_t reserved;
+};
+
+struct ks_metadata_response {
+    int64_t correlation_id;
+    int32_t topic_index;
+    int16_t error_code;           /* UNKNOWN_TOPIC_OR_PARTITION for a bad index */
+    int16_t reserved;
+    int32_t answering_broker;     /* id of the broker that answered */
+    int32_t broker_count;         /* brokers 1..broker_count */
+    /* The answering broker's view: broker_alive[id - 1] = 1 when the
+     * controller last told it that broker `id` is registered and unfenced. */
+    uint8_t broker_alive[KS_BROKER_COUNT_MAX];
+    int32_t partition_count;      /* entries that follow */
+    int32_t reserved2;
+    /* followed by partition_count * struct ks_metadata_partition */
+};
+
+/* ---- InitProducerId ----------------------------------------------------- */
+
+struct ks_init_producer_id_request {
+    int64_t correlation_id;
+};
+
+struct ks_init_producer_id_response {
+    int64_t correlation_id;
+    int64_t producer_id;   /* broker_id * 1000000 + counter */
+    int16_t producer_epoch;
+    int16_t error_code;
+    int32_t reserved;
+};
+
+/* ---- Produce ------------------------------------------------------------- */
+
+/* One batch for one partition (Kafka allows many per request; ksim's
+ * producer sends one batch per request, max.in.flight requests per broker). */
+struct ks_produce_request {
+    int64_t correlation_id;
+    int64_t timeout_ns;     /* request.timeout.ms: how long acks=all may wait */
+    int32_t topic_index;
+    int32_t partition;
+    int16_t acks;           /* 0, 1, -1 (enum ks_acks) */
+    int16_t reserved;
+    uint32_t batch_bytes;   /* bytes of the record batch that follow */
+    /* followed by batch_bytes: one record batch v2 built with core/batch.h,
+     * carrying producer id / epoch / base sequence for idempotence */
+};
+
+struct ks_produce_response {
+    int64_t correlation_id;
+    int32_t topic_index;
+    int32_t partition;
+    int64_t base_offset;       /* -1 on error */
+    int64_t log_start_offset;
+    int16_t error_code;
+    int16_t reserved;
+    int32_t reserved2;
+};
+
+/* ---- Fetch ---------------------------------------------------------------- */
+
+struct ks_fetch_request {
+    int64_t correlation_id;
+    int32_t replica_id;      /* follower broker id, or -1 for a consumer */
+    int32_t min_bytes;
+    int64_t max_wait_ns;     /* long poll: replica.fetch.wait.max.ms / fetch.max.wait.ms */
+    int32_t max_bytes;       /* whole response */
+    int32_t partition_count;
+    /* followed by partition_count * struct ks_fetch_request_partition */
+};
+
+struct ks_fetch_request_partition {
+    int32_t topic_index;
+    int32_t partition;
+    int64_t fetch_offset;         /* follower: its LEO */
+    int64_t log_start_offset;     /* follower's; -1 for consumers */
+    int32_t current_leader_epoch; /* -1: do not check */
+    int32_t last_fetched_epoch;   /* KIP-320 / IBP 2.7: epoch of the batch before fetch_offset; -1 */
+    int32_t partition_max_bytes;
+    int32_t reserved;
+};
+
+struct ks_fetch_response {
+    int64_t correlation_id;
+    int16_t error_code;      /* request-level */
+    int16_t reserved;
+    int32_t partition_count;
+    /* followed, partition_count times, by struct ks_fetch_response_partition
+     * and its records_bytes of record batches (whole batches, offsets set) */
+};
+
+struct ks_fetch_response_partition {
+    int32_t topic_index;
+    int32_t partition;
+    int64_t hw;                  /* HighWatermark */
+    int64_t log_start_offset;
+    int64_t leader_leo;          /* ksim extra, for observers; not used for decisions */
+    /* Diverging epoch (KIP-320 fetch path): when `diverging` is 1 the
+     * follower's log diverges from the leader's; no records come with it.
+     * The follower truncates to min(diverging_end_offset, its own end offset
+     * for diverging_epoch) and fetches again; diverging_epoch -1 means the
+     * leader knows no epoch that old: the follower truncates to its HW. */
+    int32_t diverging_epoch;
+    int32_t leader_epoch;        /* the leader's current epoch */
+    int64_t diverging_end_offset;
+    int16_t error_code;
+    int16_t diverging;
+    uint32_t records_bytes;
+};
+
+/* ---- ListOffsets (one partition per request) ---------------------------- */
+
+struct ks_list_offsets_request {
+    int64_t correlation_id;
+    int32_t topic_index;
+    int32_t partition;
+    int64_t timestamp;            /* LATEST (-1), EARLIEST (-2), or ms since Unix epoch */
+    int32_t current_leader_epoch; /* -1: do not check */
+    int32_t reserved;
+};
+
+struct ks_list_offsets_response {
+    int64_t correlation_id;
+    int32_t topic_index;
+    int32_t partition;
+    int64_t offset;     /* latest = HW (read_uncommitted), earliest = log start */
+    int32_t leader_epoch;
+    int16_t error_code;
+    int16_t reserved;
+};
+
+/* ---- broker <-> controller ----------------------------------------------- */
+
+/* Sent every broker.heartbeat.interval.ms; the first one after (re)start is
+ * the registration. metadata_version is the highest controller metadata
+ * version the broker has applied; the controller answers and then pushes
+ * every partition state that changed after that version, so a broker whose
+ * heartbeats get through always converges. */
+struct ks_broker_heartbeat_request {
+    int32_t broker_id;
+    int32_t reserved;
+    int64_t broker_epoch;      /* incarnation: bumps on each restart */
+    int64_t metadata_version;  /* applied so far; -1 after a restart */
+};
+
+struct ks_broker_heartbeat_response {
+    int64_t broker_epoch;      /* echoed */
+    int64_t metadata_version;  /* controller's current version */
+    int16_t error_code;
+    uint8_t fenced;            /* 1 while the controller considers the broker fenced */
+    uint8_t reserved;
+    int32_t reserved2;
+};
+
+/* Leader -> controller: set the ISR (one request in flight per partition). */
+struct ks_alter_partition_request {
+    int32_t broker_id;
+    int32_t topic_index;
+    int32_t partition;
+    int32_t leader_epoch;
+    int32_t partition_epoch;   /* the version the leader bases its change on */
+    int32_t isr_count;
+    int32_t isr[KS_REPLICATION_FACTOR_MAX];
+    int64_t broker_epoch;
+};
+
+struct ks_alter_partition_response {
+    int32_t topic_index;
+    int32_t partition;
+    int16_t error_code;        /* NONE, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
+                                * NOT_LEADER_OR_FOLLOWER */
+    int16_t reserved;
+    int32_t leader;
+    int32_t leader_epoch;
+    int32_t partition_epoch;
+    int32_t isr_count;
+    int32_t isr[KS_REPLICATION_FACTOR_MAX];
+};
+
+/* Controller -> broker: the state of some partitions (KRaft's metadata log
+ * records, LeaderAndIsr of the ZooKeeper era). Brokers apply an entry when
+ * its partition_epoch is newer than what they hold. */
+struct ks_partition_state {
+    int32_t topic_index;
+    int32_t partition;
+    int32_t leader;            /* -1: none */
+    int32_t leader_epoch;
+    int32_t partition_epoch;   /* bumps on every leader or ISR change */
+    int32_t replica_count;
+    int32_t replicas[KS_REPLICATION_FACTOR_MAX]; /* assignment order, preferred first */
+    int32_t isr_count;
+    int32_t isr[KS_REPLICATION_FACTOR_MAX];
+};
+
+struct ks_partition_state_push {
+    int64_t broker_epoch;      /* the incarnation it is meant for; others ignore it */
+    int64_t metadata_version;  /* controller version these entries bring the broker to */
+    int32_t partition_count;
+    int32_t broker_count;
+    uint8_t broker_alive[KS_BROKER_COUNT_MAX]; /* registered and unfenced */
+    /* followed by partition_count * struct ks_partition_state */
+};
+
+/* ---- checked access to variable-length messages ------------------------- */
+
+/* True when a message of message_bytes can hold `header` plus count entries
+ * of entry_bytes each. */
+static inline bool ks_proto_fits(size_t message_bytes, size_t header_bytes, int64_t count,
+                                 size_t entry_bytes)
+{
+    if (count < 0 || message_bytes < header_bytes) {
+        return false;
+    }
+    return (uint64_t)count <= (message_bytes - header_bytes) / (entry_bytes ? entry_bytes : 1);
+}

@@ -1,0 +1,24 @@
+# plots/availability.gp: for a sweep, unavailable_ms per setting (time a
+# partition had no leader or refused acks=all writes, summed over partitions):
+# bars are the mean over seeds, whiskers the minimum and maximum.
+# Data (tab separated), written by `ksim plot --kind availability`:
+#   settings.dat  x <TAB> setting <TAB> runs <TAB> mean <TAB> min <TAB> max
+# Variables: see common.gp, plus xlabel_text, count (settings), rotate (1: slanted labels).
+
+load scriptdir.'/common.gp'
+set xlabel xlabel_text
+set ylabel 'unavailable time (ms, summed over partitions)'
+set xrange [-0.6:count - 0.4]
+set yrange [0:*]
+set offsets 0, 0, graph 0.08, 0
+set style fill solid 0.75 border -1
+set boxwidth 0.5
+if (rotate) {
+    set xtics rotate by -30 left
+} else {
+    set xtics norotate
+}
+set grid noxtics ytics
+
+plot datadir.'/settings.dat' using 1:4:xtic(2) with boxes lc rgb '#9467bd' title 'unavailable_ms', \
+     datadir.'/settings.dat' using 1:4:5:6 with yerrorbars pt -1 lc rgb '#000000' notitle

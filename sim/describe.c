@@ -1,0 +1,219 @@
+/*
+** sim/describe.c: `ksim describe DB [--run ID] [--at TIME]`, the topic state
+** of a recorded run as `kafka-topics.sh --describe` prints it
+** (kafka-reference 8.1: TAB separated, partition lines begin with a TAB),
+** plus each partition's LEO and HW (the leader's).
+**
+** The state comes from partition_state at the last sample at or before TIME
+** (default: the run's last sample); the run is the latest unless --run.
+** TopicId is left out: ksim has no topic ids ("omitted when unknown").
+*/
+#include "recorder.h"
+
+#include <glib.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+int ks_describe_main(int argc, char **argv);
+
+/* "12s", "1500ms", "2m", "250us", "10ns", or a bare number of seconds. */
+static bool parse_time_ns(const char *text, int64_t *out)
+{
+    char *end = NULL;
+    double value = g_ascii_strtod(text, &end);
+    if (end == text || value < 0) {
+        return false;
+    }
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = { { "", 1e9 },  { "s", 1e9 },   { "ms", 1e6 }, { "us", 1e3 },
+                  { "ns", 1.0 }, { "m", 60e9 }, { "h", 3600e9 } };
+    for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
+        if (strcmp(end, units[i].unit) == 0) {
+            *out = (int64_t)(value * units[i].ns + 0.5);
+            return true;
+        }
+    }
+    return false;
+}
+
+static int64_t single_int(sqlite3 *db, const char *sql, int64_t a, int64_t b, bool *found)
+{
+    sqlite3_stmt *stmt = NULL;
+    int64_t value = -1;
+    *found = false;
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) == SQLITE_OK) {
+        int count = sqlite3_bind_parameter_count(stmt);
+        if (count >= 1) {
+            sqlite3_bind_int64(stmt, 1, a);
+        }
+        if (count >= 2) {
+            sqlite3_bind_int64(stmt, 2, b);
+        }
+        if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
+            value = sqlite3_column_int64(stmt, 0);
+            *found = true;
+        }
+    }
+    sqlite3_finalize(stmt);
+    return value;
+}
+
+static void print_partition(sqlite3 *db, int64_t run_id, int64_t t_ns, const char *topic,
+                            int32_t partition)
+{
+    sqlite3_stmt *stmt = NULL;
+    sqlite3_prepare_v2(db,
+                       "SELECT broker, role, leo, hw, isr, leader FROM partition_state "
+                       "WHERE run_id = ? AND t_ns = ? AND topic = ? AND \"partition\" = ? "
+                       "ORDER BY replica_index",
+                       -1, &stmt, NULL);
+    sqlite3_bind_int64(stmt, 1, run_id);
+    sqlite3_bind_int64(stmt, 2, t_ns);
+    sqlite3_bind_text(stmt, 3, topic, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(stmt, 4, partition);
+    GString *replicas = g_string_new(NULL);
+    char *isr = NULL;
+    int64_t leader = -1;
+    char leo[32] = "-";
+    char hw[32] = "-";
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+        int64_t broker = sqlite3_column_int64(stmt, 0);
+        g_string_append_printf(replicas, "%s%" PRId64, replicas->len ? "," : "", broker);
+        if (isr == NULL) {
+            const unsigned char *text = sqlite3_column_text(stmt, 4);
+            isr = g_strdup(text != NULL ? (const char *)text : "");
+            leader = sqlite3_column_type(stmt, 5) == SQLITE_NULL ? -1
+                                                                 : sqlite3_column_int64(stmt, 5);
+        }
+        if (broker == leader && sqlite3_column_type(stmt, 2) != SQLITE_NULL) {
+            g_snprintf(leo, sizeof leo, "%" PRId64, (int64_t)sqlite3_column_int64(stmt, 2));
+            g_snprintf(hw, sizeof hw, "%" PRId64, (int64_t)sqlite3_column_int64(stmt, 3));
+        }
+    }
+    sqlite3_finalize(stmt);
+    char leader_text[32] = "none";
+    if (leader >= 0) {
+        g_snprintf(leader_text, sizeof leader_text, "%" PRId64, leader);
+    }
+    printf("\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\tLEO: %s\tHW: %s\n",
+           topic, partition, leader_text, replicas->str, isr != NULL ? isr : "", leo, hw);
+    g_free(isr);
+    g_string_free(replicas, TRUE);
+}
+
+static int describe(sqlite3 *db, const char *db_path, int64_t run_id, bool run_given,
+                    int64_t at_ns, bool at_given)
+{
+    bool found = false;
+    if (!run_given) {
+        run_id = single_int(db, "SELECT max(run_id) FROM runs", 0, 0, &found);
+        if (!found) {
+            fprintf(stderr, "%s:1: holds no runs\n", db_path);
+            return 2;
+        }
+    } else {
+        single_int(db, "SELECT run_id FROM runs WHERE run_id = ?", run_id, 0, &found);
+        if (!found) {
+            fprintf(stderr, "%s:1: no run with id %" PRId64 "\n", db_path, run_id);
+            return 2;
+        }
+    }
+    int64_t t_ns = at_given ? single_int(db,
+                                         "SELECT max(t_ns) FROM partition_state "
+                                         "WHERE run_id = ? AND t_ns <= ?",
+                                         run_id, at_ns, &found)
+                            : single_int(db, "SELECT max(t_ns) FROM partition_state WHERE run_id = ?",
+                                         run_id, 0, &found);
+    if (!found) {
+        fprintf(stderr, "%s:1: run %" PRId64 " has no partition state%s\n", db_path, run_id,
+                at_given ? " at or before that time" : "");
+        return 2;
+    }
+    sqlite3_stmt *stmt = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT topic, partitions, replication_factor, configs FROM topics "
+                           "WHERE run_id = ? ORDER BY rowid",
+                           -1, &stmt, NULL) != SQLITE_OK) {
+        fprintf(stderr, "%s:1: %s\n", db_path, sqlite3_errmsg(db));
+        return 2;
+    }
+    sqlite3_bind_int64(stmt, 1, run_id);
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+        char *topic = g_strdup((const char *)sqlite3_column_text(stmt, 0));
+        int32_t partitions = sqlite3_column_int(stmt, 1);
+        const unsigned char *configs = sqlite3_column_text(stmt, 3);
+        printf("Topic: %s\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: %s\n", topic,
+               partitions, sqlite3_column_int(stmt, 2),
+               configs != NULL ? (const char *)configs : "");
+        for (int32_t p = 0; p < partitions; p++) {
+            print_partition(db, run_id, t_ns, topic, p);
+        }
+        g_free(topic);
+    }
+    sqlite3_finalize(stmt);
+    return 0;
+}
+
+int ks_describe_main(int argc, char **argv)
+{
+    char *run_text = NULL;
+    char *at_text = NULL;
+    GOptionEntry entries[] = {
+        { "run", 0, 0, G_OPTION_ARG_STRING, &run_text, "Run id (default: the latest run)", "ID" },
+        { "at", 0, 0, G_OPTION_ARG_STRING, &at_text,
+          "Simulated time, e.g. 12s or 1500ms (default: the end)", "TIME" },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    GOptionContext *context = g_option_context_new("DB - topic state of a recorded run");
+    g_option_context_add_main_entries(context, entries, NULL);
+    g_option_context_set_description(
+        context,
+        "Prints each topic as kafka-topics.sh --describe does (TAB separated), with each\n"
+        "partition's leader LEO and HW, from the sampled partition state.\n"
+        "\n"
+        "Examples:\n"
+        "  ksim describe ksim.db\n"
+        "  ksim describe ksim.db --run 3 --at 12.5s\n");
+    int code = 2;
+    struct ks_recorder *recorder = NULL;
+    GError *error = NULL;
+    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+        fprintf(stderr, "ksim describe: %s (see --help)\n", error->message);
+        g_error_free(error);
+        goto out;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "ksim describe: expected one DB file (see --help)\n");
+        goto out;
+    }
+    guint64 run_id = 0;
+    if (run_text != NULL &&
+        !g_ascii_string_to_unsigned(run_text, 10, 1, G_MAXINT64, &run_id, NULL)) {
+        fprintf(stderr, "ksim describe: --run %s: not a run id\n", run_text);
+        goto out;
+    }
+    int64_t at_ns = 0;
+    if (at_text != NULL && !parse_time_ns(at_text, &at_ns)) {
+        fprintf(stderr, "ksim describe: --at %s: expected a time such as 12s or 1500ms\n",
+                at_text);
+        goto out;
+    }
+    recorder = ks_recorder_open_readonly(argv[1], &error);
+    if (recorder == NULL) {
+        fprintf(stderr, "%s\n", error->message);
+        g_error_free(error);
+        goto out;
+    }
+    code = describe(ks_recorder_db(recorder), argv[1], (int64_t)run_id, run_text != NULL, at_ns,
+                    at_text != NULL);
+out:
+    ks_recorder_close(recorder);
+    g_option_context_free(context);
+    g_free(run_text);
+    g_free(at_text);
+    return code;
+}

@@ -1,0 +1,960 @@
+/*
+** sim/disk.c: every node's disk, over real files, with a fault layer and a
+** simulated cost.
+**
+** Real bytes. Every write goes to a real file under the run directory at once,
+** so tools (dump-log, the checker) can read them, and reads see "disk plus page
+** cache" exactly as core/ expects. Nothing here ever calls fsync(2): durability
+** is modelled, not borrowed from the host.
+**
+** Durability model. Each file (keyed by its run-relative path; its record is
+** kept while the file exists, open or not) belongs to the node that last
+** opened it and tracks:
+**   D1  durable_size: the file's size at its last ks_disk_fsync. A file created
+**       and never fsynced has durable_size 0: after power loss it still exists
+**       but is empty (as with a metadata journal that committed the create,
+**       but no data block), and no torn write applies to it.
+**       A file found on disk without a record (made before the world) is
+**       taken as durable as it is.
+**   D2  undo: for bytes below durable_size that a pwrite or truncate changes
+**       before the next fsync, their durable content, saved the first time
+**       they change. Entries are disjoint and sorted, so undo never holds more
+**       than durable_size bytes per file, however often a region is rewritten.
+**   D3  the last unsynced write (position, length), cleared by fsync and by
+**       truncate (a truncate after it is the last change).
+**
+** Faults that exist:
+**   - process crash (ks_world_node_crash, power_loss false): nothing is lost,
+**     the page cache survives the process.
+**   - power loss (power_loss true): every file of the node is truncated to its
+**     durable size and its undo data is written back, so it holds exactly its
+**     durable content. Then the last unsynced write may be torn, as in
+**     SQLite's crash tests and LazyFS, if it started at or below the durable
+**     size (so that it is contiguous with what survived): with draws from
+**     KS_RNG_DISK it is either dropped, kept up to a 512-byte sector boundary
+**     (relative to the file) strictly inside it, or kept whole with a garbage
+**     tail (1..512 random bytes replacing its end). What survives is then
+**     durable. Files are processed in strcmp order of their paths.
+**   - corruption (ks_world_disk_corrupt): flips bytes durably (in the file and
+**     in any undo copy of them).
+**   - slow disk (ks_world_disk_set_node_delay): extra latency per operation.
+** Faults excluded, and why:
+**   - lost or reordered metadata (create, rename, delete, mkdir): these are
+**     durable at once, as if the folder were fsynced; Kafka's recovery does
+**     not depend on folder fsync ordering in the cases ksim models.
+**   - a torn write that is not contiguous with the durable content (earlier
+**     unsynced writes were lost before it): dropped whole instead of leaving a
+**     hole, since a real page cache writes a file's dirty pages back roughly in
+**     order and the hole would only add noise to recovery.
+**   - I/O errors (KS_IO_ERROR) and a full disk: reserved for a later fault.
+**   - misdirected writes, and bit rot outside ks_world_disk_corrupt.
+** A failing host call (the real disk is full, a permission error) is not a
+** simulated fault: it stops the run through ks_assert's path (exit 3).
+**
+** Cost model (simulated time only). Each node's disk is a serial device with
+** an idle_at time: an operation starts at max(now, idle_at) and takes
+** append/pwrite: bytes / disk_bandwidth (0 = free); read: nothing (page
+** cache); fsync: disk_fsync_latency_ns; truncate: nothing; plus the node's
+** extra disk delay for every one of these. Open, close, rename, delete, list
+** and mkdir are free.
+**
+** Descriptors. Handles (struct ks_file) are cheap; real descriptors are kept
+** in an LRU of at most open_file_count_max and reopened transparently. A file
+** deleted (or replaced by a rename) while handles are open keeps its
+** descriptor, outside the LRU, until its last handle closes (POSIX unlink
+** semantics).
+*/
+#include "world_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SECTOR_BYTES 512
+
+struct undo_entry {
+    int64_t position_bytes;
+    int64_t byte_count;
+    uint8_t *bytes; /* owned */
+};
+
+struct ks__file_record {
+    char *path; /* owned; also the key in world->files */
+    ks_node_id node;
+    int fd; /* -1 when not open */
+    struct ks__file_record *lru_prev, *lru_next;
+    int64_t size_bytes;
+    int64_t durable_size_bytes; /* D1 */
+    bool synced;                /* fsynced at least once (or found on disk) */
+    GArray *undo;               /* D2: struct undo_entry, sorted by position */
+    bool has_last_write;        /* D3 */
+    int64_t last_write_position_bytes;
+    int64_t last_write_byte_count;
+    uint32_t handle_count;
+    bool detached; /* deleted while open: not in world->files, fd pinned */
+};
+
+struct ks_file {
+    ks_world *world;               /* not owned */
+    struct ks__file_record *record; /* not owned */
+    struct ks_file *prev, *next;   /* world->handles */
+};
+
+/* ---- host helpers -------------------------------------------------------------- */
+
+_Noreturn static void host_fail(const char *what, const char *path)
+{
+    fprintf(stderr, "ksim: host I/O failed: %s %s: %s\n", what, path, g_strerror(errno));
+    ks__assert_fail("host I/O succeeded", __FILE__, __LINE__);
+}
+
+static void check_path(const char *path, bool allow_root)
+{
+    ks_assert(path != NULL);
+    if (path[0] == '\0') {
+        ks_assert(allow_root);
+        return;
+    }
+    ks_assert(path[0] != '/');
+    const char *component = path;
+    for (;;) {
+        const char *end = strchr(component, '/');
+        size_t length = end ? (size_t)(end - component) : strlen(component);
+        ks_assert(length > 0); /* no empty component, no trailing '/' */
+        ks_assert(!(length == 2 && component[0] == '.' && component[1] == '.'));
+        if (end == NULL) {
+            break;
+        }
+        component = end + 1;
+    }
+}
+
+char *ks_world_real_path(const ks_world *world, const char *path)
+{
+    check_path(path, true);
+    if (path[0] == '\0') {
+        return g_strdup(world->run_dir);
+    }
+    return g_build_filename(world->run_dir, path, NULL);
+}
+
+static void write_all(int fd, const void *bytes, size_t byte_count, int64_t position_bytes,
+                      const char *path)
+{
+    const uint8_t *p = bytes;
+    while (byte_count > 0) {
+        ssize_t n = pwrite(fd, p, byte_count, (off_t)position_bytes);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            host_fail("pwrite", path);
+        }
+        p += n;
+        byte_count -= (size_t)n;
+        position_bytes += n;
+    }
+}
+
+static size_t read_all(int fd, void *bytes, size_t byte_count, int64_t position_bytes,
+                       const char *path)
+{
+    uint8_t *p = bytes;
+    size_t done = 0;
+    while (done < byte_count) {
+        ssize_t n = pread(fd, p + done, byte_count - done, (off_t)(position_bytes + (int64_t)done));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            host_fail("pread", path);
+        }
+        if (n == 0) {
+            break;
+        }
+        done += (size_t)n;
+    }
+    return done;
+}
+
+/* ---- the descriptor LRU ------------------------------------------------------------ */
+
+static void lru_unlink(ks_world *world, struct ks__file_record *record)
+{
+    if (record->lru_prev != NULL) {
+        record->lru_prev->lru_next = record->lru_next;
+    } else {
+        world->lru_head = record->lru_next;
+    }
+    if (record->lru_next != NULL) {
+        record->lru_next->lru_prev = record->lru_prev;
+    } else {
+        world->lru_tail = record->lru_prev;
+    }
+    record->lru_prev = record->lru_next = NULL;
+}
+
+static void lru_push_front(ks_world *world, struct ks__file_record *record)
+{
+    record->lru_prev = NULL;
+    record->lru_next = world->lru_head;
+    if (world->lru_head != NULL) {
+        world->lru_head->lru_prev = record;
+    } else {
+        world->lru_tail = record;
+    }
+    world->lru_head = record;
+}
+
+static void record_close_fd(ks_world *world, struct ks__file_record *record)
+{
+    if (record->fd < 0) {
+        return;
+    }
+    if (!record->detached) {
+        lru_unlink(world, record);
+        ks_assert(world->open_fd_count > 0);
+        world->open_fd_count--;
+    }
+    close(record->fd);
+    record->fd = -1;
+}
+
+/* Makes fd the record's descriptor, most recently used, within the bound. */
+static void record_adopt_fd(ks_world *world, struct ks__file_record *record, int fd)
+{
+    ks_assert(record->fd < 0);
+    while (world->open_fd_count >= world->open_file_count_max) {
+        ks_assert(world->lru_tail != NULL);
+        record_close_fd(world, world->lru_tail);
+    }
+    record->fd = fd;
+    lru_push_front(world, record);
+    world->open_fd_count++;
+}
+
+/* Returns the record's real descriptor, opening it (and evicting the least
+ * recently used one) if needed. */
+static int record_fd(ks_world *world, struct ks__file_record *record)
+{
+    if (record->fd >= 0) {
+        if (!record->detached && world->lru_head != record) {
+            lru_unlink(world, record);
+            lru_push_front(world, record);
+        }
+        return record->fd;
+    }
+    ks_assert(!record->detached);
+    char *real = ks_world_real_path(world, record->path);
+    int fd = open(real, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        host_fail("open", real);
+    }
+    g_free(real);
+    record_adopt_fd(world, record, fd);
+    return fd;
+}
+
+/* ---- records ---------------------------------------------------------------------------- */
+
+static void undo_clear(struct ks__file_record *record)
+{
+    for (guint i = 0; i < record->undo->len; i++) {
+        g_free(g_array_index(record->undo, struct undo_entry, i).bytes);
+    }
+    g_array_set_size(record->undo, 0);
+}
+
+static void record_destroy(ks_world *world, struct ks__file_record *record)
+{
+    record_close_fd(world, record);
+    undo_clear(record);
+    g_array_free(record->undo, TRUE);
+    g_free(record->path);
+    g_free(record);
+}
+
+static struct ks__file_record *record_new(const char *path, ks_node_id node, int64_t size_bytes,
+                                          int64_t durable_size_bytes)
+{
+    struct ks__file_record *record = g_new0(struct ks__file_record, 1);
+    record->path = g_strdup(path);
+    record->node = node;
+    record->fd = -1;
+    record->size_bytes = size_bytes;
+    record->durable_size_bytes = durable_size_bytes;
+    record->undo = g_array_new(FALSE, FALSE, sizeof(struct undo_entry));
+    return record;
+}
+
+/* Takes the record out of the path table (its file is being deleted or
+ * replaced). Call before the real unlink/rename, so an open handle can still
+ * pin a descriptor to the old file. */
+static void record_detach(ks_world *world, struct ks__file_record *record)
+{
+    g_hash_table_steal(world->files, record->path);
+    if (record->handle_count == 0) {
+        record_destroy(world, record);
+        return;
+    }
+    record_fd(world, record);
+    lru_unlink(world, record);
+    world->open_fd_count--;
+    record->detached = true;
+}
+
+static int undo_compare(const void *a, const void *b)
+{
+    const struct undo_entry *x = a, *y = b;
+    return x->position_bytes < y->position_bytes ? -1 : x->position_bytes > y->position_bytes;
+}
+
+static void undo_add(ks_world *world, struct ks__file_record *record, int64_t start,
+                     int64_t end)
+{
+    struct undo_entry entry = {start, end - start, g_malloc((size_t)(end - start))};
+    size_t n = read_all(record_fd(world, record), entry.bytes, (size_t)(end - start), start,
+                        record->path);
+    ks_assert(n == (size_t)(end - start));
+    g_array_append_val(record->undo, entry);
+}
+
+/* D2: saves the durable content of [start, end) that has not been saved since
+ * the last fsync, before it is changed. */
+static void undo_save(ks_world *world, struct ks__file_record *record, int64_t start,
+                      int64_t end)
+{
+    int64_t limit = MIN(record->durable_size_bytes, record->size_bytes);
+    end = MIN(end, limit);
+    if (start >= end) {
+        return;
+    }
+    guint old_len = record->undo->len;
+    int64_t cursor = start;
+    for (guint i = 0; i < old_len && cursor < end; i++) {
+        struct undo_entry e = g_array_index(record->undo, struct undo_entry, i);
+        int64_t e_end = e.position_bytes + e.byte_count;
+        if (e_end <= cursor) {
+            continue;
+        }
+        if (e.position_bytes >= end) {
+            break;
+        }
+        if (e.position_bytes > cursor) {
+            undo_add(world, record, cursor, e.position_bytes);
+        }
+        cursor = MAX(cursor, e_end);
+    }
+    if (cursor < end) {
+        undo_add(world, record, cursor, end);
+    }
+    if (record->undo->len != old_len) {
+        g_array_sort(record->undo, undo_compare);
+    }
+}
+
+static struct ks__file_record *record_lookup(ks_world *world, const char *path)
+{
+    return g_hash_table_lookup(world->files, path);
+}
+
+/* ---- cost ------------------------------------------------------------------------------- */
+
+static void charge(ks_world *world, ks_node_id node_id, ks_time_ns cost_ns)
+{
+    struct ks__node *node = ks__node(world, node_id);
+    ks_time_ns start_ns = MAX(world->now_ns, node->disk_idle_at_ns);
+    node->disk_idle_at_ns = start_ns + cost_ns + node->disk_delay_ns;
+}
+
+static ks_time_ns transfer_ns(const ks_world *world, size_t byte_count)
+{
+    if (world->disk_bandwidth_bytes_per_s == 0) {
+        return 0;
+    }
+    unsigned __int128 ns = (unsigned __int128)byte_count * KS_NS_PER_S;
+    return (ks_time_ns)(ns / world->disk_bandwidth_bytes_per_s);
+}
+
+ks_time_ns ks_disk_idle_at_ns(const ks_world *world, ks_node_id node)
+{
+    return MAX(world->now_ns, ks__node(world, node)->disk_idle_at_ns);
+}
+
+/* ---- files ------------------------------------------------------------------------------ */
+
+static void make_parents(const char *real)
+{
+    char *parent = g_path_get_dirname(real);
+    if (g_mkdir_with_parents(parent, 0755) != 0) {
+        host_fail("mkdir", parent);
+    }
+    g_free(parent);
+}
+
+static void record_truncate(ks_world *world, struct ks__file_record *record, int64_t size_bytes)
+{
+    undo_save(world, record, size_bytes, record->size_bytes);
+    if (ftruncate(record_fd(world, record), (off_t)size_bytes) != 0) {
+        host_fail("ftruncate", record->path);
+    }
+    record->size_bytes = size_bytes;
+    record->has_last_write = false;
+}
+
+/* A file with no open handle may have been changed behind the world's back
+ * (a test or tool writing the real file). If its size or inode changed, the
+ * record starts again from the file as found, taken as durable (D1). Returns
+ * false if the file is gone. */
+static bool record_check_external(ks_world *world, struct ks__file_record *record)
+{
+    char *real = ks_world_real_path(world, record->path);
+    struct stat st;
+    bool exists = stat(real, &st) == 0;
+    g_free(real);
+    if (!exists) {
+        return false;
+    }
+    bool changed = (int64_t)st.st_size != record->size_bytes;
+    struct stat open_st;
+    if (!changed && record->fd >= 0 && fstat(record->fd, &open_st) == 0) {
+        changed = open_st.st_ino != st.st_ino || open_st.st_dev != st.st_dev;
+    }
+    if (!changed) {
+        return true;
+    }
+    record_close_fd(world, record);
+    undo_clear(record);
+    record->size_bytes = (int64_t)st.st_size;
+    record->durable_size_bytes = record->size_bytes;
+    record->synced = true;
+    record->has_last_write = false;
+    return true;
+}
+
+ks_file *ks_disk_open(ks_world *world, ks_node_id node, const char *path, unsigned flags,
+                      enum ks_io_result *result)
+{
+    check_path(path, false);
+    ks_assert(node < world->node_count);
+    struct ks__file_record *record = record_lookup(world, path);
+    if (record != NULL && record->handle_count == 0 && !record_check_external(world, record)) {
+        record_detach(world, record); /* deleted behind the world's back */
+        record = NULL;
+    }
+    if (record == NULL) {
+        char *real = ks_world_real_path(world, path);
+        struct stat st;
+        bool existed = stat(real, &st) == 0;
+        if (!existed && !(flags & KS_DISK_CREATE)) {
+            g_free(real);
+            if (result != NULL) {
+                *result = KS_IO_NOT_FOUND;
+            }
+            return NULL;
+        }
+        int fd = -1;
+        if (existed) {
+            ks_assert(S_ISREG(st.st_mode));
+        } else {
+            make_parents(real);
+            fd = open(real, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+            if (fd < 0) {
+                host_fail("create", real);
+            }
+        }
+        g_free(real);
+        int64_t size = existed ? (int64_t)st.st_size : 0;
+        record = record_new(path, node, size, size); /* D1 */
+        record->synced = existed;
+        g_hash_table_insert(world->files, record->path, record);
+        if (fd >= 0) {
+            record_adopt_fd(world, record, fd); /* no second open for a new file */
+        }
+    }
+    record->node = node;
+    if (flags & KS_DISK_TRUNCATE) {
+        record_truncate(world, record, 0);
+    }
+    ks_file *file = g_new0(ks_file, 1);
+    file->world = world;
+    file->record = record;
+    record->handle_count++;
+    file->next = world->handles;
+    if (world->handles != NULL) {
+        world->handles->prev = file;
+    }
+    world->handles = file;
+    if (result != NULL) {
+        *result = KS_IO_OK;
+    }
+    return file;
+}
+
+void ks_disk_close(ks_file *file)
+{
+    if (file == NULL) {
+        return;
+    }
+    ks_world *world = file->world;
+    struct ks__file_record *record = file->record;
+    if (file->prev != NULL) {
+        file->prev->next = file->next;
+    } else {
+        world->handles = file->next;
+    }
+    if (file->next != NULL) {
+        file->next->prev = file->prev;
+    }
+    ks_assert(record->handle_count > 0);
+    record->handle_count--;
+    if (record->detached && record->handle_count == 0) {
+        record_destroy(world, record);
+    }
+    g_free(file);
+}
+
+int64_t ks_disk_size(const ks_file *file)
+{
+    return file->record->size_bytes;
+}
+
+enum ks_io_result ks_disk_pwrite(ks_file *file, const void *bytes, size_t byte_count,
+                                 int64_t position_bytes)
+{
+    ks_world *world = file->world;
+    struct ks__file_record *record = file->record;
+    ks_assert(position_bytes >= 0);
+    ks_assert(bytes != NULL || byte_count == 0);
+    int64_t end = position_bytes + (int64_t)byte_count;
+    undo_save(world, record, position_bytes, end);
+    write_all(record_fd(world, record), bytes, byte_count, position_bytes, record->path);
+    if (end > record->size_bytes) {
+        record->size_bytes = end;
+    }
+    if (byte_count > 0) {
+        record->has_last_write = true;
+        record->last_write_position_bytes = position_bytes;
+        record->last_write_byte_count = (int64_t)byte_count;
+    }
+    charge(world, record->node, transfer_ns(world, byte_count));
+    return KS_IO_OK;
+}
+
+enum ks_io_result ks_disk_append(ks_file *file, const void *bytes, size_t byte_count)
+{
+    return ks_disk_pwrite(file, bytes, byte_count, file->record->size_bytes);
+}
+
+enum ks_io_result ks_disk_read(ks_file *file, void *bytes, size_t byte_count,
+                               int64_t position_bytes, size_t *read_count_out)
+{
+    ks_world *world = file->world;
+    struct ks__file_record *record = file->record;
+    ks_assert(position_bytes >= 0);
+    ks_assert(bytes != NULL || byte_count == 0);
+    size_t n = 0;
+    if (position_bytes < record->size_bytes) {
+        size_t available = (size_t)(record->size_bytes - position_bytes);
+        n = read_all(record_fd(world, record), bytes, MIN(byte_count, available),
+                     position_bytes, record->path);
+    }
+    if (read_count_out != NULL) {
+        *read_count_out = n;
+    }
+    charge(world, record->node, 0);
+    return KS_IO_OK;
+}
+
+enum ks_io_result ks_disk_fsync(ks_file *file)
+{
+    ks_world *world = file->world;
+    struct ks__file_record *record = file->record;
+    record->durable_size_bytes = record->size_bytes;
+    record->synced = true;
+    undo_clear(record);
+    record->has_last_write = false;
+    ks__node(world, record->node)->fsync_count++;
+    charge(world, record->node, world->disk_fsync_latency_ns);
+    return KS_IO_OK;
+}
+
+enum ks_io_result ks_disk_truncate(ks_file *file, int64_t size_bytes)
+{
+    ks_assert(size_bytes >= 0);
+    record_truncate(file->world, file->record, size_bytes);
+    charge(file->world, file->record->node, 0);
+    return KS_IO_OK;
+}
+
+/* ---- whole-file operations -------------------------------------------------------------- */
+
+static bool is_dir(const char *real)
+{
+    struct stat st;
+    return stat(real, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Records whose path is `prefix` or lies under folder `prefix`, sorted by path. */
+static GPtrArray *records_under(ks_world *world, const char *prefix)
+{
+    GPtrArray *found = g_ptr_array_new();
+    size_t length = strlen(prefix);
+    GHashTableIter iter;
+    gpointer key, value;
+    g_hash_table_iter_init(&iter, world->files);
+    while (g_hash_table_iter_next(&iter, &key, &value)) {
+        const char *path = key;
+        if (strncmp(path, prefix, length) == 0 && (path[length] == '/' || path[length] == 0)) {
+            g_ptr_array_add(found, value);
+        }
+    }
+    return found;
+}
+
+static void remove_tree(const char *real)
+{
+    if (is_dir(real)) {
+        GDir *dir = g_dir_open(real, 0, NULL);
+        if (dir != NULL) {
+            const char *name;
+            while ((name = g_dir_read_name(dir)) != NULL) {
+                char *child = g_build_filename(real, name, NULL);
+                remove_tree(child);
+                g_free(child);
+            }
+            g_dir_close(dir);
+        }
+        if (g_rmdir(real) != 0) {
+            host_fail("rmdir", real);
+        }
+    } else if (g_unlink(real) != 0) {
+        host_fail("unlink", real);
+    }
+}
+
+enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *from,
+                                 const char *to)
+{
+    check_path(from, false);
+    check_path(to, false);
+    ks_assert(node < world->node_count);
+    char *real_from = ks_world_real_path(world, from);
+    char *real_to = ks_world_real_path(world, to);
+    struct stat st;
+    if (stat(real_from, &st) != 0) {
+        g_free(real_from);
+        g_free(real_to);
+        return KS_IO_NOT_FOUND;
+    }
+    if (strcmp(from, to) != 0) {
+        /* Whatever `to` names is replaced. */
+        GPtrArray *replaced = records_under(world, to);
+        for (guint i = 0; i < replaced->len; i++) {
+            record_detach(world, replaced->pdata[i]);
+        }
+        g_ptr_array_free(replaced, TRUE);
+        make_parents(real_to);
+        if (S_ISDIR(st.st_mode) && is_dir(real_to)) {
+            remove_tree(real_to);
+        }
+        if (rename(real_from, real_to) != 0) {
+            host_fail("rename", real_from);
+        }
+        /* The records (and their durable state) follow the files. */
+        GPtrArray *moved = records_under(world, from);
+        size_t from_length = strlen(from);
+        for (guint i = 0; i < moved->len; i++) {
+            struct ks__file_record *record = moved->pdata[i];
+            g_hash_table_steal(world->files, record->path);
+            char *path = g_strconcat(to, record->path + from_length, NULL);
+            g_free(record->path);
+            record->path = path;
+            g_hash_table_insert(world->files, record->path, record);
+        }
+        g_ptr_array_free(moved, TRUE);
+    }
+    g_free(real_from);
+    g_free(real_to);
+    return KS_IO_OK;
+}
+
+enum ks_io_result ks_disk_delete(ks_world *world, ks_node_id node, const char *path)
+{
+    check_path(path, false);
+    ks_assert(node < world->node_count);
+    char *real = ks_world_real_path(world, path);
+    struct stat st;
+    if (stat(real, &st) != 0) {
+        g_free(real);
+        return KS_IO_NOT_FOUND;
+    }
+    GPtrArray *gone = records_under(world, path);
+    for (guint i = 0; i < gone->len; i++) {
+        record_detach(world, gone->pdata[i]);
+    }
+    g_ptr_array_free(gone, TRUE);
+    remove_tree(real);
+    g_free(real);
+    return KS_IO_OK;
+}
+
+bool ks_disk_exists(ks_world *world, ks_node_id node, const char *path)
+{
+    check_path(path, false);
+    ks_assert(node < world->node_count);
+    char *real = ks_world_real_path(world, path);
+    struct stat st;
+    bool exists = stat(real, &st) == 0;
+    g_free(real);
+    return exists;
+}
+
+enum ks_io_result ks_disk_mkdir(ks_world *world, ks_node_id node, const char *path)
+{
+    check_path(path, false);
+    ks_assert(node < world->node_count);
+    char *real = ks_world_real_path(world, path);
+    if (g_mkdir_with_parents(real, 0755) != 0) {
+        host_fail("mkdir", real);
+    }
+    g_free(real);
+    return KS_IO_OK;
+}
+
+static int name_compare(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **ks_disk_list(ks_world *world, ks_node_id node, const char *path)
+{
+    check_path(path, true);
+    ks_assert(node < world->node_count);
+    char *real = ks_world_real_path(world, path);
+    GDir *dir = g_dir_open(real, 0, NULL);
+    g_free(real);
+    if (dir == NULL) {
+        return NULL;
+    }
+    GPtrArray *names = g_ptr_array_new();
+    const char *name;
+    while ((name = g_dir_read_name(dir)) != NULL) {
+        g_ptr_array_add(names, g_strdup(name));
+    }
+    g_dir_close(dir);
+    if (names->len > 1) {
+        qsort(names->pdata, names->len, sizeof(char *), name_compare);
+    }
+    g_ptr_array_add(names, NULL);
+    return (char **)g_ptr_array_free(names, FALSE);
+}
+
+void ks_disk_list_free(char **names)
+{
+    g_strfreev(names);
+}
+
+/* ---- faults ----------------------------------------------------------------------------- */
+
+static int record_path_compare(const void *a, const void *b)
+{
+    const struct ks__file_record *x = *(const struct ks__file_record *const *)a;
+    const struct ks__file_record *y = *(const struct ks__file_record *const *)b;
+    return strcmp(x->path, y->path);
+}
+
+/* Writes back the durable content (D1, D2). */
+static void restore_durable(ks_world *world, struct ks__file_record *record)
+{
+    int fd = record_fd(world, record);
+    if (ftruncate(fd, (off_t)record->durable_size_bytes) != 0) {
+        host_fail("ftruncate", record->path);
+    }
+    for (guint i = 0; i < record->undo->len; i++) {
+        struct undo_entry *e = &g_array_index(record->undo, struct undo_entry, i);
+        write_all(fd, e->bytes, (size_t)e->byte_count, e->position_bytes, record->path);
+    }
+    undo_clear(record);
+    record->size_bytes = record->durable_size_bytes;
+}
+
+/* D3: what survives of the last unsynced write (see the header). `bytes` holds
+ * the write as it was; returns the number of its bytes kept (0 = dropped),
+ * possibly with garbage written over the end of `bytes`. */
+static int64_t tear(ks_world *world, int64_t position_bytes, uint8_t *bytes, int64_t byte_count)
+{
+    uint64_t outcome = ks_world_random_below(world, KS_RNG_DISK, 3);
+    if (outcome == 0) {
+        return 0;
+    }
+    if (outcome == 1) {
+        int64_t first = (position_bytes / SECTOR_BYTES + 1) * SECTOR_BYTES;
+        int64_t end = position_bytes + byte_count;
+        if (first >= end) {
+            return 0; /* no sector boundary strictly inside: all or nothing, so nothing */
+        }
+        uint64_t boundaries = (uint64_t)((end - 1 - first) / SECTOR_BYTES + 1);
+        int64_t cut = first + (int64_t)ks_world_random_below(world, KS_RNG_DISK, boundaries) *
+                                  SECTOR_BYTES;
+        return cut - position_bytes;
+    }
+    uint64_t garbage = 1 + ks_world_random_below(world, KS_RNG_DISK,
+                                                 (uint64_t)MIN(byte_count, SECTOR_BYTES));
+    for (uint64_t i = 0; i < garbage; i++) {
+        bytes[byte_count - 1 - (int64_t)i] = (uint8_t)ks_world_random_u64(world, KS_RNG_DISK);
+    }
+    return byte_count;
+}
+
+static void power_loss_file(ks_world *world, struct ks__file_record *record)
+{
+    uint8_t *torn = NULL;
+    int64_t position = 0, length = 0;
+    if (record->synced && record->has_last_write &&
+        record->last_write_position_bytes <= record->durable_size_bytes) {
+        position = record->last_write_position_bytes;
+        length = record->last_write_byte_count;
+        torn = g_malloc((size_t)length);
+        size_t n = read_all(record_fd(world, record), torn, (size_t)length, position,
+                            record->path);
+        ks_assert(n == (size_t)length);
+    }
+    restore_durable(world, record);
+    if (torn != NULL) {
+        int64_t kept = tear(world, position, torn, length);
+        if (kept > 0) {
+            write_all(record_fd(world, record), torn, (size_t)kept, position, record->path);
+            record->size_bytes = MAX(record->size_bytes, position + kept);
+        }
+        g_free(torn);
+    }
+    record->has_last_write = false;
+    record->durable_size_bytes = record->size_bytes; /* what reached the platter is durable */
+    record->synced = true;
+}
+
+void ks__disk_power_loss(ks_world *world, ks_node_id node)
+{
+    GPtrArray *mine = g_ptr_array_new();
+    GHashTableIter iter;
+    gpointer key, value;
+    g_hash_table_iter_init(&iter, world->files);
+    while (g_hash_table_iter_next(&iter, &key, &value)) {
+        struct ks__file_record *record = value;
+        if (record->node == node) {
+            g_ptr_array_add(mine, record);
+        }
+    }
+    /* Sorted, so the KS_RNG_DISK draws do not depend on hash-table order. */
+    if (mine->len > 1) {
+        qsort(mine->pdata, mine->len, sizeof(void *), record_path_compare);
+    }
+    for (guint i = 0; i < mine->len; i++) {
+        power_loss_file(world, mine->pdata[i]);
+    }
+    g_ptr_array_free(mine, TRUE);
+}
+
+bool ks_world_disk_corrupt(ks_world *world, ks_node_id node, const char *path,
+                           int64_t position_bytes, size_t byte_count)
+{
+    check_path(path, false);
+    ks_assert(node < world->node_count);
+    ks_assert(position_bytes >= 0);
+    struct ks__file_record *record = record_lookup(world, path);
+    if (record == NULL) {
+        /* Not opened yet in this world: take it as it is on disk. */
+        enum ks_io_result result;
+        ks_file *file = ks_disk_open(world, node, path, 0, &result);
+        if (file == NULL) {
+            return false;
+        }
+        ks_disk_close(file);
+        record = record_lookup(world, path);
+    }
+    int64_t end = position_bytes + (int64_t)byte_count;
+    if (end > record->size_bytes) {
+        return false;
+    }
+    uint8_t *bytes = g_malloc(byte_count > 0 ? byte_count : 1);
+    int fd = record_fd(world, record);
+    read_all(fd, bytes, byte_count, position_bytes, record->path);
+    for (size_t i = 0; i < byte_count; i++) {
+        bytes[i] ^= 0xFF;
+    }
+    write_all(fd, bytes, byte_count, position_bytes, record->path);
+    g_free(bytes);
+    /* Durably: the saved durable copy of these bytes flips too. */
+    for (guint i = 0; i < record->undo->len; i++) {
+        struct undo_entry *e = &g_array_index(record->undo, struct undo_entry, i);
+        int64_t lo = MAX(e->position_bytes, position_bytes);
+        int64_t hi = MIN(e->position_bytes + e->byte_count, end);
+        for (int64_t p = lo; p < hi; p++) {
+            e->bytes[p - e->position_bytes] ^= 0xFF;
+        }
+    }
+    return true;
+}
+
+int64_t ks_world_disk_durable_size(ks_world *world, ks_node_id node, const char *path)
+{
+    check_path(path, false);
+    ks_assert(node < world->node_count);
+    struct ks__file_record *record = record_lookup(world, path);
+    if (record != NULL) {
+        return record->durable_size_bytes;
+    }
+    char *real = ks_world_real_path(world, path);
+    struct stat st;
+    int64_t size = stat(real, &st) == 0 ? (int64_t)st.st_size : -1; /* D1; -1: no such file */
+    g_free(real);
+    return size;
+}
+
+uint64_t ks_world_disk_fsync_count(const ks_world *world, ks_node_id node)
+{
+    return ks__node(world, node)->fsync_count;
+}
+
+void ks_world_disk_set_node_delay(ks_world *world, ks_node_id node, ks_time_ns extra_ns)
+{
+    ks__node(world, node)->disk_delay_ns = extra_ns;
+}
+
+/* ---- set-up ------------------------------------------------------------------------------ */
+
+bool ks__disk_init(ks_world *world, GError **error)
+{
+    world->files = g_hash_table_new(g_str_hash, g_str_equal);
+    if (g_mkdir_with_parents(world->run_dir, 0755) != 0) {
+        int saved = errno;
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
+                    "cannot make run folder %s: %s", world->run_dir, g_strerror(saved));
+        return false;
+    }
+    return true;
+}
+
+void ks__disk_deinit(ks_world *world)
+{
+    /* Handles still open are closed here; they must not be used afterwards. */
+    while (world->handles != NULL) {
+        ks_disk_close(world->handles);
+    }
+    if (world->files != NULL) {
+        GHashTableIter iter;
+        gpointer key, value;
+        g_hash_table_iter_init(&iter, world->files);
+        while (g_hash_table_iter_next(&iter, &key, &value)) {
+            g_hash_table_iter_steal(&iter);
+            record_destroy(world, value);
+        }
+        g_hash_table_destroy(world->files);
+        world->files = NULL;
+    }
+}

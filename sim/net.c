@@ -1,0 +1,309 @@
+/*
+** sim/net.c: the virtual network.
+**
+** One FIFO connection per ordered pair (source, target), as TCP gives. A
+** message sent at now arrives at
+**
+**   max(now + latency(source, target) + delay(source) + delay(target) + jitter,
+**       last arrival on this connection)
+**
+** where jitter is drawn uniformly from [0, network_jitter_ns] on KS_RNG_NET, so
+** jitter never reorders a connection (N1). Equal arrival times keep send order
+** through the scheduler's seq.
+**
+** Faults (all data, all deterministic):
+**   - cuts: a one-way link source->target is down while any active cut names
+**     it (N2: cut_counts holds, per link, the number of active cuts naming it).
+**     A partition of sides A and B is one cut naming a->b and b->a for every a
+**     in A, b in B. ks_world_net_heal removes one cut; heal_all removes all.
+**   - loss: each message is dropped at send with probability loss_ppm / 10^6
+**     (one KS_RNG_NET draw per message, made only while loss_ppm > 0).
+**   - slow node: extra latency on every message to or from it.
+** A message is dropped, and the sender learns nothing, if its link is down at
+** send time or at delivery time, if the target is down at delivery, or if the
+** target crashed (and maybe restarted) while it was in flight (incarnation).
+** A message from a node that is down is dropped too (its code cannot run).
+** Messages to a paused node wait in the scheduler until it resumes.
+** The driver (node 0) is never cut off (asserted).
+*/
+#include "world_int.h"
+
+#include <string.h>
+
+/* ---- the uint64 -> uint64 map ----------------------------------------------- */
+
+static inline uint32_t map_hash(uint64_t key, uint32_t capacity)
+{
+    key ^= key >> 33;
+    key *= UINT64_C(0xff51afd7ed558ccd);
+    key ^= key >> 33;
+    return (uint32_t)key & (capacity - 1);
+}
+
+void ks__map_deinit(struct ks__map *map)
+{
+    g_free(map->keys);
+    g_free(map->values);
+    memset(map, 0, sizeof *map);
+}
+
+bool ks__map_get(const struct ks__map *map, uint64_t key, uint64_t *value_out)
+{
+    if (map->count == 0) {
+        return false;
+    }
+    for (uint32_t i = map_hash(key, map->capacity);; i = (i + 1) & (map->capacity - 1)) {
+        if (map->keys[i] == key) {
+            *value_out = map->values[i];
+            return true;
+        }
+        if (map->keys[i] == UINT64_MAX) {
+            return false;
+        }
+    }
+}
+
+static void map_grow(struct ks__map *map)
+{
+    uint32_t old_capacity = map->capacity;
+    uint64_t *old_keys = map->keys;
+    uint64_t *old_values = map->values;
+    map->capacity = old_capacity == 0 ? 64 : old_capacity * 2;
+    map->keys = g_new(uint64_t, map->capacity);
+    map->values = g_new(uint64_t, map->capacity);
+    memset(map->keys, 0xff, sizeof(uint64_t) * map->capacity);
+    map->count = 0;
+    for (uint32_t i = 0; i < old_capacity; i++) {
+        if (old_keys[i] != UINT64_MAX) {
+            ks__map_set(map, old_keys[i], old_values[i]);
+        }
+    }
+    g_free(old_keys);
+    g_free(old_values);
+}
+
+/* The value slot of key, inserted with `initial` if missing. Valid until the
+ * next insertion. */
+static uint64_t *map_slot(struct ks__map *map, uint64_t key, uint64_t initial)
+{
+    ks_assert(key != UINT64_MAX);
+    if ((map->count + 1) * 2 > map->capacity) {
+        map_grow(map);
+    }
+    for (uint32_t i = map_hash(key, map->capacity);; i = (i + 1) & (map->capacity - 1)) {
+        if (map->keys[i] == key) {
+            return &map->values[i];
+        }
+        if (map->keys[i] == UINT64_MAX) {
+            map->keys[i] = key;
+            map->values[i] = initial;
+            map->count++;
+            return &map->values[i];
+        }
+    }
+}
+
+void ks__map_set(struct ks__map *map, uint64_t key, uint64_t value)
+{
+    *map_slot(map, key, value) = value;
+}
+
+/* ---- set-up --------------------------------------------------------------------- */
+
+void ks__net_init(ks_world *world)
+{
+    world->cuts = g_array_new(FALSE, TRUE, sizeof(struct ks__cut));
+}
+
+void ks__net_deinit(ks_world *world)
+{
+    ks__map_deinit(&world->last_delivery_ns);
+    ks__map_deinit(&world->link_latency_ns);
+    ks__map_deinit(&world->cut_counts);
+    if (world->cuts != NULL) {
+        for (guint i = 0; i < world->cuts->len; i++) {
+            struct ks__cut *cut = &g_array_index(world->cuts, struct ks__cut, i);
+            if (cut->pairs != NULL) {
+                g_array_free(cut->pairs, TRUE);
+            }
+        }
+        g_array_free(world->cuts, TRUE);
+        world->cuts = NULL;
+    }
+}
+
+/* ---- sending -------------------------------------------------------------------- */
+
+bool ks__net_link_is_up(const ks_world *world, ks_node_id source, ks_node_id target)
+{
+    if (world->active_cut_count == 0) {
+        return true;
+    }
+    uint64_t count = 0;
+    return !ks__map_get(&world->cut_counts, ks__pair(source, target), &count) || count == 0;
+}
+
+void ks_world_set_receiver(ks_world *world, ks_node_id node, ks_receive_fn *fn, void *context)
+{
+    struct ks__node *n = ks__node(world, node);
+    n->receiver = fn;
+    n->receiver_context = context;
+}
+
+bool ks_world_node_is_up(const ks_world *world, ks_node_id node)
+{
+    return ks__node(world, node)->up;
+}
+
+void ks_world_send(ks_world *world, ks_node_id source, ks_node_id target, uint32_t kind,
+                   const void *message, size_t message_bytes)
+{
+    struct ks__node *from = ks__node(world, source);
+    struct ks__node *to = ks__node(world, target);
+    ks_assert(message != NULL || message_bytes == 0);
+    if (!from->up || !ks__net_link_is_up(world, source, target)) {
+        return;
+    }
+    if (world->loss_ppm > 0 &&
+        ks_world_random_below(world, KS_RNG_NET, 1000000) < world->loss_ppm) {
+        return;
+    }
+    uint64_t pair = ks__pair(source, target);
+    ks_time_ns latency_ns = world->network_latency_ns;
+    if (world->link_latency_ns.count > 0) {
+        ks__map_get(&world->link_latency_ns, pair, &latency_ns);
+    }
+    ks_time_ns jitter_ns = 0;
+    if (world->network_jitter_ns > 0) {
+        jitter_ns = world->network_jitter_ns == UINT64_MAX
+                        ? ks_world_random_u64(world, KS_RNG_NET)
+                        : ks_world_random_below(world, KS_RNG_NET, world->network_jitter_ns + 1);
+    }
+    ks_time_ns at_ns = world->now_ns + latency_ns;
+    ks_assert(at_ns >= world->now_ns);
+    ks_time_ns extra_ns = from->net_delay_ns + to->net_delay_ns + jitter_ns;
+    ks_assert(at_ns + extra_ns >= at_ns);
+    at_ns += extra_ns;
+    uint64_t *last_ns = map_slot(&world->last_delivery_ns, pair, 0);
+    if (*last_ns > at_ns) {
+        at_ns = *last_ns; /* N1: FIFO per connection */
+    }
+    *last_ns = at_ns;
+
+    uint32_t slot = ks__event_alloc(world);
+    struct ks__event *event = &world->pool[slot];
+    event->type = KS__EVENT_MESSAGE;
+    event->node = target;
+    event->source = source;
+    event->kind = kind;
+    event->incarnation = to->incarnation;
+    event->u.message.bytes = message_bytes > 0 ? g_memdup2(message, message_bytes) : NULL;
+    event->u.message.byte_count = message_bytes;
+    ks__event_push(world, slot, at_ns);
+}
+
+/* ---- faults ------------------------------------------------------------------------ */
+
+static void cut_add_pair(ks_world *world, struct ks__cut *cut, ks_node_id source,
+                         ks_node_id target)
+{
+    ks_assert(source < world->node_count);
+    ks_assert(target < world->node_count);
+    ks_assert(source != KS_NODE_DRIVER); /* the driver is never cut off */
+    ks_assert(target != KS_NODE_DRIVER);
+    if (source == target) {
+        return;
+    }
+    uint64_t pair = ks__pair(source, target);
+    uint64_t count = 0;
+    ks__map_get(&world->cut_counts, pair, &count);
+    ks__map_set(&world->cut_counts, pair, count + 1);
+    g_array_append_val(cut->pairs, pair);
+}
+
+static ks_cut_id cut_new(ks_world *world)
+{
+    struct ks__cut cut = {.active = true, .pairs = g_array_new(FALSE, FALSE, sizeof(uint64_t))};
+    g_array_append_val(world->cuts, cut);
+    world->active_cut_count++;
+    return (ks_cut_id)world->cuts->len;
+}
+
+ks_cut_id ks_world_net_partition(ks_world *world, const ks_node_id *side_a, size_t a_count,
+                                 const ks_node_id *side_b, size_t b_count)
+{
+    ks_cut_id id = cut_new(world);
+    struct ks__cut *cut = &g_array_index(world->cuts, struct ks__cut, id - 1);
+    for (size_t i = 0; i < a_count; i++) {
+        for (size_t j = 0; j < b_count; j++) {
+            cut_add_pair(world, cut, side_a[i], side_b[j]);
+            cut_add_pair(world, cut, side_b[j], side_a[i]);
+        }
+    }
+    return id;
+}
+
+ks_cut_id ks_world_net_cut_one_way(ks_world *world, ks_node_id source, ks_node_id target)
+{
+    ks_cut_id id = cut_new(world);
+    struct ks__cut *cut = &g_array_index(world->cuts, struct ks__cut, id - 1);
+    cut_add_pair(world, cut, source, target);
+    return id;
+}
+
+void ks_world_net_heal(ks_world *world, ks_cut_id id)
+{
+    ks_assert(id >= 1 && id <= world->cuts->len);
+    struct ks__cut *cut = &g_array_index(world->cuts, struct ks__cut, id - 1);
+    if (!cut->active) {
+        return; /* healing twice is harmless */
+    }
+    for (guint i = 0; i < cut->pairs->len; i++) {
+        uint64_t pair = g_array_index(cut->pairs, uint64_t, i);
+        uint64_t count = 0;
+        bool found = ks__map_get(&world->cut_counts, pair, &count);
+        ks_assert(found); /* N2 */
+        ks_assert(count > 0);
+        ks__map_set(&world->cut_counts, pair, count - 1);
+    }
+    g_array_free(cut->pairs, TRUE);
+    cut->pairs = NULL;
+    cut->active = false;
+    ks_assert(world->active_cut_count > 0);
+    world->active_cut_count--;
+}
+
+void ks_world_net_heal_all(ks_world *world)
+{
+    for (guint i = 0; i < world->cuts->len; i++) {
+        ks_world_net_heal(world, (ks_cut_id)(i + 1));
+    }
+    ks_assert(world->active_cut_count == 0);
+}
+
+bool ks_world_net_link_is_up(const ks_world *world, ks_node_id source, ks_node_id target)
+{
+    ks_assert(source < world->node_count);
+    ks_assert(target < world->node_count);
+    return ks__net_link_is_up(world, source, target);
+}
+
+void ks_world_net_set_link_latency(ks_world *world, ks_node_id a, ks_node_id b,
+                                   ks_time_ns latency_ns)
+{
+    ks_assert(a < world->node_count);
+    ks_assert(b < world->node_count);
+    ks__map_set(&world->link_latency_ns, ks__pair(a, b), latency_ns);
+    ks__map_set(&world->link_latency_ns, ks__pair(b, a), latency_ns);
+}
+
+void ks_world_net_set_node_delay(ks_world *world, ks_node_id node, ks_time_ns extra_ns)
+{
+    ks__node(world, node)->net_delay_ns = extra_ns;
+}
+
+void ks_world_net_set_loss_ppm(ks_world *world, uint32_t loss_ppm)
+{
+    ks_assert(loss_ppm <= 1000000);
+    world->loss_ppm = loss_ppm;
+}

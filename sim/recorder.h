@@ -1,0 +1,108 @@
+/*
+** sim/recorder.h: the SQLite database of runs (SPEC section 4).
+**
+** One database holds many runs. Every run is written in ONE transaction
+** (begin_run .. finish_run), so a killed run leaves no half run behind. The
+** runner keeps a run's rows in memory and writes them all at the end, so the
+** write lock is held for milliseconds, not for the whole simulated run, and
+** parallel jobs can share one file (WAL mode, a busy timeout).
+**
+** A database is "ours" when it is empty or has a schema_version table with a
+** version we know. Anything else (another program's tables, a newer ksim, not
+** SQLite at all) is refused with KS_RECORDER_ERROR_FOREIGN and left untouched:
+** the CLI maps that to exit 2.
+*/
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define KS_RECORDER_SCHEMA_VERSION 1
+
+#define KS_RECORDER_ERROR (ks_recorder_error_quark())
+GQuark ks_recorder_error_quark(void);
+
+enum ks_recorder_error {
+    KS_RECORDER_ERROR_OPEN,    /* cannot open or create the file (bad input: exit 2) */
+    KS_RECORDER_ERROR_FOREIGN, /* not a ksim database, or a newer schema (exit 2) */
+    KS_RECORDER_ERROR_WRITE    /* a write failed during a run (exit 3) */
+};
+
+struct ks_recorder;
+
+/* Opens (creating if needed) the database at path for writing: checks that it
+ * is ours, then creates missing tables and turns on WAL. Returns NULL with
+ * *error set otherwise; a foreign file is not modified. Owned: ks_recorder_close. */
+struct ks_recorder *ks_recorder_open(const char *path, GError **error);
+/* Opens an existing database read-only (describe, plot); same ownership check. */
+struct ks_recorder *ks_recorder_open_readonly(const char *path, GError **error);
+void ks_recorder_close(struct ks_recorder *recorder); /* NULL is a no-op; rolls back an open run */
+
+/* The underlying handle, for read queries (describe). Borrowed. */
+struct sqlite3 *ks_recorder_db(struct ks_recorder *recorder);
+
+/* Starts the run's transaction and inserts its runs row. started_at is the
+ * wall-clock start as ISO 8601 text (it never reaches the simulated world).
+ * Returns the new run_id, or 0 with *error set. */
+int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario, uint64_t seed,
+                              const char *params_json, const char *started_at, GError **error);
+
+/* Rows of the open run. Text arguments are copied; NULL text and negative
+ * ids (-1) are stored as SQL NULL. The first failure is remembered and
+ * reported by finish_run; later calls do nothing. */
+void ks_recorder_add_event(struct ks_recorder *recorder, uint64_t t_ns, const char *kind,
+                           int32_t broker, const char *topic, int32_t partition,
+                           const char *detail);
+
+struct ks_recorder_record_row {
+    const char *producer;
+    int64_t seq;
+    const char *key;        /* NULL: null key */
+    const char *topic;
+    int32_t partition;      /* -1: NULL */
+    int64_t offset;         /* -1: NULL */
+    uint64_t sent_ns;
+    int64_t acked_ns;       /* -1: NULL */
+    const char *outcome;    /* "acked" | "failed" | "unknown" */
+};
+void ks_recorder_add_record(struct ks_recorder *recorder, const struct ks_recorder_record_row *row);
+
+struct ks_recorder_state_row {
+    uint64_t t_ns;
+    const char *topic;
+    int32_t partition;
+    int32_t broker;
+    int32_t replica_index;  /* position in the assignment (describe prints Replicas in order) */
+    const char *role;       /* "leader" | "follower" | "offline" | "none" */
+    int64_t leo;            /* -1: NULL (broker down) */
+    int64_t hw;             /* -1: NULL */
+    int32_t leader_epoch;   /* -1: NULL */
+    const char *isr;        /* "2,3", the controller's view */
+    int32_t leader;         /* the controller's leader; -1: none */
+};
+void ks_recorder_add_partition_state(struct ks_recorder *recorder,
+                                     const struct ks_recorder_state_row *row);
+
+/* value_text non-NULL stores text (trace_hash), else value as a number
+ * (an integer when it has no fraction). */
+void ks_recorder_add_summary(struct ks_recorder *recorder, const char *metric, double value,
+                             const char *value_text);
+void ks_recorder_add_anomaly(struct ks_recorder *recorder, const char *kind, const char *topic,
+                             int32_t partition, const char *detail);
+void ks_recorder_add_expectation(struct ks_recorder *recorder, const char *expr,
+                                 const char *actual, bool passed);
+/* topics(run_id, topic, partitions, replication_factor, configs): for describe. */
+void ks_recorder_add_topic(struct ks_recorder *recorder, const char *topic, int32_t partitions,
+                           int32_t replication_factor, const char *configs);
+
+/* Completes the runs row and commits. On failure rolls back (nothing of the
+ * run stays) and returns false with *error set (KS_RECORDER_ERROR_WRITE). */
+bool ks_recorder_finish_run(struct ks_recorder *recorder, int64_t wall_ms, int64_t record_ms,
+                            uint64_t sim_ns, uint64_t events, uint64_t trace_hash,
+                            const char *verdict, GError **error);
+/* Rolls back the open run, if any. */
+void ks_recorder_abort_run(struct ks_recorder *recorder);
+
+/* Wall time spent inside the recorder since open, in microseconds. */
+int64_t ks_recorder_busy_us(const struct ks_recorder *recorder);

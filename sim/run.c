@@ -1,0 +1,1511 @@
+/*
+** sim/run.c: one scenario run from frozen scenario to verdict (sim/run.h).
+**
+** Phases:
+**   1. prepare   run folder (replaced when it is a ksim run folder), database
+**                (refused untouched when not ours), trace file. Any failure
+**                here is bad input: exit 2, and nothing stays written.
+**   2. build     world (node count from the cluster spec), link latencies,
+**                cluster (observer: run_on_event/record/consumed), faults,
+**                the after-event hook (triggers, availability, progress),
+**                the partition-state sampler (driver timer on node 0).
+**   3. run       to `duration`.
+**   4. final     with final.heal: stop producers, heal everything, run until
+**                ks_cluster_converged or final.drain passes.
+**   5. judge     final read (every partition from its leader up to its HW),
+**                replica reads (divergence), checker, expectations.
+**   6. record    one recorder transaction; then print text or JSON.
+**
+** Determinism: the driver only adds timers on node 0 (sampler, faults) and
+** trace mixes; wall time is read for wall_ms, record_ms and the progress
+** line only, and never reaches the world.
+**
+** Availability (unavailable_ms): a user partition is unavailable while the
+** controller knows no leader for it, its leader's broker is down or paused, or its ISR
+** is smaller than min.insync.replicas (acks=all writes are refused). It is
+** re-evaluated after every event that could change it (elections, ISR
+** changes, fencing, faults) and summed up to the end of `duration`.
+*/
+#include "run.h"
+
+#include "../core/base.h"
+#include "../core/batch.h"
+#include "../core/cluster.h"
+#include "../core/log.h"
+#include "checker.h"
+#include "faults.h"
+#include "recorder.h"
+#include "world.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <inttypes.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+#define SAMPLE_INTERVAL_NS_MIN (100 * KS_NS_PER_MS)
+#define SAMPLE_COUNT_TARGET 1000
+#define FINAL_STEP_NS (10 * KS_NS_PER_MS)
+#define REFUSED_QUIET_NS (1 * KS_NS_PER_S)
+#define RUN_MARKER ".ksim-run"
+
+struct run_event {
+    ks_time_ns at_ns;
+    const char *kind;   /* static */
+    int32_t broker;
+    int32_t topic_index;
+    int32_t partition;
+    char *detail;       /* owned */
+    char *explain;      /* owned, may be NULL */
+    bool timeline;
+};
+
+struct run_sample {
+    ks_time_ns t_ns;
+    int32_t topic_index;
+    int32_t partition;
+    int32_t broker;
+    int32_t replica_index;
+    enum ks_role role;
+    bool online;
+    int64_t leo;
+    int64_t hw;
+    int32_t leader_epoch;
+    int32_t leader;
+    const char *isr;    /* in run->strings */
+};
+
+struct expect_outcome {
+    char *expr;
+    char *actual;
+    bool passed;
+};
+
+/* Last shown time of a coalesced kind (refused writes, producer errors). */
+struct quiet_slot {
+    ks_time_ns shown_ns;
+    int64_t suppressed;
+    bool used;
+};
+
+struct run {
+    const struct ks_scenario *scenario;      /* not owned */
+    const struct ks_run_options *options;    /* not owned */
+    struct ks_cluster_spec spec;
+    struct ks_cluster_observer observer; /* borrowed by the cluster */
+    uint64_t seed;
+    ks_world *world;
+    struct ks_cluster *cluster;
+    struct ks_faults *faults;
+    GArray *events;      /* struct run_event */
+    GArray *outcomes;    /* struct ks_record_outcome, keys in strings */
+    GArray *consumed;    /* struct ks_consumed_record */
+    GArray *samples;     /* struct run_sample */
+    GStringChunk *strings;
+    int32_t user_topic_count;
+    int32_t *tp_base;                 /* [topic] first slot of the per-partition arrays */
+    int32_t tp_count;
+    ks_time_ns *unavailable_since;    /* [slot]: KS_TIME_NEVER when available */
+    uint64_t unavailable_ns;
+    bool availability_dirty;
+    bool final_phase;
+    struct quiet_slot *quiet;         /* [slot * 2 + (refused ? 0 : 1)] */
+    int64_t leader_elections;
+    int64_t unclean_elections;
+    int64_t isr_shrinks;
+    int64_t isr_expands;
+    ks_time_ns sample_interval_ns;
+    int64_t start_us;
+    int64_t progress_checked_events;
+    bool progress_shown;
+    double metrics[KS_METRIC_COUNT];
+    struct ks_checker_output check;
+    GArray *expectations; /* struct expect_outcome */
+};
+
+/* ---- small helpers ------------------------------------------------------------ */
+
+static int32_t tp_slot(const struct run *run, int32_t topic_index, int32_t partition)
+{
+    if (topic_index < 0 || topic_index >= run->user_topic_count || partition < 0 ||
+        partition >= run->scenario->topics[topic_index].partition_count) {
+        return -1;
+    }
+    return run->tp_base[topic_index] + partition;
+}
+
+static const char *topic_name(const struct run *run, int32_t topic_index)
+{
+    if (topic_index < 0) {
+        return NULL;
+    }
+    return ks_cluster_topic_name(run->cluster, topic_index);
+}
+
+static void add_event(struct run *run, ks_time_ns at_ns, const char *kind, int32_t broker,
+                      int32_t topic_index, int32_t partition, const char *detail,
+                      const char *explain, bool timeline)
+{
+    struct run_event event = {
+        .at_ns = at_ns,
+        .kind = kind,
+        .broker = broker,
+        .topic_index = topic_index,
+        .partition = partition,
+        .detail = g_strdup(detail != NULL ? detail : ""),
+        .explain = g_strdup(explain),
+        .timeline = timeline,
+    };
+    g_array_append_val(run->events, event);
+}
+
+static void format_isr(const int32_t *isr, int32_t count, char *buffer, size_t buffer_bytes)
+{
+    int32_t sorted[KS_REPLICATION_FACTOR_MAX];
+    memcpy(sorted, isr, sizeof(int32_t) * (size_t)count);
+    for (int32_t i = 1; i < count; i++) { /* insertion sort: at most 16 */
+        for (int32_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+            int32_t t = sorted[j];
+            sorted[j] = sorted[j - 1];
+            sorted[j - 1] = t;
+        }
+    }
+    buffer[0] = '\0';
+    size_t used = 0;
+    for (int32_t i = 0; i < count && used < buffer_bytes; i++) {
+        used += (size_t)g_snprintf(buffer + used, buffer_bytes - used, "%s%d", i > 0 ? "," : "",
+                                   sorted[i]);
+    }
+}
+
+/* ---- availability -------------------------------------------------------------- */
+
+static bool partition_available(const struct run *run, int32_t topic_index, int32_t partition)
+{
+    int32_t leader = ks_cluster_leader(run->cluster, topic_index, partition);
+    if (leader < 0 || !ks_cluster_broker_is_up(run->cluster, leader) ||
+        ks_world_node_is_paused(run->world, (ks_node_id)leader)) {
+        return false; /* a paused leader answers nobody */
+    }
+    int32_t isr[KS_REPLICATION_FACTOR_MAX];
+    int32_t isr_count = ks_cluster_isr(run->cluster, topic_index, partition, isr,
+                                       KS_REPLICATION_FACTOR_MAX);
+    return isr_count >= run->scenario->topics[topic_index].min_insync_replicas;
+}
+
+static void update_availability(struct run *run, ks_time_ns now_ns)
+{
+    run->availability_dirty = false;
+    for (int32_t t = 0; t < run->user_topic_count; t++) {
+        for (int32_t p = 0; p < run->scenario->topics[t].partition_count; p++) {
+            int32_t slot = tp_slot(run, t, p);
+            bool available = partition_available(run, t, p);
+            if (!available && run->unavailable_since[slot] == KS_TIME_NEVER) {
+                run->unavailable_since[slot] = now_ns;
+            } else if (available && run->unavailable_since[slot] != KS_TIME_NEVER) {
+                run->unavailable_ns += now_ns - run->unavailable_since[slot];
+                run->unavailable_since[slot] = KS_TIME_NEVER;
+            }
+        }
+    }
+}
+
+/* Closes every open unavailable interval at end_ns (the end of duration). */
+static void close_availability(struct run *run, ks_time_ns end_ns)
+{
+    for (int32_t slot = 0; slot < run->tp_count; slot++) {
+        if (run->unavailable_since[slot] != KS_TIME_NEVER) {
+            if (end_ns > run->unavailable_since[slot]) {
+                run->unavailable_ns += end_ns - run->unavailable_since[slot];
+            }
+            run->unavailable_since[slot] = KS_TIME_NEVER;
+        }
+    }
+}
+
+/* ---- observer --------------------------------------------------------------------- */
+
+static bool event_changes_availability(enum ks_cluster_event_kind kind)
+{
+    switch (kind) {
+    case KS_EV_TOPIC_CREATED:
+    case KS_EV_LEADER_ELECTED:
+    case KS_EV_UNCLEAN_ELECTION:
+    case KS_EV_NO_LEADER:
+    case KS_EV_ISR_SHRINK:
+    case KS_EV_ISR_EXPAND:
+    case KS_EV_BROKER_FENCED:
+    case KS_EV_BROKER_UNFENCED:
+    case KS_EV_BROKER_STARTED:
+        return true;
+    case KS_EV_TRUNCATION:
+    case KS_EV_RECOVERY:
+    case KS_EV_PRODUCE_REFUSED:
+    case KS_EV_PRODUCER_ERROR:
+    case KS_EV_REBALANCE:
+    case KS_EV_OFFSET_COMMIT:
+    case KS_EV_OFFSET_RESET:
+    case KS_EV_RETENTION:
+    case KS_EV_COMPACTION:
+    case KS_EV_INFO:
+    case KS_EV_KIND_COUNT:
+        break;
+    }
+    return false;
+}
+
+/* __consumer_offsets (50 partitions by default) would flood the timeline
+ * with one line per partition at every broker change; its events show only
+ * when it is small (a scenario that studies it sets
+ * offsets.topic.num.partitions low) or when they lose data. */
+static bool internal_event_on_timeline(const struct run *run, const struct ks_cluster_event *event)
+{
+    if (event->kind == KS_EV_UNCLEAN_ELECTION || event->kind == KS_EV_TRUNCATION) {
+        return true;
+    }
+    return ks_cluster_partition_count(run->cluster, event->topic_index) <= 3;
+}
+
+/* Which events the printed timeline shows. Every event goes to the database;
+ * the timeline leaves out offset commits (routine) and most events of the
+ * internal __consumer_offsets partitions, and shows refused writes and producer
+ * errors at most once a second per partition (with a count of the rest). */
+static bool event_on_timeline(struct run *run, const struct ks_cluster_event *event)
+{
+    if (event->kind == KS_EV_OFFSET_COMMIT) {
+        return false;
+    }
+    if (event->topic_index >= run->user_topic_count &&
+        !internal_event_on_timeline(run, event)) {
+        return false;
+    }
+    if (event->kind != KS_EV_PRODUCE_REFUSED && event->kind != KS_EV_PRODUCER_ERROR) {
+        return true;
+    }
+    int32_t slot = tp_slot(run, event->topic_index, event->partition);
+    size_t index = (size_t)(slot >= 0 ? slot + 1 : 0) * 2 +
+                   (event->kind == KS_EV_PRODUCE_REFUSED ? 0 : 1);
+    struct quiet_slot *quiet = &run->quiet[index];
+    if (quiet->used && event->at_ns < quiet->shown_ns + REFUSED_QUIET_NS) {
+        quiet->suppressed++;
+        return false;
+    }
+    quiet->used = true;
+    quiet->shown_ns = event->at_ns;
+    return true;
+}
+
+static void run_on_event(void *context, const struct ks_cluster_event *event)
+{
+    struct run *run = context;
+    bool user = event->topic_index >= 0 && event->topic_index < run->user_topic_count;
+    if (user) {
+        /* Counted over the whole run, the final phase included (a broker that
+         * restarts there and rejoins the ISR is an ISR change too). */
+        run->leader_elections += event->kind == KS_EV_LEADER_ELECTED ||
+                                 event->kind == KS_EV_UNCLEAN_ELECTION;
+        run->unclean_elections += event->kind == KS_EV_UNCLEAN_ELECTION;
+        run->isr_shrinks += event->kind == KS_EV_ISR_SHRINK;
+        run->isr_expands += event->kind == KS_EV_ISR_EXPAND;
+    }
+    if (event_changes_availability(event->kind)) {
+        run->availability_dirty = true;
+    }
+    if (run->faults != NULL) {
+        ks_faults_on_cluster_event(run->faults, event);
+    }
+    int32_t words[4] = { (int32_t)event->kind, event->broker, event->topic_index, event->partition };
+    ks_world_trace_mix(run->world, 0xD200u + (uint32_t)event->kind, KS_NODE_DRIVER, words,
+                       sizeof words);
+    const char *detail = event->detail;
+    char *with_count = NULL;
+    bool timeline = event_on_timeline(run, event);
+    if (timeline && (event->kind == KS_EV_PRODUCE_REFUSED || event->kind == KS_EV_PRODUCER_ERROR)) {
+        int32_t slot = tp_slot(run, event->topic_index, event->partition);
+        size_t index = (size_t)(slot >= 0 ? slot + 1 : 0) * 2 +
+                       (event->kind == KS_EV_PRODUCE_REFUSED ? 0 : 1);
+        if (run->quiet[index].suppressed > 0) {
+            with_count = g_strdup_printf("%s (and %" PRId64 " more like it before)", detail,
+                                         run->quiet[index].suppressed);
+            run->quiet[index].suppressed = 0;
+            detail = with_count;
+        }
+    }
+    add_event(run, event->at_ns, ks_cluster_event_kind_name(event->kind), event->broker,
+              event->topic_index, event->partition, detail, event->explain, timeline);
+    g_free(with_count);
+}
+
+static void run_on_record(void *context, const struct ks_record_outcome *outcome)
+{
+    struct run *run = context;
+    struct ks_record_outcome copy = *outcome;
+    if (copy.key != NULL) {
+        copy.key = g_string_chunk_insert_const(run->strings, copy.key);
+    }
+    g_array_append_val(run->outcomes, copy);
+    int64_t words[4] = { outcome->producer_index, outcome->seq, (int64_t)outcome->outcome,
+                         outcome->offset };
+    ks_world_trace_mix(run->world, 0xD300u, KS_NODE_DRIVER, words, sizeof words);
+}
+
+static void run_on_consumed(void *context, const struct ks_consumed_record *consumed)
+{
+    struct run *run = context;
+    g_array_append_val(run->consumed, *consumed);
+}
+
+static void run_on_fault(void *context, const struct ks_fault_report *report)
+{
+    struct run *run = context;
+    run->availability_dirty = true;
+    add_event(run, report->at_ns, report->kind, report->broker, report->topic_index,
+              report->partition, report->detail, report->explain, true);
+}
+
+/* ---- sampler, after-event hook, progress ------------------------------------------------ */
+
+static void sample_partitions(ks_world *world, void *context)
+{
+    struct run *run = context;
+    ks_time_ns now = ks_world_now_ns(world);
+    for (int32_t t = 0; t < run->user_topic_count; t++) {
+        for (int32_t p = 0; p < run->scenario->topics[t].partition_count; p++) {
+            int32_t replicas[KS_REPLICATION_FACTOR_MAX];
+            int32_t isr[KS_REPLICATION_FACTOR_MAX];
+            int32_t replica_count = ks_cluster_replicas(run->cluster, t, p, replicas,
+                                                        KS_REPLICATION_FACTOR_MAX);
+            int32_t isr_count = ks_cluster_isr(run->cluster, t, p, isr, KS_REPLICATION_FACTOR_MAX);
+            char isr_text[128];
+            format_isr(isr, isr_count, isr_text, sizeof isr_text);
+            const char *isr_stored = g_string_chunk_insert_const(run->strings, isr_text);
+            int32_t leader = ks_cluster_leader(run->cluster, t, p);
+            for (int32_t r = 0; r < replica_count; r++) {
+                struct ks_replica_state state;
+                struct run_sample sample = {
+                    .t_ns = now, .topic_index = t, .partition = p, .broker = replicas[r],
+                    .replica_index = r, .leader = leader, .isr = isr_stored,
+                };
+                sample.online = ks_cluster_replica_state(run->cluster, replicas[r], t, p, &state);
+                if (sample.online) {
+                    sample.role = state.role;
+                    sample.leo = state.leo;
+                    sample.hw = state.hw;
+                    sample.leader_epoch = state.leader_epoch;
+                }
+                g_array_append_val(run->samples, sample);
+            }
+        }
+    }
+    ks_world_schedule(world, KS_NODE_DRIVER, run->sample_interval_ns, KS_KIND_DRIVER_SAMPLE,
+                      sample_partitions, run);
+}
+
+static void show_progress(struct run *run)
+{
+    int64_t now_us = g_get_monotonic_time();
+    double elapsed_s = (double)(now_us - run->start_us) / 1e6;
+    if (elapsed_s < 2.0) {
+        return;
+    }
+    double done_s = (double)ks_world_now_ns(run->world) / 1e9;
+    double total_s = (double)(run->scenario->duration_ns +
+                              (run->scenario->final_heal ? run->scenario->final_drain_ns : 0)) / 1e9;
+    double rate = done_s / elapsed_s;
+    double left_s = rate > 0 ? (total_s - done_s) / rate : 0;
+    fprintf(stderr, "\rksim: %s seed %" PRIu64 ": %.1f/%.0f s simulated, %.1f sim-s/s, ~%.0f s left ",
+            run->scenario->name, run->seed, done_s, total_s, rate, left_s > 0 ? left_s : 0);
+    fflush(stderr);
+    run->progress_shown = true;
+}
+
+static void after_event(ks_world *world, void *context)
+{
+    struct run *run = context;
+    if (run->availability_dirty && !run->final_phase) {
+        update_availability(run, ks_world_now_ns(world));
+    }
+    ks_faults_after_event(run->faults);
+    if (run->options->progress) {
+        int64_t events = (int64_t)ks_world_event_count(world);
+        if (events - run->progress_checked_events >= 20000) {
+            run->progress_checked_events = events;
+            show_progress(run);
+        }
+    }
+}
+
+/* ---- run folder ---------------------------------------------------------------------------- */
+
+static void remove_tree(const char *path)
+{
+    if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+        GDir *dir = g_dir_open(path, 0, NULL);
+        const char *name;
+        while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+            char *child = g_build_filename(path, name, NULL);
+            remove_tree(child);
+            g_free(child);
+        }
+        if (dir != NULL) {
+            g_dir_close(dir);
+        }
+        g_rmdir(path);
+    } else {
+        g_unlink(path);
+    }
+}
+
+/* True if path is absent, empty, or a folder ksim made (it holds the marker
+ * file): only those may be replaced, so `--dir .` never deletes a user's
+ * files. Writes nothing. */
+static bool run_dir_replaceable(const char *path, GError **error)
+{
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        return true;
+    }
+    char *marker = g_build_filename(path, RUN_MARKER, NULL);
+    bool ours = g_file_test(marker, G_FILE_TEST_EXISTS);
+    g_free(marker);
+    if (ours) {
+        return true;
+    }
+    GDir *dir = g_dir_open(path, 0, NULL);
+    bool empty = dir != NULL && g_dir_read_name(dir) == NULL;
+    if (dir != NULL) {
+        g_dir_close(dir);
+    }
+    if (!empty) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+                    "%s: exists and is not a ksim run folder; not replacing it", path);
+    }
+    return empty;
+}
+
+/* Removes an earlier run's folder (checked by run_dir_replaceable) so the
+ * run starts from empty disks, and marks the new one as ksim's. */
+static bool prepare_run_dir(const char *path, GError **error)
+{
+    if (g_file_test(path, G_FILE_TEST_EXISTS)) {
+        remove_tree(path);
+    }
+    if (g_mkdir_with_parents(path, 0755) != 0) {
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+                    "%s: cannot create the run folder: %s", path, g_strerror(errno));
+        return false;
+    }
+    char *marker = g_build_filename(path, RUN_MARKER, NULL);
+    bool ok = g_file_set_contents(marker, "a ksim run folder: ksim replaces it on the next run\n",
+                                  -1, error);
+    g_free(marker);
+    return ok;
+}
+
+char *ks_run_default_dir(const struct ks_scenario *scenario, uint64_t seed)
+{
+    return g_strdup_printf("runs/%s-s%" PRIu64, scenario->name, seed);
+}
+
+/* ---- the final read --------------------------------------------------------------------------- */
+
+/* Parses "<producer name>:<seq>" against the scenario's producers. */
+static bool parse_identity(const struct ks_scenario *scenario, const uint8_t *value,
+                           int32_t value_bytes, int32_t *producer_out, int64_t *seq_out)
+{
+    if (value == NULL || value_bytes <= 0 || value_bytes > 200) {
+        return false;
+    }
+    char text[256];
+    memcpy(text, value, (size_t)value_bytes);
+    text[value_bytes] = '\0';
+    char *colon = strrchr(text, ':');
+    if (colon == NULL) {
+        return false;
+    }
+    *colon = '\0';
+    char *end = NULL;
+    int64_t seq = g_ascii_strtoll(colon + 1, &end, 10);
+    if (end == colon + 1 || *end != '\0' || seq < 0) {
+        return false;
+    }
+    for (size_t i = 0; i < scenario->producer_count; i++) {
+        if (strcmp(scenario->producers[i].name, text) == 0) {
+            *producer_out = (int32_t)i;
+            *seq_out = seq;
+            return true;
+        }
+    }
+    return false;
+}
+
+struct log_reader {
+    GArray *records;      /* struct ks_read_record, or NULL */
+    GArray *offsets;      /* int64_t, or NULL */
+    GArray *fingerprints; /* uint64_t, or NULL */
+};
+
+static void read_batch(const struct ks_scenario *scenario, const struct ks_batch_view *batch,
+                       int32_t topic_index, int32_t partition, int64_t from, int64_t hw,
+                       struct log_reader *reader)
+{
+    if (batch->attributes & KS_ATTR_CONTROL) {
+        return;
+    }
+    struct ks_record_iter iter;
+    struct ks_record_view record;
+    ks_record_iter_init(&iter, batch);
+    while (ks_record_iter_next(&iter, &record, NULL)) {
+        if (record.offset < from) {
+            continue;
+        }
+        if (record.offset >= hw) {
+            break;
+        }
+        struct ks_read_record r = { topic_index, partition, record.offset, -1, 0 };
+        for (int32_t h = 0; h < record.header_count; h++) {
+            const struct ks_header_view *header = &record.headers[h];
+            if (header->key_bytes == (int32_t)strlen(KS_IDENTITY_HEADER) &&
+                memcmp(header->key, KS_IDENTITY_HEADER, strlen(KS_IDENTITY_HEADER)) == 0) {
+                parse_identity(scenario, header->value, header->value_bytes, &r.producer_index,
+                               &r.seq);
+            }
+        }
+        if (reader->records != NULL) {
+            g_array_append_val(reader->records, r);
+        }
+        if (reader->offsets != NULL) {
+            uint64_t fp = ks_checker_fingerprint(r.producer_index, r.seq, batch->crc, record.offset);
+            g_array_append_val(reader->offsets, record.offset);
+            g_array_append_val(reader->fingerprints, fp);
+        }
+    }
+}
+
+/* Reads a replica's log from its start up to (not including) hw. */
+static void read_log(const struct ks_scenario *scenario, struct ks_log *log, int32_t topic_index,
+                     int32_t partition, int64_t hw, struct log_reader *reader)
+{
+    int64_t offset = ks_log_start_offset(log);
+    int64_t leo = ks_log_leo(log);
+    GByteArray *buffer = g_byte_array_new();
+    while (offset < hw && offset < leo) {
+        g_byte_array_set_size(buffer, 0);
+        if (ks_log_read(log, offset, leo, 1u << 20, buffer) != KS_LOG_OK || buffer->len == 0) {
+            break;
+        }
+        size_t position = 0;
+        int64_t next = offset;
+        while (position < buffer->len) {
+            struct ks_batch_view batch;
+            size_t batch_bytes = 0;
+            if (ks_batch_parse(buffer->data + position, buffer->len - position, &batch,
+                               &batch_bytes) != KS_BATCH_OK) {
+                break;
+            }
+            read_batch(scenario, &batch, topic_index, partition, offset, hw, reader);
+            next = ks_batch_last_offset(&batch) + 1;
+            position += batch_bytes;
+        }
+        if (next <= offset) {
+            break;
+        }
+        offset = next;
+    }
+    g_byte_array_free(buffer, TRUE);
+}
+
+struct final_read {
+    GArray *records;       /* struct ks_read_record of user topics, via leaders */
+    GArray *replicas;      /* struct ks_replica_read */
+    GPtrArray *owned;      /* GArrays the replica reads point into */
+};
+
+static void do_final_read(struct run *run, struct final_read *out)
+{
+    out->records = g_array_new(FALSE, FALSE, sizeof(struct ks_read_record));
+    out->replicas = g_array_new(FALSE, FALSE, sizeof(struct ks_replica_read));
+    out->owned = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    int32_t topic_count = ks_cluster_topic_count(run->cluster);
+    for (int32_t t = 0; t < topic_count; t++) {
+        int32_t partitions = ks_cluster_partition_count(run->cluster, t);
+        for (int32_t p = 0; p < partitions; p++) {
+            int32_t leader = ks_cluster_leader(run->cluster, t, p);
+            struct ks_replica_state state;
+            struct ks_log *log = leader >= 0 ? ks_cluster_replica_log(run->cluster, leader, t, p)
+                                             : NULL;
+            if (t < run->user_topic_count && log != NULL &&
+                ks_cluster_replica_state(run->cluster, leader, t, p, &state)) {
+                struct log_reader reader = { out->records, NULL, NULL };
+                read_log(run->scenario, log, t, p, state.hw, &reader);
+            }
+            int32_t replicas[KS_REPLICATION_FACTOR_MAX];
+            int32_t count = ks_cluster_replicas(run->cluster, t, p, replicas,
+                                                KS_REPLICATION_FACTOR_MAX);
+            for (int32_t r = 0; r < count; r++) {
+                struct ks_log *replica_log = ks_cluster_replica_log(run->cluster, replicas[r], t, p);
+                if (replica_log == NULL ||
+                    !ks_cluster_replica_state(run->cluster, replicas[r], t, p, &state)) {
+                    continue;
+                }
+                GArray *offsets = g_array_new(FALSE, FALSE, sizeof(int64_t));
+                GArray *fingerprints = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+                struct log_reader reader = { NULL, offsets, fingerprints };
+                read_log(run->scenario, replica_log, t, p, state.hw, &reader);
+                struct ks_replica_read rr = {
+                    .topic_index = t, .partition = p, .broker = replicas[r], .hw = state.hw,
+                    .offsets = (const int64_t *)(void *)offsets->data,
+                    .fingerprints = (const uint64_t *)(void *)fingerprints->data,
+                    .count = offsets->len,
+                };
+                g_array_append_val(out->replicas, rr);
+                g_ptr_array_add(out->owned, offsets);
+                g_ptr_array_add(out->owned, fingerprints);
+            }
+        }
+    }
+}
+
+static void final_read_clear(struct final_read *read)
+{
+    g_array_free(read->records, TRUE);
+    g_array_free(read->replicas, TRUE);
+    g_ptr_array_free(read->owned, TRUE);
+}
+
+/* ---- judging ------------------------------------------------------------------------------------- */
+
+static void run_checker(struct run *run, const struct final_read *read)
+{
+    const struct ks_scenario *s = run->scenario;
+    size_t producer_count = s->producer_count;
+    bool *acks_none = g_new0(bool, producer_count + 1);
+    const char **producer_names = g_new0(const char *, producer_count + 1);
+    for (size_t i = 0; i < producer_count; i++) {
+        acks_none[i] = s->producers[i].acks == KS_ACKS_NONE;
+        producer_names[i] = s->producers[i].name;
+    }
+    /* Consumers with the same group.id form one group (numbered by first appearance). */
+    size_t consumer_count = s->consumer_count;
+    int32_t *group = g_new0(int32_t, consumer_count + 1);
+    int32_t *topic = g_new0(int32_t, consumer_count + 1);
+    int32_t group_count = 0;
+    for (size_t c = 0; c < consumer_count; c++) {
+        group[c] = -1;
+        topic[c] = s->consumers[c].topic_index;
+        for (size_t d = 0; d < c; d++) {
+            if (strcmp(s->consumers[d].group_id, s->consumers[c].group_id) == 0) {
+                group[c] = group[d];
+                break;
+            }
+        }
+        if (group[c] < 0) {
+            group[c] = group_count++;
+        }
+    }
+    struct ks_checker_input input = {
+        .outcomes = (const struct ks_record_outcome *)(void *)run->outcomes->data,
+        .outcome_count = run->outcomes->len,
+        .producer_acks_none = acks_none,
+        .producer_names = producer_names,
+        .producer_count = (int32_t)producer_count,
+        .final_read = (const struct ks_read_record *)(void *)read->records->data,
+        .final_read_count = read->records->len,
+        .replicas = (const struct ks_replica_read *)(void *)read->replicas->data,
+        .replica_count = read->replicas->len,
+        .consumed = (const struct ks_consumed_record *)(void *)run->consumed->data,
+        .consumed_count = run->consumed->len,
+        .consumer_group = group,
+        .consumer_topic = topic,
+        .consumer_count = (int32_t)consumer_count,
+        .group_count = group_count,
+    };
+    ks_checker_run(&input, &run->check);
+    g_free(acks_none);
+    g_free(producer_names);
+    g_free(group);
+    g_free(topic);
+}
+
+static void compute_metrics(struct run *run)
+{
+    const struct ks_scenario *s = run->scenario;
+    double *m = run->metrics;
+    int64_t sent = 0;
+    for (size_t i = 0; i < s->producer_count; i++) {
+        sent += ks_cluster_producer_sent_count(run->cluster, (int32_t)i);
+    }
+    int64_t reported = (int64_t)run->outcomes->len;
+    if (sent < reported) {
+        sent = reported;
+    }
+    m[KS_METRIC_RECORDS_SENT] = (double)sent;
+    m[KS_METRIC_RECORDS_ACKED] = (double)run->check.records_acked;
+    m[KS_METRIC_RECORDS_FAILED] = (double)run->check.records_failed;
+    /* A record the producer took but never reported is one whose fate it never learned. */
+    m[KS_METRIC_RECORDS_UNKNOWN] = (double)(run->check.records_unknown + (sent - reported));
+    m[KS_METRIC_ACKED_LOST] = (double)run->check.acked_lost;
+    m[KS_METRIC_DUPLICATES] = (double)run->check.duplicates;
+    m[KS_METRIC_REORDERED] = (double)run->check.reordered;
+    m[KS_METRIC_DIVERGENT_PARTITIONS] = (double)run->check.divergent_partitions;
+    m[KS_METRIC_CONSUMED_LOST] = (double)run->check.consumed_lost;
+    m[KS_METRIC_CONSUMED_DUPLICATES] = (double)run->check.consumed_duplicates;
+    m[KS_METRIC_LEADER_ELECTIONS] = (double)run->leader_elections;
+    m[KS_METRIC_UNCLEAN_ELECTIONS] = (double)run->unclean_elections;
+    m[KS_METRIC_ISR_SHRINKS] = (double)run->isr_shrinks;
+    m[KS_METRIC_ISR_EXPANDS] = (double)run->isr_expands;
+    m[KS_METRIC_UNAVAILABLE_MS] = (double)(run->unavailable_ns / KS_NS_PER_MS);
+    m[KS_METRIC_PRODUCE_P50_MS] = run->check.produce_p50_ms;
+    m[KS_METRIC_PRODUCE_P99_MS] = run->check.produce_p99_ms;
+    /* Acked records per simulated second of `duration` (the final phase sends nothing new). */
+    double duration_s = (double)s->duration_ns / 1e9;
+    m[KS_METRIC_THROUGHPUT_RPS] =
+        duration_s > 0 ? floor((double)run->check.records_acked / duration_s * 1000.0 + 0.5) / 1000.0
+                       : 0;
+    m[KS_METRIC_EVENTS] = (double)ks_world_event_count(run->world);
+    m[KS_METRIC_TRACE_HASH] = (double)(ks_world_trace_hash(run->world) & ((UINT64_C(1) << 53) - 1));
+}
+
+static char *format_number(double value)
+{
+    if (value == floor(value) && fabs(value) < 9.0e15) {
+        return g_strdup_printf("%" PRId64, (int64_t)value);
+    }
+    return g_strdup_printf("%.3f", value);
+}
+
+static bool isr_matches(const struct ks_expectation *e, const int32_t *isr, int32_t count,
+                        enum ks_compare_op op)
+{
+    bool equal = (uint32_t)count == e->value_count;
+    for (int32_t i = 0; equal && i < count; i++) {
+        bool found = false;
+        for (uint32_t j = 0; j < e->value_count && !found; j++) {
+            found = (double)isr[i] == e->values[j];
+        }
+        equal = found;
+    }
+    return op == KS_OP_NE ? !equal : equal;
+}
+
+/* Evaluates one [expect] line against the final state and the metrics. */
+static struct expect_outcome evaluate(struct run *run, const struct ks_expectation *e,
+                                      uint64_t trace_hash)
+{
+    struct expect_outcome out = { 0 };
+    const char *op = e->op == KS_OP_EQ ? "=" : ks_compare_op_name(e->op);
+    out.expr = g_strdup_printf("%s %s %s", e->key, op, e->value_text);
+    int32_t t = e->tp.topic_index;
+    int32_t p = e->tp.partition;
+    switch (e->kind) {
+    case KS_EXPECT_METRIC:
+        if (e->metric == KS_METRIC_TRACE_HASH) {
+            out.actual = g_strdup_printf("%016" PRIx64, trace_hash);
+            bool same = g_ascii_strcasecmp(out.actual, e->value_text) == 0;
+            out.passed = e->op == KS_OP_NE ? !same : same;
+        } else {
+            double actual = run->metrics[e->metric];
+            out.actual = format_number(actual);
+            out.passed = ks_compare(e->op, actual, e->values[0]);
+        }
+        break;
+    case KS_EXPECT_PARTITION_LEADER: {
+        int32_t leader = ks_cluster_leader(run->cluster, t, p);
+        out.actual = g_strdup_printf("%d", leader);
+        out.passed = ks_compare(e->op, leader, e->values[0]);
+        break;
+    }
+    case KS_EXPECT_PARTITION_ISR: {
+        int32_t isr[KS_REPLICATION_FACTOR_MAX];
+        int32_t count = ks_cluster_isr(run->cluster, t, p, isr, KS_REPLICATION_FACTOR_MAX);
+        char text[128];
+        format_isr(isr, count, text, sizeof text);
+        out.actual = g_strdup(text);
+        if (e->op == KS_OP_EQ || e->op == KS_OP_NE) {
+            out.passed = isr_matches(e, isr, count, e->op);
+        } else {
+            /* An ordering on a single number compares the ISR's size. */
+            out.passed = ks_compare(e->op, count, e->values[0]);
+        }
+        break;
+    }
+    case KS_EXPECT_PARTITION_LEADER_EPOCH: {
+        int32_t epoch = ks_cluster_leader_epoch(run->cluster, t, p);
+        out.actual = g_strdup_printf("%d", epoch);
+        out.passed = ks_compare(e->op, epoch, e->values[0]);
+        break;
+    }
+    case KS_EXPECT_PARTITION_HW: {
+        int32_t leader = ks_cluster_leader(run->cluster, t, p);
+        struct ks_replica_state state;
+        int64_t hw = -1;
+        if (leader >= 0 && ks_cluster_replica_state(run->cluster, leader, t, p, &state)) {
+            hw = state.hw;
+        }
+        out.actual = g_strdup_printf("%" PRId64, hw);
+        out.passed = ks_compare(e->op, (double)hw, e->values[0]);
+        break;
+    }
+    }
+    return out;
+}
+
+static void evaluate_expectations(struct run *run, struct ks_run_result *result)
+{
+    uint64_t trace_hash = ks_world_trace_hash(run->world);
+    for (size_t i = 0; i < run->scenario->expectation_count; i++) {
+        struct expect_outcome o = evaluate(run, &run->scenario->expectations[i], trace_hash);
+        g_array_append_val(run->expectations, o);
+        result->expect_count++;
+        if (!o.passed) {
+            if (result->expect_failed == 0) {
+                g_snprintf(result->first_failure, sizeof result->first_failure,
+                           "%s (actual %s)", o.expr, o.actual);
+            }
+            result->expect_failed++;
+        }
+    }
+    g_strlcpy(result->verdict, result->expect_failed > 0 ? "FAIL" : "PASS",
+              sizeof result->verdict);
+}
+
+char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric metric,
+                           char *buffer, size_t buffer_bytes)
+{
+    double value = result->metrics[metric];
+    switch (metric) {
+    case KS_METRIC_TRACE_HASH:
+        g_snprintf(buffer, buffer_bytes, "%016" PRIx64, result->trace_hash);
+        break;
+    case KS_METRIC_PRODUCE_P50_MS:
+    case KS_METRIC_PRODUCE_P99_MS:
+    case KS_METRIC_THROUGHPUT_RPS:
+        g_snprintf(buffer, buffer_bytes, "%.3f", value);
+        break;
+    case KS_METRIC_RECORDS_SENT:
+    case KS_METRIC_RECORDS_ACKED:
+    case KS_METRIC_RECORDS_FAILED:
+    case KS_METRIC_RECORDS_UNKNOWN:
+    case KS_METRIC_ACKED_LOST:
+    case KS_METRIC_DUPLICATES:
+    case KS_METRIC_REORDERED:
+    case KS_METRIC_DIVERGENT_PARTITIONS:
+    case KS_METRIC_CONSUMED_LOST:
+    case KS_METRIC_CONSUMED_DUPLICATES:
+    case KS_METRIC_LEADER_ELECTIONS:
+    case KS_METRIC_UNCLEAN_ELECTIONS:
+    case KS_METRIC_ISR_SHRINKS:
+    case KS_METRIC_ISR_EXPANDS:
+    case KS_METRIC_UNAVAILABLE_MS:
+    case KS_METRIC_EVENTS:
+    case KS_METRIC_COUNT:
+        g_snprintf(buffer, buffer_bytes, "%" PRId64, (int64_t)value);
+        break;
+    }
+    return buffer;
+}
+
+/* ---- recording ------------------------------------------------------------------------------------ */
+
+static const char *role_name(const struct run_sample *sample)
+{
+    if (!sample->online) {
+        return "offline";
+    }
+    switch (sample->role) {
+    case KS_ROLE_LEADER:
+        return "leader";
+    case KS_ROLE_FOLLOWER:
+        return "follower";
+    case KS_ROLE_NONE:
+        break;
+    }
+    return "none";
+}
+
+static const char *outcome_name(enum ks_record_outcome_kind kind)
+{
+    switch (kind) {
+    case KS_OUTCOME_ACKED:
+        return "acked";
+    case KS_OUTCOME_FAILED:
+        return "failed";
+    case KS_OUTCOME_UNKNOWN:
+        break;
+    }
+    return "unknown";
+}
+
+static char *topic_configs(const struct ks_topic_config *topic)
+{
+    GString *text = g_string_new(NULL);
+    if (topic->min_insync_replicas != 1) {
+        g_string_append_printf(text, "min.insync.replicas=%d", topic->min_insync_replicas);
+    }
+    if (topic->unclean_leader_election_enable) {
+        g_string_append_printf(text, "%sunclean.leader.election.enable=true",
+                               text->len ? "," : "");
+    }
+    if (topic->log.cleanup_compact) {
+        g_string_append_printf(text, "%scleanup.policy=%s", text->len ? "," : "",
+                               topic->log.cleanup_delete ? "compact,delete" : "compact");
+    }
+    if (topic->log.segment_bytes != INT64_C(1073741824)) {
+        g_string_append_printf(text, "%ssegment.bytes=%" PRId64, text->len ? "," : "",
+                               topic->log.segment_bytes);
+    }
+    if (topic->log.retention_ns != INT64_C(604800000) * (int64_t)KS_NS_PER_MS) {
+        g_string_append_printf(text, "%sretention.ms=%" PRId64, text->len ? "," : "",
+                               topic->log.retention_ns < 0 ? -1
+                                   : topic->log.retention_ns / (int64_t)KS_NS_PER_MS);
+    }
+    return g_string_free(text, FALSE);
+}
+
+static void record_rows(struct run *run, struct ks_recorder *rec)
+{
+    for (guint i = 0; i < run->events->len; i++) {
+        const struct run_event *e = &g_array_index(run->events, struct run_event, i);
+        ks_recorder_add_event(rec, e->at_ns, e->kind, e->broker, topic_name(run, e->topic_index),
+                              e->partition, e->detail);
+    }
+    for (guint i = 0; i < run->outcomes->len; i++) {
+        const struct ks_record_outcome *o = &g_array_index(run->outcomes, struct ks_record_outcome, i);
+        struct ks_recorder_record_row row = {
+            .producer = run->scenario->producers[o->producer_index].name,
+            .seq = o->seq,
+            .key = o->key,
+            .topic = topic_name(run, o->topic_index),
+            .partition = o->partition,
+            .offset = o->offset,
+            .sent_ns = o->sent_ns,
+            .acked_ns = o->outcome == KS_OUTCOME_UNKNOWN ? -1 : (int64_t)o->acked_ns,
+            .outcome = outcome_name(o->outcome),
+        };
+        ks_recorder_add_record(rec, &row);
+    }
+    for (guint i = 0; i < run->samples->len; i++) {
+        const struct run_sample *s = &g_array_index(run->samples, struct run_sample, i);
+        struct ks_recorder_state_row row = {
+            .t_ns = s->t_ns, .topic = topic_name(run, s->topic_index), .partition = s->partition,
+            .broker = s->broker, .replica_index = s->replica_index, .role = role_name(s),
+            .leo = s->online ? s->leo : -1, .hw = s->online ? s->hw : -1,
+            .leader_epoch = s->online ? s->leader_epoch : -1, .isr = s->isr, .leader = s->leader,
+        };
+        ks_recorder_add_partition_state(rec, &row);
+    }
+    for (guint i = 0; i < run->check.anomalies->len; i++) {
+        const struct ks_anomaly *a = &g_array_index(run->check.anomalies, struct ks_anomaly, i);
+        ks_recorder_add_anomaly(rec, a->kind, topic_name(run, a->topic_index), a->partition,
+                                a->detail);
+    }
+    for (guint i = 0; i < run->expectations->len; i++) {
+        const struct expect_outcome *o = &g_array_index(run->expectations, struct expect_outcome, i);
+        ks_recorder_add_expectation(rec, o->expr, o->actual, o->passed);
+    }
+    for (size_t t = 0; t < run->scenario->topic_count; t++) {
+        const struct ks_topic_config *topic = &run->scenario->topics[t];
+        char *configs = topic_configs(topic);
+        ks_recorder_add_topic(rec, topic->name, topic->partition_count, topic->replication_factor,
+                              configs);
+        g_free(configs);
+    }
+}
+
+static void record_summary(struct ks_recorder *rec, const struct ks_run_result *result)
+{
+    size_t name_count = 0;
+    const char *const *names = ks_scenario_metric_names(&name_count);
+    for (size_t i = 0; i < KS_METRIC_COUNT && i < name_count; i++) {
+        char hash[17];
+        const char *text = NULL;
+        if (i == KS_METRIC_TRACE_HASH) {
+            text = ks_run_format_metric(result, KS_METRIC_TRACE_HASH, hash, sizeof hash);
+        }
+        ks_recorder_add_summary(rec, names[i], result->metrics[i], text);
+    }
+}
+
+/* ---- printing ---------------------------------------------------------------------------------------- */
+
+static void print_wrapped(FILE *out, const char *text, const char *indent, size_t width)
+{
+    char **words = g_strsplit_set(text, " \n", -1);
+    size_t column = 0;
+    for (size_t i = 0; words[i] != NULL; i++) {
+        size_t length = strlen(words[i]);
+        if (length == 0) {
+            continue;
+        }
+        if (column == 0) {
+            fputs(indent, out);
+            column = strlen(indent);
+        } else if (column + 1 + length > width) {
+            fputc('\n', out);
+            fputs(indent, out);
+            column = strlen(indent);
+        } else {
+            fputc(' ', out);
+            column++;
+        }
+        fputs(words[i], out);
+        column += length;
+    }
+    if (column > 0) {
+        fputc('\n', out);
+    }
+    g_strfreev(words);
+}
+
+/* Shell-quotes text only when it needs it, so the usual line reads plainly. */
+static char *quote_if_needed(const char *text)
+{
+    bool plain = text[0] != '\0';
+    for (const char *c = text; *c != '\0' && plain; c++) {
+        plain = g_ascii_isalnum(*c) || strchr("/._-=,:+@%", *c) != NULL;
+    }
+    return plain ? g_strdup(text) : g_shell_quote(text);
+}
+
+static void print_reproduce(FILE *out, const struct run *run)
+{
+    char *path = quote_if_needed(run->scenario->path);
+    fprintf(out, "reproduce: ksim run %s --seed %" PRIu64, path, run->seed);
+    g_free(path);
+    for (size_t i = 0; i < run->options->set_count; i++) {
+        char *quoted = quote_if_needed(run->options->set_assignments[i]);
+        fprintf(out, " --set %s", quoted);
+        g_free(quoted);
+    }
+    fputc('\n', out);
+}
+
+static void print_timeline(FILE *out, const struct run *run, bool explain)
+{
+    fprintf(out, "\ntimeline:\n");
+    for (guint i = 0; i < run->events->len; i++) {
+        const struct run_event *e = &g_array_index(run->events, struct run_event, i);
+        if (!e->timeline) {
+            continue;
+        }
+        /* The model's details usually name their partition or broker already;
+         * add it only when they do not. */
+        char where[300] = "";
+        char tp[300] = "";
+        char broker[32] = "";
+        if (e->topic_index >= 0 && e->partition >= 0) {
+            g_snprintf(tp, sizeof tp, "%s-%d", topic_name(run, e->topic_index), e->partition);
+        }
+        if (e->broker >= 0) {
+            g_snprintf(broker, sizeof broker, "broker %d", e->broker);
+        }
+        if (tp[0] != '\0' && strstr(e->detail, tp) == NULL) {
+            g_snprintf(where, sizeof where, " %s", tp);
+        } else if (tp[0] == '\0' && broker[0] != '\0' && strstr(e->detail, broker) == NULL) {
+            g_snprintf(where, sizeof where, " %s", broker);
+        }
+        bool own = strcmp(e->kind, "fault") == 0 || strcmp(e->kind, "heal") == 0 ||
+                   strcmp(e->kind, "restart") == 0 || strcmp(e->kind, "resume") == 0 ||
+                   strcmp(e->kind, "skipped") == 0 || strcmp(e->kind, "trigger") == 0 ||
+                   strcmp(e->kind, "final") == 0;
+        if (own) {
+            fprintf(out, "[%8.3fs] %s\n", (double)e->at_ns / 1e9, e->detail);
+        } else {
+            fprintf(out, "[%8.3fs] %s%s: %s\n", (double)e->at_ns / 1e9, e->kind, where, e->detail);
+        }
+        if (explain && e->explain != NULL && e->explain[0] != '\0') {
+            print_wrapped(out, e->explain, "            ", 96);
+        }
+    }
+}
+
+static void print_text(FILE *out, const struct run *run, const struct ks_run_result *result)
+{
+    const struct ks_run_options *o = run->options;
+    if (!o->quiet) {
+        fprintf(out, "ksim run: scenario %s, seed %" PRIu64 "\n", run->scenario->name, run->seed);
+        if (run->scenario->description != NULL && run->scenario->description[0] != '\0') {
+            fprintf(out, "description: %s\n", run->scenario->description);
+        }
+        print_reproduce(out, run);
+        print_timeline(out, run, o->explain);
+        fprintf(out, "\nsummary:\n");
+        size_t name_count = 0;
+        const char *const *names = ks_scenario_metric_names(&name_count);
+        for (size_t i = 0; i < KS_METRIC_COUNT && i < name_count; i++) {
+            char value[64];
+            fprintf(out, "  %-22s %s\n", names[i],
+                    ks_run_format_metric(result, (enum ks_metric)i, value, sizeof value));
+        }
+        guint anomaly_count = run->check.anomalies->len;
+        if (anomaly_count > 0) {
+            fprintf(out, "\nanomalies:\n");
+            for (guint i = 0; i < anomaly_count && i < 20; i++) {
+                const struct ks_anomaly *a = &g_array_index(run->check.anomalies, struct ks_anomaly, i);
+                fprintf(out, "  %-10s %s-%d: %s\n", a->kind, topic_name(run, a->topic_index),
+                        a->partition, a->detail);
+            }
+            if (anomaly_count > 20) {
+                fprintf(out, "  ... and %u more (table anomalies)\n", anomaly_count - 20);
+            }
+        }
+        if (run->expectations->len > 0) {
+            fprintf(out, "\nexpectations:\n");
+        }
+        for (guint i = 0; i < run->expectations->len; i++) {
+            const struct expect_outcome *e = &g_array_index(run->expectations, struct expect_outcome, i);
+            fprintf(out, "%s %s (actual %s)\n", e->passed ? "PASS" : "FAIL", e->expr, e->actual);
+        }
+        fputc('\n', out);
+    }
+    if (result->expect_count == 0) {
+        fprintf(out, "verdict: PASS (no expectations)\n");
+    } else if (result->expect_failed == 0) {
+        fprintf(out, "verdict: PASS (%d of %d expectations held)\n", result->expect_count,
+                result->expect_count);
+    } else {
+        fprintf(out, "verdict: FAIL (%d of %d expectations failed: %s)\n", result->expect_failed,
+                result->expect_count, result->first_failure);
+    }
+}
+
+static void print_json(FILE *out, const struct run *run, const struct ks_run_result *result)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "scenario");
+    json_builder_add_string_value(b, run->scenario->name);
+    json_builder_set_member_name(b, "seed");
+    json_builder_add_int_value(b, (gint64)run->seed);
+    json_builder_set_member_name(b, "run_id");
+    if (result->run_id > 0) {
+        json_builder_add_int_value(b, result->run_id);
+    } else {
+        json_builder_add_null_value(b);
+    }
+    size_t name_count = 0;
+    const char *const *names = ks_scenario_metric_names(&name_count);
+    for (size_t i = 0; i < KS_METRIC_COUNT && i < name_count; i++) {
+        json_builder_set_member_name(b, names[i]);
+        if (i == KS_METRIC_TRACE_HASH) {
+            char hash[17];
+            json_builder_add_string_value(b, ks_run_format_metric(result, KS_METRIC_TRACE_HASH,
+                                                                  hash, sizeof hash));
+        } else if (i == KS_METRIC_PRODUCE_P50_MS || i == KS_METRIC_PRODUCE_P99_MS ||
+                   i == KS_METRIC_THROUGHPUT_RPS) {
+            json_builder_add_double_value(b, result->metrics[i]);
+        } else {
+            json_builder_add_int_value(b, (gint64)result->metrics[i]);
+        }
+    }
+    json_builder_set_member_name(b, "verdict");
+    json_builder_add_string_value(b, result->verdict);
+    json_builder_set_member_name(b, "expectations");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < run->expectations->len; i++) {
+        const struct expect_outcome *e = &g_array_index(run->expectations, struct expect_outcome, i);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "expr");
+        json_builder_add_string_value(b, e->expr);
+        json_builder_set_member_name(b, "actual");
+        json_builder_add_string_value(b, e->actual);
+        json_builder_set_member_name(b, "passed");
+        json_builder_add_boolean_value(b, e->passed);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    JsonNode *root = json_builder_get_root(b);
+    JsonGenerator *generator = json_generator_new();
+    json_generator_set_pretty(generator, TRUE);
+    json_generator_set_root(generator, root);
+    char *text = json_generator_to_data(generator, NULL);
+    fprintf(out, "%s\n", text);
+    g_free(text);
+    g_object_unref(generator);
+    json_node_unref(root);
+    g_object_unref(b);
+}
+
+/* ---- the run ------------------------------------------------------------------------------------------- */
+
+static void run_init(struct run *run, const struct ks_scenario *scenario,
+                     const struct ks_run_options *options)
+{
+    memset(run, 0, sizeof *run);
+    run->scenario = scenario;
+    run->options = options;
+    run->seed = options->seed_given ? options->seed : scenario->seed;
+    run->spec = (struct ks_cluster_spec){
+        .cluster = &scenario->cluster,
+        .topics = scenario->topics,
+        .topic_count = (int32_t)scenario->topic_count,
+        .producers = scenario->producers,
+        .producer_count = (int32_t)scenario->producer_count,
+        .consumers = scenario->consumers,
+        .consumer_count = (int32_t)scenario->consumer_count,
+    };
+    run->events = g_array_new(FALSE, TRUE, sizeof(struct run_event));
+    run->outcomes = g_array_new(FALSE, TRUE, sizeof(struct ks_record_outcome));
+    run->consumed = g_array_new(FALSE, TRUE, sizeof(struct ks_consumed_record));
+    run->samples = g_array_new(FALSE, TRUE, sizeof(struct run_sample));
+    run->expectations = g_array_new(FALSE, TRUE, sizeof(struct expect_outcome));
+    run->strings = g_string_chunk_new(4096);
+    run->user_topic_count = (int32_t)scenario->topic_count;
+    run->tp_base = g_new0(int32_t, scenario->topic_count + 1);
+    for (size_t t = 0; t < scenario->topic_count; t++) {
+        run->tp_base[t] = run->tp_count;
+        run->tp_count += scenario->topics[t].partition_count;
+    }
+    run->unavailable_since = g_new(ks_time_ns, (size_t)run->tp_count + 1);
+    for (int32_t i = 0; i <= run->tp_count; i++) {
+        run->unavailable_since[i] = KS_TIME_NEVER;
+    }
+    run->quiet = g_new0(struct quiet_slot, ((size_t)run->tp_count + 1) * 2);
+    ks_time_ns total = (ks_time_ns)scenario->duration_ns +
+                       (scenario->final_heal ? (ks_time_ns)scenario->final_drain_ns : 0);
+    run->sample_interval_ns = MAX(SAMPLE_INTERVAL_NS_MIN, total / SAMPLE_COUNT_TARGET);
+}
+
+static void run_deinit(struct run *run)
+{
+    ks_faults_free(run->faults);
+    ks_cluster_free(run->cluster);
+    ks_world_free(run->world);
+    for (guint i = 0; i < run->events->len; i++) {
+        struct run_event *e = &g_array_index(run->events, struct run_event, i);
+        g_free(e->detail);
+        g_free(e->explain);
+    }
+    g_array_free(run->events, TRUE);
+    g_array_free(run->outcomes, TRUE);
+    g_array_free(run->consumed, TRUE);
+    g_array_free(run->samples, TRUE);
+    for (guint i = 0; i < run->expectations->len; i++) {
+        struct expect_outcome *o = &g_array_index(run->expectations, struct expect_outcome, i);
+        g_free(o->expr);
+        g_free(o->actual);
+    }
+    g_array_free(run->expectations, TRUE);
+    g_string_chunk_free(run->strings);
+    g_free(run->tp_base);
+    g_free(run->unavailable_since);
+    g_free(run->quiet);
+    ks_checker_output_clear(&run->check);
+}
+
+static bool build(struct run *run, const char *run_dir, FILE *trace, GError **error)
+{
+    const struct ks_scenario *s = run->scenario;
+    struct ks_world_config config = {
+        .seed = run->seed,
+        .run_dir = run_dir,
+        .node_count = ks_cluster_node_count(&run->spec),
+        .network_latency_ns = (ks_time_ns)s->network_latency_ns,
+        .network_jitter_ns = (ks_time_ns)s->network_jitter_ns,
+        .disk_fsync_latency_ns = (ks_time_ns)s->disk_fsync_latency_ns,
+        .disk_bandwidth_bytes_per_s = s->disk_bandwidth_bytes_per_s,
+    };
+    run->world = ks_world_new(&config, error);
+    if (run->world == NULL) {
+        return false;
+    }
+    for (size_t i = 0; i < s->link_latency_count; i++) {
+        const struct ks_link_latency *link = &s->link_latencies[i];
+        ks_world_net_set_link_latency(run->world, (ks_node_id)link->broker_a,
+                                      (ks_node_id)link->broker_b, (ks_time_ns)link->latency_ns);
+    }
+    if (trace != NULL) {
+        ks_world_set_trace(run->world, trace);
+    }
+    return true;
+}
+
+static void simulate(struct run *run)
+{
+    const struct ks_scenario *s = run->scenario;
+    run->observer = (struct ks_cluster_observer){
+        .context = run, .on_event = run_on_event, .on_record = run_on_record,
+        .on_consumed = run_on_consumed,
+    };
+    run->cluster = ks_cluster_new(run->world, &run->spec, &run->observer);
+    run->faults = ks_faults_new(run->world, run->cluster, s, &run->spec, run_on_fault, run);
+    ks_world_set_after_event(run->world, after_event, run);
+    ks_cluster_start(run->cluster);
+    ks_faults_start(run->faults);
+    ks_world_schedule(run->world, KS_NODE_DRIVER, 0, KS_KIND_DRIVER_SAMPLE, sample_partitions, run);
+    ks_time_ns duration = (ks_time_ns)s->duration_ns;
+    ks_world_run_until(run->world, duration);
+    if (run->availability_dirty) {
+        update_availability(run, duration);
+    }
+    close_availability(run, duration);
+    run->final_phase = true;
+    ks_faults_stop(run->faults);
+    if (s->final_heal) {
+        ks_cluster_stop_producers(run->cluster);
+        ks_faults_heal_everything(run->faults);
+        ks_time_ns deadline = duration + (ks_time_ns)s->final_drain_ns;
+        while (!ks_cluster_converged(run->cluster) && ks_world_now_ns(run->world) < deadline) {
+            ks_time_ns next = ks_world_now_ns(run->world) + FINAL_STEP_NS;
+            ks_world_run_until(run->world, next < deadline ? next : deadline);
+        }
+        char detail[160];
+        bool converged = ks_cluster_converged(run->cluster);
+        g_snprintf(detail, sizeof detail,
+                   converged ? "final phase: replicas converged; final read"
+                             : "final phase: not converged after final.drain; final read anyway");
+        add_event(run, ks_world_now_ns(run->world), "final", -1, -1, -1, detail, NULL, true);
+    }
+}
+
+static FILE *open_trace(const char *path, GError **error)
+{
+    if (path == NULL) {
+        return NULL;
+    }
+    FILE *file = fopen(path, "w");
+    if (file == NULL) {
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: cannot write: %s",
+                    path, g_strerror(errno));
+    }
+    return file;
+}
+
+static char *wall_clock_text(void)
+{
+    GDateTime *now = g_date_time_new_now_utc();
+    char *text = g_date_time_format(now, "%Y-%m-%dT%H:%M:%SZ");
+    g_date_time_unref(now);
+    return text;
+}
+
+/* Records the run; returns false with *error on a write failure (exit 3). */
+static bool record(struct run *run, struct ks_recorder *rec, struct ks_run_result *result,
+                   const char *started_at, GError **error)
+{
+    int64_t busy_before = ks_recorder_busy_us(rec);
+    char *params = ks_scenario_params_json(run->scenario);
+    result->run_id = ks_recorder_begin_run(rec, run->scenario->name, run->seed, params,
+                                           started_at, error);
+    g_free(params);
+    if (result->run_id == 0) {
+        return false;
+    }
+    record_rows(run, rec);
+    record_summary(rec, result);
+    int64_t wall_ms = (g_get_monotonic_time() - run->start_us) / 1000;
+    int64_t record_ms = (ks_recorder_busy_us(rec) - busy_before) / 1000;
+    bool ok = ks_recorder_finish_run(rec, wall_ms, record_ms, ks_world_now_ns(run->world),
+                                     ks_world_event_count(run->world), result->trace_hash,
+                                     result->verdict, error);
+    result->record_ms = (ks_recorder_busy_us(rec) - busy_before) / 1000;
+    if (!ok) {
+        result->run_id = 0;
+    }
+    return ok;
+}
+
+int ks_run_scenario(const struct ks_scenario *scenario, const struct ks_run_options *options,
+                    struct ks_run_result *result, GError **error)
+{
+    g_return_val_if_fail(scenario != NULL && scenario->finalized, 3);
+    memset(result, 0, sizeof *result);
+    struct run run;
+    run_init(&run, scenario, options);
+    run.start_us = g_get_monotonic_time();
+    result->seed = run.seed;
+    char *started_at = wall_clock_text();
+    char *run_dir = options->run_dir != NULL ? g_strdup(options->run_dir)
+                                             : ks_run_default_dir(scenario, run.seed);
+    struct ks_recorder *own_recorder = NULL;
+    struct ks_recorder *rec = options->recorder;
+    FILE *trace = NULL;
+    int code = 2;
+    bool dir_made = false;
+
+    /* 1. prepare: every bad-input failure happens before the world runs, and
+     * undoes what it made. */
+    if (!run_dir_replaceable(run_dir, error)) {
+        goto done;
+    }
+    trace = open_trace(options->trace_path, error);
+    if (options->trace_path != NULL && trace == NULL) {
+        goto done;
+    }
+    if (rec == NULL && options->db_path != NULL) {
+        own_recorder = ks_recorder_open(options->db_path, error);
+        if (own_recorder == NULL) {
+            goto done;
+        }
+        rec = own_recorder;
+    }
+    if (!prepare_run_dir(run_dir, error)) {
+        goto done;
+    }
+    dir_made = true;
+
+    /* 2-4. build and run. */
+    if (!build(&run, run_dir, trace, error)) {
+        goto done;
+    }
+    simulate(&run);
+
+    /* 5. judge. */
+    struct final_read read;
+    do_final_read(&run, &read);
+    run_checker(&run, &read);
+    final_read_clear(&read);
+    compute_metrics(&run);
+    memcpy(result->metrics, run.metrics, sizeof result->metrics);
+    result->trace_hash = ks_world_trace_hash(run.world);
+    evaluate_expectations(&run, result);
+
+    /* 6. record and print. */
+    if (run.progress_shown) {
+        fprintf(stderr, "\n");
+    }
+    if (rec != NULL && !record(&run, rec, result, started_at, error)) {
+        code = 3;
+        goto done;
+    }
+    result->wall_ms = (g_get_monotonic_time() - run.start_us) / 1000;
+    if (options->out != NULL) {
+        if (options->json) {
+            print_json(options->out, &run, result);
+        } else {
+            print_text(options->out, &run, result);
+        }
+        fflush(options->out);
+    }
+    if (options->progress && rec != NULL) {
+        /* Wall-clock figures go to a terminal's stderr only: stdout stays
+         * byte-identical between runs (golden timelines). */
+        fprintf(stderr, "ksim: run %" PRId64 " recorded in %s; %" PRId64 " ms wall, %" PRId64
+                        " ms (%.0f%%) of it recording\n",
+                result->run_id, options->db_path != NULL ? options->db_path : "the database",
+                result->wall_ms, result->record_ms,
+                result->wall_ms > 0 ? 100.0 * (double)result->record_ms / (double)result->wall_ms
+                                    : 0.0);
+    }
+    code = result->expect_failed > 0 ? 1 : 0;
+
+done:
+    if (trace != NULL) {
+        if (run.world != NULL) {
+            ks_world_set_trace(run.world, NULL);
+        }
+        fclose(trace);
+        if (code == 2) {
+            g_unlink(options->trace_path);
+        }
+    }
+    if (code == 2 && dir_made) {
+        remove_tree(run_dir); /* bad input: leave nothing behind */
+    }
+    ks_recorder_close(own_recorder);
+    run_deinit(&run);
+    g_free(run_dir);
+    g_free(started_at);
+    return code;
+}

@@ -1,0 +1,2449 @@
+/*
+** sim/scenario.c: reading scenario files (SPEC section 2, STYLE 3.11).
+**
+** Three stages, so that --set overrides are applied before cross-field rules:
+**
+**   1. Scan (parse_text): our own line scanner, not GKeyFile, because GKeyFile
+**      keeps a trailing "# ..." in the value, merges a repeated key or section
+**      silently, and gives no line numbers. Each line is a comment, a
+**      [section NAME] header or `key = value`; a '#' at the start of a line or
+**      after whitespace in a value starts a comment. The result is the raw
+**      model: sections in file order, each with its assignments and lines.
+**      Every key is checked against its section's key table here and every
+**      typed value parsed once, so a bad value fails at load with its line.
+**   2. --set (ks_scenario_apply_set): replaces or adds one assignment, checked
+**      by the same table; its location in messages is "--set ASSIGNMENT".
+**   3. Finalize: rebuilds every field of struct ks_scenario from the raw
+**      model: table defaults (topics inherit the cluster's log.* values),
+**      names resolved to indexes (topics, clients, faults, brokers), faults,
+**      triggers and expectations parsed, cross-field rules checked.
+**
+** Invariants:
+**   R1  A raw section is unique by (kind, name); a raw entry by key in its section.
+**   R2  Every raw entry's key is known to its section (table, link pattern, or
+**       a metric / partition expectation), and every typed value parses.
+**   R3  After a successful finalize every index in the struct is in range:
+**       topic_index < topic_count, partition < partition_count, client
+**       indexes < their counts, broker ids in 1..broker_count.
+*/
+#include "scenario.h"
+
+#include "../core/base.h"
+#include "scenario_int.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+G_DEFINE_QUARK(ks-scenario-error-quark, ks_scenario_error)
+
+/* ---- raw model ------------------------------------------------------------- */
+
+struct raw_entry {
+    char *key;
+    char *value;
+    uint32_t line;  /* 0 when from --set */
+    char *set_text; /* the whole --set assignment, or NULL */
+};
+
+struct raw_section {
+    enum ks__section_kind kind;
+    char *name;   /* "" for unnamed sections */
+    uint32_t line; /* header line; 0 if created by --set */
+    char *origin; /* FILE for messages */
+    GPtrArray *entries; /* of struct raw_entry, owned */
+};
+
+struct ks_scenario_raw {
+    char *file;
+    GPtrArray *sections; /* of struct raw_section, owned, file order */
+};
+
+static void raw_entry_free(void *data)
+{
+    struct raw_entry *entry = data;
+    g_free(entry->key);
+    g_free(entry->value);
+    g_free(entry->set_text);
+    g_free(entry);
+}
+
+static void raw_section_free(void *data)
+{
+    struct raw_section *section = data;
+    g_free(section->name);
+    g_free(section->origin);
+    g_ptr_array_unref(section->entries);
+    g_free(section);
+}
+
+static struct ks_scenario_raw *raw_new(const char *file)
+{
+    struct ks_scenario_raw *raw = g_new0(struct ks_scenario_raw, 1);
+    raw->file = g_strdup(file);
+    raw->sections = g_ptr_array_new_with_free_func(raw_section_free);
+    return raw;
+}
+
+static void raw_free(struct ks_scenario_raw *raw)
+{
+    if (raw == NULL) {
+        return;
+    }
+    g_free(raw->file);
+    g_ptr_array_unref(raw->sections);
+    g_free(raw);
+}
+
+static struct raw_section *section_find(const struct ks_scenario_raw *raw,
+                                        enum ks__section_kind kind, const char *name)
+{
+    for (guint i = 0; i < raw->sections->len; i++) {
+        struct raw_section *section = g_ptr_array_index(raw->sections, i);
+        if (section->kind == kind && strcmp(section->name, name) == 0) {
+            return section;
+        }
+    }
+    return NULL;
+}
+
+static struct raw_section *section_add(struct ks_scenario_raw *raw, enum ks__section_kind kind,
+                                       const char *name, uint32_t line, const char *origin)
+{
+    struct raw_section *section = g_new0(struct raw_section, 1);
+    section->kind = kind;
+    section->name = g_strdup(name);
+    section->line = line;
+    section->origin = g_strdup(origin);
+    section->entries = g_ptr_array_new_with_free_func(raw_entry_free);
+    g_ptr_array_add(raw->sections, section);
+    return section;
+}
+
+static struct raw_entry *entry_find(const struct raw_section *section, const char *key)
+{
+    if (section == NULL) {
+        return NULL;
+    }
+    for (guint i = 0; i < section->entries->len; i++) {
+        struct raw_entry *entry = g_ptr_array_index(section->entries, i);
+        if (strcmp(entry->key, key) == 0) {
+            return entry;
+        }
+    }
+    return NULL;
+}
+
+static struct ks_scenario_raw *raw_copy(const struct ks_scenario_raw *raw)
+{
+    struct ks_scenario_raw *copy = raw_new(raw->file);
+    for (guint i = 0; i < raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(raw->sections, i);
+        struct raw_section *target =
+            section_add(copy, section->kind, section->name, section->line, section->origin);
+        for (guint j = 0; j < section->entries->len; j++) {
+            const struct raw_entry *entry = g_ptr_array_index(section->entries, j);
+            struct raw_entry *e = g_new0(struct raw_entry, 1);
+            e->key = g_strdup(entry->key);
+            e->value = g_strdup(entry->value);
+            e->line = entry->line;
+            e->set_text = g_strdup(entry->set_text);
+            g_ptr_array_add(target->entries, e);
+        }
+    }
+    return copy;
+}
+
+/* ---- errors ------------------------------------------------------------------ */
+
+/* "FILE:LINE" or "--set ASSIGNMENT" for an entry (or the section header). */
+static char *where(const struct raw_section *section, const struct raw_entry *entry)
+{
+    if (entry != NULL && entry->set_text != NULL) {
+        return g_strdup_printf("--set %s", entry->set_text);
+    }
+    uint32_t line = entry != NULL ? entry->line : section->line;
+    return g_strdup_printf("%s:%u", section->origin, line);
+}
+
+static bool fail_at(GError **error, enum ks_scenario_error code, const struct raw_section *section,
+                    const struct raw_entry *entry, const char *format, ...) G_GNUC_PRINTF(5, 6);
+
+static bool fail_at(GError **error, enum ks_scenario_error code, const struct raw_section *section,
+                    const struct raw_entry *entry, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_autofree char *message = g_strdup_vprintf(format, args);
+    va_end(args);
+    g_autofree char *location = where(section, entry);
+    g_set_error(error, KS_SCENARIO_ERROR, (int)code, "%s: %s", location, message);
+    return false;
+}
+
+static char *section_label(const struct raw_section *section)
+{
+    if (section->name[0] == '\0') {
+        return g_strdup_printf("[%s]", ks__section_kind_name(section->kind));
+    }
+    return g_strdup_printf("[%s %s]", ks__section_kind_name(section->kind), section->name);
+}
+
+/* ---- key checks ----------------------------------------------------------------- */
+
+static bool section_kind_parse(const char *word, enum ks__section_kind *out)
+{
+    for (int k = 0; k < KS__SECTION_COUNT; k++) {
+        if (strcmp(word, ks__section_kind_name((enum ks__section_kind)k)) == 0) {
+            *out = (enum ks__section_kind)k;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool section_is_named(enum ks__section_kind kind)
+{
+    return kind == KS__SECTION_TOPIC || kind == KS__SECTION_PRODUCER ||
+           kind == KS__SECTION_CONSUMER || kind == KS__SECTION_FAULT;
+}
+
+/* network.latency.A-B: returns true and the ids if key has that shape. */
+static bool link_key_parse(const char *key, int64_t *a, int64_t *b)
+{
+    const char *prefix = "network.latency.";
+    if (!g_str_has_prefix(key, prefix)) {
+        return false;
+    }
+    g_autofree char *rest = g_strdup(key + strlen(prefix));
+    char *dash = strchr(rest, '-');
+    if (dash == NULL) {
+        return false;
+    }
+    *dash = '\0';
+    return ks__parse_int64(rest, a) && ks__parse_int64(dash + 1, b);
+}
+
+static const char *const expect_fields[] = { "leader", "isr", "leader_epoch", "hw" };
+
+static bool metric_find(const char *name, enum ks_metric *out)
+{
+    for (int m = 0; m < KS_METRIC_COUNT; m++) {
+        if (strcmp(ks_scenario_metric_names(NULL)[m], name) == 0) {
+            *out = (enum ks_metric)m;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* partition.TP.FIELD: splits into TP text and field index. */
+static bool expect_partition_key(const char *key, char **tp_text, int *field)
+{
+    if (!g_str_has_prefix(key, "partition.")) {
+        return false;
+    }
+    const char *rest = key + strlen("partition.");
+    const char *dot = strrchr(rest, '.');
+    if (dot == NULL || dot == rest) {
+        return false;
+    }
+    for (size_t f = 0; f < KS_ARRAY_COUNT(expect_fields); f++) {
+        if (strcmp(dot + 1, expect_fields[f]) == 0) {
+            *tp_text = g_strndup(rest, (size_t)(dot - rest));
+            *field = (int)f;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Checks a key (and its value when the key is typed). Message owned by caller. */
+static bool key_check(enum ks__section_kind kind, const char *key, const char *value,
+                      enum ks_scenario_error *code, char **message)
+{
+    if (kind == KS__SECTION_EXPECT) {
+        enum ks_metric metric;
+        g_autofree char *tp = NULL;
+        int field = 0;
+        if (metric_find(key, &metric) || expect_partition_key(key, &tp, &field)) {
+            return true;
+        }
+        *code = KS_SCENARIO_ERROR_UNKNOWN_KEY;
+        *message = g_strdup_printf("'%s' is not a metric (see SPEC section 5) nor "
+                                   "partition.TOPIC-N.leader|isr|leader_epoch|hw", key);
+        return false;
+    }
+    const struct ks__key_spec *spec = ks__key_find(kind, key);
+    if (spec == NULL) {
+        int64_t a = 0;
+        int64_t b = 0;
+        if (kind == KS__SECTION_CLUSTER && link_key_parse(key, &a, &b)) {
+            int64_t ns = 0;
+            if (!ks__parse_duration_ns(value, true, &ns, message)) {
+                *code = KS_SCENARIO_ERROR_VALUE;
+                return false;
+            }
+            return true;
+        }
+        *code = KS_SCENARIO_ERROR_UNKNOWN_KEY;
+        *message = g_strdup_printf("unknown key '%s' in [%s]", key, ks__section_kind_name(kind));
+        return false;
+    }
+    struct ks__value parsed;
+    if (!ks__value_parse(spec, value, &parsed, message)) {
+        *code = KS_SCENARIO_ERROR_VALUE;
+        return false;
+    }
+    return true;
+}
+
+/* ---- scanner ---------------------------------------------------------------------- */
+
+static bool key_chars_ok(const char *key)
+{
+    if (key[0] == '\0') {
+        return false;
+    }
+    for (const char *p = key; *p != '\0'; p++) {
+        bool ok = g_ascii_isalnum(*p) || *p == '.' || *p == '_' || *p == '-';
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Cuts a trailing comment: '#' at the start or after a space or tab. */
+static void strip_comment(char *text)
+{
+    for (char *p = text; *p != '\0'; p++) {
+        if (*p == '#' && (p == text || p[-1] == ' ' || p[-1] == '\t')) {
+            *p = '\0';
+            break;
+        }
+    }
+    g_strstrip(text);
+}
+
+static bool scan_header(struct ks_scenario_raw *raw, const char *origin, char *text, uint32_t line,
+                        struct raw_section **current, GError **error)
+{
+    struct raw_section here = { .origin = (char *)origin, .line = line, .name = "" };
+    strip_comment(text);
+    size_t length = strlen(text);
+    if (length < 2 || text[length - 1] != ']') {
+        return fail_at(error, KS_SCENARIO_ERROR_SYNTAX, &here, NULL,
+                       "a section header must look like [kind NAME]: '%s'", text);
+    }
+    text[length - 1] = '\0';
+    char *inner = g_strstrip(text + 1);
+    char *space = inner + strcspn(inner, " \t");
+    char *name = space;
+    if (*space != '\0') {
+        *space = '\0';
+        name = g_strstrip(space + 1);
+    }
+    enum ks__section_kind kind;
+    if (!section_kind_parse(inner, &kind)) {
+        return fail_at(error, KS_SCENARIO_ERROR_UNKNOWN_KEY, &here, NULL,
+                       "unknown section [%s] (known: scenario, cluster, topic NAME, producer "
+                       "NAME, consumer NAME, fault NAME, expect)", inner);
+    }
+    g_autofree char *message = NULL;
+    if (section_is_named(kind)) {
+        bool ok = kind == KS__SECTION_TOPIC ? ks__topic_name_check(name, &message)
+                                            : ks__client_name_check(name, &message);
+        if (!ok) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, &here, NULL, "%s", message);
+        }
+    } else if (name[0] != '\0') {
+        return fail_at(error, KS_SCENARIO_ERROR_SYNTAX, &here, NULL,
+                       "[%s] takes no name (found '%s')", inner, name);
+    }
+    struct raw_section *first = section_find(raw, kind, name);
+    if (first != NULL) {
+        g_autofree char *label = section_label(first);
+        return fail_at(error, KS_SCENARIO_ERROR_DUPLICATE, &here, NULL,
+                       "section %s is given twice (first at line %u)", label, first->line);
+    }
+    *current = section_add(raw, kind, name, line, origin);
+    return true;
+}
+
+static bool scan_assignment(struct raw_section *section, const char *origin, char *text,
+                            uint32_t line, GError **error)
+{
+    struct raw_section here = { .origin = (char *)origin, .line = line, .name = "" };
+    char *equals = strchr(text, '=');
+    if (equals == NULL) {
+        return fail_at(error, KS_SCENARIO_ERROR_SYNTAX, &here, NULL,
+                       "expected 'key = value', '[section]' or a '#' comment: '%s'", text);
+    }
+    *equals = '\0';
+    char *key = g_strstrip(text);
+    char *value = equals + 1;
+    strip_comment(value);
+    if (section == NULL) {
+        return fail_at(error, KS_SCENARIO_ERROR_SYNTAX, &here, NULL,
+                       "key '%s' comes before any [section]", key);
+    }
+    if (!key_chars_ok(key)) {
+        return fail_at(error, KS_SCENARIO_ERROR_SYNTAX, &here, NULL,
+                       "'%s' is not a key (letters, digits, '.', '_', '-'; an operator goes "
+                       "after '=', as in 'acked_lost = > 0')", key);
+    }
+    struct raw_entry *first = entry_find(section, key);
+    if (first != NULL) {
+        g_autofree char *label = section_label(section);
+        return fail_at(error, KS_SCENARIO_ERROR_DUPLICATE, &here, NULL,
+                       "key '%s' is given twice in %s (first at line %u)", key, label,
+                       first->line);
+    }
+    enum ks_scenario_error code = KS_SCENARIO_ERROR_VALUE;
+    g_autofree char *message = NULL;
+    if (!key_check(section->kind, key, value, &code, &message)) {
+        return fail_at(error, code, &here, NULL, "%s", message);
+    }
+    struct raw_entry *entry = g_new0(struct raw_entry, 1);
+    entry->key = g_strdup(key);
+    entry->value = g_strdup(value);
+    entry->line = line;
+    g_ptr_array_add(section->entries, entry);
+    return true;
+}
+
+/* Scans text into raw. `section` is where keys before any header go (NULL:
+ * an error); it is add_section's fixed section. */
+static bool scan_text(struct ks_scenario_raw *raw, const char *origin, const char *text,
+                      struct raw_section *section, GError **error)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    struct raw_section *current = section;
+    for (uint32_t i = 0; lines[i] != NULL; i++) {
+        uint32_t line = i + 1;
+        char *s = g_strstrip(lines[i]); /* also drops a '\r' */
+        if (s[0] == '\0' || s[0] == '#') {
+            continue;
+        }
+        if (s[0] == '[') {
+            if (section != NULL) {
+                struct raw_section here = { .origin = (char *)origin, .line = line, .name = "" };
+                return fail_at(error, KS_SCENARIO_ERROR_SYNTAX, &here, NULL,
+                               "a section header is not allowed here");
+            }
+            if (!scan_header(raw, origin, s, line, &current, error)) {
+                return false;
+            }
+            continue;
+        }
+        if (!scan_assignment(current, origin, s, line, error)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- the struct ---------------------------------------------------------------------- */
+
+static void fields_clear(struct ks_scenario *scenario)
+{
+    g_free(scenario->name);
+    g_free(scenario->description);
+    g_free(scenario->link_latencies);
+    g_free(scenario->topics);
+    g_free(scenario->producers);
+    g_free(scenario->consumers);
+    g_free(scenario->faults);
+    g_free(scenario->expectations);
+    char *path = scenario->path;
+    struct ks_scenario_raw *raw = scenario->raw;
+    memset(scenario, 0, sizeof *scenario);
+    scenario->path = path;
+    scenario->raw = raw;
+}
+
+void ks_scenario_free(struct ks_scenario *scenario)
+{
+    if (scenario == NULL) {
+        return;
+    }
+    fields_clear(scenario);
+    g_free(scenario->path);
+    raw_free(scenario->raw);
+    g_free(scenario);
+}
+
+static bool parse_into(const char *name, const char *text, struct ks_scenario **out,
+                       GError **error)
+{
+    struct ks_scenario *scenario = g_new0(struct ks_scenario, 1);
+    scenario->path = g_strdup(name);
+    scenario->raw = raw_new(name);
+    if (!scan_text(scenario->raw, name, text, NULL, error)) {
+        ks_scenario_free(scenario);
+        return false;
+    }
+    *out = scenario;
+    return true;
+}
+
+bool ks_scenario_parse_from_data(const char *name, const char *text, struct ks_scenario **out,
+                                 GError **error)
+{
+    return parse_into(name, text, out, error);
+}
+
+bool ks_scenario_parse(const char *path, struct ks_scenario **out, GError **error)
+{
+    g_autofree char *text = NULL;
+    g_autoptr(GError) io_error = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &io_error)) {
+        g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_IO, "%s:0: cannot read: %s", path,
+                    io_error->message);
+        return false;
+    }
+    return parse_into(path, text, out, error);
+}
+
+bool ks_scenario_load_from_data(const char *name, const char *text, struct ks_scenario **out,
+                                GError **error)
+{
+    struct ks_scenario *scenario = NULL;
+    if (!parse_into(name, text, &scenario, error)) {
+        return false;
+    }
+    if (!ks_scenario_finalize(scenario, error)) {
+        ks_scenario_free(scenario);
+        return false;
+    }
+    *out = scenario;
+    return true;
+}
+
+bool ks_scenario_load(const char *path, struct ks_scenario **out, GError **error)
+{
+    struct ks_scenario *scenario = NULL;
+    if (!ks_scenario_parse(path, &scenario, error)) {
+        return false;
+    }
+    if (!ks_scenario_finalize(scenario, error)) {
+        ks_scenario_free(scenario);
+        return false;
+    }
+    *out = scenario;
+    return true;
+}
+
+/* ---- --set and added sections ------------------------------------------------------------ */
+
+bool ks_scenario_apply_set(struct ks_scenario *scenario, const char *assignment, GError **error)
+{
+    struct ks_scenario_raw *raw = scenario->raw;
+    const char *equals = strchr(assignment, '=');
+    if (equals == NULL) {
+        g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_SYNTAX,
+                    "--set %s: expected SECTION.KEY=VALUE", assignment);
+        return false;
+    }
+    g_autofree char *path = g_strstrip(g_strndup(assignment, (size_t)(equals - assignment)));
+    g_autofree char *value = g_strstrip(g_strdup(equals + 1));
+    char *dot = strchr(path, '.');
+    enum ks__section_kind kind;
+    if (dot != NULL) {
+        *dot = '\0';
+    }
+    if (dot == NULL || !section_kind_parse(path, &kind)) {
+        g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_UNKNOWN_KEY,
+                    "--set %s: the key must start with scenario., cluster., topic.NAME., "
+                    "producer.NAME., consumer.NAME., fault.NAME. or expect.", assignment);
+        return false;
+    }
+    const char *rest = dot + 1;
+    struct raw_section *section = NULL;
+    const char *key = rest;
+    if (section_is_named(kind)) {
+        size_t best = 0;
+        for (guint i = 0; i < raw->sections->len; i++) {
+            struct raw_section *s = g_ptr_array_index(raw->sections, i);
+            size_t n = strlen(s->name);
+            if (s->kind == kind && n > best && strncmp(rest, s->name, n) == 0 && rest[n] == '.') {
+                section = s;
+                best = n;
+            }
+        }
+        if (section == NULL) {
+            g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_REFERENCE,
+                        "--set %s: no [%s NAME] section matches '%s'", assignment, path, rest);
+            return false;
+        }
+        key = rest + best + 1;
+    } else {
+        section = section_find(raw, kind, "");
+    }
+    enum ks_scenario_error code = KS_SCENARIO_ERROR_VALUE;
+    g_autofree char *message = NULL;
+    if (!key_check(kind, key, value, &code, &message)) {
+        g_set_error(error, KS_SCENARIO_ERROR, (int)code, "--set %s: %s", assignment, message);
+        return false;
+    }
+    if (section == NULL) {
+        section = section_add(raw, kind, "", 0, "--set");
+    }
+    struct raw_entry *entry = entry_find(section, key);
+    if (entry == NULL) {
+        entry = g_new0(struct raw_entry, 1);
+        entry->key = g_strdup(key);
+        g_ptr_array_add(section->entries, entry);
+    }
+    g_free(entry->value);
+    g_free(entry->set_text);
+    entry->value = g_strdup(value);
+    entry->set_text = g_strdup(assignment);
+    entry->line = 0;
+    scenario->finalized = false;
+    return true;
+}
+
+bool ks_scenario_add_section(struct ks_scenario *scenario, const char *header, const char *body,
+                             const char *origin, GError **error)
+{
+    g_autofree char *text = g_strdup_printf("[%s]", header);
+    g_autoptr(GError) local = NULL;
+    struct ks_scenario_raw *raw = scenario->raw;
+    guint before = raw->sections->len;
+    struct raw_section *section = NULL;
+    if (!scan_header(raw, origin, text, 0, &section, &local)) {
+        g_propagate_error(error, g_steal_pointer(&local));
+        return false;
+    }
+    if (!scan_text(raw, origin, body, section, error)) {
+        g_ptr_array_set_size(raw->sections, before);
+        return false;
+    }
+    scenario->finalized = false;
+    return true;
+}
+
+void ks_scenario_remove_faults(struct ks_scenario *scenario)
+{
+    GPtrArray *sections = scenario->raw->sections;
+    for (guint i = sections->len; i-- > 0;) {
+        struct raw_section *section = g_ptr_array_index(sections, i);
+        if (section->kind == KS__SECTION_FAULT) {
+            g_ptr_array_remove_index(sections, i);
+        }
+    }
+    scenario->finalized = false;
+}
+
+struct ks_scenario *ks_scenario_copy(const struct ks_scenario *scenario)
+{
+    struct ks_scenario *copy = g_new0(struct ks_scenario, 1);
+    copy->path = g_strdup(scenario->path);
+    copy->raw = raw_copy(scenario->raw);
+    if (scenario->finalized) {
+        g_autoptr(GError) error = NULL;
+        bool ok = ks_scenario_finalize(copy, &error);
+        ks_assert(ok); /* the same assignments finalized before */
+    }
+    return copy;
+}
+
+/* ---- finalize: tables ------------------------------------------------------------------- */
+
+/* The text a key gets: written, inherited from [cluster], or the default.
+ * *source is the entry it came from (NULL for a default). */
+static const char *key_text(const struct ks__key_spec *spec, const struct raw_section *section,
+                            const struct raw_section *cluster, const struct raw_entry **source)
+{
+    const struct raw_entry *entry = entry_find(section, spec->name);
+    *source = entry;
+    if (entry != NULL) {
+        return entry->value;
+    }
+    if (spec->inherit != NULL) {
+        const struct raw_entry *inherited = entry_find(cluster, spec->inherit);
+        *source = inherited;
+        if (inherited != NULL) {
+            return inherited->value;
+        }
+        const struct ks__key_spec *cluster_spec = ks__key_find(KS__SECTION_CLUSTER, spec->inherit);
+        ks_assert(cluster_spec != NULL);
+        return cluster_spec->default_text;
+    }
+    return spec->default_text;
+}
+
+/* Applies every typed key of a section kind to base. `section` may be NULL
+ * (all defaults); `label_section` locates a missing-key error. */
+static bool apply_table(enum ks__section_kind kind, void *base, const struct raw_section *section,
+                        const struct raw_section *cluster, GError **error)
+{
+    size_t count = 0;
+    const struct ks__key_spec *table = ks__key_table(kind, &count);
+    for (size_t i = 0; i < count; i++) {
+        const struct ks__key_spec *spec = &table[i];
+        if (spec->type == KS__VALUE_CUSTOM || spec->offset == KS__NO_FIELD) {
+            continue;
+        }
+        const struct raw_entry *source = NULL;
+        const char *text = key_text(spec, section, cluster, &source);
+        if (text == NULL) {
+            ks_assert(section != NULL); /* only named sections have required keys */
+            g_autofree char *label = section_label(section);
+            return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
+                           "%s needs the key '%s'", label, spec->name);
+        }
+        struct ks__value value;
+        g_autofree char *message = NULL;
+        if (!ks__value_parse(spec, text, &value, &message)) {
+            ks_assert(source != NULL); /* defaults always parse */
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, source, "%s", message);
+        }
+        ks__value_store(spec, base, &value);
+    }
+    return true;
+}
+
+static bool entry_bool(const struct raw_section *section, const char *key, bool *out)
+{
+    const struct raw_entry *entry = entry_find(section, key);
+    if (entry == NULL) {
+        return false;
+    }
+    *out = g_ascii_strcasecmp(entry->value, "true") == 0;
+    return true;
+}
+
+static bool entry_duration(const struct raw_section *section, const struct raw_entry *entry,
+                           int64_t *out, GError **error)
+{
+    g_autofree char *message = NULL;
+    if (!ks__parse_duration_ns(entry->value, true, out, &message)) {
+        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry, "%s: %s", entry->key,
+                       message);
+    }
+    return true;
+}
+
+/* ---- finalize: [scenario] and [cluster] ------------------------------------------------- */
+
+static bool finalize_scenario(struct ks_scenario *scenario, const struct raw_section *section,
+                              GError **error)
+{
+    if (!apply_table(KS__SECTION_SCENARIO, scenario, section, NULL, error)) {
+        return false;
+    }
+    const struct raw_entry *name = entry_find(section, "name");
+    if (name != NULL) {
+        g_autofree char *message = NULL;
+        if (!ks__client_name_check(name->value, &message)) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, name, "scenario %s", message);
+        }
+        scenario->name = g_strdup(name->value);
+    } else {
+        g_autofree char *base = g_path_get_basename(scenario->path);
+        if (g_str_has_suffix(base, ".ini")) {
+            base[strlen(base) - 4] = '\0';
+        }
+        scenario->name = g_strdup(base);
+    }
+    if (scenario->description == NULL) {
+        scenario->description = g_strdup("");
+    }
+    return true;
+}
+
+static bool broker_check(const struct ks_scenario *scenario, int64_t id,
+                         const struct raw_section *section, const struct raw_entry *entry,
+                         GError **error)
+{
+    if (id < 1 || id > scenario->cluster.broker_count) {
+        return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, entry,
+                       "%s: broker %" PRId64 " does not exist (brokers = %d: ids 1..%d)",
+                       entry->key, id, scenario->cluster.broker_count,
+                       scenario->cluster.broker_count);
+    }
+    return true;
+}
+
+static int link_compare(const void *a, const void *b)
+{
+    const struct ks_link_latency *x = a;
+    const struct ks_link_latency *y = b;
+    if (x->broker_a != y->broker_a) {
+        return x->broker_a < y->broker_a ? -1 : 1;
+    }
+    return (x->broker_b > y->broker_b) - (x->broker_b < y->broker_b);
+}
+
+static bool finalize_links(struct ks_scenario *scenario, const struct raw_section *section,
+                           GError **error)
+{
+    size_t count = section != NULL ? section->entries->len : 0;
+    scenario->link_latencies = g_new0(struct ks_link_latency, count + 1);
+    for (size_t i = 0; i < count; i++) {
+        const struct raw_entry *entry = g_ptr_array_index(section->entries, i);
+        int64_t a = 0;
+        int64_t b = 0;
+        if (ks__key_find(KS__SECTION_CLUSTER, entry->key) != NULL ||
+            !link_key_parse(entry->key, &a, &b)) {
+            continue;
+        }
+        if (!broker_check(scenario, a, section, entry, error) ||
+            !broker_check(scenario, b, section, entry, error)) {
+            return false;
+        }
+        if (a == b) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
+                           "%s: a link joins two different brokers", entry->key);
+        }
+        struct ks_link_latency link = { .broker_a = (int32_t)MIN(a, b),
+                                        .broker_b = (int32_t)MAX(a, b),
+                                        .line = entry->line };
+        if (!entry_duration(section, entry, &link.latency_ns, error)) {
+            return false;
+        }
+        for (size_t j = 0; j < scenario->link_latency_count; j++) {
+            const struct ks_link_latency *other = &scenario->link_latencies[j];
+            if (other->broker_a == link.broker_a && other->broker_b == link.broker_b) {
+                return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                               "%s: the link %d-%d already has a latency (line %u)", entry->key,
+                               link.broker_a, link.broker_b, other->line);
+            }
+        }
+        scenario->link_latencies[scenario->link_latency_count++] = link;
+    }
+    qsort(scenario->link_latencies, scenario->link_latency_count, sizeof(struct ks_link_latency),
+          link_compare);
+    return true;
+}
+
+static bool finalize_racks(struct ks_scenario *scenario, const struct raw_section *section,
+                           GError **error)
+{
+    const struct raw_entry *entry = entry_find(section, "racks");
+    if (entry == NULL) {
+        return true;
+    }
+    g_auto(GStrv) racks = g_strsplit(entry->value, ",", -1);
+    guint count = g_strv_length(racks);
+    if (count != (guint)scenario->cluster.broker_count) {
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                       "racks: %u racks given for %d brokers (one per broker)", count,
+                       scenario->cluster.broker_count);
+    }
+    for (guint i = 0; i < count; i++) {
+        char *rack = g_strstrip(racks[i]);
+        if (rack[0] == '\0' || strlen(rack) >= sizeof scenario->cluster.racks[0]) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
+                           "racks: rack %u must be 1 to %zu characters", i + 1,
+                           sizeof scenario->cluster.racks[0] - 1);
+        }
+        g_strlcpy(scenario->cluster.racks[i], rack, sizeof scenario->cluster.racks[0]);
+    }
+    return true;
+}
+
+static bool finalize_cluster(struct ks_scenario *scenario, const struct raw_section *section,
+                             GError **error)
+{
+    if (!apply_table(KS__SECTION_CLUSTER, scenario, section, NULL, error) ||
+        !finalize_racks(scenario, section, error) || !finalize_links(scenario, section, error)) {
+        return false;
+    }
+    struct ks_cluster_config *cluster = &scenario->cluster;
+    if (cluster->replica_fetch_wait_ns_max > cluster->replica_lag_ns_max) {
+        const struct raw_entry *entry = entry_find(section, "replica.fetch.wait.max.ms");
+        if (entry == NULL) {
+            entry = entry_find(section, "replica.lag.time.max.ms");
+        }
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                       "replica.fetch.wait.max.ms must not exceed replica.lag.time.max.ms "
+                       "(Kafka rejects it)");
+    }
+    if (cluster->broker_heartbeat_interval_ns >= cluster->broker_session_timeout_ns) {
+        const struct raw_entry *entry = entry_find(section, "broker.heartbeat.interval.ms");
+        if (entry == NULL) {
+            entry = entry_find(section, "broker.session.timeout.ms");
+        }
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                       "broker.heartbeat.interval.ms must be below broker.session.timeout.ms");
+    }
+    /* Kafka refuses to auto-create __consumer_offsets with fewer live brokers than
+     * its replication factor; ksim caps it instead so small clusters work. */
+    if (cluster->offsets_topic_replication_factor > cluster->broker_count) {
+        cluster->offsets_topic_replication_factor = cluster->broker_count;
+    }
+    return true;
+}
+
+/* ---- finalize: topics -------------------------------------------------------------------- */
+
+/* assignment = 1,2,3 ; 2,3,1 : one replica list per partition, leader first. */
+static bool finalize_assignment(const struct ks_scenario *scenario, struct ks_topic_config *topic,
+                                const struct raw_section *section, GError **error)
+{
+    const struct raw_entry *entry = entry_find(section, "assignment");
+    topic->has_assignment = entry != NULL;
+    if (entry == NULL) {
+        return true;
+    }
+    g_auto(GStrv) lists = g_strsplit(entry->value, ";", -1);
+    guint count = g_strv_length(lists);
+    if (count != (guint)topic->partition_count) {
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                       "assignment: %u replica lists for %d partitions (one per partition, "
+                       "separated by ';')", count, topic->partition_count);
+    }
+    for (guint p = 0; p < count; p++) {
+        g_auto(GStrv) ids = g_strsplit(lists[p], ",", -1);
+        guint rf = g_strv_length(ids);
+        if (rf != (guint)topic->replication_factor) {
+            return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                           "assignment: partition %u lists %u replicas, replication.factor is %d",
+                           p, rf, topic->replication_factor);
+        }
+        for (guint r = 0; r < rf; r++) {
+            int64_t id = 0;
+            if (!ks__parse_int64(g_strstrip(ids[r]), &id)) {
+                return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
+                               "assignment: '%s' in partition %u is not a broker id", ids[r], p);
+            }
+            if (!broker_check(scenario, id, section, entry, error)) {
+                return false;
+            }
+            for (guint q = 0; q < r; q++) {
+                if (topic->assignment[p][q] == id) {
+                    return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                                   "assignment: broker %" PRId64 " appears twice in partition %u",
+                                   id, p);
+                }
+            }
+            topic->assignment[p][r] = (int32_t)id;
+        }
+    }
+    return true;
+}
+
+/* The entry that set a topic key, directly or by inheritance, for messages. */
+static const struct raw_entry *topic_key_entry(const struct raw_section *section,
+                                               const struct raw_section *cluster, const char *key)
+{
+    const struct raw_entry *entry = entry_find(section, key);
+    if (entry == NULL) {
+        const struct ks__key_spec *spec = ks__key_find(KS__SECTION_TOPIC, key);
+        entry = entry_find(cluster, spec->inherit);
+    }
+    return entry;
+}
+
+static bool finalize_topic(const struct ks_scenario *scenario, struct ks_topic_config *topic,
+                           const struct raw_section *section, const struct raw_section *cluster,
+                           GError **error)
+{
+    g_strlcpy(topic->name, section->name, sizeof topic->name);
+    if (!apply_table(KS__SECTION_TOPIC, topic, section, cluster, error)) {
+        return false;
+    }
+    if (topic->replication_factor > scenario->cluster.broker_count) {
+        const struct raw_entry *entry = topic_key_entry(section, cluster, "replication.factor");
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                       "topic %s: replication.factor %d is more than the %d brokers", topic->name,
+                       topic->replication_factor, scenario->cluster.broker_count);
+    }
+    if (topic->min_insync_replicas > topic->replication_factor) {
+        const struct raw_entry *entry = topic_key_entry(section, cluster, "min.insync.replicas");
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                       "topic %s: min.insync.replicas %d is more than replication.factor %d "
+                       "(acks=all could never succeed)", topic->name, topic->min_insync_replicas,
+                       topic->replication_factor);
+    }
+    return finalize_assignment(scenario, topic, section, error);
+}
+
+/* ---- finalize: clients --------------------------------------------------------------------- */
+
+static bool topic_reference(const struct ks_scenario *scenario, const struct raw_section *section,
+                            int32_t *out, GError **error)
+{
+    const struct raw_entry *entry = entry_find(section, "topic");
+    if (entry == NULL) {
+        g_autofree char *label = section_label(section);
+        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
+                       "%s needs the key 'topic'", label);
+    }
+    *out = ks_scenario_topic_index(scenario, entry->value);
+    if (*out < 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, entry,
+                       "topic = %s: there is no [topic %s]", entry->value, entry->value);
+    }
+    return true;
+}
+
+static bool finalize_producer(const struct ks_scenario *scenario,
+                              struct ks_producer_config *producer,
+                              const struct raw_section *section, GError **error)
+{
+    g_strlcpy(producer->name, section->name, sizeof producer->name);
+    if (!apply_table(KS__SECTION_PRODUCER, producer, section, NULL, error) ||
+        !topic_reference(scenario, section, &producer->topic_index, error)) {
+        return false;
+    }
+    /* Kafka's ProducerConfig: idempotence needs acks=all, retries > 0 and at most
+     * 5 requests in flight. Set explicitly, a conflict is an error; left at its
+     * default, idempotence is quietly turned off. */
+    const char *conflict = producer->acks != KS_ACKS_ALL ? "acks"
+                           : producer->retries == 0     ? "retries"
+                           : producer->max_in_flight > 5 ? "max.in.flight.requests.per.connection"
+                                                         : NULL;
+    if (conflict != NULL && producer->enable_idempotence) {
+        /* A --set of the conflicting key overrides an enable.idempotence = true
+         * written in the file (the later setting wins), so that
+         * `--set producer.p1.acks=1` works on any file. */
+        const struct raw_entry *idempotence = entry_find(section, "enable.idempotence");
+        const struct raw_entry *entry = entry_find(section, conflict);
+        bool overridden = entry != NULL && entry->set_text != NULL && idempotence != NULL &&
+                          idempotence->set_text == NULL;
+        if (idempotence != NULL && !overridden) {
+            return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                           "enable.idempotence = true needs acks = all, retries > 0 and "
+                           "max.in.flight.requests.per.connection <= 5 (%s)", conflict);
+        }
+        producer->enable_idempotence = false;
+    }
+    /* Kafka: delivery.timeout.ms >= linger.ms + request.timeout.ms; an explicit
+     * smaller value is an error, the default is raised to the sum. */
+    int64_t needed_ns = producer->linger_ns + producer->request_timeout_ns;
+    if (producer->delivery_timeout_ns < needed_ns) {
+        const struct raw_entry *entry = entry_find(section, "delivery.timeout.ms");
+        if (entry != NULL) {
+            return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                           "delivery.timeout.ms must be at least linger.ms + request.timeout.ms "
+                           "(%" PRId64 ")", needed_ns / 1000000);
+        }
+        producer->delivery_timeout_ns = needed_ns;
+    }
+    return true;
+}
+
+static bool finalize_consumer(const struct ks_scenario *scenario,
+                              struct ks_consumer_config *consumer,
+                              const struct raw_section *section, GError **error)
+{
+    g_strlcpy(consumer->name, section->name, sizeof consumer->name);
+    if (!apply_table(KS__SECTION_CONSUMER, consumer, section, NULL, error) ||
+        !topic_reference(scenario, section, &consumer->topic_index, error)) {
+        return false;
+    }
+    /* commit given: manual commits in that mode; enable.auto.commit = true with it
+     * is a contradiction. Else enable.auto.commit (default true) decides. */
+    const struct raw_entry *commit = entry_find(section, "commit");
+    bool auto_commit = true;
+    bool auto_given = entry_bool(section, "enable.auto.commit", &auto_commit);
+    if (commit != NULL) {
+        if (auto_given && auto_commit) {
+            return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, commit,
+                           "commit = %s needs enable.auto.commit = false", commit->value);
+        }
+        const struct ks__key_spec *spec = ks__key_find(KS__SECTION_CONSUMER, "commit");
+        struct ks__value value;
+        g_autofree char *message = NULL;
+        bool ok = ks__value_parse(spec, commit->value, &value, &message);
+        ks_assert(ok); /* checked when read */
+        consumer->commit = (enum ks_commit_mode)value.integer;
+    } else {
+        consumer->commit = auto_commit ? KS_COMMIT_AUTO : KS_COMMIT_AFTER_PROCESS;
+    }
+    if (consumer->heartbeat_interval_ns >= consumer->session_timeout_ns) {
+        const struct raw_entry *entry = entry_find(section, "heartbeat.interval.ms");
+        if (entry == NULL) {
+            entry = entry_find(section, "session.timeout.ms");
+        }
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                       "heartbeat.interval.ms must be below session.timeout.ms");
+    }
+    return true;
+}
+
+/* ---- finalize: targets and triggers ------------------------------------------------------------ */
+
+/* A parse context for one value: where it is, for messages. */
+struct value_site {
+    const struct ks_scenario *scenario;
+    const struct raw_section *section;
+    const struct raw_entry *entry;
+    GError **error;
+};
+
+static bool site_fail(const struct value_site *site, enum ks_scenario_error code,
+                      const char *format, ...) G_GNUC_PRINTF(3, 4);
+
+static bool site_fail(const struct value_site *site, enum ks_scenario_error code,
+                      const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_autofree char *message = g_strdup_vprintf(format, args);
+    va_end(args);
+    return fail_at(site->error, code, site->section, site->entry, "%s = %s: %s", site->entry->key,
+                   site->entry->value, message);
+}
+
+static bool tp_parse(const struct value_site *site, const char *text, struct ks_tp *out)
+{
+    g_autofree char *copy = g_strstrip(g_strdup(text));
+    char *dash = strrchr(copy, '-');
+    int64_t partition = 0;
+    if (dash == NULL || dash == copy || !ks__parse_int64(dash + 1, &partition)) {
+        return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                         "'%s' is not a topic-partition such as orders-0", copy);
+    }
+    *dash = '\0';
+    int32_t topic = ks_scenario_topic_index(site->scenario, copy);
+    if (topic < 0) {
+        return site_fail(site, KS_SCENARIO_ERROR_REFERENCE, "there is no [topic %s]", copy);
+    }
+    int32_t count = site->scenario->topics[topic].partition_count;
+    if (partition < 0 || partition >= count) {
+        return site_fail(site, KS_SCENARIO_ERROR_REFERENCE,
+                         "topic %s has partitions 0..%d, not %" PRId64, copy, count - 1,
+                         partition);
+    }
+    out->topic_index = topic;
+    out->partition = (int32_t)partition;
+    return true;
+}
+
+/* "fn(arg)" -> fn and arg (both stripped, owned); false if not that shape. */
+static bool call_split(const char *text, char **fn, char **arg)
+{
+    const char *open = strchr(text, '(');
+    size_t length = strlen(text);
+    if (open == NULL || length == 0 || text[length - 1] != ')') {
+        return false;
+    }
+    *fn = g_strstrip(g_strndup(text, (size_t)(open - text)));
+    *arg = g_strstrip(g_strndup(open + 1, (size_t)(text + length - 1 - (open + 1))));
+    return true;
+}
+
+static bool broker_id_parse(const struct value_site *site, const char *text, int32_t *out)
+{
+    int64_t id = 0;
+    if (!ks__parse_int64(text, &id)) {
+        return site_fail(site, KS_SCENARIO_ERROR_VALUE, "'%s' is not a broker id", text);
+    }
+    if (id < 1 || id > site->scenario->cluster.broker_count) {
+        return site_fail(site, KS_SCENARIO_ERROR_REFERENCE,
+                         "broker %" PRId64 " does not exist (brokers = %d: ids 1..%d)", id,
+                         site->scenario->cluster.broker_count,
+                         site->scenario->cluster.broker_count);
+    }
+    *out = (int32_t)id;
+    return true;
+}
+
+static bool target_parse(const struct value_site *site, const char *raw_text, struct ks_target *out)
+{
+    g_autofree char *text = g_strstrip(g_strdup(raw_text));
+    memset(out, 0, sizeof *out);
+    out->tp.topic_index = -1;
+    out->tp.partition = -1;
+    out->client_index = -1;
+    if (strcmp(text, "controller") == 0) {
+        out->kind = KS_TARGET_CONTROLLER;
+        return true;
+    }
+    if (strcmp(text, "random") == 0) {
+        out->kind = KS_TARGET_RANDOM;
+        return true;
+    }
+    if (g_ascii_isdigit(text[0]) || text[0] == '-') {
+        out->kind = KS_TARGET_BROKER;
+        return broker_id_parse(site, text, &out->broker_id);
+    }
+    g_autofree char *fn = NULL;
+    g_autofree char *arg = NULL;
+    if (!call_split(text, &fn, &arg)) {
+        return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                         "'%s' is not a target (a broker id, leader(TP), follower(TP), "
+                         "followers(TP), controller, random, producer(NAME), consumer(NAME))",
+                         text);
+    }
+    if (strcmp(fn, "leader") == 0 || strcmp(fn, "follower") == 0 ||
+        strcmp(fn, "followers") == 0) {
+        out->kind = strcmp(fn, "leader") == 0     ? KS_TARGET_LEADER
+                    : strcmp(fn, "follower") == 0 ? KS_TARGET_FOLLOWER
+                                                  : KS_TARGET_FOLLOWERS;
+        return tp_parse(site, arg, &out->tp);
+    }
+    if (strcmp(fn, "producer") == 0) {
+        out->kind = KS_TARGET_PRODUCER;
+        out->client_index = ks_scenario_producer_index(site->scenario, arg);
+        if (out->client_index < 0) {
+            return site_fail(site, KS_SCENARIO_ERROR_REFERENCE, "there is no [producer %s]", arg);
+        }
+        return true;
+    }
+    if (strcmp(fn, "consumer") == 0) {
+        out->kind = KS_TARGET_CONSUMER;
+        out->client_index = ks_scenario_consumer_index(site->scenario, arg);
+        if (out->client_index < 0) {
+            return site_fail(site, KS_SCENARIO_ERROR_REFERENCE, "there is no [consumer %s]", arg);
+        }
+        return true;
+    }
+    return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                     "unknown target '%s(...)' (leader, follower, followers, producer, consumer)",
+                     fn);
+}
+
+static bool target_list_parse(const struct value_site *site, const char *text,
+                              struct ks_target_list *out)
+{
+    out->count = 0;
+    /* Split at commas outside parentheses: "leader(a-0), 3". */
+    g_autofree char *copy = g_strdup(text);
+    int depth = 0;
+    char *start = copy;
+    for (char *p = copy;; p++) {
+        if (*p == '(') {
+            depth++;
+        } else if (*p == ')') {
+            depth--;
+        }
+        if (*p == '\0' || (*p == ',' && depth == 0)) {
+            bool end = *p == '\0';
+            *p = '\0';
+            if (g_strstrip(start)[0] == '\0') {
+                return site_fail(site, KS_SCENARIO_ERROR_VALUE, "an empty name in the list");
+            }
+            if (out->count == KS_FAULT_TARGET_COUNT_MAX) {
+                return site_fail(site, KS_SCENARIO_ERROR_VALUE, "more than %d names",
+                                 KS_FAULT_TARGET_COUNT_MAX);
+            }
+            if (!target_parse(site, start, &out->items[out->count])) {
+                return false;
+            }
+            out->count++;
+            if (end) {
+                break;
+            }
+            start = p + 1;
+        }
+    }
+    return true;
+}
+
+static const struct {
+    const char *text;
+    enum ks_compare_op op;
+} compare_ops[] = {
+    /* Two-character operators first, so that "<=" is not read as "<". */
+    { "==", KS_OP_EQ }, { "!=", KS_OP_NE }, { "<=", KS_OP_LE }, { ">=", KS_OP_GE },
+    { "=", KS_OP_EQ },  { "<", KS_OP_LT },  { ">", KS_OP_GT },
+};
+
+/* Reads an operator at the start of text; returns its length (0: none). */
+static size_t compare_op_read(const char *text, enum ks_compare_op *op)
+{
+    for (size_t i = 0; i < KS_ARRAY_COUNT(compare_ops); i++) {
+        size_t n = strlen(compare_ops[i].text);
+        if (strncmp(text, compare_ops[i].text, n) == 0) {
+            *op = compare_ops[i].op;
+            return n;
+        }
+    }
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    enum ks_trigger_fn fn;
+    const char *args; /* "B,TP", "TP", "B", "P" */
+    bool bare_ok;     /* a bare call means >= 1 */
+} trigger_fns[] = {
+    { "hw", KS_TRIGGER_HW, "B,TP", false },
+    { "leo", KS_TRIGGER_LEO, "B,TP", false },
+    { "isr_size", KS_TRIGGER_ISR_SIZE, "TP", false },
+    { "crashed", KS_TRIGGER_CRASHED, "B", true },
+    { "restarted", KS_TRIGGER_RESTARTED, "B", true },
+    { "elected", KS_TRIGGER_ELECTED, "TP", true },
+    { "acked", KS_TRIGGER_ACKED, "P", false },
+};
+
+static bool trigger_args(const struct value_site *site, const char *args_kind, const char *name,
+                         const char *args, struct ks_trigger *out)
+{
+    g_auto(GStrv) parts = g_strsplit(args, ",", -1);
+    guint count = g_strv_length(parts);
+    guint wanted = strchr(args_kind, ',') != NULL ? 2 : 1;
+    if (count != wanted || g_strstrip(parts[0])[0] == '\0') {
+        const char *shape = strcmp(args_kind, "B,TP") == 0 ? "(broker, topic-partition)"
+                            : strcmp(args_kind, "TP") == 0 ? "(topic-partition)"
+                            : strcmp(args_kind, "B") == 0  ? "(broker)"
+                                                           : "(producer)";
+        return site_fail(site, KS_SCENARIO_ERROR_VALUE, "%s takes %s", name, shape);
+    }
+    if (strcmp(args_kind, "B,TP") == 0) {
+        return broker_id_parse(site, g_strstrip(parts[0]), &out->broker_id) &&
+               tp_parse(site, parts[1], &out->tp);
+    }
+    if (strcmp(args_kind, "TP") == 0) {
+        return tp_parse(site, parts[0], &out->tp);
+    }
+    if (strcmp(args_kind, "B") == 0) {
+        return broker_id_parse(site, g_strstrip(parts[0]), &out->broker_id);
+    }
+    out->producer_index = ks_scenario_producer_index(site->scenario, g_strstrip(parts[0]));
+    if (out->producer_index < 0) {
+        return site_fail(site, KS_SCENARIO_ERROR_REFERENCE, "there is no [producer %s]", parts[0]);
+    }
+    return true;
+}
+
+static bool trigger_parse(const struct value_site *site, const char *text, struct ks_trigger *out)
+{
+    memset(out, 0, sizeof *out);
+    out->tp.topic_index = -1;
+    out->tp.partition = -1;
+    out->producer_index = -1;
+    const char *close = strchr(text, ')');
+    const char *open = strchr(text, '(');
+    if (open == NULL || close == NULL || close < open) {
+        return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                         "a trigger looks like hw(2, orders-0) >= 2 or crashed(1)");
+    }
+    g_autofree char *name = g_strstrip(g_strndup(text, (size_t)(open - text)));
+    g_autofree char *args = g_strndup(open + 1, (size_t)(close - open - 1));
+    size_t fn_index = KS_ARRAY_COUNT(trigger_fns);
+    for (size_t i = 0; i < KS_ARRAY_COUNT(trigger_fns); i++) {
+        if (strcmp(trigger_fns[i].name, name) == 0) {
+            fn_index = i;
+        }
+    }
+    if (fn_index == KS_ARRAY_COUNT(trigger_fns)) {
+        return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                         "unknown trigger '%s' (hw, leo, isr_size, crashed, restarted, elected, "
+                         "acked)", name);
+    }
+    out->fn = trigger_fns[fn_index].fn;
+    if (!trigger_args(site, trigger_fns[fn_index].args, name, args, out)) {
+        return false;
+    }
+    const char *rest = close + 1;
+    while (*rest == ' ' || *rest == '\t') {
+        rest++;
+    }
+    if (*rest == '\0') {
+        if (!trigger_fns[fn_index].bare_ok) {
+            return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                             "%s(...) needs a comparison, e.g. %s(...) >= 10", name, name);
+        }
+        out->op = KS_OP_GE;
+        out->value = 1;
+        return true;
+    }
+    size_t n = compare_op_read(rest, &out->op);
+    g_autofree char *number = g_strstrip(g_strdup(rest + n));
+    if (n == 0 || !ks__parse_int64(number, &out->value)) {
+        return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                         "after %s(...) expected an operator (== != < <= > >=) and an integer",
+                         name);
+    }
+    return true;
+}
+
+/* ---- finalize: faults --------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    enum ks_fault_action action;
+    const char *keys; /* keys allowed besides action, at, when, delay; space separated */
+    bool needs_target;
+} fault_actions[] = {
+    { "crash", KS_FAULT_CRASH, "target mode restart.after", true },
+    { "restart", KS_FAULT_RESTART, "target", true },
+    { "partition", KS_FAULT_PARTITION, "groups isolate from to duration", false },
+    { "heal", KS_FAULT_HEAL, "fault", false },
+    { "slow", KS_FAULT_SLOW, "target disk.latency network.latency duration", true },
+    { "pause", KS_FAULT_PAUSE, "target duration", true },
+    { "resume", KS_FAULT_RESUME, "target", true },
+    { "drop", KS_FAULT_DROP, "loss duration", false },
+    { "corrupt", KS_FAULT_CORRUPT, "target partition bytes position.bytes", true },
+    { "rewind", KS_FAULT_REWIND, "target to", true },
+};
+
+const char *ks_fault_action_name(enum ks_fault_action action)
+{
+    for (size_t i = 0; i < KS_ARRAY_COUNT(fault_actions); i++) {
+        if (fault_actions[i].action == action) {
+            return fault_actions[i].name;
+        }
+    }
+    ks_assert(false);
+    return "?";
+}
+
+static bool key_in_list(const char *list, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = list; (p = strstr(p, key)) != NULL; p += n) {
+        bool starts = p == list || p[-1] == ' ';
+        bool ends = p[n] == '\0' || p[n] == ' ';
+        if (starts && ends) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* loss = 1% | 0.5% | 10000ppm -> parts per million. A percentage may have
+ * up to 4 decimals, which is exactly a whole number of ppm. */
+static bool loss_parse(const struct value_site *site, const char *text, uint32_t *out)
+{
+    g_autofree char *copy = g_strdup(text);
+    size_t length = strlen(copy);
+    int64_t ppm = -1;
+    if (g_str_has_suffix(copy, "ppm")) {
+        copy[length - 3] = '\0';
+        if (!ks__parse_int64(copy, &ppm)) {
+            ppm = -1;
+        }
+    } else if (length > 1 && copy[length - 1] == '%') {
+        copy[length - 1] = '\0';
+        char *dot = strchr(copy, '.');
+        const char *fraction = "";
+        if (dot != NULL) {
+            *dot = '\0';
+            fraction = dot + 1;
+        }
+        size_t decimals = strlen(fraction);
+        int64_t whole = 0;
+        int64_t part = 0;
+        bool ok = ks__parse_int64(copy, &whole) && whole >= 0 && whole <= 100 && decimals <= 4 &&
+                  (dot == NULL || (decimals > 0 && ks__parse_int64(fraction, &part) && part >= 0));
+        if (ok) {
+            for (size_t d = decimals; d < 4; d++) {
+                part *= 10;
+            }
+            ppm = whole * 10000 + part;
+        }
+    }
+    if (ppm < 0 || ppm > 1000000) {
+        return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                         "a loss between 0%% and 100%% expected (e.g. 1%%, 0.5%% or 10000ppm)");
+    }
+    *out = (uint32_t)ppm;
+    return true;
+}
+
+static bool rewind_parse(const struct value_site *site, const char *text, struct ks_fault *fault)
+{
+    if (strcmp(text, "earliest") == 0) {
+        fault->rewind_to = KS_REWIND_EARLIEST;
+        return true;
+    }
+    if (strcmp(text, "latest") == 0) {
+        fault->rewind_to = KS_REWIND_LATEST;
+        return true;
+    }
+    if (ks__parse_int64(text, &fault->rewind_offset)) {
+        if (fault->rewind_offset < 0) {
+            return site_fail(site, KS_SCENARIO_ERROR_VALUE, "an offset is >= 0");
+        }
+        fault->rewind_to = KS_REWIND_OFFSET;
+        return true;
+    }
+    g_autofree char *message = NULL;
+    if (ks__parse_duration_ns(text, true, &fault->rewind_time_ns, &message)) {
+        fault->rewind_to = KS_REWIND_TIME;
+        return true;
+    }
+    return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                     "expected earliest, latest, an offset or a time such as 5s");
+}
+
+static bool site_duration(const struct value_site *site, int64_t *out)
+{
+    g_autofree char *message = NULL;
+    if (!ks__parse_duration_ns(site->entry->value, true, out, &message)) {
+        return fail_at(site->error, KS_SCENARIO_ERROR_VALUE, site->section, site->entry, "%s: %s",
+                       site->entry->key, message);
+    }
+    return true;
+}
+
+static bool site_int(const struct value_site *site, int64_t min, int64_t max, int64_t *out)
+{
+    if (!ks__parse_int64(site->entry->value, out) || *out < min || *out > max) {
+        return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                         "an integer in [%" PRId64 ", %" PRId64 "] expected", min, max);
+    }
+    return true;
+}
+
+/* Parses one fault key into fault (action already known). */
+static bool fault_key(const struct value_site *site, struct ks_fault *fault)
+{
+    const char *key = site->entry->key;
+    const char *value = site->entry->value;
+    int64_t number = 0;
+    if (strcmp(key, "action") == 0) {
+        return true;
+    }
+    if (strcmp(key, "at") == 0) {
+        fault->has_at = true;
+        return site_duration(site, &fault->at_ns);
+    }
+    if (strcmp(key, "when") == 0) {
+        fault->has_when = true;
+        return trigger_parse(site, value, &fault->when);
+    }
+    if (strcmp(key, "delay") == 0) {
+        return site_duration(site, &fault->delay_ns);
+    }
+    if (strcmp(key, "target") == 0) {
+        return target_parse(site, value, &fault->target);
+    }
+    if (strcmp(key, "mode") == 0) {
+        if (strcmp(value, "process") == 0 || strcmp(value, "power") == 0) {
+            fault->mode = value[1] == 'r' ? KS_CRASH_PROCESS : KS_CRASH_POWER;
+            return true;
+        }
+        return site_fail(site, KS_SCENARIO_ERROR_VALUE, "expected process or power");
+    }
+    if (strcmp(key, "restart.after") == 0) {
+        return site_duration(site, &fault->restart_after_ns);
+    }
+    if (strcmp(key, "duration") == 0) {
+        return site_duration(site, &fault->duration_ns);
+    }
+    if (strcmp(key, "groups") == 0) {
+        g_auto(GStrv) sides = g_strsplit(value, "|", -1);
+        if (g_strv_length(sides) != 2) {
+            return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                             "two groups separated by '|' expected, e.g. 1 | 2,3");
+        }
+        fault->net_shape = KS_NET_GROUPS;
+        return target_list_parse(site, sides[0], &fault->side_a) &&
+               target_list_parse(site, sides[1], &fault->side_b);
+    }
+    if (strcmp(key, "isolate") == 0) {
+        fault->net_shape = KS_NET_ISOLATE;
+        fault->side_a.count = 1;
+        return target_parse(site, value, &fault->side_a.items[0]);
+    }
+    if (strcmp(key, "from") == 0) {
+        fault->net_shape = KS_NET_ONE_WAY;
+        return target_list_parse(site, value, &fault->side_a);
+    }
+    if (strcmp(key, "to") == 0) {
+        if (fault->action == KS_FAULT_REWIND) {
+            return rewind_parse(site, value, fault);
+        }
+        return target_list_parse(site, value, &fault->side_b);
+    }
+    if (strcmp(key, "disk.latency") == 0) {
+        return site_duration(site, &fault->disk_latency_ns);
+    }
+    if (strcmp(key, "network.latency") == 0) {
+        return site_duration(site, &fault->network_latency_ns);
+    }
+    if (strcmp(key, "loss") == 0) {
+        return loss_parse(site, value, &fault->loss_ppm);
+    }
+    if (strcmp(key, "partition") == 0) {
+        return tp_parse(site, value, &fault->corrupt_tp);
+    }
+    if (strcmp(key, "bytes") == 0) {
+        bool ok = site_int(site, 1, 4096, &number);
+        fault->corrupt_bytes = (int32_t)number;
+        return ok;
+    }
+    if (strcmp(key, "position.bytes") == 0) {
+        bool ok = site_int(site, 0, INT64_MAX, &number);
+        fault->corrupt_position_bytes = number;
+        return ok;
+    }
+    if (strcmp(key, "fault") == 0) {
+        fault->heal_fault_index = ks_scenario_fault_index(site->scenario, value);
+        if (fault->heal_fault_index < 0) {
+            return site_fail(site, KS_SCENARIO_ERROR_REFERENCE, "there is no [fault %s]", value);
+        }
+        return true;
+    }
+    ks_assert(false); /* R2: the scanner admits only table keys */
+    return false;
+}
+
+static bool target_is_broker(const struct ks_target *target)
+{
+    return target->kind != KS_TARGET_PRODUCER && target->kind != KS_TARGET_CONSUMER &&
+           target->kind != KS_TARGET_NONE;
+}
+
+static bool fault_action_rules(const struct ks_scenario *scenario,
+                               const struct raw_section *section, const struct ks_fault *fault,
+                               bool needs_target, GError **error);
+
+/* Rules between keys of one fault, after each key parsed: when it fires. */
+static bool fault_rules(const struct ks_scenario *scenario, const struct raw_section *section,
+                        struct ks_fault *fault, bool needs_target, GError **error)
+{
+    const struct raw_entry *at = entry_find(section, "at");
+    const struct raw_entry *when = entry_find(section, "when");
+    if (at == NULL && when == NULL) {
+        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
+                       "[fault %s] needs 'at' (a time) or 'when' (a trigger)", section->name);
+    }
+    if (at != NULL && when != NULL) {
+        /* Cite the one that came last: a --set, else the later line. */
+        const struct raw_entry *later = at->set_text != NULL     ? at
+                                        : when->set_text != NULL ? when
+                                        : at->line > when->line  ? at
+                                                                 : when;
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, later,
+                       "[fault %s] has both 'at' and 'when'; give one", section->name);
+    }
+    if (at != NULL && fault->at_ns >= scenario->duration_ns) {
+        g_autofree char *end = ks__format_duration(scenario->duration_ns);
+        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, at,
+                       "at = %s is not before the end of the run (duration = %s): the fault "
+                       "would never fire", at->value, end);
+    }
+    const struct raw_entry *delay = entry_find(section, "delay");
+    if (delay != NULL && when == NULL) {
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, delay,
+                       "delay applies to a 'when' trigger; with 'at' change the time");
+    }
+    return fault_action_rules(scenario, section, fault, needs_target, error);
+}
+
+/* Rules that depend on the action: required keys and target kinds. */
+static bool fault_action_rules(const struct ks_scenario *scenario,
+                               const struct raw_section *section, const struct ks_fault *fault,
+                               bool needs_target, GError **error)
+{
+    const struct raw_entry *target = entry_find(section, "target");
+    if (needs_target && target == NULL) {
+        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
+                       "[fault %s] (%s) needs a 'target'", section->name,
+                       ks_fault_action_name(fault->action));
+    }
+    if (fault->action == KS_FAULT_REWIND && fault->target.kind != KS_TARGET_CONSUMER) {
+        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, target,
+                       "rewind needs target = consumer(NAME)");
+    }
+    if (fault->action == KS_FAULT_REWIND && entry_find(section, "to") == NULL) {
+        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
+                       "[fault %s] (rewind) needs 'to' (earliest, latest, offset or time)",
+                       section->name);
+    }
+    if (fault->action == KS_FAULT_CORRUPT) {
+        if (!target_is_broker(&fault->target)) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, target,
+                           "corrupt damages a broker's log: target must be a broker");
+        }
+        if (entry_find(section, "partition") == NULL) {
+            return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
+                           "[fault %s] (corrupt) needs 'partition' (e.g. orders-0)",
+                           section->name);
+        }
+    }
+    if (fault->action == KS_FAULT_SLOW && fault->disk_latency_ns == 0 &&
+        fault->network_latency_ns == 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
+                       "[fault %s] (slow) needs disk.latency and/or network.latency",
+                       section->name);
+    }
+    if (fault->action == KS_FAULT_DROP && entry_find(section, "loss") == NULL) {
+        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
+                       "[fault %s] (drop) needs 'loss' (e.g. 1%%)", section->name);
+    }
+    if (fault->action == KS_FAULT_PARTITION) {
+        int shapes = (entry_find(section, "groups") != NULL) +
+                     (entry_find(section, "isolate") != NULL) +
+                     (entry_find(section, "from") != NULL || entry_find(section, "to") != NULL);
+        if (shapes != 1) {
+            return fail_at(error, shapes == 0 ? KS_SCENARIO_ERROR_MISSING
+                                              : KS_SCENARIO_ERROR_CONFLICT,
+                           section, NULL,
+                           "[fault %s] (partition) needs exactly one of 'groups', 'isolate' or "
+                           "'from' with 'to'", section->name);
+        }
+        if ((entry_find(section, "from") == NULL) != (entry_find(section, "to") == NULL)) {
+            return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
+                           "[fault %s] (partition) needs both 'from' and 'to'", section->name);
+        }
+    }
+    if (fault->action == KS_FAULT_HEAL && fault->heal_fault_index >= 0) {
+        /* The healed fault may come later in the file: read its action as written. */
+        const struct raw_section *healed = section_find(
+            scenario->raw, KS__SECTION_FAULT, scenario->faults[fault->heal_fault_index].name);
+        const struct raw_entry *action = entry_find(healed, "action");
+        const char *name = action != NULL ? action->value : "";
+        if (strcmp(name, "partition") != 0 && strcmp(name, "slow") != 0 &&
+            strcmp(name, "pause") != 0 && strcmp(name, "drop") != 0) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry_find(section, "fault"),
+                           "fault = %s: only a partition, slow, pause or drop fault can be "
+                           "healed", scenario->faults[fault->heal_fault_index].name);
+        }
+    }
+    return true;
+}
+
+/* The action of a fault section, or an error. */
+static bool fault_action_find(const struct raw_section *section, size_t *index, GError **error)
+{
+    const struct raw_entry *action = entry_find(section, "action");
+    if (action == NULL) {
+        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
+                       "[fault %s] needs an 'action'", section->name);
+    }
+    for (size_t i = 0; i < KS_ARRAY_COUNT(fault_actions); i++) {
+        if (strcmp(fault_actions[i].name, action->value) == 0) {
+            *index = i;
+            return true;
+        }
+    }
+    return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, action,
+                   "action = %s: expected crash, restart, partition, heal, slow, pause, resume, "
+                   "drop, corrupt or rewind", action->value);
+}
+
+static bool finalize_fault(struct ks_scenario *scenario, struct ks_fault *fault,
+                           const struct raw_section *section, GError **error)
+{
+    size_t action = 0;
+    if (!fault_action_find(section, &action, error)) {
+        return false;
+    }
+    g_strlcpy(fault->name, section->name, sizeof fault->name);
+    fault->line = section->line;
+    fault->action = fault_actions[action].action;
+    fault->mode = KS_CRASH_PROCESS;
+    fault->restart_after_ns = -1;
+    fault->duration_ns = -1;
+    fault->target.kind = KS_TARGET_NONE;
+    fault->corrupt_bytes = 1;
+    fault->corrupt_position_bytes = -1;
+    fault->corrupt_tp = (struct ks_tp){ -1, -1 };
+    fault->heal_fault_index = -1;
+    for (guint i = 0; i < section->entries->len; i++) {
+        const struct raw_entry *entry = g_ptr_array_index(section->entries, i);
+        bool common = strcmp(entry->key, "action") == 0 || strcmp(entry->key, "at") == 0 ||
+                      strcmp(entry->key, "when") == 0 || strcmp(entry->key, "delay") == 0;
+        if (!common && !key_in_list(fault_actions[action].keys, entry->key)) {
+            return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                           "'%s' does not apply to action = %s (it takes: %s)", entry->key,
+                           fault_actions[action].name, fault_actions[action].keys);
+        }
+        struct value_site site = { scenario, section, entry, error };
+        if (!fault_key(&site, fault)) {
+            return false;
+        }
+    }
+    return fault_rules(scenario, section, fault, fault_actions[action].needs_target, error);
+}
+
+/* ---- finalize: expectations --------------------------------------------------------------- */
+
+static int double_compare(const void *a, const void *b)
+{
+    double x = *(const double *)a;
+    double y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static bool number_parse(const char *text, double *out)
+{
+    char *end = NULL;
+    if (text[0] == '\0' || g_ascii_isspace(text[0])) {
+        return false;
+    }
+    *out = g_ascii_strtod(text, &end);
+    return end != NULL && *end == '\0' && end != text && !isnan(*out) && !isinf(*out);
+}
+
+static bool finalize_expectation(struct ks_scenario *scenario, struct ks_expectation *expect,
+                                 const struct raw_section *section, const struct raw_entry *entry,
+                                 GError **error)
+{
+    struct value_site site = { scenario, section, entry, error };
+    g_strlcpy(expect->key, entry->key, sizeof expect->key);
+    expect->line = entry->line;
+    expect->tp = (struct ks_tp){ -1, -1 };
+    g_autofree char *tp_text = NULL;
+    int field = 0;
+    if (metric_find(entry->key, &expect->metric)) {
+        expect->kind = KS_EXPECT_METRIC;
+    } else {
+        bool ok = expect_partition_key(entry->key, &tp_text, &field);
+        ks_assert(ok); /* R2 */
+        static const enum ks_expect_kind kinds[] = {
+            KS_EXPECT_PARTITION_LEADER, KS_EXPECT_PARTITION_ISR,
+            KS_EXPECT_PARTITION_LEADER_EPOCH, KS_EXPECT_PARTITION_HW };
+        expect->kind = kinds[field];
+        if (!tp_parse(&site, tp_text, &expect->tp)) {
+            return false;
+        }
+    }
+    const char *value = entry->value;
+    while (*value == ' ') {
+        value++;
+    }
+    expect->op = KS_OP_EQ;
+    value += compare_op_read(value, &expect->op);
+    g_autofree char *list = g_strstrip(g_strdup(value));
+    if (strlen(list) >= sizeof expect->value_text) {
+        return site_fail(&site, KS_SCENARIO_ERROR_VALUE, "the value is too long");
+    }
+    g_strlcpy(expect->value_text, list, sizeof expect->value_text);
+    if (list[0] == '\0') {
+        return site_fail(&site, KS_SCENARIO_ERROR_VALUE,
+                         "a value expected, optionally after = != < <= > >=");
+    }
+    if (expect->kind == KS_EXPECT_METRIC && expect->metric == KS_METRIC_TRACE_HASH) {
+        /* The hash is compared as its 16-hex-digit text. */
+        bool hex = strlen(list) == 16;
+        for (const char *p = list; *p != '\0'; p++) {
+            hex = hex && g_ascii_isxdigit(*p);
+        }
+        if (!hex || (expect->op != KS_OP_EQ && expect->op != KS_OP_NE)) {
+            return site_fail(&site, KS_SCENARIO_ERROR_VALUE,
+                             "trace_hash compares with = or != to 16 hex digits");
+        }
+        return true;
+    }
+    g_auto(GStrv) parts = g_strsplit(list, ",", -1);
+    guint count = g_strv_length(parts);
+    if (count > 1 && expect->kind != KS_EXPECT_PARTITION_ISR) {
+        return site_fail(&site, KS_SCENARIO_ERROR_VALUE, "a single number expected");
+    }
+    if (count > 1 && expect->op != KS_OP_EQ && expect->op != KS_OP_NE) {
+        return site_fail(&site, KS_SCENARIO_ERROR_VALUE, "a list compares only with = or !=");
+    }
+    if (count > KS_EXPECT_VALUE_COUNT_MAX) {
+        return site_fail(&site, KS_SCENARIO_ERROR_VALUE, "more than %d values",
+                         KS_EXPECT_VALUE_COUNT_MAX);
+    }
+    for (guint i = 0; i < count; i++) {
+        if (!number_parse(g_strstrip(parts[i]), &expect->values[i])) {
+            return site_fail(&site, KS_SCENARIO_ERROR_VALUE, "'%s' is not a number", parts[i]);
+        }
+        /* isr with = or != names brokers; with an ordering it compares the ISR's size. */
+        bool names_brokers = expect->op == KS_OP_EQ || expect->op == KS_OP_NE;
+        if (expect->kind == KS_EXPECT_PARTITION_ISR && names_brokers) {
+            double id = expect->values[i];
+            if (id != (double)(int64_t)id || id < 1 || id > scenario->cluster.broker_count) {
+                return site_fail(&site, KS_SCENARIO_ERROR_REFERENCE,
+                                 "'%s' is not a broker id (1..%d)", parts[i],
+                                 scenario->cluster.broker_count);
+            }
+        }
+    }
+    expect->value_count = count;
+    qsort(expect->values, count, sizeof expect->values[0], double_compare);
+    return true;
+}
+
+/* ---- finalize ----------------------------------------------------------------------------- */
+
+static size_t sections_of(const struct ks_scenario_raw *raw, enum ks__section_kind kind)
+{
+    size_t count = 0;
+    for (guint i = 0; i < raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(raw->sections, i);
+        count += section->kind == kind;
+    }
+    return count;
+}
+
+static bool finalize_named(struct ks_scenario *scenario, enum ks__section_kind kind,
+                           GError **error)
+{
+    struct ks_scenario_raw *raw = scenario->raw;
+    const struct raw_section *cluster = section_find(raw, KS__SECTION_CLUSTER, "");
+    size_t index = 0;
+    for (guint i = 0; i < raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(raw->sections, i);
+        if (section->kind != kind) {
+            continue;
+        }
+        bool ok = true;
+        switch (kind) {
+        case KS__SECTION_TOPIC:
+            ok = finalize_topic(scenario, &scenario->topics[index], section, cluster, error);
+            scenario->topic_count = index + 1;
+            break;
+        case KS__SECTION_PRODUCER:
+            ok = finalize_producer(scenario, &scenario->producers[index], section, error);
+            scenario->producer_count = index + 1;
+            break;
+        case KS__SECTION_CONSUMER:
+            ok = finalize_consumer(scenario, &scenario->consumers[index], section, error);
+            scenario->consumer_count = index + 1;
+            break;
+        case KS__SECTION_FAULT:
+            ok = finalize_fault(scenario, &scenario->faults[index], section, error);
+            break;
+        case KS__SECTION_SCENARIO:
+        case KS__SECTION_CLUSTER:
+        case KS__SECTION_EXPECT:
+        case KS__SECTION_COUNT:
+            ks_assert(false);
+            break;
+        }
+        if (!ok) {
+            return false;
+        }
+        index++;
+    }
+    return true;
+}
+
+static bool finalize_expect(struct ks_scenario *scenario, GError **error)
+{
+    const struct raw_section *section = section_find(scenario->raw, KS__SECTION_EXPECT, "");
+    size_t count = section != NULL ? section->entries->len : 0;
+    scenario->expectations = g_new0(struct ks_expectation, count + 1);
+    for (size_t i = 0; i < count; i++) {
+        const struct raw_entry *entry = g_ptr_array_index(section->entries, i);
+        if (!finalize_expectation(scenario, &scenario->expectations[i], section, entry, error)) {
+            return false;
+        }
+        scenario->expectation_count = i + 1;
+    }
+    return true;
+}
+
+static bool limit_check(struct ks_scenario *scenario, enum ks__section_kind kind, size_t max,
+                        GError **error)
+{
+    size_t count = 0;
+    for (guint i = 0; i < scenario->raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(scenario->raw->sections, i);
+        if (section->kind == kind && ++count > max) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, NULL,
+                           "more than %zu [%s] sections", max, ks__section_kind_name(kind));
+        }
+    }
+    return true;
+}
+
+bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
+{
+    struct ks_scenario_raw *raw = scenario->raw;
+    fields_clear(scenario);
+    /* [scenario] and [cluster] exist from here on, so messages can cite them. */
+    if (section_find(raw, KS__SECTION_SCENARIO, "") == NULL) {
+        section_add(raw, KS__SECTION_SCENARIO, "", 0, raw->file);
+    }
+    if (section_find(raw, KS__SECTION_CLUSTER, "") == NULL) {
+        section_add(raw, KS__SECTION_CLUSTER, "", 0, raw->file);
+    }
+    if (!limit_check(scenario, KS__SECTION_TOPIC, KS_SCENARIO_TOPIC_COUNT_MAX, error) ||
+        !limit_check(scenario, KS__SECTION_PRODUCER, KS_SCENARIO_CLIENT_COUNT_MAX, error) ||
+        !limit_check(scenario, KS__SECTION_CONSUMER, KS_SCENARIO_CLIENT_COUNT_MAX, error) ||
+        !limit_check(scenario, KS__SECTION_FAULT, KS_SCENARIO_FAULT_COUNT_MAX, error)) {
+        return false;
+    }
+    scenario->topics = g_new0(struct ks_topic_config, sections_of(raw, KS__SECTION_TOPIC) + 1);
+    scenario->producers =
+        g_new0(struct ks_producer_config, sections_of(raw, KS__SECTION_PRODUCER) + 1);
+    scenario->consumers =
+        g_new0(struct ks_consumer_config, sections_of(raw, KS__SECTION_CONSUMER) + 1);
+    /* Fault names first: a heal may name a fault that comes later. */
+    scenario->faults = g_new0(struct ks_fault, sections_of(raw, KS__SECTION_FAULT) + 1);
+    for (guint i = 0; i < raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(raw->sections, i);
+        if (section->kind == KS__SECTION_FAULT) {
+            g_strlcpy(scenario->faults[scenario->fault_count++].name, section->name,
+                      sizeof scenario->faults[0].name);
+        }
+    }
+    if (!finalize_scenario(scenario, section_find(raw, KS__SECTION_SCENARIO, ""), error) ||
+        !finalize_cluster(scenario, section_find(raw, KS__SECTION_CLUSTER, ""), error) ||
+        !finalize_named(scenario, KS__SECTION_TOPIC, error) ||
+        !finalize_named(scenario, KS__SECTION_PRODUCER, error) ||
+        !finalize_named(scenario, KS__SECTION_CONSUMER, error) ||
+        !finalize_named(scenario, KS__SECTION_FAULT, error) || !finalize_expect(scenario, error)) {
+        return false;
+    }
+    scenario->finalized = true;
+    return true;
+}
+
+/* ---- helpers ---------------------------------------------------------------------------------- */
+
+int32_t ks_scenario_topic_index(const struct ks_scenario *scenario, const char *name)
+{
+    for (size_t i = 0; i < scenario->topic_count; i++) {
+        if (strcmp(scenario->topics[i].name, name) == 0) {
+            return (int32_t)i;
+        }
+    }
+    return -1;
+}
+
+int32_t ks_scenario_producer_index(const struct ks_scenario *scenario, const char *name)
+{
+    for (size_t i = 0; i < scenario->producer_count; i++) {
+        if (strcmp(scenario->producers[i].name, name) == 0) {
+            return (int32_t)i;
+        }
+    }
+    return -1;
+}
+
+int32_t ks_scenario_consumer_index(const struct ks_scenario *scenario, const char *name)
+{
+    for (size_t i = 0; i < scenario->consumer_count; i++) {
+        if (strcmp(scenario->consumers[i].name, name) == 0) {
+            return (int32_t)i;
+        }
+    }
+    return -1;
+}
+
+int32_t ks_scenario_fault_index(const struct ks_scenario *scenario, const char *name)
+{
+    for (size_t i = 0; i < scenario->fault_count; i++) {
+        if (strcmp(scenario->faults[i].name, name) == 0) {
+            return (int32_t)i;
+        }
+    }
+    return -1;
+}
+
+bool ks_scenario_parse_tp(const struct ks_scenario *scenario, const char *text, struct ks_tp *out)
+{
+    g_autofree char *copy = g_strdup(text);
+    char *dash = strrchr(copy, '-');
+    int64_t partition = 0;
+    if (dash == NULL || !ks__parse_int64(dash + 1, &partition)) {
+        return false;
+    }
+    *dash = '\0';
+    int32_t topic = ks_scenario_topic_index(scenario, copy);
+    if (topic < 0 || partition < 0 || partition >= scenario->topics[topic].partition_count) {
+        return false;
+    }
+    out->topic_index = topic;
+    out->partition = (int32_t)partition;
+    return true;
+}
+
+char *ks_scenario_format_tp(const struct ks_scenario *scenario, struct ks_tp tp, char *buffer,
+                            size_t buffer_bytes)
+{
+    ks_assert(tp.topic_index >= 0 && (size_t)tp.topic_index < scenario->topic_count);
+    g_snprintf(buffer, buffer_bytes, "%s-%d", scenario->topics[tp.topic_index].name,
+               tp.partition);
+    return buffer;
+}
+
+char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct ks_target *target)
+{
+    char tp[KS_TOPIC_NAME_BYTES_MAX + 16];
+    switch (target->kind) {
+    case KS_TARGET_NONE:
+        return g_strdup("");
+    case KS_TARGET_BROKER:
+        return g_strdup_printf("%d", target->broker_id);
+    case KS_TARGET_LEADER:
+        return g_strdup_printf("leader(%s)",
+                               ks_scenario_format_tp(scenario, target->tp, tp, sizeof tp));
+    case KS_TARGET_FOLLOWER:
+        return g_strdup_printf("follower(%s)",
+                               ks_scenario_format_tp(scenario, target->tp, tp, sizeof tp));
+    case KS_TARGET_FOLLOWERS:
+        return g_strdup_printf("followers(%s)",
+                               ks_scenario_format_tp(scenario, target->tp, tp, sizeof tp));
+    case KS_TARGET_CONTROLLER:
+        return g_strdup("controller");
+    case KS_TARGET_RANDOM:
+        return g_strdup("random");
+    case KS_TARGET_PRODUCER:
+        return g_strdup_printf("producer(%s)", scenario->producers[target->client_index].name);
+    case KS_TARGET_CONSUMER:
+        return g_strdup_printf("consumer(%s)", scenario->consumers[target->client_index].name);
+    }
+    ks_assert(false);
+    return NULL;
+}
+
+static char *format_target_list(const struct ks_scenario *scenario,
+                                const struct ks_target_list *list)
+{
+    GString *text = g_string_new(NULL);
+    for (uint32_t i = 0; i < list->count; i++) {
+        g_autofree char *one = ks_scenario_format_target(scenario, &list->items[i]);
+        g_string_append_printf(text, "%s%s", i == 0 ? "" : ",", one);
+    }
+    return g_string_free(text, FALSE);
+}
+
+const char *ks_compare_op_name(enum ks_compare_op op)
+{
+    switch (op) {
+    case KS_OP_EQ:
+        return "=";
+    case KS_OP_NE:
+        return "!=";
+    case KS_OP_LT:
+        return "<";
+    case KS_OP_LE:
+        return "<=";
+    case KS_OP_GT:
+        return ">";
+    case KS_OP_GE:
+        return ">=";
+    }
+    ks_assert(false);
+    return "?";
+}
+
+bool ks_compare(enum ks_compare_op op, double actual, double expected)
+{
+    switch (op) {
+    case KS_OP_EQ:
+        return actual == expected;
+    case KS_OP_NE:
+        return actual != expected;
+    case KS_OP_LT:
+        return actual < expected;
+    case KS_OP_LE:
+        return actual <= expected;
+    case KS_OP_GT:
+        return actual > expected;
+    case KS_OP_GE:
+        return actual >= expected;
+    }
+    ks_assert(false);
+    return false;
+}
+
+char *ks_scenario_format_trigger(const struct ks_scenario *scenario,
+                                 const struct ks_trigger *trigger)
+{
+    char tp[KS_TOPIC_NAME_BYTES_MAX + 16] = "";
+    if (trigger->tp.topic_index >= 0) {
+        ks_scenario_format_tp(scenario, trigger->tp, tp, sizeof tp);
+    }
+    const char *op = trigger->op == KS_OP_EQ ? "==" : ks_compare_op_name(trigger->op);
+    switch (trigger->fn) {
+    case KS_TRIGGER_HW:
+    case KS_TRIGGER_LEO:
+        return g_strdup_printf("%s(%d, %s) %s %" PRId64, trigger->fn == KS_TRIGGER_HW ? "hw" : "leo",
+                               trigger->broker_id, tp, op, trigger->value);
+    case KS_TRIGGER_ISR_SIZE:
+        return g_strdup_printf("isr_size(%s) %s %" PRId64, tp, op, trigger->value);
+    case KS_TRIGGER_CRASHED:
+    case KS_TRIGGER_RESTARTED:
+        return g_strdup_printf("%s(%d) %s %" PRId64,
+                               trigger->fn == KS_TRIGGER_CRASHED ? "crashed" : "restarted",
+                               trigger->broker_id, op, trigger->value);
+    case KS_TRIGGER_ELECTED:
+        return g_strdup_printf("elected(%s) %s %" PRId64, tp, op, trigger->value);
+    case KS_TRIGGER_ACKED:
+        return g_strdup_printf("acked(%s) %s %" PRId64,
+                               scenario->producers[trigger->producer_index].name, op,
+                               trigger->value);
+    }
+    ks_assert(false);
+    return NULL;
+}
+
+uint32_t ks_scenario_key_line(const struct ks_scenario *scenario, const char *section,
+                              const char *key)
+{
+    g_autofree char *copy = g_strdup(section);
+    char *space = strchr(copy, ' ');
+    const char *name = "";
+    if (space != NULL) {
+        *space = '\0';
+        name = space + 1;
+    }
+    enum ks__section_kind kind;
+    if (!section_kind_parse(copy, &kind)) {
+        return 0;
+    }
+    const struct raw_entry *entry = entry_find(section_find(scenario->raw, kind, name), key);
+    return entry != NULL ? entry->line : 0;
+}
+
+/* ---- writing back ------------------------------------------------------------------------------ */
+
+void ks_scenario_write_ini(FILE *out, const struct ks_scenario *scenario)
+{
+    const struct ks_scenario_raw *raw = scenario->raw;
+    bool first = true;
+    for (guint i = 0; i < raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(raw->sections, i);
+        if (section->entries->len == 0 && section->kind != KS__SECTION_TOPIC) {
+            continue;
+        }
+        g_autofree char *label = section_label(section);
+        fprintf(out, "%s%s\n", first ? "" : "\n", label);
+        first = false;
+        for (guint j = 0; j < section->entries->len; j++) {
+            const struct raw_entry *entry = g_ptr_array_index(section->entries, j);
+            fprintf(out, "%s = %s\n", entry->key, entry->value);
+        }
+    }
+}
+
+/* ---- canonical JSON ------------------------------------------------------------------------------ */
+
+static void json_duration(JsonBuilder *builder, const char *key, int64_t ns)
+{
+    json_builder_set_member_name(builder, key);
+    if (ns < 0) {
+        json_builder_add_null_value(builder);
+        return;
+    }
+    g_autofree char *text = ks__format_duration(ns);
+    json_builder_add_string_value(builder, text);
+}
+
+/* Every table key of one section's struct, in table order; custom keys call back. */
+static void json_table(JsonBuilder *builder, const struct ks_scenario *scenario,
+                       enum ks__section_kind kind, const void *base, size_t item_index)
+{
+    size_t count = 0;
+    const struct ks__key_spec *table = ks__key_table(kind, &count);
+    for (size_t i = 0; i < count; i++) {
+        const struct ks__key_spec *spec = &table[i];
+        if (kind == KS__SECTION_SCENARIO && strcmp(spec->name, "seed") == 0) {
+            continue; /* runs.seed has it; params equal across seeds */
+        }
+        json_builder_set_member_name(builder, spec->name);
+        if (spec->type != KS__VALUE_CUSTOM && spec->offset != KS__NO_FIELD) {
+            json_builder_add_value(builder, ks__value_json(spec, base));
+            continue;
+        }
+        if (strcmp(spec->name, "name") == 0) { /* [scenario] */
+            json_builder_add_string_value(builder, scenario->name);
+        } else if (strcmp(spec->name, "racks") == 0) {
+            json_builder_begin_array(builder);
+            for (int32_t b = 0; b < scenario->cluster.broker_count; b++) {
+                if (scenario->cluster.racks[b][0] != '\0') {
+                    json_builder_add_string_value(builder, scenario->cluster.racks[b]);
+                }
+            }
+            json_builder_end_array(builder);
+        } else if (strcmp(spec->name, "assignment") == 0) {
+            const struct ks_topic_config *topic = &scenario->topics[item_index];
+            if (!topic->has_assignment) {
+                json_builder_add_null_value(builder);
+                continue;
+            }
+            json_builder_begin_array(builder);
+            for (int32_t p = 0; p < topic->partition_count; p++) {
+                json_builder_begin_array(builder);
+                for (int32_t r = 0; r < topic->replication_factor; r++) {
+                    json_builder_add_int_value(builder, topic->assignment[p][r]);
+                }
+                json_builder_end_array(builder);
+            }
+            json_builder_end_array(builder);
+        } else if (strcmp(spec->name, "topic") == 0) {
+            int32_t topic = kind == KS__SECTION_PRODUCER
+                                ? scenario->producers[item_index].topic_index
+                                : scenario->consumers[item_index].topic_index;
+            json_builder_add_string_value(builder, scenario->topics[topic].name);
+        } else if (strcmp(spec->name, "enable.auto.commit") == 0) {
+            json_builder_add_boolean_value(builder,
+                                           scenario->consumers[item_index].commit ==
+                                               KS_COMMIT_AUTO);
+        } else if (strcmp(spec->name, "commit") == 0) {
+            static const char *const names[] = { "before-process", "after-process", "atomic",
+                                                 "auto" };
+            json_builder_add_string_value(builder, names[scenario->consumers[item_index].commit]);
+        } else {
+            ks_assert(false);
+        }
+    }
+}
+
+static void json_fault(JsonBuilder *builder, const struct ks_scenario *scenario,
+                       const struct ks_fault *fault)
+{
+    json_builder_begin_object(builder);
+    json_builder_set_member_name(builder, "name");
+    json_builder_add_string_value(builder, fault->name);
+    json_builder_set_member_name(builder, "action");
+    json_builder_add_string_value(builder, ks_fault_action_name(fault->action));
+    if (fault->has_at) {
+        json_duration(builder, "at", fault->at_ns);
+    } else {
+        g_autofree char *when = ks_scenario_format_trigger(scenario, &fault->when);
+        json_builder_set_member_name(builder, "when");
+        json_builder_add_string_value(builder, when);
+        json_duration(builder, "delay", fault->delay_ns);
+    }
+    if (fault->target.kind != KS_TARGET_NONE) {
+        g_autofree char *target = ks_scenario_format_target(scenario, &fault->target);
+        json_builder_set_member_name(builder, "target");
+        json_builder_add_string_value(builder, target);
+    }
+    char tp[KS_TOPIC_NAME_BYTES_MAX + 16];
+    switch (fault->action) {
+    case KS_FAULT_CRASH:
+        json_builder_set_member_name(builder, "mode");
+        json_builder_add_string_value(builder, fault->mode == KS_CRASH_POWER ? "power" : "process");
+        json_duration(builder, "restart.after", fault->restart_after_ns);
+        break;
+    case KS_FAULT_PARTITION: {
+        g_autofree char *a = format_target_list(scenario, &fault->side_a);
+        g_autofree char *b = format_target_list(scenario, &fault->side_b);
+        if (fault->net_shape == KS_NET_GROUPS) {
+            g_autofree char *groups = g_strdup_printf("%s | %s", a, b);
+            json_builder_set_member_name(builder, "groups");
+            json_builder_add_string_value(builder, groups);
+        } else if (fault->net_shape == KS_NET_ISOLATE) {
+            json_builder_set_member_name(builder, "isolate");
+            json_builder_add_string_value(builder, a);
+        } else {
+            json_builder_set_member_name(builder, "from");
+            json_builder_add_string_value(builder, a);
+            json_builder_set_member_name(builder, "to");
+            json_builder_add_string_value(builder, b);
+        }
+        json_duration(builder, "duration", fault->duration_ns);
+        break;
+    }
+    case KS_FAULT_HEAL:
+        json_builder_set_member_name(builder, "fault");
+        if (fault->heal_fault_index >= 0) {
+            json_builder_add_string_value(builder, scenario->faults[fault->heal_fault_index].name);
+        } else {
+            json_builder_add_null_value(builder);
+        }
+        break;
+    case KS_FAULT_SLOW:
+        json_duration(builder, "disk.latency", fault->disk_latency_ns);
+        json_duration(builder, "network.latency", fault->network_latency_ns);
+        json_duration(builder, "duration", fault->duration_ns);
+        break;
+    case KS_FAULT_PAUSE:
+        json_duration(builder, "duration", fault->duration_ns);
+        break;
+    case KS_FAULT_DROP:
+        json_builder_set_member_name(builder, "loss.ppm");
+        json_builder_add_int_value(builder, fault->loss_ppm);
+        json_duration(builder, "duration", fault->duration_ns);
+        break;
+    case KS_FAULT_CORRUPT:
+        json_builder_set_member_name(builder, "partition");
+        json_builder_add_string_value(
+            builder, ks_scenario_format_tp(scenario, fault->corrupt_tp, tp, sizeof tp));
+        json_builder_set_member_name(builder, "bytes");
+        json_builder_add_int_value(builder, fault->corrupt_bytes);
+        json_builder_set_member_name(builder, "position.bytes");
+        json_builder_add_int_value(builder, fault->corrupt_position_bytes);
+        break;
+    case KS_FAULT_REWIND: {
+        json_builder_set_member_name(builder, "to");
+        g_autofree char *time = ks__format_duration(fault->rewind_time_ns);
+        g_autofree char *offset = g_strdup_printf("%" PRId64, fault->rewind_offset);
+        json_builder_add_string_value(builder, fault->rewind_to == KS_REWIND_EARLIEST ? "earliest"
+                                               : fault->rewind_to == KS_REWIND_LATEST ? "latest"
+                                               : fault->rewind_to == KS_REWIND_OFFSET ? offset
+                                                                                      : time);
+        break;
+    }
+    case KS_FAULT_RESTART:
+    case KS_FAULT_RESUME:
+        break;
+    }
+    json_builder_end_object(builder);
+}
+
+static void json_section_array(JsonBuilder *builder, const struct ks_scenario *scenario,
+                               const char *member, enum ks__section_kind kind, size_t count)
+{
+    json_builder_set_member_name(builder, member);
+    json_builder_begin_array(builder);
+    for (size_t i = 0; i < count; i++) {
+        json_builder_begin_object(builder);
+        json_builder_set_member_name(builder, "name");
+        const void *base = NULL;
+        if (kind == KS__SECTION_TOPIC) {
+            base = &scenario->topics[i];
+            json_builder_add_string_value(builder, scenario->topics[i].name);
+        } else if (kind == KS__SECTION_PRODUCER) {
+            base = &scenario->producers[i];
+            json_builder_add_string_value(builder, scenario->producers[i].name);
+        } else {
+            base = &scenario->consumers[i];
+            json_builder_add_string_value(builder, scenario->consumers[i].name);
+        }
+        json_table(builder, scenario, kind, base, i);
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
+}
+
+char *ks_scenario_params_json(const struct ks_scenario *scenario)
+{
+    ks_assert(scenario->finalized);
+    g_autoptr(JsonBuilder) builder = json_builder_new();
+    json_builder_begin_object(builder);
+    json_builder_set_member_name(builder, "scenario");
+    json_builder_begin_object(builder);
+    json_table(builder, scenario, KS__SECTION_SCENARIO, scenario, 0);
+    json_builder_end_object(builder);
+
+    json_builder_set_member_name(builder, "cluster");
+    json_builder_begin_object(builder);
+    json_table(builder, scenario, KS__SECTION_CLUSTER, scenario, 0);
+    json_builder_set_member_name(builder, "network.latency.links");
+    json_builder_begin_array(builder);
+    for (size_t i = 0; i < scenario->link_latency_count; i++) {
+        const struct ks_link_latency *link = &scenario->link_latencies[i];
+        g_autofree char *key = g_strdup_printf("%d-%d", link->broker_a, link->broker_b);
+        json_builder_begin_object(builder);
+        json_duration(builder, key, link->latency_ns);
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
+    json_builder_end_object(builder);
+
+    json_section_array(builder, scenario, "topics", KS__SECTION_TOPIC, scenario->topic_count);
+    json_section_array(builder, scenario, "producers", KS__SECTION_PRODUCER,
+                       scenario->producer_count);
+    json_section_array(builder, scenario, "consumers", KS__SECTION_CONSUMER,
+                       scenario->consumer_count);
+    json_builder_set_member_name(builder, "faults");
+    json_builder_begin_array(builder);
+    for (size_t i = 0; i < scenario->fault_count; i++) {
+        json_fault(builder, scenario, &scenario->faults[i]);
+    }
+    json_builder_end_array(builder);
+    json_builder_set_member_name(builder, "expect");
+    json_builder_begin_array(builder);
+    for (size_t i = 0; i < scenario->expectation_count; i++) {
+        const struct ks_expectation *expect = &scenario->expectations[i];
+        json_builder_begin_object(builder);
+        json_builder_set_member_name(builder, "key");
+        json_builder_add_string_value(builder, expect->key);
+        json_builder_set_member_name(builder, "op");
+        json_builder_add_string_value(builder, ks_compare_op_name(expect->op));
+        json_builder_set_member_name(builder, "value");
+        json_builder_add_string_value(builder, expect->value_text);
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
+    json_builder_end_object(builder);
+
+    g_autoptr(JsonNode) root = json_builder_get_root(builder);
+    g_autoptr(JsonGenerator) generator = json_generator_new();
+    json_generator_set_root(generator, root);
+    return json_generator_to_data(generator, NULL);
+}

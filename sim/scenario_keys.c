@@ -1,0 +1,1346 @@
+/*
+** sim/scenario_keys.c: the one key table per section of a scenario file,
+** value parsing with units, and the generated key reference.
+**
+** Every key of [scenario], [cluster], [topic], [producer] and [consumer] is a
+** row here: name, type (which fixes the unit), range, default as text, the
+** destination field, and a line of documentation. The loader applies the
+** default text through the same parser as a written value, so the documented
+** default and the effective one cannot differ. [fault] keys are rows too
+** (type CUSTOM: scenario.c parses them, because their meaning depends on the
+** action); [expect] keys are the metric names of SPEC section 5.
+**
+** Units are converted once, here: durations to ns, Kafka's *.ms keys to ns,
+** sizes to bytes. Decimal durations and sizes ("1.5s", "0.5KiB") are exact:
+** the fraction is reduced by its gcd with the power of ten and must divide the
+** unit, so "1.5ns" is an error instead of a rounded value (no floats).
+*/
+#include "scenario_int.h"
+
+#include "../core/base.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <string.h>
+
+/* ---- choices ------------------------------------------------------------ */
+
+static const struct ks__choice acks_choices[] = {
+    { "all", KS_ACKS_ALL }, { "-1", KS_ACKS_ALL }, { "0", KS_ACKS_NONE },
+    { "1", KS_ACKS_LEADER }, { NULL, 0 } };
+static const struct ks__choice truncation_choices[] = {
+    { "leader-epoch", KS_TRUNCATION_LEADER_EPOCH },
+    { "high-watermark", KS_TRUNCATION_HIGH_WATERMARK }, { NULL, 0 } };
+static const struct ks__choice controller_choices[] = { { "kraft", KS_CONTROLLER_KRAFT },
+                                                        { NULL, 0 } };
+static const struct ks__choice commit_choices[] = {
+    { "before-process", KS_COMMIT_BEFORE_PROCESS }, { "after-process", KS_COMMIT_AFTER_PROCESS },
+    { "atomic", KS_COMMIT_ATOMIC }, { NULL, 0 } };
+static const struct ks__choice reset_choices[] = {
+    { "earliest", KS_RESET_EARLIEST }, { "latest", KS_RESET_LATEST }, { "none", KS_RESET_NONE },
+    { NULL, 0 } };
+static const struct ks__choice assignor_choices[] = {
+    { "range", KS_ASSIGNOR_RANGE }, { "roundrobin", KS_ASSIGNOR_ROUNDROBIN },
+    { "sticky", KS_ASSIGNOR_STICKY }, { NULL, 0 } };
+/* cleanup.policy: bit 1 delete, bit 2 compact (KS__VALUE_ENUM into a scratch int
+ * would lose the pair, so POLICY is stored by scenario.c; see cleanup_store). */
+static const struct ks__choice policy_choices[] = {
+    { "delete", 1 }, { "compact", 2 }, { "delete,compact", 3 }, { "compact,delete", 3 },
+    { NULL, 0 } };
+
+#define SC(field) offsetof(struct ks_scenario, field)
+#define TO(field) offsetof(struct ks_topic_config, field)
+#define PR(field) offsetof(struct ks_producer_config, field)
+#define CO(field) offsetof(struct ks_consumer_config, field)
+
+#define I32MAX INT32_MAX
+#define I64MAX INT64_MAX
+#define HOUR_NS (3600LL * 1000000000LL)
+#define DAY_MS (86400000LL)
+
+/* ---- [scenario] ---------------------------------------------------------- */
+
+static const struct ks__key_spec scenario_keys[] = {
+    { "name", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "Scenario name (the run folder `runs/<name>-s<seed>/`, the database). Default: the file "
+      "name without folder and `.ini`." },
+    { "description", KS__VALUE_STRING, 0, 0, "", NULL, SC(description), 0, NULL,
+      "One line saying what the scenario shows." },
+    { "seed", KS__VALUE_INT64, 0, I64MAX, "1", NULL, SC(seed), 0, NULL,
+      "Default seed; `--seed` overrides it." },
+    { "duration", KS__VALUE_DURATION, 1, 30 * 24 * HOUR_NS, "60s", NULL, SC(duration_ns), 0, NULL,
+      "Simulated time of the workload; the final read happens after it." },
+    { "final.heal", KS__VALUE_BOOL, 0, 1, "true", NULL, SC(final_heal), 0, NULL,
+      "At the end: stop producers, heal the network, restart what crashed, let replicas "
+      "converge and groups drain, then read every partition from its leader." },
+    { "final.drain", KS__VALUE_DURATION, 0, 24 * HOUR_NS, "60s", NULL, SC(final_drain_ns), 0, NULL,
+      "Upper bound of simulated time for the final convergence and drain." },
+};
+
+/* ---- [cluster] ------------------------------------------------------------ */
+
+static const struct ks__key_spec cluster_keys[] = {
+    { "brokers", KS__VALUE_INT32, 1, KS_BROKER_COUNT_MAX, "3", NULL, SC(cluster.broker_count), 0,
+      NULL, "ksim: number of brokers, ids 1..N." },
+    { "racks", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "ksim: one rack name per broker, comma separated (`a,b,c`). Default: no racks." },
+    { "controller", KS__VALUE_ENUM, 0, 0, "kraft", NULL, SC(controller), 0, controller_choices,
+      "ksim: the controller's failure model; `kraft` is a controller that does not fail by "
+      "itself." },
+    { "network.latency", KS__VALUE_DURATION, 0, HOUR_NS, "1ms", NULL, SC(network_latency_ns), 0,
+      NULL, "ksim: one-way latency of every link. Per link: `network.latency.A-B = 20ms` "
+      "(brokers A and B, both ways)." },
+    { "network.jitter", KS__VALUE_DURATION, 0, HOUR_NS, "0s", NULL, SC(network_jitter_ns), 0, NULL,
+      "ksim: uniform extra delay in [0, jitter]; never reorders one connection." },
+    { "disk.fsync.latency", KS__VALUE_DURATION, 0, HOUR_NS, "2ms", NULL,
+      SC(disk_fsync_latency_ns), 0, NULL, "ksim: simulated cost of one fsync." },
+    { "disk.bandwidth", KS__VALUE_BANDWIDTH, 0, I64MAX, "500MiB", NULL,
+      SC(disk_bandwidth_bytes_per_s), 0, NULL,
+      "ksim: bytes per simulated second a disk writes (`500MiB` or `500MiB/s`); 0 = free." },
+    { "replica.lag.time.max.ms", KS__VALUE_MS, 1, I64MAX, "30000", NULL,
+      SC(cluster.replica_lag_ns_max), 0, NULL,
+      "A follower not caught up for this long leaves the ISR (10000 before Kafka 2.5)." },
+    { "replica.fetch.wait.max.ms", KS__VALUE_MS, 0, I32MAX, "500", NULL,
+      SC(cluster.replica_fetch_wait_ns_max), 0, NULL,
+      "Longest a follower's fetch waits at the leader; must be <= replica.lag.time.max.ms." },
+    { "replica.fetch.min.bytes", KS__VALUE_SIZE32, 1, I32MAX, "1", NULL,
+      SC(cluster.replica_fetch_min_bytes), 0, NULL,
+      "Bytes a follower's fetch waits for." },
+    { "replica.fetch.max.bytes", KS__VALUE_SIZE32, 0, I32MAX, "1048576", NULL,
+      SC(cluster.replica_fetch_max_bytes), 0, NULL, "Bytes fetched per partition." },
+    { "replica.fetch.response.max.bytes", KS__VALUE_SIZE32, 0, I32MAX, "10485760", NULL,
+      SC(cluster.replica_fetch_response_max_bytes), 0, NULL, "Bytes per fetch response." },
+    { "replica.fetch.backoff.ms", KS__VALUE_MS, 0, I32MAX, "1000", NULL,
+      SC(cluster.replica_fetch_backoff_ns), 0, NULL, "Pause after a failed fetch." },
+    { "replica.high.watermark.checkpoint.interval.ms", KS__VALUE_MS, 1, I64MAX, "5000", NULL,
+      SC(cluster.replica_hw_checkpoint_interval_ns), 0, NULL,
+      "How often the HW is written to replication-offset-checkpoint." },
+    { "broker.session.timeout.ms", KS__VALUE_MS, 1, I32MAX, "9000", NULL,
+      SC(cluster.broker_session_timeout_ns), 0, NULL,
+      "A broker without heartbeat this long is fenced by the controller." },
+    { "broker.heartbeat.interval.ms", KS__VALUE_MS, 1, I32MAX, "2000", NULL,
+      SC(cluster.broker_heartbeat_interval_ns), 0, NULL,
+      "Broker heartbeat period; must be < broker.session.timeout.ms." },
+    { "unclean.leader.election.enable", KS__VALUE_BOOL, 0, 1, "false", NULL,
+      SC(cluster.unclean_leader_election_enable), 0, NULL,
+      "Elect a replica outside the ISR when no ISR member is alive (true before 0.11)." },
+    { "auto.leader.rebalance.enable", KS__VALUE_BOOL, 0, 1, "true", NULL,
+      SC(cluster.auto_leader_rebalance_enable), 0, NULL,
+      "Move leadership back to the preferred replica periodically." },
+    { "leader.imbalance.check.interval.seconds", KS__VALUE_SECONDS, 1, 1000000000, "300", NULL,
+      SC(cluster.leader_imbalance_check_interval_ns), 0, NULL,
+      "Period of the preferred-leader check." },
+    { "min.insync.replicas", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "1", NULL,
+      SC(min_insync_replicas_default), 0, NULL,
+      "Broker default of the topic setting (acks=all only)." },
+    { "default.replication.factor", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "1", NULL,
+      SC(default_replication_factor), 0, NULL, "Replication factor of topics that set none." },
+    { "num.partitions", KS__VALUE_INT32, 1, KS_SCENARIO_PARTITION_COUNT_MAX, "1", NULL,
+      SC(num_partitions_default), 0, NULL, "Partition count of topics that set none." },
+    { "log.segment.bytes", KS__VALUE_SIZE64, 14, I32MAX, "1073741824", NULL,
+      SC(log_defaults.segment_bytes), 0, NULL, "Segment size that triggers a roll." },
+    { "log.roll.ms", KS__VALUE_MS, 1, I64MAX, "604800000", NULL, SC(log_defaults.segment_ns), 0,
+      NULL, "Segment age that triggers a roll (log.roll.hours = 168)." },
+    { "log.index.interval.bytes", KS__VALUE_SIZE32, 0, I32MAX, "4096", NULL,
+      SC(log_defaults.index_interval_bytes), 0, NULL, "Bytes between offset index entries." },
+    { "log.index.size.max.bytes", KS__VALUE_SIZE32, 4, I32MAX, "10485760", NULL,
+      SC(log_defaults.segment_index_bytes), 0, NULL, "Largest offset index; a full one rolls." },
+    { "log.flush.interval.messages", KS__VALUE_INT64, 1, I64MAX, "9223372036854775807", NULL,
+      SC(log_defaults.flush_messages), 0, NULL,
+      "fsync after this many records; the default never does (page cache only)." },
+    { "log.flush.interval.ms", KS__VALUE_MS, 0, I64MAX, "9223372036854775807", NULL,
+      SC(log_defaults.flush_ns), 0, NULL,
+      "fsync after this long; Kafka's unset is shown as Long.MAX_VALUE: never." },
+    { "log.retention.ms", KS__VALUE_MS, -1, I64MAX, "604800000", NULL,
+      SC(log_defaults.retention_ns), 0, NULL,
+      "Delete segments older than this; -1 keeps forever (log.retention.hours = 168)." },
+    { "log.retention.bytes", KS__VALUE_SIZE64, -1, I64MAX, "-1", NULL,
+      SC(log_defaults.retention_bytes), 0, NULL, "Per-partition size limit; -1 = none." },
+    { "log.cleanup.policy", KS__VALUE_ENUM, 0, 0, "delete", NULL, SC(log_defaults), 0,
+      policy_choices, "`delete`, `compact` or `delete,compact`." },
+    { "log.cleaner.delete.retention.ms", KS__VALUE_MS, 0, I64MAX, "86400000", NULL,
+      SC(log_defaults.delete_retention_ns), 0, NULL, "How long compaction keeps tombstones." },
+    { "log.cleaner.min.compaction.lag.ms", KS__VALUE_MS, 0, I64MAX, "0", NULL,
+      SC(log_defaults.min_compaction_lag_ns), 0, NULL, "Records younger than this stay uncompacted." },
+    { "log.cleaner.min.cleanable.ratio", KS__VALUE_RATIO, 0, 1000, "0.5", NULL,
+      SC(log_defaults.min_cleanable_dirty_ratio_permille), 0, NULL,
+      "Dirty share of a log that makes it eligible for compaction." },
+    { "message.max.bytes", KS__VALUE_SIZE32, 0, I32MAX, "1048588", NULL,
+      SC(log_defaults.max_message_bytes), 0, NULL, "Largest record batch a broker accepts." },
+    { "log.retention.check.interval.ms", KS__VALUE_MS, 1, I64MAX, "300000", NULL,
+      SC(cluster.retention_check_interval_ns), 0, NULL, "Period of the retention check." },
+    { "log.flush.offset.checkpoint.interval.ms", KS__VALUE_MS, 1, I32MAX, "60000", NULL,
+      SC(cluster.recovery_point_checkpoint_interval_ns), 0, NULL,
+      "How often recovery-point-offset-checkpoint is written." },
+    { "offsets.topic.num.partitions", KS__VALUE_INT32, 1, KS_SCENARIO_PARTITION_COUNT_MAX, "50",
+      NULL, SC(cluster.offsets_topic_partition_count), 0, NULL,
+      "Partitions of `__consumer_offsets`." },
+    { "offsets.topic.replication.factor", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "3", NULL,
+      SC(cluster.offsets_topic_replication_factor), 0, NULL,
+      "Replication of `__consumer_offsets`; ksim caps it at the broker count." },
+    { "group.initial.rebalance.delay.ms", KS__VALUE_MS, 0, I32MAX, "3000", NULL,
+      SC(cluster.group_initial_rebalance_delay_ns), 0, NULL,
+      "Delay of a new group's first rebalance." },
+    { "replication.truncation", KS__VALUE_ENUM, 0, 0, "leader-epoch", NULL,
+      SC(cluster.truncation), 0, truncation_choices,
+      "ksim: `leader-epoch` (KIP-101/279, Kafka 0.11+) or `high-watermark` (before 0.11: "
+      "a new follower truncates to its HW, which can lose data)." },
+    { "hw.requires.min.insync.replicas", KS__VALUE_BOOL, 0, 1, "true", NULL,
+      SC(cluster.hw_requires_min_isr), 0, NULL,
+      "ksim: the HW does not advance while the ISR is smaller than min.insync.replicas "
+      "(Kafka 3.7+, KAFKA-15583); false gives the older behaviour." },
+};
+
+/* ---- [topic NAME] ----------------------------------------------------------- */
+
+static const struct ks__key_spec topic_keys[] = {
+    { "partitions", KS__VALUE_INT32, 1, KS_SCENARIO_PARTITION_COUNT_MAX, NULL, "num.partitions",
+      TO(partition_count), 0, NULL, "Number of partitions." },
+    { "replication.factor", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, NULL,
+      "default.replication.factor", TO(replication_factor), 0, NULL,
+      "Replicas per partition; at most the broker count." },
+    { "min.insync.replicas", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, NULL,
+      "min.insync.replicas", TO(min_insync_replicas), 0, NULL,
+      "ISR size below which acks=all writes are refused; at most replication.factor." },
+    { "unclean.leader.election.enable", KS__VALUE_BOOL, 0, 1, NULL,
+      "unclean.leader.election.enable", TO(unclean_leader_election_enable), 0, NULL,
+      "Topic override of the cluster setting." },
+    { "cleanup.policy", KS__VALUE_ENUM, 0, 0, NULL, "log.cleanup.policy", TO(log), 0,
+      policy_choices, "`delete`, `compact` or `delete,compact`." },
+    { "retention.ms", KS__VALUE_MS, -1, I64MAX, NULL, "log.retention.ms", TO(log.retention_ns), 0,
+      NULL, "-1 keeps forever." },
+    { "retention.bytes", KS__VALUE_SIZE64, -1, I64MAX, NULL, "log.retention.bytes",
+      TO(log.retention_bytes), 0, NULL, "-1 = no size limit." },
+    { "segment.bytes", KS__VALUE_SIZE64, 14, I32MAX, NULL, "log.segment.bytes",
+      TO(log.segment_bytes), 0, NULL, "Segment size that triggers a roll." },
+    { "segment.ms", KS__VALUE_MS, 1, I64MAX, NULL, "log.roll.ms", TO(log.segment_ns), 0, NULL,
+      "Segment age that triggers a roll." },
+    { "index.interval.bytes", KS__VALUE_SIZE32, 0, I32MAX, NULL, "log.index.interval.bytes",
+      TO(log.index_interval_bytes), 0, NULL, "Bytes between offset index entries." },
+    { "segment.index.bytes", KS__VALUE_SIZE32, 4, I32MAX, NULL, "log.index.size.max.bytes",
+      TO(log.segment_index_bytes), 0, NULL, "Largest offset index." },
+    { "flush.messages", KS__VALUE_INT64, 1, I64MAX, NULL, "log.flush.interval.messages",
+      TO(log.flush_messages), 0, NULL, "fsync after this many records." },
+    { "flush.ms", KS__VALUE_MS, 0, I64MAX, NULL, "log.flush.interval.ms", TO(log.flush_ns), 0,
+      NULL, "fsync after this long." },
+    { "delete.retention.ms", KS__VALUE_MS, 0, I64MAX, NULL, "log.cleaner.delete.retention.ms",
+      TO(log.delete_retention_ns), 0, NULL, "How long compaction keeps tombstones." },
+    { "min.compaction.lag.ms", KS__VALUE_MS, 0, I64MAX, NULL, "log.cleaner.min.compaction.lag.ms",
+      TO(log.min_compaction_lag_ns), 0, NULL, "Records younger than this stay uncompacted." },
+    { "min.cleanable.dirty.ratio", KS__VALUE_RATIO, 0, 1000, NULL,
+      "log.cleaner.min.cleanable.ratio", TO(log.min_cleanable_dirty_ratio_permille), 0, NULL,
+      "Dirty share that makes the log eligible for compaction." },
+    { "max.message.bytes", KS__VALUE_SIZE32, 0, I32MAX, NULL, "message.max.bytes",
+      TO(log.max_message_bytes), 0, NULL, "Largest record batch the topic accepts." },
+    { "assignment", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "Explicit replica lists, leader first, one per partition, `;` between partitions: "
+      "`1,2,3 ; 2,3,1 ; 3,1,2`. Default: Kafka's rack-unaware placement." },
+};
+
+/* ---- [producer NAME] ---------------------------------------------------------- */
+
+static const struct ks__key_spec producer_keys[] = {
+    { "topic", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "Required: the topic this producer writes to." },
+    { "acks", KS__VALUE_ENUM, 0, 0, "all", NULL, PR(acks), 0, acks_choices,
+      "`all` (= -1), `1` or `0` (1 before Kafka 3.0)." },
+    { "enable.idempotence", KS__VALUE_BOOL, 0, 1, "true", NULL, PR(enable_idempotence), 0, NULL,
+      "Producer id and sequence numbers (false before 3.0). Left at its default, it is "
+      "turned off when acks is not all, retries is 0 or more than 5 requests are in flight; "
+      "set to true explicitly, those are errors (a --set of acks, retries or in-flight "
+      "overrides a true written in the file and turns it off)." },
+    { "retries", KS__VALUE_INT32, 0, I32MAX, "2147483647", NULL, PR(retries), 0, NULL,
+      "Resends of a failed batch (0 before 2.1)." },
+    { "max.in.flight.requests.per.connection", KS__VALUE_INT32, 1, I32MAX, "5", NULL,
+      PR(max_in_flight), 0, NULL, "Unacknowledged requests per broker." },
+    { "linger.ms", KS__VALUE_MS, 0, I32MAX, "5", NULL, PR(linger_ns), 0, NULL,
+      "Wait this long to fill a batch (0 before Kafka 4.0)." },
+    { "batch.size", KS__VALUE_SIZE32, 0, I32MAX, "16384", NULL, PR(batch_size_bytes), 0, NULL,
+      "Bytes per batch per partition." },
+    { "buffer.memory", KS__VALUE_SIZE64, 0, I64MAX, "33554432", NULL, PR(buffer_memory_bytes), 0,
+      NULL, "Bytes of records waiting to be sent; a full buffer blocks send." },
+    { "delivery.timeout.ms", KS__VALUE_MS, 1, I32MAX, "120000", NULL, PR(delivery_timeout_ns), 0,
+      NULL, "Give up on a record after this long; must be >= linger.ms + request.timeout.ms." },
+    { "request.timeout.ms", KS__VALUE_MS, 1, I32MAX, "30000", NULL, PR(request_timeout_ns), 0,
+      NULL, "Wait for a response this long." },
+    { "retry.backoff.ms", KS__VALUE_MS, 0, I32MAX, "100", NULL, PR(retry_backoff_ns), 0, NULL,
+      "First pause before a retry (doubled per attempt, KIP-580)." },
+    { "retry.backoff.max.ms", KS__VALUE_MS, 0, I32MAX, "1000", NULL, PR(retry_backoff_ns_max), 0,
+      NULL, "Longest pause before a retry." },
+    { "metadata.max.age.ms", KS__VALUE_MS, 0, I32MAX, "300000", NULL, PR(metadata_max_age_ns), 0,
+      NULL, "Refresh metadata at least this often." },
+    { "max.block.ms", KS__VALUE_MS, 0, I32MAX, "60000", NULL, PR(max_block_ns), 0, NULL,
+      "Longest a send blocks on a full buffer or missing metadata." },
+    { "rate", KS__VALUE_RATE, 0, 100000000, "1000/s", NULL, PR(rate_per_s), 0, NULL,
+      "ksim: records per simulated second (`2000/s`)." },
+    { "count", KS__VALUE_INT64, -1, I64MAX, "-1", NULL, PR(count), 0, NULL,
+      "ksim: stop after this many records; -1 = until the end of duration." },
+    { "keys", KS__VALUE_INT32, 0, I32MAX, "0", NULL, PR(key_count), 0, NULL,
+      "ksim: keys drawn uniformly from this many (`key0`, `key1`, ...); 0 = null keys "
+      "(sticky partitioner)." },
+    { "value.bytes", KS__VALUE_SIZE32, 0, 100 * 1024 * 1024, "100", NULL, PR(value_bytes), 0, NULL,
+      "ksim: payload size; an identity header is always embedded." },
+    { "start", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "0s", NULL, PR(start_ns), 0, NULL,
+      "ksim: when the producer starts sending." },
+};
+
+/* ---- [consumer NAME] ---------------------------------------------------------- */
+
+static const struct ks__key_spec consumer_keys[] = {
+    { "group.id", KS__VALUE_STRING, 0, 0, NULL, NULL, CO(group_id), 256, NULL,
+      "Required: the consumer group (Kafka's default null means no group; ksim models group "
+      "members only)." },
+    { "topic", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "Required: the topic this consumer subscribes to." },
+    { "enable.auto.commit", KS__VALUE_BOOL, 0, 1, "true", NULL, KS__NO_FIELD, 0, NULL,
+      "Commit in the background every auto.commit.interval.ms. Giving `commit` turns it off; "
+      "`enable.auto.commit = true` together with `commit` is an error." },
+    { "auto.commit.interval.ms", KS__VALUE_MS, 0, I32MAX, "5000", NULL,
+      CO(auto_commit_interval_ns), 0, NULL, "Auto-commit period." },
+    { "commit", KS__VALUE_ENUM, 0, 0, NULL, NULL, KS__NO_FIELD, 0, commit_choices,
+      "ksim: `before-process` (at-most-once), `after-process` (at-least-once) or `atomic` "
+      "(offset stored with the output: exactly-once). Default: auto commit, or "
+      "`after-process` when enable.auto.commit = false." },
+    { "processing.time", KS__VALUE_DURATION, 0, HOUR_NS, "1ms", NULL, CO(processing_ns), 0, NULL,
+      "ksim: simulated processing time per record." },
+    { "auto.offset.reset", KS__VALUE_ENUM, 0, 0, "latest", NULL, CO(auto_offset_reset), 0,
+      reset_choices, "Where to start without a committed offset." },
+    { "session.timeout.ms", KS__VALUE_MS, 1, I32MAX, "45000", NULL, CO(session_timeout_ns), 0,
+      NULL, "A member without heartbeat this long is removed (10000 from 0.10.1 to 2.8)." },
+    { "heartbeat.interval.ms", KS__VALUE_MS, 1, I32MAX, "3000", NULL, CO(heartbeat_interval_ns), 0,
+      NULL, "Heartbeat period; must be < session.timeout.ms." },
+    { "max.poll.interval.ms", KS__VALUE_MS, 1, I32MAX, "300000", NULL, CO(max_poll_interval_ns), 0,
+      NULL, "A member that does not poll this long leaves the group." },
+    { "max.poll.records", KS__VALUE_INT32, 1, I32MAX, "500", NULL, CO(max_poll_records), 0, NULL,
+      "Records per poll." },
+    { "fetch.min.bytes", KS__VALUE_SIZE32, 0, I32MAX, "1", NULL, CO(fetch_min_bytes), 0, NULL,
+      "Bytes a fetch waits for." },
+    { "fetch.max.wait.ms", KS__VALUE_MS, 0, I32MAX, "500", NULL, CO(fetch_max_wait_ns), 0, NULL,
+      "Longest a fetch waits at the broker." },
+    { "max.partition.fetch.bytes", KS__VALUE_SIZE32, 0, I32MAX, "1048576", NULL,
+      CO(max_partition_fetch_bytes), 0, NULL, "Bytes per partition per fetch." },
+    { "partition.assignment.strategy", KS__VALUE_ENUM, 0, 0, "range", NULL, CO(assignor), 0,
+      assignor_choices,
+      "`range`, `roundrobin` or `sticky`. Kafka 3.0+ defaults to [range, cooperative-sticky] "
+      "and uses range while any member lacks cooperative-sticky; ksim does not model "
+      "cooperative rebalancing." },
+    { "start", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "0s", NULL, CO(start_ns), 0, NULL,
+      "ksim: when the consumer joins its group." },
+};
+
+/* ---- [fault NAME] --------------------------------------------------------------- */
+
+static const struct ks__key_spec fault_keys[] = {
+    { "action", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "Required: `crash`, `restart`, `partition`, `heal`, `slow`, `pause`, `resume`, `drop`, "
+      "`corrupt` or `rewind`." },
+    { "at", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "When the fault fires (a duration since start). Exactly one of `at` and `when`." },
+    { "when", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "A trigger: fires the first time it holds (see Triggers)." },
+    { "delay", KS__VALUE_CUSTOM, 0, 0, "0s", NULL, 0, 0, NULL,
+      "With `when`: act this long after the trigger holds." },
+    { "target", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "Who: a broker id, `leader(TP)`, `follower(TP)`, `followers(TP)`, `controller`, "
+      "`random`, `producer(NAME)`, `consumer(NAME)`. Required for crash, restart, slow, pause, "
+      "resume, corrupt, rewind." },
+    { "mode", KS__VALUE_CUSTOM, 0, 0, "process", NULL, 0, 0, NULL,
+      "crash: `process` (the page cache survives) or `power` (bytes not fsynced are lost, the "
+      "last write may tear)." },
+    { "restart.after", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "crash: restart the target this long after. Default: stays down (until a restart fault "
+      "or the final heal)." },
+    { "duration", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "partition, slow, pause, drop: undo after this long. Default: until a heal/resume "
+      "fault or the end." },
+    { "groups", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "partition: two groups of targets, `1 | 2,3`; every link between them is cut both "
+      "ways." },
+    { "isolate", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "partition: cut one target from every other node." },
+    { "from", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "partition: with `to`, cut messages from these targets to those only (one way)." },
+    { "to", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "partition: targets for `from`. rewind: `earliest`, `latest`, an offset, or a time "
+      "(`5s`: the first record with a timestamp at or after it)." },
+    { "disk.latency", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "slow: extra latency of every disk operation of the target." },
+    { "network.latency", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "slow: extra latency of every message to or from the target." },
+    { "loss", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "drop: share of messages dropped on every link, `1%`, `0.5%` or `10000ppm`." },
+    { "partition", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "corrupt: the topic-partition whose log is damaged on the target broker (`orders-0`)." },
+    { "bytes", KS__VALUE_CUSTOM, 0, 0, "1", NULL, 0, 0, NULL,
+      "corrupt: how many bytes are flipped (1..4096)." },
+    { "position.bytes", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "corrupt: file position in the active segment. Default: inside its last batch, drawn "
+      "from the fault RNG." },
+    { "fault", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "heal: the partition, slow, pause or drop fault to undo. Default: every network "
+      "fault (partitions and drops)." },
+};
+
+/* ---- tables ------------------------------------------------------------------- */
+
+const struct ks__key_spec *ks__key_table(enum ks__section_kind kind, size_t *count)
+{
+    switch (kind) {
+    case KS__SECTION_SCENARIO:
+        *count = KS_ARRAY_COUNT(scenario_keys);
+        return scenario_keys;
+    case KS__SECTION_CLUSTER:
+        *count = KS_ARRAY_COUNT(cluster_keys);
+        return cluster_keys;
+    case KS__SECTION_TOPIC:
+        *count = KS_ARRAY_COUNT(topic_keys);
+        return topic_keys;
+    case KS__SECTION_PRODUCER:
+        *count = KS_ARRAY_COUNT(producer_keys);
+        return producer_keys;
+    case KS__SECTION_CONSUMER:
+        *count = KS_ARRAY_COUNT(consumer_keys);
+        return consumer_keys;
+    case KS__SECTION_FAULT:
+        *count = KS_ARRAY_COUNT(fault_keys);
+        return fault_keys;
+    case KS__SECTION_EXPECT:
+    case KS__SECTION_COUNT:
+        break;
+    }
+    *count = 0;
+    return NULL;
+}
+
+const struct ks__key_spec *ks__key_find(enum ks__section_kind kind, const char *key)
+{
+    size_t count = 0;
+    const struct ks__key_spec *table = ks__key_table(kind, &count);
+    for (size_t i = 0; i < count; i++) {
+        if (strcmp(table[i].name, key) == 0) {
+            return &table[i];
+        }
+    }
+    return NULL;
+}
+
+const char *ks__section_kind_name(enum ks__section_kind kind)
+{
+    switch (kind) {
+    case KS__SECTION_SCENARIO:
+        return "scenario";
+    case KS__SECTION_CLUSTER:
+        return "cluster";
+    case KS__SECTION_TOPIC:
+        return "topic";
+    case KS__SECTION_PRODUCER:
+        return "producer";
+    case KS__SECTION_CONSUMER:
+        return "consumer";
+    case KS__SECTION_FAULT:
+        return "fault";
+    case KS__SECTION_EXPECT:
+        return "expect";
+    case KS__SECTION_COUNT:
+        break;
+    }
+    return "?";
+}
+
+/* ---- metrics -------------------------------------------------------------------- */
+
+static const char *const metric_names[KS_METRIC_COUNT] = {
+    "records_sent",   "records_acked",        "records_failed",  "records_unknown",
+    "acked_lost",     "duplicates",           "reordered",       "divergent_partitions",
+    "consumed_lost",  "consumed_duplicates",  "leader_elections", "unclean_elections",
+    "isr_shrinks",    "isr_expands",          "unavailable_ms",  "produce_p50_ms",
+    "produce_p99_ms", "throughput_rps",       "events",          "trace_hash",
+};
+
+const char *const *ks_scenario_metric_names(size_t *count)
+{
+    if (count != NULL) {
+        *count = KS_METRIC_COUNT;
+    }
+    return metric_names;
+}
+
+/* ---- numbers and units ----------------------------------------------------------- */
+
+bool ks__parse_int64(const char *text, int64_t *out)
+{
+    const char *p = text;
+    bool negative = false;
+    if (*p == '-') {
+        negative = true;
+        p++;
+    }
+    if (*p < '0' || *p > '9') {
+        return false;
+    }
+    uint64_t magnitude = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        uint64_t digit = (uint64_t)(*p - '0');
+        if (magnitude > (UINT64_MAX - digit) / 10) {
+            return false;
+        }
+        magnitude = magnitude * 10 + digit;
+    }
+    if (*p != '\0') {
+        return false;
+    }
+    uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    if (magnitude > limit) {
+        return false;
+    }
+    *out = negative ? (int64_t)(0 - magnitude) : (int64_t)magnitude;
+    return true;
+}
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b != 0) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Splits "12.345UNIT" into whole 12, fraction 345 over 10^3 and the unit text.
+ * Returns false if there are no digits or too many of them. */
+static bool split_decimal(const char *text, uint64_t *whole, uint64_t *fraction,
+                          uint64_t *fraction_scale, const char **unit)
+{
+    const char *p = text;
+    *whole = 0;
+    *fraction = 0;
+    *fraction_scale = 1;
+    if (*p < '0' || *p > '9') {
+        return false;
+    }
+    for (; *p >= '0' && *p <= '9'; p++) {
+        uint64_t digit = (uint64_t)(*p - '0');
+        if (*whole > (UINT64_MAX - digit) / 10) {
+            return false;
+        }
+        *whole = *whole * 10 + digit;
+    }
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9') {
+            return false;
+        }
+        for (; *p >= '0' && *p <= '9'; p++) {
+            if (*fraction_scale >= 1000000000000000000ULL) {
+                return false; /* more than 18 decimals */
+            }
+            *fraction = *fraction * 10 + (uint64_t)(*p - '0');
+            *fraction_scale *= 10;
+        }
+    }
+    *unit = p;
+    return true;
+}
+
+/* whole.fraction * unit exactly, or false (inexact or overflow). */
+static bool scale_exact(uint64_t whole, uint64_t fraction, uint64_t fraction_scale, uint64_t unit,
+                        int64_t *out)
+{
+    if (unit != 0 && whole > (uint64_t)INT64_MAX / unit) {
+        return false;
+    }
+    uint64_t total = whole * unit;
+    if (fraction != 0) {
+        uint64_t g = gcd_u64(fraction, fraction_scale);
+        uint64_t numerator = fraction / g;
+        uint64_t denominator = fraction_scale / g;
+        if (unit % denominator != 0) {
+            return false;
+        }
+        /* numerator < denominator, so this product is below unit: no overflow. */
+        uint64_t part = numerator * (unit / denominator);
+        if (total > (uint64_t)INT64_MAX - part) {
+            return false;
+        }
+        total += part;
+    }
+    *out = (int64_t)total;
+    return true;
+}
+
+static const struct {
+    const char *name;
+    uint64_t ns;
+} duration_units[] = {
+    { "ns", 1ULL },           { "us", 1000ULL },           { "ms", 1000000ULL },
+    { "s", 1000000000ULL },   { "m", 60000000000ULL },     { "h", 3600000000000ULL },
+};
+
+bool ks__parse_duration_ns(const char *text, bool unit_required, int64_t *out, char **message)
+{
+    uint64_t whole = 0;
+    uint64_t fraction = 0;
+    uint64_t scale = 1;
+    const char *unit = NULL;
+    if (!split_decimal(text, &whole, &fraction, &scale, &unit)) {
+        *message = g_strdup_printf("'%s' is not a duration (a number and a unit: ns us ms s m h, "
+                                   "e.g. 250ms or 1.5s)", text);
+        return false;
+    }
+    if (*unit == '\0') {
+        if (unit_required) {
+            *message = g_strdup_printf("'%s' needs a unit: ns us ms s m h (e.g. %sms)",
+                                       text, text);
+            return false;
+        }
+        if (fraction != 0 || scale != 1) {
+            *message = g_strdup_printf("'%s' is not a whole number", text);
+            return false;
+        }
+        if (whole > (uint64_t)INT64_MAX) {
+            *message = g_strdup_printf("'%s' is too large", text);
+            return false;
+        }
+        *out = (int64_t)whole;
+        return true;
+    }
+    for (size_t i = 0; i < KS_ARRAY_COUNT(duration_units); i++) {
+        if (strcmp(unit, duration_units[i].name) == 0) {
+            if (!scale_exact(whole, fraction, scale, duration_units[i].ns, out)) {
+                *message = g_strdup_printf("'%s' is too large or finer than 1ns", text);
+                return false;
+            }
+            return true;
+        }
+    }
+    *message = g_strdup_printf("'%s' has an unknown unit '%s' (use ns us ms s m h)", text, unit);
+    return false;
+}
+
+static const struct {
+    const char *name;
+    uint64_t bytes;
+} size_units[] = {
+    { "B", 1ULL }, { "KiB", 1024ULL }, { "MiB", 1048576ULL }, { "GiB", 1073741824ULL },
+    { "TiB", 1099511627776ULL },
+};
+
+bool ks__parse_size_bytes(const char *text, int64_t *out, char **message)
+{
+    if (text[0] == '-') {
+        if (ks__parse_int64(text, out)) {
+            return true; /* -1 sentinels; the range check decides */
+        }
+    }
+    uint64_t whole = 0;
+    uint64_t fraction = 0;
+    uint64_t scale = 1;
+    const char *unit = NULL;
+    if (!split_decimal(text, &whole, &fraction, &scale, &unit)) {
+        *message = g_strdup_printf("'%s' is not a size (bytes, or a number and B KiB MiB GiB)",
+                                   text);
+        return false;
+    }
+    if (*unit == '\0') {
+        if (scale != 1) {
+            *message = g_strdup_printf("'%s' needs a unit: B KiB MiB GiB", text);
+            return false;
+        }
+        unit = "B";
+    }
+    for (size_t i = 0; i < KS_ARRAY_COUNT(size_units); i++) {
+        if (strcmp(unit, size_units[i].name) == 0) {
+            if (!scale_exact(whole, fraction, scale, size_units[i].bytes, out)) {
+                *message = g_strdup_printf("'%s' is too large or not a whole number of bytes",
+                                           text);
+                return false;
+            }
+            return true;
+        }
+    }
+    *message = g_strdup_printf("'%s' has an unknown unit '%s' (use B KiB MiB GiB)", text, unit);
+    return false;
+}
+
+char *ks__format_duration(int64_t ns)
+{
+    if (ns == 0) {
+        return g_strdup("0s");
+    }
+    if (ns < 0) {
+        return g_strdup_printf("%" PRId64 "ns", ns);
+    }
+    for (size_t i = KS_ARRAY_COUNT(duration_units); i-- > 0;) {
+        if ((uint64_t)ns % duration_units[i].ns == 0) {
+            return g_strdup_printf("%" PRIu64 "%s", (uint64_t)ns / duration_units[i].ns,
+                                   duration_units[i].name);
+        }
+    }
+    return g_strdup_printf("%" PRId64 "ns", ns);
+}
+
+/* ---- names ------------------------------------------------------------------------- */
+
+static bool legal_name_chars(const char *name)
+{
+    for (const char *p = name; *p != '\0'; p++) {
+        bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                  (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-';
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool ks__topic_name_check(const char *name, char **message)
+{
+    size_t length = strlen(name);
+    if (length == 0) {
+        *message = g_strdup("a topic needs a name: [topic NAME]");
+        return false;
+    }
+    if (length > KS_TOPIC_NAME_BYTES_MAX) {
+        *message = g_strdup_printf("topic name '%.20s...' is longer than %d characters", name,
+                                   KS_TOPIC_NAME_BYTES_MAX);
+        return false;
+    }
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+        *message = g_strdup_printf("topic name '%s' is not allowed", name);
+        return false;
+    }
+    if (!legal_name_chars(name)) {
+        *message = g_strdup_printf("topic name '%s' has a character Kafka rejects "
+                                   "(allowed: a-z A-Z 0-9 . _ -)", name);
+        return false;
+    }
+    if (strcmp(name, "__consumer_offsets") == 0 || strcmp(name, "__transaction_state") == 0) {
+        *message = g_strdup_printf("topic name '%s' is Kafka's internal topic", name);
+        return false;
+    }
+    return true;
+}
+
+bool ks__client_name_check(const char *name, char **message)
+{
+    size_t length = strlen(name);
+    if (length == 0) {
+        *message = g_strdup("a section of this kind needs a name, e.g. [producer p1]");
+        return false;
+    }
+    if (length > KS_SCENARIO_NAME_BYTES_MAX) {
+        *message = g_strdup_printf("name '%.20s...' is longer than %d characters", name,
+                                   KS_SCENARIO_NAME_BYTES_MAX);
+        return false;
+    }
+    if (!legal_name_chars(name)) {
+        *message = g_strdup_printf("name '%s' has a character outside a-z A-Z 0-9 . _ -", name);
+        return false;
+    }
+    return true;
+}
+
+/* ---- values -------------------------------------------------------------------------- */
+
+static char *choice_list(const struct ks__choice *choices)
+{
+    GString *text = g_string_new(NULL);
+    for (const struct ks__choice *c = choices; c->name != NULL; c++) {
+        g_string_append_printf(text, "%s%s", c == choices ? "" : ", ", c->name);
+    }
+    return g_string_free(text, FALSE);
+}
+
+static bool range_check(const struct ks__key_spec *spec, int64_t value, const char *text,
+                        char **message)
+{
+    if (value >= spec->min && value <= spec->max) {
+        return true;
+    }
+    if (spec->type == KS__VALUE_RATIO) {
+        *message = g_strdup_printf("%s = %s is out of range [0, 1]", spec->name, text);
+    } else if (spec->type == KS__VALUE_DURATION) {
+        g_autofree char *low = ks__format_duration(spec->min);
+        g_autofree char *high = ks__format_duration(spec->max);
+        *message = g_strdup_printf("%s = %s is out of range [%s, %s]", spec->name, text, low, high);
+    } else {
+        *message = g_strdup_printf("%s = %s is out of range [%" PRId64 ", %" PRId64 "]%s",
+                                   spec->name, text, spec->min, spec->max,
+                                   spec->type == KS__VALUE_MS        ? " ms"
+                                   : spec->type == KS__VALUE_SECONDS ? " s"
+                                                                     : "");
+    }
+    return false;
+}
+
+static bool parse_ms(const struct ks__key_spec *spec, const char *text, int64_t *out_ns,
+                     char **message)
+{
+    int64_t ms = 0;
+    if (ks__parse_int64(text, &ms)) {
+        if (!range_check(spec, ms, text, message)) {
+            return false;
+        }
+        if (ms < 0) {
+            *out_ns = ms; /* -1: forever / off, as Kafka */
+        } else if (ms > INT64_MAX / 1000000) {
+            *out_ns = KS_INT64_UNSET; /* beyond any run: never */
+        } else {
+            *out_ns = ms * 1000000;
+        }
+        return true;
+    }
+    /* A unit is accepted too ("30s"); the range is checked in whole ms. */
+    int64_t ns = 0;
+    char *inner = NULL;
+    if (!ks__parse_duration_ns(text, true, &ns, &inner)) {
+        *message = g_strdup_printf("%s = %s: milliseconds expected (e.g. 30000 or 30s)", spec->name,
+                                   text);
+        g_free(inner);
+        return false;
+    }
+    if (!range_check(spec, ns / 1000000, text, message)) {
+        return false;
+    }
+    *out_ns = ns;
+    return true;
+}
+
+bool ks__value_parse(const struct ks__key_spec *spec, const char *text, struct ks__value *out,
+                     char **message)
+{
+    out->integer = 0;
+    out->text = text;
+    char *inner = NULL;
+    switch (spec->type) {
+    case KS__VALUE_INT32:
+    case KS__VALUE_INT64:
+        if (!ks__parse_int64(text, &out->integer)) {
+            *message = g_strdup_printf("%s = %s: an integer expected", spec->name, text);
+            return false;
+        }
+        return range_check(spec, out->integer, text, message);
+    case KS__VALUE_BOOL:
+        if (g_ascii_strcasecmp(text, "true") == 0) {
+            out->integer = 1;
+            return true;
+        }
+        if (g_ascii_strcasecmp(text, "false") == 0) {
+            out->integer = 0;
+            return true;
+        }
+        *message = g_strdup_printf("%s = %s: true or false expected", spec->name, text);
+        return false;
+    case KS__VALUE_DURATION:
+        if (!ks__parse_duration_ns(text, true, &out->integer, &inner)) {
+            *message = g_strdup_printf("%s: %s", spec->name, inner);
+            g_free(inner);
+            return false;
+        }
+        return range_check(spec, out->integer, text, message);
+    case KS__VALUE_MS:
+        return parse_ms(spec, text, &out->integer, message);
+    case KS__VALUE_SECONDS:
+        if (!ks__parse_int64(text, &out->integer)) {
+            *message = g_strdup_printf("%s = %s: whole seconds expected", spec->name, text);
+            return false;
+        }
+        if (!range_check(spec, out->integer, text, message)) {
+            return false;
+        }
+        out->integer *= 1000000000;
+        return true;
+    case KS__VALUE_SIZE32:
+    case KS__VALUE_SIZE64:
+    case KS__VALUE_BANDWIDTH: {
+        g_autofree char *copy = g_strdup(text);
+        if (spec->type == KS__VALUE_BANDWIDTH && g_str_has_suffix(copy, "/s")) {
+            copy[strlen(copy) - 2] = '\0';
+        }
+        if (!ks__parse_size_bytes(copy, &out->integer, &inner)) {
+            *message = g_strdup_printf("%s: %s", spec->name, inner);
+            g_free(inner);
+            return false;
+        }
+        return range_check(spec, out->integer, text, message);
+    }
+    case KS__VALUE_RATE: {
+        g_autofree char *copy = g_strdup(text);
+        if (g_str_has_suffix(copy, "/s")) {
+            copy[strlen(copy) - 2] = '\0';
+        }
+        if (!ks__parse_int64(copy, &out->integer) || out->integer < 0) {
+            *message = g_strdup_printf("%s = %s: a rate per second expected (e.g. 2000/s)",
+                                       spec->name, text);
+            return false;
+        }
+        return range_check(spec, out->integer, text, message);
+    }
+    case KS__VALUE_ENUM:
+        for (const struct ks__choice *c = spec->choices; c->name != NULL; c++) {
+            if (strcmp(c->name, text) == 0) {
+                out->integer = c->value;
+                return true;
+            }
+        }
+        {
+            g_autofree char *list = choice_list(spec->choices);
+            const char *hint = strcmp(text, "cooperative-sticky") == 0
+                                   ? " (ksim does not model cooperative rebalancing)"
+                                   : "";
+            *message = g_strdup_printf("%s = %s: expected one of %s%s", spec->name, text, list,
+                                       hint);
+        }
+        return false;
+    case KS__VALUE_STRING:
+        if (spec->bytes > 0 && (text[0] == '\0' || strlen(text) >= spec->bytes)) {
+            *message = g_strdup_printf("%s: a text of 1 to %zu characters expected", spec->name,
+                                       spec->bytes - 1);
+            return false;
+        }
+        return true;
+    case KS__VALUE_RATIO: {
+        uint64_t whole = 0;
+        uint64_t fraction = 0;
+        uint64_t scale = 1;
+        const char *rest = NULL;
+        if (!split_decimal(text, &whole, &fraction, &scale, &rest) || *rest != '\0' ||
+            !scale_exact(whole, fraction, scale, 1000, &out->integer)) {
+            *message = g_strdup_printf("%s = %s: a ratio between 0 and 1 with at most 3 "
+                                       "decimals expected", spec->name, text);
+            return false;
+        }
+        return range_check(spec, out->integer, text, message);
+    }
+    case KS__VALUE_CUSTOM:
+        return true;
+    }
+    ks_assert(false);
+    return false;
+}
+
+void ks__value_store(const struct ks__key_spec *spec, void *base, const struct ks__value *value)
+{
+    char *field = (char *)base + spec->offset;
+    switch (spec->type) {
+    case KS__VALUE_INT32:
+    case KS__VALUE_SIZE32:
+    case KS__VALUE_RATIO: {
+        ks_assert(value->integer >= INT32_MIN && value->integer <= INT32_MAX);
+        int32_t v = (int32_t)value->integer;
+        memcpy(field, &v, sizeof v);
+        return;
+    }
+    case KS__VALUE_INT64:
+    case KS__VALUE_DURATION:
+    case KS__VALUE_MS:
+    case KS__VALUE_SECONDS:
+    case KS__VALUE_SIZE64:
+    case KS__VALUE_BANDWIDTH:
+    case KS__VALUE_RATE:
+        memcpy(field, &value->integer, sizeof value->integer);
+        return;
+    case KS__VALUE_BOOL: {
+        bool v = value->integer != 0;
+        memcpy(field, &v, sizeof v);
+        return;
+    }
+    case KS__VALUE_ENUM:
+        if (spec->choices == policy_choices) {
+            struct ks_log_config *log = (struct ks_log_config *)(void *)field;
+            log->cleanup_delete = (value->integer & 1) != 0;
+            log->cleanup_compact = (value->integer & 2) != 0;
+        } else {
+            int v = (int)value->integer;
+            memcpy(field, &v, sizeof v);
+        }
+        return;
+    case KS__VALUE_STRING:
+        if (spec->bytes > 0) {
+            g_strlcpy(field, value->text, spec->bytes);
+        } else {
+            char *copy = g_strdup(value->text);
+            char *old = NULL;
+            memcpy(&old, field, sizeof old);
+            g_free(old);
+            memcpy(field, &copy, sizeof copy);
+        }
+        return;
+    case KS__VALUE_CUSTOM:
+        return;
+    }
+    ks_assert(false);
+}
+
+static JsonNode *ms_json(int64_t ns)
+{
+    JsonNode *node = json_node_new(JSON_NODE_VALUE);
+    if (ns < 0) {
+        json_node_set_int(node, ns);
+    } else if (ns == KS_INT64_UNSET) {
+        json_node_set_int(node, INT64_MAX); /* Long.MAX_VALUE as Kafka shows it */
+    } else if (ns % 1000000 == 0) {
+        json_node_set_int(node, ns / 1000000);
+    } else {
+        g_autofree char *text = ks__format_duration(ns);
+        json_node_set_string(node, text);
+    }
+    return node;
+}
+
+JsonNode *ks__value_json(const struct ks__key_spec *spec, const void *base)
+{
+    const char *field = (const char *)base + spec->offset;
+    JsonNode *node = json_node_new(JSON_NODE_VALUE);
+    int32_t i32 = 0;
+    int64_t i64 = 0;
+    bool flag = false;
+    int e = 0;
+    switch (spec->type) {
+    case KS__VALUE_INT32:
+    case KS__VALUE_SIZE32:
+        memcpy(&i32, field, sizeof i32);
+        json_node_set_int(node, i32);
+        return node;
+    case KS__VALUE_RATIO:
+        memcpy(&i32, field, sizeof i32);
+        {
+            /* Exact text: permille as a decimal, trailing zeros removed. */
+            char text[16];
+            if (i32 == 1000) {
+                g_strlcpy(text, "1", sizeof text);
+            } else {
+                g_snprintf(text, sizeof text, "0.%03d", i32);
+                size_t n = strlen(text);
+                while (n > 3 && text[n - 1] == '0') {
+                    text[--n] = '\0';
+                }
+                if (i32 == 0) {
+                    g_strlcpy(text, "0", sizeof text);
+                }
+            }
+            json_node_set_string(node, text);
+        }
+        return node;
+    case KS__VALUE_INT64:
+    case KS__VALUE_SIZE64:
+    case KS__VALUE_BANDWIDTH:
+    case KS__VALUE_RATE:
+        memcpy(&i64, field, sizeof i64);
+        json_node_set_int(node, i64);
+        return node;
+    case KS__VALUE_DURATION: {
+        memcpy(&i64, field, sizeof i64);
+        g_autofree char *text = ks__format_duration(i64);
+        json_node_set_string(node, text);
+        return node;
+    }
+    case KS__VALUE_MS:
+        memcpy(&i64, field, sizeof i64);
+        json_node_unref(node);
+        return ms_json(i64);
+    case KS__VALUE_SECONDS:
+        memcpy(&i64, field, sizeof i64);
+        json_node_set_int(node, i64 / 1000000000);
+        return node;
+    case KS__VALUE_BOOL:
+        memcpy(&flag, field, sizeof flag);
+        json_node_set_boolean(node, flag);
+        return node;
+    case KS__VALUE_ENUM:
+        if (spec->choices == policy_choices) {
+            const struct ks_log_config *log = (const void *)field;
+            json_node_set_string(node, log->cleanup_delete && log->cleanup_compact ? "delete,compact"
+                                       : log->cleanup_compact                     ? "compact"
+                                                                                  : "delete");
+            return node;
+        }
+        memcpy(&e, field, sizeof e);
+        for (const struct ks__choice *c = spec->choices; c->name != NULL; c++) {
+            if (c->value == e) {
+                json_node_set_string(node, c->name);
+                return node;
+            }
+        }
+        ks_assert(false);
+        return node;
+    case KS__VALUE_STRING:
+        if (spec->bytes > 0) {
+            json_node_set_string(node, field);
+        } else {
+            const char *text = NULL;
+            memcpy(&text, field, sizeof text);
+            json_node_set_string(node, text != NULL ? text : "");
+        }
+        return node;
+    case KS__VALUE_CUSTOM:
+        break;
+    }
+    ks_assert(false);
+    return node;
+}
+
+/* ---- the key reference (docs/scenario-format.md) ------------------------------------------- */
+
+/* Writes a table cell: '|' escaped so that GitHub tables stay intact. */
+static void cell(FILE *out, const char *text)
+{
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p == '|') {
+            fputs("\\|", out);
+        } else {
+            fputc(*p, out);
+        }
+    }
+}
+
+/* The value column of keys that scenario.c parses itself. */
+static const struct {
+    const char *name;
+    const char *text;
+} custom_values[] = {
+    { "name", "text" },
+    { "racks", "comma list" },
+    { "assignment", "lists of broker ids" },
+    { "topic", "topic name" },
+    { "action", "action" },
+    { "at", "duration" },
+    { "when", "trigger" },
+    { "delay", "duration" },
+    { "target", "target" },
+    { "mode", "process, power" },
+    { "restart.after", "duration" },
+    { "duration", "duration" },
+    { "groups", "targets | targets" },
+    { "isolate", "target" },
+    { "from", "targets" },
+    { "to", "targets, or rewind position" },
+    { "disk.latency", "duration" },
+    { "network.latency", "duration" },
+    { "loss", "percent or ppm" },
+    { "partition", "topic-partition" },
+    { "bytes", "integer 1..4096" },
+    { "position.bytes", "integer >= 0" },
+    { "fault", "fault name" },
+};
+
+static char *type_text(const struct ks__key_spec *spec)
+{
+    switch (spec->type) {
+    case KS__VALUE_INT32:
+    case KS__VALUE_INT64:
+        return g_strdup_printf("integer %" PRId64 "..%" PRId64, spec->min, spec->max);
+    case KS__VALUE_BOOL:
+        return g_strdup("true, false");
+    case KS__VALUE_DURATION: {
+        g_autofree char *low = ks__format_duration(spec->min);
+        g_autofree char *high = ks__format_duration(spec->max);
+        return g_strdup_printf("duration %s..%s", low, high);
+    }
+    case KS__VALUE_MS:
+        return g_strdup_printf("ms %" PRId64 "..%" PRId64, spec->min, spec->max);
+    case KS__VALUE_SECONDS:
+        return g_strdup_printf("seconds %" PRId64 "..%" PRId64, spec->min, spec->max);
+    case KS__VALUE_SIZE32:
+    case KS__VALUE_SIZE64:
+        return g_strdup_printf("bytes %" PRId64 "..%" PRId64, spec->min, spec->max);
+    case KS__VALUE_BANDWIDTH:
+        return g_strdup("bytes per second");
+    case KS__VALUE_RATE:
+        return g_strdup_printf("records/s 0..%" PRId64, spec->max);
+    case KS__VALUE_ENUM: {
+        g_autofree char *list = choice_list(spec->choices);
+        return g_strdup_printf("one of: %s", list);
+    }
+    case KS__VALUE_STRING:
+        return g_strdup("text");
+    case KS__VALUE_RATIO:
+        return g_strdup("ratio 0..1 (3 decimals)");
+    case KS__VALUE_CUSTOM:
+        for (size_t i = 0; i < KS_ARRAY_COUNT(custom_values); i++) {
+            if (strcmp(custom_values[i].name, spec->name) == 0) {
+                return g_strdup(custom_values[i].text);
+            }
+        }
+        ks_assert(false); /* every custom key has a value text */
+        return NULL;
+    }
+    ks_assert(false);
+    return NULL;
+}
+
+static void write_table(FILE *out, enum ks__section_kind kind)
+{
+    size_t count = 0;
+    const struct ks__key_spec *table = ks__key_table(kind, &count);
+    fputs("| key | value | default | meaning |\n| --- | --- | --- | --- |\n", out);
+    for (size_t i = 0; i < count; i++) {
+        const struct ks__key_spec *spec = &table[i];
+        g_autofree char *type = type_text(spec);
+        fprintf(out, "| `%s` | ", spec->name);
+        cell(out, type);
+        fputs(" | ", out);
+        if (spec->default_text != NULL) {
+            fprintf(out, "`%s`", spec->default_text[0] != '\0' ? spec->default_text : "\"\"");
+        } else if (spec->inherit != NULL) {
+            fprintf(out, "cluster's `%s`", spec->inherit);
+        } else if (g_str_has_prefix(spec->doc, "Required")) {
+            fputs("required", out);
+        } else {
+            fputs("-", out);
+        }
+        fputs(" | ", out);
+        cell(out, spec->doc);
+        fputs(" |\n", out);
+    }
+    fputs("\n", out);
+}
+
+void ks_scenario_write_key_reference(FILE *out)
+{
+    fputs(
+        "# Scenario file format\n"
+        "\n"
+        "<!-- Generated from the key tables in sim/scenario_keys.c; the sim/scenario test suite\n"
+        "     fails when this file differs and writes the current text to\n"
+        "     build/scenario-format.md. Do not edit by hand. -->\n"
+        "\n"
+        "A scenario is a GLib-style key file (INI): `[section]` headers and `key = value` lines.\n"
+        "\n"
+        "- `#` starts a comment at the start of a line or after a value when a space or tab\n"
+        "  comes before it (`acks = all   # the default`). A `#` inside a word stays.\n"
+        "- A section or a key given twice is an error that names both lines.\n"
+        "- An unknown section or key, a bad value, a value out of range, a reference to a\n"
+        "  missing topic, client, fault or broker, and keys that contradict each other are\n"
+        "  errors of the form `FILE:LINE: what is wrong` (exit status 2). Nothing is ignored.\n"
+        "- Sections: `[scenario]`, `[cluster]`, `[topic NAME]`, `[producer NAME]`,\n"
+        "  `[consumer NAME]`, `[fault NAME]`, `[expect]`. Topic names follow Kafka's rule\n"
+        "  (`a-z A-Z 0-9 . _ -`, at most 249 characters, not `.` or `..`); other names use\n"
+        "  the same characters, at most 63.\n"
+        "- Keys in `[cluster]`, `[topic]`, `[producer]` and `[consumer]` are Kafka's own\n"
+        "  configuration names with Kafka's current (4.0) defaults; ksim's own keys are marked\n"
+        "  `ksim:`.\n"
+        "\n"
+        "## Values and units\n"
+        "\n"
+        "- **duration**: a number and a unit, `ns us ms s m h`: `250ms`, `1.5s`, `2m`. Decimals\n"
+        "  are exact; a value finer than 1ns (`1.5ns`) is an error, never rounded.\n"
+        "- **ms** (Kafka's `*.ms` keys): a plain integer of milliseconds as in Kafka\n"
+        "  (`30000`); a duration with a unit is accepted too (`30s`). `-1` keeps Kafka's\n"
+        "  meaning where the key allows it, and 9223372036854775807 (Long.MAX_VALUE) means never.\n"
+        "- **seconds** (`*.seconds`): a plain integer of seconds.\n"
+        "- **bytes**: a plain integer (`16384`) or a number and `B KiB MiB GiB TiB`\n"
+        "  (`1GiB`, `1.5KiB`); the result must be a whole number of bytes.\n"
+        "- **bytes per second**: a size, optionally followed by `/s` (`500MiB/s`).\n"
+        "- **records/s**: an integer, optionally followed by `/s` (`2000/s`).\n"
+        "- **true, false**: as Kafka, case does not matter.\n"
+        "\n"
+        "## [scenario]\n\n",
+        out);
+    write_table(out, KS__SECTION_SCENARIO);
+    fputs("## [cluster]\n\n"
+          "Brokers have ids 1..`brokers`. Topic settings that a `[topic]` leaves out come from\n"
+          "the broker defaults here (`log.segment.bytes` -> `segment.bytes`, and so on).\n\n",
+          out);
+    write_table(out, KS__SECTION_CLUSTER);
+    fputs("`network.latency.A-B = DURATION` (for example `network.latency.1-2 = 20ms`) sets the\n"
+          "one-way latency between brokers A and B in both directions; each pair once.\n\n"
+          "## [topic NAME]\n\n",
+          out);
+    write_table(out, KS__SECTION_TOPIC);
+    fputs("Rules: `replication.factor` <= `brokers`; `min.insync.replicas` <=\n"
+          "`replication.factor`; an `assignment` has one list per partition, each of\n"
+          "`replication.factor` distinct broker ids.\n\n"
+          "## [producer NAME]\n\n",
+          out);
+    write_table(out, KS__SECTION_PRODUCER);
+    fputs("Rules: `delivery.timeout.ms` >= `linger.ms` + `request.timeout.ms` (an explicit\n"
+          "smaller value is an error; the default is raised to the sum, as Kafka does).\n\n"
+          "## [consumer NAME]\n\n",
+          out);
+    write_table(out, KS__SECTION_CONSUMER);
+    fputs("Rules: `heartbeat.interval.ms` < `session.timeout.ms`.\n\n"
+          "## [fault NAME]\n\n"
+          "A fault fires once, `at` a simulated time (before the end of `duration`) or `when`\n"
+          "a trigger first holds. Keys that do not apply to the action are errors.\n\n",
+          out);
+    write_table(out, KS__SECTION_FAULT);
+    fputs("| action | keys besides `at`/`when`/`delay` |\n"
+          "| --- | --- |\n"
+          "| `crash` | `target` (required), `mode`, `restart.after` |\n"
+          "| `restart` | `target` (required) |\n"
+          "| `partition` | one of `groups`, `isolate`, `from` + `to`; `duration` |\n"
+          "| `heal` | `fault` |\n"
+          "| `slow` | `target` (required), `disk.latency` and/or `network.latency`, `duration` |\n"
+          "| `pause` | `target` (required), `duration` |\n"
+          "| `resume` | `target` (required) |\n"
+          "| `drop` | `loss` (required), `duration` |\n"
+          "| `corrupt` | `target` (a broker, required), `partition` (required), `bytes`, "
+          "`position.bytes` |\n"
+          "| `rewind` | `target` (`consumer(NAME)`, required), `to` (required) |\n"
+          "\n"
+          "### Targets\n"
+          "\n"
+          "Resolved when the fault fires: a broker id; `leader(TP)`; `follower(TP)`, the first\n"
+          "replica in assignment order that is not the leader; `followers(TP)`, all of them;\n"
+          "`controller`; `random`, a live broker drawn from the fault random stream;\n"
+          "`producer(NAME)`, `consumer(NAME)`. TP is `topic-partition` as Kafka writes it\n"
+          "(`orders-0`). Network faults take comma lists of the same names, clients\n"
+          "included; a node a partition does not name keeps its links, and a link is down\n"
+          "while any active fault cuts it.\n"
+          "\n"
+          "### Triggers\n"
+          "\n"
+          "`when = FUNCTION(ARGS) OP INTEGER`, with OP one of `== = != < <= > >=`:\n"
+          "\n"
+          "| function | value |\n"
+          "| --- | --- |\n"
+          "| `hw(B, TP)` | high watermark of broker B's replica of TP (-1 if it has none) |\n"
+          "| `leo(B, TP)` | log end offset of broker B's replica of TP (-1 if it has none) |\n"
+          "| `isr_size(TP)` | size of TP's ISR as the controller knows it |\n"
+          "| `crashed(B)` | how many times broker B has crashed; bare `crashed(1)` means >= 1 |\n"
+          "| `restarted(B)` | how many times broker B has restarted; bare means >= 1 |\n"
+          "| `elected(TP)` | leader changes of TP after its first election; bare means >= 1 |\n"
+          "| `acked(P)` | records producer P saw acknowledged |\n"
+          "\n"
+          "A trigger is checked after every event and fires once, the first time it holds;\n"
+          "`delay` postpones the action.\n"
+          "\n"
+          "## [expect]\n"
+          "\n"
+          "Each key is a run metric or `partition.TP.leader`, `partition.TP.isr`,\n"
+          "`partition.TP.leader_epoch`, `partition.TP.hw` (the final state). Each value is a\n"
+          "number, or for `isr` a comma list compared as a set, optionally after an operator\n"
+          "`= != < <= > >=` (a bare value means `=`): `acked_lost = 0`, `acked_lost = > 0`,\n"
+          "`unavailable_ms = >= 1000`, `partition.orders-0.isr = 2,3`. `isr` with `< <= > >=`\n"
+          "compares the ISR's size (`partition.orders-0.isr = >= 2`). `trace_hash` compares\n"
+          "with `=` or `!=` against its 16 hex digits.\n"
+          "\n"
+          "Metrics:",
+          out);
+    for (int m = 0; m < KS_METRIC_COUNT; m++) {
+        fprintf(out, "%s `%s`", m == 0 ? "" : ",", metric_names[m]);
+    }
+    fputs(".\n"
+          "\n"
+          "## --set\n"
+          "\n"
+          "`ksim run FILE --set SECTION.KEY=VALUE` overrides or adds one key, checked exactly\n"
+          "as in a file: `scenario.duration=30s`, `cluster.unclean.leader.election.enable=true`,\n"
+          "`cluster.network.latency.1-2=20ms`, `topic.orders.min.insync.replicas=2`,\n"
+          "`producer.p1.acks=1`, `consumer.c1.commit=atomic`, `fault.kill-leader.at=5s`,\n"
+          "`expect.acked_lost=>0`. The named topic, client or fault must exist (the longest\n"
+          "matching topic name wins when names contain dots). All `--set` values are applied\n"
+          "before the rules between keys are checked; an error reads\n"
+          "`--set KEY=VALUE: what is wrong`.\n"
+          "\n"
+          "## Recorded parameters\n"
+          "\n"
+          "`runs.params` holds every effective setting as JSON, defaults filled in, in\n"
+          "Kafka's names and units (ms as integers, sizes in bytes, ksim durations as text\n"
+          "such as `\"250ms\"`), keys in a fixed order: sections `scenario`, `cluster`,\n"
+          "`topics`, `producers`, `consumers`, `faults`, `expect`. The seed is not part of it\n"
+          "(it has its own column), so runs that differ only by seed have equal params.\n",
+          out);
+}

@@ -1,0 +1,197 @@
+/*
+** sim/world.c: building and freeing the world, node faults, and the trace.
+**
+** The trace hash is a running 64-bit hash with a fixed algorithm, so the same
+** run gives the same hash on every machine: every integer is fed as its
+** little-endian bytes, and bytes are consumed 8 at a time (little-endian
+** words, the last word zero-padded, then the length). Each word w updates
+** h = (rotl(h, 23) XOR w) * 0x9E3779B97F4A7C15 (mod 2^64). Every step is a
+** bijection of h for a fixed w, so any single changed word changes the final
+** hash; the hash is a fingerprint for determinism checks, not a defence
+** against crafted collisions, and it costs one multiply per word on the hot
+** path. Per processed event it covers: a type tag (1 timer, 2 message),
+** at_ns, kind, node, and for messages the source, byte count and bytes.
+** ks_world_trace_mix folds in tag 3, kind, node and the given bytes.
+*/
+#include "world_int.h"
+
+#include <string.h>
+
+#define TRACE_TIMER 1
+#define TRACE_MESSAGE 2
+#define TRACE_MIX 3
+
+uint64_t ks__hash_u64(uint64_t hash, uint64_t value)
+{
+    uint64_t h = (hash << 23) | (hash >> 41);
+    return (h ^ value) * UINT64_C(0x9E3779B97F4A7C15);
+}
+
+uint64_t ks__hash_bytes(uint64_t hash, const void *bytes, size_t byte_count)
+{
+    const uint8_t *p = bytes;
+    size_t i = 0;
+    for (; i + 8 <= byte_count; i += 8) {
+        uint64_t word = (uint64_t)p[i] | (uint64_t)p[i + 1] << 8 | (uint64_t)p[i + 2] << 16 |
+                        (uint64_t)p[i + 3] << 24 | (uint64_t)p[i + 4] << 32 |
+                        (uint64_t)p[i + 5] << 40 | (uint64_t)p[i + 6] << 48 |
+                        (uint64_t)p[i + 7] << 56;
+        hash = ks__hash_u64(hash, word);
+    }
+    if (i < byte_count) {
+        uint64_t word = 0;
+        for (size_t k = 0; i + k < byte_count; k++) {
+            word |= (uint64_t)p[i + k] << (8 * k);
+        }
+        hash = ks__hash_u64(hash, word);
+    }
+    return ks__hash_u64(hash, (uint64_t)byte_count);
+}
+
+void ks__trace_event(ks_world *world, const struct ks__event *event)
+{
+    uint64_t h = world->trace_hash;
+    bool message = event->type == KS__EVENT_MESSAGE;
+    h = ks__hash_u64(h, message ? TRACE_MESSAGE : TRACE_TIMER);
+    h = ks__hash_u64(h, event->at_ns);
+    h = ks__hash_u64(h, event->kind);
+    h = ks__hash_u64(h, event->node);
+    if (message) {
+        h = ks__hash_u64(h, event->source);
+        h = ks__hash_bytes(h, event->u.message.bytes, event->u.message.byte_count);
+    }
+    world->trace_hash = h;
+    if (world->trace_out != NULL) {
+        if (message) {
+            fprintf(world->trace_out, "%llu msg kind=%u node=%u from=%u bytes=%zu\n",
+                    (unsigned long long)event->at_ns, event->kind, event->node, event->source,
+                    event->u.message.byte_count);
+        } else {
+            fprintf(world->trace_out, "%llu timer kind=%u node=%u\n",
+                    (unsigned long long)event->at_ns, event->kind, event->node);
+        }
+    }
+}
+
+uint64_t ks_world_trace_hash(const ks_world *world)
+{
+    return world->trace_hash;
+}
+
+void ks_world_set_trace(ks_world *world, FILE *out)
+{
+    world->trace_out = out;
+}
+
+void ks_world_trace_mix(ks_world *world, uint32_t kind, ks_node_id node, const void *bytes,
+                        size_t byte_count)
+{
+    ks_assert(bytes != NULL || byte_count == 0);
+    uint64_t h = world->trace_hash;
+    h = ks__hash_u64(h, TRACE_MIX);
+    h = ks__hash_u64(h, kind);
+    h = ks__hash_u64(h, node);
+    h = ks__hash_bytes(h, bytes, byte_count);
+    world->trace_hash = h;
+}
+
+/* ---- life cycle --------------------------------------------------------------- */
+
+ks_world *ks_world_new(const struct ks_world_config *config, GError **error)
+{
+    ks_assert(config != NULL);
+    ks_assert(config->run_dir != NULL);
+    ks_assert(config->node_count >= 1);
+    ks_world *world = g_new0(ks_world, 1);
+    world->seed = config->seed;
+    world->run_dir = g_strdup(config->run_dir);
+    world->node_count = config->node_count;
+    world->network_latency_ns = config->network_latency_ns;
+    world->network_jitter_ns = config->network_jitter_ns;
+    world->disk_fsync_latency_ns = config->disk_fsync_latency_ns;
+    world->disk_bandwidth_bytes_per_s = config->disk_bandwidth_bytes_per_s;
+    world->open_file_count_max = config->open_file_count_max ? config->open_file_count_max : 512;
+    world->trace_hash = UINT64_C(0x6b73696d74726163); /* "ksimtrac" */
+    world->nodes = g_new0(struct ks__node, world->node_count);
+    for (uint32_t i = 0; i < world->node_count; i++) {
+        world->nodes[i].up = true;
+        world->nodes[i].deferred_head = KS__NONE;
+        world->nodes[i].deferred_tail = KS__NONE;
+    }
+    ks__rng_init(world, config->seed);
+    ks__sched_init(world);
+    ks__net_init(world);
+    if (!ks__disk_init(world, error)) {
+        ks_world_free(world);
+        return NULL;
+    }
+    return world;
+}
+
+void ks_world_free(ks_world *world)
+{
+    if (world == NULL) {
+        return;
+    }
+    ks__disk_deinit(world);
+    ks__net_deinit(world);
+    ks__sched_deinit(world);
+    g_free(world->nodes);
+    g_free(world->run_dir);
+    g_free(world);
+}
+
+/* ---- node faults ------------------------------------------------------------------ */
+
+void ks_world_node_crash(ks_world *world, ks_node_id node_id, bool power_loss)
+{
+    ks_assert(node_id != KS_NODE_DRIVER);
+    struct ks__node *node = ks__node(world, node_id);
+    if (node->up) {
+        node->up = false;
+        node->incarnation++; /* pending timers and messages in flight become stale */
+        node->paused = false;
+        ks__sched_drop_deferred(world, node_id);
+    }
+    if (power_loss) {
+        ks__disk_power_loss(world, node_id);
+    }
+}
+
+void ks_world_node_restart(ks_world *world, ks_node_id node_id)
+{
+    ks_assert(node_id != KS_NODE_DRIVER);
+    struct ks__node *node = ks__node(world, node_id);
+    if (node->up) {
+        return; /* restarting a running node changes nothing */
+    }
+    node->up = true;
+    /* Anything scheduled for the node while it was down belongs to no
+     * incarnation that runs. */
+    node->incarnation++;
+}
+
+void ks_world_node_pause(ks_world *world, ks_node_id node_id)
+{
+    ks_assert(node_id != KS_NODE_DRIVER);
+    struct ks__node *node = ks__node(world, node_id);
+    if (node->up) {
+        node->paused = true;
+    }
+}
+
+void ks_world_node_resume(ks_world *world, ks_node_id node_id)
+{
+    ks_assert(node_id != KS_NODE_DRIVER);
+    struct ks__node *node = ks__node(world, node_id);
+    if (!node->paused) {
+        return;
+    }
+    node->paused = false;
+    ks__sched_replay_deferred(world, node_id);
+}
+
+bool ks_world_node_is_paused(const ks_world *world, ks_node_id node)
+{
+    return ks__node(world, node)->paused;
+}

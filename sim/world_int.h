@@ -1,0 +1,174 @@
+/*
+** sim/world_int.h: the inside of struct ks_world, shared by the files that
+** implement the world (world.c, sched.c, rng.c, net.c, disk.c) and by nothing
+** else. Symbols here are ks__ (module-internal, STYLE 3.3).
+*/
+#pragma once
+
+#include "../core/base.h"
+#include "world.h"
+
+#include <glib.h>
+#include <stdio.h>
+
+#define KS__NONE UINT32_MAX /* "no event" in event links */
+#define KS__SLOT_BITS 24     /* heap entries pack (seq << 24 | slot) */
+#define KS__SLOT_COUNT_MAX (1u << KS__SLOT_BITS)
+#define KS__SEQ_MAX (UINT64_C(1) << (64 - KS__SLOT_BITS))
+
+enum ks__event_type { KS__EVENT_FREE, KS__EVENT_TIMER, KS__EVENT_MESSAGE };
+
+/* One pending event, in the world's pool (an array indexed by slot). */
+struct ks__event {
+    ks_time_ns at_ns;
+    uint32_t generation;  /* bumped when the slot is freed; part of ks_timer_id */
+    uint8_t type;         /* enum ks__event_type */
+    bool cancelled;       /* lazily removed: dropped when popped or compacted */
+    bool in_heap;         /* false while deferred in a paused node's queue */
+    ks_node_id node;      /* timer owner, or message target */
+    ks_node_id source;    /* messages only */
+    uint32_t kind;
+    uint32_t incarnation; /* node's incarnation when scheduled (timer) or sent (message) */
+    uint32_t next;        /* free list, or the paused node's deferred queue */
+    union {
+        struct {
+            ks_event_fn *fn;
+            void *context; /* not owned */
+        } timer;
+        struct {
+            uint8_t *bytes; /* owned */
+            size_t byte_count;
+        } message;
+    } u;
+};
+
+/* A heap entry: ordered by at_ns, then seq_slot (seq in the high bits, so the
+ * order is (at_ns, seq), and the slot rides along for free). */
+struct ks__heap_entry {
+    ks_time_ns at_ns;
+    uint64_t seq_slot;
+};
+
+/* A tiny open-addressing map from uint64 to uint64 (UINT64_MAX keys are not
+ * allowed). It is only ever looked up, never iterated, so its layout cannot
+ * reach the simulation. */
+struct ks__map {
+    uint64_t *keys;
+    uint64_t *values;
+    uint32_t capacity; /* power of two, or 0 */
+    uint32_t count;
+};
+
+struct ks__node {
+    bool up;
+    bool paused;
+    uint32_t incarnation; /* bumped at crash and at restart */
+    uint32_t deferred_head, deferred_tail; /* events that came due while paused */
+    ks_receive_fn *receiver;
+    void *receiver_context; /* not owned */
+    ks_time_ns net_delay_ns;
+    ks_time_ns disk_delay_ns;
+    ks_time_ns disk_idle_at_ns;
+    uint64_t fsync_count;
+};
+
+struct ks__cut {
+    bool active;
+    GArray *pairs; /* uint64 (source << 32 | target); NULL once healed */
+};
+
+struct ks__file_record; /* sim/disk.c */
+
+struct ks_world {
+    uint64_t seed;
+    char *run_dir; /* owned */
+    uint32_t node_count;
+    ks_time_ns network_latency_ns;
+    ks_time_ns network_jitter_ns;
+    ks_time_ns disk_fsync_latency_ns;
+    uint64_t disk_bandwidth_bytes_per_s;
+    uint32_t open_file_count_max;
+
+    /* clock and scheduler (sched.c) */
+    ks_time_ns now_ns;
+    uint64_t seq_next;
+    uint64_t event_count;
+    struct ks__event *pool; /* owned; slots */
+    uint32_t pool_capacity;
+    uint32_t pool_used;      /* slots ever handed out (high-water mark) */
+    uint32_t free_head;      /* free list of slots */
+    struct ks__heap_entry *heap; /* owned */
+    uint32_t heap_count;
+    uint32_t heap_capacity;
+    uint32_t heap_cancelled_count; /* cancelled entries still in the heap */
+    bool root_taken;               /* heap[0] is being run; see heap_settle */
+    void (*after_event_fn)(ks_world *world, void *context);
+    void *after_event_context; /* not owned */
+
+    /* trace (world.c) */
+    uint64_t trace_hash;
+    FILE *trace_out; /* not owned */
+
+    /* randomness (rng.c) */
+    uint64_t rng[KS_RNG_COUNT][4];
+
+    /* nodes */
+    struct ks__node *nodes; /* owned, node_count */
+
+    /* network (net.c) */
+    struct ks__map last_delivery_ns; /* per (source, target) connection */
+    struct ks__map link_latency_ns;  /* overrides per (source, target) */
+    struct ks__map cut_counts;       /* active cuts naming (source, target) */
+    GArray *cuts;                    /* struct ks__cut, cut id = index + 1 */
+    uint32_t active_cut_count;
+    uint32_t loss_ppm;
+
+    /* disk (disk.c) */
+    GHashTable *files; /* path -> struct ks__file_record (owned) */
+    struct ks__file_record *lru_head, *lru_tail; /* records holding a real fd */
+    uint32_t open_fd_count;
+    struct ks_file *handles; /* every open handle, so that ks_world_free can close them */
+};
+
+/* sched.c */
+void ks__sched_init(ks_world *world);
+void ks__sched_deinit(ks_world *world);
+/* Takes a free slot (the pool may move: re-read pointers after this call). */
+uint32_t ks__event_alloc(ks_world *world);
+void ks__event_free(ks_world *world, uint32_t slot);
+void ks__event_push(ks_world *world, uint32_t slot, ks_time_ns at_ns);
+/* Frees every event deferred by a paused node. */
+void ks__sched_drop_deferred(ks_world *world, ks_node_id node);
+void ks__sched_replay_deferred(ks_world *world, ks_node_id node);
+
+/* rng.c */
+void ks__rng_init(ks_world *world, uint64_t seed);
+
+/* world.c: trace hash */
+uint64_t ks__hash_u64(uint64_t hash, uint64_t value);
+uint64_t ks__hash_bytes(uint64_t hash, const void *bytes, size_t byte_count);
+void ks__trace_event(ks_world *world, const struct ks__event *event);
+
+/* net.c */
+void ks__net_init(ks_world *world);
+void ks__net_deinit(ks_world *world);
+bool ks__net_link_is_up(const ks_world *world, ks_node_id source, ks_node_id target);
+void ks__map_deinit(struct ks__map *map);
+bool ks__map_get(const struct ks__map *map, uint64_t key, uint64_t *value_out);
+void ks__map_set(struct ks__map *map, uint64_t key, uint64_t value);
+
+/* disk.c */
+bool ks__disk_init(ks_world *world, GError **error);
+void ks__disk_deinit(ks_world *world);
+void ks__disk_power_loss(ks_world *world, ks_node_id node);
+
+static inline struct ks__node *ks__node(const ks_world *world, ks_node_id node)
+{
+    ks_assert(node < world->node_count);
+    return &world->nodes[node];
+}
+
+static inline uint64_t ks__pair(ks_node_id source, ks_node_id target)
+{
+    return ((uint64_t)source << 32) | target;
+}

@@ -1,0 +1,276 @@
+/* tests/bench/bench_cluster.c: how fast the cluster model runs.
+ *
+ * Workload: 3 brokers, one topic with 12 partitions and RF 3, 50,000
+ * records/s of 100-byte values (1000 keys) for 60 simulated seconds, sent by
+ * one producer of core/producer.c with Kafka's defaults (acks=all,
+ * idempotent, linger.ms 5, batch.size 16 KiB). Prints:
+ *
+ *   BENCH cluster_speedup <sim-s per wall-s> sim-s/wall-s ratio=<same>
+ *   BENCH cluster_events_per_s <events per wall second> events/s ratio=<that /
+ *         a bare binary heap's push+pop rate measured in the same run>
+ *   BENCH cluster_disk_overhead <v> x ratio=<v>, v = wall time of the run /
+ *         wall time of plain write() calls of the same bytes in the same
+ *         chunk sizes (the cost of everything but the bytes themselves)
+ *
+ * and the peak resident memory (getrusage ru_maxrss). */
+#include "../../core/base.h"
+#include "../../core/batch.h"
+#include "../../core/broker.h"
+#include "../../core/cluster.h"
+#include "../../core/log.h"
+#include "../../core/producer.h"
+#include "../../sim/world.h"
+
+#include <fcntl.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PARTITIONS 12
+#define RATE_PER_S 50000
+#define VALUE_BYTES 100
+#define DURATION_S 60
+#define TICK_NS (5 * KS_NS_PER_MS)
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A bare binary min-heap of (time, seq): the scheduler's floor. */
+struct heap_item {
+    uint64_t at;
+    uint64_t seq;
+};
+
+static bool item_less(const struct heap_item *a, const struct heap_item *b)
+{
+    return a->at != b->at ? a->at < b->at : a->seq < b->seq;
+}
+
+static double heap_rate(uint64_t operations)
+{
+    size_t capacity = 4096;
+    struct heap_item *heap = malloc(capacity * sizeof *heap);
+    size_t count = 0;
+    uint64_t seq = 0;
+    uint64_t x = 88172645463325252ull;
+    double start = wall_s();
+    /* Keep ~1000 pending events; each step pops one and pushes one. */
+    for (uint64_t step = 0; step < operations + 1000; step++) {
+        uint64_t now = 0;
+        if (count >= 1000) {
+            now = heap[0].at;
+            heap[0] = heap[--count];
+            size_t i = 0;
+            for (;;) {
+                size_t l = 2 * i + 1, r = l + 1, m = i;
+                if (l < count && item_less(&heap[l], &heap[m])) m = l;
+                if (r < count && item_less(&heap[r], &heap[m])) m = r;
+                if (m == i) break;
+                struct heap_item t = heap[i]; heap[i] = heap[m]; heap[m] = t;
+                i = m;
+            }
+        }
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        struct heap_item item = { now + (x % 1000000), seq++ };
+        size_t i = count++;
+        heap[i] = item;
+        while (i > 0 && item_less(&heap[i], &heap[(i - 1) / 2])) {
+            struct heap_item t = heap[i]; heap[i] = heap[(i - 1) / 2]; heap[(i - 1) / 2] = t;
+            i = (i - 1) / 2;
+        }
+    }
+    double elapsed = wall_s() - start;
+    free(heap);
+    return (double)operations / (elapsed > 0 ? elapsed : 1e-9);
+}
+
+static double plain_write_s(const char *dir, int64_t total_bytes, int64_t chunk_bytes)
+{
+    char *path = g_build_filename(dir, "plain-write.bin", NULL);
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (fd < 0) {
+        g_free(path);
+        return 0;
+    }
+    if (chunk_bytes < 1) {
+        chunk_bytes = 4096;
+    }
+    char *buffer = malloc((size_t)chunk_bytes);
+    memset(buffer, 'w', (size_t)chunk_bytes);
+    double start = wall_s();
+    for (int64_t written = 0; written < total_bytes; written += chunk_bytes) {
+        if (write(fd, buffer, (size_t)chunk_bytes) < 0) {
+            break;
+        }
+    }
+    double elapsed = wall_s() - start;
+    close(fd);
+    g_unlink(path);
+    g_free(path);
+    free(buffer);
+    return elapsed;
+}
+
+static void remove_tree(const char *path)
+{
+    GDir *dir = g_dir_open(path, 0, NULL);
+    if (dir != NULL) {
+        const char *name;
+        while ((name = g_dir_read_name(dir)) != NULL) {
+            char *child = g_build_filename(path, name, NULL);
+            if (g_file_test(child, G_FILE_TEST_IS_DIR)) {
+                remove_tree(child);
+            } else {
+                g_unlink(child);
+            }
+            g_free(child);
+        }
+        g_dir_close(dir);
+    }
+    g_rmdir(path);
+}
+
+int main(void)
+{
+    struct ks_cluster_config cluster;
+    memset(&cluster, 0, sizeof cluster);
+    cluster.broker_count = 3;
+    cluster.replica_lag_ns_max = 30 * (int64_t)KS_NS_PER_S;
+    cluster.replica_fetch_wait_ns_max = 500 * (int64_t)KS_NS_PER_MS;
+    cluster.replica_fetch_min_bytes = 1;
+    cluster.replica_fetch_max_bytes = 1048576;
+    cluster.replica_fetch_response_max_bytes = 10485760;
+    cluster.replica_fetch_backoff_ns = 1 * (int64_t)KS_NS_PER_S;
+    cluster.replica_hw_checkpoint_interval_ns = 5 * (int64_t)KS_NS_PER_S;
+    cluster.broker_session_timeout_ns = 9 * (int64_t)KS_NS_PER_S;
+    cluster.broker_heartbeat_interval_ns = 2 * (int64_t)KS_NS_PER_S;
+    cluster.leader_imbalance_check_interval_ns = 300 * (int64_t)KS_NS_PER_S;
+    cluster.recovery_point_checkpoint_interval_ns = 60 * (int64_t)KS_NS_PER_S;
+    cluster.retention_check_interval_ns = 300 * (int64_t)KS_NS_PER_S;
+    cluster.offsets_topic_partition_count = 50;
+    cluster.offsets_topic_replication_factor = 3;
+    cluster.truncation = KS_TRUNCATION_LEADER_EPOCH;
+    cluster.hw_requires_min_isr = true;
+    struct ks_topic_config *topic = calloc(1, sizeof *topic);
+    g_strlcpy(topic->name, "bench", sizeof topic->name);
+    topic->partition_count = PARTITIONS;
+    topic->replication_factor = 3;
+    topic->min_insync_replicas = 2;
+    topic->log.segment_bytes = 1073741824;
+    topic->log.segment_ns = INT64_C(7) * 24 * 3600 * (int64_t)KS_NS_PER_S;
+    topic->log.index_interval_bytes = 4096;
+    topic->log.segment_index_bytes = 10485760;
+    topic->log.flush_messages = KS_INT64_UNSET;
+    topic->log.flush_ns = KS_INT64_UNSET;
+    topic->log.retention_ns = INT64_C(7) * 24 * 3600 * (int64_t)KS_NS_PER_S;
+    topic->log.retention_bytes = -1;
+    topic->log.cleanup_delete = true;
+    topic->log.min_cleanable_dirty_ratio_permille = 500;
+    topic->log.max_message_bytes = 1048588;
+    struct ks_producer_config producer;
+    memset(&producer, 0, sizeof producer);
+    g_strlcpy(producer.name, "p1", sizeof producer.name);
+    producer.topic_index = 0;
+    producer.acks = KS_ACKS_ALL;
+    producer.enable_idempotence = true;
+    producer.retries = INT32_MAX;
+    producer.max_in_flight = 5;
+    producer.linger_ns = 5 * (int64_t)KS_NS_PER_MS;
+    producer.batch_size_bytes = 16384;
+    producer.buffer_memory_bytes = 33554432;
+    producer.delivery_timeout_ns = 120 * (int64_t)KS_NS_PER_S;
+    producer.request_timeout_ns = 30 * (int64_t)KS_NS_PER_S;
+    producer.retry_backoff_ns = 100 * (int64_t)KS_NS_PER_MS;
+    producer.retry_backoff_ns_max = 1 * (int64_t)KS_NS_PER_S;
+    producer.metadata_max_age_ns = 300 * (int64_t)KS_NS_PER_S;
+    producer.max_block_ns = 60 * (int64_t)KS_NS_PER_S;
+    producer.rate_per_s = RATE_PER_S;
+    producer.count = (int64_t)RATE_PER_S * DURATION_S;
+    producer.key_count = 1000;
+    producer.value_bytes = VALUE_BYTES;
+    struct ks_cluster_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.cluster = &cluster;
+    spec.topics = topic;
+    spec.topic_count = 1;
+    spec.producers = &producer;
+    spec.producer_count = 1;
+
+    GError *error = NULL;
+    char *run_dir = g_dir_make_tmp("ksim-bench-XXXXXX", &error);
+    if (run_dir == NULL) {
+        fprintf(stderr, "bench_cluster: %s\n", error->message);
+        return 3;
+    }
+    struct ks_world_config world_config = {
+        .seed = 1,
+        .run_dir = run_dir,
+        .node_count = ks_cluster_node_count(&spec),
+        .network_latency_ns = 1 * KS_NS_PER_MS,
+        .network_jitter_ns = 100 * KS_NS_PER_US,
+        .disk_fsync_latency_ns = 2 * KS_NS_PER_MS,
+        .disk_bandwidth_bytes_per_s = 500ull * 1024 * 1024,
+    };
+    ks_world *world = ks_world_new(&world_config, &error);
+    if (world == NULL) {
+        fprintf(stderr, "bench_cluster: %s\n", error->message);
+        return 3;
+    }
+    struct ks_cluster_observer observer;
+    memset(&observer, 0, sizeof observer);
+    struct ks_cluster *model = ks_cluster_new(world, &spec, &observer);
+
+    double start = wall_s();
+    ks_cluster_start(model);
+    ks_world_run_until(world, (ks_time_ns)(DURATION_S + 1) * KS_NS_PER_S);
+    double elapsed = wall_s() - start;
+
+    int64_t log_bytes = 0;
+    for (int32_t b = 1; b <= 3; b++) {
+        for (int32_t p = 0; p < PARTITIONS; p++) {
+            struct ks_log *log = ks_cluster_replica_log(model, b, 0, p);
+            if (log != NULL) {
+                log_bytes += ks_log_size_bytes(log);
+            }
+        }
+    }
+    uint64_t events = ks_world_event_count(world);
+    double sim_s = (double)(DURATION_S + 1);
+    /* The producer's batches: ~16 KiB each at this rate (batch.size). */
+    int64_t chunk = 16384;
+    double write_s = plain_write_s(run_dir, log_bytes, chunk);
+    double heap = heap_rate(20000000);
+    double events_per_s = (double)events / elapsed;
+    double overhead = write_s > 0 ? elapsed / write_s : 0;
+
+    int64_t sent = ks_cluster_producer_sent_count(model, 0);
+    int64_t acked = ks_cluster_producer_acked_count(model, 0);
+    printf("# records sent %" G_GINT64_FORMAT " acked %" G_GINT64_FORMAT
+           ", log bytes on 3 brokers %" G_GINT64_FORMAT ", events %" G_GUINT64_FORMAT
+           ", wall %.2f s, plain write %.3f s\n",
+           sent, acked, log_bytes, events, elapsed, write_s);
+    printf("BENCH cluster_speedup %.2f sim-s/wall-s ratio=%.2f\n", sim_s / elapsed,
+           sim_s / elapsed);
+    printf("BENCH cluster_events_per_s %.0f events/s ratio=%.4f\n", events_per_s,
+           events_per_s / heap);
+    printf("BENCH cluster_disk_overhead %.2f x ratio=%.2f\n", overhead, overhead);
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    printf("# peak memory %.1f MB (ru_maxrss)\n", (double)usage.ru_maxrss / 1024.0);
+
+    ks_cluster_free(model);
+    ks_world_free(world);
+    remove_tree(run_dir);
+    g_free(run_dir);
+    free(topic);
+    return acked > 0 ? 0 : 1;
+}

@@ -1,0 +1,166 @@
+/* tests/core/test_consumer.c: the consumer's delivery semantics.
+ * Goal: each commit mode gives the guarantee it promises when the consumer
+ * crashes in the middle of a batch: before-process (commit, then process)
+ * loses records but never repeats one; after-process (process, then commit)
+ * repeats records but never loses one; atomic (offset stored with the
+ * output) does neither; auto commit repeats at most what was processed in
+ * one interval; a paused member that lost its partitions (a zombie) repeats
+ * records under after-process and is fenced under atomic. Also:
+ * auto.offset.reset = latest.
+ * Method: a whole small cluster (group_fixture.h); one consumer with a slow
+ * processing.time so that a crash lands inside a batch; the producer's
+ * acknowledged offsets against the offsets the group processed, counted
+ * after the cluster converged. */
+#include "group_fixture.h"
+
+/* Runs one consumer in `mode`, crashes it at 6 s and restarts it at 8 s, then
+ * drains. */
+static void run_crash(struct gf_fixture *f, enum ks_commit_mode mode, int64_t *lost,
+                      int64_t *duplicates)
+{
+    gf_init(f, 21, 2, 400, 4000, 1);
+    f->consumers[0].commit = mode;
+    f->consumers[0].processing_ns = 2 * (int64_t)GF_MS;
+    f->consumers[0].max_poll_records = 200;
+    f->consumers[0].auto_commit_interval_ns = 1000 * (int64_t)GF_MS;
+    gf_start(f);
+    ks_node_id c1 = ks_cluster_consumer_node(&f->spec, 0);
+    gf_run_until(f, 6 * GF_S + 3 * GF_MS);
+    int64_t before = f->consumed_count;
+    CU_ASSERT(before > 0);
+    gf_crash(f, c1);
+    gf_run_until(f, 8 * GF_S);
+    CU_ASSERT_EQUAL(f->consumed_count, before); /* a crashed consumer processes nothing */
+    gf_restart(f, c1);
+    gf_run_until(f, 15 * GF_S);
+    CU_ASSERT_TRUE(gf_drain(f, 120 * GF_S));
+    gf_count(f, lost, duplicates);
+    CU_ASSERT_EQUAL(f->acked_count, 4000);
+}
+
+static void test_before_process_is_at_most_once(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    int64_t lost = 0, duplicates = 0;
+    run_crash(f, KS_COMMIT_BEFORE_PROCESS, &lost, &duplicates);
+    CU_ASSERT(lost > 0);
+    CU_ASSERT(lost <= 200); /* at most the rest of one batch */
+    CU_ASSERT_EQUAL(duplicates, 0);
+    gf_deinit(f);
+    free(f);
+}
+
+static void test_after_process_is_at_least_once(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    int64_t lost = 0, duplicates = 0;
+    run_crash(f, KS_COMMIT_AFTER_PROCESS, &lost, &duplicates);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT(duplicates > 0);
+    CU_ASSERT(duplicates <= 200); /* at most one batch is processed again */
+    gf_deinit(f);
+    free(f);
+}
+
+static void test_atomic_is_exactly_once(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    int64_t lost = 0, duplicates = 0;
+    run_crash(f, KS_COMMIT_ATOMIC, &lost, &duplicates);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_EQUAL(duplicates, 0);
+    gf_deinit(f);
+    free(f);
+}
+
+static void test_auto_commit_repeats_one_interval_at_most(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    int64_t lost = 0, duplicates = 0;
+    run_crash(f, KS_COMMIT_AUTO, &lost, &duplicates);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT(duplicates > 0);
+    /* 1 s of processing at 2 ms per record, plus the batch in progress. */
+    CU_ASSERT(duplicates <= 500 + 200);
+    gf_deinit(f);
+    free(f);
+}
+
+/* auto.offset.reset = latest: a consumer that starts after the producer
+ * finished, with nothing committed, starts at the end and skips the past. */
+static void test_offset_reset_latest_skips_the_past(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 3, 2, 1000, 1000, 1);
+    f->consumers[0].auto_offset_reset = KS_RESET_LATEST;
+    f->consumers[0].start_ns = 5 * (int64_t)GF_S;
+    gf_start(f);
+    gf_run_until(f, 4 * GF_S);
+    CU_ASSERT_EQUAL(f->acked_count, 1000);
+    CU_ASSERT_TRUE(gf_drain(f, 60 * GF_S));
+    CU_ASSERT_EQUAL(f->consumed_count, 0);
+    CU_ASSERT_EQUAL(f->offset_resets, 2); /* one per partition */
+    gf_deinit(f);
+    free(f);
+}
+
+/* A member paused longer than its session keeps its batch; when it resumes
+ * it processes the rest of it although the other member already took the
+ * partitions (a zombie). after-process repeats those records; atomic fences
+ * the zombie at its sink, so nothing is processed twice. */
+static void run_zombie(struct gf_fixture *f, enum ks_commit_mode mode, int64_t *lost,
+                       int64_t *duplicates)
+{
+    gf_init(f, 31, 2, 400, 6000, 2);
+    for (int i = 0; i < 2; i++) {
+        f->consumers[i].commit = mode;
+        f->consumers[i].processing_ns = 3 * (int64_t)GF_MS;
+        f->consumers[i].max_poll_records = 200;
+    }
+    f->consumers[1].start_ns = 2 * (int64_t)GF_S; /* c1 starts alone with a backlog */
+    gf_start(f);
+    ks_node_id c1 = ks_cluster_consumer_node(&f->spec, 0);
+    gf_run_until(f, 8 * GF_S + 100 * GF_MS);
+    ks_world_node_pause(f->env.world, c1);
+    gf_run_until(f, 18 * GF_S);
+    ks_world_node_resume(f->env.world, c1);
+    CU_ASSERT_TRUE(gf_drain(f, 120 * GF_S));
+    gf_count(f, lost, duplicates);
+    CU_ASSERT(f->rebalance_count >= 3); /* c1 removed, then back */
+}
+
+static void test_zombie_after_process_repeats(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    int64_t lost = 0, duplicates = 0;
+    run_zombie(f, KS_COMMIT_AFTER_PROCESS, &lost, &duplicates);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT(duplicates > 0);
+    gf_deinit(f);
+    free(f);
+}
+
+static void test_zombie_atomic_is_fenced(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    int64_t lost = 0, duplicates = 0;
+    run_zombie(f, KS_COMMIT_ATOMIC, &lost, &duplicates);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_EQUAL(duplicates, 0);
+    gf_deinit(f);
+    free(f);
+}
+
+void ks_test_register_consumer(void)
+{
+    static const struct ks_test_case cases[] = {
+        { "before_process_is_at_most_once", test_before_process_is_at_most_once },
+        { "after_process_is_at_least_once", test_after_process_is_at_least_once },
+        { "atomic_is_exactly_once", test_atomic_is_exactly_once },
+        { "auto_commit_repeats_one_interval_at_most", test_auto_commit_repeats_one_interval_at_most },
+        { "offset_reset_latest_skips_the_past", test_offset_reset_latest_skips_the_past },
+        { "zombie_after_process_repeats", test_zombie_after_process_repeats },
+        { "zombie_atomic_is_fenced", test_zombie_atomic_is_fenced },
+    };
+    KS_TEST_ADD_SUITE("core/consumer", cases);
+}

@@ -1,0 +1,1097 @@
+/*
+** tests/core/test_producer.c: the producer client against a fake broker.
+**
+** Goal: the producer batches, retries, times out and numbers its records as
+** Kafka's Java producer does with the same settings, and ends every record
+** exactly once. Method: a test world with B brokers whose nodes run a small
+** fake broker (a receiver registered here): it answers Metadata from a table
+** the test controls, hands out a producer id, appends Produce batches to an
+** in-memory per-partition log (reading the identity header of each record),
+** applies Kafka's idempotence sequence checks, and can be told to drop
+** responses, stay silent or refuse as a non-leader. The observer collects the
+** record outcomes. Each test drives the simulated clock and checks the log and
+** the outcomes: batching by size and linger, retry backoff bounds, the ack
+** path, a lost response (a duplicate without idempotence, none with it, and the
+** resent batch keeps its sequence), request timeouts, delivery timeouts ending
+** records as unknown, NOT_LEADER_OR_FOLLOWER forcing a metadata refresh,
+** reordering with 5 in flight, acks=0, buffer.memory blocking and crashes.
+*/
+#include <stdio.h>
+
+#include "../../core/base.h"
+#include "../../core/batch.h"
+#include "../../core/partitioner.h"
+#include "../../core/producer.h"
+#include "../../core/proto.h"
+#include "../testlib.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MS KS_NS_PER_MS
+#define FAKE_PARTITIONS_MAX 8
+#define FAKE_BROKERS_MAX 3
+#define FAKE_LOG_MAX 20000
+
+struct fake_entry {
+    int64_t seq;        /* from the identity header */
+    char key[32];       /* "" for null */
+};
+
+struct fake_batch_info {          /* idempotence: the last batches per partition */
+    int32_t first_sequence;
+    int32_t last_sequence;
+    int64_t base_offset;
+};
+
+struct fake_partition {
+    struct fake_entry *log;       /* FAKE_LOG_MAX */
+    int64_t leo;
+    int64_t producer_id;          /* -1: no state */
+    int16_t epoch;
+    int32_t last_sequence;
+    struct fake_batch_info recent[5];
+    int32_t recent_count;
+};
+
+struct fake_cluster {
+    int32_t broker_count;
+    int32_t partition_count;
+    int32_t leader[FAKE_PARTITIONS_MAX];        /* metadata table */
+    struct fake_partition parts[FAKE_PARTITIONS_MAX];
+    /* faults */
+    int32_t drop_responses;       /* drop the next N produce responses (after appending) */
+    bool silent[FAKE_BROKERS_MAX + 1];   /* no append, no answer */
+    int16_t refuse_error[FAKE_BROKERS_MAX + 1]; /* answer every produce with this error */
+    /* observations */
+    int32_t produce_requests;
+    int32_t metadata_requests;
+    int32_t init_pid_requests;
+    int32_t batch_count;
+    int32_t batch_records[4096];
+    int64_t batch_bytes[4096];
+    ks_time_ns batch_arrival_ns[4096];
+    int32_t batch_sequence[4096];
+    int32_t batch_partition[4096];
+    int32_t broker_of_batch[4096];
+    int32_t duplicate_answers;
+    int32_t metadata_broker[256];     /* which broker got each metadata request */
+    int32_t out_of_order_answers;
+};
+
+struct fake_node {
+    struct fake_cluster *cluster;
+    int32_t broker_id;
+};
+
+struct outcomes {
+    int64_t acked, failed, unknown;
+    int64_t events;
+    int64_t *offset_by_seq;       /* -2: not reported */
+    int32_t *partition_by_seq;
+    int32_t *reports_by_seq;
+    ks_time_ns *acked_ns_by_seq;
+    ks_time_ns *sent_ns_by_seq;
+    int64_t capacity;
+};
+
+struct fixture {
+    struct ks_test_env env;
+    struct ks_cluster_config cluster;
+    struct ks_topic_config *topic;
+    struct ks_producer_config config;
+    struct ks_cluster_spec spec;
+    struct ks_cluster_observer observer;
+    struct outcomes out;
+    struct fake_cluster *fake;
+    struct fake_node nodes[FAKE_BROKERS_MAX + 1];
+    struct ks_producer *producer;
+};
+
+/* ---- the fake broker ------------------------------------------------------ */
+
+static void fake_send(ks_world *world, ks_node_id self, ks_node_id target, uint32_t kind,
+                      const void *message, size_t bytes)
+{
+    ks_world_send(world, self, target, kind, message, bytes);
+}
+
+static void fake_metadata(struct fake_cluster *fake, ks_world *world, struct fake_node *node,
+                          ks_node_id source, const struct ks_metadata_request *request)
+{
+    if (fake->metadata_requests < 256) {
+        fake->metadata_broker[fake->metadata_requests] = node->broker_id;
+    }
+    fake->metadata_requests++;
+    size_t bytes = sizeof(struct ks_metadata_response) +
+                   (size_t)fake->partition_count * sizeof(struct ks_metadata_partition);
+    uint8_t *message = calloc(1, bytes);
+    struct ks_metadata_response *response = (struct ks_metadata_response *)message;
+    response->correlation_id = request->correlation_id;
+    response->topic_index = request->topic_index;
+    response->answering_broker = node->broker_id;
+    response->broker_count = fake->broker_count;
+    for (int32_t b = 0; b < fake->broker_count; b++) {
+        response->broker_alive[b] = 1;
+    }
+    response->partition_count = fake->partition_count;
+    struct ks_metadata_partition *entries =
+        (struct ks_metadata_partition *)(message + sizeof(*response));
+    for (int32_t i = 0; i < fake->partition_count; i++) {
+        entries[i].partition = i;
+        entries[i].leader = fake->leader[i];
+        entries[i].leader_epoch = 0;
+        entries[i].error_code = fake->leader[i] < 0 ? KS_ERR_LEADER_NOT_AVAILABLE : KS_ERR_NONE;
+    }
+    fake_send(world, (ks_node_id)node->broker_id, source, KS_MSG_METADATA_RESPONSE, message,
+              bytes);
+    free(message);
+}
+
+/* Kafka's ProducerAppendInfo checks, reduced to one producer. */
+static int16_t fake_check_sequence(struct fake_partition *part, const struct ks_batch_view *batch,
+                                   int64_t *duplicate_offset)
+{
+    if (batch->producer_id < 0) {
+        return KS_ERR_NONE;
+    }
+    int32_t first = batch->base_sequence;
+    int32_t last = batch->base_sequence + batch->last_offset_delta;
+    if (part->producer_id != batch->producer_id) {
+        return KS_ERR_NONE; /* no state: any sequence */
+    }
+    if (batch->producer_epoch < part->epoch) {
+        return KS_ERR_INVALID_PRODUCER_EPOCH;
+    }
+    if (batch->producer_epoch > part->epoch) {
+        return first == 0 ? KS_ERR_NONE : KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+    }
+    for (int32_t i = 0; i < part->recent_count; i++) {
+        if (part->recent[i].first_sequence == first && part->recent[i].last_sequence == last) {
+            *duplicate_offset = part->recent[i].base_offset;
+            return KS_ERR_DUPLICATE_SEQUENCE_NUMBER;
+        }
+    }
+    return first == part->last_sequence + 1 ? KS_ERR_NONE : KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+}
+
+static void fake_remember(struct fake_partition *part, const struct ks_batch_view *batch,
+                          int64_t base_offset)
+{
+    if (batch->producer_id < 0) {
+        return;
+    }
+    if (part->producer_id != batch->producer_id || part->epoch != batch->producer_epoch) {
+        part->recent_count = 0;
+    }
+    part->producer_id = batch->producer_id;
+    part->epoch = batch->producer_epoch;
+    part->last_sequence = batch->base_sequence + batch->last_offset_delta;
+    if (part->recent_count == 5) {
+        memmove(&part->recent[0], &part->recent[1], 4 * sizeof(part->recent[0]));
+        part->recent_count = 4;
+    }
+    part->recent[part->recent_count++] = (struct fake_batch_info){
+        batch->base_sequence, part->last_sequence, base_offset
+    };
+}
+
+static void fake_append(struct fake_partition *part, const struct ks_batch_view *batch)
+{
+    struct ks_record_iter iter;
+    struct ks_record_view record;
+    ks_record_iter_init(&iter, batch);
+    while (ks_record_iter_next(&iter, &record, NULL)) {
+        CU_ASSERT_FATAL(part->leo < FAKE_LOG_MAX);
+        struct fake_entry *entry = &part->log[part->leo++];
+        memset(entry, 0, sizeof(*entry));
+        entry->seq = -1;
+        CU_ASSERT_EQUAL(record.header_count, 1);
+        if (record.header_count >= 1) {
+            char text[96] = { 0 };
+            int32_t n = record.headers[0].value_bytes;
+            CU_ASSERT(record.headers[0].key_bytes == 7 &&
+                      memcmp(record.headers[0].key, KS_IDENTITY_HEADER, 7) == 0);
+            if (n > 0 && n < 95) {
+                memcpy(text, record.headers[0].value, (size_t)n);
+                const char *colon = strrchr(text, ':');
+                CU_ASSERT_PTR_NOT_NULL(colon);
+                if (colon != NULL) {
+                    entry->seq = strtoll(colon + 1, NULL, 10);
+                }
+            }
+        }
+        if (record.key != NULL && record.key_bytes > 0 && record.key_bytes < 31) {
+            memcpy(entry->key, record.key, (size_t)record.key_bytes);
+        }
+    }
+}
+
+static void fake_produce(struct fake_cluster *fake, ks_world *world, struct fake_node *node,
+                         ks_node_id source, const uint8_t *message, size_t bytes)
+{
+    fake->produce_requests++;
+    const struct ks_produce_request *request = (const struct ks_produce_request *)message;
+    CU_ASSERT_FATAL(bytes == sizeof(*request) + request->batch_bytes);
+    if (fake->silent[node->broker_id]) {
+        return;
+    }
+    struct ks_batch_view batch;
+    size_t batch_bytes = 0;
+    CU_ASSERT_FATAL(ks_batch_parse(message + sizeof(*request), request->batch_bytes, &batch,
+                                   &batch_bytes) == KS_BATCH_OK);
+    int32_t n = fake->batch_count++;
+    CU_ASSERT_FATAL(n < 4096);
+    fake->batch_records[n] = batch.record_count;
+    fake->batch_bytes[n] = (int64_t)batch_bytes;
+    fake->batch_arrival_ns[n] = ks_world_now_ns(world);
+    fake->batch_sequence[n] = batch.base_sequence;
+    fake->batch_partition[n] = request->partition;
+    fake->broker_of_batch[n] = node->broker_id;
+
+    struct ks_produce_response response;
+    memset(&response, 0, sizeof(response));
+    response.correlation_id = request->correlation_id;
+    response.topic_index = request->topic_index;
+    response.partition = request->partition;
+    response.base_offset = -1;
+    struct fake_partition *part = &fake->parts[request->partition];
+    int16_t error = fake->refuse_error[node->broker_id];
+    if (error == KS_ERR_NONE && fake->leader[request->partition] != node->broker_id) {
+        error = KS_ERR_NOT_LEADER_OR_FOLLOWER;
+    }
+    if (error == KS_ERR_NONE) {
+        int64_t duplicate_offset = -1;
+        error = fake_check_sequence(part, &batch, &duplicate_offset);
+        if (error == KS_ERR_DUPLICATE_SEQUENCE_NUMBER) {
+            /* Kafka answers a resend of a recent batch with its offset */
+            fake->duplicate_answers++;
+            error = KS_ERR_NONE;
+            response.base_offset = duplicate_offset;
+        } else if (error == KS_ERR_NONE) {
+            response.base_offset = part->leo;
+            fake_remember(part, &batch, part->leo);
+            fake_append(part, &batch);
+        } else if (error == KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER) {
+            fake->out_of_order_answers++;
+        }
+    }
+    response.error_code = error;
+    if (request->acks == KS_ACKS_NONE) {
+        return;
+    }
+    if (fake->drop_responses > 0) {
+        fake->drop_responses--;
+        return;
+    }
+    fake_send(world, (ks_node_id)node->broker_id, source, KS_MSG_PRODUCE_RESPONSE, &response,
+              sizeof(response));
+}
+
+static void fake_receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
+                         const void *message, size_t message_bytes, void *context)
+{
+    struct fake_node *node = context;
+    struct fake_cluster *fake = node->cluster;
+    CU_ASSERT_EQUAL((int32_t)self, node->broker_id);
+    switch (kind) {
+    case KS_MSG_METADATA_REQUEST:
+        CU_ASSERT_FATAL(message_bytes == sizeof(struct ks_metadata_request));
+        if (!fake->silent[node->broker_id]) {
+            fake_metadata(fake, world, node, source, message);
+        } else if (fake->metadata_requests < 256) {
+            fake->metadata_broker[fake->metadata_requests++] = node->broker_id;
+        }
+        break;
+    case KS_MSG_INIT_PRODUCER_ID_REQUEST: {
+        CU_ASSERT_FATAL(message_bytes == sizeof(struct ks_init_producer_id_request));
+        fake->init_pid_requests++;
+        if (fake->silent[node->broker_id]) {
+            break;
+        }
+        const struct ks_init_producer_id_request *request = message;
+        struct ks_init_producer_id_response response;
+        memset(&response, 0, sizeof(response));
+        response.correlation_id = request->correlation_id;
+        response.producer_id = 1000 + fake->init_pid_requests;
+        response.producer_epoch = 0;
+        fake_send(world, self, source, KS_MSG_INIT_PRODUCER_ID_RESPONSE, &response,
+                  sizeof(response));
+        break;
+    }
+    case KS_MSG_PRODUCE_REQUEST:
+        fake_produce(fake, world, node, source, message, message_bytes);
+        break;
+    default:
+        CU_FAIL("unexpected message kind");
+    }
+}
+
+/* ---- the observer ----------------------------------------------------------- */
+
+static void on_record(void *context, const struct ks_record_outcome *outcome)
+{
+    struct outcomes *out = context;
+    CU_ASSERT_FATAL(outcome->seq >= 0 && outcome->seq < out->capacity);
+    out->reports_by_seq[outcome->seq]++;
+    out->offset_by_seq[outcome->seq] = outcome->offset;
+    out->partition_by_seq[outcome->seq] = outcome->partition;
+    out->acked_ns_by_seq[outcome->seq] = outcome->acked_ns;
+    out->sent_ns_by_seq[outcome->seq] = outcome->sent_ns;
+    CU_ASSERT(outcome->acked_ns >= outcome->sent_ns);
+    switch (outcome->outcome) {
+    case KS_OUTCOME_ACKED: out->acked++; break;
+    case KS_OUTCOME_FAILED: out->failed++; break;
+    case KS_OUTCOME_UNKNOWN: out->unknown++; break;
+    }
+}
+
+static void on_event(void *context, const struct ks_cluster_event *event)
+{
+    struct outcomes *out = context;
+    CU_ASSERT_EQUAL(event->kind, KS_EV_PRODUCER_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(event->detail);
+    out->events++;
+}
+
+/* ---- fixture ------------------------------------------------------------------ */
+
+static void default_config(struct ks_producer_config *config)
+{
+    memset(config, 0, sizeof(*config));
+    snprintf(config->name, sizeof(config->name), "p1");
+    config->topic_index = 0;
+    config->acks = KS_ACKS_ALL;
+    config->enable_idempotence = true;
+    config->retries = INT32_MAX;
+    config->max_in_flight = 5;
+    config->linger_ns = 5 * MS;
+    config->batch_size_bytes = 16384;
+    config->buffer_memory_bytes = 33554432;
+    config->delivery_timeout_ns = 120000 * MS;
+    config->request_timeout_ns = 30000 * MS;
+    config->retry_backoff_ns = 100 * MS;
+    config->retry_backoff_ns_max = 1000 * MS;
+    config->metadata_max_age_ns = 300000 * MS;
+    config->max_block_ns = 60000 * MS;
+    config->rate_per_s = 1000;
+    config->count = 100;
+    config->key_count = 0;
+    config->value_bytes = 100;
+    config->start_ns = 0;
+}
+
+/* Sets up the world and the fake brokers; call fixture_start after
+ * adjusting f->config and the fake cluster. */
+static void fixture_init(struct fixture *f, int32_t broker_count, int32_t partition_count)
+{
+    memset(f, 0, sizeof(*f));
+    ks_test_env_init(&f->env, 42, (uint32_t)(broker_count + 3));
+    f->cluster.broker_count = broker_count;
+    f->topic = calloc(1, sizeof(*f->topic));
+    snprintf(f->topic->name, sizeof(f->topic->name), "orders");
+    f->topic->partition_count = partition_count;
+    f->topic->replication_factor = 1;
+    default_config(&f->config);
+    f->spec.cluster = &f->cluster;
+    f->spec.topics = f->topic;
+    f->spec.topic_count = 1;
+    f->spec.producers = &f->config;
+    f->spec.producer_count = 1;
+    f->fake = calloc(1, sizeof(*f->fake));
+    f->fake->broker_count = broker_count;
+    f->fake->partition_count = partition_count;
+    for (int32_t i = 0; i < partition_count; i++) {
+        f->fake->leader[i] = 1 + i % broker_count;
+        f->fake->parts[i].log = calloc(FAKE_LOG_MAX, sizeof(struct fake_entry));
+        f->fake->parts[i].producer_id = -1;
+    }
+    for (int32_t b = 1; b <= broker_count; b++) {
+        f->nodes[b].cluster = f->fake;
+        f->nodes[b].broker_id = b;
+        ks_world_set_receiver(f->env.world, (ks_node_id)b, fake_receive, &f->nodes[b]);
+    }
+    f->out.capacity = FAKE_LOG_MAX;
+    f->out.offset_by_seq = calloc(FAKE_LOG_MAX, sizeof(int64_t));
+    f->out.partition_by_seq = calloc(FAKE_LOG_MAX, sizeof(int32_t));
+    f->out.reports_by_seq = calloc(FAKE_LOG_MAX, sizeof(int32_t));
+    f->out.acked_ns_by_seq = calloc(FAKE_LOG_MAX, sizeof(ks_time_ns));
+    f->out.sent_ns_by_seq = calloc(FAKE_LOG_MAX, sizeof(ks_time_ns));
+    f->observer.context = &f->out;
+    f->observer.on_record = on_record;
+    f->observer.on_event = on_event;
+}
+
+static void fixture_start(struct fixture *f)
+{
+    f->producer = ks_producer_new(f->env.world, &f->spec, 0, &f->observer);
+    ks_producer_start(f->producer);
+}
+
+static void fixture_run(struct fixture *f, ks_time_ns until_ns)
+{
+    ks_world_run_until(f->env.world, until_ns);
+}
+
+/* P1 from outside: every record sent was reported exactly once. */
+static void check_each_record_once(struct fixture *f)
+{
+    int64_t sent = ks_producer_sent_count(f->producer);
+    CU_ASSERT_EQUAL(f->out.acked + f->out.failed + f->out.unknown, sent);
+    for (int64_t seq = 0; seq < sent; seq++) {
+        CU_ASSERT_EQUAL(f->out.reports_by_seq[seq], 1);
+    }
+    CU_ASSERT_TRUE(ks_producer_idle(f->producer));
+    CU_ASSERT_EQUAL(ks_producer_acked_count(f->producer), f->out.acked);
+}
+
+/* Copies of each seq across all partitions of the fake log. */
+static int64_t fake_duplicates(const struct fake_cluster *fake)
+{
+    int64_t duplicates = 0;
+    int32_t *seen = calloc(FAKE_LOG_MAX, sizeof(int32_t));
+    for (int32_t i = 0; i < fake->partition_count; i++) {
+        for (int64_t o = 0; o < fake->parts[i].leo; o++) {
+            int64_t seq = fake->parts[i].log[o].seq;
+            if (seq >= 0 && seq < FAKE_LOG_MAX && seen[seq]++ > 0) {
+                duplicates++;
+            }
+        }
+    }
+    free(seen);
+    return duplicates;
+}
+
+/* Records that appear after a record with a higher seq in one partition. */
+static int64_t fake_reordered(const struct fake_cluster *fake)
+{
+    int64_t reordered = 0;
+    for (int32_t i = 0; i < fake->partition_count; i++) {
+        int64_t highest = -1;
+        for (int64_t o = 0; o < fake->parts[i].leo; o++) {
+            int64_t seq = fake->parts[i].log[o].seq;
+            if (seq < highest) {
+                reordered++;
+            }
+            highest = seq > highest ? seq : highest;
+        }
+    }
+    return reordered;
+}
+
+static void fixture_deinit(struct fixture *f)
+{
+    ks_producer_free(f->producer);
+    ks_test_env_deinit(&f->env);
+    for (int32_t i = 0; i < f->fake->partition_count; i++) {
+        free(f->fake->parts[i].log);
+    }
+    free(f->fake);
+    free(f->topic);
+    free(f->out.offset_by_seq);
+    free(f->out.partition_by_seq);
+    free(f->out.reports_by_seq);
+    free(f->out.acked_ns_by_seq);
+    free(f->out.sent_ns_by_seq);
+}
+
+/* ---- tests -------------------------------------------------------------------- */
+
+static void test_record_size_matches_builder(void)
+{
+    /* The accumulator's size accounting must equal what the codec writes. */
+    struct ks_batch_builder builder;
+    ks_batch_builder_init(&builder, 1000, -1, -1, -1);
+    size_t expected = KS_BATCH_HEADER_BYTES;
+    const char *header_value = "p1:123456";
+    struct ks_header_view header = { (const uint8_t *)KS_IDENTITY_HEADER, 7,
+                                     (const uint8_t *)header_value, 9 };
+    uint8_t value[300] = { 0 };
+    for (int32_t i = 0; i < 20; i++) {
+        int64_t ts = 1000 + i * 37;
+        const char *key = i % 3 == 0 ? NULL : "key-77";
+        int32_t key_bytes = key ? 6 : -1;
+        int32_t value_bytes = i * 15;
+        ks_batch_builder_add(&builder, ts, key, key_bytes, value, value_bytes, &header, 1);
+        expected += ks_producer_record_size_bytes(i, ts - 1000, key_bytes, value_bytes, 7, 9);
+        CU_ASSERT_EQUAL(ks_batch_builder_size(&builder), expected);
+    }
+    ks_batch_builder_deinit(&builder);
+}
+
+static void test_retry_backoff_bounds(void)
+{
+    int64_t initial = 100 * MS, max = 1000 * MS;
+    uint64_t x = 99;
+    for (int32_t retry = 1; retry <= 8; retry++) {
+        uint64_t term = (uint64_t)initial << (retry - 1);
+        if (term > (uint64_t)max) {
+            term = (uint64_t)max;
+        }
+        ks_time_ns low = KS_TIME_NEVER, high = 0;
+        for (int i = 0; i < 2000; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            ks_time_ns b = ks_producer_retry_backoff_ns(initial, max, retry, x >> 11);
+            low = b < low ? b : low;
+            high = b > high ? b : high;
+            CU_ASSERT(b >= term * 8 / 10);
+            CU_ASSERT(b <= term * 12 / 10);
+            CU_ASSERT(b <= (uint64_t)max);
+        }
+        /* the jitter really spreads: about +-20 % */
+        CU_ASSERT(low < term * 82 / 100);
+        if (term * 12 / 10 <= (uint64_t)max) {
+            CU_ASSERT(high > term * 118 / 100);
+        }
+    }
+    /* max <= initial: constant, as Kafka's ExponentialBackoff */
+    CU_ASSERT_EQUAL(ks_producer_retry_backoff_ns(100 * MS, 50 * MS, 3, 12345), 100 * MS);
+}
+
+static void test_ack_path_keyed(void)
+{
+    struct fixture f;
+    fixture_init(&f, 2, 4);
+    f.config.key_count = 50;
+    f.config.count = 300;
+    fixture_start(&f);
+    fixture_run(&f, 2 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 300);
+    CU_ASSERT_EQUAL(f.out.failed + f.out.unknown, 0);
+    CU_ASSERT_EQUAL(f.fake->init_pid_requests, 1);
+    CU_ASSERT_EQUAL(ks_producer_id(f.producer), 1001);
+    /* every record is in the log at the offset reported, at the partition
+     * murmur2 gives for its key */
+    int64_t total = 0;
+    for (int32_t i = 0; i < 4; i++) {
+        for (int64_t o = 0; o < f.fake->parts[i].leo; o++) {
+            const struct fake_entry *entry = &f.fake->parts[i].log[o];
+            CU_ASSERT_FATAL(entry->seq >= 0 && entry->seq < 300);
+            CU_ASSERT_EQUAL(f.out.offset_by_seq[entry->seq], o);
+            CU_ASSERT_EQUAL(f.out.partition_by_seq[entry->seq], i);
+            CU_ASSERT_EQUAL(ks_partitioner_key_partition(entry->key, strlen(entry->key), 4), i);
+            CU_ASSERT(strncmp(entry->key, "key-", 4) == 0);
+            total++;
+        }
+    }
+    CU_ASSERT_EQUAL(total, 300);
+    CU_ASSERT_EQUAL(fake_duplicates(f.fake), 0);
+    CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
+    /* sequences of each partition's batches start at 0 and are contiguous */
+    int32_t next_sequence[4] = { 0 };
+    for (int32_t n = 0; n < f.fake->batch_count; n++) {
+        int32_t part = f.fake->batch_partition[n];
+        CU_ASSERT_EQUAL(f.fake->batch_sequence[n], next_sequence[part]);
+        next_sequence[part] += f.fake->batch_records[n];
+    }
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_linger_batching(void)
+{
+    /* 100 records/s, linger 50 ms. The first send() blocks until metadata
+     * arrives (waitOnMetadata: 2 ms round trip), so the first batch opens at
+     * 2 ms and leaves at 52 ms with the records of t = 0 (appended at 2),
+     * 10, 20, 30, 40 and 50 ms, and arrives 1 ms later. */
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.rate_per_s = 100;
+    f.config.count = 20;
+    f.config.linger_ns = 50 * MS;
+    f.config.enable_idempotence = false;
+    fixture_start(&f);
+    fixture_run(&f, 1 * KS_NS_PER_S);
+    CU_ASSERT_FATAL(f.fake->batch_count >= 2);
+    CU_ASSERT_EQUAL(f.fake->batch_records[0], 6);
+    CU_ASSERT_EQUAL(f.fake->batch_arrival_ns[0], 53 * MS);
+    /* later batches: opened by one record, closed by linger: 5 records */
+    CU_ASSERT_EQUAL(f.fake->batch_records[1], 5);
+    CU_ASSERT_EQUAL(f.fake->batch_arrival_ns[1], 111 * MS);
+    int32_t records = 0;
+    for (int32_t n = 0; n < f.fake->batch_count; n++) {
+        records += f.fake->batch_records[n];
+        CU_ASSERT(f.fake->batch_records[n] <= 6);
+    }
+    CU_ASSERT_EQUAL(records, 20);
+    CU_ASSERT_EQUAL(f.out.acked, 20);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_size_batching(void)
+{
+    /* batch.size 500 with ~130-byte records: a batch closes when the 4th
+     * record does not fit, and goes at once although linger is 10 s. */
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.batch_size_bytes = 500;
+    f.config.linger_ns = 10000 * MS;
+    f.config.count = 31;
+    fixture_start(&f);
+    fixture_run(&f, 100 * MS);
+    CU_ASSERT_EQUAL(f.fake->batch_count, 10);
+    for (int32_t n = 0; n < f.fake->batch_count; n++) {
+        CU_ASSERT_EQUAL(f.fake->batch_records[n], 3);
+        CU_ASSERT(f.fake->batch_bytes[n] <= 500);
+        /* a batch leaves when the record after it arrives (every 1 ms) */
+        CU_ASSERT(f.fake->batch_arrival_ns[n] <= (ks_time_ns)(3 * n + 5) * MS);
+    }
+    CU_ASSERT_EQUAL(f.out.acked, 30);
+    /* the last record waits for linger.ms */
+    fixture_run(&f, 11 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 31);
+    CU_ASSERT_EQUAL(f.fake->batch_records[10], 1);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void lost_response_run(bool idempotent, int64_t *duplicates_out, int32_t *sequences_out)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.enable_idempotence = idempotent;
+    f.config.count = 10;
+    f.config.rate_per_s = 10000; /* all ten in one batch */
+    f.config.request_timeout_ns = 1000 * MS;
+    f.fake->drop_responses = 1;
+    fixture_start(&f);
+    fixture_run(&f, 5 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 10);
+    CU_ASSERT_EQUAL(f.fake->batch_count, 2);
+    /* the resend left after request.timeout.ms plus the backoff */
+    CU_ASSERT(f.fake->batch_arrival_ns[1] >= f.fake->batch_arrival_ns[0] + 1000 * MS);
+    CU_ASSERT(f.fake->batch_arrival_ns[1] <= f.fake->batch_arrival_ns[0] + 1200 * MS);
+    *duplicates_out = fake_duplicates(f.fake);
+    sequences_out[0] = f.fake->batch_sequence[0];
+    sequences_out[1] = f.fake->batch_sequence[1];
+    /* acked offsets: the copy whose answer arrived (the second one without
+     * idempotence; with it the broker answers the resend with the first) */
+    for (int64_t seq = 0; seq < 10; seq++) {
+        CU_ASSERT_EQUAL(f.out.offset_by_seq[seq], idempotent ? seq : seq + 10);
+    }
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_lost_response_duplicates_without_idempotence(void)
+{
+    int64_t duplicates = 0;
+    int32_t sequences[2];
+    lost_response_run(false, &duplicates, sequences);
+    CU_ASSERT_EQUAL(duplicates, 10);
+    CU_ASSERT_EQUAL(sequences[0], -1);
+    CU_ASSERT_EQUAL(sequences[1], -1);
+}
+
+static void test_lost_response_no_duplicate_with_idempotence(void)
+{
+    int64_t duplicates = 0;
+    int32_t sequences[2];
+    lost_response_run(true, &duplicates, sequences);
+    CU_ASSERT_EQUAL(duplicates, 0);
+    CU_ASSERT_EQUAL(sequences[0], 0);
+    CU_ASSERT_EQUAL(sequences[1], 0); /* the resend keeps its sequence */
+}
+
+static void test_request_timeout_then_recovery(void)
+{
+    /* The broker is silent for 2.5 s; with request.timeout.ms = 1 s the
+     * producer resends until it answers, and nothing is lost. */
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.count = 50;
+    f.config.request_timeout_ns = 1000 * MS;
+    f.config.enable_idempotence = false;
+    fixture_start(&f);
+    fixture_run(&f, 3 * MS); /* metadata answered */
+    f.fake->silent[1] = true;
+    fixture_run(&f, 2500 * MS);
+    CU_ASSERT_EQUAL(f.out.acked, 0);
+    int32_t requests_silent = f.fake->produce_requests;
+    CU_ASSERT(requests_silent > 5); /* first sends plus resends */
+    f.fake->silent[1] = false;
+    fixture_run(&f, 10 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 50);
+    CU_ASSERT_EQUAL(fake_duplicates(f.fake), 0); /* silent broker appended nothing */
+    for (int64_t seq = 0; seq < 50; seq++) {
+        CU_ASSERT(f.out.acked_ns_by_seq[seq] >= 1000 * MS);
+    }
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_delivery_timeout_unknown(void)
+{
+    /* A broker that never answers: every sent record ends unknown at
+     * delivery.timeout.ms; records that never left end failed. */
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.count = 200;
+    f.config.rate_per_s = 100;
+    f.config.max_in_flight = 1;
+    f.config.request_timeout_ns = 1000 * MS;
+    f.config.delivery_timeout_ns = 1500 * MS;
+    f.config.enable_idempotence = false;
+    fixture_start(&f);
+    fixture_run(&f, 3 * MS);
+    f.fake->silent[1] = true;
+    fixture_run(&f, 1400 * MS);
+    CU_ASSERT_EQUAL(f.out.acked + f.out.failed + f.out.unknown, 0);
+    fixture_run(&f, 1510 * MS);
+    CU_ASSERT(f.out.unknown > 0);
+    CU_ASSERT_EQUAL(f.out.acked, 0);
+    fixture_run(&f, 10 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 0);
+    CU_ASSERT(f.out.unknown > 0);
+    CU_ASSERT(f.out.failed > 0);
+    CU_ASSERT_EQUAL(ks_producer_unknown_count(f.producer), f.out.unknown);
+    CU_ASSERT_EQUAL(ks_producer_failed_count(f.producer), f.out.failed);
+    CU_ASSERT(f.out.events > 0);
+    CU_ASSERT(f.out.events <= 12); /* at most one line per partition per second */
+    /* The deadline runs from the batch's creation (ProducerBatch.createdMs),
+     * so a record that joined a waiting batch late ends before its own
+     * sent + delivery.timeout.ms; never before the first batch's deadline,
+     * never after its own. */
+    for (int64_t seq = 0; seq < 200; seq++) {
+        CU_ASSERT(f.out.acked_ns_by_seq[seq] >= 1500 * MS);
+        /* record 0 waited 2 ms for metadata before its batch was created */
+        ks_time_ns appended = f.out.sent_ns_by_seq[seq] < 2 * MS ? 2 * MS : f.out.sent_ns_by_seq[seq];
+        CU_ASSERT(f.out.acked_ns_by_seq[seq] <= appended + 1500 * MS);
+    }
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_not_leader_refreshes_metadata(void)
+{
+    struct fixture f;
+    fixture_init(&f, 2, 1);
+    f.config.count = 100;
+    fixture_start(&f);
+    fixture_run(&f, 30 * MS);
+    int64_t acked_before = f.out.acked;
+    CU_ASSERT(acked_before > 0);
+    int32_t metadata_before = f.fake->metadata_requests;
+    f.fake->leader[0] = 2; /* leadership moves; broker 1 now refuses */
+    fixture_run(&f, 2 * KS_NS_PER_S);
+    CU_ASSERT(f.fake->metadata_requests > metadata_before);
+    CU_ASSERT_EQUAL(f.out.acked, 100);
+    bool broker2_used = false;
+    for (int32_t n = 0; n < f.fake->batch_count; n++) {
+        broker2_used |= f.fake->broker_of_batch[n] == 2;
+    }
+    CU_ASSERT_TRUE(broker2_used);
+    CU_ASSERT_EQUAL(fake_duplicates(f.fake), 0);
+    CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void reorder_run(bool idempotent, int64_t *reordered_out, int64_t *duplicates_out)
+{
+    /* Five batches in flight; the broker appends but its answers are lost
+     * for a while, the connection times out, all five are retried. */
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.enable_idempotence = idempotent;
+    f.config.count = 40;
+    f.config.rate_per_s = 1000;
+    f.config.linger_ns = 0;
+    f.config.batch_size_bytes = 400; /* ~2 records per batch */
+    f.config.request_timeout_ns = 500 * MS;
+    fixture_start(&f);
+    fixture_run(&f, 3 * MS);
+    f.fake->drop_responses = 5;
+    fixture_run(&f, 5 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 40);
+    *reordered_out = fake_reordered(f.fake);
+    *duplicates_out = fake_duplicates(f.fake);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_reorder_without_idempotence(void)
+{
+    int64_t reordered = 0, duplicates = 0;
+    reorder_run(false, &reordered, &duplicates);
+    CU_ASSERT(reordered > 0);
+    CU_ASSERT(duplicates > 0);
+    reorder_run(true, &reordered, &duplicates);
+    CU_ASSERT_EQUAL(reordered, 0);
+    CU_ASSERT_EQUAL(duplicates, 0);
+}
+
+static void test_acks0_counts_as_acked(void)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 2);
+    f.config.acks = KS_ACKS_NONE;
+    f.config.count = 30;
+    fixture_start(&f);
+    fixture_run(&f, 3 * MS);
+    f.fake->silent[1] = true; /* everything sent from now on is lost */
+    fixture_run(&f, 1 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 30);
+    CU_ASSERT_EQUAL(f.fake->init_pid_requests, 0); /* idempotence is off with acks=0 */
+    CU_ASSERT_EQUAL(f.out.offset_by_seq[0], -1);
+    CU_ASSERT(f.fake->parts[0].leo + f.fake->parts[1].leo < 30);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_buffer_memory_blocks_then_fails(void)
+{
+    /* buffer.memory holds two batches; the broker is silent; send() blocks
+     * for max.block.ms and then fails the record; the application goes on. */
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.batch_size_bytes = 1000;
+    f.config.buffer_memory_bytes = 2000;
+    f.config.max_block_ns = 200 * MS;
+    f.config.count = 100;
+    f.config.rate_per_s = 100;
+    f.config.request_timeout_ns = 5000 * MS;
+    f.config.delivery_timeout_ns = 6000 * MS;
+    f.config.enable_idempotence = false;
+    fixture_start(&f);
+    fixture_run(&f, 3 * MS);
+    f.fake->silent[1] = true;
+    fixture_run(&f, 2 * KS_NS_PER_S);
+    CU_ASSERT(f.out.failed > 0);
+    CU_ASSERT_EQUAL(f.out.acked, 0);
+    /* the blocked application sent fewer records than the rate asks */
+    CU_ASSERT(ks_producer_sent_count(f.producer) < 200);
+    f.fake->silent[1] = false;
+    fixture_run(&f, 30 * KS_NS_PER_S);
+    CU_ASSERT(f.out.acked > 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_crash_and_restart(void)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.count = 100;
+    f.config.rate_per_s = 100;
+    fixture_start(&f);
+    fixture_run(&f, 300 * MS);
+    int64_t acked = f.out.acked;
+    CU_ASSERT(acked > 20);
+    ks_node_id node = (ks_node_id)(f.cluster.broker_count + 2);
+    ks_world_node_crash(f.env.world, node, false);
+    ks_producer_on_crash(f.producer);
+    CU_ASSERT_TRUE(ks_producer_idle(f.producer));
+    int64_t sent_at_crash = ks_producer_sent_count(f.producer);
+    CU_ASSERT_EQUAL(f.out.acked + f.out.unknown, sent_at_crash);
+    fixture_run(&f, 1000 * MS);
+    CU_ASSERT_EQUAL(ks_producer_sent_count(f.producer), sent_at_crash);
+    ks_world_node_restart(f.env.world, node);
+    ks_producer_on_restart(f.producer);
+    fixture_run(&f, 3 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(ks_producer_sent_count(f.producer), 100);
+    CU_ASSERT_EQUAL(f.fake->init_pid_requests, 2);
+    CU_ASSERT_EQUAL(ks_producer_id(f.producer), 1002); /* a new producer id */
+    CU_ASSERT_EQUAL(f.out.acked + f.out.unknown, 100);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_crashed_leader_resets_connection(void)
+{
+    /* The leader's process dies with batches in flight: the producer sees
+     * the disconnect at once (no request.timeout.ms wait), refreshes
+     * metadata, and sends to the new leader when the metadata names it. */
+    struct fixture f;
+    fixture_init(&f, 2, 1);
+    f.config.count = 200;
+    f.config.rate_per_s = 1000;
+    fixture_start(&f);
+    fixture_run(&f, 50 * MS);
+    CU_ASSERT(f.out.acked > 0);
+    ks_world_node_crash(f.env.world, 1, false);
+    f.fake->leader[0] = 2;
+    fixture_run(&f, 1000 * MS);
+    CU_ASSERT_EQUAL(f.out.acked, 200); /* far sooner than request.timeout.ms (30 s) */
+    bool broker2_used = false;
+    for (int32_t n = 0; n < f.fake->batch_count; n++) {
+        broker2_used |= f.fake->broker_of_batch[n] == 2;
+    }
+    CU_ASSERT_TRUE(broker2_used);
+    CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_metadata_timeout_tries_another_broker(void)
+{
+    /* Two of three brokers never answer; metadata requests that time out
+     * go to another broker each time, until the live one answers. */
+    struct fixture f;
+    fixture_init(&f, 3, 3);
+    for (int32_t i = 0; i < 3; i++) {
+        f.fake->leader[i] = 3;
+    }
+    f.fake->silent[1] = true;
+    f.fake->silent[2] = true;
+    f.config.request_timeout_ns = 200 * MS;
+    f.config.count = 10;
+    fixture_start(&f);
+    fixture_run(&f, 5 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 10);
+    CU_ASSERT(f.fake->metadata_requests >= 1);
+    for (int32_t i = 1; i < f.fake->metadata_requests && i < 256; i++) {
+        /* a timed-out request is never retried on the same broker */
+        if (f.fake->metadata_broker[i - 1] != 3) {
+            CU_ASSERT_NOT_EQUAL(f.fake->metadata_broker[i], f.fake->metadata_broker[i - 1]);
+        }
+    }
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_metadata_max_age_refresh(void)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.metadata_max_age_ns = 1000 * MS;
+    f.config.count = 1;
+    fixture_start(&f);
+    fixture_run(&f, 5500 * MS);
+    /* the bootstrap request, then one every second */
+    CU_ASSERT_EQUAL(f.fake->metadata_requests, 6);
+    fixture_deinit(&f);
+}
+
+static void test_out_of_order_gap_bumps_epoch(void)
+{
+    /* The broker forgets the producer's last batch (as after an unclean
+     * election). The next batch is the one the producer expects to follow
+     * its last ack, so the gap is real: it bumps the epoch, renumbers from
+     * 0 and the broker takes the new epoch (KIP-360). */
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.count = 100;
+    f.config.rate_per_s = 100;
+    fixture_start(&f);
+    fixture_run(&f, 300 * MS);
+    CU_ASSERT(f.out.acked > 10);
+    CU_ASSERT_EQUAL(ks_producer_epoch(f.producer), 0);
+    struct fake_partition *part = &f.fake->parts[0];
+    part->last_sequence -= 1; /* a one-record batch vanished from its memory */
+    part->recent_count = 0;
+    fixture_run(&f, 3 * KS_NS_PER_S);
+    CU_ASSERT(f.fake->out_of_order_answers >= 1);
+    CU_ASSERT_EQUAL(ks_producer_epoch(f.producer), 1);
+    CU_ASSERT_EQUAL(f.out.acked, 100);
+    CU_ASSERT_EQUAL(part->epoch, 1);
+    CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_sticky_null_keys_spread(void)
+{
+    /* Null keys: runs of about batch.size bytes per partition, every
+     * partition used, no record lost. */
+    struct fixture f;
+    fixture_init(&f, 3, 3);
+    f.config.count = 3000;
+    f.config.rate_per_s = 10000;
+    f.config.batch_size_bytes = 2000;
+    fixture_start(&f);
+    fixture_run(&f, 3 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 3000);
+    int64_t per_partition[3] = { 0 };
+    int64_t switches = 0;
+    for (int64_t seq = 0; seq < 3000; seq++) {
+        int32_t part = f.out.partition_by_seq[seq];
+        CU_ASSERT_FATAL(part >= 0 && part < 3);
+        per_partition[part]++;
+        if (seq > 0 && part != f.out.partition_by_seq[seq - 1]) {
+            switches++;
+        }
+    }
+    for (int32_t i = 0; i < 3; i++) {
+        CU_ASSERT(per_partition[i] > 500);
+    }
+    /* ~130 bytes per record: a switch every 15..31 records, and a pick may
+     * land on the same partition again */
+    CU_ASSERT(switches >= 3000 / 31 * 1 / 2);
+    CU_ASSERT(switches <= 3000 / 15 + 1);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_request_carries_one_batch_per_partition(void)
+{
+    /* Three partitions led by one broker, one request in flight, no linger:
+     * while a request is out, every partition gets new records, and the next
+     * request takes the head batch of each (RecordAccumulator drain), so
+     * batches of the three partitions arrive together; the next request
+     * waits until all are answered. */
+    struct fixture f;
+    fixture_init(&f, 1, 3);
+    f.config.max_in_flight = 1;
+    f.config.key_count = 30;
+    f.config.count = 600;
+    f.config.rate_per_s = 6000;
+    f.config.linger_ns = 0; /* every batch is ready at once: they pile up behind the request */
+    f.config.enable_idempotence = false;
+    fixture_start(&f);
+    fixture_run(&f, 2 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 600);
+    int32_t groups = 0;
+    int32_t n = 0;
+    while (n < f.fake->batch_count) {
+        int32_t seen[3] = { 0 };
+        int32_t m = n;
+        while (m < f.fake->batch_count &&
+               f.fake->batch_arrival_ns[m] == f.fake->batch_arrival_ns[n]) {
+            seen[f.fake->batch_partition[m]]++;
+            m++;
+        }
+        for (int32_t i = 0; i < 3; i++) {
+            CU_ASSERT(seen[i] <= 1); /* at most one batch per partition per request */
+        }
+        if (m - n == 3) {
+            groups++;
+        }
+        if (m < f.fake->batch_count) {
+            /* one request at a time: the next leaves after the answers (2 ms round trip) */
+            CU_ASSERT(f.fake->batch_arrival_ns[m] >= f.fake->batch_arrival_ns[n] + 2 * MS);
+        }
+        n = m;
+    }
+    CU_ASSERT(groups > 10);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+void ks_test_register_producer(void)
+{
+    static const struct ks_test_case cases[] = {
+        { "record size accounting matches the batch builder", test_record_size_matches_builder },
+        { "retry backoff is exponential with +-20% jitter", test_retry_backoff_bounds },
+        { "ack path: keyed records, offsets, sequences", test_ack_path_keyed },
+        { "linger.ms holds a batch", test_linger_batching },
+        { "batch.size closes a batch", test_size_batching },
+        { "lost response duplicates without idempotence", test_lost_response_duplicates_without_idempotence },
+        { "lost response: no duplicate with idempotence", test_lost_response_no_duplicate_with_idempotence },
+        { "request timeout then recovery", test_request_timeout_then_recovery },
+        { "delivery timeout ends records as unknown", test_delivery_timeout_unknown },
+        { "NOT_LEADER_OR_FOLLOWER refreshes metadata", test_not_leader_refreshes_metadata },
+        { "5 in flight reorder without idempotence only", test_reorder_without_idempotence },
+        { "acks=0 counts records as acked when sent", test_acks0_counts_as_acked },
+        { "buffer.memory blocks send() then fails it", test_buffer_memory_blocks_then_fails },
+        { "crash ends records unknown; restart continues", test_crash_and_restart },
+        { "a crashed leader resets the connection", test_crashed_leader_resets_connection },
+        { "metadata timeout tries another broker", test_metadata_timeout_tries_another_broker },
+        { "metadata.max.age.ms refreshes", test_metadata_max_age_refresh },
+        { "OUT_OF_ORDER gap bumps the epoch (KIP-360)", test_out_of_order_gap_bumps_epoch },
+        { "sticky partitioner spreads null keys", test_sticky_null_keys_spread },
+        { "a request carries one batch per partition", test_request_carries_one_batch_per_partition },
+    };
+    KS_TEST_ADD_SUITE("core/producer", cases);
+}

@@ -1,0 +1,453 @@
+/* tests/core/test_replication.c: follower fetching, the leader's high
+ * watermark, ISR shrink and expand, acks and min.insync.replicas, and the
+ * two truncation modes on the exact scenarios of KIP-101 (1 and 2) and
+ * KIP-279.
+ *
+ * Method: each test builds a small cluster (repl_harness.h: brokers and the
+ * controller from core/cluster.c, Kafka's defaults, an explicit assignment)
+ * on a fresh world, appends batches directly at a leader as a producer
+ * would, drives crashes, restarts and network cuts through sim/world.h and
+ * the cluster's fault hooks, and checks replica states, acknowledgements,
+ * reported events and, for the KIP scenarios, whether the replicas' logs
+ * agree batch by batch (by CRC) after the story has played out. The
+ * high-watermark mode must lose or diverge exactly where KIP-101/KIP-279
+ * say; the leader-epoch mode must not. */
+#include "repl_harness.h"
+
+static const int32_t ASSIGN_123[] = { 1, 2, 3 };
+static const int32_t ASSIGN_12[] = { 1, 2 };
+
+/* An acks=all append completes once both followers fetched it and the HW
+ * passed it; followers learn the HW on their next fetch. */
+static void test_hw_advance(void)
+{
+    struct harness h;
+    h_defaults(&h, 3);
+    h_topic(&h, "orders", 1, 3, 2, ASSIGN_123);
+    h_start(&h, 1);
+    h_run_until(&h, 100 * H_MS);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
+    struct h_append *a = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m1");
+    CU_ASSERT_FALSE(a->done);
+    /* The leader's HW cannot move before a follower's next fetch. */
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 0);
+    h_run_for(&h, 50 * H_MS);
+    CU_ASSERT_TRUE(a->done);
+    CU_ASSERT_EQUAL(a->error, KS_ERR_NONE);
+    CU_ASSERT_EQUAL(a->base_offset, 0);
+    /* Two follower round trips: fetch m1, then the fetch that reports LEO 1. */
+    CU_ASSERT_TRUE(a->done_ns >= 100 * H_MS + 4 * H_MS);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 1);
+    for (int32_t b = 1; b <= 3; b++) {
+        CU_ASSERT_EQUAL(h_state(&h, b, 0, 0).leo, 1);
+    }
+    /* Followers learn HW 1 only when their parked fetch returns (500 ms). */
+    h_run_for(&h, 600 * H_MS);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).hw, 1);
+    CU_ASSERT_EQUAL(h_state(&h, 3, 0, 0).hw, 1);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).role, KS_ROLE_FOLLOWER);
+    /* acks=1 answers after the local append, before replication. */
+    struct h_append *b = h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "m2");
+    h_run_for(&h, 1 * H_MS / 10);
+    CU_ASSERT_TRUE(b->done);
+    CU_ASSERT_EQUAL(b->base_offset, 1);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 1);
+    /* A non-leader refuses. */
+    struct h_append *c = h_append(&h, 2, 0, 0, KS_ACKS_LEADER, "m3");
+    h_run_for(&h, 10 * H_MS);
+    CU_ASSERT_EQUAL(c->error, KS_ERR_NOT_LEADER_OR_FOLLOWER);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 2);
+    h_free(&h);
+}
+
+/* ISR shrink at the first isr-expiration check (every lag/2) after a
+ * follower stopped catching up for replica.lag.time.max.ms; expand when it
+ * fetches again. Broker 3 is cut off from the leader only, so its
+ * heartbeats keep it unfenced. */
+static void test_isr_shrink_expand_timing(void)
+{
+    struct harness h;
+    h_defaults(&h, 3);
+    h.cluster_config.replica_lag_ns_max = 10 * (int64_t)H_S;
+    h_topic(&h, "orders", 1, 3, 1, ASSIGN_123);
+    h_start(&h, 2);
+    h_run_until(&h, 1 * H_S);
+    ks_node_id a = 1;
+    ks_node_id b = 3;
+    ks_cut_id cut = ks_world_net_partition(h.env.world, &a, 1, &b, 1);
+    /* Traffic keeps the leader's LEO moving. */
+    for (int i = 0; i < 20; i++) {
+        h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "x");
+        h_run_for(&h, 1 * H_S);
+    }
+    const struct h_event *shrink = h_find(&h, KS_EV_ISR_SHRINK, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(shrink);
+    /* Last caught up ~1 s; checks at 5, 10, 15 s: 15 - 1 > 10 first. The
+     * AlterPartition takes 1 ms to reach the controller. */
+    CU_ASSERT_EQUAL(shrink->at_ns, 15 * H_S + 1 * H_MS);
+    int32_t isr[4];
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 2);
+    CU_ASSERT_EQUAL(isr[0], 1);
+    CU_ASSERT_EQUAL(isr[1], 2);
+    CU_ASSERT_EQUAL(h_count(&h, KS_EV_ISR_SHRINK), 1);
+    CU_ASSERT_EQUAL(h_count(&h, KS_EV_BROKER_FENCED), 0);
+    ks_world_net_heal(h.env.world, cut);
+    ks_time_ns healed = h_now(&h);
+    h_run_for(&h, 40 * H_S);
+    const struct h_event *expand = h_find(&h, KS_EV_ISR_EXPAND, healed);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(expand);
+    /* The lost fetch times out 30 s after it was sent (~1 s), then the
+     * follower backs off 1 s, fetches, catches up, and is added back. */
+    CU_ASSERT_TRUE(expand->at_ns >= 31 * H_S);
+    CU_ASSERT_TRUE(expand->at_ns <= 33 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 3);
+    CU_ASSERT_EQUAL(h_state(&h, 3, 0, 0).leo, h_state(&h, 1, 0, 0).leo);
+    h_free(&h);
+}
+
+/* min.insync.replicas=2 with both followers fenced: acks=all is refused
+ * before appending; acks=1 still works; the HW does not move (3.7 rule). */
+static void test_not_enough_replicas(void)
+{
+    struct harness h;
+    h_defaults(&h, 3);
+    h_topic(&h, "orders", 1, 3, 2, ASSIGN_123);
+    h_start(&h, 3);
+    h_run_until(&h, 500 * H_MS);
+    h_crash(&h, 2, false);
+    h_crash(&h, 3, false);
+    h_run_until(&h, 15 * H_S);
+    int32_t isr[4];
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 1);
+    CU_ASSERT_EQUAL(h_count(&h, KS_EV_BROKER_FENCED), 2);
+    int64_t leo = h_state(&h, 1, 0, 0).leo;
+    struct h_append *a = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "refused");
+    h_run_for(&h, 10 * H_MS);
+    CU_ASSERT_EQUAL(a->error, KS_ERR_NOT_ENOUGH_REPLICAS);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, leo);
+    CU_ASSERT_EQUAL(h_count(&h, KS_EV_PRODUCE_REFUSED), 1);
+    struct h_append *b = h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "one");
+    h_run_for(&h, 10 * H_MS);
+    CU_ASSERT_EQUAL(b->error, KS_ERR_NONE);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, leo + 1);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, leo);
+    /* A follower comes back, catches up, rejoins: the HW moves again. */
+    h_restart(&h, 2);
+    h_run_for(&h, 5 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 2);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, leo + 1);
+    struct h_append *c = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "ok");
+    h_run_for(&h, 100 * H_MS);
+    CU_ASSERT_EQUAL(c->error, KS_ERR_NONE);
+    h_free(&h);
+}
+
+/* KIP-101 scenario 1: the follower B restarts and, in high-watermark mode,
+ * truncates m2 to its stale HW; the leader A then dies and B becomes leader:
+ * m2, acknowledged with acks=all, is gone. With leader epochs B keeps m2. */
+static void kip101_scenario1(enum ks_truncation_mode mode, bool *m2_kept, bool *acked)
+{
+    struct harness h;
+    h_defaults(&h, 2);
+    h.cluster_config.truncation = mode;
+    h_topic(&h, "t", 1, 2, 1, ASSIGN_12);
+    h_start(&h, 11);
+    h_run_until(&h, 1 * H_S);
+    struct h_append *m1 = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m1");
+    h_run_until(&h, 6 * H_S); /* HW 1 everywhere, checkpointed at 5 s */
+    CU_ASSERT_EQUAL(m1->error, KS_ERR_NONE);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).hw, 1);
+    struct h_append *m2 = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m2");
+    h_run_for(&h, 20 * H_MS);
+    /* A has HW 2 and acked m2; B has m2 but still HW 1 (its fetch is parked). */
+    CU_ASSERT_EQUAL(m2->error, KS_ERR_NONE);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 2);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).leo, 2);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).hw, 1);
+    *acked = m2->error == KS_ERR_NONE;
+    /* B restarts; A dies right away. */
+    h_crash(&h, 2, false);
+    h_restart(&h, 2);
+    h_crash(&h, 1, false);
+    h_run_for(&h, 15 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).role, KS_ROLE_LEADER);
+    *m2_kept = h_state(&h, 2, 0, 0).leo == 2;
+    /* A comes back as a follower; the replicas must agree afterwards. */
+    h_restart(&h, 1);
+    h_run_for(&h, 5 * H_S);
+    CU_ASSERT_TRUE(h_logs_agree(&h, 1, 2, 0, 0));
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, h_state(&h, 2, 0, 0).leo);
+    h_free(&h);
+}
+
+static void test_kip101_scenario1(void)
+{
+    bool kept = true;
+    bool acked = false;
+    kip101_scenario1(KS_TRUNCATION_HIGH_WATERMARK, &kept, &acked);
+    CU_ASSERT_TRUE(acked);
+    CU_ASSERT_FALSE(kept); /* pre-0.11: acknowledged m2 lost */
+    kept = false;
+    kip101_scenario1(KS_TRUNCATION_LEADER_EPOCH, &kept, &acked);
+    CU_ASSERT_TRUE(acked);
+    CU_ASSERT_TRUE(kept); /* KIP-101: kept */
+}
+
+/* KIP-101 scenario 2: both replicas crash; B loses unflushed m2 (power
+ * failure), comes back first, becomes leader and takes m3 at offset 1; A
+ * comes back with m2 at offset 1 and HW 2. High-watermark truncation keeps
+ * m2 on A: the logs diverge. Leader-epoch truncation removes it. */
+static bool kip101_scenario2(enum ks_truncation_mode mode)
+{
+    struct harness h;
+    h_defaults(&h, 2);
+    h.cluster_config.truncation = mode;
+    h_topic(&h, "t", 1, 2, 1, ASSIGN_12);
+    h_start(&h, 12);
+    h_run_until(&h, 1 * H_S);
+    h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m1");
+    h_run_until(&h, 2 * H_S);
+    /* m1 is on disk on both (as a flush would leave it). */
+    ks_log_flush(ks_cluster_replica_log(h.cluster, 1, 0, 0));
+    ks_log_flush(ks_cluster_replica_log(h.cluster, 2, 0, 0));
+    h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m2");
+    h_run_until(&h, 10500 * H_MS); /* A's HW 2 checkpointed at 10 s */
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 2);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).leo, 2);
+    h_crash(&h, 1, false); /* A: process crash, page cache survives */
+    h_crash(&h, 2, true);  /* B: power failure, m2 was never fsynced */
+    h_restart(&h, 2);
+    /* Sessions of both expire at 19 s. With KRaft rules B may only register
+     * its new incarnation then (20.5 s), is unfenced at 22.5 s and elected;
+     * in high-watermark mode (ZooKeeper era) it registered at once. */
+    h_run_for(&h, 13 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).leo, 1);
+    struct h_append *m3 = h_append(&h, 2, 0, 0, KS_ACKS_LEADER, "m3");
+    h_run_for(&h, 100 * H_MS);
+    CU_ASSERT_EQUAL(m3->base_offset, 1);
+    h_restart(&h, 1);
+    h_run_for(&h, 5 * H_S);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).role, KS_ROLE_FOLLOWER);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, h_state(&h, 2, 0, 0).leo);
+    bool agree = h_logs_agree(&h, 1, 2, 0, 0);
+    if (mode == KS_TRUNCATION_LEADER_EPOCH) {
+        CU_ASSERT_TRUE(h_count(&h, KS_EV_TRUNCATION) >= 1);
+    }
+    h_free(&h);
+    return agree;
+}
+
+static void test_kip101_scenario2(void)
+{
+    CU_ASSERT_FALSE(kip101_scenario2(KS_TRUNCATION_HIGH_WATERMARK));
+    CU_ASSERT_TRUE(kip101_scenario2(KS_TRUNCATION_LEADER_EPOCH));
+}
+
+/* KIP-279: the follower's latest epoch is unknown to the new leader (two
+ * quick leader changes). Broker 1 writes m2 alone (cut off from 2), dies;
+ * 2 leads epoch 1 and writes m3, dies; 1 comes back and is elected
+ * uncleanly (epoch 2) with m1,m2; then 2 comes back as follower with m3 at
+ * offset 1 and HW 2. Epoch-based truncation must go back to the end of the
+ * last common epoch (0, offset 1) and refetch m2. */
+static bool kip279_scenario(enum ks_truncation_mode mode)
+{
+    struct harness h;
+    h_defaults(&h, 2);
+    h.cluster_config.truncation = mode;
+    h.cluster_config.unclean_leader_election_enable = true;
+    h_topic(&h, "t", 1, 2, 1, ASSIGN_12);
+    h_start(&h, 13);
+    h_run_until(&h, 1 * H_S);
+    h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m1");
+    h_run_until(&h, 2 * H_S);
+    ks_node_id a = 1;
+    ks_node_id b = 2;
+    ks_cut_id cut = ks_world_net_partition(h.env.world, &a, 1, &b, 1);
+    h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "m2");
+    h_run_until(&h, 2500 * H_MS);
+    h_crash(&h, 1, false);
+    ks_world_net_heal(h.env.world, cut);
+    h_run_until(&h, 12 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    CU_ASSERT_EQUAL(ks_cluster_leader_epoch(h.cluster, 0, 0), 1);
+    h_append(&h, 2, 0, 0, KS_ACKS_LEADER, "m3");
+    h_run_until(&h, 15500 * H_MS); /* 2 alone in the ISR: HW 2, checkpointed at 15 s */
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).hw, 2);
+    h_crash(&h, 2, false);
+    h_run_until(&h, 25 * H_S); /* 2 fenced: no live replica, no leader */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), -1);
+    h_restart(&h, 1);
+    h_run_until(&h, 28 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
+    CU_ASSERT_EQUAL(h_count(&h, KS_EV_UNCLEAN_ELECTION), 1);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 2);
+    h_restart(&h, 2);
+    h_run_until(&h, 33 * H_S);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).role, KS_ROLE_FOLLOWER);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).leo, 2);
+    bool agree = h_logs_agree(&h, 1, 2, 0, 0);
+    h_free(&h);
+    return agree;
+}
+
+static void test_kip279_scenario(void)
+{
+    CU_ASSERT_FALSE(kip279_scenario(KS_TRUNCATION_HIGH_WATERMARK));
+    CU_ASSERT_TRUE(kip279_scenario(KS_TRUNCATION_LEADER_EPOCH));
+}
+
+/* A crashed broker restarts: its log comes back through recovery (unclean
+ * shutdown), it catches up and rejoins the ISR; a clean shutdown skips
+ * recovery. */
+static void test_restart_recovery(void)
+{
+    struct harness h;
+    h_defaults(&h, 3);
+    h_topic(&h, "orders", 2, 3, 2, NULL);
+    h_start(&h, 4);
+    h_run_until(&h, 500 * H_MS);
+    for (int i = 0; i < 10; i++) {
+        int32_t leader = ks_cluster_leader(h.cluster, 0, i % 2);
+        h_append(&h, leader, 0, i % 2, KS_ACKS_ALL, "r");
+        h_run_for(&h, 50 * H_MS);
+    }
+    for (int i = 0; i < 10; i++) {
+        CU_ASSERT_EQUAL(h.appends[i].error, KS_ERR_NONE);
+    }
+    int32_t victim = ks_cluster_leader(h.cluster, 0, 0);
+    h_crash(&h, victim, false);
+    CU_ASSERT_FALSE(ks_cluster_broker_is_up(h.cluster, victim));
+    h_run_for(&h, 12 * H_S);
+    CU_ASSERT_NOT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), victim);
+    CU_ASSERT_TRUE(h_count(&h, KS_EV_LEADER_ELECTED) >= 1);
+    h_restart(&h, victim);
+    h_run_for(&h, 10 * H_S);
+    CU_ASSERT_TRUE(h_count(&h, KS_EV_RECOVERY) >= 1);
+    CU_ASSERT_TRUE(h_count(&h, KS_EV_BROKER_UNFENCED) >= 1);
+    for (int32_t p = 0; p < 2; p++) {
+        int32_t isr[4];
+        CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, p, isr, 4), 3);
+        CU_ASSERT_EQUAL(h_state(&h, victim, 0, p).leo, 5);
+    }
+    /* Clean shutdown: no recovery on the next start. */
+    int32_t recoveries = h_count(&h, KS_EV_RECOVERY);
+    ks_broker_shutdown(ks_cluster_broker(h.cluster, victim));
+    ks_broker_on_restart(ks_cluster_broker(h.cluster, victim));
+    h_run_for(&h, 1 * H_S);
+    CU_ASSERT_EQUAL(h_count(&h, KS_EV_RECOVERY), recoveries);
+    CU_ASSERT_EQUAL(h_state(&h, victim, 0, 0).leo, 5);
+    h_free(&h);
+}
+
+/* A leader cut off from the controller (a zombie) keeps accepting acks=1
+ * writes; the controller fences it and elects another leader; when it
+ * reconnects it truncates the writes it accepted alone. It cannot shrink its
+ * ISR meanwhile, so acks=all writes on it time out. */
+static void test_zombie_leader(void)
+{
+    struct harness h;
+    h_defaults(&h, 3);
+    h_topic(&h, "orders", 1, 3, 1, ASSIGN_123);
+    h_start(&h, 5);
+    h_run_until(&h, 500 * H_MS);
+    ks_node_id zombie = 1;
+    ks_node_id others[] = { 2, 3, 4 };
+    ks_cut_id cut = ks_world_net_partition(h.env.world, &zombie, 1, others, 3);
+    struct h_append *one = h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "zombie-write");
+    struct h_append *all = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "zombie-all");
+    h_run_for(&h, 40 * H_S);
+    CU_ASSERT_EQUAL(one->error, KS_ERR_NONE);
+    CU_ASSERT_EQUAL(all->error, KS_ERR_REQUEST_TIMED_OUT);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).role, KS_ROLE_LEADER); /* it does not know */
+    ks_world_net_heal(h.env.world, cut);
+    h_run_for(&h, 5 * H_S);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).role, KS_ROLE_FOLLOWER);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, h_state(&h, 2, 0, 0).leo);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 0);
+    CU_ASSERT_TRUE(h_count(&h, KS_EV_TRUNCATION) >= 1);
+    h_free(&h);
+}
+
+/* End to end with the producer module: acks=all, idempotent, min ISR 2,
+ * the leader of partition 0 crashes mid-stream. Everything acknowledged is
+ * on the new leaders; every record is acknowledged in the end. */
+static void test_producer_acks_all_failover(void)
+{
+    struct harness h;
+    h_defaults(&h, 3);
+    h_topic(&h, "orders", 3, 3, 2, NULL);
+    h_add_producer(&h, 2000, 6000);
+    h_start(&h, 41);
+    h_run_until(&h, 1500 * H_MS);
+    int32_t victim = ks_cluster_leader(h.cluster, 0, 0);
+    h_crash(&h, victim, false);
+    h_run_until(&h, 60 * H_S);
+    int64_t acked = h_outcome_count(&h, KS_OUTCOME_ACKED);
+    CU_ASSERT_EQUAL(ks_cluster_producer_sent_count(h.cluster, 0), 6000);
+    CU_ASSERT_EQUAL(acked, 6000);
+    CU_ASSERT_EQUAL(h_acked_lost(&h), 0);
+    CU_ASSERT_NOT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), victim);
+    h_free(&h);
+}
+
+/* acks=1: the leader acknowledges before its followers have the records.
+ * Its followers stop fetching (cut off, still in the ISR since
+ * replica.lag.time.max.ms has not passed); the leader keeps acknowledging,
+ * then crashes: a follower from the ISR is elected cleanly and every record
+ * acknowledged meanwhile is lost. With acks=all the same story loses none. */
+static int64_t producer_cut_then_crash(enum ks_acks acks)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    struct harness h;
+    h_defaults(&h, 3);
+    h_topic(&h, "orders", 1, 3, 1, assign);
+    struct ks_producer_config *config = h_add_producer(&h, 2000, 4000);
+    config->acks = acks;
+    config->enable_idempotence = acks == KS_ACKS_ALL;
+    h_start(&h, 42);
+    h_run_until(&h, 1 * H_S);
+    ks_node_id leader = 1;
+    ks_node_id followers[] = { 2, 3 };
+    ks_cut_id cut = ks_world_net_partition(h.env.world, &leader, 1, followers, 2);
+    h_run_until(&h, 1200 * H_MS);
+    int64_t leader_leo = h_state(&h, 1, 0, 0).leo;
+    int64_t follower_leo = h_state(&h, 2, 0, 0).leo;
+    if (acks == KS_ACKS_LEADER) {
+        CU_ASSERT_TRUE(leader_leo > follower_leo);
+    }
+    h_crash(&h, 1, false);
+    ks_world_net_heal(h.env.world, cut);
+    h_run_until(&h, 60 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    CU_ASSERT_EQUAL(h_count(&h, KS_EV_UNCLEAN_ELECTION), 0);
+    int64_t lost = h_acked_lost(&h);
+    CU_ASSERT_TRUE(lost <= leader_leo - follower_leo);
+    h_free(&h);
+    return lost;
+}
+
+static void test_producer_acks1_loss(void)
+{
+    CU_ASSERT_TRUE(producer_cut_then_crash(KS_ACKS_LEADER) > 0);
+    CU_ASSERT_EQUAL(producer_cut_then_crash(KS_ACKS_ALL), 0);
+}
+
+void ks_test_register_replication(void)
+{
+    static const struct ks_test_case cases[] = {
+        { "hw_advance", test_hw_advance },
+        { "isr_shrink_expand_timing", test_isr_shrink_expand_timing },
+        { "not_enough_replicas", test_not_enough_replicas },
+        { "kip101_scenario1", test_kip101_scenario1 },
+        { "kip101_scenario2", test_kip101_scenario2 },
+        { "kip279_scenario", test_kip279_scenario },
+        { "restart_recovery", test_restart_recovery },
+        { "zombie_leader", test_zombie_leader },
+        { "producer_acks_all_failover", test_producer_acks_all_failover },
+        { "producer_acks1_loss", test_producer_acks1_loss },
+    };
+    KS_TEST_ADD_SUITE("core/replication", cases);
+}

@@ -1,0 +1,70 @@
+#!/bin/sh
+# Explore finds a weak setting (SPEC 1): with acks=1 and random crashes, some
+# seed among 1-50 must lose acknowledged records; its reproducer file, run
+# again with `ksim run`, must fail the same expectation.
+#
+# Method: a small scenario written here (acks=1, no idempotence, 3 brokers,
+# 4 s of simulated time, `acked_lost = 0` expected) is explored with at most
+# 3 faults per seed; the first reproducer written is run and must exit 1 with
+# acked_lost among its failures; `explore` itself must exit 1 and report the
+# failure kind.
+#
+# Usage: sh tests/explore.sh [KSIM]
+set -eu
+ksim=${1:-bin/ksim}
+case $ksim in /*) ;; *) ksim=$(pwd)/$ksim ;; esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+
+cat > weak.ini <<'INI'
+[scenario]
+name = weak
+duration = 4s
+final.drain = 10s
+
+[cluster]
+brokers = 3
+
+[topic orders]
+partitions = 2
+replication.factor = 3
+min.insync.replicas = 1
+
+[producer p1]
+topic = orders
+acks = 1
+enable.idempotence = false
+rate = 500/s
+keys = 50
+
+[fault placeholder]
+at = 1s
+action = slow
+target = 1
+disk.latency = 1ms
+duration = 1ms
+
+[expect]
+acked_lost = 0
+INI
+
+code=0
+"$ksim" explore weak.ini --seeds 1-50 --faults 3 --jobs 2 --db explore.db --out found \
+    > explore.txt 2>explore.err || code=$?
+if [ $code -ne 1 ]; then
+    echo "explore: FAIL: expected exit 1 (a failure found), got $code"
+    cat explore.txt explore.err | tail -20; exit 1
+fi
+grep -q "acked_lost" explore.txt || { echo "explore: FAIL: no acked_lost kind"; exit 1; }
+file=$(ls found/explore-weak-s*.ini | head -1)
+[ -n "$file" ] || { echo "explore: FAIL: no reproducer written"; exit 1; }
+if grep -q '^\[fault placeholder\]' "$file"; then
+    echo "explore: FAIL: the reproducer kept the scenario's own faults"; exit 1
+fi
+rcode=0
+"$ksim" run "$file" --db rerun.db > rerun.txt 2>&1 || rcode=$?
+if [ $rcode -ne 1 ] || ! grep -q "acked_lost" rerun.txt; then
+    echo "explore: FAIL: $file does not fail again (exit $rcode)"; tail -20 rerun.txt; exit 1
+fi
+echo "explore: ok $(grep '^explore:' explore.txt); $(basename "$file") fails again"

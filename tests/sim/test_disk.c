@@ -1,0 +1,641 @@
+/*
+** tests/sim/test_disk.c: the virtual disk and its fault layer (suite "sim/disk").
+**
+** Goal: files behave like files (bytes really land under the run folder,
+** reads see what was written), durability follows the fault model of
+** sim/disk.c (power loss keeps exactly the durable content plus at most a torn
+** last write; a process crash keeps everything; overwrites below the durable
+** size are undone; never-fsynced files come back empty), whole-file
+** operations are durable at once, the descriptor LRU really bounds the
+** process's descriptors, and the cost model charges a serial device.
+** Method: write known pseudo-random content (from a local generator, not the
+** world's streams), power-fail, and compare byte by byte; the torn-write
+** property is checked over 200 seeds, and the three tear outcomes must all
+** occur. Descriptors are counted in /proc/self/fd.
+*/
+#include "../testlib.h"
+
+#include <dirent.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t local_next(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *state >> 33;
+}
+
+static void fill(uint8_t *bytes, size_t n, uint64_t *state)
+{
+    for (size_t i = 0; i < n; i++) {
+        bytes[i] = (uint8_t)local_next(state);
+    }
+}
+
+/* The whole file through the world's read path. */
+static uint8_t *read_whole(ks_file *file, size_t *size_out)
+{
+    size_t size = (size_t)ks_disk_size(file);
+    uint8_t *bytes = g_malloc(size + 1);
+    size_t n = 0;
+    CU_ASSERT_EQUAL(ks_disk_read(file, bytes, size, 0, &n), KS_IO_OK);
+    CU_ASSERT_EQUAL(n, size);
+    *size_out = size;
+    return bytes;
+}
+
+static void test_basic_io(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 2);
+    enum ks_io_result result = KS_IO_OK;
+    CU_ASSERT_PTR_NULL(ks_disk_open(env.world, 1, "b1/missing.log", 0, &result));
+    CU_ASSERT_EQUAL(result, KS_IO_NOT_FOUND);
+    ks_file *file = ks_disk_open(env.world, 1, "b1/p-0/0.log", KS_DISK_CREATE, &result);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    CU_ASSERT_EQUAL(result, KS_IO_OK);
+    CU_ASSERT_EQUAL(ks_disk_size(file), 0);
+    CU_ASSERT_EQUAL(ks_disk_append(file, "hello ", 6), KS_IO_OK);
+    CU_ASSERT_EQUAL(ks_disk_append(file, "world", 5), KS_IO_OK);
+    CU_ASSERT_EQUAL(ks_disk_pwrite(file, "W", 1, 6), KS_IO_OK);
+    CU_ASSERT_EQUAL(ks_disk_size(file), 11);
+    char buffer[32] = {0};
+    size_t n = 0;
+    CU_ASSERT_EQUAL(ks_disk_read(file, buffer, sizeof buffer, 0, &n), KS_IO_OK);
+    CU_ASSERT_EQUAL(n, 11);
+    CU_ASSERT_NSTRING_EQUAL(buffer, "hello World", 11);
+    CU_ASSERT_EQUAL(ks_disk_read(file, buffer, 4, 9, &n), KS_IO_OK);
+    CU_ASSERT_EQUAL(n, 2); /* short at EOF */
+    CU_ASSERT_EQUAL(ks_disk_read(file, buffer, 4, 50, &n), KS_IO_OK);
+    CU_ASSERT_EQUAL(n, 0);
+    /* The real file holds the bytes now, for tools. */
+    char *real = ks_world_real_path(env.world, "b1/p-0/0.log");
+    gchar *contents = NULL;
+    gsize length = 0;
+    CU_ASSERT_TRUE(g_file_get_contents(real, &contents, &length, NULL));
+    CU_ASSERT_EQUAL(length, 11);
+    CU_ASSERT_NSTRING_EQUAL(contents, "hello World", 11);
+    g_free(contents);
+    g_free(real);
+    CU_ASSERT_EQUAL(ks_disk_truncate(file, 5), KS_IO_OK);
+    CU_ASSERT_EQUAL(ks_disk_size(file), 5);
+    ks_disk_close(file);
+    ks_disk_close(NULL);
+    /* Reopen: the size is kept; TRUNCATE empties. */
+    file = ks_disk_open(env.world, 1, "b1/p-0/0.log", 0, &result);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    CU_ASSERT_EQUAL(ks_disk_size(file), 5);
+    ks_file *again = ks_disk_open(env.world, 1, "b1/p-0/0.log", KS_DISK_TRUNCATE, NULL);
+    CU_ASSERT_EQUAL(ks_disk_size(again), 0);
+    CU_ASSERT_EQUAL(ks_disk_size(file), 0); /* both handles see one file */
+    ks_disk_close(again);
+    ks_disk_close(file);
+    /* Changed behind the world's back while closed (a test writing the real
+     * file): the next open sees the file as it is. */
+    real = ks_world_real_path(env.world, "b1/p-0/0.log");
+    CU_ASSERT_TRUE(g_file_set_contents(real, "external!", 9, NULL));
+    file = ks_disk_open(env.world, 1, "b1/p-0/0.log", 0, &result);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    CU_ASSERT_EQUAL(ks_disk_size(file), 9);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(env.world, 1, "b1/p-0/0.log"), 9);
+    ks_disk_close(file);
+    CU_ASSERT_EQUAL(g_unlink(real), 0);
+    CU_ASSERT_PTR_NULL(ks_disk_open(env.world, 1, "b1/p-0/0.log", 0, &result));
+    CU_ASSERT_EQUAL(result, KS_IO_NOT_FOUND);
+    g_free(real);
+    ks_test_env_deinit(&env);
+}
+
+static void test_whole_file_ops(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 2);
+    CU_ASSERT_PTR_NULL(ks_disk_list(env.world, 1, "b1"));
+    CU_ASSERT_EQUAL(ks_disk_mkdir(env.world, 1, "b1/x/y"), KS_IO_OK);
+    char **empty = ks_disk_list(env.world, 1, "b1/x/y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(empty);
+    CU_ASSERT_PTR_NULL(empty[0]);
+    ks_disk_list_free(empty);
+    ks_world_node_crash(env.world, 1, true); /* a node without files */
+    ks_world_node_restart(env.world, 1);
+    CU_ASSERT_TRUE(ks_disk_exists(env.world, 1, "b1/x/y"));
+    const char *names[] = {"b1/c", "b1/a", "b1/B", "b1/b"};
+    for (int i = 0; i < 4; i++) {
+        ks_file *f = ks_disk_open(env.world, 1, names[i], KS_DISK_CREATE, NULL);
+        ks_disk_append(f, "z", 1);
+        ks_disk_close(f);
+    }
+    char **list = ks_disk_list(env.world, 1, "b1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(list);
+    const char *expected[] = {"B", "a", "b", "c", "x"};
+    for (int i = 0; i < 5; i++) {
+        CU_ASSERT_PTR_NOT_NULL_FATAL(list[i]);
+        CU_ASSERT_STRING_EQUAL(list[i], expected[i]);
+    }
+    CU_ASSERT_PTR_NULL(list[5]);
+    ks_disk_list_free(list);
+    /* Rename replaces the target and is durable at once. */
+    CU_ASSERT_EQUAL(ks_disk_rename(env.world, 1, "b1/a", "b1/c"), KS_IO_OK);
+    CU_ASSERT_FALSE(ks_disk_exists(env.world, 1, "b1/a"));
+    CU_ASSERT_EQUAL(ks_disk_rename(env.world, 1, "b1/a", "b1/d"), KS_IO_NOT_FOUND);
+    CU_ASSERT_EQUAL(ks_disk_delete(env.world, 1, "b1/b"), KS_IO_OK);
+    CU_ASSERT_EQUAL(ks_disk_delete(env.world, 1, "b1/b"), KS_IO_NOT_FOUND);
+    ks_world_node_crash(env.world, 1, true);
+    ks_world_node_restart(env.world, 1);
+    CU_ASSERT_FALSE(ks_disk_exists(env.world, 1, "b1/a"));
+    CU_ASSERT_FALSE(ks_disk_exists(env.world, 1, "b1/b"));
+    CU_ASSERT_TRUE(ks_disk_exists(env.world, 1, "b1/c"));
+    /* Never fsynced: exists but empty after power loss (no torn write either). */
+    ks_file *f = ks_disk_open(env.world, 1, "b1/c", 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(ks_disk_size(f), 0);
+    ks_disk_close(f);
+    /* A folder rename carries its files' durable state. */
+    f = ks_disk_open(env.world, 1, "b1/x/y/seg", KS_DISK_CREATE, NULL);
+    ks_disk_append(f, "abc", 3);
+    ks_disk_fsync(f);
+    ks_disk_append(f, "def", 3);
+    CU_ASSERT_EQUAL(ks_disk_rename(env.world, 1, "b1/x", "b1/x-delete"), KS_IO_OK);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(env.world, 1, "b1/x-delete/y/seg"), 3);
+    ks_disk_append(f, "g", 1); /* the open handle follows the file */
+    CU_ASSERT_EQUAL(ks_disk_size(f), 7);
+    ks_disk_close(f);
+    CU_ASSERT_EQUAL(ks_disk_delete(env.world, 1, "b1/x-delete"), KS_IO_OK);
+    CU_ASSERT_FALSE(ks_disk_exists(env.world, 1, "b1/x-delete"));
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(env.world, 1, "b1/x-delete/y/seg"), -1);
+    ks_test_env_deinit(&env);
+}
+
+static void test_delete_while_open(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 2);
+    ks_file *f = ks_disk_open(env.world, 1, "d/f", KS_DISK_CREATE, NULL);
+    ks_disk_append(f, "12345", 5);
+    CU_ASSERT_EQUAL(ks_disk_delete(env.world, 1, "d/f"), KS_IO_OK);
+    CU_ASSERT_FALSE(ks_disk_exists(env.world, 1, "d/f"));
+    char buffer[8];
+    size_t n = 0;
+    ks_disk_read(f, buffer, 5, 0, &n); /* POSIX: the open file lives on */
+    CU_ASSERT_EQUAL(n, 5);
+    CU_ASSERT_NSTRING_EQUAL(buffer, "12345", 5);
+    /* A new file by the same name is a different file. */
+    ks_file *g = ks_disk_open(env.world, 1, "d/f", KS_DISK_CREATE, NULL);
+    CU_ASSERT_EQUAL(ks_disk_size(g), 0);
+    ks_disk_close(f);
+    ks_disk_close(g);
+    ks_test_env_deinit(&env);
+}
+
+static void test_process_crash_keeps_everything(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 2);
+    ks_file *f = ks_disk_open(env.world, 1, "n1/log", KS_DISK_CREATE, NULL);
+    uint64_t state = 1;
+    uint8_t data[3000];
+    fill(data, sizeof data, &state);
+    ks_disk_append(f, data, 1000);
+    ks_disk_fsync(f);
+    ks_disk_append(f, data + 1000, 2000);
+    ks_disk_pwrite(f, "xyz", 3, 10);
+    memcpy(data + 10, "xyz", 3);
+    ks_world_node_crash(env.world, 1, false);
+    ks_world_node_restart(env.world, 1);
+    size_t size = 0;
+    uint8_t *back = read_whole(f, &size);
+    CU_ASSERT_EQUAL(size, 3000);
+    CU_ASSERT_EQUAL(memcmp(back, data, 3000), 0);
+    g_free(back);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(env.world, 1, "n1/log"), 1000);
+    ks_disk_close(f);
+    ks_test_env_deinit(&env);
+}
+
+enum tear_kind { TEAR_NONE, TEAR_PREFIX, TEAR_GARBAGE, TEAR_WHOLE_OR_GARBAGE };
+
+/* Checks file == durable ++ torn(last) and classifies the tail. */
+static enum tear_kind check_torn_tail(const uint8_t *file, size_t file_size,
+                                      const uint8_t *durable, size_t durable_size,
+                                      const uint8_t *last, size_t last_size)
+{
+    CU_ASSERT_FATAL(file_size >= durable_size);
+    CU_ASSERT_EQUAL(memcmp(file, durable, durable_size), 0);
+    size_t tail = file_size - durable_size;
+    if (tail == 0) {
+        return TEAR_NONE;
+    }
+    CU_ASSERT_FATAL(tail <= last_size);
+    if (tail < last_size) {
+        CU_ASSERT_EQUAL(file_size % 512, 0); /* cut at a sector boundary of the file */
+        CU_ASSERT_EQUAL(memcmp(file + durable_size, last, tail), 0);
+        return TEAR_PREFIX;
+    }
+    size_t garbage_max = last_size < 512 ? last_size : 512;
+    CU_ASSERT_EQUAL(memcmp(file + durable_size, last, last_size - garbage_max), 0);
+    return memcmp(file + durable_size, last, last_size) == 0 ? TEAR_WHOLE_OR_GARBAGE
+                                                              : TEAR_GARBAGE;
+}
+
+static void test_power_loss_torn_tail(void)
+{
+    int seen[4] = {0};
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        struct ks_test_env env;
+        ks_test_env_init(&env, seed, 2);
+        uint64_t state = seed * 7919;
+        size_t durable_size = 1 + local_next(&state) % 5000;
+        size_t last_size = 1 + local_next(&state) % 3000;
+        bool several = local_next(&state) % 4 == 0; /* unsynced writes before the last */
+        uint8_t *durable = g_malloc(durable_size);
+        uint8_t *last = g_malloc(last_size);
+        fill(durable, durable_size, &state);
+        fill(last, last_size, &state);
+        ks_file *f = ks_disk_open(env.world, 1, "b/seg.log", KS_DISK_CREATE, NULL);
+        ks_disk_append(f, durable, durable_size / 2);
+        ks_disk_fsync(f);
+        ks_disk_append(f, durable + durable_size / 2, durable_size - durable_size / 2);
+        ks_disk_fsync(f);
+        if (several) {
+            ks_disk_append(f, "lost", 4);
+        }
+        ks_disk_append(f, last, last_size);
+        uint64_t fsyncs = ks_world_disk_fsync_count(env.world, 1);
+        CU_ASSERT_EQUAL(fsyncs, 2);
+        CU_ASSERT_EQUAL(ks_world_disk_durable_size(env.world, 1, "b/seg.log"),
+                        (int64_t)durable_size);
+        ks_world_node_crash(env.world, 1, true);
+        size_t size = 0;
+        uint8_t *back = read_whole(f, &size);
+        if (several) {
+            /* The last write is not contiguous with the durable content. */
+            CU_ASSERT_EQUAL(size, durable_size);
+            CU_ASSERT_EQUAL(memcmp(back, durable, durable_size), 0);
+        } else {
+            seen[check_torn_tail(back, size, durable, durable_size, last, last_size)]++;
+        }
+        /* What survived is durable now: a second power loss changes nothing. */
+        CU_ASSERT_EQUAL(ks_world_disk_durable_size(env.world, 1, "b/seg.log"), (int64_t)size);
+        g_free(back);
+        ks_disk_close(f);
+        g_free(durable);
+        g_free(last);
+        ks_test_env_deinit(&env);
+    }
+    CU_ASSERT(seen[TEAR_NONE] > 10);
+    CU_ASSERT(seen[TEAR_PREFIX] > 10);
+    CU_ASSERT(seen[TEAR_GARBAGE] > 10);
+}
+
+static void test_power_loss_undo(void)
+{
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        struct ks_test_env env;
+        ks_test_env_init(&env, seed, 3);
+        uint64_t state = seed;
+        uint8_t durable[4096];
+        fill(durable, sizeof durable, &state);
+        ks_file *f = ks_disk_open(env.world, 2, "idx", KS_DISK_CREATE, NULL);
+        ks_disk_append(f, durable, sizeof durable);
+        ks_disk_fsync(f);
+        /* Rewrites below the durable size, overlapping, several times. */
+        for (int i = 0; i < 20; i++) {
+            uint8_t junk[300];
+            fill(junk, sizeof junk, &state);
+            int64_t position = (int64_t)(local_next(&state) % 4200);
+            ks_disk_pwrite(f, junk, sizeof junk, position);
+        }
+        ks_disk_truncate(f, 1000);
+        ks_disk_append(f, "after truncate", 14);
+        uint8_t junk[700];
+        fill(junk, sizeof junk, &state);
+        bool end_with_truncate = seed % 2 == 0;
+        int64_t last_position = 2000;
+        if (end_with_truncate) {
+            ks_disk_truncate(f, 1500);
+        } else {
+            ks_disk_pwrite(f, junk, sizeof junk, last_position);
+        }
+        ks_world_node_crash(env.world, 2, true);
+        size_t size = 0;
+        uint8_t *back = read_whole(f, &size);
+        CU_ASSERT_EQUAL(size, sizeof durable);
+        if (end_with_truncate) {
+            CU_ASSERT_EQUAL(memcmp(back, durable, sizeof durable), 0);
+        } else {
+            /* Outside the last write: exactly durable. Inside: durable, a
+             * sector-cut prefix of the write, or the write with garbage. */
+            CU_ASSERT_EQUAL(memcmp(back, durable, (size_t)last_position), 0);
+            size_t after = (size_t)last_position + sizeof junk;
+            CU_ASSERT_EQUAL(memcmp(back + after, durable + after, sizeof durable - after), 0);
+            bool is_durable = memcmp(back + last_position, durable + last_position, sizeof junk) == 0;
+            size_t same = 0;
+            while (same < sizeof junk && back[last_position + same] == junk[same]) {
+                same++;
+            }
+            /* A prefix cut at a file sector boundary c, durable after it. */
+            bool is_prefix = false;
+            for (size_t c = 2048; c < after; c += 512) {
+                size_t kept = c - (size_t)last_position;
+                if (same >= kept && memcmp(back + c, durable + c, after - c) == 0) {
+                    is_prefix = true;
+                }
+            }
+            bool is_garbage_tail = same >= sizeof junk - 512;
+            CU_ASSERT(is_durable || is_prefix || is_garbage_tail);
+        }
+        g_free(back);
+        ks_disk_close(f);
+        ks_test_env_deinit(&env);
+    }
+}
+
+static bool arrays_equal(const GByteArray *a, const GByteArray *b)
+{
+    return a->len == b->len && (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
+}
+
+/* The file after power loss must be one of the outcomes the fault model
+ * allows for (durable content D, last write W at p). */
+static bool allowed_after_power_loss(const GByteArray *file, const GByteArray *durable,
+                                     bool last_is_write, bool synced, int64_t p,
+                                     const uint8_t *w, int64_t n)
+{
+    if (arrays_equal(file, durable)) {
+        return true; /* dropped (or nothing to tear) */
+    }
+    if (!last_is_write || !synced || p > (int64_t)durable->len) {
+        return false;
+    }
+    int64_t end = p + n;
+    /* Outside [p, end): exactly durable. */
+    for (int64_t i = 0; i < (int64_t)file->len; i++) {
+        if (i >= p && i < end) {
+            continue;
+        }
+        if (i >= (int64_t)durable->len || file->data[i] != durable->data[i]) {
+            return false;
+        }
+    }
+    int64_t same = 0;
+    while (same < n && p + same < (int64_t)file->len && file->data[p + same] == w[same]) {
+        same++;
+    }
+    /* Whole with a garbage tail of at most min(n, 512) bytes. */
+    if ((int64_t)file->len == MAX((int64_t)durable->len, end) && same >= n - MIN(n, 512)) {
+        return true;
+    }
+    /* Prefix cut at a sector boundary c of the file, durable after it. */
+    for (int64_t c = (p / 512 + 1) * 512; c < end; c += 512) {
+        if ((int64_t)file->len != MAX((int64_t)durable->len, c) || same < c - p) {
+            continue;
+        }
+        bool rest_durable = true;
+        for (int64_t i = c; i < MIN(end, (int64_t)file->len); i++) {
+            rest_durable = rest_durable && file->data[i] == durable->data[i];
+        }
+        if (rest_durable) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A model check: random appends, pwrites (also past the end), truncates
+ * (down and up) and fsyncs against an in-memory model of the durable content,
+ * then power loss. */
+static void test_power_loss_model(void)
+{
+    int torn_count = 0;
+    for (uint64_t seed = 1; seed <= 120; seed++) {
+        struct ks_test_env env;
+        ks_test_env_init(&env, seed, 2);
+        uint64_t state = seed * 104729;
+        GByteArray *current = g_byte_array_new();
+        GByteArray *durable = g_byte_array_new();
+        bool synced = false, last_is_write = false;
+        int64_t last_p = 0, last_n = 0;
+        uint8_t last_w[1500];
+        ks_file *f = ks_disk_open(env.world, 1, "m/file", KS_DISK_CREATE, NULL);
+        int ops = 5 + (int)(local_next(&state) % 30);
+        for (int op = 0; op < ops; op++) {
+            uint64_t kind = local_next(&state) % 10;
+            if (kind < 6) {
+                int64_t n = 1 + (int64_t)(local_next(&state) % sizeof last_w);
+                int64_t p = kind < 3 ? (int64_t)current->len
+                                     : (int64_t)(local_next(&state) % (current->len + 600));
+                fill(last_w, (size_t)n, &state);
+                if (kind < 3) {
+                    ks_disk_append(f, last_w, (size_t)n);
+                } else {
+                    ks_disk_pwrite(f, last_w, (size_t)n, p);
+                }
+                if ((int64_t)current->len < p + n) {
+                    size_t old = current->len;
+                    g_byte_array_set_size(current, (guint)(p + n));
+                    memset(current->data + old, 0, current->len - old);
+                }
+                memcpy(current->data + p, last_w, (size_t)n);
+                last_is_write = true;
+                last_p = p;
+                last_n = n;
+            } else if (kind < 8) {
+                int64_t size = (int64_t)(local_next(&state) % (current->len + 800));
+                ks_disk_truncate(f, size);
+                size_t old = current->len;
+                g_byte_array_set_size(current, (guint)size);
+                if (current->len > old) {
+                    memset(current->data + old, 0, current->len - old);
+                }
+                last_is_write = false;
+            } else {
+                ks_disk_fsync(f);
+                g_byte_array_set_size(durable, 0);
+                g_byte_array_append(durable, current->data, current->len);
+                synced = true;
+                last_is_write = false;
+            }
+            CU_ASSERT_EQUAL_FATAL(ks_disk_size(f), (int64_t)current->len);
+        }
+        size_t size = 0;
+        uint8_t *before = read_whole(f, &size);
+        CU_ASSERT_EQUAL(size, current->len);
+        CU_ASSERT(size == 0 || memcmp(before, current->data, size) == 0);
+        g_free(before);
+        ks_world_node_crash(env.world, 1, true);
+        uint8_t *after = read_whole(f, &size);
+        GByteArray *file = g_byte_array_new();
+        g_byte_array_append(file, after, (guint)size);
+        CU_ASSERT_TRUE(allowed_after_power_loss(file, durable, last_is_write, synced, last_p,
+                                                last_w, last_n));
+        torn_count += !arrays_equal(file, durable);
+        g_free(after);
+        g_byte_array_unref(file);
+        g_byte_array_unref(current);
+        g_byte_array_unref(durable);
+        ks_disk_close(f);
+        ks_test_env_deinit(&env);
+    }
+    CU_ASSERT(torn_count > 5); /* the model was exercised beyond "drop" */
+}
+
+static void test_power_loss_scopes_to_node(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 3);
+    ks_file *mine = ks_disk_open(env.world, 1, "n1/f", KS_DISK_CREATE, NULL);
+    ks_file *other = ks_disk_open(env.world, 2, "n2/f", KS_DISK_CREATE, NULL);
+    ks_disk_append(mine, "aaaa", 4);
+    ks_disk_append(other, "bbbb", 4);
+    ks_disk_close(mine); /* closed files keep their durable state */
+    ks_world_node_crash(env.world, 1, true);
+    mine = ks_disk_open(env.world, 1, "n1/f", 0, NULL);
+    CU_ASSERT_TRUE(ks_disk_size(mine) <= 4); /* empty, or the torn single write */
+    CU_ASSERT_EQUAL(ks_disk_size(other), 4);
+    ks_disk_close(mine);
+    ks_disk_close(other);
+    ks_test_env_deinit(&env);
+}
+
+static void test_corrupt(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 2);
+    ks_file *f = ks_disk_open(env.world, 1, "c", KS_DISK_CREATE, NULL);
+    ks_disk_append(f, "abcdefgh", 8);
+    ks_disk_fsync(f);
+    ks_disk_pwrite(f, "XY", 2, 2); /* unsynced overwrite of durable bytes */
+    CU_ASSERT_TRUE(ks_world_disk_corrupt(env.world, 1, "c", 1, 3));
+    CU_ASSERT_FALSE(ks_world_disk_corrupt(env.world, 1, "c", 7, 3)); /* past the end */
+    CU_ASSERT_FALSE(ks_world_disk_corrupt(env.world, 1, "nope", 0, 1));
+    uint8_t buffer[8];
+    size_t n = 0;
+    ks_disk_read(f, buffer, 8, 0, &n);
+    CU_ASSERT_EQUAL(buffer[1], (uint8_t)('b' ^ 0xFF));
+    CU_ASSERT_EQUAL(buffer[2], (uint8_t)('X' ^ 0xFF));
+    CU_ASSERT_EQUAL(buffer[4], 'e');
+    ks_disk_truncate(f, 8); /* so that no torn write is drawn */
+    ks_world_node_crash(env.world, 1, true);
+    ks_disk_read(f, buffer, 8, 0, &n);
+    CU_ASSERT_EQUAL(n, 8);
+    CU_ASSERT_EQUAL(buffer[0], 'a');
+    CU_ASSERT_EQUAL(buffer[1], (uint8_t)('b' ^ 0xFF)); /* durably flipped */
+    CU_ASSERT_EQUAL(buffer[2], (uint8_t)('c' ^ 0xFF)); /* the durable byte, flipped */
+    CU_ASSERT_EQUAL(buffer[3], (uint8_t)('d' ^ 0xFF));
+    CU_ASSERT_EQUAL(buffer[4], 'e');
+    ks_disk_close(f);
+    ks_test_env_deinit(&env);
+}
+
+static int count_fds(void)
+{
+    int count = 0;
+    DIR *dir = opendir("/proc/self/fd");
+    if (dir == NULL) {
+        return -1;
+    }
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        if (entry->d_name[0] != '.') {
+            count++;
+        }
+    }
+    closedir(dir);
+    return count;
+}
+
+static void test_descriptor_lru(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 2);
+    int baseline = count_fds();
+    enum { FILES = 5000 };
+    ks_file **files = g_new(ks_file *, FILES);
+    char path[64];
+    for (int i = 0; i < FILES; i++) {
+        snprintf(path, sizeof path, "many/%02d/f%05d", i % 50, i);
+        files[i] = ks_disk_open(env.world, 1, path, KS_DISK_CREATE, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(files[i]);
+        ks_disk_append(files[i], &i, sizeof i);
+    }
+    int peak = count_fds();
+    /* Second pass in another order forces reopening. */
+    for (int k = 0; k < FILES; k++) {
+        int i = (k * 7919) % FILES;
+        ks_disk_append(files[i], &i, sizeof i);
+    }
+    int after = count_fds();
+    if (baseline >= 0) {
+        CU_ASSERT(peak - baseline <= 512);
+        CU_ASSERT(after - baseline <= 512);
+    }
+    for (int i = 0; i < FILES; i++) {
+        int values[2] = {-1, -1};
+        size_t n = 0;
+        ks_disk_read(files[i], values, sizeof values, 0, &n);
+        CU_ASSERT_EQUAL(n, sizeof values);
+        CU_ASSERT_EQUAL(values[0], i);
+        CU_ASSERT_EQUAL(values[1], i);
+        ks_disk_close(files[i]);
+    }
+    g_free(files);
+    ks_test_env_deinit(&env);
+    CU_ASSERT(count_fds() <= baseline);
+}
+
+static void test_cost_model(void)
+{
+    struct ks_world_config config = {
+        .seed = 1,
+        .node_count = 3,
+        .disk_fsync_latency_ns = 2000000,
+        .disk_bandwidth_bytes_per_s = 1000000000, /* 1 byte per ns */
+    };
+    struct ks_test_env env;
+    ks_test_env_init_config(&env, &config);
+    ks_world *world = env.world;
+    ks_file *f = ks_disk_open(world, 1, "f", KS_DISK_CREATE, NULL);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 0);
+    uint8_t block[4000] = {0};
+    ks_disk_append(f, block, 4000);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 4000);
+    ks_disk_append(f, block, 1000); /* queued behind the first */
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 5000);
+    ks_disk_fsync(f);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 2005000);
+    size_t n;
+    ks_disk_read(f, block, 100, 0, &n); /* page cache: free */
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 2005000);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 2), 0); /* another node's disk */
+    ks_world_run_until(world, 3000000);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 3000000); /* >= now */
+    ks_world_disk_set_node_delay(world, 1, 500);
+    ks_disk_append(f, block, 100);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 3000600);
+    ks_disk_read(f, block, 100, 0, &n);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 3001100);
+    ks_world_disk_set_node_delay(world, 1, 0);
+    CU_ASSERT_EQUAL(ks_world_disk_fsync_count(world, 1), 1);
+    CU_ASSERT_EQUAL(ks_world_disk_fsync_count(world, 2), 0);
+    ks_disk_close(f);
+    ks_test_env_deinit(&env);
+}
+
+void ks_test_register_disk(void)
+{
+    static const struct ks_test_case cases[] = {
+        {"basic_io", test_basic_io},
+        {"whole_file_ops", test_whole_file_ops},
+        {"delete_while_open", test_delete_while_open},
+        {"process_crash_keeps_everything", test_process_crash_keeps_everything},
+        {"power_loss_torn_tail", test_power_loss_torn_tail},
+        {"power_loss_undo", test_power_loss_undo},
+        {"power_loss_model", test_power_loss_model},
+        {"power_loss_scopes_to_node", test_power_loss_scopes_to_node},
+        {"corrupt", test_corrupt},
+        {"descriptor_lru", test_descriptor_lru},
+        {"cost_model", test_cost_model},
+    };
+    KS_TEST_ADD_SUITE("sim/disk", cases);
+}

@@ -1,0 +1,337 @@
+/*
+** tests/sim/test_net.c: the virtual network (suite "sim/net").
+**
+** Goal: messages arrive after the modelled latency, each (source, target)
+** connection is FIFO whatever the jitter, and every network fault drops
+** exactly what the contract says: partitions (both directions), one-way cuts,
+** counted overlapping cuts and heal, loss in ppm, a crash of the target
+** (also with a restart while in flight), a link that goes down in flight.
+** Messages to a paused node wait for resume. Method: receivers log (time,
+** source, kind, payload) and the tests compare the log with the contract;
+** FIFO is a property test over 50 seeds with jitter 100 times the latency.
+*/
+#include "../testlib.h"
+
+#include <string.h>
+
+struct delivery {
+    ks_time_ns at_ns;
+    ks_node_id self, source;
+    uint32_t kind;
+    uint64_t payload;
+};
+
+struct inbox {
+    struct delivery *items;
+    size_t count, capacity;
+};
+
+static void receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
+                    const void *message, size_t message_bytes, void *context)
+{
+    struct inbox *inbox = context;
+    if (inbox->count == inbox->capacity) {
+        inbox->capacity = inbox->capacity ? inbox->capacity * 2 : 64;
+        inbox->items = g_renew(struct delivery, inbox->items, inbox->capacity);
+    }
+    struct delivery d = {ks_world_now_ns(world), self, source, kind, 0};
+    CU_ASSERT_EQUAL(message_bytes, sizeof d.payload);
+    if (message_bytes == sizeof d.payload) {
+        memcpy(&d.payload, message, sizeof d.payload);
+    }
+    inbox->items[inbox->count++] = d;
+}
+
+static void send_u64(ks_world *world, ks_node_id source, ks_node_id target, uint64_t payload)
+{
+    ks_world_send(world, source, target, 7, &payload, sizeof payload);
+}
+
+static void env_with_jitter(struct ks_test_env *env, uint64_t seed, uint32_t nodes,
+                            ks_time_ns latency_ns, ks_time_ns jitter_ns)
+{
+    struct ks_world_config config = {
+        .seed = seed,
+        .node_count = nodes,
+        .network_latency_ns = latency_ns,
+        .network_jitter_ns = jitter_ns,
+    };
+    ks_test_env_init_config(env, &config);
+}
+
+static void test_latency_and_copy(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 3);
+    struct inbox inbox = {0};
+    ks_world_set_receiver(env.world, 2, receive, &inbox);
+    uint64_t payload = 1234;
+    ks_world_send(env.world, 1, 2, 9, &payload, sizeof payload);
+    payload = 999; /* the world copied the bytes */
+    ks_world_run_until_idle(env.world, KS_TIME_NEVER);
+    CU_ASSERT_EQUAL_FATAL(inbox.count, 1);
+    CU_ASSERT_EQUAL(inbox.items[0].payload, 1234);
+    CU_ASSERT_EQUAL(inbox.items[0].at_ns, 1000000); /* 1ms test latency */
+    CU_ASSERT_EQUAL(inbox.items[0].source, 1);
+    CU_ASSERT_EQUAL(inbox.items[0].self, 2);
+    CU_ASSERT_EQUAL(inbox.items[0].kind, 9);
+    /* Per-link latency (both ways) and slow-node delay. */
+    ks_world_net_set_link_latency(env.world, 1, 2, 5000);
+    ks_world_net_set_node_delay(env.world, 2, 300);
+    ks_time_ns start = ks_world_now_ns(env.world);
+    send_u64(env.world, 1, 2, 1);
+    ks_world_set_receiver(env.world, 1, receive, &inbox);
+    send_u64(env.world, 2, 1, 2);
+    send_u64(env.world, 0, 1, 3); /* default latency, 0 delay */
+    ks_world_run_until_idle(env.world, KS_TIME_NEVER);
+    CU_ASSERT_EQUAL_FATAL(inbox.count, 4);
+    CU_ASSERT_EQUAL(inbox.items[1].at_ns - start, 5300);
+    CU_ASSERT_EQUAL(inbox.items[2].at_ns - start, 5300);
+    CU_ASSERT_EQUAL(inbox.items[3].at_ns - start, 1000000);
+    /* No receiver: dropped silently. */
+    send_u64(env.world, 2, 0, 4);
+    CU_ASSERT_EQUAL(ks_world_run_until_idle(env.world, KS_TIME_NEVER), 0);
+    g_free(inbox.items);
+    ks_test_env_deinit(&env);
+}
+
+static void test_fifo_under_jitter(void)
+{
+    for (uint64_t seed = 1; seed <= 50; seed++) {
+        struct ks_test_env env;
+        env_with_jitter(&env, seed, 4, 1000, 100000);
+        struct inbox inbox = {0};
+        ks_world_set_receiver(env.world, 3, receive, &inbox);
+        uint64_t sent[3] = {0};
+        /* Three senders interleave 200 messages each over a few ms. */
+        for (int round = 0; round < 200; round++) {
+            for (ks_node_id source = 0; source < 3; source++) {
+                send_u64(env.world, source, 3, ((uint64_t)source << 32) | sent[source]++);
+            }
+            ks_world_run_until(env.world, ks_world_now_ns(env.world) + 2000);
+        }
+        ks_world_run_until_idle(env.world, KS_TIME_NEVER);
+        CU_ASSERT_EQUAL(inbox.count, 600);
+        uint64_t next[3] = {0};
+        bool reordered_across = false;
+        ks_time_ns last_at = 0;
+        for (size_t i = 0; i < inbox.count; i++) {
+            struct delivery *d = &inbox.items[i];
+            CU_ASSERT_EQUAL(d->payload >> 32, d->source);
+            CU_ASSERT_EQUAL(d->payload & 0xffffffff, next[d->source]);
+            next[d->source] = (d->payload & 0xffffffff) + 1;
+            CU_ASSERT(d->at_ns >= last_at);
+            last_at = d->at_ns;
+            if (i > 0 && inbox.items[i - 1].source != d->source &&
+                (inbox.items[i - 1].payload & 0xffffffff) > (d->payload & 0xffffffff)) {
+                reordered_across = true;
+            }
+        }
+        /* The jitter is real: different connections do overtake each other. */
+        CU_ASSERT_TRUE(reordered_across);
+        g_free(inbox.items);
+        ks_test_env_deinit(&env);
+    }
+}
+
+static void test_partition_both_ways(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 5);
+    struct inbox inbox = {0};
+    for (ks_node_id n = 1; n < 5; n++) {
+        ks_world_set_receiver(env.world, n, receive, &inbox);
+    }
+    ks_node_id a[] = {1, 2};
+    ks_node_id b[] = {3};
+    ks_cut_id cut = ks_world_net_partition(env.world, a, 2, b, 1);
+    CU_ASSERT_FALSE(ks_world_net_link_is_up(env.world, 1, 3));
+    CU_ASSERT_FALSE(ks_world_net_link_is_up(env.world, 3, 2));
+    CU_ASSERT_TRUE(ks_world_net_link_is_up(env.world, 1, 2));
+    CU_ASSERT_TRUE(ks_world_net_link_is_up(env.world, 3, 4));
+    CU_ASSERT_TRUE(ks_world_net_link_is_up(env.world, 0, 3));
+    send_u64(env.world, 1, 3, 1);
+    send_u64(env.world, 3, 1, 2);
+    send_u64(env.world, 2, 3, 3);
+    send_u64(env.world, 1, 2, 4); /* same side */
+    send_u64(env.world, 3, 4, 5); /* not named */
+    send_u64(env.world, 0, 3, 6); /* driver */
+    ks_world_run_until_idle(env.world, KS_TIME_NEVER);
+    CU_ASSERT_EQUAL_FATAL(inbox.count, 3);
+    CU_ASSERT_EQUAL(inbox.items[0].payload, 4);
+    CU_ASSERT_EQUAL(inbox.items[1].payload, 5);
+    CU_ASSERT_EQUAL(inbox.items[2].payload, 6);
+    ks_world_net_heal(env.world, cut);
+    CU_ASSERT_TRUE(ks_world_net_link_is_up(env.world, 1, 3));
+    CU_ASSERT_TRUE(ks_world_net_link_is_up(env.world, 3, 1));
+    send_u64(env.world, 1, 3, 7);
+    ks_world_run_until_idle(env.world, KS_TIME_NEVER);
+    CU_ASSERT_EQUAL(inbox.count, 4);
+    g_free(inbox.items);
+    ks_test_env_deinit(&env);
+}
+
+static void test_one_way_and_counted_cuts(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 4);
+    struct inbox inbox = {0};
+    for (ks_node_id n = 1; n < 4; n++) {
+        ks_world_set_receiver(env.world, n, receive, &inbox);
+    }
+    ks_cut_id one_way = ks_world_net_cut_one_way(env.world, 1, 2);
+    CU_ASSERT_FALSE(ks_world_net_link_is_up(env.world, 1, 2));
+    CU_ASSERT_TRUE(ks_world_net_link_is_up(env.world, 2, 1));
+    send_u64(env.world, 1, 2, 1);
+    send_u64(env.world, 2, 1, 2);
+    ks_world_run_until_idle(env.world, KS_TIME_NEVER);
+    CU_ASSERT_EQUAL_FATAL(inbox.count, 1);
+    CU_ASSERT_EQUAL(inbox.items[0].payload, 2);
+    /* Overlapping cuts: 1->2 is named by the one-way cut and a partition. */
+    ks_node_id a[] = {1};
+    ks_node_id b[] = {2, 3};
+    ks_cut_id partition = ks_world_net_partition(env.world, a, 1, b, 2);
+    ks_world_net_heal(env.world, one_way);
+    CU_ASSERT_FALSE(ks_world_net_link_is_up(env.world, 1, 2)); /* still cut */
+    CU_ASSERT_FALSE(ks_world_net_link_is_up(env.world, 2, 1));
+    ks_world_net_heal(env.world, one_way); /* twice: harmless */
+    CU_ASSERT_FALSE(ks_world_net_link_is_up(env.world, 1, 2));
+    ks_world_net_heal(env.world, partition);
+    CU_ASSERT_TRUE(ks_world_net_link_is_up(env.world, 1, 2));
+    CU_ASSERT_TRUE(ks_world_net_link_is_up(env.world, 3, 1));
+    /* heal_all */
+    ks_world_net_cut_one_way(env.world, 3, 1);
+    ks_world_net_cut_one_way(env.world, 3, 1);
+    ks_world_net_partition(env.world, a, 1, b, 2);
+    CU_ASSERT_FALSE(ks_world_net_link_is_up(env.world, 3, 1));
+    ks_world_net_heal_all(env.world);
+    for (ks_node_id s = 0; s < 4; s++) {
+        for (ks_node_id t = 0; t < 4; t++) {
+            CU_ASSERT_TRUE(ks_world_net_link_is_up(env.world, s, t));
+        }
+    }
+    g_free(inbox.items);
+    ks_test_env_deinit(&env);
+}
+
+struct cut_ctl {
+    ks_node_id source, target;
+};
+
+static void cut_now(ks_world *world, void *context)
+{
+    struct cut_ctl *ctl = context;
+    ks_world_net_cut_one_way(world, ctl->source, ctl->target);
+}
+
+static void test_link_down_in_flight(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 3);
+    struct inbox inbox = {0};
+    ks_world_set_receiver(env.world, 2, receive, &inbox);
+    send_u64(env.world, 1, 2, 1);                        /* arrives at 1ms */
+    struct cut_ctl ctl = {1, 2};
+    ks_world_schedule(env.world, 0, 500000, 1, cut_now, &ctl); /* cut at 0.5ms */
+    ks_world_run_until_idle(env.world, KS_TIME_NEVER);
+    CU_ASSERT_EQUAL(inbox.count, 0);
+    g_free(inbox.items);
+    ks_test_env_deinit(&env);
+}
+
+static void test_crash_drops_messages(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 3);
+    struct inbox inbox = {0};
+    ks_world_set_receiver(env.world, 2, receive, &inbox);
+    ks_world_set_receiver(env.world, 1, receive, &inbox);
+    send_u64(env.world, 1, 2, 1);
+    ks_world_run_until(env.world, 100);
+    ks_world_node_crash(env.world, 2, false);
+    send_u64(env.world, 1, 2, 2); /* to a down node */
+    send_u64(env.world, 2, 1, 3); /* from a down node */
+    ks_world_run_until(env.world, 200);
+    /* Restart while message 2 is in flight: it belongs to the old incarnation. */
+    ks_world_node_restart(env.world, 2);
+    send_u64(env.world, 1, 2, 4);
+    ks_world_run_until_idle(env.world, KS_TIME_NEVER);
+    CU_ASSERT_EQUAL_FATAL(inbox.count, 1);
+    CU_ASSERT_EQUAL(inbox.items[0].payload, 4);
+    g_free(inbox.items);
+    ks_test_env_deinit(&env);
+}
+
+static void resume_node(ks_world *world, void *context)
+{
+    ks_world_node_resume(world, *(ks_node_id *)context);
+}
+
+static void test_paused_target_waits(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 3);
+    struct inbox inbox = {0};
+    ks_world_set_receiver(env.world, 2, receive, &inbox);
+    ks_world_node_pause(env.world, 2);
+    for (uint64_t i = 0; i < 5; i++) {
+        send_u64(env.world, 1, 2, i);
+    }
+    ks_node_id node = 2;
+    ks_world_schedule(env.world, 0, 5000000, 1, resume_node, &node);
+    ks_world_run_until(env.world, 4000000);
+    CU_ASSERT_EQUAL(inbox.count, 0);
+    ks_world_run_until_idle(env.world, KS_TIME_NEVER);
+    CU_ASSERT_EQUAL_FATAL(inbox.count, 5);
+    for (uint64_t i = 0; i < 5; i++) {
+        CU_ASSERT_EQUAL(inbox.items[i].payload, i);
+        CU_ASSERT_EQUAL(inbox.items[i].at_ns, 5000000);
+    }
+    g_free(inbox.items);
+    ks_test_env_deinit(&env);
+}
+
+static void test_loss_ppm(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 5, 3);
+    struct inbox inbox = {0};
+    ks_world_set_receiver(env.world, 2, receive, &inbox);
+    ks_world_net_set_loss_ppm(env.world, 250000); /* 25% */
+    for (uint64_t i = 0; i < 20000; i++) {
+        send_u64(env.world, 1, 2, i);
+        if (i % 1000 == 999) {
+            ks_world_run_until_idle(env.world, KS_TIME_NEVER);
+        }
+    }
+    ks_world_run_until_idle(env.world, KS_TIME_NEVER);
+    /* 15000 expected; sd ~61. */
+    CU_ASSERT(inbox.count > 14600 && inbox.count < 15400);
+    for (size_t i = 1; i < inbox.count; i++) {
+        CU_ASSERT_FATAL(inbox.items[i].payload > inbox.items[i - 1].payload);
+    }
+    size_t before = inbox.count;
+    ks_world_net_set_loss_ppm(env.world, 1000000);
+    send_u64(env.world, 1, 2, 0);
+    ks_world_net_set_loss_ppm(env.world, 0);
+    send_u64(env.world, 1, 2, 1);
+    ks_world_run_until_idle(env.world, KS_TIME_NEVER);
+    CU_ASSERT_EQUAL(inbox.count, before + 1);
+    g_free(inbox.items);
+    ks_test_env_deinit(&env);
+}
+
+void ks_test_register_net(void)
+{
+    static const struct ks_test_case cases[] = {
+        {"latency_and_copy", test_latency_and_copy},
+        {"fifo_under_jitter", test_fifo_under_jitter},
+        {"partition_both_ways", test_partition_both_ways},
+        {"one_way_and_counted_cuts", test_one_way_and_counted_cuts},
+        {"link_down_in_flight", test_link_down_in_flight},
+        {"crash_drops_messages", test_crash_drops_messages},
+        {"paused_target_waits", test_paused_target_waits},
+        {"loss_ppm", test_loss_ppm},
+    };
+    KS_TEST_ADD_SUITE("sim/net", cases);
+}

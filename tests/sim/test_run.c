@@ -1,0 +1,320 @@
+/* tests/sim/test_run.c: whole runs through ks_run_scenario.
+ *
+ * Goal: a run from scenario text to verdict records what SPEC section 4
+ * promises, prints one parseable JSON object, is deterministic, maps failed
+ * expectations to exit 1 and bad input to exit 2 with nothing written.
+ * Method: small scenarios (three brokers, a few simulated seconds) loaded
+ * from text; each test uses its own temporary folder for the run folder and
+ * the database, and reads results back with SQL and json-glib. */
+#include "../../sim/recorder.h"
+#include "../../sim/run.h"
+#include "../testlib.h"
+
+#include <json-glib/json-glib.h>
+#include <sqlite3.h>
+#include <string.h>
+
+static const char base_scenario[] =
+    "[scenario]\n"
+    "name = small\n"
+    "seed = 5\n"
+    "duration = 5s\n"
+    "final.drain = 20s\n"
+    "[cluster]\n"
+    "brokers = 3\n"
+    "broker.session.timeout.ms = 1500\n"
+    "broker.heartbeat.interval.ms = 500\n"
+    "[topic orders]\n"
+    "partitions = 2\n"
+    "replication.factor = 3\n"
+    "min.insync.replicas = 2\n"
+    "[producer p1]\n"
+    "topic = orders\n"
+    "acks = all\n"
+    "rate = 200/s\n"
+    "keys = 50\n"
+    "value.bytes = 20\n"
+    "[fault kill]\n"
+    "at = 1s\n"
+    "action = crash\n"
+    "target = leader(orders-0)\n"
+    "restart.after = 2s\n";
+
+struct fixture {
+    char *dir;
+    char *db_path;
+    char *run_dir;
+};
+
+static void fixture_init(struct fixture *f)
+{
+    f->dir = g_dir_make_tmp("ksim-run-XXXXXX", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f->dir);
+    f->db_path = g_build_filename(f->dir, "runs.db", NULL);
+    f->run_dir = g_build_filename(f->dir, "run", NULL);
+}
+
+static void fixture_deinit(struct fixture *f)
+{
+    ks_test_remove_tree(f->dir);
+    g_free(f->dir);
+    g_free(f->db_path);
+    g_free(f->run_dir);
+}
+
+static struct ks_scenario *load(const char *extra)
+{
+    char *text = g_strconcat(base_scenario, extra, NULL);
+    struct ks_scenario *scenario = NULL;
+    GError *error = NULL;
+    bool ok = ks_scenario_load_from_data("small.ini", text, &scenario, &error);
+    if (!ok) {
+        fprintf(stderr, "scenario: %s\n", error->message);
+        g_error_free(error);
+    }
+    g_free(text);
+    return scenario;
+}
+
+static int64_t query_int(const char *db_path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *stmt = NULL;
+    int64_t value = -1;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+        value = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return value;
+}
+
+/* One run recorded: every table gets its rows, in one committed run. */
+static void test_run_recorded(void)
+{
+    struct fixture f;
+    fixture_init(&f);
+    struct ks_scenario *scenario = load("[expect]\nacked_lost = 0\nrecords_acked = > 0\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
+    struct ks_run_options options = { .db_path = f.db_path, .run_dir = f.run_dir };
+    struct ks_run_result result;
+    GError *error = NULL;
+    int code = ks_run_scenario(scenario, &options, &result, &error);
+    CU_ASSERT_EQUAL(code, 0);
+    CU_ASSERT_PTR_NULL(error);
+    g_clear_error(&error);
+    CU_ASSERT(result.run_id > 0);
+    CU_ASSERT_EQUAL(result.seed, 5);
+    CU_ASSERT_EQUAL(result.expect_count, 2);
+    CU_ASSERT_STRING_EQUAL(result.verdict, "PASS");
+    CU_ASSERT(result.metrics[KS_METRIC_RECORDS_SENT] > 0);
+    CU_ASSERT(result.metrics[KS_METRIC_EVENTS] > 0);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM runs WHERE verdict = 'PASS'"), 1);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(DISTINCT metric) FROM summary"),
+                    KS_METRIC_COUNT);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM records"),
+                    (int64_t)result.metrics[KS_METRIC_RECORDS_SENT]);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE kind = 'fault'"), 1);
+    CU_ASSERT(query_int(f.db_path, "SELECT count(*) FROM partition_state") > 0);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM expectations WHERE passed = 1"), 2);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT sim_ms >= 5000 FROM runs"), 1);
+    char *broker_dir = g_build_filename(f.run_dir, "broker-1", NULL);
+    CU_ASSERT_TRUE(g_file_test(broker_dir, G_FILE_TEST_IS_DIR));
+    g_free(broker_dir);
+    ks_scenario_free(scenario);
+    fixture_deinit(&f);
+}
+
+/* Same scenario and seed: same trace hash and metrics; another seed differs. */
+static void test_run_deterministic(void)
+{
+    struct fixture f;
+    fixture_init(&f);
+    struct ks_scenario *scenario = load("");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
+    struct ks_run_options options = { .run_dir = f.run_dir };
+    struct ks_run_result a;
+    struct ks_run_result b;
+    struct ks_run_result c;
+    CU_ASSERT_EQUAL(ks_run_scenario(scenario, &options, &a, NULL), 0);
+    CU_ASSERT_EQUAL(ks_run_scenario(scenario, &options, &b, NULL), 0);
+    options.seed = 6;
+    options.seed_given = true;
+    CU_ASSERT_EQUAL(ks_run_scenario(scenario, &options, &c, NULL), 0);
+    CU_ASSERT_EQUAL(a.trace_hash, b.trace_hash);
+    CU_ASSERT_EQUAL(memcmp(a.metrics, b.metrics, sizeof a.metrics), 0);
+    CU_ASSERT_NOT_EQUAL(a.trace_hash, c.trace_hash);
+    CU_ASSERT_EQUAL(c.seed, 6);
+    ks_scenario_free(scenario);
+    fixture_deinit(&f);
+}
+
+/* An expectation that cannot hold makes the run exit 1 and names it. */
+static void test_run_failed_expectation(void)
+{
+    struct fixture f;
+    fixture_init(&f);
+    struct ks_scenario *scenario = load("[expect]\nduplicates = 0\nrecords_acked = 0\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
+    struct ks_run_options options = { .run_dir = f.run_dir };
+    struct ks_run_result result;
+    CU_ASSERT_EQUAL(ks_run_scenario(scenario, &options, &result, NULL), 1);
+    CU_ASSERT_EQUAL(result.expect_count, 2);
+    CU_ASSERT_EQUAL(result.expect_failed, 1);
+    CU_ASSERT_STRING_EQUAL(result.verdict, "FAIL");
+    CU_ASSERT_PTR_NOT_NULL(strstr(result.first_failure, "records_acked"));
+    ks_scenario_free(scenario);
+    fixture_deinit(&f);
+}
+
+/* A database that is not ours: exit 2, and no run folder is left behind. */
+static void test_run_bad_database(void)
+{
+    struct fixture f;
+    fixture_init(&f);
+    sqlite3 *db = NULL;
+    CU_ASSERT_FATAL(sqlite3_open(f.db_path, &db) == SQLITE_OK);
+    sqlite3_exec(db, "CREATE TABLE invoices(id INTEGER)", NULL, NULL, NULL);
+    sqlite3_close(db);
+    struct ks_scenario *scenario = load("");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
+    struct ks_run_options options = { .db_path = f.db_path, .run_dir = f.run_dir };
+    struct ks_run_result result;
+    GError *error = NULL;
+    CU_ASSERT_EQUAL(ks_run_scenario(scenario, &options, &result, &error), 2);
+    CU_ASSERT_PTR_NOT_NULL(error);
+    g_clear_error(&error);
+    CU_ASSERT_FALSE(g_file_test(f.run_dir, G_FILE_TEST_EXISTS));
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM sqlite_master"), 1);
+    ks_scenario_free(scenario);
+    fixture_deinit(&f);
+}
+
+/* --json prints one object that json-glib parses, with every metric. */
+static void test_run_json(void)
+{
+    struct fixture f;
+    fixture_init(&f);
+    struct ks_scenario *scenario = load("[expect]\nacked_lost = 0\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
+    char *text = NULL;
+    size_t text_bytes = 0;
+    FILE *out = open_memstream(&text, &text_bytes);
+    struct ks_run_options options = { .run_dir = f.run_dir, .out = out, .json = true };
+    struct ks_run_result result;
+    CU_ASSERT_EQUAL(ks_run_scenario(scenario, &options, &result, NULL), 0);
+    fclose(out);
+    JsonParser *parser = json_parser_new();
+    CU_ASSERT_TRUE_FATAL(json_parser_load_from_data(parser, text, (gssize)text_bytes, NULL));
+    JsonNode *root = json_parser_get_root(parser);
+    CU_ASSERT_TRUE_FATAL(JSON_NODE_HOLDS_OBJECT(root));
+    JsonObject *object = json_node_get_object(root);
+    size_t count = 0;
+    const char *const *names = ks_scenario_metric_names(&count);
+    for (size_t i = 0; i < count; i++) {
+        CU_ASSERT_TRUE(json_object_has_member(object, names[i]));
+    }
+    const char *hash = json_object_get_string_member(object, "trace_hash");
+    CU_ASSERT_EQUAL(strlen(hash), 16);
+    char expected[17];
+    g_snprintf(expected, sizeof expected, "%016" G_GINT64_MODIFIER "x", result.trace_hash);
+    CU_ASSERT_STRING_EQUAL(hash, expected);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(object, "scenario"), "small");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(object, "verdict"), "PASS");
+    CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(object, "expectations")), 1);
+    CU_ASSERT_EQUAL(json_object_get_int_member(object, "records_sent"),
+                    (gint64)result.metrics[KS_METRIC_RECORDS_SENT]);
+    g_object_unref(parser);
+    free(text);
+    ks_scenario_free(scenario);
+    fixture_deinit(&f);
+}
+
+/* A trigger fires once, when its condition first holds, and its crash shows
+ * on the timeline after the trigger line. */
+static void test_run_trigger(void)
+{
+    struct fixture f;
+    fixture_init(&f);
+    struct ks_scenario *scenario = load("[fault when-acked]\nwhen = acked(p1) >= 100\n"
+                                        "action = crash\ntarget = follower(orders-1)\n"
+                                        "restart.after = 1s\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
+    char *text = NULL;
+    size_t text_bytes = 0;
+    FILE *out = open_memstream(&text, &text_bytes);
+    struct ks_run_options options = { .run_dir = f.run_dir, .out = out, .explain = true };
+    struct ks_run_result result;
+    CU_ASSERT_EQUAL(ks_run_scenario(scenario, &options, &result, NULL), 0);
+    fclose(out);
+    const char *trigger = strstr(text, "trigger of fault when-acked holds");
+    CU_ASSERT_PTR_NOT_NULL(trigger);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "fault when-acked: crash broker"));
+    if (trigger != NULL) {
+        CU_ASSERT_PTR_NULL(strstr(trigger + 1, "trigger of fault when-acked holds"));
+    }
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "reproduce: ksim run small.ini --seed 5"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "verdict: PASS"));
+    free(text);
+    ks_scenario_free(scenario);
+    fixture_deinit(&f);
+}
+
+/* Every kind of fault fires at its time, is undone after its duration, and
+ * shows in the events table; a heal ends a partition that has no duration.
+ * Targets that name nothing (a crashed broker crashed again) are skipped,
+ * not applied twice. */
+static void test_run_fault_kinds(void)
+{
+    struct fixture f;
+    fixture_init(&f);
+    struct ks_scenario *scenario = load(
+        "[fault split]\nat = 500ms\naction = partition\ngroups = 1 | 2,3\n"
+        "[fault mend]\nat = 800ms\naction = heal\nfault = split\n"
+        "[fault slowf]\nat = 3500ms\naction = slow\ntarget = follower(orders-1)\n"
+        "disk.latency = 50ms\nduration = 300ms\n"
+        "[fault nap]\nat = 4s\naction = pause\ntarget = controller\nduration = 200ms\n"
+        "[fault lossy]\nat = 4200ms\naction = drop\nloss = 1%\nduration = 100ms\n"
+        "[fault again]\nat = 1500ms\naction = crash\ntarget = 1\nmode = power\n"
+        "[fault again2]\nat = 1600ms\naction = crash\ntarget = 1\n"
+        "[fault back]\nat = 2500ms\naction = restart\ntarget = 1\n"
+        "[fault rot]\nat = 4500ms\naction = corrupt\ntarget = 3\npartition = orders-1\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
+    struct ks_run_options options = { .db_path = f.db_path, .run_dir = f.run_dir };
+    struct ks_run_result result;
+    int code = ks_run_scenario(scenario, &options, &result, NULL);
+    CU_ASSERT(code == 0 || code == 1);
+    /* kill (the base fault), split, slowf, nap, lossy, again, rot: applied. */
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE kind = 'fault' "
+                                         "AND detail LIKE 'fault %'"), 7);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE kind = 'skipped' "
+                                         "AND detail LIKE 'fault again2%'"), 1);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT t_ns FROM events WHERE kind = 'heal' "
+                                         "AND detail LIKE 'fault mend%'"), 800000000);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT t_ns FROM events WHERE kind = 'heal' "
+                                         "AND detail LIKE 'fault slowf ends%'"), 3800000000);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT t_ns FROM events WHERE kind = 'resume' "
+                                         "AND detail LIKE 'fault nap ends%'"), 4200000000);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE kind = 'restart' "
+                                         "AND detail LIKE 'fault back%'"), 1);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE detail LIKE "
+                                         "'fault rot: corrupt 1 byte(s) of broker-3/orders-1/%'"), 1);
+    ks_scenario_free(scenario);
+    fixture_deinit(&f);
+}
+
+void ks_test_register_run(void)
+{
+    static const struct ks_test_case cases[] = {
+        { "recorded", test_run_recorded },
+        { "deterministic", test_run_deterministic },
+        { "failed_expectation", test_run_failed_expectation },
+        { "bad_database", test_run_bad_database },
+        { "json", test_run_json },
+        { "trigger", test_run_trigger },
+        { "fault_kinds", test_run_fault_kinds },
+    };
+    KS_TEST_ADD_SUITE("sim/run", cases);
+}
