@@ -17,16 +17,24 @@
 **
 ** Broker life cycle as the controller sees it:
 **
-**   (known) --heartbeat from a new incarnation (restart)--> FENCED, stays in ISRs
+**   (known) --heartbeat from a new incarnation (restart)--> FENCED
 **   FENCED --heartbeat with metadata caught up--> UNFENCED
 **   UNFENCED --no heartbeat for broker.session.timeout.ms--> FENCED, out of ISRs
 **
-** A restarted broker registers at once with its new incarnation (broker
-** epoch) and starts fenced: leadership moves off it, but it stays in the
-** ISRs, as in KRaft before 3.7 (KIP-966's unclean-shutdown ISR removal and
-** Kafka's refusal of a second registration while the old session is valid are
-** not modelled; see docs/model.md). That is also how the ZooKeeper-era
-** controller treated a quick restart, which KIP-101's scenarios rely on.
+** A restarted broker registers a new incarnation (broker epoch). What
+** happens to its old session depends on the era being modelled:
+**   - replication.truncation = leader-epoch (KRaft, the default): as in
+**     Kafka's ClusterControlManager, a second registration is refused with
+**     DUPLICATE_BROKER_REGISTRATION while the old incarnation's session is
+**     still valid. The broker keeps retrying; the old session expires, which
+**     fences it and removes it from every ISR (except where it is the last
+**     member), and only then does it register, fenced, and catch up. So a
+**     broker that lost data in a crash never leads on the strength of an
+**     ISR membership it held before (KIP-966 reaches the same end for 3.7+).
+**   - replication.truncation = high-watermark (Kafka before 0.11, with its
+**     ZooKeeper controller): a quick restart was often not noticed as a
+**     failure, so the new incarnation registers at once and stays in the
+**     ISRs; only leadership moves off it. KIP-101's scenarios rely on this.
 ** Session expiry fences the broker and removes it from every ISR (except
 ** where it is the last member).
 **
@@ -544,6 +552,18 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
     response.broker_epoch = request->broker_epoch;
     bool changed = false;
     if (!broker->registered || request->broker_epoch != broker->broker_epoch) {
+        ks_time_ns timeout = (ks_time_ns)controller->spec->cluster->broker_session_timeout_ns;
+        bool kraft = controller->spec->cluster->truncation == KS_TRUNCATION_LEADER_EPOCH;
+        if (kraft && broker->registered && !broker->fenced &&
+            now <= broker->last_heartbeat_ns + timeout) {
+            /* ClusterControlManager: the old incarnation's session is valid. */
+            response.error_code = KS_ERR_DUPLICATE_BROKER_REGISTRATION;
+            response.fenced = 1;
+            response.metadata_version = controller->version;
+            ks_world_send(controller->world, controller->node, source,
+                          KS_MSG_BROKER_HEARTBEAT_RESPONSE, &response, sizeof response);
+            return;
+        }
         /* A new incarnation registers fenced; leadership moves off it. */
         broker->registered = true;
         broker->broker_epoch = request->broker_epoch;

@@ -12,7 +12,9 @@
 ** mirrored to their files entry by entry, so a file always holds exactly the
 ** entries (Kafka pre-allocates and trims on roll; ksim never pre-allocates).
 **
-** Invariants (asserted as R1..R9 in ks_log_check and where they matter):
+** Invariants (log_check asserts R1, R3-R5 after every change; R2 and R6 are
+** asserted where segments and index entries are added; R7-R9 hold by
+** construction at the single place that writes each):
 **   R1  There is always at least one segment; the last one is the active
 **       segment, the only one that is appended to.
 **   R2  Segment base offsets strictly increase, and each segment's data lies

@@ -245,6 +245,50 @@ static void test_placement_deterministic(void)
     }
 }
 
+/* A quick restart (crash, restart 100 ms later). KRaft: the new incarnation
+ * is refused while the old session is valid; the session expires (fenced,
+ * removed from the ISR) and only then does it register and rejoin. The
+ * ZooKeeper-era model of high-watermark mode registers it at once and keeps
+ * it in the ISR. */
+static void quick_restart(enum ks_truncation_mode mode, int32_t *isr_count_after_restart,
+                          ks_time_ns *fenced_at)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    struct harness h;
+    h_defaults(&h, 3);
+    h.cluster_config.truncation = mode;
+    h_topic(&h, "orders", 1, 3, 1, assign);
+    h_start(&h, 25);
+    h_run_until(&h, 1 * H_S);
+    h_crash(&h, 3, false);
+    h_run_for(&h, 100 * H_MS);
+    h_restart(&h, 3);
+    h_run_until(&h, 5 * H_S);
+    int32_t isr[4];
+    *isr_count_after_restart = ks_cluster_isr(h.cluster, 0, 0, isr, 4);
+    h_run_until(&h, 20 * H_S);
+    const struct h_event *fenced = h_find(&h, KS_EV_BROKER_FENCED, 0);
+    *fenced_at = fenced != NULL ? fenced->at_ns : 0;
+    /* Either way it ends back in the ISR, unfenced. */
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 3);
+    CU_ASSERT_EQUAL(h_count(&h, KS_EV_BROKER_UNFENCED), 1);
+    CU_ASSERT_EQUAL(h_state(&h, 3, 0, 0).role, KS_ROLE_FOLLOWER);
+    h_free(&h);
+}
+
+static void test_quick_restart_rules(void)
+{
+    int32_t isr_count = 0;
+    ks_time_ns fenced_at = 0;
+    quick_restart(KS_TRUNCATION_LEADER_EPOCH, &isr_count, &fenced_at);
+    CU_ASSERT_EQUAL(isr_count, 3); /* not fenced yet at 5 s */
+    /* Session expiry: last heartbeat received at 1 ms, + 9 s, seen 1 ns later. */
+    CU_ASSERT_EQUAL(fenced_at, 9 * H_S + 1 * H_MS + 1);
+    quick_restart(KS_TRUNCATION_HIGH_WATERMARK, &isr_count, &fenced_at);
+    CU_ASSERT_EQUAL(isr_count, 3);                      /* stays in the ISR */
+    CU_ASSERT_EQUAL(fenced_at, 1100 * H_MS + 1 * H_MS); /* fenced at registration */
+}
+
 void ks_test_register_controller(void)
 {
     static const struct ks_test_case cases[] = {
@@ -257,6 +301,7 @@ void ks_test_register_controller(void)
         { "controller_partition_converges", test_controller_partition_converges },
         { "preferred_rebalance", test_preferred_rebalance },
         { "placement_deterministic", test_placement_deterministic },
+        { "quick_restart_rules", test_quick_restart_rules },
     };
     KS_TEST_ADD_SUITE("core/controller", cases);
 }

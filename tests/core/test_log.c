@@ -759,6 +759,66 @@ static void test_compaction_keeps_last_value_per_key(void)
     ks_test_env_deinit(&env);
 }
 
+static int64_t append_producer_batch(struct ks_log *log, int64_t producer_id, int32_t sequence,
+                                     const char *key_a, const char *key_b)
+{
+    struct ks_batch_builder builder;
+    ks_batch_builder_init(&builder, TS0, producer_id, 0, sequence);
+    ks_batch_builder_add(&builder, TS0, key_a, 2, "x", 1, NULL, 0);
+    ks_batch_builder_add(&builder, TS0, key_b, 2, "y", 1, NULL, 0);
+    GByteArray *bytes = ks_batch_builder_finish(&builder);
+    ks_batch_builder_deinit(&builder);
+    int64_t base = 0;
+    int64_t last = 0;
+    CU_ASSERT_EQUAL(ks_log_append_as_leader(log, bytes->data, bytes->len, 0, 0, &base, &last),
+                    KS_LOG_OK);
+    g_byte_array_unref(bytes);
+    return base;
+}
+
+/* An emptied batch survives as a header only when it is its producer's last
+ * batch (so the producer's sequence state survives); others vanish. */
+static void test_compaction_keeps_last_producer_batch_header(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 14, 2);
+    struct ks_log_config config = log_fixture_config();
+    config.segment_bytes = 100; /* one batch per segment */
+    config.cleanup_compact = true;
+    struct ks_log *log = open_log(&env, &config);
+    append_producer_batch(log, 7, 0, "k0", "k1");  /* offsets 0-1: emptied, not last of 7 */
+    append_producer_batch(log, 7, 2, "k0", "k1");  /* 2-3: emptied, last of 7: header kept */
+    append_producer_batch(log, 8, 0, "k0", "k1");  /* 4-5: kept whole */
+    append_producer_batch(log, -1, -1, "k0", "k1"); /* 6-7: active segment, untouched */
+    CU_ASSERT_EQUAL(ks_log_compact(log, 0, ks_log_leo(log)), 4);
+    int64_t batch_count = 0;
+    GByteArray *all = log_fixture_read_all(log, &batch_count);
+    CU_ASSERT_EQUAL(batch_count, 3);
+    struct ks_batch_view batch;
+    size_t batch_bytes = 0;
+    CU_ASSERT_EQUAL_FATAL(ks_batch_parse(all->data, all->len, &batch, &batch_bytes), KS_BATCH_OK);
+    CU_ASSERT_EQUAL(batch.base_offset, 2);
+    CU_ASSERT_EQUAL(ks_batch_last_offset(&batch), 3);
+    CU_ASSERT_EQUAL(batch.record_count, 0);
+    CU_ASSERT_EQUAL(batch.producer_id, 7);
+    CU_ASSERT_EQUAL(batch.base_sequence, 2);
+    CU_ASSERT_EQUAL(batch_bytes, KS_BATCH_HEADER_BYTES);
+    CU_ASSERT_EQUAL_FATAL(ks_batch_parse(all->data + batch_bytes, all->len - batch_bytes, &batch,
+                                         NULL),
+                          KS_BATCH_OK);
+    CU_ASSERT_EQUAL(batch.base_offset, 4);
+    CU_ASSERT_EQUAL(batch.record_count, 2);
+    /* Reading at an offset of the vanished batch starts at the next one. */
+    GByteArray *out = g_byte_array_new();
+    CU_ASSERT_EQUAL(ks_log_read(log, 0, INT64_MAX, 1, out), KS_LOG_OK);
+    CU_ASSERT_EQUAL_FATAL(ks_batch_parse(out->data, out->len, &batch, NULL), KS_BATCH_OK);
+    CU_ASSERT_EQUAL(batch.base_offset, 2);
+    g_byte_array_unref(out);
+    g_byte_array_unref(all);
+    ks_log_close(log);
+    ks_test_env_deinit(&env);
+}
+
 static void test_dump_log_format(void)
 {
     struct ks_test_env env;
@@ -833,6 +893,8 @@ void ks_test_register_log(void)
         {"checkpoint round trip and malformed", test_checkpoint_round_trip_and_malformed},
         {"retention by time and size", test_retention_by_time_and_size},
         {"compaction keeps last value per key", test_compaction_keeps_last_value_per_key},
+        {"compaction keeps last producer batch header",
+         test_compaction_keeps_last_producer_batch_header},
         {"dump-log format", test_dump_log_format},
     };
     KS_TEST_ADD_SUITE("core/log", cases);
