@@ -46,22 +46,26 @@
 ** exhausted with a definite error" is FAILED only when no earlier attempt was
 ** in doubt: an earlier timed-out attempt may be in the log.
 **
-** Invariants (asserted as P1..P5):
+** Invariants (checked by ks_producer_check: after every sender run in
+** DEBUG=1 builds, and by the tests):
 **   P1  every record ends exactly once (acked + failed + unknown + pending == sent).
 **   P2  a connection never holds more than max.in.flight requests.
 **   P3  a batch is in at most one place: a partition queue or one request.
 **   P4  buffer.memory reserved == sum of the live batches' reservations <= buffer.memory
 **       (a single batch may exceed it, as a record larger than buffer.memory would
 **       in Kafka, where it fails; ksim allows it).
-**   P5  with idempotence, a partition's incomplete sequenced batches are sorted by
-**       base sequence and contiguous.
+**   P5  with idempotence, a partition's incomplete sequenced batches all carry the
+**       partition's (producer id, epoch) and are sorted by base sequence.
 **   P6  a partition queue holds retried batches first, then fresh ones in creation
 **       order, so delivery timeouts only need a scan up to the first fresh batch.
 **
 ** Retries and the network (NetworkClient): a request with no response after
 ** request.timeout.ms disconnects its connection: every request in flight on it
 ** fails with NETWORK_EXCEPTION (its fate unknown), which is retriable and asks
-** for a metadata refresh. Retried batches go back to the front of their queue:
+** for a metadata refresh. A connection to a crashed broker closes at once (the
+** kernel resets a dead process's sockets, NetworkClient sees the disconnect)
+** and no new one is made while it is down; a cut-off or paused broker is only
+** noticed through request.timeout.ms. Retried batches go back to the front of their queue:
 ** without idempotence with addFirst, so several batches failing together are
 ** resent in reverse order, which is how the Java client reorders records when
 ** max.in.flight > 1 (and duplicates them when a lost response hid a write).
@@ -91,7 +95,7 @@
 ** together, each answered on its own; its in-flight slot frees when the last
 ** answer arrives (Kafka answers a request once, when every partition is done).
 **
-** Simplifications (also in docs/): no MESSAGE_TOO_LARGE split-and-retry; no reconnect backoff
+** Simplifications: no MESSAGE_TOO_LARGE split-and-retry; no reconnect backoff
 ** (reconnect.backoff.ms) after a disconnect; metadata and InitProducerId
 ** requests do not take in-flight slots and go to a random broker (Kafka: the
 ** least loaded node), another one after a timeout; acks != all turns
@@ -1454,6 +1458,74 @@ static void expire_batches(struct ks_producer *p, ks_time_ns now)
     }
 }
 
+/* ---- invariants --------------------------------------------------------------------------- */
+
+static int64_t check_batch(const struct ks_producer *p, const struct pbatch *batch,
+                           int32_t partition, int64_t *reserved)
+{
+    ks_assert(batch->partition == partition);
+    ks_assert(batch->records->len > 0);
+    *reserved += batch->reserved_bytes;
+    if (p->idempotent && batch->base_sequence >= 0) {
+        ks_assert(batch->producer_id == p->parts[partition].seq_producer_id);
+        ks_assert(batch->producer_epoch == p->parts[partition].seq_epoch); /* P5 */
+    }
+    return (int64_t)batch->records->len;
+}
+
+void ks_producer_check(const struct ks_producer *p)
+{
+    int64_t records = 0;
+    int64_t reserved = 0;
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        const struct ppart *part = &p->parts[i];
+        bool fresh_seen = false;
+        for (const GList *link = part->queue.head; link != NULL; link = link->next) {
+            const struct pbatch *batch = link->data;
+            ks_assert(batch->entry == NULL); /* P3: queued, so not in a request */
+            if (batch->retry_count == 0) {
+                fresh_seen = true;
+            } else {
+                ks_assert(!fresh_seen); /* P6 */
+            }
+            records += check_batch(p, batch, i, &reserved);
+        }
+        for (guint k = 0; k < part->sequenced->len; k++) {
+            const struct pbatch *batch = g_ptr_array_index(part->sequenced, k);
+            ks_assert(batch->base_sequence >= 0);
+            if (k > 0) {
+                const struct pbatch *before = g_ptr_array_index(part->sequenced, k - 1);
+                ks_assert(before->base_sequence < batch->base_sequence); /* P5 */
+            }
+        }
+    }
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        const struct pconn *conn = &p->conns[b];
+        ks_assert((int32_t)conn->inflight->len <= p->in_flight_max); /* P2 */
+        for (guint k = 0; k < conn->inflight->len; k++) {
+            const struct prequest *request = g_ptr_array_index(conn->inflight, k);
+            int32_t pending = 0;
+            for (int32_t e = 0; e < request->entry_count; e++) {
+                const struct pentry *entry = &request->entries[e];
+                ks_assert(entry->request == request);
+                pending += entry->answered ? 0 : 1;
+                if (entry->batch != NULL) {
+                    ks_assert(!entry->answered);
+                    ks_assert(entry->batch->entry == entry); /* P3 */
+                    records += check_batch(p, entry->batch, entry->batch->partition, &reserved);
+                }
+            }
+            ks_assert(pending == request->pending_count);
+            ks_assert(pending > 0);
+        }
+    }
+    ks_assert(records == p->pending_count);                      /* P1 */
+    ks_assert(p->acked_count + p->failed_count + p->unknown_count + p->pending_count +
+                  (p->waiter.active ? 1 : 0) ==
+              p->next_seq);                                        /* P1 */
+    ks_assert(reserved == p->reserved_bytes);                      /* P4 */
+}
+
 /* ---- the sender loop ---------------------------------------------------------------------- */
 
 static void sender_wakeup(ks_world *world, void *context);
@@ -1543,6 +1615,9 @@ static void sender_run(struct ks_producer *p)
     drain(p, now);
     maybe_send_metadata(p, now); /* drain may have found a partition without a leader */
     schedule_sender(p, next_wakeup_ns(p, now));
+#if defined(KS_DEBUG) && KS_DEBUG
+    ks_producer_check(p);
+#endif
 }
 
 static void sender_wakeup(ks_world *world, void *context)

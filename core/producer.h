@@ -51,6 +51,10 @@ bool ks_producer_idle(const struct ks_producer *p);
 
 /* ---- for tests and the driver -------------------------------------------- */
 
+/* Asserts the invariants P1..P6 of core/producer.c (whole-object check;
+ * O(batches)). Runs after every sender pass in DEBUG=1 builds. */
+void ks_producer_check(const struct ks_producer *p);
+
 int64_t ks_producer_failed_count(const struct ks_producer *p);
 int64_t ks_producer_unknown_count(const struct ks_producer *p);
 /* The current producer id (-1 before InitProducerId answered, or without

@@ -428,9 +428,15 @@ static void fixture_start(struct fixture *f)
     ks_producer_start(f->producer);
 }
 
+/* Runs the world in 1 ms steps, checking the producer's invariants. */
 static void fixture_run(struct fixture *f, ks_time_ns until_ns)
 {
-    ks_world_run_until(f->env.world, until_ns);
+    ks_time_ns now = ks_world_now_ns(f->env.world);
+    while (now < until_ns) {
+        now = now + MS < until_ns ? now + MS : until_ns;
+        ks_world_run_until(f->env.world, now);
+        ks_producer_check(f->producer);
+    }
 }
 
 /* P1 from outside: every record sent was reported exactly once. */
