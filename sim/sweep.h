@@ -28,6 +28,17 @@ bool ks_sweep_parse_shard(const char *text, uint32_t *shard_index, uint32_t *sha
  * every setting: item mod N == I - 1. Every item belongs to exactly one shard. */
 bool ks_sweep_shard_owns(uint64_t item_index, uint32_t shard_index, uint32_t shard_count);
 
+/* ---- explore ---------------------------------------------------------------------- */
+
+struct ks_scenario;
+
+/* The random fault schedule explore gives `seed` on this (finalized)
+ * scenario, at most fault_max faults, as [fault explore-N] sections in time
+ * order (sim/explore.c). The same arguments give the same text. Owned:
+ * g_free. */
+char *ks_explore_schedule_ini(const struct ks_scenario *scenario, uint64_t seed,
+                              uint32_t fault_max);
+
 /* ---- the worker pool ----------------------------------------------------------- */
 
 #define KS_POOL_NOTE_BYTES 1024
