@@ -629,6 +629,11 @@ size_t ks_varint_encode(int64_t value, uint8_t *out)
 
 size_t ks_varint_decode(const uint8_t *bytes, size_t byte_count, int64_t *value_out)
 {
+    /* Most lengths and deltas fit one byte. */
+    if (byte_count > 0 && bytes[0] < 0x80) {
+        *value_out = (int64_t)(bytes[0] >> 1) ^ -(int64_t)(bytes[0] & 1);
+        return 1;
+    }
     uint64_t code = 0;
     for (size_t i = 0; i < 10; i++) {
         if (i >= byte_count) {

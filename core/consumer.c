@@ -191,6 +191,7 @@ struct ks_consumer {
 
     int64_t processed_count;
     int64_t correlation_counter;
+    int32_t fresh_join_count;  /* member ids "<name>-<n>" used so far; kept across crashes */
 
     struct channel *channels;  /* CH_FETCH + broker_count */
     int32_t channel_count;
@@ -525,6 +526,10 @@ static void send_join(struct ks_consumer *c)
     request.assignor = (int32_t)c->config->assignor;
     request.owned_generation = owned_count > 0 ? c->owned_generation : -1;
     request.owned_count = owned_count;
+    if (c->member_id[0] == 0) {
+        /* A fresh join: the next number of this client's member ids. */
+        request.member_number = ++c->fresh_join_count;
+    }
     g_strlcpy(request.group_id, c->config->group_id, sizeof(request.group_id));
     g_strlcpy(request.member_id, c->member_id, sizeof(request.member_id));
     g_strlcpy(request.client_id, c->config->name, sizeof(request.client_id));

@@ -21,19 +21,28 @@
 **     .  string  topic name
 **     .  int32   partition
 **
-**   offset commit value (version 1)    group metadata value (ksim version 0)
-**     0  int16   version = 1              0  int16   version = 0
+**   offset commit value (version 1)    group metadata value (ksim version 1)
+**     0  int16   version = 1              0  int16   version = 1
 **     2  int64   offset (next to read)    2  string  protocol type "consumer"
 **    10  string  metadata ("")            .  int32   generation
 **     .  int64   commit timestamp (ms)    .  string  protocol (assignor name)
 **     .  int64   expire timestamp (-1)    .  string  leader member id
-**                                         .  int32   member count (always 0)
+**                                         .  int32   member count, then per member:
+**                                              string  member id
+**                                              string  client id
+**                                              string  subscribed topic name
+**                                              int64   session timeout (ns)
+**                                              int64   rebalance timeout (ns)
+**                                              int32   assignor
+**                                              int32   assigned count, then per
+**                                                      partition: string topic,
+**                                                      int32 partition
 **
-** Kafka's group value also lists the members with their assignments, so a
-** new coordinator keeps the group Stable. ksim stores only the generation
-** (a simplification): after a coordinator move the group is Empty at its old
-** generation, members get UNKNOWN_MEMBER_ID on their next heartbeat and
-** rejoin, which is one extra rebalance.
+** As Kafka's GroupMetadataValue, the group record lists the members and
+** their assignments, written when the leader's SyncGroup completes a
+** generation; a new coordinator loads the group Stable with those members
+** and restarts their session timers, so members carry on without a
+** rebalance. (Version 0, without members, is still read.)
 **
 ** A commit is acknowledged only when ks_broker_append_internal reports the HW
 ** past it; only then does the in-memory cache change. So an unclean election
@@ -106,11 +115,6 @@ struct offset_entry {
     int64_t offset;
 };
 
-struct client_counter {
-    char client_id[KS_GROUP_CLIENT_ID_BYTES];
-    int32_t issued;
-};
-
 struct group {
     struct coordinator *coordinator; /* not owned */
     char group_id[KS_GROUP_ID_BYTES];
@@ -121,11 +125,11 @@ struct group {
     char leader_id[KS_GROUP_MEMBER_ID_BYTES];
     GPtrArray *members; /* struct member, owned, in join order */
     GArray *offsets;    /* struct offset_entry, sorted by (topic, partition) */
-    GArray *client_counters;  /* struct client_counter: member ids issued per client id */
     GPtrArray *pending_ids;   /* char*, owned: ids given with MEMBER_ID_REQUIRED (KIP-394) */
     ks_timer_id join_timer;
     bool initial_delay; /* the first rebalance of an empty group is waiting */
     ks_time_ns join_started_ns;
+    char rebalance_reason[192];   /* why the current round started, for the explain text */
     ks_time_ns last_commit_event_ns;
     bool commit_event_ever;
     int64_t commits_since_event;
@@ -351,7 +355,6 @@ static struct group *get_or_create_group(struct coordinator *c, const char *grou
     group->generation = 0;
     group->members = g_ptr_array_new();
     group->offsets = g_array_new(FALSE, TRUE, sizeof(struct offset_entry));
-    group->client_counters = g_array_new(FALSE, TRUE, sizeof(struct client_counter));
     group->pending_ids = g_ptr_array_new_with_free_func(g_free);
     g_ptr_array_add(c->groups, group);
     g_ptr_array_sort(c->groups, compare_group_id);
@@ -384,7 +387,6 @@ static void group_free(struct coordinator *c, struct group *group)
     }
     g_ptr_array_free(group->members, TRUE);
     g_array_free(group->offsets, TRUE);
-    g_array_free(group->client_counters, TRUE);
     g_ptr_array_free(group->pending_ids, TRUE);
     ks_world_cancel(c->world, group->join_timer);
     g_free(group);
@@ -537,12 +539,28 @@ static GByteArray *build_group_batch(struct coordinator *c, const struct group *
     GByteArray *value = g_byte_array_new();
     put_i16(key, 2);
     put_string(key, group->group_id);
-    put_i16(value, 0);
+    put_i16(value, 1);
     put_string(value, "consumer");
     put_i32(value, group->generation);
     put_string(value, ks_assignor_name((enum ks_assignor)group->protocol));
     put_string(value, group->leader_id);
-    put_i32(value, 0);
+    put_i32(value, (int32_t)group->members->len);
+    for (guint i = 0; i < group->members->len; i++) {
+        const struct member *m = g_ptr_array_index(group->members, i);
+        put_string(value, m->member_id);
+        put_string(value, m->client_id);
+        put_string(value, topic_name(c, m->topic_index));
+        put_i64(value, m->session_timeout_ns);
+        put_i64(value, m->rebalance_timeout_ns);
+        put_i32(value, m->assignor);
+        put_i32(value, (int32_t)m->assignment->len);
+        for (guint k = 0; k < m->assignment->len; k++) {
+            const struct ks_group_topic_partition *tp =
+                &g_array_index(m->assignment, struct ks_group_topic_partition, k);
+            put_string(value, topic_name(c, tp->topic_index));
+            put_i32(value, tp->partition);
+        }
+    }
     ks_batch_builder_add(&builder, timestamp, key->data, (int32_t)key->len, value->data,
                          (int32_t)value->len, NULL, 0);
     g_byte_array_unref(key);
@@ -595,6 +613,16 @@ static void arm_session(struct coordinator *c, struct member *m)
                                          KS_TIMER_GROUP_SESSION, on_session_expired, m);
 }
 
+/* Adds "; then <reason>" to the reason of the round in progress. */
+static void note_reason(struct group *group, const char *reason)
+{
+    size_t used = strlen(group->rebalance_reason);
+    if (used + 8 < sizeof(group->rebalance_reason)) {
+        snprintf(group->rebalance_reason + used, sizeof(group->rebalance_reason) - used,
+                 "; then %s", reason);
+    }
+}
+
 static void remove_member(struct coordinator *c, struct group *group, struct member *m,
                           const char *reason)
 {
@@ -612,6 +640,7 @@ static void remove_member(struct coordinator *c, struct group *group, struct mem
     case GROUP_EMPTY:
         break;
     case GROUP_PREPARING:
+        note_reason(group, reason);
         maybe_complete_join(c, group);
         break;
     case GROUP_COMPLETING:
@@ -651,6 +680,9 @@ static void on_join_deadline(ks_world *world, void *context)
     for (guint i = group->members->len; i > 0; i--) {
         struct member *m = g_ptr_array_index(group->members, i - 1);
         if (!m->join_pending) {
+            char reason[160];
+            snprintf(reason, sizeof(reason), "member %s did not rejoin in time", m->member_id);
+            note_reason(group, reason);
             g_ptr_array_remove_index(group->members, i - 1);
             member_free(c, m);
         }
@@ -674,10 +706,10 @@ static int64_t rebalance_timeout_ns(const struct group *group)
 
 static void prepare_rebalance(struct coordinator *c, struct group *group, const char *reason)
 {
-    (void)reason;
     if (group->state == GROUP_PREPARING) {
         return;
     }
+    g_strlcpy(group->rebalance_reason, reason, sizeof(group->rebalance_reason));
     /* Members still waiting for a SyncGroup answer learn of the new round. */
     for (guint i = 0; i < group->members->len; i++) {
         struct member *m = g_ptr_array_index(group->members, i);
@@ -834,7 +866,8 @@ static void handle_join(struct coordinator *c, ks_node_id source,
     if (request->member_id[0] == 0) {
         /* KIP-394 (2.2+): a new member first gets its id with
          * MEMBER_ID_REQUIRED and joins again with it, so a retried join
-         * never leaves a ghost member behind. Ids are "<client>-<n>". */
+         * never leaves a ghost member behind. Ids are "<client>-<n>", n
+         * chosen by the client (group_proto.h). */
         struct ks_group_join_response response;
         memset(&response, 0, sizeof(response));
         response.correlation_id = request->correlation_id;
@@ -842,25 +875,9 @@ static void handle_join(struct coordinator *c, ks_node_id source,
         response.generation = -1;
         char client_id[KS_GROUP_CLIENT_ID_BYTES];
         g_strlcpy(client_id, request->client_id, sizeof(client_id));
-        struct client_counter *counter = NULL;
-        for (guint i = 0; i < group->client_counters->len; i++) {
-            struct client_counter *each =
-                &g_array_index(group->client_counters, struct client_counter, i);
-            if (strcmp(each->client_id, client_id) == 0) {
-                counter = each;
-            }
-        }
-        if (counter == NULL) {
-            struct client_counter fresh;
-            memset(&fresh, 0, sizeof(fresh));
-            g_strlcpy(fresh.client_id, client_id, sizeof(fresh.client_id));
-            g_array_append_val(group->client_counters, fresh);
-            counter = &g_array_index(group->client_counters, struct client_counter,
-                                     group->client_counters->len - 1);
-        }
-        counter->issued++;
+        ks_assert(request->member_number >= 1);
         snprintf(response.member_id, sizeof(response.member_id), "%s-%d", client_id,
-                 counter->issued);
+                 request->member_number);
         g_ptr_array_add(group->pending_ids, g_strdup(response.member_id));
         send_bytes(c, source, KS_GROUP_JOIN_RESPONSE, &response, sizeof(response));
         return;
@@ -950,11 +967,14 @@ static void emit_rebalance(struct coordinator *c, struct group *group)
         }
     }
     char *explain = g_strdup_printf(
-        "Broker %d, coordinator of group %s (it leads %s-%d), completed a rebalance: "
-        "generation %d has %u member(s); the leader %s assigned the partitions with the %s "
-        "assignor. Under the eager protocol every member gave up its partitions first, so "
-        "no partition was consumed by two members at once.",
+        "Broker %d, coordinator of group %s (it leads %s-%d), completed a rebalance because "
+        "%s: generation %d has %u member(s); the leader %s assigned the partitions with the "
+        "%s assignor. Under the eager protocol each member gave up all its partitions "
+        "before rejoining and starts its new ones from the committed offsets; a member "
+        "that was cut off or paused may still process records it fetched before (a "
+        "zombie) until it learns that it left the group.",
         ks_broker_id(c->broker), group->group_id, KS_OFFSETS_TOPIC, group->partition,
+        group->rebalance_reason[0] != 0 ? group->rebalance_reason : "the group changed",
         group->generation, group->members->len, group->leader_id,
         ks_assignor_name((enum ks_assignor)group->protocol));
     ks_broker_emit(c->broker, KS_EV_REBALANCE, -1, -1, detail->str, explain);
@@ -1334,6 +1354,78 @@ void ks_group_coordinator_handle(struct ks_group_coordinator *g, ks_node_id sour
 
 /* ---- loading ------------------------------------------------------------------------ */
 
+/* A group metadata record: the latest one wins (a log that lost records to
+ * an unclean election may even bring an older generation back, as Kafka's
+ * would). */
+static void load_group_value(struct coordinator *c, int32_t partition, const char *group_id,
+                             const struct ks_record_view *record)
+{
+    struct reader value = { record->value, record->value_bytes, 0, false };
+    char text[KS_GROUP_MEMBER_ID_BYTES];
+    char leader[KS_GROUP_MEMBER_ID_BYTES];
+    int16_t version = get_i16(&value);
+    get_string(&value, text, sizeof(text)); /* protocol type */
+    int32_t generation = get_i32(&value);
+    get_string(&value, text, sizeof(text)); /* protocol */
+    get_string(&value, leader, sizeof(leader));
+    int32_t member_count = get_i32(&value);
+    if (value.bad || member_count < 0) {
+        return;
+    }
+    struct group *group = get_or_create_group(c, group_id, partition);
+    group->generation = generation;
+    for (guint i = 0; i < group->members->len; i++) {
+        member_free(c, g_ptr_array_index(group->members, i));
+    }
+    g_ptr_array_set_size(group->members, 0);
+    group->leader_id[0] = 0;
+    group->protocol = KS_ASSIGNOR_RANGE;
+    for (int32_t a = 0; a < 3; a++) {
+        if (strcmp(text, ks_assignor_name((enum ks_assignor)a)) == 0) {
+            group->protocol = a;
+        }
+    }
+    if (version < 1) {
+        return;
+    }
+    for (int32_t i = 0; i < member_count && !value.bad; i++) {
+        struct member *m = g_new0(struct member, 1);
+        m->group = group;
+        m->owned = g_array_new(FALSE, TRUE, sizeof(struct ks_group_topic_partition));
+        m->assignment = g_array_new(FALSE, TRUE, sizeof(struct ks_group_topic_partition));
+        char name[KS_TOPIC_NAME_BYTES_MAX + 1];
+        get_string(&value, m->member_id, sizeof(m->member_id));
+        get_string(&value, m->client_id, sizeof(m->client_id));
+        get_string(&value, name, sizeof(name));
+        m->topic_index = ks_broker_topic_index(c->broker, name);
+        m->session_timeout_ns = get_i64(&value);
+        m->rebalance_timeout_ns = get_i64(&value);
+        m->assignor = get_i32(&value);
+        m->owned_generation = -1;
+        int32_t assigned_count = get_i32(&value);
+        for (int32_t k = 0; k < assigned_count && !value.bad; k++) {
+            get_string(&value, name, sizeof(name));
+            struct ks_group_topic_partition tp = { ks_broker_topic_index(c->broker, name),
+                                                   get_i32(&value) };
+            if (tp.topic_index >= 0) {
+                g_array_append_val(m->assignment, tp);
+            }
+        }
+        g_ptr_array_add(group->members, m);
+    }
+    if (value.bad) {
+        /* A malformed record (never written by this program): keep no members. */
+        for (guint i = 0; i < group->members->len; i++) {
+            member_free(c, g_ptr_array_index(group->members, i));
+        }
+        g_ptr_array_set_size(group->members, 0);
+        return;
+    }
+    if (find_member(group, leader) != NULL) {
+        g_strlcpy(group->leader_id, leader, sizeof(group->leader_id));
+    }
+}
+
 static void load_record(struct coordinator *c, int32_t partition,
                         const struct ks_record_view *record)
 {
@@ -1370,17 +1462,7 @@ static void load_record(struct coordinator *c, int32_t partition,
         if (record->value == NULL || record->value_bytes < 0) {
             return;
         }
-        struct reader value = { record->value, record->value_bytes, 0, false };
-        char text[KS_GROUP_MEMBER_ID_BYTES];
-        (void)get_i16(&value);
-        get_string(&value, text, sizeof(text)); /* protocol type */
-        int32_t generation = get_i32(&value);
-        if (!value.bad) {
-            struct group *group = get_or_create_group(c, group_id, partition);
-            if (generation > group->generation) {
-                group->generation = generation;
-            }
-        }
+        load_group_value(c, partition, group_id, record);
     }
 }
 
@@ -1436,6 +1518,22 @@ static void on_load(ks_world *world, void *context)
         if (c->partition_states[p] == PART_LOADING) {
             load_partition(c, p);
             c->partition_states[p] = PART_OWNED;
+            /* Loaded groups with members are Stable; their sessions start now
+             * (GroupMetadataManager schedules every member's expiration). */
+            for (guint i = 0; i < c->groups->len; i++) {
+                struct group *group = g_ptr_array_index(c->groups, i);
+                if (group->partition != p || group->members->len == 0) {
+                    continue;
+                }
+                if (group->leader_id[0] == 0) {
+                    struct member *first = g_ptr_array_index(group->members, 0);
+                    g_strlcpy(group->leader_id, first->member_id, sizeof(group->leader_id));
+                }
+                group->state = GROUP_STABLE;
+                for (guint k = 0; k < group->members->len; k++) {
+                    arm_session(c, g_ptr_array_index(group->members, k));
+                }
+            }
         }
     }
 }

@@ -94,7 +94,11 @@ struct ks_group_join_request {
     int32_t assignor;             /* enum ks_assignor: the protocol the member supports */
     int32_t owned_generation;     /* generation of the owned partitions, -1 if none */
     int32_t owned_count;
-    int32_t reserved;
+    /* With member_id "": the n of the new id "<client_id>-<n>", the client's
+     * count of fresh joins (it never repeats, even across the client's
+     * crashes): a deterministic stand-in for the random UUID suffix of
+     * Kafka's member ids, so an id is never given to two incarnations. */
+    int32_t member_number;
     char group_id[KS_GROUP_ID_BYTES];
     char member_id[KS_GROUP_MEMBER_ID_BYTES]; /* "" to join as a new member */
     char client_id[KS_GROUP_CLIENT_ID_BYTES]; /* the consumer's name: member ids derive from it */

@@ -19,6 +19,7 @@ if (rotate) {
     set xtics norotate
 }
 set grid noxtics ytics
+set pointintervalbox 0
 
 plot datadir.'/settings.dat' using 1:4:xtic(2) with boxes lc rgb '#9467bd' title 'unavailable_ms', \
-     datadir.'/settings.dat' using 1:4:5:6 with yerrorbars pt -1 lc rgb '#000000' notitle
+     datadir.'/settings.dat' using 1:4:5:6 with yerrorbars pt 7 ps 0.5 lc rgb '#000000' notitle

@@ -19,8 +19,9 @@ if (rotate) {
     set xtics norotate
 }
 set grid noxtics ytics
+set pointintervalbox 0
 
 plot datadir.'/settings.dat' using ($1 - 0.19):4:xtic(2) with boxes lc rgb '#d62728' title 'acked_lost', \
-     datadir.'/settings.dat' using ($1 - 0.19):4:5:6 with yerrorbars pt -1 lc rgb '#000000' notitle, \
+     datadir.'/settings.dat' using ($1 - 0.19):4:5:6 with yerrorbars pt 7 ps 0.5 lc rgb '#000000' notitle, \
      datadir.'/settings.dat' using ($1 + 0.19):7 with boxes lc rgb '#1f77b4' title 'duplicates', \
-     datadir.'/settings.dat' using ($1 + 0.19):7:8:9 with yerrorbars pt -1 lc rgb '#000000' notitle
+     datadir.'/settings.dat' using ($1 + 0.19):7:8:9 with yerrorbars pt 7 ps 0.5 lc rgb '#000000' notitle

@@ -11,7 +11,7 @@
 ** fixed order: the number of faults (1..N), then per fault its action, time,
 ** target and parameters. Actions: crash (mode process or power, usually with
 ** restart.after), restart, isolate (a network partition of one node, with a
-** duration), slow (disk or network latency, with a duration), pause (with a
+** duration), groups (the brokers split in two sides, with a duration), slow (disk or network latency, with a duration), pause (with a
 ** duration). Times fall in 5%..85% of the scenario's duration, on whole
 ** milliseconds; targets are a broker id, leader(TP) or follower(TP) of the
 ** scenario's own topics. The simulation's own randomness is untouched: the
@@ -73,12 +73,13 @@ static uint64_t rng_below(struct explore_rng *rng, uint64_t bound)
 
 /* ---- faults ------------------------------------------------------------------- */
 
-enum gen_action { GEN_CRASH, GEN_RESTART, GEN_ISOLATE, GEN_SLOW, GEN_PAUSE };
+enum gen_action { GEN_CRASH, GEN_RESTART, GEN_ISOLATE, GEN_GROUPS, GEN_SLOW, GEN_PAUSE };
 
 struct gen_fault {
     enum gen_action action;
     int64_t at_ms;
     char target[96];          /* "2", "leader(orders-0)", "follower(orders-1)" */
+    char groups[96];          /* groups: "1,3 | 2" */
     bool power;               /* crash mode */
     int64_t restart_after_ms; /* crash; -1 none */
     int64_t duration_ms;      /* isolate, slow, pause */
@@ -115,6 +116,31 @@ static void pick_target(struct explore_rng *rng, const struct explore *explore, 
     }
 }
 
+/* A random split of the brokers into two non-empty sides, "1,3 | 2"; ""
+ * with fewer than two brokers. Always draws the same number of values. */
+static void split_brokers(struct explore_rng *rng, int32_t broker_count, char *buffer,
+                          size_t buffer_bytes)
+{
+    uint64_t mask = rng_next(rng);
+    buffer[0] = '\0';
+    if (broker_count < 2 || broker_count > 63) {
+        return;
+    }
+    uint64_t all = (1ull << broker_count) - 1;
+    mask &= all;
+    if (mask == 0 || mask == all) {
+        mask = 1; /* broker 1 alone on side A */
+    }
+    GString *sides[2] = {g_string_new(""), g_string_new("")};
+    for (int32_t b = 1; b <= broker_count; b++) {
+        GString *side = sides[(mask >> (b - 1)) & 1 ? 0 : 1];
+        g_string_append_printf(side, "%s%d", side->len ? "," : "", b);
+    }
+    g_snprintf(buffer, buffer_bytes, "%s | %s", sides[0]->str, sides[1]->str);
+    g_string_free(sides[0], TRUE);
+    g_string_free(sides[1], TRUE);
+}
+
 /* R1: the schedule of one seed. */
 static GArray *generate_schedule(const struct explore *explore, uint64_t seed)
 {
@@ -125,9 +151,10 @@ static GArray *generate_schedule(const struct explore *explore, uint64_t seed)
     for (uint64_t i = 0; i < count; i++) {
         struct gen_fault fault = {.restart_after_ms = -1};
         uint64_t roll = rng_below(&rng, 100);
-        fault.action = roll < 40   ? GEN_CRASH
-                       : roll < 50 ? GEN_RESTART
-                       : roll < 70 ? GEN_ISOLATE
+        fault.action = roll < 35   ? GEN_CRASH
+                       : roll < 45 ? GEN_RESTART
+                       : roll < 60 ? GEN_ISOLATE
+                       : roll < 70 ? GEN_GROUPS
                        : roll < 85 ? GEN_SLOW
                                    : GEN_PAUSE;
         fault.at_ms = explore->duration_ms * 5 / 100 + (int64_t)rng_below(&rng, (uint64_t)span_ms + 1);
@@ -139,6 +166,10 @@ static GArray *generate_schedule(const struct explore *explore, uint64_t seed)
         fault.duration_ms = 500 + (int64_t)rng_below(&rng, 14500);
         fault.slow_disk = rng_below(&rng, 2) == 0;
         fault.latency_ms = 20 + (int64_t)rng_below(&rng, 480);
+        split_brokers(&rng, explore->broker_count, fault.groups, sizeof fault.groups);
+        if (fault.action == GEN_GROUPS && fault.groups[0] == '\0') {
+            fault.action = GEN_ISOLATE; /* one broker: nothing to split */
+        }
         g_array_append_val(faults, fault);
     }
     return faults;
@@ -171,6 +202,10 @@ static char *fault_body(const struct gen_fault *fault)
     case GEN_ISOLATE:
         g_string_append_printf(body, "action = partition\nisolate = %s\nduration = %" G_GINT64_FORMAT
                                      "ms\n", fault->target, fault->duration_ms);
+        break;
+    case GEN_GROUPS:
+        g_string_append_printf(body, "action = partition\ngroups = %s\nduration = %" G_GINT64_FORMAT
+                                     "ms\n", fault->groups, fault->duration_ms);
         break;
     case GEN_SLOW:
         g_string_append_printf(body, "action = slow\ntarget = %s\n%s = %" G_GINT64_FORMAT "ms\n"
@@ -469,15 +504,10 @@ static int explore_usage(void)
     return 2;
 }
 
-static bool load_explore(struct explore *explore, GError **error)
+/* Fills what the generator needs from a finalized scenario (borrowed as
+ * explore->base; the caller owns it). */
+static bool explore_from_scenario(struct explore *explore, GError **error)
 {
-    gsize length = 0;
-    if (!g_file_get_contents(explore->path, &explore->text, &length, error)) {
-        return false;
-    }
-    if (!ks_scenario_load(explore->path, &explore->base, error)) {
-        return false;
-    }
     explore->duration_ms = explore->base->duration_ns / 1000000;
     explore->broker_count = explore->base->cluster.broker_count;
     explore->tps = g_ptr_array_new_with_free_func(g_free);
@@ -490,10 +520,44 @@ static bool load_explore(struct explore *explore, GError **error)
     if (explore->duration_ms < 100 || explore->broker_count < 1) {
         g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_VALUE,
                     "%s: explore needs a duration of at least 100ms and a broker",
-                    explore->path);
+                    explore->base->path);
         return false;
     }
     return true;
+}
+
+static bool load_explore(struct explore *explore, GError **error)
+{
+    gsize length = 0;
+    if (!g_file_get_contents(explore->path, &explore->text, &length, error)) {
+        return false;
+    }
+    if (!ks_scenario_load(explore->path, &explore->base, error)) {
+        return false;
+    }
+    return explore_from_scenario(explore, error);
+}
+
+char *ks_explore_schedule_ini(const struct ks_scenario *scenario, uint64_t seed,
+                              uint32_t fault_max)
+{
+    struct explore explore = {.base = (struct ks_scenario *)scenario, .fault_max = fault_max};
+    GError *error = NULL;
+    GString *text = g_string_new("");
+    if (explore_from_scenario(&explore, &error)) {
+        GArray *faults = generate_schedule(&explore, seed);
+        g_array_sort(faults, compare_fault_time);
+        for (guint i = 0; i < faults->len; i++) {
+            g_autofree char *body = fault_body(&g_array_index(faults, struct gen_fault, i));
+            g_string_append_printf(text, "[fault explore-%u]\n%s\n", i + 1, body);
+        }
+        g_array_unref(faults);
+    }
+    g_clear_error(&error);
+    if (explore.tps != NULL) {
+        g_ptr_array_unref(explore.tps);
+    }
+    return g_string_free(text, FALSE);
 }
 
 struct failure_kind {

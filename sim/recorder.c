@@ -391,7 +391,7 @@ void ks_recorder_add_record(struct ks_recorder *recorder, const struct ks_record
         bind_text(stmt, 5, row->topic);
         bind_opt(stmt, 6, row->partition);
         bind_opt(stmt, 7, row->offset);
-        sqlite3_bind_int64(stmt, 8, (sqlite3_int64)row->sent_ns);
+        bind_opt(stmt, 8, row->sent_ns);
         bind_opt(stmt, 9, row->acked_ns);
         bind_text(stmt, 10, row->outcome);
         step_row(recorder, stmt);

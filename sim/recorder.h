@@ -62,7 +62,7 @@ struct ks_recorder_record_row {
     const char *topic;
     int32_t partition;      /* -1: NULL */
     int64_t offset;         /* -1: NULL */
-    uint64_t sent_ns;
+    int64_t sent_ns;        /* -1: NULL (a record the producer never reported) */
     int64_t acked_ns;       /* -1: NULL */
     const char *outcome;    /* "acked" | "failed" | "unknown" */
 };

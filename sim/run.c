@@ -962,6 +962,41 @@ static char *topic_configs(const struct ks_topic_config *topic)
     return g_string_free(text, FALSE);
 }
 
+/* records has one row per record sent: a record the producer took but never
+ * reported (still queued or in flight when the run ended) gets a row with
+ * outcome 'unknown' and no partition, offset or send time. Its seq is the
+ * gap in the producer's reported seqs 0..sent-1. */
+static void record_unreported(struct run *run, struct ks_recorder *rec)
+{
+    const struct ks_scenario *s = run->scenario;
+    for (size_t p = 0; p < s->producer_count; p++) {
+        int64_t sent = ks_cluster_producer_sent_count(run->cluster, (int32_t)p);
+        if (sent <= 0) {
+            continue;
+        }
+        bool *reported = g_new0(bool, (size_t)sent);
+        for (guint i = 0; i < run->outcomes->len; i++) {
+            const struct ks_record_outcome *o =
+                &g_array_index(run->outcomes, struct ks_record_outcome, i);
+            if (o->producer_index == (int32_t)p && o->seq >= 0 && o->seq < sent) {
+                reported[o->seq] = true;
+            }
+        }
+        for (int64_t seq = 0; seq < sent; seq++) {
+            if (reported[seq]) {
+                continue;
+            }
+            struct ks_recorder_record_row row = {
+                .producer = s->producers[p].name, .seq = seq, .key = NULL,
+                .topic = topic_name(run, s->producers[p].topic_index), .partition = -1,
+                .offset = -1, .sent_ns = -1, .acked_ns = -1, .outcome = "unknown",
+            };
+            ks_recorder_add_record(rec, &row);
+        }
+        g_free(reported);
+    }
+}
+
 static void record_rows(struct run *run, struct ks_recorder *rec)
 {
     for (guint i = 0; i < run->events->len; i++) {
@@ -978,12 +1013,13 @@ static void record_rows(struct run *run, struct ks_recorder *rec)
             .topic = topic_name(run, o->topic_index),
             .partition = o->partition,
             .offset = o->offset,
-            .sent_ns = o->sent_ns,
+            .sent_ns = (int64_t)o->sent_ns,
             .acked_ns = o->outcome == KS_OUTCOME_UNKNOWN ? -1 : (int64_t)o->acked_ns,
             .outcome = outcome_name(o->outcome),
         };
         ks_recorder_add_record(rec, &row);
     }
+    record_unreported(run, rec);
     for (guint i = 0; i < run->samples->len; i++) {
         const struct run_sample *s = &g_array_index(run->samples, struct run_sample, i);
         struct ks_recorder_state_row row = {

@@ -13,9 +13,10 @@
 **       process: workers are forked children that take the next job index
 **       from a counter in shared memory (the faster worker takes more jobs).
 **   R2  No two processes write one SQLite file: each worker records into its
-**       own database in a temporary folder; when every worker has exited, the
-**       parent appends their runs to --db in job order (sim/merge.c). The
-**       run ids, and so the whole database, are the same with any --jobs.
+**       own database in a temporary folder, and the parent alone appends
+**       their runs to --db (sim/merge.c), in job order: run k goes in once
+**       runs 0..k-1 are in, while the workers go on with later jobs. The run
+**       ids, and so the whole database, are the same with any --jobs.
 **   R3  A run's real log folders go to the worker's own run folder, reused
 **       run after run, and removed with the temporary folder at the end.
 **
@@ -187,16 +188,76 @@ static void show_progress(const char *label, uint64_t done, size_t total, int64_
     fflush(stderr);
 }
 
-/* Waits for every worker; with progress, redraws the line while waiting. */
+/* The parent's side of R2: appends finished runs to the output database in
+ * job order while the workers go on, so that little is left to copy when
+ * the last worker ends. Jobs before next_job are appended (or had no run). */
+struct gatherer {
+    sqlite3 *out;
+    GPtrArray *inputs;     /* the workers' database paths */
+    size_t next_job;
+    int64_t *new_ids;      /* per job: the id in the output, 0 if none */
+    const struct ks_pool_options *options;
+    void *context;
+    GError *error;         /* the first failure; appending stops there */
+};
+
+/* Appends the finished prefix of the jobs; with `final`, every job left
+ * (those of a worker that died have done = 0 and are skipped). */
+static void gather_prefix(struct gatherer *gatherer, struct pool_shared *shared,
+                          size_t job_count, bool final)
+{
+    size_t end = gatherer->next_job;
+    while (end < job_count && __atomic_load_n(&shared->slots[end].done, __ATOMIC_SEQ_CST)) {
+        end++;
+    }
+    if (final) {
+        end = job_count;
+    }
+    if (gatherer->error != NULL || end == gatherer->next_job) {
+        return;
+    }
+    GArray *runs = g_array_new(FALSE, FALSE, sizeof(struct ks_merge_run));
+    GArray *jobs = g_array_new(FALSE, FALSE, sizeof(size_t));
+    for (size_t i = gatherer->next_job; i < end; i++) {
+        const struct ks_pool_slot *slot = &shared->slots[i];
+        if (__atomic_load_n(&slot->done, __ATOMIC_SEQ_CST) && slot->run_id > 0) {
+            struct ks_merge_run run = {.input_index = (uint32_t)slot->worker,
+                                       .run_id = slot->run_id};
+            g_array_append_val(runs, run);
+            g_array_append_val(jobs, i);
+        }
+    }
+    g_autofree int64_t *ids = g_new0(int64_t, runs->len + 1);
+    bool ok = runs->len == 0 ||
+              ks_merge_append(gatherer->out, (const char *const *)gatherer->inputs->pdata,
+                              gatherer->inputs->len,
+                              (const struct ks_merge_run *)(void *)runs->data, runs->len, ids,
+                              &gatherer->error);
+    if (ok) {
+        for (guint i = 0; i < jobs->len; i++) {
+            gatherer->new_ids[g_array_index(jobs, size_t, i)] = ids[i];
+        }
+        if (gatherer->options->appended != NULL && jobs->len > 0) {
+            gatherer->options->appended(gatherer->context, gatherer->out,
+                                        (const size_t *)(void *)jobs->data, ids, jobs->len);
+        }
+        gatherer->next_job = end;
+    }
+    g_array_unref(runs);
+    g_array_unref(jobs);
+}
+
+/* Waits for every worker while appending what they finish; with progress,
+ * redraws the line. Returns the number of workers that died. */
 static uint32_t wait_workers(const pid_t *pids, uint32_t count, struct pool_shared *shared,
-                             size_t job_count, const struct ks_pool_options *options,
-                             int64_t start_us)
+                             size_t job_count, struct gatherer *gatherer, int64_t start_us)
 {
     uint32_t live = count;
     uint32_t failed = 0;
+    const struct ks_pool_options *options = gatherer->options;
     while (live > 0) {
         int status = 0;
-        pid_t pid = waitpid(-1, &status, options->progress ? WNOHANG : 0);
+        pid_t pid = waitpid(-1, &status, WNOHANG);
         if (pid < 0 && errno == EINTR) {
             continue;
         }
@@ -204,10 +265,13 @@ static uint32_t wait_workers(const pid_t *pids, uint32_t count, struct pool_shar
             break;
         }
         if (pid == 0) {
-            show_progress(options->label, __atomic_load_n(&shared->finished_jobs,
-                                                          __ATOMIC_SEQ_CST),
-                          job_count, start_us);
-            g_usleep(200000);
+            gather_prefix(gatherer, shared, job_count, false);
+            if (options->progress) {
+                show_progress(options->label,
+                              __atomic_load_n(&shared->finished_jobs, __ATOMIC_SEQ_CST),
+                              job_count, start_us);
+            }
+            g_usleep(50000);
             continue;
         }
         for (uint32_t i = 0; i < count; i++) {
@@ -219,57 +283,13 @@ static uint32_t wait_workers(const pid_t *pids, uint32_t count, struct pool_shar
             }
         }
     }
+    gather_prefix(gatherer, shared, job_count, true);
     if (options->progress) {
         show_progress(options->label, __atomic_load_n(&shared->finished_jobs, __ATOMIC_SEQ_CST),
                       job_count, start_us);
         fputc('\n', stderr);
     }
     return failed;
-}
-
-/* Appends the recorded runs to db_path in job order (R2); sets run_id to the
- * new ids. */
-static bool gather_runs(struct ks_pool_slot *slots, size_t job_count, const char *temp_dir,
-                        uint32_t workers, const char *db_path, GError **error)
-{
-    GPtrArray *inputs = g_ptr_array_new_with_free_func(g_free);
-    for (uint32_t w = 0; w < workers; w++) {
-        g_ptr_array_add(inputs, worker_db_path(temp_dir, w));
-    }
-    GArray *runs = g_array_new(FALSE, FALSE, sizeof(struct ks_merge_run));
-    GArray *jobs = g_array_new(FALSE, FALSE, sizeof(size_t));
-    for (size_t i = 0; i < job_count; i++) {
-        if (slots[i].done && slots[i].run_id > 0) {
-            struct ks_merge_run run = {.input_index = (uint32_t)slots[i].worker,
-                                       .run_id = slots[i].run_id};
-            g_array_append_val(runs, run);
-            g_array_append_val(jobs, i);
-        }
-        slots[i].run_id = 0;
-    }
-    bool ok = true;
-    if (runs->len > 0) {
-        sqlite3 *out = NULL;
-        ok = sqlite3_open_v2(db_path, &out, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK;
-        if (!ok) {
-            g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "%s: %s", db_path,
-                        sqlite3_errmsg(out));
-        } else {
-            sqlite3_busy_timeout(out, 30000);
-            g_autofree int64_t *new_ids = g_new0(int64_t, runs->len);
-            ok = ks_merge_append(out, (const char *const *)inputs->pdata, inputs->len,
-                                 (const struct ks_merge_run *)(void *)runs->data, runs->len,
-                                 new_ids, error);
-            for (guint i = 0; ok && i < runs->len; i++) {
-                slots[g_array_index(jobs, size_t, i)].run_id = new_ids[i];
-            }
-        }
-        sqlite3_close(out);
-    }
-    g_array_unref(runs);
-    g_array_unref(jobs);
-    g_ptr_array_unref(inputs);
-    return ok;
 }
 
 struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *context,
@@ -282,17 +302,27 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
         return NULL;
     }
     ks_recorder_close(check);
-    g_autofree char *temp_dir = g_dir_make_tmp("ksim-pool-XXXXXX", error);
-    if (temp_dir == NULL) {
+    struct gatherer gatherer = {.options = options, .context = context};
+    if (sqlite3_open_v2(db_path, &gatherer.out, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "%s: %s", db_path,
+                    sqlite3_errmsg(gatherer.out));
+        sqlite3_close(gatherer.out);
         return NULL;
     }
+    sqlite3_busy_timeout(gatherer.out, 30000);
+    g_autofree char *temp_dir = g_dir_make_tmp("ksim-pool-XXXXXX", error);
     size_t bytes = pool_shared_bytes(job_count);
-    struct pool_shared *shared = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    struct pool_shared *shared = temp_dir == NULL
+                                     ? MAP_FAILED
+                                     : mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                                            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) {
-        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "mmap: %s",
-                    g_strerror(errno));
-        g_rmdir(temp_dir);
+        if (temp_dir != NULL) {
+            g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "mmap: %s",
+                        g_strerror(errno));
+            g_rmdir(temp_dir);
+        }
+        sqlite3_close(gatherer.out);
         return NULL;
     }
     memset(shared, 0, bytes);
@@ -300,6 +330,11 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
     if (workers > job_count && job_count > 0) {
         workers = (uint32_t)job_count;
     }
+    gatherer.inputs = g_ptr_array_new_with_free_func(g_free);
+    for (uint32_t w = 0; w < workers; w++) {
+        g_ptr_array_add(gatherer.inputs, worker_db_path(temp_dir, w));
+    }
+    gatherer.new_ids = g_new0(int64_t, job_count + 1);
     g_autofree pid_t *pids = g_new0(pid_t, workers);
     int64_t start_us = g_get_monotonic_time();
     fflush(NULL);
@@ -314,19 +349,28 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
         }
         pids[started] = pid;
     }
-    uint32_t died = wait_workers(pids, started, shared, job_count, options, start_us);
+    uint32_t died = wait_workers(pids, started, shared, job_count, &gatherer, start_us);
     struct ks_pool_slot *slots = g_new(struct ks_pool_slot, job_count ? job_count : 1);
     memcpy(slots, shared->slots, job_count * sizeof *slots);
     munmap(shared, bytes);
+    for (size_t i = 0; i < job_count; i++) {
+        slots[i].run_id = gatherer.new_ids[i];
+    }
     bool ok = started > 0 || job_count == 0;
     if (!ok) {
         g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "fork: %s", g_strerror(errno));
+    } else if (gatherer.error != NULL) {
+        g_propagate_error(error, g_steal_pointer(&gatherer.error));
+        ok = false;
     }
     if (ok && died > 0) {
         fprintf(stderr, "%s: %u worker process(es) stopped abnormally; their unfinished runs "
                         "are missing\n", options->label, died);
     }
-    ok = ok && gather_runs(slots, job_count, temp_dir, started, db_path, error);
+    g_clear_error(&gatherer.error);
+    sqlite3_close(gatherer.out);
+    g_ptr_array_unref(gatherer.inputs);
+    g_free(gatherer.new_ids);
     remove_tree(temp_dir);
     if (!ok) {
         g_free(slots);
@@ -341,43 +385,6 @@ void ks_pool_free(struct ks_pool_slot *slots, size_t job_count)
     g_free(slots);
 }
 
-bool ks_sweep_store_settings(const char *db_path, const int64_t *run_ids,
-                             const char *const *settings, size_t count, GError **error)
-{
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "%s: %s", db_path,
-                    sqlite3_errmsg(db));
-        sqlite3_close(db);
-        return false;
-    }
-    sqlite3_busy_timeout(db, 30000);
-    sqlite3_stmt *stmt = NULL;
-    bool ok = sqlite3_exec(db, "CREATE TABLE IF NOT EXISTS sweep_runs "
-                               "(run_id INTEGER PRIMARY KEY, setting TEXT NOT NULL); BEGIN",
-                           NULL, NULL, NULL) == SQLITE_OK &&
-              sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO sweep_runs VALUES (?1, ?2)", -1,
-                                 &stmt, NULL) == SQLITE_OK;
-    for (size_t i = 0; ok && i < count; i++) {
-        if (run_ids[i] <= 0) {
-            continue;
-        }
-        sqlite3_bind_int64(stmt, 1, run_ids[i]);
-        sqlite3_bind_text(stmt, 2, settings[i], -1, SQLITE_TRANSIENT);
-        ok = sqlite3_step(stmt) == SQLITE_DONE;
-        sqlite3_reset(stmt);
-    }
-    sqlite3_finalize(stmt);
-    ok = ok && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
-    if (!ok) {
-        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "%s: sweep_runs: %s", db_path,
-                    sqlite3_errmsg(db));
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    }
-    sqlite3_close(db);
-    return ok;
-}
-
 /* ---- ksim sweep ------------------------------------------------------------------- */
 
 struct sweep_setting {
@@ -390,6 +397,7 @@ struct sweep {
     uint64_t seed_first;
     uint64_t seed_count;
     GArray *jobs;         /* uint64_t: global job index k of each pool job */
+    bool store_failed;    /* a sweep_runs write failed */
 };
 
 static void sweep_setting_clear(gpointer data)
@@ -397,6 +405,37 @@ static void sweep_setting_clear(gpointer data)
     struct sweep_setting *setting = data;
     g_free(setting->label);
     ks_scenario_free(setting->scenario);
+}
+
+/* ks_pool_appended_fn: each run's setting into sweep_runs (the plots group
+ * runs by it), in the transaction-free gap after the runs were appended. A
+ * failure here is reported and leaves the runs without their label. */
+static void store_settings(void *context, sqlite3 *out, const size_t *jobs,
+                           const int64_t *run_ids, size_t count)
+{
+    struct sweep *sweep = context;
+    sqlite3_stmt *stmt = NULL;
+    bool ok = sqlite3_exec(out, "CREATE TABLE IF NOT EXISTS sweep_runs "
+                                "(run_id INTEGER PRIMARY KEY, setting TEXT NOT NULL); BEGIN",
+                           NULL, NULL, NULL) == SQLITE_OK &&
+              sqlite3_prepare_v2(out, "INSERT OR REPLACE INTO sweep_runs VALUES (?1, ?2)", -1,
+                                 &stmt, NULL) == SQLITE_OK;
+    for (size_t i = 0; ok && i < count; i++) {
+        uint64_t k = g_array_index(sweep->jobs, uint64_t, jobs[i]);
+        const char *label =
+            g_array_index(sweep->settings, struct sweep_setting, k / sweep->seed_count).label;
+        sqlite3_bind_int64(stmt, 1, run_ids[i]);
+        sqlite3_bind_text(stmt, 2, label, -1, SQLITE_TRANSIENT);
+        ok = sqlite3_step(stmt) == SQLITE_DONE;
+        sqlite3_reset(stmt);
+    }
+    sqlite3_finalize(stmt);
+    ok = ok && sqlite3_exec(out, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+    if (!ok) {
+        fprintf(stderr, "ksim sweep: sweep_runs: %s\n", sqlite3_errmsg(out));
+        sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
+        sweep->store_failed = true;
+    }
 }
 
 static void sweep_job(void *context, size_t job_index, struct ks_recorder *recorder,
@@ -634,7 +673,8 @@ static int sweep_run(const char *path, GPtrArray *varies, GPtrArray *sets, struc
         }
     }
     struct ks_pool_options options = {.jobs = cli->jobs, .label = "sweep",
-                                      .progress = isatty(STDERR_FILENO) != 0};
+                                      .progress = isatty(STDERR_FILENO) != 0,
+                                      .appended = store_settings};
     int64_t start_us = g_get_monotonic_time();
     struct ks_pool_slot *slots = ks_pool_run(sweep.jobs->len, sweep_job, &sweep, &options,
                                              cli->db_path, &error);
@@ -645,28 +685,23 @@ static int sweep_run(const char *path, GPtrArray *varies, GPtrArray *sets, struc
         g_error_free(error);
     } else {
         double elapsed_s = (double)(g_get_monotonic_time() - start_us) / 1e6;
-        g_autofree int64_t *ids = g_new0(int64_t, sweep.jobs->len + 1);
-        g_autofree const char **labels = g_new0(const char *, sweep.jobs->len + 1);
         size_t missing = 0;
         for (guint j = 0; j < sweep.jobs->len; j++) {
             uint64_t k = g_array_index(sweep.jobs, uint64_t, j);
-            ids[j] = slots[j].run_id;
-            labels[j] = g_array_index(sweep.settings, struct sweep_setting,
-                                      k / sweep.seed_count).label;
+            const char *label = g_array_index(sweep.settings, struct sweep_setting,
+                                              k / sweep.seed_count).label;
             if (!slots[j].done || slots[j].code > 1) {
                 missing++;
                 code = 3;
                 fprintf(stderr, "ksim sweep: run failed (%s): ksim run %s --seed %" G_GUINT64_FORMAT
                                 " --set %s\n",
                         slots[j].done ? slots[j].note : "worker died", path,
-                        sweep.seed_first + k % sweep.seed_count, labels[j]);
+                        sweep.seed_first + k % sweep.seed_count, label);
             } else if (slots[j].code == 1 && code == 0) {
                 code = 1;
             }
         }
-        if (!ks_sweep_store_settings(cli->db_path, ids, labels, sweep.jobs->len, &error)) {
-            fprintf(stderr, "ksim sweep: %s\n", error->message);
-            g_clear_error(&error);
+        if (sweep.store_failed) {
             code = 3;
         }
         print_sweep_table(stdout, &sweep, slots);

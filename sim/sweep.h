@@ -8,6 +8,7 @@
 #include "run.h"
 
 #include <glib.h>
+#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -26,6 +27,17 @@ bool ks_sweep_parse_shard(const char *text, uint32_t *shard_index, uint32_t *sha
  * shard_index of shard_count. Round robin, so that every shard gets a share of
  * every setting: item mod N == I - 1. Every item belongs to exactly one shard. */
 bool ks_sweep_shard_owns(uint64_t item_index, uint32_t shard_index, uint32_t shard_count);
+
+/* ---- explore ---------------------------------------------------------------------- */
+
+struct ks_scenario;
+
+/* The random fault schedule explore gives `seed` on this (finalized)
+ * scenario, at most fault_max faults, as [fault explore-N] sections in time
+ * order (sim/explore.c). The same arguments give the same text. Owned:
+ * g_free. */
+char *ks_explore_schedule_ini(const struct ks_scenario *scenario, uint64_t seed,
+                              uint32_t fault_max);
 
 /* ---- the worker pool ----------------------------------------------------------- */
 
@@ -50,17 +62,24 @@ typedef void ks_pool_job_fn(void *context, size_t job_index, struct ks_recorder 
                             const char *run_dir, const char *worker_dir,
                             struct ks_pool_slot *slot);
 
+/* Called in the parent after runs were appended to the output database
+ * (`out`, open; in job order): job indexes and their new run ids. */
+typedef void ks_pool_appended_fn(void *context, sqlite3 *out, const size_t *jobs,
+                                 const int64_t *run_ids, size_t count);
+
 struct ks_pool_options {
     uint32_t jobs;         /* worker processes, >= 1 */
     const char *label;     /* "sweep", "explore": the progress line's prefix */
     bool progress;         /* a progress line on stderr */
+    ks_pool_appended_fn *appended; /* may be NULL */
 };
 
 /* Runs job_count jobs in options->jobs forked workers (each takes the next
  * job index from a shared counter, so the work balances itself), each with
- * its own database in a temporary folder; then appends every recorded run to
- * the database at db_path in job order, so that the result does not depend on
- * the number of workers or on timing. Returns the slots (owned: free with
+ * its own database in a temporary folder; the parent appends every recorded
+ * run to the database at db_path in job order as soon as the runs before it
+ * are done, so that the result does not depend on the number of workers or
+ * on timing. Returns the slots (owned: free with
  * ks_pool_free; slots[i].run_id is then the run's id in db_path, or 0), or
  * NULL with *error set when the pool could not run (host errors: exit 3). A
  * worker that died leaves its unfinished jobs with done = 0. */
@@ -68,8 +87,3 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
                                  const struct ks_pool_options *options, const char *db_path,
                                  GError **error);
 void ks_pool_free(struct ks_pool_slot *slots, size_t job_count);
-
-/* The KEY=VALUE label of each sweep run, stored in sweep_runs(run_id,
- * setting) of db_path (the plots group runs by it). */
-bool ks_sweep_store_settings(const char *db_path, const int64_t *run_ids,
-                             const char *const *settings, size_t count, GError **error);

@@ -5,7 +5,9 @@
  * and leaves a database the recorder still accepts; ks_merge_append numbers
  * after what is there; `--shard I/N` slices cover every work item exactly
  * once; `--seeds` and `--shard` reject malformed text; a real sweep makes
- * settings x seeds runs and the same database with --jobs 1 and --jobs 2.
+ * settings x seeds runs and the same database with --jobs 1 and --jobs 2;
+ * explore's random schedules are a function of the seed and load as
+ * ordinary [fault] sections.
  * Method: hand-made SPEC 4 databases (tests/sim/fixture_db.h) merged in
  * different orders and compared through a canonical text dump of every
  * table (rows sorted by every column); shards checked by counting owners;
@@ -13,6 +15,7 @@
 #include "../../sim/commands.h"
 #include "../../sim/merge.h"
 #include "../../sim/recorder.h"
+#include "../../sim/scenario.h"
 #include "../../sim/sweep.h"
 #include "../testlib.h"
 #include "fixture_db.h"
@@ -361,6 +364,47 @@ static void test_sweep_jobs_deterministic(void)
     ks_test_remove_tree(dir);
 }
 
+/* Explore's schedules: a function of the seed, 1..N faults, valid fault
+ * sections, times within 5%..85% of the duration, and varied across seeds. */
+static void test_explore_schedules(void)
+{
+    struct ks_scenario *base = NULL;
+    GError *error = NULL;
+    CU_ASSERT_FATAL(ks_scenario_load_from_data("tiny", tiny_scenario, &base, &error));
+    GHashTable *distinct = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    int actions_seen[KS_FAULT_REWIND + 1] = {0};
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        g_autofree char *text = ks_explore_schedule_ini(base, seed, 3);
+        g_autofree char *again = ks_explore_schedule_ini(base, seed, 3);
+        CU_ASSERT_STRING_EQUAL(text, again);
+        g_hash_table_add(distinct, g_strdup(text));
+        g_autofree char *whole = g_strconcat(tiny_scenario, "\n", text, NULL);
+        struct ks_scenario *loaded = NULL;
+        bool ok = ks_scenario_load_from_data("explored", whole, &loaded, &error);
+        CU_ASSERT_TRUE(ok);
+        if (!ok) {
+            fprintf(stderr, "seed %" G_GUINT64_FORMAT ": %s\n%s", seed, error->message, text);
+            g_clear_error(&error);
+            continue;
+        }
+        CU_ASSERT(loaded->fault_count >= 1 && loaded->fault_count <= 3);
+        for (size_t i = 0; i < loaded->fault_count; i++) {
+            CU_ASSERT(loaded->faults[i].at_ns >= 50000000 && loaded->faults[i].at_ns <= 850000000);
+            actions_seen[loaded->faults[i].action]++;
+        }
+        ks_scenario_free(loaded);
+    }
+    /* 40 seeds give (nearly) 40 schedules, and every kind of fault. */
+    CU_ASSERT(g_hash_table_size(distinct) >= 35);
+    CU_ASSERT(actions_seen[KS_FAULT_CRASH] > 0);
+    CU_ASSERT(actions_seen[KS_FAULT_RESTART] > 0);
+    CU_ASSERT(actions_seen[KS_FAULT_PARTITION] > 0);
+    CU_ASSERT(actions_seen[KS_FAULT_SLOW] > 0);
+    CU_ASSERT(actions_seen[KS_FAULT_PAUSE] > 0);
+    g_hash_table_unref(distinct);
+    ks_scenario_free(base);
+}
+
 void ks_test_register_sweep(void)
 {
     static const struct ks_test_case cases[] = {
@@ -370,6 +414,7 @@ void ks_test_register_sweep(void)
         {"shards cover every item once", test_shards_cover_once},
         {"seeds and shards parse", test_parse_seeds_and_shards},
         {"sweep is the same with --jobs 1 and 2", test_sweep_jobs_deterministic},
+        {"explore schedules", test_explore_schedules},
     };
     KS_TEST_ADD_SUITE("sim/sweep", cases);
 }
