@@ -423,10 +423,12 @@ static void show_progress(struct run *run)
 static void after_event(ks_world *world, void *context)
 {
     struct run *run = context;
+    /* Triggers first: a fault they fire now changes availability at this
+     * same instant. */
+    ks_faults_after_event(run->faults);
     if (run->availability_dirty && !run->final_phase) {
         update_availability(run, ks_world_now_ns(world));
     }
-    ks_faults_after_event(run->faults);
     if (run->options->progress) {
         int64_t events = (int64_t)ks_world_event_count(world);
         if (events - run->progress_checked_events >= 20000) {
