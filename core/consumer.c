@@ -140,6 +140,7 @@ struct part {
     int64_t hw;                /* from the last fetch response; -1 unknown */
     bool fetch_in_flight;
     int32_t fetch_broker;      /* where the fetch in flight went */
+    int64_t fetch_sent_offset; /* its fetch offset: a response for another one is stale */
     GArray *buffer;            /* struct pending_record, fetched and not yet polled */
     ks_file *sink;             /* atomic mode: open sink file, or NULL */
     int64_t sink_epoch;        /* this consumer's claim on the sink */
@@ -1174,6 +1175,7 @@ static void send_fetches(struct ks_consumer *c)
                 position += sizeof(fp);
                 part->fetch_in_flight = true;
                 part->fetch_broker = broker;
+                part->fetch_sent_offset = part->fetch_position;
             }
         }
         send_to_broker(c, broker, KS_MSG_FETCH_REQUEST, message, bytes);
@@ -1268,8 +1270,9 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
             continue;
         }
         struct part *part = &c->parts[p];
-        if (!part->position_known || part->reset_pending) {
-            continue;
+        if (!part->position_known || part->reset_pending ||
+            part->fetch_sent_offset != part->fetch_position) {
+            continue; /* the position moved (a rewind) since this fetch was sent */
         }
         if (fp.error_code == KS_ERR_OFFSET_OUT_OF_RANGE) {
             offset_out_of_range(c, part);
