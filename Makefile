@@ -14,7 +14,7 @@
 CC      ?= cc
 PKGS     = glib-2.0 json-glib-1.0 sqlite3 cunit
 DEBS     = libglib2.0-dev libjson-glib-dev libsqlite3-dev libcunit1-dev gnuplot-nox pkg-config \
-           clang parallel sqlite3
+           clang parallel sqlite3 python3
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
 BASE     = -std=c11 -D_GNU_SOURCE $(WARN) -g
 OPT     ?= -O2
@@ -38,7 +38,7 @@ TEST_OBJ = $(TEST_SRC:%.c=build/%.o)
 ASAN_OBJ = $(LIB_SRC:%.c=build/asan/%.o) $(TEST_SRC:%.c=build/asan/%.o)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=bin/bench/%)
 
-.PHONY: all deps build test test-all unit unit-asan check-deps scenarios determinism golden cli shards \
+.PHONY: all deps build test test-all unit unit-asan check-deps scenarios determinism golden cli shards decode \
         fuzz-log demo demo-all bench bench-all clean
 
 # The public targets install what is missing first, then run make again so
@@ -63,6 +63,7 @@ deps:
 	command -v clang >/dev/null 2>&1 || missing="$$missing clang"; \
 	command -v parallel >/dev/null 2>&1 || missing="$$missing parallel"; \
 	command -v sqlite3 >/dev/null 2>&1 || missing="$$missing sqlite3"; \
+	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
 	if [ -n "$$missing" ]; then \
 	  echo "ksim: missing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then \
@@ -123,6 +124,10 @@ determinism: bin/ksim
 golden: bin/ksim
 	sh tests/golden.sh
 
+# Segment files read back by an independent decoder (tests/decode_segments.py).
+decode: bin/ksim
+	sh tests/decode.sh
+
 # The built program as a user runs it: exit codes, --json, --quiet, check, describe.
 cli: bin/ksim
 	sh tests/cli.sh
@@ -137,7 +142,7 @@ shards: bin/ksim
 fuzz-log:
 	sh tests/fuzz/run.sh
 
-test-all: unit unit-asan check-deps scenarios determinism golden cli shards fuzz-log
+test-all: unit unit-asan check-deps scenarios determinism golden cli shards decode fuzz-log
 	@echo "make test: all passed"
 
 # ---- demo ------------------------------------------------------------------------

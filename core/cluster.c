@@ -111,7 +111,7 @@ static void offsets_topic_config(const struct ks_cluster_spec *spec, struct ks_t
     }
     out->replication_factor = rf;
     out->min_insync_replicas = 1;
-    out->unclean_leader_election_enable = false;
+    out->unclean_leader_election_enable = spec->cluster->unclean_leader_election_enable;
     /* Broker log defaults from the first user topic when there is one (they
      * carry the cluster's log.* settings), then the internal topic's own. */
     if (spec->topic_count > 0) {
@@ -151,9 +151,6 @@ struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec 
     ks_assert(cluster->topics != NULL);
     for (int32_t t = 0; t < spec->topic_count; t++) {
         cluster->topics[t] = spec->topics[t];
-        if (spec->cluster->unclean_leader_election_enable) {
-            cluster->topics[t].unclean_leader_election_enable = true;
-        }
     }
     if (spec->consumer_count > 0) {
         offsets_topic_config(spec, &cluster->topics[spec->topic_count]);

@@ -135,8 +135,9 @@ static void format_list(char *out, size_t out_bytes, const int32_t *list, int32_
 
 static bool topic_unclean(const struct ks_controller *controller, int32_t topic_index)
 {
-    return controller->spec->cluster->unclean_leader_election_enable ||
-           controller->topics[topic_index].unclean_leader_election_enable;
+    /* The loader already applied the cluster default to every topic that
+     * does not override it (topic-level unclean.leader.election.enable). */
+    return controller->topics[topic_index].unclean_leader_election_enable;
 }
 
 static void alive_array(const struct ks_controller *controller, bool *alive)

@@ -129,6 +129,7 @@ struct group {
     ks_timer_id join_timer;
     bool initial_delay; /* the first rebalance of an empty group is waiting */
     ks_time_ns join_started_ns;
+    char rebalance_reason[192];   /* why the current round started, for the explain text */
     ks_time_ns last_commit_event_ns;
     bool commit_event_ever;
     int64_t commits_since_event;
@@ -612,6 +613,16 @@ static void arm_session(struct coordinator *c, struct member *m)
                                          KS_TIMER_GROUP_SESSION, on_session_expired, m);
 }
 
+/* Adds "; then <reason>" to the reason of the round in progress. */
+static void note_reason(struct group *group, const char *reason)
+{
+    size_t used = strlen(group->rebalance_reason);
+    if (used + 8 < sizeof(group->rebalance_reason)) {
+        snprintf(group->rebalance_reason + used, sizeof(group->rebalance_reason) - used,
+                 "; then %s", reason);
+    }
+}
+
 static void remove_member(struct coordinator *c, struct group *group, struct member *m,
                           const char *reason)
 {
@@ -629,6 +640,7 @@ static void remove_member(struct coordinator *c, struct group *group, struct mem
     case GROUP_EMPTY:
         break;
     case GROUP_PREPARING:
+        note_reason(group, reason);
         maybe_complete_join(c, group);
         break;
     case GROUP_COMPLETING:
@@ -668,6 +680,9 @@ static void on_join_deadline(ks_world *world, void *context)
     for (guint i = group->members->len; i > 0; i--) {
         struct member *m = g_ptr_array_index(group->members, i - 1);
         if (!m->join_pending) {
+            char reason[160];
+            snprintf(reason, sizeof(reason), "member %s did not rejoin in time", m->member_id);
+            note_reason(group, reason);
             g_ptr_array_remove_index(group->members, i - 1);
             member_free(c, m);
         }
@@ -691,10 +706,10 @@ static int64_t rebalance_timeout_ns(const struct group *group)
 
 static void prepare_rebalance(struct coordinator *c, struct group *group, const char *reason)
 {
-    (void)reason;
     if (group->state == GROUP_PREPARING) {
         return;
     }
+    g_strlcpy(group->rebalance_reason, reason, sizeof(group->rebalance_reason));
     /* Members still waiting for a SyncGroup answer learn of the new round. */
     for (guint i = 0; i < group->members->len; i++) {
         struct member *m = g_ptr_array_index(group->members, i);
@@ -952,11 +967,14 @@ static void emit_rebalance(struct coordinator *c, struct group *group)
         }
     }
     char *explain = g_strdup_printf(
-        "Broker %d, coordinator of group %s (it leads %s-%d), completed a rebalance: "
-        "generation %d has %u member(s); the leader %s assigned the partitions with the %s "
-        "assignor. Under the eager protocol every member gave up its partitions first, so "
-        "no partition was consumed by two members at once.",
+        "Broker %d, coordinator of group %s (it leads %s-%d), completed a rebalance because "
+        "%s: generation %d has %u member(s); the leader %s assigned the partitions with the "
+        "%s assignor. Under the eager protocol each member gave up all its partitions "
+        "before rejoining and starts its new ones from the committed offsets; a member "
+        "that was cut off or paused may still process records it fetched before (a "
+        "zombie) until it learns that it left the group.",
         ks_broker_id(c->broker), group->group_id, KS_OFFSETS_TOPIC, group->partition,
+        group->rebalance_reason[0] != 0 ? group->rebalance_reason : "the group changed",
         group->generation, group->members->len, group->leader_id,
         ks_assignor_name((enum ks_assignor)group->protocol));
     ks_broker_emit(c->broker, KS_EV_REBALANCE, -1, -1, detail->str, explain);

@@ -757,9 +757,12 @@ static void resolve_sequences(struct ks_producer *p)
     for (int32_t i = 0; i < p->partition_count; i++) {
         struct ppart *part = &p->parts[i];
         if (part->unresolved && part->sequenced->len == 0) {
-            if (part->last_acked_sequence >= part->unresolved_last_sequence &&
+            /* Nothing in flight: resolved if every sequence handed out was
+             * acked (isNextSequence: a later batch succeeded, so the broker
+             * had the doubtful one), else bump the epoch. */
+            if (part->next_sequence == part->last_acked_sequence + 1 &&
                 part->seq_epoch == p->producer_epoch) {
-                part->unresolved = false; /* a later batch was acked: it was written */
+                part->unresolved = false;
             } else {
                 part->unresolved = false;
                 part->bump_required = true;

@@ -502,7 +502,12 @@ static void apply_heal(struct ks_faults *faults, struct fault_state *state)
         ks_world_net_heal_all(faults->world);
         ks_world_net_set_loss_ppm(faults->world, 0);
         for (size_t i = 0; i < faults->state_count; i++) {
-            g_array_set_size(faults->states[i].cuts, 0);
+            struct fault_state *other = &faults->states[i];
+            enum ks_fault_action action = faults->scenario->faults[i].action;
+            if (other->cuts->len > 0 || (action == KS_FAULT_DROP && other->fired)) {
+                other->undone = true; /* its duration has nothing left to end */
+            }
+            g_array_set_size(other->cuts, 0);
         }
         g_string_printf(faults->detail, "fault %s: heal every network fault", fault->name);
     }

@@ -162,6 +162,12 @@ static inline struct ks_topic_config *h_topic(struct harness *h, const char *nam
 
 static inline void h_start(struct harness *h, uint64_t seed)
 {
+    /* As the scenario loader does: topics inherit the cluster's setting. */
+    for (int32_t t = 0; t < h->topic_count; t++) {
+        if (h->cluster_config.unclean_leader_election_enable) {
+            h->topics[t].unclean_leader_election_enable = true;
+        }
+    }
     h->spec.cluster = &h->cluster_config;
     h->spec.topics = h->topics;
     h->spec.topic_count = h->topic_count;

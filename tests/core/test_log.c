@@ -868,10 +868,29 @@ static void test_dump_log_format(void)
     CU_ASSERT_STRING_EQUAL(out_text, expected);
     free(out_text);
     g_free(expected);
+    /* A damaged byte: what is valid is printed, then Kafka's line and ours. */
+    CU_ASSERT_FATAL(ks_world_disk_corrupt(env.world, LOG_NODE,
+                                          LOG_DIR "/00000000000000000000.log", 40, 1));
+    out_text = NULL;
+    out = open_memstream(&out_text, &out_size);
+    char *err_text = NULL;
+    size_t err_size = 0;
+    FILE *err_stream = open_memstream(&err_text, &err_size);
+    CU_ASSERT_EQUAL(ks_dumplog_path(path, 0, out, err_stream), 1);
+    fclose(out);
+    fclose(err_stream);
+    char *found = g_strdup_printf("Found %zu invalid bytes at the end of %s\n", size, path);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out_text, found));
+    char *reason = g_strdup_printf("ksim: %s: invalid batch at position 0: bad CRC\n", path);
+    CU_ASSERT_STRING_EQUAL(err_text, reason);
+    g_free(found);
+    g_free(reason);
+    free(out_text);
+    free(err_text);
     /* A missing file is exit 2; a folder dumps its segments. */
     CU_ASSERT_EQUAL(ks_dumplog_path("/nonexistent/x.log", 0, err, err), 2);
     char *folder = ks_world_real_path(env.world, LOG_DIR);
-    CU_ASSERT_EQUAL(ks_dumplog_path(folder, 0, err, err), 0);
+    CU_ASSERT_EQUAL(ks_dumplog_path(folder, 0, err, err), 1);
     g_free(folder);
     fclose(err);
     g_free(path);

@@ -1075,6 +1075,62 @@ static void test_request_carries_one_batch_per_partition(void)
     fixture_deinit(&f);
 }
 
+static void unresolved_run(bool broker_appends, int64_t *unknown_out, int16_t *epoch_out,
+                           int64_t *duplicates_out, int64_t *acked_out)
+{
+    /* Idempotent; for 1.5 s the broker either says nothing (and writes
+     * nothing) or writes but its answers are lost. The first batch's fate
+     * stays unknown past delivery.timeout.ms: its sequence is "unresolved";
+     * with nothing else in flight the producer bumps its epoch and starts
+     * the partition again at sequence 0 (TransactionManager
+     * maybeResolveSequences), and the broker takes the new epoch. */
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.count = 300;
+    f.config.rate_per_s = 100;
+    f.config.request_timeout_ns = 300 * MS;
+    f.config.delivery_timeout_ns = 1000 * MS;
+    fixture_start(&f);
+    fixture_run(&f, 3 * MS);
+    if (broker_appends) {
+        f.fake->drop_responses = 1000000;
+    } else {
+        f.fake->silent[1] = true;
+    }
+    fixture_run(&f, 1500 * MS);
+    f.fake->drop_responses = 0;
+    f.fake->silent[1] = false;
+    fixture_run(&f, 5 * KS_NS_PER_S);
+    *unknown_out = f.out.unknown;
+    *epoch_out = ks_producer_epoch(f.producer);
+    *duplicates_out = fake_duplicates(f.fake);
+    *acked_out = f.out.acked;
+    CU_ASSERT_EQUAL(f.fake->parts[0].epoch, *epoch_out);
+    CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
+    /* every record sent after the trouble is acked */
+    for (int64_t seq = 200; seq < 300; seq++) {
+        CU_ASSERT(f.out.offset_by_seq[seq] >= 0);
+    }
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_unresolved_sequence_bumps_epoch(void)
+{
+    int64_t unknown = 0, duplicates = 0, acked = 0;
+    int16_t epoch = -1;
+    unresolved_run(false, &unknown, &epoch, &duplicates, &acked);
+    CU_ASSERT(unknown > 0);
+    CU_ASSERT(epoch >= 1);
+    CU_ASSERT_EQUAL(duplicates, 0);
+    CU_ASSERT(acked >= 100);
+    unresolved_run(true, &unknown, &epoch, &duplicates, &acked);
+    CU_ASSERT(unknown > 0);
+    CU_ASSERT(epoch >= 1);
+    CU_ASSERT_EQUAL(duplicates, 0); /* written once, reported unknown */
+    CU_ASSERT(acked >= 100);
+}
+
 void ks_test_register_producer(void)
 {
     static const struct ks_test_case cases[] = {
@@ -1098,6 +1154,7 @@ void ks_test_register_producer(void)
         { "OUT_OF_ORDER gap bumps the epoch (KIP-360)", test_out_of_order_gap_bumps_epoch },
         { "sticky partitioner spreads null keys", test_sticky_null_keys_spread },
         { "a request carries one batch per partition", test_request_carries_one_batch_per_partition },
+        { "an unresolved sequence bumps the epoch", test_unresolved_sequence_bumps_epoch },
     };
     KS_TEST_ADD_SUITE("core/producer", cases);
 }

@@ -435,6 +435,146 @@ static void test_producer_acks1_loss(void)
     CU_ASSERT_EQUAL(producer_cut_then_crash(KS_ACKS_ALL), 0);
 }
 
+/* The client side of the protocol, spoken from the driver's node: Metadata,
+ * a consumer Fetch (replica_id -1) served only up to the HW, ListOffsets
+ * earliest/latest, and a Fetch to a follower (NOT_LEADER_OR_FOLLOWER). */
+struct client_box {
+    uint32_t kind;
+    uint8_t bytes[8192];
+    size_t byte_count;
+    int32_t count;
+};
+
+static void client_receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
+                           const void *message, size_t message_bytes, void *context)
+{
+    (void)world;
+    (void)self;
+    (void)source;
+    struct client_box *box = context;
+    box->kind = kind;
+    box->byte_count = message_bytes < sizeof box->bytes ? message_bytes : sizeof box->bytes;
+    memcpy(box->bytes, message, box->byte_count);
+    box->count++;
+}
+
+static void send_fetch(struct harness *h, int32_t broker, int64_t offset, int64_t max_wait_ns)
+{
+    uint8_t message[sizeof(struct ks_fetch_request) + sizeof(struct ks_fetch_request_partition)];
+    memset(message, 0, sizeof message);
+    struct ks_fetch_request *request = (struct ks_fetch_request *)message;
+    request->correlation_id = 77;
+    request->replica_id = KS_FETCH_CONSUMER_REPLICA_ID;
+    request->min_bytes = 1;
+    request->max_wait_ns = max_wait_ns;
+    request->max_bytes = 1 << 20;
+    request->partition_count = 1;
+    struct ks_fetch_request_partition *entry =
+        (struct ks_fetch_request_partition *)(message + sizeof *request);
+    entry->fetch_offset = offset;
+    entry->log_start_offset = -1;
+    entry->current_leader_epoch = -1;
+    entry->last_fetched_epoch = -1;
+    entry->partition_max_bytes = 1 << 20;
+    ks_world_send(h->env.world, KS_NODE_DRIVER, (ks_node_id)broker, KS_MSG_FETCH_REQUEST, message,
+                  sizeof message);
+}
+
+static void test_client_protocol(void)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    struct harness h;
+    h_defaults(&h, 3);
+    h_topic(&h, "orders", 1, 3, 2, assign);
+    h_start(&h, 6);
+    struct client_box box;
+    memset(&box, 0, sizeof box);
+    ks_world_set_receiver(h.env.world, KS_NODE_DRIVER, client_receive, &box);
+    h_run_until(&h, 500 * H_MS);
+    /* Metadata from a follower's cache. */
+    struct ks_metadata_request metadata;
+    memset(&metadata, 0, sizeof metadata);
+    metadata.correlation_id = 5;
+    metadata.topic_index = 0;
+    ks_world_send(h.env.world, KS_NODE_DRIVER, 3, KS_MSG_METADATA_REQUEST, &metadata,
+                  sizeof metadata);
+    h_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.kind, KS_MSG_METADATA_RESPONSE);
+    const struct ks_metadata_response *mr = (const struct ks_metadata_response *)box.bytes;
+    CU_ASSERT_EQUAL(mr->correlation_id, 5);
+    CU_ASSERT_EQUAL(mr->partition_count, 1);
+    CU_ASSERT_EQUAL(mr->broker_alive[0], 1);
+    const struct ks_metadata_partition *mp =
+        (const struct ks_metadata_partition *)(box.bytes + sizeof *mr);
+    CU_ASSERT_EQUAL(mp->leader, 1);
+    CU_ASSERT_EQUAL(mp->error_code, KS_ERR_NONE);
+    /* Two records committed, a third only on the leader (followers cut off). */
+    h_append(&h, 1, 0, 0, KS_ACKS_ALL, "a");
+    h_append(&h, 1, 0, 0, KS_ACKS_ALL, "b");
+    h_run_for(&h, 50 * H_MS);
+    ks_node_id leader = 1;
+    ks_node_id followers[] = { 2, 3 };
+    ks_cut_id cut = ks_world_net_partition(h.env.world, &leader, 1, followers, 2);
+    h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "c");
+    h_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 3);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 2);
+    send_fetch(&h, 1, 0, 0);
+    h_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.kind, KS_MSG_FETCH_RESPONSE);
+    const struct ks_fetch_response *fr = (const struct ks_fetch_response *)box.bytes;
+    CU_ASSERT_EQUAL(fr->correlation_id, 77);
+    const struct ks_fetch_response_partition *fp =
+        (const struct ks_fetch_response_partition *)(box.bytes + sizeof *fr);
+    CU_ASSERT_EQUAL(fp->error_code, KS_ERR_NONE);
+    CU_ASSERT_EQUAL(fp->hw, 2);
+    /* Exactly the two committed batches, not the third. */
+    size_t position = 0;
+    int32_t batches = 0;
+    const uint8_t *records = box.bytes + sizeof *fr + sizeof *fp;
+    while (position < fp->records_bytes) {
+        struct ks_batch_view view;
+        size_t batch_bytes = 0;
+        CU_ASSERT_EQUAL_FATAL(ks_batch_parse(records + position, fp->records_bytes - position, &view,
+                                             &batch_bytes), KS_BATCH_OK);
+        CU_ASSERT_TRUE(ks_batch_last_offset(&view) < 2);
+        position += batch_bytes;
+        batches++;
+    }
+    CU_ASSERT_EQUAL(batches, 2);
+    /* At the HW a consumer fetch long-polls and returns empty at max_wait. */
+    int32_t before = box.count;
+    send_fetch(&h, 1, 2, 100 * (int64_t)H_MS);
+    h_run_for(&h, 50 * H_MS);
+    CU_ASSERT_EQUAL(box.count, before);
+    h_run_for(&h, 60 * H_MS);
+    CU_ASSERT_EQUAL(box.count, before + 1);
+    CU_ASSERT_EQUAL(fp->records_bytes, 0);
+    /* ListOffsets: latest is the HW, earliest the log start. */
+    struct ks_list_offsets_request list;
+    memset(&list, 0, sizeof list);
+    list.correlation_id = 9;
+    list.timestamp = KS_LIST_OFFSETS_LATEST;
+    list.current_leader_epoch = -1;
+    ks_world_send(h.env.world, KS_NODE_DRIVER, 1, KS_MSG_LIST_OFFSETS_REQUEST, &list, sizeof list);
+    h_run_for(&h, 5 * H_MS);
+    const struct ks_list_offsets_response *lr = (const struct ks_list_offsets_response *)box.bytes;
+    CU_ASSERT_EQUAL(box.kind, KS_MSG_LIST_OFFSETS_RESPONSE);
+    CU_ASSERT_EQUAL(lr->offset, 2);
+    list.timestamp = KS_LIST_OFFSETS_EARLIEST;
+    ks_world_send(h.env.world, KS_NODE_DRIVER, 1, KS_MSG_LIST_OFFSETS_REQUEST, &list, sizeof list);
+    h_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL(lr->offset, 0);
+    /* A follower does not serve consumers. */
+    send_fetch(&h, 2, 0, 0);
+    h_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL(box.kind, KS_MSG_FETCH_RESPONSE);
+    CU_ASSERT_EQUAL(fp->error_code, KS_ERR_NOT_LEADER_OR_FOLLOWER);
+    ks_world_net_heal(h.env.world, cut);
+    ks_world_set_receiver(h.env.world, KS_NODE_DRIVER, NULL, NULL);
+    h_free(&h);
+}
+
 void ks_test_register_replication(void)
 {
     static const struct ks_test_case cases[] = {
@@ -448,6 +588,7 @@ void ks_test_register_replication(void)
         { "zombie_leader", test_zombie_leader },
         { "producer_acks_all_failover", test_producer_acks_all_failover },
         { "producer_acks1_loss", test_producer_acks1_loss },
+        { "client_protocol", test_client_protocol },
     };
     KS_TEST_ADD_SUITE("core/replication", cases);
 }
