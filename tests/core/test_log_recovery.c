@@ -8,7 +8,9 @@
 ** everything that was fsynced.
 ** Method: (1) a crash sweep in the style of SQLite's crash tests: for seeds
 ** 1..50 and N = 1, 2, ..., a random workload runs until the node's fsync
-** count reaches N, the node loses power (unsynced bytes dropped, the last
+** count reaches N (checked after each workload step: an append, with its
+** flushes and rolls, or an explicit flush; the N that would stop at the same
+** step are skipped), the node loses power (unsynced bytes dropped, the last
 ** write possibly torn), restarts, and the log is recovered and compared with
 ** what was appended; N grows until the workload ends first. (2) A one-byte
 ** corruption at many positions of every file, each followed by a recovery

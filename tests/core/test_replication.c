@@ -440,7 +440,7 @@ static void test_producer_acks1_loss(void)
  * earliest/latest, and a Fetch to a follower (NOT_LEADER_OR_FOLLOWER). */
 struct client_box {
     uint32_t kind;
-    uint8_t bytes[8192];
+    _Alignas(8) uint8_t bytes[8192];
     size_t byte_count;
     int32_t count;
 };
@@ -460,7 +460,8 @@ static void client_receive(ks_world *world, ks_node_id self, ks_node_id source, 
 
 static void send_fetch(struct harness *h, int32_t broker, int64_t offset, int64_t max_wait_ns)
 {
-    uint8_t message[sizeof(struct ks_fetch_request) + sizeof(struct ks_fetch_request_partition)];
+    _Alignas(8) uint8_t message[sizeof(struct ks_fetch_request) +
+                                sizeof(struct ks_fetch_request_partition)];
     memset(message, 0, sizeof message);
     struct ks_fetch_request *request = (struct ks_fetch_request *)message;
     request->correlation_id = 77;
