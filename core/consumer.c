@@ -56,10 +56,22 @@
 ** HW) and emits KS_EV_OFFSET_RESET; with `none` the partition stays idle (Kafka
 ** would throw NoOffsetForPartitionException to the application).
 **
-** Timeouts: every request gives up after request.timeout.ms (Kafka's default
-** 30 s; ksim has no consumer setting for it); a group request that times out
-** marks the coordinator unknown. A member whose heartbeats get no answer for
+** Timeouts: group requests and commits give up after request.timeout.ms
+** (Kafka's default 30 s; ksim has no consumer setting for it) and mark the
+** coordinator unknown; Fetch, Metadata and ListOffsets give up sooner (see
+** channel_begin). A member whose heartbeats get no answer for
 ** session.timeout.ms also marks it unknown (Kafka's heartbeat thread does).
+** Any of these stays in its generation: after a coordinator move the new
+** coordinator, which loads the group from __consumer_offsets, accepts it.
+**
+** Member ids: a fresh join asks for an id (KIP-394 MEMBER_ID_REQUIRED) and
+** gets "<consumer name>-<n>", n counting this consumer's fresh joins across
+** its crashes, so an id never names two incarnations.
+**
+** Rewind (scenario `action = rewind`): at the next poll boundary the
+** assigned partitions seek to the log start, the HW, an offset or a time
+** (ListOffsets by timestamp), buffered records are dropped, and the new
+** position is committed like any other.
 **
 ** Invariants (asserted):
 **   C1  processed_position <= consumed_position <= fetch_position per partition.
@@ -140,6 +152,7 @@ struct part {
     int64_t hw;                /* from the last fetch response; -1 unknown */
     bool fetch_in_flight;
     int32_t fetch_broker;      /* where the fetch in flight went */
+    int64_t fetch_sent_offset; /* its fetch offset: a response for another one is stale */
     GArray *buffer;            /* struct pending_record, fetched and not yet polled */
     ks_file *sink;             /* atomic mode: open sink file, or NULL */
     int64_t sink_epoch;        /* this consumer's claim on the sink */
@@ -1174,6 +1187,7 @@ static void send_fetches(struct ks_consumer *c)
                 position += sizeof(fp);
                 part->fetch_in_flight = true;
                 part->fetch_broker = broker;
+                part->fetch_sent_offset = part->fetch_position;
             }
         }
         send_to_broker(c, broker, KS_MSG_FETCH_REQUEST, message, bytes);
@@ -1268,8 +1282,9 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
             continue;
         }
         struct part *part = &c->parts[p];
-        if (!part->position_known || part->reset_pending) {
-            continue;
+        if (!part->position_known || part->reset_pending ||
+            part->fetch_sent_offset != part->fetch_position) {
+            continue; /* the position moved (a rewind) since this fetch was sent */
         }
         if (fp.error_code == KS_ERR_OFFSET_OUT_OF_RANGE) {
             offset_out_of_range(c, part);

@@ -380,11 +380,20 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id, co
     char detail[160];
     char explain[512];
     g_snprintf(detail, sizeof detail, "broker %d fenced (%s)", broker_id, why);
-    g_snprintf(explain, sizeof explain,
-             "The controller fences broker %d (%s): it is removed from every ISR (except where it "
-             "is the last member) and replaced as leader where it led. It must heartbeat again "
-             "and catch up with the metadata to be unfenced.",
-             broker_id, why);
+    if (remove_from_isr) {
+        g_snprintf(explain, sizeof explain,
+                   "The controller fences broker %d (%s): it is removed from every ISR (except "
+                   "where it is the last member) and replaced as leader where it led. It must "
+                   "heartbeat again and catch up with the metadata to be unfenced.",
+                   broker_id, why);
+    } else {
+        g_snprintf(explain, sizeof explain,
+                   "Broker %d registers a new incarnation after a restart, so the controller "
+                   "fences it until it has caught up with the metadata and replaces it as "
+                   "leader where it led. It keeps its ISR memberships (as the ZooKeeper-era "
+                   "controller did on a quick restart), so it can be elected again at once.",
+                   broker_id);
+    }
     emit(controller, KS_EV_BROKER_FENCED, broker_id, -1, -1, detail, explain);
     /* KRaft handleBrokerFenced: shrink ISRs, then re-elect. */
     for (int32_t t = 0; t < controller->topic_count; t++) {

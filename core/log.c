@@ -83,7 +83,9 @@
 ** segment in ksim); compaction cleans each segment into a segment with the
 ** same base offset (no merging of small segments) and ignores
 ** min.cleanable.dirty.ratio (the broker decides when to call it); magic 0/1
-** batches are treated as corruption, since ksim never writes them.
+** batches are treated as corruption, since ksim never writes them;
+** max.message.bytes is not checked here (ks_log_result has no
+** RECORD_TOO_LARGE; a broker that wants it checks the request size).
 */
 #include "log.h"
 

@@ -20,6 +20,9 @@
 **   F4  The driver (node 0) is never a target and is never cut off.
 ** Randomness: only `random` targets and corrupt positions draw, from
 ** KS_RNG_FAULT, in the order faults fire.
+** Not applied yet: `rewind` (consumer). core/consumer.h has
+** ks_consumer_rewind, but core/cluster.h offers the driver no way to reach a
+** consumer; the fault is reported as skipped until it does.
 */
 #include "faults.h"
 

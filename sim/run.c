@@ -423,10 +423,12 @@ static void show_progress(struct run *run)
 static void after_event(ks_world *world, void *context)
 {
     struct run *run = context;
+    /* Triggers first: a fault they fire now changes availability at this
+     * same instant. */
+    ks_faults_after_event(run->faults);
     if (run->availability_dirty && !run->final_phase) {
         update_availability(run, ks_world_now_ns(world));
     }
-    ks_faults_after_event(run->faults);
     if (run->options->progress) {
         int64_t events = (int64_t)ks_world_event_count(world);
         if (events - run->progress_checked_events >= 20000) {
@@ -1305,9 +1307,13 @@ static void run_init(struct run *run, const struct ks_scenario *scenario,
 
 static void run_deinit(struct run *run)
 {
-    ks_faults_free(run->faults);
-    ks_cluster_free(run->cluster);
-    ks_world_free(run->world);
+    /* Torn down in reverse order of building; the pointers are cleared first
+     * in case freeing the cluster reports anything to the observer. */
+    struct ks_faults *faults = g_steal_pointer(&run->faults);
+    ks_faults_free(faults);
+    struct ks_cluster *cluster = g_steal_pointer(&run->cluster);
+    ks_cluster_free(cluster);
+    ks_world_free(g_steal_pointer(&run->world));
     for (guint i = 0; i < run->events->len; i++) {
         struct run_event *e = &g_array_index(run->events, struct run_event, i);
         g_free(e->detail);
