@@ -56,10 +56,22 @@
 ** HW) and emits KS_EV_OFFSET_RESET; with `none` the partition stays idle (Kafka
 ** would throw NoOffsetForPartitionException to the application).
 **
-** Timeouts: every request gives up after request.timeout.ms (Kafka's default
-** 30 s; ksim has no consumer setting for it); a group request that times out
-** marks the coordinator unknown. A member whose heartbeats get no answer for
+** Timeouts: group requests and commits give up after request.timeout.ms
+** (Kafka's default 30 s; ksim has no consumer setting for it) and mark the
+** coordinator unknown; Fetch, Metadata and ListOffsets give up sooner (see
+** channel_begin). A member whose heartbeats get no answer for
 ** session.timeout.ms also marks it unknown (Kafka's heartbeat thread does).
+** Any of these stays in its generation: after a coordinator move the new
+** coordinator, which loads the group from __consumer_offsets, accepts it.
+**
+** Member ids: a fresh join asks for an id (KIP-394 MEMBER_ID_REQUIRED) and
+** gets "<consumer name>-<n>", n counting this consumer's fresh joins across
+** its crashes, so an id never names two incarnations.
+**
+** Rewind (scenario `action = rewind`): at the next poll boundary the
+** assigned partitions seek to the log start, the HW, an offset or a time
+** (ListOffsets by timestamp), buffered records are dropped, and the new
+** position is committed like any other.
 **
 ** Invariants (asserted):
 **   C1  processed_position <= consumed_position <= fetch_position per partition.

@@ -55,6 +55,13 @@
 **   STABLE / COMPLETING --join, leave, session expiry--> PREPARING_REBALANCE
 **   PREPARING --no member left--> EMPTY (generation + 1)
 **
+** A new member first gets MEMBER_ID_REQUIRED with its id and joins again
+** with it (KIP-394). Members waiting for a JoinGroup or SyncGroup answer
+** need no heartbeat (hasSatisfiedHeartbeat); others leave after
+** session.timeout.ms without one. A member that does not rejoin within the
+** rebalance timeout (the largest max.poll.interval.ms) is dropped from the
+** round.
+**
 ** The first rebalance of an empty group waits group.initial.rebalance.delay.ms,
 ** extended by that much for every member joining meanwhile, at most the
 ** rebalance timeout (Kafka's InitialDelayedJoin).
