@@ -31,7 +31,7 @@ SIM_SRC  = $(sort $(filter-out sim/main.c,$(wildcard sim/*.c)))
 LIB_SRC  = $(CORE_SRC) $(SIM_SRC)
 TEST_SRC = $(sort $(wildcard tests/core/test_*.c tests/sim/test_*.c)) tests/runner.c tests/testlib.c
 BENCH_SRC = $(sort $(wildcard tests/bench/bench_*.c))
-HDRS     = $(wildcard core/*.h sim/*.h tests/*.h)
+HDRS     = $(wildcard core/*.h sim/*.h tests/*.h tests/core/*.h tests/sim/*.h)
 
 OBJ      = $(LIB_SRC:%.c=build/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=build/%.o)

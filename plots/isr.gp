@@ -21,6 +21,11 @@ set ytics 0,1,ymax
 set mytics 1
 set y2range [0:1]
 unset y2tics
+# Many partitions: the legend would not fit; the title counts them instead.
+if (series > 14) {
+    set key off
+    set title sprintf('%s (%d partitions)', title_text, series) font ',14'
+}
 
 # An empty faults.dat only makes gnuplot warn; its key entry is then left out.
 plot datadir.'/faults.dat' using (($1 + $2) / 2):(0.5):(($2 - $1) / 2):(0.5) axes x1y2 \

@@ -463,6 +463,9 @@ static void explore_job(void *context, size_t job_index, struct ks_recorder *rec
     }
     char failure[KS_RUN_FAILURE_BYTES];
     g_strlcpy(failure, slot->result.first_failure, sizeof failure);
+    /* Thrown away at the end of the seed: no fsync. */
+    sqlite3_exec((sqlite3 *)ks_recorder_db(scratch), "PRAGMA synchronous = OFF", NULL, NULL,
+                 NULL);
     shrink(explore, faults, seed, kind, scratch, run_dir, failure);
     g_autofree char *path = reproducer_path(explore, seed);
     bool reproduces = false;

@@ -591,6 +591,30 @@ static bool split_tp(const char *text, char **topic, int *partition)
     return true;
 }
 
+/* How many partitions plot_isr will draw. */
+static int64_t count_partitions(struct plot_job *job, const char *topic, int partition)
+{
+    sqlite3_stmt *stmt = prepare(job->db,
+                                 "SELECT count(*) FROM (SELECT DISTINCT topic, partition FROM "
+                                 "partition_state WHERE run_id = ?1 AND (?2 IS NULL OR (topic = "
+                                 "?2 AND partition = ?3)) AND (?2 IS NOT NULL OR topic NOT LIKE "
+                                 "'\\_\\_%' ESCAPE '\\'))");
+    int64_t count = 0;
+    if (stmt == NULL) {
+        return 0;
+    }
+    sqlite3_bind_int64(stmt, 1, job->run_id);
+    if (topic != NULL) {
+        sqlite3_bind_text(stmt, 2, topic, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int(stmt, 3, partition);
+    }
+    if (sqlite3_step(stmt) == SQLITE_ROW) {
+        count = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+    return count;
+}
+
 static int plot_isr(struct plot_job *job)
 {
     state_end(job);
@@ -622,6 +646,10 @@ static int plot_isr(struct plot_job *job)
         sqlite3_finalize(stmt);
         return PLOT_HOST;
     }
+    /* Equal sizes would hide each other: each partition's line is lifted a
+     * little, by at most 0.3 in all. */
+    int64_t partition_count = count_partitions(job, want_topic, want_partition);
+    double shift = partition_count > 1 ? MIN(0.04, 0.3 / (double)partition_count) : 0.0;
     GString *names = g_string_new("");
     int series = 0;
     int size_max = 1;
@@ -638,7 +666,7 @@ static int plot_isr(struct plot_job *job)
             if (current != NULL) {
                 /* Close the previous series at the run's end. */
                 fprintf(file, "%.6f\t%d\t%.6f\n\n\n", job->end_s, last_size,
-                        last_size + 0.04 * (series - 1));
+                        last_size + shift * (series - 1));
             }
             g_free(current);
             current = g_strdup(name);
@@ -652,10 +680,11 @@ static int plot_isr(struct plot_job *job)
         last_t_ns = t_ns;
         last_size = size;
         size_max = MAX(size_max, size);
-        fprintf(file, "%.6f\t%d\t%.6f\n", (double)t_ns / 1e9, size, size + 0.04 * (series - 1));
+        fprintf(file, "%.6f\t%d\t%.6f\n", (double)t_ns / 1e9, size, size + shift * (series - 1));
     }
     if (current != NULL) {
-        fprintf(file, "%.6f\t%d\t%.6f\n", job->end_s, last_size, last_size + 0.04 * (series - 1));
+        fprintf(file, "%.6f\t%d\t%.6f\n", job->end_s, last_size,
+                last_size + shift * (series - 1));
     }
     sqlite3_finalize(stmt);
     fclose(file);
