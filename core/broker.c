@@ -175,6 +175,10 @@ struct ks_broker {
     GPtrArray *deferred; /* struct deferred * */
 
     ks_timer_id heartbeat_timer;
+    ks_timer_id isr_timer;
+    ks_timer_id hw_checkpoint_timer;
+    ks_timer_id recovery_checkpoint_timer;
+    ks_timer_id log_tasks_timer;
     struct ks_group_coordinator *coordinator;
     int32_t offsets_topic_index;
 };
@@ -950,9 +954,9 @@ static void isr_check(ks_world *world, void *context)
             }
         }
     }
-    ks_world_schedule(world, (ks_node_id)broker->id,
-                      (ks_time_ns)broker->spec->cluster->replica_lag_ns_max / 2,
-                      KS_TIMER_BROKER_ISR_CHECK, isr_check, broker);
+    broker->isr_timer = ks_world_schedule(world, (ks_node_id)broker->id,
+                                          (ks_time_ns)broker->spec->cluster->replica_lag_ns_max / 2,
+                                          KS_TIMER_BROKER_ISR_CHECK, isr_check, broker);
 }
 
 static void on_alter_response(struct ks_broker *broker,
@@ -1484,10 +1488,8 @@ static void fail_partition_ops(struct ks_broker *broker, struct replica *replica
 
 static void become_leader(struct ks_broker *broker, struct replica *replica)
 {
-    bool was_leader = replica->role == KS_ROLE_LEADER;
-    if (was_leader) {
-        fail_partition_ops(broker, replica);
-    }
+    /* Re-elected with a new epoch: pending acks=all produce keep waiting for
+     * the HW, as Kafka's DelayedProduce does (it is keyed by partition). */
     replica->role = KS_ROLE_LEADER;
     replica->alter_in_flight = false;
     int64_t leo = leo_of(replica);
@@ -1713,9 +1715,10 @@ static void hw_checkpoint_tick(ks_world *world, void *context)
 {
     struct ks_broker *broker = context;
     write_checkpoint(broker, CHECKPOINT_HW);
-    ks_world_schedule(world, (ks_node_id)broker->id,
-                      (ks_time_ns)broker->spec->cluster->replica_hw_checkpoint_interval_ns,
-                      KS_TIMER_BROKER_HW_CHECKPOINT, hw_checkpoint_tick, broker);
+    broker->hw_checkpoint_timer = ks_world_schedule(
+        world, (ks_node_id)broker->id,
+        (ks_time_ns)broker->spec->cluster->replica_hw_checkpoint_interval_ns,
+        KS_TIMER_BROKER_HW_CHECKPOINT, hw_checkpoint_tick, broker);
 }
 
 static void recovery_checkpoint_tick(ks_world *world, void *context)
@@ -1723,9 +1726,10 @@ static void recovery_checkpoint_tick(ks_world *world, void *context)
     struct ks_broker *broker = context;
     write_checkpoint(broker, CHECKPOINT_RECOVERY);
     write_checkpoint(broker, CHECKPOINT_LOG_START);
-    ks_world_schedule(world, (ks_node_id)broker->id,
-                      (ks_time_ns)broker->spec->cluster->recovery_point_checkpoint_interval_ns,
-                      KS_TIMER_BROKER_RECOVERY_CHECKPOINT, recovery_checkpoint_tick, broker);
+    broker->recovery_checkpoint_timer = ks_world_schedule(
+        world, (ks_node_id)broker->id,
+        (ks_time_ns)broker->spec->cluster->recovery_point_checkpoint_interval_ns,
+        KS_TIMER_BROKER_RECOVERY_CHECKPOINT, recovery_checkpoint_tick, broker);
 }
 
 static ks_time_ns log_task_interval(const struct ks_broker *broker)
@@ -1783,8 +1787,9 @@ static void log_tasks_tick(ks_world *world, void *context)
             }
         }
     }
-    ks_world_schedule(world, (ks_node_id)broker->id, log_task_interval(broker),
-                      KS_TIMER_BROKER_LOG_TASKS, log_tasks_tick, broker);
+    broker->log_tasks_timer = ks_world_schedule(world, (ks_node_id)broker->id,
+                                                log_task_interval(broker),
+                                                KS_TIMER_BROKER_LOG_TASKS, log_tasks_tick, broker);
 }
 
 /* ---- receiving --------------------------------------------------------------------- */
@@ -2037,17 +2042,20 @@ static void start_common(struct ks_broker *broker)
     ks_broker_emit(broker, KS_EV_BROKER_STARTED, -1, -1, detail, NULL);
     heartbeat_tick(broker->world, broker);
     const struct ks_cluster_config *cluster = broker->spec->cluster;
-    ks_world_schedule(broker->world, (ks_node_id)broker->id,
-                      (ks_time_ns)cluster->replica_lag_ns_max / 2, KS_TIMER_BROKER_ISR_CHECK,
-                      isr_check, broker);
-    ks_world_schedule(broker->world, (ks_node_id)broker->id,
-                      (ks_time_ns)cluster->replica_hw_checkpoint_interval_ns,
-                      KS_TIMER_BROKER_HW_CHECKPOINT, hw_checkpoint_tick, broker);
-    ks_world_schedule(broker->world, (ks_node_id)broker->id,
-                      (ks_time_ns)cluster->recovery_point_checkpoint_interval_ns,
-                      KS_TIMER_BROKER_RECOVERY_CHECKPOINT, recovery_checkpoint_tick, broker);
-    ks_world_schedule(broker->world, (ks_node_id)broker->id, log_task_interval(broker),
-                      KS_TIMER_BROKER_LOG_TASKS, log_tasks_tick, broker);
+    broker->isr_timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
+                                          (ks_time_ns)cluster->replica_lag_ns_max / 2,
+                                          KS_TIMER_BROKER_ISR_CHECK, isr_check, broker);
+    broker->hw_checkpoint_timer = ks_world_schedule(
+        broker->world, (ks_node_id)broker->id,
+        (ks_time_ns)cluster->replica_hw_checkpoint_interval_ns, KS_TIMER_BROKER_HW_CHECKPOINT,
+        hw_checkpoint_tick, broker);
+    broker->recovery_checkpoint_timer = ks_world_schedule(
+        broker->world, (ks_node_id)broker->id,
+        (ks_time_ns)cluster->recovery_point_checkpoint_interval_ns,
+        KS_TIMER_BROKER_RECOVERY_CHECKPOINT, recovery_checkpoint_tick, broker);
+    broker->log_tasks_timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
+                                                log_task_interval(broker),
+                                                KS_TIMER_BROKER_LOG_TASKS, log_tasks_tick, broker);
 }
 
 void ks_broker_start(struct ks_broker *broker)
@@ -2062,6 +2070,16 @@ void ks_broker_start(struct ks_broker *broker)
 static void drop_memory(struct ks_broker *broker)
 {
     /* Timers are gone already (crash) or are cancelled here (shutdown). */
+    ks_world_cancel(broker->world, broker->heartbeat_timer);
+    ks_world_cancel(broker->world, broker->isr_timer);
+    ks_world_cancel(broker->world, broker->hw_checkpoint_timer);
+    ks_world_cancel(broker->world, broker->recovery_checkpoint_timer);
+    ks_world_cancel(broker->world, broker->log_tasks_timer);
+    broker->heartbeat_timer = 0;
+    broker->isr_timer = 0;
+    broker->hw_checkpoint_timer = 0;
+    broker->recovery_checkpoint_timer = 0;
+    broker->log_tasks_timer = 0;
     for (guint i = 0; i < broker->pending->len; i++) {
         struct pending_produce *item = g_ptr_array_index(broker->pending, i);
         ks_world_cancel(broker->world, item->timer);
@@ -2143,7 +2161,6 @@ void ks_broker_shutdown(struct ks_broker *broker)
         ks_disk_fsync(file);
         ks_disk_close(file);
     }
-    ks_world_cancel(broker->world, broker->heartbeat_timer);
     drop_memory(broker);
 }
 

@@ -264,18 +264,58 @@ static void mix_fault(struct ks_faults *faults, const struct fault_state *state,
                        count * sizeof words[0]);
 }
 
-static const char *crash_explain(bool power)
+/* What a crash means, in words: what the disk keeps, and what the node's
+ * role makes the cluster do next. Owned: g_free. */
+static char *crash_explain(const struct ks_faults *faults, ks_node_id node, bool power)
 {
+    GString *text = g_string_new(NULL);
+    const struct ks_scenario *s = faults->scenario;
+    bool broker = node >= 1 && node <= (uint32_t)s->cluster.broker_count;
     if (power) {
-        return "Power fails: the node stops at once and its disk keeps only what was "
-               "fsynced. Kafka does not fsync by default (it relies on replication), so "
-               "the tail of its logs may be gone or torn; recovery finds the damage by CRC "
-               "when it restarts.";
+        g_string_append(text, "Power fails: the node stops at once and its disk keeps only "
+                              "what was fsynced. Kafka does not fsync by default (it relies on "
+                              "replication), so the tail of its logs may be gone or torn; "
+                              "recovery finds the damage by CRC when it restarts.");
+    } else {
+        g_string_append(text, "The process dies but the machine stays up: the operating "
+                              "system's page cache survives, so every byte it wrote is still "
+                              "on disk.");
     }
-    return "The process dies but the machine stays up: the operating system's page cache "
-           "survives, so every byte the broker wrote is still on disk. Until the "
-           "controller misses its heartbeats (broker.session.timeout.ms), it still "
-           "counts as alive and may stay leader on paper.";
+    if (!broker) {
+        g_string_append(text, node == ks_cluster_controller_node(faults->spec)
+                                  ? " The controller stops watching sessions and electing "
+                                    "leaders until it is back."
+                                  : " A client loses what it held in memory: records it had "
+                                    "not yet sent, or had not yet processed and committed.");
+        return g_string_free(text, FALSE);
+    }
+    GString *led = g_string_new(NULL);
+    int32_t led_count = 0;
+    for (size_t t = 0; t < s->topic_count; t++) {
+        for (int32_t p = 0; p < s->topics[t].partition_count; p++) {
+            if (ks_cluster_leader(faults->cluster, (int32_t)t, p) == (int32_t)node) {
+                if (led_count < 4) {
+                    g_string_append_printf(led, "%s%s-%d", led_count > 0 ? ", " : "",
+                                           s->topics[t].name, p);
+                }
+                led_count++;
+            }
+        }
+    }
+    if (led_count > 0) {
+        g_string_append_printf(text,
+                               " It leads %s%s: until the controller misses its heartbeats "
+                               "(broker.session.timeout.ms) it stays leader on paper, and "
+                               "writes to them wait or fail. Then a replica from "
+                               "the ISR takes over.",
+                               led->str, led_count > 4 ? " and more" : "");
+    } else {
+        g_string_append(text, " It leads no partition, so writes go on; its replicas stop "
+                              "fetching and drop out of the ISR once the controller fences "
+                              "it or they fall replica.lag.time.max.ms behind.");
+    }
+    g_string_free(led, TRUE);
+    return g_string_free(text, FALSE);
 }
 
 static void crash_nodes(struct ks_faults *faults, struct fault_state *state, bool power,
@@ -300,9 +340,11 @@ static void crash_nodes(struct ks_faults *faults, struct fault_state *state, boo
             g_string_printf(faults->detail, "fault %s: crash %s (%s, %s)", fault->name, name,
                             origin, power ? "power loss" : "process crash");
         }
+        char *explain = crash_explain(faults, node, power);
         report(faults, "fault", node <= (uint32_t)faults->scenario->cluster.broker_count
                                     ? (int32_t)node : -1,
-               fault_tp(fault), crash_explain(power));
+               fault_tp(fault), explain);
+        g_free(explain);
         ks_world_node_crash(faults->world, node, power);
         ks_cluster_on_node_crashed(faults->cluster, node);
         faults->crash_count[node]++;

@@ -334,7 +334,12 @@ static void test_restart_recovery(void)
     /* Clean shutdown: no recovery on the next start. */
     int32_t recoveries = h_count(&h, KS_EV_RECOVERY);
     ks_broker_shutdown(ks_cluster_broker(h.cluster, victim));
+    CU_ASSERT_FALSE(ks_cluster_broker_is_up(h.cluster, victim));
+    h_run_for(&h, 6 * H_S); /* a stopped broker writes no more checkpoints */
     ks_broker_on_restart(ks_cluster_broker(h.cluster, victim));
+    /* HW from the checkpoint written at shutdown, before any metadata. */
+    CU_ASSERT_EQUAL(h_state(&h, victim, 0, 0).hw, 5);
+    CU_ASSERT_EQUAL(h_state(&h, victim, 0, 0).role, KS_ROLE_NONE);
     h_run_for(&h, 1 * H_S);
     CU_ASSERT_EQUAL(h_count(&h, KS_EV_RECOVERY), recoveries);
     CU_ASSERT_EQUAL(h_state(&h, victim, 0, 0).leo, 5);
