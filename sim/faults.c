@@ -306,7 +306,7 @@ static char *crash_explain(const struct ks_faults *faults, ks_node_id node, bool
         g_string_append_printf(text,
                                " It leads %s%s: until the controller misses its heartbeats "
                                "(broker.session.timeout.ms) it stays leader on paper, and "
-                               "writes to those partitions wait or fail. Then a replica from "
+                               "writes to them wait or fail. Then a replica from "
                                "the ISR takes over.",
                                led->str, led_count > 4 ? " and more" : "");
     } else {
