@@ -129,6 +129,7 @@ struct delayed_fetch {
     uint8_t *request; /* owned copy */
     size_t request_bytes;
     bool consumer;
+    ks_time_ns deadline_ns; /* now + max_wait when first parked */
     ks_timer_id timer;
 };
 
@@ -367,7 +368,7 @@ static void complete(struct ks_broker *broker, const struct completion *completi
 /* ---- delayed fetch --------------------------------------------------------- */
 
 static bool serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
-                        size_t message_bytes, bool may_park);
+                        size_t message_bytes, bool may_park, ks_time_ns deadline_ns);
 
 static bool delayed_contains(const struct delayed_fetch *item, int32_t topic_index,
                              int32_t partition)
@@ -383,11 +384,15 @@ static bool delayed_contains(const struct delayed_fetch *item, int32_t topic_ind
     return false;
 }
 
-static void delayed_complete(struct ks_broker *broker, struct delayed_fetch *item)
+/* DelayedFetch.tryComplete / onExpiration: answer now if the request has
+ * min_bytes available (or whatever there is once it expired); otherwise it
+ * parks again until its original deadline. */
+static void delayed_complete(struct ks_broker *broker, struct delayed_fetch *item, bool expired)
 {
     g_ptr_array_remove(broker->delayed, item);
     ks_world_cancel(broker->world, item->timer);
-    serve_fetch(broker, item->source, item->request, item->request_bytes, false);
+    serve_fetch(broker, item->source, item->request, item->request_bytes, !expired,
+                item->deadline_ns);
     free(item->request);
     free(item);
 }
@@ -397,7 +402,7 @@ static void delayed_expire(ks_world *world, void *context)
     (void)world;
     struct delayed_fetch *item = context;
     item->timer = 0;
-    delayed_complete(item->broker, item);
+    delayed_complete(item->broker, item, true);
 }
 
 /* which: 0 = followers only (new data), 1 = consumers only (HW moved), 2 = all. */
@@ -424,7 +429,7 @@ static void release_delayed(struct ks_broker *broker, int32_t topic_index, int32
         return;
     }
     for (guint i = 0; i < ready->len; i++) {
-        delayed_complete(broker, g_ptr_array_index(ready, i));
+        delayed_complete(broker, g_ptr_array_index(ready, i), false);
     }
     g_ptr_array_free(ready, TRUE);
 }
@@ -1010,9 +1015,11 @@ static void record_follower_fetch(struct ks_broker *broker, struct replica *repl
     maybe_advance_hw(broker, replica);
 }
 
-/* Builds and sends the response; returns true if the request was parked instead. */
+/* Builds and sends the response; returns true if the request was parked
+ * instead (fewer than min_bytes available, before deadline_ns; KS_TIME_NEVER
+ * for a new request: now + max_wait). */
 static bool serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
-                        size_t message_bytes, bool may_park)
+                        size_t message_bytes, bool may_park, ks_time_ns deadline_ns)
 {
     struct ks_fetch_request request;
     memcpy(&request, message, sizeof request);
@@ -1118,7 +1125,12 @@ static bool serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
         /* The HW may have moved while recording this follower's fetch. */
         memcpy(out->data + header_position, &part, sizeof part);
     }
-    bool park = may_park && !anything_to_say && total_records == 0 && request.max_wait_ns > 0;
+    ks_time_ns now = now_ns(broker);
+    if (deadline_ns == KS_TIME_NEVER) {
+        deadline_ns = now + (ks_time_ns)(request.max_wait_ns > 0 ? request.max_wait_ns : 0);
+    }
+    size_t min_bytes = request.min_bytes > 1 ? (size_t)request.min_bytes : 1;
+    bool park = may_park && !anything_to_say && total_records < min_bytes && deadline_ns > now;
     if (park) {
         g_byte_array_unref(out);
         struct delayed_fetch *item = calloc(1, sizeof *item);
@@ -1130,9 +1142,9 @@ static bool serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
         memcpy(item->request, message, message_bytes);
         item->request_bytes = message_bytes;
         item->consumer = consumer;
+        item->deadline_ns = deadline_ns;
         g_ptr_array_add(broker->delayed, item);
-        item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
-                                        (ks_time_ns)request.max_wait_ns,
+        item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id, deadline_ns - now,
                                         KS_TIMER_BROKER_DELAYED_FETCH, delayed_expire, item);
         return true;
     }
@@ -1166,7 +1178,7 @@ static void on_fetch_request(struct ks_broker *broker, ks_node_id source, const 
             break;
         }
     }
-    serve_fetch(broker, source, message, message_bytes, true);
+    serve_fetch(broker, source, message, message_bytes, true, KS_TIME_NEVER);
 }
 
 /* ---- produce ----------------------------------------------------------------- */

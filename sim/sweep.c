@@ -538,6 +538,13 @@ static bool build_settings(const struct ks_scenario *base, GPtrArray *varies, GA
                 "%s=%s", (const char *)g_ptr_array_index(keys, v), g_strstrip(list[position[v]]));
             g_string_append_printf(label, "%s%s", v ? ", " : "", assignment);
             ok = ks_scenario_apply_set(scenario, assignment, error);
+            if (!ok && error != NULL && *error != NULL &&
+                g_str_has_prefix((*error)->message, "--set ")) {
+                /* The value came from --vary: say so. */
+                char *message = g_strdup_printf("--vary %s", (*error)->message + strlen("--set "));
+                g_free((*error)->message);
+                (*error)->message = message;
+            }
         }
         ok = ok && ks_scenario_finalize(scenario, error);
         if (!ok) {

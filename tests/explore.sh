@@ -7,8 +7,9 @@
 # 4 s of simulated time, `acked_lost = 0` expected) is explored with at most
 # 3 faults per seed; the first reproducer written is run and must exit 1 with
 # acked_lost among its failures; `explore` itself must exit 1 and report the
-# failure kind.
+# failure kind; --jobs 1 and 2 give the same reproducers and runs.
 #
+# Needs: bin/ksim, the sqlite3 command-line shell.
 # Usage: sh tests/explore.sh [KSIM]
 set -eu
 ksim=${1:-bin/ksim}
@@ -67,4 +68,23 @@ rcode=0
 if [ $rcode -ne 1 ] || ! grep -q "acked_lost" rerun.txt; then
     echo "explore: FAIL: $file does not fail again (exit $rcode)"; tail -20 rerun.txt; exit 1
 fi
-echo "explore: ok $(grep '^explore:' explore.txt); $(basename "$file") fails again"
+
+# The same seeds with one job and with two: the same reproducers (header
+# comments aside, which name the command) and the same runs.
+"$ksim" explore weak.ini --seeds 1-10 --faults 3 --jobs 1 --db one.db --out one >/dev/null 2>&1 || true
+"$ksim" explore weak.ini --seeds 1-10 --faults 3 --jobs 2 --db two.db --out two >/dev/null 2>&1 || true
+(cd one && ls) > one.list
+(cd two && ls) > two.list
+if ! cmp -s one.list two.list || [ ! -s one.list ]; then
+    echo "explore: FAIL: --jobs 1 and 2 wrote different reproducers"; exit 1
+fi
+while read -r f; do
+    grep -v '^#' "one/$f" > a.txt
+    grep -v '^#' "two/$f" > b.txt
+    cmp -s a.txt b.txt || { echo "explore: FAIL: $f differs between --jobs 1 and 2"; exit 1; }
+done < one.list
+q="SELECT run_id, seed, params, trace_hash, verdict FROM runs ORDER BY run_id"
+if [ "$(sqlite3 one.db "$q")" != "$(sqlite3 two.db "$q")" ]; then
+    echo "explore: FAIL: the runs differ between --jobs 1 and 2"; exit 1
+fi
+echo "explore: ok $(grep '^explore:' explore.txt); $(basename "$file") fails again; same with --jobs 1 and 2"

@@ -463,7 +463,8 @@ static void client_receive(ks_world *world, ks_node_id self, ks_node_id source, 
     box->count++;
 }
 
-static void send_fetch(struct harness *h, int32_t broker, int64_t offset, int64_t max_wait_ns)
+static void send_fetch_min(struct harness *h, int32_t broker, int64_t offset, int64_t max_wait_ns,
+                           int32_t min_bytes)
 {
     _Alignas(8) uint8_t message[sizeof(struct ks_fetch_request) +
                                 sizeof(struct ks_fetch_request_partition)];
@@ -471,7 +472,7 @@ static void send_fetch(struct harness *h, int32_t broker, int64_t offset, int64_
     struct ks_fetch_request *request = (struct ks_fetch_request *)message;
     request->correlation_id = 77;
     request->replica_id = KS_FETCH_CONSUMER_REPLICA_ID;
-    request->min_bytes = 1;
+    request->min_bytes = min_bytes;
     request->max_wait_ns = max_wait_ns;
     request->max_bytes = 1 << 20;
     request->partition_count = 1;
@@ -484,6 +485,11 @@ static void send_fetch(struct harness *h, int32_t broker, int64_t offset, int64_
     entry->partition_max_bytes = 1 << 20;
     ks_world_send(h->env.world, KS_NODE_DRIVER, (ks_node_id)broker, KS_MSG_FETCH_REQUEST, message,
                   sizeof message);
+}
+
+static void send_fetch(struct harness *h, int32_t broker, int64_t offset, int64_t max_wait_ns)
+{
+    send_fetch_min(h, broker, offset, max_wait_ns, 1);
 }
 
 static void test_client_protocol(void)
@@ -577,6 +583,23 @@ static void test_client_protocol(void)
     CU_ASSERT_EQUAL(box.kind, KS_MSG_FETCH_RESPONSE);
     CU_ASSERT_EQUAL(fp->error_code, KS_ERR_NOT_LEADER_OR_FOLLOWER);
     ks_world_net_heal(h.env.world, cut);
+    /* The followers' fetches lost in the cut time out (30 s), then they
+     * catch up and the HW reaches 3. */
+    h_run_for(&h, 35 * H_S);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 3);
+    /* fetch.min.bytes: new committed data smaller than min_bytes does not
+     * release the long poll; the deadline does. */
+    before = box.count;
+    ks_time_ns sent = h_now(&h);
+    send_fetch_min(&h, 1, 3, 300 * (int64_t)H_MS, 1 << 20);
+    h_run_for(&h, 20 * H_MS);
+    h_append(&h, 1, 0, 0, KS_ACKS_ALL, "d");
+    h_run_for(&h, 200 * H_MS);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 4);
+    CU_ASSERT_EQUAL(box.count, before);
+    h_run_until(&h, sent + 302 * H_MS);
+    CU_ASSERT_EQUAL(box.count, before + 1);
+    CU_ASSERT_TRUE(fp->records_bytes > 0);
     ks_world_set_receiver(h.env.world, KS_NODE_DRIVER, NULL, NULL);
     h_free(&h);
 }
