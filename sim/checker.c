@@ -172,9 +172,88 @@ static struct keyed *read_keys(const struct ks_checker_input *in, size_t *count_
     return keys;
 }
 
+static const struct ks_partition_final *find_partition(const struct ks_checker_input *in,
+                                                       int32_t topic_index, int32_t partition)
+{
+    for (size_t i = 0; i < in->partition_count; i++) {
+        if (in->partitions[i].topic_index == topic_index &&
+            in->partitions[i].partition == partition) {
+            return &in->partitions[i];
+        }
+    }
+    return NULL;
+}
+
+/* For compacted partitions: "topic/partition/key" -> the highest offset at
+ * which the final read holds that key. Keys come from the outcomes, found by
+ * identity. Used for look-ups only; nothing iterates it. Owned by the caller. */
+static GHashTable *compacted_key_offsets(const struct ks_checker_input *in)
+{
+    GHashTable *latest = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    bool any = false;
+    for (size_t i = 0; i < in->partition_count; i++) {
+        any = any || in->partitions[i].compacted;
+    }
+    if (!any) {
+        return latest;
+    }
+    size_t count = in->outcome_count;
+    struct keyed *by_identity = g_new(struct keyed, count + 1);
+    for (size_t i = 0; i < count; i++) {
+        by_identity[i].key = identity_key(in->outcomes[i].producer_index, in->outcomes[i].seq);
+        by_identity[i].index = (int64_t)i;
+    }
+    qsort(by_identity, count, sizeof by_identity[0], compare_keyed);
+    for (size_t i = 0; i < in->final_read_count; i++) {
+        const struct ks_read_record *r = &in->final_read[i];
+        const struct ks_partition_final *part = find_partition(in, r->topic_index, r->partition);
+        if (part == NULL || !part->compacted || r->producer_index < 0) {
+            continue;
+        }
+        int64_t at = find_key(by_identity, count, identity_key(r->producer_index, r->seq));
+        if (at < 0 || in->outcomes[by_identity[at].index].key == NULL) {
+            continue;
+        }
+        char *name = g_strdup_printf("%d/%d/%s", r->topic_index, r->partition,
+                                     in->outcomes[by_identity[at].index].key);
+        int64_t *offset = g_hash_table_lookup(latest, name);
+        if (offset == NULL) {
+            offset = g_new(int64_t, 1);
+            *offset = r->offset;
+            g_hash_table_insert(latest, name, offset);
+        } else {
+            *offset = MAX(*offset, r->offset);
+            g_free(name);
+        }
+    }
+    g_free(by_identity);
+    return latest;
+}
+
+/* True if the topic's own cleanup explains why an acked record is missing. */
+static bool cleaned_up(const struct ks_checker_input *in, GHashTable *latest,
+                       const struct ks_record_outcome *o)
+{
+    const struct ks_partition_final *part = find_partition(in, o->topic_index, o->partition);
+    if (part == NULL || o->offset < 0) {
+        return false;
+    }
+    if (o->offset < part->log_start_offset) {
+        return true; /* deleted with its segment by retention */
+    }
+    if (!part->compacted || o->key == NULL) {
+        return false;
+    }
+    char *name = g_strdup_printf("%d/%d/%s", o->topic_index, o->partition, o->key);
+    const int64_t *newest = g_hash_table_lookup(latest, name);
+    g_free(name);
+    return newest != NULL && *newest > o->offset; /* superseded by a newer value */
+}
+
 static void check_lost(const struct ks_checker_input *in, const struct keyed *keys,
                        size_t key_count, struct ks_checker_output *out)
 {
+    GHashTable *latest = compacted_key_offsets(in);
     for (size_t i = 0; i < in->outcome_count; i++) {
         const struct ks_record_outcome *o = &in->outcomes[i];
         bool acks_none = in->producer_acks_none != NULL && o->producer_index >= 0 &&
@@ -186,12 +265,17 @@ static void check_lost(const struct ks_checker_input *in, const struct keyed *ke
         if (find_key(keys, key_count, identity_key(o->producer_index, o->seq)) >= 0) {
             continue;
         }
+        if (cleaned_up(in, latest, o)) {
+            out->records_cleaned_up++;
+            continue;
+        }
         out->acked_lost++;
         add_anomaly(out, "lost", o->topic_index, o->partition,
                     "%s:%" PRId64 " acked at offset %" PRId64 " (t=%.3fs) missing from the final read",
                     producer_name(in, o->producer_index), o->seq, o->offset,
                     (double)o->acked_ns / 1e9);
     }
+    g_hash_table_destroy(latest);
 }
 
 static void check_duplicates(const struct ks_checker_input *in, const struct keyed *keys,

@@ -6,7 +6,13 @@
 ** cluster finally holds):
 **   acked_lost      a record the producer saw acknowledged (for an acks=0
 **                   producer: every record it sent) whose identity
-**                   (producer, seq) is not in the final read.
+**                   (producer, seq) is not in the final read, unless the
+**                   topic's own cleanup removed it: its acked offset is below
+**                   the partition's final log start offset (retention), or
+**                   the topic is compacted and the final read holds a record
+**                   with the same key at a higher offset (superseded). Those
+**                   are deletions Kafka promises, not losses; they are
+**                   counted in records_cleaned_up instead.
 **   duplicates      for each identity, copies in the final read beyond the first.
 **   reordered       within one partition, in offset order, taking each
 **                   identity's first copy: a record that appears before a
@@ -51,6 +57,14 @@ struct ks_replica_read {
     size_t count;
 };
 
+/* What the topic's own cleanup may have removed from one partition. */
+struct ks_partition_final {
+    int32_t topic_index;
+    int32_t partition;
+    int64_t log_start_offset; /* the leader's, at the final read */
+    bool compacted;           /* cleanup.policy contains compact */
+};
+
 struct ks_checker_input {
     const struct ks_record_outcome *outcomes; /* every record the producers reported */
     size_t outcome_count;
@@ -60,6 +74,8 @@ struct ks_checker_input {
     const char *const *topic_names;  /* [topic_index] */
     const struct ks_read_record *final_read; /* in (topic, partition, offset) order */
     size_t final_read_count;
+    const struct ks_partition_final *partitions; /* may be NULL: no cleanup excuses */
+    size_t partition_count;
     const struct ks_replica_read *replicas; /* grouped by (topic, partition) */
     size_t replica_count;
     const struct ks_consumed_record *consumed;
@@ -83,6 +99,7 @@ struct ks_checker_output {
     int64_t records_failed;
     int64_t records_unknown;
     int64_t acked_lost;
+    int64_t records_cleaned_up; /* acked, missing, removed by retention or compaction */
     int64_t duplicates;
     int64_t reordered;
     int64_t divergent_partitions;

@@ -620,6 +620,7 @@ static void read_log(const struct ks_scenario *scenario, struct ks_log *log, int
 struct final_read {
     GArray *records;       /* struct ks_read_record of user topics, via leaders */
     GArray *replicas;      /* struct ks_replica_read */
+    GArray *partitions;    /* struct ks_partition_final of user topics */
     GPtrArray *owned;      /* GArrays the replica reads point into */
 };
 
@@ -627,6 +628,7 @@ static void do_final_read(struct run *run, struct final_read *out)
 {
     out->records = g_array_new(FALSE, FALSE, sizeof(struct ks_read_record));
     out->replicas = g_array_new(FALSE, FALSE, sizeof(struct ks_replica_read));
+    out->partitions = g_array_new(FALSE, FALSE, sizeof(struct ks_partition_final));
     out->owned = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     int32_t topic_count = ks_cluster_topic_count(run->cluster);
     for (int32_t t = 0; t < topic_count; t++) {
@@ -640,6 +642,11 @@ static void do_final_read(struct run *run, struct final_read *out)
                 ks_cluster_replica_state(run->cluster, leader, t, p, &state)) {
                 struct log_reader reader = { out->records, NULL, NULL };
                 read_log(run->scenario, log, t, p, state.hw, &reader);
+                struct ks_partition_final part = {
+                    .topic_index = t, .partition = p, .log_start_offset = state.log_start_offset,
+                    .compacted = run->scenario->topics[t].log.cleanup_compact,
+                };
+                g_array_append_val(out->partitions, part);
             }
             int32_t replicas[KS_REPLICATION_FACTOR_MAX];
             int32_t count = ks_cluster_replicas(run->cluster, t, p, replicas,
@@ -672,6 +679,7 @@ static void final_read_clear(struct final_read *read)
 {
     g_array_free(read->records, TRUE);
     g_array_free(read->replicas, TRUE);
+    g_array_free(read->partitions, TRUE);
     g_ptr_array_free(read->owned, TRUE);
 }
 
@@ -713,6 +721,8 @@ static void run_checker(struct run *run, const struct final_read *read)
         .producer_count = (int32_t)producer_count,
         .final_read = (const struct ks_read_record *)(void *)read->records->data,
         .final_read_count = read->records->len,
+        .partitions = (const struct ks_partition_final *)(void *)read->partitions->data,
+        .partition_count = read->partitions->len,
         .replicas = (const struct ks_replica_read *)(void *)read->replicas->data,
         .replica_count = read->replicas->len,
         .consumed = (const struct ks_consumed_record *)(void *)run->consumed->data,

@@ -54,6 +54,43 @@ static size_t count_kind(const struct ks_checker_output *out, const char *kind)
     return n;
 }
 
+/* Records the topic's own cleanup removed are not losses: on partition 0
+ * retention moved the log start to 5, so offsets 0..4 may be gone; partition
+ * 1 is compacted, so key "a" at offset 0 is superseded by "a" at offset 2,
+ * but key "b" at offset 1 has no newer value and its absence is a loss. */
+static void test_checker_cleanup_is_not_loss(void)
+{
+    struct ks_record_outcome outcomes[6] = {
+        acked(0, 0, 0, 3, 0, 1), acked(0, 1, 0, 5, 0, 1), acked(0, 2, 0, 6, 0, 1),
+        acked(0, 3, 1, 0, 0, 1), acked(0, 4, 1, 1, 0, 1), acked(0, 5, 1, 2, 0, 1),
+    };
+    outcomes[3].key = "a";
+    outcomes[4].key = "b";
+    outcomes[5].key = "a";
+    /* p1:2 at offset 6 is missing above the log start: a real loss. */
+    struct ks_read_record read[2] = { rec(0, 5, 0, 1), rec(1, 2, 0, 5) };
+    struct ks_partition_final parts[2] = {
+        { .topic_index = 0, .partition = 0, .log_start_offset = 5, .compacted = false },
+        { .topic_index = 0, .partition = 1, .log_start_offset = 0, .compacted = true },
+    };
+    struct ks_checker_input in;
+    init_input(&in, outcomes, 6, read, 2);
+    in.partitions = parts;
+    in.partition_count = 2;
+    struct ks_checker_output out;
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.acked_lost, 2);         /* p1:2 (offset 6) and p1:4 (key b) */
+    CU_ASSERT_EQUAL(out.records_cleaned_up, 2); /* p1:0 (retention), p1:3 (superseded) */
+    ks_checker_output_clear(&out);
+
+    /* Without the partition facts every missing record is a loss. */
+    init_input(&in, outcomes, 6, read, 2);
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.acked_lost, 4);
+    CU_ASSERT_EQUAL(out.records_cleaned_up, 0);
+    ks_checker_output_clear(&out);
+}
+
 /* A clean history: every acked record read once, in order. */
 static void test_checker_clean(void)
 {
@@ -217,6 +254,7 @@ void ks_test_register_checker(void)
     static const struct ks_test_case cases[] = {
         { "clean", test_checker_clean },
         { "lost", test_checker_lost },
+        { "cleanup is not loss", test_checker_cleanup_is_not_loss },
         { "duplicates", test_checker_duplicates },
         { "reordered", test_checker_reordered },
         { "divergent", test_checker_divergent },
