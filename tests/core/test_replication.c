@@ -142,6 +142,36 @@ static void test_not_enough_replicas(void)
     h_free(&h);
 }
 
+/* cluster.hw_requires_min_isr = false (Kafka before 3.7, no KAFKA-15583):
+ * with the ISR under min.insync.replicas, acks=1 writes still advance the
+ * HW (and so become visible to consumers); with the 3.7 rule they do not. */
+static int64_t hw_under_min_isr(bool rule)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    struct harness h;
+    h_defaults(&h, 3);
+    h.cluster_config.hw_requires_min_isr = rule;
+    h_topic(&h, "orders", 1, 3, 2, assign);
+    h_start(&h, 8);
+    h_run_until(&h, 500 * H_MS);
+    h_crash(&h, 2, false);
+    h_crash(&h, 3, false);
+    h_run_until(&h, 15 * H_S);
+    h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "x");
+    h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "y");
+    h_run_for(&h, 10 * H_MS);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 2);
+    int64_t hw = h_state(&h, 1, 0, 0).hw;
+    h_free(&h);
+    return hw;
+}
+
+static void test_hw_min_isr_rule(void)
+{
+    CU_ASSERT_EQUAL(hw_under_min_isr(true), 0);
+    CU_ASSERT_EQUAL(hw_under_min_isr(false), 2);
+}
+
 /* KIP-101 scenario 1: the follower B restarts and, in high-watermark mode,
  * truncates m2 to its stale HW; the leader A then dies and B becomes leader:
  * m2, acknowledged with acks=all, is gone. With leader epochs B keeps m2. */
@@ -610,6 +640,7 @@ void ks_test_register_replication(void)
         { "hw_advance", test_hw_advance },
         { "isr_shrink_expand_timing", test_isr_shrink_expand_timing },
         { "not_enough_replicas", test_not_enough_replicas },
+        { "hw_min_isr_rule", test_hw_min_isr_rule },
         { "kip101_scenario1", test_kip101_scenario1 },
         { "kip101_scenario2", test_kip101_scenario2 },
         { "kip279_scenario", test_kip279_scenario },
