@@ -74,6 +74,7 @@ struct cbroker {
     ks_time_ns last_heartbeat_ns;
     int64_t acked_version;   /* from its last heartbeat */
     int64_t catch_up_version; /* unfence once acked_version reaches this */
+    int64_t refused_epoch;    /* last incarnation told DUPLICATE_BROKER_REGISTRATION */
 };
 
 struct ks_controller {
@@ -567,6 +568,20 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
         if (kraft && broker->registered && !broker->fenced &&
             now <= broker->last_heartbeat_ns + timeout) {
             /* ClusterControlManager: the old incarnation's session is valid. */
+            if (broker->refused_epoch != request->broker_epoch) {
+                broker->refused_epoch = request->broker_epoch;
+                char detail[160];
+                g_snprintf(detail, sizeof detail,
+                           "broker %d restarted: registration refused while its old session is "
+                           "valid (DUPLICATE_BROKER_REGISTRATION)",
+                           id);
+                emit(controller, KS_EV_INFO, id, -1, -1, detail,
+                     "The controller still counts the broker's previous incarnation as alive "
+                     "(its session has not expired), so it refuses the new registration. The "
+                     "broker retries every heartbeat interval; when the old session expires the "
+                     "controller fences it and removes it from the ISRs, and the new incarnation "
+                     "can register and catch up.");
+            }
             response.error_code = KS_ERR_DUPLICATE_BROKER_REGISTRATION;
             response.fenced = 1;
             response.metadata_version = controller->version;

@@ -339,7 +339,9 @@ struct ks_list_offsets_response {
 /* ---- broker <-> controller ----------------------------------------------- */
 
 /* Sent every broker.heartbeat.interval.ms; the first one after (re)start is
- * the registration. metadata_version is the highest controller metadata
+ * the registration (refused with DUPLICATE_BROKER_REGISTRATION while the
+ * previous incarnation's session is valid, KRaft rules; the broker keeps
+ * heartbeating). metadata_version is the highest controller metadata
  * version the broker has applied; the controller answers and then pushes
  * every partition state that changed after that version, so a broker whose
  * heartbeats get through always converges. */
