@@ -701,7 +701,7 @@ static int32_t weak_acks_producers(const struct ks_broker *broker, int32_t topic
 }
 
 /* What dropping [target, LEO) of a replica loses, as far as this broker
- * knows: the part below the HW it had seen was committed; acks=1 and acks=0
+ * knows: the part below its HW was committed; acks=1 and acks=0
  * writes may have been acknowledged before any follower had them. */
 static void describe_dropped(const struct ks_broker *broker, const struct replica *replica,
                              int64_t target, char *out, size_t out_bytes)
@@ -721,20 +721,20 @@ static void describe_dropped(const struct ks_broker *broker, const struct replic
     }
     if (committed_end <= target) {
         g_snprintf(out, out_bytes,
-                   "None of them was below the high watermark this replica had seen (%" PRId64
-                   "), so it never saw them committed; if the new leader came from the ISR, no "
-                   "acks=all write among them was acknowledged.%s",
+                   "None of them is below this replica's high watermark (%" PRId64 "), so it "
+                   "has no sign that they were committed; if the new leader came from the ISR, "
+                   "they were not, and no acks=all write among them was acknowledged.%s",
                    replica->hw, weak_text);
         return;
     }
     char rest[160] = "";
     if (committed_end < leo) {
-        g_snprintf(rest, sizeof rest, " It never saw %" PRId64 "..%" PRId64 " committed.",
-                   committed_end, leo - 1);
+        g_snprintf(rest, sizeof rest, " It has no sign that %" PRId64 "..%" PRId64
+                   " were committed.", committed_end, leo - 1);
     }
     g_snprintf(out, out_bytes,
-               "Offsets %" PRId64 "..%" PRId64 " were below the high watermark this replica had "
-               "seen (%" PRId64 "): they had been committed, so their producers may have been "
+               "Offsets %" PRId64 "..%" PRId64 " were below this replica's high watermark "
+               "(%" PRId64 "): they had been committed, so their producers may have been "
                "told they were written, whatever their acks. Only an unclean election (a leader "
                "from outside the ISR) or an in-sync replica that lost unflushed data can cut "
                "committed records: these are lost.%s%s",
@@ -1618,9 +1618,11 @@ static void become_follower(struct ks_broker *broker, struct replica *replica)
         g_snprintf(explain, sizeof explain,
                    "replication.truncation = high-watermark (Kafka before 0.11): on becoming a "
                    "follower the replica drops everything above its own high watermark, %" PRId64
-                   ". But a follower learns the HW one fetch late, so the leader may already "
-                   "have committed (and acknowledged) these records: if it dies now, they are "
-                   "lost (KIP-101 scenario 1).",
+                   ". That HW can lag the leader's (a follower learns it one fetch late; a "
+                   "restarted broker reads it from a checkpoint), so records among these may "
+                   "have been committed and acknowledged. Those the current leader lacks are "
+                   "gone; the rest are lost too if this replica becomes leader before fetching "
+                   "them back (KIP-101 scenario 1).",
                    replica->hw);
         truncate_replica(broker, replica, replica->hw, "its high watermark", explain);
     }
