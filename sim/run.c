@@ -415,9 +415,9 @@ static void print_anomalies(const struct run *run, FILE *out)
                 i++;
                 continue;
             }
-            struct lost_item first;
+            struct lost_item first = { .seq = 0 };
             guint end = i + 1;
-            struct lost_item last;
+            struct lost_item last = first;
             if (parse_lost(a, &first)) {
                 last = first;
                 while (end < all->len) {
