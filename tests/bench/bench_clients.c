@@ -264,11 +264,11 @@ static void driver_append_done(void *context, int16_t error, int64_t base_offset
 static void driver_send_batch(struct driver *d, struct ks_broker *broker, int32_t partition,
                               struct ks_batch_builder *builder)
 {
-    GByteArray *bytes = ks_batch_builder_finish(builder);
     struct append_context *append = malloc(sizeof *append);
     ks_assert(append != NULL);
     append->driver = d;
-    append->record_count = builder->record_count;
+    append->record_count = builder->record_count; /* before finish resets it */
+    GByteArray *bytes = ks_batch_builder_finish(builder);
     ks_broker_append_for_test(broker, 0, partition, KS_ACKS_ALL, bytes->data, bytes->len,
                               driver_append_done, append);
     g_byte_array_unref(bytes);
