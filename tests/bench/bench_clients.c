@@ -52,6 +52,7 @@
 #define RUN_END_NS ((ks_time_ns)(DURATION_S + 2) * KS_NS_PER_S)
 #define DRAIN_STEP_NS (500 * KS_NS_PER_MS)
 #define DRAIN_END_NS ((ks_time_ns)(DURATION_S + 15) * KS_NS_PER_S)
+#define PROCESSING_NS ((int64_t)KS_NS_PER_US) /* the consumer's processing.time */
 #define TIMER_BENCH_DRIVER 0xBC01u
 
 static double wall_s(void)
@@ -151,7 +152,7 @@ static void consumer_config_init(struct ks_consumer_config *consumer)
     consumer->topic_index = 0;
     consumer->commit = KS_COMMIT_AFTER_PROCESS;
     consumer->auto_commit_interval_ns = 5 * (int64_t)KS_NS_PER_S;
-    consumer->processing_ns = 1 * (int64_t)KS_NS_PER_US;
+    consumer->processing_ns = PROCESSING_NS;
     consumer->auto_offset_reset = KS_RESET_EARLIEST;
     consumer->session_timeout_ns = 45 * (int64_t)KS_NS_PER_S;
     consumer->heartbeat_interval_ns = 3 * (int64_t)KS_NS_PER_S;
@@ -428,7 +429,7 @@ static void on_consumed(void *context, const struct ks_consumed_record *consumed
     }
 }
 
-static void run_clients(struct run_result *out)
+static void run_clients(struct run_result *out, bool with_consumer, int64_t processing_ns)
 {
     struct ks_cluster_config cluster;
     cluster_config_init(&cluster);
@@ -439,6 +440,7 @@ static void run_clients(struct run_result *out)
     producer_config_init(&producer);
     struct ks_consumer_config consumer;
     consumer_config_init(&consumer);
+    consumer.processing_ns = processing_ns;
     struct ks_cluster_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.cluster = &cluster;
@@ -446,8 +448,8 @@ static void run_clients(struct run_result *out)
     spec.topic_count = 1;
     spec.producers = &producer;
     spec.producer_count = 1;
-    spec.consumers = &consumer;
-    spec.consumer_count = 1;
+    spec.consumers = with_consumer ? &consumer : NULL;
+    spec.consumer_count = with_consumer ? 1 : 0;
 
     char *run_dir = NULL;
     ks_world *world = world_new(&spec, &run_dir);
@@ -465,7 +467,7 @@ static void run_clients(struct run_result *out)
     ks_cluster_start(model);
     ks_world_run_until(world, RUN_END_NS);
     while ((ks_cluster_producer_acked_count(model, 0) < RECORD_COUNT ||
-            counter.distinct < RECORD_COUNT) &&
+            (with_consumer && counter.distinct < RECORD_COUNT)) &&
            ks_world_now_ns(world) < DRAIN_END_NS) {
         ks_world_run_until(world, ks_world_now_ns(world) + DRAIN_STEP_NS);
     }
@@ -497,14 +499,34 @@ static void print_run(const char *label, const struct run_result *r)
            r->failed, r->consumed, r->consumed_distinct, r->log_bytes);
 }
 
-int main(void)
+/* With an argument, runs one side only (for profiling, or to split the
+ * client cost): `baseline`, `clients [processing_ns]` (default 1000), or
+ * `producer` (the producer without the consumer). No argument runs (a) and
+ * (b) and prints the ratio. */
+int main(int argc, char **argv)
 {
+    const char *only = argc > 1 ? argv[1] : NULL;
     struct run_result baseline;
     struct run_result clients;
     memset(&baseline, 0, sizeof baseline);
     memset(&clients, 0, sizeof clients);
+    if (only != NULL) {
+        if (strcmp(only, "baseline") == 0) {
+            run_baseline(&baseline);
+        } else if (strcmp(only, "clients") == 0) {
+            int64_t processing_ns = argc > 2 ? g_ascii_strtoll(argv[2], NULL, 10) : PROCESSING_NS;
+            run_clients(&baseline, true, processing_ns);
+        } else if (strcmp(only, "producer") == 0) {
+            run_clients(&baseline, false, PROCESSING_NS);
+        } else {
+            fprintf(stderr, "usage: bench_clients [baseline | clients [processing_ns] | producer]\n");
+            return 2;
+        }
+        print_run(only, &baseline);
+        return baseline.acked == RECORD_COUNT ? 0 : 1;
+    }
     run_baseline(&baseline);
-    run_clients(&clients);
+    run_clients(&clients, true, PROCESSING_NS);
     double ratio = baseline.wall_s > 0 ? clients.wall_s / baseline.wall_s : 0;
     print_run("baseline (driver appends at leaders)", &baseline);
     print_run("clients (producer + consumer group)", &clients);
