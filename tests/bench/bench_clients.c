@@ -21,7 +21,8 @@
  *       1 us, so it keeps up).
  *
  * Both runs simulate the same span (62 s, longer only if records are still
- * unacknowledged or unconsumed then). Prints
+ * unacknowledged or unconsumed then). Each side runs twice, in the order
+ * a b b a, and the faster run of each counts (the machine is shared). Prints
  *
  *   BENCH client_overhead <v> x ratio=<v>,  v = wall(b) / wall(a)
  *
@@ -489,13 +490,18 @@ static void run_clients(struct run_result *out, bool with_consumer, int64_t proc
     free(topic);
 }
 
-static void print_run(const char *label, const struct run_result *r)
+/* walls: the two runs' wall times when the side ran twice, or NULL. */
+static void print_run(const char *label, const struct run_result *r, const double *walls)
 {
-    printf("# %s: wall %.2f s, events %" G_GUINT64_FORMAT ", simulated %.1f s, records sent %"
+    char runs[64] = "";
+    if (walls != NULL) {
+        snprintf(runs, sizeof runs, " (best of %.2f and %.2f)", walls[0], walls[1]);
+    }
+    printf("# %s: wall %.2f s%s, events %" G_GUINT64_FORMAT ", simulated %.1f s, records sent %"
            G_GINT64_FORMAT " acked %" G_GINT64_FORMAT " failed %" G_GINT64_FORMAT
            " consumed %" G_GINT64_FORMAT " (distinct %" G_GINT64_FORMAT "), topic log bytes on"
            " 3 brokers %" G_GINT64_FORMAT "\n",
-           label, r->wall_s, r->events, (double)r->sim_end_ns / 1e9, r->sent, r->acked,
+           label, r->wall_s, runs, r->events, (double)r->sim_end_ns / 1e9, r->sent, r->acked,
            r->failed, r->consumed, r->consumed_distinct, r->log_bytes);
 }
 
@@ -522,14 +528,29 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: bench_clients [baseline | clients [processing_ns] | producer]\n");
             return 2;
         }
-        print_run(only, &baseline);
+        print_run(only, &baseline, NULL);
         return baseline.acked == RECORD_COUNT ? 0 : 1;
     }
+    /* Each side twice, in the order a b b a, so that neither side always
+     * runs first or last (page cache, the other helpers' load); the faster
+     * run of each side counts. The runs are deterministic: a side's repeats
+     * do the same events. */
+    struct run_result repeat_a;
+    struct run_result repeat_b;
+    memset(&repeat_a, 0, sizeof repeat_a);
+    memset(&repeat_b, 0, sizeof repeat_b);
     run_baseline(&baseline);
     run_clients(&clients, true, PROCESSING_NS);
+    run_clients(&repeat_b, true, PROCESSING_NS);
+    run_baseline(&repeat_a);
+    double walls_a[2] = { baseline.wall_s, repeat_a.wall_s };
+    double walls_b[2] = { clients.wall_s, repeat_b.wall_s };
+    ks_assert(repeat_a.events == baseline.events && repeat_b.events == clients.events);
+    baseline.wall_s = MIN(walls_a[0], walls_a[1]);
+    clients.wall_s = MIN(walls_b[0], walls_b[1]);
     double ratio = baseline.wall_s > 0 ? clients.wall_s / baseline.wall_s : 0;
-    print_run("baseline (driver appends at leaders)", &baseline);
-    print_run("clients (producer + consumer group)", &clients);
+    print_run("baseline (driver appends at leaders)", &baseline, walls_a);
+    print_run("clients (producer + consumer group)", &clients, walls_b);
     printf("BENCH client_overhead %.2f x ratio=%.2f\n", ratio, ratio);
     bool complete = baseline.acked == RECORD_COUNT && clients.acked == RECORD_COUNT &&
                     clients.consumed_distinct == RECORD_COUNT;
