@@ -20,13 +20,14 @@
 **   F4  The driver (node 0) is never a target and is never cut off.
 ** Randomness: only `random` targets and corrupt positions draw, from
 ** KS_RNG_FAULT, in the order faults fire.
-** Not applied yet: `rewind` (consumer). core/consumer.h has
-** ks_consumer_rewind, but core/cluster.h offers the driver no way to reach a
-** consumer; the fault is reported as skipped until it does.
+** A rewind is told to the consumer through ks_cluster_consumer_rewind (a
+** seek that the consumer applies at its next poll boundary); rewinding a
+** consumer that is down is reported as skipped and changes nothing.
 */
 #include "faults.h"
 
 #include "../core/base.h"
+#include "../core/consumer.h"
 #include "../core/log.h"
 
 #include <inttypes.h>
@@ -960,6 +961,53 @@ static void apply_corrupt(struct ks_faults *faults, struct fault_state *state)
     }
 }
 
+/* The driver passes enum ks_rewind_to to the consumer as it is. */
+_Static_assert((int)KS_REWIND_EARLIEST == KS_CONSUMER_REWIND_EARLIEST &&
+                   (int)KS_REWIND_LATEST == KS_CONSUMER_REWIND_LATEST &&
+                   (int)KS_REWIND_OFFSET == KS_CONSUMER_REWIND_OFFSET &&
+                   (int)KS_REWIND_TIME == KS_CONSUMER_REWIND_TIME,
+               "enum ks_rewind_to and enum ks_consumer_rewind_kind must agree");
+
+static void apply_rewind(struct ks_faults *faults, struct fault_state *state)
+{
+    const struct ks_fault *fault = &faults->scenario->faults[state->index];
+    ks_assert(fault->target.kind == KS_TARGET_CONSUMER && state->nodes->len == 1);
+    ks_node_id node = g_array_index(state->nodes, ks_node_id, 0);
+    char name[96];
+    ks_faults_node_name(faults, node, name, sizeof name);
+    if (!ks_world_node_is_up(faults->world, node)) {
+        g_string_printf(faults->detail, "fault %s skipped: %s is down, nothing to rewind",
+                        fault->name, name);
+        report(faults, "skipped", -1, no_tp, NULL);
+        return;
+    }
+    int64_t value = 0;
+    g_string_printf(faults->detail, "fault %s: rewind %s to ", fault->name, name);
+    switch (fault->rewind_to) {
+    case KS_REWIND_EARLIEST:
+        g_string_append(faults->detail, "earliest");
+        break;
+    case KS_REWIND_LATEST:
+        g_string_append(faults->detail, "latest");
+        break;
+    case KS_REWIND_OFFSET:
+        value = fault->rewind_offset;
+        g_string_append_printf(faults->detail, "offset %" PRId64, value);
+        break;
+    case KS_REWIND_TIME:
+        value = fault->rewind_time_ns;
+        g_string_append_printf(faults->detail, "time %.3fs", (double)value / 1e9);
+        break;
+    }
+    report(faults, "fault", -1, no_tp,
+           "The application seeks its consumer (KafkaConsumer#seek): at its next poll every "
+           "partition it is assigned moves to the new position, which it then commits. "
+           "Moving back re-processes records the group already processed; moving forward "
+           "skips records.");
+    ks_cluster_consumer_rewind(faults->cluster, fault->target.client_index,
+                               (int)fault->rewind_to, value);
+}
+
 /* ---- firing -------------------------------------------------------------------------------- */
 
 static void apply_slow(struct ks_faults *faults, struct fault_state *state)
@@ -1081,9 +1129,7 @@ static void fire(struct ks_faults *faults, struct fault_state *state)
         apply_corrupt(faults, state);
         break;
     case KS_FAULT_REWIND:
-        g_string_printf(faults->detail, "fault %s skipped: rewind of %s is not modelled yet",
-                        fault->name, origin);
-        report(faults, "skipped", -1, no_tp, NULL);
+        apply_rewind(faults, state);
         break;
     }
     g_free(origin);
