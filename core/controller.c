@@ -303,6 +303,25 @@ static void touch(struct ks_controller *controller, struct cpart *part)
 
 /* ---- elections ------------------------------------------------------------ */
 
+/* What an ISR of isr_count replicas means for acks=all writes to a topic. */
+static void min_isr_consequence(const struct ks_controller *controller, int32_t topic_index,
+                                int32_t isr_count, char *out, size_t out_bytes)
+{
+    const struct ks_topic_config *topic = &controller->topics[topic_index];
+    int32_t min_isr = topic->min_insync_replicas < topic->replication_factor
+                          ? topic->min_insync_replicas : topic->replication_factor;
+    if (isr_count < min_isr) {
+        g_snprintf(out, out_bytes, "The ISR is now smaller than min.insync.replicas (%d), so "
+                   "acks=all writes are refused until it grows back%s.", min_isr,
+                   controller->spec->cluster->hw_requires_min_isr
+                       ? ", and the high watermark stops advancing (Kafka 3.7+, KAFKA-15583)"
+                       : "");
+    } else {
+        g_snprintf(out, out_bytes, "It still meets min.insync.replicas (%d), so acks=all writes "
+                   "go on, committed on fewer copies.", min_isr);
+    }
+}
+
 /* True if a producer of the topic does not wait for the ISR (acks=1 or 0). */
 static bool weak_acks_on_topic(const struct ks_controller *controller, int32_t topic_index)
 {
@@ -448,12 +467,14 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id, co
                 char d[200];
                 g_snprintf(d, sizeof d, "%s-%d isr %s -> %s (broker %d fenced)",
                          controller->topics[t].name, p, old_isr_text, isr_text, broker_id);
-                char e[400];
+                char consequence[200];
+                min_isr_consequence(controller, t, state->isr_count, consequence,
+                                    sizeof consequence);
+                char e[600];
                 g_snprintf(e, sizeof e,
                          "Broker %d lost its session, so the controller drops it from the ISR of "
-                         "%s-%d, which becomes %s. Writes with acks=all now wait only for these "
-                         "replicas.",
-                         broker_id, controller->topics[t].name, p, isr_text);
+                         "%s-%d, which becomes %s. %s",
+                         broker_id, controller->topics[t].name, p, isr_text, consequence);
                 emit(controller, KS_EV_ISR_SHRINK, broker_id, t, p, d, e);
             }
             if (state->leader == broker_id) {
@@ -691,6 +712,7 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
     }
     if (response.error_code == KS_ERR_NONE) {
         bool grows = request->isr_count > state->isr_count;
+        int32_t dropped = state->isr_count - request->isr_count;
         char old_text[96];
         char new_text[96];
         format_list(old_text, sizeof old_text, state->isr, state->isr_count);
@@ -710,12 +732,17 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
                      "wait for it too, and it may be elected leader cleanly.",
                      name, request->partition, state->leader, new_text);
         } else {
+            char consequence[200];
+            min_isr_consequence(controller, request->topic_index, request->isr_count,
+                                consequence, sizeof consequence);
             g_snprintf(explain, sizeof explain,
-                     "Leader %d of %s-%d found a follower that has not caught up for "
-                     "replica.lag.time.max.ms and asks the controller to drop it: the ISR becomes "
-                     "%s. The high watermark can now advance without it; if the ISR is smaller "
-                     "than min.insync.replicas, acks=all writes are refused.",
-                     state->leader, name, request->partition, new_text);
+                     "Leader %d of %s-%d found %s that %s not caught up for "
+                     "replica.lag.time.max.ms and asks the controller to drop %s: the ISR becomes "
+                     "%s. The high watermark no longer waits for %s. %s",
+                     state->leader, name, request->partition,
+                     dropped > 1 ? "followers" : "a follower", dropped > 1 ? "have" : "has",
+                     dropped > 1 ? "them" : "it", new_text, dropped > 1 ? "them" : "it",
+                     consequence);
         }
         emit(controller, grows ? KS_EV_ISR_EXPAND : KS_EV_ISR_SHRINK, state->leader,
              request->topic_index, request->partition, detail, explain);
