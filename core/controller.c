@@ -303,6 +303,18 @@ static void touch(struct ks_controller *controller, struct cpart *part)
 
 /* ---- elections ------------------------------------------------------------ */
 
+/* True if a producer of the topic does not wait for the ISR (acks=1 or 0). */
+static bool weak_acks_on_topic(const struct ks_controller *controller, int32_t topic_index)
+{
+    for (int32_t i = 0; i < controller->spec->producer_count; i++) {
+        const struct ks_producer_config *producer = &controller->spec->producers[i];
+        if (producer->topic_index == topic_index && producer->acks != KS_ACKS_ALL) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Elects a leader for a partition whose leader is gone or invalid; emits the
  * event. Returns true if the partition changed. `why` names the cause. */
 static bool elect_partition(struct ks_controller *controller, int32_t topic_index,
@@ -357,12 +369,29 @@ static bool elect_partition(struct ks_controller *controller, int32_t topic_inde
     }
     g_snprintf(detail, sizeof detail, "%s-%d leader %d epoch %d isr %s (%s)", name, partition,
              leader, state->leader_epoch, isr_text, why);
-    g_snprintf(explain, sizeof explain,
-             "The controller elects broker %d, the first live replica of %s-%d in assignment "
-             "order that is in the ISR (%s), and bumps the leader epoch to %d. Because it was in "
-             "the ISR it holds every committed record; records above its log end that the old "
-             "leader had but never committed will be truncated on the other replicas.",
-             leader, name, partition, isr_text, state->leader_epoch);
+    if (controller->spec->cluster->truncation == KS_TRUNCATION_HIGH_WATERMARK) {
+        g_snprintf(explain, sizeof explain,
+                 "The controller elects broker %d, the first live replica of %s-%d in "
+                 "assignment order that is in the ISR (%s), and bumps the leader epoch to %d. "
+                 "Being in the ISR does not prove it holds every committed record here: under "
+                 "replication.truncation = high-watermark a replica that became a follower "
+                 "again (after a restart, say) cut its log to its own high watermark, which can "
+                 "lag the leader's, and may have dropped committed records (KIP-101). The "
+                 "other replicas will truncate to its log.",
+                 leader, name, partition, isr_text, state->leader_epoch);
+    } else {
+        g_snprintf(explain, sizeof explain,
+                 "The controller elects broker %d, the first live replica of %s-%d in "
+                 "assignment order that is in the ISR (%s), and bumps the leader epoch to %d. "
+                 "An ISR member has every committed record unless it lost unflushed writes to "
+                 "a power failure. Barring that, records above its log end that the old leader "
+                 "had were never committed, and the other replicas will truncate them%s",
+                 leader, name, partition, isr_text, state->leader_epoch,
+                 weak_acks_on_topic(controller, topic_index)
+                     ? ": a producer with acks=1 or acks=0 may have been told they were written, "
+                       "but an acks=all producer was not."
+                     : ", which no acks=all producer was told were written.");
+    }
     touch(controller, part);
     emit(controller, KS_EV_LEADER_ELECTED, leader, topic_index, partition, detail, explain);
     return true;
@@ -404,6 +433,8 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id, co
             bool changed = false;
             if (remove_from_isr && state->isr_count > 1 &&
                 list_contains(state->isr, state->isr_count, broker_id)) {
+                char old_isr_text[96];
+                format_list(old_isr_text, sizeof old_isr_text, state->isr, state->isr_count);
                 int32_t kept = 0;
                 for (int32_t i = 0; i < state->isr_count; i++) {
                     if (state->isr[i] != broker_id) {
@@ -415,8 +446,8 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id, co
                 char isr_text[96];
                 format_list(isr_text, sizeof isr_text, state->isr, state->isr_count);
                 char d[200];
-                g_snprintf(d, sizeof d, "%s-%d isr %s (broker %d fenced)", controller->topics[t].name,
-                         p, isr_text, broker_id);
+                g_snprintf(d, sizeof d, "%s-%d isr %s -> %s (broker %d fenced)",
+                         controller->topics[t].name, p, old_isr_text, isr_text, broker_id);
                 char e[400];
                 g_snprintf(e, sizeof e,
                          "Broker %d lost its session, so the controller drops it from the ISR of "
