@@ -364,6 +364,7 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
             g_string_printf(faults->detail, "%s-%d at the crash: leader %u leo %" PRId64
                             " hw %" PRId64, s->topics[t].name, p, node, leader.leo, leader.hw);
             int64_t follower_leo_max = -1;
+            GString *down_in_sync = g_string_new(NULL);
             for (int32_t r = 0; r < replica_count; r++) {
                 if (replicas[r] == (int32_t)node) {
                     continue;
@@ -378,6 +379,13 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
                     }
                 } else {
                     g_string_append_printf(faults->detail, ", follower %d down", replicas[r]);
+                    for (int32_t i = 0; i < isr_count; i++) {
+                        if (isr[i] == replicas[r]) {
+                            g_string_append_printf(down_in_sync, "%s%d",
+                                                   down_in_sync->len > 0 ? ", " : "",
+                                                   replicas[r]);
+                        }
+                    }
                 }
             }
             g_string_append(faults->detail, " (isr ");
@@ -401,8 +409,16 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
             GString *text = g_string_new(NULL);
             if (leader.leo <= leader.hw) {
                 g_string_append_printf(text, "Every record leader %u holds is below its high "
-                                             "watermark, so committed: the in-sync followers "
-                                             "have it all and no write is at risk.", node);
+                                             "watermark, so committed: each was on every "
+                                             "in-sync replica when it was committed.", node);
+                if (down_in_sync->len > 0) {
+                    g_string_append_printf(text, " But in-sync follower %s is down already: if "
+                                           "it lost power, it kept only what it had fsynced.",
+                                           down_in_sync->str);
+                } else {
+                    g_string_append(text, " A follower from the ISR can take over without "
+                                          "losing any of them.");
+                }
             } else {
                 g_string_append_printf(text, "Offsets %" PRId64 "..%" PRId64 " are on leader %u "
                                        "but not yet committed (at or above its high watermark "
@@ -431,6 +447,7 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
             }
             report(faults, "replicas", (int32_t)node, (struct ks_tp){ (int32_t)t, p }, text->str);
             g_string_free(text, TRUE);
+            g_string_free(down_in_sync, TRUE);
             g_string_free(strong, TRUE);
             g_string_free(one, TRUE);
             g_string_free(none, TRUE);
