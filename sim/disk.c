@@ -75,6 +75,7 @@
 #include <unistd.h>
 
 #define SECTOR_BYTES 512
+#define STAGE_BYTES_MAX (64 * 1024)
 
 struct undo_entry {
     int64_t position_bytes;
@@ -96,6 +97,9 @@ struct ks__file_record {
     int64_t last_write_byte_count;
     uint32_t handle_count;
     bool detached; /* deleted while open: not in world->files, fd pinned */
+    uint8_t *staged;         /* S1: appended bytes not yet in the real file, owned */
+    size_t staged_bytes;     /* they belong at [size_bytes - staged_bytes, size_bytes) */
+    size_t staged_capacity;
 };
 
 struct ks_file {
@@ -133,7 +137,7 @@ static void check_path(const char *path, bool allow_root)
     }
 }
 
-char *ks_world_real_path(const ks_world *world, const char *path)
+static char *real_path(const ks_world *world, const char *path)
 {
     check_path(path, true);
     if (path[0] == '\0') {
@@ -210,11 +214,23 @@ static void lru_push_front(ks_world *world, struct ks__file_record *record)
     world->lru_head = record;
 }
 
+/* S1: writes the staged appends to the real file through `fd`. */
+static void stage_write_out(struct ks__file_record *record, int fd)
+{
+    if (record->staged_bytes == 0) {
+        return;
+    }
+    write_all(fd, record->staged, record->staged_bytes,
+              record->size_bytes - (int64_t)record->staged_bytes, record->path);
+    record->staged_bytes = 0;
+}
+
 static void record_close_fd(ks_world *world, struct ks__file_record *record)
 {
     if (record->fd < 0) {
         return;
     }
+    stage_write_out(record, record->fd);
     if (!record->detached) {
         lru_unlink(world, record);
         ks_assert(world->open_fd_count > 0);
@@ -249,7 +265,7 @@ static int record_fd(ks_world *world, struct ks__file_record *record)
         return record->fd;
     }
     ks_assert(!record->detached);
-    char *real = ks_world_real_path(world, record->path);
+    char *real = real_path(world, record->path);
     int fd = open(real, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         host_fail("open", real);
@@ -257,6 +273,39 @@ static int record_fd(ks_world *world, struct ks__file_record *record)
     g_free(real);
     record_adopt_fd(world, record, fd);
     return fd;
+}
+
+/* S1: makes the real file hold every byte written so far. */
+static void record_flush(ks_world *world, struct ks__file_record *record)
+{
+    if (record->staged_bytes > 0) {
+        stage_write_out(record, record_fd(world, record));
+    }
+}
+
+static void stage_release(struct ks__file_record *record)
+{
+    ks_assert(record->staged_bytes == 0);
+    g_free(record->staged);
+    record->staged = NULL;
+    record->staged_capacity = 0;
+}
+
+/* Flushes every file that has an open handle (only those can hold staged
+ * bytes: the last close flushes). */
+static void flush_all(ks_world *world)
+{
+    for (ks_file *file = world->handles; file != NULL; file = file->next) {
+        record_flush(world, file->record);
+    }
+}
+
+char *ks_world_real_path(const ks_world *world, const char *path)
+{
+    /* Whoever looks at a real file sees every write (S1). Staging is a cache
+     * outside the simulation, so flushing leaves the world's state as it was. */
+    flush_all((ks_world *)world);
+    return real_path(world, path);
 }
 
 /* ---- records ---------------------------------------------------------------------------- */
@@ -271,7 +320,9 @@ static void undo_clear(struct ks__file_record *record)
 
 static void record_destroy(ks_world *world, struct ks__file_record *record)
 {
+    record_flush(world, record);
     record_close_fd(world, record);
+    stage_release(record);
     undo_clear(record);
     g_array_free(record->undo, TRUE);
     g_free(record->path);
@@ -398,6 +449,7 @@ static void make_parents(const char *real)
 
 static void record_truncate(ks_world *world, struct ks__file_record *record, int64_t size_bytes)
 {
+    record_flush(world, record);
     undo_save(world, record, size_bytes, record->size_bytes);
     if (ftruncate(record_fd(world, record), (off_t)size_bytes) != 0) {
         host_fail("ftruncate", record->path);
@@ -412,7 +464,7 @@ static void record_truncate(ks_world *world, struct ks__file_record *record, int
  * false if the file is gone. */
 static bool record_check_external(ks_world *world, struct ks__file_record *record)
 {
-    char *real = ks_world_real_path(world, record->path);
+    char *real = real_path(world, record->path);
     struct stat st;
     bool exists = stat(real, &st) == 0;
     g_free(real);
@@ -447,7 +499,7 @@ ks_file *ks_disk_open(ks_world *world, ks_node_id node, const char *path, unsign
         record = NULL;
     }
     if (record == NULL) {
-        char *real = ks_world_real_path(world, path);
+        char *real = real_path(world, path);
         struct stat st;
         bool existed = stat(real, &st) == 0;
         if (!existed && !(flags & KS_DISK_CREATE)) {
@@ -512,8 +564,13 @@ void ks_disk_close(ks_file *file)
     }
     ks_assert(record->handle_count > 0);
     record->handle_count--;
-    if (record->detached && record->handle_count == 0) {
-        record_destroy(world, record);
+    if (record->handle_count == 0) {
+        if (record->detached) {
+            record_destroy(world, record);
+        } else {
+            record_flush(world, record);
+            stage_release(record);
+        }
     }
     g_free(file);
 }
@@ -531,8 +588,28 @@ enum ks_io_result ks_disk_pwrite(ks_file *file, const void *bytes, size_t byte_c
     ks_assert(position_bytes >= 0);
     ks_assert(bytes != NULL || byte_count == 0);
     int64_t end = position_bytes + (int64_t)byte_count;
-    undo_save(world, record, position_bytes, end);
-    write_all(record_fd(world, record), bytes, byte_count, position_bytes, record->path);
+    if (position_bytes == record->size_bytes && byte_count > 0 && byte_count < STAGE_BYTES_MAX) {
+        /* An append: staged (S1). Nothing below the durable size changes, so
+         * there is nothing to save for undo. */
+        if (record->staged_bytes + byte_count > STAGE_BYTES_MAX) {
+            record_flush(world, record);
+        }
+        size_t need = record->staged_bytes + byte_count;
+        if (need > record->staged_capacity) {
+            size_t capacity = record->staged_capacity > 0 ? record->staged_capacity : 4096;
+            while (capacity < need) {
+                capacity *= 2;
+            }
+            record->staged = g_realloc(record->staged, capacity);
+            record->staged_capacity = capacity;
+        }
+        memcpy(record->staged + record->staged_bytes, bytes, byte_count);
+        record->staged_bytes = need;
+    } else {
+        record_flush(world, record);
+        undo_save(world, record, position_bytes, end);
+        write_all(record_fd(world, record), bytes, byte_count, position_bytes, record->path);
+    }
     if (end > record->size_bytes) {
         record->size_bytes = end;
     }
@@ -560,8 +637,20 @@ enum ks_io_result ks_disk_read(ks_file *file, void *bytes, size_t byte_count,
     size_t n = 0;
     if (position_bytes < record->size_bytes) {
         size_t available = (size_t)(record->size_bytes - position_bytes);
-        n = read_all(record_fd(world, record), bytes, MIN(byte_count, available),
-                     position_bytes, record->path);
+        size_t want = MIN(byte_count, available);
+        int64_t real_size = record->size_bytes - (int64_t)record->staged_bytes;
+        if (position_bytes < real_size) {
+            size_t from_file = MIN(want, (size_t)(real_size - position_bytes));
+            n = read_all(record_fd(world, record), bytes, from_file, position_bytes,
+                         record->path);
+            ks_assert(n == from_file);
+        }
+        if (n < want) {
+            /* The rest is staged (S1). */
+            size_t staged_at = (size_t)(position_bytes + (int64_t)n - real_size);
+            memcpy((uint8_t *)bytes + n, record->staged + staged_at, want - n);
+            n = want;
+        }
     }
     if (read_count_out != NULL) {
         *read_count_out = n;
@@ -574,6 +663,7 @@ enum ks_io_result ks_disk_fsync(ks_file *file)
 {
     ks_world *world = file->world;
     struct ks__file_record *record = file->record;
+    record_flush(world, record); /* so a synced file is whole on the host too */
     record->durable_size_bytes = record->size_bytes;
     record->synced = true;
     undo_clear(record);
@@ -643,8 +733,8 @@ enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *f
     check_path(from, false);
     check_path(to, false);
     ks_assert(node < world->node_count);
-    char *real_from = ks_world_real_path(world, from);
-    char *real_to = ks_world_real_path(world, to);
+    char *real_from = real_path(world, from);
+    char *real_to = real_path(world, to);
     struct stat st;
     if (stat(real_from, &st) != 0) {
         g_free(real_from);
@@ -687,7 +777,7 @@ enum ks_io_result ks_disk_delete(ks_world *world, ks_node_id node, const char *p
 {
     check_path(path, false);
     ks_assert(node < world->node_count);
-    char *real = ks_world_real_path(world, path);
+    char *real = real_path(world, path);
     struct stat st;
     if (stat(real, &st) != 0) {
         g_free(real);
@@ -707,7 +797,7 @@ bool ks_disk_exists(ks_world *world, ks_node_id node, const char *path)
 {
     check_path(path, false);
     ks_assert(node < world->node_count);
-    char *real = ks_world_real_path(world, path);
+    char *real = real_path(world, path);
     struct stat st;
     bool exists = stat(real, &st) == 0;
     g_free(real);
@@ -718,7 +808,7 @@ enum ks_io_result ks_disk_mkdir(ks_world *world, ks_node_id node, const char *pa
 {
     check_path(path, false);
     ks_assert(node < world->node_count);
-    char *real = ks_world_real_path(world, path);
+    char *real = real_path(world, path);
     if (g_mkdir_with_parents(real, 0755) != 0) {
         host_fail("mkdir", real);
     }
@@ -735,7 +825,7 @@ char **ks_disk_list(ks_world *world, ks_node_id node, const char *path)
 {
     check_path(path, true);
     ks_assert(node < world->node_count);
-    char *real = ks_world_real_path(world, path);
+    char *real = real_path(world, path);
     GDir *dir = g_dir_open(real, 0, NULL);
     g_free(real);
     if (dir == NULL) {
@@ -855,6 +945,9 @@ void ks__disk_power_loss(ks_world *world, ks_node_id node)
         qsort(mine->pdata, mine->len, sizeof(void *), record_path_compare);
     }
     for (guint i = 0; i < mine->len; i++) {
+        record_flush(world, mine->pdata[i]);
+    }
+    for (guint i = 0; i < mine->len; i++) {
         power_loss_file(world, mine->pdata[i]);
     }
     g_ptr_array_free(mine, TRUE);
@@ -881,6 +974,7 @@ bool ks_world_disk_corrupt(ks_world *world, ks_node_id node, const char *path,
     if (end > record->size_bytes) {
         return false;
     }
+    record_flush(world, record);
     uint8_t *bytes = g_malloc(byte_count > 0 ? byte_count : 1);
     int fd = record_fd(world, record);
     read_all(fd, bytes, byte_count, position_bytes, record->path);
@@ -909,7 +1003,7 @@ int64_t ks_world_disk_durable_size(ks_world *world, ks_node_id node, const char 
     if (record != NULL) {
         return record->durable_size_bytes;
     }
-    char *real = ks_world_real_path(world, path);
+    char *real = real_path(world, path);
     struct stat st;
     int64_t size = stat(real, &st) == 0 ? (int64_t)st.st_size : -1; /* D1; -1: no such file */
     g_free(real);
