@@ -71,11 +71,13 @@
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define SECTOR_BYTES 512
 #define STAGE_BYTES_MAX (64 * 1024)
+#define MAP_ROUND_BYTES (1024 * 1024)
 
 struct undo_entry {
     int64_t position_bytes;
@@ -100,6 +102,8 @@ struct ks__file_record {
     uint8_t *staged;         /* S1: appended bytes not yet in the real file, owned */
     size_t staged_bytes;     /* they belong at [size_bytes - staged_bytes, size_bytes) */
     size_t staged_capacity;
+    const uint8_t *map;      /* M1: read-only shared mapping while fd is open, or NULL */
+    size_t map_bytes;
 };
 
 struct ks_file {
@@ -225,12 +229,22 @@ static void stage_write_out(struct ks__file_record *record, int fd)
     record->staged_bytes = 0;
 }
 
+static void record_unmap(struct ks__file_record *record)
+{
+    if (record->map != NULL) {
+        munmap((void *)record->map, record->map_bytes);
+        record->map = NULL;
+        record->map_bytes = 0;
+    }
+}
+
 static void record_close_fd(ks_world *world, struct ks__file_record *record)
 {
     if (record->fd < 0) {
         return;
     }
     stage_write_out(record, record->fd);
+    record_unmap(record);
     if (!record->detached) {
         lru_unlink(world, record);
         ks_assert(world->open_fd_count > 0);
@@ -627,6 +641,36 @@ enum ks_io_result ks_disk_append(ks_file *file, const void *bytes, size_t byte_c
     return ks_disk_pwrite(file, bytes, byte_count, file->record->size_bytes);
 }
 
+/* M1: a pointer to [position, position + byte_count) of the real file through
+ * the record's mapping, or NULL when the read should use pread. Only settled
+ * files map (no write since their last fsync or truncate: a rolled segment,
+ * an index); a file being appended to (an active segment) is read with pread
+ * or from its staged bytes, so a run that mostly reads fresh data does not
+ * grow its resident set by the whole log. The caller keeps the range below
+ * the real file's size, so no page past its end is touched. */
+static const uint8_t *map_range(ks_world *world, struct ks__file_record *record,
+                                int64_t position_bytes, size_t byte_count)
+{
+    if (record->has_last_write || record->staged_bytes > 0) {
+        return NULL;
+    }
+    int64_t real_size = record->size_bytes;
+    int64_t end = position_bytes + (int64_t)byte_count;
+    if (record->map == NULL || (int64_t)record->map_bytes < end) {
+        int fd = record_fd(world, record);
+        record_unmap(record);
+        size_t length = ((size_t)real_size + MAP_ROUND_BYTES - 1) / MAP_ROUND_BYTES *
+                        MAP_ROUND_BYTES;
+        void *map = mmap(NULL, length, PROT_READ, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED) {
+            return NULL; /* pread still works */
+        }
+        record->map = map;
+        record->map_bytes = length;
+    }
+    return record->map + position_bytes;
+}
+
 enum ks_io_result ks_disk_read(ks_file *file, void *bytes, size_t byte_count,
                                int64_t position_bytes, size_t *read_count_out)
 {
@@ -641,8 +685,14 @@ enum ks_io_result ks_disk_read(ks_file *file, void *bytes, size_t byte_count,
         int64_t real_size = record->size_bytes - (int64_t)record->staged_bytes;
         if (position_bytes < real_size) {
             size_t from_file = MIN(want, (size_t)(real_size - position_bytes));
-            n = read_all(record_fd(world, record), bytes, from_file, position_bytes,
-                         record->path);
+            const uint8_t *mapped = map_range(world, record, position_bytes, from_file);
+            if (mapped != NULL) {
+                memcpy(bytes, mapped, from_file);
+                n = from_file;
+            } else {
+                n = read_all(record_fd(world, record), bytes, from_file, position_bytes,
+                             record->path);
+            }
             ks_assert(n == from_file);
         }
         if (n < want) {
