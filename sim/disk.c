@@ -2,10 +2,26 @@
 ** sim/disk.c: every node's disk, over real files, with a fault layer and a
 ** simulated cost.
 **
-** Real bytes. Every write goes to a real file under the run directory at once,
-** so tools (dump-log, the checker) can read them, and reads see "disk plus page
+** Real bytes. Every write goes to a real file under the run directory, so
+** tools (dump-log, the checker) can read them, and reads see "disk plus page
 ** cache" exactly as core/ expects. Nothing here ever calls fsync(2): durability
 ** is modelled, not borrowed from the host.
+**   S1  Appends are staged: up to STAGE_BYTES_MAX bytes appended to a file are
+**       kept in the process and written to the real file in one pwrite (a
+**       host write of a few KiB costs several times more per byte than one
+**       of 64 KiB). The staged bytes are written out before anything else
+**       touches the real file: a write that is not an append, a truncate,
+**       ks_disk_fsync, the last close, a descriptor eviction, power loss,
+**       corruption, and ks_world_real_path (so whoever looks at a real file
+**       sees every write). Reads serve the staged part from memory. Staging
+**       is outside the simulation: the cost model, D1-D3 and every fault see
+**       each ks_disk_pwrite call exactly as before, and a process crash
+**       loses nothing (staged bytes stand for the page cache, which
+**       survives it).
+**   M1  Reads of a settled file (no write since its last fsync or truncate:
+**       a rolled segment, a loaded index) copy from a read-only shared
+**       mapping of it, kept while its descriptor is open, instead of one
+**       pread per read; files being written use pread and the staged bytes.
 **
 ** Durability model. Each file (keyed by its run-relative path; its record is
 ** kept while the file exists, open or not) belongs to the node that last
