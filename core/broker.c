@@ -678,6 +678,69 @@ static void fetcher_kick_timer(ks_world *world, void *context)
     fetcher_kick(ref->broker, ref->leader_id);
 }
 
+/* Producers of a topic that do not wait for every in-sync replica ("p1
+ * (acks=1), p2 (acks=0)"), for the narration; returns how many. */
+static int32_t weak_acks_producers(const struct ks_broker *broker, int32_t topic_index,
+                                   char *out, size_t out_bytes)
+{
+    int32_t count = 0;
+    out[0] = '\0';
+    for (int32_t i = 0; i < broker->spec->producer_count; i++) {
+        const struct ks_producer_config *producer = &broker->spec->producers[i];
+        if (producer->topic_index != topic_index || producer->acks == KS_ACKS_ALL) {
+            continue;
+        }
+        size_t used = strlen(out);
+        if (count < 4 && used < out_bytes) {
+            g_snprintf(out + used, out_bytes - used, "%s%s (acks=%d)", count > 0 ? ", " : "",
+                       producer->name, producer->acks == KS_ACKS_NONE ? 0 : 1);
+        }
+        count++;
+    }
+    return count;
+}
+
+/* What dropping [target, LEO) of a replica loses, as far as this broker
+ * knows: the part below its HW was committed; acks=1 and acks=0
+ * writes may have been acknowledged before any follower had them. */
+static void describe_dropped(const struct ks_broker *broker, const struct replica *replica,
+                             int64_t target, char *out, size_t out_bytes)
+{
+    int64_t leo = leo_of(replica);
+    int64_t committed_end = min64(replica->hw, leo);
+    char producers[300];
+    int32_t weak = weak_acks_producers(broker, replica->topic_index, producers, sizeof producers);
+    char weak_text[500] = "";
+    if (weak > 0) {
+        g_snprintf(weak_text, sizeof weak_text,
+                   " But producer %s%s %s not wait for the followers: a leader acknowledges an "
+                   "acks=1 write as soon as it has appended it (acks=0 gets no answer at all), "
+                   "so some of %s may have been acknowledged and are lost all the same.",
+                   producers, weak > 4 ? " and more" : "", weak > 1 ? "do" : "does",
+                   committed_end > target ? "the others" : "these records");
+    }
+    if (committed_end <= target) {
+        g_snprintf(out, out_bytes,
+                   "None of them is below this replica's high watermark (%" PRId64 "), so it "
+                   "has no sign that they were committed; if the new leader came from the ISR, "
+                   "they were not, and no acks=all write among them was acknowledged.%s",
+                   replica->hw, weak_text);
+        return;
+    }
+    char rest[160] = "";
+    if (committed_end < leo) {
+        g_snprintf(rest, sizeof rest, " It has no sign that %" PRId64 "..%" PRId64
+                   " were committed.", committed_end, leo - 1);
+    }
+    g_snprintf(out, out_bytes,
+               "Offsets %" PRId64 "..%" PRId64 " were below this replica's high watermark "
+               "(%" PRId64 "): they had been committed, so their producers may have been "
+               "told they were written, whatever their acks. Only an unclean election (a leader "
+               "from outside the ISR) or an in-sync replica that lost unflushed data can cut "
+               "committed records: these are lost.%s%s",
+               target, committed_end - 1, replica->hw, rest, committed_end < leo ? weak_text : "");
+}
+
 /* Truncation target for a diverging epoch (AbstractFetcherThread
  * getOffsetTruncationState, KIP-101/KIP-279). */
 static int64_t diverging_target(const struct replica *replica, int32_t leader_epoch,
@@ -743,7 +806,7 @@ static void follower_handle_partition(struct ks_broker *broker, int32_t leader_i
         int64_t target =
             diverging_target(replica, part->diverging_epoch, part->diverging_end_offset, &matched);
         char detail[96];
-        char explain[700];
+        char explain[1400];
         if (part->diverging_epoch < 0 || matched < 0) {
             g_snprintf(detail, sizeof detail, "no common leader epoch: to its high watermark");
             g_snprintf(explain, sizeof explain,
@@ -753,14 +816,15 @@ static void follower_handle_partition(struct ks_broker *broker, int32_t leader_i
         } else {
             g_snprintf(detail, sizeof detail, "leader %d epoch %d ends at %" PRId64, leader_id,
                        part->diverging_epoch, part->diverging_end_offset);
+            char loss[1000];
+            describe_dropped(broker, replica, target, loss, sizeof loss);
             g_snprintf(explain, sizeof explain,
                        "KIP-101/KIP-279: the follower's last epoch ends at a different offset on "
-                       "leader %d (epoch %d ends at %" PRId64 " there), so everything above the "
-                       "last offset both logs share was written by a leader that lost its "
-                       "leadership before replicating it. Those records were never committed, "
-                       "so dropping them loses nothing acks=all was promised, and the replicas "
-                       "do not diverge.",
-                       leader_id, part->diverging_epoch, part->diverging_end_offset);
+                       "leader %d (epoch %d ends at %" PRId64 " there), so its records above "
+                       "the last offset both logs share were written by a leader that lost its "
+                       "leadership before the new leader had them. The follower drops them so that "
+                       "the replicas do not diverge. %s",
+                       leader_id, part->diverging_epoch, part->diverging_end_offset, loss);
         }
         truncate_replica(broker, replica, target, detail, explain);
         return;
@@ -1554,9 +1618,11 @@ static void become_follower(struct ks_broker *broker, struct replica *replica)
         g_snprintf(explain, sizeof explain,
                    "replication.truncation = high-watermark (Kafka before 0.11): on becoming a "
                    "follower the replica drops everything above its own high watermark, %" PRId64
-                   ". But a follower learns the HW one fetch late, so the leader may already "
-                   "have committed (and acknowledged) these records: if it dies now, they are "
-                   "lost (KIP-101 scenario 1).",
+                   ". That HW can lag the leader's (a follower learns it one fetch late; a "
+                   "restarted broker reads it from a checkpoint), so records among these may "
+                   "have been committed and acknowledged. Those the current leader lacks are "
+                   "gone; the rest are lost too if this replica becomes leader before fetching "
+                   "them back (KIP-101 scenario 1).",
                    replica->hw);
         truncate_replica(broker, replica, replica->hw, "its high watermark", explain);
     }
@@ -1776,22 +1842,27 @@ static void log_tasks_tick(ks_world *world, void *context)
                 int32_t deleted = ks_log_apply_retention(replica->log, now, replica->hw);
                 if (deleted > 0) {
                     char detail[200];
-                    g_snprintf(detail, sizeof detail, "%s-%d: %d segment(s) deleted, log start %" PRId64,
-                               broker->topics[t].name, p, deleted, ks_log_start_offset(replica->log));
+                    g_snprintf(detail, sizeof detail,
+                               "broker %d %s-%d: %d segment(s) deleted, log start %" PRId64,
+                               broker->id, broker->topics[t].name, p, deleted,
+                               ks_log_start_offset(replica->log));
                     ks_broker_emit(broker, KS_EV_RETENTION, t, p, detail,
                                    "Retention deletes whole old segments below the high "
-                                   "watermark; consumers behind the new log start offset reset.");
+                                   "watermark. Each replica applies it to its own log on its "
+                                   "own schedule; consumers behind the leader's new log start "
+                                   "offset reset.");
                 }
             }
             if (config->cleanup_compact) {
                 int64_t removed = ks_log_compact(replica->log, now, replica->hw);
                 if (removed > 0) {
                     char detail[200];
-                    g_snprintf(detail, sizeof detail, "%s-%d: %" PRId64 " record(s) compacted away",
-                               broker->topics[t].name, p, removed);
+                    g_snprintf(detail, sizeof detail, "broker %d %s-%d: %" PRId64 " record(s) compacted away",
+                               broker->id, broker->topics[t].name, p, removed);
                     ks_broker_emit(broker, KS_EV_COMPACTION, t, p, detail,
                                    "The log cleaner keeps only the latest record per key below "
-                                   "the high watermark.");
+                                   "the high watermark. Each replica cleans its own log "
+                                   "independently.");
                 }
             }
             if (replica->hw < ks_log_start_offset(replica->log)) {

@@ -324,6 +324,15 @@ void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node)
     }
 }
 
+void ks_cluster_consumer_rewind(struct ks_cluster *cluster, int32_t consumer_index, int kind,
+                                int64_t value)
+{
+    ks_assert(consumer_index >= 0 && consumer_index < cluster->spec->consumer_count);
+    ks_assert(cluster->consumers[consumer_index] != NULL);
+    /* ks_consumer_rewind ignores a crashed consumer. */
+    ks_consumer_rewind(cluster->consumers[consumer_index], kind, value);
+}
+
 /* ---- final phase ---------------------------------------------------------------------- */
 
 void ks_cluster_stop_producers(struct ks_cluster *cluster)

@@ -124,6 +124,19 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node);
 /* After ks_world_node_restart(node): reload from disk (log recovery if the
  * shutdown was unclean), re-arm timers, rejoin. */
 void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node);
+/* Scenario action `rewind`: consumer consumer_index (asserted in range) seeks
+ * every partition it is assigned, as KafkaConsumer#seekToBeginning (kind 0),
+ * #seekToEnd (1: the HW), #seek(offset) (2: value is the offset) or
+ * #offsetsForTimes then #seek (3: value is a simulated time in ns; the first
+ * record with a timestamp at or after it, or the HW if none is that recent).
+ * kind is enum ks_consumer_rewind_kind of core/consumer.h, whose values equal
+ * sim/scenario.h's enum ks_rewind_to. The seek takes effect at the
+ * consumer's next poll boundary (after the batch in progress and its
+ * commit); a consumer between generations applies it to the assignment it
+ * gets next. A crashed consumer ignores it (no process to seek; a restart
+ * resumes from the committed offsets). */
+void ks_cluster_consumer_rewind(struct ks_cluster *cluster, int32_t consumer_index, int kind,
+                                int64_t value);
 
 /* ---- the final phase ---------------------------------------------------- */
 

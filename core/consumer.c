@@ -68,10 +68,15 @@
 ** gets "<consumer name>-<n>", n counting this consumer's fresh joins across
 ** its crashes, so an id never names two incarnations.
 **
-** Rewind (scenario `action = rewind`): at the next poll boundary the
-** assigned partitions seek to the log start, the HW, an offset or a time
-** (ListOffsets by timestamp), buffered records are dropped, and the new
-** position is committed like any other.
+** Rewind (scenario `action = rewind`, KafkaConsumer#seek): at the next poll
+** boundary (after the batch in progress and its commit) every assigned
+** partition seeks to the log start, the HW, an offset or a time (ListOffsets
+** by timestamp; the HW when no record is that recent), buffered and in-flight
+** fetched records are dropped, and the new position is committed like any
+** other, so the records from there are processed again. An offset outside
+** the log is found out of range by the next fetch and auto.offset.reset
+** applies, as in Kafka. A rewind that arrives between generations applies to
+** the next assignment; a crashed consumer ignores it.
 **
 ** Invariants (asserted):
 **   C1  processed_position <= consumed_position <= fetch_position per partition.
@@ -1108,7 +1113,7 @@ static void on_list_offsets_response(struct ks_consumer *c,
     }
     const char *how = part->reset_timestamp == KS_LIST_OFFSETS_EARLIEST ? "earliest"
                       : part->reset_timestamp == KS_LIST_OFFSETS_LATEST ? "latest"
-                                                                        : "time";
+                                                                        : "timestamp";
     char *detail = g_strdup_printf("consumer %s group %s %s-%d %s to %s offset %" G_GINT64_FORMAT,
              c->config->name, c->config->group_id, topic_name(c), p,
              part->reset_is_rewind ? "rewound" : "reset", how, r->offset);
@@ -1473,9 +1478,13 @@ static bool take_batch(struct ks_consumer *c)
     return taken > 0;
 }
 
+/* KafkaConsumer#seek* for every assigned partition, at a poll boundary. A
+ * ListOffsets request still in flight (an auto.offset.reset) is forgotten, so
+ * its answer cannot be taken for the rewind's. */
 static void apply_rewind(struct ks_consumer *c)
 {
     c->rewind_pending = false;
+    channel_reset(c, CH_LIST_OFFSETS);
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
         struct part *part = &c->parts[p];
         if (!c->assigned[p]) {
@@ -1846,7 +1855,7 @@ bool ks_consumer_caught_up(const struct ks_consumer *c)
         return true;
     }
     if (c->phase != PH_ACTIVE || c->rejoin_needed || c->processing || c->commit_then_process ||
-        c->commit_then_poll || c->generation < 0) {
+        c->commit_then_poll || c->generation < 0 || c->rewind_pending) {
         return false;
     }
     for (int32_t p = 0; p < c->topic_partition_count; p++) {

@@ -59,9 +59,10 @@ void ks_consumer_on_restart(struct ks_consumer *c);
  * only if the rest of its group covers its partitions, which the cluster
  * checks by asking every member; a down consumer answers true. */
 bool ks_consumer_caught_up(const struct ks_consumer *c);
-/* Scenario action `rewind`: moves the positions of the consumer's assigned
- * partitions (and commits them), as kafka-consumer-groups.sh --reset-offsets
- * would for its partitions. kind is an enum ks_consumer_rewind_kind. */
+/* Scenario action `rewind`: seeks every assigned partition at the next poll
+ * boundary, as KafkaConsumer#seekToBeginning / #seekToEnd / #seek(offset) /
+ * #offsetsForTimes + #seek would; the new position is committed like any
+ * other. kind is an enum ks_consumer_rewind_kind. Ignored while crashed. */
 void ks_consumer_rewind(struct ks_consumer *c, int kind, int64_t value);
 
 /* ---- queries (for the driver and tests) --------------------------------- */

@@ -303,6 +303,37 @@ static void touch(struct ks_controller *controller, struct cpart *part)
 
 /* ---- elections ------------------------------------------------------------ */
 
+/* What an ISR of isr_count replicas means for acks=all writes to a topic. */
+static void min_isr_consequence(const struct ks_controller *controller, int32_t topic_index,
+                                int32_t isr_count, char *out, size_t out_bytes)
+{
+    const struct ks_topic_config *topic = &controller->topics[topic_index];
+    int32_t min_isr = topic->min_insync_replicas < topic->replication_factor
+                          ? topic->min_insync_replicas : topic->replication_factor;
+    if (isr_count < min_isr) {
+        g_snprintf(out, out_bytes, "The ISR is now smaller than min.insync.replicas (%d), so "
+                   "acks=all writes are refused until it grows back%s.", min_isr,
+                   controller->spec->cluster->hw_requires_min_isr
+                       ? ", and the high watermark stops advancing (Kafka 3.7+, KAFKA-15583)"
+                       : "");
+    } else {
+        g_snprintf(out, out_bytes, "It still meets min.insync.replicas (%d), so acks=all writes "
+                   "go on, committed on fewer copies.", min_isr);
+    }
+}
+
+/* True if a producer of the topic does not wait for the ISR (acks=1 or 0). */
+static bool weak_acks_on_topic(const struct ks_controller *controller, int32_t topic_index)
+{
+    for (int32_t i = 0; i < controller->spec->producer_count; i++) {
+        const struct ks_producer_config *producer = &controller->spec->producers[i];
+        if (producer->topic_index == topic_index && producer->acks != KS_ACKS_ALL) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Elects a leader for a partition whose leader is gone or invalid; emits the
  * event. Returns true if the partition changed. `why` names the cause. */
 static bool elect_partition(struct ks_controller *controller, int32_t topic_index,
@@ -357,12 +388,29 @@ static bool elect_partition(struct ks_controller *controller, int32_t topic_inde
     }
     g_snprintf(detail, sizeof detail, "%s-%d leader %d epoch %d isr %s (%s)", name, partition,
              leader, state->leader_epoch, isr_text, why);
-    g_snprintf(explain, sizeof explain,
-             "The controller elects broker %d, the first live replica of %s-%d in assignment "
-             "order that is in the ISR (%s), and bumps the leader epoch to %d. Because it was in "
-             "the ISR it holds every committed record; records above its log end that the old "
-             "leader had but never committed will be truncated on the other replicas.",
-             leader, name, partition, isr_text, state->leader_epoch);
+    if (controller->spec->cluster->truncation == KS_TRUNCATION_HIGH_WATERMARK) {
+        g_snprintf(explain, sizeof explain,
+                 "The controller elects broker %d, the first live replica of %s-%d in "
+                 "assignment order that is in the ISR (%s), and bumps the leader epoch to %d. "
+                 "Being in the ISR does not prove it holds every committed record here: under "
+                 "replication.truncation = high-watermark a replica that became a follower "
+                 "again (after a restart, say) cut its log to its own high watermark, which can "
+                 "lag the leader's, and may have dropped committed records (KIP-101). The "
+                 "other replicas will truncate to its log.",
+                 leader, name, partition, isr_text, state->leader_epoch);
+    } else {
+        g_snprintf(explain, sizeof explain,
+                 "The controller elects broker %d, the first live replica of %s-%d in "
+                 "assignment order that is in the ISR (%s), and bumps the leader epoch to %d. "
+                 "An ISR member has every committed record unless it lost unflushed writes to "
+                 "a power failure. Barring that, records above its log end that the old leader "
+                 "had were never committed, and the other replicas will truncate them%s",
+                 leader, name, partition, isr_text, state->leader_epoch,
+                 weak_acks_on_topic(controller, topic_index)
+                     ? ": a producer with acks=1 or acks=0 may have been told they were written, "
+                       "but an acks=all producer was not."
+                     : ", which no acks=all producer was told were written.");
+    }
     touch(controller, part);
     emit(controller, KS_EV_LEADER_ELECTED, leader, topic_index, partition, detail, explain);
     return true;
@@ -404,6 +452,8 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id, co
             bool changed = false;
             if (remove_from_isr && state->isr_count > 1 &&
                 list_contains(state->isr, state->isr_count, broker_id)) {
+                char old_isr_text[96];
+                format_list(old_isr_text, sizeof old_isr_text, state->isr, state->isr_count);
                 int32_t kept = 0;
                 for (int32_t i = 0; i < state->isr_count; i++) {
                     if (state->isr[i] != broker_id) {
@@ -415,14 +465,16 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id, co
                 char isr_text[96];
                 format_list(isr_text, sizeof isr_text, state->isr, state->isr_count);
                 char d[200];
-                g_snprintf(d, sizeof d, "%s-%d isr %s (broker %d fenced)", controller->topics[t].name,
-                         p, isr_text, broker_id);
-                char e[400];
+                g_snprintf(d, sizeof d, "%s-%d isr %s -> %s (broker %d fenced)",
+                         controller->topics[t].name, p, old_isr_text, isr_text, broker_id);
+                char consequence[200];
+                min_isr_consequence(controller, t, state->isr_count, consequence,
+                                    sizeof consequence);
+                char e[600];
                 g_snprintf(e, sizeof e,
                          "Broker %d lost its session, so the controller drops it from the ISR of "
-                         "%s-%d, which becomes %s. Writes with acks=all now wait only for these "
-                         "replicas.",
-                         broker_id, controller->topics[t].name, p, isr_text);
+                         "%s-%d, which becomes %s. %s",
+                         broker_id, controller->topics[t].name, p, isr_text, consequence);
                 emit(controller, KS_EV_ISR_SHRINK, broker_id, t, p, d, e);
             }
             if (state->leader == broker_id) {
@@ -660,6 +712,7 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
     }
     if (response.error_code == KS_ERR_NONE) {
         bool grows = request->isr_count > state->isr_count;
+        int32_t dropped = state->isr_count - request->isr_count;
         char old_text[96];
         char new_text[96];
         format_list(old_text, sizeof old_text, state->isr, state->isr_count);
@@ -679,12 +732,17 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
                      "wait for it too, and it may be elected leader cleanly.",
                      name, request->partition, state->leader, new_text);
         } else {
+            char consequence[200];
+            min_isr_consequence(controller, request->topic_index, request->isr_count,
+                                consequence, sizeof consequence);
             g_snprintf(explain, sizeof explain,
-                     "Leader %d of %s-%d found a follower that has not caught up for "
-                     "replica.lag.time.max.ms and asks the controller to drop it: the ISR becomes "
-                     "%s. The high watermark can now advance without it; if the ISR is smaller "
-                     "than min.insync.replicas, acks=all writes are refused.",
-                     state->leader, name, request->partition, new_text);
+                     "Leader %d of %s-%d found %s that %s not caught up for "
+                     "replica.lag.time.max.ms and asks the controller to drop %s: the ISR becomes "
+                     "%s. The high watermark no longer waits for %s. %s",
+                     state->leader, name, request->partition,
+                     dropped > 1 ? "followers" : "a follower", dropped > 1 ? "have" : "has",
+                     dropped > 1 ? "them" : "it", new_text, dropped > 1 ? "them" : "it",
+                     consequence);
         }
         emit(controller, grows ? KS_EV_ISR_EXPAND : KS_EV_ISR_SHRINK, state->leader,
              request->topic_index, request->partition, detail, explain);

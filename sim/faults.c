@@ -20,13 +20,14 @@
 **   F4  The driver (node 0) is never a target and is never cut off.
 ** Randomness: only `random` targets and corrupt positions draw, from
 ** KS_RNG_FAULT, in the order faults fire.
-** Not applied yet: `rewind` (consumer). core/consumer.h has
-** ks_consumer_rewind, but core/cluster.h offers the driver no way to reach a
-** consumer; the fault is reported as skipped until it does.
+** A rewind is told to the consumer through ks_cluster_consumer_rewind (a
+** seek that the consumer applies at its next poll boundary); rewinding a
+** consumer that is down is reported as skipped and changes nothing.
 */
 #include "faults.h"
 
 #include "../core/base.h"
+#include "../core/consumer.h"
 #include "../core/log.h"
 
 #include <inttypes.h>
@@ -291,9 +292,19 @@ static char *crash_explain(const struct ks_faults *faults, ks_node_id node, bool
     }
     GString *led = g_string_new(NULL);
     int32_t led_count = 0;
+    int32_t orphaned = 0; /* led partitions with no other live ISR member */
     for (size_t t = 0; t < s->topic_count; t++) {
         for (int32_t p = 0; p < s->topics[t].partition_count; p++) {
             if (ks_cluster_leader(faults->cluster, (int32_t)t, p) == (int32_t)node) {
+                int32_t isr[KS_REPLICATION_FACTOR_MAX];
+                int32_t isr_count = ks_cluster_isr(faults->cluster, (int32_t)t, p, isr,
+                                                   KS_REPLICATION_FACTOR_MAX);
+                bool successor = false;
+                for (int32_t i = 0; i < isr_count; i++) {
+                    successor = successor || (isr[i] != (int32_t)node &&
+                                              ks_cluster_broker_is_up(faults->cluster, isr[i]));
+                }
+                orphaned += !successor;
                 if (led_count < 4) {
                     g_string_append_printf(led, "%s%s-%d", led_count > 0 ? ", " : "",
                                            s->topics[t].name, p);
@@ -306,9 +317,16 @@ static char *crash_explain(const struct ks_faults *faults, ks_node_id node, bool
         g_string_append_printf(text,
                                " It leads %s%s: until the controller misses its heartbeats "
                                "(broker.session.timeout.ms) it stays leader on paper, and "
-                               "writes to them wait or fail. Then a replica from "
-                               "the ISR takes over.",
-                               led->str, led_count > 4 ? " and more" : "");
+                               "writes to %s wait or fail. %s",
+                               led->str, led_count > 4 ? " and more" : "",
+                               led_count > 1 ? "them" : "it",
+                               orphaned == 0 ? "Then a live replica from the ISR takes over."
+                               : orphaned == led_count
+                                   ? "No other ISR member is alive: there is no clean "
+                                     "successor, so the partition stays offline unless an "
+                                     "unclean election is allowed."
+                                   : "Then a live ISR member takes over where there is one; "
+                                     "where there is none, there is no clean successor.");
     } else {
         g_string_append(text, " It leads no partition, so writes go on; its replicas stop "
                               "fetching and drop out of the ISR once the controller fences "
@@ -316,6 +334,125 @@ static char *crash_explain(const struct ks_faults *faults, ks_node_id node, bool
     }
     g_string_free(led, TRUE);
     return g_string_free(text, FALSE);
+}
+
+/* Reports, for each partition a broker about to crash leads, where its
+ * replicas stand (leader LEO and HW, each follower's LEO), and what that
+ * means for the producers' acks: the lesson of an acks scenario. */
+static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
+{
+    const struct ks_scenario *s = faults->scenario;
+    const struct ks_cluster_spec *spec = faults->spec;
+    int32_t shown = 0;
+    for (size_t t = 0; t < s->topic_count; t++) {
+        for (int32_t p = 0; p < s->topics[t].partition_count; p++) {
+            if (ks_cluster_leader(faults->cluster, (int32_t)t, p) != (int32_t)node ||
+                shown >= 4) {
+                continue;
+            }
+            struct ks_replica_state leader;
+            if (!ks_cluster_replica_state(faults->cluster, (int32_t)node, (int32_t)t, p, &leader)) {
+                continue;
+            }
+            shown++;
+            int32_t replicas[KS_REPLICATION_FACTOR_MAX];
+            int32_t isr[KS_REPLICATION_FACTOR_MAX];
+            int32_t replica_count = ks_cluster_replicas(faults->cluster, (int32_t)t, p, replicas,
+                                                        KS_REPLICATION_FACTOR_MAX);
+            int32_t isr_count = ks_cluster_isr(faults->cluster, (int32_t)t, p, isr,
+                                               KS_REPLICATION_FACTOR_MAX);
+            g_string_printf(faults->detail, "%s-%d at the crash: leader %u leo %" PRId64
+                            " hw %" PRId64, s->topics[t].name, p, node, leader.leo, leader.hw);
+            int64_t follower_leo_max = -1;
+            GString *down_in_sync = g_string_new(NULL);
+            for (int32_t r = 0; r < replica_count; r++) {
+                if (replicas[r] == (int32_t)node) {
+                    continue;
+                }
+                struct ks_replica_state follower;
+                if (ks_cluster_replica_state(faults->cluster, replicas[r], (int32_t)t, p,
+                                             &follower)) {
+                    g_string_append_printf(faults->detail, ", follower %d leo %" PRId64,
+                                           replicas[r], follower.leo);
+                    if (follower.leo > follower_leo_max) {
+                        follower_leo_max = follower.leo;
+                    }
+                } else {
+                    g_string_append_printf(faults->detail, ", follower %d down", replicas[r]);
+                    for (int32_t i = 0; i < isr_count; i++) {
+                        if (isr[i] == replicas[r]) {
+                            g_string_append_printf(down_in_sync, "%s%d",
+                                                   down_in_sync->len > 0 ? ", " : "",
+                                                   replicas[r]);
+                        }
+                    }
+                }
+            }
+            g_string_append(faults->detail, " (isr ");
+            for (int32_t i = 0; i < isr_count; i++) {
+                g_string_append_printf(faults->detail, "%s%d", i > 0 ? "," : "", isr[i]);
+            }
+            g_string_append(faults->detail, ")");
+            /* The producers of this topic, by acks. */
+            GString *strong = g_string_new(NULL);
+            GString *one = g_string_new(NULL);
+            GString *none = g_string_new(NULL);
+            for (int32_t i = 0; i < spec->producer_count; i++) {
+                const struct ks_producer_config *producer = &spec->producers[i];
+                if (producer->topic_index != (int32_t)t) {
+                    continue;
+                }
+                GString *list = producer->acks == KS_ACKS_ALL ? strong
+                                : producer->acks == KS_ACKS_LEADER ? one : none;
+                g_string_append_printf(list, "%s%s", list->len > 0 ? ", " : "", producer->name);
+            }
+            GString *text = g_string_new(NULL);
+            if (leader.leo <= leader.hw) {
+                g_string_append_printf(text, "Every record leader %u holds is below its high "
+                                             "watermark, so committed: each was on every "
+                                             "in-sync replica when it was committed.", node);
+                if (down_in_sync->len > 0) {
+                    g_string_append_printf(text, " But in-sync follower %s is down already: if "
+                                           "it lost power, it kept only what it had fsynced.",
+                                           down_in_sync->str);
+                } else {
+                    g_string_append(text, " A follower from the ISR can take over without "
+                                          "losing any of them.");
+                }
+            } else {
+                g_string_append_printf(text, "Offsets %" PRId64 "..%" PRId64 " are on leader %u "
+                                       "but not yet committed (at or above its high watermark "
+                                       "%" PRId64 ").", leader.hw, leader.leo - 1, node,
+                                       leader.hw);
+                if (strong->len > 0) {
+                    g_string_append_printf(text, " Producer %s (acks=all) has no answer for "
+                                           "them yet and will retry or fail.", strong->str);
+                }
+                if (one->len > 0) {
+                    g_string_append_printf(text, " Producer %s (acks=1) got its answer as soon "
+                                           "as the leader appended them.", one->str);
+                }
+                if (none->len > 0) {
+                    g_string_append_printf(text, " Producer %s (acks=0) never waits for an "
+                                           "answer: it counted them as sent.", none->str);
+                }
+                if (follower_leo_max >= 0 && follower_leo_max < leader.leo) {
+                    g_string_append_printf(text, " Offsets %" PRId64 "..%" PRId64 " are on no "
+                                           "follower yet (a fetch response in flight may still "
+                                           "bring some): whatever a new leader lacks is gone%s.",
+                                           follower_leo_max, leader.leo - 1,
+                                           one->len + none->len > 0 ? ", acknowledged or not"
+                                                                    : "");
+                }
+            }
+            report(faults, "replicas", (int32_t)node, (struct ks_tp){ (int32_t)t, p }, text->str);
+            g_string_free(text, TRUE);
+            g_string_free(down_in_sync, TRUE);
+            g_string_free(strong, TRUE);
+            g_string_free(one, TRUE);
+            g_string_free(none, TRUE);
+        }
+    }
 }
 
 static void crash_nodes(struct ks_faults *faults, struct fault_state *state, bool power,
@@ -345,6 +482,9 @@ static void crash_nodes(struct ks_faults *faults, struct fault_state *state, boo
                                     ? (int32_t)node : -1,
                fault_tp(fault), explain);
         g_free(explain);
+        if (node >= 1 && node <= (uint32_t)faults->scenario->cluster.broker_count) {
+            report_led_replicas(faults, node);
+        }
         ks_world_node_crash(faults->world, node, power);
         ks_cluster_on_node_crashed(faults->cluster, node);
         faults->crash_count[node]++;
@@ -478,6 +618,204 @@ static void all_nodes_except(const struct ks_faults *faults, const GArray *excep
     }
 }
 
+/* ---- what a network cut means ----------------------------------------------------------- */
+
+static bool in_nodes(const GArray *nodes, ks_node_id node)
+{
+    for (guint i = 0; i < nodes->len; i++) {
+        if (g_array_index(nodes, ks_node_id, i) == node) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether messages from `from` still reach `to` across the cut a | b. */
+static bool cut_passes(const GArray *a, const GArray *b, bool one_way, ks_node_id from,
+                       ks_node_id to)
+{
+    if (in_nodes(a, from) && in_nodes(b, to)) {
+        return false;
+    }
+    return one_way || !(in_nodes(b, from) && in_nodes(a, to));
+}
+
+static bool cut_talks(const GArray *a, const GArray *b, bool one_way, ks_node_id x, ks_node_id y)
+{
+    return cut_passes(a, b, one_way, x, y) && cut_passes(a, b, one_way, y, x);
+}
+
+static void append_id_list(GString *out, const int32_t *ids, int32_t count)
+{
+    for (int32_t i = 0; i < count; i++) {
+        g_string_append_printf(out, "%s%d", i > 0 ? ", " : "", ids[i]);
+    }
+}
+
+/* Describes the actual cut: where the controller is, and for each partition
+ * it splits, what its leader can still do. Owned: g_free. */
+static char *partition_explain(const struct ks_faults *faults, const GArray *a, const GArray *b,
+                               bool one_way)
+{
+    const struct ks_scenario *s = faults->scenario;
+    const struct ks_cluster_spec *spec = faults->spec;
+    ks_node_id controller = ks_cluster_controller_node(spec);
+    GString *text = g_string_new(one_way ? "Messages in that direction are lost; the other "
+                                           "direction still works, but a request whose answer "
+                                           "is lost fails all the same. "
+                                         : "Messages across the cut are lost; each side keeps "
+                                           "running with what it knows. ");
+    if (in_nodes(a, controller) || in_nodes(b, controller)) {
+        g_string_append_printf(text, "The controller is in the %s group. ",
+                               in_nodes(a, controller) ? "first" : "second");
+    } else {
+        g_string_append(text, "The controller is on neither side and still hears from every "
+                              "broker. ");
+    }
+    int32_t described = 0;
+    int32_t skipped = 0;
+    for (size_t t = 0; t < s->topic_count; t++) {
+        for (int32_t p = 0; p < s->topics[t].partition_count; p++) {
+            int32_t leader = ks_cluster_leader(faults->cluster, (int32_t)t, p);
+            if (leader < 1) {
+                continue;
+            }
+            int32_t replicas[KS_REPLICATION_FACTOR_MAX];
+            int32_t isr[KS_REPLICATION_FACTOR_MAX];
+            int32_t replica_count = ks_cluster_replicas(faults->cluster, (int32_t)t, p, replicas,
+                                                        KS_REPLICATION_FACTOR_MAX);
+            int32_t isr_count = ks_cluster_isr(faults->cluster, (int32_t)t, p, isr,
+                                               KS_REPLICATION_FACTOR_MAX);
+            bool leader_ok = cut_talks(a, b, one_way, (ks_node_id)leader, controller);
+            int32_t cut[KS_REPLICATION_FACTOR_MAX];
+            int32_t cut_count = 0;
+            int32_t cut_in_sync = 0;
+            for (int32_t r = 0; r < replica_count; r++) {
+                if (replicas[r] != leader &&
+                    !cut_talks(a, b, one_way, (ks_node_id)replicas[r], (ks_node_id)leader)) {
+                    cut[cut_count++] = replicas[r];
+                    for (int32_t i = 0; i < isr_count; i++) {
+                        cut_in_sync += isr[i] == replicas[r];
+                    }
+                }
+            }
+            GString *blocked = g_string_new(NULL);
+            GString *unanswered = g_string_new(NULL);
+            GString *writing = g_string_new(NULL);
+            for (int32_t i = 0; i < spec->producer_count; i++) {
+                if (spec->producers[i].topic_index != (int32_t)t) {
+                    continue;
+                }
+                ks_node_id node = ks_cluster_producer_node(spec, i);
+                bool request = cut_passes(a, b, one_way, node, (ks_node_id)leader);
+                bool answer = cut_passes(a, b, one_way, (ks_node_id)leader, node);
+                GString *list = request && answer ? writing : request ? unanswered : blocked;
+                g_string_append_printf(list, "%s%s", list->len > 0 ? ", " : "",
+                                       spec->producers[i].name);
+            }
+            bool affected = !leader_ok || cut_count > 0 || blocked->len > 0 ||
+                            unanswered->len > 0;
+            if (affected && described >= 3) {
+                skipped++;
+            } else if (affected) {
+                described++;
+                g_string_append_printf(text, "For %s-%d, leader %d %s the controller", s->topics[t].name,
+                                       p, leader, leader_ok ? "still reaches" : "is cut off from");
+                if (cut_count > 0) {
+                    g_string_append(text, ", and follower");
+                    g_string_append(text, cut_count > 1 ? "s " : " ");
+                    append_id_list(text, cut, cut_count);
+                    g_string_append(text, " can no longer fetch from it");
+                }
+                g_string_append(text, ". ");
+                if (leader_ok && cut_in_sync > 0) {
+                    g_string_append_printf(text, "Writes with acks=all wait for the cut "
+                                           "followers until, after replica.lag.time.max.ms, "
+                                           "leader %d has the controller drop them from the "
+                                           "ISR. ", leader);
+                } else if (!leader_ok) {
+                    int32_t others[KS_REPLICATION_FACTOR_MAX];
+                    int32_t other_count = 0;
+                    for (int32_t i = 0; i < isr_count; i++) {
+                        if (isr[i] != leader &&
+                            cut_talks(a, b, one_way, (ks_node_id)isr[i], controller)) {
+                            others[other_count++] = isr[i];
+                        }
+                    }
+                    if (cut_in_sync > 0) {
+                        g_string_append(text, "It cannot shrink its ISR, so writes with acks=all "
+                                              "to it wait and time out. ");
+                    }
+                    g_string_append(text, "After broker.session.timeout.ms the controller "
+                                          "fences it and ");
+                    if (other_count > 0) {
+                        g_string_append(text, "elects a new leader from the ISR members it "
+                                              "still hears from (");
+                        append_id_list(text, others, other_count);
+                        g_string_append(text, "). ");
+                    } else {
+                        g_string_append(text, s->topics[t].unclean_leader_election_enable
+                                                  ? "finds no other ISR member it hears from: "
+                                                    "unclean election is enabled, so an "
+                                                    "out-of-sync replica may take over. "
+                                                  : "finds no other ISR member it hears from, "
+                                                    "so the partition goes offline. ");
+                    }
+                    if (writing->len > 0) {
+                        g_string_append_printf(text, "Leader %d is not told: producer %s still "
+                                               "writes to it, and what it takes after the new "
+                                               "election is truncated when it rejoins. ",
+                                               leader, writing->str);
+                    }
+                }
+                if (blocked->len > 0) {
+                    g_string_append_printf(text, "Producer %s can no longer reach leader %d. ",
+                                           blocked->str, leader);
+                }
+                if (unanswered->len > 0) {
+                    g_string_append_printf(text, "Producer %s still reaches leader %d, which "
+                                           "writes what it sends, but the answers are lost: "
+                                           "the producer times out and sends again. ",
+                                           unanswered->str, leader);
+                }
+            }
+            g_string_free(blocked, TRUE);
+            g_string_free(unanswered, TRUE);
+            g_string_free(writing, TRUE);
+        }
+    }
+    if (skipped > 0) {
+        g_string_append_printf(text, "(%d more partition(s) are split likewise.) ", skipped);
+    }
+    GString *fenced = g_string_new(NULL);
+    for (int32_t id = 1; id <= s->cluster.broker_count; id++) {
+        bool leads = false;
+        for (size_t t = 0; t < s->topic_count && !leads; t++) {
+            for (int32_t p = 0; p < s->topics[t].partition_count && !leads; p++) {
+                leads = ks_cluster_leader(faults->cluster, (int32_t)t, p) == id;
+            }
+        }
+        if (!leads && !cut_talks(a, b, one_way, (ks_node_id)id, controller)) {
+            g_string_append_printf(fenced, "%s%d", fenced->len > 0 ? ", " : "", id);
+        }
+    }
+    if (fenced->len > 0) {
+        g_string_append_printf(text, "Broker %s cannot reach the controller either: after "
+                               "broker.session.timeout.ms it is fenced and dropped from the "
+                               "ISRs. ", fenced->str);
+    }
+    bool any_fenced = fenced->len > 0;
+    g_string_free(fenced, TRUE);
+    if (described == 0 && !any_fenced) {
+        g_string_append(text, "No partition leader is cut off from its followers, its "
+                              "producers or the controller.");
+    }
+    while (text->len > 0 && text->str[text->len - 1] == ' ') {
+        g_string_truncate(text, text->len - 1);
+    }
+    return g_string_free(text, FALSE);
+}
+
 static void apply_partition(struct ks_faults *faults, struct fault_state *state, GString *why)
 {
     const struct ks_fault *fault = &faults->scenario->faults[state->index];
@@ -520,10 +858,9 @@ static void apply_partition(struct ks_faults *faults, struct fault_state *state,
         } else {
             append_nodes(faults, faults->detail, b);
         }
-        report(faults, "fault", broker_of(faults, a), no_tp,
-               "Messages across the cut are lost. Each side keeps running with what it "
-               "knows: a leader cut off from the controller cannot shrink its ISR, and "
-               "followers cut off from their leader stop fetching and fall behind.");
+        char *explain = partition_explain(faults, a, b, fault->net_shape == KS_NET_ONE_WAY);
+        report(faults, "fault", broker_of(faults, a), no_tp, explain);
+        g_free(explain);
         schedule_undo(faults, state, fault->duration_ns, KS_KIND_DRIVER_UNDO);
     }
     g_array_free(a, TRUE);
@@ -639,6 +976,53 @@ static void apply_corrupt(struct ks_faults *faults, struct fault_state *state)
         ks_disk_list_free(names);
         g_free(dir);
     }
+}
+
+/* The driver passes enum ks_rewind_to to the consumer as it is. */
+_Static_assert((int)KS_REWIND_EARLIEST == KS_CONSUMER_REWIND_EARLIEST &&
+                   (int)KS_REWIND_LATEST == KS_CONSUMER_REWIND_LATEST &&
+                   (int)KS_REWIND_OFFSET == KS_CONSUMER_REWIND_OFFSET &&
+                   (int)KS_REWIND_TIME == KS_CONSUMER_REWIND_TIME,
+               "enum ks_rewind_to and enum ks_consumer_rewind_kind must agree");
+
+static void apply_rewind(struct ks_faults *faults, struct fault_state *state)
+{
+    const struct ks_fault *fault = &faults->scenario->faults[state->index];
+    ks_assert(fault->target.kind == KS_TARGET_CONSUMER && state->nodes->len == 1);
+    ks_node_id node = g_array_index(state->nodes, ks_node_id, 0);
+    char name[96];
+    ks_faults_node_name(faults, node, name, sizeof name);
+    if (!ks_world_node_is_up(faults->world, node)) {
+        g_string_printf(faults->detail, "fault %s skipped: %s is down, nothing to rewind",
+                        fault->name, name);
+        report(faults, "skipped", -1, no_tp, NULL);
+        return;
+    }
+    int64_t value = 0;
+    g_string_printf(faults->detail, "fault %s: rewind %s to ", fault->name, name);
+    switch (fault->rewind_to) {
+    case KS_REWIND_EARLIEST:
+        g_string_append(faults->detail, "earliest");
+        break;
+    case KS_REWIND_LATEST:
+        g_string_append(faults->detail, "latest");
+        break;
+    case KS_REWIND_OFFSET:
+        value = fault->rewind_offset;
+        g_string_append_printf(faults->detail, "offset %" PRId64, value);
+        break;
+    case KS_REWIND_TIME:
+        value = fault->rewind_time_ns;
+        g_string_append_printf(faults->detail, "time %.3fs", (double)value / 1e9);
+        break;
+    }
+    report(faults, "fault", -1, no_tp,
+           "The application seeks its consumer (KafkaConsumer#seek): at its next poll every "
+           "partition it is assigned moves to the new position, which it then commits. "
+           "Moving back re-processes records the group already processed; moving forward "
+           "skips records.");
+    ks_cluster_consumer_rewind(faults->cluster, fault->target.client_index,
+                               (int)fault->rewind_to, value);
 }
 
 /* ---- firing -------------------------------------------------------------------------------- */
@@ -762,9 +1146,7 @@ static void fire(struct ks_faults *faults, struct fault_state *state)
         apply_corrupt(faults, state);
         break;
     case KS_FAULT_REWIND:
-        g_string_printf(faults->detail, "fault %s skipped: rewind of %s is not modelled yet",
-                        fault->name, origin);
-        report(faults, "skipped", -1, no_tp, NULL);
+        apply_rewind(faults, state);
         break;
     }
     g_free(origin);

@@ -364,6 +364,103 @@ static void run_on_fault(void *context, const struct ks_fault_report *report)
               report->partition, report->detail, report->explain, true);
 }
 
+/* ---- anomalies in the text output ------------------------------------------------------ */
+
+#define ANOMALY_LINES_PER_KIND 5
+
+/* A lost record parsed back from its checker detail, to group runs. */
+struct lost_item {
+    char producer[64];
+    int64_t seq;
+    int64_t offset;
+    double at_s;
+};
+
+static bool parse_lost(const struct ks_anomaly *a, struct lost_item *out)
+{
+    if (strcmp(a->kind, "lost") != 0) {
+        return false;
+    }
+    char tail[64];
+    int n = sscanf(a->detail, "%63[^:]:%" SCNd64 " acked at offset %" SCNd64 " (t=%lfs) %63[^\n]",
+                   out->producer, &out->seq, &out->offset, &out->at_s, tail);
+    return n == 5 && strcmp(tail, "missing from the final read") == 0;
+}
+
+/* Lists up to ANOMALY_LINES_PER_KIND lines of each kind, in the order kinds
+ * first appear; consecutive lost records of one producer and partition
+ * (consecutive sequence numbers and offsets) form one line. */
+static void print_anomalies(const struct run *run, FILE *out)
+{
+    const GArray *all = run->check.anomalies;
+    const char *kinds[16];
+    size_t kind_count = 0;
+    for (guint i = 0; i < all->len; i++) {
+        const char *kind = g_array_index(all, struct ks_anomaly, i).kind;
+        bool known = false;
+        for (size_t k = 0; k < kind_count && !known; k++) {
+            known = strcmp(kinds[k], kind) == 0;
+        }
+        if (!known && kind_count < G_N_ELEMENTS(kinds)) {
+            kinds[kind_count++] = kind;
+        }
+    }
+    for (size_t k = 0; k < kind_count; k++) {
+        int64_t lines = 0;
+        int64_t hidden_lines = 0;
+        int64_t hidden_anomalies = 0;
+        for (guint i = 0; i < all->len;) {
+            const struct ks_anomaly *a = &g_array_index(all, struct ks_anomaly, i);
+            if (strcmp(a->kind, kinds[k]) != 0) {
+                i++;
+                continue;
+            }
+            struct lost_item first = { .seq = 0 };
+            guint end = i + 1;
+            struct lost_item last = first;
+            if (parse_lost(a, &first)) {
+                last = first;
+                while (end < all->len) {
+                    const struct ks_anomaly *b = &g_array_index(all, struct ks_anomaly, end);
+                    struct lost_item next;
+                    if (b->topic_index != a->topic_index || b->partition != a->partition ||
+                        !parse_lost(b, &next) || strcmp(next.producer, first.producer) != 0 ||
+                        next.seq != last.seq + 1 || next.offset != last.offset + 1) {
+                        break;
+                    }
+                    last = next;
+                    end++;
+                }
+            }
+            if (lines >= ANOMALY_LINES_PER_KIND) {
+                hidden_lines++;
+                hidden_anomalies += end - i;
+            } else if (end - i > 1) {
+                fprintf(out, "  %-10s %s-%d: %s:%" PRId64 "..%" PRId64 " acked at offsets %" PRId64
+                        "..%" PRId64 " (t=%.3fs..%.3fs) missing from the final read (%u records)\n",
+                        a->kind, topic_name(run, a->topic_index), a->partition, first.producer,
+                        first.seq, last.seq, first.offset, last.offset, first.at_s, last.at_s,
+                        end - i);
+                lines++;
+            } else {
+                fprintf(out, "  %-10s %s-%d: %s\n", a->kind, topic_name(run, a->topic_index),
+                        a->partition, a->detail);
+                lines++;
+            }
+            i = end;
+        }
+        if (hidden_lines > 0) {
+            if (hidden_lines == hidden_anomalies) {
+                fprintf(out, "  ... and %" PRId64 " more of kind %s (table anomalies)\n",
+                        hidden_anomalies, kinds[k]);
+            } else {
+                fprintf(out, "  ... and %" PRId64 " more of kind %s, in %" PRId64
+                        " lines (table anomalies)\n", hidden_anomalies, kinds[k], hidden_lines);
+            }
+        }
+    }
+}
+
 /* ---- sampler, after-event hook, progress ------------------------------------------------ */
 
 static void sample_partitions(ks_world *world, void *context)
@@ -1185,17 +1282,9 @@ static void print_text(FILE *out, const struct run *run, const struct ks_run_res
             fprintf(out, "  %-22s %s\n", names[i],
                     ks_run_format_metric(result, (enum ks_metric)i, value, sizeof value));
         }
-        guint anomaly_count = run->check.anomalies->len;
-        if (anomaly_count > 0) {
+        if (run->check.anomalies->len > 0) {
             fprintf(out, "\nanomalies:\n");
-            for (guint i = 0; i < anomaly_count && i < 20; i++) {
-                const struct ks_anomaly *a = &g_array_index(run->check.anomalies, struct ks_anomaly, i);
-                fprintf(out, "  %-10s %s-%d: %s\n", a->kind, topic_name(run, a->topic_index),
-                        a->partition, a->detail);
-            }
-            if (anomaly_count > 20) {
-                fprintf(out, "  ... and %u more (table anomalies)\n", anomaly_count - 20);
-            }
+            print_anomalies(run, out);
         }
         if (run->expectations->len > 0) {
             fprintf(out, "\nexpectations:\n");

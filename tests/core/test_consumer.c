@@ -6,7 +6,9 @@
  * output) does neither; auto commit repeats at most what was processed in
  * one interval; a paused member that lost its partitions (a zombie) repeats
  * records under after-process and is fenced under atomic. Also:
- * auto.offset.reset = latest.
+ * auto.offset.reset = latest, and the scenario action `rewind` (a seek):
+ * to earliest every record is processed once more, to an offset only the
+ * records from there, and a crashed consumer ignores it.
  * Method: a whole small cluster (group_fixture.h); one consumer with a slow
  * processing.time so that a crash lands inside a batch; the producer's
  * acknowledged offsets against the offsets the group processed, counted
@@ -151,6 +153,98 @@ static void test_zombie_atomic_is_fenced(void)
     free(f);
 }
 
+/* Runs one consumer (after-process) until the group processed and committed
+ * all 2000 records once; then the caller rewinds. */
+static void run_until_processed(struct gf_fixture *f)
+{
+    gf_init(f, 41, 2, 1000, 2000, 1);
+    gf_start(f);
+    gf_run_until(f, 5 * GF_S); /* the producer is done after about 2 s */
+    CU_ASSERT_TRUE(gf_drain(f, 60 * GF_S));
+    CU_ASSERT_EQUAL(f->acked_count, 2000);
+    int64_t lost = -1, duplicates = -1;
+    gf_count(f, &lost, &duplicates);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_EQUAL(duplicates, 0);
+    CU_ASSERT_EQUAL(f->consumed_count, 2000);
+}
+
+/* seekToBeginning: every acknowledged record is processed exactly once more,
+ * and the group converges again (the new position is committed). */
+static void test_rewind_earliest_reprocesses_everything(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    run_until_processed(f);
+    int32_t resets_before = f->offset_resets;
+    ks_cluster_consumer_rewind(f->cluster, 0, KS_CONSUMER_REWIND_EARLIEST, 0);
+    CU_ASSERT_FALSE(ks_cluster_converged(f->cluster)); /* the seek is pending */
+    CU_ASSERT_TRUE(gf_drain(f, 60 * GF_S));
+    CU_ASSERT_EQUAL(f->offset_resets, resets_before + 2); /* one per assigned partition */
+    int64_t lost = -1, duplicates = -1;
+    gf_count(f, &lost, &duplicates);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_EQUAL(duplicates, 2000);
+    CU_ASSERT_EQUAL(f->consumed_count, 4000);
+    int64_t twice = 0;
+    for (int32_t p = 0; p < GF_PARTITIONS_MAX; p++) {
+        for (int32_t o = 0; o < GF_OFFSETS_MAX; o++) {
+            twice += f->acked[p][o] && f->processed[p][o] == 2;
+        }
+    }
+    CU_ASSERT_EQUAL(twice, 2000);
+    gf_deinit(f);
+    free(f);
+}
+
+/* seek(offset): in every assigned partition the records from that offset on
+ * are processed again, those below it are not. */
+static void test_rewind_to_offset_repeats_from_there(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    run_until_processed(f);
+    const int32_t from = 300;
+    ks_cluster_consumer_rewind(f->cluster, 0, KS_CONSUMER_REWIND_OFFSET, from);
+    CU_ASSERT_TRUE(gf_drain(f, 60 * GF_S));
+    int64_t expected = 0, wrong = 0;
+    for (int32_t p = 0; p < GF_PARTITIONS_MAX; p++) {
+        for (int32_t o = 0; o < GF_OFFSETS_MAX; o++) {
+            if (!f->acked[p][o]) {
+                continue;
+            }
+            int32_t want = o >= from ? 2 : 1;
+            expected += want - 1;
+            wrong += f->processed[p][o] != want;
+        }
+    }
+    CU_ASSERT(expected > 0);
+    CU_ASSERT(expected < 2000);
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_EQUAL(f->consumed_count, 2000 + expected);
+    gf_deinit(f);
+    free(f);
+}
+
+/* A crashed consumer ignores a rewind: after its restart it resumes from the
+ * committed offsets and processes nothing again. */
+static void test_rewind_of_crashed_consumer_is_ignored(void)
+{
+    struct gf_fixture *f = calloc(1, sizeof(*f));
+    run_until_processed(f);
+    ks_node_id c1 = ks_cluster_consumer_node(&f->spec, 0);
+    gf_crash(f, c1);
+    ks_cluster_consumer_rewind(f->cluster, 0, KS_CONSUMER_REWIND_EARLIEST, 0);
+    gf_run_until(f, ks_world_now_ns(f->env.world) + 2 * GF_S);
+    gf_restart(f, c1);
+    CU_ASSERT_TRUE(gf_drain(f, 60 * GF_S));
+    int64_t lost = -1, duplicates = -1;
+    gf_count(f, &lost, &duplicates);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_EQUAL(duplicates, 0);
+    CU_ASSERT_EQUAL(f->consumed_count, 2000);
+    gf_deinit(f);
+    free(f);
+}
+
 void ks_test_register_consumer(void)
 {
     static const struct ks_test_case cases[] = {
@@ -161,6 +255,9 @@ void ks_test_register_consumer(void)
         { "offset_reset_latest_skips_the_past", test_offset_reset_latest_skips_the_past },
         { "zombie_after_process_repeats", test_zombie_after_process_repeats },
         { "zombie_atomic_is_fenced", test_zombie_atomic_is_fenced },
+        { "rewind_earliest_reprocesses_everything", test_rewind_earliest_reprocesses_everything },
+        { "rewind_to_offset_repeats_from_there", test_rewind_to_offset_repeats_from_there },
+        { "rewind_of_crashed_consumer_is_ignored", test_rewind_of_crashed_consumer_is_ignored },
     };
     KS_TEST_ADD_SUITE("core/consumer", cases);
 }

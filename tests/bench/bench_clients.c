@@ -1,0 +1,582 @@
+/* tests/bench/bench_clients.c: what the client models cost on top of the
+ * replication model.
+ *
+ * Goal: "producer and consumer paths add no more than 30% to the replication
+ * benchmark's wall time at the same record rate". Two runs of the same
+ * workload in one process: 3 brokers, one topic with 12 partitions and RF 3,
+ * 50,000 records/s of 100-byte values (1000 keys, the identity header) for
+ * 60 simulated seconds.
+ *
+ *   (a) baseline: no client nodes. A driver timer on node 0 fires every 5 ms
+ *       (the producer's linger.ms), takes the records that fell due since the
+ *       last tick (record k is due at k / rate, as the producer's own
+ *       schedule), routes each by murmur2 of its key as the producer does,
+ *       builds one batch per partition with core/batch.h (split at batch.size
+ *       16 KiB) and appends it at the partition's leader through
+ *       ks_broker_append_for_test with acks=all.
+ *   (b) clients: the same records sent by one core/producer.c producer with
+ *       Kafka's defaults (acks=all, idempotent, linger 5 ms, batch.size 16 KiB),
+ *       plus one consumer group with one core/consumer.c consumer reading the
+ *       topic from the earliest offset (commit after-process, processing.time
+ *       1 us, so it keeps up).
+ *
+ * Both runs simulate the same span (62 s, longer only if records are still
+ * unacknowledged or unconsumed then). Each side runs twice, in the order
+ * a b b a, and the faster run of each counts (the machine is shared). Prints
+ *
+ *   BENCH client_overhead <v> x ratio=<v>,  v = wall(b) / wall(a)
+ *
+ * (goal <= 1.3) and one comment line per run with its wall time, events and
+ * record counts, so a reader can check both runs did the same work. */
+#include "../../core/base.h"
+#include "../../core/batch.h"
+#include "../../core/broker.h"
+#include "../../core/cluster.h"
+#include "../../core/partitioner.h"
+#include "../../sim/world.h"
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PARTITIONS 12
+#define RATE_PER_S 50000
+#define VALUE_BYTES 100
+#define KEY_COUNT 1000
+#define DURATION_S 60
+#define RECORD_COUNT ((int64_t)RATE_PER_S * DURATION_S)
+#define LINGER_NS (5 * KS_NS_PER_MS)
+#define BATCH_SIZE_BYTES 16384
+#define RUN_END_NS ((ks_time_ns)(DURATION_S + 2) * KS_NS_PER_S)
+#define DRAIN_STEP_NS (500 * KS_NS_PER_MS)
+#define DRAIN_END_NS ((ks_time_ns)(DURATION_S + 15) * KS_NS_PER_S)
+#define PROCESSING_NS ((int64_t)KS_NS_PER_US) /* the consumer's processing.time */
+#define TIMER_BENCH_DRIVER 0xBC01u
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The process's CPU time (user + system): less sensitive than wall time to
+ * the other processes sharing the machine; printed for comparison only. */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* What one run did. */
+struct run_result {
+    double wall_s;
+    double cpu_s;
+    uint64_t events;
+    ks_time_ns sim_end_ns;
+    int64_t sent;
+    int64_t acked;
+    int64_t failed;
+    int64_t consumed;          /* processings, duplicates included */
+    int64_t consumed_distinct; /* distinct producer records processed */
+    int64_t log_bytes;         /* on all replicas of the bench topic */
+};
+
+/* ---- the shared configuration ---------------------------------------------- */
+
+static void cluster_config_init(struct ks_cluster_config *cluster)
+{
+    memset(cluster, 0, sizeof *cluster);
+    cluster->broker_count = 3;
+    cluster->replica_lag_ns_max = 30 * (int64_t)KS_NS_PER_S;
+    cluster->replica_fetch_wait_ns_max = 500 * (int64_t)KS_NS_PER_MS;
+    cluster->replica_fetch_min_bytes = 1;
+    cluster->replica_fetch_max_bytes = 1048576;
+    cluster->replica_fetch_response_max_bytes = 10485760;
+    cluster->replica_fetch_backoff_ns = 1 * (int64_t)KS_NS_PER_S;
+    cluster->replica_hw_checkpoint_interval_ns = 5 * (int64_t)KS_NS_PER_S;
+    cluster->broker_session_timeout_ns = 9 * (int64_t)KS_NS_PER_S;
+    cluster->broker_heartbeat_interval_ns = 2 * (int64_t)KS_NS_PER_S;
+    cluster->leader_imbalance_check_interval_ns = 300 * (int64_t)KS_NS_PER_S;
+    cluster->recovery_point_checkpoint_interval_ns = 60 * (int64_t)KS_NS_PER_S;
+    cluster->retention_check_interval_ns = 300 * (int64_t)KS_NS_PER_S;
+    cluster->offsets_topic_partition_count = 50;
+    cluster->offsets_topic_replication_factor = 3;
+    cluster->group_initial_rebalance_delay_ns = 3 * (int64_t)KS_NS_PER_S;
+    cluster->truncation = KS_TRUNCATION_LEADER_EPOCH;
+    cluster->hw_requires_min_isr = true;
+}
+
+static void topic_config_init(struct ks_topic_config *topic)
+{
+    memset(topic, 0, sizeof *topic);
+    g_strlcpy(topic->name, "bench", sizeof topic->name);
+    topic->partition_count = PARTITIONS;
+    topic->replication_factor = 3;
+    topic->min_insync_replicas = 2;
+    topic->log.segment_bytes = 1073741824;
+    topic->log.segment_ns = INT64_C(7) * 24 * 3600 * (int64_t)KS_NS_PER_S;
+    topic->log.index_interval_bytes = 4096;
+    topic->log.segment_index_bytes = 10485760;
+    topic->log.flush_messages = KS_INT64_UNSET;
+    topic->log.flush_ns = KS_INT64_UNSET;
+    topic->log.retention_ns = INT64_C(7) * 24 * 3600 * (int64_t)KS_NS_PER_S;
+    topic->log.retention_bytes = -1;
+    topic->log.cleanup_delete = true;
+    topic->log.min_cleanable_dirty_ratio_permille = 500;
+    topic->log.max_message_bytes = 1048588;
+}
+
+static void producer_config_init(struct ks_producer_config *producer)
+{
+    memset(producer, 0, sizeof *producer);
+    g_strlcpy(producer->name, "p1", sizeof producer->name);
+    producer->topic_index = 0;
+    producer->acks = KS_ACKS_ALL;
+    producer->enable_idempotence = true;
+    producer->retries = INT32_MAX;
+    producer->max_in_flight = 5;
+    producer->linger_ns = LINGER_NS;
+    producer->batch_size_bytes = BATCH_SIZE_BYTES;
+    producer->buffer_memory_bytes = 33554432;
+    producer->delivery_timeout_ns = 120 * (int64_t)KS_NS_PER_S;
+    producer->request_timeout_ns = 30 * (int64_t)KS_NS_PER_S;
+    producer->retry_backoff_ns = 100 * (int64_t)KS_NS_PER_MS;
+    producer->retry_backoff_ns_max = 1 * (int64_t)KS_NS_PER_S;
+    producer->metadata_max_age_ns = 300 * (int64_t)KS_NS_PER_S;
+    producer->max_block_ns = 60 * (int64_t)KS_NS_PER_S;
+    producer->rate_per_s = RATE_PER_S;
+    producer->count = RECORD_COUNT;
+    producer->key_count = KEY_COUNT;
+    producer->value_bytes = VALUE_BYTES;
+}
+
+static void consumer_config_init(struct ks_consumer_config *consumer)
+{
+    memset(consumer, 0, sizeof *consumer);
+    g_strlcpy(consumer->name, "c1", sizeof consumer->name);
+    g_strlcpy(consumer->group_id, "g1", sizeof consumer->group_id);
+    consumer->topic_index = 0;
+    consumer->commit = KS_COMMIT_AFTER_PROCESS;
+    consumer->auto_commit_interval_ns = 5 * (int64_t)KS_NS_PER_S;
+    consumer->processing_ns = PROCESSING_NS;
+    consumer->auto_offset_reset = KS_RESET_EARLIEST;
+    consumer->session_timeout_ns = 45 * (int64_t)KS_NS_PER_S;
+    consumer->heartbeat_interval_ns = 3 * (int64_t)KS_NS_PER_S;
+    consumer->max_poll_interval_ns = 300 * (int64_t)KS_NS_PER_S;
+    consumer->max_poll_records = 500;
+    consumer->fetch_min_bytes = 1;
+    consumer->fetch_max_wait_ns = 500 * (int64_t)KS_NS_PER_MS;
+    consumer->max_partition_fetch_bytes = 1048576;
+    consumer->assignor = KS_ASSIGNOR_RANGE;
+    consumer->start_ns = 0;
+}
+
+static void remove_tree(const char *path)
+{
+    GDir *dir = g_dir_open(path, 0, NULL);
+    if (dir != NULL) {
+        const char *name;
+        while ((name = g_dir_read_name(dir)) != NULL) {
+            char *child = g_build_filename(path, name, NULL);
+            if (g_file_test(child, G_FILE_TEST_IS_DIR)) {
+                remove_tree(child);
+            } else {
+                g_unlink(child);
+            }
+            g_free(child);
+        }
+        g_dir_close(dir);
+    }
+    g_rmdir(path);
+}
+
+static ks_world *world_new(const struct ks_cluster_spec *spec, char **run_dir_out)
+{
+    GError *error = NULL;
+    char *run_dir = g_dir_make_tmp("ksim-bench-XXXXXX", &error);
+    if (run_dir == NULL) {
+        fprintf(stderr, "bench_clients: %s\n", error->message);
+        exit(3);
+    }
+    struct ks_world_config world_config = {
+        .seed = 1,
+        .run_dir = run_dir,
+        .node_count = ks_cluster_node_count(spec),
+        .network_latency_ns = 1 * KS_NS_PER_MS,
+        .network_jitter_ns = 100 * KS_NS_PER_US,
+        .disk_fsync_latency_ns = 2 * KS_NS_PER_MS,
+        .disk_bandwidth_bytes_per_s = 500ull * 1024 * 1024,
+    };
+    ks_world *world = ks_world_new(&world_config, &error);
+    if (world == NULL) {
+        fprintf(stderr, "bench_clients: %s\n", error->message);
+        exit(3);
+    }
+    *run_dir_out = run_dir;
+    return world;
+}
+
+static int64_t topic_log_bytes(struct ks_cluster *model)
+{
+    int64_t bytes = 0;
+    for (int32_t b = 1; b <= 3; b++) {
+        for (int32_t p = 0; p < PARTITIONS; p++) {
+            struct ks_log *log = ks_cluster_replica_log(model, b, 0, p);
+            if (log != NULL) {
+                bytes += ks_log_size_bytes(log);
+            }
+        }
+    }
+    return bytes;
+}
+
+/* ---- (a) the baseline driver ----------------------------------------------- */
+
+struct pending_record {
+    int64_t seq;
+    int32_t key_number;
+    int64_t timestamp_ms;
+};
+
+struct driver {
+    ks_world *world;
+    struct ks_cluster *model;
+    int64_t next_seq;             /* records generated so far */
+    GArray *pending[PARTITIONS];  /* of struct pending_record, not yet appended */
+    int64_t pending_count;
+    int64_t appended;
+    int64_t acked;
+    int64_t failed;
+    int64_t batches;
+    uint8_t value[VALUE_BYTES];
+};
+
+struct append_context {
+    struct driver *driver;
+    int32_t record_count;
+};
+
+static void driver_append_done(void *context, int16_t error, int64_t base_offset)
+{
+    (void)base_offset;
+    struct append_context *append = context;
+    if (error == 0) {
+        append->driver->acked += append->record_count;
+    } else {
+        append->driver->failed += append->record_count;
+    }
+    free(append);
+}
+
+static void driver_send_batch(struct driver *d, struct ks_broker *broker, int32_t partition,
+                              struct ks_batch_builder *builder)
+{
+    struct append_context *append = malloc(sizeof *append);
+    ks_assert(append != NULL);
+    append->driver = d;
+    append->record_count = builder->record_count; /* before finish resets it */
+    GByteArray *bytes = ks_batch_builder_finish(builder);
+    ks_broker_append_for_test(broker, 0, partition, KS_ACKS_ALL, bytes->data, bytes->len,
+                              driver_append_done, append);
+    g_byte_array_unref(bytes);
+    d->batches++;
+}
+
+/* Appends partition p's pending records at its leader, in batches of at most
+ * batch.size bytes, as the producer's accumulator would. */
+static void driver_flush_partition(struct driver *d, int32_t p, struct ks_broker *broker)
+{
+    GArray *records = d->pending[p];
+    struct ks_batch_builder builder;
+    bool open = false;
+    for (guint i = 0; i < records->len; i++) {
+        const struct pending_record *r = &g_array_index(records, struct pending_record, i);
+        char key[32];
+        int key_bytes = snprintf(key, sizeof key, "key-%d", r->key_number);
+        char header_value[96];
+        int header_bytes = snprintf(header_value, sizeof header_value, "p1:%lld",
+                                    (long long)r->seq);
+        struct ks_header_view header = {
+            .key = (const uint8_t *)KS_IDENTITY_HEADER,
+            .key_bytes = (int32_t)strlen(KS_IDENTITY_HEADER),
+            .value = (const uint8_t *)header_value,
+            .value_bytes = header_bytes,
+        };
+        if (open && ks_batch_builder_size(&builder) + 64 + VALUE_BYTES > BATCH_SIZE_BYTES) {
+            driver_send_batch(d, broker, p, &builder);
+            ks_batch_builder_deinit(&builder);
+            open = false;
+        }
+        if (!open) {
+            ks_batch_builder_init(&builder, r->timestamp_ms, -1, -1, -1);
+            open = true;
+        }
+        ks_batch_builder_add(&builder, r->timestamp_ms, key, key_bytes, d->value, VALUE_BYTES,
+                             &header, 1);
+    }
+    if (open) {
+        driver_send_batch(d, broker, p, &builder);
+        ks_batch_builder_deinit(&builder);
+    }
+    d->appended += records->len;
+    d->pending_count -= records->len;
+    g_array_set_size(records, 0);
+}
+
+static void driver_tick(ks_world *world, void *context)
+{
+    struct driver *d = context;
+    ks_time_ns now = ks_world_now_ns(world);
+    /* Record k falls due at k / rate, the producer's own schedule. */
+    while (d->next_seq < RECORD_COUNT &&
+           (ks_time_ns)((unsigned __int128)d->next_seq * KS_NS_PER_S / RATE_PER_S) <= now) {
+        struct pending_record r;
+        r.seq = d->next_seq++;
+        r.key_number = (int32_t)ks_world_random_below(world, KS_RNG_WORKLOAD, KEY_COUNT);
+        r.timestamp_ms = KS_EPOCH_BASE_MS + (int64_t)(now / KS_NS_PER_MS);
+        char key[32];
+        int key_bytes = snprintf(key, sizeof key, "key-%d", r.key_number);
+        int32_t p = ks_partitioner_key_partition(key, (size_t)key_bytes, PARTITIONS);
+        g_array_append_val(d->pending[p], r);
+        d->pending_count++;
+    }
+    /* A partition's records wait until its leader knows it leads. */
+    for (int32_t p = 0; p < PARTITIONS; p++) {
+        if (d->pending[p]->len == 0) {
+            continue;
+        }
+        int32_t leader = ks_cluster_leader(d->model, 0, p);
+        struct ks_replica_state state;
+        if (leader < 0 || !ks_cluster_replica_state(d->model, leader, 0, p, &state) ||
+            state.role != KS_ROLE_LEADER) {
+            continue;
+        }
+        driver_flush_partition(d, p, ks_cluster_broker(d->model, leader));
+    }
+    if (d->next_seq < RECORD_COUNT || d->pending_count > 0) {
+        ks_world_schedule(world, KS_NODE_DRIVER, LINGER_NS, TIMER_BENCH_DRIVER, driver_tick, d);
+    }
+}
+
+static void run_baseline(struct run_result *out)
+{
+    struct ks_cluster_config cluster;
+    cluster_config_init(&cluster);
+    struct ks_topic_config *topic = malloc(sizeof *topic);
+    ks_assert(topic != NULL);
+    topic_config_init(topic);
+    struct ks_cluster_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.cluster = &cluster;
+    spec.topics = topic;
+    spec.topic_count = 1;
+
+    char *run_dir = NULL;
+    ks_world *world = world_new(&spec, &run_dir);
+    struct ks_cluster_observer observer;
+    memset(&observer, 0, sizeof observer);
+    struct ks_cluster *model = ks_cluster_new(world, &spec, &observer);
+    struct driver *d = calloc(1, sizeof *d);
+    ks_assert(d != NULL);
+    d->world = world;
+    d->model = model;
+    for (int32_t p = 0; p < PARTITIONS; p++) {
+        d->pending[p] = g_array_new(FALSE, FALSE, sizeof(struct pending_record));
+    }
+    memset(d->value, 'v', sizeof d->value);
+
+    double start = wall_s();
+    double start_cpu = cpu_s();
+    ks_cluster_start(model);
+    ks_world_schedule(world, KS_NODE_DRIVER, LINGER_NS, TIMER_BENCH_DRIVER, driver_tick, d);
+    ks_world_run_until(world, RUN_END_NS);
+    while (d->acked + d->failed < RECORD_COUNT && ks_world_now_ns(world) < DRAIN_END_NS) {
+        ks_world_run_until(world, ks_world_now_ns(world) + DRAIN_STEP_NS);
+    }
+    out->wall_s = wall_s() - start;
+    out->cpu_s = cpu_s() - start_cpu;
+    out->events = ks_world_event_count(world);
+    out->sim_end_ns = ks_world_now_ns(world);
+    out->sent = d->appended;
+    out->acked = d->acked;
+    out->failed = d->failed;
+    out->consumed = 0;
+    out->consumed_distinct = 0;
+    out->log_bytes = topic_log_bytes(model);
+
+    ks_cluster_free(model); /* batches still pending leak their small contexts */
+    ks_world_free(world);
+    for (int32_t p = 0; p < PARTITIONS; p++) {
+        g_array_unref(d->pending[p]);
+    }
+    free(d);
+    remove_tree(run_dir);
+    g_free(run_dir);
+    free(topic);
+}
+
+/* ---- (b) producer and consumer ---------------------------------------------- */
+
+struct consume_counter {
+    int64_t consumed;
+    int64_t distinct;
+    uint8_t *seen; /* one bit per producer seq */
+};
+
+static void on_consumed(void *context, const struct ks_consumed_record *consumed)
+{
+    struct consume_counter *counter = context;
+    counter->consumed++;
+    if (consumed->producer_index == 0 && consumed->seq >= 0 && consumed->seq < RECORD_COUNT) {
+        uint8_t bit = (uint8_t)(1u << (consumed->seq & 7));
+        uint8_t *byte = &counter->seen[consumed->seq >> 3];
+        if ((*byte & bit) == 0) {
+            *byte |= bit;
+            counter->distinct++;
+        }
+    }
+}
+
+static void run_clients(struct run_result *out, bool with_consumer, int64_t processing_ns)
+{
+    struct ks_cluster_config cluster;
+    cluster_config_init(&cluster);
+    struct ks_topic_config *topic = malloc(sizeof *topic);
+    ks_assert(topic != NULL);
+    topic_config_init(topic);
+    struct ks_producer_config producer;
+    producer_config_init(&producer);
+    struct ks_consumer_config consumer;
+    consumer_config_init(&consumer);
+    consumer.processing_ns = processing_ns;
+    struct ks_cluster_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.cluster = &cluster;
+    spec.topics = topic;
+    spec.topic_count = 1;
+    spec.producers = &producer;
+    spec.producer_count = 1;
+    spec.consumers = with_consumer ? &consumer : NULL;
+    spec.consumer_count = with_consumer ? 1 : 0;
+
+    char *run_dir = NULL;
+    ks_world *world = world_new(&spec, &run_dir);
+    struct consume_counter counter;
+    memset(&counter, 0, sizeof counter);
+    counter.seen = calloc((size_t)(RECORD_COUNT / 8 + 1), 1);
+    ks_assert(counter.seen != NULL);
+    struct ks_cluster_observer observer;
+    memset(&observer, 0, sizeof observer);
+    observer.context = &counter;
+    observer.on_consumed = on_consumed;
+    struct ks_cluster *model = ks_cluster_new(world, &spec, &observer);
+
+    double start = wall_s();
+    double start_cpu = cpu_s();
+    ks_cluster_start(model);
+    ks_world_run_until(world, RUN_END_NS);
+    while ((ks_cluster_producer_acked_count(model, 0) < RECORD_COUNT ||
+            (with_consumer && counter.distinct < RECORD_COUNT)) &&
+           ks_world_now_ns(world) < DRAIN_END_NS) {
+        ks_world_run_until(world, ks_world_now_ns(world) + DRAIN_STEP_NS);
+    }
+    out->wall_s = wall_s() - start;
+    out->cpu_s = cpu_s() - start_cpu;
+    out->events = ks_world_event_count(world);
+    out->sim_end_ns = ks_world_now_ns(world);
+    out->sent = ks_cluster_producer_sent_count(model, 0);
+    out->acked = ks_cluster_producer_acked_count(model, 0);
+    out->failed = 0;
+    out->consumed = counter.consumed;
+    out->consumed_distinct = counter.distinct;
+    out->log_bytes = topic_log_bytes(model);
+
+    ks_cluster_free(model);
+    ks_world_free(world);
+    free(counter.seen);
+    remove_tree(run_dir);
+    g_free(run_dir);
+    free(topic);
+}
+
+/* walls: the two runs' wall times when the side ran twice, or NULL. */
+static void print_run(const char *label, const struct run_result *r, const double *walls)
+{
+    char runs[64] = "";
+    if (walls != NULL) {
+        snprintf(runs, sizeof runs, " (best of %.2f and %.2f)", walls[0], walls[1]);
+    }
+    printf("# %s: wall %.2f s%s, cpu %.2f s, events %" G_GUINT64_FORMAT ", simulated %.1f s, records sent %"
+           G_GINT64_FORMAT " acked %" G_GINT64_FORMAT " failed %" G_GINT64_FORMAT
+           " consumed %" G_GINT64_FORMAT " (distinct %" G_GINT64_FORMAT "), topic log bytes on"
+           " 3 brokers %" G_GINT64_FORMAT "\n",
+           label, r->wall_s, runs, r->cpu_s, r->events, (double)r->sim_end_ns / 1e9, r->sent, r->acked,
+           r->failed, r->consumed, r->consumed_distinct, r->log_bytes);
+}
+
+/* With an argument, runs one side only (for profiling, or to split the
+ * client cost): `baseline`, `clients [processing_ns]` (default 1000), or
+ * `producer` (the producer without the consumer). No argument runs (a) and
+ * (b) and prints the ratio. */
+int main(int argc, char **argv)
+{
+    const char *only = argc > 1 ? argv[1] : NULL;
+    struct run_result baseline;
+    struct run_result clients;
+    memset(&baseline, 0, sizeof baseline);
+    memset(&clients, 0, sizeof clients);
+    if (only != NULL) {
+        if (strcmp(only, "baseline") == 0) {
+            run_baseline(&baseline);
+        } else if (strcmp(only, "clients") == 0) {
+            int64_t processing_ns = argc > 2 ? g_ascii_strtoll(argv[2], NULL, 10) : PROCESSING_NS;
+            run_clients(&baseline, true, processing_ns);
+        } else if (strcmp(only, "producer") == 0) {
+            run_clients(&baseline, false, PROCESSING_NS);
+        } else {
+            fprintf(stderr, "usage: bench_clients [baseline | clients [processing_ns] | producer]\n");
+            return 2;
+        }
+        print_run(only, &baseline, NULL);
+        return baseline.acked == RECORD_COUNT ? 0 : 1;
+    }
+    /* Each side twice, in the order a b b a, so that neither side always
+     * runs first or last (page cache, the other helpers' load); the faster
+     * run of each side counts. The runs are deterministic: a side's repeats
+     * do the same events. */
+    struct run_result repeat_a;
+    struct run_result repeat_b;
+    memset(&repeat_a, 0, sizeof repeat_a);
+    memset(&repeat_b, 0, sizeof repeat_b);
+    run_baseline(&baseline);
+    run_clients(&clients, true, PROCESSING_NS);
+    run_clients(&repeat_b, true, PROCESSING_NS);
+    run_baseline(&repeat_a);
+    double walls_a[2] = { baseline.wall_s, repeat_a.wall_s };
+    double walls_b[2] = { clients.wall_s, repeat_b.wall_s };
+    ks_assert(repeat_a.events == baseline.events && repeat_b.events == clients.events);
+    if (repeat_a.wall_s < baseline.wall_s) {
+        baseline.wall_s = repeat_a.wall_s;
+        baseline.cpu_s = repeat_a.cpu_s;
+    }
+    if (repeat_b.wall_s < clients.wall_s) {
+        clients.wall_s = repeat_b.wall_s;
+        clients.cpu_s = repeat_b.cpu_s;
+    }
+    double ratio = baseline.wall_s > 0 ? clients.wall_s / baseline.wall_s : 0;
+    print_run("baseline (driver appends at leaders)", &baseline, walls_a);
+    print_run("clients (producer + consumer group)", &clients, walls_b);
+    printf("BENCH client_overhead %.2f x ratio=%.2f\n", ratio, ratio);
+    bool complete = baseline.acked == RECORD_COUNT && clients.acked == RECORD_COUNT &&
+                    clients.consumed_distinct == RECORD_COUNT;
+    if (!complete) {
+        printf("# incomplete: expected %" G_GINT64_FORMAT " records acked in both runs and"
+               " consumed in the second\n", (int64_t)RECORD_COUNT);
+    }
+    return complete ? 0 : 1;
+}
