@@ -99,7 +99,8 @@
 #define OFFSET_ENTRY_BYTES 8
 #define TIME_ENTRY_BYTES 12
 #define SCAN_WINDOW_BYTES (256 * 1024)
-#define LOOKUP_WINDOW_BYTES (8 * 1024)
+#define LOOKUP_WINDOW_BYTES KS_BATCH_HEADER_BYTES /* one header per read while seeking */
+#define EXTENT_WINDOW_BYTES (64 * 1024)          /* headers of the batches that follow */
 #define EPOCH_CHECKPOINT_NAME "leader-epoch-checkpoint"
 
 struct offset_entry {
@@ -1708,17 +1709,27 @@ static int segment_floor_index(const struct ks_log *log, int64_t offset)
     return (int)low - 1;
 }
 
-/* Appends whole batches of one segment from `position` to out, as
- * ks_log_read describes, continuing with the reader the lookup used (its
- * window usually holds the batch already, saving a second read). Returns
- * bytes added, or -1 on an I/O error. */
+/* Appends whole batches of one segment from `position` (where `first`, the
+ * batch the lookup found, starts) to out, as ks_log_read describes. The
+ * lookup read only batch headers; when the first batch alone reaches
+ * max_bytes no further header is needed (KIP-74 would stop there anyway),
+ * else the following headers are read in larger windows. The batches are
+ * then copied in one read straight into out. Returns bytes added, or -1 on
+ * an I/O error. */
 static int64_t read_segment_from(struct reader *reader, struct segment *segment,
-                                 int64_t position, int64_t upto_offset, size_t max_bytes,
-                                 GByteArray *out)
+                                 int64_t position, const struct header *first,
+                                 int64_t upto_offset, size_t max_bytes, GByteArray *out)
 {
+    if (first->last_offset >= upto_offset) {
+        return 0;
+    }
     /* Collect the extent of whole batches first, then copy them in one go. */
-    int64_t end = position;
-    while (end < segment->size_bytes) {
+    int64_t end = position + first->batch_bytes;
+    if ((size_t)first->batch_bytes < max_bytes) {
+        size_t wanted = max_bytes - (size_t)first->batch_bytes + KS_BATCH_HEADER_BYTES;
+        reader->window_bytes = MIN(wanted, (size_t)EXTENT_WINDOW_BYTES);
+    }
+    while ((size_t)(end - position) < max_bytes && end < segment->size_bytes) {
         size_t available = 0;
         struct header batch;
         const uint8_t *bytes = reader_get(reader, end, KS_BATCH_HEADER_BYTES, &available);
@@ -1781,7 +1792,8 @@ enum ks_log_result ks_log_read(struct ks_log *log, int64_t offset, int64_t upto_
         if (position < 0) {
             continue;
         }
-        int64_t added = read_segment_from(&reader, segment, position, upto_offset, max_bytes, out);
+        int64_t added =
+            read_segment_from(&reader, segment, position, &batch, upto_offset, max_bytes, out);
         if (added < 0) {
             return KS_LOG_IO_ERROR;
         }

@@ -2,10 +2,26 @@
 ** sim/disk.c: every node's disk, over real files, with a fault layer and a
 ** simulated cost.
 **
-** Real bytes. Every write goes to a real file under the run directory at once,
-** so tools (dump-log, the checker) can read them, and reads see "disk plus page
+** Real bytes. Every write goes to a real file under the run directory, so
+** tools (dump-log, the checker) can read them, and reads see "disk plus page
 ** cache" exactly as core/ expects. Nothing here ever calls fsync(2): durability
 ** is modelled, not borrowed from the host.
+**   S1  Appends are staged: up to STAGE_BYTES_MAX bytes appended to a file are
+**       kept in the process and written to the real file in one pwrite (a
+**       host write of a few KiB costs several times more per byte than one
+**       of 64 KiB). The staged bytes are written out before anything else
+**       touches the real file: a write that is not an append, a truncate,
+**       ks_disk_fsync, the last close, a descriptor eviction, power loss,
+**       corruption, and ks_world_real_path (so whoever looks at a real file
+**       sees every write). Reads serve the staged part from memory. Staging
+**       is outside the simulation: the cost model, D1-D3 and every fault see
+**       each ks_disk_pwrite call exactly as before, and a process crash
+**       loses nothing (staged bytes stand for the page cache, which
+**       survives it).
+**   M1  Reads of a settled file (no write since its last fsync or truncate:
+**       a rolled segment, a loaded index) copy from a read-only shared
+**       mapping of it, kept while its descriptor is open, instead of one
+**       pread per read; files being written use pread and the staged bytes.
 **
 ** Durability model. Each file (keyed by its run-relative path; its record is
 ** kept while the file exists, open or not) belongs to the node that last
@@ -71,10 +87,13 @@
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define SECTOR_BYTES 512
+#define STAGE_BYTES_MAX (64 * 1024)
+#define MAP_ROUND_BYTES (1024 * 1024)
 
 struct undo_entry {
     int64_t position_bytes;
@@ -96,6 +115,11 @@ struct ks__file_record {
     int64_t last_write_byte_count;
     uint32_t handle_count;
     bool detached; /* deleted while open: not in world->files, fd pinned */
+    uint8_t *staged;         /* S1: appended bytes not yet in the real file, owned */
+    size_t staged_bytes;     /* they belong at [size_bytes - staged_bytes, size_bytes) */
+    size_t staged_capacity;
+    const uint8_t *map;      /* M1: read-only shared mapping while fd is open, or NULL */
+    size_t map_bytes;
 };
 
 struct ks_file {
@@ -133,7 +157,7 @@ static void check_path(const char *path, bool allow_root)
     }
 }
 
-char *ks_world_real_path(const ks_world *world, const char *path)
+static char *real_path(const ks_world *world, const char *path)
 {
     check_path(path, true);
     if (path[0] == '\0') {
@@ -210,11 +234,33 @@ static void lru_push_front(ks_world *world, struct ks__file_record *record)
     world->lru_head = record;
 }
 
+/* S1: writes the staged appends to the real file through `fd`. */
+static void stage_write_out(struct ks__file_record *record, int fd)
+{
+    if (record->staged_bytes == 0) {
+        return;
+    }
+    write_all(fd, record->staged, record->staged_bytes,
+              record->size_bytes - (int64_t)record->staged_bytes, record->path);
+    record->staged_bytes = 0;
+}
+
+static void record_unmap(struct ks__file_record *record)
+{
+    if (record->map != NULL) {
+        munmap((void *)record->map, record->map_bytes);
+        record->map = NULL;
+        record->map_bytes = 0;
+    }
+}
+
 static void record_close_fd(ks_world *world, struct ks__file_record *record)
 {
     if (record->fd < 0) {
         return;
     }
+    stage_write_out(record, record->fd);
+    record_unmap(record);
     if (!record->detached) {
         lru_unlink(world, record);
         ks_assert(world->open_fd_count > 0);
@@ -249,7 +295,7 @@ static int record_fd(ks_world *world, struct ks__file_record *record)
         return record->fd;
     }
     ks_assert(!record->detached);
-    char *real = ks_world_real_path(world, record->path);
+    char *real = real_path(world, record->path);
     int fd = open(real, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         host_fail("open", real);
@@ -257,6 +303,39 @@ static int record_fd(ks_world *world, struct ks__file_record *record)
     g_free(real);
     record_adopt_fd(world, record, fd);
     return fd;
+}
+
+/* S1: makes the real file hold every byte written so far. */
+static void record_flush(ks_world *world, struct ks__file_record *record)
+{
+    if (record->staged_bytes > 0) {
+        stage_write_out(record, record_fd(world, record));
+    }
+}
+
+static void stage_release(struct ks__file_record *record)
+{
+    ks_assert(record->staged_bytes == 0);
+    g_free(record->staged);
+    record->staged = NULL;
+    record->staged_capacity = 0;
+}
+
+/* Flushes every file that has an open handle (only those can hold staged
+ * bytes: the last close flushes). */
+static void flush_all(ks_world *world)
+{
+    for (ks_file *file = world->handles; file != NULL; file = file->next) {
+        record_flush(world, file->record);
+    }
+}
+
+char *ks_world_real_path(const ks_world *world, const char *path)
+{
+    /* Whoever looks at a real file sees every write (S1). Staging is a cache
+     * outside the simulation, so flushing leaves the world's state as it was. */
+    flush_all((ks_world *)world);
+    return real_path(world, path);
 }
 
 /* ---- records ---------------------------------------------------------------------------- */
@@ -271,7 +350,9 @@ static void undo_clear(struct ks__file_record *record)
 
 static void record_destroy(ks_world *world, struct ks__file_record *record)
 {
+    record_flush(world, record);
     record_close_fd(world, record);
+    stage_release(record);
     undo_clear(record);
     g_array_free(record->undo, TRUE);
     g_free(record->path);
@@ -398,6 +479,7 @@ static void make_parents(const char *real)
 
 static void record_truncate(ks_world *world, struct ks__file_record *record, int64_t size_bytes)
 {
+    record_flush(world, record);
     undo_save(world, record, size_bytes, record->size_bytes);
     if (ftruncate(record_fd(world, record), (off_t)size_bytes) != 0) {
         host_fail("ftruncate", record->path);
@@ -412,7 +494,7 @@ static void record_truncate(ks_world *world, struct ks__file_record *record, int
  * false if the file is gone. */
 static bool record_check_external(ks_world *world, struct ks__file_record *record)
 {
-    char *real = ks_world_real_path(world, record->path);
+    char *real = real_path(world, record->path);
     struct stat st;
     bool exists = stat(real, &st) == 0;
     g_free(real);
@@ -447,7 +529,7 @@ ks_file *ks_disk_open(ks_world *world, ks_node_id node, const char *path, unsign
         record = NULL;
     }
     if (record == NULL) {
-        char *real = ks_world_real_path(world, path);
+        char *real = real_path(world, path);
         struct stat st;
         bool existed = stat(real, &st) == 0;
         if (!existed && !(flags & KS_DISK_CREATE)) {
@@ -512,8 +594,13 @@ void ks_disk_close(ks_file *file)
     }
     ks_assert(record->handle_count > 0);
     record->handle_count--;
-    if (record->detached && record->handle_count == 0) {
-        record_destroy(world, record);
+    if (record->handle_count == 0) {
+        if (record->detached) {
+            record_destroy(world, record);
+        } else {
+            record_flush(world, record);
+            stage_release(record);
+        }
     }
     g_free(file);
 }
@@ -531,8 +618,28 @@ enum ks_io_result ks_disk_pwrite(ks_file *file, const void *bytes, size_t byte_c
     ks_assert(position_bytes >= 0);
     ks_assert(bytes != NULL || byte_count == 0);
     int64_t end = position_bytes + (int64_t)byte_count;
-    undo_save(world, record, position_bytes, end);
-    write_all(record_fd(world, record), bytes, byte_count, position_bytes, record->path);
+    if (position_bytes == record->size_bytes && byte_count > 0 && byte_count < STAGE_BYTES_MAX) {
+        /* An append: staged (S1). Nothing below the durable size changes, so
+         * there is nothing to save for undo. */
+        if (record->staged_bytes + byte_count > STAGE_BYTES_MAX) {
+            record_flush(world, record);
+        }
+        size_t need = record->staged_bytes + byte_count;
+        if (need > record->staged_capacity) {
+            size_t capacity = record->staged_capacity > 0 ? record->staged_capacity : 4096;
+            while (capacity < need) {
+                capacity *= 2;
+            }
+            record->staged = g_realloc(record->staged, capacity);
+            record->staged_capacity = capacity;
+        }
+        memcpy(record->staged + record->staged_bytes, bytes, byte_count);
+        record->staged_bytes = need;
+    } else {
+        record_flush(world, record);
+        undo_save(world, record, position_bytes, end);
+        write_all(record_fd(world, record), bytes, byte_count, position_bytes, record->path);
+    }
     if (end > record->size_bytes) {
         record->size_bytes = end;
     }
@@ -550,6 +657,36 @@ enum ks_io_result ks_disk_append(ks_file *file, const void *bytes, size_t byte_c
     return ks_disk_pwrite(file, bytes, byte_count, file->record->size_bytes);
 }
 
+/* M1: a pointer to [position, position + byte_count) of the real file through
+ * the record's mapping, or NULL when the read should use pread. Only settled
+ * files map (no write since their last fsync or truncate: a rolled segment,
+ * an index); a file being appended to (an active segment) is read with pread
+ * or from its staged bytes, so a run that mostly reads fresh data does not
+ * grow its resident set by the whole log. The caller keeps the range below
+ * the real file's size, so no page past its end is touched. */
+static const uint8_t *map_range(ks_world *world, struct ks__file_record *record,
+                                int64_t position_bytes, size_t byte_count)
+{
+    if (record->has_last_write || record->staged_bytes > 0) {
+        return NULL;
+    }
+    int64_t real_size = record->size_bytes;
+    int64_t end = position_bytes + (int64_t)byte_count;
+    if (record->map == NULL || (int64_t)record->map_bytes < end) {
+        int fd = record_fd(world, record);
+        record_unmap(record);
+        size_t length = ((size_t)real_size + MAP_ROUND_BYTES - 1) / MAP_ROUND_BYTES *
+                        MAP_ROUND_BYTES;
+        void *map = mmap(NULL, length, PROT_READ, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED) {
+            return NULL; /* pread still works */
+        }
+        record->map = map;
+        record->map_bytes = length;
+    }
+    return record->map + position_bytes;
+}
+
 enum ks_io_result ks_disk_read(ks_file *file, void *bytes, size_t byte_count,
                                int64_t position_bytes, size_t *read_count_out)
 {
@@ -560,8 +697,26 @@ enum ks_io_result ks_disk_read(ks_file *file, void *bytes, size_t byte_count,
     size_t n = 0;
     if (position_bytes < record->size_bytes) {
         size_t available = (size_t)(record->size_bytes - position_bytes);
-        n = read_all(record_fd(world, record), bytes, MIN(byte_count, available),
-                     position_bytes, record->path);
+        size_t want = MIN(byte_count, available);
+        int64_t real_size = record->size_bytes - (int64_t)record->staged_bytes;
+        if (position_bytes < real_size) {
+            size_t from_file = MIN(want, (size_t)(real_size - position_bytes));
+            const uint8_t *mapped = map_range(world, record, position_bytes, from_file);
+            if (mapped != NULL) {
+                memcpy(bytes, mapped, from_file);
+                n = from_file;
+            } else {
+                n = read_all(record_fd(world, record), bytes, from_file, position_bytes,
+                             record->path);
+            }
+            ks_assert(n == from_file);
+        }
+        if (n < want) {
+            /* The rest is staged (S1). */
+            size_t staged_at = (size_t)(position_bytes + (int64_t)n - real_size);
+            memcpy((uint8_t *)bytes + n, record->staged + staged_at, want - n);
+            n = want;
+        }
     }
     if (read_count_out != NULL) {
         *read_count_out = n;
@@ -574,6 +729,7 @@ enum ks_io_result ks_disk_fsync(ks_file *file)
 {
     ks_world *world = file->world;
     struct ks__file_record *record = file->record;
+    record_flush(world, record); /* so a synced file is whole on the host too */
     record->durable_size_bytes = record->size_bytes;
     record->synced = true;
     undo_clear(record);
@@ -643,8 +799,8 @@ enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *f
     check_path(from, false);
     check_path(to, false);
     ks_assert(node < world->node_count);
-    char *real_from = ks_world_real_path(world, from);
-    char *real_to = ks_world_real_path(world, to);
+    char *real_from = real_path(world, from);
+    char *real_to = real_path(world, to);
     struct stat st;
     if (stat(real_from, &st) != 0) {
         g_free(real_from);
@@ -687,7 +843,7 @@ enum ks_io_result ks_disk_delete(ks_world *world, ks_node_id node, const char *p
 {
     check_path(path, false);
     ks_assert(node < world->node_count);
-    char *real = ks_world_real_path(world, path);
+    char *real = real_path(world, path);
     struct stat st;
     if (stat(real, &st) != 0) {
         g_free(real);
@@ -707,7 +863,7 @@ bool ks_disk_exists(ks_world *world, ks_node_id node, const char *path)
 {
     check_path(path, false);
     ks_assert(node < world->node_count);
-    char *real = ks_world_real_path(world, path);
+    char *real = real_path(world, path);
     struct stat st;
     bool exists = stat(real, &st) == 0;
     g_free(real);
@@ -718,7 +874,7 @@ enum ks_io_result ks_disk_mkdir(ks_world *world, ks_node_id node, const char *pa
 {
     check_path(path, false);
     ks_assert(node < world->node_count);
-    char *real = ks_world_real_path(world, path);
+    char *real = real_path(world, path);
     if (g_mkdir_with_parents(real, 0755) != 0) {
         host_fail("mkdir", real);
     }
@@ -735,7 +891,7 @@ char **ks_disk_list(ks_world *world, ks_node_id node, const char *path)
 {
     check_path(path, true);
     ks_assert(node < world->node_count);
-    char *real = ks_world_real_path(world, path);
+    char *real = real_path(world, path);
     GDir *dir = g_dir_open(real, 0, NULL);
     g_free(real);
     if (dir == NULL) {
@@ -855,6 +1011,9 @@ void ks__disk_power_loss(ks_world *world, ks_node_id node)
         qsort(mine->pdata, mine->len, sizeof(void *), record_path_compare);
     }
     for (guint i = 0; i < mine->len; i++) {
+        record_flush(world, mine->pdata[i]);
+    }
+    for (guint i = 0; i < mine->len; i++) {
         power_loss_file(world, mine->pdata[i]);
     }
     g_ptr_array_free(mine, TRUE);
@@ -881,6 +1040,7 @@ bool ks_world_disk_corrupt(ks_world *world, ks_node_id node, const char *path,
     if (end > record->size_bytes) {
         return false;
     }
+    record_flush(world, record);
     uint8_t *bytes = g_malloc(byte_count > 0 ? byte_count : 1);
     int fd = record_fd(world, record);
     read_all(fd, bytes, byte_count, position_bytes, record->path);
@@ -909,7 +1069,7 @@ int64_t ks_world_disk_durable_size(ks_world *world, ks_node_id node, const char 
     if (record != NULL) {
         return record->durable_size_bytes;
     }
-    char *real = ks_world_real_path(world, path);
+    char *real = real_path(world, path);
     struct stat st;
     int64_t size = stat(real, &st) == 0 ? (int64_t)st.st_size : -1; /* D1; -1: no such file */
     g_free(real);

@@ -364,6 +364,7 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
             g_string_printf(faults->detail, "%s-%d at the crash: leader %u leo %" PRId64
                             " hw %" PRId64, s->topics[t].name, p, node, leader.leo, leader.hw);
             int64_t follower_leo_max = -1;
+            GString *down_in_sync = g_string_new(NULL);
             for (int32_t r = 0; r < replica_count; r++) {
                 if (replicas[r] == (int32_t)node) {
                     continue;
@@ -378,6 +379,13 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
                     }
                 } else {
                     g_string_append_printf(faults->detail, ", follower %d down", replicas[r]);
+                    for (int32_t i = 0; i < isr_count; i++) {
+                        if (isr[i] == replicas[r]) {
+                            g_string_append_printf(down_in_sync, "%s%d",
+                                                   down_in_sync->len > 0 ? ", " : "",
+                                                   replicas[r]);
+                        }
+                    }
                 }
             }
             g_string_append(faults->detail, " (isr ");
@@ -401,8 +409,16 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
             GString *text = g_string_new(NULL);
             if (leader.leo <= leader.hw) {
                 g_string_append_printf(text, "Every record leader %u holds is below its high "
-                                             "watermark, so committed: the in-sync followers "
-                                             "have it all and no write is at risk.", node);
+                                             "watermark, so committed: each was on every "
+                                             "in-sync replica when it was committed.", node);
+                if (down_in_sync->len > 0) {
+                    g_string_append_printf(text, " But in-sync follower %s is down already: if "
+                                           "it lost power, it kept only what it had fsynced.",
+                                           down_in_sync->str);
+                } else {
+                    g_string_append(text, " A follower from the ISR can take over without "
+                                          "losing any of them.");
+                }
             } else {
                 g_string_append_printf(text, "Offsets %" PRId64 "..%" PRId64 " are on leader %u "
                                        "but not yet committed (at or above its high watermark "
@@ -431,6 +447,7 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
             }
             report(faults, "replicas", (int32_t)node, (struct ks_tp){ (int32_t)t, p }, text->str);
             g_string_free(text, TRUE);
+            g_string_free(down_in_sync, TRUE);
             g_string_free(strong, TRUE);
             g_string_free(one, TRUE);
             g_string_free(none, TRUE);
@@ -685,6 +702,7 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
             GString *blocked = g_string_new(NULL);
             GString *unanswered = g_string_new(NULL);
             GString *writing = g_string_new(NULL);
+            bool writing_weak = false; /* a producer that still reaches it uses acks=1 or 0 */
             for (int32_t i = 0; i < spec->producer_count; i++) {
                 if (spec->producers[i].topic_index != (int32_t)t) {
                     continue;
@@ -693,6 +711,8 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
                 bool request = cut_passes(a, b, one_way, node, (ks_node_id)leader);
                 bool answer = cut_passes(a, b, one_way, (ks_node_id)leader, node);
                 GString *list = request && answer ? writing : request ? unanswered : blocked;
+                writing_weak = writing_weak ||
+                               (request && answer && spec->producers[i].acks != KS_ACKS_ALL);
                 g_string_append_printf(list, "%s%s", list->len > 0 ? ", " : "",
                                        spec->producers[i].name);
             }
@@ -744,11 +764,19 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
                                                   : "finds no other ISR member it hears from, "
                                                     "so the partition goes offline. ");
                     }
-                    if (writing->len > 0) {
-                        g_string_append_printf(text, "Leader %d is not told: producer %s still "
-                                               "writes to it, and what it takes after the new "
-                                               "election is truncated when it rejoins. ",
-                                               leader, writing->str);
+                    if (writing->len > 0 && cut_in_sync > 0) {
+                        g_string_append_printf(text, "Producer %s still writes to leader %d, "
+                                               "but with in-sync followers cut off nothing it "
+                                               "takes from now on can be committed, and all of "
+                                               "it is truncated when it rejoins the new "
+                                               "leader%s. ", writing->str, leader,
+                                               writing_weak ? " (acks=1 and acks=0 writes "
+                                               "among it count as written all the same)" : "");
+                    } else if (writing->len > 0) {
+                        g_string_append_printf(text, "Producer %s still writes to leader %d, "
+                                               "which, alone in its ISR, commits those writes "
+                                               "by itself: a leader elected without them "
+                                               "loses them. ", writing->str, leader);
                     }
                 }
                 if (blocked->len > 0) {
