@@ -16,7 +16,8 @@
 **                (a lone record larger than batch.size gets its own batch).
 **                Each batch reserves max(batch.size, its size) of buffer.memory
 **                until it ends.
-**   sender       one loop (sender_run) after every event: request timeouts,
+**   sender       one loop (sender_run) after every event but a send() that
+**                only adds to an open batch (see sender_due): request timeouts,
 **                delivery timeouts, idempotence bookkeeping, metadata and
 **                InitProducerId, then drain: a queue's head batch is sendable
 **                when closed (full, or another batch behind it), lingered
