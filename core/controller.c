@@ -363,10 +363,11 @@ static bool elect_partition(struct ks_controller *controller, int32_t topic_inde
         g_snprintf(detail, sizeof detail, "%s-%d unclean leader %d epoch %d isr %d (old isr %s; %s)",
                  name, partition, leader, state->leader_epoch, leader, isr_text, why);
         g_snprintf(explain, sizeof explain,
-                 "No replica of %s-%d in the ISR (%s) is alive, and unclean.leader.election.enable "
-                 "is true, so the controller makes broker %d leader although it was not in sync. "
-                 "Every record it never replicated, acknowledged or not, is gone: the other "
-                 "replicas will truncate to its log when they come back.",
+                 "No replica of %s-%d in the ISR (%s) is available (registered, unfenced), and "
+                 "unclean.leader.election.enable is true, so the controller makes broker %d "
+                 "leader although it was not in sync. Every record it lacks is gone, committed "
+                 "and acknowledged ones included: the other replicas will truncate to its log "
+                 "when they come back.",
                  name, partition, isr_text, leader);
         touch(controller, part);
         emit(controller, KS_EV_UNCLEAN_ELECTION, leader, topic_index, partition, detail, explain);

@@ -702,6 +702,7 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
             GString *blocked = g_string_new(NULL);
             GString *unanswered = g_string_new(NULL);
             GString *writing = g_string_new(NULL);
+            bool writing_weak = false; /* a producer that still reaches it uses acks=1 or 0 */
             for (int32_t i = 0; i < spec->producer_count; i++) {
                 if (spec->producers[i].topic_index != (int32_t)t) {
                     continue;
@@ -710,6 +711,8 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
                 bool request = cut_passes(a, b, one_way, node, (ks_node_id)leader);
                 bool answer = cut_passes(a, b, one_way, (ks_node_id)leader, node);
                 GString *list = request && answer ? writing : request ? unanswered : blocked;
+                writing_weak = writing_weak ||
+                               (request && answer && spec->producers[i].acks != KS_ACKS_ALL);
                 g_string_append_printf(list, "%s%s", list->len > 0 ? ", " : "",
                                        spec->producers[i].name);
             }
@@ -761,11 +764,19 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
                                                   : "finds no other ISR member it hears from, "
                                                     "so the partition goes offline. ");
                     }
-                    if (writing->len > 0) {
-                        g_string_append_printf(text, "Leader %d is not told: producer %s still "
-                                               "writes to it, and what it takes after the new "
-                                               "election is truncated when it rejoins. ",
-                                               leader, writing->str);
+                    if (writing->len > 0 && cut_in_sync > 0) {
+                        g_string_append_printf(text, "Producer %s still writes to leader %d, "
+                                               "but with in-sync followers cut off nothing it "
+                                               "takes from now on can be committed, and all of "
+                                               "it is truncated when it rejoins the new "
+                                               "leader%s. ", writing->str, leader,
+                                               writing_weak ? " (acks=1 and acks=0 writes "
+                                               "among it count as written all the same)" : "");
+                    } else if (writing->len > 0) {
+                        g_string_append_printf(text, "Producer %s still writes to leader %d, "
+                                               "which, alone in its ISR, commits those writes "
+                                               "by itself: a leader elected without them "
+                                               "loses them. ", writing->str, leader);
                     }
                 }
                 if (blocked->len > 0) {
