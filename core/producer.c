@@ -126,7 +126,7 @@ enum producer_timer_kind {
 
 struct precord {
     int64_t seq;           /* the producer's record number */
-    char *key;             /* owned; NULL for a null key */
+    int64_t key_number;    /* the key is "key-<n>"; -1 for a null key */
     ks_time_ns sent_ns;    /* when send() was called */
     int64_t timestamp_ms;  /* CreateTime */
     int32_t size_bytes;    /* encoded size inside the batch */
@@ -218,6 +218,7 @@ struct ks_producer {
     bool idempotent;
     int32_t in_flight_max;
     uint8_t *value;                           /* owned: value.bytes of payload */
+    int32_t name_bytes;                       /* strlen(config->name) */
 
     bool started;
     bool up;
@@ -253,6 +254,7 @@ struct ks_producer {
     int32_t meta_avoid_broker;
     uint8_t broker_alive[KS_BROKER_COUNT_MAX];
     bool broker_alive_known;
+    uint8_t broker_up_seen[KS_BROKER_COUNT_MAX]; /* broker_up() at the last sender pass */
 
     /* idempotence */
     int64_t producer_id;          /* -1 until InitProducerId answers */
@@ -343,23 +345,85 @@ ks_time_ns ks_producer_retry_backoff_ns(int64_t retry_backoff_ns, int64_t retry_
     return backoff < (uint64_t)retry_backoff_ns_max ? backoff : (uint64_t)retry_backoff_ns_max;
 }
 
+static int32_t decimal_digits(uint64_t value)
+{
+    int32_t digits = 1;
+    while (value >= 10) {
+        value /= 10;
+        digits++;
+    }
+    return digits;
+}
+
+/* Writes value in decimal at out, without a terminator (the per-record
+ * texts are built by hand: snprintf was a visible share of a run's time).
+ * Returns the number of digits. */
+static int32_t write_decimal(char *out, uint64_t value)
+{
+    int32_t digits = decimal_digits(value);
+    for (int32_t i = digits - 1; i >= 0; i--) {
+        out[i] = (char)('0' + value % 10);
+        value /= 10;
+    }
+    return digits;
+}
+
+/* The identity header's value "<producer name>:<seq>". */
 static int32_t header_value_text(const struct ks_producer *p, int64_t seq, char *out,
                                  size_t out_bytes)
 {
-    int n = snprintf(out, out_bytes, "%s:%lld", p->config->name, (long long)seq);
-    ks_assert(n > 0 && (size_t)n < out_bytes);
+    ks_assert(seq >= 0);
+    ks_assert((size_t)p->name_bytes + 1 + 20 < out_bytes);
+    memcpy(out, p->config->name, (size_t)p->name_bytes);
+    int32_t n = p->name_bytes;
+    out[n++] = ':';
+    n += write_decimal(out + n, (uint64_t)seq);
+    out[n] = '\0';
     return n;
+}
+
+#define KEY_PREFIX "key-"
+#define KEY_TEXT_BYTES 32
+
+/* Keys are kept as numbers and written out only where the text is needed
+ * (partitioning, encoding, reporting): no allocation per record. Returns
+ * the text (in out) or NULL for a null key; *bytes_out gets its length or -1. */
+static const char *key_text(int64_t key_number, char out[KEY_TEXT_BYTES], int32_t *bytes_out)
+{
+    if (key_number < 0) {
+        *bytes_out = -1;
+        return NULL;
+    }
+    int32_t n = (int32_t)strlen(KEY_PREFIX);
+    memcpy(out, KEY_PREFIX, (size_t)n);
+    n += write_decimal(out + n, (uint64_t)key_number);
+    out[n] = '\0';
+    *bytes_out = n;
+    return out;
+}
+
+static int32_t key_bytes_of(int64_t key_number)
+{
+    if (key_number < 0) {
+        return -1;
+    }
+    return (int32_t)strlen(KEY_PREFIX) + decimal_digits((uint64_t)key_number);
+}
+
+/* The length of header_value_text's output, without formatting it. */
+static int32_t header_value_bytes(const struct ks_producer *p, int64_t seq)
+{
+    ks_assert(seq >= 0);
+    return p->name_bytes + 1 + decimal_digits((uint64_t)seq);
 }
 
 static int32_t record_size(const struct ks_producer *p, const struct precord *record,
                            int32_t offset_delta, int64_t base_timestamp_ms)
 {
-    char header[96];
-    int32_t header_bytes = header_value_text(p, record->seq, header, sizeof(header));
-    int32_t key_bytes = record->key != NULL ? (int32_t)strlen(record->key) : -1;
     size_t size = ks_producer_record_size_bytes(
-        offset_delta, record->timestamp_ms - base_timestamp_ms, key_bytes,
-        p->config->value_bytes, (int32_t)strlen(KS_IDENTITY_HEADER), header_bytes);
+        offset_delta, record->timestamp_ms - base_timestamp_ms, key_bytes_of(record->key_number),
+        p->config->value_bytes, (int32_t)strlen(KS_IDENTITY_HEADER),
+        header_value_bytes(p, record->seq));
     return (int32_t)size;
 }
 
@@ -386,10 +450,12 @@ static void report_record(struct ks_producer *p, const struct precord *record, i
     if (p->observer == NULL || p->observer->on_record == NULL) {
         return;
     }
+    char key[KEY_TEXT_BYTES];
+    int32_t key_bytes = 0;
     struct ks_record_outcome out = {
         .producer_index = p->index,
         .seq = record->seq,
-        .key = record->key,
+        .key = key_text(record->key_number, key, &key_bytes),
         .topic_index = p->config->topic_index,
         .partition = partition,
         .offset = offset,
@@ -467,15 +533,12 @@ static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_
     return batch;
 }
 
-/* Frees the batch and its records' keys, and gives back its memory. The
+/* Frees the batch and its records, and gives back its memory. The
  * records must have been reported (or be reported by the caller first). */
 static void batch_free(struct ks_producer *p, struct pbatch *batch)
 {
     if (batch == NULL) {
         return;
-    }
-    for (guint i = 0; i < batch->records->len; i++) {
-        free(g_array_index(batch->records, struct precord, i).key);
     }
     g_array_free(batch->records, TRUE);
     if (batch->encoded != NULL) {
@@ -791,8 +854,11 @@ static bool partition_available(const struct ks_producer *p, int32_t partition)
 
 static int32_t choose_partition(struct ks_producer *p, const struct precord *record)
 {
-    if (record->key != NULL) {
-        return ks_partitioner_key_partition(record->key, strlen(record->key), p->partition_count);
+    if (record->key_number >= 0) {
+        char key[KEY_TEXT_BYTES];
+        int32_t key_bytes = 0;
+        key_text(record->key_number, key, &key_bytes);
+        return ks_partitioner_key_partition(key, (size_t)key_bytes, p->partition_count);
     }
     bool *available = g_newa(bool, (gsize)p->partition_count);
     for (int32_t i = 0; i < p->partition_count; i++) {
@@ -805,10 +871,21 @@ static int32_t choose_partition(struct ks_producer *p, const struct precord *rec
     return ks_sticky_partition(&p->sticky, available, p->partition_count, draw);
 }
 
+/* What an append did (RecordAppendResult): the sender needs a pass only
+ * when a batch was created (its linger deadline and delivery timeout must be
+ * armed) or became full (it can go now), as KafkaProducer.doSend wakes the
+ * sender only when batchIsFull || newBatchCreated. */
+enum append_result {
+    APPEND_NO_MEMORY,   /* nothing appended (a batch may have been closed) */
+    APPEND_QUIET,       /* added to an open batch that is still not full */
+    APPEND_READY,       /* a batch was created or became full */
+};
+
 /* Appends to the partition's open batch, or opens a new one if memory
- * allows. Returns false (nothing changed) when buffer.memory is exhausted. */
-static bool accumulator_append(struct ks_producer *p, const struct precord *record,
-                               int32_t partition)
+ * allows. Returns APPEND_NO_MEMORY (nothing appended) when buffer.memory is
+ * exhausted. */
+static enum append_result accumulator_append(struct ks_producer *p, const struct precord *record,
+                                             int32_t partition)
 {
     struct ppart *part = &p->parts[partition];
     struct pbatch *last = g_queue_peek_tail(&part->queue);
@@ -824,7 +901,7 @@ static bool accumulator_append(struct ks_producer *p, const struct precord *reco
             p->pending_count++;
             bool full = last->size_bytes >= batch_size;
             ks_sticky_on_append(&p->sticky, partition, size, full);
-            return true;
+            return full ? APPEND_READY : APPEND_QUIET;
         }
         last->closed = true; /* closeForRecordAppends */
     }
@@ -832,7 +909,7 @@ static bool accumulator_append(struct ks_producer *p, const struct precord *reco
     int64_t batch_bytes = KS_BATCH_HEADER_BYTES + (int64_t)size;
     int64_t reserve = batch_bytes > batch_size ? batch_bytes : batch_size;
     if (p->reserved_bytes + reserve > p->config->buffer_memory_bytes && p->reserved_bytes > 0) {
-        return false;
+        return APPEND_NO_MEMORY;
     }
     struct pbatch *batch = batch_new(p, partition, reserve);
     struct precord copy = *record;
@@ -843,28 +920,27 @@ static bool accumulator_append(struct ks_producer *p, const struct precord *reco
     p->pending_count++;
     ks_sticky_on_append(&p->sticky, partition, (int32_t)batch->size_bytes,
                         batch->size_bytes >= batch_size);
-    return true;
+    return APPEND_READY;
 }
 
 /* The waiting send() call tries again: needs metadata (waitOnMetadata), a
  * partition and room. On success the record is in the accumulator and the
  * application goes on. */
-static bool waiter_try(struct ks_producer *p)
+static enum append_result waiter_try(struct ks_producer *p)
 {
     struct pwaiter *waiter = &p->waiter;
     ks_assert(waiter->active);
     if (!p->meta_known) {
-        return false;
+        return APPEND_NO_MEMORY;
     }
     if (waiter->partition < 0) {
         waiter->partition = choose_partition(p, &waiter->record);
     }
-    if (!accumulator_append(p, &waiter->record, waiter->partition)) {
-        return false;
+    enum append_result result = accumulator_append(p, &waiter->record, waiter->partition);
+    if (result != APPEND_NO_MEMORY) {
+        waiter->active = false;
     }
-    waiter->active = false;
-    waiter->record.key = NULL; /* now owned by the batch */
-    return true;
+    return result;
 }
 
 static void schedule_next_record(struct ks_producer *p);
@@ -874,7 +950,7 @@ static void waiter_check(struct ks_producer *p, ks_time_ns now)
     if (!p->waiter.active) {
         return;
     }
-    if (waiter_try(p)) {
+    if (waiter_try(p) != APPEND_NO_MEMORY) {
         schedule_next_record(p);
         return;
     }
@@ -890,7 +966,6 @@ static void waiter_check(struct ks_producer *p, ks_time_ns now)
                                : "no metadata within max.block.ms",
                  "send() blocked for max.block.ms (waiting for metadata or for buffer.memory "
                  "to free) and gave up; the record never left the producer.");
-    free(record.key);
     schedule_next_record(p);
 }
 
@@ -921,8 +996,10 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
             .value = (const uint8_t *)header_value,
             .value_bytes = header_bytes,
         };
-        int32_t key_bytes = record->key != NULL ? (int32_t)strlen(record->key) : -1;
-        ks_batch_builder_add(&builder, record->timestamp_ms, record->key, key_bytes, p->value,
+        char key[KEY_TEXT_BYTES];
+        int32_t key_bytes = 0;
+        const char *key_data = key_text(record->key_number, key, &key_bytes);
+        ks_batch_builder_add(&builder, record->timestamp_ms, key_data, key_bytes, p->value,
                              p->config->value_bytes, &header, 1);
     }
     ks_assert(ks_batch_builder_size(&builder) == (size_t)batch->size_bytes);
@@ -1603,12 +1680,46 @@ static void schedule_sender(struct ks_producer *p, ks_time_ns at_ns)
                                         sender_wakeup, p);
 }
 
+/* Whether a sender pass at `now` could do anything, for a record appended
+ * to an open batch that is still not full (that append makes nothing
+ * sendable and moves no deadline). A pass acts on (a) deadlines, which
+ * next_wakeup_ns covers and the sender timer holds (its time is never later
+ * than the earliest of them); (b) events (responses, appends that make a
+ * batch ready), after which it runs anyway; and (c) brokers that are down,
+ * which it reads without an event: a broker that went down or came back
+ * since the last pass (a connection to reset, a leader that cannot be
+ * reached or can again), and a request still waiting on a broker that is
+ * down (metadata or InitProducerId sent to a crashed node when no other
+ * could be chosen: the next pass fails it at once). Skipping the pass in
+ * every other case changes nothing the simulation can see. */
+static bool sender_due(struct ks_producer *p, ks_time_ns now)
+{
+    if (p->sender_timer != 0 && p->sender_at_ns <= now) {
+        return true;
+    }
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        bool up = broker_up(p, b + 1);
+        if (up != (p->broker_up_seen[b] != 0)) {
+            return true;
+        }
+        if (!up && (p->conns[b].inflight->len > 0 ||
+                    (p->meta_request_id != 0 && p->meta_broker == b + 1) ||
+                    (p->pid_request_id != 0 && p->pid_broker == b + 1))) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void sender_run(struct ks_producer *p)
 {
     if (!p->up || !p->started) {
         return;
     }
     ks_time_ns now = now_ns(p);
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        p->broker_up_seen[b] = broker_up(p, b + 1) ? 1 : 0;
+    }
     expire_requests(p, now);
     expire_batches(p, now);
     resolve_sequences(p);
@@ -1656,19 +1767,16 @@ static void schedule_next_record(struct ks_producer *p)
                                         record_due, p);
 }
 
-/* The key text "key-<n>", n uniform in [0, keys); NULL for null keys.
- * Owned by the caller (free). */
-static char *make_key(struct ks_producer *p)
+/* The key number n of the key text "key-<n>", n uniform in [0, keys); -1
+ * for null keys. */
+static int64_t make_key(struct ks_producer *p)
 {
     if (p->config->key_count <= 0) {
-        return NULL;
+        return -1;
     }
     uint64_t n = ks_world_random_below(p->world, KS_RNG_WORKLOAD, (uint64_t)p->config->key_count);
-    char text[32];
-    snprintf(text, sizeof(text), "key-%llu", (unsigned long long)n);
-    char *key = strdup(text);
-    ks_assert(key != NULL);
-    return key;
+    ks_assert(n <= INT64_MAX);
+    return (int64_t)n;
 }
 
 /* One send() call of the application. */
@@ -1687,12 +1795,16 @@ static void record_due(ks_world *world, void *context)
     waiter->active = true;
     waiter->partition = -1;
     waiter->deadline_ns = time_add(now, p->config->max_block_ns);
-    waiter->record.key = make_key(p);
+    waiter->record.key_number = make_key(p);
     waiter->record.seq = p->next_seq++;
     waiter->record.sent_ns = now;
     waiter->record.timestamp_ms = KS_EPOCH_BASE_MS + (int64_t)(now / KS_NS_PER_MS);
-    if (waiter_try(p)) {
+    enum append_result result = waiter_try(p);
+    if (result != APPEND_NO_MEMORY) {
         schedule_next_record(p);
+    }
+    if (result == APPEND_QUIET && !sender_due(p, now)) {
+        return; /* a pass now would find nothing to do */
     }
     sender_run(p);
 }
@@ -1807,6 +1919,7 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
     p->idempotent = config->enable_idempotence && config->acks == KS_ACKS_ALL &&
                     config->retries > 0 && config->max_in_flight <= IN_FLIGHT_MAX_IDEMPOTENT;
     p->in_flight_max = config->max_in_flight > 0 ? config->max_in_flight : 1;
+    p->name_bytes = (int32_t)strlen(config->name);
     p->value = malloc(config->value_bytes > 0 ? (size_t)config->value_bytes : 1);
     ks_assert(p->value != NULL);
     for (int32_t i = 0; i < config->value_bytes; i++) {
@@ -1887,8 +2000,6 @@ static void drop_all(struct ks_producer *p, bool report)
         if (report) {
             report_record(p, &p->waiter.record, p->waiter.partition, -1, KS_OUTCOME_UNKNOWN);
         }
-        free(p->waiter.record.key);
-        p->waiter.record.key = NULL;
     }
     ks_assert(p->reserved_bytes == 0); /* P4 */
 }

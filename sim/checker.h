@@ -86,6 +86,11 @@ struct ks_checker_input {
     int32_t group_count;
 };
 
+/* Anomaly rows kept at most per kind, so one kind cannot hide another (the
+ * counts stay exact). */
+#define KS_CHECKER_ANOMALY_COUNT_MAX 10000
+#define KS_CHECKER_KIND_COUNT 6
+
 struct ks_anomaly {
     const char *kind;        /* static: "lost", "duplicate", "reordered", "divergent",
                                 "consumed_lost", "consumed_duplicate" */
@@ -108,14 +113,12 @@ struct ks_checker_output {
     double produce_p50_ms;   /* 0 when nothing was acked */
     double produce_p99_ms;
     GArray *anomalies;       /* of struct ks_anomaly; owned (ks_checker_output_clear) */
+    uint32_t kind_row_counts[KS_CHECKER_KIND_COUNT]; /* rows kept per kind, in anomaly_kinds order (checker.c) */
 };
 
 /* Computes every metric above. *out is overwritten (call clear afterwards). */
 void ks_checker_run(const struct ks_checker_input *input, struct ks_checker_output *out);
 void ks_checker_output_clear(struct ks_checker_output *out);
-
-/* Anomaly rows kept at most (the counts stay exact). */
-#define KS_CHECKER_ANOMALY_COUNT_MAX 10000
 
 /* A fingerprint of a record for divergence: identity when present, else the
  * batch CRC and offset delta. */

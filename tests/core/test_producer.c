@@ -15,6 +15,10 @@
 ** resent batch keeps its sequence), request timeouts, delivery timeouts ending
 ** records as unknown, NOT_LEADER_OR_FOLLOWER forcing a metadata refresh,
 ** reordering with 5 in flight, acks=0, buffer.memory blocking and crashes.
+** The per-record fast path (a send() that only adds to an open batch runs no
+** sender pass) is checked from outside: keys of every width are encoded,
+** sized and reported exactly as sent, and a leader that crashes while records
+** only add to an open batch is noticed at the next send(), not at linger.ms.
 */
 #include <stdio.h>
 
@@ -92,6 +96,7 @@ struct outcomes {
     int32_t *reports_by_seq;
     ks_time_ns *acked_ns_by_seq;
     ks_time_ns *sent_ns_by_seq;
+    char (*key_by_seq)[32];       /* as reported; "" for a null key */
     int64_t capacity;
 };
 
@@ -338,6 +343,10 @@ static void on_record(void *context, const struct ks_record_outcome *outcome)
     out->partition_by_seq[outcome->seq] = outcome->partition;
     out->acked_ns_by_seq[outcome->seq] = outcome->acked_ns;
     out->sent_ns_by_seq[outcome->seq] = outcome->sent_ns;
+    if (outcome->key != NULL) {
+        CU_ASSERT(strlen(outcome->key) < sizeof(out->key_by_seq[0]));
+        snprintf(out->key_by_seq[outcome->seq], sizeof(out->key_by_seq[0]), "%s", outcome->key);
+    }
     CU_ASSERT(outcome->acked_ns >= outcome->sent_ns);
     switch (outcome->outcome) {
     case KS_OUTCOME_ACKED: out->acked++; break;
@@ -417,6 +426,7 @@ static void fixture_init(struct fixture *f, int32_t broker_count, int32_t partit
     f->out.reports_by_seq = calloc(FAKE_LOG_MAX, sizeof(int32_t));
     f->out.acked_ns_by_seq = calloc(FAKE_LOG_MAX, sizeof(ks_time_ns));
     f->out.sent_ns_by_seq = calloc(FAKE_LOG_MAX, sizeof(ks_time_ns));
+    f->out.key_by_seq = calloc(FAKE_LOG_MAX, sizeof(f->out.key_by_seq[0]));
     f->observer.context = &f->out;
     f->observer.on_record = on_record;
     f->observer.on_event = on_event;
@@ -499,6 +509,7 @@ static void fixture_deinit(struct fixture *f)
     free(f->out.reports_by_seq);
     free(f->out.acked_ns_by_seq);
     free(f->out.sent_ns_by_seq);
+    free(f->out.key_by_seq);
 }
 
 /* ---- tests -------------------------------------------------------------------- */
@@ -1131,6 +1142,90 @@ static void test_unresolved_sequence_bumps_epoch(void)
     CU_ASSERT(acked >= 100);
 }
 
+static void keys_run(int32_t key_count)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 2);
+    f.config.key_count = key_count;
+    f.config.count = 1200; /* seq widths 1 to 4 digits in the identity header */
+    f.config.rate_per_s = 20000;
+    fixture_start(&f);
+    fixture_run(&f, 1 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 1200);
+    int64_t total = 0;
+    size_t shortest = 99, longest = 0;
+    for (int32_t i = 0; i < 2; i++) {
+        for (int64_t o = 0; o < f.fake->parts[i].leo; o++) {
+            const struct fake_entry *entry = &f.fake->parts[i].log[o];
+            CU_ASSERT_FATAL(entry->seq >= 0 && entry->seq < 1200);
+            /* the key the broker read is the one reported, and of the form key-<n < keys> */
+            CU_ASSERT_STRING_EQUAL(entry->key, f.out.key_by_seq[entry->seq]);
+            CU_ASSERT_FATAL(strncmp(entry->key, "key-", 4) == 0);
+            char *end = NULL;
+            long long n = strtoll(entry->key + 4, &end, 10);
+            CU_ASSERT(end != NULL && *end == '\0');
+            CU_ASSERT(n >= 0 && n < key_count);
+            CU_ASSERT_EQUAL(ks_partitioner_key_partition(entry->key, strlen(entry->key), 2), i);
+            size_t length = strlen(entry->key);
+            shortest = length < shortest ? length : shortest;
+            longest = length > longest ? length : longest;
+            total++;
+        }
+    }
+    CU_ASSERT_EQUAL(total, 1200);
+    /* the draws span several key widths when the key space allows */
+    if (key_count >= 100) {
+        CU_ASSERT(longest > shortest);
+    }
+    /* every batch the broker read has the size the producer accounted */
+    for (int32_t n = 0; n < f.fake->batch_count; n++) {
+        CU_ASSERT(f.fake->batch_bytes[n] <= f.config.batch_size_bytes);
+    }
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+static void test_keys_of_every_width(void)
+{
+    keys_run(1);
+    keys_run(150);
+    keys_run(2000000000);
+}
+
+static void test_crash_noticed_between_appends(void)
+{
+    /* linger 500 ms at 200 records/s (100 records fit in batch.size):
+     * after the first batch opens, every send() only adds to it, so no
+     * sender pass is due for the append itself. The leader crashes at
+     * 100 ms: the next send() (5 ms later) must still notice that its
+     * leader cannot be reached and ask for metadata, long before linger.ms
+     * would wake the sender. */
+    struct fixture f;
+    fixture_init(&f, 2, 1);
+    f.config.count = 150;
+    f.config.rate_per_s = 200;
+    f.config.linger_ns = 500 * MS;
+    f.config.enable_idempotence = false;
+    fixture_start(&f);
+    fixture_run(&f, 100 * MS);
+    CU_ASSERT_EQUAL(f.fake->produce_requests, 0); /* the batch is lingering */
+    int32_t metadata_before = f.fake->metadata_requests;
+    ks_world_node_crash(f.env.world, 1, false);
+    f.fake->leader[0] = 2;
+    fixture_run(&f, 106 * MS);
+    CU_ASSERT(f.fake->metadata_requests > metadata_before);
+    fixture_run(&f, 2 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 150);
+    for (int32_t n = 0; n < f.fake->batch_count; n++) {
+        CU_ASSERT_EQUAL(f.fake->broker_of_batch[n], 2);
+    }
+    /* the first batch still waited for linger.ms (opened at about 2 ms) */
+    CU_ASSERT_FATAL(f.fake->batch_count > 0);
+    CU_ASSERT(f.fake->batch_arrival_ns[0] >= 500 * MS);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
 void ks_test_register_producer(void)
 {
     static const struct ks_test_case cases[] = {
@@ -1155,6 +1250,8 @@ void ks_test_register_producer(void)
         { "sticky partitioner spreads null keys", test_sticky_null_keys_spread },
         { "a request carries one batch per partition", test_request_carries_one_batch_per_partition },
         { "an unresolved sequence bumps the epoch", test_unresolved_sequence_bumps_epoch },
+        { "keys of every width are sized, encoded and reported as sent", test_keys_of_every_width },
+        { "a crashed leader is noticed at the next send()", test_crash_noticed_between_appends },
     };
     KS_TEST_ADD_SUITE("core/producer", cases);
 }

@@ -91,6 +91,35 @@ static void test_checker_cleanup_is_not_loss(void)
     ks_checker_output_clear(&out);
 }
 
+/* Rows are capped per kind: 10,050 lost records keep 10,000 "lost" rows and
+ * still leave room for the one divergent partition (the counts stay exact). */
+static void test_checker_rows_capped_per_kind(void)
+{
+    size_t lost = KS_CHECKER_ANOMALY_COUNT_MAX + 50;
+    struct ks_record_outcome *outcomes = g_new(struct ks_record_outcome, lost);
+    for (size_t i = 0; i < lost; i++) {
+        outcomes[i] = acked(0, (int64_t)i, 0, (int64_t)i, 0, 1);
+    }
+    int64_t offsets[1] = { 0 };
+    uint64_t fp_a[1] = { ks_checker_fingerprint(0, 0, 0, 0) };
+    uint64_t fp_b[1] = { ks_checker_fingerprint(0, 7, 0, 0) };
+    struct ks_replica_read replicas[2] = {
+        { 0, 1, 1, 1, offsets, fp_a, 1 }, { 0, 1, 2, 1, offsets, fp_b, 1 },
+    };
+    struct ks_checker_input in;
+    init_input(&in, outcomes, lost, NULL, 0);
+    in.replicas = replicas;
+    in.replica_count = 2;
+    struct ks_checker_output out;
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.acked_lost, (int64_t)lost);
+    CU_ASSERT_EQUAL(count_kind(&out, "lost"), KS_CHECKER_ANOMALY_COUNT_MAX);
+    CU_ASSERT_EQUAL(out.divergent_partitions, 1);
+    CU_ASSERT_EQUAL(count_kind(&out, "divergent"), 1);
+    ks_checker_output_clear(&out);
+    g_free(outcomes);
+}
+
 /* A clean history: every acked record read once, in order. */
 static void test_checker_clean(void)
 {
@@ -255,6 +284,7 @@ void ks_test_register_checker(void)
         { "clean", test_checker_clean },
         { "lost", test_checker_lost },
         { "cleanup is not loss", test_checker_cleanup_is_not_loss },
+        { "rows capped per kind", test_checker_rows_capped_per_kind },
         { "duplicates", test_checker_duplicates },
         { "reordered", test_checker_reordered },
         { "divergent", test_checker_divergent },
