@@ -8,7 +8,9 @@
 ** the `leader-epoch-checkpoint`. The segments are kept in a pointer array
 ** sorted by base offset; an offset lookup is a binary search there (floor),
 ** then a binary search of the segment's offset index, then a short scan of
-** batch headers (kafka-reference 3.3). Both indexes are kept in memory and
+** batch headers (kafka-reference 3.3), reading one 61-byte header at a time
+** and then the found batches straight into the caller's buffer, so a lookup
+** copies only what it needs. Both indexes are kept in memory and
 ** mirrored to their files entry by entry, so a file always holds exactly the
 ** entries (Kafka pre-allocates and trims on roll; ksim never pre-allocates).
 **

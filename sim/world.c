@@ -32,11 +32,9 @@ uint64_t ks__hash_bytes(uint64_t hash, const void *bytes, size_t byte_count)
     const uint8_t *p = bytes;
     size_t i = 0;
     for (; i + 8 <= byte_count; i += 8) {
-        uint64_t word = (uint64_t)p[i] | (uint64_t)p[i + 1] << 8 | (uint64_t)p[i + 2] << 16 |
-                        (uint64_t)p[i + 3] << 24 | (uint64_t)p[i + 4] << 32 |
-                        (uint64_t)p[i + 5] << 40 | (uint64_t)p[i + 6] << 48 |
-                        (uint64_t)p[i + 7] << 56;
-        hash = ks__hash_u64(hash, word);
+        uint64_t word;
+        memcpy(&word, p + i, sizeof(word)); /* one load; the value is the little-endian word */
+        hash = ks__hash_u64(hash, GUINT64_FROM_LE(word));
     }
     if (i < byte_count) {
         uint64_t word = 0;
