@@ -16,6 +16,7 @@
 #include "recorder.h"
 #include "run.h"
 #include "scenario.h"
+#include "world.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -262,24 +263,6 @@ static bool parse_seed_range(const char *text, uint64_t *first, uint64_t *last)
     return ok && *first <= *last;
 }
 
-static void remove_tree(const char *path)
-{
-    if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
-        GDir *dir = g_dir_open(path, 0, NULL);
-        const char *name;
-        while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
-            char *child = g_build_filename(path, name, NULL);
-            remove_tree(child);
-            g_free(child);
-        }
-        if (dir != NULL) {
-            g_dir_close(dir);
-        }
-        g_rmdir(path);
-    } else {
-        g_unlink(path);
-    }
-}
 
 struct check_tally {
     int passed;
@@ -318,7 +301,7 @@ static void check_one(const struct ks_scenario *scenario, uint64_t seed, bool sh
     fflush(stdout);
     g_clear_error(&error);
     if (remove_after) {
-        remove_tree(run_dir);
+        ks_host_remove_tree(run_dir);
     }
     g_free(run_dir);
     g_free(name);
@@ -420,7 +403,7 @@ static int check_main(int argc, char **argv)
 out:
     ks_recorder_close(recorder);
     if (temp != NULL) {
-        remove_tree(temp);
+        ks_host_remove_tree(temp);
         g_free(temp);
     }
     if (files != NULL) {

@@ -537,24 +537,6 @@ static void after_event(ks_world *world, void *context)
 
 /* ---- run folder ---------------------------------------------------------------------------- */
 
-static void remove_tree(const char *path)
-{
-    if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
-        GDir *dir = g_dir_open(path, 0, NULL);
-        const char *name;
-        while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
-            char *child = g_build_filename(path, name, NULL);
-            remove_tree(child);
-            g_free(child);
-        }
-        if (dir != NULL) {
-            g_dir_close(dir);
-        }
-        g_rmdir(path);
-    } else {
-        g_unlink(path);
-    }
-}
 
 /* True if path is absent, empty, or a folder ksim made (it holds the marker
  * file): only those may be replaced, so `--dir .` never deletes a user's
@@ -587,7 +569,7 @@ static bool run_dir_replaceable(const char *path, GError **error)
 static bool prepare_run_dir(const char *path, GError **error)
 {
     if (g_file_test(path, G_FILE_TEST_EXISTS)) {
-        remove_tree(path);
+        ks_host_remove_tree(path);
     }
     if (g_mkdir_with_parents(path, 0755) != 0) {
         g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
@@ -1642,7 +1624,7 @@ done:
         }
     }
     if (code == 2 && dir_made) {
-        remove_tree(run_dir); /* bad input: leave nothing behind */
+        ks_host_remove_tree(run_dir); /* bad input: leave nothing behind */
     }
     ks_recorder_close(own_recorder);
     run_deinit(&run);

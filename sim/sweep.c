@@ -26,6 +26,7 @@
 */
 #include "sweep.h"
 #include "sweep_int.h"
+#include "world.h"
 
 #include "commands.h"
 #include "merge.h"
@@ -117,24 +118,6 @@ static size_t pool_shared_bytes(size_t job_count)
     return sizeof(struct pool_shared) + job_count * sizeof(struct ks_pool_slot);
 }
 
-static void remove_tree(const char *path)
-{
-    GDir *dir = g_dir_open(path, 0, NULL);
-    if (dir != NULL) {
-        const char *name;
-        while ((name = g_dir_read_name(dir)) != NULL) {
-            g_autofree char *child = g_build_filename(path, name, NULL);
-            if (g_file_test(child, G_FILE_TEST_IS_DIR) &&
-                !g_file_test(child, G_FILE_TEST_IS_SYMLINK)) {
-                remove_tree(child);
-            } else {
-                g_unlink(child);
-            }
-        }
-        g_dir_close(dir);
-    }
-    g_rmdir(path);
-}
 
 static char *worker_db_path(const char *temp_dir, uint32_t worker)
 {
@@ -408,8 +391,8 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
     sqlite3_close(gatherer.out);
     g_ptr_array_unref(gatherer.inputs);
     g_free(gatherer.new_ids);
-    remove_tree(runs_dir);
-    remove_tree(temp_dir);
+    ks_host_remove_tree(runs_dir);
+    ks_host_remove_tree(temp_dir);
     if (!ok) {
         g_free(slots);
         return NULL;

@@ -15,6 +15,7 @@
 */
 #include "world_int.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
 
 #define TRACE_TIMER 1
@@ -192,4 +193,23 @@ void ks_world_node_resume(ks_world *world, ks_node_id node_id)
 bool ks_world_node_is_paused(const ks_world *world, ks_node_id node)
 {
     return ks__node(world, node)->paused;
+}
+
+void ks_host_remove_tree(const char *path)
+{
+    if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+        GDir *dir = g_dir_open(path, 0, NULL);
+        const char *name;
+        while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+            char *child = g_build_filename(path, name, NULL);
+            ks_host_remove_tree(child);
+            g_free(child);
+        }
+        if (dir != NULL) {
+            g_dir_close(dir);
+        }
+        g_rmdir(path);
+    } else {
+        g_unlink(path);
+    }
 }

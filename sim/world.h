@@ -92,6 +92,10 @@ bool ks_world_disk_corrupt(ks_world *world, ks_node_id node, const char *path,
 /* Bytes of the file that survive power loss now; -1 if there is no such file. */
 int64_t ks_world_disk_durable_size(ks_world *world, ks_node_id node, const char *path);
 uint64_t ks_world_disk_fsync_count(const ks_world *world, ks_node_id node);
+/* Removes a real folder tree (or file) of the host, outside the simulation: for
+ * the driver replacing a run folder, and for tests and benchmarks cleaning up.
+ * Symbolic links are removed, never followed. Errors are ignored. */
+void ks_host_remove_tree(const char *path);
 /* Real path of a run-relative path, for tools that read files directly
  * (dump-log, the checker). Owned by the caller: g_free. */
 char *ks_world_real_path(const ks_world *world, const char *path);

@@ -8,22 +8,7 @@
 
 void ks_test_remove_tree(const char *path)
 {
-    GDir *dir = g_dir_open(path, 0, NULL);
-    if (dir != NULL) {
-        const char *name;
-        while ((name = g_dir_read_name(dir)) != NULL) {
-            char *child = g_build_filename(path, name, NULL);
-            if (g_file_test(child, G_FILE_TEST_IS_DIR) &&
-                !g_file_test(child, G_FILE_TEST_IS_SYMLINK)) {
-                ks_test_remove_tree(child);
-            } else {
-                g_unlink(child);
-            }
-            g_free(child);
-        }
-        g_dir_close(dir);
-    }
-    g_rmdir(path);
+    ks_host_remove_tree(path);
 }
 
 void ks_test_env_init_config(struct ks_test_env *env, struct ks_world_config *config)

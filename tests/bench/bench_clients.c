@@ -176,24 +176,6 @@ static void consumer_config_init(struct ks_consumer_config *consumer)
     consumer->start_ns = 0;
 }
 
-static void remove_tree(const char *path)
-{
-    GDir *dir = g_dir_open(path, 0, NULL);
-    if (dir != NULL) {
-        const char *name;
-        while ((name = g_dir_read_name(dir)) != NULL) {
-            char *child = g_build_filename(path, name, NULL);
-            if (g_file_test(child, G_FILE_TEST_IS_DIR)) {
-                remove_tree(child);
-            } else {
-                g_unlink(child);
-            }
-            g_free(child);
-        }
-        g_dir_close(dir);
-    }
-    g_rmdir(path);
-}
 
 static ks_world *world_new(const struct ks_cluster_spec *spec, char **run_dir_out)
 {
@@ -415,7 +397,7 @@ static void run_baseline(struct run_result *out)
         g_array_unref(d->pending[p]);
     }
     free(d);
-    remove_tree(run_dir);
+    ks_host_remove_tree(run_dir);
     g_free(run_dir);
     free(topic);
 }
@@ -499,7 +481,7 @@ static void run_clients(struct run_result *out, bool with_consumer, int64_t proc
     ks_cluster_free(model);
     ks_world_free(world);
     free(counter.seen);
-    remove_tree(run_dir);
+    ks_host_remove_tree(run_dir);
     g_free(run_dir);
     free(topic);
 }

@@ -154,24 +154,6 @@ static int64_t average_batch_bytes(struct ks_cluster *model, int32_t broker)
     return batches > 0 ? bytes / batches : 4096;
 }
 
-static void remove_tree(const char *path)
-{
-    GDir *dir = g_dir_open(path, 0, NULL);
-    if (dir != NULL) {
-        const char *name;
-        while ((name = g_dir_read_name(dir)) != NULL) {
-            char *child = g_build_filename(path, name, NULL);
-            if (g_file_test(child, G_FILE_TEST_IS_DIR)) {
-                remove_tree(child);
-            } else {
-                g_unlink(child);
-            }
-            g_free(child);
-        }
-        g_dir_close(dir);
-    }
-    g_rmdir(path);
-}
 
 int main(void)
 {
@@ -305,7 +287,7 @@ int main(void)
 
     ks_cluster_free(model);
     ks_world_free(world);
-    remove_tree(run_dir);
+    ks_host_remove_tree(run_dir);
     g_free(run_dir);
     free(topic);
     return acked > 0 ? 0 : 1;

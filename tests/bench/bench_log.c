@@ -45,24 +45,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void remove_tree(const char *path)
-{
-    GDir *dir = g_dir_open(path, 0, NULL);
-    if (dir != NULL) {
-        const char *name;
-        while ((name = g_dir_read_name(dir)) != NULL) {
-            char *child = g_build_filename(path, name, NULL);
-            if (g_file_test(child, G_FILE_TEST_IS_DIR)) {
-                remove_tree(child);
-            } else {
-                g_unlink(child);
-            }
-            g_free(child);
-        }
-        g_dir_close(dir);
-    }
-    g_rmdir(path);
-}
 
 static struct ks_log_config bench_config(void)
 {
@@ -124,7 +106,7 @@ static double bench_append_once(const char *base_dir, int repeat, const GByteArr
     g_free(bytes);
     ks_log_close(log);
     ks_world_free(world);
-    remove_tree(run_dir);
+    ks_host_remove_tree(run_dir);
     g_free(run_dir);
     return (double)(count * (int64_t)batch->len) / elapsed / 1e6;
 }
@@ -278,7 +260,7 @@ int main(void)
             segments, (double)size / 1e6);
     g_free(folder);
     ks_world_free(world);
-    remove_tree(base_dir);
+    ks_host_remove_tree(base_dir);
     g_free(run_dir);
     g_free(base_dir);
     return 0;

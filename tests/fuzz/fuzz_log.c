@@ -42,30 +42,12 @@ struct fuzz_state {
 
 static struct fuzz_state *fuzz_state_get(void);
 
-static void remove_tree(const char *path)
-{
-    GDir *dir = g_dir_open(path, 0, NULL);
-    if (dir != NULL) {
-        const char *name;
-        while ((name = g_dir_read_name(dir)) != NULL) {
-            char *child = g_build_filename(path, name, NULL);
-            if (g_file_test(child, G_FILE_TEST_IS_DIR)) {
-                remove_tree(child);
-            } else {
-                g_unlink(child);
-            }
-            g_free(child);
-        }
-        g_dir_close(dir);
-    }
-    g_rmdir(path);
-}
 
 static void fuzz_state_free(void)
 {
     struct fuzz_state *state = fuzz_state_get();
     ks_world_free(state->world);
-    remove_tree(state->run_dir);
+    ks_host_remove_tree(state->run_dir);
     g_free(state->run_dir);
     fclose(state->sink);
 }
