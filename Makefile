@@ -38,7 +38,7 @@ TEST_OBJ = $(TEST_SRC:%.c=build/%.o)
 ASAN_OBJ = $(LIB_SRC:%.c=build/asan/%.o) $(TEST_SRC:%.c=build/asan/%.o)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=bin/bench/%)
 
-.PHONY: all deps build test test-all unit unit-asan check-deps scenarios determinism golden cli shards decode \
+.PHONY: all deps build test test-all unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards decode \
         fuzz-log demo demo-all bench bench-all clean
 
 # The public targets install what is missing first, then run make again so
@@ -82,6 +82,16 @@ build/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c -o $@ $<
 
+build/debug/%.o: %.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -DKS_DEBUG=1 -c -o $@ $<
+
+# bin/ksim with the whole-object checks after every event (STYLE 3.7; make DEBUG=1
+# builds the same checks into bin/ksim itself).
+bin/ksim-debug: $(LIB_SRC:%.c=build/debug/%.o) build/debug/sim/main.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
+
 build/asan/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE) -O1 $(SAN) $(PKG_CFLAGS) -Ibuild -c -o $@ $<
@@ -118,6 +128,10 @@ check-deps:
 scenarios: bin/ksim
 	bin/ksim check scenarios
 
+# Every scenario again with the invariant checks after every event.
+scenarios-debug: bin/ksim-debug
+	bin/ksim-debug check scenarios
+
 determinism: bin/ksim
 	sh tests/determinism.sh
 
@@ -142,7 +156,7 @@ shards: bin/ksim
 fuzz-log:
 	sh tests/fuzz/run.sh
 
-test-all: unit unit-asan check-deps scenarios determinism golden cli shards decode fuzz-log
+test-all: unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards decode fuzz-log
 	@echo "make test: all passed"
 
 # ---- demo ------------------------------------------------------------------------

@@ -87,4 +87,26 @@ q="SELECT run_id, seed, params, trace_hash, verdict FROM runs ORDER BY run_id"
 if [ "$(sqlite3 one.db "$q")" != "$(sqlite3 two.db "$q")" ]; then
     echo "explore: FAIL: the runs differ between --jobs 1 and 2"; exit 1
 fi
-echo "explore: ok $(grep '^explore:' explore.txt); $(basename "$file") fails again; same with --jobs 1 and 2"
+# The strong setting (acks=all, idempotence, min.insync.replicas=2, unclean
+# election off, leader-epoch truncation, fsync of every message) must survive
+# every random schedule: a failure here is a model bug or a Kafka property
+# to explain, never an expectation to loosen. It gets a longer final drain:
+# after two power losses the restarted brokers are fenced only when their old
+# sessions expire (KRaft refuses the re-registration), and a final read taken
+# before the ISR has grown back reads only up to the new leader's HW, which
+# cannot advance while its ISR is below min.insync.replicas (Kafka 3.7+), so
+# it misses committed records that leader holds (3 of 100 seeds with 10 s).
+sed -e 's/^name = weak/name = strong/' -e 's/^final.drain = 10s/final.drain = 60s/' -e 's/^acks = 1/acks = all/' \
+    -e 's/^enable.idempotence = false/enable.idempotence = true/' \
+    -e 's/^min.insync.replicas = 1/min.insync.replicas = 2/' \
+    -e 's/^brokers = 3/brokers = 3\nlog.flush.interval.messages = 1\nunclean.leader.election.enable = false\nreplication.truncation = leader-epoch/' \
+    -e 's/^acked_lost = 0/acked_lost = 0\nduplicates = 0\ndivergent_partitions = 0/' weak.ini > strong.ini
+scode=0
+"$ksim" explore strong.ini --seeds 1-100 --faults 4 --jobs 2 --db strong.db --out strong \
+    > strong.txt 2>strong.err || scode=$?
+if [ $scode -ne 0 ] || ! grep -q ", 0 failed" strong.txt; then
+    echo "explore: FAIL: the strong setting failed under random faults (exit $scode)"
+    cat strong.txt strong.err | tail -20; exit 1
+fi
+
+echo "explore: ok $(grep '^explore:' explore.txt); $(basename "$file") fails again; same with --jobs 1 and 2; strong setting: $(grep '^explore:' strong.txt)"
