@@ -654,8 +654,9 @@ size_t ks_varint_decode(const uint8_t *bytes, size_t byte_count, int64_t *value_
 
 /* ---- parse -------------------------------------------------------------------- */
 
-enum ks_batch_status ks_batch_parse(const uint8_t *bytes, size_t byte_count,
-                                    struct ks_batch_view *out, size_t *batch_bytes_out)
+static enum ks_batch_status batch_parse(const uint8_t *bytes, size_t byte_count,
+                                        struct ks_batch_view *out, size_t *batch_bytes_out,
+                                        bool check_crc)
 {
     if (byte_count < KS_BATCH_LOG_OVERHEAD_BYTES) {
         return KS_BATCH_TRUNCATED;
@@ -675,7 +676,7 @@ enum ks_batch_status ks_batch_parse(const uint8_t *bytes, size_t byte_count,
         return KS_BATCH_BAD_MAGIC;
     }
     uint32_t crc = get_u32(bytes + POS_CRC);
-    if (ks_crc32c(0, bytes + POS_ATTRIBUTES, batch_bytes - POS_ATTRIBUTES) != crc) {
+    if (check_crc && ks_crc32c(0, bytes + POS_ATTRIBUTES, batch_bytes - POS_ATTRIBUTES) != crc) {
         return KS_BATCH_BAD_CRC;
     }
     out->base_offset = (int64_t)get_u64(bytes + POS_BASE_OFFSET);
@@ -697,6 +698,19 @@ enum ks_batch_status ks_batch_parse(const uint8_t *bytes, size_t byte_count,
         *batch_bytes_out = batch_bytes;
     }
     return KS_BATCH_OK;
+}
+
+enum ks_batch_status ks_batch_parse(const uint8_t *bytes, size_t byte_count,
+                                    struct ks_batch_view *out, size_t *batch_bytes_out)
+{
+    return batch_parse(bytes, byte_count, out, batch_bytes_out, true);
+}
+
+enum ks_batch_status ks_batch_parse_crc_checked(const uint8_t *bytes, size_t byte_count,
+                                                struct ks_batch_view *out,
+                                                size_t *batch_bytes_out)
+{
+    return batch_parse(bytes, byte_count, out, batch_bytes_out, false);
 }
 
 const char *ks_batch_status_name(enum ks_batch_status status)

@@ -63,6 +63,13 @@ enum ks_batch_status {
  * *batch_bytes_out = batch_length + 12. */
 enum ks_batch_status ks_batch_parse(const uint8_t *bytes, size_t byte_count,
                                     struct ks_batch_view *out, size_t *batch_bytes_out);
+/* As ks_batch_parse, for bytes whose CRC the caller has already checked with
+ * ks_batch_parse (and not changed since, apart from the offset and epoch
+ * fields the CRC does not cover): checks length and magic, not the CRC. It
+ * exists so that one append checks the CRC of the same bytes only once. */
+enum ks_batch_status ks_batch_parse_crc_checked(const uint8_t *bytes, size_t byte_count,
+                                                struct ks_batch_view *out,
+                                                size_t *batch_bytes_out);
 /* "ok", "truncated", "bad length", "bad magic", "bad CRC" (static strings). */
 const char *ks_batch_status_name(enum ks_batch_status status);
 static inline int64_t ks_batch_last_offset(const struct ks_batch_view *batch)

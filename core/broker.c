@@ -833,6 +833,7 @@ static void follower_handle_partition(struct ks_broker *broker, int32_t leader_i
         /* Skip batches we already have; a batch straddling our LEO (after an
          * HW truncation inside a batch) makes us cut back to its start. */
         size_t position = 0;
+        size_t crc_checked_bytes = 0; /* of the first batch appended, parsed here */
         int64_t leo = leo_of(replica);
         while (position + KS_BATCH_HEADER_BYTES <= part->records_bytes) {
             struct ks_batch_view view;
@@ -846,6 +847,7 @@ static void follower_handle_partition(struct ks_broker *broker, int32_t leader_i
                 position += batch_bytes;
                 continue;
             }
+            crc_checked_bytes = batch_bytes;
             if (view.base_offset < leo) {
                 truncate_replica(broker, replica, view.base_offset,
                                  "realign with the leader's batch",
@@ -855,8 +857,9 @@ static void follower_handle_partition(struct ks_broker *broker, int32_t leader_i
             break;
         }
         if (position < part->records_bytes) {
-            enum ks_log_result result = ks_log_append_as_follower(
-                replica->log, records + position, part->records_bytes - position, now);
+            enum ks_log_result result = ks_log_append_as_follower_checked(
+                replica->log, records + position, part->records_bytes - position,
+                crc_checked_bytes, now);
             if (result != KS_LOG_OK) {
                 replica->fetch_backoff_until_ns = now + (ks_time_ns)backoff;
                 return;
@@ -1318,9 +1321,11 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
         uint8_t *copy = malloc(batch_bytes);
         ks_assert(copy != NULL);
         memcpy(copy, batch, batch_bytes);
-        enum ks_log_result result = ks_log_append_as_leader(
-            replica->log, copy, batch_bytes, replica->state.leader_epoch, now, &base_offset,
-            &last_offset);
+        /* The parse above checked the first batch's CRC; the log does not
+         * check those bytes again (it checks any batch after them). */
+        enum ks_log_result result = ks_log_append_as_leader_checked(
+            replica->log, copy, batch_bytes, parsed_bytes, replica->state.leader_epoch, now,
+            &base_offset, &last_offset);
         free(copy);
         if (result != KS_LOG_OK) {
             complete(broker, completion,

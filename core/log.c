@@ -36,7 +36,10 @@
 **       leader-epoch-checkpoint is rewritten (tmp, fsync, rename) on every
 **       change.
 **   R9  Every batch written passed ks_batch_parse (length, magic, CRC), and
-**       recovery checks it again when it reads the batch back.
+**       recovery checks it again when it reads the batch back. The CRC of
+**       an incoming batch is computed once per append: by this file, or by
+**       the caller for the prefix it declares checked (the *_checked
+**       appends), never twice on the same bytes in memory.
 **
 ** Segment `.log` (kafka-reference 2.1), a sequence of whole batches:
 **
@@ -1545,7 +1548,7 @@ struct append_plan {
  * records are well formed and numbered 0..n-1, and keyed when the topic is
  * compacted (Kafka's LogValidator). */
 static bool validate_batches(const struct ks_log *log, const uint8_t *bytes, size_t byte_count,
-                             bool leader, struct append_plan *plan)
+                             size_t crc_checked_bytes, bool leader, struct append_plan *plan)
 {
     memset(plan, 0, sizeof(*plan));
     plan->max_timestamp = -1;
@@ -1554,8 +1557,19 @@ static bool validate_batches(const struct ks_log *log, const uint8_t *bytes, siz
     while (position < byte_count) {
         struct ks_batch_view batch;
         size_t batch_bytes = 0;
-        if (ks_batch_parse(bytes + position, byte_count - position, &batch, &batch_bytes) !=
-            KS_BATCH_OK) {
+        /* The caller checked the CRC of the first crc_checked_bytes (whole
+         * batches); a batch reaching past them gets the full check here. */
+        enum ks_batch_status status = KS_BATCH_BAD_CRC;
+        if (position < crc_checked_bytes) {
+            status = ks_batch_parse_crc_checked(bytes + position, byte_count - position, &batch,
+                                                &batch_bytes);
+            if (status == KS_BATCH_OK && position + batch_bytes > crc_checked_bytes) {
+                status = KS_BATCH_BAD_CRC;
+            }
+        }
+        if (status != KS_BATCH_OK &&
+            ks_batch_parse(bytes + position, byte_count - position, &batch, &batch_bytes) !=
+                KS_BATCH_OK) {
             return false;
         }
         if (batch.last_offset_delta < 0 || batch.record_count < 0) {
@@ -1651,9 +1665,19 @@ enum ks_log_result ks_log_append_as_leader(struct ks_log *log, uint8_t *bytes,
                                            ks_time_ns now_ns, int64_t *base_offset_out,
                                            int64_t *last_offset_out)
 {
+    return ks_log_append_as_leader_checked(log, bytes, byte_count, 0, leader_epoch, now_ns,
+                                           base_offset_out, last_offset_out);
+}
+
+enum ks_log_result ks_log_append_as_leader_checked(struct ks_log *log, uint8_t *bytes,
+                                                   size_t byte_count, size_t crc_checked_bytes,
+                                                   int32_t leader_epoch, ks_time_ns now_ns,
+                                                   int64_t *base_offset_out,
+                                                   int64_t *last_offset_out)
+{
     (void)now_ns; /* segment.ms compares record timestamps, as Kafka does */
     struct append_plan plan;
-    if (!validate_batches(log, bytes, byte_count, true, &plan)) {
+    if (!validate_batches(log, bytes, byte_count, crc_checked_bytes, true, &plan)) {
         return KS_LOG_CORRUPT;
     }
     /* Assign offsets from the LEO and stamp the epoch; the CRC stays valid (B2). */
@@ -1680,9 +1704,16 @@ enum ks_log_result ks_log_append_as_leader(struct ks_log *log, uint8_t *bytes,
 enum ks_log_result ks_log_append_as_follower(struct ks_log *log, const uint8_t *bytes,
                                              size_t byte_count, ks_time_ns now_ns)
 {
+    return ks_log_append_as_follower_checked(log, bytes, byte_count, 0, now_ns);
+}
+
+enum ks_log_result ks_log_append_as_follower_checked(struct ks_log *log, const uint8_t *bytes,
+                                                     size_t byte_count, size_t crc_checked_bytes,
+                                                     ks_time_ns now_ns)
+{
     (void)now_ns;
     struct append_plan plan;
-    if (!validate_batches(log, bytes, byte_count, false, &plan)) {
+    if (!validate_batches(log, bytes, byte_count, crc_checked_bytes, false, &plan)) {
         return KS_LOG_CORRUPT;
     }
     /* Offsets come from the leader. They must continue the log: a gap is

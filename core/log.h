@@ -64,6 +64,15 @@ enum ks_log_result ks_log_append_as_leader(struct ks_log *log, uint8_t *bytes,
                                            size_t byte_count, int32_t leader_epoch,
                                            ks_time_ns now_ns, int64_t *base_offset_out,
                                            int64_t *last_offset_out);
+/* As ks_log_append_as_leader, for a caller that has already checked the
+ * first crc_checked_bytes of bytes (whole batches) with ks_batch_parse: their
+ * CRC is not computed again (everything else still is); the batches after
+ * them are checked in full. Keeps one CRC check per batch per append. */
+enum ks_log_result ks_log_append_as_leader_checked(struct ks_log *log, uint8_t *bytes,
+                                                   size_t byte_count, size_t crc_checked_bytes,
+                                                   int32_t leader_epoch, ks_time_ns now_ns,
+                                                   int64_t *base_offset_out,
+                                                   int64_t *last_offset_out);
 /* Follower append: batches from the leader with offsets set; the first must
  * start at the LEO (or above it, where the leader's cleaner removed whole
  * batches: KS_LOG_OFFSET_OUT_OF_RANGE only below the LEO), and each batch
@@ -71,6 +80,12 @@ enum ks_log_result ks_log_append_as_leader(struct ks_log *log, uint8_t *bytes,
  * epochs (KIP-101: a batch with a higher epoch starts an entry). */
 enum ks_log_result ks_log_append_as_follower(struct ks_log *log, const uint8_t *bytes,
                                              size_t byte_count, ks_time_ns now_ns);
+/* As ks_log_append_as_follower, with the first crc_checked_bytes (whole
+ * batches) already checked by the caller with ks_batch_parse, as for
+ * ks_log_append_as_leader_checked. */
+enum ks_log_result ks_log_append_as_follower_checked(struct ks_log *log, const uint8_t *bytes,
+                                                     size_t byte_count, size_t crc_checked_bytes,
+                                                     ks_time_ns now_ns);
 
 /* Appends to `out` whole batches starting with the one that holds `offset`,
  * stopping before any batch whose last offset is >= upto_offset (the HW for

@@ -148,6 +148,84 @@ static void test_bad_input_is_refused(void)
     ks_test_env_deinit(&env);
 }
 
+/* The *_checked appends skip the CRC only for the prefix the caller says it
+ * checked: a corrupt batch after that prefix, or one the prefix only partly
+ * covers, is still refused on the leader and on the follower path, and
+ * nothing is written. */
+static void test_corrupt_batch_refused_on_every_append_path(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 2, 2);
+    struct ks_log_config config = log_fixture_config();
+    struct ks_log *log = open_log(&env, &config);
+    GByteArray *good = log_fixture_batch(2, 0, 10, TS0);
+    GByteArray *bad = log_fixture_batch(3, 0, 20, TS0);
+    bad->data[bad->len - 1] ^= 1;
+    struct ks_batch_view view;
+    CU_ASSERT_EQUAL(ks_batch_parse(good->data, good->len, &view, NULL), KS_BATCH_OK);
+    CU_ASSERT_EQUAL(ks_batch_parse(bad->data, bad->len, &view, NULL), KS_BATCH_BAD_CRC);
+    CU_ASSERT_EQUAL(ks_batch_parse_crc_checked(bad->data, bad->len, &view, NULL), KS_BATCH_OK);
+    GByteArray *both = g_byte_array_new();
+    g_byte_array_append(both, good->data, good->len);
+    g_byte_array_append(both, bad->data, bad->len);
+    GByteArray *copy = g_byte_array_new();
+    int64_t base = -1;
+    int64_t last = -1;
+    /* Leader: no prefix, a prefix covering only the good batch, a prefix
+     * ending inside the bad batch. */
+    size_t prefixes[] = {0, good->len, good->len + 8};
+    for (size_t i = 0; i < G_N_ELEMENTS(prefixes); i++) {
+        g_byte_array_set_size(copy, 0);
+        g_byte_array_append(copy, both->data, both->len);
+        CU_ASSERT_EQUAL(ks_log_append_as_leader_checked(log, copy->data, copy->len, prefixes[i],
+                                                        0, 0, &base, &last),
+                        KS_LOG_CORRUPT);
+        g_byte_array_set_size(copy, 0);
+        g_byte_array_append(copy, bad->data, bad->len);
+        CU_ASSERT_EQUAL(ks_log_append_as_leader_checked(log, copy->data, copy->len,
+                                                        prefixes[i] < bad->len ? prefixes[i] / 2
+                                                                               : 0,
+                                                        0, 0, &base, &last),
+                        KS_LOG_CORRUPT);
+    }
+    CU_ASSERT_EQUAL(ks_log_append_as_leader(log, bad->data, bad->len, 0, 0, &base, &last),
+                    KS_LOG_CORRUPT);
+    CU_ASSERT_EQUAL(ks_log_leo(log), 0);
+    CU_ASSERT_EQUAL(ks_log_size_bytes(log), 0);
+    /* Follower: the same with offsets set. */
+    ks_batch_set_offset_and_epoch(both->data, 0, 1);
+    ks_batch_set_offset_and_epoch(both->data + good->len, 2, 1);
+    ks_batch_set_offset_and_epoch(bad->data, 0, 1);
+    for (size_t i = 0; i < G_N_ELEMENTS(prefixes); i++) {
+        CU_ASSERT_EQUAL(
+            ks_log_append_as_follower_checked(log, both->data, both->len, prefixes[i], 0),
+            KS_LOG_CORRUPT);
+    }
+    CU_ASSERT_EQUAL(ks_log_append_as_follower_checked(log, bad->data, bad->len, 8, 0),
+                    KS_LOG_CORRUPT);
+    CU_ASSERT_EQUAL(ks_log_append_as_follower(log, bad->data, bad->len, 0), KS_LOG_CORRUPT);
+    CU_ASSERT_EQUAL(ks_log_leo(log), 0);
+    CU_ASSERT_EQUAL(ks_log_size_bytes(log), 0);
+    /* A good batch with its checked prefix is accepted on both paths. */
+    g_byte_array_set_size(copy, 0);
+    g_byte_array_append(copy, good->data, good->len);
+    CU_ASSERT_EQUAL(ks_log_append_as_leader_checked(log, copy->data, copy->len, copy->len, 0, 0,
+                                                    &base, &last),
+                    KS_LOG_OK);
+    CU_ASSERT_EQUAL(base, 0);
+    CU_ASSERT_EQUAL(last, 1);
+    ks_batch_set_offset_and_epoch(good->data, 2, 0);
+    CU_ASSERT_EQUAL(ks_log_append_as_follower_checked(log, good->data, good->len, good->len, 0),
+                    KS_LOG_OK);
+    CU_ASSERT_EQUAL(ks_log_leo(log), 4);
+    g_byte_array_unref(copy);
+    g_byte_array_unref(both);
+    g_byte_array_unref(bad);
+    g_byte_array_unref(good);
+    ks_log_close(log);
+    ks_test_env_deinit(&env);
+}
+
 /* The expected offset index, computed from batch sizes with Kafka's rule. */
 static void test_index_matches_kafka_rule_and_lookups(void)
 {
@@ -902,6 +980,8 @@ void ks_test_register_log(void)
     static const struct ks_test_case cases[] = {
         {"append assigns offsets and reads back", test_append_assigns_offsets_and_reads_back},
         {"bad input is refused", test_bad_input_is_refused},
+        {"corrupt batch refused on every append path",
+         test_corrupt_batch_refused_on_every_append_path},
         {"index matches Kafka rule and lookups", test_index_matches_kafka_rule_and_lookups},
         {"roll and read across segments", test_roll_and_read_across_segments},
         {"roll by time, index and flush settings", test_roll_by_time_index_and_flush_settings},
