@@ -14,7 +14,7 @@
 CC      ?= cc
 PKGS     = glib-2.0 json-glib-1.0 sqlite3 cunit
 DEBS     = libglib2.0-dev libjson-glib-dev libsqlite3-dev libcunit1-dev gnuplot-nox pkg-config \
-           clang parallel sqlite3 python3
+           clang libclang-rt-14-dev parallel sqlite3 python3
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
 BASE     = -std=c11 -D_GNU_SOURCE $(WARN) -g
 OPT     ?= -O2
@@ -63,6 +63,9 @@ deps:
 	for p in $(PKGS); do pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
 	command -v gnuplot >/dev/null 2>&1 || missing="$$missing gnuplot"; \
 	command -v clang >/dev/null 2>&1 || missing="$$missing clang"; \
+	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 \
+	  || ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer*.a >/dev/null 2>&1 \
+	  || missing="$$missing libclang-rt (libFuzzer)"; \
 	command -v parallel >/dev/null 2>&1 || missing="$$missing parallel"; \
 	command -v sqlite3 >/dev/null 2>&1 || missing="$$missing sqlite3"; \
 	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
