@@ -2350,15 +2350,14 @@ int32_t ks_broker_partition_leader(struct ks_broker *broker, int32_t topic_index
     return state->partition_epoch >= 0 ? state->leader : -1;
 }
 
-enum ks_log_result ks_broker_read_local(struct ks_broker *broker, int32_t topic_index,
-                                        int32_t partition, int64_t offset, int64_t upto_offset,
-                                        size_t max_bytes, GByteArray *out)
+void ks_broker_scan_local(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                          int64_t offset, int64_t upto_offset, ks_log_batch_fn *visit,
+                          void *context)
 {
     struct replica *replica = find_replica(broker, topic_index, partition);
-    if (replica == NULL) {
-        return KS_LOG_OFFSET_OUT_OF_RANGE;
+    if (replica != NULL) {
+        ks_log_scan(replica->log, offset, upto_offset, visit, context);
     }
-    return ks_log_read(replica->log, offset, upto_offset, max_bytes, out);
 }
 
 int64_t ks_broker_hw(struct ks_broker *broker, int32_t topic_index, int32_t partition)

@@ -96,12 +96,11 @@ void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, in
                                const uint8_t *batch, size_t batch_bytes,
                                void (*done)(void *context, int16_t error, int64_t base_offset),
                                void *context);
-/* Reads whole batches from the local replica (kafka-reference 3.3) from
- * offset up to (not including batches past) upto_offset, at most max_bytes
- * (at least one batch), appending them to out. */
-enum ks_log_result ks_broker_read_local(struct ks_broker *broker, int32_t topic_index,
-                                        int32_t partition, int64_t offset, int64_t upto_offset,
-                                        size_t max_bytes, GByteArray *out);
+/* ks_log_scan over the local replica's log from offset up to upto_offset;
+ * nothing happens if this broker does not host the partition. */
+void ks_broker_scan_local(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                          int64_t offset, int64_t upto_offset, ks_log_batch_fn *visit,
+                          void *context);
 /* The local replica's HW, LEO and log start; -1 if not hosted. */
 int64_t ks_broker_hw(struct ks_broker *broker, int32_t topic_index, int32_t partition);
 int64_t ks_broker_leo(struct ks_broker *broker, int32_t topic_index, int32_t partition);

@@ -1473,47 +1473,38 @@ static void load_record(struct coordinator *c, int32_t partition,
     }
 }
 
+struct load_scan {
+    struct coordinator *c;
+    int32_t partition;
+    int64_t from; /* the log start: a first batch may begin below it */
+};
+
+static bool load_batch(void *context, const struct ks_batch_view *batch)
+{
+    struct load_scan *scan = context;
+    if ((batch->attributes & KS_ATTR_CONTROL) != 0) {
+        return true;
+    }
+    struct ks_record_iter iter;
+    struct ks_record_view record;
+    ks_record_iter_init(&iter, batch);
+    while (ks_record_iter_next(&iter, &record, NULL)) {
+        if (record.offset >= scan->from) {
+            load_record(scan->c, scan->partition, &record);
+        }
+    }
+    return true;
+}
+
 static void load_partition(struct coordinator *c, int32_t partition)
 {
     int64_t offset = ks_broker_log_start_offset(c->broker, c->offsets_topic, partition);
     int64_t end = ks_broker_leo(c->broker, c->offsets_topic, partition);
-    GByteArray *buffer = g_byte_array_new();
-    while (offset >= 0 && offset < end) {
-        g_byte_array_set_size(buffer, 0);
-        enum ks_log_result result = ks_broker_read_local(c->broker, c->offsets_topic, partition,
-                                                         offset, end, 1u << 20, buffer);
-        if (result != KS_LOG_OK || buffer->len == 0) {
-            break;
-        }
-        size_t position = 0;
-        int64_t next = offset;
-        while (position < buffer->len) {
-            struct ks_batch_view batch;
-            size_t batch_bytes = 0;
-            if (ks_batch_parse(buffer->data + position, buffer->len - position, &batch,
-                               &batch_bytes) != KS_BATCH_OK) {
-                break;
-            }
-            position += batch_bytes;
-            next = ks_batch_last_offset(&batch) + 1;
-            if ((batch.attributes & KS_ATTR_CONTROL) != 0) {
-                continue;
-            }
-            struct ks_record_iter iter;
-            struct ks_record_view record;
-            ks_record_iter_init(&iter, &batch);
-            while (ks_record_iter_next(&iter, &record, NULL)) {
-                if (record.offset >= offset && record.offset < end) {
-                    load_record(c, partition, &record);
-                }
-            }
-        }
-        if (next <= offset) {
-            break;
-        }
-        offset = next;
+    if (offset < 0) {
+        return;
     }
-    g_byte_array_unref(buffer);
+    struct load_scan scan = { c, partition, offset };
+    ks_broker_scan_local(c->broker, c->offsets_topic, partition, offset, end, load_batch, &scan);
 }
 
 static void on_load(ks_world *world, void *context)

@@ -1835,6 +1835,39 @@ enum ks_log_result ks_log_read(struct ks_log *log, int64_t offset, int64_t upto_
     return KS_LOG_OK;
 }
 
+void ks_log_scan(struct ks_log *log, int64_t from, int64_t upto_offset, ks_log_batch_fn *visit,
+                 void *context)
+{
+    int64_t offset = from;
+    GByteArray *buffer = g_byte_array_new();
+    while (offset < upto_offset) {
+        g_byte_array_set_size(buffer, 0);
+        if (ks_log_read(log, offset, upto_offset, 1u << 20, buffer) != KS_LOG_OK ||
+            buffer->len == 0) {
+            break;
+        }
+        size_t position = 0;
+        int64_t next = offset;
+        bool more = true;
+        while (more && position < buffer->len) {
+            struct ks_batch_view batch;
+            size_t batch_bytes = 0;
+            if (ks_batch_parse(buffer->data + position, buffer->len - position, &batch,
+                               &batch_bytes) != KS_BATCH_OK) {
+                break;
+            }
+            more = visit(context, &batch);
+            next = ks_batch_last_offset(&batch) + 1;
+            position += batch_bytes;
+        }
+        if (!more || next <= offset) {
+            break;
+        }
+        offset = next;
+    }
+    g_byte_array_unref(buffer);
+}
+
 int64_t ks_log_offset_for_timestamp(struct ks_log *log, int64_t timestamp_ms)
 {
     for (guint i = 0; i < log->segments->len; i++) {

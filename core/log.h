@@ -95,6 +95,13 @@ enum ks_log_result ks_log_append_as_follower_checked(struct ks_log *log, const u
  * continues in the next segment). Nothing is appended at the LEO. */
 enum ks_log_result ks_log_read(struct ks_log *log, int64_t offset, int64_t upto_offset,
                                size_t max_bytes, GByteArray *out);
+/* Calls visit(context, batch) for every batch of the log holding offsets from
+ * `from` up to (not past) upto_offset, in offset order, reading in chunks with
+ * ks_log_read. Stops at the first read error or unparsable batch, or when
+ * visit returns false. The batch is borrowed for the duration of the call. */
+typedef bool ks_log_batch_fn(void *context, const struct ks_batch_view *batch);
+void ks_log_scan(struct ks_log *log, int64_t from, int64_t upto_offset, ks_log_batch_fn *visit,
+                 void *context);
 /* ListOffsets by timestamp: the offset of the first record with timestamp >=
  * timestamp_ms, found as Kafka does (first segment whose largest timestamp
  * reaches it, time index, offset index, scan to the first batch whose max

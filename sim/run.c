@@ -663,37 +663,33 @@ static void read_batch(const struct ks_scenario *scenario, const struct ks_batch
     }
 }
 
+struct log_scan {
+    const struct ks_scenario *scenario;
+    int32_t topic_index;
+    int32_t partition;
+    int64_t from; /* the log start: a first batch may begin below it */
+    int64_t hw;
+    struct log_reader *reader;
+};
+
+static bool scan_batch(void *context, const struct ks_batch_view *batch)
+{
+    struct log_scan *scan = context;
+    if (batch->base_offset >= scan->hw) {
+        return false;
+    }
+    read_batch(scan->scenario, batch, scan->topic_index, scan->partition, scan->from, scan->hw,
+               scan->reader);
+    return true;
+}
+
 /* Reads a replica's log from its start up to (not including) hw. */
 static void read_log(const struct ks_scenario *scenario, struct ks_log *log, int32_t topic_index,
                      int32_t partition, int64_t hw, struct log_reader *reader)
 {
-    int64_t offset = ks_log_start_offset(log);
-    int64_t leo = ks_log_leo(log);
-    GByteArray *buffer = g_byte_array_new();
-    while (offset < hw && offset < leo) {
-        g_byte_array_set_size(buffer, 0);
-        if (ks_log_read(log, offset, leo, 1u << 20, buffer) != KS_LOG_OK || buffer->len == 0) {
-            break;
-        }
-        size_t position = 0;
-        int64_t next = offset;
-        while (position < buffer->len) {
-            struct ks_batch_view batch;
-            size_t batch_bytes = 0;
-            if (ks_batch_parse(buffer->data + position, buffer->len - position, &batch,
-                               &batch_bytes) != KS_BATCH_OK) {
-                break;
-            }
-            read_batch(scenario, &batch, topic_index, partition, offset, hw, reader);
-            next = ks_batch_last_offset(&batch) + 1;
-            position += batch_bytes;
-        }
-        if (next <= offset) {
-            break;
-        }
-        offset = next;
-    }
-    g_byte_array_free(buffer, TRUE);
+    int64_t from = ks_log_start_offset(log);
+    struct log_scan scan = { scenario, topic_index, partition, from, hw, reader };
+    ks_log_scan(log, from, ks_log_leo(log), scan_batch, &scan);
 }
 
 struct final_read {
