@@ -75,8 +75,8 @@ deps:
 	command -v sqlite3 >/dev/null 2>&1 || missing="$$missing sqlite3"; \
 	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
 	[ -f /usr/include/snappy-c.h ] || missing="$$missing snappy-c.h"; \
-	python3 -c 'import lz4.frame, snappy, zstandard' >/dev/null 2>&1 \
-	  || missing="$$missing python3-lz4/python3-snappy/python3-zstandard"; \
+	{ python3 -c 'import lz4.frame, snappy, zstandard' || /usr/bin/python3 -c 'import lz4.frame, snappy, zstandard'; } \
+	  >/dev/null 2>&1 || missing="$$missing python3-lz4/python3-snappy/python3-zstandard"; \
 	if [ -n "$$missing" ]; then \
 	  echo "ksim: missing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then \

@@ -5,6 +5,11 @@
 # each run directory with tests/decode_segments.py, a decoder written from
 # Kafka's format that shares no code with ksim.
 set -eu
+# The codec modules are Debian packages (python3-lz4, python3-snappy,
+# python3-zstandard): use a python3 that has them (a python3 earlier on PATH,
+# such as a pyenv one, may not).
+py=python3
+$py -c 'import lz4.frame, snappy, zstandard' 2>/dev/null || py=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
@@ -13,6 +18,6 @@ for name in quickstart kip101-scenario1-hw all-replicas-power-loss retention-lat
     f=scenarios/$name.ini
     [ -e "$f" ] || { echo "decode: $f is missing"; status=1; continue; }
     bin/ksim run "$f" --quiet --db "$tmp/d.db" --dir "$tmp/$name" >/dev/null || true
-    python3 tests/decode_segments.py "$tmp/$name" || status=1
+    $py tests/decode_segments.py "$tmp/$name" || status=1
 done
 exit $status
