@@ -115,11 +115,9 @@ int32_t ks_compression_level(const struct ks_compression_config *config)
     case KS_CODEC_GZIP: return config->gzip_level;
     case KS_CODEC_LZ4: return config->lz4_level;
     case KS_CODEC_ZSTD: return config->zstd_level;
-    case KS_CODEC_NONE:
-    case KS_CODEC_SNAPPY:
-        break;
+    default:
+        return 0; /* none, snappy, producer */
     }
-    return 0;
 }
 
 void ks_compression_config_init(struct ks_compression_config *config)
@@ -681,7 +679,7 @@ GByteArray *ks_compress_for_topic(const struct ks_compression_config *topic,
      * codec; validateMessagesAndAssignOffsetsCompressed keeps the bytes
      * (in-place assignment) when source and target types are equal. Control
      * batches are never written by ksim's producers. */
-    int target = topic->producer ? source : (int)topic->codec;
+    int target = topic->codec == KS_COMPRESSION_PRODUCER ? source : topic->codec;
     if (target == source || (view.attributes & KS_ATTR_CONTROL) != 0) {
         return NULL;
     }

@@ -34,13 +34,15 @@ enum ks_codec {
 #define KS_ZSTD_LEVEL_MIN (-131072)
 #define KS_ZSTD_LEVEL_MAX 22
 
+/* A topic's compression.type = producer (Kafka's topic default): keep the
+ * codec the producer used (BrokerCompressionType.PRODUCER). */
+#define KS_COMPRESSION_PRODUCER (-1)
+
 /* compression.type and the level keys of a producer or a topic, loaded from
- * the scenario (core/config.h embeds it). `producer` is the topic value
- * `producer` (keep what the producer sent, Kafka's topic default); a topic's
- * `uncompressed` is codec NONE with producer false. */
+ * the scenario (core/config.h embeds it). A topic's `uncompressed` is
+ * KS_CODEC_NONE. */
 struct ks_compression_config {
-    enum ks_codec codec;        /* compression.type = none (producer) / producer (topic) */
-    bool producer;              /* topic only: compression.type = producer */
+    int codec;                  /* an enum ks_codec, or KS_COMPRESSION_PRODUCER (topics) */
     int32_t gzip_level;         /* compression.gzip.level = -1 */
     int32_t lz4_level;          /* compression.lz4.level = 9 */
     int32_t zstd_level;         /* compression.zstd.level = 3 */
@@ -49,7 +51,7 @@ struct ks_compression_config {
 /* "none", "gzip", "snappy", "lz4", "zstd" (Kafka's lower-case names, as
  * kafka-dump-log prints them since 3.1); "unknown" for ids 5..7. Static. */
 const char *ks_codec_name(int codec_id);
-/* The level a config gives its codec (0 for none and snappy). */
+/* The level a config gives its codec (0 for none, snappy and producer). */
 int32_t ks_compression_level(const struct ks_compression_config *config);
 /* The config Kafka uses when none is given: codec none, default levels. */
 void ks_compression_config_init(struct ks_compression_config *config);

@@ -425,15 +425,14 @@ static void test_broker_recompression_decision(void)
     ks_compression_config_init(&topic);
     GByteArray *lz4 = build_codec_batch(KS_CODEC_LZ4, 120);
     ks_batch_set_offset_and_epoch(lz4->data, 0, 4);
-    topic.producer = true;
+    topic.codec = KS_COMPRESSION_PRODUCER;
     CU_ASSERT_PTR_NULL(ks_compress_for_topic(&topic, lz4->data, lz4->len));
-    topic.producer = false;
     topic.codec = KS_CODEC_LZ4;
     topic.lz4_level = 12; /* only the type is compared, as Kafka does */
     CU_ASSERT_PTR_NULL(ks_compress_for_topic(&topic, lz4->data, lz4->len));
     const int targets[] = {KS_CODEC_NONE, KS_CODEC_GZIP, KS_CODEC_SNAPPY, KS_CODEC_ZSTD};
     for (size_t i = 0; i < KS_ARRAY_COUNT(targets); i++) {
-        topic.codec = (enum ks_codec)targets[i];
+        topic.codec = targets[i];
         GByteArray *rebuilt = ks_compress_for_topic(&topic, lz4->data, lz4->len);
         CU_ASSERT_PTR_NOT_NULL_FATAL(rebuilt);
         struct ks_batch_view view;
