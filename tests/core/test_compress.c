@@ -91,21 +91,17 @@ static const uint8_t vector_zstd[109] = {
     0x88,
 };
 
-/* What java.util.zip.GZIPOutputStream (JDK 17) writes for VECTOR_INPUT at the default
- * level: its fixed header, then Python's zlib.compressobj(6, DEFLATED, -15, 8) raw
- * deflate, then CRC-32 and size (little-endian). */
-static const uint8_t vector_gzip_java[111] = {
-    0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xcb, 0x2e,
-    0xce, 0xcc, 0x55, 0x28, 0x49, 0x2d, 0x2e, 0x51, 0x28, 0x4b, 0x4d, 0x2e,
-    0xc9, 0x2f, 0xb2, 0x52, 0xf0, 0x4e, 0x4c, 0xcb, 0x4e, 0x54, 0x28, 0x4a,
-    0x4d, 0xce, 0x2f, 0x4a, 0x51, 0x48, 0x4a, 0x2c, 0x49, 0xce, 0xd0, 0x53,
-    0xc8, 0x1e, 0x55, 0x05, 0x55, 0xc5, 0xc0, 0xc8, 0xc4, 0xcc, 0xc2, 0xca,
-    0xc6, 0xce, 0xc1, 0xc9, 0xc5, 0xcd, 0xc3, 0xcb, 0xc7, 0x2f, 0x20, 0x28,
-    0x24, 0x2c, 0x22, 0x2a, 0x26, 0x2e, 0x21, 0x29, 0x25, 0x2d, 0x23, 0x2b,
-    0x27, 0xaf, 0xa0, 0xa8, 0xa4, 0xac, 0xa2, 0xaa, 0xa6, 0xae, 0xa1, 0xa9,
-    0xa5, 0xad, 0xa3, 0xab, 0xa7, 0x0f, 0x00, 0x7b, 0xde, 0x98, 0xba, 0x60,
-    0x01, 0x00, 0x00,
-};
+/* What java.util.zip.GZIPOutputStream (JDK 17) writes for VECTOR_INPUT at the
+ * default level: Python's member above with the JDK's header, whose OS byte is
+ * 255 (Python's deflate stream is zlib's level 6, raw, window 15, memLevel 8,
+ * as java.util.zip.Deflater's; CRC-32 and size are the same). */
+static GByteArray *vector_gzip_java(void)
+{
+    GByteArray *bytes = g_byte_array_new();
+    g_byte_array_append(bytes, vector_gzip, sizeof(vector_gzip));
+    bytes->data[9] = 0xff;
+    return bytes;
+}
 
 
 static void check_decodes_to_input(int codec, const uint8_t *bytes, size_t byte_count)
@@ -125,7 +121,9 @@ static void test_reads_other_implementations(void)
     CU_ASSERT_EQUAL(input->len, 352);
     g_byte_array_unref(input);
     check_decodes_to_input(KS_CODEC_GZIP, vector_gzip, sizeof(vector_gzip));
-    check_decodes_to_input(KS_CODEC_GZIP, vector_gzip_java, sizeof(vector_gzip_java));
+    GByteArray *java = vector_gzip_java();
+    check_decodes_to_input(KS_CODEC_GZIP, java->data, java->len);
+    g_byte_array_unref(java);
     check_decodes_to_input(KS_CODEC_SNAPPY, vector_snappy, sizeof(vector_snappy));
     /* SnappyInputStream reads a raw snappy buffer without the xerial header. */
     check_decodes_to_input(KS_CODEC_SNAPPY, vector_snappy + 20, sizeof(vector_snappy) - 20);
@@ -139,9 +137,10 @@ static void test_writes_kafka_framing(void)
     GByteArray *input = vector_input();
     GByteArray *out = g_byte_array_new();
     ks_compress(KS_CODEC_GZIP, KS_GZIP_LEVEL_DEFAULT, input->data, input->len, out);
-    CU_ASSERT_EQUAL(out->len, sizeof(vector_gzip_java));
-    CU_ASSERT(out->len == sizeof(vector_gzip_java) &&
-              memcmp(out->data, vector_gzip_java, out->len) == 0);
+    GByteArray *java = vector_gzip_java();
+    CU_ASSERT_EQUAL(out->len, java->len);
+    CU_ASSERT(out->len == java->len && memcmp(out->data, java->data, out->len) == 0);
+    g_byte_array_unref(java);
     g_byte_array_set_size(out, 0);
     ks_compress(KS_CODEC_SNAPPY, 0, input->data, input->len, out);
     static const uint8_t snappy_header[16] = { 0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0,
@@ -197,7 +196,8 @@ static void round_trip(enum ks_codec codec, int32_t level, size_t bytes)
     enum ks_decompress_result result =
         ks_decompress(codec, packed->data, packed->len, bytes, out);
     CU_ASSERT_EQUAL(result, KS_DECOMPRESS_OK);
-    CU_ASSERT(out->len == input->len && memcmp(out->data, input->data, input->len) == 0);
+    CU_ASSERT(out->len == input->len &&
+              (input->len == 0 || memcmp(out->data, input->data, input->len) == 0));
     if (bytes > 0) {
         /* One byte less room than needed is refused, never overrun. */
         g_byte_array_set_size(out, 0);
