@@ -12,14 +12,19 @@
 # runner's list is generated from those definitions, so adding a file is enough.
 
 CC      ?= cc
-PKGS     = glib-2.0 json-glib-1.0 sqlite3 cunit
+PKGS     = glib-2.0 json-glib-1.0 sqlite3 cunit zlib liblz4 libzstd
 DEBS     = libglib2.0-dev libjson-glib-dev libsqlite3-dev libcunit1-dev gnuplot-nox pkg-config \
-           clang libclang-rt-14-dev parallel sqlite3 python3
+           clang libclang-rt-14-dev parallel sqlite3 python3 \
+           zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev \
+           python3-lz4 python3-snappy python3-zstandard
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
 BASE     = -std=c11 -D_GNU_SOURCE $(WARN) -g
 OPT     ?= -O2
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+# Snappy ships no .pc file on Debian 12: its C API header is checked by deps and
+# the library linked by name. libsnappy.so is C++ but carries its own libstdc++
+# dependency, so a C link needs no -lstdc++.
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lsnappy -lm
 CFLAGS_ALL = $(BASE) $(OPT) $(PKG_CFLAGS) $(CFLAGS)
 ifeq ($(DEBUG),1)
 CFLAGS_ALL += -DKS_DEBUG=1
@@ -69,6 +74,9 @@ deps:
 	command -v parallel >/dev/null 2>&1 || missing="$$missing parallel"; \
 	command -v sqlite3 >/dev/null 2>&1 || missing="$$missing sqlite3"; \
 	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
+	[ -f /usr/include/snappy-c.h ] || missing="$$missing snappy-c.h"; \
+	{ python3 -c 'import lz4.frame, snappy, zstandard' || /usr/bin/python3 -c 'import lz4.frame, snappy, zstandard'; } \
+	  >/dev/null 2>&1 || missing="$$missing python3-lz4/python3-snappy/python3-zstandard"; \
 	if [ -n "$$missing" ]; then \
 	  echo "ksim: missing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then \

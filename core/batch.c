@@ -10,7 +10,8 @@
 **   12      4     partitionLeaderEpoch: stamped by the leader, -1 unknown
 **   16      1     magic: 2
 **   17      4     crc: CRC-32C of bytes 21 .. end (uint32)
-**   21      2     attributes: bits 0-2 codec (always 0 here), 3 LogAppendTime,
+**   21      2     attributes: bits 0-2 codec (0 none, 1 gzip, 2 snappy, 3 lz4,
+**                 4 zstd; core/compress.c), 3 LogAppendTime,
 **                 4 transactional, 5 control, 6 delete horizon
 **   23      4     lastOffsetDelta: last offset - baseOffset
 **   27      8     baseTimestamp (ms since the Unix epoch)
@@ -19,7 +20,9 @@
 **   51      2     producerEpoch, -1 none
 **   53      4     baseSequence: sequence of the first record, -1 none
 **   57      4     recordsCount
-**   61      ...   records, uncompressed
+**   61      ...   records: uncompressed, or with a codec the whole records
+**                 section compressed as one stream (recordsCount stays the
+**                 number of records inside; the CRC covers the compressed bytes)
 **
 ** Each record (sizes in varint/varlong, Protobuf ZigZag):
 **
@@ -43,6 +46,9 @@
 **       so ks_batch_set_offset_and_epoch keeps it valid.
 **   B3  The builder writes nothing but whole, checked batches: finish asserts
 **       that the batch it produced parses.
+**   B4  A record iterator over a compressed batch owns its decompressed
+**       records, at most KS_BATCH_DECOMPRESSED_BYTES_MAX bytes, and frees them
+**       at the end of the iteration or in ks_record_iter_deinit.
 **
 ** CRC-32C is computed with the SSE4.2 instruction when the CPU has it (three
 ** interleaved streams for long buffers, joined with crc32c_shift) and with
@@ -744,6 +750,31 @@ void ks_record_iter_init(struct ks_record_iter *iter, const struct ks_batch_view
     iter->batch = batch;
     iter->position_bytes = 0;
     iter->record_index = 0;
+    iter->decompressed = NULL;
+    iter->decompress_result = KS_DECOMPRESS_OK;
+    int codec = batch->attributes & KS_ATTR_CODEC_MASK;
+    if (codec == KS_CODEC_NONE) {
+        return;
+    }
+    /* DefaultRecordBatch.compressedIterator: the records section is one
+     * compressed stream holding recordsCount records. */
+    iter->decompressed = g_byte_array_new();
+    iter->decompress_result = ks_decompress(codec, batch->records, batch->records_bytes,
+                                            KS_BATCH_DECOMPRESSED_BYTES_MAX, iter->decompressed);
+    iter->inner = *batch;
+    iter->inner.records = iter->decompressed->data;
+    iter->inner.records_bytes = iter->decompressed->len;
+    iter->batch = &iter->inner;
+}
+
+void ks_record_iter_deinit(struct ks_record_iter *iter)
+{
+    if (iter->decompressed != NULL) {
+        g_byte_array_unref(iter->decompressed);
+        iter->decompressed = NULL;
+        iter->inner.records = NULL;
+        iter->inner.records_bytes = 0;
+    }
 }
 
 /* A cursor over [bytes, end) that fails sticky once anything is out of range. */
@@ -795,11 +826,30 @@ static void mark(bool *malformed_out, bool malformed)
     }
 }
 
+static bool record_next(struct ks_record_iter *iter, struct ks_record_view *out,
+                        bool *malformed_out);
+
 bool ks_record_iter_next(struct ks_record_iter *iter, struct ks_record_view *out,
                          bool *malformed_out)
 {
+    if (record_next(iter, out, malformed_out)) {
+        return true;
+    }
+    ks_record_iter_deinit(iter); /* B4 */
+    return false;
+}
+
+static bool record_next(struct ks_record_iter *iter, struct ks_record_view *out,
+                        bool *malformed_out)
+{
     const struct ks_batch_view *batch = iter->batch;
     mark(malformed_out, false);
+    if (iter->decompress_result != KS_DECOMPRESS_OK ||
+        (iter->batch == &iter->inner && iter->decompressed == NULL)) {
+        /* Not decompressible, or already freed at the end. */
+        mark(malformed_out, iter->decompress_result != KS_DECOMPRESS_OK);
+        return false;
+    }
     if (batch->record_count < 0) {
         mark(malformed_out, true);
         return false;
@@ -968,8 +1018,24 @@ GByteArray *ks_batch_builder_finish_at(struct ks_batch_builder *builder, int64_t
     ks_assert(builder->bytes != NULL);
     ks_assert(last_offset_delta >= 0);
     GByteArray *bytes = builder->bytes;
-    uint8_t *header = bytes->data;
     ks_assert(bytes->len >= KS_BATCH_HEADER_BYTES);
+    int codec = builder->attributes & KS_ATTR_CODEC_MASK;
+    ks_assert(codec < KS_CODEC_COUNT);
+    if (codec != KS_CODEC_NONE && builder->record_count == 0) {
+        /* DefaultRecordBatch.writeEmptyHeader: an empty batch is never compressed. */
+        builder->attributes = (int16_t)(builder->attributes & ~KS_ATTR_CODEC_MASK);
+    } else if (codec != KS_CODEC_NONE) {
+        /* MemoryRecordsBuilder: the records section goes through the codec's
+         * stream as a whole; the header stays uncompressed. */
+        GByteArray *packed = g_byte_array_sized_new(bytes->len / 2 + KS_BATCH_HEADER_BYTES);
+        g_byte_array_append(packed, bytes->data, KS_BATCH_HEADER_BYTES);
+        ks_compress((enum ks_codec)codec, builder->compression_level,
+                    bytes->data + KS_BATCH_HEADER_BYTES, bytes->len - KS_BATCH_HEADER_BYTES,
+                    packed);
+        g_byte_array_unref(bytes);
+        bytes = packed;
+    }
+    uint8_t *header = bytes->data;
     ks_assert(bytes->len - KS_BATCH_LOG_OVERHEAD_BYTES <= INT32_MAX);
     put_u64(header + POS_BASE_OFFSET, (uint64_t)base_offset);
     put_u32(header + POS_LENGTH, (uint32_t)(bytes->len - KS_BATCH_LOG_OVERHEAD_BYTES));

@@ -9,6 +9,8 @@
 */
 #pragma once
 
+#include "compress.h"
+
 #include <glib.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,6 +30,13 @@
 #define KS_ATTR_TRANSACTIONAL 0x10
 #define KS_ATTR_CONTROL 0x20
 #define KS_ATTR_DELETE_HORIZON 0x40
+
+/* The most bytes a compressed batch's records section may decompress to.
+ * Kafka sets no limit; ksim bounds memory (a crafted batch cannot make a
+ * reader allocate more) above anything its workloads build: value.bytes is
+ * at most 100 MiB, and a producer batch holds at most batch.size bytes of
+ * records unless one record is larger. A batch beyond it reads as malformed. */
+#define KS_BATCH_DECOMPRESSED_BYTES_MAX ((size_t)256 * 1024 * 1024)
 
 uint32_t ks_crc32c(uint32_t crc, const void *bytes, size_t byte_count); /* crc = 0 to start */
 
@@ -98,17 +107,30 @@ struct ks_record_view {
     struct ks_header_view headers[KS_RECORD_HEADERS_MAX];
 };
 
-/* Iterates the records of a parsed batch. */
+/* Iterates the records of a parsed batch. A compressed batch (attributes
+ * bits 0-2 not 0) is decompressed as a whole by init, as Kafka's
+ * DefaultRecordBatch.compressedIterator reads it; a batch that does not
+ * decompress (or exceeds KS_BATCH_DECOMPRESSED_BYTES_MAX) yields no record
+ * and reports malformed. */
 struct ks_record_iter {
-    const struct ks_batch_view *batch;
+    const struct ks_batch_view *batch; /* the caller's view, or &inner; not owned */
     size_t position_bytes;
     int32_t record_index;
+    struct ks_batch_view inner;  /* compressed batch: records point into decompressed */
+    GByteArray *decompressed;    /* owned; NULL for an uncompressed batch */
+    enum ks_decompress_result decompress_result;
 };
 void ks_record_iter_init(struct ks_record_iter *iter, const struct ks_batch_view *batch);
 /* Returns true and fills *out with the next record; false at the end or if
- * the record bytes are malformed (*malformed_out set when not NULL). */
+ * the record bytes are malformed (*malformed_out set when not NULL). The
+ * record's key, value and headers point into the batch (or its decompressed
+ * records) and are valid until the next call; returning false at the end
+ * frees the decompressed records. The iterator must not be copied. */
 bool ks_record_iter_next(struct ks_record_iter *iter, struct ks_record_view *out,
                          bool *malformed_out);
+/* Frees the decompressed records of an iteration left before its end (a
+ * no-op after next returned false, and for uncompressed batches). */
+void ks_record_iter_deinit(struct ks_record_iter *iter);
 
 /* Builds one batch in memory. */
 struct ks_batch_builder {
@@ -119,7 +141,8 @@ struct ks_batch_builder {
     int64_t producer_id;
     int16_t producer_epoch;
     int32_t base_sequence;
-    int16_t attributes;
+    int16_t attributes;        /* bits 0-2 choose the codec finish compresses with */
+    int32_t compression_level; /* that codec's level; 0 = its Kafka default */
 };
 void ks_batch_builder_init(struct ks_batch_builder *builder, int64_t base_timestamp,
                            int64_t producer_id, int16_t producer_epoch, int32_t base_sequence);
@@ -135,9 +158,14 @@ void ks_batch_builder_add_at(struct ks_batch_builder *builder, int32_t offset_de
                              int64_t timestamp, const void *key, int32_t key_bytes,
                              const void *value, int32_t value_bytes,
                              const struct ks_header_view *headers, int32_t header_count);
+/* The batch's size so far, uncompressed (header + records). */
 size_t ks_batch_builder_size(const struct ks_batch_builder *builder);
 /* Finishes the batch (base offset 0, leader epoch -1, CRC set) and returns
- * its bytes, owned by the caller (g_byte_array_unref); the builder is reset. */
+ * its bytes, owned by the caller (g_byte_array_unref); the builder is reset.
+ * With a codec in attributes, the records section is compressed as a whole
+ * (core/compress.c) and the CRC covers the compressed bytes, as Kafka's
+ * MemoryRecordsBuilder writes it; a batch without records is written
+ * uncompressed with codec bits 0, as DefaultRecordBatch.writeEmptyHeader. */
 GByteArray *ks_batch_builder_finish(struct ks_batch_builder *builder);
 /* The same with the header's baseOffset, partitionLeaderEpoch and
  * lastOffsetDelta given (a cleaned batch keeps its original last offset). */

@@ -1317,6 +1317,16 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
         complete(broker, completion, check, -1, now);
         return;
     }
+    /* LogValidator: recompress when the topic's compression.type differs
+     * from the batch's codec (core/compress.c decides; NULL keeps it). */
+    GByteArray *rebuilt = NULL;
+    if (check != KS_ERR_DUPLICATE_SEQUENCE_NUMBER && parsed_bytes == batch_bytes) {
+        rebuilt = ks_compress_for_topic(&replica->topic->compression, batch, batch_bytes);
+    }
+    if (rebuilt != NULL) {
+        batch = rebuilt->data;
+        batch_bytes = parsed_bytes = rebuilt->len;
+    }
     if (check != KS_ERR_DUPLICATE_SEQUENCE_NUMBER) {
         uint8_t *copy = malloc(batch_bytes);
         ks_assert(copy != NULL);
@@ -1327,6 +1337,9 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
             replica->log, copy, batch_bytes, parsed_bytes, replica->state.leader_epoch, now,
             &base_offset, &last_offset);
         free(copy);
+        if (rebuilt != NULL) {
+            g_byte_array_unref(rebuilt);
+        }
         if (result != KS_LOG_OK) {
             complete(broker, completion,
                      result == KS_LOG_CORRUPT ? KS_ERR_CORRUPT_MESSAGE : KS_ERR_KAFKA_STORAGE_ERROR,

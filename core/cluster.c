@@ -132,6 +132,9 @@ static void offsets_topic_config(const struct ks_cluster_spec *spec, struct ks_t
     out->log.retention_bytes = -1;
     out->log.cleanup_compact = true;
     out->log.cleanup_delete = false;
+    /* GroupCoordinator creates it with compression.type=producer. */
+    ks_compression_config_init(&out->compression);
+    out->compression.codec = KS_COMPRESSION_PRODUCER;
     out->has_assignment = false;
 }
 

@@ -8,6 +8,7 @@
 */
 #pragma once
 
+#include "compress.h"
 #include "world.h"
 
 #include <stdbool.h>
@@ -58,6 +59,9 @@ struct ks_cluster_config {
     int64_t group_initial_rebalance_delay_ns; /* group.initial.rebalance.delay.ms = 3000 */
     enum ks_truncation_mode truncation;       /* replication.truncation = leader-epoch */
     bool hw_requires_min_isr;                 /* ksim: Kafka 3.7+ (KAFKA-15583) rule; default true */
+    /* Broker defaults of the topics' compression.type (= producer) and
+     * compression.{gzip,lz4,zstd}.level; topics inherit them. */
+    struct ks_compression_config compression;
     /* Broker defaults for topic-level settings (log.*); topics copy them unless set. */
 };
 
@@ -85,6 +89,9 @@ struct ks_topic_config {
     int32_t min_insync_replicas;     /* min.insync.replicas = 1 */
     bool unclean_leader_election_enable; /* topic override; copied from cluster if unset */
     struct ks_log_config log;
+    /* compression.type = producer (KS_COMPRESSION_PRODUCER), uncompressed
+     * (KS_CODEC_NONE) or a codec; the levels the broker recompresses with. */
+    struct ks_compression_config compression;
     /* assignment = 1,2,3 ; 2,3,1 : explicit replica lists, leader first; empty if not given */
     int32_t assignment[1024][KS_REPLICATION_FACTOR_MAX];
     bool has_assignment;
@@ -106,11 +113,15 @@ struct ks_producer_config {
     int64_t retry_backoff_ns_max;    /* retry.backoff.max.ms = 1000 */
     int64_t metadata_max_age_ns;     /* metadata.max.age.ms = 300000 */
     int64_t max_block_ns;            /* max.block.ms = 60000 */
+    struct ks_compression_config compression; /* compression.type = none, compression.*.level */
     /* ksim workload */
     uint64_t rate_per_s;             /* rate = 2000/s */
     int64_t count;                   /* count = stop after this many; -1 = until duration */
     int32_t key_count;               /* keys = 1000; 0 = null keys */
     int32_t value_bytes;             /* value.bytes = 100 */
+    int32_t value_random_percent;    /* value.random.percent = 0: share of each value that
+                                        is random bytes (different in every record, no
+                                        codec shrinks them); the rest is repeated text */
     int64_t start_ns;                /* start = 0s */
 };
 

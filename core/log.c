@@ -1586,10 +1586,12 @@ static bool validate_batches(const struct ks_log *log, const uint8_t *bytes, siz
             ks_record_iter_init(&iter, &batch);
             while (ks_record_iter_next(&iter, &record, &malformed)) {
                 if (record.offset - batch.base_offset != expected) {
+                    ks_record_iter_deinit(&iter);
                     return false;
                 }
                 if (log->config.cleanup_compact && record.key == NULL &&
                     (batch.attributes & KS_ATTR_CONTROL) == 0) {
+                    ks_record_iter_deinit(&iter);
                     return false; /* "Compacted topic cannot accept message without key" */
                 }
                 expected++;
@@ -1903,6 +1905,7 @@ int64_t ks_log_offset_for_timestamp(struct ks_log *log, int64_t timestamp_ms)
                             break;
                         }
                     }
+                    ks_record_iter_deinit(&iter);
                 }
                 return found > log->log_start_offset ? found : log->log_start_offset;
             }

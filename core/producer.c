@@ -103,7 +103,19 @@
 ** idempotence off (the scenario loader rejects an explicit
 ** enable.idempotence=true with acks != all, retries = 0 or max.in.flight > 5,
 ** as Kafka does; when not explicit Kafka silently drops it, as here); the epoch
-** is bumped locally and never overflows in a run (asserted); no compression.
+** is bumped locally and never overflows in a run (asserted).
+**
+** Compression (compression.type, KIP-390 levels): as ProducerBatch.close, a
+** batch is compressed when it is drained (batch_encode: the whole records
+** section through core/compress.c, the CRC over the compressed bytes). While
+** it is open, batch.size is filled by MemoryRecordsBuilder's estimate,
+** header + uncompressed records * ratio * 1.05, with the ratio taken at the
+** batch's creation from CompressionRatioEstimator, which starts at 1 and
+** after each compressed batch moves to the observed ratio (batch bytes /
+** uncompressed record bytes): at once and by at least 0.05 when worse, by at
+** most 0.005 when better. ksim keeps the ratio in integer ppm, per producer
+** (Kafka: per topic in the JVM; a ksim producer writes one topic), across
+** incarnations (Kafka's static map is lost with the process: a simplification).
 */
 #include "producer.h"
 
@@ -139,7 +151,8 @@ struct pentry;
 struct pbatch {
     int32_t partition;
     GArray *records;              /* struct precord, owned */
-    int64_t size_bytes;           /* encoded batch size so far */
+    int64_t size_bytes;           /* encoded batch size so far, uncompressed */
+    int64_t ratio_ppm;            /* compression ratio estimate when it was created */
     int64_t reserved_bytes;       /* buffer.memory held */
     ks_time_ns created_ns;
     bool closed;                  /* no more appends */
@@ -219,6 +232,9 @@ struct ks_producer {
     bool idempotent;
     int32_t in_flight_max;
     uint8_t *value;                           /* owned: value.bytes of payload */
+    uint8_t *value_scratch;                   /* owned: one record's value when they differ */
+    uint64_t value_seed;                      /* their random bytes (value.compressibility < 100) */
+    int64_t ratio_ppm;                        /* CompressionRatioEstimator, ppm */
     int32_t name_bytes;                       /* strlen(config->name) */
 
     bool started;
@@ -418,6 +434,38 @@ static int32_t header_value_bytes(const struct ks_producer *p, int64_t seq)
     return p->name_bytes + 1 + decimal_digits((uint64_t)seq);
 }
 
+/* CompressionRatioEstimator's steps, in ppm of a ratio of 1. */
+#define RATIO_PPM_ONE INT64_C(1000000)
+#define RATIO_IMPROVING_STEP_PPM INT64_C(5000)    /* COMPRESSION_RATIO_IMPROVING_STEP 0.005 */
+#define RATIO_DETERIORATE_STEP_PPM INT64_C(50000) /* COMPRESSION_RATIO_DETERIORATE_STEP 0.05 */
+
+static uint64_t splitmix64_next(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+void ks_producer_value_fill(uint64_t seed, int64_t seq, int32_t random_percent, uint8_t *value,
+                            int32_t value_bytes)
+{
+    ks_assert(random_percent >= 0 && random_percent <= 100);
+    int32_t text_bytes = (int32_t)((int64_t)value_bytes * (100 - random_percent) / 100);
+    for (int32_t i = 0; i < text_bytes; i++) {
+        value[i] = (uint8_t)('a' + i % 26);
+    }
+    /* A pure function of (seed, seq): a record re-encoded for a retry gets
+     * the same bytes. */
+    uint64_t state = seed ^ ((uint64_t)seq * UINT64_C(0xD1B54A32D192ED03));
+    for (int32_t i = text_bytes; i < value_bytes; i += 8) {
+        uint64_t random = splitmix64_next(&state);
+        for (int32_t b = 0; b < 8 && i + b < value_bytes; b++) {
+            value[i + b] = (uint8_t)(random >> (8 * b));
+        }
+    }
+}
+
 static int32_t record_size(const struct ks_producer *p, const struct precord *record,
                            int32_t offset_delta, int64_t base_timestamp_ms)
 {
@@ -524,6 +572,7 @@ static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_
     batch->partition = partition;
     batch->records = g_array_new(FALSE, FALSE, sizeof(struct precord));
     batch->size_bytes = KS_BATCH_HEADER_BYTES;
+    batch->ratio_ppm = p->ratio_ppm;
     batch->reserved_bytes = reserve_bytes;
     batch->created_ns = now_ns(p);
     batch->producer_id = -1;
@@ -872,6 +921,37 @@ static int32_t choose_partition(struct ks_producer *p, const struct precord *rec
     return ks_sticky_partition(&p->sticky, available, p->partition_count, draw);
 }
 
+/* MemoryRecordsBuilder.estimatedSizeInBytes: the built size once encoded,
+ * else header + uncompressed records, times the batch's ratio estimate and
+ * COMPRESSION_RATE_ESTIMATION_FACTOR 1.05 when a codec is set. */
+static int64_t batch_estimated_bytes(const struct ks_producer *p, const struct pbatch *batch)
+{
+    if (batch->encoded != NULL) {
+        return (int64_t)batch->encoded->len;
+    }
+    if (p->config->compression.codec == KS_CODEC_NONE) {
+        return batch->size_bytes;
+    }
+    int64_t records = batch->size_bytes - KS_BATCH_HEADER_BYTES;
+    return KS_BATCH_HEADER_BYTES + records * batch->ratio_ppm * 105 / (100 * RATIO_PPM_ONE);
+}
+
+/* CompressionRatioEstimator.updateEstimation after a batch is closed. */
+static void ratio_update(struct ks_producer *p, int64_t batch_bytes, int64_t records_bytes)
+{
+    if (records_bytes <= 0) {
+        return;
+    }
+    int64_t observed = batch_bytes * RATIO_PPM_ONE / records_bytes;
+    if (observed > p->ratio_ppm) {
+        int64_t stepped = p->ratio_ppm + RATIO_DETERIORATE_STEP_PPM;
+        p->ratio_ppm = stepped > observed ? stepped : observed;
+    } else if (observed < p->ratio_ppm) {
+        int64_t stepped = p->ratio_ppm - RATIO_IMPROVING_STEP_PPM;
+        p->ratio_ppm = stepped > observed ? stepped : observed;
+    }
+}
+
 /* What an append did (RecordAppendResult): the sender needs a pass only
  * when a batch was created (its linger deadline and delivery timeout must be
  * armed) or became full (it can go now), as KafkaProducer.doSend wakes the
@@ -894,14 +974,17 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
     if (last != NULL && !last->closed && last->entry == NULL) {
         const struct precord *first = &g_array_index(last->records, struct precord, 0);
         int32_t size = record_size(p, record, (int32_t)last->records->len, first->timestamp_ms);
-        if (last->size_bytes + size <= batch_size) {
+        int64_t before = batch_estimated_bytes(p, last);
+        /* hasRoomFor: the new record counts uncompressed (Kafka is conservative). */
+        if (before + size <= batch_size) {
             struct precord copy = *record;
             copy.size_bytes = size;
             g_array_append_val(last->records, copy);
             last->size_bytes += size;
             p->pending_count++;
-            bool full = last->size_bytes >= batch_size;
-            ks_sticky_on_append(&p->sticky, partition, size, full);
+            int64_t after = batch_estimated_bytes(p, last);
+            bool full = after >= batch_size;
+            ks_sticky_on_append(&p->sticky, partition, (int32_t)(after - before), full);
             return full ? APPEND_READY : APPEND_QUIET;
         }
         last->closed = true; /* closeForRecordAppends */
@@ -919,8 +1002,8 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
     batch->size_bytes += size;
     g_queue_push_tail(&part->queue, batch);
     p->pending_count++;
-    ks_sticky_on_append(&p->sticky, partition, (int32_t)batch->size_bytes,
-                        batch->size_bytes >= batch_size);
+    int64_t estimated = batch_estimated_bytes(p, batch);
+    ks_sticky_on_append(&p->sticky, partition, (int32_t)estimated, estimated >= batch_size);
     return APPEND_READY;
 }
 
@@ -986,6 +1069,8 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
     struct ks_batch_builder builder;
     ks_batch_builder_init(&builder, first->timestamp_ms, batch->producer_id,
                           batch->producer_epoch, batch->base_sequence);
+    builder.attributes = (int16_t)p->config->compression.codec;
+    builder.compression_level = ks_compression_level(&p->config->compression);
     for (guint i = 0; i < batch->records->len; i++) {
         const struct precord *record = &g_array_index(batch->records, struct precord, i);
         char header_value[96];
@@ -1000,12 +1085,21 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
         char key[KEY_TEXT_BYTES];
         int32_t key_bytes = 0;
         const char *key_data = key_text(record->key_number, key, &key_bytes);
-        ks_batch_builder_add(&builder, record->timestamp_ms, key_data, key_bytes, p->value,
+        const uint8_t *value = p->value;
+        if (p->value_scratch != NULL) {
+            ks_producer_value_fill(p->value_seed, record->seq, p->config->value_random_percent,
+                                   p->value_scratch, p->config->value_bytes);
+            value = p->value_scratch;
+        }
+        ks_batch_builder_add(&builder, record->timestamp_ms, key_data, key_bytes, value,
                              p->config->value_bytes, &header, 1);
     }
     ks_assert(ks_batch_builder_size(&builder) == (size_t)batch->size_bytes);
-    batch->encoded = ks_batch_builder_finish(&builder);
+    batch->encoded = ks_batch_builder_finish(&builder); /* compresses (ProducerBatch.close) */
     ks_batch_builder_deinit(&builder);
+    if (p->config->compression.codec != KS_CODEC_NONE) {
+        ratio_update(p, (int64_t)batch->encoded->len, batch->size_bytes - KS_BATCH_HEADER_BYTES);
+    }
     batch->encoded_producer_id = batch->producer_id;
     batch->encoded_epoch = batch->producer_epoch;
     batch->encoded_sequence = batch->base_sequence;
@@ -1158,7 +1252,7 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
         if (batch == NULL || !batch_sendable(p, part, batch, now)) {
             continue;
         }
-        if (count > 0 && bytes + batch->size_bytes > MAX_REQUEST_BYTES) {
+        if (count > 0 && bytes + batch_estimated_bytes(p, batch) > MAX_REQUEST_BYTES) {
             break;
         }
         if (idempotence_blocks(p, part, batch)) {
@@ -1167,7 +1261,7 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
         g_queue_pop_head(&part->queue);
         assign_sequence(p, part, batch);
         out[count++] = batch;
-        bytes += batch->size_bytes;
+        bytes += batch_estimated_bytes(p, batch);
         last = partition;
     }
     if (last >= 0) {
@@ -1926,6 +2020,14 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
     for (int32_t i = 0; i < config->value_bytes; i++) {
         p->value[i] = (uint8_t)('a' + i % 26);
     }
+    p->ratio_ppm = RATIO_PPM_ONE; /* CompressionType.rate = 1.0 */
+    if (config->value_random_percent > 0 && config->value_bytes > 0) {
+        /* value.random.percent: values differ per record; one seed from the
+         * workload stream, drawn only here so other scenarios keep their draws. */
+        p->value_seed = ks_world_random_u64(world, KS_RNG_WORKLOAD);
+        p->value_scratch = malloc((size_t)config->value_bytes);
+        ks_assert(p->value_scratch != NULL);
+    }
     p->parts = calloc((size_t)p->partition_count, sizeof(*p->parts));
     p->conns = calloc((size_t)p->broker_count, sizeof(*p->conns));
     p->drain_start = calloc((size_t)p->broker_count, sizeof(*p->drain_start));
@@ -2021,6 +2123,7 @@ void ks_producer_free(struct ks_producer *p)
     free(p->conns);
     free(p->drain_start);
     free(p->value);
+    free(p->value_scratch);
     free(p);
 }
 

@@ -62,6 +62,12 @@ int64_t ks_producer_unknown_count(const struct ks_producer *p);
 int64_t ks_producer_id(const struct ks_producer *p);
 int16_t ks_producer_epoch(const struct ks_producer *p);
 
+/* One record's value for value.random.percent = random_percent: the last
+ * random_percent of value_bytes are random bytes from seed and seq (ksim's
+ * own splitmix64, a pure function, so retries and benchmarks rebuild the
+ * same bytes), the rest repeated text ('a'..'z', the plain filler). */
+void ks_producer_value_fill(uint64_t seed, int64_t seq, int32_t random_percent, uint8_t *value,
+                            int32_t value_bytes);
 /* Encoded size of one record v2 inside a batch whose only header is the
  * identity header (key_bytes/value_bytes -1 for null). */
 size_t ks_producer_record_size_bytes(int32_t offset_delta, int64_t timestamp_delta_ms,

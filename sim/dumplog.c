@@ -168,8 +168,18 @@ int ks_dumplog_log_bytes(const char *name, int64_t base_offset, const uint8_t *b
             struct ks_record_view record;
             bool malformed = false;
             ks_record_iter_init(&iter, &batch);
+            /* A compressed batch is decompressed by the iterator (deep
+             * iteration, as kafka-dump-log does with --deep-iteration). */
             while (ks_record_iter_next(&iter, &record, &malformed)) {
                 print_record(&batch, &record, flags, out);
+            }
+            if (malformed && iter.decompress_result != KS_DECOMPRESS_OK) {
+                char *reason = g_strdup_printf(
+                    "%s records do not decompress (%s)", ks_codec_name(batch.attributes & KS_ATTR_CODEC_MASK),
+                    ks_decompress_result_name(iter.decompress_result));
+                report_invalid(name, position, byte_count, reason, out, err);
+                g_free(reason);
+                return 1;
             }
             if (malformed) {
                 report_invalid(name, position, byte_count, "malformed record", out, err);

@@ -661,6 +661,7 @@ static void read_batch(const struct ks_scenario *scenario, const struct ks_batch
             g_array_append_val(reader->fingerprints, fp);
         }
     }
+    ks_record_iter_deinit(&iter);
 }
 
 struct log_scan {

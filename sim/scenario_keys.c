@@ -48,6 +48,20 @@ static const struct ks__choice policy_choices[] = {
     { "delete", 1 }, { "compact", 2 }, { "delete,compact", 3 }, { "compact,delete", 3 },
     { NULL, 0 } };
 
+/* compression.type: the producer's codecs (CompressionType) and the topic's
+ * and broker's values (BrokerCompressionType), with Kafka's gzip levels
+ * (1..9 or -1, the Deflater default; 0 is refused as Kafka refuses it). */
+static const struct ks__choice producer_codec_choices[] = {
+    { "none", KS_CODEC_NONE }, { "gzip", KS_CODEC_GZIP }, { "snappy", KS_CODEC_SNAPPY },
+    { "lz4", KS_CODEC_LZ4 }, { "zstd", KS_CODEC_ZSTD }, { NULL, 0 } };
+static const struct ks__choice topic_codec_choices[] = {
+    { "producer", KS_COMPRESSION_PRODUCER }, { "uncompressed", KS_CODEC_NONE },
+    { "gzip", KS_CODEC_GZIP }, { "snappy", KS_CODEC_SNAPPY }, { "lz4", KS_CODEC_LZ4 },
+    { "zstd", KS_CODEC_ZSTD }, { NULL, 0 } };
+static const struct ks__choice gzip_level_choices[] = {
+    { "-1", -1 }, { "1", 1 }, { "2", 2 }, { "3", 3 }, { "4", 4 }, { "5", 5 }, { "6", 6 },
+    { "7", 7 }, { "8", 8 }, { "9", 9 }, { NULL, 0 } };
+
 #define SC(field) offsetof(struct ks_scenario, field)
 #define TO(field) offsetof(struct ks_topic_config, field)
 #define PR(field) offsetof(struct ks_producer_config, field)
@@ -189,6 +203,19 @@ static const struct ks__key_spec cluster_keys[] = {
       SC(cluster.hw_requires_min_isr), 0, NULL,
       "ksim: the HW does not advance while the ISR is smaller than min.insync.replicas "
       "(Kafka 3.7+, KAFKA-15583); false gives the older behaviour." },
+    { "compression.type", KS__VALUE_ENUM, 0, 0, "producer", NULL, SC(cluster.compression.codec),
+      0, topic_codec_choices,
+      "Broker default of the topic setting: `producer` keeps the producer's codec, "
+      "`uncompressed`, or a codec the leader recompresses to." },
+    { "compression.gzip.level", KS__VALUE_ENUM, 0, 0, "-1", NULL,
+      SC(cluster.compression.gzip_level), 0, gzip_level_choices,
+      "Broker default gzip level when the broker recompresses (KIP-390); -1 = zlib's 6." },
+    { "compression.lz4.level", KS__VALUE_INT32, KS_LZ4_LEVEL_MIN, KS_LZ4_LEVEL_MAX, "9", NULL,
+      SC(cluster.compression.lz4_level), 0, NULL,
+      "Broker default lz4 level when the broker recompresses (KIP-390)." },
+    { "compression.zstd.level", KS__VALUE_INT32, KS_ZSTD_LEVEL_MIN, KS_ZSTD_LEVEL_MAX, "3", NULL,
+      SC(cluster.compression.zstd_level), 0, NULL,
+      "Broker default zstd level when the broker recompresses (KIP-390)." },
 };
 
 /* ---- [topic NAME] ----------------------------------------------------------- */
@@ -232,6 +259,20 @@ static const struct ks__key_spec topic_keys[] = {
       "Dirty share that makes the log eligible for compaction." },
     { "max.message.bytes", KS__VALUE_SIZE32, 0, I32MAX, NULL, "message.max.bytes",
       TO(log.max_message_bytes), 0, NULL, "Largest record batch the topic accepts." },
+    { "compression.type", KS__VALUE_ENUM, 0, 0, NULL, "compression.type", TO(compression.codec),
+      0, topic_codec_choices,
+      "`producer` (keep the batch as the producer compressed it), `uncompressed`, `gzip`, "
+      "`snappy`, `lz4` or `zstd`: a batch in another codec is recompressed by the leader "
+      "(LogValidator)." },
+    { "compression.gzip.level", KS__VALUE_ENUM, 0, 0, NULL, "compression.gzip.level",
+      TO(compression.gzip_level), 0, gzip_level_choices,
+      "gzip level of the leader's recompression: 1..9 or -1." },
+    { "compression.lz4.level", KS__VALUE_INT32, KS_LZ4_LEVEL_MIN, KS_LZ4_LEVEL_MAX, NULL,
+      "compression.lz4.level", TO(compression.lz4_level), 0, NULL,
+      "lz4 level of the leader's recompression." },
+    { "compression.zstd.level", KS__VALUE_INT32, KS_ZSTD_LEVEL_MIN, KS_ZSTD_LEVEL_MAX, NULL,
+      "compression.zstd.level", TO(compression.zstd_level), 0, NULL,
+      "zstd level of the leader's recompression." },
     { "assignment", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Explicit replica lists, leader first, one per partition, `;` between partitions: "
       "`1,2,3 ; 2,3,1 ; 3,1,2`. Default: Kafka's rack-unaware placement." },
@@ -271,6 +312,18 @@ static const struct ks__key_spec producer_keys[] = {
       NULL, "Refresh metadata at least this often." },
     { "max.block.ms", KS__VALUE_MS, 0, I32MAX, "60000", NULL, PR(max_block_ns), 0, NULL,
       "Longest a send blocks on a full buffer or missing metadata." },
+    { "compression.type", KS__VALUE_ENUM, 0, 0, "none", NULL, PR(compression.codec), 0,
+      producer_codec_choices,
+      "Codec of every batch: `none`, `gzip`, `snappy`, `lz4` or `zstd`, framed as Kafka's "
+      "Java client frames it. The batch is compressed when it is drained; batch.size is "
+      "filled by Kafka's estimate of the compressed size (CompressionRatioEstimator)." },
+    { "compression.gzip.level", KS__VALUE_ENUM, 0, 0, "-1", NULL, PR(compression.gzip_level), 0,
+      gzip_level_choices, "gzip level (KIP-390): 1..9 or -1 (zlib's default, 6)." },
+    { "compression.lz4.level", KS__VALUE_INT32, KS_LZ4_LEVEL_MIN, KS_LZ4_LEVEL_MAX, "9", NULL,
+      PR(compression.lz4_level), 0, NULL,
+      "lz4 level (KIP-390): 9 uses lz4's fast compressor, any other level its HC one." },
+    { "compression.zstd.level", KS__VALUE_INT32, KS_ZSTD_LEVEL_MIN, KS_ZSTD_LEVEL_MAX, "3", NULL,
+      PR(compression.zstd_level), 0, NULL, "zstd level (KIP-390)." },
     { "rate", KS__VALUE_RATE, 0, 100000000, "1000/s", NULL, PR(rate_per_s), 0, NULL,
       "ksim: records per simulated second (`2000/s`)." },
     { "count", KS__VALUE_INT64, -1, I64MAX, "-1", NULL, PR(count), 0, NULL,
@@ -280,6 +333,12 @@ static const struct ks__key_spec producer_keys[] = {
       "(sticky partitioner)." },
     { "value.bytes", KS__VALUE_SIZE32, 0, 100 * 1024 * 1024, "100", NULL, PR(value_bytes), 0, NULL,
       "ksim: payload size; an identity header is always embedded." },
+    { "value.random.percent", KS__VALUE_INT32, 0, 100, "0", NULL, PR(value_random_percent), 0,
+      NULL,
+      "ksim: how compressible values are: this percent of each value is random bytes, "
+      "different in every record, that no codec shrinks; the rest is repeated text that "
+      "compresses to almost nothing. 0 (the default) is ksim's plain filler; 100 is "
+      "incompressible." },
     { "start", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "0s", NULL, PR(start_ns), 0, NULL,
       "ksim: when the producer starts sending." },
 };

@@ -8,6 +8,10 @@
 ** kafka-reference 2.4, the 73-byte worked batch), round trips over edge
 ** values, a bit-at-a-time reference CRC compared over many lengths, and a
 ** sweep that flips every byte of an encoded batch (run under ASan too).
+** Compressed batches: every codec builds, parses and iterates to the same
+** records (the CRC over the compressed bytes), an empty batch stays
+** uncompressed, damaged compressed records read as malformed, and the
+** broker's recompress-or-keep decision follows LogValidator.
 */
 #include <stdio.h>
 
@@ -295,6 +299,169 @@ static void test_every_byte_flip_is_detected_or_harmless(void)
     g_byte_array_unref(bytes);
 }
 
+/* Builds the same records as a batch with `codec` at its default level. */
+static GByteArray *build_codec_batch(int codec, int32_t record_count)
+{
+    struct ks_batch_builder builder;
+    ks_batch_builder_init(&builder, 1767225600000, 42, 7, 10);
+    builder.attributes = (int16_t)codec;
+    for (int32_t i = 0; i < record_count; i++) {
+        char key[16];
+        char value[64];
+        int key_bytes = snprintf(key, sizeof(key), "key%d", (int)(i % 7));
+        int value_bytes = snprintf(value, sizeof(value), "value %d of a compressible batch", (int)i);
+        struct ks_header_view header = {(const uint8_t *)KS_IDENTITY_HEADER, 7,
+                                        (const uint8_t *)"p1:5", 4};
+        ks_batch_builder_add(&builder, 1767225600000 + i, key, key_bytes, value, value_bytes,
+                             &header, 1);
+    }
+    GByteArray *bytes = ks_batch_builder_finish(&builder);
+    ks_batch_builder_deinit(&builder);
+    return bytes;
+}
+
+static void check_codec_batch_records(const struct ks_batch_view *view, int32_t record_count)
+{
+    struct ks_record_iter iter;
+    struct ks_record_view record;
+    bool malformed = true;
+    int32_t seen = 0;
+    ks_record_iter_init(&iter, view);
+    while (ks_record_iter_next(&iter, &record, &malformed)) {
+        char value[64];
+        int value_bytes = snprintf(value, sizeof(value), "value %d of a compressible batch",
+                                   (int)seen);
+        CU_ASSERT_EQUAL(record.offset, view->base_offset + seen);
+        CU_ASSERT_EQUAL(record.timestamp, 1767225600000 + seen);
+        CU_ASSERT_EQUAL(record.sequence, 10 + seen);
+        CU_ASSERT_EQUAL(record.value_bytes, value_bytes);
+        CU_ASSERT(record.value_bytes == value_bytes &&
+                  memcmp(record.value, value, (size_t)value_bytes) == 0);
+        CU_ASSERT_EQUAL(record.header_count, 1);
+        CU_ASSERT(memcmp(record.headers[0].value, "p1:5", 4) == 0);
+        seen++;
+    }
+    CU_ASSERT_FALSE(malformed);
+    CU_ASSERT_EQUAL(seen, record_count);
+    CU_ASSERT_PTR_NULL(iter.decompressed); /* freed at the end (B4) */
+}
+
+static void test_compressed_batches_round_trip(void)
+{
+    GByteArray *plain = build_codec_batch(KS_CODEC_NONE, 200);
+    for (int codec = KS_CODEC_GZIP; codec <= KS_CODEC_ZSTD; codec++) {
+        GByteArray *bytes = build_codec_batch(codec, 200);
+        ks_batch_set_offset_and_epoch(bytes->data, 500, 2);
+        struct ks_batch_view view;
+        CU_ASSERT_EQUAL_FATAL(ks_batch_parse(bytes->data, bytes->len, &view, NULL), KS_BATCH_OK);
+        CU_ASSERT_EQUAL(view.attributes & KS_ATTR_CODEC_MASK, codec);
+        CU_ASSERT_EQUAL(view.record_count, 200);
+        CU_ASSERT_EQUAL(view.last_offset_delta, 199);
+        CU_ASSERT_EQUAL(view.max_timestamp, 1767225600000 + 199);
+        /* The CRC covers the compressed bytes (attributes .. end). */
+        CU_ASSERT_EQUAL(view.crc, ks_crc32c(0, bytes->data + 21, bytes->len - 21));
+        CU_ASSERT(bytes->len < plain->len / 2); /* these records compress well */
+        check_codec_batch_records(&view, 200);
+        g_byte_array_unref(bytes);
+    }
+    g_byte_array_unref(plain);
+}
+
+static void test_compressed_empty_batch_is_uncompressed(void)
+{
+    GByteArray *bytes = build_codec_batch(KS_CODEC_ZSTD, 0);
+    struct ks_batch_view view;
+    CU_ASSERT_EQUAL_FATAL(ks_batch_parse(bytes->data, bytes->len, &view, NULL), KS_BATCH_OK);
+    CU_ASSERT_EQUAL(view.attributes & KS_ATTR_CODEC_MASK, KS_CODEC_NONE);
+    CU_ASSERT_EQUAL(bytes->len, KS_BATCH_HEADER_BYTES);
+    g_byte_array_unref(bytes);
+}
+
+/* A compressed section that does not decompress yields no record and says
+ * malformed; an iteration left early is freed by deinit (ASan's leak check). */
+static void test_compressed_damage_and_early_exit(void)
+{
+    for (int codec = KS_CODEC_GZIP; codec <= KS_CODEC_ZSTD; codec++) {
+        GByteArray *bytes = build_codec_batch(codec, 50);
+        struct ks_batch_view view;
+        CU_ASSERT_EQUAL_FATAL(ks_batch_parse(bytes->data, bytes->len, &view, NULL), KS_BATCH_OK);
+        struct ks_record_iter iter;
+        struct ks_record_view record;
+        ks_record_iter_init(&iter, &view);
+        CU_ASSERT(ks_record_iter_next(&iter, &record, NULL));
+        ks_record_iter_deinit(&iter);
+        ks_record_iter_deinit(&iter); /* twice is harmless */
+        /* Cut the compressed stream short (the view only; the CRC was checked). */
+        view.records_bytes = view.records_bytes / 2;
+        bool malformed = false;
+        ks_record_iter_init(&iter, &view);
+        int32_t seen = 0;
+        while (ks_record_iter_next(&iter, &record, &malformed)) {
+            seen++;
+        }
+        CU_ASSERT(malformed);
+        /* Snappy decodes whole 32 KiB chunks: a cut stream gives no record. */
+        CU_ASSERT_EQUAL(seen, 0);
+        g_byte_array_unref(bytes);
+    }
+    struct ks_batch_view view;
+    GByteArray *bytes = build_codec_batch(KS_CODEC_NONE, 3);
+    CU_ASSERT_EQUAL_FATAL(ks_batch_parse(bytes->data, bytes->len, &view, NULL), KS_BATCH_OK);
+    view.attributes = 5; /* codec ids 5..7 do not exist */
+    struct ks_record_iter iter;
+    struct ks_record_view record;
+    bool malformed = false;
+    ks_record_iter_init(&iter, &view);
+    CU_ASSERT_FALSE(ks_record_iter_next(&iter, &record, &malformed));
+    CU_ASSERT(malformed);
+    g_byte_array_unref(bytes);
+}
+
+/* LogValidator: keep when the target codec equals the batch's (or the topic
+ * says producer), rebuild with the target codec otherwise. */
+static void test_broker_recompression_decision(void)
+{
+    struct ks_compression_config topic;
+    ks_compression_config_init(&topic);
+    GByteArray *lz4 = build_codec_batch(KS_CODEC_LZ4, 120);
+    ks_batch_set_offset_and_epoch(lz4->data, 0, 4);
+    topic.codec = KS_COMPRESSION_PRODUCER;
+    CU_ASSERT_PTR_NULL(ks_compress_for_topic(&topic, lz4->data, lz4->len));
+    topic.codec = KS_CODEC_LZ4;
+    topic.lz4_level = 12; /* only the type is compared, as Kafka does */
+    CU_ASSERT_PTR_NULL(ks_compress_for_topic(&topic, lz4->data, lz4->len));
+    const int targets[] = {KS_CODEC_NONE, KS_CODEC_GZIP, KS_CODEC_SNAPPY, KS_CODEC_ZSTD};
+    for (size_t i = 0; i < KS_ARRAY_COUNT(targets); i++) {
+        topic.codec = targets[i];
+        GByteArray *rebuilt = ks_compress_for_topic(&topic, lz4->data, lz4->len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(rebuilt);
+        struct ks_batch_view view;
+        CU_ASSERT_EQUAL_FATAL(ks_batch_parse(rebuilt->data, rebuilt->len, &view, NULL),
+                              KS_BATCH_OK);
+        CU_ASSERT_EQUAL(view.attributes & KS_ATTR_CODEC_MASK, targets[i]);
+        CU_ASSERT_EQUAL(view.producer_id, 42);
+        CU_ASSERT_EQUAL(view.producer_epoch, 7);
+        CU_ASSERT_EQUAL(view.base_sequence, 10);
+        CU_ASSERT_EQUAL(view.partition_leader_epoch, 4);
+        CU_ASSERT_EQUAL(view.base_timestamp, 1767225600000);
+        check_codec_batch_records(&view, 120);
+        g_byte_array_unref(rebuilt);
+    }
+    /* An uncompressed batch to an `uncompressed` topic stays as it is. */
+    GByteArray *plain = build_codec_batch(KS_CODEC_NONE, 5);
+    topic.codec = KS_CODEC_NONE;
+    CU_ASSERT_PTR_NULL(ks_compress_for_topic(&topic, plain->data, plain->len));
+    topic.codec = KS_CODEC_GZIP;
+    GByteArray *gzip = ks_compress_for_topic(&topic, plain->data, plain->len);
+    CU_ASSERT_PTR_NOT_NULL(gzip);
+    if (gzip != NULL) {
+        CU_ASSERT_EQUAL(gzip->data[22] & KS_ATTR_CODEC_MASK, KS_CODEC_GZIP);
+        g_byte_array_unref(gzip);
+    }
+    g_byte_array_unref(plain);
+    g_byte_array_unref(lz4);
+}
+
 void ks_test_register_batch(void)
 {
     static const struct ks_test_case cases[] = {
@@ -307,6 +474,10 @@ void ks_test_register_batch(void)
         {"explicit offsets and many headers", test_explicit_offsets_and_many_headers},
         {"parse errors", test_parse_errors},
         {"every byte flip detected or harmless", test_every_byte_flip_is_detected_or_harmless},
+        {"compressed batches round trip", test_compressed_batches_round_trip},
+        {"compressed empty batch is uncompressed", test_compressed_empty_batch_is_uncompressed},
+        {"compressed damage and early exit", test_compressed_damage_and_early_exit},
+        {"broker recompression decision", test_broker_recompression_decision},
     };
     KS_TEST_ADD_SUITE("core/batch", cases);
 }

@@ -86,16 +86,19 @@ static void walk_batches(const uint8_t *data, size_t size)
         ks_record_iter_init(&iter, &batch);
         int32_t count = 0;
         while (ks_record_iter_next(&iter, &record, NULL)) {
+            /* A compressed batch's records live in the iterator's buffer. */
+            const struct ks_batch_view *inner = iter.batch;
+            ks_assert(inner->records_bytes <= KS_BATCH_DECOMPRESSED_BYTES_MAX);
             ks_assert(record.key_bytes >= -1 && record.value_bytes >= -1);
             ks_assert(record.header_count <= KS_RECORD_HEADERS_MAX);
             if (record.key != NULL) {
-                ks_assert(record.key >= batch.records &&
-                          record.key + record.key_bytes <= batch.records + batch.records_bytes);
+                ks_assert(record.key >= inner->records &&
+                          record.key + record.key_bytes <= inner->records + inner->records_bytes);
             }
             if (record.value != NULL) {
-                ks_assert(record.value >= batch.records &&
+                ks_assert(record.value >= inner->records &&
                           record.value + record.value_bytes <=
-                              batch.records + batch.records_bytes);
+                              inner->records + inner->records_bytes);
             }
             count++;
         }

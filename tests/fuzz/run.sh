@@ -9,9 +9,9 @@ if ! command -v clang >/dev/null 2>&1; then
     exit 0
 fi
 mkdir -p bin/fuzz
-pkgs="glib-2.0 json-glib-1.0 sqlite3"
+pkgs="glib-2.0 json-glib-1.0 sqlite3 zlib liblz4 libzstd"
 flags="-std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined $(pkg-config --cflags $pkgs)"
-libs="$(pkg-config --libs $pkgs) -lm"
+libs="$(pkg-config --libs $pkgs) -lsnappy -lm"
 lib_src=$(ls core/*.c sim/*.c | grep -v "^sim/main.c$")
 for src in tests/fuzz/fuzz_*.c; do
     [ -e "$src" ] || continue
