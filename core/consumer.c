@@ -1776,8 +1776,10 @@ void ks_consumer_start(struct ks_consumer *c)
     if (c->start_at_ns == KS_TIME_NEVER) {
         /* As the producer does (ks_producer_start): one draw from the phase
          * stream puts the join in [start, start + start.jitter]; the heartbeat
-         * phase then follows from when the join completes. A restart before
-         * that time keeps the plan (start is a time since the run began). */
+         * phase then follows from when the join completes, as in the Java
+         * client (AbstractCoordinator.HeartbeatThread.enable calls
+         * Heartbeat.resetTimeouts). A restart before that time keeps the
+         * plan (start is a time since the run began). */
         ks_time_ns jitter = (ks_time_ns)c->config->start_jitter_ns;
         c->start_at_ns = (ks_time_ns)c->config->start_ns +
                          ks_world_random_scaled(c->world, KS_RNG_PHASE, jitter + 1);
