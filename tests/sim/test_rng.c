@@ -94,15 +94,16 @@ static void test_seeds_differ(void)
     ks_test_env_deinit(&b);
 }
 
-static void test_random_below(void)
+/* Chi-square of 100000 draws of draw(world, stream, 10) over the ten values
+ * (asserting each is in range). With 9 degrees of freedom, 30 has p < 0.0005. */
+static double chi2_ten_bins(ks_world *world,
+                            uint64_t (*draw)(ks_world *, enum ks_rng_stream, uint64_t),
+                            enum ks_rng_stream stream)
 {
-    struct ks_test_env env;
-    ks_test_env_init(&env, 3, 2);
-    CU_ASSERT_EQUAL(ks_world_random_below(env.world, KS_RNG_WORKLOAD, 1), 0);
     enum { BINS = 10, DRAWS = 100000 };
     int counts[BINS] = {0};
     for (int i = 0; i < DRAWS; i++) {
-        uint64_t v = ks_world_random_below(env.world, KS_RNG_WORKLOAD, BINS);
+        uint64_t v = draw(world, stream, BINS);
         CU_ASSERT_FATAL(v < BINS);
         counts[v]++;
     }
@@ -111,7 +112,15 @@ static void test_random_below(void)
         double d = counts[i] - DRAWS / (double)BINS;
         chi2 += d * d / (DRAWS / (double)BINS);
     }
-    CU_ASSERT(chi2 < 30.0); /* 9 degrees of freedom: p < 0.0005 */
+    return chi2;
+}
+
+static void test_random_below(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 3, 2);
+    CU_ASSERT_EQUAL(ks_world_random_below(env.world, KS_RNG_WORKLOAD, 1), 0);
+    CU_ASSERT(chi2_ten_bins(env.world, ks_world_random_below, KS_RNG_WORKLOAD) < 30.0);
     /* A bound just above 2^63 rejects about half the draws: still in range. */
     uint64_t big = (UINT64_C(1) << 63) + 12345;
     int high = 0;
@@ -138,19 +147,7 @@ static void test_random_scaled(void)
     /* The result is the high word of draw * bound. */
     uint64_t draw = ks_world_random_u64(b.world, KS_RNG_PHASE);
     CU_ASSERT_EQUAL(ks_world_random_scaled(a.world, KS_RNG_PHASE, UINT64_C(1) << 32), draw >> 32);
-    enum { BINS = 10, DRAWS = 100000 };
-    int counts[BINS] = {0};
-    for (int i = 0; i < DRAWS; i++) {
-        uint64_t v = ks_world_random_scaled(a.world, KS_RNG_PHASE, BINS);
-        CU_ASSERT_FATAL(v < BINS);
-        counts[v]++;
-    }
-    double chi2 = 0;
-    for (int i = 0; i < BINS; i++) {
-        double d = counts[i] - DRAWS / (double)BINS;
-        chi2 += d * d / (DRAWS / (double)BINS);
-    }
-    CU_ASSERT(chi2 < 30.0); /* 9 degrees of freedom: p < 0.0005 */
+    CU_ASSERT(chi2_ten_bins(a.world, ks_world_random_scaled, KS_RNG_PHASE) < 30.0);
     ks_test_env_deinit(&a);
     ks_test_env_deinit(&b);
 }
