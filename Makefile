@@ -145,8 +145,10 @@ scenarios: bin/ksim
 scenarios-debug: bin/ksim-debug
 	bin/ksim-debug check scenarios
 
+# Same seed, same trace; and different seeds, different timing (tests/seeds.sh).
 determinism: bin/ksim
 	sh tests/determinism.sh
+	sh tests/seeds.sh
 
 golden: bin/ksim
 	sh tests/golden.sh

@@ -2126,6 +2126,27 @@ static void load_logs(struct ks_broker *broker)
     ks_disk_list_free(names);
 }
 
+/* The delay before a periodic task's first run after the broker starts.
+ * Real brokers do not start in the same nanosecond, and each task keeps the
+ * phase its process start gave it (ReplicaManager.startup schedules
+ * isr-expiration and the HW checkpoint from the start, LogManager.startup its
+ * retention, flush and checkpoint tasks, BrokerLifecycleManager heartbeats
+ * every broker.heartbeat.interval.ms from registration). So at the run's
+ * start, with broker.task.phase = random, a task first runs at a uniform
+ * point of its period, drawn per seed and per task; with `aligned`, and on a
+ * restart (the restart time is the new process start), after `aligned_ns`.
+ * One KS_RNG_PHASE draw per task at the run's start in both modes, so that
+ * the setting never shifts the clients' start draws that follow. */
+static ks_time_ns first_run_ns(struct ks_broker *broker, ks_time_ns period_ns,
+                               ks_time_ns aligned_ns)
+{
+    if (broker->incarnation != 0) {
+        return aligned_ns;
+    }
+    ks_time_ns phase_ns = ks_world_random_scaled(broker->world, KS_RNG_PHASE, period_ns);
+    return broker->spec->cluster->task_phase == KS_TASK_PHASE_RANDOM ? phase_ns : aligned_ns;
+}
+
 static void start_common(struct ks_broker *broker)
 {
     ks_world_set_receiver(broker->world, (ks_node_id)broker->id, on_receive, broker);
@@ -2141,21 +2162,31 @@ static void start_common(struct ks_broker *broker)
     g_snprintf(detail, sizeof detail, "broker %d started (epoch %" PRId64 ")", broker->id,
                broker->broker_epoch);
     ks_broker_emit(broker, KS_EV_BROKER_STARTED, -1, -1, detail, NULL);
-    heartbeat_tick(broker->world, broker);
     const struct ks_cluster_config *cluster = broker->spec->cluster;
+    ks_time_ns heartbeat_ns =
+        first_run_ns(broker, (ks_time_ns)cluster->broker_heartbeat_interval_ns, 0);
+    if (heartbeat_ns == 0) {
+        heartbeat_tick(broker->world, broker);
+    } else {
+        broker->heartbeat_timer =
+            ks_world_schedule(broker->world, (ks_node_id)broker->id, heartbeat_ns,
+                              KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
+    }
+    ks_time_ns isr_ns = (ks_time_ns)cluster->replica_lag_ns_max / 2;
     broker->isr_timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
-                                          (ks_time_ns)cluster->replica_lag_ns_max / 2,
+                                          first_run_ns(broker, isr_ns, isr_ns),
                                           KS_TIMER_BROKER_ISR_CHECK, isr_check, broker);
+    ks_time_ns hw_ns = (ks_time_ns)cluster->replica_hw_checkpoint_interval_ns;
     broker->hw_checkpoint_timer = ks_world_schedule(
-        broker->world, (ks_node_id)broker->id,
-        (ks_time_ns)cluster->replica_hw_checkpoint_interval_ns, KS_TIMER_BROKER_HW_CHECKPOINT,
-        hw_checkpoint_tick, broker);
+        broker->world, (ks_node_id)broker->id, first_run_ns(broker, hw_ns, hw_ns),
+        KS_TIMER_BROKER_HW_CHECKPOINT, hw_checkpoint_tick, broker);
+    ks_time_ns recovery_ns = (ks_time_ns)cluster->recovery_point_checkpoint_interval_ns;
     broker->recovery_checkpoint_timer = ks_world_schedule(
-        broker->world, (ks_node_id)broker->id,
-        (ks_time_ns)cluster->recovery_point_checkpoint_interval_ns,
+        broker->world, (ks_node_id)broker->id, first_run_ns(broker, recovery_ns, recovery_ns),
         KS_TIMER_BROKER_RECOVERY_CHECKPOINT, recovery_checkpoint_tick, broker);
+    ks_time_ns log_ns = log_task_interval(broker);
     broker->log_tasks_timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
-                                                log_task_interval(broker),
+                                                first_run_ns(broker, log_ns, log_ns),
                                                 KS_TIMER_BROKER_LOG_TASKS, log_tasks_tick, broker);
 }
 

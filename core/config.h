@@ -37,6 +37,12 @@ enum ks_assignor { KS_ASSIGNOR_RANGE, KS_ASSIGNOR_ROUNDROBIN, KS_ASSIGNOR_STICKY
 
 enum ks_offset_reset { KS_RESET_EARLIEST, KS_RESET_LATEST, KS_RESET_NONE };
 
+/* When a broker's periodic tasks first run (ksim's broker.task.phase). */
+enum ks_task_phase {
+    KS_TASK_PHASE_ALIGNED, /* every broker in step: heartbeat at start, the rest a period later */
+    KS_TASK_PHASE_RANDOM   /* each task at a uniform point of its period, drawn per seed */
+};
+
 struct ks_cluster_config {
     int32_t broker_count;                     /* brokers = N: ids 1..N */
     char racks[KS_BROKER_COUNT_MAX][32];      /* racks = a,b,c; "" when not given */
@@ -62,6 +68,7 @@ struct ks_cluster_config {
     /* Broker defaults of the topics' compression.type (= producer) and
      * compression.{gzip,lz4,zstd}.level; topics inherit them. */
     struct ks_compression_config compression;
+    enum ks_task_phase task_phase;            /* ksim: broker.task.phase = random */
     /* Broker defaults for topic-level settings (log.*); topics copy them unless set. */
 };
 
@@ -123,6 +130,7 @@ struct ks_producer_config {
                                         is random bytes (different in every record, no
                                         codec shrinks them); the rest is repeated text */
     int64_t start_ns;                /* start = 0s */
+    int64_t start_jitter_ns;         /* start.jitter = 100ms: starts in [start, start + jitter] */
 };
 
 struct ks_consumer_config {
@@ -142,4 +150,5 @@ struct ks_consumer_config {
     int32_t max_partition_fetch_bytes; /* max.partition.fetch.bytes = 1048576 */
     enum ks_assignor assignor;       /* partition.assignment.strategy = range */
     int64_t start_ns;                /* start = 0s */
+    int64_t start_jitter_ns;         /* start.jitter = 100ms: joins in [start, start + jitter] */
 };

@@ -219,6 +219,7 @@ struct ks_consumer {
     ks_timer_id heartbeat_timer;
     ks_timer_id poll_interval_timer;
     ks_timer_id start_timer;
+    ks_time_ns start_at_ns; /* start + its start.jitter draw; KS_TIME_NEVER until drawn */
 };
 
 static void drive(struct ks_consumer *c);
@@ -1765,14 +1766,28 @@ struct ks_consumer *ks_consumer_new(ks_world *world, const struct ks_cluster_spe
         c->channels[i].c = c;
         c->channels[i].index = i;
     }
+    c->start_at_ns = KS_TIME_NEVER;
     ks_world_set_receiver(world, c->node, on_receive, c);
     return c;
 }
 
 void ks_consumer_start(struct ks_consumer *c)
 {
+    if (c->start_at_ns == KS_TIME_NEVER) {
+        /* As the producer does (ks_producer_start): one draw from the phase
+         * stream puts the join in [start, start + start.jitter]; the heartbeat
+         * phase then follows from when the join completes, as in the Java
+         * client (AbstractCoordinator.HeartbeatThread.enable calls
+         * Heartbeat.resetTimeouts). A restart before that time keeps the
+         * plan (start is a time since the run began). */
+        ks_time_ns jitter = (ks_time_ns)c->config->start_jitter_ns;
+        c->start_at_ns = (ks_time_ns)c->config->start_ns +
+                         ks_world_random_scaled(c->world, KS_RNG_PHASE, jitter + 1);
+    }
+    ks_time_ns now = now_ns(c);
     ks_world_cancel(c->world, c->start_timer);
-    c->start_timer = ks_world_schedule(c->world, c->node, (ks_time_ns)c->config->start_ns,
+    c->start_timer = ks_world_schedule(c->world, c->node,
+                                       c->start_at_ns > now ? c->start_at_ns - now : 0,
                                        KS_TIMER_CONSUMER_START, on_start, c);
 }
 

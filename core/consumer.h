@@ -42,7 +42,8 @@ enum ks_consumer_rewind_kind {
 struct ks_consumer *ks_consumer_new(ks_world *world, const struct ks_cluster_spec *spec,
                                     int32_t consumer_index,
                                     const struct ks_cluster_observer *observer);
-/* Arms the start timer (config start_ns from now). */
+/* Arms the start timer: at start_ns since the run began plus a start.jitter
+ * draw (KS_RNG_PHASE, drawn on the first call only). */
 void ks_consumer_start(struct ks_consumer *c);
 /* NULL is a no-op. */
 void ks_consumer_free(struct ks_consumer *c);

@@ -247,6 +247,7 @@ struct ks_producer {
     int64_t base_seq;
     ks_timer_id record_timer;
     ks_timer_id start_timer;
+    ks_time_ns start_at_ns;       /* start + its start.jitter draw; KS_TIME_NEVER until drawn */
     struct pwaiter waiter;
 
     /* sender */
@@ -2041,6 +2042,7 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
         p->conns[b].inflight = g_ptr_array_new();
         p->conns[b].event_second = -1;
     }
+    p->start_at_ns = KS_TIME_NEVER;
     p->up = true;
     reset_client_state(p);
     ks_world_set_receiver(world, p->node, producer_receive, p);
@@ -2050,7 +2052,17 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
 void ks_producer_start(struct ks_producer *p)
 {
     ks_time_ns now = now_ns(p);
-    ks_time_ns start = p->config->start_ns > 0 ? (ks_time_ns)p->config->start_ns : 0;
+    if (p->start_at_ns == KS_TIME_NEVER) {
+        /* Real applications do not start in the same nanosecond: the planned
+         * start is drawn once in [start, start + start.jitter] from the phase
+         * stream (one draw even when the jitter is 0, so that turning it off
+         * leaves the other clients' draws in place). A restart before that
+         * time keeps the plan. */
+        ks_time_ns jitter = (ks_time_ns)p->config->start_jitter_ns;
+        p->start_at_ns = (ks_time_ns)p->config->start_ns +
+                         ks_world_random_scaled(p->world, KS_RNG_PHASE, jitter + 1);
+    }
+    ks_time_ns start = p->start_at_ns;
     ks_world_cancel(p->world, p->start_timer);
     p->start_timer = ks_world_schedule(p->world, p->node, start > now ? start - now : 0,
                                        TIMER_PRODUCER_START, producer_start, p);

@@ -30,7 +30,8 @@ struct ks_producer;
 struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spec *spec,
                                     int32_t producer_index,
                                     const struct ks_cluster_observer *observer);
-/* Arms the start timer (config start_ns from now). */
+/* Arms the start timer: at start_ns since the run began plus a start.jitter
+ * draw (KS_RNG_PHASE, drawn on the first call only). */
 void ks_producer_start(struct ks_producer *p);
 /* NULL is a no-op. Records still pending are not reported. */
 void ks_producer_free(struct ks_producer *p);

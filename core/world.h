@@ -58,12 +58,14 @@ typedef struct ks_file ks_file;
 /* One independent random stream per subsystem, all derived from the run seed,
  * so that more draws in one never shift another (TigerBeetle's rule). */
 enum ks_rng_stream {
-    KS_RNG_NET,      /* jitter, message loss */
+    KS_RNG_NET,      /* message loss (jitter: one stream per connection, sim/net.c) */
     KS_RNG_DISK,     /* torn writes */
     KS_RNG_WORKLOAD, /* keys, producer timing */
     KS_RNG_FAULT,    /* random targets, explore schedules */
     KS_RNG_CLUSTER,  /* replica placement, election tie-breaks, member ids */
     KS_RNG_CLIENT,   /* client backoff jitter, sticky partitioner */
+    KS_RNG_PHASE,    /* process start timing: client start offsets, phases of the
+                        brokers' periodic tasks (drawn once each, at start) */
     KS_RNG_COUNT
 };
 
@@ -81,6 +83,11 @@ uint64_t ks_world_seed(const ks_world *world);
 uint64_t ks_world_random_u64(ks_world *world, enum ks_rng_stream stream);
 /* Uniform in [0, bound), bound > 0, without modulo bias. */
 uint64_t ks_world_random_below(ks_world *world, enum ks_rng_stream stream, uint64_t bound);
+/* In [0, bound) from exactly one draw, also when bound is 0 (then 0): for a
+ * draw whose count must not depend on a setting, so that turning a setting
+ * off never shifts the draws after it. Multiply-shift without rejection; its
+ * bias is below bound / 2^64. */
+uint64_t ks_world_random_scaled(ks_world *world, enum ks_rng_stream stream, uint64_t bound);
 
 /* ---- timers ----------------------------------------------------------- */
 

@@ -7,9 +7,12 @@
 **   max(now + latency(source, target) + delay(source) + delay(target) + jitter,
 **       last arrival on this connection)
 **
-** where jitter is drawn uniformly from [0, network_jitter_ns] on KS_RNG_NET, so
-** jitter never reorders a connection (N1). Equal arrival times keep send order
-** through the scheduler's seq.
+** where jitter is drawn uniformly from [0, network_jitter_ns] from the
+** connection's own random stream (one splitmix64 state per connection, seeded
+** from the run seed and the pair: sim/rng.c), so that more messages on one
+** connection never shift the delays of another (a producer's acks setting
+** does not move the followers' fetches). Jitter never reorders a connection
+** (N1). Equal arrival times keep send order through the scheduler's seq.
 **
 ** Faults (all data, all deterministic):
 **   - cuts: a one-way link source->target is down while any active cut names
@@ -118,6 +121,7 @@ void ks__net_init(ks_world *world)
 void ks__net_deinit(ks_world *world)
 {
     ks__map_deinit(&world->last_delivery_ns);
+    ks__map_deinit(&world->jitter_state);
     ks__map_deinit(&world->link_latency_ns);
     ks__map_deinit(&world->cut_counts);
     if (world->cuts != NULL) {
@@ -175,9 +179,13 @@ void ks_world_send(ks_world *world, ks_node_id source, ks_node_id target, uint32
     }
     ks_time_ns jitter_ns = 0;
     if (world->network_jitter_ns > 0) {
-        jitter_ns = world->network_jitter_ns == UINT64_MAX
-                        ? ks_world_random_u64(world, KS_RNG_NET)
-                        : ks_world_random_below(world, KS_RNG_NET, world->network_jitter_ns + 1);
+        uint64_t *state =
+            map_slot(&world->jitter_state, pair, ks__rng_link_seed(world->seed, pair));
+        uint64_t draw = ks__rng_splitmix64(state);
+        /* Multiply-shift into [0, jitter]; its bias (below jitter / 2^64) does
+         * not matter for a delay. */
+        unsigned __int128 scaled = (unsigned __int128)draw * (world->network_jitter_ns + 1);
+        jitter_ns = world->network_jitter_ns == UINT64_MAX ? draw : (ks_time_ns)(scaled >> 64);
     }
     ks_time_ns at_ns = world->now_ns + latency_ns;
     ks_assert(at_ns >= world->now_ns);

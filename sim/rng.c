@@ -15,11 +15,17 @@
 ** the first outputs.
 **
 ** ks_world_random_below uses Lemire's multiply-and-reject method, which is
-** exactly uniform (no modulo bias).
+** exactly uniform (no modulo bias). Network jitter is the exception to one
+** stream per subsystem: every connection (source, target) draws its jitter
+** from its own splitmix64 stream started at ks__rng_link_seed(seed, pair), so
+** the traffic of one connection never shifts another's delays (sim/net.c).
+** ks_world_random_scaled is the same
+** product without the rejection loop: always one draw, for draws whose count
+** must not depend on their bound (start offsets that a setting can turn off).
 */
 #include "world_int.h"
 
-static uint64_t splitmix64_next(uint64_t *x)
+uint64_t ks__rng_splitmix64(uint64_t *x)
 {
     *x += UINT64_C(0x9E3779B97F4A7C15);
     uint64_t z = *x;
@@ -39,12 +45,20 @@ void ks__rng_init(ks_world *world, uint64_t seed)
         uint64_t x = seed ^ (UINT64_C(0xD1B54A32D192ED03) * (uint64_t)(stream + 1));
         uint64_t *s = world->rng[stream];
         for (int i = 0; i < 4; i++) {
-            s[i] = splitmix64_next(&x);
+            s[i] = ks__rng_splitmix64(&x);
         }
         /* xoshiro must not start from all zeros; splitmix64 is a bijection of a
          * counter, so four zero outputs in a row cannot happen. */
         ks_assert((s[0] | s[1] | s[2] | s[3]) != 0);
     }
+}
+
+uint64_t ks__rng_link_seed(uint64_t seed, uint64_t pair)
+{
+    /* Indexes KS_RNG_COUNT + 1 + pair never meet a world stream's i + 1, and
+     * multiplying by an odd constant is a bijection, so no two streams start
+     * alike. */
+    return seed ^ (UINT64_C(0xD1B54A32D192ED03) * ((uint64_t)KS_RNG_COUNT + 1 + pair));
 }
 
 uint64_t ks_world_random_u64(ks_world *world, enum ks_rng_stream stream)
@@ -79,6 +93,12 @@ uint64_t ks_world_random_below(ks_world *world, enum ks_rng_stream stream, uint6
         }
     }
     return (uint64_t)(m >> 64);
+}
+
+uint64_t ks_world_random_scaled(ks_world *world, enum ks_rng_stream stream, uint64_t bound)
+{
+    uint64_t x = ks_world_random_u64(world, stream);
+    return (uint64_t)(((unsigned __int128)x * bound) >> 64);
 }
 
 uint64_t ks_world_seed(const ks_world *world)

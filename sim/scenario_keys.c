@@ -39,6 +39,8 @@ static const struct ks__choice commit_choices[] = {
 static const struct ks__choice reset_choices[] = {
     { "earliest", KS_RESET_EARLIEST }, { "latest", KS_RESET_LATEST }, { "none", KS_RESET_NONE },
     { NULL, 0 } };
+static const struct ks__choice task_phase_choices[] = {
+    { "random", KS_TASK_PHASE_RANDOM }, { "aligned", KS_TASK_PHASE_ALIGNED }, { NULL, 0 } };
 static const struct ks__choice assignor_choices[] = {
     { "range", KS_ASSIGNOR_RANGE }, { "roundrobin", KS_ASSIGNOR_ROUNDROBIN },
     { "sticky", KS_ASSIGNOR_STICKY }, { NULL, 0 } };
@@ -104,8 +106,9 @@ static const struct ks__key_spec cluster_keys[] = {
     { "network.latency", KS__VALUE_DURATION, 0, HOUR_NS, "1ms", NULL, SC(network_latency_ns), 0,
       NULL, "ksim: one-way latency of every link. Per link: `network.latency.A-B = 20ms` "
       "(brokers A and B, both ways)." },
-    { "network.jitter", KS__VALUE_DURATION, 0, HOUR_NS, "0s", NULL, SC(network_jitter_ns), 0, NULL,
-      "ksim: uniform extra delay in [0, jitter]; never reorders one connection." },
+    { "network.jitter", KS__VALUE_DURATION, 0, HOUR_NS, "100us", NULL, SC(network_jitter_ns), 0,
+      NULL, "ksim: uniform extra delay in [0, jitter] per message, drawn per seed; never "
+      "reorders one connection. `0s` for a scenario that needs an exact window." },
     { "disk.fsync.latency", KS__VALUE_DURATION, 0, HOUR_NS, "2ms", NULL,
       SC(disk_fsync_latency_ns), 0, NULL, "ksim: simulated cost of one fsync." },
     { "disk.bandwidth", KS__VALUE_BANDWIDTH, 0, I64MAX, "500MiB", NULL,
@@ -199,6 +202,12 @@ static const struct ks__key_spec cluster_keys[] = {
       SC(cluster.truncation), 0, truncation_choices,
       "ksim: `leader-epoch` (KIP-101/279, Kafka 0.11+) or `high-watermark` (before 0.11: "
       "a new follower truncates to its HW, which can lose data)." },
+    { "broker.task.phase", KS__VALUE_ENUM, 0, 0, "random", NULL, SC(cluster.task_phase), 0,
+      task_phase_choices,
+      "ksim: when each broker's periodic tasks (heartbeat, ISR check, checkpoints, log "
+      "retention, compaction and flush) first run: `random`, at a uniform point of their "
+      "period drawn per seed (brokers did not start in the same nanosecond); `aligned`, all "
+      "brokers in step (heartbeat at 0 s, the others one period in), for exact windows." },
     { "hw.requires.min.insync.replicas", KS__VALUE_BOOL, 0, 1, "true", NULL,
       SC(cluster.hw_requires_min_isr), 0, NULL,
       "ksim: the HW does not advance while the ISR is smaller than min.insync.replicas "
@@ -340,7 +349,11 @@ static const struct ks__key_spec producer_keys[] = {
       "compresses to almost nothing. 0 (the default) is ksim's plain filler; 100 is "
       "incompressible." },
     { "start", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "0s", NULL, PR(start_ns), 0, NULL,
-      "ksim: when the producer starts sending." },
+      "ksim: the earliest time the producer starts sending (see `start.jitter`)." },
+    { "start.jitter", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "100ms", NULL,
+      PR(start_jitter_ns), 0, NULL,
+      "ksim: the producer starts at a uniform time in [start, start + start.jitter], drawn "
+      "per seed; `0s` starts it exactly at `start`." },
 };
 
 /* ---- [consumer NAME] ---------------------------------------------------------- */
@@ -384,7 +397,11 @@ static const struct ks__key_spec consumer_keys[] = {
       "and uses range while any member lacks cooperative-sticky; ksim does not model "
       "cooperative rebalancing." },
     { "start", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "0s", NULL, CO(start_ns), 0, NULL,
-      "ksim: when the consumer joins its group." },
+      "ksim: the earliest time the consumer joins its group (see `start.jitter`)." },
+    { "start.jitter", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "100ms", NULL,
+      CO(start_jitter_ns), 0, NULL,
+      "ksim: the consumer joins at a uniform time in [start, start + start.jitter], drawn "
+      "per seed; `0s` joins exactly at `start`." },
 };
 
 /* ---- [fault NAME] --------------------------------------------------------------- */
@@ -1305,6 +1322,11 @@ void ks_scenario_write_key_reference(FILE *out)
     write_table(out, KS__SECTION_CLUSTER);
     fputs("`network.latency.A-B = DURATION` (for example `network.latency.1-2 = 20ms`) sets the\n"
           "one-way latency between brokers A and B in both directions; each pair once.\n\n"
+          "Timing noise: `network.jitter`, `broker.task.phase` and the clients' `start.jitter`\n"
+          "are drawn per seed, so runs of one scenario with different seeds differ as runs of\n"
+          "a real cluster do (docs/model.md). A scenario that needs an exact window writes\n"
+          "`network.jitter = 0s`, `broker.task.phase = aligned` and `start.jitter = 0s` (the\n"
+          "ones it needs) and says why in a comment.\n\n"
           "## [topic NAME]\n\n",
           out);
     write_table(out, KS__SECTION_TOPIC);

@@ -561,19 +561,60 @@ static bool build_settings(const struct ks_scenario *base, GPtrArray *varies, GA
     return ok;
 }
 
+/* One row of the sweep table: a metric and how its values print. */
+enum column_format {
+    COLUMN_COUNT,   /* whole numbers: min and max without a fraction, mean with one */
+    COLUMN_RATE,    /* one decimal */
+    COLUMN_LATENCY, /* milliseconds with three decimals */
+};
+
 struct metric_column {
     enum ks_metric metric;
     const char *name;
+    enum column_format format;
+    bool consumers_only; /* shown only when the scenario has consumers */
 };
 
 static const struct metric_column table_columns[] = {
-    {KS_METRIC_ACKED_LOST, "acked_lost"},
-    {KS_METRIC_DUPLICATES, "duplicates"},
-    {KS_METRIC_UNAVAILABLE_MS, "unavailable_ms"},
-    {KS_METRIC_THROUGHPUT_RPS, "throughput_rps"},
+    {KS_METRIC_ACKED_LOST, "acked_lost", COLUMN_COUNT, false},
+    {KS_METRIC_DUPLICATES, "duplicates", COLUMN_COUNT, false},
+    {KS_METRIC_CONSUMED_LOST, "consumed_lost", COLUMN_COUNT, true},
+    {KS_METRIC_CONSUMED_DUPLICATES, "consumed_duplicates", COLUMN_COUNT, true},
+    {KS_METRIC_UNAVAILABLE_MS, "unavailable_ms", COLUMN_COUNT, false},
+    {KS_METRIC_PRODUCE_P50_MS, "produce_p50_ms", COLUMN_LATENCY, false},
+    {KS_METRIC_PRODUCE_P99_MS, "produce_p99_ms", COLUMN_LATENCY, false},
+    {KS_METRIC_THROUGHPUT_RPS, "throughput_rps", COLUMN_RATE, false},
 };
 
-/* The table at the end: per setting, mean and max of four metrics. */
+/* min, mean and max of one metric over the runs of one setting. */
+struct column_stats {
+    double minimum;
+    double sum;
+    double maximum;
+};
+
+static void print_stats(FILE *out, enum column_format format, const struct column_stats *stats,
+                        int runs)
+{
+    double mean = stats->sum / runs;
+    switch (format) {
+    case COLUMN_COUNT:
+        fprintf(out, "  %12.0f %12.1f %12.0f", stats->minimum, mean, stats->maximum);
+        return;
+    case COLUMN_RATE:
+        fprintf(out, "  %12.1f %12.1f %12.1f", stats->minimum, mean, stats->maximum);
+        return;
+    case COLUMN_LATENCY:
+        fprintf(out, "  %12.3f %12.3f %12.3f", stats->minimum, mean, stats->maximum);
+        return;
+    }
+}
+
+/* The table at the end: per setting, the runs that completed, how many failed
+ * their [expect], and min, mean and max over the seeds of each metric, one
+ * line per metric. The spread between min and max is what the seeds did:
+ * network jitter, client start offsets and the brokers' task phases are
+ * drawn per seed (docs/model.md, "Timing noise"). */
 static void print_sweep_table(FILE *out, const struct sweep *sweep,
                               const struct ks_pool_slot *slots)
 {
@@ -582,22 +623,20 @@ static void print_sweep_table(FILE *out, const struct sweep *sweep,
         label_width = MAX(label_width,
                           strlen(g_array_index(sweep->settings, struct sweep_setting, s).label));
     }
-    fprintf(out, "%-*s %5s %5s", (int)label_width, "setting", "runs", "fail");
+    bool consumers =
+        g_array_index(sweep->settings, struct sweep_setting, 0).scenario->consumer_count > 0;
+    size_t name_width = 0;
     for (size_t c = 0; c < G_N_ELEMENTS(table_columns); c++) {
-        fprintf(out, "  %21s", table_columns[c].name);
+        name_width = MAX(name_width, strlen(table_columns[c].name));
     }
-    fprintf(out, "\n%-*s %5s %5s", (int)label_width, "", "", "");
-    for (size_t c = 0; c < G_N_ELEMENTS(table_columns); c++) {
-        fprintf(out, "  %10s %10s", "mean", "max");
-    }
-    fputc('\n', out);
+    fprintf(out, "%-*s %5s %5s  %-*s  %12s %12s %12s\n", (int)label_width, "setting", "runs",
+            "fail", (int)name_width, "metric", "min", "mean", "max");
     for (guint s = 0; s < sweep->settings->len; s++) {
-        double sum[G_N_ELEMENTS(table_columns)] = {0};
-        double maximum[G_N_ELEMENTS(table_columns)];
+        struct column_stats stats[G_N_ELEMENTS(table_columns)];
         int runs = 0;
         int failed = 0;
         for (size_t c = 0; c < G_N_ELEMENTS(table_columns); c++) {
-            maximum[c] = -INFINITY;
+            stats[c] = (struct column_stats){INFINITY, 0, -INFINITY};
         }
         for (guint j = 0; j < sweep->jobs->len; j++) {
             uint64_t k = g_array_index(sweep->jobs, uint64_t, j);
@@ -608,20 +647,31 @@ static void print_sweep_table(FILE *out, const struct sweep *sweep,
             failed += slots[j].code == 1;
             for (size_t c = 0; c < G_N_ELEMENTS(table_columns); c++) {
                 double value = slots[j].result.metrics[table_columns[c].metric];
-                sum[c] += value;
-                maximum[c] = MAX(maximum[c], value);
+                stats[c].minimum = MIN(stats[c].minimum, value);
+                stats[c].sum += value;
+                stats[c].maximum = MAX(stats[c].maximum, value);
             }
         }
         const char *label = g_array_index(sweep->settings, struct sweep_setting, s).label;
-        fprintf(out, "%-*s %5d %5d", (int)label_width, label, runs, failed);
+        bool first = true;
         for (size_t c = 0; c < G_N_ELEMENTS(table_columns); c++) {
-            if (runs == 0) {
-                fprintf(out, "  %10s %10s", "-", "-");
-            } else {
-                fprintf(out, "  %10.1f %10.1f", sum[c] / runs, maximum[c]);
+            if (table_columns[c].consumers_only && !consumers) {
+                continue;
             }
+            if (first) {
+                fprintf(out, "%-*s %5d %5d", (int)label_width, label, runs, failed);
+            } else {
+                fprintf(out, "%-*s %5s %5s", (int)label_width, "", "", "");
+            }
+            first = false;
+            fprintf(out, "  %-*s", (int)name_width, table_columns[c].name);
+            if (runs == 0) {
+                fprintf(out, "  %12s %12s %12s", "-", "-", "-");
+            } else {
+                print_stats(out, table_columns[c].format, &stats[c], runs);
+            }
+            fputc('\n', out);
         }
-        fputc('\n', out);
     }
 }
 

@@ -117,6 +117,7 @@ struct ks_world {
 
     /* network (net.c) */
     struct ks__map last_delivery_ns; /* per (source, target) connection */
+    struct ks__map jitter_state;     /* per connection: its splitmix64 jitter stream */
     struct ks__map link_latency_ns;  /* overrides per (source, target) */
     struct ks__map cut_counts;       /* active cuts naming (source, target) */
     GArray *cuts;                    /* struct ks__cut, cut id = index + 1 */
@@ -143,6 +144,11 @@ void ks__sched_replay_deferred(ks_world *world, ks_node_id node);
 
 /* rng.c */
 void ks__rng_init(ks_world *world, uint64_t seed);
+/* The first state of connection `pair`'s own jitter stream (net.c), derived
+ * from the run seed like the world's streams but with an index past them. */
+uint64_t ks__rng_link_seed(uint64_t seed, uint64_t pair);
+/* One splitmix64 step: advances *state, returns the next output. */
+uint64_t ks__rng_splitmix64(uint64_t *state);
 
 /* world.c: trace hash */
 uint64_t ks__hash_u64(uint64_t hash, uint64_t value);

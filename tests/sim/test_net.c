@@ -8,7 +8,8 @@
 ** (also with a restart while in flight), a link that goes down in flight.
 ** Messages to a paused node wait for resume. Method: receivers log (time,
 ** source, kind, payload) and the tests compare the log with the contract;
-** FIFO is a property test over 50 seeds with jitter 100 times the latency.
+** FIFO is a property test over 50 seeds with jitter 100 times the latency;
+** jitter streams are per connection (traffic elsewhere shifts nothing).
 */
 #include "../testlib.h"
 
@@ -321,11 +322,61 @@ static void test_loss_ppm(void)
     ks_test_env_deinit(&env);
 }
 
+/* Each connection draws its jitter from its own stream: extra traffic on one
+ * connection (2 -> 1 in world b) leaves the delays of another (0 -> 3)
+ * exactly as they were, while those delays really vary and differ between
+ * seeds. */
+static void test_jitter_per_connection(void)
+{
+    struct ks_test_env a, b, c;
+    env_with_jitter(&a, 9, 4, 1000, 500);
+    env_with_jitter(&b, 9, 4, 1000, 500);
+    env_with_jitter(&c, 10, 4, 1000, 500);
+    struct inbox in_a = {0}, in_b = {0}, in_c = {0}, other = {0};
+    ks_world_set_receiver(a.world, 3, receive, &in_a);
+    ks_world_set_receiver(b.world, 3, receive, &in_b);
+    ks_world_set_receiver(c.world, 3, receive, &in_c);
+    ks_world_set_receiver(b.world, 1, receive, &other);
+    for (uint64_t i = 0; i < 100; i++) {
+        send_u64(b.world, 2, 1, i);
+        send_u64(b.world, 2, 1, i);
+        send_u64(a.world, 0, 3, i);
+        send_u64(b.world, 0, 3, i);
+        send_u64(c.world, 0, 3, i);
+        ks_world_run_until(a.world, (i + 1) * 10000);
+        ks_world_run_until(b.world, (i + 1) * 10000);
+        ks_world_run_until(c.world, (i + 1) * 10000);
+    }
+    CU_ASSERT_EQUAL_FATAL(in_a.count, 100);
+    CU_ASSERT_EQUAL_FATAL(in_b.count, 100);
+    CU_ASSERT_EQUAL_FATAL(in_c.count, 100);
+    CU_ASSERT_EQUAL(other.count, 200);
+    bool varies = false;
+    bool seeds_differ = false;
+    for (size_t i = 0; i < 100; i++) {
+        ks_time_ns delay = in_a.items[i].at_ns - i * 10000;
+        CU_ASSERT(delay >= 1000 && delay <= 1500);
+        CU_ASSERT_EQUAL(in_a.items[i].at_ns, in_b.items[i].at_ns);
+        varies = varies || in_a.items[i].at_ns - i * 10000 != in_a.items[0].at_ns;
+        seeds_differ = seeds_differ || in_a.items[i].at_ns != in_c.items[i].at_ns;
+    }
+    CU_ASSERT_TRUE(varies);
+    CU_ASSERT_TRUE(seeds_differ);
+    g_free(in_a.items);
+    g_free(in_b.items);
+    g_free(in_c.items);
+    g_free(other.items);
+    ks_test_env_deinit(&a);
+    ks_test_env_deinit(&b);
+    ks_test_env_deinit(&c);
+}
+
 void ks_test_register_net(void)
 {
     static const struct ks_test_case cases[] = {
         {"latency_and_copy", test_latency_and_copy},
         {"fifo_under_jitter", test_fifo_under_jitter},
+        {"jitter_per_connection", test_jitter_per_connection},
         {"partition_both_ways", test_partition_both_ways},
         {"one_way_and_counted_cuts", test_one_way_and_counted_cuts},
         {"link_down_in_flight", test_link_down_in_flight},

@@ -25,6 +25,7 @@ static void test_pinned_values(void)
         {UINT64_C(0xefbde50fc44e4b4e), UINT64_C(0x4a2df451b7809365), UINT64_C(0xb590a318946627d6)},
         {UINT64_C(0xf97ac655bfa6bddf), UINT64_C(0xe65086a968b6d82e), UINT64_C(0xea7c873460a457bc)},
         {UINT64_C(0x79208676f054dfaf), UINT64_C(0x273c2181ecb1b1b0), UINT64_C(0xbecfc12b0ff0a35d)},
+        {UINT64_C(0xab0b230f7fc48e9a), UINT64_C(0x048b0576862255ca), UINT64_C(0x8f664d3da4409262)},
     };
     for (int stream = 0; stream < KS_RNG_COUNT; stream++) {
         for (int i = 0; i < 3; i++) {
@@ -93,15 +94,16 @@ static void test_seeds_differ(void)
     ks_test_env_deinit(&b);
 }
 
-static void test_random_below(void)
+/* Chi-square of 100000 draws of draw(world, stream, 10) over the ten values
+ * (asserting each is in range). With 9 degrees of freedom, 30 has p < 0.0005. */
+static double chi2_ten_bins(ks_world *world,
+                            uint64_t (*draw)(ks_world *, enum ks_rng_stream, uint64_t),
+                            enum ks_rng_stream stream)
 {
-    struct ks_test_env env;
-    ks_test_env_init(&env, 3, 2);
-    CU_ASSERT_EQUAL(ks_world_random_below(env.world, KS_RNG_WORKLOAD, 1), 0);
     enum { BINS = 10, DRAWS = 100000 };
     int counts[BINS] = {0};
     for (int i = 0; i < DRAWS; i++) {
-        uint64_t v = ks_world_random_below(env.world, KS_RNG_WORKLOAD, BINS);
+        uint64_t v = draw(world, stream, BINS);
         CU_ASSERT_FATAL(v < BINS);
         counts[v]++;
     }
@@ -110,7 +112,15 @@ static void test_random_below(void)
         double d = counts[i] - DRAWS / (double)BINS;
         chi2 += d * d / (DRAWS / (double)BINS);
     }
-    CU_ASSERT(chi2 < 30.0); /* 9 degrees of freedom: p < 0.0005 */
+    return chi2;
+}
+
+static void test_random_below(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 3, 2);
+    CU_ASSERT_EQUAL(ks_world_random_below(env.world, KS_RNG_WORKLOAD, 1), 0);
+    CU_ASSERT(chi2_ten_bins(env.world, ks_world_random_below, KS_RNG_WORKLOAD) < 30.0);
     /* A bound just above 2^63 rejects about half the draws: still in range. */
     uint64_t big = (UINT64_C(1) << 63) + 12345;
     int high = 0;
@@ -123,6 +133,25 @@ static void test_random_below(void)
     ks_test_env_deinit(&env);
 }
 
+/* random_scaled: in range, one draw per call whatever the bound (0 included),
+ * so a setting that turns a draw's bound to 0 leaves later draws in place. */
+static void test_random_scaled(void)
+{
+    struct ks_test_env a, b;
+    ks_test_env_init(&a, 5, 2);
+    ks_test_env_init(&b, 5, 2);
+    CU_ASSERT_EQUAL(ks_world_random_scaled(a.world, KS_RNG_PHASE, 0), 0);
+    ks_world_random_u64(b.world, KS_RNG_PHASE);
+    CU_ASSERT_EQUAL(ks_world_random_scaled(a.world, KS_RNG_PHASE, 1000),
+                    ks_world_random_scaled(b.world, KS_RNG_PHASE, 1000));
+    /* The result is the high word of draw * bound. */
+    uint64_t draw = ks_world_random_u64(b.world, KS_RNG_PHASE);
+    CU_ASSERT_EQUAL(ks_world_random_scaled(a.world, KS_RNG_PHASE, UINT64_C(1) << 32), draw >> 32);
+    CU_ASSERT(chi2_ten_bins(a.world, ks_world_random_scaled, KS_RNG_PHASE) < 30.0);
+    ks_test_env_deinit(&a);
+    ks_test_env_deinit(&b);
+}
+
 void ks_test_register_rng(void)
 {
     static const struct ks_test_case cases[] = {
@@ -131,6 +160,7 @@ void ks_test_register_rng(void)
         {"streams_independent", test_streams_independent},
         {"seeds_differ", test_seeds_differ},
         {"random_below", test_random_below},
+        {"random_scaled", test_random_scaled},
     };
     KS_TEST_ADD_SUITE("sim/rng", cases);
 }
