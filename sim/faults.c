@@ -10,7 +10,10 @@
 **   any   --(ks_faults_stop: the final phase)--> nothing fires any more
 **
 ** Rules:
-**   F1  A fault fires at most once (its state's `fired`).
+**   F1  A fault fires at most once (its state's `fired`), and its trigger
+**       counts as holding at most once (`triggered`): a delayed fault is
+**       scheduled once, and pending_trigger_count counts exactly the
+**       triggers that have not held yet.
 **   F2  Every action is reported once and mixed into the trace hash with its
 **       resolved nodes, so two runs that resolve a target differently differ.
 **   F3  A crash is ks_world_node_crash then ks_cluster_on_node_crashed; a
@@ -37,6 +40,7 @@ struct fault_state {
     struct ks_faults *owner; /* not owned */
     int32_t index;
     bool fired;
+    bool triggered; /* its `when` has held (it fires then, or after `delay`) */
     bool undone;
     GArray *nodes; /* ks_node_id: what the action touched (for undo and restart) */
     GArray *cuts;  /* ks_cut_id of a partition fault */
@@ -1223,13 +1227,17 @@ void ks_faults_after_event(struct ks_faults *faults)
     for (size_t i = 0; i < faults->state_count; i++) {
         struct fault_state *state = &faults->states[i];
         const struct ks_fault *fault = &faults->scenario->faults[i];
-        if (!fault->has_when || state->fired || faults->stopped) {
+        if (!fault->has_when || state->triggered || faults->stopped) {
             continue;
         }
         int64_t value = trigger_value(faults, &fault->when);
         if (!ks_compare(fault->when.op, (double)value, (double)fault->when.value)) {
             continue;
         }
+        /* A trigger fires once (F1): with a delay the fault fires later, and
+         * until then its condition must not count it again. */
+        state->triggered = true;
+        ks_assert(faults->pending_trigger_count > 0); /* F1 */
         faults->pending_trigger_count--;
         char *text = ks_scenario_format_trigger(faults->scenario, &fault->when);
         g_string_printf(faults->detail, "trigger of fault %s holds: %s (value %" PRId64 ")",
