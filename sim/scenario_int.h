@@ -1,6 +1,7 @@
 /*
 ** sim/scenario_int.h: what sim/scenario.c and sim/scenario_keys.c share and
-** nobody else uses: the key tables, value parsing and formatting.
+** nobody else uses: the key tables, value parsing and formatting (and the
+** duration format for sim/fault_actions.c, which writes faults back).
 */
 #pragma once
 

@@ -17,6 +17,8 @@
 */
 #include "scenario_int.h"
 
+#include "fault_actions.h"
+
 #include "../core/base.h"
 
 #include <inttypes.h>
@@ -1266,20 +1268,8 @@ void ks_scenario_write_key_reference(FILE *out)
           "a trigger first holds. Keys that do not apply to the action are errors.\n\n",
           out);
     write_table(out, KS__SECTION_FAULT);
-    fputs("| action | keys besides `at`/`when`/`delay` |\n"
-          "| --- | --- |\n"
-          "| `crash` | `target` (required), `mode`, `restart.after` |\n"
-          "| `restart` | `target` (required) |\n"
-          "| `partition` | one of `groups`, `isolate`, `from` + `to`; `duration` |\n"
-          "| `heal` | `fault` |\n"
-          "| `slow` | `target` (required), `disk.latency` and/or `network.latency`, `duration` |\n"
-          "| `pause` | `target` (required), `duration` |\n"
-          "| `resume` | `target` (required) |\n"
-          "| `drop` | `loss` (required), `duration` |\n"
-          "| `corrupt` | `target` (a broker, required), `partition` (required), `bytes`, "
-          "`position.bytes` |\n"
-          "| `rewind` | `target` (`consumer(NAME)`, required), `to` (required) |\n"
-          "\n"
+    ks_fault_actions_write_reference(out);
+    fputs("\n"
           "### Targets\n"
           "\n"
           "Resolved when the fault fires: a broker id; `leader(TP)`; `follower(TP)`, the first\n"

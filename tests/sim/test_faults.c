@@ -7,8 +7,12 @@
  * text on a world of its own, with the fault schedule driven as sim/run.c
  * drives it (the after-event hook evaluates triggers); the test runs the
  * world to chosen times and reads the world's state (links, pauses, node
- * delays, loss) and the reported timeline lines. */
+ * delays, loss) and the reported timeline lines. The fault-action table
+ * itself is checked against the [fault] key table, and its INI form against
+ * the loader (what it writes loads back to the same fault). */
+#include "../../sim/fault_actions.h"
 #include "../../sim/faults.h"
+#include "../../sim/scenario_int.h"
 #include "../../sim/world_int.h"
 #include "../testlib.h"
 
@@ -192,9 +196,139 @@ static void test_trigger_with_delay(void)
     env_deinit(&env);
 }
 
+
+/* ---- the table --------------------------------------------------------------------- */
+
+static bool is_common_key(const char *key)
+{
+    return strcmp(key, "action") == 0 || strcmp(key, "at") == 0 || strcmp(key, "when") == 0 ||
+           strcmp(key, "delay") == 0;
+}
+
+/* A1-A3: one row per action, found by its name; every key a row names is a
+ * [fault] key, and every [fault] key is some row's; whatever a timer or a
+ * heal may undo has an undo. */
+static void test_table_rows(void)
+{
+    bool used[64] = { false };
+    size_t key_count = 0;
+    const struct ks__key_spec *keys = ks__key_table(KS__SECTION_FAULT, &key_count);
+    CU_ASSERT_FATAL(key_count <= G_N_ELEMENTS(used));
+    for (int a = 0; a < KS_FAULT_ACTION_COUNT; a++) {
+        const struct ks_fault_action_row *row = ks_fault_action_row((enum ks_fault_action)a);
+        CU_ASSERT_EQUAL(row->action, a);
+        CU_ASSERT_PTR_EQUAL(ks_fault_action_find(row->name), row);
+        CU_ASSERT_STRING_EQUAL(ks_fault_action_name((enum ks_fault_action)a), row->name);
+        CU_ASSERT_PTR_NOT_NULL(row->fire);
+        CU_ASSERT_PTR_NOT_NULL(row->keys_doc);
+        CU_ASSERT_EQUAL(row->target_wrong != NULL, row->target == KS_FAULT_TARGET_BROKER ||
+                                                       row->target == KS_FAULT_TARGET_CONSUMER);
+        CU_ASSERT_EQUAL(ks_fault_action_key(row, "target") != NULL,
+                        row->target != KS_FAULT_TARGET_NONE);
+        if (row->healable || row->bare_heal || ks_fault_action_key(row, "duration") != NULL ||
+            ks_fault_action_key(row, "restart.after") != NULL) {
+            CU_ASSERT_PTR_NOT_NULL(row->undo);
+            CU_ASSERT_PTR_NOT_NULL(row->undo_label);
+        }
+        CU_ASSERT(!row->bare_heal || row->healable);
+        for (size_t i = 0; i < KS_FAULT_ACTION_KEY_COUNT_MAX && row->keys[i].name != NULL; i++) {
+            const struct ks__key_spec *spec = ks__key_find(KS__SECTION_FAULT, row->keys[i].name);
+            CU_ASSERT_PTR_NOT_NULL(spec);
+            CU_ASSERT_FALSE(is_common_key(row->keys[i].name));
+            if (spec != NULL) {
+                used[spec - keys] = true;
+            }
+        }
+    }
+    for (size_t k = 0; k < key_count; k++) {
+        if (!is_common_key(keys[k].name) && !used[k]) {
+            fprintf(stderr, "\n[fault] key '%s' belongs to no action\n", keys[k].name);
+        }
+        CU_ASSERT(is_common_key(keys[k].name) || used[k]);
+    }
+    CU_ASSERT_PTR_NULL(ks_fault_action_find("explode"));
+    g_autofree char *all = ks_fault_action_list(false);
+    CU_ASSERT_STRING_EQUAL(all, "crash, restart, partition, heal, slow, pause, resume, drop, "
+                                "corrupt or rewind");
+    g_autofree char *healable = ks_fault_action_list(true);
+    CU_ASSERT_STRING_EQUAL(healable, "partition, slow, pause or drop");
+}
+
+/* Every action's INI form (explore's schedules and reproducers) loads back to
+ * the same fault: the same params JSON, key for key. */
+static void test_ini_round_trip(void)
+{
+    static const char text[] =
+        "[scenario]\nduration = 20s\n[cluster]\nbrokers = 3\n"
+        "[topic orders]\npartitions = 3\nreplication.factor = 3\n"
+        "[producer p1]\ntopic = orders\n[consumer c1]\ngroup.id = g\ntopic = orders\n"
+        "[fault a]\nat = 1s\naction = partition\nisolate = leader(orders-1)\n"
+        "[fault b]\nat = 2500us\naction = partition\nfrom = producer(p1)\nto = 1, 2\n"
+        "duration = 500ms\n"
+        "[fault b2]\nat = 2s\naction = partition\ngroups = 1 | 2,3\nduration = 1m\n"
+        "[fault c]\nat = 3s\naction = heal\nfault = a\n"
+        "[fault c2]\nat = 3s\naction = heal\n"
+        "[fault d]\nat = 4s\naction = drop\nloss = 0.5%\nduration = 1s\n"
+        "[fault f]\nat = 5s\naction = corrupt\ntarget = followers(orders-2)\n"
+        "partition = orders-2\nbytes = 8\nposition.bytes = 100\n"
+        "[fault f2]\nat = 5s\naction = corrupt\ntarget = 1\npartition = orders-0\n"
+        "[fault g]\nat = 6s\naction = rewind\ntarget = consumer(c1)\nto = 42\n"
+        "[fault h]\nwhen = acked(p1) >= 3\ndelay = 2ms\naction = rewind\n"
+        "target = consumer(c1)\nto = 1.5s\n"
+        "[fault h2]\nat = 6s\naction = rewind\ntarget = consumer(c1)\nto = latest\n"
+        "[fault i]\nat = 7s\naction = pause\ntarget = controller\nduration = 2s\n"
+        "[fault j]\nwhen = hw(2, orders-0) >= 2\naction = crash\ntarget = random\n"
+        "mode = power\nrestart.after = 1500ms\n"
+        "[fault l]\nat = 9s\naction = slow\ntarget = follower(orders-1)\n"
+        "disk.latency = 5ms\nnetwork.latency = 50us\nduration = 1s\n"
+        "[fault m]\nat = 9s\naction = resume\ntarget = consumer(c1)\n"
+        "[fault n]\nwhen = crashed(1)\naction = restart\ntarget = 2\n";
+    struct ks_scenario *s = NULL;
+    GError *error = NULL;
+    CU_ASSERT_FATAL(ks_scenario_load_from_data("t.ini", text, &s, &error));
+    struct ks_scenario *back = ks_scenario_copy(s);
+    ks_scenario_remove_faults(back);
+    bool seen[KS_FAULT_ACTION_COUNT] = { false };
+    for (size_t i = 0; i < s->fault_count; i++) {
+        GString *body = g_string_new(NULL);
+        ks_fault_write_ini(body, s, &s->faults[i]);
+        g_autofree char *header = g_strdup_printf("fault %s", s->faults[i].name);
+        bool added = ks_scenario_add_section(back, header, body->str, "ini", &error);
+        if (!added) {
+            fprintf(stderr, "\n%s\n%s", error->message, body->str);
+            g_clear_error(&error);
+        }
+        CU_ASSERT_TRUE(added);
+        seen[s->faults[i].action] = true;
+        g_string_free(body, TRUE);
+    }
+    bool finalized = ks_scenario_finalize(back, &error);
+    if (!finalized) {
+        fprintf(stderr, "\n%s\n", error->message);
+        g_clear_error(&error);
+    }
+    CU_ASSERT_TRUE_FATAL(finalized);
+    g_autofree char *json = ks_scenario_params_json(s);
+    g_autofree char *json_back = ks_scenario_params_json(back);
+    CU_ASSERT_STRING_EQUAL(json, json_back);
+    for (int a = 0; a < KS_FAULT_ACTION_COUNT; a++) {
+        CU_ASSERT_TRUE(seen[a]); /* the text has every action */
+    }
+    /* Durations in whole milliseconds where exact, else the shortest exact form. */
+    GString *body = g_string_new(NULL);
+    ks_fault_write_ini(body, s, &s->faults[1]);
+    CU_ASSERT_STRING_EQUAL(body->str, "at = 2500us\naction = partition\nfrom = producer(p1)\n"
+                                      "to = 1,2\nduration = 500ms\n");
+    g_string_free(body, TRUE);
+    ks_scenario_free(back);
+    ks_scenario_free(s);
+}
+
 void ks_test_register_faults(void)
 {
     static const struct ks_test_case cases[] = {
+        { "table rows", test_table_rows },
+        { "ini round trip", test_ini_round_trip },
         { "trigger with delay", test_trigger_with_delay },
     };
     KS_TEST_ADD_SUITE("sim/faults", cases);
