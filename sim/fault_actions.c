@@ -67,7 +67,7 @@ static bool rule_heal(const struct ks_fault_site *site)
     const struct ks_fault_action_row *row =
         ks_fault_action_find(ks_fault_site_written_action(site, healed));
     if (row == NULL || !row->healable) {
-        g_autofree char *list = ks_fault_action_list(true);
+        g_autofree char *list = ks_fault_action_list(KS_FAULT_ACTIONS_HEALABLE, "or");
         return ks_fault_site_fail(site, KS_SCENARIO_ERROR_VALUE, "fault",
                                   "fault = %s: only a %s fault can be healed",
                                   site->scenario->faults[healed].name, list);
@@ -237,19 +237,34 @@ char *ks_fault_action_keys_text(const struct ks_fault_action_row *row)
     return g_string_free(text, FALSE);
 }
 
-char *ks_fault_action_list(bool healable_only)
+static bool in_set(const struct ks_fault_action_row *row, enum ks_fault_action_set set)
+{
+    switch (set) {
+    case KS_FAULT_ACTIONS_ALL:
+        return true;
+    case KS_FAULT_ACTIONS_HEALABLE:
+        return row->healable;
+    case KS_FAULT_ACTIONS_BARE_HEAL:
+        return row->bare_heal;
+    }
+    return false;
+}
+
+char *ks_fault_action_list(enum ks_fault_action_set set, const char *conjunction)
 {
     const char *names[KS_ARRAY_COUNT(rows)];
     size_t count = 0;
     for (size_t i = 0; i < KS_ARRAY_COUNT(rows); i++) {
-        if (!healable_only || rows[i].healable) {
+        if (in_set(&rows[i], set)) {
             names[count++] = rows[i].name;
         }
     }
     GString *text = g_string_new(NULL);
     for (size_t i = 0; i < count; i++) {
-        const char *separator = i == 0 ? "" : i + 1 == count ? " or " : ", ";
-        g_string_append_printf(text, "%s%s", separator, names[i]);
+        if (i > 0) {
+            g_string_append_printf(text, i + 1 == count ? " %s " : ", ", conjunction);
+        }
+        g_string_append(text, names[i]);
     }
     return g_string_free(text, FALSE);
 }
@@ -620,4 +635,13 @@ void ks_fault_actions_write_reference(FILE *out)
     for (size_t i = 0; i < KS_ARRAY_COUNT(rows); i++) {
         fprintf(out, "| `%s` | %s |\n", rows[i].name, rows[i].keys_doc);
     }
+    g_autofree char *healable = ks_fault_action_list(KS_FAULT_ACTIONS_HEALABLE, "or");
+    g_autofree char *bare = ks_fault_action_list(KS_FAULT_ACTIONS_BARE_HEAL, "and");
+    fprintf(out,
+            "\n"
+            "`heal` with `fault = NAME` undoes that fault at once, if it is in effect; its own\n"
+            "`duration` then ends nothing. A heal can name a %s fault; one that\n"
+            "has not fired yet, was skipped or has ended already makes the heal a skipped line.\n"
+            "`heal` without `fault` undoes every %s fault in effect.\n",
+            healable, bare);
 }

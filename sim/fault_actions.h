@@ -136,10 +136,16 @@ const struct ks_fault_key *ks_fault_action_key(const struct ks_fault_action_row 
 /* The row's key names separated by spaces ("target mode restart.after").
  * Owned: g_free. */
 char *ks_fault_action_keys_text(const struct ks_fault_action_row *row);
-/* The names of every action (healable_only: of those a heal may name), in
- * table order, as a sentence: "crash, restart, ... corrupt or rewind".
+/* Which actions ks_fault_action_list names. */
+enum ks_fault_action_set {
+    KS_FAULT_ACTIONS_ALL,
+    KS_FAULT_ACTIONS_HEALABLE, /* those a heal may name */
+    KS_FAULT_ACTIONS_BARE_HEAL /* those a heal without `fault` undoes */
+};
+/* The names of a set of actions, in table order, as a sentence with
+ * `conjunction` before the last: "crash, restart, ... corrupt or rewind".
  * Owned: g_free. */
-char *ks_fault_action_list(bool healable_only);
+char *ks_fault_action_list(enum ks_fault_action_set set, const char *conjunction);
 
 /* Sets every field of *fault to its default (the keys' defaults), with the
  * given name, header line and action. */

@@ -591,37 +591,42 @@ void ks__fault_undo_partition(struct ks_faults *faults, struct ks__fault_state *
 
 /* ---- heal -------------------------------------------------------------------------------- */
 
+/* heal fault = NAME undoes that fault through its row's undo, as its own
+ * timer would; heal without a name undoes every fault whose row says a bare
+ * heal undoes it (partitions and drops), silently, in one line. */
 bool ks__fault_fire_heal(struct ks_faults *faults, struct ks__fault_state *state)
 {
     const struct ks_fault *fault = ks__faults_fault(faults, state);
-    /* Mixed twice, as before the fault table (the generic part used to mix
-     * every action but partition, and heal mixed once more). */
     ks__faults_mix(faults, state, 1);
-    ks__faults_mix(faults, state, 1);
-    if (fault->heal_fault_index >= 0) {
-        struct ks__fault_state *other = &faults->states[fault->heal_fault_index];
-        for (guint i = 0; i < other->cuts->len; i++) {
-            ks_world_net_heal(faults->world, g_array_index(other->cuts, ks_cut_id, i));
-        }
-        g_array_set_size(other->cuts, 0);
-        other->undone = true;
-        g_string_printf(faults->detail, "fault %s: heal %s", fault->name,
-                        faults->scenario->faults[fault->heal_fault_index].name);
-    } else {
-        ks_world_net_heal_all(faults->world);
-        ks_world_net_set_loss_ppm(faults->world, 0);
+    if (fault->heal_fault_index < 0) {
         for (size_t i = 0; i < faults->state_count; i++) {
             struct ks__fault_state *other = &faults->states[i];
-            enum ks_fault_action action = faults->scenario->faults[i].action;
-            if (other->cuts->len > 0 || (action == KS_FAULT_DROP && other->fired)) {
-                other->undone = true; /* its duration has nothing left to end */
+            const struct ks_fault *other_fault = ks__faults_fault(faults, other);
+            if (ks_fault_action_row(other_fault->action)->bare_heal && other->applied &&
+                !other->undone) {
+                ks__faults_undo(faults, other, NULL);
             }
-            g_array_set_size(other->cuts, 0);
         }
         g_string_printf(faults->detail, "fault %s: heal every network fault", fault->name);
+        ks__faults_report(faults, "heal", -1, KS__NO_TP,
+                          "The network is whole again; cut-off brokers reconnect and catch up.");
+        return true;
     }
-    ks__faults_report(faults, "heal", -1, KS__NO_TP,
-                      "The network is whole again; cut-off brokers reconnect and catch up.");
+    struct ks__fault_state *other = &faults->states[fault->heal_fault_index];
+    const char *other_name = ks__faults_fault(faults, other)->name;
+    if (!other->applied || other->undone) {
+        /* Nothing of it is in effect: undoing it would change nothing now, and
+         * must not keep it from firing (or ending) later. */
+        g_string_printf(faults->detail, "fault %s skipped: fault %s %s", fault->name, other_name,
+                        !other->fired    ? "has not fired yet"
+                        : other->undone  ? "has ended already"
+                                         : "changed nothing");
+        ks__faults_skip(faults, -1, KS__NO_TP);
+        return false;
+    }
+    char label[160];
+    g_snprintf(label, sizeof label, "fault %s heals %s", fault->name, other_name);
+    ks__faults_undo(faults, other, label);
     return true;
 }
 

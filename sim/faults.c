@@ -24,8 +24,9 @@
 **       Crashing a node that is down, or restarting one that is up, is
 **       reported as skipped and changes nothing.
 **   F4  The driver (node 0) is never a target and is never cut off.
-**   F5  A fault is undone at most once (`undone`): its timer does nothing
-**       after that.
+**   F5  A fault is undone at most once (`undone`), by its timer or by a
+**       heal; its timer does nothing after that, so a healed fault's
+**       duration cannot undo what a later fault did to the same nodes.
 ** Randomness: only `random` targets and corrupt positions draw, from
 ** KS_RNG_FAULT, in the order faults fire.
 */
@@ -256,14 +257,22 @@ static void on_undo_timer(ks_world *world, void *context)
     struct ks_faults *faults = state->owner;
     const struct ks_fault *fault = ks__faults_fault(faults, state);
     if (faults->stopped || state->undone) {
-        return; /* F5 */
+        return; /* F5: healed already, or the final phase repairs everything */
     }
-    state->undone = true;
     ks__faults_mix(faults, state, 2);
-    const struct ks_fault_action_row *row = ks_fault_action_row(fault->action);
-    ks_assert(row->undo != NULL); /* A3: only a row with an undo schedules its timer */
     char label[128];
-    g_snprintf(label, sizeof label, "fault %s %s", fault->name, row->undo_label);
+    g_snprintf(label, sizeof label, "fault %s %s", fault->name,
+               ks_fault_action_row(fault->action)->undo_label);
+    ks__faults_undo(faults, state, label);
+}
+
+void ks__faults_undo(struct ks_faults *faults, struct ks__fault_state *state, const char *label)
+{
+    const struct ks_fault_action_row *row =
+        ks_fault_action_row(ks__faults_fault(faults, state)->action);
+    ks_assert(row->undo != NULL); /* A3 */
+    ks_assert(!state->undone);    /* F5 */
+    state->undone = true;
     row->undo(faults, state, label);
 }
 

@@ -75,6 +75,9 @@ void ks__faults_mix(struct ks_faults *faults, const struct ks__fault_state *stat
  * driver timer of `kind`. */
 void ks__faults_schedule_undo(struct ks_faults *faults, struct ks__fault_state *state,
                               int64_t delay_ns, uint32_t kind);
+/* Undoes a fault now (F5: one that is not undone yet): row->undo with
+ * `label` (NULL: silently). Its timer, if any, then does nothing. */
+void ks__faults_undo(struct ks_faults *faults, struct ks__fault_state *state, const char *label);
 /* Restarts a node that is down (F3), or reports it skipped; `why` starts
  * the line ("fault back", "final phase"). Returns whether it restarted. */
 bool ks__faults_restart_node(struct ks_faults *faults, ks_node_id node, const char *why);

@@ -1588,7 +1588,7 @@ static const struct ks_fault_action_row *fault_action_find(const struct raw_sect
     }
     const struct ks_fault_action_row *row = ks_fault_action_find(action->value);
     if (row == NULL) {
-        g_autofree char *list = ks_fault_action_list(false);
+        g_autofree char *list = ks_fault_action_list(KS_FAULT_ACTIONS_ALL, "or");
         fail_at(error, KS_SCENARIO_ERROR_VALUE, section, action, "action = %s: expected %s",
                 action->value, list);
     }

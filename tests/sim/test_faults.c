@@ -197,6 +197,141 @@ static void test_trigger_with_delay(void)
 }
 
 
+/* ---- heal ---------------------------------------------------------------------------- */
+
+static bool link_up(const struct fault_env *env, ks_node_id source, ks_node_id target)
+{
+    return ks_world_net_link_is_up(env->world, source, target);
+}
+
+/* Every kind of fault a heal can name (partition, slow, pause, drop) is
+ * undone by `heal fault = NAME` at once, as its own duration would undo it;
+ * a second fault of the same kind then does the same to the same nodes, and
+ * the healed fault's duration timer, which comes due while the second is in
+ * effect, must not undo it. */
+static void test_heal_every_kind_by_name(void)
+{
+    struct fault_env env;
+    CU_ASSERT_FATAL(env_init(&env,
+        "[fault cut]\nat = 1s\naction = partition\ngroups = 1 | 2,3\nduration = 4s\n"
+        "[fault mend-cut]\nat = 2s\naction = heal\nfault = cut\n"
+        "[fault cut2]\nat = 3s\naction = partition\ngroups = 1 | 2\nduration = 10s\n"
+        "[fault lag]\nat = 1s\naction = slow\ntarget = 2\nnetwork.latency = 100ms\n"
+        "duration = 4s\n"
+        "[fault mend-lag]\nat = 2s\naction = heal\nfault = lag\n"
+        "[fault lag2]\nat = 3s\naction = slow\ntarget = 2\ndisk.latency = 50ms\n"
+        "network.latency = 30ms\nduration = 10s\n"
+        "[fault nap]\nat = 1s\naction = pause\ntarget = 3\nduration = 4s\n"
+        "[fault mend-nap]\nat = 2s\naction = heal\nfault = nap\n"
+        "[fault nap2]\nat = 3s\naction = pause\ntarget = 3\nduration = 10s\n"
+        "[fault lossy]\nat = 1s\naction = drop\nloss = 5%\nduration = 4s\n"
+        "[fault mend-lossy]\nat = 2s\naction = heal\nfault = lossy\n"
+        "[fault lossy2]\nat = 3s\naction = drop\nloss = 1%\nduration = 10s\n"));
+    /* In effect. */
+    run_to(&env, 1500 * MS);
+    CU_ASSERT_FALSE(link_up(&env, 1, 2));
+    CU_ASSERT_FALSE(link_up(&env, 3, 1));
+    CU_ASSERT_EQUAL(ks__node(env.world, 2)->net_delay_ns, 100 * MS);
+    CU_ASSERT_TRUE(ks_world_node_is_paused(env.world, 3));
+    CU_ASSERT_EQUAL(env.world->loss_ppm, 50000);
+    /* Healed by name: each undone, with its own timeline line. */
+    run_to(&env, 2500 * MS);
+    CU_ASSERT_TRUE(link_up(&env, 1, 2));
+    CU_ASSERT_TRUE(link_up(&env, 3, 1));
+    CU_ASSERT_EQUAL(ks__node(env.world, 2)->net_delay_ns, 0);
+    CU_ASSERT_FALSE(ks_world_node_is_paused(env.world, 3));
+    CU_ASSERT_EQUAL(env.world->loss_ppm, 0);
+    CU_ASSERT_EQUAL(report_time(&env, "heal", "fault mend-cut heals cut: network partition healed"),
+                    2 * S);
+    CU_ASSERT_EQUAL(report_time(&env, "heal", "fault mend-lag heals lag: broker 2 no longer slow"),
+                    2 * S);
+    CU_ASSERT_EQUAL(report_time(&env, "resume", "fault mend-nap heals nap: resume broker 3"),
+                    2 * S);
+    CU_ASSERT_EQUAL(report_time(&env, "heal", "fault mend-lossy heals lossy: no more message loss"),
+                    2 * S);
+    /* Past 5s, when the healed faults' durations would have ended: the second
+     * faults still hold. */
+    run_to(&env, 5500 * MS);
+    CU_ASSERT_FALSE(link_up(&env, 1, 2));
+    CU_ASSERT_TRUE(link_up(&env, 1, 3));
+    CU_ASSERT_EQUAL(ks__node(env.world, 2)->net_delay_ns, 30 * MS);
+    CU_ASSERT_EQUAL(ks__node(env.world, 2)->disk_delay_ns, 50 * MS);
+    CU_ASSERT_TRUE(ks_world_node_is_paused(env.world, 3));
+    CU_ASSERT_EQUAL(env.world->loss_ppm, 10000);
+    CU_ASSERT_EQUAL(reports_matching(&env, "heal", "fault cut ends"), 0);
+    CU_ASSERT_EQUAL(reports_matching(&env, "heal", "fault lag ends"), 0);
+    CU_ASSERT_EQUAL(reports_matching(&env, "resume", "fault nap ends"), 0);
+    CU_ASSERT_EQUAL(reports_matching(&env, "heal", "fault lossy ends"), 0);
+    /* The second faults end by their own durations, once each. */
+    run_to(&env, 13500 * MS);
+    CU_ASSERT_TRUE(link_up(&env, 1, 2));
+    CU_ASSERT_EQUAL(ks__node(env.world, 2)->net_delay_ns, 0);
+    CU_ASSERT_EQUAL(ks__node(env.world, 2)->disk_delay_ns, 0);
+    CU_ASSERT_FALSE(ks_world_node_is_paused(env.world, 3));
+    CU_ASSERT_EQUAL(env.world->loss_ppm, 0);
+    CU_ASSERT_EQUAL(report_time(&env, "heal", "fault cut2 ends: network partition healed"),
+                    13 * S);
+    CU_ASSERT_EQUAL(report_time(&env, "heal", "fault lag2 ends: broker 2 no longer slow"),
+                    13 * S);
+    CU_ASSERT_EQUAL(report_time(&env, "resume", "fault nap2 ends: resume broker 3"), 13 * S);
+    CU_ASSERT_EQUAL(report_time(&env, "heal", "fault lossy2 ends: no more message loss"), 13 * S);
+    CU_ASSERT_EQUAL(reports_matching(&env, "heal", "fault cut"), 1); /* cut2's end only */
+    env_deinit(&env);
+}
+
+/* A heal that names a fault not in effect changes nothing and says so: one
+ * that has not fired yet still fires later and ends by its own duration;
+ * one that has ended stays ended. */
+static void test_heal_not_in_effect(void)
+{
+    struct fault_env env;
+    CU_ASSERT_FATAL(env_init(&env,
+        "[fault early]\nat = 500ms\naction = heal\nfault = late\n"
+        "[fault late]\nat = 1s\naction = partition\nisolate = 1\nduration = 1s\n"
+        "[fault after]\nat = 3s\naction = heal\nfault = late\n"));
+    run_to(&env, 1500 * MS);
+    CU_ASSERT_EQUAL(report_time(&env, "skipped", "fault early skipped: fault late has not fired "
+                                                 "yet"), 500 * MS);
+    CU_ASSERT_FALSE(link_up(&env, 1, 2));
+    run_to(&env, 2500 * MS);
+    CU_ASSERT_TRUE(link_up(&env, 1, 2));
+    CU_ASSERT_EQUAL(report_time(&env, "heal", "fault late ends: network partition healed"), 2 * S);
+    run_to(&env, 3500 * MS);
+    CU_ASSERT_EQUAL(report_time(&env, "skipped", "fault after skipped: fault late has ended "
+                                                 "already"), 3 * S);
+    CU_ASSERT_EQUAL(reports_matching(&env, "heal", "fault late"), 1);
+    env_deinit(&env);
+}
+
+/* A heal without a name undoes the partitions and drops in effect, once
+ * each (their durations end nothing later), and leaves slow and pause
+ * faults alone. */
+static void test_heal_without_name(void)
+{
+    struct fault_env env;
+    CU_ASSERT_FATAL(env_init(&env,
+        "[fault cut]\nat = 1s\naction = partition\nfrom = 1\nto = 2\nduration = 3s\n"
+        "[fault lossy]\nat = 1s\naction = drop\nloss = 2%\nduration = 3s\n"
+        "[fault lag]\nat = 1s\naction = slow\ntarget = 3\nnetwork.latency = 20ms\n"
+        "[fault nap]\nat = 1s\naction = pause\ntarget = 2\n"
+        "[fault mend]\nat = 2s\naction = heal\n"
+        "[fault lossy2]\nat = 3s\naction = drop\nloss = 1%\nduration = 10s\n"));
+    run_to(&env, 1500 * MS);
+    CU_ASSERT_FALSE(link_up(&env, 1, 2));
+    CU_ASSERT_TRUE(link_up(&env, 2, 1));
+    run_to(&env, 2500 * MS);
+    CU_ASSERT_EQUAL(report_time(&env, "heal", "fault mend: heal every network fault"), 2 * S);
+    CU_ASSERT_TRUE(link_up(&env, 1, 2));
+    CU_ASSERT_EQUAL(env.world->loss_ppm, 0);
+    CU_ASSERT_EQUAL(ks__node(env.world, 3)->net_delay_ns, 20 * MS);
+    CU_ASSERT_TRUE(ks_world_node_is_paused(env.world, 2));
+    run_to(&env, 4500 * MS); /* past cut's and lossy's durations */
+    CU_ASSERT_EQUAL(env.world->loss_ppm, 10000);
+    CU_ASSERT_EQUAL(reports_matching(&env, "heal", "fault cut ends"), 0);
+    CU_ASSERT_EQUAL(reports_matching(&env, "heal", "fault lossy ends"), 0);
+    env_deinit(&env);
+}
+
 /* ---- the table --------------------------------------------------------------------- */
 
 static bool is_common_key(const char *key)
@@ -247,11 +382,13 @@ static void test_table_rows(void)
         CU_ASSERT(is_common_key(keys[k].name) || used[k]);
     }
     CU_ASSERT_PTR_NULL(ks_fault_action_find("explode"));
-    g_autofree char *all = ks_fault_action_list(false);
+    g_autofree char *all = ks_fault_action_list(KS_FAULT_ACTIONS_ALL, "or");
     CU_ASSERT_STRING_EQUAL(all, "crash, restart, partition, heal, slow, pause, resume, drop, "
                                 "corrupt or rewind");
-    g_autofree char *healable = ks_fault_action_list(true);
+    g_autofree char *healable = ks_fault_action_list(KS_FAULT_ACTIONS_HEALABLE, "or");
     CU_ASSERT_STRING_EQUAL(healable, "partition, slow, pause or drop");
+    g_autofree char *bare = ks_fault_action_list(KS_FAULT_ACTIONS_BARE_HEAL, "and");
+    CU_ASSERT_STRING_EQUAL(bare, "partition and drop");
 }
 
 /* Every action's INI form (explore's schedules and reproducers) loads back to
@@ -330,6 +467,9 @@ void ks_test_register_faults(void)
         { "table rows", test_table_rows },
         { "ini round trip", test_ini_round_trip },
         { "trigger with delay", test_trigger_with_delay },
+        { "heal every kind by name", test_heal_every_kind_by_name },
+        { "heal of a fault not in effect", test_heal_not_in_effect },
+        { "heal without a name", test_heal_without_name },
     };
     KS_TEST_ADD_SUITE("sim/faults", cases);
 }
