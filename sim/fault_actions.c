@@ -357,178 +357,101 @@ static char *format_target_list(const struct ks_scenario *scenario,
     return g_string_free(text, FALSE);
 }
 
-/* Whether the key is part of the fault as given: a partition shows only the
- * keys of its shape. */
-static bool key_shown(const struct ks_fault *fault, enum ks_fault_key_kind kind)
+/* One key's value, for JSON and INI alike. */
+struct key_value {
+    enum { VALUE_NONE, VALUE_TEXT, VALUE_INT, VALUE_DURATION } type; /* NONE: not shown */
+    char *text;            /* VALUE_TEXT, owned; NULL: no value (JSON null) */
+    int64_t number;        /* VALUE_INT; VALUE_DURATION in ns, -1: not set (JSON null) */
+    bool is_default;       /* INI leaves it out */
+    const char *json_name; /* NULL: the key's name */
+    const char *ini_unit;  /* VALUE_INT in INI: "ppm"; NULL: none */
+};
+
+static struct key_value text_value(char *text)
 {
-    switch (kind) {
-    case KS_FAULT_KEY_GROUPS:
-        return fault->net_shape == KS_NET_GROUPS;
-    case KS_FAULT_KEY_ISOLATE:
-        return fault->net_shape == KS_NET_ISOLATE;
-    case KS_FAULT_KEY_FROM:
-    case KS_FAULT_KEY_TO:
-        return fault->net_shape == KS_NET_ONE_WAY;
-    case KS_FAULT_KEY_TARGET:
-        return fault->target.kind != KS_TARGET_NONE;
-    case KS_FAULT_KEY_MODE:
-    case KS_FAULT_KEY_RESTART_AFTER:
-    case KS_FAULT_KEY_DURATION:
-    case KS_FAULT_KEY_DISK_LATENCY:
-    case KS_FAULT_KEY_NETWORK_LATENCY:
-    case KS_FAULT_KEY_LOSS:
-    case KS_FAULT_KEY_PARTITION:
-    case KS_FAULT_KEY_BYTES:
-    case KS_FAULT_KEY_POSITION_BYTES:
-    case KS_FAULT_KEY_FAULT:
-    case KS_FAULT_KEY_REWIND_TO:
-        return true;
-    }
-    return false;
+    return (struct key_value){ .type = VALUE_TEXT, .text = text, .is_default = text == NULL };
 }
 
-/* Durations: -1 is "not set" (JSON null, left out of INI). */
-static int64_t key_duration_ns(const struct ks_fault *fault, enum ks_fault_key_kind kind)
+static struct key_value duration_value(int64_t ns, int64_t default_ns)
 {
-    switch (kind) {
-    case KS_FAULT_KEY_RESTART_AFTER:
-        return fault->restart_after_ns;
-    case KS_FAULT_KEY_DURATION:
-        return fault->duration_ns;
-    case KS_FAULT_KEY_DISK_LATENCY:
-        return fault->disk_latency_ns;
-    case KS_FAULT_KEY_NETWORK_LATENCY:
-        return fault->network_latency_ns;
-    case KS_FAULT_KEY_TARGET:
-    case KS_FAULT_KEY_MODE:
-    case KS_FAULT_KEY_GROUPS:
-    case KS_FAULT_KEY_ISOLATE:
-    case KS_FAULT_KEY_FROM:
-    case KS_FAULT_KEY_TO:
-    case KS_FAULT_KEY_LOSS:
-    case KS_FAULT_KEY_PARTITION:
-    case KS_FAULT_KEY_BYTES:
-    case KS_FAULT_KEY_POSITION_BYTES:
-    case KS_FAULT_KEY_FAULT:
-    case KS_FAULT_KEY_REWIND_TO:
-        break;
-    }
-    ks_assert(false);
-    return -1;
+    return (struct key_value){ .type = VALUE_DURATION, .number = ns,
+                               .is_default = ns == default_ns };
 }
 
-/* A key's value as text, as a file would write it; NULL for the keys that
- * JSON writes as numbers or null. `duration_text` formats durations. Owned. */
-static char *key_text(const struct ks_scenario *scenario, const struct ks_fault *fault,
-                      enum ks_fault_key_kind kind, char *(*duration_text)(int64_t ns))
+/* The value of a key of `kind` in `fault`. A partition shows only the keys
+ * of its shape. */
+static struct key_value key_value(const struct ks_scenario *scenario,
+                                  const struct ks_fault *fault, enum ks_fault_key_kind kind)
 {
     char tp[KS_TOPIC_NAME_BYTES_MAX + 16];
     switch (kind) {
     case KS_FAULT_KEY_TARGET:
-        return ks_scenario_format_target(scenario, &fault->target);
+        return fault->target.kind == KS_TARGET_NONE
+                   ? (struct key_value){ .type = VALUE_NONE }
+                   : text_value(ks_scenario_format_target(scenario, &fault->target));
     case KS_FAULT_KEY_MODE:
-        return g_strdup(fault->mode == KS_CRASH_POWER ? "power" : "process");
+        return text_value(g_strdup(fault->mode == KS_CRASH_POWER ? "power" : "process"));
+    case KS_FAULT_KEY_RESTART_AFTER:
+        return duration_value(fault->restart_after_ns, -1);
+    case KS_FAULT_KEY_DURATION:
+        return duration_value(fault->duration_ns, -1);
     case KS_FAULT_KEY_GROUPS: {
+        if (fault->net_shape != KS_NET_GROUPS) {
+            return (struct key_value){ .type = VALUE_NONE };
+        }
         g_autofree char *a = format_target_list(scenario, &fault->side_a);
         g_autofree char *b = format_target_list(scenario, &fault->side_b);
-        return g_strdup_printf("%s | %s", a, b);
+        return text_value(g_strdup_printf("%s | %s", a, b));
     }
     case KS_FAULT_KEY_ISOLATE:
     case KS_FAULT_KEY_FROM:
-        return format_target_list(scenario, &fault->side_a);
+        if (fault->net_shape != (kind == KS_FAULT_KEY_ISOLATE ? KS_NET_ISOLATE : KS_NET_ONE_WAY)) {
+            return (struct key_value){ .type = VALUE_NONE };
+        }
+        return text_value(format_target_list(scenario, &fault->side_a));
     case KS_FAULT_KEY_TO:
-        return format_target_list(scenario, &fault->side_b);
+        if (fault->net_shape != KS_NET_ONE_WAY) {
+            return (struct key_value){ .type = VALUE_NONE };
+        }
+        return text_value(format_target_list(scenario, &fault->side_b));
+    case KS_FAULT_KEY_DISK_LATENCY:
+        return duration_value(fault->disk_latency_ns, 0);
+    case KS_FAULT_KEY_NETWORK_LATENCY:
+        return duration_value(fault->network_latency_ns, 0);
+    case KS_FAULT_KEY_LOSS:
+        /* In ppm, as the world takes it; the JSON name says the unit. */
+        return (struct key_value){ .type = VALUE_INT, .number = fault->loss_ppm,
+                                   .json_name = "loss.ppm", .ini_unit = "ppm" };
     case KS_FAULT_KEY_PARTITION:
-        return g_strdup(ks_scenario_format_tp(scenario, fault->corrupt_tp, tp, sizeof tp));
+        return text_value(g_strdup(ks_scenario_format_tp(scenario, fault->corrupt_tp, tp,
+                                                         sizeof tp)));
+    case KS_FAULT_KEY_BYTES:
+        return (struct key_value){ .type = VALUE_INT, .number = fault->corrupt_bytes };
+    case KS_FAULT_KEY_POSITION_BYTES:
+        return (struct key_value){ .type = VALUE_INT, .number = fault->corrupt_position_bytes,
+                                   .is_default = fault->corrupt_position_bytes < 0 };
     case KS_FAULT_KEY_FAULT:
-        return fault->heal_fault_index >= 0
-                   ? g_strdup(scenario->faults[fault->heal_fault_index].name)
-                   : NULL;
+        return text_value(fault->heal_fault_index >= 0
+                              ? g_strdup(scenario->faults[fault->heal_fault_index].name)
+                              : NULL);
     case KS_FAULT_KEY_REWIND_TO:
         switch (fault->rewind_to) {
         case KS_REWIND_EARLIEST:
-            return g_strdup("earliest");
+            return text_value(g_strdup("earliest"));
         case KS_REWIND_LATEST:
-            return g_strdup("latest");
+            return text_value(g_strdup("latest"));
         case KS_REWIND_OFFSET:
-            return g_strdup_printf("%" PRId64, fault->rewind_offset);
+            return text_value(g_strdup_printf("%" PRId64, fault->rewind_offset));
         case KS_REWIND_TIME:
-            return duration_text(fault->rewind_time_ns);
+            return duration_value(fault->rewind_time_ns, -1);
         }
-        return NULL;
-    case KS_FAULT_KEY_RESTART_AFTER:
-    case KS_FAULT_KEY_DURATION:
-    case KS_FAULT_KEY_DISK_LATENCY:
-    case KS_FAULT_KEY_NETWORK_LATENCY: {
-        int64_t ns = key_duration_ns(fault, kind);
-        return ns >= 0 ? duration_text(ns) : NULL;
+        break;
     }
-    case KS_FAULT_KEY_LOSS:
-    case KS_FAULT_KEY_BYTES:
-    case KS_FAULT_KEY_POSITION_BYTES:
-        return NULL;
-    }
-    return NULL;
+    ks_assert(false);
+    return (struct key_value){ .type = VALUE_NONE };
 }
 
 /* ---- runs.params ----------------------------------------------------------------------------- */
-
-static void json_duration(JsonBuilder *builder, const char *key, int64_t ns)
-{
-    json_builder_set_member_name(builder, key);
-    if (ns < 0) {
-        json_builder_add_null_value(builder);
-        return;
-    }
-    g_autofree char *text = ks__format_duration(ns);
-    json_builder_add_string_value(builder, text);
-}
-
-static void json_key(JsonBuilder *builder, const struct ks_scenario *scenario,
-                     const struct ks_fault *fault, const struct ks_fault_key *key)
-{
-    if (!key_shown(fault, key->kind)) {
-        return;
-    }
-    switch (key->kind) {
-    case KS_FAULT_KEY_LOSS:
-        /* In ppm, as the world takes it; the name says the unit. */
-        json_builder_set_member_name(builder, "loss.ppm");
-        json_builder_add_int_value(builder, fault->loss_ppm);
-        return;
-    case KS_FAULT_KEY_BYTES:
-        json_builder_set_member_name(builder, key->name);
-        json_builder_add_int_value(builder, fault->corrupt_bytes);
-        return;
-    case KS_FAULT_KEY_POSITION_BYTES:
-        json_builder_set_member_name(builder, key->name);
-        json_builder_add_int_value(builder, fault->corrupt_position_bytes);
-        return;
-    case KS_FAULT_KEY_RESTART_AFTER:
-    case KS_FAULT_KEY_DURATION:
-    case KS_FAULT_KEY_DISK_LATENCY:
-    case KS_FAULT_KEY_NETWORK_LATENCY:
-        json_duration(builder, key->name, key_duration_ns(fault, key->kind));
-        return;
-    case KS_FAULT_KEY_TARGET:
-    case KS_FAULT_KEY_MODE:
-    case KS_FAULT_KEY_GROUPS:
-    case KS_FAULT_KEY_ISOLATE:
-    case KS_FAULT_KEY_FROM:
-    case KS_FAULT_KEY_TO:
-    case KS_FAULT_KEY_PARTITION:
-    case KS_FAULT_KEY_FAULT:
-    case KS_FAULT_KEY_REWIND_TO:
-        break;
-    }
-    g_autofree char *text = key_text(scenario, fault, key->kind, ks__format_duration);
-    json_builder_set_member_name(builder, key->name);
-    if (text == NULL) {
-        json_builder_add_null_value(builder);
-    } else {
-        json_builder_add_string_value(builder, text);
-    }
-}
 
 void ks_fault_json(JsonBuilder *builder, const struct ks_scenario *scenario,
                    const struct ks_fault *fault)
@@ -540,15 +463,36 @@ void ks_fault_json(JsonBuilder *builder, const struct ks_scenario *scenario,
     json_builder_set_member_name(builder, "action");
     json_builder_add_string_value(builder, row->name);
     if (fault->has_at) {
-        json_duration(builder, "at", fault->at_ns);
+        ks__json_duration(builder, "at", fault->at_ns);
     } else {
         g_autofree char *when = ks_scenario_format_trigger(scenario, &fault->when);
         json_builder_set_member_name(builder, "when");
         json_builder_add_string_value(builder, when);
-        json_duration(builder, "delay", fault->delay_ns);
+        ks__json_duration(builder, "delay", fault->delay_ns);
     }
     for (size_t i = 0; i < KS_FAULT_ACTION_KEY_COUNT_MAX && row->keys[i].name != NULL; i++) {
-        json_key(builder, scenario, fault, &row->keys[i]);
+        struct key_value value = key_value(scenario, fault, row->keys[i].kind);
+        const char *name = value.json_name != NULL ? value.json_name : row->keys[i].name;
+        switch (value.type) {
+        case VALUE_NONE:
+            break;
+        case VALUE_TEXT:
+            json_builder_set_member_name(builder, name);
+            if (value.text == NULL) {
+                json_builder_add_null_value(builder);
+            } else {
+                json_builder_add_string_value(builder, value.text);
+            }
+            break;
+        case VALUE_INT:
+            json_builder_set_member_name(builder, name);
+            json_builder_add_int_value(builder, value.number);
+            break;
+        case VALUE_DURATION:
+            ks__json_duration(builder, name, value.number);
+            break;
+        }
+        g_free(value.text);
     }
     json_builder_end_object(builder);
 }
@@ -562,43 +506,6 @@ static char *ini_duration(int64_t ns)
         return g_strdup_printf("%" PRId64 "ms", ns / 1000000);
     }
     return ks__format_duration(ns);
-}
-
-/* The INI value of a key, or NULL when it is left out (its default). Owned. */
-static char *ini_value(const struct ks_scenario *scenario, const struct ks_fault *fault,
-                       enum ks_fault_key_kind kind)
-{
-    if (!key_shown(fault, kind)) {
-        return NULL;
-    }
-    switch (kind) {
-    case KS_FAULT_KEY_LOSS:
-        return g_strdup_printf("%" PRIu32 "ppm", fault->loss_ppm);
-    case KS_FAULT_KEY_BYTES:
-        return g_strdup_printf("%" PRId32, fault->corrupt_bytes);
-    case KS_FAULT_KEY_POSITION_BYTES:
-        return fault->corrupt_position_bytes >= 0
-                   ? g_strdup_printf("%" PRId64, fault->corrupt_position_bytes)
-                   : NULL;
-    case KS_FAULT_KEY_DISK_LATENCY:
-    case KS_FAULT_KEY_NETWORK_LATENCY:
-        /* 0 is the default: unchanged. */
-        return key_duration_ns(fault, kind) > 0 ? key_text(scenario, fault, kind, ini_duration)
-                                                : NULL;
-    case KS_FAULT_KEY_TARGET:
-    case KS_FAULT_KEY_MODE:
-    case KS_FAULT_KEY_RESTART_AFTER:
-    case KS_FAULT_KEY_DURATION:
-    case KS_FAULT_KEY_GROUPS:
-    case KS_FAULT_KEY_ISOLATE:
-    case KS_FAULT_KEY_FROM:
-    case KS_FAULT_KEY_TO:
-    case KS_FAULT_KEY_PARTITION:
-    case KS_FAULT_KEY_FAULT:
-    case KS_FAULT_KEY_REWIND_TO:
-        break;
-    }
-    return key_text(scenario, fault, kind, ini_duration);
 }
 
 void ks_fault_write_ini(GString *out, const struct ks_scenario *scenario,
@@ -618,9 +525,24 @@ void ks_fault_write_ini(GString *out, const struct ks_scenario *scenario,
     }
     g_string_append_printf(out, "action = %s\n", row->name);
     for (size_t i = 0; i < KS_FAULT_ACTION_KEY_COUNT_MAX && row->keys[i].name != NULL; i++) {
-        g_autofree char *value = ini_value(scenario, fault, row->keys[i].kind);
-        if (value != NULL) {
-            g_string_append_printf(out, "%s = %s\n", row->keys[i].name, value);
+        struct key_value value = key_value(scenario, fault, row->keys[i].kind);
+        g_autofree char *text = NULL;
+        switch (value.type) {
+        case VALUE_NONE:
+            break;
+        case VALUE_TEXT:
+            text = g_steal_pointer(&value.text);
+            break;
+        case VALUE_INT:
+            text = g_strdup_printf("%" PRId64 "%s", value.number,
+                                   value.ini_unit != NULL ? value.ini_unit : "");
+            break;
+        case VALUE_DURATION:
+            text = value.number >= 0 ? ini_duration(value.number) : NULL;
+            break;
+        }
+        if (text != NULL && !value.is_default) {
+            g_string_append_printf(out, "%s = %s\n", row->keys[i].name, text);
         }
     }
 }

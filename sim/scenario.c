@@ -2082,7 +2082,7 @@ void ks_scenario_write_ini(FILE *out, const struct ks_scenario *scenario)
 
 /* ---- canonical JSON ------------------------------------------------------------------------------ */
 
-static void json_duration(JsonBuilder *builder, const char *key, int64_t ns)
+void ks__json_duration(JsonBuilder *builder, const char *key, int64_t ns)
 {
     json_builder_set_member_name(builder, key);
     if (ns < 0) {
@@ -2197,7 +2197,7 @@ char *ks_scenario_params_json(const struct ks_scenario *scenario)
         const struct ks_link_latency *link = &scenario->link_latencies[i];
         g_autofree char *key = g_strdup_printf("%d-%d", link->broker_a, link->broker_b);
         json_builder_begin_object(builder);
-        json_duration(builder, key, link->latency_ns);
+        ks__json_duration(builder, key, link->latency_ns);
         json_builder_end_object(builder);
     }
     json_builder_end_array(builder);
