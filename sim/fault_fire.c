@@ -12,6 +12,12 @@
 ** nothing reports itself skipped (ks__faults_skip). Rules F3 and F4 of
 ** sim/faults.c hold here too: a crash or restart goes to the world first and
 ** then to the model, and the driver is never a target.
+**
+** Simplification (docs/model.md): faults on one node do not add up, except
+** network cuts, which the world counts. A slow fault sets the node's delay
+** and its undo clears it, a pause's undo resumes the node, a drop sets the
+** one loss rate and its undo clears it, whatever another fault of the same
+** kind still holds there.
 */
 #include "faults_int.h"
 
