@@ -77,20 +77,17 @@ void ks__faults_append_nodes(const struct ks_faults *faults, GString *out, const
     }
 }
 
-int32_t ks__faults_broker_of(const struct ks_faults *faults, const GArray *nodes)
-{
-    if (nodes->len == 1) {
-        ks_node_id node = g_array_index(nodes, ks_node_id, 0);
-        if (node >= 1 && node <= (uint32_t)faults->scenario->cluster.broker_count) {
-            return (int32_t)node;
-        }
-    }
-    return -1;
-}
-
 bool ks__faults_is_broker(const struct ks_faults *faults, ks_node_id node)
 {
     return node >= 1 && node <= (uint32_t)faults->scenario->cluster.broker_count;
+}
+
+int32_t ks__faults_broker_of(const struct ks_faults *faults, const GArray *nodes)
+{
+    if (nodes->len == 1 && ks__faults_is_broker(faults, g_array_index(nodes, ks_node_id, 0))) {
+        return (int32_t)g_array_index(nodes, ks_node_id, 0);
+    }
+    return -1;
 }
 
 void ks__faults_report(struct ks_faults *faults, const char *kind, int32_t broker,
