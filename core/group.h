@@ -39,9 +39,12 @@ void ks_group_coordinator_free(struct ks_group_coordinator *g);
 void ks_group_coordinator_handle(struct ks_group_coordinator *g, ks_node_id source,
                                  uint32_t kind, const void *message, size_t message_bytes);
 /* This broker became (is_leader) or stopped being the leader of partition
- * `partition` of __consumer_offsets. On becoming leader the coordinator loads
- * the partition's groups from the log up to the HW; on losing it, it forgets
- * them and answers NOT_COORDINATOR. */
+ * `partition` of __consumer_offsets. On becoming leader the coordinator marks
+ * the partition loading and, in a zero-delay timer, loads its groups from the
+ * local log, from the log start offset to the LEO, as Kafka's
+ * CoordinatorLoaderImpl.load reads to the log end (until then requests get
+ * COORDINATOR_LOAD_IN_PROGRESS); on losing it, it forgets them and answers
+ * NOT_COORDINATOR. */
 void ks_group_coordinator_on_leadership(struct ks_group_coordinator *g, int32_t partition,
                                         bool is_leader);
 

@@ -8,6 +8,6 @@
 
 int ks_dumplog_main(int argc, char **argv); /* sim/dumplog.c */
 int ks_sweep_main(int argc, char **argv);   /* sim/sweep.c */
-int ks_explore_main(int argc, char **argv); /* sim/sweep.c */
-int ks_merge_main(int argc, char **argv);   /* sim/sweep.c */
+int ks_explore_main(int argc, char **argv); /* sim/explore.c */
+int ks_merge_main(int argc, char **argv);   /* sim/merge.c */
 int ks_plot_main(int argc, char **argv);    /* sim/plot.c */

@@ -33,6 +33,9 @@
 ** and run once more before the summary says it reproduces.
 */
 #include "commands.h"
+
+#include "../core/base.h"
+#include "fault_actions.h"
 #include "recorder.h"
 #include "run.h"
 #include "scenario.h"
@@ -73,18 +76,12 @@ static uint64_t rng_below(struct explore_rng *rng, uint64_t bound)
 
 /* ---- faults ------------------------------------------------------------------- */
 
-enum gen_action { GEN_CRASH, GEN_RESTART, GEN_ISOLATE, GEN_GROUPS, GEN_SLOW, GEN_PAUSE };
-
+/* A generated fault: every field drawn, whatever the action; its row in the
+ * fault table (sim/fault_actions.h) decides which of them its section shows. */
 struct gen_fault {
-    enum gen_action action;
-    int64_t at_ms;
-    char target[96];          /* "2", "leader(orders-0)", "follower(orders-1)" */
-    char groups[96];          /* groups: "1,3 | 2" */
-    bool power;               /* crash mode */
-    int64_t restart_after_ms; /* crash; -1 none */
-    int64_t duration_ms;      /* isolate, slow, pause */
-    bool slow_disk;           /* slow: disk.latency, else network.latency */
-    int64_t latency_ms;       /* slow */
+    int64_t at_ms;          /* whole milliseconds; shrinking moves it */
+    struct ks_fault fault;  /* action, target, mode, restart.after, duration,
+                               latencies, sides; `at` comes from at_ms */
 };
 
 /* What explore needs of the scenario, read once in the parent. */
@@ -102,27 +99,31 @@ struct explore {
     GArray *seeds;                /* uint64_t per pool job */
 };
 
-static void pick_target(struct explore_rng *rng, const struct explore *explore, char *buffer,
-                        size_t buffer_bytes)
+/* A broker id, leader(TP) or follower(TP) of the scenario's own topics. */
+static void pick_target(struct explore_rng *rng, const struct explore *explore,
+                        struct ks_target *out)
 {
     uint64_t choice = rng_below(rng, 3);
     uint64_t broker = 1 + rng_below(rng, (uint64_t)explore->broker_count);
     uint64_t tp_index = rng_below(rng, explore->tps->len);
-    if (choice == 0 || explore->tps->len == 0) {
-        g_snprintf(buffer, buffer_bytes, "%" G_GUINT64_FORMAT, broker);
-    } else {
-        g_snprintf(buffer, buffer_bytes, "%s(%s)", choice == 1 ? "leader" : "follower",
-                   (const char *)g_ptr_array_index(explore->tps, tp_index));
+    *out = (struct ks_target){ .kind = KS_TARGET_BROKER, .broker_id = (int32_t)broker,
+                               .tp = { -1, -1 }, .client_index = -1 };
+    if (choice != 0 && explore->tps->len > 0) {
+        out->kind = choice == 1 ? KS_TARGET_LEADER : KS_TARGET_FOLLOWER;
+        bool found = ks_scenario_parse_tp(explore->base,
+                                          g_ptr_array_index(explore->tps, tp_index), &out->tp);
+        ks_assert(found); /* the names come from the scenario's own topics */
     }
 }
 
-/* A random split of the brokers into two non-empty sides, "1,3 | 2"; ""
- * with fewer than two brokers. Always draws the same number of values. */
-static void split_brokers(struct explore_rng *rng, int32_t broker_count, char *buffer,
-                          size_t buffer_bytes)
+/* A random split of the brokers into two non-empty sides ("1,3 | 2"); both
+ * empty with fewer than two brokers. Always draws the same number of values. */
+static void split_brokers(struct explore_rng *rng, int32_t broker_count,
+                          struct ks_target_list *side_a, struct ks_target_list *side_b)
 {
     uint64_t mask = rng_next(rng);
-    buffer[0] = '\0';
+    side_a->count = 0;
+    side_b->count = 0;
     if (broker_count < 2 || broker_count > 63) {
         return;
     }
@@ -131,14 +132,11 @@ static void split_brokers(struct explore_rng *rng, int32_t broker_count, char *b
     if (mask == 0 || mask == all) {
         mask = 1; /* broker 1 alone on side A */
     }
-    GString *sides[2] = {g_string_new(""), g_string_new("")};
     for (int32_t b = 1; b <= broker_count; b++) {
-        GString *side = sides[(mask >> (b - 1)) & 1 ? 0 : 1];
-        g_string_append_printf(side, "%s%d", side->len ? "," : "", b);
+        struct ks_target_list *side = (mask >> (b - 1)) & 1 ? side_a : side_b;
+        side->items[side->count++] = (struct ks_target){
+            .kind = KS_TARGET_BROKER, .broker_id = b, .tp = { -1, -1 }, .client_index = -1 };
     }
-    g_snprintf(buffer, buffer_bytes, "%s | %s", sides[0]->str, sides[1]->str);
-    g_string_free(sides[0], TRUE);
-    g_string_free(sides[1], TRUE);
 }
 
 /* R1: the schedule of one seed. */
@@ -149,28 +147,39 @@ static GArray *generate_schedule(const struct explore *explore, uint64_t seed)
     uint64_t count = 1 + rng_below(&rng, explore->fault_max);
     int64_t span_ms = explore->duration_ms * 80 / 100;
     for (uint64_t i = 0; i < count; i++) {
-        struct gen_fault fault = {.restart_after_ms = -1};
+        struct gen_fault gen;
+        struct ks_fault *fault = &gen.fault;
         uint64_t roll = rng_below(&rng, 100);
-        fault.action = roll < 35   ? GEN_CRASH
-                       : roll < 45 ? GEN_RESTART
-                       : roll < 60 ? GEN_ISOLATE
-                       : roll < 70 ? GEN_GROUPS
-                       : roll < 85 ? GEN_SLOW
-                                   : GEN_PAUSE;
-        fault.at_ms = explore->duration_ms * 5 / 100 + (int64_t)rng_below(&rng, (uint64_t)span_ms + 1);
-        pick_target(&rng, explore, fault.target, sizeof fault.target);
-        fault.power = rng_below(&rng, 100) < 30;
-        fault.restart_after_ms = rng_below(&rng, 100) < 75
-                                     ? 500 + (int64_t)rng_below(&rng, 9500)
-                                     : -1;
-        fault.duration_ms = 500 + (int64_t)rng_below(&rng, 14500);
-        fault.slow_disk = rng_below(&rng, 2) == 0;
-        fault.latency_ms = 20 + (int64_t)rng_below(&rng, 480);
-        split_brokers(&rng, explore->broker_count, fault.groups, sizeof fault.groups);
-        if (fault.action == GEN_GROUPS && fault.groups[0] == '\0') {
-            fault.action = GEN_ISOLATE; /* one broker: nothing to split */
+        ks_fault_init(fault, "explore", 0,
+                      roll < 35   ? KS_FAULT_CRASH
+                      : roll < 45 ? KS_FAULT_RESTART
+                      : roll < 70 ? KS_FAULT_PARTITION
+                      : roll < 85 ? KS_FAULT_SLOW
+                                  : KS_FAULT_PAUSE);
+        fault->net_shape = roll < 60 ? KS_NET_ISOLATE : KS_NET_GROUPS;
+        fault->has_at = true;
+        gen.at_ms = explore->duration_ms * 5 / 100 + (int64_t)rng_below(&rng, (uint64_t)span_ms + 1);
+        pick_target(&rng, explore, &fault->target);
+        fault->mode = rng_below(&rng, 100) < 30 ? KS_CRASH_POWER : KS_CRASH_PROCESS;
+        fault->restart_after_ns = rng_below(&rng, 100) < 75
+                                      ? (500 + (int64_t)rng_below(&rng, 9500)) * 1000000
+                                      : -1;
+        fault->duration_ns = (500 + (int64_t)rng_below(&rng, 14500)) * 1000000;
+        bool slow_disk = rng_below(&rng, 2) == 0;
+        int64_t latency_ns = (20 + (int64_t)rng_below(&rng, 480)) * 1000000;
+        *(slow_disk ? &fault->disk_latency_ns : &fault->network_latency_ns) = latency_ns;
+        struct ks_target_list groups_b;
+        split_brokers(&rng, explore->broker_count, &fault->side_a, &groups_b);
+        if (fault->net_shape == KS_NET_GROUPS && fault->side_a.count > 0) {
+            fault->side_b = groups_b;
+        } else {
+            /* isolate (also a groups fault with one broker: nothing to split) */
+            fault->net_shape = KS_NET_ISOLATE;
+            fault->side_a.count = 1;
+            fault->side_a.items[0] = fault->target;
+            fault->side_b.count = 0;
         }
-        g_array_append_val(faults, fault);
+        g_array_append_val(faults, gen);
     }
     return faults;
 }
@@ -182,42 +191,14 @@ static int compare_fault_time(gconstpointer a, gconstpointer b)
     return x->at_ms < y->at_ms ? -1 : x->at_ms > y->at_ms;
 }
 
-/* The body of a [fault] section (without the header). Owned: g_free. */
-static char *fault_body(const struct gen_fault *fault)
+/* The body of a [fault] section (without the header), as the fault table
+ * writes it. Owned: g_free. */
+static char *fault_body(const struct explore *explore, const struct gen_fault *gen)
 {
+    struct ks_fault fault = gen->fault;
+    fault.at_ns = gen->at_ms * 1000000;
     GString *body = g_string_new("");
-    g_string_append_printf(body, "at = %" G_GINT64_FORMAT "ms\n", fault->at_ms);
-    switch (fault->action) {
-    case GEN_CRASH:
-        g_string_append_printf(body, "action = crash\ntarget = %s\nmode = %s\n", fault->target,
-                               fault->power ? "power" : "process");
-        if (fault->restart_after_ms >= 0) {
-            g_string_append_printf(body, "restart.after = %" G_GINT64_FORMAT "ms\n",
-                                   fault->restart_after_ms);
-        }
-        break;
-    case GEN_RESTART:
-        g_string_append_printf(body, "action = restart\ntarget = %s\n", fault->target);
-        break;
-    case GEN_ISOLATE:
-        g_string_append_printf(body, "action = partition\nisolate = %s\nduration = %" G_GINT64_FORMAT
-                                     "ms\n", fault->target, fault->duration_ms);
-        break;
-    case GEN_GROUPS:
-        g_string_append_printf(body, "action = partition\ngroups = %s\nduration = %" G_GINT64_FORMAT
-                                     "ms\n", fault->groups, fault->duration_ms);
-        break;
-    case GEN_SLOW:
-        g_string_append_printf(body, "action = slow\ntarget = %s\n%s = %" G_GINT64_FORMAT "ms\n"
-                                     "duration = %" G_GINT64_FORMAT "ms\n",
-                               fault->target, fault->slow_disk ? "disk.latency" : "network.latency",
-                               fault->latency_ms, fault->duration_ms);
-        break;
-    case GEN_PAUSE:
-        g_string_append_printf(body, "action = pause\ntarget = %s\nduration = %" G_GINT64_FORMAT
-                                     "ms\n", fault->target, fault->duration_ms);
-        break;
-    }
+    ks_fault_write_ini(body, explore->base, &fault);
     return g_string_free(body, FALSE);
 }
 
@@ -231,7 +212,7 @@ static struct ks_scenario *scenario_with(const struct explore *explore, GArray *
     bool ok = true;
     for (guint i = 0; ok && i < faults->len; i++) {
         g_autofree char *header = g_strdup_printf("fault explore-%u", i + 1);
-        g_autofree char *body = fault_body(&g_array_index(faults, struct gen_fault, i));
+        g_autofree char *body = fault_body(explore, &g_array_index(faults, struct gen_fault, i));
         ok = ks_scenario_add_section(scenario, header, body, "explore", error);
     }
     ok = ok && ks_scenario_finalize(scenario, error);
@@ -415,7 +396,7 @@ static bool write_reproducer(const struct explore *explore, const char *path, ui
                            fault_count_before, faults->len, path);
     write_base_text(text, explore->text, seed);
     for (guint i = 0; i < faults->len; i++) {
-        g_autofree char *body = fault_body(&g_array_index(faults, struct gen_fault, i));
+        g_autofree char *body = fault_body(explore, &g_array_index(faults, struct gen_fault, i));
         g_string_append_printf(text, "\n[fault explore-%u]\n%s", i + 1, body);
     }
     bool ok = g_file_set_contents(path, text->str, (gssize)text->len, error);
@@ -551,7 +532,7 @@ char *ks_explore_schedule_ini(const struct ks_scenario *scenario, uint64_t seed,
         GArray *faults = generate_schedule(&explore, seed);
         g_array_sort(faults, compare_fault_time);
         for (guint i = 0; i < faults->len; i++) {
-            g_autofree char *body = fault_body(&g_array_index(faults, struct gen_fault, i));
+            g_autofree char *body = fault_body(&explore, &g_array_index(faults, struct gen_fault, i));
             g_string_append_printf(text, "[fault explore-%u]\n%s\n", i + 1, body);
         }
         g_array_unref(faults);

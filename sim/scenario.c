@@ -29,6 +29,7 @@
 #include "scenario.h"
 
 #include "../core/base.h"
+#include "fault_actions.h"
 #include "scenario_int.h"
 
 #include <inttypes.h>
@@ -1359,48 +1360,6 @@ static bool trigger_parse(const struct value_site *site, const char *text, struc
 
 /* ---- finalize: faults --------------------------------------------------------------------- */
 
-static const struct {
-    const char *name;
-    enum ks_fault_action action;
-    const char *keys; /* keys allowed besides action, at, when, delay; space separated */
-    bool needs_target;
-} fault_actions[] = {
-    { "crash", KS_FAULT_CRASH, "target mode restart.after", true },
-    { "restart", KS_FAULT_RESTART, "target", true },
-    { "partition", KS_FAULT_PARTITION, "groups isolate from to duration", false },
-    { "heal", KS_FAULT_HEAL, "fault", false },
-    { "slow", KS_FAULT_SLOW, "target disk.latency network.latency duration", true },
-    { "pause", KS_FAULT_PAUSE, "target duration", true },
-    { "resume", KS_FAULT_RESUME, "target", true },
-    { "drop", KS_FAULT_DROP, "loss duration", false },
-    { "corrupt", KS_FAULT_CORRUPT, "target partition bytes position.bytes", true },
-    { "rewind", KS_FAULT_REWIND, "target to", true },
-};
-
-const char *ks_fault_action_name(enum ks_fault_action action)
-{
-    for (size_t i = 0; i < KS_ARRAY_COUNT(fault_actions); i++) {
-        if (fault_actions[i].action == action) {
-            return fault_actions[i].name;
-        }
-    }
-    ks_assert(false);
-    return "?";
-}
-
-static bool key_in_list(const char *list, const char *key)
-{
-    size_t n = strlen(key);
-    for (const char *p = list; (p = strstr(p, key)) != NULL; p += n) {
-        bool starts = p == list || p[-1] == ' ';
-        bool ends = p[n] == '\0' || p[n] == ' ';
-        if (starts && ends) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* loss = 1% | 0.5% | 10000ppm -> parts per million. A percentage may have
  * up to 4 decimals, which is exactly a whole number of ppm. */
 static bool loss_parse(const struct value_site *site, const char *text, uint32_t *out)
@@ -1486,43 +1445,27 @@ static bool site_int(const struct value_site *site, int64_t min, int64_t max, in
     return true;
 }
 
-/* Parses one fault key into fault (action already known). */
-static bool fault_key(const struct value_site *site, struct ks_fault *fault)
+/* Parses one fault key into fault by the key's kind (the action's row says
+ * which kind `key` is for this action). */
+static bool fault_key(const struct value_site *site, const struct ks_fault_key *key,
+                      struct ks_fault *fault)
 {
-    const char *key = site->entry->key;
     const char *value = site->entry->value;
     int64_t number = 0;
-    if (strcmp(key, "action") == 0) {
-        return true;
-    }
-    if (strcmp(key, "at") == 0) {
-        fault->has_at = true;
-        return site_duration(site, &fault->at_ns);
-    }
-    if (strcmp(key, "when") == 0) {
-        fault->has_when = true;
-        return trigger_parse(site, value, &fault->when);
-    }
-    if (strcmp(key, "delay") == 0) {
-        return site_duration(site, &fault->delay_ns);
-    }
-    if (strcmp(key, "target") == 0) {
+    switch (key->kind) {
+    case KS_FAULT_KEY_TARGET:
         return target_parse(site, value, &fault->target);
-    }
-    if (strcmp(key, "mode") == 0) {
+    case KS_FAULT_KEY_MODE:
         if (strcmp(value, "process") == 0 || strcmp(value, "power") == 0) {
             fault->mode = value[1] == 'r' ? KS_CRASH_PROCESS : KS_CRASH_POWER;
             return true;
         }
         return site_fail(site, KS_SCENARIO_ERROR_VALUE, "expected process or power");
-    }
-    if (strcmp(key, "restart.after") == 0) {
+    case KS_FAULT_KEY_RESTART_AFTER:
         return site_duration(site, &fault->restart_after_ns);
-    }
-    if (strcmp(key, "duration") == 0) {
+    case KS_FAULT_KEY_DURATION:
         return site_duration(site, &fault->duration_ns);
-    }
-    if (strcmp(key, "groups") == 0) {
+    case KS_FAULT_KEY_GROUPS: {
         g_auto(GStrv) sides = g_strsplit(value, "|", -1);
         if (g_strv_length(sides) != 2) {
             return site_fail(site, KS_SCENARIO_ERROR_VALUE,
@@ -1532,67 +1475,76 @@ static bool fault_key(const struct value_site *site, struct ks_fault *fault)
         return target_list_parse(site, sides[0], &fault->side_a) &&
                target_list_parse(site, sides[1], &fault->side_b);
     }
-    if (strcmp(key, "isolate") == 0) {
+    case KS_FAULT_KEY_ISOLATE:
         fault->net_shape = KS_NET_ISOLATE;
         fault->side_a.count = 1;
         return target_parse(site, value, &fault->side_a.items[0]);
-    }
-    if (strcmp(key, "from") == 0) {
+    case KS_FAULT_KEY_FROM:
         fault->net_shape = KS_NET_ONE_WAY;
         return target_list_parse(site, value, &fault->side_a);
-    }
-    if (strcmp(key, "to") == 0) {
-        if (fault->action == KS_FAULT_REWIND) {
-            return rewind_parse(site, value, fault);
-        }
+    case KS_FAULT_KEY_TO:
         return target_list_parse(site, value, &fault->side_b);
-    }
-    if (strcmp(key, "disk.latency") == 0) {
+    case KS_FAULT_KEY_DISK_LATENCY:
         return site_duration(site, &fault->disk_latency_ns);
-    }
-    if (strcmp(key, "network.latency") == 0) {
+    case KS_FAULT_KEY_NETWORK_LATENCY:
         return site_duration(site, &fault->network_latency_ns);
-    }
-    if (strcmp(key, "loss") == 0) {
+    case KS_FAULT_KEY_LOSS:
         return loss_parse(site, value, &fault->loss_ppm);
-    }
-    if (strcmp(key, "partition") == 0) {
+    case KS_FAULT_KEY_PARTITION:
         return tp_parse(site, value, &fault->corrupt_tp);
-    }
-    if (strcmp(key, "bytes") == 0) {
+    case KS_FAULT_KEY_BYTES: {
         bool ok = site_int(site, 1, 4096, &number);
         fault->corrupt_bytes = (int32_t)number;
         return ok;
     }
-    if (strcmp(key, "position.bytes") == 0) {
+    case KS_FAULT_KEY_POSITION_BYTES: {
         bool ok = site_int(site, 0, INT64_MAX, &number);
         fault->corrupt_position_bytes = number;
         return ok;
     }
-    if (strcmp(key, "fault") == 0) {
+    case KS_FAULT_KEY_FAULT:
         fault->heal_fault_index = ks_scenario_fault_index(site->scenario, value);
         if (fault->heal_fault_index < 0) {
             return site_fail(site, KS_SCENARIO_ERROR_REFERENCE, "there is no [fault %s]", value);
         }
         return true;
+    case KS_FAULT_KEY_REWIND_TO:
+        return rewind_parse(site, value, fault);
     }
-    ks_assert(false); /* R2: the scanner admits only table keys */
+    ks_assert(false);
     return false;
 }
 
-static bool target_is_broker(const struct ks_target *target)
+/* ---- the loader's side of struct ks_fault_site (sim/fault_actions.h) ---------------------- */
+
+bool ks_fault_site_has(const struct ks_fault_site *site, const char *key)
 {
-    return target->kind != KS_TARGET_PRODUCER && target->kind != KS_TARGET_CONSUMER &&
-           target->kind != KS_TARGET_NONE;
+    return entry_find(site->section, key) != NULL;
 }
 
-static bool fault_action_rules(const struct ks_scenario *scenario,
-                               const struct raw_section *section, const struct ks_fault *fault,
-                               bool needs_target, GError **error);
+const char *ks_fault_site_written_action(const struct ks_fault_site *site, int32_t fault_index)
+{
+    const struct raw_section *other = section_find(site->scenario->raw, KS__SECTION_FAULT,
+                                                   site->scenario->faults[fault_index].name);
+    const struct raw_entry *action = entry_find(other, "action");
+    return action != NULL ? action->value : "";
+}
 
-/* Rules between keys of one fault, after each key parsed: when it fires. */
+bool ks_fault_site_fail(const struct ks_fault_site *site, enum ks_scenario_error code,
+                        const char *key, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_autofree char *message = g_strdup_vprintf(format, args);
+    va_end(args);
+    const struct raw_entry *entry = key != NULL ? entry_find(site->section, key) : NULL;
+    return fail_at(site->error, code, site->section, entry, "%s", message);
+}
+
+/* Rules between keys of one fault, after each key parsed: when it fires,
+ * then the action's own (sim/fault_actions.c). */
 static bool fault_rules(const struct ks_scenario *scenario, const struct raw_section *section,
-                        struct ks_fault *fault, bool needs_target, GError **error)
+                        struct ks_fault *fault, GError **error)
 {
     const struct raw_entry *at = entry_find(section, "at");
     const struct raw_entry *when = entry_find(section, "when");
@@ -1620,134 +1572,75 @@ static bool fault_rules(const struct ks_scenario *scenario, const struct raw_sec
         return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, delay,
                        "delay applies to a 'when' trigger; with 'at' change the time");
     }
-    return fault_action_rules(scenario, section, fault, needs_target, error);
-}
-
-/* Rules that depend on the action: required keys and target kinds. */
-static bool fault_action_rules(const struct ks_scenario *scenario,
-                               const struct raw_section *section, const struct ks_fault *fault,
-                               bool needs_target, GError **error)
-{
-    const struct raw_entry *target = entry_find(section, "target");
-    if (needs_target && target == NULL) {
-        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
-                       "[fault %s] (%s) needs a 'target'", section->name,
-                       ks_fault_action_name(fault->action));
-    }
-    if (fault->action == KS_FAULT_REWIND && fault->target.kind != KS_TARGET_CONSUMER) {
-        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, target,
-                       "rewind needs target = consumer(NAME)");
-    }
-    if (fault->action == KS_FAULT_REWIND && entry_find(section, "to") == NULL) {
-        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
-                       "[fault %s] (rewind) needs 'to' (earliest, latest, offset or time)",
-                       section->name);
-    }
-    if (fault->action == KS_FAULT_CORRUPT) {
-        if (!target_is_broker(&fault->target)) {
-            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, target,
-                           "corrupt damages a broker's log: target must be a broker");
-        }
-        if (entry_find(section, "partition") == NULL) {
-            return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
-                           "[fault %s] (corrupt) needs 'partition' (e.g. orders-0)",
-                           section->name);
-        }
-    }
-    if (fault->action == KS_FAULT_SLOW && fault->disk_latency_ns == 0 &&
-        fault->network_latency_ns == 0) {
-        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
-                       "[fault %s] (slow) needs disk.latency and/or network.latency",
-                       section->name);
-    }
-    if (fault->action == KS_FAULT_DROP && entry_find(section, "loss") == NULL) {
-        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
-                       "[fault %s] (drop) needs 'loss' (e.g. 1%%)", section->name);
-    }
-    if (fault->action == KS_FAULT_PARTITION) {
-        int shapes = (entry_find(section, "groups") != NULL) +
-                     (entry_find(section, "isolate") != NULL) +
-                     (entry_find(section, "from") != NULL || entry_find(section, "to") != NULL);
-        if (shapes != 1) {
-            return fail_at(error, shapes == 0 ? KS_SCENARIO_ERROR_MISSING
-                                              : KS_SCENARIO_ERROR_CONFLICT,
-                           section, NULL,
-                           "[fault %s] (partition) needs exactly one of 'groups', 'isolate' or "
-                           "'from' with 'to'", section->name);
-        }
-        if ((entry_find(section, "from") == NULL) != (entry_find(section, "to") == NULL)) {
-            return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
-                           "[fault %s] (partition) needs both 'from' and 'to'", section->name);
-        }
-    }
-    if (fault->action == KS_FAULT_HEAL && fault->heal_fault_index >= 0) {
-        /* The healed fault may come later in the file: read its action as written. */
-        const struct raw_section *healed = section_find(
-            scenario->raw, KS__SECTION_FAULT, scenario->faults[fault->heal_fault_index].name);
-        const struct raw_entry *action = entry_find(healed, "action");
-        const char *name = action != NULL ? action->value : "";
-        if (strcmp(name, "partition") != 0 && strcmp(name, "slow") != 0 &&
-            strcmp(name, "pause") != 0 && strcmp(name, "drop") != 0) {
-            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry_find(section, "fault"),
-                           "fault = %s: only a partition, slow, pause or drop fault can be "
-                           "healed", scenario->faults[fault->heal_fault_index].name);
-        }
-    }
-    return true;
+    struct ks_fault_site site = { scenario, fault, section, error };
+    return ks_fault_check(&site);
 }
 
 /* The action of a fault section, or an error. */
-static bool fault_action_find(const struct raw_section *section, size_t *index, GError **error)
+static const struct ks_fault_action_row *fault_action_find(const struct raw_section *section,
+                                                           GError **error)
 {
     const struct raw_entry *action = entry_find(section, "action");
     if (action == NULL) {
-        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
-                       "[fault %s] needs an 'action'", section->name);
+        fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL, "[fault %s] needs an 'action'",
+                section->name);
+        return NULL;
     }
-    for (size_t i = 0; i < KS_ARRAY_COUNT(fault_actions); i++) {
-        if (strcmp(fault_actions[i].name, action->value) == 0) {
-            *index = i;
-            return true;
-        }
+    const struct ks_fault_action_row *row = ks_fault_action_find(action->value);
+    if (row == NULL) {
+        g_autofree char *list = ks_fault_action_list(KS_FAULT_ACTIONS_ALL, "or");
+        fail_at(error, KS_SCENARIO_ERROR_VALUE, section, action, "action = %s: expected %s",
+                action->value, list);
     }
-    return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, action,
-                   "action = %s: expected crash, restart, partition, heal, slow, pause, resume, "
-                   "drop, corrupt or rewind", action->value);
+    return row;
 }
 
 static bool finalize_fault(struct ks_scenario *scenario, struct ks_fault *fault,
                            const struct raw_section *section, GError **error)
 {
-    size_t action = 0;
-    if (!fault_action_find(section, &action, error)) {
+    const struct ks_fault_action_row *row = fault_action_find(section, error);
+    if (row == NULL) {
         return false;
     }
-    g_strlcpy(fault->name, section->name, sizeof fault->name);
-    fault->line = section->line;
-    fault->action = fault_actions[action].action;
-    fault->mode = KS_CRASH_PROCESS;
-    fault->restart_after_ns = -1;
-    fault->duration_ns = -1;
-    fault->target.kind = KS_TARGET_NONE;
-    fault->corrupt_bytes = 1;
-    fault->corrupt_position_bytes = -1;
-    fault->corrupt_tp = (struct ks_tp){ -1, -1 };
-    fault->heal_fault_index = -1;
+    ks_fault_init(fault, section->name, section->line, row->action);
     for (guint i = 0; i < section->entries->len; i++) {
         const struct raw_entry *entry = g_ptr_array_index(section->entries, i);
-        bool common = strcmp(entry->key, "action") == 0 || strcmp(entry->key, "at") == 0 ||
-                      strcmp(entry->key, "when") == 0 || strcmp(entry->key, "delay") == 0;
-        if (!common && !key_in_list(fault_actions[action].keys, entry->key)) {
+        struct value_site site = { scenario, section, entry, error };
+        if (strcmp(entry->key, "action") == 0) {
+            continue;
+        }
+        if (strcmp(entry->key, "at") == 0) {
+            fault->has_at = true;
+            if (!site_duration(&site, &fault->at_ns)) {
+                return false;
+            }
+            continue;
+        }
+        if (strcmp(entry->key, "when") == 0) {
+            fault->has_when = true;
+            if (!trigger_parse(&site, entry->value, &fault->when)) {
+                return false;
+            }
+            continue;
+        }
+        if (strcmp(entry->key, "delay") == 0) {
+            if (!site_duration(&site, &fault->delay_ns)) {
+                return false;
+            }
+            continue;
+        }
+        const struct ks_fault_key *key = ks_fault_action_key(row, entry->key);
+        if (key == NULL) {
+            g_autofree char *keys = ks_fault_action_keys_text(row);
             return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
                            "'%s' does not apply to action = %s (it takes: %s)", entry->key,
-                           fault_actions[action].name, fault_actions[action].keys);
+                           row->name, keys);
         }
-        struct value_site site = { scenario, section, entry, error };
-        if (!fault_key(&site, fault)) {
+        if (!fault_key(&site, key, fault)) {
             return false;
         }
     }
-    return fault_rules(scenario, section, fault, fault_actions[action].needs_target, error);
+    return fault_rules(scenario, section, fault, error);
 }
 
 /* ---- finalize: expectations --------------------------------------------------------------- */
@@ -2077,17 +1970,6 @@ char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct
     return NULL;
 }
 
-static char *format_target_list(const struct ks_scenario *scenario,
-                                const struct ks_target_list *list)
-{
-    GString *text = g_string_new(NULL);
-    for (uint32_t i = 0; i < list->count; i++) {
-        g_autofree char *one = ks_scenario_format_target(scenario, &list->items[i]);
-        g_string_append_printf(text, "%s%s", i == 0 ? "" : ",", one);
-    }
-    return g_string_free(text, FALSE);
-}
-
 const char *ks_compare_op_name(enum ks_compare_op op)
 {
     switch (op) {
@@ -2200,7 +2082,7 @@ void ks_scenario_write_ini(FILE *out, const struct ks_scenario *scenario)
 
 /* ---- canonical JSON ------------------------------------------------------------------------------ */
 
-static void json_duration(JsonBuilder *builder, const char *key, int64_t ns)
+void ks__json_duration(JsonBuilder *builder, const char *key, int64_t ns)
 {
     json_builder_set_member_name(builder, key);
     if (ns < 0) {
@@ -2271,100 +2153,6 @@ static void json_table(JsonBuilder *builder, const struct ks_scenario *scenario,
     }
 }
 
-static void json_fault(JsonBuilder *builder, const struct ks_scenario *scenario,
-                       const struct ks_fault *fault)
-{
-    json_builder_begin_object(builder);
-    json_builder_set_member_name(builder, "name");
-    json_builder_add_string_value(builder, fault->name);
-    json_builder_set_member_name(builder, "action");
-    json_builder_add_string_value(builder, ks_fault_action_name(fault->action));
-    if (fault->has_at) {
-        json_duration(builder, "at", fault->at_ns);
-    } else {
-        g_autofree char *when = ks_scenario_format_trigger(scenario, &fault->when);
-        json_builder_set_member_name(builder, "when");
-        json_builder_add_string_value(builder, when);
-        json_duration(builder, "delay", fault->delay_ns);
-    }
-    if (fault->target.kind != KS_TARGET_NONE) {
-        g_autofree char *target = ks_scenario_format_target(scenario, &fault->target);
-        json_builder_set_member_name(builder, "target");
-        json_builder_add_string_value(builder, target);
-    }
-    char tp[KS_TOPIC_NAME_BYTES_MAX + 16];
-    switch (fault->action) {
-    case KS_FAULT_CRASH:
-        json_builder_set_member_name(builder, "mode");
-        json_builder_add_string_value(builder, fault->mode == KS_CRASH_POWER ? "power" : "process");
-        json_duration(builder, "restart.after", fault->restart_after_ns);
-        break;
-    case KS_FAULT_PARTITION: {
-        g_autofree char *a = format_target_list(scenario, &fault->side_a);
-        g_autofree char *b = format_target_list(scenario, &fault->side_b);
-        if (fault->net_shape == KS_NET_GROUPS) {
-            g_autofree char *groups = g_strdup_printf("%s | %s", a, b);
-            json_builder_set_member_name(builder, "groups");
-            json_builder_add_string_value(builder, groups);
-        } else if (fault->net_shape == KS_NET_ISOLATE) {
-            json_builder_set_member_name(builder, "isolate");
-            json_builder_add_string_value(builder, a);
-        } else {
-            json_builder_set_member_name(builder, "from");
-            json_builder_add_string_value(builder, a);
-            json_builder_set_member_name(builder, "to");
-            json_builder_add_string_value(builder, b);
-        }
-        json_duration(builder, "duration", fault->duration_ns);
-        break;
-    }
-    case KS_FAULT_HEAL:
-        json_builder_set_member_name(builder, "fault");
-        if (fault->heal_fault_index >= 0) {
-            json_builder_add_string_value(builder, scenario->faults[fault->heal_fault_index].name);
-        } else {
-            json_builder_add_null_value(builder);
-        }
-        break;
-    case KS_FAULT_SLOW:
-        json_duration(builder, "disk.latency", fault->disk_latency_ns);
-        json_duration(builder, "network.latency", fault->network_latency_ns);
-        json_duration(builder, "duration", fault->duration_ns);
-        break;
-    case KS_FAULT_PAUSE:
-        json_duration(builder, "duration", fault->duration_ns);
-        break;
-    case KS_FAULT_DROP:
-        json_builder_set_member_name(builder, "loss.ppm");
-        json_builder_add_int_value(builder, fault->loss_ppm);
-        json_duration(builder, "duration", fault->duration_ns);
-        break;
-    case KS_FAULT_CORRUPT:
-        json_builder_set_member_name(builder, "partition");
-        json_builder_add_string_value(
-            builder, ks_scenario_format_tp(scenario, fault->corrupt_tp, tp, sizeof tp));
-        json_builder_set_member_name(builder, "bytes");
-        json_builder_add_int_value(builder, fault->corrupt_bytes);
-        json_builder_set_member_name(builder, "position.bytes");
-        json_builder_add_int_value(builder, fault->corrupt_position_bytes);
-        break;
-    case KS_FAULT_REWIND: {
-        json_builder_set_member_name(builder, "to");
-        g_autofree char *time = ks__format_duration(fault->rewind_time_ns);
-        g_autofree char *offset = g_strdup_printf("%" PRId64, fault->rewind_offset);
-        json_builder_add_string_value(builder, fault->rewind_to == KS_REWIND_EARLIEST ? "earliest"
-                                               : fault->rewind_to == KS_REWIND_LATEST ? "latest"
-                                               : fault->rewind_to == KS_REWIND_OFFSET ? offset
-                                                                                      : time);
-        break;
-    }
-    case KS_FAULT_RESTART:
-    case KS_FAULT_RESUME:
-        break;
-    }
-    json_builder_end_object(builder);
-}
-
 static void json_section_array(JsonBuilder *builder, const struct ks_scenario *scenario,
                                const char *member, enum ks__section_kind kind, size_t count)
 {
@@ -2409,7 +2197,7 @@ char *ks_scenario_params_json(const struct ks_scenario *scenario)
         const struct ks_link_latency *link = &scenario->link_latencies[i];
         g_autofree char *key = g_strdup_printf("%d-%d", link->broker_a, link->broker_b);
         json_builder_begin_object(builder);
-        json_duration(builder, key, link->latency_ns);
+        ks__json_duration(builder, key, link->latency_ns);
         json_builder_end_object(builder);
     }
     json_builder_end_array(builder);
@@ -2423,7 +2211,7 @@ char *ks_scenario_params_json(const struct ks_scenario *scenario)
     json_builder_set_member_name(builder, "faults");
     json_builder_begin_array(builder);
     for (size_t i = 0; i < scenario->fault_count; i++) {
-        json_fault(builder, scenario, &scenario->faults[i]);
+        ks_fault_json(builder, scenario, &scenario->faults[i]);
     }
     json_builder_end_array(builder);
     json_builder_set_member_name(builder, "expect");

@@ -87,6 +87,8 @@ enum ks_controller_kind { KS_CONTROLLER_KRAFT };
 
 /* ---- faults [fault NAME] --------------------------------------------------- */
 
+/* What a fault does. Everything about each action (keys, rules, how it
+ * fires and is undone, its JSON) is its row in sim/fault_actions.c. */
 enum ks_fault_action {
     KS_FAULT_CRASH,     /* target; mode; restart.after */
     KS_FAULT_RESTART,   /* target */
@@ -97,7 +99,8 @@ enum ks_fault_action {
     KS_FAULT_RESUME,    /* target */
     KS_FAULT_DROP,      /* loss (ppm) on every link; duration */
     KS_FAULT_CORRUPT,   /* target broker; partition = TP; bytes; position.bytes */
-    KS_FAULT_REWIND     /* target consumer(NAME); to = earliest | latest | offset | time */
+    KS_FAULT_REWIND,    /* target consumer(NAME); to = earliest | latest | offset | time */
+    KS_FAULT_ACTION_COUNT
 };
 
 /* A target, resolved when the fault fires (SPEC 2 "Targets"). */

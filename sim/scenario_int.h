@@ -1,6 +1,7 @@
 /*
 ** sim/scenario_int.h: what sim/scenario.c and sim/scenario_keys.c share and
-** nobody else uses: the key tables, value parsing and formatting.
+** nobody else uses: the key tables, value parsing and formatting (and the
+** duration formats for sim/fault_actions.c, which writes faults back).
 */
 #pragma once
 
@@ -81,6 +82,8 @@ bool ks__value_parse(const struct ks__key_spec *spec, const char *text, struct k
 void ks__value_store(const struct ks__key_spec *spec, void *base, const struct ks__value *value);
 /* The stored value as JSON (Kafka's units) / as canonical text. */
 JsonNode *ks__value_json(const struct ks__key_spec *spec, const void *base);
+/* Adds member `key`: a ksim duration as canonical text ("250ms"); null if ns < 0. */
+void ks__json_duration(JsonBuilder *builder, const char *key, int64_t ns);
 
 /* Units. Durations: exact decimals in integer arithmetic. */
 bool ks__parse_duration_ns(const char *text, bool unit_required, int64_t *out, char **message);

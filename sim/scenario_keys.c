@@ -17,6 +17,8 @@
 */
 #include "scenario_int.h"
 
+#include "fault_actions.h"
+
 #include "../core/base.h"
 
 #include <inttypes.h>
@@ -408,8 +410,7 @@ static const struct ks__key_spec consumer_keys[] = {
 
 static const struct ks__key_spec fault_keys[] = {
     { "action", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
-      "Required: `crash`, `restart`, `partition`, `heal`, `slow`, `pause`, `resume`, `drop`, "
-      "`corrupt` or `rewind`." },
+      "Required: what the fault does, one of the actions in the table below." },
     { "at", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "When the fault fires (a duration since start). Exactly one of `at` and `when`." },
     { "when", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
@@ -418,8 +419,8 @@ static const struct ks__key_spec fault_keys[] = {
       "With `when`: act this long after the trigger holds." },
     { "target", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Who: a broker id, `leader(TP)`, `follower(TP)`, `followers(TP)`, `controller`, "
-      "`random`, `producer(NAME)`, `consumer(NAME)`. Required for crash, restart, slow, pause, "
-      "resume, corrupt, rewind." },
+      "`random`, `producer(NAME)`, `consumer(NAME)`. Required by the actions that take it "
+      "(table below)." },
     { "mode", KS__VALUE_CUSTOM, 0, 0, "process", NULL, 0, 0, NULL,
       "crash: `process` (the page cache survives) or `power` (bytes not fsynced are lost, the "
       "last write may tear)." },
@@ -427,8 +428,8 @@ static const struct ks__key_spec fault_keys[] = {
       "crash: restart the target this long after. Default: stays down (until a restart fault "
       "or the final heal)." },
     { "duration", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
-      "partition, slow, pause, drop: undo after this long. Default: until a heal/resume "
-      "fault or the end." },
+      "Undo after this long, for the actions that take it (table below). Default: until a "
+      "heal/resume fault or the end." },
     { "groups", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "partition: two groups of targets, `1 | 2,3`; every link between them is cut both "
       "ways." },
@@ -453,8 +454,8 @@ static const struct ks__key_spec fault_keys[] = {
       "corrupt: file position in the active segment. Default: inside its last batch, drawn "
       "from the fault RNG." },
     { "fault", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
-      "heal: the partition, slow, pause or drop fault to undo. Default: every network "
-      "fault (partitions and drops)." },
+      "heal: the fault to undo (which ones a heal can undo: below the table). Default: "
+      "every network fault in effect." },
 };
 
 /* ---- tables ------------------------------------------------------------------- */
@@ -1347,20 +1348,8 @@ void ks_scenario_write_key_reference(FILE *out)
           "a trigger first holds. Keys that do not apply to the action are errors.\n\n",
           out);
     write_table(out, KS__SECTION_FAULT);
-    fputs("| action | keys besides `at`/`when`/`delay` |\n"
-          "| --- | --- |\n"
-          "| `crash` | `target` (required), `mode`, `restart.after` |\n"
-          "| `restart` | `target` (required) |\n"
-          "| `partition` | one of `groups`, `isolate`, `from` + `to`; `duration` |\n"
-          "| `heal` | `fault` |\n"
-          "| `slow` | `target` (required), `disk.latency` and/or `network.latency`, `duration` |\n"
-          "| `pause` | `target` (required), `duration` |\n"
-          "| `resume` | `target` (required) |\n"
-          "| `drop` | `loss` (required), `duration` |\n"
-          "| `corrupt` | `target` (a broker, required), `partition` (required), `bytes`, "
-          "`position.bytes` |\n"
-          "| `rewind` | `target` (`consumer(NAME)`, required), `to` (required) |\n"
-          "\n"
+    ks_fault_actions_write_reference(out);
+    fputs("\n"
           "### Targets\n"
           "\n"
           "Resolved when the fault fires: a broker id; `leader(TP)`; `follower(TP)`, the first\n"

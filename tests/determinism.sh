@@ -1,7 +1,9 @@
 #!/bin/sh
 # Determinism check (SPEC section 6): every scenario in scenarios/ runs twice
-# with its own seed, and once more through `ksim sweep` with two jobs where
-# available; the trace_hash must be identical every time.
+# with its own seed, each time in a fresh database and run folder; the
+# trace_hash must be identical both times. This script does not use --jobs:
+# tests/shards.sh (sweep) and tests/explore.sh (explore) compare --jobs 1
+# against --jobs 2.
 set -eu
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

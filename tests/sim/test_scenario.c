@@ -540,6 +540,12 @@ static const struct bad_case bad_cases[] = {
            "target = consumer(c)\nto = yesterday\n",
       KS_SCENARIO_ERROR_VALUE,
       "bad.ini:13: to = yesterday: expected earliest, latest, an offset or a time such as 5s" },
+    { BASE "[consumer c]\ngroup.id = g\ntopic = orders\n[fault f]\nat = 1s\naction = rewind\n"
+           "target = consumer(c)\n",
+      KS_SCENARIO_ERROR_MISSING,
+      "bad.ini:9: [fault f] (rewind) needs 'to' (earliest, latest, offset or time)" },
+    { BASE "[fault f]\nat = 1s\naction = heal\nduration = 1s\n", KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:9: 'duration' does not apply to action = heal (it takes: fault)" },
     { BASE "[fault f]\nat = 1s\naction = heal\nfault = g\n", KS_SCENARIO_ERROR_REFERENCE,
       "bad.ini:9: fault = g: there is no [fault g]" },
     { BASE "[fault f]\nat = 1s\naction = heal\nfault = g\n[fault g]\nat = 0s\naction = crash\n"
@@ -881,6 +887,35 @@ static void test_fault_kinds(void)
     ks_scenario_free(s);
 }
 
+/* The action's row decides which keys apply, also when --set changes the
+ * action: a key of the old action is then an error at its own line. */
+static void test_fault_set_action(void)
+{
+    struct ks_scenario *s = NULL;
+    g_autoptr(GError) error = NULL;
+    CU_ASSERT_FATAL(ks_scenario_parse_from_data(
+        "f.ini", BASE "[fault f]\nat = 1s\naction = crash\ntarget = 1\nmode = power\n", &s,
+        &error));
+    CU_ASSERT_FATAL(ks_scenario_apply_set(s, "fault.f.action=pause", &error));
+    g_autoptr(GError) wrong_key = NULL;
+    CU_ASSERT_FALSE(ks_scenario_finalize(s, &wrong_key));
+    CU_ASSERT_STRING_EQUAL(wrong_key->message,
+                           "f.ini:10: 'mode' does not apply to action = pause (it takes: target "
+                           "duration)");
+    CU_ASSERT_FATAL(ks_scenario_apply_set(s, "fault.f.action=explode", &error));
+    g_autoptr(GError) unknown = NULL;
+    CU_ASSERT_FALSE(ks_scenario_finalize(s, &unknown));
+    CU_ASSERT_STRING_EQUAL(unknown->message,
+                           "--set fault.f.action=explode: action = explode: expected crash, "
+                           "restart, partition, heal, slow, pause, resume, drop, corrupt or "
+                           "rewind");
+    CU_ASSERT_FATAL(ks_scenario_apply_set(s, "fault.f.action=crash", &error));
+    CU_ASSERT_FATAL(ks_scenario_finalize(s, &error));
+    CU_ASSERT_EQUAL(s->faults[0].action, KS_FAULT_CRASH);
+    CU_ASSERT_EQUAL(s->faults[0].mode, KS_CRASH_POWER);
+    ks_scenario_free(s);
+}
+
 /* ---- expectations ------------------------------------------------------------------------------ */
 
 static void test_expectations(void)
@@ -1187,6 +1222,7 @@ void ks_test_register_scenario(void)
         { "--set before cross-field rules", test_set_before_rules },
         { "triggers", test_triggers },
         { "fault kinds", test_fault_kinds },
+        { "fault action by --set", test_fault_set_action },
         { "expectations", test_expectations },
         { "params json", test_params_json },
         { "write ini, copy, sections", test_write_ini_copy_sections },
