@@ -147,9 +147,11 @@ golden: bin/ksim
 decode: bin/ksim
 	sh tests/decode.sh
 
-# The built program as a user runs it: exit codes, --json, --quiet, check, describe.
+# The built program as a user runs it: exit codes, --json, --quiet, check, describe,
+# list and compare.
 cli: bin/ksim
 	sh tests/cli.sh
+	sh tests/inspect.sh
 
 # Sweeps split into shards by GNU parallel and merged equal the unsharded sweep;
 # explore finds a weak setting and its reproducer fails again.
