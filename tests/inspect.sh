@@ -89,6 +89,15 @@ expect_code 0 "compare a run with itself" "$ksim" compare "$db" 2 2
 check "same run: no differing setting" grep -q "(none: same settings and seed)" "$tmp/out"
 expect_code 0 "compare --help" "$ksim" compare --help
 
+# ---- describe: the availability lines --------------------------------------------------
+expect_code 0 "describe" "$ksim" describe "$db" --run 1
+unavailable=$(sqlite3 "$db" "select value from summary where run_id = 1 and metric = 'unavailable_ms'")
+produce=$(sqlite3 "$db" "select value from summary where run_id = 1 and metric = 'produce_unavailable_ms'")
+check "describe sums both views as the summary does" grep -q "^Availability up to [0-9.]*s: unavailable_ms $unavailable (the cluster's view.*produce_unavailable_ms $produce (the clients' view" "$tmp/out"
+check "describe has a line per partition" grep -q "^	Partition: orders-0	UnavailableMs: $unavailable	ProduceUnavailableMs: $produce	At: available$" "$tmp/out"
+expect_code 0 "describe --at the crash" "$ksim" describe "$db" --run 1 --at 1500ms
+check "describe --at says why orders-0 is unavailable" grep -q "^	Partition: orders-0	UnavailableMs: [1-9][0-9]*	ProduceUnavailableMs: [0-9]*	At: unavailable (leader_[a-z_]*)" "$tmp/out"
+
 # ---- bad input -------------------------------------------------------------------------
 expect_code 2 "list: no database" "$ksim" list "$tmp/none.db"
 check "list created no database" [ ! -e "$tmp/none.db" ]
