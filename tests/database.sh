@@ -41,30 +41,8 @@ run scenarios/acks1-leader-crash.ini --set producer.p1.acks=all # 2: the same wi
 run scenarios/unclean-election-loss.ini                        # 3: unclean election
 run scenarios/all-replicas-power-loss.ini                      # 4: power loss everywhere
 run scenarios/consumer-at-most-once.ini                        # 5: a group skips records
-cat >"$tmp/small.ini" <<'INI'
-[scenario]
-name = small
-duration = 3s
-[cluster]
-brokers = 3
-broker.session.timeout.ms = 1500
-broker.heartbeat.interval.ms = 500
-[topic orders]
-partitions = 2
-replication.factor = 3
-[producer p1]
-topic = orders
-acks = 1
-enable.idempotence = false
-rate = 300/s
-[fault kill]
-at = 1s
-action = crash
-target = leader(orders-0)
-restart.after = 500ms
-INI
 count=$((count + 1))
-"$ksim" sweep "$tmp/small.ini" --vary producer.p1.acks=1,all --seeds 1-2 --db "$db" >"$tmp/out" 2>"$tmp/err" ||
+"$ksim" sweep tests/lossy.ini --vary producer.p1.acks=1,all --seeds 1-2 --db "$db" >"$tmp/out" 2>"$tmp/err" ||
     { fail "ksim sweep: exit $?"; sed 's/^/    /' "$tmp/err" | head -5; }
 
 # ---- every block of the document ------------------------------------------------------------

@@ -29,41 +29,10 @@ expect_code() {
     [ "$got" -eq "$want" ] || { fail "$what: exit $got, expected $want"; sed 's/^/    /' "$tmp/err" | head -5; }
 }
 
-# A small lossy scenario: acks=1, slow followers, the leader crashes.
-cat >"$tmp/lossy.ini" <<'EOF'
-[scenario]
-name = lossy
-seed = 5
-duration = 4s
-final.drain = 20s
-[cluster]
-brokers = 3
-broker.session.timeout.ms = 1500
-broker.heartbeat.interval.ms = 500
-[topic orders]
-partitions = 1
-replication.factor = 3
-[producer p1]
-topic = orders
-acks = 1
-enable.idempotence = false
-rate = 500/s
-keys = 50
-[fault slow]
-at = 500ms
-action = slow
-target = followers(orders-0)
-network.latency = 200ms
-duration = 2s
-[fault kill]
-at = 1s
-action = crash
-target = leader(orders-0)
-restart.after = 1s
-EOF
+lossy=tests/lossy.ini # acks=1, slow followers, the leader crashes: records are lost
 db=$tmp/ab.db
-expect_code 0 "run A" "$ksim" run "$tmp/lossy.ini" --quiet --db "$db" --dir "$tmp/run"
-expect_code 0 "run B" "$ksim" run "$tmp/lossy.ini" --quiet --set producer.p1.acks=all --set cluster.min.insync.replicas=2 --db "$db" --dir "$tmp/run"
+expect_code 0 "run A" "$ksim" run "$lossy" --quiet --db "$db" --dir "$tmp/run"
+expect_code 0 "run B" "$ksim" run "$lossy" --quiet --set producer.p1.acks=all --set cluster.min.insync.replicas=2 --db "$db" --dir "$tmp/run"
 
 # ---- list ----------------------------------------------------------------------------
 expect_code 0 "list" "$ksim" list "$db"
@@ -112,7 +81,7 @@ expect_code 2 "list: foreign database" "$ksim" list "$tmp/foreign.db"
 check "foreign database unchanged" cmp -s "$tmp/foreign.db" "$tmp/foreign.copy"
 
 # ---- a sweep shows its setting --------------------------------------------------------
-expect_code 0 "sweep" "$ksim" sweep "$tmp/lossy.ini" --vary producer.p1.acks=1,all --seeds 1-1 --db "$tmp/sweep.db"
+expect_code 0 "sweep" "$ksim" sweep "$lossy" --vary producer.p1.acks=1,all --seeds 1-1 --db "$tmp/sweep.db"
 expect_code 0 "list a sweep" "$ksim" list "$tmp/sweep.db"
 check "sweep list has a setting column" grep -q "  setting$" "$tmp/out"
 check "sweep list names the setting" grep -q "producer.p1.acks=all" "$tmp/out"
