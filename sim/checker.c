@@ -111,11 +111,9 @@ const char *ks_final_name(enum ks_final final)
 
 /* ---- group positions ---------------------------------------------------------- */
 
-static gint64 *cursor_key(int32_t group, int32_t topic_index, int32_t partition)
+static gint64 cursor_key(int32_t group, int32_t topic_index, int32_t partition)
 {
-    gint64 *key = g_new(gint64, 1);
-    *key = ((gint64)group << 42) ^ ((gint64)topic_index << 21) ^ (gint64)partition;
-    return key;
+    return ((gint64)group << 42) ^ ((gint64)topic_index << 21) ^ (gint64)partition;
 }
 
 void ks_group_tracker_init(struct ks_group_tracker *tracker)
@@ -139,11 +137,10 @@ static struct ks_group_cursor *tracker_cursor(struct ks_group_tracker *tracker, 
                                               int64_t offset, ks_time_ns at_ns, int32_t event,
                                               bool *created)
 {
-    gint64 *key = cursor_key(group, topic_index, partition);
-    gpointer found = g_hash_table_lookup(tracker->index, key);
+    gint64 key = cursor_key(group, topic_index, partition);
+    gpointer found = g_hash_table_lookup(tracker->index, &key);
     *created = found == NULL;
     if (found != NULL) {
-        g_free(key);
         return &g_array_index(tracker->cursors, struct ks_group_cursor,
                               GPOINTER_TO_UINT(found) - 1);
     }
@@ -152,7 +149,8 @@ static struct ks_group_cursor *tracker_cursor(struct ks_group_tracker *tracker, 
         .first_position = offset, .first_ns = at_ns, .first_event = event, .position = offset,
     };
     g_array_append_val(tracker->cursors, cursor);
-    g_hash_table_insert(tracker->index, key, GUINT_TO_POINTER(tracker->cursors->len));
+    g_hash_table_insert(tracker->index, g_memdup2(&key, sizeof key),
+                        GUINT_TO_POINTER(tracker->cursors->len));
     return &g_array_index(tracker->cursors, struct ks_group_cursor, tracker->cursors->len - 1);
 }
 
