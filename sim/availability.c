@@ -275,7 +275,9 @@ uint64_t ks_availability_produce(const struct ks_record_outcome *outcomes, size_
         };
         g_array_append_val(waits, wait);
     }
-    qsort(waits->data, waits->len, sizeof(struct ks_unavailable_interval), compare_interval);
+    if (waits->len > 1) { /* an empty GArray's data may be NULL */
+        qsort(waits->data, waits->len, sizeof(struct ks_unavailable_interval), compare_interval);
+    }
     /* Merge the overlapping ones of each partition: a partition is
      * unavailable once, however many records wait at the same time. */
     uint64_t total_ns = 0;

@@ -584,7 +584,9 @@ static void check_lost(const struct ks_checker_input *in, struct ks_checker_outp
         }
         g_array_append_val(items, item);
     }
-    qsort(items->data, items->len, sizeof(struct lost_item), compare_lost);
+    if (items->len > 1) { /* an empty GArray's data may be NULL */
+        qsort(items->data, items->len, sizeof(struct lost_item), compare_lost);
+    }
     guint start = 0;
     while (start < items->len) {
         guint end = start + 1;
@@ -623,7 +625,9 @@ static int compare_read_item(const void *a, const void *b)
 static void read_item_rows(const struct ks_checker_input *in, GArray *items,
                            enum ks_anomaly_kind kind, struct ks_checker_output *out)
 {
-    qsort(items->data, items->len, sizeof(struct read_item), compare_read_item);
+    if (items->len > 1) { /* an empty GArray's data may be NULL */
+        qsort(items->data, items->len, sizeof(struct read_item), compare_read_item);
+    }
     guint start = 0;
     while (start < items->len) {
         const struct read_item *first = &g_array_index(items, struct read_item, start);
@@ -864,7 +868,9 @@ static bool group_processed(const struct processing *items, size_t count, int32_
 static void consumed_duplicate_rows(const struct ks_checker_input *in, GArray *extras,
                                     struct ks_checker_output *out)
 {
-    qsort(extras->data, extras->len, sizeof(struct processing), compare_processing_offset);
+    if (extras->len > 1) { /* an empty GArray's data may be NULL */
+        qsort(extras->data, extras->len, sizeof(struct processing), compare_processing_offset);
+    }
     guint start = 0;
     while (start < extras->len) {
         const struct processing *first = &g_array_index(extras, struct processing, start);
