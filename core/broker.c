@@ -362,6 +362,9 @@ static void complete(struct ks_broker *broker, const struct completion *completi
     response.error_code = error;
     struct replica *replica = find_replica(broker, completion->topic_index, completion->partition);
     response.log_start_offset = replica != NULL ? ks_log_start_offset(replica->log) : -1;
+    response.leader_epoch = replica != NULL && replica->role == KS_ROLE_LEADER
+                                ? replica->state.leader_epoch
+                                : -1;
     send_at(broker, at_ns, completion->source, KS_MSG_PRODUCE_RESPONSE, &response, sizeof response);
 }
 

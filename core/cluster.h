@@ -81,6 +81,8 @@ struct ks_record_outcome {
     ks_time_ns sent_ns;
     ks_time_ns acked_ns;     /* when the outcome was learned */
     enum ks_record_outcome_kind outcome;
+    int32_t acked_broker;    /* acked: the broker that answered (acks=0: the one written to); -1 */
+    int32_t acked_leader_epoch; /* acked: its leader epoch from the response; -1 unknown */
 };
 
 struct ks_consumed_record {
@@ -94,11 +96,34 @@ struct ks_consumed_record {
     ks_time_ns at_ns;
 };
 
+/* Where a consumer stands in a partition, reported whenever that changes
+ * other than by processing: it takes up a position (from the committed
+ * offset or its atomic sink when assigned, from auto.offset.reset, or from a
+ * rewind), or the coordinator acknowledges a commit. The driver follows each
+ * group's position with these and the processed records (consumed_lost,
+ * consumed_unseen in sim/checker.h). */
+enum ks_position_kind {
+    KS_POSITION_ASSIGNED,  /* resumes at the committed (or sink) offset */
+    KS_POSITION_RESET,     /* auto.offset.reset: no committed offset, or out of range */
+    KS_POSITION_REWIND,    /* scenario action rewind (KafkaConsumer#seek) */
+    KS_POSITION_COMMITTED  /* a commit of `offset` was acknowledged */
+};
+
+struct ks_consumer_position {
+    int32_t consumer_index;
+    int32_t topic_index;
+    int32_t partition;
+    int64_t offset;          /* the next offset to process (committed: the offset committed) */
+    enum ks_position_kind kind;
+    ks_time_ns at_ns;
+};
+
 struct ks_cluster_observer {
     void *context;
     void (*on_event)(void *context, const struct ks_cluster_event *event);
     void (*on_record)(void *context, const struct ks_record_outcome *outcome);
     void (*on_consumed)(void *context, const struct ks_consumed_record *consumed);
+    void (*on_position)(void *context, const struct ks_consumer_position *position); /* may be NULL */
 };
 
 /* ---- building ----------------------------------------------------------- */

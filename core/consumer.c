@@ -256,6 +256,25 @@ static void emit(struct ks_consumer *c, enum ks_cluster_event_kind kind, int32_t
     c->observer->on_event(c->observer->context, &event);
 }
 
+/* Tells the observer where this consumer now stands in partition p (after
+ * the event that explains it, so the driver can link the two). */
+static void report_position(struct ks_consumer *c, int32_t p, int64_t offset,
+                            enum ks_position_kind kind)
+{
+    if (c->observer == NULL || c->observer->on_position == NULL) {
+        return;
+    }
+    struct ks_consumer_position position = {
+        .consumer_index = c->index,
+        .topic_index = c->config->topic_index,
+        .partition = p,
+        .offset = offset,
+        .kind = kind,
+        .at_ns = now_ns(c),
+    };
+    c->observer->on_position(c->observer->context, &position);
+}
+
 static void send_to_broker(struct ks_consumer *c, int32_t broker, uint32_t kind,
                            const void *bytes, size_t byte_count)
 {
@@ -882,6 +901,7 @@ static void on_offset_fetch_response(struct ks_consumer *c, const uint8_t *messa
             part->fetch_position = offset;
             part->consumed_position = offset;
             part->processed_position = offset;
+            report_position(c, p, offset, KS_POSITION_ASSIGNED);
         } else if (c->config->auto_offset_reset == KS_RESET_NONE) {
             part->idle_no_offset = true;
             char *detail = g_strdup_printf("consumer %s: no committed offset for %s-%d and auto.offset.reset=none",
@@ -981,6 +1001,7 @@ static void on_commit_response(struct ks_consumer *c, const struct ks_group_simp
         for (int32_t p = 0; p < c->topic_partition_count; p++) {
             if (c->assigned[p] && c->parts[p].commit_sent >= 0) {
                 c->parts[p].committed = c->parts[p].commit_sent;
+                report_position(c, p, c->parts[p].committed, KS_POSITION_COMMITTED);
             }
             c->parts[p].commit_sent = -1;
         }
@@ -1138,6 +1159,8 @@ static void on_list_offsets_response(struct ks_consumer *c,
             c->config->group_id, topic_name(c), p, c->config->name, how, r->offset);
     }
     emit(c, KS_EV_OFFSET_RESET, p, detail, explain);
+    report_position(c, p, r->offset,
+                    part->reset_is_rewind ? KS_POSITION_REWIND : KS_POSITION_RESET);
     g_free(detail);
     g_free(explain);
     if (part->reset_is_rewind) {
@@ -1507,6 +1530,7 @@ static void apply_rewind(struct ks_consumer *c)
             emit(c, KS_EV_OFFSET_RESET, p, detail,
                  "The consumer was rewound: it seeks to the given offset and processes the "
                  "records from there again.");
+            report_position(c, p, c->rewind_value, KS_POSITION_REWIND);
             g_free(detail);
         } else {
             part->reset_pending = true;

@@ -168,6 +168,8 @@ struct pbatch {
     int16_t encoded_epoch;
     int32_t encoded_sequence;
     struct pentry *entry;         /* not owned: its place in the request carrying it, or NULL */
+    int32_t acked_broker;         /* the broker whose answer ended it (acks=0: the one written to); -1 */
+    int32_t acked_leader_epoch;   /* that broker's leader epoch from its response; -1 unknown */
 };
 
 /* One partition's batch inside a Produce request. ksim's wire protocol has
@@ -489,8 +491,10 @@ static const char *outcome_name(enum ks_record_outcome_kind outcome)
     return "?";
 }
 
-static void report_record(struct ks_producer *p, const struct precord *record, int32_t partition,
-                          int64_t offset, enum ks_record_outcome_kind outcome)
+/* batch: the batch the record ended in, or NULL (it never got into one). */
+static void report_record(struct ks_producer *p, const struct pbatch *batch,
+                          const struct precord *record, int32_t partition, int64_t offset,
+                          enum ks_record_outcome_kind outcome)
 {
     switch (outcome) {
     case KS_OUTCOME_ACKED: p->acked_count++; break;
@@ -512,6 +516,9 @@ static void report_record(struct ks_producer *p, const struct precord *record, i
         .sent_ns = record->sent_ns,
         .acked_ns = now_ns(p),
         .outcome = outcome,
+        .acked_broker = batch != NULL && outcome == KS_OUTCOME_ACKED ? batch->acked_broker : -1,
+        .acked_leader_epoch =
+            batch != NULL && outcome == KS_OUTCOME_ACKED ? batch->acked_leader_epoch : -1,
     };
     p->observer->on_record(p->observer->context, &out);
 }
@@ -580,6 +587,8 @@ static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_
     batch->producer_epoch = -1;
     batch->base_sequence = -1;
     batch->encoded_sequence = -1;
+    batch->acked_broker = -1;
+    batch->acked_leader_epoch = -1;
     p->reserved_bytes += reserve_bytes;
     return batch;
 }
@@ -640,7 +649,7 @@ static void batch_end(struct ks_producer *p, struct pbatch *batch,
     for (guint i = 0; i < batch->records->len; i++) {
         const struct precord *record = &g_array_index(batch->records, struct precord, i);
         int64_t offset = base_offset >= 0 ? base_offset + (int64_t)i : -1;
-        report_record(p, record, batch->partition, offset, outcome);
+        report_record(p, batch, record, batch->partition, offset, outcome);
     }
     p->pending_count -= (int64_t)batch->records->len;
     ks_assert(p->pending_count >= 0); /* P1 */
@@ -1045,7 +1054,7 @@ static void waiter_check(struct ks_producer *p, ks_time_ns now)
     /* max.block.ms passed: send() throws a TimeoutException; nothing was sent. */
     struct precord record = p->waiter.record;
     p->waiter.active = false;
-    report_record(p, &record, p->waiter.partition, -1, KS_OUTCOME_FAILED);
+    report_record(p, NULL, &record, p->waiter.partition, -1, KS_OUTCOME_FAILED);
     report_error(p, p->waiter.partition, 1, KS_OUTCOME_FAILED,
                  p->meta_known ? "buffer.memory full for max.block.ms"
                                : "no metadata within max.block.ms",
@@ -1139,6 +1148,7 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
          * with no offset (SPEC 5 counts these records as acked). */
         for (int32_t i = 0; i < count; i++) {
             send_batch_message(p, batches[i], broker);
+            batches[i]->acked_broker = broker; /* no answer: its epoch stays unknown */
             batch_end(p, batches[i], KS_OUTCOME_ACKED, -1);
         }
         return;
@@ -1477,6 +1487,11 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
     }
     if (batch != NULL) {
         batch->entry = NULL;
+        /* Who answered, and in which leader epoch: kept for the records'
+         * outcome (ksim's response carries the epoch, as Kafka's
+         * ProduceResponse CurrentLeader field does since KIP-951). */
+        batch->acked_broker = (int32_t)source;
+        batch->acked_leader_epoch = response->leader_epoch;
         complete_attempt(p, batch, response->error_code, response->base_offset,
                          entry_stale(entry, batch), now_ns(p));
     }
@@ -2113,7 +2128,8 @@ static void drop_all(struct ks_producer *p, bool report)
     if (p->waiter.active) {
         p->waiter.active = false;
         if (report) {
-            report_record(p, &p->waiter.record, p->waiter.partition, -1, KS_OUTCOME_UNKNOWN);
+            report_record(p, NULL, &p->waiter.record, p->waiter.partition, -1,
+                          KS_OUTCOME_UNKNOWN);
         }
     }
     ks_assert(p->reserved_bytes == 0); /* P4 */

@@ -261,7 +261,7 @@ struct ks_produce_response {
     int64_t log_start_offset;
     int16_t error_code;
     int16_t reserved;
-    int32_t reserved2;
+    int32_t leader_epoch;      /* the answering leader's epoch; -1 if it is not the leader */
 };
 
 /* ---- Fetch ---------------------------------------------------------------- */

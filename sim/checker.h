@@ -20,13 +20,31 @@
 **   divergent_partitions  partitions where two live replicas hold different
 **                   records (or one holds an offset the other lacks) below
 **                   the smallest HW of the live replicas.
-**   consumed_lost   per consumer group: records of the group's topics in the
-**                   final read that no member of the group processed.
+**   consumed_lost   per consumer group and partition of its topic: records
+**                   of the final read the group never processed, at offsets
+**                   from the group's first position up to (not including)
+**                   its final position: a gap it moved past (an offset reset,
+**                   a commit before processing, a forward rewind). Records
+**                   below the first position (auto.offset.reset = latest)
+**                   are outside the group's scope: counted in
+**                   out_of_scope, not lost.
+**   consumed_unseen per group and partition: records of the final read the
+**                   group never processed at or after its final position
+**                   (or in a partition where it never took a position): lag
+**                   when the run ended.
 **   consumed_duplicates  per group: processings of a record beyond the first.
 **   produce_p50_ms, produce_p99_ms  nearest-rank percentiles of acked
 **                   records' send->ack latency.
+** A group's positions come from struct ks_group_tracker, fed with what the
+** consumers report (core/cluster.h struct ks_consumer_position) and every
+** processed record, in the order they happen.
+**
 ** Records without an identity header (producer_index -1) are ignored by the
 ** identity-based metrics.
+**
+** Anomalies are ranges (consecutive records of one kind, producer or group,
+** partition and cause form one row), never capped: the printed summary may
+** show the first few per kind, the database holds them all.
 */
 #pragma once
 
@@ -65,6 +83,66 @@ struct ks_partition_final {
     bool compacted;           /* cleanup.policy contains compact */
 };
 
+/* ---- consumer groups' positions ------------------------------------------- */
+
+/* Where one group stands in one partition. */
+struct ks_group_cursor {
+    int32_t group;
+    int32_t topic_index;
+    int32_t partition;
+    int64_t first_position;  /* where the group first took up a position */
+    ks_time_ns first_ns;
+    int32_t first_event;     /* the event that reported it (an offset reset), or -1 */
+    int64_t position;        /* now: the next offset the group would process */
+};
+
+/* A forward jump of a group's position over offsets it had not processed. */
+struct ks_group_skip {
+    int32_t group;
+    int32_t topic_index;
+    int32_t partition;
+    int64_t from_offset;     /* skipped: [from_offset, to_offset) */
+    int64_t to_offset;
+    ks_time_ns at_ns;
+    enum ks_position_kind kind; /* RESET, ASSIGNED (committed ahead of processing), REWIND */
+    int32_t event;           /* the event that explains it, or -1 */
+    ks_time_ns event_ns;     /* its time (at_ns until an event is known) */
+};
+
+/* Follows every group's position: a reported position sets it (a jump
+ * forward is a skip), a processed record at offset o moves it to at least
+ * o + 1. Deterministic: cursors and skips are kept in the order they first
+ * happen. The hash table is for look-ups only. */
+struct ks_group_tracker {
+    GArray *cursors;         /* struct ks_group_cursor */
+    GArray *skips;           /* struct ks_group_skip */
+    GHashTable *index;       /* (group, topic, partition) -> cursor index + 1 */
+};
+
+void ks_group_tracker_init(struct ks_group_tracker *tracker);
+void ks_group_tracker_deinit(struct ks_group_tracker *tracker);
+/* A member of `group` took up position `offset` (kind ASSIGNED, RESET or
+ * REWIND; COMMITTED reports are ignored), at at_ns, explained by event
+ * (-1: none). */
+void ks_group_tracker_position(struct ks_group_tracker *tracker, int32_t group,
+                               int32_t topic_index, int32_t partition, int64_t offset,
+                               enum ks_position_kind kind, ks_time_ns at_ns, int32_t event);
+/* A member of `group` processed the record at offset. */
+void ks_group_tracker_processed(struct ks_group_tracker *tracker, int32_t group,
+                                int32_t topic_index, int32_t partition, int64_t offset);
+
+/* ---- causes ------------------------------------------------------------------ */
+
+/* Why an acknowledged record is missing, when known: filled by the caller's
+ * cause function (sim/cause.h in a run). cause is static text such as
+ * "truncation"; NULL: unknown. */
+struct ks_cause {
+    const char *cause;
+    int32_t event;           /* the event that removed it, or -1 */
+    ks_time_ns at_ns;
+};
+typedef struct ks_cause ks_checker_cause_fn(void *context, const struct ks_record_outcome *outcome);
+
 struct ks_checker_input {
     const struct ks_record_outcome *outcomes; /* every record the producers reported */
     size_t outcome_count;
@@ -84,19 +162,70 @@ struct ks_checker_input {
     const int32_t *consumer_topic; /* [consumer_index] -> topic index it reads */
     int32_t consumer_count;
     int32_t group_count;
+    const char *const *group_names; /* [group] its group.id; may be NULL */
+    const struct ks_group_cursor *cursors; /* may be NULL: no group took a position */
+    size_t cursor_count;
+    const struct ks_group_skip *skips;
+    size_t skip_count;
+    ks_checker_cause_fn *cause_of_lost;   /* may be NULL: causes unknown */
+    void *cause_context;
 };
 
-/* Anomaly rows kept at most per kind, so one kind cannot hide another (the
- * counts stay exact). */
-#define KS_CHECKER_ANOMALY_COUNT_MAX 10000
-#define KS_CHECKER_KIND_COUNT 6
+enum ks_anomaly_kind {
+    KS_ANOMALY_LOST,
+    KS_ANOMALY_DUPLICATE,
+    KS_ANOMALY_REORDERED,
+    KS_ANOMALY_DIVERGENT,
+    KS_ANOMALY_CONSUMED_LOST,
+    KS_ANOMALY_CONSUMED_UNSEEN,
+    KS_ANOMALY_CONSUMED_DUPLICATE,
+    KS_ANOMALY_KIND_COUNT
+};
 
+/* "lost", "duplicate", "reordered", "divergent", "consumed_lost",
+ * "consumed_unseen", "consumed_duplicate": the anomalies.kind column. */
+const char *ks_anomaly_kind_name(enum ks_anomaly_kind kind);
+
+/* One row of the anomalies table: a range of records. Fields that do not
+ * apply are -1 (NULL in the table). */
 struct ks_anomaly {
-    const char *kind;        /* static: "lost", "duplicate", "reordered", "divergent",
-                                "consumed_lost", "consumed_duplicate" */
+    enum ks_anomaly_kind kind;
+    const char *kind_name;   /* static: ks_anomaly_kind_name(kind) */
     int32_t topic_index;     /* -1: none */
     int32_t partition;
-    char detail[160];        /* "p1:42 acked at offset 17" */
+    int32_t producer_index;  /* lost, duplicate, reordered */
+    int32_t group;           /* consumed_*: the group number (group_names names it) */
+    int64_t first_seq;
+    int64_t last_seq;
+    int64_t first_offset;    /* lost: the acked offsets; others: final-read offsets */
+    int64_t last_offset;
+    int64_t record_count;    /* records (consumed_duplicate: extra processings) */
+    ks_time_ns first_ns;     /* lost: acked times; -1 when not timed */
+    ks_time_ns last_ns;
+    int32_t acked_broker;    /* lost: who acknowledged them, and in which epoch */
+    int32_t acked_leader_epoch;
+    int32_t broker;          /* divergent: the two brokers */
+    int32_t other_broker;
+    const char *cause;       /* static, NULL when unknown */
+    int32_t cause_event;     /* index of the event that caused it, -1 */
+    ks_time_ns cause_ns;
+    char detail[320];        /* one line for people */
+};
+
+/* What the final read found for one record (records.final). */
+enum ks_final {
+    KS_FINAL_MISSING,
+    KS_FINAL_PRESENT,
+    KS_FINAL_DUPLICATED,
+    KS_FINAL_CLEANED_UP
+};
+const char *ks_final_name(enum ks_final final); /* "missing", "present", ... */
+
+/* An identity's copies in the final read. */
+struct ks_checker_copies {
+    uint64_t key;            /* identity */
+    int64_t first_offset;
+    int32_t count;
 };
 
 struct ks_checker_output {
@@ -109,16 +238,28 @@ struct ks_checker_output {
     int64_t reordered;
     int64_t divergent_partitions;
     int64_t consumed_lost;
+    int64_t consumed_unseen;
     int64_t consumed_duplicates;
+    int64_t out_of_scope;    /* records before groups' first positions, summed */
     double produce_p50_ms;   /* 0 when nothing was acked */
     double produce_p99_ms;
     GArray *anomalies;       /* of struct ks_anomaly; owned (ks_checker_output_clear) */
-    uint32_t kind_row_counts[KS_CHECKER_KIND_COUNT]; /* rows kept per kind, in anomaly_kinds order (checker.c) */
+    int64_t kind_counts[KS_ANOMALY_KIND_COUNT]; /* records per kind (divergent: partitions) */
+    uint8_t *finals;         /* [outcome index] enum ks_final; owned */
+    int64_t *final_offsets;  /* [outcome index] first copy's offset, -1; owned */
+    int64_t *cursor_out_of_scope; /* [cursor index] records before its first position; owned */
+    GArray *copies;          /* struct ks_checker_copies sorted by key; owned */
 };
 
 /* Computes every metric above. *out is overwritten (call clear afterwards). */
 void ks_checker_run(const struct ks_checker_input *input, struct ks_checker_output *out);
 void ks_checker_output_clear(struct ks_checker_output *out);
+
+/* What the final read holds of identity (producer_index, seq): returns
+ * PRESENT or DUPLICATED with *offset_out its first copy's offset, or MISSING
+ * (*offset_out -1). For records the producers never reported. */
+enum ks_final ks_checker_final_of(const struct ks_checker_output *out, int32_t producer_index,
+                                  int64_t seq, int64_t *offset_out);
 
 /* A fingerprint of a record for divergence: identity when present, else the
  * batch CRC and offset delta. */

@@ -7,6 +7,14 @@
 ** The state comes from partition_state at the last sample at or before TIME
 ** (default: the run's last sample); the run is the latest unless --run.
 ** TopicId is left out: ksim has no topic ids ("omitted when unknown").
+**
+** Then the availability lines (from the unavailability table; left out for
+** a database made before it existed): both views summed up to the described
+** time, and per partition each view's milliseconds and whether it was
+** unavailable at that time, and why (sim/availability.h):
+**
+**   Availability up to 30.510s: unavailable_ms 7002 (the cluster's view), ...
+**   <TAB>Partition: orders-0<TAB>UnavailableMs: 7002<TAB>ProduceUnavailableMs: 7596<TAB>At: available
 */
 #include "recorder.h"
 
@@ -105,6 +113,93 @@ static void print_partition(sqlite3 *db, int64_t run_id, int64_t t_ns, const cha
     g_string_free(replicas, TRUE);
 }
 
+/* Milliseconds of view in [0, t_ns] for one partition, or summed over every
+ * partition when topic is NULL; *reason_out (may be NULL) gets the reason of
+ * an interval that covers t_ns (owned), or NULL. */
+static int64_t unavailable_ms(sqlite3 *db, int64_t run_id, const char *topic, int32_t partition,
+                              const char *view, int64_t t_ns, char **reason_out)
+{
+    sqlite3_stmt *stmt = NULL;
+    int64_t total_ns = 0;
+    if (reason_out != NULL) {
+        *reason_out = NULL;
+    }
+    if (sqlite3_prepare_v2(db,
+                           "SELECT start_ns, end_ns, reason FROM unavailability WHERE run_id = ? "
+                           "AND view = ? AND (?3 IS NULL OR (topic = ?3 AND \"partition\" = ?4)) "
+                           "ORDER BY start_ns",
+                           -1, &stmt, NULL) != SQLITE_OK) {
+        return 0;
+    }
+    sqlite3_bind_int64(stmt, 1, run_id);
+    sqlite3_bind_text(stmt, 2, view, -1, SQLITE_STATIC);
+    if (topic != NULL) {
+        sqlite3_bind_text(stmt, 3, topic, -1, SQLITE_TRANSIENT);
+    } else {
+        sqlite3_bind_null(stmt, 3);
+    }
+    sqlite3_bind_int(stmt, 4, partition);
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+        int64_t start = sqlite3_column_int64(stmt, 0);
+        int64_t end = sqlite3_column_int64(stmt, 1);
+        if (start < t_ns) {
+            total_ns += (end < t_ns ? end : t_ns) - start;
+        }
+        if (reason_out != NULL && *reason_out == NULL && start <= t_ns && t_ns < end) {
+            const unsigned char *reason = sqlite3_column_text(stmt, 2);
+            *reason_out = g_strdup(reason != NULL ? (const char *)reason : "unknown");
+        }
+    }
+    sqlite3_finalize(stmt);
+    return total_ns / 1000000;
+}
+
+static void print_availability(sqlite3 *db, int64_t run_id, int64_t t_ns)
+{
+    sqlite3_stmt *probe = NULL;
+    bool present = sqlite3_prepare_v2(db, "SELECT 1 FROM unavailability LIMIT 0", -1, &probe,
+                                      NULL) == SQLITE_OK;
+    sqlite3_finalize(probe);
+    if (!present) {
+        return; /* recorded before ksim kept the intervals */
+    }
+    printf("Availability up to %.3fs: unavailable_ms %" PRId64 " (the cluster's view: no leader "
+           "able to serve, or acks=all writes refused), produce_unavailable_ms %" PRId64
+           " (the clients' view: a record waited over unavailable.threshold)\n",
+           (double)t_ns / 1e9, unavailable_ms(db, run_id, NULL, 0, "cluster", t_ns, NULL),
+           unavailable_ms(db, run_id, NULL, 0, "produce", t_ns, NULL));
+    sqlite3_stmt *stmt = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT topic, partitions FROM topics WHERE run_id = ? "
+                               "ORDER BY rowid", -1, &stmt, NULL) != SQLITE_OK) {
+        return;
+    }
+    sqlite3_bind_int64(stmt, 1, run_id);
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+        g_autofree char *topic = g_strdup((const char *)sqlite3_column_text(stmt, 0));
+        int32_t partitions = sqlite3_column_int(stmt, 1);
+        for (int32_t p = 0; p < partitions; p++) {
+            g_autofree char *cluster_reason = NULL;
+            g_autofree char *produce_reason = NULL;
+            int64_t cluster_ms = unavailable_ms(db, run_id, topic, p, "cluster", t_ns,
+                                                &cluster_reason);
+            int64_t produce_ms = unavailable_ms(db, run_id, topic, p, "produce", t_ns,
+                                                &produce_reason);
+            GString *at = g_string_new(NULL);
+            if (cluster_reason != NULL) {
+                g_string_append_printf(at, "unavailable (%s)", cluster_reason);
+            }
+            if (produce_reason != NULL) {
+                g_string_append_printf(at, "%srecords waiting", at->len ? ", " : "");
+            }
+            printf("\tPartition: %s-%d\tUnavailableMs: %" PRId64 "\tProduceUnavailableMs: %" PRId64
+                   "\tAt: %s\n",
+                   topic, p, cluster_ms, produce_ms, at->len ? at->str : "available");
+            g_string_free(at, TRUE);
+        }
+    }
+    sqlite3_finalize(stmt);
+}
+
 static int describe(sqlite3 *db, const char *db_path, int64_t run_id, bool run_given,
                     int64_t at_ns, bool at_given)
 {
@@ -155,6 +250,7 @@ static int describe(sqlite3 *db, const char *db_path, int64_t run_id, bool run_g
         g_free(topic);
     }
     sqlite3_finalize(stmt);
+    print_availability(db, run_id, t_ns);
     return 0;
 }
 
@@ -173,7 +269,10 @@ int ks_describe_main(int argc, char **argv)
     g_option_context_set_description(
         context,
         "Prints each topic as kafka-topics.sh --describe does (TAB separated), with each\n"
-        "partition's leader LEO and HW, from the sampled partition state.\n"
+        "partition's leader LEO and HW, from the sampled partition state; then the\n"
+        "availability up to that time: unavailable_ms (the cluster's view) and\n"
+        "produce_unavailable_ms (the clients' view), in total and per partition, and\n"
+        "whether each partition was unavailable at that time, and why.\n"
         "\n"
         "Examples:\n"
         "  ksim describe ksim.db\n"

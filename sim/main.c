@@ -34,6 +34,8 @@
 #pragma weak ks_plot_main
 
 int ks_describe_main(int argc, char **argv); /* sim/describe.c */
+int ks_list_main(int argc, char **argv);     /* sim/inspect.c */
+int ks_compare_main(int argc, char **argv);  /* sim/inspect.c */
 
 static const char usage_text[] =
     "usage: ksim COMMAND [ARGS...]\n"
@@ -51,6 +53,8 @@ static const char usage_text[] =
     "  dump-log PATH [--print-data-log] [--deep-iteration]\n"
     "  describe DB [--run ID] [--at TIME]\n"
     "                             topic state as kafka-topics.sh --describe shows it\n"
+    "  list DB                    the runs in a database, one line each\n"
+    "  compare DB RUN_A RUN_B     settings that differ, metrics side by side, anomaly counts\n"
     "\n"
     "examples:\n"
     "  ksim run scenarios/quickstart.ini\n"
@@ -453,6 +457,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(command, "describe") == 0) {
         return ks_describe_main(sub_argc, sub_argv);
+    }
+    if (strcmp(command, "list") == 0) {
+        return ks_list_main(sub_argc, sub_argv);
+    }
+    if (strcmp(command, "compare") == 0) {
+        return ks_compare_main(sub_argc, sub_argv);
     }
     if (strcmp(command, "dump-log") == 0) {
         return dispatch_optional(ks_dumplog_main, command, sub_argc, sub_argv);

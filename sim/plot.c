@@ -14,7 +14,8 @@
 **   isr           ISR size per partition over time        partition_state (leader rows)
 **   hw            LEO and HW per replica of one partition partition_state, events
 **   loss          acked_lost, duplicates per setting      summary, sweep_runs
-**   availability  unavailable_ms per setting              summary, sweep_runs
+**   availability  unavailable_ms and produce_unavailable_ms summary, sweep_runs
+**                 per setting (the cluster's and the clients' view)
 **
 ** Fault windows (throughput, latency, isr) come from the events table: a
 ** fault's start event opens a window named by the fault, its end event (or a
@@ -954,7 +955,7 @@ static GArray *collect_settings(struct plot_job *job, const char *metric_a,
 static int plot_settings(struct plot_job *job, bool loss)
 {
     GArray *settings = loss ? collect_settings(job, "acked_lost", "duplicates")
-                            : collect_settings(job, "unavailable_ms", NULL);
+                            : collect_settings(job, "unavailable_ms", "produce_unavailable_ms");
     if (settings == NULL) {
         return PLOT_INPUT;
     }
@@ -974,7 +975,7 @@ static int plot_settings(struct plot_job *job, bool loss)
         fprintf(file, "%u\t", i);
         put_label(file, stats->label);
         fprintf(file, "\t%" G_GINT64_FORMAT, stats->runs);
-        for (int m = 0; m < (loss ? 2 : 1); m++) {
+        for (int m = 0; m < 2; m++) {
             fputc('\t', file);
             put_number(file, stats->sum[m] / (double)stats->runs);
             fputc('\t', file);

@@ -3,10 +3,16 @@
 **
 ** Design:
 **   - Schema: every table of SPEC 4, plus schema_version (ownership check),
-**     topics (for `ksim describe`) and two extra columns: runs.record_ms (wall
-**     time spent recording) and partition_state.leader / replica_index.
+**     topics (for `ksim describe`), unavailability (the intervals behind
+**     unavailable_ms and produce_unavailable_ms) and extra columns:
+**     runs.record_ms (wall time spent recording), partition_state.leader /
+**     replica_index, events.event_id, records.final / final_offset /
+**     acked_broker / acked_leader_epoch, and the anomalies' range and cause
+**     columns. docs/database.md describes every table and column.
 **     `CREATE TABLE IF NOT EXISTS`, so opening an existing database of ours
-**     never changes its data.
+**     never changes its data; a database made before a column existed gets
+**     it added (ALTER TABLE ADD COLUMN, NULL in old rows), see
+**     added_columns.
 **   - One transaction per run: BEGIN IMMEDIATE in begin_run, COMMIT in
 **     finish_run. Nothing of a run is visible until it commits; a killed
 **     process leaves the previous state (SQLite's journal rolls it back).
@@ -38,6 +44,7 @@ enum stmt_id {
     ST_ANOMALY,
     ST_EXPECT,
     ST_TOPIC,
+    ST_UNAVAILABLE,
     ST_COUNT
 };
 
@@ -46,19 +53,24 @@ static const char *const stmt_sql[ST_COUNT] = {
                       "VALUES (?, ?, ?, ?, 'RUNNING')",
     [ST_RUN_FINISH] = "UPDATE runs SET wall_ms = ?, record_ms = ?, sim_ms = ?, events = ?, "
                       "trace_hash = ?, verdict = ? WHERE run_id = ?",
-    [ST_EVENT] = "INSERT INTO events(run_id, t_ns, kind, broker, topic, \"partition\", detail) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
+    [ST_EVENT] = "INSERT INTO events(run_id, t_ns, kind, broker, topic, \"partition\", detail, "
+                 "event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_RECORD] = "INSERT INTO records(run_id, producer, seq, key, topic, \"partition\", "
-                  "\"offset\", sent_ns, acked_ns, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  "\"offset\", sent_ns, acked_ns, outcome, final, final_offset, acked_broker, "
+                  "acked_leader_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_STATE] = "INSERT INTO partition_state(run_id, t_ns, topic, \"partition\", broker, role, "
                  "leo, hw, leader_epoch, isr, leader, replica_index) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_SUMMARY] = "INSERT INTO summary(run_id, metric, value) VALUES (?, ?, ?)",
-    [ST_ANOMALY] = "INSERT INTO anomalies(run_id, kind, topic, \"partition\", detail) "
-                   "VALUES (?, ?, ?, ?, ?)",
+    [ST_ANOMALY] = "INSERT INTO anomalies(run_id, kind, topic, \"partition\", detail, producer, "
+                   "group_id, first_seq, last_seq, first_offset, last_offset, record_count, "
+                   "acked_broker, acked_leader_epoch, cause, cause_event_id) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_EXPECT] = "INSERT INTO expectations(run_id, expr, actual, passed) VALUES (?, ?, ?, ?)",
     [ST_TOPIC] = "INSERT INTO topics(run_id, topic, partitions, replication_factor, configs) "
                  "VALUES (?, ?, ?, ?, ?)",
+    [ST_UNAVAILABLE] = "INSERT INTO unavailability(run_id, topic, \"partition\", view, reason, "
+                       "start_ns, end_ns) VALUES (?, ?, ?, ?, ?, ?, ?)",
 };
 
 static const char schema_sql[] =
@@ -69,17 +81,26 @@ static const char schema_sql[] =
     " events INTEGER, trace_hash TEXT, verdict TEXT, record_ms INTEGER);"
     "CREATE TABLE IF NOT EXISTS summary(run_id INTEGER NOT NULL, metric TEXT NOT NULL, value);"
     "CREATE TABLE IF NOT EXISTS events(run_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
-    " kind TEXT NOT NULL, broker INTEGER, topic TEXT, \"partition\" INTEGER, detail TEXT);"
+    " kind TEXT NOT NULL, broker INTEGER, topic TEXT, \"partition\" INTEGER, detail TEXT,"
+    " event_id INTEGER);"
     "CREATE TABLE IF NOT EXISTS records(run_id INTEGER NOT NULL, producer TEXT NOT NULL,"
     " seq INTEGER NOT NULL, key TEXT, topic TEXT, \"partition\" INTEGER, \"offset\" INTEGER,"
     " sent_ns INTEGER, acked_ns INTEGER,"
-    " outcome TEXT NOT NULL CHECK (outcome IN ('acked', 'failed', 'unknown')));"
+    " outcome TEXT NOT NULL CHECK (outcome IN ('acked', 'failed', 'unknown')),"
+    " final TEXT CHECK (final IN ('present', 'missing', 'duplicated', 'cleaned_up')),"
+    " final_offset INTEGER, acked_broker INTEGER, acked_leader_epoch INTEGER);"
     "CREATE TABLE IF NOT EXISTS partition_state(run_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
     " topic TEXT NOT NULL, \"partition\" INTEGER NOT NULL, broker INTEGER NOT NULL, role TEXT,"
     " leo INTEGER, hw INTEGER, leader_epoch INTEGER, isr TEXT, leader INTEGER,"
     " replica_index INTEGER);"
     "CREATE TABLE IF NOT EXISTS anomalies(run_id INTEGER NOT NULL, kind TEXT NOT NULL,"
-    " topic TEXT, \"partition\" INTEGER, detail TEXT);"
+    " topic TEXT, \"partition\" INTEGER, detail TEXT, producer TEXT, group_id TEXT,"
+    " first_seq INTEGER, last_seq INTEGER, first_offset INTEGER, last_offset INTEGER,"
+    " record_count INTEGER, acked_broker INTEGER, acked_leader_epoch INTEGER, cause TEXT,"
+    " cause_event_id INTEGER);"
+    "CREATE TABLE IF NOT EXISTS unavailability(run_id INTEGER NOT NULL, topic TEXT NOT NULL,"
+    " \"partition\" INTEGER NOT NULL, view TEXT NOT NULL CHECK (view IN ('cluster', 'produce')),"
+    " reason TEXT, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS expectations(run_id INTEGER NOT NULL, expr TEXT NOT NULL,"
     " actual TEXT, passed INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS topics(run_id INTEGER NOT NULL, topic TEXT NOT NULL,"
@@ -90,13 +111,40 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS partition_state_run ON partition_state(run_id, t_ns);"
     "CREATE INDEX IF NOT EXISTS anomalies_run ON anomalies(run_id);"
     "CREATE INDEX IF NOT EXISTS expectations_run ON expectations(run_id);"
-    "CREATE INDEX IF NOT EXISTS topics_run ON topics(run_id);";
+    "CREATE INDEX IF NOT EXISTS topics_run ON topics(run_id);"
+    "CREATE INDEX IF NOT EXISTS unavailability_run ON unavailability(run_id);";
+
+/* Columns added after a table first shipped: a database made before them
+ * gets them on its next open for writing (old rows read NULL). */
+static const struct {
+    const char *table;
+    const char *column;
+    const char *declaration;
+} added_columns[] = {
+    { "events", "event_id", "INTEGER" },
+    { "records", "final", "TEXT" },
+    { "records", "final_offset", "INTEGER" },
+    { "records", "acked_broker", "INTEGER" },
+    { "records", "acked_leader_epoch", "INTEGER" },
+    { "anomalies", "producer", "TEXT" },
+    { "anomalies", "group_id", "TEXT" },
+    { "anomalies", "first_seq", "INTEGER" },
+    { "anomalies", "last_seq", "INTEGER" },
+    { "anomalies", "first_offset", "INTEGER" },
+    { "anomalies", "last_offset", "INTEGER" },
+    { "anomalies", "record_count", "INTEGER" },
+    { "anomalies", "acked_broker", "INTEGER" },
+    { "anomalies", "acked_leader_epoch", "INTEGER" },
+    { "anomalies", "cause", "TEXT" },
+    { "anomalies", "cause_event_id", "INTEGER" },
+};
 
 struct ks_recorder {
     sqlite3 *db;
     char *path;
     sqlite3_stmt *stmts[ST_COUNT];
     int64_t run_id;   /* the open run, 0 when none */
+    int64_t event_count; /* events added to the open run (events.event_id) */
     bool failed;      /* a row of the open run failed */
     char *failure;    /* its message */
     int64_t busy_us;
@@ -201,6 +249,39 @@ static bool exec_sql(sqlite3 *db, const char *sql, const char *path, GError **er
     return true;
 }
 
+static bool has_column(sqlite3 *db, const char *table, const char *column)
+{
+    char *sql = sqlite3_mprintf("SELECT count(*) FROM pragma_table_info(%Q) WHERE name = %Q",
+                                table, column);
+    sqlite3_stmt *stmt = NULL;
+    bool found = false;
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+        found = sqlite3_column_int(stmt, 0) > 0;
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_free(sql);
+    return found;
+}
+
+static bool add_missing_columns(sqlite3 *db, const char *path, GError **error)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(added_columns); i++) {
+        if (has_column(db, added_columns[i].table, added_columns[i].column)) {
+            continue;
+        }
+        char *sql = sqlite3_mprintf("ALTER TABLE \"%w\" ADD COLUMN \"%w\" %s",
+                                    added_columns[i].table, added_columns[i].column,
+                                    added_columns[i].declaration);
+        bool ok = exec_sql(db, sql, path, error);
+        sqlite3_free(sql);
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static struct ks_recorder *open_common(const char *path, bool readonly, GError **error)
 {
     int64_t start_us = busy_start();
@@ -225,7 +306,7 @@ static struct ks_recorder *open_common(const char *path, bool readonly, GError *
     if (!readonly) {
         if (!exec_sql(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", path,
                       error) ||
-            !exec_sql(db, schema_sql, path, error)) {
+            !exec_sql(db, schema_sql, path, error) || !add_missing_columns(db, path, error)) {
             sqlite3_close(db);
             return NULL;
         }
@@ -356,6 +437,7 @@ int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario
         return 0;
     }
     recorder->run_id = sqlite3_last_insert_rowid(recorder->db);
+    recorder->event_count = 0;
     recorder->failed = false;
     g_clear_pointer(&recorder->failure, g_free);
     busy_stop(recorder, start_us);
@@ -375,6 +457,7 @@ void ks_recorder_add_event(struct ks_recorder *recorder, uint64_t t_ns, const ch
         bind_text(stmt, 5, topic);
         bind_opt(stmt, 6, partition);
         bind_text(stmt, 7, detail);
+        sqlite3_bind_int64(stmt, 8, ++recorder->event_count);
         step_row(recorder, stmt);
     }
     busy_stop(recorder, start_us);
@@ -394,6 +477,10 @@ void ks_recorder_add_record(struct ks_recorder *recorder, const struct ks_record
         bind_opt(stmt, 8, row->sent_ns);
         bind_opt(stmt, 9, row->acked_ns);
         bind_text(stmt, 10, row->outcome);
+        bind_text(stmt, 11, row->final);
+        bind_opt(stmt, 12, row->final_offset);
+        bind_opt(stmt, 13, row->acked_broker);
+        bind_opt(stmt, 14, row->acked_leader_epoch);
         step_row(recorder, stmt);
     }
     busy_stop(recorder, start_us);
@@ -440,16 +527,56 @@ void ks_recorder_add_summary(struct ks_recorder *recorder, const char *metric, d
     busy_stop(recorder, start_us);
 }
 
-void ks_recorder_add_anomaly(struct ks_recorder *recorder, const char *kind, const char *topic,
-                             int32_t partition, const char *detail)
+void ks_recorder_add_anomaly_row(struct ks_recorder *recorder,
+                                 const struct ks_recorder_anomaly_row *row)
 {
     int64_t start_us = busy_start();
     sqlite3_stmt *stmt = row_stmt(recorder, ST_ANOMALY);
     if (stmt != NULL) {
-        bind_text(stmt, 2, kind);
-        bind_text(stmt, 3, topic);
-        bind_opt(stmt, 4, partition);
-        bind_text(stmt, 5, detail);
+        bind_text(stmt, 2, row->kind);
+        bind_text(stmt, 3, row->topic);
+        bind_opt(stmt, 4, row->partition);
+        bind_text(stmt, 5, row->detail);
+        bind_text(stmt, 6, row->producer);
+        bind_text(stmt, 7, row->group_id);
+        bind_opt(stmt, 8, row->first_seq);
+        bind_opt(stmt, 9, row->last_seq);
+        bind_opt(stmt, 10, row->first_offset);
+        bind_opt(stmt, 11, row->last_offset);
+        bind_opt(stmt, 12, row->record_count);
+        bind_opt(stmt, 13, row->acked_broker);
+        bind_opt(stmt, 14, row->acked_leader_epoch);
+        bind_text(stmt, 15, row->cause);
+        bind_opt(stmt, 16, row->cause_event_id);
+        step_row(recorder, stmt);
+    }
+    busy_stop(recorder, start_us);
+}
+
+void ks_recorder_add_anomaly(struct ks_recorder *recorder, const char *kind, const char *topic,
+                             int32_t partition, const char *detail)
+{
+    struct ks_recorder_anomaly_row row = {
+        .kind = kind, .topic = topic, .partition = partition, .detail = detail,
+        .first_seq = -1, .last_seq = -1, .first_offset = -1, .last_offset = -1,
+        .record_count = -1, .acked_broker = -1, .acked_leader_epoch = -1, .cause_event_id = -1,
+    };
+    ks_recorder_add_anomaly_row(recorder, &row);
+}
+
+void ks_recorder_add_unavailability(struct ks_recorder *recorder, const char *topic,
+                                    int32_t partition, const char *view, const char *reason,
+                                    uint64_t start_ns, uint64_t end_ns)
+{
+    int64_t start_us = busy_start();
+    sqlite3_stmt *stmt = row_stmt(recorder, ST_UNAVAILABLE);
+    if (stmt != NULL) {
+        bind_text(stmt, 2, topic);
+        sqlite3_bind_int(stmt, 3, partition);
+        bind_text(stmt, 4, view);
+        bind_text(stmt, 5, reason);
+        sqlite3_bind_int64(stmt, 6, (sqlite3_int64)start_ns);
+        sqlite3_bind_int64(stmt, 7, (sqlite3_int64)end_ns);
         step_row(recorder, stmt);
     }
     busy_stop(recorder, start_us);

@@ -50,7 +50,10 @@ int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario
 
 /* Rows of the open run. Text arguments are copied; NULL text and negative
  * ids (-1) are stored as SQL NULL. The first failure is remembered and
- * reported by finish_run; later calls do nothing. */
+ * reported by finish_run; later calls do nothing.
+ * Events are numbered in the order they are added: events.event_id is 1 for
+ * the run's first event, 2 for the next, ... (anomalies.cause_event_id
+ * refers to it). */
 void ks_recorder_add_event(struct ks_recorder *recorder, uint64_t t_ns, const char *kind,
                            int32_t broker, const char *topic, int32_t partition,
                            const char *detail);
@@ -65,6 +68,10 @@ struct ks_recorder_record_row {
     int64_t sent_ns;        /* -1: NULL (a record the producer never reported) */
     int64_t acked_ns;       /* -1: NULL */
     const char *outcome;    /* "acked" | "failed" | "unknown" */
+    const char *final;      /* "present" | "missing" | "duplicated" | "cleaned_up"; NULL: NULL */
+    int64_t final_offset;   /* -1: NULL */
+    int32_t acked_broker;   /* -1: NULL */
+    int32_t acked_leader_epoch; /* -1: NULL */
 };
 void ks_recorder_add_record(struct ks_recorder *recorder, const struct ks_recorder_record_row *row);
 
@@ -88,8 +95,35 @@ void ks_recorder_add_partition_state(struct ks_recorder *recorder,
  * (an integer when it has no fraction). */
 void ks_recorder_add_summary(struct ks_recorder *recorder, const char *metric, double value,
                              const char *value_text);
+/* One anomalies row: a range of records of one kind. -1 and NULL fields are
+ * stored as SQL NULL. */
+struct ks_recorder_anomaly_row {
+    const char *kind;
+    const char *topic;
+    int32_t partition;
+    const char *detail;
+    const char *producer;   /* lost, duplicate, reordered */
+    const char *group_id;   /* consumed_* */
+    int64_t first_seq;
+    int64_t last_seq;
+    int64_t first_offset;
+    int64_t last_offset;
+    int64_t record_count;
+    int32_t acked_broker;
+    int32_t acked_leader_epoch;
+    const char *cause;      /* "truncation", ...; NULL: unknown or not applicable */
+    int64_t cause_event_id; /* events.event_id of the same run; -1: NULL */
+};
+void ks_recorder_add_anomaly_row(struct ks_recorder *recorder,
+                                 const struct ks_recorder_anomaly_row *row);
+/* A row with only kind, topic, partition and detail. */
 void ks_recorder_add_anomaly(struct ks_recorder *recorder, const char *kind, const char *topic,
                              int32_t partition, const char *detail);
+/* unavailability(run_id, topic, partition, view, reason, start_ns, end_ns):
+ * view is "cluster" (unavailable_ms) or "produce" (produce_unavailable_ms). */
+void ks_recorder_add_unavailability(struct ks_recorder *recorder, const char *topic,
+                                    int32_t partition, const char *view, const char *reason,
+                                    uint64_t start_ns, uint64_t end_ns);
 void ks_recorder_add_expectation(struct ks_recorder *recorder, const char *expr,
                                  const char *actual, bool passed);
 /* topics(run_id, topic, partitions, replication_factor, configs): for describe. */

@@ -20,11 +20,16 @@
 ** trace mixes; wall time is read for wall_ms, record_ms and the progress
 ** line only, and never reaches the world.
 **
-** Availability (unavailable_ms): a user partition is unavailable while the
-** controller knows no leader for it, its leader's broker is down or paused, or its ISR
-** is smaller than min.insync.replicas (acks=all writes are refused). It is
-** re-evaluated after every event that could change it (elections, ISR
-** changes, fencing, faults) and summed up to the end of `duration`.
+** Availability: unavailable_ms and produce_unavailable_ms come from
+** sim/availability.c (the cluster's view is tracked during the run: marked
+** dirty by the events that can change it and updated after every event; the
+** clients' view is computed from the record outcomes after the run). Both
+** end at `duration`.
+**
+** Consumer groups: every consumer's position reports and processed records
+** feed a struct ks_group_tracker (sim/checker.h), which gives each group's
+** first and final position per partition for consumed_lost and
+** consumed_unseen. Causes of lost records come from sim/cause.c.
 */
 #include "run.h"
 
@@ -32,6 +37,8 @@
 #include "../core/batch.h"
 #include "../core/cluster.h"
 #include "../core/log.h"
+#include "availability.h"
+#include "cause.h"
 #include "checker.h"
 #include "faults.h"
 #include "recorder.h"
@@ -106,9 +113,12 @@ struct run {
     int32_t user_topic_count;
     int32_t *tp_base;                 /* [topic] first slot of the per-partition arrays */
     int32_t tp_count;
-    ks_time_ns *unavailable_since;    /* [slot]: KS_TIME_NEVER when available */
-    uint64_t unavailable_ns;
-    bool availability_dirty;
+    struct ks_availability *availability; /* the cluster's view; NULL before the cluster */
+    GArray *produce_intervals;        /* struct ks_unavailable_interval: the clients' view */
+    struct ks_group_tracker groups;   /* consumer groups' positions */
+    int32_t *consumer_group;          /* [consumer index] -> group number */
+    const char **group_names;         /* [group] its group.id (borrowed from the scenario) */
+    int32_t group_count;
     bool final_phase;
     struct quiet_slot *quiet;         /* [slot * 2 + (refused ? 0 : 1)] */
     int64_t leader_elections;
@@ -176,51 +186,6 @@ static void format_isr(const int32_t *isr, int32_t count, char *buffer, size_t b
     for (int32_t i = 0; i < count && used < buffer_bytes; i++) {
         used += (size_t)g_snprintf(buffer + used, buffer_bytes - used, "%s%d", i > 0 ? "," : "",
                                    sorted[i]);
-    }
-}
-
-/* ---- availability -------------------------------------------------------------- */
-
-static bool partition_available(const struct run *run, int32_t topic_index, int32_t partition)
-{
-    int32_t leader = ks_cluster_leader(run->cluster, topic_index, partition);
-    if (leader < 0 || !ks_cluster_broker_is_up(run->cluster, leader) ||
-        ks_world_node_is_paused(run->world, (ks_node_id)leader)) {
-        return false; /* a paused leader answers nobody */
-    }
-    int32_t isr[KS_REPLICATION_FACTOR_MAX];
-    int32_t isr_count = ks_cluster_isr(run->cluster, topic_index, partition, isr,
-                                       KS_REPLICATION_FACTOR_MAX);
-    return isr_count >= run->scenario->topics[topic_index].min_insync_replicas;
-}
-
-static void update_availability(struct run *run, ks_time_ns now_ns)
-{
-    run->availability_dirty = false;
-    for (int32_t t = 0; t < run->user_topic_count; t++) {
-        for (int32_t p = 0; p < run->scenario->topics[t].partition_count; p++) {
-            int32_t slot = tp_slot(run, t, p);
-            bool available = partition_available(run, t, p);
-            if (!available && run->unavailable_since[slot] == KS_TIME_NEVER) {
-                run->unavailable_since[slot] = now_ns;
-            } else if (available && run->unavailable_since[slot] != KS_TIME_NEVER) {
-                run->unavailable_ns += now_ns - run->unavailable_since[slot];
-                run->unavailable_since[slot] = KS_TIME_NEVER;
-            }
-        }
-    }
-}
-
-/* Closes every open unavailable interval at end_ns (the end of duration). */
-static void close_availability(struct run *run, ks_time_ns end_ns)
-{
-    for (int32_t slot = 0; slot < run->tp_count; slot++) {
-        if (run->unavailable_since[slot] != KS_TIME_NEVER) {
-            if (end_ns > run->unavailable_since[slot]) {
-                run->unavailable_ns += end_ns - run->unavailable_since[slot];
-            }
-            run->unavailable_since[slot] = KS_TIME_NEVER;
-        }
     }
 }
 
@@ -309,8 +274,8 @@ static void run_on_event(void *context, const struct ks_cluster_event *event)
         run->isr_shrinks += event->kind == KS_EV_ISR_SHRINK;
         run->isr_expands += event->kind == KS_EV_ISR_EXPAND;
     }
-    if (event_changes_availability(event->kind)) {
-        run->availability_dirty = true;
+    if (event_changes_availability(event->kind) && run->availability != NULL) {
+        ks_availability_mark_dirty(run->availability);
     }
     if (run->faults != NULL) {
         ks_faults_on_cluster_event(run->faults, event);
@@ -354,12 +319,43 @@ static void run_on_consumed(void *context, const struct ks_consumed_record *cons
 {
     struct run *run = context;
     g_array_append_val(run->consumed, *consumed);
+    if (consumed->consumer_index >= 0 &&
+        consumed->consumer_index < (int32_t)run->scenario->consumer_count) {
+        ks_group_tracker_processed(&run->groups, run->consumer_group[consumed->consumer_index],
+                                   consumed->topic_index, consumed->partition, consumed->offset);
+    }
+}
+
+/* A consumer took up a position. An offset reset is reported right after
+ * its offset_reset event, which explains a skip it causes. */
+static void run_on_position(void *context, const struct ks_consumer_position *position)
+{
+    struct run *run = context;
+    if (position->consumer_index < 0 ||
+        position->consumer_index >= (int32_t)run->scenario->consumer_count) {
+        return;
+    }
+    int32_t event = -1;
+    if (position->kind == KS_POSITION_RESET || position->kind == KS_POSITION_REWIND) {
+        guint last = run->events->len;
+        const struct run_event *e =
+            last > 0 ? &g_array_index(run->events, struct run_event, last - 1) : NULL;
+        if (e != NULL && strcmp(e->kind, "offset_reset") == 0 &&
+            e->partition == position->partition && e->at_ns == position->at_ns) {
+            event = (int32_t)last - 1;
+        }
+    }
+    ks_group_tracker_position(&run->groups, run->consumer_group[position->consumer_index],
+                              position->topic_index, position->partition, position->offset,
+                              position->kind, position->at_ns, event);
 }
 
 static void run_on_fault(void *context, const struct ks_fault_report *report)
 {
     struct run *run = context;
-    run->availability_dirty = true;
+    if (run->availability != NULL) {
+        ks_availability_mark_dirty(run->availability);
+    }
     add_event(run, report->at_ns, report->kind, report->broker, report->topic_index,
               report->partition, report->detail, report->explain, true);
 }
@@ -368,95 +364,43 @@ static void run_on_fault(void *context, const struct ks_fault_report *report)
 
 #define ANOMALY_LINES_PER_KIND 5
 
-/* A lost record parsed back from its checker detail, to group runs. */
-struct lost_item {
-    char producer[64];
-    int64_t seq;
-    int64_t offset;
-    double at_s;
-};
-
-static bool parse_lost(const struct ks_anomaly *a, struct lost_item *out)
-{
-    if (strcmp(a->kind, "lost") != 0) {
-        return false;
-    }
-    char tail[64];
-    int n = sscanf(a->detail, "%63[^:]:%" SCNd64 " acked at offset %" SCNd64 " (t=%lfs) %63[^\n]",
-                   out->producer, &out->seq, &out->offset, &out->at_s, tail);
-    return n == 5 && strcmp(tail, "missing from the final read") == 0;
-}
-
-/* Lists up to ANOMALY_LINES_PER_KIND lines of each kind, in the order kinds
- * first appear; consecutive lost records of one producer and partition
- * (consecutive sequence numbers and offsets) form one line. */
+/* Lists up to ANOMALY_LINES_PER_KIND rows of each kind, in the order kinds
+ * first appear (the anomalies table holds every row). */
 static void print_anomalies(const struct run *run, FILE *out)
 {
     const GArray *all = run->check.anomalies;
-    const char *kinds[16];
-    size_t kind_count = 0;
+    bool seen[KS_ANOMALY_KIND_COUNT] = { false };
     for (guint i = 0; i < all->len; i++) {
-        const char *kind = g_array_index(all, struct ks_anomaly, i).kind;
-        bool known = false;
-        for (size_t k = 0; k < kind_count && !known; k++) {
-            known = strcmp(kinds[k], kind) == 0;
+        enum ks_anomaly_kind kind = g_array_index(all, struct ks_anomaly, i).kind;
+        if (seen[kind]) {
+            continue;
         }
-        if (!known && kind_count < G_N_ELEMENTS(kinds)) {
-            kinds[kind_count++] = kind;
-        }
-    }
-    for (size_t k = 0; k < kind_count; k++) {
+        seen[kind] = true;
         int64_t lines = 0;
         int64_t hidden_lines = 0;
-        int64_t hidden_anomalies = 0;
-        for (guint i = 0; i < all->len;) {
-            const struct ks_anomaly *a = &g_array_index(all, struct ks_anomaly, i);
-            if (strcmp(a->kind, kinds[k]) != 0) {
-                i++;
+        int64_t hidden_records = 0;
+        for (guint j = i; j < all->len; j++) {
+            const struct ks_anomaly *a = &g_array_index(all, struct ks_anomaly, j);
+            if (a->kind != kind) {
                 continue;
-            }
-            struct lost_item first = { .seq = 0 };
-            guint end = i + 1;
-            struct lost_item last = first;
-            if (parse_lost(a, &first)) {
-                last = first;
-                while (end < all->len) {
-                    const struct ks_anomaly *b = &g_array_index(all, struct ks_anomaly, end);
-                    struct lost_item next;
-                    if (b->topic_index != a->topic_index || b->partition != a->partition ||
-                        !parse_lost(b, &next) || strcmp(next.producer, first.producer) != 0 ||
-                        next.seq != last.seq + 1 || next.offset != last.offset + 1) {
-                        break;
-                    }
-                    last = next;
-                    end++;
-                }
             }
             if (lines >= ANOMALY_LINES_PER_KIND) {
                 hidden_lines++;
-                hidden_anomalies += end - i;
-            } else if (end - i > 1) {
-                fprintf(out, "  %-10s %s-%d: %s:%" PRId64 "..%" PRId64 " acked at offsets %" PRId64
-                        "..%" PRId64 " (t=%.3fs..%.3fs) missing from the final read (%u records)\n",
-                        a->kind, topic_name(run, a->topic_index), a->partition, first.producer,
-                        first.seq, last.seq, first.offset, last.offset, first.at_s, last.at_s,
-                        end - i);
-                lines++;
-            } else {
-                fprintf(out, "  %-10s %s-%d: %s\n", a->kind, topic_name(run, a->topic_index),
-                        a->partition, a->detail);
-                lines++;
+                hidden_records += a->record_count;
+                continue;
             }
-            i = end;
+            if (a->topic_index >= 0) {
+                fprintf(out, "  %-10s %s-%d: %s\n", a->kind_name, topic_name(run, a->topic_index),
+                        a->partition, a->detail);
+            } else {
+                fprintf(out, "  %-10s %s\n", a->kind_name, a->detail);
+            }
+            lines++;
         }
         if (hidden_lines > 0) {
-            if (hidden_lines == hidden_anomalies) {
-                fprintf(out, "  ... and %" PRId64 " more of kind %s (table anomalies)\n",
-                        hidden_anomalies, kinds[k]);
-            } else {
-                fprintf(out, "  ... and %" PRId64 " more of kind %s, in %" PRId64
-                        " lines (table anomalies)\n", hidden_anomalies, kinds[k], hidden_lines);
-            }
+            fprintf(out, "  ... and %" PRId64 " more row%s of kind %s (%" PRId64
+                    " record%s; table anomalies)\n", hidden_lines, hidden_lines == 1 ? "" : "s",
+                    ks_anomaly_kind_name(kind), hidden_records, hidden_records == 1 ? "" : "s");
         }
     }
 }
@@ -523,8 +467,8 @@ static void after_event(ks_world *world, void *context)
     /* Triggers first: a fault they fire now changes availability at this
      * same instant. */
     ks_faults_after_event(run->faults);
-    if (run->availability_dirty && !run->final_phase) {
-        update_availability(run, ks_world_now_ns(world));
+    if (!run->final_phase) {
+        ks_availability_update(run->availability, ks_world_now_ns(world));
     }
     if (run->options->progress) {
         int64_t events = (int64_t)ks_world_event_count(world);
@@ -761,6 +705,31 @@ static void final_read_clear(struct final_read *read)
 
 /* ---- judging ------------------------------------------------------------------------------------- */
 
+/* The cause index over the run's events; owned by the caller. Skips of a
+ * group that resumed from a committed offset get the latest crash of one of
+ * its consumers as their event. */
+static struct ks_cause_index *index_causes(struct run *run)
+{
+    struct ks_cause_index *causes = ks_cause_index_new(run->scenario);
+    for (guint i = 0; i < run->events->len; i++) {
+        const struct run_event *e = &g_array_index(run->events, struct run_event, i);
+        ks_cause_index_add(causes, (int32_t)i, e->kind, e->at_ns, e->broker, e->topic_index,
+                           e->partition, e->detail);
+    }
+    for (guint i = 0; i < run->groups.skips->len; i++) {
+        struct ks_group_skip *skip = &g_array_index(run->groups.skips, struct ks_group_skip, i);
+        if (skip->kind == KS_POSITION_ASSIGNED && skip->event < 0) {
+            skip->event = ks_cause_group_crash_before(causes, run->consumer_group, skip->group,
+                                                      skip->at_ns);
+            if (skip->event >= 0) {
+                skip->event_ns =
+                    g_array_index(run->events, struct run_event, (guint)skip->event).at_ns;
+            }
+        }
+    }
+    return causes;
+}
+
 static void run_checker(struct run *run, const struct final_read *read)
 {
     const struct ks_scenario *s = run->scenario;
@@ -771,24 +740,12 @@ static void run_checker(struct run *run, const struct final_read *read)
         acks_none[i] = s->producers[i].acks == KS_ACKS_NONE;
         producer_names[i] = s->producers[i].name;
     }
-    /* Consumers with the same group.id form one group (numbered by first appearance). */
     size_t consumer_count = s->consumer_count;
-    int32_t *group = g_new0(int32_t, consumer_count + 1);
     int32_t *topic = g_new0(int32_t, consumer_count + 1);
-    int32_t group_count = 0;
     for (size_t c = 0; c < consumer_count; c++) {
-        group[c] = -1;
         topic[c] = s->consumers[c].topic_index;
-        for (size_t d = 0; d < c; d++) {
-            if (strcmp(s->consumers[d].group_id, s->consumers[c].group_id) == 0) {
-                group[c] = group[d];
-                break;
-            }
-        }
-        if (group[c] < 0) {
-            group[c] = group_count++;
-        }
     }
+    struct ks_cause_index *causes = index_causes(run);
     struct ks_checker_input input = {
         .outcomes = (const struct ks_record_outcome *)(void *)run->outcomes->data,
         .outcome_count = run->outcomes->len,
@@ -803,16 +760,52 @@ static void run_checker(struct run *run, const struct final_read *read)
         .replica_count = read->replicas->len,
         .consumed = (const struct ks_consumed_record *)(void *)run->consumed->data,
         .consumed_count = run->consumed->len,
-        .consumer_group = group,
+        .consumer_group = run->consumer_group,
         .consumer_topic = topic,
         .consumer_count = (int32_t)consumer_count,
-        .group_count = group_count,
+        .group_count = run->group_count,
+        .group_names = run->group_names,
+        .cursors = (const struct ks_group_cursor *)(void *)run->groups.cursors->data,
+        .cursor_count = run->groups.cursors->len,
+        .skips = (const struct ks_group_skip *)(void *)run->groups.skips->data,
+        .skip_count = run->groups.skips->len,
+        .cause_of_lost = ks_cause_of_lost,
+        .cause_context = causes,
     };
     ks_checker_run(&input, &run->check);
+    ks_cause_index_free(causes);
     g_free(acks_none);
     g_free(producer_names);
-    g_free(group);
     g_free(topic);
+}
+
+/* One timeline line per group and partition whose first position left
+ * records of the final read before it: they are outside the group's scope
+ * (not lost), and the line says how many and why. */
+static void note_out_of_scope(struct run *run)
+{
+    for (guint i = 0; i < run->groups.cursors->len; i++) {
+        const struct ks_group_cursor *c =
+            &g_array_index(run->groups.cursors, struct ks_group_cursor, i);
+        int64_t count = run->check.cursor_out_of_scope[i];
+        if (count == 0) {
+            continue;
+        }
+        char detail[320];
+        g_snprintf(detail, sizeof detail,
+                   "final read: group %s started %s-%d at offset %" PRId64 " (t=%.3fs%s): the %"
+                   PRId64 " record(s) before it are outside its scope, not counted in "
+                   "consumed_lost",
+                   run->group_names[c->group], topic_name(run, c->topic_index), c->partition,
+                   c->first_position, (double)c->first_ns / 1e9,
+                   c->first_event >= 0 ? ", auto.offset.reset" : "", count);
+        add_event(run, ks_world_now_ns(run->world), "final", -1, c->topic_index, c->partition,
+                  detail,
+                  "A group's scope starts where it first took up a position. With "
+                  "auto.offset.reset=latest (Kafka's default) a new group starts at the end of "
+                  "the log, so records written before it joined were never meant for it.",
+                  true);
+    }
 }
 
 static void compute_metrics(struct run *run)
@@ -837,12 +830,19 @@ static void compute_metrics(struct run *run)
     m[KS_METRIC_REORDERED] = (double)run->check.reordered;
     m[KS_METRIC_DIVERGENT_PARTITIONS] = (double)run->check.divergent_partitions;
     m[KS_METRIC_CONSUMED_LOST] = (double)run->check.consumed_lost;
+    m[KS_METRIC_CONSUMED_UNSEEN] = (double)run->check.consumed_unseen;
     m[KS_METRIC_CONSUMED_DUPLICATES] = (double)run->check.consumed_duplicates;
     m[KS_METRIC_LEADER_ELECTIONS] = (double)run->leader_elections;
     m[KS_METRIC_UNCLEAN_ELECTIONS] = (double)run->unclean_elections;
     m[KS_METRIC_ISR_SHRINKS] = (double)run->isr_shrinks;
     m[KS_METRIC_ISR_EXPANDS] = (double)run->isr_expands;
-    m[KS_METRIC_UNAVAILABLE_MS] = (double)(run->unavailable_ns / KS_NS_PER_MS);
+    m[KS_METRIC_UNAVAILABLE_MS] =
+        (double)(ks_availability_total_ns(run->availability) / KS_NS_PER_MS);
+    uint64_t produce_ns = ks_availability_produce(
+        (const struct ks_record_outcome *)(void *)run->outcomes->data, run->outcomes->len,
+        run->user_topic_count, (ks_time_ns)s->unavailable_threshold_ns,
+        (ks_time_ns)s->duration_ns, run->produce_intervals);
+    m[KS_METRIC_PRODUCE_UNAVAILABLE_MS] = (double)(produce_ns / KS_NS_PER_MS);
     m[KS_METRIC_PRODUCE_P50_MS] = run->check.produce_p50_ms;
     m[KS_METRIC_PRODUCE_P99_MS] = run->check.produce_p99_ms;
     /* Acked records per simulated second of `duration` (the final phase sends nothing new). */
@@ -979,12 +979,14 @@ char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric me
     case KS_METRIC_REORDERED:
     case KS_METRIC_DIVERGENT_PARTITIONS:
     case KS_METRIC_CONSUMED_LOST:
+    case KS_METRIC_CONSUMED_UNSEEN:
     case KS_METRIC_CONSUMED_DUPLICATES:
     case KS_METRIC_LEADER_ELECTIONS:
     case KS_METRIC_UNCLEAN_ELECTIONS:
     case KS_METRIC_ISR_SHRINKS:
     case KS_METRIC_ISR_EXPANDS:
     case KS_METRIC_UNAVAILABLE_MS:
+    case KS_METRIC_PRODUCE_UNAVAILABLE_MS:
     case KS_METRIC_EVENTS:
     case KS_METRIC_COUNT:
         g_snprintf(buffer, buffer_bytes, "%" PRId64, (int64_t)value);
@@ -1074,10 +1076,14 @@ static void record_unreported(struct run *run, struct ks_recorder *rec)
             if (reported[seq]) {
                 continue;
             }
+            int64_t final_offset = -1;
+            enum ks_final final = ks_checker_final_of(&run->check, (int32_t)p, seq, &final_offset);
             struct ks_recorder_record_row row = {
                 .producer = s->producers[p].name, .seq = seq, .key = NULL,
                 .topic = topic_name(run, s->producers[p].topic_index), .partition = -1,
                 .offset = -1, .sent_ns = -1, .acked_ns = -1, .outcome = "unknown",
+                .final = ks_final_name(final), .final_offset = final_offset,
+                .acked_broker = -1, .acked_leader_epoch = -1,
             };
             ks_recorder_add_record(rec, &row);
         }
@@ -1104,6 +1110,10 @@ static void record_rows(struct run *run, struct ks_recorder *rec)
             .sent_ns = (int64_t)o->sent_ns,
             .acked_ns = o->outcome == KS_OUTCOME_UNKNOWN ? -1 : (int64_t)o->acked_ns,
             .outcome = outcome_name(o->outcome),
+            .final = ks_final_name((enum ks_final)run->check.finals[i]),
+            .final_offset = run->check.final_offsets[i],
+            .acked_broker = o->acked_broker,
+            .acked_leader_epoch = o->acked_leader_epoch,
         };
         ks_recorder_add_record(rec, &row);
     }
@@ -1120,8 +1130,31 @@ static void record_rows(struct run *run, struct ks_recorder *rec)
     }
     for (guint i = 0; i < run->check.anomalies->len; i++) {
         const struct ks_anomaly *a = &g_array_index(run->check.anomalies, struct ks_anomaly, i);
-        ks_recorder_add_anomaly(rec, a->kind, topic_name(run, a->topic_index), a->partition,
-                                a->detail);
+        struct ks_recorder_anomaly_row row = {
+            .kind = a->kind_name, .topic = topic_name(run, a->topic_index),
+            .partition = a->partition, .detail = a->detail,
+            .producer = a->producer_index >= 0 ? run->scenario->producers[a->producer_index].name
+                                               : NULL,
+            .group_id = a->group >= 0 ? run->group_names[a->group] : NULL,
+            .first_seq = a->first_seq, .last_seq = a->last_seq,
+            .first_offset = a->first_offset, .last_offset = a->last_offset,
+            .record_count = a->record_count, .acked_broker = a->acked_broker,
+            .acked_leader_epoch = a->acked_leader_epoch, .cause = a->cause,
+            .cause_event_id = a->cause_event >= 0 ? a->cause_event + 1 : -1,
+        };
+        ks_recorder_add_anomaly_row(rec, &row);
+    }
+    const GArray *views[2] = { ks_availability_intervals(run->availability),
+                               run->produce_intervals };
+    for (int v = 0; v < 2; v++) {
+        for (guint i = 0; i < views[v]->len; i++) {
+            const struct ks_unavailable_interval *u =
+                &g_array_index(views[v], struct ks_unavailable_interval, i);
+            ks_recorder_add_unavailability(rec, topic_name(run, u->topic_index), u->partition,
+                                           u->produce_view ? "produce" : "cluster",
+                                           ks_unavailable_reason_name(u->reason), u->start_ns,
+                                           u->end_ns);
+        }
     }
     for (guint i = 0; i < run->expectations->len; i++) {
         const struct expect_outcome *o = &g_array_index(run->expectations, struct expect_outcome, i);
@@ -1314,6 +1347,14 @@ static void print_json(FILE *out, const struct run *run, const struct ks_run_res
             json_builder_add_int_value(b, (gint64)result->metrics[i]);
         }
     }
+    /* Anomalous records per kind (divergent: partitions), every kind listed. */
+    json_builder_set_member_name(b, "anomalies");
+    json_builder_begin_object(b);
+    for (int k = 0; k < KS_ANOMALY_KIND_COUNT; k++) {
+        json_builder_set_member_name(b, ks_anomaly_kind_name((enum ks_anomaly_kind)k));
+        json_builder_add_int_value(b, run->check.kind_counts[k]);
+    }
+    json_builder_end_object(b);
     json_builder_set_member_name(b, "verdict");
     json_builder_add_string_value(b, result->verdict);
     json_builder_set_member_name(b, "expectations");
@@ -1373,9 +1414,23 @@ static void run_init(struct run *run, const struct ks_scenario *scenario,
         run->tp_base[t] = run->tp_count;
         run->tp_count += scenario->topics[t].partition_count;
     }
-    run->unavailable_since = g_new(ks_time_ns, (size_t)run->tp_count + 1);
-    for (int32_t i = 0; i <= run->tp_count; i++) {
-        run->unavailable_since[i] = KS_TIME_NEVER;
+    run->produce_intervals = g_array_new(FALSE, FALSE, sizeof(struct ks_unavailable_interval));
+    ks_group_tracker_init(&run->groups);
+    /* Consumers with the same group.id form one group (numbered by first appearance). */
+    run->consumer_group = g_new0(int32_t, scenario->consumer_count + 1);
+    run->group_names = g_new0(const char *, scenario->consumer_count + 1);
+    for (size_t c = 0; c < scenario->consumer_count; c++) {
+        run->consumer_group[c] = -1;
+        for (size_t d = 0; d < c; d++) {
+            if (strcmp(scenario->consumers[d].group_id, scenario->consumers[c].group_id) == 0) {
+                run->consumer_group[c] = run->consumer_group[d];
+                break;
+            }
+        }
+        if (run->consumer_group[c] < 0) {
+            run->group_names[run->group_count] = scenario->consumers[c].group_id;
+            run->consumer_group[c] = run->group_count++;
+        }
     }
     run->quiet = g_new0(struct quiet_slot, ((size_t)run->tp_count + 1) * 2);
     ks_time_ns total = (ks_time_ns)scenario->duration_ns +
@@ -1409,7 +1464,11 @@ static void run_deinit(struct run *run)
     g_array_free(run->expectations, TRUE);
     g_string_chunk_free(run->strings);
     g_free(run->tp_base);
-    g_free(run->unavailable_since);
+    ks_availability_free(run->availability);
+    g_array_free(run->produce_intervals, TRUE);
+    ks_group_tracker_deinit(&run->groups);
+    g_free(run->consumer_group);
+    g_free(run->group_names);
     g_free(run->quiet);
     ks_checker_output_clear(&run->check);
 }
@@ -1446,9 +1505,10 @@ static void simulate(struct run *run)
     const struct ks_scenario *s = run->scenario;
     run->observer = (struct ks_cluster_observer){
         .context = run, .on_event = run_on_event, .on_record = run_on_record,
-        .on_consumed = run_on_consumed,
+        .on_consumed = run_on_consumed, .on_position = run_on_position,
     };
     run->cluster = ks_cluster_new(run->world, &run->spec, &run->observer);
+    run->availability = ks_availability_new(s, run->cluster, run->world);
     run->faults = ks_faults_new(run->world, run->cluster, s, &run->spec, run_on_fault, run);
     ks_world_set_after_event(run->world, after_event, run);
     ks_cluster_start(run->cluster);
@@ -1456,10 +1516,7 @@ static void simulate(struct run *run)
     ks_world_schedule(run->world, KS_NODE_DRIVER, 0, KS_KIND_DRIVER_SAMPLE, sample_partitions, run);
     ks_time_ns duration = (ks_time_ns)s->duration_ns;
     ks_world_run_until(run->world, duration);
-    if (run->availability_dirty) {
-        update_availability(run, duration);
-    }
-    close_availability(run, duration);
+    ks_availability_close(run->availability, duration);
     run->final_phase = true;
     ks_faults_stop(run->faults);
     if (s->final_heal) {
@@ -1576,6 +1633,7 @@ int ks_run_scenario(const struct ks_scenario *scenario, const struct ks_run_opti
     do_final_read(&run, &read);
     run_checker(&run, &read);
     final_read_clear(&read);
+    note_out_of_scope(&run);
     compute_metrics(&run);
     memcpy(result->metrics, run.metrics, sizeof result->metrics);
     result->trace_hash = ks_world_trace_hash(run.world);

@@ -217,12 +217,14 @@ enum ks_metric {
     KS_METRIC_REORDERED,
     KS_METRIC_DIVERGENT_PARTITIONS,
     KS_METRIC_CONSUMED_LOST,
+    KS_METRIC_CONSUMED_UNSEEN,
     KS_METRIC_CONSUMED_DUPLICATES,
     KS_METRIC_LEADER_ELECTIONS,
     KS_METRIC_UNCLEAN_ELECTIONS,
     KS_METRIC_ISR_SHRINKS,
     KS_METRIC_ISR_EXPANDS,
     KS_METRIC_UNAVAILABLE_MS,
+    KS_METRIC_PRODUCE_UNAVAILABLE_MS,
     KS_METRIC_PRODUCE_P50_MS,
     KS_METRIC_PRODUCE_P99_MS,
     KS_METRIC_THROUGHPUT_RPS,
@@ -277,6 +279,7 @@ struct ks_scenario {
     int64_t duration_ns;     /* duration = 60s default */
     bool final_heal;         /* final.heal = true */
     int64_t final_drain_ns;  /* final.drain = 60s */
+    int64_t unavailable_threshold_ns; /* unavailable.threshold = 1s (produce_unavailable_ms) */
 
     /* [cluster]: world */
     int64_t network_latency_ns;        /* network.latency = 1ms */

@@ -93,6 +93,10 @@ static const struct ks__key_spec scenario_keys[] = {
       "converge and groups drain, then read every partition from its leader." },
     { "final.drain", KS__VALUE_DURATION, 0, 24 * HOUR_NS, "60s", NULL, SC(final_drain_ns), 0, NULL,
       "Upper bound of simulated time for the final convergence and drain." },
+    { "unavailable.threshold", KS__VALUE_DURATION, 1, HOUR_NS, "1s", NULL,
+      SC(unavailable_threshold_ns), 0, NULL,
+      "ksim: a partition counts in `produce_unavailable_ms` while some record sent to it has "
+      "waited longer than this for its outcome." },
 };
 
 /* ---- [cluster] ------------------------------------------------------------ */
@@ -527,11 +531,12 @@ const char *ks__section_kind_name(enum ks__section_kind kind)
 /* ---- metrics -------------------------------------------------------------------- */
 
 static const char *const metric_names[KS_METRIC_COUNT] = {
-    "records_sent",   "records_acked",        "records_failed",  "records_unknown",
-    "acked_lost",     "duplicates",           "reordered",       "divergent_partitions",
-    "consumed_lost",  "consumed_duplicates",  "leader_elections", "unclean_elections",
-    "isr_shrinks",    "isr_expands",          "unavailable_ms",  "produce_p50_ms",
-    "produce_p99_ms", "throughput_rps",       "events",          "trace_hash",
+    "records_sent",     "records_acked",       "records_failed",     "records_unknown",
+    "acked_lost",       "duplicates",          "reordered",          "divergent_partitions",
+    "consumed_lost",    "consumed_unseen",     "consumed_duplicates", "leader_elections",
+    "unclean_elections", "isr_shrinks",        "isr_expands",        "unavailable_ms",
+    "produce_unavailable_ms", "produce_p50_ms", "produce_p99_ms",    "throughput_rps",
+    "events",           "trace_hash",
 };
 
 const char *const *ks_scenario_metric_names(size_t *count)

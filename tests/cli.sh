@@ -81,9 +81,10 @@ python3 - "$tmp/a.json" <<'EOF' || fail "--json is one JSON object with every me
 import json, sys
 d = json.load(open(sys.argv[1]))
 names = """records_sent records_acked records_failed records_unknown acked_lost duplicates
-reordered divergent_partitions consumed_lost consumed_duplicates leader_elections
-unclean_elections isr_shrinks isr_expands unavailable_ms produce_p50_ms produce_p99_ms
-throughput_rps events trace_hash scenario seed run_id verdict expectations""".split()
+reordered divergent_partitions consumed_lost consumed_unseen consumed_duplicates
+leader_elections unclean_elections isr_shrinks isr_expands unavailable_ms
+produce_unavailable_ms produce_p50_ms produce_p99_ms throughput_rps events trace_hash
+scenario seed run_id verdict expectations anomalies""".split()
 missing = [n for n in names if n not in d]
 assert not missing, missing
 assert isinstance(d["trace_hash"], str) and len(d["trace_hash"]) == 16

@@ -178,6 +178,7 @@ static inline void h_start(struct harness *h, uint64_t seed)
     h->observer.context = h;
     h->observer.on_event = h_on_event;
     h->observer.on_record = h_on_record;
+    h->observer.on_position = NULL;
     ks_test_env_init(&h->env, seed, ks_cluster_node_count(&h->spec));
     h->cluster = ks_cluster_new(h->env.world, &h->spec, &h->observer);
     ks_cluster_start(h->cluster);

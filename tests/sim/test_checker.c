@@ -1,11 +1,15 @@
 /* tests/sim/test_checker.c: the record-level metrics on hand-built inputs.
  *
  * Goal: each metric of sim/checker.h counts exactly the anomalies its
- * definition names, and nothing else. Method: build small arrays of producer
- * outcomes, final-read records, replica fingerprints and consumer
- * processings by hand, with a known number of lost, duplicated, reordered
- * and divergent records, run the checker and compare every count and the
- * anomaly rows; a clean input must give zeros. */
+ * definition names, and nothing else; every record gets the final state the
+ * final read gives it; anomaly rows are ranges that add up to the counts and
+ * are never capped; a group's records are lost only between its first and
+ * final position, and unseen at or after it. Method: build small arrays of
+ * producer outcomes, final-read records, replica fingerprints, consumer
+ * processings and group positions by hand, with a known number of lost,
+ * duplicated, reordered, divergent, skipped and unread records, run the
+ * checker and compare every count and the anomaly rows; a clean input must
+ * give zeros. */
 #include "../../sim/checker.h"
 #include "../testlib.h"
 
@@ -13,6 +17,7 @@
 
 static const char *const producer_names[] = { "p1", "p2" };
 static const char *const topic_names[] = { "orders" };
+static const char *const group_names[] = { "g1", "g2" };
 
 static struct ks_record_outcome acked(int32_t producer, int64_t seq, int32_t partition,
                                       int64_t offset, ks_time_ns sent_ns, ks_time_ns acked_ns)
@@ -20,7 +25,8 @@ static struct ks_record_outcome acked(int32_t producer, int64_t seq, int32_t par
     struct ks_record_outcome o = { .producer_index = producer, .seq = seq, .key = NULL,
                                    .topic_index = 0, .partition = partition, .offset = offset,
                                    .sent_ns = sent_ns, .acked_ns = acked_ns,
-                                   .outcome = KS_OUTCOME_ACKED };
+                                   .outcome = KS_OUTCOME_ACKED, .acked_broker = 1,
+                                   .acked_leader_epoch = 0 };
     return o;
 }
 
@@ -43,15 +49,30 @@ static void init_input(struct ks_checker_input *in, const struct ks_record_outco
     in->final_read_count = read_count;
 }
 
-static size_t count_kind(const struct ks_checker_output *out, const char *kind)
+static size_t count_kind(const struct ks_checker_output *out, enum ks_anomaly_kind kind)
 {
     size_t n = 0;
     for (guint i = 0; i < out->anomalies->len; i++) {
-        if (strcmp(g_array_index(out->anomalies, struct ks_anomaly, i).kind, kind) == 0) {
+        if (g_array_index(out->anomalies, struct ks_anomaly, i).kind == kind) {
             n++;
         }
     }
     return n;
+}
+
+/* The first row of kind; an empty row (kind count) when there is none, so
+ * a failing test reports instead of crashing. */
+static const struct ks_anomaly *first_of(const struct ks_checker_output *out,
+                                         enum ks_anomaly_kind kind)
+{
+    static const struct ks_anomaly none = { .kind = KS_ANOMALY_KIND_COUNT, .detail = "" };
+    for (guint i = 0; i < out->anomalies->len; i++) {
+        const struct ks_anomaly *a = &g_array_index(out->anomalies, struct ks_anomaly, i);
+        if (a->kind == kind) {
+            return a;
+        }
+    }
+    return &none;
 }
 
 /* Records the topic's own cleanup removed are not losses: on partition 0
@@ -81,6 +102,13 @@ static void test_checker_cleanup_is_not_loss(void)
     ks_checker_run(&in, &out);
     CU_ASSERT_EQUAL(out.acked_lost, 2);         /* p1:2 (offset 6) and p1:4 (key b) */
     CU_ASSERT_EQUAL(out.records_cleaned_up, 2); /* p1:0 (retention), p1:3 (superseded) */
+    CU_ASSERT_EQUAL(out.finals[0], KS_FINAL_CLEANED_UP);
+    CU_ASSERT_EQUAL(out.finals[1], KS_FINAL_PRESENT);
+    CU_ASSERT_EQUAL(out.final_offsets[1], 5);
+    CU_ASSERT_EQUAL(out.finals[2], KS_FINAL_MISSING);
+    CU_ASSERT_EQUAL(out.final_offsets[2], -1);
+    CU_ASSERT_EQUAL(out.finals[3], KS_FINAL_CLEANED_UP);
+    CU_ASSERT_EQUAL(out.finals[4], KS_FINAL_MISSING);
     ks_checker_output_clear(&out);
 
     /* Without the partition facts every missing record is a loss. */
@@ -91,14 +119,15 @@ static void test_checker_cleanup_is_not_loss(void)
     ks_checker_output_clear(&out);
 }
 
-/* Rows are capped per kind: 10,050 lost records keep 10,000 "lost" rows and
- * still leave room for the one divergent partition (the counts stay exact). */
-static void test_checker_rows_capped_per_kind(void)
+/* Rows are never capped: 10,050 lost records with a gap after each (every
+ * other seq) give 10,050 rows, and the one divergent partition still has its
+ * row; the rows add up to the counts. */
+static void test_checker_rows_never_capped(void)
 {
-    size_t lost = KS_CHECKER_ANOMALY_COUNT_MAX + 50;
+    size_t lost = 10050;
     struct ks_record_outcome *outcomes = g_new(struct ks_record_outcome, lost);
     for (size_t i = 0; i < lost; i++) {
-        outcomes[i] = acked(0, (int64_t)i, 0, (int64_t)i, 0, 1);
+        outcomes[i] = acked(0, (int64_t)(2 * i), 0, (int64_t)(2 * i), 0, 1);
     }
     int64_t offsets[1] = { 0 };
     uint64_t fp_a[1] = { ks_checker_fingerprint(0, 0, 0, 0) };
@@ -113,9 +142,10 @@ static void test_checker_rows_capped_per_kind(void)
     struct ks_checker_output out;
     ks_checker_run(&in, &out);
     CU_ASSERT_EQUAL(out.acked_lost, (int64_t)lost);
-    CU_ASSERT_EQUAL(count_kind(&out, "lost"), KS_CHECKER_ANOMALY_COUNT_MAX);
+    CU_ASSERT_EQUAL(count_kind(&out, KS_ANOMALY_LOST), lost);
+    CU_ASSERT_EQUAL(out.kind_counts[KS_ANOMALY_LOST], (int64_t)lost);
     CU_ASSERT_EQUAL(out.divergent_partitions, 1);
-    CU_ASSERT_EQUAL(count_kind(&out, "divergent"), 1);
+    CU_ASSERT_EQUAL(count_kind(&out, KS_ANOMALY_DIVERGENT), 1);
     ks_checker_output_clear(&out);
     g_free(outcomes);
 }
@@ -138,6 +168,10 @@ static void test_checker_clean(void)
     CU_ASSERT_EQUAL(out.duplicates, 0);
     CU_ASSERT_EQUAL(out.reordered, 0);
     CU_ASSERT_EQUAL(out.anomalies->len, 0);
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(out.finals[i], KS_FINAL_PRESENT);
+        CU_ASSERT_EQUAL(out.final_offsets[i], i);
+    }
     CU_ASSERT_DOUBLE_EQUAL(out.produce_p50_ms, 2.0, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(out.produce_p99_ms, 2.0, 1e-9);
     ks_checker_output_clear(&out);
@@ -165,14 +199,72 @@ static void test_checker_lost(void)
     CU_ASSERT_EQUAL(out.acked_lost, 3); /* p1:1, p1:3, p2:0 (acks=0) */
     CU_ASSERT_EQUAL(out.records_failed, 1);
     CU_ASSERT_EQUAL(out.records_unknown, 1);
-    CU_ASSERT_EQUAL(count_kind(&out, "lost"), 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(g_array_index(out.anomalies, struct ks_anomaly, 0).detail,
-                                  "p1:1"));
+    CU_ASSERT_EQUAL(count_kind(&out, KS_ANOMALY_LOST), 3); /* p1:1 and p1:3 are not adjacent */
+    const struct ks_anomaly *a = first_of(&out, KS_ANOMALY_LOST);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->detail, "p1:1 acked by broker 1 in epoch 0 at offset 1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->detail, "cause unknown"));
+    CU_ASSERT_EQUAL(a->acked_broker, 1);
+    CU_ASSERT_EQUAL(a->acked_leader_epoch, 0);
+    CU_ASSERT_EQUAL(out.finals[4], KS_FINAL_MISSING); /* failed, and not written either */
+    ks_checker_output_clear(&out);
+}
+
+/* A fake cause: records acked before t=5 went in event 3 (a truncation),
+ * later ones are unexplained. */
+static struct ks_cause fake_cause(void *context, const struct ks_record_outcome *o)
+{
+    int *calls = context;
+    (*calls)++;
+    if (o->acked_ns < 5) {
+        return (struct ks_cause){ "truncation", 3, 9000000000 };
+    }
+    return (struct ks_cause){ NULL, -1, 0 };
+}
+
+/* Consecutive lost records form one range; a change of cause, acking
+ * epoch or a gap in the offsets splits it. */
+static void test_checker_lost_ranges(void)
+{
+    struct ks_record_outcome outcomes[8];
+    for (int i = 0; i < 8; i++) {
+        outcomes[i] = acked(0, 10 + i, 0, 100 + i, (ks_time_ns)i, (ks_time_ns)i);
+    }
+    outcomes[7].acked_leader_epoch = 1;  /* seq 17: another epoch */
+    struct ks_checker_input in;
+    init_input(&in, outcomes, 8, NULL, 0);
+    int calls = 0;
+    in.cause_of_lost = fake_cause;
+    in.cause_context = &calls;
+    struct ks_checker_output out;
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(calls, 8);
+    CU_ASSERT_EQUAL(out.acked_lost, 8);
+    /* seqs 10..14 (truncation), 15..16 (unknown), 17 (epoch 1). */
+    CU_ASSERT_EQUAL_FATAL(count_kind(&out, KS_ANOMALY_LOST), 3);
+    const struct ks_anomaly *a = &g_array_index(out.anomalies, struct ks_anomaly, 0);
+    CU_ASSERT_EQUAL(a->first_seq, 10);
+    CU_ASSERT_EQUAL(a->last_seq, 14);
+    CU_ASSERT_EQUAL(a->first_offset, 100);
+    CU_ASSERT_EQUAL(a->last_offset, 104);
+    CU_ASSERT_EQUAL(a->record_count, 5);
+    CU_ASSERT_STRING_EQUAL(a->cause, "truncation");
+    CU_ASSERT_EQUAL(a->cause_event, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->detail, "p1:10..14 acked by broker 1 in epoch 0 at offsets "
+                                             "100..104"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->detail, "cause: truncation (event 4 at 9.000s)"));
+    const struct ks_anomaly *b = &g_array_index(out.anomalies, struct ks_anomaly, 1);
+    CU_ASSERT_EQUAL(b->first_seq, 15);
+    CU_ASSERT_EQUAL(b->record_count, 2);
+    CU_ASSERT_PTR_NULL(b->cause);
+    const struct ks_anomaly *c = &g_array_index(out.anomalies, struct ks_anomaly, 2);
+    CU_ASSERT_EQUAL(c->first_seq, 17);
+    CU_ASSERT_EQUAL(c->acked_leader_epoch, 1);
     ks_checker_output_clear(&out);
 }
 
 /* A retried batch written twice: two duplicates (one record three times
- * counts 2), and the retry does not make the records between it reordered. */
+ * counts 2), and the retry does not make the records between it reordered;
+ * final states say which records were duplicated. */
 static void test_checker_duplicates(void)
 {
     struct ks_record_outcome outcomes[3] = { acked(0, 0, 0, 0, 0, 1), acked(0, 1, 0, 1, 0, 1),
@@ -186,7 +278,28 @@ static void test_checker_duplicates(void)
     CU_ASSERT_EQUAL(out.duplicates, 2);
     CU_ASSERT_EQUAL(out.acked_lost, 0);
     CU_ASSERT_EQUAL(out.reordered, 0);
-    CU_ASSERT_EQUAL(count_kind(&out, "duplicate"), 2);
+    CU_ASSERT_EQUAL(count_kind(&out, KS_ANOMALY_DUPLICATE), 2);
+    CU_ASSERT_EQUAL(out.kind_counts[KS_ANOMALY_DUPLICATE], 2);
+    CU_ASSERT_EQUAL(out.finals[0], KS_FINAL_PRESENT);
+    CU_ASSERT_EQUAL(out.finals[1], KS_FINAL_DUPLICATED);
+    CU_ASSERT_EQUAL(out.final_offsets[1], 1);
+    int64_t offset = -7;
+    CU_ASSERT_EQUAL(ks_checker_final_of(&out, 0, 1, &offset), KS_FINAL_DUPLICATED);
+    CU_ASSERT_EQUAL(offset, 1);
+    CU_ASSERT_EQUAL(ks_checker_final_of(&out, 0, 9, &offset), KS_FINAL_MISSING);
+    CU_ASSERT_EQUAL(offset, -1);
+    ks_checker_output_clear(&out);
+
+    /* A whole batch written again forms one row. */
+    struct ks_read_record again[6] = { rec(0, 0, 0, 0), rec(0, 1, 0, 1), rec(0, 2, 0, 2),
+                                       rec(0, 3, 0, 0), rec(0, 4, 0, 1), rec(0, 5, 0, 2) };
+    init_input(&in, outcomes, 3, again, 6);
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.duplicates, 3);
+    CU_ASSERT_EQUAL_FATAL(count_kind(&out, KS_ANOMALY_DUPLICATE), 1);
+    const struct ks_anomaly *a = first_of(&out, KS_ANOMALY_DUPLICATE);
+    CU_ASSERT_EQUAL(a->record_count, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->detail, "p1:0..2 at offsets 3..5 copies offsets 0..2"));
     ks_checker_output_clear(&out);
 }
 
@@ -205,7 +318,9 @@ static void test_checker_reordered(void)
     ks_checker_run(&in, &out);
     CU_ASSERT_EQUAL(out.reordered, 2);
     CU_ASSERT_EQUAL(out.duplicates, 0);
-    CU_ASSERT_EQUAL(count_kind(&out, "reordered"), 2);
+    CU_ASSERT_EQUAL(count_kind(&out, KS_ANOMALY_REORDERED), 2); /* offsets 1 and 3: not adjacent */
+    CU_ASSERT_PTR_NOT_NULL(strstr(first_of(&out, KS_ANOMALY_REORDERED)->detail,
+                                  "p1:3 at offset 1 before p1:1 at offset 4"));
     ks_checker_output_clear(&out);
 }
 
@@ -230,38 +345,149 @@ static void test_checker_divergent(void)
     struct ks_checker_output out;
     ks_checker_run(&in, &out);
     CU_ASSERT_EQUAL(out.divergent_partitions, 1);
-    CU_ASSERT_EQUAL(count_kind(&out, "divergent"), 1);
+    CU_ASSERT_EQUAL(count_kind(&out, KS_ANOMALY_DIVERGENT), 1);
     CU_ASSERT_EQUAL(g_array_index(out.anomalies, struct ks_anomaly, 0).partition, 1);
     ks_checker_output_clear(&out);
 }
 
-/* Group 0 (two members) processes records 0,1,1,2 of 0..3: one lost (3), one
- * duplicate. Group 1 reads another topic and is not charged for orders. */
+/* The tracker: the first reported position is the group's start, a
+ * processed record moves it on, a forward jump is a skip, a backward one
+ * (a rewind) is not; commits do not move it. */
+static void test_checker_group_tracker(void)
+{
+    struct ks_group_tracker t;
+    ks_group_tracker_init(&t);
+    ks_group_tracker_position(&t, 0, 0, 0, 10, KS_POSITION_RESET, 100, 4);
+    for (int64_t o = 10; o < 15; o++) {
+        ks_group_tracker_processed(&t, 0, 0, 0, o);
+    }
+    ks_group_tracker_position(&t, 0, 0, 0, 40, KS_POSITION_COMMITTED, 200, -1);
+    ks_group_tracker_position(&t, 0, 0, 0, 20, KS_POSITION_ASSIGNED, 300, -1);
+    ks_group_tracker_position(&t, 0, 0, 0, 12, KS_POSITION_REWIND, 400, 9);
+    ks_group_tracker_processed(&t, 0, 0, 0, 12);
+    ks_group_tracker_processed(&t, 1, 0, 0, 3); /* another group, never positioned */
+    CU_ASSERT_EQUAL_FATAL(t.cursors->len, 2);
+    const struct ks_group_cursor *c = &g_array_index(t.cursors, struct ks_group_cursor, 0);
+    CU_ASSERT_EQUAL(c->first_position, 10);
+    CU_ASSERT_EQUAL(c->first_ns, 100);
+    CU_ASSERT_EQUAL(c->first_event, 4);
+    CU_ASSERT_EQUAL(c->position, 13);
+    CU_ASSERT_EQUAL_FATAL(t.skips->len, 1);
+    const struct ks_group_skip *s = &g_array_index(t.skips, struct ks_group_skip, 0);
+    CU_ASSERT_EQUAL(s->from_offset, 15);
+    CU_ASSERT_EQUAL(s->to_offset, 20);
+    CU_ASSERT_EQUAL(s->kind, KS_POSITION_ASSIGNED);
+    CU_ASSERT_EQUAL(g_array_index(t.cursors, struct ks_group_cursor, 1).position, 4);
+    ks_group_tracker_deinit(&t);
+}
+
+/* Group g1 reads partition 0 (offsets 0..9): it started at offset 2
+ * (auto.offset.reset=latest), processed 2..4, skipped 5..6 by an offset
+ * reset, processed 7, and stands at 8 when the run ends: 0..1 are out of
+ * scope, 5..6 lost (cause offset_reset), 8..9 unseen. Group g2 (two
+ * members) processed 0,1,1,2 of partition 0 and has no position: one
+ * duplicate processing, and 3..9 unseen. */
 static void test_checker_consumed(void)
 {
-    struct ks_read_record read[4] = { rec(0, 0, 0, 0), rec(0, 1, 0, 1), rec(0, 2, 0, 2),
-                                      rec(0, 3, 0, 3) };
-    struct ks_consumed_record consumed[4] = {
-        { .consumer_index = 0, .producer_index = 0, .seq = 0 },
-        { .consumer_index = 0, .producer_index = 0, .seq = 1 },
-        { .consumer_index = 1, .producer_index = 0, .seq = 1 },
-        { .consumer_index = 1, .producer_index = 0, .seq = 2 },
+    struct ks_read_record read[10];
+    for (int i = 0; i < 10; i++) {
+        read[i] = rec(0, i, 0, i);
+    }
+    struct ks_consumed_record consumed[8] = {
+        { .consumer_index = 0, .partition = 0, .offset = 2, .producer_index = 0, .seq = 2 },
+        { .consumer_index = 0, .partition = 0, .offset = 3, .producer_index = 0, .seq = 3 },
+        { .consumer_index = 0, .partition = 0, .offset = 4, .producer_index = 0, .seq = 4 },
+        { .consumer_index = 0, .partition = 0, .offset = 7, .producer_index = 0, .seq = 7 },
+        { .consumer_index = 1, .partition = 0, .offset = 0, .producer_index = 0, .seq = 0 },
+        { .consumer_index = 1, .partition = 0, .offset = 1, .producer_index = 0, .seq = 1 },
+        { .consumer_index = 2, .partition = 0, .offset = 1, .producer_index = 0, .seq = 1 },
+        { .consumer_index = 2, .partition = 0, .offset = 2, .producer_index = 0, .seq = 2 },
     };
-    int32_t consumer_group[3] = { 0, 0, 1 };
-    int32_t consumer_topic[3] = { 0, 0, 5 };
+    struct ks_group_tracker t;
+    ks_group_tracker_init(&t);
+    ks_group_tracker_position(&t, 0, 0, 0, 2, KS_POSITION_RESET, 1000, 0);
+    for (int i = 0; i < 3; i++) {
+        ks_group_tracker_processed(&t, 0, 0, 0, consumed[i].offset);
+    }
+    ks_group_tracker_position(&t, 0, 0, 0, 7, KS_POSITION_RESET, 5000000000, 6);
+    ks_group_tracker_processed(&t, 0, 0, 0, 7);
+    int32_t consumer_group[3] = { 0, 1, 1 };
+    int32_t consumer_topic[3] = { 0, 0, 0 };
     struct ks_checker_input in;
-    init_input(&in, NULL, 0, read, 4);
+    init_input(&in, NULL, 0, read, 10);
     in.consumed = consumed;
-    in.consumed_count = 4;
+    in.consumed_count = 8;
     in.consumer_group = consumer_group;
     in.consumer_topic = consumer_topic;
     in.consumer_count = 3;
     in.group_count = 2;
+    in.group_names = group_names;
+    in.cursors = (const struct ks_group_cursor *)(void *)t.cursors->data;
+    in.cursor_count = t.cursors->len;
+    in.skips = (const struct ks_group_skip *)(void *)t.skips->data;
+    in.skip_count = t.skips->len;
     struct ks_checker_output out;
     ks_checker_run(&in, &out);
-    CU_ASSERT_EQUAL(out.consumed_lost, 1);
+    CU_ASSERT_EQUAL(out.consumed_lost, 2);
+    CU_ASSERT_EQUAL(out.consumed_unseen, 2 + 7);
     CU_ASSERT_EQUAL(out.consumed_duplicates, 1);
+    CU_ASSERT_EQUAL(out.out_of_scope, 2);
+    CU_ASSERT_EQUAL(out.cursor_out_of_scope[0], 2);
+    const struct ks_anomaly *lost = first_of(&out, KS_ANOMALY_CONSUMED_LOST);
+    CU_ASSERT_EQUAL(lost->group, 0);
+    CU_ASSERT_EQUAL(lost->first_offset, 5);
+    CU_ASSERT_EQUAL(lost->last_offset, 6);
+    CU_ASSERT_STRING_EQUAL(lost->cause, "offset_reset");
+    CU_ASSERT_EQUAL(lost->cause_event, 6);
+    CU_ASSERT_PTR_NOT_NULL(strstr(lost->detail, "group g1 never processed offsets 5..6"));
+    CU_ASSERT_EQUAL(count_kind(&out, KS_ANOMALY_CONSUMED_UNSEEN), 2);
+    const struct ks_anomaly *unseen = first_of(&out, KS_ANOMALY_CONSUMED_UNSEEN);
+    CU_ASSERT_EQUAL(unseen->first_offset, 8);
+    CU_ASSERT_EQUAL(unseen->last_offset, 9);
+    CU_ASSERT_PTR_NOT_NULL(strstr(unseen->detail, "group g1 had not reached offsets 8..9"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(first_of(&out, KS_ANOMALY_CONSUMED_DUPLICATE)->detail,
+                                  "group g2"));
     ks_checker_output_clear(&out);
+    ks_group_tracker_deinit(&t);
+}
+
+/* A group in a fault-free run that is merely slow: everything it has not
+ * processed is at or after its position, so nothing is lost. */
+static void test_checker_slow_group_loses_nothing(void)
+{
+    struct ks_read_record read[100];
+    struct ks_consumed_record consumed[40];
+    struct ks_group_tracker t;
+    ks_group_tracker_init(&t);
+    ks_group_tracker_position(&t, 0, 0, 0, 0, KS_POSITION_RESET, 0, -1);
+    for (int i = 0; i < 100; i++) {
+        read[i] = rec(0, i, 0, i);
+    }
+    for (int i = 0; i < 40; i++) {
+        consumed[i] = (struct ks_consumed_record){ .consumer_index = 0, .partition = 0,
+                                                   .offset = i, .producer_index = 0, .seq = i };
+        ks_group_tracker_processed(&t, 0, 0, 0, i);
+    }
+    int32_t consumer_group[1] = { 0 };
+    int32_t consumer_topic[1] = { 0 };
+    struct ks_checker_input in;
+    init_input(&in, NULL, 0, read, 100);
+    in.consumed = consumed;
+    in.consumed_count = 40;
+    in.consumer_group = consumer_group;
+    in.consumer_topic = consumer_topic;
+    in.consumer_count = 1;
+    in.group_count = 1;
+    in.group_names = group_names;
+    in.cursors = (const struct ks_group_cursor *)(void *)t.cursors->data;
+    in.cursor_count = t.cursors->len;
+    struct ks_checker_output out;
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.consumed_lost, 0);
+    CU_ASSERT_EQUAL(out.consumed_unseen, 60);
+    CU_ASSERT_EQUAL(count_kind(&out, KS_ANOMALY_CONSUMED_UNSEEN), 1);
+    ks_checker_output_clear(&out);
+    ks_group_tracker_deinit(&t);
 }
 
 static void test_checker_percentile(void)
@@ -283,12 +509,15 @@ void ks_test_register_checker(void)
     static const struct ks_test_case cases[] = {
         { "clean", test_checker_clean },
         { "lost", test_checker_lost },
+        { "lost ranges", test_checker_lost_ranges },
         { "cleanup is not loss", test_checker_cleanup_is_not_loss },
-        { "rows capped per kind", test_checker_rows_capped_per_kind },
+        { "rows never capped", test_checker_rows_never_capped },
         { "duplicates", test_checker_duplicates },
         { "reordered", test_checker_reordered },
         { "divergent", test_checker_divergent },
+        { "group tracker", test_checker_group_tracker },
         { "consumed", test_checker_consumed },
+        { "slow group loses nothing", test_checker_slow_group_loses_nothing },
         { "percentile", test_checker_percentile },
     };
     KS_TEST_ADD_SUITE("sim/checker", cases);

@@ -1,8 +1,10 @@
 /* tests/sim/test_recorder.c: the SQLite recorder.
  *
- * Goal: the database has every table and column SPEC section 4 names, a run
- * is all-or-nothing (one transaction), and a database that is not ours is
- * refused without being modified. Method: open a fresh file in a temporary
+ * Goal: the database has every table and column SPEC section 4 names (and
+ * docs/database.md's extras), a run is all-or-nothing (one transaction),
+ * events are numbered per run, a database made before the newer columns
+ * existed gets them on open, and a database that is not ours is refused
+ * without being modified. Method: open a fresh file in a temporary
  * folder, record a run through the API, read it back with plain SQL; abort a
  * second run and check that none of it stayed; then hand the recorder a
  * foreign database, a newer schema and a file that is not SQLite, and compare
@@ -46,13 +48,18 @@ static void test_recorder_schema(void)
         "SELECT count(*) FROM (SELECT run_id, scenario, seed, params, started_at, wall_ms, "
         "sim_ms, events, trace_hash, verdict FROM runs)",
         "SELECT count(*) FROM (SELECT run_id, metric, value FROM summary)",
-        "SELECT count(*) FROM (SELECT run_id, t_ns, kind, broker, topic, partition, detail "
-        "FROM events)",
+        "SELECT count(*) FROM (SELECT run_id, t_ns, kind, broker, topic, partition, detail, "
+        "event_id FROM events)",
         "SELECT count(*) FROM (SELECT run_id, producer, seq, key, topic, partition, offset, "
-        "sent_ns, acked_ns, outcome FROM records)",
+        "sent_ns, acked_ns, outcome, final, final_offset, acked_broker, acked_leader_epoch "
+        "FROM records)",
         "SELECT count(*) FROM (SELECT run_id, t_ns, topic, partition, broker, role, leo, hw, "
         "leader_epoch, isr FROM partition_state)",
-        "SELECT count(*) FROM (SELECT run_id, kind, topic, partition, detail FROM anomalies)",
+        "SELECT count(*) FROM (SELECT run_id, kind, topic, partition, detail, producer, "
+        "group_id, first_seq, last_seq, first_offset, last_offset, record_count, acked_broker, "
+        "acked_leader_epoch, cause, cause_event_id FROM anomalies)",
+        "SELECT count(*) FROM (SELECT run_id, topic, partition, view, reason, start_ns, end_ns "
+        "FROM unavailability)",
         "SELECT count(*) FROM (SELECT run_id, expr, actual, passed FROM expectations)",
         "SELECT count(*) FROM (SELECT version FROM schema_version)",
     };
@@ -76,13 +83,18 @@ static void record_one_run(struct ks_recorder *recorder, bool commit)
     CU_ASSERT_FATAL(run_id > 0);
     ks_recorder_add_event(recorder, 10, "fault", 2, NULL, -1, "crash broker 2");
     ks_recorder_add_event(recorder, 20, "leader_elected", 3, "orders", 0, "leader 3");
-    struct ks_recorder_record_row row = { "p1", 0, "k1", "orders", 0, 5, 1, 2, "acked" };
+    struct ks_recorder_record_row row = { "p1", 0, "k1", "orders", 0, 5, 1, 2, "acked",
+                                          "present", 5, 2, 3 };
     ks_recorder_add_record(recorder, &row);
     row.seq = 1;
     row.key = NULL;
     row.offset = -1;
     row.acked_ns = -1;
     row.outcome = "unknown";
+    row.final = "missing";
+    row.final_offset = -1;
+    row.acked_broker = -1;
+    row.acked_leader_epoch = -1;
     ks_recorder_add_record(recorder, &row);
     struct ks_recorder_state_row state = { 100, "orders", 0, 1, 0, "leader", 5, 5, 1, "1,2", 1 };
     ks_recorder_add_partition_state(recorder, &state);
@@ -90,6 +102,14 @@ static void record_one_run(struct ks_recorder *recorder, bool commit)
     ks_recorder_add_summary(recorder, "produce_p50_ms", 1.5, NULL);
     ks_recorder_add_summary(recorder, "trace_hash", 0, "00000000deadbeef");
     ks_recorder_add_anomaly(recorder, "lost", "orders", 0, "p1:1");
+    struct ks_recorder_anomaly_row anomaly = {
+        .kind = "lost", .topic = "orders", .partition = 0, .detail = "p1:2..3",
+        .producer = "p1", .group_id = NULL, .first_seq = 2, .last_seq = 3, .first_offset = 6,
+        .last_offset = 7, .record_count = 2, .acked_broker = 2, .acked_leader_epoch = 3,
+        .cause = "truncation", .cause_event_id = 2,
+    };
+    ks_recorder_add_anomaly_row(recorder, &anomaly);
+    ks_recorder_add_unavailability(recorder, "orders", 0, "cluster", "leader_down", 10, 30);
     ks_recorder_add_expectation(recorder, "acked_lost = 0", "0", true);
     ks_recorder_add_topic(recorder, "orders", 1, 3, "min.insync.replicas=2");
     if (commit) {
@@ -117,6 +137,10 @@ static void test_recorder_one_run(void)
     sqlite3 *db = ks_recorder_db(recorder);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM runs"), 1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM events"), 2);
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT event_id FROM events WHERE kind = 'leader_elected'"), 2);
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT acked_leader_epoch FROM records WHERE seq = 0"), 3);
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM records WHERE final = 'missing' "
+                                   "AND final_offset IS NULL AND acked_broker IS NULL"), 1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM records WHERE key IS NULL"), 1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM records WHERE outcome = 'acked'"), 1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT sim_ms FROM runs"), 60000);
@@ -126,9 +150,55 @@ static void test_recorder_one_run(void)
     CU_ASSERT_EQUAL(count_rows(db, "SELECT typeof(value) = 'integer' FROM summary "
                                    "WHERE metric = 'acked_lost'"), 1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM partition_state WHERE hw = 5"), 1);
-    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM anomalies"), 1);
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM anomalies"), 2);
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM anomalies WHERE record_count IS NULL "
+                                   "AND cause IS NULL"), 1);
+    /* The cause names an event of the same run. */
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM anomalies a JOIN events e ON "
+                                   "e.run_id = a.run_id AND e.event_id = a.cause_event_id "
+                                   "WHERE e.kind = 'leader_elected' AND a.record_count = 2"), 1);
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT end_ns - start_ns FROM unavailability"), 20);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT passed FROM expectations"), 1);
     CU_ASSERT_TRUE(ks_recorder_busy_us(recorder) >= 0);
+    ks_recorder_close(recorder);
+    ks_test_remove_tree(dir);
+    g_free(path);
+    g_free(dir);
+}
+
+/* A database made before events.event_id, records.final and the anomaly
+ * columns existed (the SPEC 4 columns only) gets them when opened for
+ * writing, keeps its rows, and takes a new run. */
+static void test_recorder_adds_columns(void)
+{
+    char *dir = NULL;
+    char *path = temp_db(&dir);
+    sqlite3 *db = NULL;
+    CU_ASSERT_FATAL(sqlite3_open(path, &db) == SQLITE_OK);
+    CU_ASSERT(sqlite3_exec(db,
+                           "CREATE TABLE schema_version(version INTEGER NOT NULL);"
+                           "INSERT INTO schema_version VALUES (1);"
+                           "CREATE TABLE events(run_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
+                           " kind TEXT NOT NULL, broker INTEGER, topic TEXT, \"partition\" "
+                           "INTEGER, detail TEXT);"
+                           "INSERT INTO events VALUES (1, 5, 'fault', 1, NULL, NULL, 'old');"
+                           "CREATE TABLE records(run_id INTEGER NOT NULL, producer TEXT NOT NULL,"
+                           " seq INTEGER NOT NULL, key TEXT, topic TEXT, \"partition\" INTEGER,"
+                           " \"offset\" INTEGER, sent_ns INTEGER, acked_ns INTEGER,"
+                           " outcome TEXT NOT NULL);"
+                           "CREATE TABLE anomalies(run_id INTEGER NOT NULL, kind TEXT NOT NULL,"
+                           " topic TEXT, \"partition\" INTEGER, detail TEXT);",
+                           NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    struct ks_recorder *recorder = ks_recorder_open(path, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(recorder);
+    record_one_run(recorder, true);
+    db = ks_recorder_db(recorder);
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM events WHERE detail = 'old' "
+                                   "AND event_id IS NULL"), 1);
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM records WHERE final = 'present'"), 1);
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM anomalies WHERE cause = 'truncation'"),
+                    1);
     ks_recorder_close(recorder);
     ks_test_remove_tree(dir);
     g_free(path);
@@ -202,6 +272,7 @@ void ks_test_register_recorder(void)
     static const struct ks_test_case cases[] = {
         { "schema", test_recorder_schema },
         { "one_run", test_recorder_one_run },
+        { "adds_columns", test_recorder_adds_columns },
         { "refuses_foreign", test_recorder_refuses_foreign },
     };
     KS_TEST_ADD_SUITE("sim/recorder", cases);

@@ -2,7 +2,13 @@
  *
  * Goal: a run from scenario text to verdict records what SPEC section 4
  * promises, prints one parseable JSON object, is deterministic, maps failed
- * expectations to exit 1 and bad input to exit 2 with nothing written.
+ * expectations to exit 1 and bad input to exit 2 with nothing written; and
+ * its metrics say what the clients saw: a crashed leader that restarts at
+ * once keeps its partition unavailable until its old session expires (the
+ * stall computed from the timeline), a slow consumer in a fault-free run
+ * loses nothing but leaves records unseen, a group that starts at the end
+ * of the log is not charged for what came before, and the database's
+ * records and anomalies add up to the summary.
  * Method: small scenarios (three brokers, a few simulated seconds) loaded
  * from text; each test uses its own temporary folder for the run folder and
  * the database, and reads results back with SQL and json-glib. */
@@ -73,6 +79,17 @@ static struct ks_scenario *load(const char *extra)
         g_error_free(error);
     }
     g_free(text);
+    return scenario;
+}
+
+static struct ks_scenario *load_text(const char *text)
+{
+    struct ks_scenario *scenario = NULL;
+    GError *error = NULL;
+    if (!ks_scenario_load_from_data("small.ini", text, &scenario, &error)) {
+        fprintf(stderr, "scenario: %s\n", error->message);
+        g_error_free(error);
+    }
     return scenario;
 }
 
@@ -305,6 +322,176 @@ static void test_run_fault_kinds(void)
     fixture_deinit(&f);
 }
 
+/* The leader of orders-0 crashes at 1 s and restarts 200 ms later. The
+ * controller refuses its new registration while the old session is valid
+ * (KRaft), so the partition has no leader able to serve from the crash
+ * until the session expires, the controller elects another replica and
+ * that replica learns of it one network latency (1 ms) later. Computed
+ * from the timeline: unavailable_ms = fenced - crash + 1 ms. The restart
+ * does not make the partition available (the 200 ms of leader_down are
+ * followed by leader_not_serving). Clients see it too: produce_unavailable_ms
+ * counts the time records to orders-0 waited over 1 s. */
+static void test_run_restart_stall(void)
+{
+    struct fixture f;
+    fixture_init(&f);
+    struct ks_scenario *scenario = load_text(
+        "[scenario]\nname = stall\nseed = 5\nduration = 6s\nfinal.drain = 20s\n"
+        "[cluster]\nbrokers = 3\nbroker.session.timeout.ms = 2000\n"
+        "broker.heartbeat.interval.ms = 500\n"
+        "[topic orders]\npartitions = 1\nreplication.factor = 3\nmin.insync.replicas = 2\n"
+        "[producer p1]\ntopic = orders\nacks = all\nrate = 200/s\nkeys = 50\n"
+        "[fault kill]\nat = 1s\naction = crash\ntarget = leader(orders-0)\n"
+        "restart.after = 200ms\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
+    struct ks_run_options options = { .db_path = f.db_path, .run_dir = f.run_dir };
+    struct ks_run_result result;
+    CU_ASSERT_EQUAL(ks_run_scenario(scenario, &options, &result, NULL), 0);
+    int64_t crash_ns = query_int(f.db_path, "SELECT t_ns FROM events WHERE kind = 'fault'");
+    int64_t fenced_ns = query_int(f.db_path, "SELECT min(t_ns) FROM events "
+                                             "WHERE kind = 'broker_fenced'");
+    CU_ASSERT_EQUAL(crash_ns, 1000000000);
+    CU_ASSERT(fenced_ns > crash_ns + 1000000000); /* well after the restart at 1.2 s */
+    int64_t expected_ms = (fenced_ns - crash_ns) / 1000000 + 1;
+    CU_ASSERT_EQUAL((int64_t)result.metrics[KS_METRIC_UNAVAILABLE_MS], expected_ms);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM unavailability "
+                                         "WHERE view = 'cluster' AND reason = 'leader_down' "
+                                         "AND end_ns - start_ns = 200000000"), 1);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM unavailability "
+                                         "WHERE view = 'cluster' AND reason = 'leader_not_serving' "
+                                         "AND start_ns = 1200000000"), 1);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT sum(end_ns - start_ns) / 1000000 FROM "
+                                         "unavailability WHERE view = 'cluster'"), expected_ms);
+    /* Records sent at the crash waited until the new leader took them: at
+     * least the stall minus the 1 s threshold. */
+    CU_ASSERT(result.metrics[KS_METRIC_PRODUCE_UNAVAILABLE_MS] >= (double)(expected_ms - 1000));
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT sum(end_ns - start_ns) / 1000000 FROM "
+                                         "unavailability WHERE view = 'produce'"),
+                    (int64_t)result.metrics[KS_METRIC_PRODUCE_UNAVAILABLE_MS]);
+    ks_scenario_free(scenario);
+    fixture_deinit(&f);
+}
+
+/* A fault-free run whose consumer processes 100 records/s of 200 sent per
+ * second and gets 1 s to drain: it loses nothing and leaves about half the
+ * records unseen; the anomalies table says which, by group.id. */
+static void test_run_slow_consumer(void)
+{
+    struct fixture f;
+    fixture_init(&f);
+    struct ks_scenario *scenario = load_text(
+        "[scenario]\nname = slow\nseed = 3\nduration = 4s\nfinal.drain = 1s\n"
+        "[cluster]\nbrokers = 3\n"
+        "[topic orders]\npartitions = 2\nreplication.factor = 3\n"
+        "[producer p1]\ntopic = orders\nacks = all\nrate = 200/s\nkeys = 50\n"
+        "[consumer c1]\ngroup.id = slowpokes\ntopic = orders\nprocessing.time = 10ms\n"
+        "auto.offset.reset = earliest\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
+    struct ks_run_options options = { .db_path = f.db_path, .run_dir = f.run_dir };
+    struct ks_run_result result;
+    CU_ASSERT_EQUAL(ks_run_scenario(scenario, &options, &result, NULL), 0);
+    CU_ASSERT_EQUAL(result.metrics[KS_METRIC_CONSUMED_LOST], 0);
+    CU_ASSERT(result.metrics[KS_METRIC_CONSUMED_UNSEEN] > 100);
+    CU_ASSERT_EQUAL(result.metrics[KS_METRIC_ACKED_LOST], 0);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT sum(record_count) FROM anomalies "
+                                         "WHERE kind = 'consumed_unseen' AND group_id = 'slowpokes'"),
+                    (int64_t)result.metrics[KS_METRIC_CONSUMED_UNSEEN]);
+    ks_scenario_free(scenario);
+    fixture_deinit(&f);
+}
+
+/* A group with auto.offset.reset = latest that starts 2 s into the run
+ * never sees the records written before it: they are out of its scope, the
+ * timeline says how many, and none is lost. */
+static void test_run_latest_group_scope(void)
+{
+    struct fixture f;
+    fixture_init(&f);
+    struct ks_scenario *scenario = load_text(
+        "[scenario]\nname = latest\nseed = 3\nduration = 5s\n"
+        "[cluster]\nbrokers = 3\n"
+        "[topic orders]\npartitions = 1\nreplication.factor = 3\n"
+        "[producer p1]\ntopic = orders\nacks = all\nrate = 200/s\nkeys = 50\n"
+        "[consumer c1]\ngroup.id = late\ntopic = orders\nauto.offset.reset = latest\n"
+        "start = 2s\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
+    char *text = NULL;
+    size_t text_bytes = 0;
+    FILE *out = open_memstream(&text, &text_bytes);
+    struct ks_run_options options = { .db_path = f.db_path, .run_dir = f.run_dir, .out = out };
+    struct ks_run_result result;
+    CU_ASSERT_EQUAL(ks_run_scenario(scenario, &options, &result, NULL), 0);
+    fclose(out);
+    CU_ASSERT_EQUAL(result.metrics[KS_METRIC_CONSUMED_LOST], 0);
+    CU_ASSERT_EQUAL(result.metrics[KS_METRIC_CONSUMED_UNSEEN], 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "final read: group late started orders-0 at offset "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "are outside its scope, not counted in consumed_lost"));
+    /* Its first position was about 2.x s * 200/s: hundreds of records before it. */
+    CU_ASSERT(query_int(f.db_path, "SELECT count(*) FROM events WHERE kind = 'final' AND "
+                                   "detail LIKE '%outside its scope%'") == 1);
+    free(text);
+    ks_scenario_free(scenario);
+    fixture_deinit(&f);
+}
+
+/* acks=1 and a leader crash lose acknowledged records: the records table
+ * says which (final = 'missing'), the anomalies add up to acked_lost and
+ * each names the event that removed the records, with the acking broker and
+ * epoch; --json counts the anomalies per kind. */
+static void test_run_lost_queryable(void)
+{
+    struct fixture f;
+    fixture_init(&f);
+    struct ks_scenario *scenario = load_text(
+        "[scenario]\nname = lossy\nseed = 5\nduration = 5s\nfinal.drain = 20s\n"
+        "[cluster]\nbrokers = 3\nbroker.session.timeout.ms = 1500\n"
+        "broker.heartbeat.interval.ms = 500\n"
+        "[topic orders]\npartitions = 1\nreplication.factor = 3\n"
+        "[producer p1]\ntopic = orders\nacks = 1\nenable.idempotence = false\nrate = 500/s\n"
+        "keys = 50\n"
+        "[fault slow]\nat = 500ms\naction = slow\ntarget = followers(orders-0)\n"
+        "network.latency = 200ms\nduration = 2s\n"
+        "[fault kill]\nat = 1s\naction = crash\ntarget = leader(orders-0)\n"
+        "restart.after = 1s\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
+    char *text = NULL;
+    size_t text_bytes = 0;
+    FILE *out = open_memstream(&text, &text_bytes);
+    struct ks_run_options options = { .db_path = f.db_path, .run_dir = f.run_dir, .out = out,
+                                      .json = true };
+    struct ks_run_result result;
+    int code = ks_run_scenario(scenario, &options, &result, NULL);
+    fclose(out);
+    CU_ASSERT_EQUAL(code, 0);
+    int64_t lost = (int64_t)result.metrics[KS_METRIC_ACKED_LOST];
+    CU_ASSERT(lost > 0);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM records WHERE outcome = 'acked' "
+                                         "AND final = 'missing'"), lost);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM records WHERE final IS NULL"), 0);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT sum(record_count) FROM anomalies "
+                                         "WHERE kind = 'lost'"), lost);
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM anomalies a JOIN events e ON "
+                                         "e.run_id = a.run_id AND e.event_id = a.cause_event_id "
+                                         "WHERE a.kind = 'lost' AND a.cause = e.kind"),
+                    query_int(f.db_path, "SELECT count(*) FROM anomalies WHERE kind = 'lost'"));
+    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM anomalies WHERE kind = 'lost' "
+                                         "AND (acked_broker IS NULL OR acked_leader_epoch IS NULL)"),
+                    0);
+    JsonParser *parser = json_parser_new();
+    CU_ASSERT_TRUE_FATAL(json_parser_load_from_data(parser, text, (gssize)text_bytes, NULL));
+    JsonObject *object = json_node_get_object(json_parser_get_root(parser));
+    JsonObject *counts = json_object_get_object_member(object, "anomalies");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(counts);
+    CU_ASSERT_EQUAL(json_object_get_int_member(counts, "lost"), lost);
+    CU_ASSERT_EQUAL(json_object_get_int_member(counts, "duplicate"),
+                    (gint64)result.metrics[KS_METRIC_DUPLICATES]);
+    CU_ASSERT_TRUE(json_object_has_member(counts, "consumed_unseen"));
+    g_object_unref(parser);
+    free(text);
+    ks_scenario_free(scenario);
+    fixture_deinit(&f);
+}
+
 void ks_test_register_run(void)
 {
     static const struct ks_test_case cases[] = {
@@ -315,6 +502,10 @@ void ks_test_register_run(void)
         { "json", test_run_json },
         { "trigger", test_run_trigger },
         { "fault_kinds", test_run_fault_kinds },
+        { "restart_stall", test_run_restart_stall },
+        { "slow_consumer", test_run_slow_consumer },
+        { "latest_group_scope", test_run_latest_group_scope },
+        { "lost_queryable", test_run_lost_queryable },
     };
     KS_TEST_ADD_SUITE("sim/run", cases);
 }
