@@ -90,4 +90,10 @@ bool ks__parse_int64(const char *text, int64_t *out);
 char *ks__format_duration(int64_t ns);
 
 bool ks__topic_name_check(const char *name, char **message);
-bool ks__client_name_check(const char *name, char **message);
+/* Client, fault and scenario names; kind ("producer", "fault", "scenario")
+ * words the message for an empty name. */
+bool ks__client_name_check(const char *name, const char *kind, char **message);
+
+/* Section and entry lookups made on this scenario's raw model so far (parse,
+ * --set, finalize). Tests check that it grows linearly with the file. */
+uint64_t ks__scenario_lookup_count(const struct ks_scenario *scenario);

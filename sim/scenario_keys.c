@@ -722,11 +722,17 @@ bool ks__topic_name_check(const char *name, char **message)
     return true;
 }
 
-bool ks__client_name_check(const char *name, char **message)
+bool ks__client_name_check(const char *name, const char *kind, char **message)
 {
     size_t length = strlen(name);
+    if (length == 0 && strcmp(kind, "scenario") == 0) {
+        /* The caller puts "scenario " before it. */
+        *message = g_strdup("name is empty: give 1 to 63 characters of a-z A-Z 0-9 . _ - (or "
+                            "leave the key out: the file name is the default)");
+        return false;
+    }
     if (length == 0) {
-        *message = g_strdup("a section of this kind needs a name, e.g. [producer p1]");
+        *message = g_strdup_printf("a %s needs a name: [%s NAME]", kind, kind);
         return false;
     }
     if (length > KS_SCENARIO_NAME_BYTES_MAX) {
@@ -752,26 +758,39 @@ static char *choice_list(const struct ks__choice *choices)
     return g_string_free(text, FALSE);
 }
 
+/* "KEY = TEXT is out of range [MIN, MAX]" in the key's unit. Owned. */
+static char *range_message(const struct ks__key_spec *spec, const char *text)
+{
+    if (spec->type == KS__VALUE_RATIO) {
+        return g_strdup_printf("%s = %s is out of range [0, 1]", spec->name, text);
+    }
+    if (spec->type == KS__VALUE_DURATION) {
+        g_autofree char *low = ks__format_duration(spec->min);
+        g_autofree char *high = ks__format_duration(spec->max);
+        return g_strdup_printf("%s = %s is out of range [%s, %s]", spec->name, text, low, high);
+    }
+    return g_strdup_printf("%s = %s is out of range [%" PRId64 ", %" PRId64 "]%s", spec->name,
+                           text, spec->min, spec->max,
+                           spec->type == KS__VALUE_MS        ? " ms"
+                           : spec->type == KS__VALUE_SECONDS ? " s"
+                                                             : "");
+}
+
 static bool range_check(const struct ks__key_spec *spec, int64_t value, const char *text,
                         char **message)
 {
     if (value >= spec->min && value <= spec->max) {
         return true;
     }
-    if (spec->type == KS__VALUE_RATIO) {
-        *message = g_strdup_printf("%s = %s is out of range [0, 1]", spec->name, text);
-    } else if (spec->type == KS__VALUE_DURATION) {
-        g_autofree char *low = ks__format_duration(spec->min);
-        g_autofree char *high = ks__format_duration(spec->max);
-        *message = g_strdup_printf("%s = %s is out of range [%s, %s]", spec->name, text, low, high);
-    } else {
-        *message = g_strdup_printf("%s = %s is out of range [%" PRId64 ", %" PRId64 "]%s",
-                                   spec->name, text, spec->min, spec->max,
-                                   spec->type == KS__VALUE_MS        ? " ms"
-                                   : spec->type == KS__VALUE_SECONDS ? " s"
-                                                                     : "");
-    }
+    *message = range_message(spec, text);
     return false;
+}
+
+/* An optional '-' and digits only: an integer, maybe too large for int64. */
+static bool decimal_digits(const char *text)
+{
+    const char *p = text + (text[0] == '-');
+    return p[0] != '\0' && strspn(p, "0123456789") == strlen(p);
 }
 
 static bool parse_ms(const struct ks__key_spec *spec, const char *text, int64_t *out_ns,
@@ -790,6 +809,10 @@ static bool parse_ms(const struct ks__key_spec *spec, const char *text, int64_t 
             *out_ns = ms * 1000000;
         }
         return true;
+    }
+    if (decimal_digits(text)) {
+        *message = range_message(spec, text); /* too many digits for an int64 */
+        return false;
     }
     /* A unit is accepted too ("30s"); the range is checked in whole ms. */
     int64_t ns = 0;
@@ -817,7 +840,9 @@ bool ks__value_parse(const struct ks__key_spec *spec, const char *text, struct k
     case KS__VALUE_INT32:
     case KS__VALUE_INT64:
         if (!ks__parse_int64(text, &out->integer)) {
-            *message = g_strdup_printf("%s = %s: an integer expected", spec->name, text);
+            *message = decimal_digits(text) ? range_message(spec, text)
+                                            : g_strdup_printf("%s = %s: an integer expected",
+                                                              spec->name, text);
             return false;
         }
         return range_check(spec, out->integer, text, message);
@@ -843,7 +868,9 @@ bool ks__value_parse(const struct ks__key_spec *spec, const char *text, struct k
         return parse_ms(spec, text, &out->integer, message);
     case KS__VALUE_SECONDS:
         if (!ks__parse_int64(text, &out->integer)) {
-            *message = g_strdup_printf("%s = %s: whole seconds expected", spec->name, text);
+            *message = decimal_digits(text) ? range_message(spec, text)
+                                            : g_strdup_printf("%s = %s: whole seconds expected",
+                                                              spec->name, text);
             return false;
         }
         if (!range_check(spec, out->integer, text, message)) {

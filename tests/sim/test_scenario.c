@@ -12,10 +12,13 @@
 ** compared with the generated reference (tests run from the repository root).
 */
 #include "../../sim/scenario.h"
+#include "../../sim/scenario_int.h"
 #include "../testlib.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MS 1000000LL
 #define S 1000000000LL
@@ -386,6 +389,35 @@ static const struct bad_case bad_cases[] = {
     { "[cluster main]\n", KS_SCENARIO_ERROR_SYNTAX,
       "bad.ini:1: [cluster] takes no name (found 'main')" },
     { "[topic]\n", KS_SCENARIO_ERROR_VALUE, "bad.ini:1: a topic needs a name: [topic NAME]" },
+    { "[producer]\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:1: a producer needs a name: [producer NAME]" },
+    { "[fault ]\n", KS_SCENARIO_ERROR_VALUE, "bad.ini:1: a fault needs a name: [fault NAME]" },
+    { "[scenario]\nname =\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: scenario name is empty: give 1 to 63 characters of a-z A-Z 0-9 . _ - (or leave "
+      "the key out: the file name is the default)" },
+    { "[topic t]\n[fault\tf]\nat = 1s\naction = restart\ntarget = 1\n", KS_SCENARIO_ERROR_SYNTAX,
+      "bad.ini:2: a tab in a section header: separate kind and name by a space, as in "
+      "[fault NAME]" },
+    { "[scenario]\ndescription = caf\xe9\n", KS_SCENARIO_ERROR_SYNTAX,
+      "bad.ini:2: invalid UTF-8 at byte 18 of the line (save the file as UTF-8)" },
+    { "[topic caf\xc3\x28]\n", KS_SCENARIO_ERROR_SYNTAX,
+      "bad.ini:1: invalid UTF-8 at byte 11 of the line (save the file as UTF-8)" },
+    { "[cluster]\n# \xff comment\n", KS_SCENARIO_ERROR_SYNTAX,
+      "bad.ini:2: invalid UTF-8 at byte 3 of the line (save the file as UTF-8)" },
+    { "[scenario]\ndescription = a\x01" "b\n", KS_SCENARIO_ERROR_SYNTAX,
+      "bad.ini:2: a control character (0x01) at byte 16 of the line" },
+    { "[scenario]\ndescription = a\rb\n", KS_SCENARIO_ERROR_SYNTAX,
+      "bad.ini:2: a control character (0x0D) at byte 16 of the line" },
+    { "[cluster]\n\xEF\xBB\xBF" "brokers = 5\n", KS_SCENARIO_ERROR_SYNTAX,
+      "bad.ini:2: '\xEF\xBB\xBF" "brokers' is not a key (letters, digits, '.', '_', '-'; an "
+      "operator goes after '=', as in 'acked_lost = > 0')" },
+    { "[scenario]\nseed = 9223372036854775808\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: seed = 9223372036854775808 is out of range [0, 9223372036854775807]" },
+    { "[cluster]\nbrokers = 99999999999999999999\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: brokers = 99999999999999999999 is out of range [1, 64]" },
+    { "[cluster]\nreplica.lag.time.max.ms = 99999999999999999999\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: replica.lag.time.max.ms = 99999999999999999999 is out of range [1, "
+      "9223372036854775807] ms" },
     { "[topic a/b]\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:1: topic name 'a/b' has a character Kafka rejects (allowed: a-z A-Z 0-9 . _ -)" },
     { "[topic ..]\n", KS_SCENARIO_ERROR_VALUE, "bad.ini:1: topic name '..' is not allowed" },
@@ -522,6 +554,18 @@ static const struct bad_case bad_cases[] = {
       "bad.ini:6: [fault f] (partition) needs both 'from' and 'to'" },
     { BASE "[fault f]\nat = 1s\naction = partition\ngroups = 1 | 2,,3\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:9: groups = 1 | 2,,3: an empty name in the list" },
+    { BASE "[fault f]\nat = 1s\naction = partition\ngroups = 1 | 1\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:9: groups = 1 | 1: '1' is on both sides: a node cannot be cut from itself" },
+    { BASE "[fault f]\nat = 1s\naction = partition\ngroups = leader(orders-0) | 2, "
+           "leader(orders-0)\n",
+      KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:9: groups = leader(orders-0) | 2, leader(orders-0): 'leader(orders-0)' is on both "
+      "sides: a node cannot be cut from itself" },
+    { BASE "[fault f]\nat = 1s\naction = partition\ngroups = 1,2,1 | 3\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:9: groups = 1,2,1 | 3: '1' is named twice" },
+    { BASE "[fault f]\nat = 1s\naction = partition\nfrom = 2\nto = 3, 2\n",
+      KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:10: to = 3, 2: '2' is on both sides: a node cannot be cut from itself" },
     { BASE "[fault f]\nat = 1s\naction = slow\ntarget = 2\n", KS_SCENARIO_ERROR_MISSING,
       "bad.ini:6: [fault f] (slow) needs disk.latency and/or network.latency" },
     { BASE "[fault f]\nat = 1s\naction = drop\nloss = 101%\n", KS_SCENARIO_ERROR_VALUE,
@@ -581,6 +625,19 @@ static const struct bad_case bad_cases[] = {
       "bad.ini:7: partition.orders-5.leader = 1: topic orders has partitions 0..2, not 5" },
     { BASE "[expect]\nacked_lost = many\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:7: acked_lost = many: 'many' is not a number" },
+    { BASE "[expect]\nacked_lost = 0x0\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:7: acked_lost = 0x0: '0x0' is not a number" },
+    { BASE "[expect]\nacked_lost = < inf\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:7: acked_lost = < inf: 'inf' is not a number" },
+    { BASE "[expect]\nunavailable_ms = != nan\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:7: unavailable_ms = != nan: 'nan' is not a number" },
+    { BASE "[expect]\nacked_lost = 1e3\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:7: acked_lost = 1e3: '1e3' is not a number" },
+    { BASE "[expect]\nacked_lost = +1\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:7: acked_lost = +1: '+1' is not a number" },
+    { BASE "[expect]\nevents = 9007199254740993\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:7: events = 9007199254740993: '9007199254740993' is too large to compare exactly "
+      "(2^53 or more)" },
     { BASE "[expect]\nacked_lost = 1,2\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:7: acked_lost = 1,2: a single number expected" },
     { BASE "[expect]\npartition.orders-0.isr = > 1,2\n", KS_SCENARIO_ERROR_VALUE,
@@ -595,6 +652,78 @@ static const struct bad_case bad_cases[] = {
     { BASE "[expect]\ntrace_hash = > 12\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:7: trace_hash = > 12: trace_hash compares with = or != to 16 hex digits" },
 };
+
+/* Text with the most sections of every kind, each fault a heal naming the
+ * next, and `expect_count` expectations. */
+static GString *max_sections_text(int fault_count, int expect_count)
+{
+    GString *text = g_string_new("[scenario]\nduration = 1h\n[cluster]\nbrokers = 3\n");
+    for (int i = 0; i < KS_SCENARIO_TOPIC_COUNT_MAX; i++) {
+        g_string_append_printf(text, "[topic t%d]\npartitions = 4\n", i);
+    }
+    for (int i = 0; i < KS_SCENARIO_CLIENT_COUNT_MAX; i++) {
+        g_string_append_printf(text, "[producer p%d]\ntopic = t%d\n", i, i % 64);
+        g_string_append_printf(text, "[consumer c%d]\ntopic = t%d\ngroup.id = g\n", i, i % 64);
+    }
+    for (int i = 0; i < fault_count; i++) {
+        g_string_append_printf(text, "[fault f%d]\nat = %ds\naction = partition\nisolate = 1\n"
+                                     "duration = 1s\n", i, i);
+    }
+    g_string_append(text, "[expect]\n");
+    for (int i = 0; i < expect_count; i++) {
+        g_string_append_printf(text, "partition.t%d-%d.%s = 1\n", i % 64, (i / 64) % 4,
+                               (const char *[]){ "leader", "isr", "leader_epoch", "hw" }[i / 256]);
+    }
+    return text;
+}
+
+static uint64_t lookups_to_load(const char *text)
+{
+    struct ks_scenario *s = load_ok(text);
+    uint64_t count = ks__scenario_lookup_count(s);
+    ks_scenario_free(s);
+    return count;
+}
+
+/* The scanner and finalize are linear: a file with the most sections
+ * allowed loads with a bounded number of lookups per line, and twice the
+ * faults and expectations cost twice the lookups, not four times (the old
+ * scanner compared every header with every section before it: 200,000
+ * sections were still parsing after 5 minutes). */
+static void test_many_sections_linear(void)
+{
+    g_autoptr(GString) half = max_sections_text(KS_SCENARIO_FAULT_COUNT_MAX / 2, 512);
+    g_autoptr(GString) full = max_sections_text(KS_SCENARIO_FAULT_COUNT_MAX, 1024);
+    struct ks_scenario *s = load_ok(full->str);
+    CU_ASSERT_EQUAL(s->topic_count, KS_SCENARIO_TOPIC_COUNT_MAX);
+    CU_ASSERT_EQUAL(s->producer_count, KS_SCENARIO_CLIENT_COUNT_MAX);
+    CU_ASSERT_EQUAL(s->consumer_count, KS_SCENARIO_CLIENT_COUNT_MAX);
+    CU_ASSERT_EQUAL(s->fault_count, KS_SCENARIO_FAULT_COUNT_MAX);
+    CU_ASSERT_EQUAL(s->expectation_count, 1024);
+    ks_scenario_free(s);
+    uint64_t lines = 0;
+    for (const char *p = full->str; *p != '\0'; p++) {
+        lines += *p == '\n';
+    }
+    uint64_t lookups_full = lookups_to_load(full->str);
+    uint64_t lookups_half = lookups_to_load(half->str);
+    g_autoptr(GString) none = max_sections_text(0, 0);
+    uint64_t lookups_none = lookups_to_load(none->str);
+    /* One lookup is one hash probe (about 4 per line here: finalize reads
+     * each written key of a section once or twice). */
+    CU_ASSERT_TRUE(lookups_full < 8 * lines);
+    CU_ASSERT_TRUE(lookups_full - lookups_none <= 2 * (lookups_half - lookups_none) + 64);
+    /* 200,000 sections: the limit error comes at the first one too many. */
+    GString *many = g_string_new(NULL);
+    for (int i = 0; i < 200000; i++) {
+        g_string_append_printf(many, "[fault f%d]\nat = 1s\n", i);
+    }
+    int code = -1;
+    g_autofree char *message = load_error(many->str, &code);
+    CU_ASSERT_STRING_EQUAL(message, "bad.ini:2049: more than 1024 [fault] sections");
+    CU_ASSERT_EQUAL(code, KS_SCENARIO_ERROR_VALUE);
+    g_string_free(many, TRUE);
+}
 
 /* More sections of a kind than the limit: the first one over it is cited. */
 static void test_section_limit(void)
@@ -624,6 +753,106 @@ static void test_errors(void)
         CU_ASSERT_STRING_EQUAL(message, bad_cases[i].message);
         CU_ASSERT_EQUAL(code, (int)bad_cases[i].code);
     }
+}
+
+/* Bytes that are not text: a NUL used to end the C string and cut the file
+ * silently (the [expect] after it was ignored and the run passed). */
+static void test_text_bytes(void)
+{
+    static const char with_nul[] = "[scenario]\nduration = 1s\n[topic t]\n\0[expect]\n"
+                                   "acked_lost = 5\n";
+    struct ks_scenario *s = NULL;
+    g_autoptr(GError) error = NULL;
+    CU_ASSERT_FALSE(ks_scenario_load_from_bytes("n.ini", with_nul, sizeof with_nul - 1, &s, &error));
+    CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT_STRING_EQUAL(error->message, "n.ini:4: a NUL byte at byte 1 of the line: a scenario "
+                                           "is a text file (is this file damaged?)");
+    CU_ASSERT_TRUE(g_error_matches(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_SYNTAX));
+    g_clear_error(&error);
+    /* A BOM at the start is skipped and does not shift line numbers. */
+    s = load_ok("\xEF\xBB\xBF[cluster]\r\nbrokers = 5\r\n[scenario]\n"
+                "description = caf\xc3\xa9 \xe2\x98\x95 \xf0\x9f\x90\x98\ttab\n");
+    CU_ASSERT_EQUAL(s->cluster.broker_count, 5);
+    CU_ASSERT_EQUAL(ks_scenario_key_line(s, "cluster", "brokers"), 2);
+    CU_ASSERT_STRING_EQUAL(s->description, "caf\xc3\xa9 \xe2\x98\x95 \xf0\x9f\x90\x98\ttab");
+    ks_scenario_free(s);
+    /* The default name comes from the file name: it must be text too, but
+     * may hold characters that name = does not take. */
+    CU_ASSERT_FALSE(ks_scenario_load_from_data("dir/caf\xe9.ini", "[topic t]\n", &s, &error));
+    CU_ASSERT_STRING_EQUAL(error->message,
+                           "dir/caf\xe9.ini:0: the scenario's name comes from the file name, which "
+                           "is not UTF-8 text or has a control character: give one with name = "
+                           "... in [scenario]");
+    g_clear_error(&error);
+    CU_ASSERT_FALSE(ks_scenario_load_from_data("a\nb.ini", "[scenario]\nseed = 2\n", &s, &error));
+    CU_ASSERT_TRUE(g_str_has_prefix(error->message, "a\nb.ini:1: the scenario's name comes from"));
+    g_clear_error(&error);
+    CU_ASSERT_TRUE(ks_scenario_load_from_data("dir/caf\xe9.ini", "[scenario]\nname = cafe\n", &s,
+                                              &error));
+    CU_ASSERT_STRING_EQUAL(s->name, "cafe");
+    ks_scenario_free(s);
+    s = load_ok("[scenario]\n");
+    ks_scenario_free(s);
+    CU_ASSERT_TRUE(ks_scenario_load_from_data("my test.ini", "", &s, &error));
+    CU_ASSERT_STRING_EQUAL(s->name, "my test");
+    ks_scenario_free(s);
+    /* The size cap holds for text in memory as for files. */
+    size_t cap = KS_SCENARIO_FILE_BYTES_MAX;
+    char *big = g_malloc(cap + 1);
+    memset(big, '\n', cap + 1);
+    memcpy(big, "[topic t]", 9);
+    CU_ASSERT_FALSE(ks_scenario_parse_from_bytes("big.ini", big, cap + 1, &s, &error));
+    CU_ASSERT_STRING_EQUAL(error->message, "big.ini:0: 16777217 bytes: a scenario file is at most "
+                                           "16 MiB");
+    g_clear_error(&error);
+    CU_ASSERT_TRUE(ks_scenario_parse_from_bytes("big.ini", big, cap, &s, &error));
+    ks_scenario_free(s);
+    g_free(big);
+}
+
+/* What is not a regular file of at most 16 MiB is refused before it is read:
+ * /dev/zero used to be read until memory ran out. */
+static void test_file_kinds(void)
+{
+    struct {
+        const char *path;
+        const char *message;
+    } cases[] = {
+        { "/dev/zero", "/dev/zero:0: cannot read: not a regular file (a device, pipe or socket); "
+                       "a scenario is a text file" },
+        { "tests", "tests:0: cannot read: it is a folder (ksim check takes folders)" },
+        { NULL, NULL }, /* a FIFO without a writer: refused at once, not waited for */
+        { NULL, NULL }, /* a sparse file one byte over the cap: refused unread */
+    };
+    g_autofree char *dir = g_dir_make_tmp("ksim-scenario-XXXXXX", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    g_autofree char *fifo = g_build_filename(dir, "fifo.ini", NULL);
+    g_autofree char *sparse = g_build_filename(dir, "sparse.ini", NULL);
+    CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+    FILE *file = fopen(sparse, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    CU_ASSERT_EQUAL(ftruncate(fileno(file), KS_SCENARIO_FILE_BYTES_MAX + 1), 0);
+    fclose(file);
+    g_autofree char *fifo_message = g_strdup_printf(
+        "%s:0: cannot read: not a regular file (a device, pipe or socket); a scenario is a text "
+        "file", fifo);
+    g_autofree char *sparse_message =
+        g_strdup_printf("%s:0: 16777217 bytes: a scenario file is at most 16 MiB", sparse);
+    cases[2].path = fifo;
+    cases[2].message = fifo_message;
+    cases[3].path = sparse;
+    cases[3].message = sparse_message;
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        struct ks_scenario *s = NULL;
+        g_autoptr(GError) error = NULL;
+        CU_ASSERT_FALSE(ks_scenario_load(cases[i].path, &s, &error));
+        CU_ASSERT_PTR_NULL(s);
+        CU_ASSERT_TRUE(g_error_matches(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_IO));
+        if (error != NULL) {
+            CU_ASSERT_STRING_EQUAL(error->message, cases[i].message);
+        }
+    }
+    ks_test_remove_tree(dir);
 }
 
 static void test_io_error(void)
@@ -1181,6 +1410,9 @@ void ks_test_register_scenario(void)
         { "units", test_units },
         { "errors with lines", test_errors },
         { "section limit", test_section_limit },
+        { "many sections: linear, limits as they arrive", test_many_sections_linear },
+        { "text bytes: NUL, UTF-8, BOM, size", test_text_bytes },
+        { "files that are not regular or too large", test_file_kinds },
         { "unreadable file", test_io_error },
         { "comments", test_comments },
         { "--set", test_set },
