@@ -316,8 +316,11 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
         int64_t a = 0;
         int64_t b = 0;
         if (kind == KS__SECTION_CLUSTER && link_key_parse(key, &a, &b)) {
-            int64_t ns = 0;
-            if (!ks__parse_duration_ns(value, true, &ns, message)) {
+            /* A link's latency has the range of network.latency. */
+            struct ks__key_spec link = *ks__key_find(KS__SECTION_CLUSTER, "network.latency");
+            link.name = key;
+            struct ks__value parsed;
+            if (!ks__value_parse(&link, value, &parsed, message)) {
                 *code = KS_SCENARIO_ERROR_VALUE;
                 return false;
             }
@@ -1760,22 +1763,19 @@ static bool rewind_parse(const struct value_site *site, const char *text, struct
                      "expected earliest, latest, an offset or a time such as 5s");
 }
 
-static bool site_duration(const struct value_site *site, int64_t *out)
+/* A fault key of a plain type (duration, integer): parsed and range-checked
+ * by its row in the fault key table, as the scanner already did. */
+static bool site_value(const struct value_site *site, int64_t *out)
 {
+    const struct ks__key_spec *spec = ks__key_find(KS__SECTION_FAULT, site->entry->key);
+    ks_assert(spec != NULL && spec->type != KS__VALUE_CUSTOM);
+    struct ks__value value;
     g_autofree char *message = NULL;
-    if (!ks__parse_duration_ns(site->entry->value, true, out, &message)) {
-        return fail_at(site->error, KS_SCENARIO_ERROR_VALUE, site->section, site->entry, "%s: %s",
-                       site->entry->key, message);
+    if (!ks__value_parse(spec, site->entry->value, &value, &message)) {
+        return fail_at(site->error, KS_SCENARIO_ERROR_VALUE, site->section, site->entry, "%s",
+                       message);
     }
-    return true;
-}
-
-static bool site_int(const struct value_site *site, int64_t min, int64_t max, int64_t *out)
-{
-    if (!ks__parse_int64(site->entry->value, out) || *out < min || *out > max) {
-        return site_fail(site, KS_SCENARIO_ERROR_VALUE,
-                         "an integer in [%" PRId64 ", %" PRId64 "] expected", min, max);
-    }
+    *out = value.integer;
     return true;
 }
 
@@ -1790,14 +1790,14 @@ static bool fault_key(const struct value_site *site, struct ks_fault *fault)
     }
     if (strcmp(key, "at") == 0) {
         fault->has_at = true;
-        return site_duration(site, &fault->at_ns);
+        return site_value(site, &fault->at_ns);
     }
     if (strcmp(key, "when") == 0) {
         fault->has_when = true;
         return trigger_parse(site, value, &fault->when);
     }
     if (strcmp(key, "delay") == 0) {
-        return site_duration(site, &fault->delay_ns);
+        return site_value(site, &fault->delay_ns);
     }
     if (strcmp(key, "target") == 0) {
         return target_parse(site, value, &fault->target);
@@ -1810,10 +1810,10 @@ static bool fault_key(const struct value_site *site, struct ks_fault *fault)
         return site_fail(site, KS_SCENARIO_ERROR_VALUE, "expected process or power");
     }
     if (strcmp(key, "restart.after") == 0) {
-        return site_duration(site, &fault->restart_after_ns);
+        return site_value(site, &fault->restart_after_ns);
     }
     if (strcmp(key, "duration") == 0) {
-        return site_duration(site, &fault->duration_ns);
+        return site_value(site, &fault->duration_ns);
     }
     if (strcmp(key, "groups") == 0) {
         g_auto(GStrv) sides = g_strsplit(value, "|", -1);
@@ -1842,10 +1842,10 @@ static bool fault_key(const struct value_site *site, struct ks_fault *fault)
         return target_list_parse(site, value, &fault->side_b);
     }
     if (strcmp(key, "disk.latency") == 0) {
-        return site_duration(site, &fault->disk_latency_ns);
+        return site_value(site, &fault->disk_latency_ns);
     }
     if (strcmp(key, "network.latency") == 0) {
-        return site_duration(site, &fault->network_latency_ns);
+        return site_value(site, &fault->network_latency_ns);
     }
     if (strcmp(key, "loss") == 0) {
         return loss_parse(site, value, &fault->loss_ppm);
@@ -1854,12 +1854,12 @@ static bool fault_key(const struct value_site *site, struct ks_fault *fault)
         return tp_parse(site, value, &fault->corrupt_tp);
     }
     if (strcmp(key, "bytes") == 0) {
-        bool ok = site_int(site, 1, 4096, &number);
+        bool ok = site_value(site, &number);
         fault->corrupt_bytes = (int32_t)number;
         return ok;
     }
     if (strcmp(key, "position.bytes") == 0) {
-        bool ok = site_int(site, 0, INT64_MAX, &number);
+        bool ok = site_value(site, &number);
         fault->corrupt_position_bytes = number;
         return ok;
     }

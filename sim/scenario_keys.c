@@ -7,13 +7,36 @@
 ** destination field, and a line of documentation. The loader applies the
 ** default text through the same parser as a written value, so the documented
 ** default and the effective one cannot differ. [fault] keys are rows too
-** (type CUSTOM: scenario.c parses them, because their meaning depends on the
-** action); [expect] keys are the metric names of SPEC section 5.
+** (durations and integers typed and range-checked here; the others CUSTOM:
+** scenario.c parses them, because their meaning depends on the action);
+** [expect] keys are the metric names of SPEC section 5.
 **
 ** Units are converted once, here: durations to ns, Kafka's *.ms keys to ns,
 ** sizes to bytes. Decimal durations and sizes ("1.5s", "0.5KiB") are exact:
 ** the fraction is reduced by its gcd with the power of ten and must divide the
-** unit, so "1.5ns" is an error instead of a rounded value (no floats).
+** unit, so "1.5ns" is an error instead of a rounded value (no floats). Numbers
+** are plain decimals: no sign '+', exponent, hex, nan or inf.
+**
+** Ranges keep the model's arithmetic safe at both ends; the unit suite runs
+** every numeric key at its minimum and maximum under UBSan ("extreme values
+** run" in tests/sim/test_scenario.c). What each kind of key goes through:
+**   - times within a run (duration, client starts, fault at, delay,
+**     restart.after, duration) are at most RUN_NS_MAX (720h, 2.6e15 ns); the
+**     scheduler adds them to the clock (uint64 ns) and faults add two of
+**     them, which stays below 2^53;
+**   - latencies (network.latency and .A-B, jitter, fsync, the slow fault's
+**     disk.latency and network.latency) are at most 1h: a message adds up to
+**     four of them (link, jitter, both ends' slow delay);
+**   - Kafka *.ms keys become ms * 10^6 ns; a value above INT64_MAX / 10^6 ms
+**     becomes KS_INT64_UNSET ("never"), which the model only compares with
+**     or divides back to ms, never adds to; *.seconds are at most 10^9 s;
+**   - sizes are int32 where Kafka's are (file positions in a segment are
+**     int32 in Kafka's index, hence position.bytes <= INT32_MAX); int64 sizes
+**     (retention.bytes, buffer.memory) are only compared with totals;
+**   - rate is at most 10^8/s, so the interval 10^9 / rate ns is >= 10 ns;
+**     disk.bandwidth may be anything: transfer times are computed in 128 bits;
+**   - batch.size >= 1: the producer needs a positive batch size (Kafka's 0,
+**     one record per batch, is what 1 does).
 */
 #include "scenario_int.h"
 
@@ -56,6 +79,10 @@ static const struct ks__choice policy_choices[] = {
 #define I32MAX INT32_MAX
 #define I64MAX INT64_MAX
 #define HOUR_NS (3600LL * 1000000000LL)
+/* The longest run: duration's maximum. Times within a run (fault times,
+ * delays, durations, client starts) are bounded by it, so that every sum
+ * of two of them, and the final drain after them, stays far below INT64_MAX. */
+#define RUN_NS_MAX (30 * 24 * HOUR_NS)
 #define DAY_MS (86400000LL)
 
 /* ---- [scenario] ---------------------------------------------------------- */
@@ -68,7 +95,7 @@ static const struct ks__key_spec scenario_keys[] = {
       "One line saying what the scenario shows." },
     { "seed", KS__VALUE_INT64, 0, I64MAX, "1", NULL, SC(seed), 0, NULL,
       "Default seed; `--seed` overrides it." },
-    { "duration", KS__VALUE_DURATION, 1, 30 * 24 * HOUR_NS, "60s", NULL, SC(duration_ns), 0, NULL,
+    { "duration", KS__VALUE_DURATION, 1, RUN_NS_MAX, "60s", NULL, SC(duration_ns), 0, NULL,
       "Simulated time of the workload; the final read happens after it." },
     { "final.heal", KS__VALUE_BOOL, 0, 1, "true", NULL, SC(final_heal), 0, NULL,
       "At the end: stop producers, heal the network, restart what crashed, let replicas "
@@ -255,8 +282,9 @@ static const struct ks__key_spec producer_keys[] = {
       PR(max_in_flight), 0, NULL, "Unacknowledged requests per broker." },
     { "linger.ms", KS__VALUE_MS, 0, I32MAX, "5", NULL, PR(linger_ns), 0, NULL,
       "Wait this long to fill a batch (0 before Kafka 4.0)." },
-    { "batch.size", KS__VALUE_SIZE32, 0, I32MAX, "16384", NULL, PR(batch_size_bytes), 0, NULL,
-      "Bytes per batch per partition." },
+    { "batch.size", KS__VALUE_SIZE32, 1, I32MAX, "16384", NULL, PR(batch_size_bytes), 0, NULL,
+      "Bytes per batch per partition. Kafka's 0 (no batching) is written 1 here: a batch is "
+      "then full with its first record." },
     { "buffer.memory", KS__VALUE_SIZE64, 0, I64MAX, "33554432", NULL, PR(buffer_memory_bytes), 0,
       NULL, "Bytes of records waiting to be sent; a full buffer blocks send." },
     { "delivery.timeout.ms", KS__VALUE_MS, 1, I32MAX, "120000", NULL, PR(delivery_timeout_ns), 0,
@@ -280,7 +308,7 @@ static const struct ks__key_spec producer_keys[] = {
       "(sticky partitioner)." },
     { "value.bytes", KS__VALUE_SIZE32, 0, 100 * 1024 * 1024, "100", NULL, PR(value_bytes), 0, NULL,
       "ksim: payload size; an identity header is always embedded." },
-    { "start", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "0s", NULL, PR(start_ns), 0, NULL,
+    { "start", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, PR(start_ns), 0, NULL,
       "ksim: when the producer starts sending." },
 };
 
@@ -324,7 +352,7 @@ static const struct ks__key_spec consumer_keys[] = {
       "`range`, `roundrobin` or `sticky`. Kafka 3.0+ defaults to [range, cooperative-sticky] "
       "and uses range while any member lacks cooperative-sticky; ksim does not model "
       "cooperative rebalancing." },
-    { "start", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "0s", NULL, CO(start_ns), 0, NULL,
+    { "start", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, CO(start_ns), 0, NULL,
       "ksim: when the consumer joins its group." },
 };
 
@@ -334,11 +362,11 @@ static const struct ks__key_spec fault_keys[] = {
     { "action", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Required: `crash`, `restart`, `partition`, `heal`, `slow`, `pause`, `resume`, `drop`, "
       "`corrupt` or `rewind`." },
-    { "at", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+    { "at", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "When the fault fires (a duration since start). Exactly one of `at` and `when`." },
     { "when", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "A trigger: fires the first time it holds (see Triggers)." },
-    { "delay", KS__VALUE_CUSTOM, 0, 0, "0s", NULL, 0, 0, NULL,
+    { "delay", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, KS__NO_FIELD, 0, NULL,
       "With `when`: act this long after the trigger holds." },
     { "target", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Who: a broker id, `leader(TP)`, `follower(TP)`, `followers(TP)`, `controller`, "
@@ -347,10 +375,10 @@ static const struct ks__key_spec fault_keys[] = {
     { "mode", KS__VALUE_CUSTOM, 0, 0, "process", NULL, 0, 0, NULL,
       "crash: `process` (the page cache survives) or `power` (bytes not fsynced are lost, the "
       "last write may tear)." },
-    { "restart.after", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+    { "restart.after", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "crash: restart the target this long after. Default: stays down (until a restart fault "
       "or the final heal)." },
-    { "duration", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+    { "duration", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "partition, slow, pause, drop: undo after this long. Default: until a heal/resume "
       "fault or the end." },
     { "groups", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
@@ -363,19 +391,19 @@ static const struct ks__key_spec fault_keys[] = {
     { "to", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "partition: targets for `from`. rewind: `earliest`, `latest`, an offset, or a time "
       "(`5s`: the first record with a timestamp at or after it)." },
-    { "disk.latency", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+    { "disk.latency", KS__VALUE_DURATION, 0, HOUR_NS, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "slow: extra latency of every disk operation of the target." },
-    { "network.latency", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+    { "network.latency", KS__VALUE_DURATION, 0, HOUR_NS, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "slow: extra latency of every message to or from the target." },
     { "loss", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "drop: share of messages dropped on every link, `1%`, `0.5%` or `10000ppm`." },
     { "partition", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "corrupt: the topic-partition whose log is damaged on the target broker (`orders-0`)." },
-    { "bytes", KS__VALUE_CUSTOM, 0, 0, "1", NULL, 0, 0, NULL,
-      "corrupt: how many bytes are flipped (1..4096)." },
-    { "position.bytes", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
-      "corrupt: file position in the active segment. Default: inside its last batch, drawn "
-      "from the fault RNG." },
+    { "bytes", KS__VALUE_INT32, 1, 4096, "1", NULL, KS__NO_FIELD, 0, NULL,
+      "corrupt: how many bytes are flipped." },
+    { "position.bytes", KS__VALUE_INT32, 0, I32MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
+      "corrupt: file position in the active segment (Kafka's segment positions are int32). "
+      "Default: inside its last batch, drawn from the fault RNG." },
     { "fault", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "heal: the partition, slow, pause or drop fault to undo. Default: every network "
       "fault (partitions and drops)." },
@@ -1132,23 +1160,15 @@ static const struct {
     { "assignment", "lists of broker ids" },
     { "topic", "topic name" },
     { "action", "action" },
-    { "at", "duration" },
     { "when", "trigger" },
-    { "delay", "duration" },
     { "target", "target" },
     { "mode", "process, power" },
-    { "restart.after", "duration" },
-    { "duration", "duration" },
     { "groups", "targets | targets" },
     { "isolate", "target" },
     { "from", "targets" },
     { "to", "targets, or rewind position" },
-    { "disk.latency", "duration" },
-    { "network.latency", "duration" },
     { "loss", "percent or ppm" },
     { "partition", "topic-partition" },
-    { "bytes", "integer 1..4096" },
-    { "position.bytes", "integer >= 0" },
     { "fault", "fault name" },
 };
 

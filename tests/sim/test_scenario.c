@@ -11,10 +11,12 @@
 ** and compared across loads, and the committed docs/scenario-format.md
 ** compared with the generated reference (tests run from the repository root).
 */
+#include "../../sim/run.h"
 #include "../../sim/scenario.h"
 #include "../../sim/scenario_int.h"
 #include "../testlib.h"
 
+#include <inttypes.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -457,7 +459,22 @@ static const struct bad_case bad_cases[] = {
     { "[cluster]\nnetwork.latency.1-9 = 5ms\n", KS_SCENARIO_ERROR_REFERENCE,
       "bad.ini:2: network.latency.1-9: broker 9 does not exist (brokers = 3: ids 1..3)" },
     { "[cluster]\nnetwork.latency.1-2 = 5\n", KS_SCENARIO_ERROR_VALUE,
-      "bad.ini:2: '5' needs a unit: ns us ms s m h (e.g. 5ms)" },
+      "bad.ini:2: network.latency.1-2: '5' needs a unit: ns us ms s m h (e.g. 5ms)" },
+    { "[cluster]\nnetwork.latency.1-2 = 2h\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: network.latency.1-2 = 2h is out of range [0s, 1h]" },
+    { BASE "[fault f]\nat = 1s\naction = corrupt\ntarget = 1\npartition = orders-0\n"
+           "position.bytes = 9223372036854775800\n",
+      KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:11: position.bytes = 9223372036854775800 is out of range [0, 2147483647]" },
+    { BASE "[fault f]\nat = 1s\naction = slow\ntarget = 1\ndisk.latency = 2h\n",
+      KS_SCENARIO_ERROR_VALUE, "bad.ini:10: disk.latency = 2h is out of range [0s, 1h]" },
+    { BASE "[fault f]\nat = 1s\naction = crash\ntarget = 1\nrestart.after = 721h\n",
+      KS_SCENARIO_ERROR_VALUE, "bad.ini:10: restart.after = 721h is out of range [0s, 720h]" },
+    { BASE "[fault f]\nat = 1s\naction = corrupt\ntarget = 1\npartition = orders-0\n"
+           "bytes = 0\n",
+      KS_SCENARIO_ERROR_VALUE, "bad.ini:11: bytes = 0 is out of range [1, 4096]" },
+    { BASE "[producer p]\ntopic = orders\nbatch.size = 0\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:8: batch.size = 0 is out of range [1, 2147483647]" },
     { "[cluster]\nnetwork.latency.1-2 = 5ms\nnetwork.latency.2-1 = 6ms\n",
       KS_SCENARIO_ERROR_CONFLICT,
       "bad.ini:3: network.latency.2-1: the link 1-2 already has a latency (line 2)" },
@@ -1376,6 +1393,233 @@ static void test_mutations(void)
     CU_ASSERT_TRUE(successes > 100);
 }
 
+/* ---- extreme values: every numeric key at the ends of its range -------------------------- */
+
+/* A small run that every extreme value is tried in: replication, a crash
+ * and restart, a consumer group, a few records. */
+static const char extreme_base[] =
+    "[scenario]\nduration = 600ms\nfinal.drain = 1s\n"
+    "[cluster]\nbrokers = 3\noffsets.topic.num.partitions = 1\n"
+    "[topic t]\npartitions = 1\nreplication.factor = 3\nmin.insync.replicas = 2\n"
+    "[producer p]\ntopic = t\nrate = 100/s\ncount = 40\nkeys = 10\n"
+    "[consumer c]\ntopic = t\ngroup.id = g\nauto.offset.reset = earliest\n";
+
+/* The fault each fault key is tried in (its own line is then --set). */
+static const struct {
+    const char *key;
+    const char *body;
+} extreme_faults[] = {
+    { "at", "at = 300ms\naction = restart\ntarget = 1\n" },
+    { "delay", "when = acked(p) >= 10\naction = crash\ntarget = 1\n" },
+    { "restart.after", "at = 300ms\naction = crash\ntarget = leader(t-0)\n" },
+    { "duration", "at = 300ms\naction = partition\nisolate = leader(t-0)\n" },
+    { "disk.latency", "at = 300ms\naction = slow\ntarget = leader(t-0)\nnetwork.latency = 1ms\n" },
+    { "network.latency", "at = 300ms\naction = slow\ntarget = leader(t-0)\ndisk.latency = 1ms\n" },
+    { "bytes", "at = 300ms\naction = corrupt\ntarget = 1\npartition = t-0\n" },
+    { "position.bytes", "at = 300ms\naction = corrupt\ntarget = 1\npartition = t-0\n" },
+};
+
+enum extreme_outcome {
+    EXTREME_RUN,       /* loads and runs to a verdict (exit 0 or 1), UBSan-clean */
+    EXTREME_LOAD_ONLY, /* loads; running it would take too long for a unit test */
+    EXTREME_CONFLICT   /* a rule between keys makes this end of the range unusable */
+};
+
+/* Extremes that need another key changed with them, or do not run. */
+static const struct {
+    const char *set;
+    const char *also; /* more assignments, ';' between them; NULL: none */
+    enum extreme_outcome outcome;
+} extreme_rules[] = {
+    { "scenario.duration=1ns", NULL, EXTREME_RUN },
+    { "scenario.duration=720h", NULL, EXTREME_LOAD_ONLY }, /* a month of heartbeats */
+    { "cluster.brokers=1", "topic.t.replication.factor=1;topic.t.min.insync.replicas=1",
+      EXTREME_RUN },
+    { "cluster.replica.lag.time.max.ms=1", "cluster.replica.fetch.wait.max.ms=0", EXTREME_RUN },
+    { "cluster.replica.fetch.wait.max.ms=2147483647",
+      "cluster.replica.lag.time.max.ms=2147483647", EXTREME_RUN },
+    { "cluster.broker.session.timeout.ms=1", NULL, EXTREME_CONFLICT }, /* heartbeat >= 1 */
+    { "cluster.broker.heartbeat.interval.ms=2147483647", NULL, EXTREME_CONFLICT },
+    /* A checkpoint file written every simulated ms, or 1024 partitions of
+     * real segment files: correct, but seconds of real I/O. */
+    { "cluster.replica.high.watermark.checkpoint.interval.ms=1", NULL, EXTREME_LOAD_ONLY },
+    { "cluster.log.flush.offset.checkpoint.interval.ms=1", NULL, EXTREME_LOAD_ONLY },
+    { "cluster.offsets.topic.num.partitions=1024", NULL, EXTREME_LOAD_ONLY },
+    { "topic.t.partitions=1024", NULL, EXTREME_LOAD_ONLY },
+    { "topic.t.replication.factor=1", "topic.t.min.insync.replicas=1", EXTREME_RUN },
+    { "topic.t.replication.factor=16", "cluster.brokers=16", EXTREME_RUN },
+    { "topic.t.min.insync.replicas=16", "cluster.brokers=16;topic.t.replication.factor=16",
+      EXTREME_RUN },
+    { "producer.p.delivery.timeout.ms=1", "producer.p.linger.ms=0;producer.p.request.timeout.ms=1",
+      EXTREME_RUN },
+    { "consumer.c.session.timeout.ms=1", NULL, EXTREME_CONFLICT },
+    { "consumer.c.heartbeat.interval.ms=2147483647", NULL, EXTREME_CONFLICT },
+    { "fault.f.at=720h", NULL, EXTREME_CONFLICT }, /* at < duration <= 720h */
+};
+
+static char *extreme_text(const struct ks__key_spec *spec, int64_t value)
+{
+    switch (spec->type) {
+    case KS__VALUE_DURATION:
+        return ks__format_duration(value);
+    case KS__VALUE_RATIO:
+        return g_strdup_printf("%" PRId64 ".%03" PRId64, value / 1000, value % 1000);
+    case KS__VALUE_INT32:
+    case KS__VALUE_INT64:
+    case KS__VALUE_MS:
+    case KS__VALUE_SECONDS:
+    case KS__VALUE_SIZE32:
+    case KS__VALUE_SIZE64:
+    case KS__VALUE_BANDWIDTH:
+    case KS__VALUE_RATE:
+        return g_strdup_printf("%" PRId64, value);
+    case KS__VALUE_BOOL:
+    case KS__VALUE_ENUM:
+    case KS__VALUE_STRING:
+    case KS__VALUE_CUSTOM:
+        break;
+    }
+    return NULL; /* not a number */
+}
+
+/* The runs exist for UBSan, so the maxima run in the sanitizer build of the
+ * suites (make unit-asan, part of make test) only. Both builds run the ends
+ * that are at most zero (-1 sentinels, zero sizes, rates and intervals):
+ * there a plain build can fail an assertion too. A positive minimum (an
+ * interval of 1 ms, one broker) cannot overflow anything and is only loaded,
+ * which keeps the test to a few seconds of CPU. */
+#if defined(__SANITIZE_ADDRESS__)
+#define EXTREME_RUNS_ALL 1
+#else
+#define EXTREME_RUNS_ALL 0
+#endif
+
+/* Loads the base with `assignment` (and its companions) and runs it. */
+static void extreme_try(const char *dir, const char *prefix, const char *assignment, bool run,
+                        int *run_count)
+{
+    const char *also = NULL;
+    enum extreme_outcome outcome = EXTREME_RUN;
+    for (size_t i = 0; i < G_N_ELEMENTS(extreme_rules); i++) {
+        if (strcmp(extreme_rules[i].set, assignment) == 0) {
+            also = extreme_rules[i].also;
+            outcome = extreme_rules[i].outcome;
+        }
+    }
+    struct ks_scenario *s = NULL;
+    g_autoptr(GError) error = NULL;
+    CU_ASSERT_FATAL(ks_scenario_parse_from_data("extreme.ini", extreme_base, &s, &error));
+    const char *section = prefix + strlen("fault.f.");
+    for (size_t i = 0; g_str_has_prefix(prefix, "fault.") && i < G_N_ELEMENTS(extreme_faults);
+         i++) {
+        if (strcmp(extreme_faults[i].key, section) == 0) {
+            CU_ASSERT_FATAL(ks_scenario_add_section(s, "fault f", extreme_faults[i].body, "test",
+                                                    &error));
+        }
+    }
+    g_auto(GStrv) sets = g_strsplit(also != NULL ? also : "", ";", -1);
+    bool ok = ks_scenario_apply_set(s, assignment, &error);
+    for (size_t i = 0; ok && sets[i] != NULL && sets[i][0] != '\0'; i++) {
+        ok = ks_scenario_apply_set(s, sets[i], &error);
+    }
+    ok = ok && ks_scenario_finalize(s, &error);
+    if (outcome == EXTREME_CONFLICT) {
+        CU_ASSERT_FALSE(ok);
+        CU_ASSERT_TRUE(g_error_matches(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_CONFLICT) ||
+                       g_error_matches(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_VALUE));
+        ks_scenario_free(s);
+        return;
+    }
+    if (!ok) {
+        fprintf(stderr, "\n--set %s: %s\n", assignment, error->message);
+    }
+    CU_ASSERT_FATAL(ok);
+    if (outcome == EXTREME_RUN && run) {
+        g_autofree char *run_dir = g_build_filename(dir, "run", NULL);
+        struct ks_run_options options = { .run_dir = run_dir };
+        struct ks_run_result result;
+        g_autoptr(GError) run_error = NULL;
+        int code = ks_run_scenario(s, &options, &result, &run_error);
+        if (code != 0 && code != 1) {
+            fprintf(stderr, "\n--set %s: exit %d: %s\n", assignment, code,
+                    run_error != NULL ? run_error->message : "");
+        }
+        CU_ASSERT_TRUE(code == 0 || code == 1);
+        (*run_count)++;
+    }
+    ks_scenario_free(s);
+}
+
+/* Every integer, duration, size, rate and ratio key at its minimum and its
+ * maximum (and a Kafka *.ms key at the largest value that is not "never")
+ * loads and runs to a verdict: no overflow (the ASan+UBSan suite aborts on
+ * one), no assertion. position.bytes near INT64_MAX used to overflow in the
+ * corrupt fault and batch.size = 0 failed an assertion in the producer. */
+static void test_extreme_values(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ksim-extreme-XXXXXX", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    static const struct {
+        enum ks__section_kind kind;
+        const char *prefix;
+    } sections[] = {
+        { KS__SECTION_SCENARIO, "scenario." }, { KS__SECTION_CLUSTER, "cluster." },
+        { KS__SECTION_TOPIC, "topic.t." },     { KS__SECTION_PRODUCER, "producer.p." },
+        { KS__SECTION_CONSUMER, "consumer.c." }, { KS__SECTION_FAULT, "fault.f." },
+    };
+    int tried = 0;
+    int runs = 0;
+    for (size_t k = 0; k < G_N_ELEMENTS(sections); k++) {
+        size_t count = 0;
+        const struct ks__key_spec *table = ks__key_table(sections[k].kind, &count);
+        for (size_t i = 0; i < count; i++) {
+            const struct ks__key_spec *spec = &table[i];
+            int64_t finite_ms = INT64_MAX / 1000000; /* larger *.ms values mean never */
+            int64_t values[3] = { spec->min, spec->max, MIN(spec->max, finite_ms) };
+            size_t value_count = spec->type == KS__VALUE_MS && spec->max > finite_ms ? 3 : 2;
+            for (size_t v = 0; v < value_count; v++) {
+                g_autofree char *text = extreme_text(spec, values[v]);
+                if (text == NULL) {
+                    break;
+                }
+                g_autofree char *prefix = g_strdup_printf("%s%s", sections[k].prefix, spec->name);
+                g_autofree char *assignment = g_strdup_printf("%s=%s", prefix, text);
+                bool run = values[v] <= 0 || (EXTREME_RUNS_ALL && v > 0);
+                extreme_try(dir, prefix, assignment, run, &runs);
+                tried++;
+            }
+        }
+    }
+    /* Every numeric key was tried (about 90 keys); most ends run. */
+    CU_ASSERT_TRUE(tried > 180);
+    CU_ASSERT_TRUE(runs > (EXTREME_RUNS_ALL ? 120 : 30));
+    ks_test_remove_tree(dir);
+}
+
+/* The times a run adds up stay far from INT64_MAX at their maxima: the
+ * longest run and drain, a fault at its end, delayed and lasting as long
+ * again, plus the largest latencies. */
+static void test_time_sums_bounded(void)
+{
+    const struct ks__key_spec *duration = ks__key_find(KS__SECTION_SCENARIO, "duration");
+    const struct ks__key_spec *drain = ks__key_find(KS__SECTION_SCENARIO, "final.drain");
+    const char *fault_times[] = { "at", "delay", "restart.after", "duration" };
+    const char *latencies[] = { "disk.latency", "network.latency" };
+    int64_t total = duration->max + drain->max;
+    for (size_t i = 0; i < G_N_ELEMENTS(fault_times); i++) {
+        total += ks__key_find(KS__SECTION_FAULT, fault_times[i])->max;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(latencies); i++) {
+        total += 2 * ks__key_find(KS__SECTION_FAULT, latencies[i])->max; /* both ends slow */
+    }
+    total += ks__key_find(KS__SECTION_CLUSTER, "network.latency")->max +
+             ks__key_find(KS__SECTION_CLUSTER, "network.jitter")->max;
+    CU_ASSERT_TRUE(total > 0 && total < INT64_MAX / 64);
+    /* Every start is within the run. */
+    CU_ASSERT_EQUAL(ks__key_find(KS__SECTION_PRODUCER, "start")->max, duration->max);
+    CU_ASSERT_EQUAL(ks__key_find(KS__SECTION_CONSUMER, "start")->max, duration->max);
+}
+
 /* ---- the generated reference -------------------------------------------------------------------- */
 
 static void test_key_reference_doc(void)
@@ -1424,6 +1668,8 @@ void ks_test_register_scenario(void)
         { "write ini, copy, sections", test_write_ini_copy_sections },
         { "key reference doc", test_key_reference_doc },
         { "random mutations", test_mutations },
+        { "extreme values run", test_extreme_values },
+        { "time sums bounded", test_time_sums_bounded },
     };
     KS_TEST_ADD_SUITE("sim/scenario", cases);
 }
