@@ -2269,6 +2269,21 @@ bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
+bool ks_scenario_parse_duration(const char *text, int64_t *out_ns, GError **error)
+{
+    g_autofree char *message = NULL;
+    if (!ks__parse_duration_ns(text, true, out_ns, &message)) {
+        g_set_error_literal(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_VALUE, message);
+        return false;
+    }
+    return true;
+}
+
+uint64_t ks__scenario_lookup_count(const struct ks_scenario *scenario)
+{
+    return scenario->raw->lookup_count;
+}
+
 int32_t ks_scenario_topic_index(const struct ks_scenario *scenario, const char *name)
 {
     for (size_t i = 0; i < scenario->topic_count; i++) {
@@ -2746,9 +2761,4 @@ char *ks_scenario_params_json(const struct ks_scenario *scenario)
     g_autoptr(JsonGenerator) generator = json_generator_new();
     json_generator_set_root(generator, root);
     return json_generator_to_data(generator, NULL);
-}
-
-uint64_t ks__scenario_lookup_count(const struct ks_scenario *scenario)
-{
-    return scenario->raw->lookup_count;
 }

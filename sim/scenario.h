@@ -392,6 +392,13 @@ void ks_scenario_write_key_reference(FILE *out);
 
 /* ---- helpers ------------------------------------------------------------------- */
 
+/* Parses a duration as a scenario file writes it: a plain decimal and a unit
+ * (ns us ms s m h), exact to the nanosecond ("12s", "1.5s", "250ms"); no
+ * sign, spaces, exponent, hex, nan or inf, and at most INT64_MAX ns. On
+ * failure returns false and sets *error (KS_SCENARIO_ERROR_VALUE) to what is
+ * wrong, without a location. For command-line times such as describe --at. */
+bool ks_scenario_parse_duration(const char *text, int64_t *out_ns, GError **error);
+
 /* Indexes by name, -1 if absent. Work on a finalized scenario. */
 int32_t ks_scenario_topic_index(const struct ks_scenario *scenario, const char *name);
 int32_t ks_scenario_producer_index(const struct ks_scenario *scenario, const char *name);

@@ -1330,6 +1330,157 @@ static void test_write_ini_copy_sections(void)
     ks_scenario_free(s);
 }
 
+/* Splits a fuzz corpus entry: scenario text, then optionally a line "%%" and
+ * one --set assignment per line (tests/fuzz/fuzz_scenario.c reads it so). */
+static void corpus_split(const char *text, size_t size, GString *scenario, GPtrArray *sets)
+{
+    const char *mark = g_strstr_len(text, (gssize)size, "\n%%\n");
+    size_t scenario_bytes = mark != NULL ? (size_t)(mark - text) + 1 : size;
+    g_string_append_len(scenario, text, (gssize)scenario_bytes);
+    if (mark != NULL) {
+        g_autofree char *rest = g_strndup(mark + 4, size - scenario_bytes - 3);
+        g_auto(GStrv) lines = g_strsplit(rest, "\n", -1);
+        for (size_t i = 0; lines[i] != NULL; i++) {
+            if (lines[i][0] != '\0') {
+                g_ptr_array_add(sets, g_strdup(lines[i]));
+            }
+        }
+    }
+}
+
+static char *ini_text(const struct ks_scenario *scenario)
+{
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    ks_scenario_write_ini(out, scenario);
+    fclose(out);
+    return text;
+}
+
+/* load -> write_ini -> load gives the same params JSON and seed, and writing
+ * again gives the same text, for one file with its --set lines. Returns
+ * false if the file itself does not load (corpus entries may be bad). */
+static bool round_trip_one(const char *path)
+{
+    g_autofree char *data = NULL;
+    size_t size = 0;
+    CU_ASSERT_FATAL(g_file_get_contents(path, &data, &size, NULL));
+    g_autoptr(GString) text = g_string_new(NULL);
+    g_autoptr(GPtrArray) sets = g_ptr_array_new_with_free_func(g_free);
+    corpus_split(data, size, text, sets);
+    struct ks_scenario *s = NULL;
+    g_autoptr(GError) error = NULL;
+    bool ok = ks_scenario_parse_from_bytes(path, text->str, text->len, &s, &error);
+    for (guint i = 0; ok && i < sets->len; i++) {
+        ok = ks_scenario_apply_set(s, g_ptr_array_index(sets, i), &error);
+    }
+    ok = ok && ks_scenario_finalize(s, &error);
+    if (!ok) {
+        ks_scenario_free(s);
+        return false;
+    }
+    g_autofree char *ini = ini_text(s);
+    struct ks_scenario *back = NULL;
+    g_autoptr(GError) back_error = NULL;
+    bool loaded = ks_scenario_load_from_data("elsewhere/other-name.ini", ini, &back, &back_error);
+    if (!loaded) {
+        fprintf(stderr, "\n%s: write_ini output does not load: %s\n%s\n", path,
+                back_error->message, ini);
+    }
+    CU_ASSERT_FATAL(loaded);
+    g_autofree char *json = ks_scenario_params_json(s);
+    g_autofree char *json_back = ks_scenario_params_json(back);
+    if (strcmp(json, json_back) != 0) {
+        fprintf(stderr, "\n%s: params differ after write_ini:\n%s\n%s\n", path, json,
+                json_back);
+    }
+    CU_ASSERT_STRING_EQUAL(json, json_back);
+    CU_ASSERT_EQUAL(s->seed, back->seed);
+    CU_ASSERT_STRING_EQUAL(s->name, back->name);
+    g_autofree char *ini_back = ini_text(back);
+    CU_ASSERT_STRING_EQUAL(ini, ini_back);
+    ks_scenario_free(back);
+    ks_scenario_free(s);
+    return true;
+}
+
+static int round_trip_folder(const char *folder)
+{
+    g_autoptr(GDir) dir = g_dir_open(folder, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    for (const char *name; (name = g_dir_read_name(dir)) != NULL;) {
+        g_ptr_array_add(names, g_strdup(name));
+    }
+    g_ptr_array_sort(names, (GCompareFunc)g_strcmp0); /* a fixed order, for messages */
+    int loaded = 0;
+    for (guint i = 0; i < names->len; i++) {
+        g_autofree char *path = g_build_filename(folder, g_ptr_array_index(names, i), NULL);
+        loaded += round_trip_one(path);
+    }
+    return loaded;
+}
+
+/* The round trip as a property over every scenario we have: scenarios/, the
+ * SPEC example and the parser fuzzer's corpus (with its --set lines). It
+ * used to fail for a name taken from the file name (reloaded elsewhere it
+ * changed) and for --set values that a file cannot hold ("a # b", a
+ * newline), which are now refused. */
+static void test_write_ini_round_trip(void)
+{
+    int scenarios = round_trip_folder("scenarios");
+    int corpus = round_trip_folder("tests/fuzz/fuzz_scenario-corpus");
+    CU_ASSERT_TRUE(round_trip_one("tests/sim/scenario-spec-example.ini"));
+    CU_ASSERT_TRUE(scenarios >= 29);
+    CU_ASSERT_TRUE(corpus >= 5);
+    /* Refused --set values: each would change meaning in a file. */
+    static const char *const refused[] = {
+        "scenario.description=a # b",    "scenario.description=#x",
+        "scenario.description=a\nb",     "scenario.description=tab\tand\rreturn",
+        "scenario.description=caf\xe9",  "expect.partition.orders-0 x.leader=1",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+        struct ks_scenario *s = NULL;
+        g_autoptr(GError) error = NULL;
+        CU_ASSERT_FATAL(ks_scenario_parse_from_data("r.ini", BASE, &s, &error));
+        CU_ASSERT_FALSE(ks_scenario_apply_set(s, refused[i], &error));
+        CU_ASSERT_TRUE(g_error_matches(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_SYNTAX));
+        CU_ASSERT_PTR_NULL(error != NULL ? strchr(error->message, '\n') : NULL);
+        ks_scenario_free(s);
+    }
+}
+
+/* The strict duration parser that command-line times share. */
+static void test_parse_duration(void)
+{
+    static const struct {
+        const char *text;
+        int64_t ns; /* -1: refused */
+    } cases[] = {
+        { "12s", 12 * S },     { "1.5s", 1500 * MS }, { "250ms", 250 * MS }, { "0s", 0 },
+        { "2562047h", 2562047LL * 3600 * S },         { "nan", -1 },         { "inf", -1 },
+        { "infs", -1 },        { "0x10s", -1 },       { "1e3s", -1 },        { "-1s", -1 },
+        { "+1s", -1 },         { " 1s", -1 },         { "1s ", -1 },         { "12", -1 },
+        { "2562048h", -1 },    { "99999999999999999999ns", -1 },             { "", -1 },
+        { ".5s", -1 },         { "1.5ns", -1 },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int64_t ns = -1;
+        g_autoptr(GError) error = NULL;
+        bool ok = ks_scenario_parse_duration(cases[i].text, &ns, &error);
+        if (ok != (cases[i].ns >= 0)) {
+            fprintf(stderr, "\nduration '%s': %s\n", cases[i].text, ok ? "accepted" : "refused");
+        }
+        CU_ASSERT_EQUAL(ok, cases[i].ns >= 0);
+        if (ok) {
+            CU_ASSERT_EQUAL(ns, cases[i].ns);
+        } else {
+            CU_ASSERT_TRUE(g_error_matches(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_VALUE));
+        }
+    }
+}
+
 /* ---- robustness ------------------------------------------------------------------------------ */
 
 /* Mutates the SPEC example at random (fixed seed: byte changes, deleted and
@@ -1666,6 +1817,8 @@ void ks_test_register_scenario(void)
         { "expectations", test_expectations },
         { "params json", test_params_json },
         { "write ini, copy, sections", test_write_ini_copy_sections },
+        { "write ini round trip over every scenario", test_write_ini_round_trip },
+        { "strict duration parser", test_parse_duration },
         { "key reference doc", test_key_reference_doc },
         { "random mutations", test_mutations },
         { "extreme values run", test_extreme_values },
