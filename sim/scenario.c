@@ -3,14 +3,20 @@
 **
 ** Three stages, so that --set overrides are applied before cross-field rules:
 **
-**   1. Scan (parse_text): our own line scanner, not GKeyFile, because GKeyFile
+**   1. Scan (scan_text): our own line scanner, not GKeyFile, because GKeyFile
 **      keeps a trailing "# ..." in the value, merges a repeated key or section
-**      silently, and gives no line numbers. Each line is a comment, a
-**      [section NAME] header or `key = value`; a '#' at the start of a line or
-**      after whitespace in a value starts a comment. The result is the raw
-**      model: sections in file order, each with its assignments and lines.
-**      Every key is checked against its section's key table here and every
-**      typed value parsed once, so a bad value fails at load with its line.
+**      silently, and gives no line numbers. The input is bytes with a length
+**      (a file is read whole, only if it is a regular file of at most 16 MiB):
+**      each line must be UTF-8 without NUL or control characters but tabs, so
+**      nothing can cut the text short or reach the outputs unseen; a BOM at the
+**      very start is skipped. Each line is a comment, a [section NAME] header
+**      or `key = value`; a '#' at the start of a line or after whitespace in a
+**      value starts a comment. The result is the raw model: sections in file
+**      order, each with its assignments and lines. Section limits are checked
+**      as each header arrives; every key is checked against its section's key
+**      table (a Kafka key ksim does not model, or a near miss, gets its own
+**      message) and every typed value parsed once, so a bad value fails at load
+**      with its line. Scanning is linear in the input (R4).
 **   2. --set (ks_scenario_apply_set): replaces or adds one assignment, checked
 **      by the same table; its location in messages is "--set ASSIGNMENT".
 **   3. Finalize: rebuilds every field of struct ks_scenario from the raw
@@ -25,6 +31,9 @@
 **   R3  After a successful finalize every index in the struct is in range:
 **       topic_index < topic_count, partition < partition_count, client
 **       indexes < their counts, broker ids in 1..broker_count.
+**   R4  The hash indexes (sections by kind and name, entries by key) hold
+**       exactly the sections and entries of the arrays, and kind_counts
+**       counts them; lookups never iterate.
 */
 #include "scenario.h"
 
@@ -63,8 +72,9 @@ struct raw_section {
 
 /* R4: sections_by_key and entry_index hold exactly the sections and entries
  * of the arrays, so every lookup is one hash probe and scanning a file is
- * linear in its size. Neither table is ever iterated (STYLE 3.6: only
- * lookups, so hash order cannot reach anything). */
+ * linear in its size (the old linear search made 200,000 sections take
+ * minutes). Neither table is ever iterated (STYLE 3.6: only lookups, so hash
+ * order cannot reach anything). */
 struct ks_scenario_raw {
     char *file;
     GPtrArray *sections; /* of struct raw_section, owned, file order */
@@ -306,9 +316,14 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
         if (metric_find(key, &metric) || expect_partition_key(key, &tp, &field)) {
             return true;
         }
+        size_t metric_count = 0;
+        const char *const *metrics = ks_scenario_metric_names(&metric_count);
+        const char *best = ks__closest_name(key, metrics, metric_count);
+        g_autofree char *hint = best != NULL ? g_strdup_printf(" (did you mean '%s'?)", best)
+                                             : g_strdup("");
         *code = KS_SCENARIO_ERROR_UNKNOWN_KEY;
         *message = g_strdup_printf("'%s' is not a metric (see SPEC section 5) nor "
-                                   "partition.TOPIC-N.leader|isr|leader_epoch|hw", key);
+                                   "partition.TOPIC-N.leader|isr|leader_epoch|hw%s", key, hint);
         return false;
     }
     const struct ks__key_spec *spec = ks__key_find(kind, key);
@@ -326,8 +341,16 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
             }
             return true;
         }
+        const struct ks__not_modelled *row = ks__not_modelled_find(kind, key);
+        if (row != NULL) {
+            *code = KS_SCENARIO_ERROR_NOT_MODELLED;
+            *message = ks__not_modelled_message(row);
+            return false;
+        }
+        g_autofree char *hint = ks__unknown_key_hint(kind, key);
         *code = KS_SCENARIO_ERROR_UNKNOWN_KEY;
-        *message = g_strdup_printf("unknown key '%s' in [%s]", key, ks__section_kind_name(kind));
+        *message = g_strdup_printf("unknown key '%s' in [%s]%s", key, ks__section_kind_name(kind),
+                                   hint);
         return false;
     }
     struct ks__value parsed;
@@ -416,9 +439,17 @@ static bool scan_header(struct ks_scenario_raw *raw, const char *origin, char *t
     }
     enum ks__section_kind kind;
     if (!section_kind_parse(inner, &kind)) {
+        const char *kinds[KS__SECTION_COUNT];
+        for (int k = 0; k < KS__SECTION_COUNT; k++) {
+            kinds[k] = ks__section_kind_name((enum ks__section_kind)k);
+        }
+        const char *best = ks__closest_name(inner, kinds, KS__SECTION_COUNT);
+        g_autofree char *hint = best != NULL ? g_strdup_printf("did you mean [%s%s]? ", best,
+                                                               name[0] != '\0' ? " NAME" : "")
+                                             : g_strdup("");
         return fail_at(error, KS_SCENARIO_ERROR_UNKNOWN_KEY, &here, NULL,
-                       "unknown section [%s] (known: scenario, cluster, topic NAME, producer "
-                       "NAME, consumer NAME, fault NAME, expect)", inner);
+                       "unknown section [%s] (%sknown: scenario, cluster, topic NAME, producer "
+                       "NAME, consumer NAME, fault NAME, expect)", inner, hint);
     }
     g_autofree char *message = NULL;
     if (section_is_named(kind)) {
@@ -1232,6 +1263,16 @@ static bool topic_reference(const struct ks_scenario *scenario, const struct raw
         g_autofree char *label = section_label(section);
         return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
                        "%s needs the key 'topic'", label);
+    }
+    if (strchr(entry->value, ',') != NULL) {
+        /* Kafka's clients take several topics (a subscription, records to
+         * any topic); a ksim client has one, and a comma is never in a
+         * topic name. */
+        return fail_at(error, KS_SCENARIO_ERROR_NOT_MODELLED, section, entry,
+                       "topic = %s: Kafka's %s is not modelled by ksim (see docs/model.md): "
+                       "one topic per client", entry->value,
+                       section->kind == KS__SECTION_CONSUMER ? "subscription to several topics"
+                                                             : "producing to several topics");
     }
     *out = ks_scenario_topic_index(scenario, entry->value);
     if (*out < 0) {

@@ -390,6 +390,10 @@ void ks_scenario_write_ini(FILE *out, const struct ks_scenario *scenario);
 /* Writes the Markdown key reference (docs/scenario-format.md is exactly this). */
 void ks_scenario_write_key_reference(FILE *out);
 
+/* Writes the Markdown list of Kafka settings ksim does not model, by section
+ * (docs/model.md holds exactly this between its "not-modelled" markers). */
+void ks_scenario_write_not_modelled(FILE *out);
+
 /* ---- helpers ------------------------------------------------------------------- */
 
 /* Parses a duration as a scenario file writes it: a plain decimal and a unit

@@ -44,6 +44,7 @@
 
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 /* ---- choices ------------------------------------------------------------ */
@@ -408,6 +409,214 @@ static const struct ks__key_spec fault_keys[] = {
       "heal: the partition, slow, pause or drop fault to undo. Default: every network "
       "fault (partitions and drops)." },
 };
+
+/* ---- Kafka settings that ksim does not model -------------------------------------- */
+
+#define CL KS__SECTION_CLUSTER
+#define TP KS__SECTION_TOPIC
+#define PD KS__SECTION_PRODUCER
+#define CN KS__SECTION_CONSUMER
+
+/* A Kafka user will type these; each gets "Kafka's KEY is not modelled by
+ * ksim (see docs/model.md)" instead of "unknown key", and docs/model.md
+ * lists them from this table (ks_scenario_write_not_modelled). A later
+ * change that models one removes its row and adds a key row above. */
+static const struct ks__not_modelled not_modelled_keys[] = {
+    /* section, key, ksim key to write instead (or NULL), why */
+    { CL, "compression.type", NULL, "no compression codecs: batches are stored as produced, "
+                                    "uncompressed" },
+    { CL, "log.retention.hours", "log.retention.ms", "only the `.ms` form of Kafka's time "
+                                                     "settings" },
+    { CL, "log.retention.minutes", "log.retention.ms", "only the `.ms` form" },
+    { CL, "log.roll.hours", "log.roll.ms", "only the `.ms` form" },
+    { CL, "log.roll.jitter.ms", NULL, "no segment roll jitter" },
+    { CL, "log.roll.jitter.hours", NULL, "no segment roll jitter" },
+    { CL, "log.segment.delete.delay.ms", NULL, "deleted segments go at once" },
+    { CL, "log.message.timestamp.type", NULL, "CreateTime only" },
+    { CL, "log.cleaner.max.compaction.lag.ms", NULL, "compaction is not forced by age" },
+    { CL, "log.cleaner.enable", NULL, "the cleaner always runs for compacted topics" },
+    { CL, "log.cleaner.threads", NULL, "no cleaner threads or buffers" },
+    { CL, "log.cleaner.dedupe.buffer.size", NULL, "no cleaner threads or buffers" },
+    { CL, "log.cleaner.backoff.ms", NULL, "fixed at Kafka's default, 15000" },
+    { CL, "log.flush.start.offset.checkpoint.interval.ms", "log.flush.offset.checkpoint.interval.ms",
+      "log-start-offset-checkpoint is written with the recovery points" },
+    { CL, "log.dirs", NULL, "one log folder per broker, under the run folder" },
+    { CL, "log.dir", NULL, "one log folder per broker, under the run folder" },
+    { CL, "num.replica.fetchers", NULL, "one fetcher per follower and leader" },
+    { CL, "num.io.threads", NULL, "no thread pools: a broker handles one event at a time" },
+    { CL, "num.network.threads", NULL, "no thread pools: a broker handles one event at a time" },
+    { CL, "num.recovery.threads.per.data.dir", NULL, "no thread pools" },
+    { CL, "auto.create.topics.enable", NULL, "the topics are the [topic] sections" },
+    { CL, "leader.imbalance.per.broker.percentage", NULL,
+      "the preferred-leader check moves every imbalanced partition (as KRaft does)" },
+    { CL, "offsets.retention.minutes", NULL, "committed offsets do not expire" },
+    { CL, "transaction.state.log.replication.factor", NULL, "no transactions" },
+    { CL, "transaction.state.log.min.isr", NULL, "no transactions" },
+    { CL, "transaction.state.log.num.partitions", NULL, "no transactions" },
+    { CL, "transaction.max.timeout.ms", NULL, "no transactions" },
+    { CL, "transactional.id.expiration.ms", NULL, "no transactions" },
+    { CL, "producer.id.expiration.ms", NULL, "producer ids do not expire" },
+    { CL, "eligible.leader.replicas.enable", NULL, "no Eligible Leader Replicas (KIP-966)" },
+    { CL, "replica.lag.max.messages", NULL,
+      "the ISR follows replica.lag.time.max.ms only (Kafka 0.9 removed this key)" },
+    { CL, "broker.id", NULL, "brokers are numbered 1..brokers" },
+    { CL, "node.id", NULL, "brokers are numbered 1..brokers" },
+    { CL, "process.roles", NULL, "brokers are brokers; the controller is a node of its own" },
+    { CL, "controller.quorum.voters", NULL, "one controller, not a quorum" },
+    { CL, "controller.quorum.election.timeout.ms", NULL, "one controller, not a quorum" },
+    { CL, "controller.quorum.fetch.timeout.ms", NULL, "one controller, not a quorum" },
+    { CL, "listeners", NULL, "nodes talk over ksim's simulated network" },
+    { TP, "compression.type", NULL, "no compression codecs" },
+    { TP, "message.timestamp.type", NULL, "CreateTime only" },
+    { TP, "segment.jitter.ms", NULL, "no segment roll jitter" },
+    { TP, "file.delete.delay.ms", NULL, "deleted segments go at once" },
+    { TP, "max.compaction.lag.ms", NULL, "compaction is not forced by age" },
+    { TP, "preallocate", NULL, "segment files are not preallocated" },
+    { TP, "remote.storage.enable", NULL, "no tiered storage" },
+    { TP, "local.retention.ms", NULL, "no tiered storage" },
+    { TP, "local.retention.bytes", NULL, "no tiered storage" },
+    { TP, "leader.replication.throttled.replicas", NULL, "no replication quotas" },
+    { TP, "follower.replication.throttled.replicas", NULL, "no replication quotas" },
+    { PD, "compression.type", NULL, "no compression codecs" },
+    { PD, "transactional.id", NULL, "no transactions: an idempotent producer at most" },
+    { PD, "transaction.timeout.ms", NULL, "no transactions" },
+    { PD, "partitioner.class", NULL, "the built-in partitioner only (murmur2, sticky)" },
+    { PD, "partitioner.ignore.keys", NULL, "keyed records always go by murmur2" },
+    { PD, "partitioner.adaptive.partitioning.enable", NULL, "no adaptive partitioning" },
+    { PD, "partitioner.availability.timeout.ms", NULL, "no adaptive partitioning" },
+    { PD, "max.request.size", NULL, "fixed at Kafka's default, 1048576" },
+    { PD, "reconnect.backoff.ms", NULL, "no reconnect backoff" },
+    { PD, "reconnect.backoff.max.ms", NULL, "no reconnect backoff" },
+    { PD, "bootstrap.servers", NULL, "clients know the simulated cluster" },
+    { PD, "client.id", NULL, "clients are named by their section" },
+    { PD, "key.serializer", NULL, "keys and values are ksim's own bytes" },
+    { PD, "value.serializer", NULL, "keys and values are ksim's own bytes" },
+    { CN, "isolation.level", NULL, "no transactions: every consumer reads uncommitted" },
+    { CN, "group.instance.id", NULL, "no static membership (KIP-345)" },
+    { CN, "group.protocol", NULL, "the classic group protocol only, not KIP-848's" },
+    { CN, "group.remote.assignor", NULL, "the classic group protocol only, not KIP-848's" },
+    { CN, "client.rack", NULL, "consumers fetch from leaders only (no KIP-392)" },
+    { CN, "fetch.max.bytes", NULL, "fixed at Kafka's default, 52428800" },
+    { CN, "request.timeout.ms", NULL, "fixed at Kafka's default, 30000" },
+    { CN, "retry.backoff.ms", NULL, "fixed at Kafka's default, 100" },
+    { CN, "bootstrap.servers", NULL, "clients know the simulated cluster" },
+    { CN, "client.id", NULL, "clients are named by their section" },
+    { CN, "key.deserializer", NULL, "keys and values are ksim's own bytes" },
+    { CN, "value.deserializer", NULL, "keys and values are ksim's own bytes" },
+};
+
+#undef CL
+#undef TP
+#undef PD
+#undef CN
+
+const struct ks__not_modelled *ks__not_modelled_find(enum ks__section_kind kind, const char *key)
+{
+    for (size_t i = 0; i < KS_ARRAY_COUNT(not_modelled_keys); i++) {
+        if (not_modelled_keys[i].kind == kind && strcmp(not_modelled_keys[i].key, key) == 0) {
+            return &not_modelled_keys[i];
+        }
+    }
+    return NULL;
+}
+
+char *ks__not_modelled_message(const struct ks__not_modelled *row)
+{
+    if (row->instead != NULL) {
+        return g_strdup_printf("Kafka's %s is not modelled by ksim (see docs/model.md); write %s",
+                               row->key, row->instead);
+    }
+    return g_strdup_printf("Kafka's %s is not modelled by ksim (see docs/model.md)", row->key);
+}
+
+void ks_scenario_write_not_modelled(FILE *out)
+{
+    static const enum ks__section_kind kinds[] = { KS__SECTION_CLUSTER, KS__SECTION_TOPIC,
+                                                   KS__SECTION_PRODUCER, KS__SECTION_CONSUMER };
+    for (size_t k = 0; k < KS_ARRAY_COUNT(kinds); k++) {
+        fprintf(out, "%s[%s%s]:\n\n", k == 0 ? "" : "\n", ks__section_kind_name(kinds[k]),
+                kinds[k] == KS__SECTION_CLUSTER ? "" : " NAME");
+        for (size_t i = 0; i < KS_ARRAY_COUNT(not_modelled_keys); i++) {
+            const struct ks__not_modelled *row = &not_modelled_keys[i];
+            if (row->kind != kinds[k]) {
+                continue;
+            }
+            fprintf(out, "- `%s`: %s", row->key, row->why);
+            if (row->instead != NULL) {
+                fprintf(out, "; write `%s`", row->instead);
+            }
+            fputs(".\n", out);
+        }
+    }
+}
+
+/* ---- did you mean ------------------------------------------------------------------ */
+
+/* Levenshtein distance, or SIZE_MAX when either text is longer than 80. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a);
+    size_t m = strlen(b);
+    if (n > 80 || m > 80) {
+        return SIZE_MAX;
+    }
+    size_t row[81];
+    for (size_t j = 0; j <= m; j++) {
+        row[j] = j;
+    }
+    for (size_t i = 1; i <= n; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= m; j++) {
+            size_t above = row[j];
+            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            row[j] = MIN(MIN(row[j] + 1, row[j - 1] + 1), diagonal + cost);
+            diagonal = above;
+        }
+    }
+    return row[m];
+}
+
+const char *ks__closest_name(const char *word, const char *const *names, size_t count)
+{
+    const char *best = NULL;
+    size_t best_distance = SIZE_MAX;
+    for (size_t i = 0; i < count; i++) {
+        size_t distance = edit_distance(word, names[i]);
+        /* Close: at most a quarter of the longer name changed. The first of
+         * equally close names wins, so the suggestion is deterministic. */
+        size_t longer = MAX(strlen(word), strlen(names[i]));
+        if (distance < best_distance && distance * 4 <= longer) {
+            best = names[i];
+            best_distance = distance;
+        }
+    }
+    return best;
+}
+
+char *ks__unknown_key_hint(enum ks__section_kind kind, const char *key)
+{
+    /* A key of another section, written in the wrong one. */
+    static const enum ks__section_kind others[] = {
+        KS__SECTION_SCENARIO, KS__SECTION_CLUSTER, KS__SECTION_TOPIC, KS__SECTION_PRODUCER,
+        KS__SECTION_CONSUMER, KS__SECTION_FAULT };
+    for (size_t k = 0; k < KS_ARRAY_COUNT(others); k++) {
+        if (others[k] != kind && ks__key_find(others[k], key) != NULL) {
+            bool named = others[k] != KS__SECTION_SCENARIO && others[k] != KS__SECTION_CLUSTER;
+            return g_strdup_printf(" (it goes in [%s%s])", ks__section_kind_name(others[k]),
+                                   named ? " NAME" : "");
+        }
+    }
+    size_t count = 0;
+    const struct ks__key_spec *table = ks__key_table(kind, &count);
+    const char *names[64];
+    ks_assert(count <= KS_ARRAY_COUNT(names));
+    for (size_t i = 0; i < count; i++) {
+        names[i] = table[i].name;
+    }
+    const char *best = ks__closest_name(key, names, count);
+    return best != NULL ? g_strdup_printf(" (did you mean '%s'?)", best) : g_strdup("");
+}
 
 /* ---- tables ------------------------------------------------------------------- */
 
@@ -1246,7 +1455,8 @@ static void write_table(FILE *out, enum ks__section_kind kind)
 
 void ks_scenario_write_key_reference(FILE *out)
 {
-    fputs(
+    fprintf(
+        out,
         "# Scenario file format\n"
         "\n"
         "<!-- Generated from the key tables in sim/scenario_keys.c; the sim/scenario test suite\n"
@@ -1255,16 +1465,25 @@ void ks_scenario_write_key_reference(FILE *out)
         "\n"
         "A scenario is a GLib-style key file (INI): `[section]` headers and `key = value` lines.\n"
         "\n"
+        "- The file is UTF-8 text of at most %d MiB, and a regular file (not a folder, device or\n"
+        "  pipe). A NUL byte, invalid UTF-8 or a control character other than a tab is an error\n"
+        "  with its line. Lines may end in `\\r\\n`, and a UTF-8 byte order mark at the very\n"
+        "  start is skipped, as editors on Windows write both.\n"
         "- `#` starts a comment at the start of a line or after a value when a space or tab\n"
         "  comes before it (`acks = all   # the default`). A `#` inside a word stays.\n"
         "- A section or a key given twice is an error that names both lines.\n"
         "- An unknown section or key, a bad value, a value out of range, a reference to a\n"
         "  missing topic, client, fault or broker, and keys that contradict each other are\n"
         "  errors of the form `FILE:LINE: what is wrong` (exit status 2). Nothing is ignored.\n"
+        "  An unknown key close to a known one gets a suggestion (`did you mean 'brokers'?`),\n"
+        "  a key of another section says where it goes, and a Kafka setting that ksim does not\n"
+        "  model says so (docs/model.md lists them).\n"
         "- Sections: `[scenario]`, `[cluster]`, `[topic NAME]`, `[producer NAME]`,\n"
-        "  `[consumer NAME]`, `[fault NAME]`, `[expect]`. Topic names follow Kafka's rule\n"
-        "  (`a-z A-Z 0-9 . _ -`, at most 249 characters, not `.` or `..`); other names use\n"
-        "  the same characters, at most 63.\n"
+        "  `[consumer NAME]`, `[fault NAME]`, `[expect]`, kind and name separated by spaces (a\n"
+        "  tab inside the brackets is an error). At most %d topics, %d producers, %d\n"
+        "  consumers and %d faults. Topic names follow Kafka's rule\n"
+        "  (`a-z A-Z 0-9 . _ -`, at most %d characters, not `.` or `..`); other names use\n"
+        "  the same characters, at most %d.\n"
         "- Keys in `[cluster]`, `[topic]`, `[producer]` and `[consumer]` are Kafka's own\n"
         "  configuration names with Kafka's current (4.0) defaults; ksim's own keys are marked\n"
         "  `ksim:`.\n"
@@ -1281,10 +1500,13 @@ void ks_scenario_write_key_reference(FILE *out)
         "  (`1GiB`, `1.5KiB`); the result must be a whole number of bytes.\n"
         "- **bytes per second**: a size, optionally followed by `/s` (`500MiB/s`).\n"
         "- **records/s**: an integer, optionally followed by `/s` (`2000/s`).\n"
+        "- Numbers are plain decimals: no `+`, exponent, hex, `nan` or `inf`. An integer too\n"
+        "  large for its key is out of range; an `[expect]` value is below 2^53 in size.\n"
         "- **true, false**: as Kafka, case does not matter.\n"
         "\n"
         "## [scenario]\n\n",
-        out);
+        KS_SCENARIO_FILE_BYTES_MAX >> 20, KS_SCENARIO_TOPIC_COUNT_MAX, KS_SCENARIO_CLIENT_COUNT_MAX, KS_SCENARIO_CLIENT_COUNT_MAX,
+        KS_SCENARIO_FAULT_COUNT_MAX, KS_TOPIC_NAME_BYTES_MAX, KS_SCENARIO_NAME_BYTES_MAX);
     write_table(out, KS__SECTION_SCENARIO);
     fputs("## [cluster]\n\n"
           "Brokers have ids 1..`brokers`. Topic settings that a `[topic]` leaves out come from\n"
@@ -1380,7 +1602,8 @@ void ks_scenario_write_key_reference(FILE *out)
           "`expect.acked_lost=>0`. The named topic, client or fault must exist (the longest\n"
           "matching topic name wins when names contain dots). All `--set` values are applied\n"
           "before the rules between keys are checked; an error reads\n"
-          "`--set KEY=VALUE: what is wrong`.\n"
+          "`--set KEY=VALUE: what is wrong`. A value must be one a file can hold: one line,\n"
+          "no control characters, and no `#` at its start or after a space.\n"
           "\n"
           "## Recorded parameters\n"
           "\n"
