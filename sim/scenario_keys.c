@@ -28,8 +28,10 @@
 **     disk.latency and network.latency) are at most 1h: a message adds up to
 **     four of them (link, jitter, both ends' slow delay);
 **   - Kafka *.ms keys become ms * 10^6 ns; a value above INT64_MAX / 10^6 ms
-**     becomes KS_INT64_UNSET ("never"), which the model only compares with
-**     or divides back to ms, never adds to; *.seconds are at most 10^9 s;
+**     becomes KS_INT64_UNSET ("never"). As a timer delay it is added to the
+**     clock in uint64, where now + INT64_MAX still fits (the timer never
+**     fires); otherwise the model compares it or divides it back to ms;
+**     *.seconds are at most 10^9 s;
 **   - sizes are int32 where Kafka's are (file positions in a segment are
 **     int32 in Kafka's index, hence position.bytes <= INT32_MAX); int64 sizes
 **     (retention.bytes, buffer.memory) are only compared with totals;
