@@ -46,7 +46,7 @@ ASAN_OBJ = $(LIB_SRC:%.c=build/asan/%.o) $(TEST_SRC:%.c=build/asan/%.o)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=bin/bench/%)
 
 .PHONY: all deps build test test-all unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards decode \
-        fuzz-log demo demo-all bench bench-all clean
+        fuzz fuzz-log fuzz-scenario demo demo-all bench bench-all clean
 
 # The public targets install what is missing first, then run make again so
 # that pkg-config's flags are read after the install.
@@ -170,11 +170,17 @@ shards: bin/ksim
 	sh tests/shards.sh
 	sh tests/explore.sh
 
-# Bounded libFuzzer run over the batch decoder and log recovery (needs clang).
-fuzz-log:
+# Bounded libFuzzer runs (needs clang): the batch decoder and log recovery
+# (fuzz-log), the scenario parser with --set, finalize and the write_ini
+# round trip (fuzz-scenario); make fuzz runs both side by side.
+fuzz:
 	sh tests/fuzz/run.sh
+fuzz-log:
+	sh tests/fuzz/run.sh fuzz_log
+fuzz-scenario:
+	sh tests/fuzz/run.sh fuzz_scenario
 
-test-all: unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards decode fuzz-log
+test-all: unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards decode fuzz
 	@echo "make test: all passed"
 
 # ---- demo ------------------------------------------------------------------------

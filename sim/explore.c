@@ -331,6 +331,9 @@ static void shrink(const struct explore *explore, GArray *faults, uint64_t seed,
 /* R3: the original text without [fault] sections, seed = S in [scenario]. */
 static void write_base_text(GString *out, const char *text, uint64_t seed)
 {
+    if (g_str_has_prefix(text, "\xEF\xBB\xBF")) {
+        text += 3; /* the loader skips a BOM at the start; here it would hide a header */
+    }
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     bool in_fault = false;
     bool in_scenario = false;
@@ -513,10 +516,11 @@ static bool explore_from_scenario(struct explore *explore, GError **error)
 static bool load_explore(struct explore *explore, GError **error)
 {
     gsize length = 0;
-    if (!g_file_get_contents(explore->path, &explore->text, &length, error)) {
+    /* Load first: the loader refuses a device or an oversized file unread. */
+    if (!ks_scenario_load(explore->path, &explore->base, error)) {
         return false;
     }
-    if (!ks_scenario_load(explore->path, &explore->base, error)) {
+    if (!g_file_get_contents(explore->path, &explore->text, &length, error)) {
         return false;
     }
     return explore_from_scenario(explore, error);

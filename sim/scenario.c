@@ -3,14 +3,20 @@
 **
 ** Three stages, so that --set overrides are applied before cross-field rules:
 **
-**   1. Scan (parse_text): our own line scanner, not GKeyFile, because GKeyFile
+**   1. Scan (scan_text): our own line scanner, not GKeyFile, because GKeyFile
 **      keeps a trailing "# ..." in the value, merges a repeated key or section
-**      silently, and gives no line numbers. Each line is a comment, a
-**      [section NAME] header or `key = value`; a '#' at the start of a line or
-**      after whitespace in a value starts a comment. The result is the raw
-**      model: sections in file order, each with its assignments and lines.
-**      Every key is checked against its section's key table here and every
-**      typed value parsed once, so a bad value fails at load with its line.
+**      silently, and gives no line numbers. The input is bytes with a length
+**      (a file is read whole, only if it is a regular file of at most 16 MiB):
+**      each line must be UTF-8 without NUL or control characters but tabs, so
+**      nothing can cut the text short or reach the outputs unseen; a BOM at the
+**      very start is skipped. Each line is a comment, a [section NAME] header
+**      or `key = value`; a '#' at the start of a line or after whitespace in a
+**      value starts a comment. The result is the raw model: sections in file
+**      order, each with its assignments and lines. Section limits are checked
+**      as each header arrives; every key is checked against its section's key
+**      table (a Kafka key ksim does not model, or a near miss, gets its own
+**      message) and every typed value parsed once, so a bad value fails at load
+**      with its line. Scanning is linear in the input (R4).
 **   2. --set (ks_scenario_apply_set): replaces or adds one assignment, checked
 **      by the same table; its location in messages is "--set ASSIGNMENT".
 **   3. Finalize: rebuilds every field of struct ks_scenario from the raw
@@ -25,6 +31,9 @@
 **   R3  After a successful finalize every index in the struct is in range:
 **       topic_index < topic_count, partition < partition_count, client
 **       indexes < their counts, broker ids in 1..broker_count.
+**   R4  The hash indexes (sections by kind and name, entries by key) hold
+**       exactly the sections and entries of the arrays, and kind_counts
+**       counts them; lookups never iterate.
 */
 #include "scenario.h"
 
@@ -32,10 +41,14 @@
 #include "fault_actions.h"
 #include "scenario_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 G_DEFINE_QUARK(ks-scenario-error-quark, ks_scenario_error)
 
@@ -53,12 +66,22 @@ struct raw_section {
     char *name;   /* "" for unnamed sections */
     uint32_t line; /* header line; 0 if created by --set */
     char *origin; /* FILE for messages */
-    GPtrArray *entries; /* of struct raw_entry, owned */
+    GPtrArray *entries; /* of struct raw_entry, owned, file order */
+    GHashTable *entry_index; /* key -> struct raw_entry in entries (not owned); lookups only */
+    struct ks_scenario_raw *raw; /* not owned: the model this section belongs to */
 };
 
+/* R4: sections_by_key and entry_index hold exactly the sections and entries
+ * of the arrays, so every lookup is one hash probe and scanning a file is
+ * linear in its size (the old linear search made 200,000 sections take
+ * minutes). Neither table is ever iterated (STYLE 3.6: only lookups, so hash
+ * order cannot reach anything). */
 struct ks_scenario_raw {
     char *file;
     GPtrArray *sections; /* of struct raw_section, owned, file order */
+    GHashTable *sections_by_key; /* section_key() -> struct raw_section (not owned) */
+    size_t kind_counts[KS__SECTION_COUNT]; /* sections of each kind */
+    uint64_t lookup_count; /* section and entry lookups so far (tests check it is linear) */
 };
 
 static void raw_entry_free(void *data)
@@ -75,8 +98,15 @@ static void raw_section_free(void *data)
     struct raw_section *section = data;
     g_free(section->name);
     g_free(section->origin);
+    g_hash_table_destroy(section->entry_index);
     g_ptr_array_unref(section->entries);
     g_free(section);
+}
+
+/* "KIND NAME" (or "KIND" for unnamed sections): the index key of a section. Owned. */
+static char *section_key(enum ks__section_kind kind, const char *name)
+{
+    return g_strdup_printf("%d %s", (int)kind, name);
 }
 
 static struct ks_scenario_raw *raw_new(const char *file)
@@ -84,6 +114,7 @@ static struct ks_scenario_raw *raw_new(const char *file)
     struct ks_scenario_raw *raw = g_new0(struct ks_scenario_raw, 1);
     raw->file = g_strdup(file);
     raw->sections = g_ptr_array_new_with_free_func(raw_section_free);
+    raw->sections_by_key = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     return raw;
 }
 
@@ -93,20 +124,17 @@ static void raw_free(struct ks_scenario_raw *raw)
         return;
     }
     g_free(raw->file);
+    g_hash_table_destroy(raw->sections_by_key);
     g_ptr_array_unref(raw->sections);
     g_free(raw);
 }
 
-static struct raw_section *section_find(const struct ks_scenario_raw *raw,
-                                        enum ks__section_kind kind, const char *name)
+static struct raw_section *section_find(struct ks_scenario_raw *raw, enum ks__section_kind kind,
+                                        const char *name)
 {
-    for (guint i = 0; i < raw->sections->len; i++) {
-        struct raw_section *section = g_ptr_array_index(raw->sections, i);
-        if (section->kind == kind && strcmp(section->name, name) == 0) {
-            return section;
-        }
-    }
-    return NULL;
+    g_autofree char *key = section_key(kind, name);
+    raw->lookup_count++;
+    return g_hash_table_lookup(raw->sections_by_key, key);
 }
 
 static struct raw_section *section_add(struct ks_scenario_raw *raw, enum ks__section_kind kind,
@@ -118,8 +146,24 @@ static struct raw_section *section_add(struct ks_scenario_raw *raw, enum ks__sec
     section->line = line;
     section->origin = g_strdup(origin);
     section->entries = g_ptr_array_new_with_free_func(raw_entry_free);
+    section->entry_index = g_hash_table_new(g_str_hash, g_str_equal);
+    section->raw = raw;
     g_ptr_array_add(raw->sections, section);
+    g_hash_table_insert(raw->sections_by_key, section_key(kind, name), section);
+    raw->kind_counts[kind]++;
     return section;
+}
+
+/* Removes sections[index] from the raw model, its index and its count (R4). */
+static void section_remove(struct ks_scenario_raw *raw, guint index)
+{
+    struct raw_section *section = g_ptr_array_index(raw->sections, index);
+    g_autofree char *key = section_key(section->kind, section->name);
+    bool removed = g_hash_table_remove(raw->sections_by_key, key);
+    ks_assert(removed); /* R4 */
+    ks_assert(raw->kind_counts[section->kind] > 0);
+    raw->kind_counts[section->kind]--;
+    g_ptr_array_remove_index(raw->sections, index);
 }
 
 static struct raw_entry *entry_find(const struct raw_section *section, const char *key)
@@ -127,13 +171,17 @@ static struct raw_entry *entry_find(const struct raw_section *section, const cha
     if (section == NULL) {
         return NULL;
     }
-    for (guint i = 0; i < section->entries->len; i++) {
-        struct raw_entry *entry = g_ptr_array_index(section->entries, i);
-        if (strcmp(entry->key, key) == 0) {
-            return entry;
-        }
-    }
-    return NULL;
+    section->raw->lookup_count++;
+    return g_hash_table_lookup(section->entry_index, key);
+}
+
+static struct raw_entry *entry_add(struct raw_section *section, const char *key)
+{
+    struct raw_entry *entry = g_new0(struct raw_entry, 1);
+    entry->key = g_strdup(key);
+    g_ptr_array_add(section->entries, entry);
+    g_hash_table_insert(section->entry_index, entry->key, entry);
+    return entry;
 }
 
 static struct ks_scenario_raw *raw_copy(const struct ks_scenario_raw *raw)
@@ -145,12 +193,10 @@ static struct ks_scenario_raw *raw_copy(const struct ks_scenario_raw *raw)
             section_add(copy, section->kind, section->name, section->line, section->origin);
         for (guint j = 0; j < section->entries->len; j++) {
             const struct raw_entry *entry = g_ptr_array_index(section->entries, j);
-            struct raw_entry *e = g_new0(struct raw_entry, 1);
-            e->key = g_strdup(entry->key);
+            struct raw_entry *e = entry_add(target, entry->key);
             e->value = g_strdup(entry->value);
             e->line = entry->line;
             e->set_text = g_strdup(entry->set_text);
-            g_ptr_array_add(target->entries, e);
         }
     }
     return copy;
@@ -271,9 +317,14 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
         if (metric_find(key, &metric) || expect_partition_key(key, &tp, &field)) {
             return true;
         }
+        size_t metric_count = 0;
+        const char *const *metrics = ks_scenario_metric_names(&metric_count);
+        const char *best = ks__closest_name(key, metrics, metric_count);
+        g_autofree char *hint = best != NULL ? g_strdup_printf(" (did you mean '%s'?)", best)
+                                             : g_strdup("");
         *code = KS_SCENARIO_ERROR_UNKNOWN_KEY;
         *message = g_strdup_printf("'%s' is not a metric (see SPEC section 5) nor "
-                                   "partition.TOPIC-N.leader|isr|leader_epoch|hw", key);
+                                   "partition.TOPIC-N.leader|isr|leader_epoch|hw%s", key, hint);
         return false;
     }
     const struct ks__key_spec *spec = ks__key_find(kind, key);
@@ -281,15 +332,26 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
         int64_t a = 0;
         int64_t b = 0;
         if (kind == KS__SECTION_CLUSTER && link_key_parse(key, &a, &b)) {
-            int64_t ns = 0;
-            if (!ks__parse_duration_ns(value, true, &ns, message)) {
+            /* A link's latency has the range of network.latency. */
+            struct ks__key_spec link = *ks__key_find(KS__SECTION_CLUSTER, "network.latency");
+            link.name = key;
+            struct ks__value parsed;
+            if (!ks__value_parse(&link, value, &parsed, message)) {
                 *code = KS_SCENARIO_ERROR_VALUE;
                 return false;
             }
             return true;
         }
+        const struct ks__not_modelled *row = ks__not_modelled_find(kind, key);
+        if (row != NULL) {
+            *code = KS_SCENARIO_ERROR_NOT_MODELLED;
+            *message = ks__not_modelled_message(row);
+            return false;
+        }
+        g_autofree char *hint = ks__unknown_key_hint(kind, key);
         *code = KS_SCENARIO_ERROR_UNKNOWN_KEY;
-        *message = g_strdup_printf("unknown key '%s' in [%s]", key, ks__section_kind_name(kind));
+        *message = g_strdup_printf("unknown key '%s' in [%s]%s", key, ks__section_kind_name(kind),
+                                   hint);
         return false;
     }
     struct ks__value parsed;
@@ -328,6 +390,29 @@ static void strip_comment(char *text)
     g_strstrip(text);
 }
 
+/* Sections of one kind a scenario may have: checked as each one arrives, so
+ * that a file of many sections fails at the first one too many. */
+static size_t section_count_max(enum ks__section_kind kind)
+{
+    switch (kind) {
+    case KS__SECTION_TOPIC:
+        return KS_SCENARIO_TOPIC_COUNT_MAX;
+    case KS__SECTION_PRODUCER:
+    case KS__SECTION_CONSUMER:
+        return KS_SCENARIO_CLIENT_COUNT_MAX;
+    case KS__SECTION_FAULT:
+        return KS_SCENARIO_FAULT_COUNT_MAX;
+    case KS__SECTION_SCENARIO:
+    case KS__SECTION_CLUSTER:
+    case KS__SECTION_EXPECT:
+        return 1;
+    case KS__SECTION_COUNT:
+        break;
+    }
+    ks_assert(false);
+    return 0;
+}
+
 static bool scan_header(struct ks_scenario_raw *raw, const char *origin, char *text, uint32_t line,
                         struct raw_section **current, GError **error)
 {
@@ -339,6 +424,13 @@ static bool scan_header(struct ks_scenario_raw *raw, const char *origin, char *t
                        "a section header must look like [kind NAME]: '%s'", text);
     }
     text[length - 1] = '\0';
+    if (strchr(text, '\t') != NULL) {
+        /* A tab would be read as a separator here, but not by tools that look
+         * for "[fault " (explore's reproducer), so the file means two things. */
+        return fail_at(error, KS_SCENARIO_ERROR_SYNTAX, &here, NULL,
+                       "a tab in a section header: separate kind and name by a space, as in "
+                       "[fault NAME]");
+    }
     char *inner = g_strstrip(text + 1);
     char *space = inner + strcspn(inner, " \t");
     char *name = space;
@@ -348,14 +440,23 @@ static bool scan_header(struct ks_scenario_raw *raw, const char *origin, char *t
     }
     enum ks__section_kind kind;
     if (!section_kind_parse(inner, &kind)) {
+        const char *kinds[KS__SECTION_COUNT];
+        for (int k = 0; k < KS__SECTION_COUNT; k++) {
+            kinds[k] = ks__section_kind_name((enum ks__section_kind)k);
+        }
+        const char *best = ks__closest_name(inner, kinds, KS__SECTION_COUNT);
+        g_autofree char *hint = best != NULL ? g_strdup_printf("did you mean [%s%s]? ", best,
+                                                               name[0] != '\0' ? " NAME" : "")
+                                             : g_strdup("");
         return fail_at(error, KS_SCENARIO_ERROR_UNKNOWN_KEY, &here, NULL,
-                       "unknown section [%s] (known: scenario, cluster, topic NAME, producer "
-                       "NAME, consumer NAME, fault NAME, expect)", inner);
+                       "unknown section [%s] (%sknown: scenario, cluster, topic NAME, producer "
+                       "NAME, consumer NAME, fault NAME, expect)", inner, hint);
     }
     g_autofree char *message = NULL;
     if (section_is_named(kind)) {
         bool ok = kind == KS__SECTION_TOPIC ? ks__topic_name_check(name, &message)
-                                            : ks__client_name_check(name, &message);
+                                            : ks__client_name_check(
+                                                  name, ks__section_kind_name(kind), &message);
         if (!ok) {
             return fail_at(error, KS_SCENARIO_ERROR_VALUE, &here, NULL, "%s", message);
         }
@@ -368,6 +469,11 @@ static bool scan_header(struct ks_scenario_raw *raw, const char *origin, char *t
         g_autofree char *label = section_label(first);
         return fail_at(error, KS_SCENARIO_ERROR_DUPLICATE, &here, NULL,
                        "section %s is given twice (first at line %u)", label, first->line);
+    }
+    size_t max = section_count_max(kind);
+    if (raw->kind_counts[kind] >= max) {
+        return fail_at(error, KS_SCENARIO_ERROR_VALUE, &here, NULL, "more than %zu [%s] sections",
+                       max, ks__section_kind_name(kind));
     }
     *current = section_add(raw, kind, name, line, origin);
     return true;
@@ -407,24 +513,63 @@ static bool scan_assignment(struct raw_section *section, const char *origin, cha
     if (!key_check(section->kind, key, value, &code, &message)) {
         return fail_at(error, code, &here, NULL, "%s", message);
     }
-    struct raw_entry *entry = g_new0(struct raw_entry, 1);
-    entry->key = g_strdup(key);
+    struct raw_entry *entry = entry_add(section, key);
     entry->value = g_strdup(value);
     entry->line = line;
-    g_ptr_array_add(section->entries, entry);
     return true;
 }
 
-/* Scans text into raw. `section` is where keys before any header go (NULL:
- * an error); it is add_section's fixed section. */
-static bool scan_text(struct ks_scenario_raw *raw, const char *origin, const char *text,
-                      struct raw_section *section, GError **error)
+/* Checks the bytes of one line (without its '\n'): no NUL, valid UTF-8, no
+ * control character but a tab (a '\r' before the newline is the line end of
+ * a Windows file). A NUL would end the C string the rest of the scanner
+ * works on and silently cut the file; other control characters would reach
+ * the timeline, the database and explore's reproducers. */
+static bool line_bytes_check(const char *origin, const char *line, size_t length, uint32_t number,
+                             GError **error)
 {
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    struct raw_section here = { .origin = (char *)origin, .line = number, .name = "" };
+    if (length > 0 && line[length - 1] == '\r') {
+        length--;
+    }
+    const char *nul = memchr(line, '\0', length);
+    if (nul != NULL) {
+        return fail_at(error, KS_SCENARIO_ERROR_SYNTAX, &here, NULL,
+                       "a NUL byte at byte %zu of the line: a scenario is a text file (is this "
+                       "file damaged?)", (size_t)(nul - line) + 1);
+    }
+    const char *end = NULL;
+    if (!g_utf8_validate_len(line, length, &end)) {
+        return fail_at(error, KS_SCENARIO_ERROR_SYNTAX, &here, NULL,
+                       "invalid UTF-8 at byte %zu of the line (save the file as UTF-8)",
+                       (size_t)(end - line) + 1);
+    }
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = (unsigned char)line[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            return fail_at(error, KS_SCENARIO_ERROR_SYNTAX, &here, NULL,
+                           "a control character (0x%02X) at byte %zu of the line", c, i + 1);
+        }
+    }
+    return true;
+}
+
+/* Scans `size` bytes of text into raw, line by line. `section` is where keys
+ * before any header go (NULL: an error); it is add_section's fixed section. */
+static bool scan_text(struct ks_scenario_raw *raw, const char *origin, const char *text,
+                      size_t size, struct raw_section *section, GError **error)
+{
     struct raw_section *current = section;
-    for (uint32_t i = 0; lines[i] != NULL; i++) {
-        uint32_t line = i + 1;
-        char *s = g_strstrip(lines[i]); /* also drops a '\r' */
+    size_t position = 0;
+    for (uint32_t line = 1; position < size || (position == size && line == 1); line++) {
+        const char *start = text + position;
+        const char *newline = memchr(start, '\n', size - position);
+        size_t length = newline != NULL ? (size_t)(newline - start) : size - position;
+        position += length + 1;
+        if (!line_bytes_check(origin, start, length, line, error)) {
+            return false;
+        }
+        g_autofree char *copy = g_strndup(start, length);
+        char *s = g_strstrip(copy); /* also drops a '\r' */
         if (s[0] == '\0' || s[0] == '#') {
             continue;
         }
@@ -476,13 +621,28 @@ void ks_scenario_free(struct ks_scenario *scenario)
     g_free(scenario);
 }
 
-static bool parse_into(const char *name, const char *text, struct ks_scenario **out,
+/* A UTF-8 byte order mark, which editors on Windows put at the start of a file. */
+#define UTF8_BOM "\xEF\xBB\xBF"
+
+static bool parse_into(const char *name, const char *data, size_t size, struct ks_scenario **out,
                        GError **error)
 {
+    if (size > KS_SCENARIO_FILE_BYTES_MAX) {
+        g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_IO,
+                    "%s:0: %zu bytes: a scenario file is at most %d MiB", name, size,
+                    KS_SCENARIO_FILE_BYTES_MAX >> 20);
+        return false;
+    }
+    /* A BOM at the very start is skipped (docs/scenario-format.md); anywhere
+     * else it is an ordinary character, and a key cannot contain it. */
+    if (size >= 3 && memcmp(data, UTF8_BOM, 3) == 0) {
+        data += 3;
+        size -= 3;
+    }
     struct ks_scenario *scenario = g_new0(struct ks_scenario, 1);
     scenario->path = g_strdup(name);
     scenario->raw = raw_new(name);
-    if (!scan_text(scenario->raw, name, text, NULL, error)) {
+    if (!scan_text(scenario->raw, name, data, size, NULL, error)) {
         ks_scenario_free(scenario);
         return false;
     }
@@ -493,51 +653,149 @@ static bool parse_into(const char *name, const char *text, struct ks_scenario **
 bool ks_scenario_parse_from_data(const char *name, const char *text, struct ks_scenario **out,
                                  GError **error)
 {
-    return parse_into(name, text, out, error);
+    return parse_into(name, text, strlen(text), out, error);
+}
+
+bool ks_scenario_parse_from_bytes(const char *name, const void *data, size_t size,
+                                  struct ks_scenario **out, GError **error)
+{
+    return parse_into(name, data, size, out, error);
+}
+
+/* Reads a whole scenario file, refusing what is not a regular file (a
+ * folder, a device such as /dev/zero, a pipe) and anything larger than
+ * KS_SCENARIO_FILE_BYTES_MAX, so that a wrong path can neither hang ksim nor
+ * take all memory. The file is opened non-blocking so that opening a FIFO
+ * does not wait for a writer; it is then refused by its type. */
+static bool file_read_capped(const char *path, char **data, size_t *size, GError **error)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_IO, "%s:0: cannot read: %s", path,
+                    g_strerror(errno));
+        return false;
+    }
+    struct stat st;
+    const char *refusal = NULL;
+    if (fstat(fd, &st) != 0) {
+        refusal = g_strerror(errno);
+    } else if (S_ISDIR(st.st_mode)) {
+        refusal = "it is a folder (ksim check takes folders)";
+    } else if (!S_ISREG(st.st_mode)) {
+        refusal = "not a regular file (a device, pipe or socket); a scenario is a text file";
+    }
+    if (refusal == NULL && st.st_size > KS_SCENARIO_FILE_BYTES_MAX) {
+        g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_IO,
+                    "%s:0: %jd bytes: a scenario file is at most %d MiB", path,
+                    (intmax_t)st.st_size, KS_SCENARIO_FILE_BYTES_MAX >> 20);
+        close(fd);
+        return false;
+    }
+    if (refusal != NULL) {
+        g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_IO, "%s:0: cannot read: %s", path,
+                    refusal);
+        close(fd);
+        return false;
+    }
+    /* Read until end of file, at most one byte past the cap: the file may
+     * have grown since fstat. */
+    size_t capacity = (size_t)st.st_size + 1;
+    char *buffer = g_malloc(capacity + 1);
+    size_t used = 0;
+    while (used <= (size_t)KS_SCENARIO_FILE_BYTES_MAX) {
+        if (used == capacity) {
+            capacity = MIN(capacity * 2, (size_t)KS_SCENARIO_FILE_BYTES_MAX + 1);
+            buffer = g_realloc(buffer, capacity + 1);
+        }
+        ssize_t got = read(fd, buffer + used, capacity - used);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got < 0) {
+            g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_IO, "%s:0: cannot read: %s",
+                        path, g_strerror(errno));
+            g_free(buffer);
+            close(fd);
+            return false;
+        }
+        if (got == 0) {
+            break;
+        }
+        used += (size_t)got;
+    }
+    close(fd);
+    buffer[used] = '\0';
+    *data = buffer;
+    *size = used;
+    return true;
 }
 
 bool ks_scenario_parse(const char *path, struct ks_scenario **out, GError **error)
 {
-    g_autofree char *text = NULL;
-    g_autoptr(GError) io_error = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &io_error)) {
-        g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_IO, "%s:0: cannot read: %s", path,
-                    io_error->message);
+    g_autofree char *data = NULL;
+    size_t size = 0;
+    if (!file_read_capped(path, &data, &size, error)) {
         return false;
     }
-    return parse_into(path, text, out, error);
+    return parse_into(path, data, size, out, error);
+}
+
+/* Finalizes a parsed scenario into *out, or frees it. */
+static bool finalize_into(struct ks_scenario *scenario, struct ks_scenario **out, GError **error)
+{
+    if (!ks_scenario_finalize(scenario, error)) {
+        ks_scenario_free(scenario);
+        return false;
+    }
+    *out = scenario;
+    return true;
 }
 
 bool ks_scenario_load_from_data(const char *name, const char *text, struct ks_scenario **out,
                                 GError **error)
 {
+    return ks_scenario_load_from_bytes(name, text, strlen(text), out, error);
+}
+
+bool ks_scenario_load_from_bytes(const char *name, const void *data, size_t size,
+                                 struct ks_scenario **out, GError **error)
+{
     struct ks_scenario *scenario = NULL;
-    if (!parse_into(name, text, &scenario, error)) {
-        return false;
-    }
-    if (!ks_scenario_finalize(scenario, error)) {
-        ks_scenario_free(scenario);
-        return false;
-    }
-    *out = scenario;
-    return true;
+    return parse_into(name, data, size, &scenario, error) && finalize_into(scenario, out, error);
 }
 
 bool ks_scenario_load(const char *path, struct ks_scenario **out, GError **error)
 {
     struct ks_scenario *scenario = NULL;
-    if (!ks_scenario_parse(path, &scenario, error)) {
-        return false;
-    }
-    if (!ks_scenario_finalize(scenario, error)) {
-        ks_scenario_free(scenario);
-        return false;
-    }
-    *out = scenario;
-    return true;
+    return ks_scenario_parse(path, &scenario, error) && finalize_into(scenario, out, error);
 }
 
 /* ---- --set and added sections ------------------------------------------------------------ */
+
+/* A --set value must be one a scenario file can hold, so that write_ini
+ * gives a file that loads back to the same settings: one line of UTF-8 text
+ * without control characters, and no '#' where a file would start a comment. */
+static bool set_text_check(const char *assignment, const char *value, GError **error)
+{
+    size_t length = strlen(assignment);
+    g_autoptr(GError) local = NULL;
+    if (!line_bytes_check("--set", assignment, length, 1, &local) ||
+        (length > 0 && assignment[length - 1] == '\r')) {
+        g_autofree char *escaped = g_strescape(assignment, NULL);
+        g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_SYNTAX,
+                    "--set %s: one line of UTF-8 text without control characters expected",
+                    escaped);
+        return false;
+    }
+    for (const char *p = value; *p != '\0'; p++) {
+        if (*p == '#' && (p == value || p[-1] == ' ' || p[-1] == '\t')) {
+            g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_SYNTAX,
+                        "--set %s: a '#' here would start a comment in a scenario file", assignment);
+            return false;
+        }
+    }
+    return true;
+}
 
 bool ks_scenario_apply_set(struct ks_scenario *scenario, const char *assignment, GError **error)
 {
@@ -550,6 +808,9 @@ bool ks_scenario_apply_set(struct ks_scenario *scenario, const char *assignment,
     }
     g_autofree char *path = g_strstrip(g_strndup(assignment, (size_t)(equals - assignment)));
     g_autofree char *value = g_strstrip(g_strdup(equals + 1));
+    if (!set_text_check(assignment, value, error)) {
+        return false;
+    }
     char *dot = strchr(path, '.');
     enum ks__section_kind kind;
     if (dot != NULL) {
@@ -583,6 +844,12 @@ bool ks_scenario_apply_set(struct ks_scenario *scenario, const char *assignment,
     } else {
         section = section_find(raw, kind, "");
     }
+    if (!key_chars_ok(key)) {
+        g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_SYNTAX,
+                    "--set %s: '%s' is not a key (letters, digits, '.', '_', '-')", assignment,
+                    key);
+        return false;
+    }
     enum ks_scenario_error code = KS_SCENARIO_ERROR_VALUE;
     g_autofree char *message = NULL;
     if (!key_check(kind, key, value, &code, &message)) {
@@ -594,9 +861,7 @@ bool ks_scenario_apply_set(struct ks_scenario *scenario, const char *assignment,
     }
     struct raw_entry *entry = entry_find(section, key);
     if (entry == NULL) {
-        entry = g_new0(struct raw_entry, 1);
-        entry->key = g_strdup(key);
-        g_ptr_array_add(section->entries, entry);
+        entry = entry_add(section, key);
     }
     g_free(entry->value);
     g_free(entry->set_text);
@@ -619,8 +884,10 @@ bool ks_scenario_add_section(struct ks_scenario *scenario, const char *header, c
         g_propagate_error(error, g_steal_pointer(&local));
         return false;
     }
-    if (!scan_text(raw, origin, body, section, error)) {
-        g_ptr_array_set_size(raw->sections, before);
+    if (!scan_text(raw, origin, body, strlen(body), section, error)) {
+        while (raw->sections->len > before) {
+            section_remove(raw, raw->sections->len - 1);
+        }
         return false;
     }
     scenario->finalized = false;
@@ -629,11 +896,11 @@ bool ks_scenario_add_section(struct ks_scenario *scenario, const char *header, c
 
 void ks_scenario_remove_faults(struct ks_scenario *scenario)
 {
-    GPtrArray *sections = scenario->raw->sections;
-    for (guint i = sections->len; i-- > 0;) {
-        struct raw_section *section = g_ptr_array_index(sections, i);
+    struct ks_scenario_raw *raw = scenario->raw;
+    for (guint i = raw->sections->len; i-- > 0;) {
+        const struct raw_section *section = g_ptr_array_index(raw->sections, i);
         if (section->kind == KS__SECTION_FAULT) {
-            g_ptr_array_remove_index(sections, i);
+            section_remove(raw, i);
         }
     }
     scenario->finalized = false;
@@ -731,6 +998,22 @@ static bool entry_duration(const struct raw_section *section, const struct raw_e
 
 /* ---- finalize: [scenario] and [cluster] ------------------------------------------------- */
 
+/* The default name (the file name) goes into run folders, the database and
+ * JSON: it must be UTF-8 without control characters. Other characters, a
+ * space included, stay allowed there, as before names were checked. */
+static bool default_name_ok(const char *name)
+{
+    if (!g_utf8_validate(name, -1, NULL)) {
+        return false;
+    }
+    for (const char *p = name; *p != '\0'; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool finalize_scenario(struct ks_scenario *scenario, const struct raw_section *section,
                               GError **error)
 {
@@ -740,7 +1023,7 @@ static bool finalize_scenario(struct ks_scenario *scenario, const struct raw_sec
     const struct raw_entry *name = entry_find(section, "name");
     if (name != NULL) {
         g_autofree char *message = NULL;
-        if (!ks__client_name_check(name->value, &message)) {
+        if (!ks__client_name_check(name->value, "scenario", &message)) {
             return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, name, "scenario %s", message);
         }
         scenario->name = g_strdup(name->value);
@@ -748,6 +1031,12 @@ static bool finalize_scenario(struct ks_scenario *scenario, const struct raw_sec
         g_autofree char *base = g_path_get_basename(scenario->path);
         if (g_str_has_suffix(base, ".ini")) {
             base[strlen(base) - 4] = '\0';
+        }
+        if (!default_name_ok(base)) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, NULL,
+                           "the scenario's name comes from the file name, which is not UTF-8 "
+                           "text or has a control character: give one with name = ... in "
+                           "[scenario]");
         }
         scenario->name = g_strdup(base);
     }
@@ -975,6 +1264,16 @@ static bool topic_reference(const struct ks_scenario *scenario, const struct raw
         g_autofree char *label = section_label(section);
         return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
                        "%s needs the key 'topic'", label);
+    }
+    if (strchr(entry->value, ',') != NULL) {
+        /* Kafka's clients take several topics (a subscription, records to
+         * any topic); a ksim client has one, and a comma is never in a
+         * topic name. */
+        return fail_at(error, KS_SCENARIO_ERROR_NOT_MODELLED, section, entry,
+                       "topic = %s: Kafka's %s is not modelled by ksim (see docs/model.md): "
+                       "one topic per client", entry->value,
+                       section->kind == KS__SECTION_CONSUMER ? "subscription to several topics"
+                                                             : "producing to several topics");
     }
     *out = ks_scenario_topic_index(scenario, entry->value);
     if (*out < 0) {
@@ -1239,6 +1538,44 @@ static bool target_list_parse(const struct value_site *site, const char *text,
     return true;
 }
 
+static bool target_equal(const struct ks_target *a, const struct ks_target *b)
+{
+    return a->kind == b->kind && a->broker_id == b->broker_id &&
+           a->tp.topic_index == b->tp.topic_index && a->tp.partition == b->tp.partition &&
+           a->client_index == b->client_index;
+}
+
+/* The two sides of a network fault (groups, from/to) name different nodes,
+ * each once: `groups = 1 | 1` cuts nothing and is a typing error. Targets
+ * are compared as written; two names of one broker (leader(orders-0) and 2)
+ * can only be told apart when the fault fires. */
+static bool target_lists_disjoint(const struct value_site *site, const struct ks_target_list *a,
+                                  const struct ks_target_list *b)
+{
+    const struct ks_target_list *sides[] = { a, b };
+    for (size_t s = 0; s < 2; s++) {
+        for (uint32_t i = 0; i < sides[s]->count; i++) {
+            for (uint32_t j = 0; j < i; j++) {
+                if (target_equal(&sides[s]->items[i], &sides[s]->items[j])) {
+                    g_autofree char *name =
+                        ks_scenario_format_target(site->scenario, &sides[s]->items[i]);
+                    return site_fail(site, KS_SCENARIO_ERROR_VALUE, "'%s' is named twice", name);
+                }
+            }
+        }
+    }
+    for (uint32_t i = 0; i < a->count; i++) {
+        for (uint32_t j = 0; j < b->count; j++) {
+            if (target_equal(&a->items[i], &b->items[j])) {
+                g_autofree char *name = ks_scenario_format_target(site->scenario, &a->items[i]);
+                return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                                 "'%s' is on both sides: a node cannot be cut from itself", name);
+            }
+        }
+    }
+    return true;
+}
+
 static const struct {
     const char *text;
     enum ks_compare_op op;
@@ -1426,22 +1763,19 @@ static bool rewind_parse(const struct value_site *site, const char *text, struct
                      "expected earliest, latest, an offset or a time such as 5s");
 }
 
-static bool site_duration(const struct value_site *site, int64_t *out)
+/* A fault key of a plain type (duration, integer): parsed and range-checked
+ * by its row in the fault key table, as the scanner already did. */
+static bool site_value(const struct value_site *site, int64_t *out)
 {
+    const struct ks__key_spec *spec = ks__key_find(KS__SECTION_FAULT, site->entry->key);
+    ks_assert(spec != NULL && spec->type != KS__VALUE_CUSTOM);
+    struct ks__value value;
     g_autofree char *message = NULL;
-    if (!ks__parse_duration_ns(site->entry->value, true, out, &message)) {
-        return fail_at(site->error, KS_SCENARIO_ERROR_VALUE, site->section, site->entry, "%s: %s",
-                       site->entry->key, message);
+    if (!ks__value_parse(spec, site->entry->value, &value, &message)) {
+        return fail_at(site->error, KS_SCENARIO_ERROR_VALUE, site->section, site->entry, "%s",
+                       message);
     }
-    return true;
-}
-
-static bool site_int(const struct value_site *site, int64_t min, int64_t max, int64_t *out)
-{
-    if (!ks__parse_int64(site->entry->value, out) || *out < min || *out > max) {
-        return site_fail(site, KS_SCENARIO_ERROR_VALUE,
-                         "an integer in [%" PRId64 ", %" PRId64 "] expected", min, max);
-    }
+    *out = value.integer;
     return true;
 }
 
@@ -1462,9 +1796,9 @@ static bool fault_key(const struct value_site *site, const struct ks_fault_key *
         }
         return site_fail(site, KS_SCENARIO_ERROR_VALUE, "expected process or power");
     case KS_FAULT_KEY_RESTART_AFTER:
-        return site_duration(site, &fault->restart_after_ns);
+        return site_value(site, &fault->restart_after_ns);
     case KS_FAULT_KEY_DURATION:
-        return site_duration(site, &fault->duration_ns);
+        return site_value(site, &fault->duration_ns);
     case KS_FAULT_KEY_GROUPS: {
         g_auto(GStrv) sides = g_strsplit(value, "|", -1);
         if (g_strv_length(sides) != 2) {
@@ -1473,7 +1807,8 @@ static bool fault_key(const struct value_site *site, const struct ks_fault_key *
         }
         fault->net_shape = KS_NET_GROUPS;
         return target_list_parse(site, sides[0], &fault->side_a) &&
-               target_list_parse(site, sides[1], &fault->side_b);
+               target_list_parse(site, sides[1], &fault->side_b) &&
+               target_lists_disjoint(site, &fault->side_a, &fault->side_b);
     }
     case KS_FAULT_KEY_ISOLATE:
         fault->net_shape = KS_NET_ISOLATE;
@@ -1485,20 +1820,20 @@ static bool fault_key(const struct value_site *site, const struct ks_fault_key *
     case KS_FAULT_KEY_TO:
         return target_list_parse(site, value, &fault->side_b);
     case KS_FAULT_KEY_DISK_LATENCY:
-        return site_duration(site, &fault->disk_latency_ns);
+        return site_value(site, &fault->disk_latency_ns);
     case KS_FAULT_KEY_NETWORK_LATENCY:
-        return site_duration(site, &fault->network_latency_ns);
+        return site_value(site, &fault->network_latency_ns);
     case KS_FAULT_KEY_LOSS:
         return loss_parse(site, value, &fault->loss_ppm);
     case KS_FAULT_KEY_PARTITION:
         return tp_parse(site, value, &fault->corrupt_tp);
     case KS_FAULT_KEY_BYTES: {
-        bool ok = site_int(site, 1, 4096, &number);
+        bool ok = site_value(site, &number);
         fault->corrupt_bytes = (int32_t)number;
         return ok;
     }
     case KS_FAULT_KEY_POSITION_BYTES: {
-        bool ok = site_int(site, 0, INT64_MAX, &number);
+        bool ok = site_value(site, &number);
         fault->corrupt_position_bytes = number;
         return ok;
     }
@@ -1573,7 +1908,17 @@ static bool fault_rules(const struct ks_scenario *scenario, const struct raw_sec
                        "delay applies to a 'when' trigger; with 'at' change the time");
     }
     struct ks_fault_site site = { scenario, fault, section, error };
-    return ks_fault_check(&site);
+    if (!ks_fault_check(&site)) {
+        return false;
+    }
+    /* A one-way cut names different nodes on its two sides (groups are
+     * checked as they are parsed). */
+    const struct raw_entry *to = entry_find(section, "to");
+    if (fault->net_shape == KS_NET_ONE_WAY && to != NULL) {
+        struct value_site to_site = { scenario, section, to, error };
+        return target_lists_disjoint(&to_site, &fault->side_a, &fault->side_b);
+    }
+    return true;
 }
 
 /* The action of a fault section, or an error. */
@@ -1611,7 +1956,7 @@ static bool finalize_fault(struct ks_scenario *scenario, struct ks_fault *fault,
         }
         if (strcmp(entry->key, "at") == 0) {
             fault->has_at = true;
-            if (!site_duration(&site, &fault->at_ns)) {
+            if (!site_value(&site, &fault->at_ns)) {
                 return false;
             }
             continue;
@@ -1624,7 +1969,7 @@ static bool finalize_fault(struct ks_scenario *scenario, struct ks_fault *fault,
             continue;
         }
         if (strcmp(entry->key, "delay") == 0) {
-            if (!site_duration(&site, &fault->delay_ns)) {
+            if (!site_value(&site, &fault->delay_ns)) {
                 return false;
             }
             continue;
@@ -1652,14 +1997,28 @@ static int double_compare(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* An expected value: a plain decimal, "-12", "0", "12.5", nothing else (no
+ * sign '+', exponent, hex, nan or inf, which strtod would take). */
 static bool number_parse(const char *text, double *out)
 {
-    char *end = NULL;
-    if (text[0] == '\0' || g_ascii_isspace(text[0])) {
+    const char *p = text + (text[0] == '-');
+    size_t whole = strspn(p, "0123456789");
+    if (whole == 0) {
         return false;
     }
-    *out = g_ascii_strtod(text, &end);
-    return end != NULL && *end == '\0' && end != text && !isnan(*out) && !isinf(*out);
+    p += whole;
+    if (*p == '.') {
+        size_t fraction = strspn(p + 1, "0123456789");
+        if (fraction == 0) {
+            return false;
+        }
+        p += 1 + fraction;
+    }
+    if (*p != '\0') {
+        return false;
+    }
+    *out = g_ascii_strtod(text, NULL);
+    return true;
 }
 
 static bool finalize_expectation(struct ks_scenario *scenario, struct ks_expectation *expect,
@@ -1728,6 +2087,10 @@ static bool finalize_expectation(struct ks_scenario *scenario, struct ks_expecta
         if (!number_parse(g_strstrip(parts[i]), &expect->values[i])) {
             return site_fail(&site, KS_SCENARIO_ERROR_VALUE, "'%s' is not a number", parts[i]);
         }
+        if (fabs(expect->values[i]) >= 9007199254740992.0) {
+            return site_fail(&site, KS_SCENARIO_ERROR_VALUE,
+                             "'%s' is too large to compare exactly (2^53 or more)", parts[i]);
+        }
         /* isr with = or != names brokers; with an ordering it compares the ISR's size. */
         bool names_brokers = expect->op == KS_OP_EQ || expect->op == KS_OP_NE;
         if (expect->kind == KS_EXPECT_PARTITION_ISR && names_brokers) {
@@ -1745,16 +2108,6 @@ static bool finalize_expectation(struct ks_scenario *scenario, struct ks_expecta
 }
 
 /* ---- finalize ----------------------------------------------------------------------------- */
-
-static size_t sections_of(const struct ks_scenario_raw *raw, enum ks__section_kind kind)
-{
-    size_t count = 0;
-    for (guint i = 0; i < raw->sections->len; i++) {
-        const struct raw_section *section = g_ptr_array_index(raw->sections, i);
-        count += section->kind == kind;
-    }
-    return count;
-}
 
 static bool finalize_named(struct ks_scenario *scenario, enum ks__section_kind kind,
                            GError **error)
@@ -1814,20 +2167,6 @@ static bool finalize_expect(struct ks_scenario *scenario, GError **error)
     return true;
 }
 
-static bool limit_check(struct ks_scenario *scenario, enum ks__section_kind kind, size_t max,
-                        GError **error)
-{
-    size_t count = 0;
-    for (guint i = 0; i < scenario->raw->sections->len; i++) {
-        const struct raw_section *section = g_ptr_array_index(scenario->raw->sections, i);
-        if (section->kind == kind && ++count > max) {
-            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, NULL,
-                           "more than %zu [%s] sections", max, ks__section_kind_name(kind));
-        }
-    }
-    return true;
-}
-
 bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
 {
     struct ks_scenario_raw *raw = scenario->raw;
@@ -1839,19 +2178,15 @@ bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
     if (section_find(raw, KS__SECTION_CLUSTER, "") == NULL) {
         section_add(raw, KS__SECTION_CLUSTER, "", 0, raw->file);
     }
-    if (!limit_check(scenario, KS__SECTION_TOPIC, KS_SCENARIO_TOPIC_COUNT_MAX, error) ||
-        !limit_check(scenario, KS__SECTION_PRODUCER, KS_SCENARIO_CLIENT_COUNT_MAX, error) ||
-        !limit_check(scenario, KS__SECTION_CONSUMER, KS_SCENARIO_CLIENT_COUNT_MAX, error) ||
-        !limit_check(scenario, KS__SECTION_FAULT, KS_SCENARIO_FAULT_COUNT_MAX, error)) {
-        return false;
-    }
-    scenario->topics = g_new0(struct ks_topic_config, sections_of(raw, KS__SECTION_TOPIC) + 1);
+    /* The section limits were checked as the sections arrived (scan_header). */
+    const size_t *counts = raw->kind_counts;
+    scenario->topics = g_new0(struct ks_topic_config, counts[KS__SECTION_TOPIC] + 1);
     scenario->producers =
-        g_new0(struct ks_producer_config, sections_of(raw, KS__SECTION_PRODUCER) + 1);
+        g_new0(struct ks_producer_config, counts[KS__SECTION_PRODUCER] + 1);
     scenario->consumers =
-        g_new0(struct ks_consumer_config, sections_of(raw, KS__SECTION_CONSUMER) + 1);
+        g_new0(struct ks_consumer_config, counts[KS__SECTION_CONSUMER] + 1);
     /* Fault names first: a heal may name a fault that comes later. */
-    scenario->faults = g_new0(struct ks_fault, sections_of(raw, KS__SECTION_FAULT) + 1);
+    scenario->faults = g_new0(struct ks_fault, counts[KS__SECTION_FAULT] + 1);
     for (guint i = 0; i < raw->sections->len; i++) {
         const struct raw_section *section = g_ptr_array_index(raw->sections, i);
         if (section->kind == KS__SECTION_FAULT) {
@@ -1872,6 +2207,21 @@ bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
 }
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
+
+bool ks_scenario_parse_duration(const char *text, int64_t *out_ns, GError **error)
+{
+    g_autofree char *message = NULL;
+    if (!ks__parse_duration_ns(text, true, out_ns, &message)) {
+        g_set_error_literal(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_VALUE, message);
+        return false;
+    }
+    return true;
+}
+
+uint64_t ks__scenario_lookup_count(const struct ks_scenario *scenario)
+{
+    return scenario->raw->lookup_count;
+}
 
 int32_t ks_scenario_topic_index(const struct ks_scenario *scenario, const char *name)
 {
@@ -2064,15 +2414,26 @@ uint32_t ks_scenario_key_line(const struct ks_scenario *scenario, const char *se
 void ks_scenario_write_ini(FILE *out, const struct ks_scenario *scenario)
 {
     const struct ks_scenario_raw *raw = scenario->raw;
+    /* A name that came from the file name is written out, so that the text
+     * loads back under any file name with the same name (when it is one that
+     * name = accepts; else the new file's name gives it, as before). */
+    g_autofree char *message = NULL;
+    bool write_name = scenario->finalized && scenario->name != NULL &&
+                      ks__client_name_check(scenario->name, "scenario", &message);
     bool first = true;
     for (guint i = 0; i < raw->sections->len; i++) {
         const struct raw_section *section = g_ptr_array_index(raw->sections, i);
-        if (section->entries->len == 0 && section->kind != KS__SECTION_TOPIC) {
+        bool name_here = section->kind == KS__SECTION_SCENARIO && write_name &&
+                         entry_find(section, "name") == NULL;
+        if (section->entries->len == 0 && section->kind != KS__SECTION_TOPIC && !name_here) {
             continue;
         }
         g_autofree char *label = section_label(section);
         fprintf(out, "%s%s\n", first ? "" : "\n", label);
         first = false;
+        if (name_here) {
+            fprintf(out, "name = %s\n", scenario->name);
+        }
         for (guint j = 0; j < section->entries->len; j++) {
             const struct raw_entry *entry = g_ptr_array_index(section->entries, j);
             fprintf(out, "%s = %s\n", entry->key, entry->value);

@@ -49,11 +49,14 @@ enum ks_scenario_error {
     KS_SCENARIO_ERROR_MISSING,     /* a required key is absent */
     KS_SCENARIO_ERROR_REFERENCE,   /* a name of a missing topic, client, fault, broker */
     KS_SCENARIO_ERROR_CONFLICT,    /* keys that cannot go together (min.insync > RF, ...) */
-    KS_SCENARIO_ERROR_IO           /* the file cannot be read */
+    KS_SCENARIO_ERROR_IO,          /* the file cannot be read (or is not a regular file,
+                                      or is too large) */
+    KS_SCENARIO_ERROR_NOT_MODELLED /* a Kafka setting that ksim knows and does not model */
 };
 
 /* ---- limits ------------------------------------------------------------- */
 
+#define KS_SCENARIO_FILE_BYTES_MAX (16 << 20) /* a larger file is refused, unread */
 #define KS_SCENARIO_NAME_BYTES_MAX 63    /* client, fault names; [a-zA-Z0-9._-] */
 #define KS_SCENARIO_TOPIC_COUNT_MAX 64
 #define KS_SCENARIO_CLIENT_COUNT_MAX 256 /* producers, and consumers, each */
@@ -328,11 +331,22 @@ bool ks_scenario_load(const char *path, struct ks_scenario **out, GError **error
 bool ks_scenario_load_from_data(const char *name, const char *text, struct ks_scenario **out,
                                 GError **error);
 
+/* The same for `size` bytes that need not end in a NUL (a NUL inside is an
+ * error with its line, as in a file). */
+bool ks_scenario_load_from_bytes(const char *name, const void *data, size_t size,
+                                 struct ks_scenario **out, GError **error);
+
 /* Parse only: syntax, sections, keys and per-value checks; not finalized.
- * Follow with ks_scenario_apply_set* and ks_scenario_finalize. */
+ * Follow with ks_scenario_apply_set* and ks_scenario_finalize.
+ * ks_scenario_parse reads only a regular file of at most
+ * KS_SCENARIO_FILE_BYTES_MAX bytes (KS_SCENARIO_ERROR_IO otherwise); every
+ * text must be UTF-8 without NUL or control characters but tabs; a UTF-8 byte
+ * order mark at the start is skipped. */
 bool ks_scenario_parse(const char *path, struct ks_scenario **out, GError **error);
 bool ks_scenario_parse_from_data(const char *name, const char *text, struct ks_scenario **out,
                                  GError **error);
+bool ks_scenario_parse_from_bytes(const char *name, const void *data, size_t size,
+                                  struct ks_scenario **out, GError **error);
 
 /* Applies `section.name.key=value` (spaces around = allowed): scenario.duration=30s,
  * cluster.unclean.leader.election.enable=true, topic.orders.min.insync.replicas=2,
@@ -374,13 +388,26 @@ char *ks_scenario_params_json(const struct ks_scenario *scenario);
 
 /* Writes the scenario back as an INI file: every assignment as read or set
  * (--set values included, in section order), one key per line, so that loading
- * the output gives an equal scenario (explore's reproducers). */
+ * the output gives an equal scenario (equal params JSON and seed). A finalized
+ * scenario whose name came from its file name gets `name = NAME` in
+ * [scenario], so the output loads with that name under any file name. */
 void ks_scenario_write_ini(FILE *out, const struct ks_scenario *scenario);
 
 /* Writes the Markdown key reference (docs/scenario-format.md is exactly this). */
 void ks_scenario_write_key_reference(FILE *out);
 
+/* Writes the Markdown list of Kafka settings ksim does not model, by section
+ * (docs/model.md holds exactly this between its "not-modelled" markers). */
+void ks_scenario_write_not_modelled(FILE *out);
+
 /* ---- helpers ------------------------------------------------------------------- */
+
+/* Parses a duration as a scenario file writes it: a plain decimal and a unit
+ * (ns us ms s m h), exact to the nanosecond ("12s", "1.5s", "250ms"); no
+ * sign, spaces, exponent, hex, nan or inf, and at most INT64_MAX ns. On
+ * failure returns false and sets *error (KS_SCENARIO_ERROR_VALUE) to what is
+ * wrong, without a location. For command-line times such as describe --at. */
+bool ks_scenario_parse_duration(const char *text, int64_t *out_ns, GError **error);
 
 /* Indexes by name, -1 if absent. Work on a finalized scenario. */
 int32_t ks_scenario_topic_index(const struct ks_scenario *scenario, const char *name);

@@ -63,6 +63,28 @@ struct ks__key_spec {
 /* offset of a key that scenario.c stores itself (enable.auto.commit, commit). */
 #define KS__NO_FIELD ((size_t)-1)
 
+/* A Kafka setting that ksim knows and does not model (scenario_keys.c). */
+struct ks__not_modelled {
+    enum ks__section_kind kind;
+    const char *key;
+    const char *instead; /* the ksim key that says the same, or NULL */
+    const char *why;     /* for docs/model.md */
+};
+
+/* The row for key in a section kind, or NULL. Static storage. */
+const struct ks__not_modelled *ks__not_modelled_find(enum ks__section_kind kind, const char *key);
+/* "Kafka's KEY is not modelled by ksim (see docs/model.md)[; write KEY]". Owned. */
+char *ks__not_modelled_message(const struct ks__not_modelled *row);
+
+/* The name in names closest to word by edit distance, if close enough to be
+ * a typing error (at most a quarter of it changed), else NULL; the first of
+ * equally close names. Borrowed from names. */
+const char *ks__closest_name(const char *word, const char *const *names, size_t count);
+/* What to add to "unknown key 'KEY' in [SECTION]": " (it goes in [producer
+ * NAME])" for another section's key, " (did you mean 'brokers'?)" for a near
+ * miss, else "". Owned. */
+char *ks__unknown_key_hint(enum ks__section_kind kind, const char *key);
+
 /* A parsed value before it is stored. */
 struct ks__value {
     int64_t integer; /* every numeric type, bools (0/1), enums */
@@ -93,4 +115,10 @@ bool ks__parse_int64(const char *text, int64_t *out);
 char *ks__format_duration(int64_t ns);
 
 bool ks__topic_name_check(const char *name, char **message);
-bool ks__client_name_check(const char *name, char **message);
+/* Client, fault and scenario names; kind ("producer", "fault", "scenario")
+ * words the message for an empty name. */
+bool ks__client_name_check(const char *name, const char *kind, char **message);
+
+/* Section and entry lookups made on this scenario's raw model so far (parse,
+ * --set, finalize). Tests check that it grows linearly with the file. */
+uint64_t ks__scenario_lookup_count(const struct ks_scenario *scenario);

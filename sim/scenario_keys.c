@@ -7,13 +7,38 @@
 ** destination field, and a line of documentation. The loader applies the
 ** default text through the same parser as a written value, so the documented
 ** default and the effective one cannot differ. [fault] keys are rows too
-** (type CUSTOM: scenario.c parses them, because their meaning depends on the
-** action); [expect] keys are the metric names of SPEC section 5.
+** (durations and integers typed and range-checked here; the others CUSTOM:
+** scenario.c parses them, because their meaning depends on the action);
+** [expect] keys are the metric names of SPEC section 5.
 **
 ** Units are converted once, here: durations to ns, Kafka's *.ms keys to ns,
 ** sizes to bytes. Decimal durations and sizes ("1.5s", "0.5KiB") are exact:
 ** the fraction is reduced by its gcd with the power of ten and must divide the
-** unit, so "1.5ns" is an error instead of a rounded value (no floats).
+** unit, so "1.5ns" is an error instead of a rounded value (no floats). Numbers
+** are plain decimals: no sign '+', exponent, hex, nan or inf.
+**
+** Ranges keep the model's arithmetic safe at both ends; the unit suite runs
+** every numeric key at its minimum and maximum under UBSan ("extreme values
+** run" in tests/sim/test_scenario.c). What each kind of key goes through:
+**   - times within a run (duration, client starts, fault at, delay,
+**     restart.after, duration) are at most RUN_NS_MAX (720h, 2.6e15 ns); the
+**     scheduler adds them to the clock (uint64 ns) and faults add two of
+**     them, which stays below 2^53;
+**   - latencies (network.latency and .A-B, jitter, fsync, the slow fault's
+**     disk.latency and network.latency) are at most 1h: a message adds up to
+**     four of them (link, jitter, both ends' slow delay);
+**   - Kafka *.ms keys become ms * 10^6 ns; a value above INT64_MAX / 10^6 ms
+**     becomes KS_INT64_UNSET ("never"). As a timer delay it is added to the
+**     clock in uint64, where now + INT64_MAX still fits (the timer never
+**     fires); otherwise the model compares it or divides it back to ms;
+**     *.seconds are at most 10^9 s;
+**   - sizes are int32 where Kafka's are (file positions in a segment are
+**     int32 in Kafka's index, hence position.bytes <= INT32_MAX); int64 sizes
+**     (retention.bytes, buffer.memory) are only compared with totals;
+**   - rate is at most 10^8/s, so the interval 10^9 / rate ns is >= 10 ns;
+**     disk.bandwidth may be anything: transfer times are computed in 128 bits;
+**   - batch.size >= 1: the producer needs a positive batch size (Kafka's 0,
+**     one record per batch, is what 1 does).
 */
 #include "scenario_int.h"
 
@@ -23,6 +48,7 @@
 
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 /* ---- choices ------------------------------------------------------------ */
@@ -74,6 +100,10 @@ static const struct ks__choice gzip_level_choices[] = {
 #define I32MAX INT32_MAX
 #define I64MAX INT64_MAX
 #define HOUR_NS (3600LL * 1000000000LL)
+/* The longest run: duration's maximum. Times within a run (fault times,
+ * delays, durations, client starts) are bounded by it, so that every sum
+ * of two of them, and the final drain after them, stays far below INT64_MAX. */
+#define RUN_NS_MAX (30 * 24 * HOUR_NS)
 #define DAY_MS (86400000LL)
 
 /* ---- [scenario] ---------------------------------------------------------- */
@@ -86,7 +116,7 @@ static const struct ks__key_spec scenario_keys[] = {
       "One line saying what the scenario shows." },
     { "seed", KS__VALUE_INT64, 0, I64MAX, "1", NULL, SC(seed), 0, NULL,
       "Default seed; `--seed` overrides it." },
-    { "duration", KS__VALUE_DURATION, 1, 30 * 24 * HOUR_NS, "60s", NULL, SC(duration_ns), 0, NULL,
+    { "duration", KS__VALUE_DURATION, 1, RUN_NS_MAX, "60s", NULL, SC(duration_ns), 0, NULL,
       "Simulated time of the workload; the final read happens after it." },
     { "final.heal", KS__VALUE_BOOL, 0, 1, "true", NULL, SC(final_heal), 0, NULL,
       "At the end: stop producers, heal the network, restart what crashed, let replicas "
@@ -311,8 +341,9 @@ static const struct ks__key_spec producer_keys[] = {
       PR(max_in_flight), 0, NULL, "Unacknowledged requests per broker." },
     { "linger.ms", KS__VALUE_MS, 0, I32MAX, "5", NULL, PR(linger_ns), 0, NULL,
       "Wait this long to fill a batch (0 before Kafka 4.0)." },
-    { "batch.size", KS__VALUE_SIZE32, 0, I32MAX, "16384", NULL, PR(batch_size_bytes), 0, NULL,
-      "Bytes per batch per partition." },
+    { "batch.size", KS__VALUE_SIZE32, 1, I32MAX, "16384", NULL, PR(batch_size_bytes), 0, NULL,
+      "Bytes per batch per partition. Kafka's 0 (no batching) is written 1 here: a batch is "
+      "then full with its first record." },
     { "buffer.memory", KS__VALUE_SIZE64, 0, I64MAX, "33554432", NULL, PR(buffer_memory_bytes), 0,
       NULL, "Bytes of records waiting to be sent; a full buffer blocks send." },
     { "delivery.timeout.ms", KS__VALUE_MS, 1, I32MAX, "120000", NULL, PR(delivery_timeout_ns), 0,
@@ -354,9 +385,9 @@ static const struct ks__key_spec producer_keys[] = {
       "different in every record, that no codec shrinks; the rest is repeated text that "
       "compresses to almost nothing. 0 (the default) is ksim's plain filler; 100 is "
       "incompressible." },
-    { "start", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "0s", NULL, PR(start_ns), 0, NULL,
+    { "start", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, PR(start_ns), 0, NULL,
       "ksim: the earliest time the producer starts sending (see `start.jitter`)." },
-    { "start.jitter", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "100ms", NULL,
+    { "start.jitter", KS__VALUE_DURATION, 0, RUN_NS_MAX, "100ms", NULL,
       PR(start_jitter_ns), 0, NULL,
       "ksim: the producer starts at a uniform time in [start, start + start.jitter], drawn "
       "per seed; `0s` starts it exactly at `start`." },
@@ -402,9 +433,9 @@ static const struct ks__key_spec consumer_keys[] = {
       "`range`, `roundrobin` or `sticky`. Kafka 3.0+ defaults to [range, cooperative-sticky] "
       "and uses range while any member lacks cooperative-sticky; ksim does not model "
       "cooperative rebalancing." },
-    { "start", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "0s", NULL, CO(start_ns), 0, NULL,
+    { "start", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, CO(start_ns), 0, NULL,
       "ksim: the earliest time the consumer joins its group (see `start.jitter`)." },
-    { "start.jitter", KS__VALUE_DURATION, 0, 30 * 24 * HOUR_NS, "100ms", NULL,
+    { "start.jitter", KS__VALUE_DURATION, 0, RUN_NS_MAX, "100ms", NULL,
       CO(start_jitter_ns), 0, NULL,
       "ksim: the consumer joins at a uniform time in [start, start + start.jitter], drawn "
       "per seed; `0s` joins exactly at `start`." },
@@ -415,11 +446,11 @@ static const struct ks__key_spec consumer_keys[] = {
 static const struct ks__key_spec fault_keys[] = {
     { "action", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Required: what the fault does, one of the actions in the table below." },
-    { "at", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+    { "at", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "When the fault fires (a duration since start). Exactly one of `at` and `when`." },
     { "when", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "A trigger: fires the first time it holds (see Triggers)." },
-    { "delay", KS__VALUE_CUSTOM, 0, 0, "0s", NULL, 0, 0, NULL,
+    { "delay", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, KS__NO_FIELD, 0, NULL,
       "With `when`: act this long after the trigger holds." },
     { "target", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Who: a broker id, `leader(TP)`, `follower(TP)`, `followers(TP)`, `controller`, "
@@ -428,10 +459,10 @@ static const struct ks__key_spec fault_keys[] = {
     { "mode", KS__VALUE_CUSTOM, 0, 0, "process", NULL, 0, 0, NULL,
       "crash: `process` (the page cache survives) or `power` (bytes not fsynced are lost, the "
       "last write may tear)." },
-    { "restart.after", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+    { "restart.after", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "crash: restart the target this long after. Default: stays down (until a restart fault "
       "or the final heal)." },
-    { "duration", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+    { "duration", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "Undo after this long, for the actions that take it (table below). Default: until a "
       "heal/resume fault or the end." },
     { "groups", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
@@ -444,23 +475,227 @@ static const struct ks__key_spec fault_keys[] = {
     { "to", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "partition: targets for `from`. rewind: `earliest`, `latest`, an offset, or a time "
       "(`5s`: the first record with a timestamp at or after it)." },
-    { "disk.latency", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+    { "disk.latency", KS__VALUE_DURATION, 0, HOUR_NS, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "slow: extra latency of every disk operation of the target." },
-    { "network.latency", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+    { "network.latency", KS__VALUE_DURATION, 0, HOUR_NS, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "slow: extra latency of every message to or from the target." },
     { "loss", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "drop: share of messages dropped on every link, `1%`, `0.5%` or `10000ppm`." },
     { "partition", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "corrupt: the topic-partition whose log is damaged on the target broker (`orders-0`)." },
-    { "bytes", KS__VALUE_CUSTOM, 0, 0, "1", NULL, 0, 0, NULL,
-      "corrupt: how many bytes are flipped (1..4096)." },
-    { "position.bytes", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
-      "corrupt: file position in the active segment. Default: inside its last batch, drawn "
-      "from the fault RNG." },
+    { "bytes", KS__VALUE_INT32, 1, 4096, "1", NULL, KS__NO_FIELD, 0, NULL,
+      "corrupt: how many bytes are flipped." },
+    { "position.bytes", KS__VALUE_INT32, 0, I32MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
+      "corrupt: file position in the active segment (Kafka's segment positions are int32). "
+      "Default: inside its last batch, drawn from the fault RNG." },
     { "fault", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "heal: the fault to undo (which ones a heal can undo: below the table). Default: "
       "every network fault in effect." },
 };
+
+/* ---- Kafka settings that ksim does not model -------------------------------------- */
+
+#define CL KS__SECTION_CLUSTER
+#define TP KS__SECTION_TOPIC
+#define PD KS__SECTION_PRODUCER
+#define CN KS__SECTION_CONSUMER
+
+/* A Kafka user will type these; each gets "Kafka's KEY is not modelled by
+ * ksim (see docs/model.md)" instead of "unknown key", and docs/model.md
+ * lists them from this table (ks_scenario_write_not_modelled). A later
+ * change that models one removes its row and adds a key row above. */
+static const struct ks__not_modelled not_modelled_keys[] = {
+    /* section, key, ksim key to write instead (or NULL), why */
+    { CL, "log.retention.hours", "log.retention.ms", "only the `.ms` form of Kafka's time "
+                                                     "settings" },
+    { CL, "log.retention.minutes", "log.retention.ms", "only the `.ms` form" },
+    { CL, "log.roll.hours", "log.roll.ms", "only the `.ms` form" },
+    { CL, "log.roll.jitter.ms", NULL, "no segment roll jitter" },
+    { CL, "log.roll.jitter.hours", NULL, "no segment roll jitter" },
+    { CL, "log.segment.delete.delay.ms", NULL, "deleted segments go at once" },
+    { CL, "log.message.timestamp.type", NULL, "CreateTime only" },
+    { CL, "log.cleaner.max.compaction.lag.ms", NULL, "compaction is not forced by age" },
+    { CL, "log.cleaner.enable", NULL, "the cleaner always runs for compacted topics" },
+    { CL, "log.cleaner.threads", NULL, "no cleaner threads or buffers" },
+    { CL, "log.cleaner.dedupe.buffer.size", NULL, "no cleaner threads or buffers" },
+    { CL, "log.cleaner.backoff.ms", NULL, "fixed at Kafka's default, 15000" },
+    { CL, "log.flush.start.offset.checkpoint.interval.ms", "log.flush.offset.checkpoint.interval.ms",
+      "log-start-offset-checkpoint is written with the recovery points" },
+    { CL, "log.dirs", NULL, "one log folder per broker, under the run folder" },
+    { CL, "log.dir", NULL, "one log folder per broker, under the run folder" },
+    { CL, "num.replica.fetchers", NULL, "one fetcher per follower and leader" },
+    { CL, "num.io.threads", NULL, "no thread pools: a broker handles one event at a time" },
+    { CL, "num.network.threads", NULL, "no thread pools: a broker handles one event at a time" },
+    { CL, "num.recovery.threads.per.data.dir", NULL, "no thread pools" },
+    { CL, "auto.create.topics.enable", NULL, "the topics are the [topic] sections" },
+    { CL, "leader.imbalance.per.broker.percentage", NULL,
+      "the preferred-leader check moves every imbalanced partition (as KRaft does)" },
+    { CL, "offsets.retention.minutes", NULL, "committed offsets do not expire" },
+    { CL, "transaction.state.log.replication.factor", NULL, "no transactions" },
+    { CL, "transaction.state.log.min.isr", NULL, "no transactions" },
+    { CL, "transaction.state.log.num.partitions", NULL, "no transactions" },
+    { CL, "transaction.max.timeout.ms", NULL, "no transactions" },
+    { CL, "transactional.id.expiration.ms", NULL, "no transactions" },
+    { CL, "producer.id.expiration.ms", NULL, "producer ids do not expire" },
+    { CL, "eligible.leader.replicas.enable", NULL, "no Eligible Leader Replicas (KIP-966)" },
+    { CL, "replica.lag.max.messages", NULL,
+      "the ISR follows replica.lag.time.max.ms only (Kafka 0.9 removed this key)" },
+    { CL, "broker.id", NULL, "brokers are numbered 1..brokers" },
+    { CL, "node.id", NULL, "brokers are numbered 1..brokers" },
+    { CL, "process.roles", NULL, "brokers are brokers; the controller is a node of its own" },
+    { CL, "controller.quorum.voters", NULL, "one controller, not a quorum" },
+    { CL, "controller.quorum.election.timeout.ms", NULL, "one controller, not a quorum" },
+    { CL, "controller.quorum.fetch.timeout.ms", NULL, "one controller, not a quorum" },
+    { CL, "listeners", NULL, "nodes talk over ksim's simulated network" },
+    { TP, "message.timestamp.type", NULL, "CreateTime only" },
+    { TP, "segment.jitter.ms", NULL, "no segment roll jitter" },
+    { TP, "file.delete.delay.ms", NULL, "deleted segments go at once" },
+    { TP, "max.compaction.lag.ms", NULL, "compaction is not forced by age" },
+    { TP, "preallocate", NULL, "segment files are not preallocated" },
+    { TP, "remote.storage.enable", NULL, "no tiered storage" },
+    { TP, "local.retention.ms", NULL, "no tiered storage" },
+    { TP, "local.retention.bytes", NULL, "no tiered storage" },
+    { TP, "leader.replication.throttled.replicas", NULL, "no replication quotas" },
+    { TP, "follower.replication.throttled.replicas", NULL, "no replication quotas" },
+    { PD, "transactional.id", NULL, "no transactions: an idempotent producer at most" },
+    { PD, "transaction.timeout.ms", NULL, "no transactions" },
+    { PD, "partitioner.class", NULL, "the built-in partitioner only (murmur2, sticky)" },
+    { PD, "partitioner.ignore.keys", NULL, "keyed records always go by murmur2" },
+    { PD, "partitioner.adaptive.partitioning.enable", NULL, "no adaptive partitioning" },
+    { PD, "partitioner.availability.timeout.ms", NULL, "no adaptive partitioning" },
+    { PD, "max.request.size", NULL, "fixed at Kafka's default, 1048576" },
+    { PD, "reconnect.backoff.ms", NULL, "no reconnect backoff" },
+    { PD, "reconnect.backoff.max.ms", NULL, "no reconnect backoff" },
+    { PD, "bootstrap.servers", NULL, "clients know the simulated cluster" },
+    { PD, "client.id", NULL, "clients are named by their section" },
+    { PD, "key.serializer", NULL, "keys and values are ksim's own bytes" },
+    { PD, "value.serializer", NULL, "keys and values are ksim's own bytes" },
+    { CN, "isolation.level", NULL, "no transactions: every consumer reads uncommitted" },
+    { CN, "group.instance.id", NULL, "no static membership (KIP-345)" },
+    { CN, "group.protocol", NULL, "the classic group protocol only, not KIP-848's" },
+    { CN, "group.remote.assignor", NULL, "the classic group protocol only, not KIP-848's" },
+    { CN, "client.rack", NULL, "consumers fetch from leaders only (no KIP-392)" },
+    { CN, "fetch.max.bytes", NULL, "fixed at Kafka's default, 52428800" },
+    { CN, "request.timeout.ms", NULL, "fixed at Kafka's default, 30000" },
+    { CN, "retry.backoff.ms", NULL, "fixed at Kafka's default, 100" },
+    { CN, "bootstrap.servers", NULL, "clients know the simulated cluster" },
+    { CN, "client.id", NULL, "clients are named by their section" },
+    { CN, "key.deserializer", NULL, "keys and values are ksim's own bytes" },
+    { CN, "value.deserializer", NULL, "keys and values are ksim's own bytes" },
+};
+
+#undef CL
+#undef TP
+#undef PD
+#undef CN
+
+const struct ks__not_modelled *ks__not_modelled_find(enum ks__section_kind kind, const char *key)
+{
+    for (size_t i = 0; i < KS_ARRAY_COUNT(not_modelled_keys); i++) {
+        if (not_modelled_keys[i].kind == kind && strcmp(not_modelled_keys[i].key, key) == 0) {
+            return &not_modelled_keys[i];
+        }
+    }
+    return NULL;
+}
+
+char *ks__not_modelled_message(const struct ks__not_modelled *row)
+{
+    if (row->instead != NULL) {
+        return g_strdup_printf("Kafka's %s is not modelled by ksim (see docs/model.md); write %s",
+                               row->key, row->instead);
+    }
+    return g_strdup_printf("Kafka's %s is not modelled by ksim (see docs/model.md)", row->key);
+}
+
+void ks_scenario_write_not_modelled(FILE *out)
+{
+    static const enum ks__section_kind kinds[] = { KS__SECTION_CLUSTER, KS__SECTION_TOPIC,
+                                                   KS__SECTION_PRODUCER, KS__SECTION_CONSUMER };
+    for (size_t k = 0; k < KS_ARRAY_COUNT(kinds); k++) {
+        fprintf(out, "%s[%s%s]:\n\n", k == 0 ? "" : "\n", ks__section_kind_name(kinds[k]),
+                kinds[k] == KS__SECTION_CLUSTER ? "" : " NAME");
+        for (size_t i = 0; i < KS_ARRAY_COUNT(not_modelled_keys); i++) {
+            const struct ks__not_modelled *row = &not_modelled_keys[i];
+            if (row->kind != kinds[k]) {
+                continue;
+            }
+            fprintf(out, "- `%s`: %s", row->key, row->why);
+            if (row->instead != NULL) {
+                fprintf(out, "; write `%s`", row->instead);
+            }
+            fputs(".\n", out);
+        }
+    }
+}
+
+/* ---- did you mean ------------------------------------------------------------------ */
+
+/* Levenshtein distance, or SIZE_MAX when either text is longer than 80. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a);
+    size_t m = strlen(b);
+    if (n > 80 || m > 80) {
+        return SIZE_MAX;
+    }
+    size_t row[81];
+    for (size_t j = 0; j <= m; j++) {
+        row[j] = j;
+    }
+    for (size_t i = 1; i <= n; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= m; j++) {
+            size_t above = row[j];
+            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            row[j] = MIN(MIN(row[j] + 1, row[j - 1] + 1), diagonal + cost);
+            diagonal = above;
+        }
+    }
+    return row[m];
+}
+
+const char *ks__closest_name(const char *word, const char *const *names, size_t count)
+{
+    const char *best = NULL;
+    size_t best_distance = SIZE_MAX;
+    for (size_t i = 0; i < count; i++) {
+        size_t distance = edit_distance(word, names[i]);
+        /* Close: at most a quarter of the longer name changed. The first of
+         * equally close names wins, so the suggestion is deterministic. */
+        size_t longer = MAX(strlen(word), strlen(names[i]));
+        if (distance < best_distance && distance * 4 <= longer) {
+            best = names[i];
+            best_distance = distance;
+        }
+    }
+    return best;
+}
+
+char *ks__unknown_key_hint(enum ks__section_kind kind, const char *key)
+{
+    /* A key of another section, written in the wrong one. */
+    static const enum ks__section_kind others[] = {
+        KS__SECTION_SCENARIO, KS__SECTION_CLUSTER, KS__SECTION_TOPIC, KS__SECTION_PRODUCER,
+        KS__SECTION_CONSUMER, KS__SECTION_FAULT };
+    for (size_t k = 0; k < KS_ARRAY_COUNT(others); k++) {
+        if (others[k] != kind && ks__key_find(others[k], key) != NULL) {
+            bool named = others[k] != KS__SECTION_SCENARIO && others[k] != KS__SECTION_CLUSTER;
+            return g_strdup_printf(" (it goes in [%s%s])", ks__section_kind_name(others[k]),
+                                   named ? " NAME" : "");
+        }
+    }
+    size_t count = 0;
+    const struct ks__key_spec *table = ks__key_table(kind, &count);
+    const char *names[64];
+    ks_assert(count <= KS_ARRAY_COUNT(names));
+    for (size_t i = 0; i < count; i++) {
+        names[i] = table[i].name;
+    }
+    const char *best = ks__closest_name(key, names, count);
+    return best != NULL ? g_strdup_printf(" (did you mean '%s'?)", best) : g_strdup("");
+}
 
 /* ---- tables ------------------------------------------------------------------- */
 
@@ -804,11 +1039,17 @@ bool ks__topic_name_check(const char *name, char **message)
     return true;
 }
 
-bool ks__client_name_check(const char *name, char **message)
+bool ks__client_name_check(const char *name, const char *kind, char **message)
 {
     size_t length = strlen(name);
+    if (length == 0 && strcmp(kind, "scenario") == 0) {
+        /* The caller puts "scenario " before it. */
+        *message = g_strdup("name is empty: give 1 to 63 characters of a-z A-Z 0-9 . _ - (or "
+                            "leave the key out: the file name is the default)");
+        return false;
+    }
     if (length == 0) {
-        *message = g_strdup("a section of this kind needs a name, e.g. [producer p1]");
+        *message = g_strdup_printf("a %s needs a name: [%s NAME]", kind, kind);
         return false;
     }
     if (length > KS_SCENARIO_NAME_BYTES_MAX) {
@@ -834,26 +1075,39 @@ static char *choice_list(const struct ks__choice *choices)
     return g_string_free(text, FALSE);
 }
 
+/* "KEY = TEXT is out of range [MIN, MAX]" in the key's unit. Owned. */
+static char *range_message(const struct ks__key_spec *spec, const char *text)
+{
+    if (spec->type == KS__VALUE_RATIO) {
+        return g_strdup_printf("%s = %s is out of range [0, 1]", spec->name, text);
+    }
+    if (spec->type == KS__VALUE_DURATION) {
+        g_autofree char *low = ks__format_duration(spec->min);
+        g_autofree char *high = ks__format_duration(spec->max);
+        return g_strdup_printf("%s = %s is out of range [%s, %s]", spec->name, text, low, high);
+    }
+    return g_strdup_printf("%s = %s is out of range [%" PRId64 ", %" PRId64 "]%s", spec->name,
+                           text, spec->min, spec->max,
+                           spec->type == KS__VALUE_MS        ? " ms"
+                           : spec->type == KS__VALUE_SECONDS ? " s"
+                                                             : "");
+}
+
 static bool range_check(const struct ks__key_spec *spec, int64_t value, const char *text,
                         char **message)
 {
     if (value >= spec->min && value <= spec->max) {
         return true;
     }
-    if (spec->type == KS__VALUE_RATIO) {
-        *message = g_strdup_printf("%s = %s is out of range [0, 1]", spec->name, text);
-    } else if (spec->type == KS__VALUE_DURATION) {
-        g_autofree char *low = ks__format_duration(spec->min);
-        g_autofree char *high = ks__format_duration(spec->max);
-        *message = g_strdup_printf("%s = %s is out of range [%s, %s]", spec->name, text, low, high);
-    } else {
-        *message = g_strdup_printf("%s = %s is out of range [%" PRId64 ", %" PRId64 "]%s",
-                                   spec->name, text, spec->min, spec->max,
-                                   spec->type == KS__VALUE_MS        ? " ms"
-                                   : spec->type == KS__VALUE_SECONDS ? " s"
-                                                                     : "");
-    }
+    *message = range_message(spec, text);
     return false;
+}
+
+/* An optional '-' and digits only: an integer, maybe too large for int64. */
+static bool decimal_digits(const char *text)
+{
+    const char *p = text + (text[0] == '-');
+    return p[0] != '\0' && strspn(p, "0123456789") == strlen(p);
 }
 
 static bool parse_ms(const struct ks__key_spec *spec, const char *text, int64_t *out_ns,
@@ -872,6 +1126,10 @@ static bool parse_ms(const struct ks__key_spec *spec, const char *text, int64_t 
             *out_ns = ms * 1000000;
         }
         return true;
+    }
+    if (decimal_digits(text)) {
+        *message = range_message(spec, text); /* too many digits for an int64 */
+        return false;
     }
     /* A unit is accepted too ("30s"); the range is checked in whole ms. */
     int64_t ns = 0;
@@ -899,7 +1157,9 @@ bool ks__value_parse(const struct ks__key_spec *spec, const char *text, struct k
     case KS__VALUE_INT32:
     case KS__VALUE_INT64:
         if (!ks__parse_int64(text, &out->integer)) {
-            *message = g_strdup_printf("%s = %s: an integer expected", spec->name, text);
+            *message = decimal_digits(text) ? range_message(spec, text)
+                                            : g_strdup_printf("%s = %s: an integer expected",
+                                                              spec->name, text);
             return false;
         }
         return range_check(spec, out->integer, text, message);
@@ -925,7 +1185,9 @@ bool ks__value_parse(const struct ks__key_spec *spec, const char *text, struct k
         return parse_ms(spec, text, &out->integer, message);
     case KS__VALUE_SECONDS:
         if (!ks__parse_int64(text, &out->integer)) {
-            *message = g_strdup_printf("%s = %s: whole seconds expected", spec->name, text);
+            *message = decimal_digits(text) ? range_message(spec, text)
+                                            : g_strdup_printf("%s = %s: whole seconds expected",
+                                                              spec->name, text);
             return false;
         }
         if (!range_check(spec, out->integer, text, message)) {
@@ -1187,23 +1449,15 @@ static const struct {
     { "assignment", "lists of broker ids" },
     { "topic", "topic name" },
     { "action", "action" },
-    { "at", "duration" },
     { "when", "trigger" },
-    { "delay", "duration" },
     { "target", "target" },
     { "mode", "process, power" },
-    { "restart.after", "duration" },
-    { "duration", "duration" },
     { "groups", "targets | targets" },
     { "isolate", "target" },
     { "from", "targets" },
     { "to", "targets, or rewind position" },
-    { "disk.latency", "duration" },
-    { "network.latency", "duration" },
     { "loss", "percent or ppm" },
     { "partition", "topic-partition" },
-    { "bytes", "integer 1..4096" },
-    { "position.bytes", "integer >= 0" },
     { "fault", "fault name" },
 };
 
@@ -1281,7 +1535,8 @@ static void write_table(FILE *out, enum ks__section_kind kind)
 
 void ks_scenario_write_key_reference(FILE *out)
 {
-    fputs(
+    fprintf(
+        out,
         "# Scenario file format\n"
         "\n"
         "<!-- Generated from the key tables in sim/scenario_keys.c; the sim/scenario test suite\n"
@@ -1290,16 +1545,25 @@ void ks_scenario_write_key_reference(FILE *out)
         "\n"
         "A scenario is a GLib-style key file (INI): `[section]` headers and `key = value` lines.\n"
         "\n"
+        "- The file is UTF-8 text of at most %d MiB, and a regular file (not a folder, device or\n"
+        "  pipe). A NUL byte, invalid UTF-8 or a control character other than a tab is an error\n"
+        "  with its line. Lines may end in `\\r\\n`, and a UTF-8 byte order mark at the very\n"
+        "  start is skipped, as editors on Windows write both.\n"
         "- `#` starts a comment at the start of a line or after a value when a space or tab\n"
         "  comes before it (`acks = all   # the default`). A `#` inside a word stays.\n"
         "- A section or a key given twice is an error that names both lines.\n"
         "- An unknown section or key, a bad value, a value out of range, a reference to a\n"
         "  missing topic, client, fault or broker, and keys that contradict each other are\n"
         "  errors of the form `FILE:LINE: what is wrong` (exit status 2). Nothing is ignored.\n"
+        "  An unknown key close to a known one gets a suggestion (`did you mean 'brokers'?`),\n"
+        "  a key of another section says where it goes, and a Kafka setting that ksim does not\n"
+        "  model says so (docs/model.md lists them).\n"
         "- Sections: `[scenario]`, `[cluster]`, `[topic NAME]`, `[producer NAME]`,\n"
-        "  `[consumer NAME]`, `[fault NAME]`, `[expect]`. Topic names follow Kafka's rule\n"
-        "  (`a-z A-Z 0-9 . _ -`, at most 249 characters, not `.` or `..`); other names use\n"
-        "  the same characters, at most 63.\n"
+        "  `[consumer NAME]`, `[fault NAME]`, `[expect]`, kind and name separated by spaces (a\n"
+        "  tab inside the brackets is an error). At most %d topics, %d producers, %d\n"
+        "  consumers and %d faults. Topic names follow Kafka's rule\n"
+        "  (`a-z A-Z 0-9 . _ -`, at most %d characters, not `.` or `..`); other names use\n"
+        "  the same characters, at most %d.\n"
         "- Keys in `[cluster]`, `[topic]`, `[producer]` and `[consumer]` are Kafka's own\n"
         "  configuration names with Kafka's current (4.0) defaults; ksim's own keys are marked\n"
         "  `ksim:`.\n"
@@ -1316,10 +1580,13 @@ void ks_scenario_write_key_reference(FILE *out)
         "  (`1GiB`, `1.5KiB`); the result must be a whole number of bytes.\n"
         "- **bytes per second**: a size, optionally followed by `/s` (`500MiB/s`).\n"
         "- **records/s**: an integer, optionally followed by `/s` (`2000/s`).\n"
+        "- Numbers are plain decimals: no `+`, exponent, hex, `nan` or `inf`. An integer too\n"
+        "  large for its key is out of range; an `[expect]` value is below 2^53 in size.\n"
         "- **true, false**: as Kafka, case does not matter.\n"
         "\n"
         "## [scenario]\n\n",
-        out);
+        KS_SCENARIO_FILE_BYTES_MAX >> 20, KS_SCENARIO_TOPIC_COUNT_MAX, KS_SCENARIO_CLIENT_COUNT_MAX, KS_SCENARIO_CLIENT_COUNT_MAX,
+        KS_SCENARIO_FAULT_COUNT_MAX, KS_TOPIC_NAME_BYTES_MAX, KS_SCENARIO_NAME_BYTES_MAX);
     write_table(out, KS__SECTION_SCENARIO);
     fputs("## [cluster]\n\n"
           "Brokers have ids 1..`brokers`. Topic settings that a `[topic]` leaves out come from\n"
@@ -1408,7 +1675,8 @@ void ks_scenario_write_key_reference(FILE *out)
           "`expect.acked_lost=>0`. The named topic, client or fault must exist (the longest\n"
           "matching topic name wins when names contain dots). All `--set` values are applied\n"
           "before the rules between keys are checked; an error reads\n"
-          "`--set KEY=VALUE: what is wrong`.\n"
+          "`--set KEY=VALUE: what is wrong`. A value must be one a file can hold: one line,\n"
+          "no control characters, and no `#` at its start or after a space.\n"
           "\n"
           "## Recorded parameters\n"
           "\n"
