@@ -8,6 +8,7 @@
 ** (default: the run's last sample); the run is the latest unless --run.
 ** TopicId is left out: ksim has no topic ids ("omitted when unknown").
 */
+#include "commands.h"
 #include "recorder.h"
 
 #include <glib.h>
@@ -15,8 +16,6 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
-
-int ks_describe_main(int argc, char **argv);
 
 /* "12s", "1500ms", "2m", "250us", "10ns", or a bare number of seconds. */
 static bool parse_time_ns(const char *text, int64_t *out)

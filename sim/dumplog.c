@@ -313,12 +313,22 @@ int ks_dumplog_path(const char *path, unsigned flags, FILE *out, FILE *err)
     return dump_file(path, flags, out, err);
 }
 
+/* The usage on out; returns code (0 for --help, 2 for a bad command line). */
+static int usage(FILE *out, int code)
+{
+    fprintf(out, "usage: ksim dump-log PATH [--print-data-log] [--deep-iteration]\n"
+                 "  PATH: a .log, .index or .timeindex file, or a partition folder\n");
+    return code;
+}
+
 int ks_dumplog_main(int argc, char **argv)
 {
     const char *path = NULL;
     unsigned flags = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--print-data-log") == 0) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            return usage(stdout, 0);
+        } else if (strcmp(argv[i], "--print-data-log") == 0) {
             flags |= KS_DUMPLOG_PRINT_DATA;
         } else if (strcmp(argv[i], "--deep-iteration") == 0) {
             flags |= KS_DUMPLOG_DEEP;
@@ -332,10 +342,7 @@ int ks_dumplog_main(int argc, char **argv)
         }
     }
     if (path == NULL) {
-        fprintf(stderr,
-                "usage: ksim dump-log PATH [--print-data-log] [--deep-iteration]\n"
-                "  PATH: a .log, .index or .timeindex file, or a partition folder\n");
-        return 2;
+        return usage(stderr, 2);
     }
     int code = ks_dumplog_path(path, flags, stdout, stderr);
     fflush(stdout);

@@ -1,11 +1,13 @@
 /*
 ** sim/main.c: the ksim command line (SPEC section 1).
 **
-** `ksim COMMAND ARGS...`: run, check and describe live here (with
-** sim/run.c and sim/describe.c); dump-log, sweep, explore, merge and plot
-** are other modules' entry points (sim/commands.h). Those are declared weak
-** so that a build without one of them still links and says
-** "not available in this build" (exit 3) instead of failing to build.
+** `ksim COMMAND ARGS...`: run, check and help live here (with sim/run.c);
+** the other commands are other modules' entry points (sim/commands.h). One
+** static table (`commands` below) names every command with its entry point,
+** its synopsis and a one-line summary: dispatch, `ksim help`, `ksim --help`
+** and tests/cli.sh (every row answers `--help` with exit 0) all read it, so
+** a command cannot be renamed in one place and missed in another. Adding a
+** command is one row.
 **
 ** Exit codes: 0 ok (every expectation held), 1 an expectation failed, 2 bad
 ** input (FILE:LINE: message on stderr, nothing written), 3 internal error.
@@ -27,39 +29,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#pragma weak ks_dumplog_main
-#pragma weak ks_sweep_main
-#pragma weak ks_explore_main
-#pragma weak ks_merge_main
-#pragma weak ks_plot_main
-
-int ks_describe_main(int argc, char **argv); /* sim/describe.c */
-
-static const char usage_text[] =
-    "usage: ksim COMMAND [ARGS...]\n"
-    "\n"
-    "commands:\n"
-    "  run SCENARIO [--seed N] [--set KEY=VALUE]... [--db FILE] [--dir RUNDIR]\n"
-    "               [--explain] [--trace FILE] [--json] [--quiet]\n"
-    "                             run one scenario, print its timeline and verdict\n"
-    "  check SCENARIO|FOLDER... [--seeds A-B] [--db FILE] [--dir DIR]\n"
-    "                             run each, one PASS/FAIL line each\n"
-    "  sweep SCENARIO --vary KEY=V1,V2,... --seeds A-B [--jobs N] [--db FILE]\n"
-    "  explore SCENARIO --seeds A-B [--faults N] [--jobs N] [--db FILE]\n"
-    "  merge OUT.db IN.db...      combine databases made by shards\n"
-    "  plot DB [--run ID] --kind throughput|latency|isr|hw|loss|availability [-o FILE]\n"
-    "  dump-log PATH [--print-data-log] [--deep-iteration]\n"
-    "  describe DB [--run ID] [--at TIME]\n"
-    "                             topic state as kafka-topics.sh --describe shows it\n"
-    "\n"
-    "examples:\n"
-    "  ksim run scenarios/quickstart.ini\n"
-    "  ksim run scenarios/quickstart.ini --seed 7 --set producer.p1.acks=1 --explain\n"
-    "  ksim check scenarios\n"
-    "  ksim describe ksim.db --at 12s\n"
-    "\n"
-    "`ksim COMMAND --help` describes each command. Exit codes: 0 ok, 1 an expectation\n"
-    "failed, 2 bad input, 3 internal error.\n";
+/* ksim's own version, and the Kafka release whose defaults and behaviours
+ * the model follows (kafka-reference; docs/model.md). */
+#define KSIM_VERSION "0.9.0"
+#define KSIM_KAFKA_VERSION "4.0"
 
 static void on_abort(int signal_number)
 {
@@ -417,58 +390,141 @@ out:
     return code;
 }
 
-/* ---- dispatch -------------------------------------------------------------------- */
+/* ---- the command table ---------------------------------------------------------- */
 
 typedef int command_fn(int argc, char **argv);
 
-static int dispatch_optional(command_fn *fn, const char *name, int argc, char **argv)
+static int help_main(int argc, char **argv);
+
+struct command {
+    const char *name;
+    command_fn *fn;
+    const char *synopsis; /* the arguments after the name; '\n' continues on the next line */
+    const char *summary;  /* one line */
+};
+
+/* Every command, in the order `ksim --help` lists them (SPEC section 1's). */
+static const struct command commands[] = {
+    { "run", run_main,
+      "SCENARIO [--seed N] [--set KEY=VALUE]... [--db FILE] [--dir RUNDIR]\n"
+      "[--explain] [--trace FILE] [--json] [--quiet]",
+      "run one scenario, print its timeline, summary and verdict" },
+    { "check", check_main, "SCENARIO|FOLDER... [--seeds A-B] [--db FILE] [--dir DIR]",
+      "run each, evaluate its [expect]; one PASS/FAIL line each" },
+    { "sweep", ks_sweep_main,
+      "SCENARIO --vary KEY=V1,V2,... [--vary ...] --seeds A-B [--jobs N] [--db FILE]\n"
+      "[--shard I/N]",
+      "every combination of settings with every seed, into one database" },
+    { "explore", ks_explore_main,
+      "SCENARIO --seeds A-B [--faults N] [--jobs N] [--db FILE] [--shard I/N]",
+      "random fault schedules; a shrunk reproducer file for each failing seed" },
+    { "merge", ks_merge_main, "OUT.db IN.db...", "combine databases made by shards" },
+    { "plot", ks_plot_main,
+      "DB [--run ID] --kind throughput|latency|isr|hw|loss|availability [-o FILE.png|.svg]",
+      "a graph of a run, or of a sweep per setting" },
+    { "dump-log", ks_dumplog_main, "PATH [--print-data-log] [--deep-iteration]",
+      "inspect segment files as kafka-dump-log.sh does" },
+    { "describe", ks_describe_main, "DB [--run ID] [--at TIME]",
+      "topic state as kafka-topics.sh --describe shows it" },
+    { "help", help_main, "[COMMAND]", "this text, or one command's usage" },
+};
+
+static const struct command *find_command(const char *name)
 {
-    if (fn == NULL) {
-        fprintf(stderr, "ksim: %s: not available in this build\n", name);
-        return 3;
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        if (strcmp(commands[i].name, name) == 0) {
+            return &commands[i];
+        }
     }
-    return fn(argc, argv);
+    return NULL;
+}
+
+/* The synopsis of one command, continuation lines indented under it. */
+static void print_synopsis(FILE *out, const struct command *command, const char *prefix)
+{
+    int indent = (int)(strlen(prefix) + strlen(command->name) + 1);
+    fprintf(out, "%s%s ", prefix, command->name);
+    for (const char *p = command->synopsis; *p != '\0'; p++) {
+        fputc(*p, out);
+        if (*p == '\n') {
+            fprintf(out, "%*s", indent, "");
+        }
+    }
+    fputc('\n', out);
+}
+
+static void print_usage(FILE *out)
+{
+    fputs("usage: ksim COMMAND [ARGS...]\n\ncommands:\n", out);
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        print_synopsis(out, &commands[i], "  ");
+        fprintf(out, "      %s\n", commands[i].summary);
+    }
+    fputs("\n"
+          "examples:\n"
+          "  ksim run scenarios/quickstart.ini\n"
+          "  ksim run scenarios/quickstart.ini --seed 7 --set producer.p1.acks=1 --explain\n"
+          "  ksim check scenarios\n"
+          "  ksim describe ksim.db --at 12s\n"
+          "\n"
+          "`ksim help COMMAND` or `ksim COMMAND --help` describes each command;\n"
+          "`ksim --version` prints the version. Exit codes: 0 ok, 1 an expectation\n"
+          "failed, 2 bad input, 3 internal error.\n",
+          out);
+}
+
+/* Runs one command; argv[0] is its name. */
+static int dispatch(const struct command *command, int argc, char **argv)
+{
+    /* GOption's --help and error texts name the program: "ksim run". */
+    char *prgname = g_strdup_printf("ksim %s", command->name);
+    g_set_prgname(prgname);
+    g_free(prgname);
+    return command->fn(argc, argv);
+}
+
+/* `ksim help [COMMAND]`: the usage on stdout, exit 0; an unknown command is
+ * bad input. A command's own usage is its `--help`. */
+static int help_main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "-h") == 0) {
+        print_usage(stdout);
+        return 0;
+    }
+    const struct command *command = find_command(argv[1]);
+    if (command == NULL || argc > 2) {
+        fprintf(stderr, "ksim help: %s: %s (commands: see ksim --help)\n",
+                argc > 2 ? argv[2] : argv[1],
+                argc > 2 ? "expected one COMMAND" : "no such command");
+        return 2;
+    }
+    char *help_argv[] = { (char *)command->name, "--help", NULL };
+    return dispatch(command, 2, help_argv);
 }
 
 int main(int argc, char **argv)
 {
     signal(SIGABRT, on_abort);
     if (argc < 2) {
-        fputs(usage_text, stderr);
+        print_usage(stderr);
         return 2;
     }
-    const char *command = argv[1];
-    if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 ||
-        strcmp(command, "help") == 0) {
-        fputs(usage_text, stdout);
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        print_usage(stdout);
         return 0;
     }
-    int sub_argc = argc - 1;
-    char **sub_argv = argv + 1;
-    if (strcmp(command, "run") == 0) {
-        return run_main(sub_argc, sub_argv);
+    if (strcmp(name, "--version") == 0) {
+        printf("ksim %s (defaults and behaviours of Apache Kafka %s)\n", KSIM_VERSION,
+               KSIM_KAFKA_VERSION);
+        return 0;
     }
-    if (strcmp(command, "check") == 0) {
-        return check_main(sub_argc, sub_argv);
+    const struct command *command = find_command(name);
+    if (command == NULL) {
+        fprintf(stderr, "ksim: unknown command '%s'\n\n", name);
+        print_usage(stderr);
+        return 2;
     }
-    if (strcmp(command, "describe") == 0) {
-        return ks_describe_main(sub_argc, sub_argv);
-    }
-    if (strcmp(command, "dump-log") == 0) {
-        return dispatch_optional(ks_dumplog_main, command, sub_argc, sub_argv);
-    }
-    if (strcmp(command, "sweep") == 0) {
-        return dispatch_optional(ks_sweep_main, command, sub_argc, sub_argv);
-    }
-    if (strcmp(command, "explore") == 0) {
-        return dispatch_optional(ks_explore_main, command, sub_argc, sub_argv);
-    }
-    if (strcmp(command, "merge") == 0) {
-        return dispatch_optional(ks_merge_main, command, sub_argc, sub_argv);
-    }
-    if (strcmp(command, "plot") == 0) {
-        return dispatch_optional(ks_plot_main, command, sub_argc, sub_argv);
-    }
-    fprintf(stderr, "ksim: unknown command '%s'\n\n%s", command, usage_text);
-    return 2;
+    return dispatch(command, argc - 1, argv + 1);
 }

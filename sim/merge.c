@@ -671,11 +671,13 @@ bool ks_merge_files(const char *out_path, const char *const *inputs, size_t inpu
 
 int ks_merge_main(int argc, char **argv)
 {
-    if (argc < 3 || (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))) {
-        fprintf(stderr, "usage: ksim merge OUT.db IN.db...\n"
-                        "  combines ksim databases (e.g. from sweep --shard) into a new OUT.db;\n"
-                        "  run ids are renumbered by (scenario, params, seed).\n");
-        return 2;
+    bool help = argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
+    if (argc < 3 || help) {
+        fprintf(help ? stdout : stderr,
+                "usage: ksim merge OUT.db IN.db...\n"
+                "  combines ksim databases (e.g. from sweep --shard) into a new OUT.db;\n"
+                "  run ids are renumbered by (scenario, params, seed).\n");
+        return help ? 0 : 2;
     }
     const char *out_path = argv[1];
     for (int i = 2; i < argc; i++) {

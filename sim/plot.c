@@ -1100,14 +1100,15 @@ static void remove_folder(const char *path)
     g_rmdir(path);
 }
 
-static int usage(void)
+/* The usage on out; returns code (0 for --help, 2 for a bad command line). */
+static int usage(FILE *out, int code)
 {
-    fprintf(stderr,
+    fprintf(out,
             "usage: ksim plot DB [--run ID] --kind KIND [-o FILE.png|FILE.svg] [--partition TP]\n"
             "  KIND: throughput | latency | isr | hw (per run; default the latest run)\n"
             "        loss | availability (per sweep setting, over every run)\n"
             "  default output: KIND.png\n");
-    return 2;
+    return code;
 }
 
 static bool parse_kind(const char *text, enum plot_kind *kind)
@@ -1160,7 +1161,7 @@ int ks_plot_main(int argc, char **argv)
         const char *arg = argv[i];
         bool has_value = i + 1 < argc;
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            return usage();
+            return usage(stdout, 0);
         } else if (strcmp(arg, "--run") == 0 && has_value) {
             char *end = NULL;
             job.run_id = g_ascii_strtoll(argv[++i], &end, 10);
@@ -1177,16 +1178,16 @@ int ks_plot_main(int argc, char **argv)
             job.partition = argv[++i];
         } else if (arg[0] == '-') {
             fprintf(stderr, "ksim plot: %s: unknown option or missing value\n", arg);
-            return usage();
+            return usage(stderr, 2);
         } else if (db_path == NULL) {
             db_path = arg;
         } else {
             fprintf(stderr, "ksim plot: %s: only one database\n", arg);
-            return usage();
+            return usage(stderr, 2);
         }
     }
     if (db_path == NULL || kind_text == NULL) {
-        return usage();
+        return usage(stderr, 2);
     }
     if (!parse_kind(kind_text, &job.kind)) {
         fprintf(stderr, "ksim plot: --kind %s: expected throughput, latency, isr, hw, loss or "

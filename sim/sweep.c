@@ -482,14 +482,15 @@ static void sweep_job(void *context, size_t job_index, struct ks_recorder *recor
     }
 }
 
-static int sweep_usage(void)
+/* The usage on out; returns code (0 for --help, 2 for a bad command line). */
+static int sweep_usage(FILE *out, int code)
 {
-    fprintf(stderr,
+    fprintf(out,
             "usage: ksim sweep SCENARIO --vary KEY=V1,V2,... [--vary ...] --seeds A-B\n"
             "                  [--jobs N] [--db FILE] [--shard I/N] [--set KEY=VALUE]...\n"
             "  runs every combination of the --vary values with every seed, in N worker\n"
             "  processes, into one database (default ksim.db)\n");
-    return 2;
+    return code;
 }
 
 /* Builds the settings: the cross product of the --vary lists, first slowest. */
@@ -752,6 +753,11 @@ int ks_sweep_main(int argc, char **argv)
     bool bad = false;
     for (int i = 1; i < argc && !bad; i++) {
         const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            g_ptr_array_unref(varies);
+            g_ptr_array_unref(sets);
+            return sweep_usage(stdout, 0);
+        }
         if (ks__pool_cli_option("sweep", argc, argv, &i, &cli, &bad)) {
             continue;
         }
@@ -769,7 +775,7 @@ int ks_sweep_main(int argc, char **argv)
     }
     int code;
     if (bad || path == NULL || cli.seeds_text == NULL || varies->len == 0) {
-        code = sweep_usage();
+        code = sweep_usage(stderr, 2);
     } else {
         code = sweep_run(path, varies, sets, &cli);
     }

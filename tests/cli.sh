@@ -40,6 +40,35 @@ grep -q "usage: ksim" "$tmp/out" || fail "--help prints the usage"
 expect_code 0 "run --help" "$ksim" run --help
 grep -q "Examples" "$tmp/out" || fail "run --help shows examples"
 expect_code 2 "unknown command" "$ksim" frobnicate
+expect_code 0 "--version" "$ksim" --version
+grep -q "^ksim [0-9][0-9.]* .*Kafka 4\.0" "$tmp/out" || fail "--version names ksim's and Kafka's versions"
+expect_code 2 "help of an unknown command" "$ksim" help frobnicate
+
+# ---- the command table: every command answers --help on stdout with exit 0, `ksim help
+# CMD` prints the same, and SPEC section 1's command list (copied in README.md) names
+# exactly the commands of the table, less those specified for later ----------------------
+commands=$("$ksim" --help | sed -n '/^commands:$/,/^$/p' | grep '^  [a-z]' | awk '{print $1}' | tr '\n' ' ')
+[ -n "$commands" ] || fail "ksim --help lists the commands"
+for c in $commands; do
+    expect_code 0 "$c --help" "$ksim" "$c" --help
+    grep -qi "usage" "$tmp/out" || fail "$c --help prints its usage on stdout"
+    [ -s "$tmp/err" ] && fail "$c --help writes to stderr"
+    cp "$tmp/out" "$tmp/help1"
+    expect_code 0 "help $c" "$ksim" help "$c"
+    cmp -s "$tmp/out" "$tmp/help1" || fail "ksim help $c differs from ksim $c --help"
+done
+planned="list compare report"   # SPEC 1 commands that later issues add
+spec=$(sed -n '/^## Commands$/,/^## /p' README.md | sed -n '/^```$/,/^```$/p' |
+       grep '^ksim ' | awk '{print $2}' | tr '\n' ' ')
+[ -n "$spec" ] || fail "README.md has SPEC 1's command block"
+for c in $spec; do
+    case " $commands " in *" $c "*) continue ;; esac
+    case " $planned " in *" $c "*) continue ;; esac
+    fail "SPEC 1 names '$c', the command table does not"
+done
+for c in $commands; do
+    case " $spec " in *" $c "*) ;; *) fail "the command table has '$c', SPEC 1 does not" ;; esac
+done
 expect_code 2 "unknown option" "$ksim" run "$q" --no-such-option --db "$db" --dir "$tmp/r0"
 [ -e "$db" ] && fail "an unknown option wrote the database"
 [ -e "$tmp/r0" ] && fail "an unknown option made the run folder"
