@@ -270,7 +270,8 @@ static char *run_kind(const struct ks_scenario *scenario, uint64_t seed, bool se
                       struct ks_run_result *result, int *code)
 {
     struct ks_run_options options = {
-        .seed = seed, .seed_given = seed_given, .recorder = recorder, .run_dir = run_dir};
+        .seed = seed, .seed_given = seed_given, .recorder = recorder, .run_dir = run_dir,
+        .run_dir_discarded = true}; /* the pool's worker folder, removed at the end */
     GError *error = NULL;
     *code = ks_run_scenario(scenario, &options, result, &error);
     g_clear_error(&error);

@@ -255,6 +255,7 @@ static void check_one(const struct ks_scenario *scenario, uint64_t seed, bool sh
     char *run_dir = g_build_filename(parent, name, NULL);
     struct ks_run_options options = {
         .seed = seed, .seed_given = true, .recorder = recorder, .run_dir = run_dir,
+        .run_dir_discarded = remove_after,
     };
     struct ks_run_result result;
     GError *error = NULL;

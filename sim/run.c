@@ -1501,12 +1501,14 @@ static char *wall_clock_text(void)
 
 /* Records the run; returns false with *error on a write failure (exit 3). */
 static bool record(struct run *run, struct ks_recorder *rec, struct ks_run_result *result,
-                   const char *started_at, GError **error)
+                   const char *started_at, const char *run_dir, GError **error)
 {
     int64_t busy_before = ks_recorder_busy_us(rec);
     char *params = ks_scenario_params_json(run->scenario);
     result->run_id = ks_recorder_begin_run(rec, run->scenario->name, run->seed, params,
-                                           started_at, error);
+                                           started_at,
+                                           run->options->run_dir_discarded ? NULL : run_dir,
+                                           error);
     g_free(params);
     if (result->run_id == 0) {
         return false;
@@ -1584,7 +1586,7 @@ int ks_run_scenario(const struct ks_scenario *scenario, const struct ks_run_opti
     if (run.progress_shown) {
         fprintf(stderr, "\n");
     }
-    if (rec != NULL && !record(&run, rec, result, started_at, error)) {
+    if (rec != NULL && !record(&run, rec, result, started_at, run_dir, error)) {
         code = 3;
         goto done;
     }

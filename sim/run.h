@@ -33,6 +33,7 @@ struct ks_run_options {
     const char *db_path;      /* SQLite file; NULL: no database (unless recorder) */
     struct ks_recorder *recorder; /* not owned; an open database to use instead of db_path */
     const char *run_dir;      /* NULL: runs/<scenario-name>-s<seed>; removed first if present */
+    bool run_dir_discarded;   /* the caller removes run_dir after the run: runs.run_dir NULL */
     FILE *out;                /* timeline, summary and verdicts; NULL = silent */
     bool explain;             /* narrate each timeline line (needs out) */
     bool json;                /* print one JSON object on out instead of the text */

@@ -472,6 +472,7 @@ static void sweep_job(void *context, size_t job_index, struct ks_recorder *recor
         .seed_given = true,
         .recorder = recorder,
         .run_dir = run_dir,
+        .run_dir_discarded = true, /* R3: the worker's folder is reused and removed */
     };
     GError *error = NULL;
     slot->code = ks_run_scenario(setting->scenario, &options, &slot->result, &error);

@@ -72,7 +72,8 @@ static void test_recorder_schema(void)
 
 static void record_one_run(struct ks_recorder *recorder, bool commit)
 {
-    int64_t run_id = ks_recorder_begin_run(recorder, "demo", 7, "{}", "2026-01-01T00:00:00Z", NULL);
+    int64_t run_id = ks_recorder_begin_run(recorder, "demo", 7, "{}", "2026-01-01T00:00:00Z",
+                                           "runs/demo-s7", NULL);
     CU_ASSERT_FATAL(run_id > 0);
     ks_recorder_add_event(recorder, 10, "fault", 2, NULL, -1, "crash broker 2");
     ks_recorder_add_event(recorder, 20, "leader_elected", 3, "orders", 0, "leader 3");
