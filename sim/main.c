@@ -18,6 +18,7 @@
 #include "recorder.h"
 #include "run.h"
 #include "scenario.h"
+#include "sweep.h"
 #include "world.h"
 
 #include <errno.h>
@@ -54,10 +55,12 @@ static bool parse_options(GOptionContext *context, int *argc, char ***argv)
     return true;
 }
 
+/* A seed: 0 to INT64_MAX, which SQLite's signed integers store as given
+ * (a larger one would read back as a negative number). */
 static bool parse_seed(const char *text, uint64_t *out)
 {
     guint64 value = 0;
-    if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, &value, NULL)) {
+    if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXINT64, &value, NULL)) {
         return false;
     }
     *out = value;
@@ -110,7 +113,7 @@ static int run_main(int argc, char **argv)
           "KEY=VALUE" },
         { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_path, "SQLite database (default ksim.db)", "FILE" },
         { "dir", 0, 0, G_OPTION_ARG_FILENAME, &run_dir,
-          "Run folder (default runs/<name>-s<seed>)", "RUNDIR" },
+          "Run folder (default runs/<name>-s<seed>-<settings hash>)", "RUNDIR" },
         { "explain", 0, 0, G_OPTION_ARG_NONE, &explain, "Narrate each timeline step", NULL },
         { "trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path, "Write every world event to FILE",
           "FILE" },
@@ -125,6 +128,12 @@ static int run_main(int argc, char **argv)
         "Runs the scenario to its duration, heals and drains (final.heal), reads every\n"
         "partition, and prints the timeline, the summary metrics and each [expect] line.\n"
         "Exit 0: every expectation held; 1: one failed; 2: bad input; 3: internal error.\n"
+        "\n"
+        "The brokers' logs go to the run folder, runs/<name>-s<seed>-<hash> by default,\n"
+        "where <hash> stands for the effective settings (--set included), so runs with\n"
+        "other settings never share a folder; runs.run_dir in the database records it. A\n"
+        "run locks its folder: a second run of the same settings and seed into it while\n"
+        "the first runs fails at once (exit 2).\n"
         "\n"
         "Examples:\n"
         "  ksim run scenarios/quickstart.ini\n"
@@ -142,7 +151,8 @@ static int run_main(int argc, char **argv)
     }
     uint64_t seed = 0;
     if (seed_text != NULL && !parse_seed(seed_text, &seed)) {
-        fprintf(stderr, "ksim run: --seed %s: not a non-negative integer\n", seed_text);
+        fprintf(stderr, "ksim run: --seed %s: expected an integer from 0 to %" PRId64 "\n",
+                seed_text, INT64_MAX);
         goto out;
     }
     scenario = load_scenario(argv[1], sets);
@@ -225,18 +235,6 @@ static GPtrArray *collect_files(char **paths, bool *bad)
     return files;
 }
 
-static bool parse_seed_range(const char *text, uint64_t *first, uint64_t *last)
-{
-    char **parts = g_strsplit(text, "-", 2);
-    bool ok = parts[0] != NULL && parse_seed(parts[0], first);
-    if (ok) {
-        ok = parts[1] == NULL ? (*last = *first, true) : parse_seed(parts[1], last);
-    }
-    g_strfreev(parts);
-    return ok && *first <= *last;
-}
-
-
 struct check_tally {
     int passed;
     int failed;
@@ -251,7 +249,7 @@ static void check_one(const struct ks_scenario *scenario, uint64_t seed, bool sh
 {
     char *label = show_seed ? g_strdup_printf("%s (seed %" PRIu64 ")", scenario->name, seed)
                             : g_strdup(scenario->name);
-    char *name = g_strdup_printf("%s-s%" PRIu64, scenario->name, seed);
+    char *name = ks_run_dir_name(scenario, seed);
     char *run_dir = g_build_filename(parent, name, NULL);
     struct ks_run_options options = {
         .seed = seed, .seed_given = true, .recorder = recorder, .run_dir = run_dir,
@@ -320,10 +318,16 @@ static int check_main(int argc, char **argv)
         fprintf(stderr, "ksim check: expected at least one SCENARIO or FOLDER (see --help)\n");
         goto out;
     }
+    if (dir != NULL && *dir == '\0') {
+        fprintf(stderr, "ksim check: --dir '': an empty folder name\n");
+        goto out;
+    }
     uint64_t first = 0;
     uint64_t last = 0;
-    if (seeds_text != NULL && !parse_seed_range(seeds_text, &first, &last)) {
-        fprintf(stderr, "ksim check: --seeds %s: expected A-B with A <= B\n", seeds_text);
+    GError *seeds_error = NULL;
+    if (seeds_text != NULL && !ks_sweep_parse_seeds(seeds_text, &first, &last, &seeds_error)) {
+        fprintf(stderr, "ksim check: %s\n", seeds_error->message);
+        g_error_free(seeds_error);
         goto out;
     }
     bool bad = false;

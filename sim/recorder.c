@@ -512,6 +512,45 @@ void ks_recorder_close(struct ks_recorder *recorder)
     g_free(recorder);
 }
 
+bool ks_recorder_run_dir(struct ks_recorder *recorder, int64_t run_id, int64_t *run_id_out,
+                         char **run_dir_out, GError **error)
+{
+    *run_dir_out = NULL;
+    sqlite3 *db = recorder->db;
+    if (run_id == 0) {
+        run_id = query_int(db, "SELECT COALESCE(max(run_id), 0) FROM runs", recorder->path, error);
+        if (run_id <= 0) {
+            if (run_id == 0) {
+                g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s:1: holds no runs",
+                            recorder->path);
+            }
+            return false;
+        }
+    }
+    bool has_column = has_columns(db, "runs", (const char *const[]){ "run_dir", NULL });
+    sqlite3_stmt *stmt = NULL;
+    bool found = false;
+    if (sqlite3_prepare_v2(db,
+                           has_column ? "SELECT run_dir FROM runs WHERE run_id = ?"
+                                      : "SELECT NULL FROM runs WHERE run_id = ?",
+                           -1, &stmt, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(stmt, 1, run_id);
+        if (sqlite3_step(stmt) == SQLITE_ROW) {
+            found = true;
+            const unsigned char *text = sqlite3_column_text(stmt, 0);
+            *run_dir_out = text != NULL ? g_strdup((const char *)text) : NULL;
+        }
+    }
+    sqlite3_finalize(stmt);
+    if (!found) {
+        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
+                    "%s:1: no run with id %" PRId64, recorder->path, run_id);
+        return false;
+    }
+    *run_id_out = run_id;
+    return true;
+}
+
 struct sqlite3 *ks_recorder_db(struct ks_recorder *recorder)
 {
     return recorder->db;

@@ -45,6 +45,13 @@ struct ks_recorder *ks_recorder_open(const char *path, GError **error);
 struct ks_recorder *ks_recorder_open_readonly(const char *path, GError **error);
 void ks_recorder_close(struct ks_recorder *recorder); /* NULL is a no-op; rolls back an open run */
 
+/* The run folder of run run_id (0: the latest run) as runs.run_dir recorded
+ * it: sets *run_id_out and *run_dir_out (owned: g_free; NULL when the run
+ * kept none, or the database predates the column) and returns true; false
+ * with *error when there is no such run. */
+bool ks_recorder_run_dir(struct ks_recorder *recorder, int64_t run_id, int64_t *run_id_out,
+                         char **run_dir_out, GError **error);
+
 /* The underlying handle, for read queries (describe). Borrowed. */
 struct sqlite3 *ks_recorder_db(struct ks_recorder *recorder);
 

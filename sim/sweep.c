@@ -73,9 +73,11 @@ bool ks_sweep_parse_seeds(const char *text, uint64_t *first, uint64_t *last, GEr
             ok = parse_u64(parts[1], &b);
         }
     }
-    if (!ok || b < a) {
-        g_set_error(error, KS_SWEEP_ERROR, 0, "--seeds %s: expected A-B with A <= B (e.g. 1-20)",
-                    text);
+    if (!ok || b < a || b > (uint64_t)INT64_MAX) {
+        /* Seeds are stored in SQLite's signed 64-bit integers. */
+        g_set_error(error, KS_SWEEP_ERROR, 0,
+                    "--seeds %s: expected A-B with 0 <= A <= B <= %" G_GINT64_FORMAT " (e.g. 1-20)",
+                    text, G_MAXINT64);
         return false;
     }
     *first = a;
