@@ -40,7 +40,7 @@ TEST_OBJ = $(TEST_SRC:%.c=build/%.o)
 ASAN_OBJ = $(LIB_SRC:%.c=build/asan/%.o) $(TEST_SRC:%.c=build/asan/%.o)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=bin/bench/%)
 
-.PHONY: all deps build test test-all unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards decode \
+.PHONY: all deps build test test-all unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards edges decode \
         fuzz-log demo demo-all bench bench-all clean
 
 # The public targets install what is missing first, then run make again so
@@ -157,11 +157,16 @@ shards: bin/ksim
 	sh tests/shards.sh
 	sh tests/explore.sh
 
+# The program's edges: signals to sweep/explore stop their workers and remove their
+# temporary folders; a full disk is an I/O error naming the path, never an assertion.
+edges: bin/ksim
+	sh tests/signals.sh
+
 # Bounded libFuzzer run over the batch decoder and log recovery (needs clang).
 fuzz-log:
 	sh tests/fuzz/run.sh
 
-test-all: unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards decode fuzz-log
+test-all: unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards edges decode fuzz-log
 	@echo "make test: all passed"
 
 # ---- demo ------------------------------------------------------------------------

@@ -310,6 +310,7 @@ static int check_main(int argc, char **argv)
     GPtrArray *files = NULL;
     GPtrArray *scenarios = g_ptr_array_new_with_free_func((GDestroyNotify)ks_scenario_free);
     char *temp = NULL;
+    int temp_lock = -1;
     struct ks_recorder *recorder = NULL;
     if (!parse_options(context, &argc, &argv)) {
         goto out;
@@ -344,13 +345,16 @@ static int check_main(int argc, char **argv)
     if (bad) {
         goto out;
     }
-    temp = g_dir_make_tmp("ksim-check-XXXXXX", NULL);
+    /* Locked while ksim lives: a check killed midway leaves it only until
+     * the next ksim check removes it. */
+    GError *error = NULL;
+    temp = ks_host_temp_dir_new(NULL, "ksim-check-", &temp_lock, &error);
     if (temp == NULL) {
-        fprintf(stderr, "ksim check: cannot make a temporary folder\n");
+        fprintf(stderr, "ksim check: %s\n", error->message);
+        g_error_free(error);
         code = 3;
         goto out;
     }
-    GError *error = NULL;
     char *db_file = db_path != NULL ? g_strdup(db_path) : g_build_filename(temp, "check.db", NULL);
     recorder = ks_recorder_open(db_file, &error);
     g_free(db_file);
@@ -380,10 +384,7 @@ static int check_main(int argc, char **argv)
     code = internal ? 3 : bad ? 2 : failed > 0 ? 1 : 0;
 out:
     ks_recorder_close(recorder);
-    if (temp != NULL) {
-        ks_host_remove_tree(temp);
-        g_free(temp);
-    }
+    ks_host_temp_dir_free(temp, temp_lock);
     if (files != NULL) {
         g_ptr_array_free(files, TRUE);
     }

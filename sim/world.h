@@ -96,6 +96,18 @@ uint64_t ks_world_disk_fsync_count(const ks_world *world, ks_node_id node);
  * the driver replacing a run folder, and for tests and benchmarks cleaning up.
  * Symbolic links are removed, never followed. Errors are ignored. */
 void ks_host_remove_tree(const char *path);
+
+/* A private temporary folder "<base>/<prefix>XXXXXX" (base NULL: the
+ * system's temporary folder) for a process and the workers it forks. It
+ * holds a lock file that stays flock()ed while any of them is alive (the
+ * descriptor is inherited), and before making it, folders of the same
+ * prefix whose lock is free (left by a ksim that was killed) are removed,
+ * so that even a SIGKILL leaks a folder only until the next ksim. Returns
+ * the path (owned: pass to ks_host_temp_dir_free) and *lock_fd, or NULL
+ * with *error set. */
+char *ks_host_temp_dir_new(const char *base, const char *prefix, int *lock_fd, GError **error);
+/* Removes the folder and closes its lock (after the children are gone). */
+void ks_host_temp_dir_free(char *path, int lock_fd);
 /* Real path of a run-relative path, for tools that read files directly
  * (dump-log, the checker). Owned by the caller: g_free. */
 char *ks_world_real_path(const ks_world *world, const char *path);
