@@ -161,6 +161,7 @@ shards: bin/ksim
 # temporary folders; a full disk is an I/O error naming the path, never an assertion.
 edges: bin/ksim
 	sh tests/signals.sh
+	sh tests/diskfull.sh
 
 # Bounded libFuzzer run over the batch decoder and log recovery (needs clang).
 fuzz-log:

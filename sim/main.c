@@ -177,7 +177,13 @@ static int run_main(int argc, char **argv)
     GError *error = NULL;
     code = ks_run_scenario(scenario, &options, &result, &error);
     if (error != NULL) {
-        fprintf(stderr, "%s%s\n", code == 3 ? "ksim: internal error: " : "", error->message);
+        /* Host failures (file errors: a full disk) are not ksim's bugs. */
+        fprintf(stderr, "%s%s\n",
+                code != 3 ? ""
+                : error->domain == G_FILE_ERROR || error->domain == KS_RECORDER_ERROR
+                    ? "ksim: "
+                    : "ksim: internal error: ",
+                error->message);
         g_error_free(error);
     }
 out:
@@ -512,6 +518,9 @@ static int help_main(int argc, char **argv)
 int main(int argc, char **argv)
 {
     signal(SIGABRT, on_abort);
+    /* A file size limit (ulimit -f) then fails a write with EFBIG, a host
+     * I/O error with its path, instead of killing ksim without a word. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         print_usage(stderr);
         return 2;

@@ -2,10 +2,21 @@
 ** sim/run.c: one scenario run from frozen scenario to verdict (sim/run.h).
 **
 ** Phases:
-**   1. prepare   run folder (replaced when it is a ksim run folder), database
-**                (refused untouched when not ours), trace file. Any failure
-**                here is bad input: exit 2, and nothing stays written.
-**   2. build     world (node count from the cluster spec), link latencies,
+**   1. prepare   checks first, writing nothing: the run folder (absent, empty,
+**                or a ksim run folder: it holds the marker), the disk space
+**                its file system has for the logs (an estimate), the trace
+**                file. Then, in an order that lets a failure undo exactly what
+**                was made: lock the run folder (flock on the marker, held to
+**                the end: a second run of the same settings into it is exit
+**                2), open the database (the recorder identifies it before it
+**                writes), create or truncate the trace file, empty the
+**                folder of an earlier run's logs. Any failure here is bad
+**                input: exit 2, and nothing stays written; a file ksim did
+**                not create is never removed.
+**   2. build     (2-5 run under a host-failure escape: a failing host call
+**                under the disk, such as a full disk, ends the run with exit 3
+**                and "host I/O error: PATH: ...", and nothing is recorded)
+**                world (node count from the cluster spec), link latencies,
 **                cluster (observer: run_on_event/record/consumed), faults,
 **                the after-event hook (triggers, availability, progress),
 **                the partition-state sampler (driver timer on node 0).
@@ -43,10 +54,12 @@
 #include <inttypes.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define SAMPLE_INTERVAL_NS_MIN (100 * KS_NS_PER_MS)
@@ -674,6 +687,90 @@ static bool check_trace(const char *path, const char *db_path, const char *run_d
     if (g_str_has_prefix(trace_abs, dir_prefix)) {
         return fail_input(error, "--trace %s: is inside the run folder %s, which each run empties",
                           path, run_dir);
+    }
+    return true;
+}
+
+/* Per-record bytes on disk besides the value: the record's varints, key and
+ * ksim's identity header (about 30 bytes); and a v2 batch header. */
+#define RECORD_OVERHEAD_BYTES 30
+#define BATCH_OVERHEAD_BYTES KS_BATCH_HEADER_BYTES
+
+/* How many bytes the brokers' logs would hold at the end of the run, low
+ * (full batches) and high (one batch per record), from each producer's
+ * records (count, or rate times the time it produces) times the topic's
+ * replication factor, each topic capped by what its retention keeps
+ * (retention.bytes per partition, or the share of the run retention.ms
+ * covers, plus one segment per partition, since only rolled segments are
+ * deleted). Index files and __consumer_offsets are left out (small). */
+static void estimate_log_bytes(const struct ks_scenario *s, double *low, double *high)
+{
+    *low = 0;
+    *high = 0;
+    for (size_t t = 0; t < s->topic_count; t++) {
+        const struct ks_topic_config *topic = &s->topics[t];
+        double topic_low = 0;
+        double topic_high = 0;
+        double produce_s_max = 0;
+        for (size_t p = 0; p < s->producer_count; p++) {
+            const struct ks_producer_config *producer = &s->producers[p];
+            if (producer->topic_index != (int32_t)t || producer->start_ns >= s->duration_ns) {
+                continue;
+            }
+            double produce_s = (double)(s->duration_ns - producer->start_ns) / 1e9;
+            double records = (double)producer->rate_per_s * produce_s;
+            if (producer->count >= 0 && (double)producer->count < records) {
+                records = (double)producer->count;
+            }
+            produce_s_max = MAX(produce_s_max, produce_s);
+            topic_low += records * (double)(producer->value_bytes + RECORD_OVERHEAD_BYTES);
+            topic_high += records * (double)(producer->value_bytes + RECORD_OVERHEAD_BYTES +
+                                             BATCH_OVERHEAD_BYTES);
+        }
+        double segments = (double)topic->partition_count * (double)topic->log.segment_bytes;
+        double cap = INFINITY;
+        if (topic->log.cleanup_delete && topic->log.retention_bytes >= 0) {
+            cap = (double)topic->partition_count * (double)topic->log.retention_bytes + segments;
+        }
+        if (topic->log.cleanup_delete && topic->log.retention_ns >= 0 && produce_s_max > 0) {
+            double share = (double)topic->log.retention_ns / 1e9 / produce_s_max;
+            cap = MIN(cap, topic_high * MIN(share, 1.0) + segments);
+        }
+        *low += MIN(topic_low, cap) * topic->replication_factor;
+        *high += MIN(topic_high, cap) * topic->replication_factor;
+    }
+}
+
+/* Refuses (exit 2) a run whose logs cannot fit in the free space of the run
+ * folder's file system even at the low estimate, and warns when the high
+ * one does not fit: better than filling the disk an hour into the run. */
+static bool check_disk_space(const struct ks_scenario *s, const char *run_dir, GError **error)
+{
+    g_autofree char *ancestor = existing_ancestor(run_dir);
+    struct statvfs info;
+    if (ancestor == NULL || statvfs(ancestor, &info) != 0) {
+        return true; /* check_run_dir has judged the folder; no figure to compare */
+    }
+    double free_bytes = (double)info.f_bavail * (double)info.f_frsize;
+    double low = 0;
+    double high = 0;
+    estimate_log_bytes(s, &low, &high);
+    g_autofree char *free_text = g_format_size_full((guint64)free_bytes, G_FORMAT_SIZE_IEC_UNITS);
+    if (low > free_bytes) {
+        g_autofree char *low_text =
+            g_format_size_full(low > 1e18 ? (guint64)1e18 : (guint64)low, G_FORMAT_SIZE_IEC_UNITS);
+        return fail_input(error,
+                          "%s: the run would write at least %s%s of logs (records x (value.bytes "
+                          "+ %d) x replication.factor), and its file system has %s free; "
+                          "shorten scenario.duration, lower rate or count, or give --dir on a "
+                          "larger disk",
+                          run_dir, low > 1e18 ? "more than " : "", low_text, RECORD_OVERHEAD_BYTES,
+                          free_text);
+    }
+    if (high > free_bytes) {
+        g_autofree char *high_text = g_format_size_full((guint64)high, G_FORMAT_SIZE_IEC_UNITS);
+        fprintf(stderr, "ksim: warning: %s: the run may write up to %s of logs, and its file "
+                        "system has %s free\n", run_dir, high_text, free_text);
     }
     return true;
 }
@@ -1731,6 +1828,39 @@ static void simulate(struct run *run)
     }
 }
 
+/* Phases 2-5. A world that cannot be built is a host failure, and so is a
+ * host I/O failure under the disk while the model runs or is read (the real
+ * disk is full): host_fail (sim/disk.c) jumps back here, and the run ends
+ * with exit 3, its message, and nothing recorded. Only pointers the caller
+ * owns cross the setjmp, so nothing here is indeterminate after the jump. */
+static bool simulate_and_judge(struct run *run, const char *run_dir, FILE *trace,
+                               struct ks_run_result *result, GError **error)
+{
+    jmp_buf escape;
+    if (setjmp(escape) != 0) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO,
+                    "host I/O error: %s; the run stopped at %.3f s simulated, and nothing was "
+                    "recorded", ks_world_host_error(run->world),
+                    (double)ks_world_now_ns(run->world) / 1e9);
+        return false;
+    }
+    if (!build(run, run_dir, trace, error)) {
+        return false;
+    }
+    ks_world_set_host_escape(run->world, &escape);
+    simulate(run);
+    struct final_read read;
+    do_final_read(run, &read);
+    run_checker(run, &read);
+    final_read_clear(&read);
+    compute_metrics(run);
+    memcpy(result->metrics, run->metrics, sizeof result->metrics);
+    result->trace_hash = ks_world_trace_hash(run->world);
+    evaluate_expectations(run, result);
+    ks_world_set_host_escape(run->world, NULL);
+    return true;
+}
+
 static char *wall_clock_text(void)
 {
     GDateTime *now = g_date_time_new_now_utc();
@@ -1794,7 +1924,7 @@ int ks_run_scenario(const struct ks_scenario *scenario, const struct ks_run_opti
      * nothing, the database by the recorder's own); then the outputs are
      * made in an order where a later failure can undo the earlier ones
      * exactly; a file that existed before is never removed. */
-    if (!check_run_dir(run_dir, error) ||
+    if (!check_run_dir(run_dir, error) || !check_disk_space(scenario, run_dir, error) ||
         (options->trace_path != NULL &&
          !check_trace(options->trace_path, rec == NULL ? options->db_path : NULL, run_dir,
                       error)) ||
@@ -1815,22 +1945,11 @@ int ks_run_scenario(const struct ks_scenario *scenario, const struct ks_run_opti
     }
     clear_run_dir(run_dir);
 
-    /* 2-4. build and run. A world that cannot be built is a host failure. */
+    /* 2-5. build, run, judge; a host failure is exit 3 with its message. */
     code = 3;
-    if (!build(&run, run_dir, prepared.trace, error)) {
+    if (!simulate_and_judge(&run, run_dir, prepared.trace, result, error)) {
         goto done;
     }
-    simulate(&run);
-
-    /* 5. judge. */
-    struct final_read read;
-    do_final_read(&run, &read);
-    run_checker(&run, &read);
-    final_read_clear(&read);
-    compute_metrics(&run);
-    memcpy(result->metrics, run.metrics, sizeof result->metrics);
-    result->trace_hash = ks_world_trace_hash(run.world);
-    evaluate_expectations(&run, result);
 
     /* 6. record and print. */
     if (run.progress_shown) {

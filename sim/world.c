@@ -142,7 +142,18 @@ void ks_world_free(ks_world *world)
     ks__sched_deinit(world);
     g_free(world->nodes);
     g_free(world->run_dir);
+    g_free(world->host_error);
     g_free(world);
+}
+
+void ks_world_set_host_escape(ks_world *world, jmp_buf *escape)
+{
+    world->host_escape = escape;
+}
+
+const char *ks_world_host_error(const ks_world *world)
+{
+    return world->host_error;
 }
 
 /* ---- node faults ------------------------------------------------------------------ */
