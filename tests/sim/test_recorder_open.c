@@ -80,13 +80,29 @@ static bool side_files_exist(const char *path)
     return g_file_test(wal, G_FILE_TEST_EXISTS) || g_file_test(shm, G_FILE_TEST_EXISTS);
 }
 
+static GBytes *read_bytes(const char *path)
+{
+    gchar *contents = NULL;
+    gsize length = 0;
+    CU_ASSERT_FATAL(g_file_get_contents(path, &contents, &length, NULL));
+    return g_bytes_new_take(contents, length);
+}
+
+/* True if path holds exactly `before`; consumes `before`. */
+static bool unchanged(GBytes *before, const char *path)
+{
+    GBytes *after = read_bytes(path);
+    bool same = g_bytes_equal(before, after);
+    g_bytes_unref(after);
+    g_bytes_unref(before);
+    return same;
+}
+
 /* Opening for writing and for reading both refuse path (FOREIGN) and leave
  * its bytes as they were, with no side file made. */
 static void assert_foreign_untouched(const char *path)
 {
-    gchar *before = NULL;
-    gsize before_bytes = 0;
-    CU_ASSERT_FATAL(g_file_get_contents(path, &before, &before_bytes, NULL));
+    GBytes *before = read_bytes(path);
     for (int readonly = 0; readonly <= 1; readonly++) {
         GError *error = NULL;
         struct ks_recorder *recorder = readonly ? ks_recorder_open_readonly(path, &error)
@@ -97,13 +113,8 @@ static void assert_foreign_untouched(const char *path)
         g_clear_error(&error);
         ks_recorder_close(recorder);
     }
-    gchar *after = NULL;
-    gsize after_bytes = 0;
-    CU_ASSERT_FATAL(g_file_get_contents(path, &after, &after_bytes, NULL));
-    CU_ASSERT_TRUE(before_bytes == after_bytes && memcmp(before, after, before_bytes) == 0);
+    CU_ASSERT_TRUE(unchanged(before, path));
     CU_ASSERT_FALSE(side_files_exist(path));
-    g_free(before);
-    g_free(after);
 }
 
 /* Files that only look like ksim's: a schema_version table of version 1 with
@@ -135,20 +146,13 @@ static void test_recorder_open_migrates_v1(void)
 {
     g_autofree char *dir = g_dir_make_tmp("ksim-recorder-open-XXXXXX", NULL);
     g_autofree char *path = make_db(dir, "old.db", v1_schema);
-    gchar *before = NULL;
-    gsize before_bytes = 0;
-    CU_ASSERT_FATAL(g_file_get_contents(path, &before, &before_bytes, NULL));
+    GBytes *before = read_bytes(path);
     GError *error = NULL;
     struct ks_recorder *reader = ks_recorder_open_readonly(path, &error);
     CU_ASSERT_PTR_NOT_NULL(reader);
     CU_ASSERT_PTR_NULL(error);
     ks_recorder_close(reader);
-    gchar *after = NULL;
-    gsize after_bytes = 0;
-    CU_ASSERT_FATAL(g_file_get_contents(path, &after, &after_bytes, NULL));
-    CU_ASSERT_TRUE(before_bytes == after_bytes && memcmp(before, after, before_bytes) == 0);
-    g_free(before);
-    g_free(after);
+    CU_ASSERT_TRUE(unchanged(before, path));
 
     struct ks_recorder *writer = ks_recorder_open(path, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(writer);
@@ -181,9 +185,7 @@ static void test_recorder_open_no_side_effects(void)
     ks_recorder_close(writer);
     CU_ASSERT_EQUAL(query(path, "PRAGMA application_id"), KS_RECORDER_APPLICATION_ID);
     CU_ASSERT_FALSE(side_files_exist(path));
-    gchar *before = NULL;
-    gsize before_bytes = 0;
-    CU_ASSERT_FATAL(g_file_get_contents(path, &before, &before_bytes, NULL));
+    GBytes *before = read_bytes(path);
     writer = ks_recorder_open(path, NULL);
     CU_ASSERT_PTR_NOT_NULL(writer);
     ks_recorder_close(writer);
@@ -193,12 +195,7 @@ static void test_recorder_open_no_side_effects(void)
     CU_ASSERT_PTR_NOT_NULL(reader != NULL ? ks_recorder_db(reader) : NULL);
     ks_recorder_close(reader);
     CU_ASSERT_FALSE(side_files_exist(path));
-    gchar *after = NULL;
-    gsize after_bytes = 0;
-    CU_ASSERT_FATAL(g_file_get_contents(path, &after, &after_bytes, NULL));
-    CU_ASSERT_TRUE(before_bytes == after_bytes && memcmp(before, after, before_bytes) == 0);
-    g_free(before);
-    g_free(after);
+    CU_ASSERT_TRUE(unchanged(before, path));
     g_clear_error(&error);
     ks_test_remove_tree(dir);
 }
