@@ -133,16 +133,20 @@ struct ks_file {
 
 /* ---- host helpers -------------------------------------------------------------- */
 
-/* A host call on the real file `real` failed (errno says why): not a
- * simulated fault, the run stops (world.h "host I/O failures"). */
-_Noreturn static void host_fail_real(ks_world *world, const char *what, const char *real)
+/* Records the first host failure, "REAL: WHAT failed: why (errno)". */
+static void host_note(ks_world *world, const char *what, const char *real)
 {
-    char *message = g_strdup_printf("%s: %s failed: %s", real, what, g_strerror(errno));
     if (world->host_error == NULL) {
-        world->host_error = message;
-    } else {
-        g_free(message);
+        world->host_error = g_strdup_printf("%s: %s failed: %s", real, what, g_strerror(errno));
     }
+}
+
+/* Ends the run after a host failure: to the driver's escape (once), else
+ * exit 3 with the message (world.h "host I/O failures"). An event cut short
+ * this way may leak a path string or two that its callers held: the run is
+ * over. */
+_Noreturn static void host_escape(ks_world *world)
+{
     jmp_buf *escape = world->host_escape;
     world->host_escape = NULL;
     if (escape != NULL) {
@@ -152,13 +156,23 @@ _Noreturn static void host_fail_real(ks_world *world, const char *what, const ch
     exit(3);
 }
 
-/* The same for a run-relative path. */
+/* A host call on the real file `real` failed (errno says why): not a
+ * simulated fault, the run stops. */
+_Noreturn static void host_fail_real(ks_world *world, const char *what, const char *real)
+{
+    host_note(world, what, real);
+    host_escape(world);
+}
+
+/* The same for a run-relative path (the writes and reads of a file). */
 _Noreturn static void host_fail(ks_world *world, const char *what, const char *path)
 {
     int saved = errno;
     char *real = g_build_filename(world->run_dir, path, NULL);
     errno = saved;
-    host_fail_real(world, what, real);
+    host_note(world, what, real);
+    g_free(real);
+    host_escape(world);
 }
 
 static void check_path(const char *path, bool allow_root)

@@ -157,7 +157,8 @@ static void catch_pool_signals(struct sigaction saved[G_N_ELEMENTS(pool_signals)
     for (size_t i = 0; i < G_N_ELEMENTS(pool_signals); i++) {
         sigaction(pool_signals[i], NULL, &saved[i]);
         if (saved[i].sa_handler != SIG_IGN) {
-            struct sigaction action = { .sa_handler = on_pool_signal };
+            /* SA_RESTART: the parent's SQLite calls must not see EINTR. */
+            struct sigaction action = { .sa_handler = on_pool_signal, .sa_flags = SA_RESTART };
             sigemptyset(&action.sa_mask);
             sigaction(pool_signals[i], &action, NULL);
         }
@@ -182,6 +183,9 @@ static void worker_bind_to_parent(pid_t parent)
     }
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) {
         _exit(3); /* the parent is already gone */
+    }
+    if (pool_signal != 0) {
+        _exit(128 + pool_signal); /* caught by the parent's handler before the reset */
     }
 }
 
