@@ -45,7 +45,7 @@ TEST_OBJ = $(TEST_SRC:%.c=build/%.o)
 ASAN_OBJ = $(LIB_SRC:%.c=build/asan/%.o) $(TEST_SRC:%.c=build/asan/%.o)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=bin/bench/%)
 
-.PHONY: all deps build test test-all unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards decode \
+.PHONY: all deps build test test-all unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards edges decode \
         fuzz fuzz-log fuzz-scenario demo demo-all bench bench-all clean
 
 # The public targets install what is missing first, then run make again so
@@ -170,6 +170,12 @@ shards: bin/ksim
 	sh tests/shards.sh
 	sh tests/explore.sh
 
+# The program's edges: signals to sweep/explore stop their workers and remove their
+# temporary folders; a full disk is an I/O error naming the path, never an assertion.
+edges: bin/ksim
+	sh tests/signals.sh
+	sh tests/diskfull.sh
+
 # Bounded libFuzzer runs (needs clang): the batch decoder and log recovery
 # (fuzz-log), the scenario parser with --set, finalize and the write_ini
 # round trip (fuzz-scenario); make fuzz runs both side by side.
@@ -180,7 +186,7 @@ fuzz-log:
 fuzz-scenario:
 	sh tests/fuzz/run.sh fuzz_scenario
 
-test-all: unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards decode fuzz
+test-all: unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards edges decode fuzz
 	@echo "make test: all passed"
 
 # ---- demo ------------------------------------------------------------------------

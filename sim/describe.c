@@ -2,7 +2,9 @@
 ** sim/describe.c: `ksim describe DB [--run ID] [--at TIME]`, the topic state
 ** of a recorded run as `kafka-topics.sh --describe` prints it
 ** (kafka-reference 8.1: TAB separated, partition lines begin with a TAB),
-** plus each partition's LEO and HW (the leader's).
+** plus each partition's LEO and HW (the leader's), after one ksim line that
+** names the run, the sample's time and the run folder (runs.run_dir) where
+** `ksim dump-log` finds its logs.
 **
 ** The state comes from partition_state at the last sample at or before TIME
 ** (default: the run's last sample); the run is the latest unless --run.
@@ -15,8 +17,14 @@
 **
 **   Availability up to 30.510s: unavailable_ms 7002 (the cluster's view), ...
 **   <TAB>Partition: orders-0<TAB>UnavailableMs: 7002<TAB>ProduceUnavailableMs: 7596<TAB>At: available
+**
+** TIME is a duration as scenario files write it (the same strict parser:
+** exact decimals, a unit, no sign, hex, nan, inf or overflow); a bare
+** number means seconds.
 */
+#include "commands.h"
 #include "recorder.h"
+#include "scenario_int.h" /* ks__parse_duration_ns: one duration syntax everywhere */
 
 #include <glib.h>
 #include <inttypes.h>
@@ -24,28 +32,13 @@
 #include <stdio.h>
 #include <string.h>
 
-int ks_describe_main(int argc, char **argv);
-
-/* "12s", "1500ms", "2m", "250us", "10ns", or a bare number of seconds. */
-static bool parse_time_ns(const char *text, int64_t *out)
+/* "12s", "1500ms", "2m", "250us", "10ns", or a bare number of seconds;
+ * false with *message (owned) otherwise. */
+static bool parse_time_ns(const char *text, int64_t *out, char **message)
 {
-    char *end = NULL;
-    double value = g_ascii_strtod(text, &end);
-    if (end == text || value < 0) {
-        return false;
-    }
-    static const struct {
-        const char *unit;
-        double ns;
-    } units[] = { { "", 1e9 },  { "s", 1e9 },   { "ms", 1e6 }, { "us", 1e3 },
-                  { "ns", 1.0 }, { "m", 60e9 }, { "h", 3600e9 } };
-    for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
-        if (strcmp(end, units[i].unit) == 0) {
-            *out = (int64_t)(value * units[i].ns + 0.5);
-            return true;
-        }
-    }
-    return false;
+    bool bare = text[0] != '\0' && strspn(text, "0123456789.") == strlen(text);
+    g_autofree char *with_unit = bare ? g_strconcat(text, "s", NULL) : g_strdup(text);
+    return ks__parse_duration_ns(with_unit, true, out, message);
 }
 
 static int64_t single_int(sqlite3 *db, const char *sql, int64_t a, int64_t b, bool *found)
@@ -200,9 +193,39 @@ static void print_availability(sqlite3 *db, int64_t run_id, int64_t t_ns)
     sqlite3_finalize(stmt);
 }
 
-static int describe(sqlite3 *db, const char *db_path, int64_t run_id, bool run_given,
-                    int64_t at_ns, bool at_given)
+/* "Run: 3	Scenario: quickstart	Seed: 1	Time: 60.000s	RunDir: ...": which run,
+ * which sample, and where its logs are (or "-" when it kept no folder). */
+static void print_run_line(struct ks_recorder *recorder, int64_t run_id, int64_t t_ns)
 {
+    sqlite3_stmt *stmt = NULL;
+    char *scenario = NULL;
+    int64_t seed = 0;
+    if (sqlite3_prepare_v2(ks_recorder_db(recorder),
+                           "SELECT scenario, seed FROM runs WHERE run_id = ?", -1, &stmt,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(stmt, 1, run_id);
+        if (sqlite3_step(stmt) == SQLITE_ROW) {
+            const unsigned char *text = sqlite3_column_text(stmt, 0);
+            scenario = g_strdup(text != NULL ? (const char *)text : "?");
+            seed = sqlite3_column_int64(stmt, 1);
+        }
+    }
+    sqlite3_finalize(stmt);
+    int64_t found_id = 0;
+    char *run_dir = NULL;
+    ks_recorder_run_dir(recorder, run_id, &found_id, &run_dir, NULL);
+    printf("Run: %" PRId64 "\tScenario: %s\tSeed: %" PRId64 "\tTime: %" PRId64 ".%03" PRId64
+           "s\tRunDir: %s\n",
+           run_id, scenario != NULL ? scenario : "?", seed, t_ns / 1000000000,
+           t_ns / 1000000 % 1000, run_dir != NULL ? run_dir : "-");
+    g_free(run_dir);
+    g_free(scenario);
+}
+
+static int describe(struct ks_recorder *recorder, const char *db_path, int64_t run_id,
+                    bool run_given, int64_t at_ns, bool at_given)
+{
+    sqlite3 *db = ks_recorder_db(recorder);
     bool found = false;
     if (!run_given) {
         run_id = single_int(db, "SELECT max(run_id) FROM runs", 0, 0, &found);
@@ -228,6 +251,7 @@ static int describe(sqlite3 *db, const char *db_path, int64_t run_id, bool run_g
                 at_given ? " at or before that time" : "");
         return 2;
     }
+    print_run_line(recorder, run_id, t_ns);
     sqlite3_stmt *stmt = NULL;
     if (sqlite3_prepare_v2(db,
                            "SELECT topic, partitions, replication_factor, configs FROM topics "
@@ -296,9 +320,10 @@ int ks_describe_main(int argc, char **argv)
         goto out;
     }
     int64_t at_ns = 0;
-    if (at_text != NULL && !parse_time_ns(at_text, &at_ns)) {
-        fprintf(stderr, "ksim describe: --at %s: expected a time such as 12s or 1500ms\n",
-                at_text);
+    char *message = NULL;
+    if (at_text != NULL && !parse_time_ns(at_text, &at_ns, &message)) {
+        fprintf(stderr, "ksim describe: --at %s: %s\n", at_text, message);
+        g_free(message);
         goto out;
     }
     recorder = ks_recorder_open_readonly(argv[1], &error);
@@ -307,7 +332,7 @@ int ks_describe_main(int argc, char **argv)
         g_error_free(error);
         goto out;
     }
-    code = describe(ks_recorder_db(recorder), argv[1], (int64_t)run_id, run_text != NULL, at_ns,
+    code = describe(recorder, argv[1], (int64_t)run_id, run_text != NULL, at_ns,
                     at_text != NULL);
 out:
     ks_recorder_close(recorder);

@@ -65,7 +65,10 @@
 **   - I/O errors (KS_IO_ERROR) and a full disk: reserved for a later fault.
 **   - misdirected writes, and bit rot outside ks_world_disk_corrupt.
 ** A failing host call (the real disk is full, a permission error) is not a
-** simulated fault: it stops the run through ks_assert's path (exit 3).
+** simulated fault: host_fail records "REAL-PATH: CALL failed: why" and
+** jumps to the run's escape (world.h), which ends the run with exit 3 and
+** that message and records nothing; after it, staged bytes are dropped
+** rather than written, so tearing the world down touches the host no more.
 **
 ** Cost model (simulated time only). Each node's disk is a serial device with
 ** an idle_at time: an operation starts at max(now, idle_at) and takes
@@ -130,10 +133,46 @@ struct ks_file {
 
 /* ---- host helpers -------------------------------------------------------------- */
 
-_Noreturn static void host_fail(const char *what, const char *path)
+/* Records the first host failure, "REAL: WHAT failed: why (errno)". */
+static void host_note(ks_world *world, const char *what, const char *real)
 {
-    fprintf(stderr, "ksim: host I/O failed: %s %s: %s\n", what, path, g_strerror(errno));
-    ks__assert_fail("host I/O succeeded", __FILE__, __LINE__);
+    if (world->host_error == NULL) {
+        world->host_error = g_strdup_printf("%s: %s failed: %s", real, what, g_strerror(errno));
+    }
+}
+
+/* Ends the run after a host failure: to the driver's escape (once), else
+ * exit 3 with the message (world.h "host I/O failures"). An event cut short
+ * this way may leak a path string or two that its callers held: the run is
+ * over. */
+_Noreturn static void host_escape(ks_world *world)
+{
+    jmp_buf *escape = world->host_escape;
+    world->host_escape = NULL;
+    if (escape != NULL) {
+        longjmp(*escape, 1);
+    }
+    fprintf(stderr, "ksim: host I/O error: %s\n", world->host_error);
+    exit(3);
+}
+
+/* A host call on the real file `real` failed (errno says why): not a
+ * simulated fault, the run stops. */
+_Noreturn static void host_fail_real(ks_world *world, const char *what, const char *real)
+{
+    host_note(world, what, real);
+    host_escape(world);
+}
+
+/* The same for a run-relative path (the writes and reads of a file). */
+_Noreturn static void host_fail(ks_world *world, const char *what, const char *path)
+{
+    int saved = errno;
+    char *real = g_build_filename(world->run_dir, path, NULL);
+    errno = saved;
+    host_note(world, what, real);
+    g_free(real);
+    host_escape(world);
 }
 
 static void check_path(const char *path, bool allow_root)
@@ -166,8 +205,8 @@ static char *real_path(const ks_world *world, const char *path)
     return g_build_filename(world->run_dir, path, NULL);
 }
 
-static void write_all(int fd, const void *bytes, size_t byte_count, int64_t position_bytes,
-                      const char *path)
+static void write_all(ks_world *world, int fd, const void *bytes, size_t byte_count,
+                      int64_t position_bytes, const char *path)
 {
     const uint8_t *p = bytes;
     while (byte_count > 0) {
@@ -176,7 +215,10 @@ static void write_all(int fd, const void *bytes, size_t byte_count, int64_t posi
             continue;
         }
         if (n <= 0) {
-            host_fail("pwrite", path);
+            if (n == 0) {
+                errno = ENOSPC; /* a write of nothing: the disk is full */
+            }
+            host_fail(world, "pwrite", path);
         }
         p += n;
         byte_count -= (size_t)n;
@@ -184,8 +226,8 @@ static void write_all(int fd, const void *bytes, size_t byte_count, int64_t posi
     }
 }
 
-static size_t read_all(int fd, void *bytes, size_t byte_count, int64_t position_bytes,
-                       const char *path)
+static size_t read_all(ks_world *world, int fd, void *bytes, size_t byte_count,
+                       int64_t position_bytes, const char *path)
 {
     uint8_t *p = bytes;
     size_t done = 0;
@@ -195,7 +237,7 @@ static size_t read_all(int fd, void *bytes, size_t byte_count, int64_t position_
             continue;
         }
         if (n < 0) {
-            host_fail("pread", path);
+            host_fail(world, "pread", path);
         }
         if (n == 0) {
             break;
@@ -234,13 +276,18 @@ static void lru_push_front(ks_world *world, struct ks__file_record *record)
     world->lru_head = record;
 }
 
-/* S1: writes the staged appends to the real file through `fd`. */
-static void stage_write_out(struct ks__file_record *record, int fd)
+/* S1: writes the staged appends to the real file through `fd`. After a
+ * host failure they are dropped: the run is being torn down. */
+static void stage_write_out(ks_world *world, struct ks__file_record *record, int fd)
 {
     if (record->staged_bytes == 0) {
         return;
     }
-    write_all(fd, record->staged, record->staged_bytes,
+    if (world->host_error != NULL) {
+        record->staged_bytes = 0;
+        return;
+    }
+    write_all(world, fd, record->staged, record->staged_bytes,
               record->size_bytes - (int64_t)record->staged_bytes, record->path);
     record->staged_bytes = 0;
 }
@@ -259,7 +306,7 @@ static void record_close_fd(ks_world *world, struct ks__file_record *record)
     if (record->fd < 0) {
         return;
     }
-    stage_write_out(record, record->fd);
+    stage_write_out(world, record, record->fd);
     record_unmap(record);
     if (!record->detached) {
         lru_unlink(world, record);
@@ -298,7 +345,7 @@ static int record_fd(ks_world *world, struct ks__file_record *record)
     char *real = real_path(world, record->path);
     int fd = open(real, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
-        host_fail("open", real);
+        host_fail_real(world, "open", real);
     }
     g_free(real);
     record_adopt_fd(world, record, fd);
@@ -308,8 +355,11 @@ static int record_fd(ks_world *world, struct ks__file_record *record)
 /* S1: makes the real file hold every byte written so far. */
 static void record_flush(ks_world *world, struct ks__file_record *record)
 {
+    if (record->staged_bytes > 0 && world->host_error != NULL) {
+        record->staged_bytes = 0; /* tearing down after a host failure: no host call */
+    }
     if (record->staged_bytes > 0) {
-        stage_write_out(record, record_fd(world, record));
+        stage_write_out(world, record, record_fd(world, record));
     }
 }
 
@@ -398,7 +448,7 @@ static void undo_add(ks_world *world, struct ks__file_record *record, int64_t st
                      int64_t end)
 {
     struct undo_entry entry = {start, end - start, g_malloc((size_t)(end - start))};
-    size_t n = read_all(record_fd(world, record), entry.bytes, (size_t)(end - start), start,
+    size_t n = read_all(world, record_fd(world, record), entry.bytes, (size_t)(end - start), start,
                         record->path);
     ks_assert(n == (size_t)(end - start));
     g_array_append_val(record->undo, entry);
@@ -468,11 +518,11 @@ ks_time_ns ks_disk_idle_at_ns(const ks_world *world, ks_node_id node)
 
 /* ---- files ------------------------------------------------------------------------------ */
 
-static void make_parents(const char *real)
+static void make_parents(ks_world *world, const char *real)
 {
     char *parent = g_path_get_dirname(real);
     if (g_mkdir_with_parents(parent, 0755) != 0) {
-        host_fail("mkdir", parent);
+        host_fail_real(world, "mkdir", parent);
     }
     g_free(parent);
 }
@@ -482,7 +532,7 @@ static void record_truncate(ks_world *world, struct ks__file_record *record, int
     record_flush(world, record);
     undo_save(world, record, size_bytes, record->size_bytes);
     if (ftruncate(record_fd(world, record), (off_t)size_bytes) != 0) {
-        host_fail("ftruncate", record->path);
+        host_fail(world, "ftruncate", record->path);
     }
     record->size_bytes = size_bytes;
     record->has_last_write = false;
@@ -543,10 +593,10 @@ ks_file *ks_disk_open(ks_world *world, ks_node_id node, const char *path, unsign
         if (existed) {
             ks_assert(S_ISREG(st.st_mode));
         } else {
-            make_parents(real);
+            make_parents(world, real);
             fd = open(real, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
             if (fd < 0) {
-                host_fail("create", real);
+                host_fail_real(world, "create", real);
             }
         }
         g_free(real);
@@ -638,7 +688,7 @@ enum ks_io_result ks_disk_pwrite(ks_file *file, const void *bytes, size_t byte_c
     } else {
         record_flush(world, record);
         undo_save(world, record, position_bytes, end);
-        write_all(record_fd(world, record), bytes, byte_count, position_bytes, record->path);
+        write_all(world, record_fd(world, record), bytes, byte_count, position_bytes, record->path);
     }
     if (end > record->size_bytes) {
         record->size_bytes = end;
@@ -706,7 +756,7 @@ enum ks_io_result ks_disk_read(ks_file *file, void *bytes, size_t byte_count,
                 memcpy(bytes, mapped, from_file);
                 n = from_file;
             } else {
-                n = read_all(record_fd(world, record), bytes, from_file, position_bytes,
+                n = read_all(world, record_fd(world, record), bytes, from_file, position_bytes,
                              record->path);
             }
             ks_assert(n == from_file);
@@ -772,7 +822,7 @@ static GPtrArray *records_under(ks_world *world, const char *prefix)
     return found;
 }
 
-static void remove_tree(const char *real)
+static void remove_tree(ks_world *world, const char *real)
 {
     if (is_dir(real)) {
         GDir *dir = g_dir_open(real, 0, NULL);
@@ -780,16 +830,16 @@ static void remove_tree(const char *real)
             const char *name;
             while ((name = g_dir_read_name(dir)) != NULL) {
                 char *child = g_build_filename(real, name, NULL);
-                remove_tree(child);
+                remove_tree(world, child);
                 g_free(child);
             }
             g_dir_close(dir);
         }
         if (g_rmdir(real) != 0) {
-            host_fail("rmdir", real);
+            host_fail_real(world, "rmdir", real);
         }
     } else if (g_unlink(real) != 0) {
-        host_fail("unlink", real);
+        host_fail_real(world, "unlink", real);
     }
 }
 
@@ -814,12 +864,12 @@ enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *f
             record_detach(world, replaced->pdata[i]);
         }
         g_ptr_array_free(replaced, TRUE);
-        make_parents(real_to);
+        make_parents(world, real_to);
         if (S_ISDIR(st.st_mode) && is_dir(real_to)) {
-            remove_tree(real_to);
+            remove_tree(world, real_to);
         }
         if (rename(real_from, real_to) != 0) {
-            host_fail("rename", real_from);
+            host_fail_real(world, "rename", real_from);
         }
         /* The records (and their durable state) follow the files. */
         GPtrArray *moved = records_under(world, from);
@@ -854,7 +904,7 @@ enum ks_io_result ks_disk_delete(ks_world *world, ks_node_id node, const char *p
         record_detach(world, gone->pdata[i]);
     }
     g_ptr_array_free(gone, TRUE);
-    remove_tree(real);
+    remove_tree(world, real);
     g_free(real);
     return KS_IO_OK;
 }
@@ -876,7 +926,7 @@ enum ks_io_result ks_disk_mkdir(ks_world *world, ks_node_id node, const char *pa
     ks_assert(node < world->node_count);
     char *real = real_path(world, path);
     if (g_mkdir_with_parents(real, 0755) != 0) {
-        host_fail("mkdir", real);
+        host_fail_real(world, "mkdir", real);
     }
     g_free(real);
     return KS_IO_OK;
@@ -929,11 +979,11 @@ static void restore_durable(ks_world *world, struct ks__file_record *record)
 {
     int fd = record_fd(world, record);
     if (ftruncate(fd, (off_t)record->durable_size_bytes) != 0) {
-        host_fail("ftruncate", record->path);
+        host_fail(world, "ftruncate", record->path);
     }
     for (guint i = 0; i < record->undo->len; i++) {
         struct undo_entry *e = &g_array_index(record->undo, struct undo_entry, i);
-        write_all(fd, e->bytes, (size_t)e->byte_count, e->position_bytes, record->path);
+        write_all(world, fd, e->bytes, (size_t)e->byte_count, e->position_bytes, record->path);
     }
     undo_clear(record);
     record->size_bytes = record->durable_size_bytes;
@@ -976,7 +1026,7 @@ static void power_loss_file(ks_world *world, struct ks__file_record *record)
         position = record->last_write_position_bytes;
         length = record->last_write_byte_count;
         torn = g_malloc((size_t)length);
-        size_t n = read_all(record_fd(world, record), torn, (size_t)length, position,
+        size_t n = read_all(world, record_fd(world, record), torn, (size_t)length, position,
                             record->path);
         ks_assert(n == (size_t)length);
     }
@@ -984,7 +1034,7 @@ static void power_loss_file(ks_world *world, struct ks__file_record *record)
     if (torn != NULL) {
         int64_t kept = tear(world, position, torn, length);
         if (kept > 0) {
-            write_all(record_fd(world, record), torn, (size_t)kept, position, record->path);
+            write_all(world, record_fd(world, record), torn, (size_t)kept, position, record->path);
             record->size_bytes = MAX(record->size_bytes, position + kept);
         }
         g_free(torn);
@@ -1043,11 +1093,11 @@ bool ks_world_disk_corrupt(ks_world *world, ks_node_id node, const char *path,
     record_flush(world, record);
     uint8_t *bytes = g_malloc(byte_count > 0 ? byte_count : 1);
     int fd = record_fd(world, record);
-    read_all(fd, bytes, byte_count, position_bytes, record->path);
+    read_all(world, fd, bytes, byte_count, position_bytes, record->path);
     for (size_t i = 0; i < byte_count; i++) {
         bytes[i] ^= 0xFF;
     }
-    write_all(fd, bytes, byte_count, position_bytes, record->path);
+    write_all(world, fd, bytes, byte_count, position_bytes, record->path);
     g_free(bytes);
     /* Durably: the saved durable copy of these bytes flips too. */
     for (guint i = 0; i < record->undo->len; i++) {

@@ -1,7 +1,8 @@
 /*
-** sim/dumplog.c: `ksim dump-log PATH [--print-data-log] [--deep-iteration]`,
-** printing segment files the way Kafka's DumpLogSegments does
-** (kafka-reference 8.3):
+** sim/dumplog.c: `ksim dump-log PATH [--print-data-log] [--deep-iteration]
+** [--max-message-size BYTES]`, printing segment files the way Kafka's
+** DumpLogSegments does (kafka-reference 8.3), and `ksim dump-log --db DB
+** [--run ID] [PATH]`, which finds the run's folder from runs.run_dir:
 **
 **   .log        "Dumping <path>", "Log starting offset: <base>", then one line
 **               per batch (baseOffset .. isvalid), and with --deep-iteration or
@@ -12,21 +13,36 @@
 **   folder      every segment of the partition, base offset order, each as
 **               .log, .index, .timeindex
 **
-** Damage: the scan stops at the first batch that is torn, too short, of
-** another magic or with a bad CRC (what came before is printed), prints
-** Kafka's "Found N invalid bytes at the end of <file>" and a ksim line on
-** stderr naming the byte position and the reason, and the exit code is 1.
-** A missing or unreadable path is exit 2. Files are read with GLib/stdio
-** directly (the run is over); nothing is ever written.
+** Bounded memory (R1): files are streamed, never read whole. A .log is read
+** one batch at a time: its 12-byte offset/length prefix first, then the
+** batch, which may be at most --max-message-size bytes (Kafka's
+** DumpLogSegments option, default 5 MiB); a longer batch counts as damage.
+** Index files are read in fixed chunks, and their scan stops at the first
+** entry after the first whose offset is the segment's base offset, as
+** DumpLogSegments.dumpIndex/dumpTimeIndex do ("since it is a sparse file, in
+** the event of a crash there may be many zero entries"). Only regular files
+** are read: a device, FIFO or socket (a symlink to /dev/zero) is refused.
+**
+** Damage: the scan stops at the first batch that is torn, too short, too
+** long, of another magic or with a bad CRC (what came before is printed),
+** prints Kafka's "Found N invalid bytes at the end of <file>" and a ksim
+** line on stderr naming the byte position and the reason, and the exit code
+** is 1. A missing, unreadable or non-regular path is exit 2. Nothing is ever
+** written.
 */
 #include "dumplog.h"
 
 #include "../core/batch.h"
 #include "commands.h"
+#include "recorder.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <glib.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static uint32_t get_u32(const uint8_t *bytes)
 {
@@ -142,18 +158,89 @@ static void report_invalid(const char *name, size_t position, size_t byte_count,
     fprintf(err, "ksim: %s: invalid batch at position %zu: %s\n", name, position, reason);
 }
 
-int ks_dumplog_log_bytes(const char *name, int64_t base_offset, const uint8_t *bytes,
-                         size_t byte_count, unsigned flags, FILE *out, FILE *err)
+/* Where a .log's bytes come from: memory (ks_dumplog_log_bytes) or a file
+ * descriptor read a batch at a time (R1). */
+struct source {
+    const uint8_t *memory; /* not owned; NULL for a file */
+    int fd;
+    size_t byte_count;     /* the file's size */
+    uint8_t *buffer;       /* owned, for a file: the batch being looked at */
+    size_t buffer_bytes;
+};
+
+/* Makes bytes [position, position + count) available (count already capped
+ * at the end); NULL with errno set on a read error. Borrowed until the next
+ * call. */
+static const uint8_t *source_bytes(struct source *source, size_t position, size_t count)
+{
+    if (source->memory != NULL) {
+        return source->memory + position;
+    }
+    if (count > source->buffer_bytes) {
+        source->buffer = g_realloc(source->buffer, count);
+        source->buffer_bytes = count;
+    }
+    size_t done = 0;
+    while (done < count) {
+        ssize_t n = pread(source->fd, source->buffer + done, count - done,
+                          (off_t)(position + done));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            if (n == 0) {
+                errno = EIO; /* the file shrank while being read */
+            }
+            return NULL;
+        }
+        done += (size_t)n;
+    }
+    return source->buffer;
+}
+
+static uint32_t batch_bytes_claimed(const uint8_t *prefix)
+{
+    int32_t length = (int32_t)get_u32(prefix + 8);
+    return length < 0 ? UINT32_MAX : (uint32_t)length + 12u;
+}
+
+static int dump_log_source(const char *name, int64_t base_offset, struct source *source,
+                           unsigned flags, size_t batch_bytes_max, FILE *out, FILE *err)
 {
     fprintf(out, "Dumping %s\n", name);
     fprintf(out, "Log starting offset: %" PRId64 "\n", base_offset);
+    size_t byte_count = source->byte_count;
     size_t position = 0;
     int64_t next_offset = base_offset;
     while (position < byte_count) {
+        size_t left = byte_count - position;
+        /* The offset and length fields first, so that the batch is read only
+         * when it is not too long to hold (R1). */
+        size_t want = left < KS_BATCH_HEADER_BYTES ? left : KS_BATCH_HEADER_BYTES;
+        const uint8_t *bytes = source_bytes(source, position, want);
+        if (bytes != NULL && want >= 12) {
+            size_t claimed = batch_bytes_claimed(bytes);
+            if (claimed > batch_bytes_max && claimed != UINT32_MAX) {
+                char reason[96];
+                g_snprintf(reason, sizeof reason,
+                           "a batch of %zu bytes, over --max-message-size %zu", claimed,
+                           batch_bytes_max);
+                report_invalid(name, position, byte_count, reason, out, err);
+                return 1;
+            }
+            if (claimed > want && claimed != UINT32_MAX) {
+                want = claimed < left ? claimed : left;
+                bytes = source_bytes(source, position, want);
+            }
+        }
+        if (bytes == NULL) {
+            fprintf(err, "ksim: %s: read failed at position %zu: %s\n", name, position,
+                    g_strerror(errno));
+            return 2;
+        }
         struct ks_batch_view batch;
         size_t batch_bytes = 0;
-        enum ks_batch_status status =
-            ks_batch_parse(bytes + position, byte_count - position, &batch, &batch_bytes);
+        enum ks_batch_status status = ks_batch_parse(bytes, want, &batch, &batch_bytes);
         if (status != KS_BATCH_OK) {
             report_invalid(name, position, byte_count, ks_batch_status_name(status), out, err);
             return 1;
@@ -192,6 +279,15 @@ int ks_dumplog_log_bytes(const char *name, int64_t base_offset, const uint8_t *b
     return 0;
 }
 
+int ks_dumplog_log_bytes(const char *name, int64_t base_offset, const uint8_t *bytes,
+                         size_t byte_count, unsigned flags, FILE *out, FILE *err)
+{
+    static const uint8_t empty[1];
+    struct source source = { .memory = bytes != NULL ? bytes : empty, .fd = -1,
+                             .byte_count = byte_count };
+    return dump_log_source(name, base_offset, &source, flags, SIZE_MAX, out, err);
+}
+
 /* Base offset from a file name "<20 digits>.<suffix>"; false otherwise. */
 static bool base_from_name(const char *path, int64_t *base_out)
 {
@@ -209,35 +305,82 @@ static bool base_from_name(const char *path, int64_t *base_out)
     return ok;
 }
 
-static int dump_index(const char *path, int64_t base, const uint8_t *bytes, size_t byte_count,
+#define INDEX_CHUNK_BYTES (64 * 1024) /* a multiple of both entry sizes (8, 12) */
+
+static int dump_index(const char *path, int64_t base, int fd, size_t byte_count,
                       bool time_index, FILE *out, FILE *err)
 {
     size_t entry_bytes = time_index ? 12 : 8;
     fprintf(out, "Dumping %s\n", path);
-    for (size_t position = 0; position + entry_bytes <= byte_count; position += entry_bytes) {
-        if (time_index) {
-            int64_t timestamp = (int64_t)((uint64_t)get_u32(bytes + position) << 32 |
-                                          get_u32(bytes + position + 4));
-            int32_t relative = (int32_t)get_u32(bytes + position + 8);
-            fprintf(out, "timestamp: %" PRId64 " offset: %" PRId64 "\n", timestamp,
-                    base + relative);
-        } else {
-            int32_t relative = (int32_t)get_u32(bytes + position);
-            int32_t file_position = (int32_t)get_u32(bytes + position + 4);
-            fprintf(out, "offset: %" PRId64 " position: %" PRId32 "\n", base + relative,
-                    file_position);
+    uint8_t *chunk = g_malloc(INDEX_CHUNK_BYTES);
+    size_t whole_bytes = byte_count - byte_count % entry_bytes;
+    size_t entry_index = 0;
+    int code = 0;
+    for (size_t at = 0; at < whole_bytes && code == 0;) {
+        size_t count = MIN((size_t)INDEX_CHUNK_BYTES, whole_bytes - at);
+        ssize_t n = pread(fd, chunk, count, (off_t)at);
+        if (n < 0 && errno == EINTR) {
+            continue;
         }
+        if (n <= 0 || (size_t)n % entry_bytes != 0) {
+            fprintf(err, "ksim: %s: read failed at position %zu: %s\n", path, at,
+                    n < 0 ? g_strerror(errno) : "short read");
+            code = 2;
+            break;
+        }
+        for (size_t position = 0; position < (size_t)n; position += entry_bytes, entry_index++) {
+            const uint8_t *entry = chunk + position;
+            int32_t relative = (int32_t)get_u32(entry + (time_index ? 8 : 0));
+            /* DumpLogSegments.dumpIndex: a sparse (preallocated) index ends at
+             * the first zero entry after the first one. */
+            if (relative == 0 && entry_index > 0) {
+                g_free(chunk);
+                return 0;
+            }
+            if (time_index) {
+                int64_t timestamp =
+                    (int64_t)((uint64_t)get_u32(entry) << 32 | get_u32(entry + 4));
+                fprintf(out, "timestamp: %" PRId64 " offset: %" PRId64 "\n", timestamp,
+                        base + relative);
+            } else {
+                int32_t file_position = (int32_t)get_u32(entry + 4);
+                fprintf(out, "offset: %" PRId64 " position: %" PRId32 "\n", base + relative,
+                        file_position);
+            }
+        }
+        at += (size_t)n;
     }
-    if (byte_count % entry_bytes != 0) {
-        size_t position = byte_count - byte_count % entry_bytes;
-        fprintf(out, "Found %zu invalid bytes at the end of %s\n", byte_count - position, path);
-        fprintf(err, "ksim: %s: torn index entry at position %zu\n", path, position);
-        return 1;
+    g_free(chunk);
+    if (code == 0 && byte_count % entry_bytes != 0) {
+        fprintf(out, "Found %zu invalid bytes at the end of %s\n", byte_count - whole_bytes, path);
+        fprintf(err, "ksim: %s: torn index entry at position %zu\n", path, whole_bytes);
+        code = 1;
     }
-    return 0;
+    return code;
 }
 
-static int dump_file(const char *path, unsigned flags, FILE *out, FILE *err)
+/* Opens path for reading if it is a regular file (R1); else prints why and
+ * returns -1. O_NONBLOCK keeps a FIFO from blocking the open. */
+static int open_regular(const char *path, size_t *size_out, FILE *err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(err, "ksim: %s: %s\n", path, g_strerror(errno));
+        return -1;
+    }
+    struct stat info;
+    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+        fprintf(err, "ksim: %s: not a regular file (a device, FIFO or socket); dump-log reads "
+                     "segment files\n", path);
+        close(fd);
+        return -1;
+    }
+    *size_out = (size_t)info.st_size;
+    return fd;
+}
+
+static int dump_file(const char *path, unsigned flags, size_t batch_bytes_max, FILE *out,
+                     FILE *err)
 {
     bool is_log = g_str_has_suffix(path, ".log");
     bool is_index = g_str_has_suffix(path, ".index");
@@ -251,19 +394,20 @@ static int dump_file(const char *path, unsigned flags, FILE *out, FILE *err)
         fprintf(err, "ksim: %s: an index file name must be a 20-digit base offset\n", path);
         return 2;
     }
-    gchar *contents = NULL;
-    gsize length = 0;
-    GError *error = NULL;
-    if (!g_file_get_contents(path, &contents, &length, &error)) {
-        fprintf(err, "ksim: %s\n", error->message);
-        g_error_free(error);
+    size_t byte_count = 0;
+    int fd = open_regular(path, &byte_count, err);
+    if (fd < 0) {
         return 2;
     }
-    int code = is_log ? ks_dumplog_log_bytes(path, base, (const uint8_t *)contents, length, flags,
-                                             out, err)
-                      : dump_index(path, base, (const uint8_t *)contents, length, is_time, out,
-                                   err);
-    g_free(contents);
+    int code;
+    if (is_log) {
+        struct source source = { .fd = fd, .byte_count = byte_count };
+        code = dump_log_source(path, base, &source, flags, batch_bytes_max, out, err);
+        g_free(source.buffer);
+    } else {
+        code = dump_index(path, base, fd, byte_count, is_time, out, err);
+    }
+    close(fd);
     return code;
 }
 
@@ -272,7 +416,8 @@ static int compare_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int dump_folder(const char *path, unsigned flags, FILE *out, FILE *err)
+static int dump_folder(const char *path, unsigned flags, size_t batch_bytes_max, FILE *out,
+                       FILE *err)
 {
     GError *error = NULL;
     GDir *dir = g_dir_open(path, 0, &error);
@@ -290,14 +435,16 @@ static int dump_folder(const char *path, unsigned flags, FILE *out, FILE *err)
         }
     }
     g_dir_close(dir);
-    qsort(names->pdata, names->len, sizeof(char *), compare_names);
+    if (names->len > 1) { /* pdata is NULL while the array is empty */
+        qsort(names->pdata, names->len, sizeof(char *), compare_names);
+    }
     int code = 0;
     const char *suffixes[3] = {".log", ".index", ".timeindex"};
     for (guint i = 0; i < names->len; i++) {
         for (int s = 0; s < 3; s++) {
             char *file = g_strdup_printf("%s/%s%s", path, (char *)names->pdata[i], suffixes[s]);
             if (s == 0 || g_file_test(file, G_FILE_TEST_EXISTS)) {
-                int file_code = dump_file(file, flags, out, err);
+                int file_code = dump_file(file, flags, batch_bytes_max, out, err);
                 code = file_code > code ? file_code : code;
             }
             g_free(file);
@@ -311,43 +458,168 @@ static int dump_folder(const char *path, unsigned flags, FILE *out, FILE *err)
     return code;
 }
 
-int ks_dumplog_path(const char *path, unsigned flags, FILE *out, FILE *err)
+static int dump_path(const char *path, unsigned flags, size_t batch_bytes_max, FILE *out,
+                     FILE *err)
 {
     if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
-        return dump_folder(path, flags, out, err);
+        return dump_folder(path, flags, batch_bytes_max, out, err);
     }
     if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
         fprintf(err, "ksim: %s: no such file\n", path);
         return 2;
     }
-    return dump_file(path, flags, out, err);
+    return dump_file(path, flags, batch_bytes_max, out, err);
+}
+
+int ks_dumplog_path(const char *path, unsigned flags, FILE *out, FILE *err)
+{
+    return dump_path(path, flags, KS_DUMPLOG_BATCH_BYTES_MAX, out, err);
+}
+
+/* ---- the run folder from the database ---------------------------------------------- */
+
+/* The folder of run run_id (the latest when 0) from runs.run_dir; NULL after
+ * printing why (exit 2). Owned: g_free. */
+static char *run_folder(const char *db_path, int64_t run_id)
+{
+    GError *error = NULL;
+    struct ks_recorder *recorder = ks_recorder_open_readonly(db_path, &error);
+    if (recorder == NULL) {
+        fprintf(stderr, "%s\n", error->message);
+        g_error_free(error);
+        return NULL;
+    }
+    char *folder = NULL;
+    int64_t found_id = 0;
+    if (ks_recorder_run_dir(recorder, run_id, &found_id, &folder, &error) && folder == NULL) {
+        g_set_error(&error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
+                    "%s:1: run %" PRId64 " kept no run folder (ksim check, sweep and explore "
+                    "remove theirs; an earlier ksim recorded none)", db_path, found_id);
+    }
+    if (folder != NULL && !g_file_test(folder, G_FILE_TEST_IS_DIR)) {
+        g_set_error(&error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
+                    "%s:1: run %" PRId64 "'s folder %s is gone (a later run of the same "
+                    "settings replaces it; ksim run again to remake it)", db_path, found_id,
+                    folder);
+        g_clear_pointer(&folder, g_free);
+    }
+    if (error != NULL) {
+        fprintf(stderr, "%s\n", error->message);
+        g_error_free(error);
+    }
+    ks_recorder_close(recorder);
+    return folder;
+}
+
+/* Lists the partition folders of a run folder, "broker-N/TOPIC-P", one a line. */
+static int list_partitions(const char *folder, FILE *out)
+{
+    fprintf(out, "%s\n", folder);
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    GDir *brokers = g_dir_open(folder, 0, NULL);
+    const char *broker;
+    while (brokers != NULL && (broker = g_dir_read_name(brokers)) != NULL) {
+        g_autofree char *broker_path = g_build_filename(folder, broker, NULL);
+        GDir *parts = g_str_has_prefix(broker, "broker-") ? g_dir_open(broker_path, 0, NULL) : NULL;
+        const char *part;
+        while (parts != NULL && (part = g_dir_read_name(parts)) != NULL) {
+            g_autofree char *part_path = g_build_filename(broker_path, part, NULL);
+            if (g_file_test(part_path, G_FILE_TEST_IS_DIR)) {
+                g_ptr_array_add(names, g_strdup_printf("%s/%s", broker, part));
+            }
+        }
+        if (parts != NULL) {
+            g_dir_close(parts);
+        }
+    }
+    if (brokers != NULL) {
+        g_dir_close(brokers);
+    }
+    if (names->len > 1) {
+        qsort(names->pdata, names->len, sizeof(char *), compare_names);
+    }
+    for (guint i = 0; i < names->len; i++) {
+        fprintf(out, "  %s\n", (const char *)names->pdata[i]);
+    }
+    g_ptr_array_free(names, TRUE);
+    return 0;
+}
+
+/* ---- the command -------------------------------------------------------------------- */
+
+/* The usage on out; returns code (0 for --help, 2 for a bad command line). */
+static int usage(FILE *out, int code)
+{
+    fprintf(out,
+            "usage: ksim dump-log PATH [--print-data-log] [--deep-iteration]\n"
+            "                     [--max-message-size BYTES]\n"
+            "       ksim dump-log --db DB [--run ID] [PATH] [--print-data-log] ...\n"
+            "  PATH: a .log, .index or .timeindex file, or a partition folder.\n"
+            "  With --db, PATH is inside the folder of run ID (default: the latest run),\n"
+            "  as runs.run_dir records it, e.g. broker-1/orders-0; without PATH, that\n"
+            "  folder's partition folders are listed.\n"
+            "  --max-message-size: the longest batch read (default 5242880, as Kafka's);\n"
+            "  a longer one counts as damage. Exit 0: valid; 1: damage found; 2: bad input.\n");
+    return code;
 }
 
 int ks_dumplog_main(int argc, char **argv)
 {
     const char *path = NULL;
+    const char *db_path = NULL;
+    int64_t run_id = 0;
+    size_t batch_bytes_max = KS_DUMPLOG_BATCH_BYTES_MAX;
     unsigned flags = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--print-data-log") == 0) {
+        const char *arg = argv[i];
+        bool has_value = i + 1 < argc;
+        guint64 number = 0;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            return usage(stdout, 0);
+        } else if (strcmp(arg, "--print-data-log") == 0) {
             flags |= KS_DUMPLOG_PRINT_DATA;
-        } else if (strcmp(argv[i], "--deep-iteration") == 0) {
+        } else if (strcmp(arg, "--deep-iteration") == 0) {
             flags |= KS_DUMPLOG_DEEP;
-        } else if (strcmp(argv[i], "--files") == 0 && i + 1 < argc && path == NULL) {
+        } else if (strcmp(arg, "--db") == 0 && has_value) {
+            db_path = argv[++i];
+        } else if (strcmp(arg, "--run") == 0 && has_value) {
+            if (!g_ascii_string_to_unsigned(argv[++i], 10, 1, G_MAXINT64, &number, NULL)) {
+                fprintf(stderr, "ksim dump-log: --run %s: not a run id\n", argv[i]);
+                return 2;
+            }
+            run_id = (int64_t)number;
+        } else if (strcmp(arg, "--max-message-size") == 0 && has_value) {
+            if (!g_ascii_string_to_unsigned(argv[++i], 10, 1, INT32_MAX, &number, NULL)) {
+                fprintf(stderr, "ksim dump-log: --max-message-size %s: expected 1 to %d bytes\n",
+                        argv[i], INT32_MAX);
+                return 2;
+            }
+            batch_bytes_max = (size_t)number;
+        } else if (strcmp(arg, "--files") == 0 && has_value && path == NULL) {
             path = argv[++i]; /* Kafka's spelling, accepted too */
-        } else if (argv[i][0] != '-' && path == NULL) {
-            path = argv[i];
+        } else if (arg[0] != '-' && path == NULL) {
+            path = arg;
         } else {
-            path = NULL;
-            break;
+            fprintf(stderr, "ksim dump-log: %s: unknown option, missing value or second PATH\n",
+                    arg);
+            return usage(stderr, 2);
         }
     }
-    if (path == NULL) {
-        fprintf(stderr,
-                "usage: ksim dump-log PATH [--print-data-log] [--deep-iteration]\n"
-                "  PATH: a .log, .index or .timeindex file, or a partition folder\n");
+    if ((path == NULL && db_path == NULL) || (run_id != 0 && db_path == NULL)) {
+        return usage(stderr, 2);
+    }
+    g_autofree char *folder = db_path != NULL ? run_folder(db_path, run_id) : NULL;
+    if (db_path != NULL && folder == NULL) {
         return 2;
     }
-    int code = ks_dumplog_path(path, flags, stdout, stderr);
+    int code;
+    if (folder != NULL && path == NULL) {
+        code = list_partitions(folder, stdout);
+    } else {
+        g_autofree char *full = folder != NULL ? g_build_filename(folder, path, NULL)
+                                               : g_strdup(path);
+        code = dump_path(full, flags, batch_bytes_max, stdout, stderr);
+    }
     fflush(stdout);
     return code;
 }

@@ -1,7 +1,7 @@
 /*
 ** sim/dumplog.h: `ksim dump-log`, the kafka-dump-log.sh of ksim
-** (kafka-reference 8.3). Reads segment files directly with stdio after a
-** run; never writes.
+** (kafka-reference 8.3). Streams segment files after a run, one batch or
+** index chunk at a time (never a whole file); never writes.
 */
 #pragma once
 
@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+/* The longest batch read: Kafka's DumpLogSegments --max-message-size default. */
+#define KS_DUMPLOG_BATCH_BYTES_MAX (5 * 1024 * 1024)
 
 enum ks_dumplog_flags {
     KS_DUMPLOG_DEEP = 1u << 0,       /* --deep-iteration: one line per record */
@@ -18,7 +21,8 @@ enum ks_dumplog_flags {
 /* Dumps one file (.log, .index, .timeindex) or a partition folder (every
  * segment in base-offset order) to out; problems go to err. Returns the exit
  * code: 0 all valid, 1 something invalid was found (what was valid is
- * printed first), 2 missing or unreadable or not a segment file. */
+ * printed first; a batch over KS_DUMPLOG_BATCH_BYTES_MAX counts), 2 missing,
+ * unreadable, not a regular file or not a segment file. */
 int ks_dumplog_path(const char *path, unsigned flags, FILE *out, FILE *err);
 
 /* Dumps the bytes of a `.log` segment held in memory (the parsing core of

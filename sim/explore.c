@@ -251,7 +251,8 @@ static char *run_kind(const struct ks_scenario *scenario, uint64_t seed, bool se
                       struct ks_run_result *result, int *code)
 {
     struct ks_run_options options = {
-        .seed = seed, .seed_given = seed_given, .recorder = recorder, .run_dir = run_dir};
+        .seed = seed, .seed_given = seed_given, .recorder = recorder, .run_dir = run_dir,
+        .run_dir_discarded = true}; /* the pool's worker folder, removed at the end */
     GError *error = NULL;
     *code = ks_run_scenario(scenario, &options, result, &error);
     g_clear_error(&error);
@@ -481,14 +482,15 @@ static void explore_job(void *context, size_t job_index, struct ks_recorder *rec
 
 /* ---- the command ------------------------------------------------------------------- */
 
-static int explore_usage(void)
+/* The usage on out; returns code (0 for --help, 2 for a bad command line). */
+static int explore_usage(FILE *out, int code)
 {
-    fprintf(stderr,
+    fprintf(out,
             "usage: ksim explore SCENARIO --seeds A-B [--faults N] [--jobs N] [--db FILE]\n"
             "                    [--shard I/N] [--out DIR]\n"
             "  runs each seed with a random schedule of at most N faults (default 3) in\n"
             "  place of the scenario's own; writes a shrunk reproducer for each failure\n");
-    return 2;
+    return code;
 }
 
 /* Fills what the generator needs from a finalized scenario (borrowed as
@@ -666,6 +668,9 @@ int ks_explore_main(int argc, char **argv)
     bool bad = false;
     for (int i = 1; i < argc && !bad; i++) {
         const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            return explore_usage(stdout, 0);
+        }
         if (ks__pool_cli_option("explore", argc, argv, &i, &cli, &bad)) {
             continue;
         }
@@ -689,7 +694,7 @@ int ks_explore_main(int argc, char **argv)
         }
     }
     if (bad || explore.path == NULL || cli.seeds_text == NULL) {
-        return explore_usage();
+        return explore_usage(stderr, 2);
     }
     GString *found_by = g_string_new("ksim");
     for (int i = 0; i < argc; i++) {

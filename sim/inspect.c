@@ -22,13 +22,13 @@
 
 #include <glib.h>
 #include <inttypes.h>
+#include "commands.h"
+
 #include <json-glib/json-glib.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
-int ks_list_main(int argc, char **argv);
-int ks_compare_main(int argc, char **argv);
 
 /* ---- small helpers ------------------------------------------------------------ */
 

@@ -1,11 +1,13 @@
 /*
 ** sim/main.c: the ksim command line (SPEC section 1).
 **
-** `ksim COMMAND ARGS...`: run, check and describe live here (with
-** sim/run.c and sim/describe.c); dump-log, sweep, explore, merge and plot
-** are other modules' entry points (sim/commands.h). Those are declared weak
-** so that a build without one of them still links and says
-** "not available in this build" (exit 3) instead of failing to build.
+** `ksim COMMAND ARGS...`: run, check and help live here (with sim/run.c);
+** the other commands are other modules' entry points (sim/commands.h). One
+** static table (`commands` below) names every command with its entry point,
+** its synopsis and a one-line summary: dispatch, `ksim help`, `ksim --help`
+** and tests/cli.sh (every row answers `--help` with exit 0) all read it, so
+** a command cannot be renamed in one place and missed in another. Adding a
+** command is one row.
 **
 ** Exit codes: 0 ok (every expectation held), 1 an expectation failed, 2 bad
 ** input (FILE:LINE: message on stderr, nothing written), 3 internal error.
@@ -16,6 +18,7 @@
 #include "recorder.h"
 #include "run.h"
 #include "scenario.h"
+#include "sweep.h"
 #include "world.h"
 
 #include <errno.h>
@@ -27,43 +30,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#pragma weak ks_dumplog_main
-#pragma weak ks_sweep_main
-#pragma weak ks_explore_main
-#pragma weak ks_merge_main
-#pragma weak ks_plot_main
-
-int ks_describe_main(int argc, char **argv); /* sim/describe.c */
-int ks_list_main(int argc, char **argv);     /* sim/inspect.c */
-int ks_compare_main(int argc, char **argv);  /* sim/inspect.c */
-
-static const char usage_text[] =
-    "usage: ksim COMMAND [ARGS...]\n"
-    "\n"
-    "commands:\n"
-    "  run SCENARIO [--seed N] [--set KEY=VALUE]... [--db FILE] [--dir RUNDIR]\n"
-    "               [--explain] [--trace FILE] [--json] [--quiet]\n"
-    "                             run one scenario, print its timeline and verdict\n"
-    "  check SCENARIO|FOLDER... [--seeds A-B] [--db FILE] [--dir DIR]\n"
-    "                             run each, one PASS/FAIL line each\n"
-    "  sweep SCENARIO --vary KEY=V1,V2,... --seeds A-B [--jobs N] [--db FILE]\n"
-    "  explore SCENARIO --seeds A-B [--faults N] [--jobs N] [--db FILE]\n"
-    "  merge OUT.db IN.db...      combine databases made by shards\n"
-    "  plot DB [--run ID] --kind throughput|latency|isr|hw|loss|availability [-o FILE]\n"
-    "  dump-log PATH [--print-data-log] [--deep-iteration]\n"
-    "  describe DB [--run ID] [--at TIME]\n"
-    "                             topic state as kafka-topics.sh --describe shows it\n"
-    "  list DB                    the runs in a database, one line each\n"
-    "  compare DB RUN_A RUN_B     settings that differ, metrics side by side, anomaly counts\n"
-    "\n"
-    "examples:\n"
-    "  ksim run scenarios/quickstart.ini\n"
-    "  ksim run scenarios/quickstart.ini --seed 7 --set producer.p1.acks=1 --explain\n"
-    "  ksim check scenarios\n"
-    "  ksim describe ksim.db --at 12s\n"
-    "\n"
-    "`ksim COMMAND --help` describes each command. Exit codes: 0 ok, 1 an expectation\n"
-    "failed, 2 bad input, 3 internal error.\n";
+/* ksim's own version, and the Kafka release whose defaults and behaviours
+ * the model follows (kafka-reference; docs/model.md). */
+#define KSIM_VERSION "0.9.0"
+#define KSIM_KAFKA_VERSION "4.0"
 
 static void on_abort(int signal_number)
 {
@@ -85,10 +55,12 @@ static bool parse_options(GOptionContext *context, int *argc, char ***argv)
     return true;
 }
 
+/* A seed: 0 to INT64_MAX, which SQLite's signed integers store as given
+ * (a larger one would read back as a negative number). */
 static bool parse_seed(const char *text, uint64_t *out)
 {
     guint64 value = 0;
-    if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, &value, NULL)) {
+    if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXINT64, &value, NULL)) {
         return false;
     }
     *out = value;
@@ -141,7 +113,7 @@ static int run_main(int argc, char **argv)
           "KEY=VALUE" },
         { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_path, "SQLite database (default ksim.db)", "FILE" },
         { "dir", 0, 0, G_OPTION_ARG_FILENAME, &run_dir,
-          "Run folder (default runs/<name>-s<seed>)", "RUNDIR" },
+          "Run folder (default runs/<name>-s<seed>-<settings hash>)", "RUNDIR" },
         { "explain", 0, 0, G_OPTION_ARG_NONE, &explain, "Narrate each timeline step", NULL },
         { "trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path, "Write every world event to FILE",
           "FILE" },
@@ -156,6 +128,12 @@ static int run_main(int argc, char **argv)
         "Runs the scenario to its duration, heals and drains (final.heal), reads every\n"
         "partition, and prints the timeline, the summary metrics and each [expect] line.\n"
         "Exit 0: every expectation held; 1: one failed; 2: bad input; 3: internal error.\n"
+        "\n"
+        "The brokers' logs go to the run folder, runs/<name>-s<seed>-<hash> by default,\n"
+        "where <hash> stands for the effective settings (--set included), so runs with\n"
+        "other settings never share a folder; runs.run_dir in the database records it. A\n"
+        "run locks its folder: a second run of the same settings and seed into it while\n"
+        "the first runs fails at once (exit 2).\n"
         "\n"
         "Examples:\n"
         "  ksim run scenarios/quickstart.ini\n"
@@ -173,7 +151,8 @@ static int run_main(int argc, char **argv)
     }
     uint64_t seed = 0;
     if (seed_text != NULL && !parse_seed(seed_text, &seed)) {
-        fprintf(stderr, "ksim run: --seed %s: not a non-negative integer\n", seed_text);
+        fprintf(stderr, "ksim run: --seed %s: expected an integer from 0 to %" PRId64 "\n",
+                seed_text, INT64_MAX);
         goto out;
     }
     scenario = load_scenario(argv[1], sets);
@@ -198,7 +177,13 @@ static int run_main(int argc, char **argv)
     GError *error = NULL;
     code = ks_run_scenario(scenario, &options, &result, &error);
     if (error != NULL) {
-        fprintf(stderr, "%s%s\n", code == 3 ? "ksim: internal error: " : "", error->message);
+        /* Host failures (file errors: a full disk) are not ksim's bugs. */
+        fprintf(stderr, "%s%s\n",
+                code != 3 ? ""
+                : error->domain == G_FILE_ERROR || error->domain == KS_RECORDER_ERROR
+                    ? "ksim: "
+                    : "ksim: internal error: ",
+                error->message);
         g_error_free(error);
     }
 out:
@@ -256,18 +241,6 @@ static GPtrArray *collect_files(char **paths, bool *bad)
     return files;
 }
 
-static bool parse_seed_range(const char *text, uint64_t *first, uint64_t *last)
-{
-    char **parts = g_strsplit(text, "-", 2);
-    bool ok = parts[0] != NULL && parse_seed(parts[0], first);
-    if (ok) {
-        ok = parts[1] == NULL ? (*last = *first, true) : parse_seed(parts[1], last);
-    }
-    g_strfreev(parts);
-    return ok && *first <= *last;
-}
-
-
 struct check_tally {
     int passed;
     int failed;
@@ -282,10 +255,11 @@ static void check_one(const struct ks_scenario *scenario, uint64_t seed, bool sh
 {
     char *label = show_seed ? g_strdup_printf("%s (seed %" PRIu64 ")", scenario->name, seed)
                             : g_strdup(scenario->name);
-    char *name = g_strdup_printf("%s-s%" PRIu64, scenario->name, seed);
+    char *name = ks_run_dir_name(scenario, seed);
     char *run_dir = g_build_filename(parent, name, NULL);
     struct ks_run_options options = {
         .seed = seed, .seed_given = true, .recorder = recorder, .run_dir = run_dir,
+        .run_dir_discarded = remove_after,
     };
     struct ks_run_result result;
     GError *error = NULL;
@@ -342,6 +316,7 @@ static int check_main(int argc, char **argv)
     GPtrArray *files = NULL;
     GPtrArray *scenarios = g_ptr_array_new_with_free_func((GDestroyNotify)ks_scenario_free);
     char *temp = NULL;
+    int temp_lock = -1;
     struct ks_recorder *recorder = NULL;
     if (!parse_options(context, &argc, &argv)) {
         goto out;
@@ -350,10 +325,16 @@ static int check_main(int argc, char **argv)
         fprintf(stderr, "ksim check: expected at least one SCENARIO or FOLDER (see --help)\n");
         goto out;
     }
+    if (dir != NULL && *dir == '\0') {
+        fprintf(stderr, "ksim check: --dir '': an empty folder name\n");
+        goto out;
+    }
     uint64_t first = 0;
     uint64_t last = 0;
-    if (seeds_text != NULL && !parse_seed_range(seeds_text, &first, &last)) {
-        fprintf(stderr, "ksim check: --seeds %s: expected A-B with A <= B\n", seeds_text);
+    GError *seeds_error = NULL;
+    if (seeds_text != NULL && !ks_sweep_parse_seeds(seeds_text, &first, &last, &seeds_error)) {
+        fprintf(stderr, "ksim check: %s\n", seeds_error->message);
+        g_error_free(seeds_error);
         goto out;
     }
     bool bad = false;
@@ -370,13 +351,16 @@ static int check_main(int argc, char **argv)
     if (bad) {
         goto out;
     }
-    temp = g_dir_make_tmp("ksim-check-XXXXXX", NULL);
+    /* Locked while ksim lives: a check killed midway leaves it only until
+     * the next ksim check removes it. */
+    GError *error = NULL;
+    temp = ks_host_temp_dir_new(NULL, "ksim-check-", &temp_lock, &error);
     if (temp == NULL) {
-        fprintf(stderr, "ksim check: cannot make a temporary folder\n");
+        fprintf(stderr, "ksim check: %s\n", error->message);
+        g_error_free(error);
         code = 3;
         goto out;
     }
-    GError *error = NULL;
     char *db_file = db_path != NULL ? g_strdup(db_path) : g_build_filename(temp, "check.db", NULL);
     recorder = ks_recorder_open(db_file, &error);
     g_free(db_file);
@@ -406,10 +390,7 @@ static int check_main(int argc, char **argv)
     code = internal ? 3 : bad ? 2 : failed > 0 ? 1 : 0;
 out:
     ks_recorder_close(recorder);
-    if (temp != NULL) {
-        ks_host_remove_tree(temp);
-        g_free(temp);
-    }
+    ks_host_temp_dir_free(temp, temp_lock);
     if (files != NULL) {
         g_ptr_array_free(files, TRUE);
     }
@@ -421,64 +402,147 @@ out:
     return code;
 }
 
-/* ---- dispatch -------------------------------------------------------------------- */
+/* ---- the command table ---------------------------------------------------------- */
 
 typedef int command_fn(int argc, char **argv);
 
-static int dispatch_optional(command_fn *fn, const char *name, int argc, char **argv)
+static int help_main(int argc, char **argv);
+
+struct command {
+    const char *name;
+    command_fn *fn;
+    const char *synopsis; /* the arguments after the name; '\n' continues on the next line */
+    const char *summary;  /* one line */
+};
+
+/* Every command, in the order `ksim --help` lists them (SPEC section 1's). */
+static const struct command commands[] = {
+    { "run", run_main,
+      "SCENARIO [--seed N] [--set KEY=VALUE]... [--db FILE] [--dir RUNDIR]\n"
+      "[--explain] [--trace FILE] [--json] [--quiet]",
+      "run one scenario, print its timeline, summary and verdict" },
+    { "check", check_main, "SCENARIO|FOLDER... [--seeds A-B] [--db FILE] [--dir DIR]",
+      "run each, evaluate its [expect]; one PASS/FAIL line each" },
+    { "sweep", ks_sweep_main,
+      "SCENARIO --vary KEY=V1,V2,... [--vary ...] --seeds A-B [--jobs N] [--db FILE]\n"
+      "[--shard I/N]",
+      "every combination of settings with every seed, into one database" },
+    { "explore", ks_explore_main,
+      "SCENARIO --seeds A-B [--faults N] [--jobs N] [--db FILE] [--shard I/N]",
+      "random fault schedules; a shrunk reproducer file for each failing seed" },
+    { "merge", ks_merge_main, "OUT.db IN.db...", "combine databases made by shards" },
+    { "plot", ks_plot_main,
+      "DB [--run ID] --kind throughput|latency|isr|hw|loss|availability [-o FILE.png|.svg]",
+      "a graph of a run, or of a sweep per setting" },
+    { "dump-log", ks_dumplog_main, "PATH [--print-data-log] [--deep-iteration]",
+      "inspect segment files as kafka-dump-log.sh does" },
+    { "describe", ks_describe_main, "DB [--run ID] [--at TIME]",
+      "topic state as kafka-topics.sh --describe shows it" },
+    { "list", ks_list_main, "DB", "the runs in a database, one line each" },
+    { "compare", ks_compare_main, "DB RUN_A RUN_B",
+      "settings that differ, metrics side by side, anomaly counts" },
+    { "help", help_main, "[COMMAND]", "this text, or one command's usage" },
+};
+
+static const struct command *find_command(const char *name)
 {
-    if (fn == NULL) {
-        fprintf(stderr, "ksim: %s: not available in this build\n", name);
-        return 3;
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        if (strcmp(commands[i].name, name) == 0) {
+            return &commands[i];
+        }
     }
-    return fn(argc, argv);
+    return NULL;
+}
+
+/* The synopsis of one command, continuation lines indented under it. */
+static void print_synopsis(FILE *out, const struct command *command, const char *prefix)
+{
+    int indent = (int)(strlen(prefix) + strlen(command->name) + 1);
+    fprintf(out, "%s%s ", prefix, command->name);
+    for (const char *p = command->synopsis; *p != '\0'; p++) {
+        fputc(*p, out);
+        if (*p == '\n') {
+            fprintf(out, "%*s", indent, "");
+        }
+    }
+    fputc('\n', out);
+}
+
+static void print_usage(FILE *out)
+{
+    fputs("usage: ksim COMMAND [ARGS...]\n\ncommands:\n", out);
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        print_synopsis(out, &commands[i], "  ");
+        fprintf(out, "      %s\n", commands[i].summary);
+    }
+    fputs("\n"
+          "examples:\n"
+          "  ksim run scenarios/quickstart.ini\n"
+          "  ksim run scenarios/quickstart.ini --seed 7 --set producer.p1.acks=1 --explain\n"
+          "  ksim check scenarios\n"
+          "  ksim describe ksim.db --at 12s\n"
+          "\n"
+          "`ksim help COMMAND` or `ksim COMMAND --help` describes each command;\n"
+          "`ksim --version` prints the version. Exit codes: 0 ok, 1 an expectation\n"
+          "failed, 2 bad input, 3 internal error.\n",
+          out);
+}
+
+/* Runs one command; argv[0] is its name. */
+static int dispatch(const struct command *command, int argc, char **argv)
+{
+    /* GOption's --help and error texts name the program: "ksim run". */
+    char *prgname = g_strdup_printf("ksim %s", command->name);
+    g_set_prgname(prgname);
+    g_free(prgname);
+    return command->fn(argc, argv);
+}
+
+/* `ksim help [COMMAND]`: the usage on stdout, exit 0; an unknown command is
+ * bad input. A command's own usage is its `--help`. */
+static int help_main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "-h") == 0) {
+        print_usage(stdout);
+        return 0;
+    }
+    const struct command *command = find_command(argv[1]);
+    if (command == NULL || argc > 2) {
+        fprintf(stderr, "ksim help: %s: %s (commands: see ksim --help)\n",
+                argc > 2 ? argv[2] : argv[1],
+                argc > 2 ? "expected one COMMAND" : "no such command");
+        return 2;
+    }
+    char *help_argv[] = { (char *)command->name, "--help", NULL };
+    return dispatch(command, 2, help_argv);
 }
 
 int main(int argc, char **argv)
 {
     signal(SIGABRT, on_abort);
+    /* A file size limit (ulimit -f) then fails a write with EFBIG, a host
+     * I/O error with its path, instead of killing ksim without a word. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
-        fputs(usage_text, stderr);
+        print_usage(stderr);
         return 2;
     }
-    const char *command = argv[1];
-    if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 ||
-        strcmp(command, "help") == 0) {
-        fputs(usage_text, stdout);
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        print_usage(stdout);
         return 0;
     }
-    int sub_argc = argc - 1;
-    char **sub_argv = argv + 1;
-    if (strcmp(command, "run") == 0) {
-        return run_main(sub_argc, sub_argv);
+    if (strcmp(name, "--version") == 0) {
+        printf("ksim %s (defaults and behaviours of Apache Kafka %s)\n", KSIM_VERSION,
+               KSIM_KAFKA_VERSION);
+        return 0;
     }
-    if (strcmp(command, "check") == 0) {
-        return check_main(sub_argc, sub_argv);
+    const struct command *command = find_command(name);
+    if (command == NULL) {
+        fprintf(stderr, "ksim: unknown command '%s'\n\n", name);
+        print_usage(stderr);
+        return 2;
     }
-    if (strcmp(command, "describe") == 0) {
-        return ks_describe_main(sub_argc, sub_argv);
-    }
-    if (strcmp(command, "list") == 0) {
-        return ks_list_main(sub_argc, sub_argv);
-    }
-    if (strcmp(command, "compare") == 0) {
-        return ks_compare_main(sub_argc, sub_argv);
-    }
-    if (strcmp(command, "dump-log") == 0) {
-        return dispatch_optional(ks_dumplog_main, command, sub_argc, sub_argv);
-    }
-    if (strcmp(command, "sweep") == 0) {
-        return dispatch_optional(ks_sweep_main, command, sub_argc, sub_argv);
-    }
-    if (strcmp(command, "explore") == 0) {
-        return dispatch_optional(ks_explore_main, command, sub_argc, sub_argv);
-    }
-    if (strcmp(command, "merge") == 0) {
-        return dispatch_optional(ks_merge_main, command, sub_argc, sub_argv);
-    }
-    if (strcmp(command, "plot") == 0) {
-        return dispatch_optional(ks_plot_main, command, sub_argc, sub_argv);
-    }
-    fprintf(stderr, "ksim: unknown command '%s'\n\n%s", command, usage_text);
-    return 2;
+    return dispatch(command, argc - 1, argv + 1);
 }

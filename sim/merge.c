@@ -671,17 +671,29 @@ bool ks_merge_files(const char *out_path, const char *const *inputs, size_t inpu
 
 int ks_merge_main(int argc, char **argv)
 {
-    if (argc < 3 || (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))) {
-        fprintf(stderr, "usage: ksim merge OUT.db IN.db...\n"
-                        "  combines ksim databases (e.g. from sweep --shard) into a new OUT.db;\n"
-                        "  run ids are renumbered by (scenario, params, seed).\n");
-        return 2;
+    bool help = argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
+    if (argc < 3 || help) {
+        fprintf(help ? stdout : stderr,
+                "usage: ksim merge OUT.db IN.db...\n"
+                "  combines ksim databases (e.g. from sweep --shard) into a new OUT.db;\n"
+                "  run ids are renumbered by (scenario, params, seed).\n");
+        return help ? 0 : 2;
     }
     const char *out_path = argv[1];
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], out_path) == 0) {
             fprintf(stderr, "ksim merge: %s: the output is also an input\n", out_path);
             return 2;
+        }
+        /* The same file twice (by any name) would copy its runs twice, and
+         * SQLite cannot attach one file twice either. */
+        GStatBuf a;
+        for (int j = 2; j < i && g_stat(argv[i], &a) == 0; j++) {
+            GStatBuf b;
+            if (g_stat(argv[j], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+                fprintf(stderr, "ksim merge: %s: given twice (also as %s)\n", argv[i], argv[j]);
+                return 2;
+            }
         }
     }
     /* Write next to the output, then rename, so that a failed merge leaves
@@ -693,7 +705,6 @@ int ks_merge_main(int argc, char **argv)
         return 2;
     }
     GError *error = NULL;
-    unlink(temp_path);
     if (!ks_merge_files(temp_path, (const char *const *)argv + 2, (size_t)argc - 2, &error)) {
         fprintf(stderr, "ksim merge: %s\n", error->message);
         int code = error->code == KS_MERGE_ERROR_INPUT ? 2 : 3;

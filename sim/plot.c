@@ -33,12 +33,13 @@
 ** failed or a temporary file could not be written.
 */
 #include "commands.h"
-#include "merge.h"
 #include "plot.h"
+#include "recorder.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1101,14 +1102,36 @@ static void remove_folder(const char *path)
     g_rmdir(path);
 }
 
-static int usage(void)
+/* The usage on out; returns code (0 for --help, 2 for a bad command line). */
+static int usage(FILE *out, int code)
 {
-    fprintf(stderr,
+    fprintf(out,
             "usage: ksim plot DB [--run ID] --kind KIND [-o FILE.png|FILE.svg] [--partition TP]\n"
             "  KIND: throughput | latency | isr | hw (per run; default the latest run)\n"
             "        loss | availability (per sweep setting, over every run)\n"
             "  default output: KIND.png\n");
-    return 2;
+    return code;
+}
+
+/* The SPEC 4 tables the plots read; false with *error naming a missing one. */
+static bool has_plot_tables(sqlite3 *db, const char *db_path, GError **error)
+{
+    static const char *const tables[] = { "runs", "summary", "events", "records",
+                                          "partition_state" };
+    for (size_t i = 0; i < G_N_ELEMENTS(tables); i++) {
+        sqlite3_stmt *stmt = NULL;
+        bool found = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' "
+                                            "AND name = ?1", -1, &stmt, NULL) == SQLITE_OK &&
+                     sqlite3_bind_text(stmt, 1, tables[i], -1, SQLITE_STATIC) == SQLITE_OK &&
+                     sqlite3_step(stmt) == SQLITE_ROW;
+        sqlite3_finalize(stmt);
+        if (!found) {
+            g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_FOREIGN,
+                        "%s:1: not a ksim database (no %s table)", db_path, tables[i]);
+            return false;
+        }
+    }
+    return true;
 }
 
 static bool parse_kind(const char *text, enum plot_kind *kind)
@@ -1161,7 +1184,7 @@ int ks_plot_main(int argc, char **argv)
         const char *arg = argv[i];
         bool has_value = i + 1 < argc;
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            return usage();
+            return usage(stdout, 0);
         } else if (strcmp(arg, "--run") == 0 && has_value) {
             char *end = NULL;
             job.run_id = g_ascii_strtoll(argv[++i], &end, 10);
@@ -1178,16 +1201,16 @@ int ks_plot_main(int argc, char **argv)
             job.partition = argv[++i];
         } else if (arg[0] == '-') {
             fprintf(stderr, "ksim plot: %s: unknown option or missing value\n", arg);
-            return usage();
+            return usage(stderr, 2);
         } else if (db_path == NULL) {
             db_path = arg;
         } else {
             fprintf(stderr, "ksim plot: %s: only one database\n", arg);
-            return usage();
+            return usage(stderr, 2);
         }
     }
     if (db_path == NULL || kind_text == NULL) {
-        return usage();
+        return usage(stderr, 2);
     }
     if (!parse_kind(kind_text, &job.kind)) {
         fprintf(stderr, "ksim plot: --kind %s: expected throughput, latency, isr, hw, loss or "
@@ -1210,17 +1233,22 @@ int ks_plot_main(int argc, char **argv)
         return 2;
     }
     GError *error = NULL;
-    job.db = ks_merge_open_ksim_db(db_path, &error);
-    if (job.db == NULL) {
+    /* The recorder's read-only open: a database known to be ksim's, read
+     * without leaving -wal/-shm files; then every table a plot reads must be
+     * there, or a plot would come out empty and look like a result. */
+    struct ks_recorder *recorder = ks_recorder_open_readonly(db_path, &error);
+    if (recorder == NULL || !has_plot_tables(ks_recorder_db(recorder), db_path, &error)) {
         fprintf(stderr, "ksim plot: %s\n", error->message);
         g_error_free(error);
+        ks_recorder_close(recorder);
         return 2;
     }
+    job.db = ks_recorder_db(recorder);
     job.datadir = g_dir_make_tmp("ksim-plot-XXXXXX", &error);
     if (job.datadir == NULL) {
         fprintf(stderr, "ksim plot: %s\n", error->message);
         g_error_free(error);
-        sqlite3_close(job.db);
+        ks_recorder_close(recorder);
         return 3;
     }
     job.variables = g_string_new("");
@@ -1229,13 +1257,19 @@ int ks_plot_main(int argc, char **argv)
     if (code == 0) {
         code = run_gnuplot(&job, gnuplot, script_dir, output, svg);
     }
-    if (code == 0) {
+    if (code == 0 && job.scenario != NULL) {
+        int64_t found_id = 0;
+        g_autofree char *run_dir = NULL;
+        ks_recorder_run_dir(recorder, job.run_id, &found_id, &run_dir, NULL);
+        fprintf(stderr, "ksim plot: wrote %s (run %" G_GINT64_FORMAT "; its logs: %s)\n", output,
+                job.run_id, run_dir != NULL ? run_dir : "not kept");
+    } else if (code == 0) {
         fprintf(stderr, "ksim plot: wrote %s\n", output);
     }
     remove_folder(job.datadir);
     g_free(job.datadir);
     g_free(job.scenario);
     g_string_free(job.variables, TRUE);
-    sqlite3_close(job.db);
+    ks_recorder_close(recorder);
     return code;
 }

@@ -2,17 +2,32 @@
 ** sim/recorder.c: the SQLite recorder (SPEC section 4). See sim/recorder.h.
 **
 ** Design:
-**   - Schema: every table of SPEC 4, plus schema_version (ownership check),
-**     topics (for `ksim describe`), unavailability (the intervals behind
-**     unavailable_ms and produce_unavailable_ms) and extra columns:
-**     runs.record_ms (wall time spent recording), partition_state.leader /
-**     replica_index, events.event_id, records.final / final_offset /
-**     acked_broker / acked_leader_epoch, and the anomalies' range and cause
-**     columns. docs/database.md describes every table and column.
-**     `CREATE TABLE IF NOT EXISTS`, so opening an existing database of ours
-**     never changes its data; a database made before a column existed gets
-**     it added (ALTER TABLE ADD COLUMN, NULL in old rows), see
-**     added_columns.
+**   - Schema: every table of SPEC 4, plus schema_version, topics (for `ksim
+**     describe`), unavailability (the intervals behind unavailable_ms and
+**     produce_unavailable_ms) and extra columns: runs.record_ms (wall time
+**     spent recording), runs.run_dir (the run folder, for dump-log and
+**     describe), partition_state.leader / replica_index, events.event_id,
+**     records.final / final_offset / acked_broker / acked_leader_epoch, and
+**     the anomalies' range and cause columns. docs/database.md describes
+**     every table and column. A database made before a column existed gets
+**     it added (ALTER TABLE ADD COLUMN, NULL in old rows), see added_columns.
+**   - Whose file it is (R1): nothing is written to a file until it is known
+**     to be ksim's or empty. Ours means PRAGMA application_id = "ksim"
+**     (KS_RECORDER_APPLICATION_ID, set when ksim creates the schema), or, for
+**     databases of earlier ksim versions and of `ksim merge`, which had no
+**     application_id, every table and column SPEC 4 names plus
+**     schema_version. Another program's file, even with a `runs` or a
+**     `schema_version` table, is refused byte for byte unchanged, and so is a
+**     newer schema. An older ksim database is migrated (missing tables and
+**     columns added, application_id set) in one transaction.
+**   - Creation and migration run in one BEGIN IMMEDIATE transaction that
+**     identifies the file again inside it, so that runs creating one new
+**     database at the same time wait for each other (busy timeout) instead
+**     of failing; an up-to-date database is not written at all on open.
+**   - A database that cannot be written (read-only file or folder, an empty
+**     name) is refused before SQLite opens it, so no -wal or -shm file is
+**     left behind; read-only opens (describe, plot) use a URI that creates
+**     no side files either (readonly_uri).
 **   - One transaction per run: BEGIN IMMEDIATE in begin_run, COMMIT in
 **     finish_run. Nothing of a run is visible until it commits; a killed
 **     process leaves the previous state (SQLite's journal rolls it back).
@@ -26,11 +41,17 @@
 */
 #include "recorder.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <inttypes.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BUSY_TIMEOUT_MS 120000
 
 G_DEFINE_QUARK(ks-recorder-error-quark, ks_recorder_error)
 
@@ -49,8 +70,8 @@ enum stmt_id {
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
-    [ST_RUN_INSERT] = "INSERT INTO runs(scenario, seed, params, started_at, verdict) "
-                      "VALUES (?, ?, ?, ?, 'RUNNING')",
+    [ST_RUN_INSERT] = "INSERT INTO runs(scenario, seed, params, started_at, run_dir, verdict) "
+                      "VALUES (?, ?, ?, ?, ?, 'RUNNING')",
     [ST_RUN_FINISH] = "UPDATE runs SET wall_ms = ?, record_ms = ?, sim_ms = ?, events = ?, "
                       "trace_hash = ?, verdict = ? WHERE run_id = ?",
     [ST_EVENT] = "INSERT INTO events(run_id, t_ns, kind, broker, topic, \"partition\", detail, "
@@ -75,10 +96,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL);"
-    "INSERT INTO schema_version(version) SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM schema_version);"
     "CREATE TABLE IF NOT EXISTS runs(run_id INTEGER PRIMARY KEY, scenario TEXT NOT NULL,"
     " seed INTEGER NOT NULL, params TEXT, started_at TEXT, wall_ms INTEGER, sim_ms INTEGER,"
-    " events INTEGER, trace_hash TEXT, verdict TEXT, record_ms INTEGER);"
+    " events INTEGER, trace_hash TEXT, verdict TEXT, record_ms INTEGER, run_dir TEXT);"
     "CREATE TABLE IF NOT EXISTS summary(run_id INTEGER NOT NULL, metric TEXT NOT NULL, value);"
     "CREATE TABLE IF NOT EXISTS events(run_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
     " kind TEXT NOT NULL, broker INTEGER, topic TEXT, \"partition\" INTEGER, detail TEXT,"
@@ -121,6 +141,11 @@ static const struct {
     const char *column;
     const char *declaration;
 } added_columns[] = {
+    { "runs", "record_ms", "INTEGER" },
+    { "partition_state", "leader", "INTEGER" },
+    { "partition_state", "replica_index", "INTEGER" },
+    /* schema version 2 */
+    { "runs", "run_dir", "TEXT" },
     { "events", "event_id", "INTEGER" },
     { "records", "final", "TEXT" },
     { "records", "final_offset", "INTEGER" },
@@ -167,7 +192,8 @@ static void busy_stop(struct ks_recorder *recorder, int64_t start_us)
 
 /* ---- opening -------------------------------------------------------------- */
 
-/* 1 if the query's single integer result, -1 on error (message in *error). */
+/* The integer's single result, or -1 with *error set (SQLite errors on a file
+ * that is not a database are KS_RECORDER_ERROR_FOREIGN). */
 static int64_t query_int(sqlite3 *db, const char *sql, const char *path, GError **error)
 {
     sqlite3_stmt *stmt = NULL;
@@ -195,35 +221,99 @@ static int64_t query_int(sqlite3 *db, const char *sql, const char *path, GError 
     return value;
 }
 
-/* Checks that the database is empty or ours, without writing anything. */
-static bool check_ownership(sqlite3 *db, const char *path, bool must_exist, GError **error)
+/* True if `table` exists with every column of the NULL-terminated list. */
+static bool has_columns(sqlite3 *db, const char *table, const char *const *columns)
 {
-    int64_t tables = query_int(db, "SELECT count(*) FROM sqlite_master", path, error);
-    if (tables < 0) {
-        return false;
-    }
-    int64_t has_version = query_int(
-        db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
-        path, error);
-    if (has_version < 0) {
-        return false;
-    }
-    if (tables == 0) {
-        if (must_exist) {
-            g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_FOREIGN,
-                        "%s:1: holds no ksim runs (an empty database)", path);
+    for (size_t i = 0; columns[i] != NULL; i++) {
+        char *sql = sqlite3_mprintf("SELECT count(*) FROM pragma_table_info(%Q) WHERE name = %Q",
+                                    table, columns[i]);
+        sqlite3_stmt *stmt = NULL;
+        bool found = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) == SQLITE_OK &&
+                     sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_int64(stmt, 0) == 1;
+        sqlite3_finalize(stmt);
+        sqlite3_free(sql);
+        if (!found) {
             return false;
         }
+    }
+    return true;
+}
+
+/* The tables and columns of SPEC section 4 that every ksim database has
+ * had, from the first schema on (plus schema_version): a database without
+ * application_id that has all of them is one an earlier ksim (or `ksim
+ * merge`) made. Another program's file with a `runs` or a `schema_version`
+ * table of its own does not have them all. */
+static const struct {
+    const char *table;
+    const char *const *columns; /* NULL-terminated */
+} legacy_tables[] = {
+    { "schema_version", (const char *const[]){ "version", NULL } },
+    { "runs", (const char *const[]){ "run_id", "scenario", "seed", "params", "started_at",
+                                     "wall_ms", "sim_ms", "events", "trace_hash", "verdict",
+                                     NULL } },
+    { "summary", (const char *const[]){ "run_id", "metric", "value", NULL } },
+    { "events", (const char *const[]){ "run_id", "t_ns", "kind", "broker", "topic", "partition",
+                                       "detail", NULL } },
+    { "records", (const char *const[]){ "run_id", "producer", "seq", "key", "topic", "partition",
+                                        "offset", "sent_ns", "acked_ns", "outcome", NULL } },
+    { "partition_state", (const char *const[]){ "run_id", "t_ns", "topic", "partition", "broker",
+                                                "role", "leo", "hw", "leader_epoch", "isr",
+                                                NULL } },
+    { "anomalies", (const char *const[]){ "run_id", "kind", "topic", "partition", "detail",
+                                          NULL } },
+    { "expectations", (const char *const[]){ "run_id", "expr", "actual", "passed", NULL } },
+};
+
+static bool has_legacy_schema(sqlite3 *db)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(legacy_tables); i++) {
+        if (!has_columns(db, legacy_tables[i].table, legacy_tables[i].columns)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+enum db_kind {
+    DB_EMPTY,   /* no tables, no application_id: ksim may create its schema */
+    DB_CURRENT, /* ksim's application_id and this build's schema version: nothing to change */
+    DB_OLDER,   /* ours, by application_id or by an earlier ksim's schema: migrate first */
+};
+
+/* Decides, reading only, whether the open database is ksim's (R1 of the
+ * design block). Sets *error (KS_RECORDER_ERROR_FOREIGN) and returns false
+ * for anything else. */
+static bool identify(sqlite3 *db, const char *path, enum db_kind *kind, GError **error)
+{
+    int64_t tables = query_int(db, "SELECT count(*) FROM sqlite_master", path, error);
+    int64_t application_id =
+        tables < 0 ? -1 : query_int(db, "PRAGMA application_id", path, error);
+    if (tables < 0 || application_id < 0) {
+        return false;
+    }
+    if (application_id == 0 && tables == 0) {
+        *kind = DB_EMPTY;
         return true;
     }
-    if (has_version == 0) {
+    if (application_id != 0 && application_id != KS_RECORDER_APPLICATION_ID) {
         g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_FOREIGN,
-                    "%s:1: not a ksim database (it has tables but no schema_version); "
+                    "%s:1: not a ksim database (it belongs to another program: application_id "
+                    "0x%08" PRIx64 "); left unchanged, use another --db",
+                    path, (uint64_t)(uint32_t)application_id);
+        return false;
+    }
+    if (application_id == 0 && !has_legacy_schema(db)) {
+        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_FOREIGN,
+                    "%s:1: not a ksim database (it has tables, but not ksim's); "
                     "left unchanged, use another --db",
                     path);
         return false;
     }
-    int64_t version = query_int(db, "SELECT max(version) FROM schema_version", path, error);
+    int64_t version = has_columns(db, "schema_version", (const char *const[]){ "version", NULL })
+                          ? query_int(db, "SELECT COALESCE(max(version), 0) FROM schema_version",
+                                      path, error)
+                          : 0;
     if (version < 0) {
         return false;
     }
@@ -234,6 +324,9 @@ static bool check_ownership(sqlite3 *db, const char *path, bool must_exist, GErr
                     path, version, KS_RECORDER_SCHEMA_VERSION);
         return false;
     }
+    *kind = application_id == KS_RECORDER_APPLICATION_ID && version == KS_RECORDER_SCHEMA_VERSION
+                ? DB_CURRENT
+                : DB_OLDER;
     return true;
 }
 
@@ -249,37 +342,130 @@ static bool exec_sql(sqlite3 *db, const char *sql, const char *path, GError **er
     return true;
 }
 
-static bool has_column(sqlite3 *db, const char *table, const char *column)
+/* Turns on WAL. A journal-mode change that finds another connection busy
+ * with the file (one that has just switched it, say) fails with SQLITE_BUSY
+ * at once, without SQLite's busy handler; so it waits here the way the busy
+ * timeout waits for every other lock. */
+static bool switch_to_wal(sqlite3 *db, const char *path, GError **error)
 {
-    char *sql = sqlite3_mprintf("SELECT count(*) FROM pragma_table_info(%Q) WHERE name = %Q",
-                                table, column);
-    sqlite3_stmt *stmt = NULL;
-    bool found = false;
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) == SQLITE_OK &&
-        sqlite3_step(stmt) == SQLITE_ROW) {
-        found = sqlite3_column_int(stmt, 0) > 0;
-    }
-    sqlite3_finalize(stmt);
-    sqlite3_free(sql);
-    return found;
-}
-
-static bool add_missing_columns(sqlite3 *db, const char *path, GError **error)
-{
-    for (size_t i = 0; i < G_N_ELEMENTS(added_columns); i++) {
-        if (has_column(db, added_columns[i].table, added_columns[i].column)) {
-            continue;
+    int64_t deadline_us = g_get_monotonic_time() + (int64_t)BUSY_TIMEOUT_MS * 1000;
+    for (;;) {
+        int rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+        if (rc == SQLITE_OK) {
+            break;
         }
-        char *sql = sqlite3_mprintf("ALTER TABLE \"%w\" ADD COLUMN \"%w\" %s",
-                                    added_columns[i].table, added_columns[i].column,
-                                    added_columns[i].declaration);
-        bool ok = exec_sql(db, sql, path, error);
-        sqlite3_free(sql);
-        if (!ok) {
+        if ((rc & 0xff) != SQLITE_BUSY || g_get_monotonic_time() > deadline_us) {
+            g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s:1: %s", path,
+                        sqlite3_errmsg(db));
             return false;
         }
+        g_usleep(2000);
+    }
+    return exec_sql(db, "PRAGMA synchronous = NORMAL", path, error);
+}
+
+/* Creates or migrates the schema in one write transaction, after checking
+ * again inside it (another process may have created or migrated the file
+ * since identify() read it). BEGIN IMMEDIATE takes the write lock through
+ * the busy handler, so two runs creating one new database queue up instead
+ * of one failing with "database is locked" (a read that upgrades to a write
+ * would fail at once with SQLITE_BUSY_SNAPSHOT). */
+static bool prepare_schema(sqlite3 *db, const char *path, GError **error)
+{
+    if (!exec_sql(db, "BEGIN IMMEDIATE", path, error)) {
+        return false;
+    }
+    enum db_kind kind = DB_EMPTY;
+    bool ok = identify(db, path, &kind, error);
+    if (ok && kind != DB_CURRENT) {
+        ok = exec_sql(db, schema_sql, path, error);
+        for (size_t i = 0; ok && i < G_N_ELEMENTS(added_columns); i++) {
+            if (!has_columns(db, added_columns[i].table,
+                             (const char *const[]){ added_columns[i].column, NULL })) {
+                char *sql = sqlite3_mprintf("ALTER TABLE \"%w\" ADD COLUMN \"%w\" %s",
+                                            added_columns[i].table, added_columns[i].column,
+                                            added_columns[i].declaration);
+                ok = exec_sql(db, sql, path, error);
+                sqlite3_free(sql);
+            }
+        }
+        char *stamp = sqlite3_mprintf("DELETE FROM schema_version;"
+                                      "INSERT INTO schema_version(version) VALUES (%d);"
+                                      "PRAGMA application_id = %d;",
+                                      KS_RECORDER_SCHEMA_VERSION, KS_RECORDER_APPLICATION_ID);
+        ok = ok && exec_sql(db, stamp, path, error);
+        sqlite3_free(stamp);
+    }
+    if (!ok || !exec_sql(db, "COMMIT", path, error)) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return false;
     }
     return true;
+}
+
+/* Checks, writing nothing, that path can hold a database we may write: not
+ * empty, a regular writable file in a writable folder (SQLite writes -wal
+ * and -shm files beside it), or absent in an existing writable folder. */
+static bool check_writable_path(const char *path, GError **error)
+{
+    if (path[0] == '\0' || strcmp(path, ":memory:") == 0) {
+        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
+                    "--db '%s': not a file name (SQLite would record into a temporary "
+                    "database that is gone when ksim exits)", path);
+        return false;
+    }
+    g_autofree char *folder = g_path_get_dirname(path);
+    GStatBuf info;
+    if (g_stat(path, &info) == 0) {
+        if (!S_ISREG(info.st_mode)) {
+            g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
+                        "%s:1: not a regular file", path);
+            return false;
+        }
+        if (access(path, W_OK) != 0) {
+            g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
+                        "%s:1: read-only (%s); ksim records runs into it", path,
+                        g_strerror(errno));
+            return false;
+        }
+    } else if (errno != ENOENT || !g_file_test(folder, G_FILE_TEST_IS_DIR)) {
+        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
+                    "%s:1: cannot create: %s", path,
+                    errno != ENOENT ? g_strerror(errno) : "no such folder");
+        return false;
+    }
+    if (access(folder, W_OK | X_OK) != 0) {
+        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
+                    "%s:1: its folder %s is not writable (%s); SQLite keeps -wal and -shm "
+                    "files beside the database", path, folder, g_strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+/* The URI that opens path for reading only and leaves nothing behind: a
+ * read-only connection to a WAL database would otherwise create -wal and
+ * -shm files that it cannot remove. With no -wal and no -journal beside it,
+ * no writer has the file open (a WAL writer keeps its -wal while open), and
+ * immutable=1 reads it without locks or side files; else mode=ro shares the
+ * writer's files. Owned: g_free. */
+static char *readonly_uri(const char *path)
+{
+    g_autofree char *absolute = g_canonicalize_filename(path, NULL);
+    g_autofree char *wal = g_strdup_printf("%s-wal", path);
+    g_autofree char *journal = g_strdup_printf("%s-journal", path);
+    bool quiet = !g_file_test(wal, G_FILE_TEST_EXISTS) &&
+                 !g_file_test(journal, G_FILE_TEST_EXISTS);
+    GString *uri = g_string_new("file:");
+    for (const char *c = absolute; *c != '\0'; c++) {
+        if (*c == '%' || *c == '?' || *c == '#' || (unsigned char)*c < 0x20) {
+            g_string_append_printf(uri, "%%%02X", (unsigned char)*c);
+        } else {
+            g_string_append_c(uri, *c);
+        }
+    }
+    g_string_append(uri, quiet ? "?immutable=1" : "?mode=ro");
+    return g_string_free(uri, FALSE);
 }
 
 static struct ks_recorder *open_common(const char *path, bool readonly, GError **error)
@@ -290,26 +476,35 @@ static struct ks_recorder *open_common(const char *path, bool readonly, GError *
                     "%s:1: no such database", path);
         return NULL;
     }
+    if (!readonly && !check_writable_path(path, error)) {
+        return NULL;
+    }
     sqlite3 *db = NULL;
-    int flags = readonly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+    g_autofree char *uri = readonly ? readonly_uri(path) : NULL;
+    int flags = readonly ? (SQLITE_OPEN_READONLY | SQLITE_OPEN_URI)
+                         : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    if (sqlite3_open_v2(readonly ? uri : path, &db, flags, NULL) != SQLITE_OK) {
         g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s:1: cannot open: %s",
                     path, db != NULL ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
         return NULL;
     }
-    sqlite3_busy_timeout(db, 120000); /* parallel jobs queue for the write lock */
-    if (!check_ownership(db, path, readonly, error)) {
+    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS); /* parallel jobs queue for the write lock */
+    enum db_kind kind = DB_EMPTY;
+    bool ok = identify(db, path, &kind, error);
+    if (ok && readonly && kind == DB_EMPTY) {
+        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_FOREIGN,
+                    "%s:1: holds no ksim runs (an empty database)", path);
+        ok = false;
+    }
+    /* R1: only now, with the file known to be ours (or empty), may it change. */
+    if (ok && !readonly) {
+        ok = switch_to_wal(db, path, error) &&
+             (kind == DB_CURRENT || prepare_schema(db, path, error));
+    }
+    if (!ok) {
         sqlite3_close(db);
         return NULL;
-    }
-    if (!readonly) {
-        if (!exec_sql(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", path,
-                      error) ||
-            !exec_sql(db, schema_sql, path, error) || !add_missing_columns(db, path, error)) {
-            sqlite3_close(db);
-            return NULL;
-        }
     }
     struct ks_recorder *recorder = g_new0(struct ks_recorder, 1);
     recorder->db = db;
@@ -353,6 +548,45 @@ void ks_recorder_close(struct ks_recorder *recorder)
     g_free(recorder->path);
     g_free(recorder->failure);
     g_free(recorder);
+}
+
+bool ks_recorder_run_dir(struct ks_recorder *recorder, int64_t run_id, int64_t *run_id_out,
+                         char **run_dir_out, GError **error)
+{
+    *run_dir_out = NULL;
+    sqlite3 *db = recorder->db;
+    if (run_id == 0) {
+        run_id = query_int(db, "SELECT COALESCE(max(run_id), 0) FROM runs", recorder->path, error);
+        if (run_id <= 0) {
+            if (run_id == 0) {
+                g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s:1: holds no runs",
+                            recorder->path);
+            }
+            return false;
+        }
+    }
+    bool has_column = has_columns(db, "runs", (const char *const[]){ "run_dir", NULL });
+    sqlite3_stmt *stmt = NULL;
+    bool found = false;
+    if (sqlite3_prepare_v2(db,
+                           has_column ? "SELECT run_dir FROM runs WHERE run_id = ?"
+                                      : "SELECT NULL FROM runs WHERE run_id = ?",
+                           -1, &stmt, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(stmt, 1, run_id);
+        if (sqlite3_step(stmt) == SQLITE_ROW) {
+            found = true;
+            const unsigned char *text = sqlite3_column_text(stmt, 0);
+            *run_dir_out = text != NULL ? g_strdup((const char *)text) : NULL;
+        }
+    }
+    sqlite3_finalize(stmt);
+    if (!found) {
+        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
+                    "%s:1: no run with id %" PRId64, recorder->path, run_id);
+        return false;
+    }
+    *run_id_out = run_id;
+    return true;
 }
 
 struct sqlite3 *ks_recorder_db(struct ks_recorder *recorder)
@@ -412,7 +646,8 @@ static sqlite3_stmt *row_stmt(struct ks_recorder *recorder, enum stmt_id id)
 /* ---- a run ---------------------------------------------------------------------- */
 
 int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario, uint64_t seed,
-                              const char *params_json, const char *started_at, GError **error)
+                              const char *params_json, const char *started_at,
+                              const char *run_dir, GError **error)
 {
     int64_t start_us = busy_start();
     g_return_val_if_fail(recorder->run_id == 0, 0);
@@ -427,6 +662,7 @@ int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario
     sqlite3_bind_int64(stmt, 2, (sqlite3_int64)seed);
     bind_text(stmt, 3, params_json);
     bind_text(stmt, 4, started_at);
+    bind_text(stmt, 5, run_dir);
     int rc = sqlite3_step(stmt);
     sqlite3_reset(stmt);
     sqlite3_clear_bindings(stmt);

@@ -7,10 +7,11 @@
 ** write lock is held for milliseconds, not for the whole simulated run, and
 ** parallel jobs can share one file (WAL mode, a busy timeout).
 **
-** A database is "ours" when it is empty or has a schema_version table with a
-** version we know. Anything else (another program's tables, a newer ksim, not
-** SQLite at all) is refused with KS_RECORDER_ERROR_FOREIGN and left untouched:
-** the CLI maps that to exit 2.
+** A database is "ours" when it is empty, carries ksim's application_id, or
+** (made by an earlier ksim, which set none) has every table and column of
+** SPEC 4 and a schema_version we know. Anything else (another program's
+** tables, a newer ksim, not SQLite at all) is refused with
+** KS_RECORDER_ERROR_FOREIGN and left untouched: the CLI maps that to exit 2.
 */
 #pragma once
 
@@ -18,7 +19,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define KS_RECORDER_SCHEMA_VERSION 1
+/* 2: runs.run_dir and PRAGMA application_id (1: ksim before them). */
+#define KS_RECORDER_SCHEMA_VERSION 2
+#define KS_RECORDER_APPLICATION_ID 0x6B73696D /* "ksim" */
 
 #define KS_RECORDER_ERROR (ks_recorder_error_quark())
 GQuark ks_recorder_error_quark(void);
@@ -32,21 +35,33 @@ enum ks_recorder_error {
 struct ks_recorder;
 
 /* Opens (creating if needed) the database at path for writing: checks that it
- * is ours, then creates missing tables and turns on WAL. Returns NULL with
- * *error set otherwise; a foreign file is not modified. Owned: ks_recorder_close. */
+ * can be written and is ours, then creates or migrates the schema and turns
+ * on WAL. Returns NULL with *error set otherwise (an empty path, a read-only
+ * file, another program's file: KS_RECORDER_ERROR_OPEN or _FOREIGN, exit 2);
+ * then nothing was written. Owned: ks_recorder_close. */
 struct ks_recorder *ks_recorder_open(const char *path, GError **error);
-/* Opens an existing database read-only (describe, plot); same ownership check. */
+/* Opens an existing database read-only (describe, plot); same ownership
+ * check; never writes, and leaves no -wal or -shm file behind. */
 struct ks_recorder *ks_recorder_open_readonly(const char *path, GError **error);
 void ks_recorder_close(struct ks_recorder *recorder); /* NULL is a no-op; rolls back an open run */
+
+/* The run folder of run run_id (0: the latest run) as runs.run_dir recorded
+ * it: sets *run_id_out and *run_dir_out (owned: g_free; NULL when the run
+ * kept none, or the database predates the column) and returns true; false
+ * with *error when there is no such run. */
+bool ks_recorder_run_dir(struct ks_recorder *recorder, int64_t run_id, int64_t *run_id_out,
+                         char **run_dir_out, GError **error);
 
 /* The underlying handle, for read queries (describe). Borrowed. */
 struct sqlite3 *ks_recorder_db(struct ks_recorder *recorder);
 
 /* Starts the run's transaction and inserts its runs row. started_at is the
- * wall-clock start as ISO 8601 text (it never reaches the simulated world).
- * Returns the new run_id, or 0 with *error set. */
+ * wall-clock start as ISO 8601 text (it never reaches the simulated world);
+ * run_dir the run folder kept for dump-log (NULL: none kept). Returns the
+ * new run_id, or 0 with *error set. */
 int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario, uint64_t seed,
-                              const char *params_json, const char *started_at, GError **error);
+                              const char *params_json, const char *started_at,
+                              const char *run_dir, GError **error);
 
 /* Rows of the open run. Text arguments are copied; NULL text and negative
  * ids (-1) are stored as SQL NULL. The first failure is remembered and

@@ -2,10 +2,21 @@
 ** sim/run.c: one scenario run from frozen scenario to verdict (sim/run.h).
 **
 ** Phases:
-**   1. prepare   run folder (replaced when it is a ksim run folder), database
-**                (refused untouched when not ours), trace file. Any failure
-**                here is bad input: exit 2, and nothing stays written.
-**   2. build     world (node count from the cluster spec), link latencies,
+**   1. prepare   checks first, writing nothing: the run folder (absent, empty,
+**                or a ksim run folder: it holds the marker), the disk space
+**                its file system has for the logs (an estimate), the trace
+**                file. Then, in an order that lets a failure undo exactly what
+**                was made: lock the run folder (flock on the marker, held to
+**                the end: a second run of the same settings into it is exit
+**                2), open the database (the recorder identifies it before it
+**                writes), create or truncate the trace file, empty the
+**                folder of an earlier run's logs. Any failure here is bad
+**                input: exit 2, and nothing stays written; a file ksim did
+**                not create is never removed.
+**   2. build     (2-5 run under a host-failure escape: a failing host call
+**                under the disk, such as a full disk, ends the run with exit 3
+**                and "host I/O error: PATH: ...", and nothing is recorded)
+**                world (node count from the cluster spec), link latencies,
 **                cluster (observer: run_on_event/record/consumed), faults,
 **                the after-event hook (triggers, availability, progress),
 **                the partition-state sampler (driver timer on node 0).
@@ -45,11 +56,18 @@
 #include "world.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <inttypes.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #define SAMPLE_INTERVAL_NS_MIN (100 * KS_NS_PER_MS)
 #define SAMPLE_COUNT_TARGET 1000
@@ -479,57 +497,389 @@ static void after_event(ks_world *world, void *context)
     }
 }
 
-/* ---- run folder ---------------------------------------------------------------------------- */
+/* ---- phase 1: the run folder, the trace file ------------------------------------------- */
 
+/* What phase 1 made, so that a failure can undo exactly that and nothing a
+ * user made: a file or folder that existed before is never removed. */
+struct prepared {
+    char *run_dir;        /* owned */
+    int lock_fd;          /* the marker file, flock()ed for the whole run; -1 if none */
+    char *made_dir;       /* owned: the outermost folder this run created, or NULL */
+    bool marker_made;     /* the marker was created in a folder that existed */
+    FILE *trace;
+    bool trace_made;      /* the trace file did not exist before */
+};
 
-/* True if path is absent, empty, or a folder ksim made (it holds the marker
- * file): only those may be replaced, so `--dir .` never deletes a user's
- * files. Writes nothing. */
-static bool run_dir_replaceable(const char *path, GError **error)
+static bool fail_input(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
+static bool fail_input(GError **error, const char *format, ...)
 {
-    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+    va_list args;
+    va_start(args, format);
+    char *message = g_strdup_vprintf(format, args);
+    va_end(args);
+    g_set_error_literal(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, message);
+    g_free(message);
+    return false;
+}
+
+/* The nearest folder of path (itself included) that exists; NULL if an
+ * existing component is not a folder. Owned: g_free. */
+static char *existing_ancestor(const char *path)
+{
+    char *at = g_strdup(path);
+    while (!g_file_test(at, G_FILE_TEST_EXISTS)) {
+        char *parent = g_path_get_dirname(at);
+        bool top = strcmp(parent, at) == 0;
+        g_free(at);
+        at = parent;
+        if (top) {
+            break;
+        }
+    }
+    if (!g_file_test(at, G_FILE_TEST_IS_DIR)) {
+        g_clear_pointer(&at, g_free);
+    }
+    return at;
+}
+
+/* Checks, writing nothing, that path can be this run's folder: absent under
+ * a writable folder, an empty folder, or a folder ksim made (it holds the
+ * marker file), so `--dir .` never deletes a user's files. */
+static bool check_run_dir(const char *path, GError **error)
+{
+    if (path[0] == '\0') {
+        return fail_input(error, "--dir '': an empty folder name");
+    }
+    if (g_file_test(path, G_FILE_TEST_EXISTS)) {
+        if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
+            return fail_input(error, "%s: exists and is not a folder", path);
+        }
+        char *marker = g_build_filename(path, RUN_MARKER, NULL);
+        bool ours = g_file_test(marker, G_FILE_TEST_IS_REGULAR);
+        g_free(marker);
+        GDir *dir = ours ? NULL : g_dir_open(path, 0, NULL);
+        bool empty = dir != NULL && g_dir_read_name(dir) == NULL;
+        if (dir != NULL) {
+            g_dir_close(dir);
+        }
+        if (!ours && !empty) {
+            g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+                        "%s: exists and is not a ksim run folder; not replacing it", path);
+            return false;
+        }
+        if (access(path, W_OK | X_OK) != 0) {
+            return fail_input(error, "%s: the run folder is not writable: %s", path,
+                              g_strerror(errno));
+        }
         return true;
+    }
+    g_autofree char *ancestor = existing_ancestor(path);
+    if (ancestor == NULL || access(ancestor, W_OK | X_OK) != 0) {
+        return fail_input(error, "%s: cannot create the run folder: %s", path,
+                          ancestor == NULL ? "a part of the path is not a folder"
+                                           : g_strerror(errno));
+    }
+    return true;
+}
+
+/* True if path names the database file db_path (which may not exist yet). */
+static bool is_database(const char *path, const char *db_path)
+{
+    if (db_path == NULL) {
+        return false;
+    }
+    GStatBuf info;
+    GStatBuf db_info;
+    if (g_stat(path, &info) == 0 && g_stat(db_path, &db_info) == 0) {
+        return info.st_dev == db_info.st_dev && info.st_ino == db_info.st_ino;
+    }
+    g_autofree char *a = g_canonicalize_filename(path, NULL);
+    g_autofree char *b = g_canonicalize_filename(db_path, NULL);
+    return strcmp(a, b) == 0;
+}
+
+/* Checks, writing nothing, that --trace FILE can be written: not a folder,
+ * not the database, not inside the run folder (phase 1 empties it). */
+static bool check_trace(const char *path, const char *db_path, const char *run_dir,
+                        GError **error)
+{
+    if (path[0] == '\0') {
+        return fail_input(error, "--trace '': an empty file name");
+    }
+    GStatBuf info;
+    if (is_database(path, db_path)) {
+        return fail_input(error, "--trace %s: is the database", path);
+    }
+    if (g_stat(path, &info) == 0) {
+        if (S_ISDIR(info.st_mode)) {
+            return fail_input(error, "--trace %s: is a folder", path);
+        }
+        if (access(path, W_OK) != 0) {
+            return fail_input(error, "--trace %s: cannot write: %s", path, g_strerror(errno));
+        }
+    } else {
+        g_autofree char *folder = g_path_get_dirname(path);
+        if (!g_file_test(folder, G_FILE_TEST_IS_DIR) || access(folder, W_OK | X_OK) != 0) {
+            return fail_input(error, "--trace %s: cannot create: %s", path,
+                              g_file_test(folder, G_FILE_TEST_IS_DIR) ? g_strerror(errno)
+                                                                      : "no such folder");
+        }
+    }
+    g_autofree char *trace_abs = g_canonicalize_filename(path, NULL);
+    g_autofree char *dir_abs = g_canonicalize_filename(run_dir, NULL);
+    g_autofree char *dir_prefix = g_strconcat(dir_abs, G_DIR_SEPARATOR_S, NULL);
+    if (g_str_has_prefix(trace_abs, dir_prefix)) {
+        return fail_input(error, "--trace %s: is inside the run folder %s, which each run empties",
+                          path, run_dir);
+    }
+    return true;
+}
+
+/* Per-record bytes on disk besides the value: the record's varints, key and
+ * ksim's identity header (about 30 bytes); and a v2 batch header. */
+#define RECORD_OVERHEAD_BYTES 30
+#define BATCH_OVERHEAD_BYTES KS_BATCH_HEADER_BYTES
+
+/* How many bytes the brokers' logs would hold at the end of the run, low
+ * (full batches) and high (one batch per record), from each producer's
+ * records (count, or rate times the time it produces) times the topic's
+ * replication factor, each topic capped by what its retention keeps
+ * (retention.bytes per partition, or the share of the run retention.ms
+ * covers, plus one segment per partition, since only rolled segments are
+ * deleted). Index files and __consumer_offsets are left out (small). */
+static void estimate_log_bytes(const struct ks_scenario *s, double *low, double *high)
+{
+    *low = 0;
+    *high = 0;
+    for (size_t t = 0; t < s->topic_count; t++) {
+        const struct ks_topic_config *topic = &s->topics[t];
+        double topic_low = 0;
+        double topic_high = 0;
+        double produce_s_max = 0;
+        for (size_t p = 0; p < s->producer_count; p++) {
+            const struct ks_producer_config *producer = &s->producers[p];
+            if (producer->topic_index != (int32_t)t || producer->start_ns >= s->duration_ns) {
+                continue;
+            }
+            double produce_s = (double)(s->duration_ns - producer->start_ns) / 1e9;
+            double records = (double)producer->rate_per_s * produce_s;
+            if (producer->count >= 0 && (double)producer->count < records) {
+                records = (double)producer->count;
+            }
+            produce_s_max = MAX(produce_s_max, produce_s);
+            topic_low += records * (double)(producer->value_bytes + RECORD_OVERHEAD_BYTES);
+            topic_high += records * (double)(producer->value_bytes + RECORD_OVERHEAD_BYTES +
+                                             BATCH_OVERHEAD_BYTES);
+        }
+        double segments = (double)topic->partition_count * (double)topic->log.segment_bytes;
+        double cap = INFINITY;
+        if (topic->log.cleanup_delete && topic->log.retention_bytes >= 0) {
+            cap = (double)topic->partition_count * (double)topic->log.retention_bytes + segments;
+        }
+        if (topic->log.cleanup_delete && topic->log.retention_ns >= 0 && produce_s_max > 0) {
+            double share = (double)topic->log.retention_ns / 1e9 / produce_s_max;
+            cap = MIN(cap, topic_high * MIN(share, 1.0) + segments);
+        }
+        *low += MIN(topic_low, cap) * topic->replication_factor;
+        *high += MIN(topic_high, cap) * topic->replication_factor;
+    }
+}
+
+/* Refuses (exit 2) a run whose logs cannot fit in the free space of the run
+ * folder's file system even at the low estimate, and warns when the high
+ * one does not fit: better than filling the disk an hour into the run. */
+static bool check_disk_space(const struct ks_scenario *s, const char *run_dir, GError **error)
+{
+    g_autofree char *ancestor = existing_ancestor(run_dir);
+    struct statvfs info;
+    if (ancestor == NULL || statvfs(ancestor, &info) != 0) {
+        return true; /* check_run_dir has judged the folder; no figure to compare */
+    }
+    double free_bytes = (double)info.f_bavail * (double)info.f_frsize;
+    double low = 0;
+    double high = 0;
+    estimate_log_bytes(s, &low, &high);
+    g_autofree char *free_text = g_format_size_full((guint64)free_bytes, G_FORMAT_SIZE_IEC_UNITS);
+    if (low > free_bytes) {
+        g_autofree char *low_text =
+            g_format_size_full(low > 1e18 ? (guint64)1e18 : (guint64)low, G_FORMAT_SIZE_IEC_UNITS);
+        return fail_input(error,
+                          "%s: the run would write at least %s%s of logs (records x (value.bytes "
+                          "+ %d) x replication.factor), and its file system has %s free; "
+                          "shorten scenario.duration, lower rate or count, or give --dir on a "
+                          "larger disk",
+                          run_dir, low > 1e18 ? "more than " : "", low_text, RECORD_OVERHEAD_BYTES,
+                          free_text);
+    }
+    if (high > free_bytes) {
+        g_autofree char *high_text = g_format_size_full((guint64)high, G_FORMAT_SIZE_IEC_UNITS);
+        fprintf(stderr, "ksim: warning: %s: the run may write up to %s of logs, and its file "
+                        "system has %s free\n", run_dir, high_text, free_text);
+    }
+    return true;
+}
+
+/* Makes the run folder if needed and locks it: the marker file is flock()ed
+ * for the whole run, so a second run of the same settings into the same
+ * folder fails at once (exit 2) instead of mixing its logs with this one's.
+ * The lock goes with the descriptor, also when ksim is killed. */
+static bool lock_run_dir(struct prepared *prepared, GError **error)
+{
+    const char *path = prepared->run_dir;
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        char *outermost = g_strdup(path);
+        for (;;) {
+            char *parent = g_path_get_dirname(outermost);
+            if (g_file_test(parent, G_FILE_TEST_EXISTS) || strcmp(parent, outermost) == 0) {
+                g_free(parent);
+                break;
+            }
+            g_free(outermost);
+            outermost = parent;
+        }
+        if (g_mkdir_with_parents(path, 0755) != 0) {
+            int saved = errno;
+            g_free(outermost);
+            return fail_input(error, "%s: cannot create the run folder: %s", path,
+                              g_strerror(saved));
+        }
+        prepared->made_dir = outermost;
     }
     char *marker = g_build_filename(path, RUN_MARKER, NULL);
-    bool ours = g_file_test(marker, G_FILE_TEST_EXISTS);
+    prepared->marker_made = prepared->made_dir == NULL && !g_file_test(marker, G_FILE_TEST_EXISTS);
+    prepared->lock_fd = open(marker, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int saved = errno;
     g_free(marker);
-    if (ours) {
-        return true;
+    if (prepared->lock_fd < 0) {
+        prepared->marker_made = false;
+        return fail_input(error, "%s: cannot create the run folder's marker: %s", path,
+                          g_strerror(saved));
     }
+    if (flock(prepared->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        char holder[64] = "";
+        ssize_t n = pread(prepared->lock_fd, holder, sizeof holder - 1, 0);
+        holder[n > 0 ? n : 0] = '\0';
+        const char *pid = strstr(holder, "pid ");
+        return fail_input(error,
+                          "%s: in use by another ksim run of the same scenario, settings and "
+                          "seed%s%.*s%s; wait for it to end, or give another --dir",
+                          path, pid != NULL ? " (" : "", pid != NULL ? (int)strcspn(pid, "\n") : 0,
+                          pid != NULL ? pid : "", pid != NULL ? ")" : "");
+    }
+    char text[64];
+    int length = g_snprintf(text, sizeof text, "pid %d\n", (int)getpid());
+    if (ftruncate(prepared->lock_fd, 0) != 0 ||
+        pwrite(prepared->lock_fd, text, (size_t)length, 0) != length) {
+        return fail_input(error, "%s: cannot write the run folder's marker: %s", path,
+                          g_strerror(errno));
+    }
+    return true;
+}
+
+/* Empties the (locked) run folder of an earlier run's files, all but the
+ * marker, so the run starts from empty disks. */
+static void clear_run_dir(const char *path)
+{
     GDir *dir = g_dir_open(path, 0, NULL);
-    bool empty = dir != NULL && g_dir_read_name(dir) == NULL;
+    const char *name;
+    while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+        if (strcmp(name, RUN_MARKER) != 0) {
+            char *child = g_build_filename(path, name, NULL);
+            ks_host_remove_tree(child);
+            g_free(child);
+        }
+    }
     if (dir != NULL) {
         g_dir_close(dir);
     }
-    if (!empty) {
-        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
-                    "%s: exists and is not a ksim run folder; not replacing it", path);
-    }
-    return empty;
 }
 
-/* Removes an earlier run's folder (checked by run_dir_replaceable) so the
- * run starts from empty disks, and marks the new one as ksim's. */
-static bool prepare_run_dir(const char *path, GError **error)
+/* Opens --trace FILE, creating it when absent (and remembering so, because
+ * only a file ksim created may be removed again). */
+static bool open_trace(struct prepared *prepared, const char *path, const char *db_path,
+                       GError **error)
 {
-    if (g_file_test(path, G_FILE_TEST_EXISTS)) {
-        ks_host_remove_tree(path);
+    if (is_database(path, db_path)) { /* the same file by another name, made meanwhile */
+        return fail_input(error, "--trace %s: is the database", path);
     }
-    if (g_mkdir_with_parents(path, 0755) != 0) {
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-                    "%s: cannot create the run folder: %s", path, g_strerror(errno));
-        return false;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    prepared->trace_made = fd >= 0;
+    if (fd < 0 && errno == EEXIST) {
+        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
     }
-    char *marker = g_build_filename(path, RUN_MARKER, NULL);
-    bool ok = g_file_set_contents(marker, "a ksim run folder: ksim replaces it on the next run\n",
-                                  -1, error);
-    g_free(marker);
+    prepared->trace = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (prepared->trace == NULL) {
+        int saved = errno;
+        if (fd >= 0) {
+            close(fd);
+        }
+        if (prepared->trace_made) {
+            g_unlink(path);
+        }
+        prepared->trace_made = false;
+        return fail_input(error, "--trace %s: cannot write: %s", path, g_strerror(saved));
+    }
+    return true;
+}
+
+/* Closes the trace; false with *error when its writes failed (a full disk). */
+static bool close_trace(struct prepared *prepared, const char *path, GError **error)
+{
+    if (prepared->trace == NULL) {
+        return true;
+    }
+    bool ok = fflush(prepared->trace) == 0 && !ferror(prepared->trace);
+    int saved = errno;
+    ok = fclose(prepared->trace) == 0 && ok;
+    prepared->trace = NULL;
+    if (!ok && error != NULL && *error == NULL) {
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
+                    "--trace %s: writing failed: %s", path, g_strerror(saved));
+    }
     return ok;
+}
+
+/* Undoes phase 1 after bad input: removes what this run created, nothing
+ * else, and unlocks. */
+static void undo_prepared(struct prepared *prepared, const char *trace_path)
+{
+    if (prepared->trace_made) {
+        g_unlink(trace_path);
+    }
+    if (prepared->made_dir != NULL) {
+        ks_host_remove_tree(prepared->made_dir);
+    } else if (prepared->marker_made) {
+        char *marker = g_build_filename(prepared->run_dir, RUN_MARKER, NULL);
+        g_unlink(marker);
+        g_free(marker);
+    }
+}
+
+static void release_prepared(struct prepared *prepared)
+{
+    if (prepared->lock_fd >= 0) {
+        close(prepared->lock_fd); /* releases the flock */
+    }
+    g_free(prepared->made_dir);
+    g_free(prepared->run_dir);
+}
+
+char *ks_run_dir_name(const struct ks_scenario *scenario, uint64_t seed)
+{
+    char *params = ks_scenario_params_json(scenario);
+    char *digest = g_compute_checksum_for_string(G_CHECKSUM_SHA256, params, -1);
+    char *name = g_strdup_printf("%s-s%" PRIu64 "-%.8s", scenario->name, seed, digest);
+    g_free(digest);
+    g_free(params);
+    return name;
 }
 
 char *ks_run_default_dir(const struct ks_scenario *scenario, uint64_t seed)
 {
-    return g_strdup_printf("runs/%s-s%" PRIu64, scenario->name, seed);
+    char *name = ks_run_dir_name(scenario, seed);
+    char *path = g_build_filename("runs", name, NULL);
+    g_free(name);
+    return path;
 }
 
 /* ---- the final read --------------------------------------------------------------------------- */
@@ -1536,17 +1886,38 @@ static void simulate(struct run *run)
     }
 }
 
-static FILE *open_trace(const char *path, GError **error)
+/* Phases 2-5. A world that cannot be built is a host failure, and so is a
+ * host I/O failure under the disk while the model runs or is read (the real
+ * disk is full): host_fail (sim/disk.c) jumps back here, and the run ends
+ * with exit 3, its message, and nothing recorded. Only pointers the caller
+ * owns cross the setjmp, so nothing here is indeterminate after the jump. */
+static bool simulate_and_judge(struct run *run, const char *run_dir, FILE *trace,
+                               struct ks_run_result *result, GError **error)
 {
-    if (path == NULL) {
-        return NULL;
+    jmp_buf escape;
+    if (setjmp(escape) != 0) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO,
+                    "host I/O error: %s; the run stopped at %.3f s simulated, and nothing was "
+                    "recorded", ks_world_host_error(run->world),
+                    (double)ks_world_now_ns(run->world) / 1e9);
+        return false;
     }
-    FILE *file = fopen(path, "w");
-    if (file == NULL) {
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: cannot write: %s",
-                    path, g_strerror(errno));
+    if (!build(run, run_dir, trace, error)) {
+        return false;
     }
-    return file;
+    ks_world_set_host_escape(run->world, &escape);
+    simulate(run);
+    struct final_read read;
+    do_final_read(run, &read);
+    run_checker(run, &read);
+    final_read_clear(&read);
+    note_out_of_scope(run);
+    compute_metrics(run);
+    memcpy(result->metrics, run->metrics, sizeof result->metrics);
+    result->trace_hash = ks_world_trace_hash(run->world);
+    evaluate_expectations(run, result);
+    ks_world_set_host_escape(run->world, NULL);
+    return true;
 }
 
 static char *wall_clock_text(void)
@@ -1559,12 +1930,16 @@ static char *wall_clock_text(void)
 
 /* Records the run; returns false with *error on a write failure (exit 3). */
 static bool record(struct run *run, struct ks_recorder *rec, struct ks_run_result *result,
-                   const char *started_at, GError **error)
+                   const char *started_at, const char *run_dir, GError **error)
 {
     int64_t busy_before = ks_recorder_busy_us(rec);
     char *params = ks_scenario_params_json(run->scenario);
+    /* Absolute, so that dump-log and describe find it from any folder. */
+    char *kept_dir = run->options->run_dir_discarded ? NULL
+                                                     : g_canonicalize_filename(run_dir, NULL);
     result->run_id = ks_recorder_begin_run(rec, run->scenario->name, run->seed, params,
-                                           started_at, error);
+                                           started_at, kept_dir, error);
+    g_free(kept_dir);
     g_free(params);
     if (result->run_id == 0) {
         return false;
@@ -1593,21 +1968,26 @@ int ks_run_scenario(const struct ks_scenario *scenario, const struct ks_run_opti
     run.start_us = g_get_monotonic_time();
     result->seed = run.seed;
     char *started_at = wall_clock_text();
-    char *run_dir = options->run_dir != NULL ? g_strdup(options->run_dir)
-                                             : ks_run_default_dir(scenario, run.seed);
+    struct prepared prepared = {
+        .run_dir = options->run_dir != NULL ? g_strdup(options->run_dir)
+                                            : ks_run_default_dir(scenario, run.seed),
+        .lock_fd = -1,
+    };
+    const char *run_dir = prepared.run_dir;
     struct ks_recorder *own_recorder = NULL;
     struct ks_recorder *rec = options->recorder;
-    FILE *trace = NULL;
     int code = 2;
-    bool dir_made = false;
 
-    /* 1. prepare: every bad-input failure happens before the world runs, and
-     * undoes what it made. */
-    if (!run_dir_replaceable(run_dir, error)) {
-        goto done;
-    }
-    trace = open_trace(options->trace_path, error);
-    if (options->trace_path != NULL && trace == NULL) {
+    /* 1. prepare. Every input is checked before anything is written (the
+     * folder, the trace file, the database, each by a check that writes
+     * nothing, the database by the recorder's own); then the outputs are
+     * made in an order where a later failure can undo the earlier ones
+     * exactly; a file that existed before is never removed. */
+    if (!check_run_dir(run_dir, error) || !check_disk_space(scenario, run_dir, error) ||
+        (options->trace_path != NULL &&
+         !check_trace(options->trace_path, rec == NULL ? options->db_path : NULL, run_dir,
+                      error)) ||
+        !lock_run_dir(&prepared, error)) {
         goto done;
     }
     if (rec == NULL && options->db_path != NULL) {
@@ -1617,34 +1997,28 @@ int ks_run_scenario(const struct ks_scenario *scenario, const struct ks_run_opti
         }
         rec = own_recorder;
     }
-    if (!prepare_run_dir(run_dir, error)) {
+    if (options->trace_path != NULL &&
+        !open_trace(&prepared, options->trace_path, own_recorder != NULL ? options->db_path : NULL,
+                    error)) {
         goto done;
     }
-    dir_made = true;
+    clear_run_dir(run_dir);
 
-    /* 2-4. build and run. */
-    if (!build(&run, run_dir, trace, error)) {
+    /* 2-5. build, run, judge; a host failure is exit 3 with its message. */
+    code = 3;
+    if (!simulate_and_judge(&run, run_dir, prepared.trace, result, error)) {
         goto done;
     }
-    simulate(&run);
-
-    /* 5. judge. */
-    struct final_read read;
-    do_final_read(&run, &read);
-    run_checker(&run, &read);
-    final_read_clear(&read);
-    note_out_of_scope(&run);
-    compute_metrics(&run);
-    memcpy(result->metrics, run.metrics, sizeof result->metrics);
-    result->trace_hash = ks_world_trace_hash(run.world);
-    evaluate_expectations(&run, result);
 
     /* 6. record and print. */
     if (run.progress_shown) {
         fprintf(stderr, "\n");
     }
-    if (rec != NULL && !record(&run, rec, result, started_at, error)) {
-        code = 3;
+    ks_world_set_trace(run.world, NULL);
+    if (!close_trace(&prepared, options->trace_path, error)) {
+        goto done;
+    }
+    if (rec != NULL && !record(&run, rec, result, started_at, run_dir, error)) {
         goto done;
     }
     result->wall_ms = (g_get_monotonic_time() - run.start_us) / 1000;
@@ -1660,30 +2034,26 @@ int ks_run_scenario(const struct ks_scenario *scenario, const struct ks_run_opti
         /* Wall-clock figures go to a terminal's stderr only: stdout stays
          * byte-identical between runs (golden timelines). */
         fprintf(stderr, "ksim: run %" PRId64 " recorded in %s; %" PRId64 " ms wall, %" PRId64
-                        " ms (%.0f%%) of it recording\n",
+                        " ms (%.0f%%) of it recording; logs in %s\n",
                 result->run_id, options->db_path != NULL ? options->db_path : "the database",
                 result->wall_ms, result->record_ms,
                 result->wall_ms > 0 ? 100.0 * (double)result->record_ms / (double)result->wall_ms
-                                    : 0.0);
+                                    : 0.0,
+                run_dir);
     }
     code = result->expect_failed > 0 ? 1 : 0;
 
 done:
-    if (trace != NULL) {
-        if (run.world != NULL) {
-            ks_world_set_trace(run.world, NULL);
-        }
-        fclose(trace);
-        if (code == 2) {
-            g_unlink(options->trace_path);
-        }
+    if (run.world != NULL) {
+        ks_world_set_trace(run.world, NULL);
     }
-    if (code == 2 && dir_made) {
-        ks_host_remove_tree(run_dir); /* bad input: leave nothing behind */
+    close_trace(&prepared, options->trace_path, NULL);
+    if (code == 2) {
+        undo_prepared(&prepared, options->trace_path); /* bad input: leave nothing behind */
     }
     ks_recorder_close(own_recorder);
     run_deinit(&run);
-    g_free(run_dir);
+    release_prepared(&prepared);
     g_free(started_at);
     return code;
 }

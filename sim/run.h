@@ -32,7 +32,8 @@ struct ks_run_options {
     bool seed_given;
     const char *db_path;      /* SQLite file; NULL: no database (unless recorder) */
     struct ks_recorder *recorder; /* not owned; an open database to use instead of db_path */
-    const char *run_dir;      /* NULL: runs/<scenario-name>-s<seed>; removed first if present */
+    const char *run_dir;      /* NULL: ks_run_default_dir; emptied first if a ksim run folder */
+    bool run_dir_discarded;   /* the caller removes run_dir after the run: runs.run_dir NULL */
     FILE *out;                /* timeline, summary and verdicts; NULL = silent */
     bool explain;             /* narrate each timeline line (needs out) */
     bool json;                /* print one JSON object on out instead of the text */
@@ -61,14 +62,22 @@ struct ks_run_result {
 };
 
 /* Runs a finalized scenario. Returns the exit code of SPEC 1: 0 every
- * expectation held, 1 one failed, 2 bad input (unusable database or run
- * folder: *error says what, nothing was written), 3 internal error (*error
- * set). *result is filled for 0 and 1. */
+ * expectation held, 1 one failed, 2 bad input (unusable database, trace file
+ * or run folder, or a run folder locked by another run of the same
+ * settings: *error says what, nothing was written), 3 internal error or a
+ * host I/O failure (*error set). *result is filled for 0 and 1. The run
+ * folder is locked (flock on its marker file) from phase 1 to the end. */
 int ks_run_scenario(const struct ks_scenario *scenario, const struct ks_run_options *options,
                     struct ks_run_result *result, GError **error);
 
-/* The run folder used when options->run_dir is NULL: "runs/<name>-s<seed>".
- * Owned: g_free. */
+/* A run folder's name, "<name>-s<seed>-<hash>": hash is the first 8 hex
+ * digits of the SHA-256 of the scenario's canonical params JSON, so that two
+ * runs with different settings never share a folder, and the same settings
+ * always get the same one. Owned: g_free. */
+char *ks_run_dir_name(const struct ks_scenario *scenario, uint64_t seed);
+
+/* The run folder used when options->run_dir is NULL: "runs/" +
+ * ks_run_dir_name. Owned: g_free. */
 char *ks_run_default_dir(const struct ks_scenario *scenario, uint64_t seed);
 
 /* Formats a metric value as the summary table and --json show it (integers

@@ -110,8 +110,8 @@ static const struct ks__choice gzip_level_choices[] = {
 
 static const struct ks__key_spec scenario_keys[] = {
     { "name", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
-      "Scenario name (the run folder `runs/<name>-s<seed>/`, the database). Default: the file "
-      "name without folder and `.ini`." },
+      "Scenario name (the run folder `runs/<name>-s<seed>-<hash>/`, the database). Default: "
+      "the file name without folder and `.ini`." },
     { "description", KS__VALUE_STRING, 0, 0, "", NULL, SC(description), 0, NULL,
       "One line saying what the scenario shows." },
     { "seed", KS__VALUE_INT64, 0, I64MAX, "1", NULL, SC(seed), 0, NULL,

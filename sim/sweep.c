@@ -20,6 +20,14 @@
 **   R3  A run's real log folders go to the worker's own run folder, reused
 **       run after run, in memory where possible (make_runs_dir), and
 **       removed at the end.
+**   R4  Workers never outlive the pool: each asks the kernel for SIGKILL
+**       when its parent dies (PR_SET_PDEATHSIG, then checks getppid() in
+**       case the parent died before that), and SIGINT, SIGTERM or SIGHUP to
+**       the parent kill the workers, wait for them, remove the temporary
+**       folders and end the parent with the same signal. The runs appended
+**       so far stay in --db (each was one committed transaction). A parent
+**       killed with SIGKILL cannot clean up; its folders carry a lock that
+**       dies with it, and the next pool removes them (ks_host_temp_dir_new).
 **
 ** --shard I/N keeps the jobs k with k mod N == I - 1; `ksim merge` then
 ** combines the shards' databases (docs/scale-out.md).
@@ -39,7 +47,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,9 +83,11 @@ bool ks_sweep_parse_seeds(const char *text, uint64_t *first, uint64_t *last, GEr
             ok = parse_u64(parts[1], &b);
         }
     }
-    if (!ok || b < a) {
-        g_set_error(error, KS_SWEEP_ERROR, 0, "--seeds %s: expected A-B with A <= B (e.g. 1-20)",
-                    text);
+    if (!ok || b < a || b > (uint64_t)INT64_MAX) {
+        /* Seeds are stored in SQLite's signed 64-bit integers. */
+        g_set_error(error, KS_SWEEP_ERROR, 0,
+                    "--seeds %s: expected A-B with 0 <= A <= B <= %" G_GINT64_FORMAT " (e.g. 1-20)",
+                    text, G_MAXINT64);
         return false;
     }
     *first = a;
@@ -125,13 +137,65 @@ static char *worker_db_path(const char *temp_dir, uint32_t worker)
     return g_build_filename(temp_dir, name, NULL);
 }
 
+/* R4: the signal that stopped the pool, for its wait loop; 0 while none.
+ * A process-wide variable because a signal handler can reach nothing else;
+ * it never touches the simulated world. */
+static volatile sig_atomic_t pool_signal;
+
+static void on_pool_signal(int signal_number)
+{
+    pool_signal = signal_number;
+}
+
+static const int pool_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+/* Installs on_pool_signal for each signal that is not ignored (a shell
+ * starts background jobs with SIGINT ignored; that choice is kept). */
+static void catch_pool_signals(struct sigaction saved[G_N_ELEMENTS(pool_signals)])
+{
+    pool_signal = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(pool_signals); i++) {
+        sigaction(pool_signals[i], NULL, &saved[i]);
+        if (saved[i].sa_handler != SIG_IGN) {
+            /* SA_RESTART: the parent's SQLite calls must not see EINTR. */
+            struct sigaction action = { .sa_handler = on_pool_signal, .sa_flags = SA_RESTART };
+            sigemptyset(&action.sa_mask);
+            sigaction(pool_signals[i], &action, NULL);
+        }
+    }
+}
+
+static void restore_pool_signals(const struct sigaction saved[G_N_ELEMENTS(pool_signals)])
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(pool_signals); i++) {
+        sigaction(pool_signals[i], &saved[i], NULL);
+    }
+}
+
+/* R4, in a new worker: die with the parent, and take the default action
+ * for the signals the parent catches. */
+static void worker_bind_to_parent(pid_t parent)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(pool_signals); i++) {
+        if (signal(pool_signals[i], SIG_DFL) == SIG_IGN) {
+            signal(pool_signals[i], SIG_IGN); /* ignored before the pool: still ignored */
+        }
+    }
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) {
+        _exit(3); /* the parent is already gone */
+    }
+    if (pool_signal != 0) {
+        _exit(128 + pool_signal); /* caught by the parent's handler before the reset */
+    }
+}
+
 /* R3: where the workers' run folders go. A run writes and deletes a few
  * thousand small files (its brokers' segment logs), which costs three times
  * the simulation itself on a journaling file system; in memory it costs
  * little, and the folders are thrown away anyway. $KSIM_RUN_TMPDIR, else
  * /dev/shm when it is a writable folder, else the temporary folder.
  * Owned: g_free; a fresh folder made for this pool. */
-static char *make_runs_dir(const char *temp_dir)
+static char *make_runs_dir(const char *temp_dir, int *lock_fd)
 {
     const char *base = g_getenv("KSIM_RUN_TMPDIR");
     if (base == NULL || *base == '\0') {
@@ -139,12 +203,12 @@ static char *make_runs_dir(const char *temp_dir)
                    ? "/dev/shm"
                    : NULL;
     }
+    *lock_fd = -1;
     if (base != NULL) {
-        char *dir = g_build_filename(base, "ksim-runs-XXXXXX", NULL);
-        if (g_mkdtemp(dir) != NULL) {
+        char *dir = ks_host_temp_dir_new(base, "ksim-runs-", lock_fd, NULL);
+        if (dir != NULL) {
             return dir;
         }
-        g_free(dir);
     }
     char *dir = g_build_filename(temp_dir, "runs", NULL);
     g_mkdir_with_parents(dir, 0755);
@@ -271,6 +335,17 @@ static uint32_t wait_workers(const pid_t *pids, uint32_t count, struct pool_shar
     uint32_t failed = 0;
     const struct ks_pool_options *options = gatherer->options;
     while (live > 0) {
+        if (pool_signal != 0) {
+            /* R4: stop at once; what was appended stays. */
+            for (uint32_t i = 0; i < count; i++) {
+                kill(pids[i], SIGKILL);
+            }
+            for (uint32_t i = 0; i < count; i++) {
+                while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR) {
+                }
+            }
+            return count;
+        }
         int status = 0;
         pid_t pid = waitpid(-1, &status, WNOHANG);
         if (pid < 0 && errno == EINTR) {
@@ -329,7 +404,8 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
      * appended runs but never corrupts the file; one fsync per run would
      * make the parent the bottleneck on a busy disk. */
     sqlite3_exec(gatherer.out, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
-    g_autofree char *temp_dir = g_dir_make_tmp("ksim-pool-XXXXXX", error);
+    int temp_lock = -1;
+    char *temp_dir = ks_host_temp_dir_new(NULL, "ksim-pool-", &temp_lock, error);
     size_t bytes = pool_shared_bytes(job_count);
     struct pool_shared *shared = temp_dir == NULL
                                      ? MAP_FAILED
@@ -339,7 +415,7 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
         if (temp_dir != NULL) {
             g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "mmap: %s",
                         g_strerror(errno));
-            g_rmdir(temp_dir);
+            ks_host_temp_dir_free(temp_dir, temp_lock);
         }
         sqlite3_close(gatherer.out);
         return NULL;
@@ -354,14 +430,19 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
         g_ptr_array_add(gatherer.inputs, worker_db_path(temp_dir, w));
     }
     gatherer.new_ids = g_new0(int64_t, job_count + 1);
-    g_autofree char *runs_dir = make_runs_dir(temp_dir);
+    int runs_lock = -1;
+    char *runs_dir = make_runs_dir(temp_dir, &runs_lock);
     g_autofree pid_t *pids = g_new0(pid_t, workers);
     int64_t start_us = g_get_monotonic_time();
+    struct sigaction saved_actions[G_N_ELEMENTS(pool_signals)];
+    catch_pool_signals(saved_actions);
+    pid_t parent = getpid();
     fflush(NULL);
     uint32_t started = 0;
-    for (; started < workers; started++) {
+    for (; started < workers && pool_signal == 0; started++) {
         pid_t pid = fork();
         if (pid == 0) {
+            worker_bind_to_parent(parent);
             worker_main(shared, job_count, fn, context, temp_dir, runs_dir, started);
         }
         if (pid < 0) {
@@ -370,6 +451,7 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
         pids[started] = pid;
     }
     uint32_t died = wait_workers(pids, started, shared, job_count, &gatherer, start_us);
+    int stopped_by = pool_signal;
     struct ks_pool_slot *slots = g_new(struct ks_pool_slot, job_count ? job_count : 1);
     memcpy(slots, shared->slots, job_count * sizeof *slots);
     munmap(shared, bytes);
@@ -383,7 +465,7 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
         g_propagate_error(error, g_steal_pointer(&gatherer.error));
         ok = false;
     }
-    if (ok && died > 0) {
+    if (ok && died > 0 && stopped_by == 0) {
         fprintf(stderr, "%s: %u worker process(es) stopped abnormally; their unfinished runs "
                         "are missing\n", options->label, died);
     }
@@ -391,8 +473,24 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
     sqlite3_close(gatherer.out);
     g_ptr_array_unref(gatherer.inputs);
     g_free(gatherer.new_ids);
-    ks_host_remove_tree(runs_dir);
-    ks_host_remove_tree(temp_dir);
+    if (runs_lock >= 0) {
+        ks_host_temp_dir_free(runs_dir, runs_lock);
+    } else {
+        ks_host_remove_tree(runs_dir);
+        g_free(runs_dir);
+    }
+    ks_host_temp_dir_free(temp_dir, temp_lock);
+    restore_pool_signals(saved_actions);
+    if (stopped_by != 0) {
+        /* R4: end as the signal would have ended us, now that nothing is left. */
+        fprintf(stderr, "\n%s: stopped by signal %d; the workers are stopped, the temporary "
+                        "folders removed; the runs finished before it are in %s\n",
+                options->label, stopped_by, db_path);
+        g_free(slots);
+        signal(stopped_by, SIG_DFL);
+        raise(stopped_by);
+        _exit(128 + stopped_by);
+    }
     if (!ok) {
         g_free(slots);
         return NULL;
@@ -472,6 +570,7 @@ static void sweep_job(void *context, size_t job_index, struct ks_recorder *recor
         .seed_given = true,
         .recorder = recorder,
         .run_dir = run_dir,
+        .run_dir_discarded = true, /* R3: the worker's folder is reused and removed */
     };
     GError *error = NULL;
     slot->code = ks_run_scenario(setting->scenario, &options, &slot->result, &error);
@@ -482,14 +581,15 @@ static void sweep_job(void *context, size_t job_index, struct ks_recorder *recor
     }
 }
 
-static int sweep_usage(void)
+/* The usage on out; returns code (0 for --help, 2 for a bad command line). */
+static int sweep_usage(FILE *out, int code)
 {
-    fprintf(stderr,
+    fprintf(out,
             "usage: ksim sweep SCENARIO --vary KEY=V1,V2,... [--vary ...] --seeds A-B\n"
             "                  [--jobs N] [--db FILE] [--shard I/N] [--set KEY=VALUE]...\n"
             "  runs every combination of the --vary values with every seed, in N worker\n"
             "  processes, into one database (default ksim.db)\n");
-    return 2;
+    return code;
 }
 
 /* Builds the settings: the cross product of the --vary lists, first slowest. */
@@ -802,6 +902,11 @@ int ks_sweep_main(int argc, char **argv)
     bool bad = false;
     for (int i = 1; i < argc && !bad; i++) {
         const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            g_ptr_array_unref(varies);
+            g_ptr_array_unref(sets);
+            return sweep_usage(stdout, 0);
+        }
         if (ks__pool_cli_option("sweep", argc, argv, &i, &cli, &bad)) {
             continue;
         }
@@ -819,7 +924,7 @@ int ks_sweep_main(int argc, char **argv)
     }
     int code;
     if (bad || path == NULL || cli.seeds_text == NULL || varies->len == 0) {
-        code = sweep_usage();
+        code = sweep_usage(stderr, 2);
     } else {
         code = sweep_run(path, varies, sets, &cli);
     }

@@ -14,7 +14,7 @@
 
 struct ks_recorder;
 
-/* "A-B" (A <= B) or a single "A": the seeds A..B. Errors read
+/* "A-B" (A <= B <= INT64_MAX) or a single "A": the seeds A..B. Errors read
  * "--seeds TEXT: what is wrong". */
 bool ks_sweep_parse_seeds(const char *text, uint64_t *first, uint64_t *last, GError **error);
 

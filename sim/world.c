@@ -15,8 +15,13 @@
 */
 #include "world_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define TRACE_TIMER 1
 #define TRACE_MESSAGE 2
@@ -137,7 +142,18 @@ void ks_world_free(ks_world *world)
     ks__sched_deinit(world);
     g_free(world->nodes);
     g_free(world->run_dir);
+    g_free(world->host_error);
     g_free(world);
+}
+
+void ks_world_set_host_escape(ks_world *world, jmp_buf *escape)
+{
+    world->host_escape = escape;
+}
+
+const char *ks_world_host_error(const ks_world *world)
+{
+    return world->host_error;
 }
 
 /* ---- node faults ------------------------------------------------------------------ */
@@ -211,5 +227,89 @@ void ks_host_remove_tree(const char *path)
         g_rmdir(path);
     } else {
         g_unlink(path);
+    }
+}
+
+/* ---- host temporary folders ------------------------------------------------------- */
+
+#define TEMP_LOCK_NAME ".ksim-temp"
+
+/* Removes base/<prefix>* folders of this user whose lock file is not held:
+ * their ksim died without cleaning up. A folder without the lock file is
+ * another program's (or one being made: the lock file appears only once it
+ * is locked), and is left alone. */
+static void reap_stale_temp_dirs(const char *base, const char *prefix)
+{
+    GDir *dir = g_dir_open(base, 0, NULL);
+    const char *name;
+    while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+        if (!g_str_has_prefix(name, prefix)) {
+            continue;
+        }
+        char *path = g_build_filename(base, name, NULL);
+        char *lock = g_build_filename(path, TEMP_LOCK_NAME, NULL);
+        GStatBuf info;
+        if (g_lstat(path, &info) == 0 && S_ISDIR(info.st_mode) && info.st_uid == getuid()) {
+            int fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+            if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+                ks_host_remove_tree(path);
+            }
+            if (fd >= 0) {
+                close(fd);
+            }
+        }
+        g_free(lock);
+        g_free(path);
+    }
+    if (dir != NULL) {
+        g_dir_close(dir);
+    }
+}
+
+char *ks_host_temp_dir_new(const char *base, const char *prefix, int *lock_fd, GError **error)
+{
+    if (base == NULL) {
+        base = g_get_tmp_dir();
+    }
+    reap_stale_temp_dirs(base, prefix);
+    char *template = g_strdup_printf("%s/%sXXXXXX", base, prefix);
+    if (g_mkdtemp(template) == NULL) {
+        int saved = errno;
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
+                    "%s: cannot make a temporary folder: %s", base, g_strerror(saved));
+        g_free(template);
+        return NULL;
+    }
+    /* Locked under another name first, then renamed: a reaper never sees
+     * the lock file unlocked (rename keeps the open file and its lock). */
+    char *staging = g_build_filename(template, ".ksim-temp-new", NULL);
+    char *lock = g_build_filename(template, TEMP_LOCK_NAME, NULL);
+    int fd = open(staging, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    bool ok = fd >= 0 && flock(fd, LOCK_EX) == 0 && g_rename(staging, lock) == 0;
+    int saved = errno;
+    g_free(staging);
+    g_free(lock);
+    if (!ok) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        ks_host_remove_tree(template);
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
+                    "%s: cannot lock a temporary folder: %s", template, g_strerror(saved));
+        g_free(template);
+        return NULL;
+    }
+    *lock_fd = fd;
+    return template;
+}
+
+void ks_host_temp_dir_free(char *path, int lock_fd)
+{
+    if (path != NULL) {
+        ks_host_remove_tree(path);
+        g_free(path);
+    }
+    if (lock_fd >= 0) {
+        close(lock_fd);
     }
 }

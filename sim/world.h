@@ -11,6 +11,7 @@
 #include "../core/world.h"
 
 #include <glib.h>
+#include <setjmp.h>
 #include <stdio.h>
 
 struct ks_world_config {
@@ -92,10 +93,36 @@ bool ks_world_disk_corrupt(ks_world *world, ks_node_id node, const char *path,
 /* Bytes of the file that survive power loss now; -1 if there is no such file. */
 int64_t ks_world_disk_durable_size(ks_world *world, ks_node_id node, const char *path);
 uint64_t ks_world_disk_fsync_count(const ks_world *world, ks_node_id node);
+/* ---- host I/O failures ------------------------------------------------- */
+
+/* A host call that fails under the disk (the real disk is full, a file
+ * became unreadable) is not a simulated fault: the run cannot go on. With an
+ * escape set, the failure is recorded ("REAL-PATH: CALL failed: why") and
+ * longjmp()s there once (the escape is cleared first); the model is then in
+ * the middle of an event, so the caller may only tear the run down: from
+ * then on the disk discards unwritten bytes instead of writing them, and
+ * freeing the world is safe. Without an escape, the message is printed and
+ * the process exits 3. */
+void ks_world_set_host_escape(ks_world *world, jmp_buf *escape);
+/* The recorded failure, or NULL. Borrowed, valid until ks_world_free. */
+const char *ks_world_host_error(const ks_world *world);
+
 /* Removes a real folder tree (or file) of the host, outside the simulation: for
  * the driver replacing a run folder, and for tests and benchmarks cleaning up.
  * Symbolic links are removed, never followed. Errors are ignored. */
 void ks_host_remove_tree(const char *path);
+
+/* A private temporary folder "<base>/<prefix>XXXXXX" (base NULL: the
+ * system's temporary folder) for a process and the workers it forks. It
+ * holds a lock file that stays flock()ed while any of them is alive (the
+ * descriptor is inherited), and before making it, folders of the same
+ * prefix whose lock is free (left by a ksim that was killed) are removed,
+ * so that even a SIGKILL leaks a folder only until the next ksim. Returns
+ * the path (owned: pass to ks_host_temp_dir_free) and *lock_fd, or NULL
+ * with *error set. */
+char *ks_host_temp_dir_new(const char *base, const char *prefix, int *lock_fd, GError **error);
+/* Removes the folder and closes its lock (after the children are gone). */
+void ks_host_temp_dir_free(char *path, int lock_fd);
 /* Real path of a run-relative path, for tools that read files directly
  * (dump-log, the checker). Owned by the caller: g_free. */
 char *ks_world_real_path(const ks_world *world, const char *path);

@@ -9,6 +9,7 @@
 #include "world.h"
 
 #include <glib.h>
+#include <setjmp.h>
 #include <stdio.h>
 
 #define KS__NONE UINT32_MAX /* "no event" in event links */
@@ -108,6 +109,10 @@ struct ks_world {
     /* trace (world.c) */
     uint64_t trace_hash;
     FILE *trace_out; /* not owned */
+
+    /* host I/O failures (disk.c host_fail): not simulated faults */
+    jmp_buf *host_escape; /* not owned; where the first failure jumps, or NULL */
+    char *host_error;     /* owned: that failure's message; the disk stops writing */
 
     /* randomness (rng.c) */
     uint64_t rng[KS_RNG_COUNT][4];

@@ -33,6 +33,9 @@ expect_code() {
 
 q=scenarios/quickstart.ini
 db=$tmp/runs.db
+# For commands run from another folder.
+case $ksim in /*) ksim_abs=$ksim ;; *) ksim_abs=$PWD/$ksim ;; esac
+q_abs=$PWD/$q
 
 # ---- help and bad options -----------------------------------------------------------
 expect_code 0 "--help" "$ksim" --help
@@ -40,10 +43,42 @@ grep -q "usage: ksim" "$tmp/out" || fail "--help prints the usage"
 expect_code 0 "run --help" "$ksim" run --help
 grep -q "Examples" "$tmp/out" || fail "run --help shows examples"
 expect_code 2 "unknown command" "$ksim" frobnicate
+expect_code 0 "--version" "$ksim" --version
+grep -q "^ksim [0-9][0-9.]* .*Kafka 4\.0" "$tmp/out" || fail "--version names ksim's and Kafka's versions"
+expect_code 2 "help of an unknown command" "$ksim" help frobnicate
+
+# ---- the command table: every command answers --help on stdout with exit 0, `ksim help
+# CMD` prints the same, and SPEC section 1's command list (copied in README.md) names
+# exactly the commands of the table, less those specified for later ----------------------
+commands=$("$ksim" --help | sed -n '/^commands:$/,/^$/p' | grep '^  [a-z]' | awk '{print $1}' | tr '\n' ' ')
+[ -n "$commands" ] || fail "ksim --help lists the commands"
+for c in $commands; do
+    expect_code 0 "$c --help" "$ksim" "$c" --help
+    grep -qi "usage" "$tmp/out" || fail "$c --help prints its usage on stdout"
+    [ -s "$tmp/err" ] && fail "$c --help writes to stderr"
+    cp "$tmp/out" "$tmp/help1"
+    expect_code 0 "help $c" "$ksim" help "$c"
+    cmp -s "$tmp/out" "$tmp/help1" || fail "ksim help $c differs from ksim $c --help"
+done
+planned="report"   # SPEC 1 commands that later issues add
+spec=$(sed -n '/^## Commands$/,/^## /p' README.md | sed -n '/^```$/,/^```$/p' |
+       grep '^ksim ' | awk '{print $2}' | tr '\n' ' ')
+[ -n "$spec" ] || fail "README.md has SPEC 1's command block"
+for c in $spec; do
+    case " $commands " in *" $c "*) continue ;; esac
+    case " $planned " in *" $c "*) continue ;; esac
+    fail "SPEC 1 names '$c', the command table does not"
+done
+for c in $commands; do
+    case " $spec " in *" $c "*) ;; *) fail "the command table has '$c', SPEC 1 does not" ;; esac
+done
 expect_code 2 "unknown option" "$ksim" run "$q" --no-such-option --db "$db" --dir "$tmp/r0"
 [ -e "$db" ] && fail "an unknown option wrote the database"
 [ -e "$tmp/r0" ] && fail "an unknown option made the run folder"
 expect_code 2 "bad --seed" "$ksim" run "$q" --seed abc --db "$db"
+expect_code 2 "--seed above INT64_MAX" "$ksim" run "$q" --seed 9223372036854775808 --db "$db" --dir "$tmp/r0"
+[ -e "$db" ] && fail "a --seed above INT64_MAX wrote the database"
+expect_code 2 "check --seeds above INT64_MAX" "$ksim" check "$q" --seeds 9223372036854775807-9223372036854775808
 
 # ---- bad scenario: FILE:LINE, nothing written -------------------------------------------
 printf '[scenario]\nname = bad\nduration = 5s\nno.such.key = 1\n[cluster]\nbrokers = 3\n' >"$tmp/bad.ini"
@@ -60,6 +95,99 @@ cp "$tmp/foreign.db" "$tmp/foreign.copy"
 expect_code 2 "foreign database" "$ksim" run "$q" --db "$tmp/foreign.db" --dir "$tmp/r2"
 cmp -s "$tmp/foreign.db" "$tmp/foreign.copy" || fail "the foreign database was modified"
 [ -e "$tmp/r2" ] && fail "a foreign database left a run folder"
+
+# ---- bad input writes nothing and removes nothing ksim did not make -----------------------
+# --trace FILE with a later input error: the user's file, a symlink's target and a
+# device node stay as they were.
+printf 'keep me\n' >"$tmp/user.txt"
+ln -s "$tmp/user.txt" "$tmp/link.txt"
+expect_code 2 "--trace with a bad --db" "$ksim" run "$q" --trace "$tmp/user.txt" --db "$tmp/no/such/x.db" --dir "$tmp/r3"
+[ "$(cat "$tmp/user.txt" 2>/dev/null)" = "keep me" ] || fail "a bad --db removed or changed the --trace file"
+expect_code 2 "--trace (a symlink) with a bad --db" "$ksim" run "$q" --trace "$tmp/link.txt" --db "$tmp/no/such/x.db" --dir "$tmp/r3"
+[ -L "$tmp/link.txt" ] && [ "$(cat "$tmp/user.txt" 2>/dev/null)" = "keep me" ] || fail "a bad --db truncated a symlink's target"
+mkdir "$tmp/userdir"; printf 'x\n' >"$tmp/userdir/file"
+expect_code 2 "--trace with a bad --dir" "$ksim" run "$q" --trace "$tmp/user.txt" --db "$db" --dir "$tmp/userdir"
+[ "$(cat "$tmp/user.txt" 2>/dev/null)" = "keep me" ] || fail "a bad --dir removed or changed the --trace file"
+[ -e "$db" ] && fail "a bad --dir created the database"
+if [ "$(id -u)" = 0 ] && mknod "$tmp/null" c 1 3 2>/dev/null; then
+    expect_code 2 "--trace (a device) with a bad --db" "$ksim" run "$q" --trace "$tmp/null" --db "$tmp/no/x.db" --dir "$tmp/r3"
+    [ -c "$tmp/null" ] || fail "a bad --db removed the --trace device node"
+else
+    echo "cli: note: not root, the device-node case of --trace is skipped"
+fi
+expect_code 2 "--trace into the database" "$ksim" run "$q" --trace "$tmp/same.db" --db "$tmp/same.db" --dir "$tmp/r3"
+[ -e "$tmp/same.db" ] && fail "--trace naming the database wrote it"
+[ -e "$tmp/r3" ] && fail "bad input left a run folder"
+# Empty names: no temporary database, no run into it, nothing created.
+expect_code 2 "--dir ''" "$ksim" run "$q" --dir "" --db "$db"
+[ -e "$db" ] && fail "--dir '' created the database"
+(cd "$tmp" && "$ksim_abs" run "$q_abs" --db "" --trace t.txt >out 2>err); got=$?
+[ "$got" -eq 2 ] || fail "--db '': exit $got, expected 2"
+[ -e "$tmp/runs" ] || [ -e "$tmp/t.txt" ] && fail "--db '' left a run folder or a trace file"
+expect_code 2 "check --db ''" "$ksim" check "$q" --db ""
+expect_code 2 "check --dir ''" "$ksim" check "$q" --dir ""
+# A database that cannot be written is refused before SQLite opens it: no -wal, -shm.
+mkdir -p "$tmp/ro"; "$ksim" run "$q" --quiet --db "$tmp/ro/r.db" --dir "$tmp/ro/run" >/dev/null 2>&1
+chmod 444 "$tmp/ro/r.db"; chmod 777 "$tmp/ro"; chmod 711 "$tmp"
+as_user=""
+[ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && as_user="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+if [ "$(id -u)" != 0 ] || [ -n "$as_user" ]; then
+    $as_user "$ksim" run "$q" --quiet --db "$tmp/ro/r.db" --dir "$tmp/ro/run2" >"$tmp/out" 2>"$tmp/err"; got=$?
+    [ "$got" -eq 2 ] || fail "a read-only database: exit $got, expected 2"
+    grep -q "read-only" "$tmp/err" || fail "a read-only database is named as such ($(cat "$tmp/err"))"
+    [ -e "$tmp/ro/r.db-wal" ] || [ -e "$tmp/ro/r.db-shm" ] && fail "a read-only database got -wal/-shm files"
+    [ -e "$tmp/ro/run2" ] && fail "a read-only database left a run folder"
+    $as_user "$ksim" describe "$tmp/ro/r.db" >"$tmp/out" 2>"$tmp/err" || fail "describe of a read-only database"
+    [ -e "$tmp/ro/r.db-wal" ] || [ -e "$tmp/ro/r.db-shm" ] && fail "describe left -wal/-shm files"
+else
+    echo "cli: note: root without setpriv, the read-only database case is skipped"
+fi
+chmod 644 "$tmp/ro/r.db"; chmod 700 "$tmp"
+
+# ---- run folders: one per effective configuration, locked, recorded -------------------
+mkdir "$tmp/cwd"
+(cd "$tmp/cwd" && "$ksim_abs" run "$q_abs" --quiet --db k.db >/dev/null 2>&1 &&
+ "$ksim_abs" run "$q_abs" --quiet --db k.db --set producer.p1.linger.ms=10 >/dev/null 2>&1) ||
+    fail "two runs with default run folders"
+n=$(ls "$tmp/cwd/runs" | grep -c '^quickstart-s1-[0-9a-f]\{8\}$')
+[ "$n" -eq 2 ] || fail "two --set values got $n run folders runs/quickstart-s1-<hash>, expected 2"
+dirs=$(sqlite3 "$tmp/cwd/k.db" "select count(distinct run_dir) from runs where run_dir like '$tmp/cwd/runs/quickstart-s1-%'")
+[ "$dirs" = 2 ] || fail "runs.run_dir records each run's folder ($dirs)"
+first=$(sqlite3 "$tmp/cwd/k.db" "select run_dir from runs where run_id = 1")
+[ -d "$first/broker-1" ] || fail "runs.run_dir names the folder of run 1 ($first)"
+(cd "$tmp/cwd" && "$ksim_abs" run "$q_abs" --quiet --db k.db >/dev/null 2>&1) || fail "the same run again"
+[ "$(ls "$tmp/cwd/runs" | wc -l)" -eq 2 ] || fail "the same settings reuse their folder"
+# While a run holds its folder, a second run of the same settings fails at once.
+flock "$first/.ksim-run" sleep 3 &
+sleep 0.3
+(cd "$tmp/cwd" && "$ksim_abs" run "$q_abs" --quiet --db k.db >"$tmp/out" 2>"$tmp/err"); got=$?
+[ "$got" -eq 2 ] || fail "a run into a locked folder: exit $got, expected 2"
+grep -q "in use by another ksim run" "$tmp/err" || fail "the locked folder message ($(cat "$tmp/err"))"
+[ -d "$first/broker-1" ] || fail "a refused run emptied the locked folder"
+wait
+[ "$(sqlite3 "$tmp/cwd/k.db" "select count(*) from runs")" = 3 ] || fail "a refused run was recorded"
+
+# ---- dump-log: bounded memory, regular files only, the run folder from the database ------
+mkdir "$tmp/big"
+truncate -s 8G "$tmp/big/00000000000000000000.log"
+(ulimit -v 262144; exec "$ksim" dump-log "$tmp/big/00000000000000000000.log") >"$tmp/out" 2>"$tmp/err"; got=$?
+[ "$got" -eq 1 ] || fail "dump-log of an 8 GB sparse segment in 256 MiB: exit $got, expected 1 ($(head -c 200 "$tmp/err"))"
+grep -q "Found 8589934592 invalid bytes" "$tmp/out" || fail "dump-log of an 8 GB segment names its invalid bytes"
+rm -rf "$tmp/big"
+ln -s /dev/zero "$tmp/00000000000000000000.log"
+(ulimit -v 262144; exec timeout 20 "$ksim" dump-log "$tmp/00000000000000000000.log") >"$tmp/out" 2>"$tmp/err"; got=$?
+[ "$got" -eq 2 ] || fail "dump-log of a symlink to /dev/zero: exit $got, expected 2"
+grep -q "not a regular file" "$tmp/err" || fail "dump-log names a device as not a regular file"
+rm -f "$tmp/00000000000000000000.log"
+(cd "$tmp/cwd" && "$ksim_abs" dump-log --db k.db) >"$tmp/out" 2>"$tmp/err" || fail "dump-log --db lists the latest run's folder"
+grep -q "^  broker-1/orders-0$" "$tmp/out" || fail "dump-log --db lists broker-1/orders-0 ($(head -3 "$tmp/out"))"
+(cd "$tmp" && "$ksim_abs" dump-log --db cwd/k.db --run 1 broker-1/orders-0) >"$tmp/out" 2>"$tmp/err" ||
+    fail "dump-log --db --run 1 PATH reads the run's folder from another folder"
+grep -q "^Dumping $first/broker-1/orders-0/00000000000000000000.log$" "$tmp/out" || fail "dump-log --db dumps run 1's segment"
+expect_code 2 "dump-log --db of a run without a folder" "$ksim" dump-log --db "$tmp/cwd/k.db" --run 99
+expect_code 0 "a check run" "$ksim" check "$q" --db "$tmp/check.db"
+expect_code 2 "dump-log --db of a check run" "$ksim" dump-log --db "$tmp/check.db"
+grep -q "kept no run folder" "$tmp/err" || fail "dump-log says a check run kept no folder"
 
 # ---- a passing run: text, quiet, json ------------------------------------------------------
 expect_code 0 "quickstart" "$ksim" run "$q" --db "$db" --dir "$tmp/run" --trace "$tmp/trace.txt"
@@ -107,8 +235,24 @@ grep -q "^Topic: orders	PartitionCount: 3	ReplicationFactor: 3" "$tmp/out" || fa
 grep -q "^	Topic: orders	Partition: 0	Leader: [0-9]	Replicas: [0-9,]*	Isr: [0-9,]*	LEO: [0-9]*	HW: [0-9]*$" "$tmp/out" ||
     fail "describe partition line"
 expect_code 0 "describe --at" "$ksim" describe "$db" --run 1 --at 5s
+grep -q "^Run: 1	Scenario: quickstart	Seed: 1	Time: 5\.[0-9]*s	RunDir: $tmp/run$" "$tmp/out" ||
+    fail "describe names the run, the sample time and the run folder ($(head -1 "$tmp/out"))"
+for at in nan inf 0x10s 1e3 -1s 99999999999999999999s 9999999999999h ""; do
+    expect_code 2 "describe --at '$at'" "$ksim" describe "$db" --at "$at"
+done
+expect_code 0 "describe --at a bare number of seconds" "$ksim" describe "$db" --at 12.5
 expect_code 2 "describe missing db" "$ksim" describe "$tmp/none.db"
 [ -e "$tmp/none.db" ] && fail "describe created a database"
+
+# ---- merge and plot refuse what they cannot use -------------------------------------------
+expect_code 2 "merge with one input twice" "$ksim" merge "$tmp/m.db" "$db" "$db"
+ln -s "$db" "$tmp/same-as-db.db"
+expect_code 2 "merge with one input under two names" "$ksim" merge "$tmp/m.db" "$db" "$tmp/same-as-db.db"
+[ -e "$tmp/m.db" ] && fail "a refused merge wrote its output"
+cp "$db" "$tmp/noevents.db"
+sqlite3 "$tmp/noevents.db" "drop table events" || fail "dropping events from a copy"
+expect_code 2 "plot of a database without events" "$ksim" plot "$tmp/noevents.db" --kind throughput -o "$tmp/p.png"
+[ -e "$tmp/p.png" ] && fail "plot of a database without events wrote a PNG"
 
 # ---- check ----------------------------------------------------------------------------------------
 mkdir "$tmp/suite"

@@ -79,7 +79,8 @@ static void test_recorder_schema(void)
 
 static void record_one_run(struct ks_recorder *recorder, bool commit)
 {
-    int64_t run_id = ks_recorder_begin_run(recorder, "demo", 7, "{}", "2026-01-01T00:00:00Z", NULL);
+    int64_t run_id = ks_recorder_begin_run(recorder, "demo", 7, "{}", "2026-01-01T00:00:00Z",
+                                           "runs/demo-s7", NULL);
     CU_ASSERT_FATAL(run_id > 0);
     ks_recorder_add_event(recorder, 10, "fault", 2, NULL, -1, "crash broker 2");
     ks_recorder_add_event(recorder, 20, "leader_elected", 3, "orders", 0, "leader 3");
@@ -166,45 +167,6 @@ static void test_recorder_one_run(void)
     g_free(dir);
 }
 
-/* A database made before events.event_id, records.final and the anomaly
- * columns existed (the SPEC 4 columns only) gets them when opened for
- * writing, keeps its rows, and takes a new run. */
-static void test_recorder_adds_columns(void)
-{
-    char *dir = NULL;
-    char *path = temp_db(&dir);
-    sqlite3 *db = NULL;
-    CU_ASSERT_FATAL(sqlite3_open(path, &db) == SQLITE_OK);
-    CU_ASSERT(sqlite3_exec(db,
-                           "CREATE TABLE schema_version(version INTEGER NOT NULL);"
-                           "INSERT INTO schema_version VALUES (1);"
-                           "CREATE TABLE events(run_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
-                           " kind TEXT NOT NULL, broker INTEGER, topic TEXT, \"partition\" "
-                           "INTEGER, detail TEXT);"
-                           "INSERT INTO events VALUES (1, 5, 'fault', 1, NULL, NULL, 'old');"
-                           "CREATE TABLE records(run_id INTEGER NOT NULL, producer TEXT NOT NULL,"
-                           " seq INTEGER NOT NULL, key TEXT, topic TEXT, \"partition\" INTEGER,"
-                           " \"offset\" INTEGER, sent_ns INTEGER, acked_ns INTEGER,"
-                           " outcome TEXT NOT NULL);"
-                           "CREATE TABLE anomalies(run_id INTEGER NOT NULL, kind TEXT NOT NULL,"
-                           " topic TEXT, \"partition\" INTEGER, detail TEXT);",
-                           NULL, NULL, NULL) == SQLITE_OK);
-    sqlite3_close(db);
-    struct ks_recorder *recorder = ks_recorder_open(path, NULL);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(recorder);
-    record_one_run(recorder, true);
-    db = ks_recorder_db(recorder);
-    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM events WHERE detail = 'old' "
-                                   "AND event_id IS NULL"), 1);
-    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM records WHERE final = 'present'"), 1);
-    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM anomalies WHERE cause = 'truncation'"),
-                    1);
-    ks_recorder_close(recorder);
-    ks_test_remove_tree(dir);
-    g_free(path);
-    g_free(dir);
-}
-
 static void assert_refused_unchanged(const char *path)
 {
     gchar *before = NULL;
@@ -272,7 +234,6 @@ void ks_test_register_recorder(void)
     static const struct ks_test_case cases[] = {
         { "schema", test_recorder_schema },
         { "one_run", test_recorder_one_run },
-        { "adds_columns", test_recorder_adds_columns },
         { "refuses_foreign", test_recorder_refuses_foreign },
     };
     KS_TEST_ADD_SUITE("sim/recorder", cases);
