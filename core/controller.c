@@ -321,9 +321,7 @@ static void touch(struct ks_controller *controller, struct cpart *part)
 static void min_isr_consequence(const struct ks_controller *controller, int32_t topic_index,
                                 int32_t isr_count, char *out, size_t out_bytes)
 {
-    const struct ks_topic_config *topic = &controller->topics[topic_index];
-    int32_t min_isr = topic->min_insync_replicas < topic->replication_factor
-                          ? topic->min_insync_replicas : topic->replication_factor;
+    int32_t min_isr = ks_topic_min_isr(&controller->topics[topic_index]);
     if (isr_count < min_isr) {
         g_snprintf(out, out_bytes, "The ISR is now smaller than min.insync.replicas (%d), so "
                    "acks=all writes are refused until it grows back%s.", min_isr,

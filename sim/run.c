@@ -191,7 +191,7 @@ static bool partition_available(const struct run *run, int32_t topic_index, int3
     int32_t isr[KS_REPLICATION_FACTOR_MAX];
     int32_t isr_count = ks_cluster_isr(run->cluster, topic_index, partition, isr,
                                        KS_REPLICATION_FACTOR_MAX);
-    return isr_count >= run->scenario->topics[topic_index].min_insync_replicas;
+    return isr_count >= ks_topic_min_isr(&run->scenario->topics[topic_index]);
 }
 
 static void update_availability(struct run *run, ks_time_ns now_ns)
