@@ -379,6 +379,21 @@ bool ks_cluster_converged(const struct ks_cluster *cluster)
     return true;
 }
 
+void ks_cluster_check(const struct ks_cluster *cluster)
+{
+    ks_controller_check(cluster->controller);
+    for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
+        if (cluster->producers[i] != NULL) {
+            ks_producer_check(cluster->producers[i]);
+        }
+    }
+    for (int32_t i = 0; i < cluster->spec->consumer_count; i++) {
+        if (cluster->consumers[i] != NULL) {
+            ks_consumer_check(cluster->consumers[i]);
+        }
+    }
+}
+
 /* ---- queries ------------------------------------------------------------------------------ */
 
 int32_t ks_cluster_topic_count(const struct ks_cluster *cluster)
