@@ -780,6 +780,13 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
  * drops, it does not corrupt). A wrong size, a broker id that is not the
  * sender's or out of range, an ISR longer than any replica list, or another
  * kind is a bug in ksim, so it asserts instead of being dropped. */
+static void check_sender(const struct ks_controller *controller, int32_t broker_id,
+                         ks_node_id source)
+{
+    ks_assert(broker_id >= 1 && broker_id <= controller->broker_count);
+    ks_assert((ks_node_id)broker_id == source);
+}
+
 static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
                        const void *message, size_t message_bytes, void *context)
 {
@@ -791,8 +798,7 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
         struct ks_broker_heartbeat_request request;
         ks_assert(message_bytes == sizeof request);
         memcpy(&request, message, sizeof request);
-        ks_assert(request.broker_id >= 1 && request.broker_id <= controller->broker_count);
-        ks_assert((ks_node_id)request.broker_id == source);
+        check_sender(controller, request.broker_id, source);
         on_heartbeat(controller, source, &request);
         break;
     }
@@ -800,8 +806,7 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
         struct ks_alter_partition_request request;
         ks_assert(message_bytes == sizeof request);
         memcpy(&request, message, sizeof request);
-        ks_assert(request.broker_id >= 1 && request.broker_id <= controller->broker_count);
-        ks_assert((ks_node_id)request.broker_id == source);
+        check_sender(controller, request.broker_id, source);
         ks_assert(request.isr_count >= 0 && request.isr_count <= KS_REPLICATION_FACTOR_MAX);
         on_alter_partition(controller, source, &request);
         break;
