@@ -97,14 +97,17 @@ ks_node_id ks_cluster_consumer_node(const struct ks_cluster_spec *spec, int32_t 
 
 static void offsets_topic_config(const struct ks_cluster_spec *spec, struct ks_topic_config *out)
 {
-    memset(out, 0, sizeof *out);
+    /* A config built by hand may leave the offsets topic unset: Kafka's defaults. */
+    struct ks_cluster_config defaults;
+    ks_cluster_config_defaults(&defaults);
+    ks_topic_config_defaults(out);
     g_strlcpy(out->name, OFFSETS_TOPIC_NAME, sizeof out->name);
     out->partition_count = spec->cluster->offsets_topic_partition_count > 0
                                ? spec->cluster->offsets_topic_partition_count
-                               : 50;
+                               : defaults.offsets_topic_partition_count;
     int32_t rf = spec->cluster->offsets_topic_replication_factor;
     if (rf < 1) {
-        rf = 3;
+        rf = defaults.offsets_topic_replication_factor;
     }
     if (rf > spec->cluster->broker_count) {
         rf = spec->cluster->broker_count;
@@ -113,19 +116,10 @@ static void offsets_topic_config(const struct ks_cluster_spec *spec, struct ks_t
     out->min_insync_replicas = 1;
     out->unclean_leader_election_enable = spec->cluster->unclean_leader_election_enable;
     /* Broker log defaults from the first user topic when there is one (they
-     * carry the cluster's log.* settings), then the internal topic's own. */
+     * carry the cluster's log.* settings), else Kafka's; then the internal
+     * topic's own. */
     if (spec->topic_count > 0) {
         out->log = spec->topics[0].log;
-    } else {
-        out->log.segment_ns = INT64_C(7) * 24 * 3600 * (int64_t)KS_NS_PER_S;
-        out->log.index_interval_bytes = 4096;
-        out->log.segment_index_bytes = 10485760;
-        out->log.flush_messages = KS_INT64_UNSET;
-        out->log.flush_ns = KS_INT64_UNSET;
-        out->log.retention_bytes = -1;
-        out->log.delete_retention_ns = INT64_C(86400000) * (int64_t)KS_NS_PER_MS;
-        out->log.min_cleanable_dirty_ratio_permille = 500;
-        out->log.max_message_bytes = 1048588;
     }
     out->log.segment_bytes = 104857600; /* offsets.topic.segment.bytes */
     out->log.retention_ns = -1;
@@ -386,6 +380,21 @@ bool ks_cluster_converged(const struct ks_cluster *cluster)
         }
     }
     return true;
+}
+
+void ks_cluster_check(const struct ks_cluster *cluster)
+{
+    ks_controller_check(cluster->controller);
+    for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
+        if (cluster->producers[i] != NULL) {
+            ks_producer_check(cluster->producers[i]);
+        }
+    }
+    for (int32_t i = 0; i < cluster->spec->consumer_count; i++) {
+        if (cluster->consumers[i] != NULL) {
+            ks_consumer_check(cluster->consumers[i]);
+        }
+    }
 }
 
 /* ---- queries ------------------------------------------------------------------------------ */

@@ -171,6 +171,11 @@ void ks_cluster_stop_producers(struct ks_cluster *cluster);
  * leader's, HW == LEO, no producer has records in flight, and every group has
  * processed up to the HW. */
 bool ks_cluster_converged(const struct ks_cluster *cluster);
+/* The whole-object checks (STYLE 3.7) of the controller and of every producer
+ * and consumer: asserts; returns only when all hold. The model runs them after
+ * its own events in KS_DEBUG builds; tests call this between events (the
+ * brokers and their group coordinators check themselves in KS_DEBUG builds). */
+void ks_cluster_check(const struct ks_cluster *cluster);
 
 /* ---- queries (the controller's view unless said otherwise) -------------- */
 

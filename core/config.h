@@ -152,3 +152,30 @@ struct ks_consumer_config {
     int64_t start_ns;                /* start = 0s */
     int64_t start_jitter_ns;         /* start.jitter = 100ms: joins in [start, start + jitter] */
 };
+
+/* ---- Kafka's defaults (core/config.c) -------------------------------------- */
+
+/* Each fills every field of *out with its default: Kafka's, as in the field
+ * comments above, and for ksim's own settings the scenario loader's. Code
+ * that builds a config by hand starts from these and changes what it means to
+ * change; tests/core/test_config.c checks that a scenario file setting
+ * nothing loads to exactly these values. */
+void ks_cluster_config_defaults(struct ks_cluster_config *out);
+void ks_log_config_defaults(struct ks_log_config *out);
+/* No name; 1 partition, replication factor 1, min ISR 1, the log defaults. */
+void ks_topic_config_defaults(struct ks_topic_config *out);
+/* No name; topic index 0. */
+void ks_producer_config_defaults(struct ks_producer_config *out);
+/* No name and no group id; topic index 0; enable.auto.commit (KS_COMMIT_AUTO). */
+void ks_consumer_config_defaults(struct ks_consumer_config *out);
+
+/* ---- derived settings ---------------------------------------------------------- */
+
+/* The ISR size an acks=all write needs and below which the HW may stop
+ * (KAFKA-15583): min.insync.replicas, never more than the replication factor
+ * (the scenario loader rejects a larger one; __consumer_offsets uses 1). */
+static inline int32_t ks_topic_min_isr(const struct ks_topic_config *topic)
+{
+    return topic->min_insync_replicas < topic->replication_factor ? topic->min_insync_replicas
+                                                                  : topic->replication_factor;
+}

@@ -78,7 +78,9 @@
 ** applies, as in Kafka. A rewind that arrives between generations applies to
 ** the next assignment; a crashed consumer ignores it.
 **
-** Invariants (asserted):
+** Invariants (asserted; ks_consumer_check checks them with the channel,
+** assignment and batch bookkeeping after every consumer event in KS_DEBUG
+** builds):
 **   C1  processed_position <= consumed_position <= fetch_position per partition.
 **   C2  records are processed in offset order within a partition.
 */
@@ -295,6 +297,9 @@ static void on_wake(ks_world *world, void *context)
     (void)world;
     c->wake_timer = 0;
     drive(c);
+#ifdef KS_DEBUG
+    ks_consumer_check(c);
+#endif
 }
 
 /* Runs drive() after delay_ns (keeps an earlier pending wake). */
@@ -398,6 +403,9 @@ static void on_channel_timeout(ks_world *world, void *context)
         c->metadata_stale = true;
         wake_after(c, RETRY_BACKOFF_NS);
     }
+#ifdef KS_DEBUG
+    ks_consumer_check(c);
+#endif
 }
 
 /* ---- assignment and positions ---------------------------------------------------- */
@@ -614,11 +622,21 @@ static void arm_heartbeat(struct ks_consumer *c)
                                            KS_TIMER_CONSUMER_HEARTBEAT, on_heartbeat_timer, c);
 }
 
+static void heartbeat_tick(struct ks_consumer *c);
+
 static void on_heartbeat_timer(ks_world *world, void *context)
 {
     struct ks_consumer *c = context;
     (void)world;
     c->heartbeat_timer = 0;
+    heartbeat_tick(c);
+#ifdef KS_DEBUG
+    ks_consumer_check(c);
+#endif
+}
+
+static void heartbeat_tick(struct ks_consumer *c)
+{
     if (c->generation < 0 || c->member_id[0] == 0 ||
         (c->phase != PH_ACTIVE && c->phase != PH_OFFSETS && c->phase != PH_SYNC)) {
         return; /* re-armed when the member joins again */
@@ -1058,11 +1076,12 @@ static void on_metadata_response(struct ks_consumer *c, const uint8_t *message, 
     struct ks_metadata_response r;
     ks_assert(bytes >= sizeof(r));
     memcpy(&r, message, sizeof(r));
+    ks_assert(r.partition_count >= 0);
+    ks_assert(bytes == sizeof(r) + (size_t)r.partition_count * sizeof(struct ks_metadata_partition));
     if (!channel_end(c, CH_METADATA, r.correlation_id)) {
         return;
     }
-    if (r.error_code != KS_ERR_NONE ||
-        !ks_proto_fits(bytes, sizeof(r), r.partition_count, sizeof(struct ks_metadata_partition))) {
+    if (r.error_code != KS_ERR_NONE) {
         wake_after(c, RETRY_BACKOFF_NS);
         return;
     }
@@ -1070,9 +1089,7 @@ static void on_metadata_response(struct ks_consumer *c, const uint8_t *message, 
     for (int32_t i = 0; i < r.partition_count; i++) {
         struct ks_metadata_partition mp;
         memcpy(&mp, message + sizeof(r) + (size_t)i * sizeof(mp), sizeof(mp));
-        if (mp.partition < 0 || mp.partition >= c->topic_partition_count) {
-            continue;
-        }
+        ks_assert(mp.partition >= 0 && mp.partition < c->topic_partition_count);
         c->parts[mp.partition].leader = mp.leader;
         c->parts[mp.partition].leader_epoch = mp.leader_epoch;
         all_known = all_known && (mp.leader >= 1 || !c->assigned[mp.partition]);
@@ -1114,8 +1131,9 @@ static void on_list_offsets_response(struct ks_consumer *c,
         return;
     }
     int32_t p = r->partition;
-    if (p < 0 || p >= c->topic_partition_count || !c->assigned[p] ||
-        !c->parts[p].reset_pending) {
+    ks_assert(r->topic_index == c->config->topic_index);
+    ks_assert(p >= 0 && p < c->topic_partition_count);
+    if (!c->assigned[p] || !c->parts[p].reset_pending) {
         drive(c);
         return;
     }
@@ -1287,8 +1305,8 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
     ks_assert(bytes >= sizeof(r));
     memcpy(&r, message, sizeof(r));
     int32_t broker = (int32_t)source;
-    if (broker < 1 || broker > c->broker_count ||
-        !channel_end(c, CH_FETCH + broker - 1, r.correlation_id)) {
+    ks_assert(broker >= 1 && broker <= c->broker_count);
+    if (!channel_end(c, CH_FETCH + broker - 1, r.correlation_id)) {
         return;
     }
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
@@ -1306,8 +1324,9 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
         const uint8_t *records = message + position;
         position += fp.records_bytes;
         int32_t p = fp.partition;
-        if (fp.topic_index != c->config->topic_index || p < 0 || p >= c->topic_partition_count ||
-            !c->assigned[p]) {
+        ks_assert(fp.topic_index == c->config->topic_index); /* only ours were asked for */
+        ks_assert(p >= 0 && p < c->topic_partition_count);
+        if (!c->assigned[p]) {
             continue;
         }
         struct part *part = &c->parts[p];
@@ -1377,6 +1396,9 @@ static void on_poll_interval_expired(ks_world *world, void *context)
     c->generation = -1;
     channel_reset(c, CH_HEARTBEAT);
     c->rejoin_needed = true;
+#ifdef KS_DEBUG
+    ks_consumer_check(c);
+#endif
 }
 
 static void finish_batch(struct ks_consumer *c)
@@ -1442,11 +1464,21 @@ static void process_one(struct ks_consumer *c)
     c->processed_count++;
 }
 
+static void process_tick(struct ks_consumer *c);
+
 static void on_process_timer(ks_world *world, void *context)
 {
     struct ks_consumer *c = context;
     (void)world;
     c->process_timer = 0;
+    process_tick(c);
+#ifdef KS_DEBUG
+    ks_consumer_check(c);
+#endif
+}
+
+static void process_tick(struct ks_consumer *c)
+{
     if (!c->processing) {
         return;
     }
@@ -1680,6 +1712,14 @@ static void drive(struct ks_consumer *c)
 
 /* ---- receiving ------------------------------------------------------------------------ */
 
+/* Only brokers answer a consumer, with the responses below, each sent whole by
+ * core/broker.c or core/group.c (the network delays and drops messages, it
+ * does not corrupt them). A wrong size, a sender that is not a broker, a
+ * partition outside the consumer's topic or another kind is a bug in ksim, so
+ * the handlers assert instead of dropping it. */
+static void handle_message(struct ks_consumer *c, ks_node_id source, uint32_t kind,
+                           const void *message, size_t message_bytes);
+
 static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
                        const void *message, size_t message_bytes, void *context)
 {
@@ -1689,6 +1729,15 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
     if (c->crashed) {
         return;
     }
+    handle_message(c, source, kind, message, message_bytes);
+#ifdef KS_DEBUG
+    ks_consumer_check(c);
+#endif
+}
+
+static void handle_message(struct ks_consumer *c, ks_node_id source, uint32_t kind,
+                           const void *message, size_t message_bytes)
+{
     switch (kind) {
     case KS_GROUP_FIND_COORDINATOR_RESPONSE:
         ks_assert(message_bytes == sizeof(struct ks_group_find_coordinator_response));
@@ -1736,6 +1785,7 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
         on_fetch_response(c, source, message, message_bytes);
         return;
     }
+    ks_assert(!"unexpected message kind at a consumer");
 }
 
 /* ---- life cycle ------------------------------------------------------------------------ */
@@ -1749,6 +1799,9 @@ static void on_start(ks_world *world, void *context)
     c->phase = PH_FIND;
     c->next_auto_commit_ns = now_ns(c) + (ks_time_ns)c->config->auto_commit_interval_ns;
     drive(c);
+#ifdef KS_DEBUG
+    ks_consumer_check(c);
+#endif
 }
 
 struct ks_consumer *ks_consumer_new(ks_world *world, const struct ks_cluster_spec *spec,
@@ -1872,6 +1925,9 @@ void ks_consumer_on_crash(struct ks_consumer *c)
         c->parts[p].hw = -1;
         c->parts[p].leader = -1;
     }
+#ifdef KS_DEBUG
+    ks_consumer_check(c);
+#endif
 }
 
 void ks_consumer_on_restart(struct ks_consumer *c)
@@ -1886,6 +1942,9 @@ void ks_consumer_on_restart(struct ks_consumer *c)
     c->phase = PH_FIND;
     c->next_auto_commit_ns = now_ns(c) + (ks_time_ns)c->config->auto_commit_interval_ns;
     wake_after(c, 0);
+#ifdef KS_DEBUG
+    ks_consumer_check(c);
+#endif
 }
 
 bool ks_consumer_caught_up(const struct ks_consumer *c)
@@ -1927,6 +1986,106 @@ void ks_consumer_rewind(struct ks_consumer *c, int kind, int64_t value)
     c->rewind_kind = kind;
     c->rewind_value = value;
     wake_after(c, 0);
+#ifdef KS_DEBUG
+    ks_consumer_check(c);
+#endif
+}
+
+/* ---- whole-object check ------------------------------------------------------------------ */
+
+static void check_channels(const struct ks_consumer *c)
+{
+    ks_assert(c->channel_count == CH_FETCH + c->broker_count);
+    for (int32_t i = 0; i < c->channel_count; i++) {
+        const struct channel *ch = &c->channels[i];
+        ks_assert(ch->c == c);
+        ks_assert(ch->index == i);
+        /* channel_begin arms the timeout; every way out (answer, timeout,
+         * reset) disarms it with the in-flight flag. */
+        ks_assert(ch->in_flight == (ch->timeout_timer != 0));
+    }
+}
+
+/* One partition of the assignment: C1 and what the fetch path keeps. */
+static void check_assigned_part(const struct ks_consumer *c, const struct part *part)
+{
+    if (part->fetch_in_flight) {
+        ks_assert(part->fetch_broker >= 1 && part->fetch_broker <= c->broker_count);
+        ks_assert(c->channels[CH_FETCH + part->fetch_broker - 1].in_flight);
+    }
+    if (!part->position_known) {
+        return;
+    }
+    ks_assert(part->processed_position <= part->consumed_position); /* C1 */
+    ks_assert(part->consumed_position <= part->fetch_position);    /* C1 */
+    /* Fetched, not yet polled: ascending, between the last poll and the next fetch. */
+    int64_t previous = part->consumed_position - 1;
+    for (guint i = 0; i < part->buffer->len; i++) {
+        int64_t offset = g_array_index(part->buffer, struct pending_record, i).offset;
+        ks_assert(offset > previous);
+        ks_assert(offset < part->fetch_position);
+        previous = offset;
+    }
+}
+
+/* The poll in progress: C2 for the records still to process. */
+static void check_poll(const struct ks_consumer *c)
+{
+    ks_assert(c->batch->len == c->batch_partitions->len);
+    ks_assert(c->batch_next <= c->batch->len);
+    if (c->processing) {
+        ks_assert(c->batch_next < c->batch->len); /* finish_batch ends it at the last one */
+        ks_assert(c->process_timer != 0);
+        ks_assert(!c->commit_then_process);
+    }
+    if (c->commit_then_process) {
+        ks_assert(c->batch_next == 0); /* before-process: nothing done before the ack */
+        ks_assert(c->batch->len > 0);
+    }
+    int64_t *next_offset = g_new(int64_t, (gsize)c->topic_partition_count + 1);
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        next_offset[p] = c->parts[p].processed_position;
+    }
+    for (guint i = c->batch_next; i < c->batch->len; i++) {
+        int32_t p = g_array_index(c->batch_partitions, int32_t, i);
+        ks_assert(p >= 0 && p < c->topic_partition_count);
+        ks_assert(c->assigned[p]); /* a rejoin waits for the batch (start_rejoin) */
+        int64_t offset = g_array_index(c->batch, struct pending_record, i).offset;
+        ks_assert(offset >= next_offset[p]); /* C2 */
+        next_offset[p] = offset + 1;
+    }
+    g_free(next_offset);
+}
+
+void ks_consumer_check(const struct ks_consumer *c)
+{
+    ks_assert(c->coordinator == -1 || (c->coordinator >= 1 && c->coordinator <= c->broker_count));
+    if (c->generation >= 0) {
+        ks_assert(c->member_id[0] != 0); /* a generation is joined under a member id */
+    }
+    check_channels(c);
+    int32_t assigned_count = 0;
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        const struct part *part = &c->parts[p];
+        ks_assert(part->partition == p);
+        if (c->assigned[p]) {
+            assigned_count++;
+            check_assigned_part(c, part);
+        } else {
+            /* revoke_all emptied it, and only assigned partitions are fetched. */
+            ks_assert(part->buffer->len == 0);
+            ks_assert(!part->fetch_in_flight);
+            ks_assert(part->sink == NULL);
+        }
+    }
+    ks_assert(assigned_count == c->assigned_count);
+    check_poll(c);
+    if (c->crashed) {
+        ks_assert(c->phase == PH_IDLE);
+        ks_assert(!c->processing);
+        ks_assert(c->assigned_count == 0);
+        ks_assert(!c->rewind_pending);
+    }
 }
 
 int32_t ks_consumer_generation(const struct ks_consumer *c)

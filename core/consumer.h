@@ -75,3 +75,10 @@ int64_t ks_consumer_processed_count(const struct ks_consumer *c);
 /* Fills out[] with the assigned partitions of the consumer's topic (up to
  * out_count_max) and returns how many there are. */
 int32_t ks_consumer_assignment(const struct ks_consumer *c, int32_t *out, int32_t out_count_max);
+
+/* Whole-consumer check (STYLE 3.7): C1 and C2 of core/consumer.c's design
+ * block for every assigned partition and the poll in progress, plus the
+ * request channels, the assignment count and the fetched-record buffers.
+ * Asserts; returns only when all hold. Runs after every consumer event in
+ * KS_DEBUG builds; tests may call it between events. */
+void ks_consumer_check(const struct ks_consumer *c);

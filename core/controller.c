@@ -9,11 +9,16 @@
 ** = broker epoch), last heartbeat time and fenced flag. Every change bumps a
 ** global metadata version (KRaft's metadata log offset).
 **
-** Invariants (asserted):
-**   C1  leader is -1 or a replica of the partition, unfenced when elected.
+** Invariants (asserted; ks_controller_check checks them all after every
+** controller event in KS_DEBUG builds):
+**   C1  leader is -1 or a replica of the partition, unfenced when elected;
+**       fencing a leader moves leadership off it, so a fenced broker never
+**       stays leader.
 **   C2  a clean leader is in the ISR; the ISR is never empty (KRaft without
 **       ELR keeps the last member when fencing, kafka-reference 9.4).
-**   C3  leader epoch and partition epoch only grow.
+**   C3  leader epoch and partition epoch only grow. Every change of a
+**       partition goes through touch(), which asserts the growth against the
+**       epochs of the previous change and bumps the partition epoch.
 **
 ** Broker life cycle as the controller sees it:
 **
@@ -65,6 +70,8 @@
 struct cpart {
     struct ks_partition_state state;
     int64_t changed_version;
+    int32_t leader_epoch_touched;    /* C3: the epochs as of the last touch() */
+    int32_t partition_epoch_touched;
 };
 
 struct cbroker {
@@ -297,7 +304,14 @@ static void push_all(struct ks_controller *controller)
 static void touch(struct ks_controller *controller, struct cpart *part)
 {
     check_partition(&part->state);
+    /* C3: the leader epoch never goes back, and nothing but touch() moves the
+     * partition epoch (PartitionChangeBuilder bumps it once per change). */
+    ks_assert(part->state.leader_epoch >= part->leader_epoch_touched);
+    ks_assert(part->state.partition_epoch == part->partition_epoch_touched);
+    ks_assert(part->state.partition_epoch < INT32_MAX);
     part->state.partition_epoch++;
+    part->leader_epoch_touched = part->state.leader_epoch;
+    part->partition_epoch_touched = part->state.partition_epoch;
     part->changed_version = ++controller->version;
 }
 
@@ -307,9 +321,7 @@ static void touch(struct ks_controller *controller, struct cpart *part)
 static void min_isr_consequence(const struct ks_controller *controller, int32_t topic_index,
                                 int32_t isr_count, char *out, size_t out_bytes)
 {
-    const struct ks_topic_config *topic = &controller->topics[topic_index];
-    int32_t min_isr = topic->min_insync_replicas < topic->replication_factor
-                          ? topic->min_insync_replicas : topic->replication_factor;
+    int32_t min_isr = ks_topic_min_isr(&controller->topics[topic_index]);
     if (isr_count < min_isr) {
         g_snprintf(out, out_bytes, "The ISR is now smaller than min.insync.replicas (%d), so "
                    "acks=all writes are refused until it grows back%s.", min_isr,
@@ -560,6 +572,9 @@ static void session_check(ks_world *world, void *context)
         push_all(controller);
     }
     arm_session_check(controller);
+#ifdef KS_DEBUG
+    ks_controller_check(controller);
+#endif
 }
 
 static void rebalance_check(ks_world *world, void *context)
@@ -598,6 +613,9 @@ static void rebalance_check(ks_world *world, void *context)
     ks_world_schedule(world, controller->node,
                       (ks_time_ns)controller->spec->cluster->leader_imbalance_check_interval_ns,
                       KS_TIMER_CONTROLLER_REBALANCE, rebalance_check, controller);
+#ifdef KS_DEBUG
+    ks_controller_check(controller);
+#endif
 }
 
 /* ---- messages -------------------------------------------------------------- */
@@ -605,10 +623,7 @@ static void rebalance_check(ks_world *world, void *context)
 static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
                          const struct ks_broker_heartbeat_request *request)
 {
-    int32_t id = request->broker_id;
-    if (id < 1 || id > controller->broker_count || (ks_node_id)id != source) {
-        return;
-    }
+    int32_t id = request->broker_id; /* on_receive asserted it is the sender's, in range */
     struct cbroker *broker = &controller->brokers[id - 1];
     ks_time_ns now = ks_world_now_ns(controller->world);
     struct ks_broker_heartbeat_response response;
@@ -760,6 +775,18 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
     }
 }
 
+/* Only brokers talk to the controller, and only with these two requests, each
+ * sent whole by core/broker.c and never altered by the network (it delays and
+ * drops, it does not corrupt). A wrong size, a broker id that is not the
+ * sender's or out of range, an ISR longer than any replica list, or another
+ * kind is a bug in ksim, so it asserts instead of being dropped. */
+static void check_sender(const struct ks_controller *controller, int32_t broker_id,
+                         ks_node_id source)
+{
+    ks_assert(broker_id >= 1 && broker_id <= controller->broker_count);
+    ks_assert((ks_node_id)broker_id == source);
+}
+
 static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
                        const void *message, size_t message_bytes, void *context)
 {
@@ -767,24 +794,81 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
     (void)self;
     struct ks_controller *controller = context;
     switch (kind) {
-    case KS_MSG_BROKER_HEARTBEAT_REQUEST:
-        if (message_bytes >= sizeof(struct ks_broker_heartbeat_request)) {
-            struct ks_broker_heartbeat_request request;
-            memcpy(&request, message, sizeof request);
-            on_heartbeat(controller, source, &request);
-        }
+    case KS_MSG_BROKER_HEARTBEAT_REQUEST: {
+        struct ks_broker_heartbeat_request request;
+        ks_assert(message_bytes == sizeof request);
+        memcpy(&request, message, sizeof request);
+        check_sender(controller, request.broker_id, source);
+        on_heartbeat(controller, source, &request);
         break;
-    case KS_MSG_ALTER_PARTITION_REQUEST:
-        if (message_bytes >= sizeof(struct ks_alter_partition_request)) {
-            struct ks_alter_partition_request request;
-            memcpy(&request, message, sizeof request);
-            if (request.broker_id >= 1 && request.broker_id <= controller->broker_count) {
-                on_alter_partition(controller, source, &request);
-            }
-        }
+    }
+    case KS_MSG_ALTER_PARTITION_REQUEST: {
+        struct ks_alter_partition_request request;
+        ks_assert(message_bytes == sizeof request);
+        memcpy(&request, message, sizeof request);
+        check_sender(controller, request.broker_id, source);
+        ks_assert(request.isr_count >= 0 && request.isr_count <= KS_REPLICATION_FACTOR_MAX);
+        on_alter_partition(controller, source, &request);
         break;
+    }
     default:
-        break;
+        ks_assert(!"unexpected message kind at the controller");
+    }
+#ifdef KS_DEBUG
+    ks_controller_check(controller);
+#endif
+}
+
+/* ---- whole-object check ------------------------------------------------------- */
+
+static void check_broker_list(const struct ks_controller *controller, const int32_t *list,
+                              int32_t count)
+{
+    for (int32_t i = 0; i < count; i++) {
+        ks_assert(list[i] >= 1 && list[i] <= controller->broker_count);
+        for (int32_t j = 0; j < i; j++) {
+            ks_assert(list[j] != list[i]); /* a broker appears once */
+        }
+    }
+}
+
+void ks_controller_check(const struct ks_controller *controller)
+{
+    ks_assert(controller->broker_count >= 1 && controller->broker_count <= KS_BROKER_COUNT_MAX);
+    bool any_session = false;
+    for (int32_t i = 0; i < controller->broker_count; i++) {
+        const struct cbroker *broker = &controller->brokers[i];
+        /* Versions a broker acknowledges or must reach were handed out here. */
+        ks_assert(broker->acked_version <= controller->version);
+        ks_assert(broker->catch_up_version <= controller->version);
+        any_session = any_session || (broker->registered && !broker->fenced);
+    }
+    /* arm_session_check after every change: a live session always expires. */
+    if (any_session) {
+        ks_assert(controller->session_timer != 0);
+    }
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+            const struct cpart *part = &controller->parts[t][p];
+            const struct ks_partition_state *state = &part->state;
+            ks_assert(state->topic_index == t);
+            ks_assert(state->partition == p);
+            ks_assert(state->replica_count == controller->topics[t].replication_factor);
+            check_broker_list(controller, state->replicas, state->replica_count);
+            check_broker_list(controller, state->isr, state->isr_count);
+            for (int32_t i = 0; i < state->isr_count; i++) {
+                ks_assert(list_contains(state->replicas, state->replica_count, state->isr[i]));
+            }
+            check_partition(state); /* C1, C2 */
+            if (state->leader >= 0) {
+                const struct cbroker *leader = &controller->brokers[state->leader - 1];
+                ks_assert(leader->registered); /* C1 */
+                ks_assert(!leader->fenced);    /* C1 */
+            }
+            ks_assert(state->leader_epoch == part->leader_epoch_touched);       /* C3 */
+            ks_assert(state->partition_epoch == part->partition_epoch_touched); /* C3 */
+            ks_assert(part->changed_version <= controller->version);
+        }
     }
 }
 
@@ -872,6 +956,8 @@ static void create_topic(struct ks_controller *controller, int32_t topic_index)
         state->leader_epoch = 0;
         state->partition_epoch = 0;
         check_partition(state);
+        part->leader_epoch_touched = 0; /* C3: the epochs every later touch() grows from */
+        part->partition_epoch_touched = 0;
         part->changed_version = ++controller->version;
         char replicas_text[96];
         format_list(replicas_text, sizeof replicas_text, state->replicas, state->replica_count);
@@ -899,6 +985,9 @@ void ks_controller_start(struct ks_controller *controller)
                           (ks_time_ns)controller->spec->cluster->leader_imbalance_check_interval_ns,
                           KS_TIMER_CONTROLLER_REBALANCE, rebalance_check, controller);
     }
+#ifdef KS_DEBUG
+    ks_controller_check(controller);
+#endif
 }
 
 void ks_controller_start_after_restart(struct ks_controller *controller)
@@ -916,6 +1005,9 @@ void ks_controller_start_after_restart(struct ks_controller *controller)
                           (ks_time_ns)controller->spec->cluster->leader_imbalance_check_interval_ns,
                           KS_TIMER_CONTROLLER_REBALANCE, rebalance_check, controller);
     }
+#ifdef KS_DEBUG
+    ks_controller_check(controller);
+#endif
 }
 
 /* ---- queries ---------------------------------------------------------------- */

@@ -32,6 +32,13 @@ const struct ks_partition_state *ks_controller_partition(const struct ks_control
 bool ks_controller_broker_fenced(const struct ks_controller *controller, int32_t broker_id);
 int64_t ks_controller_metadata_version(const struct ks_controller *controller);
 
+/* Whole-controller check (STYLE 3.7): every partition against C1..C3 of
+ * core/controller.c's design block, the replica and ISR lists, the broker
+ * registrations' versions and the session timer. Asserts; returns only when
+ * all hold. Runs after every controller event in KS_DEBUG builds; tests may
+ * call it between events. */
+void ks_controller_check(const struct ks_controller *controller);
+
 /* Pure helper, exposed for tests: computes replica placement for one topic
  * (kafka-reference 9.12) given start_index and shift; racks (may be NULL)
  * alternate brokers by rack first. Fills out[partition][replica]. */

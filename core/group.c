@@ -66,9 +66,12 @@
 ** extended by that much for every member joining meanwhile, at most the
 ** rebalance timeout (Kafka's InitialDelayedJoin).
 **
-** Invariants (asserted):
+** Invariants (asserted; ks_group_coordinator_check checks G1 and G3 with the
+** group and member bookkeeping after every coordinator event in KS_DEBUG
+** builds):
 **   G1  a group in STABLE or COMPLETING_REBALANCE has a leader among its members.
-**   G2  the generation only grows.
+**   G2  the generation only grows (in the state machine; a load takes the
+**       generation the log holds, see load_group_value).
 **   G3  a member's session timer is armed while it is in the group.
 */
 #include "group.h"
@@ -171,6 +174,8 @@ struct coordinator {
 struct ks_group_coordinator {
     struct coordinator c;
 };
+
+static void coordinator_check(const struct coordinator *c);
 
 /* ---- pure helpers ---------------------------------------------------------- */
 
@@ -618,6 +623,7 @@ static void arm_session(struct coordinator *c, struct member *m)
     m->session_timer = ks_world_schedule(c->world, ks_broker_node(c->broker),
                                          (ks_time_ns)m->session_timeout_ns,
                                          KS_TIMER_GROUP_SESSION, on_session_expired, m);
+    ks_assert(m->session_timer != 0); /* G3 */
 }
 
 /* Adds "; then <reason>" to the reason of the round in progress. */
@@ -669,11 +675,14 @@ static void on_session_expired(ks_world *world, void *context)
          * a JoinGroup or SyncGroup answer needs no heartbeat (the rebalance
          * timeout bounds that wait instead). */
         arm_session(c, m);
-        return;
+    } else {
+        char reason[160];
+        snprintf(reason, sizeof(reason), "member %s session timed out", m->member_id);
+        remove_member(c, group, m, reason); /* G3: it leaves with its timer */
     }
-    char reason[160];
-    snprintf(reason, sizeof(reason), "member %s session timed out", m->member_id);
-    remove_member(c, group, m, reason);
+#ifdef KS_DEBUG
+    coordinator_check(c);
+#endif
 }
 
 static void on_join_deadline(ks_world *world, void *context)
@@ -699,6 +708,9 @@ static void on_join_deadline(ks_world *world, void *context)
         g_strlcpy(group->leader_id, first->member_id, sizeof(group->leader_id));
     }
     maybe_complete_join(c, group);
+#ifdef KS_DEBUG
+    coordinator_check(c);
+#endif
 }
 
 static int64_t rebalance_timeout_ns(const struct group *group)
@@ -1256,6 +1268,9 @@ static void on_append_done(void *context, int16_t error, int64_t base_offset)
         g_array_free(pending->entries, TRUE);
     }
     g_free(pending);
+#ifdef KS_DEBUG
+    coordinator_check(c);
+#endif
 }
 
 static void handle_offset_fetch(struct coordinator *c, ks_node_id source,
@@ -1289,10 +1304,21 @@ static void handle_offset_fetch(struct coordinator *c, ks_node_id source,
     g_free(message);
 }
 
+static void handle_message(struct coordinator *c, ks_node_id source, uint32_t kind,
+                           const void *message, size_t message_bytes);
+
 void ks_group_coordinator_handle(struct ks_group_coordinator *g, ks_node_id source,
                                  uint32_t kind, const void *message, size_t message_bytes)
 {
-    struct coordinator *c = &g->c;
+    handle_message(&g->c, source, kind, message, message_bytes);
+#ifdef KS_DEBUG
+    coordinator_check(&g->c);
+#endif
+}
+
+static void handle_message(struct coordinator *c, ks_node_id source, uint32_t kind,
+                           const void *message, size_t message_bytes)
+{
     switch ((enum ks_group_kind)kind) {
     case KS_GROUP_FIND_COORDINATOR_REQUEST:
         ks_assert(message_bytes == sizeof(struct ks_group_find_coordinator_request));
@@ -1534,6 +1560,9 @@ static void on_load(ks_world *world, void *context)
             }
         }
     }
+#ifdef KS_DEBUG
+    coordinator_check(c);
+#endif
 }
 
 static void drop_partition_groups(struct coordinator *c, int32_t partition)
@@ -1573,6 +1602,115 @@ void ks_group_coordinator_on_leadership(struct ks_group_coordinator *g, int32_t 
         c->partition_states[partition] = PART_NOT_OWNED;
         drop_partition_groups(c, partition);
     }
+#ifdef KS_DEBUG
+    coordinator_check(c);
+#endif
+}
+
+/* ---- whole-object check ------------------------------------------------------------- */
+
+static const struct member *member_named(const struct group *group, const char *member_id)
+{
+    for (guint i = 0; i < group->members->len; i++) {
+        const struct member *m = g_ptr_array_index(group->members, i);
+        if (strcmp(m->member_id, member_id) == 0) {
+            return m;
+        }
+    }
+    return NULL;
+}
+
+static void check_members(const struct group *group)
+{
+    for (guint i = 0; i < group->members->len; i++) {
+        const struct member *m = g_ptr_array_index(group->members, i);
+        ks_assert(m->group == group);
+        ks_assert(m->member_id[0] != 0);
+        ks_assert(member_named(group, m->member_id) == m); /* ids are unique */
+        ks_assert(m->session_timer != 0);                  /* G3 */
+        /* Join answers go out together when the round completes, sync
+         * answers when the leader's assignment is persisted or the round
+         * restarts, so a member waits only in the state that answers it. */
+        if (m->join_pending) {
+            ks_assert(group->state == GROUP_PREPARING);
+        }
+        if (m->sync_pending) {
+            ks_assert(group->state == GROUP_COMPLETING);
+        }
+    }
+}
+
+static void check_group(const struct coordinator *c, const struct group *group)
+{
+    ks_assert(group->coordinator == c);
+    ks_assert(group->generation >= 0);
+    /* Groups live only on the partitions this broker coordinates, loaded. */
+    ks_assert(group->partition == ks_group_offsets_partition(group->group_id, c->partition_count));
+    ks_assert(c->partition_states[group->partition] == PART_OWNED);
+    check_members(group);
+    bool has_members = group->members->len > 0;
+    ks_assert(has_members == (group->leader_id[0] != 0));
+    if (has_members) {
+        ks_assert(member_named(group, group->leader_id) != NULL);
+    }
+    switch (group->state) {
+    case GROUP_EMPTY:
+        ks_assert(!has_members);
+        break;
+    case GROUP_PREPARING:
+        break;
+    case GROUP_COMPLETING:
+    case GROUP_STABLE:
+        ks_assert(has_members); /* G1 */
+        break;
+    }
+    /* The join timer runs exactly while a round gathers members. */
+    ks_assert((group->state == GROUP_PREPARING) == (group->join_timer != 0));
+    if (group->initial_delay) {
+        ks_assert(group->state == GROUP_PREPARING);
+    }
+    for (guint i = 1; i < group->offsets->len; i++) {
+        const struct offset_entry *before = &g_array_index(group->offsets, struct offset_entry, i - 1);
+        const struct offset_entry *e = &g_array_index(group->offsets, struct offset_entry, i);
+        ks_assert(before->topic_index < e->topic_index ||
+                  (before->topic_index == e->topic_index && before->partition < e->partition));
+    }
+}
+
+static void coordinator_check(const struct coordinator *c)
+{
+    ks_assert(c->partition_count >= 0);
+    if (c->offsets_topic < 0) {
+        ks_assert(c->groups->len == 0);
+        ks_assert(c->pending->len == 0);
+        return;
+    }
+    bool loading = false;
+    for (int32_t p = 0; p < c->partition_count; p++) {
+        loading = loading || c->partition_states[p] == PART_LOADING;
+    }
+    if (loading) {
+        ks_assert(c->load_timer != 0); /* on_load finishes every LOADING partition */
+    }
+    for (guint i = 0; i < c->groups->len; i++) {
+        const struct group *group = g_ptr_array_index(c->groups, i);
+        if (i > 0) {
+            const struct group *before = g_ptr_array_index(c->groups, i - 1);
+            ks_assert(strcmp(before->group_id, group->group_id) < 0); /* sorted, unique */
+        }
+        check_group(c, group);
+    }
+    for (guint i = 0; i < c->pending->len; i++) {
+        const struct pending_append *pending = g_ptr_array_index(c->pending, i);
+        ks_assert(pending->coordinator == c);
+        ks_assert(pending->partition >= 0 && pending->partition < c->partition_count);
+        ks_assert(pending->is_sync == (pending->entries == NULL));
+    }
+}
+
+void ks_group_coordinator_check(const struct ks_group_coordinator *g)
+{
+    coordinator_check(&g->c);
 }
 
 /* ---- life cycle -------------------------------------------------------------------- */

@@ -47,6 +47,12 @@ void ks_group_coordinator_handle(struct ks_group_coordinator *g, ks_node_id sour
  * NOT_COORDINATOR. */
 void ks_group_coordinator_on_leadership(struct ks_group_coordinator *g, int32_t partition,
                                         bool is_leader);
+/* Whole-coordinator check (STYLE 3.7): G1 and G3 of core/group.c's design
+ * block for every group, plus the member, join-timer, offset-cache and
+ * pending-append bookkeeping. Asserts; returns only when all hold. Runs after
+ * every coordinator event in KS_DEBUG builds; tests may call it between
+ * events. */
+void ks_group_coordinator_check(const struct ks_group_coordinator *g);
 
 /* ---- pure helpers (also used by the consumer and the tests) ------------- */
 

@@ -47,8 +47,9 @@
 ** exhausted with a definite error" is FAILED only when no earlier attempt was
 ** in doubt: an earlier timed-out attempt may be in the log.
 **
-** Invariants (checked by ks_producer_check: after every sender run in
-** DEBUG=1 builds, and by the tests):
+** Invariants (checked by ks_producer_check: after every producer event in
+** KS_DEBUG builds (every sender run, the send() that skips it, a crash), and
+** by the tests):
 **   P1  every record ends exactly once (acked + failed + unknown + pending == sent).
 **   P2  a connection never holds more than max.in.flight requests.
 **   P3  a batch is in at most one place: a partition queue or one request.
@@ -751,16 +752,13 @@ static void maybe_send_metadata(struct ks_producer *p, ks_time_ns now)
 
 static void on_metadata_response(struct ks_producer *p, const void *message, size_t bytes)
 {
-    if (!ks_proto_fits(bytes, sizeof(struct ks_metadata_response), 0, 1)) {
-        return;
-    }
     const struct ks_metadata_response *response = message;
+    ks_assert(bytes >= sizeof(*response)); /* see producer_receive */
+    ks_assert(response->partition_count >= 0);
+    ks_assert(bytes == sizeof(*response) + (size_t)response->partition_count *
+                                               sizeof(struct ks_metadata_partition));
     if (response->correlation_id != p->meta_request_id || p->meta_request_id == 0) {
         return; /* a late answer to a request that already timed out */
-    }
-    if (!ks_proto_fits(bytes, sizeof(*response), response->partition_count,
-                       sizeof(struct ks_metadata_partition))) {
-        return;
     }
     p->meta_request_id = 0;
     if (response->error_code != KS_ERR_NONE) {
@@ -773,9 +771,7 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
     bool missing_leader = false;
     for (int32_t i = 0; i < response->partition_count; i++) {
         int32_t partition = entries[i].partition;
-        if (partition < 0 || partition >= p->partition_count) {
-            continue;
-        }
+        ks_assert(partition >= 0 && partition < p->partition_count); /* of our topic */
         struct ppart *part = &p->parts[partition];
         part->leader = entries[i].leader >= 1 && entries[i].leader <= p->broker_count
                            ? entries[i].leader
@@ -833,9 +829,7 @@ static void init_producer_id_failed(struct ks_producer *p)
 static void on_init_producer_id_response(struct ks_producer *p, const void *message,
                                          size_t bytes)
 {
-    if (bytes < sizeof(struct ks_init_producer_id_response)) {
-        return;
-    }
+    ks_assert(bytes == sizeof(struct ks_init_producer_id_response)); /* see producer_receive */
     const struct ks_init_producer_id_response *response = message;
     if (p->pid_request_id == 0 || response->correlation_id != p->pid_request_id) {
         return;
@@ -1465,10 +1459,8 @@ static bool entry_stale(const struct pentry *entry, const struct pbatch *batch)
 static void on_produce_response(struct ks_producer *p, ks_node_id source, const void *message,
                                 size_t bytes)
 {
-    if (bytes < sizeof(struct ks_produce_response) || source < 1 ||
-        source > (ks_node_id)p->broker_count) {
-        return;
-    }
+    ks_assert(bytes == sizeof(struct ks_produce_response)); /* see producer_receive */
+    ks_assert(source >= 1 && source <= (ks_node_id)p->broker_count);
     const struct ks_produce_response *response = message;
     struct pconn *conn = &p->conns[source - 1];
     guint index = 0;
@@ -1668,6 +1660,7 @@ void ks_producer_check(const struct ks_producer *p)
 {
     int64_t records = 0;
     int64_t reserved = 0;
+    int64_t batch_count = 0;
     for (int32_t i = 0; i < p->partition_count; i++) {
         const struct ppart *part = &p->parts[i];
         bool fresh_seen = false;
@@ -1680,6 +1673,7 @@ void ks_producer_check(const struct ks_producer *p)
                 ks_assert(!fresh_seen); /* P6 */
             }
             records += check_batch(p, batch, i, &reserved);
+            batch_count++;
         }
         for (guint k = 0; k < part->sequenced->len; k++) {
             const struct pbatch *batch = g_ptr_array_index(part->sequenced, k);
@@ -1704,6 +1698,7 @@ void ks_producer_check(const struct ks_producer *p)
                     ks_assert(!entry->answered);
                     ks_assert(entry->batch->entry == entry); /* P3 */
                     records += check_batch(p, entry->batch, entry->batch->partition, &reserved);
+                    batch_count++;
                 }
             }
             ks_assert(pending == request->pending_count);
@@ -1715,6 +1710,11 @@ void ks_producer_check(const struct ks_producer *p)
                   (p->waiter.active ? 1 : 0) ==
               p->next_seq);                                        /* P1 */
     ks_assert(reserved == p->reserved_bytes);                      /* P4 */
+    /* P4: a new batch is admitted only within buffer.memory or when nothing
+     * else is reserved, so only a lone batch may take the total past it. */
+    if (p->reserved_bytes > p->config->buffer_memory_bytes) {
+        ks_assert(batch_count == 1);
+    }
 }
 
 /* ---- the sender loop ---------------------------------------------------------------------- */
@@ -1840,7 +1840,7 @@ static void sender_run(struct ks_producer *p)
     drain(p, now);
     maybe_send_metadata(p, now); /* drain may have found a partition without a leader */
     schedule_sender(p, next_wakeup_ns(p, now));
-#if defined(KS_DEBUG) && KS_DEBUG
+#ifdef KS_DEBUG
     ks_producer_check(p);
 #endif
 }
@@ -1915,6 +1915,9 @@ static void record_due(ks_world *world, void *context)
         schedule_next_record(p);
     }
     if (result == APPEND_QUIET && !sender_due(p, now)) {
+#ifdef KS_DEBUG
+        ks_producer_check(p); /* the one event that skips sender_run */
+#endif
         return; /* a pass now would find nothing to do */
     }
     sender_run(p);
@@ -1934,6 +1937,11 @@ static void producer_start(ks_world *world, void *context)
 
 /* ---- receiving ------------------------------------------------------------------------------ */
 
+/* Only brokers answer a producer, and only these three responses, each sent
+ * whole by core/broker.c (the network delays and drops messages, it does not
+ * corrupt them). A wrong size, a sender that is not a broker, a partition
+ * outside the producer's topic or another kind is a bug in ksim, so the
+ * handlers assert instead of dropping it. */
 static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
                              const void *message, size_t message_bytes, void *context)
 {
@@ -1954,7 +1962,7 @@ static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source
         on_produce_response(p, source, message, message_bytes);
         break;
     default:
-        return; /* not for a producer */
+        ks_assert(!"unexpected message kind at a producer");
     }
     sender_run(p);
 }
@@ -2172,6 +2180,9 @@ void ks_producer_on_crash(struct ks_producer *p)
     p->up = false;
     p->start_timer = 0;
     reset_client_state(p);
+#ifdef KS_DEBUG
+    ks_producer_check(p);
+#endif
 }
 
 void ks_producer_on_restart(struct ks_producer *p)

@@ -145,8 +145,7 @@ enum ks_unavailable_reason ks_availability_reason(const struct ks_cluster *clust
         int32_t isr[KS_REPLICATION_FACTOR_MAX];
         int32_t isr_count =
             ks_cluster_isr(cluster, topic_index, partition, isr, KS_REPLICATION_FACTOR_MAX);
-        int32_t min_isr = MIN(topic->min_insync_replicas, topic->replication_factor);
-        if (isr_count < min_isr) {
+        if (isr_count < ks_topic_min_isr(topic)) {
             return KS_UNAVAILABLE_ISR_BELOW_MIN;
         }
     }

@@ -34,9 +34,9 @@
 #include "../../core/cluster.h"
 #include "../../core/partitioner.h"
 #include "../../sim/world.h"
+#include "../core/cluster_fixture.h"
 
 #include <glib.h>
-#include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,119 +88,31 @@ struct run_result {
 
 /* ---- the shared configuration ---------------------------------------------- */
 
-static void cluster_config_init(struct ks_cluster_config *cluster)
+/* Kafka's defaults (tests/core/cluster_fixture.h) for 3 brokers and the bench
+ * topic, 100 us of network jitter, no checks after every event (they are not
+ * what is measured); the producer and the consumer when asked for. */
+static void bench_fixture_init(struct cluster_fixture *cf, bool with_producer,
+                               bool with_consumer, int64_t processing_ns)
 {
-    memset(cluster, 0, sizeof *cluster);
-    cluster->broker_count = 3;
-    cluster->replica_lag_ns_max = 30 * (int64_t)KS_NS_PER_S;
-    cluster->replica_fetch_wait_ns_max = 500 * (int64_t)KS_NS_PER_MS;
-    cluster->replica_fetch_min_bytes = 1;
-    cluster->replica_fetch_max_bytes = 1048576;
-    cluster->replica_fetch_response_max_bytes = 10485760;
-    cluster->replica_fetch_backoff_ns = 1 * (int64_t)KS_NS_PER_S;
-    cluster->replica_hw_checkpoint_interval_ns = 5 * (int64_t)KS_NS_PER_S;
-    cluster->broker_session_timeout_ns = 9 * (int64_t)KS_NS_PER_S;
-    cluster->broker_heartbeat_interval_ns = 2 * (int64_t)KS_NS_PER_S;
-    cluster->leader_imbalance_check_interval_ns = 300 * (int64_t)KS_NS_PER_S;
-    cluster->recovery_point_checkpoint_interval_ns = 60 * (int64_t)KS_NS_PER_S;
-    cluster->retention_check_interval_ns = 300 * (int64_t)KS_NS_PER_S;
-    cluster->offsets_topic_partition_count = 50;
-    cluster->offsets_topic_replication_factor = 3;
-    cluster->group_initial_rebalance_delay_ns = 3 * (int64_t)KS_NS_PER_S;
-    cluster->truncation = KS_TRUNCATION_LEADER_EPOCH;
-    cluster->hw_requires_min_isr = true;
-}
-
-static void topic_config_init(struct ks_topic_config *topic)
-{
-    memset(topic, 0, sizeof *topic);
-    g_strlcpy(topic->name, "bench", sizeof topic->name);
-    topic->partition_count = PARTITIONS;
-    topic->replication_factor = 3;
-    topic->min_insync_replicas = 2;
-    topic->log.segment_bytes = 1073741824;
-    topic->log.segment_ns = INT64_C(7) * 24 * 3600 * (int64_t)KS_NS_PER_S;
-    topic->log.index_interval_bytes = 4096;
-    topic->log.segment_index_bytes = 10485760;
-    topic->log.flush_messages = KS_INT64_UNSET;
-    topic->log.flush_ns = KS_INT64_UNSET;
-    topic->log.retention_ns = INT64_C(7) * 24 * 3600 * (int64_t)KS_NS_PER_S;
-    topic->log.retention_bytes = -1;
-    topic->log.cleanup_delete = true;
-    topic->log.min_cleanable_dirty_ratio_permille = 500;
-    topic->log.max_message_bytes = 1048588;
-}
-
-static void producer_config_init(struct ks_producer_config *producer)
-{
-    memset(producer, 0, sizeof *producer);
-    g_strlcpy(producer->name, "p1", sizeof producer->name);
-    producer->topic_index = 0;
-    producer->acks = KS_ACKS_ALL;
-    producer->enable_idempotence = true;
-    producer->retries = INT32_MAX;
-    producer->max_in_flight = 5;
-    producer->linger_ns = LINGER_NS;
-    producer->batch_size_bytes = BATCH_SIZE_BYTES;
-    producer->buffer_memory_bytes = 33554432;
-    producer->delivery_timeout_ns = 120 * (int64_t)KS_NS_PER_S;
-    producer->request_timeout_ns = 30 * (int64_t)KS_NS_PER_S;
-    producer->retry_backoff_ns = 100 * (int64_t)KS_NS_PER_MS;
-    producer->retry_backoff_ns_max = 1 * (int64_t)KS_NS_PER_S;
-    producer->metadata_max_age_ns = 300 * (int64_t)KS_NS_PER_S;
-    producer->max_block_ns = 60 * (int64_t)KS_NS_PER_S;
-    producer->rate_per_s = RATE_PER_S;
-    producer->count = RECORD_COUNT;
-    producer->key_count = KEY_COUNT;
-    producer->value_bytes = VALUE_BYTES;
-}
-
-static void consumer_config_init(struct ks_consumer_config *consumer)
-{
-    memset(consumer, 0, sizeof *consumer);
-    g_strlcpy(consumer->name, "c1", sizeof consumer->name);
-    g_strlcpy(consumer->group_id, "g1", sizeof consumer->group_id);
-    consumer->topic_index = 0;
-    consumer->commit = KS_COMMIT_AFTER_PROCESS;
-    consumer->auto_commit_interval_ns = 5 * (int64_t)KS_NS_PER_S;
-    consumer->processing_ns = PROCESSING_NS;
-    consumer->auto_offset_reset = KS_RESET_EARLIEST;
-    consumer->session_timeout_ns = 45 * (int64_t)KS_NS_PER_S;
-    consumer->heartbeat_interval_ns = 3 * (int64_t)KS_NS_PER_S;
-    consumer->max_poll_interval_ns = 300 * (int64_t)KS_NS_PER_S;
-    consumer->max_poll_records = 500;
-    consumer->fetch_min_bytes = 1;
-    consumer->fetch_max_wait_ns = 500 * (int64_t)KS_NS_PER_MS;
-    consumer->max_partition_fetch_bytes = 1048576;
-    consumer->assignor = KS_ASSIGNOR_RANGE;
-    consumer->start_ns = 0;
-}
-
-
-static ks_world *world_new(const struct ks_cluster_spec *spec, char **run_dir_out)
-{
-    GError *error = NULL;
-    char *run_dir = g_dir_make_tmp("ksim-bench-XXXXXX", &error);
-    if (run_dir == NULL) {
-        fprintf(stderr, "bench_clients: %s\n", error->message);
-        exit(3);
+    cf_init(cf, 3);
+    cf->check_every_event = false;
+    cf->world_config.network_jitter_ns = 100 * KS_NS_PER_US;
+    cf_topic(cf, "bench", PARTITIONS, 3, 2, NULL);
+    if (with_producer) {
+        struct ks_producer_config *producer = cf_producer(cf, "p1", 0);
+        producer->linger_ns = LINGER_NS;
+        producer->batch_size_bytes = BATCH_SIZE_BYTES;
+        producer->rate_per_s = RATE_PER_S;
+        producer->count = RECORD_COUNT;
+        producer->key_count = KEY_COUNT;
+        producer->value_bytes = VALUE_BYTES;
     }
-    struct ks_world_config world_config = {
-        .seed = 1,
-        .run_dir = run_dir,
-        .node_count = ks_cluster_node_count(spec),
-        .network_latency_ns = 1 * KS_NS_PER_MS,
-        .network_jitter_ns = 100 * KS_NS_PER_US,
-        .disk_fsync_latency_ns = 2 * KS_NS_PER_MS,
-        .disk_bandwidth_bytes_per_s = 500ull * 1024 * 1024,
-    };
-    ks_world *world = ks_world_new(&world_config, &error);
-    if (world == NULL) {
-        fprintf(stderr, "bench_clients: %s\n", error->message);
-        exit(3);
+    if (with_consumer) {
+        struct ks_consumer_config *consumer = cf_consumer(cf, "c1", "g1", 0);
+        consumer->commit = KS_COMMIT_AFTER_PROCESS;
+        consumer->auto_offset_reset = KS_RESET_EARLIEST;
+        consumer->processing_ns = processing_ns;
     }
-    *run_dir_out = run_dir;
-    return world;
 }
 
 static int64_t topic_log_bytes(struct ks_cluster *model)
@@ -347,22 +259,13 @@ static void driver_tick(ks_world *world, void *context)
 
 static void run_baseline(struct run_result *out)
 {
-    struct ks_cluster_config cluster;
-    cluster_config_init(&cluster);
-    struct ks_topic_config *topic = malloc(sizeof *topic);
-    ks_assert(topic != NULL);
-    topic_config_init(topic);
-    struct ks_cluster_spec spec;
-    memset(&spec, 0, sizeof spec);
-    spec.cluster = &cluster;
-    spec.topics = topic;
-    spec.topic_count = 1;
-
-    char *run_dir = NULL;
-    ks_world *world = world_new(&spec, &run_dir);
-    struct ks_cluster_observer observer;
-    memset(&observer, 0, sizeof observer);
-    struct ks_cluster *model = ks_cluster_new(world, &spec, &observer);
+    struct cluster_fixture *cf = calloc(1, sizeof *cf);
+    ks_assert(cf != NULL);
+    bench_fixture_init(cf, false, false, 0);
+    cf->observer = (struct ks_cluster_observer){ 0 };
+    cf_build(cf, 1);
+    ks_world *world = cf->env.world;
+    struct ks_cluster *model = cf->cluster;
     struct driver *d = calloc(1, sizeof *d);
     ks_assert(d != NULL);
     d->world = world;
@@ -391,15 +294,12 @@ static void run_baseline(struct run_result *out)
     out->consumed_distinct = 0;
     out->log_bytes = topic_log_bytes(model);
 
-    ks_cluster_free(model); /* batches still pending leak their small contexts */
-    ks_world_free(world);
+    cf_free(cf); /* batches still pending leak their small contexts */
+    free(cf);
     for (int32_t p = 0; p < PARTITIONS; p++) {
         g_array_unref(d->pending[p]);
     }
     free(d);
-    ks_host_remove_tree(run_dir);
-    g_free(run_dir);
-    free(topic);
 }
 
 /* ---- (b) producer and consumer ---------------------------------------------- */
@@ -426,37 +326,17 @@ static void on_consumed(void *context, const struct ks_consumed_record *consumed
 
 static void run_clients(struct run_result *out, bool with_consumer, int64_t processing_ns)
 {
-    struct ks_cluster_config cluster;
-    cluster_config_init(&cluster);
-    struct ks_topic_config *topic = malloc(sizeof *topic);
-    ks_assert(topic != NULL);
-    topic_config_init(topic);
-    struct ks_producer_config producer;
-    producer_config_init(&producer);
-    struct ks_consumer_config consumer;
-    consumer_config_init(&consumer);
-    consumer.processing_ns = processing_ns;
-    struct ks_cluster_spec spec;
-    memset(&spec, 0, sizeof spec);
-    spec.cluster = &cluster;
-    spec.topics = topic;
-    spec.topic_count = 1;
-    spec.producers = &producer;
-    spec.producer_count = 1;
-    spec.consumers = with_consumer ? &consumer : NULL;
-    spec.consumer_count = with_consumer ? 1 : 0;
-
-    char *run_dir = NULL;
-    ks_world *world = world_new(&spec, &run_dir);
+    struct cluster_fixture *cf = calloc(1, sizeof *cf);
+    ks_assert(cf != NULL);
+    bench_fixture_init(cf, true, with_consumer, processing_ns);
     struct consume_counter counter;
     memset(&counter, 0, sizeof counter);
     counter.seen = calloc((size_t)(RECORD_COUNT / 8 + 1), 1);
     ks_assert(counter.seen != NULL);
-    struct ks_cluster_observer observer;
-    memset(&observer, 0, sizeof observer);
-    observer.context = &counter;
-    observer.on_consumed = on_consumed;
-    struct ks_cluster *model = ks_cluster_new(world, &spec, &observer);
+    cf->observer = (struct ks_cluster_observer){ .context = &counter, .on_consumed = on_consumed };
+    cf_build(cf, 1);
+    ks_world *world = cf->env.world;
+    struct ks_cluster *model = cf->cluster;
 
     double start = wall_s();
     double start_cpu = cpu_s();
@@ -478,12 +358,9 @@ static void run_clients(struct run_result *out, bool with_consumer, int64_t proc
     out->consumed_distinct = counter.distinct;
     out->log_bytes = topic_log_bytes(model);
 
-    ks_cluster_free(model);
-    ks_world_free(world);
+    cf_free(cf);
+    free(cf);
     free(counter.seen);
-    ks_host_remove_tree(run_dir);
-    g_free(run_dir);
-    free(topic);
 }
 
 /* walls: the two runs' wall times when the side ran twice, or NULL. */

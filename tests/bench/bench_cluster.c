@@ -20,6 +20,7 @@
 #include "../../core/log.h"
 #include "../../core/producer.h"
 #include "../../sim/world.h"
+#include "../core/cluster_fixture.h"
 
 #include <fcntl.h>
 #include <glib.h>
@@ -157,93 +158,24 @@ static int64_t average_batch_bytes(struct ks_cluster *model, int32_t broker)
 
 int main(void)
 {
-    struct ks_cluster_config cluster;
-    memset(&cluster, 0, sizeof cluster);
-    cluster.broker_count = 3;
-    cluster.replica_lag_ns_max = 30 * (int64_t)KS_NS_PER_S;
-    cluster.replica_fetch_wait_ns_max = 500 * (int64_t)KS_NS_PER_MS;
-    cluster.replica_fetch_min_bytes = 1;
-    cluster.replica_fetch_max_bytes = 1048576;
-    cluster.replica_fetch_response_max_bytes = 10485760;
-    cluster.replica_fetch_backoff_ns = 1 * (int64_t)KS_NS_PER_S;
-    cluster.replica_hw_checkpoint_interval_ns = 5 * (int64_t)KS_NS_PER_S;
-    cluster.broker_session_timeout_ns = 9 * (int64_t)KS_NS_PER_S;
-    cluster.broker_heartbeat_interval_ns = 2 * (int64_t)KS_NS_PER_S;
-    cluster.leader_imbalance_check_interval_ns = 300 * (int64_t)KS_NS_PER_S;
-    cluster.recovery_point_checkpoint_interval_ns = 60 * (int64_t)KS_NS_PER_S;
-    cluster.retention_check_interval_ns = 300 * (int64_t)KS_NS_PER_S;
-    cluster.offsets_topic_partition_count = 50;
-    cluster.offsets_topic_replication_factor = 3;
-    cluster.truncation = KS_TRUNCATION_LEADER_EPOCH;
-    cluster.hw_requires_min_isr = true;
-    struct ks_topic_config *topic = calloc(1, sizeof *topic);
-    g_strlcpy(topic->name, "bench", sizeof topic->name);
-    topic->partition_count = PARTITIONS;
-    topic->replication_factor = 3;
-    topic->min_insync_replicas = 2;
-    topic->log.segment_bytes = 1073741824;
-    topic->log.segment_ns = INT64_C(7) * 24 * 3600 * (int64_t)KS_NS_PER_S;
-    topic->log.index_interval_bytes = 4096;
-    topic->log.segment_index_bytes = 10485760;
-    topic->log.flush_messages = KS_INT64_UNSET;
-    topic->log.flush_ns = KS_INT64_UNSET;
-    topic->log.retention_ns = INT64_C(7) * 24 * 3600 * (int64_t)KS_NS_PER_S;
-    topic->log.retention_bytes = -1;
-    topic->log.cleanup_delete = true;
-    topic->log.min_cleanable_dirty_ratio_permille = 500;
-    topic->log.max_message_bytes = 1048588;
-    struct ks_producer_config producer;
-    memset(&producer, 0, sizeof producer);
-    g_strlcpy(producer.name, "p1", sizeof producer.name);
-    producer.topic_index = 0;
-    producer.acks = KS_ACKS_ALL;
-    producer.enable_idempotence = true;
-    producer.retries = INT32_MAX;
-    producer.max_in_flight = 5;
-    producer.linger_ns = 5 * (int64_t)KS_NS_PER_MS;
-    producer.batch_size_bytes = 16384;
-    producer.buffer_memory_bytes = 33554432;
-    producer.delivery_timeout_ns = 120 * (int64_t)KS_NS_PER_S;
-    producer.request_timeout_ns = 30 * (int64_t)KS_NS_PER_S;
-    producer.retry_backoff_ns = 100 * (int64_t)KS_NS_PER_MS;
-    producer.retry_backoff_ns_max = 1 * (int64_t)KS_NS_PER_S;
-    producer.metadata_max_age_ns = 300 * (int64_t)KS_NS_PER_S;
-    producer.max_block_ns = 60 * (int64_t)KS_NS_PER_S;
-    producer.rate_per_s = RATE_PER_S;
-    producer.count = (int64_t)RATE_PER_S * DURATION_S;
-    producer.key_count = 1000;
-    producer.value_bytes = VALUE_BYTES;
-    struct ks_cluster_spec spec;
-    memset(&spec, 0, sizeof spec);
-    spec.cluster = &cluster;
-    spec.topics = topic;
-    spec.topic_count = 1;
-    spec.producers = &producer;
-    spec.producer_count = 1;
-
-    GError *error = NULL;
-    char *run_dir = g_dir_make_tmp("ksim-bench-XXXXXX", &error);
-    if (run_dir == NULL) {
-        fprintf(stderr, "bench_cluster: %s\n", error->message);
-        return 3;
-    }
-    struct ks_world_config world_config = {
-        .seed = 1,
-        .run_dir = run_dir,
-        .node_count = ks_cluster_node_count(&spec),
-        .network_latency_ns = 1 * KS_NS_PER_MS,
-        .network_jitter_ns = 100 * KS_NS_PER_US,
-        .disk_fsync_latency_ns = 2 * KS_NS_PER_MS,
-        .disk_bandwidth_bytes_per_s = 500ull * 1024 * 1024,
-    };
-    ks_world *world = ks_world_new(&world_config, &error);
-    if (world == NULL) {
-        fprintf(stderr, "bench_cluster: %s\n", error->message);
-        return 3;
-    }
-    struct ks_cluster_observer observer;
-    memset(&observer, 0, sizeof observer);
-    struct ks_cluster *model = ks_cluster_new(world, &spec, &observer);
+    /* Kafka's defaults (tests/core/cluster_fixture.h), 100 us of network
+     * jitter, no checks after every event (they are not what is measured). */
+    struct cluster_fixture *cf = calloc(1, sizeof *cf);
+    ks_assert(cf != NULL);
+    cf_init(cf, 3);
+    cf->check_every_event = false;
+    cf->world_config.network_jitter_ns = 100 * KS_NS_PER_US;
+    cf_topic(cf, "bench", PARTITIONS, 3, 2, NULL);
+    struct ks_producer_config *producer = cf_producer(cf, "p1", 0);
+    producer->rate_per_s = RATE_PER_S;
+    producer->count = (int64_t)RATE_PER_S * DURATION_S;
+    producer->key_count = 1000;
+    producer->value_bytes = VALUE_BYTES;
+    cf->observer = (struct ks_cluster_observer){ 0 };
+    cf_build(cf, 1);
+    ks_world *world = cf->env.world;
+    struct ks_cluster *model = cf->cluster;
+    const char *run_dir = cf->env.run_dir;
 
     double start = wall_s();
     ks_cluster_start(model);
@@ -285,10 +217,7 @@ int main(void)
     getrusage(RUSAGE_SELF, &usage);
     printf("# peak memory %.1f MB (ru_maxrss)\n", (double)usage.ru_maxrss / 1024.0);
 
-    ks_cluster_free(model);
-    ks_world_free(world);
-    ks_host_remove_tree(run_dir);
-    g_free(run_dir);
-    free(topic);
+    cf_free(cf);
+    free(cf);
     return acked > 0 ? 0 : 1;
 }

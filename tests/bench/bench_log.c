@@ -46,20 +46,15 @@ static double now_s(void)
 }
 
 
+/* Kafka's log defaults (core/config.c) with 64 MiB segments that never roll
+ * by age and no retention. */
 static struct ks_log_config bench_config(void)
 {
-    struct ks_log_config config = {
-        .segment_bytes = 64LL * 1024 * 1024,
-        .segment_ns = INT64_MAX,
-        .index_interval_bytes = 4096,
-        .segment_index_bytes = 10485760,
-        .flush_messages = KS_INT64_UNSET,
-        .flush_ns = KS_INT64_UNSET,
-        .retention_ns = -1,
-        .retention_bytes = -1,
-        .cleanup_delete = true,
-        .max_message_bytes = 1048588,
-    };
+    struct ks_log_config config;
+    ks_log_config_defaults(&config);
+    config.segment_bytes = 64LL * 1024 * 1024;
+    config.segment_ns = INT64_MAX;
+    config.retention_ns = -1;
     return config;
 }
 

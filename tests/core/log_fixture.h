@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "../../core/base.h"
+#include "../../core/config.h"
 #include "../../core/log.h"
 #include "../testlib.h"
 
@@ -16,24 +17,11 @@
 #define LOG_NODE ((ks_node_id)1)
 #define LOG_DIR "broker-1/orders-0"
 
+/* Kafka's log defaults (core/config.c). */
 static inline struct ks_log_config log_fixture_config(void)
 {
-    struct ks_log_config config = {
-        .segment_bytes = 1073741824,
-        .segment_ns = 7LL * 24 * 3600 * 1000000000LL,
-        .index_interval_bytes = 4096,
-        .segment_index_bytes = 10485760,
-        .flush_messages = KS_INT64_UNSET,
-        .flush_ns = KS_INT64_UNSET,
-        .retention_ns = 7LL * 24 * 3600 * 1000000000LL,
-        .retention_bytes = -1,
-        .cleanup_compact = false,
-        .cleanup_delete = true,
-        .delete_retention_ns = 86400000LL * 1000000LL,
-        .min_compaction_lag_ns = 0,
-        .min_cleanable_dirty_ratio_permille = 500,
-        .max_message_bytes = 1048588,
-    };
+    struct ks_log_config config;
+    ks_log_config_defaults(&config);
     return config;
 }
 

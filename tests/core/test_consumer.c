@@ -17,7 +17,7 @@
 
 /* Runs one consumer in `mode`, crashes it at 6 s and restarts it at 8 s, then
  * drains. */
-static void run_crash(struct gf_fixture *f, enum ks_commit_mode mode, int64_t *lost,
+static void run_crash(struct cluster_fixture *f, enum ks_commit_mode mode, int64_t *lost,
                       int64_t *duplicates)
 {
     gf_init(f, 21, 2, 400, 4000, 1);
@@ -27,64 +27,64 @@ static void run_crash(struct gf_fixture *f, enum ks_commit_mode mode, int64_t *l
     f->consumers[0].auto_commit_interval_ns = 1000 * (int64_t)GF_MS;
     gf_start(f);
     ks_node_id c1 = ks_cluster_consumer_node(&f->spec, 0);
-    gf_run_until(f, 6 * GF_S + 3 * GF_MS);
+    cf_run_until(f, 6 * GF_S + 3 * GF_MS);
     int64_t before = f->consumed_count;
     CU_ASSERT(before > 0);
-    gf_crash(f, c1);
-    gf_run_until(f, 8 * GF_S);
+    cf_crash(f, c1, false);
+    cf_run_until(f, 8 * GF_S);
     CU_ASSERT_EQUAL(f->consumed_count, before); /* a crashed consumer processes nothing */
-    gf_restart(f, c1);
-    gf_run_until(f, 15 * GF_S);
-    CU_ASSERT_TRUE(gf_drain(f, 120 * GF_S));
+    cf_restart(f, c1);
+    cf_run_until(f, 15 * GF_S);
+    CU_ASSERT_TRUE(cf_drain(f, 120 * GF_S));
     gf_count(f, lost, duplicates);
     CU_ASSERT_EQUAL(f->acked_count, 4000);
 }
 
 static void test_before_process_is_at_most_once(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     int64_t lost = 0, duplicates = 0;
     run_crash(f, KS_COMMIT_BEFORE_PROCESS, &lost, &duplicates);
     CU_ASSERT(lost > 0);
     CU_ASSERT(lost <= 200); /* at most the rest of one batch */
     CU_ASSERT_EQUAL(duplicates, 0);
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
 static void test_after_process_is_at_least_once(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     int64_t lost = 0, duplicates = 0;
     run_crash(f, KS_COMMIT_AFTER_PROCESS, &lost, &duplicates);
     CU_ASSERT_EQUAL(lost, 0);
     CU_ASSERT(duplicates > 0);
     CU_ASSERT(duplicates <= 200); /* at most one batch is processed again */
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
 static void test_atomic_is_exactly_once(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     int64_t lost = 0, duplicates = 0;
     run_crash(f, KS_COMMIT_ATOMIC, &lost, &duplicates);
     CU_ASSERT_EQUAL(lost, 0);
     CU_ASSERT_EQUAL(duplicates, 0);
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
 static void test_auto_commit_repeats_one_interval_at_most(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     int64_t lost = 0, duplicates = 0;
     run_crash(f, KS_COMMIT_AUTO, &lost, &duplicates);
     CU_ASSERT_EQUAL(lost, 0);
     CU_ASSERT(duplicates > 0);
     /* 1 s of processing at 2 ms per record, plus the batch in progress. */
     CU_ASSERT(duplicates <= 500 + 200);
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
@@ -92,17 +92,17 @@ static void test_auto_commit_repeats_one_interval_at_most(void)
  * finished, with nothing committed, starts at the end and skips the past. */
 static void test_offset_reset_latest_skips_the_past(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     gf_init(f, 3, 2, 1000, 1000, 1);
     f->consumers[0].auto_offset_reset = KS_RESET_LATEST;
     f->consumers[0].start_ns = 5 * (int64_t)GF_S;
     gf_start(f);
-    gf_run_until(f, 4 * GF_S);
+    cf_run_until(f, 4 * GF_S);
     CU_ASSERT_EQUAL(f->acked_count, 1000);
-    CU_ASSERT_TRUE(gf_drain(f, 60 * GF_S));
+    CU_ASSERT_TRUE(cf_drain(f, 60 * GF_S));
     CU_ASSERT_EQUAL(f->consumed_count, 0);
     CU_ASSERT_EQUAL(f->offset_resets, 2); /* one per partition */
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
@@ -110,7 +110,7 @@ static void test_offset_reset_latest_skips_the_past(void)
  * it processes the rest of it although the other member already took the
  * partitions (a zombie). after-process repeats those records; atomic fences
  * the zombie at its sink, so nothing is processed twice. */
-static void run_zombie(struct gf_fixture *f, enum ks_commit_mode mode, int64_t *lost,
+static void run_zombie(struct cluster_fixture *f, enum ks_commit_mode mode, int64_t *lost,
                        int64_t *duplicates)
 {
     gf_init(f, 31, 2, 400, 6000, 2);
@@ -122,45 +122,45 @@ static void run_zombie(struct gf_fixture *f, enum ks_commit_mode mode, int64_t *
     f->consumers[1].start_ns = 2 * (int64_t)GF_S; /* c1 starts alone with a backlog */
     gf_start(f);
     ks_node_id c1 = ks_cluster_consumer_node(&f->spec, 0);
-    gf_run_until(f, 8 * GF_S + 100 * GF_MS);
+    cf_run_until(f, 8 * GF_S + 100 * GF_MS);
     ks_world_node_pause(f->env.world, c1);
-    gf_run_until(f, 18 * GF_S);
+    cf_run_until(f, 18 * GF_S);
     ks_world_node_resume(f->env.world, c1);
-    CU_ASSERT_TRUE(gf_drain(f, 120 * GF_S));
+    CU_ASSERT_TRUE(cf_drain(f, 120 * GF_S));
     gf_count(f, lost, duplicates);
     CU_ASSERT(f->rebalance_count >= 3); /* c1 removed, then back */
 }
 
 static void test_zombie_after_process_repeats(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     int64_t lost = 0, duplicates = 0;
     run_zombie(f, KS_COMMIT_AFTER_PROCESS, &lost, &duplicates);
     CU_ASSERT_EQUAL(lost, 0);
     CU_ASSERT(duplicates > 0);
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
 static void test_zombie_atomic_is_fenced(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     int64_t lost = 0, duplicates = 0;
     run_zombie(f, KS_COMMIT_ATOMIC, &lost, &duplicates);
     CU_ASSERT_EQUAL(lost, 0);
     CU_ASSERT_EQUAL(duplicates, 0);
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
 /* Runs one consumer (after-process) until the group processed and committed
  * all 2000 records once; then the caller rewinds. */
-static void run_until_processed(struct gf_fixture *f)
+static void run_until_processed(struct cluster_fixture *f)
 {
     gf_init(f, 41, 2, 1000, 2000, 1);
     gf_start(f);
-    gf_run_until(f, 5 * GF_S); /* the producer is done after about 2 s */
-    CU_ASSERT_TRUE(gf_drain(f, 60 * GF_S));
+    cf_run_until(f, 5 * GF_S); /* the producer is done after about 2 s */
+    CU_ASSERT_TRUE(cf_drain(f, 60 * GF_S));
     CU_ASSERT_EQUAL(f->acked_count, 2000);
     int64_t lost = -1, duplicates = -1;
     gf_count(f, &lost, &duplicates);
@@ -173,12 +173,12 @@ static void run_until_processed(struct gf_fixture *f)
  * and the group converges again (the new position is committed). */
 static void test_rewind_earliest_reprocesses_everything(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     run_until_processed(f);
     int32_t resets_before = f->offset_resets;
     ks_cluster_consumer_rewind(f->cluster, 0, KS_CONSUMER_REWIND_EARLIEST, 0);
     CU_ASSERT_FALSE(ks_cluster_converged(f->cluster)); /* the seek is pending */
-    CU_ASSERT_TRUE(gf_drain(f, 60 * GF_S));
+    CU_ASSERT_TRUE(cf_drain(f, 60 * GF_S));
     CU_ASSERT_EQUAL(f->offset_resets, resets_before + 2); /* one per assigned partition */
     int64_t lost = -1, duplicates = -1;
     gf_count(f, &lost, &duplicates);
@@ -186,13 +186,13 @@ static void test_rewind_earliest_reprocesses_everything(void)
     CU_ASSERT_EQUAL(duplicates, 2000);
     CU_ASSERT_EQUAL(f->consumed_count, 4000);
     int64_t twice = 0;
-    for (int32_t p = 0; p < GF_PARTITIONS_MAX; p++) {
-        for (int32_t o = 0; o < GF_OFFSETS_MAX; o++) {
+    for (int32_t p = 0; p < CF_PARTITIONS_MAX; p++) {
+        for (int32_t o = 0; o < CF_OFFSETS_MAX; o++) {
             twice += f->acked[p][o] && f->processed[p][o] == 2;
         }
     }
     CU_ASSERT_EQUAL(twice, 2000);
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
@@ -200,14 +200,14 @@ static void test_rewind_earliest_reprocesses_everything(void)
  * are processed again, those below it are not. */
 static void test_rewind_to_offset_repeats_from_there(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     run_until_processed(f);
     const int32_t from = 300;
     ks_cluster_consumer_rewind(f->cluster, 0, KS_CONSUMER_REWIND_OFFSET, from);
-    CU_ASSERT_TRUE(gf_drain(f, 60 * GF_S));
+    CU_ASSERT_TRUE(cf_drain(f, 60 * GF_S));
     int64_t expected = 0, wrong = 0;
-    for (int32_t p = 0; p < GF_PARTITIONS_MAX; p++) {
-        for (int32_t o = 0; o < GF_OFFSETS_MAX; o++) {
+    for (int32_t p = 0; p < CF_PARTITIONS_MAX; p++) {
+        for (int32_t o = 0; o < CF_OFFSETS_MAX; o++) {
             if (!f->acked[p][o]) {
                 continue;
             }
@@ -220,7 +220,7 @@ static void test_rewind_to_offset_repeats_from_there(void)
     CU_ASSERT(expected < 2000);
     CU_ASSERT_EQUAL(wrong, 0);
     CU_ASSERT_EQUAL(f->consumed_count, 2000 + expected);
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
@@ -228,20 +228,20 @@ static void test_rewind_to_offset_repeats_from_there(void)
  * committed offsets and processes nothing again. */
 static void test_rewind_of_crashed_consumer_is_ignored(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     run_until_processed(f);
     ks_node_id c1 = ks_cluster_consumer_node(&f->spec, 0);
-    gf_crash(f, c1);
+    cf_crash(f, c1, false);
     ks_cluster_consumer_rewind(f->cluster, 0, KS_CONSUMER_REWIND_EARLIEST, 0);
-    gf_run_until(f, ks_world_now_ns(f->env.world) + 2 * GF_S);
-    gf_restart(f, c1);
-    CU_ASSERT_TRUE(gf_drain(f, 60 * GF_S));
+    cf_run_until(f, ks_world_now_ns(f->env.world) + 2 * GF_S);
+    cf_restart(f, c1);
+    CU_ASSERT_TRUE(cf_drain(f, 60 * GF_S));
     int64_t lost = -1, duplicates = -1;
     gf_count(f, &lost, &duplicates);
     CU_ASSERT_EQUAL(lost, 0);
     CU_ASSERT_EQUAL(duplicates, 0);
     CU_ASSERT_EQUAL(f->consumed_count, 2000);
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 

@@ -84,18 +84,18 @@ static void test_elect_rules(void)
 static void test_clean_election(void)
 {
     static const int32_t assign[] = { 3, 1, 2 };
-    struct harness h;
-    h_defaults(&h, 3);
-    h_topic(&h, "orders", 1, 3, 1, assign);
-    h_start(&h, 21);
-    h_run_until(&h, 1 * H_S);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 1, assign);
+    cf_start(&h, 21);
+    cf_run_until(&h, 1 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 3);
     CU_ASSERT_EQUAL(ks_cluster_leader_epoch(h.cluster, 0, 0), 0);
-    h_crash(&h, 3, false);
-    h_run_until(&h, 9 * H_S);
+    cf_crash(&h, 3, false);
+    cf_run_until(&h, 9 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 3); /* session still valid */
-    h_run_until(&h, 11 * H_S);
-    const struct h_event *fenced = h_find(&h, KS_EV_BROKER_FENCED, 0);
+    cf_run_until(&h, 11 * H_S);
+    const struct cf_event *fenced = cf_find(&h, KS_EV_BROKER_FENCED, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(fenced);
     /* Last heartbeat at 0 s: 0 + 9 s, seen by the check just after. */
     CU_ASSERT_TRUE(fenced->at_ns > 9 * H_S && fenced->at_ns <= 9 * H_S + 2 * H_MS);
@@ -103,13 +103,13 @@ static void test_clean_election(void)
     CU_ASSERT_EQUAL(ks_cluster_leader_epoch(h.cluster, 0, 0), 1);
     int32_t isr[4];
     CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 2);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_LEADER_ELECTED), 1);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_UNCLEAN_ELECTION), 0);
-    h_run_until(&h, 12 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 1);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_UNCLEAN_ELECTION), 0);
+    cf_run_until(&h, 12 * H_S);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).role, KS_ROLE_LEADER);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leader_epoch, 1);
     CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).role, KS_ROLE_FOLLOWER);
-    h_free(&h);
+    cf_free(&h);
 }
 
 /* ISR = {1}; 1 dies: no leader (unclean disabled). 2 returning does not
@@ -118,38 +118,38 @@ static void test_clean_election(void)
 static void offline_partition(bool unclean_enabled)
 {
     static const int32_t assign[] = { 1, 2 };
-    struct harness h;
-    h_defaults(&h, 2);
+    struct cluster_fixture h;
+    cf_init(&h, 2);
     h.cluster_config.unclean_leader_election_enable = unclean_enabled;
-    h_topic(&h, "orders", 1, 2, 1, assign);
-    h_start(&h, 22);
-    h_run_until(&h, 1 * H_S);
-    h_crash(&h, 2, false);
-    h_run_until(&h, 11 * H_S);
+    cf_topic(&h, "orders", 1, 2, 1, assign);
+    cf_start(&h, 22);
+    cf_run_until(&h, 1 * H_S);
+    cf_crash(&h, 2, false);
+    cf_run_until(&h, 11 * H_S);
     int32_t isr[4];
     CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 1);
-    h_crash(&h, 1, false);
-    h_run_until(&h, 22 * H_S);
+    cf_crash(&h, 1, false);
+    cf_run_until(&h, 22 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), -1);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_NO_LEADER), 1);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_NO_LEADER), 1);
     CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 1); /* last member kept */
     CU_ASSERT_EQUAL(isr[0], 1);
-    h_restart(&h, 2);
-    h_run_until(&h, 26 * H_S);
+    cf_restart(&h, 2);
+    cf_run_until(&h, 26 * H_S);
     if (unclean_enabled) {
         CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
-        CU_ASSERT_EQUAL(h_count(&h, KS_EV_UNCLEAN_ELECTION), 1);
+        CU_ASSERT_EQUAL(cf_count(&h, KS_EV_UNCLEAN_ELECTION), 1);
         CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 1);
         CU_ASSERT_EQUAL(isr[0], 2);
     } else {
         CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), -1);
-        CU_ASSERT_EQUAL(h_count(&h, KS_EV_UNCLEAN_ELECTION), 0);
-        h_restart(&h, 1);
-        h_run_until(&h, 30 * H_S);
+        CU_ASSERT_EQUAL(cf_count(&h, KS_EV_UNCLEAN_ELECTION), 0);
+        cf_restart(&h, 1);
+        cf_run_until(&h, 30 * H_S);
         CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
-        CU_ASSERT_EQUAL(h_count(&h, KS_EV_LEADER_ELECTED), 1);
+        CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 1);
     }
-    h_free(&h);
+    cf_free(&h);
 }
 
 static void test_offline_then_clean(void)
@@ -166,22 +166,22 @@ static void test_unclean_election(void)
  * and converges again (unfenced, ISR back) once its heartbeats get through. */
 static void test_controller_partition_converges(void)
 {
-    struct harness h;
-    h_defaults(&h, 3);
-    h_topic(&h, "orders", 3, 3, 1, NULL);
-    h_start(&h, 23);
-    h_run_until(&h, 1 * H_S);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 3, 3, 1, NULL);
+    cf_start(&h, 23);
+    cf_run_until(&h, 1 * H_S);
     ks_node_id broker = 2;
     ks_node_id controller = ks_cluster_controller_node(&h.spec);
     ks_cut_id cut = ks_world_net_partition(h.env.world, &broker, 1, &controller, 1);
-    h_run_until(&h, 15 * H_S);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_BROKER_FENCED), 1);
+    cf_run_until(&h, 15 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_FENCED), 1);
     for (int32_t p = 0; p < 3; p++) {
         CU_ASSERT_NOT_EQUAL(ks_cluster_leader(h.cluster, 0, p), 2);
     }
     ks_world_net_heal(h.env.world, cut);
-    h_run_until(&h, 25 * H_S);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_BROKER_UNFENCED), 1);
+    cf_run_until(&h, 25 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_UNFENCED), 1);
     for (int32_t p = 0; p < 3; p++) {
         int32_t isr[4];
         CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, p, isr, 4), 3);
@@ -190,7 +190,7 @@ static void test_controller_partition_converges(void)
         CU_ASSERT_EQUAL(state.leader_epoch, ks_cluster_leader_epoch(h.cluster, 0, p));
         CU_ASSERT_EQUAL(state.role, KS_ROLE_FOLLOWER);
     }
-    h_free(&h);
+    cf_free(&h);
 }
 
 /* auto.leader.rebalance.enable: leadership returns to the preferred replica
@@ -198,24 +198,24 @@ static void test_controller_partition_converges(void)
 static void test_preferred_rebalance(void)
 {
     static const int32_t assign[] = { 1, 2, 3 };
-    struct harness h;
-    h_defaults(&h, 3);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
     h.cluster_config.auto_leader_rebalance_enable = true;
     h.cluster_config.leader_imbalance_check_interval_ns = 30 * (int64_t)H_S;
-    h_topic(&h, "orders", 1, 3, 1, assign);
-    h_start(&h, 24);
-    h_run_until(&h, 1 * H_S);
-    h_crash(&h, 1, false);
-    h_run_until(&h, 12 * H_S);
+    cf_topic(&h, "orders", 1, 3, 1, assign);
+    cf_start(&h, 24);
+    cf_run_until(&h, 1 * H_S);
+    cf_crash(&h, 1, false);
+    cf_run_until(&h, 12 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
-    h_restart(&h, 1);
-    h_run_until(&h, 20 * H_S);
+    cf_restart(&h, 1);
+    cf_run_until(&h, 20 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
-    h_run_until(&h, 31 * H_S);
+    cf_run_until(&h, 31 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
     CU_ASSERT_EQUAL(ks_cluster_leader_epoch(h.cluster, 0, 0), 2);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_LEADER_ELECTED), 2);
-    h_free(&h);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 2);
+    cf_free(&h);
 }
 
 /* The same seed gives the same placement; every partition gets distinct replicas. */
@@ -223,10 +223,10 @@ static void test_placement_deterministic(void)
 {
     int32_t first[12][3];
     for (int round = 0; round < 2; round++) {
-        struct harness h;
-        h_defaults(&h, 5);
-        h_topic(&h, "orders", 12, 3, 1, NULL);
-        h_start(&h, 99);
+        struct cluster_fixture h;
+        cf_init(&h, 5);
+        cf_topic(&h, "orders", 12, 3, 1, NULL);
+        cf_start(&h, 99);
         for (int32_t p = 0; p < 12; p++) {
             int32_t replicas[4];
             CU_ASSERT_EQUAL(ks_cluster_replicas(h.cluster, 0, p, replicas, 4), 3);
@@ -241,7 +241,7 @@ static void test_placement_deterministic(void)
                 }
             }
         }
-        h_free(&h);
+        cf_free(&h);
     }
 }
 
@@ -254,26 +254,26 @@ static void quick_restart(enum ks_truncation_mode mode, int32_t *isr_count_after
                           ks_time_ns *fenced_at)
 {
     static const int32_t assign[] = { 1, 2, 3 };
-    struct harness h;
-    h_defaults(&h, 3);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
     h.cluster_config.truncation = mode;
-    h_topic(&h, "orders", 1, 3, 1, assign);
-    h_start(&h, 25);
-    h_run_until(&h, 1 * H_S);
-    h_crash(&h, 3, false);
-    h_run_for(&h, 100 * H_MS);
-    h_restart(&h, 3);
-    h_run_until(&h, 5 * H_S);
+    cf_topic(&h, "orders", 1, 3, 1, assign);
+    cf_start(&h, 25);
+    cf_run_until(&h, 1 * H_S);
+    cf_crash(&h, 3, false);
+    cf_run_for(&h, 100 * H_MS);
+    cf_restart(&h, 3);
+    cf_run_until(&h, 5 * H_S);
     int32_t isr[4];
     *isr_count_after_restart = ks_cluster_isr(h.cluster, 0, 0, isr, 4);
-    h_run_until(&h, 20 * H_S);
-    const struct h_event *fenced = h_find(&h, KS_EV_BROKER_FENCED, 0);
+    cf_run_until(&h, 20 * H_S);
+    const struct cf_event *fenced = cf_find(&h, KS_EV_BROKER_FENCED, 0);
     *fenced_at = fenced != NULL ? fenced->at_ns : 0;
     /* Either way it ends back in the ISR, unfenced. */
     CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 3);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_BROKER_UNFENCED), 1);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_UNFENCED), 1);
     CU_ASSERT_EQUAL(h_state(&h, 3, 0, 0).role, KS_ROLE_FOLLOWER);
-    h_free(&h);
+    cf_free(&h);
 }
 
 static void test_quick_restart_rules(void)

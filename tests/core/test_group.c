@@ -49,7 +49,7 @@ static void test_coordinator_partition(void)
 }
 
 
-static const struct gf_rebalance *find_generation(const struct gf_fixture *f, int32_t generation)
+static const struct cf_rebalance *find_generation(const struct cluster_fixture *f, int32_t generation)
 {
     for (int32_t i = 0; i < f->rebalance_count; i++) {
         if (f->rebalances[i].generation == generation) {
@@ -63,19 +63,19 @@ static const struct gf_rebalance *find_generation(const struct gf_fixture *f, in
  * generations, each with the assignment range gives. */
 static void test_generations_join_crash_restart(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     gf_init(f, 11, 4, 200, 20000, 2);
     f->consumers[1].start_ns = 8 * (int64_t)GF_S;
     gf_start(f);
     ks_node_id c2 = ks_cluster_consumer_node(&f->spec, 1);
 
-    gf_run_until(f, 20 * GF_S);
-    const struct gf_rebalance *g1 = find_generation(f, 1);
+    cf_run_until(f, 20 * GF_S);
+    const struct cf_rebalance *g1 = find_generation(f, 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g1);
     /* group.initial.rebalance.delay.ms (1 s) delays the first generation. */
     CU_ASSERT(g1->at_ns >= 1 * GF_S);
     CU_ASSERT_PTR_NOT_NULL(strstr(g1->detail, "c1-1=orders-0,orders-1,orders-2,orders-3"));
-    const struct gf_rebalance *g2 = find_generation(f, 2);
+    const struct cf_rebalance *g2 = find_generation(f, 2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g2);
     CU_ASSERT(g2->at_ns >= 8 * GF_S);
     CU_ASSERT_PTR_NOT_NULL(strstr(g2->detail, "c1-1=orders-0,orders-1"));
@@ -85,9 +85,9 @@ static void test_generations_join_crash_restart(void)
     CU_ASSERT(f->consumed_by[1] > 0);
 
     /* c2 crashes: the coordinator notices after session.timeout.ms (6 s). */
-    gf_crash(f, c2);
-    gf_run_until(f, 30 * GF_S);
-    const struct gf_rebalance *g3 = find_generation(f, 3);
+    cf_crash(f, c2, false);
+    cf_run_until(f, 30 * GF_S);
+    const struct cf_rebalance *g3 = find_generation(f, 3);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g3);
     CU_ASSERT(g3->at_ns >= 20 * GF_S + 5 * GF_S);
     CU_ASSERT(g3->at_ns <= 20 * GF_S + 8 * GF_S);
@@ -95,12 +95,12 @@ static void test_generations_join_crash_restart(void)
     CU_ASSERT_PTR_NULL(strstr(g3->detail, "c2-1"));
 
     /* c2 comes back as a new member. */
-    gf_restart(f, c2);
-    gf_run_until(f, 40 * GF_S);
-    const struct gf_rebalance *g4 = find_generation(f, 4);
+    cf_restart(f, c2);
+    cf_run_until(f, 40 * GF_S);
+    const struct cf_rebalance *g4 = find_generation(f, 4);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g4);
     CU_ASSERT_PTR_NOT_NULL(strstr(g4->detail, "c2-2=orders-2,orders-3"));
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
@@ -108,11 +108,11 @@ static void test_generations_join_crash_restart(void)
  * record exactly once, and the cluster converges with the group drained. */
 static void test_clean_run_processes_each_record_once(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     gf_init(f, 5, 4, 500, 3000, 2);
     gf_start(f);
-    gf_run_until(f, 10 * GF_S);
-    CU_ASSERT_TRUE(gf_drain(f, 60 * GF_S));
+    cf_run_until(f, 10 * GF_S);
+    CU_ASSERT_TRUE(cf_drain(f, 60 * GF_S));
     int64_t lost = 0, duplicates = 0;
     gf_count(f, &lost, &duplicates);
     CU_ASSERT_EQUAL(f->acked_count, 3000);
@@ -120,7 +120,7 @@ static void test_clean_run_processes_each_record_once(void)
     CU_ASSERT_EQUAL(duplicates, 0);
     CU_ASSERT_EQUAL(f->consumed_count, 3000);
     CU_ASSERT_FALSE(f->bad_identity);
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
@@ -131,10 +131,10 @@ static void test_clean_run_processes_each_record_once(void)
  * nothing skipped or repeated. */
 static void test_coordinator_failover(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     gf_init(f, 9, 4, 300, 6000, 2);
     gf_start(f);
-    gf_run_until(f, 8 * GF_S);
+    cf_run_until(f, 8 * GF_S);
     int32_t offsets_topic = ks_cluster_topic_index(f->cluster, "__consumer_offsets");
     CU_ASSERT_EQUAL_FATAL(offsets_topic, 1);
     int32_t partition = ks_group_offsets_partition("g1", 5);
@@ -142,19 +142,19 @@ static void test_coordinator_failover(void)
     CU_ASSERT_FATAL(coordinator >= 1 && coordinator <= 3);
     int32_t generations_before = f->rebalance_count;
     int64_t consumed_before = f->consumed_count;
-    gf_crash(f, (ks_node_id)coordinator);
-    gf_run_until(f, 30 * GF_S);
+    cf_crash(f, (ks_node_id)coordinator, false);
+    cf_run_until(f, 30 * GF_S);
     int32_t new_coordinator = ks_cluster_leader(f->cluster, offsets_topic, partition);
     CU_ASSERT(new_coordinator >= 1 && new_coordinator != coordinator);
     CU_ASSERT_EQUAL(f->rebalance_count, generations_before);
     CU_ASSERT(f->consumed_count > consumed_before + 1000); /* the group went on */
-    gf_restart(f, (ks_node_id)coordinator);
-    CU_ASSERT_TRUE(gf_drain(f, 90 * GF_S));
+    cf_restart(f, (ks_node_id)coordinator);
+    CU_ASSERT_TRUE(cf_drain(f, 90 * GF_S));
     int64_t lost = 0, duplicates = 0;
     gf_count(f, &lost, &duplicates);
     CU_ASSERT_EQUAL(lost, 0);
     CU_ASSERT_EQUAL(duplicates, 0);
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
@@ -163,24 +163,24 @@ static void test_coordinator_failover(void)
  * to the other member; after the pause it finds out and joins again. */
 static void test_paused_member_times_out_and_rejoins(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     gf_init(f, 13, 2, 200, 20000, 2);
     gf_start(f);
     ks_node_id c2 = ks_cluster_consumer_node(&f->spec, 1);
-    gf_run_until(f, 5 * GF_S);
+    cf_run_until(f, 5 * GF_S);
     CU_ASSERT_EQUAL_FATAL(f->rebalance_count, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(f->rebalances[0].detail, "c2-1=orders-1"));
     ks_world_node_pause(f->env.world, c2);
-    gf_run_until(f, 15 * GF_S);
+    cf_run_until(f, 15 * GF_S);
     CU_ASSERT_EQUAL_FATAL(f->rebalance_count, 2);
     CU_ASSERT(f->rebalances[1].at_ns >= 5 * GF_S + 5 * GF_S);
     CU_ASSERT_PTR_NOT_NULL(strstr(f->rebalances[1].detail, "c1-1=orders-0,orders-1"));
     ks_world_node_resume(f->env.world, c2);
-    gf_run_until(f, 25 * GF_S);
+    cf_run_until(f, 25 * GF_S);
     CU_ASSERT_EQUAL(f->rebalance_count, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(f->rebalances[2].detail, "c2-"));
     CU_ASSERT_PTR_NOT_NULL(strstr(f->rebalances[2].detail, "=orders-1"));
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
@@ -189,18 +189,18 @@ static void test_paused_member_times_out_and_rejoins(void)
  * poll, with a new generation each time. */
 static void test_slow_processing_exceeds_max_poll_interval(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     gf_init(f, 17, 2, 500, 20000, 1);
     f->consumers[0].processing_ns = 20 * (int64_t)GF_MS;
     f->consumers[0].max_poll_records = 200;              /* 4 s per full batch */
     f->consumers[0].max_poll_interval_ns = 2000 * (int64_t)GF_MS;
     f->consumers[0].start_ns = 3 * (int64_t)GF_S;         /* a backlog fills the first poll */
     gf_start(f);
-    gf_run_until(f, 20 * GF_S);
+    cf_run_until(f, 20 * GF_S);
     CU_ASSERT(f->poll_interval_exits >= 1);
     CU_ASSERT(f->rebalance_count >= 2);
     CU_ASSERT(f->rebalances[f->rebalance_count - 1].generation >= 2);
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 
@@ -210,7 +210,7 @@ static void test_slow_processing_exceeds_max_poll_interval(void)
  * MemberMetadata.hasSatisfiedHeartbeat). */
 static void test_join_wait_outlasts_session_timeout(void)
 {
-    struct gf_fixture *f = calloc(1, sizeof(*f));
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
     gf_init(f, 19, 2, 200, 20000, 2);
     /* c2 (index 1) starts first, at 3 s with a backlog of 600 records, and
      * processes slowly: its first poll takes 500 records at 20 ms each,
@@ -219,13 +219,13 @@ static void test_join_wait_outlasts_session_timeout(void)
     f->consumers[1].start_ns = 3 * (int64_t)GF_S;
     f->consumers[0].start_ns = 5 * (int64_t)GF_S;
     gf_start(f);
-    gf_run_until(f, 40 * GF_S);
-    const struct gf_rebalance *g2 = find_generation(f, 2);
+    cf_run_until(f, 40 * GF_S);
+    const struct cf_rebalance *g2 = find_generation(f, 2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g2);
     CU_ASSERT(g2->at_ns >= 5 * GF_S + 6 * GF_S); /* the wait outlasted c1's session */
     CU_ASSERT_PTR_NOT_NULL(strstr(g2->detail, "c1-1=orders-0"));
     CU_ASSERT_PTR_NOT_NULL(strstr(g2->detail, "c2-1=orders-1"));
-    gf_deinit(f);
+    cf_free(f);
     free(f);
 }
 

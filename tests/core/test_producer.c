@@ -365,29 +365,14 @@ static void on_event(void *context, const struct ks_cluster_event *event)
 
 /* ---- fixture ------------------------------------------------------------------ */
 
+/* Kafka's defaults (core/config.c): acks=all, idempotent, linger 5 ms, ...;
+ * 100 records at 1000/s, null keys, 100-byte values. */
 static void default_config(struct ks_producer_config *config)
 {
-    memset(config, 0, sizeof(*config));
+    ks_producer_config_defaults(config);
     snprintf(config->name, sizeof(config->name), "p1");
-    config->topic_index = 0;
-    config->acks = KS_ACKS_ALL;
-    config->enable_idempotence = true;
-    config->retries = INT32_MAX;
-    config->max_in_flight = 5;
-    config->linger_ns = 5 * MS;
-    config->batch_size_bytes = 16384;
-    config->buffer_memory_bytes = 33554432;
-    config->delivery_timeout_ns = 120000 * MS;
-    config->request_timeout_ns = 30000 * MS;
-    config->retry_backoff_ns = 100 * MS;
-    config->retry_backoff_ns_max = 1000 * MS;
-    config->metadata_max_age_ns = 300000 * MS;
-    config->max_block_ns = 60000 * MS;
-    config->rate_per_s = 1000;
     config->count = 100;
-    config->key_count = 0;
-    config->value_bytes = 100;
-    config->start_ns = 0;
+    config->start_jitter_ns = 0; /* the tests assert exact send times */
 }
 
 /* Sets up the world and the fake brokers; call fixture_start after

@@ -80,7 +80,7 @@ static void test_update_from_batches(void)
     g_byte_array_unref(both);
 }
 
-static struct h_append *send(struct harness *h, int32_t broker, const char *tag, int32_t count,
+static struct cf_append *send(struct cluster_fixture *h, int32_t broker, const char *tag, int32_t count,
                              int32_t seq)
 {
     return h_append_batch(h, broker, 0, 0, KS_ACKS_ALL, h_batch(tag, count, 1000001, 0, seq));
@@ -89,55 +89,55 @@ static struct h_append *send(struct harness *h, int32_t broker, const char *tag,
 static void test_duplicates_across_leader_change(void)
 {
     static const int32_t assign[] = { 1, 2, 3 };
-    struct harness h;
-    h_defaults(&h, 3);
-    h_topic(&h, "orders", 1, 3, 2, assign);
-    h_start(&h, 31);
-    h_run_until(&h, 500 * H_MS);
-    struct h_append *first = send(&h, 1, "a", 4, 0);
-    h_run_for(&h, 100 * H_MS);
-    struct h_append *second = send(&h, 1, "b", 2, 4);
-    h_run_for(&h, 100 * H_MS);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 2, assign);
+    cf_start(&h, 31);
+    cf_run_until(&h, 500 * H_MS);
+    struct cf_append *first = send(&h, 1, "a", 4, 0);
+    cf_run_for(&h, 100 * H_MS);
+    struct cf_append *second = send(&h, 1, "b", 2, 4);
+    cf_run_for(&h, 100 * H_MS);
     CU_ASSERT_EQUAL(first->error, KS_ERR_NONE);
     CU_ASSERT_EQUAL(second->base_offset, 4);
     /* A retry of the second batch (its response was "lost"). */
-    struct h_append *retry = send(&h, 1, "b", 2, 4);
-    h_run_for(&h, 100 * H_MS);
+    struct cf_append *retry = send(&h, 1, "b", 2, 4);
+    cf_run_for(&h, 100 * H_MS);
     CU_ASSERT_EQUAL(retry->error, KS_ERR_NONE);
     CU_ASSERT_EQUAL(retry->base_offset, 4);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 6);
-    struct h_append *gap = send(&h, 1, "gap", 1, 9);
-    h_run_for(&h, 10 * H_MS);
+    struct cf_append *gap = send(&h, 1, "gap", 1, 9);
+    cf_run_for(&h, 10 * H_MS);
     CU_ASSERT_EQUAL(gap->error, KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 6);
     /* The leader dies; broker 2 takes over and must know the producer. */
-    h_crash(&h, 1, false);
-    h_run_for(&h, 12 * H_S);
+    cf_crash(&h, 1, false);
+    cf_run_for(&h, 12 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
-    struct h_append *again = send(&h, 2, "b", 2, 4);
-    h_run_for(&h, 100 * H_MS);
+    struct cf_append *again = send(&h, 2, "b", 2, 4);
+    cf_run_for(&h, 100 * H_MS);
     CU_ASSERT_EQUAL(again->error, KS_ERR_NONE);
     CU_ASSERT_EQUAL(again->base_offset, 4);
     CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).leo, 6);
-    struct h_append *gap2 = send(&h, 2, "gap", 1, 7);
-    struct h_append *next = send(&h, 2, "c", 1, 6);
-    h_run_for(&h, 100 * H_MS);
+    struct cf_append *gap2 = send(&h, 2, "gap", 1, 7);
+    struct cf_append *next = send(&h, 2, "c", 1, 6);
+    cf_run_for(&h, 100 * H_MS);
     CU_ASSERT_EQUAL(gap2->error, KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
     CU_ASSERT_EQUAL(next->error, KS_ERR_NONE);
     CU_ASSERT_EQUAL(next->base_offset, 6);
     /* After a restart the state is rebuilt from the log as well. */
-    h_restart(&h, 1);
-    h_run_for(&h, 5 * H_S);
-    h_crash(&h, 2, false);
-    h_crash(&h, 3, false);
-    h_run_for(&h, 12 * H_S);
+    cf_restart(&h, 1);
+    cf_run_for(&h, 5 * H_S);
+    cf_crash(&h, 2, false);
+    cf_crash(&h, 3, false);
+    cf_run_for(&h, 12 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
-    struct h_append *dup = h_append_batch(&h, 1, 0, 0, KS_ACKS_LEADER, h_batch("c", 1, 1000001, 0, 6));
-    h_run_for(&h, 10 * H_MS);
+    struct cf_append *dup = h_append_batch(&h, 1, 0, 0, KS_ACKS_LEADER, h_batch("c", 1, 1000001, 0, 6));
+    cf_run_for(&h, 10 * H_MS);
     CU_ASSERT_EQUAL(dup->error, KS_ERR_NONE);
     CU_ASSERT_EQUAL(dup->base_offset, 6);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 7);
-    h_free(&h);
+    cf_free(&h);
 }
 
 void ks_test_register_producer_state(void)

@@ -21,17 +21,17 @@ static const int32_t ASSIGN_12[] = { 1, 2 };
  * passed it; followers learn the HW on their next fetch. */
 static void test_hw_advance(void)
 {
-    struct harness h;
-    h_defaults(&h, 3);
-    h_topic(&h, "orders", 1, 3, 2, ASSIGN_123);
-    h_start(&h, 1);
-    h_run_until(&h, 100 * H_MS);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 2, ASSIGN_123);
+    cf_start(&h, 1);
+    cf_run_until(&h, 100 * H_MS);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
-    struct h_append *a = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m1");
+    struct cf_append *a = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m1");
     CU_ASSERT_FALSE(a->done);
     /* The leader's HW cannot move before a follower's next fetch. */
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 0);
-    h_run_for(&h, 50 * H_MS);
+    cf_run_for(&h, 50 * H_MS);
     CU_ASSERT_TRUE(a->done);
     CU_ASSERT_EQUAL(a->error, KS_ERR_NONE);
     CU_ASSERT_EQUAL(a->base_offset, 0);
@@ -42,22 +42,22 @@ static void test_hw_advance(void)
         CU_ASSERT_EQUAL(h_state(&h, b, 0, 0).leo, 1);
     }
     /* Followers learn HW 1 only when their parked fetch returns (500 ms). */
-    h_run_for(&h, 600 * H_MS);
+    cf_run_for(&h, 600 * H_MS);
     CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).hw, 1);
     CU_ASSERT_EQUAL(h_state(&h, 3, 0, 0).hw, 1);
     CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).role, KS_ROLE_FOLLOWER);
     /* acks=1 answers after the local append, before replication. */
-    struct h_append *b = h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "m2");
-    h_run_for(&h, 1 * H_MS / 10);
+    struct cf_append *b = h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "m2");
+    cf_run_for(&h, 1 * H_MS / 10);
     CU_ASSERT_TRUE(b->done);
     CU_ASSERT_EQUAL(b->base_offset, 1);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 1);
     /* A non-leader refuses. */
-    struct h_append *c = h_append(&h, 2, 0, 0, KS_ACKS_LEADER, "m3");
-    h_run_for(&h, 10 * H_MS);
+    struct cf_append *c = h_append(&h, 2, 0, 0, KS_ACKS_LEADER, "m3");
+    cf_run_for(&h, 10 * H_MS);
     CU_ASSERT_EQUAL(c->error, KS_ERR_NOT_LEADER_OR_FOLLOWER);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 2);
-    h_free(&h);
+    cf_free(&h);
 }
 
 /* ISR shrink at the first isr-expiration check (every lag/2) after a
@@ -66,21 +66,21 @@ static void test_hw_advance(void)
  * heartbeats keep it unfenced. */
 static void test_isr_shrink_expand_timing(void)
 {
-    struct harness h;
-    h_defaults(&h, 3);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
     h.cluster_config.replica_lag_ns_max = 10 * (int64_t)H_S;
-    h_topic(&h, "orders", 1, 3, 1, ASSIGN_123);
-    h_start(&h, 2);
-    h_run_until(&h, 1 * H_S);
+    cf_topic(&h, "orders", 1, 3, 1, ASSIGN_123);
+    cf_start(&h, 2);
+    cf_run_until(&h, 1 * H_S);
     ks_node_id a = 1;
     ks_node_id b = 3;
     ks_cut_id cut = ks_world_net_partition(h.env.world, &a, 1, &b, 1);
     /* Traffic keeps the leader's LEO moving. */
     for (int i = 0; i < 20; i++) {
         h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "x");
-        h_run_for(&h, 1 * H_S);
+        cf_run_for(&h, 1 * H_S);
     }
-    const struct h_event *shrink = h_find(&h, KS_EV_ISR_SHRINK, 0);
+    const struct cf_event *shrink = cf_find(&h, KS_EV_ISR_SHRINK, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(shrink);
     /* Last caught up ~1 s; checks at 5, 10, 15 s: 15 - 1 > 10 first. The
      * AlterPartition takes 1 ms to reach the controller. */
@@ -89,12 +89,12 @@ static void test_isr_shrink_expand_timing(void)
     CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 2);
     CU_ASSERT_EQUAL(isr[0], 1);
     CU_ASSERT_EQUAL(isr[1], 2);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_ISR_SHRINK), 1);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_BROKER_FENCED), 0);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_ISR_SHRINK), 1);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_FENCED), 0);
     ks_world_net_heal(h.env.world, cut);
-    ks_time_ns healed = h_now(&h);
-    h_run_for(&h, 40 * H_S);
-    const struct h_event *expand = h_find(&h, KS_EV_ISR_EXPAND, healed);
+    ks_time_ns healed = cf_now(&h);
+    cf_run_for(&h, 40 * H_S);
+    const struct cf_event *expand = cf_find(&h, KS_EV_ISR_EXPAND, healed);
     CU_ASSERT_PTR_NOT_NULL_FATAL(expand);
     /* The lost fetch times out 30 s after it was sent (~1 s), then the
      * follower backs off 1 s, fetches, catches up, and is added back. */
@@ -102,44 +102,44 @@ static void test_isr_shrink_expand_timing(void)
     CU_ASSERT_TRUE(expand->at_ns <= 33 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 3);
     CU_ASSERT_EQUAL(h_state(&h, 3, 0, 0).leo, h_state(&h, 1, 0, 0).leo);
-    h_free(&h);
+    cf_free(&h);
 }
 
 /* min.insync.replicas=2 with both followers fenced: acks=all is refused
  * before appending; acks=1 still works; the HW does not move (3.7 rule). */
 static void test_not_enough_replicas(void)
 {
-    struct harness h;
-    h_defaults(&h, 3);
-    h_topic(&h, "orders", 1, 3, 2, ASSIGN_123);
-    h_start(&h, 3);
-    h_run_until(&h, 500 * H_MS);
-    h_crash(&h, 2, false);
-    h_crash(&h, 3, false);
-    h_run_until(&h, 15 * H_S);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 2, ASSIGN_123);
+    cf_start(&h, 3);
+    cf_run_until(&h, 500 * H_MS);
+    cf_crash(&h, 2, false);
+    cf_crash(&h, 3, false);
+    cf_run_until(&h, 15 * H_S);
     int32_t isr[4];
     CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 1);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_BROKER_FENCED), 2);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_FENCED), 2);
     int64_t leo = h_state(&h, 1, 0, 0).leo;
-    struct h_append *a = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "refused");
-    h_run_for(&h, 10 * H_MS);
+    struct cf_append *a = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "refused");
+    cf_run_for(&h, 10 * H_MS);
     CU_ASSERT_EQUAL(a->error, KS_ERR_NOT_ENOUGH_REPLICAS);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, leo);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_PRODUCE_REFUSED), 1);
-    struct h_append *b = h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "one");
-    h_run_for(&h, 10 * H_MS);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_PRODUCE_REFUSED), 1);
+    struct cf_append *b = h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "one");
+    cf_run_for(&h, 10 * H_MS);
     CU_ASSERT_EQUAL(b->error, KS_ERR_NONE);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, leo + 1);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, leo);
     /* A follower comes back, catches up, rejoins: the HW moves again. */
-    h_restart(&h, 2);
-    h_run_for(&h, 5 * H_S);
+    cf_restart(&h, 2);
+    cf_run_for(&h, 5 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 2);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, leo + 1);
-    struct h_append *c = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "ok");
-    h_run_for(&h, 100 * H_MS);
+    struct cf_append *c = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "ok");
+    cf_run_for(&h, 100 * H_MS);
     CU_ASSERT_EQUAL(c->error, KS_ERR_NONE);
-    h_free(&h);
+    cf_free(&h);
 }
 
 /* cluster.hw_requires_min_isr = false (Kafka before 3.7, no KAFKA-15583):
@@ -148,21 +148,21 @@ static void test_not_enough_replicas(void)
 static int64_t hw_under_min_isr(bool rule)
 {
     static const int32_t assign[] = { 1, 2, 3 };
-    struct harness h;
-    h_defaults(&h, 3);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
     h.cluster_config.hw_requires_min_isr = rule;
-    h_topic(&h, "orders", 1, 3, 2, assign);
-    h_start(&h, 8);
-    h_run_until(&h, 500 * H_MS);
-    h_crash(&h, 2, false);
-    h_crash(&h, 3, false);
-    h_run_until(&h, 15 * H_S);
+    cf_topic(&h, "orders", 1, 3, 2, assign);
+    cf_start(&h, 8);
+    cf_run_until(&h, 500 * H_MS);
+    cf_crash(&h, 2, false);
+    cf_crash(&h, 3, false);
+    cf_run_until(&h, 15 * H_S);
     h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "x");
     h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "y");
-    h_run_for(&h, 10 * H_MS);
+    cf_run_for(&h, 10 * H_MS);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 2);
     int64_t hw = h_state(&h, 1, 0, 0).hw;
-    h_free(&h);
+    cf_free(&h);
     return hw;
 }
 
@@ -177,18 +177,18 @@ static void test_hw_min_isr_rule(void)
  * m2, acknowledged with acks=all, is gone. With leader epochs B keeps m2. */
 static void kip101_scenario1(enum ks_truncation_mode mode, bool *m2_kept, bool *acked)
 {
-    struct harness h;
-    h_defaults(&h, 2);
+    struct cluster_fixture h;
+    cf_init(&h, 2);
     h.cluster_config.truncation = mode;
-    h_topic(&h, "t", 1, 2, 1, ASSIGN_12);
-    h_start(&h, 11);
-    h_run_until(&h, 1 * H_S);
-    struct h_append *m1 = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m1");
-    h_run_until(&h, 6 * H_S); /* HW 1 everywhere, checkpointed at 5 s */
+    cf_topic(&h, "t", 1, 2, 1, ASSIGN_12);
+    cf_start(&h, 11);
+    cf_run_until(&h, 1 * H_S);
+    struct cf_append *m1 = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m1");
+    cf_run_until(&h, 6 * H_S); /* HW 1 everywhere, checkpointed at 5 s */
     CU_ASSERT_EQUAL(m1->error, KS_ERR_NONE);
     CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).hw, 1);
-    struct h_append *m2 = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m2");
-    h_run_for(&h, 20 * H_MS);
+    struct cf_append *m2 = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m2");
+    cf_run_for(&h, 20 * H_MS);
     /* A has HW 2 and acked m2; B has m2 but still HW 1 (its fetch is parked). */
     CU_ASSERT_EQUAL(m2->error, KS_ERR_NONE);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 2);
@@ -196,19 +196,19 @@ static void kip101_scenario1(enum ks_truncation_mode mode, bool *m2_kept, bool *
     CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).hw, 1);
     *acked = m2->error == KS_ERR_NONE;
     /* B restarts; A dies right away. */
-    h_crash(&h, 2, false);
-    h_restart(&h, 2);
-    h_crash(&h, 1, false);
-    h_run_for(&h, 15 * H_S);
+    cf_crash(&h, 2, false);
+    cf_restart(&h, 2);
+    cf_crash(&h, 1, false);
+    cf_run_for(&h, 15 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
     CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).role, KS_ROLE_LEADER);
     *m2_kept = h_state(&h, 2, 0, 0).leo == 2;
     /* A comes back as a follower; the replicas must agree afterwards. */
-    h_restart(&h, 1);
-    h_run_for(&h, 5 * H_S);
+    cf_restart(&h, 1);
+    cf_run_for(&h, 5 * H_S);
     CU_ASSERT_TRUE(h_logs_agree(&h, 1, 2, 0, 0));
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, h_state(&h, 2, 0, 0).leo);
-    h_free(&h);
+    cf_free(&h);
 }
 
 static void test_kip101_scenario1(void)
@@ -230,42 +230,42 @@ static void test_kip101_scenario1(void)
  * m2 on A: the logs diverge. Leader-epoch truncation removes it. */
 static bool kip101_scenario2(enum ks_truncation_mode mode)
 {
-    struct harness h;
-    h_defaults(&h, 2);
+    struct cluster_fixture h;
+    cf_init(&h, 2);
     h.cluster_config.truncation = mode;
-    h_topic(&h, "t", 1, 2, 1, ASSIGN_12);
-    h_start(&h, 12);
-    h_run_until(&h, 1 * H_S);
+    cf_topic(&h, "t", 1, 2, 1, ASSIGN_12);
+    cf_start(&h, 12);
+    cf_run_until(&h, 1 * H_S);
     h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m1");
-    h_run_until(&h, 2 * H_S);
+    cf_run_until(&h, 2 * H_S);
     /* m1 is on disk on both (as a flush would leave it). */
     ks_log_flush(ks_cluster_replica_log(h.cluster, 1, 0, 0));
     ks_log_flush(ks_cluster_replica_log(h.cluster, 2, 0, 0));
     h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m2");
-    h_run_until(&h, 10500 * H_MS); /* A's HW 2 checkpointed at 10 s */
+    cf_run_until(&h, 10500 * H_MS); /* A's HW 2 checkpointed at 10 s */
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 2);
     CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).leo, 2);
-    h_crash(&h, 1, false); /* A: process crash, page cache survives */
-    h_crash(&h, 2, true);  /* B: power failure, m2 was never fsynced */
-    h_restart(&h, 2);
+    cf_crash(&h, 1, false); /* A: process crash, page cache survives */
+    cf_crash(&h, 2, true);  /* B: power failure, m2 was never fsynced */
+    cf_restart(&h, 2);
     /* Sessions of both expire at 19 s. With KRaft rules B may only register
      * its new incarnation then (20.5 s), is unfenced at 22.5 s and elected;
      * in high-watermark mode (ZooKeeper era) it registered at once. */
-    h_run_for(&h, 13 * H_S);
+    cf_run_for(&h, 13 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
     CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).leo, 1);
-    struct h_append *m3 = h_append(&h, 2, 0, 0, KS_ACKS_LEADER, "m3");
-    h_run_for(&h, 100 * H_MS);
+    struct cf_append *m3 = h_append(&h, 2, 0, 0, KS_ACKS_LEADER, "m3");
+    cf_run_for(&h, 100 * H_MS);
     CU_ASSERT_EQUAL(m3->base_offset, 1);
-    h_restart(&h, 1);
-    h_run_for(&h, 5 * H_S);
+    cf_restart(&h, 1);
+    cf_run_for(&h, 5 * H_S);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).role, KS_ROLE_FOLLOWER);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, h_state(&h, 2, 0, 0).leo);
     bool agree = h_logs_agree(&h, 1, 2, 0, 0);
     if (mode == KS_TRUNCATION_LEADER_EPOCH) {
-        CU_ASSERT_TRUE(h_count(&h, KS_EV_TRUNCATION) >= 1);
+        CU_ASSERT_TRUE(cf_count(&h, KS_EV_TRUNCATION) >= 1);
     }
-    h_free(&h);
+    cf_free(&h);
     return agree;
 }
 
@@ -283,42 +283,42 @@ static void test_kip101_scenario2(void)
  * last common epoch (0, offset 1) and refetch m2. */
 static bool kip279_scenario(enum ks_truncation_mode mode)
 {
-    struct harness h;
-    h_defaults(&h, 2);
+    struct cluster_fixture h;
+    cf_init(&h, 2);
     h.cluster_config.truncation = mode;
     h.cluster_config.unclean_leader_election_enable = true;
-    h_topic(&h, "t", 1, 2, 1, ASSIGN_12);
-    h_start(&h, 13);
-    h_run_until(&h, 1 * H_S);
+    cf_topic(&h, "t", 1, 2, 1, ASSIGN_12);
+    cf_start(&h, 13);
+    cf_run_until(&h, 1 * H_S);
     h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m1");
-    h_run_until(&h, 2 * H_S);
+    cf_run_until(&h, 2 * H_S);
     ks_node_id a = 1;
     ks_node_id b = 2;
     ks_cut_id cut = ks_world_net_partition(h.env.world, &a, 1, &b, 1);
     h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "m2");
-    h_run_until(&h, 2500 * H_MS);
-    h_crash(&h, 1, false);
+    cf_run_until(&h, 2500 * H_MS);
+    cf_crash(&h, 1, false);
     ks_world_net_heal(h.env.world, cut);
-    h_run_until(&h, 12 * H_S);
+    cf_run_until(&h, 12 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
     CU_ASSERT_EQUAL(ks_cluster_leader_epoch(h.cluster, 0, 0), 1);
     h_append(&h, 2, 0, 0, KS_ACKS_LEADER, "m3");
-    h_run_until(&h, 15500 * H_MS); /* 2 alone in the ISR: HW 2, checkpointed at 15 s */
+    cf_run_until(&h, 15500 * H_MS); /* 2 alone in the ISR: HW 2, checkpointed at 15 s */
     CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).hw, 2);
-    h_crash(&h, 2, false);
-    h_run_until(&h, 25 * H_S); /* 2 fenced: no live replica, no leader */
+    cf_crash(&h, 2, false);
+    cf_run_until(&h, 25 * H_S); /* 2 fenced: no live replica, no leader */
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), -1);
-    h_restart(&h, 1);
-    h_run_until(&h, 28 * H_S);
+    cf_restart(&h, 1);
+    cf_run_until(&h, 28 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_UNCLEAN_ELECTION), 1);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_UNCLEAN_ELECTION), 1);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 2);
-    h_restart(&h, 2);
-    h_run_until(&h, 33 * H_S);
+    cf_restart(&h, 2);
+    cf_run_until(&h, 33 * H_S);
     CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).role, KS_ROLE_FOLLOWER);
     CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).leo, 2);
     bool agree = h_logs_agree(&h, 1, 2, 0, 0);
-    h_free(&h);
+    cf_free(&h);
     return agree;
 }
 
@@ -333,47 +333,47 @@ static void test_kip279_scenario(void)
  * recovery. */
 static void test_restart_recovery(void)
 {
-    struct harness h;
-    h_defaults(&h, 3);
-    h_topic(&h, "orders", 2, 3, 2, NULL);
-    h_start(&h, 4);
-    h_run_until(&h, 500 * H_MS);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 2, 3, 2, NULL);
+    cf_start(&h, 4);
+    cf_run_until(&h, 500 * H_MS);
     for (int i = 0; i < 10; i++) {
         int32_t leader = ks_cluster_leader(h.cluster, 0, i % 2);
         h_append(&h, leader, 0, i % 2, KS_ACKS_ALL, "r");
-        h_run_for(&h, 50 * H_MS);
+        cf_run_for(&h, 50 * H_MS);
     }
     for (int i = 0; i < 10; i++) {
         CU_ASSERT_EQUAL(h.appends[i].error, KS_ERR_NONE);
     }
     int32_t victim = ks_cluster_leader(h.cluster, 0, 0);
-    h_crash(&h, victim, false);
+    cf_crash(&h, victim, false);
     CU_ASSERT_FALSE(ks_cluster_broker_is_up(h.cluster, victim));
-    h_run_for(&h, 12 * H_S);
+    cf_run_for(&h, 12 * H_S);
     CU_ASSERT_NOT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), victim);
-    CU_ASSERT_TRUE(h_count(&h, KS_EV_LEADER_ELECTED) >= 1);
-    h_restart(&h, victim);
-    h_run_for(&h, 10 * H_S);
-    CU_ASSERT_TRUE(h_count(&h, KS_EV_RECOVERY) >= 1);
-    CU_ASSERT_TRUE(h_count(&h, KS_EV_BROKER_UNFENCED) >= 1);
+    CU_ASSERT_TRUE(cf_count(&h, KS_EV_LEADER_ELECTED) >= 1);
+    cf_restart(&h, victim);
+    cf_run_for(&h, 10 * H_S);
+    CU_ASSERT_TRUE(cf_count(&h, KS_EV_RECOVERY) >= 1);
+    CU_ASSERT_TRUE(cf_count(&h, KS_EV_BROKER_UNFENCED) >= 1);
     for (int32_t p = 0; p < 2; p++) {
         int32_t isr[4];
         CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, p, isr, 4), 3);
         CU_ASSERT_EQUAL(h_state(&h, victim, 0, p).leo, 5);
     }
     /* Clean shutdown: no recovery on the next start. */
-    int32_t recoveries = h_count(&h, KS_EV_RECOVERY);
+    int32_t recoveries = cf_count(&h, KS_EV_RECOVERY);
     ks_broker_shutdown(ks_cluster_broker(h.cluster, victim));
     CU_ASSERT_FALSE(ks_cluster_broker_is_up(h.cluster, victim));
-    h_run_for(&h, 6 * H_S); /* a stopped broker writes no more checkpoints */
+    cf_run_for(&h, 6 * H_S); /* a stopped broker writes no more checkpoints */
     ks_broker_on_restart(ks_cluster_broker(h.cluster, victim));
     /* HW from the checkpoint written at shutdown, before any metadata. */
     CU_ASSERT_EQUAL(h_state(&h, victim, 0, 0).hw, 5);
     CU_ASSERT_EQUAL(h_state(&h, victim, 0, 0).role, KS_ROLE_NONE);
-    h_run_for(&h, 1 * H_S);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_RECOVERY), recoveries);
+    cf_run_for(&h, 1 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_RECOVERY), recoveries);
     CU_ASSERT_EQUAL(h_state(&h, victim, 0, 0).leo, 5);
-    h_free(&h);
+    cf_free(&h);
 }
 
 /* A leader cut off from the controller (a zombie) keeps accepting acks=1
@@ -382,28 +382,28 @@ static void test_restart_recovery(void)
  * ISR meanwhile, so acks=all writes on it time out. */
 static void test_zombie_leader(void)
 {
-    struct harness h;
-    h_defaults(&h, 3);
-    h_topic(&h, "orders", 1, 3, 1, ASSIGN_123);
-    h_start(&h, 5);
-    h_run_until(&h, 500 * H_MS);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 1, ASSIGN_123);
+    cf_start(&h, 5);
+    cf_run_until(&h, 500 * H_MS);
     ks_node_id zombie = 1;
     ks_node_id others[] = { 2, 3, 4 };
     ks_cut_id cut = ks_world_net_partition(h.env.world, &zombie, 1, others, 3);
-    struct h_append *one = h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "zombie-write");
-    struct h_append *all = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "zombie-all");
-    h_run_for(&h, 40 * H_S);
+    struct cf_append *one = h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "zombie-write");
+    struct cf_append *all = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "zombie-all");
+    cf_run_for(&h, 40 * H_S);
     CU_ASSERT_EQUAL(one->error, KS_ERR_NONE);
     CU_ASSERT_EQUAL(all->error, KS_ERR_REQUEST_TIMED_OUT);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).role, KS_ROLE_LEADER); /* it does not know */
     ks_world_net_heal(h.env.world, cut);
-    h_run_for(&h, 5 * H_S);
+    cf_run_for(&h, 5 * H_S);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).role, KS_ROLE_FOLLOWER);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, h_state(&h, 2, 0, 0).leo);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 0);
-    CU_ASSERT_TRUE(h_count(&h, KS_EV_TRUNCATION) >= 1);
-    h_free(&h);
+    CU_ASSERT_TRUE(cf_count(&h, KS_EV_TRUNCATION) >= 1);
+    cf_free(&h);
 }
 
 /* End to end with the producer module: acks=all, idempotent, min ISR 2,
@@ -411,21 +411,21 @@ static void test_zombie_leader(void)
  * on the new leaders; every record is acknowledged in the end. */
 static void test_producer_acks_all_failover(void)
 {
-    struct harness h;
-    h_defaults(&h, 3);
-    h_topic(&h, "orders", 3, 3, 2, NULL);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 3, 3, 2, NULL);
     h_add_producer(&h, 2000, 6000);
-    h_start(&h, 41);
-    h_run_until(&h, 1500 * H_MS);
+    cf_start(&h, 41);
+    cf_run_until(&h, 1500 * H_MS);
     int32_t victim = ks_cluster_leader(h.cluster, 0, 0);
-    h_crash(&h, victim, false);
-    h_run_until(&h, 60 * H_S);
+    cf_crash(&h, victim, false);
+    cf_run_until(&h, 60 * H_S);
     int64_t acked = h_outcome_count(&h, KS_OUTCOME_ACKED);
     CU_ASSERT_EQUAL(ks_cluster_producer_sent_count(h.cluster, 0), 6000);
     CU_ASSERT_EQUAL(acked, 6000);
     CU_ASSERT_EQUAL(h_acked_lost(&h), 0);
     CU_ASSERT_NOT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), victim);
-    h_free(&h);
+    cf_free(&h);
 }
 
 /* acks=1: the leader acknowledges before its followers have the records.
@@ -436,31 +436,31 @@ static void test_producer_acks_all_failover(void)
 static int64_t producer_cut_then_crash(enum ks_acks acks)
 {
     static const int32_t assign[] = { 1, 2, 3 };
-    struct harness h;
-    h_defaults(&h, 3);
-    h_topic(&h, "orders", 1, 3, 1, assign);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 1, assign);
     struct ks_producer_config *config = h_add_producer(&h, 2000, 4000);
     config->acks = acks;
     config->enable_idempotence = acks == KS_ACKS_ALL;
-    h_start(&h, 42);
-    h_run_until(&h, 1 * H_S);
+    cf_start(&h, 42);
+    cf_run_until(&h, 1 * H_S);
     ks_node_id leader = 1;
     ks_node_id followers[] = { 2, 3 };
     ks_cut_id cut = ks_world_net_partition(h.env.world, &leader, 1, followers, 2);
-    h_run_until(&h, 1200 * H_MS);
+    cf_run_until(&h, 1200 * H_MS);
     int64_t leader_leo = h_state(&h, 1, 0, 0).leo;
     int64_t follower_leo = h_state(&h, 2, 0, 0).leo;
     if (acks == KS_ACKS_LEADER) {
         CU_ASSERT_TRUE(leader_leo > follower_leo);
     }
-    h_crash(&h, 1, false);
+    cf_crash(&h, 1, false);
     ks_world_net_heal(h.env.world, cut);
-    h_run_until(&h, 60 * H_S);
+    cf_run_until(&h, 60 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
-    CU_ASSERT_EQUAL(h_count(&h, KS_EV_UNCLEAN_ELECTION), 0);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_UNCLEAN_ELECTION), 0);
     int64_t lost = h_acked_lost(&h);
     CU_ASSERT_TRUE(lost <= leader_leo - follower_leo);
-    h_free(&h);
+    cf_free(&h);
     return lost;
 }
 
@@ -493,7 +493,7 @@ static void client_receive(ks_world *world, ks_node_id self, ks_node_id source, 
     box->count++;
 }
 
-static void send_fetch_min(struct harness *h, int32_t broker, int64_t offset, int64_t max_wait_ns,
+static void send_fetch_min(struct cluster_fixture *h, int32_t broker, int64_t offset, int64_t max_wait_ns,
                            int32_t min_bytes)
 {
     _Alignas(8) uint8_t message[sizeof(struct ks_fetch_request) +
@@ -517,7 +517,7 @@ static void send_fetch_min(struct harness *h, int32_t broker, int64_t offset, in
                   sizeof message);
 }
 
-static void send_fetch(struct harness *h, int32_t broker, int64_t offset, int64_t max_wait_ns)
+static void send_fetch(struct cluster_fixture *h, int32_t broker, int64_t offset, int64_t max_wait_ns)
 {
     send_fetch_min(h, broker, offset, max_wait_ns, 1);
 }
@@ -525,14 +525,14 @@ static void send_fetch(struct harness *h, int32_t broker, int64_t offset, int64_
 static void test_client_protocol(void)
 {
     static const int32_t assign[] = { 1, 2, 3 };
-    struct harness h;
-    h_defaults(&h, 3);
-    h_topic(&h, "orders", 1, 3, 2, assign);
-    h_start(&h, 6);
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 2, assign);
+    cf_start(&h, 6);
     struct client_box box;
     memset(&box, 0, sizeof box);
     ks_world_set_receiver(h.env.world, KS_NODE_DRIVER, client_receive, &box);
-    h_run_until(&h, 500 * H_MS);
+    cf_run_until(&h, 500 * H_MS);
     /* Metadata from a follower's cache. */
     struct ks_metadata_request metadata;
     memset(&metadata, 0, sizeof metadata);
@@ -540,7 +540,7 @@ static void test_client_protocol(void)
     metadata.topic_index = 0;
     ks_world_send(h.env.world, KS_NODE_DRIVER, 3, KS_MSG_METADATA_REQUEST, &metadata,
                   sizeof metadata);
-    h_run_for(&h, 5 * H_MS);
+    cf_run_for(&h, 5 * H_MS);
     CU_ASSERT_EQUAL_FATAL(box.kind, KS_MSG_METADATA_RESPONSE);
     const struct ks_metadata_response *mr = (const struct ks_metadata_response *)box.bytes;
     CU_ASSERT_EQUAL(mr->correlation_id, 5);
@@ -553,16 +553,16 @@ static void test_client_protocol(void)
     /* Two records committed, a third only on the leader (followers cut off). */
     h_append(&h, 1, 0, 0, KS_ACKS_ALL, "a");
     h_append(&h, 1, 0, 0, KS_ACKS_ALL, "b");
-    h_run_for(&h, 50 * H_MS);
+    cf_run_for(&h, 50 * H_MS);
     ks_node_id leader = 1;
     ks_node_id followers[] = { 2, 3 };
     ks_cut_id cut = ks_world_net_partition(h.env.world, &leader, 1, followers, 2);
     h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "c");
-    h_run_for(&h, 5 * H_MS);
+    cf_run_for(&h, 5 * H_MS);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 3);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 2);
     send_fetch(&h, 1, 0, 0);
-    h_run_for(&h, 5 * H_MS);
+    cf_run_for(&h, 5 * H_MS);
     CU_ASSERT_EQUAL_FATAL(box.kind, KS_MSG_FETCH_RESPONSE);
     const struct ks_fetch_response *fr = (const struct ks_fetch_response *)box.bytes;
     CU_ASSERT_EQUAL(fr->correlation_id, 77);
@@ -587,9 +587,9 @@ static void test_client_protocol(void)
     /* At the HW a consumer fetch long-polls and returns empty at max_wait. */
     int32_t before = box.count;
     send_fetch(&h, 1, 2, 100 * (int64_t)H_MS);
-    h_run_for(&h, 50 * H_MS);
+    cf_run_for(&h, 50 * H_MS);
     CU_ASSERT_EQUAL(box.count, before);
-    h_run_for(&h, 60 * H_MS);
+    cf_run_for(&h, 60 * H_MS);
     CU_ASSERT_EQUAL(box.count, before + 1);
     CU_ASSERT_EQUAL(fp->records_bytes, 0);
     /* ListOffsets: latest is the HW, earliest the log start. */
@@ -599,39 +599,39 @@ static void test_client_protocol(void)
     list.timestamp = KS_LIST_OFFSETS_LATEST;
     list.current_leader_epoch = -1;
     ks_world_send(h.env.world, KS_NODE_DRIVER, 1, KS_MSG_LIST_OFFSETS_REQUEST, &list, sizeof list);
-    h_run_for(&h, 5 * H_MS);
+    cf_run_for(&h, 5 * H_MS);
     const struct ks_list_offsets_response *lr = (const struct ks_list_offsets_response *)box.bytes;
     CU_ASSERT_EQUAL(box.kind, KS_MSG_LIST_OFFSETS_RESPONSE);
     CU_ASSERT_EQUAL(lr->offset, 2);
     list.timestamp = KS_LIST_OFFSETS_EARLIEST;
     ks_world_send(h.env.world, KS_NODE_DRIVER, 1, KS_MSG_LIST_OFFSETS_REQUEST, &list, sizeof list);
-    h_run_for(&h, 5 * H_MS);
+    cf_run_for(&h, 5 * H_MS);
     CU_ASSERT_EQUAL(lr->offset, 0);
     /* A follower does not serve consumers. */
     send_fetch(&h, 2, 0, 0);
-    h_run_for(&h, 5 * H_MS);
+    cf_run_for(&h, 5 * H_MS);
     CU_ASSERT_EQUAL(box.kind, KS_MSG_FETCH_RESPONSE);
     CU_ASSERT_EQUAL(fp->error_code, KS_ERR_NOT_LEADER_OR_FOLLOWER);
     ks_world_net_heal(h.env.world, cut);
     /* The followers' fetches lost in the cut time out (30 s), then they
      * catch up and the HW reaches 3. */
-    h_run_for(&h, 35 * H_S);
+    cf_run_for(&h, 35 * H_S);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 3);
     /* fetch.min.bytes: new committed data smaller than min_bytes does not
      * release the long poll; the deadline does. */
     before = box.count;
-    ks_time_ns sent = h_now(&h);
+    ks_time_ns sent = cf_now(&h);
     send_fetch_min(&h, 1, 3, 300 * (int64_t)H_MS, 1 << 20);
-    h_run_for(&h, 20 * H_MS);
+    cf_run_for(&h, 20 * H_MS);
     h_append(&h, 1, 0, 0, KS_ACKS_ALL, "d");
-    h_run_for(&h, 200 * H_MS);
+    cf_run_for(&h, 200 * H_MS);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 4);
     CU_ASSERT_EQUAL(box.count, before);
-    h_run_until(&h, sent + 302 * H_MS);
+    cf_run_until(&h, sent + 302 * H_MS);
     CU_ASSERT_EQUAL(box.count, before + 1);
     CU_ASSERT_TRUE(fp->records_bytes > 0);
     ks_world_set_receiver(h.env.world, KS_NODE_DRIVER, NULL, NULL);
-    h_free(&h);
+    cf_free(&h);
 }
 
 void ks_test_register_replication(void)
