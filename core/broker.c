@@ -42,23 +42,14 @@
 
 /* ---- small helpers ------------------------------------------------------- */
 
-void ks_broker_emit(struct ks_broker *broker, enum ks_cluster_event_kind kind,
-                    int32_t topic_index, int32_t partition, const char *detail,
-                    const char *explain)
+void ks_broker_emit(struct ks_broker *broker, struct ks_cluster_event *event)
 {
     if (broker->observer == NULL || broker->observer->on_event == NULL) {
         return;
     }
-    struct ks_cluster_event event;
-    memset(&event, 0, sizeof event);
-    event.at_ns = ks__broker_now_ns(broker);
-    event.kind = kind;
-    event.broker = broker->id;
-    event.topic_index = topic_index;
-    event.partition = partition;
-    event.detail = detail;
-    event.explain = explain;
-    broker->observer->on_event(broker->observer->context, &event);
+    event->at_ns = ks__broker_now_ns(broker);
+    event->broker = broker->id;
+    broker->observer->on_event(broker->observer->context, event);
 }
 
 struct ks__replica *ks__broker_find_replica(const struct ks_broker *broker, int32_t topic_index,
@@ -509,10 +500,10 @@ static void start_common(struct ks_broker *broker)
     if (broker->spec->consumer_count > 0 && broker->offsets_topic_index >= 0) {
         broker->coordinator = ks_group_coordinator_new(broker);
     }
-    char detail[64];
-    g_snprintf(detail, sizeof detail, "broker %d started (epoch %" PRId64 ")", broker->id,
-               broker->broker_epoch);
-    ks_broker_emit(broker, KS_EV_BROKER_STARTED, -1, -1, detail, NULL);
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_BROKER_STARTED);
+    event.broker_epoch = broker->broker_epoch;
+    ks_broker_emit(broker, &event);
     /* B2; the order of these timers is part of the trace. */
     heartbeat_tick(broker->world, broker);
     ks__replica_start_isr_check(broker);

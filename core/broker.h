@@ -112,10 +112,10 @@ int64_t ks_broker_hw(struct ks_broker *broker, int32_t topic_index, int32_t part
 int64_t ks_broker_leo(struct ks_broker *broker, int32_t topic_index, int32_t partition);
 int64_t ks_broker_log_start_offset(struct ks_broker *broker, int32_t topic_index,
                                    int32_t partition);
-/* Emits an event through the observer (fills at_ns and broker). */
-void ks_broker_emit(struct ks_broker *broker, enum ks_cluster_event_kind kind,
-                    int32_t topic_index, int32_t partition, const char *detail,
-                    const char *explain);
+/* Reports `event` (built with ks_cluster_event_init) through the observer,
+ * after setting its at_ns to now and its broker to this broker. Borrowed for
+ * the call. */
+void ks_broker_emit(struct ks_broker *broker, struct ks_cluster_event *event);
 
 /* Tests and benchmarks: the broker object of a cluster (core/cluster.c);
  * NULL for a bad id. Borrowed. */

@@ -178,71 +178,6 @@ void ks__fetcher_restart(struct ks_broker *broker, int32_t leader_id)
     ks__fetcher_kick(broker, leader_id);
 }
 
-/* ---- narration helpers ----------------------------------------------------------- */
-
-/* Producers of a topic that do not wait for every in-sync replica ("p1
- * (acks=1), p2 (acks=0)"), for the narration; returns how many. */
-static int32_t weak_acks_producers(const struct ks_broker *broker, int32_t topic_index,
-                                   char *out, size_t out_bytes)
-{
-    int32_t count = 0;
-    out[0] = '\0';
-    for (int32_t i = 0; i < broker->spec->producer_count; i++) {
-        const struct ks_producer_config *producer = &broker->spec->producers[i];
-        if (producer->topic_index != topic_index || producer->acks == KS_ACKS_ALL) {
-            continue;
-        }
-        size_t used = strlen(out);
-        if (count < 4 && used < out_bytes) {
-            g_snprintf(out + used, out_bytes - used, "%s%s (acks=%d)", count > 0 ? ", " : "",
-                       producer->name, producer->acks == KS_ACKS_NONE ? 0 : 1);
-        }
-        count++;
-    }
-    return count;
-}
-
-/* What dropping [target, LEO) of a replica loses, as far as this broker
- * knows: the part below its HW was committed; acks=1 and acks=0
- * writes may have been acknowledged before any follower had them. */
-static void describe_dropped(const struct ks_broker *broker, const struct ks__replica *replica,
-                             int64_t target, char *out, size_t out_bytes)
-{
-    int64_t leo = ks__leo_of(replica);
-    int64_t committed_end = ks__min64(replica->hw, leo);
-    char producers[300];
-    int32_t weak = weak_acks_producers(broker, replica->topic_index, producers, sizeof producers);
-    char weak_text[500] = "";
-    if (weak > 0) {
-        g_snprintf(weak_text, sizeof weak_text,
-                   " But producer %s%s %s not wait for the followers: a leader acknowledges an "
-                   "acks=1 write as soon as it has appended it (acks=0 gets no answer at all), "
-                   "so some of %s may have been acknowledged and are lost all the same.",
-                   producers, weak > 4 ? " and more" : "", weak > 1 ? "do" : "does",
-                   committed_end > target ? "the others" : "these records");
-    }
-    if (committed_end <= target) {
-        g_snprintf(out, out_bytes,
-                   "None of them is below this replica's high watermark (%" PRId64 "), so it "
-                   "has no sign that they were committed; if the new leader came from the ISR, "
-                   "they were not, and no acks=all write among them was acknowledged.%s",
-                   replica->hw, weak_text);
-        return;
-    }
-    char rest[160] = "";
-    if (committed_end < leo) {
-        g_snprintf(rest, sizeof rest, " It has no sign that %" PRId64 "..%" PRId64
-                   " were committed.", committed_end, leo - 1);
-    }
-    g_snprintf(out, out_bytes,
-               "Offsets %" PRId64 "..%" PRId64 " were below this replica's high watermark "
-               "(%" PRId64 "): they had been committed, so their producers may have been "
-               "told they were written, whatever their acks. Only an unclean election (a leader "
-               "from outside the ISR) or an in-sync replica that lost unflushed data can cut "
-               "committed records: these are lost.%s%s",
-               target, committed_end - 1, replica->hw, rest, committed_end < leo ? weak_text : "");
-}
-
 /* ---- responses ------------------------------------------------------------------------ */
 
 /* Truncation target for a diverging epoch (AbstractFetcherThread
@@ -277,13 +212,8 @@ static void on_out_of_range(struct ks_broker *broker, struct ks__replica *replic
     if (leo > part->leader_leo) {
         /* The leader has less than we do (an unclean leader, or HW-mode
          * truncation): pre-KIP-101 Kafka truncates to the leader's LEO. */
-        char explain[400];
-        g_snprintf(explain, sizeof explain,
-                   "The leader's log ends at %" PRId64 ", below this replica's end, so the "
-                   "follower cuts its log back to the leader's end to stay a copy of it. "
-                   "Records beyond that point exist nowhere else and are lost.",
-                   part->leader_leo);
-        ks__replica_truncate(broker, replica, part->leader_leo, "leader's log end offset", explain);
+        ks__replica_truncate(broker, replica, KS_REASON_TRUNCATE_TO_LEADER_LEO, part->leader_leo,
+                             -1, -1);
     } else if (leo < part->log_start_offset) {
         ks_log_truncate_fully_and_start_at(replica->log, part->log_start_offset);
         replica->hw = part->log_start_offset;
@@ -301,28 +231,12 @@ static void on_diverging(struct ks_broker *broker, struct ks__replica *replica, 
     int32_t matched = -1;
     int64_t target =
         diverging_target(replica, part->diverging_epoch, part->diverging_end_offset, &matched);
-    char detail[96];
-    char explain[1400];
-    if (part->diverging_epoch < 0 || matched < 0) {
-        g_snprintf(detail, sizeof detail, "no common leader epoch: to its high watermark");
-        g_snprintf(explain, sizeof explain,
-                   "Leader %d and this follower share no known leader epoch, so it falls "
-                   "back to its high watermark, as Kafka does without epoch data.",
-                   leader_id);
-    } else {
-        g_snprintf(detail, sizeof detail, "leader %d epoch %d ends at %" PRId64, leader_id,
-                   part->diverging_epoch, part->diverging_end_offset);
-        char loss[1000];
-        describe_dropped(broker, replica, target, loss, sizeof loss);
-        g_snprintf(explain, sizeof explain,
-                   "KIP-101/KIP-279: the follower's last epoch ends at a different offset on "
-                   "leader %d (epoch %d ends at %" PRId64 " there), so its records above "
-                   "the last offset both logs share were written by a leader that lost its "
-                   "leadership before the new leader had them. The follower drops them so that "
-                   "the replicas do not diverge. %s",
-                   leader_id, part->diverging_epoch, part->diverging_end_offset, loss);
-    }
-    ks__replica_truncate(broker, replica, target, detail, explain);
+    ks_assert(replica->state.leader == leader_id); /* the response is from the leader followed */
+    ks__replica_truncate(broker, replica,
+                         part->diverging_epoch < 0 || matched < 0
+                             ? KS_REASON_TRUNCATE_NO_COMMON_EPOCH
+                             : KS_REASON_TRUNCATE_DIVERGING_EPOCH,
+                         target, part->diverging_epoch, part->diverging_end_offset);
 }
 
 /* Appends the records of a response at the LEO (F3). Returns false if the
@@ -349,10 +263,8 @@ static bool append_records(struct ks_broker *broker, struct ks__replica *replica
         }
         crc_checked_bytes = batch_bytes;
         if (view.base_offset < leo) {
-            ks__replica_truncate(broker, replica, view.base_offset,
-                                 "realign with the leader's batch",
-                                 "The follower's log ended inside one of the leader's batches, "
-                                 "so it drops the partial tail and copies the whole batch.");
+            ks__replica_truncate(broker, replica, KS_REASON_TRUNCATE_REALIGN_BATCH,
+                                 view.base_offset, -1, -1);
         }
         break;
     }
@@ -421,7 +333,8 @@ void ks__fetcher_on_response(struct ks_broker *broker, ks_node_id source, const 
     struct ks__fetcher *fetcher = &broker->fetchers[leader_id - 1];
     struct ks_fetch_response header;
     memcpy(&header, message, sizeof header);
-    if (fetcher->state != KS__FETCHER_IN_FLIGHT || header.correlation_id != fetcher->correlation_id) {
+    if (fetcher->state != KS__FETCHER_IN_FLIGHT ||
+        header.correlation_id != fetcher->correlation_id) {
         return; /* F2: abandoned (timed out, or a new leader epoch) */
     }
     fetcher->state = KS__FETCHER_IDLE;

@@ -299,10 +299,13 @@ void ks__replica_maybe_advance_hw(struct ks_broker *broker, struct ks__replica *
  * then ISR expansion and HW advance. */
 void ks__replica_record_follower_fetch(struct ks_broker *broker, struct ks__replica *replica,
                                        int32_t follower_id, int64_t fetch_offset);
-/* Cuts the log at `offset` (a no-op at or above the LEO) and clamps the HW;
- * why_detail / why_explain are the narration of the cause. */
-void ks__replica_truncate(struct ks_broker *broker, struct ks__replica *replica, int64_t offset,
-                          const char *why_detail, const char *why_explain);
+/* Cuts the log at `offset` (a no-op at or above the LEO), clamps the HW,
+ * and reports a KS_EV_TRUNCATION event: why (a KS_REASON_TRUNCATE_*), the
+ * offset, the leader followed, the leader's diverging epoch and its end
+ * offset (-1, -1 unless why is about one), and the LEOs, HWs and range dropped. */
+void ks__replica_truncate(struct ks_broker *broker, struct ks__replica *replica,
+                          enum ks_event_reason why, int64_t offset, int32_t diverging_epoch,
+                          int64_t diverging_end_offset);
 /* Starts the periodic ISR check (Kafka's isr-expiration task). */
 void ks__replica_start_isr_check(struct ks_broker *broker);
 /* The controller answered an AlterPartition. */
@@ -319,7 +322,7 @@ void ks__fetcher_restart(struct ks_broker *broker, int32_t leader_id);
 void ks__fetcher_on_response(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
                              size_t message_bytes);
 
-/* ---- broker_serve.c ---------------------------------------------------------------------------- */
+/* ---- broker_serve.c ------------------------------------------------------------------------- */
 
 void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
                           size_t message_bytes);
@@ -328,7 +331,7 @@ void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uin
 void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t partition,
                        enum ks__release_waiters waiters);
 
-/* ---- broker_produce.c ---------------------------------------------------------------------------- */
+/* ---- broker_produce.c ----------------------------------------------------------------------- */
 
 void ks__produce_on_request(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
                             size_t message_bytes);
@@ -336,7 +339,7 @@ void ks__produce_on_request(struct ks_broker *broker, ks_node_id source, const u
 void ks__produce_complete_pending(struct ks_broker *broker, struct ks__replica *replica,
                                   enum ks__pending_outcome outcome, int16_t error);
 
-/* ---- broker_logs.c ------------------------------------------------------------------------------- */
+/* ---- broker_logs.c -------------------------------------------------------------------------- */
 
 /* LogManager.loadLogs: opens every partition folder found in broker-<id>/. */
 void ks__logs_load(struct ks_broker *broker);

@@ -121,39 +121,41 @@ static ks_time_ns log_task_interval(const struct ks_broker *broker)
     return interval > 0 ? interval : KS_NS_PER_S;
 }
 
+/* A retention or compaction event about the replica. */
+static struct ks_cluster_event log_event(const struct ks__replica *replica,
+                                         enum ks_cluster_event_kind kind)
+{
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, kind);
+    event.topic_index = replica->topic_index;
+    event.partition = replica->partition;
+    return event;
+}
+
 /* Flush, retention and compaction of one replica. */
 static void replica_log_tasks(struct ks_broker *broker, struct ks__replica *replica,
                               ks_time_ns now)
 {
-    int32_t t = replica->topic_index;
-    int32_t p = replica->partition;
     ks_log_maybe_flush(replica->log, now);
-    const struct ks_log_config *config = &broker->topics[t].log;
+    const struct ks_log_config *config = &broker->topics[replica->topic_index].log;
     if (config->cleanup_delete) {
+        int64_t start_before = ks_log_start_offset(replica->log);
         int32_t deleted = ks_log_apply_retention(replica->log, now, replica->hw);
         if (deleted > 0) {
-            char detail[200];
-            g_snprintf(detail, sizeof detail,
-                       "broker %d %s-%d: %d segment(s) deleted, log start %" PRId64,
-                       broker->id, broker->topics[t].name, p, deleted,
-                       ks_log_start_offset(replica->log));
-            ks_broker_emit(broker, KS_EV_RETENTION, t, p, detail,
-                           "Retention deletes whole old segments below the high "
-                           "watermark. Each replica applies it to its own log on its "
-                           "own schedule; consumers behind the leader's new log start "
-                           "offset reset.");
+            struct ks_cluster_event event = log_event(replica, KS_EV_RETENTION);
+            event.segment_count = deleted;
+            event.log_start_offset = ks_log_start_offset(replica->log);
+            event.offset_from = start_before;
+            event.offset_to = event.log_start_offset;
+            ks_broker_emit(broker, &event);
         }
     }
     if (config->cleanup_compact) {
         int64_t removed = ks_log_compact(replica->log, now, replica->hw);
         if (removed > 0) {
-            char detail[200];
-            g_snprintf(detail, sizeof detail, "broker %d %s-%d: %" PRId64 " record(s) compacted away",
-                       broker->id, broker->topics[t].name, p, removed);
-            ks_broker_emit(broker, KS_EV_COMPACTION, t, p, detail,
-                           "The log cleaner keeps only the latest record per key below "
-                           "the high watermark. Each replica cleans its own log "
-                           "independently.");
+            struct ks_cluster_event event = log_event(replica, KS_EV_COMPACTION);
+            event.record_count = removed;
+            ks_broker_emit(broker, &event);
         }
     }
     if (replica->hw < ks_log_start_offset(replica->log)) {

@@ -144,20 +144,16 @@ static void refuse_event(struct ks_broker *broker, struct ks__replica *replica)
     }
     replica->refused_once = true;
     replica->refused_event_ns = now;
-    char detail[200];
-    char explain[600];
-    g_snprintf(detail, sizeof detail, "%s-%d NOT_ENOUGH_REPLICAS: isr size %d < min.insync.replicas %d",
-               replica->topic->name, replica->partition, replica->state.isr_count,
-               ks__effective_min_isr(replica));
-    g_snprintf(explain, sizeof explain,
-               "Leader %d refuses an acks=all write to %s-%d without appending it: only %d "
-               "replica(s) are in sync and min.insync.replicas is %d. The producer retries; the "
-               "partition is unavailable for acks=all writes until the ISR grows back. This is "
-               "the price of not acknowledging writes that too few replicas hold.",
-               broker->id, replica->topic->name, replica->partition, replica->state.isr_count,
-               ks__effective_min_isr(replica));
-    ks_broker_emit(broker, KS_EV_PRODUCE_REFUSED, replica->topic_index, replica->partition, detail,
-                   explain);
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_PRODUCE_REFUSED);
+    event.reason = KS_REASON_NOT_ENOUGH_REPLICAS;
+    event.topic_index = replica->topic_index;
+    event.partition = replica->partition;
+    event.leader_new = broker->id;
+    event.isr_new_count =
+        ks_cluster_event_set_list(event.isr_new, replica->state.isr, replica->state.isr_count);
+    event.isr_count_min = ks__effective_min_isr(replica);
+    ks_broker_emit(broker, &event);
 }
 
 /* The last sequence number of a batch (wrapping at INT32_MAX), or -1. */
@@ -302,10 +298,12 @@ void ks__produce_on_request(struct ks_broker *broker, ks_node_id source, const u
                   message + sizeof request, request.batch_bytes, &completion);
 }
 
-void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, int32_t partition,
-                               const uint8_t *batch, size_t batch_bytes,
-                               void (*done)(void *context, int16_t error, int64_t base_offset),
-                               void *context)
+/* An append whose outcome goes to done(context, ...) on this node. */
+static void append_with_callback(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                                 enum ks_acks acks, int64_t timeout_ns, const uint8_t *batch,
+                                 size_t batch_bytes,
+                                 void (*done)(void *context, int16_t error, int64_t base_offset),
+                                 void *context)
 {
     struct ks__completion completion;
     memset(&completion, 0, sizeof completion);
@@ -314,8 +312,18 @@ void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, in
     completion.partition = partition;
     completion.done = done;
     completion.context = context;
-    leader_append(broker, topic_index, partition, KS_ACKS_ALL,
-                  (int64_t)KS__INTERNAL_APPEND_TIMEOUT_NS, batch, batch_bytes, &completion);
+    leader_append(broker, topic_index, partition, acks, timeout_ns, batch, batch_bytes,
+                  &completion);
+}
+
+void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                               const uint8_t *batch, size_t batch_bytes,
+                               void (*done)(void *context, int16_t error, int64_t base_offset),
+                               void *context)
+{
+    append_with_callback(broker, topic_index, partition, KS_ACKS_ALL,
+                         (int64_t)KS__INTERNAL_APPEND_TIMEOUT_NS, batch, batch_bytes, done,
+                         context);
 }
 
 void ks_broker_append_for_test(struct ks_broker *broker, int32_t topic_index, int32_t partition,
@@ -323,13 +331,6 @@ void ks_broker_append_for_test(struct ks_broker *broker, int32_t topic_index, in
                                void (*done)(void *context, int16_t error, int64_t base_offset),
                                void *context)
 {
-    struct ks__completion completion;
-    memset(&completion, 0, sizeof completion);
-    completion.kind = KS__COMPLETE_CALLBACK;
-    completion.topic_index = topic_index;
-    completion.partition = partition;
-    completion.done = done;
-    completion.context = context;
-    leader_append(broker, topic_index, partition, acks, (int64_t)KS__REQUEST_TIMEOUT_NS, batch,
-                  batch_bytes, &completion);
+    append_with_callback(broker, topic_index, partition, acks, (int64_t)KS__REQUEST_TIMEOUT_NS,
+                         batch, batch_bytes, done, context);
 }

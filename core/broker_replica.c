@@ -160,10 +160,12 @@ void ks__replica_maybe_advance_hw(struct ks_broker *broker, struct ks__replica *
 
 /* ---- truncation ------------------------------------------------------------------ */
 
-void ks__replica_truncate(struct ks_broker *broker, struct ks__replica *replica, int64_t offset,
-                          const char *why_detail, const char *why_explain)
+void ks__replica_truncate(struct ks_broker *broker, struct ks__replica *replica,
+                          enum ks_event_reason why, int64_t offset, int32_t diverging_epoch,
+                          int64_t diverging_end_offset)
 {
     int64_t leo_before = ks__leo_of(replica);
+    int64_t hw_before = replica->hw;
     if (offset >= leo_before) {
         return;
     }
@@ -177,23 +179,23 @@ void ks__replica_truncate(struct ks_broker *broker, struct ks__replica *replica,
         replica->hw = start;
     }
     replica->producers_valid = false;
-    char detail[256];
-    char explain[900];
-    const char *name = replica->topic->name;
-    if (leo_before - leo == 1) {
-        g_snprintf(detail, sizeof detail, "broker %d truncates %s-%d to %" PRId64
-                   " (%s), dropping offset %" PRId64, broker->id, name, replica->partition, leo,
-                   why_detail, leo);
-    } else {
-        g_snprintf(detail, sizeof detail, "broker %d truncates %s-%d to %" PRId64
-                   " (%s), dropping offsets %" PRId64 "..%" PRId64, broker->id, name,
-                   replica->partition, leo, why_detail, leo, leo_before - 1);
-    }
-    g_snprintf(explain, sizeof explain, "Broker %d truncates %s-%d to offset %" PRId64
-               ", dropping %" PRId64 " record(s) from its log. %s",
-               broker->id, name, replica->partition, leo, leo_before - leo, why_explain);
-    ks_broker_emit(broker, KS_EV_TRUNCATION, replica->topic_index, replica->partition, detail,
-                   explain);
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_TRUNCATION);
+    event.reason = why;
+    event.topic_index = replica->topic_index;
+    event.partition = replica->partition;
+    event.offset = offset;
+    event.leader_new = replica->state.leader;
+    event.diverging_epoch = diverging_epoch;
+    event.diverging_end_offset = diverging_end_offset;
+    event.leo_old = leo_before;
+    event.leo_new = leo;
+    event.offset_from = leo;
+    event.offset_to = leo_before;
+    event.hw_old = hw_before;
+    event.hw_new = replica->hw;
+    event.log_start_offset = start;
+    ks_broker_emit(broker, &event);
     ks__replica_check(broker, replica);
 }
 
@@ -394,19 +396,21 @@ struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_ind
     replica->hw = hw > leo ? leo : (hw < start ? start : hw);
     broker->replicas[topic_index][partition] = replica;
     if (report.recovered) {
-        char detail[256];
-        char explain[700];
-        g_snprintf(detail, sizeof detail, "broker %d recovered %s-%d from offset %" PRId64
-                   ": dropped %" PRId64 " batch(es), %" PRId64 " bytes; log end %" PRId64,
-                   broker->id, replica->topic->name, partition, report.recovered_from_offset,
-                   report.dropped_batch_count, report.dropped_bytes, report.leo_after);
-        g_snprintf(explain, sizeof explain,
-                   "Broker %d did not shut down cleanly, so it re-reads %s-%d from its recovery "
-                   "point (the last offset known to be fsynced), checks every batch's CRC, and "
-                   "cuts the log at the first torn or missing batch. Its high watermark comes "
-                   "from replication-offset-checkpoint (%" PRId64 "), clamped to the log end.",
-                   broker->id, replica->topic->name, partition, replica->hw);
-        ks_broker_emit(broker, KS_EV_RECOVERY, topic_index, partition, detail, explain);
+        struct ks_cluster_event event;
+        ks_cluster_event_init(&event, 0, KS_EV_RECOVERY);
+        event.topic_index = topic_index;
+        event.partition = partition;
+        event.offset = report.recovered_from_offset;
+        event.leo_old = report.leo_before;
+        event.leo_new = report.leo_after;
+        if (report.leo_before > report.leo_after) {
+            event.offset_from = report.leo_after;
+            event.offset_to = report.leo_before;
+        }
+        event.batch_count = report.dropped_batch_count;
+        event.byte_count = report.dropped_bytes;
+        event.hw_new = replica->hw;
+        ks_broker_emit(broker, &event);
     }
     return replica;
 }
@@ -477,17 +481,8 @@ static void become_follower(struct ks_broker *broker, struct ks__replica *replic
      * partition) the ZooKeeper-era controller sent no LeaderAndIsr at all. */
     if (broker->spec->cluster->truncation == KS_TRUNCATION_HIGH_WATERMARK &&
         replica->state.leader >= 1) {
-        char explain[600];
-        g_snprintf(explain, sizeof explain,
-                   "replication.truncation = high-watermark (Kafka before 0.11): on becoming a "
-                   "follower the replica drops everything above its own high watermark, %" PRId64
-                   ". That HW can lag the leader's (a follower learns it one fetch late; a "
-                   "restarted broker reads it from a checkpoint), so records among these may "
-                   "have been committed and acknowledged. Those the current leader lacks are "
-                   "gone; the rest are lost too if this replica becomes leader before fetching "
-                   "them back (KIP-101 scenario 1).",
-                   replica->hw);
-        ks__replica_truncate(broker, replica, replica->hw, "its high watermark", explain);
+        ks__replica_truncate(broker, replica, KS_REASON_TRUNCATE_TO_HIGH_WATERMARK, replica->hw,
+                             -1, -1);
     }
     if (was_leader && broker->coordinator != NULL &&
         replica->topic_index == broker->offsets_topic_index) {

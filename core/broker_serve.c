@@ -212,7 +212,8 @@ static void plan_entry(struct ks_broker *broker, const struct ks_fetch_request *
 /* Appends one partition's response header and records to out; returns the
  * record bytes and whether the partition has something to say (an error or
  * a diverging epoch) in *says_something. */
-static size_t build_entry(struct ks__replica *replica, const struct ks_fetch_request_partition *entry,
+static size_t build_entry(struct ks__replica *replica,
+                          const struct ks_fetch_request_partition *entry,
                           const struct entry_plan *plan, enum ks__fetch_origin origin,
                           bool room_left, GByteArray *out, bool *says_something)
 {

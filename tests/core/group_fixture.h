@@ -3,7 +3,7 @@
 ** producer, consumers) on a fresh world, for the group and consumer suites.
 ** Header-only (static functions) so that each suite gets its own copy.
 **
-** The observer keeps every rebalance event (time, generation, detail), every
+** The observer keeps every rebalance event (time, generation, timeline line), every
 ** acknowledged record's offset, and how many times each offset of each
 ** partition was processed by the group.
 */
@@ -15,6 +15,7 @@
 
 #include "../../core/cluster.h"
 #include "../../core/consumer.h"
+#include "../../sim/narrate.h"
 #include "../testlib.h"
 
 #define GF_MS 1000000ULL
@@ -59,13 +60,13 @@ static inline void gf_on_event(void *context, const struct ks_cluster_event *eve
     if (event->kind == KS_EV_REBALANCE && f->rebalance_count < GF_REBALANCES_MAX) {
         struct gf_rebalance *r = &f->rebalances[f->rebalance_count++];
         r->at_ns = event->at_ns;
-        r->generation = -1;
-        const char *g = strstr(event->detail, "generation ");
-        if (g != NULL) {
-            r->generation = atoi(g + strlen("generation "));
-        }
-        snprintf(r->detail, sizeof(r->detail), "%s", event->detail);
-    } else if (event->kind == KS_EV_INFO && strstr(event->detail, "max.poll.interval.ms") != NULL) {
+        r->generation = event->generation;
+        /* The timeline line lists each member's assignment ("c1-1=orders-0,orders-1"). */
+        g_autoptr(GString) detail = g_string_new(NULL);
+        g_autoptr(GString) explain = g_string_new(NULL);
+        ks_narrate_event(&f->spec, event, detail, explain);
+        snprintf(r->detail, sizeof(r->detail), "%s", detail->str);
+    } else if (event->kind == KS_EV_INFO && event->reason == KS_REASON_POLL_INTERVAL_EXCEEDED) {
         f->poll_interval_exits++;
     } else if (event->kind == KS_EV_OFFSET_RESET) {
         f->offset_resets++;

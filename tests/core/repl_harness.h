@@ -16,6 +16,7 @@
 #include "../../core/controller.h"
 #include "../../core/log.h"
 #include "../../core/proto.h"
+#include "../../sim/narrate.h"
 #include "../testlib.h"
 
 #include <stdio.h>
@@ -33,7 +34,7 @@ struct h_event {
     int32_t broker;
     int32_t topic_index;
     int32_t partition;
-    char detail[256];
+    enum ks_event_reason reason;
 };
 
 struct h_append {
@@ -71,13 +72,14 @@ static inline void h_on_event(void *context, const struct ks_cluster_event *even
     copy.broker = event->broker;
     copy.topic_index = event->topic_index;
     copy.partition = event->partition;
-    if (event->detail != NULL) {
-        g_strlcpy(copy.detail, event->detail, sizeof copy.detail);
-    }
+    copy.reason = event->reason;
     g_array_append_val(h->events, copy);
     if (h->verbose) {
+        g_autoptr(GString) detail = g_string_new(NULL);
+        g_autoptr(GString) explain = g_string_new(NULL);
+        ks_narrate_event(&h->spec, event, detail, explain);
         fprintf(stderr, "  %10.3f ms %-16s %s\n", (double)event->at_ns / 1e6,
-                ks_cluster_event_kind_name(event->kind), copy.detail);
+                ks_cluster_event_kind_name(event->kind), detail->str);
     }
 }
 

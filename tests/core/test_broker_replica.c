@@ -13,7 +13,9 @@
  * (R3). (2) On a settled cluster, each invariant is broken by hand through
  * the module's internal header in a forked child, which must then die in
  * ks_broker_check (ks_assert aborts); the same check on the untouched state
- * must pass. */
+ * must pass. (3) A zombie leader's story is checked through the typed facts
+ * of its events (fencing, ISR, election, truncation), which sim/narrate.c
+ * and the events table read. */
 #include "repl_harness.h"
 
 #include "../../core/broker_int.h"
@@ -231,11 +233,134 @@ static void test_check_catches_violations(void)
     h_free(&h);
 }
 
+/* ---- the facts the events carry ------------------------------------------------------ */
+
+#define FACTS_MAX 256
+
+struct facts {
+    struct harness *h;
+    struct ks_cluster_event events[FACTS_MAX];
+    int32_t count;
+};
+
+static struct facts *facts_of; /* the test's collector (one test at a time) */
+
+static void facts_on_event(void *context, const struct ks_cluster_event *event)
+{
+    if (facts_of->count < FACTS_MAX) {
+        struct ks_cluster_event *copy = &facts_of->events[facts_of->count++];
+        *copy = *event;
+        copy->members = NULL; /* borrowed pointers end with the callback */
+        copy->causes = NULL;
+        copy->offsets = NULL;
+        copy->group_id = NULL;
+        copy->group_leader_id = NULL;
+    }
+    h_on_event(context, event);
+}
+
+static const struct ks_cluster_event *fact(const struct facts *f, enum ks_cluster_event_kind kind,
+                                           int32_t broker)
+{
+    for (int32_t i = 0; i < f->count; i++) {
+        if (f->events[i].kind == kind && f->events[i].broker == broker) {
+            return &f->events[i];
+        }
+    }
+    return NULL;
+}
+
+static bool list_is(const int32_t *list, int32_t count, const int32_t *expected,
+                    int32_t expected_count)
+{
+    if (count != expected_count) {
+        return false;
+    }
+    for (int32_t i = 0; i < count; i++) {
+        if (list[i] != expected[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A leader cut off from everyone takes two writes alone (acks=1 gets its
+ * answer, acks=all cannot); broker 2 is elected when its session expires;
+ * after the heal the old leader truncates both writes by leader epoch. The
+ * events must say exactly that, in fields: who, which offsets, which epochs
+ * and ISRs, and why. */
+static void test_event_facts_of_a_zombie_leader(void)
+{
+    static const int32_t isr_all[] = { 1, 2, 3 };
+    static const int32_t isr_23[] = { 2, 3 };
+    struct harness h;
+    struct facts f;
+    memset(&f, 0, sizeof f);
+    facts_of = &f;
+    h_defaults(&h, 3);
+    h_topic(&h, "orders", 1, 3, 1, ASSIGN);
+    h_start(&h, 5);
+    h.observer.on_event = facts_on_event;
+    h_run_until(&h, 500 * H_MS);
+    ks_node_id zombie = 1;
+    ks_node_id others[] = { 2, 3, 4 };
+    ks_cut_id cut = ks_world_net_partition(h.env.world, &zombie, 1, others, 3);
+    h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "zombie-write");
+    h_append(&h, 1, 0, 0, KS_ACKS_ALL, "zombie-all");
+    h_run_for(&h, 40 * H_S);
+    ks_world_net_heal(h.env.world, cut);
+    h_run_for(&h, 5 * H_S);
+
+    const struct ks_cluster_event *fenced = fact(&f, KS_EV_BROKER_FENCED, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fenced);
+    CU_ASSERT_EQUAL(fenced->reason, KS_REASON_SESSION_EXPIRED);
+
+    const struct ks_cluster_event *shrink = fact(&f, KS_EV_ISR_SHRINK, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(shrink);
+    CU_ASSERT_EQUAL(shrink->reason, KS_REASON_BROKER_FENCED);
+    CU_ASSERT_TRUE(list_is(shrink->isr_old, shrink->isr_old_count, isr_all, 3));
+    CU_ASSERT_TRUE(list_is(shrink->isr_new, shrink->isr_new_count, isr_23, 2));
+    CU_ASSERT_EQUAL(shrink->isr_count_min, 1);
+
+    const struct ks_cluster_event *elected = fact(&f, KS_EV_LEADER_ELECTED, 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(elected);
+    CU_ASSERT_EQUAL(elected->reason, KS_REASON_SESSION_EXPIRED);
+    CU_ASSERT_EQUAL(elected->topic_index, 0);
+    CU_ASSERT_EQUAL(elected->partition, 0);
+    CU_ASSERT_EQUAL(elected->leader_old, 1);
+    CU_ASSERT_EQUAL(elected->leader_new, 2);
+    CU_ASSERT_EQUAL(elected->leader_epoch_old, 0);
+    CU_ASSERT_EQUAL(elected->leader_epoch_new, 1);
+    CU_ASSERT_TRUE(list_is(elected->isr_new, elected->isr_new_count, isr_23, 2));
+    CU_ASSERT_TRUE(list_is(elected->replicas, elected->replica_count, isr_all, 3));
+    CU_ASSERT_EQUAL(fact(&f, KS_EV_UNCLEAN_ELECTION, 2), NULL);
+
+    const struct ks_cluster_event *cut_back = fact(&f, KS_EV_TRUNCATION, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cut_back);
+    CU_ASSERT_EQUAL(cut_back->reason, KS_REASON_TRUNCATE_DIVERGING_EPOCH);
+    CU_ASSERT_EQUAL(cut_back->topic_index, 0);
+    CU_ASSERT_EQUAL(cut_back->partition, 0);
+    CU_ASSERT_EQUAL(cut_back->leader_new, 2);
+    CU_ASSERT_EQUAL(cut_back->diverging_epoch, 0);
+    CU_ASSERT_EQUAL(cut_back->diverging_end_offset, 0); /* epoch 1 started at offset 0 */
+    CU_ASSERT_EQUAL(cut_back->offset, 0);
+    CU_ASSERT_EQUAL(cut_back->leo_old, 2);
+    CU_ASSERT_EQUAL(cut_back->leo_new, 0);
+    CU_ASSERT_EQUAL(cut_back->offset_from, 0);
+    CU_ASSERT_EQUAL(cut_back->offset_to, 2);
+    CU_ASSERT_EQUAL(cut_back->hw_old, 0);
+    CU_ASSERT_EQUAL(cut_back->hw_new, 0);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 0);
+    facts_of = NULL;
+    h_free(&h);
+}
+
 void ks_test_register_broker_replica(void)
 {
     static const struct ks_test_case cases[] = {
         { "invariants_hold_through_faults", test_invariants_hold_through_faults },
         { "check_catches_violations", test_check_catches_violations },
+        { "event_facts_of_a_zombie_leader", test_event_facts_of_a_zombie_leader },
     };
     KS_TEST_ADD_SUITE("core/broker_replica", cases);
 }
