@@ -2,8 +2,9 @@
 ** core/broker.h: one Kafka broker: its log directory broker-<id>/, its
 ** partition replicas (leader or follower), the follower fetchers, produce
 ** handling with acks and idempotence, and its session with the controller.
-** The design block (replica state machine, invariants R1..R4) is in
-** core/broker.c.
+** The module's files and their design blocks (replica state machine and
+** invariants R1..R6 in core/broker_replica.c) are listed in
+** core/broker_int.h, which only those files include.
 **
 ** Two kinds of callers:
 **   - core/cluster.c builds, starts, crashes and restarts brokers and asks
@@ -64,6 +65,11 @@ struct ks_log *ks_broker_replica_log(struct ks_broker *broker, int32_t topic_ind
                                      int32_t partition);
 /* True when the broker has no delayed produce or pending internal append. */
 bool ks_broker_idle(const struct ks_broker *broker);
+/* The whole-object check (STYLE 3.7): asserts every invariant the broker
+ * module's design blocks claim (B1..B3, R1..R6, F1, S1, A1..A2). Runs after
+ * every message a broker receives in KS_DEBUG builds; tests may call it after
+ * every event. Aborts on a violation. */
+void ks_broker_check(const struct ks_broker *broker);
 
 /* Test and benchmark hook: appends `batch` (one batch built with core/batch.h)
  * as leader with the given acks, as a ProduceRequest would, and calls done
@@ -106,10 +112,10 @@ int64_t ks_broker_hw(struct ks_broker *broker, int32_t topic_index, int32_t part
 int64_t ks_broker_leo(struct ks_broker *broker, int32_t topic_index, int32_t partition);
 int64_t ks_broker_log_start_offset(struct ks_broker *broker, int32_t topic_index,
                                    int32_t partition);
-/* Emits an event through the observer (fills at_ns and broker). */
-void ks_broker_emit(struct ks_broker *broker, enum ks_cluster_event_kind kind,
-                    int32_t topic_index, int32_t partition, const char *detail,
-                    const char *explain);
+/* Reports `event` (built with ks_cluster_event_init) through the observer,
+ * after setting its at_ns to now and its broker to this broker. Borrowed for
+ * the call. */
+void ks_broker_emit(struct ks_broker *broker, struct ks_cluster_event *event);
 
 /* Tests and benchmarks: the broker object of a cluster (core/cluster.c);
  * NULL for a bad id. Borrowed. */

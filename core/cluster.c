@@ -68,6 +68,53 @@ const char *ks_cluster_event_kind_name(enum ks_cluster_event_kind kind)
     return "unknown";
 }
 
+const char *ks_event_reason_name(enum ks_event_reason reason)
+{
+    switch (reason) {
+    case KS_REASON_NONE: return "none";
+    case KS_REASON_SESSION_EXPIRED: return "session_expired";
+    case KS_REASON_BROKER_RESTARTED: return "broker_restarted";
+    case KS_REASON_REPLICA_BACK: return "replica_back";
+    case KS_REASON_PREFERRED_LEADER: return "preferred_leader";
+    case KS_REASON_FOLLOWER_CAUGHT_UP: return "follower_caught_up";
+    case KS_REASON_FOLLOWER_LAGGING: return "follower_lagging";
+    case KS_REASON_BROKER_FENCED: return "broker_fenced";
+    case KS_REASON_TRUNCATE_TO_HIGH_WATERMARK: return "truncate_to_high_watermark";
+    case KS_REASON_TRUNCATE_DIVERGING_EPOCH: return "truncate_diverging_epoch";
+    case KS_REASON_TRUNCATE_NO_COMMON_EPOCH: return "truncate_no_common_epoch";
+    case KS_REASON_TRUNCATE_TO_LEADER_LEO: return "truncate_to_leader_leo";
+    case KS_REASON_TRUNCATE_REALIGN_BATCH: return "truncate_realign_batch";
+    case KS_REASON_NOT_ENOUGH_REPLICAS: return "not_enough_replicas";
+    case KS_REASON_RETRIES_EXHAUSTED: return "retries_exhausted";
+    case KS_REASON_ERROR_AFTER_DELIVERY_TIMEOUT: return "error_after_delivery_timeout";
+    case KS_REASON_ERROR_NOT_RETRIABLE: return "error_not_retriable";
+    case KS_REASON_DELIVERY_TIMEOUT: return "delivery_timeout";
+    case KS_REASON_DELIVERY_TIMEOUT_IN_FLIGHT: return "delivery_timeout_in_flight";
+    case KS_REASON_BUFFER_FULL_MAX_BLOCK: return "buffer_full_max_block";
+    case KS_REASON_NO_METADATA_MAX_BLOCK: return "no_metadata_max_block";
+    case KS_REASON_PRODUCER_CRASHED: return "producer_crashed";
+    case KS_REASON_CONNECTION_BROKER_DOWN: return "connection_broker_down";
+    case KS_REASON_CONNECTION_TIMEOUT: return "connection_timeout";
+    case KS_REASON_MEMBER_JOINED: return "member_joined";
+    case KS_REASON_MEMBER_SESSION_TIMEOUT: return "member_session_timeout";
+    case KS_REASON_MEMBER_NOT_REJOINED: return "member_not_rejoined";
+    case KS_REASON_MEMBER_LEFT: return "member_left";
+    case KS_REASON_GROUP_APPEND_FAILED: return "group_append_failed";
+    case KS_REASON_NO_COMMITTED_OFFSET: return "no_committed_offset";
+    case KS_REASON_OFFSET_OUT_OF_RANGE: return "offset_out_of_range";
+    case KS_REASON_REWIND: return "rewind";
+    case KS_REASON_NO_COMMITTED_OFFSET_NONE: return "no_committed_offset_none";
+    case KS_REASON_OFFSET_OUT_OF_RANGE_NONE: return "offset_out_of_range_none";
+    case KS_REASON_REGISTRATION_REFUSED: return "registration_refused";
+    case KS_REASON_SINK_FENCED: return "sink_fenced";
+    case KS_REASON_POLL_INTERVAL_EXCEEDED: return "poll_interval_exceeded";
+    case KS_REASON_CONTROLLER_CRASH_IGNORED: return "controller_crash_ignored";
+    case KS_REASON_CONTROLLER_RESTART_IGNORED: return "controller_restart_ignored";
+    case KS_REASON_COUNT: break;
+    }
+    return "unknown";
+}
+
 /* ---- node layout ------------------------------------------------------------- */
 
 uint32_t ks_cluster_node_count(const struct ks_cluster_spec *spec)
@@ -250,21 +297,14 @@ static char node_kind(const struct ks_cluster *cluster, ks_node_id node, int32_t
     return '?';
 }
 
-static void controller_fault_note(struct ks_cluster *cluster, const char *what)
+static void controller_fault_note(struct ks_cluster *cluster, enum ks_event_reason reason)
 {
     if (cluster->observer == NULL || cluster->observer->on_event == NULL) {
         return;
     }
     struct ks_cluster_event event;
-    memset(&event, 0, sizeof event);
-    event.at_ns = ks_world_now_ns(cluster->world);
-    event.kind = KS_EV_INFO;
-    event.broker = -1;
-    event.topic_index = -1;
-    event.partition = -1;
-    event.detail = what;
-    event.explain = "controller = kraft models a controller that does not fail; ksim keeps its "
-                    "state across this fault (a replicated KRaft quorum is not modelled yet).";
+    ks_cluster_event_init(&event, ks_world_now_ns(cluster->world), KS_EV_INFO);
+    event.reason = reason;
     cluster->observer->on_event(cluster->observer->context, &event);
 }
 
@@ -276,7 +316,7 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node)
         ks_broker_on_crash(cluster->brokers[index]);
         break;
     case 'c':
-        controller_fault_note(cluster, "controller crash ignored (controller = kraft)");
+        controller_fault_note(cluster, KS_REASON_CONTROLLER_CRASH_IGNORED);
         break;
     case 'p':
         if (cluster->producers[index] != NULL) {
@@ -304,7 +344,7 @@ void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node)
         /* The world dropped the controller's timers and receiver state is
          * kept; restart re-registers it and re-arms its timers. */
         ks_controller_start_after_restart(cluster->controller);
-        controller_fault_note(cluster, "controller restarted (state kept: controller = kraft)");
+        controller_fault_note(cluster, KS_REASON_CONTROLLER_RESTART_IGNORED);
         break;
     case 'p':
         if (cluster->producers[index] != NULL) {

@@ -16,6 +16,7 @@
 */
 #pragma once
 
+#include "base.h"
 #include "config.h"
 #include "log.h"
 #include "world.h"
@@ -59,17 +60,270 @@ enum ks_cluster_event_kind {
 
 const char *ks_cluster_event_kind_name(enum ks_cluster_event_kind kind); /* "leader_elected" */
 
-struct ks_cluster_event {
-    ks_time_ns at_ns;
-    enum ks_cluster_event_kind kind;
-    int32_t broker;          /* broker id, or -1 */
-    int32_t topic_index;     /* or -1 */
-    int32_t partition;       /* or -1 */
-    const char *detail;      /* borrowed, one line: "leader 2 epoch 3 isr 2,3" */
-    const char *explain;     /* borrowed, sentences for --explain; may be NULL */
+/* Why an event happened, for every kind in one enum (one column can hold
+ * it); KS_REASON_NONE when the kind says it all. */
+enum ks_event_reason {
+    KS_REASON_NONE,
+    /* elections and fencing */
+    KS_REASON_SESSION_EXPIRED,             /* no heartbeat within broker.session.timeout.ms */
+    KS_REASON_BROKER_RESTARTED,            /* a new incarnation registers, fenced */
+    KS_REASON_REPLICA_BACK,                /* an unfenced replica lets an offline partition elect */
+    KS_REASON_PREFERRED_LEADER,            /* auto.leader.rebalance.enable */
+    /* ISR changes */
+    KS_REASON_FOLLOWER_CAUGHT_UP,          /* the leader's AlterPartition adds a follower */
+    KS_REASON_FOLLOWER_LAGGING,            /* the leader's AlterPartition drops followers */
+    KS_REASON_BROKER_FENCED,               /* the controller drops a fenced broker */
+    /* truncation */
+    KS_REASON_TRUNCATE_TO_HIGH_WATERMARK,  /* replication.truncation = high-watermark */
+    KS_REASON_TRUNCATE_DIVERGING_EPOCH,    /* KIP-101/KIP-279: to the end of the shared epoch */
+    KS_REASON_TRUNCATE_NO_COMMON_EPOCH,    /* a diverging epoch the follower does not share */
+    KS_REASON_TRUNCATE_TO_LEADER_LEO,      /* OFFSET_OUT_OF_RANGE, the leader's log is shorter */
+    KS_REASON_TRUNCATE_REALIGN_BATCH,      /* the LEO was inside one of the leader's batches */
+    /* refused produce */
+    KS_REASON_NOT_ENOUGH_REPLICAS,         /* acks=all with the ISR below min ISR */
+    /* producer errors (error_code holds the Kafka error where there is one) */
+    KS_REASON_RETRIES_EXHAUSTED,           /* a retriable error, retries ran out */
+    KS_REASON_ERROR_AFTER_DELIVERY_TIMEOUT, /* a retriable error after delivery.timeout.ms */
+    KS_REASON_ERROR_NOT_RETRIABLE,
+    KS_REASON_DELIVERY_TIMEOUT,            /* delivery.timeout.ms passed in the accumulator */
+    KS_REASON_DELIVERY_TIMEOUT_IN_FLIGHT,  /* ... while the request was in flight */
+    KS_REASON_BUFFER_FULL_MAX_BLOCK,       /* send() blocked max.block.ms on buffer.memory */
+    KS_REASON_NO_METADATA_MAX_BLOCK,       /* send() blocked max.block.ms on metadata */
+    KS_REASON_PRODUCER_CRASHED,            /* records lost with the producer process */
+    KS_REASON_CONNECTION_BROKER_DOWN,      /* a connection closed: the broker is down */
+    KS_REASON_CONNECTION_TIMEOUT,          /* ... no answer within request.timeout.ms */
+    /* what started a rebalance round (struct ks_event_cause) */
+    KS_REASON_MEMBER_JOINED,
+    KS_REASON_MEMBER_SESSION_TIMEOUT,
+    KS_REASON_MEMBER_NOT_REJOINED,         /* did not rejoin within the rebalance timeout */
+    KS_REASON_MEMBER_LEFT,
+    KS_REASON_GROUP_APPEND_FAILED,         /* the group metadata append failed */
+    /* consumer positions */
+    KS_REASON_NO_COMMITTED_OFFSET,         /* auto.offset.reset applied (position) */
+    KS_REASON_OFFSET_OUT_OF_RANGE,         /* auto.offset.reset applied to a refused position */
+    KS_REASON_REWIND,                      /* scenario action rewind (a seek) */
+    KS_REASON_NO_COMMITTED_OFFSET_NONE,    /* auto.offset.reset=none: the partition stays unread */
+    KS_REASON_OFFSET_OUT_OF_RANGE_NONE,
+    /* other facts (KS_EV_INFO) */
+    KS_REASON_REGISTRATION_REFUSED,        /* DUPLICATE_BROKER_REGISTRATION */
+    KS_REASON_SINK_FENCED,                 /* commit = atomic: another member claimed the sink */
+    KS_REASON_POLL_INTERVAL_EXCEEDED,      /* max.poll.interval.ms: the member leaves */
+    KS_REASON_CONTROLLER_CRASH_IGNORED,    /* controller = kraft does not fail */
+    KS_REASON_CONTROLLER_RESTART_IGNORED,
+    KS_REASON_COUNT
+};
+
+const char *ks_event_reason_name(enum ks_event_reason reason); /* "session_expired" */
+
+/* Where a consumer position was looked up (KS_EV_OFFSET_RESET). */
+enum ks_event_position {
+    KS_POSITION_NONE,
+    KS_POSITION_EARLIEST,  /* the log start offset */
+    KS_POSITION_LATEST,    /* the HW */
+    KS_POSITION_TIMESTAMP, /* the first record at or after a time */
+    KS_POSITION_OFFSET,    /* an offset given by the application */
 };
 
 enum ks_record_outcome_kind { KS_OUTCOME_ACKED, KS_OUTCOME_FAILED, KS_OUTCOME_UNKNOWN };
+
+struct ks_event_tp {
+    int32_t topic_index;
+    int32_t partition;
+};
+
+struct ks_event_offset {
+    int32_t topic_index;
+    int32_t partition;
+    int64_t offset;
+};
+
+/* One member of a new group generation and the partitions it was given. */
+struct ks_event_member {
+    const char *member_id;                /* borrowed */
+    const struct ks_event_tp *assignment; /* borrowed, assignment_count entries */
+    int32_t assignment_count;
+};
+
+/* One thing that started or extended a rebalance round, in order. */
+struct ks_event_cause {
+    enum ks_event_reason reason; /* KS_REASON_MEMBER_* or KS_REASON_GROUP_APPEND_FAILED */
+    const char *member_id;       /* borrowed; NULL for GROUP_APPEND_FAILED */
+};
+
+/*
+** One fact the model reports. core/ writes no prose: sim/narrate.c turns
+** these fields (with the scenario) into the timeline line and the --explain
+** text. Every field not listed for a kind keeps its ks_cluster_event_init
+** value: -1 for ids, epochs and offsets, 0 for counts, NULL for pointers.
+** Ranges [offset_from, offset_to) are half-open. Lists are in the
+** controller's order (replicas in assignment order, the ISR as stored).
+** Pointers are borrowed and valid during the callback only.
+**
+**   kind               broker      fields
+**   TOPIC_CREATED      leader      leader_new, leader_epoch_new, replicas, isr_new
+**   LEADER_ELECTED     new leader  reason (SESSION_EXPIRED, BROKER_RESTARTED,
+**   UNCLEAN_ELECTION               REPLICA_BACK, PREFERRED_LEADER), leader_old,
+**   NO_LEADER          -1          leader_new (-1 for NO_LEADER), leader_epoch_old,
+**                                  leader_epoch_new, replicas, isr_old, isr_new (an
+**                                  unclean election resets the ISR to the new leader)
+**   ISR_SHRINK         leader or   reason (FOLLOWER_LAGGING, or BROKER_FENCED with
+**   ISR_EXPAND         the fenced  broker = the fenced broker; FOLLOWER_CAUGHT_UP),
+**                      broker      leader_new (the partition's leader), isr_old,
+**                                  isr_new, isr_count_min
+**   TRUNCATION         follower    reason, offset (the offset asked for), leo_old,
+**                                  leo_new, [offset_from, offset_to) = the offsets
+**                                  dropped, hw_old, hw_new, log_start_offset,
+**                                  leader_new (the leader it follows), diverging_epoch and
+**                                  diverging_end_offset (the leader's answer), and
+**                                  for TRUNCATE_TO_LEADER_LEO offset = the leader's LEO
+**   RECOVERY           broker      offset (the recovery point it re-read from),
+**                                  leo_old (the LEO the files implied, -1 if not
+**                                  known), leo_new, [offset_from, offset_to) dropped
+**                                  when known, batch_count, byte_count (dropped),
+**                                  hw_new (from the checkpoint, clamped)
+**   BROKER_FENCED      broker      reason: SESSION_EXPIRED (removed from every ISR but
+**                                  where it is the last member) or BROKER_RESTARTED
+**                                  (keeps its ISR memberships)
+**   BROKER_UNFENCED    broker      -
+**   BROKER_STARTED     broker      broker_epoch
+**   PRODUCE_REFUSED    leader      reason NOT_ENOUGH_REPLICAS, isr_new (the ISR),
+**                                  isr_count_min
+**   PRODUCER_ERROR     -1 or the   producer_index, and either (partition may be -1)
+**                      broker      reason RETRIES_EXHAUSTED, ERROR_AFTER_DELIVERY_TIMEOUT,
+**                                  ERROR_NOT_RETRIABLE (with error_code),
+**                                  DELIVERY_TIMEOUT, DELIVERY_TIMEOUT_IN_FLIGHT,
+**                                  BUFFER_FULL_MAX_BLOCK, NO_METADATA_MAX_BLOCK,
+**                                  PRODUCER_CRASHED,
+**                                  record_count, outcome, suppressed_count (records
+**                                  failed since the previous line of the partition);
+**                                  or reason CONNECTION_BROKER_DOWN or
+**                                  CONNECTION_TIMEOUT, broker, batch_count,
+**                                  record_count (in flight, retried), idempotent
+**   REBALANCE          coordinator group_id, generation, assignor, group_leader_id,
+**                                  members, causes, offsets_partition
+**   OFFSET_COMMIT      coordinator group_id, offsets (as committed; topic_index is the
+**                                  first one's), suppressed_count (commits since the
+**                                  previous commit event that had none of their own),
+**                                  offsets_partition
+**   OFFSET_RESET       -1          consumer_index, reason, position, offset (the new
+**                                  position), offset_old (the refused position)
+**   RETENTION          broker      segment_count, log_start_offset (new),
+**                                  [offset_from, offset_to) = [old, new log start)
+**   COMPACTION         broker      record_count (removed)
+**   INFO               ...         reason REGISTRATION_REFUSED (broker);
+**                                  SINK_FENCED (-1; consumer_index, sink_epoch,
+**                                  sink_epoch_found); POLL_INTERVAL_EXCEEDED (-1;
+**                                  consumer_index); CONTROLLER_*_IGNORED (-1)
+*/
+struct ks_cluster_event {
+    ks_time_ns at_ns;
+    enum ks_cluster_event_kind kind;
+    enum ks_event_reason reason;
+    int32_t broker;          /* broker id, or -1 */
+    int32_t topic_index;     /* or -1 */
+    int32_t partition;       /* or -1 */
+    int32_t producer_index;  /* in the spec, or -1 */
+    int32_t consumer_index;  /* in the spec, or -1 */
+    /* leadership */
+    int32_t leader_old;
+    int32_t leader_new;
+    int32_t leader_epoch_old;
+    int32_t leader_epoch_new;
+    /* assignment and ISR */
+    int32_t replica_count;
+    int32_t replicas[KS_REPLICATION_FACTOR_MAX];
+    int32_t isr_old_count;
+    int32_t isr_old[KS_REPLICATION_FACTOR_MAX];
+    int32_t isr_new_count;
+    int32_t isr_new[KS_REPLICATION_FACTOR_MAX];
+    int32_t isr_count_min;   /* min(min.insync.replicas, replication.factor) */
+    /* offsets */
+    int64_t offset;
+    int64_t offset_old;
+    int64_t offset_from;
+    int64_t offset_to;
+    int64_t leo_old;
+    int64_t leo_new;
+    int64_t hw_old;
+    int64_t hw_new;
+    int64_t log_start_offset;
+    int32_t diverging_epoch;
+    int64_t diverging_end_offset;
+    /* counts */
+    int64_t record_count;
+    int64_t batch_count;
+    int64_t byte_count;
+    int32_t segment_count;
+    int64_t suppressed_count;
+    /* producers */
+    int16_t error_code;      /* a Kafka error (core/proto.h), KS_ERR_NONE if none */
+    enum ks_record_outcome_kind outcome;
+    bool idempotent;
+    /* brokers */
+    int64_t broker_epoch;
+    /* consumers and groups */
+    enum ks_event_position position;
+    int64_t sink_epoch;
+    int64_t sink_epoch_found;
+    const char *group_id;
+    int32_t generation;
+    enum ks_assignor assignor;
+    const char *group_leader_id;
+    int32_t offsets_partition; /* the group's partition of __consumer_offsets */
+    const struct ks_event_member *members;
+    int32_t member_count;
+    const struct ks_event_cause *causes;
+    int32_t cause_count;
+    const struct ks_event_offset *offsets;
+    int32_t offset_count;
+};
+
+/* Sets every field to "not given" (see the table above). */
+static inline void ks_cluster_event_init(struct ks_cluster_event *event, ks_time_ns at_ns,
+                                         enum ks_cluster_event_kind kind)
+{
+    *event = (struct ks_cluster_event){
+        .at_ns = at_ns,
+        .kind = kind,
+        .reason = KS_REASON_NONE,
+        .broker = -1,
+        .topic_index = -1,
+        .partition = -1,
+        .producer_index = -1,
+        .consumer_index = -1,
+        .leader_old = -1,
+        .leader_new = -1,
+        .leader_epoch_old = -1,
+        .leader_epoch_new = -1,
+        .isr_count_min = -1,
+        .offset = -1,
+        .offset_old = -1,
+        .offset_from = -1,
+        .offset_to = -1,
+        .leo_old = -1,
+        .leo_new = -1,
+        .hw_old = -1,
+        .hw_new = -1,
+        .log_start_offset = -1,
+        .diverging_epoch = -1,
+        .diverging_end_offset = -1,
+        .broker_epoch = -1,
+        .sink_epoch = -1,
+        .sink_epoch_found = -1,
+        .generation = -1,
+        .offsets_partition = -1,
+    };
+}
+
+/* Copies count ids into one of the event's lists (count <= KS_REPLICATION_FACTOR_MAX). */
+static inline int32_t ks_cluster_event_set_list(int32_t *list, const int32_t *ids, int32_t count)
+{
+    ks_assert(count >= 0 && count <= KS_REPLICATION_FACTOR_MAX);
+    for (int32_t i = 0; i < count; i++) {
+        list[i] = ids[i];
+    }
+    return count;
+}
 
 struct ks_record_outcome {
     int32_t producer_index;

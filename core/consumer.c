@@ -240,22 +240,36 @@ static const char *topic_name(const struct ks_consumer *c)
     return c->spec->topics[c->config->topic_index].name;
 }
 
-static void emit(struct ks_consumer *c, enum ks_cluster_event_kind kind, int32_t partition,
-                 const char *detail, const char *explain)
+/* A new event of this consumer about `partition` of its topic (-1: none);
+ * the caller adds its facts and emits it. */
+static struct ks_cluster_event event_new(const struct ks_consumer *c,
+                                         enum ks_cluster_event_kind kind,
+                                         enum ks_event_reason reason, int32_t partition)
+{
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, now_ns(c), kind);
+    event.reason = reason;
+    event.consumer_index = c->index;
+    event.topic_index = partition >= 0 ? c->config->topic_index : -1;
+    event.partition = partition;
+    return event;
+}
+
+static void emit(struct ks_consumer *c, const struct ks_cluster_event *event)
 {
     if (c->observer == NULL || c->observer->on_event == NULL) {
         return;
     }
-    struct ks_cluster_event event;
-    memset(&event, 0, sizeof(event));
-    event.at_ns = now_ns(c);
-    event.kind = kind;
-    event.broker = -1;
-    event.topic_index = partition >= 0 ? c->config->topic_index : -1;
-    event.partition = partition;
-    event.detail = detail;
-    event.explain = explain;
-    c->observer->on_event(c->observer->context, &event);
+    c->observer->on_event(c->observer->context, event);
+}
+
+/* Where a ListOffsets lookup of `timestamp` positions a partition. */
+static enum ks_event_position position_of(int64_t timestamp)
+{
+    if (timestamp == KS_LIST_OFFSETS_EARLIEST) {
+        return KS_POSITION_EARLIEST;
+    }
+    return timestamp == KS_LIST_OFFSETS_LATEST ? KS_POSITION_LATEST : KS_POSITION_TIMESTAMP;
 }
 
 /* Tells the observer where this consumer now stands in partition p (after
@@ -505,15 +519,11 @@ static bool sink_store(struct ks_consumer *c, struct part *part, int64_t offset)
     if (epoch != part->sink_epoch) {
         if (!part->fenced) {
             part->fenced = true;
-            char *detail = g_strdup_printf(
-                "consumer %s fenced from %s-%d by its sink (claim %" G_GINT64_FORMAT
-                ", now %" G_GINT64_FORMAT ")", c->config->name, topic_name(c), part->partition,
-                part->sink_epoch, epoch);
-            emit(c, KS_EV_INFO, part->partition, detail,
-                 "Another member took this partition while this consumer still held records "
-                 "of it (it was paused or cut off). Its atomic store is refused, so those "
-                 "records are not processed twice.");
-            g_free(detail);
+            struct ks_cluster_event event =
+                event_new(c, KS_EV_INFO, KS_REASON_SINK_FENCED, part->partition);
+            event.sink_epoch = part->sink_epoch;
+            event.sink_epoch_found = epoch;
+            emit(c, &event);
         }
         return false;
     }
@@ -922,12 +932,9 @@ static void on_offset_fetch_response(struct ks_consumer *c, const uint8_t *messa
             report_position(c, p, offset, KS_POSITION_ASSIGNED);
         } else if (c->config->auto_offset_reset == KS_RESET_NONE) {
             part->idle_no_offset = true;
-            char *detail = g_strdup_printf("consumer %s: no committed offset for %s-%d and auto.offset.reset=none",
-                     c->config->name, topic_name(c), p);
-            emit(c, KS_EV_OFFSET_RESET, p, detail,
-                 "With auto.offset.reset=none a partition without a committed offset is "
-                 "an error for the application; this consumer leaves it unread.");
-            g_free(detail);
+            struct ks_cluster_event event =
+                event_new(c, KS_EV_OFFSET_RESET, KS_REASON_NO_COMMITTED_OFFSET_NONE, p);
+            emit(c, &event);
         } else {
             part->reset_pending = true;
             part->reset_is_rewind = false;
@@ -1151,36 +1158,16 @@ static void on_list_offsets_response(struct ks_consumer *c,
     if (c->config->commit == KS_COMMIT_ATOMIC && part->sink != NULL) {
         (void)sink_store(c, part, r->offset);
     }
-    const char *how = part->reset_timestamp == KS_LIST_OFFSETS_EARLIEST ? "earliest"
-                      : part->reset_timestamp == KS_LIST_OFFSETS_LATEST ? "latest"
-                                                                        : "timestamp";
-    char *detail = g_strdup_printf("consumer %s group %s %s-%d %s to %s offset %" G_GINT64_FORMAT,
-             c->config->name, c->config->group_id, topic_name(c), p,
-             part->reset_is_rewind ? "rewound" : "reset", how, r->offset);
-    char *explain;
-    if (part->reset_is_rewind) {
-        explain = g_strdup_printf("Consumer %s was rewound: it seeks %s-%d to offset %" G_GINT64_FORMAT
-                                  " and will process the records from there again.",
-                                  c->config->name, topic_name(c), p, r->offset);
-    } else if (part->out_of_range_offset >= 0) {
-        explain = g_strdup_printf(
-            "The leader of %s-%d refused consumer %s's position %" G_GINT64_FORMAT
-            " as out of range (below the log start or above the log end, e.g. after "
-            "retention or a truncation), so the consumer applies auto.offset.reset=%s and "
-            "moves to offset %" G_GINT64_FORMAT ": records in between are skipped or read "
-            "again.",
-            topic_name(c), p, c->config->name, part->out_of_range_offset, how, r->offset);
-    } else {
-        explain = g_strdup_printf(
-            "Group %s has no committed offset for %s-%d, so consumer %s applies "
-            "auto.offset.reset=%s and starts at offset %" G_GINT64_FORMAT ".",
-            c->config->group_id, topic_name(c), p, c->config->name, how, r->offset);
-    }
-    emit(c, KS_EV_OFFSET_RESET, p, detail, explain);
+    enum ks_event_reason reason = part->reset_is_rewind               ? KS_REASON_REWIND
+                                  : part->out_of_range_offset >= 0 ? KS_REASON_OFFSET_OUT_OF_RANGE
+                                                                   : KS_REASON_NO_COMMITTED_OFFSET;
+    struct ks_cluster_event event = event_new(c, KS_EV_OFFSET_RESET, reason, p);
+    event.position = position_of(part->reset_timestamp);
+    event.offset = r->offset;
+    event.offset_old = part->reset_is_rewind ? -1 : part->out_of_range_offset;
+    emit(c, &event);
     report_position(c, p, r->offset,
                     part->reset_is_rewind ? KS_POSITION_REWIND : KS_POSITION_RESET);
-    g_free(detail);
-    g_free(explain);
     if (part->reset_is_rewind) {
         part->reset_is_rewind = false;
         part->committed = -1;
@@ -1280,14 +1267,11 @@ static void offset_out_of_range(struct ks_consumer *c, struct part *part)
     if (c->config->auto_offset_reset == KS_RESET_NONE) {
         part->idle_no_offset = true;
         part->position_known = false;
-        char *detail = g_strdup_printf(
-            "consumer %s: offset %" G_GINT64_FORMAT " of %s-%d is out of range and "
-            "auto.offset.reset=none", c->config->name, part->fetch_position, topic_name(c),
-            part->partition);
-        emit(c, KS_EV_OFFSET_RESET, part->partition, detail,
-             "With auto.offset.reset=none an out-of-range position is an error for the "
-             "application; this consumer leaves the partition unread.");
-        g_free(detail);
+        struct ks_cluster_event event = event_new(c, KS_EV_OFFSET_RESET,
+                                                  KS_REASON_OFFSET_OUT_OF_RANGE_NONE,
+                                                  part->partition);
+        event.offset_old = part->fetch_position;
+        emit(c, &event);
         return;
     }
     part->reset_pending = true;
@@ -1385,12 +1369,8 @@ static void on_poll_interval_expired(ks_world *world, void *context)
     c->poll_interval_timer = 0;
     /* Kafka's heartbeat thread: poll() was not called within
      * max.poll.interval.ms, so the member leaves the group. */
-    char *detail = g_strdup_printf("consumer %s left group %s: max.poll.interval.ms exceeded",
-             c->config->name, c->config->group_id);
-    emit(c, KS_EV_INFO, -1, detail,
-         "The consumer did not call poll() within max.poll.interval.ms, so it leaves the "
-         "group and its partitions go to other members; it rejoins at its next poll.");
-    g_free(detail);
+    struct ks_cluster_event event = event_new(c, KS_EV_INFO, KS_REASON_POLL_INTERVAL_EXCEEDED, -1);
+    emit(c, &event);
     send_leave(c);
     c->member_id[0] = 0;
     c->generation = -1;
@@ -1557,13 +1537,12 @@ static void apply_rewind(struct ks_consumer *c)
             if (part->sink != NULL) {
                 (void)sink_store(c, part, c->rewind_value);
             }
-            char *detail = g_strdup_printf("consumer %s group %s %s-%d rewound to offset %" G_GINT64_FORMAT,
-                     c->config->name, c->config->group_id, topic_name(c), p, c->rewind_value);
-            emit(c, KS_EV_OFFSET_RESET, p, detail,
-                 "The consumer was rewound: it seeks to the given offset and processes the "
-                 "records from there again.");
+            struct ks_cluster_event event =
+                event_new(c, KS_EV_OFFSET_RESET, KS_REASON_REWIND, p);
+            event.position = KS_POSITION_OFFSET;
+            event.offset = c->rewind_value;
+            emit(c, &event);
             report_position(c, p, c->rewind_value, KS_POSITION_REWIND);
-            g_free(detail);
         } else {
             part->reset_pending = true;
             part->reset_is_rewind = true;

@@ -101,22 +101,51 @@ struct ks_controller {
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static void emit(struct ks_controller *controller, enum ks_cluster_event_kind kind, int32_t broker,
-                 int32_t topic_index, int32_t partition, const char *detail, const char *explain)
+/* A new event of `kind` at the current time, about broker (-1) and
+ * topic_index/partition (-1); the caller adds its facts and emits it. */
+static struct ks_cluster_event event_new(const struct ks_controller *controller,
+                                         enum ks_cluster_event_kind kind, int32_t broker,
+                                         int32_t topic_index, int32_t partition)
+{
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, ks_world_now_ns(controller->world), kind);
+    event.broker = broker;
+    event.topic_index = topic_index;
+    event.partition = partition;
+    return event;
+}
+
+static void emit(struct ks_controller *controller, const struct ks_cluster_event *event)
 {
     if (controller->observer == NULL || controller->observer->on_event == NULL) {
         return;
     }
-    struct ks_cluster_event event;
-    memset(&event, 0, sizeof event);
-    event.at_ns = ks_world_now_ns(controller->world);
-    event.kind = kind;
-    event.broker = broker;
-    event.topic_index = topic_index;
-    event.partition = partition;
-    event.detail = detail;
-    event.explain = explain;
-    controller->observer->on_event(controller->observer->context, &event);
+    controller->observer->on_event(controller->observer->context, event);
+}
+
+/* An election or ISR change event: the partition's state after the change
+ * and, unless before is NULL, its leader, epoch and ISR before it. */
+static struct ks_cluster_event partition_event(const struct ks_controller *controller,
+                                               enum ks_cluster_event_kind kind, int32_t broker,
+                                               const struct ks_partition_state *state,
+                                               const struct ks_partition_state *before)
+{
+    struct ks_cluster_event event =
+        event_new(controller, kind, broker, state->topic_index, state->partition);
+    event.leader_new = state->leader;
+    event.leader_epoch_new = state->leader_epoch;
+    event.replica_count =
+        ks_cluster_event_set_list(event.replicas, state->replicas, state->replica_count);
+    event.isr_new_count = ks_cluster_event_set_list(event.isr_new, state->isr, state->isr_count);
+    const struct ks_topic_config *topic = &controller->topics[state->topic_index];
+    event.isr_count_min = ks_topic_min_isr(topic);
+    if (before != NULL) {
+        event.leader_old = before->leader;
+        event.leader_epoch_old = before->leader_epoch;
+        event.isr_old_count =
+            ks_cluster_event_set_list(event.isr_old, before->isr, before->isr_count);
+    }
+    return event;
 }
 
 static bool list_contains(const int32_t *list, int32_t count, int32_t id)
@@ -127,18 +156,6 @@ static bool list_contains(const int32_t *list, int32_t count, int32_t id)
         }
     }
     return false;
-}
-
-static void format_list(char *out, size_t out_bytes, const int32_t *list, int32_t count)
-{
-    size_t used = 0;
-    out[0] = '\0';
-    for (int32_t i = 0; i < count && used + 12 < out_bytes; i++) {
-        used += (size_t)g_snprintf(out + used, out_bytes - used, i ? ",%d" : "%d", list[i]);
-    }
-    if (count == 0) {
-        g_snprintf(out, out_bytes, "(none)");
-    }
 }
 
 static bool topic_unclean(const struct ks_controller *controller, int32_t topic_index)
@@ -317,39 +334,10 @@ static void touch(struct ks_controller *controller, struct cpart *part)
 
 /* ---- elections ------------------------------------------------------------ */
 
-/* What an ISR of isr_count replicas means for acks=all writes to a topic. */
-static void min_isr_consequence(const struct ks_controller *controller, int32_t topic_index,
-                                int32_t isr_count, char *out, size_t out_bytes)
-{
-    int32_t min_isr = ks_topic_min_isr(&controller->topics[topic_index]);
-    if (isr_count < min_isr) {
-        g_snprintf(out, out_bytes, "The ISR is now smaller than min.insync.replicas (%d), so "
-                   "acks=all writes are refused until it grows back%s.", min_isr,
-                   controller->spec->cluster->hw_requires_min_isr
-                       ? ", and the high watermark stops advancing (Kafka 3.7+, KAFKA-15583)"
-                       : "");
-    } else {
-        g_snprintf(out, out_bytes, "It still meets min.insync.replicas (%d), so acks=all writes "
-                   "go on, committed on fewer copies.", min_isr);
-    }
-}
-
-/* True if a producer of the topic does not wait for the ISR (acks=1 or 0). */
-static bool weak_acks_on_topic(const struct ks_controller *controller, int32_t topic_index)
-{
-    for (int32_t i = 0; i < controller->spec->producer_count; i++) {
-        const struct ks_producer_config *producer = &controller->spec->producers[i];
-        if (producer->topic_index == topic_index && producer->acks != KS_ACKS_ALL) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Elects a leader for a partition whose leader is gone or invalid; emits the
  * event. Returns true if the partition changed. `why` names the cause. */
 static bool elect_partition(struct ks_controller *controller, int32_t topic_index,
-                            int32_t partition, const char *why)
+                            int32_t partition, enum ks_event_reason why)
 {
     struct cpart *part = &controller->parts[topic_index][partition];
     struct ks_partition_state *state = &part->state;
@@ -362,75 +350,27 @@ static bool elect_partition(struct ks_controller *controller, int32_t topic_inde
     if (leader == old_leader) {
         return false;
     }
-    const char *name = controller->topics[topic_index].name;
-    char detail[256];
-    char explain[768];
-    char isr_text[96];
+    struct ks_partition_state before = *state;
     state->leader = leader;
     state->leader_epoch++;
+    enum ks_cluster_event_kind kind = KS_EV_LEADER_ELECTED;
     if (unclean) {
-        format_list(isr_text, sizeof isr_text, state->isr, state->isr_count);
         state->isr[0] = leader;
         state->isr_count = 1;
-        g_snprintf(detail, sizeof detail, "%s-%d unclean leader %d epoch %d isr %d (old isr %s; %s)",
-                 name, partition, leader, state->leader_epoch, leader, isr_text, why);
-        g_snprintf(explain, sizeof explain,
-                 "No replica of %s-%d in the ISR (%s) is available (registered, unfenced), and "
-                 "unclean.leader.election.enable is true, so the controller makes broker %d "
-                 "leader although it was not in sync. Every record it lacks is gone, committed "
-                 "and acknowledged ones included: the other replicas will truncate to its log "
-                 "when they come back.",
-                 name, partition, isr_text, leader);
-        touch(controller, part);
-        emit(controller, KS_EV_UNCLEAN_ELECTION, leader, topic_index, partition, detail, explain);
-        return true;
-    }
-    format_list(isr_text, sizeof isr_text, state->isr, state->isr_count);
-    if (leader < 0) {
-        g_snprintf(detail, sizeof detail, "%s-%d no leader (isr %s; %s)", name, partition, isr_text,
-                 why);
-        g_snprintf(explain, sizeof explain,
-                 "%s-%d has no live replica in its ISR (%s) and unclean leader election is "
-                 "disabled, so it stays without a leader: producers and consumers get "
-                 "LEADER_NOT_AVAILABLE / NOT_LEADER_OR_FOLLOWER until an ISR member comes back. "
-                 "Availability is traded for not losing committed records.",
-                 name, partition, isr_text);
-        touch(controller, part);
-        emit(controller, KS_EV_NO_LEADER, -1, topic_index, partition, detail, explain);
-        return true;
-    }
-    g_snprintf(detail, sizeof detail, "%s-%d leader %d epoch %d isr %s (%s)", name, partition,
-             leader, state->leader_epoch, isr_text, why);
-    if (controller->spec->cluster->truncation == KS_TRUNCATION_HIGH_WATERMARK) {
-        g_snprintf(explain, sizeof explain,
-                 "The controller elects broker %d, the first live replica of %s-%d in "
-                 "assignment order that is in the ISR (%s), and bumps the leader epoch to %d. "
-                 "Being in the ISR does not prove it holds every committed record here: under "
-                 "replication.truncation = high-watermark a replica that became a follower "
-                 "again (after a restart, say) cut its log to its own high watermark, which can "
-                 "lag the leader's, and may have dropped committed records (KIP-101). The "
-                 "other replicas will truncate to its log.",
-                 leader, name, partition, isr_text, state->leader_epoch);
-    } else {
-        g_snprintf(explain, sizeof explain,
-                 "The controller elects broker %d, the first live replica of %s-%d in "
-                 "assignment order that is in the ISR (%s), and bumps the leader epoch to %d. "
-                 "An ISR member has every committed record unless it lost unflushed writes to "
-                 "a power failure. Barring that, records above its log end that the old leader "
-                 "had were never committed, and the other replicas will truncate them%s",
-                 leader, name, partition, isr_text, state->leader_epoch,
-                 weak_acks_on_topic(controller, topic_index)
-                     ? ": a producer with acks=1 or acks=0 may have been told they were written, "
-                       "but an acks=all producer was not."
-                     : ", which no acks=all producer was told were written.");
+        kind = KS_EV_UNCLEAN_ELECTION;
+    } else if (leader < 0) {
+        kind = KS_EV_NO_LEADER;
     }
     touch(controller, part);
-    emit(controller, KS_EV_LEADER_ELECTED, leader, topic_index, partition, detail, explain);
+    struct ks_cluster_event event =
+        partition_event(controller, kind, leader < 0 ? -1 : leader, state, &before);
+    event.reason = why;
+    emit(controller, &event);
     return true;
 }
 
-static void fence_broker(struct ks_controller *controller, int32_t broker_id, const char *why,
-                         bool remove_from_isr)
+static void fence_broker(struct ks_controller *controller, int32_t broker_id,
+                         enum ks_event_reason why, bool remove_from_isr)
 {
     struct cbroker *broker = &controller->brokers[broker_id - 1];
     if (broker->fenced) {
@@ -439,24 +379,9 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id, co
     broker->fenced = true;
     controller->version++;
     broker->catch_up_version = controller->version;
-    char detail[160];
-    char explain[512];
-    g_snprintf(detail, sizeof detail, "broker %d fenced (%s)", broker_id, why);
-    if (remove_from_isr) {
-        g_snprintf(explain, sizeof explain,
-                   "The controller fences broker %d (%s): it is removed from every ISR (except "
-                   "where it is the last member) and replaced as leader where it led. It must "
-                   "heartbeat again and catch up with the metadata to be unfenced.",
-                   broker_id, why);
-    } else {
-        g_snprintf(explain, sizeof explain,
-                   "Broker %d registers a new incarnation after a restart, so the controller "
-                   "fences it until it has caught up with the metadata and replaces it as "
-                   "leader where it led. It keeps its ISR memberships (as the ZooKeeper-era "
-                   "controller did on a quick restart), so it can be elected again at once.",
-                   broker_id);
-    }
-    emit(controller, KS_EV_BROKER_FENCED, broker_id, -1, -1, detail, explain);
+    struct ks_cluster_event event = event_new(controller, KS_EV_BROKER_FENCED, broker_id, -1, -1);
+    event.reason = why;
+    emit(controller, &event);
     /* KRaft handleBrokerFenced: shrink ISRs, then re-elect. */
     for (int32_t t = 0; t < controller->topic_count; t++) {
         for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
@@ -465,8 +390,7 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id, co
             bool changed = false;
             if (remove_from_isr && state->isr_count > 1 &&
                 list_contains(state->isr, state->isr_count, broker_id)) {
-                char old_isr_text[96];
-                format_list(old_isr_text, sizeof old_isr_text, state->isr, state->isr_count);
+                struct ks_partition_state before = *state;
                 int32_t kept = 0;
                 for (int32_t i = 0; i < state->isr_count; i++) {
                     if (state->isr[i] != broker_id) {
@@ -475,20 +399,10 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id, co
                 }
                 state->isr_count = kept;
                 changed = true;
-                char isr_text[96];
-                format_list(isr_text, sizeof isr_text, state->isr, state->isr_count);
-                char d[200];
-                g_snprintf(d, sizeof d, "%s-%d isr %s -> %s (broker %d fenced)",
-                         controller->topics[t].name, p, old_isr_text, isr_text, broker_id);
-                char consequence[200];
-                min_isr_consequence(controller, t, state->isr_count, consequence,
-                                    sizeof consequence);
-                char e[600];
-                g_snprintf(e, sizeof e,
-                         "Broker %d lost its session, so the controller drops it from the ISR of "
-                         "%s-%d, which becomes %s. %s",
-                         broker_id, controller->topics[t].name, p, isr_text, consequence);
-                emit(controller, KS_EV_ISR_SHRINK, broker_id, t, p, d, e);
+                struct ks_cluster_event shrink =
+                    partition_event(controller, KS_EV_ISR_SHRINK, broker_id, state, &before);
+                shrink.reason = KS_REASON_BROKER_FENCED;
+                emit(controller, &shrink);
             }
             if (state->leader == broker_id) {
                 if (!elect_partition(controller, t, p, why)) {
@@ -509,17 +423,15 @@ static void unfence_broker(struct ks_controller *controller, int32_t broker_id)
     }
     broker->fenced = false;
     controller->version++;
-    char detail[96];
-    g_snprintf(detail, sizeof detail, "broker %d unfenced", broker_id);
-    emit(controller, KS_EV_BROKER_UNFENCED, broker_id, -1, -1, detail,
-         "The broker heartbeats again and has caught up with the metadata, so the controller "
-         "unfences it: it may lead partitions and rejoin ISRs once its replicas catch up.");
+    struct ks_cluster_event event =
+        event_new(controller, KS_EV_BROKER_UNFENCED, broker_id, -1, -1);
+    emit(controller, &event);
     /* KRaft handleBrokerUnfenced: leaderless partitions may now elect. */
     for (int32_t t = 0; t < controller->topic_count; t++) {
         for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
             struct ks_partition_state *state = &controller->parts[t][p].state;
             if (state->leader < 0 && list_contains(state->replicas, state->replica_count, broker_id)) {
-                elect_partition(controller, t, p, "a replica came back");
+                elect_partition(controller, t, p, KS_REASON_REPLICA_BACK);
             }
         }
     }
@@ -564,7 +476,7 @@ static void session_check(ks_world *world, void *context)
     for (int32_t i = 0; i < controller->broker_count; i++) {
         struct cbroker *broker = &controller->brokers[i];
         if (broker->registered && !broker->fenced && now > broker->last_heartbeat_ns + timeout) {
-            fence_broker(controller, i + 1, "no heartbeat within broker.session.timeout.ms", true);
+            fence_broker(controller, i + 1, KS_REASON_SESSION_EXPIRED, true);
             changed = true;
         }
     }
@@ -592,19 +504,15 @@ static void rebalance_check(ks_world *world, void *context)
                 !list_contains(state->isr, state->isr_count, preferred)) {
                 continue;
             }
+            struct ks_partition_state before = *state;
             state->leader = preferred;
             state->leader_epoch++;
             touch(controller, part);
             changed = true;
-            char detail[200];
-            char isr_text[96];
-            format_list(isr_text, sizeof isr_text, state->isr, state->isr_count);
-            g_snprintf(detail, sizeof detail, "%s-%d leader %d epoch %d isr %s (preferred leader)",
-                     controller->topics[t].name, p, preferred, state->leader_epoch, isr_text);
-            emit(controller, KS_EV_LEADER_ELECTED, preferred, t, p, detail,
-                 "auto.leader.rebalance.enable: the preferred replica (first in the assignment) "
-                 "is alive and in the ISR, so the controller moves leadership back to it to "
-                 "spread leaders evenly. It is a clean election: no data is lost.");
+            struct ks_cluster_event event =
+                partition_event(controller, KS_EV_LEADER_ELECTED, preferred, state, &before);
+            event.reason = KS_REASON_PREFERRED_LEADER;
+            emit(controller, &event);
         }
     }
     if (changed) {
@@ -638,17 +546,9 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
             /* ClusterControlManager: the old incarnation's session is valid. */
             if (broker->refused_epoch != request->broker_epoch) {
                 broker->refused_epoch = request->broker_epoch;
-                char detail[160];
-                g_snprintf(detail, sizeof detail,
-                           "broker %d restarted: registration refused while its old session is "
-                           "valid (DUPLICATE_BROKER_REGISTRATION)",
-                           id);
-                emit(controller, KS_EV_INFO, id, -1, -1, detail,
-                     "The controller still counts the broker's previous incarnation as alive "
-                     "(its session has not expired), so it refuses the new registration. The "
-                     "broker retries every heartbeat interval; when the old session expires the "
-                     "controller fences it and removes it from the ISRs, and the new incarnation "
-                     "can register and catch up.");
+                struct ks_cluster_event event = event_new(controller, KS_EV_INFO, id, -1, -1);
+                event.reason = KS_REASON_REGISTRATION_REFUSED;
+                emit(controller, &event);
             }
             response.error_code = KS_ERR_DUPLICATE_BROKER_REGISTRATION;
             response.fenced = 1;
@@ -660,7 +560,7 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
         /* A new incarnation registers fenced; leadership moves off it. */
         broker->registered = true;
         broker->broker_epoch = request->broker_epoch;
-        fence_broker(controller, id, "restarted: new incarnation registers fenced", false);
+        fence_broker(controller, id, KS_REASON_BROKER_RESTARTED, false);
         broker->catch_up_version = controller->version;
         changed = true;
     }
@@ -728,40 +628,15 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
     }
     if (response.error_code == KS_ERR_NONE) {
         bool grows = request->isr_count > state->isr_count;
-        int32_t dropped = state->isr_count - request->isr_count;
-        char old_text[96];
-        char new_text[96];
-        format_list(old_text, sizeof old_text, state->isr, state->isr_count);
-        format_list(new_text, sizeof new_text, request->isr, request->isr_count);
+        struct ks_partition_state before = *state;
         state->isr_count = request->isr_count;
         memcpy(state->isr, request->isr, sizeof(int32_t) * (size_t)request->isr_count);
         touch(controller, part);
-        const char *name = controller->topics[request->topic_index].name;
-        char detail[240];
-        char explain[600];
-        g_snprintf(detail, sizeof detail, "%s-%d isr %s -> %s (leader %d)", name, request->partition,
-                 old_text, new_text, state->leader);
-        if (grows) {
-            g_snprintf(explain, sizeof explain,
-                     "A follower of %s-%d caught up with the leader's high watermark, so leader %d "
-                     "asks the controller to add it back: the ISR becomes %s. acks=all writes now "
-                     "wait for it too, and it may be elected leader cleanly.",
-                     name, request->partition, state->leader, new_text);
-        } else {
-            char consequence[200];
-            min_isr_consequence(controller, request->topic_index, request->isr_count,
-                                consequence, sizeof consequence);
-            g_snprintf(explain, sizeof explain,
-                     "Leader %d of %s-%d found %s that %s not caught up for "
-                     "replica.lag.time.max.ms and asks the controller to drop %s: the ISR becomes "
-                     "%s. The high watermark no longer waits for %s. %s",
-                     state->leader, name, request->partition,
-                     dropped > 1 ? "followers" : "a follower", dropped > 1 ? "have" : "has",
-                     dropped > 1 ? "them" : "it", new_text, dropped > 1 ? "them" : "it",
-                     consequence);
-        }
-        emit(controller, grows ? KS_EV_ISR_EXPAND : KS_EV_ISR_SHRINK, state->leader,
-             request->topic_index, request->partition, detail, explain);
+        struct ks_cluster_event event =
+            partition_event(controller, grows ? KS_EV_ISR_EXPAND : KS_EV_ISR_SHRINK,
+                            state->leader, state, &before);
+        event.reason = grows ? KS_REASON_FOLLOWER_CAUGHT_UP : KS_REASON_FOLLOWER_LAGGING;
+        emit(controller, &event);
     }
     response.leader = state->leader;
     response.leader_epoch = state->leader_epoch;
@@ -959,14 +834,9 @@ static void create_topic(struct ks_controller *controller, int32_t topic_index)
         part->leader_epoch_touched = 0; /* C3: the epochs every later touch() grows from */
         part->partition_epoch_touched = 0;
         part->changed_version = ++controller->version;
-        char replicas_text[96];
-        format_list(replicas_text, sizeof replicas_text, state->replicas, state->replica_count);
-        char detail[200];
-        g_snprintf(detail, sizeof detail, "%s-%d leader %d epoch 0 replicas %s isr %s", topic->name,
-                 p, state->leader, replicas_text, replicas_text);
-        emit(controller, KS_EV_TOPIC_CREATED, state->leader, topic_index, p, detail,
-             "The topic is created: every replica starts in the ISR and the preferred replica "
-             "(first in the assignment) becomes leader with epoch 0.");
+        struct ks_cluster_event event =
+            partition_event(controller, KS_EV_TOPIC_CREATED, state->leader, state, NULL);
+        emit(controller, &event);
     }
     free(assignment);
 }

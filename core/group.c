@@ -125,6 +125,14 @@ struct offset_entry {
     int64_t offset;
 };
 
+/* What started or extended the current rebalance round (KS_EV_REBALANCE). */
+struct rebalance_cause {
+    enum ks_event_reason reason;
+    char member_id[KS_GROUP_MEMBER_ID_BYTES]; /* "" for KS_REASON_GROUP_APPEND_FAILED */
+};
+
+#define REBALANCE_CAUSES_MAX 32
+
 struct group {
     struct coordinator *coordinator; /* not owned */
     char group_id[KS_GROUP_ID_BYTES];
@@ -139,7 +147,11 @@ struct group {
     ks_timer_id join_timer;
     bool initial_delay; /* the first rebalance of an empty group is waiting */
     ks_time_ns join_started_ns;
-    char rebalance_reason[192];   /* why the current round started, for the explain text */
+    /* Why the current round started, then what joined it (bounded: the
+     * causes past REBALANCE_CAUSES_MAX are only counted). */
+    struct rebalance_cause causes[REBALANCE_CAUSES_MAX];
+    int32_t cause_count;
+    int64_t causes_dropped;
     ks_time_ns last_commit_event_ns;
     bool commit_event_ever;
     int64_t commits_since_event;
@@ -612,7 +624,8 @@ static int16_t map_append_error(int16_t error)
 
 /* ---- rebalancing ------------------------------------------------------------------ */
 
-static void prepare_rebalance(struct coordinator *c, struct group *group, const char *reason);
+static void prepare_rebalance(struct coordinator *c, struct group *group,
+                              enum ks_event_reason reason, const char *member_id);
 static void maybe_complete_join(struct coordinator *c, struct group *group);
 
 static void on_session_expired(ks_world *world, void *context);
@@ -626,19 +639,23 @@ static void arm_session(struct coordinator *c, struct member *m)
     ks_assert(m->session_timer != 0); /* G3 */
 }
 
-/* Adds "; then <reason>" to the reason of the round in progress. */
-static void note_reason(struct group *group, const char *reason)
+/* Adds a cause to the round in progress; member_id may be NULL. */
+static void note_cause(struct group *group, enum ks_event_reason reason, const char *member_id)
 {
-    size_t used = strlen(group->rebalance_reason);
-    if (used + 8 < sizeof(group->rebalance_reason)) {
-        snprintf(group->rebalance_reason + used, sizeof(group->rebalance_reason) - used,
-                 "; then %s", reason);
+    if (group->cause_count == REBALANCE_CAUSES_MAX) {
+        group->causes_dropped++;
+        return;
     }
+    struct rebalance_cause *cause = &group->causes[group->cause_count++];
+    cause->reason = reason;
+    g_strlcpy(cause->member_id, member_id != NULL ? member_id : "", sizeof(cause->member_id));
 }
 
 static void remove_member(struct coordinator *c, struct group *group, struct member *m,
-                          const char *reason)
+                          enum ks_event_reason reason)
 {
+    char member_id[KS_GROUP_MEMBER_ID_BYTES];
+    g_strlcpy(member_id, m->member_id, sizeof(member_id));
     bool was_leader = strcmp(group->leader_id, m->member_id) == 0;
     g_ptr_array_remove(group->members, m);
     member_free(c, m);
@@ -653,12 +670,12 @@ static void remove_member(struct coordinator *c, struct group *group, struct mem
     case GROUP_EMPTY:
         break;
     case GROUP_PREPARING:
-        note_reason(group, reason);
+        note_cause(group, reason, member_id);
         maybe_complete_join(c, group);
         break;
     case GROUP_COMPLETING:
     case GROUP_STABLE:
-        prepare_rebalance(c, group, reason);
+        prepare_rebalance(c, group, reason, member_id);
         break;
     }
 }
@@ -676,9 +693,7 @@ static void on_session_expired(ks_world *world, void *context)
          * timeout bounds that wait instead). */
         arm_session(c, m);
     } else {
-        char reason[160];
-        snprintf(reason, sizeof(reason), "member %s session timed out", m->member_id);
-        remove_member(c, group, m, reason); /* G3: it leaves with its timer */
+        remove_member(c, group, m, KS_REASON_MEMBER_SESSION_TIMEOUT); /* G3: it leaves with its timer */
     }
 #ifdef KS_DEBUG
     coordinator_check(c);
@@ -696,9 +711,7 @@ static void on_join_deadline(ks_world *world, void *context)
     for (guint i = group->members->len; i > 0; i--) {
         struct member *m = g_ptr_array_index(group->members, i - 1);
         if (!m->join_pending) {
-            char reason[160];
-            snprintf(reason, sizeof(reason), "member %s did not rejoin in time", m->member_id);
-            note_reason(group, reason);
+            note_cause(group, KS_REASON_MEMBER_NOT_REJOINED, m->member_id);
             g_ptr_array_remove_index(group->members, i - 1);
             member_free(c, m);
         }
@@ -723,12 +736,15 @@ static int64_t rebalance_timeout_ns(const struct group *group)
     return timeout;
 }
 
-static void prepare_rebalance(struct coordinator *c, struct group *group, const char *reason)
+static void prepare_rebalance(struct coordinator *c, struct group *group,
+                              enum ks_event_reason reason, const char *member_id)
 {
     if (group->state == GROUP_PREPARING) {
         return;
     }
-    g_strlcpy(group->rebalance_reason, reason, sizeof(group->rebalance_reason));
+    group->cause_count = 0;
+    group->causes_dropped = 0;
+    note_cause(group, reason, member_id);
     /* Members still waiting for a SyncGroup answer learn of the new round. */
     for (guint i = 0; i < group->members->len; i++) {
         struct member *m = g_ptr_array_index(group->members, i);
@@ -941,12 +957,9 @@ static void handle_join(struct coordinator *c, ks_node_id source,
     switch (group->state) {
     case GROUP_EMPTY:
     case GROUP_COMPLETING:
-    case GROUP_STABLE: {
-        char reason[160];
-        snprintf(reason, sizeof(reason), "member %s joined", m->member_id);
-        prepare_rebalance(c, group, reason);
+    case GROUP_STABLE:
+        prepare_rebalance(c, group, KS_REASON_MEMBER_JOINED, m->member_id);
         break;
-    }
     case GROUP_PREPARING:
         if (group->initial_delay) {
             /* InitialDelayedJoin: each new member extends the wait by the
@@ -968,37 +981,50 @@ static void handle_join(struct coordinator *c, ks_node_id source,
 
 static void emit_rebalance(struct coordinator *c, struct group *group)
 {
-    GString *detail = g_string_new(NULL);
-    g_string_append_printf(detail, "group %s generation %d %s:", group->group_id,
-                           group->generation,
-                           ks_assignor_name((enum ks_assignor)group->protocol));
-    for (guint i = 0; i < group->members->len; i++) {
+    /* The members and their assignments, copied into the event's types. */
+    guint member_count = group->members->len;
+    guint tp_count = 0;
+    for (guint i = 0; i < member_count; i++) {
         const struct member *m = g_ptr_array_index(group->members, i);
-        g_string_append_printf(detail, " %s=", m->member_id);
-        if (m->assignment->len == 0) {
-            g_string_append(detail, "none");
-        }
+        tp_count += m->assignment->len;
+    }
+    struct ks_event_member *members = g_new0(struct ks_event_member, member_count + 1);
+    struct ks_event_tp *tps = g_new0(struct ks_event_tp, tp_count + 1);
+    guint used = 0;
+    for (guint i = 0; i < member_count; i++) {
+        const struct member *m = g_ptr_array_index(group->members, i);
+        members[i].member_id = m->member_id;
+        members[i].assignment = tps + used;
+        members[i].assignment_count = (int32_t)m->assignment->len;
         for (guint k = 0; k < m->assignment->len; k++) {
             const struct ks_group_topic_partition *tp =
                 &g_array_index(m->assignment, struct ks_group_topic_partition, k);
-            g_string_append_printf(detail, "%s%s-%d", k == 0 ? "" : ",",
-                                   topic_name(c, tp->topic_index), tp->partition);
+            tps[used].topic_index = tp->topic_index;
+            tps[used].partition = tp->partition;
+            used++;
         }
     }
-    char *explain = g_strdup_printf(
-        "Broker %d, coordinator of group %s (it leads %s-%d), completed a rebalance because "
-        "%s: generation %d has %u member(s); the leader %s assigned the partitions with the "
-        "%s assignor. Under the eager protocol each member gave up all its partitions "
-        "before rejoining and starts its new ones from the committed offsets; a member "
-        "that was cut off or paused may still process records it fetched before (a "
-        "zombie) until it learns that it left the group.",
-        ks_broker_id(c->broker), group->group_id, KS_OFFSETS_TOPIC, group->partition,
-        group->rebalance_reason[0] != 0 ? group->rebalance_reason : "the group changed",
-        group->generation, group->members->len, group->leader_id,
-        ks_assignor_name((enum ks_assignor)group->protocol));
-    ks_broker_emit(c->broker, KS_EV_REBALANCE, -1, -1, detail->str, explain);
-    g_free(explain);
-    g_string_free(detail, TRUE);
+    struct ks_event_cause causes[REBALANCE_CAUSES_MAX];
+    for (int32_t i = 0; i < group->cause_count; i++) {
+        causes[i].reason = group->causes[i].reason;
+        causes[i].member_id =
+            group->causes[i].member_id[0] != 0 ? group->causes[i].member_id : NULL;
+    }
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_REBALANCE);
+    event.group_id = group->group_id;
+    event.generation = group->generation;
+    event.assignor = (enum ks_assignor)group->protocol;
+    event.group_leader_id = group->leader_id;
+    event.offsets_partition = group->partition;
+    event.members = members;
+    event.member_count = (int32_t)member_count;
+    event.causes = causes;
+    event.cause_count = group->cause_count;
+    event.suppressed_count = group->causes_dropped;
+    ks_broker_emit(c->broker, &event);
+    g_free(tps);
+    g_free(members);
 }
 
 static void complete_sync(struct coordinator *c, struct group *group)
@@ -1116,9 +1142,7 @@ static void handle_leave(struct coordinator *c, ks_node_id source,
     }
     send_simple(c, source, KS_GROUP_LEAVE_RESPONSE, request->correlation_id, error);
     if (error == KS_GROUP_ERR_NONE) {
-        char reason[160];
-        snprintf(reason, sizeof(reason), "member %s left", m->member_id);
-        remove_member(c, group, m, reason);
+        remove_member(c, group, m, KS_REASON_MEMBER_LEFT);
     }
 }
 
@@ -1194,30 +1218,24 @@ static void emit_commit(struct coordinator *c, struct group *group,
     if (group->commit_event_ever && now < group->last_commit_event_ns + OFFSET_COMMIT_EVENT_GAP_NS) {
         return;
     }
-    GString *detail = g_string_new(NULL);
-    g_string_append_printf(detail, "group %s", group->group_id);
-    for (guint i = 0; i < pending->entries->len; i++) {
+    guint count = pending->entries->len;
+    struct ks_event_offset *offsets = g_new0(struct ks_event_offset, count + 1);
+    for (guint i = 0; i < count; i++) {
         const struct offset_entry *e = &g_array_index(pending->entries, struct offset_entry, i);
-        g_string_append_printf(detail, " %s-%d=%" G_GINT64_FORMAT, topic_name(c, e->topic_index),
-                               e->partition, e->offset);
+        offsets[i].topic_index = e->topic_index;
+        offsets[i].partition = e->partition;
+        offsets[i].offset = e->offset;
     }
-    if (group->commits_since_event > 1) {
-        g_string_append_printf(detail, " (%" G_GINT64_FORMAT " commits since last line)",
-                               group->commits_since_event);
-    }
-    char *explain = g_strdup_printf(
-        "Group %s's committed offsets are now durable in %s-%d: the coordinator (broker %d) "
-        "acknowledged the commit only after the high watermark passed it, so every in-sync "
-        "replica holds it. A restarted consumer resumes from these offsets.",
-        group->group_id, KS_OFFSETS_TOPIC, group->partition, ks_broker_id(c->broker));
-    ks_broker_emit(c->broker, KS_EV_OFFSET_COMMIT, pending->entries->len > 0
-                                                       ? g_array_index(pending->entries,
-                                                                       struct offset_entry, 0)
-                                                             .topic_index
-                                                       : -1,
-                   -1, detail->str, explain);
-    g_free(explain);
-    g_string_free(detail, TRUE);
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_OFFSET_COMMIT);
+    event.topic_index = count > 0 ? offsets[0].topic_index : -1;
+    event.group_id = group->group_id;
+    event.offsets_partition = group->partition;
+    event.offsets = offsets;
+    event.offset_count = (int32_t)count;
+    event.suppressed_count = group->commits_since_event - 1;
+    ks_broker_emit(c->broker, &event);
+    g_free(offsets);
     group->last_commit_event_ns = now;
     group->commit_event_ever = true;
     group->commits_since_event = 0;
@@ -1251,7 +1269,7 @@ static void on_append_done(void *context, int16_t error, int64_t base_offset)
                         send_sync_response(c, m, group_error);
                     }
                 }
-                prepare_rebalance(c, group, "group metadata append failed");
+                prepare_rebalance(c, group, KS_REASON_GROUP_APPEND_FAILED, NULL);
             }
         }
     } else {

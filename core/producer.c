@@ -482,16 +482,6 @@ static int32_t record_size(const struct ks_producer *p, const struct precord *re
 
 /* ---- reporting -------------------------------------------------------------- */
 
-static const char *outcome_name(enum ks_record_outcome_kind outcome)
-{
-    switch (outcome) {
-    case KS_OUTCOME_ACKED: return "acked";
-    case KS_OUTCOME_FAILED: return "failed";
-    case KS_OUTCOME_UNKNOWN: return "unknown";
-    }
-    return "?";
-}
-
 /* batch: the batch the record ended in, or NULL (it never got into one). */
 static void report_record(struct ks_producer *p, const struct pbatch *batch,
                           const struct precord *record, int32_t partition, int64_t offset,
@@ -524,11 +514,12 @@ static void report_record(struct ks_producer *p, const struct pbatch *batch,
     p->observer->on_record(p->observer->context, &out);
 }
 
-/* At most one timeline line per partition per simulated second; lines
- * suppressed in between are counted in the next one. partition may be -1. */
+/* At most one timeline line per partition per simulated second; records
+ * of lines suppressed in between are counted in the next one. partition may
+ * be -1; error is the Kafka error behind `reason`, KS_ERR_NONE if none. */
 static void report_error(struct ks_producer *p, int32_t partition, int64_t record_count,
-                         enum ks_record_outcome_kind outcome, const char *why,
-                         const char *explain)
+                         enum ks_record_outcome_kind outcome, enum ks_event_reason reason,
+                         int16_t error)
 {
     int64_t second = (int64_t)(now_ns(p) / KS_NS_PER_S);
     struct ppart *part = partition >= 0 ? &p->parts[partition] : NULL;
@@ -542,33 +533,19 @@ static void report_error(struct ks_producer *p, int32_t partition, int64_t recor
     if (p->observer == NULL || p->observer->on_event == NULL) {
         return;
     }
-    char detail[768];
-    const char *topic = p->spec->topics[p->config->topic_index].name;
-    int64_t more = part != NULL ? part->errors_suppressed : 0;
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, now_ns(p), KS_EV_PRODUCER_ERROR);
+    event.reason = reason;
+    event.producer_index = p->index;
+    event.topic_index = p->config->topic_index;
+    event.partition = partition;
+    event.error_code = error;
+    event.record_count = record_count;
+    event.outcome = outcome;
+    event.suppressed_count = part != NULL ? part->errors_suppressed : 0;
     if (part != NULL) {
         part->errors_suppressed = 0;
     }
-    if (more > 0) {
-        snprintf(detail, sizeof(detail), "producer %s: %lld record(s) to %s-%d %s: %s (and %lld more since the last line)",
-                 p->config->name, (long long)record_count, topic, partition,
-                 outcome_name(outcome), why, (long long)more);
-    } else if (partition >= 0) {
-        snprintf(detail, sizeof(detail), "producer %s: %lld record(s) to %s-%d %s: %s",
-                 p->config->name, (long long)record_count, topic, partition,
-                 outcome_name(outcome), why);
-    } else {
-        snprintf(detail, sizeof(detail), "producer %s: %lld record(s) to %s %s: %s",
-                 p->config->name, (long long)record_count, topic, outcome_name(outcome), why);
-    }
-    struct ks_cluster_event event = {
-        .at_ns = now_ns(p),
-        .kind = KS_EV_PRODUCER_ERROR,
-        .broker = -1,
-        .topic_index = p->config->topic_index,
-        .partition = partition,
-        .detail = detail,
-        .explain = explain,
-    };
     p->observer->on_event(p->observer->context, &event);
 }
 
@@ -1050,10 +1027,8 @@ static void waiter_check(struct ks_producer *p, ks_time_ns now)
     p->waiter.active = false;
     report_record(p, NULL, &record, p->waiter.partition, -1, KS_OUTCOME_FAILED);
     report_error(p, p->waiter.partition, 1, KS_OUTCOME_FAILED,
-                 p->meta_known ? "buffer.memory full for max.block.ms"
-                               : "no metadata within max.block.ms",
-                 "send() blocked for max.block.ms (waiting for metadata or for buffer.memory "
-                 "to free) and gave up; the record never left the producer.");
+                 p->meta_known ? KS_REASON_BUFFER_FULL_MAX_BLOCK : KS_REASON_NO_METADATA_MAX_BLOCK,
+                 KS_ERR_NONE);
     schedule_next_record(p);
 }
 
@@ -1354,17 +1329,6 @@ static bool error_means_appended(int16_t error)
     return error == KS_ERR_REQUEST_TIMED_OUT || error == KS_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
 }
 
-static const char *failure_explain(enum ks_record_outcome_kind outcome)
-{
-    if (outcome == KS_OUTCOME_UNKNOWN) {
-        return "The producer gave up on these records without learning whether a broker "
-               "wrote them (a request timed out or its connection was cut): they may or may "
-               "not be in the log.";
-    }
-    return "A broker answered with an error the producer does not retry, or retries ran "
-           "out after definite refusals: the records were not written.";
-}
-
 /* TransactionManager.canRetry for the idempotent producer (KIP-360). Sets
  * the partition's bump flag when the broker really has a gap. */
 static bool idempotent_can_retry(struct ks_producer *p, struct pbatch *batch, int16_t error)
@@ -1424,14 +1388,13 @@ static void complete_attempt(struct ks_producer *p, struct pbatch *batch, int16_
         return;
     }
     enum ks_record_outcome_kind outcome = unacked_outcome(batch);
-    char why[128];
-    snprintf(why, sizeof(why), "%s%s", ks_error_name(error),
-             retriable ? (in_time ? " (retries exhausted)" : " (delivery.timeout.ms passed)")
-                       : " (not retriable)");
+    enum ks_event_reason why = !retriable ? KS_REASON_ERROR_NOT_RETRIABLE
+                               : in_time  ? KS_REASON_RETRIES_EXHAUSTED
+                                          : KS_REASON_ERROR_AFTER_DELIVERY_TIMEOUT;
     int64_t count = (int64_t)batch->records->len;
     int32_t partition = batch->partition;
     batch_end(p, batch, outcome, -1);
-    report_error(p, partition, count, outcome, why, failure_explain(outcome));
+    report_error(p, partition, count, outcome, why, error);
 }
 
 /* The entry of a request in flight on conn with this correlation id, or NULL. */
@@ -1515,31 +1478,16 @@ static void report_disconnect(struct ks_producer *p, int32_t broker, const GPtrA
             }
         }
     }
-    bool down = !broker_up(p, broker);
-    char detail[256];
-    snprintf(detail, sizeof(detail),
-             "producer %s: connection to broker %d closed (%s): %lld batch(es), %lld record(s) "
-             "in flight fail and are retried",
-             p->config->name, broker, down ? "broker down" : "no answer within request.timeout.ms",
-             (long long)batch_count, (long long)record_count);
-    const char *explain =
-        p->idempotent
-            ? "The producer did not learn whether the broker wrote these batches. It resends "
-              "them with the same producer id and sequence numbers, so a broker that already "
-              "has one answers with the original offset instead of writing it again."
-            : "The producer did not learn whether the broker wrote these batches. Without "
-              "idempotence it simply sends them again: a batch the broker had already written "
-              "is written twice, and with several requests in flight the resends can land out "
-              "of order.";
-    struct ks_cluster_event event = {
-        .at_ns = now,
-        .kind = KS_EV_PRODUCER_ERROR,
-        .broker = broker,
-        .topic_index = p->config->topic_index,
-        .partition = -1,
-        .detail = detail,
-        .explain = explain,
-    };
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, now, KS_EV_PRODUCER_ERROR);
+    event.reason =
+        broker_up(p, broker) ? KS_REASON_CONNECTION_TIMEOUT : KS_REASON_CONNECTION_BROKER_DOWN;
+    event.producer_index = p->index;
+    event.broker = broker;
+    event.topic_index = p->config->topic_index;
+    event.batch_count = batch_count;
+    event.record_count = record_count;
+    event.idempotent = p->idempotent;
     p->observer->on_event(p->observer->context, &event);
 }
 
@@ -1611,8 +1559,7 @@ static void expire_batches(struct ks_producer *p, ks_time_ns now)
                 enum ks_record_outcome_kind outcome = unacked_outcome(batch);
                 int64_t count = (int64_t)batch->records->len;
                 batch_end(p, batch, outcome, -1);
-                report_error(p, i, count, outcome, "delivery.timeout.ms passed",
-                             failure_explain(outcome));
+                report_error(p, i, count, outcome, KS_REASON_DELIVERY_TIMEOUT, KS_ERR_NONE);
             }
             link = next;
         }
@@ -1634,8 +1581,7 @@ static void expire_batches(struct ks_producer *p, ks_time_ns now)
                 int64_t count = (int64_t)batch->records->len;
                 batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
                 report_error(p, partition, count, KS_OUTCOME_UNKNOWN,
-                             "delivery.timeout.ms passed while in flight",
-                             failure_explain(KS_OUTCOME_UNKNOWN));
+                             KS_REASON_DELIVERY_TIMEOUT_IN_FLIGHT, KS_ERR_NONE);
             }
         }
     }
@@ -2173,9 +2119,7 @@ void ks_producer_on_crash(struct ks_producer *p)
     int64_t lost = p->pending_count + (p->waiter.active ? 1 : 0);
     drop_all(p, true);
     if (lost > 0) {
-        report_error(p, -1, lost, KS_OUTCOME_UNKNOWN, "producer crashed",
-                     "The producer process died with these records queued or in flight; "
-                     "some may have reached a broker, none will be retried.");
+        report_error(p, -1, lost, KS_OUTCOME_UNKNOWN, KS_REASON_PRODUCER_CRASHED, KS_ERR_NONE);
     }
     p->up = false;
     p->start_timer = 0;

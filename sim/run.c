@@ -52,6 +52,7 @@
 #include "cause.h"
 #include "checker.h"
 #include "faults.h"
+#include "narrate.h"
 #include "recorder.h"
 #include "world.h"
 
@@ -301,23 +302,24 @@ static void run_on_event(void *context, const struct ks_cluster_event *event)
     int32_t words[4] = { (int32_t)event->kind, event->broker, event->topic_index, event->partition };
     ks_world_trace_mix(run->world, 0xD200u + (uint32_t)event->kind, KS_NODE_DRIVER, words,
                        sizeof words);
-    const char *detail = event->detail;
-    char *with_count = NULL;
+    /* core/ reports facts; the words are written here (sim/narrate.c). */
+    g_autoptr(GString) detail = g_string_new(NULL);
+    g_autoptr(GString) explain = g_string_new(NULL);
+    ks_narrate_event(&run->spec, event, detail, explain);
     bool timeline = event_on_timeline(run, event);
     if (timeline && (event->kind == KS_EV_PRODUCE_REFUSED || event->kind == KS_EV_PRODUCER_ERROR)) {
         int32_t slot = tp_slot(run, event->topic_index, event->partition);
         size_t index = (size_t)(slot >= 0 ? slot + 1 : 0) * 2 +
                        (event->kind == KS_EV_PRODUCE_REFUSED ? 0 : 1);
         if (run->quiet[index].suppressed > 0) {
-            with_count = g_strdup_printf("%s (and %" PRId64 " more like it before)", detail,
-                                         run->quiet[index].suppressed);
+            g_string_append_printf(detail, " (and %" PRId64 " more like it before)",
+                                   run->quiet[index].suppressed);
             run->quiet[index].suppressed = 0;
-            detail = with_count;
         }
     }
     add_event(run, event->at_ns, ks_cluster_event_kind_name(event->kind), event->broker,
-              event->topic_index, event->partition, detail, event->explain, timeline);
-    g_free(with_count);
+              event->topic_index, event->partition, detail->str,
+              explain->len > 0 ? explain->str : NULL, timeline);
 }
 
 static void run_on_record(void *context, const struct ks_record_outcome *outcome)

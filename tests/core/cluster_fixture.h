@@ -25,6 +25,7 @@
 #include "../../core/base.h"
 #include "../../core/cluster.h"
 #include "../../core/config.h"
+#include "../../sim/narrate.h"
 #include "../../sim/world.h"
 
 #include <glib.h>
@@ -47,7 +48,7 @@ struct cf_event {
     int32_t broker;
     int32_t topic_index;
     int32_t partition;
-    char detail[256];
+    enum ks_event_reason reason;
 };
 
 struct cf_rebalance {
@@ -116,25 +117,27 @@ static inline void cf_on_event(void *context, const struct ks_cluster_event *eve
     copy.broker = event->broker;
     copy.topic_index = event->topic_index;
     copy.partition = event->partition;
-    if (event->detail != NULL) {
-        g_strlcpy(copy.detail, event->detail, sizeof copy.detail);
-    }
+    copy.reason = event->reason;
     g_array_append_val(cf->events, copy);
-    if (cf->verbose) {
-        fprintf(stderr, "  %10.3f ms %-16s %s\n", (double)event->at_ns / 1e6,
-                ks_cluster_event_kind_name(event->kind), copy.detail);
-    }
-    const char *detail = event->detail != NULL ? event->detail : "";
-    if (event->kind == KS_EV_REBALANCE && cf->rebalance_count < CF_REBALANCES_MAX) {
-        struct cf_rebalance *r = &cf->rebalances[cf->rebalance_count++];
-        r->at_ns = event->at_ns;
-        r->generation = -1;
-        const char *g = strstr(detail, "generation ");
-        if (g != NULL) {
-            r->generation = atoi(g + strlen("generation "));
+    bool rebalance = event->kind == KS_EV_REBALANCE && cf->rebalance_count < CF_REBALANCES_MAX;
+    if (cf->verbose || rebalance) {
+        /* The timeline line, written by sim/narrate.c from the typed facts:
+         * a rebalance's lists each member's assignment ("c1-1=orders-0,orders-1"). */
+        g_autoptr(GString) detail = g_string_new(NULL);
+        g_autoptr(GString) explain = g_string_new(NULL);
+        ks_narrate_event(&cf->spec, event, detail, explain);
+        if (cf->verbose) {
+            fprintf(stderr, "  %10.3f ms %-16s %s\n", (double)event->at_ns / 1e6,
+                    ks_cluster_event_kind_name(event->kind), detail->str);
         }
-        snprintf(r->detail, sizeof(r->detail), "%s", detail);
-    } else if (event->kind == KS_EV_INFO && strstr(detail, "max.poll.interval.ms") != NULL) {
+        if (rebalance) {
+            struct cf_rebalance *r = &cf->rebalances[cf->rebalance_count++];
+            r->at_ns = event->at_ns;
+            r->generation = event->generation;
+            snprintf(r->detail, sizeof(r->detail), "%s", detail->str);
+        }
+    }
+    if (event->kind == KS_EV_INFO && event->reason == KS_REASON_POLL_INTERVAL_EXCEEDED) {
         cf->poll_interval_exits++;
     } else if (event->kind == KS_EV_OFFSET_RESET) {
         cf->offset_resets++;

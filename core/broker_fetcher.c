@@ -1,0 +1,360 @@
+/*
+** core/broker_fetcher.c: the follower fetcher (Kafka's ReplicaFetcherThread
+** over AbstractFetcherThread): one fetch request per (follower, leader)
+** broker pair covering every partition this broker follows from that leader
+** (kafka-reference 9); the next one leaves as soon as the response is
+** processed (at the disk's idle time). A fetch with no response within 30 s
+** (Kafka's replica.socket.timeout.ms / request.timeout default) is abandoned
+** and re-sent after replica.fetch.backoff.ms; a partition that got an error
+** backs off on its own for replica.fetch.backoff.ms.
+**
+** Invariants (asserted here and in ks_broker_check):
+**   F1  each fetcher is in one state: IDLE (no timer), SCHEDULED (only its
+**       kick timer armed) or IN_FLIGHT (one request out, only its timeout
+**       armed).
+**   F2  at most one request per leader is outstanding, and only the response
+**       carrying its correlation id is processed; a later or abandoned one is
+**       ignored.
+**   F3  a follower appends only batches that start at its LEO: it skips what
+**       it has and first cuts back a batch it holds only part of; its HW is
+**       the leader's, capped at its own LEO and raised to its log start
+**       (R1, R2 of broker_replica.c).
+**
+**   IDLE --kick, partitions to fetch--> IN_FLIGHT --response--> IDLE, kick
+**   IDLE --kick, all backing off------> SCHEDULED --timer-----> IDLE, kick
+**   IN_FLIGHT --30 s, no response-----> SCHEDULED (replica.fetch.backoff.ms)
+**   IN_FLIGHT --new leader epoch------> IDLE, kick (ks__fetcher_restart)
+**
+** Truncation (AbstractFetcherThread.truncateOnFetchResponse and
+** handleOutOfRangeError): a response with a diverging epoch (KIP-320) cuts
+** the log to the end of the last epoch both logs share (KIP-101, KIP-279);
+** OFFSET_OUT_OF_RANGE with the leader below this LEO cuts back to the
+** leader's LEO (pre-KIP-101 behaviour, reached after an unclean election or
+** in high-watermark mode), and with this LEO below the leader's log start the
+** log restarts empty there (truncateFullyAndStartAt).
+*/
+#include "broker_int.h"
+
+#include "batch.h"
+#include "producer_state.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static void fetcher_kick_timer(ks_world *world, void *context);
+
+static struct ks__fetcher_ref *fetcher_ref(struct ks_broker *broker, int32_t leader_id)
+{
+    return &broker->fetcher_refs[leader_id - 1];
+}
+
+/* Arms the kick timer for at_ns (now if earlier) unless one is armed. */
+static void schedule_kick(struct ks_broker *broker, int32_t leader_id, ks_time_ns at_ns)
+{
+    struct ks__fetcher *fetcher = &broker->fetchers[leader_id - 1];
+    if (fetcher->state == KS__FETCHER_SCHEDULED) {
+        return;
+    }
+    ks_assert(fetcher->state == KS__FETCHER_IDLE); /* F1 */
+    ks_time_ns now = ks__broker_now_ns(broker);
+    fetcher->kick_timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
+                                            at_ns > now ? at_ns - now : 0, KS_TIMER_BROKER_FETCH,
+                                            fetcher_kick_timer, fetcher_ref(broker, leader_id));
+    fetcher->state = KS__FETCHER_SCHEDULED;
+}
+
+static void fetch_timeout(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks__fetcher_ref *ref = context;
+    struct ks_broker *broker = ref->broker;
+    struct ks__fetcher *fetcher = &broker->fetchers[ref->leader_id - 1];
+    ks_assert(fetcher->state == KS__FETCHER_IN_FLIGHT); /* F1: the timeout is armed only then */
+    fetcher->timeout_timer = 0;
+    fetcher->state = KS__FETCHER_IDLE;
+    schedule_kick(broker, ref->leader_id,
+                  ks__broker_now_ns(broker) +
+                      (ks_time_ns)broker->spec->cluster->replica_fetch_backoff_ns);
+}
+
+/* Appends one request entry per partition followed from leader_id that is
+ * not backing off; returns how many, and the earliest backoff end of the
+ * others in *earliest_backoff (KS_TIME_NEVER if none). */
+static int32_t build_request(struct ks_broker *broker, int32_t leader_id, GByteArray *message,
+                             ks_time_ns *earliest_backoff)
+{
+    ks_time_ns now = ks__broker_now_ns(broker);
+    bool epochs = broker->spec->cluster->truncation == KS_TRUNCATION_LEADER_EPOCH;
+    int32_t count = 0;
+    *earliest_backoff = KS_TIME_NEVER;
+    for (int32_t t = 0; t < broker->topic_count; t++) {
+        for (int32_t p = 0; p < broker->topics[t].partition_count; p++) {
+            struct ks__replica *replica = broker->replicas[t][p];
+            if (replica == NULL || replica->log == NULL || replica->role != KS_ROLE_FOLLOWER ||
+                replica->state.leader != leader_id) {
+                continue;
+            }
+            if (replica->fetch_backoff_until_ns > now) {
+                if (replica->fetch_backoff_until_ns < *earliest_backoff) {
+                    *earliest_backoff = replica->fetch_backoff_until_ns;
+                }
+                continue;
+            }
+            struct ks_fetch_request_partition entry;
+            memset(&entry, 0, sizeof entry);
+            entry.topic_index = t;
+            entry.partition = p;
+            entry.fetch_offset = ks__leo_of(replica);
+            entry.log_start_offset = ks_log_start_offset(replica->log);
+            entry.current_leader_epoch = replica->state.leader_epoch;
+            entry.last_fetched_epoch = epochs ? ks_log_epoch_at_end(replica->log) : -1;
+            entry.partition_max_bytes = broker->spec->cluster->replica_fetch_max_bytes;
+            g_byte_array_append(message, (const guint8 *)&entry, sizeof entry);
+            count++;
+        }
+    }
+    return count;
+}
+
+void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
+{
+    struct ks__fetcher *fetcher = &broker->fetchers[leader_id - 1];
+    if (!broker->running || fetcher->state != KS__FETCHER_IDLE) {
+        return;
+    }
+    GByteArray *message = g_byte_array_new();
+    struct ks_fetch_request header;
+    memset(&header, 0, sizeof header);
+    g_byte_array_append(message, (const guint8 *)&header, sizeof header);
+    ks_time_ns earliest_backoff = KS_TIME_NEVER;
+    int32_t count = build_request(broker, leader_id, message, &earliest_backoff);
+    if (count == 0) {
+        g_byte_array_unref(message);
+        if (earliest_backoff != KS_TIME_NEVER) {
+            schedule_kick(broker, leader_id, earliest_backoff);
+        }
+        return;
+    }
+    struct ks_fetch_request *request = (struct ks_fetch_request *)message->data;
+    request->correlation_id = ++broker->next_correlation_id;
+    request->replica_id = broker->id;
+    request->min_bytes = broker->spec->cluster->replica_fetch_min_bytes;
+    request->max_wait_ns = broker->spec->cluster->replica_fetch_wait_ns_max;
+    request->max_bytes = broker->spec->cluster->replica_fetch_response_max_bytes;
+    request->partition_count = count;
+    fetcher->state = KS__FETCHER_IN_FLIGHT;
+    fetcher->correlation_id = request->correlation_id;
+    ks_world_send(broker->world, (ks_node_id)broker->id, (ks_node_id)leader_id,
+                  KS_MSG_FETCH_REQUEST, message->data, message->len);
+    g_byte_array_unref(message);
+    fetcher->timeout_timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
+                                               KS__REQUEST_TIMEOUT_NS, KS_TIMER_BROKER_FETCH_TIMEOUT,
+                                               fetch_timeout, fetcher_ref(broker, leader_id));
+}
+
+static void fetcher_kick_timer(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks__fetcher_ref *ref = context;
+    struct ks__fetcher *fetcher = &ref->broker->fetchers[ref->leader_id - 1];
+    ks_assert(fetcher->state == KS__FETCHER_SCHEDULED); /* F1 */
+    fetcher->kick_timer = 0;
+    fetcher->state = KS__FETCHER_IDLE;
+    ks__fetcher_kick(ref->broker, ref->leader_id);
+}
+
+void ks__fetcher_restart(struct ks_broker *broker, int32_t leader_id)
+{
+    /* A new leader epoch: Kafka re-adds the partition to the fetcher for
+     * the leader's broker, and a leader that restarted has reset the old
+     * connection. Abandon a request still in flight (its response, if any,
+     * no longer matches: F2) and fetch afresh. */
+    struct ks__fetcher *fetcher = &broker->fetchers[leader_id - 1];
+    if (fetcher->state == KS__FETCHER_IN_FLIGHT) {
+        fetcher->state = KS__FETCHER_IDLE;
+        ks_world_cancel(broker->world, fetcher->timeout_timer);
+        fetcher->timeout_timer = 0;
+    }
+    ks__fetcher_kick(broker, leader_id);
+}
+
+/* ---- responses ------------------------------------------------------------------------ */
+
+/* Truncation target for a diverging epoch (AbstractFetcherThread
+ * getOffsetTruncationState, KIP-101/KIP-279). */
+static int64_t diverging_target(const struct ks__replica *replica, int32_t leader_epoch,
+                                int64_t leader_end_offset, int32_t *matched_epoch_out)
+{
+    int64_t leo = ks__leo_of(replica);
+    *matched_epoch_out = -1;
+    if (leader_epoch < 0) {
+        return ks__min64(replica->hw, leo);
+    }
+    int32_t epoch = -1;
+    int64_t end = -1;
+    if (!ks_log_epoch_end_offset(replica->log, leader_epoch, &epoch, &end)) {
+        return ks__min64(replica->hw, leo);
+    }
+    *matched_epoch_out = epoch;
+    if (epoch != leader_epoch) {
+        /* KIP-279: we do not know the leader's epoch: go back to the end of
+         * our largest smaller epoch and ask again. */
+        return ks__min64(end, leo);
+    }
+    return ks__min64(ks__min64(end, leader_end_offset), leo);
+}
+
+/* OFFSET_OUT_OF_RANGE (AbstractFetcherThread.handleOutOfRangeError). */
+static void on_out_of_range(struct ks_broker *broker, struct ks__replica *replica,
+                            const struct ks_fetch_response_partition *part)
+{
+    int64_t leo = ks__leo_of(replica);
+    if (leo > part->leader_leo) {
+        /* The leader has less than we do (an unclean leader, or HW-mode
+         * truncation): pre-KIP-101 Kafka truncates to the leader's LEO. */
+        ks__replica_truncate(broker, replica, KS_REASON_TRUNCATE_TO_LEADER_LEO, part->leader_leo,
+                             -1, -1);
+    } else if (leo < part->log_start_offset) {
+        ks_log_truncate_fully_and_start_at(replica->log, part->log_start_offset);
+        replica->hw = part->log_start_offset;
+        replica->producers_valid = false;
+    } else {
+        replica->fetch_backoff_until_ns =
+            ks__broker_now_ns(broker) + (ks_time_ns)broker->spec->cluster->replica_fetch_backoff_ns;
+    }
+}
+
+/* A diverging epoch in the response (KIP-320): truncate to the common end. */
+static void on_diverging(struct ks_broker *broker, struct ks__replica *replica, int32_t leader_id,
+                         const struct ks_fetch_response_partition *part)
+{
+    int32_t matched = -1;
+    int64_t target =
+        diverging_target(replica, part->diverging_epoch, part->diverging_end_offset, &matched);
+    ks_assert(replica->state.leader == leader_id); /* the response is from the leader followed */
+    ks__replica_truncate(broker, replica,
+                         part->diverging_epoch < 0 || matched < 0
+                             ? KS_REASON_TRUNCATE_NO_COMMON_EPOCH
+                             : KS_REASON_TRUNCATE_DIVERGING_EPOCH,
+                         target, part->diverging_epoch, part->diverging_end_offset);
+}
+
+/* Appends the records of a response at the LEO (F3). Returns false if the
+ * append failed (the partition backs off). */
+static bool append_records(struct ks_broker *broker, struct ks__replica *replica,
+                           const struct ks_fetch_response_partition *part, const uint8_t *records)
+{
+    /* Skip batches we already have; a batch straddling our LEO (after an
+     * HW truncation inside a batch) makes us cut back to its start. */
+    size_t position = 0;
+    size_t crc_checked_bytes = 0; /* of the first batch appended, parsed here */
+    int64_t leo = ks__leo_of(replica);
+    while (position + KS_BATCH_HEADER_BYTES <= part->records_bytes) {
+        struct ks_batch_view view;
+        size_t batch_bytes = 0;
+        if (ks_batch_parse(records + position, part->records_bytes - position, &view,
+                           &batch_bytes) != KS_BATCH_OK) {
+            break;
+        }
+        int64_t last = ks_batch_last_offset(&view);
+        if (last < leo) {
+            position += batch_bytes;
+            continue;
+        }
+        crc_checked_bytes = batch_bytes;
+        if (view.base_offset < leo) {
+            ks__replica_truncate(broker, replica, KS_REASON_TRUNCATE_REALIGN_BATCH,
+                                 view.base_offset, -1, -1);
+        }
+        break;
+    }
+    if (position < part->records_bytes) {
+        ks_time_ns now = ks__broker_now_ns(broker);
+        enum ks_log_result result = ks_log_append_as_follower_checked(
+            replica->log, records + position, part->records_bytes - position, crc_checked_bytes,
+            now);
+        if (result != KS_LOG_OK) {
+            replica->fetch_backoff_until_ns =
+                now + (ks_time_ns)broker->spec->cluster->replica_fetch_backoff_ns;
+            return false;
+        }
+        if (replica->producers_valid) {
+            ks_producer_state_update_from_batches(replica->producers, records + position,
+                                                  part->records_bytes - position);
+        }
+    }
+    return true;
+}
+
+static void handle_partition(struct ks_broker *broker, int32_t leader_id,
+                             const struct ks_fetch_response_partition *part,
+                             const uint8_t *records)
+{
+    struct ks__replica *replica =
+        ks__broker_find_replica(broker, part->topic_index, part->partition);
+    if (replica == NULL || replica->role != KS_ROLE_FOLLOWER || replica->state.leader != leader_id) {
+        return; /* the role changed while the request was out */
+    }
+    if (part->error_code == KS_ERR_OFFSET_OUT_OF_RANGE) {
+        on_out_of_range(broker, replica, part);
+        return;
+    }
+    if (part->error_code != KS_ERR_NONE) {
+        /* NOT_LEADER_OR_FOLLOWER, FENCED/UNKNOWN_LEADER_EPOCH: wait for metadata. */
+        replica->fetch_backoff_until_ns =
+            ks__broker_now_ns(broker) + (ks_time_ns)broker->spec->cluster->replica_fetch_backoff_ns;
+        return;
+    }
+    if (part->diverging) {
+        on_diverging(broker, replica, leader_id, part);
+        return;
+    }
+    if (part->records_bytes > 0 && !append_records(broker, replica, part, records)) {
+        return;
+    }
+    int64_t leo = ks__leo_of(replica);
+    int64_t hw = ks__min64(part->hw, leo);
+    if (part->log_start_offset > ks_log_start_offset(replica->log) &&
+        part->log_start_offset <= hw) {
+        ks_log_advance_start_offset(replica->log, part->log_start_offset);
+    }
+    int64_t start = ks_log_start_offset(replica->log);
+    replica->hw = hw < start ? start : hw; /* F3 */
+    ks__replica_check(broker, replica);
+}
+
+void ks__fetcher_on_response(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
+                             size_t message_bytes)
+{
+    /* Only brokers answer fetches, with a whole response. */
+    ks_assert(source >= 1 && (int32_t)source <= broker->spec->cluster->broker_count);
+    ks_assert(message_bytes >= sizeof(struct ks_fetch_response));
+    int32_t leader_id = (int32_t)source;
+    struct ks__fetcher *fetcher = &broker->fetchers[leader_id - 1];
+    struct ks_fetch_response header;
+    memcpy(&header, message, sizeof header);
+    if (fetcher->state != KS__FETCHER_IN_FLIGHT ||
+        header.correlation_id != fetcher->correlation_id) {
+        return; /* F2: abandoned (timed out, or a new leader epoch) */
+    }
+    fetcher->state = KS__FETCHER_IDLE;
+    ks_world_cancel(broker->world, fetcher->timeout_timer);
+    fetcher->timeout_timer = 0;
+    size_t position = sizeof header;
+    for (int32_t i = 0; i < header.partition_count; i++) {
+        ks_assert(message_bytes - position >= sizeof(struct ks_fetch_response_partition));
+        struct ks_fetch_response_partition part;
+        memcpy(&part, message + position, sizeof part);
+        position += sizeof part;
+        ks_assert(message_bytes - position >= part.records_bytes);
+        handle_partition(broker, leader_id, &part, message + position);
+        position += part.records_bytes;
+    }
+    /* The fetcher thread writes to the page cache, then fetches again. */
+    ks_time_ns idle = ks_disk_idle_at_ns(broker->world, (ks_node_id)broker->id);
+    if (idle > ks__broker_now_ns(broker)) {
+        schedule_kick(broker, leader_id, idle);
+    } else {
+        ks__fetcher_kick(broker, leader_id);
+    }
+}

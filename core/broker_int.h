@@ -1,0 +1,345 @@
+/*
+** core/broker_int.h: the broker module's internal header (SQLite's
+** btreeInt.h pattern). core/broker.h is the public face; this file is shared
+** only by the broker's own files and is never included outside them:
+**
+**   broker.c          the shell: life cycle, message dispatch, the controller
+**                     session, metadata / InitProducerId / ListOffsets,
+**                     deferred responses, queries, ks_broker_check
+**   broker_replica.c  replica state: roles, LEO/HW, ISR (invariants R1..R6)
+**   broker_fetcher.c  the follower fetcher (F1..F3)
+**   broker_serve.c    the leader's fetch serving and DelayedFetch (S1..S3)
+**   broker_produce.c  produce handling, acks and DelayedProduce (A1..A3)
+**   broker_logs.c     the log directory: loading, checkpoints, log tasks
+**
+** Cross-file functions are ks__<area>_<verb>. Every function runs on the
+** broker's node, from one of its event handlers (or from the driver between
+** events for the life-cycle calls), unless it says otherwise.
+*/
+#pragma once
+
+#include "base.h"
+#include "broker.h"
+#include "cluster.h"
+#include "config.h"
+#include "log.h"
+#include "proto.h"
+#include "world.h"
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ks_producer_state;
+struct ks_group_coordinator;
+
+#define KS__REQUEST_TIMEOUT_NS (30 * KS_NS_PER_S)
+#define KS__ALTER_RETRY_NS (5 * KS_NS_PER_S)
+#define KS__INTERNAL_APPEND_TIMEOUT_NS (30 * KS_NS_PER_S)
+#define KS__COMPACTION_INTERVAL_NS (15 * KS_NS_PER_S) /* log.cleaner.backoff.ms */
+#define KS__REFUSED_EVENT_INTERVAL_NS KS_NS_PER_S
+
+/* ---- replica state (broker_replica.c) -------------------------------------- */
+
+/* What a leader knows of one follower (Kafka's Replica.scala ReplicaState). */
+struct ks__follower_state {
+    int32_t broker_id;
+    int64_t leo;                      /* -1: unknown since this broker became leader */
+    ks_time_ns last_fetch_ns;
+    int64_t leader_leo_at_last_fetch; /* -1: none */
+    ks_time_ns last_caught_up_ns;
+};
+
+/* A leader's AlterPartition request towards the controller (KIP-497). */
+enum ks__alter_state {
+    KS__ALTER_IDLE,      /* no ISR change requested */
+    KS__ALTER_IN_FLIGHT, /* `alter` sent, no answer or newer push yet (R6) */
+};
+
+struct ks__replica {
+    int32_t topic_index;
+    int32_t partition;
+    const struct ks_topic_config *topic; /* not owned */
+    struct ks_log *log;                  /* owned */
+    enum ks_role role;
+    int64_t hw;
+    bool has_state;
+    struct ks_partition_state state;     /* last applied controller state */
+    /* R3 bookkeeping: the hw last seen by ks__replica_check while leader in
+     * hw_floor_epoch (-1: not leader since the last check). */
+    int32_t hw_floor_epoch;
+    int64_t hw_floor;
+    /* leader */
+    struct ks__follower_state followers[KS_REPLICATION_FACTOR_MAX];
+    int32_t follower_count;
+    int64_t epoch_start_offset;
+    enum ks__alter_state alter_state;
+    ks_time_ns alter_sent_ns;
+    struct ks_alter_partition_request alter;
+    ks_time_ns refused_event_ns;
+    bool refused_once;
+    /* follower */
+    ks_time_ns fetch_backoff_until_ns;
+    /* both */
+    struct ks_producer_state *producers; /* owned */
+    bool producers_valid;
+};
+
+/* ---- the follower fetcher (broker_fetcher.c) --------------------------------- */
+
+/* One fetcher per leader broker (Kafka's fetcher thread), F1. */
+enum ks__fetcher_state {
+    KS__FETCHER_IDLE = 0, /* nothing in flight, no kick armed (zeroed memory) */
+    KS__FETCHER_SCHEDULED,  /* kick_timer armed: fetch after backoff or disk idle */
+    KS__FETCHER_IN_FLIGHT,  /* one request out, timeout_timer armed */
+};
+
+struct ks__fetcher {
+    enum ks__fetcher_state state;
+    int64_t correlation_id;    /* of the request in flight */
+    ks_timer_id timeout_timer; /* armed exactly while IN_FLIGHT */
+    ks_timer_id kick_timer;    /* armed exactly while SCHEDULED */
+};
+
+/* A timer context that outlives every timer: one per possible leader, in the
+ * broker object. */
+struct ks__fetcher_ref {
+    struct ks_broker *broker;
+    int32_t leader_id;
+};
+
+/* ---- produce (broker_produce.c) ------------------------------------------------ */
+
+enum ks__completion_kind {
+    KS__COMPLETE_NETWORK,  /* a ProduceResponse to `source` */
+    KS__COMPLETE_CALLBACK, /* done(context, ...) later on this node; done may be NULL */
+};
+
+struct ks__completion {
+    enum ks__completion_kind kind;
+    ks_node_id source;
+    int64_t correlation_id;
+    int32_t topic_index;
+    int32_t partition;
+    void (*done)(void *context, int16_t error, int64_t base_offset);
+    void *context;
+};
+
+/* An acks=all append waiting for the HW (Kafka's DelayedProduce), A1. */
+struct ks__pending_produce {
+    struct ks_broker *broker;
+    struct ks__completion completion;
+    int64_t base_offset;
+    int64_t required_offset; /* HW must reach this */
+    ks_timer_id timer;
+};
+
+/* Which pending appends of a partition complete_pending finishes. */
+enum ks__pending_outcome {
+    KS__PENDING_HW_ADVANCED, /* those the HW passed: NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND */
+    KS__PENDING_FAIL_ALL,    /* all of them with the given error (leadership lost) */
+};
+
+/* ---- fetch serving (broker_serve.c) ---------------------------------------------- */
+
+/* Who sent a FetchRequest: decides how far it is served (S3) and which
+ * changes release it when parked. */
+enum ks__fetch_origin {
+    KS__FETCH_FROM_FOLLOWER, /* replica_id >= 0: served up to the LEO */
+    KS__FETCH_FROM_CONSUMER, /* replica_id < 0: served up to the HW */
+};
+
+/* Which parked fetches of a partition ks__serve_release answers. */
+enum ks__release_waiters {
+    KS__RELEASE_FOLLOWERS, /* new data was appended */
+    KS__RELEASE_CONSUMERS, /* the HW moved */
+    KS__RELEASE_ALL,       /* leadership changed */
+};
+
+/* A parked FetchRequest (Kafka's DelayedFetch), S1. */
+struct ks__delayed_fetch {
+    struct ks_broker *broker;
+    ks_node_id source;
+    uint8_t *request; /* owned copy */
+    size_t request_bytes;
+    enum ks__fetch_origin origin;
+    ks_time_ns deadline_ns; /* now + max_wait when first parked */
+    ks_timer_id timer;
+};
+
+/* ---- the shell (broker.c) -------------------------------------------------------------- */
+
+/* A message or callback deferred to a later time (the disk's idle time). */
+struct ks__deferred {
+    struct ks_broker *broker;
+    ks_timer_id timer;
+    /* either a message ... */
+    ks_node_id target;
+    uint32_t kind;
+    uint8_t *bytes; /* owned */
+    size_t byte_count;
+    /* ... or a callback */
+    void (*done)(void *context, int16_t error, int64_t base_offset);
+    void *context;
+    int16_t error;
+    int64_t base_offset;
+};
+
+struct ks_broker {
+    ks_world *world;
+    const struct ks_cluster_spec *spec;         /* not owned */
+    const struct ks_topic_config *topics;       /* not owned */
+    int32_t topic_count;
+    int32_t id;
+    const struct ks_cluster_observer *observer; /* not owned */
+    ks_node_id controller_node;
+    char dir[32];
+
+    bool running;
+    int64_t broker_epoch;
+    int32_t incarnation;
+    bool registered;
+    int64_t metadata_version;
+    uint8_t broker_alive[KS_BROKER_COUNT_MAX];
+    struct ks_partition_state **meta;  /* [topic][partition]; partition_epoch -1 = unknown */
+    struct ks__replica ***replicas;    /* [topic][partition]; NULL = not hosted */
+
+    struct ks__fetcher fetchers[KS_BROKER_COUNT_MAX];         /* [leader_id - 1] */
+    struct ks__fetcher_ref fetcher_refs[KS_BROKER_COUNT_MAX]; /* [leader_id - 1] */
+    int64_t next_correlation_id;
+    int32_t producer_id_counter;
+
+    GPtrArray *pending;  /* struct ks__pending_produce *, in arrival order */
+    GPtrArray *delayed;  /* struct ks__delayed_fetch * */
+    GPtrArray *deferred; /* struct ks__deferred * */
+
+    ks_timer_id heartbeat_timer;
+    ks_timer_id isr_timer;
+    ks_timer_id hw_checkpoint_timer;
+    ks_timer_id recovery_checkpoint_timer;
+    ks_timer_id log_tasks_timer;
+    struct ks_group_coordinator *coordinator;
+    int32_t offsets_topic_index;
+};
+
+/* ---- small shared helpers ---------------------------------------------------------------- */
+
+static inline ks_time_ns ks__broker_now_ns(const struct ks_broker *broker)
+{
+    return ks_world_now_ns(broker->world);
+}
+
+static inline bool ks__list_contains(const int32_t *list, int32_t count, int32_t id)
+{
+    for (int32_t i = 0; i < count; i++) {
+        if (list[i] == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static inline int64_t ks__min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static inline int64_t ks__leo_of(const struct ks__replica *replica)
+{
+    return ks_log_leo(replica->log);
+}
+
+/* ---- broker.c ------------------------------------------------------------------------------ */
+
+/* The hosted replica of (topic_index, partition) with an open log, or NULL
+ * (not hosted, bad indexes, or the broker is not running). Borrowed. */
+struct ks__replica *ks__broker_find_replica(const struct ks_broker *broker, int32_t topic_index,
+                                            int32_t partition);
+/* True if the controller last said broker `id` is registered and unfenced. */
+bool ks__broker_alive(const struct ks_broker *broker, int32_t id);
+/* Sends now, or at `at_ns` if later (a response that must wait for the
+ * disk). bytes are copied. */
+void ks__broker_send_at(struct ks_broker *broker, ks_time_ns at_ns, ks_node_id target,
+                        uint32_t kind, const void *bytes, size_t byte_count);
+/* Calls done(context, error, base_offset) at at_ns (now if earlier), never
+ * synchronously; nothing when done is NULL. */
+void ks__broker_callback_at(struct ks_broker *broker, ks_time_ns at_ns,
+                            void (*done)(void *context, int16_t error, int64_t base_offset),
+                            void *context, int16_t error, int64_t base_offset);
+
+/* ---- broker_replica.c ----------------------------------------------------------------------- */
+
+/* Opens the replica's log folder (recovering it unless clean_shutdown) and
+ * registers it in broker->replicas. hw_checkpoint and log_start_checkpoint
+ * are -1 when absent. Owned by the broker: ks__replica_close. */
+struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_index,
+                                     int32_t partition, int64_t recovery_point,
+                                     bool clean_shutdown, int64_t hw_checkpoint,
+                                     int64_t log_start_checkpoint);
+void ks__replica_close(struct ks__replica *replica);
+/* Asserts R1..R6 and records the R3 floor. */
+void ks__replica_check(const struct ks_broker *broker, struct ks__replica *replica);
+/* Maximal ISR (KIP-497): the committed ISR plus members of an expansion in
+ * flight, into out (room for 2 * KS_REPLICATION_FACTOR_MAX); returns the count. */
+int32_t ks__replica_maximal_isr(const struct ks__replica *replica, int32_t *out);
+/* Applies one partition state from a controller push (LeaderAndIsr). */
+void ks__replica_apply_state(struct ks_broker *broker, const struct ks_partition_state *state);
+/* Leader: advance the HW to the minimum LEO of the (maximal) ISR, then
+ * complete what it released. A no-op on a follower. */
+void ks__replica_maybe_advance_hw(struct ks_broker *broker, struct ks__replica *replica);
+/* Leader: one follower's fetch at fetch_offset (Replica.updateFetchStateOrThrow),
+ * then ISR expansion and HW advance. */
+void ks__replica_record_follower_fetch(struct ks_broker *broker, struct ks__replica *replica,
+                                       int32_t follower_id, int64_t fetch_offset);
+/* Cuts the log at `offset` (a no-op at or above the LEO), clamps the HW,
+ * and reports a KS_EV_TRUNCATION event: why (a KS_REASON_TRUNCATE_*), the
+ * offset, the leader followed, the leader's diverging epoch and its end
+ * offset (-1, -1 unless why is about one), and the LEOs, HWs and range dropped. */
+void ks__replica_truncate(struct ks_broker *broker, struct ks__replica *replica,
+                          enum ks_event_reason why, int64_t offset, int32_t diverging_epoch,
+                          int64_t diverging_end_offset);
+/* Starts the periodic ISR check (Kafka's isr-expiration task). */
+void ks__replica_start_isr_check(struct ks_broker *broker);
+/* The first run of a periodic task after start (broker.task.phase; broker.c). */
+ks_time_ns ks__broker_first_run_ns(struct ks_broker *broker, ks_time_ns period_ns,
+                                   ks_time_ns aligned_ns);
+/* The controller answered an AlterPartition. */
+void ks__replica_on_alter_response(struct ks_broker *broker,
+                                   const struct ks_alter_partition_response *response);
+
+/* ---- broker_fetcher.c ------------------------------------------------------------------------ */
+
+/* Sends the next fetch to leader_id if none is in flight or scheduled (F1). */
+void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id);
+/* Forgets the request in flight to leader_id (its response will not match)
+ * and fetches afresh: a new leader epoch (Kafka re-adds the partition). */
+void ks__fetcher_restart(struct ks_broker *broker, int32_t leader_id);
+void ks__fetcher_on_response(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
+                             size_t message_bytes);
+
+/* ---- broker_serve.c ------------------------------------------------------------------------- */
+
+void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
+                          size_t message_bytes);
+/* Answers the parked fetches of a partition selected by `waiters` (they may
+ * park again until their original deadline). */
+void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                       enum ks__release_waiters waiters);
+
+/* ---- broker_produce.c ----------------------------------------------------------------------- */
+
+void ks__produce_on_request(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
+                            size_t message_bytes);
+/* Finishes pending acks=all appends of the replica's partition (A1). */
+void ks__produce_complete_pending(struct ks_broker *broker, struct ks__replica *replica,
+                                  enum ks__pending_outcome outcome, int16_t error);
+
+/* ---- broker_logs.c -------------------------------------------------------------------------- */
+
+/* LogManager.loadLogs: opens every partition folder found in broker-<id>/. */
+void ks__logs_load(struct ks_broker *broker);
+/* Arms the checkpoint and log-task timers. */
+void ks__logs_start_tasks(struct ks_broker *broker);
+/* Clean shutdown: flush every log, write the three checkpoints and the
+ * .kafka_cleanshutdown marker. */
+void ks__logs_shutdown(struct ks_broker *broker);

@@ -1,0 +1,353 @@
+/*
+** core/broker_produce.c: ProduceRequest on the leader (ReplicaManager
+** appendRecords, Partition.appendRecordsToLeader, DelayedProduce), the
+** coordinator's internal appends (ks_broker_append_internal) and the test
+** hook, which share one path.
+**
+** One append: the leader checks that it leads the partition, refuses an
+** acks=all write while the ISR is below min(min.insync.replicas, RF)
+** (NOT_ENOUGH_REPLICAS, without appending), parses the batch (its CRC),
+** checks the idempotent producer's sequence (core/producer_state.c: a
+** duplicate of one of the last five batches is answered with its original
+** offsets and not written again), appends, and answers:
+**   acks=0    no response at all, even for errors;
+**   acks=1    once the disk has the append (at the disk's idle time);
+**   acks=all  once the HW passes the batch (DelayedProduce), with
+**             NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min
+**             ISR meanwhile (the data stays either way, kafka-reference 9.6),
+**             NOT_LEADER_OR_FOLLOWER if leadership moved, REQUEST_TIMED_OUT
+**             after the request's timeout.
+**
+** Invariants:
+**   A1  an acks=all append is pending only while the HW is below its end:
+**       it completes when the HW reaches required_offset, on leadership loss,
+**       or at its timeout, exactly once, and its timer is armed until then.
+**   A2  every pending append is for a partition this broker leads (becoming
+**       follower fails them all; a crash drops them with the memory).
+**   A3  no answer leaves before the disk has finished the work queued so far
+**       (responses wait for ks_disk_idle_at_ns); callbacks never run
+**       synchronously.
+*/
+#include "broker_int.h"
+
+#include "batch.h"
+#include "compress.h"
+#include "producer_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- completion ------------------------------------------------------------------ */
+
+static void complete(struct ks_broker *broker, const struct ks__completion *completion,
+                     int16_t error, int64_t base_offset, ks_time_ns at_ns)
+{
+    switch (completion->kind) {
+    case KS__COMPLETE_CALLBACK:
+        ks__broker_callback_at(broker, at_ns, completion->done, completion->context, error,
+                               base_offset);
+        return;
+    case KS__COMPLETE_NETWORK:
+        break;
+    }
+    struct ks_produce_response response;
+    memset(&response, 0, sizeof response);
+    response.correlation_id = completion->correlation_id;
+    response.topic_index = completion->topic_index;
+    response.partition = completion->partition;
+    response.base_offset = error == KS_ERR_NONE ? base_offset : -1;
+    response.error_code = error;
+    struct ks__replica *replica =
+        ks__broker_find_replica(broker, completion->topic_index, completion->partition);
+    response.log_start_offset = replica != NULL ? ks_log_start_offset(replica->log) : -1;
+    response.leader_epoch = replica != NULL && replica->role == KS_ROLE_LEADER
+                                ? replica->state.leader_epoch
+                                : -1;
+    ks__broker_send_at(broker, at_ns, completion->source, KS_MSG_PRODUCE_RESPONSE, &response,
+                       sizeof response);
+}
+
+static bool pending_selected(const struct ks__pending_produce *item,
+                             const struct ks__replica *replica, enum ks__pending_outcome outcome)
+{
+    if (item->completion.topic_index != replica->topic_index ||
+        item->completion.partition != replica->partition) {
+        return false;
+    }
+    switch (outcome) {
+    case KS__PENDING_HW_ADVANCED:
+        return replica->hw >= item->required_offset;
+    case KS__PENDING_FAIL_ALL:
+        return true;
+    }
+    return false;
+}
+
+void ks__produce_complete_pending(struct ks_broker *broker, struct ks__replica *replica,
+                                  enum ks__pending_outcome outcome, int16_t error)
+{
+    if (broker->pending->len == 0) {
+        return;
+    }
+    int32_t isr[KS_REPLICATION_FACTOR_MAX * 2];
+    int32_t isr_count = ks__replica_maximal_isr(replica, isr);
+    GPtrArray *done = NULL;
+    for (guint i = 0; i < broker->pending->len; i++) {
+        struct ks__pending_produce *item = g_ptr_array_index(broker->pending, i);
+        if (pending_selected(item, replica, outcome)) {
+            if (done == NULL) {
+                done = g_ptr_array_new();
+            }
+            g_ptr_array_add(done, item);
+        }
+    }
+    if (done == NULL) {
+        return;
+    }
+    ks_time_ns at = ks_disk_idle_at_ns(broker->world, (ks_node_id)broker->id); /* A3 */
+    for (guint i = 0; i < done->len; i++) {
+        struct ks__pending_produce *item = g_ptr_array_index(done, i);
+        g_ptr_array_remove(broker->pending, item);
+        ks_world_cancel(broker->world, item->timer);
+        int16_t code = error;
+        switch (outcome) {
+        case KS__PENDING_HW_ADVANCED:
+            /* kafka-reference 9.6: the data stays either way. */
+            code = isr_count >= ks_topic_min_isr(replica->topic)
+                       ? KS_ERR_NONE
+                       : KS_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+            break;
+        case KS__PENDING_FAIL_ALL:
+            break;
+        }
+        complete(broker, &item->completion, code, item->base_offset, at);
+        free(item);
+    }
+    g_ptr_array_free(done, TRUE);
+}
+
+static void pending_timeout(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks__pending_produce *item = context;
+    struct ks_broker *broker = item->broker;
+    item->timer = 0;
+    bool removed = g_ptr_array_remove(broker->pending, item);
+    ks_assert(removed); /* A1: completed exactly once */
+    complete(broker, &item->completion, KS_ERR_REQUEST_TIMED_OUT, -1, ks__broker_now_ns(broker));
+    free(item);
+}
+
+/* ---- the append ---------------------------------------------------------------------- */
+
+static void refuse_event(struct ks_broker *broker, struct ks__replica *replica)
+{
+    ks_time_ns now = ks__broker_now_ns(broker);
+    if (replica->refused_once && now - replica->refused_event_ns < KS__REFUSED_EVENT_INTERVAL_NS) {
+        return;
+    }
+    replica->refused_once = true;
+    replica->refused_event_ns = now;
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_PRODUCE_REFUSED);
+    event.reason = KS_REASON_NOT_ENOUGH_REPLICAS;
+    event.topic_index = replica->topic_index;
+    event.partition = replica->partition;
+    event.leader_new = broker->id;
+    event.isr_new_count =
+        ks_cluster_event_set_list(event.isr_new, replica->state.isr, replica->state.isr_count);
+    event.isr_count_min = ks_topic_min_isr(replica->topic);
+    ks_broker_emit(broker, &event);
+}
+
+/* The last sequence number of a batch (wrapping at INT32_MAX), or -1. */
+static int32_t batch_last_sequence(const struct ks_batch_view *view)
+{
+    if (view->base_sequence < 0) {
+        return -1;
+    }
+    return (int32_t)(((int64_t)view->base_sequence + view->last_offset_delta) %
+                     ((int64_t)INT32_MAX + 1));
+}
+
+/* Arranges the answer of an append that reached the log (or was a duplicate
+ * of a cached batch) ending at last_offset. */
+static void answer_append(struct ks_broker *broker, struct ks__replica *replica, enum ks_acks acks,
+                          int64_t timeout_ns, int64_t base_offset, int64_t last_offset,
+                          const struct ks__completion *completion)
+{
+    /* Kafka answers a duplicate of a cached batch like the original append
+     * (ProducerStateManager: the batch metadata gives the original offsets). */
+    ks_time_ns disk_done = ks_disk_idle_at_ns(broker->world, (ks_node_id)broker->id); /* A3 */
+    switch (acks) {
+    case KS_ACKS_NONE:
+        return;
+    case KS_ACKS_LEADER:
+        complete(broker, completion, KS_ERR_NONE, base_offset, disk_done);
+        return;
+    case KS_ACKS_ALL:
+        break;
+    }
+    if (replica->hw > last_offset) {
+        complete(broker, completion, KS_ERR_NONE, base_offset, disk_done);
+        return;
+    }
+    ks_assert(replica->role == KS_ROLE_LEADER); /* A2 */
+    struct ks__pending_produce *item = calloc(1, sizeof *item);
+    ks_assert(item != NULL);
+    item->broker = broker;
+    item->completion = *completion;
+    item->base_offset = base_offset;
+    item->required_offset = last_offset + 1;
+    g_ptr_array_add(broker->pending, item);
+    item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
+                                    timeout_ns > 0 ? (ks_time_ns)timeout_ns : 0,
+                                    KS_TIMER_BROKER_PRODUCE_TIMEOUT, pending_timeout, item);
+}
+
+/* Appends one batch as leader and arranges the completion. */
+static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                          enum ks_acks acks, int64_t timeout_ns, const uint8_t *batch,
+                          size_t batch_bytes, const struct ks__completion *completion)
+{
+    ks_time_ns now = ks__broker_now_ns(broker);
+    struct ks__replica *replica = ks__broker_find_replica(broker, topic_index, partition);
+    if (topic_index < 0 || topic_index >= broker->topic_count) {
+        complete(broker, completion, KS_ERR_UNKNOWN_TOPIC_OR_PARTITION, -1, now);
+        return;
+    }
+    if (replica == NULL || replica->role != KS_ROLE_LEADER) {
+        complete(broker, completion, KS_ERR_NOT_LEADER_OR_FOLLOWER, -1, now);
+        return;
+    }
+    if (acks == KS_ACKS_ALL && replica->state.isr_count < ks_topic_min_isr(replica->topic)) {
+        refuse_event(broker, replica);
+        complete(broker, completion, KS_ERR_NOT_ENOUGH_REPLICAS, -1, now);
+        return;
+    }
+    struct ks_batch_view view;
+    size_t parsed_bytes = 0;
+    if (ks_batch_parse(batch, batch_bytes, &view, &parsed_bytes) != KS_BATCH_OK) {
+        complete(broker, completion, KS_ERR_CORRUPT_MESSAGE, -1, now);
+        return;
+    }
+    if (!replica->producers_valid) {
+        ks_producer_state_rebuild(replica->producers, replica->log);
+        replica->producers_valid = true;
+    }
+    int32_t last_seq = batch_last_sequence(&view);
+    int64_t base_offset = -1;
+    int64_t last_offset = -1;
+    int16_t check = ks_producer_state_check(replica->producers, view.producer_id,
+                                            view.producer_epoch, view.base_sequence, last_seq,
+                                            &base_offset, &last_offset);
+    if (check == KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || check == KS_ERR_INVALID_PRODUCER_EPOCH) {
+        complete(broker, completion, check, -1, now);
+        return;
+    }
+    /* LogValidator: recompress when the topic's compression.type differs
+     * from the batch's codec (core/compress.c decides; NULL keeps it). */
+    GByteArray *rebuilt = NULL;
+    if (check != KS_ERR_DUPLICATE_SEQUENCE_NUMBER && parsed_bytes == batch_bytes) {
+        rebuilt = ks_compress_for_topic(&replica->topic->compression, batch, batch_bytes);
+    }
+    if (rebuilt != NULL) {
+        batch = rebuilt->data;
+        batch_bytes = parsed_bytes = rebuilt->len;
+    }
+    if (check != KS_ERR_DUPLICATE_SEQUENCE_NUMBER) {
+        uint8_t *copy = malloc(batch_bytes);
+        ks_assert(copy != NULL);
+        memcpy(copy, batch, batch_bytes);
+        /* The parse above checked the first batch's CRC; the log does not
+         * check those bytes again (it checks any batch after them). */
+        enum ks_log_result result = ks_log_append_as_leader_checked(
+            replica->log, copy, batch_bytes, parsed_bytes, replica->state.leader_epoch, now,
+            &base_offset, &last_offset);
+        free(copy);
+        if (rebuilt != NULL) {
+            g_byte_array_unref(rebuilt);
+        }
+        if (result != KS_LOG_OK) {
+            complete(broker, completion,
+                     result == KS_LOG_CORRUPT ? KS_ERR_CORRUPT_MESSAGE : KS_ERR_KAFKA_STORAGE_ERROR,
+                     -1, now);
+            return;
+        }
+        ks_producer_state_update(replica->producers, view.producer_id, view.producer_epoch,
+                                 view.base_sequence, last_seq, base_offset, last_offset);
+        ks__serve_release(broker, topic_index, partition, KS__RELEASE_FOLLOWERS);
+        ks__replica_maybe_advance_hw(broker, replica);
+    }
+    answer_append(broker, replica, acks, timeout_ns, base_offset, last_offset, completion);
+}
+
+static enum ks_acks acks_from_wire(int16_t acks)
+{
+    /* The producer writes enum ks_acks values (proto.h); anything else is a
+     * malformed request. */
+    ks_assert(acks == KS_ACKS_NONE || acks == KS_ACKS_LEADER || acks == KS_ACKS_ALL);
+    return (enum ks_acks)acks;
+}
+
+void ks__produce_on_request(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
+                            size_t message_bytes)
+{
+    /* Producers always send a whole request with the whole batch. */
+    ks_assert(message_bytes >= sizeof(struct ks_produce_request));
+    struct ks_produce_request request;
+    memcpy(&request, message, sizeof request);
+    ks_assert(message_bytes - sizeof request >= request.batch_bytes);
+    enum ks_acks acks = acks_from_wire(request.acks);
+    struct ks__completion completion;
+    memset(&completion, 0, sizeof completion);
+    completion.kind = KS__COMPLETE_NETWORK;
+    completion.source = source;
+    completion.correlation_id = request.correlation_id;
+    completion.topic_index = request.topic_index;
+    completion.partition = request.partition;
+    if (acks == KS_ACKS_NONE) {
+        /* acks=0: no response at all, even for errors. */
+        completion.kind = KS__COMPLETE_CALLBACK;
+        completion.done = NULL;
+    }
+    leader_append(broker, request.topic_index, request.partition, acks, request.timeout_ns,
+                  message + sizeof request, request.batch_bytes, &completion);
+}
+
+/* An append whose outcome goes to done(context, ...) on this node. */
+static void append_with_callback(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                                 enum ks_acks acks, int64_t timeout_ns, const uint8_t *batch,
+                                 size_t batch_bytes,
+                                 void (*done)(void *context, int16_t error, int64_t base_offset),
+                                 void *context)
+{
+    struct ks__completion completion;
+    memset(&completion, 0, sizeof completion);
+    completion.kind = KS__COMPLETE_CALLBACK;
+    completion.topic_index = topic_index;
+    completion.partition = partition;
+    completion.done = done;
+    completion.context = context;
+    leader_append(broker, topic_index, partition, acks, timeout_ns, batch, batch_bytes,
+                  &completion);
+}
+
+void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                               const uint8_t *batch, size_t batch_bytes,
+                               void (*done)(void *context, int16_t error, int64_t base_offset),
+                               void *context)
+{
+    append_with_callback(broker, topic_index, partition, KS_ACKS_ALL,
+                         (int64_t)KS__INTERNAL_APPEND_TIMEOUT_NS, batch, batch_bytes, done,
+                         context);
+}
+
+void ks_broker_append_for_test(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                               enum ks_acks acks, const uint8_t *batch, size_t batch_bytes,
+                               void (*done)(void *context, int16_t error, int64_t base_offset),
+                               void *context)
+{
+    append_with_callback(broker, topic_index, partition, acks, (int64_t)KS__REQUEST_TIMEOUT_NS,
+                         batch, batch_bytes, done, context);
+}

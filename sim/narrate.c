@@ -1,0 +1,834 @@
+/*
+** sim/narrate.c: the timeline line and the --explain text of every model
+** event (sim/narrate.h), from the event's typed fields and the scenario.
+**
+** Each kind of event has one function below; reason_phrase holds every
+** short "why" in one switch over enum ks_event_reason, so a new reason
+** cannot go unnarrated without a compiler warning. Texts are built in
+** GStrings: nothing is cut, whatever the lengths of names and lists.
+**
+** What the prose may rely on (core/cluster.h documents each kind's fields):
+** the event, the scenario's configs (a producer's acks, a consumer's name
+** and group, replication.truncation, the min-ISR rule), and topic names.
+** Nothing here reads the model's current state: an event describes the
+** moment it happened.
+*/
+#include "narrate.h"
+
+#include "../core/assignor.h"
+#include "../core/proto.h"
+
+#include <inttypes.h>
+
+#define OFFSETS_TOPIC "__consumer_offsets"
+
+/* ---- small helpers ------------------------------------------------------------ */
+
+/* The cluster's topics are the spec's, then __consumer_offsets when there
+ * are consumers (core/cluster.h). */
+static const char *topic_name(const struct ks_cluster_spec *spec, int32_t topic_index)
+{
+    if (topic_index >= 0 && topic_index < spec->topic_count) {
+        return spec->topics[topic_index].name;
+    }
+    if (topic_index == spec->topic_count && spec->consumer_count > 0) {
+        return OFFSETS_TOPIC;
+    }
+    return "?";
+}
+
+/* "1,2,3" in the given order, or "(none)". */
+static void append_ids(GString *out, const int32_t *ids, int32_t count)
+{
+    if (count == 0) {
+        g_string_append(out, "(none)");
+        return;
+    }
+    for (int32_t i = 0; i < count; i++) {
+        g_string_append_printf(out, i > 0 ? ",%d" : "%d", ids[i]);
+    }
+}
+
+/* The ids as a NUL-terminated string owned by the caller's scratch GString. */
+static const char *ids_text(GString *scratch, const int32_t *ids, int32_t count)
+{
+    g_string_truncate(scratch, 0);
+    append_ids(scratch, ids, count);
+    return scratch->str;
+}
+
+/* The short cause of an event, as the timeline writes it in parentheses;
+ * NULL for reasons that are narrated by their own sentences. For member
+ * causes it is the verb phrase after "member <id>". */
+static const char *reason_phrase(enum ks_event_reason reason)
+{
+    switch (reason) {
+    case KS_REASON_SESSION_EXPIRED: return "no heartbeat within broker.session.timeout.ms";
+    case KS_REASON_BROKER_RESTARTED: return "restarted: new incarnation registers fenced";
+    case KS_REASON_REPLICA_BACK: return "a replica came back";
+    case KS_REASON_PREFERRED_LEADER: return "preferred leader";
+    case KS_REASON_TRUNCATE_TO_HIGH_WATERMARK: return "its high watermark";
+    case KS_REASON_TRUNCATE_NO_COMMON_EPOCH: return "no common leader epoch: to its high watermark";
+    case KS_REASON_TRUNCATE_TO_LEADER_LEO: return "leader's log end offset";
+    case KS_REASON_TRUNCATE_REALIGN_BATCH: return "realign with the leader's batch";
+    case KS_REASON_RETRIES_EXHAUSTED: return " (retries exhausted)";
+    case KS_REASON_ERROR_AFTER_DELIVERY_TIMEOUT: return " (delivery.timeout.ms passed)";
+    case KS_REASON_ERROR_NOT_RETRIABLE: return " (not retriable)";
+    case KS_REASON_DELIVERY_TIMEOUT: return "delivery.timeout.ms passed";
+    case KS_REASON_DELIVERY_TIMEOUT_IN_FLIGHT: return "delivery.timeout.ms passed while in flight";
+    case KS_REASON_BUFFER_FULL_MAX_BLOCK: return "buffer.memory full for max.block.ms";
+    case KS_REASON_NO_METADATA_MAX_BLOCK: return "no metadata within max.block.ms";
+    case KS_REASON_PRODUCER_CRASHED: return "producer crashed";
+    case KS_REASON_CONNECTION_BROKER_DOWN: return "broker down";
+    case KS_REASON_CONNECTION_TIMEOUT: return "no answer within request.timeout.ms";
+    case KS_REASON_MEMBER_JOINED: return "joined";
+    case KS_REASON_MEMBER_SESSION_TIMEOUT: return "session timed out";
+    case KS_REASON_MEMBER_NOT_REJOINED: return "did not rejoin in time";
+    case KS_REASON_MEMBER_LEFT: return "left";
+    case KS_REASON_GROUP_APPEND_FAILED: return "group metadata append failed";
+    case KS_REASON_CONTROLLER_CRASH_IGNORED: return "controller crash ignored (controller = kraft)";
+    case KS_REASON_CONTROLLER_RESTART_IGNORED:
+        return "controller restarted (state kept: controller = kraft)";
+    case KS_REASON_NONE:
+    case KS_REASON_FOLLOWER_CAUGHT_UP:
+    case KS_REASON_FOLLOWER_LAGGING:
+    case KS_REASON_BROKER_FENCED:
+    case KS_REASON_TRUNCATE_DIVERGING_EPOCH:
+    case KS_REASON_NOT_ENOUGH_REPLICAS:
+    case KS_REASON_NO_COMMITTED_OFFSET:
+    case KS_REASON_OFFSET_OUT_OF_RANGE:
+    case KS_REASON_REWIND:
+    case KS_REASON_NO_COMMITTED_OFFSET_NONE:
+    case KS_REASON_OFFSET_OUT_OF_RANGE_NONE:
+    case KS_REASON_REGISTRATION_REFUSED:
+    case KS_REASON_SINK_FENCED:
+    case KS_REASON_POLL_INTERVAL_EXCEEDED:
+    case KS_REASON_COUNT:
+        break;
+    }
+    return NULL;
+}
+
+static const char *phrase(enum ks_event_reason reason)
+{
+    const char *text = reason_phrase(reason);
+    return text != NULL ? text : "?";
+}
+
+/* True if a producer of the topic does not wait for the ISR (acks=1 or 0). */
+static bool weak_acks_on_topic(const struct ks_cluster_spec *spec, int32_t topic_index)
+{
+    for (int32_t i = 0; i < spec->producer_count; i++) {
+        const struct ks_producer_config *producer = &spec->producers[i];
+        if (producer->topic_index == topic_index && producer->acks != KS_ACKS_ALL) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* What an ISR of isr_count replicas means for acks=all writes. */
+static void append_min_isr_consequence(const struct ks_cluster_spec *spec, GString *out,
+                                       int32_t isr_count, int32_t min_isr)
+{
+    if (isr_count < min_isr) {
+        g_string_append_printf(out,
+                               "The ISR is now smaller than min.insync.replicas (%d), so "
+                               "acks=all writes are refused until it grows back%s.",
+                               min_isr,
+                               spec->cluster->hw_requires_min_isr
+                                   ? ", and the high watermark stops advancing (Kafka 3.7+, "
+                                     "KAFKA-15583)"
+                                   : "");
+    } else {
+        g_string_append_printf(out,
+                               "It still meets min.insync.replicas (%d), so acks=all writes "
+                               "go on, committed on fewer copies.",
+                               min_isr);
+    }
+}
+
+/* ---- controller: topics, elections, fencing, ISR ------------------------------------ */
+
+static void narrate_topic_created(const struct ks_cluster_spec *spec,
+                                  const struct ks_cluster_event *e, GString *detail,
+                                  GString *explain)
+{
+    g_string_append_printf(detail, "%s-%d leader %d epoch %d replicas ",
+                           topic_name(spec, e->topic_index), e->partition, e->leader_new,
+                           e->leader_epoch_new);
+    append_ids(detail, e->replicas, e->replica_count);
+    g_string_append(detail, " isr ");
+    append_ids(detail, e->isr_new, e->isr_new_count);
+    g_string_append(explain, "The topic is created: every replica starts in the ISR and the "
+                             "preferred replica (first in the assignment) becomes leader with "
+                             "epoch 0.");
+}
+
+static void narrate_clean_election(const struct ks_cluster_spec *spec,
+                                   const struct ks_cluster_event *e, GString *detail,
+                                   GString *explain)
+{
+    const char *name = topic_name(spec, e->topic_index);
+    g_autoptr(GString) isr = g_string_new(NULL);
+    append_ids(isr, e->isr_new, e->isr_new_count);
+    g_string_append_printf(detail, "%s-%d leader %d epoch %d isr %s (%s)", name, e->partition,
+                           e->leader_new, e->leader_epoch_new, isr->str, phrase(e->reason));
+    if (e->reason == KS_REASON_PREFERRED_LEADER) {
+        g_string_append(explain, "auto.leader.rebalance.enable: the preferred replica (first in "
+                                 "the assignment) is alive and in the ISR, so the controller "
+                                 "moves leadership back to it to spread leaders evenly. It is a "
+                                 "clean election: no data is lost.");
+        return;
+    }
+    g_string_append_printf(explain,
+                           "The controller elects broker %d, the first live replica of %s-%d in "
+                           "assignment order that is in the ISR (%s), and bumps the leader epoch "
+                           "to %d. ",
+                           e->leader_new, name, e->partition, isr->str, e->leader_epoch_new);
+    if (spec->cluster->truncation == KS_TRUNCATION_HIGH_WATERMARK) {
+        g_string_append(explain,
+                        "Being in the ISR does not prove it holds every committed record here: "
+                        "under replication.truncation = high-watermark a replica that became a "
+                        "follower again (after a restart, say) cut its log to its own high "
+                        "watermark, which can lag the leader's, and may have dropped committed "
+                        "records (KIP-101). The other replicas will truncate to its log.");
+        return;
+    }
+    g_string_append_printf(explain,
+                           "An ISR member has every committed record unless it lost unflushed "
+                           "writes to a power failure. Barring that, records above its log end "
+                           "that the old leader had were never committed, and the other replicas "
+                           "will truncate them%s",
+                           weak_acks_on_topic(spec, e->topic_index)
+                               ? ": a producer with acks=1 or acks=0 may have been told they "
+                                 "were written, but an acks=all producer was not."
+                               : ", which no acks=all producer was told were written.");
+}
+
+static void narrate_unclean_election(const struct ks_cluster_spec *spec,
+                                     const struct ks_cluster_event *e, GString *detail,
+                                     GString *explain)
+{
+    const char *name = topic_name(spec, e->topic_index);
+    g_autoptr(GString) old_isr = g_string_new(NULL);
+    append_ids(old_isr, e->isr_old, e->isr_old_count);
+    g_string_append_printf(detail, "%s-%d unclean leader %d epoch %d isr ", name, e->partition,
+                           e->leader_new, e->leader_epoch_new);
+    append_ids(detail, e->isr_new, e->isr_new_count);
+    g_string_append_printf(detail, " (old isr %s; %s)", old_isr->str, phrase(e->reason));
+    g_string_append_printf(explain,
+                           "No replica of %s-%d in the ISR (%s) is available (registered, "
+                           "unfenced), and unclean.leader.election.enable is true, so the "
+                           "controller makes broker %d leader although it was not in sync. Every "
+                           "record it lacks is gone, committed and acknowledged ones included: "
+                           "the other replicas will truncate to its log when they come back.",
+                           name, e->partition, old_isr->str, e->leader_new);
+}
+
+static void narrate_no_leader(const struct ks_cluster_spec *spec,
+                              const struct ks_cluster_event *e, GString *detail,
+                              GString *explain)
+{
+    const char *name = topic_name(spec, e->topic_index);
+    g_autoptr(GString) isr = g_string_new(NULL);
+    append_ids(isr, e->isr_new, e->isr_new_count);
+    g_string_append_printf(detail, "%s-%d no leader (isr %s; %s)", name, e->partition, isr->str,
+                           phrase(e->reason));
+    g_string_append_printf(explain,
+                           "%s-%d has no live replica in its ISR (%s) and unclean leader "
+                           "election is disabled, so it stays without a leader: producers and "
+                           "consumers get LEADER_NOT_AVAILABLE / NOT_LEADER_OR_FOLLOWER until an "
+                           "ISR member comes back. Availability is traded for not losing "
+                           "committed records.",
+                           name, e->partition, isr->str);
+}
+
+static void narrate_fenced(const struct ks_cluster_spec *spec,
+                           const struct ks_cluster_event *e, GString *detail,
+                           GString *explain)
+{
+    (void)spec;
+    g_string_append_printf(detail, "broker %d fenced (%s)", e->broker, phrase(e->reason));
+    if (e->reason == KS_REASON_BROKER_RESTARTED) {
+        g_string_append_printf(explain,
+                               "Broker %d registers a new incarnation after a restart, so the "
+                               "controller fences it until it has caught up with the metadata "
+                               "and replaces it as leader where it led. It keeps its ISR "
+                               "memberships (as the ZooKeeper-era controller did on a quick "
+                               "restart), so it can be elected again at once.",
+                               e->broker);
+        return;
+    }
+    g_string_append_printf(explain,
+                           "The controller fences broker %d (%s): it is removed from every ISR "
+                           "(except where it is the last member) and replaced as leader where it "
+                           "led. It must heartbeat again and catch up with the metadata to be "
+                           "unfenced.",
+                           e->broker, phrase(e->reason));
+}
+
+static void narrate_isr_change(const struct ks_cluster_spec *spec,
+                               const struct ks_cluster_event *e, GString *detail,
+                               GString *explain)
+{
+    const char *name = topic_name(spec, e->topic_index);
+    g_autoptr(GString) scratch = g_string_new(NULL);
+    g_autofree char *new_isr = g_strdup(ids_text(scratch, e->isr_new, e->isr_new_count));
+    g_string_append_printf(detail, "%s-%d isr %s -> %s ", name, e->partition,
+                           ids_text(scratch, e->isr_old, e->isr_old_count), new_isr);
+    if (e->reason == KS_REASON_BROKER_FENCED) {
+        g_string_append_printf(detail, "(broker %d fenced)", e->broker);
+        g_string_append_printf(explain,
+                               "Broker %d lost its session, so the controller drops it from the "
+                               "ISR of %s-%d, which becomes %s. ",
+                               e->broker, name, e->partition, new_isr);
+        append_min_isr_consequence(spec, explain, e->isr_new_count, e->isr_count_min);
+        return;
+    }
+    g_string_append_printf(detail, "(leader %d)", e->leader_new);
+    if (e->kind == KS_EV_ISR_EXPAND) {
+        g_string_append_printf(explain,
+                               "A follower of %s-%d caught up with the leader's high watermark, "
+                               "so leader %d asks the controller to add it back: the ISR becomes "
+                               "%s. acks=all writes now wait for it too, and it may be elected "
+                               "leader cleanly.",
+                               name, e->partition, e->leader_new, new_isr);
+        return;
+    }
+    bool several = e->isr_old_count - e->isr_new_count > 1;
+    g_string_append_printf(explain,
+                           "Leader %d of %s-%d found %s that %s not caught up for "
+                           "replica.lag.time.max.ms and asks the controller to drop %s: the ISR "
+                           "becomes %s. The high watermark no longer waits for %s. ",
+                           e->leader_new, name, e->partition,
+                           several ? "followers" : "a follower", several ? "have" : "has",
+                           several ? "them" : "it", new_isr, several ? "them" : "it");
+    append_min_isr_consequence(spec, explain, e->isr_new_count, e->isr_count_min);
+}
+
+/* ---- brokers: truncation, recovery, log tasks, refused writes --------------------------- */
+
+/* Producers of a topic that do not wait for every in-sync replica ("p1
+ * (acks=1), p2 (acks=0)", at most four named); returns how many there are. */
+static int32_t append_weak_acks_producers(const struct ks_cluster_spec *spec, GString *out,
+                                          int32_t topic_index)
+{
+    int32_t count = 0;
+    for (int32_t i = 0; i < spec->producer_count; i++) {
+        const struct ks_producer_config *producer = &spec->producers[i];
+        if (producer->topic_index != topic_index || producer->acks == KS_ACKS_ALL) {
+            continue;
+        }
+        if (count < 4) {
+            g_string_append_printf(out, "%s%s (acks=%d)", count > 0 ? ", " : "", producer->name,
+                                   producer->acks == KS_ACKS_NONE ? 0 : 1);
+        }
+        count++;
+    }
+    return count;
+}
+
+/* What dropping [target, LEO) of a replica loses, as far as its broker
+ * knew: the part below its HW was committed; acks=1 and acks=0 writes may
+ * have been acknowledged before any follower had them. */
+static void append_dropped(const struct ks_cluster_spec *spec, GString *out,
+                           const struct ks_cluster_event *e)
+{
+    int64_t target = e->offset;
+    int64_t leo = e->leo_old;
+    int64_t committed_end = e->hw_old < leo ? e->hw_old : leo;
+    g_autoptr(GString) producers = g_string_new(NULL);
+    int32_t weak = append_weak_acks_producers(spec, producers, e->topic_index);
+    g_autoptr(GString) weak_text = g_string_new(NULL);
+    if (weak > 0) {
+        g_string_append_printf(weak_text,
+                               " But producer %s%s %s not wait for the followers: a leader "
+                               "acknowledges an acks=1 write as soon as it has appended it "
+                               "(acks=0 gets no answer at all), so some of %s may have been "
+                               "acknowledged and are lost all the same.",
+                               producers->str, weak > 4 ? " and more" : "",
+                               weak > 1 ? "do" : "does",
+                               committed_end > target ? "the others" : "these records");
+    }
+    if (committed_end <= target) {
+        g_string_append_printf(out,
+                               "None of them is below this replica's high watermark (%" PRId64
+                               "), so it has no sign that they were committed; if the new leader "
+                               "came from the ISR, they were not, and no acks=all write among "
+                               "them was acknowledged.%s",
+                               e->hw_old, weak_text->str);
+        return;
+    }
+    g_string_append_printf(out,
+                           "Offsets %" PRId64 "..%" PRId64 " were below this replica's high "
+                           "watermark (%" PRId64 "): they had been committed, so their "
+                           "producers may have been told they were written, whatever their "
+                           "acks. Only an unclean election (a leader from outside the ISR) or an "
+                           "in-sync replica that lost unflushed data can cut committed records: "
+                           "these are lost.",
+                           target, committed_end - 1, e->hw_old);
+    if (committed_end < leo) {
+        g_string_append_printf(out, " It has no sign that %" PRId64 "..%" PRId64 " were committed.",
+                               committed_end, leo - 1);
+        g_string_append(out, weak_text->str);
+    }
+}
+
+/* The sentences on why the follower truncated (after the common first one). */
+static void append_truncation_cause(const struct ks_cluster_spec *spec, GString *out,
+                                    const struct ks_cluster_event *e)
+{
+    if (e->reason == KS_REASON_TRUNCATE_TO_HIGH_WATERMARK) {
+        g_string_append_printf(out,
+                               "replication.truncation = high-watermark (Kafka before 0.11): on "
+                               "becoming a follower the replica drops everything above its own "
+                               "high watermark, %" PRId64 ". That HW can lag the leader's (a "
+                               "follower learns it one fetch late; a restarted broker reads it "
+                               "from a checkpoint), so records among these may have been "
+                               "committed and acknowledged. Those the current leader lacks are "
+                               "gone; the rest are lost too if this replica becomes leader "
+                               "before fetching them back (KIP-101 scenario 1).",
+                               e->hw_old);
+    } else if (e->reason == KS_REASON_TRUNCATE_NO_COMMON_EPOCH) {
+        g_string_append_printf(out,
+                               "Leader %d and this follower share no known leader epoch, so it "
+                               "falls back to its high watermark, as Kafka does without epoch "
+                               "data.",
+                               e->leader_new);
+    } else if (e->reason == KS_REASON_TRUNCATE_DIVERGING_EPOCH) {
+        g_string_append_printf(out,
+                               "KIP-101/KIP-279: the follower's last epoch ends at a different "
+                               "offset on leader %d (epoch %d ends at %" PRId64 " there), so its "
+                               "records above the last offset both logs share were written by a "
+                               "leader that lost its leadership before the new leader had them. "
+                               "The follower drops them so that the replicas do not diverge. ",
+                               e->leader_new, e->diverging_epoch, e->diverging_end_offset);
+        append_dropped(spec, out, e);
+    } else if (e->reason == KS_REASON_TRUNCATE_TO_LEADER_LEO) {
+        g_string_append_printf(out,
+                               "The leader's log ends at %" PRId64 ", below this replica's end, "
+                               "so the follower cuts its log back to the leader's end to stay a "
+                               "copy of it. Records beyond that point exist nowhere else and are "
+                               "lost.",
+                               e->offset);
+    } else if (e->reason == KS_REASON_TRUNCATE_REALIGN_BATCH) {
+        g_string_append(out, "The follower's log ended inside one of the leader's batches, so "
+                             "it drops the partial tail and copies the whole batch.");
+    }
+}
+
+static void narrate_truncation(const struct ks_cluster_spec *spec,
+                               const struct ks_cluster_event *e, GString *detail,
+                               GString *explain)
+{
+    const char *name = topic_name(spec, e->topic_index);
+    g_string_append_printf(detail, "broker %d truncates %s-%d to %" PRId64 " (", e->broker, name,
+                           e->partition, e->leo_new);
+    if (e->reason == KS_REASON_TRUNCATE_DIVERGING_EPOCH) {
+        g_string_append_printf(detail, "leader %d epoch %d ends at %" PRId64, e->leader_new,
+                               e->diverging_epoch, e->diverging_end_offset);
+    } else {
+        g_string_append(detail, phrase(e->reason));
+    }
+    if (e->leo_old - e->leo_new == 1) {
+        g_string_append_printf(detail, "), dropping offset %" PRId64, e->leo_new);
+    } else {
+        g_string_append_printf(detail, "), dropping offsets %" PRId64 "..%" PRId64, e->leo_new,
+                               e->leo_old - 1);
+    }
+    g_string_append_printf(explain,
+                           "Broker %d truncates %s-%d to offset %" PRId64 ", dropping %" PRId64
+                           " record(s) from its log. ",
+                           e->broker, name, e->partition, e->leo_new, e->leo_old - e->leo_new);
+    append_truncation_cause(spec, explain, e);
+}
+
+static void narrate_recovery(const struct ks_cluster_spec *spec,
+                             const struct ks_cluster_event *e, GString *detail,
+                             GString *explain)
+{
+    const char *name = topic_name(spec, e->topic_index);
+    g_string_append_printf(detail,
+                           "broker %d recovered %s-%d from offset %" PRId64 ": dropped %" PRId64
+                           " batch(es), %" PRId64 " bytes; log end %" PRId64,
+                           e->broker, name, e->partition, e->offset, e->batch_count,
+                           e->byte_count, e->leo_new);
+    g_string_append_printf(explain,
+                           "Broker %d did not shut down cleanly, so it re-reads %s-%d from its "
+                           "recovery point (the last offset known to be fsynced), checks every "
+                           "batch's CRC, and cuts the log at the first torn or missing batch. Its "
+                           "high watermark comes from replication-offset-checkpoint (%" PRId64
+                           "), clamped to the log end.",
+                           e->broker, name, e->partition, e->hw_new);
+}
+
+static void narrate_log_task(const struct ks_cluster_spec *spec,
+                             const struct ks_cluster_event *e, GString *detail,
+                             GString *explain)
+{
+    const char *name = topic_name(spec, e->topic_index);
+    if (e->kind == KS_EV_RETENTION) {
+        g_string_append_printf(detail, "broker %d %s-%d: %d segment(s) deleted, log start %" PRId64,
+                               e->broker, name, e->partition, e->segment_count,
+                               e->log_start_offset);
+        g_string_append(explain, "Retention deletes whole old segments below the high "
+                                 "watermark. Each replica applies it to its own log on its own "
+                                 "schedule; consumers behind the leader's new log start offset "
+                                 "reset.");
+        return;
+    }
+    g_string_append_printf(detail, "broker %d %s-%d: %" PRId64 " record(s) compacted away",
+                           e->broker, name, e->partition, e->record_count);
+    g_string_append(explain, "The log cleaner keeps only the latest record per key below the "
+                             "high watermark. Each replica cleans its own log independently.");
+}
+
+static void narrate_refused(const struct ks_cluster_spec *spec,
+                            const struct ks_cluster_event *e, GString *detail,
+                            GString *explain)
+{
+    const char *name = topic_name(spec, e->topic_index);
+    g_string_append_printf(detail,
+                           "%s-%d NOT_ENOUGH_REPLICAS: isr size %d < min.insync.replicas %d", name,
+                           e->partition, e->isr_new_count, e->isr_count_min);
+    g_string_append_printf(explain,
+                           "Leader %d refuses an acks=all write to %s-%d without appending it: "
+                           "only %d replica(s) are in sync and min.insync.replicas is %d. The "
+                           "producer retries; the partition is unavailable for acks=all writes "
+                           "until the ISR grows back. This is the price of not acknowledging "
+                           "writes that too few replicas hold.",
+                           e->broker, name, e->partition, e->isr_new_count, e->isr_count_min);
+}
+
+/* ---- producers ------------------------------------------------------------------------------- */
+
+static const char *outcome_name(enum ks_record_outcome_kind outcome)
+{
+    switch (outcome) {
+    case KS_OUTCOME_ACKED: return "acked";
+    case KS_OUTCOME_FAILED: return "failed";
+    case KS_OUTCOME_UNKNOWN: return "unknown";
+    }
+    return "?";
+}
+
+static void narrate_disconnect(const struct ks_cluster_spec *spec,
+                               const struct ks_cluster_event *e, GString *detail,
+                               GString *explain)
+{
+    g_string_append_printf(detail,
+                           "producer %s: connection to broker %d closed (%s): %" PRId64
+                           " batch(es), %" PRId64 " record(s) in flight fail and are retried",
+                           spec->producers[e->producer_index].name, e->broker,
+                           phrase(e->reason), e->batch_count, e->record_count);
+    g_string_append(explain,
+                    e->idempotent
+                        ? "The producer did not learn whether the broker wrote these batches. It "
+                          "resends them with the same producer id and sequence numbers, so a "
+                          "broker that already has one answers with the original offset instead "
+                          "of writing it again."
+                        : "The producer did not learn whether the broker wrote these batches. "
+                          "Without idempotence it simply sends them again: a batch the broker "
+                          "had already written is written twice, and with several requests in "
+                          "flight the resends can land out of order.");
+}
+
+static void narrate_producer_error(const struct ks_cluster_spec *spec,
+                                   const struct ks_cluster_event *e, GString *detail,
+                                   GString *explain)
+{
+    if (e->reason == KS_REASON_CONNECTION_BROKER_DOWN ||
+        e->reason == KS_REASON_CONNECTION_TIMEOUT) {
+        narrate_disconnect(spec, e, detail, explain);
+        return;
+    }
+    g_autoptr(GString) why = g_string_new(NULL);
+    if (e->reason == KS_REASON_RETRIES_EXHAUSTED ||
+        e->reason == KS_REASON_ERROR_AFTER_DELIVERY_TIMEOUT ||
+        e->reason == KS_REASON_ERROR_NOT_RETRIABLE) {
+        g_string_append(why, ks_error_name(e->error_code));
+    }
+    g_string_append(why, phrase(e->reason));
+    const char *producer = spec->producers[e->producer_index].name;
+    const char *topic = topic_name(spec, e->topic_index);
+    g_string_append_printf(detail, "producer %s: %" PRId64 " record(s) to %s", producer,
+                           e->record_count, topic);
+    if (e->partition >= 0) {
+        g_string_append_printf(detail, "-%d", e->partition);
+    }
+    g_string_append_printf(detail, " %s: %s", outcome_name(e->outcome), why->str);
+    if (e->suppressed_count > 0) {
+        g_string_append_printf(detail, " (and %" PRId64 " more since the last line)",
+                               e->suppressed_count);
+    }
+    if (e->reason == KS_REASON_BUFFER_FULL_MAX_BLOCK ||
+        e->reason == KS_REASON_NO_METADATA_MAX_BLOCK) {
+        g_string_append(explain, "send() blocked for max.block.ms (waiting for metadata or for "
+                                 "buffer.memory to free) and gave up; the record never left the "
+                                 "producer.");
+    } else if (e->reason == KS_REASON_PRODUCER_CRASHED) {
+        g_string_append(explain, "The producer process died with these records queued or in "
+                                 "flight; some may have reached a broker, none will be retried.");
+    } else if (e->outcome == KS_OUTCOME_UNKNOWN) {
+        g_string_append(explain, "The producer gave up on these records without learning "
+                                 "whether a broker wrote them (a request timed out or its "
+                                 "connection was cut): they may or may not be in the log.");
+    } else {
+        g_string_append(explain, "A broker answered with an error the producer does not retry, "
+                                 "or retries ran out after definite refusals: the records were "
+                                 "not written.");
+    }
+}
+
+/* ---- consumer groups and consumers ---------------------------------------------------------- */
+
+static void narrate_rebalance(const struct ks_cluster_spec *spec,
+                              const struct ks_cluster_event *e, GString *detail,
+                              GString *explain)
+{
+    const char *assignor = ks_assignor_name(e->assignor);
+    g_string_append_printf(detail, "group %s generation %d %s:", e->group_id, e->generation,
+                           assignor);
+    for (int32_t i = 0; i < e->member_count; i++) {
+        const struct ks_event_member *m = &e->members[i];
+        g_string_append_printf(detail, " %s=", m->member_id);
+        if (m->assignment_count == 0) {
+            g_string_append(detail, "none");
+        }
+        for (int32_t k = 0; k < m->assignment_count; k++) {
+            g_string_append_printf(detail, "%s%s-%d", k == 0 ? "" : ",",
+                                   topic_name(spec, m->assignment[k].topic_index),
+                                   m->assignment[k].partition);
+        }
+    }
+    g_autoptr(GString) causes = g_string_new(NULL);
+    for (int32_t i = 0; i < e->cause_count; i++) {
+        const struct ks_event_cause *cause = &e->causes[i];
+        if (i > 0) {
+            g_string_append(causes, "; then ");
+        }
+        if (cause->member_id != NULL) {
+            g_string_append_printf(causes, "member %s ", cause->member_id);
+        }
+        g_string_append(causes, phrase(cause->reason));
+    }
+    if (e->suppressed_count > 0) {
+        g_string_append_printf(causes, "; then %" PRId64 " more", e->suppressed_count);
+    }
+    g_string_append_printf(explain,
+                           "Broker %d, coordinator of group %s (it leads %s-%d), completed a "
+                           "rebalance because %s: generation %d has %d member(s); the leader %s "
+                           "assigned the partitions with the %s assignor. Under the eager "
+                           "protocol each member gave up all its partitions before rejoining and "
+                           "starts its new ones from the committed offsets; a member that was "
+                           "cut off or paused may still process records it fetched before (a "
+                           "zombie) until it learns that it left the group.",
+                           e->broker, e->group_id, OFFSETS_TOPIC, e->offsets_partition,
+                           e->cause_count > 0 ? causes->str : "the group changed", e->generation,
+                           e->member_count, e->group_leader_id, assignor);
+}
+
+static void narrate_commit(const struct ks_cluster_spec *spec,
+                           const struct ks_cluster_event *e, GString *detail,
+                           GString *explain)
+{
+    g_string_append_printf(detail, "group %s", e->group_id);
+    for (int32_t i = 0; i < e->offset_count; i++) {
+        const struct ks_event_offset *o = &e->offsets[i];
+        g_string_append_printf(detail, " %s-%d=%" PRId64, topic_name(spec, o->topic_index),
+                               o->partition, o->offset);
+    }
+    if (e->suppressed_count > 0) {
+        g_string_append_printf(detail, " (%" PRId64 " commits since last line)",
+                               e->suppressed_count + 1);
+    }
+    g_string_append_printf(explain,
+                           "Group %s's committed offsets are now durable in %s-%d: the "
+                           "coordinator (broker %d) acknowledged the commit only after the high "
+                           "watermark passed it, so every in-sync replica holds it. A restarted "
+                           "consumer resumes from these offsets.",
+                           e->group_id, OFFSETS_TOPIC, e->offsets_partition, e->broker);
+}
+
+static const char *position_name(enum ks_event_position position)
+{
+    switch (position) {
+    case KS_POSITION_EARLIEST: return "earliest";
+    case KS_POSITION_LATEST: return "latest";
+    case KS_POSITION_TIMESTAMP: return "timestamp";
+    case KS_POSITION_OFFSET: return "offset";
+    case KS_POSITION_NONE: break;
+    }
+    return "?";
+}
+
+static void narrate_offset_reset(const struct ks_cluster_spec *spec,
+                                 const struct ks_cluster_event *e, GString *detail,
+                                 GString *explain)
+{
+    const struct ks_consumer_config *consumer = &spec->consumers[e->consumer_index];
+    const char *name = topic_name(spec, e->topic_index);
+    const char *how = position_name(e->position);
+    if (e->reason == KS_REASON_NO_COMMITTED_OFFSET_NONE) {
+        g_string_append_printf(detail,
+                               "consumer %s: no committed offset for %s-%d and "
+                               "auto.offset.reset=none",
+                               consumer->name, name, e->partition);
+        g_string_append(explain, "With auto.offset.reset=none a partition without a committed "
+                                 "offset is an error for the application; this consumer leaves "
+                                 "it unread.");
+        return;
+    }
+    if (e->reason == KS_REASON_OFFSET_OUT_OF_RANGE_NONE) {
+        g_string_append_printf(detail,
+                               "consumer %s: offset %" PRId64 " of %s-%d is out of range and "
+                               "auto.offset.reset=none",
+                               consumer->name, e->offset_old, name, e->partition);
+        g_string_append(explain, "With auto.offset.reset=none an out-of-range position is an "
+                                 "error for the application; this consumer leaves the partition "
+                                 "unread.");
+        return;
+    }
+    if (e->reason == KS_REASON_REWIND && e->position == KS_POSITION_OFFSET) {
+        g_string_append_printf(detail, "consumer %s group %s %s-%d rewound to offset %" PRId64,
+                               consumer->name, consumer->group_id, name, e->partition, e->offset);
+        g_string_append(explain, "The consumer was rewound: it seeks to the given offset and "
+                                 "processes the records from there again.");
+        return;
+    }
+    g_string_append_printf(detail, "consumer %s group %s %s-%d %s to %s offset %" PRId64,
+                           consumer->name, consumer->group_id, name, e->partition,
+                           e->reason == KS_REASON_REWIND ? "rewound" : "reset", how, e->offset);
+    if (e->reason == KS_REASON_REWIND) {
+        g_string_append_printf(explain,
+                               "Consumer %s was rewound: it seeks %s-%d to offset %" PRId64
+                               " and will process the records from there again.",
+                               consumer->name, name, e->partition, e->offset);
+    } else if (e->reason == KS_REASON_OFFSET_OUT_OF_RANGE) {
+        g_string_append_printf(explain,
+                               "The leader of %s-%d refused consumer %s's position %" PRId64
+                               " as out of range (below the log start or above the log end, e.g. "
+                               "after retention or a truncation), so the consumer applies "
+                               "auto.offset.reset=%s and moves to offset %" PRId64 ": records in "
+                               "between are skipped or read again.",
+                               name, e->partition, consumer->name, e->offset_old, how, e->offset);
+    } else {
+        g_string_append_printf(explain,
+                               "Group %s has no committed offset for %s-%d, so consumer %s "
+                               "applies auto.offset.reset=%s and starts at offset %" PRId64 ".",
+                               consumer->group_id, name, e->partition, consumer->name, how,
+                               e->offset);
+    }
+}
+
+/* ---- other facts ----------------------------------------------------------------------------- */
+
+static void narrate_info(const struct ks_cluster_spec *spec,
+                         const struct ks_cluster_event *e, GString *detail,
+                         GString *explain)
+{
+    if (e->reason == KS_REASON_REGISTRATION_REFUSED) {
+        g_string_append_printf(detail,
+                               "broker %d restarted: registration refused while its old session "
+                               "is valid (DUPLICATE_BROKER_REGISTRATION)",
+                               e->broker);
+        g_string_append(explain, "The controller still counts the broker's previous incarnation "
+                                 "as alive (its session has not expired), so it refuses the new "
+                                 "registration. The broker retries every heartbeat interval; "
+                                 "when the old session expires the controller fences it and "
+                                 "removes it from the ISRs, and the new incarnation can register "
+                                 "and catch up.");
+    } else if (e->reason == KS_REASON_SINK_FENCED) {
+        g_string_append_printf(detail,
+                               "consumer %s fenced from %s-%d by its sink (claim %" PRId64
+                               ", now %" PRId64 ")",
+                               spec->consumers[e->consumer_index].name,
+                               topic_name(spec, e->topic_index), e->partition, e->sink_epoch,
+                               e->sink_epoch_found);
+        g_string_append(explain, "Another member took this partition while this consumer still "
+                                 "held records of it (it was paused or cut off). Its atomic "
+                                 "store is refused, so those records are not processed twice.");
+    } else if (e->reason == KS_REASON_POLL_INTERVAL_EXCEEDED) {
+        const struct ks_consumer_config *consumer = &spec->consumers[e->consumer_index];
+        g_string_append_printf(detail, "consumer %s left group %s: max.poll.interval.ms exceeded",
+                               consumer->name, consumer->group_id);
+        g_string_append(explain, "The consumer did not call poll() within max.poll.interval.ms, "
+                                 "so it leaves the group and its partitions go to other members; "
+                                 "it rejoins at its next poll.");
+    } else {
+        g_string_append(detail, phrase(e->reason));
+        g_string_append(explain, "controller = kraft models a controller that does not fail; "
+                                 "ksim keeps its state across this fault (a replicated KRaft "
+                                 "quorum is not modelled yet).");
+    }
+}
+
+void ks_narrate_event(const struct ks_cluster_spec *spec, const struct ks_cluster_event *event,
+                      GString *detail, GString *explain)
+{
+    g_string_truncate(detail, 0);
+    g_string_truncate(explain, 0);
+    switch (event->kind) {
+    case KS_EV_TOPIC_CREATED:
+        narrate_topic_created(spec, event, detail, explain);
+        return;
+    case KS_EV_LEADER_ELECTED:
+        narrate_clean_election(spec, event, detail, explain);
+        return;
+    case KS_EV_UNCLEAN_ELECTION:
+        narrate_unclean_election(spec, event, detail, explain);
+        return;
+    case KS_EV_NO_LEADER:
+        narrate_no_leader(spec, event, detail, explain);
+        return;
+    case KS_EV_ISR_SHRINK:
+    case KS_EV_ISR_EXPAND:
+        narrate_isr_change(spec, event, detail, explain);
+        return;
+    case KS_EV_TRUNCATION:
+        narrate_truncation(spec, event, detail, explain);
+        return;
+    case KS_EV_RECOVERY:
+        narrate_recovery(spec, event, detail, explain);
+        return;
+    case KS_EV_BROKER_FENCED:
+        narrate_fenced(spec, event, detail, explain);
+        return;
+    case KS_EV_BROKER_UNFENCED:
+        g_string_append_printf(detail, "broker %d unfenced", event->broker);
+        g_string_append(explain, "The broker heartbeats again and has caught up with the "
+                                 "metadata, so the controller unfences it: it may lead "
+                                 "partitions and rejoin ISRs once its replicas catch up.");
+        return;
+    case KS_EV_BROKER_STARTED:
+        g_string_append_printf(detail, "broker %d started (epoch %" PRId64 ")", event->broker,
+                               event->broker_epoch);
+        return;
+    case KS_EV_PRODUCE_REFUSED:
+        narrate_refused(spec, event, detail, explain);
+        return;
+    case KS_EV_PRODUCER_ERROR:
+        narrate_producer_error(spec, event, detail, explain);
+        return;
+    case KS_EV_REBALANCE:
+        narrate_rebalance(spec, event, detail, explain);
+        return;
+    case KS_EV_OFFSET_COMMIT:
+        narrate_commit(spec, event, detail, explain);
+        return;
+    case KS_EV_OFFSET_RESET:
+        narrate_offset_reset(spec, event, detail, explain);
+        return;
+    case KS_EV_RETENTION:
+    case KS_EV_COMPACTION:
+        narrate_log_task(spec, event, detail, explain);
+        return;
+    case KS_EV_INFO:
+        narrate_info(spec, event, detail, explain);
+        return;
+    case KS_EV_KIND_COUNT:
+        break;
+    }
+    g_string_append(detail, ks_cluster_event_kind_name(event->kind));
+}

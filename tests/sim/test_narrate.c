@@ -1,0 +1,291 @@
+/* tests/sim/test_narrate.c: the narration of model events (suite "sim/narrate").
+ *
+ * Goal: the timeline and --explain texts come from the events' typed fields
+ * alone, exactly (the golden timelines check whole runs; this checks single
+ * events), and nothing is cut however long the names and lists are.
+ * Method: hand-built events against a small hand-built spec; the expected
+ * strings are written out in full. Long inputs (a 16-member ISR, long topic
+ * and producer names, a rebalance with many causes) must appear whole. */
+#include "../../sim/narrate.h"
+
+#include "../testlib.h"
+
+#include <string.h>
+
+struct spec_fixture {
+    struct ks_cluster_config cluster;
+    struct ks_topic_config topics[1];
+    struct ks_producer_config producers[6];
+    struct ks_consumer_config consumers[1];
+    struct ks_cluster_spec spec;
+};
+
+static void fixture_init(struct spec_fixture *f, const char *topic, int32_t producer_count)
+{
+    memset(f, 0, sizeof *f);
+    f->cluster.broker_count = 3;
+    f->cluster.truncation = KS_TRUNCATION_LEADER_EPOCH;
+    f->cluster.hw_requires_min_isr = true;
+    g_strlcpy(f->topics[0].name, topic, sizeof f->topics[0].name);
+    f->topics[0].partition_count = 1;
+    f->topics[0].replication_factor = 3;
+    f->topics[0].min_insync_replicas = 2;
+    for (int32_t i = 0; i < producer_count; i++) {
+        g_snprintf(f->producers[i].name, sizeof f->producers[i].name,
+                   "producer-with-a-rather-long-name-that-fills-its-whole-field-%d", i);
+        f->producers[i].topic_index = 0;
+        f->producers[i].acks = i % 2 == 0 ? KS_ACKS_LEADER : KS_ACKS_NONE;
+    }
+    g_strlcpy(f->consumers[0].name, "c1", sizeof f->consumers[0].name);
+    g_strlcpy(f->consumers[0].group_id, "g1", sizeof f->consumers[0].group_id);
+    f->spec = (struct ks_cluster_spec){
+        .cluster = &f->cluster,
+        .topics = f->topics,
+        .topic_count = 1,
+        .producers = f->producers,
+        .producer_count = producer_count,
+        .consumers = f->consumers,
+        .consumer_count = 1,
+    };
+}
+
+struct texts {
+    GString *detail;
+    GString *explain;
+};
+
+static struct texts narrate(const struct spec_fixture *f, const struct ks_cluster_event *event)
+{
+    struct texts t = { g_string_new("stale"), g_string_new("stale") };
+    ks_narrate_event(&f->spec, event, t.detail, t.explain);
+    return t;
+}
+
+static void texts_free(struct texts *t)
+{
+    g_string_free(t->detail, TRUE);
+    g_string_free(t->explain, TRUE);
+}
+
+/* An event of `kind` by broker `broker` about orders-0. */
+static struct ks_cluster_event tp_event(enum ks_cluster_event_kind kind,
+                                        enum ks_event_reason reason, int32_t broker)
+{
+    struct ks_cluster_event e;
+    ks_cluster_event_init(&e, 0, kind);
+    e.reason = reason;
+    e.broker = broker;
+    e.topic_index = 0;
+    e.partition = 0;
+    return e;
+}
+
+static void test_reason_names(void)
+{
+    for (int r = 0; r < KS_REASON_COUNT; r++) {
+        const char *name = ks_event_reason_name((enum ks_event_reason)r);
+        CU_ASSERT_STRING_NOT_EQUAL(name, "unknown");
+        for (int q = 0; q < r; q++) {
+            CU_ASSERT_STRING_NOT_EQUAL(name, ks_event_reason_name((enum ks_event_reason)q));
+        }
+    }
+    CU_ASSERT_STRING_EQUAL(ks_event_reason_name(KS_REASON_COUNT), "unknown");
+}
+
+static void test_truncation_texts(void)
+{
+    struct spec_fixture f;
+    fixture_init(&f, "orders", 0);
+    struct ks_cluster_event e = tp_event(KS_EV_TRUNCATION, KS_REASON_TRUNCATE_TO_HIGH_WATERMARK, 2);
+    e.offset = 5;
+    e.leo_old = 8;
+    e.leo_new = 5;
+    e.hw_old = 5;
+    struct texts t = narrate(&f, &e);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, "broker 2 truncates orders-0 to 5 (its high watermark), "
+                                          "dropping offsets 5..7");
+    CU_ASSERT(g_str_has_prefix(t.explain->str, "Broker 2 truncates orders-0 to offset 5, "
+                                               "dropping 3 record(s) from its log. "
+                                               "replication.truncation = high-watermark"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str, "its own high watermark, 5."));
+    texts_free(&t);
+    /* One offset: the singular form. */
+    e.leo_old = 6;
+    t = narrate(&f, &e);
+    CU_ASSERT(g_str_has_suffix(t.detail->str, "dropping offset 5"));
+    texts_free(&t);
+}
+
+/* Diverging epoch with committed records dropped, a topic name of the
+ * longest kind and six acks<all producers with long names: four are named,
+ * the rest counted, and nothing is cut. */
+static void test_diverging_truncation_is_not_cut(void)
+{
+    struct spec_fixture f;
+    char topic[KS_TOPIC_NAME_BYTES_MAX + 1];
+    memset(topic, 't', KS_TOPIC_NAME_BYTES_MAX);
+    topic[KS_TOPIC_NAME_BYTES_MAX] = '\0';
+    fixture_init(&f, topic, 6);
+    struct ks_cluster_event e = tp_event(KS_EV_TRUNCATION, KS_REASON_TRUNCATE_DIVERGING_EPOCH, 1);
+    e.leader_new = 3;
+    e.diverging_epoch = 4;
+    e.diverging_end_offset = 10;
+    e.offset = 10;
+    e.leo_old = 20;
+    e.leo_new = 10;
+    e.hw_old = 15;
+    struct texts t = narrate(&f, &e);
+    g_autofree char *expected = g_strdup_printf("broker 1 truncates %s-0 to 10 (leader 3 epoch 4 "
+                                                "ends at 10), dropping offsets 10..19",
+                                                topic);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, expected); /* longer than the old 256-byte line */
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str, "Offsets 10..14 were below this replica's high "
+                                                  "watermark (15)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str, " It has no sign that 15..19 were committed."));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str,
+                                  "producer-with-a-rather-long-name-that-fills-its-whole-field-0 "
+                                  "(acks=1), "
+                                  "producer-with-a-rather-long-name-that-fills-its-whole-field-1 "
+                                  "(acks=0), "
+                                  "producer-with-a-rather-long-name-that-fills-its-whole-field-2 "
+                                  "(acks=1), "
+                                  "producer-with-a-rather-long-name-that-fills-its-whole-field-3 "
+                                  "(acks=0) and more do not"));
+    CU_ASSERT(g_str_has_suffix(t.explain->str, "are lost all the same."));
+    CU_ASSERT(t.explain->len > 1400); /* the old fixed 1400-byte buffer would have cut it */
+    texts_free(&t);
+}
+
+static void test_election_lists_are_whole(void)
+{
+    struct spec_fixture f;
+    fixture_init(&f, "orders", 0);
+    struct ks_cluster_event e = tp_event(KS_EV_UNCLEAN_ELECTION, KS_REASON_SESSION_EXPIRED, 99);
+    e.leader_new = 99;
+    e.leader_epoch_new = 12;
+    for (int32_t i = 0; i < KS_REPLICATION_FACTOR_MAX; i++) {
+        e.isr_old[i] = 1000 + i;
+    }
+    e.isr_old_count = KS_REPLICATION_FACTOR_MAX;
+    e.isr_new[0] = 99;
+    e.isr_new_count = 1;
+    struct texts t = narrate(&f, &e);
+    CU_ASSERT_STRING_EQUAL(t.detail->str,
+                           "orders-0 unclean leader 99 epoch 12 isr 99 (old isr "
+                           "1000,1001,1002,1003,1004,1005,1006,1007,1008,1009,1010,1011,1012,"
+                           "1013,1014,1015; no heartbeat within broker.session.timeout.ms)");
+    texts_free(&t);
+    e.kind = KS_EV_NO_LEADER;
+    e.isr_new_count = 0;
+    t = narrate(&f, &e);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, "orders-0 no leader (isr (none); no heartbeat within "
+                                          "broker.session.timeout.ms)");
+    texts_free(&t);
+}
+
+static void test_isr_shrink_consequence(void)
+{
+    static const int32_t before[] = { 1, 2, 3 };
+    static const int32_t after[] = { 1 };
+    struct spec_fixture f;
+    fixture_init(&f, "orders", 0);
+    struct ks_cluster_event e = tp_event(KS_EV_ISR_SHRINK, KS_REASON_FOLLOWER_LAGGING, 1);
+    e.leader_new = 1;
+    e.isr_old_count = ks_cluster_event_set_list(e.isr_old, before, 3);
+    e.isr_new_count = ks_cluster_event_set_list(e.isr_new, after, 1);
+    e.isr_count_min = 2;
+    struct texts t = narrate(&f, &e);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, "orders-0 isr 1,2,3 -> 1 (leader 1)");
+    CU_ASSERT_STRING_EQUAL(t.explain->str,
+                           "Leader 1 of orders-0 found followers that have not caught up for "
+                           "replica.lag.time.max.ms and asks the controller to drop them: the "
+                           "ISR becomes 1. The high watermark no longer waits for them. The ISR "
+                           "is now smaller than min.insync.replicas (2), so acks=all writes are "
+                           "refused until it grows back, and the high watermark stops advancing "
+                           "(Kafka 3.7+, KAFKA-15583).");
+    texts_free(&t);
+}
+
+/* Ten causes: the old 192-byte reason buffer kept about five. */
+static void test_rebalance_causes_are_whole(void)
+{
+    struct spec_fixture f;
+    fixture_init(&f, "orders", 0);
+    static const struct ks_event_tp assignment[] = { { 0, 0 } };
+    char ids[10][16];
+    struct ks_event_cause causes[10];
+    for (int i = 0; i < 10; i++) {
+        g_snprintf(ids[i], sizeof ids[i], "c%d-1", i);
+        causes[i].member_id = ids[i];
+        causes[i].reason = i % 2 == 0 ? KS_REASON_MEMBER_JOINED : KS_REASON_MEMBER_LEFT;
+    }
+    struct ks_event_member members[] = { { "c0-1", assignment, 1 }, { "c2-1", NULL, 0 } };
+    struct ks_cluster_event e;
+    ks_cluster_event_init(&e, 0, KS_EV_REBALANCE);
+    e.broker = 2;
+    e.group_id = "g1";
+    e.generation = 7;
+    e.assignor = KS_ASSIGNOR_RANGE;
+    e.group_leader_id = "c0-1";
+    e.offsets_partition = 41;
+    e.members = members;
+    e.member_count = 2;
+    e.causes = causes;
+    e.cause_count = 10;
+    e.suppressed_count = 3;
+    struct texts t = narrate(&f, &e);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, "group g1 generation 7 range: c0-1=orders-0 c2-1=none");
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str,
+                                  "(it leads __consumer_offsets-41), completed a rebalance "
+                                  "because member c0-1 joined; then member c1-1 left; then "
+                                  "member c2-1 joined; then member c3-1 left; then member c4-1 "
+                                  "joined; then member c5-1 left; then member c6-1 joined; then "
+                                  "member c7-1 left; then member c8-1 joined; then member c9-1 "
+                                  "left; then 3 more: generation 7 has 2 member(s); the leader "
+                                  "c0-1 assigned the partitions with the range assignor."));
+    texts_free(&t);
+}
+
+static void test_every_kind_has_a_line(void)
+{
+    struct spec_fixture f;
+    fixture_init(&f, "orders", 1);
+    for (int k = 0; k < KS_EV_KIND_COUNT; k++) {
+        struct ks_cluster_event e =
+            tp_event((enum ks_cluster_event_kind)k, KS_REASON_SESSION_EXPIRED, 1);
+        e.producer_index = 0;
+        e.consumer_index = 0;
+        e.group_id = "g1";
+        e.group_leader_id = "c1-1";
+        if (k == KS_EV_PRODUCER_ERROR) {
+            e.reason = KS_REASON_DELIVERY_TIMEOUT;
+        } else if (k == KS_EV_OFFSET_RESET) {
+            e.reason = KS_REASON_NO_COMMITTED_OFFSET;
+        } else if (k == KS_EV_INFO) {
+            e.reason = KS_REASON_CONTROLLER_CRASH_IGNORED;
+        }
+        struct texts t = narrate(&f, &e);
+        CU_ASSERT(t.detail->len > 0);
+        CU_ASSERT_PTR_NULL(strstr(t.detail->str, "stale"));
+        if (k != KS_EV_BROKER_STARTED) {
+            CU_ASSERT(t.explain->len > 0);
+        } else {
+            CU_ASSERT_EQUAL(t.explain->len, 0); /* a start needs no explanation */
+        }
+        texts_free(&t);
+    }
+}
+
+void ks_test_register_narrate(void)
+{
+    static const struct ks_test_case cases[] = {
+        { "reason_names", test_reason_names },
+        { "truncation_texts", test_truncation_texts },
+        { "diverging_truncation_is_not_cut", test_diverging_truncation_is_not_cut },
+        { "election_lists_are_whole", test_election_lists_are_whole },
+        { "isr_shrink_consequence", test_isr_shrink_consequence },
+        { "rebalance_causes_are_whole", test_rebalance_causes_are_whole },
+        { "every_kind_has_a_line", test_every_kind_has_a_line },
+    };
+    KS_TEST_ADD_SUITE("sim/narrate", cases);
+}
