@@ -71,12 +71,9 @@ int32_t ks_assignor_slot_count(const struct ks_assignor_topic *topics, int32_t t
 const char *ks_assignor_name(enum ks_assignor assignor)
 {
     switch (assignor) {
-    case KS_ASSIGNOR_RANGE:
-        return "range";
-    case KS_ASSIGNOR_ROUNDROBIN:
-        return "roundrobin";
-    case KS_ASSIGNOR_STICKY:
-        return "sticky";
+    case KS_ASSIGNOR_RANGE: return "range";
+    case KS_ASSIGNOR_ROUNDROBIN: return "roundrobin";
+    case KS_ASSIGNOR_STICKY: return "sticky";
     }
     return "?";
 }
@@ -104,8 +101,7 @@ static int compare_member_index(const void *a, const void *b, void *context)
     return ia < ib ? -1 : (ia > ib ? 1 : 0);
 }
 
-static int32_t *sorted_member_order(const struct ks_assignor_member *members,
-                                    int32_t member_count)
+static int32_t *sorted_member_order(const struct ks_assignor_member *members, int32_t member_count)
 {
     int32_t *order = g_new0(int32_t, (gsize)member_count + 1);
     for (int32_t i = 0; i < member_count; i++) {
@@ -418,7 +414,8 @@ static void sticky_general(const struct ks_assignor_topic *topics, int32_t topic
         int32_t best = -1;
         for (int32_t k = 0; k < member_count; k++) {
             int32_t m = order[k];
-            if (member_subscribes(&members[m], slot_topic[s]) && (best == -1 || held[m] < held[best])) {
+            if (member_subscribes(&members[m], slot_topic[s]) &&
+                (best == -1 || held[m] < held[best])) {
                 best = m;
             }
         }
@@ -475,8 +472,7 @@ void ks_assignor_assign(enum ks_assignor assignor, const struct ks_assignor_topi
         int32_t *claim = g_new0(int32_t, (gsize)slot_count + 1);
         sticky_claims(topics, topic_count, members, order, member_count, claim);
         if (same_subscriptions(members, member_count, topic_count)) {
-            sticky_constrained(topics, topic_count, members, order, member_count, claim,
-                               owner_out);
+            sticky_constrained(topics, topic_count, members, order, member_count, claim, owner_out);
         } else {
             sticky_general(topics, topic_count, members, order, member_count, claim, owner_out);
         }

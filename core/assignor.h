@@ -15,13 +15,13 @@
 #include <stdint.h>
 
 struct ks_assignor_topic {
-    const char *name;          /* borrowed; round robin sorts by it */
+    const char *name; /* borrowed; round robin sorts by it */
     int32_t partition_count;
 };
 
 struct ks_assignor_member {
-    const char *member_id;           /* borrowed; members are ordered by it (6.2) */
-    const int32_t *topics;           /* subscribed topic indexes, borrowed */
+    const char *member_id; /* borrowed; members are ordered by it (6.2) */
+    const int32_t *topics; /* subscribed topic indexes, borrowed */
     int32_t topic_count;
     /* sticky only: what the member owned in owned_generation (-1: nothing) */
     const struct ks_group_topic_partition *owned; /* borrowed */

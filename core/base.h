@@ -25,6 +25,6 @@ void ks_assert_set_context(uint64_t now_ns, uint64_t seed);
 
 #define KS_NS_PER_US 1000ULL
 #define KS_NS_PER_MS 1000000ULL
-#define KS_NS_PER_S 1000000000ULL
+#define KS_NS_PER_S  1000000000ULL
 
 #define KS_ARRAY_COUNT(a) (sizeof(a) / sizeof((a)[0]))

@@ -82,11 +82,11 @@ enum {
     POS_RECORD_COUNT = 57,
 };
 
-
 /* ---- CRC-32C ---------------------------------------------------------------- */
 
 /* Generated once with the reflected polynomial 0x82F63B78: table[0] is the
  * byte-at-a-time table, table[k][n] = (table[k-1][n] >> 8) ^ table[0][table[k-1][n] & 0xff]. */
+/* clang-format off */
 static const uint32_t crc32c_table[8][256] = {
     {
         0x00000000, 0xf26b8303, 0xe13b70f7, 0x1350f3f4, 0xc79a971f, 0x35f1141c,
@@ -449,6 +449,7 @@ static const uint32_t crc32c_table[8][256] = {
         0xc451b7cc, 0x8d6dcaeb, 0x56294d82, 0x1f1530a5,
     },
 };
+/* clang-format on */
 
 static uint32_t load_le32(const uint8_t *bytes)
 {
@@ -479,11 +480,10 @@ static uint32_t crc32c_sliced(uint32_t crc, const uint8_t *bytes, size_t byte_co
 /* x^(2^k) mod P for k = 0..31 (reflected), for crc32c_shift: generated
  * with table[0] = x^1, table[k] = table[k-1]^2 mod P. */
 static const uint32_t crc32c_x2n_table[32] = {
-    0x40000000, 0x20000000, 0x08000000, 0x00800000, 0x00008000, 0x82f63b78, 0x6ea2d55c,
-    0x18b8ea18, 0x510ac59a, 0xb82be955, 0xb8fdb1e7, 0x88e56f72, 0x74c360a4, 0xe4172b16,
-    0x0d65762a, 0x35d73a62, 0x28461564, 0xbf455269, 0xe2ea32dc, 0xfe7740e6, 0xf946610b,
-    0x3c204f8f, 0x538586e3, 0x59726915, 0x734d5309, 0xbc1ac763, 0x7d0722cc, 0xd289cabe,
-    0xe94ca9bc, 0x05b74f3f, 0xa51e1f42, 0x40000000,
+    0x40000000, 0x20000000, 0x08000000, 0x00800000, 0x00008000, 0x82f63b78, 0x6ea2d55c, 0x18b8ea18,
+    0x510ac59a, 0xb82be955, 0xb8fdb1e7, 0x88e56f72, 0x74c360a4, 0xe4172b16, 0x0d65762a, 0x35d73a62,
+    0x28461564, 0xbf455269, 0xe2ea32dc, 0xfe7740e6, 0xf946610b, 0x3c204f8f, 0x538586e3, 0x59726915,
+    0x734d5309, 0xbc1ac763, 0x7d0722cc, 0xd289cabe, 0xe94ca9bc, 0x05b74f3f, 0xa51e1f42, 0x40000000,
 };
 
 /* a * b modulo P, both reflected polynomials. */
@@ -519,9 +519,8 @@ static uint32_t crc32c_shift(size_t byte_count)
 /* The crc32 instruction has a latency of three cycles and a throughput of
  * one, so long buffers run three independent streams that are combined at
  * the end. `crc` is the raw (inverted) state, as for crc32c_sliced. */
-__attribute__((target("sse4.2"))) static uint32_t crc32c_hardware(uint32_t crc,
-                                                                   const uint8_t *bytes,
-                                                                   size_t byte_count)
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_hardware(uint32_t crc, const uint8_t *bytes, size_t byte_count)
 {
     if (byte_count >= 3 * 1024) {
         size_t lane_bytes = byte_count / 3 / 8 * 8;
@@ -713,8 +712,7 @@ enum ks_batch_status ks_batch_parse(const uint8_t *bytes, size_t byte_count,
 }
 
 enum ks_batch_status ks_batch_parse_crc_checked(const uint8_t *bytes, size_t byte_count,
-                                                struct ks_batch_view *out,
-                                                size_t *batch_bytes_out)
+                                                struct ks_batch_view *out, size_t *batch_bytes_out)
 {
     return batch_parse(bytes, byte_count, out, batch_bytes_out, false);
 }
@@ -722,16 +720,11 @@ enum ks_batch_status ks_batch_parse_crc_checked(const uint8_t *bytes, size_t byt
 const char *ks_batch_status_name(enum ks_batch_status status)
 {
     switch (status) {
-    case KS_BATCH_OK:
-        return "ok";
-    case KS_BATCH_TRUNCATED:
-        return "truncated";
-    case KS_BATCH_BAD_LENGTH:
-        return "bad length";
-    case KS_BATCH_BAD_MAGIC:
-        return "bad magic";
-    case KS_BATCH_BAD_CRC:
-        return "bad CRC";
+    case KS_BATCH_OK: return "ok";
+    case KS_BATCH_TRUNCATED: return "truncated";
+    case KS_BATCH_BAD_LENGTH: return "bad length";
+    case KS_BATCH_BAD_MAGIC: return "bad magic";
+    case KS_BATCH_BAD_CRC: return "bad CRC";
     }
     return "?";
 }
@@ -791,8 +784,8 @@ static int64_t cursor_varint(struct cursor *cursor, int64_t min, int64_t max)
     if (cursor->bad) {
         return 0;
     }
-    size_t used = ks_varint_decode(cursor->bytes + cursor->position,
-                                   cursor->end - cursor->position, &value);
+    size_t used =
+        ks_varint_decode(cursor->bytes + cursor->position, cursor->end - cursor->position, &value);
     if (used == 0 || value < min || value > max) {
         cursor->bad = true;
         return 0;
@@ -861,7 +854,7 @@ static bool record_next(struct ks_record_iter *iter, struct ks_record_view *out,
         }
         return false;
     }
-    struct cursor cursor = {batch->records, iter->position_bytes, batch->records_bytes, false};
+    struct cursor cursor = { batch->records, iter->position_bytes, batch->records_bytes, false };
     int64_t length = cursor_varint(&cursor, 0, INT32_MAX);
     if (cursor.bad || (size_t)length > cursor.end - cursor.position) {
         mark(malformed_out, true);
@@ -997,10 +990,9 @@ void ks_batch_builder_add_at(struct ks_batch_builder *builder, int32_t offset_de
     builder->record_count++;
 }
 
-void ks_batch_builder_add(struct ks_batch_builder *builder, int64_t timestamp,
-                          const void *key, int32_t key_bytes, const void *value,
-                          int32_t value_bytes, const struct ks_header_view *headers,
-                          int32_t header_count)
+void ks_batch_builder_add(struct ks_batch_builder *builder, int64_t timestamp, const void *key,
+                          int32_t key_bytes, const void *value, int32_t value_bytes,
+                          const struct ks_header_view *headers, int32_t header_count)
 {
     ks_batch_builder_add_at(builder, builder->record_count, timestamp, key, key_bytes, value,
                             value_bytes, headers, header_count);
@@ -1012,8 +1004,7 @@ size_t ks_batch_builder_size(const struct ks_batch_builder *builder)
 }
 
 GByteArray *ks_batch_builder_finish_at(struct ks_batch_builder *builder, int64_t base_offset,
-                                       int32_t partition_leader_epoch,
-                                       int32_t last_offset_delta)
+                                       int32_t partition_leader_epoch, int32_t last_offset_delta)
 {
     ks_assert(builder->bytes != NULL);
     ks_assert(last_offset_delta >= 0);
@@ -1049,15 +1040,14 @@ GByteArray *ks_batch_builder_finish_at(struct ks_batch_builder *builder, int64_t
     put_u16(header + POS_PRODUCER_EPOCH, (uint16_t)builder->producer_epoch);
     put_u32(header + POS_BASE_SEQUENCE, (uint32_t)builder->base_sequence);
     put_u32(header + POS_RECORD_COUNT, (uint32_t)builder->record_count);
-    put_u32(header + POS_CRC,
-            ks_crc32c(0, header + POS_ATTRIBUTES, bytes->len - POS_ATTRIBUTES));
+    put_u32(header + POS_CRC, ks_crc32c(0, header + POS_ATTRIBUTES, bytes->len - POS_ATTRIBUTES));
     /* B3: what we hand out parses. */
     struct ks_batch_view view;
     ks_assert(ks_batch_parse(bytes->data, bytes->len, &view, NULL) == KS_BATCH_OK);
     builder->bytes = NULL;
     int64_t base_timestamp = builder->base_timestamp;
-    ks_batch_builder_init(builder, base_timestamp, builder->producer_id,
-                          builder->producer_epoch, builder->base_sequence);
+    ks_batch_builder_init(builder, base_timestamp, builder->producer_id, builder->producer_epoch,
+                          builder->base_sequence);
     return bytes;
 }
 

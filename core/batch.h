@@ -16,20 +16,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KS_BATCH_HEADER_BYTES 61
+#define KS_BATCH_HEADER_BYTES       61
 #define KS_BATCH_LOG_OVERHEAD_BYTES 12 /* baseOffset + batchLength */
-#define KS_BATCH_MAGIC 2
-#define KS_IDENTITY_HEADER "ksim.id"
+#define KS_BATCH_MAGIC              2
+#define KS_IDENTITY_HEADER          "ksim.id"
 /* Kafka timestamps are ms since the Unix epoch; simulated time 0 maps here
  * (2026-01-01T00:00:00Z) so dumps show plausible CreateTime values. */
 #define KS_EPOCH_BASE_MS INT64_C(1767225600000)
 
 /* Attributes bits (kafka-reference 2.2). */
-#define KS_ATTR_CODEC_MASK 0x07
+#define KS_ATTR_CODEC_MASK           0x07
 #define KS_ATTR_TIMESTAMP_LOG_APPEND 0x08
-#define KS_ATTR_TRANSACTIONAL 0x10
-#define KS_ATTR_CONTROL 0x20
-#define KS_ATTR_DELETE_HORIZON 0x40
+#define KS_ATTR_TRANSACTIONAL        0x10
+#define KS_ATTR_CONTROL              0x20
+#define KS_ATTR_DELETE_HORIZON       0x40
 
 /* The most bytes a compressed batch's records section may decompress to.
  * Kafka sets no limit; ksim bounds memory (a crafted batch cannot make a
@@ -44,7 +44,7 @@ uint32_t ks_crc32c(uint32_t crc, const void *bytes, size_t byte_count); /* crc =
  * ks_batch_parse (borrowed). */
 struct ks_batch_view {
     int64_t base_offset;
-    int32_t batch_length;            /* bytes after the length field */
+    int32_t batch_length; /* bytes after the length field */
     int32_t partition_leader_epoch;
     int8_t magic;
     uint32_t crc;
@@ -62,8 +62,8 @@ struct ks_batch_view {
 
 enum ks_batch_status {
     KS_BATCH_OK,
-    KS_BATCH_TRUNCATED,   /* fewer bytes than the batch claims (torn tail) */
-    KS_BATCH_BAD_LENGTH,  /* size < 61 or absurd */
+    KS_BATCH_TRUNCATED,  /* fewer bytes than the batch claims (torn tail) */
+    KS_BATCH_BAD_LENGTH, /* size < 61 or absurd */
     KS_BATCH_BAD_MAGIC,
     KS_BATCH_BAD_CRC,
 };
@@ -77,8 +77,7 @@ enum ks_batch_status ks_batch_parse(const uint8_t *bytes, size_t byte_count,
  * fields the CRC does not cover): checks length and magic, not the CRC. It
  * exists so that one append checks the CRC of the same bytes only once. */
 enum ks_batch_status ks_batch_parse_crc_checked(const uint8_t *bytes, size_t byte_count,
-                                                struct ks_batch_view *out,
-                                                size_t *batch_bytes_out);
+                                                struct ks_batch_view *out, size_t *batch_bytes_out);
 /* "ok", "truncated", "bad length", "bad magic", "bad CRC" (static strings). */
 const char *ks_batch_status_name(enum ks_batch_status status);
 static inline int64_t ks_batch_last_offset(const struct ks_batch_view *batch)
@@ -98,8 +97,8 @@ struct ks_header_view {
 struct ks_record_view {
     int64_t offset;
     int64_t timestamp;
-    int32_t sequence;    /* base_sequence + offset delta, or -1 */
-    const uint8_t *key;  /* NULL when key_bytes == -1 */
+    int32_t sequence;   /* base_sequence + offset delta, or -1 */
+    const uint8_t *key; /* NULL when key_bytes == -1 */
     int32_t key_bytes;
     const uint8_t *value;
     int32_t value_bytes; /* -1: null (tombstone) */
@@ -116,8 +115,8 @@ struct ks_record_iter {
     const struct ks_batch_view *batch; /* the caller's view, or &inner; not owned */
     size_t position_bytes;
     int32_t record_index;
-    struct ks_batch_view inner;  /* compressed batch: records point into decompressed */
-    GByteArray *decompressed;    /* owned; NULL for an uncompressed batch */
+    struct ks_batch_view inner; /* compressed batch: records point into decompressed */
+    GByteArray *decompressed;   /* owned; NULL for an uncompressed batch */
     enum ks_decompress_result decompress_result;
 };
 void ks_record_iter_init(struct ks_record_iter *iter, const struct ks_batch_view *batch);
@@ -148,10 +147,9 @@ void ks_batch_builder_init(struct ks_batch_builder *builder, int64_t base_timest
                            int64_t producer_id, int16_t producer_epoch, int32_t base_sequence);
 void ks_batch_builder_deinit(struct ks_batch_builder *builder);
 /* key/value NULL with bytes -1 mean null. */
-void ks_batch_builder_add(struct ks_batch_builder *builder, int64_t timestamp,
-                          const void *key, int32_t key_bytes, const void *value,
-                          int32_t value_bytes, const struct ks_header_view *headers,
-                          int32_t header_count);
+void ks_batch_builder_add(struct ks_batch_builder *builder, int64_t timestamp, const void *key,
+                          int32_t key_bytes, const void *value, int32_t value_bytes,
+                          const struct ks_header_view *headers, int32_t header_count);
 /* The same with an explicit offset delta (>= 0, increasing; the cleaner keeps
  * the original offsets of the records it retains). */
 void ks_batch_builder_add_at(struct ks_batch_builder *builder, int32_t offset_delta,
@@ -170,8 +168,7 @@ GByteArray *ks_batch_builder_finish(struct ks_batch_builder *builder);
 /* The same with the header's baseOffset, partitionLeaderEpoch and
  * lastOffsetDelta given (a cleaned batch keeps its original last offset). */
 GByteArray *ks_batch_builder_finish_at(struct ks_batch_builder *builder, int64_t base_offset,
-                                       int32_t partition_leader_epoch,
-                                       int32_t last_offset_delta);
+                                       int32_t partition_leader_epoch, int32_t last_offset_delta);
 
 /* Rewrites the baseOffset and partitionLeaderEpoch of an encoded batch in
  * place; the CRC does not cover them, so it stays valid. */

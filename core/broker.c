@@ -126,9 +126,9 @@ void ks__broker_callback_at(struct ks_broker *broker, ks_time_ns at_ns,
     item->error = error;
     item->base_offset = base_offset;
     g_ptr_array_add(broker->deferred, item);
-    item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
-                                    at_ns > now ? at_ns - now : 0, KS_TIMER_BROKER_RESPOND,
-                                    deferred_fire, item);
+    item->timer =
+        ks_world_schedule(broker->world, (ks_node_id)broker->id, at_ns > now ? at_ns - now : 0,
+                          KS_TIMER_BROKER_RESPOND, deferred_fire, item);
 }
 
 /* ---- controller session ---------------------------------------------------------- */
@@ -197,8 +197,8 @@ static void on_metadata_request(struct ks_broker *broker, ks_node_id source,
 {
     int32_t t = request->topic_index;
     int32_t count = (t >= 0 && t < broker->topic_count) ? broker->topics[t].partition_count : 0;
-    size_t bytes = sizeof(struct ks_metadata_response) +
-                   (size_t)count * sizeof(struct ks_metadata_partition);
+    size_t bytes =
+        sizeof(struct ks_metadata_response) + (size_t)count * sizeof(struct ks_metadata_partition);
     uint8_t *message = calloc(1, bytes);
     ks_assert(message != NULL);
     struct ks_metadata_response *response = (struct ks_metadata_response *)message;
@@ -312,9 +312,9 @@ static void check_parked(const struct ks_broker *broker)
         const struct ks__pending_produce *item = g_ptr_array_index(broker->pending, i);
         const struct ks__replica *replica = ks__broker_find_replica(
             broker, item->completion.topic_index, item->completion.partition);
-        ks_assert(item->timer != 0);                                    /* A1 */
+        ks_assert(item->timer != 0);                                   /* A1 */
         ks_assert(replica != NULL && replica->role == KS_ROLE_LEADER); /* A2 */
-        ks_assert(replica->hw < item->required_offset);                 /* A1 */
+        ks_assert(replica->hw < item->required_offset);                /* A1 */
     }
 }
 
@@ -350,10 +350,10 @@ void ks_broker_check(const struct ks_broker *broker)
 /* ---- receiving --------------------------------------------------------------------- */
 
 /* Copies a fixed-size message into *out after checking its size (B3). */
-#define READ_MESSAGE(out, bytes, message_bytes)                                        \
-    do {                                                                               \
-        ks_assert((message_bytes) >= sizeof *(out));                                    \
-        memcpy((out), (bytes), sizeof *(out));                                         \
+#define READ_MESSAGE(out, bytes, message_bytes)      \
+    do {                                             \
+        ks_assert((message_bytes) >= sizeof *(out)); \
+        memcpy((out), (bytes), sizeof *(out));       \
     } while (0)
 
 static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_kind kind,
@@ -376,9 +376,7 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
         ks__replica_on_alter_response(broker, &response);
         return;
     }
-    case KS_MSG_FETCH_REQUEST:
-        ks__serve_on_request(broker, source, bytes, message_bytes);
-        return;
+    case KS_MSG_FETCH_REQUEST: ks__serve_on_request(broker, source, bytes, message_bytes); return;
     case KS_MSG_FETCH_RESPONSE:
         ks__fetcher_on_response(broker, source, bytes, message_bytes);
         return;
@@ -408,8 +406,7 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
     case KS_MSG_PRODUCE_RESPONSE:
     case KS_MSG_LIST_OFFSETS_RESPONSE:
     case KS_MSG_BROKER_HEARTBEAT_REQUEST:
-    case KS_MSG_ALTER_PARTITION_REQUEST:
-        break;
+    case KS_MSG_ALTER_PARTITION_REQUEST: break;
     }
     ks_assert(!"a message kind no broker receives"); /* B3 */
 }
@@ -458,10 +455,12 @@ struct ks_broker *ks_broker_new(ks_world *world, const struct ks_cluster_spec *s
         broker->fetcher_refs[i].leader_id = i + 1;
     }
     broker->meta = calloc((size_t)(topic_count > 0 ? topic_count : 1), sizeof *broker->meta);
-    broker->replicas = calloc((size_t)(topic_count > 0 ? topic_count : 1), sizeof *broker->replicas);
+    broker->replicas =
+        calloc((size_t)(topic_count > 0 ? topic_count : 1), sizeof *broker->replicas);
     ks_assert(broker->meta != NULL && broker->replicas != NULL);
     for (int32_t t = 0; t < topic_count; t++) {
-        broker->meta[t] = calloc((size_t)topics[t].partition_count, sizeof(struct ks_partition_state));
+        broker->meta[t] =
+            calloc((size_t)topics[t].partition_count, sizeof(struct ks_partition_state));
         broker->replicas[t] =
             calloc((size_t)topics[t].partition_count, sizeof(struct ks__replica *));
         ks_assert(broker->meta[t] != NULL && broker->replicas[t] != NULL);
@@ -649,8 +648,8 @@ bool ks_broker_is_running(const struct ks_broker *broker)
 
 /* ---- queries and coordinator services -------------------------------------------------- */
 
-bool ks_broker_replica_state(const struct ks_broker *broker, int32_t topic_index,
-                             int32_t partition, struct ks_replica_state *out)
+bool ks_broker_replica_state(const struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                             struct ks_replica_state *out)
 {
     const struct ks__replica *replica = ks__broker_find_replica(broker, topic_index, partition);
     if (replica == NULL) {
@@ -711,8 +710,7 @@ int32_t ks_broker_topic_index(const struct ks_broker *broker, const char *name)
     return -1;
 }
 
-int32_t ks_broker_partition_leader(struct ks_broker *broker, int32_t topic_index,
-                                   int32_t partition)
+int32_t ks_broker_partition_leader(struct ks_broker *broker, int32_t topic_index, int32_t partition)
 {
     if (topic_index < 0 || topic_index >= broker->topic_count || partition < 0 ||
         partition >= broker->topics[topic_index].partition_count) {
@@ -744,8 +742,7 @@ int64_t ks_broker_leo(struct ks_broker *broker, int32_t topic_index, int32_t par
     return replica != NULL ? ks__leo_of(replica) : -1;
 }
 
-int64_t ks_broker_log_start_offset(struct ks_broker *broker, int32_t topic_index,
-                                   int32_t partition)
+int64_t ks_broker_log_start_offset(struct ks_broker *broker, int32_t topic_index, int32_t partition)
 {
     struct ks__replica *replica = ks__broker_find_replica(broker, topic_index, partition);
     return replica != NULL ? ks_log_start_offset(replica->log) : -1;

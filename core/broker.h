@@ -58,8 +58,8 @@ bool ks_broker_is_running(const struct ks_broker *broker);
 
 /* The broker's own view of a replica it hosts; false if it does not host it
  * or is not running. */
-bool ks_broker_replica_state(const struct ks_broker *broker, int32_t topic_index,
-                             int32_t partition, struct ks_replica_state *out);
+bool ks_broker_replica_state(const struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                             struct ks_replica_state *out);
 /* Borrowed; NULL if not hosted or not running. */
 struct ks_log *ks_broker_replica_log(struct ks_broker *broker, int32_t topic_index,
                                      int32_t partition);

@@ -147,9 +147,9 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
     ks_world_send(broker->world, (ks_node_id)broker->id, (ks_node_id)leader_id,
                   KS_MSG_FETCH_REQUEST, message->data, message->len);
     g_byte_array_unref(message);
-    fetcher->timeout_timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
-                                               KS__REQUEST_TIMEOUT_NS, KS_TIMER_BROKER_FETCH_TIMEOUT,
-                                               fetch_timeout, fetcher_ref(broker, leader_id));
+    fetcher->timeout_timer = ks_world_schedule(
+        broker->world, (ks_node_id)broker->id, KS__REQUEST_TIMEOUT_NS,
+        KS_TIMER_BROKER_FETCH_TIMEOUT, fetch_timeout, fetcher_ref(broker, leader_id));
 }
 
 static void fetcher_kick_timer(ks_world *world, void *context)
@@ -287,12 +287,12 @@ static bool append_records(struct ks_broker *broker, struct ks__replica *replica
 }
 
 static void handle_partition(struct ks_broker *broker, int32_t leader_id,
-                             const struct ks_fetch_response_partition *part,
-                             const uint8_t *records)
+                             const struct ks_fetch_response_partition *part, const uint8_t *records)
 {
     struct ks__replica *replica =
         ks__broker_find_replica(broker, part->topic_index, part->partition);
-    if (replica == NULL || replica->role != KS_ROLE_FOLLOWER || replica->state.leader != leader_id) {
+    if (replica == NULL || replica->role != KS_ROLE_FOLLOWER ||
+        replica->state.leader != leader_id) {
         return; /* the role changed while the request was out */
     }
     if (part->error_code == KS_ERR_OFFSET_OUT_OF_RANGE) {

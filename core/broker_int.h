@@ -33,18 +33,18 @@
 struct ks_producer_state;
 struct ks_group_coordinator;
 
-#define KS__REQUEST_TIMEOUT_NS (30 * KS_NS_PER_S)
-#define KS__ALTER_RETRY_NS (5 * KS_NS_PER_S)
+#define KS__REQUEST_TIMEOUT_NS         (30 * KS_NS_PER_S)
+#define KS__ALTER_RETRY_NS             (5 * KS_NS_PER_S)
 #define KS__INTERNAL_APPEND_TIMEOUT_NS (30 * KS_NS_PER_S)
-#define KS__COMPACTION_INTERVAL_NS (15 * KS_NS_PER_S) /* log.cleaner.backoff.ms */
-#define KS__REFUSED_EVENT_INTERVAL_NS KS_NS_PER_S
+#define KS__COMPACTION_INTERVAL_NS     (15 * KS_NS_PER_S) /* log.cleaner.backoff.ms */
+#define KS__REFUSED_EVENT_INTERVAL_NS  KS_NS_PER_S
 
 /* ---- replica state (broker_replica.c) -------------------------------------- */
 
 /* What a leader knows of one follower (Kafka's Replica.scala ReplicaState). */
 struct ks__follower_state {
     int32_t broker_id;
-    int64_t leo;                      /* -1: unknown since this broker became leader */
+    int64_t leo; /* -1: unknown since this broker became leader */
     ks_time_ns last_fetch_ns;
     int64_t leader_leo_at_last_fetch; /* -1: none */
     ks_time_ns last_caught_up_ns;
@@ -64,7 +64,7 @@ struct ks__replica {
     enum ks_role role;
     int64_t hw;
     bool has_state;
-    struct ks_partition_state state;     /* last applied controller state */
+    struct ks_partition_state state; /* last applied controller state */
     /* R3 bookkeeping: the hw last seen by ks__replica_check while leader in
      * hw_floor_epoch (-1: not leader since the last check). */
     int32_t hw_floor_epoch;
@@ -89,9 +89,9 @@ struct ks__replica {
 
 /* One fetcher per leader broker (Kafka's fetcher thread), F1. */
 enum ks__fetcher_state {
-    KS__FETCHER_IDLE = 0, /* nothing in flight, no kick armed (zeroed memory) */
-    KS__FETCHER_SCHEDULED,  /* kick_timer armed: fetch after backoff or disk idle */
-    KS__FETCHER_IN_FLIGHT,  /* one request out, timeout_timer armed */
+    KS__FETCHER_IDLE = 0,  /* nothing in flight, no kick armed (zeroed memory) */
+    KS__FETCHER_SCHEDULED, /* kick_timer armed: fetch after backoff or disk idle */
+    KS__FETCHER_IN_FLIGHT, /* one request out, timeout_timer armed */
 };
 
 struct ks__fetcher {
@@ -187,8 +187,8 @@ struct ks__deferred {
 
 struct ks_broker {
     ks_world *world;
-    const struct ks_cluster_spec *spec;         /* not owned */
-    const struct ks_topic_config *topics;       /* not owned */
+    const struct ks_cluster_spec *spec;   /* not owned */
+    const struct ks_topic_config *topics; /* not owned */
     int32_t topic_count;
     int32_t id;
     const struct ks_cluster_observer *observer; /* not owned */
@@ -201,8 +201,8 @@ struct ks_broker {
     bool registered;
     int64_t metadata_version;
     uint8_t broker_alive[KS_BROKER_COUNT_MAX];
-    struct ks_partition_state **meta;  /* [topic][partition]; partition_epoch -1 = unknown */
-    struct ks__replica ***replicas;    /* [topic][partition]; NULL = not hosted */
+    struct ks_partition_state **meta; /* [topic][partition]; partition_epoch -1 = unknown */
+    struct ks__replica ***replicas;   /* [topic][partition]; NULL = not hosted */
 
     struct ks__fetcher fetchers[KS_BROKER_COUNT_MAX];         /* [leader_id - 1] */
     struct ks__fetcher_ref fetcher_refs[KS_BROKER_COUNT_MAX]; /* [leader_id - 1] */
@@ -273,9 +273,8 @@ void ks__broker_callback_at(struct ks_broker *broker, ks_time_ns at_ns,
  * registers it in broker->replicas. hw_checkpoint and log_start_checkpoint
  * are -1 when absent. Owned by the broker: ks__replica_close. */
 struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_index,
-                                     int32_t partition, int64_t recovery_point,
-                                     bool clean_shutdown, int64_t hw_checkpoint,
-                                     int64_t log_start_checkpoint);
+                                     int32_t partition, int64_t recovery_point, bool clean_shutdown,
+                                     int64_t hw_checkpoint, int64_t log_start_checkpoint);
 void ks__replica_close(struct ks__replica *replica);
 /* Asserts R1..R6 and records the R3 floor. */
 void ks__replica_check(const struct ks_broker *broker, struct ks__replica *replica);

@@ -37,12 +37,9 @@ enum checkpoint_kind { CHECKPOINT_HW, CHECKPOINT_RECOVERY, CHECKPOINT_LOG_START 
 static const char *checkpoint_file(enum checkpoint_kind kind)
 {
     switch (kind) {
-    case CHECKPOINT_HW:
-        return "replication-offset-checkpoint";
-    case CHECKPOINT_RECOVERY:
-        return "recovery-point-offset-checkpoint";
-    case CHECKPOINT_LOG_START:
-        return "log-start-offset-checkpoint";
+    case CHECKPOINT_HW: return "replication-offset-checkpoint";
+    case CHECKPOINT_RECOVERY: return "recovery-point-offset-checkpoint";
+    case CHECKPOINT_LOG_START: return "log-start-offset-checkpoint";
     }
     return "";
 }
@@ -61,15 +58,9 @@ static void write_checkpoint(struct ks_broker *broker, enum checkpoint_kind kind
             g_strlcpy(entry.topic, broker->topics[t].name, sizeof entry.topic);
             entry.partition = p;
             switch (kind) {
-            case CHECKPOINT_HW:
-                entry.offset = replica->hw;
-                break;
-            case CHECKPOINT_RECOVERY:
-                entry.offset = ks_log_recovery_point(replica->log);
-                break;
-            case CHECKPOINT_LOG_START:
-                entry.offset = ks_log_start_offset(replica->log);
-                break;
+            case CHECKPOINT_HW: entry.offset = replica->hw; break;
+            case CHECKPOINT_RECOVERY: entry.offset = ks_log_recovery_point(replica->log); break;
+            case CHECKPOINT_LOG_START: entry.offset = ks_log_start_offset(replica->log); break;
             }
             if (kind == CHECKPOINT_LOG_START && entry.offset == 0) {
                 continue;
@@ -88,10 +79,10 @@ static void hw_checkpoint_tick(ks_world *world, void *context)
 {
     struct ks_broker *broker = context;
     write_checkpoint(broker, CHECKPOINT_HW);
-    broker->hw_checkpoint_timer = ks_world_schedule(
-        world, (ks_node_id)broker->id,
-        (ks_time_ns)broker->spec->cluster->replica_hw_checkpoint_interval_ns,
-        KS_TIMER_BROKER_HW_CHECKPOINT, hw_checkpoint_tick, broker);
+    broker->hw_checkpoint_timer =
+        ks_world_schedule(world, (ks_node_id)broker->id,
+                          (ks_time_ns)broker->spec->cluster->replica_hw_checkpoint_interval_ns,
+                          KS_TIMER_BROKER_HW_CHECKPOINT, hw_checkpoint_tick, broker);
 }
 
 static void recovery_checkpoint_tick(ks_world *world, void *context)
@@ -99,10 +90,10 @@ static void recovery_checkpoint_tick(ks_world *world, void *context)
     struct ks_broker *broker = context;
     write_checkpoint(broker, CHECKPOINT_RECOVERY);
     write_checkpoint(broker, CHECKPOINT_LOG_START);
-    broker->recovery_checkpoint_timer = ks_world_schedule(
-        world, (ks_node_id)broker->id,
-        (ks_time_ns)broker->spec->cluster->recovery_point_checkpoint_interval_ns,
-        KS_TIMER_BROKER_RECOVERY_CHECKPOINT, recovery_checkpoint_tick, broker);
+    broker->recovery_checkpoint_timer =
+        ks_world_schedule(world, (ks_node_id)broker->id,
+                          (ks_time_ns)broker->spec->cluster->recovery_point_checkpoint_interval_ns,
+                          KS_TIMER_BROKER_RECOVERY_CHECKPOINT, recovery_checkpoint_tick, broker);
 }
 
 static ks_time_ns log_task_interval(const struct ks_broker *broker)
@@ -133,8 +124,7 @@ static struct ks_cluster_event log_event(const struct ks__replica *replica,
 }
 
 /* Flush, retention and compaction of one replica. */
-static void replica_log_tasks(struct ks_broker *broker, struct ks__replica *replica,
-                              ks_time_ns now)
+static void replica_log_tasks(struct ks_broker *broker, struct ks__replica *replica, ks_time_ns now)
 {
     ks_log_maybe_flush(replica->log, now);
     const struct ks_log_config *config = &broker->topics[replica->topic_index].log;
@@ -175,9 +165,9 @@ static void log_tasks_tick(ks_world *world, void *context)
             }
         }
     }
-    broker->log_tasks_timer = ks_world_schedule(world, (ks_node_id)broker->id,
-                                                log_task_interval(broker),
-                                                KS_TIMER_BROKER_LOG_TASKS, log_tasks_tick, broker);
+    broker->log_tasks_timer =
+        ks_world_schedule(world, (ks_node_id)broker->id, log_task_interval(broker),
+                          KS_TIMER_BROKER_LOG_TASKS, log_tasks_tick, broker);
 }
 
 void ks__logs_start_tasks(struct ks_broker *broker)
@@ -188,10 +178,10 @@ void ks__logs_start_tasks(struct ks_broker *broker)
         broker->world, (ks_node_id)broker->id, ks__broker_first_run_ns(broker, hw_ns, hw_ns),
         KS_TIMER_BROKER_HW_CHECKPOINT, hw_checkpoint_tick, broker);
     ks_time_ns recovery_ns = (ks_time_ns)cluster->recovery_point_checkpoint_interval_ns;
-    broker->recovery_checkpoint_timer = ks_world_schedule(
-        broker->world, (ks_node_id)broker->id,
-        ks__broker_first_run_ns(broker, recovery_ns, recovery_ns),
-        KS_TIMER_BROKER_RECOVERY_CHECKPOINT, recovery_checkpoint_tick, broker);
+    broker->recovery_checkpoint_timer =
+        ks_world_schedule(broker->world, (ks_node_id)broker->id,
+                          ks__broker_first_run_ns(broker, recovery_ns, recovery_ns),
+                          KS_TIMER_BROKER_RECOVERY_CHECKPOINT, recovery_checkpoint_tick, broker);
     ks_time_ns log_ns = log_task_interval(broker);
     broker->log_tasks_timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
                                                 ks__broker_first_run_ns(broker, log_ns, log_ns),

@@ -47,8 +47,7 @@ static void complete(struct ks_broker *broker, const struct ks__completion *comp
         ks__broker_callback_at(broker, at_ns, completion->done, completion->context, error,
                                base_offset);
         return;
-    case KS__COMPLETE_NETWORK:
-        break;
+    case KS__COMPLETE_NETWORK: break;
     }
     struct ks_produce_response response;
     memset(&response, 0, sizeof response);
@@ -60,9 +59,8 @@ static void complete(struct ks_broker *broker, const struct ks__completion *comp
     struct ks__replica *replica =
         ks__broker_find_replica(broker, completion->topic_index, completion->partition);
     response.log_start_offset = replica != NULL ? ks_log_start_offset(replica->log) : -1;
-    response.leader_epoch = replica != NULL && replica->role == KS_ROLE_LEADER
-                                ? replica->state.leader_epoch
-                                : -1;
+    response.leader_epoch =
+        replica != NULL && replica->role == KS_ROLE_LEADER ? replica->state.leader_epoch : -1;
     ks__broker_send_at(broker, at_ns, completion->source, KS_MSG_PRODUCE_RESPONSE, &response,
                        sizeof response);
 }
@@ -75,10 +73,8 @@ static bool pending_selected(const struct ks__pending_produce *item,
         return false;
     }
     switch (outcome) {
-    case KS__PENDING_HW_ADVANCED:
-        return replica->hw >= item->required_offset;
-    case KS__PENDING_FAIL_ALL:
-        return true;
+    case KS__PENDING_HW_ADVANCED: return replica->hw >= item->required_offset;
+    case KS__PENDING_FAIL_ALL: return true;
     }
     return false;
 }
@@ -117,8 +113,7 @@ void ks__produce_complete_pending(struct ks_broker *broker, struct ks__replica *
                        ? KS_ERR_NONE
                        : KS_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
             break;
-        case KS__PENDING_FAIL_ALL:
-            break;
+        case KS__PENDING_FAIL_ALL: break;
         }
         complete(broker, &item->completion, code, item->base_offset, at);
         free(item);
@@ -180,13 +175,9 @@ static void answer_append(struct ks_broker *broker, struct ks__replica *replica,
      * (ProducerStateManager: the batch metadata gives the original offsets). */
     ks_time_ns disk_done = ks_disk_idle_at_ns(broker->world, (ks_node_id)broker->id); /* A3 */
     switch (acks) {
-    case KS_ACKS_NONE:
-        return;
-    case KS_ACKS_LEADER:
-        complete(broker, completion, KS_ERR_NONE, base_offset, disk_done);
-        return;
-    case KS_ACKS_ALL:
-        break;
+    case KS_ACKS_NONE: return;
+    case KS_ACKS_LEADER: complete(broker, completion, KS_ERR_NONE, base_offset, disk_done); return;
+    case KS_ACKS_ALL: break;
     }
     if (replica->hw > last_offset) {
         complete(broker, completion, KS_ERR_NONE, base_offset, disk_done);
@@ -238,9 +229,9 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
     int32_t last_seq = batch_last_sequence(&view);
     int64_t base_offset = -1;
     int64_t last_offset = -1;
-    int16_t check = ks_producer_state_check(replica->producers, view.producer_id,
-                                            view.producer_epoch, view.base_sequence, last_seq,
-                                            &base_offset, &last_offset);
+    int16_t check =
+        ks_producer_state_check(replica->producers, view.producer_id, view.producer_epoch,
+                                view.base_sequence, last_seq, &base_offset, &last_offset);
     if (check == KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || check == KS_ERR_INVALID_PRODUCER_EPOCH) {
         complete(broker, completion, check, -1, now);
         return;

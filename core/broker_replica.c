@@ -54,37 +54,36 @@
 void ks__replica_check(const struct ks_broker *broker, struct ks__replica *replica)
 {
     int64_t leo = ks__leo_of(replica);
-    ks_assert(replica->hw <= leo);                                     /* R1 */
-    ks_assert(ks_log_start_offset(replica->log) <= replica->hw);       /* R2 */
+    ks_assert(replica->hw <= leo);                               /* R1 */
+    ks_assert(ks_log_start_offset(replica->log) <= replica->hw); /* R2 */
     switch (replica->role) {
     case KS_ROLE_LEADER:
-        ks_assert(ks__list_contains(replica->state.isr, replica->state.isr_count,
-                                    broker->id));                      /* R4 */
-        ks_assert(replica->has_state);                                 /* R5 */
-        ks_assert(replica->state.leader == broker->id);                /* R5 */
-        ks_assert(replica->epoch_start_offset <= leo);                 /* R5 */
-        ks_assert(replica->follower_count == replica->state.replica_count - 1); /* R5 */
+        ks_assert(
+            ks__list_contains(replica->state.isr, replica->state.isr_count, broker->id)); /* R4 */
+        ks_assert(replica->has_state);                                                    /* R5 */
+        ks_assert(replica->state.leader == broker->id);                                   /* R5 */
+        ks_assert(replica->epoch_start_offset <= leo);                                    /* R5 */
+        ks_assert(replica->follower_count == replica->state.replica_count - 1);           /* R5 */
         if (replica->hw_floor_epoch == replica->state.leader_epoch) {
-            ks_assert(replica->hw >= replica->hw_floor);               /* R3 */
+            ks_assert(replica->hw >= replica->hw_floor); /* R3 */
         }
         replica->hw_floor_epoch = replica->state.leader_epoch;
         replica->hw_floor = replica->hw;
         break;
     case KS_ROLE_FOLLOWER:
-        ks_assert(replica->has_state);                                 /* R5 */
-        ks_assert(replica->state.leader != broker->id);                /* R5 */
+        ks_assert(replica->has_state);                  /* R5 */
+        ks_assert(replica->state.leader != broker->id); /* R5 */
         replica->hw_floor_epoch = -1;
         break;
     case KS_ROLE_NONE:
-        ks_assert(!replica->has_state);                                /* R5 */
+        ks_assert(!replica->has_state); /* R5 */
         replica->hw_floor_epoch = -1;
         break;
     }
     switch (replica->alter_state) {
-    case KS__ALTER_IDLE:
-        break;
+    case KS__ALTER_IDLE: break;
     case KS__ALTER_IN_FLIGHT:
-        ks_assert(replica->role == KS_ROLE_LEADER);                          /* R6 */
+        ks_assert(replica->role == KS_ROLE_LEADER);                            /* R6 */
         ks_assert(replica->alter.leader_epoch == replica->state.leader_epoch); /* R6 */
         break;
     }
@@ -274,7 +273,8 @@ static void maybe_shrink_isr(struct ks_broker *broker, struct ks__replica *repli
     for (int32_t i = 0; i < replica->state.isr_count; i++) {
         int32_t id = replica->state.isr[i];
         const struct ks__follower_state *follower = find_follower(replica, id);
-        if (id != broker->id && follower != NULL && !follower_caught_up(broker, replica, follower)) {
+        if (id != broker->id && follower != NULL &&
+            !follower_caught_up(broker, replica, follower)) {
             shrink = true;
             continue;
         }
@@ -364,9 +364,8 @@ void ks__replica_record_follower_fetch(struct ks_broker *broker, struct ks__repl
 /* ---- creation and role changes --------------------------------------------------------- */
 
 struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_index,
-                                     int32_t partition, int64_t recovery_point,
-                                     bool clean_shutdown, int64_t hw_checkpoint,
-                                     int64_t log_start_checkpoint)
+                                     int32_t partition, int64_t recovery_point, bool clean_shutdown,
+                                     int64_t hw_checkpoint, int64_t log_start_checkpoint)
 {
     struct ks__replica *replica = calloc(1, sizeof *replica);
     ks_assert(replica != NULL);
@@ -482,8 +481,8 @@ static void become_follower(struct ks_broker *broker, struct ks__replica *replic
      * partition) the ZooKeeper-era controller sent no LeaderAndIsr at all. */
     if (broker->spec->cluster->truncation == KS_TRUNCATION_HIGH_WATERMARK &&
         replica->state.leader >= 1) {
-        ks__replica_truncate(broker, replica, KS_REASON_TRUNCATE_TO_HIGH_WATERMARK, replica->hw,
-                             -1, -1);
+        ks__replica_truncate(broker, replica, KS_REASON_TRUNCATE_TO_HIGH_WATERMARK, replica->hw, -1,
+                             -1);
     }
     if (was_leader && broker->coordinator != NULL &&
         replica->topic_index == broker->offsets_topic_index) {
@@ -519,7 +518,8 @@ void ks__replica_apply_state(struct ks_broker *broker, const struct ks_partition
     replica->state = *state;
     replica->has_state = true;
     if (state->leader == broker->id) {
-        if (replica->role != KS_ROLE_LEADER || !had_state || old.leader_epoch != state->leader_epoch) {
+        if (replica->role != KS_ROLE_LEADER || !had_state ||
+            old.leader_epoch != state->leader_epoch) {
             become_leader(broker, replica);
         } else {
             /* Same epoch: an ISR change (ours, or the controller's). */

@@ -91,8 +91,7 @@ static void delayed_complete(struct ks_broker *broker, struct ks__delayed_fetch 
 {
     g_ptr_array_remove(broker->delayed, item);
     ks_world_cancel(broker->world, item->timer);
-    serve_fetch(broker, item->source, item->request, item->request_bytes, mode,
-                item->deadline_ns);
+    serve_fetch(broker, item->source, item->request, item->request_bytes, mode, item->deadline_ns);
     delayed_free(item);
 }
 
@@ -107,12 +106,9 @@ static void delayed_expire(ks_world *world, void *context)
 static bool waiter_selected(const struct ks__delayed_fetch *item, enum ks__release_waiters waiters)
 {
     switch (waiters) {
-    case KS__RELEASE_FOLLOWERS:
-        return item->origin == KS__FETCH_FROM_FOLLOWER;
-    case KS__RELEASE_CONSUMERS:
-        return item->origin == KS__FETCH_FROM_CONSUMER;
-    case KS__RELEASE_ALL:
-        return true;
+    case KS__RELEASE_FOLLOWERS: return item->origin == KS__FETCH_FROM_FOLLOWER;
+    case KS__RELEASE_CONSUMERS: return item->origin == KS__FETCH_FROM_CONSUMER;
+    case KS__RELEASE_ALL: return true;
     }
     return false;
 }
@@ -150,8 +146,7 @@ void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t pa
 /* KIP-320 diverging-epoch check (Partition.readRecords): the follower's last
  * fetched epoch ends below its fetch offset here, or is unknown here. */
 static void check_diverging(const struct ks__replica *replica,
-                            const struct ks_fetch_request_partition *entry,
-                            struct entry_plan *plan)
+                            const struct ks_fetch_request_partition *entry, struct entry_plan *plan)
 {
     int32_t epoch = -1;
     int64_t end = -1;
@@ -255,12 +250,8 @@ static size_t build_entry(struct ks__replica *replica,
     }
     int64_t upto = 0;
     switch (origin) { /* S3 */
-    case KS__FETCH_FROM_FOLLOWER:
-        upto = part.leader_leo;
-        break;
-    case KS__FETCH_FROM_CONSUMER:
-        upto = replica->hw;
-        break;
+    case KS__FETCH_FROM_FOLLOWER: upto = part.leader_leo; break;
+    case KS__FETCH_FROM_CONSUMER: upto = replica->hw; break;
     }
     ks_assert(upto <= part.leader_leo); /* S3 with R1 */
     size_t before = out->len;
@@ -341,12 +332,8 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
     size_t min_bytes = request.min_bytes > 1 ? (size_t)request.min_bytes : 1;
     bool may_park = false;
     switch (mode) {
-    case SERVE_MAY_PARK:
-        may_park = true;
-        break;
-    case SERVE_ANSWER_NOW:
-        may_park = false;
-        break;
+    case SERVE_MAY_PARK: may_park = true; break;
+    case SERVE_ANSWER_NOW: may_park = false; break;
     }
     if (may_park && !anything_to_say && total_records < min_bytes && deadline_ns > now) {
         g_byte_array_unref(out);

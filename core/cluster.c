@@ -35,7 +35,7 @@ struct ks_cluster {
     const struct ks_cluster_observer *observer; /* not owned */
     struct ks_topic_config *topics;             /* owned: spec's + internal */
     int32_t topic_count;
-    struct ks_broker **brokers;                 /* [broker_count], index id-1 */
+    struct ks_broker **brokers; /* [broker_count], index id-1 */
     struct ks_controller *controller;
     struct ks_producer **producers;
     struct ks_consumer **consumers;
@@ -202,8 +202,8 @@ struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec 
     cluster->brokers = calloc((size_t)broker_count, sizeof(struct ks_broker *));
     ks_assert(cluster->brokers != NULL);
     for (int32_t i = 0; i < broker_count; i++) {
-        cluster->brokers[i] = ks_broker_new(world, spec, cluster->topics, cluster->topic_count,
-                                            i + 1, observer);
+        cluster->brokers[i] =
+            ks_broker_new(world, spec, cluster->topics, cluster->topic_count, i + 1, observer);
     }
     cluster->controller = ks_controller_new(world, spec, cluster->topics, cluster->topic_count,
                                             ks_cluster_controller_node(spec), observer);
@@ -312,12 +312,8 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node)
 {
     int32_t index = -1;
     switch (node_kind(cluster, node, &index)) {
-    case 'b':
-        ks_broker_on_crash(cluster->brokers[index]);
-        break;
-    case 'c':
-        controller_fault_note(cluster, KS_REASON_CONTROLLER_CRASH_IGNORED);
-        break;
+    case 'b': ks_broker_on_crash(cluster->brokers[index]); break;
+    case 'c': controller_fault_note(cluster, KS_REASON_CONTROLLER_CRASH_IGNORED); break;
     case 'p':
         if (cluster->producers[index] != NULL) {
             ks_producer_on_crash(cluster->producers[index]);
@@ -328,8 +324,7 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node)
             ks_consumer_on_crash(cluster->consumers[index]);
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -337,9 +332,7 @@ void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node)
 {
     int32_t index = -1;
     switch (node_kind(cluster, node, &index)) {
-    case 'b':
-        ks_broker_on_restart(cluster->brokers[index]);
-        break;
+    case 'b': ks_broker_on_restart(cluster->brokers[index]); break;
     case 'c':
         /* The world dropped the controller's timers and receiver state is
          * kept; restart re-registers it and re-arms its timers. */
@@ -356,8 +349,7 @@ void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node)
             ks_consumer_on_restart(cluster->consumers[index]);
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -516,8 +508,7 @@ int32_t ks_cluster_isr(const struct ks_cluster *cluster, int32_t topic_index, in
 }
 
 bool ks_cluster_replica_state(const struct ks_cluster *cluster, int32_t broker_id,
-                              int32_t topic_index, int32_t partition,
-                              struct ks_replica_state *out)
+                              int32_t topic_index, int32_t partition, struct ks_replica_state *out)
 {
     if (broker_id < 1 || broker_id > cluster->spec->cluster->broker_count) {
         return false;

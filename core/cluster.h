@@ -37,24 +37,24 @@ struct ks_cluster_spec {
 
 enum ks_cluster_event_kind {
     KS_EV_TOPIC_CREATED,
-    KS_EV_LEADER_ELECTED,    /* a leader change after creation (counted in leader_elections) */
-    KS_EV_UNCLEAN_ELECTION,  /* also a leader election, of a replica outside the ISR */
-    KS_EV_NO_LEADER,         /* a partition lost its leader and none could be elected */
+    KS_EV_LEADER_ELECTED,   /* a leader change after creation (counted in leader_elections) */
+    KS_EV_UNCLEAN_ELECTION, /* also a leader election, of a replica outside the ISR */
+    KS_EV_NO_LEADER,        /* a partition lost its leader and none could be elected */
     KS_EV_ISR_SHRINK,
     KS_EV_ISR_EXPAND,
-    KS_EV_TRUNCATION,        /* a follower dropped offsets */
-    KS_EV_RECOVERY,          /* log recovery after an unclean shutdown */
-    KS_EV_BROKER_FENCED,     /* session expired */
+    KS_EV_TRUNCATION,    /* a follower dropped offsets */
+    KS_EV_RECOVERY,      /* log recovery after an unclean shutdown */
+    KS_EV_BROKER_FENCED, /* session expired */
     KS_EV_BROKER_UNFENCED,
     KS_EV_BROKER_STARTED,
-    KS_EV_PRODUCE_REFUSED,   /* NOT_ENOUGH_REPLICAS and friends */
-    KS_EV_PRODUCER_ERROR,    /* a client-side timeout, a failed record */
-    KS_EV_REBALANCE,         /* a consumer group's new generation */
+    KS_EV_PRODUCE_REFUSED, /* NOT_ENOUGH_REPLICAS and friends */
+    KS_EV_PRODUCER_ERROR,  /* a client-side timeout, a failed record */
+    KS_EV_REBALANCE,       /* a consumer group's new generation */
     KS_EV_OFFSET_COMMIT,
-    KS_EV_OFFSET_RESET,      /* a consumer fell back to auto.offset.reset */
-    KS_EV_RETENTION,         /* segments deleted */
+    KS_EV_OFFSET_RESET, /* a consumer fell back to auto.offset.reset */
+    KS_EV_RETENTION,    /* segments deleted */
     KS_EV_COMPACTION,
-    KS_EV_INFO,              /* anything else worth a timeline line */
+    KS_EV_INFO, /* anything else worth a timeline line */
     KS_EV_KIND_COUNT
 };
 
@@ -65,50 +65,50 @@ const char *ks_cluster_event_kind_name(enum ks_cluster_event_kind kind); /* "lea
 enum ks_event_reason {
     KS_REASON_NONE,
     /* elections and fencing */
-    KS_REASON_SESSION_EXPIRED,             /* no heartbeat within broker.session.timeout.ms */
-    KS_REASON_BROKER_RESTARTED,            /* a new incarnation registers, fenced */
-    KS_REASON_REPLICA_BACK,                /* an unfenced replica lets an offline partition elect */
-    KS_REASON_PREFERRED_LEADER,            /* auto.leader.rebalance.enable */
+    KS_REASON_SESSION_EXPIRED,  /* no heartbeat within broker.session.timeout.ms */
+    KS_REASON_BROKER_RESTARTED, /* a new incarnation registers, fenced */
+    KS_REASON_REPLICA_BACK,     /* an unfenced replica lets an offline partition elect */
+    KS_REASON_PREFERRED_LEADER, /* auto.leader.rebalance.enable */
     /* ISR changes */
-    KS_REASON_FOLLOWER_CAUGHT_UP,          /* the leader's AlterPartition adds a follower */
-    KS_REASON_FOLLOWER_LAGGING,            /* the leader's AlterPartition drops followers */
-    KS_REASON_BROKER_FENCED,               /* the controller drops a fenced broker */
+    KS_REASON_FOLLOWER_CAUGHT_UP, /* the leader's AlterPartition adds a follower */
+    KS_REASON_FOLLOWER_LAGGING,   /* the leader's AlterPartition drops followers */
+    KS_REASON_BROKER_FENCED,      /* the controller drops a fenced broker */
     /* truncation */
-    KS_REASON_TRUNCATE_TO_HIGH_WATERMARK,  /* replication.truncation = high-watermark */
-    KS_REASON_TRUNCATE_DIVERGING_EPOCH,    /* KIP-101/KIP-279: to the end of the shared epoch */
-    KS_REASON_TRUNCATE_NO_COMMON_EPOCH,    /* a diverging epoch the follower does not share */
-    KS_REASON_TRUNCATE_TO_LEADER_LEO,      /* OFFSET_OUT_OF_RANGE, the leader's log is shorter */
-    KS_REASON_TRUNCATE_REALIGN_BATCH,      /* the LEO was inside one of the leader's batches */
+    KS_REASON_TRUNCATE_TO_HIGH_WATERMARK, /* replication.truncation = high-watermark */
+    KS_REASON_TRUNCATE_DIVERGING_EPOCH,   /* KIP-101/KIP-279: to the end of the shared epoch */
+    KS_REASON_TRUNCATE_NO_COMMON_EPOCH,   /* a diverging epoch the follower does not share */
+    KS_REASON_TRUNCATE_TO_LEADER_LEO,     /* OFFSET_OUT_OF_RANGE, the leader's log is shorter */
+    KS_REASON_TRUNCATE_REALIGN_BATCH,     /* the LEO was inside one of the leader's batches */
     /* refused produce */
-    KS_REASON_NOT_ENOUGH_REPLICAS,         /* acks=all with the ISR below min ISR */
+    KS_REASON_NOT_ENOUGH_REPLICAS, /* acks=all with the ISR below min ISR */
     /* producer errors (error_code holds the Kafka error where there is one) */
-    KS_REASON_RETRIES_EXHAUSTED,           /* a retriable error, retries ran out */
+    KS_REASON_RETRIES_EXHAUSTED,            /* a retriable error, retries ran out */
     KS_REASON_ERROR_AFTER_DELIVERY_TIMEOUT, /* a retriable error after delivery.timeout.ms */
     KS_REASON_ERROR_NOT_RETRIABLE,
-    KS_REASON_DELIVERY_TIMEOUT,            /* delivery.timeout.ms passed in the accumulator */
-    KS_REASON_DELIVERY_TIMEOUT_IN_FLIGHT,  /* ... while the request was in flight */
-    KS_REASON_BUFFER_FULL_MAX_BLOCK,       /* send() blocked max.block.ms on buffer.memory */
-    KS_REASON_NO_METADATA_MAX_BLOCK,       /* send() blocked max.block.ms on metadata */
-    KS_REASON_PRODUCER_CRASHED,            /* records lost with the producer process */
-    KS_REASON_CONNECTION_BROKER_DOWN,      /* a connection closed: the broker is down */
-    KS_REASON_CONNECTION_TIMEOUT,          /* ... no answer within request.timeout.ms */
+    KS_REASON_DELIVERY_TIMEOUT,           /* delivery.timeout.ms passed in the accumulator */
+    KS_REASON_DELIVERY_TIMEOUT_IN_FLIGHT, /* ... while the request was in flight */
+    KS_REASON_BUFFER_FULL_MAX_BLOCK,      /* send() blocked max.block.ms on buffer.memory */
+    KS_REASON_NO_METADATA_MAX_BLOCK,      /* send() blocked max.block.ms on metadata */
+    KS_REASON_PRODUCER_CRASHED,           /* records lost with the producer process */
+    KS_REASON_CONNECTION_BROKER_DOWN,     /* a connection closed: the broker is down */
+    KS_REASON_CONNECTION_TIMEOUT,         /* ... no answer within request.timeout.ms */
     /* what started a rebalance round (struct ks_event_cause) */
     KS_REASON_MEMBER_JOINED,
     KS_REASON_MEMBER_SESSION_TIMEOUT,
-    KS_REASON_MEMBER_NOT_REJOINED,         /* did not rejoin within the rebalance timeout */
+    KS_REASON_MEMBER_NOT_REJOINED, /* did not rejoin within the rebalance timeout */
     KS_REASON_MEMBER_LEFT,
-    KS_REASON_GROUP_APPEND_FAILED,         /* the group metadata append failed */
+    KS_REASON_GROUP_APPEND_FAILED, /* the group metadata append failed */
     /* consumer positions */
-    KS_REASON_NO_COMMITTED_OFFSET,         /* auto.offset.reset applied (position) */
-    KS_REASON_OFFSET_OUT_OF_RANGE,         /* auto.offset.reset applied to a refused position */
-    KS_REASON_REWIND,                      /* scenario action rewind (a seek) */
-    KS_REASON_NO_COMMITTED_OFFSET_NONE,    /* auto.offset.reset=none: the partition stays unread */
+    KS_REASON_NO_COMMITTED_OFFSET,      /* auto.offset.reset applied (position) */
+    KS_REASON_OFFSET_OUT_OF_RANGE,      /* auto.offset.reset applied to a refused position */
+    KS_REASON_REWIND,                   /* scenario action rewind (a seek) */
+    KS_REASON_NO_COMMITTED_OFFSET_NONE, /* auto.offset.reset=none: the partition stays unread */
     KS_REASON_OFFSET_OUT_OF_RANGE_NONE,
     /* other facts (KS_EV_INFO) */
-    KS_REASON_REGISTRATION_REFUSED,        /* DUPLICATE_BROKER_REGISTRATION */
-    KS_REASON_SINK_FENCED,                 /* commit = atomic: another member claimed the sink */
-    KS_REASON_POLL_INTERVAL_EXCEEDED,      /* max.poll.interval.ms: the member leaves */
-    KS_REASON_CONTROLLER_CRASH_IGNORED,    /* controller = kraft does not fail */
+    KS_REASON_REGISTRATION_REFUSED,     /* DUPLICATE_BROKER_REGISTRATION */
+    KS_REASON_SINK_FENCED,              /* commit = atomic: another member claimed the sink */
+    KS_REASON_POLL_INTERVAL_EXCEEDED,   /* max.poll.interval.ms: the member leaves */
+    KS_REASON_CONTROLLER_CRASH_IGNORED, /* controller = kraft does not fail */
     KS_REASON_CONTROLLER_RESTART_IGNORED,
     KS_REASON_COUNT
 };
@@ -219,11 +219,11 @@ struct ks_cluster_event {
     ks_time_ns at_ns;
     enum ks_cluster_event_kind kind;
     enum ks_event_reason reason;
-    int32_t broker;          /* broker id, or -1 */
-    int32_t topic_index;     /* or -1 */
-    int32_t partition;       /* or -1 */
-    int32_t producer_index;  /* in the spec, or -1 */
-    int32_t consumer_index;  /* in the spec, or -1 */
+    int32_t broker;         /* broker id, or -1 */
+    int32_t topic_index;    /* or -1 */
+    int32_t partition;      /* or -1 */
+    int32_t producer_index; /* in the spec, or -1 */
+    int32_t consumer_index; /* in the spec, or -1 */
     /* leadership */
     int32_t leader_old;
     int32_t leader_new;
@@ -236,7 +236,7 @@ struct ks_cluster_event {
     int32_t isr_old[KS_REPLICATION_FACTOR_MAX];
     int32_t isr_new_count;
     int32_t isr_new[KS_REPLICATION_FACTOR_MAX];
-    int32_t isr_count_min;   /* min(min.insync.replicas, replication.factor) */
+    int32_t isr_count_min; /* min(min.insync.replicas, replication.factor) */
     /* offsets */
     int64_t offset;
     int64_t offset_old;
@@ -256,7 +256,7 @@ struct ks_cluster_event {
     int32_t segment_count;
     int64_t suppressed_count;
     /* producers */
-    int16_t error_code;      /* a Kafka error (core/proto.h), KS_ERR_NONE if none */
+    int16_t error_code; /* a Kafka error (core/proto.h), KS_ERR_NONE if none */
     enum ks_record_outcome_kind outcome;
     bool idempotent;
     /* brokers */
@@ -327,15 +327,15 @@ static inline int32_t ks_cluster_event_set_list(int32_t *list, const int32_t *id
 
 struct ks_record_outcome {
     int32_t producer_index;
-    int64_t seq;             /* the producer's record number, from 0 */
-    const char *key;         /* borrowed text as sent; NULL for a null key */
+    int64_t seq;     /* the producer's record number, from 0 */
+    const char *key; /* borrowed text as sent; NULL for a null key */
     int32_t topic_index;
     int32_t partition;
-    int64_t offset;          /* -1 if unknown */
+    int64_t offset; /* -1 if unknown */
     ks_time_ns sent_ns;
-    ks_time_ns acked_ns;     /* when the outcome was learned */
+    ks_time_ns acked_ns; /* when the outcome was learned */
     enum ks_record_outcome_kind outcome;
-    int32_t acked_broker;    /* acked: the broker that answered (acks=0: the one written to); -1 */
+    int32_t acked_broker; /* acked: the broker that answered (acks=0: the one written to); -1 */
     int32_t acked_leader_epoch; /* acked: its leader epoch from the response; -1 unknown */
 };
 
@@ -345,7 +345,7 @@ struct ks_consumed_record {
     int32_t topic_index;
     int32_t partition;
     int64_t offset;
-    int32_t producer_index;  /* from the identity header; -1 if absent */
+    int32_t producer_index; /* from the identity header; -1 if absent */
     int64_t seq;
     ks_time_ns at_ns;
 };
@@ -357,17 +357,17 @@ struct ks_consumed_record {
  * group's position with these and the processed records (consumed_lost,
  * consumed_unseen in sim/checker.h). */
 enum ks_position_kind {
-    KS_POSITION_ASSIGNED,  /* resumes at the committed (or sink) offset */
-    KS_POSITION_RESET,     /* auto.offset.reset: no committed offset, or out of range */
-    KS_POSITION_REWIND,    /* scenario action rewind (KafkaConsumer#seek) */
-    KS_POSITION_COMMITTED  /* a commit of `offset` was acknowledged */
+    KS_POSITION_ASSIGNED, /* resumes at the committed (or sink) offset */
+    KS_POSITION_RESET,    /* auto.offset.reset: no committed offset, or out of range */
+    KS_POSITION_REWIND,   /* scenario action rewind (KafkaConsumer#seek) */
+    KS_POSITION_COMMITTED /* a commit of `offset` was acknowledged */
 };
 
 struct ks_consumer_position {
     int32_t consumer_index;
     int32_t topic_index;
     int32_t partition;
-    int64_t offset;          /* the next offset to process (committed: the offset committed) */
+    int64_t offset; /* the next offset to process (committed: the offset committed) */
     enum ks_position_kind kind;
     ks_time_ns at_ns;
 };
@@ -377,7 +377,8 @@ struct ks_cluster_observer {
     void (*on_event)(void *context, const struct ks_cluster_event *event);
     void (*on_record)(void *context, const struct ks_record_outcome *outcome);
     void (*on_consumed)(void *context, const struct ks_consumed_record *consumed);
-    void (*on_position)(void *context, const struct ks_consumer_position *position); /* may be NULL */
+    void (*on_position)(void *context,
+                        const struct ks_consumer_position *position); /* may be NULL */
 };
 
 /* ---- building ----------------------------------------------------------- */
@@ -459,8 +460,7 @@ struct ks_replica_state {
     int32_t leader_epoch;
 };
 bool ks_cluster_replica_state(const struct ks_cluster *cluster, int32_t broker_id,
-                              int32_t topic_index, int32_t partition,
-                              struct ks_replica_state *out);
+                              int32_t topic_index, int32_t partition, struct ks_replica_state *out);
 /* The replica's open log (borrowed; valid until the next event), or NULL if
  * the broker is down or does not host it. The checker reads it. */
 struct ks_log *ks_cluster_replica_log(struct ks_cluster *cluster, int32_t broker_id,

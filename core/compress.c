@@ -86,13 +86,13 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#define GZIP_HEADER_BYTES 10
-#define SNAPPY_HEADER_BYTES 16
-#define SNAPPY_BLOCK_BYTES (32 * 1024)
-#define LZ4_MAGIC 0x184D2204u
-#define LZ4_BLOCK_BYTES (64 * 1024)
+#define GZIP_HEADER_BYTES       10
+#define SNAPPY_HEADER_BYTES     16
+#define SNAPPY_BLOCK_BYTES      (32 * 1024)
+#define LZ4_MAGIC               0x184D2204u
+#define LZ4_BLOCK_BYTES         (64 * 1024)
 #define LZ4_INCOMPRESSIBLE_MASK 0x80000000u
-#define ZSTD_CHUNK_BYTES (16 * 1024)
+#define ZSTD_CHUNK_BYTES        (16 * 1024)
 
 static const uint8_t gzip_header[GZIP_HEADER_BYTES] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff };
 static const uint8_t snappy_magic[8] = { 0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0 };
@@ -115,8 +115,7 @@ int32_t ks_compression_level(const struct ks_compression_config *config)
     case KS_CODEC_GZIP: return config->gzip_level;
     case KS_CODEC_LZ4: return config->lz4_level;
     case KS_CODEC_ZSTD: return config->zstd_level;
-    default:
-        return 0; /* none, snappy, producer */
+    default: return 0; /* none, snappy, producer */
     }
 }
 
@@ -247,8 +246,7 @@ uint32_t ks_xxh32(const void *bytes, size_t byte_count, uint32_t seed)
 
 /* ---- gzip ------------------------------------------------------------------------- */
 
-static void gzip_compress(int32_t level, const uint8_t *input, size_t input_bytes,
-                          GByteArray *out)
+static void gzip_compress(int32_t level, const uint8_t *input, size_t input_bytes, GByteArray *out)
 {
     memcpy(grow(out, GZIP_HEADER_BYTES), gzip_header, GZIP_HEADER_BYTES);
     z_stream stream;
@@ -256,8 +254,7 @@ static void gzip_compress(int32_t level, const uint8_t *input, size_t input_byte
     /* java.util.zip.Deflater(level, nowrap = true): raw deflate, 32 KiB
      * window, memLevel 8; GZIPOutputStream writes header and trailer. */
     int zlevel = level == 0 ? Z_DEFAULT_COMPRESSION : level;
-    ks_assert(deflateInit2(&stream, zlevel, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) ==
-              Z_OK);
+    ks_assert(deflateInit2(&stream, zlevel, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
     ks_assert(input_bytes <= UINT32_MAX);
     uLong bound = deflateBound(&stream, (uLong)input_bytes);
     size_t start = out->len;
@@ -301,8 +298,8 @@ static enum ks_decompress_result gzip_member(const uint8_t *input, size_t input_
             stream.avail_out = 1;
             int status = inflate(&stream, Z_NO_FLUSH);
             result = status == Z_STREAM_END && stream.avail_out == 1 ? KS_DECOMPRESS_OK
-                     : stream.avail_out == 0                          ? KS_DECOMPRESS_TOO_LARGE
-                                                                      : KS_DECOMPRESS_CORRUPT;
+                     : stream.avail_out == 0                         ? KS_DECOMPRESS_TOO_LARGE
+                                                                     : KS_DECOMPRESS_CORRUPT;
             break;
         }
         size_t chunk = room < 64 * 1024 ? room : 64 * 1024;
@@ -444,15 +441,15 @@ static void lz4_compress_framed(int32_t level, const uint8_t *input, size_t inpu
     int32_t effective = level == 0 ? KS_LZ4_LEVEL_DEFAULT : level;
     int bound = LZ4_compressBound(LZ4_BLOCK_BYTES);
     for (size_t position = 0; position < input_bytes; position += LZ4_BLOCK_BYTES) {
-        size_t block = input_bytes - position < LZ4_BLOCK_BYTES ? input_bytes - position
-                                                                : LZ4_BLOCK_BYTES;
+        size_t block =
+            input_bytes - position < LZ4_BLOCK_BYTES ? input_bytes - position : LZ4_BLOCK_BYTES;
         size_t start = out->len;
         uint8_t *target = grow(out, 4 + (size_t)bound);
         const char *source = (const char *)input + position;
-        int written = effective == KS_LZ4_LEVEL_DEFAULT
-                          ? LZ4_compress_default(source, (char *)target + 4, (int)block, bound)
-                          : LZ4_compress_HC(source, (char *)target + 4, (int)block, bound,
-                                            effective);
+        int written =
+            effective == KS_LZ4_LEVEL_DEFAULT
+                ? LZ4_compress_default(source, (char *)target + 4, (int)block, bound)
+                : LZ4_compress_HC(source, (char *)target + 4, (int)block, bound, effective);
         ks_assert(written > 0);
         if ((size_t)written >= block) {
             /* Incompressible: stored as is, high bit set on the size. */
@@ -523,8 +520,8 @@ static enum ks_decompress_result lz4_decompress(const uint8_t *input, size_t inp
         if (compressed) {
             size_t capacity = block_max < room ? block_max : room;
             uint8_t *target = grow(out, capacity);
-            int written = LZ4_decompress_safe((const char *)block, (char *)target, (int)size,
-                                              (int)capacity);
+            int written =
+                LZ4_decompress_safe((const char *)block, (char *)target, (int)size, (int)capacity);
             if (written < 0) {
                 shrink_to(out, before);
                 /* A block that fits block_max but not the room left is too large. */
@@ -550,8 +547,7 @@ static enum ks_decompress_result lz4_decompress(const uint8_t *input, size_t inp
 
 /* ---- zstd ------------------------------------------------------------------------- */
 
-static void zstd_compress(int32_t level, const uint8_t *input, size_t input_bytes,
-                          GByteArray *out)
+static void zstd_compress(int32_t level, const uint8_t *input, size_t input_bytes, GByteArray *out)
 {
     ZSTD_CCtx *context = ZSTD_createCCtx();
     ks_assert(context != NULL);
@@ -563,8 +559,8 @@ static void zstd_compress(int32_t level, const uint8_t *input, size_t input_byte
     size_t position = 0;
     ZSTD_EndDirective mode = ZSTD_e_continue;
     for (;;) {
-        size_t chunk = input_bytes - position < ZSTD_CHUNK_BYTES ? input_bytes - position
-                                                                 : ZSTD_CHUNK_BYTES;
+        size_t chunk =
+            input_bytes - position < ZSTD_CHUNK_BYTES ? input_bytes - position : ZSTD_CHUNK_BYTES;
         if (chunk == 0) {
             mode = ZSTD_e_end;
         }
@@ -630,20 +626,11 @@ void ks_compress(enum ks_codec codec, int32_t level, const uint8_t *input, size_
                  GByteArray *out)
 {
     switch (codec) {
-    case KS_CODEC_GZIP:
-        gzip_compress(level, input, input_bytes, out);
-        return;
-    case KS_CODEC_SNAPPY:
-        snappy_compress_framed(input, input_bytes, out);
-        return;
-    case KS_CODEC_LZ4:
-        lz4_compress_framed(level, input, input_bytes, out);
-        return;
-    case KS_CODEC_ZSTD:
-        zstd_compress(level, input, input_bytes, out);
-        return;
-    case KS_CODEC_NONE:
-        break;
+    case KS_CODEC_GZIP: gzip_compress(level, input, input_bytes, out); return;
+    case KS_CODEC_SNAPPY: snappy_compress_framed(input, input_bytes, out); return;
+    case KS_CODEC_LZ4: lz4_compress_framed(level, input, input_bytes, out); return;
+    case KS_CODEC_ZSTD: zstd_compress(level, input, input_bytes, out); return;
+    case KS_CODEC_NONE: break;
     }
     ks_assert(!"ks_compress: codec none");
 }
@@ -652,16 +639,11 @@ enum ks_decompress_result ks_decompress(int codec_id, const uint8_t *input, size
                                         size_t output_bytes_max, GByteArray *out)
 {
     switch (codec_id) {
-    case KS_CODEC_GZIP:
-        return gzip_decompress(input, input_bytes, output_bytes_max, out);
-    case KS_CODEC_SNAPPY:
-        return snappy_decompress(input, input_bytes, output_bytes_max, out);
-    case KS_CODEC_LZ4:
-        return lz4_decompress(input, input_bytes, output_bytes_max, out);
-    case KS_CODEC_ZSTD:
-        return zstd_decompress(input, input_bytes, output_bytes_max, out);
-    default:
-        return KS_DECOMPRESS_UNKNOWN_CODEC;
+    case KS_CODEC_GZIP: return gzip_decompress(input, input_bytes, output_bytes_max, out);
+    case KS_CODEC_SNAPPY: return snappy_decompress(input, input_bytes, output_bytes_max, out);
+    case KS_CODEC_LZ4: return lz4_decompress(input, input_bytes, output_bytes_max, out);
+    case KS_CODEC_ZSTD: return zstd_decompress(input, input_bytes, output_bytes_max, out);
+    default: return KS_DECOMPRESS_UNKNOWN_CODEC;
     }
 }
 
@@ -702,9 +684,8 @@ GByteArray *ks_compress_for_topic(const struct ks_compression_config *topic,
         ks_batch_builder_deinit(&builder);
         return NULL;
     }
-    GByteArray *rebuilt = ks_batch_builder_finish_at(&builder, view.base_offset,
-                                                     view.partition_leader_epoch,
-                                                     view.last_offset_delta);
+    GByteArray *rebuilt = ks_batch_builder_finish_at(
+        &builder, view.base_offset, view.partition_leader_epoch, view.last_offset_delta);
     ks_batch_builder_deinit(&builder);
     return rebuilt;
 }

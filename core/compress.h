@@ -25,14 +25,14 @@ enum ks_codec {
  * zlib's 6); lz4 1..17, 9 (lz4-java's default: the fast compressor, any other
  * level the HC one); zstd -131072..22, 3. Snappy has no level. */
 #define KS_GZIP_LEVEL_DEFAULT (-1)
-#define KS_GZIP_LEVEL_MIN 1
-#define KS_GZIP_LEVEL_MAX 9
-#define KS_LZ4_LEVEL_DEFAULT 9
-#define KS_LZ4_LEVEL_MIN 1
-#define KS_LZ4_LEVEL_MAX 17
+#define KS_GZIP_LEVEL_MIN     1
+#define KS_GZIP_LEVEL_MAX     9
+#define KS_LZ4_LEVEL_DEFAULT  9
+#define KS_LZ4_LEVEL_MIN      1
+#define KS_LZ4_LEVEL_MAX      17
 #define KS_ZSTD_LEVEL_DEFAULT 3
-#define KS_ZSTD_LEVEL_MIN (-131072)
-#define KS_ZSTD_LEVEL_MAX 22
+#define KS_ZSTD_LEVEL_MIN     (-131072)
+#define KS_ZSTD_LEVEL_MAX     22
 
 /* A topic's compression.type = producer (Kafka's topic default): keep the
  * codec the producer used (BrokerCompressionType.PRODUCER). */
@@ -42,10 +42,10 @@ enum ks_codec {
  * the scenario (core/config.h embeds it). A topic's `uncompressed` is
  * KS_CODEC_NONE. */
 struct ks_compression_config {
-    int codec;                  /* an enum ks_codec, or KS_COMPRESSION_PRODUCER (topics) */
-    int32_t gzip_level;         /* compression.gzip.level = -1 */
-    int32_t lz4_level;          /* compression.lz4.level = 9 */
-    int32_t zstd_level;         /* compression.zstd.level = 3 */
+    int codec;          /* an enum ks_codec, or KS_COMPRESSION_PRODUCER (topics) */
+    int32_t gzip_level; /* compression.gzip.level = -1 */
+    int32_t lz4_level;  /* compression.lz4.level = 9 */
+    int32_t zstd_level; /* compression.zstd.level = 3 */
 };
 
 /* "none", "gzip", "snappy", "lz4", "zstd" (Kafka's lower-case names, as

@@ -18,7 +18,7 @@
 
 #include <string.h>
 
-#define MS ((int64_t)KS_NS_PER_MS)
+#define MS        ((int64_t)KS_NS_PER_MS)
 #define DAYS_7_NS (INT64_C(7) * 24 * 3600 * (int64_t)KS_NS_PER_S)
 
 void ks_cluster_config_defaults(struct ks_cluster_config *out)

@@ -14,10 +14,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define KS_BROKER_COUNT_MAX 64
-#define KS_TOPIC_NAME_BYTES_MAX 249
+#define KS_BROKER_COUNT_MAX       64
+#define KS_TOPIC_NAME_BYTES_MAX   249
 #define KS_REPLICATION_FACTOR_MAX 16
-#define KS_INT64_UNSET INT64_MAX /* Kafka's Long.MAX_VALUE: "never" */
+#define KS_INT64_UNSET            INT64_MAX /* Kafka's Long.MAX_VALUE: "never" */
 
 enum ks_truncation_mode {
     KS_TRUNCATION_LEADER_EPOCH,  /* KIP-101/KIP-279 (Kafka 0.11+) */
@@ -52,48 +52,51 @@ struct ks_cluster_config {
     int32_t replica_fetch_max_bytes;          /* replica.fetch.max.bytes = 1048576 */
     int32_t replica_fetch_response_max_bytes; /* replica.fetch.response.max.bytes = 10485760 */
     int64_t replica_fetch_backoff_ns;         /* replica.fetch.backoff.ms = 1000 */
-    int64_t replica_hw_checkpoint_interval_ns; /* replica.high.watermark.checkpoint.interval.ms = 5000 */
-    int64_t broker_session_timeout_ns;        /* broker.session.timeout.ms = 9000 */
-    int64_t broker_heartbeat_interval_ns;     /* broker.heartbeat.interval.ms = 2000 */
-    bool unclean_leader_election_enable;      /* unclean.leader.election.enable = false */
-    bool auto_leader_rebalance_enable;        /* auto.leader.rebalance.enable = true */
+    int64_t
+        replica_hw_checkpoint_interval_ns; /* replica.high.watermark.checkpoint.interval.ms = 5000 */
+    int64_t broker_session_timeout_ns;     /* broker.session.timeout.ms = 9000 */
+    int64_t broker_heartbeat_interval_ns;  /* broker.heartbeat.interval.ms = 2000 */
+    bool unclean_leader_election_enable;   /* unclean.leader.election.enable = false */
+    bool auto_leader_rebalance_enable;     /* auto.leader.rebalance.enable = true */
     int64_t leader_imbalance_check_interval_ns; /* leader.imbalance.check.interval.seconds = 300 */
-    int64_t recovery_point_checkpoint_interval_ns; /* log.flush.offset.checkpoint.interval.ms = 60000 */
-    int64_t retention_check_interval_ns;      /* log.retention.check.interval.ms = 300000 */
-    int32_t offsets_topic_partition_count;    /* offsets.topic.num.partitions = 50 */
-    int32_t offsets_topic_replication_factor; /* offsets.topic.replication.factor = 3 (capped at brokers) */
+    int64_t
+        recovery_point_checkpoint_interval_ns; /* log.flush.offset.checkpoint.interval.ms = 60000 */
+    int64_t retention_check_interval_ns;       /* log.retention.check.interval.ms = 300000 */
+    int32_t offsets_topic_partition_count;     /* offsets.topic.num.partitions = 50 */
+    int32_t
+        offsets_topic_replication_factor; /* offsets.topic.replication.factor = 3 (capped at brokers) */
     int64_t group_initial_rebalance_delay_ns; /* group.initial.rebalance.delay.ms = 3000 */
     enum ks_truncation_mode truncation;       /* replication.truncation = leader-epoch */
-    bool hw_requires_min_isr;                 /* ksim: Kafka 3.7+ (KAFKA-15583) rule; default true */
+    bool hw_requires_min_isr; /* ksim: Kafka 3.7+ (KAFKA-15583) rule; default true */
     /* Broker defaults of the topics' compression.type (= producer) and
      * compression.{gzip,lz4,zstd}.level; topics inherit them. */
     struct ks_compression_config compression;
-    enum ks_task_phase task_phase;            /* ksim: broker.task.phase = random */
+    enum ks_task_phase task_phase; /* ksim: broker.task.phase = random */
     /* Broker defaults for topic-level settings (log.*); topics copy them unless set. */
 };
 
 struct ks_log_config {
-    int64_t segment_bytes;           /* segment.bytes / log.segment.bytes = 1073741824 */
-    int64_t segment_ns;              /* segment.ms / log.roll.ms = 7 days */
-    int32_t index_interval_bytes;    /* index.interval.bytes = 4096 */
-    int32_t segment_index_bytes;     /* segment.index.bytes = 10485760 */
-    int64_t flush_messages;          /* flush.messages = Long.MAX_VALUE (never) */
-    int64_t flush_ns;                /* flush.ms: KS_INT64_UNSET = never */
-    int64_t retention_ns;            /* retention.ms = 7 days; -1 = forever */
-    int64_t retention_bytes;         /* retention.bytes = -1 (off) */
-    bool cleanup_compact;            /* cleanup.policy contains compact */
-    bool cleanup_delete;             /* cleanup.policy contains delete (default) */
-    int64_t delete_retention_ns;     /* delete.retention.ms = 86400000 */
-    int64_t min_compaction_lag_ns;   /* min.compaction.lag.ms = 0 */
+    int64_t segment_bytes;                      /* segment.bytes / log.segment.bytes = 1073741824 */
+    int64_t segment_ns;                         /* segment.ms / log.roll.ms = 7 days */
+    int32_t index_interval_bytes;               /* index.interval.bytes = 4096 */
+    int32_t segment_index_bytes;                /* segment.index.bytes = 10485760 */
+    int64_t flush_messages;                     /* flush.messages = Long.MAX_VALUE (never) */
+    int64_t flush_ns;                           /* flush.ms: KS_INT64_UNSET = never */
+    int64_t retention_ns;                       /* retention.ms = 7 days; -1 = forever */
+    int64_t retention_bytes;                    /* retention.bytes = -1 (off) */
+    bool cleanup_compact;                       /* cleanup.policy contains compact */
+    bool cleanup_delete;                        /* cleanup.policy contains delete (default) */
+    int64_t delete_retention_ns;                /* delete.retention.ms = 86400000 */
+    int64_t min_compaction_lag_ns;              /* min.compaction.lag.ms = 0 */
     int32_t min_cleanable_dirty_ratio_permille; /* min.cleanable.dirty.ratio = 0.5 -> 500 */
-    int32_t max_message_bytes;       /* max.message.bytes = 1048588 */
+    int32_t max_message_bytes;                  /* max.message.bytes = 1048588 */
 };
 
 struct ks_topic_config {
     char name[KS_TOPIC_NAME_BYTES_MAX + 1];
-    int32_t partition_count;         /* partitions */
-    int32_t replication_factor;      /* replication.factor */
-    int32_t min_insync_replicas;     /* min.insync.replicas = 1 */
+    int32_t partition_count;             /* partitions */
+    int32_t replication_factor;          /* replication.factor */
+    int32_t min_insync_replicas;         /* min.insync.replicas = 1 */
     bool unclean_leader_election_enable; /* topic override; copied from cluster if unset */
     struct ks_log_config log;
     /* compression.type = producer (KS_COMPRESSION_PRODUCER), uncompressed
@@ -106,31 +109,31 @@ struct ks_topic_config {
 
 struct ks_producer_config {
     char name[64];
-    int32_t topic_index;             /* topic = orders, as an index into the topic array */
-    enum ks_acks acks;               /* acks = all */
-    bool enable_idempotence;         /* enable.idempotence = true */
-    int32_t retries;                 /* retries = 2147483647 */
-    int32_t max_in_flight;           /* max.in.flight.requests.per.connection = 5 */
-    int64_t linger_ns;               /* linger.ms = 5 (Kafka 4.0 default) */
-    int32_t batch_size_bytes;        /* batch.size = 16384 */
-    int64_t buffer_memory_bytes;     /* buffer.memory = 33554432 */
-    int64_t delivery_timeout_ns;     /* delivery.timeout.ms = 120000 */
-    int64_t request_timeout_ns;      /* request.timeout.ms = 30000 */
-    int64_t retry_backoff_ns;        /* retry.backoff.ms = 100 */
-    int64_t retry_backoff_ns_max;    /* retry.backoff.max.ms = 1000 */
-    int64_t metadata_max_age_ns;     /* metadata.max.age.ms = 300000 */
-    int64_t max_block_ns;            /* max.block.ms = 60000 */
+    int32_t topic_index;                      /* topic = orders, as an index into the topic array */
+    enum ks_acks acks;                        /* acks = all */
+    bool enable_idempotence;                  /* enable.idempotence = true */
+    int32_t retries;                          /* retries = 2147483647 */
+    int32_t max_in_flight;                    /* max.in.flight.requests.per.connection = 5 */
+    int64_t linger_ns;                        /* linger.ms = 5 (Kafka 4.0 default) */
+    int32_t batch_size_bytes;                 /* batch.size = 16384 */
+    int64_t buffer_memory_bytes;              /* buffer.memory = 33554432 */
+    int64_t delivery_timeout_ns;              /* delivery.timeout.ms = 120000 */
+    int64_t request_timeout_ns;               /* request.timeout.ms = 30000 */
+    int64_t retry_backoff_ns;                 /* retry.backoff.ms = 100 */
+    int64_t retry_backoff_ns_max;             /* retry.backoff.max.ms = 1000 */
+    int64_t metadata_max_age_ns;              /* metadata.max.age.ms = 300000 */
+    int64_t max_block_ns;                     /* max.block.ms = 60000 */
     struct ks_compression_config compression; /* compression.type = none, compression.*.level */
     /* ksim workload */
-    uint64_t rate_per_s;             /* rate = 2000/s */
-    int64_t count;                   /* count = stop after this many; -1 = until duration */
-    int32_t key_count;               /* keys = 1000; 0 = null keys */
-    int32_t value_bytes;             /* value.bytes = 100 */
-    int32_t value_random_percent;    /* value.random.percent = 0: share of each value that
+    uint64_t rate_per_s;          /* rate = 2000/s */
+    int64_t count;                /* count = stop after this many; -1 = until duration */
+    int32_t key_count;            /* keys = 1000; 0 = null keys */
+    int32_t value_bytes;          /* value.bytes = 100 */
+    int32_t value_random_percent; /* value.random.percent = 0: share of each value that
                                         is random bytes (different in every record, no
                                         codec shrinks them); the rest is repeated text */
-    int64_t start_ns;                /* start = 0s */
-    int64_t start_jitter_ns;         /* start.jitter = 100ms: starts in [start, start + jitter] */
+    int64_t start_ns;             /* start = 0s */
+    int64_t start_jitter_ns;      /* start.jitter = 100ms: starts in [start, start + jitter] */
 };
 
 struct ks_consumer_config {
@@ -141,16 +144,16 @@ struct ks_consumer_config {
     int64_t auto_commit_interval_ns; /* auto.commit.interval.ms = 5000 */
     int64_t processing_ns;           /* processing.time = 1ms per record */
     enum ks_offset_reset auto_offset_reset; /* auto.offset.reset = latest */
-    int64_t session_timeout_ns;      /* session.timeout.ms = 45000 */
-    int64_t heartbeat_interval_ns;   /* heartbeat.interval.ms = 3000 */
-    int64_t max_poll_interval_ns;    /* max.poll.interval.ms = 300000 */
-    int32_t max_poll_records;        /* max.poll.records = 500 */
-    int32_t fetch_min_bytes;         /* fetch.min.bytes = 1 */
-    int64_t fetch_max_wait_ns;       /* fetch.max.wait.ms = 500 */
-    int32_t max_partition_fetch_bytes; /* max.partition.fetch.bytes = 1048576 */
-    enum ks_assignor assignor;       /* partition.assignment.strategy = range */
-    int64_t start_ns;                /* start = 0s */
-    int64_t start_jitter_ns;         /* start.jitter = 100ms: joins in [start, start + jitter] */
+    int64_t session_timeout_ns;             /* session.timeout.ms = 45000 */
+    int64_t heartbeat_interval_ns;          /* heartbeat.interval.ms = 3000 */
+    int64_t max_poll_interval_ns;           /* max.poll.interval.ms = 300000 */
+    int32_t max_poll_records;               /* max.poll.records = 500 */
+    int32_t fetch_min_bytes;                /* fetch.min.bytes = 1 */
+    int64_t fetch_max_wait_ns;              /* fetch.max.wait.ms = 500 */
+    int32_t max_partition_fetch_bytes;      /* max.partition.fetch.bytes = 1048576 */
+    enum ks_assignor assignor;              /* partition.assignment.strategy = range */
+    int64_t start_ns;                       /* start = 0s */
+    int64_t start_jitter_ns; /* start.jitter = 100ms: joins in [start, start + jitter] */
 };
 
 /* ---- Kafka's defaults (core/config.c) -------------------------------------- */

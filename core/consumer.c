@@ -99,9 +99,9 @@
 #include <string.h>
 
 #define REQUEST_TIMEOUT_NS (30 * KS_NS_PER_S)   /* request.timeout.ms = 30000 */
-#define RETRY_BACKOFF_NS (100 * KS_NS_PER_MS)   /* retry.backoff.ms = 100 */
-#define SHORT_TIMEOUT_NS (5 * KS_NS_PER_S)      /* see channel_begin */
-#define FETCH_MAX_BYTES 52428800                /* fetch.max.bytes = 52428800 */
+#define RETRY_BACKOFF_NS   (100 * KS_NS_PER_MS) /* retry.backoff.ms = 100 */
+#define SHORT_TIMEOUT_NS   (5 * KS_NS_PER_S)    /* see channel_begin */
+#define FETCH_MAX_BYTES    52428800             /* fetch.max.bytes = 52428800 */
 
 enum consumer_timer_kind {
     KS_TIMER_CONSUMER_START = 400,
@@ -116,12 +116,12 @@ enum phase { PH_IDLE, PH_FIND, PH_JOIN, PH_SYNC, PH_OFFSETS, PH_ACTIVE };
 
 /* Request channels: at most one request in flight on each. */
 enum channel_kind {
-    CH_GROUP,     /* FindCoordinator, JoinGroup, SyncGroup, OffsetFetch */
+    CH_GROUP, /* FindCoordinator, JoinGroup, SyncGroup, OffsetFetch */
     CH_COMMIT,
     CH_HEARTBEAT,
     CH_METADATA,
     CH_LIST_OFFSETS,
-    CH_FETCH,     /* + broker index: one per broker */
+    CH_FETCH, /* + broker index: one per broker */
 };
 
 struct ks_consumer;
@@ -131,7 +131,7 @@ struct channel {
     int32_t index;         /* into c->channels */
     bool in_flight;
     int64_t correlation_id;
-    uint32_t kind;         /* the request's message kind */
+    uint32_t kind; /* the request's message kind */
     ks_timer_id timeout_timer;
 };
 
@@ -143,20 +143,20 @@ struct pending_record {
 
 struct part {
     int32_t partition;
-    int32_t leader;            /* broker id from metadata, -1 unknown */
+    int32_t leader; /* broker id from metadata, -1 unknown */
     int32_t leader_epoch;
     bool position_known;
-    bool reset_pending;        /* needs ListOffsets */
-    int64_t reset_timestamp;   /* KS_LIST_OFFSETS_EARLIEST / LATEST or ms */
+    bool reset_pending;      /* needs ListOffsets */
+    int64_t reset_timestamp; /* KS_LIST_OFFSETS_EARLIEST / LATEST or ms */
     bool reset_is_rewind;
     int64_t out_of_range_offset; /* the position the leader refused, -1: nothing committed */
-    bool idle_no_offset;       /* auto.offset.reset = none and nothing committed */
-    int64_t fetch_position;    /* next offset to fetch */
-    int64_t consumed_position; /* after the last record returned by a poll */
+    bool idle_no_offset;         /* auto.offset.reset = none and nothing committed */
+    int64_t fetch_position;      /* next offset to fetch */
+    int64_t consumed_position;   /* after the last record returned by a poll */
     int64_t processed_position;
-    int64_t committed;         /* acknowledged by the coordinator; -1 none */
-    int64_t commit_sent;       /* the offset in the commit in flight, -1 if none */
-    int64_t hw;                /* from the last fetch response; -1 unknown */
+    int64_t committed;   /* acknowledged by the coordinator; -1 none */
+    int64_t commit_sent; /* the offset in the commit in flight, -1 if none */
+    int64_t hw;          /* from the last fetch response; -1 unknown */
     bool fetch_in_flight;
     int32_t fetch_broker;      /* where the fetch in flight went */
     int64_t fetch_sent_offset; /* its fetch offset: a response for another one is stale */
@@ -180,8 +180,8 @@ struct ks_consumer {
     int32_t incarnation;
 
     enum phase phase;
-    int32_t coordinator;       /* broker id, -1 unknown */
-    int32_t next_broker;       /* rotation for FindCoordinator / Metadata */
+    int32_t coordinator; /* broker id, -1 unknown */
+    int32_t next_broker; /* rotation for FindCoordinator / Metadata */
     char member_id[KS_GROUP_MEMBER_ID_BYTES];
     int32_t generation;
     bool rejoin_needed;
@@ -190,19 +190,19 @@ struct ks_consumer {
     ks_time_ns last_heartbeat_ok_ns;
 
     /* The assignment of the current generation: parts[i] for assigned partitions. */
-    struct part *parts;        /* partition_count entries; assigned[p] says which count */
+    struct part *parts; /* partition_count entries; assigned[p] says which count */
     bool *assigned;
     int32_t assigned_count;
-    GArray *owned;             /* struct ks_group_topic_partition: for the sticky assignor */
+    GArray *owned; /* struct ks_group_topic_partition: for the sticky assignor */
     int32_t owned_generation;
 
     /* The poll loop. */
-    GArray *batch;             /* struct pending_record + partition in topic order */
-    GArray *batch_partitions;  /* int32_t per batch record */
+    GArray *batch;            /* struct pending_record + partition in topic order */
+    GArray *batch_partitions; /* int32_t per batch record */
     guint batch_next;
     bool processing;
-    bool commit_then_process;  /* before-process: waiting for the commit ack */
-    bool commit_then_poll;     /* after-process: waiting for the commit ack */
+    bool commit_then_process; /* before-process: waiting for the commit ack */
+    bool commit_then_poll;    /* after-process: waiting for the commit ack */
     ks_time_ns next_auto_commit_ns;
     int32_t poll_rotation;
     bool rewind_pending;
@@ -211,9 +211,9 @@ struct ks_consumer {
 
     int64_t processed_count;
     int64_t correlation_counter;
-    int32_t fresh_join_count;  /* member ids "<name>-<n>" used so far; kept across crashes */
+    int32_t fresh_join_count; /* member ids "<name>-<n>" used so far; kept across crashes */
 
-    struct channel *channels;  /* CH_FETCH + broker_count */
+    struct channel *channels; /* CH_FETCH + broker_count */
     int32_t channel_count;
     ks_timer_id wake_timer;
     ks_time_ns wake_at_ns;
@@ -291,8 +291,8 @@ static void report_position(struct ks_consumer *c, int32_t p, int64_t offset,
     c->observer->on_position(c->observer->context, &position);
 }
 
-static void send_to_broker(struct ks_consumer *c, int32_t broker, uint32_t kind,
-                           const void *bytes, size_t byte_count)
+static void send_to_broker(struct ks_consumer *c, int32_t broker, uint32_t kind, const void *bytes,
+                           size_t byte_count)
 {
     ks_assert(broker >= 1 && broker <= c->broker_count);
     ks_world_send(c->world, c->node, (ks_node_id)broker, kind, bytes, byte_count);
@@ -325,8 +325,8 @@ static void wake_after(struct ks_consumer *c, ks_time_ns delay_ns)
     }
     ks_world_cancel(c->world, c->wake_timer);
     c->wake_at_ns = at;
-    c->wake_timer = ks_world_schedule(c->world, c->node, delay_ns, KS_TIMER_CONSUMER_WAKE,
-                                      on_wake, c);
+    c->wake_timer =
+        ks_world_schedule(c->world, c->node, delay_ns, KS_TIMER_CONSUMER_WAKE, on_wake, c);
 }
 
 /* ---- channels ------------------------------------------------------------------------ */
@@ -350,8 +350,8 @@ static int64_t channel_begin(struct ks_consumer *c, int32_t index, uint32_t kind
     } else if (index >= CH_FETCH) {
         timeout_ns = (ks_time_ns)c->config->fetch_max_wait_ns + SHORT_TIMEOUT_NS;
     }
-    ch->timeout_timer = ks_world_schedule(c->world, c->node, timeout_ns,
-                                          KS_TIMER_CONSUMER_TIMEOUT, on_channel_timeout, ch);
+    ch->timeout_timer = ks_world_schedule(c->world, c->node, timeout_ns, KS_TIMER_CONSUMER_TIMEOUT,
+                                          on_channel_timeout, ch);
     return ch->correlation_id;
 }
 
@@ -479,8 +479,7 @@ static void sink_read(struct ks_consumer *c, struct part *part, int64_t *offset_
     *epoch_out = (int64_t)epoch;
 }
 
-static void sink_write_raw(struct ks_consumer *c, struct part *part, int64_t offset,
-                           int64_t epoch)
+static void sink_write_raw(struct ks_consumer *c, struct part *part, int64_t offset, int64_t epoch)
 {
     (void)c;
     uint8_t bytes[16];
@@ -560,8 +559,7 @@ static void send_find_coordinator(struct ks_consumer *c)
 {
     struct ks_group_find_coordinator_request request;
     memset(&request, 0, sizeof(request));
-    request.correlation_id = (int32_t)channel_begin(c, CH_GROUP,
-                                                    KS_GROUP_FIND_COORDINATOR_REQUEST);
+    request.correlation_id = (int32_t)channel_begin(c, CH_GROUP, KS_GROUP_FIND_COORDINATOR_REQUEST);
     g_strlcpy(request.group_id, c->config->group_id, sizeof(request.group_id));
     send_to_broker(c, rotate_broker(c), KS_GROUP_FIND_COORDINATOR_REQUEST, &request,
                    sizeof(request));
@@ -627,9 +625,9 @@ static void on_heartbeat_timer(ks_world *world, void *context);
 static void arm_heartbeat(struct ks_consumer *c)
 {
     ks_world_cancel(c->world, c->heartbeat_timer);
-    c->heartbeat_timer = ks_world_schedule(c->world, c->node,
-                                           (ks_time_ns)c->config->heartbeat_interval_ns,
-                                           KS_TIMER_CONSUMER_HEARTBEAT, on_heartbeat_timer, c);
+    c->heartbeat_timer =
+        ks_world_schedule(c->world, c->node, (ks_time_ns)c->config->heartbeat_interval_ns,
+                          KS_TIMER_CONSUMER_HEARTBEAT, on_heartbeat_timer, c);
 }
 
 static void heartbeat_tick(struct ks_consumer *c);
@@ -783,17 +781,14 @@ static void send_sync(struct ks_consumer *c, const struct ks_group_join_response
 static bool handle_group_error(struct ks_consumer *c, int16_t error)
 {
     switch (error) {
-    case KS_GROUP_ERR_NONE:
-        return false;
+    case KS_GROUP_ERR_NONE: return false;
     case KS_GROUP_ERR_NOT_COORDINATOR:
     case KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE:
         /* Rediscover; an active member keeps its generation (the new
          * coordinator answers UNKNOWN_MEMBER_ID if it does not know it). */
         coordinator_unknown(c);
         return true;
-    case KS_GROUP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
-        wake_after(c, RETRY_BACKOFF_NS);
-        return true;
+    case KS_GROUP_ERR_COORDINATOR_LOAD_IN_PROGRESS: wake_after(c, RETRY_BACKOFF_NS); return true;
     case KS_GROUP_ERR_UNKNOWN_MEMBER_ID:
         c->member_id[0] = 0;
         c->generation = -1;
@@ -803,9 +798,7 @@ static bool handle_group_error(struct ks_consumer *c, int16_t error)
         c->generation = -1;
         start_rejoin(c, "illegal generation");
         return true;
-    case KS_GROUP_ERR_REBALANCE_IN_PROGRESS:
-        start_rejoin(c, "rebalance in progress");
-        return true;
+    case KS_GROUP_ERR_REBALANCE_IN_PROGRESS: start_rejoin(c, "rebalance in progress"); return true;
     }
     wake_after(c, RETRY_BACKOFF_NS);
     return true;
@@ -872,9 +865,8 @@ static void on_sync_response(struct ks_consumer *c, const uint8_t *message, size
     if (handle_group_error(c, r.error_code)) {
         return;
     }
-    const struct ks_group_topic_partition *tps =
-        ks_group_proto_entries(message, bytes, sizeof(r), r.partition_count,
-                               sizeof(struct ks_group_topic_partition));
+    const struct ks_group_topic_partition *tps = ks_group_proto_entries(
+        message, bytes, sizeof(r), r.partition_count, sizeof(struct ks_group_topic_partition));
     ks_assert(tps != NULL);
     revoke_all(c);
     g_array_set_size(c->owned, 0);
@@ -892,8 +884,7 @@ static void on_sync_response(struct ks_consumer *c, const uint8_t *message, size
     drive(c);
 }
 
-static void on_offset_fetch_response(struct ks_consumer *c, const uint8_t *message,
-                                     size_t bytes)
+static void on_offset_fetch_response(struct ks_consumer *c, const uint8_t *message, size_t bytes)
 {
     struct ks_group_offset_fetch_response r;
     ks_assert(bytes >= sizeof(r));
@@ -1084,7 +1075,8 @@ static void on_metadata_response(struct ks_consumer *c, const uint8_t *message, 
     ks_assert(bytes >= sizeof(r));
     memcpy(&r, message, sizeof(r));
     ks_assert(r.partition_count >= 0);
-    ks_assert(bytes == sizeof(r) + (size_t)r.partition_count * sizeof(struct ks_metadata_partition));
+    ks_assert(bytes ==
+              sizeof(r) + (size_t)r.partition_count * sizeof(struct ks_metadata_partition));
     if (!channel_end(c, CH_METADATA, r.correlation_id)) {
         return;
     }
@@ -1158,7 +1150,7 @@ static void on_list_offsets_response(struct ks_consumer *c,
     if (c->config->commit == KS_COMMIT_ATOMIC && part->sink != NULL) {
         (void)sink_store(c, part, r->offset);
     }
-    enum ks_event_reason reason = part->reset_is_rewind               ? KS_REASON_REWIND
+    enum ks_event_reason reason = part->reset_is_rewind            ? KS_REASON_REWIND
                                   : part->out_of_range_offset >= 0 ? KS_REASON_OFFSET_OUT_OF_RANGE
                                                                    : KS_REASON_NO_COMMITTED_OFFSET;
     struct ks_cluster_event event = event_new(c, KS_EV_OFFSET_RESET, reason, p);
@@ -1267,9 +1259,8 @@ static void offset_out_of_range(struct ks_consumer *c, struct part *part)
     if (c->config->auto_offset_reset == KS_RESET_NONE) {
         part->idle_no_offset = true;
         part->position_known = false;
-        struct ks_cluster_event event = event_new(c, KS_EV_OFFSET_RESET,
-                                                  KS_REASON_OFFSET_OUT_OF_RANGE_NONE,
-                                                  part->partition);
+        struct ks_cluster_event event =
+            event_new(c, KS_EV_OFFSET_RESET, KS_REASON_OFFSET_OUT_OF_RANGE_NONE, part->partition);
         event.offset_old = part->fetch_position;
         emit(c, &event);
         return;
@@ -1406,8 +1397,7 @@ static void finish_batch(struct ks_consumer *c)
         }
         break;
     case KS_COMMIT_BEFORE_PROCESS:
-    case KS_COMMIT_AUTO:
-        break;
+    case KS_COMMIT_AUTO: break;
     }
     drive(c);
 }
@@ -1537,8 +1527,7 @@ static void apply_rewind(struct ks_consumer *c)
             if (part->sink != NULL) {
                 (void)sink_store(c, part, c->rewind_value);
             }
-            struct ks_cluster_event event =
-                event_new(c, KS_EV_OFFSET_RESET, KS_REASON_REWIND, p);
+            struct ks_cluster_event event = event_new(c, KS_EV_OFFSET_RESET, KS_REASON_REWIND, p);
             event.position = KS_POSITION_OFFSET;
             event.offset = c->rewind_value;
             emit(c, &event);
@@ -1620,9 +1609,9 @@ static void poll_step(struct ks_consumer *c)
     if (take_batch(c)) {
         /* poll() returned records: the application has max.poll.interval.ms
          * to process them and call poll() again. */
-        c->poll_interval_timer = ks_world_schedule(
-            c->world, c->node, (ks_time_ns)c->config->max_poll_interval_ns,
-            KS_TIMER_CONSUMER_POLL_INTERVAL, on_poll_interval_expired, c);
+        c->poll_interval_timer =
+            ks_world_schedule(c->world, c->node, (ks_time_ns)c->config->max_poll_interval_ns,
+                              KS_TIMER_CONSUMER_POLL_INTERVAL, on_poll_interval_expired, c);
         if (c->config->commit == KS_COMMIT_BEFORE_PROCESS) {
             c->commit_then_process = true;
             if (c->coordinator >= 0 && c->generation >= 0) {
@@ -1654,8 +1643,7 @@ static void drive(struct ks_consumer *c)
         return;
     }
     switch (c->phase) {
-    case PH_IDLE:
-        return;
+    case PH_IDLE: return;
     case PH_FIND:
         if (!c->channels[CH_GROUP].in_flight) {
             send_find_coordinator(c);
@@ -1671,8 +1659,7 @@ static void drive(struct ks_consumer *c)
             send_join(c);
         }
         return;
-    case PH_SYNC:
-        return;
+    case PH_SYNC: return;
     case PH_OFFSETS:
         if (c->coordinator < 0) {
             c->phase = PH_FIND;
@@ -1683,9 +1670,7 @@ static void drive(struct ks_consumer *c)
             send_offset_fetch(c);
         }
         return;
-    case PH_ACTIVE:
-        poll_step(c);
-        return;
+    case PH_ACTIVE: poll_step(c); return;
     }
 }
 
@@ -1722,12 +1707,8 @@ static void handle_message(struct ks_consumer *c, ks_node_id source, uint32_t ki
         ks_assert(message_bytes == sizeof(struct ks_group_find_coordinator_response));
         on_find_coordinator_response(c, message);
         return;
-    case KS_GROUP_JOIN_RESPONSE:
-        on_join_response(c, message, message_bytes);
-        return;
-    case KS_GROUP_SYNC_RESPONSE:
-        on_sync_response(c, message, message_bytes);
-        return;
+    case KS_GROUP_JOIN_RESPONSE: on_join_response(c, message, message_bytes); return;
+    case KS_GROUP_SYNC_RESPONSE: on_sync_response(c, message, message_bytes); return;
     case KS_GROUP_HEARTBEAT_RESPONSE: {
         ks_assert(message_bytes == sizeof(struct ks_group_simple_response));
         const struct ks_group_simple_response *r = message;
@@ -1744,8 +1725,7 @@ static void handle_message(struct ks_consumer *c, ks_node_id source, uint32_t ki
         handle_group_error(c, r->error_code);
         return;
     }
-    case KS_GROUP_LEAVE_RESPONSE:
-        return;
+    case KS_GROUP_LEAVE_RESPONSE: return;
     case KS_GROUP_OFFSET_COMMIT_RESPONSE:
         ks_assert(message_bytes == sizeof(struct ks_group_simple_response));
         on_commit_response(c, message);
@@ -1753,16 +1733,12 @@ static void handle_message(struct ks_consumer *c, ks_node_id source, uint32_t ki
     case KS_GROUP_OFFSET_FETCH_RESPONSE:
         on_offset_fetch_response(c, message, message_bytes);
         return;
-    case KS_MSG_METADATA_RESPONSE:
-        on_metadata_response(c, message, message_bytes);
-        return;
+    case KS_MSG_METADATA_RESPONSE: on_metadata_response(c, message, message_bytes); return;
     case KS_MSG_LIST_OFFSETS_RESPONSE:
         ks_assert(message_bytes == sizeof(struct ks_list_offsets_response));
         on_list_offsets_response(c, message);
         return;
-    case KS_MSG_FETCH_RESPONSE:
-        on_fetch_response(c, source, message, message_bytes);
-        return;
+    case KS_MSG_FETCH_RESPONSE: on_fetch_response(c, source, message, message_bytes); return;
     }
     ks_assert(!"unexpected message kind at a consumer");
 }
@@ -1842,9 +1818,9 @@ void ks_consumer_start(struct ks_consumer *c)
     }
     ks_time_ns now = now_ns(c);
     ks_world_cancel(c->world, c->start_timer);
-    c->start_timer = ks_world_schedule(c->world, c->node,
-                                       c->start_at_ns > now ? c->start_at_ns - now : 0,
-                                       KS_TIMER_CONSUMER_START, on_start, c);
+    c->start_timer =
+        ks_world_schedule(c->world, c->node, c->start_at_ns > now ? c->start_at_ns - now : 0,
+                          KS_TIMER_CONSUMER_START, on_start, c);
 }
 
 static void cancel_timers(struct ks_consumer *c)
@@ -1943,8 +1919,8 @@ bool ks_consumer_caught_up(const struct ks_consumer *c)
         if (part->idle_no_offset) {
             continue;
         }
-        if (!part->position_known || part->reset_pending || part->hw < 0 ||
-            part->buffer->len > 0 || part->processed_position < part->hw) {
+        if (!part->position_known || part->reset_pending || part->hw < 0 || part->buffer->len > 0 ||
+            part->processed_position < part->hw) {
             return false;
         }
         if (c->config->commit != KS_COMMIT_ATOMIC && part->committed < part->processed_position) {
@@ -1996,7 +1972,7 @@ static void check_assigned_part(const struct ks_consumer *c, const struct part *
         return;
     }
     ks_assert(part->processed_position <= part->consumed_position); /* C1 */
-    ks_assert(part->consumed_position <= part->fetch_position);    /* C1 */
+    ks_assert(part->consumed_position <= part->fetch_position);     /* C1 */
     /* Fetched, not yet polled: ascending, between the last poll and the next fetch. */
     int64_t previous = part->consumed_position - 1;
     for (guint i = 0; i < part->buffer->len; i++) {

@@ -32,8 +32,10 @@ struct ks_consumer;
 enum ks_consumer_rewind_kind {
     KS_CONSUMER_REWIND_EARLIEST = 0, /* value ignored: the log start offset */
     KS_CONSUMER_REWIND_LATEST = 1,   /* value ignored: the HW */
-    KS_CONSUMER_REWIND_OFFSET = 2,   /* value: the offset to resume from, in every assigned partition */
-    KS_CONSUMER_REWIND_TIME = 3,     /* value: a simulated time (ns): first offset with timestamp >= it */
+    KS_CONSUMER_REWIND_OFFSET =
+        2, /* value: the offset to resume from, in every assigned partition */
+    KS_CONSUMER_REWIND_TIME =
+        3, /* value: a simulated time (ns): first offset with timestamp >= it */
 };
 
 /* Builds consumer `consumer_index` of spec (config spec->consumers[index]) and

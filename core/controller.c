@@ -70,30 +70,30 @@
 struct cpart {
     struct ks_partition_state state;
     int64_t changed_version;
-    int32_t leader_epoch_touched;    /* C3: the epochs as of the last touch() */
+    int32_t leader_epoch_touched; /* C3: the epochs as of the last touch() */
     int32_t partition_epoch_touched;
 };
 
 struct cbroker {
-    bool registered;         /* a live incarnation is known */
+    bool registered; /* a live incarnation is known */
     bool fenced;
     int64_t broker_epoch;
     ks_time_ns last_heartbeat_ns;
-    int64_t acked_version;   /* from its last heartbeat */
+    int64_t acked_version;    /* from its last heartbeat */
     int64_t catch_up_version; /* unfence once acked_version reaches this */
     int64_t refused_epoch;    /* last incarnation told DUPLICATE_BROKER_REGISTRATION */
 };
 
 struct ks_controller {
     ks_world *world;
-    const struct ks_cluster_spec *spec;       /* not owned */
-    const struct ks_topic_config *topics;     /* not owned */
+    const struct ks_cluster_spec *spec;   /* not owned */
+    const struct ks_topic_config *topics; /* not owned */
     int32_t topic_count;
     ks_node_id node;
     const struct ks_cluster_observer *observer; /* not owned */
     int32_t broker_count;
     struct cbroker brokers[KS_BROKER_COUNT_MAX];
-    struct cpart **parts;    /* [topic][partition] */
+    struct cpart **parts; /* [topic][partition] */
     int64_t version;
     ks_timer_id session_timer;
     bool push_pending;
@@ -174,11 +174,11 @@ static void alive_array(const struct ks_controller *controller, bool *alive)
 
 static void check_partition(const struct ks_partition_state *state)
 {
-    ks_assert(state->isr_count >= 1);                                   /* C2 */
+    ks_assert(state->isr_count >= 1); /* C2 */
     ks_assert(state->isr_count <= state->replica_count);
     if (state->leader >= 0) {
         ks_assert(list_contains(state->replicas, state->replica_count, state->leader)); /* C1 */
-        ks_assert(list_contains(state->isr, state->isr_count, state->leader));         /* C2 */
+        ks_assert(list_contains(state->isr, state->isr_count, state->leader));          /* C2 */
     }
 }
 
@@ -282,8 +282,8 @@ static void push_to(struct ks_controller *controller, int32_t broker_id, int64_t
             }
         }
     }
-    size_t bytes = sizeof(struct ks_partition_state_push) +
-                   (size_t)count * sizeof(struct ks_partition_state);
+    size_t bytes =
+        sizeof(struct ks_partition_state_push) + (size_t)count * sizeof(struct ks_partition_state);
     uint8_t *message = calloc(1, bytes);
     ks_assert(message != NULL);
     struct ks_partition_state_push *push = (struct ks_partition_state_push *)message;
@@ -423,14 +423,14 @@ static void unfence_broker(struct ks_controller *controller, int32_t broker_id)
     }
     broker->fenced = false;
     controller->version++;
-    struct ks_cluster_event event =
-        event_new(controller, KS_EV_BROKER_UNFENCED, broker_id, -1, -1);
+    struct ks_cluster_event event = event_new(controller, KS_EV_BROKER_UNFENCED, broker_id, -1, -1);
     emit(controller, &event);
     /* KRaft handleBrokerUnfenced: leaderless partitions may now elect. */
     for (int32_t t = 0; t < controller->topic_count; t++) {
         for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
             struct ks_partition_state *state = &controller->parts[t][p].state;
-            if (state->leader < 0 && list_contains(state->replicas, state->replica_count, broker_id)) {
+            if (state->leader < 0 &&
+                list_contains(state->replicas, state->replica_count, broker_id)) {
                 elect_partition(controller, t, p, KS_REASON_REPLICA_BACK);
             }
         }
@@ -460,10 +460,9 @@ static void arm_session_check(struct ks_controller *controller)
     if (next == KS_TIME_NEVER) {
         return;
     }
-    controller->session_timer = ks_world_schedule(controller->world, controller->node,
-                                                  next > now ? next - now : 0,
-                                                  KS_TIMER_CONTROLLER_SESSION_CHECK, session_check,
-                                                  controller);
+    controller->session_timer =
+        ks_world_schedule(controller->world, controller->node, next > now ? next - now : 0,
+                          KS_TIMER_CONTROLLER_SESSION_CHECK, session_check, controller);
 }
 
 static void session_check(ks_world *world, void *context)
@@ -618,7 +617,8 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
             if (!list_contains(state->replicas, state->replica_count, id)) {
                 eligible = false;
             } else if (!list_contains(state->isr, state->isr_count, id) &&
-                       (controller->brokers[id - 1].fenced || !controller->brokers[id - 1].registered)) {
+                       (controller->brokers[id - 1].fenced ||
+                        !controller->brokers[id - 1].registered)) {
                 eligible = false;
             }
         }
@@ -632,9 +632,8 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
         state->isr_count = request->isr_count;
         memcpy(state->isr, request->isr, sizeof(int32_t) * (size_t)request->isr_count);
         touch(controller, part);
-        struct ks_cluster_event event =
-            partition_event(controller, grows ? KS_EV_ISR_EXPAND : KS_EV_ISR_SHRINK,
-                            state->leader, state, &before);
+        struct ks_cluster_event event = partition_event(
+            controller, grows ? KS_EV_ISR_EXPAND : KS_EV_ISR_SHRINK, state->leader, state, &before);
         event.reason = grows ? KS_REASON_FOLLOWER_CAUGHT_UP : KS_REASON_FOLLOWER_LAGGING;
         emit(controller, &event);
     }
@@ -686,8 +685,7 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
         on_alter_partition(controller, source, &request);
         break;
     }
-    default:
-        ks_assert(!"unexpected message kind at the controller");
+    default: ks_assert(!"unexpected message kind at the controller");
     }
 #ifdef KS_DEBUG
     ks_controller_check(controller);
@@ -751,8 +749,7 @@ void ks_controller_check(const struct ks_controller *controller)
 
 struct ks_controller *ks_controller_new(ks_world *world, const struct ks_cluster_spec *spec,
                                         const struct ks_topic_config *topics, int32_t topic_count,
-                                        ks_node_id node,
-                                        const struct ks_cluster_observer *observer)
+                                        ks_node_id node, const struct ks_cluster_observer *observer)
 {
     struct ks_controller *controller = calloc(1, sizeof *controller);
     ks_assert(controller != NULL);
@@ -797,7 +794,7 @@ static void create_topic(struct ks_controller *controller, int32_t topic_index)
     const struct ks_topic_config *topic = &controller->topics[topic_index];
     int32_t rf = topic->replication_factor;
     ks_assert(rf >= 1 && rf <= controller->broker_count && rf <= KS_REPLICATION_FACTOR_MAX);
-    int32_t (*assignment)[KS_REPLICATION_FACTOR_MAX] =
+    int32_t(*assignment)[KS_REPLICATION_FACTOR_MAX] =
         calloc((size_t)topic->partition_count, sizeof *assignment);
     ks_assert(assignment != NULL);
     if (topic->has_assignment) {

@@ -87,10 +87,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#define KS_OFFSETS_TOPIC "__consumer_offsets"
-#define KS_TIMER_GROUP_LOAD 450u
-#define KS_TIMER_GROUP_SESSION 451u
-#define KS_TIMER_GROUP_JOIN 452u
+#define KS_OFFSETS_TOPIC           "__consumer_offsets"
+#define KS_TIMER_GROUP_LOAD        450u
+#define KS_TIMER_GROUP_SESSION     451u
+#define KS_TIMER_GROUP_JOIN        452u
 #define OFFSET_COMMIT_EVENT_GAP_NS KS_NS_PER_S
 
 enum partition_state { PART_NOT_OWNED, PART_LOADING, PART_OWNED };
@@ -141,9 +141,9 @@ struct group {
     int32_t generation;
     int32_t protocol; /* enum ks_assignor */
     char leader_id[KS_GROUP_MEMBER_ID_BYTES];
-    GPtrArray *members; /* struct member, owned, in join order */
-    GArray *offsets;    /* struct offset_entry, sorted by (topic, partition) */
-    GPtrArray *pending_ids;   /* char*, owned: ids given with MEMBER_ID_REQUIRED (KIP-394) */
+    GPtrArray *members;     /* struct member, owned, in join order */
+    GArray *offsets;        /* struct offset_entry, sorted by (topic, partition) */
+    GPtrArray *pending_ids; /* char*, owned: ids given with MEMBER_ID_REQUIRED (KIP-394) */
     ks_timer_id join_timer;
     bool initial_delay; /* the first rebalance of an empty group is waiting */
     ks_time_ns join_started_ns;
@@ -162,12 +162,12 @@ struct pending_append {
     struct coordinator *coordinator;
     char group_id[KS_GROUP_ID_BYTES];
     int32_t partition;
-    uint32_t load_epoch;     /* the partition's ownership epoch at send time */
-    bool is_sync;            /* group metadata for a SyncGroup, else offset commit */
+    uint32_t load_epoch; /* the partition's ownership epoch at send time */
+    bool is_sync;        /* group metadata for a SyncGroup, else offset commit */
     int32_t generation;
     ks_node_id reply_node;
     int32_t correlation_id;
-    GArray *entries;         /* struct offset_entry (commits) */
+    GArray *entries; /* struct offset_entry (commits) */
 };
 
 struct coordinator {
@@ -178,8 +178,8 @@ struct coordinator {
     enum partition_state *partition_states;
     uint32_t *load_epochs;
     ks_timer_id load_timer;
-    GPtrArray *groups;        /* struct group, owned, sorted by group id */
-    GPtrArray *pending;       /* struct pending_append, owned */
+    GPtrArray *groups;  /* struct group, owned, sorted by group id */
+    GPtrArray *pending; /* struct pending_append, owned */
 };
 
 /* struct ks_group_coordinator is the public name of struct coordinator. */
@@ -204,8 +204,8 @@ int32_t ks_group_java_string_hash(const char *s)
             code_point = ((uint32_t)(p[0] & 0x1F) << 6) | (p[1] & 0x3F);
             length = 2;
         } else if ((p[0] & 0xF0) == 0xE0 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80) {
-            code_point = ((uint32_t)(p[0] & 0x0F) << 12) | ((uint32_t)(p[1] & 0x3F) << 6) |
-                         (p[2] & 0x3F);
+            code_point =
+                ((uint32_t)(p[0] & 0x0F) << 12) | ((uint32_t)(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
             length = 3;
         } else if ((p[0] & 0xF8) == 0xF0 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80 &&
                    (p[3] & 0xC0) == 0x80) {
@@ -416,8 +416,7 @@ static void group_free(struct coordinator *c, struct group *group)
     g_free(group);
 }
 
-static void set_offset(struct group *group, int32_t topic_index, int32_t partition,
-                       int64_t offset)
+static void set_offset(struct group *group, int32_t topic_index, int32_t partition, int64_t offset)
 {
     guint i = 0;
     for (; i < group->offsets->len; i++) {
@@ -448,8 +447,8 @@ static int64_t get_offset(const struct group *group, int32_t topic_index, int32_
 
 /* ---- sending -------------------------------------------------------------------- */
 
-static void send_bytes(struct coordinator *c, ks_node_id target, uint32_t kind,
-                       const void *bytes, size_t byte_count)
+static void send_bytes(struct coordinator *c, ks_node_id target, uint32_t kind, const void *bytes,
+                       size_t byte_count)
 {
     ks_world_send(c->world, ks_broker_node(c->broker), target, kind, bytes, byte_count);
 }
@@ -508,12 +507,9 @@ static int16_t check_coordinator(struct coordinator *c, const char *group_id,
     int32_t partition = ks_group_offsets_partition(group_id, c->partition_count);
     *partition_out = partition;
     switch (c->partition_states[partition]) {
-    case PART_NOT_OWNED:
-        return KS_GROUP_ERR_NOT_COORDINATOR;
-    case PART_LOADING:
-        return KS_GROUP_ERR_COORDINATOR_LOAD_IN_PROGRESS;
-    case PART_OWNED:
-        return KS_GROUP_ERR_NONE;
+    case PART_NOT_OWNED: return KS_GROUP_ERR_NOT_COORDINATOR;
+    case PART_LOADING: return KS_GROUP_ERR_COORDINATOR_LOAD_IN_PROGRESS;
+    case PART_OWNED: return KS_GROUP_ERR_NONE;
     }
     return KS_GROUP_ERR_NOT_COORDINATOR;
 }
@@ -608,16 +604,13 @@ static void append(struct coordinator *c, struct pending_append *pending, GByteA
 static int16_t map_append_error(int16_t error)
 {
     switch (error) {
-    case KS_ERR_NONE:
-        return KS_GROUP_ERR_NONE;
+    case KS_ERR_NONE: return KS_GROUP_ERR_NONE;
     case KS_ERR_UNKNOWN_TOPIC_OR_PARTITION:
     case KS_ERR_NOT_ENOUGH_REPLICAS:
     case KS_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-    case KS_ERR_REQUEST_TIMED_OUT:
-        return KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE;
+    case KS_ERR_REQUEST_TIMED_OUT: return KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE;
     case KS_ERR_NOT_LEADER_OR_FOLLOWER:
-    case KS_ERR_KAFKA_STORAGE_ERROR:
-        return KS_GROUP_ERR_NOT_COORDINATOR;
+    case KS_ERR_KAFKA_STORAGE_ERROR: return KS_GROUP_ERR_NOT_COORDINATOR;
     }
     return KS_GROUP_ERR_UNKNOWN_SERVER_ERROR;
 }
@@ -633,9 +626,9 @@ static void on_session_expired(ks_world *world, void *context);
 static void arm_session(struct coordinator *c, struct member *m)
 {
     ks_world_cancel(c->world, m->session_timer);
-    m->session_timer = ks_world_schedule(c->world, ks_broker_node(c->broker),
-                                         (ks_time_ns)m->session_timeout_ns,
-                                         KS_TIMER_GROUP_SESSION, on_session_expired, m);
+    m->session_timer =
+        ks_world_schedule(c->world, ks_broker_node(c->broker), (ks_time_ns)m->session_timeout_ns,
+                          KS_TIMER_GROUP_SESSION, on_session_expired, m);
     ks_assert(m->session_timer != 0); /* G3 */
 }
 
@@ -667,16 +660,13 @@ static void remove_member(struct coordinator *c, struct group *group, struct mem
         }
     }
     switch (group->state) {
-    case GROUP_EMPTY:
-        break;
+    case GROUP_EMPTY: break;
     case GROUP_PREPARING:
         note_cause(group, reason, member_id);
         maybe_complete_join(c, group);
         break;
     case GROUP_COMPLETING:
-    case GROUP_STABLE:
-        prepare_rebalance(c, group, reason, member_id);
-        break;
+    case GROUP_STABLE: prepare_rebalance(c, group, reason, member_id); break;
     }
 }
 
@@ -693,7 +683,8 @@ static void on_session_expired(ks_world *world, void *context)
          * timeout bounds that wait instead). */
         arm_session(c, m);
     } else {
-        remove_member(c, group, m, KS_REASON_MEMBER_SESSION_TIMEOUT); /* G3: it leaves with its timer */
+        remove_member(c, group, m,
+                      KS_REASON_MEMBER_SESSION_TIMEOUT); /* G3: it leaves with its timer */
     }
 #ifdef KS_DEBUG
     coordinator_check(c);
@@ -764,9 +755,8 @@ static void prepare_rebalance(struct coordinator *c, struct group *group,
         group->initial_delay = false;
         delay_ns = rebalance_timeout_ns(group);
     }
-    group->join_timer = ks_world_schedule(c->world, ks_broker_node(c->broker),
-                                          (ks_time_ns)delay_ns, KS_TIMER_GROUP_JOIN,
-                                          on_join_deadline, group);
+    group->join_timer = ks_world_schedule(c->world, ks_broker_node(c->broker), (ks_time_ns)delay_ns,
+                                          KS_TIMER_GROUP_JOIN, on_join_deadline, group);
     maybe_complete_join(c, group);
 }
 
@@ -957,16 +947,14 @@ static void handle_join(struct coordinator *c, ks_node_id source,
     switch (group->state) {
     case GROUP_EMPTY:
     case GROUP_COMPLETING:
-    case GROUP_STABLE:
-        prepare_rebalance(c, group, KS_REASON_MEMBER_JOINED, m->member_id);
-        break;
+    case GROUP_STABLE: prepare_rebalance(c, group, KS_REASON_MEMBER_JOINED, m->member_id); break;
     case GROUP_PREPARING:
         if (group->initial_delay) {
             /* InitialDelayedJoin: each new member extends the wait by the
              * delay, up to the rebalance timeout from the first join. */
             ks_time_ns now = ks_world_now_ns(c->world);
-            ks_time_ns delay = (ks_time_ns)ks_broker_spec(c->broker)
-                                   ->cluster->group_initial_rebalance_delay_ns;
+            ks_time_ns delay =
+                (ks_time_ns)ks_broker_spec(c->broker)->cluster->group_initial_rebalance_delay_ns;
             ks_time_ns limit = group->join_started_ns + (ks_time_ns)rebalance_timeout_ns(group);
             ks_time_ns until = now + delay < limit ? now + delay : limit;
             ks_world_cancel(c->world, group->join_timer);
@@ -1192,8 +1180,7 @@ static void handle_offset_commit(struct coordinator *c, ks_node_id source,
     pending->correlation_id = request->correlation_id;
     pending->entries = g_array_new(FALSE, TRUE, sizeof(struct offset_entry));
     for (int32_t k = 0; k < request->entry_count; k++) {
-        struct offset_entry e = { entries[k].topic_index, entries[k].partition,
-                                  entries[k].offset };
+        struct offset_entry e = { entries[k].topic_index, entries[k].partition, entries[k].offset };
         if (topic_partition_count(c, e.topic_index) > e.partition && e.partition >= 0 &&
             e.offset >= 0) {
             g_array_append_val(pending->entries, e);
@@ -1215,7 +1202,8 @@ static void emit_commit(struct coordinator *c, struct group *group,
     /* At most one timeline line per group per second (the rest are counted). */
     ks_time_ns now = ks_world_now_ns(c->world);
     group->commits_since_event++;
-    if (group->commit_event_ever && now < group->last_commit_event_ns + OFFSET_COMMIT_EVENT_GAP_NS) {
+    if (group->commit_event_ever &&
+        now < group->last_commit_event_ns + OFFSET_COMMIT_EVENT_GAP_NS) {
         return;
     }
     guint count = pending->entries->len;
@@ -1325,8 +1313,8 @@ static void handle_offset_fetch(struct coordinator *c, ks_node_id source,
 static void handle_message(struct coordinator *c, ks_node_id source, uint32_t kind,
                            const void *message, size_t message_bytes);
 
-void ks_group_coordinator_handle(struct ks_group_coordinator *g, ks_node_id source,
-                                 uint32_t kind, const void *message, size_t message_bytes)
+void ks_group_coordinator_handle(struct ks_group_coordinator *g, ks_node_id source, uint32_t kind,
+                                 const void *message, size_t message_bytes)
 {
     handle_message(&g->c, source, kind, message, message_bytes);
 #ifdef KS_DEBUG
@@ -1346,8 +1334,8 @@ static void handle_message(struct coordinator *c, ks_node_id source, uint32_t ki
         const struct ks_group_join_request *request = message;
         ks_assert(message_bytes >= sizeof(*request));
         const void *owned =
-            ks_group_proto_entries(message, message_bytes, sizeof(*request),
-                                   request->owned_count, sizeof(struct ks_group_topic_partition));
+            ks_group_proto_entries(message, message_bytes, sizeof(*request), request->owned_count,
+                                   sizeof(struct ks_group_topic_partition));
         ks_assert(owned != NULL);
         handle_join(c, source, request, owned);
         return;
@@ -1356,8 +1344,8 @@ static void handle_message(struct coordinator *c, ks_node_id source, uint32_t ki
         const struct ks_group_sync_request *request = message;
         ks_assert(message_bytes >= sizeof(*request));
         const void *entries =
-            ks_group_proto_entries(message, message_bytes, sizeof(*request),
-                                   request->entry_count, sizeof(struct ks_group_assignment_entry));
+            ks_group_proto_entries(message, message_bytes, sizeof(*request), request->entry_count,
+                                   sizeof(struct ks_group_assignment_entry));
         ks_assert(entries != NULL);
         handle_sync(c, source, request, entries);
         return;
@@ -1374,8 +1362,8 @@ static void handle_message(struct coordinator *c, ks_node_id source, uint32_t ki
         const struct ks_group_offset_commit_request *request = message;
         ks_assert(message_bytes >= sizeof(*request));
         const void *entries =
-            ks_group_proto_entries(message, message_bytes, sizeof(*request),
-                                   request->entry_count, sizeof(struct ks_group_offset_entry));
+            ks_group_proto_entries(message, message_bytes, sizeof(*request), request->entry_count,
+                                   sizeof(struct ks_group_offset_entry));
         ks_assert(entries != NULL);
         handle_offset_commit(c, source, request, entries);
         return;
@@ -1384,8 +1372,8 @@ static void handle_message(struct coordinator *c, ks_node_id source, uint32_t ki
         const struct ks_group_offset_fetch_request *request = message;
         ks_assert(message_bytes >= sizeof(*request));
         const void *entries =
-            ks_group_proto_entries(message, message_bytes, sizeof(*request),
-                                   request->entry_count, sizeof(struct ks_group_topic_partition));
+            ks_group_proto_entries(message, message_bytes, sizeof(*request), request->entry_count,
+                                   sizeof(struct ks_group_topic_partition));
         ks_assert(entries != NULL);
         handle_offset_fetch(c, source, request, entries);
         return;
@@ -1396,8 +1384,7 @@ static void handle_message(struct coordinator *c, ks_node_id source, uint32_t ki
     case KS_GROUP_HEARTBEAT_RESPONSE:
     case KS_GROUP_LEAVE_RESPONSE:
     case KS_GROUP_OFFSET_COMMIT_RESPONSE:
-    case KS_GROUP_OFFSET_FETCH_RESPONSE:
-        break;
+    case KS_GROUP_OFFSET_FETCH_RESPONSE: break;
     }
     /* A response kind or an unknown kind reaching a broker is a bug. */
     ks_assert(!"unexpected group message kind at a broker");
@@ -1672,11 +1659,8 @@ static void check_group(const struct coordinator *c, const struct group *group)
         ks_assert(member_named(group, group->leader_id) != NULL);
     }
     switch (group->state) {
-    case GROUP_EMPTY:
-        ks_assert(!has_members);
-        break;
-    case GROUP_PREPARING:
-        break;
+    case GROUP_EMPTY: ks_assert(!has_members); break;
+    case GROUP_PREPARING: break;
     case GROUP_COMPLETING:
     case GROUP_STABLE:
         ks_assert(has_members); /* G1 */
@@ -1688,7 +1672,8 @@ static void check_group(const struct coordinator *c, const struct group *group)
         ks_assert(group->state == GROUP_PREPARING);
     }
     for (guint i = 1; i < group->offsets->len; i++) {
-        const struct offset_entry *before = &g_array_index(group->offsets, struct offset_entry, i - 1);
+        const struct offset_entry *before =
+            &g_array_index(group->offsets, struct offset_entry, i - 1);
         const struct offset_entry *e = &g_array_index(group->offsets, struct offset_entry, i);
         ks_assert(before->topic_index < e->topic_index ||
                   (before->topic_index == e->topic_index && before->partition < e->partition));

@@ -36,8 +36,8 @@ struct ks_group_coordinator *ks_group_coordinator_new(struct ks_broker *broker);
 void ks_group_coordinator_free(struct ks_group_coordinator *g);
 /* Every message of kind KS_GROUP_KIND_MIN..KS_GROUP_KIND_MAX (core/group_proto.h)
  * reaching the broker, from `source` (a consumer node). message is borrowed. */
-void ks_group_coordinator_handle(struct ks_group_coordinator *g, ks_node_id source,
-                                 uint32_t kind, const void *message, size_t message_bytes);
+void ks_group_coordinator_handle(struct ks_group_coordinator *g, ks_node_id source, uint32_t kind,
+                                 const void *message, size_t message_bytes);
 /* This broker became (is_leader) or stopped being the leader of partition
  * `partition` of __consumer_offsets. On becoming leader the coordinator marks
  * the partition loading and, in a zero-delay timer, loads its groups from the

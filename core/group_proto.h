@@ -44,19 +44,19 @@ enum ks_group_kind {
 
 /* Kafka error codes used by the group APIs (kafka-reference 7). Named with a
  * GROUP prefix so that they never clash with core/proto.h's list. */
-#define KS_GROUP_ERR_NONE 0
-#define KS_GROUP_ERR_UNKNOWN_SERVER_ERROR (-1)
-#define KS_GROUP_ERR_REQUEST_TIMED_OUT 7
+#define KS_GROUP_ERR_NONE                         0
+#define KS_GROUP_ERR_UNKNOWN_SERVER_ERROR         (-1)
+#define KS_GROUP_ERR_REQUEST_TIMED_OUT            7
 #define KS_GROUP_ERR_COORDINATOR_LOAD_IN_PROGRESS 14
-#define KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE 15
-#define KS_GROUP_ERR_NOT_COORDINATOR 16
-#define KS_GROUP_ERR_ILLEGAL_GENERATION 22
-#define KS_GROUP_ERR_INCONSISTENT_GROUP_PROTOCOL 23
-#define KS_GROUP_ERR_UNKNOWN_MEMBER_ID 25
-#define KS_GROUP_ERR_REBALANCE_IN_PROGRESS 27
-#define KS_GROUP_ERR_MEMBER_ID_REQUIRED 79 /* KIP-394: join again with the given member_id */
+#define KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE    15
+#define KS_GROUP_ERR_NOT_COORDINATOR              16
+#define KS_GROUP_ERR_ILLEGAL_GENERATION           22
+#define KS_GROUP_ERR_INCONSISTENT_GROUP_PROTOCOL  23
+#define KS_GROUP_ERR_UNKNOWN_MEMBER_ID            25
+#define KS_GROUP_ERR_REBALANCE_IN_PROGRESS        27
+#define KS_GROUP_ERR_MEMBER_ID_REQUIRED           79 /* KIP-394: join again with the given member_id */
 
-#define KS_GROUP_ID_BYTES 256   /* as struct ks_consumer_config group_id */
+#define KS_GROUP_ID_BYTES        256 /* as struct ks_consumer_config group_id */
 #define KS_GROUP_MEMBER_ID_BYTES 96
 #define KS_GROUP_CLIENT_ID_BYTES 64
 
@@ -70,9 +70,9 @@ struct ks_group_find_coordinator_request {
 
 struct ks_group_find_coordinator_response {
     int32_t correlation_id;
-    int16_t error_code;        /* COORDINATOR_NOT_AVAILABLE when no leader is known */
+    int16_t error_code; /* COORDINATOR_NOT_AVAILABLE when no leader is known */
     int16_t reserved;
-    int32_t coordinator_id;    /* broker id (== node id), -1 if none */
+    int32_t coordinator_id; /* broker id (== node id), -1 if none */
     int32_t reserved2;
 };
 
@@ -109,7 +109,7 @@ struct ks_group_join_member {
     char member_id[KS_GROUP_MEMBER_ID_BYTES];
     int32_t topic_index;
     int32_t owned_generation;
-    int32_t owned_count;      /* its entries follow the previous members' in the owned array */
+    int32_t owned_count; /* its entries follow the previous members' in the owned array */
     int32_t reserved;
 };
 
@@ -121,7 +121,7 @@ struct ks_group_join_response {
     int16_t error_code;
     int16_t reserved;
     int32_t generation;
-    int32_t assignor;         /* the protocol the group chose: enum ks_assignor */
+    int32_t assignor; /* the protocol the group chose: enum ks_assignor */
     int32_t member_count;
     int32_t owned_total;
     char leader_id[KS_GROUP_MEMBER_ID_BYTES];
@@ -177,7 +177,7 @@ struct ks_group_simple_response { /* Heartbeat, LeaveGroup and OffsetCommit */
 struct ks_group_offset_entry {
     int32_t topic_index;
     int32_t partition;
-    int64_t offset;           /* next offset to consume; -1 in a fetch response: none */
+    int64_t offset; /* next offset to consume; -1 in a fetch response: none */
 };
 
 /* Followed by entry_count struct ks_group_offset_entry. generation -1 and

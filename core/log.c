@@ -101,11 +101,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OFFSET_ENTRY_BYTES 8
-#define TIME_ENTRY_BYTES 12
-#define SCAN_WINDOW_BYTES (256 * 1024)
-#define LOOKUP_WINDOW_BYTES KS_BATCH_HEADER_BYTES /* one header per read while seeking */
-#define EXTENT_WINDOW_BYTES (64 * 1024)          /* headers of the batches that follow */
+#define OFFSET_ENTRY_BYTES    8
+#define TIME_ENTRY_BYTES      12
+#define SCAN_WINDOW_BYTES     (256 * 1024)
+#define LOOKUP_WINDOW_BYTES   KS_BATCH_HEADER_BYTES /* one header per read while seeking */
+#define EXTENT_WINDOW_BYTES   (64 * 1024)           /* headers of the batches that follow */
 #define EPOCH_CHECKPOINT_NAME "leader-epoch-checkpoint"
 
 struct offset_entry {
@@ -131,27 +131,27 @@ struct segment {
     int64_t offset_of_max_timestamp; /* last offset of the batch holding it */
     int64_t first_batch_timestamp;   /* for segment.ms; -1 when empty */
     int64_t bytes_since_index;
-    GArray *offset_index;            /* struct offset_entry, owned */
-    GArray *time_index;              /* struct time_entry, owned */
-    ks_file *log_file;               /* owned */
-    ks_file *index_file;             /* owned */
-    ks_file *time_file;              /* owned */
-    bool dirty;                      /* written since its last fsync */
+    GArray *offset_index; /* struct offset_entry, owned */
+    GArray *time_index;   /* struct time_entry, owned */
+    ks_file *log_file;    /* owned */
+    ks_file *index_file;  /* owned */
+    ks_file *time_file;   /* owned */
+    bool dirty;           /* written since its last fsync */
 };
 
 struct ks_log {
-    ks_world *world;                 /* not owned */
+    ks_world *world; /* not owned */
     ks_node_id node;
-    char *dir;                       /* owned */
+    char *dir; /* owned */
     struct ks_log_config config;
-    GPtrArray *segments;             /* struct segment *, sorted by base offset, owned */
+    GPtrArray *segments; /* struct segment *, sorted by base offset, owned */
     int64_t log_start_offset;
     int64_t leo;
     int64_t recovery_point;
     int64_t unflushed_message_count;
     ks_time_ns last_flush_ns;
-    GArray *epochs;                  /* struct epoch_entry, owned */
-    GByteArray *window;              /* scratch read buffer, owned */
+    GArray *epochs;     /* struct epoch_entry, owned */
+    GByteArray *window; /* scratch read buffer, owned */
 };
 
 /* A batch header decoded without checking the CRC (our own files, or a
@@ -267,8 +267,8 @@ struct reader {
     bool io_error;
 };
 
-static void reader_init(struct reader *reader, struct ks_log *log, ks_file *file,
-                        int64_t file_size, size_t window_bytes)
+static void reader_init(struct reader *reader, struct ks_log *log, ks_file *file, int64_t file_size,
+                        size_t window_bytes)
 {
     memset(reader, 0, sizeof(*reader));
     reader->log = log;
@@ -290,8 +290,7 @@ static const uint8_t *reader_get(struct reader *reader, int64_t position, size_t
         *available_out = 0;
         return NULL;
     }
-    if (position < reader->window_start ||
-        end > reader->window_start + reader->window_count) {
+    if (position < reader->window_start || end > reader->window_start + reader->window_count) {
         size_t want = need > reader->window_bytes ? need : reader->window_bytes;
         if ((int64_t)want > reader->file_size - position) {
             want = (size_t)(reader->file_size - position);
@@ -319,13 +318,12 @@ static void write_text_atomically(ks_world *world, ks_node_id node, const char *
 {
     char *tmp_path = g_strdup_printf("%s.tmp", path);
     enum ks_io_result result = KS_IO_OK;
-    ks_file *file = ks_disk_open(world, node, tmp_path, KS_DISK_CREATE | KS_DISK_TRUNCATE,
-                                 &result);
+    ks_file *file = ks_disk_open(world, node, tmp_path, KS_DISK_CREATE | KS_DISK_TRUNCATE, &result);
     ks_assert(file != NULL);
     /* A simulated I/O error leaves the old checkpoint in place, as a failed
      * write in Kafka does (the next write retries). */
-    bool written = ks_disk_append(file, text->str, text->len) == KS_IO_OK &&
-                   ks_disk_fsync(file) == KS_IO_OK;
+    bool written =
+        ks_disk_append(file, text->str, text->len) == KS_IO_OK && ks_disk_fsync(file) == KS_IO_OK;
     ks_disk_close(file);
     if (written) {
         ks_disk_rename(world, node, tmp_path, path);
@@ -388,8 +386,7 @@ static char **checkpoint_tokens(const char *text, int fields, int64_t *count_out
     int64_t count = -1;
     guint length = g_strv_length(list);
     if (length < 2 || !parse_int64(list[0], 0, 0, &version) ||
-        !parse_int64(list[1], 0, INT32_MAX, &count) ||
-        (int64_t)length != 2 + count * fields) {
+        !parse_int64(list[1], 0, INT32_MAX, &count) || (int64_t)length != 2 + count * fields) {
         g_strfreev(list);
         return NULL;
     }
@@ -491,7 +488,7 @@ static void epoch_load(struct ks_log *log)
                 continue;
             }
         }
-        struct epoch_entry entry = {(int32_t)epoch, start_offset};
+        struct epoch_entry entry = { (int32_t)epoch, start_offset };
         g_array_append_val(log->epochs, entry);
     }
     g_strfreev(tokens);
@@ -514,7 +511,7 @@ static bool epoch_assign_in_memory(struct ks_log *log, int32_t epoch, int64_t st
                start_offset) {
         g_array_set_size(log->epochs, log->epochs->len - 1);
     }
-    struct epoch_entry entry = {epoch, start_offset};
+    struct epoch_entry entry = { epoch, start_offset };
     g_array_append_val(log->epochs, entry);
     return true;
 }
@@ -564,8 +561,8 @@ int32_t ks_log_latest_epoch(const struct ks_log *log)
     return g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).epoch;
 }
 
-bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t requested_epoch,
-                             int32_t *epoch_out, int64_t *end_offset_out)
+bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t requested_epoch, int32_t *epoch_out,
+                             int64_t *end_offset_out)
 {
     *epoch_out = -1;
     *end_offset_out = -1;
@@ -578,8 +575,7 @@ bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t requested_epoch,
             if (i == log->epochs->len) {
                 *end_offset_out = log->leo;
             } else {
-                *end_offset_out =
-                    g_array_index(log->epochs, struct epoch_entry, i).start_offset;
+                *end_offset_out = g_array_index(log->epochs, struct epoch_entry, i).start_offset;
             }
             return true;
         }
@@ -616,8 +612,8 @@ static void segment_close_files(struct segment *segment)
 
 static void segment_open_files(struct ks_log *log, struct segment *segment, unsigned flags)
 {
-    const char *suffixes[3] = {".log", ".index", ".timeindex"};
-    ks_file **files[3] = {&segment->log_file, &segment->index_file, &segment->time_file};
+    const char *suffixes[3] = { ".log", ".index", ".timeindex" };
+    ks_file **files[3] = { &segment->log_file, &segment->index_file, &segment->time_file };
     for (int i = 0; i < 3; i++) {
         if (*files[i] != NULL) {
             continue;
@@ -671,7 +667,7 @@ static void segment_reset_state(struct segment *segment)
 static void segment_delete(struct ks_log *log, struct segment *segment)
 {
     segment_close_files(segment);
-    const char *suffixes[3] = {".log", ".index", ".timeindex"};
+    const char *suffixes[3] = { ".log", ".index", ".timeindex" };
     for (int i = 0; i < 3; i++) {
         char *path = segment_path(log, segment->base_offset, suffixes[i]);
         char *deleted = g_strdup_printf("%s.deleted", path);
@@ -732,7 +728,7 @@ static void time_index_maybe_append(struct segment *segment, int64_t timestamp, 
             return;
         }
     }
-    struct time_entry entry = {timestamp, (int32_t)(offset - segment->base_offset)};
+    struct time_entry entry = { timestamp, (int32_t)(offset - segment->base_offset) };
     g_array_append_val(segment->time_index, entry);
     if (write_file) {
         uint8_t bytes[TIME_ENTRY_BYTES];
@@ -755,8 +751,8 @@ static void segment_account_batch(struct ks_log *log, struct segment *segment,
         segment->offset_of_max_timestamp = batch->last_offset;
     }
     if (segment->bytes_since_index > log->config.index_interval_bytes) {
-        struct offset_entry entry = {(int32_t)(batch->last_offset - segment->base_offset),
-                                     (int32_t)position};
+        struct offset_entry entry = { (int32_t)(batch->last_offset - segment->base_offset),
+                                      (int32_t)position };
         if (segment->offset_index->len > 0) {
             const struct offset_entry *last = &g_array_index(
                 segment->offset_index, struct offset_entry, segment->offset_index->len - 1);
@@ -770,8 +766,8 @@ static void segment_account_batch(struct ks_log *log, struct segment *segment,
             put_u32(bytes + 4, (uint32_t)entry.position);
             ks_disk_append(segment->index_file, bytes, sizeof(bytes));
         }
-        time_index_maybe_append(segment, segment->max_timestamp,
-                                segment->offset_of_max_timestamp, write_file);
+        time_index_maybe_append(segment, segment->max_timestamp, segment->offset_of_max_timestamp,
+                                write_file);
         segment->bytes_since_index = 0;
     }
     segment->bytes_since_index += batch->batch_bytes;
@@ -807,8 +803,7 @@ static int64_t time_index_floor_offset(const struct segment *segment, int64_t ti
     guint high = segment->time_index->len;
     while (low < high) {
         guint middle = low + (high - low) / 2;
-        if (g_array_index(segment->time_index, struct time_entry, middle).timestamp <
-            timestamp) {
+        if (g_array_index(segment->time_index, struct time_entry, middle).timestamp < timestamp) {
             low = middle + 1;
         } else {
             high = middle;
@@ -866,10 +861,10 @@ struct scan_result {
  * segment base, and fit 32 bits relative to it. Stops at the first bad or
  * torn batch. When epochs is true, batches with a higher leader epoch add
  * epoch-cache entries (recovery). Does not change the files. */
-static struct scan_result segment_scan(struct ks_log *log, struct segment *segment,
-                                       bool validate, bool epochs)
+static struct scan_result segment_scan(struct ks_log *log, struct segment *segment, bool validate,
+                                       bool epochs)
 {
-    struct scan_result result = {0, 0, NULL};
+    struct scan_result result = { 0, 0, NULL };
     int64_t file_size = ks_disk_size(segment->log_file);
     segment_reset_state(segment);
     struct reader reader;
@@ -885,8 +880,8 @@ static struct scan_result segment_scan(struct ks_log *log, struct segment *segme
             break;
         }
         if (!peek_header(bytes, available, &batch)) {
-            result.stop_reason = available < KS_BATCH_HEADER_BYTES ? "torn batch header"
-                                                                   : "bad batch header";
+            result.stop_reason =
+                available < KS_BATCH_HEADER_BYTES ? "torn batch header" : "bad batch header";
             break;
         }
         if (position + batch.batch_bytes > file_size) {
@@ -960,13 +955,13 @@ static bool segment_load_indexes(struct ks_log *log, struct segment *segment)
     }
     g_array_set_size(segment->offset_index, 0);
     g_array_set_size(segment->time_index, 0);
-    if (index_size > 0 && read_into_window(log, segment->index_file, 0, (size_t)index_size) !=
-                              index_size) {
+    if (index_size > 0 &&
+        read_into_window(log, segment->index_file, 0, (size_t)index_size) != index_size) {
         return false;
     }
     for (int64_t i = 0; i < index_size / OFFSET_ENTRY_BYTES; i++) {
         const uint8_t *bytes = log->window->data + i * OFFSET_ENTRY_BYTES;
-        struct offset_entry entry = {(int32_t)get_u32(bytes), (int32_t)get_u32(bytes + 4)};
+        struct offset_entry entry = { (int32_t)get_u32(bytes), (int32_t)get_u32(bytes + 4) };
         if (entry.relative_offset < 0 || entry.position <= 0 || entry.position >= log_size) {
             return false;
         }
@@ -986,7 +981,7 @@ static bool segment_load_indexes(struct ks_log *log, struct segment *segment)
     }
     for (int64_t i = 0; i < time_size / TIME_ENTRY_BYTES; i++) {
         const uint8_t *bytes = log->window->data + i * TIME_ENTRY_BYTES;
-        struct time_entry entry = {(int64_t)get_u64(bytes), (int32_t)get_u32(bytes + 8)};
+        struct time_entry entry = { (int64_t)get_u64(bytes), (int32_t)get_u32(bytes + 8) };
         if (entry.relative_offset < 0 || entry.timestamp < 0) {
             return false;
         }
@@ -1071,8 +1066,7 @@ static bool segment_finish_from_index(struct ks_log *log, struct segment *segmen
     }
     if (segment->time_index->len > 0 &&
         segment->base_offset +
-                g_array_index(segment->time_index, struct time_entry,
-                              segment->time_index->len - 1)
+                g_array_index(segment->time_index, struct time_entry, segment->time_index->len - 1)
                     .relative_offset >=
             segment->next_offset) {
         return false;
@@ -1238,8 +1232,8 @@ static void load_segments(struct ks_log *log, int64_t recovery_point, bool clean
                 break;
             }
         }
-        bool holds_recovery_point = i + 1 == log->segments->len ||
-                                    segment_at(log, i + 1)->base_offset > recovery_point;
+        bool holds_recovery_point =
+            i + 1 == log->segments->len || segment_at(log, i + 1)->base_offset > recovery_point;
         if (!clean_shutdown && holds_recovery_point && !recovering) {
             recovering = true;
             report->recovered = true;
@@ -1300,10 +1294,10 @@ static void log_estimate_leo_before(struct ks_log *log, struct ks_log_recovery_r
 
 static void log_check(const struct ks_log *log)
 {
-    ks_assert(log->segments->len > 0);                 /* R1 */
+    ks_assert(log->segments->len > 0);                       /* R1 */
     ks_assert(log->leo == active_segment(log)->next_offset); /* R4 */
-    ks_assert(log->log_start_offset <= log->leo);      /* R3 */
-    ks_assert(log->recovery_point <= log->leo);        /* R5 */
+    ks_assert(log->log_start_offset <= log->leo);            /* R3 */
+    ks_assert(log->recovery_point <= log->leo);              /* R5 */
 }
 
 struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
@@ -1356,9 +1350,9 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     changed = epoch_truncate_from_start(log, log->log_start_offset) || changed;
     /* Recovery may also have added entries from the batches' epochs. */
     changed = changed || epochs_before->len != log->epochs->len ||
-              (log->epochs->len > 0 && memcmp(epochs_before->data, log->epochs->data,
-                                               (size_t)log->epochs->len *
-                                                   sizeof(struct epoch_entry)) != 0);
+              (log->epochs->len > 0 &&
+               memcmp(epochs_before->data, log->epochs->data,
+                      (size_t)log->epochs->len * sizeof(struct epoch_entry)) != 0);
     g_array_free(epochs_before, TRUE);
     if (changed) {
         epoch_persist(log);
@@ -1567,9 +1561,8 @@ static bool validate_batches(const struct ks_log *log, const uint8_t *bytes, siz
                 status = KS_BATCH_BAD_CRC;
             }
         }
-        if (status != KS_BATCH_OK &&
-            ks_batch_parse(bytes + position, byte_count - position, &batch, &batch_bytes) !=
-                KS_BATCH_OK) {
+        if (status != KS_BATCH_OK && ks_batch_parse(bytes + position, byte_count - position, &batch,
+                                                    &batch_bytes) != KS_BATCH_OK) {
             return false;
         }
         if (batch.last_offset_delta < 0 || batch.record_count < 0) {
@@ -1662,10 +1655,9 @@ static enum ks_log_result append_batches(struct ks_log *log, const uint8_t *byte
     return KS_LOG_OK;
 }
 
-enum ks_log_result ks_log_append_as_leader(struct ks_log *log, uint8_t *bytes,
-                                           size_t byte_count, int32_t leader_epoch,
-                                           ks_time_ns now_ns, int64_t *base_offset_out,
-                                           int64_t *last_offset_out)
+enum ks_log_result ks_log_append_as_leader(struct ks_log *log, uint8_t *bytes, size_t byte_count,
+                                           int32_t leader_epoch, ks_time_ns now_ns,
+                                           int64_t *base_offset_out, int64_t *last_offset_out)
 {
     return ks_log_append_as_leader_checked(log, bytes, byte_count, 0, leader_epoch, now_ns,
                                            base_offset_out, last_offset_out);
@@ -1751,9 +1743,9 @@ static int segment_floor_index(const struct ks_log *log, int64_t offset)
  * else the following headers are read in larger windows. The batches are
  * then copied in one read straight into out. Returns bytes added, or -1 on
  * an I/O error. */
-static int64_t read_segment_from(struct reader *reader, struct segment *segment,
-                                 int64_t position, const struct header *first,
-                                 int64_t upto_offset, size_t max_bytes, GByteArray *out)
+static int64_t read_segment_from(struct reader *reader, struct segment *segment, int64_t position,
+                                 const struct header *first, int64_t upto_offset, size_t max_bytes,
+                                 GByteArray *out)
 {
     if (first->last_offset >= upto_offset) {
         return 0;
@@ -1787,15 +1779,14 @@ static int64_t read_segment_from(struct reader *reader, struct segment *segment,
     }
     guint start = out->len;
     g_byte_array_set_size(out, start + (guint)count);
-    if (position >= reader->window_start &&
-        end <= reader->window_start + reader->window_count) {
-        memcpy(out->data + start,
-               reader->log->window->data + (position - reader->window_start), (size_t)count);
+    if (position >= reader->window_start && end <= reader->window_start + reader->window_count) {
+        memcpy(out->data + start, reader->log->window->data + (position - reader->window_start),
+               (size_t)count);
         return count;
     }
     size_t read_count = 0;
-    if (ks_disk_read(segment->log_file, out->data + start, (size_t)count, position,
-                     &read_count) != KS_IO_OK ||
+    if (ks_disk_read(segment->log_file, out->data + start, (size_t)count, position, &read_count) !=
+            KS_IO_OK ||
         read_count != (size_t)count) {
         g_byte_array_set_size(out, start);
         return -1;
@@ -1894,8 +1885,7 @@ int64_t ks_log_offset_for_timestamp(struct ks_log *log, int64_t timestamp_ms)
                 int64_t found = batch.base_offset;
                 bytes = reader_get(&reader, position, (size_t)batch.batch_bytes, &available);
                 struct ks_batch_view view;
-                if (bytes != NULL &&
-                    ks_batch_parse(bytes, available, &view, NULL) == KS_BATCH_OK) {
+                if (bytes != NULL && ks_batch_parse(bytes, available, &view, NULL) == KS_BATCH_OK) {
                     struct ks_record_iter iter;
                     struct ks_record_view record;
                     ks_record_iter_init(&iter, &view);
@@ -2009,9 +1999,9 @@ int32_t ks_log_apply_retention(struct ks_log *log, ks_time_ns now_ns, int64_t hw
         bool too_old = false;
         bool too_big = false;
         if (log->config.cleanup_delete) {
-            too_old = log->config.retention_ns >= 0 &&
-                      now - segment->max_timestamp >
-                          log->config.retention_ns / (int64_t)KS_NS_PER_MS;
+            too_old =
+                log->config.retention_ns >= 0 &&
+                now - segment->max_timestamp > log->config.retention_ns / (int64_t)KS_NS_PER_MS;
             too_big = log->config.retention_bytes >= 0 &&
                       total_bytes - segment->size_bytes >= log->config.retention_bytes;
         }
@@ -2050,8 +2040,8 @@ void ks_log_advance_start_offset(struct ks_log *log, int64_t offset)
  * the base offset of each producer's last batch (hash tables used only for
  * lookups, never iterated). */
 struct offset_map {
-    GHashTable *last_offset_by_key;      /* GBytes * -> int64_t *, owned */
-    GHashTable *last_batch_by_producer;  /* int64_t * -> int64_t *, owned */
+    GHashTable *last_offset_by_key;     /* GBytes * -> int64_t *, owned */
+    GHashTable *last_batch_by_producer; /* int64_t * -> int64_t *, owned */
 };
 
 static void offset_map_put_key(struct offset_map *map, const uint8_t *key, int32_t key_bytes,
@@ -2074,11 +2064,10 @@ static int64_t offset_map_get_key(const struct offset_map *map, const uint8_t *k
 
 /* Calls fn for every CRC-valid batch of a segment, in order; stops at the
  * first invalid one (compaction leaves damaged data alone). */
-typedef void batch_fn(const struct ks_batch_view *batch, const uint8_t *bytes,
-                      size_t batch_bytes, void *context);
+typedef void batch_fn(const struct ks_batch_view *batch, const uint8_t *bytes, size_t batch_bytes,
+                      void *context);
 
-static bool for_each_batch(struct ks_log *log, struct segment *segment, batch_fn *fn,
-                           void *context)
+static bool for_each_batch(struct ks_log *log, struct segment *segment, batch_fn *fn, void *context)
 {
     struct reader reader;
     reader_init(&reader, log, segment->log_file, segment->size_bytes, SCAN_WINDOW_BYTES);
@@ -2093,7 +2082,8 @@ static bool for_each_batch(struct ks_log *log, struct segment *segment, batch_fn
         bytes = reader_get(&reader, position, (size_t)header.batch_bytes, &available);
         struct ks_batch_view batch;
         size_t batch_bytes = 0;
-        if (bytes == NULL || ks_batch_parse(bytes, available, &batch, &batch_bytes) != KS_BATCH_OK) {
+        if (bytes == NULL ||
+            ks_batch_parse(bytes, available, &batch, &batch_bytes) != KS_BATCH_OK) {
             return false;
         }
         fn(&batch, bytes, batch_bytes, context);
@@ -2102,8 +2092,8 @@ static bool for_each_batch(struct ks_log *log, struct segment *segment, batch_fn
     return true;
 }
 
-static void map_batch(const struct ks_batch_view *batch, const uint8_t *bytes,
-                      size_t batch_bytes, void *context)
+static void map_batch(const struct ks_batch_view *batch, const uint8_t *bytes, size_t batch_bytes,
+                      void *context)
 {
     (void)bytes;
     (void)batch_bytes;
@@ -2132,7 +2122,7 @@ struct clean_context {
     const struct offset_map *map;
     int64_t now_ms;
     int64_t delete_retention_ms;
-    GByteArray *out;        /* the cleaned segment, not owned */
+    GByteArray *out; /* the cleaned segment, not owned */
     int64_t removed_count;
 };
 
@@ -2141,8 +2131,8 @@ struct clean_context {
  * delete horizon of KIP-534 is not stamped), and keeps an emptied batch's
  * header only when it is its producer's last batch, so that producer
  * sequence state survives (kafka-reference 2.5). */
-static void clean_batch(const struct ks_batch_view *batch, const uint8_t *bytes,
-                        size_t batch_bytes, void *context)
+static void clean_batch(const struct ks_batch_view *batch, const uint8_t *bytes, size_t batch_bytes,
+                        void *context)
 {
     struct clean_context *clean = context;
     if ((batch->attributes & KS_ATTR_CONTROL) != 0) {
@@ -2187,9 +2177,9 @@ static void clean_batch(const struct ks_batch_view *batch, const uint8_t *bytes,
             last_of_producer = base != NULL && *base == batch->base_offset;
         }
         if (kept > 0 || last_of_producer) {
-            GByteArray *cleaned = ks_batch_builder_finish_at(
-                &builder, batch->base_offset, batch->partition_leader_epoch,
-                batch->last_offset_delta);
+            GByteArray *cleaned =
+                ks_batch_builder_finish_at(&builder, batch->base_offset,
+                                           batch->partition_leader_epoch, batch->last_offset_delta);
             g_byte_array_append(clean->out, cleaned->data, cleaned->len);
             g_byte_array_unref(cleaned);
         }
@@ -2267,8 +2257,9 @@ int64_t ks_log_compact(struct ks_log *log, ks_time_ns now_ns, int64_t hw)
     GByteArray *out = g_byte_array_new();
     for (guint i = 0; i < mapped; i++) {
         struct segment *segment = segment_at(log, i);
-        struct clean_context clean = {&map, now, log->config.delete_retention_ns /
-                                                     (int64_t)KS_NS_PER_MS, out, 0};
+        struct clean_context clean = { &map, now,
+                                       log->config.delete_retention_ns / (int64_t)KS_NS_PER_MS, out,
+                                       0 };
         g_byte_array_set_size(out, 0);
         if (!for_each_batch(log, segment, clean_batch, &clean)) {
             continue;

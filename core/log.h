@@ -21,11 +21,11 @@ struct ks_log;
 /* What recovery found, for the timeline ("broker 2 recovered orders-0: dropped
  * 3 batches, 4120 bytes, offsets 17..21"). */
 struct ks_log_recovery_report {
-    bool recovered;              /* false after a clean shutdown: nothing checked */
+    bool recovered; /* false after a clean shutdown: nothing checked */
     int64_t recovered_from_offset;
     int64_t dropped_bytes;
     int64_t dropped_batch_count;
-    int64_t leo_before;          /* LEO implied by the files before recovery, if known */
+    int64_t leo_before; /* LEO implied by the files before recovery, if known */
     int64_t leo_after;
     int32_t segments_deleted;
 };
@@ -41,16 +41,16 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
  * is nothing to trim); does not fsync. NULL is a no-op. */
 void ks_log_close(struct ks_log *log);
 
-int64_t ks_log_leo(const struct ks_log *log);              /* next offset to be written */
+int64_t ks_log_leo(const struct ks_log *log); /* next offset to be written */
 int64_t ks_log_start_offset(const struct ks_log *log);
-int64_t ks_log_recovery_point(const struct ks_log *log);   /* offsets below are fsynced */
+int64_t ks_log_recovery_point(const struct ks_log *log); /* offsets below are fsynced */
 int64_t ks_log_size_bytes(const struct ks_log *log);
 int32_t ks_log_segment_count(const struct ks_log *log);
-const char *ks_log_dir(const struct ks_log *log);           /* borrowed */
+const char *ks_log_dir(const struct ks_log *log); /* borrowed */
 
 enum ks_log_result {
     KS_LOG_OK,
-    KS_LOG_CORRUPT,           /* bad CRC/length in the input batch */
+    KS_LOG_CORRUPT, /* bad CRC/length in the input batch */
     KS_LOG_OFFSET_OUT_OF_RANGE,
     KS_LOG_IO_ERROR,
 };
@@ -60,10 +60,9 @@ enum ks_log_result {
  * leader_epoch, appends, and flushes if flush.messages says so.
  * *base_offset_out gets the first offset, *last_offset_out the last.
  * now_ns drives segment.ms rolling. The buffer is modified in place. */
-enum ks_log_result ks_log_append_as_leader(struct ks_log *log, uint8_t *bytes,
-                                           size_t byte_count, int32_t leader_epoch,
-                                           ks_time_ns now_ns, int64_t *base_offset_out,
-                                           int64_t *last_offset_out);
+enum ks_log_result ks_log_append_as_leader(struct ks_log *log, uint8_t *bytes, size_t byte_count,
+                                           int32_t leader_epoch, ks_time_ns now_ns,
+                                           int64_t *base_offset_out, int64_t *last_offset_out);
 /* As ks_log_append_as_leader, for a caller that has already checked the
  * first crc_checked_bytes of bytes (whole batches) with ks_batch_parse: their
  * CRC is not computed again (everything else still is); the batches after
@@ -142,8 +141,8 @@ int32_t ks_log_latest_epoch(const struct ks_log *log); /* -1 if none */
 /* KIP-101/279 lookup: the largest known epoch <= requested and its end offset
  * (start of the next higher epoch, or the LEO for the latest). Returns false
  * (and epoch -1, offset -1) when no such epoch is known. */
-bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t requested_epoch,
-                             int32_t *epoch_out, int64_t *end_offset_out);
+bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t requested_epoch, int32_t *epoch_out,
+                             int64_t *end_offset_out);
 /* Epoch of the batch holding offset - 1, i.e. the last fetched epoch; -1 if none. */
 int32_t ks_log_epoch_at_end(const struct ks_log *log);
 

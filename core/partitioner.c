@@ -39,8 +39,7 @@ int32_t ks_murmur2(const void *bytes, size_t byte_count)
         h ^= (uint32_t)tail[0];
         h *= m;
         break;
-    case 0:
-        break;
+    case 0: break;
     }
     h ^= h >> 13;
     h *= m;

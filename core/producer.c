@@ -139,11 +139,11 @@ enum producer_timer_kind {
 #define IN_FLIGHT_MAX_IDEMPOTENT 5
 
 struct precord {
-    int64_t seq;           /* the producer's record number */
-    int64_t key_number;    /* the key is "key-<n>"; -1 for a null key */
-    ks_time_ns sent_ns;    /* when send() was called */
-    int64_t timestamp_ms;  /* CreateTime */
-    int32_t size_bytes;    /* encoded size inside the batch */
+    int64_t seq;          /* the producer's record number */
+    int64_t key_number;   /* the key is "key-<n>"; -1 for a null key */
+    ks_time_ns sent_ns;   /* when send() was called */
+    int64_t timestamp_ms; /* CreateTime */
+    int32_t size_bytes;   /* encoded size inside the batch */
 };
 
 struct prequest;
@@ -151,26 +151,26 @@ struct pentry;
 
 struct pbatch {
     int32_t partition;
-    GArray *records;              /* struct precord, owned */
-    int64_t size_bytes;           /* encoded batch size so far, uncompressed */
-    int64_t ratio_ppm;            /* compression ratio estimate when it was created */
-    int64_t reserved_bytes;       /* buffer.memory held */
+    GArray *records;        /* struct precord, owned */
+    int64_t size_bytes;     /* encoded batch size so far, uncompressed */
+    int64_t ratio_ppm;      /* compression ratio estimate when it was created */
+    int64_t reserved_bytes; /* buffer.memory held */
     ks_time_ns created_ns;
-    bool closed;                  /* no more appends */
-    bool maybe_written;           /* some attempt's fate is unknown */
-    int32_t retry_count;          /* reenqueues so far (Java's attempts) */
-    ks_time_ns retry_at_ns;       /* not before (backoff); 0 = none */
-    int16_t last_error;           /* for the failure explanation */
-    int64_t producer_id;          /* -1 unless idempotent and drained */
+    bool closed;            /* no more appends */
+    bool maybe_written;     /* some attempt's fate is unknown */
+    int32_t retry_count;    /* reenqueues so far (Java's attempts) */
+    ks_time_ns retry_at_ns; /* not before (backoff); 0 = none */
+    int16_t last_error;     /* for the failure explanation */
+    int64_t producer_id;    /* -1 unless idempotent and drained */
     int16_t producer_epoch;
-    int32_t base_sequence;        /* -1: none assigned */
-    GByteArray *encoded;          /* owned; built at drain, rebuilt if the sequence changes */
+    int32_t base_sequence; /* -1: none assigned */
+    GByteArray *encoded;   /* owned; built at drain, rebuilt if the sequence changes */
     int64_t encoded_producer_id;
     int16_t encoded_epoch;
     int32_t encoded_sequence;
-    struct pentry *entry;         /* not owned: its place in the request carrying it, or NULL */
-    int32_t acked_broker;         /* the broker whose answer ended it (acks=0: the one written to); -1 */
-    int32_t acked_leader_epoch;   /* that broker's leader epoch from its response; -1 unknown */
+    struct pentry *entry; /* not owned: its place in the request carrying it, or NULL */
+    int32_t acked_broker; /* the broker whose answer ended it (acks=0: the one written to); -1 */
+    int32_t acked_leader_epoch; /* that broker's leader epoch from its response; -1 unknown */
 };
 
 /* One partition's batch inside a Produce request. ksim's wire protocol has
@@ -179,10 +179,10 @@ struct pbatch {
  * counted as ONE request in flight, as Kafka's one ProduceRequest is. */
 struct pentry {
     int64_t correlation_id;
-    struct prequest *request;     /* not owned: the request it belongs to */
-    struct pbatch *batch;         /* not owned; NULL once answered or ended early */
+    struct prequest *request; /* not owned: the request it belongs to */
+    struct pbatch *batch;     /* not owned; NULL once answered or ended early */
     bool answered;
-    int64_t producer_id;          /* as sent */
+    int64_t producer_id; /* as sent */
     int16_t producer_epoch;
     int32_t base_sequence;
 };
@@ -190,43 +190,43 @@ struct pentry {
 struct prequest {
     int32_t broker;
     ks_time_ns deadline_ns;
-    struct pentry *entries;       /* owned, entry_count */
+    struct pentry *entries; /* owned, entry_count */
     int32_t entry_count;
-    int32_t pending_count;        /* entries not answered yet */
+    int32_t pending_count; /* entries not answered yet */
 };
 
 struct ppart {
-    GQueue queue;                 /* struct pbatch*, owned, head sent first */
-    GPtrArray *sequenced;         /* incomplete batches with a sequence, not owned (P5) */
-    int32_t leader;               /* broker id, -1 unknown */
+    GQueue queue;         /* struct pbatch*, owned, head sent first */
+    GPtrArray *sequenced; /* incomplete batches with a sequence, not owned (P5) */
+    int32_t leader;       /* broker id, -1 unknown */
     int32_t leader_epoch;
-    int64_t seq_producer_id;      /* the (id, epoch) the sequences below belong to */
+    int64_t seq_producer_id; /* the (id, epoch) the sequences below belong to */
     int16_t seq_epoch;
     int32_t next_sequence;
-    int32_t last_acked_sequence;  /* -1 */
+    int32_t last_acked_sequence; /* -1 */
     bool unresolved;
     int32_t unresolved_last_sequence;
     bool bump_required;
-    int64_t error_second;         /* last second a PRODUCER_ERROR line was emitted */
+    int64_t error_second; /* last second a PRODUCER_ERROR line was emitted */
     int64_t errors_suppressed;
 };
 
 struct pconn {
-    GPtrArray *inflight;          /* struct prequest*, owned, oldest first */
-    int64_t event_second;         /* last second a disconnect line was emitted */
+    GPtrArray *inflight;  /* struct prequest*, owned, oldest first */
+    int64_t event_second; /* last second a disconnect line was emitted */
 };
 
-struct pwaiter {                  /* the application thread blocked in send() */
+struct pwaiter { /* the application thread blocked in send() */
     bool active;
     struct precord record;
-    int32_t partition;            /* -1 until chosen */
-    ks_time_ns deadline_ns;       /* max.block.ms */
+    int32_t partition;      /* -1 until chosen */
+    ks_time_ns deadline_ns; /* max.block.ms */
 };
 
 struct ks_producer {
-    ks_world *world;                          /* not owned */
-    const struct ks_cluster_spec *spec;       /* not owned */
-    const struct ks_producer_config *config;  /* not owned */
+    ks_world *world;                            /* not owned */
+    const struct ks_cluster_spec *spec;         /* not owned */
+    const struct ks_producer_config *config;    /* not owned */
     const struct ks_cluster_observer *observer; /* not owned */
     int32_t index;
     ks_node_id node;
@@ -234,42 +234,42 @@ struct ks_producer {
     int32_t partition_count;
     bool idempotent;
     int32_t in_flight_max;
-    uint8_t *value;                           /* owned: value.bytes of payload */
-    uint8_t *value_scratch;                   /* owned: one record's value when they differ */
-    uint64_t value_seed;                      /* their random bytes (value.compressibility < 100) */
-    int64_t ratio_ppm;                        /* CompressionRatioEstimator, ppm */
-    int32_t name_bytes;                       /* strlen(config->name) */
+    uint8_t *value;         /* owned: value.bytes of payload */
+    uint8_t *value_scratch; /* owned: one record's value when they differ */
+    uint64_t value_seed;    /* their random bytes (value.compressibility < 100) */
+    int64_t ratio_ppm;      /* CompressionRatioEstimator, ppm */
+    int32_t name_bytes;     /* strlen(config->name) */
 
     bool started;
     bool up;
     bool stopped;
 
     /* workload */
-    int64_t next_seq;             /* records created so far, across incarnations */
+    int64_t next_seq; /* records created so far, across incarnations */
     ks_time_ns base_ns;
     int64_t base_seq;
     ks_timer_id record_timer;
     ks_timer_id start_timer;
-    ks_time_ns start_at_ns;       /* start + its start.jitter draw; KS_TIME_NEVER until drawn */
+    ks_time_ns start_at_ns; /* start + its start.jitter draw; KS_TIME_NEVER until drawn */
     struct pwaiter waiter;
 
     /* sender */
     ks_timer_id sender_timer;
     ks_time_ns sender_at_ns;
-    int64_t next_correlation_id;  /* never reset: ids of earlier incarnations stay unknown */
-    struct ppart *parts;          /* partition_count */
-    struct pconn *conns;          /* broker_count, index = broker id - 1 */
+    int64_t next_correlation_id; /* never reset: ids of earlier incarnations stay unknown */
+    struct ppart *parts;         /* partition_count */
+    struct pconn *conns;         /* broker_count, index = broker id - 1 */
     struct ks_sticky_partitioner sticky;
     int64_t reserved_bytes;
-    int32_t *drain_start;         /* per broker (index id - 1): RecordAccumulator's drain index */
+    int32_t *drain_start; /* per broker (index id - 1): RecordAccumulator's drain index */
 
     /* metadata */
-    bool meta_known;              /* one good answer seen in this incarnation */
+    bool meta_known; /* one good answer seen in this incarnation */
     bool meta_need_update;
     ks_time_ns meta_refreshed_ns;
     ks_time_ns meta_attempt_ns;
     int32_t meta_failures;
-    int64_t meta_request_id;      /* 0: none in flight */
+    int64_t meta_request_id; /* 0: none in flight */
     int32_t meta_broker;
     ks_time_ns meta_deadline_ns;
     int32_t meta_avoid_broker;
@@ -278,7 +278,7 @@ struct ks_producer {
     uint8_t broker_up_seen[KS_BROKER_COUNT_MAX]; /* broker_up() at the last sender pass */
 
     /* idempotence */
-    int64_t producer_id;          /* -1 until InitProducerId answers */
+    int64_t producer_id; /* -1 until InitProducerId answers */
     int16_t producer_epoch;
     int64_t pid_request_id;
     int32_t pid_broker;
@@ -291,7 +291,7 @@ struct ks_producer {
     int64_t acked_count;
     int64_t failed_count;
     int64_t unknown_count;
-    int64_t pending_count;        /* in the accumulator or in flight (not the waiter) */
+    int64_t pending_count; /* in the accumulator or in flight (not the waiter) */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -403,7 +403,7 @@ static int32_t header_value_text(const struct ks_producer *p, int64_t seq, char 
     return n;
 }
 
-#define KEY_PREFIX "key-"
+#define KEY_PREFIX     "key-"
 #define KEY_TEXT_BYTES 32
 
 /* Keys are kept as numbers and written out only where the text is needed
@@ -439,8 +439,8 @@ static int32_t header_value_bytes(const struct ks_producer *p, int64_t seq)
 }
 
 /* CompressionRatioEstimator's steps, in ppm of a ratio of 1. */
-#define RATIO_PPM_ONE INT64_C(1000000)
-#define RATIO_IMPROVING_STEP_PPM INT64_C(5000)    /* COMPRESSION_RATIO_IMPROVING_STEP 0.005 */
+#define RATIO_PPM_ONE              INT64_C(1000000)
+#define RATIO_IMPROVING_STEP_PPM   INT64_C(5000)  /* COMPRESSION_RATIO_IMPROVING_STEP 0.005 */
 #define RATIO_DETERIORATE_STEP_PPM INT64_C(50000) /* COMPRESSION_RATIO_DETERIORATE_STEP 0.05 */
 
 static uint64_t splitmix64_next(uint64_t *state)
@@ -750,9 +750,8 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
         int32_t partition = entries[i].partition;
         ks_assert(partition >= 0 && partition < p->partition_count); /* of our topic */
         struct ppart *part = &p->parts[partition];
-        part->leader = entries[i].leader >= 1 && entries[i].leader <= p->broker_count
-                           ? entries[i].leader
-                           : -1;
+        part->leader =
+            entries[i].leader >= 1 && entries[i].leader <= p->broker_count ? entries[i].leader : -1;
         part->leader_epoch = entries[i].leader_epoch;
         missing_leader |= part->leader < 0;
     }
@@ -787,8 +786,8 @@ static void maybe_send_init_producer_id(struct ks_producer *p, ks_time_ns now)
     p->pid_request_id = request.correlation_id;
     p->pid_broker = broker;
     p->pid_deadline_ns = time_add(now, p->config->request_timeout_ns);
-    ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_INIT_PRODUCER_ID_REQUEST,
-                  &request, sizeof(request));
+    ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_INIT_PRODUCER_ID_REQUEST, &request,
+                  sizeof(request));
 }
 
 static void init_producer_id_failed(struct ks_producer *p)
@@ -797,14 +796,13 @@ static void init_producer_id_failed(struct ks_producer *p)
     p->pid_failures++;
     p->pid_avoid_broker = p->pid_broker;
     uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
-    p->pid_retry_at_ns = time_add(
-        now_ns(p), (int64_t)ks_producer_retry_backoff_ns(p->config->retry_backoff_ns,
-                                                         p->config->retry_backoff_ns_max,
-                                                         p->pid_failures, draw));
+    p->pid_retry_at_ns =
+        time_add(now_ns(p), (int64_t)ks_producer_retry_backoff_ns(p->config->retry_backoff_ns,
+                                                                  p->config->retry_backoff_ns_max,
+                                                                  p->pid_failures, draw));
 }
 
-static void on_init_producer_id_response(struct ks_producer *p, const void *message,
-                                         size_t bytes)
+static void on_init_producer_id_response(struct ks_producer *p, const void *message, size_t bytes)
 {
     ks_assert(bytes == sizeof(struct ks_init_producer_id_response)); /* see producer_receive */
     const struct ks_init_producer_id_response *response = message;
@@ -938,9 +936,9 @@ static void ratio_update(struct ks_producer *p, int64_t batch_bytes, int64_t rec
  * armed) or became full (it can go now), as KafkaProducer.doSend wakes the
  * sender only when batchIsFull || newBatchCreated. */
 enum append_result {
-    APPEND_NO_MEMORY,   /* nothing appended (a batch may have been closed) */
-    APPEND_QUIET,       /* added to an open batch that is still not full */
-    APPEND_READY,       /* a batch was created or became full */
+    APPEND_NO_MEMORY, /* nothing appended (a batch may have been closed) */
+    APPEND_QUIET,     /* added to an open batch that is still not full */
+    APPEND_READY,     /* a batch was created or became full */
 };
 
 /* Appends to the partition's open batch, or opens a new one if memory
@@ -1046,15 +1044,15 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
     }
     const struct precord *first = &g_array_index(batch->records, struct precord, 0);
     struct ks_batch_builder builder;
-    ks_batch_builder_init(&builder, first->timestamp_ms, batch->producer_id,
-                          batch->producer_epoch, batch->base_sequence);
+    ks_batch_builder_init(&builder, first->timestamp_ms, batch->producer_id, batch->producer_epoch,
+                          batch->base_sequence);
     builder.attributes = (int16_t)p->config->compression.codec;
     builder.compression_level = ks_compression_level(&p->config->compression);
     for (guint i = 0; i < batch->records->len; i++) {
         const struct precord *record = &g_array_index(batch->records, struct precord, i);
         char header_value[96];
-        int32_t header_bytes = header_value_text(p, record->seq, header_value,
-                                                 sizeof(header_value));
+        int32_t header_bytes =
+            header_value_text(p, record->seq, header_value, sizeof(header_value));
         struct ks_header_view header = {
             .key = (const uint8_t *)KS_IDENTITY_HEADER,
             .key_bytes = (int32_t)strlen(KS_IDENTITY_HEADER),
@@ -1267,8 +1265,7 @@ static void drain(struct ks_producer *p, ks_time_ns now)
             continue;
         }
         struct pconn *conn = &p->conns[broker - 1];
-        while (p->config->acks == KS_ACKS_NONE ||
-               (int32_t)conn->inflight->len < p->in_flight_max) {
+        while (p->config->acks == KS_ACKS_NONE || (int32_t)conn->inflight->len < p->in_flight_max) {
             int32_t count = drain_one_request(p, broker, batches, now);
             if (count == 0) {
                 break;
@@ -1287,10 +1284,10 @@ static void reenqueue(struct ks_producer *p, struct pbatch *batch, ks_time_ns no
     batch->retry_count++;
     batch->closed = true;
     uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
-    batch->retry_at_ns = time_add(
-        now, (int64_t)ks_producer_retry_backoff_ns(p->config->retry_backoff_ns,
-                                                   p->config->retry_backoff_ns_max,
-                                                   batch->retry_count, draw));
+    batch->retry_at_ns =
+        time_add(now, (int64_t)ks_producer_retry_backoff_ns(p->config->retry_backoff_ns,
+                                                            p->config->retry_backoff_ns_max,
+                                                            batch->retry_count, draw));
     if (batch->base_sequence < 0) {
         g_queue_push_head(&part->queue, batch);
         return;
@@ -1317,8 +1314,7 @@ static bool error_is_metadata(int16_t error)
     case KS_ERR_NETWORK_EXCEPTION:
     case KS_ERR_KAFKA_STORAGE_ERROR:
     case KS_ERR_FENCED_LEADER_EPOCH:
-    case KS_ERR_UNKNOWN_LEADER_EPOCH:
-        return true;
+    case KS_ERR_UNKNOWN_LEADER_EPOCH: return true;
     }
     return false;
 }
@@ -1529,8 +1525,7 @@ static void expire_requests(struct ks_producer *p, ks_time_ns now)
         g_ptr_array_free(failed, TRUE);
         request_metadata_update(p);
     }
-    if (p->meta_request_id != 0 &&
-        (p->meta_deadline_ns <= now || !broker_up(p, p->meta_broker))) {
+    if (p->meta_request_id != 0 && (p->meta_deadline_ns <= now || !broker_up(p, p->meta_broker))) {
         p->meta_request_id = 0;
         p->meta_failures++;
         p->meta_avoid_broker = p->meta_broker; /* try another broker next */
@@ -1651,11 +1646,11 @@ void ks_producer_check(const struct ks_producer *p)
             ks_assert(pending > 0);
         }
     }
-    ks_assert(records == p->pending_count);                      /* P1 */
+    ks_assert(records == p->pending_count); /* P1 */
     ks_assert(p->acked_count + p->failed_count + p->unknown_count + p->pending_count +
                   (p->waiter.active ? 1 : 0) ==
-              p->next_seq);                                        /* P1 */
-    ks_assert(reserved == p->reserved_bytes);                      /* P4 */
+              p->next_seq);                   /* P1 */
+    ks_assert(reserved == p->reserved_bytes); /* P4 */
     /* P4: a new batch is admitted only within buffer.memory or when nothing
      * else is reserved, so only a lone batch may take the total past it. */
     if (p->reserved_bytes > p->config->buffer_memory_bytes) {
@@ -1699,8 +1694,8 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
             for (int32_t e = 0; e < request->entry_count; e++) {
                 const struct pbatch *batch = request->entries[e].batch;
                 if (batch != NULL) {
-                    next = time_min(next, time_add(batch->created_ns,
-                                                   p->config->delivery_timeout_ns));
+                    next =
+                        time_min(next, time_add(batch->created_ns, p->config->delivery_timeout_ns));
                 }
             }
         }
@@ -1733,8 +1728,8 @@ static void schedule_sender(struct ks_producer *p, ks_time_ns at_ns)
     }
     ks_world_cancel(p->world, p->sender_timer);
     p->sender_at_ns = at_ns;
-    p->sender_timer = ks_world_schedule(p->world, p->node, at_ns - now, TIMER_PRODUCER_SENDER,
-                                        sender_wakeup, p);
+    p->sender_timer =
+        ks_world_schedule(p->world, p->node, at_ns - now, TIMER_PRODUCER_SENDER, sender_wakeup, p);
 }
 
 /* Whether a sender pass at `now` could do anything, for a record appended
@@ -1816,12 +1811,12 @@ static void schedule_next_record(struct ks_producer *p)
         return;
     }
     uint64_t k = (uint64_t)(p->next_seq - p->base_seq);
-    ks_time_ns due = p->base_ns + (ks_time_ns)((unsigned __int128)k * KS_NS_PER_S /
-                                               p->config->rate_per_s);
+    ks_time_ns due =
+        p->base_ns + (ks_time_ns)((unsigned __int128)k * KS_NS_PER_S / p->config->rate_per_s);
     ks_time_ns now = now_ns(p);
     ks_time_ns delay = due > now ? due - now : 0;
-    p->record_timer = ks_world_schedule(p->world, p->node, delay, TIMER_PRODUCER_RECORD,
-                                        record_due, p);
+    p->record_timer =
+        ks_world_schedule(p->world, p->node, delay, TIMER_PRODUCER_RECORD, record_due, p);
 }
 
 /* The key number n of the key text "key-<n>", n uniform in [0, keys); -1
@@ -1898,17 +1893,12 @@ static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source
         return;
     }
     switch (kind) {
-    case KS_MSG_METADATA_RESPONSE:
-        on_metadata_response(p, message, message_bytes);
-        break;
+    case KS_MSG_METADATA_RESPONSE: on_metadata_response(p, message, message_bytes); break;
     case KS_MSG_INIT_PRODUCER_ID_RESPONSE:
         on_init_producer_id_response(p, message, message_bytes);
         break;
-    case KS_MSG_PRODUCE_RESPONSE:
-        on_produce_response(p, source, message, message_bytes);
-        break;
-    default:
-        ks_assert(!"unexpected message kind at a producer");
+    case KS_MSG_PRODUCE_RESPONSE: on_produce_response(p, source, message, message_bytes); break;
+    default: ks_assert(!"unexpected message kind at a producer");
     }
     sender_run(p);
 }
@@ -2082,8 +2072,7 @@ static void drop_all(struct ks_producer *p, bool report)
     if (p->waiter.active) {
         p->waiter.active = false;
         if (report) {
-            report_record(p, NULL, &p->waiter.record, p->waiter.partition, -1,
-                          KS_OUTCOME_UNKNOWN);
+            report_record(p, NULL, &p->waiter.record, p->waiter.partition, -1, KS_OUTCOME_UNKNOWN);
         }
     }
     ks_assert(p->reserved_bytes == 0); /* P4 */

@@ -32,7 +32,7 @@ struct cached_batch {
 struct producer_entry {
     int64_t producer_id;
     int16_t epoch;
-    int32_t batch_count;                                   /* <= 5 */
+    int32_t batch_count;                                    /* <= 5 */
     struct cached_batch batches[KS_PRODUCER_STATE_BATCHES]; /* oldest first */
 };
 
@@ -160,8 +160,8 @@ static int16_t read_be16(const uint8_t *p)
     return (int16_t)(((uint16_t)p[0] << 8) | (uint16_t)p[1]);
 }
 
-void ks_producer_state_update_from_batches(struct ks_producer_state *state,
-                                           const uint8_t *bytes, size_t byte_count)
+void ks_producer_state_update_from_batches(struct ks_producer_state *state, const uint8_t *bytes,
+                                           size_t byte_count)
 {
     size_t position = 0;
     /* Header fields at their v2 positions (kafka-reference 2.1); the CRC was
@@ -183,7 +183,8 @@ void ks_producer_state_update_from_batches(struct ks_producer_state *state,
         int32_t base_sequence = read_be32(p + 53);
         int16_t attributes = read_be16(p + 21);
         if (producer_id >= 0 && base_sequence >= 0 && (attributes & KS_ATTR_CONTROL) == 0) {
-            int32_t last_seq = (int32_t)(((int64_t)base_sequence + last_offset_delta) % ((int64_t)INT32_MAX + 1));
+            int32_t last_seq =
+                (int32_t)(((int64_t)base_sequence + last_offset_delta) % ((int64_t)INT32_MAX + 1));
             ks_producer_state_update(state, producer_id, producer_epoch, base_sequence, last_seq,
                                      base_offset, base_offset + last_offset_delta);
         }

@@ -40,7 +40,7 @@ void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_
                               int64_t base_offset, int64_t last_offset);
 /* Records every batch in `bytes` (whole batches with offsets set, as fetched
  * or read from a log); reads only the headers. */
-void ks_producer_state_update_from_batches(struct ks_producer_state *state,
-                                           const uint8_t *bytes, size_t byte_count);
+void ks_producer_state_update_from_batches(struct ks_producer_state *state, const uint8_t *bytes,
+                                           size_t byte_count);
 /* Clears and rebuilds from the log, from its start offset to its LEO. */
 void ks_producer_state_rebuild(struct ks_producer_state *state, struct ks_log *log);

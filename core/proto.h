@@ -79,7 +79,7 @@ enum ks_error {
     KS_ERR_FENCED_LEADER_EPOCH = 74,
     KS_ERR_UNKNOWN_LEADER_EPOCH = 75,
     KS_ERR_OFFSET_NOT_AVAILABLE = 78,
-    KS_ERR_INVALID_UPDATE_VERSION = 96, /* AlterPartition with a stale partition epoch */
+    KS_ERR_INVALID_UPDATE_VERSION = 96,         /* AlterPartition with a stale partition epoch */
     KS_ERR_DUPLICATE_BROKER_REGISTRATION = 101, /* old incarnation's session still valid */
 };
 
@@ -137,8 +137,7 @@ static inline bool ks_error_is_retriable(int16_t error_code)
     case KS_ERR_KAFKA_STORAGE_ERROR:
     case KS_ERR_FENCED_LEADER_EPOCH:
     case KS_ERR_UNKNOWN_LEADER_EPOCH:
-    case KS_ERR_OFFSET_NOT_AVAILABLE:
-        return true;
+    case KS_ERR_OFFSET_NOT_AVAILABLE: return true;
     }
     return false;
 }
@@ -164,7 +163,7 @@ enum ks_msg_kind {
 };
 
 #define KS_MSG_GROUP_FIRST 100u /* consumer-group kinds: 100 .. 199 */
-#define KS_MSG_GROUP_LAST 199u
+#define KS_MSG_GROUP_LAST  199u
 
 /* Timer kinds used by brokers and the controller (trace only). */
 enum ks_broker_timer_kind {
@@ -176,8 +175,8 @@ enum ks_broker_timer_kind {
     KS_TIMER_BROKER_HW_CHECKPOINT = 205,
     KS_TIMER_BROKER_RECOVERY_CHECKPOINT = 206,
     KS_TIMER_BROKER_PRODUCE_TIMEOUT = 207,
-    KS_TIMER_BROKER_RESPOND = 208,       /* a response deferred to the disk's idle time */
-    KS_TIMER_BROKER_LOG_TASKS = 209,     /* retention, compaction, flush.ms */
+    KS_TIMER_BROKER_RESPOND = 208,   /* a response deferred to the disk's idle time */
+    KS_TIMER_BROKER_LOG_TASKS = 209, /* retention, compaction, flush.ms */
     KS_TIMER_BROKER_ALTER_PARTITION_RETRY = 210,
     KS_TIMER_CONTROLLER_SESSION_CHECK = 220,
     KS_TIMER_CONTROLLER_REBALANCE = 221,
@@ -185,7 +184,7 @@ enum ks_broker_timer_kind {
 };
 
 /* ListOffsets special timestamps (Kafka's). */
-#define KS_LIST_OFFSETS_LATEST INT64_C(-1)
+#define KS_LIST_OFFSETS_LATEST   INT64_C(-1)
 #define KS_LIST_OFFSETS_EARLIEST INT64_C(-2)
 
 /* replica_id of a FetchRequest sent by a consumer (served up to the HW). */
@@ -202,23 +201,23 @@ struct ks_metadata_request {
 
 struct ks_metadata_partition {
     int32_t partition;
-    int32_t leader;       /* broker id, -1 if none */
+    int32_t leader; /* broker id, -1 if none */
     int32_t leader_epoch;
-    int16_t error_code;   /* NONE, or LEADER_NOT_AVAILABLE when leader == -1 */
+    int16_t error_code; /* NONE, or LEADER_NOT_AVAILABLE when leader == -1 */
     int16_t reserved;
 };
 
 struct ks_metadata_response {
     int64_t correlation_id;
     int32_t topic_index;
-    int16_t error_code;           /* UNKNOWN_TOPIC_OR_PARTITION for a bad index */
+    int16_t error_code; /* UNKNOWN_TOPIC_OR_PARTITION for a bad index */
     int16_t reserved;
-    int32_t answering_broker;     /* id of the broker that answered */
-    int32_t broker_count;         /* brokers 1..broker_count */
+    int32_t answering_broker; /* id of the broker that answered */
+    int32_t broker_count;     /* brokers 1..broker_count */
     /* The answering broker's view: broker_alive[id - 1] = 1 when the
      * controller last told it that broker `id` is registered and unfenced. */
     uint8_t broker_alive[KS_BROKER_COUNT_MAX];
-    int32_t partition_count;      /* entries that follow */
+    int32_t partition_count; /* entries that follow */
     int32_t reserved2;
     /* followed by partition_count * struct ks_metadata_partition */
 };
@@ -231,7 +230,7 @@ struct ks_init_producer_id_request {
 
 struct ks_init_producer_id_response {
     int64_t correlation_id;
-    int64_t producer_id;   /* broker_id * 1000000 + counter */
+    int64_t producer_id; /* broker_id * 1000000 + counter */
     int16_t producer_epoch;
     int16_t error_code;
     int32_t reserved;
@@ -243,12 +242,12 @@ struct ks_init_producer_id_response {
  * producer sends one batch per request, max.in.flight requests per broker). */
 struct ks_produce_request {
     int64_t correlation_id;
-    int64_t timeout_ns;     /* request.timeout.ms: how long acks=all may wait */
+    int64_t timeout_ns; /* request.timeout.ms: how long acks=all may wait */
     int32_t topic_index;
     int32_t partition;
-    int16_t acks;           /* 0, 1, -1 (enum ks_acks) */
+    int16_t acks; /* 0, 1, -1 (enum ks_acks) */
     int16_t reserved;
-    uint32_t batch_bytes;   /* bytes of the record batch that follow */
+    uint32_t batch_bytes; /* bytes of the record batch that follow */
     /* followed by batch_bytes: one record batch v2 built with core/batch.h,
      * carrying producer id / epoch / base sequence for idempotence */
 };
@@ -257,21 +256,21 @@ struct ks_produce_response {
     int64_t correlation_id;
     int32_t topic_index;
     int32_t partition;
-    int64_t base_offset;       /* -1 on error */
+    int64_t base_offset; /* -1 on error */
     int64_t log_start_offset;
     int16_t error_code;
     int16_t reserved;
-    int32_t leader_epoch;      /* the answering leader's epoch; -1 if it is not the leader */
+    int32_t leader_epoch; /* the answering leader's epoch; -1 if it is not the leader */
 };
 
 /* ---- Fetch ---------------------------------------------------------------- */
 
 struct ks_fetch_request {
     int64_t correlation_id;
-    int32_t replica_id;      /* follower broker id, or -1 for a consumer */
+    int32_t replica_id; /* follower broker id, or -1 for a consumer */
     int32_t min_bytes;
-    int64_t max_wait_ns;     /* long poll: replica.fetch.wait.max.ms / fetch.max.wait.ms */
-    int32_t max_bytes;       /* whole response */
+    int64_t max_wait_ns; /* long poll: replica.fetch.wait.max.ms / fetch.max.wait.ms */
+    int32_t max_bytes;   /* whole response */
     int32_t partition_count;
     /* followed by partition_count * struct ks_fetch_request_partition */
 };
@@ -282,14 +281,14 @@ struct ks_fetch_request_partition {
     int64_t fetch_offset;         /* follower: its LEO */
     int64_t log_start_offset;     /* follower's; -1 for consumers */
     int32_t current_leader_epoch; /* -1: do not check */
-    int32_t last_fetched_epoch;   /* KIP-320 / IBP 2.7: epoch of the batch before fetch_offset; -1 */
+    int32_t last_fetched_epoch; /* KIP-320 / IBP 2.7: epoch of the batch before fetch_offset; -1 */
     int32_t partition_max_bytes;
     int32_t reserved;
 };
 
 struct ks_fetch_response {
     int64_t correlation_id;
-    int16_t error_code;      /* request-level */
+    int16_t error_code; /* request-level */
     int16_t reserved;
     int32_t partition_count;
     /* followed, partition_count times, by struct ks_fetch_response_partition
@@ -299,16 +298,16 @@ struct ks_fetch_response {
 struct ks_fetch_response_partition {
     int32_t topic_index;
     int32_t partition;
-    int64_t hw;                  /* HighWatermark */
+    int64_t hw; /* HighWatermark */
     int64_t log_start_offset;
-    int64_t leader_leo;          /* ksim extra, for observers; not used for decisions */
+    int64_t leader_leo; /* ksim extra, for observers; not used for decisions */
     /* Diverging epoch (KIP-320 fetch path): when `diverging` is 1 the
      * follower's log diverges from the leader's; no records come with it.
      * The follower truncates to min(diverging_end_offset, its own end offset
      * for diverging_epoch) and fetches again; diverging_epoch -1 means the
      * leader knows no epoch that old: the follower truncates to its HW. */
     int32_t diverging_epoch;
-    int32_t leader_epoch;        /* the leader's current epoch */
+    int32_t leader_epoch; /* the leader's current epoch */
     int64_t diverging_end_offset;
     int16_t error_code;
     int16_t diverging;
@@ -330,7 +329,7 @@ struct ks_list_offsets_response {
     int64_t correlation_id;
     int32_t topic_index;
     int32_t partition;
-    int64_t offset;     /* latest = HW (read_uncommitted), earliest = log start */
+    int64_t offset; /* latest = HW (read_uncommitted), earliest = log start */
     int32_t leader_epoch;
     int16_t error_code;
     int16_t reserved;
@@ -348,15 +347,15 @@ struct ks_list_offsets_response {
 struct ks_broker_heartbeat_request {
     int32_t broker_id;
     int32_t reserved;
-    int64_t broker_epoch;      /* incarnation: bumps on each restart */
-    int64_t metadata_version;  /* applied so far; -1 after a restart */
+    int64_t broker_epoch;     /* incarnation: bumps on each restart */
+    int64_t metadata_version; /* applied so far; -1 after a restart */
 };
 
 struct ks_broker_heartbeat_response {
-    int64_t broker_epoch;      /* echoed */
-    int64_t metadata_version;  /* controller's current version */
+    int64_t broker_epoch;     /* echoed */
+    int64_t metadata_version; /* controller's current version */
     int16_t error_code;
-    uint8_t fenced;            /* 1 while the controller considers the broker fenced */
+    uint8_t fenced; /* 1 while the controller considers the broker fenced */
     uint8_t reserved;
     int32_t reserved2;
 };
@@ -367,7 +366,7 @@ struct ks_alter_partition_request {
     int32_t topic_index;
     int32_t partition;
     int32_t leader_epoch;
-    int32_t partition_epoch;   /* the version the leader bases its change on */
+    int32_t partition_epoch; /* the version the leader bases its change on */
     int32_t isr_count;
     int32_t isr[KS_REPLICATION_FACTOR_MAX];
     int64_t broker_epoch;
@@ -376,7 +375,7 @@ struct ks_alter_partition_request {
 struct ks_alter_partition_response {
     int32_t topic_index;
     int32_t partition;
-    int16_t error_code;        /* NONE, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
+    int16_t error_code; /* NONE, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
                                 * NOT_LEADER_OR_FOLLOWER */
     int16_t reserved;
     int32_t leader;
@@ -392,9 +391,9 @@ struct ks_alter_partition_response {
 struct ks_partition_state {
     int32_t topic_index;
     int32_t partition;
-    int32_t leader;            /* -1: none */
+    int32_t leader; /* -1: none */
     int32_t leader_epoch;
-    int32_t partition_epoch;   /* bumps on every leader or ISR change */
+    int32_t partition_epoch; /* bumps on every leader or ISR change */
     int32_t replica_count;
     int32_t replicas[KS_REPLICATION_FACTOR_MAX]; /* assignment order, preferred first */
     int32_t isr_count;
@@ -402,8 +401,8 @@ struct ks_partition_state {
 };
 
 struct ks_partition_state_push {
-    int64_t broker_epoch;      /* the incarnation it is meant for; others ignore it */
-    int64_t metadata_version;  /* controller version these entries bring the broker to */
+    int64_t broker_epoch;     /* the incarnation it is meant for; others ignore it */
+    int64_t metadata_version; /* controller version these entries bring the broker to */
     int32_t partition_count;
     int32_t broker_count;
     uint8_t broker_alive[KS_BROKER_COUNT_MAX]; /* registered and unfenced */

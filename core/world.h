@@ -53,7 +53,7 @@ typedef struct ks_world ks_world;
 typedef struct ks_file ks_file;
 
 #define KS_NODE_DRIVER ((ks_node_id)0)
-#define KS_TIME_NEVER UINT64_MAX
+#define KS_TIME_NEVER  UINT64_MAX
 
 /* One independent random stream per subsystem, all derived from the run seed,
  * so that more draws in one never shift another (TigerBeetle's rule). */
@@ -95,8 +95,8 @@ uint64_t ks_world_random_scaled(ks_world *world, enum ks_rng_stream stream, uint
  * small code naming the event for the trace and its hash (function addresses
  * differ between builds, so they cannot be hashed). Returns an id for
  * ks_world_cancel. */
-ks_timer_id ks_world_schedule(ks_world *world, ks_node_id owner, ks_time_ns delay_ns,
-                              uint32_t kind, ks_event_fn *fn, void *context);
+ks_timer_id ks_world_schedule(ks_world *world, ks_node_id owner, ks_time_ns delay_ns, uint32_t kind,
+                              ks_event_fn *fn, void *context);
 /* Cancels a pending timer; a no-op if it already ran, was dropped or id is 0. */
 void ks_world_cancel(ks_world *world, ks_timer_id id);
 

@@ -24,22 +24,14 @@
 const char *ks_unavailable_reason_name(enum ks_unavailable_reason reason)
 {
     switch (reason) {
-    case KS_UNAVAILABLE_NONE:
-        return "none";
-    case KS_UNAVAILABLE_NO_LEADER:
-        return "no_leader";
-    case KS_UNAVAILABLE_LEADER_DOWN:
-        return "leader_down";
-    case KS_UNAVAILABLE_LEADER_PAUSED:
-        return "leader_paused";
-    case KS_UNAVAILABLE_LEADER_NOT_SERVING:
-        return "leader_not_serving";
-    case KS_UNAVAILABLE_ISR_BELOW_MIN:
-        return "isr_below_min";
-    case KS_UNAVAILABLE_RECORDS_WAITING:
-        return "records_waiting";
-    case KS_UNAVAILABLE_REASON_COUNT:
-        break;
+    case KS_UNAVAILABLE_NONE: return "none";
+    case KS_UNAVAILABLE_NO_LEADER: return "no_leader";
+    case KS_UNAVAILABLE_LEADER_DOWN: return "leader_down";
+    case KS_UNAVAILABLE_LEADER_PAUSED: return "leader_paused";
+    case KS_UNAVAILABLE_LEADER_NOT_SERVING: return "leader_not_serving";
+    case KS_UNAVAILABLE_ISR_BELOW_MIN: return "isr_below_min";
+    case KS_UNAVAILABLE_RECORDS_WAITING: return "records_waiting";
+    case KS_UNAVAILABLE_REASON_COUNT: break;
     }
     return "?";
 }
@@ -49,7 +41,7 @@ struct slot {
     int32_t partition;
     enum ks_unavailable_reason reason; /* now; NONE: available */
     ks_time_ns since_ns;
-    bool served;                       /* its leader has served once: measuring started */
+    bool served; /* its leader has served once: measuring started */
 };
 
 struct ks_availability {
@@ -58,18 +50,17 @@ struct ks_availability {
     const ks_world *world;              /* not owned */
     struct slot *slots;                 /* one per user partition, in (topic, partition) order */
     int32_t slot_count;
-    bool *acks_all;                     /* [topic_index] */
-    int32_t unavailable_count;          /* slots with a reason now */
-    int32_t unserved_count;             /* slots whose leader has not served yet */
+    bool *acks_all;            /* [topic_index] */
+    int32_t unavailable_count; /* slots with a reason now */
+    int32_t unserved_count;    /* slots whose leader has not served yet */
     bool dirty;
     bool closed;
     uint64_t total_ns;
-    GArray *intervals;                  /* struct ks_unavailable_interval */
+    GArray *intervals; /* struct ks_unavailable_interval */
 };
 
 struct ks_availability *ks_availability_new(const struct ks_scenario *scenario,
-                                            const struct ks_cluster *cluster,
-                                            const ks_world *world)
+                                            const struct ks_cluster *cluster, const ks_world *world)
 {
     struct ks_availability *a = g_new0(struct ks_availability, 1);
     a->scenario = scenario;
@@ -157,9 +148,12 @@ static void close_slot(struct ks_availability *a, struct slot *slot, ks_time_ns 
     ks_assert(slot->reason != KS_UNAVAILABLE_NONE); /* A1 */
     if (end_ns > slot->since_ns) {
         struct ks_unavailable_interval interval = {
-            .topic_index = slot->topic_index, .partition = slot->partition,
-            .produce_view = false, .reason = slot->reason,
-            .start_ns = slot->since_ns, .end_ns = end_ns,
+            .topic_index = slot->topic_index,
+            .partition = slot->partition,
+            .produce_view = false,
+            .reason = slot->reason,
+            .start_ns = slot->since_ns,
+            .end_ns = end_ns,
         };
         g_array_append_val(a->intervals, interval);
         a->total_ns += end_ns - slot->since_ns;
@@ -269,8 +263,12 @@ uint64_t ks_availability_produce(const struct ks_record_outcome *outcomes, size_
             continue;
         }
         struct ks_unavailable_interval wait = {
-            .topic_index = o->topic_index, .partition = o->partition, .produce_view = true,
-            .reason = KS_UNAVAILABLE_RECORDS_WAITING, .start_ns = start, .end_ns = end,
+            .topic_index = o->topic_index,
+            .partition = o->partition,
+            .produce_view = true,
+            .reason = KS_UNAVAILABLE_RECORDS_WAITING,
+            .start_ns = start,
+            .end_ns = end,
         };
         g_array_append_val(waits, wait);
     }

@@ -64,10 +64,10 @@ const char *ks_unavailable_reason_name(enum ks_unavailable_reason reason);
 struct ks_unavailable_interval {
     int32_t topic_index;
     int32_t partition;
-    bool produce_view;       /* false: the cluster's view, true: the clients' */
+    bool produce_view; /* false: the cluster's view, true: the clients' */
     enum ks_unavailable_reason reason;
     ks_time_ns start_ns;
-    ks_time_ns end_ns;       /* > start_ns */
+    ks_time_ns end_ns; /* > start_ns */
 };
 
 /* ---- the cluster's view ------------------------------------------------- */

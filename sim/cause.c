@@ -80,8 +80,11 @@ void ks_cause_index_add(struct ks_cause_index *index, int32_t event, const char 
                         ks_time_ns at_ns, int32_t broker, int32_t topic_index, int32_t partition,
                         const char *detail)
 {
-    struct candidate c = { .event = event, .at_ns = at_ns, .broker = broker,
-                           .topic_index = topic_index, .partition = partition,
+    struct candidate c = { .event = event,
+                           .at_ns = at_ns,
+                           .broker = broker,
+                           .topic_index = topic_index,
+                           .partition = partition,
                            .consumer_index = -1 };
     if (strcmp(kind, "truncation") == 0) {
         c.kind = CANDIDATE_TRUNCATION;
@@ -110,8 +113,9 @@ void ks_cause_index_add(struct ks_cause_index *index, int32_t event, const char 
         return;
     }
     if (index->candidates->len > 0) {
-        ks_assert(g_array_index(index->candidates, struct candidate,
-                                index->candidates->len - 1).at_ns <= at_ns);
+        ks_assert(
+            g_array_index(index->candidates, struct candidate, index->candidates->len - 1).at_ns <=
+            at_ns);
     }
     g_array_append_val(index->candidates, c);
 }
@@ -123,15 +127,11 @@ static bool removes(const struct candidate *c, int32_t topic_index, int32_t part
 {
     bool same_partition = c->topic_index == topic_index && c->partition == partition;
     switch (c->kind) {
-    case CANDIDATE_POWER_LOSS:
-        return broker >= 0 && c->broker == broker;
+    case CANDIDATE_POWER_LOSS: return broker >= 0 && c->broker == broker;
     case CANDIDATE_UNCLEAN_ELECTION:
-    case CANDIDATE_RETENTION:
-        return same_partition;
-    case CANDIDATE_TRUNCATION:
-        return same_partition && (broker < 0 || c->broker == broker);
-    case CANDIDATE_CONSUMER_CRASH:
-        break;
+    case CANDIDATE_RETENTION: return same_partition;
+    case CANDIDATE_TRUNCATION: return same_partition && (broker < 0 || c->broker == broker);
+    case CANDIDATE_CONSUMER_CRASH: break;
     }
     return false;
 }
@@ -139,16 +139,11 @@ static bool removes(const struct candidate *c, int32_t topic_index, int32_t part
 static const char *candidate_name(enum candidate_kind kind)
 {
     switch (kind) {
-    case CANDIDATE_POWER_LOSS:
-        return "power_loss";
-    case CANDIDATE_UNCLEAN_ELECTION:
-        return "unclean_election";
-    case CANDIDATE_TRUNCATION:
-        return "truncation";
-    case CANDIDATE_RETENTION:
-        return "retention";
-    case CANDIDATE_CONSUMER_CRASH:
-        break;
+    case CANDIDATE_POWER_LOSS: return "power_loss";
+    case CANDIDATE_UNCLEAN_ELECTION: return "unclean_election";
+    case CANDIDATE_TRUNCATION: return "truncation";
+    case CANDIDATE_RETENTION: return "retention";
+    case CANDIDATE_CONSUMER_CRASH: break;
     }
     return "consumer_crash";
 }
@@ -198,8 +193,7 @@ struct ks_cause ks_cause_of_lost(void *context, const struct ks_record_outcome *
 }
 
 int32_t ks_cause_group_crash_before(const struct ks_cause_index *index,
-                                    const int32_t *consumer_group, int32_t group,
-                                    ks_time_ns at_ns)
+                                    const int32_t *consumer_group, int32_t group, ks_time_ns at_ns)
 {
     const GArray *all = index->candidates;
     for (guint i = first_after(all, at_ns); i-- > 0;) {

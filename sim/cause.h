@@ -60,8 +60,7 @@ struct ks_cause ks_cause_of_lost(void *context, const struct ks_record_outcome *
  * (a crash fault targeting consumer(NAME); consumer_group[consumer index]
  * is its group number), or -1. */
 int32_t ks_cause_group_crash_before(const struct ks_cause_index *index,
-                                    const int32_t *consumer_group, int32_t group,
-                                    ks_time_ns at_ns);
+                                    const int32_t *consumer_group, int32_t group, ks_time_ns at_ns);
 
 /* The scenario fault a `fault` event's detail names ("fault NAME: ..."), or -1. */
 int32_t ks_cause_fault_index(const struct ks_scenario *scenario, const char *detail);

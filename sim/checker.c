@@ -74,22 +74,14 @@ int64_t ks_checker_percentile(int64_t *values, size_t count, int pct)
 const char *ks_anomaly_kind_name(enum ks_anomaly_kind kind)
 {
     switch (kind) {
-    case KS_ANOMALY_LOST:
-        return "lost";
-    case KS_ANOMALY_DUPLICATE:
-        return "duplicate";
-    case KS_ANOMALY_REORDERED:
-        return "reordered";
-    case KS_ANOMALY_DIVERGENT:
-        return "divergent";
-    case KS_ANOMALY_CONSUMED_LOST:
-        return "consumed_lost";
-    case KS_ANOMALY_CONSUMED_UNSEEN:
-        return "consumed_unseen";
-    case KS_ANOMALY_CONSUMED_DUPLICATE:
-        return "consumed_duplicate";
-    case KS_ANOMALY_KIND_COUNT:
-        break;
+    case KS_ANOMALY_LOST: return "lost";
+    case KS_ANOMALY_DUPLICATE: return "duplicate";
+    case KS_ANOMALY_REORDERED: return "reordered";
+    case KS_ANOMALY_DIVERGENT: return "divergent";
+    case KS_ANOMALY_CONSUMED_LOST: return "consumed_lost";
+    case KS_ANOMALY_CONSUMED_UNSEEN: return "consumed_unseen";
+    case KS_ANOMALY_CONSUMED_DUPLICATE: return "consumed_duplicate";
+    case KS_ANOMALY_KIND_COUNT: break;
     }
     return "?";
 }
@@ -97,14 +89,10 @@ const char *ks_anomaly_kind_name(enum ks_anomaly_kind kind)
 const char *ks_final_name(enum ks_final final)
 {
     switch (final) {
-    case KS_FINAL_MISSING:
-        return "missing";
-    case KS_FINAL_PRESENT:
-        return "present";
-    case KS_FINAL_DUPLICATED:
-        return "duplicated";
-    case KS_FINAL_CLEANED_UP:
-        return "cleaned_up";
+    case KS_FINAL_MISSING: return "missing";
+    case KS_FINAL_PRESENT: return "present";
+    case KS_FINAL_DUPLICATED: return "duplicated";
+    case KS_FINAL_CLEANED_UP: return "cleaned_up";
     }
     return "?";
 }
@@ -145,8 +133,13 @@ static struct ks_group_cursor *tracker_cursor(struct ks_group_tracker *tracker, 
                               GPOINTER_TO_UINT(found) - 1);
     }
     struct ks_group_cursor cursor = {
-        .group = group, .topic_index = topic_index, .partition = partition,
-        .first_position = offset, .first_ns = at_ns, .first_event = event, .position = offset,
+        .group = group,
+        .topic_index = topic_index,
+        .partition = partition,
+        .first_position = offset,
+        .first_ns = at_ns,
+        .first_event = event,
+        .position = offset,
     };
     g_array_append_val(tracker->cursors, cursor);
     g_hash_table_insert(tracker->index, g_memdup2(&key, sizeof key),
@@ -154,9 +147,9 @@ static struct ks_group_cursor *tracker_cursor(struct ks_group_tracker *tracker, 
     return &g_array_index(tracker->cursors, struct ks_group_cursor, tracker->cursors->len - 1);
 }
 
-void ks_group_tracker_position(struct ks_group_tracker *tracker, int32_t group,
-                               int32_t topic_index, int32_t partition, int64_t offset,
-                               enum ks_position_kind kind, ks_time_ns at_ns, int32_t event)
+void ks_group_tracker_position(struct ks_group_tracker *tracker, int32_t group, int32_t topic_index,
+                               int32_t partition, int64_t offset, enum ks_position_kind kind,
+                               ks_time_ns at_ns, int32_t event)
 {
     if (kind == KS_POSITION_COMMITTED || offset < 0) {
         return; /* a commit says where a restart would resume, not what was processed */
@@ -169,9 +162,15 @@ void ks_group_tracker_position(struct ks_group_tracker *tracker, int32_t group,
     }
     if (offset > cursor->position) {
         struct ks_group_skip skip = {
-            .group = group, .topic_index = topic_index, .partition = partition,
-            .from_offset = cursor->position, .to_offset = offset, .at_ns = at_ns,
-            .kind = kind, .event = event, .event_ns = at_ns,
+            .group = group,
+            .topic_index = topic_index,
+            .partition = partition,
+            .from_offset = cursor->position,
+            .to_offset = offset,
+            .at_ns = at_ns,
+            .kind = kind,
+            .event = event,
+            .event_ns = at_ns,
         };
         g_array_append_val(tracker->skips, skip);
     }
@@ -242,12 +241,26 @@ static struct ks_anomaly anomaly_new(enum ks_anomaly_kind kind, int32_t topic_in
                                      int32_t partition)
 {
     struct ks_anomaly a = {
-        .kind = kind, .kind_name = ks_anomaly_kind_name(kind), .topic_index = topic_index,
-        .partition = partition, .producer_index = -1, .group = -1, .first_seq = -1,
-        .last_seq = -1, .first_offset = -1, .last_offset = -1, .record_count = 0,
-        .first_ns = (ks_time_ns)-1, .last_ns = (ks_time_ns)-1, .acked_broker = -1,
-        .acked_leader_epoch = -1, .broker = -1, .other_broker = -1, .cause = NULL,
-        .cause_event = -1, .cause_ns = 0,
+        .kind = kind,
+        .kind_name = ks_anomaly_kind_name(kind),
+        .topic_index = topic_index,
+        .partition = partition,
+        .producer_index = -1,
+        .group = -1,
+        .first_seq = -1,
+        .last_seq = -1,
+        .first_offset = -1,
+        .last_offset = -1,
+        .record_count = 0,
+        .first_ns = (ks_time_ns)-1,
+        .last_ns = (ks_time_ns)-1,
+        .acked_broker = -1,
+        .acked_leader_epoch = -1,
+        .broker = -1,
+        .other_broker = -1,
+        .cause = NULL,
+        .cause_event = -1,
+        .cause_ns = 0,
     };
     return a;
 }
@@ -297,12 +310,8 @@ static void count_outcomes(const struct ks_checker_input *in, struct ks_checker_
             latencies[latency_count++] =
                 o->acked_ns >= o->sent_ns ? (int64_t)(o->acked_ns - o->sent_ns) : 0;
             break;
-        case KS_OUTCOME_FAILED:
-            out->records_failed++;
-            break;
-        case KS_OUTCOME_UNKNOWN:
-            out->records_unknown++;
-            break;
+        case KS_OUTCOME_FAILED: out->records_failed++; break;
+        case KS_OUTCOME_UNKNOWN: out->records_unknown++; break;
         }
     }
     out->produce_p50_ms = (double)ks_checker_percentile(latencies, latency_count, 50) / 1e6;
@@ -312,8 +321,8 @@ static void count_outcomes(const struct ks_checker_input *in, struct ks_checker_
 
 /* Sorted identity keys of the final read; marks each identity's first copy
  * and fills out->copies. */
-static struct keyed *read_keys(const struct ks_checker_input *in, size_t *count_out,
-                               bool *is_first, struct ks_checker_output *out)
+static struct keyed *read_keys(const struct ks_checker_input *in, size_t *count_out, bool *is_first,
+                               struct ks_checker_output *out)
 {
     struct keyed *keys = g_new(struct keyed, in->final_read_count + 1);
     size_t count = 0;
@@ -330,8 +339,8 @@ static struct keyed *read_keys(const struct ks_checker_input *in, size_t *count_
     for (size_t i = 0; i < count; i++) {
         if (i == 0 || keys[i].key != keys[i - 1].key) {
             is_first[keys[i].index] = true;
-            struct ks_checker_copies copies = { keys[i].key,
-                                                in->final_read[keys[i].index].offset, 1 };
+            struct ks_checker_copies copies = { keys[i].key, in->final_read[keys[i].index].offset,
+                                                1 };
             g_array_append_val(out->copies, copies);
         } else {
             g_array_index(out->copies, struct ks_checker_copies, out->copies->len - 1).count++;
@@ -366,8 +375,8 @@ enum ks_final ks_checker_final_of(const struct ks_checker_output *out, int32_t p
     if (producer_index < 0 || seq < 0 || out->copies == NULL) {
         return KS_FINAL_MISSING;
     }
-    const struct ks_checker_copies *copies = find_copies(out->copies,
-                                                         identity_key(producer_index, seq));
+    const struct ks_checker_copies *copies =
+        find_copies(out->copies, identity_key(producer_index, seq));
     if (copies == NULL) {
         return KS_FINAL_MISSING;
     }
@@ -472,7 +481,7 @@ static void judge_finals(const struct ks_checker_input *in, struct ks_checker_ou
         if (final == KS_FINAL_MISSING && cleaned_up(in, latest, o)) {
             final = KS_FINAL_CLEANED_UP;
         }
-        out->finals[i] = (uint8_t)final;
+        out->finals[i] = (uint8_t) final;
         out->final_offsets[i] = offset;
         if (counts_as_acked(in, o) && final == KS_FINAL_CLEANED_UP) {
             out->records_cleaned_up++;
@@ -509,8 +518,8 @@ static bool lost_continues(const struct lost_item *a, const struct lost_item *b)
 {
     const struct ks_record_outcome *x = a->outcome;
     const struct ks_record_outcome *y = b->outcome;
-    bool offsets_follow = (x->offset < 0 && y->offset < 0) ||
-                          (x->offset >= 0 && y->offset == x->offset + 1);
+    bool offsets_follow =
+        (x->offset < 0 && y->offset < 0) || (x->offset >= 0 && y->offset == x->offset + 1);
     return x->topic_index == y->topic_index && x->partition == y->partition &&
            x->producer_index == y->producer_index && y->seq == x->seq + 1 && offsets_follow &&
            x->acked_broker == y->acked_broker && x->acked_leader_epoch == y->acked_leader_epoch &&
@@ -590,9 +599,8 @@ static void check_lost(const struct ks_checker_input *in, struct ks_checker_outp
     guint start = 0;
     while (start < items->len) {
         guint end = start + 1;
-        while (end < items->len &&
-               lost_continues(&g_array_index(items, struct lost_item, end - 1),
-                              &g_array_index(items, struct lost_item, end))) {
+        while (end < items->len && lost_continues(&g_array_index(items, struct lost_item, end - 1),
+                                                  &g_array_index(items, struct lost_item, end))) {
             end++;
         }
         lost_row(in, &g_array_index(items, struct lost_item, start),
@@ -673,9 +681,8 @@ static void read_item_rows(const struct ks_checker_input *in, GArray *items,
         const char *name = producer_name(in, r->producer_index);
         if (kind == KS_ANOMALY_DUPLICATE) {
             format_range(others, sizeof others, first->other_offset, last_item->other_offset);
-            g_snprintf(a.detail, sizeof a.detail, "%s:%s at offset%s %s copies offset%s %s%s",
-                       name, seqs, count > 1 ? "s" : "", offsets, count > 1 ? "s" : "", others,
-                       records);
+            g_snprintf(a.detail, sizeof a.detail, "%s:%s at offset%s %s copies offset%s %s%s", name,
+                       seqs, count > 1 ? "s" : "", offsets, count > 1 ? "s" : "", others, records);
         } else {
             g_snprintf(a.detail, sizeof a.detail,
                        "%s:%s at offset%s %s before %s:%" PRId64 " at offset %" PRId64 "%s", name,
@@ -700,8 +707,8 @@ static void check_duplicates(const struct ks_checker_input *in, const struct key
             first--;
         }
         out->duplicates++;
-        struct read_item item = { (size_t)keys[i].index,
-                                  in->final_read[keys[first].index].offset, -1 };
+        struct read_item item = { (size_t)keys[i].index, in->final_read[keys[first].index].offset,
+                                  -1 };
         g_array_append_val(items, item);
     }
     read_item_rows(in, items, KS_ANOMALY_DUPLICATE, out);
@@ -801,8 +808,8 @@ static void check_divergence(const struct ks_checker_input *in, struct ks_checke
             int64_t offset = -1;
             if (replicas_differ(first, &in->replicas[i], common_hw, &offset)) {
                 out->divergent_partitions++;
-                struct ks_anomaly a = anomaly_new(KS_ANOMALY_DIVERGENT, first->topic_index,
-                                                  first->partition);
+                struct ks_anomaly a =
+                    anomaly_new(KS_ANOMALY_DIVERGENT, first->topic_index, first->partition);
                 a.first_offset = offset;
                 a.last_offset = offset;
                 a.record_count = 1;
@@ -885,8 +892,8 @@ static void consumed_duplicate_rows(const struct ks_checker_input *in, GArray *e
             end++;
         }
         const struct processing *last = &g_array_index(extras, struct processing, end - 1);
-        struct ks_anomaly a = anomaly_new(KS_ANOMALY_CONSUMED_DUPLICATE, first->topic_index,
-                                          first->partition);
+        struct ks_anomaly a =
+            anomaly_new(KS_ANOMALY_CONSUMED_DUPLICATE, first->topic_index, first->partition);
         a.group = first->group;
         a.first_offset = first->offset;
         a.last_offset = last->offset;
@@ -904,9 +911,9 @@ static void consumed_duplicate_rows(const struct ks_checker_input *in, GArray *e
     }
 }
 
-static const struct ks_group_cursor *find_cursor(const struct ks_checker_input *in,
-                                                 int32_t group, int32_t topic_index,
-                                                 int32_t partition, size_t *index_out)
+static const struct ks_group_cursor *find_cursor(const struct ks_checker_input *in, int32_t group,
+                                                 int32_t topic_index, int32_t partition,
+                                                 size_t *index_out)
 {
     for (size_t i = 0; i < in->cursor_count; i++) {
         const struct ks_group_cursor *c = &in->cursors[i];
@@ -941,7 +948,7 @@ static struct ks_cause skip_cause(const struct ks_checker_input *in, int32_t gro
 
 /* One unprocessed record of the final read, classified for a group. */
 struct unprocessed {
-    enum ks_anomaly_kind kind;   /* CONSUMED_LOST or CONSUMED_UNSEEN */
+    enum ks_anomaly_kind kind; /* CONSUMED_LOST or CONSUMED_UNSEEN */
     int64_t offset;
     struct ks_cause cause;
 };
@@ -1027,15 +1034,14 @@ static void check_group_partition(const struct ks_checker_input *in, int32_t g, 
             }
         }
         if (have && run->len > 0) {
-            const struct unprocessed *prev =
-                &g_array_index(run, struct unprocessed, run->len - 1);
+            const struct unprocessed *prev = &g_array_index(run, struct unprocessed, run->len - 1);
             flush = prev->kind != u.kind || prev->cause.cause != u.cause.cause ||
                     prev->cause.event != u.cause.event;
         }
         if (flush && run->len > 0) {
             consumed_row(in, g, head, &g_array_index(run, struct unprocessed, 0),
-                         &g_array_index(run, struct unprocessed, run->len - 1),
-                         (int64_t)run->len, position, out);
+                         &g_array_index(run, struct unprocessed, run->len - 1), (int64_t)run->len,
+                         position, out);
             g_array_set_size(run, 0);
         }
         if (have) {
@@ -1062,7 +1068,9 @@ static void check_consumed(const struct ks_checker_input *in, const bool *is_fir
         items[count] = (struct processing){
             .group = in->consumer_group[c->consumer_index],
             .key = identity_key(c->producer_index, c->seq),
-            .topic_index = c->topic_index, .partition = c->partition, .offset = c->offset,
+            .topic_index = c->topic_index,
+            .partition = c->partition,
+            .offset = c->offset,
         };
         count++;
     }
@@ -1088,8 +1096,8 @@ static void check_consumed(const struct ks_checker_input *in, const bool *is_fir
             }
             bool reads_topic = false;
             for (int32_t c = 0; c < in->consumer_count && !reads_topic; c++) {
-                reads_topic = in->consumer_group[c] == g &&
-                              in->consumer_topic[c] == head->topic_index;
+                reads_topic =
+                    in->consumer_group[c] == g && in->consumer_topic[c] == head->topic_index;
             }
             if (reads_topic) {
                 check_group_partition(in, g, start, end, is_first, items, count, out);

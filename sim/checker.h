@@ -70,7 +70,7 @@ struct ks_replica_read {
     int32_t partition;
     int32_t broker;
     int64_t hw;
-    const int64_t *offsets;     /* borrowed */
+    const int64_t *offsets;       /* borrowed */
     const uint64_t *fingerprints; /* borrowed */
     size_t count;
 };
@@ -90,10 +90,10 @@ struct ks_group_cursor {
     int32_t group;
     int32_t topic_index;
     int32_t partition;
-    int64_t first_position;  /* where the group first took up a position */
+    int64_t first_position; /* where the group first took up a position */
     ks_time_ns first_ns;
-    int32_t first_event;     /* the event that reported it (an offset reset), or -1 */
-    int64_t position;        /* now: the next offset the group would process */
+    int32_t first_event; /* the event that reported it (an offset reset), or -1 */
+    int64_t position;    /* now: the next offset the group would process */
 };
 
 /* A forward jump of a group's position over offsets it had not processed. */
@@ -101,12 +101,12 @@ struct ks_group_skip {
     int32_t group;
     int32_t topic_index;
     int32_t partition;
-    int64_t from_offset;     /* skipped: [from_offset, to_offset) */
+    int64_t from_offset; /* skipped: [from_offset, to_offset) */
     int64_t to_offset;
     ks_time_ns at_ns;
     enum ks_position_kind kind; /* RESET, ASSIGNED (committed ahead of processing), REWIND */
-    int32_t event;           /* the event that explains it, or -1 */
-    ks_time_ns event_ns;     /* its time (at_ns until an event is known) */
+    int32_t event;              /* the event that explains it, or -1 */
+    ks_time_ns event_ns;        /* its time (at_ns until an event is known) */
 };
 
 /* Follows every group's position: a reported position sets it (a jump
@@ -114,9 +114,9 @@ struct ks_group_skip {
  * o + 1. Deterministic: cursors and skips are kept in the order they first
  * happen. The hash table is for look-ups only. */
 struct ks_group_tracker {
-    GArray *cursors;         /* struct ks_group_cursor */
-    GArray *skips;           /* struct ks_group_skip */
-    GHashTable *index;       /* (group, topic, partition) -> cursor index + 1 */
+    GArray *cursors;   /* struct ks_group_cursor */
+    GArray *skips;     /* struct ks_group_skip */
+    GHashTable *index; /* (group, topic, partition) -> cursor index + 1 */
 };
 
 void ks_group_tracker_init(struct ks_group_tracker *tracker);
@@ -124,9 +124,9 @@ void ks_group_tracker_deinit(struct ks_group_tracker *tracker);
 /* A member of `group` took up position `offset` (kind ASSIGNED, RESET or
  * REWIND; COMMITTED reports are ignored), at at_ns, explained by event
  * (-1: none). */
-void ks_group_tracker_position(struct ks_group_tracker *tracker, int32_t group,
-                               int32_t topic_index, int32_t partition, int64_t offset,
-                               enum ks_position_kind kind, ks_time_ns at_ns, int32_t event);
+void ks_group_tracker_position(struct ks_group_tracker *tracker, int32_t group, int32_t topic_index,
+                               int32_t partition, int64_t offset, enum ks_position_kind kind,
+                               ks_time_ns at_ns, int32_t event);
 /* A member of `group` processed the record at offset. */
 void ks_group_tracker_processed(struct ks_group_tracker *tracker, int32_t group,
                                 int32_t topic_index, int32_t partition, int64_t offset);
@@ -138,7 +138,7 @@ void ks_group_tracker_processed(struct ks_group_tracker *tracker, int32_t group,
  * "truncation"; NULL: unknown. */
 struct ks_cause {
     const char *cause;
-    int32_t event;           /* the event that removed it, or -1 */
+    int32_t event; /* the event that removed it, or -1 */
     ks_time_ns at_ns;
 };
 typedef struct ks_cause ks_checker_cause_fn(void *context, const struct ks_record_outcome *outcome);
@@ -146,10 +146,10 @@ typedef struct ks_cause ks_checker_cause_fn(void *context, const struct ks_recor
 struct ks_checker_input {
     const struct ks_record_outcome *outcomes; /* every record the producers reported */
     size_t outcome_count;
-    const bool *producer_acks_none;  /* [producer_index]: acks=0 */
+    const bool *producer_acks_none;    /* [producer_index]: acks=0 */
     const char *const *producer_names; /* [producer_index] */
     int32_t producer_count;
-    const char *const *topic_names;  /* [topic_index] */
+    const char *const *topic_names;          /* [topic_index] */
     const struct ks_read_record *final_read; /* in (topic, partition, offset) order */
     size_t final_read_count;
     const struct ks_partition_final *partitions; /* may be NULL: no cleanup excuses */
@@ -162,12 +162,12 @@ struct ks_checker_input {
     const int32_t *consumer_topic; /* [consumer_index] -> topic index it reads */
     int32_t consumer_count;
     int32_t group_count;
-    const char *const *group_names; /* [group] its group.id; may be NULL */
+    const char *const *group_names;        /* [group] its group.id; may be NULL */
     const struct ks_group_cursor *cursors; /* may be NULL: no group took a position */
     size_t cursor_count;
     const struct ks_group_skip *skips;
     size_t skip_count;
-    ks_checker_cause_fn *cause_of_lost;   /* may be NULL: causes unknown */
+    ks_checker_cause_fn *cause_of_lost; /* may be NULL: causes unknown */
     void *cause_context;
 };
 
@@ -190,46 +190,41 @@ const char *ks_anomaly_kind_name(enum ks_anomaly_kind kind);
  * apply are -1 (NULL in the table). */
 struct ks_anomaly {
     enum ks_anomaly_kind kind;
-    const char *kind_name;   /* static: ks_anomaly_kind_name(kind) */
-    int32_t topic_index;     /* -1: none */
+    const char *kind_name; /* static: ks_anomaly_kind_name(kind) */
+    int32_t topic_index;   /* -1: none */
     int32_t partition;
-    int32_t producer_index;  /* lost, duplicate, reordered */
-    int32_t group;           /* consumed_*: the group number (group_names names it) */
+    int32_t producer_index; /* lost, duplicate, reordered */
+    int32_t group;          /* consumed_*: the group number (group_names names it) */
     int64_t first_seq;
     int64_t last_seq;
-    int64_t first_offset;    /* lost: the acked offsets; others: final-read offsets */
+    int64_t first_offset; /* lost: the acked offsets; others: final-read offsets */
     int64_t last_offset;
-    int64_t record_count;    /* records (consumed_duplicate: extra processings) */
-    ks_time_ns first_ns;     /* lost: acked times; -1 when not timed */
+    int64_t record_count; /* records (consumed_duplicate: extra processings) */
+    ks_time_ns first_ns;  /* lost: acked times; -1 when not timed */
     ks_time_ns last_ns;
-    int32_t acked_broker;    /* lost: who acknowledged them, and in which epoch */
+    int32_t acked_broker; /* lost: who acknowledged them, and in which epoch */
     int32_t acked_leader_epoch;
-    int32_t broker;          /* divergent: the two brokers */
+    int32_t broker; /* divergent: the two brokers */
     int32_t other_broker;
-    const char *cause;       /* static, NULL when unknown */
-    int32_t cause_event;     /* index of the event that caused it, -1 */
+    const char *cause;   /* static, NULL when unknown */
+    int32_t cause_event; /* index of the event that caused it, -1 */
     ks_time_ns cause_ns;
-    char detail[320];        /* one line for people */
+    char detail[320]; /* one line for people */
 };
 
 /* What the final read found for one record (records.final). */
-enum ks_final {
-    KS_FINAL_MISSING,
-    KS_FINAL_PRESENT,
-    KS_FINAL_DUPLICATED,
-    KS_FINAL_CLEANED_UP
-};
+enum ks_final { KS_FINAL_MISSING, KS_FINAL_PRESENT, KS_FINAL_DUPLICATED, KS_FINAL_CLEANED_UP };
 const char *ks_final_name(enum ks_final final); /* "missing", "present", ... */
 
 /* An identity's copies in the final read. */
 struct ks_checker_copies {
-    uint64_t key;            /* identity */
+    uint64_t key; /* identity */
     int64_t first_offset;
     int32_t count;
 };
 
 struct ks_checker_output {
-    int64_t records_acked;   /* outcome acked */
+    int64_t records_acked; /* outcome acked */
     int64_t records_failed;
     int64_t records_unknown;
     int64_t acked_lost;
@@ -240,15 +235,15 @@ struct ks_checker_output {
     int64_t consumed_lost;
     int64_t consumed_unseen;
     int64_t consumed_duplicates;
-    int64_t out_of_scope;    /* records before groups' first positions, summed */
-    double produce_p50_ms;   /* 0 when nothing was acked */
+    int64_t out_of_scope;  /* records before groups' first positions, summed */
+    double produce_p50_ms; /* 0 when nothing was acked */
     double produce_p99_ms;
-    GArray *anomalies;       /* of struct ks_anomaly; owned (ks_checker_output_clear) */
+    GArray *anomalies; /* of struct ks_anomaly; owned (ks_checker_output_clear) */
     int64_t kind_counts[KS_ANOMALY_KIND_COUNT]; /* records per kind (divergent: partitions) */
-    uint8_t *finals;         /* [outcome index] enum ks_final; owned */
-    int64_t *final_offsets;  /* [outcome index] first copy's offset, -1; owned */
+    uint8_t *finals;                            /* [outcome index] enum ks_final; owned */
+    int64_t *final_offsets;                     /* [outcome index] first copy's offset, -1; owned */
     int64_t *cursor_out_of_scope; /* [cursor index] records before its first position; owned */
-    GArray *copies;          /* struct ks_checker_copies sorted by key; owned */
+    GArray *copies;               /* struct ks_checker_copies sorted by key; owned */
 };
 
 /* Computes every metric above. *out is overwritten (call clear afterwards). */

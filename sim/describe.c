@@ -87,8 +87,8 @@ static void print_partition(sqlite3 *db, int64_t run_id, int64_t t_ns, const cha
         if (isr == NULL) {
             const unsigned char *text = sqlite3_column_text(stmt, 4);
             isr = g_strdup(text != NULL ? (const char *)text : "");
-            leader = sqlite3_column_type(stmt, 5) == SQLITE_NULL ? -1
-                                                                 : sqlite3_column_int64(stmt, 5);
+            leader =
+                sqlite3_column_type(stmt, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(stmt, 5);
         }
         if (broker == leader && sqlite3_column_type(stmt, 2) != SQLITE_NULL) {
             g_snprintf(leo, sizeof leo, "%" PRId64, (int64_t)sqlite3_column_int64(stmt, 2));
@@ -162,8 +162,10 @@ static void print_availability(sqlite3 *db, int64_t run_id, int64_t t_ns)
            (double)t_ns / 1e9, unavailable_ms(db, run_id, NULL, 0, "cluster", t_ns, NULL),
            unavailable_ms(db, run_id, NULL, 0, "produce", t_ns, NULL));
     sqlite3_stmt *stmt = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT topic, partitions FROM topics WHERE run_id = ? "
-                               "ORDER BY rowid", -1, &stmt, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db,
+                           "SELECT topic, partitions FROM topics WHERE run_id = ? "
+                           "ORDER BY rowid",
+                           -1, &stmt, NULL) != SQLITE_OK) {
         return;
     }
     sqlite3_bind_int64(stmt, 1, run_id);
@@ -173,10 +175,10 @@ static void print_availability(sqlite3 *db, int64_t run_id, int64_t t_ns)
         for (int32_t p = 0; p < partitions; p++) {
             g_autofree char *cluster_reason = NULL;
             g_autofree char *produce_reason = NULL;
-            int64_t cluster_ms = unavailable_ms(db, run_id, topic, p, "cluster", t_ns,
-                                                &cluster_reason);
-            int64_t produce_ms = unavailable_ms(db, run_id, topic, p, "produce", t_ns,
-                                                &produce_reason);
+            int64_t cluster_ms =
+                unavailable_ms(db, run_id, topic, p, "cluster", t_ns, &cluster_reason);
+            int64_t produce_ms =
+                unavailable_ms(db, run_id, topic, p, "produce", t_ns, &produce_reason);
             GString *at = g_string_new(NULL);
             if (cluster_reason != NULL) {
                 g_string_append_printf(at, "unavailable (%s)", cluster_reason);
@@ -240,12 +242,13 @@ static int describe(struct ks_recorder *recorder, const char *db_path, int64_t r
             return 2;
         }
     }
-    int64_t t_ns = at_given ? single_int(db,
-                                         "SELECT max(t_ns) FROM partition_state "
-                                         "WHERE run_id = ? AND t_ns <= ?",
-                                         run_id, at_ns, &found)
-                            : single_int(db, "SELECT max(t_ns) FROM partition_state WHERE run_id = ?",
-                                         run_id, 0, &found);
+    int64_t t_ns = at_given
+                       ? single_int(db,
+                                    "SELECT max(t_ns) FROM partition_state "
+                                    "WHERE run_id = ? AND t_ns <= ?",
+                                    run_id, at_ns, &found)
+                       : single_int(db, "SELECT max(t_ns) FROM partition_state WHERE run_id = ?",
+                                    run_id, 0, &found);
     if (!found) {
         fprintf(stderr, "%s:1: run %" PRId64 " has no partition state%s\n", db_path, run_id,
                 at_given ? " at or before that time" : "");
@@ -291,16 +294,15 @@ int ks_describe_main(int argc, char **argv)
     GOptionContext *context = g_option_context_new("DB - topic state of a recorded run");
     g_option_context_add_main_entries(context, entries, NULL);
     g_option_context_set_description(
-        context,
-        "Prints each topic as kafka-topics.sh --describe does (TAB separated), with each\n"
-        "partition's leader LEO and HW, from the sampled partition state; then the\n"
-        "availability up to that time: unavailable_ms (the cluster's view) and\n"
-        "produce_unavailable_ms (the clients' view), in total and per partition, and\n"
-        "whether each partition was unavailable at that time, and why.\n"
-        "\n"
-        "Examples:\n"
-        "  ksim describe ksim.db\n"
-        "  ksim describe ksim.db --run 3 --at 12.5s\n");
+        context, "Prints each topic as kafka-topics.sh --describe does (TAB separated), with each\n"
+                 "partition's leader LEO and HW, from the sampled partition state; then the\n"
+                 "availability up to that time: unavailable_ms (the cluster's view) and\n"
+                 "produce_unavailable_ms (the clients' view), in total and per partition, and\n"
+                 "whether each partition was unavailable at that time, and why.\n"
+                 "\n"
+                 "Examples:\n"
+                 "  ksim describe ksim.db\n"
+                 "  ksim describe ksim.db --run 3 --at 12.5s\n");
     int code = 2;
     struct ks_recorder *recorder = NULL;
     GError *error = NULL;
@@ -332,8 +334,7 @@ int ks_describe_main(int argc, char **argv)
         g_error_free(error);
         goto out;
     }
-    code = describe(recorder, argv[1], (int64_t)run_id, run_text != NULL, at_ns,
-                    at_text != NULL);
+    code = describe(recorder, argv[1], (int64_t)run_id, run_text != NULL, at_ns, at_text != NULL);
 out:
     ks_recorder_close(recorder);
     g_option_context_free(context);

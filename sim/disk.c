@@ -94,7 +94,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SECTOR_BYTES 512
+#define SECTOR_BYTES    512
 #define STAGE_BYTES_MAX (64 * 1024)
 #define MAP_ROUND_BYTES (1024 * 1024)
 
@@ -117,18 +117,18 @@ struct ks__file_record {
     int64_t last_write_position_bytes;
     int64_t last_write_byte_count;
     uint32_t handle_count;
-    bool detached; /* deleted while open: not in world->files, fd pinned */
-    uint8_t *staged;         /* S1: appended bytes not yet in the real file, owned */
-    size_t staged_bytes;     /* they belong at [size_bytes - staged_bytes, size_bytes) */
+    bool detached;       /* deleted while open: not in world->files, fd pinned */
+    uint8_t *staged;     /* S1: appended bytes not yet in the real file, owned */
+    size_t staged_bytes; /* they belong at [size_bytes - staged_bytes, size_bytes) */
     size_t staged_capacity;
-    const uint8_t *map;      /* M1: read-only shared mapping while fd is open, or NULL */
+    const uint8_t *map; /* M1: read-only shared mapping while fd is open, or NULL */
     size_t map_bytes;
 };
 
 struct ks_file {
-    ks_world *world;               /* not owned */
+    ks_world *world;                /* not owned */
     struct ks__file_record *record; /* not owned */
-    struct ks_file *prev, *next;   /* world->handles */
+    struct ks_file *prev, *next;    /* world->handles */
 };
 
 /* ---- host helpers -------------------------------------------------------------- */
@@ -444,10 +444,9 @@ static int undo_compare(const void *a, const void *b)
     return x->position_bytes < y->position_bytes ? -1 : x->position_bytes > y->position_bytes;
 }
 
-static void undo_add(ks_world *world, struct ks__file_record *record, int64_t start,
-                     int64_t end)
+static void undo_add(ks_world *world, struct ks__file_record *record, int64_t start, int64_t end)
 {
-    struct undo_entry entry = {start, end - start, g_malloc((size_t)(end - start))};
+    struct undo_entry entry = { start, end - start, g_malloc((size_t)(end - start)) };
     size_t n = read_all(world, record_fd(world, record), entry.bytes, (size_t)(end - start), start,
                         record->path);
     ks_assert(n == (size_t)(end - start));
@@ -456,8 +455,7 @@ static void undo_add(ks_world *world, struct ks__file_record *record, int64_t st
 
 /* D2: saves the durable content of [start, end) that has not been saved since
  * the last fsync, before it is changed. */
-static void undo_save(ks_world *world, struct ks__file_record *record, int64_t start,
-                      int64_t end)
+static void undo_save(ks_world *world, struct ks__file_record *record, int64_t start, int64_t end)
 {
     int64_t limit = MIN(record->durable_size_bytes, record->size_bytes);
     end = MIN(end, limit);
@@ -725,8 +723,8 @@ static const uint8_t *map_range(ks_world *world, struct ks__file_record *record,
     if (record->map == NULL || (int64_t)record->map_bytes < end) {
         int fd = record_fd(world, record);
         record_unmap(record);
-        size_t length = ((size_t)real_size + MAP_ROUND_BYTES - 1) / MAP_ROUND_BYTES *
-                        MAP_ROUND_BYTES;
+        size_t length =
+            ((size_t)real_size + MAP_ROUND_BYTES - 1) / MAP_ROUND_BYTES * MAP_ROUND_BYTES;
         void *map = mmap(NULL, length, PROT_READ, MAP_SHARED, fd, 0);
         if (map == MAP_FAILED) {
             return NULL; /* pread still works */
@@ -843,8 +841,7 @@ static void remove_tree(ks_world *world, const char *real)
     }
 }
 
-enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *from,
-                                 const char *to)
+enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *from, const char *to)
 {
     check_path(from, false);
     check_path(to, false);
@@ -1005,12 +1002,12 @@ static int64_t tear(ks_world *world, int64_t position_bytes, uint8_t *bytes, int
             return 0; /* no sector boundary strictly inside: all or nothing, so nothing */
         }
         uint64_t boundaries = (uint64_t)((end - 1 - first) / SECTOR_BYTES + 1);
-        int64_t cut = first + (int64_t)ks_world_random_below(world, KS_RNG_DISK, boundaries) *
-                                  SECTOR_BYTES;
+        int64_t cut =
+            first + (int64_t)ks_world_random_below(world, KS_RNG_DISK, boundaries) * SECTOR_BYTES;
         return cut - position_bytes;
     }
-    uint64_t garbage = 1 + ks_world_random_below(world, KS_RNG_DISK,
-                                                 (uint64_t)MIN(byte_count, SECTOR_BYTES));
+    uint64_t garbage =
+        1 + ks_world_random_below(world, KS_RNG_DISK, (uint64_t)MIN(byte_count, SECTOR_BYTES));
     for (uint64_t i = 0; i < garbage; i++) {
         bytes[byte_count - 1 - (int64_t)i] = (uint8_t)ks_world_random_u64(world, KS_RNG_DISK);
     }
@@ -1026,8 +1023,8 @@ static void power_loss_file(ks_world *world, struct ks__file_record *record)
         position = record->last_write_position_bytes;
         length = record->last_write_byte_count;
         torn = g_malloc((size_t)length);
-        size_t n = read_all(world, record_fd(world, record), torn, (size_t)length, position,
-                            record->path);
+        size_t n =
+            read_all(world, record_fd(world, record), torn, (size_t)length, position, record->path);
         ks_assert(n == (size_t)length);
     }
     restore_durable(world, record);

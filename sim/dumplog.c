@@ -53,16 +53,11 @@ static uint32_t get_u32(const uint8_t *bytes)
 static const char *codec_name(int16_t attributes)
 {
     switch (attributes & KS_ATTR_CODEC_MASK) {
-    case 0:
-        return "none";
-    case 1:
-        return "gzip";
-    case 2:
-        return "snappy";
-    case 3:
-        return "lz4";
-    case 4:
-        return "zstd";
+    case 0: return "none";
+    case 1: return "gzip";
+    case 2: return "snappy";
+    case 3: return "lz4";
+    case 4: return "zstd";
     }
     return "unknown";
 }
@@ -134,10 +129,13 @@ static void print_record(const struct ks_batch_view *batch, const struct ks_reco
         /* Control record: key = version int16, type int16 (0 abort, 1 commit);
          * value = version int16, coordinatorEpoch int32. */
         int type = record->key[2] << 8 | record->key[3];
-        int32_t coordinator_epoch = record->value_bytes >= 6 ? (int32_t)get_u32(record->value + 2)
-                                                             : -1;
+        int32_t coordinator_epoch =
+            record->value_bytes >= 6 ? (int32_t)get_u32(record->value + 2) : -1;
         fprintf(out, " endTxnMarker: %s coordinatorEpoch: %" PRId32,
-                type == 1 ? "COMMIT" : type == 0 ? "ABORT" : "UNKNOWN", coordinator_epoch);
+                type == 1   ? "COMMIT"
+                : type == 0 ? "ABORT"
+                            : "UNKNOWN",
+                coordinator_epoch);
     } else if ((flags & KS_DUMPLOG_PRINT_DATA) != 0) {
         if (record->key != NULL) {
             fputs(" key: ", out);
@@ -151,8 +149,8 @@ static void print_record(const struct ks_batch_view *batch, const struct ks_reco
     fputc('\n', out);
 }
 
-static void report_invalid(const char *name, size_t position, size_t byte_count,
-                           const char *reason, FILE *out, FILE *err)
+static void report_invalid(const char *name, size_t position, size_t byte_count, const char *reason,
+                           FILE *out, FILE *err)
 {
     fprintf(out, "Found %zu invalid bytes at the end of %s\n", byte_count - position, name);
     fprintf(err, "ksim: %s: invalid batch at position %zu: %s\n", name, position, reason);
@@ -163,8 +161,8 @@ static void report_invalid(const char *name, size_t position, size_t byte_count,
 struct source {
     const uint8_t *memory; /* not owned; NULL for a file */
     int fd;
-    size_t byte_count;     /* the file's size */
-    uint8_t *buffer;       /* owned, for a file: the batch being looked at */
+    size_t byte_count; /* the file's size */
+    uint8_t *buffer;   /* owned, for a file: the batch being looked at */
     size_t buffer_bytes;
 };
 
@@ -182,8 +180,8 @@ static const uint8_t *source_bytes(struct source *source, size_t position, size_
     }
     size_t done = 0;
     while (done < count) {
-        ssize_t n = pread(source->fd, source->buffer + done, count - done,
-                          (off_t)(position + done));
+        ssize_t n =
+            pread(source->fd, source->buffer + done, count - done, (off_t)(position + done));
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -261,9 +259,9 @@ static int dump_log_source(const char *name, int64_t base_offset, struct source 
                 print_record(&batch, &record, flags, out);
             }
             if (malformed && iter.decompress_result != KS_DECOMPRESS_OK) {
-                char *reason = g_strdup_printf(
-                    "%s records do not decompress (%s)", ks_codec_name(batch.attributes & KS_ATTR_CODEC_MASK),
-                    ks_decompress_result_name(iter.decompress_result));
+                char *reason = g_strdup_printf("%s records do not decompress (%s)",
+                                               ks_codec_name(batch.attributes & KS_ATTR_CODEC_MASK),
+                                               ks_decompress_result_name(iter.decompress_result));
                 report_invalid(name, position, byte_count, reason, out, err);
                 g_free(reason);
                 return 1;
@@ -283,7 +281,8 @@ int ks_dumplog_log_bytes(const char *name, int64_t base_offset, const uint8_t *b
                          size_t byte_count, unsigned flags, FILE *out, FILE *err)
 {
     static const uint8_t empty[1];
-    struct source source = { .memory = bytes != NULL ? bytes : empty, .fd = -1,
+    struct source source = { .memory = bytes != NULL ? bytes : empty,
+                             .fd = -1,
                              .byte_count = byte_count };
     return dump_log_source(name, base_offset, &source, flags, SIZE_MAX, out, err);
 }
@@ -307,8 +306,8 @@ static bool base_from_name(const char *path, int64_t *base_out)
 
 #define INDEX_CHUNK_BYTES (64 * 1024) /* a multiple of both entry sizes (8, 12) */
 
-static int dump_index(const char *path, int64_t base, int fd, size_t byte_count,
-                      bool time_index, FILE *out, FILE *err)
+static int dump_index(const char *path, int64_t base, int fd, size_t byte_count, bool time_index,
+                      FILE *out, FILE *err)
 {
     size_t entry_bytes = time_index ? 12 : 8;
     fprintf(out, "Dumping %s\n", path);
@@ -338,8 +337,7 @@ static int dump_index(const char *path, int64_t base, int fd, size_t byte_count,
                 return 0;
             }
             if (time_index) {
-                int64_t timestamp =
-                    (int64_t)((uint64_t)get_u32(entry) << 32 | get_u32(entry + 4));
+                int64_t timestamp = (int64_t)((uint64_t)get_u32(entry) << 32 | get_u32(entry + 4));
                 fprintf(out, "timestamp: %" PRId64 " offset: %" PRId64 "\n", timestamp,
                         base + relative);
             } else {
@@ -370,8 +368,10 @@ static int open_regular(const char *path, size_t *size_out, FILE *err)
     }
     struct stat info;
     if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-        fprintf(err, "ksim: %s: not a regular file (a device, FIFO or socket); dump-log reads "
-                     "segment files\n", path);
+        fprintf(err,
+                "ksim: %s: not a regular file (a device, FIFO or socket); dump-log reads "
+                "segment files\n",
+                path);
         close(fd);
         return -1;
     }
@@ -379,8 +379,7 @@ static int open_regular(const char *path, size_t *size_out, FILE *err)
     return fd;
 }
 
-static int dump_file(const char *path, unsigned flags, size_t batch_bytes_max, FILE *out,
-                     FILE *err)
+static int dump_file(const char *path, unsigned flags, size_t batch_bytes_max, FILE *out, FILE *err)
 {
     bool is_log = g_str_has_suffix(path, ".log");
     bool is_index = g_str_has_suffix(path, ".index");
@@ -439,7 +438,7 @@ static int dump_folder(const char *path, unsigned flags, size_t batch_bytes_max,
         qsort(names->pdata, names->len, sizeof(char *), compare_names);
     }
     int code = 0;
-    const char *suffixes[3] = {".log", ".index", ".timeindex"};
+    const char *suffixes[3] = { ".log", ".index", ".timeindex" };
     for (guint i = 0; i < names->len; i++) {
         for (int s = 0; s < 3; s++) {
             char *file = g_strdup_printf("%s/%s%s", path, (char *)names->pdata[i], suffixes[s]);
@@ -458,8 +457,7 @@ static int dump_folder(const char *path, unsigned flags, size_t batch_bytes_max,
     return code;
 }
 
-static int dump_path(const char *path, unsigned flags, size_t batch_bytes_max, FILE *out,
-                     FILE *err)
+static int dump_path(const char *path, unsigned flags, size_t batch_bytes_max, FILE *out, FILE *err)
 {
     if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
         return dump_folder(path, flags, batch_bytes_max, out, err);
@@ -494,13 +492,14 @@ static char *run_folder(const char *db_path, int64_t run_id)
     if (ks_recorder_run_dir(recorder, run_id, &found_id, &folder, &error) && folder == NULL) {
         g_set_error(&error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
                     "%s:1: run %" PRId64 " kept no run folder (ksim check, sweep and explore "
-                    "remove theirs; an earlier ksim recorded none)", db_path, found_id);
+                    "remove theirs; an earlier ksim recorded none)",
+                    db_path, found_id);
     }
     if (folder != NULL && !g_file_test(folder, G_FILE_TEST_IS_DIR)) {
         g_set_error(&error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
                     "%s:1: run %" PRId64 "'s folder %s is gone (a later run of the same "
-                    "settings replaces it; ksim run again to remake it)", db_path, found_id,
-                    folder);
+                    "settings replaces it; ksim run again to remake it)",
+                    db_path, found_id, folder);
         g_clear_pointer(&folder, g_free);
     }
     if (error != NULL) {
@@ -616,8 +615,8 @@ int ks_dumplog_main(int argc, char **argv)
     if (folder != NULL && path == NULL) {
         code = list_partitions(folder, stdout);
     } else {
-        g_autofree char *full = folder != NULL ? g_build_filename(folder, path, NULL)
-                                               : g_strdup(path);
+        g_autofree char *full =
+            folder != NULL ? g_build_filename(folder, path, NULL) : g_strdup(path);
         code = dump_path(full, flags, batch_bytes_max, stdout, stderr);
     }
     fflush(stdout);

@@ -50,9 +50,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SHRINK_RUNS_MAX 48
+#define SHRINK_RUNS_MAX        48
 #define EXPLORE_FAULTS_DEFAULT 3
-#define EXPLORE_FAULTS_MAX 64
+#define EXPLORE_FAULTS_MAX     64
 
 /* ---- the generator ------------------------------------------------------------ */
 
@@ -79,24 +79,24 @@ static uint64_t rng_below(struct explore_rng *rng, uint64_t bound)
 /* A generated fault: every field drawn, whatever the action; its row in the
  * fault table (sim/fault_actions.h) decides which of them its section shows. */
 struct gen_fault {
-    int64_t at_ms;          /* whole milliseconds; shrinking moves it */
-    struct ks_fault fault;  /* action, target, mode, restart.after, duration,
+    int64_t at_ms;         /* whole milliseconds; shrinking moves it */
+    struct ks_fault fault; /* action, target, mode, restart.after, duration,
                                latencies, sides; `at` comes from at_ms */
 };
 
 /* What explore needs of the scenario, read once in the parent. */
 struct explore {
     const char *path;
-    char *text;                   /* the original file, owned */
-    struct ks_scenario *base;     /* finalized, owned */
+    char *text;               /* the original file, owned */
+    struct ks_scenario *base; /* finalized, owned */
     int64_t duration_ms;
     int32_t broker_count;
-    GPtrArray *tps;               /* "orders-0" ..., user topics */
+    GPtrArray *tps; /* "orders-0" ..., user topics */
     uint32_t fault_max;
-    const char *out_dir;          /* NULL: current folder */
-    char *found_by;               /* the explore command, for the header */
+    const char *out_dir; /* NULL: current folder */
+    char *found_by;      /* the explore command, for the header */
     uint64_t seed_first;
-    GArray *seeds;                /* uint64_t per pool job */
+    GArray *seeds; /* uint64_t per pool job */
 };
 
 /* A broker id, leader(TP) or follower(TP) of the scenario's own topics. */
@@ -106,12 +106,13 @@ static void pick_target(struct explore_rng *rng, const struct explore *explore,
     uint64_t choice = rng_below(rng, 3);
     uint64_t broker = 1 + rng_below(rng, (uint64_t)explore->broker_count);
     uint64_t tp_index = rng_below(rng, explore->tps->len);
-    *out = (struct ks_target){ .kind = KS_TARGET_BROKER, .broker_id = (int32_t)broker,
-                               .tp = { -1, -1 }, .client_index = -1 };
+    *out = (struct ks_target){
+        .kind = KS_TARGET_BROKER, .broker_id = (int32_t)broker, .tp = { -1, -1 }, .client_index = -1
+    };
     if (choice != 0 && explore->tps->len > 0) {
         out->kind = choice == 1 ? KS_TARGET_LEADER : KS_TARGET_FOLLOWER;
-        bool found = ks_scenario_parse_tp(explore->base,
-                                          g_ptr_array_index(explore->tps, tp_index), &out->tp);
+        bool found = ks_scenario_parse_tp(explore->base, g_ptr_array_index(explore->tps, tp_index),
+                                          &out->tp);
         ks_assert(found); /* the names come from the scenario's own topics */
     }
 }
@@ -135,14 +136,15 @@ static void split_brokers(struct explore_rng *rng, int32_t broker_count,
     for (int32_t b = 1; b <= broker_count; b++) {
         struct ks_target_list *side = (mask >> (b - 1)) & 1 ? side_a : side_b;
         side->items[side->count++] = (struct ks_target){
-            .kind = KS_TARGET_BROKER, .broker_id = b, .tp = { -1, -1 }, .client_index = -1 };
+            .kind = KS_TARGET_BROKER, .broker_id = b, .tp = { -1, -1 }, .client_index = -1
+        };
     }
 }
 
 /* R1: the schedule of one seed. */
 static GArray *generate_schedule(const struct explore *explore, uint64_t seed)
 {
-    struct explore_rng rng = {.state = seed * 0xD1B54A32D192ED03ull ^ 0x4B53494D4558504Cull};
+    struct explore_rng rng = { .state = seed * 0xD1B54A32D192ED03ull ^ 0x4B53494D4558504Cull };
     GArray *faults = g_array_new(FALSE, TRUE, sizeof(struct gen_fault));
     uint64_t count = 1 + rng_below(&rng, explore->fault_max);
     int64_t span_ms = explore->duration_ms * 80 / 100;
@@ -158,12 +160,12 @@ static GArray *generate_schedule(const struct explore *explore, uint64_t seed)
                                   : KS_FAULT_PAUSE);
         fault->net_shape = roll < 60 ? KS_NET_ISOLATE : KS_NET_GROUPS;
         fault->has_at = true;
-        gen.at_ms = explore->duration_ms * 5 / 100 + (int64_t)rng_below(&rng, (uint64_t)span_ms + 1);
+        gen.at_ms =
+            explore->duration_ms * 5 / 100 + (int64_t)rng_below(&rng, (uint64_t)span_ms + 1);
         pick_target(&rng, explore, &fault->target);
         fault->mode = rng_below(&rng, 100) < 30 ? KS_CRASH_POWER : KS_CRASH_PROCESS;
-        fault->restart_after_ns = rng_below(&rng, 100) < 75
-                                      ? (500 + (int64_t)rng_below(&rng, 9500)) * 1000000
-                                      : -1;
+        fault->restart_after_ns =
+            rng_below(&rng, 100) < 75 ? (500 + (int64_t)rng_below(&rng, 9500)) * 1000000 : -1;
         fault->duration_ns = (500 + (int64_t)rng_below(&rng, 14500)) * 1000000;
         bool slow_disk = rng_below(&rng, 2) == 0;
         int64_t latency_ns = (20 + (int64_t)rng_below(&rng, 480)) * 1000000;
@@ -232,8 +234,10 @@ static char *failure_kind(struct ks_recorder *recorder, int64_t run_id)
     sqlite3 *db = (sqlite3 *)ks_recorder_db(recorder);
     sqlite3_stmt *stmt = NULL;
     GString *kind = g_string_new("");
-    if (sqlite3_prepare_v2(db, "SELECT expr FROM expectations WHERE run_id = ?1 AND NOT passed "
-                               "ORDER BY expr", -1, &stmt, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db,
+                           "SELECT expr FROM expectations WHERE run_id = ?1 AND NOT passed "
+                           "ORDER BY expr",
+                           -1, &stmt, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(stmt, 1, run_id);
         while (sqlite3_step(stmt) == SQLITE_ROW) {
             const char *expr = (const char *)sqlite3_column_text(stmt, 0);
@@ -250,9 +254,12 @@ static char *run_kind(const struct ks_scenario *scenario, uint64_t seed, bool se
                       struct ks_recorder *recorder, const char *run_dir,
                       struct ks_run_result *result, int *code)
 {
-    struct ks_run_options options = {
-        .seed = seed, .seed_given = seed_given, .recorder = recorder, .run_dir = run_dir,
-        .run_dir_discarded = true}; /* the pool's worker folder, removed at the end */
+    struct ks_run_options options = { .seed = seed,
+                                      .seed_given = seed_given,
+                                      .recorder = recorder,
+                                      .run_dir = run_dir,
+                                      .run_dir_discarded =
+                                          true }; /* the pool's worker folder, removed at the end */
     GError *error = NULL;
     *code = ks_run_scenario(scenario, &options, result, &error);
     g_clear_error(&error);
@@ -355,8 +362,8 @@ static void write_base_text(GString *out, const char *text, uint64_t seed)
             }
             if (in_scenario) {
                 seen_scenario = true;
-                g_string_append_printf(out, "seed = %" G_GUINT64_FORMAT
-                                            "    # the failing seed (explore)\n", seed);
+                g_string_append_printf(
+                    out, "seed = %" G_GUINT64_FORMAT "    # the failing seed (explore)\n", seed);
             }
             continue;
         }
@@ -371,16 +378,16 @@ static void write_base_text(GString *out, const char *text, uint64_t seed)
     }
     if (!seen_scenario) {
         g_string_prepend(out, "");
-        g_autofree char *head = g_strdup_printf("[scenario]\nseed = %" G_GUINT64_FORMAT "\n\n",
-                                                seed);
+        g_autofree char *head =
+            g_strdup_printf("[scenario]\nseed = %" G_GUINT64_FORMAT "\n\n", seed);
         g_string_prepend(out, head);
     }
 }
 
 static char *reproducer_path(const struct explore *explore, uint64_t seed)
 {
-    g_autofree char *name = g_strdup_printf("explore-%s-s%" G_GUINT64_FORMAT ".ini",
-                                            explore->base->name, seed);
+    g_autofree char *name =
+        g_strdup_printf("explore-%s-s%" G_GUINT64_FORMAT ".ini", explore->base->name, seed);
     return explore->out_dir ? g_build_filename(explore->out_dir, name, NULL) : g_strdup(name);
 }
 
@@ -423,14 +430,13 @@ static void explore_job(void *context, size_t job_index, struct ks_recorder *rec
     struct ks_scenario *scenario = scenario_with(explore, faults, &error);
     if (scenario == NULL) {
         slot->code = 3;
-        g_snprintf(slot->note, sizeof slot->note, "generated schedule refused: %s",
-                   error->message);
+        g_snprintf(slot->note, sizeof slot->note, "generated schedule refused: %s", error->message);
         g_error_free(error);
         g_array_unref(faults);
         return;
     }
-    g_autofree char *kind = run_kind(scenario, seed, true, recorder, run_dir, &slot->result,
-                                     &slot->code);
+    g_autofree char *kind =
+        run_kind(scenario, seed, true, recorder, run_dir, &slot->result, &slot->code);
     ks_scenario_free(scenario);
     slot->run_id = slot->code <= 1 ? slot->result.run_id : 0;
     if (kind == NULL || slot->code != 1) {
@@ -449,8 +455,7 @@ static void explore_job(void *context, size_t job_index, struct ks_recorder *rec
     char failure[KS_RUN_FAILURE_BYTES];
     g_strlcpy(failure, slot->result.first_failure, sizeof failure);
     /* Thrown away at the end of the seed: no fsync. */
-    sqlite3_exec((sqlite3 *)ks_recorder_db(scratch), "PRAGMA synchronous = OFF", NULL, NULL,
-                 NULL);
+    sqlite3_exec((sqlite3 *)ks_recorder_db(scratch), "PRAGMA synchronous = OFF", NULL, NULL, NULL);
     shrink(explore, faults, seed, kind, scratch, run_dir, failure);
     g_autofree char *path = reproducer_path(explore, seed);
     bool reproduces = false;
@@ -459,8 +464,8 @@ static void explore_job(void *context, size_t job_index, struct ks_recorder *rec
         if (ks_scenario_load(path, &loaded, &error)) {
             struct ks_run_result result;
             int code = 0;
-            g_autofree char *again = run_kind(loaded, seed, false, scratch, run_dir, &result,
-                                              &code);
+            g_autofree char *again =
+                run_kind(loaded, seed, false, scratch, run_dir, &result, &code);
             reproduces = again != NULL && strcmp(again, kind) == 0;
             ks_scenario_free(loaded);
         }
@@ -485,11 +490,10 @@ static void explore_job(void *context, size_t job_index, struct ks_recorder *rec
 /* The usage on out; returns code (0 for --help, 2 for a bad command line). */
 static int explore_usage(FILE *out, int code)
 {
-    fprintf(out,
-            "usage: ksim explore SCENARIO --seeds A-B [--faults N] [--jobs N] [--db FILE]\n"
-            "                    [--shard I/N] [--out DIR]\n"
-            "  runs each seed with a random schedule of at most N faults (default 3) in\n"
-            "  place of the scenario's own; writes a shrunk reproducer for each failure\n");
+    fprintf(out, "usage: ksim explore SCENARIO --seeds A-B [--faults N] [--jobs N] [--db FILE]\n"
+                 "                    [--shard I/N] [--out DIR]\n"
+                 "  runs each seed with a random schedule of at most N faults (default 3) in\n"
+                 "  place of the scenario's own; writes a shrunk reproducer for each failure\n");
     return code;
 }
 
@@ -528,17 +532,17 @@ static bool load_explore(struct explore *explore, GError **error)
     return explore_from_scenario(explore, error);
 }
 
-char *ks_explore_schedule_ini(const struct ks_scenario *scenario, uint64_t seed,
-                              uint32_t fault_max)
+char *ks_explore_schedule_ini(const struct ks_scenario *scenario, uint64_t seed, uint32_t fault_max)
 {
-    struct explore explore = {.base = (struct ks_scenario *)scenario, .fault_max = fault_max};
+    struct explore explore = { .base = (struct ks_scenario *)scenario, .fault_max = fault_max };
     GError *error = NULL;
     GString *text = g_string_new("");
     if (explore_from_scenario(&explore, &error)) {
         GArray *faults = generate_schedule(&explore, seed);
         g_array_sort(faults, compare_fault_time);
         for (guint i = 0; i < faults->len; i++) {
-            g_autofree char *body = fault_body(&explore, &g_array_index(faults, struct gen_fault, i));
+            g_autofree char *body =
+                fault_body(&explore, &g_array_index(faults, struct gen_fault, i));
             g_string_append_printf(text, "[fault explore-%u]\n%s\n", i + 1, body);
         }
         g_array_unref(faults);
@@ -635,18 +639,18 @@ static int explore_run(struct explore *explore, struct ks__pool_cli *cli)
     }
     explore->seeds = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     for (uint64_t seed = explore->seed_first; seed <= seed_last; seed++) {
-        if (ks_sweep_shard_owns(seed - explore->seed_first, cli->shard_index,
-                                cli->shard_count)) {
+        if (ks_sweep_shard_owns(seed - explore->seed_first, cli->shard_index, cli->shard_count)) {
             g_array_append_val(explore->seeds, seed);
         }
         if (seed == G_MAXUINT64) {
             break;
         }
     }
-    struct ks_pool_options options = {.jobs = cli->jobs, .label = "explore",
-                                      .progress = isatty(STDERR_FILENO) != 0};
-    struct ks_pool_slot *slots = ks_pool_run(explore->seeds->len, explore_job, explore, &options,
-                                             cli->db_path, &error);
+    struct ks_pool_options options = { .jobs = cli->jobs,
+                                       .label = "explore",
+                                       .progress = isatty(STDERR_FILENO) != 0 };
+    struct ks_pool_slot *slots =
+        ks_pool_run(explore->seeds->len, explore_job, explore, &options, cli->db_path, &error);
     if (slots == NULL) {
         fprintf(stderr, "ksim explore: %s\n", error->message);
         int code = ks__pool_error_code(error);
@@ -662,9 +666,10 @@ static int explore_run(struct explore *explore, struct ks__pool_cli *cli)
 
 int ks_explore_main(int argc, char **argv)
 {
-    struct ks__pool_cli cli = {.db_path = "ksim.db", .jobs = 1, .shard_index = 1,
-                               .shard_count = 1};
-    struct explore explore = {.fault_max = EXPLORE_FAULTS_DEFAULT};
+    struct ks__pool_cli cli = {
+        .db_path = "ksim.db", .jobs = 1, .shard_index = 1, .shard_count = 1
+    };
+    struct explore explore = { .fault_max = EXPLORE_FAULTS_DEFAULT };
     bool bad = false;
     for (int i = 1; i < argc && !bad; i++) {
         const char *arg = argv[i];
@@ -686,8 +691,10 @@ int ks_explore_main(int argc, char **argv)
         } else if (strcmp(arg, "--out") == 0 && i + 1 < argc) {
             explore.out_dir = argv[++i];
         } else if (arg[0] == '-' || explore.path != NULL) {
-            fprintf(stderr, "ksim explore: %s: unknown option, missing value or second "
-                            "scenario\n", arg);
+            fprintf(stderr,
+                    "ksim explore: %s: unknown option, missing value or second "
+                    "scenario\n",
+                    arg);
             bad = true;
         } else {
             explore.path = arg;

@@ -41,14 +41,14 @@ static bool rule_partition(const struct ks_fault_site *site)
     const char *name = site->fault->name;
     bool from = ks_fault_site_has(site, "from");
     bool to = ks_fault_site_has(site, "to");
-    int shapes = ks_fault_site_has(site, "groups") + ks_fault_site_has(site, "isolate") +
-                 (from || to);
+    int shapes =
+        ks_fault_site_has(site, "groups") + ks_fault_site_has(site, "isolate") + (from || to);
     if (shapes != 1) {
-        return ks_fault_site_fail(site, shapes == 0 ? KS_SCENARIO_ERROR_MISSING
-                                                    : KS_SCENARIO_ERROR_CONFLICT,
-                                  NULL,
-                                  "[fault %s] (partition) needs exactly one of 'groups', "
-                                  "'isolate' or 'from' with 'to'", name);
+        return ks_fault_site_fail(
+            site, shapes == 0 ? KS_SCENARIO_ERROR_MISSING : KS_SCENARIO_ERROR_CONFLICT, NULL,
+            "[fault %s] (partition) needs exactly one of 'groups', "
+            "'isolate' or 'from' with 'to'",
+            name);
     }
     if (from != to) {
         return ks_fault_site_fail(site, KS_SCENARIO_ERROR_MISSING, NULL,
@@ -77,8 +77,14 @@ static bool rule_heal(const struct ks_fault_site *site)
 
 /* ---- the table -------------------------------------------------------------------------------- */
 
-#define KEY(name, kind) { name, KS_FAULT_KEY_##kind, NULL }
-#define NEEDED(name, kind, hint) { name, KS_FAULT_KEY_##kind, hint }
+#define KEY(name, kind)                 \
+    {                                   \
+        name, KS_FAULT_KEY_##kind, NULL \
+    }
+#define NEEDED(name, kind, hint)        \
+    {                                   \
+        name, KS_FAULT_KEY_##kind, hint \
+    }
 
 static const struct ks_fault_action_row rows[] = {
     {
@@ -102,8 +108,8 @@ static const struct ks_fault_action_row rows[] = {
     {
         .name = "partition",
         .action = KS_FAULT_PARTITION,
-        .keys = { KEY("groups", GROUPS), KEY("isolate", ISOLATE), KEY("from", FROM),
-                  KEY("to", TO), KEY("duration", DURATION) },
+        .keys = { KEY("groups", GROUPS), KEY("isolate", ISOLATE), KEY("from", FROM), KEY("to", TO),
+                  KEY("duration", DURATION) },
         .rule = rule_partition,
         .keys_doc = "one of `groups`, `isolate`, `from` + `to`; `duration`",
         .healable = true,
@@ -240,12 +246,9 @@ char *ks_fault_action_keys_text(const struct ks_fault_action_row *row)
 static bool in_set(const struct ks_fault_action_row *row, enum ks_fault_action_set set)
 {
     switch (set) {
-    case KS_FAULT_ACTIONS_ALL:
-        return true;
-    case KS_FAULT_ACTIONS_HEALABLE:
-        return row->healable;
-    case KS_FAULT_ACTIONS_BARE_HEAL:
-        return row->bare_heal;
+    case KS_FAULT_ACTIONS_ALL: return true;
+    case KS_FAULT_ACTIONS_HEALABLE: return row->healable;
+    case KS_FAULT_ACTIONS_BARE_HEAL: return row->bare_heal;
     }
     return false;
 }
@@ -292,13 +295,11 @@ static bool target_fits(enum ks_fault_target_rule rule, const struct ks_target *
 {
     switch (rule) {
     case KS_FAULT_TARGET_NONE:
-    case KS_FAULT_TARGET_ANY:
-        return true;
+    case KS_FAULT_TARGET_ANY: return true;
     case KS_FAULT_TARGET_BROKER:
         return target->kind != KS_TARGET_PRODUCER && target->kind != KS_TARGET_CONSUMER &&
                target->kind != KS_TARGET_NONE;
-    case KS_FAULT_TARGET_CONSUMER:
-        return target->kind == KS_TARGET_CONSUMER;
+    case KS_FAULT_TARGET_CONSUMER: return target->kind == KS_TARGET_CONSUMER;
     }
     return false;
 }
@@ -312,8 +313,7 @@ bool ks_fault_check(const struct ks_fault_site *site)
                                   "[fault %s] (%s) needs a 'target'", fault->name, row->name);
     }
     if (!target_fits(row->target, &fault->target)) {
-        return ks_fault_site_fail(site, KS_SCENARIO_ERROR_VALUE, "target", "%s",
-                                  row->target_wrong);
+        return ks_fault_site_fail(site, KS_SCENARIO_ERROR_VALUE, "target", "%s", row->target_wrong);
     }
     for (size_t i = 0; i < KS_FAULT_ACTION_KEY_COUNT_MAX && row->keys[i].name != NULL; i++) {
         const struct ks_fault_key *key = &row->keys[i];
@@ -331,15 +331,13 @@ struct ks_tp ks_fault_tp(const struct ks_fault *fault)
     switch (fault->target.kind) {
     case KS_TARGET_LEADER:
     case KS_TARGET_FOLLOWER:
-    case KS_TARGET_FOLLOWERS:
-        return fault->target.tp;
+    case KS_TARGET_FOLLOWERS: return fault->target.tp;
     case KS_TARGET_NONE:
     case KS_TARGET_BROKER:
     case KS_TARGET_CONTROLLER:
     case KS_TARGET_RANDOM:
     case KS_TARGET_PRODUCER:
-    case KS_TARGET_CONSUMER:
-        break;
+    case KS_TARGET_CONSUMER: break;
     }
     return fault->corrupt_tp; /* {-1, -1} unless the action takes `partition` */
 }
@@ -374,14 +372,14 @@ static struct key_value text_value(char *text)
 
 static struct key_value duration_value(int64_t ns, int64_t default_ns)
 {
-    return (struct key_value){ .type = VALUE_DURATION, .number = ns,
-                               .is_default = ns == default_ns };
+    return (
+        struct key_value){ .type = VALUE_DURATION, .number = ns, .is_default = ns == default_ns };
 }
 
 /* The value of a key of `kind` in `fault`. A partition shows only the keys
  * of its shape. */
-static struct key_value key_value(const struct ks_scenario *scenario,
-                                  const struct ks_fault *fault, enum ks_fault_key_kind kind)
+static struct key_value key_value(const struct ks_scenario *scenario, const struct ks_fault *fault,
+                                  enum ks_fault_key_kind kind)
 {
     char tp[KS_TOPIC_NAME_BYTES_MAX + 16];
     switch (kind) {
@@ -391,10 +389,8 @@ static struct key_value key_value(const struct ks_scenario *scenario,
                    : text_value(ks_scenario_format_target(scenario, &fault->target));
     case KS_FAULT_KEY_MODE:
         return text_value(g_strdup(fault->mode == KS_CRASH_POWER ? "power" : "process"));
-    case KS_FAULT_KEY_RESTART_AFTER:
-        return duration_value(fault->restart_after_ns, -1);
-    case KS_FAULT_KEY_DURATION:
-        return duration_value(fault->duration_ns, -1);
+    case KS_FAULT_KEY_RESTART_AFTER: return duration_value(fault->restart_after_ns, -1);
+    case KS_FAULT_KEY_DURATION: return duration_value(fault->duration_ns, -1);
     case KS_FAULT_KEY_GROUPS: {
         if (fault->net_shape != KS_NET_GROUPS) {
             return (struct key_value){ .type = VALUE_NONE };
@@ -414,21 +410,21 @@ static struct key_value key_value(const struct ks_scenario *scenario,
             return (struct key_value){ .type = VALUE_NONE };
         }
         return text_value(format_target_list(scenario, &fault->side_b));
-    case KS_FAULT_KEY_DISK_LATENCY:
-        return duration_value(fault->disk_latency_ns, 0);
-    case KS_FAULT_KEY_NETWORK_LATENCY:
-        return duration_value(fault->network_latency_ns, 0);
+    case KS_FAULT_KEY_DISK_LATENCY: return duration_value(fault->disk_latency_ns, 0);
+    case KS_FAULT_KEY_NETWORK_LATENCY: return duration_value(fault->network_latency_ns, 0);
     case KS_FAULT_KEY_LOSS:
         /* In ppm, as the world takes it; the JSON name says the unit. */
-        return (struct key_value){ .type = VALUE_INT, .number = fault->loss_ppm,
-                                   .json_name = "loss.ppm", .ini_unit = "ppm" };
+        return (struct key_value){
+            .type = VALUE_INT, .number = fault->loss_ppm, .json_name = "loss.ppm", .ini_unit = "ppm"
+        };
     case KS_FAULT_KEY_PARTITION:
-        return text_value(g_strdup(ks_scenario_format_tp(scenario, fault->corrupt_tp, tp,
-                                                         sizeof tp)));
+        return text_value(
+            g_strdup(ks_scenario_format_tp(scenario, fault->corrupt_tp, tp, sizeof tp)));
     case KS_FAULT_KEY_BYTES:
         return (struct key_value){ .type = VALUE_INT, .number = fault->corrupt_bytes };
     case KS_FAULT_KEY_POSITION_BYTES:
-        return (struct key_value){ .type = VALUE_INT, .number = fault->corrupt_position_bytes,
+        return (struct key_value){ .type = VALUE_INT,
+                                   .number = fault->corrupt_position_bytes,
                                    .is_default = fault->corrupt_position_bytes < 0 };
     case KS_FAULT_KEY_FAULT:
         return text_value(fault->heal_fault_index >= 0
@@ -436,14 +432,10 @@ static struct key_value key_value(const struct ks_scenario *scenario,
                               : NULL);
     case KS_FAULT_KEY_REWIND_TO:
         switch (fault->rewind_to) {
-        case KS_REWIND_EARLIEST:
-            return text_value(g_strdup("earliest"));
-        case KS_REWIND_LATEST:
-            return text_value(g_strdup("latest"));
-        case KS_REWIND_OFFSET:
-            return text_value(g_strdup_printf("%" PRId64, fault->rewind_offset));
-        case KS_REWIND_TIME:
-            return duration_value(fault->rewind_time_ns, -1);
+        case KS_REWIND_EARLIEST: return text_value(g_strdup("earliest"));
+        case KS_REWIND_LATEST: return text_value(g_strdup("latest"));
+        case KS_REWIND_OFFSET: return text_value(g_strdup_printf("%" PRId64, fault->rewind_offset));
+        case KS_REWIND_TIME: return duration_value(fault->rewind_time_ns, -1);
         }
         break;
     }
@@ -474,8 +466,7 @@ void ks_fault_json(JsonBuilder *builder, const struct ks_scenario *scenario,
         struct key_value value = key_value(scenario, fault, row->keys[i].kind);
         const char *name = value.json_name != NULL ? value.json_name : row->keys[i].name;
         switch (value.type) {
-        case VALUE_NONE:
-            break;
+        case VALUE_NONE: break;
         case VALUE_TEXT:
             json_builder_set_member_name(builder, name);
             if (value.text == NULL) {
@@ -488,9 +479,7 @@ void ks_fault_json(JsonBuilder *builder, const struct ks_scenario *scenario,
             json_builder_set_member_name(builder, name);
             json_builder_add_int_value(builder, value.number);
             break;
-        case VALUE_DURATION:
-            ks__json_duration(builder, name, value.number);
-            break;
+        case VALUE_DURATION: ks__json_duration(builder, name, value.number); break;
         }
         g_free(value.text);
     }
@@ -528,18 +517,13 @@ void ks_fault_write_ini(GString *out, const struct ks_scenario *scenario,
         struct key_value value = key_value(scenario, fault, row->keys[i].kind);
         g_autofree char *text = NULL;
         switch (value.type) {
-        case VALUE_NONE:
-            break;
-        case VALUE_TEXT:
-            text = g_steal_pointer(&value.text);
-            break;
+        case VALUE_NONE: break;
+        case VALUE_TEXT: text = g_steal_pointer(&value.text); break;
         case VALUE_INT:
             text = g_strdup_printf("%" PRId64 "%s", value.number,
                                    value.ini_unit != NULL ? value.ini_unit : "");
             break;
-        case VALUE_DURATION:
-            text = value.number >= 0 ? ini_duration(value.number) : NULL;
-            break;
+        case VALUE_DURATION: text = value.number >= 0 ? ini_duration(value.number) : NULL; break;
         }
         if (text != NULL && !value.is_default) {
             g_string_append_printf(out, "%s = %s\n", row->keys[i].name, text);

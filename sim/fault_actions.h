@@ -61,9 +61,9 @@ enum ks_fault_key_kind {
 };
 
 struct ks_fault_key {
-    const char *name;            /* as written in the file */
+    const char *name; /* as written in the file */
     enum ks_fault_key_kind kind;
-    const char *needs;           /* NULL: optional. Else the key is required and this is
+    const char *needs; /* NULL: optional. Else the key is required and this is
                                     the hint of "[fault F] (ACTION) needs 'KEY' (HINT)" */
 };
 
@@ -112,18 +112,18 @@ typedef void ks__fault_undo_fn(struct ks_faults *faults, struct ks__fault_state 
 #define KS_FAULT_ACTION_KEY_COUNT_MAX 8
 
 struct ks_fault_action_row {
-    const char *name;            /* action = NAME */
-    enum ks_fault_action action; /* the row's index in the table */
+    const char *name;                                        /* action = NAME */
+    enum ks_fault_action action;                             /* the row's index in the table */
     struct ks_fault_key keys[KS_FAULT_ACTION_KEY_COUNT_MAX]; /* ends at name == NULL */
     enum ks_fault_target_rule target;
-    const char *target_wrong;    /* BROKER, CONSUMER: the error for a target of another kind */
-    ks_fault_rule_fn *rule;      /* NULL: no rule beyond keys and target */
-    const char *keys_doc;        /* docs/scenario-format.md: what it takes, in words */
-    bool healable;               /* heal with fault = NAME undoes it */
-    bool bare_heal;              /* heal without fault undoes it */
+    const char *target_wrong; /* BROKER, CONSUMER: the error for a target of another kind */
+    ks_fault_rule_fn *rule;   /* NULL: no rule beyond keys and target */
+    const char *keys_doc;     /* docs/scenario-format.md: what it takes, in words */
+    bool healable;            /* heal with fault = NAME undoes it */
+    bool bare_heal;           /* heal without fault undoes it */
     ks__fault_fire_fn *fire;
-    ks__fault_undo_fn *undo;     /* NULL: nothing to undo */
-    const char *undo_label;      /* its timer's words: "fault NAME <undo_label>: ..." */
+    ks__fault_undo_fn *undo; /* NULL: nothing to undo */
+    const char *undo_label;  /* its timer's words: "fault NAME <undo_label>: ..." */
 };
 
 /* The row of an action. Static storage. */

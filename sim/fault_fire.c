@@ -62,8 +62,8 @@ static char *crash_explain(const struct ks_faults *faults, ks_node_id node, bool
         for (int32_t p = 0; p < s->topics[t].partition_count; p++) {
             if (ks_cluster_leader(faults->cluster, (int32_t)t, p) == (int32_t)node) {
                 int32_t isr[KS_REPLICATION_FACTOR_MAX];
-                int32_t isr_count = ks_cluster_isr(faults->cluster, (int32_t)t, p, isr,
-                                                   KS_REPLICATION_FACTOR_MAX);
+                int32_t isr_count =
+                    ks_cluster_isr(faults->cluster, (int32_t)t, p, isr, KS_REPLICATION_FACTOR_MAX);
                 bool successor = false;
                 for (int32_t i = 0; i < isr_count; i++) {
                     successor = successor || (isr[i] != (int32_t)node &&
@@ -79,19 +79,18 @@ static char *crash_explain(const struct ks_faults *faults, ks_node_id node, bool
         }
     }
     if (led_count > 0) {
-        g_string_append_printf(text,
-                               " It leads %s%s: until the controller misses its heartbeats "
-                               "(broker.session.timeout.ms) it stays leader on paper, and "
-                               "writes to %s wait or fail. %s",
-                               led->str, led_count > 4 ? " and more" : "",
-                               led_count > 1 ? "them" : "it",
-                               orphaned == 0 ? "Then a live replica from the ISR takes over."
-                               : orphaned == led_count
-                                   ? "No other ISR member is alive: there is no clean "
-                                     "successor, so the partition stays offline unless an "
-                                     "unclean election is allowed."
-                                   : "Then a live ISR member takes over where there is one; "
-                                     "where there is none, there is no clean successor.");
+        g_string_append_printf(
+            text,
+            " It leads %s%s: until the controller misses its heartbeats "
+            "(broker.session.timeout.ms) it stays leader on paper, and "
+            "writes to %s wait or fail. %s",
+            led->str, led_count > 4 ? " and more" : "", led_count > 1 ? "them" : "it",
+            orphaned == 0           ? "Then a live replica from the ISR takes over."
+            : orphaned == led_count ? "No other ISR member is alive: there is no clean "
+                                      "successor, so the partition stays offline unless an "
+                                      "unclean election is allowed."
+                                    : "Then a live ISR member takes over where there is one; "
+                                      "where there is none, there is no clean successor.");
     } else {
         g_string_append(text, " It leads no partition, so writes go on; its replicas stop "
                               "fetching and drop out of the ISR once the controller fences "
@@ -111,8 +110,7 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
     int32_t shown = 0;
     for (size_t t = 0; t < s->topic_count; t++) {
         for (int32_t p = 0; p < s->topics[t].partition_count; p++) {
-            if (ks_cluster_leader(faults->cluster, (int32_t)t, p) != (int32_t)node ||
-                shown >= 4) {
+            if (ks_cluster_leader(faults->cluster, (int32_t)t, p) != (int32_t)node || shown >= 4) {
                 continue;
             }
             struct ks_replica_state leader;
@@ -124,10 +122,11 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
             int32_t isr[KS_REPLICATION_FACTOR_MAX];
             int32_t replica_count = ks_cluster_replicas(faults->cluster, (int32_t)t, p, replicas,
                                                         KS_REPLICATION_FACTOR_MAX);
-            int32_t isr_count = ks_cluster_isr(faults->cluster, (int32_t)t, p, isr,
-                                               KS_REPLICATION_FACTOR_MAX);
-            g_string_printf(faults->detail, "%s-%d at the crash: leader %u leo %" PRId64
-                            " hw %" PRId64, s->topics[t].name, p, node, leader.leo, leader.hw);
+            int32_t isr_count =
+                ks_cluster_isr(faults->cluster, (int32_t)t, p, isr, KS_REPLICATION_FACTOR_MAX);
+            g_string_printf(faults->detail,
+                            "%s-%d at the crash: leader %u leo %" PRId64 " hw %" PRId64,
+                            s->topics[t].name, p, node, leader.leo, leader.hw);
             int64_t follower_leo_max = -1;
             GString *down_in_sync = g_string_new(NULL);
             for (int32_t r = 0; r < replica_count; r++) {
@@ -147,8 +146,7 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
                     for (int32_t i = 0; i < isr_count; i++) {
                         if (isr[i] == replicas[r]) {
                             g_string_append_printf(down_in_sync, "%s%d",
-                                                   down_in_sync->len > 0 ? ", " : "",
-                                                   replicas[r]);
+                                                   down_in_sync->len > 0 ? ", " : "", replicas[r]);
                         }
                     }
                 }
@@ -167,17 +165,21 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
                 if (producer->topic_index != (int32_t)t) {
                     continue;
                 }
-                GString *list = producer->acks == KS_ACKS_ALL ? strong
-                                : producer->acks == KS_ACKS_LEADER ? one : none;
+                GString *list = producer->acks == KS_ACKS_ALL      ? strong
+                                : producer->acks == KS_ACKS_LEADER ? one
+                                                                   : none;
                 g_string_append_printf(list, "%s%s", list->len > 0 ? ", " : "", producer->name);
             }
             GString *text = g_string_new(NULL);
             if (leader.leo <= leader.hw) {
-                g_string_append_printf(text, "Every record leader %u holds is below its high "
-                                             "watermark, so committed: each was on every "
-                                             "in-sync replica when it was committed.", node);
+                g_string_append_printf(text,
+                                       "Every record leader %u holds is below its high "
+                                       "watermark, so committed: each was on every "
+                                       "in-sync replica when it was committed.",
+                                       node);
                 if (down_in_sync->len > 0) {
-                    g_string_append_printf(text, " But in-sync follower %s is down already: if "
+                    g_string_append_printf(text,
+                                           " But in-sync follower %s is down already: if "
                                            "it lost power, it kept only what it had fsynced.",
                                            down_in_sync->str);
                 } else {
@@ -185,32 +187,40 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
                                           "losing any of them.");
                 }
             } else {
-                g_string_append_printf(text, "Offsets %" PRId64 "..%" PRId64 " are on leader %u "
+                g_string_append_printf(text,
+                                       "Offsets %" PRId64 "..%" PRId64 " are on leader %u "
                                        "but not yet committed (at or above its high watermark "
-                                       "%" PRId64 ").", leader.hw, leader.leo - 1, node,
-                                       leader.hw);
+                                       "%" PRId64 ").",
+                                       leader.hw, leader.leo - 1, node, leader.hw);
                 if (strong->len > 0) {
-                    g_string_append_printf(text, " Producer %s (acks=all) has no answer for "
-                                           "them yet and will retry or fail.", strong->str);
+                    g_string_append_printf(text,
+                                           " Producer %s (acks=all) has no answer for "
+                                           "them yet and will retry or fail.",
+                                           strong->str);
                 }
                 if (one->len > 0) {
-                    g_string_append_printf(text, " Producer %s (acks=1) got its answer as soon "
-                                           "as the leader appended them.", one->str);
+                    g_string_append_printf(text,
+                                           " Producer %s (acks=1) got its answer as soon "
+                                           "as the leader appended them.",
+                                           one->str);
                 }
                 if (none->len > 0) {
-                    g_string_append_printf(text, " Producer %s (acks=0) never waits for an "
-                                           "answer: it counted them as sent.", none->str);
+                    g_string_append_printf(text,
+                                           " Producer %s (acks=0) never waits for an "
+                                           "answer: it counted them as sent.",
+                                           none->str);
                 }
                 if (follower_leo_max >= 0 && follower_leo_max < leader.leo) {
-                    g_string_append_printf(text, " Offsets %" PRId64 "..%" PRId64 " are on no "
+                    g_string_append_printf(text,
+                                           " Offsets %" PRId64 "..%" PRId64 " are on no "
                                            "follower yet (a fetch response in flight may still "
                                            "bring some): whatever a new leader lacks is gone%s.",
                                            follower_leo_max, leader.leo - 1,
-                                           one->len + none->len > 0 ? ", acknowledged or not"
-                                                                    : "");
+                                           one->len + none->len > 0 ? ", acknowledged or not" : "");
                 }
             }
-            ks__faults_report(faults, "replicas", (int32_t)node, (struct ks_tp){ (int32_t)t, p }, text->str);
+            ks__faults_report(faults, "replicas", (int32_t)node, (struct ks_tp){ (int32_t)t, p },
+                              text->str);
             g_string_free(text, TRUE);
             g_string_free(down_in_sync, TRUE);
             g_string_free(strong, TRUE);
@@ -219,7 +229,6 @@ static void report_led_replicas(struct ks_faults *faults, ks_node_id node)
         }
     }
 }
-
 
 /* Crashes each node of state->nodes that is up; state->nodes keeps only
  * those, for restart.after. Returns how many it crashed. */
@@ -246,8 +255,9 @@ static guint crash_nodes(struct ks_faults *faults, struct ks__fault_state *state
                             origin, power ? "power loss" : "process crash");
         }
         char *explain = crash_explain(faults, node, power);
-        ks__faults_report(faults, "fault", node <= (uint32_t)faults->scenario->cluster.broker_count
-                                               ? (int32_t)node : -1,
+        ks__faults_report(faults, "fault",
+                          node <= (uint32_t)faults->scenario->cluster.broker_count ? (int32_t)node
+                                                                                   : -1,
                           ks_fault_tp(fault), explain);
         g_free(explain);
         if (ks__faults_is_broker(faults, node)) {
@@ -292,8 +302,8 @@ bool ks__fault_fire_restart(struct ks_faults *faults, struct ks__fault_state *st
     g_snprintf(label, sizeof label, "fault %s", ks__faults_fault(faults, state)->name);
     bool restarted = false;
     for (guint i = 0; i < state->nodes->len; i++) {
-        restarted |= ks__faults_restart_node(faults, g_array_index(state->nodes, ks_node_id, i),
-                                             label);
+        restarted |=
+            ks__faults_restart_node(faults, g_array_index(state->nodes, ks_node_id, i), label);
     }
     return restarted;
 }
@@ -379,8 +389,8 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
             int32_t isr[KS_REPLICATION_FACTOR_MAX];
             int32_t replica_count = ks_cluster_replicas(faults->cluster, (int32_t)t, p, replicas,
                                                         KS_REPLICATION_FACTOR_MAX);
-            int32_t isr_count = ks_cluster_isr(faults->cluster, (int32_t)t, p, isr,
-                                               KS_REPLICATION_FACTOR_MAX);
+            int32_t isr_count =
+                ks_cluster_isr(faults->cluster, (int32_t)t, p, isr, KS_REPLICATION_FACTOR_MAX);
             bool leader_ok = cut_talks(a, b, one_way, (ks_node_id)leader, controller);
             int32_t cut[KS_REPLICATION_FACTOR_MAX];
             int32_t cut_count = 0;
@@ -406,19 +416,19 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
                 bool request = cut_passes(a, b, one_way, node, (ks_node_id)leader);
                 bool answer = cut_passes(a, b, one_way, (ks_node_id)leader, node);
                 GString *list = request && answer ? writing : request ? unanswered : blocked;
-                writing_weak = writing_weak ||
-                               (request && answer && spec->producers[i].acks != KS_ACKS_ALL);
+                writing_weak =
+                    writing_weak || (request && answer && spec->producers[i].acks != KS_ACKS_ALL);
                 g_string_append_printf(list, "%s%s", list->len > 0 ? ", " : "",
                                        spec->producers[i].name);
             }
-            bool affected = !leader_ok || cut_count > 0 || blocked->len > 0 ||
-                            unanswered->len > 0;
+            bool affected = !leader_ok || cut_count > 0 || blocked->len > 0 || unanswered->len > 0;
             if (affected && described >= 3) {
                 skipped++;
             } else if (affected) {
                 described++;
-                g_string_append_printf(text, "For %s-%d, leader %d %s the controller", s->topics[t].name,
-                                       p, leader, leader_ok ? "still reaches" : "is cut off from");
+                g_string_append_printf(text, "For %s-%d, leader %d %s the controller",
+                                       s->topics[t].name, p, leader,
+                                       leader_ok ? "still reaches" : "is cut off from");
                 if (cut_count > 0) {
                     g_string_append(text, ", and follower");
                     g_string_append(text, cut_count > 1 ? "s " : " ");
@@ -427,10 +437,12 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
                 }
                 g_string_append(text, ". ");
                 if (leader_ok && cut_in_sync > 0) {
-                    g_string_append_printf(text, "Writes with acks=all wait for the cut "
+                    g_string_append_printf(text,
+                                           "Writes with acks=all wait for the cut "
                                            "followers until, after replica.lag.time.max.ms, "
                                            "leader %d has the controller drop them from the "
-                                           "ISR. ", leader);
+                                           "ISR. ",
+                                           leader);
                 } else if (!leader_ok) {
                     int32_t others[KS_REPLICATION_FACTOR_MAX];
                     int32_t other_count = 0;
@@ -460,18 +472,24 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
                                                     "so the partition goes offline. ");
                     }
                     if (writing->len > 0 && cut_in_sync > 0) {
-                        g_string_append_printf(text, "Producer %s still writes to leader %d, "
+                        g_string_append_printf(text,
+                                               "Producer %s still writes to leader %d, "
                                                "but with in-sync followers cut off nothing it "
                                                "takes from now on can be committed, and all of "
                                                "it is truncated when it rejoins the new "
-                                               "leader%s. ", writing->str, leader,
-                                               writing_weak ? " (acks=1 and acks=0 writes "
-                                               "among it count as written all the same)" : "");
+                                               "leader%s. ",
+                                               writing->str, leader,
+                                               writing_weak
+                                                   ? " (acks=1 and acks=0 writes "
+                                                     "among it count as written all the same)"
+                                                   : "");
                     } else if (writing->len > 0) {
-                        g_string_append_printf(text, "Producer %s still writes to leader %d, "
+                        g_string_append_printf(text,
+                                               "Producer %s still writes to leader %d, "
                                                "which, alone in its ISR, commits those writes "
                                                "by itself: a leader elected without them "
-                                               "loses them. ", writing->str, leader);
+                                               "loses them. ",
+                                               writing->str, leader);
                     }
                 }
                 if (blocked->len > 0) {
@@ -479,7 +497,8 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
                                            blocked->str, leader);
                 }
                 if (unanswered->len > 0) {
-                    g_string_append_printf(text, "Producer %s still reaches leader %d, which "
+                    g_string_append_printf(text,
+                                           "Producer %s still reaches leader %d, which "
                                            "writes what it sends, but the answers are lost: "
                                            "the producer times out and sends again. ",
                                            unanswered->str, leader);
@@ -506,9 +525,11 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
         }
     }
     if (fenced->len > 0) {
-        g_string_append_printf(text, "Broker %s cannot reach the controller either: after "
+        g_string_append_printf(text,
+                               "Broker %s cannot reach the controller either: after "
                                "broker.session.timeout.ms it is fenced and dropped from the "
-                               "ISRs. ", fenced->str);
+                               "ISRs. ",
+                               fenced->str);
     }
     bool any_fenced = fenced->len > 0;
     g_string_free(fenced, TRUE);
@@ -521,7 +542,6 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
     }
     return g_string_free(text, FALSE);
 }
-
 
 bool ks__fault_fire_partition(struct ks_faults *faults, struct ks__fault_state *state)
 {
@@ -544,9 +564,9 @@ bool ks__fault_fire_partition(struct ks_faults *faults, struct ks__fault_state *
         if (fault->net_shape == KS_NET_ONE_WAY) {
             for (guint i = 0; i < a->len; i++) {
                 for (guint j = 0; j < b->len; j++) {
-                    ks_cut_id cut = ks_world_net_cut_one_way(faults->world,
-                                                             g_array_index(a, ks_node_id, i),
-                                                             g_array_index(b, ks_node_id, j));
+                    ks_cut_id cut =
+                        ks_world_net_cut_one_way(faults->world, g_array_index(a, ks_node_id, i),
+                                                 g_array_index(b, ks_node_id, j));
                     g_array_append_val(state->cuts, cut);
                 }
             }
@@ -624,9 +644,9 @@ bool ks__fault_fire_heal(struct ks_faults *faults, struct ks__fault_state *state
         /* Nothing of it is in effect: undoing it would change nothing now, and
          * must not keep it from firing (or ending) later. */
         g_string_printf(faults->detail, "fault %s skipped: fault %s %s", fault->name, other_name,
-                        !other->fired    ? "has not fired yet"
-                        : other->undone  ? "has ended already"
-                                         : "changed nothing");
+                        !other->fired   ? "has not fired yet"
+                        : other->undone ? "has ended already"
+                                        : "changed nothing");
         ks__faults_skip(faults, -1, KS__NO_TP);
         return false;
     }
@@ -654,7 +674,8 @@ bool ks__fault_fire_slow(struct ks_faults *faults, struct ks__fault_state *state
     g_string_printf(faults->detail, "fault %s: slow ", fault->name);
     ks__faults_append_nodes(faults, faults->detail, state->nodes);
     if (fault->disk_latency_ns > 0) {
-        g_string_append_printf(faults->detail, ", disk +%.3fms", (double)fault->disk_latency_ns / 1e6);
+        g_string_append_printf(faults->detail, ", disk +%.3fms",
+                               (double)fault->disk_latency_ns / 1e6);
     }
     if (fault->network_latency_ns > 0) {
         g_string_append_printf(faults->detail, ", network +%.3fms",
@@ -669,8 +690,7 @@ bool ks__fault_fire_slow(struct ks_faults *faults, struct ks__fault_state *state
     return true;
 }
 
-void ks__fault_undo_slow(struct ks_faults *faults, struct ks__fault_state *state,
-                         const char *label)
+void ks__fault_undo_slow(struct ks_faults *faults, struct ks__fault_state *state, const char *label)
 {
     const struct ks_fault *fault = ks__faults_fault(faults, state);
     for (guint i = 0; i < state->nodes->len; i++) {
@@ -768,8 +788,7 @@ bool ks__fault_fire_drop(struct ks_faults *faults, struct ks__fault_state *state
     return true;
 }
 
-void ks__fault_undo_drop(struct ks_faults *faults, struct ks__fault_state *state,
-                         const char *label)
+void ks__fault_undo_drop(struct ks_faults *faults, struct ks__fault_state *state, const char *label)
 {
     (void)state;
     ks_world_net_set_loss_ppm(faults->world, 0);
@@ -814,7 +833,6 @@ static int64_t last_batch_position(ks_file *file)
     return last;
 }
 
-
 bool ks__fault_fire_corrupt(struct ks_faults *faults, struct ks__fault_state *state)
 {
     const struct ks_fault *fault = ks__faults_fault(faults, state);
@@ -822,7 +840,8 @@ bool ks__fault_fire_corrupt(struct ks_faults *faults, struct ks__fault_state *st
     bool corrupted = false;
     for (guint n = 0; n < state->nodes->len; n++) {
         ks_node_id node = g_array_index(state->nodes, ks_node_id, n);
-        char *dir = g_strdup_printf("broker-%u/%s-%d", node, topic->name, fault->corrupt_tp.partition);
+        char *dir =
+            g_strdup_printf("broker-%u/%s-%d", node, topic->name, fault->corrupt_tp.partition);
         char **names = ks_disk_list(faults->world, node, dir);
         const char *segment = NULL;
         for (size_t i = 0; names != NULL && names[i] != NULL; i++) {
@@ -849,8 +868,8 @@ bool ks__fault_fire_corrupt(struct ks_faults *faults, struct ks__fault_state *st
             ks_world_disk_corrupt(faults->world, node, path, position,
                                   (size_t)fault->corrupt_bytes);
             g_string_printf(faults->detail,
-                            "fault %s: corrupt %d byte(s) of %s at position %" PRId64,
-                            fault->name, fault->corrupt_bytes, path, position);
+                            "fault %s: corrupt %d byte(s) of %s at position %" PRId64, fault->name,
+                            fault->corrupt_bytes, path, position);
             ks__faults_report(faults, "fault", (int32_t)node, fault->corrupt_tp,
                               "Bytes on the disk change behind the broker's back. The batch's "
                               "CRC no longer matches: a reader or log recovery detects it and "
@@ -893,12 +912,8 @@ bool ks__fault_fire_rewind(struct ks_faults *faults, struct ks__fault_state *sta
     int64_t value = 0;
     g_string_printf(faults->detail, "fault %s: rewind %s to ", fault->name, name);
     switch (fault->rewind_to) {
-    case KS_REWIND_EARLIEST:
-        g_string_append(faults->detail, "earliest");
-        break;
-    case KS_REWIND_LATEST:
-        g_string_append(faults->detail, "latest");
-        break;
+    case KS_REWIND_EARLIEST: g_string_append(faults->detail, "earliest"); break;
+    case KS_REWIND_LATEST: g_string_append(faults->detail, "latest"); break;
     case KS_REWIND_OFFSET:
         value = fault->rewind_offset;
         g_string_append_printf(faults->detail, "offset %" PRId64, value);
@@ -913,7 +928,7 @@ bool ks__fault_fire_rewind(struct ks_faults *faults, struct ks__fault_state *sta
                       "poll every partition it is assigned moves to the new position, which it "
                       "then commits. Moving back re-processes records the group already "
                       "processed; moving forward skips records.");
-    ks_cluster_consumer_rewind(faults->cluster, fault->target.client_index,
-                               (int)fault->rewind_to, value);
+    ks_cluster_consumer_rewind(faults->cluster, fault->target.client_index, (int)fault->rewind_to,
+                               value);
     return true;
 }

@@ -90,8 +90,8 @@ int32_t ks__faults_broker_of(const struct ks_faults *faults, const GArray *nodes
     return -1;
 }
 
-void ks__faults_report(struct ks_faults *faults, const char *kind, int32_t broker,
-                       struct ks_tp tp, const char *explain)
+void ks__faults_report(struct ks_faults *faults, const char *kind, int32_t broker, struct ks_tp tp,
+                       const char *explain)
 {
     struct ks_fault_report r = {
         .at_ns = ks_world_now_ns(faults->world),
@@ -124,24 +124,20 @@ static void add_node(GArray *nodes, ks_node_id node)
 
 /* Resolves one target now, appending its nodes. False (with *why) when it
  * names nothing at this moment (no leader, no live broker). */
-static bool resolve_target(struct ks_faults *faults, const struct ks_target *target,
-                           GArray *nodes, GString *why)
+static bool resolve_target(struct ks_faults *faults, const struct ks_target *target, GArray *nodes,
+                           GString *why)
 {
     struct ks_cluster *cluster = faults->cluster;
     char tp_text[300];
     switch (target->kind) {
-    case KS_TARGET_NONE:
-        g_string_assign(why, "no target");
-        return false;
-    case KS_TARGET_BROKER:
-        add_node(nodes, (ks_node_id)target->broker_id);
-        return true;
+    case KS_TARGET_NONE: g_string_assign(why, "no target"); return false;
+    case KS_TARGET_BROKER: add_node(nodes, (ks_node_id)target->broker_id); return true;
     case KS_TARGET_LEADER: {
         int32_t leader = ks_cluster_leader(cluster, target->tp.topic_index, target->tp.partition);
         if (leader < 0) {
-            g_string_printf(why, "%s has no leader",
-                            ks_scenario_format_tp(faults->scenario, target->tp, tp_text,
-                                                  sizeof tp_text));
+            g_string_printf(
+                why, "%s has no leader",
+                ks_scenario_format_tp(faults->scenario, target->tp, tp_text, sizeof tp_text));
             return false;
         }
         add_node(nodes, (ks_node_id)leader);
@@ -163,9 +159,9 @@ static bool resolve_target(struct ks_faults *faults, const struct ks_target *tar
             }
         }
         if (nodes->len == before) {
-            g_string_printf(why, "%s has no follower",
-                            ks_scenario_format_tp(faults->scenario, target->tp, tp_text,
-                                                  sizeof tp_text));
+            g_string_printf(
+                why, "%s has no follower",
+                ks_scenario_format_tp(faults->scenario, target->tp, tp_text, sizeof tp_text));
             return false;
         }
         return true;
@@ -345,10 +341,12 @@ static int64_t trigger_value(struct ks_faults *faults, const struct ks_trigger *
     }
     case KS_TRIGGER_CRASHED:
         return (uint32_t)trigger->broker_id < faults->node_count
-                   ? faults->crash_count[trigger->broker_id] : 0;
+                   ? faults->crash_count[trigger->broker_id]
+                   : 0;
     case KS_TRIGGER_RESTARTED:
         return (uint32_t)trigger->broker_id < faults->node_count
-                   ? faults->restart_count[trigger->broker_id] : 0;
+                   ? faults->restart_count[trigger->broker_id]
+                   : 0;
     case KS_TRIGGER_ELECTED: {
         int64_t *slot = election_slot(faults, trigger->tp);
         return slot != NULL ? *slot : 0;
@@ -383,9 +381,10 @@ void ks_faults_after_event(struct ks_faults *faults)
         g_string_printf(faults->detail, "trigger of fault %s holds: %s (value %" PRId64 ")",
                         fault->name, text, value);
         g_free(text);
-        ks__faults_report(faults, "trigger", -1, KS__NO_TP,
-               "A trigger fires a fault when the cluster reaches a state rather than at a "
-               "time, so the scenario hits the same narrow window in every run.");
+        ks__faults_report(
+            faults, "trigger", -1, KS__NO_TP,
+            "A trigger fires a fault when the cluster reaches a state rather than at a "
+            "time, so the scenario hits the same narrow window in every run.");
         if (fault->delay_ns > 0) {
             ks_world_schedule(faults->world, KS_NODE_DRIVER, (ks_time_ns)fault->delay_ns,
                               KS_KIND_DRIVER_FAULT, on_fault_timer, state);
@@ -494,10 +493,11 @@ void ks_faults_heal_everything(struct ks_faults *faults)
         g_array_set_size(faults->states[i].cuts, 0);
     }
     g_string_assign(faults->detail, "final phase: producers stop, the network heals");
-    ks__faults_report(faults, "final", -1, KS__NO_TP,
-           "The scenario's time is up. ksim now repairs everything (network, slow disks, "
-           "paused and crashed nodes) and lets the replicas converge, so that the final "
-           "read shows what Kafka kept.");
+    ks__faults_report(
+        faults, "final", -1, KS__NO_TP,
+        "The scenario's time is up. ksim now repairs everything (network, slow disks, "
+        "paused and crashed nodes) and lets the replicas converge, so that the final "
+        "read shows what Kafka kept.");
     for (ks_node_id node = 1; node < faults->node_count; node++) {
         if (faults->slowed[node]) {
             ks_world_disk_set_node_delay(world, node, 0);

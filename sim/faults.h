@@ -14,10 +14,10 @@
 #include "world.h"
 
 /* Driver timer kinds (the trace names events by these codes). */
-#define KS_KIND_DRIVER_FAULT 0xD001u
-#define KS_KIND_DRIVER_UNDO 0xD002u
-#define KS_KIND_DRIVER_RESTART 0xD003u
-#define KS_KIND_DRIVER_SAMPLE 0xD004u
+#define KS_KIND_DRIVER_FAULT     0xD001u
+#define KS_KIND_DRIVER_UNDO      0xD002u
+#define KS_KIND_DRIVER_RESTART   0xD003u
+#define KS_KIND_DRIVER_SAMPLE    0xD004u
 #define KS_KIND_DRIVER_MIX_FAULT 0xD101u
 
 struct ks_fault_report {
@@ -26,7 +26,7 @@ struct ks_fault_report {
     int32_t broker;      /* a broker the action names, or -1 */
     int32_t topic_index; /* or -1 */
     int32_t partition;   /* or -1 */
-    const char *detail;  /* borrowed for the call: "crash broker 2 (leader(orders-0), power loss)" */
+    const char *detail; /* borrowed for the call: "crash broker 2 (leader(orders-0), power loss)" */
     const char *explain; /* borrowed, may be NULL: what it means for Kafka */
 };
 

@@ -54,8 +54,8 @@ static inline const struct ks_fault *ks__faults_fault(const struct ks_faults *fa
 }
 
 /* Reports faults->detail as a timeline line of `kind`. */
-void ks__faults_report(struct ks_faults *faults, const char *kind, int32_t broker,
-                       struct ks_tp tp, const char *explain);
+void ks__faults_report(struct ks_faults *faults, const char *kind, int32_t broker, struct ks_tp tp,
+                       const char *explain);
 /* Reports faults->detail as a "skipped" line: a fault, or one of its nodes,
  * that would change nothing (every skip goes through here). */
 void ks__faults_skip(struct ks_faults *faults, int32_t broker, struct ks_tp tp);

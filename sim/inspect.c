@@ -29,15 +29,14 @@
 #include <stdio.h>
 #include <string.h>
 
-
 /* ---- small helpers ------------------------------------------------------------ */
 
 static bool table_exists(sqlite3 *db, const char *table)
 {
     sqlite3_stmt *stmt = NULL;
     bool found = false;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                           -1, &stmt, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1,
+                           &stmt, NULL) == SQLITE_OK) {
         sqlite3_bind_text(stmt, 1, table, -1, SQLITE_STATIC);
         found = sqlite3_step(stmt) == SQLITE_ROW;
     }
@@ -207,8 +206,8 @@ static void flatten(JsonNode *node, const char *prefix, GArray *settings)
         GList *members = json_object_get_members(object); /* in document order */
         for (GList *m = members; m != NULL; m = m->next) {
             const char *name = m->data;
-            g_autofree char *key = prefix[0] != '\0' ? g_strdup_printf("%s.%s", prefix, name)
-                                                     : g_strdup(name);
+            g_autofree char *key =
+                prefix[0] != '\0' ? g_strdup_printf("%s.%s", prefix, name) : g_strdup(name);
             flatten(json_object_get_member(object, name), key, settings);
         }
         g_list_free(members);
@@ -232,9 +231,8 @@ static void flatten(JsonNode *node, const char *prefix, GArray *settings)
                     if (strcmp(m->data, "name") == 0) {
                         continue;
                     }
-                    g_autofree char *key = g_strdup_printf("%s.%s.%s", prefix,
-                                                           name != NULL ? name : "?",
-                                                           (const char *)m->data);
+                    g_autofree char *key = g_strdup_printf(
+                        "%s.%s.%s", prefix, name != NULL ? name : "?", (const char *)m->data);
                     flatten(json_object_get_member(item, m->data), key, settings);
                 }
                 g_list_free(members);
@@ -242,9 +240,8 @@ static void flatten(JsonNode *node, const char *prefix, GArray *settings)
             return;
         }
     }
-    struct setting s = { g_strdup(prefix), JSON_NODE_HOLDS_ARRAY(node)
-                                               ? json_to_string(node, FALSE)
-                                               : scalar_text(node) };
+    struct setting s = { g_strdup(prefix), JSON_NODE_HOLDS_ARRAY(node) ? json_to_string(node, FALSE)
+                                                                       : scalar_text(node) };
     g_array_append_val(settings, s);
 }
 
@@ -254,8 +251,8 @@ static GArray *run_settings(const char *params)
     static const struct {
         const char *section;
         const char *prefix;
-    } sections[] = { { "scenario", "scenario" }, { "cluster", "cluster" },
-                     { "topics", "topic" },     { "producers", "producer" },
+    } sections[] = { { "scenario", "scenario" },  { "cluster", "cluster" },
+                     { "topics", "topic" },       { "producers", "producer" },
                      { "consumers", "consumer" }, { "faults", "fault" },
                      { "expect", "expect" } };
     JsonParser *parser = json_parser_new();
@@ -433,8 +430,10 @@ static void compare_metrics(sqlite3 *db, const struct run_facts *a, const struct
     }
     /* Metrics this build does not know (another ksim's database), by name. */
     sqlite3_stmt *stmt = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT DISTINCT metric FROM summary WHERE run_id IN (?, ?) "
-                               "ORDER BY metric", -1, &stmt, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db,
+                           "SELECT DISTINCT metric FROM summary WHERE run_id IN (?, ?) "
+                           "ORDER BY metric",
+                           -1, &stmt, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(stmt, 1, a->run_id);
         sqlite3_bind_int64(stmt, 2, b->run_id);
         while (sqlite3_step(stmt) == SQLITE_ROW) {
@@ -481,8 +480,8 @@ static void compare_anomalies(sqlite3 *db, const struct run_facts *a, const stru
 {
     /* Databases from before anomalies.record_count have one row per record. */
     sqlite3_stmt *probe = NULL;
-    bool counted = sqlite3_prepare_v2(db, "SELECT record_count FROM anomalies LIMIT 0", -1,
-                                      &probe, NULL) == SQLITE_OK;
+    bool counted = sqlite3_prepare_v2(db, "SELECT record_count FROM anomalies LIMIT 0", -1, &probe,
+                                      NULL) == SQLITE_OK;
     sqlite3_finalize(probe);
     printf("\nanomalies (records; divergent: partitions):\n  %-24s  %-20s  %-20s  %s\n", "kind",
            "run A", "run B", "change");
@@ -500,8 +499,7 @@ static void compare_anomalies(sqlite3 *db, const struct run_facts *a, const stru
 
 int ks_compare_main(int argc, char **argv)
 {
-    GOptionContext *context =
-        g_option_context_new("DB RUN_A RUN_B - how two recorded runs differ");
+    GOptionContext *context = g_option_context_new("DB RUN_A RUN_B - how two recorded runs differ");
     g_option_context_set_description(
         context,
         "Prints the settings that differ between the two runs (named as --set names\n"

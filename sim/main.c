@@ -32,7 +32,7 @@
 
 /* ksim's own version, and the Kafka release whose defaults and behaviours
  * the model follows (kafka-reference; docs/model.md). */
-#define KSIM_VERSION "0.9.0"
+#define KSIM_VERSION       "0.9.0"
 #define KSIM_KAFKA_VERSION "4.0"
 
 static void on_abort(int signal_number)
@@ -111,7 +111,8 @@ static int run_main(int argc, char **argv)
         { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_text, "Seed (default: the scenario's)", "N" },
         { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario key (repeatable)",
           "KEY=VALUE" },
-        { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_path, "SQLite database (default ksim.db)", "FILE" },
+        { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_path, "SQLite database (default ksim.db)",
+          "FILE" },
         { "dir", 0, 0, G_OPTION_ARG_FILENAME, &run_dir,
           "Run folder (default runs/<name>-s<seed>-<settings hash>)", "RUNDIR" },
         { "explain", 0, 0, G_OPTION_ARG_NONE, &explain, "Narrate each timeline step", NULL },
@@ -124,21 +125,20 @@ static int run_main(int argc, char **argv)
     GOptionContext *context = g_option_context_new("SCENARIO - run one scenario");
     g_option_context_add_main_entries(context, entries, NULL);
     g_option_context_set_description(
-        context,
-        "Runs the scenario to its duration, heals and drains (final.heal), reads every\n"
-        "partition, and prints the timeline, the summary metrics and each [expect] line.\n"
-        "Exit 0: every expectation held; 1: one failed; 2: bad input; 3: internal error.\n"
-        "\n"
-        "The brokers' logs go to the run folder, runs/<name>-s<seed>-<hash> by default,\n"
-        "where <hash> stands for the effective settings (--set included), so runs with\n"
-        "other settings never share a folder; runs.run_dir in the database records it. A\n"
-        "run locks its folder: a second run of the same settings and seed into it while\n"
-        "the first runs fails at once (exit 2).\n"
-        "\n"
-        "Examples:\n"
-        "  ksim run scenarios/quickstart.ini\n"
-        "  ksim run scenarios/quickstart.ini --seed 3 --set producer.p1.acks=1 --explain\n"
-        "  ksim run scenarios/quickstart.ini --json --db /tmp/runs.db\n");
+        context, "Runs the scenario to its duration, heals and drains (final.heal), reads every\n"
+                 "partition, and prints the timeline, the summary metrics and each [expect] line.\n"
+                 "Exit 0: every expectation held; 1: one failed; 2: bad input; 3: internal error.\n"
+                 "\n"
+                 "The brokers' logs go to the run folder, runs/<name>-s<seed>-<hash> by default,\n"
+                 "where <hash> stands for the effective settings (--set included), so runs with\n"
+                 "other settings never share a folder; runs.run_dir in the database records it. A\n"
+                 "run locks its folder: a second run of the same settings and seed into it while\n"
+                 "the first runs fails at once (exit 2).\n"
+                 "\n"
+                 "Examples:\n"
+                 "  ksim run scenarios/quickstart.ini\n"
+                 "  ksim run scenarios/quickstart.ini --seed 3 --set producer.p1.acks=1 --explain\n"
+                 "  ksim run scenarios/quickstart.ini --json --db /tmp/runs.db\n");
     int code = 2;
     struct ks_scenario *scenario = NULL;
     if (!parse_options(context, &argc, &argv)) {
@@ -258,7 +258,10 @@ static void check_one(const struct ks_scenario *scenario, uint64_t seed, bool sh
     char *name = ks_run_dir_name(scenario, seed);
     char *run_dir = g_build_filename(parent, name, NULL);
     struct ks_run_options options = {
-        .seed = seed, .seed_given = true, .recorder = recorder, .run_dir = run_dir,
+        .seed = seed,
+        .seed_given = true,
+        .recorder = recorder,
+        .run_dir = run_dir,
         .run_dir_discarded = remove_after,
     };
     struct ks_run_result result;

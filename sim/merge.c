@@ -36,7 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
-G_DEFINE_QUARK(ks-merge-error-quark, ks_merge_error)
+G_DEFINE_QUARK(ks - merge - error - quark, ks_merge_error)
 
 /* ---- small SQLite helpers ---------------------------------------------------- */
 
@@ -124,10 +124,10 @@ static bool ptr_array_has(GPtrArray *array, const char *text)
 static GPtrArray *schema_tables(sqlite3 *db, const char *schema)
 {
     GPtrArray *tables = g_ptr_array_new_with_free_func(g_free);
-    g_autofree char *sql = g_strdup_printf(
-        "SELECT name, sql FROM %s.sqlite_master WHERE type = 'table' "
-        "AND name NOT LIKE 'sqlite_%%' AND sql IS NOT NULL ORDER BY name",
-        schema);
+    g_autofree char *sql =
+        g_strdup_printf("SELECT name, sql FROM %s.sqlite_master WHERE type = 'table' "
+                        "AND name NOT LIKE 'sqlite_%%' AND sql IS NOT NULL ORDER BY name",
+                        schema);
     sqlite3_stmt *stmt = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) == SQLITE_OK) {
         while (sqlite3_step(stmt) == SQLITE_ROW) {
@@ -182,8 +182,8 @@ static void detach_as(sqlite3 *out, const char *alias)
 
 /* Creates `table` in main from the attached database's CREATE statement,
  * then that database's indexes on it. */
-static bool create_like(sqlite3 *out, const char *alias, const char *table,
-                        const char *create_sql, GError **error)
+static bool create_like(sqlite3 *out, const char *alias, const char *table, const char *create_sql,
+                        GError **error)
 {
     if (!exec_sql(out, create_sql, error)) {
         return false;
@@ -191,7 +191,8 @@ static bool create_like(sqlite3 *out, const char *alias, const char *table,
     sqlite3_stmt *stmt = NULL;
     g_autofree char *sql = g_strdup_printf("SELECT sql FROM %s.sqlite_master WHERE type = "
                                            "'index' AND tbl_name = ?1 AND sql IS NOT NULL "
-                                           "ORDER BY name", alias);
+                                           "ORDER BY name",
+                                           alias);
     if (sqlite3_prepare_v2(out, sql, -1, &stmt, NULL) != SQLITE_OK) {
         return exec_sql(out, sql, error);
     }
@@ -219,8 +220,8 @@ struct copier {
  * main lacks it): with run ids on both sides, one run at a time, its rows in
  * their stored order; else the rows main does not have yet, at once. A
  * table with no common column gives stmt = NULL. */
-static bool make_copier(sqlite3 *out, const char *alias, const char *table,
-                        const char *create_sql, struct copier *copier, GError **error)
+static bool make_copier(sqlite3 *out, const char *alias, const char *table, const char *create_sql,
+                        struct copier *copier, GError **error)
 {
     copier->stmt = NULL;
     copier->per_run = false;
@@ -363,8 +364,8 @@ static bool append_direct(sqlite3 *out, const char *const *inputs, size_t input_
             sqlite3_bind_int64(copier->stmt, 1, base_id + 1 + (int64_t)k);
             sqlite3_bind_int64(copier->stmt, 2, runs[k].run_id);
             if (sqlite3_step(copier->stmt) != SQLITE_DONE) {
-                g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "copying run %"
-                            G_GINT64_FORMAT " of %s: %s", runs[k].run_id,
+                g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT,
+                            "copying run %" G_GINT64_FORMAT " of %s: %s", runs[k].run_id,
                             inputs[runs[k].input_index], sqlite3_errmsg(out));
                 ok = false;
             }
@@ -458,7 +459,7 @@ static bool append_staged(sqlite3 *out, const char *const *inputs, size_t input_
             final_runs[k].input_index = 0;
             final_runs[k].run_id = staged_ids[k];
         }
-        const char *staging_inputs[] = {staging_path};
+        const char *staging_inputs[] = { staging_path };
         ok = append_direct(out, staging_inputs, 1, final_runs, run_count, new_ids, true, NULL,
                            error);
     }
@@ -479,10 +480,10 @@ static bool merge_append(sqlite3 *out, const char *const *inputs, size_t input_c
     }
     bool direct = order->len <= ATTACH_COUNT_MAX;
     g_array_unref(order);
-    return direct ? append_direct(out, inputs, input_count, runs, run_count, new_ids,
-                                  every_input, NULL, error)
-                  : append_staged(out, inputs, input_count, runs, run_count, new_ids,
-                                  every_input, error);
+    return direct ? append_direct(out, inputs, input_count, runs, run_count, new_ids, every_input,
+                                  NULL, error)
+                  : append_staged(out, inputs, input_count, runs, run_count, new_ids, every_input,
+                                  error);
 }
 
 bool ks_merge_append(sqlite3 *out, const char *const *inputs, size_t input_count,
@@ -496,7 +497,7 @@ bool ks_merge_append(sqlite3 *out, const char *const *inputs, size_t input_count
 
 bool ks_merge_is_ksim_db(sqlite3 *db)
 {
-    static const char *const required[] = {"run_id", "scenario", "seed", "params"};
+    static const char *const required[] = { "run_id", "scenario", "seed", "params" };
     bool has_run_id = false;
     if (!table_exists(db, "main", "runs")) {
         return false;
@@ -514,8 +515,7 @@ sqlite3 *ks_merge_open_ksim_db(const char *path, GError **error)
 {
     sqlite3 *db = NULL;
     if (access(path, R_OK) != 0) {
-        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_INPUT, "%s: %s", path,
-                    g_strerror(errno));
+        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_INPUT, "%s: %s", path, g_strerror(errno));
         return NULL;
     }
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -533,8 +533,8 @@ sqlite3 *ks_merge_open_ksim_db(const char *path, GError **error)
     }
     sqlite3_finalize(stmt);
     if (rc != SQLITE_OK) {
-        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_INPUT,
-                    "%s: not an SQLite database: %s", path, sqlite3_errmsg(db));
+        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_INPUT, "%s: not an SQLite database: %s",
+                    path, sqlite3_errmsg(db));
         sqlite3_close(db);
         return NULL;
     }
@@ -601,7 +601,7 @@ static bool read_run_keys(const char *path, uint32_t input_index, GArray *keys, 
     }
     int column_count = sqlite3_column_count(stmt);
     while (sqlite3_step(stmt) == SQLITE_ROW) {
-        struct run_key key = {.run = {.input_index = input_index}};
+        struct run_key key = { .run = { .input_index = input_index } };
         GString *rest = g_string_new("");
         for (int i = 0; i < column_count; i++) {
             const char *name = sqlite3_column_name(stmt, i);
@@ -630,8 +630,7 @@ bool ks_merge_files(const char *out_path, const char *const *inputs, size_t inpu
                     GError **error)
 {
     if (g_file_test(out_path, G_FILE_TEST_EXISTS)) {
-        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "%s: exists already",
-                    out_path);
+        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "%s: exists already", out_path);
         return false;
     }
     GArray *keys = g_array_new(FALSE, TRUE, sizeof(struct run_key));
@@ -652,8 +651,8 @@ bool ks_merge_files(const char *out_path, const char *const *inputs, size_t inpu
     sqlite3 *out = NULL;
     if (sqlite3_open_v2(out_path, &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
-        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "%s: cannot create: %s",
-                    out_path, sqlite3_errmsg(out));
+        g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "%s: cannot create: %s", out_path,
+                    sqlite3_errmsg(out));
         sqlite3_close(out);
         g_array_unref(keys);
         return false;
@@ -700,8 +699,7 @@ int ks_merge_main(int argc, char **argv)
      * nothing behind. */
     g_autofree char *temp_path = g_strdup_printf("%s.merge-%d", out_path, (int)getpid());
     if (g_file_test(out_path, G_FILE_TEST_EXISTS)) {
-        fprintf(stderr, "ksim merge: %s: exists already (merge writes a new database)\n",
-                out_path);
+        fprintf(stderr, "ksim merge: %s: exists already (merge writes a new database)\n", out_path);
         return 2;
     }
     GError *error = NULL;

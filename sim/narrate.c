@@ -103,8 +103,7 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_REGISTRATION_REFUSED:
     case KS_REASON_SINK_FENCED:
     case KS_REASON_POLL_INTERVAL_EXCEEDED:
-    case KS_REASON_COUNT:
-        break;
+    case KS_REASON_COUNT: break;
     }
     return NULL;
 }
@@ -226,9 +225,8 @@ static void narrate_unclean_election(const struct ks_cluster_spec *spec,
                            name, e->partition, old_isr->str, e->leader_new);
 }
 
-static void narrate_no_leader(const struct ks_cluster_spec *spec,
-                              const struct ks_cluster_event *e, GString *detail,
-                              GString *explain)
+static void narrate_no_leader(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                              GString *detail, GString *explain)
 {
     const char *name = topic_name(spec, e->topic_index);
     g_autoptr(GString) isr = g_string_new(NULL);
@@ -244,9 +242,8 @@ static void narrate_no_leader(const struct ks_cluster_spec *spec,
                            name, e->partition, isr->str);
 }
 
-static void narrate_fenced(const struct ks_cluster_spec *spec,
-                           const struct ks_cluster_event *e, GString *detail,
-                           GString *explain)
+static void narrate_fenced(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                           GString *detail, GString *explain)
 {
     (void)spec;
     g_string_append_printf(detail, "broker %d fenced (%s)", e->broker, phrase(e->reason));
@@ -268,9 +265,8 @@ static void narrate_fenced(const struct ks_cluster_spec *spec,
                            e->broker, phrase(e->reason));
 }
 
-static void narrate_isr_change(const struct ks_cluster_spec *spec,
-                               const struct ks_cluster_event *e, GString *detail,
-                               GString *explain)
+static void narrate_isr_change(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                               GString *detail, GString *explain)
 {
     const char *name = topic_name(spec, e->topic_index);
     g_autoptr(GString) scratch = g_string_new(NULL);
@@ -301,9 +297,9 @@ static void narrate_isr_change(const struct ks_cluster_spec *spec,
                            "Leader %d of %s-%d found %s that %s not caught up for "
                            "replica.lag.time.max.ms and asks the controller to drop %s: the ISR "
                            "becomes %s. The high watermark no longer waits for %s. ",
-                           e->leader_new, name, e->partition,
-                           several ? "followers" : "a follower", several ? "have" : "has",
-                           several ? "them" : "it", new_isr, several ? "them" : "it");
+                           e->leader_new, name, e->partition, several ? "followers" : "a follower",
+                           several ? "have" : "has", several ? "them" : "it", new_isr,
+                           several ? "them" : "it");
     append_min_isr_consequence(spec, explain, e->isr_new_count, e->isr_count_min);
 }
 
@@ -418,9 +414,8 @@ static void append_truncation_cause(const struct ks_cluster_spec *spec, GString 
     }
 }
 
-static void narrate_truncation(const struct ks_cluster_spec *spec,
-                               const struct ks_cluster_event *e, GString *detail,
-                               GString *explain)
+static void narrate_truncation(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                               GString *detail, GString *explain)
 {
     const char *name = topic_name(spec, e->topic_index);
     g_string_append_printf(detail, "broker %d truncates %s-%d to %" PRId64 " (", e->broker, name,
@@ -444,16 +439,15 @@ static void narrate_truncation(const struct ks_cluster_spec *spec,
     append_truncation_cause(spec, explain, e);
 }
 
-static void narrate_recovery(const struct ks_cluster_spec *spec,
-                             const struct ks_cluster_event *e, GString *detail,
-                             GString *explain)
+static void narrate_recovery(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                             GString *detail, GString *explain)
 {
     const char *name = topic_name(spec, e->topic_index);
     g_string_append_printf(detail,
                            "broker %d recovered %s-%d from offset %" PRId64 ": dropped %" PRId64
                            " batch(es), %" PRId64 " bytes; log end %" PRId64,
-                           e->broker, name, e->partition, e->offset, e->batch_count,
-                           e->byte_count, e->leo_new);
+                           e->broker, name, e->partition, e->offset, e->batch_count, e->byte_count,
+                           e->leo_new);
     g_string_append_printf(explain,
                            "Broker %d did not shut down cleanly, so it re-reads %s-%d from its "
                            "recovery point (the last offset known to be fsynced), checks every "
@@ -463,9 +457,8 @@ static void narrate_recovery(const struct ks_cluster_spec *spec,
                            e->broker, name, e->partition, e->hw_new);
 }
 
-static void narrate_log_task(const struct ks_cluster_spec *spec,
-                             const struct ks_cluster_event *e, GString *detail,
-                             GString *explain)
+static void narrate_log_task(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                             GString *detail, GString *explain)
 {
     const char *name = topic_name(spec, e->topic_index);
     if (e->kind == KS_EV_RETENTION) {
@@ -484,9 +477,8 @@ static void narrate_log_task(const struct ks_cluster_spec *spec,
                              "high watermark. Each replica cleans its own log independently.");
 }
 
-static void narrate_refused(const struct ks_cluster_spec *spec,
-                            const struct ks_cluster_event *e, GString *detail,
-                            GString *explain)
+static void narrate_refused(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                            GString *detail, GString *explain)
 {
     const char *name = topic_name(spec, e->topic_index);
     g_string_append_printf(detail,
@@ -513,15 +505,14 @@ static const char *outcome_name(enum ks_record_outcome_kind outcome)
     return "?";
 }
 
-static void narrate_disconnect(const struct ks_cluster_spec *spec,
-                               const struct ks_cluster_event *e, GString *detail,
-                               GString *explain)
+static void narrate_disconnect(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                               GString *detail, GString *explain)
 {
     g_string_append_printf(detail,
                            "producer %s: connection to broker %d closed (%s): %" PRId64
                            " batch(es), %" PRId64 " record(s) in flight fail and are retried",
-                           spec->producers[e->producer_index].name, e->broker,
-                           phrase(e->reason), e->batch_count, e->record_count);
+                           spec->producers[e->producer_index].name, e->broker, phrase(e->reason),
+                           e->batch_count, e->record_count);
     g_string_append(explain,
                     e->idempotent
                         ? "The producer did not learn whether the broker wrote these batches. It "
@@ -583,9 +574,8 @@ static void narrate_producer_error(const struct ks_cluster_spec *spec,
 
 /* ---- consumer groups and consumers ---------------------------------------------------------- */
 
-static void narrate_rebalance(const struct ks_cluster_spec *spec,
-                              const struct ks_cluster_event *e, GString *detail,
-                              GString *explain)
+static void narrate_rebalance(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                              GString *detail, GString *explain)
 {
     const char *assignor = ks_assignor_name(e->assignor);
     g_string_append_printf(detail, "group %s generation %d %s:", e->group_id, e->generation,
@@ -629,9 +619,8 @@ static void narrate_rebalance(const struct ks_cluster_spec *spec,
                            e->member_count, e->group_leader_id, assignor);
 }
 
-static void narrate_commit(const struct ks_cluster_spec *spec,
-                           const struct ks_cluster_event *e, GString *detail,
-                           GString *explain)
+static void narrate_commit(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                           GString *detail, GString *explain)
 {
     g_string_append_printf(detail, "group %s", e->group_id);
     for (int32_t i = 0; i < e->offset_count; i++) {
@@ -724,9 +713,8 @@ static void narrate_offset_reset(const struct ks_cluster_spec *spec,
 
 /* ---- other facts ----------------------------------------------------------------------------- */
 
-static void narrate_info(const struct ks_cluster_spec *spec,
-                         const struct ks_cluster_event *e, GString *detail,
-                         GString *explain)
+static void narrate_info(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                         GString *detail, GString *explain)
 {
     if (e->reason == KS_REASON_REGISTRATION_REFUSED) {
         g_string_append_printf(detail,
@@ -740,12 +728,11 @@ static void narrate_info(const struct ks_cluster_spec *spec,
                                  "removes it from the ISRs, and the new incarnation can register "
                                  "and catch up.");
     } else if (e->reason == KS_REASON_SINK_FENCED) {
-        g_string_append_printf(detail,
-                               "consumer %s fenced from %s-%d by its sink (claim %" PRId64
-                               ", now %" PRId64 ")",
-                               spec->consumers[e->consumer_index].name,
-                               topic_name(spec, e->topic_index), e->partition, e->sink_epoch,
-                               e->sink_epoch_found);
+        g_string_append_printf(
+            detail,
+            "consumer %s fenced from %s-%d by its sink (claim %" PRId64 ", now %" PRId64 ")",
+            spec->consumers[e->consumer_index].name, topic_name(spec, e->topic_index), e->partition,
+            e->sink_epoch, e->sink_epoch_found);
         g_string_append(explain, "Another member took this partition while this consumer still "
                                  "held records of it (it was paused or cut off). Its atomic "
                                  "store is refused, so those records are not processed twice.");
@@ -770,31 +757,15 @@ void ks_narrate_event(const struct ks_cluster_spec *spec, const struct ks_cluste
     g_string_truncate(detail, 0);
     g_string_truncate(explain, 0);
     switch (event->kind) {
-    case KS_EV_TOPIC_CREATED:
-        narrate_topic_created(spec, event, detail, explain);
-        return;
-    case KS_EV_LEADER_ELECTED:
-        narrate_clean_election(spec, event, detail, explain);
-        return;
-    case KS_EV_UNCLEAN_ELECTION:
-        narrate_unclean_election(spec, event, detail, explain);
-        return;
-    case KS_EV_NO_LEADER:
-        narrate_no_leader(spec, event, detail, explain);
-        return;
+    case KS_EV_TOPIC_CREATED: narrate_topic_created(spec, event, detail, explain); return;
+    case KS_EV_LEADER_ELECTED: narrate_clean_election(spec, event, detail, explain); return;
+    case KS_EV_UNCLEAN_ELECTION: narrate_unclean_election(spec, event, detail, explain); return;
+    case KS_EV_NO_LEADER: narrate_no_leader(spec, event, detail, explain); return;
     case KS_EV_ISR_SHRINK:
-    case KS_EV_ISR_EXPAND:
-        narrate_isr_change(spec, event, detail, explain);
-        return;
-    case KS_EV_TRUNCATION:
-        narrate_truncation(spec, event, detail, explain);
-        return;
-    case KS_EV_RECOVERY:
-        narrate_recovery(spec, event, detail, explain);
-        return;
-    case KS_EV_BROKER_FENCED:
-        narrate_fenced(spec, event, detail, explain);
-        return;
+    case KS_EV_ISR_EXPAND: narrate_isr_change(spec, event, detail, explain); return;
+    case KS_EV_TRUNCATION: narrate_truncation(spec, event, detail, explain); return;
+    case KS_EV_RECOVERY: narrate_recovery(spec, event, detail, explain); return;
+    case KS_EV_BROKER_FENCED: narrate_fenced(spec, event, detail, explain); return;
     case KS_EV_BROKER_UNFENCED:
         g_string_append_printf(detail, "broker %d unfenced", event->broker);
         g_string_append(explain, "The broker heartbeats again and has caught up with the "
@@ -805,30 +776,15 @@ void ks_narrate_event(const struct ks_cluster_spec *spec, const struct ks_cluste
         g_string_append_printf(detail, "broker %d started (epoch %" PRId64 ")", event->broker,
                                event->broker_epoch);
         return;
-    case KS_EV_PRODUCE_REFUSED:
-        narrate_refused(spec, event, detail, explain);
-        return;
-    case KS_EV_PRODUCER_ERROR:
-        narrate_producer_error(spec, event, detail, explain);
-        return;
-    case KS_EV_REBALANCE:
-        narrate_rebalance(spec, event, detail, explain);
-        return;
-    case KS_EV_OFFSET_COMMIT:
-        narrate_commit(spec, event, detail, explain);
-        return;
-    case KS_EV_OFFSET_RESET:
-        narrate_offset_reset(spec, event, detail, explain);
-        return;
+    case KS_EV_PRODUCE_REFUSED: narrate_refused(spec, event, detail, explain); return;
+    case KS_EV_PRODUCER_ERROR: narrate_producer_error(spec, event, detail, explain); return;
+    case KS_EV_REBALANCE: narrate_rebalance(spec, event, detail, explain); return;
+    case KS_EV_OFFSET_COMMIT: narrate_commit(spec, event, detail, explain); return;
+    case KS_EV_OFFSET_RESET: narrate_offset_reset(spec, event, detail, explain); return;
     case KS_EV_RETENTION:
-    case KS_EV_COMPACTION:
-        narrate_log_task(spec, event, detail, explain);
-        return;
-    case KS_EV_INFO:
-        narrate_info(spec, event, detail, explain);
-        return;
-    case KS_EV_KIND_COUNT:
-        break;
+    case KS_EV_COMPACTION: narrate_log_task(spec, event, detail, explain); return;
+    case KS_EV_INFO: narrate_info(spec, event, detail, explain); return;
+    case KS_EV_KIND_COUNT: break;
     }
     g_string_append(detail, ks_cluster_event_kind_name(event->kind));
 }

@@ -212,8 +212,7 @@ void ks_world_send(ks_world *world, ks_node_id source, ks_node_id target, uint32
 
 /* ---- faults ------------------------------------------------------------------------ */
 
-static void cut_add_pair(ks_world *world, struct ks__cut *cut, ks_node_id source,
-                         ks_node_id target)
+static void cut_add_pair(ks_world *world, struct ks__cut *cut, ks_node_id source, ks_node_id target)
 {
     ks_assert(source < world->node_count);
     ks_assert(target < world->node_count);
@@ -231,7 +230,7 @@ static void cut_add_pair(ks_world *world, struct ks__cut *cut, ks_node_id source
 
 static ks_cut_id cut_new(ks_world *world)
 {
-    struct ks__cut cut = {.active = true, .pairs = g_array_new(FALSE, FALSE, sizeof(uint64_t))};
+    struct ks__cut cut = { .active = true, .pairs = g_array_new(FALSE, FALSE, sizeof(uint64_t)) };
     g_array_append_val(world->cuts, cut);
     world->active_cut_count++;
     return (ks_cut_id)world->cuts->len;

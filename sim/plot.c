@@ -56,26 +56,26 @@ enum plot_kind {
     PLOT_KIND_COUNT
 };
 
-static const char *const kind_names[PLOT_KIND_COUNT] = {
-    "throughput", "latency", "isr", "hw", "loss", "availability"};
+static const char *const kind_names[PLOT_KIND_COUNT] = { "throughput", "latency", "isr",
+                                                         "hw",         "loss",    "availability" };
 
 /* What one `ksim plot` is doing: inputs, the temp folder, gnuplot's variables. */
 struct plot_job {
     sqlite3 *db;
     enum plot_kind kind;
-    int64_t run_id;          /* the run (per-run kinds) */
-    char *partition;         /* --partition TP, or NULL */
-    char *datadir;           /* owned temp folder */
-    GString *variables;      /* gnuplot -e text */
+    int64_t run_id;     /* the run (per-run kinds) */
+    char *partition;    /* --partition TP, or NULL */
+    char *datadir;      /* owned temp folder */
+    GString *variables; /* gnuplot -e text */
     /* the run, for titles and the time axis */
     char *scenario;
     int64_t seed;
-    double end_s;            /* x axis end: max(sim_ms, last data point) */
+    double end_s; /* x axis end: max(sim_ms, last data point) */
 };
 
 /* Errors inside plot.c: exit 2 (input) or 3 (host). */
 #define PLOT_INPUT 2
-#define PLOT_HOST 3
+#define PLOT_HOST  3
 
 static void set_var_text(struct plot_job *job, const char *name, const char *value)
 {
@@ -152,8 +152,8 @@ static sqlite3_stmt *prepare(sqlite3 *db, const char *sql)
 
 static int64_t choose_bin_ns(double end_s)
 {
-    static const int64_t widths_ms[] = {10,   20,   50,    100,   200,   500,  1000,
-                                        2000, 5000, 10000, 30000, 60000, 300000, 600000};
+    static const int64_t widths_ms[] = { 10,   20,   50,    100,   200,   500,    1000,
+                                         2000, 5000, 10000, 30000, 60000, 300000, 600000 };
     for (size_t i = 0; i < G_N_ELEMENTS(widths_ms); i++) {
         if (end_s * 1000.0 / (double)widths_ms[i] <= 60.0) {
             return widths_ms[i] * 1000000;
@@ -208,9 +208,9 @@ static int load_run(struct plot_job *job, bool run_given)
 
 static void set_title(struct plot_job *job, const char *what)
 {
-    g_autofree char *title = g_strdup_printf("%s - %s, seed %" G_GINT64_FORMAT " (run %"
-                                             G_GINT64_FORMAT ")",
-                                             what, job->scenario, job->seed, job->run_id);
+    g_autofree char *title =
+        g_strdup_printf("%s - %s, seed %" G_GINT64_FORMAT " (run %" G_GINT64_FORMAT ")", what,
+                        job->scenario, job->seed, job->run_id);
     set_var_text(job, "title_text", title);
 }
 
@@ -293,16 +293,19 @@ static void window_event(GArray *windows, double t_s, const char *kind, int brok
             text += strlen("fault ");
         }
         /* Long details (a partition of many nodes) are cut to keep labels apart. */
-        g_autofree char *label = g_utf8_strlen(text, -1) > 44
-                                     ? g_strdup_printf("%.41s...", text)
-                                     : g_strdup(text);
-        struct window window = {.start_s = t_s, .end_s = -1, .key = g_strdup(key),
-                                .label = g_strdup(label), .broker = broker, .open = true};
+        g_autofree char *label =
+            g_utf8_strlen(text, -1) > 44 ? g_strdup_printf("%.41s...", text) : g_strdup(text);
+        struct window window = { .start_s = t_s,
+                                 .end_s = -1,
+                                 .key = g_strdup(key),
+                                 .label = g_strdup(label),
+                                 .broker = broker,
+                                 .open = true };
         g_array_append_val(windows, window);
         return;
     }
-    if (strcmp(kind, "heal") != 0 && strcmp(kind, "resume") != 0 &&
-        strcmp(kind, "restart") != 0 && strcmp(kind, "final") != 0) {
+    if (strcmp(kind, "heal") != 0 && strcmp(kind, "resume") != 0 && strcmp(kind, "restart") != 0 &&
+        strcmp(kind, "final") != 0) {
         return;
     }
     bool all = strcmp(kind, "final") == 0 ||
@@ -331,9 +334,8 @@ static bool fault_windows(struct plot_job *job)
         while (sqlite3_step(stmt) == SQLITE_ROW) {
             double t_s = (double)sqlite3_column_int64(stmt, 0) / 1e9;
             const char *kind = (const char *)sqlite3_column_text(stmt, 1);
-            int broker = sqlite3_column_type(stmt, 2) == SQLITE_NULL
-                             ? -1
-                             : sqlite3_column_int(stmt, 2);
+            int broker =
+                sqlite3_column_type(stmt, 2) == SQLITE_NULL ? -1 : sqlite3_column_int(stmt, 2);
             const char *detail = (const char *)sqlite3_column_text(stmt, 3);
             if (kind == NULL) {
                 continue;
@@ -496,10 +498,10 @@ static int plot_latency(struct plot_job *job)
         return PLOT_INPUT;
     }
     int64_t bin_ns = choose_bin_ns(job->end_s);
-    sqlite3_stmt *stmt = prepare(job->db,
-                                 "SELECT acked_ns / ?2, (acked_ns - sent_ns) / 1e6 FROM records "
-                                 "WHERE run_id = ?1 AND outcome = 'acked' AND acked_ns IS NOT "
-                                 "NULL ORDER BY 1, 2");
+    sqlite3_stmt *stmt =
+        prepare(job->db, "SELECT acked_ns / ?2, (acked_ns - sent_ns) / 1e6 FROM records "
+                         "WHERE run_id = ?1 AND outcome = 'acked' AND acked_ns IS NOT "
+                         "NULL ORDER BY 1, 2");
     if (stmt == NULL) {
         return PLOT_INPUT;
     }
@@ -520,8 +522,7 @@ static int plot_latency(struct plot_job *job)
         int64_t bin = sqlite3_column_int64(stmt, 0);
         double latency_ms = sqlite3_column_double(stmt, 1);
         if (bin != current_bin && values->len > 0) {
-            write_latency_bin(file, current_bin, previous_bin, bin_s, values, &minimum,
-                              &maximum);
+            write_latency_bin(file, current_bin, previous_bin, bin_s, values, &minimum, &maximum);
             previous_bin = current_bin;
             g_array_set_size(values, 0);
         }
@@ -596,11 +597,11 @@ static bool split_tp(const char *text, char **topic, int *partition)
 /* How many partitions plot_isr will draw. */
 static int64_t count_partitions(struct plot_job *job, const char *topic, int partition)
 {
-    sqlite3_stmt *stmt = prepare(job->db,
-                                 "SELECT count(*) FROM (SELECT DISTINCT topic, partition FROM "
-                                 "partition_state WHERE run_id = ?1 AND (?2 IS NULL OR (topic = "
-                                 "?2 AND partition = ?3)) AND (?2 IS NOT NULL OR topic NOT LIKE "
-                                 "'\\_\\_%' ESCAPE '\\'))");
+    sqlite3_stmt *stmt =
+        prepare(job->db, "SELECT count(*) FROM (SELECT DISTINCT topic, partition FROM "
+                         "partition_state WHERE run_id = ?1 AND (?2 IS NULL OR (topic = "
+                         "?2 AND partition = ?3)) AND (?2 IS NOT NULL OR topic NOT LIKE "
+                         "'\\_\\_%' ESCAPE '\\'))");
     int64_t count = 0;
     if (stmt == NULL) {
         return 0;
@@ -623,11 +624,11 @@ static int plot_isr(struct plot_job *job)
     /* One ISR per (partition, time): the controller's view is the same in
      * every replica's row, so take the first row of each sample. Internal
      * topics (__consumer_offsets) only when asked for. */
-    sqlite3_stmt *stmt = prepare(job->db,
-                                 "SELECT topic, partition, t_ns, isr FROM partition_state "
-                                 "WHERE run_id = ?1 AND (?2 IS NULL OR (topic = ?2 AND "
-                                 "partition = ?3)) AND (?2 IS NOT NULL OR topic NOT LIKE '\\_\\_%' "
-                                 "ESCAPE '\\') ORDER BY topic, partition, t_ns, rowid");
+    sqlite3_stmt *stmt =
+        prepare(job->db, "SELECT topic, partition, t_ns, isr FROM partition_state "
+                         "WHERE run_id = ?1 AND (?2 IS NULL OR (topic = ?2 AND "
+                         "partition = ?3)) AND (?2 IS NOT NULL OR topic NOT LIKE '\\_\\_%' "
+                         "ESCAPE '\\') ORDER BY topic, partition, t_ns, rowid");
     if (stmt == NULL) {
         return PLOT_INPUT;
     }
@@ -660,8 +661,8 @@ static int plot_isr(struct plot_job *job)
     int last_size = 0;
     while (sqlite3_step(stmt) == SQLITE_ROW) {
         const char *topic = (const char *)sqlite3_column_text(stmt, 0);
-        g_autofree char *name = g_strdup_printf("%s-%d", topic ? topic : "?",
-                                                sqlite3_column_int(stmt, 1));
+        g_autofree char *name =
+            g_strdup_printf("%s-%d", topic ? topic : "?", sqlite3_column_int(stmt, 1));
         int64_t t_ns = sqlite3_column_int64(stmt, 2);
         int size = isr_size((const char *)sqlite3_column_text(stmt, 3));
         if (current == NULL || strcmp(current, name) != 0) {
@@ -685,8 +686,7 @@ static int plot_isr(struct plot_job *job)
         fprintf(file, "%.6f\t%d\t%.6f\n", (double)t_ns / 1e9, size, size + shift * (series - 1));
     }
     if (current != NULL) {
-        fprintf(file, "%.6f\t%d\t%.6f\n", job->end_s, last_size,
-                last_size + shift * (series - 1));
+        fprintf(file, "%.6f\t%d\t%.6f\n", job->end_s, last_size, last_size + shift * (series - 1));
     }
     sqlite3_finalize(stmt);
     fclose(file);
@@ -733,10 +733,10 @@ static bool first_partition(struct plot_job *job, char **topic, int *partition)
 /* elections.dat: leader changes of the partition, from events. */
 static bool election_marks(struct plot_job *job, const char *topic, int partition)
 {
-    sqlite3_stmt *stmt = prepare(job->db,
-                                 "SELECT t_ns, kind, broker, detail FROM events WHERE run_id = ?1 "
-                                 "AND topic = ?2 AND partition = ?3 AND (kind LIKE '%elect%' OR "
-                                 "kind LIKE '%leader%') ORDER BY t_ns, rowid");
+    sqlite3_stmt *stmt =
+        prepare(job->db, "SELECT t_ns, kind, broker, detail FROM events WHERE run_id = ?1 "
+                         "AND topic = ?2 AND partition = ?3 AND (kind LIKE '%elect%' OR "
+                         "kind LIKE '%leader%') ORDER BY t_ns, rowid");
     if (stmt == NULL) {
         return false;
     }
@@ -751,8 +751,7 @@ static bool election_marks(struct plot_job *job, const char *topic, int partitio
     int count = 0;
     while (sqlite3_step(stmt) == SQLITE_ROW) {
         const char *kind = (const char *)sqlite3_column_text(stmt, 1);
-        int broker = sqlite3_column_type(stmt, 2) == SQLITE_NULL ? -1
-                                                                 : sqlite3_column_int(stmt, 2);
+        int broker = sqlite3_column_type(stmt, 2) == SQLITE_NULL ? -1 : sqlite3_column_int(stmt, 2);
         g_autofree char *label = NULL;
         if (kind != NULL && strstr(kind, "unclean") != NULL) {
             label = g_strdup_printf("unclean: leader %d", broker);
@@ -793,10 +792,10 @@ static int plot_hw(struct plot_job *job)
                 job->run_id);
         return PLOT_INPUT;
     }
-    sqlite3_stmt *stmt = prepare(job->db,
-                                 "SELECT broker, t_ns, leo, hw FROM partition_state WHERE "
-                                 "run_id = ?1 AND topic = ?2 AND partition = ?3 AND broker IS "
-                                 "NOT NULL ORDER BY broker, t_ns, rowid");
+    sqlite3_stmt *stmt =
+        prepare(job->db, "SELECT broker, t_ns, leo, hw FROM partition_state WHERE "
+                         "run_id = ?1 AND topic = ?2 AND partition = ?3 AND broker IS "
+                         "NOT NULL ORDER BY broker, t_ns, rowid");
     if (stmt == NULL) {
         return PLOT_INPUT;
     }
@@ -881,8 +880,7 @@ static void setting_clear(gpointer data)
 /* Groups runs by setting: sweep_runs.setting when the database has sweep
  * runs (the scenario's name is prefixed when there are several scenarios),
  * else the scenario name. Settings keep the order of their first run. */
-static GArray *collect_settings(struct plot_job *job, const char *metric_a,
-                                const char *metric_b)
+static GArray *collect_settings(struct plot_job *job, const char *metric_a, const char *metric_b)
 {
     sqlite3_stmt *probe = NULL;
     bool have_sweeps = false;
@@ -923,18 +921,18 @@ static GArray *collect_settings(struct plot_job *job, const char *metric_a,
         if (sqlite3_column_type(stmt, 3) == SQLITE_NULL) {
             continue; /* a run without summary rows (killed) */
         }
-        g_autofree char *label = have_sweeps && scenario_count > 1
-                                     ? g_strdup_printf("%s: %s", scenario ? scenario : "?",
-                                                       setting ? setting : "")
-                                     : g_strdup(setting && *setting ? setting : "(default)");
+        g_autofree char *label =
+            have_sweeps && scenario_count > 1
+                ? g_strdup_printf("%s: %s", scenario ? scenario : "?", setting ? setting : "")
+                : g_strdup(setting && *setting ? setting : "(default)");
         gpointer found = NULL;
         guint position;
         if (g_hash_table_lookup_extended(index, label, NULL, &found)) {
             position = GPOINTER_TO_UINT(found);
         } else {
-            struct setting_stats stats = {.label = g_strdup(label),
-                                          .minimum = {INFINITY, INFINITY},
-                                          .maximum = {-INFINITY, -INFINITY}};
+            struct setting_stats stats = { .label = g_strdup(label),
+                                           .minimum = { INFINITY, INFINITY },
+                                           .maximum = { -INFINITY, -INFINITY } };
             position = settings->len;
             g_array_append_val(settings, stats);
             g_hash_table_insert(index, g_strdup(label), GUINT_TO_POINTER(position));
@@ -1002,9 +1000,9 @@ static int plot_settings(struct plot_job *job, bool loss)
         runs_max = MAX(runs_max, stats->runs);
     }
     g_autofree char *runs_text =
-        runs_min == runs_max ? g_strdup_printf("%" G_GINT64_FORMAT, runs_min)
-                             : g_strdup_printf("%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,
-                                               runs_min, runs_max);
+        runs_min == runs_max
+            ? g_strdup_printf("%" G_GINT64_FORMAT, runs_min)
+            : g_strdup_printf("%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT, runs_min, runs_max);
     g_autofree char *xlabel = g_strdup_printf("setting (bars: mean over %s run%s each; "
                                               "whiskers: min and max)",
                                               runs_text, runs_max == 1 ? "" : "s");
@@ -1014,12 +1012,11 @@ static int plot_settings(struct plot_job *job, bool loss)
     g_autofree char *title = NULL;
     if (stmt != NULL && sqlite3_step(stmt) == SQLITE_ROW) {
         const char *scenario = (const char *)sqlite3_column_text(stmt, 0);
-        title = g_strdup_printf("%s per setting - %s%s (%" G_GINT64_FORMAT " runs)",
-                                loss ? "Acknowledged records lost and duplicated"
-                                     : "Unavailability",
-                                scenario ? scenario : "?",
-                                sqlite3_column_int64(stmt, 1) > 1 ? " and others" : "",
-                                (gint64)run_total);
+        title = g_strdup_printf(
+            "%s per setting - %s%s (%" G_GINT64_FORMAT " runs)",
+            loss ? "Acknowledged records lost and duplicated" : "Unavailability",
+            scenario ? scenario : "?", sqlite3_column_int64(stmt, 1) > 1 ? " and others" : "",
+            (gint64)run_total);
     }
     sqlite3_finalize(stmt);
     set_var_text(job, "title_text", title ? title : "per setting");
@@ -1054,15 +1051,17 @@ static int run_gnuplot(struct plot_job *job, const char *gnuplot, const char *sc
     g_autofree char *script_name = g_strdup_printf("%s.gp", kind_names[job->kind]);
     g_autofree char *script = g_build_filename(script_dir, script_name, NULL);
     if (!g_file_test(script, G_FILE_TEST_IS_REGULAR)) {
-        fprintf(stderr, "ksim plot: %s: no such script (set KSIM_PLOT_DIR to ksim's plots "
-                        "folder)\n", script);
+        fprintf(stderr,
+                "ksim plot: %s: no such script (set KSIM_PLOT_DIR to ksim's plots "
+                "folder)\n",
+                script);
         return PLOT_INPUT;
     }
     set_var_text(job, "term", svg ? "svg" : "png");
     set_var_text(job, "outfile", output);
     set_var_text(job, "datadir", job->datadir);
     set_var_text(job, "scriptdir", script_dir);
-    const char *argv[] = {gnuplot, "-e", job->variables->str, script, NULL};
+    const char *argv[] = { gnuplot, "-e", job->variables->str, script, NULL };
     g_autofree char *child_out = NULL;
     g_autofree char *child_err = NULL;
     int status = 0;
@@ -1120,8 +1119,10 @@ static bool has_plot_tables(sqlite3 *db, const char *db_path, GError **error)
                                           "partition_state" };
     for (size_t i = 0; i < G_N_ELEMENTS(tables); i++) {
         sqlite3_stmt *stmt = NULL;
-        bool found = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' "
-                                            "AND name = ?1", -1, &stmt, NULL) == SQLITE_OK &&
+        bool found = sqlite3_prepare_v2(db,
+                                        "SELECT 1 FROM sqlite_master WHERE type = 'table' "
+                                        "AND name = ?1",
+                                        -1, &stmt, NULL) == SQLITE_OK &&
                      sqlite3_bind_text(stmt, 1, tables[i], -1, SQLITE_STATIC) == SQLITE_OK &&
                      sqlite3_step(stmt) == SQLITE_ROW;
         sqlite3_finalize(stmt);
@@ -1155,20 +1156,13 @@ static int plot_kind_data(struct plot_job *job, bool run_given)
         }
     }
     switch (job->kind) {
-    case PLOT_THROUGHPUT:
-        return plot_throughput(job);
-    case PLOT_LATENCY:
-        return plot_latency(job);
-    case PLOT_ISR:
-        return plot_isr(job);
-    case PLOT_HW:
-        return plot_hw(job);
-    case PLOT_LOSS:
-        return plot_settings(job, true);
-    case PLOT_AVAILABILITY:
-        return plot_settings(job, false);
-    case PLOT_KIND_COUNT:
-        break;
+    case PLOT_THROUGHPUT: return plot_throughput(job);
+    case PLOT_LATENCY: return plot_latency(job);
+    case PLOT_ISR: return plot_isr(job);
+    case PLOT_HW: return plot_hw(job);
+    case PLOT_LOSS: return plot_settings(job, true);
+    case PLOT_AVAILABILITY: return plot_settings(job, false);
+    case PLOT_KIND_COUNT: break;
     }
     return PLOT_INPUT;
 }
@@ -1178,7 +1172,7 @@ int ks_plot_main(int argc, char **argv)
     const char *db_path = NULL;
     const char *output = NULL;
     const char *kind_text = NULL;
-    struct plot_job job = {.run_id = 0};
+    struct plot_job job = { .run_id = 0 };
     bool run_given = false;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -1213,8 +1207,10 @@ int ks_plot_main(int argc, char **argv)
         return usage(stderr, 2);
     }
     if (!parse_kind(kind_text, &job.kind)) {
-        fprintf(stderr, "ksim plot: --kind %s: expected throughput, latency, isr, hw, loss or "
-                        "availability\n", kind_text);
+        fprintf(stderr,
+                "ksim plot: --kind %s: expected throughput, latency, isr, hw, loss or "
+                "availability\n",
+                kind_text);
         return 2;
     }
     g_autofree char *default_output = g_strdup_printf("%s.png", kind_text);

@@ -53,7 +53,7 @@
 
 #define BUSY_TIMEOUT_MS 120000
 
-G_DEFINE_QUARK(ks-recorder-error-quark, ks_recorder_error)
+G_DEFINE_QUARK(ks - recorder - error - quark, ks_recorder_error)
 
 enum stmt_id {
     ST_RUN_INSERT,
@@ -168,10 +168,10 @@ struct ks_recorder {
     sqlite3 *db;
     char *path;
     sqlite3_stmt *stmts[ST_COUNT];
-    int64_t run_id;   /* the open run, 0 when none */
+    int64_t run_id;      /* the open run, 0 when none */
     int64_t event_count; /* events added to the open run (events.event_id) */
-    bool failed;      /* a row of the open run failed */
-    char *failure;    /* its message */
+    bool failed;         /* a row of the open run failed */
+    char *failure;       /* its message */
     int64_t busy_us;
 };
 
@@ -249,19 +249,19 @@ static const struct {
     const char *const *columns; /* NULL-terminated */
 } legacy_tables[] = {
     { "schema_version", (const char *const[]){ "version", NULL } },
-    { "runs", (const char *const[]){ "run_id", "scenario", "seed", "params", "started_at",
-                                     "wall_ms", "sim_ms", "events", "trace_hash", "verdict",
-                                     NULL } },
+    { "runs",
+      (const char *const[]){ "run_id", "scenario", "seed", "params", "started_at", "wall_ms",
+                             "sim_ms", "events", "trace_hash", "verdict", NULL } },
     { "summary", (const char *const[]){ "run_id", "metric", "value", NULL } },
     { "events", (const char *const[]){ "run_id", "t_ns", "kind", "broker", "topic", "partition",
                                        "detail", NULL } },
     { "records", (const char *const[]){ "run_id", "producer", "seq", "key", "topic", "partition",
                                         "offset", "sent_ns", "acked_ns", "outcome", NULL } },
-    { "partition_state", (const char *const[]){ "run_id", "t_ns", "topic", "partition", "broker",
-                                                "role", "leo", "hw", "leader_epoch", "isr",
-                                                NULL } },
-    { "anomalies", (const char *const[]){ "run_id", "kind", "topic", "partition", "detail",
-                                          NULL } },
+    { "partition_state",
+      (const char *const[]){ "run_id", "t_ns", "topic", "partition", "broker", "role", "leo", "hw",
+                             "leader_epoch", "isr", NULL } },
+    { "anomalies",
+      (const char *const[]){ "run_id", "kind", "topic", "partition", "detail", NULL } },
     { "expectations", (const char *const[]){ "run_id", "expr", "actual", "passed", NULL } },
 };
 
@@ -287,8 +287,7 @@ enum db_kind {
 static bool identify(sqlite3 *db, const char *path, enum db_kind *kind, GError **error)
 {
     int64_t tables = query_int(db, "SELECT count(*) FROM sqlite_master", path, error);
-    int64_t application_id =
-        tables < 0 ? -1 : query_int(db, "PRAGMA application_id", path, error);
+    int64_t application_id = tables < 0 ? -1 : query_int(db, "PRAGMA application_id", path, error);
     if (tables < 0 || application_id < 0) {
         return false;
     }
@@ -310,10 +309,10 @@ static bool identify(sqlite3 *db, const char *path, enum db_kind *kind, GError *
                     path);
         return false;
     }
-    int64_t version = has_columns(db, "schema_version", (const char *const[]){ "version", NULL })
-                          ? query_int(db, "SELECT COALESCE(max(version), 0) FROM schema_version",
-                                      path, error)
-                          : 0;
+    int64_t version =
+        has_columns(db, "schema_version", (const char *const[]){ "version", NULL })
+            ? query_int(db, "SELECT COALESCE(max(version), 0) FROM schema_version", path, error)
+            : 0;
     if (version < 0) {
         return false;
     }
@@ -411,7 +410,8 @@ static bool check_writable_path(const char *path, GError **error)
     if (path[0] == '\0' || strcmp(path, ":memory:") == 0) {
         g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
                     "--db '%s': not a file name (SQLite would record into a temporary "
-                    "database that is gone when ksim exits)", path);
+                    "database that is gone when ksim exits)",
+                    path);
         return false;
     }
     g_autofree char *folder = g_path_get_dirname(path);
@@ -424,20 +424,19 @@ static bool check_writable_path(const char *path, GError **error)
         }
         if (access(path, W_OK) != 0) {
             g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
-                        "%s:1: read-only (%s); ksim records runs into it", path,
-                        g_strerror(errno));
+                        "%s:1: read-only (%s); ksim records runs into it", path, g_strerror(errno));
             return false;
         }
     } else if (errno != ENOENT || !g_file_test(folder, G_FILE_TEST_IS_DIR)) {
-        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
-                    "%s:1: cannot create: %s", path,
-                    errno != ENOENT ? g_strerror(errno) : "no such folder");
+        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s:1: cannot create: %s",
+                    path, errno != ENOENT ? g_strerror(errno) : "no such folder");
         return false;
     }
     if (access(folder, W_OK | X_OK) != 0) {
         g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
                     "%s:1: its folder %s is not writable (%s); SQLite keeps -wal and -shm "
-                    "files beside the database", path, folder, g_strerror(errno));
+                    "files beside the database",
+                    path, folder, g_strerror(errno));
         return false;
     }
     return true;
@@ -454,8 +453,7 @@ static char *readonly_uri(const char *path)
     g_autofree char *absolute = g_canonicalize_filename(path, NULL);
     g_autofree char *wal = g_strdup_printf("%s-wal", path);
     g_autofree char *journal = g_strdup_printf("%s-journal", path);
-    bool quiet = !g_file_test(wal, G_FILE_TEST_EXISTS) &&
-                 !g_file_test(journal, G_FILE_TEST_EXISTS);
+    bool quiet = !g_file_test(wal, G_FILE_TEST_EXISTS) && !g_file_test(journal, G_FILE_TEST_EXISTS);
     GString *uri = g_string_new("file:");
     for (const char *c = absolute; *c != '\0'; c++) {
         if (*c == '%' || *c == '?' || *c == '#' || (unsigned char)*c < 0x20) {
@@ -472,8 +470,8 @@ static struct ks_recorder *open_common(const char *path, bool readonly, GError *
 {
     int64_t start_us = busy_start();
     if (readonly && !g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
-        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN,
-                    "%s:1: no such database", path);
+        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s:1: no such database",
+                    path);
         return NULL;
     }
     if (!readonly && !check_writable_path(path, error)) {
@@ -484,8 +482,8 @@ static struct ks_recorder *open_common(const char *path, bool readonly, GError *
     int flags = readonly ? (SQLITE_OPEN_READONLY | SQLITE_OPEN_URI)
                          : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     if (sqlite3_open_v2(readonly ? uri : path, &db, flags, NULL) != SQLITE_OK) {
-        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s:1: cannot open: %s",
-                    path, db != NULL ? sqlite3_errmsg(db) : "out of memory");
+        g_set_error(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_OPEN, "%s:1: cannot open: %s", path,
+                    db != NULL ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
         return NULL;
     }
@@ -646,8 +644,8 @@ static sqlite3_stmt *row_stmt(struct ks_recorder *recorder, enum stmt_id id)
 /* ---- a run ---------------------------------------------------------------------- */
 
 int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario, uint64_t seed,
-                              const char *params_json, const char *started_at,
-                              const char *run_dir, GError **error)
+                              const char *params_json, const char *started_at, const char *run_dir,
+                              GError **error)
 {
     int64_t start_us = busy_start();
     g_return_val_if_fail(recorder->run_id == 0, 0);
@@ -681,8 +679,7 @@ int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario
 }
 
 void ks_recorder_add_event(struct ks_recorder *recorder, uint64_t t_ns, const char *kind,
-                           int32_t broker, const char *topic, int32_t partition,
-                           const char *detail)
+                           int32_t broker, const char *topic, int32_t partition, const char *detail)
 {
     int64_t start_us = busy_start();
     sqlite3_stmt *stmt = row_stmt(recorder, ST_EVENT);
@@ -793,9 +790,18 @@ void ks_recorder_add_anomaly(struct ks_recorder *recorder, const char *kind, con
                              int32_t partition, const char *detail)
 {
     struct ks_recorder_anomaly_row row = {
-        .kind = kind, .topic = topic, .partition = partition, .detail = detail,
-        .first_seq = -1, .last_seq = -1, .first_offset = -1, .last_offset = -1,
-        .record_count = -1, .acked_broker = -1, .acked_leader_epoch = -1, .cause_event_id = -1,
+        .kind = kind,
+        .topic = topic,
+        .partition = partition,
+        .detail = detail,
+        .first_seq = -1,
+        .last_seq = -1,
+        .first_offset = -1,
+        .last_offset = -1,
+        .record_count = -1,
+        .acked_broker = -1,
+        .acked_leader_epoch = -1,
+        .cause_event_id = -1,
     };
     ks_recorder_add_anomaly_row(recorder, &row);
 }
@@ -818,8 +824,8 @@ void ks_recorder_add_unavailability(struct ks_recorder *recorder, const char *to
     busy_stop(recorder, start_us);
 }
 
-void ks_recorder_add_expectation(struct ks_recorder *recorder, const char *expr,
-                                 const char *actual, bool passed)
+void ks_recorder_add_expectation(struct ks_recorder *recorder, const char *expr, const char *actual,
+                                 bool passed)
 {
     int64_t start_us = busy_start();
     sqlite3_stmt *stmt = row_stmt(recorder, ST_EXPECT);
@@ -868,8 +874,8 @@ bool ks_recorder_finish_run(struct ks_recorder *recorder, int64_t wall_ms, int64
     }
     if (!recorder->failed && sqlite3_exec(recorder->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         recorder->failed = true;
-        recorder->failure = g_strdup_printf("%s: commit failed: %s", recorder->path,
-                                            sqlite3_errmsg(recorder->db));
+        recorder->failure =
+            g_strdup_printf("%s: commit failed: %s", recorder->path, sqlite3_errmsg(recorder->db));
     }
     bool ok = !recorder->failed;
     if (!ok) {

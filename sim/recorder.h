@@ -60,8 +60,8 @@ struct sqlite3 *ks_recorder_db(struct ks_recorder *recorder);
  * run_dir the run folder kept for dump-log (NULL: none kept). Returns the
  * new run_id, or 0 with *error set. */
 int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario, uint64_t seed,
-                              const char *params_json, const char *started_at,
-                              const char *run_dir, GError **error);
+                              const char *params_json, const char *started_at, const char *run_dir,
+                              GError **error);
 
 /* Rows of the open run. Text arguments are copied; NULL text and negative
  * ids (-1) are stored as SQL NULL. The first failure is remembered and
@@ -76,16 +76,16 @@ void ks_recorder_add_event(struct ks_recorder *recorder, uint64_t t_ns, const ch
 struct ks_recorder_record_row {
     const char *producer;
     int64_t seq;
-    const char *key;        /* NULL: null key */
+    const char *key; /* NULL: null key */
     const char *topic;
-    int32_t partition;      /* -1: NULL */
-    int64_t offset;         /* -1: NULL */
-    int64_t sent_ns;        /* -1: NULL (a record the producer never reported) */
-    int64_t acked_ns;       /* -1: NULL */
-    const char *outcome;    /* "acked" | "failed" | "unknown" */
-    const char *final;      /* "present" | "missing" | "duplicated" | "cleaned_up"; NULL: NULL */
-    int64_t final_offset;   /* -1: NULL */
-    int32_t acked_broker;   /* -1: NULL */
+    int32_t partition;    /* -1: NULL */
+    int64_t offset;       /* -1: NULL */
+    int64_t sent_ns;      /* -1: NULL (a record the producer never reported) */
+    int64_t acked_ns;     /* -1: NULL */
+    const char *outcome;  /* "acked" | "failed" | "unknown" */
+    const char *final;    /* "present" | "missing" | "duplicated" | "cleaned_up"; NULL: NULL */
+    int64_t final_offset; /* -1: NULL */
+    int32_t acked_broker; /* -1: NULL */
     int32_t acked_leader_epoch; /* -1: NULL */
 };
 void ks_recorder_add_record(struct ks_recorder *recorder, const struct ks_recorder_record_row *row);
@@ -95,13 +95,13 @@ struct ks_recorder_state_row {
     const char *topic;
     int32_t partition;
     int32_t broker;
-    int32_t replica_index;  /* position in the assignment (describe prints Replicas in order) */
-    const char *role;       /* "leader" | "follower" | "offline" | "none" */
-    int64_t leo;            /* -1: NULL (broker down) */
-    int64_t hw;             /* -1: NULL */
-    int32_t leader_epoch;   /* -1: NULL */
-    const char *isr;        /* "2,3", the controller's view */
-    int32_t leader;         /* the controller's leader; -1: none */
+    int32_t replica_index; /* position in the assignment (describe prints Replicas in order) */
+    const char *role;      /* "leader" | "follower" | "offline" | "none" */
+    int64_t leo;           /* -1: NULL (broker down) */
+    int64_t hw;            /* -1: NULL */
+    int32_t leader_epoch;  /* -1: NULL */
+    const char *isr;       /* "2,3", the controller's view */
+    int32_t leader;        /* the controller's leader; -1: none */
 };
 void ks_recorder_add_partition_state(struct ks_recorder *recorder,
                                      const struct ks_recorder_state_row *row);
@@ -117,8 +117,8 @@ struct ks_recorder_anomaly_row {
     const char *topic;
     int32_t partition;
     const char *detail;
-    const char *producer;   /* lost, duplicate, reordered */
-    const char *group_id;   /* consumed_* */
+    const char *producer; /* lost, duplicate, reordered */
+    const char *group_id; /* consumed_* */
     int64_t first_seq;
     int64_t last_seq;
     int64_t first_offset;
@@ -139,8 +139,8 @@ void ks_recorder_add_anomaly(struct ks_recorder *recorder, const char *kind, con
 void ks_recorder_add_unavailability(struct ks_recorder *recorder, const char *topic,
                                     int32_t partition, const char *view, const char *reason,
                                     uint64_t start_ns, uint64_t end_ns);
-void ks_recorder_add_expectation(struct ks_recorder *recorder, const char *expr,
-                                 const char *actual, bool passed);
+void ks_recorder_add_expectation(struct ks_recorder *recorder, const char *expr, const char *actual,
+                                 bool passed);
 /* topics(run_id, topic, partitions, replication_factor, configs): for describe. */
 void ks_recorder_add_topic(struct ks_recorder *recorder, const char *topic, int32_t partitions,
                            int32_t replication_factor, const char *configs);

@@ -71,19 +71,19 @@
 #include <unistd.h>
 
 #define SAMPLE_INTERVAL_NS_MIN (100 * KS_NS_PER_MS)
-#define SAMPLE_COUNT_TARGET 1000
-#define FINAL_STEP_NS (10 * KS_NS_PER_MS)
-#define REFUSED_QUIET_NS (1 * KS_NS_PER_S)
-#define RUN_MARKER ".ksim-run"
+#define SAMPLE_COUNT_TARGET    1000
+#define FINAL_STEP_NS          (10 * KS_NS_PER_MS)
+#define REFUSED_QUIET_NS       (1 * KS_NS_PER_S)
+#define RUN_MARKER             ".ksim-run"
 
 struct run_event {
     ks_time_ns at_ns;
-    const char *kind;   /* static */
+    const char *kind; /* static */
     int32_t broker;
     int32_t topic_index;
     int32_t partition;
-    char *detail;       /* owned */
-    char *explain;      /* owned, may be NULL */
+    char *detail;  /* owned */
+    char *explain; /* owned, may be NULL */
     bool timeline;
 };
 
@@ -99,7 +99,7 @@ struct run_sample {
     int64_t hw;
     int32_t leader_epoch;
     int32_t leader;
-    const char *isr;    /* in run->strings */
+    const char *isr; /* in run->strings */
 };
 
 struct expect_outcome {
@@ -116,30 +116,30 @@ struct quiet_slot {
 };
 
 struct run {
-    const struct ks_scenario *scenario;      /* not owned */
-    const struct ks_run_options *options;    /* not owned */
+    const struct ks_scenario *scenario;   /* not owned */
+    const struct ks_run_options *options; /* not owned */
     struct ks_cluster_spec spec;
     struct ks_cluster_observer observer; /* borrowed by the cluster */
     uint64_t seed;
     ks_world *world;
     struct ks_cluster *cluster;
     struct ks_faults *faults;
-    GArray *events;      /* struct run_event */
-    GArray *outcomes;    /* struct ks_record_outcome, keys in strings */
-    GArray *consumed;    /* struct ks_consumed_record */
-    GArray *samples;     /* struct run_sample */
+    GArray *events;   /* struct run_event */
+    GArray *outcomes; /* struct ks_record_outcome, keys in strings */
+    GArray *consumed; /* struct ks_consumed_record */
+    GArray *samples;  /* struct run_sample */
     GStringChunk *strings;
     int32_t user_topic_count;
-    int32_t *tp_base;                 /* [topic] first slot of the per-partition arrays */
+    int32_t *tp_base; /* [topic] first slot of the per-partition arrays */
     int32_t tp_count;
     struct ks_availability *availability; /* the cluster's view; NULL before the cluster */
-    GArray *produce_intervals;        /* struct ks_unavailable_interval: the clients' view */
-    struct ks_group_tracker groups;   /* consumer groups' positions */
-    int32_t *consumer_group;          /* [consumer index] -> group number */
-    const char **group_names;         /* [group] its group.id (borrowed from the scenario) */
+    GArray *produce_intervals;            /* struct ks_unavailable_interval: the clients' view */
+    struct ks_group_tracker groups;       /* consumer groups' positions */
+    int32_t *consumer_group;              /* [consumer index] -> group number */
+    const char **group_names;             /* [group] its group.id (borrowed from the scenario) */
     int32_t group_count;
     bool final_phase;
-    struct quiet_slot *quiet;         /* [slot * 2 + (refused ? 0 : 1)] */
+    struct quiet_slot *quiet; /* [slot * 2 + (refused ? 0 : 1)] */
     int64_t leader_elections;
     int64_t unclean_elections;
     int64_t isr_shrinks;
@@ -221,8 +221,7 @@ static bool event_changes_availability(enum ks_cluster_event_kind kind)
     case KS_EV_ISR_EXPAND:
     case KS_EV_BROKER_FENCED:
     case KS_EV_BROKER_UNFENCED:
-    case KS_EV_BROKER_STARTED:
-        return true;
+    case KS_EV_BROKER_STARTED: return true;
     case KS_EV_TRUNCATION:
     case KS_EV_RECOVERY:
     case KS_EV_PRODUCE_REFUSED:
@@ -233,8 +232,7 @@ static bool event_changes_availability(enum ks_cluster_event_kind kind)
     case KS_EV_RETENTION:
     case KS_EV_COMPACTION:
     case KS_EV_INFO:
-    case KS_EV_KIND_COUNT:
-        break;
+    case KS_EV_KIND_COUNT: break;
     }
     return false;
 }
@@ -260,16 +258,15 @@ static bool event_on_timeline(struct run *run, const struct ks_cluster_event *ev
     if (event->kind == KS_EV_OFFSET_COMMIT) {
         return false;
     }
-    if (event->topic_index >= run->user_topic_count &&
-        !internal_event_on_timeline(run, event)) {
+    if (event->topic_index >= run->user_topic_count && !internal_event_on_timeline(run, event)) {
         return false;
     }
     if (event->kind != KS_EV_PRODUCE_REFUSED && event->kind != KS_EV_PRODUCER_ERROR) {
         return true;
     }
     int32_t slot = tp_slot(run, event->topic_index, event->partition);
-    size_t index = (size_t)(slot >= 0 ? slot + 1 : 0) * 2 +
-                   (event->kind == KS_EV_PRODUCE_REFUSED ? 0 : 1);
+    size_t index =
+        (size_t)(slot >= 0 ? slot + 1 : 0) * 2 + (event->kind == KS_EV_PRODUCE_REFUSED ? 0 : 1);
     struct quiet_slot *quiet = &run->quiet[index];
     if (quiet->used && event->at_ns < quiet->shown_ns + REFUSED_QUIET_NS) {
         quiet->suppressed++;
@@ -287,8 +284,8 @@ static void run_on_event(void *context, const struct ks_cluster_event *event)
     if (user) {
         /* Counted over the whole run, the final phase included (a broker that
          * restarts there and rejoins the ISR is an ISR change too). */
-        run->leader_elections += event->kind == KS_EV_LEADER_ELECTED ||
-                                 event->kind == KS_EV_UNCLEAN_ELECTION;
+        run->leader_elections +=
+            event->kind == KS_EV_LEADER_ELECTED || event->kind == KS_EV_UNCLEAN_ELECTION;
         run->unclean_elections += event->kind == KS_EV_UNCLEAN_ELECTION;
         run->isr_shrinks += event->kind == KS_EV_ISR_SHRINK;
         run->isr_expands += event->kind == KS_EV_ISR_EXPAND;
@@ -299,7 +296,8 @@ static void run_on_event(void *context, const struct ks_cluster_event *event)
     if (run->faults != NULL) {
         ks_faults_on_cluster_event(run->faults, event);
     }
-    int32_t words[4] = { (int32_t)event->kind, event->broker, event->topic_index, event->partition };
+    int32_t words[4] = { (int32_t)event->kind, event->broker, event->topic_index,
+                         event->partition };
     ks_world_trace_mix(run->world, 0xD200u + (uint32_t)event->kind, KS_NODE_DRIVER, words,
                        sizeof words);
     /* core/ reports facts; the words are written here (sim/narrate.c). */
@@ -309,8 +307,8 @@ static void run_on_event(void *context, const struct ks_cluster_event *event)
     bool timeline = event_on_timeline(run, event);
     if (timeline && (event->kind == KS_EV_PRODUCE_REFUSED || event->kind == KS_EV_PRODUCER_ERROR)) {
         int32_t slot = tp_slot(run, event->topic_index, event->partition);
-        size_t index = (size_t)(slot >= 0 ? slot + 1 : 0) * 2 +
-                       (event->kind == KS_EV_PRODUCE_REFUSED ? 0 : 1);
+        size_t index =
+            (size_t)(slot >= 0 ? slot + 1 : 0) * 2 + (event->kind == KS_EV_PRODUCE_REFUSED ? 0 : 1);
         if (run->quiet[index].suppressed > 0) {
             g_string_append_printf(detail, " (and %" PRId64 " more like it before)",
                                    run->quiet[index].suppressed);
@@ -418,9 +416,11 @@ static void print_anomalies(const struct run *run, FILE *out)
             lines++;
         }
         if (hidden_lines > 0) {
-            fprintf(out, "  ... and %" PRId64 " more row%s of kind %s (%" PRId64
-                    " record%s; table anomalies)\n", hidden_lines, hidden_lines == 1 ? "" : "s",
-                    ks_anomaly_kind_name(kind), hidden_records, hidden_records == 1 ? "" : "s");
+            fprintf(out,
+                    "  ... and %" PRId64 " more row%s of kind %s (%" PRId64
+                    " record%s; table anomalies)\n",
+                    hidden_lines, hidden_lines == 1 ? "" : "s", ks_anomaly_kind_name(kind),
+                    hidden_records, hidden_records == 1 ? "" : "s");
         }
     }
 }
@@ -435,8 +435,8 @@ static void sample_partitions(ks_world *world, void *context)
         for (int32_t p = 0; p < run->scenario->topics[t].partition_count; p++) {
             int32_t replicas[KS_REPLICATION_FACTOR_MAX];
             int32_t isr[KS_REPLICATION_FACTOR_MAX];
-            int32_t replica_count = ks_cluster_replicas(run->cluster, t, p, replicas,
-                                                        KS_REPLICATION_FACTOR_MAX);
+            int32_t replica_count =
+                ks_cluster_replicas(run->cluster, t, p, replicas, KS_REPLICATION_FACTOR_MAX);
             int32_t isr_count = ks_cluster_isr(run->cluster, t, p, isr, KS_REPLICATION_FACTOR_MAX);
             char isr_text[128];
             format_isr(isr, isr_count, isr_text, sizeof isr_text);
@@ -445,8 +445,13 @@ static void sample_partitions(ks_world *world, void *context)
             for (int32_t r = 0; r < replica_count; r++) {
                 struct ks_replica_state state;
                 struct run_sample sample = {
-                    .t_ns = now, .topic_index = t, .partition = p, .broker = replicas[r],
-                    .replica_index = r, .leader = leader, .isr = isr_stored,
+                    .t_ns = now,
+                    .topic_index = t,
+                    .partition = p,
+                    .broker = replicas[r],
+                    .replica_index = r,
+                    .leader = leader,
+                    .isr = isr_stored,
                 };
                 sample.online = ks_cluster_replica_state(run->cluster, replicas[r], t, p, &state);
                 if (sample.online) {
@@ -472,10 +477,12 @@ static void show_progress(struct run *run)
     }
     double done_s = (double)ks_world_now_ns(run->world) / 1e9;
     double total_s = (double)(run->scenario->duration_ns +
-                              (run->scenario->final_heal ? run->scenario->final_drain_ns : 0)) / 1e9;
+                              (run->scenario->final_heal ? run->scenario->final_drain_ns : 0)) /
+                     1e9;
     double rate = done_s / elapsed_s;
     double left_s = rate > 0 ? (total_s - done_s) / rate : 0;
-    fprintf(stderr, "\rksim: %s seed %" PRIu64 ": %.1f/%.0f s simulated, %.1f sim-s/s, ~%.0f s left ",
+    fprintf(stderr,
+            "\rksim: %s seed %" PRIu64 ": %.1f/%.0f s simulated, %.1f sim-s/s, ~%.0f s left ",
             run->scenario->name, run->seed, done_s, total_s, rate, left_s > 0 ? left_s : 0);
     fflush(stderr);
     run->progress_shown = true;
@@ -504,12 +511,12 @@ static void after_event(ks_world *world, void *context)
 /* What phase 1 made, so that a failure can undo exactly that and nothing a
  * user made: a file or folder that existed before is never removed. */
 struct prepared {
-    char *run_dir;        /* owned */
-    int lock_fd;          /* the marker file, flock()ed for the whole run; -1 if none */
-    char *made_dir;       /* owned: the outermost folder this run created, or NULL */
-    bool marker_made;     /* the marker was created in a folder that existed */
+    char *run_dir;    /* owned */
+    int lock_fd;      /* the marker file, flock()ed for the whole run; -1 if none */
+    char *made_dir;   /* owned: the outermost folder this run created, or NULL */
+    bool marker_made; /* the marker was created in a folder that existed */
     FILE *trace;
-    bool trace_made;      /* the trace file did not exist before */
+    bool trace_made; /* the trace file did not exist before */
 };
 
 static bool fail_input(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
@@ -602,8 +609,7 @@ static bool is_database(const char *path, const char *db_path)
 
 /* Checks, writing nothing, that --trace FILE can be written: not a folder,
  * not the database, not inside the run folder (phase 1 empties it). */
-static bool check_trace(const char *path, const char *db_path, const char *run_dir,
-                        GError **error)
+static bool check_trace(const char *path, const char *db_path, const char *run_dir, GError **error)
 {
     if (path[0] == '\0') {
         return fail_input(error, "--trace '': an empty file name");
@@ -640,7 +646,7 @@ static bool check_trace(const char *path, const char *db_path, const char *run_d
 /* Per-record bytes on disk besides the value: the record's varints, key and
  * ksim's identity header (about 30 bytes); and a v2 batch header. */
 #define RECORD_OVERHEAD_BYTES 30
-#define BATCH_OVERHEAD_BYTES KS_BATCH_HEADER_BYTES
+#define BATCH_OVERHEAD_BYTES  KS_BATCH_HEADER_BYTES
 
 /* How many bytes the brokers' logs would hold at the end of the run, low
  * (full batches) and high (one batch per record), from each producer's
@@ -715,8 +721,10 @@ static bool check_disk_space(const struct ks_scenario *s, const char *run_dir, G
     }
     if (high > free_bytes) {
         g_autofree char *high_text = g_format_size_full((guint64)high, G_FORMAT_SIZE_IEC_UNITS);
-        fprintf(stderr, "ksim: warning: %s: the run may write up to %s of logs, and its file "
-                        "system has %s free\n", run_dir, high_text, free_text);
+        fprintf(stderr,
+                "ksim: warning: %s: the run may write up to %s of logs, and its file "
+                "system has %s free\n",
+                run_dir, high_text, free_text);
     }
     return true;
 }
@@ -952,7 +960,8 @@ static void read_batch(const struct ks_scenario *scenario, const struct ks_batch
             g_array_append_val(reader->records, r);
         }
         if (reader->offsets != NULL) {
-            uint64_t fp = ks_checker_fingerprint(r.producer_index, r.seq, batch->crc, record.offset);
+            uint64_t fp =
+                ks_checker_fingerprint(r.producer_index, r.seq, batch->crc, record.offset);
             g_array_append_val(reader->offsets, record.offset);
             g_array_append_val(reader->fingerprints, fp);
         }
@@ -990,10 +999,10 @@ static void read_log(const struct ks_scenario *scenario, struct ks_log *log, int
 }
 
 struct final_read {
-    GArray *records;       /* struct ks_read_record of user topics, via leaders */
-    GArray *replicas;      /* struct ks_replica_read */
-    GArray *partitions;    /* struct ks_partition_final of user topics */
-    GPtrArray *owned;      /* GArrays the replica reads point into */
+    GArray *records;    /* struct ks_read_record of user topics, via leaders */
+    GArray *replicas;   /* struct ks_replica_read */
+    GArray *partitions; /* struct ks_partition_final of user topics */
+    GPtrArray *owned;   /* GArrays the replica reads point into */
 };
 
 static void do_final_read(struct run *run, struct final_read *out)
@@ -1008,23 +1017,26 @@ static void do_final_read(struct run *run, struct final_read *out)
         for (int32_t p = 0; p < partitions; p++) {
             int32_t leader = ks_cluster_leader(run->cluster, t, p);
             struct ks_replica_state state;
-            struct ks_log *log = leader >= 0 ? ks_cluster_replica_log(run->cluster, leader, t, p)
-                                             : NULL;
+            struct ks_log *log =
+                leader >= 0 ? ks_cluster_replica_log(run->cluster, leader, t, p) : NULL;
             if (t < run->user_topic_count && log != NULL &&
                 ks_cluster_replica_state(run->cluster, leader, t, p, &state)) {
                 struct log_reader reader = { out->records, NULL, NULL };
                 read_log(run->scenario, log, t, p, state.hw, &reader);
                 struct ks_partition_final part = {
-                    .topic_index = t, .partition = p, .log_start_offset = state.log_start_offset,
+                    .topic_index = t,
+                    .partition = p,
+                    .log_start_offset = state.log_start_offset,
                     .compacted = run->scenario->topics[t].log.cleanup_compact,
                 };
                 g_array_append_val(out->partitions, part);
             }
             int32_t replicas[KS_REPLICATION_FACTOR_MAX];
-            int32_t count = ks_cluster_replicas(run->cluster, t, p, replicas,
-                                                KS_REPLICATION_FACTOR_MAX);
+            int32_t count =
+                ks_cluster_replicas(run->cluster, t, p, replicas, KS_REPLICATION_FACTOR_MAX);
             for (int32_t r = 0; r < count; r++) {
-                struct ks_log *replica_log = ks_cluster_replica_log(run->cluster, replicas[r], t, p);
+                struct ks_log *replica_log =
+                    ks_cluster_replica_log(run->cluster, replicas[r], t, p);
                 if (replica_log == NULL ||
                     !ks_cluster_replica_state(run->cluster, replicas[r], t, p, &state)) {
                     continue;
@@ -1034,7 +1046,10 @@ static void do_final_read(struct run *run, struct final_read *out)
                 struct log_reader reader = { NULL, offsets, fingerprints };
                 read_log(run->scenario, replica_log, t, p, state.hw, &reader);
                 struct ks_replica_read rr = {
-                    .topic_index = t, .partition = p, .broker = replicas[r], .hw = state.hw,
+                    .topic_index = t,
+                    .partition = p,
+                    .broker = replicas[r],
+                    .hw = state.hw,
                     .offsets = (const int64_t *)(void *)offsets->data,
                     .fingerprints = (const uint64_t *)(void *)fingerprints->data,
                     .count = offsets->len,
@@ -1071,8 +1086,8 @@ static struct ks_cause_index *index_causes(struct run *run)
     for (guint i = 0; i < run->groups.skips->len; i++) {
         struct ks_group_skip *skip = &g_array_index(run->groups.skips, struct ks_group_skip, i);
         if (skip->kind == KS_POSITION_ASSIGNED && skip->event < 0) {
-            skip->event = ks_cause_group_crash_before(causes, run->consumer_group, skip->group,
-                                                      skip->at_ns);
+            skip->event =
+                ks_cause_group_crash_before(causes, run->consumer_group, skip->group, skip->at_ns);
             if (skip->event >= 0) {
                 skip->event_ns =
                     g_array_index(run->events, struct run_event, (guint)skip->event).at_ns;
@@ -1145,8 +1160,9 @@ static void note_out_of_scope(struct run *run)
         }
         char detail[320];
         g_snprintf(detail, sizeof detail,
-                   "final read: group %s started %s-%d at offset %" PRId64 " (t=%.3fs%s): the %"
-                   PRId64 " record(s) before it are outside its scope, not counted in "
+                   "final read: group %s started %s-%d at offset %" PRId64
+                   " (t=%.3fs%s): the %" PRId64
+                   " record(s) before it are outside its scope, not counted in "
                    "consumed_lost",
                    run->group_names[c->group], topic_name(run, c->topic_index), c->partition,
                    c->first_position, (double)c->first_ns / 1e9,
@@ -1192,16 +1208,17 @@ static void compute_metrics(struct run *run)
         (double)(ks_availability_total_ns(run->availability) / KS_NS_PER_MS);
     uint64_t produce_ns = ks_availability_produce(
         (const struct ks_record_outcome *)(void *)run->outcomes->data, run->outcomes->len,
-        run->user_topic_count, (ks_time_ns)s->unavailable_threshold_ns,
-        (ks_time_ns)s->duration_ns, run->produce_intervals);
+        run->user_topic_count, (ks_time_ns)s->unavailable_threshold_ns, (ks_time_ns)s->duration_ns,
+        run->produce_intervals);
     m[KS_METRIC_PRODUCE_UNAVAILABLE_MS] = (double)(produce_ns / KS_NS_PER_MS);
     m[KS_METRIC_PRODUCE_P50_MS] = run->check.produce_p50_ms;
     m[KS_METRIC_PRODUCE_P99_MS] = run->check.produce_p99_ms;
     /* Acked records per simulated second of `duration` (the final phase sends nothing new). */
     double duration_s = (double)s->duration_ns / 1e9;
     m[KS_METRIC_THROUGHPUT_RPS] =
-        duration_s > 0 ? floor((double)run->check.records_acked / duration_s * 1000.0 + 0.5) / 1000.0
-                       : 0;
+        duration_s > 0
+            ? floor((double)run->check.records_acked / duration_s * 1000.0 + 0.5) / 1000.0
+            : 0;
     m[KS_METRIC_EVENTS] = (double)ks_world_event_count(run->world);
     m[KS_METRIC_TRACE_HASH] = (double)(ks_world_trace_hash(run->world) & ((UINT64_C(1) << 53) - 1));
 }
@@ -1299,18 +1316,17 @@ static void evaluate_expectations(struct run *run, struct ks_run_result *result)
         result->expect_count++;
         if (!o.passed) {
             if (result->expect_failed == 0) {
-                g_snprintf(result->first_failure, sizeof result->first_failure,
-                           "%s (actual %s)", o.expr, o.actual);
+                g_snprintf(result->first_failure, sizeof result->first_failure, "%s (actual %s)",
+                           o.expr, o.actual);
             }
             result->expect_failed++;
         }
     }
-    g_strlcpy(result->verdict, result->expect_failed > 0 ? "FAIL" : "PASS",
-              sizeof result->verdict);
+    g_strlcpy(result->verdict, result->expect_failed > 0 ? "FAIL" : "PASS", sizeof result->verdict);
 }
 
-char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric metric,
-                           char *buffer, size_t buffer_bytes)
+char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric metric, char *buffer,
+                           size_t buffer_bytes)
 {
     double value = result->metrics[metric];
     switch (metric) {
@@ -1319,9 +1335,7 @@ char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric me
         break;
     case KS_METRIC_PRODUCE_P50_MS:
     case KS_METRIC_PRODUCE_P99_MS:
-    case KS_METRIC_THROUGHPUT_RPS:
-        g_snprintf(buffer, buffer_bytes, "%.3f", value);
-        break;
+    case KS_METRIC_THROUGHPUT_RPS: g_snprintf(buffer, buffer_bytes, "%.3f", value); break;
     case KS_METRIC_RECORDS_SENT:
     case KS_METRIC_RECORDS_ACKED:
     case KS_METRIC_RECORDS_FAILED:
@@ -1340,9 +1354,7 @@ char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric me
     case KS_METRIC_UNAVAILABLE_MS:
     case KS_METRIC_PRODUCE_UNAVAILABLE_MS:
     case KS_METRIC_EVENTS:
-    case KS_METRIC_COUNT:
-        g_snprintf(buffer, buffer_bytes, "%" PRId64, (int64_t)value);
-        break;
+    case KS_METRIC_COUNT: g_snprintf(buffer, buffer_bytes, "%" PRId64, (int64_t)value); break;
     }
     return buffer;
 }
@@ -1355,12 +1367,9 @@ static const char *role_name(const struct run_sample *sample)
         return "offline";
     }
     switch (sample->role) {
-    case KS_ROLE_LEADER:
-        return "leader";
-    case KS_ROLE_FOLLOWER:
-        return "follower";
-    case KS_ROLE_NONE:
-        break;
+    case KS_ROLE_LEADER: return "leader";
+    case KS_ROLE_FOLLOWER: return "follower";
+    case KS_ROLE_NONE: break;
     }
     return "none";
 }
@@ -1368,12 +1377,9 @@ static const char *role_name(const struct run_sample *sample)
 static const char *outcome_name(enum ks_record_outcome_kind kind)
 {
     switch (kind) {
-    case KS_OUTCOME_ACKED:
-        return "acked";
-    case KS_OUTCOME_FAILED:
-        return "failed";
-    case KS_OUTCOME_UNKNOWN:
-        break;
+    case KS_OUTCOME_ACKED: return "acked";
+    case KS_OUTCOME_FAILED: return "failed";
+    case KS_OUTCOME_UNKNOWN: break;
     }
     return "unknown";
 }
@@ -1385,8 +1391,7 @@ static char *topic_configs(const struct ks_topic_config *topic)
         g_string_append_printf(text, "min.insync.replicas=%d", topic->min_insync_replicas);
     }
     if (topic->unclean_leader_election_enable) {
-        g_string_append_printf(text, "%sunclean.leader.election.enable=true",
-                               text->len ? "," : "");
+        g_string_append_printf(text, "%sunclean.leader.election.enable=true", text->len ? "," : "");
     }
     if (topic->log.cleanup_compact) {
         g_string_append_printf(text, "%scleanup.policy=%s", text->len ? "," : "",
@@ -1397,9 +1402,9 @@ static char *topic_configs(const struct ks_topic_config *topic)
                                topic->log.segment_bytes);
     }
     if (topic->log.retention_ns != INT64_C(604800000) * (int64_t)KS_NS_PER_MS) {
-        g_string_append_printf(text, "%sretention.ms=%" PRId64, text->len ? "," : "",
-                               topic->log.retention_ns < 0 ? -1
-                                   : topic->log.retention_ns / (int64_t)KS_NS_PER_MS);
+        g_string_append_printf(
+            text, "%sretention.ms=%" PRId64, text->len ? "," : "",
+            topic->log.retention_ns < 0 ? -1 : topic->log.retention_ns / (int64_t)KS_NS_PER_MS);
     }
     return g_string_free(text, FALSE);
 }
@@ -1431,11 +1436,19 @@ static void record_unreported(struct run *run, struct ks_recorder *rec)
             int64_t final_offset = -1;
             enum ks_final final = ks_checker_final_of(&run->check, (int32_t)p, seq, &final_offset);
             struct ks_recorder_record_row row = {
-                .producer = s->producers[p].name, .seq = seq, .key = NULL,
-                .topic = topic_name(run, s->producers[p].topic_index), .partition = -1,
-                .offset = -1, .sent_ns = -1, .acked_ns = -1, .outcome = "unknown",
-                .final = ks_final_name(final), .final_offset = final_offset,
-                .acked_broker = -1, .acked_leader_epoch = -1,
+                .producer = s->producers[p].name,
+                .seq = seq,
+                .key = NULL,
+                .topic = topic_name(run, s->producers[p].topic_index),
+                .partition = -1,
+                .offset = -1,
+                .sent_ns = -1,
+                .acked_ns = -1,
+                .outcome = "unknown",
+                .final = ks_final_name(final),
+                .final_offset = final_offset,
+                .acked_broker = -1,
+                .acked_leader_epoch = -1,
             };
             ks_recorder_add_record(rec, &row);
         }
@@ -1451,7 +1464,8 @@ static void record_rows(struct run *run, struct ks_recorder *rec)
                               e->partition, e->detail);
     }
     for (guint i = 0; i < run->outcomes->len; i++) {
-        const struct ks_record_outcome *o = &g_array_index(run->outcomes, struct ks_record_outcome, i);
+        const struct ks_record_outcome *o =
+            &g_array_index(run->outcomes, struct ks_record_outcome, i);
         struct ks_recorder_record_row row = {
             .producer = run->scenario->producers[o->producer_index].name,
             .seq = o->seq,
@@ -1473,25 +1487,38 @@ static void record_rows(struct run *run, struct ks_recorder *rec)
     for (guint i = 0; i < run->samples->len; i++) {
         const struct run_sample *s = &g_array_index(run->samples, struct run_sample, i);
         struct ks_recorder_state_row row = {
-            .t_ns = s->t_ns, .topic = topic_name(run, s->topic_index), .partition = s->partition,
-            .broker = s->broker, .replica_index = s->replica_index, .role = role_name(s),
-            .leo = s->online ? s->leo : -1, .hw = s->online ? s->hw : -1,
-            .leader_epoch = s->online ? s->leader_epoch : -1, .isr = s->isr, .leader = s->leader,
+            .t_ns = s->t_ns,
+            .topic = topic_name(run, s->topic_index),
+            .partition = s->partition,
+            .broker = s->broker,
+            .replica_index = s->replica_index,
+            .role = role_name(s),
+            .leo = s->online ? s->leo : -1,
+            .hw = s->online ? s->hw : -1,
+            .leader_epoch = s->online ? s->leader_epoch : -1,
+            .isr = s->isr,
+            .leader = s->leader,
         };
         ks_recorder_add_partition_state(rec, &row);
     }
     for (guint i = 0; i < run->check.anomalies->len; i++) {
         const struct ks_anomaly *a = &g_array_index(run->check.anomalies, struct ks_anomaly, i);
         struct ks_recorder_anomaly_row row = {
-            .kind = a->kind_name, .topic = topic_name(run, a->topic_index),
-            .partition = a->partition, .detail = a->detail,
-            .producer = a->producer_index >= 0 ? run->scenario->producers[a->producer_index].name
-                                               : NULL,
+            .kind = a->kind_name,
+            .topic = topic_name(run, a->topic_index),
+            .partition = a->partition,
+            .detail = a->detail,
+            .producer =
+                a->producer_index >= 0 ? run->scenario->producers[a->producer_index].name : NULL,
             .group_id = a->group >= 0 ? run->group_names[a->group] : NULL,
-            .first_seq = a->first_seq, .last_seq = a->last_seq,
-            .first_offset = a->first_offset, .last_offset = a->last_offset,
-            .record_count = a->record_count, .acked_broker = a->acked_broker,
-            .acked_leader_epoch = a->acked_leader_epoch, .cause = a->cause,
+            .first_seq = a->first_seq,
+            .last_seq = a->last_seq,
+            .first_offset = a->first_offset,
+            .last_offset = a->last_offset,
+            .record_count = a->record_count,
+            .acked_broker = a->acked_broker,
+            .acked_leader_epoch = a->acked_leader_epoch,
+            .cause = a->cause,
             .cause_event_id = a->cause_event >= 0 ? a->cause_event + 1 : -1,
         };
         ks_recorder_add_anomaly_row(rec, &row);
@@ -1509,7 +1536,8 @@ static void record_rows(struct run *run, struct ks_recorder *rec)
         }
     }
     for (guint i = 0; i < run->expectations->len; i++) {
-        const struct expect_outcome *o = &g_array_index(run->expectations, struct expect_outcome, i);
+        const struct expect_outcome *o =
+            &g_array_index(run->expectations, struct expect_outcome, i);
         ks_recorder_add_expectation(rec, o->expr, o->actual, o->passed);
     }
     for (size_t t = 0; t < run->scenario->topic_count; t++) {
@@ -1654,7 +1682,8 @@ static void print_text(FILE *out, const struct run *run, const struct ks_run_res
             fprintf(out, "\nexpectations:\n");
         }
         for (guint i = 0; i < run->expectations->len; i++) {
-            const struct expect_outcome *e = &g_array_index(run->expectations, struct expect_outcome, i);
+            const struct expect_outcome *e =
+                &g_array_index(run->expectations, struct expect_outcome, i);
             fprintf(out, "%s %s (actual %s)\n", e->passed ? "PASS" : "FAIL", e->expr, e->actual);
         }
         fputc('\n', out);
@@ -1690,8 +1719,8 @@ static void print_json(FILE *out, const struct run *run, const struct ks_run_res
         json_builder_set_member_name(b, names[i]);
         if (i == KS_METRIC_TRACE_HASH) {
             char hash[17];
-            json_builder_add_string_value(b, ks_run_format_metric(result, KS_METRIC_TRACE_HASH,
-                                                                  hash, sizeof hash));
+            json_builder_add_string_value(
+                b, ks_run_format_metric(result, KS_METRIC_TRACE_HASH, hash, sizeof hash));
         } else if (i == KS_METRIC_PRODUCE_P50_MS || i == KS_METRIC_PRODUCE_P99_MS ||
                    i == KS_METRIC_THROUGHPUT_RPS) {
             json_builder_add_double_value(b, result->metrics[i]);
@@ -1712,7 +1741,8 @@ static void print_json(FILE *out, const struct run *run, const struct ks_run_res
     json_builder_set_member_name(b, "expectations");
     json_builder_begin_array(b);
     for (guint i = 0; i < run->expectations->len; i++) {
-        const struct expect_outcome *e = &g_array_index(run->expectations, struct expect_outcome, i);
+        const struct expect_outcome *e =
+            &g_array_index(run->expectations, struct expect_outcome, i);
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "expr");
         json_builder_add_string_value(b, e->expr);
@@ -1856,8 +1886,11 @@ static void simulate(struct run *run)
 {
     const struct ks_scenario *s = run->scenario;
     run->observer = (struct ks_cluster_observer){
-        .context = run, .on_event = run_on_event, .on_record = run_on_record,
-        .on_consumed = run_on_consumed, .on_position = run_on_position,
+        .context = run,
+        .on_event = run_on_event,
+        .on_record = run_on_record,
+        .on_consumed = run_on_consumed,
+        .on_position = run_on_position,
     };
     run->cluster = ks_cluster_new(run->world, &run->spec, &run->observer);
     run->availability = ks_availability_new(s, run->cluster, run->world);
@@ -1900,8 +1933,8 @@ static bool simulate_and_judge(struct run *run, const char *run_dir, FILE *trace
     if (setjmp(escape) != 0) {
         g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO,
                     "host I/O error: %s; the run stopped at %.3f s simulated, and nothing was "
-                    "recorded", ks_world_host_error(run->world),
-                    (double)ks_world_now_ns(run->world) / 1e9);
+                    "recorded",
+                    ks_world_host_error(run->world), (double)ks_world_now_ns(run->world) / 1e9);
         return false;
     }
     if (!build(run, run_dir, trace, error)) {
@@ -1937,10 +1970,10 @@ static bool record(struct run *run, struct ks_recorder *rec, struct ks_run_resul
     int64_t busy_before = ks_recorder_busy_us(rec);
     char *params = ks_scenario_params_json(run->scenario);
     /* Absolute, so that dump-log and describe find it from any folder. */
-    char *kept_dir = run->options->run_dir_discarded ? NULL
-                                                     : g_canonicalize_filename(run_dir, NULL);
-    result->run_id = ks_recorder_begin_run(rec, run->scenario->name, run->seed, params,
-                                           started_at, kept_dir, error);
+    char *kept_dir =
+        run->options->run_dir_discarded ? NULL : g_canonicalize_filename(run_dir, NULL);
+    result->run_id = ks_recorder_begin_run(rec, run->scenario->name, run->seed, params, started_at,
+                                           kept_dir, error);
     g_free(kept_dir);
     g_free(params);
     if (result->run_id == 0) {
@@ -2035,8 +2068,9 @@ int ks_run_scenario(const struct ks_scenario *scenario, const struct ks_run_opti
     if (options->progress && rec != NULL) {
         /* Wall-clock figures go to a terminal's stderr only: stdout stays
          * byte-identical between runs (golden timelines). */
-        fprintf(stderr, "ksim: run %" PRId64 " recorded in %s; %" PRId64 " ms wall, %" PRId64
-                        " ms (%.0f%%) of it recording; logs in %s\n",
+        fprintf(stderr,
+                "ksim: run %" PRId64 " recorded in %s; %" PRId64 " ms wall, %" PRId64
+                " ms (%.0f%%) of it recording; logs in %s\n",
                 result->run_id, options->db_path != NULL ? options->db_path : "the database",
                 result->wall_ms, result->record_ms,
                 result->wall_ms > 0 ? 100.0 * (double)result->record_ms / (double)result->wall_ms

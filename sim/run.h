@@ -28,18 +28,18 @@
 struct ks_recorder; /* sim/recorder.h */
 
 struct ks_run_options {
-    uint64_t seed;            /* used when seed_given; else scenario->seed */
+    uint64_t seed; /* used when seed_given; else scenario->seed */
     bool seed_given;
-    const char *db_path;      /* SQLite file; NULL: no database (unless recorder) */
+    const char *db_path;          /* SQLite file; NULL: no database (unless recorder) */
     struct ks_recorder *recorder; /* not owned; an open database to use instead of db_path */
-    const char *run_dir;      /* NULL: ks_run_default_dir; emptied first if a ksim run folder */
-    bool run_dir_discarded;   /* the caller removes run_dir after the run: runs.run_dir NULL */
-    FILE *out;                /* timeline, summary and verdicts; NULL = silent */
-    bool explain;             /* narrate each timeline line (needs out) */
-    bool json;                /* print one JSON object on out instead of the text */
-    bool quiet;               /* only the verdict line on out */
-    bool progress;            /* progress on stderr (the caller checks isatty) */
-    const char *trace_path;   /* every world event to this file; NULL: none */
+    const char *run_dir;          /* NULL: ks_run_default_dir; emptied first if a ksim run folder */
+    bool run_dir_discarded;       /* the caller removes run_dir after the run: runs.run_dir NULL */
+    FILE *out;                    /* timeline, summary and verdicts; NULL = silent */
+    bool explain;                 /* narrate each timeline line (needs out) */
+    bool json;                    /* print one JSON object on out instead of the text */
+    bool quiet;                   /* only the verdict line on out */
+    bool progress;                /* progress on stderr (the caller checks isatty) */
+    const char *trace_path;       /* every world event to this file; NULL: none */
     /* The --set assignments as given, printed in the reproduce line; may be NULL. */
     const char *const *set_assignments;
     size_t set_count;
@@ -48,7 +48,7 @@ struct ks_run_options {
 #define KS_RUN_FAILURE_BYTES 512
 
 struct ks_run_result {
-    int64_t run_id;           /* runs.run_id, or 0 without a database */
+    int64_t run_id; /* runs.run_id, or 0 without a database */
     uint64_t seed;
     uint64_t trace_hash;
     double metrics[KS_METRIC_COUNT]; /* SPEC 5 order (enum ks_metric); trace_hash's
@@ -56,9 +56,9 @@ struct ks_run_result {
     int expect_count;
     int expect_failed;
     char first_failure[KS_RUN_FAILURE_BYTES]; /* "expr (actual X)" of the first FAIL, or "" */
-    char verdict[16];         /* "PASS" or "FAIL" (PASS also when there is no [expect]) */
-    int64_t wall_ms;          /* wall time of the whole run (never reaches the world) */
-    int64_t record_ms;        /* of which spent in the recorder */
+    char verdict[16];  /* "PASS" or "FAIL" (PASS also when there is no [expect]) */
+    int64_t wall_ms;   /* wall time of the whole run (never reaches the world) */
+    int64_t record_ms; /* of which spent in the recorder */
 };
 
 /* Runs a finalized scenario. Returns the exit code of SPEC 1: 0 every
@@ -83,5 +83,5 @@ char *ks_run_default_dir(const struct ks_scenario *scenario, uint64_t seed);
 /* Formats a metric value as the summary table and --json show it (integers
  * without a fraction, latencies with 3 decimals, trace_hash as 16 hex
  * digits). Returns buffer. */
-char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric metric,
-                           char *buffer, size_t buffer_bytes);
+char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric metric, char *buffer,
+                           size_t buffer_bytes);

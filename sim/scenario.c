@@ -50,7 +50,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-G_DEFINE_QUARK(ks-scenario-error-quark, ks_scenario_error)
+G_DEFINE_QUARK(ks - scenario - error - quark, ks_scenario_error)
 
 /* ---- raw model ------------------------------------------------------------- */
 
@@ -63,11 +63,11 @@ struct raw_entry {
 
 struct raw_section {
     enum ks__section_kind kind;
-    char *name;   /* "" for unnamed sections */
-    uint32_t line; /* header line; 0 if created by --set */
-    char *origin; /* FILE for messages */
-    GPtrArray *entries; /* of struct raw_entry, owned, file order */
-    GHashTable *entry_index; /* key -> struct raw_entry in entries (not owned); lookups only */
+    char *name;                  /* "" for unnamed sections */
+    uint32_t line;               /* header line; 0 if created by --set */
+    char *origin;                /* FILE for messages */
+    GPtrArray *entries;          /* of struct raw_entry, owned, file order */
+    GHashTable *entry_index;     /* key -> struct raw_entry in entries (not owned); lookups only */
     struct ks_scenario_raw *raw; /* not owned: the model this section belongs to */
 };
 
@@ -78,8 +78,8 @@ struct raw_section {
  * order cannot reach anything). */
 struct ks_scenario_raw {
     char *file;
-    GPtrArray *sections; /* of struct raw_section, owned, file order */
-    GHashTable *sections_by_key; /* section_key() -> struct raw_section (not owned) */
+    GPtrArray *sections;                   /* of struct raw_section, owned, file order */
+    GHashTable *sections_by_key;           /* section_key() -> struct raw_section (not owned) */
     size_t kind_counts[KS__SECTION_COUNT]; /* sections of each kind */
     uint64_t lookup_count; /* section and entry lookups so far (tests check it is linear) */
 };
@@ -320,11 +320,12 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
         size_t metric_count = 0;
         const char *const *metrics = ks_scenario_metric_names(&metric_count);
         const char *best = ks__closest_name(key, metrics, metric_count);
-        g_autofree char *hint = best != NULL ? g_strdup_printf(" (did you mean '%s'?)", best)
-                                             : g_strdup("");
+        g_autofree char *hint =
+            best != NULL ? g_strdup_printf(" (did you mean '%s'?)", best) : g_strdup("");
         *code = KS_SCENARIO_ERROR_UNKNOWN_KEY;
         *message = g_strdup_printf("'%s' is not a metric (see SPEC section 5) nor "
-                                   "partition.TOPIC-N.leader|isr|leader_epoch|hw%s", key, hint);
+                                   "partition.TOPIC-N.leader|isr|leader_epoch|hw%s",
+                                   key, hint);
         return false;
     }
     const struct ks__key_spec *spec = ks__key_find(kind, key);
@@ -350,8 +351,8 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
         }
         g_autofree char *hint = ks__unknown_key_hint(kind, key);
         *code = KS_SCENARIO_ERROR_UNKNOWN_KEY;
-        *message = g_strdup_printf("unknown key '%s' in [%s]%s", key, ks__section_kind_name(kind),
-                                   hint);
+        *message =
+            g_strdup_printf("unknown key '%s' in [%s]%s", key, ks__section_kind_name(kind), hint);
         return false;
     }
     struct ks__value parsed;
@@ -395,19 +396,14 @@ static void strip_comment(char *text)
 static size_t section_count_max(enum ks__section_kind kind)
 {
     switch (kind) {
-    case KS__SECTION_TOPIC:
-        return KS_SCENARIO_TOPIC_COUNT_MAX;
+    case KS__SECTION_TOPIC: return KS_SCENARIO_TOPIC_COUNT_MAX;
     case KS__SECTION_PRODUCER:
-    case KS__SECTION_CONSUMER:
-        return KS_SCENARIO_CLIENT_COUNT_MAX;
-    case KS__SECTION_FAULT:
-        return KS_SCENARIO_FAULT_COUNT_MAX;
+    case KS__SECTION_CONSUMER: return KS_SCENARIO_CLIENT_COUNT_MAX;
+    case KS__SECTION_FAULT: return KS_SCENARIO_FAULT_COUNT_MAX;
     case KS__SECTION_SCENARIO:
     case KS__SECTION_CLUSTER:
-    case KS__SECTION_EXPECT:
-        return 1;
-    case KS__SECTION_COUNT:
-        break;
+    case KS__SECTION_EXPECT: return 1;
+    case KS__SECTION_COUNT: break;
     }
     ks_assert(false);
     return 0;
@@ -450,13 +446,14 @@ static bool scan_header(struct ks_scenario_raw *raw, const char *origin, char *t
                                              : g_strdup("");
         return fail_at(error, KS_SCENARIO_ERROR_UNKNOWN_KEY, &here, NULL,
                        "unknown section [%s] (%sknown: scenario, cluster, topic NAME, producer "
-                       "NAME, consumer NAME, fault NAME, expect)", inner, hint);
+                       "NAME, consumer NAME, fault NAME, expect)",
+                       inner, hint);
     }
     g_autofree char *message = NULL;
     if (section_is_named(kind)) {
-        bool ok = kind == KS__SECTION_TOPIC ? ks__topic_name_check(name, &message)
-                                            : ks__client_name_check(
-                                                  name, ks__section_kind_name(kind), &message);
+        bool ok = kind == KS__SECTION_TOPIC
+                      ? ks__topic_name_check(name, &message)
+                      : ks__client_name_check(name, ks__section_kind_name(kind), &message);
         if (!ok) {
             return fail_at(error, KS_SCENARIO_ERROR_VALUE, &here, NULL, "%s", message);
         }
@@ -499,14 +496,14 @@ static bool scan_assignment(struct raw_section *section, const char *origin, cha
     if (!key_chars_ok(key)) {
         return fail_at(error, KS_SCENARIO_ERROR_SYNTAX, &here, NULL,
                        "'%s' is not a key (letters, digits, '.', '_', '-'; an operator goes "
-                       "after '=', as in 'acked_lost = > 0')", key);
+                       "after '=', as in 'acked_lost = > 0')",
+                       key);
     }
     struct raw_entry *first = entry_find(section, key);
     if (first != NULL) {
         g_autofree char *label = section_label(section);
         return fail_at(error, KS_SCENARIO_ERROR_DUPLICATE, &here, NULL,
-                       "key '%s' is given twice in %s (first at line %u)", key, label,
-                       first->line);
+                       "key '%s' is given twice in %s (first at line %u)", key, label, first->line);
     }
     enum ks_scenario_error code = KS_SCENARIO_ERROR_VALUE;
     g_autofree char *message = NULL;
@@ -535,7 +532,8 @@ static bool line_bytes_check(const char *origin, const char *line, size_t length
     if (nul != NULL) {
         return fail_at(error, KS_SCENARIO_ERROR_SYNTAX, &here, NULL,
                        "a NUL byte at byte %zu of the line: a scenario is a text file (is this "
-                       "file damaged?)", (size_t)(nul - line) + 1);
+                       "file damaged?)",
+                       (size_t)(nul - line) + 1);
     }
     const char *end = NULL;
     if (!g_utf8_validate_len(line, length, &end)) {
@@ -790,7 +788,8 @@ static bool set_text_check(const char *assignment, const char *value, GError **e
     for (const char *p = value; *p != '\0'; p++) {
         if (*p == '#' && (p == value || p[-1] == ' ' || p[-1] == '\t')) {
             g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_SYNTAX,
-                        "--set %s: a '#' here would start a comment in a scenario file", assignment);
+                        "--set %s: a '#' here would start a comment in a scenario file",
+                        assignment);
             return false;
         }
     }
@@ -819,7 +818,8 @@ bool ks_scenario_apply_set(struct ks_scenario *scenario, const char *assignment,
     if (dot == NULL || !section_kind_parse(path, &kind)) {
         g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_UNKNOWN_KEY,
                     "--set %s: the key must start with scenario., cluster., topic.NAME., "
-                    "producer.NAME., consumer.NAME., fault.NAME. or expect.", assignment);
+                    "producer.NAME., consumer.NAME., fault.NAME. or expect.",
+                    assignment);
         return false;
     }
     const char *rest = dot + 1;
@@ -961,8 +961,8 @@ static bool apply_table(enum ks__section_kind kind, void *base, const struct raw
         if (text == NULL) {
             ks_assert(section != NULL); /* only named sections have required keys */
             g_autofree char *label = section_label(section);
-            return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
-                           "%s needs the key '%s'", label, spec->name);
+            return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL, "%s needs the key '%s'",
+                           label, spec->name);
         }
         struct ks__value value;
         g_autofree char *message = NULL;
@@ -1186,7 +1186,8 @@ static bool finalize_assignment(const struct ks_scenario *scenario, struct ks_to
     if (count != (guint)topic->partition_count) {
         return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
                        "assignment: %u replica lists for %d partitions (one per partition, "
-                       "separated by ';')", count, topic->partition_count);
+                       "separated by ';')",
+                       count, topic->partition_count);
     }
     for (guint p = 0; p < count; p++) {
         g_auto(GStrv) ids = g_strsplit(lists[p], ",", -1);
@@ -1248,8 +1249,8 @@ static bool finalize_topic(const struct ks_scenario *scenario, struct ks_topic_c
         const struct raw_entry *entry = topic_key_entry(section, cluster, "min.insync.replicas");
         return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
                        "topic %s: min.insync.replicas %d is more than replication.factor %d "
-                       "(acks=all could never succeed)", topic->name, topic->min_insync_replicas,
-                       topic->replication_factor);
+                       "(acks=all could never succeed)",
+                       topic->name, topic->min_insync_replicas, topic->replication_factor);
     }
     return finalize_assignment(scenario, topic, section, error);
 }
@@ -1262,8 +1263,8 @@ static bool topic_reference(const struct ks_scenario *scenario, const struct raw
     const struct raw_entry *entry = entry_find(section, "topic");
     if (entry == NULL) {
         g_autofree char *label = section_label(section);
-        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
-                       "%s needs the key 'topic'", label);
+        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL, "%s needs the key 'topic'",
+                       label);
     }
     if (strchr(entry->value, ',') != NULL) {
         /* Kafka's clients take several topics (a subscription, records to
@@ -1271,7 +1272,8 @@ static bool topic_reference(const struct ks_scenario *scenario, const struct raw
          * topic name. */
         return fail_at(error, KS_SCENARIO_ERROR_NOT_MODELLED, section, entry,
                        "topic = %s: Kafka's %s is not modelled by ksim (see docs/model.md): "
-                       "one topic per client", entry->value,
+                       "one topic per client",
+                       entry->value,
                        section->kind == KS__SECTION_CONSUMER ? "subscription to several topics"
                                                              : "producing to several topics");
     }
@@ -1296,7 +1298,7 @@ static bool finalize_producer(const struct ks_scenario *scenario,
      * 5 requests in flight. Set explicitly, a conflict is an error; left at its
      * default, idempotence is quietly turned off. */
     const char *conflict = producer->acks != KS_ACKS_ALL ? "acks"
-                           : producer->retries == 0     ? "retries"
+                           : producer->retries == 0      ? "retries"
                            : producer->max_in_flight > 5 ? "max.in.flight.requests.per.connection"
                                                          : NULL;
     if (conflict != NULL && producer->enable_idempotence) {
@@ -1310,7 +1312,8 @@ static bool finalize_producer(const struct ks_scenario *scenario,
         if (idempotence != NULL && !overridden) {
             return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
                            "enable.idempotence = true needs acks = all, retries > 0 and "
-                           "max.in.flight.requests.per.connection <= 5 (%s)", conflict);
+                           "max.in.flight.requests.per.connection <= 5 (%s)",
+                           conflict);
         }
         producer->enable_idempotence = false;
     }
@@ -1322,7 +1325,8 @@ static bool finalize_producer(const struct ks_scenario *scenario,
         if (entry != NULL) {
             return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
                            "delivery.timeout.ms must be at least linger.ms + request.timeout.ms "
-                           "(%" PRId64 ")", needed_ns / 1000000);
+                           "(%" PRId64 ")",
+                           needed_ns / 1000000);
         }
         producer->delivery_timeout_ns = needed_ns;
     }
@@ -1409,8 +1413,7 @@ static bool tp_parse(const struct value_site *site, const char *text, struct ks_
     int32_t count = site->scenario->topics[topic].partition_count;
     if (partition < 0 || partition >= count) {
         return site_fail(site, KS_SCENARIO_ERROR_REFERENCE,
-                         "topic %s has partitions 0..%d, not %" PRId64, copy, count - 1,
-                         partition);
+                         "topic %s has partitions 0..%d, not %" PRId64, copy, count - 1, partition);
     }
     out->topic_index = topic;
     out->partition = (int32_t)partition;
@@ -1473,8 +1476,7 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
                          "followers(TP), controller, random, producer(NAME), consumer(NAME))",
                          text);
     }
-    if (strcmp(fn, "leader") == 0 || strcmp(fn, "follower") == 0 ||
-        strcmp(fn, "followers") == 0) {
+    if (strcmp(fn, "leader") == 0 || strcmp(fn, "follower") == 0 || strcmp(fn, "followers") == 0) {
         out->kind = strcmp(fn, "leader") == 0     ? KS_TARGET_LEADER
                     : strcmp(fn, "follower") == 0 ? KS_TARGET_FOLLOWER
                                                   : KS_TARGET_FOLLOWERS;
@@ -1604,12 +1606,9 @@ static const struct {
     const char *args; /* "B,TP", "TP", "B", "P" */
     bool bare_ok;     /* a bare call means >= 1 */
 } trigger_fns[] = {
-    { "hw", KS_TRIGGER_HW, "B,TP", false },
-    { "leo", KS_TRIGGER_LEO, "B,TP", false },
-    { "isr_size", KS_TRIGGER_ISR_SIZE, "TP", false },
-    { "crashed", KS_TRIGGER_CRASHED, "B", true },
-    { "restarted", KS_TRIGGER_RESTARTED, "B", true },
-    { "elected", KS_TRIGGER_ELECTED, "TP", true },
+    { "hw", KS_TRIGGER_HW, "B,TP", false },           { "leo", KS_TRIGGER_LEO, "B,TP", false },
+    { "isr_size", KS_TRIGGER_ISR_SIZE, "TP", false }, { "crashed", KS_TRIGGER_CRASHED, "B", true },
+    { "restarted", KS_TRIGGER_RESTARTED, "B", true }, { "elected", KS_TRIGGER_ELECTED, "TP", true },
     { "acked", KS_TRIGGER_ACKED, "P", false },
 };
 
@@ -1666,7 +1665,8 @@ static bool trigger_parse(const struct value_site *site, const char *text, struc
     if (fn_index == KS_ARRAY_COUNT(trigger_fns)) {
         return site_fail(site, KS_SCENARIO_ERROR_VALUE,
                          "unknown trigger '%s' (hw, leo, isr_size, crashed, restarted, elected, "
-                         "acked)", name);
+                         "acked)",
+                         name);
     }
     out->fn = trigger_fns[fn_index].fn;
     if (!trigger_args(site, trigger_fns[fn_index].args, name, args, out)) {
@@ -1787,18 +1787,15 @@ static bool fault_key(const struct value_site *site, const struct ks_fault_key *
     const char *value = site->entry->value;
     int64_t number = 0;
     switch (key->kind) {
-    case KS_FAULT_KEY_TARGET:
-        return target_parse(site, value, &fault->target);
+    case KS_FAULT_KEY_TARGET: return target_parse(site, value, &fault->target);
     case KS_FAULT_KEY_MODE:
         if (strcmp(value, "process") == 0 || strcmp(value, "power") == 0) {
             fault->mode = value[1] == 'r' ? KS_CRASH_PROCESS : KS_CRASH_POWER;
             return true;
         }
         return site_fail(site, KS_SCENARIO_ERROR_VALUE, "expected process or power");
-    case KS_FAULT_KEY_RESTART_AFTER:
-        return site_value(site, &fault->restart_after_ns);
-    case KS_FAULT_KEY_DURATION:
-        return site_value(site, &fault->duration_ns);
+    case KS_FAULT_KEY_RESTART_AFTER: return site_value(site, &fault->restart_after_ns);
+    case KS_FAULT_KEY_DURATION: return site_value(site, &fault->duration_ns);
     case KS_FAULT_KEY_GROUPS: {
         g_auto(GStrv) sides = g_strsplit(value, "|", -1);
         if (g_strv_length(sides) != 2) {
@@ -1817,16 +1814,11 @@ static bool fault_key(const struct value_site *site, const struct ks_fault_key *
     case KS_FAULT_KEY_FROM:
         fault->net_shape = KS_NET_ONE_WAY;
         return target_list_parse(site, value, &fault->side_a);
-    case KS_FAULT_KEY_TO:
-        return target_list_parse(site, value, &fault->side_b);
-    case KS_FAULT_KEY_DISK_LATENCY:
-        return site_value(site, &fault->disk_latency_ns);
-    case KS_FAULT_KEY_NETWORK_LATENCY:
-        return site_value(site, &fault->network_latency_ns);
-    case KS_FAULT_KEY_LOSS:
-        return loss_parse(site, value, &fault->loss_ppm);
-    case KS_FAULT_KEY_PARTITION:
-        return tp_parse(site, value, &fault->corrupt_tp);
+    case KS_FAULT_KEY_TO: return target_list_parse(site, value, &fault->side_b);
+    case KS_FAULT_KEY_DISK_LATENCY: return site_value(site, &fault->disk_latency_ns);
+    case KS_FAULT_KEY_NETWORK_LATENCY: return site_value(site, &fault->network_latency_ns);
+    case KS_FAULT_KEY_LOSS: return loss_parse(site, value, &fault->loss_ppm);
+    case KS_FAULT_KEY_PARTITION: return tp_parse(site, value, &fault->corrupt_tp);
     case KS_FAULT_KEY_BYTES: {
         bool ok = site_value(site, &number);
         fault->corrupt_bytes = (int32_t)number;
@@ -1843,8 +1835,7 @@ static bool fault_key(const struct value_site *site, const struct ks_fault_key *
             return site_fail(site, KS_SCENARIO_ERROR_REFERENCE, "there is no [fault %s]", value);
         }
         return true;
-    case KS_FAULT_KEY_REWIND_TO:
-        return rewind_parse(site, value, fault);
+    case KS_FAULT_KEY_REWIND_TO: return rewind_parse(site, value, fault);
     }
     ks_assert(false);
     return false;
@@ -1900,7 +1891,8 @@ static bool fault_rules(const struct ks_scenario *scenario, const struct raw_sec
         g_autofree char *end = ks__format_duration(scenario->duration_ns);
         return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, at,
                        "at = %s is not before the end of the run (duration = %s): the fault "
-                       "would never fire", at->value, end);
+                       "would never fire",
+                       at->value, end);
     }
     const struct raw_entry *delay = entry_find(section, "delay");
     if (delay != NULL && when == NULL) {
@@ -2036,9 +2028,10 @@ static bool finalize_expectation(struct ks_scenario *scenario, struct ks_expecta
     } else {
         bool ok = expect_partition_key(entry->key, &tp_text, &field);
         ks_assert(ok); /* R2 */
-        static const enum ks_expect_kind kinds[] = {
-            KS_EXPECT_PARTITION_LEADER, KS_EXPECT_PARTITION_ISR,
-            KS_EXPECT_PARTITION_LEADER_EPOCH, KS_EXPECT_PARTITION_HW };
+        static const enum ks_expect_kind kinds[] = { KS_EXPECT_PARTITION_LEADER,
+                                                     KS_EXPECT_PARTITION_ISR,
+                                                     KS_EXPECT_PARTITION_LEADER_EPOCH,
+                                                     KS_EXPECT_PARTITION_HW };
         expect->kind = kinds[field];
         if (!tp_parse(&site, tp_text, &expect->tp)) {
             return false;
@@ -2109,8 +2102,7 @@ static bool finalize_expectation(struct ks_scenario *scenario, struct ks_expecta
 
 /* ---- finalize ----------------------------------------------------------------------------- */
 
-static bool finalize_named(struct ks_scenario *scenario, enum ks__section_kind kind,
-                           GError **error)
+static bool finalize_named(struct ks_scenario *scenario, enum ks__section_kind kind, GError **error)
 {
     struct ks_scenario_raw *raw = scenario->raw;
     const struct raw_section *cluster = section_find(raw, KS__SECTION_CLUSTER, "");
@@ -2140,9 +2132,7 @@ static bool finalize_named(struct ks_scenario *scenario, enum ks__section_kind k
         case KS__SECTION_SCENARIO:
         case KS__SECTION_CLUSTER:
         case KS__SECTION_EXPECT:
-        case KS__SECTION_COUNT:
-            ks_assert(false);
-            break;
+        case KS__SECTION_COUNT: ks_assert(false); break;
         }
         if (!ok) {
             return false;
@@ -2181,10 +2171,8 @@ bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
     /* The section limits were checked as the sections arrived (scan_header). */
     const size_t *counts = raw->kind_counts;
     scenario->topics = g_new0(struct ks_topic_config, counts[KS__SECTION_TOPIC] + 1);
-    scenario->producers =
-        g_new0(struct ks_producer_config, counts[KS__SECTION_PRODUCER] + 1);
-    scenario->consumers =
-        g_new0(struct ks_consumer_config, counts[KS__SECTION_CONSUMER] + 1);
+    scenario->producers = g_new0(struct ks_producer_config, counts[KS__SECTION_PRODUCER] + 1);
+    scenario->consumers = g_new0(struct ks_consumer_config, counts[KS__SECTION_CONSUMER] + 1);
     /* Fault names first: a heal may name a fault that comes later. */
     scenario->faults = g_new0(struct ks_fault, counts[KS__SECTION_FAULT] + 1);
     for (guint i = 0; i < raw->sections->len; i++) {
@@ -2285,8 +2273,7 @@ char *ks_scenario_format_tp(const struct ks_scenario *scenario, struct ks_tp tp,
                             size_t buffer_bytes)
 {
     ks_assert(tp.topic_index >= 0 && (size_t)tp.topic_index < scenario->topic_count);
-    g_snprintf(buffer, buffer_bytes, "%s-%d", scenario->topics[tp.topic_index].name,
-               tp.partition);
+    g_snprintf(buffer, buffer_bytes, "%s-%d", scenario->topics[tp.topic_index].name, tp.partition);
     return buffer;
 }
 
@@ -2294,10 +2281,8 @@ char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct
 {
     char tp[KS_TOPIC_NAME_BYTES_MAX + 16];
     switch (target->kind) {
-    case KS_TARGET_NONE:
-        return g_strdup("");
-    case KS_TARGET_BROKER:
-        return g_strdup_printf("%d", target->broker_id);
+    case KS_TARGET_NONE: return g_strdup("");
+    case KS_TARGET_BROKER: return g_strdup_printf("%d", target->broker_id);
     case KS_TARGET_LEADER:
         return g_strdup_printf("leader(%s)",
                                ks_scenario_format_tp(scenario, target->tp, tp, sizeof tp));
@@ -2307,10 +2292,8 @@ char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct
     case KS_TARGET_FOLLOWERS:
         return g_strdup_printf("followers(%s)",
                                ks_scenario_format_tp(scenario, target->tp, tp, sizeof tp));
-    case KS_TARGET_CONTROLLER:
-        return g_strdup("controller");
-    case KS_TARGET_RANDOM:
-        return g_strdup("random");
+    case KS_TARGET_CONTROLLER: return g_strdup("controller");
+    case KS_TARGET_RANDOM: return g_strdup("random");
     case KS_TARGET_PRODUCER:
         return g_strdup_printf("producer(%s)", scenario->producers[target->client_index].name);
     case KS_TARGET_CONSUMER:
@@ -2323,18 +2306,12 @@ char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct
 const char *ks_compare_op_name(enum ks_compare_op op)
 {
     switch (op) {
-    case KS_OP_EQ:
-        return "=";
-    case KS_OP_NE:
-        return "!=";
-    case KS_OP_LT:
-        return "<";
-    case KS_OP_LE:
-        return "<=";
-    case KS_OP_GT:
-        return ">";
-    case KS_OP_GE:
-        return ">=";
+    case KS_OP_EQ: return "=";
+    case KS_OP_NE: return "!=";
+    case KS_OP_LT: return "<";
+    case KS_OP_LE: return "<=";
+    case KS_OP_GT: return ">";
+    case KS_OP_GE: return ">=";
     }
     ks_assert(false);
     return "?";
@@ -2343,18 +2320,12 @@ const char *ks_compare_op_name(enum ks_compare_op op)
 bool ks_compare(enum ks_compare_op op, double actual, double expected)
 {
     switch (op) {
-    case KS_OP_EQ:
-        return actual == expected;
-    case KS_OP_NE:
-        return actual != expected;
-    case KS_OP_LT:
-        return actual < expected;
-    case KS_OP_LE:
-        return actual <= expected;
-    case KS_OP_GT:
-        return actual > expected;
-    case KS_OP_GE:
-        return actual >= expected;
+    case KS_OP_EQ: return actual == expected;
+    case KS_OP_NE: return actual != expected;
+    case KS_OP_LT: return actual < expected;
+    case KS_OP_LE: return actual <= expected;
+    case KS_OP_GT: return actual > expected;
+    case KS_OP_GE: return actual >= expected;
     }
     ks_assert(false);
     return false;
@@ -2371,8 +2342,9 @@ char *ks_scenario_format_trigger(const struct ks_scenario *scenario,
     switch (trigger->fn) {
     case KS_TRIGGER_HW:
     case KS_TRIGGER_LEO:
-        return g_strdup_printf("%s(%d, %s) %s %" PRId64, trigger->fn == KS_TRIGGER_HW ? "hw" : "leo",
-                               trigger->broker_id, tp, op, trigger->value);
+        return g_strdup_printf("%s(%d, %s) %s %" PRId64,
+                               trigger->fn == KS_TRIGGER_HW ? "hw" : "leo", trigger->broker_id, tp,
+                               op, trigger->value);
     case KS_TRIGGER_ISR_SIZE:
         return g_strdup_printf("isr_size(%s) %s %" PRId64, tp, op, trigger->value);
     case KS_TRIGGER_CRASHED:
@@ -2501,9 +2473,8 @@ static void json_table(JsonBuilder *builder, const struct ks_scenario *scenario,
                                 : scenario->consumers[item_index].topic_index;
             json_builder_add_string_value(builder, scenario->topics[topic].name);
         } else if (strcmp(spec->name, "enable.auto.commit") == 0) {
-            json_builder_add_boolean_value(builder,
-                                           scenario->consumers[item_index].commit ==
-                                               KS_COMMIT_AUTO);
+            json_builder_add_boolean_value(builder, scenario->consumers[item_index].commit ==
+                                                        KS_COMMIT_AUTO);
         } else if (strcmp(spec->name, "commit") == 0) {
             static const char *const names[] = { "before-process", "after-process", "atomic",
                                                  "auto" };

@@ -56,14 +56,14 @@ enum ks_scenario_error {
 
 /* ---- limits ------------------------------------------------------------- */
 
-#define KS_SCENARIO_FILE_BYTES_MAX (16 << 20) /* a larger file is refused, unread */
-#define KS_SCENARIO_NAME_BYTES_MAX 63    /* client, fault names; [a-zA-Z0-9._-] */
-#define KS_SCENARIO_TOPIC_COUNT_MAX 64
-#define KS_SCENARIO_CLIENT_COUNT_MAX 256 /* producers, and consumers, each */
-#define KS_SCENARIO_FAULT_COUNT_MAX 1024
+#define KS_SCENARIO_FILE_BYTES_MAX      (16 << 20) /* a larger file is refused, unread */
+#define KS_SCENARIO_NAME_BYTES_MAX      63         /* client, fault names; [a-zA-Z0-9._-] */
+#define KS_SCENARIO_TOPIC_COUNT_MAX     64
+#define KS_SCENARIO_CLIENT_COUNT_MAX    256 /* producers, and consumers, each */
+#define KS_SCENARIO_FAULT_COUNT_MAX     1024
 #define KS_SCENARIO_PARTITION_COUNT_MAX 1024 /* per topic (core/config.h assignment) */
-#define KS_FAULT_TARGET_COUNT_MAX 80     /* names on one side of a network fault */
-#define KS_EXPECT_VALUE_COUNT_MAX 16
+#define KS_FAULT_TARGET_COUNT_MAX       80   /* names on one side of a network fault */
+#define KS_EXPECT_VALUE_COUNT_MAX       16
 
 /* ---- small shared types --------------------------------------------------- */
 
@@ -173,18 +173,18 @@ struct ks_trigger {
 
 struct ks_fault {
     char name[KS_SCENARIO_NAME_BYTES_MAX + 1];
-    uint32_t line;              /* line of the [fault NAME] header */
+    uint32_t line; /* line of the [fault NAME] header */
     enum ks_fault_action action;
     /* When: exactly one of at / when. delay postpones a trigger's action. */
     bool has_at;
-    int64_t at_ns;              /* at = 10s */
+    int64_t at_ns; /* at = 10s */
     bool has_when;
-    struct ks_trigger when;     /* when = hw(2, orders-0) >= 2 */
-    int64_t delay_ns;           /* delay = 3ms; 0 default */
-    struct ks_target target;    /* target = ...; kind NONE if absent */
-    enum ks_crash_mode mode;    /* mode = process (default) | power */
-    int64_t restart_after_ns;   /* restart.after; -1 = stays down */
-    int64_t duration_ns;        /* duration: undo after this; -1 = until heal/resume/end */
+    struct ks_trigger when;   /* when = hw(2, orders-0) >= 2 */
+    int64_t delay_ns;         /* delay = 3ms; 0 default */
+    struct ks_target target;  /* target = ...; kind NONE if absent */
+    enum ks_crash_mode mode;  /* mode = process (default) | power */
+    int64_t restart_after_ns; /* restart.after; -1 = stays down */
+    int64_t duration_ns;      /* duration: undo after this; -1 = until heal/resume/end */
     /* partition */
     enum ks_net_shape net_shape;
     struct ks_target_list side_a; /* groups left, isolate's node, from */
@@ -193,10 +193,10 @@ struct ks_fault {
     int64_t disk_latency_ns;    /* disk.latency */
     int64_t network_latency_ns; /* network.latency */
     /* drop */
-    uint32_t loss_ppm;          /* loss = 1% | 0.5% | 10000ppm */
+    uint32_t loss_ppm; /* loss = 1% | 0.5% | 10000ppm */
     /* corrupt */
-    struct ks_tp corrupt_tp;    /* partition = orders-0 */
-    int32_t corrupt_bytes;      /* bytes = 1 (default) */
+    struct ks_tp corrupt_tp;        /* partition = orders-0 */
+    int32_t corrupt_bytes;          /* bytes = 1 (default) */
     int64_t corrupt_position_bytes; /* position.bytes; -1 = drawn from KS_RNG_FAULT
                                        within the active segment's last batch */
     /* rewind */
@@ -204,7 +204,7 @@ struct ks_fault {
     int64_t rewind_offset;       /* KS_REWIND_OFFSET */
     int64_t rewind_time_ns;      /* KS_REWIND_TIME: first record with timestamp >= this */
     /* heal */
-    int32_t heal_fault_index;    /* fault = NAME -> index into scenario->faults; -1 = all */
+    int32_t heal_fault_index; /* fault = NAME -> index into scenario->faults; -1 = all */
 };
 
 /* ---- expectations [expect] -------------------------------------------------- */
@@ -241,12 +241,12 @@ enum ks_metric {
 const char *const *ks_scenario_metric_names(size_t *count);
 
 enum ks_expect_kind {
-    KS_EXPECT_METRIC,              /* acked_lost = 0 */
-    KS_EXPECT_PARTITION_LEADER,    /* partition.orders-0.leader = 2  (-1: no leader) */
-    KS_EXPECT_PARTITION_ISR,       /* partition.orders-0.isr = 2,3   (compared as sets;
+    KS_EXPECT_METRIC,           /* acked_lost = 0 */
+    KS_EXPECT_PARTITION_LEADER, /* partition.orders-0.leader = 2  (-1: no leader) */
+    KS_EXPECT_PARTITION_ISR,    /* partition.orders-0.isr = 2,3   (compared as sets;
                                       with < <= > >= the one value is an ISR size) */
     KS_EXPECT_PARTITION_LEADER_EPOCH,
-    KS_EXPECT_PARTITION_HW         /* the leader's final HW */
+    KS_EXPECT_PARTITION_HW /* the leader's final HW */
 };
 
 /* One [expect] line. Values are decimal numbers ("0", "1000", "12.5");
@@ -254,12 +254,12 @@ enum ks_expect_kind {
  * value) is allowed only for isr and only with = or !=. trace_hash compares
  * as text: value_text against the 16-hex-digit hash. */
 struct ks_expectation {
-    char key[128];            /* as written: "partition.orders-0.isr" */
-    char value_text[256];     /* as written, operator stripped: "2,3" */
-    uint32_t line;            /* 0 when it came from --set */
+    char key[128];        /* as written: "partition.orders-0.isr" */
+    char value_text[256]; /* as written, operator stripped: "2,3" */
+    uint32_t line;        /* 0 when it came from --set */
     enum ks_expect_kind kind;
-    enum ks_metric metric;    /* KS_EXPECT_METRIC */
-    struct ks_tp tp;          /* partition.* */
+    enum ks_metric metric; /* KS_EXPECT_METRIC */
+    struct ks_tp tp;       /* partition.* */
     enum ks_compare_op op;
     double values[KS_EXPECT_VALUE_COUNT_MAX]; /* isr lists are sorted ascending */
     uint32_t value_count;
@@ -274,28 +274,28 @@ struct ks_scenario_raw; /* private: the assignments as read, for --set and re-fi
 
 struct ks_scenario {
     /* [scenario] */
-    char *name;              /* name; default: file name without folder and .ini */
-    char *description;       /* description; "" default */
-    char *path;              /* the file as given to load ("<name>" for load_from_data) */
-    uint64_t seed;           /* seed = 1 default; --seed: set this field after finalize
+    char *name;                       /* name; default: file name without folder and .ini */
+    char *description;                /* description; "" default */
+    char *path;                       /* the file as given to load ("<name>" for load_from_data) */
+    uint64_t seed;                    /* seed = 1 default; --seed: set this field after finalize
                                 (or apply_set "scenario.seed=N" before it) */
-    int64_t duration_ns;     /* duration = 60s default */
-    bool final_heal;         /* final.heal = true */
-    int64_t final_drain_ns;  /* final.drain = 60s */
+    int64_t duration_ns;              /* duration = 60s default */
+    bool final_heal;                  /* final.heal = true */
+    int64_t final_drain_ns;           /* final.drain = 60s */
     int64_t unavailable_threshold_ns; /* unavailable.threshold = 1s (produce_unavailable_ms) */
 
     /* [cluster]: world */
-    int64_t network_latency_ns;        /* network.latency = 1ms */
-    int64_t network_jitter_ns;         /* network.jitter = 0 */
-    int64_t disk_fsync_latency_ns;     /* disk.fsync.latency = 2ms */
-    uint64_t disk_bandwidth_bytes_per_s; /* disk.bandwidth = 500MiB (per second); 0 = free */
+    int64_t network_latency_ns;             /* network.latency = 1ms */
+    int64_t network_jitter_ns;              /* network.jitter = 0 */
+    int64_t disk_fsync_latency_ns;          /* disk.fsync.latency = 2ms */
+    uint64_t disk_bandwidth_bytes_per_s;    /* disk.bandwidth = 500MiB (per second); 0 = free */
     struct ks_link_latency *link_latencies; /* owned; sorted by (broker_a, broker_b) */
     size_t link_latency_count;
     enum ks_controller_kind controller; /* controller = kraft */
 
     /* [cluster]: Kafka */
     struct ks_cluster_config cluster;
-    struct ks_log_config log_defaults; /* log.* broker defaults that topics inherit */
+    struct ks_log_config log_defaults;   /* log.* broker defaults that topics inherit */
     int32_t min_insync_replicas_default; /* min.insync.replicas = 1 */
     int32_t default_replication_factor;  /* default.replication.factor = 1 */
     int32_t num_partitions_default;      /* num.partitions = 1 */
@@ -315,8 +315,8 @@ struct ks_scenario {
     struct ks_expectation *expectations; /* owned */
     size_t expectation_count;
 
-    bool finalized;               /* the fields above are valid */
-    struct ks_scenario_raw *raw;  /* owned, private */
+    bool finalized;              /* the fields above are valid */
+    struct ks_scenario_raw *raw; /* owned, private */
 };
 
 /* ---- API ----------------------------------------------------------------------- */
@@ -416,8 +416,7 @@ int32_t ks_scenario_consumer_index(const struct ks_scenario *scenario, const cha
 int32_t ks_scenario_fault_index(const struct ks_scenario *scenario, const char *name);
 
 /* Parses "orders-0" (split at the last '-') against the scenario's topics. */
-bool ks_scenario_parse_tp(const struct ks_scenario *scenario, const char *text,
-                          struct ks_tp *out);
+bool ks_scenario_parse_tp(const struct ks_scenario *scenario, const char *text, struct ks_tp *out);
 
 /* Formats "orders-0" into buffer (always NUL-terminated); returns buffer. */
 char *ks_scenario_format_tp(const struct ks_scenario *scenario, struct ks_tp tp, char *buffer,

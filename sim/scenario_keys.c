@@ -53,58 +53,71 @@
 
 /* ---- choices ------------------------------------------------------------ */
 
-static const struct ks__choice acks_choices[] = {
-    { "all", KS_ACKS_ALL }, { "-1", KS_ACKS_ALL }, { "0", KS_ACKS_NONE },
-    { "1", KS_ACKS_LEADER }, { NULL, 0 } };
+static const struct ks__choice acks_choices[] = { { "all", KS_ACKS_ALL },
+                                                  { "-1", KS_ACKS_ALL },
+                                                  { "0", KS_ACKS_NONE },
+                                                  { "1", KS_ACKS_LEADER },
+                                                  { NULL, 0 } };
 static const struct ks__choice truncation_choices[] = {
     { "leader-epoch", KS_TRUNCATION_LEADER_EPOCH },
-    { "high-watermark", KS_TRUNCATION_HIGH_WATERMARK }, { NULL, 0 } };
+    { "high-watermark", KS_TRUNCATION_HIGH_WATERMARK },
+    { NULL, 0 }
+};
 static const struct ks__choice controller_choices[] = { { "kraft", KS_CONTROLLER_KRAFT },
                                                         { NULL, 0 } };
-static const struct ks__choice commit_choices[] = {
-    { "before-process", KS_COMMIT_BEFORE_PROCESS }, { "after-process", KS_COMMIT_AFTER_PROCESS },
-    { "atomic", KS_COMMIT_ATOMIC }, { NULL, 0 } };
-static const struct ks__choice reset_choices[] = {
-    { "earliest", KS_RESET_EARLIEST }, { "latest", KS_RESET_LATEST }, { "none", KS_RESET_NONE },
-    { NULL, 0 } };
-static const struct ks__choice task_phase_choices[] = {
-    { "random", KS_TASK_PHASE_RANDOM }, { "aligned", KS_TASK_PHASE_ALIGNED }, { NULL, 0 } };
-static const struct ks__choice assignor_choices[] = {
-    { "range", KS_ASSIGNOR_RANGE }, { "roundrobin", KS_ASSIGNOR_ROUNDROBIN },
-    { "sticky", KS_ASSIGNOR_STICKY }, { NULL, 0 } };
+static const struct ks__choice commit_choices[] = { { "before-process", KS_COMMIT_BEFORE_PROCESS },
+                                                    { "after-process", KS_COMMIT_AFTER_PROCESS },
+                                                    { "atomic", KS_COMMIT_ATOMIC },
+                                                    { NULL, 0 } };
+static const struct ks__choice reset_choices[] = { { "earliest", KS_RESET_EARLIEST },
+                                                   { "latest", KS_RESET_LATEST },
+                                                   { "none", KS_RESET_NONE },
+                                                   { NULL, 0 } };
+static const struct ks__choice task_phase_choices[] = { { "random", KS_TASK_PHASE_RANDOM },
+                                                        { "aligned", KS_TASK_PHASE_ALIGNED },
+                                                        { NULL, 0 } };
+static const struct ks__choice assignor_choices[] = { { "range", KS_ASSIGNOR_RANGE },
+                                                      { "roundrobin", KS_ASSIGNOR_ROUNDROBIN },
+                                                      { "sticky", KS_ASSIGNOR_STICKY },
+                                                      { NULL, 0 } };
 /* cleanup.policy: bit 1 delete, bit 2 compact (KS__VALUE_ENUM into a scratch int
  * would lose the pair, so POLICY is stored by scenario.c; see cleanup_store). */
 static const struct ks__choice policy_choices[] = {
-    { "delete", 1 }, { "compact", 2 }, { "delete,compact", 3 }, { "compact,delete", 3 },
-    { NULL, 0 } };
+    { "delete", 1 }, { "compact", 2 }, { "delete,compact", 3 }, { "compact,delete", 3 }, { NULL, 0 }
+};
 
 /* compression.type: the producer's codecs (CompressionType) and the topic's
  * and broker's values (BrokerCompressionType), with Kafka's gzip levels
  * (1..9 or -1, the Deflater default; 0 is refused as Kafka refuses it). */
 static const struct ks__choice producer_codec_choices[] = {
     { "none", KS_CODEC_NONE }, { "gzip", KS_CODEC_GZIP }, { "snappy", KS_CODEC_SNAPPY },
-    { "lz4", KS_CODEC_LZ4 }, { "zstd", KS_CODEC_ZSTD }, { NULL, 0 } };
-static const struct ks__choice topic_codec_choices[] = {
-    { "producer", KS_COMPRESSION_PRODUCER }, { "uncompressed", KS_CODEC_NONE },
-    { "gzip", KS_CODEC_GZIP }, { "snappy", KS_CODEC_SNAPPY }, { "lz4", KS_CODEC_LZ4 },
-    { "zstd", KS_CODEC_ZSTD }, { NULL, 0 } };
-static const struct ks__choice gzip_level_choices[] = {
-    { "-1", -1 }, { "1", 1 }, { "2", 2 }, { "3", 3 }, { "4", 4 }, { "5", 5 }, { "6", 6 },
-    { "7", 7 }, { "8", 8 }, { "9", 9 }, { NULL, 0 } };
+    { "lz4", KS_CODEC_LZ4 },   { "zstd", KS_CODEC_ZSTD }, { NULL, 0 }
+};
+static const struct ks__choice topic_codec_choices[] = { { "producer", KS_COMPRESSION_PRODUCER },
+                                                         { "uncompressed", KS_CODEC_NONE },
+                                                         { "gzip", KS_CODEC_GZIP },
+                                                         { "snappy", KS_CODEC_SNAPPY },
+                                                         { "lz4", KS_CODEC_LZ4 },
+                                                         { "zstd", KS_CODEC_ZSTD },
+                                                         { NULL, 0 } };
+static const struct ks__choice gzip_level_choices[] = { { "-1", -1 }, { "1", 1 }, { "2", 2 },
+                                                        { "3", 3 },   { "4", 4 }, { "5", 5 },
+                                                        { "6", 6 },   { "7", 7 }, { "8", 8 },
+                                                        { "9", 9 },   { NULL, 0 } };
 
 #define SC(field) offsetof(struct ks_scenario, field)
 #define TO(field) offsetof(struct ks_topic_config, field)
 #define PR(field) offsetof(struct ks_producer_config, field)
 #define CO(field) offsetof(struct ks_consumer_config, field)
 
-#define I32MAX INT32_MAX
-#define I64MAX INT64_MAX
+#define I32MAX  INT32_MAX
+#define I64MAX  INT64_MAX
 #define HOUR_NS (3600LL * 1000000000LL)
 /* The longest run: duration's maximum. Times within a run (fault times,
  * delays, durations, client starts) are bounded by it, so that every sum
  * of two of them, and the final drain after them, stays far below INT64_MAX. */
 #define RUN_NS_MAX (30 * 24 * HOUR_NS)
-#define DAY_MS (86400000LL)
+#define DAY_MS     (86400000LL)
 
 /* ---- [scenario] ---------------------------------------------------------- */
 
@@ -140,13 +153,15 @@ static const struct ks__key_spec cluster_keys[] = {
       "ksim: the controller's failure model; `kraft` is a controller that does not fail by "
       "itself." },
     { "network.latency", KS__VALUE_DURATION, 0, HOUR_NS, "1ms", NULL, SC(network_latency_ns), 0,
-      NULL, "ksim: one-way latency of every link. Per link: `network.latency.A-B = 20ms` "
+      NULL,
+      "ksim: one-way latency of every link. Per link: `network.latency.A-B = 20ms` "
       "(brokers A and B, both ways)." },
     { "network.jitter", KS__VALUE_DURATION, 0, HOUR_NS, "100us", NULL, SC(network_jitter_ns), 0,
-      NULL, "ksim: uniform extra delay in [0, jitter] per message, drawn per seed; never "
+      NULL,
+      "ksim: uniform extra delay in [0, jitter] per message, drawn per seed; never "
       "reorders one connection. `0s` for a scenario that needs an exact window." },
-    { "disk.fsync.latency", KS__VALUE_DURATION, 0, HOUR_NS, "2ms", NULL,
-      SC(disk_fsync_latency_ns), 0, NULL, "ksim: simulated cost of one fsync." },
+    { "disk.fsync.latency", KS__VALUE_DURATION, 0, HOUR_NS, "2ms", NULL, SC(disk_fsync_latency_ns),
+      0, NULL, "ksim: simulated cost of one fsync." },
     { "disk.bandwidth", KS__VALUE_BANDWIDTH, 0, I64MAX, "500MiB", NULL,
       SC(disk_bandwidth_bytes_per_s), 0, NULL,
       "ksim: bytes per simulated second a disk writes (`500MiB` or `500MiB/s`); 0 = free." },
@@ -157,8 +172,7 @@ static const struct ks__key_spec cluster_keys[] = {
       SC(cluster.replica_fetch_wait_ns_max), 0, NULL,
       "Longest a follower's fetch waits at the leader; must be <= replica.lag.time.max.ms." },
     { "replica.fetch.min.bytes", KS__VALUE_SIZE32, 1, I32MAX, "1", NULL,
-      SC(cluster.replica_fetch_min_bytes), 0, NULL,
-      "Bytes a follower's fetch waits for." },
+      SC(cluster.replica_fetch_min_bytes), 0, NULL, "Bytes a follower's fetch waits for." },
     { "replica.fetch.max.bytes", KS__VALUE_SIZE32, 0, I32MAX, "1048576", NULL,
       SC(cluster.replica_fetch_max_bytes), 0, NULL, "Bytes fetched per partition." },
     { "replica.fetch.response.max.bytes", KS__VALUE_SIZE32, 0, I32MAX, "10485760", NULL,
@@ -214,7 +228,8 @@ static const struct ks__key_spec cluster_keys[] = {
     { "log.cleaner.delete.retention.ms", KS__VALUE_MS, 0, I64MAX, "86400000", NULL,
       SC(log_defaults.delete_retention_ns), 0, NULL, "How long compaction keeps tombstones." },
     { "log.cleaner.min.compaction.lag.ms", KS__VALUE_MS, 0, I64MAX, "0", NULL,
-      SC(log_defaults.min_compaction_lag_ns), 0, NULL, "Records younger than this stay uncompacted." },
+      SC(log_defaults.min_compaction_lag_ns), 0, NULL,
+      "Records younger than this stay uncompacted." },
     { "log.cleaner.min.cleanable.ratio", KS__VALUE_RATIO, 0, 1000, "0.5", NULL,
       SC(log_defaults.min_cleanable_dirty_ratio_permille), 0, NULL,
       "Dirty share of a log that makes it eligible for compaction." },
@@ -234,8 +249,8 @@ static const struct ks__key_spec cluster_keys[] = {
     { "group.initial.rebalance.delay.ms", KS__VALUE_MS, 0, I32MAX, "3000", NULL,
       SC(cluster.group_initial_rebalance_delay_ns), 0, NULL,
       "Delay of a new group's first rebalance." },
-    { "replication.truncation", KS__VALUE_ENUM, 0, 0, "leader-epoch", NULL,
-      SC(cluster.truncation), 0, truncation_choices,
+    { "replication.truncation", KS__VALUE_ENUM, 0, 0, "leader-epoch", NULL, SC(cluster.truncation),
+      0, truncation_choices,
       "ksim: `leader-epoch` (KIP-101/279, Kafka 0.11+) or `high-watermark` (before 0.11: "
       "a new follower truncates to its HW, which can lose data)." },
     { "broker.task.phase", KS__VALUE_ENUM, 0, 0, "random", NULL, SC(cluster.task_phase), 0,
@@ -248,8 +263,8 @@ static const struct ks__key_spec cluster_keys[] = {
       SC(cluster.hw_requires_min_isr), 0, NULL,
       "ksim: the HW does not advance while the ISR is smaller than min.insync.replicas "
       "(Kafka 3.7+, KAFKA-15583); false gives the older behaviour." },
-    { "compression.type", KS__VALUE_ENUM, 0, 0, "producer", NULL, SC(cluster.compression.codec),
-      0, topic_codec_choices,
+    { "compression.type", KS__VALUE_ENUM, 0, 0, "producer", NULL, SC(cluster.compression.codec), 0,
+      topic_codec_choices,
       "Broker default of the topic setting: `producer` keeps the producer's codec, "
       "`uncompressed`, or a codec the leader recompresses to." },
     { "compression.gzip.level", KS__VALUE_ENUM, 0, 0, "-1", NULL,
@@ -293,8 +308,8 @@ static const struct ks__key_spec topic_keys[] = {
       TO(log.segment_index_bytes), 0, NULL, "Largest offset index." },
     { "flush.messages", KS__VALUE_INT64, 1, I64MAX, NULL, "log.flush.interval.messages",
       TO(log.flush_messages), 0, NULL, "fsync after this many records." },
-    { "flush.ms", KS__VALUE_MS, 0, I64MAX, NULL, "log.flush.interval.ms", TO(log.flush_ns), 0,
-      NULL, "fsync after this long." },
+    { "flush.ms", KS__VALUE_MS, 0, I64MAX, NULL, "log.flush.interval.ms", TO(log.flush_ns), 0, NULL,
+      "fsync after this long." },
     { "delete.retention.ms", KS__VALUE_MS, 0, I64MAX, NULL, "log.cleaner.delete.retention.ms",
       TO(log.delete_retention_ns), 0, NULL, "How long compaction keeps tombstones." },
     { "min.compaction.lag.ms", KS__VALUE_MS, 0, I64MAX, NULL, "log.cleaner.min.compaction.lag.ms",
@@ -304,8 +319,8 @@ static const struct ks__key_spec topic_keys[] = {
       "Dirty share that makes the log eligible for compaction." },
     { "max.message.bytes", KS__VALUE_SIZE32, 0, I32MAX, NULL, "message.max.bytes",
       TO(log.max_message_bytes), 0, NULL, "Largest record batch the topic accepts." },
-    { "compression.type", KS__VALUE_ENUM, 0, 0, NULL, "compression.type", TO(compression.codec),
-      0, topic_codec_choices,
+    { "compression.type", KS__VALUE_ENUM, 0, 0, NULL, "compression.type", TO(compression.codec), 0,
+      topic_codec_choices,
       "`producer` (keep the batch as the producer compressed it), `uncompressed`, `gzip`, "
       "`snappy`, `lz4` or `zstd`: a batch in another codec is recompressed by the leader "
       "(LogValidator)." },
@@ -348,8 +363,8 @@ static const struct ks__key_spec producer_keys[] = {
       NULL, "Bytes of records waiting to be sent; a full buffer blocks send." },
     { "delivery.timeout.ms", KS__VALUE_MS, 1, I32MAX, "120000", NULL, PR(delivery_timeout_ns), 0,
       NULL, "Give up on a record after this long; must be >= linger.ms + request.timeout.ms." },
-    { "request.timeout.ms", KS__VALUE_MS, 1, I32MAX, "30000", NULL, PR(request_timeout_ns), 0,
-      NULL, "Wait for a response this long." },
+    { "request.timeout.ms", KS__VALUE_MS, 1, I32MAX, "30000", NULL, PR(request_timeout_ns), 0, NULL,
+      "Wait for a response this long." },
     { "retry.backoff.ms", KS__VALUE_MS, 0, I32MAX, "100", NULL, PR(retry_backoff_ns), 0, NULL,
       "First pause before a retry (doubled per attempt, KIP-580)." },
     { "retry.backoff.max.ms", KS__VALUE_MS, 0, I32MAX, "1000", NULL, PR(retry_backoff_ns_max), 0,
@@ -379,16 +394,15 @@ static const struct ks__key_spec producer_keys[] = {
       "(sticky partitioner)." },
     { "value.bytes", KS__VALUE_SIZE32, 0, 100 * 1024 * 1024, "100", NULL, PR(value_bytes), 0, NULL,
       "ksim: payload size; an identity header is always embedded." },
-    { "value.random.percent", KS__VALUE_INT32, 0, 100, "0", NULL, PR(value_random_percent), 0,
-      NULL,
+    { "value.random.percent", KS__VALUE_INT32, 0, 100, "0", NULL, PR(value_random_percent), 0, NULL,
       "ksim: how compressible values are: this percent of each value is random bytes, "
       "different in every record, that no codec shrinks; the rest is repeated text that "
       "compresses to almost nothing. 0 (the default) is ksim's plain filler; 100 is "
       "incompressible." },
     { "start", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, PR(start_ns), 0, NULL,
       "ksim: the earliest time the producer starts sending (see `start.jitter`)." },
-    { "start.jitter", KS__VALUE_DURATION, 0, RUN_NS_MAX, "100ms", NULL,
-      PR(start_jitter_ns), 0, NULL,
+    { "start.jitter", KS__VALUE_DURATION, 0, RUN_NS_MAX, "100ms", NULL, PR(start_jitter_ns), 0,
+      NULL,
       "ksim: the producer starts at a uniform time in [start, start + start.jitter], drawn "
       "per seed; `0s` starts it exactly at `start`." },
 };
@@ -404,8 +418,8 @@ static const struct ks__key_spec consumer_keys[] = {
     { "enable.auto.commit", KS__VALUE_BOOL, 0, 1, "true", NULL, KS__NO_FIELD, 0, NULL,
       "Commit in the background every auto.commit.interval.ms. Giving `commit` turns it off; "
       "`enable.auto.commit = true` together with `commit` is an error." },
-    { "auto.commit.interval.ms", KS__VALUE_MS, 0, I32MAX, "5000", NULL,
-      CO(auto_commit_interval_ns), 0, NULL, "Auto-commit period." },
+    { "auto.commit.interval.ms", KS__VALUE_MS, 0, I32MAX, "5000", NULL, CO(auto_commit_interval_ns),
+      0, NULL, "Auto-commit period." },
     { "commit", KS__VALUE_ENUM, 0, 0, NULL, NULL, KS__NO_FIELD, 0, commit_choices,
       "ksim: `before-process` (at-most-once), `after-process` (at-least-once) or `atomic` "
       "(offset stored with the output: exactly-once). Default: auto commit, or "
@@ -414,8 +428,8 @@ static const struct ks__key_spec consumer_keys[] = {
       "ksim: simulated processing time per record." },
     { "auto.offset.reset", KS__VALUE_ENUM, 0, 0, "latest", NULL, CO(auto_offset_reset), 0,
       reset_choices, "Where to start without a committed offset." },
-    { "session.timeout.ms", KS__VALUE_MS, 1, I32MAX, "45000", NULL, CO(session_timeout_ns), 0,
-      NULL, "A member without heartbeat this long is removed (10000 from 0.10.1 to 2.8)." },
+    { "session.timeout.ms", KS__VALUE_MS, 1, I32MAX, "45000", NULL, CO(session_timeout_ns), 0, NULL,
+      "A member without heartbeat this long is removed (10000 from 0.10.1 to 2.8)." },
     { "heartbeat.interval.ms", KS__VALUE_MS, 1, I32MAX, "3000", NULL, CO(heartbeat_interval_ns), 0,
       NULL, "Heartbeat period; must be < session.timeout.ms." },
     { "max.poll.interval.ms", KS__VALUE_MS, 1, I32MAX, "300000", NULL, CO(max_poll_interval_ns), 0,
@@ -435,8 +449,8 @@ static const struct ks__key_spec consumer_keys[] = {
       "cooperative rebalancing." },
     { "start", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, CO(start_ns), 0, NULL,
       "ksim: the earliest time the consumer joins its group (see `start.jitter`)." },
-    { "start.jitter", KS__VALUE_DURATION, 0, RUN_NS_MAX, "100ms", NULL,
-      CO(start_jitter_ns), 0, NULL,
+    { "start.jitter", KS__VALUE_DURATION, 0, RUN_NS_MAX, "100ms", NULL, CO(start_jitter_ns), 0,
+      NULL,
       "ksim: the consumer joins at a uniform time in [start, start + start.jitter], drawn "
       "per seed; `0s` joins exactly at `start`." },
 };
@@ -506,8 +520,9 @@ static const struct ks__key_spec fault_keys[] = {
  * change that models one removes its row and adds a key row above. */
 static const struct ks__not_modelled not_modelled_keys[] = {
     /* section, key, ksim key to write instead (or NULL), why */
-    { CL, "log.retention.hours", "log.retention.ms", "only the `.ms` form of Kafka's time "
-                                                     "settings" },
+    { CL, "log.retention.hours", "log.retention.ms",
+      "only the `.ms` form of Kafka's time "
+      "settings" },
     { CL, "log.retention.minutes", "log.retention.ms", "only the `.ms` form" },
     { CL, "log.roll.hours", "log.roll.ms", "only the `.ms` form" },
     { CL, "log.roll.jitter.ms", NULL, "no segment roll jitter" },
@@ -519,7 +534,8 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { CL, "log.cleaner.threads", NULL, "no cleaner threads or buffers" },
     { CL, "log.cleaner.dedupe.buffer.size", NULL, "no cleaner threads or buffers" },
     { CL, "log.cleaner.backoff.ms", NULL, "fixed at Kafka's default, 15000" },
-    { CL, "log.flush.start.offset.checkpoint.interval.ms", "log.flush.offset.checkpoint.interval.ms",
+    { CL, "log.flush.start.offset.checkpoint.interval.ms",
+      "log.flush.offset.checkpoint.interval.ms",
       "log-start-offset-checkpoint is written with the recovery points" },
     { CL, "log.dirs", NULL, "one log folder per broker, under the run folder" },
     { CL, "log.dir", NULL, "one log folder per broker, under the run folder" },
@@ -676,9 +692,9 @@ const char *ks__closest_name(const char *word, const char *const *names, size_t 
 char *ks__unknown_key_hint(enum ks__section_kind kind, const char *key)
 {
     /* A key of another section, written in the wrong one. */
-    static const enum ks__section_kind others[] = {
-        KS__SECTION_SCENARIO, KS__SECTION_CLUSTER, KS__SECTION_TOPIC, KS__SECTION_PRODUCER,
-        KS__SECTION_CONSUMER, KS__SECTION_FAULT };
+    static const enum ks__section_kind others[] = { KS__SECTION_SCENARIO, KS__SECTION_CLUSTER,
+                                                    KS__SECTION_TOPIC,    KS__SECTION_PRODUCER,
+                                                    KS__SECTION_CONSUMER, KS__SECTION_FAULT };
     for (size_t k = 0; k < KS_ARRAY_COUNT(others); k++) {
         if (others[k] != kind && ks__key_find(others[k], key) != NULL) {
             bool named = others[k] != KS__SECTION_SCENARIO && others[k] != KS__SECTION_CLUSTER;
@@ -702,27 +718,14 @@ char *ks__unknown_key_hint(enum ks__section_kind kind, const char *key)
 const struct ks__key_spec *ks__key_table(enum ks__section_kind kind, size_t *count)
 {
     switch (kind) {
-    case KS__SECTION_SCENARIO:
-        *count = KS_ARRAY_COUNT(scenario_keys);
-        return scenario_keys;
-    case KS__SECTION_CLUSTER:
-        *count = KS_ARRAY_COUNT(cluster_keys);
-        return cluster_keys;
-    case KS__SECTION_TOPIC:
-        *count = KS_ARRAY_COUNT(topic_keys);
-        return topic_keys;
-    case KS__SECTION_PRODUCER:
-        *count = KS_ARRAY_COUNT(producer_keys);
-        return producer_keys;
-    case KS__SECTION_CONSUMER:
-        *count = KS_ARRAY_COUNT(consumer_keys);
-        return consumer_keys;
-    case KS__SECTION_FAULT:
-        *count = KS_ARRAY_COUNT(fault_keys);
-        return fault_keys;
+    case KS__SECTION_SCENARIO: *count = KS_ARRAY_COUNT(scenario_keys); return scenario_keys;
+    case KS__SECTION_CLUSTER: *count = KS_ARRAY_COUNT(cluster_keys); return cluster_keys;
+    case KS__SECTION_TOPIC: *count = KS_ARRAY_COUNT(topic_keys); return topic_keys;
+    case KS__SECTION_PRODUCER: *count = KS_ARRAY_COUNT(producer_keys); return producer_keys;
+    case KS__SECTION_CONSUMER: *count = KS_ARRAY_COUNT(consumer_keys); return consumer_keys;
+    case KS__SECTION_FAULT: *count = KS_ARRAY_COUNT(fault_keys); return fault_keys;
     case KS__SECTION_EXPECT:
-    case KS__SECTION_COUNT:
-        break;
+    case KS__SECTION_COUNT: break;
     }
     *count = 0;
     return NULL;
@@ -743,22 +746,14 @@ const struct ks__key_spec *ks__key_find(enum ks__section_kind kind, const char *
 const char *ks__section_kind_name(enum ks__section_kind kind)
 {
     switch (kind) {
-    case KS__SECTION_SCENARIO:
-        return "scenario";
-    case KS__SECTION_CLUSTER:
-        return "cluster";
-    case KS__SECTION_TOPIC:
-        return "topic";
-    case KS__SECTION_PRODUCER:
-        return "producer";
-    case KS__SECTION_CONSUMER:
-        return "consumer";
-    case KS__SECTION_FAULT:
-        return "fault";
-    case KS__SECTION_EXPECT:
-        return "expect";
-    case KS__SECTION_COUNT:
-        break;
+    case KS__SECTION_SCENARIO: return "scenario";
+    case KS__SECTION_CLUSTER: return "cluster";
+    case KS__SECTION_TOPIC: return "topic";
+    case KS__SECTION_PRODUCER: return "producer";
+    case KS__SECTION_CONSUMER: return "consumer";
+    case KS__SECTION_FAULT: return "fault";
+    case KS__SECTION_EXPECT: return "expect";
+    case KS__SECTION_COUNT: break;
     }
     return "?";
 }
@@ -766,12 +761,28 @@ const char *ks__section_kind_name(enum ks__section_kind kind)
 /* ---- metrics -------------------------------------------------------------------- */
 
 static const char *const metric_names[KS_METRIC_COUNT] = {
-    "records_sent",     "records_acked",       "records_failed",     "records_unknown",
-    "acked_lost",       "duplicates",          "reordered",          "divergent_partitions",
-    "consumed_lost",    "consumed_unseen",     "consumed_duplicates", "leader_elections",
-    "unclean_elections", "isr_shrinks",        "isr_expands",        "unavailable_ms",
-    "produce_unavailable_ms", "produce_p50_ms", "produce_p99_ms",    "throughput_rps",
-    "events",           "trace_hash",
+    "records_sent",
+    "records_acked",
+    "records_failed",
+    "records_unknown",
+    "acked_lost",
+    "duplicates",
+    "reordered",
+    "divergent_partitions",
+    "consumed_lost",
+    "consumed_unseen",
+    "consumed_duplicates",
+    "leader_elections",
+    "unclean_elections",
+    "isr_shrinks",
+    "isr_expands",
+    "unavailable_ms",
+    "produce_unavailable_ms",
+    "produce_p50_ms",
+    "produce_p99_ms",
+    "throughput_rps",
+    "events",
+    "trace_hash",
 };
 
 const char *const *ks_scenario_metric_names(size_t *count)
@@ -890,8 +901,8 @@ static const struct {
     const char *name;
     uint64_t ns;
 } duration_units[] = {
-    { "ns", 1ULL },           { "us", 1000ULL },           { "ms", 1000000ULL },
-    { "s", 1000000000ULL },   { "m", 60000000000ULL },     { "h", 3600000000000ULL },
+    { "ns", 1ULL },         { "us", 1000ULL },       { "ms", 1000000ULL },
+    { "s", 1000000000ULL }, { "m", 60000000000ULL }, { "h", 3600000000000ULL },
 };
 
 bool ks__parse_duration_ns(const char *text, bool unit_required, int64_t *out, char **message)
@@ -902,13 +913,13 @@ bool ks__parse_duration_ns(const char *text, bool unit_required, int64_t *out, c
     const char *unit = NULL;
     if (!split_decimal(text, &whole, &fraction, &scale, &unit)) {
         *message = g_strdup_printf("'%s' is not a duration (a number and a unit: ns us ms s m h, "
-                                   "e.g. 250ms or 1.5s)", text);
+                                   "e.g. 250ms or 1.5s)",
+                                   text);
         return false;
     }
     if (*unit == '\0') {
         if (unit_required) {
-            *message = g_strdup_printf("'%s' needs a unit: ns us ms s m h (e.g. %sms)",
-                                       text, text);
+            *message = g_strdup_printf("'%s' needs a unit: ns us ms s m h (e.g. %sms)", text, text);
             return false;
         }
         if (fraction != 0 || scale != 1) {
@@ -939,7 +950,10 @@ static const struct {
     const char *name;
     uint64_t bytes;
 } size_units[] = {
-    { "B", 1ULL }, { "KiB", 1024ULL }, { "MiB", 1048576ULL }, { "GiB", 1073741824ULL },
+    { "B", 1ULL },
+    { "KiB", 1024ULL },
+    { "MiB", 1048576ULL },
+    { "GiB", 1073741824ULL },
     { "TiB", 1099511627776ULL },
 };
 
@@ -955,8 +969,8 @@ bool ks__parse_size_bytes(const char *text, int64_t *out, char **message)
     uint64_t scale = 1;
     const char *unit = NULL;
     if (!split_decimal(text, &whole, &fraction, &scale, &unit)) {
-        *message = g_strdup_printf("'%s' is not a size (bytes, or a number and B KiB MiB GiB)",
-                                   text);
+        *message =
+            g_strdup_printf("'%s' is not a size (bytes, or a number and B KiB MiB GiB)", text);
         return false;
     }
     if (*unit == '\0') {
@@ -969,8 +983,8 @@ bool ks__parse_size_bytes(const char *text, int64_t *out, char **message)
     for (size_t i = 0; i < KS_ARRAY_COUNT(size_units); i++) {
         if (strcmp(unit, size_units[i].name) == 0) {
             if (!scale_exact(whole, fraction, scale, size_units[i].bytes, out)) {
-                *message = g_strdup_printf("'%s' is too large or not a whole number of bytes",
-                                           text);
+                *message =
+                    g_strdup_printf("'%s' is too large or not a whole number of bytes", text);
                 return false;
             }
             return true;
@@ -1029,7 +1043,8 @@ bool ks__topic_name_check(const char *name, char **message)
     }
     if (!legal_name_chars(name)) {
         *message = g_strdup_printf("topic name '%s' has a character Kafka rejects "
-                                   "(allowed: a-z A-Z 0-9 . _ -)", name);
+                                   "(allowed: a-z A-Z 0-9 . _ -)",
+                                   name);
         return false;
     }
     if (strcmp(name, "__consumer_offsets") == 0 || strcmp(name, "__transaction_state") == 0) {
@@ -1086,8 +1101,8 @@ static char *range_message(const struct ks__key_spec *spec, const char *text)
         g_autofree char *high = ks__format_duration(spec->max);
         return g_strdup_printf("%s = %s is out of range [%s, %s]", spec->name, text, low, high);
     }
-    return g_strdup_printf("%s = %s is out of range [%" PRId64 ", %" PRId64 "]%s", spec->name,
-                           text, spec->min, spec->max,
+    return g_strdup_printf("%s = %s is out of range [%" PRId64 ", %" PRId64 "]%s", spec->name, text,
+                           spec->min, spec->max,
                            spec->type == KS__VALUE_MS        ? " ms"
                            : spec->type == KS__VALUE_SECONDS ? " s"
                                                              : "");
@@ -1135,8 +1150,8 @@ static bool parse_ms(const struct ks__key_spec *spec, const char *text, int64_t 
     int64_t ns = 0;
     char *inner = NULL;
     if (!ks__parse_duration_ns(text, true, &ns, &inner)) {
-        *message = g_strdup_printf("%s = %s: milliseconds expected (e.g. 30000 or 30s)", spec->name,
-                                   text);
+        *message =
+            g_strdup_printf("%s = %s: milliseconds expected (e.g. 30000 or 30s)", spec->name, text);
         g_free(inner);
         return false;
     }
@@ -1157,9 +1172,9 @@ bool ks__value_parse(const struct ks__key_spec *spec, const char *text, struct k
     case KS__VALUE_INT32:
     case KS__VALUE_INT64:
         if (!ks__parse_int64(text, &out->integer)) {
-            *message = decimal_digits(text) ? range_message(spec, text)
-                                            : g_strdup_printf("%s = %s: an integer expected",
-                                                              spec->name, text);
+            *message = decimal_digits(text)
+                           ? range_message(spec, text)
+                           : g_strdup_printf("%s = %s: an integer expected", spec->name, text);
             return false;
         }
         return range_check(spec, out->integer, text, message);
@@ -1181,13 +1196,12 @@ bool ks__value_parse(const struct ks__key_spec *spec, const char *text, struct k
             return false;
         }
         return range_check(spec, out->integer, text, message);
-    case KS__VALUE_MS:
-        return parse_ms(spec, text, &out->integer, message);
+    case KS__VALUE_MS: return parse_ms(spec, text, &out->integer, message);
     case KS__VALUE_SECONDS:
         if (!ks__parse_int64(text, &out->integer)) {
-            *message = decimal_digits(text) ? range_message(spec, text)
-                                            : g_strdup_printf("%s = %s: whole seconds expected",
-                                                              spec->name, text);
+            *message = decimal_digits(text)
+                           ? range_message(spec, text)
+                           : g_strdup_printf("%s = %s: whole seconds expected", spec->name, text);
             return false;
         }
         if (!range_check(spec, out->integer, text, message)) {
@@ -1233,8 +1247,8 @@ bool ks__value_parse(const struct ks__key_spec *spec, const char *text, struct k
             const char *hint = strcmp(text, "cooperative-sticky") == 0
                                    ? " (ksim does not model cooperative rebalancing)"
                                    : "";
-            *message = g_strdup_printf("%s = %s: expected one of %s%s", spec->name, text, list,
-                                       hint);
+            *message =
+                g_strdup_printf("%s = %s: expected one of %s%s", spec->name, text, list, hint);
         }
         return false;
     case KS__VALUE_STRING:
@@ -1252,13 +1266,13 @@ bool ks__value_parse(const struct ks__key_spec *spec, const char *text, struct k
         if (!split_decimal(text, &whole, &fraction, &scale, &rest) || *rest != '\0' ||
             !scale_exact(whole, fraction, scale, 1000, &out->integer)) {
             *message = g_strdup_printf("%s = %s: a ratio between 0 and 1 with at most 3 "
-                                       "decimals expected", spec->name, text);
+                                       "decimals expected",
+                                       spec->name, text);
             return false;
         }
         return range_check(spec, out->integer, text, message);
     }
-    case KS__VALUE_CUSTOM:
-        return true;
+    case KS__VALUE_CUSTOM: return true;
     }
     ks_assert(false);
     return false;
@@ -1282,9 +1296,7 @@ void ks__value_store(const struct ks__key_spec *spec, void *base, const struct k
     case KS__VALUE_SECONDS:
     case KS__VALUE_SIZE64:
     case KS__VALUE_BANDWIDTH:
-    case KS__VALUE_RATE:
-        memcpy(field, &value->integer, sizeof value->integer);
-        return;
+    case KS__VALUE_RATE: memcpy(field, &value->integer, sizeof value->integer); return;
     case KS__VALUE_BOOL: {
         bool v = value->integer != 0;
         memcpy(field, &v, sizeof v);
@@ -1311,8 +1323,7 @@ void ks__value_store(const struct ks__key_spec *spec, void *base, const struct k
             memcpy(field, &copy, sizeof copy);
         }
         return;
-    case KS__VALUE_CUSTOM:
-        return;
+    case KS__VALUE_CUSTOM: return;
     }
     ks_assert(false);
 }
@@ -1395,9 +1406,10 @@ JsonNode *ks__value_json(const struct ks__key_spec *spec, const void *base)
     case KS__VALUE_ENUM:
         if (spec->choices == policy_choices) {
             const struct ks_log_config *log = (const void *)field;
-            json_node_set_string(node, log->cleanup_delete && log->cleanup_compact ? "delete,compact"
-                                       : log->cleanup_compact                     ? "compact"
-                                                                                  : "delete");
+            json_node_set_string(node, log->cleanup_delete && log->cleanup_compact
+                                           ? "delete,compact"
+                                       : log->cleanup_compact ? "compact"
+                                                              : "delete");
             return node;
         }
         memcpy(&e, field, sizeof e);
@@ -1418,8 +1430,7 @@ JsonNode *ks__value_json(const struct ks__key_spec *spec, const void *base)
             json_node_set_string(node, text != NULL ? text : "");
         }
         return node;
-    case KS__VALUE_CUSTOM:
-        break;
+    case KS__VALUE_CUSTOM: break;
     }
     ks_assert(false);
     return node;
@@ -1467,32 +1478,26 @@ static char *type_text(const struct ks__key_spec *spec)
     case KS__VALUE_INT32:
     case KS__VALUE_INT64:
         return g_strdup_printf("integer %" PRId64 "..%" PRId64, spec->min, spec->max);
-    case KS__VALUE_BOOL:
-        return g_strdup("true, false");
+    case KS__VALUE_BOOL: return g_strdup("true, false");
     case KS__VALUE_DURATION: {
         g_autofree char *low = ks__format_duration(spec->min);
         g_autofree char *high = ks__format_duration(spec->max);
         return g_strdup_printf("duration %s..%s", low, high);
     }
-    case KS__VALUE_MS:
-        return g_strdup_printf("ms %" PRId64 "..%" PRId64, spec->min, spec->max);
+    case KS__VALUE_MS: return g_strdup_printf("ms %" PRId64 "..%" PRId64, spec->min, spec->max);
     case KS__VALUE_SECONDS:
         return g_strdup_printf("seconds %" PRId64 "..%" PRId64, spec->min, spec->max);
     case KS__VALUE_SIZE32:
     case KS__VALUE_SIZE64:
         return g_strdup_printf("bytes %" PRId64 "..%" PRId64, spec->min, spec->max);
-    case KS__VALUE_BANDWIDTH:
-        return g_strdup("bytes per second");
-    case KS__VALUE_RATE:
-        return g_strdup_printf("records/s 0..%" PRId64, spec->max);
+    case KS__VALUE_BANDWIDTH: return g_strdup("bytes per second");
+    case KS__VALUE_RATE: return g_strdup_printf("records/s 0..%" PRId64, spec->max);
     case KS__VALUE_ENUM: {
         g_autofree char *list = choice_list(spec->choices);
         return g_strdup_printf("one of: %s", list);
     }
-    case KS__VALUE_STRING:
-        return g_strdup("text");
-    case KS__VALUE_RATIO:
-        return g_strdup("ratio 0..1 (3 decimals)");
+    case KS__VALUE_STRING: return g_strdup("text");
+    case KS__VALUE_RATIO: return g_strdup("ratio 0..1 (3 decimals)");
     case KS__VALUE_CUSTOM:
         for (size_t i = 0; i < KS_ARRAY_COUNT(custom_values); i++) {
             if (strcmp(custom_values[i].name, spec->name) == 0) {
@@ -1585,8 +1590,9 @@ void ks_scenario_write_key_reference(FILE *out)
         "- **true, false**: as Kafka, case does not matter.\n"
         "\n"
         "## [scenario]\n\n",
-        KS_SCENARIO_FILE_BYTES_MAX >> 20, KS_SCENARIO_TOPIC_COUNT_MAX, KS_SCENARIO_CLIENT_COUNT_MAX, KS_SCENARIO_CLIENT_COUNT_MAX,
-        KS_SCENARIO_FAULT_COUNT_MAX, KS_TOPIC_NAME_BYTES_MAX, KS_SCENARIO_NAME_BYTES_MAX);
+        KS_SCENARIO_FILE_BYTES_MAX >> 20, KS_SCENARIO_TOPIC_COUNT_MAX, KS_SCENARIO_CLIENT_COUNT_MAX,
+        KS_SCENARIO_CLIENT_COUNT_MAX, KS_SCENARIO_FAULT_COUNT_MAX, KS_TOPIC_NAME_BYTES_MAX,
+        KS_SCENARIO_NAME_BYTES_MAX);
     write_table(out, KS__SECTION_SCENARIO);
     fputs("## [cluster]\n\n"
           "Brokers have ids 1..`brokers`. Topic settings that a `[topic]` leaves out come from\n"

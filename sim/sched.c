@@ -40,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SLOT_MASK (KS__SLOT_COUNT_MAX - 1)
+#define SLOT_MASK   (KS__SLOT_COUNT_MAX - 1)
 #define COMPACT_MIN 1024u
 
 void ks__sched_init(ks_world *world)
@@ -230,7 +230,7 @@ void ks__event_push(ks_world *world, uint32_t slot, ks_time_ns at_ns)
     struct ks__event *event = &world->pool[slot];
     event->at_ns = at_ns;
     event->in_heap = true;
-    heap_insert(world, (struct ks__heap_entry){at_ns, (seq << KS__SLOT_BITS) | slot});
+    heap_insert(world, (struct ks__heap_entry){ at_ns, (seq << KS__SLOT_BITS) | slot });
 }
 
 /* ---- timers --------------------------------------------------------------- */
@@ -240,8 +240,8 @@ ks_time_ns ks_world_now_ns(const ks_world *world)
     return world->now_ns;
 }
 
-ks_timer_id ks_world_schedule(ks_world *world, ks_node_id owner, ks_time_ns delay_ns,
-                              uint32_t kind, ks_event_fn *fn, void *context)
+ks_timer_id ks_world_schedule(ks_world *world, ks_node_id owner, ks_time_ns delay_ns, uint32_t kind,
+                              ks_event_fn *fn, void *context)
 {
     ks_assert(fn != NULL);
     ks_time_ns at_ns = world->now_ns + delay_ns;
@@ -359,8 +359,7 @@ static bool run_one(ks_world *world, ks_time_ns until_ns)
         ks_assert(entry.at_ns >= world->now_ns); /* S1 */
         if (event->type == KS__EVENT_MESSAGE) {
             /* Dropped if the link went down while in flight, or nobody listens. */
-            if (!ks__net_link_is_up(world, event->source, event->node) ||
-                node->receiver == NULL) {
+            if (!ks__net_link_is_up(world, event->source, event->node) || node->receiver == NULL) {
                 heap_pop(world);
                 ks__event_free(world, slot);
                 continue;
@@ -392,8 +391,7 @@ static bool run_one(ks_world *world, ks_time_ns until_ns)
             uint32_t kind = event->kind;
             event->u.message.bytes = NULL;
             ks__event_free(world, slot);
-            node->receiver(world, target, source, kind, bytes, byte_count,
-                           node->receiver_context);
+            node->receiver(world, target, source, kind, bytes, byte_count, node->receiver_context);
             g_free(bytes);
         }
         heap_settle(world);

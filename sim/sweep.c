@@ -53,7 +53,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-G_DEFINE_QUARK(ks-sweep-error-quark, ks_sweep_error)
+G_DEFINE_QUARK(ks - sweep - error - quark, ks_sweep_error)
 #define KS_SWEEP_ERROR (ks_sweep_error_quark())
 
 static bool parse_u64(const char *text, uint64_t *value)
@@ -129,7 +129,6 @@ static size_t pool_shared_bytes(size_t job_count)
 {
     return sizeof(struct pool_shared) + job_count * sizeof(struct ks_pool_slot);
 }
-
 
 static char *worker_db_path(const char *temp_dir, uint32_t worker)
 {
@@ -217,9 +216,8 @@ static char *make_runs_dir(const char *temp_dir, int *lock_fd)
 
 /* The body of a worker process; never returns. */
 G_GNUC_NORETURN static void worker_main(struct pool_shared *shared, size_t job_count,
-                                        ks_pool_job_fn *fn, void *context,
-                                        const char *temp_dir, const char *runs_dir,
-                                        uint32_t worker)
+                                        ks_pool_job_fn *fn, void *context, const char *temp_dir,
+                                        const char *runs_dir, uint32_t worker)
 {
     g_autofree char *db_path = worker_db_path(temp_dir, worker);
     g_autofree char *name = g_strdup_printf("worker-%u", worker);
@@ -235,8 +233,7 @@ G_GNUC_NORETURN static void worker_main(struct pool_shared *shared, size_t job_c
     }
     /* A worker's database is a temporary file that the parent reads once:
      * no fsync (a busy disk made every commit wait). */
-    sqlite3_exec((sqlite3 *)ks_recorder_db(recorder), "PRAGMA synchronous = OFF", NULL, NULL,
-                 NULL);
+    sqlite3_exec((sqlite3 *)ks_recorder_db(recorder), "PRAGMA synchronous = OFF", NULL, NULL, NULL);
     for (;;) {
         uint64_t job = __atomic_fetch_add(&shared->next_job, 1, __ATOMIC_SEQ_CST);
         if (job >= job_count) {
@@ -272,18 +269,18 @@ static void show_progress(const char *label, uint64_t done, size_t total, int64_
  * the last worker ends. Jobs before next_job are appended (or had no run). */
 struct gatherer {
     sqlite3 *out;
-    GPtrArray *inputs;     /* the workers' database paths */
+    GPtrArray *inputs; /* the workers' database paths */
     size_t next_job;
-    int64_t *new_ids;      /* per job: the id in the output, 0 if none */
+    int64_t *new_ids; /* per job: the id in the output, 0 if none */
     const struct ks_pool_options *options;
     void *context;
-    GError *error;         /* the first failure; appending stops there */
+    GError *error; /* the first failure; appending stops there */
 };
 
 /* Appends the finished prefix of the jobs; with `final`, every job left
  * (those of a worker that died have done = 0 and are skipped). */
-static void gather_prefix(struct gatherer *gatherer, struct pool_shared *shared,
-                          size_t job_count, bool final)
+static void gather_prefix(struct gatherer *gatherer, struct pool_shared *shared, size_t job_count,
+                          bool final)
 {
     size_t end = gatherer->next_job;
     while (end < job_count && __atomic_load_n(&shared->slots[end].done, __ATOMIC_SEQ_CST)) {
@@ -300,18 +297,18 @@ static void gather_prefix(struct gatherer *gatherer, struct pool_shared *shared,
     for (size_t i = gatherer->next_job; i < end; i++) {
         const struct ks_pool_slot *slot = &shared->slots[i];
         if (__atomic_load_n(&slot->done, __ATOMIC_SEQ_CST) && slot->run_id > 0) {
-            struct ks_merge_run run = {.input_index = (uint32_t)slot->worker,
-                                       .run_id = slot->run_id};
+            struct ks_merge_run run = { .input_index = (uint32_t)slot->worker,
+                                        .run_id = slot->run_id };
             g_array_append_val(runs, run);
             g_array_append_val(jobs, i);
         }
     }
     g_autofree int64_t *ids = g_new0(int64_t, runs->len + 1);
-    bool ok = runs->len == 0 ||
-              ks_merge_append(gatherer->out, (const char *const *)gatherer->inputs->pdata,
-                              gatherer->inputs->len,
-                              (const struct ks_merge_run *)(void *)runs->data, runs->len, ids,
-                              &gatherer->error);
+    bool ok =
+        runs->len == 0 ||
+        ks_merge_append(gatherer->out, (const char *const *)gatherer->inputs->pdata,
+                        gatherer->inputs->len, (const struct ks_merge_run *)(void *)runs->data,
+                        runs->len, ids, &gatherer->error);
     if (ok) {
         for (guint i = 0; i < jobs->len; i++) {
             gatherer->new_ids[g_array_index(jobs, size_t, i)] = ids[i];
@@ -358,8 +355,8 @@ static uint32_t wait_workers(const pid_t *pids, uint32_t count, struct pool_shar
             gather_prefix(gatherer, shared, job_count, false);
             if (options->progress) {
                 show_progress(options->label,
-                              __atomic_load_n(&shared->finished_jobs, __ATOMIC_SEQ_CST),
-                              job_count, start_us);
+                              __atomic_load_n(&shared->finished_jobs, __ATOMIC_SEQ_CST), job_count,
+                              start_us);
             }
             g_usleep(50000);
             continue;
@@ -392,7 +389,7 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
         return NULL;
     }
     ks_recorder_close(check);
-    struct gatherer gatherer = {.options = options, .context = context};
+    struct gatherer gatherer = { .options = options, .context = context };
     if (sqlite3_open_v2(db_path, &gatherer.out, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "%s: %s", db_path,
                     sqlite3_errmsg(gatherer.out));
@@ -407,10 +404,9 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
     int temp_lock = -1;
     char *temp_dir = ks_host_temp_dir_new(NULL, "ksim-pool-", &temp_lock, error);
     size_t bytes = pool_shared_bytes(job_count);
-    struct pool_shared *shared = temp_dir == NULL
-                                     ? MAP_FAILED
-                                     : mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                                            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    struct pool_shared *shared = temp_dir == NULL ? MAP_FAILED
+                                                  : mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                                                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) {
         if (temp_dir != NULL) {
             g_set_error(error, KS_MERGE_ERROR, KS_MERGE_ERROR_OUTPUT, "mmap: %s",
@@ -466,8 +462,10 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
         ok = false;
     }
     if (ok && died > 0 && stopped_by == 0) {
-        fprintf(stderr, "%s: %u worker process(es) stopped abnormally; their unfinished runs "
-                        "are missing\n", options->label, died);
+        fprintf(stderr,
+                "%s: %u worker process(es) stopped abnormally; their unfinished runs "
+                "are missing\n",
+                options->label, died);
     }
     g_clear_error(&gatherer.error);
     sqlite3_close(gatherer.out);
@@ -483,8 +481,9 @@ struct ks_pool_slot *ks_pool_run(size_t job_count, ks_pool_job_fn *fn, void *con
     restore_pool_signals(saved_actions);
     if (stopped_by != 0) {
         /* R4: end as the signal would have ended us, now that nothing is left. */
-        fprintf(stderr, "\n%s: stopped by signal %d; the workers are stopped, the temporary "
-                        "folders removed; the runs finished before it are in %s\n",
+        fprintf(stderr,
+                "\n%s: stopped by signal %d; the workers are stopped, the temporary "
+                "folders removed; the runs finished before it are in %s\n",
                 options->label, stopped_by, db_path);
         g_free(slots);
         signal(stopped_by, SIG_DFL);
@@ -512,11 +511,11 @@ struct sweep_setting {
 };
 
 struct sweep {
-    GArray *settings;     /* struct sweep_setting */
+    GArray *settings; /* struct sweep_setting */
     uint64_t seed_first;
     uint64_t seed_count;
-    GArray *jobs;         /* uint64_t: global job index k of each pool job */
-    bool store_failed;    /* a sweep_runs write failed */
+    GArray *jobs;      /* uint64_t: global job index k of each pool job */
+    bool store_failed; /* a sweep_runs write failed */
 };
 
 static void sweep_setting_clear(gpointer data)
@@ -529,13 +528,14 @@ static void sweep_setting_clear(gpointer data)
 /* ks_pool_appended_fn: each run's setting into sweep_runs (the plots group
  * runs by it), in the transaction-free gap after the runs were appended. A
  * failure here is reported and leaves the runs without their label. */
-static void store_settings(void *context, sqlite3 *out, const size_t *jobs,
-                           const int64_t *run_ids, size_t count)
+static void store_settings(void *context, sqlite3 *out, const size_t *jobs, const int64_t *run_ids,
+                           size_t count)
 {
     struct sweep *sweep = context;
     sqlite3_stmt *stmt = NULL;
-    bool ok = sqlite3_exec(out, "CREATE TABLE IF NOT EXISTS sweep_runs "
-                                "(run_id INTEGER PRIMARY KEY, setting TEXT NOT NULL); BEGIN",
+    bool ok = sqlite3_exec(out,
+                           "CREATE TABLE IF NOT EXISTS sweep_runs "
+                           "(run_id INTEGER PRIMARY KEY, setting TEXT NOT NULL); BEGIN",
                            NULL, NULL, NULL) == SQLITE_OK &&
               sqlite3_prepare_v2(out, "INSERT OR REPLACE INTO sweep_runs VALUES (?1, ?2)", -1,
                                  &stmt, NULL) == SQLITE_OK;
@@ -584,11 +584,10 @@ static void sweep_job(void *context, size_t job_index, struct ks_recorder *recor
 /* The usage on out; returns code (0 for --help, 2 for a bad command line). */
 static int sweep_usage(FILE *out, int code)
 {
-    fprintf(out,
-            "usage: ksim sweep SCENARIO --vary KEY=V1,V2,... [--vary ...] --seeds A-B\n"
-            "                  [--jobs N] [--db FILE] [--shard I/N] [--set KEY=VALUE]...\n"
-            "  runs every combination of the --vary values with every seed, in N worker\n"
-            "  processes, into one database (default ksim.db)\n");
+    fprintf(out, "usage: ksim sweep SCENARIO --vary KEY=V1,V2,... [--vary ...] --seeds A-B\n"
+                 "                  [--jobs N] [--db FILE] [--shard I/N] [--set KEY=VALUE]...\n"
+                 "  runs every combination of the --vary values with every seed, in N worker\n"
+                 "  processes, into one database (default ksim.db)\n");
     return code;
 }
 
@@ -635,8 +634,8 @@ static bool build_settings(const struct ks_scenario *base, GPtrArray *varies, GA
             ks_scenario_free(scenario);
             break;
         }
-        struct sweep_setting setting = {.label = g_string_free(label, FALSE),
-                                        .scenario = scenario};
+        struct sweep_setting setting = { .label = g_string_free(label, FALSE),
+                                         .scenario = scenario };
         g_array_append_val(settings, setting);
         /* Next combination: the last --vary varies fastest. */
         guint v = vary_count;
@@ -676,14 +675,14 @@ struct metric_column {
 };
 
 static const struct metric_column table_columns[] = {
-    {KS_METRIC_ACKED_LOST, "acked_lost", COLUMN_COUNT, false},
-    {KS_METRIC_DUPLICATES, "duplicates", COLUMN_COUNT, false},
-    {KS_METRIC_CONSUMED_LOST, "consumed_lost", COLUMN_COUNT, true},
-    {KS_METRIC_CONSUMED_DUPLICATES, "consumed_duplicates", COLUMN_COUNT, true},
-    {KS_METRIC_UNAVAILABLE_MS, "unavailable_ms", COLUMN_COUNT, false},
-    {KS_METRIC_PRODUCE_P50_MS, "produce_p50_ms", COLUMN_LATENCY, false},
-    {KS_METRIC_PRODUCE_P99_MS, "produce_p99_ms", COLUMN_LATENCY, false},
-    {KS_METRIC_THROUGHPUT_RPS, "throughput_rps", COLUMN_RATE, false},
+    { KS_METRIC_ACKED_LOST, "acked_lost", COLUMN_COUNT, false },
+    { KS_METRIC_DUPLICATES, "duplicates", COLUMN_COUNT, false },
+    { KS_METRIC_CONSUMED_LOST, "consumed_lost", COLUMN_COUNT, true },
+    { KS_METRIC_CONSUMED_DUPLICATES, "consumed_duplicates", COLUMN_COUNT, true },
+    { KS_METRIC_UNAVAILABLE_MS, "unavailable_ms", COLUMN_COUNT, false },
+    { KS_METRIC_PRODUCE_P50_MS, "produce_p50_ms", COLUMN_LATENCY, false },
+    { KS_METRIC_PRODUCE_P99_MS, "produce_p99_ms", COLUMN_LATENCY, false },
+    { KS_METRIC_THROUGHPUT_RPS, "throughput_rps", COLUMN_RATE, false },
 };
 
 /* min, mean and max of one metric over the runs of one setting. */
@@ -720,8 +719,8 @@ static void print_sweep_table(FILE *out, const struct sweep *sweep,
 {
     size_t label_width = strlen("setting");
     for (guint s = 0; s < sweep->settings->len; s++) {
-        label_width = MAX(label_width,
-                          strlen(g_array_index(sweep->settings, struct sweep_setting, s).label));
+        label_width =
+            MAX(label_width, strlen(g_array_index(sweep->settings, struct sweep_setting, s).label));
     }
     bool consumers =
         g_array_index(sweep->settings, struct sweep_setting, 0).scenario->consumer_count > 0;
@@ -736,7 +735,7 @@ static void print_sweep_table(FILE *out, const struct sweep *sweep,
         int runs = 0;
         int failed = 0;
         for (size_t c = 0; c < G_N_ELEMENTS(table_columns); c++) {
-            stats[c] = (struct column_stats){INFINITY, 0, -INFINITY};
+            stats[c] = (struct column_stats){ INFINITY, 0, -INFINITY };
         }
         for (guint j = 0; j < sweep->jobs->len; j++) {
             uint64_t k = g_array_index(sweep->jobs, uint64_t, j);
@@ -821,7 +820,7 @@ static int sweep_run(const char *path, GPtrArray *varies, GPtrArray *sets, struc
 {
     GError *error = NULL;
     uint64_t seed_last = 0;
-    struct sweep sweep = {0};
+    struct sweep sweep = { 0 };
     if (!ks_sweep_parse_seeds(cli->seeds_text, &sweep.seed_first, &seed_last, &error)) {
         fprintf(stderr, "ksim sweep: %s\n", error->message);
         g_error_free(error);
@@ -850,12 +849,13 @@ static int sweep_run(const char *path, GPtrArray *varies, GPtrArray *sets, struc
             g_array_append_val(sweep.jobs, k);
         }
     }
-    struct ks_pool_options options = {.jobs = cli->jobs, .label = "sweep",
-                                      .progress = isatty(STDERR_FILENO) != 0,
-                                      .appended = store_settings};
+    struct ks_pool_options options = { .jobs = cli->jobs,
+                                       .label = "sweep",
+                                       .progress = isatty(STDERR_FILENO) != 0,
+                                       .appended = store_settings };
     int64_t start_us = g_get_monotonic_time();
-    struct ks_pool_slot *slots = ks_pool_run(sweep.jobs->len, sweep_job, &sweep, &options,
-                                             cli->db_path, &error);
+    struct ks_pool_slot *slots =
+        ks_pool_run(sweep.jobs->len, sweep_job, &sweep, &options, cli->db_path, &error);
     int code = 0;
     if (slots == NULL) {
         fprintf(stderr, "ksim sweep: %s\n", error->message);
@@ -866,13 +866,14 @@ static int sweep_run(const char *path, GPtrArray *varies, GPtrArray *sets, struc
         size_t missing = 0;
         for (guint j = 0; j < sweep.jobs->len; j++) {
             uint64_t k = g_array_index(sweep.jobs, uint64_t, j);
-            const char *label = g_array_index(sweep.settings, struct sweep_setting,
-                                              k / sweep.seed_count).label;
+            const char *label =
+                g_array_index(sweep.settings, struct sweep_setting, k / sweep.seed_count).label;
             if (!slots[j].done || slots[j].code > 1) {
                 missing++;
                 code = 3;
-                fprintf(stderr, "ksim sweep: run failed (%s): ksim run %s --seed %" G_GUINT64_FORMAT
-                                " --set %s\n",
+                fprintf(stderr,
+                        "ksim sweep: run failed (%s): ksim run %s --seed %" G_GUINT64_FORMAT
+                        " --set %s\n",
                         slots[j].done ? slots[j].note : "worker died", path,
                         sweep.seed_first + k % sweep.seed_count, label);
             } else if (slots[j].code == 1 && code == 0) {
@@ -895,7 +896,9 @@ static int sweep_run(const char *path, GPtrArray *varies, GPtrArray *sets, struc
 
 int ks_sweep_main(int argc, char **argv)
 {
-    struct ks__pool_cli cli = {.db_path = "ksim.db", .jobs = 1, .shard_index = 1, .shard_count = 1};
+    struct ks__pool_cli cli = {
+        .db_path = "ksim.db", .jobs = 1, .shard_index = 1, .shard_count = 1
+    };
     const char *path = NULL;
     GPtrArray *varies = g_ptr_array_new();
     GPtrArray *sets = g_ptr_array_new();

@@ -46,11 +46,11 @@ char *ks_explore_schedule_ini(const struct ks_scenario *scenario, uint64_t seed,
 /* What a job reports back to the parent (lives in memory shared between
  * the processes; plain data only). */
 struct ks_pool_slot {
-    int32_t done;        /* 1 once the job finished */
-    int32_t code;        /* ks_run_scenario's exit code (0, 1, 2, 3) */
-    int32_t worker;      /* the worker that ran it: index of its database */
+    int32_t done;   /* 1 once the job finished */
+    int32_t code;   /* ks_run_scenario's exit code (0, 1, 2, 3) */
+    int32_t worker; /* the worker that ran it: index of its database */
     int32_t spare;
-    int64_t run_id;      /* in that worker's database; 0 if not recorded */
+    int64_t run_id; /* in that worker's database; 0 if not recorded */
     struct ks_run_result result;
     char note[KS_POOL_NOTE_BYTES]; /* free text for the caller (explore) */
 };
@@ -59,8 +59,7 @@ struct ks_pool_slot {
  * (the parent merges them), `run_dir` a folder the job may use for its run,
  * `worker_dir` a private scratch folder. Fills *slot (done is set by the pool). */
 typedef void ks_pool_job_fn(void *context, size_t job_index, struct ks_recorder *recorder,
-                            const char *run_dir, const char *worker_dir,
-                            struct ks_pool_slot *slot);
+                            const char *run_dir, const char *worker_dir, struct ks_pool_slot *slot);
 
 /* Called in the parent after runs were appended to the output database
  * (`out`, open; in job order): job indexes and their new run ids. */
@@ -68,9 +67,9 @@ typedef void ks_pool_appended_fn(void *context, sqlite3 *out, const size_t *jobs
                                  const int64_t *run_ids, size_t count);
 
 struct ks_pool_options {
-    uint32_t jobs;         /* worker processes, >= 1 */
-    const char *label;     /* "sweep", "explore": the progress line's prefix */
-    bool progress;         /* a progress line on stderr */
+    uint32_t jobs;                 /* worker processes, >= 1 */
+    const char *label;             /* "sweep", "explore": the progress line's prefix */
+    bool progress;                 /* a progress line on stderr */
     ks_pool_appended_fn *appended; /* may be NULL */
 };
 

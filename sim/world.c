@@ -23,9 +23,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define TRACE_TIMER 1
+#define TRACE_TIMER   1
 #define TRACE_MESSAGE 2
-#define TRACE_MIX 3
+#define TRACE_MIX     3
 
 uint64_t ks__hash_u64(uint64_t hash, uint64_t value)
 {

@@ -16,10 +16,10 @@
 
 struct ks_world_config {
     uint64_t seed;
-    const char *run_dir;        /* real folder that holds every node's files; created */
-    uint32_t node_count;        /* node ids 0 .. node_count-1; 0 is the driver */
-    ks_time_ns network_latency_ns;   /* one-way, default for every link */
-    ks_time_ns network_jitter_ns;    /* uniform extra delay in [0, jitter] */
+    const char *run_dir;           /* real folder that holds every node's files; created */
+    uint32_t node_count;           /* node ids 0 .. node_count-1; 0 is the driver */
+    ks_time_ns network_latency_ns; /* one-way, default for every link */
+    ks_time_ns network_jitter_ns;  /* uniform extra delay in [0, jitter] */
     ks_time_ns disk_fsync_latency_ns;
     uint64_t disk_bandwidth_bytes_per_s; /* 0 = free */
     uint32_t open_file_count_max;        /* real descriptors kept open; 0 = 512 */

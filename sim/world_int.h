@@ -12,22 +12,22 @@
 #include <setjmp.h>
 #include <stdio.h>
 
-#define KS__NONE UINT32_MAX /* "no event" in event links */
-#define KS__SLOT_BITS 24     /* heap entries pack (seq << 24 | slot) */
+#define KS__NONE           UINT32_MAX /* "no event" in event links */
+#define KS__SLOT_BITS      24         /* heap entries pack (seq << 24 | slot) */
 #define KS__SLOT_COUNT_MAX (1u << KS__SLOT_BITS)
-#define KS__SEQ_MAX (UINT64_C(1) << (64 - KS__SLOT_BITS))
+#define KS__SEQ_MAX        (UINT64_C(1) << (64 - KS__SLOT_BITS))
 
 enum ks__event_type { KS__EVENT_FREE, KS__EVENT_TIMER, KS__EVENT_MESSAGE };
 
 /* One pending event, in the world's pool (an array indexed by slot). */
 struct ks__event {
     ks_time_ns at_ns;
-    uint32_t generation;  /* bumped when the slot is freed; part of ks_timer_id */
-    uint8_t type;         /* enum ks__event_type */
-    bool cancelled;       /* lazily removed: dropped when popped or compacted */
-    bool in_heap;         /* false while deferred in a paused node's queue */
-    ks_node_id node;      /* timer owner, or message target */
-    ks_node_id source;    /* messages only */
+    uint32_t generation; /* bumped when the slot is freed; part of ks_timer_id */
+    uint8_t type;        /* enum ks__event_type */
+    bool cancelled;      /* lazily removed: dropped when popped or compacted */
+    bool in_heap;        /* false while deferred in a paused node's queue */
+    ks_node_id node;     /* timer owner, or message target */
+    ks_node_id source;   /* messages only */
     uint32_t kind;
     uint32_t incarnation; /* node's incarnation when scheduled (timer) or sent (message) */
     uint32_t next;        /* free list, or the paused node's deferred queue */
@@ -63,7 +63,7 @@ struct ks__map {
 struct ks__node {
     bool up;
     bool paused;
-    uint32_t incarnation; /* bumped at crash and at restart */
+    uint32_t incarnation;                  /* bumped at crash and at restart */
     uint32_t deferred_head, deferred_tail; /* events that came due while paused */
     ks_receive_fn *receiver;
     void *receiver_context; /* not owned */
@@ -96,8 +96,8 @@ struct ks_world {
     uint64_t event_count;
     struct ks__event *pool; /* owned; slots */
     uint32_t pool_capacity;
-    uint32_t pool_used;      /* slots ever handed out (high-water mark) */
-    uint32_t free_head;      /* free list of slots */
+    uint32_t pool_used;          /* slots ever handed out (high-water mark) */
+    uint32_t free_head;          /* free list of slots */
     struct ks__heap_entry *heap; /* owned */
     uint32_t heap_count;
     uint32_t heap_capacity;
@@ -130,7 +130,7 @@ struct ks_world {
     uint32_t loss_ppm;
 
     /* disk (disk.c) */
-    GHashTable *files; /* path -> struct ks__file_record (owned) */
+    GHashTable *files;                           /* path -> struct ks__file_record (owned) */
     struct ks__file_record *lru_head, *lru_tail; /* records holding a real fd */
     uint32_t open_fd_count;
     struct ks_file *handles; /* every open handle, so that ks_world_free can close them */

@@ -30,4 +30,5 @@ struct ks_test_case {
     void (*fn)(void);
 };
 void ks_test_add_suite(const char *suite_name, const struct ks_test_case *cases, size_t count);
-#define KS_TEST_ADD_SUITE(name, cases) ks_test_add_suite(name, cases, sizeof(cases) / sizeof(cases[0]))
+#define KS_TEST_ADD_SUITE(name, cases) \
+    ks_test_add_suite(name, cases, sizeof(cases) / sizeof(cases[0]))

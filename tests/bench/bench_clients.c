@@ -42,18 +42,18 @@
 #include <string.h>
 #include <time.h>
 
-#define PARTITIONS 12
-#define RATE_PER_S 50000
-#define VALUE_BYTES 100
-#define KEY_COUNT 1000
-#define DURATION_S 60
-#define RECORD_COUNT ((int64_t)RATE_PER_S * DURATION_S)
-#define LINGER_NS (5 * KS_NS_PER_MS)
-#define BATCH_SIZE_BYTES 16384
-#define RUN_END_NS ((ks_time_ns)(DURATION_S + 2) * KS_NS_PER_S)
-#define DRAIN_STEP_NS (500 * KS_NS_PER_MS)
-#define DRAIN_END_NS ((ks_time_ns)(DURATION_S + 15) * KS_NS_PER_S)
-#define PROCESSING_NS ((int64_t)KS_NS_PER_US) /* the consumer's processing.time */
+#define PARTITIONS         12
+#define RATE_PER_S         50000
+#define VALUE_BYTES        100
+#define KEY_COUNT          1000
+#define DURATION_S         60
+#define RECORD_COUNT       ((int64_t)RATE_PER_S * DURATION_S)
+#define LINGER_NS          (5 * KS_NS_PER_MS)
+#define BATCH_SIZE_BYTES   16384
+#define RUN_END_NS         ((ks_time_ns)(DURATION_S + 2) * KS_NS_PER_S)
+#define DRAIN_STEP_NS      (500 * KS_NS_PER_MS)
+#define DRAIN_END_NS       ((ks_time_ns)(DURATION_S + 15) * KS_NS_PER_S)
+#define PROCESSING_NS      ((int64_t)KS_NS_PER_US) /* the consumer's processing.time */
 #define TIMER_BENCH_DRIVER 0xBC01u
 
 static double wall_s(void)
@@ -91,8 +91,8 @@ struct run_result {
 /* Kafka's defaults (tests/core/cluster_fixture.h) for 3 brokers and the bench
  * topic, 100 us of network jitter, no checks after every event (they are not
  * what is measured); the producer and the consumer when asked for. */
-static void bench_fixture_init(struct cluster_fixture *cf, bool with_producer,
-                               bool with_consumer, int64_t processing_ns)
+static void bench_fixture_init(struct cluster_fixture *cf, bool with_producer, bool with_consumer,
+                               int64_t processing_ns)
 {
     cf_init(cf, 3);
     cf->check_every_event = false;
@@ -140,8 +140,8 @@ struct pending_record {
 struct driver {
     ks_world *world;
     struct ks_cluster *model;
-    int64_t next_seq;             /* records generated so far */
-    GArray *pending[PARTITIONS];  /* of struct pending_record, not yet appended */
+    int64_t next_seq;            /* records generated so far */
+    GArray *pending[PARTITIONS]; /* of struct pending_record, not yet appended */
     int64_t pending_count;
     int64_t appended;
     int64_t acked;
@@ -193,8 +193,8 @@ static void driver_flush_partition(struct driver *d, int32_t p, struct ks_broker
         char key[32];
         int key_bytes = snprintf(key, sizeof key, "key-%d", r->key_number);
         char header_value[96];
-        int header_bytes = snprintf(header_value, sizeof header_value, "p1:%lld",
-                                    (long long)r->seq);
+        int header_bytes =
+            snprintf(header_value, sizeof header_value, "p1:%lld", (long long)r->seq);
         struct ks_header_view header = {
             .key = (const uint8_t *)KS_IDENTITY_HEADER,
             .key_bytes = (int32_t)strlen(KS_IDENTITY_HEADER),
@@ -370,12 +370,13 @@ static void print_run(const char *label, const struct run_result *r, const doubl
     if (walls != NULL) {
         snprintf(runs, sizeof runs, " (best of %.2f and %.2f)", walls[0], walls[1]);
     }
-    printf("# %s: wall %.2f s%s, cpu %.2f s, events %" G_GUINT64_FORMAT ", simulated %.1f s, records sent %"
-           G_GINT64_FORMAT " acked %" G_GINT64_FORMAT " failed %" G_GINT64_FORMAT
-           " consumed %" G_GINT64_FORMAT " (distinct %" G_GINT64_FORMAT "), topic log bytes on"
+    printf("# %s: wall %.2f s%s, cpu %.2f s, events %" G_GUINT64_FORMAT
+           ", simulated %.1f s, records sent %" G_GINT64_FORMAT " acked %" G_GINT64_FORMAT
+           " failed %" G_GINT64_FORMAT " consumed %" G_GINT64_FORMAT " (distinct %" G_GINT64_FORMAT
+           "), topic log bytes on"
            " 3 brokers %" G_GINT64_FORMAT "\n",
-           label, r->wall_s, runs, r->cpu_s, r->events, (double)r->sim_end_ns / 1e9, r->sent, r->acked,
-           r->failed, r->consumed, r->consumed_distinct, r->log_bytes);
+           label, r->wall_s, runs, r->cpu_s, r->events, (double)r->sim_end_ns / 1e9, r->sent,
+           r->acked, r->failed, r->consumed, r->consumed_distinct, r->log_bytes);
 }
 
 /* With an argument, runs one side only (for profiling, or to split the
@@ -398,7 +399,8 @@ int main(int argc, char **argv)
         } else if (strcmp(only, "producer") == 0) {
             run_clients(&baseline, false, PROCESSING_NS);
         } else {
-            fprintf(stderr, "usage: bench_clients [baseline | clients [processing_ns] | producer]\n");
+            fprintf(stderr,
+                    "usage: bench_clients [baseline | clients [processing_ns] | producer]\n");
             return 2;
         }
         print_run(only, &baseline, NULL);
@@ -435,7 +437,8 @@ int main(int argc, char **argv)
                     clients.consumed_distinct == RECORD_COUNT;
     if (!complete) {
         printf("# incomplete: expected %" G_GINT64_FORMAT " records acked in both runs and"
-               " consumed in the second\n", (int64_t)RECORD_COUNT);
+               " consumed in the second\n",
+               (int64_t)RECORD_COUNT);
     }
     return complete ? 0 : 1;
 }

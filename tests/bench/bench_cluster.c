@@ -32,11 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PARTITIONS 12
-#define RATE_PER_S 50000
+#define PARTITIONS  12
+#define RATE_PER_S  50000
 #define VALUE_BYTES 100
-#define DURATION_S 60
-#define TICK_NS (5 * KS_NS_PER_MS)
+#define DURATION_S  60
+#define TICK_NS     (5 * KS_NS_PER_MS)
 
 static double wall_s(void)
 {
@@ -73,19 +73,28 @@ static double heap_rate(uint64_t operations)
             size_t i = 0;
             for (;;) {
                 size_t l = 2 * i + 1, r = l + 1, m = i;
-                if (l < count && item_less(&heap[l], &heap[m])) m = l;
-                if (r < count && item_less(&heap[r], &heap[m])) m = r;
-                if (m == i) break;
-                struct heap_item t = heap[i]; heap[i] = heap[m]; heap[m] = t;
+                if (l < count && item_less(&heap[l], &heap[m]))
+                    m = l;
+                if (r < count && item_less(&heap[r], &heap[m]))
+                    m = r;
+                if (m == i)
+                    break;
+                struct heap_item t = heap[i];
+                heap[i] = heap[m];
+                heap[m] = t;
                 i = m;
             }
         }
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
         struct heap_item item = { now + (x % 1000000), seq++ };
         size_t i = count++;
         heap[i] = item;
         while (i > 0 && item_less(&heap[i], &heap[(i - 1) / 2])) {
-            struct heap_item t = heap[i]; heap[i] = heap[(i - 1) / 2]; heap[(i - 1) / 2] = t;
+            struct heap_item t = heap[i];
+            heap[i] = heap[(i - 1) / 2];
+            heap[(i - 1) / 2] = t;
             i = (i - 1) / 2;
         }
     }
@@ -154,7 +163,6 @@ static int64_t average_batch_bytes(struct ks_cluster *model, int32_t broker)
     g_byte_array_unref(chunk);
     return batches > 0 ? bytes / batches : 4096;
 }
-
 
 int main(void)
 {

@@ -22,10 +22,10 @@
 #include <string.h>
 #include <time.h>
 
-#define VALUE_BYTES 1000
+#define VALUE_BYTES    1000
 #define RANDOM_PERCENT 25
-#define BATCH_BYTES 16384
-#define TOTAL_BYTES (20 * 1000 * 1000)
+#define BATCH_BYTES    16384
+#define TOTAL_BYTES    (20 * 1000 * 1000)
 
 static double wall_s(void)
 {
@@ -50,8 +50,8 @@ static size_t build_all(int codec, size_t *plain_bytes)
             char identity[32];
             int key_bytes = snprintf(key, sizeof(key), "key-%d", (int)(seq * 7919 % 1000));
             int identity_bytes = snprintf(identity, sizeof(identity), "p1:%lld", (long long)seq);
-            struct ks_header_view header = {(const uint8_t *)KS_IDENTITY_HEADER, 7,
-                                            (const uint8_t *)identity, identity_bytes};
+            struct ks_header_view header = { (const uint8_t *)KS_IDENTITY_HEADER, 7,
+                                             (const uint8_t *)identity, identity_bytes };
             ks_producer_value_fill(12345, seq, RANDOM_PERCENT, value, VALUE_BYTES);
             ks_batch_builder_add(&builder, KS_EPOCH_BASE_MS, key, key_bytes, value, VALUE_BYTES,
                                  &header, 1);

@@ -32,11 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define APPEND_BYTES_TOTAL (64LL * 1024 * 1024)
-#define APPEND_REPEATS 8
-#define LOOKUP_RECORDS 10000000
+#define APPEND_BYTES_TOTAL   (64LL * 1024 * 1024)
+#define APPEND_REPEATS       8
+#define LOOKUP_RECORDS       10000000
 #define LOOKUP_BATCH_RECORDS 100
-#define REPEATS 3
+#define REPEATS              3
 
 static double now_s(void)
 {
@@ -44,7 +44,6 @@ static double now_s(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
-
 
 /* Kafka's log defaults (core/config.c) with 64 MiB segments that never roll
  * by age and no retention. */
@@ -74,7 +73,7 @@ static GByteArray *make_batch(int32_t record_count, int32_t value_bytes)
 
 static ks_world *new_world(const char *run_dir)
 {
-    struct ks_world_config config = {.seed = 1, .run_dir = run_dir, .node_count = 2};
+    struct ks_world_config config = { .seed = 1, .run_dir = run_dir, .node_count = 2 };
     ks_world *world = ks_world_new(&config, NULL);
     ks_assert(world != NULL);
     return world;

@@ -24,11 +24,11 @@
 #include <string.h>
 #include <time.h>
 
-#define PENDING 10000
+#define PENDING      10000
 #define SCHED_EVENTS 10000000ULL
-#define NET_NODES 1000
+#define NET_NODES    1000
 #define NET_MESSAGES 4000000ULL
-#define CHUNKS 10
+#define CHUNKS       10
 
 static double wall_s(void)
 {
@@ -104,7 +104,7 @@ static double bench_bare_heap(void)
     size_t count = 0;
     uint64_t seq = 0, state = 88172645463325252ULL, checksum = 0;
     for (int i = 0; i < PENDING; i++) {
-        bare_push(heap, &count, (struct bare_entry){xorshift(&state) % 1000000, seq++});
+        bare_push(heap, &count, (struct bare_entry){ xorshift(&state) % 1000000, seq++ });
     }
     double best = 0;
     for (int chunk = 0; chunk < CHUNKS; chunk++) {
@@ -113,7 +113,7 @@ static double bench_bare_heap(void)
             struct bare_entry e = bare_pop(heap, &count);
             checksum += e.seq;
             bare_push(heap, &count,
-                      (struct bare_entry){e.at_ns + xorshift(&state) % 1000000, seq++});
+                      (struct bare_entry){ e.at_ns + xorshift(&state) % 1000000, seq++ });
         }
         double rate = (double)(SCHED_EVENTS / CHUNKS) / (wall_s() - start);
         best = rate > best ? rate : best;
@@ -187,7 +187,7 @@ static double bench_sched(void)
 {
     char *run_dir;
     ks_world *world = make_world(2, &run_dir);
-    struct sched_bench b = {UINT64_MAX, 88172645463325252ULL};
+    struct sched_bench b = { UINT64_MAX, 88172645463325252ULL };
     for (int i = 0; i < PENDING; i++) {
         ks_world_schedule(world, 1, xorshift(&b.state) % 1000000, 1, rearm, &b);
     }
@@ -220,7 +220,7 @@ static double bench_net(void)
 {
     char *run_dir;
     ks_world *world = make_world(NET_NODES + 1, &run_dir);
-    struct ring r = {UINT64_MAX};
+    struct ring r = { UINT64_MAX };
     for (ks_node_id n = 1; n <= NET_NODES; n++) {
         ks_world_set_receiver(world, n, forward, &r);
     }

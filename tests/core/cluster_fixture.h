@@ -33,14 +33,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CF_MS KS_NS_PER_MS
-#define CF_S KS_NS_PER_S
-#define CF_TOPICS_MAX 2
-#define CF_CONSUMERS_MAX 4
-#define CF_APPENDS_MAX 256
+#define CF_MS             KS_NS_PER_MS
+#define CF_S              KS_NS_PER_S
+#define CF_TOPICS_MAX     2
+#define CF_CONSUMERS_MAX  4
+#define CF_APPENDS_MAX    256
 #define CF_REBALANCES_MAX 64
-#define CF_PARTITIONS_MAX 8    /* of topic 0, for the acked / processed maps */
-#define CF_OFFSETS_MAX 20000
+#define CF_PARTITIONS_MAX 8 /* of topic 0, for the acked / processed maps */
+#define CF_OFFSETS_MAX    20000
 
 struct cf_event {
     ks_time_ns at_ns;
@@ -86,7 +86,7 @@ struct cluster_fixture {
     struct ks_cluster_observer observer; /* the recorder below unless the caller's */
     struct ks_cluster *cluster;
     /* What the recorder saw. */
-    bool verbose; /* print every event (KS_TEST_VERBOSE set) */
+    bool verbose;     /* print every event (KS_TEST_VERBOSE set) */
     GArray *events;   /* struct cf_event */
     GArray *outcomes; /* struct ks_record_outcome, key dropped */
     struct cf_rebalance rebalances[CF_REBALANCES_MAX];
@@ -207,7 +207,9 @@ static inline void cf_init(struct cluster_fixture *cf, int32_t broker_count)
     cf->events = g_array_new(FALSE, TRUE, sizeof(struct cf_event));
     cf->outcomes = g_array_new(FALSE, TRUE, sizeof(struct ks_record_outcome));
     cf->observer = (struct ks_cluster_observer){
-        .context = cf, .on_event = cf_on_event, .on_record = cf_on_record,
+        .context = cf,
+        .on_event = cf_on_event,
+        .on_record = cf_on_record,
         .on_consumed = cf_on_consumed,
     };
     cf->verbose = getenv("KS_TEST_VERBOSE") != NULL;

@@ -12,7 +12,7 @@
 #include "../testlib.h"
 
 #define GF_MS CF_MS
-#define GF_S CF_S
+#define GF_S  CF_S
 
 /* consumer_count consumers c1.. in g1 on topic 0, committing after processing
  * and starting from the earliest offset, with a 6 s session and 1 s heartbeats. */

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #define LOG_NODE ((ks_node_id)1)
-#define LOG_DIR "broker-1/orders-0"
+#define LOG_DIR  "broker-1/orders-0"
 
 /* Kafka's log defaults (core/config.c). */
 static inline struct ks_log_config log_fixture_config(void)
@@ -46,9 +46,9 @@ static inline GByteArray *log_fixture_batch(int32_t record_count, int32_t key_ba
 }
 
 /* Appends one batch as leader; returns its base offset (asserts success). */
-static inline int64_t log_fixture_append(struct ks_log *log, int32_t record_count,
-                                         int32_t key_base, int32_t value_bytes, int64_t ts_ms,
-                                         int32_t epoch, GPtrArray *kept_batches)
+static inline int64_t log_fixture_append(struct ks_log *log, int32_t record_count, int32_t key_base,
+                                         int32_t value_bytes, int64_t ts_ms, int32_t epoch,
+                                         GPtrArray *kept_batches)
 {
     GByteArray *bytes = log_fixture_batch(record_count, key_base, value_bytes, ts_ms);
     int64_t base = -1;
@@ -84,9 +84,9 @@ static inline GByteArray *log_fixture_read_all(struct ks_log *log, int64_t *batc
         while (position < out->len) {
             struct ks_batch_view batch;
             size_t batch_bytes = 0;
-            CU_ASSERT_EQUAL_FATAL(ks_batch_parse(out->data + position, out->len - position,
-                                                 &batch, &batch_bytes),
-                                  KS_BATCH_OK);
+            CU_ASSERT_EQUAL_FATAL(
+                ks_batch_parse(out->data + position, out->len - position, &batch, &batch_bytes),
+                KS_BATCH_OK);
             CU_ASSERT_FATAL(ks_batch_last_offset(&batch) >= offset);
             offset = ks_batch_last_offset(&batch) + 1;
             position += batch_bytes;

@@ -17,7 +17,7 @@
 #include "../testlib.h"
 
 #define H_MS CF_MS
-#define H_S CF_S
+#define H_S  CF_S
 
 static inline void h_append_done(void *context, int16_t error, int64_t base_offset)
 {
@@ -33,8 +33,7 @@ static inline GByteArray *h_batch(const char *tag, int32_t count, int64_t produc
                                   int16_t producer_epoch, int32_t base_sequence)
 {
     struct ks_batch_builder builder;
-    ks_batch_builder_init(&builder, KS_EPOCH_BASE_MS, producer_id, producer_epoch,
-                          base_sequence);
+    ks_batch_builder_init(&builder, KS_EPOCH_BASE_MS, producer_id, producer_epoch, base_sequence);
     for (int32_t i = 0; i < count; i++) {
         char value[64];
         int length = snprintf(value, sizeof value, "%s-%d", tag, i);
@@ -47,8 +46,8 @@ static inline GByteArray *h_batch(const char *tag, int32_t count, int64_t produc
 
 /* Appends a batch at broker `broker_id` as leader (as a ProduceRequest would). */
 static inline struct cf_append *h_append_batch(struct cluster_fixture *h, int32_t broker_id,
-                                              int32_t topic_index, int32_t partition,
-                                              enum ks_acks acks, GByteArray *batch)
+                                               int32_t topic_index, int32_t partition,
+                                               enum ks_acks acks, GByteArray *batch)
 {
     CU_ASSERT_FATAL(h->append_count < CF_APPENDS_MAX);
     struct cf_append *a = &h->appends[h->append_count++];
@@ -62,8 +61,9 @@ static inline struct cf_append *h_append_batch(struct cluster_fixture *h, int32_
     return a;
 }
 
-static inline struct cf_append *h_append(struct cluster_fixture *h, int32_t broker_id, int32_t topic_index,
-                                        int32_t partition, enum ks_acks acks, const char *tag)
+static inline struct cf_append *h_append(struct cluster_fixture *h, int32_t broker_id,
+                                         int32_t topic_index, int32_t partition, enum ks_acks acks,
+                                         const char *tag)
 {
     return h_append_batch(h, broker_id, topic_index, partition, acks, h_batch(tag, 1, -1, -1, -1));
 }
@@ -81,8 +81,8 @@ static inline struct ks_replica_state h_state(struct cluster_fixture *h, int32_t
 
 /* CRC of the batch holding `offset` in a broker's replica (identifies its
  * records independently of offsets and leader epochs); 0 if absent. */
-static inline uint32_t h_batch_crc_at(struct cluster_fixture *h, int32_t broker_id, int32_t topic_index,
-                                      int32_t partition, int64_t offset)
+static inline uint32_t h_batch_crc_at(struct cluster_fixture *h, int32_t broker_id,
+                                      int32_t topic_index, int32_t partition, int64_t offset)
 {
     struct ks_log *log = ks_cluster_replica_log(h->cluster, broker_id, topic_index, partition);
     if (log == NULL || offset >= ks_log_leo(log)) {
@@ -102,8 +102,8 @@ static inline uint32_t h_batch_crc_at(struct cluster_fixture *h, int32_t broker_
 }
 
 /* True when two replicas hold the same batches at every offset below both LEOs. */
-static inline bool h_logs_agree(struct cluster_fixture *h, int32_t a, int32_t b, int32_t topic_index,
-                                int32_t partition)
+static inline bool h_logs_agree(struct cluster_fixture *h, int32_t a, int32_t b,
+                                int32_t topic_index, int32_t partition)
 {
     struct ks_replica_state sa = h_state(h, a, topic_index, partition);
     struct ks_replica_state sb = h_state(h, b, topic_index, partition);
@@ -173,7 +173,8 @@ static inline int64_t h_acked_lost(struct cluster_fixture *h)
 {
     int64_t lost = 0;
     for (guint i = 0; i < h->outcomes->len; i++) {
-        const struct ks_record_outcome *o = &g_array_index(h->outcomes, struct ks_record_outcome, i);
+        const struct ks_record_outcome *o =
+            &g_array_index(h->outcomes, struct ks_record_outcome, i);
         if (o->outcome != KS_OUTCOME_ACKED) {
             continue;
         }
@@ -181,8 +182,9 @@ static inline int64_t h_acked_lost(struct cluster_fixture *h)
         char expect[160];
         char actual[64];
         g_snprintf(expect, sizeof expect, "%s:%" G_GINT64_FORMAT, h->producer.name, o->seq);
-        if (leader < 1 || !h_identity_at(h, leader, o->topic_index, o->partition, o->offset, actual,
-                                         sizeof actual) ||
+        if (leader < 1 ||
+            !h_identity_at(h, leader, o->topic_index, o->partition, o->offset, actual,
+                           sizeof actual) ||
             strcmp(expect, actual) != 0) {
             lost++;
         }

@@ -12,7 +12,7 @@
 #include "../testlib.h"
 
 #define MEMBERS_MAX 16
-#define SLOTS_MAX 256
+#define SLOTS_MAX   256
 
 /* Owner name of partition p of topic t, e.g. "C0", or "-" */
 static const char *owner_of(const struct ks_assignor_topic *topics,
@@ -178,12 +178,12 @@ static void test_sticky_documented_example(void)
     CU_ASSERT_EQUAL(count_of(owner_after, 8, 0), 4);
     CU_ASSERT_EQUAL(count_of(owner_after, 8, 1), 4);
     for (int32_t i = 0; i < n0; i++) {
-        CU_ASSERT_EQUAL(owner_after[ks_assignor_slot(topics, owned0[i].topic_index,
-                                                     owned0[i].partition)], 1);
+        CU_ASSERT_EQUAL(
+            owner_after[ks_assignor_slot(topics, owned0[i].topic_index, owned0[i].partition)], 1);
     }
     for (int32_t i = 0; i < n2; i++) {
-        CU_ASSERT_EQUAL(owner_after[ks_assignor_slot(topics, owned2[i].topic_index,
-                                                     owned2[i].partition)], 0);
+        CU_ASSERT_EQUAL(
+            owner_after[ks_assignor_slot(topics, owned2[i].topic_index, owned2[i].partition)], 0);
     }
 }
 
@@ -223,7 +223,8 @@ static void test_properties_single_topic(void)
                     n++;
                 }
             }
-            members[m] = (struct ks_assignor_member){ names[m], t0, 1, owned[m], n, n > 0 ? 3 : -1 };
+            members[m] =
+                (struct ks_assignor_member){ names[m], t0, 1, owned[m], n, n > 0 ? 3 : -1 };
         }
         for (int kind = 0; kind < 3; kind++) {
             int32_t owner[40];
@@ -240,9 +241,8 @@ static void test_properties_single_topic(void)
                     for (int32_t i = 0; i < members[m].owned_count; i++) {
                         kept += owner[members[m].owned[i].partition] == m;
                     }
-                    int32_t expected_kept = members[m].owned_count < quota_min
-                                                ? members[m].owned_count
-                                                : quota_min;
+                    int32_t expected_kept =
+                        members[m].owned_count < quota_min ? members[m].owned_count : quota_min;
                     CU_ASSERT(kept >= expected_kept);
                 }
             }

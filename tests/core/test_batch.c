@@ -44,7 +44,7 @@ static void test_crc_check_values(void)
  * reference around its threshold and at batch sizes. */
 static void test_crc_long_buffers(void)
 {
-    const size_t lengths[] = {3071, 3072, 3073, 3080, 4096, 5001, 16445, 65536 + 7};
+    const size_t lengths[] = { 3071, 3072, 3073, 3080, 4096, 5001, 16445, 65536 + 7 };
     uint8_t *bytes = g_malloc(65536 + 16);
     uint64_t state = 12345;
     for (size_t i = 0; i < 65536 + 16; i++) {
@@ -75,8 +75,8 @@ static void test_crc_matches_reference_and_chains(void)
         uint32_t whole = ks_crc32c(0, bytes + start, count);
         CU_ASSERT_EQUAL(whole, crc32c_bitwise(bytes + start, count));
         size_t split = count / 3;
-        uint32_t chained = ks_crc32c(ks_crc32c(0, bytes + start, split), bytes + start + split,
-                                     count - split);
+        uint32_t chained =
+            ks_crc32c(ks_crc32c(0, bytes + start, split), bytes + start + split, count - split);
         CU_ASSERT_EQUAL(chained, whole);
     }
 }
@@ -93,8 +93,10 @@ static void test_varint_known_codes_and_round_trip(void)
     CU_ASSERT_EQUAL(ks_varint_encode(64, out), 2); /* zigzag 128 */
     CU_ASSERT_EQUAL(out[0], 0x80);
     CU_ASSERT_EQUAL(out[1], 0x01);
-    const int64_t values[] = {0, 1, -1, 63, -64, 64, -65, 300, -300, INT32_MAX, INT32_MIN,
-                              (int64_t)INT32_MAX + 1, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+    const int64_t values[] = { 0,         1,         -1,           63,
+                               -64,       64,        -65,          300,
+                               -300,      INT32_MAX, INT32_MIN,    (int64_t)INT32_MAX + 1,
+                               INT64_MAX, INT64_MIN, INT64_MIN + 1 };
     for (size_t i = 0; i < KS_ARRAY_COUNT(values); i++) {
         size_t used = ks_varint_encode(values[i], out);
         CU_ASSERT(used >= 1 && used <= 10);
@@ -133,8 +135,8 @@ static GByteArray *build_rich_batch(void)
     ks_batch_builder_init(&builder, 1767225600000, 42, 7, 2147483646);
     builder.attributes = KS_ATTR_TRANSACTIONAL;
     struct ks_header_view headers[2] = {
-        {(const uint8_t *)"ksim.id", 7, (const uint8_t *)"p1:5", 4},
-        {(const uint8_t *)"empty", 5, NULL, -1},
+        { (const uint8_t *)"ksim.id", 7, (const uint8_t *)"p1:5", 4 },
+        { (const uint8_t *)"empty", 5, NULL, -1 },
     };
     ks_batch_builder_add(&builder, 1767225600000, "k1", 2, "v1", 2, headers, 2);
     ks_batch_builder_add(&builder, 1767225599000, NULL, -1, "v2", 2, NULL, 0); /* earlier */
@@ -212,7 +214,7 @@ static void test_explicit_offsets_and_many_headers(void)
     ks_batch_builder_init(&builder, 5, -1, -1, -1);
     struct ks_header_view headers[KS_RECORD_HEADERS_MAX + 3];
     for (size_t i = 0; i < KS_ARRAY_COUNT(headers); i++) {
-        headers[i] = (struct ks_header_view){(const uint8_t *)"h", 1, (const uint8_t *)"x", 1};
+        headers[i] = (struct ks_header_view){ (const uint8_t *)"h", 1, (const uint8_t *)"x", 1 };
     }
     ks_batch_builder_add_at(&builder, 2, 5, "a", 1, "1", 1, headers,
                             (int32_t)KS_ARRAY_COUNT(headers));
@@ -240,8 +242,7 @@ static void test_parse_errors(void)
     GByteArray *bytes = build_rich_batch();
     struct ks_batch_view view;
     CU_ASSERT_EQUAL(ks_batch_parse(bytes->data, 11, &view, NULL), KS_BATCH_TRUNCATED);
-    CU_ASSERT_EQUAL(ks_batch_parse(bytes->data, bytes->len - 1, &view, NULL),
-                    KS_BATCH_TRUNCATED);
+    CU_ASSERT_EQUAL(ks_batch_parse(bytes->data, bytes->len - 1, &view, NULL), KS_BATCH_TRUNCATED);
     GByteArray *copy = g_byte_array_new();
     g_byte_array_append(copy, bytes->data, bytes->len);
     copy->data[16] = 1;
@@ -309,9 +310,10 @@ static GByteArray *build_codec_batch(int codec, int32_t record_count)
         char key[16];
         char value[64];
         int key_bytes = snprintf(key, sizeof(key), "key%d", (int)(i % 7));
-        int value_bytes = snprintf(value, sizeof(value), "value %d of a compressible batch", (int)i);
-        struct ks_header_view header = {(const uint8_t *)KS_IDENTITY_HEADER, 7,
-                                        (const uint8_t *)"p1:5", 4};
+        int value_bytes =
+            snprintf(value, sizeof(value), "value %d of a compressible batch", (int)i);
+        struct ks_header_view header = { (const uint8_t *)KS_IDENTITY_HEADER, 7,
+                                         (const uint8_t *)"p1:5", 4 };
         ks_batch_builder_add(&builder, 1767225600000 + i, key, key_bytes, value, value_bytes,
                              &header, 1);
     }
@@ -329,8 +331,8 @@ static void check_codec_batch_records(const struct ks_batch_view *view, int32_t 
     ks_record_iter_init(&iter, view);
     while (ks_record_iter_next(&iter, &record, &malformed)) {
         char value[64];
-        int value_bytes = snprintf(value, sizeof(value), "value %d of a compressible batch",
-                                   (int)seen);
+        int value_bytes =
+            snprintf(value, sizeof(value), "value %d of a compressible batch", (int)seen);
         CU_ASSERT_EQUAL(record.offset, view->base_offset + seen);
         CU_ASSERT_EQUAL(record.timestamp, 1767225600000 + seen);
         CU_ASSERT_EQUAL(record.sequence, 10 + seen);
@@ -430,7 +432,7 @@ static void test_broker_recompression_decision(void)
     topic.codec = KS_CODEC_LZ4;
     topic.lz4_level = 12; /* only the type is compared, as Kafka does */
     CU_ASSERT_PTR_NULL(ks_compress_for_topic(&topic, lz4->data, lz4->len));
-    const int targets[] = {KS_CODEC_NONE, KS_CODEC_GZIP, KS_CODEC_SNAPPY, KS_CODEC_ZSTD};
+    const int targets[] = { KS_CODEC_NONE, KS_CODEC_GZIP, KS_CODEC_SNAPPY, KS_CODEC_ZSTD };
     for (size_t i = 0; i < KS_ARRAY_COUNT(targets); i++) {
         topic.codec = targets[i];
         GByteArray *rebuilt = ks_compress_for_topic(&topic, lz4->data, lz4->len);
@@ -465,19 +467,19 @@ static void test_broker_recompression_decision(void)
 void ks_test_register_batch(void)
 {
     static const struct ks_test_case cases[] = {
-        {"crc check values", test_crc_check_values},
-        {"crc matches reference and chains", test_crc_matches_reference_and_chains},
-        {"crc long buffers", test_crc_long_buffers},
-        {"varint known codes and round trip", test_varint_known_codes_and_round_trip},
-        {"worked size hello", test_worked_size_hello},
-        {"round trip every field", test_round_trip_every_field},
-        {"explicit offsets and many headers", test_explicit_offsets_and_many_headers},
-        {"parse errors", test_parse_errors},
-        {"every byte flip detected or harmless", test_every_byte_flip_is_detected_or_harmless},
-        {"compressed batches round trip", test_compressed_batches_round_trip},
-        {"compressed empty batch is uncompressed", test_compressed_empty_batch_is_uncompressed},
-        {"compressed damage and early exit", test_compressed_damage_and_early_exit},
-        {"broker recompression decision", test_broker_recompression_decision},
+        { "crc check values", test_crc_check_values },
+        { "crc matches reference and chains", test_crc_matches_reference_and_chains },
+        { "crc long buffers", test_crc_long_buffers },
+        { "varint known codes and round trip", test_varint_known_codes_and_round_trip },
+        { "worked size hello", test_worked_size_hello },
+        { "round trip every field", test_round_trip_every_field },
+        { "explicit offsets and many headers", test_explicit_offsets_and_many_headers },
+        { "parse errors", test_parse_errors },
+        { "every byte flip detected or harmless", test_every_byte_flip_is_detected_or_harmless },
+        { "compressed batches round trip", test_compressed_batches_round_trip },
+        { "compressed empty batch is uncompressed", test_compressed_empty_batch_is_uncompressed },
+        { "compressed damage and early exit", test_compressed_damage_and_early_exit },
+        { "broker recompression decision", test_broker_recompression_decision },
     };
     KS_TEST_ADD_SUITE("core/batch", cases);
 }

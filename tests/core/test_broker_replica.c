@@ -25,7 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define R_BROKERS 3
+#define R_BROKERS    3
 #define R_PARTITIONS 2
 
 static const int32_t ASSIGN[] = { 1, 2, 3, 2, 3, 1 };
@@ -34,8 +34,8 @@ static const int32_t ASSIGN[] = { 1, 2, 3, 2, 3, 1 };
 struct watch {
     struct cluster_fixture *h;
     int64_t checks;
-    int64_t hw_decreases;       /* R3 seen from outside: must stay 0 */
-    int32_t epochs_seen;        /* distinct (partition, leader epoch) pairs led */
+    int64_t hw_decreases; /* R3 seen from outside: must stay 0 */
+    int32_t epochs_seen;  /* distinct (partition, leader epoch) pairs led */
     int32_t leader[R_PARTITIONS];
     int32_t epoch[R_PARTITIONS];
     int64_t hw[R_PARTITIONS];
@@ -202,8 +202,8 @@ static void break_r6(struct cluster_fixture *h)
 static void break_f1(struct cluster_fixture *h)
 {
     struct ks__fetcher *fetcher = &broker_of(h, 2)->fetchers[0]; /* towards leader 1 */
-    fetcher->state = fetcher->state == KS__FETCHER_IN_FLIGHT ? KS__FETCHER_SCHEDULED
-                                                             : KS__FETCHER_IN_FLIGHT;
+    fetcher->state =
+        fetcher->state == KS__FETCHER_IN_FLIGHT ? KS__FETCHER_SCHEDULED : KS__FETCHER_IN_FLIGHT;
     check_all(h);
 }
 

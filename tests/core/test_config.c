@@ -16,13 +16,12 @@
 
 #include <string.h>
 
-static const char *const MINIMAL_SCENARIO =
-    "[topic t]\n"
-    "[producer p]\n"
-    "topic = t\n"
-    "[consumer c]\n"
-    "topic = t\n"
-    "group.id = g\n";
+static const char *const MINIMAL_SCENARIO = "[topic t]\n"
+                                            "[producer p]\n"
+                                            "topic = t\n"
+                                            "[consumer c]\n"
+                                            "topic = t\n"
+                                            "group.id = g\n";
 
 static struct ks_scenario *load_minimal(void)
 {
@@ -98,7 +97,7 @@ static void check_log(const struct ks_log_config *loaded)
 static void test_log_and_topic_defaults(void)
 {
     struct ks_scenario *scenario = load_minimal();
-    check_log(&scenario->log_defaults); /* the broker's log.* */
+    check_log(&scenario->log_defaults);  /* the broker's log.* */
     check_log(&scenario->topics[0].log); /* what a topic inherits */
     struct ks_topic_config *defaults = g_new0(struct ks_topic_config, 1); /* 64 KiB: heap */
     ks_topic_config_defaults(defaults);

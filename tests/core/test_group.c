@@ -19,9 +19,9 @@ static void test_java_string_hash_known_values(void)
 {
     /* Values of String.hashCode() as Java computes them. */
     CU_ASSERT_EQUAL(ks_group_java_string_hash(""), 0);
-    CU_ASSERT_EQUAL(ks_group_java_string_hash("g1"), 3242);          /* 'g'*31 + '1' */
+    CU_ASSERT_EQUAL(ks_group_java_string_hash("g1"), 3242); /* 'g'*31 + '1' */
     CU_ASSERT_EQUAL(ks_group_java_string_hash("hello"), 99162322);
-    CU_ASSERT_EQUAL(ks_group_java_string_hash("Aa"), 2112);          /* the classic collision */
+    CU_ASSERT_EQUAL(ks_group_java_string_hash("Aa"), 2112); /* the classic collision */
     CU_ASSERT_EQUAL(ks_group_java_string_hash("BB"), 2112);
     CU_ASSERT_EQUAL(ks_group_java_string_hash("polygenelubricants"), INT32_MIN);
     CU_ASSERT_EQUAL(ks_group_java_string_hash("my-group"), -1906497762);
@@ -48,8 +48,8 @@ static void test_coordinator_partition(void)
     }
 }
 
-
-static const struct cf_rebalance *find_generation(const struct cluster_fixture *f, int32_t generation)
+static const struct cf_rebalance *find_generation(const struct cluster_fixture *f,
+                                                  int32_t generation)
 {
     for (int32_t i = 0; i < f->rebalance_count; i++) {
         if (f->rebalances[i].generation == generation) {
@@ -192,9 +192,9 @@ static void test_slow_processing_exceeds_max_poll_interval(void)
     struct cluster_fixture *f = calloc(1, sizeof(*f));
     gf_init(f, 17, 2, 500, 20000, 1);
     f->consumers[0].processing_ns = 20 * (int64_t)GF_MS;
-    f->consumers[0].max_poll_records = 200;              /* 4 s per full batch */
+    f->consumers[0].max_poll_records = 200; /* 4 s per full batch */
     f->consumers[0].max_poll_interval_ns = 2000 * (int64_t)GF_MS;
-    f->consumers[0].start_ns = 3 * (int64_t)GF_S;         /* a backlog fills the first poll */
+    f->consumers[0].start_ns = 3 * (int64_t)GF_S; /* a backlog fills the first poll */
     gf_start(f);
     cf_run_until(f, 20 * GF_S);
     CU_ASSERT(f->poll_interval_exits >= 1);
@@ -238,7 +238,8 @@ void ks_test_register_group(void)
         { "clean_run_processes_each_record_once", test_clean_run_processes_each_record_once },
         { "coordinator_failover", test_coordinator_failover },
         { "paused_member_times_out_and_rejoins", test_paused_member_times_out_and_rejoins },
-        { "slow_processing_exceeds_max_poll_interval", test_slow_processing_exceeds_max_poll_interval },
+        { "slow_processing_exceeds_max_poll_interval",
+          test_slow_processing_exceeds_max_poll_interval },
         { "join_wait_outlasts_session_timeout", test_join_wait_outlasts_session_timeout },
     };
     KS_TEST_ADD_SUITE("core/group", cases);

@@ -22,8 +22,7 @@
 static struct ks_log *open_log(struct ks_test_env *env, const struct ks_log_config *config)
 {
     struct ks_log_recovery_report report;
-    struct ks_log *log =
-        ks_log_open(env->world, LOG_NODE, LOG_DIR, config, 0, true, &report);
+    struct ks_log *log = ks_log_open(env->world, LOG_NODE, LOG_DIR, config, 0, true, &report);
     CU_ASSERT_PTR_NOT_NULL_FATAL(log);
     CU_ASSERT_FALSE(report.recovered);
     return log;
@@ -50,8 +49,7 @@ static GByteArray *read_real_file(struct ks_test_env *env, const char *name)
 
 static uint32_t be32(const uint8_t *bytes)
 {
-    return (uint32_t)bytes[0] << 24 | (uint32_t)bytes[1] << 16 | (uint32_t)bytes[2] << 8 |
-           bytes[3];
+    return (uint32_t)bytes[0] << 24 | (uint32_t)bytes[1] << 16 | (uint32_t)bytes[2] << 8 | bytes[3];
 }
 
 static void test_append_assigns_offsets_and_reads_back(void)
@@ -94,9 +92,9 @@ static void test_append_assigns_offsets_and_reads_back(void)
     for (size_t position = 0; position < out->len; count++) {
         struct ks_batch_view batch;
         size_t batch_bytes = 0;
-        CU_ASSERT_EQUAL_FATAL(ks_batch_parse(out->data + position, out->len - position, &batch,
-                                             &batch_bytes),
-                              KS_BATCH_OK);
+        CU_ASSERT_EQUAL_FATAL(
+            ks_batch_parse(out->data + position, out->len - position, &batch, &batch_bytes),
+            KS_BATCH_OK);
         CU_ASSERT(ks_batch_last_offset(&batch) < 3);
         position += batch_bytes;
     }
@@ -173,19 +171,18 @@ static void test_corrupt_batch_refused_on_every_append_path(void)
     int64_t last = -1;
     /* Leader: no prefix, a prefix covering only the good batch, a prefix
      * ending inside the bad batch. */
-    size_t prefixes[] = {0, good->len, good->len + 8};
+    size_t prefixes[] = { 0, good->len, good->len + 8 };
     for (size_t i = 0; i < G_N_ELEMENTS(prefixes); i++) {
         g_byte_array_set_size(copy, 0);
         g_byte_array_append(copy, both->data, both->len);
-        CU_ASSERT_EQUAL(ks_log_append_as_leader_checked(log, copy->data, copy->len, prefixes[i],
-                                                        0, 0, &base, &last),
+        CU_ASSERT_EQUAL(ks_log_append_as_leader_checked(log, copy->data, copy->len, prefixes[i], 0,
+                                                        0, &base, &last),
                         KS_LOG_CORRUPT);
         g_byte_array_set_size(copy, 0);
         g_byte_array_append(copy, bad->data, bad->len);
-        CU_ASSERT_EQUAL(ks_log_append_as_leader_checked(log, copy->data, copy->len,
-                                                        prefixes[i] < bad->len ? prefixes[i] / 2
-                                                                               : 0,
-                                                        0, 0, &base, &last),
+        CU_ASSERT_EQUAL(ks_log_append_as_leader_checked(
+                            log, copy->data, copy->len,
+                            prefixes[i] < bad->len ? prefixes[i] / 2 : 0, 0, 0, &base, &last),
                         KS_LOG_CORRUPT);
     }
     CU_ASSERT_EQUAL(ks_log_append_as_leader(log, bad->data, bad->len, 0, 0, &base, &last),
@@ -209,9 +206,9 @@ static void test_corrupt_batch_refused_on_every_append_path(void)
     /* A good batch with its checked prefix is accepted on both paths. */
     g_byte_array_set_size(copy, 0);
     g_byte_array_append(copy, good->data, good->len);
-    CU_ASSERT_EQUAL(ks_log_append_as_leader_checked(log, copy->data, copy->len, copy->len, 0, 0,
-                                                    &base, &last),
-                    KS_LOG_OK);
+    CU_ASSERT_EQUAL(
+        ks_log_append_as_leader_checked(log, copy->data, copy->len, copy->len, 0, 0, &base, &last),
+        KS_LOG_OK);
     CU_ASSERT_EQUAL(base, 0);
     CU_ASSERT_EQUAL(last, 1);
     ks_batch_set_offset_and_epoch(good->data, 2, 0);
@@ -243,7 +240,7 @@ static void test_index_matches_kafka_rule_and_lookups(void)
         int64_t base = log_fixture_append(log, count, i, 10 + (i * 13) % 90, TS0 + i, 0, kept);
         GByteArray *bytes = g_ptr_array_index(kept, 0);
         if (since > config.index_interval_bytes) {
-            int64_t entry[2] = {base + count - 1, position};
+            int64_t entry[2] = { base + count - 1, position };
             g_array_append_val(expected, entry);
             since = 0;
         }
@@ -367,7 +364,7 @@ static void test_roll_by_time_index_and_flush_settings(void)
     ks_log_close(log);
 
     config = log_fixture_config();
-    config.index_interval_bytes = 0;  /* an entry for every batch but the first */
+    config.index_interval_bytes = 0;    /* an entry for every batch but the first */
     config.segment_index_bytes = 8 * 4; /* four entries */
     log = ks_log_open(env.world, 2, "broker-2/t-0", &config, 0, true, NULL);
     for (int i = 0; i < 20; i++) {
@@ -390,8 +387,9 @@ static void test_roll_by_time_index_and_flush_settings(void)
     log_fixture_append(log, 1, 4, 10, TS0, 0, NULL);
     CU_ASSERT_EQUAL(ks_log_recovery_point(log), 5);
     CU_ASSERT(ks_world_disk_fsync_count(env.world, 3) > fsyncs);
-    CU_ASSERT_EQUAL(ks_world_disk_durable_size(env.world, 3, "broker-3/t-0/00000000000000000000.log"),
-                    ks_log_size_bytes(log));
+    CU_ASSERT_EQUAL(
+        ks_world_disk_durable_size(env.world, 3, "broker-3/t-0/00000000000000000000.log"),
+        ks_log_size_bytes(log));
     ks_log_close(log);
 
     config = log_fixture_config();
@@ -409,7 +407,7 @@ static void test_roll_by_time_index_and_flush_settings(void)
 /* Truncation leaves exactly what a fresh log with the same appends has. */
 static void test_truncation_matches_fresh_log(void)
 {
-    const int64_t points[] = {0, 1, 37, 38, 99, 150, 199};
+    const int64_t points[] = { 0, 1, 37, 38, 99, 150, 199 };
     for (size_t p = 0; p < KS_ARRAY_COUNT(points); p++) {
         struct ks_test_env env;
         ks_test_env_init(&env, 5, 3);
@@ -440,8 +438,8 @@ static void test_truncation_matches_fresh_log(void)
         }
         CU_ASSERT_EQUAL(ks_log_leo(log), 200);
         /* The reference: the same appends into another folder. */
-        struct ks_log *reference = ks_log_open(env.world, 2, "broker-2/orders-0", &config, 0,
-                                               true, NULL);
+        struct ks_log *reference =
+            ks_log_open(env.world, 2, "broker-2/orders-0", &config, 0, true, NULL);
         for (int i = 0; i < 100; i++) {
             log_fixture_append(reference, 2, i * 2, 25, TS0 + i, i < 50 ? 5 : 7, NULL);
         }
@@ -620,18 +618,22 @@ static void test_checkpoint_round_trip_and_malformed(void)
     CU_ASSERT_FATAL(g_file_get_contents(path, &text, NULL, NULL));
     CU_ASSERT_STRING_EQUAL(text, "0\n3\norders 0 1532\norders 1 1498\n__consumer_offsets 49 0\n");
     g_free(text);
-    GArray *back = ks_checkpoint_read(env.world, LOG_NODE, "broker-1/replication-offset-checkpoint");
+    GArray *back =
+        ks_checkpoint_read(env.world, LOG_NODE, "broker-1/replication-offset-checkpoint");
     CU_ASSERT_PTR_NOT_NULL_FATAL(back);
     CU_ASSERT_EQUAL(back->len, 3);
     for (guint i = 0; i < back->len && i < 3; i++) {
-        const struct ks_checkpoint_entry *entry = &g_array_index(back, struct ks_checkpoint_entry, i);
+        const struct ks_checkpoint_entry *entry =
+            &g_array_index(back, struct ks_checkpoint_entry, i);
         CU_ASSERT_STRING_EQUAL(entry->topic, entries[i].topic);
         CU_ASSERT_EQUAL(entry->partition, entries[i].partition);
         CU_ASSERT_EQUAL(entry->offset, entries[i].offset);
     }
     g_array_free(back, TRUE);
-    const char *bad[] = {"", "1\n0\n", "0\n2\norders 0 5\n", "0\n1\norders x 5\n",
-                         "0\n1\norders 0 5 extra\n", "0\n-1\n"};
+    const char *bad[] = {
+        "",       "1\n0\n", "0\n2\norders 0 5\n", "0\n1\norders x 5\n", "0\n1\norders 0 5 extra\n",
+        "0\n-1\n"
+    };
     for (size_t i = 0; i < KS_ARRAY_COUNT(bad); i++) {
         enum ks_io_result result;
         ks_file *file = ks_disk_open(env.world, LOG_NODE, "broker-1/replication-offset-checkpoint",
@@ -639,8 +641,8 @@ static void test_checkpoint_round_trip_and_malformed(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(file);
         ks_disk_append(file, bad[i], strlen(bad[i]));
         ks_disk_close(file);
-        CU_ASSERT_PTR_NULL(ks_checkpoint_read(env.world, LOG_NODE,
-                                              "broker-1/replication-offset-checkpoint"));
+        CU_ASSERT_PTR_NULL(
+            ks_checkpoint_read(env.world, LOG_NODE, "broker-1/replication-offset-checkpoint"));
     }
     CU_ASSERT_PTR_NULL(ks_checkpoint_read(env.world, LOG_NODE, "broker-1/missing"));
     g_free(path);
@@ -788,13 +790,13 @@ static void test_compaction_keeps_last_value_per_key(void)
     int64_t batch_count = 0;
     GByteArray *all = log_fixture_read_all(log, &batch_count);
     int64_t previous_offset = -1;
-    bool seen[200] = {false};
+    bool seen[200] = { false };
     for (size_t position = 0; position < all->len;) {
         struct ks_batch_view batch;
         size_t batch_bytes = 0;
-        CU_ASSERT_EQUAL_FATAL(ks_batch_parse(all->data + position, all->len - position, &batch,
-                                             &batch_bytes),
-                              KS_BATCH_OK);
+        CU_ASSERT_EQUAL_FATAL(
+            ks_batch_parse(all->data + position, all->len - position, &batch, &batch_bytes),
+            KS_BATCH_OK);
         struct ks_record_iter iter;
         struct ks_record_view record;
         ks_record_iter_init(&iter, &batch);
@@ -805,7 +807,7 @@ static void test_compaction_keeps_last_value_per_key(void)
             seen[record.offset] = true;
             /* Offsets unchanged: the value is the original index. */
             if (record.value != NULL) {
-                char text[16] = {0};
+                char text[16] = { 0 };
                 memcpy(text, record.value, (size_t)record.value_bytes);
                 CU_ASSERT_EQUAL(g_ascii_strtoll(text, NULL, 10), record.offset);
             } else {
@@ -864,9 +866,9 @@ static void test_compaction_keeps_last_producer_batch_header(void)
     config.segment_bytes = 100; /* one batch per segment */
     config.cleanup_compact = true;
     struct ks_log *log = open_log(&env, &config);
-    append_producer_batch(log, 7, 0, "k0", "k1");  /* offsets 0-1: emptied, not last of 7 */
-    append_producer_batch(log, 7, 2, "k0", "k1");  /* 2-3: emptied, last of 7: header kept */
-    append_producer_batch(log, 8, 0, "k0", "k1");  /* 4-5: kept whole */
+    append_producer_batch(log, 7, 0, "k0", "k1");   /* offsets 0-1: emptied, not last of 7 */
+    append_producer_batch(log, 7, 2, "k0", "k1");   /* 2-3: emptied, last of 7: header kept */
+    append_producer_batch(log, 8, 0, "k0", "k1");   /* 4-5: kept whole */
     append_producer_batch(log, -1, -1, "k0", "k1"); /* 6-7: active segment, untouched */
     CU_ASSERT_EQUAL(ks_log_compact(log, 0, ks_log_leo(log)), 4);
     int64_t batch_count = 0;
@@ -881,9 +883,8 @@ static void test_compaction_keeps_last_producer_batch_header(void)
     CU_ASSERT_EQUAL(batch.producer_id, 7);
     CU_ASSERT_EQUAL(batch.base_sequence, 2);
     CU_ASSERT_EQUAL(batch_bytes, KS_BATCH_HEADER_BYTES);
-    CU_ASSERT_EQUAL_FATAL(ks_batch_parse(all->data + batch_bytes, all->len - batch_bytes, &batch,
-                                         NULL),
-                          KS_BATCH_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        ks_batch_parse(all->data + batch_bytes, all->len - batch_bytes, &batch, NULL), KS_BATCH_OK);
     CU_ASSERT_EQUAL(batch.base_offset, 4);
     CU_ASSERT_EQUAL(batch.record_count, 2);
     /* Reading at an offset of the vanished batch starts at the next one. */
@@ -905,8 +906,8 @@ static void test_dump_log_format(void)
     struct ks_log *log = open_log(&env, &config);
     struct ks_batch_builder builder;
     ks_batch_builder_init(&builder, 1700000000000, 0, 0, 0);
-    struct ks_header_view header = {(const uint8_t *)KS_IDENTITY_HEADER, 7,
-                                    (const uint8_t *)"p1:0", 4};
+    struct ks_header_view header = { (const uint8_t *)KS_IDENTITY_HEADER, 7,
+                                     (const uint8_t *)"p1:0", 4 };
     for (int i = 0; i < 3; i++) {
         ks_batch_builder_add(&builder, 1700000000000, "abc", 3, "hello", 5, i == 0 ? &header : NULL,
                              i == 0 ? 1 : 0);
@@ -947,8 +948,8 @@ static void test_dump_log_format(void)
     free(out_text);
     g_free(expected);
     /* A damaged byte: what is valid is printed, then Kafka's line and ours. */
-    CU_ASSERT_FATAL(ks_world_disk_corrupt(env.world, LOG_NODE,
-                                          LOG_DIR "/00000000000000000000.log", 40, 1));
+    CU_ASSERT_FATAL(
+        ks_world_disk_corrupt(env.world, LOG_NODE, LOG_DIR "/00000000000000000000.log", 40, 1));
     out_text = NULL;
     out = open_memstream(&out_text, &out_size);
     char *err_text = NULL;
@@ -978,23 +979,23 @@ static void test_dump_log_format(void)
 void ks_test_register_log(void)
 {
     static const struct ks_test_case cases[] = {
-        {"append assigns offsets and reads back", test_append_assigns_offsets_and_reads_back},
-        {"bad input is refused", test_bad_input_is_refused},
-        {"corrupt batch refused on every append path",
-         test_corrupt_batch_refused_on_every_append_path},
-        {"index matches Kafka rule and lookups", test_index_matches_kafka_rule_and_lookups},
-        {"roll and read across segments", test_roll_and_read_across_segments},
-        {"roll by time, index and flush settings", test_roll_by_time_index_and_flush_settings},
-        {"truncation matches fresh log", test_truncation_matches_fresh_log},
-        {"truncate fully and start at", test_truncate_fully_and_start_at},
-        {"offset for timestamp", test_offset_for_timestamp},
-        {"epoch cache rules and file", test_epoch_cache_rules_and_file},
-        {"checkpoint round trip and malformed", test_checkpoint_round_trip_and_malformed},
-        {"retention by time and size", test_retention_by_time_and_size},
-        {"compaction keeps last value per key", test_compaction_keeps_last_value_per_key},
-        {"compaction keeps last producer batch header",
-         test_compaction_keeps_last_producer_batch_header},
-        {"dump-log format", test_dump_log_format},
+        { "append assigns offsets and reads back", test_append_assigns_offsets_and_reads_back },
+        { "bad input is refused", test_bad_input_is_refused },
+        { "corrupt batch refused on every append path",
+          test_corrupt_batch_refused_on_every_append_path },
+        { "index matches Kafka rule and lookups", test_index_matches_kafka_rule_and_lookups },
+        { "roll and read across segments", test_roll_and_read_across_segments },
+        { "roll by time, index and flush settings", test_roll_by_time_index_and_flush_settings },
+        { "truncation matches fresh log", test_truncation_matches_fresh_log },
+        { "truncate fully and start at", test_truncate_fully_and_start_at },
+        { "offset for timestamp", test_offset_for_timestamp },
+        { "epoch cache rules and file", test_epoch_cache_rules_and_file },
+        { "checkpoint round trip and malformed", test_checkpoint_round_trip_and_malformed },
+        { "retention by time and size", test_retention_by_time_and_size },
+        { "compaction keeps last value per key", test_compaction_keeps_last_value_per_key },
+        { "compaction keeps last producer batch header",
+          test_compaction_keeps_last_producer_batch_header },
+        { "dump-log format", test_dump_log_format },
     };
     KS_TEST_ADD_SUITE("core/log", cases);
 }

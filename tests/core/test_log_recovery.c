@@ -40,9 +40,9 @@ static int64_t check_valid_prefix(struct ks_log *log, const struct expected_log 
     for (int64_t k = 0; k < batch_count; k++) {
         struct ks_batch_view batch;
         size_t batch_bytes = 0;
-        CU_ASSERT_EQUAL_FATAL(ks_batch_parse(all->data + position, all->len - position, &batch,
-                                             &batch_bytes),
-                              KS_BATCH_OK);
+        CU_ASSERT_EQUAL_FATAL(
+            ks_batch_parse(all->data + position, all->len - position, &batch, &batch_bytes),
+            KS_BATCH_OK);
         CU_ASSERT_FATAL(k < (int64_t)expected->batches->len);
         const GByteArray *original = g_ptr_array_index(expected->batches, k);
         CU_ASSERT_EQUAL_FATAL(batch_bytes, original->len);
@@ -86,9 +86,9 @@ static void check_batches_were_written(struct ks_log *log, const GPtrArray *ever
     for (int64_t k = 0; k < batch_count; k++) {
         struct ks_batch_view batch;
         size_t batch_bytes = 0;
-        CU_ASSERT_EQUAL_FATAL(ks_batch_parse(all->data + position, all->len - position, &batch,
-                                             &batch_bytes),
-                              KS_BATCH_OK);
+        CU_ASSERT_EQUAL_FATAL(
+            ks_batch_parse(all->data + position, all->len - position, &batch, &batch_bytes),
+            KS_BATCH_OK);
         bool found = false;
         for (guint i = 0; i < ever->len && !found; i++) {
             const GByteArray *written = g_ptr_array_index(ever, i);
@@ -108,7 +108,7 @@ static void check_batches_were_written(struct ks_log *log, const GPtrArray *ever
  * truncates the log now and then (a follower's truncation). */
 static struct crash_outcome run_crash_case(uint64_t seed, uint64_t crash_at_fsync)
 {
-    struct crash_outcome outcome = {false, 0};
+    struct crash_outcome outcome = { false, 0 };
     struct ks_test_env env;
     ks_test_env_init(&env, seed, 2);
     struct ks_log_config config = log_fixture_config();
@@ -116,8 +116,8 @@ static struct crash_outcome run_crash_case(uint64_t seed, uint64_t crash_at_fsyn
     config.index_interval_bytes = 150;
     config.flush_messages = 2 + (int64_t)(seed % 4);
     bool truncating = seed % 3 == 0;
-    struct expected_log expected = {
-        g_ptr_array_new_with_free_func((GDestroyNotify)g_byte_array_unref)};
+    struct expected_log expected = { g_ptr_array_new_with_free_func(
+        (GDestroyNotify)g_byte_array_unref) };
     GPtrArray *ever = g_ptr_array_new_with_free_func((GDestroyNotify)g_byte_array_unref);
     struct ks_log *log = ks_log_open(env.world, LOG_NODE, LOG_DIR, &config, 0, true, NULL);
     uint64_t state = seed;
@@ -142,8 +142,8 @@ static struct crash_outcome run_crash_case(uint64_t seed, uint64_t crash_at_fsyn
         } else {
             log_fixture_append(log, 1 + (int32_t)(draw % 4), step, 5 + (int32_t)(draw % 120),
                                TS0 + step, epoch, expected.batches);
-            g_ptr_array_add(ever, g_byte_array_ref(g_ptr_array_index(
-                                      expected.batches, expected.batches->len - 1)));
+            g_ptr_array_add(ever, g_byte_array_ref(g_ptr_array_index(expected.batches,
+                                                                     expected.batches->len - 1)));
         }
         leo_max = ks_log_leo(log) > leo_max ? ks_log_leo(log) : leo_max;
         if (ks_world_disk_fsync_count(env.world, LOG_NODE) >= crash_at_fsync) {
@@ -279,8 +279,8 @@ static void test_one_corrupt_byte_anywhere(void)
     /* The file list and sizes of the reference log. */
     struct ks_test_env env;
     ks_test_env_init(&env, 100, 2);
-    struct expected_log expected = {
-        g_ptr_array_new_with_free_func((GDestroyNotify)g_byte_array_unref)};
+    struct expected_log expected = { g_ptr_array_new_with_free_func(
+        (GDestroyNotify)g_byte_array_unref) };
     struct ks_log *log = build_small_log(&env, &config, &expected);
     int64_t leo = ks_log_leo(log);
     ks_log_close(log);
@@ -307,8 +307,8 @@ static void test_one_corrupt_byte_anywhere(void)
         int64_t step = is_log ? 19 : 23;
         for (int64_t position = 0; position < size; position += step) {
             ks_test_env_init(&env, 100, 2);
-            struct expected_log again = {
-                g_ptr_array_new_with_free_func((GDestroyNotify)g_byte_array_unref)};
+            struct expected_log again = { g_ptr_array_new_with_free_func(
+                (GDestroyNotify)g_byte_array_unref) };
             log = build_small_log(&env, &config, &again);
             ks_log_close(log);
             CU_ASSERT_FATAL(ks_world_disk_corrupt(env.world, LOG_NODE, file, position, 1));
@@ -392,8 +392,8 @@ static void test_interrupted_compaction_leftovers(void)
     struct ks_log_config config = log_fixture_config();
     config.segment_bytes = 600;
     config.index_interval_bytes = 100;
-    struct expected_log expected = {
-        g_ptr_array_new_with_free_func((GDestroyNotify)g_byte_array_unref)};
+    struct expected_log expected = { g_ptr_array_new_with_free_func(
+        (GDestroyNotify)g_byte_array_unref) };
     struct ks_log *log = build_small_log(&env, &config, &expected);
     int64_t leo = ks_log_leo(log);
     ks_log_close(log);
@@ -401,7 +401,8 @@ static void test_interrupted_compaction_leftovers(void)
     write_file(&env, LOG_DIR "/00000000000000000000.log.cleaned", "garbage", 7);
     log = ks_log_open(env.world, LOG_NODE, LOG_DIR, &config, leo, true, NULL);
     CU_ASSERT_EQUAL(ks_log_leo(log), leo);
-    CU_ASSERT_FALSE(ks_disk_exists(env.world, LOG_NODE, LOG_DIR "/00000000000000000000.log.cleaned"));
+    CU_ASSERT_FALSE(
+        ks_disk_exists(env.world, LOG_NODE, LOG_DIR "/00000000000000000000.log.cleaned"));
     check_valid_prefix(log, &expected, true);
     ks_log_close(log);
     /* A crash after it leaves a .swap and no indexes: the swap completes. The
@@ -438,14 +439,17 @@ static void test_foreign_and_misplaced_files(void)
     ks_test_env_init(&env, 300, 2);
     struct ks_log_config config = log_fixture_config();
     config.segment_bytes = 600;
-    struct expected_log expected = {
-        g_ptr_array_new_with_free_func((GDestroyNotify)g_byte_array_unref)};
+    struct expected_log expected = { g_ptr_array_new_with_free_func(
+        (GDestroyNotify)g_byte_array_unref) };
     struct ks_log *log = build_small_log(&env, &config, &expected);
     int64_t leo = ks_log_leo(log);
     ks_log_close(log);
-    const char *junk[] = {"foo.log", "123.log", "0000000000000000000a.log",
-                          "99999999999999999999.log", "00000000000000000000.index.bak",
-                          "leader-epoch-checkpoint"};
+    const char *junk[] = { "foo.log",
+                           "123.log",
+                           "0000000000000000000a.log",
+                           "99999999999999999999.log",
+                           "00000000000000000000.index.bak",
+                           "leader-epoch-checkpoint" };
     for (size_t i = 0; i < KS_ARRAY_COUNT(junk); i++) {
         char *relative = g_strdup_printf("%s/%s", LOG_DIR, junk[i]);
         write_file(&env, relative, "\x00\x01zz", 4);
@@ -480,8 +484,8 @@ static void test_process_crash_keeps_everything(void)
     ks_test_env_init(&env, 400, 2);
     struct ks_log_config config = log_fixture_config();
     config.segment_bytes = 700;
-    struct expected_log expected = {
-        g_ptr_array_new_with_free_func((GDestroyNotify)g_byte_array_unref)};
+    struct expected_log expected = { g_ptr_array_new_with_free_func(
+        (GDestroyNotify)g_byte_array_unref) };
     struct ks_log *log = build_small_log(&env, &config, &expected);
     log_fixture_append(log, 3, 0, 50, TS0, 9, expected.batches);
     int64_t leo = ks_log_leo(log);
@@ -508,8 +512,8 @@ static void test_torn_tail_report(void)
     struct ks_test_env env;
     ks_test_env_init(&env, 500, 2);
     struct ks_log_config config = log_fixture_config();
-    struct expected_log expected = {
-        g_ptr_array_new_with_free_func((GDestroyNotify)g_byte_array_unref)};
+    struct expected_log expected = { g_ptr_array_new_with_free_func(
+        (GDestroyNotify)g_byte_array_unref) };
     struct ks_log *log = ks_log_open(env.world, LOG_NODE, LOG_DIR, &config, 0, true, NULL);
     for (int i = 0; i < 5; i++) {
         log_fixture_append(log, 2, i, 30, TS0, 0, expected.batches);
@@ -535,12 +539,12 @@ static void test_torn_tail_report(void)
 void ks_test_register_log_recovery(void)
 {
     static const struct ks_test_case cases[] = {
-        {"crash sweep: power loss at every fsync", test_crash_sweep_power_loss_at_every_fsync},
-        {"one corrupt byte anywhere", test_one_corrupt_byte_anywhere},
-        {"interrupted compaction leftovers", test_interrupted_compaction_leftovers},
-        {"foreign and misplaced files", test_foreign_and_misplaced_files},
-        {"process crash keeps everything", test_process_crash_keeps_everything},
-        {"torn tail report", test_torn_tail_report},
+        { "crash sweep: power loss at every fsync", test_crash_sweep_power_loss_at_every_fsync },
+        { "one corrupt byte anywhere", test_one_corrupt_byte_anywhere },
+        { "interrupted compaction leftovers", test_interrupted_compaction_leftovers },
+        { "foreign and misplaced files", test_foreign_and_misplaced_files },
+        { "process crash keeps everything", test_process_crash_keeps_everything },
+        { "torn tail report", test_torn_tail_report },
     };
     KS_TEST_ADD_SUITE("core/log_recovery", cases);
 }

@@ -32,26 +32,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MS KS_NS_PER_MS
+#define MS                  KS_NS_PER_MS
 #define FAKE_PARTITIONS_MAX 8
-#define FAKE_BROKERS_MAX 3
-#define FAKE_LOG_MAX 20000
+#define FAKE_BROKERS_MAX    3
+#define FAKE_LOG_MAX        20000
 
 struct fake_entry {
-    int64_t seq;        /* from the identity header */
-    char key[32];       /* "" for null */
+    int64_t seq;  /* from the identity header */
+    char key[32]; /* "" for null */
 };
 
-struct fake_batch_info {          /* idempotence: the last batches per partition */
+struct fake_batch_info { /* idempotence: the last batches per partition */
     int32_t first_sequence;
     int32_t last_sequence;
     int64_t base_offset;
 };
 
 struct fake_partition {
-    struct fake_entry *log;       /* FAKE_LOG_MAX */
+    struct fake_entry *log; /* FAKE_LOG_MAX */
     int64_t leo;
-    int64_t producer_id;          /* -1: no state */
+    int64_t producer_id; /* -1: no state */
     int16_t epoch;
     int32_t last_sequence;
     struct fake_batch_info recent[5];
@@ -61,11 +61,11 @@ struct fake_partition {
 struct fake_cluster {
     int32_t broker_count;
     int32_t partition_count;
-    int32_t leader[FAKE_PARTITIONS_MAX];        /* metadata table */
+    int32_t leader[FAKE_PARTITIONS_MAX]; /* metadata table */
     struct fake_partition parts[FAKE_PARTITIONS_MAX];
     /* faults */
-    int32_t drop_responses;       /* drop the next N produce responses (after appending) */
-    bool silent[FAKE_BROKERS_MAX + 1];   /* no append, no answer */
+    int32_t drop_responses;            /* drop the next N produce responses (after appending) */
+    bool silent[FAKE_BROKERS_MAX + 1]; /* no append, no answer */
     int16_t refuse_error[FAKE_BROKERS_MAX + 1]; /* answer every produce with this error */
     /* observations */
     int32_t produce_requests;
@@ -79,7 +79,7 @@ struct fake_cluster {
     int32_t batch_partition[4096];
     int32_t broker_of_batch[4096];
     int32_t duplicate_answers;
-    int32_t metadata_broker[256];     /* which broker got each metadata request */
+    int32_t metadata_broker[256]; /* which broker got each metadata request */
     int32_t out_of_order_answers;
 };
 
@@ -91,12 +91,12 @@ struct fake_node {
 struct outcomes {
     int64_t acked, failed, unknown;
     int64_t events;
-    int64_t *offset_by_seq;       /* -2: not reported */
+    int64_t *offset_by_seq; /* -2: not reported */
     int32_t *partition_by_seq;
     int32_t *reports_by_seq;
     ks_time_ns *acked_ns_by_seq;
     ks_time_ns *sent_ns_by_seq;
-    char (*key_by_seq)[32];       /* as reported; "" for a null key */
+    char (*key_by_seq)[32]; /* as reported; "" for a null key */
     int64_t capacity;
 };
 
@@ -148,8 +148,7 @@ static void fake_metadata(struct fake_cluster *fake, ks_world *world, struct fak
         entries[i].leader_epoch = 0;
         entries[i].error_code = fake->leader[i] < 0 ? KS_ERR_LEADER_NOT_AVAILABLE : KS_ERR_NONE;
     }
-    fake_send(world, (ks_node_id)node->broker_id, source, KS_MSG_METADATA_RESPONSE, message,
-              bytes);
+    fake_send(world, (ks_node_id)node->broker_id, source, KS_MSG_METADATA_RESPONSE, message, bytes);
     free(message);
 }
 
@@ -196,9 +195,8 @@ static void fake_remember(struct fake_partition *part, const struct ks_batch_vie
         memmove(&part->recent[0], &part->recent[1], 4 * sizeof(part->recent[0]));
         part->recent_count = 4;
     }
-    part->recent[part->recent_count++] = (struct fake_batch_info){
-        batch->base_sequence, part->last_sequence, base_offset
-    };
+    part->recent[part->recent_count++] =
+        (struct fake_batch_info){ batch->base_sequence, part->last_sequence, base_offset };
 }
 
 static void fake_append(struct fake_partition *part, const struct ks_batch_view *batch)
@@ -327,8 +325,7 @@ static void fake_receive(ks_world *world, ks_node_id self, ks_node_id source, ui
     case KS_MSG_PRODUCE_REQUEST:
         fake_produce(fake, world, node, source, message, message_bytes);
         break;
-    default:
-        CU_FAIL("unexpected message kind");
+    default: CU_FAIL("unexpected message kind");
     }
 }
 
@@ -759,7 +756,8 @@ static void test_delivery_timeout_unknown(void)
     for (int64_t seq = 0; seq < 200; seq++) {
         CU_ASSERT(f.out.acked_ns_by_seq[seq] >= 1500 * MS);
         /* record 0 waited 2 ms for metadata before its batch was created */
-        ks_time_ns appended = f.out.sent_ns_by_seq[seq] < 2 * MS ? 2 * MS : f.out.sent_ns_by_seq[seq];
+        ks_time_ns appended =
+            f.out.sent_ns_by_seq[seq] < 2 * MS ? 2 * MS : f.out.sent_ns_by_seq[seq];
         CU_ASSERT(f.out.acked_ns_by_seq[seq] <= appended + 1500 * MS);
     }
     check_each_record_once(&f);
@@ -1220,8 +1218,10 @@ void ks_test_register_producer(void)
         { "ack path: keyed records, offsets, sequences", test_ack_path_keyed },
         { "linger.ms holds a batch", test_linger_batching },
         { "batch.size closes a batch", test_size_batching },
-        { "lost response duplicates without idempotence", test_lost_response_duplicates_without_idempotence },
-        { "lost response: no duplicate with idempotence", test_lost_response_no_duplicate_with_idempotence },
+        { "lost response duplicates without idempotence",
+          test_lost_response_duplicates_without_idempotence },
+        { "lost response: no duplicate with idempotence",
+          test_lost_response_no_duplicate_with_idempotence },
         { "request timeout then recovery", test_request_timeout_then_recovery },
         { "delivery timeout ends records as unknown", test_delivery_timeout_unknown },
         { "NOT_LEADER_OR_FOLLOWER refreshes metadata", test_not_leader_refreshes_metadata },
@@ -1234,7 +1234,8 @@ void ks_test_register_producer(void)
         { "metadata.max.age.ms refreshes", test_metadata_max_age_refresh },
         { "OUT_OF_ORDER gap bumps the epoch (KIP-360)", test_out_of_order_gap_bumps_epoch },
         { "sticky partitioner spreads null keys", test_sticky_null_keys_spread },
-        { "a request carries one batch per partition", test_request_carries_one_batch_per_partition },
+        { "a request carries one batch per partition",
+          test_request_carries_one_batch_per_partition },
         { "an unresolved sequence bumps the epoch", test_unresolved_sequence_bumps_epoch },
         { "keys of every width are sized, encoded and reported as sent", test_keys_of_every_width },
         { "a crashed leader is noticed at the next send()", test_crash_noticed_between_appends },

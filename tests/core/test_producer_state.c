@@ -80,8 +80,8 @@ static void test_update_from_batches(void)
     g_byte_array_unref(both);
 }
 
-static struct cf_append *send(struct cluster_fixture *h, int32_t broker, const char *tag, int32_t count,
-                             int32_t seq)
+static struct cf_append *send(struct cluster_fixture *h, int32_t broker, const char *tag,
+                              int32_t count, int32_t seq)
 {
     return h_append_batch(h, broker, 0, 0, KS_ACKS_ALL, h_batch(tag, count, 1000001, 0, seq));
 }
@@ -132,7 +132,8 @@ static void test_duplicates_across_leader_change(void)
     cf_crash(&h, 3, false);
     cf_run_for(&h, 12 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
-    struct cf_append *dup = h_append_batch(&h, 1, 0, 0, KS_ACKS_LEADER, h_batch("c", 1, 1000001, 0, 6));
+    struct cf_append *dup =
+        h_append_batch(&h, 1, 0, 0, KS_ACKS_LEADER, h_batch("c", 1, 1000001, 0, 6));
     cf_run_for(&h, 10 * H_MS);
     CU_ASSERT_EQUAL(dup->error, KS_ERR_NONE);
     CU_ASSERT_EQUAL(dup->base_offset, 6);

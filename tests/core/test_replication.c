@@ -493,11 +493,11 @@ static void client_receive(ks_world *world, ks_node_id self, ks_node_id source, 
     box->count++;
 }
 
-static void send_fetch_min(struct cluster_fixture *h, int32_t broker, int64_t offset, int64_t max_wait_ns,
-                           int32_t min_bytes)
+static void send_fetch_min(struct cluster_fixture *h, int32_t broker, int64_t offset,
+                           int64_t max_wait_ns, int32_t min_bytes)
 {
-    _Alignas(8) uint8_t message[sizeof(struct ks_fetch_request) +
-                                sizeof(struct ks_fetch_request_partition)];
+    _Alignas(8) uint8_t
+        message[sizeof(struct ks_fetch_request) + sizeof(struct ks_fetch_request_partition)];
     memset(message, 0, sizeof message);
     struct ks_fetch_request *request = (struct ks_fetch_request *)message;
     request->correlation_id = 77;
@@ -517,7 +517,8 @@ static void send_fetch_min(struct cluster_fixture *h, int32_t broker, int64_t of
                   sizeof message);
 }
 
-static void send_fetch(struct cluster_fixture *h, int32_t broker, int64_t offset, int64_t max_wait_ns)
+static void send_fetch(struct cluster_fixture *h, int32_t broker, int64_t offset,
+                       int64_t max_wait_ns)
 {
     send_fetch_min(h, broker, offset, max_wait_ns, 1);
 }
@@ -577,8 +578,9 @@ static void test_client_protocol(void)
     while (position < fp->records_bytes) {
         struct ks_batch_view view;
         size_t batch_bytes = 0;
-        CU_ASSERT_EQUAL_FATAL(ks_batch_parse(records + position, fp->records_bytes - position, &view,
-                                             &batch_bytes), KS_BATCH_OK);
+        CU_ASSERT_EQUAL_FATAL(
+            ks_batch_parse(records + position, fp->records_bytes - position, &view, &batch_bytes),
+            KS_BATCH_OK);
         CU_ASSERT_TRUE(ks_batch_last_offset(&view) < 2);
         position += batch_bytes;
         batches++;

@@ -32,7 +32,7 @@
 #include <string.h>
 
 #define FUZZ_NODE ((ks_node_id)1)
-#define FUZZ_DIR "broker-1/fuzz-0"
+#define FUZZ_DIR  "broker-1/fuzz-0"
 
 struct fuzz_state {
     char *run_dir;
@@ -41,7 +41,6 @@ struct fuzz_state {
 };
 
 static struct fuzz_state *fuzz_state_get(void);
-
 
 static void fuzz_state_free(void)
 {
@@ -60,7 +59,7 @@ static struct fuzz_state *fuzz_state_get(void)
     if (state.world == NULL) {
         state.run_dir = g_dir_make_tmp("ksim-fuzz-XXXXXX", NULL);
         ks_assert(state.run_dir != NULL);
-        struct ks_world_config config = {.seed = 1, .run_dir = state.run_dir, .node_count = 2};
+        struct ks_world_config config = { .seed = 1, .run_dir = state.run_dir, .node_count = 2 };
         state.world = ks_world_new(&config, NULL);
         ks_assert(state.world != NULL);
         state.sink = fopen("/dev/null", "w");
@@ -76,8 +75,7 @@ static void walk_batches(const uint8_t *data, size_t size)
     while (position < size) {
         struct ks_batch_view batch;
         size_t batch_bytes = 0;
-        if (ks_batch_parse(data + position, size - position, &batch, &batch_bytes) !=
-            KS_BATCH_OK) {
+        if (ks_batch_parse(data + position, size - position, &batch, &batch_bytes) != KS_BATCH_OK) {
             return;
         }
         ks_assert(batch_bytes >= KS_BATCH_HEADER_BYTES && batch_bytes <= size - position);
@@ -181,8 +179,8 @@ static void recover_and_check(const uint8_t *data, size_t size)
     /* The first segment is a prefix of what was written. */
     if (ks_disk_exists(world, FUZZ_NODE, FUZZ_DIR "/00000000000000000000.log")) {
         enum ks_io_result result;
-        ks_file *file = ks_disk_open(world, FUZZ_NODE, FUZZ_DIR "/00000000000000000000.log", 0,
-                                     &result);
+        ks_file *file =
+            ks_disk_open(world, FUZZ_NODE, FUZZ_DIR "/00000000000000000000.log", 0, &result);
         int64_t kept = ks_disk_size(file);
         ks_assert(kept <= (int64_t)first_size);
         uint8_t *bytes = g_malloc((size_t)kept + 1);

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FUZZ_NAME "fuzz.ini"
+#define FUZZ_NAME          "fuzz.ini"
 #define FUZZ_SET_COUNT_MAX 16
 
 /* A failed check: the input is saved by libFuzzer as a crash. */

@@ -90,8 +90,8 @@ static inline int64_t fixture_add_run(sqlite3 *db, const char *scenario, int64_t
                                       const char *params, const char *setting, double acked_lost,
                                       double duplicates, double unavailable_ms)
 {
-    g_autofree char *hash = g_strdup_printf("%016" G_GINT64_MODIFIER "x",
-                                            (gint64)(seed * 7919 + (int64_t)acked_lost));
+    g_autofree char *hash =
+        g_strdup_printf("%016" G_GINT64_MODIFIER "x", (gint64)(seed * 7919 + (int64_t)acked_lost));
     fixture_step(db,
                  "INSERT INTO runs(scenario, seed, params, started_at, wall_ms, sim_ms, events, "
                  "trace_hash, verdict) VALUES (?1, ?2, ?3, '2026-01-01T00:00:00Z', 5, 10000, "
@@ -99,8 +99,8 @@ static inline int64_t fixture_add_run(sqlite3 *db, const char *scenario, int64_t
                  "sisiss", scenario, seed, params, (int64_t)(1000 + seed), hash,
                  acked_lost > 0 ? "FAIL" : "PASS");
     int64_t run_id = sqlite3_last_insert_rowid(db);
-    const char *names[] = {"acked_lost", "duplicates", "unavailable_ms", "throughput_rps"};
-    double values[] = {acked_lost, duplicates, unavailable_ms, 380.0 + (double)seed};
+    const char *names[] = { "acked_lost", "duplicates", "unavailable_ms", "throughput_rps" };
+    double values[] = { acked_lost, duplicates, unavailable_ms, 380.0 + (double)seed };
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
         fixture_step(db, "INSERT INTO summary VALUES (?1, ?2, ?3)", "isd", run_id, names[i],
                      values[i]);
@@ -125,16 +125,23 @@ static inline void fixture_add_timeline(sqlite3 *db, int64_t run_id)
             acked_ns = 6 * second_ns + (seq % 50) * 1000000;
         }
         g_autofree char *key = g_strdup_printf("%" G_GINT64_FORMAT, seq % 100);
-        fixture_step(db, "INSERT INTO records VALUES (?1, 'p1', ?2, ?3, 'orders', ?4, ?5, ?6, "
-                         "?7, 'acked')",
+        fixture_step(db,
+                     "INSERT INTO records VALUES (?1, 'p1', ?2, ?3, 'orders', ?4, ?5, ?6, "
+                     "?7, 'acked')",
                      "iisiiii", run_id, seq, key, seq % 2, seq / 2, sent_ns, acked_ns);
     }
-    fixture_step(db, "INSERT INTO events VALUES (?1, ?2, 'fault', 1, NULL, NULL, "
-                     "'fault kill-leader: crash broker 1 (process)')", "ii", run_id, 4 * second_ns);
-    fixture_step(db, "INSERT INTO events VALUES (?1, ?2, 'restart', 1, NULL, NULL, "
-                     "'fault kill-leader restart.after: restart broker 1')", "ii", run_id, 6 * second_ns);
-    fixture_step(db, "INSERT INTO events VALUES (?1, ?2, 'leader_elected', 2, 'orders', 0, "
-                     "'broker 2 leads orders-0 in epoch 1')", "ii", run_id, 4500000000);
+    fixture_step(db,
+                 "INSERT INTO events VALUES (?1, ?2, 'fault', 1, NULL, NULL, "
+                 "'fault kill-leader: crash broker 1 (process)')",
+                 "ii", run_id, 4 * second_ns);
+    fixture_step(db,
+                 "INSERT INTO events VALUES (?1, ?2, 'restart', 1, NULL, NULL, "
+                 "'fault kill-leader restart.after: restart broker 1')",
+                 "ii", run_id, 6 * second_ns);
+    fixture_step(db,
+                 "INSERT INTO events VALUES (?1, ?2, 'leader_elected', 2, 'orders', 0, "
+                 "'broker 2 leads orders-0 in epoch 1')",
+                 "ii", run_id, 4500000000);
     for (int64_t t_ns = 0; t_ns <= 10 * second_ns; t_ns += second_ns / 2) {
         bool shrunk = t_ns >= 4 * second_ns && t_ns < 9 * second_ns;
         for (int64_t partition = 0; partition < 2; partition++) {
@@ -142,10 +149,13 @@ static inline void fixture_add_timeline(sqlite3 *db, int64_t run_id)
                 bool down = broker == 1 && t_ns >= 4 * second_ns && t_ns < 6 * second_ns;
                 int64_t leader = partition == 0 && t_ns >= 4500000000 ? 2 : 1;
                 int64_t leo = t_ns / 10000000 - (broker == 1 && shrunk ? 30 : 0);
-                fixture_step(db, "INSERT INTO partition_state VALUES (?1, ?2, 'orders', ?3, ?4, "
-                                 "?5, ?6, ?7, ?8, ?9)",
+                fixture_step(db,
+                             "INSERT INTO partition_state VALUES (?1, ?2, 'orders', ?3, ?4, "
+                             "?5, ?6, ?7, ?8, ?9)",
                              "iiiisiiis", run_id, t_ns, partition, broker,
-                             down ? "offline" : broker == leader ? "leader" : "follower",
+                             down               ? "offline"
+                             : broker == leader ? "leader"
+                                                : "follower",
                              down ? (int64_t)-1 : leo, down ? (int64_t)-1 : leo - 2,
                              (int64_t)(leader == 2 ? 1 : 0), shrunk ? "2,3" : "1,2,3");
             }

@@ -13,14 +13,20 @@
 #include <string.h>
 
 #define MS (1000000ULL)
-#define S (1000000000ULL)
+#define S  (1000000000ULL)
 
 static struct ks_record_outcome outcome(int32_t partition, ks_time_ns sent_ns, ks_time_ns end_ns,
                                         enum ks_record_outcome_kind kind)
 {
-    struct ks_record_outcome o = { .producer_index = 0, .seq = 0, .topic_index = 0,
-                                   .partition = partition, .offset = -1, .sent_ns = sent_ns,
-                                   .acked_ns = end_ns, .outcome = kind, .acked_broker = -1,
+    struct ks_record_outcome o = { .producer_index = 0,
+                                   .seq = 0,
+                                   .topic_index = 0,
+                                   .partition = partition,
+                                   .offset = -1,
+                                   .sent_ns = sent_ns,
+                                   .acked_ns = end_ns,
+                                   .outcome = kind,
+                                   .acked_broker = -1,
                                    .acked_leader_epoch = -1 };
     return o;
 }
@@ -51,15 +57,15 @@ static void test_availability_produce(void)
     uint64_t total = ks_availability_produce(all, count + 1, 1, 1 * S, 30 * S, intervals);
     CU_ASSERT_EQUAL(total, 3 * S + 500 * MS + 1 * S);
     CU_ASSERT_EQUAL_FATAL(intervals->len, 3);
-    const struct ks_unavailable_interval *a = &g_array_index(intervals,
-                                                             struct ks_unavailable_interval, 0);
+    const struct ks_unavailable_interval *a =
+        &g_array_index(intervals, struct ks_unavailable_interval, 0);
     CU_ASSERT_EQUAL(a->partition, 0);
     CU_ASSERT_EQUAL(a->start_ns, 11 * S);
     CU_ASSERT_EQUAL(a->end_ns, 14 * S);
     CU_ASSERT_TRUE(a->produce_view);
     CU_ASSERT_EQUAL(a->reason, KS_UNAVAILABLE_RECORDS_WAITING);
-    const struct ks_unavailable_interval *c = &g_array_index(intervals,
-                                                             struct ks_unavailable_interval, 2);
+    const struct ks_unavailable_interval *c =
+        &g_array_index(intervals, struct ks_unavailable_interval, 2);
     CU_ASSERT_EQUAL(c->partition, 1);
     CU_ASSERT_EQUAL(c->end_ns, 30 * S);
     /* A shorter threshold sees more. 500 ms: partition 0 10.5 .. 14.0 and
@@ -74,7 +80,8 @@ static void test_availability_produce(void)
 static void test_availability_produce_quiet(void)
 {
     struct ks_record_outcome outcomes[3] = {
-        outcome(0, 0, 5 * MS, KS_OUTCOME_ACKED), outcome(0, 1 * S, 1 * S + 7 * MS, KS_OUTCOME_ACKED),
+        outcome(0, 0, 5 * MS, KS_OUTCOME_ACKED),
+        outcome(0, 1 * S, 1 * S + 7 * MS, KS_OUTCOME_ACKED),
         outcome(2, 2 * S, 2 * S + 100 * MS, KS_OUTCOME_FAILED),
     };
     GArray *intervals = g_array_new(FALSE, FALSE, sizeof(struct ks_unavailable_interval));

@@ -26,10 +26,16 @@ static const char scenario_text[] =
 static struct ks_record_outcome lost_record(int32_t partition, int32_t broker, ks_time_ns sent_ns,
                                             ks_time_ns acked_ns)
 {
-    struct ks_record_outcome o = { .producer_index = 0, .seq = 0, .topic_index = 0,
-                                   .partition = partition, .offset = 5, .sent_ns = sent_ns,
-                                   .acked_ns = acked_ns, .outcome = KS_OUTCOME_ACKED,
-                                   .acked_broker = broker, .acked_leader_epoch = 0 };
+    struct ks_record_outcome o = { .producer_index = 0,
+                                   .seq = 0,
+                                   .topic_index = 0,
+                                   .partition = partition,
+                                   .offset = 5,
+                                   .sent_ns = sent_ns,
+                                   .acked_ns = acked_ns,
+                                   .outcome = KS_OUTCOME_ACKED,
+                                   .acked_broker = broker,
+                                   .acked_leader_epoch = 0 };
     return o;
 }
 
@@ -40,13 +46,16 @@ static void test_cause_lost(void)
     struct ks_scenario *scenario = NULL;
     GError *error = NULL;
     CU_ASSERT_FATAL(ks_scenario_load_from_data("causes.ini", scenario_text, &scenario, &error));
-    CU_ASSERT_EQUAL(ks_cause_fault_index(scenario, "fault kill: crash broker 2 (process crash)"), 1);
+    CU_ASSERT_EQUAL(ks_cause_fault_index(scenario, "fault kill: crash broker 2 (process crash)"),
+                    1);
     CU_ASSERT_EQUAL(ks_cause_fault_index(scenario, "fault kill restart.after: restart"), -1);
     CU_ASSERT_EQUAL(ks_cause_fault_index(scenario, "fault nosuch: crash broker 2"), -1);
     struct ks_cause_index *index = ks_cause_index_new(scenario);
     ks_cause_index_add(index, 0, "topic_created", 0, -1, 0, 0, "orders-0");
-    ks_cause_index_add(index, 1, "fault", 10 * S, 1, -1, -1, "fault power: crash broker 1 (power loss)");
-    ks_cause_index_add(index, 2, "fault", 12 * S, 2, -1, -1, "fault kill: crash broker 2 (process crash)");
+    ks_cause_index_add(index, 1, "fault", 10 * S, 1, -1, -1,
+                       "fault power: crash broker 1 (power loss)");
+    ks_cause_index_add(index, 2, "fault", 12 * S, 2, -1, -1,
+                       "fault kill: crash broker 2 (process crash)");
     ks_cause_index_add(index, 3, "truncation", 13 * S, 3, 0, 1, "broker 3 truncates orders-1");
     ks_cause_index_add(index, 4, "fault", 14 * S, -1, -1, -1, "fault stop-c1: crash consumer c1");
     ks_cause_index_add(index, 5, "unclean_election", 15 * S, 2, 0, 0, "orders-0 leader 2");
@@ -101,7 +110,8 @@ static void test_cause_in_flight(void)
     struct ks_scenario *scenario = NULL;
     CU_ASSERT_FATAL(ks_scenario_load_from_data("causes.ini", scenario_text, &scenario, NULL));
     struct ks_cause_index *index = ks_cause_index_new(scenario);
-    ks_cause_index_add(index, 0, "fault", 10 * S, 1, -1, -1, "fault power: crash broker 1 (power loss)");
+    ks_cause_index_add(index, 0, "fault", 10 * S, 1, -1, -1,
+                       "fault power: crash broker 1 (power loss)");
     struct ks_record_outcome o = lost_record(0, 1, 9 * S + S / 2, 10 * S + 1000000);
     struct ks_cause c = ks_cause_of_lost(index, &o);
     CU_ASSERT_STRING_EQUAL(c.cause, "power_loss");

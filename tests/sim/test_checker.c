@@ -22,10 +22,16 @@ static const char *const group_names[] = { "g1", "g2" };
 static struct ks_record_outcome acked(int32_t producer, int64_t seq, int32_t partition,
                                       int64_t offset, ks_time_ns sent_ns, ks_time_ns acked_ns)
 {
-    struct ks_record_outcome o = { .producer_index = producer, .seq = seq, .key = NULL,
-                                   .topic_index = 0, .partition = partition, .offset = offset,
-                                   .sent_ns = sent_ns, .acked_ns = acked_ns,
-                                   .outcome = KS_OUTCOME_ACKED, .acked_broker = 1,
+    struct ks_record_outcome o = { .producer_index = producer,
+                                   .seq = seq,
+                                   .key = NULL,
+                                   .topic_index = 0,
+                                   .partition = partition,
+                                   .offset = offset,
+                                   .sent_ns = sent_ns,
+                                   .acked_ns = acked_ns,
+                                   .outcome = KS_OUTCOME_ACKED,
+                                   .acked_broker = 1,
                                    .acked_leader_epoch = 0 };
     return o;
 }
@@ -133,7 +139,8 @@ static void test_checker_rows_never_capped(void)
     uint64_t fp_a[1] = { ks_checker_fingerprint(0, 0, 0, 0) };
     uint64_t fp_b[1] = { ks_checker_fingerprint(0, 7, 0, 0) };
     struct ks_replica_read replicas[2] = {
-        { 0, 1, 1, 1, offsets, fp_a, 1 }, { 0, 1, 2, 1, offsets, fp_b, 1 },
+        { 0, 1, 1, 1, offsets, fp_a, 1 },
+        { 0, 1, 2, 1, offsets, fp_b, 1 },
     };
     struct ks_checker_input in;
     init_input(&in, outcomes, lost, NULL, 0);
@@ -182,7 +189,9 @@ static void test_checker_clean(void)
 static void test_checker_lost(void)
 {
     struct ks_record_outcome outcomes[6] = {
-        acked(0, 0, 0, 0, 0, 1), acked(0, 1, 0, 1, 0, 1), acked(0, 2, 0, 2, 0, 1),
+        acked(0, 0, 0, 0, 0, 1),
+        acked(0, 1, 0, 1, 0, 1),
+        acked(0, 2, 0, 2, 0, 1),
         acked(0, 3, 0, 3, 0, 1),
     };
     outcomes[4] = acked(0, 4, 0, -1, 0, 1);
@@ -229,7 +238,7 @@ static void test_checker_lost_ranges(void)
     for (int i = 0; i < 8; i++) {
         outcomes[i] = acked(0, 10 + i, 0, 100 + i, (ks_time_ns)i, (ks_time_ns)i);
     }
-    outcomes[7].acked_leader_epoch = 1;  /* seq 17: another epoch */
+    outcomes[7].acked_leader_epoch = 1; /* seq 17: another epoch */
     struct ks_checker_input in;
     init_input(&in, outcomes, 8, NULL, 0);
     int calls = 0;
@@ -445,8 +454,8 @@ static void test_checker_consumed(void)
     CU_ASSERT_EQUAL(unseen->first_offset, 8);
     CU_ASSERT_EQUAL(unseen->last_offset, 9);
     CU_ASSERT_PTR_NOT_NULL(strstr(unseen->detail, "group g1 had not reached offsets 8..9"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(first_of(&out, KS_ANOMALY_CONSUMED_DUPLICATE)->detail,
-                                  "group g2"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(first_of(&out, KS_ANOMALY_CONSUMED_DUPLICATE)->detail, "group g2"));
     ks_checker_output_clear(&out);
     ks_group_tracker_deinit(&t);
 }
@@ -464,8 +473,9 @@ static void test_checker_slow_group_loses_nothing(void)
         read[i] = rec(0, i, 0, i);
     }
     for (int i = 0; i < 40; i++) {
-        consumed[i] = (struct ks_consumed_record){ .consumer_index = 0, .partition = 0,
-                                                   .offset = i, .producer_index = 0, .seq = i };
+        consumed[i] = (struct ks_consumed_record){
+            .consumer_index = 0, .partition = 0, .offset = i, .producer_index = 0, .seq = i
+        };
         ks_group_tracker_processed(&t, 0, 0, 0, i);
     }
     int32_t consumer_group[1] = { 0 };

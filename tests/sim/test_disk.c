@@ -60,7 +60,7 @@ static void test_basic_io(void)
     CU_ASSERT_EQUAL(ks_disk_append(file, "world", 5), KS_IO_OK);
     CU_ASSERT_EQUAL(ks_disk_pwrite(file, "W", 1, 6), KS_IO_OK);
     CU_ASSERT_EQUAL(ks_disk_size(file), 11);
-    char buffer[32] = {0};
+    char buffer[32] = { 0 };
     size_t n = 0;
     CU_ASSERT_EQUAL(ks_disk_read(file, buffer, sizeof buffer, 0, &n), KS_IO_OK);
     CU_ASSERT_EQUAL(n, 11);
@@ -120,7 +120,7 @@ static void test_whole_file_ops(void)
     ks_world_node_crash(env.world, 1, true); /* a node without files */
     ks_world_node_restart(env.world, 1);
     CU_ASSERT_TRUE(ks_disk_exists(env.world, 1, "b1/x/y"));
-    const char *names[] = {"b1/c", "b1/a", "b1/B", "b1/b"};
+    const char *names[] = { "b1/c", "b1/a", "b1/B", "b1/b" };
     for (int i = 0; i < 4; i++) {
         ks_file *f = ks_disk_open(env.world, 1, names[i], KS_DISK_CREATE, NULL);
         ks_disk_append(f, "z", 1);
@@ -128,7 +128,7 @@ static void test_whole_file_ops(void)
     }
     char **list = ks_disk_list(env.world, 1, "b1");
     CU_ASSERT_PTR_NOT_NULL_FATAL(list);
-    const char *expected[] = {"B", "a", "b", "c", "x"};
+    const char *expected[] = { "B", "a", "b", "c", "x" };
     for (int i = 0; i < 5; i++) {
         CU_ASSERT_PTR_NOT_NULL_FATAL(list[i]);
         CU_ASSERT_STRING_EQUAL(list[i], expected[i]);
@@ -216,9 +216,8 @@ static void test_process_crash_keeps_everything(void)
 enum tear_kind { TEAR_NONE, TEAR_PREFIX, TEAR_GARBAGE, TEAR_WHOLE_OR_GARBAGE };
 
 /* Checks file == durable ++ torn(last) and classifies the tail. */
-static enum tear_kind check_torn_tail(const uint8_t *file, size_t file_size,
-                                      const uint8_t *durable, size_t durable_size,
-                                      const uint8_t *last, size_t last_size)
+static enum tear_kind check_torn_tail(const uint8_t *file, size_t file_size, const uint8_t *durable,
+                                      size_t durable_size, const uint8_t *last, size_t last_size)
 {
     CU_ASSERT_FATAL(file_size >= durable_size);
     CU_ASSERT_EQUAL(memcmp(file, durable, durable_size), 0);
@@ -234,13 +233,12 @@ static enum tear_kind check_torn_tail(const uint8_t *file, size_t file_size,
     }
     size_t garbage_max = last_size < 512 ? last_size : 512;
     CU_ASSERT_EQUAL(memcmp(file + durable_size, last, last_size - garbage_max), 0);
-    return memcmp(file + durable_size, last, last_size) == 0 ? TEAR_WHOLE_OR_GARBAGE
-                                                              : TEAR_GARBAGE;
+    return memcmp(file + durable_size, last, last_size) == 0 ? TEAR_WHOLE_OR_GARBAGE : TEAR_GARBAGE;
 }
 
 static void test_power_loss_torn_tail(void)
 {
-    int seen[4] = {0};
+    int seen[4] = { 0 };
     for (uint64_t seed = 1; seed <= 200; seed++) {
         struct ks_test_env env;
         ks_test_env_init(&env, seed, 2);
@@ -329,7 +327,8 @@ static void test_power_loss_undo(void)
             CU_ASSERT_EQUAL(memcmp(back, durable, (size_t)last_position), 0);
             size_t after = (size_t)last_position + sizeof junk;
             CU_ASSERT_EQUAL(memcmp(back + after, durable + after, sizeof durable - after), 0);
-            bool is_durable = memcmp(back + last_position, durable + last_position, sizeof junk) == 0;
+            bool is_durable =
+                memcmp(back + last_position, durable + last_position, sizeof junk) == 0;
             size_t same = 0;
             while (same < sizeof junk && back[last_position + same] == junk[same]) {
                 same++;
@@ -359,8 +358,8 @@ static bool arrays_equal(const GByteArray *a, const GByteArray *b)
 /* The file after power loss must be one of the outcomes the fault model
  * allows for (durable content D, last write W at p). */
 static bool allowed_after_power_loss(const GByteArray *file, const GByteArray *durable,
-                                     bool last_is_write, bool synced, int64_t p,
-                                     const uint8_t *w, int64_t n)
+                                     bool last_is_write, bool synced, int64_t p, const uint8_t *w,
+                                     int64_t n)
 {
     if (arrays_equal(file, durable)) {
         return true; /* dropped (or nothing to tear) */
@@ -467,8 +466,8 @@ static void test_power_loss_model(void)
         uint8_t *after = read_whole(f, &size);
         GByteArray *file = g_byte_array_new();
         g_byte_array_append(file, after, (guint)size);
-        CU_ASSERT_TRUE(allowed_after_power_loss(file, durable, last_is_write, synced, last_p,
-                                                last_w, last_n));
+        CU_ASSERT_TRUE(
+            allowed_after_power_loss(file, durable, last_is_write, synced, last_p, last_w, last_n));
         torn_count += !arrays_equal(file, durable);
         g_free(after);
         g_byte_array_unref(file);
@@ -571,7 +570,7 @@ static void test_descriptor_lru(void)
         CU_ASSERT(after - baseline <= 512);
     }
     for (int i = 0; i < FILES; i++) {
-        int values[2] = {-1, -1};
+        int values[2] = { -1, -1 };
         size_t n = 0;
         ks_disk_read(files[i], values, sizeof values, 0, &n);
         CU_ASSERT_EQUAL(n, sizeof values);
@@ -597,7 +596,7 @@ static void test_cost_model(void)
     ks_world *world = env.world;
     ks_file *f = ks_disk_open(world, 1, "f", KS_DISK_CREATE, NULL);
     CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 0);
-    uint8_t block[4000] = {0};
+    uint8_t block[4000] = { 0 };
     ks_disk_append(f, block, 4000);
     CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 4000);
     ks_disk_append(f, block, 1000); /* queued behind the first */
@@ -625,17 +624,17 @@ static void test_cost_model(void)
 void ks_test_register_disk(void)
 {
     static const struct ks_test_case cases[] = {
-        {"basic_io", test_basic_io},
-        {"whole_file_ops", test_whole_file_ops},
-        {"delete_while_open", test_delete_while_open},
-        {"process_crash_keeps_everything", test_process_crash_keeps_everything},
-        {"power_loss_torn_tail", test_power_loss_torn_tail},
-        {"power_loss_undo", test_power_loss_undo},
-        {"power_loss_model", test_power_loss_model},
-        {"power_loss_scopes_to_node", test_power_loss_scopes_to_node},
-        {"corrupt", test_corrupt},
-        {"descriptor_lru", test_descriptor_lru},
-        {"cost_model", test_cost_model},
+        { "basic_io", test_basic_io },
+        { "whole_file_ops", test_whole_file_ops },
+        { "delete_while_open", test_delete_while_open },
+        { "process_crash_keeps_everything", test_process_crash_keeps_everything },
+        { "power_loss_torn_tail", test_power_loss_torn_tail },
+        { "power_loss_undo", test_power_loss_undo },
+        { "power_loss_model", test_power_loss_model },
+        { "power_loss_scopes_to_node", test_power_loss_scopes_to_node },
+        { "corrupt", test_corrupt },
+        { "descriptor_lru", test_descriptor_lru },
+        { "cost_model", test_cost_model },
     };
     KS_TEST_ADD_SUITE("sim/disk", cases);
 }

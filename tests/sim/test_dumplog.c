@@ -135,8 +135,8 @@ static void test_dumplog_sparse_index(void)
     g_autofree char *dir = g_dir_make_tmp("ksim-dumplog-XXXXXX", NULL);
     g_autofree char *path = g_build_filename(dir, "00000000000000000100.index", NULL);
     uint8_t entries[8 * 3] = {
-        0, 0, 0, 0, 0, 0, 0, 0,      /* offset 100 at position 0 */
-        0, 0, 0, 7, 0, 0, 0x10, 0,   /* offset 107 at position 4096 */
+        0, 0, 0, 0, 0, 0, 0,    0, /* offset 100 at position 0 */
+        0, 0, 0, 7, 0, 0, 0x10, 0, /* offset 107 at position 4096 */
     };
     int fd = open(path, O_WRONLY | O_CREAT, 0644);
     CU_ASSERT_FATAL(fd >= 0);
@@ -145,8 +145,8 @@ static void test_dumplog_sparse_index(void)
     close(fd);
     struct dump d = dump_path(path);
     CU_ASSERT_EQUAL(d.code, 0);
-    g_autofree char *expected = g_strdup_printf(
-        "Dumping %s\noffset: 100 position: 0\noffset: 107 position: 4096\n", path);
+    g_autofree char *expected =
+        g_strdup_printf("Dumping %s\noffset: 100 position: 0\noffset: 107 position: 4096\n", path);
     CU_ASSERT_STRING_EQUAL(d.out, expected);
     dump_clear(&d);
     ks_test_remove_tree(dir);

@@ -19,23 +19,22 @@
 #include <string.h>
 
 #define MS 1000000ll
-#define S 1000000000ll
+#define S  1000000000ll
 
-static const char base_scenario[] =
-    "[scenario]\n"
-    "name = faults\n"
-    "seed = 3\n"
-    "duration = 20s\n"
-    "[cluster]\n"
-    "brokers = 3\n"
-    "[topic orders]\n"
-    "partitions = 1\n"
-    "replication.factor = 3\n"
-    "[producer p1]\n"
-    "topic = orders\n"
-    "acks = all\n"
-    "rate = 200/s\n"
-    "keys = 10\n";
+static const char base_scenario[] = "[scenario]\n"
+                                    "name = faults\n"
+                                    "seed = 3\n"
+                                    "duration = 20s\n"
+                                    "[cluster]\n"
+                                    "brokers = 3\n"
+                                    "[topic orders]\n"
+                                    "partitions = 1\n"
+                                    "replication.factor = 3\n"
+                                    "[producer p1]\n"
+                                    "topic = orders\n"
+                                    "acks = all\n"
+                                    "rate = 200/s\n"
+                                    "keys = 10\n";
 
 struct report_line {
     ks_time_ns at_ns;
@@ -181,11 +180,10 @@ static int64_t report_time(const struct fault_env *env, const char *kind, const 
 static void test_trigger_with_delay(void)
 {
     struct fault_env env;
-    CU_ASSERT_FATAL(env_init(&env,
-                             "[fault first]\nwhen = acked(p1) >= 10\ndelay = 100ms\n"
-                             "action = pause\ntarget = 3\nduration = 100ms\n"
-                             "[fault second]\nwhen = acked(p1) >= 300\naction = slow\n"
-                             "target = 2\nnetwork.latency = 5ms\nduration = 100ms\n"));
+    CU_ASSERT_FATAL(env_init(&env, "[fault first]\nwhen = acked(p1) >= 10\ndelay = 100ms\n"
+                                   "action = pause\ntarget = 3\nduration = 100ms\n"
+                                   "[fault second]\nwhen = acked(p1) >= 300\naction = slow\n"
+                                   "target = 2\nnetwork.latency = 5ms\nduration = 100ms\n"));
     run_to(&env, 5 * S);
     CU_ASSERT_EQUAL(reports_matching(&env, "trigger", "trigger of fault first holds"), 1);
     CU_ASSERT_EQUAL(reports_matching(&env, "fault", "fault first: pause broker 3"), 1);
@@ -195,7 +193,6 @@ static void test_trigger_with_delay(void)
     CU_ASSERT_EQUAL(reports_matching(&env, "fault", "fault second: slow broker 2"), 1);
     env_deinit(&env);
 }
-
 
 /* ---- heal ---------------------------------------------------------------------------- */
 
@@ -212,21 +209,21 @@ static bool link_up(const struct fault_env *env, ks_node_id source, ks_node_id t
 static void test_heal_every_kind_by_name(void)
 {
     struct fault_env env;
-    CU_ASSERT_FATAL(env_init(&env,
-        "[fault cut]\nat = 1s\naction = partition\ngroups = 1 | 2,3\nduration = 4s\n"
-        "[fault mend-cut]\nat = 2s\naction = heal\nfault = cut\n"
-        "[fault cut2]\nat = 3s\naction = partition\ngroups = 1 | 2\nduration = 10s\n"
-        "[fault lag]\nat = 1s\naction = slow\ntarget = 2\nnetwork.latency = 100ms\n"
-        "duration = 4s\n"
-        "[fault mend-lag]\nat = 2s\naction = heal\nfault = lag\n"
-        "[fault lag2]\nat = 3s\naction = slow\ntarget = 2\ndisk.latency = 50ms\n"
-        "network.latency = 30ms\nduration = 10s\n"
-        "[fault nap]\nat = 1s\naction = pause\ntarget = 3\nduration = 4s\n"
-        "[fault mend-nap]\nat = 2s\naction = heal\nfault = nap\n"
-        "[fault nap2]\nat = 3s\naction = pause\ntarget = 3\nduration = 10s\n"
-        "[fault lossy]\nat = 1s\naction = drop\nloss = 5%\nduration = 4s\n"
-        "[fault mend-lossy]\nat = 2s\naction = heal\nfault = lossy\n"
-        "[fault lossy2]\nat = 3s\naction = drop\nloss = 1%\nduration = 10s\n"));
+    CU_ASSERT_FATAL(
+        env_init(&env, "[fault cut]\nat = 1s\naction = partition\ngroups = 1 | 2,3\nduration = 4s\n"
+                       "[fault mend-cut]\nat = 2s\naction = heal\nfault = cut\n"
+                       "[fault cut2]\nat = 3s\naction = partition\ngroups = 1 | 2\nduration = 10s\n"
+                       "[fault lag]\nat = 1s\naction = slow\ntarget = 2\nnetwork.latency = 100ms\n"
+                       "duration = 4s\n"
+                       "[fault mend-lag]\nat = 2s\naction = heal\nfault = lag\n"
+                       "[fault lag2]\nat = 3s\naction = slow\ntarget = 2\ndisk.latency = 50ms\n"
+                       "network.latency = 30ms\nduration = 10s\n"
+                       "[fault nap]\nat = 1s\naction = pause\ntarget = 3\nduration = 4s\n"
+                       "[fault mend-nap]\nat = 2s\naction = heal\nfault = nap\n"
+                       "[fault nap2]\nat = 3s\naction = pause\ntarget = 3\nduration = 10s\n"
+                       "[fault lossy]\nat = 1s\naction = drop\nloss = 5%\nduration = 4s\n"
+                       "[fault mend-lossy]\nat = 2s\naction = heal\nfault = lossy\n"
+                       "[fault lossy2]\nat = 3s\naction = drop\nloss = 1%\nduration = 10s\n"));
     /* In effect. */
     run_to(&env, 1500 * MS);
     CU_ASSERT_FALSE(link_up(&env, 1, 2));
@@ -269,10 +266,8 @@ static void test_heal_every_kind_by_name(void)
     CU_ASSERT_EQUAL(ks__node(env.world, 2)->disk_delay_ns, 0);
     CU_ASSERT_FALSE(ks_world_node_is_paused(env.world, 3));
     CU_ASSERT_EQUAL(env.world->loss_ppm, 0);
-    CU_ASSERT_EQUAL(report_time(&env, "heal", "fault cut2 ends: network partition healed"),
-                    13 * S);
-    CU_ASSERT_EQUAL(report_time(&env, "heal", "fault lag2 ends: broker 2 no longer slow"),
-                    13 * S);
+    CU_ASSERT_EQUAL(report_time(&env, "heal", "fault cut2 ends: network partition healed"), 13 * S);
+    CU_ASSERT_EQUAL(report_time(&env, "heal", "fault lag2 ends: broker 2 no longer slow"), 13 * S);
     CU_ASSERT_EQUAL(report_time(&env, "resume", "fault nap2 ends: resume broker 3"), 13 * S);
     CU_ASSERT_EQUAL(report_time(&env, "heal", "fault lossy2 ends: no more message loss"), 13 * S);
     CU_ASSERT_EQUAL(reports_matching(&env, "heal", "fault cut"), 1); /* cut2's end only */
@@ -285,20 +280,24 @@ static void test_heal_every_kind_by_name(void)
 static void test_heal_not_in_effect(void)
 {
     struct fault_env env;
-    CU_ASSERT_FATAL(env_init(&env,
-        "[fault early]\nat = 500ms\naction = heal\nfault = late\n"
-        "[fault late]\nat = 1s\naction = partition\nisolate = 1\nduration = 1s\n"
-        "[fault after]\nat = 3s\naction = heal\nfault = late\n"));
+    CU_ASSERT_FATAL(
+        env_init(&env, "[fault early]\nat = 500ms\naction = heal\nfault = late\n"
+                       "[fault late]\nat = 1s\naction = partition\nisolate = 1\nduration = 1s\n"
+                       "[fault after]\nat = 3s\naction = heal\nfault = late\n"));
     run_to(&env, 1500 * MS);
-    CU_ASSERT_EQUAL(report_time(&env, "skipped", "fault early skipped: fault late has not fired "
-                                                 "yet"), 500 * MS);
+    CU_ASSERT_EQUAL(report_time(&env, "skipped",
+                                "fault early skipped: fault late has not fired "
+                                "yet"),
+                    500 * MS);
     CU_ASSERT_FALSE(link_up(&env, 1, 2));
     run_to(&env, 2500 * MS);
     CU_ASSERT_TRUE(link_up(&env, 1, 2));
     CU_ASSERT_EQUAL(report_time(&env, "heal", "fault late ends: network partition healed"), 2 * S);
     run_to(&env, 3500 * MS);
-    CU_ASSERT_EQUAL(report_time(&env, "skipped", "fault after skipped: fault late has ended "
-                                                 "already"), 3 * S);
+    CU_ASSERT_EQUAL(report_time(&env, "skipped",
+                                "fault after skipped: fault late has ended "
+                                "already"),
+                    3 * S);
     CU_ASSERT_EQUAL(reports_matching(&env, "heal", "fault late"), 1);
     env_deinit(&env);
 }
@@ -309,13 +308,13 @@ static void test_heal_not_in_effect(void)
 static void test_heal_without_name(void)
 {
     struct fault_env env;
-    CU_ASSERT_FATAL(env_init(&env,
-        "[fault cut]\nat = 1s\naction = partition\nfrom = 1\nto = 2\nduration = 3s\n"
-        "[fault lossy]\nat = 1s\naction = drop\nloss = 2%\nduration = 3s\n"
-        "[fault lag]\nat = 1s\naction = slow\ntarget = 3\nnetwork.latency = 20ms\n"
-        "[fault nap]\nat = 1s\naction = pause\ntarget = 2\n"
-        "[fault mend]\nat = 2s\naction = heal\n"
-        "[fault lossy2]\nat = 3s\naction = drop\nloss = 1%\nduration = 10s\n"));
+    CU_ASSERT_FATAL(
+        env_init(&env, "[fault cut]\nat = 1s\naction = partition\nfrom = 1\nto = 2\nduration = 3s\n"
+                       "[fault lossy]\nat = 1s\naction = drop\nloss = 2%\nduration = 3s\n"
+                       "[fault lag]\nat = 1s\naction = slow\ntarget = 3\nnetwork.latency = 20ms\n"
+                       "[fault nap]\nat = 1s\naction = pause\ntarget = 2\n"
+                       "[fault mend]\nat = 2s\naction = heal\n"
+                       "[fault lossy2]\nat = 3s\naction = drop\nloss = 1%\nduration = 10s\n"));
     run_to(&env, 1500 * MS);
     CU_ASSERT_FALSE(link_up(&env, 1, 2));
     CU_ASSERT_TRUE(link_up(&env, 2, 1));

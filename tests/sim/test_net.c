@@ -35,7 +35,7 @@ static void receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_
         inbox->capacity = inbox->capacity ? inbox->capacity * 2 : 64;
         inbox->items = g_renew(struct delivery, inbox->items, inbox->capacity);
     }
-    struct delivery d = {ks_world_now_ns(world), self, source, kind, 0};
+    struct delivery d = { ks_world_now_ns(world), self, source, kind, 0 };
     CU_ASSERT_EQUAL(message_bytes, sizeof d.payload);
     if (message_bytes == sizeof d.payload) {
         memcpy(&d.payload, message, sizeof d.payload);
@@ -64,7 +64,7 @@ static void test_latency_and_copy(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 3);
-    struct inbox inbox = {0};
+    struct inbox inbox = { 0 };
     ks_world_set_receiver(env.world, 2, receive, &inbox);
     uint64_t payload = 1234;
     ks_world_send(env.world, 1, 2, 9, &payload, sizeof payload);
@@ -101,9 +101,9 @@ static void test_fifo_under_jitter(void)
     for (uint64_t seed = 1; seed <= 50; seed++) {
         struct ks_test_env env;
         env_with_jitter(&env, seed, 4, 1000, 100000);
-        struct inbox inbox = {0};
+        struct inbox inbox = { 0 };
         ks_world_set_receiver(env.world, 3, receive, &inbox);
-        uint64_t sent[3] = {0};
+        uint64_t sent[3] = { 0 };
         /* Three senders interleave 200 messages each over a few ms. */
         for (int round = 0; round < 200; round++) {
             for (ks_node_id source = 0; source < 3; source++) {
@@ -113,7 +113,7 @@ static void test_fifo_under_jitter(void)
         }
         ks_world_run_until_idle(env.world, KS_TIME_NEVER);
         CU_ASSERT_EQUAL(inbox.count, 600);
-        uint64_t next[3] = {0};
+        uint64_t next[3] = { 0 };
         bool reordered_across = false;
         ks_time_ns last_at = 0;
         for (size_t i = 0; i < inbox.count; i++) {
@@ -139,12 +139,12 @@ static void test_partition_both_ways(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 5);
-    struct inbox inbox = {0};
+    struct inbox inbox = { 0 };
     for (ks_node_id n = 1; n < 5; n++) {
         ks_world_set_receiver(env.world, n, receive, &inbox);
     }
-    ks_node_id a[] = {1, 2};
-    ks_node_id b[] = {3};
+    ks_node_id a[] = { 1, 2 };
+    ks_node_id b[] = { 3 };
     ks_cut_id cut = ks_world_net_partition(env.world, a, 2, b, 1);
     CU_ASSERT_FALSE(ks_world_net_link_is_up(env.world, 1, 3));
     CU_ASSERT_FALSE(ks_world_net_link_is_up(env.world, 3, 2));
@@ -176,7 +176,7 @@ static void test_one_way_and_counted_cuts(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 4);
-    struct inbox inbox = {0};
+    struct inbox inbox = { 0 };
     for (ks_node_id n = 1; n < 4; n++) {
         ks_world_set_receiver(env.world, n, receive, &inbox);
     }
@@ -189,8 +189,8 @@ static void test_one_way_and_counted_cuts(void)
     CU_ASSERT_EQUAL_FATAL(inbox.count, 1);
     CU_ASSERT_EQUAL(inbox.items[0].payload, 2);
     /* Overlapping cuts: 1->2 is named by the one-way cut and a partition. */
-    ks_node_id a[] = {1};
-    ks_node_id b[] = {2, 3};
+    ks_node_id a[] = { 1 };
+    ks_node_id b[] = { 2, 3 };
     ks_cut_id partition = ks_world_net_partition(env.world, a, 1, b, 2);
     ks_world_net_heal(env.world, one_way);
     CU_ASSERT_FALSE(ks_world_net_link_is_up(env.world, 1, 2)); /* still cut */
@@ -229,10 +229,10 @@ static void test_link_down_in_flight(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 3);
-    struct inbox inbox = {0};
+    struct inbox inbox = { 0 };
     ks_world_set_receiver(env.world, 2, receive, &inbox);
-    send_u64(env.world, 1, 2, 1);                        /* arrives at 1ms */
-    struct cut_ctl ctl = {1, 2};
+    send_u64(env.world, 1, 2, 1); /* arrives at 1ms */
+    struct cut_ctl ctl = { 1, 2 };
     ks_world_schedule(env.world, 0, 500000, 1, cut_now, &ctl); /* cut at 0.5ms */
     ks_world_run_until_idle(env.world, KS_TIME_NEVER);
     CU_ASSERT_EQUAL(inbox.count, 0);
@@ -244,7 +244,7 @@ static void test_crash_drops_messages(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 3);
-    struct inbox inbox = {0};
+    struct inbox inbox = { 0 };
     ks_world_set_receiver(env.world, 2, receive, &inbox);
     ks_world_set_receiver(env.world, 1, receive, &inbox);
     send_u64(env.world, 1, 2, 1);
@@ -272,7 +272,7 @@ static void test_paused_target_waits(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 3);
-    struct inbox inbox = {0};
+    struct inbox inbox = { 0 };
     ks_world_set_receiver(env.world, 2, receive, &inbox);
     ks_world_node_pause(env.world, 2);
     for (uint64_t i = 0; i < 5; i++) {
@@ -296,7 +296,7 @@ static void test_loss_ppm(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 5, 3);
-    struct inbox inbox = {0};
+    struct inbox inbox = { 0 };
     ks_world_set_receiver(env.world, 2, receive, &inbox);
     ks_world_net_set_loss_ppm(env.world, 250000); /* 25% */
     for (uint64_t i = 0; i < 20000; i++) {
@@ -332,7 +332,7 @@ static void test_jitter_per_connection(void)
     env_with_jitter(&a, 9, 4, 1000, 500);
     env_with_jitter(&b, 9, 4, 1000, 500);
     env_with_jitter(&c, 10, 4, 1000, 500);
-    struct inbox in_a = {0}, in_b = {0}, in_c = {0}, other = {0};
+    struct inbox in_a = { 0 }, in_b = { 0 }, in_c = { 0 }, other = { 0 };
     ks_world_set_receiver(a.world, 3, receive, &in_a);
     ks_world_set_receiver(b.world, 3, receive, &in_b);
     ks_world_set_receiver(c.world, 3, receive, &in_c);
@@ -374,15 +374,15 @@ static void test_jitter_per_connection(void)
 void ks_test_register_net(void)
 {
     static const struct ks_test_case cases[] = {
-        {"latency_and_copy", test_latency_and_copy},
-        {"fifo_under_jitter", test_fifo_under_jitter},
-        {"jitter_per_connection", test_jitter_per_connection},
-        {"partition_both_ways", test_partition_both_ways},
-        {"one_way_and_counted_cuts", test_one_way_and_counted_cuts},
-        {"link_down_in_flight", test_link_down_in_flight},
-        {"crash_drops_messages", test_crash_drops_messages},
-        {"paused_target_waits", test_paused_target_waits},
-        {"loss_ppm", test_loss_ppm},
+        { "latency_and_copy", test_latency_and_copy },
+        { "fifo_under_jitter", test_fifo_under_jitter },
+        { "jitter_per_connection", test_jitter_per_connection },
+        { "partition_both_ways", test_partition_both_ways },
+        { "one_way_and_counted_cuts", test_one_way_and_counted_cuts },
+        { "link_down_in_flight", test_link_down_in_flight },
+        { "crash_drops_messages", test_crash_drops_messages },
+        { "paused_target_waits", test_paused_target_waits },
+        { "loss_ppm", test_loss_ppm },
     };
     KS_TEST_ADD_SUITE("sim/net", cases);
 }

@@ -38,8 +38,8 @@ static void plot_env_init(struct plot_env *env)
     for (int64_t seed = 1; seed <= 3; seed++) {
         fixture_add_run(db, "acks1-crash", seed, "{\"acks\":\"1\"}", "producer.p1.acks=1",
                         (double)(seed * 10), (double)seed, 2000.0 + (double)seed * 100);
-        fixture_add_run(db, "acks1-crash", seed, "{\"acks\":\"all\"}", "producer.p1.acks=all",
-                        0, (double)(seed - 1), 9000.0 + (double)seed * 300);
+        fixture_add_run(db, "acks1-crash", seed, "{\"acks\":\"all\"}", "producer.p1.acks=all", 0,
+                        (double)(seed - 1), 9000.0 + (double)seed * 300);
     }
     sqlite3_close(db);
 }
@@ -80,7 +80,7 @@ static void plot_env_deinit(struct plot_env *env)
 /* Runs `ksim plot` with the given arguments after "plot DB". */
 static int run_plot(struct plot_env *env, const char *db_path, const char *const *args)
 {
-    const char *argv[16] = {"plot", db_path ? db_path : env->db_path};
+    const char *argv[16] = { "plot", db_path ? db_path : env->db_path };
     int argc = 2;
     for (; args[argc - 2] != NULL; argc++) {
         argv[argc] = args[argc - 2];
@@ -97,7 +97,7 @@ static int64_t image_bytes(const char *path, bool svg)
     if (!g_file_get_contents(path, &data, &length, NULL)) {
         return -1;
     }
-    static const unsigned char png_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    static const unsigned char png_signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
     if (svg) {
         if (strstr(data, "<svg") == NULL) {
             return -1;
@@ -114,8 +114,8 @@ static void check_kind(const char *kind, const char *extra_option, const char *e
     plot_env_init(&env);
     g_autofree char *output = g_strdup_printf("%s/%s.png", env.dir, kind);
     g_autofree char *run = g_strdup_printf("%" G_GINT64_FORMAT, env.timeline_run);
-    const char *args[] = {"--kind", kind, "-o", output, "--run", run, extra_option, extra_value,
-                          NULL};
+    const char *args[] = { "--kind", kind,         "-o",        output, "--run",
+                           run,      extra_option, extra_value, NULL };
     CU_ASSERT_EQUAL(run_plot(&env, NULL, args), 0);
     int64_t bytes = image_bytes(output, false);
     /* An empty 1100x620 frame compresses to a few kB; lines, bars and text
@@ -160,12 +160,12 @@ static void test_plot_svg_and_default_run(void)
     struct plot_env env;
     plot_env_init(&env);
     g_autofree char *output = g_strdup_printf("%s/hw.svg", env.dir);
-    const char *args_latest[] = {"--kind", "hw", "-o", output, NULL};
+    const char *args_latest[] = { "--kind", "hw", "-o", output, NULL };
     /* The latest run is a sweep run without partition state: nothing to plot. */
     CU_ASSERT_EQUAL(run_plot(&env, NULL, args_latest), 2);
     CU_ASSERT_FALSE(g_file_test(output, G_FILE_TEST_EXISTS));
     g_autofree char *run = g_strdup_printf("%" G_GINT64_FORMAT, env.timeline_run);
-    const char *args[] = {"--kind", "hw", "-o", output, "--run", run, NULL};
+    const char *args[] = { "--kind", "hw", "-o", output, "--run", run, NULL };
     CU_ASSERT_EQUAL(run_plot(&env, NULL, args), 0);
     CU_ASSERT(image_bytes(output, true) > 5000);
     plot_env_deinit(&env);
@@ -177,11 +177,11 @@ static void test_plot_input_errors(void)
     plot_env_init(&env);
     g_autofree char *output = g_strdup_printf("%s/x.png", env.dir);
     g_autofree char *empty = g_strdup_printf("%" G_GINT64_FORMAT, env.empty_run);
-    const char *unknown_run[] = {"--kind", "throughput", "-o", output, "--run", "999", NULL};
-    const char *empty_run[] = {"--kind", "throughput", "-o", output, "--run", empty, NULL};
-    const char *bad_kind[] = {"--kind", "pie", "-o", output, NULL};
-    const char *bad_name[] = {"--kind", "loss", "-o", "x.gif", NULL};
-    const char *isr_missing[] = {"--kind", "isr", "-o", output, "--run", empty, NULL};
+    const char *unknown_run[] = { "--kind", "throughput", "-o", output, "--run", "999", NULL };
+    const char *empty_run[] = { "--kind", "throughput", "-o", output, "--run", empty, NULL };
+    const char *bad_kind[] = { "--kind", "pie", "-o", output, NULL };
+    const char *bad_name[] = { "--kind", "loss", "-o", "x.gif", NULL };
+    const char *isr_missing[] = { "--kind", "isr", "-o", output, "--run", empty, NULL };
     CU_ASSERT_EQUAL(run_plot(&env, NULL, unknown_run), 2);
     CU_ASSERT_EQUAL(run_plot(&env, NULL, empty_run), 2);
     CU_ASSERT_EQUAL(run_plot(&env, NULL, bad_kind), 2);
@@ -196,7 +196,7 @@ static void test_plot_input_errors(void)
     sqlite3_close(db);
     g_autofree char *text = g_build_filename(env.dir, "notes.txt", NULL);
     CU_ASSERT_FATAL(g_file_set_contents(text, "not a database, just text\n", -1, NULL));
-    const char *loss[] = {"--kind", "loss", "-o", output, NULL};
+    const char *loss[] = { "--kind", "loss", "-o", output, NULL };
     CU_ASSERT_EQUAL(run_plot(&env, foreign, loss), 2);
     CU_ASSERT_EQUAL(run_plot(&env, text, loss), 2);
     g_autofree char *missing = g_build_filename(env.dir, "missing.db", NULL);
@@ -216,14 +216,14 @@ static void test_plot_input_errors(void)
 void ks_test_register_plot(void)
 {
     static const struct ks_test_case cases[] = {
-        {"throughput", test_plot_throughput},
-        {"latency", test_plot_latency},
-        {"isr", test_plot_isr},
-        {"hw", test_plot_hw},
-        {"loss", test_plot_loss},
-        {"availability", test_plot_availability},
-        {"svg and default run", test_plot_svg_and_default_run},
-        {"input errors", test_plot_input_errors},
+        { "throughput", test_plot_throughput },
+        { "latency", test_plot_latency },
+        { "isr", test_plot_isr },
+        { "hw", test_plot_hw },
+        { "loss", test_plot_loss },
+        { "availability", test_plot_availability },
+        { "svg and default run", test_plot_svg_and_default_run },
+        { "input errors", test_plot_input_errors },
     };
     KS_TEST_ADD_SUITE("sim/plot", cases);
 }

@@ -84,8 +84,8 @@ static void record_one_run(struct ks_recorder *recorder, bool commit)
     CU_ASSERT_FATAL(run_id > 0);
     ks_recorder_add_event(recorder, 10, "fault", 2, NULL, -1, "crash broker 2");
     ks_recorder_add_event(recorder, 20, "leader_elected", 3, "orders", 0, "leader 3");
-    struct ks_recorder_record_row row = { "p1", 0, "k1", "orders", 0, 5, 1, 2, "acked",
-                                          "present", 5, 2, 3 };
+    struct ks_recorder_record_row row = { "p1", 0,       "k1",      "orders", 0, 5, 1,
+                                          2,    "acked", "present", 5,        2, 3 };
     ks_recorder_add_record(recorder, &row);
     row.seq = 1;
     row.key = NULL;
@@ -104,18 +104,29 @@ static void record_one_run(struct ks_recorder *recorder, bool commit)
     ks_recorder_add_summary(recorder, "trace_hash", 0, "00000000deadbeef");
     ks_recorder_add_anomaly(recorder, "lost", "orders", 0, "p1:1");
     struct ks_recorder_anomaly_row anomaly = {
-        .kind = "lost", .topic = "orders", .partition = 0, .detail = "p1:2..3",
-        .producer = "p1", .group_id = NULL, .first_seq = 2, .last_seq = 3, .first_offset = 6,
-        .last_offset = 7, .record_count = 2, .acked_broker = 2, .acked_leader_epoch = 3,
-        .cause = "truncation", .cause_event_id = 2,
+        .kind = "lost",
+        .topic = "orders",
+        .partition = 0,
+        .detail = "p1:2..3",
+        .producer = "p1",
+        .group_id = NULL,
+        .first_seq = 2,
+        .last_seq = 3,
+        .first_offset = 6,
+        .last_offset = 7,
+        .record_count = 2,
+        .acked_broker = 2,
+        .acked_leader_epoch = 3,
+        .cause = "truncation",
+        .cause_event_id = 2,
     };
     ks_recorder_add_anomaly_row(recorder, &anomaly);
     ks_recorder_add_unavailability(recorder, "orders", 0, "cluster", "leader_down", 10, 30);
     ks_recorder_add_expectation(recorder, "acked_lost = 0", "0", true);
     ks_recorder_add_topic(recorder, "orders", 1, 3, "min.insync.replicas=2");
     if (commit) {
-        CU_ASSERT_TRUE(ks_recorder_finish_run(recorder, 12, 1, 60000000000ull, 1234,
-                                              0xdeadbeefull, "PASS", NULL));
+        CU_ASSERT_TRUE(ks_recorder_finish_run(recorder, 12, 1, 60000000000ull, 1234, 0xdeadbeefull,
+                                              "PASS", NULL));
     } else {
         ks_recorder_abort_run(recorder);
     }
@@ -141,23 +152,28 @@ static void test_recorder_one_run(void)
     CU_ASSERT_EQUAL(count_rows(db, "SELECT event_id FROM events WHERE kind = 'leader_elected'"), 2);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT acked_leader_epoch FROM records WHERE seq = 0"), 3);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM records WHERE final = 'missing' "
-                                   "AND final_offset IS NULL AND acked_broker IS NULL"), 1);
+                                   "AND final_offset IS NULL AND acked_broker IS NULL"),
+                    1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM records WHERE key IS NULL"), 1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM records WHERE outcome = 'acked'"), 1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT sim_ms FROM runs"), 60000);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM runs WHERE trace_hash = "
-                                   "'00000000deadbeef' AND verdict = 'PASS'"), 1);
+                                   "'00000000deadbeef' AND verdict = 'PASS'"),
+                    1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM summary"), 3);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT typeof(value) = 'integer' FROM summary "
-                                   "WHERE metric = 'acked_lost'"), 1);
+                                   "WHERE metric = 'acked_lost'"),
+                    1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM partition_state WHERE hw = 5"), 1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM anomalies"), 2);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM anomalies WHERE record_count IS NULL "
-                                   "AND cause IS NULL"), 1);
+                                   "AND cause IS NULL"),
+                    1);
     /* The cause names an event of the same run. */
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM anomalies a JOIN events e ON "
                                    "e.run_id = a.run_id AND e.event_id = a.cause_event_id "
-                                   "WHERE e.kind = 'leader_elected' AND a.record_count = 2"), 1);
+                                   "WHERE e.kind = 'leader_elected' AND a.record_count = 2"),
+                    1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT end_ns - start_ns FROM unavailability"), 20);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT passed FROM expectations"), 1);
     CU_ASSERT_TRUE(ks_recorder_busy_us(recorder) >= 0);
@@ -196,21 +212,26 @@ static void test_recorder_refuses_foreign(void)
     char *path = temp_db(&dir);
     sqlite3 *db = NULL;
     CU_ASSERT_FATAL(sqlite3_open(path, &db) == SQLITE_OK);
-    CU_ASSERT(sqlite3_exec(db, "CREATE TABLE customers(id INTEGER); INSERT INTO customers "
-                               "VALUES (1)", NULL, NULL, NULL) == SQLITE_OK);
+    CU_ASSERT(sqlite3_exec(db,
+                           "CREATE TABLE customers(id INTEGER); INSERT INTO customers "
+                           "VALUES (1)",
+                           NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
     assert_refused_unchanged(path);
 
     char *newer = g_build_filename(dir, "newer.db", NULL);
     CU_ASSERT_FATAL(sqlite3_open(newer, &db) == SQLITE_OK);
-    CU_ASSERT(sqlite3_exec(db, "CREATE TABLE schema_version(version INTEGER); INSERT INTO "
-                               "schema_version VALUES (99)", NULL, NULL, NULL) == SQLITE_OK);
+    CU_ASSERT(sqlite3_exec(db,
+                           "CREATE TABLE schema_version(version INTEGER); INSERT INTO "
+                           "schema_version VALUES (99)",
+                           NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
     assert_refused_unchanged(newer);
 
     char *text = g_build_filename(dir, "notes.txt", NULL);
-    CU_ASSERT_FATAL(g_file_set_contents(text, "this is not a database, it is a long text "
-                                              "file that SQLite must refuse to use at all\n",
+    CU_ASSERT_FATAL(g_file_set_contents(text,
+                                        "this is not a database, it is a long text "
+                                        "file that SQLite must refuse to use at all\n",
                                         -1, NULL));
     assert_refused_unchanged(text);
 

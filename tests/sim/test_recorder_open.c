@@ -105,8 +105,8 @@ static void assert_foreign_untouched(const char *path)
     GBytes *before = read_bytes(path);
     for (int readonly = 0; readonly <= 1; readonly++) {
         GError *error = NULL;
-        struct ks_recorder *recorder = readonly ? ks_recorder_open_readonly(path, &error)
-                                                : ks_recorder_open(path, &error);
+        struct ks_recorder *recorder =
+            readonly ? ks_recorder_open_readonly(path, &error) : ks_recorder_open(path, &error);
         CU_ASSERT_PTR_NULL(recorder);
         CU_ASSERT_TRUE(g_error_matches(error, KS_RECORDER_ERROR, KS_RECORDER_ERROR_FOREIGN));
         CU_ASSERT_TRUE(error != NULL && strstr(error->message, "not a ksim database") != NULL);
@@ -123,13 +123,15 @@ static void assert_foreign_untouched(const char *path)
 static void test_recorder_open_foreign_lookalikes(void)
 {
     g_autofree char *dir = g_dir_make_tmp("ksim-recorder-open-XXXXXX", NULL);
-    g_autofree char *a = make_db(dir, "a.db", "CREATE TABLE schema_version(version INTEGER);"
-                                              "INSERT INTO schema_version VALUES (1);"
-                                              "CREATE TABLE mine(x); INSERT INTO mine VALUES (1)");
+    g_autofree char *a = make_db(dir, "a.db",
+                                 "CREATE TABLE schema_version(version INTEGER);"
+                                 "INSERT INTO schema_version VALUES (1);"
+                                 "CREATE TABLE mine(x); INSERT INTO mine VALUES (1)");
     assert_foreign_untouched(a);
-    g_autofree char *b = make_db(dir, "b.db", "CREATE TABLE schema_version(version INTEGER);"
-                                              "INSERT INTO schema_version VALUES (1);"
-                                              "CREATE TABLE runs(x); INSERT INTO runs VALUES (7)");
+    g_autofree char *b = make_db(dir, "b.db",
+                                 "CREATE TABLE schema_version(version INTEGER);"
+                                 "INSERT INTO schema_version VALUES (1);"
+                                 "CREATE TABLE runs(x); INSERT INTO runs VALUES (7)");
     assert_foreign_untouched(b);
     g_autofree char *c = make_db(dir, "c.db", "CREATE TABLE schema_version(v)");
     assert_foreign_untouched(c);
@@ -168,22 +170,24 @@ static void test_recorder_open_migrates_v1(void)
     CU_ASSERT_EQUAL(query(path, "SELECT count(*) FROM runs WHERE scenario = 'old'"), 1);
     CU_ASSERT_EQUAL(query(path, "SELECT count(*) FROM runs WHERE run_dir IS NULL"), 1);
     CU_ASSERT_EQUAL(query(path, "SELECT count(*) FROM runs WHERE run_dir = "
-                                "'runs/new-s4-00000000'"), 1);
+                                "'runs/new-s4-00000000'"),
+                    1);
     /* The columns of schema version 2 (issue 11's results) are added, NULL in old rows. */
     static const char *const added[][2] = {
-        { "events", "event_id" },       { "records", "final" },
-        { "records", "final_offset" },  { "records", "acked_leader_epoch" },
-        { "anomalies", "cause" },       { "anomalies", "cause_event_id" },
+        { "events", "event_id" },      { "records", "final" },
+        { "records", "final_offset" }, { "records", "acked_leader_epoch" },
+        { "anomalies", "cause" },      { "anomalies", "cause_event_id" },
         { "runs", "record_ms" },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(added); i++) {
-        g_autofree char *sql = g_strdup_printf(
-            "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'", added[i][0],
-            added[i][1]);
+        g_autofree char *sql =
+            g_strdup_printf("SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'",
+                            added[i][0], added[i][1]);
         CU_ASSERT_EQUAL(query(path, sql), 1);
     }
     CU_ASSERT_EQUAL(query(path, "SELECT count(*) FROM sqlite_master WHERE name = "
-                                "'unavailability'"), 1);
+                                "'unavailability'"),
+                    1);
     CU_ASSERT_PTR_NULL(error);
     ks_test_remove_tree(dir);
 }

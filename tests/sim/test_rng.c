@@ -19,13 +19,20 @@ static void test_pinned_values(void)
     struct ks_test_env env;
     ks_test_env_init(&env, 42, 2);
     static const uint64_t expected[KS_RNG_COUNT][3] = {
-        {UINT64_C(0x0030425e2a3dc334), UINT64_C(0x057e19f0156c8a6b), UINT64_C(0x8c5c18f37d24dfd8)},
-        {UINT64_C(0xf4aa51180a7fdf56), UINT64_C(0xbe2e5718a3bab79b), UINT64_C(0x20cce7783b783025)},
-        {UINT64_C(0x3cf860af930cc916), UINT64_C(0x1ce8fd0513794c95), UINT64_C(0x16641e2975890f41)},
-        {UINT64_C(0xefbde50fc44e4b4e), UINT64_C(0x4a2df451b7809365), UINT64_C(0xb590a318946627d6)},
-        {UINT64_C(0xf97ac655bfa6bddf), UINT64_C(0xe65086a968b6d82e), UINT64_C(0xea7c873460a457bc)},
-        {UINT64_C(0x79208676f054dfaf), UINT64_C(0x273c2181ecb1b1b0), UINT64_C(0xbecfc12b0ff0a35d)},
-        {UINT64_C(0xab0b230f7fc48e9a), UINT64_C(0x048b0576862255ca), UINT64_C(0x8f664d3da4409262)},
+        { UINT64_C(0x0030425e2a3dc334), UINT64_C(0x057e19f0156c8a6b),
+          UINT64_C(0x8c5c18f37d24dfd8) },
+        { UINT64_C(0xf4aa51180a7fdf56), UINT64_C(0xbe2e5718a3bab79b),
+          UINT64_C(0x20cce7783b783025) },
+        { UINT64_C(0x3cf860af930cc916), UINT64_C(0x1ce8fd0513794c95),
+          UINT64_C(0x16641e2975890f41) },
+        { UINT64_C(0xefbde50fc44e4b4e), UINT64_C(0x4a2df451b7809365),
+          UINT64_C(0xb590a318946627d6) },
+        { UINT64_C(0xf97ac655bfa6bddf), UINT64_C(0xe65086a968b6d82e),
+          UINT64_C(0xea7c873460a457bc) },
+        { UINT64_C(0x79208676f054dfaf), UINT64_C(0x273c2181ecb1b1b0),
+          UINT64_C(0xbecfc12b0ff0a35d) },
+        { UINT64_C(0xab0b230f7fc48e9a), UINT64_C(0x048b0576862255ca),
+          UINT64_C(0x8f664d3da4409262) },
     };
     for (int stream = 0; stream < KS_RNG_COUNT; stream++) {
         for (int i = 0; i < 3; i++) {
@@ -49,8 +56,7 @@ static void test_published_xoshiro(void)
     CU_ASSERT_EQUAL(ks_world_random_u64(env.world, KS_RNG_WORKLOAD), UINT64_C(11520));
     CU_ASSERT_EQUAL(ks_world_random_u64(env.world, KS_RNG_WORKLOAD), UINT64_C(0));
     CU_ASSERT_EQUAL(ks_world_random_u64(env.world, KS_RNG_WORKLOAD), UINT64_C(1509978240));
-    CU_ASSERT_EQUAL(ks_world_random_u64(env.world, KS_RNG_WORKLOAD),
-                    UINT64_C(1215971899390074240));
+    CU_ASSERT_EQUAL(ks_world_random_u64(env.world, KS_RNG_WORKLOAD), UINT64_C(1215971899390074240));
     ks_test_env_deinit(&env);
 }
 
@@ -87,7 +93,8 @@ static void test_seeds_differ(void)
     ks_test_env_init(&b, 8, 2);
     int equal = 0;
     for (int i = 0; i < 64; i++) {
-        equal += ks_world_random_u64(a.world, KS_RNG_NET) == ks_world_random_u64(b.world, KS_RNG_NET);
+        equal +=
+            ks_world_random_u64(a.world, KS_RNG_NET) == ks_world_random_u64(b.world, KS_RNG_NET);
     }
     CU_ASSERT_EQUAL(equal, 0);
     ks_test_env_deinit(&a);
@@ -101,7 +108,7 @@ static double chi2_ten_bins(ks_world *world,
                             enum ks_rng_stream stream)
 {
     enum { BINS = 10, DRAWS = 100000 };
-    int counts[BINS] = {0};
+    int counts[BINS] = { 0 };
     for (int i = 0; i < DRAWS; i++) {
         uint64_t v = draw(world, stream, BINS);
         CU_ASSERT_FATAL(v < BINS);
@@ -155,12 +162,12 @@ static void test_random_scaled(void)
 void ks_test_register_rng(void)
 {
     static const struct ks_test_case cases[] = {
-        {"pinned_values", test_pinned_values},
-        {"published_xoshiro", test_published_xoshiro},
-        {"streams_independent", test_streams_independent},
-        {"seeds_differ", test_seeds_differ},
-        {"random_below", test_random_below},
-        {"random_scaled", test_random_scaled},
+        { "pinned_values", test_pinned_values },
+        { "published_xoshiro", test_published_xoshiro },
+        { "streams_independent", test_streams_independent },
+        { "seeds_differ", test_seeds_differ },
+        { "random_below", test_random_below },
+        { "random_scaled", test_random_scaled },
     };
     KS_TEST_ADD_SUITE("sim/rng", cases);
 }

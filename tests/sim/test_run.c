@@ -20,31 +20,30 @@
 #include <sqlite3.h>
 #include <string.h>
 
-static const char base_scenario[] =
-    "[scenario]\n"
-    "name = small\n"
-    "seed = 5\n"
-    "duration = 5s\n"
-    "final.drain = 20s\n"
-    "[cluster]\n"
-    "brokers = 3\n"
-    "broker.session.timeout.ms = 1500\n"
-    "broker.heartbeat.interval.ms = 500\n"
-    "[topic orders]\n"
-    "partitions = 2\n"
-    "replication.factor = 3\n"
-    "min.insync.replicas = 2\n"
-    "[producer p1]\n"
-    "topic = orders\n"
-    "acks = all\n"
-    "rate = 200/s\n"
-    "keys = 50\n"
-    "value.bytes = 20\n"
-    "[fault kill]\n"
-    "at = 1s\n"
-    "action = crash\n"
-    "target = leader(orders-0)\n"
-    "restart.after = 2s\n";
+static const char base_scenario[] = "[scenario]\n"
+                                    "name = small\n"
+                                    "seed = 5\n"
+                                    "duration = 5s\n"
+                                    "final.drain = 20s\n"
+                                    "[cluster]\n"
+                                    "brokers = 3\n"
+                                    "broker.session.timeout.ms = 1500\n"
+                                    "broker.heartbeat.interval.ms = 500\n"
+                                    "[topic orders]\n"
+                                    "partitions = 2\n"
+                                    "replication.factor = 3\n"
+                                    "min.insync.replicas = 2\n"
+                                    "[producer p1]\n"
+                                    "topic = orders\n"
+                                    "acks = all\n"
+                                    "rate = 200/s\n"
+                                    "keys = 50\n"
+                                    "value.bytes = 20\n"
+                                    "[fault kill]\n"
+                                    "at = 1s\n"
+                                    "action = crash\n"
+                                    "target = leader(orders-0)\n"
+                                    "restart.after = 2s\n";
 
 struct fixture {
     char *dir;
@@ -287,17 +286,17 @@ static void test_run_fault_kinds(void)
 {
     struct fixture f;
     fixture_init(&f);
-    struct ks_scenario *scenario = load(
-        "[fault split]\nat = 500ms\naction = partition\ngroups = 1 | 2,3\n"
-        "[fault mend]\nat = 800ms\naction = heal\nfault = split\n"
-        "[fault slowf]\nat = 3500ms\naction = slow\ntarget = follower(orders-1)\n"
-        "disk.latency = 50ms\nduration = 300ms\n"
-        "[fault nap]\nat = 4s\naction = pause\ntarget = controller\nduration = 200ms\n"
-        "[fault lossy]\nat = 4200ms\naction = drop\nloss = 1%\nduration = 100ms\n"
-        "[fault again]\nat = 1500ms\naction = crash\ntarget = 1\nmode = power\n"
-        "[fault again2]\nat = 1600ms\naction = crash\ntarget = 1\n"
-        "[fault back]\nat = 2500ms\naction = restart\ntarget = 1\n"
-        "[fault rot]\nat = 4500ms\naction = corrupt\ntarget = 3\npartition = orders-1\n");
+    struct ks_scenario *scenario =
+        load("[fault split]\nat = 500ms\naction = partition\ngroups = 1 | 2,3\n"
+             "[fault mend]\nat = 800ms\naction = heal\nfault = split\n"
+             "[fault slowf]\nat = 3500ms\naction = slow\ntarget = follower(orders-1)\n"
+             "disk.latency = 50ms\nduration = 300ms\n"
+             "[fault nap]\nat = 4s\naction = pause\ntarget = controller\nduration = 200ms\n"
+             "[fault lossy]\nat = 4200ms\naction = drop\nloss = 1%\nduration = 100ms\n"
+             "[fault again]\nat = 1500ms\naction = crash\ntarget = 1\nmode = power\n"
+             "[fault again2]\nat = 1600ms\naction = crash\ntarget = 1\n"
+             "[fault back]\nat = 2500ms\naction = restart\ntarget = 1\n"
+             "[fault rot]\nat = 4500ms\naction = corrupt\ntarget = 3\npartition = orders-1\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
     struct ks_run_options options = { .db_path = f.db_path, .run_dir = f.run_dir };
     struct ks_run_result result;
@@ -305,19 +304,26 @@ static void test_run_fault_kinds(void)
     CU_ASSERT(code == 0 || code == 1);
     /* kill (the base fault), split, slowf, nap, lossy, again, rot: applied. */
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE kind = 'fault' "
-                                         "AND detail LIKE 'fault %'"), 7);
+                                         "AND detail LIKE 'fault %'"),
+                    7);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE kind = 'skipped' "
-                                         "AND detail LIKE 'fault again2%'"), 1);
+                                         "AND detail LIKE 'fault again2%'"),
+                    1);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT t_ns FROM events WHERE kind = 'heal' "
-                                         "AND detail LIKE 'fault mend%'"), 800000000);
+                                         "AND detail LIKE 'fault mend%'"),
+                    800000000);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT t_ns FROM events WHERE kind = 'heal' "
-                                         "AND detail LIKE 'fault slowf ends%'"), 3800000000);
+                                         "AND detail LIKE 'fault slowf ends%'"),
+                    3800000000);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT t_ns FROM events WHERE kind = 'resume' "
-                                         "AND detail LIKE 'fault nap ends%'"), 4200000000);
+                                         "AND detail LIKE 'fault nap ends%'"),
+                    4200000000);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE kind = 'restart' "
-                                         "AND detail LIKE 'fault back%'"), 1);
+                                         "AND detail LIKE 'fault back%'"),
+                    1);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE detail LIKE "
-                                         "'fault rot: corrupt 1 byte(s) of broker-3/orders-1/%'"), 1);
+                                         "'fault rot: corrupt 1 byte(s) of broker-3/orders-1/%'"),
+                    1);
     ks_scenario_free(scenario);
     fixture_deinit(&f);
 }
@@ -356,12 +362,15 @@ static void test_run_restart_stall(void)
     CU_ASSERT_EQUAL((int64_t)result.metrics[KS_METRIC_UNAVAILABLE_MS], expected_ms);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM unavailability "
                                          "WHERE view = 'cluster' AND reason = 'leader_down' "
-                                         "AND end_ns - start_ns = 200000000"), 1);
+                                         "AND end_ns - start_ns = 200000000"),
+                    1);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM unavailability "
                                          "WHERE view = 'cluster' AND reason = 'leader_not_serving' "
-                                         "AND start_ns = 1200000000"), 1);
+                                         "AND start_ns = 1200000000"),
+                    1);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT sum(end_ns - start_ns) / 1000000 FROM "
-                                         "unavailability WHERE view = 'cluster'"), expected_ms);
+                                         "unavailability WHERE view = 'cluster'"),
+                    expected_ms);
     /* Records sent at the crash waited until the new leader took them: at
      * least the stall minus the 1 s threshold. */
     CU_ASSERT(result.metrics[KS_METRIC_PRODUCE_UNAVAILABLE_MS] >= (double)(expected_ms - 1000));
@@ -379,13 +388,13 @@ static void test_run_slow_consumer(void)
 {
     struct fixture f;
     fixture_init(&f);
-    struct ks_scenario *scenario = load_text(
-        "[scenario]\nname = slow\nseed = 3\nduration = 4s\nfinal.drain = 1s\n"
-        "[cluster]\nbrokers = 3\n"
-        "[topic orders]\npartitions = 2\nreplication.factor = 3\n"
-        "[producer p1]\ntopic = orders\nacks = all\nrate = 200/s\nkeys = 50\n"
-        "[consumer c1]\ngroup.id = slowpokes\ntopic = orders\nprocessing.time = 10ms\n"
-        "auto.offset.reset = earliest\n");
+    struct ks_scenario *scenario =
+        load_text("[scenario]\nname = slow\nseed = 3\nduration = 4s\nfinal.drain = 1s\n"
+                  "[cluster]\nbrokers = 3\n"
+                  "[topic orders]\npartitions = 2\nreplication.factor = 3\n"
+                  "[producer p1]\ntopic = orders\nacks = all\nrate = 200/s\nkeys = 50\n"
+                  "[consumer c1]\ngroup.id = slowpokes\ntopic = orders\nprocessing.time = 10ms\n"
+                  "auto.offset.reset = earliest\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
     struct ks_run_options options = { .db_path = f.db_path, .run_dir = f.run_dir };
     struct ks_run_result result;
@@ -393,8 +402,9 @@ static void test_run_slow_consumer(void)
     CU_ASSERT_EQUAL(result.metrics[KS_METRIC_CONSUMED_LOST], 0);
     CU_ASSERT(result.metrics[KS_METRIC_CONSUMED_UNSEEN] > 100);
     CU_ASSERT_EQUAL(result.metrics[KS_METRIC_ACKED_LOST], 0);
-    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT sum(record_count) FROM anomalies "
-                                         "WHERE kind = 'consumed_unseen' AND group_id = 'slowpokes'"),
+    CU_ASSERT_EQUAL(query_int(f.db_path,
+                              "SELECT sum(record_count) FROM anomalies "
+                              "WHERE kind = 'consumed_unseen' AND group_id = 'slowpokes'"),
                     (int64_t)result.metrics[KS_METRIC_CONSUMED_UNSEEN]);
     ks_scenario_free(scenario);
     fixture_deinit(&f);
@@ -407,13 +417,13 @@ static void test_run_latest_group_scope(void)
 {
     struct fixture f;
     fixture_init(&f);
-    struct ks_scenario *scenario = load_text(
-        "[scenario]\nname = latest\nseed = 3\nduration = 5s\n"
-        "[cluster]\nbrokers = 3\n"
-        "[topic orders]\npartitions = 1\nreplication.factor = 3\n"
-        "[producer p1]\ntopic = orders\nacks = all\nrate = 200/s\nkeys = 50\n"
-        "[consumer c1]\ngroup.id = late\ntopic = orders\nauto.offset.reset = latest\n"
-        "start = 2s\n");
+    struct ks_scenario *scenario =
+        load_text("[scenario]\nname = latest\nseed = 3\nduration = 5s\n"
+                  "[cluster]\nbrokers = 3\n"
+                  "[topic orders]\npartitions = 1\nreplication.factor = 3\n"
+                  "[producer p1]\ntopic = orders\nacks = all\nrate = 200/s\nkeys = 50\n"
+                  "[consumer c1]\ngroup.id = late\ntopic = orders\nauto.offset.reset = latest\n"
+                  "start = 2s\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
     char *text = NULL;
     size_t text_bytes = 0;
@@ -457,8 +467,9 @@ static void test_run_lost_queryable(void)
     char *text = NULL;
     size_t text_bytes = 0;
     FILE *out = open_memstream(&text, &text_bytes);
-    struct ks_run_options options = { .db_path = f.db_path, .run_dir = f.run_dir, .out = out,
-                                      .json = true };
+    struct ks_run_options options = {
+        .db_path = f.db_path, .run_dir = f.run_dir, .out = out, .json = true
+    };
     struct ks_run_result result;
     int code = ks_run_scenario(scenario, &options, &result, NULL);
     fclose(out);
@@ -466,16 +477,19 @@ static void test_run_lost_queryable(void)
     int64_t lost = (int64_t)result.metrics[KS_METRIC_ACKED_LOST];
     CU_ASSERT(lost > 0);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM records WHERE outcome = 'acked' "
-                                         "AND final = 'missing'"), lost);
+                                         "AND final = 'missing'"),
+                    lost);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM records WHERE final IS NULL"), 0);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT sum(record_count) FROM anomalies "
-                                         "WHERE kind = 'lost'"), lost);
+                                         "WHERE kind = 'lost'"),
+                    lost);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM anomalies a JOIN events e ON "
                                          "e.run_id = a.run_id AND e.event_id = a.cause_event_id "
                                          "WHERE a.kind = 'lost' AND a.cause = e.kind"),
                     query_int(f.db_path, "SELECT count(*) FROM anomalies WHERE kind = 'lost'"));
-    CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM anomalies WHERE kind = 'lost' "
-                                         "AND (acked_broker IS NULL OR acked_leader_epoch IS NULL)"),
+    CU_ASSERT_EQUAL(query_int(f.db_path,
+                              "SELECT count(*) FROM anomalies WHERE kind = 'lost' "
+                              "AND (acked_broker IS NULL OR acked_leader_epoch IS NULL)"),
                     0);
     JsonParser *parser = json_parser_new();
     CU_ASSERT_TRUE_FATAL(json_parser_load_from_data(parser, text, (gssize)text_bytes, NULL));

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #define MS 1000000LL
-#define S 1000000000LL
+#define S  1000000000LL
 
 static struct ks_scenario *load_ok(const char *text)
 {
@@ -300,21 +300,40 @@ static const struct {
     const char *text;
     int64_t ns;
 } durations[] = {
-    { "250ms", 250 * MS },   { "1.5s", 1500 * MS },     { "0.000000001s", 1 },
-    { "1.5ns", -1 },         { "2m", 120 * S },         { "1h", 3600 * S },
-    { "0.1us", 100 },        { "250", -1 },             { "1.25ms", 1250000 },
-    { "1.0000000001s", -1 }, { "0.5m", 30 * S },        { "7ns", 7 },
-    { "1e3ms", -1 },         { "-1s", -1 },             { "1.s", -1 },
-    { "3 s", -1 },           { "0.001h", 3600 * MS },   { "1d", -1 },
-    { "0s", 0 },             { "nan", -1 },             { "inf", -1 },
-    { "infs", -1 },          { "0x10s", -1 },           { "+1s", -1 },
-    { "", -1 },              { ".5s", -1 },             { "99999999999999999999ns", -1 },
+    { "250ms", 250 * MS },
+    { "1.5s", 1500 * MS },
+    { "0.000000001s", 1 },
+    { "1.5ns", -1 },
+    { "2m", 120 * S },
+    { "1h", 3600 * S },
+    { "0.1us", 100 },
+    { "250", -1 },
+    { "1.25ms", 1250000 },
+    { "1.0000000001s", -1 },
+    { "0.5m", 30 * S },
+    { "7ns", 7 },
+    { "1e3ms", -1 },
+    { "-1s", -1 },
+    { "1.s", -1 },
+    { "3 s", -1 },
+    { "0.001h", 3600 * MS },
+    { "1d", -1 },
+    { "0s", 0 },
+    { "nan", -1 },
+    { "inf", -1 },
+    { "infs", -1 },
+    { "0x10s", -1 },
+    { "+1s", -1 },
+    { "", -1 },
+    { ".5s", -1 },
+    { "99999999999999999999ns", -1 },
 };
 
 static void test_units(void)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(durations); i++) {
-        g_autofree char *text = g_strdup_printf("[scenario]\nfinal.drain = %s\n", durations[i].text);
+        g_autofree char *text =
+            g_strdup_printf("[scenario]\nfinal.drain = %s\n", durations[i].text);
         struct ks_scenario *s = NULL;
         g_autoptr(GError) error = NULL;
         bool ok = ks_scenario_load_from_data("u.ini", text, &s, &error);
@@ -330,12 +349,12 @@ static void test_units(void)
         const char *text;
         int64_t bytes; /* -1: error */
     } sizes[] = {
-        { "16384", 16384 }, { "1GiB", 1073741824 }, { "1.5KiB", 1536 }, { "0.5B", -1 },
-        { "2MiB", 2097152 }, { "1KB", -1 },         { "1.5", -1 },      { "0.25KiB", 256 },
+        { "16384", 16384 },  { "1GiB", 1073741824 }, { "1.5KiB", 1536 }, { "0.5B", -1 },
+        { "2MiB", 2097152 }, { "1KB", -1 },          { "1.5", -1 },      { "0.25KiB", 256 },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
-        g_autofree char *text = g_strdup_printf("[cluster]\nlog.segment.bytes = %s\n",
-                                                sizes[i].text);
+        g_autofree char *text =
+            g_strdup_printf("[cluster]\nlog.segment.bytes = %s\n", sizes[i].text);
         struct ks_scenario *s = NULL;
         g_autoptr(GError) error = NULL;
         bool ok = ks_scenario_load_from_data("u.ini", text, &s, &error);
@@ -447,12 +466,16 @@ static const struct bad_case bad_cases[] = {
       "bad.ini:1: invalid UTF-8 at byte 11 of the line (save the file as UTF-8)" },
     { "[cluster]\n# \xff comment\n", KS_SCENARIO_ERROR_SYNTAX,
       "bad.ini:2: invalid UTF-8 at byte 3 of the line (save the file as UTF-8)" },
-    { "[scenario]\ndescription = a\x01" "b\n", KS_SCENARIO_ERROR_SYNTAX,
-      "bad.ini:2: a control character (0x01) at byte 16 of the line" },
+    { "[scenario]\ndescription = a\x01"
+      "b\n",
+      KS_SCENARIO_ERROR_SYNTAX, "bad.ini:2: a control character (0x01) at byte 16 of the line" },
     { "[scenario]\ndescription = a\rb\n", KS_SCENARIO_ERROR_SYNTAX,
       "bad.ini:2: a control character (0x0D) at byte 16 of the line" },
-    { "[cluster]\n\xEF\xBB\xBF" "brokers = 5\n", KS_SCENARIO_ERROR_SYNTAX,
-      "bad.ini:2: '\xEF\xBB\xBF" "brokers' is not a key (letters, digits, '.', '_', '-'; an "
+    { "[cluster]\n\xEF\xBB\xBF"
+      "brokers = 5\n",
+      KS_SCENARIO_ERROR_SYNTAX,
+      "bad.ini:2: '\xEF\xBB\xBF"
+      "brokers' is not a key (letters, digits, '.', '_', '-'; an "
       "operator goes after '=', as in 'acked_lost = > 0')" },
     { "[scenario]\nseed = 9223372036854775808\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:2: seed = 9223372036854775808 is out of range [0, 9223372036854775807]" },
@@ -560,8 +583,7 @@ static const struct bad_case bad_cases[] = {
       "bad.ini:6: [consumer c1] needs the key 'group.id'" },
     { BASE "[consumer c1]\ngroup.id = g\ntopic = orders\ncommit = atomic\n"
            "enable.auto.commit = true\n",
-      KS_SCENARIO_ERROR_CONFLICT,
-      "bad.ini:9: commit = atomic needs enable.auto.commit = false" },
+      KS_SCENARIO_ERROR_CONFLICT, "bad.ini:9: commit = atomic needs enable.auto.commit = false" },
     { BASE "[consumer c1]\ngroup.id = g\ntopic = orders\nheartbeat.interval.ms = 45000\n",
       KS_SCENARIO_ERROR_CONFLICT,
       "bad.ini:9: heartbeat.interval.ms must be below session.timeout.ms" },
@@ -621,8 +643,7 @@ static const struct bad_case bad_cases[] = {
       "sides: a node cannot be cut from itself" },
     { BASE "[fault f]\nat = 1s\naction = partition\ngroups = 1,2,1 | 3\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:9: groups = 1,2,1 | 3: '1' is named twice" },
-    { BASE "[fault f]\nat = 1s\naction = partition\nfrom = 2\nto = 3, 2\n",
-      KS_SCENARIO_ERROR_VALUE,
+    { BASE "[fault f]\nat = 1s\naction = partition\nfrom = 2\nto = 3, 2\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:10: to = 3, 2: '2' is on both sides: a node cannot be cut from itself" },
     { BASE "[fault f]\nat = 1s\naction = slow\ntarget = 2\n", KS_SCENARIO_ERROR_MISSING,
       "bad.ini:6: [fault f] (slow) needs disk.latency and/or network.latency" },
@@ -730,8 +751,10 @@ static GString *max_sections_text(int fault_count, int expect_count)
         g_string_append_printf(text, "[consumer c%d]\ntopic = t%d\ngroup.id = g\n", i, i % 64);
     }
     for (int i = 0; i < fault_count; i++) {
-        g_string_append_printf(text, "[fault f%d]\nat = %ds\naction = partition\nisolate = 1\n"
-                                     "duration = 1s\n", i, i);
+        g_string_append_printf(text,
+                               "[fault f%d]\nat = %ds\naction = partition\nisolate = 1\n"
+                               "duration = 1s\n",
+                               i, i);
     }
     g_string_append(text, "[expect]\n");
     for (int i = 0; i < expect_count; i++) {
@@ -798,9 +821,9 @@ static void test_section_limit(void)
     }
     int code = -1;
     g_autofree char *message = load_error(text->str, &code);
-    g_autofree char *want = g_strdup_printf("bad.ini:%d: more than %d [topic] sections",
-                                            KS_SCENARIO_TOPIC_COUNT_MAX + 1,
-                                            KS_SCENARIO_TOPIC_COUNT_MAX);
+    g_autofree char *want =
+        g_strdup_printf("bad.ini:%d: more than %d [topic] sections",
+                        KS_SCENARIO_TOPIC_COUNT_MAX + 1, KS_SCENARIO_TOPIC_COUNT_MAX);
     CU_ASSERT_STRING_EQUAL(message, want);
     g_string_free(text, TRUE);
 }
@@ -827,7 +850,8 @@ static void test_text_bytes(void)
                                    "acked_lost = 5\n";
     struct ks_scenario *s = NULL;
     g_autoptr(GError) error = NULL;
-    CU_ASSERT_FALSE(ks_scenario_load_from_bytes("n.ini", with_nul, sizeof with_nul - 1, &s, &error));
+    CU_ASSERT_FALSE(
+        ks_scenario_load_from_bytes("n.ini", with_nul, sizeof with_nul - 1, &s, &error));
     CU_ASSERT_PTR_NULL(s);
     CU_ASSERT_STRING_EQUAL(error->message, "n.ini:4: a NUL byte at byte 1 of the line: a scenario "
                                            "is a text file (is this file damaged?)");
@@ -851,8 +875,8 @@ static void test_text_bytes(void)
     CU_ASSERT_FALSE(ks_scenario_load_from_data("a\nb.ini", "[scenario]\nseed = 2\n", &s, &error));
     CU_ASSERT_TRUE(g_str_has_prefix(error->message, "a\nb.ini:1: the scenario's name comes from"));
     g_clear_error(&error);
-    CU_ASSERT_TRUE(ks_scenario_load_from_data("dir/caf\xe9.ini", "[scenario]\nname = cafe\n", &s,
-                                              &error));
+    CU_ASSERT_TRUE(
+        ks_scenario_load_from_data("dir/caf\xe9.ini", "[scenario]\nname = cafe\n", &s, &error));
     CU_ASSERT_STRING_EQUAL(s->name, "cafe");
     ks_scenario_free(s);
     s = load_ok("[scenario]\n");
@@ -899,7 +923,8 @@ static void test_file_kinds(void)
     fclose(file);
     g_autofree char *fifo_message = g_strdup_printf(
         "%s:0: cannot read: not a regular file (a device, pipe or socket); a scenario is a text "
-        "file", fifo);
+        "file",
+        fifo);
     g_autofree char *sparse_message =
         g_strdup_printf("%s:0: 16777217 bytes: a scenario file is at most 16 MiB", sparse);
     cases[2].path = fifo;
@@ -1079,8 +1104,7 @@ static void test_triggers(void)
         const char *formatted;
     } cases[] = {
         { "hw(2, orders-0) >= 2", KS_TRIGGER_HW, 2, 0, -1, KS_OP_GE, 2, "hw(2, orders-0) >= 2" },
-        { "leo(3,orders-2)>=10", KS_TRIGGER_LEO, 3, 2, -1, KS_OP_GE, 10,
-          "leo(3, orders-2) >= 10" },
+        { "leo(3,orders-2)>=10", KS_TRIGGER_LEO, 3, 2, -1, KS_OP_GE, 10, "leo(3, orders-2) >= 10" },
         { "isr_size(orders-0) == 1", KS_TRIGGER_ISR_SIZE, 0, 0, -1, KS_OP_EQ, 1,
           "isr_size(orders-0) == 1" },
         { "isr_size(orders-1) < 3", KS_TRIGGER_ISR_SIZE, 0, 1, -1, KS_OP_LT, 3,
@@ -1096,8 +1120,8 @@ static void test_triggers(void)
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *text = g_strdup_printf(BASE "[producer p1]\ntopic = orders\n"
-                                                "[fault f]\nwhen = %s\ndelay = 3ms\n"
-                                                "action = crash\ntarget = 1\n",
+                                                     "[fault f]\nwhen = %s\ndelay = 3ms\n"
+                                                     "action = crash\ntarget = 1\n",
                                                 cases[i].when);
         struct ks_scenario *s = load_ok(text);
         const struct ks_fault *fault = &s->faults[0];
@@ -1121,23 +1145,23 @@ static void test_triggers(void)
 
 static void test_fault_kinds(void)
 {
-    struct ks_scenario *s = load_ok(
-        BASE "[producer p1]\ntopic = orders\n[consumer c1]\ngroup.id = g\ntopic = orders\n"
-             "[fault a]\nat = 1s\naction = partition\nisolate = leader(orders-1)\n"
-             "[fault b]\nat = 2s\naction = partition\nfrom = producer(p1)\nto = 1, 2\n"
-             "duration = 500ms\n"
-             "[fault c]\nat = 3s\naction = heal\nfault = a\n"
-             "[fault d]\nat = 4s\naction = drop\nloss = 0.5%\nduration = 1s\n"
-             "[fault e]\nat = 4s\naction = drop\nloss = 25ppm\n"
-             "[fault f]\nat = 5s\naction = corrupt\ntarget = followers(orders-2)\n"
-             "partition = orders-2\nbytes = 8\nposition.bytes = 100\n"
-             "[fault g]\nat = 6s\naction = rewind\ntarget = consumer(c1)\nto = 42\n"
-             "[fault h]\nat = 6s\naction = rewind\ntarget = consumer(c1)\nto = 1.5s\n"
-             "[fault i]\nat = 7s\naction = pause\ntarget = controller\nduration = 2s\n"
-             "[fault j]\nat = 8s\naction = crash\ntarget = random\nmode = power\n"
-             "[fault k]\nat = 9s\naction = heal\n"
-             "[fault l]\nat = 9s\naction = slow\ntarget = 3\nnetwork.latency = 50ms\n"
-             "[fault m]\nat = 9s\naction = resume\ntarget = consumer(c1)\n");
+    struct ks_scenario *s =
+        load_ok(BASE "[producer p1]\ntopic = orders\n[consumer c1]\ngroup.id = g\ntopic = orders\n"
+                     "[fault a]\nat = 1s\naction = partition\nisolate = leader(orders-1)\n"
+                     "[fault b]\nat = 2s\naction = partition\nfrom = producer(p1)\nto = 1, 2\n"
+                     "duration = 500ms\n"
+                     "[fault c]\nat = 3s\naction = heal\nfault = a\n"
+                     "[fault d]\nat = 4s\naction = drop\nloss = 0.5%\nduration = 1s\n"
+                     "[fault e]\nat = 4s\naction = drop\nloss = 25ppm\n"
+                     "[fault f]\nat = 5s\naction = corrupt\ntarget = followers(orders-2)\n"
+                     "partition = orders-2\nbytes = 8\nposition.bytes = 100\n"
+                     "[fault g]\nat = 6s\naction = rewind\ntarget = consumer(c1)\nto = 42\n"
+                     "[fault h]\nat = 6s\naction = rewind\ntarget = consumer(c1)\nto = 1.5s\n"
+                     "[fault i]\nat = 7s\naction = pause\ntarget = controller\nduration = 2s\n"
+                     "[fault j]\nat = 8s\naction = crash\ntarget = random\nmode = power\n"
+                     "[fault k]\nat = 9s\naction = heal\n"
+                     "[fault l]\nat = 9s\naction = slow\ntarget = 3\nnetwork.latency = 50ms\n"
+                     "[fault m]\nat = 9s\naction = resume\ntarget = consumer(c1)\n");
     const struct ks_fault *f = s->faults;
     CU_ASSERT_EQUAL(f[0].net_shape, KS_NET_ISOLATE);
     CU_ASSERT_EQUAL(f[0].side_a.count, 1);
@@ -1315,14 +1339,14 @@ static void test_params_json(void)
                            "0.5");
     JsonArray *assignment = json_object_get_array_member(topic, "assignment");
     CU_ASSERT_EQUAL(json_array_get_int_element(json_array_get_array_element(assignment, 2), 0), 3);
-    JsonObject *producer = json_array_get_object_element(
-        json_object_get_array_member(root, "producers"), 0);
+    JsonObject *producer =
+        json_array_get_object_element(json_object_get_array_member(root, "producers"), 0);
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(producer, "acks"), "all");
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(producer, "topic"), "orders");
     CU_ASSERT_EQUAL(json_object_get_int_member(producer, "linger.ms"), 5);
     CU_ASSERT_EQUAL(json_object_get_int_member(producer, "rate"), 2000);
-    JsonObject *consumer = json_array_get_object_element(
-        json_object_get_array_member(root, "consumers"), 0);
+    JsonObject *consumer =
+        json_array_get_object_element(json_object_get_array_member(root, "consumers"), 0);
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(consumer, "commit"), "after-process");
     CU_ASSERT_FALSE(json_object_get_boolean_member(consumer, "enable.auto.commit"));
     JsonArray *faults = json_object_get_array_member(root, "faults");
@@ -1383,12 +1407,11 @@ static void test_write_ini_copy_sections(void)
     g_autofree char *json_copy = ks_scenario_params_json(copy);
     CU_ASSERT_STRING_EQUAL(json_s, json_copy);
     ks_scenario_remove_faults(copy);
-    CU_ASSERT_FATAL(ks_scenario_add_section(copy, "fault f1",
-                                            "at = 5s\naction = crash\ntarget = 2\n", "explore",
-                                            &error));
+    CU_ASSERT_FATAL(ks_scenario_add_section(
+        copy, "fault f1", "at = 5s\naction = crash\ntarget = 2\n", "explore", &error));
     g_autoptr(GError) add_error = NULL;
-    CU_ASSERT_FALSE(ks_scenario_add_section(copy, "fault f2", "at = 5s\nbogus = 1\n", "explore",
-                                            &add_error));
+    CU_ASSERT_FALSE(
+        ks_scenario_add_section(copy, "fault f2", "at = 5s\nbogus = 1\n", "explore", &add_error));
     CU_ASSERT_STRING_EQUAL(add_error->message, "explore:2: unknown key 'bogus' in [fault]");
     CU_ASSERT_FATAL(ks_scenario_finalize(copy, &error));
     CU_ASSERT_EQUAL(copy->fault_count, 1); /* f2 was not added */
@@ -1396,12 +1419,15 @@ static void test_write_ini_copy_sections(void)
     CU_ASSERT_EQUAL(s->fault_count, 3); /* the original is untouched */
     /* A reference error in an added section cites its origin and body line. */
     struct ks_scenario *other = ks_scenario_copy(copy);
-    CU_ASSERT_FATAL(ks_scenario_add_section(other, "fault f3", "at = 5s\naction = crash\n"
-                                            "target = 9\n", "explore", &error));
+    CU_ASSERT_FATAL(ks_scenario_add_section(other, "fault f3",
+                                            "at = 5s\naction = crash\n"
+                                            "target = 9\n",
+                                            "explore", &error));
     g_autoptr(GError) ref_error = NULL;
     CU_ASSERT_FALSE(ks_scenario_finalize(other, &ref_error));
-    CU_ASSERT_STRING_EQUAL(ref_error->message,
-                           "explore:3: target = 9: broker 9 does not exist (brokers = 3: ids 1..3)");
+    CU_ASSERT_STRING_EQUAL(
+        ref_error->message,
+        "explore:3: target = 9: broker 9 does not exist (brokers = 3: ids 1..3)");
     ks_scenario_free(other);
     g_autoptr(GError) dup_error = NULL;
     CU_ASSERT_FALSE(ks_scenario_add_section(copy, "fault f1", "at = 1s\n", "explore", &dup_error));
@@ -1465,15 +1491,14 @@ static bool round_trip_one(const char *path)
     g_autoptr(GError) back_error = NULL;
     bool loaded = ks_scenario_load_from_data("elsewhere/other-name.ini", ini, &back, &back_error);
     if (!loaded) {
-        fprintf(stderr, "\n%s: write_ini output does not load: %s\n%s\n", path,
-                back_error->message, ini);
+        fprintf(stderr, "\n%s: write_ini output does not load: %s\n%s\n", path, back_error->message,
+                ini);
     }
     CU_ASSERT_FATAL(loaded);
     g_autofree char *json = ks_scenario_params_json(s);
     g_autofree char *json_back = ks_scenario_params_json(back);
     if (strcmp(json, json_back) != 0) {
-        fprintf(stderr, "\n%s: params differ after write_ini:\n%s\n%s\n", path, json,
-                json_back);
+        fprintf(stderr, "\n%s: params differ after write_ini:\n%s\n%s\n", path, json, json_back);
     }
     CU_ASSERT_STRING_EQUAL(json, json_back);
     CU_ASSERT_EQUAL(s->seed, back->seed);
@@ -1516,9 +1541,9 @@ static void test_write_ini_round_trip(void)
     CU_ASSERT_TRUE(corpus >= 5);
     /* Refused --set values: each would change meaning in a file. */
     static const char *const refused[] = {
-        "scenario.description=a # b",    "scenario.description=#x",
-        "scenario.description=a\nb",     "scenario.description=tab\tand\rreturn",
-        "scenario.description=caf\xe9",  "expect.partition.orders-0 x.leader=1",
+        "scenario.description=a # b",   "scenario.description=#x",
+        "scenario.description=a\nb",    "scenario.description=tab\tand\rreturn",
+        "scenario.description=caf\xe9", "expect.partition.orders-0 x.leader=1",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
         struct ks_scenario *s = NULL;
@@ -1539,10 +1564,10 @@ static void test_parse_duration(void)
     static const char *const refused[] = { " 1s", "1s ", "2562048h" };
     for (size_t i = 0; i < G_N_ELEMENTS(durations) + G_N_ELEMENTS(refused) + 1; i++) {
         size_t extra = i - G_N_ELEMENTS(durations);
-        const char *text = i < G_N_ELEMENTS(durations) ? durations[i].text
+        const char *text = i < G_N_ELEMENTS(durations)     ? durations[i].text
                            : extra < G_N_ELEMENTS(refused) ? refused[extra]
                                                            : "2562047h";
-        int64_t want = i < G_N_ELEMENTS(durations) ? durations[i].ns
+        int64_t want = i < G_N_ELEMENTS(durations)     ? durations[i].ns
                        : extra < G_N_ELEMENTS(refused) ? -1
                                                        : 2562047LL * 3600 * S;
         int64_t ns = -1;
@@ -1578,15 +1603,9 @@ static void test_mutations(void)
             size_t position = (size_t)(state >> 33) % text->len;
             char c = alphabet[(state >> 20) % (sizeof alphabet - 1)];
             switch ((state >> 10) % 3) {
-            case 0:
-                text->str[position] = c;
-                break;
-            case 1:
-                g_string_erase(text, (gssize)position, 1);
-                break;
-            default:
-                g_string_insert_c(text, (gssize)position, c);
-                break;
+            case 0: text->str[position] = c; break;
+            case 1: g_string_erase(text, (gssize)position, 1); break;
+            default: g_string_insert_c(text, (gssize)position, c); break;
             }
         }
         guint line_count = 1;
@@ -1663,8 +1682,8 @@ static const struct {
     { "cluster.brokers=1", "topic.t.replication.factor=1;topic.t.min.insync.replicas=1",
       EXTREME_RUN },
     { "cluster.replica.lag.time.max.ms=1", "cluster.replica.fetch.wait.max.ms=0", EXTREME_RUN },
-    { "cluster.replica.fetch.wait.max.ms=2147483647",
-      "cluster.replica.lag.time.max.ms=2147483647", EXTREME_RUN },
+    { "cluster.replica.fetch.wait.max.ms=2147483647", "cluster.replica.lag.time.max.ms=2147483647",
+      EXTREME_RUN },
     { "cluster.broker.session.timeout.ms=1", NULL, EXTREME_CONFLICT }, /* heartbeat >= 1 */
     { "cluster.broker.heartbeat.interval.ms=2147483647", NULL, EXTREME_CONFLICT },
     /* A checkpoint file written every simulated ms, or 1024 partitions of
@@ -1687,8 +1706,7 @@ static const struct {
 static char *extreme_text(const struct ks__key_spec *spec, int64_t value)
 {
     switch (spec->type) {
-    case KS__VALUE_DURATION:
-        return ks__format_duration(value);
+    case KS__VALUE_DURATION: return ks__format_duration(value);
     case KS__VALUE_RATIO:
         return g_strdup_printf("%" PRId64 ".%03" PRId64, value / 1000, value % 1000);
     case KS__VALUE_INT32:
@@ -1698,13 +1716,11 @@ static char *extreme_text(const struct ks__key_spec *spec, int64_t value)
     case KS__VALUE_SIZE32:
     case KS__VALUE_SIZE64:
     case KS__VALUE_BANDWIDTH:
-    case KS__VALUE_RATE:
-        return g_strdup_printf("%" PRId64, value);
+    case KS__VALUE_RATE: return g_strdup_printf("%" PRId64, value);
     case KS__VALUE_BOOL:
     case KS__VALUE_ENUM:
     case KS__VALUE_STRING:
-    case KS__VALUE_CUSTOM:
-        break;
+    case KS__VALUE_CUSTOM: break;
     }
     return NULL; /* not a number */
 }
@@ -1740,8 +1756,8 @@ static void extreme_try(const char *dir, const char *prefix, const char *assignm
     for (size_t i = 0; g_str_has_prefix(prefix, "fault.") && i < G_N_ELEMENTS(extreme_faults);
          i++) {
         if (strcmp(extreme_faults[i].key, section) == 0) {
-            CU_ASSERT_FATAL(ks_scenario_add_section(s, "fault f", extreme_faults[i].body, "test",
-                                                    &error));
+            CU_ASSERT_FATAL(
+                ks_scenario_add_section(s, "fault f", extreme_faults[i].body, "test", &error));
         }
     }
     g_auto(GStrv) sets = g_strsplit(also != NULL ? also : "", ";", -1);
@@ -1790,8 +1806,8 @@ static void test_extreme_values(void)
         enum ks__section_kind kind;
         const char *prefix;
     } sections[] = {
-        { KS__SECTION_SCENARIO, "scenario." }, { KS__SECTION_CLUSTER, "cluster." },
-        { KS__SECTION_TOPIC, "topic.t." },     { KS__SECTION_PRODUCER, "producer.p." },
+        { KS__SECTION_SCENARIO, "scenario." },   { KS__SECTION_CLUSTER, "cluster." },
+        { KS__SECTION_TOPIC, "topic.t." },       { KS__SECTION_PRODUCER, "producer.p." },
         { KS__SECTION_CONSUMER, "consumer.c." }, { KS__SECTION_FAULT, "fault.f." },
     };
     int tried = 0;
@@ -1880,7 +1896,7 @@ static void test_key_reference_doc(void)
 }
 
 #define NOT_MODELLED_BEGIN "<!-- not-modelled keys: generated from sim/scenario_keys.c -->\n"
-#define NOT_MODELLED_END "<!-- end of the not-modelled keys -->\n"
+#define NOT_MODELLED_END   "<!-- end of the not-modelled keys -->\n"
 
 /* docs/model.md lists the not-modelled keys exactly as the table has them,
  * between two markers; when it differs the test writes the whole file as it
@@ -1905,8 +1921,8 @@ static void test_not_modelled_doc(void)
     }
     CU_ASSERT_TRUE(same);
     /* The keys the issue names are there. */
-    static const char *const keys[] = { "transactional.id", "isolation.level",
-                                        "group.instance.id", "group.protocol" };
+    static const char *const keys[] = { "transactional.id", "isolation.level", "group.instance.id",
+                                        "group.protocol" };
     for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
         g_autofree char *item = g_strdup_printf("- `%s`:", keys[i]);
         CU_ASSERT_PTR_NOT_NULL(strstr(generated, item));

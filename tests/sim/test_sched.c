@@ -35,18 +35,18 @@ static void test_order_and_ties(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 3);
-    struct order_log log = {0};
+    struct order_log log = { 0 };
     struct tagged tags[6];
     /* Delays 30, 10, 10, 20, 10, 0: ties at 10 keep insertion order. */
-    ks_time_ns delays[6] = {30, 10, 10, 20, 10, 0};
+    ks_time_ns delays[6] = { 30, 10, 10, 20, 10, 0 };
     for (int i = 0; i < 6; i++) {
-        tags[i] = (struct tagged){&log, i};
+        tags[i] = (struct tagged){ &log, i };
         ks_world_schedule(env.world, (ks_node_id)(i % 3), delays[i], 1, record_tag, &tags[i]);
     }
     uint64_t processed = ks_world_run_until_idle(env.world, KS_TIME_NEVER);
     CU_ASSERT_EQUAL(processed, 6);
     CU_ASSERT_EQUAL(ks_world_event_count(env.world), 6);
-    int expected[6] = {5, 1, 2, 4, 3, 0};
+    int expected[6] = { 5, 1, 2, 4, 3, 0 };
     for (int i = 0; i < 6; i++) {
         CU_ASSERT_EQUAL(log.tags[i], expected[i]);
         CU_ASSERT_EQUAL(log.times_ns[i], delays[expected[i]]);
@@ -59,8 +59,8 @@ static void test_run_until_sets_clock(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 2);
-    struct order_log log = {0};
-    struct tagged a = {&log, 1}, b = {&log, 2};
+    struct order_log log = { 0 };
+    struct tagged a = { &log, 1 }, b = { &log, 2 };
     ks_world_schedule(env.world, 1, 100, 1, record_tag, &a);
     ks_world_schedule(env.world, 1, 200, 1, record_tag, &b);
     CU_ASSERT_EQUAL(ks_world_run_until(env.world, 99), 0);
@@ -70,7 +70,7 @@ static void test_run_until_sets_clock(void)
     CU_ASSERT_EQUAL(ks_world_run_until(env.world, 150), 0);
     CU_ASSERT_EQUAL(ks_world_now_ns(env.world), 150);
     /* Delays are relative to the new clock. */
-    struct tagged c = {&log, 3};
+    struct tagged c = { &log, 3 };
     ks_world_schedule(env.world, 1, 10, 1, record_tag, &c);
     CU_ASSERT_EQUAL(ks_world_run_until_idle(env.world, KS_TIME_NEVER), 2);
     CU_ASSERT_EQUAL(log.count, 3);
@@ -84,11 +84,11 @@ static void test_cancel(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 2);
-    struct order_log log = {0};
+    struct order_log log = { 0 };
     struct tagged t[4];
     ks_timer_id ids[4];
     for (int i = 0; i < 4; i++) {
-        t[i] = (struct tagged){&log, i};
+        t[i] = (struct tagged){ &log, i };
         ids[i] = ks_world_schedule(env.world, 1, (ks_time_ns)(10 * (i + 1)), 1, record_tag, &t[i]);
         CU_ASSERT_NOT_EQUAL(ids[i], 0);
     }
@@ -99,7 +99,7 @@ static void test_cancel(void)
     ks_world_cancel(env.world, ids[0]); /* already ran: no-op */
     /* A new timer may reuse the slot of a finished one: the old id must not
      * cancel it. */
-    struct tagged late = {&log, 9};
+    struct tagged late = { &log, 9 };
     ks_timer_id late_id = ks_world_schedule(env.world, 1, 5, 1, record_tag, &late);
     ks_world_cancel(env.world, ids[0]);
     CU_ASSERT_NOT_EQUAL(late_id, ids[0]);
@@ -152,7 +152,7 @@ static void test_handlers_schedule(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 2);
-    struct chain c = {.remaining = 10};
+    struct chain c = { .remaining = 10 };
     ks_world_schedule(env.world, 1, 0, 1, chain_step, &c);
     CU_ASSERT_EQUAL(ks_world_run_until_idle(env.world, KS_TIME_NEVER), 10);
     CU_ASSERT_EQUAL(c.log.count, 10);
@@ -173,10 +173,10 @@ static void test_pause_defers_in_order(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 3);
-    struct order_log log = {0};
+    struct order_log log = { 0 };
     struct tagged t[5];
     for (int i = 0; i < 5; i++) {
-        t[i] = (struct tagged){&log, i};
+        t[i] = (struct tagged){ &log, i };
     }
     ks_world_node_pause(env.world, 1);
     CU_ASSERT_TRUE(ks_world_node_is_paused(env.world, 1));
@@ -186,7 +186,7 @@ static void test_pause_defers_in_order(void)
     ks_timer_id cancelled = ks_world_schedule(env.world, 1, 20, 1, record_tag, &t[2]);
     ks_world_schedule(env.world, 2, 40, 1, record_tag, &t[3]); /* another node runs */
     ks_world_schedule(env.world, 1, 80, 1, record_tag, &t[4]); /* after resume: normal */
-    struct pause_ctl ctl = {1};
+    struct pause_ctl ctl = { 1 };
     ks_world_schedule(env.world, KS_NODE_DRIVER, 50, 1, do_resume, &ctl);
     ks_world_run_until(env.world, 45);
     ks_world_cancel(env.world, cancelled); /* cancel while deferred */
@@ -208,10 +208,10 @@ static void test_crash_drops_timers(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 3);
-    struct order_log log = {0};
+    struct order_log log = { 0 };
     struct tagged t[4];
     for (int i = 0; i < 4; i++) {
-        t[i] = (struct tagged){&log, i};
+        t[i] = (struct tagged){ &log, i };
     }
     ks_world_schedule(env.world, 1, 10, 1, record_tag, &t[0]);
     ks_world_schedule(env.world, 2, 10, 1, record_tag, &t[1]);
@@ -235,8 +235,8 @@ static void test_crash_while_paused(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 2);
-    struct order_log log = {0};
-    struct tagged t = {&log, 1};
+    struct order_log log = { 0 };
+    struct tagged t = { &log, 1 };
     ks_world_node_pause(env.world, 1);
     ks_world_schedule(env.world, 1, 10, 1, record_tag, &t);
     ks_world_run_until(env.world, 20);
@@ -263,7 +263,7 @@ static void test_after_event(void)
 {
     struct ks_test_env env;
     ks_test_env_init(&env, 1, 2);
-    struct counter counter = {0};
+    struct counter counter = { 0 };
     ks_world_set_after_event(env.world, count_after, &counter);
     for (int i = 0; i < 5; i++) {
         ks_world_schedule(env.world, 1, (ks_time_ns)i, 1, noop, NULL);
@@ -282,15 +282,15 @@ static void test_after_event(void)
 void ks_test_register_sched(void)
 {
     static const struct ks_test_case cases[] = {
-        {"order_and_ties", test_order_and_ties},
-        {"run_until_sets_clock", test_run_until_sets_clock},
-        {"cancel", test_cancel},
-        {"cancel_is_bounded", test_cancel_is_bounded},
-        {"handlers_schedule", test_handlers_schedule},
-        {"pause_defers_in_order", test_pause_defers_in_order},
-        {"crash_drops_timers", test_crash_drops_timers},
-        {"crash_while_paused", test_crash_while_paused},
-        {"after_event", test_after_event},
+        { "order_and_ties", test_order_and_ties },
+        { "run_until_sets_clock", test_run_until_sets_clock },
+        { "cancel", test_cancel },
+        { "cancel_is_bounded", test_cancel_is_bounded },
+        { "handlers_schedule", test_handlers_schedule },
+        { "pause_defers_in_order", test_pause_defers_in_order },
+        { "crash_drops_timers", test_crash_drops_timers },
+        { "crash_while_paused", test_crash_while_paused },
+        { "after_event", test_after_event },
     };
     KS_TEST_ADD_SUITE("sim/sched", cases);
 }

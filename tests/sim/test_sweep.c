@@ -32,8 +32,8 @@ static char *dump_db(const char *path)
     GString *text = g_string_new("");
     GPtrArray *tables = g_ptr_array_new_with_free_func(g_free);
     sqlite3_stmt *stmt = NULL;
-    sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
-                       -1, &stmt, NULL);
+    sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", -1,
+                       &stmt, NULL);
     while (sqlite3_step(stmt) == SQLITE_ROW) {
         g_ptr_array_add(tables, g_strdup((const char *)sqlite3_column_text(stmt, 0)));
     }
@@ -48,8 +48,8 @@ static char *dump_db(const char *path)
         for (int c = 1; c <= columns; c++) {
             g_string_append_printf(order, "%s%d", c > 1 ? ", " : "", c);
         }
-        g_autofree char *sql = g_strdup_printf("SELECT * FROM \"%s\" ORDER BY %s", table,
-                                               order->str);
+        g_autofree char *sql =
+            g_strdup_printf("SELECT * FROM \"%s\" ORDER BY %s", table, order->str);
         g_string_free(order, TRUE);
         g_string_append_printf(text, "[%s]\n", table);
         sqlite3_prepare_v2(db, sql, -1, &stmt, NULL);
@@ -115,8 +115,8 @@ static void test_merge_order_independent(void)
     make_inputs(dir, paths);
     g_autofree char *out_a = g_strdup_printf("%s/a.db", dir);
     g_autofree char *out_b = g_strdup_printf("%s/b.db", dir);
-    const char *order_a[] = {paths[0], paths[1], paths[2]};
-    const char *order_b[] = {paths[2], paths[0], paths[1]};
+    const char *order_a[] = { paths[0], paths[1], paths[2] };
+    const char *order_b[] = { paths[2], paths[0], paths[1] };
     GError *error = NULL;
     CU_ASSERT_TRUE(ks_merge_files(out_a, order_a, 3, &error));
     CU_ASSERT_TRUE(ks_merge_files(out_b, order_b, 3, &error));
@@ -157,7 +157,7 @@ static void test_merge_order_independent(void)
     fixture_exec(db, "CREATE TABLE t(x)");
     sqlite3_close(db);
     g_autofree char *out_c = g_strdup_printf("%s/c.db", dir);
-    const char *bad[] = {paths[0], foreign};
+    const char *bad[] = { paths[0], foreign };
     CU_ASSERT_FALSE(ks_merge_files(out_c, bad, 2, &error));
     CU_ASSERT_EQUAL(error ? error->code : -1, KS_MERGE_ERROR_INPUT);
     g_clear_error(&error);
@@ -178,9 +178,9 @@ static void test_merge_append_numbers_after(void)
     sqlite3 *out = NULL;
     CU_ASSERT_EQUAL_FATAL(sqlite3_open(paths[0], &out), SQLITE_OK);
     /* Runs 3 and 1 of in1, in that order, appended to in0 (6 runs). */
-    const char *inputs[] = {paths[1]};
-    struct ks_merge_run runs[] = {{0, 3}, {0, 1}};
-    int64_t new_ids[2] = {0, 0};
+    const char *inputs[] = { paths[1] };
+    struct ks_merge_run runs[] = { { 0, 3 }, { 0, 1 } };
+    int64_t new_ids[2] = { 0, 0 };
     GError *error = NULL;
     CU_ASSERT_TRUE(ks_merge_append(out, inputs, 1, runs, 2, new_ids, &error));
     CU_ASSERT_EQUAL(new_ids[0], 7);
@@ -251,7 +251,7 @@ static void test_shards_cover_once(void)
         }
     }
     /* Balanced: 10 seeds over 4 shards give 3, 3, 2, 2. */
-    int sizes[4] = {0, 0, 0, 0};
+    int sizes[4] = { 0, 0, 0, 0 };
     for (uint64_t item = 0; item < 10; item++) {
         for (uint32_t index = 1; index <= 4; index++) {
             sizes[index - 1] += ks_sweep_shard_owns(item, index, 4) ? 1 : 0;
@@ -276,7 +276,7 @@ static void test_parse_seeds_and_shards(void)
     CU_ASSERT_TRUE(ks_sweep_parse_seeds("5", &first, &last, &error));
     CU_ASSERT_EQUAL(first, 5);
     CU_ASSERT_EQUAL(last, 5);
-    const char *bad_seeds[] = {"", "9-3", "a-b", "1-", "-4", "1-2-3", "1 -2"};
+    const char *bad_seeds[] = { "", "9-3", "a-b", "1-", "-4", "1-2-3", "1 -2" };
     for (size_t i = 0; i < G_N_ELEMENTS(bad_seeds); i++) {
         CU_ASSERT_FALSE(ks_sweep_parse_seeds(bad_seeds[i], &first, &last, &error));
         CU_ASSERT_PTR_NOT_NULL(error);
@@ -285,7 +285,7 @@ static void test_parse_seeds_and_shards(void)
     CU_ASSERT_TRUE(ks_sweep_parse_shard("2/4", &index, &count, &error));
     CU_ASSERT_EQUAL(index, 2);
     CU_ASSERT_EQUAL(count, 4);
-    const char *bad_shards[] = {"0/4", "5/4", "1/0", "1", "x/2", "1/2/3", ""};
+    const char *bad_shards[] = { "0/4", "5/4", "1/0", "1", "x/2", "1/2/3", "" };
     for (size_t i = 0; i < G_N_ELEMENTS(bad_shards); i++) {
         CU_ASSERT_FALSE(ks_sweep_parse_shard(bad_shards[i], &index, &count, &error));
         CU_ASSERT_PTR_NOT_NULL(error);
@@ -332,8 +332,9 @@ static const char tiny_scenario[] =
 
 static int run_sweep(const char *scenario, const char *db_path, const char *jobs)
 {
-    const char *argv[] = {"sweep", scenario, "--vary", "producer.p1.acks=1,all",
-                          "--seeds", "1-2", "--jobs", jobs, "--db", db_path, NULL};
+    const char *argv[] = { "sweep",   scenario, "--vary", "producer.p1.acks=1,all",
+                           "--seeds", "1-2",    "--jobs", jobs,
+                           "--db",    db_path,  NULL };
     return ks_sweep_main((int)G_N_ELEMENTS(argv) - 1, (char **)argv);
 }
 
@@ -357,8 +358,8 @@ static void test_sweep_jobs_deterministic(void)
     CU_ASSERT_STRING_EQUAL(dump1, dump2);
     /* A bad --vary key is refused before anything runs. */
     g_autofree char *db3 = g_build_filename(dir, "bad.db", NULL);
-    const char *argv[] = {"sweep", scenario, "--vary", "producer.p9.acks=1,all", "--seeds", "1-2",
-                          "--db", db3, NULL};
+    const char *argv[] = { "sweep", scenario, "--vary", "producer.p9.acks=1,all", "--seeds", "1-2",
+                           "--db",  db3,      NULL };
     CU_ASSERT_EQUAL(ks_sweep_main((int)G_N_ELEMENTS(argv) - 1, (char **)argv), 2);
     CU_ASSERT_FALSE(g_file_test(db3, G_FILE_TEST_EXISTS));
     ks_test_remove_tree(dir);
@@ -372,7 +373,7 @@ static void test_explore_schedules(void)
     GError *error = NULL;
     CU_ASSERT_FATAL(ks_scenario_load_from_data("tiny", tiny_scenario, &base, &error));
     GHashTable *distinct = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    int actions_seen[KS_FAULT_REWIND + 1] = {0};
+    int actions_seen[KS_FAULT_REWIND + 1] = { 0 };
     for (uint64_t seed = 1; seed <= 40; seed++) {
         g_autofree char *text = ks_explore_schedule_ini(base, seed, 3);
         g_autofree char *again = ks_explore_schedule_ini(base, seed, 3);
@@ -408,13 +409,13 @@ static void test_explore_schedules(void)
 void ks_test_register_sweep(void)
 {
     static const struct ks_test_case cases[] = {
-        {"merge is order independent", test_merge_order_independent},
-        {"merge appends after existing runs", test_merge_append_numbers_after},
-        {"merge of more inputs than attach allows", test_merge_many_inputs},
-        {"shards cover every item once", test_shards_cover_once},
-        {"seeds and shards parse", test_parse_seeds_and_shards},
-        {"sweep is the same with --jobs 1 and 2", test_sweep_jobs_deterministic},
-        {"explore schedules", test_explore_schedules},
+        { "merge is order independent", test_merge_order_independent },
+        { "merge appends after existing runs", test_merge_append_numbers_after },
+        { "merge of more inputs than attach allows", test_merge_many_inputs },
+        { "shards cover every item once", test_shards_cover_once },
+        { "seeds and shards parse", test_parse_seeds_and_shards },
+        { "sweep is the same with --jobs 1 and 2", test_sweep_jobs_deterministic },
+        { "explore schedules", test_explore_schedules },
     };
     KS_TEST_ADD_SUITE("sim/sweep", cases);
 }

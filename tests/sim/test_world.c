@@ -54,8 +54,8 @@ static void tick(ks_world *world, void *context)
     ks_node_id source =
         1 + (ks_node_id)ks_world_random_below(world, KS_RNG_WORKLOAD, g->node_count - 1);
     ks_world_send(world, source, 1 + source % (g->node_count - 1), 1, &zero, sizeof zero);
-    ks_world_schedule(world, KS_NODE_DRIVER,
-                      ks_world_random_below(world, KS_RNG_WORKLOAD, 200000), 2, tick, g);
+    ks_world_schedule(world, KS_NODE_DRIVER, ks_world_random_below(world, KS_RNG_WORKLOAD, 200000),
+                      2, tick, g);
 }
 
 static void faults(ks_world *world, void *context)
@@ -68,7 +68,7 @@ static void faults(ks_world *world, void *context)
     } else if (now == 9000000) {
         ks_world_node_restart(world, 2);
         ks_world_node_resume(world, 3);
-        ks_node_id a[] = {1}, b[] = {4, 5};
+        ks_node_id a[] = { 1 }, b[] = { 4, 5 };
         ks_world_net_partition(world, a, 1, b, 2);
     } else if (now == 14000000) {
         ks_world_net_heal_all(world);
@@ -96,7 +96,7 @@ static struct run_result run_gossip(uint64_t seed)
     FILE *out = open_memstream(&buffer, &length);
     ks_world_set_trace(env.world, out);
     ks_world_net_set_loss_ppm(env.world, 20000);
-    struct gossip g = {env.world, 6, 3000};
+    struct gossip g = { env.world, 6, 3000 };
     for (ks_node_id n = 1; n < 6; n++) {
         ks_world_set_receiver(env.world, n, gossip_receive, &g);
     }
@@ -107,8 +107,8 @@ static struct run_result run_gossip(uint64_t seed)
     ks_world_run_until_idle(env.world, 100 * KS_NS_PER_MS);
     ks_world_set_trace(env.world, NULL);
     fclose(out);
-    struct run_result r = {ks_world_trace_hash(env.world), ks_world_event_count(env.world),
-                           buffer};
+    struct run_result r = { ks_world_trace_hash(env.world), ks_world_event_count(env.world),
+                            buffer };
     ks_test_env_deinit(&env);
     return r;
 }
@@ -196,7 +196,7 @@ static void test_bad_run_dir(void)
     ks_disk_close(f);
     char *real = ks_world_real_path(env.world, "plain");
     char *bad = g_build_filename(real, "sub", NULL);
-    struct ks_world_config config = {.seed = 1, .node_count = 2, .run_dir = bad};
+    struct ks_world_config config = { .seed = 1, .node_count = 2, .run_dir = bad };
     GError *error = NULL;
     ks_world *world = ks_world_new(&config, &error);
     CU_ASSERT_PTR_NULL(world);
@@ -294,12 +294,12 @@ static void test_misuse_asserts(void)
 void ks_test_register_world(void)
 {
     static const struct ks_test_case cases[] = {
-        {"same_seed_same_trace", test_same_seed_same_trace},
-        {"trace_lines", test_trace_lines},
-        {"hash_covers_payload_and_mix", test_hash_covers_payload_and_mix},
-        {"bad_run_dir", test_bad_run_dir},
-        {"free_closes_open_handles", test_free_closes_open_handles},
-        {"misuse_asserts", test_misuse_asserts},
+        { "same_seed_same_trace", test_same_seed_same_trace },
+        { "trace_lines", test_trace_lines },
+        { "hash_covers_payload_and_mix", test_hash_covers_payload_and_mix },
+        { "bad_run_dir", test_bad_run_dir },
+        { "free_closes_open_handles", test_free_closes_open_handles },
+        { "misuse_asserts", test_misuse_asserts },
     };
     KS_TEST_ADD_SUITE("sim/world", cases);
 }
