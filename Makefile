@@ -46,7 +46,7 @@ ASAN_OBJ = $(LIB_SRC:%.c=build/asan/%.o) $(TEST_SRC:%.c=build/asan/%.o)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=bin/bench/%)
 
 .PHONY: all deps build test test-all unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards edges decode \
-        fuzz fuzz-log fuzz-scenario demo demo-all bench bench-all clean
+        fuzz fuzz-log fuzz-scenario demo demo-all bench bench-all format clean
 
 # The public targets install what is missing first, then run make again so
 # that pkg-config's flags are read after the install.
@@ -204,6 +204,12 @@ bin/bench/%: tests/bench/%.c $(LIB_SRC) $(HDRS)
 
 bench-all: $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do $$b || exit 1; done
+
+# Formats every C file with the committed .clang-format (run before committing).
+FORMAT_SRC = $(wildcard core/*.[ch] sim/*.[ch] tests/*.[ch] tests/core/*.[ch] tests/sim/*.[ch] \
+                        tests/bench/*.c tests/fuzz/*.c)
+format:
+	clang-format -i $(FORMAT_SRC)
 
 clean:
 	rm -rf build bin runs ksim.db demo.db demo-*.png
