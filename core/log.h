@@ -48,6 +48,19 @@ int64_t ks_log_size_bytes(const struct ks_log *log);
 int32_t ks_log_segment_count(const struct ks_log *log);
 const char *ks_log_dir(const struct ks_log *log); /* borrowed */
 
+/* What one segment holds, to compare a log before a crash with what recovery
+ * left of it (the recovery line). */
+struct ks_log_segment_summary {
+    int64_t base_offset;
+    int64_t next_offset;
+    int64_t size_bytes;
+    int64_t batch_count;  /* -1: not known (the segment was loaded from its index) */
+    int64_t record_count; /* -1: not known */
+};
+/* Replaces the contents of `out` (a GArray of struct ks_log_segment_summary)
+ * with the log's segments, oldest first. */
+void ks_log_summarize(const struct ks_log *log, GArray *out);
+
 enum ks_log_result {
     KS_LOG_OK,
     KS_LOG_CORRUPT, /* bad CRC/length in the input batch */

@@ -439,22 +439,69 @@ static void narrate_truncation(const struct ks_cluster_spec *spec, const struct 
     append_truncation_cause(spec, explain, e);
 }
 
+/* "lost 120 record(s) in 3 batch(es), 14520 bytes" (counts that are not
+ * known are left out). */
+static void append_recovery_loss(GString *out, const struct ks_cluster_event *e)
+{
+    if (e->record_count > 0 || (e->record_count == 0 && e->byte_count == 0)) {
+        g_string_append_printf(out, "lost %" PRId64 " record(s)", e->record_count);
+    } else {
+        g_string_append_printf(out, "lost offsets %" PRId64 "..%" PRId64, e->offset_from,
+                               e->offset_to - 1);
+    }
+    if (e->batch_count > 0) {
+        g_string_append_printf(out, " in %" PRId64 " batch(es)", e->batch_count);
+    }
+    g_string_append_printf(out, ", %" PRId64 " bytes", e->byte_count);
+}
+
 static void narrate_recovery(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
                              GString *detail, GString *explain)
 {
     const char *name = topic_name(spec, e->topic_index);
+    bool lost_any = e->offset_to > e->offset_from || e->byte_count > 0;
     g_string_append_printf(detail,
-                           "broker %d recovered %s-%d from offset %" PRId64 ": dropped %" PRId64
-                           " batch(es), %" PRId64 " bytes; log end %" PRId64,
-                           e->broker, name, e->partition, e->offset, e->batch_count, e->byte_count,
-                           e->leo_new);
+                           "broker %d recovered %s-%d from offset %" PRId64 ": log end %" PRId64,
+                           e->broker, name, e->partition, e->offset, e->leo_new);
+    if (e->leo_old >= 0) {
+        g_string_append_printf(detail, ", %" PRId64 " before the crash", e->leo_old);
+    }
+    g_string_append(detail, lost_any ? ": " : ": nothing lost");
+    if (lost_any) {
+        append_recovery_loss(detail, e);
+    }
+    if (e->cut_batch_count > 0 || e->cut_byte_count > 0) {
+        g_string_append_printf(detail, " (recovery cut %" PRId64 " batch(es), %" PRId64 " bytes)",
+                               e->cut_batch_count, e->cut_byte_count);
+    }
     g_string_append_printf(explain,
                            "Broker %d did not shut down cleanly, so it re-reads %s-%d from its "
                            "recovery point (the last offset known to be fsynced), checks every "
-                           "batch's CRC, and cuts the log at the first torn or missing batch. Its "
-                           "high watermark comes from replication-offset-checkpoint (%" PRId64
+                           "batch's CRC, and cuts the log at the first torn or missing batch. ",
+                           e->broker, name, e->partition);
+    if (e->leo_old >= 0 && e->offset_old < e->leo_old) {
+        g_string_append_printf(
+            explain,
+            "Before the crash its log ended at offset %" PRId64 ", but at the restart its files "
+            "held only up to offset %" PRId64 ": the power loss took the page cache, with every "
+            "write that the operating system had not written back yet (dirty data goes to disk "
+            "once it is disk.writeback.expire old) and that Kafka had not fsynced (it fsyncs "
+            "only as flush.messages and flush.ms ask, and when a segment rolls). ",
+            e->leo_old, e->offset_old);
+    } else if (e->leo_old >= 0) {
+        g_string_append(explain, "Its files still held everything the broker had written: the "
+                                 "page cache survived, or the data had reached the disk. ");
+    }
+    if (e->cut_batch_count > 0 || e->cut_byte_count > 0) {
+        g_string_append_printf(explain,
+                               "Recovery itself cut %" PRId64 " torn or invalid batch(es), %" PRId64
+                               " bytes, found by CRC. ",
+                               e->cut_batch_count, e->cut_byte_count);
+    }
+    g_string_append_printf(explain,
+                           "Its high watermark comes from replication-offset-checkpoint (%" PRId64
                            "), clamped to the log end.",
-                           e->broker, name, e->partition, e->hw_new);
+                           e->hw_new);
 }
 
 static void narrate_log_task(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,

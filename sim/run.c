@@ -1866,6 +1866,15 @@ static bool build(struct run *run, const char *run_dir, FILE *trace, GError **er
         .network_jitter_ns = (ks_time_ns)s->network_jitter_ns,
         .disk_fsync_latency_ns = (ks_time_ns)s->disk_fsync_latency_ns,
         .disk_bandwidth_bytes_per_s = s->disk_bandwidth_bytes_per_s,
+        .disk_writeback_expire_ns = s->disk_writeback_expire_ns == KS_INT64_UNSET
+                                        ? KS_TIME_NEVER
+                                        : (ks_time_ns)s->disk_writeback_expire_ns,
+        .disk_writeback_interval_ns = s->disk_writeback_interval_ns == KS_INT64_UNSET
+                                          ? 0
+                                          : (ks_time_ns)s->disk_writeback_interval_ns,
+        .disk_writeback_aligned = s->cluster.task_phase == KS_TASK_PHASE_ALIGNED,
+        .disk_dirty_limit_bytes = (uint64_t)s->disk_dirty_limit_bytes,
+        .disk_page_cache_bytes = (uint64_t)s->disk_page_cache_bytes,
     };
     run->world = ks_world_new(&config, error);
     if (run->world == NULL) {
