@@ -130,7 +130,8 @@
 ** Cost model (simulated time only): a page cache in front of a serial device.
 **   C1  The device of each node serves one request at a time, in the order
 **       they are issued (device_idle_at): an fsync takes the file's dirty
-**       bytes / disk_bandwidth + disk_fsync_latency_ns; an uncached read its
+**       bytes / disk_bandwidth + disk_fsync_latency_ns (an fsync of a file
+**       with nothing dirty issues no request: a clean inode); an uncached read its
 **       missing bytes / disk_bandwidth; a writeback pass (a flusher wake-up
 **       that wrote something, or a throttled write, W3) its bytes /
 **       disk_bandwidth; each plus the node's slow-disk latency.
@@ -1218,6 +1219,9 @@ static enum ks_io_result fsync_file(ks_file *file, bool wait)
     record_make_durable(world, record);
     struct ks__node *node = ks__node(world, record->node);
     node->disk_stats.fsync_count++;
+    if (dirty == 0) {
+        return KS_IO_OK; /* C1: nothing to write, so no device request (a clean inode) */
+    }
     /* C1: the dirty bytes go to the device, then its cache flush. */
     ks_time_ns cost_ns = transfer_ns(world, dirty) + world->disk_fsync_latency_ns;
     ks_time_ns done_ns =
