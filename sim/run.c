@@ -232,6 +232,7 @@ static bool event_changes_availability(enum ks_cluster_event_kind kind)
     case KS_EV_RETENTION:
     case KS_EV_COMPACTION:
     case KS_EV_INFO:
+    case KS_EV_ELR_CHANGE:
     case KS_EV_KIND_COUNT: break;
     }
     return false;

@@ -20,8 +20,8 @@
 #define MS INT64_C(1000000)
 
 /* Every section whose defaults a row sets, so every column reaches a config. */
-#define SECTIONS                                                                                   \
-    "[topic t]\nreplication.factor = 1\n[producer p]\ntopic = t\n[consumer c]\ngroup.id = g\n"     \
+#define SECTIONS                                                                               \
+    "[topic t]\nreplication.factor = 1\n[producer p]\ntopic = t\n[consumer c]\ngroup.id = g\n" \
     "topic = t\n"
 
 static struct ks_scenario *load_text(const char *text)
@@ -176,8 +176,7 @@ static void test_every_row_loads(void)
     CU_ASSERT_STRING_EQUAL(ks_kafka_version_find("3.0")->acks, "all");
     CU_ASSERT_STRING_EQUAL(ks_kafka_version_find("3.6")->hw_requires_min_isr, "false");
     CU_ASSERT_STRING_EQUAL(ks_kafka_version_find("3.7")->hw_requires_min_isr, "true");
-    CU_ASSERT_STRING_EQUAL(ks_kafka_version_find("4.0")->eligible_leader_replicas_enable,
-                           "false");
+    CU_ASSERT_STRING_EQUAL(ks_kafka_version_find("4.0")->eligible_leader_replicas_enable, "false");
     CU_ASSERT_STRING_EQUAL(ks_kafka_version_find("4.1")->eligible_leader_replicas_enable, "true");
     CU_ASSERT_EQUAL(ks_kafka_version_find("3.9")->controller, KS_KAFKA_CONTROLLER_ZOOKEEPER);
     CU_ASSERT_EQUAL(ks_kafka_version_find("4.0")->controller, KS_KAFKA_CONTROLLER_KRAFT);
@@ -189,12 +188,11 @@ static void test_version_texts(void)
         const char *text;
         const char *line; /* NULL: refused */
     } cases[] = {
-        { "3.7", "3.7" },       { "3.7.1", "3.7" },    { "4.0.0", "4.0" }, { "0.10", "0.10" },
-        { "0.10.2.1", "0.10" }, { "0.10.0", "0.10" },  { "0.11.0.3", "0.11" },
-        { "3.10", NULL },       { "5.0", NULL },       { "3", NULL },      { "3.7.1.2", NULL },
-        { "3..7", NULL },       { "3.7.", NULL },      { ".3.7", NULL },   { "3.7a", NULL },
-        { "", NULL },           { "latest", NULL },    { "-3.7", NULL },   { "0.9", NULL },
-        { "12345.1", NULL },
+        { "3.7", "3.7" },       { "3.7.1", "3.7" },   { "4.0.0", "4.0" },     { "0.10", "0.10" },
+        { "0.10.2.1", "0.10" }, { "0.10.0", "0.10" }, { "0.11.0.3", "0.11" }, { "3.10", NULL },
+        { "5.0", NULL },        { "3", NULL },        { "3.7.1.2", NULL },    { "3..7", NULL },
+        { "3.7.", NULL },       { ".3.7", NULL },     { "3.7a", NULL },       { "", NULL },
+        { "latest", NULL },     { "-3.7", NULL },     { "0.9", NULL },        { "12345.1", NULL },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         const struct ks_kafka_version *v = ks_kafka_version_find(cases[i].text);
@@ -227,11 +225,11 @@ static void test_explicit_keys_win(void)
                                          "replica.lag.time.max.ms = 12000\n" SECTIONS
                                          "[producer q]\ntopic = t\nacks = all\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    CU_ASSERT_EQUAL(s->cluster.replica_lag_ns_max, 12000 * MS); /* written */
+    CU_ASSERT_EQUAL(s->cluster.replica_lag_ns_max, 12000 * MS);        /* written */
     CU_ASSERT_EQUAL(s->cluster.broker_session_timeout_ns, 18000 * MS); /* 2.8's ZooKeeper */
-    CU_ASSERT_EQUAL(s->producers[0].acks, KS_ACKS_LEADER);              /* 2.8 default */
-    CU_ASSERT_EQUAL(s->producers[1].acks, KS_ACKS_ALL);                 /* written */
-    CU_ASSERT_FALSE(s->producers[1].enable_idempotence);                /* 2.8 default */
+    CU_ASSERT_EQUAL(s->producers[0].acks, KS_ACKS_LEADER);             /* 2.8 default */
+    CU_ASSERT_EQUAL(s->producers[1].acks, KS_ACKS_ALL);                /* written */
+    CU_ASSERT_FALSE(s->producers[1].enable_idempotence);               /* 2.8 default */
     CU_ASSERT_EQUAL(s->producers[1].linger_ns, 0);
     /* --set of a preset key and of the version itself. */
     g_autoptr(GError) error = NULL;
@@ -243,7 +241,7 @@ static void test_explicit_keys_win(void)
     CU_ASSERT_EQUAL(s->cluster.truncation, KS_TRUNCATION_HIGH_WATERMARK);
     CU_ASSERT_TRUE(s->topics[0].unclean_leader_election_enable);
     CU_ASSERT_EQUAL(s->cluster.replica_lag_ns_max, 12000 * MS); /* still written */
-    CU_ASSERT_EQUAL(s->producers[0].linger_ns, 7 * MS);          /* still set */
+    CU_ASSERT_EQUAL(s->producers[0].linger_ns, 7 * MS);         /* still set */
     CU_ASSERT_EQUAL(s->producers[0].retries, 0);
     /* The written file round-trips with its version. */
     char *text = NULL;
