@@ -222,17 +222,18 @@ static void append_elr_explain(GString *explain, const struct ks_cluster_event *
                                "%s) and cannot be elected from them (KIP-966).",
                                e->broker, now->str);
     } else if (added_count > 0) {
-        g_string_append_printf(explain,
-                               " %s %s %s the ISR while it is below min.insync.replicas (%d): the "
-                               "high watermark has not moved since the ISR fell below it, so "
-                               "unless %s unflushed records in a crash, %s every committed "
-                               "record, and the controller keeps %s as eligible leader replicas "
-                               "(ELR now %s; KIP-966).",
-                               added_count > 1 ? "Brokers" : "Broker", added->str,
-                               added_count > 1 ? "leave" : "leaves", e->isr_count_min,
-                               added_count > 1 ? "they lose" : "it loses",
-                               added_count > 1 ? "they hold" : "it holds",
-                               added_count > 1 ? "them" : "it", now->str);
+        g_string_append_printf(
+            explain,
+            " %s %s %s the ISR while it is below min.insync.replicas (%d): the "
+            "high watermark has not moved since the ISR fell below it, so "
+            "unless %s unflushed records in a crash, %s every committed "
+            "record, and the controller keeps %s as %s (ELR now %s; "
+            "KIP-966).",
+            added_count > 1 ? "Brokers" : "Broker", added->str,
+            added_count > 1 ? "leave" : "leaves", e->isr_count_min,
+            added_count > 1 ? "they lose" : "it loses", added_count > 1 ? "they hold" : "it holds",
+            added_count > 1 ? "them" : "it",
+            added_count > 1 ? "eligible leader replicas" : "an eligible leader replica", now->str);
     } else if (e->elr_new_count == 0 && e->elr_old_count > 0) {
         g_string_append_printf(explain,
                                " The ISR is back at min.insync.replicas (%d), so the controller "
@@ -374,13 +375,15 @@ static void narrate_no_leader(const struct ks_cluster_spec *spec, const struct k
     if (has_elr_facts(e)) {
         g_autoptr(GString) elr = g_string_new(NULL);
         append_ids(elr, e->elr_new, e->elr_new_count);
+        g_autofree char *isr_part =
+            e->isr_new_count == 0 ? g_strdup("its ISR is empty")
+                                  : g_strdup_printf("no member of its ISR (%s) is alive", isr->str);
         g_string_append_printf(explain,
-                               "%s-%d has no live replica in its ISR (%s) nor in its eligible "
-                               "leader replicas (%s), and unclean leader election is disabled, so "
-                               "it stays without a leader until one of them is back (KIP-966: an "
-                               "ELR member first, then the last known leader if both lists are "
-                               "empty).",
-                               name, e->partition, isr->str, elr->str);
+                               "%s-%d: %s, no eligible leader replica (%s) is alive, and unclean "
+                               "leader election is disabled, so it stays without a leader until "
+                               "one of them is back (KIP-966: an ELR member first, then the last "
+                               "known leader if both lists are empty).",
+                               name, e->partition, isr_part, elr->str);
         return;
     }
     g_string_append_printf(explain,
@@ -438,7 +441,8 @@ static void narrate_isr_change(const struct ks_cluster_spec *spec, const struct 
         g_string_append_printf(explain,
                                "Broker %d lost its session, so the controller drops it from the "
                                "ISR of %s-%d, which becomes %s. ",
-                               e->broker, name, e->partition, new_isr);
+                               e->broker, name, e->partition,
+                               e->isr_new_count == 0 ? "empty" : new_isr);
         append_min_isr_consequence(spec, explain, e->isr_new_count, e->isr_count_min);
         append_elr_explain(explain, e);
         return;
