@@ -197,11 +197,11 @@ struct ks__file_record {
     int64_t dirty_bytes;      /* D4, as counted in the node's total */
     ks_time_ns dirtied_at_ns; /* W1: when it last became dirty */
     bool in_dirty_list;       /* the node's dirty list */
-    struct ks__file_record *dirty_prev, *dirty_next;
-    int64_t cache_lo_bytes; /* P1: the cached range [lo, hi) */
+    GList dirty_link;         /* in it */
+    int64_t cache_lo_bytes;   /* P1: the cached range [lo, hi) */
     int64_t cache_hi_bytes;
     bool in_cache_list; /* the node's cache list (P2) */
-    struct ks__file_record *cache_prev, *cache_next;
+    GList cache_link;   /* in it */
 };
 
 struct ks_file {
@@ -480,66 +480,27 @@ static void undo_clear(struct ks__file_record *record)
 
 /* ---- page cache, dirty data and the device ---------------------------------------------------- */
 
-static void dirty_list_remove(struct ks__node *node, struct ks__file_record *record)
+/* The node's dirty and cache lists are GQueues of links held in the
+ * records themselves (link->data is the record), so joining and leaving
+ * either list is O(1). */
+static void file_list_unlink(GQueue *list, GList *link, bool *in_list)
 {
-    ks_assert(record->in_dirty_list);
-    if (record->dirty_prev != NULL) {
-        record->dirty_prev->dirty_next = record->dirty_next;
-    } else {
-        node->dirty_head = record->dirty_next;
-    }
-    if (record->dirty_next != NULL) {
-        record->dirty_next->dirty_prev = record->dirty_prev;
-    } else {
-        node->dirty_tail = record->dirty_prev;
-    }
-    record->dirty_prev = record->dirty_next = NULL;
-    record->in_dirty_list = false;
+    ks_assert(*in_list);
+    g_queue_unlink(list, link);
+    *in_list = false;
 }
 
-static void dirty_list_append(struct ks__node *node, struct ks__file_record *record)
+static void file_list_link(GQueue *list, GList *link, bool *in_list, struct ks__file_record *record,
+                           bool at_head)
 {
-    ks_assert(!record->in_dirty_list);
-    record->dirty_prev = node->dirty_tail;
-    record->dirty_next = NULL;
-    if (node->dirty_tail != NULL) {
-        node->dirty_tail->dirty_next = record;
+    ks_assert(!*in_list);
+    link->data = record;
+    if (at_head) {
+        g_queue_push_head_link(list, link);
     } else {
-        node->dirty_head = record;
+        g_queue_push_tail_link(list, link);
     }
-    node->dirty_tail = record;
-    record->in_dirty_list = true;
-}
-
-static void cache_list_remove(struct ks__node *node, struct ks__file_record *record)
-{
-    ks_assert(record->in_cache_list);
-    if (record->cache_prev != NULL) {
-        record->cache_prev->cache_next = record->cache_next;
-    } else {
-        node->cache_head = record->cache_next;
-    }
-    if (record->cache_next != NULL) {
-        record->cache_next->cache_prev = record->cache_prev;
-    } else {
-        node->cache_tail = record->cache_prev;
-    }
-    record->cache_prev = record->cache_next = NULL;
-    record->in_cache_list = false;
-}
-
-static void cache_list_push_front(struct ks__node *node, struct ks__file_record *record)
-{
-    ks_assert(!record->in_cache_list);
-    record->cache_prev = NULL;
-    record->cache_next = node->cache_head;
-    if (node->cache_head != NULL) {
-        node->cache_head->cache_prev = record;
-    } else {
-        node->cache_tail = record;
-    }
-    node->cache_head = record;
-    record->in_cache_list = true;
+    *in_list = true;
 }
 
 static int64_t record_dirty_bytes(const struct ks__file_record *record)
@@ -562,9 +523,10 @@ static void dirty_update(ks_world *world, struct ks__file_record *record)
     record->dirty_bytes = dirty;
     if (dirty > 0 && !record->in_dirty_list) {
         record->dirtied_at_ns = world->now_ns;
-        dirty_list_append(node, record);
+        file_list_link(&node->dirty_files, &record->dirty_link, &record->in_dirty_list, record,
+                       false);
     } else if (dirty == 0 && record->in_dirty_list) {
-        dirty_list_remove(node, record);
+        file_list_unlink(&node->dirty_files, &record->dirty_link, &record->in_dirty_list);
     }
     ks_assert(node->dirty_bytes >= 0);
 }
@@ -584,10 +546,11 @@ static void cache_set(ks_world *world, struct ks__file_record *record, int64_t l
     record->cache_lo_bytes = lo;
     record->cache_hi_bytes = hi;
     if (record->in_cache_list) {
-        cache_list_remove(node, record);
+        file_list_unlink(&node->cached_files, &record->cache_link, &record->in_cache_list);
     }
     if (hi > lo) {
-        cache_list_push_front(node, record);
+        file_list_link(&node->cached_files, &record->cache_link, &record->in_cache_list, record,
+                       true);
     }
     ks_assert(node->cached_bytes >= 0);
 }
@@ -597,14 +560,15 @@ static void cache_set(ks_world *world, struct ks__file_record *record, int64_t l
 static void cache_evict(ks_world *world, struct ks__node *node)
 {
     int64_t capacity = (int64_t)MIN(world->disk_page_cache_bytes, (uint64_t)INT64_MAX);
-    struct ks__file_record *record = node->cache_tail;
-    while (capacity > 0 && node->cached_bytes > capacity && record != NULL &&
-           record != node->cache_head) {
-        struct ks__file_record *previous = record->cache_prev;
+    GList *link = node->cached_files.tail;
+    while (capacity > 0 && node->cached_bytes > capacity && link != NULL &&
+           link != node->cached_files.head) {
+        GList *previous = link->prev;
+        struct ks__file_record *record = link->data;
         if (record->dirty_bytes == 0) {
             cache_set(world, record, 0, 0);
         }
-        record = previous;
+        link = previous;
     }
 }
 
@@ -663,7 +627,7 @@ static void record_unaccount(ks_world *world, struct ks__file_record *record)
     node->dirty_bytes -= record->dirty_bytes;
     record->dirty_bytes = 0;
     if (record->in_dirty_list) {
-        dirty_list_remove(node, record);
+        file_list_unlink(&node->dirty_files, &record->dirty_link, &record->in_dirty_list);
     }
     cache_set(world, record, 0, 0);
     record->accounted = false;
@@ -751,8 +715,8 @@ static int64_t writeback_record(ks_world *world, struct ks__file_record *record,
 static int64_t writeback_oldest(ks_world *world, struct ks__node *node, int64_t want)
 {
     int64_t done = 0;
-    while (done < want && node->dirty_head != NULL) {
-        done += writeback_record(world, node->dirty_head, want - done);
+    while (done < want && node->dirty_files.head != NULL) {
+        done += writeback_record(world, node->dirty_files.head->data, want - done);
     }
     return done;
 }
@@ -786,16 +750,18 @@ static void flusher_catch_up(ks_world *world, ks_node_id node_id)
     while (node->flusher_next_ns <= world->now_ns) {
         ks_time_ns wakeup = node->flusher_next_ns;
         int64_t written = 0;
-        while (node->dirty_head != NULL && node->dirty_head->dirtied_at_ns + expire <= wakeup) {
-            written += writeback_record(world, node->dirty_head, INT64_MAX);
+        struct ks__file_record *oldest;
+        while ((oldest = g_queue_peek_head(&node->dirty_files)) != NULL &&
+               oldest->dirtied_at_ns + expire <= wakeup) {
+            written += writeback_record(world, oldest, INT64_MAX);
         }
         if (written > 0) {
             device_request(node, wakeup, transfer_ns(world, written));
             writeback_counted(node, written);
         }
         /* The next wake-up that can find something expired. */
-        ks_time_ns due =
-            node->dirty_head != NULL ? node->dirty_head->dirtied_at_ns + expire : world->now_ns + 1;
+        oldest = g_queue_peek_head(&node->dirty_files);
+        ks_time_ns due = oldest != NULL ? oldest->dirtied_at_ns + expire : world->now_ns + 1;
         node->flusher_next_ns = flusher_wakeup_at_or_after(world, node, MAX(due, wakeup + 1));
     }
 }

@@ -76,8 +76,8 @@ struct ks__node {
     ks_time_ns flusher_phase_ns;  /* wake-ups at phase + k * interval, k >= 1 */
     int64_t dirty_bytes;          /* sum of the node's files' dirty bytes */
     int64_t cached_bytes;         /* sum of the node's files' cached ranges */
-    struct ks__file_record *dirty_head, *dirty_tail; /* dirty files, oldest dirtied first */
-    struct ks__file_record *cache_head, *cache_tail; /* cached files, last touched first */
+    GQueue dirty_files;           /* struct ks__file_record, oldest dirtied first (disk.c) */
+    GQueue cached_files;          /* struct ks__file_record, last touched first */
     struct ks_world_disk_stats disk_stats;
 };
 
