@@ -158,11 +158,13 @@ decode: bin/ksim
 	sh tests/decode.sh
 
 # The built program as a user runs it: exit codes, --json, --quiet, check, describe,
-# list and compare; and every query of docs/database.md on a database of real runs.
+# list and compare; every query of docs/database.md on a database of real runs; and
+# the cause named for every lost range of every lossy scenario.
 cli: bin/ksim
 	sh tests/cli.sh
 	sh tests/inspect.sh
 	sh tests/database.sh
+	sh tests/causes.sh
 
 # Sweeps split into shards by GNU parallel and merged equal the unsharded sweep;
 # explore finds a weak setting and its reproducer fails again.

@@ -75,7 +75,11 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_RUN_FINISH] = "UPDATE runs SET wall_ms = ?, record_ms = ?, sim_ms = ?, events = ?, "
                       "trace_hash = ?, verdict = ? WHERE run_id = ?",
     [ST_EVENT] = "INSERT INTO events(run_id, t_ns, kind, broker, topic, \"partition\", detail, "
-                 "event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                 "event_id, reason, fault, leader_old, leader, leader_epoch_old, leader_epoch, "
+                 "replicas, isr_old, isr, \"offset\", offset_from, offset_to, leo_old, leo, "
+                 "hw_old, hw, log_start_offset, record_count, producer, consumer, group_id, "
+                 "generation, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_RECORD] = "INSERT INTO records(run_id, producer, seq, key, topic, \"partition\", "
                   "\"offset\", sent_ns, acked_ns, outcome, final, final_offset, acked_broker, "
                   "acked_leader_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -102,7 +106,11 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS summary(run_id INTEGER NOT NULL, metric TEXT NOT NULL, value);"
     "CREATE TABLE IF NOT EXISTS events(run_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
     " kind TEXT NOT NULL, broker INTEGER, topic TEXT, \"partition\" INTEGER, detail TEXT,"
-    " event_id INTEGER);"
+    " event_id INTEGER, reason TEXT, fault TEXT, leader_old INTEGER, leader INTEGER,"
+    " leader_epoch_old INTEGER, leader_epoch INTEGER, replicas TEXT, isr_old TEXT, isr TEXT,"
+    " \"offset\" INTEGER, offset_from INTEGER, offset_to INTEGER, leo_old INTEGER, leo INTEGER,"
+    " hw_old INTEGER, hw INTEGER, log_start_offset INTEGER, record_count INTEGER,"
+    " producer TEXT, consumer TEXT, group_id TEXT, generation INTEGER, error TEXT);"
     "CREATE TABLE IF NOT EXISTS records(run_id INTEGER NOT NULL, producer TEXT NOT NULL,"
     " seq INTEGER NOT NULL, key TEXT, topic TEXT, \"partition\" INTEGER, \"offset\" INTEGER,"
     " sent_ns INTEGER, acked_ns INTEGER,"
@@ -162,6 +170,30 @@ static const struct {
     { "anomalies", "acked_leader_epoch", "INTEGER" },
     { "anomalies", "cause", "TEXT" },
     { "anomalies", "cause_event_id", "INTEGER" },
+    /* schema version 3 */
+    { "events", "reason", "TEXT" },
+    { "events", "fault", "TEXT" },
+    { "events", "leader_old", "INTEGER" },
+    { "events", "leader", "INTEGER" },
+    { "events", "leader_epoch_old", "INTEGER" },
+    { "events", "leader_epoch", "INTEGER" },
+    { "events", "replicas", "TEXT" },
+    { "events", "isr_old", "TEXT" },
+    { "events", "isr", "TEXT" },
+    { "events", "offset", "INTEGER" },
+    { "events", "offset_from", "INTEGER" },
+    { "events", "offset_to", "INTEGER" },
+    { "events", "leo_old", "INTEGER" },
+    { "events", "leo", "INTEGER" },
+    { "events", "hw_old", "INTEGER" },
+    { "events", "hw", "INTEGER" },
+    { "events", "log_start_offset", "INTEGER" },
+    { "events", "record_count", "INTEGER" },
+    { "events", "producer", "TEXT" },
+    { "events", "consumer", "TEXT" },
+    { "events", "group_id", "TEXT" },
+    { "events", "generation", "INTEGER" },
+    { "events", "error", "TEXT" },
 };
 
 struct ks_recorder {
@@ -679,10 +711,16 @@ int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario
 }
 
 void ks_recorder_add_event(struct ks_recorder *recorder, uint64_t t_ns, const char *kind,
-                           int32_t broker, const char *topic, int32_t partition, const char *detail)
+                           int32_t broker, const char *topic, int32_t partition, const char *detail,
+                           const struct ks_recorder_event_facts *facts)
 {
     int64_t start_us = busy_start();
     sqlite3_stmt *stmt = row_stmt(recorder, ST_EVENT);
+    struct ks_recorder_event_facts none;
+    if (facts == NULL) {
+        ks_recorder_event_facts_init(&none);
+        facts = &none;
+    }
     if (stmt != NULL) {
         sqlite3_bind_int64(stmt, 2, (sqlite3_int64)t_ns);
         bind_text(stmt, 3, kind);
@@ -691,6 +729,29 @@ void ks_recorder_add_event(struct ks_recorder *recorder, uint64_t t_ns, const ch
         bind_opt(stmt, 6, partition);
         bind_text(stmt, 7, detail);
         sqlite3_bind_int64(stmt, 8, ++recorder->event_count);
+        bind_text(stmt, 9, facts->reason);
+        bind_text(stmt, 10, facts->fault);
+        bind_opt(stmt, 11, facts->leader_old);
+        bind_opt(stmt, 12, facts->leader);
+        bind_opt(stmt, 13, facts->leader_epoch_old);
+        bind_opt(stmt, 14, facts->leader_epoch);
+        bind_text(stmt, 15, facts->replicas);
+        bind_text(stmt, 16, facts->isr_old);
+        bind_text(stmt, 17, facts->isr);
+        bind_opt(stmt, 18, facts->offset);
+        bind_opt(stmt, 19, facts->offset_from);
+        bind_opt(stmt, 20, facts->offset_to);
+        bind_opt(stmt, 21, facts->leo_old);
+        bind_opt(stmt, 22, facts->leo);
+        bind_opt(stmt, 23, facts->hw_old);
+        bind_opt(stmt, 24, facts->hw);
+        bind_opt(stmt, 25, facts->log_start_offset);
+        bind_opt(stmt, 26, facts->record_count);
+        bind_text(stmt, 27, facts->producer);
+        bind_text(stmt, 28, facts->consumer);
+        bind_text(stmt, 29, facts->group_id);
+        bind_opt(stmt, 30, facts->generation);
+        bind_text(stmt, 31, facts->error);
         step_row(recorder, stmt);
     }
     busy_stop(recorder, start_us);

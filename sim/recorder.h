@@ -19,8 +19,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* 2: runs.run_dir and PRAGMA application_id (1: ksim before them). */
-#define KS_RECORDER_SCHEMA_VERSION 2
+/* 3: the typed columns of events, table replica_logs; 2: runs.run_dir and
+ * PRAGMA application_id (1: ksim before them). */
+#define KS_RECORDER_SCHEMA_VERSION 3
 #define KS_RECORDER_APPLICATION_ID 0x6B73696D /* "ksim" */
 
 #define KS_RECORDER_ERROR (ks_recorder_error_quark())
@@ -69,9 +70,59 @@ int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario
  * Events are numbered in the order they are added: events.event_id is 1 for
  * the run's first event, 2 for the next, ... (anomalies.cause_event_id
  * refers to it). */
+/* The typed columns of an events row, where the event's kind has them
+ * (docs/database.md says which kind fills which). NULL text and -1 numbers
+ * are stored as SQL NULL. Text is borrowed for the call. */
+struct ks_recorder_event_facts {
+    const char *reason; /* "session_expired", ... (enum ks_event_reason) */
+    const char *fault;  /* the scenario fault the line is about */
+    int32_t leader_old;
+    int32_t leader; /* the new leader (elections), the leader followed (truncation) */
+    int32_t leader_epoch_old;
+    int32_t leader_epoch;
+    const char *replicas; /* "1,2,3", assignment order */
+    const char *isr_old;  /* "1,2,3", sorted */
+    const char *isr;      /* the new ISR, sorted */
+    int64_t offset;       /* the offset asked for / the new position */
+    int64_t offset_from;  /* [offset_from, offset_to): offsets removed */
+    int64_t offset_to;
+    int64_t leo_old;
+    int64_t leo;
+    int64_t hw_old;
+    int64_t hw;
+    int64_t log_start_offset;
+    int64_t record_count;
+    const char *producer; /* names in the scenario */
+    const char *consumer;
+    const char *group_id;
+    int32_t generation;
+    const char *error; /* the Kafka error name */
+};
+
+static inline void ks_recorder_event_facts_init(struct ks_recorder_event_facts *facts)
+{
+    *facts = (struct ks_recorder_event_facts){
+        .leader_old = -1,
+        .leader = -1,
+        .leader_epoch_old = -1,
+        .leader_epoch = -1,
+        .offset = -1,
+        .offset_from = -1,
+        .offset_to = -1,
+        .leo_old = -1,
+        .leo = -1,
+        .hw_old = -1,
+        .hw = -1,
+        .log_start_offset = -1,
+        .record_count = -1,
+        .generation = -1,
+    };
+}
+
+/* facts may be NULL (every typed column NULL). */
 void ks_recorder_add_event(struct ks_recorder *recorder, uint64_t t_ns, const char *kind,
-                           int32_t broker, const char *topic, int32_t partition,
-                           const char *detail);
+                           int32_t broker, const char *topic, int32_t partition, const char *detail,
+                           const struct ks_recorder_event_facts *facts);
 
 struct ks_recorder_record_row {
     const char *producer;

@@ -172,12 +172,21 @@ static void test_recorder_open_migrates_v1(void)
     CU_ASSERT_EQUAL(query(path, "SELECT count(*) FROM runs WHERE run_dir = "
                                 "'runs/new-s4-00000000'"),
                     1);
-    /* The columns of schema version 2 (issue 11's results) are added, NULL in old rows. */
+    /* The columns of schema versions 2 and 3 (issue 11's results) are added, NULL in old
+     * rows. */
     static const char *const added[][2] = {
-        { "events", "event_id" },      { "records", "final" },
-        { "records", "final_offset" }, { "records", "acked_leader_epoch" },
-        { "anomalies", "cause" },      { "anomalies", "cause_event_id" },
+        { "events", "event_id" },
+        { "records", "final" },
+        { "records", "final_offset" },
+        { "records", "acked_leader_epoch" },
+        { "anomalies", "cause" },
+        { "anomalies", "cause_event_id" },
         { "runs", "record_ms" },
+        /* and those of schema version 3: the events' typed columns */
+        { "events", "fault" },
+        { "events", "offset_from" },
+        { "events", "isr_old" },
+        { "events", "leader_epoch" },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(added); i++) {
         g_autofree char *sql =
