@@ -66,6 +66,8 @@ enum stmt_id {
     ST_EXPECT,
     ST_TOPIC,
     ST_UNAVAILABLE,
+    ST_REPLICA_LOG,
+    ST_RUN_OVERRIDES,
     ST_COUNT
 };
 
@@ -78,8 +80,8 @@ static const char *const stmt_sql[ST_COUNT] = {
                  "event_id, reason, fault, leader_old, leader, leader_epoch_old, leader_epoch, "
                  "replicas, isr_old, isr, \"offset\", offset_from, offset_to, leo_old, leo, "
                  "hw_old, hw, log_start_offset, record_count, producer, consumer, group_id, "
-                 "generation, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 "generation, error, explain, timeline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_RECORD] = "INSERT INTO records(run_id, producer, seq, key, topic, \"partition\", "
                   "\"offset\", sent_ns, acked_ns, outcome, final, final_offset, acked_broker, "
                   "acked_leader_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -96,13 +98,18 @@ static const char *const stmt_sql[ST_COUNT] = {
                  "VALUES (?, ?, ?, ?, ?)",
     [ST_UNAVAILABLE] = "INSERT INTO unavailability(run_id, topic, \"partition\", view, reason, "
                        "start_ns, end_ns) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    [ST_RUN_OVERRIDES] = "UPDATE runs SET overrides = ? WHERE run_id = ?",
+    [ST_REPLICA_LOG] = "INSERT INTO replica_logs(run_id, event_id, t_ns, topic, \"partition\", "
+                       "broker, replica_index, state, leo, hw, log_start_offset, leader_epoch, "
+                       "epochs, leader, isr) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS runs(run_id INTEGER PRIMARY KEY, scenario TEXT NOT NULL,"
     " seed INTEGER NOT NULL, params TEXT, started_at TEXT, wall_ms INTEGER, sim_ms INTEGER,"
-    " events INTEGER, trace_hash TEXT, verdict TEXT, record_ms INTEGER, run_dir TEXT);"
+    " events INTEGER, trace_hash TEXT, verdict TEXT, record_ms INTEGER, run_dir TEXT,"
+    " overrides TEXT);"
     "CREATE TABLE IF NOT EXISTS summary(run_id INTEGER NOT NULL, metric TEXT NOT NULL, value);"
     "CREATE TABLE IF NOT EXISTS events(run_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
     " kind TEXT NOT NULL, broker INTEGER, topic TEXT, \"partition\" INTEGER, detail TEXT,"
@@ -110,7 +117,8 @@ static const char schema_sql[] =
     " leader_epoch_old INTEGER, leader_epoch INTEGER, replicas TEXT, isr_old TEXT, isr TEXT,"
     " \"offset\" INTEGER, offset_from INTEGER, offset_to INTEGER, leo_old INTEGER, leo INTEGER,"
     " hw_old INTEGER, hw INTEGER, log_start_offset INTEGER, record_count INTEGER,"
-    " producer TEXT, consumer TEXT, group_id TEXT, generation INTEGER, error TEXT);"
+    " producer TEXT, consumer TEXT, group_id TEXT, generation INTEGER, error TEXT,"
+    " explain TEXT, timeline INTEGER);"
     "CREATE TABLE IF NOT EXISTS records(run_id INTEGER NOT NULL, producer TEXT NOT NULL,"
     " seq INTEGER NOT NULL, key TEXT, topic TEXT, \"partition\" INTEGER, \"offset\" INTEGER,"
     " sent_ns INTEGER, acked_ns INTEGER,"
@@ -133,6 +141,10 @@ static const char schema_sql[] =
     " actual TEXT, passed INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS topics(run_id INTEGER NOT NULL, topic TEXT NOT NULL,"
     " partitions INTEGER, replication_factor INTEGER, configs TEXT);"
+    "CREATE TABLE IF NOT EXISTS replica_logs(run_id INTEGER NOT NULL, event_id INTEGER NOT NULL,"
+    " t_ns INTEGER NOT NULL, topic TEXT NOT NULL, \"partition\" INTEGER NOT NULL,"
+    " broker INTEGER NOT NULL, replica_index INTEGER, state TEXT, leo INTEGER, hw INTEGER,"
+    " log_start_offset INTEGER, leader_epoch INTEGER, epochs TEXT, leader INTEGER, isr TEXT);"
     "CREATE INDEX IF NOT EXISTS summary_run ON summary(run_id);"
     "CREATE INDEX IF NOT EXISTS events_run ON events(run_id, t_ns);"
     "CREATE INDEX IF NOT EXISTS records_run ON records(run_id);"
@@ -140,7 +152,8 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS anomalies_run ON anomalies(run_id);"
     "CREATE INDEX IF NOT EXISTS expectations_run ON expectations(run_id);"
     "CREATE INDEX IF NOT EXISTS topics_run ON topics(run_id);"
-    "CREATE INDEX IF NOT EXISTS unavailability_run ON unavailability(run_id);";
+    "CREATE INDEX IF NOT EXISTS unavailability_run ON unavailability(run_id);"
+    "CREATE INDEX IF NOT EXISTS replica_logs_run ON replica_logs(run_id, event_id);";
 
 /* Columns added after a table first shipped: a database made before them
  * gets them on its next open for writing (old rows read NULL). */
@@ -171,6 +184,7 @@ static const struct {
     { "anomalies", "cause", "TEXT" },
     { "anomalies", "cause_event_id", "INTEGER" },
     /* schema version 3 */
+    { "runs", "overrides", "TEXT" },
     { "events", "reason", "TEXT" },
     { "events", "fault", "TEXT" },
     { "events", "leader_old", "INTEGER" },
@@ -194,6 +208,8 @@ static const struct {
     { "events", "group_id", "TEXT" },
     { "events", "generation", "INTEGER" },
     { "events", "error", "TEXT" },
+    { "events", "explain", "TEXT" },
+    { "events", "timeline", "INTEGER" },
 };
 
 struct ks_recorder {
@@ -752,6 +768,8 @@ void ks_recorder_add_event(struct ks_recorder *recorder, uint64_t t_ns, const ch
         bind_text(stmt, 29, facts->group_id);
         bind_opt(stmt, 30, facts->generation);
         bind_text(stmt, 31, facts->error);
+        bind_text(stmt, 32, facts->explain);
+        bind_opt(stmt, 33, facts->timeline);
         step_row(recorder, stmt);
     }
     busy_stop(recorder, start_us);
@@ -797,6 +815,45 @@ void ks_recorder_add_partition_state(struct ks_recorder *recorder,
         bind_text(stmt, 10, row->isr);
         bind_opt(stmt, 11, row->leader);
         sqlite3_bind_int(stmt, 12, row->replica_index);
+        step_row(recorder, stmt);
+    }
+    busy_stop(recorder, start_us);
+}
+
+void ks_recorder_set_run_overrides(struct ks_recorder *recorder, const char *overrides_json)
+{
+    int64_t start_us = busy_start();
+    if (recorder->run_id != 0 && !recorder->failed) {
+        sqlite3_stmt *stmt = recorder->stmts[ST_RUN_OVERRIDES];
+        sqlite3_reset(stmt);
+        sqlite3_clear_bindings(stmt);
+        bind_text(stmt, 1, overrides_json);
+        sqlite3_bind_int64(stmt, 2, recorder->run_id);
+        step_row(recorder, stmt);
+    }
+    busy_stop(recorder, start_us);
+}
+
+void ks_recorder_add_replica_log(struct ks_recorder *recorder,
+                                 const struct ks_recorder_replica_log_row *row)
+{
+    int64_t start_us = busy_start();
+    sqlite3_stmt *stmt = row_stmt(recorder, ST_REPLICA_LOG);
+    if (stmt != NULL) {
+        sqlite3_bind_int64(stmt, 2, row->event_id);
+        sqlite3_bind_int64(stmt, 3, (sqlite3_int64)row->t_ns);
+        bind_text(stmt, 4, row->topic);
+        sqlite3_bind_int64(stmt, 5, row->partition);
+        sqlite3_bind_int64(stmt, 6, row->broker);
+        bind_opt(stmt, 7, row->replica_index);
+        bind_text(stmt, 8, row->state);
+        bind_opt(stmt, 9, row->leo);
+        bind_opt(stmt, 10, row->hw);
+        bind_opt(stmt, 11, row->log_start_offset);
+        bind_opt(stmt, 12, row->leader_epoch);
+        bind_text(stmt, 13, row->epochs);
+        bind_opt(stmt, 14, row->leader);
+        bind_text(stmt, 15, row->isr);
         step_row(recorder, stmt);
     }
     busy_stop(recorder, start_us);

@@ -64,6 +64,10 @@ int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario
                               const char *params_json, const char *started_at, const char *run_dir,
                               GError **error);
 
+/* runs.overrides of the open run: the --set assignments as given, a JSON
+ * array of "KEY=VALUE" texts (NULL: none). */
+void ks_recorder_set_run_overrides(struct ks_recorder *recorder, const char *overrides_json);
+
 /* Rows of the open run. Text arguments are copied; NULL text and negative
  * ids (-1) are stored as SQL NULL. The first failure is remembered and
  * reported by finish_run; later calls do nothing.
@@ -96,7 +100,9 @@ struct ks_recorder_event_facts {
     const char *consumer;
     const char *group_id;
     int32_t generation;
-    const char *error; /* the Kafka error name */
+    const char *error;   /* the Kafka error name */
+    const char *explain; /* the --explain sentences, NULL if none */
+    int32_t timeline;    /* 1: on the printed timeline, 0: not; -1: NULL */
 };
 
 static inline void ks_recorder_event_facts_init(struct ks_recorder_event_facts *facts)
@@ -116,6 +122,7 @@ static inline void ks_recorder_event_facts_init(struct ks_recorder_event_facts *
         .log_start_offset = -1,
         .record_count = -1,
         .generation = -1,
+        .timeline = -1,
     };
 }
 
@@ -156,6 +163,28 @@ struct ks_recorder_state_row {
 };
 void ks_recorder_add_partition_state(struct ks_recorder *recorder,
                                      const struct ks_recorder_state_row *row);
+
+/* One replica's log at one step (sim/steps.h): replica_logs(run_id,
+ * event_id, t_ns, topic, partition, broker, replica_index, state, leo, hw,
+ * log_start_offset, leader_epoch, epochs, leader, isr). */
+struct ks_recorder_replica_log_row {
+    int64_t event_id; /* events.event_id of the step's event */
+    uint64_t t_ns;
+    const char *topic;
+    int32_t partition;
+    int32_t broker;
+    int32_t replica_index;
+    const char *state;        /* "leader" | "follower" | "none" | "offline" */
+    int64_t leo;              /* -1: NULL (offline) */
+    int64_t hw;               /* -1: NULL */
+    int64_t log_start_offset; /* -1: NULL */
+    int32_t leader_epoch;     /* the broker's view; -1: NULL */
+    const char *epochs;       /* JSON [[epoch, start_offset], ...]; NULL offline */
+    int32_t leader;           /* the controller's leader; -1: none */
+    const char *isr;          /* the controller's ISR, sorted "1,2" */
+};
+void ks_recorder_add_replica_log(struct ks_recorder *recorder,
+                                 const struct ks_recorder_replica_log_row *row);
 
 /* value_text non-NULL stores text (trace_hash), else value as a number
  * (an integer when it has no fraction). */

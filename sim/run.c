@@ -86,6 +86,8 @@ struct run_event {
     int32_t partition;
     char *detail;  /* owned */
     char *explain; /* owned, may be NULL */
+    char *
+        picture; /* owned, may be NULL: --explain's drawing of the logs (a step that changed one) */
     bool timeline;
     int32_t fault_index;                  /* fault reports: the scenario fault, else -1 */
     struct ks_recorder_event_facts facts; /* the typed columns; strings in run->strings */
@@ -199,6 +201,8 @@ static void add_event_facts(struct run *run, ks_time_ns at_ns, const char *kind,
     } else {
         ks_recorder_event_facts_init(&event.facts);
     }
+    event.facts.explain = event.explain;
+    event.facts.timeline = timeline ? 1 : 0;
     g_array_append_val(run->events, event);
 }
 
@@ -426,6 +430,21 @@ static bool event_on_timeline(struct run *run, const struct ks_cluster_event *ev
     return true;
 }
 
+/* --explain draws the logs after a step that changed one (sim/narrate.c). */
+static void picture_step(struct run *run, const struct ks_cluster_event *event)
+{
+    guint index = run->events->len - 1;
+    const struct ks_step *step =
+        ks_steps_find(run->steps, (int32_t)index, event->topic_index, event->partition);
+    if (step == NULL) {
+        return;
+    }
+    g_autoptr(GString) picture = g_string_new(NULL);
+    ks_narrate_log_picture(&run->spec, run->steps, step, event->broker, event->offset_from,
+                           event->offset_to, "            ", picture);
+    g_array_index(run->events, struct run_event, index).picture = g_strdup(picture->str);
+}
+
 static void run_on_event(void *context, const struct ks_cluster_event *event)
 {
     struct run *run = context;
@@ -470,6 +489,10 @@ static void run_on_event(void *context, const struct ks_cluster_event *event)
                     explain->len > 0 ? explain->str : NULL, timeline, &facts);
     if (user && event_is_step(event->kind)) {
         capture_step(run, false);
+        if (event->kind == KS_EV_TRUNCATION || event->kind == KS_EV_RECOVERY ||
+            event->kind == KS_EV_RETENTION) {
+            picture_step(run, event);
+        }
     }
 }
 
@@ -1636,8 +1659,83 @@ static void record_unreported(struct run *run, struct ks_recorder *rec)
     }
 }
 
+/* replica_logs keeps at most this many steps per partition: the first
+ * ones and the run's last (docs/database.md). */
+#define REPLICA_LOG_STEPS_MAX 500
+
+static const char *view_state(const struct ks_log_view *view)
+{
+    if (!view->online) {
+        return view->broker_up ? "none" : "offline";
+    }
+    switch (view->role) {
+    case KS_ROLE_LEADER: return "leader";
+    case KS_ROLE_FOLLOWER: return "follower";
+    case KS_ROLE_NONE: break;
+    }
+    return "none";
+}
+
+static void record_step(struct run *run, struct ks_recorder *rec, const struct ks_step *step)
+{
+    char isr[KS_REPLICATION_FACTOR_MAX * 12 + 1];
+    format_isr(step->isr, step->isr_count, isr, sizeof isr);
+    g_autoptr(GString) epochs = g_string_new(NULL);
+    for (int32_t r = 0; r < step->view_count; r++) {
+        const struct ks_log_view *view = ks_steps_view(run->steps, step, r);
+        const struct ks_epoch_entry *entries = ks_steps_epochs(run->steps, view);
+        g_string_assign(epochs, "[");
+        for (int32_t i = 0; i < view->epoch_count; i++) {
+            g_string_append_printf(epochs, "%s[%d,%" PRId64 "]", i > 0 ? "," : "", entries[i].epoch,
+                                   entries[i].start_offset);
+        }
+        g_string_append_c(epochs, ']');
+        struct ks_recorder_replica_log_row row = {
+            .event_id = step->event + 1,
+            .t_ns = step->at_ns,
+            .topic = topic_name(run, step->topic_index),
+            .partition = step->partition,
+            .broker = view->broker,
+            .replica_index = view->replica_index,
+            .state = view_state(view),
+            .leo = view->leo,
+            .hw = view->hw,
+            .log_start_offset = view->log_start_offset,
+            .leader_epoch = view->leader_epoch,
+            .epochs = view->online ? epochs->str : NULL,
+            .leader = step->leader,
+            .isr = isr,
+        };
+        ks_recorder_add_replica_log(rec, &row);
+    }
+}
+
+/* Every step's pictures, at most REPLICA_LOG_STEPS_MAX per partition (the
+ * first ones, then the partition's last step). */
+static void record_steps(struct run *run, struct ks_recorder *rec)
+{
+    guint count = ks_steps_count(run->steps);
+    int32_t *taken = g_new0(int32_t, (size_t)run->tp_count + 1);
+    guint *last = g_new0(guint, (size_t)run->tp_count + 1);
+    for (guint i = 0; i < count; i++) {
+        const struct ks_step *step = ks_steps_get(run->steps, i);
+        last[tp_slot(run, step->topic_index, step->partition)] = i;
+    }
+    for (guint i = 0; i < count; i++) {
+        const struct ks_step *step = ks_steps_get(run->steps, i);
+        int32_t slot = tp_slot(run, step->topic_index, step->partition);
+        if (taken[slot] < REPLICA_LOG_STEPS_MAX - 1 || last[slot] == i) {
+            taken[slot]++;
+            record_step(run, rec, step);
+        }
+    }
+    g_free(taken);
+    g_free(last);
+}
+
 static void record_rows(struct run *run, struct ks_recorder *rec)
 {
+    record_steps(run, rec);
     for (guint i = 0; i < run->events->len; i++) {
         const struct run_event *e = &g_array_index(run->events, struct run_event, i);
         ks_recorder_add_event(rec, e->at_ns, e->kind, e->broker, topic_name(run, e->topic_index),
@@ -1833,6 +1931,9 @@ static void print_timeline(FILE *out, const struct run *run, bool explain)
         if (explain && e->explain != NULL && e->explain[0] != '\0') {
             print_wrapped(out, e->explain, "            ", 96);
         }
+        if (explain && e->picture != NULL) {
+            fputs(e->picture, out);
+        }
     }
 }
 
@@ -2014,6 +2115,7 @@ static void run_deinit(struct run *run)
         struct run_event *e = &g_array_index(run->events, struct run_event, i);
         g_free(e->detail);
         g_free(e->explain);
+        g_free(e->picture);
     }
     g_array_free(run->events, TRUE);
     ks_steps_free(g_steal_pointer(&run->steps));
@@ -2161,6 +2263,17 @@ static bool record(struct run *run, struct ks_recorder *rec, struct ks_run_resul
     g_free(params);
     if (result->run_id == 0) {
         return false;
+    }
+    if (run->options->set_count > 0) {
+        g_autoptr(JsonBuilder) builder = json_builder_new();
+        json_builder_begin_array(builder);
+        for (size_t i = 0; i < run->options->set_count; i++) {
+            json_builder_add_string_value(builder, run->options->set_assignments[i]);
+        }
+        json_builder_end_array(builder);
+        g_autoptr(JsonNode) root = json_builder_get_root(builder);
+        g_autofree char *overrides = json_to_string(root, FALSE);
+        ks_recorder_set_run_overrides(rec, overrides);
     }
     record_rows(run, rec);
     record_summary(rec, result);

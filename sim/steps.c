@@ -104,6 +104,7 @@ void ks_steps_capture(struct ks_steps *steps, struct ks_cluster *cluster, int32_
         g_array_set_size(entries, 0);
         view.online = log != NULL && ks_cluster_replica_state(cluster, replicas[r], topic_index,
                                                               partition, &state);
+        view.broker_up = ks_cluster_broker_is_up(cluster, replicas[r]);
         if (view.online) {
             view.role = state.role;
             view.leo = state.leo;

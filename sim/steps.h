@@ -37,7 +37,9 @@ struct ks_epoch_entry {
 struct ks_log_view {
     int32_t broker;
     int32_t replica_index; /* place in the assignment */
-    bool online;           /* false: broker down (the other fields are -1) */
+    bool online;           /* false: no replica in memory (the fields below are -1) */
+    bool broker_up;        /* false: the broker is down; true with !online: the replica
+                            * is not created yet (topic creation reaches it later) */
     enum ks_role role;
     int64_t leo;
     int64_t hw;
