@@ -6,6 +6,7 @@
 #                 headless browser, bounded fuzzing
 #   make demo     run scenarios/quickstart.ini and write its plots
 #   make bench    benchmarks under tests/bench/, one BENCH line each
+#   make docs     regenerate the documentation's excerpts and images (tests/docs.py)
 #
 # Sources are found by wildcard: core/*.c is the Kafka model, sim/*.c the world
 # and the program (sim/main.c holds main), tests/{core,sim}/test_*.c the CUnit
@@ -46,7 +47,7 @@ TEST_OBJ = $(TEST_SRC:%.c=build/%.o)
 ASAN_OBJ = $(LIB_SRC:%.c=build/asan/%.o) $(TEST_SRC:%.c=build/asan/%.o)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=bin/bench/%)
 
-.PHONY: all deps build test test-all unit unit-asan check-deps scenarios scenarios-debug determinism golden cli report shards edges decode \
+.PHONY: all deps build test test-all unit unit-asan check-deps scenarios scenarios-debug determinism golden cli report docs docs-check shards edges decode \
         fuzz fuzz-log fuzz-scenario demo demo-all bench bench-all format clean
 
 # The public targets install what is missing first, then run make again so
@@ -173,6 +174,15 @@ cli: bin/ksim
 report: bin/ksim
 	sh tests/report.sh
 
+# The documentation's excerpts and images (README.md, docs/tutorial.md, docs/model.md)
+# are made by commands marked in the Markdown (tests/docs.py): `make docs` regenerates
+# them, `make docs-check` (part of make test) fails when one differs from what ksim
+# prints now.
+docs: bin/ksim
+	python3 tests/docs.py --update
+docs-check: bin/ksim
+	python3 tests/docs.py
+
 # Sweeps split into shards by GNU parallel and merged equal the unsharded sweep;
 # explore finds a weak setting and its reproducer fails again.
 shards: bin/ksim
@@ -195,7 +205,7 @@ fuzz-log:
 fuzz-scenario:
 	sh tests/fuzz/run.sh fuzz_scenario
 
-test-all: unit unit-asan check-deps scenarios scenarios-debug determinism golden cli report shards edges decode fuzz
+test-all: unit unit-asan check-deps scenarios scenarios-debug determinism golden cli report docs-check shards edges decode fuzz
 	@echo "make test: all passed"
 
 # ---- demo ------------------------------------------------------------------------

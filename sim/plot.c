@@ -10,7 +10,8 @@
 **
 **   kind          data                                   from
 **   throughput    acked records per second per time bin   records.acked_ns
-**   latency       p50/p99 of acked_ns - sent_ns per bin   records
+**                 (of one partition with --partition)
+**   latency       p50/p99 of acked_ns - sent_ns per bin   records (idem)
 **   isr           ISR size per partition over time        partition_state (leader rows)
 **   hw            LEO and HW per replica of one partition partition_state, events
 **   loss          acked_lost, duplicates per setting      summary, sweep_runs
@@ -24,6 +25,9 @@
 **
 ** Time bins: the width is the first of 10 ms, 20 ms, 50 ms, ... 60 s that
 ** gives at most 60 bins over the run, so a 60 s run is shown per second.
+** --from/--to zoom the time axis of the per-run kinds (xmin/xmax; a fault
+** window's label moves to the zoom's left edge when the window started
+** before it); titles name the run's --set overrides or sweep setting.
 **
 ** Where the scripts are: $KSIM_PLOT_DIR, else ../plots next to the
 ** executable (bin/ksim -> plots/), else ./plots.
@@ -433,17 +437,50 @@ static bool fault_windows(struct plot_job *job)
 
 /* ---- throughput and latency ------------------------------------------------------ */
 
+static bool split_tp(const char *text, char **topic, int *partition);
+
+/* The records of --partition only (all when absent): binds ?3 (topic) and
+ * ?4 (partition) of a records query that ends in RECORDS_OF_PARTITION. */
+#define RECORDS_OF_PARTITION " AND (?3 IS NULL OR (topic = ?3 AND \"partition\" = ?4))"
+
+static bool bind_partition(struct plot_job *job, sqlite3_stmt *stmt)
+{
+    if (job->partition == NULL) {
+        sqlite3_bind_null(stmt, 3);
+        return true;
+    }
+    g_autofree char *topic = NULL;
+    int partition = -1;
+    if (!split_tp(job->partition, &topic, &partition)) {
+        fprintf(stderr, "ksim plot: --partition %s: expected TOPIC-PARTITION\n", job->partition);
+        return false;
+    }
+    sqlite3_bind_text(stmt, 3, topic, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(stmt, 4, partition);
+    return true;
+}
+
+/* " of orders-0" for titles, or "". Owned. */
+static char *partition_suffix(const struct plot_job *job)
+{
+    return job->partition != NULL ? g_strdup_printf(" of %s", job->partition) : g_strdup("");
+}
+
 /* Extends end_s to the last acknowledgement. */
 static int64_t records_end(struct plot_job *job, int64_t *acked_count)
 {
     sqlite3_stmt *stmt = prepare(job->db, "SELECT count(*), MAX(acked_ns) FROM records "
                                           "WHERE run_id = ?1 AND outcome = 'acked' "
-                                          "AND acked_ns IS NOT NULL");
+                                          "AND acked_ns IS NOT NULL" RECORDS_OF_PARTITION);
     *acked_count = 0;
     if (stmt == NULL) {
         return -1;
     }
     sqlite3_bind_int64(stmt, 1, job->run_id);
+    if (!bind_partition(job, stmt)) {
+        sqlite3_finalize(stmt);
+        return -1;
+    }
     int64_t last_ns = 0;
     if (sqlite3_step(stmt) == SQLITE_ROW) {
         *acked_count = sqlite3_column_int64(stmt, 0);
@@ -473,14 +510,16 @@ static int plot_throughput(struct plot_job *job)
         bin_count = 1;
     }
     g_autofree int64_t *counts = g_new0(int64_t, bin_count + 1);
-    sqlite3_stmt *stmt = prepare(job->db, "SELECT acked_ns / ?2, count(*) FROM records "
-                                          "WHERE run_id = ?1 AND outcome = 'acked' AND "
-                                          "acked_ns IS NOT NULL GROUP BY 1");
+    sqlite3_stmt *stmt =
+        prepare(job->db, "SELECT acked_ns / ?2, count(*) FROM records "
+                         "WHERE run_id = ?1 AND outcome = 'acked' AND "
+                         "acked_ns IS NOT NULL" RECORDS_OF_PARTITION " GROUP BY 1");
     if (stmt == NULL) {
         return PLOT_INPUT;
     }
     sqlite3_bind_int64(stmt, 1, job->run_id);
     sqlite3_bind_int64(stmt, 2, bin_ns);
+    bind_partition(job, stmt);
     while (sqlite3_step(stmt) == SQLITE_ROW) {
         int64_t bin = sqlite3_column_int64(stmt, 0);
         if (bin >= 0 && bin <= bin_count) {
@@ -512,7 +551,9 @@ static int plot_throughput(struct plot_job *job)
     g_autofree char *bin_label = bin_text(bin_ns);
     set_var_text(job, "bin_text", bin_label);
     set_var_number(job, "xmax", job->end_s);
-    set_title(job, "Throughput (acknowledged records)");
+    g_autofree char *suffix = partition_suffix(job);
+    g_autofree char *what = g_strdup_printf("Throughput%s (acknowledged records)", suffix);
+    set_title(job, what);
     return 0;
 }
 
@@ -559,7 +600,7 @@ static int plot_latency(struct plot_job *job)
     sqlite3_stmt *stmt =
         prepare(job->db, "SELECT acked_ns / ?2, (acked_ns - sent_ns) / 1e6 FROM records "
                          "WHERE run_id = ?1 AND outcome = 'acked' AND acked_ns IS NOT "
-                         "NULL ORDER BY 1, 2");
+                         "NULL" RECORDS_OF_PARTITION " ORDER BY 1, 2");
     if (stmt == NULL) {
         return PLOT_INPUT;
     }
@@ -570,6 +611,7 @@ static int plot_latency(struct plot_job *job)
     }
     sqlite3_bind_int64(stmt, 1, job->run_id);
     sqlite3_bind_int64(stmt, 2, bin_ns);
+    bind_partition(job, stmt);
     GArray *values = g_array_new(FALSE, FALSE, sizeof(double));
     int64_t current_bin = -1;
     int64_t previous_bin = -1;
@@ -601,7 +643,9 @@ static int plot_latency(struct plot_job *job)
     set_var_number(job, "xmax", job->end_s);
     /* A log scale when the spread is wide (retries after a fault). */
     set_var_int(job, "logscale", minimum > 0 && maximum / minimum > 50.0 ? 1 : 0);
-    set_title(job, "Produce latency (send to acknowledgement)");
+    g_autofree char *suffix = partition_suffix(job);
+    g_autofree char *what = g_strdup_printf("Produce latency%s (send to acknowledgement)", suffix);
+    set_title(job, what);
     return 0;
 }
 

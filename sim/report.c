@@ -293,7 +293,12 @@ static void write_metrics(GString *out, sqlite3 *db, int64_t run_id)
         g_string_append_printf(out, "<div%s><dt>", alarm ? " class=\"alarm\"" : "");
         append_escaped(out, metric);
         g_string_append(out, "</dt><dd>");
-        append_escaped(out, value);
+        if (sqlite3_column_type(stmt, 1) == SQLITE_FLOAT) {
+            /* Latencies and rates: three decimals, as the summary table prints them. */
+            g_string_append_printf(out, "%.3f", sqlite3_column_double(stmt, 1));
+        } else {
+            append_escaped(out, value);
+        }
         g_string_append(out, "</dd></div>\n");
     }
     sqlite3_finalize(stmt);
