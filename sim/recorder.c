@@ -6,7 +6,8 @@
 **     describe`), unavailability (the intervals behind unavailable_ms and
 **     produce_unavailable_ms) and extra columns: runs.record_ms (wall time
 **     spent recording), runs.run_dir (the run folder, for dump-log and
-**     describe), partition_state.leader / replica_index, events.event_id,
+**     describe), partition_state.leader / replica_index / elr /
+**     last_known_elr, events.event_id,
 **     records.final / final_offset / acked_broker / acked_leader_epoch, and
 **     the anomalies' range and cause columns. docs/database.md describes
 **     every table and column. A database made before a column existed gets
@@ -80,14 +81,15 @@ static const char *const stmt_sql[ST_COUNT] = {
                  "event_id, reason, fault, leader_old, leader, leader_epoch_old, leader_epoch, "
                  "replicas, isr_old, isr, \"offset\", offset_from, offset_to, leo_old, leo, "
                  "hw_old, hw, log_start_offset, record_count, producer, consumer, group_id, "
-                 "generation, error, explain, timeline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 "generation, error, explain, timeline, elr_old, elr, last_known_leader) VALUES "
+                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_RECORD] = "INSERT INTO records(run_id, producer, seq, key, topic, \"partition\", "
                   "\"offset\", sent_ns, acked_ns, outcome, final, final_offset, acked_broker, "
                   "acked_leader_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_STATE] = "INSERT INTO partition_state(run_id, t_ns, topic, \"partition\", broker, role, "
-                 "leo, hw, leader_epoch, isr, leader, replica_index) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 "leo, hw, leader_epoch, isr, leader, replica_index, elr, last_known_elr) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_SUMMARY] = "INSERT INTO summary(run_id, metric, value) VALUES (?, ?, ?)",
     [ST_ANOMALY] = "INSERT INTO anomalies(run_id, kind, topic, \"partition\", detail, producer, "
                    "group_id, first_seq, last_seq, first_offset, last_offset, record_count, "
@@ -118,7 +120,7 @@ static const char schema_sql[] =
     " \"offset\" INTEGER, offset_from INTEGER, offset_to INTEGER, leo_old INTEGER, leo INTEGER,"
     " hw_old INTEGER, hw INTEGER, log_start_offset INTEGER, record_count INTEGER,"
     " producer TEXT, consumer TEXT, group_id TEXT, generation INTEGER, error TEXT,"
-    " explain TEXT, timeline INTEGER);"
+    " explain TEXT, timeline INTEGER, elr_old TEXT, elr TEXT, last_known_leader INTEGER);"
     "CREATE TABLE IF NOT EXISTS records(run_id INTEGER NOT NULL, producer TEXT NOT NULL,"
     " seq INTEGER NOT NULL, key TEXT, topic TEXT, \"partition\" INTEGER, \"offset\" INTEGER,"
     " sent_ns INTEGER, acked_ns INTEGER,"
@@ -128,7 +130,7 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS partition_state(run_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
     " topic TEXT NOT NULL, \"partition\" INTEGER NOT NULL, broker INTEGER NOT NULL, role TEXT,"
     " leo INTEGER, hw INTEGER, leader_epoch INTEGER, isr TEXT, leader INTEGER,"
-    " replica_index INTEGER);"
+    " replica_index INTEGER, elr TEXT, last_known_elr TEXT);"
     "CREATE TABLE IF NOT EXISTS anomalies(run_id INTEGER NOT NULL, kind TEXT NOT NULL,"
     " topic TEXT, \"partition\" INTEGER, detail TEXT, producer TEXT, group_id TEXT,"
     " first_seq INTEGER, last_seq INTEGER, first_offset INTEGER, last_offset INTEGER,"
@@ -210,6 +212,11 @@ static const struct {
     { "events", "error", "TEXT" },
     { "events", "explain", "TEXT" },
     { "events", "timeline", "INTEGER" },
+    { "partition_state", "elr", "TEXT" },
+    { "partition_state", "last_known_elr", "TEXT" },
+    { "events", "elr_old", "TEXT" },
+    { "events", "elr", "TEXT" },
+    { "events", "last_known_leader", "INTEGER" },
 };
 
 struct ks_recorder {
@@ -770,6 +777,9 @@ void ks_recorder_add_event(struct ks_recorder *recorder, uint64_t t_ns, const ch
         bind_text(stmt, 31, facts->error);
         bind_text(stmt, 32, facts->explain);
         bind_opt(stmt, 33, facts->timeline);
+        bind_text(stmt, 34, facts->elr_old);
+        bind_text(stmt, 35, facts->elr);
+        bind_opt(stmt, 36, facts->last_known_leader);
         step_row(recorder, stmt);
     }
     busy_stop(recorder, start_us);
@@ -815,6 +825,8 @@ void ks_recorder_add_partition_state(struct ks_recorder *recorder,
         bind_text(stmt, 10, row->isr);
         bind_opt(stmt, 11, row->leader);
         sqlite3_bind_int(stmt, 12, row->replica_index);
+        bind_text(stmt, 13, row->elr);
+        bind_text(stmt, 14, row->last_known_elr);
         step_row(recorder, stmt);
     }
     busy_stop(recorder, start_us);

@@ -19,8 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* 3: the typed columns of events, table replica_logs; 2: runs.run_dir and
- * PRAGMA application_id (1: ksim before them). */
+/* 3: the typed columns of events, table replica_logs, partition_state's
+ * ELR lists; 2: runs.run_dir and PRAGMA application_id (1: ksim before them). */
 #define KS_RECORDER_SCHEMA_VERSION 3
 #define KS_RECORDER_APPLICATION_ID 0x6B73696D /* "ksim" */
 
@@ -87,8 +87,11 @@ struct ks_recorder_event_facts {
     const char *replicas; /* "1,2,3", assignment order */
     const char *isr_old;  /* "1,2,3", sorted */
     const char *isr;      /* the new ISR, sorted */
-    int64_t offset;       /* the offset asked for / the new position */
-    int64_t offset_from;  /* [offset_from, offset_to): offsets removed */
+    const char *elr_old;  /* KIP-966: the ELR before and after, sorted ("" empty) */
+    const char *elr;
+    int32_t last_known_leader; /* KIP-966: LastKnownElr after the change */
+    int64_t offset;            /* the offset asked for / the new position */
+    int64_t offset_from;       /* [offset_from, offset_to): offsets removed */
     int64_t offset_to;
     int64_t leo_old;
     int64_t leo;
@@ -112,6 +115,7 @@ static inline void ks_recorder_event_facts_init(struct ks_recorder_event_facts *
         .leader = -1,
         .leader_epoch_old = -1,
         .leader_epoch = -1,
+        .last_known_leader = -1,
         .offset = -1,
         .offset_from = -1,
         .offset_to = -1,
@@ -153,13 +157,15 @@ struct ks_recorder_state_row {
     const char *topic;
     int32_t partition;
     int32_t broker;
-    int32_t replica_index; /* position in the assignment (describe prints Replicas in order) */
-    const char *role;      /* "leader" | "follower" | "offline" | "none" */
-    int64_t leo;           /* -1: NULL (broker down) */
-    int64_t hw;            /* -1: NULL */
-    int32_t leader_epoch;  /* -1: NULL */
-    const char *isr;       /* "2,3", the controller's view */
-    int32_t leader;        /* the controller's leader; -1: none */
+    int32_t replica_index;      /* position in the assignment (describe prints Replicas in order) */
+    const char *role;           /* "leader" | "follower" | "offline" | "none" */
+    int64_t leo;                /* -1: NULL (broker down) */
+    int64_t hw;                 /* -1: NULL */
+    int32_t leader_epoch;       /* -1: NULL */
+    const char *isr;            /* "2,3", the controller's view */
+    int32_t leader;             /* the controller's leader; -1: none */
+    const char *elr;            /* KIP-966 eligible leader replicas, "2,3" or "" */
+    const char *last_known_elr; /* KIP-966 LastKnownElr, "3" or "" */
 };
 void ks_recorder_add_partition_state(struct ks_recorder *recorder,
                                      const struct ks_recorder_state_row *row);

@@ -187,6 +187,11 @@ static void test_recorder_open_migrates_v1(void)
         { "events", "offset_from" },
         { "events", "isr_old" },
         { "events", "leader_epoch" },
+        /* schema version 3: KIP-966's lists */
+        { "partition_state", "elr" },
+        { "partition_state", "last_known_elr" },
+        { "events", "elr" },
+        { "events", "last_known_leader" },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(added); i++) {
         g_autofree char *sql =
