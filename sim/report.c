@@ -93,28 +93,29 @@ static bool is_null(sqlite3_stmt *stmt, int column)
     return sqlite3_column_type(stmt, column) == SQLITE_NULL;
 }
 
-static bool has_table(sqlite3 *db, const char *table)
-{
-    sqlite3_stmt *stmt = NULL;
-    bool found = false;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1,
-                           &stmt, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(stmt, 1, table, -1, SQLITE_STATIC);
-        found = sqlite3_step(stmt) == SQLITE_ROW;
-    }
-    sqlite3_finalize(stmt);
-    return found;
-}
-
+/* Whether table has the column (any column when column is NULL: the table
+ * exists). Names are ksim's own, never the user's. */
 static bool has_column(sqlite3 *db, const char *table, const char *column)
 {
     g_autofree char *sql =
-        g_strdup_printf("SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'", table, column);
+        column != NULL ? g_strdup_printf("SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'",
+                                         table, column)
+                       : g_strdup_printf("SELECT 1 FROM pragma_table_info('%s')", table);
     sqlite3_stmt *stmt = NULL;
     bool found = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) == SQLITE_OK &&
                  sqlite3_step(stmt) == SQLITE_ROW;
     sqlite3_finalize(stmt);
     return found;
+}
+
+/* The root object of runs.params (parsed by parser, which owns it), or NULL. */
+static JsonObject *params_object(JsonParser *parser, const char *params)
+{
+    if (params == NULL || !json_parser_load_from_data(parser, params, -1, NULL)) {
+        return NULL;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    return root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
 }
 
 /* "12.345s" */
@@ -193,15 +194,12 @@ static bool load_run(sqlite3 *db, int64_t run_id, struct report_run *run, GError
     sqlite3_finalize(stmt);
     run->overrides = ks_plot_run_overrides(db, run_id);
     g_autoptr(JsonParser) parser = json_parser_new();
-    if (json_parser_load_from_data(parser, run->params, -1, NULL)) {
-        JsonNode *root = json_parser_get_root(parser);
-        JsonObject *object = JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-        JsonObject *scenario = object != NULL && json_object_has_member(object, "scenario")
-                                   ? json_object_get_object_member(object, "scenario")
-                                   : NULL;
-        if (scenario != NULL && json_object_has_member(scenario, "description")) {
-            run->description = g_strdup(json_object_get_string_member(scenario, "description"));
-        }
+    JsonObject *object = params_object(parser, run->params);
+    JsonObject *scenario = object != NULL && json_object_has_member(object, "scenario")
+                               ? json_object_get_object_member(object, "scenario")
+                               : NULL;
+    if (scenario != NULL && json_object_has_member(scenario, "description")) {
+        run->description = g_strdup(json_object_get_string_member(scenario, "description"));
     }
     return true;
 }
@@ -558,7 +556,7 @@ static char *logs_json(sqlite3 *db, int64_t run_id, int64_t *step_count)
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "partitions");
     json_builder_begin_array(b);
-    bool have_logs = has_table(db, "replica_logs");
+    bool have_logs = has_column(db, "replica_logs", NULL);
     sqlite3_stmt *stmt = query(db,
                                "SELECT topic, partitions FROM topics WHERE run_id = ?1 "
                                "ORDER BY rowid",
@@ -701,10 +699,10 @@ static void write_scenario(GString *out, const struct report_run *run)
 {
     g_string_append(out, "<section id=\"scenario\">\n<h2>Scenario</h2>\n");
     g_autoptr(JsonParser) parser = json_parser_new();
-    if (json_parser_load_from_data(parser, run->params, -1, NULL)) {
+    JsonObject *object = params_object(parser, run->params);
+    if (object != NULL) {
         JsonNode *root = json_parser_get_root(parser);
-        JsonObject *object = JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-        JsonArray *faults = object != NULL && json_object_has_member(object, "faults")
+        JsonArray *faults = json_object_has_member(object, "faults")
                                 ? json_object_get_array_member(object, "faults")
                                 : NULL;
         guint count = faults != NULL ? json_array_get_length(faults) : 0;
