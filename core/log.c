@@ -619,6 +619,20 @@ int32_t ks_log_epoch_at_end(const struct ks_log *log)
     return -1;
 }
 
+int32_t ks_log_epoch_count(const struct ks_log *log)
+{
+    return (int32_t)log->epochs->len;
+}
+
+void ks_log_epoch_entry(const struct ks_log *log, int32_t index, int32_t *epoch_out,
+                        int64_t *start_offset_out)
+{
+    ks_assert(index >= 0 && (guint)index < log->epochs->len);
+    const struct epoch_entry *entry = &g_array_index(log->epochs, struct epoch_entry, (guint)index);
+    *epoch_out = entry->epoch;
+    *start_offset_out = entry->start_offset;
+}
+
 /* ---- segments: files ------------------------------------------------------------------ */
 
 static void segment_close_files(struct segment *segment)

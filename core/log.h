@@ -158,6 +158,11 @@ bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t requested_epoch, 
                              int64_t *end_offset_out);
 /* Epoch of the batch holding offset - 1, i.e. the last fetched epoch; -1 if none. */
 int32_t ks_log_epoch_at_end(const struct ks_log *log);
+/* The cache's entries, oldest first, for observers (the driver draws logs
+ * with them): the count, and entry index's epoch and start offset. */
+int32_t ks_log_epoch_count(const struct ks_log *log);
+void ks_log_epoch_entry(const struct ks_log *log, int32_t index, int32_t *epoch_out,
+                        int64_t *start_offset_out);
 
 /* ---- checkpoint files (kafka-reference 1.4) ---- */
 
