@@ -36,8 +36,8 @@ fail() {
 
 # scenario | first seq of the lost range | cause | event kind | broker | ms | fault
 cat >"$tmp/expected" <<'EOF'
-acks0-leader-crash|15205|truncation|truncation|1|20004|
-acks1-leader-crash|15205|truncation|truncation|1|20004|
+acks0-leader-crash|15195|truncation|truncation|1|20004|
+acks1-leader-crash|15195|truncation|truncation|1|20004|
 all-replicas-power-loss|0|power_loss|fault|1|10000|power-1
 jepsen-2013-isr-partition|2455|unclean_election|unclean_election|2|30891|
 kip101-scenario1-hw|1168|truncation|truncation|2|7550|
@@ -48,6 +48,8 @@ kip279-high-watermark|730|truncation|truncation|1|8048|
 kip279-high-watermark|2193|unclean_election|unclean_election|1|10356|
 kip279-leader-epoch|2395|unclean_election|unclean_election|1|10356|
 kip966-last-replica-standing|0|power_loss|fault|3|29711|t2-power-loss
+power-loss-no-writeback|0|power_loss|fault|1|60000|power-1
+power-loss-writeback|16480|power_loss|fault|1|60000|power-1
 unclean-election-loss|2482|unclean_election|unclean_election|2|28858|
 zombie-leader-acks1|2476|truncation|truncation|1|21111|
 EOF
