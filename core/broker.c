@@ -133,8 +133,7 @@ void ks__broker_callback_at(struct ks_broker *broker, ks_time_ns at_ns,
 
 /* ---- controller session ---------------------------------------------------------- */
 
-static void on_partition_state(struct ks_broker *broker, const uint8_t *message,
-                               size_t message_bytes)
+void ks__broker_apply_push(struct ks_broker *broker, const uint8_t *message, size_t message_bytes)
 {
     ks_assert(message_bytes >= sizeof(struct ks_partition_state_push)); /* B3 */
     struct ks_partition_state_push push;
@@ -157,6 +156,24 @@ static void on_partition_state(struct ks_broker *broker, const uint8_t *message,
     }
 }
 
+static void on_partition_state(struct ks_broker *broker, const uint8_t *message,
+                               size_t message_bytes)
+{
+    ks__broker_apply_push(broker, message, message_bytes);
+}
+
+static bool zookeeper_mode(const struct ks_broker *broker)
+{
+    return broker->spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER;
+}
+
+/* The heartbeat timer's period: ZooKeeper pings under zookeeper. */
+static ks_time_ns heartbeat_interval_ns(const struct ks_broker *broker)
+{
+    return zookeeper_mode(broker) ? ks__zk_ping_interval_ns(broker)
+                                  : (ks_time_ns)broker->spec->cluster->broker_heartbeat_interval_ns;
+}
+
 static void send_heartbeat(struct ks_broker *broker)
 {
     struct ks_broker_heartbeat_request request;
@@ -172,10 +189,13 @@ static void heartbeat_tick(ks_world *world, void *context)
 {
     struct ks_broker *broker = context;
     (void)world;
-    send_heartbeat(broker);
+    if (zookeeper_mode(broker)) {
+        ks__zk_tick(broker);
+    } else {
+        send_heartbeat(broker);
+    }
     broker->heartbeat_timer =
-        ks_world_schedule(broker->world, (ks_node_id)broker->id,
-                          (ks_time_ns)broker->spec->cluster->broker_heartbeat_interval_ns,
+        ks_world_schedule(broker->world, (ks_node_id)broker->id, heartbeat_interval_ns(broker),
                           KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
 }
 
@@ -401,6 +421,13 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
         on_list_offsets(broker, source, &request);
         return;
     }
+    case KS_MSG_ZK_RESPONSE:
+    case KS_MSG_ZK_WATCH:
+    case KS_MSG_LEADER_AND_ISR:
+        ks_assert(zookeeper_mode(broker)); /* B3 */
+        ks__zk_on_message(broker, source, kind, bytes, message_bytes);
+        return;
+    case KS_MSG_ZK_REQUEST:
     case KS_MSG_METADATA_RESPONSE:
     case KS_MSG_INIT_PRODUCER_ID_RESPONSE:
     case KS_MSG_PRODUCE_RESPONSE:
@@ -524,9 +551,11 @@ static void start_common(struct ks_broker *broker)
     ks_cluster_event_init(&event, 0, KS_EV_BROKER_STARTED);
     event.broker_epoch = broker->broker_epoch;
     ks_broker_emit(broker, &event);
+    if (zookeeper_mode(broker)) {
+        ks__zk_start(broker);
+    }
     /* B2; the order of these timers (and of their phase draws) is part of the trace. */
-    ks_time_ns heartbeat_ns = ks__broker_first_run_ns(
-        broker, (ks_time_ns)broker->spec->cluster->broker_heartbeat_interval_ns, 0);
+    ks_time_ns heartbeat_ns = ks__broker_first_run_ns(broker, heartbeat_interval_ns(broker), 0);
     if (heartbeat_ns == 0) {
         heartbeat_tick(broker->world, broker);
     } else {
@@ -549,6 +578,9 @@ void ks_broker_start(struct ks_broker *broker)
 
 static void drop_memory(struct ks_broker *broker)
 {
+    if (zookeeper_mode(broker)) {
+        ks__zk_stop(broker, false);
+    }
     /* Timers are gone already (crash) or are cancelled here (shutdown). */
     ks_world_cancel(broker->world, broker->heartbeat_timer);
     ks_world_cancel(broker->world, broker->isr_timer);
@@ -623,6 +655,9 @@ void ks_broker_shutdown(struct ks_broker *broker)
         return;
     }
     ks__logs_shutdown(broker);
+    if (zookeeper_mode(broker)) {
+        ks__zk_stop(broker, true);
+    }
     drop_memory(broker);
 }
 

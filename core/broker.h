@@ -53,6 +53,9 @@ void ks_broker_on_restart(struct ks_broker *broker);
  * then stop (the node stays up but silent until ks_broker_on_restart). */
 void ks_broker_shutdown(struct ks_broker *broker);
 bool ks_broker_is_running(const struct ks_broker *broker);
+/* controller = zookeeper: the controller epoch this broker runs a controller
+ * with, or -1 when it is not the controller. */
+int32_t ks_broker_zk_controller_epoch(const struct ks_broker *broker);
 
 /* ---- queries (driver and tests) ------------------------------------------ */
 

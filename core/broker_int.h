@@ -185,6 +185,17 @@ struct ks__deferred {
     int64_t base_offset;
 };
 
+struct ks_zk_controller;
+
+/* controller = zookeeper: the broker's ZooKeeper client (core/broker_zk.c). */
+struct ks__zk_client {
+    int64_t session_id; /* 0: none (CONNECT sent when connecting) */
+    bool connecting;
+    bool registered;                     /* /brokers/ids/N is this session's */
+    int32_t controller_epoch_seen;       /* newest epoch of an accepted controller request */
+    struct ks_zk_controller *controller; /* while this broker is the controller */
+};
+
 struct ks_broker {
     ks_world *world;
     const struct ks_cluster_spec *spec;   /* not owned */
@@ -220,6 +231,7 @@ struct ks_broker {
     ks_timer_id log_tasks_timer;
     struct ks_group_coordinator *coordinator;
     int32_t offsets_topic_index;
+    struct ks__zk_client zk;            /* controller = zookeeper only */
     struct ks__log_memory **log_memory; /* [topic][partition] or NULL; broker_logs.c */
 };
 
@@ -256,6 +268,9 @@ static inline int64_t ks__leo_of(const struct ks__replica *replica)
  * (not hosted, bad indexes, or the broker is not running). Borrowed. */
 struct ks__replica *ks__broker_find_replica(const struct ks_broker *broker, int32_t topic_index,
                                             int32_t partition);
+/* Applies a controller's push (struct ks_partition_state_push and its
+ * entries): live brokers and partition states, if meant for this incarnation. */
+void ks__broker_apply_push(struct ks_broker *broker, const uint8_t *message, size_t message_bytes);
 /* True if the controller last said broker `id` is registered and unfenced. */
 bool ks__broker_alive(const struct ks_broker *broker, int32_t id);
 /* Sends now, or at `at_ns` if later (a response that must wait for the
@@ -345,6 +360,7 @@ void ks__logs_start_tasks(struct ks_broker *broker);
 /* Clean shutdown: flush every log, write the three checkpoints and the
  * .kafka_cleanshutdown marker. */
 void ks__logs_shutdown(struct ks_broker *broker);
+
 /* At a crash, before the broker's memory goes: what each log held (its LEO
  * and segments), kept only so that the recovery line after the restart can
  * say what the crash cost (the files alone cannot: what vanished with the
@@ -356,3 +372,22 @@ void ks__logs_forget(struct ks_broker *broker);
  * points again, so that a crash after the truncation recovers from the
  * lowered point. */
 void ks__logs_after_truncation(struct ks_broker *broker);
+
+/* ---- broker_zk.c (controller = zookeeper) ---------------------------------------------------- */
+
+/* At (re)start: open a session (CONNECT), then register and run for /controller. */
+void ks__zk_start(struct ks_broker *broker);
+/* The heartbeat timer under zookeeper: a ping (or a new CONNECT) and a
+ * registration retry. */
+void ks__zk_tick(struct ks_broker *broker);
+/* ZK_RESPONSE, ZK_WATCH and LEADER_AND_ISR. */
+void ks__zk_on_message(struct ks_broker *broker, ks_node_id source, uint32_t kind,
+                       const uint8_t *bytes, size_t message_bytes);
+/* The process stops: a clean shutdown closes the session (its ephemeral
+ * znodes go at once), a crash leaves it to expire. Drops the controller. */
+void ks__zk_stop(struct ks_broker *broker, bool clean);
+/* The ping period: a third of zookeeper.session.timeout.ms (the ZooKeeper
+ * client pings when idle for half its read timeout, two thirds of it). */
+ks_time_ns ks__zk_ping_interval_ns(const struct ks_broker *broker);
+/* The controller epoch this broker runs as controller with, or -1. */
+int32_t ks__zk_controller_epoch(const struct ks_broker *broker);

@@ -18,6 +18,7 @@
 #include "base.h"
 #include "broker.h"
 #include "controller.h"
+#include "zk.h"
 
 #include <glib.h>
 #include <stdio.h>
@@ -35,8 +36,9 @@ struct ks_cluster {
     const struct ks_cluster_observer *observer; /* not owned */
     struct ks_topic_config *topics;             /* owned: spec's + internal */
     int32_t topic_count;
-    struct ks_broker **brokers; /* [broker_count], index id-1 */
-    struct ks_controller *controller;
+    struct ks_broker **brokers;       /* [broker_count], index id-1 */
+    struct ks_controller *controller; /* controller = kraft */
+    struct ks_zk *zk;                 /* controller = zookeeper (the controller is a broker) */
     struct ks_producer **producers;
     struct ks_consumer **consumers;
 };
@@ -64,6 +66,10 @@ const char *ks_cluster_event_kind_name(enum ks_cluster_event_kind kind)
     case KS_EV_COMPACTION: return "compaction";
     case KS_EV_INFO: return "info";
     case KS_EV_ELR_CHANGE: return "elr_change";
+    case KS_EV_ZK_SESSION_EXPIRED: return "zk_session_expired";
+    case KS_EV_CONTROLLER_ELECTED: return "controller_elected";
+    case KS_EV_CONTROLLER_RESIGNED: return "controller_resigned";
+    case KS_EV_STALE_CONTROLLER: return "stale_controller";
     case KS_EV_KIND_COUNT: break;
     }
     return "unknown";
@@ -112,6 +118,10 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_POLL_INTERVAL_EXCEEDED: return "poll_interval_exceeded";
     case KS_REASON_CONTROLLER_CRASH_IGNORED: return "controller_crash_ignored";
     case KS_REASON_CONTROLLER_RESTART_IGNORED: return "controller_restart_ignored";
+    case KS_REASON_ZK_NODE_EXISTS: return "zk_node_exists";
+    case KS_REASON_ZK_BAD_VERSION: return "zk_bad_version";
+    case KS_REASON_ZK_NO_SESSION: return "zk_no_session";
+    case KS_REASON_ZNODE_DELETED: return "znode_deleted";
     case KS_REASON_COUNT: break;
     }
     return "unknown";
@@ -207,8 +217,13 @@ struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec 
         cluster->brokers[i] =
             ks_broker_new(world, spec, cluster->topics, cluster->topic_count, i + 1, observer);
     }
-    cluster->controller = ks_controller_new(world, spec, cluster->topics, cluster->topic_count,
-                                            ks_cluster_controller_node(spec), observer);
+    if (spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER) {
+        cluster->zk = ks_zk_new(world, spec, cluster->topics, cluster->topic_count,
+                                ks_cluster_controller_node(spec), observer);
+    } else {
+        cluster->controller = ks_controller_new(world, spec, cluster->topics, cluster->topic_count,
+                                                ks_cluster_controller_node(spec), observer);
+    }
     if (spec->producer_count > 0) {
         cluster->producers = calloc((size_t)spec->producer_count, sizeof(struct ks_producer *));
         ks_assert(cluster->producers != NULL);
@@ -228,10 +243,16 @@ struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec 
 
 void ks_cluster_start(struct ks_cluster *cluster)
 {
+    if (cluster->zk != NULL) {
+        /* Topics exist in ZooKeeper before the brokers connect. */
+        ks_zk_start(cluster->zk);
+    }
     for (int32_t i = 0; i < cluster->spec->cluster->broker_count; i++) {
         ks_broker_start(cluster->brokers[i]);
     }
-    ks_controller_start(cluster->controller);
+    if (cluster->controller != NULL) {
+        ks_controller_start(cluster->controller);
+    }
     for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
         if (cluster->producers[i] != NULL) {
             ks_producer_start(cluster->producers[i]);
@@ -266,8 +287,20 @@ void ks_cluster_free(struct ks_cluster *cluster)
     }
     free(cluster->brokers);
     ks_controller_free(cluster->controller);
+    ks_zk_free(cluster->zk);
     free(cluster->topics);
     free(cluster);
+}
+
+/* The partition's state as the cluster's source of truth holds it: the
+ * KRaft controller, or ZooKeeper's state znode. */
+static const struct ks_partition_state *partition_state(const struct ks_cluster *cluster,
+                                                        int32_t topic_index, int32_t partition)
+{
+    if (cluster->zk != NULL) {
+        return ks_zk_partition(cluster->zk, topic_index, partition);
+    }
+    return ks_controller_partition(cluster->controller, topic_index, partition);
 }
 
 /* ---- fault hooks ------------------------------------------------------------------ */
@@ -315,7 +348,12 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node)
     int32_t index = -1;
     switch (node_kind(cluster, node, &index)) {
     case 'b': ks_broker_on_crash(cluster->brokers[index]); break;
-    case 'c': controller_fault_note(cluster, KS_REASON_CONTROLLER_CRASH_IGNORED); break;
+    case 'c':
+        if (cluster->zk == NULL) {
+            controller_fault_note(cluster, KS_REASON_CONTROLLER_CRASH_IGNORED);
+        }
+        /* ZooKeeper keeps its znodes and sessions on disk (core/zk.c). */
+        break;
     case 'p':
         if (cluster->producers[index] != NULL) {
             ks_producer_on_crash(cluster->producers[index]);
@@ -336,6 +374,10 @@ void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node)
     switch (node_kind(cluster, node, &index)) {
     case 'b': ks_broker_on_restart(cluster->brokers[index]); break;
     case 'c':
+        if (cluster->zk != NULL) {
+            ks_zk_on_restart(cluster->zk);
+            break;
+        }
         /* The world dropped the controller's timers and receiver state is
          * kept; restart re-registers it and re-arms its timers. */
         ks_controller_start_after_restart(cluster->controller);
@@ -379,8 +421,7 @@ bool ks_cluster_converged(const struct ks_cluster *cluster)
 {
     for (int32_t t = 0; t < cluster->topic_count; t++) {
         for (int32_t p = 0; p < cluster->topics[t].partition_count; p++) {
-            const struct ks_partition_state *state =
-                ks_controller_partition(cluster->controller, t, p);
+            const struct ks_partition_state *state = partition_state(cluster, t, p);
             if (state == NULL || state->leader < 1) {
                 return false;
             }
@@ -418,7 +459,22 @@ bool ks_cluster_converged(const struct ks_cluster *cluster)
 
 void ks_cluster_check(const struct ks_cluster *cluster)
 {
-    ks_controller_check(cluster->controller);
+    if (cluster->controller != NULL) {
+        ks_controller_check(cluster->controller);
+    }
+    if (cluster->zk != NULL) {
+        ks_zk_check(cluster->zk);
+        /* One controller per controller epoch: no two brokers run one with the
+         * same epoch, and none with an epoch ZooKeeper has not handed out. */
+        int32_t epochs[KS_BROKER_COUNT_MAX];
+        for (int32_t i = 0; i < cluster->spec->cluster->broker_count; i++) {
+            epochs[i] = ks_broker_zk_controller_epoch(cluster->brokers[i]);
+            ks_assert(epochs[i] <= ks_zk_current_epoch(cluster->zk));
+            for (int32_t j = 0; j < i; j++) {
+                ks_assert(epochs[i] < 0 || epochs[j] != epochs[i]);
+            }
+        }
+    }
     for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
         if (cluster->producers[i] != NULL) {
             ks_producer_check(cluster->producers[i]);
@@ -466,24 +522,21 @@ int32_t ks_cluster_partition_count(const struct ks_cluster *cluster, int32_t top
 
 int32_t ks_cluster_leader(const struct ks_cluster *cluster, int32_t topic_index, int32_t partition)
 {
-    const struct ks_partition_state *state =
-        ks_controller_partition(cluster->controller, topic_index, partition);
+    const struct ks_partition_state *state = partition_state(cluster, topic_index, partition);
     return state != NULL ? state->leader : -1;
 }
 
 int32_t ks_cluster_leader_epoch(const struct ks_cluster *cluster, int32_t topic_index,
                                 int32_t partition)
 {
-    const struct ks_partition_state *state =
-        ks_controller_partition(cluster->controller, topic_index, partition);
+    const struct ks_partition_state *state = partition_state(cluster, topic_index, partition);
     return state != NULL ? state->leader_epoch : -1;
 }
 
 int32_t ks_cluster_replicas(const struct ks_cluster *cluster, int32_t topic_index,
                             int32_t partition, int32_t *out, int32_t out_count_max)
 {
-    const struct ks_partition_state *state =
-        ks_controller_partition(cluster->controller, topic_index, partition);
+    const struct ks_partition_state *state = partition_state(cluster, topic_index, partition);
     if (state == NULL) {
         return 0;
     }
@@ -497,8 +550,7 @@ int32_t ks_cluster_replicas(const struct ks_cluster *cluster, int32_t topic_inde
 int32_t ks_cluster_isr(const struct ks_cluster *cluster, int32_t topic_index, int32_t partition,
                        int32_t *out, int32_t out_count_max)
 {
-    const struct ks_partition_state *state =
-        ks_controller_partition(cluster->controller, topic_index, partition);
+    const struct ks_partition_state *state = partition_state(cluster, topic_index, partition);
     if (state == NULL) {
         return 0;
     }
@@ -522,7 +574,9 @@ int32_t ks_cluster_elr(const struct ks_cluster *cluster, int32_t topic_index, in
                        int32_t *out, int32_t out_count_max)
 {
     const struct ks_partition_elr *elr =
-        ks_controller_partition_elr(cluster->controller, topic_index, partition);
+        cluster->controller != NULL
+            ? ks_controller_partition_elr(cluster->controller, topic_index, partition)
+            : NULL;
     return elr != NULL ? copy_ids(elr->elr, elr->elr_count, out, out_count_max) : 0;
 }
 
@@ -530,7 +584,9 @@ int32_t ks_cluster_last_known_elr(const struct ks_cluster *cluster, int32_t topi
                                   int32_t partition, int32_t *out, int32_t out_count_max)
 {
     const struct ks_partition_elr *elr =
-        ks_controller_partition_elr(cluster->controller, topic_index, partition);
+        cluster->controller != NULL
+            ? ks_controller_partition_elr(cluster->controller, topic_index, partition)
+            : NULL;
     return elr != NULL
                ? copy_ids(elr->last_known_elr, elr->last_known_elr_count, out, out_count_max)
                : 0;
@@ -589,4 +645,16 @@ struct ks_broker *ks_cluster_broker(struct ks_cluster *cluster, int32_t broker_i
         return NULL;
     }
     return cluster->brokers[broker_id - 1];
+}
+
+/* ---- controller = zookeeper ------------------------------------------------------------------ */
+
+int32_t ks_cluster_active_controller(const struct ks_cluster *cluster)
+{
+    return cluster->zk != NULL ? ks_zk_current_controller(cluster->zk) : -1;
+}
+
+int32_t ks_cluster_controller_epoch(const struct ks_cluster *cluster)
+{
+    return cluster->zk != NULL ? ks_zk_current_epoch(cluster->zk) : -1;
 }

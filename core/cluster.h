@@ -6,7 +6,9 @@
 ** Node ids (the world's nodes) are fixed by the spec:
 **   0                      the driver (sim/)
 **   1 .. B                 broker ids 1..B (node id == broker id)
-**   B+1                    the controller (KRaft-like, does not fail by itself)
+**   B+1                    the controller (KRaft-like, does not fail by itself), or
+**                          with controller = zookeeper the ZooKeeper node (the
+**                          controller is then one of the brokers)
 **   B+2 .. B+1+P           producers, in spec order
 **   B+2+P .. B+1+P+C       consumers, in spec order
 **
@@ -56,6 +58,11 @@ enum ks_cluster_event_kind {
     KS_EV_COMPACTION,
     KS_EV_INFO,       /* anything else worth a timeline line */
     KS_EV_ELR_CHANGE, /* KIP-966: a partition's ELR changed, its ISR and leader did not */
+    /* controller = zookeeper */
+    KS_EV_ZK_SESSION_EXPIRED,  /* ZooKeeper expired a broker's session: its ephemerals go */
+    KS_EV_CONTROLLER_ELECTED,  /* a broker created /controller: the new controller epoch */
+    KS_EV_CONTROLLER_RESIGNED, /* a controller learned that its session expired */
+    KS_EV_STALE_CONTROLLER,    /* a broker refused a request of an older controller epoch */
     KS_EV_KIND_COUNT
 };
 
@@ -112,6 +119,11 @@ enum ks_event_reason {
     KS_REASON_POLL_INTERVAL_EXCEEDED,   /* max.poll.interval.ms: the member leaves */
     KS_REASON_CONTROLLER_CRASH_IGNORED, /* controller = kraft does not fail */
     KS_REASON_CONTROLLER_RESTART_IGNORED,
+    /* controller = zookeeper (KS_EV_INFO) */
+    KS_REASON_ZK_NODE_EXISTS, /* /brokers/ids/N still owned by the old session */
+    KS_REASON_ZK_BAD_VERSION, /* a leader's ISR write with a stale zkVersion */
+    KS_REASON_ZK_NO_SESSION,  /* a leader's ISR write without a live session */
+    KS_REASON_ZNODE_DELETED,  /* elections: the broker's /brokers/ids/N went with its session */
     KS_REASON_COUNT
 };
 
@@ -244,7 +256,22 @@ struct ks_event_cause {
 **   INFO               ...         reason REGISTRATION_REFUSED (broker);
 **                                  SINK_FENCED (-1; consumer_index, sink_epoch,
 **                                  sink_epoch_found); POLL_INTERVAL_EXCEEDED (-1;
-**                                  consumer_index); CONTROLLER_*_IGNORED (-1)
+**                                  consumer_index); CONTROLLER_*_IGNORED (-1);
+**                                  ZK_NODE_EXISTS (broker: its registration waits for
+**                                  the old session's znode to go); ZK_BAD_VERSION and
+**                                  ZK_NO_SESSION (broker = the leader; topic_index,
+**                                  partition, isr_old = the ISR it holds, isr_new = the
+**                                  ISR it wanted, leader_epoch_new, zk_version = the
+**                                  version it wrote against, zk_version_found)
+**   ZK_SESSION_EXPIRED broker      broker_epoch; controller_id when that broker was
+**                                  the controller (else -1)
+**   CONTROLLER_ELECTED new         controller_epoch (the new epoch), controller_id
+**                      controller
+**   CONTROLLER_RESIGNED the old    controller_epoch (its epoch)
+**                      controller
+**   STALE_CONTROLLER   refusing    controller_id, controller_epoch (the request's),
+**                      broker      controller_epoch_old (the newest the broker knows),
+**                                  partition_count (entries in the refused request)
 */
 struct ks_cluster_event {
     ks_time_ns at_ns;
@@ -301,6 +328,13 @@ struct ks_cluster_event {
     bool idempotent;
     /* brokers */
     int64_t broker_epoch;
+    /* controller = zookeeper */
+    int32_t controller_id;
+    int32_t controller_epoch;
+    int32_t controller_epoch_old;
+    int32_t partition_count;
+    int32_t zk_version;
+    int32_t zk_version_found;
     /* consumers and groups */
     enum ks_event_position position;
     int64_t sink_epoch;
@@ -337,6 +371,11 @@ static inline void ks_cluster_event_init(struct ks_cluster_event *event, ks_time
         .leader_epoch_new = -1,
         .isr_count_min = -1,
         .last_known_leader = -1,
+        .controller_id = -1,
+        .controller_epoch = -1,
+        .controller_epoch_old = -1,
+        .zk_version = -1,
+        .zk_version_found = -1,
         .elected_from = KS_ELECTED_FROM_NONE,
         .offset = -1,
         .offset_old = -1,
@@ -517,3 +556,8 @@ bool ks_cluster_broker_is_up(const struct ks_cluster *cluster, int32_t broker_id
 
 int64_t ks_cluster_producer_acked_count(const struct ks_cluster *cluster, int32_t producer_index);
 int64_t ks_cluster_producer_sent_count(const struct ks_cluster *cluster, int32_t producer_index);
+
+/* controller = zookeeper: the broker /controller names (-1: none, or under
+ * kraft) and /controller_epoch (-1 under kraft). */
+int32_t ks_cluster_active_controller(const struct ks_cluster *cluster);
+int32_t ks_cluster_controller_epoch(const struct ks_cluster *cluster);

@@ -46,8 +46,10 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     out->hw_requires_min_isr = true;
     out->eligible_leader_replicas_enable = false;
     ks_compression_config_init(&out->compression);
-    out->compression.codec = KS_COMPRESSION_PRODUCER; /* compression.type = producer */
-    out->task_phase = KS_TASK_PHASE_RANDOM;           /* ksim: broker.task.phase = random */
+    out->compression.codec = KS_COMPRESSION_PRODUCER;  /* compression.type = producer */
+    out->task_phase = KS_TASK_PHASE_RANDOM;            /* ksim: broker.task.phase = random */
+    out->controller_model = KS_CONTROLLER_MODEL_KRAFT; /* ksim: controller = kraft */
+    out->zookeeper_session_timeout_ns = 18000 * MS;    /* zookeeper.session.timeout.ms */
 }
 
 void ks_log_config_defaults(struct ks_log_config *out)

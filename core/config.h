@@ -24,6 +24,12 @@ enum ks_truncation_mode {
     KS_TRUNCATION_HIGH_WATERMARK /* Kafka before 0.11: truncate to the local HW */
 };
 
+/* controller = kraft | zookeeper (ksim): which controller model runs. */
+enum ks_controller_model {
+    KS_CONTROLLER_MODEL_KRAFT,    /* core/controller.c: one KRaft-like controller node */
+    KS_CONTROLLER_MODEL_ZOOKEEPER /* core/zk.c + core/zk_controller.c: a broker is controller */
+};
+
 enum ks_acks { KS_ACKS_NONE = 0, KS_ACKS_LEADER = 1, KS_ACKS_ALL = -1 };
 
 enum ks_commit_mode {
@@ -74,7 +80,9 @@ struct ks_cluster_config {
     /* Broker defaults of the topics' compression.type (= producer) and
      * compression.{gzip,lz4,zstd}.level; topics inherit them. */
     struct ks_compression_config compression;
-    enum ks_task_phase task_phase; /* ksim: broker.task.phase = random */
+    enum ks_task_phase task_phase;             /* ksim: broker.task.phase = random */
+    enum ks_controller_model controller_model; /* ksim: controller = kraft */
+    int64_t zookeeper_session_timeout_ns;      /* zookeeper.session.timeout.ms = 18000 */
     /* Broker defaults for topic-level settings (log.*); topics copy them unless set. */
 };
 

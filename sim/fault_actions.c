@@ -335,6 +335,7 @@ struct ks_tp ks_fault_tp(const struct ks_fault *fault)
     case KS_TARGET_NONE:
     case KS_TARGET_BROKER:
     case KS_TARGET_CONTROLLER:
+    case KS_TARGET_ZOOKEEPER:
     case KS_TARGET_RANDOM:
     case KS_TARGET_PRODUCER:
     case KS_TARGET_CONSUMER: break;

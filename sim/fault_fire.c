@@ -48,11 +48,15 @@ static char *crash_explain(const struct ks_faults *faults, ks_node_id node, bool
                               "on disk.");
     }
     if (!broker) {
-        g_string_append(text, node == ks_cluster_controller_node(faults->spec)
-                                  ? " The controller stops watching sessions and electing "
-                                    "leaders until it is back."
-                                  : " A client loses what it held in memory: records it had "
-                                    "not yet sent, or had not yet processed and committed.");
+        bool zookeeper = faults->spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER;
+        g_string_append(text, node != ks_cluster_controller_node(faults->spec)
+                                  ? " A client loses what it held in memory: records it had "
+                                    "not yet sent, or had not yet processed and committed."
+                              : zookeeper ? " ZooKeeper answers nothing until it is back: no "
+                                            "session is kept alive and no ISR changes, but its "
+                                            "znodes and sessions are on its disk."
+                                          : " The controller stops watching sessions and "
+                                            "electing leaders until it is back.");
         return g_string_free(text, FALSE);
     }
     GString *led = g_string_new(NULL);
@@ -370,7 +374,15 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
                                            "is lost fails all the same. "
                                          : "Messages across the cut are lost; each side keeps "
                                            "running with what it knows. ");
-    if (in_nodes(a, controller) || in_nodes(b, controller)) {
+    if (spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER) {
+        if (in_nodes(a, controller) || in_nodes(b, controller)) {
+            g_string_append_printf(text,
+                                   "ZooKeeper is in the %s group: a broker on the other side "
+                                   "can neither ping it nor change an ISR, and loses its "
+                                   "session after zookeeper.session.timeout.ms. ",
+                                   in_nodes(a, controller) ? "first" : "second");
+        }
+    } else if (in_nodes(a, controller) || in_nodes(b, controller)) {
         g_string_append_printf(text, "The controller is in the %s group. ",
                                in_nodes(a, controller) ? "first" : "second");
     } else {

@@ -50,7 +50,9 @@ void ks_faults_node_name(const struct ks_faults *faults, ks_node_id node, char *
         return;
     }
     if (node == controller) {
-        g_snprintf(buffer, buffer_bytes, "controller");
+        g_snprintf(buffer, buffer_bytes,
+                   s->cluster.controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER ? "zookeeper"
+                                                                                : "controller");
         return;
     }
     for (size_t i = 0; i < s->producer_count; i++) {
@@ -168,6 +170,23 @@ static bool resolve_target(struct ks_faults *faults, const struct ks_target *tar
         return true;
     }
     case KS_TARGET_CONTROLLER:
+        if (faults->spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER) {
+            /* The broker /controller names when the fault fires. */
+            int32_t id = ks_cluster_active_controller(faults->cluster);
+            if (id < 1) {
+                g_string_printf(why, "no broker is controller (/controller is empty)");
+                return false;
+            }
+            add_node(nodes, (ks_node_id)id);
+            return true;
+        }
+        add_node(nodes, ks_cluster_controller_node(faults->spec));
+        return true;
+    case KS_TARGET_ZOOKEEPER:
+        if (faults->spec->cluster->controller_model != KS_CONTROLLER_MODEL_ZOOKEEPER) {
+            g_string_printf(why, "there is no ZooKeeper node (controller = kraft)");
+            return false;
+        }
         add_node(nodes, ks_cluster_controller_node(faults->spec));
         return true;
     case KS_TARGET_RANDOM: {

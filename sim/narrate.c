@@ -90,6 +90,7 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_CONTROLLER_CRASH_IGNORED: return "controller crash ignored (controller = kraft)";
     case KS_REASON_CONTROLLER_RESTART_IGNORED:
         return "controller restarted (state kept: controller = kraft)";
+    case KS_REASON_ZNODE_DELETED: return "its ZooKeeper session expired";
     case KS_REASON_NONE:
     case KS_REASON_FOLLOWER_CAUGHT_UP:
     case KS_REASON_FOLLOWER_LAGGING:
@@ -104,6 +105,9 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_REGISTRATION_REFUSED:
     case KS_REASON_SINK_FENCED:
     case KS_REASON_POLL_INTERVAL_EXCEEDED:
+    case KS_REASON_ZK_NODE_EXISTS:
+    case KS_REASON_ZK_BAD_VERSION:
+    case KS_REASON_ZK_NO_SESSION:
     case KS_REASON_COUNT: break;
     }
     return NULL;
@@ -435,6 +439,17 @@ static void narrate_isr_change(const struct ks_cluster_spec *spec, const struct 
         g_string_erase(explain, 0, explain->len > 0 && explain->str[0] == ' ' ? 1 : 0);
         return;
     }
+    bool zookeeper = spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER;
+    if (e->reason == KS_REASON_BROKER_FENCED && zookeeper) {
+        g_string_append_printf(detail, "(broker %d gone from ZooKeeper)", e->broker);
+        g_string_append_printf(explain,
+                               "Broker %d's ZooKeeper session expired, so controller %d removes "
+                               "it from the ISR of %s-%d in ZooKeeper (a conditional write), "
+                               "which becomes %s, with a new leader epoch. ",
+                               e->broker, e->controller_id, name, e->partition, new_isr);
+        append_min_isr_consequence(spec, explain, e->isr_new_count, e->isr_count_min);
+        return;
+    }
     if (e->reason == KS_REASON_BROKER_FENCED) {
         g_string_append_printf(detail, "(broker %d fenced)", e->broker);
         append_elr_detail(detail, e);
@@ -449,6 +464,20 @@ static void narrate_isr_change(const struct ks_cluster_spec *spec, const struct 
     }
     g_string_append_printf(detail, "(leader %d)", e->leader_new);
     append_elr_detail(detail, e);
+    if (zookeeper) {
+        g_string_append_printf(
+            explain,
+            "Leader %d of %s-%d %s, so it writes the new ISR %s to the partition's state znode "
+            "in ZooKeeper itself, conditional on the zkVersion it holds (Kafka before KIP-497). "
+            "The controller hears of it through the ISR change notification. ",
+            e->leader_new, name, e->partition,
+            e->kind == KS_EV_ISR_EXPAND
+                ? "saw a follower catch up with its high watermark"
+                : "found followers not caught up for replica.lag.time.max.ms",
+            new_isr);
+        append_min_isr_consequence(spec, explain, e->isr_new_count, e->isr_count_min);
+        return;
+    }
     if (e->kind == KS_EV_ISR_EXPAND) {
         g_string_append_printf(explain,
                                "A follower of %s-%d caught up with the leader's high watermark, "
@@ -975,6 +1004,38 @@ static void narrate_info(const struct ks_cluster_spec *spec, const struct ks_clu
         g_string_append(explain, "The consumer did not call poll() within max.poll.interval.ms, "
                                  "so it leaves the group and its partitions go to other members; "
                                  "it rejoins at its next poll.");
+    } else if (e->reason == KS_REASON_ZK_NODE_EXISTS) {
+        g_string_append_printf(detail,
+                               "broker %d restarted: /brokers/ids/%d still belongs to its old "
+                               "ZooKeeper session",
+                               e->broker, e->broker);
+        g_string_append(explain, "The previous incarnation's ZooKeeper session has not expired, "
+                                 "so its ephemeral registration is still there and the new one "
+                                 "fails (NODE_EXISTS). The broker retries at every ping; once "
+                                 "ZooKeeper expires the old session the controller sees the "
+                                 "broker go, and then come back.");
+    } else if (e->reason == KS_REASON_ZK_BAD_VERSION || e->reason == KS_REASON_ZK_NO_SESSION) {
+        g_autoptr(GString) scratch = g_string_new(NULL);
+        g_autofree char *want = g_strdup(ids_text(scratch, e->isr_new, e->isr_new_count));
+        bool bad_version = e->reason == KS_REASON_ZK_BAD_VERSION;
+        g_string_append_printf(detail, "%s-%d leader %d cannot write isr %s to ZooKeeper (%s)",
+                               topic_name(spec, e->topic_index), e->partition, e->broker, want,
+                               bad_version ? "BadVersion" : "no session");
+        if (bad_version) {
+            g_string_append_printf(explain,
+                                   "Leader %d wrote the ISR against zkVersion %d, but the znode "
+                                   "is at version %d: someone else (the controller) changed the "
+                                   "partition. As Kafka's Partition.updateIsr it skips the "
+                                   "change and waits for the controller's LeaderAndIsr.",
+                                   e->broker, e->zk_version, e->zk_version_found);
+        } else {
+            g_string_append_printf(explain,
+                                   "Leader %d has no live ZooKeeper session, so it cannot change "
+                                   "the ISR: it keeps %s and its high watermark waits for "
+                                   "followers that may never come. acks=all writes to it wait "
+                                   "and time out.",
+                                   e->broker, ids_text(scratch, e->isr_old, e->isr_old_count));
+        }
     } else {
         g_string_append(detail, phrase(e->reason));
         g_string_append(explain, "controller = kraft models a controller that does not fail; "
@@ -1017,6 +1078,49 @@ void ks_narrate_event(const struct ks_cluster_spec *spec, const struct ks_cluste
     case KS_EV_COMPACTION: narrate_log_task(spec, event, detail, explain); return;
     case KS_EV_INFO: narrate_info(spec, event, detail, explain); return;
     case KS_EV_ELR_CHANGE: narrate_elr_change(spec, event, detail, explain); return;
+    case KS_EV_ZK_SESSION_EXPIRED:
+        g_string_append_printf(detail, "ZooKeeper expired broker %d's session%s", event->broker,
+                               event->controller_id > 0 ? " (the controller's)" : "");
+        g_string_append_printf(explain,
+                               "No ping from broker %d reached ZooKeeper for "
+                               "zookeeper.session.timeout.ms, so ZooKeeper expires its session "
+                               "and deletes its ephemeral znodes: /brokers/ids/%d%s. The broker "
+                               "itself does not know yet.",
+                               event->broker, event->broker,
+                               event->controller_id > 0 ? " and /controller" : "");
+        return;
+    case KS_EV_CONTROLLER_ELECTED:
+        g_string_append_printf(detail, "broker %d is controller (epoch %d)", event->broker,
+                               event->controller_epoch);
+        g_string_append_printf(explain,
+                               "Broker %d creates /controller first and raises "
+                               "/controller_epoch to %d. It reads the cluster state from "
+                               "ZooKeeper and sends it to every broker; brokers refuse requests "
+                               "from any controller with an older epoch.",
+                               event->broker, event->controller_epoch);
+        return;
+    case KS_EV_CONTROLLER_RESIGNED:
+        g_string_append_printf(detail, "broker %d resigns as controller (epoch %d)", event->broker,
+                               event->controller_epoch);
+        g_string_append(explain, "ZooKeeper answers SESSION_EXPIRED: the broker learns that its "
+                                 "session, and with it /controller, is gone. It stops acting as "
+                                 "controller, opens a new session and registers again.");
+        return;
+    case KS_EV_STALE_CONTROLLER:
+        g_string_append_printf(detail,
+                               "broker %d refuses controller %d's request (epoch %d < %d, "
+                               "STALE_CONTROLLER_EPOCH)",
+                               event->broker, event->controller_id, event->controller_epoch,
+                               event->controller_epoch_old);
+        g_string_append_printf(explain,
+                               "Broker %d has already accepted requests of controller epoch %d. "
+                               "Broker %d still acts as controller of epoch %d: a zombie, whose "
+                               "session expired without it noticing. Its %s is refused, so it "
+                               "cannot undo what the new controller decided.",
+                               event->broker, event->controller_epoch_old, event->controller_id,
+                               event->controller_epoch,
+                               event->partition_count > 0 ? "LeaderAndIsr" : "UpdateMetadata");
+        return;
     case KS_EV_KIND_COUNT: break;
     }
     g_string_append(detail, ks_cluster_event_kind_name(event->kind));

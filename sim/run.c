@@ -334,6 +334,10 @@ static bool event_is_step(enum ks_cluster_event_kind kind)
     case KS_EV_OFFSET_COMMIT:
     case KS_EV_OFFSET_RESET:
     case KS_EV_INFO:
+    case KS_EV_ZK_SESSION_EXPIRED:
+    case KS_EV_CONTROLLER_ELECTED:
+    case KS_EV_CONTROLLER_RESIGNED:
+    case KS_EV_STALE_CONTROLLER:
     case KS_EV_KIND_COUNT: break;
     }
     return false;
@@ -386,7 +390,11 @@ static bool event_changes_availability(enum ks_cluster_event_kind kind)
     case KS_EV_ISR_EXPAND:
     case KS_EV_BROKER_FENCED:
     case KS_EV_BROKER_UNFENCED:
-    case KS_EV_BROKER_STARTED: return true;
+    case KS_EV_BROKER_STARTED:
+    case KS_EV_ZK_SESSION_EXPIRED:
+    case KS_EV_CONTROLLER_ELECTED: return true;
+    case KS_EV_CONTROLLER_RESIGNED:
+    case KS_EV_STALE_CONTROLLER:
     case KS_EV_TRUNCATION:
     case KS_EV_RECOVERY:
     case KS_EV_PRODUCE_REFUSED:

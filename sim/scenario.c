@@ -364,18 +364,6 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
                                    value, names);
         return false;
     }
-    if (kind == KS__SECTION_CLUSTER && strcmp(key, "controller") == 0 &&
-        strcmp(value, "zookeeper") == 0) {
-        /* SPEC 3 names the ZooKeeper-era controller; until it is modelled a
-         * scenario asking for it must not run with another model silently.
-         * The kafka.version rows of that era say what ksim uses instead. */
-        *code = KS_SCENARIO_ERROR_NOT_MODELLED;
-        *message = g_strdup("controller = zookeeper: the ZooKeeper-era controller is not "
-                            "modelled by ksim yet; ksim runs its KRaft-like controller "
-                            "(controller = kraft), and kafka.version of a ZooKeeper-era release "
-                            "gives it that era's session timeouts (see docs/kafka-versions.md)");
-        return false;
-    }
     struct ks__value parsed;
     if (!ks__value_parse(spec, value, &parsed, message)) {
         *code = KS_SCENARIO_ERROR_VALUE;
@@ -1208,11 +1196,12 @@ static bool finalize_cluster(struct ks_scenario *scenario, const struct raw_sect
         /* KIP-966 rests on KAFKA-15583: a replica that leaves an ISR below min
          * ISR holds every committed record only because the HW stops there;
          * and ELR is a KRaft controller's, not the pre-0.11 ZooKeeper era's. */
-        const char *needs = cluster->truncation != KS_TRUNCATION_LEADER_EPOCH
-                                ? "replication.truncation = leader-epoch"
-                            : !cluster->hw_requires_min_isr
-                                ? "hw.requires.min.insync.replicas = true"
-                                : NULL;
+        const char *needs =
+            cluster->truncation != KS_TRUNCATION_LEADER_EPOCH
+                ? "replication.truncation = leader-epoch"
+            : !cluster->hw_requires_min_isr ? "hw.requires.min.insync.replicas = true"
+            : cluster->controller_model != KS_CONTROLLER_MODEL_KRAFT ? "controller = kraft"
+                                                                     : NULL;
         if (needs != NULL) {
             const struct raw_entry *entry = entry_find(section, "eligible.leader.replicas.enable");
             return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
@@ -1525,6 +1514,10 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
     out->tp.topic_index = -1;
     out->tp.partition = -1;
     out->client_index = -1;
+    if (strcmp(text, "zookeeper") == 0) {
+        out->kind = KS_TARGET_ZOOKEEPER;
+        return true;
+    }
     if (strcmp(text, "controller") == 0) {
         out->kind = KS_TARGET_CONTROLLER;
         return true;
@@ -1542,7 +1535,8 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
     if (!call_split(text, &fn, &arg)) {
         return site_fail(site, KS_SCENARIO_ERROR_VALUE,
                          "'%s' is not a target (a broker id, leader(TP), follower(TP), "
-                         "followers(TP), controller, random, producer(NAME), consumer(NAME))",
+                         "followers(TP), controller, zookeeper, random, producer(NAME), "
+                         "consumer(NAME))",
                          text);
     }
     if (strcmp(fn, "leader") == 0 || strcmp(fn, "follower") == 0 || strcmp(fn, "followers") == 0) {
@@ -2362,6 +2356,7 @@ char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct
         return g_strdup_printf("followers(%s)",
                                ks_scenario_format_tp(scenario, target->tp, tp, sizeof tp));
     case KS_TARGET_CONTROLLER: return g_strdup("controller");
+    case KS_TARGET_ZOOKEEPER: return g_strdup("zookeeper");
     case KS_TARGET_RANDOM: return g_strdup("random");
     case KS_TARGET_PRODUCER:
         return g_strdup_printf("producer(%s)", scenario->producers[target->client_index].name);

@@ -87,8 +87,6 @@ struct ks_link_latency {
     uint32_t line; /* 0 when it came from --set */
 };
 
-enum ks_controller_kind { KS_CONTROLLER_KRAFT };
-
 /* ---- faults [fault NAME] --------------------------------------------------- */
 
 /* What a fault does. Everything about each action (keys, rules, how it
@@ -114,10 +112,11 @@ enum ks_target_kind {
     KS_TARGET_LEADER,     /* leader(TP) */
     KS_TARGET_FOLLOWER,   /* follower(TP): first replica in assignment order not the leader */
     KS_TARGET_FOLLOWERS,  /* followers(TP): all of them */
-    KS_TARGET_CONTROLLER, /* controller */
+    KS_TARGET_CONTROLLER, /* controller (under zookeeper: the broker that is controller) */
     KS_TARGET_RANDOM,     /* a live broker drawn from KS_RNG_FAULT */
     KS_TARGET_PRODUCER,   /* producer(NAME): client_index into scenario->producers */
-    KS_TARGET_CONSUMER    /* consumer(NAME): client_index into scenario->consumers */
+    KS_TARGET_CONSUMER,   /* consumer(NAME): client_index into scenario->consumers */
+    KS_TARGET_ZOOKEEPER   /* zookeeper: the ZooKeeper node (controller = zookeeper) */
 };
 
 struct ks_target {
@@ -299,7 +298,6 @@ struct ks_scenario {
     int64_t disk_page_cache_bytes;          /* disk.page.cache = 10GiB; 0 = unlimited */
     struct ks_link_latency *link_latencies; /* owned; sorted by (broker_a, broker_b) */
     size_t link_latency_count;
-    enum ks_controller_kind controller; /* controller = kraft */
 
     /* [cluster]: Kafka */
     struct ks_cluster_config cluster;

@@ -63,7 +63,9 @@ static const struct ks__choice truncation_choices[] = {
     { "high-watermark", KS_TRUNCATION_HIGH_WATERMARK },
     { NULL, 0 }
 };
-static const struct ks__choice controller_choices[] = { { "kraft", KS_CONTROLLER_KRAFT },
+static const struct ks__choice controller_choices[] = { { "kraft", KS_CONTROLLER_MODEL_KRAFT },
+                                                        { "zookeeper",
+                                                          KS_CONTROLLER_MODEL_ZOOKEEPER },
                                                         { NULL, 0 } };
 static const struct ks__choice commit_choices[] = { { "before-process", KS_COMMIT_BEFORE_PROCESS },
                                                     { "after-process", KS_COMMIT_AFTER_PROCESS },
@@ -157,9 +159,12 @@ static const struct ks__key_spec cluster_keys[] = {
       NULL, "ksim: number of brokers, ids 1..N." },
     { "racks", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "ksim: one rack name per broker, comma separated (`a,b,c`). Default: no racks." },
-    { "controller", KS__VALUE_ENUM, 0, 0, "kraft", NULL, SC(controller), 0, controller_choices,
-      "ksim: the controller's failure model; `kraft` is a controller that does not fail by "
-      "itself. `zookeeper` (the controller before Kafka 4.0) is not modelled yet: an error." },
+    { "controller", KS__VALUE_ENUM, 0, 0, "kraft", NULL, SC(cluster.controller_model), 0,
+      controller_choices,
+      "ksim: the controller's model. `kraft`: a KRaft-like controller node that does not fail "
+      "by itself. `zookeeper`: the ZooKeeper-era controller (a ZooKeeper node with sessions; "
+      "one broker is controller, elected through /controller with a controller epoch; "
+      "leaders write ISR changes to ZooKeeper)." },
     { "network.latency", KS__VALUE_DURATION, 0, HOUR_NS, "1ms", NULL, SC(network_latency_ns), 0,
       NULL,
       "ksim: one-way latency of every link. Per link: `network.latency.A-B = 20ms` "
@@ -214,6 +219,10 @@ static const struct ks__key_spec cluster_keys[] = {
     { "broker.heartbeat.interval.ms", KS__VALUE_MS, 1, I32MAX, "2000", NULL,
       SC(cluster.broker_heartbeat_interval_ns), 0, NULL,
       "Broker heartbeat period; must be < broker.session.timeout.ms." },
+    { "zookeeper.session.timeout.ms", KS__VALUE_MS, 3, I32MAX, "18000", NULL,
+      SC(cluster.zookeeper_session_timeout_ns), 0, NULL,
+      "controller = zookeeper: a broker whose pings (every third of it) stop reaching "
+      "ZooKeeper this long loses its session (6000 before Kafka 2.5, KIP-537)." },
     { "unclean.leader.election.enable", KS__VALUE_BOOL, 0, 1, "false", NULL,
       SC(cluster.unclean_leader_election_enable), 0, NULL,
       "Elect a replica outside the ISR when no ISR member is alive (true before 0.11)." },

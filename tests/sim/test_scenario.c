@@ -93,7 +93,7 @@ static void test_spec_example(void)
     CU_ASSERT_EQUAL(s->log_defaults.segment_bytes, 1073741824);
     CU_ASSERT_EQUAL(s->log_defaults.flush_messages, INT64_MAX);
     CU_ASSERT_EQUAL(s->cluster.truncation, KS_TRUNCATION_LEADER_EPOCH);
-    CU_ASSERT_EQUAL(s->controller, KS_CONTROLLER_KRAFT);
+    CU_ASSERT_EQUAL(s->cluster.controller_model, KS_CONTROLLER_MODEL_KRAFT);
     CU_ASSERT_STRING_EQUAL(s->kafka_version->name, "4.0");
     CU_ASSERT_FALSE(s->cluster.eligible_leader_replicas_enable);
 
@@ -438,10 +438,10 @@ static const struct bad_case bad_cases[] = {
       "bad.ini:2: kafka.version = 4.0.0.1: not a Kafka version ksim knows; give one of 0.10, "
       "0.11, 1.0, 1.1, 2.0, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6, 2.7, 2.8, 3.0, 3.1, 3.2, 3.3, 3.4, "
       "3.5, 3.6, 3.7, 3.8, 3.9, 4.0, 4.1, or a release of one (3.7.1, 0.10.2.1)" },
-    { "[cluster]\ncontroller = zookeeper\n", KS_SCENARIO_ERROR_NOT_MODELLED,
-      "bad.ini:2: controller = zookeeper: the ZooKeeper-era controller is not modelled by ksim "
-      "yet; ksim runs its KRaft-like controller (controller = kraft), and kafka.version of a "
-      "ZooKeeper-era release gives it that era's session timeouts (see docs/kafka-versions.md)" },
+    { "[cluster]\ncontroller = zookeeper\neligible.leader.replicas.enable = true\n",
+      KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:3: eligible.leader.replicas.enable = true needs controller = kraft (KIP-966 "
+      "builds on the HW rule of Kafka 3.7 and the KRaft controller; kafka.version is 4.0)" },
     { "[cluster]\neligible.leader.replicas.enable = true\nreplication.truncation = "
       "high-watermark\n",
       KS_SCENARIO_ERROR_CONFLICT,
