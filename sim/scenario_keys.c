@@ -160,6 +160,9 @@ static const struct ks__key_spec cluster_keys[] = {
     { "controller", KS__VALUE_ENUM, 0, 0, "kraft", NULL, SC(controller), 0, controller_choices,
       "ksim: the controller's failure model; `kraft` is a controller that does not fail by "
       "itself. `zookeeper` (the controller before Kafka 4.0) is not modelled yet: an error." },
+    { "controllers", KS__VALUE_INT32, 1, 5, "1", NULL, SC(cluster.controller_count), 0, NULL,
+      "ksim: controller nodes of the KRaft quorum (1, 3 or 5; node ids B+1..B+N). 3 and 5 are "
+      "not modelled yet: an error." },
     { "network.latency", KS__VALUE_DURATION, 0, HOUR_NS, "1ms", NULL, SC(network_latency_ns), 0,
       NULL,
       "ksim: one-way latency of every link. Per link: `network.latency.A-B = 20ms` "
