@@ -50,7 +50,8 @@ static char *crash_explain(const struct ks_faults *faults, ks_node_id node, bool
     if (!broker) {
         g_string_append(text, node == ks_cluster_controller_node(faults->spec)
                                   ? " The controller stops watching sessions and electing "
-                                    "leaders until it is back."
+                                    "leaders until it is back; with one controller "
+                                    "(controllers = 1) no other takes over."
                                   : " A client loses what it held in memory: records it had "
                                     "not yet sent, or had not yet processed and committed.");
         return g_string_free(text, FALSE);

@@ -1559,7 +1559,8 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
     if (!call_split(text, &fn, &arg)) {
         return site_fail(site, KS_SCENARIO_ERROR_VALUE,
                          "'%s' is not a target (a broker id, leader(TP), follower(TP), "
-                         "followers(TP), controller, random, producer(NAME), consumer(NAME))",
+                         "followers(TP), controller, controller(N), random, producer(NAME), "
+                         "consumer(NAME))",
                          text);
     }
     if (strcmp(fn, "leader") == 0 || strcmp(fn, "follower") == 0 || strcmp(fn, "followers") == 0) {
@@ -1567,6 +1568,20 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
                     : strcmp(fn, "follower") == 0 ? KS_TARGET_FOLLOWER
                                                   : KS_TARGET_FOLLOWERS;
         return tp_parse(site, arg, &out->tp);
+    }
+    if (strcmp(fn, "controller") == 0) {
+        int32_t count = site->scenario->cluster.controller_count;
+        char *end = NULL;
+        int64_t number = g_ascii_strtoll(arg, &end, 10);
+        if (arg[0] == '\0' || !g_ascii_isdigit(arg[0]) || *end != '\0' || number < 1 ||
+            number > count) {
+            return site_fail(site, KS_SCENARIO_ERROR_REFERENCE,
+                             "controllers are numbered 1..%d (controllers = %d), not %s", count,
+                             count, arg);
+        }
+        out->kind = KS_TARGET_CONTROLLER;
+        out->controller_number = (int32_t)number;
+        return true;
     }
     if (strcmp(fn, "producer") == 0) {
         out->kind = KS_TARGET_PRODUCER;
@@ -2378,7 +2393,10 @@ char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct
     case KS_TARGET_FOLLOWERS:
         return g_strdup_printf("followers(%s)",
                                ks_scenario_format_tp(scenario, target->tp, tp, sizeof tp));
-    case KS_TARGET_CONTROLLER: return g_strdup("controller");
+    case KS_TARGET_CONTROLLER:
+        return target->controller_number == 0
+                   ? g_strdup("controller")
+                   : g_strdup_printf("controller(%d)", target->controller_number);
     case KS_TARGET_RANDOM: return g_strdup("random");
     case KS_TARGET_PRODUCER:
         return g_strdup_printf("producer(%s)", scenario->producers[target->client_index].name);
