@@ -9,9 +9,18 @@
 ** factor min(offsets.topic.replication.factor, brokers), min ISR 1,
 ** cleanup.policy=compact, segment.bytes 100 MiB (offsets.topic.segment.bytes).
 **
-** The controller does not fail by itself (`controller = kraft`, see
-** core/controller.c); a crash of its node is recorded as an INFO event and
-** ignored, since the model has no replicated quorum yet.
+** The controller is one node (`controllers = 1`, see core/controller.c). A
+** crash of it is an outage: the world drops its timers and the messages sent
+** to it, so nobody fences brokers, elects leaders or changes an ISR until it
+** returns; brokers keep serving with the metadata they last had. Its state
+** survives the crash (process or power): a KRaft controller appends every
+** change to its metadata log, and KafkaRaftClient.flushLeaderLog flushes the
+** log in the same step that advances the leader's end offset, before the
+** controller is told the records are committed; so what it acted on is on
+** disk. On its
+** return it gives every registered broker a fresh session, as
+** ClusterControlManager.activate does (BrokerHeartbeatManager.register sets
+** lastContactNs to now). Both are recorded as INFO events.
 */
 #include "cluster.h"
 
@@ -116,12 +125,12 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_REGISTRATION_REFUSED: return "registration_refused";
     case KS_REASON_SINK_FENCED: return "sink_fenced";
     case KS_REASON_POLL_INTERVAL_EXCEEDED: return "poll_interval_exceeded";
-    case KS_REASON_CONTROLLER_CRASH_IGNORED: return "controller_crash_ignored";
-    case KS_REASON_CONTROLLER_RESTART_IGNORED: return "controller_restart_ignored";
     case KS_REASON_ZK_NODE_EXISTS: return "zk_node_exists";
     case KS_REASON_ZK_BAD_VERSION: return "zk_bad_version";
     case KS_REASON_ZK_NO_SESSION: return "zk_no_session";
     case KS_REASON_ZNODE_DELETED: return "znode_deleted";
+    case KS_REASON_CONTROLLER_DOWN: return "controller_down";
+    case KS_REASON_CONTROLLER_BACK: return "controller_back";
     case KS_REASON_COUNT: break;
     }
     return "unknown";
@@ -350,7 +359,7 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node)
     case 'b': ks_broker_on_crash(cluster->brokers[index]); break;
     case 'c':
         if (cluster->zk == NULL) {
-            controller_fault_note(cluster, KS_REASON_CONTROLLER_CRASH_IGNORED);
+            controller_fault_note(cluster, KS_REASON_CONTROLLER_DOWN);
         }
         /* ZooKeeper keeps its znodes and sessions on disk (core/zk.c). */
         break;
@@ -378,10 +387,11 @@ void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node)
             ks_zk_on_restart(cluster->zk);
             break;
         }
-        /* The world dropped the controller's timers and receiver state is
-         * kept; restart re-registers it and re-arms its timers. */
+        /* The world dropped the controller's timers; its state is what its
+         * flushed metadata log replays to. Restart re-registers the receiver,
+         * restarts every broker session at now and re-arms its timers. */
         ks_controller_start_after_restart(cluster->controller);
-        controller_fault_note(cluster, KS_REASON_CONTROLLER_RESTART_IGNORED);
+        controller_fault_note(cluster, KS_REASON_CONTROLLER_BACK);
         break;
     case 'p':
         if (cluster->producers[index] != NULL) {

@@ -6,8 +6,8 @@
 ** Node ids (the world's nodes) are fixed by the spec:
 **   0                      the driver (sim/)
 **   1 .. B                 broker ids 1..B (node id == broker id)
-**   B+1                    the controller (KRaft-like, does not fail by itself), or
-**                          with controller = zookeeper the ZooKeeper node (the
+**   B+1                    the controller (controllers = 1; a crash of it is an outage),
+**                          or with controller = zookeeper the ZooKeeper node (the
 **                          controller is then one of the brokers)
 **   B+2 .. B+1+P           producers, in spec order
 **   B+2+P .. B+1+P+C       consumers, in spec order
@@ -114,11 +114,11 @@ enum ks_event_reason {
     KS_REASON_NO_COMMITTED_OFFSET_NONE, /* auto.offset.reset=none: the partition stays unread */
     KS_REASON_OFFSET_OUT_OF_RANGE_NONE,
     /* other facts (KS_EV_INFO) */
-    KS_REASON_REGISTRATION_REFUSED,     /* DUPLICATE_BROKER_REGISTRATION */
-    KS_REASON_SINK_FENCED,              /* commit = atomic: another member claimed the sink */
-    KS_REASON_POLL_INTERVAL_EXCEEDED,   /* max.poll.interval.ms: the member leaves */
-    KS_REASON_CONTROLLER_CRASH_IGNORED, /* controller = kraft does not fail */
-    KS_REASON_CONTROLLER_RESTART_IGNORED,
+    KS_REASON_REGISTRATION_REFUSED,   /* DUPLICATE_BROKER_REGISTRATION */
+    KS_REASON_SINK_FENCED,            /* commit = atomic: another member claimed the sink */
+    KS_REASON_POLL_INTERVAL_EXCEEDED, /* max.poll.interval.ms: the member leaves */
+    KS_REASON_CONTROLLER_DOWN,        /* the only controller crashed: no elections, no fencing */
+    KS_REASON_CONTROLLER_BACK,        /* it returned: state from its log, fresh broker sessions */
     /* controller = zookeeper (KS_EV_INFO) */
     KS_REASON_ZK_NODE_EXISTS, /* /brokers/ids/N still owned by the old session */
     KS_REASON_ZK_BAD_VERSION, /* a leader's ISR write with a stale zkVersion */
@@ -256,7 +256,7 @@ struct ks_event_cause {
 **   INFO               ...         reason REGISTRATION_REFUSED (broker);
 **                                  SINK_FENCED (-1; consumer_index, sink_epoch,
 **                                  sink_epoch_found); POLL_INTERVAL_EXCEEDED (-1;
-**                                  consumer_index); CONTROLLER_*_IGNORED (-1);
+**                                  consumer_index); CONTROLLER_DOWN/BACK (-1);
 **                                  ZK_NODE_EXISTS (broker: its registration waits for
 **                                  the old session's znode to go); ZK_BAD_VERSION and
 **                                  ZK_NO_SESSION (broker = the leader; topic_index,

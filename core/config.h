@@ -51,6 +51,7 @@ enum ks_task_phase {
 
 struct ks_cluster_config {
     int32_t broker_count;                     /* brokers = N: ids 1..N */
+    int32_t controller_count;                 /* controllers = 1 (KRaft voters; 1, 3 or 5) */
     char racks[KS_BROKER_COUNT_MAX][32];      /* racks = a,b,c; "" when not given */
     int64_t replica_lag_ns_max;               /* replica.lag.time.max.ms = 30000 */
     int64_t replica_fetch_wait_ns_max;        /* replica.fetch.wait.max.ms = 500 */

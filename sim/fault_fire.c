@@ -56,7 +56,8 @@ static char *crash_explain(const struct ks_faults *faults, ks_node_id node, bool
                                             "session is kept alive and no ISR changes, but its "
                                             "znodes and sessions are on its disk."
                                           : " The controller stops watching sessions and "
-                                            "electing leaders until it is back.");
+                                            "electing leaders until it is back; with one "
+                                            "controller (controllers = 1) no other takes over.");
         return g_string_free(text, FALSE);
     }
     GString *led = g_string_new(NULL);

@@ -180,6 +180,8 @@ static bool resolve_target(struct ks_faults *faults, const struct ks_target *tar
             add_node(nodes, (ks_node_id)id);
             return true;
         }
+        /* `controller` is the active one and controller(N) node brokers + N;
+         * with one controller (controllers = 1) both are node brokers + 1. */
         add_node(nodes, ks_cluster_controller_node(faults->spec));
         return true;
     case KS_TARGET_ZOOKEEPER:

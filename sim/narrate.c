@@ -87,9 +87,8 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_MEMBER_NOT_REJOINED: return "did not rejoin in time";
     case KS_REASON_MEMBER_LEFT: return "left";
     case KS_REASON_GROUP_APPEND_FAILED: return "group metadata append failed";
-    case KS_REASON_CONTROLLER_CRASH_IGNORED: return "controller crash ignored (controller = kraft)";
-    case KS_REASON_CONTROLLER_RESTART_IGNORED:
-        return "controller restarted (state kept: controller = kraft)";
+    case KS_REASON_CONTROLLER_DOWN: return "controller down: no active controller";
+    case KS_REASON_CONTROLLER_BACK: return "controller back: active again, broker sessions restart";
     case KS_REASON_ZNODE_DELETED: return "its ZooKeeper session expired";
     case KS_REASON_NONE:
     case KS_REASON_FOLLOWER_CAUGHT_UP:
@@ -1036,11 +1035,23 @@ static void narrate_info(const struct ks_cluster_spec *spec, const struct ks_clu
                                    "and time out.",
                                    e->broker, ids_text(scratch, e->isr_old, e->isr_old_count));
         }
+    } else if (e->reason == KS_REASON_CONTROLLER_BACK) {
+        g_string_append(detail, phrase(e->reason));
+        g_string_append(explain,
+                        "Kafka's controller replays its metadata log, which it flushed "
+                        "before acting on any change, so it knows every registration, "
+                        "ISR and leader as before (ksim keeps that state across the "
+                        "crash instead of writing the log). It gives every registered broker a "
+                        "fresh session from now, as Kafka's ClusterControlManager.activate "
+                        "does: a broker that died meanwhile is fenced "
+                        "broker.session.timeout.ms later, not at once.");
     } else {
         g_string_append(detail, phrase(e->reason));
-        g_string_append(explain, "controller = kraft models a controller that does not fail; "
-                                 "ksim keeps its state across this fault (a replicated KRaft "
-                                 "quorum is not modelled yet).");
+        g_string_append(explain, "With one controller (controllers = 1) there is no other to take "
+                                 "over: until it returns nobody fences a broker that stops "
+                                 "heartbeating, elects a new leader or changes an ISR. Brokers "
+                                 "keep serving with the metadata they have; a partition whose "
+                                 "leader dies stays without one.");
     }
 }
 

@@ -369,6 +369,23 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
         *code = KS_SCENARIO_ERROR_VALUE;
         return false;
     }
+    if (kind == KS__SECTION_CLUSTER && strcmp(key, "controllers") == 0) {
+        /* A KRaft quorum has an odd number of voters in practice; ksim takes
+         * 1, 3 or 5 (SPEC 2). Only the single controller is modelled yet. */
+        if (parsed.integer != 1 && parsed.integer != 3 && parsed.integer != 5) {
+            *code = KS_SCENARIO_ERROR_VALUE;
+            *message = g_strdup_printf("controllers = %s: must be 1, 3 or 5", value);
+            return false;
+        }
+        if (parsed.integer != 1) {
+            *code = KS_SCENARIO_ERROR_NOT_MODELLED;
+            *message = g_strdup_printf("controllers = %s: a KRaft quorum of several controllers "
+                                       "is not modelled yet; ksim runs one controller "
+                                       "(controllers = 1)",
+                                       value);
+            return false;
+        }
+    }
     return true;
 }
 
@@ -1535,7 +1552,8 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
     if (!call_split(text, &fn, &arg)) {
         return site_fail(site, KS_SCENARIO_ERROR_VALUE,
                          "'%s' is not a target (a broker id, leader(TP), follower(TP), "
-                         "followers(TP), controller, zookeeper, random, producer(NAME), "
+                         "followers(TP), controller, controller(N), zookeeper, random, "
+                         "producer(NAME), "
                          "consumer(NAME))",
                          text);
     }
@@ -1544,6 +1562,20 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
                     : strcmp(fn, "follower") == 0 ? KS_TARGET_FOLLOWER
                                                   : KS_TARGET_FOLLOWERS;
         return tp_parse(site, arg, &out->tp);
+    }
+    if (strcmp(fn, "controller") == 0) {
+        int32_t count = site->scenario->cluster.controller_count;
+        char *end = NULL;
+        int64_t number = g_ascii_strtoll(arg, &end, 10);
+        if (arg[0] == '\0' || !g_ascii_isdigit(arg[0]) || *end != '\0' || number < 1 ||
+            number > count) {
+            return site_fail(site, KS_SCENARIO_ERROR_REFERENCE,
+                             "controllers are numbered 1..%d (controllers = %d), not %s", count,
+                             count, arg);
+        }
+        out->kind = KS_TARGET_CONTROLLER;
+        out->controller_number = (int32_t)number;
+        return true;
     }
     if (strcmp(fn, "producer") == 0) {
         out->kind = KS_TARGET_PRODUCER;
@@ -2355,7 +2387,10 @@ char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct
     case KS_TARGET_FOLLOWERS:
         return g_strdup_printf("followers(%s)",
                                ks_scenario_format_tp(scenario, target->tp, tp, sizeof tp));
-    case KS_TARGET_CONTROLLER: return g_strdup("controller");
+    case KS_TARGET_CONTROLLER:
+        return target->controller_number == 0
+                   ? g_strdup("controller")
+                   : g_strdup_printf("controller(%d)", target->controller_number);
     case KS_TARGET_ZOOKEEPER: return g_strdup("zookeeper");
     case KS_TARGET_RANDOM: return g_strdup("random");
     case KS_TARGET_PRODUCER:

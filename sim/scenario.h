@@ -124,6 +124,9 @@ struct ks_target {
     int32_t broker_id;    /* KS_TARGET_BROKER */
     struct ks_tp tp;      /* LEADER, FOLLOWER, FOLLOWERS */
     int32_t client_index; /* PRODUCER, CONSUMER */
+    /* CONTROLLER: 0 the active controller when the fault fires, N >= 1
+     * controller(N), the N-th controller node (node id brokers + N). */
+    int32_t controller_number;
 };
 
 struct ks_target_list {

@@ -161,10 +161,14 @@ static const struct ks__key_spec cluster_keys[] = {
       "ksim: one rack name per broker, comma separated (`a,b,c`). Default: no racks." },
     { "controller", KS__VALUE_ENUM, 0, 0, "kraft", NULL, SC(cluster.controller_model), 0,
       controller_choices,
-      "ksim: the controller's model. `kraft`: a KRaft-like controller node that does not fail "
-      "by itself. `zookeeper`: the ZooKeeper-era controller (a ZooKeeper node with sessions; "
+      "ksim: the controller's model. `kraft`: KRaft's controller (see `controllers`). "
+      "`zookeeper`: the ZooKeeper-era controller (a ZooKeeper node with sessions; "
       "one broker is controller, elected through /controller with a controller epoch; "
       "leaders write ISR changes to ZooKeeper)." },
+    { "controllers", KS__VALUE_INT32, 1, 5, "1", NULL, SC(cluster.controller_count), 0, NULL,
+      "ksim: controller nodes of the KRaft quorum (1, 3 or 5), node ids brokers + 1 .. brokers + "
+      "N. With 1, a crash of the controller is an outage: no fencing, leader elections or ISR "
+      "changes until it returns. 3 and 5 are not modelled yet: an error." },
     { "network.latency", KS__VALUE_DURATION, 0, HOUR_NS, "1ms", NULL, SC(network_latency_ns), 0,
       NULL,
       "ksim: one-way latency of every link. Per link: `network.latency.A-B = 20ms` "
@@ -510,8 +514,10 @@ static const struct ks__key_spec fault_keys[] = {
     { "delay", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, KS__NO_FIELD, 0, NULL,
       "With `when`: act this long after the trigger holds." },
     { "target", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
-      "Who: a broker id, `leader(TP)`, `follower(TP)`, `followers(TP)`, `controller`, "
-      "`random`, `producer(NAME)`, `consumer(NAME)`. Required by the actions that take it "
+      "Who: a broker id, `leader(TP)`, `follower(TP)`, `followers(TP)`, `controller` (the "
+      "active one when the fault fires), `controller(N)` (the N-th controller node, node id "
+      "brokers + N), `random`, `producer(NAME)`, `consumer(NAME)`. Required by the actions that "
+      "take it "
       "(table below)." },
     { "mode", KS__VALUE_CUSTOM, 0, 0, "process", NULL, 0, 0, NULL,
       "crash: `process` (the page cache survives) or `power` (bytes not fsynced are lost, the "

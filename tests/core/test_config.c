@@ -49,6 +49,7 @@ static void test_cluster_defaults(void)
     const struct ks_cluster_config *loaded = &scenario->cluster;
     const struct ks_cluster_config *core = &defaults;
     SAME(broker_count);
+    SAME(controller_count);
     SAME(replica_lag_ns_max);
     SAME(replica_fetch_wait_ns_max);
     SAME(replica_fetch_min_bytes);

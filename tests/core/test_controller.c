@@ -343,6 +343,52 @@ static void test_controller_partition_converges(void)
     cf_free(&h);
 }
 
+/* controllers = 1: a crash of the controller is an outage. The leader's
+ * broker dies at 1 s and the controller at 2 s: nothing is fenced or elected
+ * while it is down, although the broker's session ran out at 10 s. Back at
+ * 20 s, it restarts every session clock (ClusterControlManager.activate), so
+ * the dead broker is fenced and replaced 9 s later, not at once. Power loss
+ * keeps its state (the metadata log is flushed before it acts). */
+static void controller_outage(bool power)
+{
+    static const int32_t assign[] = { 3, 1, 2 };
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 1, assign);
+    cf_start(&h, 24);
+    cf_run_until(&h, 1 * H_S);
+    ks_node_id controller = ks_cluster_controller_node(&h.spec);
+    cf_crash(&h, 3, false);
+    cf_run_until(&h, 2 * H_S);
+    cf_crash(&h, controller, power);
+    cf_run_until(&h, 20 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_FENCED), 0);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 0);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 3);
+    cf_restart(&h, controller);
+    cf_run_until(&h, 28 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_FENCED), 0); /* a fresh session: 20 s + 9 s */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 3);
+    cf_run_until(&h, 30 * H_S);
+    const struct cf_event *fenced = cf_find(&h, KS_EV_BROKER_FENCED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fenced);
+    CU_ASSERT_TRUE(fenced->at_ns > 29 * H_S && fenced->at_ns <= 29 * H_S + 2 * H_MS);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
+    CU_ASSERT_EQUAL(ks_cluster_leader_epoch(h.cluster, 0, 0), 1);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 1);
+    cf_free(&h);
+}
+
+static void test_controller_crash_is_outage(void)
+{
+    controller_outage(false);
+}
+
+static void test_controller_power_loss_keeps_state(void)
+{
+    controller_outage(true);
+}
+
 /* auto.leader.rebalance.enable: leadership returns to the preferred replica
  * once it is back in the ISR. */
 static void test_preferred_rebalance(void)
@@ -452,6 +498,8 @@ void ks_test_register_controller(void)
         { "offline_then_clean", test_offline_then_clean },
         { "unclean_election", test_unclean_election },
         { "controller_partition_converges", test_controller_partition_converges },
+        { "controller_crash_is_outage", test_controller_crash_is_outage },
+        { "controller_power_loss_keeps_state", test_controller_power_loss_keeps_state },
         { "preferred_rebalance", test_preferred_rebalance },
         { "placement_deterministic", test_placement_deterministic },
         { "quick_restart_rules", test_quick_restart_rules },

@@ -348,6 +348,27 @@ static void test_elr_texts(void)
     texts_free(&t);
 }
 
+/* A controller crash is an outage and its return restarts broker sessions
+ * (ClusterControlManager.activate): the texts say so, not "ignored". */
+static void test_controller_outage_texts(void)
+{
+    struct spec_fixture f;
+    fixture_init(&f, "orders", 0);
+    struct ks_cluster_event e;
+    ks_cluster_event_init(&e, 10, KS_EV_INFO);
+    e.reason = KS_REASON_CONTROLLER_DOWN;
+    struct texts t = narrate(&f, &e);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, "controller down: no active controller");
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str, "no other to take over"));
+    CU_ASSERT_PTR_NULL(strstr(t.explain->str, "ignored"));
+    texts_free(&t);
+    e.reason = KS_REASON_CONTROLLER_BACK;
+    t = narrate(&f, &e);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, "controller back: active again, broker sessions restart");
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str, "ClusterControlManager.activate"));
+    texts_free(&t);
+}
+
 static void test_every_kind_has_a_line(void)
 {
     struct spec_fixture f;
@@ -364,7 +385,7 @@ static void test_every_kind_has_a_line(void)
         } else if (k == KS_EV_OFFSET_RESET) {
             e.reason = KS_REASON_NO_COMMITTED_OFFSET;
         } else if (k == KS_EV_INFO) {
-            e.reason = KS_REASON_CONTROLLER_CRASH_IGNORED;
+            e.reason = KS_REASON_CONTROLLER_DOWN;
         }
         struct texts t = narrate(&f, &e);
         CU_ASSERT(t.detail->len > 0);
@@ -463,6 +484,7 @@ void ks_test_register_narrate(void)
         { "isr_shrink_consequence", test_isr_shrink_consequence },
         { "rebalance_causes_are_whole", test_rebalance_causes_are_whole },
         { "elr_texts", test_elr_texts },
+        { "controller_outage_texts", test_controller_outage_texts },
         { "every_kind_has_a_line", test_every_kind_has_a_line },
         { "log_picture", test_log_picture },
     };
