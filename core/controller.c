@@ -61,6 +61,7 @@
 #include "controller.h"
 
 #include "base.h"
+#include "placement.h"
 
 #include <glib.h>
 #include <stdio.h>
@@ -183,65 +184,6 @@ static void check_partition(const struct ks_partition_state *state)
 }
 
 /* ---- pure helpers --------------------------------------------------------- */
-
-void ks_controller_assign(int32_t broker_count, const char (*racks)[32], int32_t partition_count,
-                          int32_t replication_factor, int32_t start_index, int32_t shift,
-                          int32_t (*out)[KS_REPLICATION_FACTOR_MAX])
-{
-    ks_assert(broker_count >= 1);
-    ks_assert(replication_factor >= 1 && replication_factor <= broker_count);
-    /* Broker list: ids ascending, or alternated by rack (Kafka's rack-aware
-     * AdminUtils.getRackAlternatedBrokerList: racks sorted, take one broker
-     * from each rack in turn) so consecutive list entries sit in different
-     * racks and the 9.12 rule spreads replicas over racks. ksim does not add
-     * Kafka's extra skip of brokers whose rack already holds a replica. */
-    int32_t order[KS_BROKER_COUNT_MAX];
-    int32_t n = 0;
-    bool has_racks = racks != NULL && racks[0][0] != '\0';
-    if (!has_racks) {
-        for (int32_t i = 0; i < broker_count; i++) {
-            order[n++] = i + 1;
-        }
-    } else {
-        bool used[KS_BROKER_COUNT_MAX] = { false };
-        while (n < broker_count) {
-            /* One pass: for each distinct rack in name order, its next broker. */
-            const char *last_rack = NULL;
-            for (;;) {
-                int32_t pick = -1;
-                for (int32_t i = 0; i < broker_count; i++) {
-                    if (used[i]) {
-                        continue;
-                    }
-                    if (last_rack != NULL && strcmp(racks[i], last_rack) <= 0) {
-                        continue;
-                    }
-                    if (pick < 0 || strcmp(racks[i], racks[pick]) < 0) {
-                        pick = i;
-                    }
-                }
-                if (pick < 0) {
-                    break;
-                }
-                used[pick] = true;
-                order[n++] = pick + 1;
-                last_rack = racks[pick];
-            }
-        }
-    }
-    int32_t current_shift = shift;
-    for (int32_t p = 0; p < partition_count; p++) {
-        if (p > 0 && p % n == 0) {
-            current_shift++;
-        }
-        int32_t first = (p + start_index) % n;
-        out[p][0] = order[first];
-        for (int32_t j = 1; j < replication_factor; j++) {
-            int32_t index = (first + 1 + (current_shift + j - 1) % (n - 1)) % n;
-            out[p][j] = order[index];
-        }
-    }
-}
 
 int32_t ks_controller_elect(const struct ks_partition_state *state, const bool *alive,
                             bool unclean_enabled, bool *unclean_out)
@@ -789,6 +731,23 @@ void ks_controller_free(struct ks_controller *controller)
     free(controller);
 }
 
+/* Replica placement draws from KS_RNG_CLUSTER. */
+static uint64_t placement_random_below(void *context, uint64_t bound)
+{
+    return ks_world_random_below(context, KS_RNG_CLUSTER, bound);
+}
+
+/* The placer of the controller being modelled (core/placement.h): KRaft's
+ * QuorumController creates every topic through ReplicationControlManager,
+ * whose ClusterControlManager holds a StripedReplicaPlacer, with racks or
+ * without; the ZooKeeper-era controller (not modelled yet) would pick
+ * ks_placement_admin_utils, AdminUtils.assignReplicasToBrokers. */
+static ks_placer_fn *placer_for(const struct ks_controller *controller)
+{
+    (void)controller;
+    return ks_placement_striped;
+}
+
 static void create_topic(struct ks_controller *controller, int32_t topic_index)
 {
     const struct ks_topic_config *topic = &controller->topics[topic_index];
@@ -802,14 +761,20 @@ static void create_topic(struct ks_controller *controller, int32_t topic_index)
             memcpy(assignment[p], topic->assignment[p], sizeof assignment[p]);
         }
     } else {
-        /* kafka-reference 9.12: random startIndex and shift (AdminUtils). */
-        int32_t n = controller->broker_count;
-        int32_t start_index =
-            (int32_t)ks_world_random_below(controller->world, KS_RNG_CLUSTER, (uint64_t)n);
-        int32_t shift =
-            (int32_t)ks_world_random_below(controller->world, KS_RNG_CLUSTER, (uint64_t)n);
-        ks_controller_assign(n, controller->spec->cluster->racks, topic->partition_count, rf,
-                             start_index, shift, assignment);
+        bool fenced[KS_BROKER_COUNT_MAX];
+        for (int32_t i = 0; i < controller->broker_count; i++) {
+            fenced[i] = !controller->brokers[i].registered || controller->brokers[i].fenced;
+        }
+        struct ks_placement placement = {
+            .broker_count = controller->broker_count,
+            .racks = controller->spec->cluster->racks,
+            .fenced = fenced,
+            .partition_count = topic->partition_count,
+            .replication_factor = rf,
+            .random_below = placement_random_below,
+            .random_context = controller->world,
+        };
+        placer_for(controller)(&placement, assignment);
     }
     for (int32_t p = 0; p < topic->partition_count; p++) {
         struct cpart *part = &controller->parts[topic_index][p];

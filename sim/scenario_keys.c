@@ -148,7 +148,9 @@ static const struct ks__key_spec cluster_keys[] = {
     { "brokers", KS__VALUE_INT32, 1, KS_BROKER_COUNT_MAX, "3", NULL, SC(cluster.broker_count), 0,
       NULL, "ksim: number of brokers, ids 1..N." },
     { "racks", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
-      "ksim: one rack name per broker, comma separated (`a,b,c`). Default: no racks." },
+      "ksim: one rack name per broker, comma separated (`a,b,c`): Kafka's `broker.rack` of "
+      "each. Replica placement puts one replica per rack while racks remain. Default: no "
+      "racks." },
     { "controller", KS__VALUE_ENUM, 0, 0, "kraft", NULL, SC(controller), 0, controller_choices,
       "ksim: the controller's failure model; `kraft` is a controller that does not fail by "
       "itself." },
@@ -335,7 +337,9 @@ static const struct ks__key_spec topic_keys[] = {
       "zstd level of the leader's recompression." },
     { "assignment", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Explicit replica lists, leader first, one per partition, `;` between partitions: "
-      "`1,2,3 ; 2,3,1 ; 3,1,2`. Default: Kafka's rack-unaware placement." },
+      "`1,2,3 ; 2,3,1 ; 3,1,2`. Default: placed by the KRaft controller's "
+      "StripedReplicaPlacer (one replica per rack while racks remain, leaders spread over "
+      "racks and brokers; randomised per seed)." },
 };
 
 /* ---- [producer NAME] ---------------------------------------------------------- */
