@@ -10,8 +10,10 @@
 ** cleanup.policy=compact, segment.bytes 100 MiB (offsets.topic.segment.bytes).
 **
 ** The controller does not fail by itself (`controller = kraft`, see
-** core/controller.c); a crash of its node is recorded as an INFO event and
-** ignored, since the model has no replicated quorum yet.
+** core/controller.c): the scenario loader refuses a crash or restart of it,
+** and a crash of its node that reaches these hooks anyway (a test) is
+** recorded as an INFO event and ignored, since the model has no replicated
+** quorum yet.
 */
 #include "cluster.h"
 

@@ -35,6 +35,184 @@ static bool rule_slow(const struct ks_fault_site *site)
     return true;
 }
 
+/* A drop with loss 0 drops nothing. */
+static bool rule_drop(const struct ks_fault_site *site)
+{
+    if (site->fault->loss_ppm == 0) {
+        return ks_fault_site_fail(site, KS_SCENARIO_ERROR_VALUE, "loss",
+                                  "[fault %s] (drop) with a loss of 0 drops nothing: give a "
+                                  "loss above 0",
+                                  site->fault->name);
+    }
+    return true;
+}
+
+/* controller = kraft is one controller node that does not fail in this
+ * model (core/controller.c): crashing or restarting it would change nothing,
+ * so it is refused rather than ignored when it fires. */
+static bool rule_not_kraft_controller(const struct ks_fault_site *site)
+{
+    const struct ks_fault *fault = site->fault;
+    if (fault->target.kind == KS_TARGET_CONTROLLER &&
+        site->scenario->controller == KS_CONTROLLER_KRAFT) {
+        return ks_fault_site_fail(
+            site, KS_SCENARIO_ERROR_VALUE, "target",
+            "target = controller: under controller = kraft the controller does not fail in this "
+            "model (docs/model.md), so a %s of it would change nothing; cut it off with a "
+            "partition, or pause it",
+            ks_fault_action_row(fault->action)->name);
+    }
+    return true;
+}
+
+/* ---- schedule rules ------------------------------------------------------------------- */
+
+static int32_t fault_index(const struct ks_fault_site *site, const struct ks_fault *fault)
+{
+    return (int32_t)(fault - site->scenario->faults);
+}
+
+/* Whether `earlier` may fire before `later` (or at the same time, first):
+ * both at fixed times and `earlier` sooner (a tie goes by file order, the
+ * order ks_faults_start schedules them in); a trigger may fire any time. */
+static bool may_fire_before(const struct ks_fault_site *site, const struct ks_fault *earlier,
+                            const struct ks_fault *later)
+{
+    if (!earlier->has_at || !later->has_at) {
+        return true;
+    }
+    return earlier->at_ns < later->at_ns || (earlier->at_ns == later->at_ns &&
+                                             fault_index(site, earlier) < fault_index(site, later));
+}
+
+static bool names_brokers(enum ks_target_kind kind)
+{
+    switch (kind) {
+    case KS_TARGET_BROKER:
+    case KS_TARGET_LEADER:
+    case KS_TARGET_FOLLOWER:
+    case KS_TARGET_FOLLOWERS:
+    case KS_TARGET_RANDOM:
+    case KS_TARGET_RACK:
+    case KS_TARGET_ALL: return true;
+    case KS_TARGET_NONE:
+    case KS_TARGET_CONTROLLER:
+    case KS_TARGET_PRODUCER:
+    case KS_TARGET_CONSUMER: break;
+    }
+    return false;
+}
+
+/* Whether two targets may name a common node when they fire: fixed brokers
+ * are compared, a target resolved at fire time (leader(TP), random) may be
+ * any broker, a client or the controller only itself. */
+static bool may_share_node(const struct ks_scenario *scenario, const struct ks_target *a,
+                           const struct ks_target *b)
+{
+    if (names_brokers(a->kind) && names_brokers(b->kind)) {
+        bool in_a[KS_BROKER_COUNT_MAX] = { false };
+        bool in_b[KS_BROKER_COUNT_MAX] = { false };
+        if (!ks_scenario_target_brokers(scenario, a, in_a) ||
+            !ks_scenario_target_brokers(scenario, b, in_b)) {
+            return true;
+        }
+        for (int32_t b_id = 0; b_id < scenario->cluster.broker_count; b_id++) {
+            if (in_a[b_id] && in_b[b_id]) {
+                return true;
+            }
+        }
+        return false;
+    }
+    return a->kind == b->kind && a->client_index == b->client_index &&
+           (a->kind == KS_TARGET_PRODUCER || a->kind == KS_TARGET_CONSUMER ||
+            a->kind == KS_TARGET_CONTROLLER);
+}
+
+/* Whether some fault of `action` (or, with `also`, of that action) may fire
+ * before site->fault on a node its target names. */
+static bool preceded_by(const struct ks_fault_site *site, enum ks_fault_action action,
+                        enum ks_fault_action also)
+{
+    const struct ks_scenario *scenario = site->scenario;
+    for (size_t i = 0; i < scenario->fault_count; i++) {
+        const struct ks_fault *other = &scenario->faults[i];
+        if (other == site->fault || (other->action != action && other->action != also)) {
+            continue;
+        }
+        if (may_fire_before(site, other, site->fault) &&
+            may_share_node(scenario, &other->target, &site->fault->target)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A restart brings back a node that is down: some crash must be able to
+ * have taken it down before. */
+static bool schedule_restart(const struct ks_fault_site *site)
+{
+    if (preceded_by(site, KS_FAULT_CRASH, KS_FAULT_CRASH)) {
+        return true;
+    }
+    g_autofree char *target = ks_scenario_format_target(site->scenario, &site->fault->target);
+    return ks_fault_site_fail(site, KS_SCENARIO_ERROR_CONFLICT, "target",
+                              "[fault %s] restarts %s, which no crash before it can have "
+                              "stopped: a restart of a running node changes nothing",
+                              site->fault->name, target);
+}
+
+/* A resume wakes a paused node: some pause must come first. */
+static bool schedule_resume(const struct ks_fault_site *site)
+{
+    if (preceded_by(site, KS_FAULT_PAUSE, KS_FAULT_PAUSE)) {
+        return true;
+    }
+    g_autofree char *target = ks_scenario_format_target(site->scenario, &site->fault->target);
+    return ks_fault_site_fail(site, KS_SCENARIO_ERROR_CONFLICT, "target",
+                              "[fault %s] resumes %s, which no pause before it can have "
+                              "paused: a resume of a running node changes nothing",
+                              site->fault->name, target);
+}
+
+/* heal fault = NAME must find that fault in effect; without a name, some
+ * fault that a bare heal undoes must be able to be. */
+static bool schedule_heal(const struct ks_fault_site *site)
+{
+    const struct ks_fault *heal = site->fault;
+    const struct ks_scenario *scenario = site->scenario;
+    if (heal->heal_fault_index < 0) {
+        for (size_t i = 0; i < scenario->fault_count; i++) {
+            const struct ks_fault *other = &scenario->faults[i];
+            if (other != heal && ks_fault_action_row(other->action)->bare_heal &&
+                may_fire_before(site, other, heal)) {
+                return true;
+            }
+        }
+        g_autofree char *bare = ks_fault_action_list(KS_FAULT_ACTIONS_BARE_HEAL, "or");
+        return ks_fault_site_fail(site, KS_SCENARIO_ERROR_CONFLICT, NULL,
+                                  "[fault %s] heals every network fault, but no %s fault "
+                                  "fires before it: the heal would change nothing",
+                                  heal->name, bare);
+    }
+    const struct ks_fault *healed = &scenario->faults[heal->heal_fault_index];
+    if (!may_fire_before(site, healed, heal)) {
+        g_autofree char *at = ks__format_duration(healed->at_ns);
+        return ks_fault_site_fail(site, KS_SCENARIO_ERROR_CONFLICT, "fault",
+                                  "fault = %s: that fault fires at %s, after this heal: the heal "
+                                  "would change nothing",
+                                  healed->name, at);
+    }
+    if (healed->has_at && heal->has_at && healed->duration_ns >= 0 &&
+        healed->at_ns + healed->duration_ns < heal->at_ns) {
+        g_autofree char *end = ks__format_duration(healed->at_ns + healed->duration_ns);
+        return ks_fault_site_fail(site, KS_SCENARIO_ERROR_CONFLICT, "fault",
+                                  "fault = %s: that fault ends at %s by its duration, before "
+                                  "this heal: the heal would change nothing",
+                                  healed->name, end);
+    }
+    return true;
+}
+
 /* A partition has exactly one shape: groups, isolate, or from with to. */
 static bool rule_partition(const struct ks_fault_site *site)
 {
@@ -92,6 +270,7 @@ static const struct ks_fault_action_row rows[] = {
         .action = KS_FAULT_CRASH,
         .keys = { KEY("target", TARGET), KEY("mode", MODE), KEY("restart.after", RESTART_AFTER) },
         .target = KS_FAULT_TARGET_ANY,
+        .rule = rule_not_kraft_controller,
         .keys_doc = "`target` (required), `mode`, `restart.after`",
         .fire = ks__fault_fire_crash,
         .undo = ks__fault_undo_crash,
@@ -102,6 +281,8 @@ static const struct ks_fault_action_row rows[] = {
         .action = KS_FAULT_RESTART,
         .keys = { KEY("target", TARGET) },
         .target = KS_FAULT_TARGET_ANY,
+        .rule = rule_not_kraft_controller,
+        .schedule_rule = schedule_restart,
         .keys_doc = "`target` (required)",
         .fire = ks__fault_fire_restart,
     },
@@ -123,6 +304,7 @@ static const struct ks_fault_action_row rows[] = {
         .action = KS_FAULT_HEAL,
         .keys = { KEY("fault", FAULT) },
         .rule = rule_heal,
+        .schedule_rule = schedule_heal,
         .keys_doc = "`fault`",
         .fire = ks__fault_fire_heal,
     },
@@ -155,6 +337,7 @@ static const struct ks_fault_action_row rows[] = {
         .action = KS_FAULT_RESUME,
         .keys = { KEY("target", TARGET) },
         .target = KS_FAULT_TARGET_ANY,
+        .schedule_rule = schedule_resume,
         .keys_doc = "`target` (required)",
         .fire = ks__fault_fire_resume,
     },
@@ -162,6 +345,7 @@ static const struct ks_fault_action_row rows[] = {
         .name = "drop",
         .action = KS_FAULT_DROP,
         .keys = { NEEDED("loss", LOSS, "e.g. 1%"), KEY("duration", DURATION) },
+        .rule = rule_drop,
         .keys_doc = "`loss` (required), `duration`",
         .healable = true,
         .bare_heal = true,
@@ -326,6 +510,12 @@ bool ks_fault_check(const struct ks_fault_site *site)
     return row->rule == NULL || row->rule(site);
 }
 
+bool ks_fault_check_schedule(const struct ks_fault_site *site)
+{
+    const struct ks_fault_action_row *row = ks_fault_action_row(site->fault->action);
+    return row->schedule_rule == NULL || row->schedule_rule(site);
+}
+
 struct ks_tp ks_fault_tp(const struct ks_fault *fault)
 {
     switch (fault->target.kind) {
@@ -336,6 +526,8 @@ struct ks_tp ks_fault_tp(const struct ks_fault *fault)
     case KS_TARGET_BROKER:
     case KS_TARGET_CONTROLLER:
     case KS_TARGET_RANDOM:
+    case KS_TARGET_RACK:
+    case KS_TARGET_ALL:
     case KS_TARGET_PRODUCER:
     case KS_TARGET_CONSUMER: break;
     }
@@ -543,11 +735,22 @@ void ks_fault_actions_write_reference(FILE *out)
     }
     g_autofree char *healable = ks_fault_action_list(KS_FAULT_ACTIONS_HEALABLE, "or");
     g_autofree char *bare = ks_fault_action_list(KS_FAULT_ACTIONS_BARE_HEAL, "and");
+    g_autofree char *bare_or = ks_fault_action_list(KS_FAULT_ACTIONS_BARE_HEAL, "or");
     fprintf(out,
             "\n"
             "`heal` with `fault = NAME` undoes that fault at once, if it is in effect; its own\n"
             "`duration` then ends nothing. A heal can name a %s fault; one that\n"
             "has not fired yet, was skipped or has ended already makes the heal a skipped line.\n"
-            "`heal` without `fault` undoes every %s fault in effect.\n",
-            healable, bare);
+            "`heal` without `fault` undoes every %s fault in effect.\n"
+            "\n"
+            "A fault that would change nothing whatever happens is refused when the scenario\n"
+            "loads: `crash` or `restart` of `target = controller` under `controller = kraft`\n"
+            "(that controller does not fail in this model), a `restart` (`resume`) with no\n"
+            "`crash` (`pause`) before it that can have hit its target, a `heal` of a fault that\n"
+            "fires after it or has ended by its `duration` before it, a `heal` without `fault`\n"
+            "with no %s fault before it, a `drop` with a loss of 0. One that turns out to change\n"
+            "nothing when it fires (a crash of a node that is down, a restart of one that is up,\n"
+            "`leader(TP)` of a partition without a leader) is a `skipped` line of the timeline\n"
+            "and counts in the `faults_skipped` metric.\n",
+            healable, bare, bare_or);
 }

@@ -556,6 +556,17 @@ bool ks__fault_fire_partition(struct ks_faults *faults, struct ks__fault_state *
         ok = ks__faults_resolve_list(faults, &fault->side_b, b, why);
     }
     ok = ok && b->len > 0;
+    for (guint i = 0; ok && i < a->len; i++) {
+        /* Two names of one node (leader(orders-0) and rack(a), say) met only
+         * now: a node cannot be cut from itself. */
+        ks_node_id node = g_array_index(a, ks_node_id, i);
+        if (in_nodes(b, node)) {
+            char name[96];
+            ks_faults_node_name(faults, node, name, sizeof name);
+            g_string_printf(why, "%s is on both sides", name);
+            ok = false;
+        }
+    }
     if (!ok) {
         g_string_printf(faults->detail, "fault %s skipped: %s", fault->name,
                         why->len > 0 ? why->str : "a side names no node");

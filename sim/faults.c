@@ -107,7 +107,13 @@ void ks__faults_report(struct ks_faults *faults, const char *kind, int32_t broke
 
 void ks__faults_skip(struct ks_faults *faults, int32_t broker, struct ks_tp tp)
 {
+    faults->skipped_count++;
     ks__faults_report(faults, "skipped", broker, tp, NULL);
+}
+
+int64_t ks_faults_skipped_count(const struct ks_faults *faults)
+{
+    return faults->skipped_count;
 }
 
 /* ---- targets -------------------------------------------------------------------- */
@@ -183,6 +189,18 @@ static bool resolve_target(struct ks_faults *faults, const struct ks_target *tar
         }
         uint64_t pick = ks_world_random_below(faults->world, KS_RNG_FAULT, live_count);
         add_node(nodes, (ks_node_id)live[pick]);
+        return true;
+    }
+    case KS_TARGET_RACK:
+    case KS_TARGET_ALL: {
+        /* Fixed brokers, ascending: every broker of the rack, or all of them. */
+        bool in[KS_BROKER_COUNT_MAX] = { false };
+        ks_scenario_target_brokers(faults->scenario, target, in);
+        for (int32_t b = 1; b <= faults->scenario->cluster.broker_count; b++) {
+            if (in[b - 1]) {
+                add_node(nodes, (ks_node_id)b);
+            }
+        }
         return true;
     }
     case KS_TARGET_PRODUCER:

@@ -53,6 +53,10 @@ void ks_faults_stop(struct ks_faults *faults);
  * resume paused nodes, restart crashed ones. Reports each step. */
 void ks_faults_heal_everything(struct ks_faults *faults);
 
+/* How many `skipped` timeline lines the faults gave so far: a fault, or one
+ * node of it, that fired and would have changed nothing (faults_skipped). */
+int64_t ks_faults_skipped_count(const struct ks_faults *faults);
+
 /* Names a node for the timeline: "broker 2", "controller", "producer p1". */
 void ks_faults_node_name(const struct ks_faults *faults, ks_node_id node, char *buffer,
                          size_t buffer_bytes);

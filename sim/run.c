@@ -1219,6 +1219,7 @@ static void compute_metrics(struct run *run)
         duration_s > 0
             ? floor((double)run->check.records_acked / duration_s * 1000.0 + 0.5) / 1000.0
             : 0;
+    m[KS_METRIC_FAULTS_SKIPPED] = (double)ks_faults_skipped_count(run->faults);
     m[KS_METRIC_EVENTS] = (double)ks_world_event_count(run->world);
     m[KS_METRIC_TRACE_HASH] = (double)(ks_world_trace_hash(run->world) & ((UINT64_C(1) << 53) - 1));
 }
@@ -1353,6 +1354,7 @@ char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric me
     case KS_METRIC_ISR_EXPANDS:
     case KS_METRIC_UNAVAILABLE_MS:
     case KS_METRIC_PRODUCE_UNAVAILABLE_MS:
+    case KS_METRIC_FAULTS_SKIPPED:
     case KS_METRIC_EVENTS:
     case KS_METRIC_COUNT: g_snprintf(buffer, buffer_bytes, "%" PRId64, (int64_t)value); break;
     }

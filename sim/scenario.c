@@ -1449,6 +1449,35 @@ static bool broker_id_parse(const struct value_site *site, const char *text, int
     return true;
 }
 
+/* rack(NAME): *out becomes the lowest broker id of that rack. */
+static bool rack_parse(const struct value_site *site, const char *name, int32_t *out)
+{
+    const struct ks_cluster_config *cluster = &site->scenario->cluster;
+    if (cluster->racks[0][0] == '\0') {
+        return site_fail(site, KS_SCENARIO_ERROR_REFERENCE,
+                         "rack(%s): the cluster has no racks (give [cluster] racks = ...)", name);
+    }
+    GString *known = g_string_new(NULL);
+    for (int32_t b = 0; b < cluster->broker_count; b++) {
+        if (strcmp(cluster->racks[b], name) == 0) {
+            g_string_free(known, TRUE);
+            *out = b + 1;
+            return true;
+        }
+        bool listed = false;
+        for (int32_t e = 0; e < b && !listed; e++) {
+            listed = strcmp(cluster->racks[e], cluster->racks[b]) == 0;
+        }
+        if (!listed) {
+            g_string_append_printf(known, "%s%s", known->len > 0 ? ", " : "", cluster->racks[b]);
+        }
+    }
+    site_fail(site, KS_SCENARIO_ERROR_REFERENCE, "there is no rack '%s' (racks: %s)", name,
+              known->str);
+    g_string_free(known, TRUE);
+    return false;
+}
+
 static bool target_parse(const struct value_site *site, const char *raw_text, struct ks_target *out)
 {
     g_autofree char *text = g_strstrip(g_strdup(raw_text));
@@ -1464,6 +1493,10 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
         out->kind = KS_TARGET_RANDOM;
         return true;
     }
+    if (strcmp(text, "all") == 0) {
+        out->kind = KS_TARGET_ALL;
+        return true;
+    }
     if (g_ascii_isdigit(text[0]) || text[0] == '-') {
         out->kind = KS_TARGET_BROKER;
         return broker_id_parse(site, text, &out->broker_id);
@@ -1473,7 +1506,8 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
     if (!call_split(text, &fn, &arg)) {
         return site_fail(site, KS_SCENARIO_ERROR_VALUE,
                          "'%s' is not a target (a broker id, leader(TP), follower(TP), "
-                         "followers(TP), controller, random, producer(NAME), consumer(NAME))",
+                         "followers(TP), rack(NAME), all, controller, random, producer(NAME), "
+                         "consumer(NAME))",
                          text);
     }
     if (strcmp(fn, "leader") == 0 || strcmp(fn, "follower") == 0 || strcmp(fn, "followers") == 0) {
@@ -1481,6 +1515,10 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
                     : strcmp(fn, "follower") == 0 ? KS_TARGET_FOLLOWER
                                                   : KS_TARGET_FOLLOWERS;
         return tp_parse(site, arg, &out->tp);
+    }
+    if (strcmp(fn, "rack") == 0) {
+        out->kind = KS_TARGET_RACK;
+        return rack_parse(site, arg, &out->broker_id);
     }
     if (strcmp(fn, "producer") == 0) {
         out->kind = KS_TARGET_PRODUCER;
@@ -1499,7 +1537,8 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
         return true;
     }
     return site_fail(site, KS_SCENARIO_ERROR_VALUE,
-                     "unknown target '%s(...)' (leader, follower, followers, producer, consumer)",
+                     "unknown target '%s(...)' (leader, follower, followers, rack, producer, "
+                     "consumer)",
                      fn);
 }
 
@@ -1572,6 +1611,23 @@ static bool target_lists_disjoint(const struct value_site *site, const struct ks
                 g_autofree char *name = ks_scenario_format_target(site->scenario, &a->items[i]);
                 return site_fail(site, KS_SCENARIO_ERROR_VALUE,
                                  "'%s' is on both sides: a node cannot be cut from itself", name);
+            }
+            /* Brokers, racks and all name fixed brokers: compare those. */
+            bool in_a[KS_BROKER_COUNT_MAX] = { false };
+            bool in_b[KS_BROKER_COUNT_MAX] = { false };
+            if (!ks_scenario_target_brokers(site->scenario, &a->items[i], in_a) ||
+                !ks_scenario_target_brokers(site->scenario, &b->items[j], in_b)) {
+                continue;
+            }
+            for (int32_t id = 1; id <= site->scenario->cluster.broker_count; id++) {
+                if (in_a[id - 1] && in_b[id - 1]) {
+                    g_autofree char *x = ks_scenario_format_target(site->scenario, &a->items[i]);
+                    g_autofree char *y = ks_scenario_format_target(site->scenario, &b->items[j]);
+                    return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                                     "'%s' and '%s' both name broker %d: a node cannot be cut "
+                                     "from itself",
+                                     x, y, id);
+                }
             }
         }
     }
@@ -1980,6 +2036,24 @@ static bool finalize_fault(struct ks_scenario *scenario, struct ks_fault *fault,
     return fault_rules(scenario, section, fault, error);
 }
 
+/* Each fault against the whole schedule, once every fault is filled
+ * (sim/fault_actions.h: schedule_rule). */
+static bool finalize_schedule(struct ks_scenario *scenario, GError **error)
+{
+    size_t index = 0;
+    for (guint i = 0; i < scenario->raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(scenario->raw->sections, i);
+        if (section->kind != KS__SECTION_FAULT) {
+            continue;
+        }
+        struct ks_fault_site site = { scenario, &scenario->faults[index++], section, error };
+        if (!ks_fault_check_schedule(&site)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* ---- finalize: expectations --------------------------------------------------------------- */
 
 static int double_compare(const void *a, const void *b)
@@ -2187,7 +2261,8 @@ bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
         !finalize_named(scenario, KS__SECTION_TOPIC, error) ||
         !finalize_named(scenario, KS__SECTION_PRODUCER, error) ||
         !finalize_named(scenario, KS__SECTION_CONSUMER, error) ||
-        !finalize_named(scenario, KS__SECTION_FAULT, error) || !finalize_expect(scenario, error)) {
+        !finalize_named(scenario, KS__SECTION_FAULT, error) ||
+        !finalize_schedule(scenario, error) || !finalize_expect(scenario, error)) {
         return false;
     }
     scenario->finalized = true;
@@ -2277,6 +2352,36 @@ char *ks_scenario_format_tp(const struct ks_scenario *scenario, struct ks_tp tp,
     return buffer;
 }
 
+bool ks_scenario_target_brokers(const struct ks_scenario *scenario, const struct ks_target *target,
+                                bool *in)
+{
+    const struct ks_cluster_config *cluster = &scenario->cluster;
+    switch (target->kind) {
+    case KS_TARGET_BROKER: in[target->broker_id - 1] = true; return true;
+    case KS_TARGET_RACK:
+        for (int32_t b = 0; b < cluster->broker_count; b++) {
+            if (strcmp(cluster->racks[b], cluster->racks[target->broker_id - 1]) == 0) {
+                in[b] = true;
+            }
+        }
+        return true;
+    case KS_TARGET_ALL:
+        for (int32_t b = 0; b < cluster->broker_count; b++) {
+            in[b] = true;
+        }
+        return true;
+    case KS_TARGET_NONE:
+    case KS_TARGET_LEADER:
+    case KS_TARGET_FOLLOWER:
+    case KS_TARGET_FOLLOWERS:
+    case KS_TARGET_CONTROLLER:
+    case KS_TARGET_RANDOM:
+    case KS_TARGET_PRODUCER:
+    case KS_TARGET_CONSUMER: break;
+    }
+    return false;
+}
+
 char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct ks_target *target)
 {
     char tp[KS_TOPIC_NAME_BYTES_MAX + 16];
@@ -2294,6 +2399,9 @@ char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct
                                ks_scenario_format_tp(scenario, target->tp, tp, sizeof tp));
     case KS_TARGET_CONTROLLER: return g_strdup("controller");
     case KS_TARGET_RANDOM: return g_strdup("random");
+    case KS_TARGET_RACK:
+        return g_strdup_printf("rack(%s)", scenario->cluster.racks[target->broker_id - 1]);
+    case KS_TARGET_ALL: return g_strdup("all");
     case KS_TARGET_PRODUCER:
         return g_strdup_printf("producer(%s)", scenario->producers[target->client_index].name);
     case KS_TARGET_CONSUMER:

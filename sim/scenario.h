@@ -115,13 +115,15 @@ enum ks_target_kind {
     KS_TARGET_FOLLOWERS,  /* followers(TP): all of them */
     KS_TARGET_CONTROLLER, /* controller */
     KS_TARGET_RANDOM,     /* a live broker drawn from KS_RNG_FAULT */
+    KS_TARGET_RACK,       /* rack(NAME): every broker of the rack of broker_id */
+    KS_TARGET_ALL,        /* all: every broker */
     KS_TARGET_PRODUCER,   /* producer(NAME): client_index into scenario->producers */
     KS_TARGET_CONSUMER    /* consumer(NAME): client_index into scenario->consumers */
 };
 
 struct ks_target {
     enum ks_target_kind kind;
-    int32_t broker_id;    /* KS_TARGET_BROKER */
+    int32_t broker_id;    /* KS_TARGET_BROKER; KS_TARGET_RACK: the rack's lowest broker id */
     struct ks_tp tp;      /* LEADER, FOLLOWER, FOLLOWERS */
     int32_t client_index; /* PRODUCER, CONSUMER */
 };
@@ -209,7 +211,8 @@ struct ks_fault {
 
 /* ---- expectations [expect] -------------------------------------------------- */
 
-/* The run summary metrics of SPEC section 5, in SPEC order. */
+/* The run summary metrics of SPEC section 5, in SPEC order, and ksim's own
+ * faults_skipped before events and trace_hash. */
 enum ks_metric {
     KS_METRIC_RECORDS_SENT,
     KS_METRIC_RECORDS_ACKED,
@@ -231,6 +234,7 @@ enum ks_metric {
     KS_METRIC_PRODUCE_P50_MS,
     KS_METRIC_PRODUCE_P99_MS,
     KS_METRIC_THROUGHPUT_RPS,
+    KS_METRIC_FAULTS_SKIPPED,
     KS_METRIC_EVENTS,
     KS_METRIC_TRACE_HASH,
     KS_METRIC_COUNT
@@ -421,6 +425,13 @@ bool ks_scenario_parse_tp(const struct ks_scenario *scenario, const char *text, 
 /* Formats "orders-0" into buffer (always NUL-terminated); returns buffer. */
 char *ks_scenario_format_tp(const struct ks_scenario *scenario, struct ks_tp tp, char *buffer,
                             size_t buffer_bytes);
+
+/* The brokers a target names whatever the cluster's state: a broker id, its
+ * rack's brokers, every broker (all). Sets in[id - 1] for each and returns
+ * true; false (in untouched) for a target resolved only when it fires
+ * (leader(TP), random, ...) or one that names no broker. */
+bool ks_scenario_target_brokers(const struct ks_scenario *scenario, const struct ks_target *target,
+                                bool *in);
 
 /* Formats a target / trigger as written in a file ("leader(orders-0)",
  * "hw(2, orders-0) >= 2"). Owned: g_free. */

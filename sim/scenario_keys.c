@@ -149,8 +149,8 @@ static const struct ks__key_spec cluster_keys[] = {
       NULL, "ksim: number of brokers, ids 1..N." },
     { "racks", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "ksim: one rack name per broker, comma separated (`a,b,c`): Kafka's `broker.rack` of "
-      "each. Replica placement puts one replica per rack while racks remain. Default: no "
-      "racks." },
+      "each. Replica placement puts one replica per rack while racks remain; `rack(NAME)` "
+      "targets a rack's brokers. Default: no racks." },
     { "controller", KS__VALUE_ENUM, 0, 0, "kraft", NULL, SC(controller), 0, controller_choices,
       "ksim: the controller's failure model; `kraft` is a controller that does not fail by "
       "itself." },
@@ -471,9 +471,10 @@ static const struct ks__key_spec fault_keys[] = {
     { "delay", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, KS__NO_FIELD, 0, NULL,
       "With `when`: act this long after the trigger holds." },
     { "target", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
-      "Who: a broker id, `leader(TP)`, `follower(TP)`, `followers(TP)`, `controller`, "
+      "Who: a broker id, `leader(TP)`, `follower(TP)`, `followers(TP)`, `rack(NAME)` (every "
+      "broker of that rack of [cluster] `racks`), `all` (every broker), `controller`, "
       "`random`, `producer(NAME)`, `consumer(NAME)`. Required by the actions that take it "
-      "(table below)." },
+      "(table below). The same names go in `groups`, `isolate`, `from` and `to`." },
     { "mode", KS__VALUE_CUSTOM, 0, 0, "process", NULL, 0, 0, NULL,
       "crash: `process` (the page cache survives) or `power` (bytes not fsynced are lost, the "
       "last write may tear)." },
@@ -785,6 +786,7 @@ static const char *const metric_names[KS_METRIC_COUNT] = {
     "produce_p50_ms",
     "produce_p99_ms",
     "throughput_rps",
+    "faults_skipped",
     "events",
     "trace_hash",
 };
