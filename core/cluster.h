@@ -54,7 +54,8 @@ enum ks_cluster_event_kind {
     KS_EV_OFFSET_RESET, /* a consumer fell back to auto.offset.reset */
     KS_EV_RETENTION,    /* segments deleted */
     KS_EV_COMPACTION,
-    KS_EV_INFO, /* anything else worth a timeline line */
+    KS_EV_INFO,           /* anything else worth a timeline line */
+    KS_EV_BROKER_STOPPED, /* a clean shutdown finished: logs flushed, marker written */
     KS_EV_KIND_COUNT
 };
 
@@ -110,6 +111,12 @@ enum ks_event_reason {
     KS_REASON_POLL_INTERVAL_EXCEEDED,   /* max.poll.interval.ms: the member leaves */
     KS_REASON_CONTROLLER_CRASH_IGNORED, /* controller = kraft does not fail */
     KS_REASON_CONTROLLER_RESTART_IGNORED,
+    /* controlled shutdown (action = stop) */
+    KS_REASON_CONTROLLED_SHUTDOWN,     /* the controller moves leaders and ISRs off a broker
+                                           that asked to shut down, then lets it go */
+    KS_REASON_SHUTDOWN_REQUESTED,      /* the broker asks (heartbeat with WantShutDown) */
+    KS_REASON_SHUTDOWN_TIMED_OUT,      /* stopped without the controller's answer */
+    KS_REASON_SHUTDOWN_NOT_CONTROLLED, /* controlled.shutdown.enable = false */
     KS_REASON_COUNT
 };
 
@@ -162,12 +169,14 @@ struct ks_event_cause {
 **   kind               broker      fields
 **   TOPIC_CREATED      leader      leader_new, leader_epoch_new, replicas, isr_new
 **   LEADER_ELECTED     new leader  reason (SESSION_EXPIRED, BROKER_RESTARTED,
-**   UNCLEAN_ELECTION               REPLICA_BACK, PREFERRED_LEADER), leader_old,
+**   UNCLEAN_ELECTION               REPLICA_BACK, PREFERRED_LEADER,
+**                                  CONTROLLED_SHUTDOWN), leader_old,
 **   NO_LEADER          -1          leader_new (-1 for NO_LEADER), leader_epoch_old,
 **                                  leader_epoch_new, replicas, isr_old, isr_new (an
 **                                  unclean election resets the ISR to the new leader)
-**   ISR_SHRINK         leader or   reason (FOLLOWER_LAGGING, or BROKER_FENCED with
-**   ISR_EXPAND         the fenced  broker = the fenced broker; FOLLOWER_CAUGHT_UP),
+**   ISR_SHRINK         leader or   reason (FOLLOWER_LAGGING, or BROKER_FENCED or
+**   ISR_EXPAND         the fenced  CONTROLLED_SHUTDOWN with broker = the broker
+**                      broker      removed; FOLLOWER_CAUGHT_UP),
 **                      broker      leader_new (the partition's leader), isr_old,
 **                                  isr_new, isr_count_min
 **   TRUNCATION         follower    reason, offset (the offset asked for), leo_old,
@@ -182,8 +191,10 @@ struct ks_event_cause {
 **                                  when known, batch_count, byte_count (dropped),
 **                                  hw_new (from the checkpoint, clamped)
 **   BROKER_FENCED      broker      reason: SESSION_EXPIRED (removed from every ISR but
-**                                  where it is the last member) or BROKER_RESTARTED
-**                                  (keeps its ISR memberships)
+**                                  where it is the last member), BROKER_RESTARTED
+**                                  (keeps its ISR memberships) or CONTROLLED_SHUTDOWN
+**                                  (the controller lets it shut down: out of every ISR
+**                                  but where it is the last member, leads nothing)
 **   BROKER_UNFENCED    broker      -
 **   BROKER_STARTED     broker      broker_epoch
 **   PRODUCE_REFUSED    leader      reason NOT_ENOUGH_REPLICAS, isr_new (the ISR),
@@ -213,7 +224,14 @@ struct ks_event_cause {
 **   INFO               ...         reason REGISTRATION_REFUSED (broker);
 **                                  SINK_FENCED (-1; consumer_index, sink_epoch,
 **                                  sink_epoch_found); POLL_INTERVAL_EXCEEDED (-1;
-**                                  consumer_index); CONTROLLER_*_IGNORED (-1)
+**                                  consumer_index); CONTROLLER_*_IGNORED (-1);
+**                                  SHUTDOWN_REQUESTED (broker: it asks the controller
+**                                  for a controlled shutdown)
+**   BROKER_STOPPED     broker      reason CONTROLLED_SHUTDOWN (the controller let it
+**                                  go), SHUTDOWN_TIMED_OUT (no answer within the
+**                                  shutdown timeout) or SHUTDOWN_NOT_CONTROLLED
+**                                  (controlled.shutdown.enable = false); the driver
+**                                  then takes its node down (sim/faults.c)
 */
 struct ks_cluster_event {
     ks_time_ns at_ns;
@@ -404,6 +422,17 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node);
 /* After ks_world_node_restart(node): reload from disk (log recovery if the
  * shutdown was unclean), re-arm timers, rejoin. */
 void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node);
+/* Scenario action `stop`: broker broker_id (asserted in range) begins a
+ * controlled shutdown (core/broker.c); when it has finished it reports
+ * KS_EV_BROKER_STOPPED and is no longer running, and the driver takes its
+ * node down (ks_world_node_crash in process mode: its files are flushed and
+ * the clean-shutdown marker written, so a restart recovers nothing). Returns
+ * false, changing nothing, when the broker is not running or is stopping
+ * already. */
+bool ks_cluster_stop_broker(struct ks_cluster *cluster, int32_t broker_id);
+/* Whether broker broker_id is running and has begun a controlled shutdown
+ * that has not finished. */
+bool ks_cluster_broker_stopping(const struct ks_cluster *cluster, int32_t broker_id);
 /* Scenario action `rewind`: consumer consumer_index (asserted in range) seeks
  * every partition it is assigned, as KafkaConsumer#seekToBeginning (kind 0),
  * #seekToEnd (1: the HW), #seek(offset) (2: value is the offset) or

@@ -47,6 +47,7 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     ks_compression_config_init(&out->compression);
     out->compression.codec = KS_COMPRESSION_PRODUCER; /* compression.type = producer */
     out->task_phase = KS_TASK_PHASE_RANDOM;           /* ksim: broker.task.phase = random */
+    out->controlled_shutdown_enable = true;           /* controlled.shutdown.enable */
 }
 
 void ks_log_config_defaults(struct ks_log_config *out)

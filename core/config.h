@@ -71,7 +71,8 @@ struct ks_cluster_config {
     /* Broker defaults of the topics' compression.type (= producer) and
      * compression.{gzip,lz4,zstd}.level; topics inherit them. */
     struct ks_compression_config compression;
-    enum ks_task_phase task_phase; /* ksim: broker.task.phase = random */
+    enum ks_task_phase task_phase;   /* ksim: broker.task.phase = random */
+    bool controlled_shutdown_enable; /* controlled.shutdown.enable = true */
     /* Broker defaults for topic-level settings (log.*); topics copy them unless set. */
 };
 

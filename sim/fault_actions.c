@@ -147,18 +147,46 @@ static bool preceded_by(const struct ks_fault_site *site, enum ks_fault_action a
     return false;
 }
 
-/* A restart brings back a node that is down: some crash must be able to
- * have taken it down before. */
+/* A restart brings back a node that is down: some crash or stop must be
+ * able to have taken it down before. */
 static bool schedule_restart(const struct ks_fault_site *site)
 {
-    if (preceded_by(site, KS_FAULT_CRASH, KS_FAULT_CRASH)) {
+    if (preceded_by(site, KS_FAULT_CRASH, KS_FAULT_STOP)) {
         return true;
     }
     g_autofree char *target = ks_scenario_format_target(site->scenario, &site->fault->target);
     return ks_fault_site_fail(site, KS_SCENARIO_ERROR_CONFLICT, "target",
-                              "[fault %s] restarts %s, which no crash before it can have "
+                              "[fault %s] restarts %s, which no crash or stop before it can have "
                               "stopped: a restart of a running node changes nothing",
                               site->fault->name, target);
+}
+
+/* A controlled shutdown is a broker's: stop takes brokers, not the controller. */
+static bool rule_stop(const struct ks_fault_site *site)
+{
+    if (site->fault->target.kind == KS_TARGET_CONTROLLER) {
+        return ks_fault_site_fail(site, KS_SCENARIO_ERROR_VALUE, "target",
+                                  "stop is a broker's controlled shutdown: target = controller "
+                                  "is not a broker");
+    }
+    return true;
+}
+
+/* rolling-restart restarts brokers, one after the other. */
+static bool rule_rolling_restart(const struct ks_fault_site *site)
+{
+    const struct ks_fault *fault = site->fault;
+    for (uint32_t i = 0; i < fault->side_a.count; i++) {
+        if (!names_brokers(fault->side_a.items[i].kind)) {
+            g_autofree char *name =
+                ks_scenario_format_target(site->scenario, &fault->side_a.items[i]);
+            return ks_fault_site_fail(site, KS_SCENARIO_ERROR_VALUE, "target",
+                                      "rolling-restart restarts brokers: '%s' is not one (give "
+                                      "all, broker ids, rack(NAME), leader(TP) ...)",
+                                      name);
+        }
+    }
+    return true;
 }
 
 /* A resume wakes a paused node: some pause must come first. */
@@ -374,6 +402,29 @@ static const struct ks_fault_action_row rows[] = {
         .keys_doc = "`target` (`consumer(NAME)`, required), `to` (required)",
         .fire = ks__fault_fire_rewind,
     },
+    {
+        .name = "stop",
+        .action = KS_FAULT_STOP,
+        .keys = { KEY("target", TARGET), KEY("restart.after", RESTART_AFTER) },
+        .target = KS_FAULT_TARGET_BROKER,
+        .target_wrong = "stop is a broker's controlled shutdown: the target must name brokers",
+        .rule = rule_stop,
+        .keys_doc = "`target` (brokers, required), `restart.after` (from when it has stopped)",
+        .fire = ks__fault_fire_stop,
+        .undo = ks__fault_undo_stop,
+        .undo_label = "restart.after",
+    },
+    {
+        .name = "rolling-restart",
+        .action = KS_FAULT_ROLLING_RESTART,
+        .keys = { NEEDED("target", TARGETS, "all, or a list of brokers"),
+                  NEEDED("downtime", DOWNTIME, "how long each broker stays down, e.g. 10s"),
+                  KEY("catch.up.timeout", CATCH_UP_TIMEOUT) },
+        .rule = rule_rolling_restart,
+        .keys_doc = "`target` (`all` or a list of brokers, required), `downtime` (required), "
+                    "`catch.up.timeout`",
+        .fire = ks__fault_fire_rolling_restart,
+    },
 };
 
 #undef KEY
@@ -473,6 +524,8 @@ void ks_fault_init(struct ks_fault *fault, const char *name, uint32_t line,
     fault->corrupt_position_bytes = -1;
     fault->corrupt_tp = (struct ks_tp){ -1, -1 };
     fault->heal_fault_index = -1;
+    fault->downtime_ns = -1;
+    fault->catch_up_timeout_ns = KS_FAULT_CATCH_UP_TIMEOUT_NS_DEFAULT;
 }
 
 static bool target_fits(enum ks_fault_target_rule rule, const struct ks_target *target)
@@ -622,6 +675,10 @@ static struct key_value key_value(const struct ks_scenario *scenario, const stru
         return text_value(fault->heal_fault_index >= 0
                               ? g_strdup(scenario->faults[fault->heal_fault_index].name)
                               : NULL);
+    case KS_FAULT_KEY_TARGETS: return text_value(format_target_list(scenario, &fault->side_a));
+    case KS_FAULT_KEY_DOWNTIME: return duration_value(fault->downtime_ns, -1);
+    case KS_FAULT_KEY_CATCH_UP_TIMEOUT:
+        return duration_value(fault->catch_up_timeout_ns, KS_FAULT_CATCH_UP_TIMEOUT_NS_DEFAULT);
     case KS_FAULT_KEY_REWIND_TO:
         switch (fault->rewind_to) {
         case KS_REWIND_EARLIEST: return text_value(g_strdup("earliest"));

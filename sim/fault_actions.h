@@ -27,8 +27,10 @@
 ** action.
 **
 ** How a key is written, parsed and stored is a property of the key, not of
-** the action (enum ks_fault_key_kind), with one exception: `to` is a list of
-** targets for partition and a position for rewind, so it has two kinds.
+** the action (enum ks_fault_key_kind), with two exceptions: `to` is a list of
+** targets for partition and a position for rewind, and `target` is one
+** target for most actions and a list for rolling-restart, so each has two
+** kinds.
 **
 ** Adding an action: a value of enum ks_fault_action (sim/scenario.h), its row
 ** (sim/fault_actions.c), its fire and undo functions (sim/fault_fire.c,
@@ -62,7 +64,10 @@ enum ks_fault_key_kind {
     KS_FAULT_KEY_BYTES,           /* bytes: 1..4096 -> corrupt_bytes */
     KS_FAULT_KEY_POSITION_BYTES,  /* position.bytes: >= 0 -> corrupt_position_bytes */
     KS_FAULT_KEY_FAULT,           /* fault: a fault's name -> heal_fault_index */
-    KS_FAULT_KEY_REWIND_TO        /* to: earliest | latest | offset | time -> rewind_* */
+    KS_FAULT_KEY_REWIND_TO,       /* to: earliest | latest | offset | time -> rewind_* */
+    KS_FAULT_KEY_TARGETS,         /* target: a list of targets -> side_a (rolling-restart) */
+    KS_FAULT_KEY_DOWNTIME,        /* downtime: a duration -> downtime_ns */
+    KS_FAULT_KEY_CATCH_UP_TIMEOUT /* catch.up.timeout: a duration -> catch_up_timeout_ns */
 };
 
 struct ks_fault_key {
@@ -116,6 +121,9 @@ typedef void ks__fault_undo_fn(struct ks_faults *faults, struct ks__fault_state 
                                const char *label);
 
 #define KS_FAULT_ACTION_KEY_COUNT_MAX 8
+
+/* catch.up.timeout's default: 5 minutes. */
+#define KS_FAULT_CATCH_UP_TIMEOUT_NS_DEFAULT ((int64_t)300 * 1000000000)
 
 struct ks_fault_action_row {
     const char *name;                                        /* action = NAME */

@@ -18,6 +18,8 @@
 #define KS_KIND_DRIVER_UNDO      0xD002u
 #define KS_KIND_DRIVER_RESTART   0xD003u
 #define KS_KIND_DRIVER_SAMPLE    0xD004u
+#define KS_KIND_DRIVER_STOPPED   0xD005u /* a broker's controlled shutdown finished: node down */
+#define KS_KIND_DRIVER_ROLL      0xD006u /* a rolling restart's step: restart, check, timeout */
 #define KS_KIND_DRIVER_MIX_FAULT 0xD101u
 
 struct ks_fault_report {

@@ -221,7 +221,8 @@ static bool event_changes_availability(enum ks_cluster_event_kind kind)
     case KS_EV_ISR_EXPAND:
     case KS_EV_BROKER_FENCED:
     case KS_EV_BROKER_UNFENCED:
-    case KS_EV_BROKER_STARTED: return true;
+    case KS_EV_BROKER_STARTED:
+    case KS_EV_BROKER_STOPPED: return true;
     case KS_EV_TRUNCATION:
     case KS_EV_RECOVERY:
     case KS_EV_PRODUCE_REFUSED:

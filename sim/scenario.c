@@ -349,6 +349,12 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
             *message = ks__not_modelled_message(row);
             return false;
         }
+        const struct ks__removed_key *gone = ks__removed_key_find(kind, key);
+        if (gone != NULL) {
+            *code = KS_SCENARIO_ERROR_NOT_MODELLED;
+            *message = ks__removed_key_message(gone);
+            return false;
+        }
         g_autofree char *hint = ks__unknown_key_hint(kind, key);
         *code = KS_SCENARIO_ERROR_UNKNOWN_KEY;
         *message =
@@ -1892,6 +1898,15 @@ static bool fault_key(const struct value_site *site, const struct ks_fault_key *
         }
         return true;
     case KS_FAULT_KEY_REWIND_TO: return rewind_parse(site, value, fault);
+    case KS_FAULT_KEY_TARGETS: {
+        if (!target_list_parse(site, value, &fault->side_a)) {
+            return false;
+        }
+        struct ks_target_list none = { .count = 0 };
+        return target_lists_disjoint(site, &fault->side_a, &none);
+    }
+    case KS_FAULT_KEY_DOWNTIME: return site_value(site, &fault->downtime_ns);
+    case KS_FAULT_KEY_CATCH_UP_TIMEOUT: return site_value(site, &fault->catch_up_timeout_ns);
     }
     ks_assert(false);
     return false;

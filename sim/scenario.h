@@ -93,16 +93,19 @@ enum ks_controller_kind { KS_CONTROLLER_KRAFT };
 /* What a fault does. Everything about each action (keys, rules, how it
  * fires and is undone, its JSON) is its row in sim/fault_actions.c. */
 enum ks_fault_action {
-    KS_FAULT_CRASH,     /* target; mode; restart.after */
-    KS_FAULT_RESTART,   /* target */
-    KS_FAULT_PARTITION, /* groups | isolate | from+to; duration */
-    KS_FAULT_HEAL,      /* fault = NAME heals that one; without it every network fault */
-    KS_FAULT_SLOW,      /* target; disk.latency and/or network.latency; duration */
-    KS_FAULT_PAUSE,     /* target; duration (resumes after) */
-    KS_FAULT_RESUME,    /* target */
-    KS_FAULT_DROP,      /* loss (ppm) on every link; duration */
-    KS_FAULT_CORRUPT,   /* target broker; partition = TP; bytes; position.bytes */
-    KS_FAULT_REWIND,    /* target consumer(NAME); to = earliest | latest | offset | time */
+    KS_FAULT_CRASH,           /* target; mode; restart.after */
+    KS_FAULT_RESTART,         /* target */
+    KS_FAULT_PARTITION,       /* groups | isolate | from+to; duration */
+    KS_FAULT_HEAL,            /* fault = NAME heals that one; without it every network fault */
+    KS_FAULT_SLOW,            /* target; disk.latency and/or network.latency; duration */
+    KS_FAULT_PAUSE,           /* target; duration (resumes after) */
+    KS_FAULT_RESUME,          /* target */
+    KS_FAULT_DROP,            /* loss (ppm) on every link; duration */
+    KS_FAULT_CORRUPT,         /* target broker; partition = TP; bytes; position.bytes */
+    KS_FAULT_REWIND,          /* target consumer(NAME); to = earliest | latest | offset | time */
+    KS_FAULT_STOP,            /* target brokers: controlled shutdown; restart.after */
+    KS_FAULT_ROLLING_RESTART, /* target = all | brokers (a list, side_a); downtime;
+                                 catch.up.timeout */
     KS_FAULT_ACTION_COUNT
 };
 
@@ -189,7 +192,8 @@ struct ks_fault {
     int64_t duration_ns;      /* duration: undo after this; -1 = until heal/resume/end */
     /* partition */
     enum ks_net_shape net_shape;
-    struct ks_target_list side_a; /* groups left, isolate's node, from */
+    struct ks_target_list side_a; /* groups left, isolate's node, from; rolling-restart's
+                                     target list */
     struct ks_target_list side_b; /* groups right, to; empty for isolate */
     /* slow: extra latency on the target's disk operations / messages; 0 = unchanged */
     int64_t disk_latency_ns;    /* disk.latency */
@@ -207,6 +211,10 @@ struct ks_fault {
     int64_t rewind_time_ns;      /* KS_REWIND_TIME: first record with timestamp >= this */
     /* heal */
     int32_t heal_fault_index; /* fault = NAME -> index into scenario->faults; -1 = all */
+    /* rolling-restart */
+    int64_t downtime_ns;         /* downtime: each broker stays down this long; -1 = not set */
+    int64_t catch_up_timeout_ns; /* catch.up.timeout = 5m: the longest a step waits for zero
+                                    under-replicated partitions after its restart */
 };
 
 /* ---- expectations [expect] -------------------------------------------------- */

@@ -196,6 +196,11 @@ static const struct ks__key_spec cluster_keys[] = {
     { "auto.leader.rebalance.enable", KS__VALUE_BOOL, 0, 1, "true", NULL,
       SC(cluster.auto_leader_rebalance_enable), 0, NULL,
       "Move leadership back to the preferred replica periodically." },
+    { "controlled.shutdown.enable", KS__VALUE_BOOL, 0, 1, "true", NULL,
+      SC(cluster.controlled_shutdown_enable), 0, NULL,
+      "`action = stop`: the broker first asks the controller to move its leaderships and ISR "
+      "memberships away (KRaft: heartbeats with WantShutDown) and stops when it is let go, "
+      "or after 5 minutes; `false`: it stops at once, cleanly but with its leaderships." },
     { "leader.imbalance.check.interval.seconds", KS__VALUE_SECONDS, 1, 1000000000, "300", NULL,
       SC(cluster.leader_imbalance_check_interval_ns), 0, NULL,
       "Period of the preferred-leader check." },
@@ -474,13 +479,15 @@ static const struct ks__key_spec fault_keys[] = {
       "Who: a broker id, `leader(TP)`, `follower(TP)`, `followers(TP)`, `rack(NAME)` (every "
       "broker of that rack of [cluster] `racks`), `all` (every broker), `controller`, "
       "`random`, `producer(NAME)`, `consumer(NAME)`. Required by the actions that take it "
-      "(table below). The same names go in `groups`, `isolate`, `from` and `to`." },
+      "(table below). The same names go in `groups`, `isolate`, `from` and `to`. "
+      "rolling-restart takes `all` or a comma list of brokers (`1,3,2`), restarted in that "
+      "order." },
     { "mode", KS__VALUE_CUSTOM, 0, 0, "process", NULL, 0, 0, NULL,
       "crash: `process` (the page cache survives) or `power` (bytes not fsynced are lost, the "
       "last write may tear)." },
     { "restart.after", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
-      "crash: restart the target this long after. Default: stays down (until a restart fault "
-      "or the final heal)." },
+      "crash: restart the target this long after; stop: this long after it has shut down. "
+      "Default: stays down (until a restart fault or the final heal)." },
     { "duration", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "Undo after this long, for the actions that take it (table below). Default: until a "
       "heal/resume fault or the end." },
@@ -510,6 +517,14 @@ static const struct ks__key_spec fault_keys[] = {
     { "fault", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "heal: the fault to undo (which ones a heal can undo: below the table). Default: "
       "every network fault in effect." },
+    { "downtime", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
+      "rolling-restart: how long each broker stays down between its controlled shutdown and "
+      "its restart." },
+    { "catch.up.timeout", KS__VALUE_DURATION, 1, RUN_NS_MAX, "5m", NULL, KS__NO_FIELD, 0, NULL,
+      "rolling-restart: the longest a step waits, after its broker restarted, for zero "
+      "under-replicated partitions before the next broker goes; when it passes, a timeline "
+      "line says so and the rolling restart ends there (the brokers after it are not "
+      "touched)." },
 };
 
 /* ---- Kafka settings that ksim does not model -------------------------------------- */
@@ -620,6 +635,35 @@ const struct ks__not_modelled *ks__not_modelled_find(enum ks__section_kind kind,
     return NULL;
 }
 
+/* Settings of ZooKeeper mode only, which a user of an older Kafka may still write:
+ * "Kafka's KEY is read only in ZooKeeper mode: WHY" instead of "unknown key". */
+static const struct ks__removed_key removed_keys[] = {
+    { KS__SECTION_CLUSTER, "controlled.shutdown.max.retries",
+      "is read only in ZooKeeper mode (KafkaServer.doControlledShutdown), which Kafka 4.0 removed",
+      "a KRaft broker repeats its shutdown request in every heartbeat until the controller "
+      "lets it go (BrokerLifecycleManager), so there is no retry count" },
+    { KS__SECTION_CLUSTER, "controlled.shutdown.retry.backoff.ms",
+      "is read only in ZooKeeper mode (KafkaServer.doControlledShutdown), which Kafka 4.0 removed",
+      "a KRaft broker repeats its shutdown request in every heartbeat until the controller "
+      "lets it go (BrokerLifecycleManager), so there is no retry backoff" },
+};
+
+const struct ks__removed_key *ks__removed_key_find(enum ks__section_kind kind, const char *key)
+{
+    for (size_t i = 0; i < KS_ARRAY_COUNT(removed_keys); i++) {
+        if (removed_keys[i].kind == kind && strcmp(removed_keys[i].key, key) == 0) {
+            return &removed_keys[i];
+        }
+    }
+    return NULL;
+}
+
+char *ks__removed_key_message(const struct ks__removed_key *row)
+{
+    return g_strdup_printf("Kafka's %s %s: %s (see docs/model.md)", row->key, row->removed_in,
+                           row->why);
+}
+
 char *ks__not_modelled_message(const struct ks__not_modelled *row)
 {
     if (row->instead != NULL) {
@@ -646,6 +690,12 @@ void ks_scenario_write_not_modelled(FILE *out)
                 fprintf(out, "; write `%s`", row->instead);
             }
             fputs(".\n", out);
+        }
+        for (size_t i = 0; i < KS_ARRAY_COUNT(removed_keys); i++) {
+            const struct ks__removed_key *row = &removed_keys[i];
+            if (row->kind == kinds[k]) {
+                fprintf(out, "- `%s` %s; %s.\n", row->key, row->removed_in, row->why);
+            }
         }
     }
 }
@@ -1467,7 +1517,7 @@ static const struct {
     { "topic", "topic name" },
     { "action", "action" },
     { "when", "trigger" },
-    { "target", "target" },
+    { "target", "target (rolling-restart: targets)" },
     { "mode", "process, power" },
     { "groups", "targets | targets" },
     { "isolate", "target" },

@@ -446,6 +446,141 @@ static void test_quick_restart_rules(void)
     CU_ASSERT_EQUAL(fenced_at, 1100 * H_MS + 1 * H_MS); /* fenced at registration */
 }
 
+/* ---- controlled shutdown ------------------------------------------------------------ */
+
+static const int32_t ASSIGN_3X3[] = { 1, 2, 3, 2, 3, 1, 3, 1, 2 };
+
+/* The first event of a kind with a reason at or after from_ns, or NULL. */
+static const struct cf_event *find_reason(const struct cluster_fixture *h,
+                                          enum ks_cluster_event_kind kind,
+                                          enum ks_event_reason reason, ks_time_ns from_ns)
+{
+    for (guint i = 0; i < h->events->len; i++) {
+        const struct cf_event *e = &g_array_index(h->events, struct cf_event, i);
+        if (e->kind == kind && e->reason == reason && e->at_ns >= from_ns) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static bool in_isr(struct cluster_fixture *h, int32_t partition, int32_t broker)
+{
+    int32_t isr[4];
+    int32_t count = ks_cluster_isr(h->cluster, 0, partition, isr, 4);
+    for (int32_t i = 0; i < count; i++) {
+        if (isr[i] == broker) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* KRaft's controlled shutdown: the broker asks in its heartbeat; the
+ * controller moves its leadership at once and drops it from every ISR, lets
+ * it go once the other brokers have reported that metadata (their next
+ * heartbeats: within broker.heartbeat.interval.ms), and fences it. It stops
+ * cleanly, so its restart recovers nothing, registers at once (no valid
+ * session to refuse it) and rejoins the ISRs. */
+static void test_controlled_shutdown(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 3, 3, 2, ASSIGN_3X3);
+    struct ks_producer_config *p = cf_producer(&h, "p1", 0);
+    p->rate_per_s = 500;
+    cf_start(&h, 31);
+    cf_run_until(&h, 3 * H_S);
+    ks_time_ns asked = cf_now(&h);
+    CU_ASSERT_TRUE(ks_cluster_stop_broker(h.cluster, 2));
+    CU_ASSERT_FALSE(ks_cluster_stop_broker(h.cluster, 2)); /* stopping already */
+    CU_ASSERT_TRUE(ks_cluster_broker_stopping(h.cluster, 2));
+    cf_run_for(&h, 10 * H_MS);
+    /* Leadership of orders-1 moved to 3, the next ISR replica; 2 is in no ISR. */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 1), 3);
+    for (int32_t part = 0; part < 3; part++) {
+        CU_ASSERT_FALSE(in_isr(&h, part, 2));
+    }
+    const struct cf_event *moved =
+        find_reason(&h, KS_EV_LEADER_ELECTED, KS_REASON_CONTROLLED_SHUTDOWN, asked);
+    CU_ASSERT_PTR_NOT_NULL(moved);
+    CU_ASSERT(moved != NULL && moved->at_ns - asked < 5 * H_MS);
+    CU_ASSERT_TRUE(ks_cluster_broker_stopping(h.cluster, 2)); /* still running, as a follower */
+    cf_run_for(&h, 5 * H_S);
+    const struct cf_event *stopped = cf_find(&h, KS_EV_BROKER_STOPPED, asked);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(stopped);
+    CU_ASSERT_EQUAL(stopped->reason, KS_REASON_CONTROLLED_SHUTDOWN);
+    CU_ASSERT_EQUAL(stopped->broker, 2);
+    /* Let go after the others' next heartbeats: within a heartbeat interval and a bit. */
+    CU_ASSERT(stopped->at_ns - asked <= 2 * H_S + 100 * H_MS);
+    CU_ASSERT_PTR_NOT_NULL(
+        find_reason(&h, KS_EV_BROKER_FENCED, KS_REASON_CONTROLLED_SHUTDOWN, asked));
+    CU_ASSERT_PTR_NULL(find_reason(&h, KS_EV_BROKER_FENCED, KS_REASON_SESSION_EXPIRED, 0));
+    CU_ASSERT_FALSE(ks_cluster_broker_is_up(h.cluster, 2));
+    CU_ASSERT_FALSE(ks_cluster_broker_stopping(h.cluster, 2));
+    /* The driver takes the stopped node down, then restarts it. */
+    cf_crash(&h, 2, false);
+    cf_run_for(&h, 2 * H_S);
+    int32_t recoveries = cf_count(&h, KS_EV_RECOVERY);
+    ks_time_ns back = cf_now(&h);
+    cf_restart(&h, 2);
+    cf_run_for(&h, 10 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_RECOVERY), recoveries); /* clean: the marker was there */
+    CU_ASSERT_PTR_NULL(cf_find(&h, KS_EV_INFO, back));         /* registration not refused */
+    for (int32_t part = 0; part < 3; part++) {
+        CU_ASSERT_TRUE(in_isr(&h, part, 2));
+    }
+    CU_ASSERT_TRUE(cf_drain(&h, 30 * H_S));
+    cf_free(&h);
+}
+
+/* controlled.shutdown.enable = false: the broker stops at once, cleanly,
+ * still leading; the controller learns it only when the session expires. */
+static void test_shutdown_not_controlled(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    h.cluster_config.controlled_shutdown_enable = false;
+    cf_topic(&h, "orders", 3, 3, 2, ASSIGN_3X3);
+    cf_start(&h, 32);
+    cf_run_until(&h, 3 * H_S);
+    CU_ASSERT_TRUE(ks_cluster_stop_broker(h.cluster, 2));
+    const struct cf_event *stopped = cf_find(&h, KS_EV_BROKER_STOPPED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(stopped);
+    CU_ASSERT_EQUAL(stopped->reason, KS_REASON_SHUTDOWN_NOT_CONTROLLED);
+    CU_ASSERT_EQUAL(stopped->at_ns, 3 * H_S);
+    cf_crash(&h, 2, false);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 1), 2); /* on paper */
+    cf_run_until(&h, 15 * H_S);
+    CU_ASSERT_PTR_NOT_NULL(find_reason(&h, KS_EV_BROKER_FENCED, KS_REASON_SESSION_EXPIRED, 0));
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 1), 3);
+    cf_free(&h);
+}
+
+/* A broker cut off from the controller never hears it may go: after the
+ * shutdown timeout (KafkaBroker.shutdown's 5 minutes) it stops anyway. */
+static void test_shutdown_times_out(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 2, ASSIGN_3X3);
+    cf_start(&h, 33);
+    cf_run_until(&h, 2 * H_S);
+    ks_node_id controller = ks_cluster_controller_node(&h.spec);
+    ks_node_id cut_a[] = { 1 };
+    ks_node_id cut_b[] = { controller };
+    ks_world_net_partition(h.env.world, cut_a, 1, cut_b, 1);
+    CU_ASSERT_TRUE(ks_cluster_stop_broker(h.cluster, 1));
+    cf_run_until(&h, 2 * H_S + 299 * H_S);
+    CU_ASSERT_TRUE(ks_cluster_broker_stopping(h.cluster, 1));
+    cf_run_until(&h, 2 * H_S + 301 * H_S);
+    const struct cf_event *stopped = cf_find(&h, KS_EV_BROKER_STOPPED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(stopped);
+    CU_ASSERT_EQUAL(stopped->reason, KS_REASON_SHUTDOWN_TIMED_OUT);
+    CU_ASSERT_EQUAL(stopped->at_ns, 2 * H_S + 300 * H_S);
+    cf_free(&h);
+}
+
 void ks_test_register_controller(void)
 {
     static const struct ks_test_case cases[] = {
@@ -464,6 +599,9 @@ void ks_test_register_controller(void)
         { "preferred_rebalance", test_preferred_rebalance },
         { "placement_deterministic", test_placement_deterministic },
         { "quick_restart_rules", test_quick_restart_rules },
+        { "controlled_shutdown", test_controlled_shutdown },
+        { "shutdown_not_controlled", test_shutdown_not_controlled },
+        { "shutdown_times_out", test_shutdown_times_out },
     };
     KS_TEST_ADD_SUITE("core/controller", cases);
 }

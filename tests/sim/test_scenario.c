@@ -598,7 +598,7 @@ static const struct bad_case bad_cases[] = {
       "bad.ini:6: [fault f] needs an 'action'" },
     { BASE "[fault f]\nat = 1s\naction = explode\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:8: action = explode: expected crash, restart, partition, heal, slow, pause, "
-      "resume, drop, corrupt or rewind" },
+      "resume, drop, corrupt, rewind, stop or rolling-restart" },
     { BASE "[fault f]\nat = 1s\nwhen = crashed(1)\naction = restart\ntarget = 1\n",
       KS_SCENARIO_ERROR_CONFLICT, "bad.ini:8: [fault f] has both 'at' and 'when'; give one" },
     { BASE "[fault f]\nat = 1s\naction = crash\n", KS_SCENARIO_ERROR_MISSING,
@@ -1273,16 +1273,16 @@ static void test_no_op_faults_refused(void)
           "fail in this model (docs/model.md), so a restart of it would change nothing; cut "
           "it off with a partition, or pause it" },
         { "[fault f]\nat = 1s\naction = restart\ntarget = 2\n",
-          "bad.ini:11: [fault f] restarts 2, which no crash before it can have stopped: a "
-          "restart of a running node changes nothing" },
+          "bad.ini:11: [fault f] restarts 2, which no crash or stop before it can have "
+          "stopped: a restart of a running node changes nothing" },
         { "[fault c]\nat = 5s\naction = crash\ntarget = 2\n"
           "[fault f]\nat = 1s\naction = restart\ntarget = 2\n",
-          "bad.ini:15: [fault f] restarts 2, which no crash before it can have stopped: a "
-          "restart of a running node changes nothing" },
+          "bad.ini:15: [fault f] restarts 2, which no crash or stop before it can have "
+          "stopped: a restart of a running node changes nothing" },
         { "[fault c]\nat = 1s\naction = crash\ntarget = 1\n"
           "[fault f]\nat = 2s\naction = restart\ntarget = 2\n",
-          "bad.ini:15: [fault f] restarts 2, which no crash before it can have stopped: a "
-          "restart of a running node changes nothing" },
+          "bad.ini:15: [fault f] restarts 2, which no crash or stop before it can have "
+          "stopped: a restart of a running node changes nothing" },
         { "[fault c]\nat = 1s\naction = crash\ntarget = leader(orders-0)\n"
           "[fault f]\nat = 2s\naction = restart\ntarget = 2\n",
           NULL },
@@ -1344,8 +1344,8 @@ static void test_fault_set_action(void)
     CU_ASSERT_FALSE(ks_scenario_finalize(s, &unknown));
     CU_ASSERT_STRING_EQUAL(unknown->message,
                            "--set fault.f.action=explode: action = explode: expected crash, "
-                           "restart, partition, heal, slow, pause, resume, drop, corrupt or "
-                           "rewind");
+                           "restart, partition, heal, slow, pause, resume, drop, corrupt, "
+                           "rewind, stop or rolling-restart");
     CU_ASSERT_FATAL(ks_scenario_apply_set(s, "fault.f.action=crash", &error));
     CU_ASSERT_FATAL(ks_scenario_finalize(s, &error));
     CU_ASSERT_EQUAL(s->faults[0].action, KS_FAULT_CRASH);
@@ -1785,6 +1785,8 @@ static const struct {
     { "network.latency", "at = 300ms\naction = slow\ntarget = leader(t-0)\ndisk.latency = 1ms\n" },
     { "bytes", "at = 300ms\naction = corrupt\ntarget = 1\npartition = t-0\n" },
     { "position.bytes", "at = 300ms\naction = corrupt\ntarget = 1\npartition = t-0\n" },
+    { "downtime", "at = 300ms\naction = rolling-restart\ntarget = all\n" },
+    { "catch.up.timeout", "at = 300ms\naction = rolling-restart\ntarget = all\ndowntime = 1s\n" },
 };
 
 enum extreme_outcome {
