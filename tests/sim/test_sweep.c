@@ -373,7 +373,7 @@ static void test_explore_schedules(void)
     GError *error = NULL;
     CU_ASSERT_FATAL(ks_scenario_load_from_data("tiny", tiny_scenario, &base, &error));
     GHashTable *distinct = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    int actions_seen[KS_FAULT_REWIND + 1] = { 0 };
+    int actions_seen[KS_FAULT_ACTION_COUNT] = { 0 };
     for (uint64_t seed = 1; seed <= 40; seed++) {
         g_autofree char *text = ks_explore_schedule_ini(base, seed, 3);
         g_autofree char *again = ks_explore_schedule_ini(base, seed, 3);
@@ -402,7 +402,40 @@ static void test_explore_schedules(void)
     CU_ASSERT(actions_seen[KS_FAULT_PARTITION] > 0);
     CU_ASSERT(actions_seen[KS_FAULT_SLOW] > 0);
     CU_ASSERT(actions_seen[KS_FAULT_PAUSE] > 0);
+    CU_ASSERT(actions_seen[KS_FAULT_STOP] > 0);
+    CU_ASSERT(actions_seen[KS_FAULT_ROLLING_RESTART] > 0);
+    CU_ASSERT(actions_seen[KS_FAULT_DROP] > 0);
     g_hash_table_unref(distinct);
+    ks_scenario_free(base);
+
+    /* With racks, some faults take a whole rack; some partitions cut the
+     * controller off; every schedule loads. */
+    static const char racked[] =
+        "[scenario]\nname = racked\nduration = 1s\nfinal.drain = 5s\n\n"
+        "[cluster]\nbrokers = 6\nracks = a,a,b,b,c,c\n\n"
+        "[topic orders]\npartitions = 2\nreplication.factor = 3\nmin.insync.replicas = 2\n\n"
+        "[producer p1]\ntopic = orders\nacks = all\nrate = 100/s\nkeys = 10\n\n"
+        "[expect]\nacked_lost = 0\n";
+    CU_ASSERT_FATAL(ks_scenario_load_from_data("racked", racked, &base, &error));
+    int rack_faults = 0;
+    int controller_cuts = 0;
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        g_autofree char *text = ks_explore_schedule_ini(base, seed, 3);
+        rack_faults += strstr(text, "rack(") != NULL;
+        controller_cuts += strstr(text, "isolate = controller") != NULL;
+        g_autofree char *whole = g_strconcat(racked, "\n", text, NULL);
+        struct ks_scenario *loaded = NULL;
+        bool ok = ks_scenario_load_from_data("explored", whole, &loaded, &error);
+        CU_ASSERT_TRUE(ok);
+        if (!ok) {
+            fprintf(stderr, "seed %" G_GUINT64_FORMAT ": %s\n%s", seed, error->message, text);
+            g_clear_error(&error);
+            continue;
+        }
+        ks_scenario_free(loaded);
+    }
+    CU_ASSERT(rack_faults > 0);
+    CU_ASSERT(controller_cuts > 0);
     ks_scenario_free(base);
 }
 
