@@ -365,6 +365,23 @@ static void test_sweep_jobs_deterministic(void)
     ks_test_remove_tree(dir);
 }
 
+/* base_text with an explore schedule appended, loaded (asserted). NULL when
+ * it does not load. */
+static struct ks_scenario *load_schedule(const char *base_text, const char *text, uint64_t seed)
+{
+    g_autofree char *whole = g_strconcat(base_text, "\n", text, NULL);
+    struct ks_scenario *loaded = NULL;
+    GError *error = NULL;
+    bool ok = ks_scenario_load_from_data("explored", whole, &loaded, &error);
+    CU_ASSERT_TRUE(ok);
+    if (!ok) {
+        fprintf(stderr, "seed %" G_GUINT64_FORMAT ": %s\n%s", seed, error->message, text);
+        g_clear_error(&error);
+        return NULL;
+    }
+    return loaded;
+}
+
 /* Explore's schedules: a function of the seed, 1..N faults, valid fault
  * sections, times within 5%..85% of the duration, and varied across seeds. */
 static void test_explore_schedules(void)
@@ -379,13 +396,8 @@ static void test_explore_schedules(void)
         g_autofree char *again = ks_explore_schedule_ini(base, seed, 3);
         CU_ASSERT_STRING_EQUAL(text, again);
         g_hash_table_add(distinct, g_strdup(text));
-        g_autofree char *whole = g_strconcat(tiny_scenario, "\n", text, NULL);
-        struct ks_scenario *loaded = NULL;
-        bool ok = ks_scenario_load_from_data("explored", whole, &loaded, &error);
-        CU_ASSERT_TRUE(ok);
-        if (!ok) {
-            fprintf(stderr, "seed %" G_GUINT64_FORMAT ": %s\n%s", seed, error->message, text);
-            g_clear_error(&error);
+        struct ks_scenario *loaded = load_schedule(tiny_scenario, text, seed);
+        if (loaded == NULL) {
             continue;
         }
         CU_ASSERT(loaded->fault_count >= 1 && loaded->fault_count <= 3);
@@ -423,16 +435,10 @@ static void test_explore_schedules(void)
         g_autofree char *text = ks_explore_schedule_ini(base, seed, 3);
         rack_faults += strstr(text, "rack(") != NULL;
         controller_cuts += strstr(text, "isolate = controller") != NULL;
-        g_autofree char *whole = g_strconcat(racked, "\n", text, NULL);
-        struct ks_scenario *loaded = NULL;
-        bool ok = ks_scenario_load_from_data("explored", whole, &loaded, &error);
-        CU_ASSERT_TRUE(ok);
-        if (!ok) {
-            fprintf(stderr, "seed %" G_GUINT64_FORMAT ": %s\n%s", seed, error->message, text);
-            g_clear_error(&error);
-            continue;
+        struct ks_scenario *loaded = load_schedule(racked, text, seed);
+        if (loaded != NULL) {
+            ks_scenario_free(loaded);
         }
-        ks_scenario_free(loaded);
     }
     CU_ASSERT(rack_faults > 0);
     CU_ASSERT(controller_cuts > 0);
