@@ -68,6 +68,7 @@ struct ks_faults {
     int64_t *elections;                     /* [tp_base[topic] + partition] */
     GString *detail;                        /* the line being reported */
     int64_t skipped_count;                  /* `skipped` lines (faults_skipped) */
+    int32_t current_fault; /* the fault being fired or undone (its reports name it), or -1 */
 };
 
 /* ---- sim/faults.c ------------------------------------------------------------ */
