@@ -21,8 +21,25 @@
 **
 **   (new) --start--> RUNNING --crash (world dropped timers)--> DOWN
 **   RUNNING --shutdown (flush, checkpoints, marker)---------> DOWN
+**   RUNNING --begin controlled shutdown--> STOPPING (heartbeats WantShutDown)
+**   STOPPING --ShouldShutDown, or the shutdown timeout--> shutdown --> DOWN
+**   STOPPING --crash--> DOWN
 **   DOWN --restart (recovery unless the marker is there, new broker epoch,
 **          register again)--> RUNNING
+**
+** Controlled shutdown follows KRaft's broker (BrokerServer.shutdown,
+** BrokerLifecycleManager): with controlled.shutdown.enable it enters
+** PENDING_CONTROLLED_SHUTDOWN and sends a heartbeat at once with
+** WantShutDown; until the controller answers ShouldShutDown it keeps serving
+** (as a follower of the partitions the controller moved away) and keeps
+** heartbeating, the first time 50 ms after the first answer
+** (BrokerLifecycleManager: "a little bit sooner than we usually would"),
+** then every broker.heartbeat.interval.ms; BrokerServer.shutdown waits at
+** most its timeout (KafkaBroker.shutdown(): 5 minutes) and then shuts down
+** anyway. The shutdown itself is the clean one (logs flushed, checkpoints,
+** .kafka_cleanshutdown), reported as KS_EV_BROKER_STOPPED. A broker that is
+** not registered yet (KRaft: not RUNNING) skips the controlled part, as
+** BeginControlledShutdownEvent does.
 **
 ** Simplifications (see docs/model.md):
 **   - inter-broker requests carry full partition lists (no incremental fetch
@@ -181,6 +198,7 @@ static void send_heartbeat(struct ks_broker *broker)
     request.broker_id = broker->id;
     request.broker_epoch = broker->broker_epoch;
     request.metadata_version = broker->registered ? broker->metadata_version : -1;
+    request.want_shutdown = broker->shutdown_pending ? 1 : 0;
     ks_world_send(broker->world, (ks_node_id)broker->id, broker->controller_node,
                   KS_MSG_BROKER_HEARTBEAT_REQUEST, &request, sizeof request);
 }
@@ -199,6 +217,10 @@ static void heartbeat_tick(ks_world *world, void *context)
                           KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
 }
 
+static void finish_shutdown(struct ks_broker *broker, enum ks_event_reason why);
+static void on_shutdown_answer(struct ks_broker *broker,
+                               const struct ks_broker_heartbeat_response *response);
+
 static void on_heartbeat_response(struct ks_broker *broker,
                                   const struct ks_broker_heartbeat_response *response)
 {
@@ -208,6 +230,97 @@ static void on_heartbeat_response(struct ks_broker *broker,
     if (response->error_code == KS_ERR_NONE && !broker->registered) {
         broker->registered = true;
     }
+    if (broker->shutdown_pending) {
+        on_shutdown_answer(broker, response);
+    }
+}
+
+/* ---- controlled shutdown ------------------------------------------------------------ */
+
+/* KafkaBroker.shutdown()'s default timeout: how long BrokerServer.shutdown
+ * waits for the controller to let the broker go. */
+#define SHUTDOWN_TIMEOUT_NS ((ks_time_ns)5 * 60 * KS_NS_PER_S)
+/* BrokerLifecycleManager: the heartbeat after the first answer that does not
+ * let the broker go comes this soon. */
+#define SHUTDOWN_FIRST_RETRY_NS ((ks_time_ns)50 * KS_NS_PER_MS)
+
+/* The clean shutdown at the end of a controlled one (or instead of it). */
+static void finish_shutdown(struct ks_broker *broker, enum ks_event_reason why)
+{
+    ks_broker_shutdown(broker); /* drop_memory clears the pending state and timer */
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_BROKER_STOPPED);
+    event.reason = why;
+    event.broker_epoch = broker->broker_epoch;
+    ks_broker_emit(broker, &event);
+}
+
+static void shutdown_timed_out(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_broker *broker = context;
+    broker->shutdown_timer = 0;
+    finish_shutdown(broker, KS_REASON_SHUTDOWN_TIMED_OUT);
+}
+
+/* Sends the next heartbeat after delay_ns (0: now) instead of at its slot. */
+static void heartbeat_after(struct ks_broker *broker, ks_time_ns delay_ns)
+{
+    ks_world_cancel(broker->world, broker->heartbeat_timer);
+    broker->heartbeat_timer = 0;
+    if (delay_ns == 0) {
+        heartbeat_tick(broker->world, broker);
+        return;
+    }
+    broker->heartbeat_timer = ks_world_schedule(broker->world, (ks_node_id)broker->id, delay_ns,
+                                                KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
+}
+
+/* BrokerLifecycleManager's BrokerHeartbeatResponseEvent in
+ * PENDING_CONTROLLED_SHUTDOWN. An answer with an error (the registration of
+ * a new incarnation refused) means the broker never got to RUNNING: it
+ * shuts down without the controller, as BeginControlledShutdownEvent does
+ * outside RUNNING. */
+static void on_shutdown_answer(struct ks_broker *broker,
+                               const struct ks_broker_heartbeat_response *response)
+{
+    if (response->error_code != KS_ERR_NONE || response->should_shut_down) {
+        finish_shutdown(broker, response->error_code != KS_ERR_NONE
+                                    ? KS_REASON_SHUTDOWN_NOT_CONTROLLED
+                                    : KS_REASON_CONTROLLED_SHUTDOWN);
+        return;
+    }
+    if (!broker->shutdown_answered) {
+        broker->shutdown_answered = true;
+        heartbeat_after(broker, SHUTDOWN_FIRST_RETRY_NS);
+    }
+}
+
+bool ks_broker_begin_controlled_shutdown(struct ks_broker *broker)
+{
+    if (!broker->running || broker->shutdown_pending) {
+        return false;
+    }
+    if (!broker->spec->cluster->controlled_shutdown_enable || !broker->registered) {
+        finish_shutdown(broker, KS_REASON_SHUTDOWN_NOT_CONTROLLED);
+        return true;
+    }
+    broker->shutdown_pending = true;
+    broker->shutdown_answered = false;
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_INFO);
+    event.reason = KS_REASON_SHUTDOWN_REQUESTED;
+    ks_broker_emit(broker, &event);
+    broker->shutdown_timer =
+        ks_world_schedule(broker->world, (ks_node_id)broker->id, SHUTDOWN_TIMEOUT_NS,
+                          KS_TIMER_BROKER_SHUTDOWN_TIMEOUT, shutdown_timed_out, broker);
+    heartbeat_after(broker, 0); /* "Send the next heartbeat immediately" */
+    return true;
+}
+
+bool ks_broker_stopping(const struct ks_broker *broker)
+{
+    return broker->running && broker->shutdown_pending;
 }
 
 /* ---- other client requests ------------------------------------------------------ */
@@ -587,6 +700,10 @@ static void drop_memory(struct ks_broker *broker)
     ks_world_cancel(broker->world, broker->hw_checkpoint_timer);
     ks_world_cancel(broker->world, broker->recovery_checkpoint_timer);
     ks_world_cancel(broker->world, broker->log_tasks_timer);
+    ks_world_cancel(broker->world, broker->shutdown_timer);
+    broker->shutdown_timer = 0;
+    broker->shutdown_pending = false;
+    broker->shutdown_answered = false;
     broker->heartbeat_timer = 0;
     broker->isr_timer = 0;
     broker->hw_checkpoint_timer = 0;

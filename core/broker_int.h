@@ -210,6 +210,12 @@ struct ks_broker {
     int64_t broker_epoch;
     int32_t incarnation;
     bool registered;
+    /* Controlled shutdown (core/broker.c): asked, and whether the controller
+     * answered a heartbeat that asked (BrokerLifecycleManager's
+     * gotControlledShutdownResponse). */
+    bool shutdown_pending;
+    bool shutdown_answered;
+    ks_timer_id shutdown_timer; /* the shutdown timeout */
     int64_t metadata_version;
     uint8_t broker_alive[KS_BROKER_COUNT_MAX];
     struct ks_partition_state **meta; /* [topic][partition]; partition_epoch -1 = unknown */

@@ -79,6 +79,7 @@ const char *ks_cluster_event_kind_name(enum ks_cluster_event_kind kind)
     case KS_EV_CONTROLLER_ELECTED: return "controller_elected";
     case KS_EV_CONTROLLER_RESIGNED: return "controller_resigned";
     case KS_EV_STALE_CONTROLLER: return "stale_controller";
+    case KS_EV_BROKER_STOPPED: return "broker_stopped";
     case KS_EV_KIND_COUNT: break;
     }
     return "unknown";
@@ -131,6 +132,10 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_ZNODE_DELETED: return "znode_deleted";
     case KS_REASON_CONTROLLER_DOWN: return "controller_down";
     case KS_REASON_CONTROLLER_BACK: return "controller_back";
+    case KS_REASON_CONTROLLED_SHUTDOWN: return "controlled_shutdown";
+    case KS_REASON_SHUTDOWN_REQUESTED: return "shutdown_requested";
+    case KS_REASON_SHUTDOWN_TIMED_OUT: return "shutdown_timed_out";
+    case KS_REASON_SHUTDOWN_NOT_CONTROLLED: return "shutdown_not_controlled";
     case KS_REASON_COUNT: break;
     }
     return "unknown";
@@ -405,6 +410,20 @@ void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node)
         break;
     default: break;
     }
+}
+
+bool ks_cluster_stop_broker(struct ks_cluster *cluster, int32_t broker_id)
+{
+    ks_assert(broker_id >= 1 && broker_id <= cluster->spec->cluster->broker_count);
+    return ks_broker_begin_controlled_shutdown(cluster->brokers[broker_id - 1]);
+}
+
+bool ks_cluster_broker_stopping(const struct ks_cluster *cluster, int32_t broker_id)
+{
+    if (broker_id < 1 || broker_id > cluster->spec->cluster->broker_count) {
+        return false;
+    }
+    return ks_broker_stopping(cluster->brokers[broker_id - 1]);
 }
 
 void ks_cluster_consumer_rewind(struct ks_cluster *cluster, int32_t consumer_index, int kind,

@@ -63,6 +63,7 @@ enum ks_cluster_event_kind {
     KS_EV_CONTROLLER_ELECTED,  /* a broker created /controller: the new controller epoch */
     KS_EV_CONTROLLER_RESIGNED, /* a controller learned that its session expired */
     KS_EV_STALE_CONTROLLER,    /* a broker refused a request of an older controller epoch */
+    KS_EV_BROKER_STOPPED,      /* a clean shutdown finished: logs flushed, marker written */
     KS_EV_KIND_COUNT
 };
 
@@ -124,6 +125,12 @@ enum ks_event_reason {
     KS_REASON_ZK_BAD_VERSION, /* a leader's ISR write with a stale zkVersion */
     KS_REASON_ZK_NO_SESSION,  /* a leader's ISR write without a live session */
     KS_REASON_ZNODE_DELETED,  /* elections: the broker's /brokers/ids/N went with its session */
+    /* controlled shutdown (action = stop) */
+    KS_REASON_CONTROLLED_SHUTDOWN,     /* the controller moves leaders and ISRs off a broker
+                                           that asked to shut down, then lets it go */
+    KS_REASON_SHUTDOWN_REQUESTED,      /* the broker asks (heartbeat with WantShutDown) */
+    KS_REASON_SHUTDOWN_TIMED_OUT,      /* stopped without the controller's answer */
+    KS_REASON_SHUTDOWN_NOT_CONTROLLED, /* controlled.shutdown.enable = false */
     KS_REASON_COUNT
 };
 
@@ -186,18 +193,19 @@ struct ks_event_cause {
 **   kind               broker      fields
 **   TOPIC_CREATED      leader      leader_new, leader_epoch_new, replicas, isr_new
 **   LEADER_ELECTED     new leader  reason (SESSION_EXPIRED, BROKER_RESTARTED,
-**   UNCLEAN_ELECTION               REPLICA_BACK, PREFERRED_LEADER, UNCLEAN_SHUTDOWN),
+**   UNCLEAN_ELECTION               REPLICA_BACK, PREFERRED_LEADER, UNCLEAN_SHUTDOWN,
+**                                  CONTROLLED_SHUTDOWN),
 **   NO_LEADER          -1          leader_old, leader_new (-1 for NO_LEADER),
 **                                  leader_epoch_old, leader_epoch_new, replicas,
 **                                  isr_old, isr_new (an unclean election, or one from
 **                                  the ELR, sets the ISR to the new leader),
 **                                  elected_from, and the KIP-966 facts below
-**   ISR_SHRINK         leader or   reason (FOLLOWER_LAGGING, or BROKER_FENCED with
-**   ISR_EXPAND         the fenced  broker = the fenced broker; UNCLEAN_SHUTDOWN with
-**                      broker      broker = the restarted one; FOLLOWER_CAUGHT_UP),
-**                                  leader_new (the partition's leader), isr_old,
-**                                  isr_new (empty only with ELR), isr_count_min, and
-**                                  the KIP-966 facts below
+**   ISR_SHRINK         leader or   reason (FOLLOWER_LAGGING, or BROKER_FENCED or
+**   ISR_EXPAND         the fenced  CONTROLLED_SHUTDOWN with broker = the broker removed;
+**                      broker      UNCLEAN_SHUTDOWN with broker = the restarted one;
+**                                  FOLLOWER_CAUGHT_UP), leader_new (the partition's
+**                                  leader), isr_old, isr_new (empty only with ELR),
+**                                  isr_count_min, and the KIP-966 facts below
 **   ELR_CHANGE         the broker  reason UNCLEAN_SHUTDOWN (broker = the restarted one
 **                      removed     left the ELR), leader_new, isr_new, isr_count_min,
 **                                  and the KIP-966 facts below
@@ -225,8 +233,10 @@ struct ks_event_cause {
 **                                  (segments it deleted), hw_new (from the
 **                                  checkpoint, clamped)
 **   BROKER_FENCED      broker      reason: SESSION_EXPIRED (removed from every ISR but
-**                                  where it is the last member) or BROKER_RESTARTED
-**                                  (keeps its ISR memberships)
+**                                  where it is the last member), BROKER_RESTARTED
+**                                  (keeps its ISR memberships) or CONTROLLED_SHUTDOWN
+**                                  (the controller lets it shut down: out of every ISR
+**                                  but where it is the last member, leads nothing)
 **   BROKER_UNFENCED    broker      -
 **   BROKER_STARTED     broker      broker_epoch
 **   PRODUCE_REFUSED    leader      reason NOT_ENOUGH_REPLICAS, isr_new (the ISR),
@@ -262,7 +272,9 @@ struct ks_event_cause {
 **                                  ZK_NO_SESSION (broker = the leader; topic_index,
 **                                  partition, isr_old = the ISR it holds, isr_new = the
 **                                  ISR it wanted, leader_epoch_new, zk_version = the
-**                                  version it wrote against, zk_version_found)
+**                                  version it wrote against, zk_version_found);
+**                                  SHUTDOWN_REQUESTED (broker: it asks the controller
+**                                  for a controlled shutdown)
 **   ZK_SESSION_EXPIRED broker      broker_epoch; controller_id when that broker was
 **                                  the controller (else -1)
 **   CONTROLLER_ELECTED new         controller_epoch (the new epoch), controller_id
@@ -272,6 +284,11 @@ struct ks_event_cause {
 **   STALE_CONTROLLER   refusing    controller_id, controller_epoch (the request's),
 **                      broker      controller_epoch_old (the newest the broker knows),
 **                                  partition_count (entries in the refused request)
+**   BROKER_STOPPED     broker      reason CONTROLLED_SHUTDOWN (the controller let it
+**                                  go), SHUTDOWN_TIMED_OUT (no answer within the
+**                                  shutdown timeout) or SHUTDOWN_NOT_CONTROLLED
+**                                  (controlled.shutdown.enable = false); the driver
+**                                  then takes its node down (sim/faults.c)
 */
 struct ks_cluster_event {
     ks_time_ns at_ns;
@@ -485,6 +502,17 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node);
 /* After ks_world_node_restart(node): reload from disk (log recovery if the
  * shutdown was unclean), re-arm timers, rejoin. */
 void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node);
+/* Scenario action `stop`: broker broker_id (asserted in range) begins a
+ * controlled shutdown (core/broker.c); when it has finished it reports
+ * KS_EV_BROKER_STOPPED and is no longer running, and the driver takes its
+ * node down (ks_world_node_crash in process mode: its files are flushed and
+ * the clean-shutdown marker written, so a restart recovers nothing). Returns
+ * false, changing nothing, when the broker is not running or is stopping
+ * already. */
+bool ks_cluster_stop_broker(struct ks_cluster *cluster, int32_t broker_id);
+/* Whether broker broker_id is running and has begun a controlled shutdown
+ * that has not finished. */
+bool ks_cluster_broker_stopping(const struct ks_cluster *cluster, int32_t broker_id);
 /* Scenario action `rewind`: consumer consumer_index (asserted in range) seeks
  * every partition it is assigned, as KafkaConsumer#seekToBeginning (kind 0),
  * #seekToEnd (1: the HW), #seek(offset) (2: value is the offset) or

@@ -51,6 +51,7 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     out->task_phase = KS_TASK_PHASE_RANDOM;            /* ksim: broker.task.phase = random */
     out->controller_model = KS_CONTROLLER_MODEL_KRAFT; /* ksim: controller = kraft */
     out->zookeeper_session_timeout_ns = 18000 * MS;    /* zookeeper.session.timeout.ms */
+    out->controlled_shutdown_enable = true;            /* controlled.shutdown.enable */
 }
 
 void ks_log_config_defaults(struct ks_log_config *out)

@@ -84,6 +84,7 @@ struct ks_cluster_config {
     enum ks_task_phase task_phase;             /* ksim: broker.task.phase = random */
     enum ks_controller_model controller_model; /* ksim: controller = kraft */
     int64_t zookeeper_session_timeout_ns;      /* zookeeper.session.timeout.ms = 18000 */
+    bool controlled_shutdown_enable;           /* controlled.shutdown.enable = true */
     /* Broker defaults for topic-level settings (log.*); topics copy them unless set. */
 };
 

@@ -298,8 +298,18 @@ static void send_to_broker(struct ks_consumer *c, int32_t broker, uint32_t kind,
     ks_world_send(c->world, c->node, (ks_node_id)broker, kind, bytes, byte_count);
 }
 
+/* The next broker in turn for FindCoordinator and Metadata, skipping those
+ * that are down as Kafka's leastLoadedNode skips nodes it cannot connect to
+ * (a crashed broker refuses connections at once); any if all are down. */
 static int32_t rotate_broker(struct ks_consumer *c)
 {
+    for (int32_t tries = 0; tries < c->broker_count; tries++) {
+        int32_t broker = 1 + c->next_broker % c->broker_count;
+        c->next_broker++;
+        if (ks_world_node_is_up(c->world, (ks_node_id)broker)) {
+            return broker;
+        }
+    }
     int32_t broker = 1 + c->next_broker % c->broker_count;
     c->next_broker++;
     return broker;

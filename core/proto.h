@@ -190,6 +190,7 @@ enum ks_broker_timer_kind {
     KS_TIMER_BROKER_RESPOND = 208,   /* a response deferred to the disk's idle time */
     KS_TIMER_BROKER_LOG_TASKS = 209, /* retention, compaction, flush.ms */
     KS_TIMER_BROKER_ALTER_PARTITION_RETRY = 210,
+    KS_TIMER_BROKER_SHUTDOWN_TIMEOUT = 211, /* controlled shutdown: stop without the answer */
     KS_TIMER_CONTROLLER_SESSION_CHECK = 220,
     KS_TIMER_CONTROLLER_REBALANCE = 221,
     KS_TIMER_CONTROLLER_START = 222,
@@ -359,7 +360,7 @@ struct ks_list_offsets_response {
  * heartbeats get through always converges. */
 struct ks_broker_heartbeat_request {
     int32_t broker_id;
-    int32_t reserved;
+    int32_t want_shutdown;    /* 1: controlled shutdown (BrokerHeartbeat's WantShutDown) */
     int64_t broker_epoch;     /* incarnation: bumps on each restart */
     int64_t metadata_version; /* applied so far; -1 after a restart */
 };
@@ -368,8 +369,8 @@ struct ks_broker_heartbeat_response {
     int64_t broker_epoch;     /* echoed */
     int64_t metadata_version; /* controller's current version */
     int16_t error_code;
-    uint8_t fenced; /* 1 while the controller considers the broker fenced */
-    uint8_t reserved;
+    uint8_t fenced;           /* 1 while the controller considers the broker fenced */
+    uint8_t should_shut_down; /* 1: controlled shutdown granted (ShouldShutDown) */
     int32_t reserved2;
 };
 

@@ -59,6 +59,7 @@
 **   Z4  session ids are unique and ascending; broker ids are in range.
 */
 #include "zk.h"
+#include "placement.h"
 
 #include "base.h"
 #include "controller.h"
@@ -559,13 +560,14 @@ static void create_topic(struct ks_zk *zk, int32_t topic_index)
             memcpy(assignment[p], topic->assignment[p], sizeof assignment[p]);
         }
     } else {
-        /* The same draws as the KRaft controller (AdminUtils.assignReplicasToBrokers). */
+        /* The ZooKeeper era's placer, AdminUtils.assignReplicasToBrokers
+         * (core/placement.c), with its two random draws. */
         int32_t n = zk->broker_count;
         int32_t start_index =
             (int32_t)ks_world_random_below(zk->world, KS_RNG_CLUSTER, (uint64_t)n);
         int32_t shift = (int32_t)ks_world_random_below(zk->world, KS_RNG_CLUSTER, (uint64_t)n);
-        ks_controller_assign(n, zk->spec->cluster->racks, topic->partition_count, rf, start_index,
-                             shift, assignment);
+        ks_placement_admin_utils_fixed(n, zk->spec->cluster->racks, topic->partition_count, rf,
+                                       start_index, shift, assignment);
     }
     for (int32_t p = 0; p < topic->partition_count; p++) {
         struct ks_partition_state *state = &zk->parts[topic_index][p].state;

@@ -18,6 +18,8 @@
 #define KS_KIND_DRIVER_UNDO      0xD002u
 #define KS_KIND_DRIVER_RESTART   0xD003u
 #define KS_KIND_DRIVER_SAMPLE    0xD004u
+#define KS_KIND_DRIVER_STOPPED   0xD005u /* a broker's controlled shutdown finished: node down */
+#define KS_KIND_DRIVER_ROLL      0xD006u /* a rolling restart's step: restart, check, timeout */
 #define KS_KIND_DRIVER_MIX_FAULT 0xD101u
 
 struct ks_fault_report {
@@ -54,6 +56,10 @@ void ks_faults_stop(struct ks_faults *faults);
 /* The final heal (final.heal): heal every cut, clear loss and slowness,
  * resume paused nodes, restart crashed ones. Reports each step. */
 void ks_faults_heal_everything(struct ks_faults *faults);
+
+/* How many `skipped` timeline lines the faults gave so far: a fault, or one
+ * node of it, that fired and would have changed nothing (faults_skipped). */
+int64_t ks_faults_skipped_count(const struct ks_faults *faults);
 
 /* Names a node for the timeline: "broker 2", "controller", "producer p1". */
 void ks_faults_node_name(const struct ks_faults *faults, ks_node_id node, char *buffer,

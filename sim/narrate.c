@@ -90,6 +90,10 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_CONTROLLER_DOWN: return "controller down: no active controller";
     case KS_REASON_CONTROLLER_BACK: return "controller back: active again, broker sessions restart";
     case KS_REASON_ZNODE_DELETED: return "its ZooKeeper session expired";
+    case KS_REASON_CONTROLLED_SHUTDOWN: return "controlled shutdown";
+    case KS_REASON_SHUTDOWN_REQUESTED: return "asks for a controlled shutdown";
+    case KS_REASON_SHUTDOWN_TIMED_OUT: return "no answer from the controller in time";
+    case KS_REASON_SHUTDOWN_NOT_CONTROLLED: return "without a controlled shutdown";
     case KS_REASON_NONE:
     case KS_REASON_FOLLOWER_CAUGHT_UP:
     case KS_REASON_FOLLOWER_LAGGING:
@@ -277,8 +281,12 @@ static void narrate_clean_election(const struct ks_cluster_spec *spec,
     const char *name = topic_name(spec, e->topic_index);
     g_autoptr(GString) isr = g_string_new(NULL);
     append_ids(isr, e->isr_new, e->isr_new_count);
-    g_string_append_printf(detail, "%s-%d leader %d epoch %d isr %s (%s%s)", name, e->partition,
-                           e->leader_new, e->leader_epoch_new, isr->str, phrase(e->reason),
+    g_string_append_printf(detail, "%s-%d leader %d epoch %d isr %s (%s", name, e->partition,
+                           e->leader_new, e->leader_epoch_new, isr->str, phrase(e->reason));
+    if (e->reason == KS_REASON_CONTROLLED_SHUTDOWN) {
+        g_string_append_printf(detail, " of broker %d", e->leader_old);
+    }
+    g_string_append_printf(detail, "%s)",
                            e->elected_from == KS_ELECTED_FROM_ELR ? "; from the ELR" : "");
     append_elr_detail(detail, e);
     if (e->elected_from == KS_ELECTED_FROM_ELR) {
@@ -297,6 +305,22 @@ static void narrate_clean_election(const struct ks_cluster_spec *spec,
                                "election: nothing committed is lost, where the last replica "
                                "standing could have come back without its unflushed records.",
                                name, e->partition, e->leader_new, e->leader_epoch_new, elr->str);
+        return;
+    }
+    if (e->reason == KS_REASON_CONTROLLED_SHUTDOWN) {
+        g_string_append_printf(explain,
+                               "Broker %d asked to shut down, so before it stops the controller "
+                               "moves its leadership of %s-%d to broker %d, the first live "
+                               "replica in assignment order that is in the ISR (%s), with leader "
+                               "epoch %d. The old leader is still running and becomes a "
+                               "follower: records it took that the new leader lacks were never "
+                               "committed, and it truncates them%s",
+                               e->leader_old, name, e->partition, e->leader_new, isr->str,
+                               e->leader_epoch_new,
+                               weak_acks_on_topic(spec, e->topic_index)
+                                   ? " (an acks=1 or acks=0 producer may have been told they "
+                                     "were written)."
+                                   : "; no acks=all producer was told they were written.");
         return;
     }
     if (e->reason == KS_REASON_PREFERRED_LEADER) {
@@ -401,7 +425,19 @@ static void narrate_no_leader(const struct ks_cluster_spec *spec, const struct k
 static void narrate_fenced(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
                            GString *detail, GString *explain)
 {
-    g_string_append_printf(detail, "broker %d fenced (%s)", e->broker, phrase(e->reason));
+    (void)spec;
+    g_string_append_printf(detail, "broker %d fenced (%s%s)", e->broker, phrase(e->reason),
+                           e->reason == KS_REASON_CONTROLLED_SHUTDOWN ? ": it may stop now" : "");
+    if (e->reason == KS_REASON_CONTROLLED_SHUTDOWN) {
+        g_string_append_printf(explain,
+                               "Broker %d leads nothing any more and every active broker has "
+                               "seen the moves, so the controller lets it shut down "
+                               "(ShouldShutDown) and fences it: it is out of every ISR (except "
+                               "where it is the last member). Being fenced, it can register "
+                               "again as soon as it restarts.",
+                               e->broker);
+        return;
+    }
     if (e->reason == KS_REASON_BROKER_RESTARTED) {
         g_string_append_printf(explain,
                                "Broker %d registers a new incarnation after a restart, so the "
@@ -436,6 +472,19 @@ static void narrate_isr_change(const struct ks_cluster_spec *spec, const struct 
         append_elr_detail(detail, e);
         append_elr_explain(explain, e);
         g_string_erase(explain, 0, explain->len > 0 && explain->str[0] == ' ' ? 1 : 0);
+        return;
+    }
+    if (e->reason == KS_REASON_CONTROLLED_SHUTDOWN) {
+        g_string_append_printf(detail, "(broker %d shutting down)", e->broker);
+        append_elr_detail(detail, e);
+        g_string_append_printf(explain,
+                               "Broker %d asked to shut down, so the controller drops it from the "
+                               "ISR of %s-%d, which becomes %s, before it stops: acks=all writes "
+                               "stop waiting for it. ",
+                               e->broker, name, e->partition,
+                               e->isr_new_count == 0 ? "empty" : new_isr);
+        append_min_isr_consequence(spec, explain, e->isr_new_count, e->isr_count_min);
+        append_elr_explain(explain, e);
         return;
     }
     bool zookeeper = spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER;
@@ -1045,6 +1094,14 @@ static void narrate_info(const struct ks_cluster_spec *spec, const struct ks_clu
                         "fresh session from now, as Kafka's ClusterControlManager.activate "
                         "does: a broker that died meanwhile is fenced "
                         "broker.session.timeout.ms later, not at once.");
+    } else if (e->reason == KS_REASON_SHUTDOWN_REQUESTED) {
+        g_string_append_printf(detail, "broker %d asks the controller for a controlled shutdown",
+                               e->broker);
+        g_string_append(explain, "The broker is told to stop (controlled.shutdown.enable): it "
+                                 "sends a heartbeat at once with WantShutDown and keeps serving "
+                                 "until the controller has moved its leaderships and ISR "
+                                 "memberships to other brokers and lets it go (ShouldShutDown), "
+                                 "or until 5 minutes have passed.");
     } else {
         g_string_append(detail, phrase(e->reason));
         g_string_append(explain, "With one controller (controllers = 1) there is no other to take "
@@ -1052,6 +1109,30 @@ static void narrate_info(const struct ks_cluster_spec *spec, const struct ks_clu
                                  "heartbeating, elects a new leader or changes an ISR. Brokers "
                                  "keep serving with the metadata they have; a partition whose "
                                  "leader dies stays without one.");
+    }
+}
+
+static void narrate_stopped(const struct ks_cluster_event *e, GString *detail, GString *explain)
+{
+    g_string_append_printf(detail, "broker %d stopped cleanly", e->broker);
+    if (e->reason != KS_REASON_CONTROLLED_SHUTDOWN) {
+        g_string_append_printf(detail, " (%s)", phrase(e->reason));
+    }
+    g_string_append(explain, "It flushes every log, writes its checkpoints and the "
+                             ".kafka_cleanshutdown marker, and exits: a restart finds the "
+                             "marker and recovers nothing. ");
+    if (e->reason == KS_REASON_CONTROLLED_SHUTDOWN) {
+        g_string_append(explain, "Its leaderships moved before it went, so clients only had to "
+                                 "find the new leaders.");
+    } else if (e->reason == KS_REASON_SHUTDOWN_TIMED_OUT) {
+        g_string_append(explain, "The controller never let it go (it could not be reached, or "
+                                 "its partitions could not move) within the 5 minutes "
+                                 "BrokerServer.shutdown waits, so it stopped anyway; partitions "
+                                 "it still leads have no leader until the controller fences it.");
+    } else {
+        g_string_append(explain, "It did not ask the controller first, so partitions it led have "
+                                 "no leader until the controller misses its heartbeats "
+                                 "(broker.session.timeout.ms) and elects others.");
     }
 }
 
@@ -1132,6 +1213,7 @@ void ks_narrate_event(const struct ks_cluster_spec *spec, const struct ks_cluste
                                event->controller_epoch,
                                event->partition_count > 0 ? "LeaderAndIsr" : "UpdateMetadata");
         return;
+    case KS_EV_BROKER_STOPPED: narrate_stopped(event, detail, explain); return;
     case KS_EV_KIND_COUNT: break;
     }
     g_string_append(detail, ks_cluster_event_kind_name(event->kind));

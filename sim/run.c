@@ -328,6 +328,7 @@ static bool event_is_step(enum ks_cluster_event_kind kind)
     case KS_EV_BROKER_FENCED:
     case KS_EV_BROKER_UNFENCED:
     case KS_EV_BROKER_STARTED:
+    case KS_EV_BROKER_STOPPED:
     case KS_EV_PRODUCE_REFUSED:
     case KS_EV_PRODUCER_ERROR:
     case KS_EV_REBALANCE:
@@ -392,7 +393,8 @@ static bool event_changes_availability(enum ks_cluster_event_kind kind)
     case KS_EV_BROKER_UNFENCED:
     case KS_EV_BROKER_STARTED:
     case KS_EV_ZK_SESSION_EXPIRED:
-    case KS_EV_CONTROLLER_ELECTED: return true;
+    case KS_EV_CONTROLLER_ELECTED:
+    case KS_EV_BROKER_STOPPED: return true;
     case KS_EV_CONTROLLER_RESIGNED:
     case KS_EV_STALE_CONTROLLER:
     case KS_EV_TRUNCATION:
@@ -1453,6 +1455,7 @@ static void compute_metrics(struct run *run)
         duration_s > 0
             ? floor((double)run->check.records_acked / duration_s * 1000.0 + 0.5) / 1000.0
             : 0;
+    m[KS_METRIC_FAULTS_SKIPPED] = (double)ks_faults_skipped_count(run->faults);
     m[KS_METRIC_EVENTS] = (double)ks_world_event_count(run->world);
     m[KS_METRIC_TRACE_HASH] = (double)(ks_world_trace_hash(run->world) & ((UINT64_C(1) << 53) - 1));
 }
@@ -1587,6 +1590,7 @@ char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric me
     case KS_METRIC_ISR_EXPANDS:
     case KS_METRIC_UNAVAILABLE_MS:
     case KS_METRIC_PRODUCE_UNAVAILABLE_MS:
+    case KS_METRIC_FAULTS_SKIPPED:
     case KS_METRIC_EVENTS:
     case KS_METRIC_COUNT: g_snprintf(buffer, buffer_bytes, "%" PRId64, (int64_t)value); break;
     }

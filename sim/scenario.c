@@ -349,6 +349,12 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
             *message = ks__not_modelled_message(row);
             return false;
         }
+        const struct ks__removed_key *gone = ks__removed_key_find(kind, key);
+        if (gone != NULL) {
+            *code = KS_SCENARIO_ERROR_NOT_MODELLED;
+            *message = ks__removed_key_message(gone);
+            return false;
+        }
         g_autofree char *hint = ks__unknown_key_hint(kind, key);
         *code = KS_SCENARIO_ERROR_UNKNOWN_KEY;
         *message =
@@ -1524,6 +1530,35 @@ static bool broker_id_parse(const struct value_site *site, const char *text, int
     return true;
 }
 
+/* rack(NAME): *out becomes the lowest broker id of that rack. */
+static bool rack_parse(const struct value_site *site, const char *name, int32_t *out)
+{
+    const struct ks_cluster_config *cluster = &site->scenario->cluster;
+    if (cluster->racks[0][0] == '\0') {
+        return site_fail(site, KS_SCENARIO_ERROR_REFERENCE,
+                         "rack(%s): the cluster has no racks (give [cluster] racks = ...)", name);
+    }
+    GString *known = g_string_new(NULL);
+    for (int32_t b = 0; b < cluster->broker_count; b++) {
+        if (strcmp(cluster->racks[b], name) == 0) {
+            g_string_free(known, TRUE);
+            *out = b + 1;
+            return true;
+        }
+        bool listed = false;
+        for (int32_t e = 0; e < b && !listed; e++) {
+            listed = strcmp(cluster->racks[e], cluster->racks[b]) == 0;
+        }
+        if (!listed) {
+            g_string_append_printf(known, "%s%s", known->len > 0 ? ", " : "", cluster->racks[b]);
+        }
+    }
+    site_fail(site, KS_SCENARIO_ERROR_REFERENCE, "there is no rack '%s' (racks: %s)", name,
+              known->str);
+    g_string_free(known, TRUE);
+    return false;
+}
+
 static bool target_parse(const struct value_site *site, const char *raw_text, struct ks_target *out)
 {
     g_autofree char *text = g_strstrip(g_strdup(raw_text));
@@ -1543,6 +1578,10 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
         out->kind = KS_TARGET_RANDOM;
         return true;
     }
+    if (strcmp(text, "all") == 0) {
+        out->kind = KS_TARGET_ALL;
+        return true;
+    }
     if (g_ascii_isdigit(text[0]) || text[0] == '-') {
         out->kind = KS_TARGET_BROKER;
         return broker_id_parse(site, text, &out->broker_id);
@@ -1552,8 +1591,8 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
     if (!call_split(text, &fn, &arg)) {
         return site_fail(site, KS_SCENARIO_ERROR_VALUE,
                          "'%s' is not a target (a broker id, leader(TP), follower(TP), "
-                         "followers(TP), controller, controller(N), zookeeper, random, "
-                         "producer(NAME), "
+                         "followers(TP), rack(NAME), all, controller, controller(N), zookeeper, "
+                         "random, producer(NAME), "
                          "consumer(NAME))",
                          text);
     }
@@ -1577,6 +1616,10 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
         out->controller_number = (int32_t)number;
         return true;
     }
+    if (strcmp(fn, "rack") == 0) {
+        out->kind = KS_TARGET_RACK;
+        return rack_parse(site, arg, &out->broker_id);
+    }
     if (strcmp(fn, "producer") == 0) {
         out->kind = KS_TARGET_PRODUCER;
         out->client_index = ks_scenario_producer_index(site->scenario, arg);
@@ -1594,7 +1637,8 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
         return true;
     }
     return site_fail(site, KS_SCENARIO_ERROR_VALUE,
-                     "unknown target '%s(...)' (leader, follower, followers, producer, consumer)",
+                     "unknown target '%s(...)' (leader, follower, followers, rack, producer, "
+                     "consumer)",
                      fn);
 }
 
@@ -1667,6 +1711,23 @@ static bool target_lists_disjoint(const struct value_site *site, const struct ks
                 g_autofree char *name = ks_scenario_format_target(site->scenario, &a->items[i]);
                 return site_fail(site, KS_SCENARIO_ERROR_VALUE,
                                  "'%s' is on both sides: a node cannot be cut from itself", name);
+            }
+            /* Brokers, racks and all name fixed brokers: compare those. */
+            bool in_a[KS_BROKER_COUNT_MAX] = { false };
+            bool in_b[KS_BROKER_COUNT_MAX] = { false };
+            if (!ks_scenario_target_brokers(site->scenario, &a->items[i], in_a) ||
+                !ks_scenario_target_brokers(site->scenario, &b->items[j], in_b)) {
+                continue;
+            }
+            for (int32_t id = 1; id <= site->scenario->cluster.broker_count; id++) {
+                if (in_a[id - 1] && in_b[id - 1]) {
+                    g_autofree char *x = ks_scenario_format_target(site->scenario, &a->items[i]);
+                    g_autofree char *y = ks_scenario_format_target(site->scenario, &b->items[j]);
+                    return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                                     "'%s' and '%s' both name broker %d: a node cannot be cut "
+                                     "from itself",
+                                     x, y, id);
+                }
             }
         }
     }
@@ -1931,6 +1992,15 @@ static bool fault_key(const struct value_site *site, const struct ks_fault_key *
         }
         return true;
     case KS_FAULT_KEY_REWIND_TO: return rewind_parse(site, value, fault);
+    case KS_FAULT_KEY_TARGETS: {
+        if (!target_list_parse(site, value, &fault->side_a)) {
+            return false;
+        }
+        struct ks_target_list none = { .count = 0 };
+        return target_lists_disjoint(site, &fault->side_a, &none);
+    }
+    case KS_FAULT_KEY_DOWNTIME: return site_value(site, &fault->downtime_ns);
+    case KS_FAULT_KEY_CATCH_UP_TIMEOUT: return site_value(site, &fault->catch_up_timeout_ns);
     }
     ks_assert(false);
     return false;
@@ -2073,6 +2143,24 @@ static bool finalize_fault(struct ks_scenario *scenario, struct ks_fault *fault,
         }
     }
     return fault_rules(scenario, section, fault, error);
+}
+
+/* Each fault against the whole schedule, once every fault is filled
+ * (sim/fault_actions.h: schedule_rule). */
+static bool finalize_schedule(struct ks_scenario *scenario, GError **error)
+{
+    size_t index = 0;
+    for (guint i = 0; i < scenario->raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(scenario->raw->sections, i);
+        if (section->kind != KS__SECTION_FAULT) {
+            continue;
+        }
+        struct ks_fault_site site = { scenario, &scenario->faults[index++], section, error };
+        if (!ks_fault_check_schedule(&site)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* ---- finalize: expectations --------------------------------------------------------------- */
@@ -2282,7 +2370,8 @@ bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
         !finalize_named(scenario, KS__SECTION_TOPIC, error) ||
         !finalize_named(scenario, KS__SECTION_PRODUCER, error) ||
         !finalize_named(scenario, KS__SECTION_CONSUMER, error) ||
-        !finalize_named(scenario, KS__SECTION_FAULT, error) || !finalize_expect(scenario, error)) {
+        !finalize_named(scenario, KS__SECTION_FAULT, error) ||
+        !finalize_schedule(scenario, error) || !finalize_expect(scenario, error)) {
         return false;
     }
     scenario->finalized = true;
@@ -2372,6 +2461,37 @@ char *ks_scenario_format_tp(const struct ks_scenario *scenario, struct ks_tp tp,
     return buffer;
 }
 
+bool ks_scenario_target_brokers(const struct ks_scenario *scenario, const struct ks_target *target,
+                                bool *in)
+{
+    const struct ks_cluster_config *cluster = &scenario->cluster;
+    switch (target->kind) {
+    case KS_TARGET_BROKER: in[target->broker_id - 1] = true; return true;
+    case KS_TARGET_RACK:
+        for (int32_t b = 0; b < cluster->broker_count; b++) {
+            if (strcmp(cluster->racks[b], cluster->racks[target->broker_id - 1]) == 0) {
+                in[b] = true;
+            }
+        }
+        return true;
+    case KS_TARGET_ALL:
+        for (int32_t b = 0; b < cluster->broker_count; b++) {
+            in[b] = true;
+        }
+        return true;
+    case KS_TARGET_NONE:
+    case KS_TARGET_LEADER:
+    case KS_TARGET_FOLLOWER:
+    case KS_TARGET_FOLLOWERS:
+    case KS_TARGET_CONTROLLER:
+    case KS_TARGET_ZOOKEEPER:
+    case KS_TARGET_RANDOM:
+    case KS_TARGET_PRODUCER:
+    case KS_TARGET_CONSUMER: break;
+    }
+    return false;
+}
+
 char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct ks_target *target)
 {
     char tp[KS_TOPIC_NAME_BYTES_MAX + 16];
@@ -2393,6 +2513,9 @@ char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct
                    : g_strdup_printf("controller(%d)", target->controller_number);
     case KS_TARGET_ZOOKEEPER: return g_strdup("zookeeper");
     case KS_TARGET_RANDOM: return g_strdup("random");
+    case KS_TARGET_RACK:
+        return g_strdup_printf("rack(%s)", scenario->cluster.racks[target->broker_id - 1]);
+    case KS_TARGET_ALL: return g_strdup("all");
     case KS_TARGET_PRODUCER:
         return g_strdup_printf("producer(%s)", scenario->producers[target->client_index].name);
     case KS_TARGET_CONSUMER:

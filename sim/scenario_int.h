@@ -72,10 +72,22 @@ struct ks__not_modelled {
     const char *why;     /* for docs/model.md */
 };
 
+/* A Kafka setting that Kafka itself removed (scenario_keys.c). */
+struct ks__removed_key {
+    enum ks__section_kind kind;
+    const char *key;
+    const char *removed_in; /* "is read only in ZooKeeper mode (...), which Kafka 4.0 removed" */
+    const char *why;        /* what replaced it, for the message and docs/model.md */
+};
+
 /* The row for key in a section kind, or NULL. Static storage. */
 const struct ks__not_modelled *ks__not_modelled_find(enum ks__section_kind kind, const char *key);
 /* "Kafka's KEY is not modelled by ksim (see docs/model.md)[; write KEY]". Owned. */
 char *ks__not_modelled_message(const struct ks__not_modelled *row);
+/* The row for a key Kafka removed, or NULL. Static storage. */
+const struct ks__removed_key *ks__removed_key_find(enum ks__section_kind kind, const char *key);
+/* "Kafka's KEY REMOVED_IN: WHY (see docs/model.md)". Owned. */
+char *ks__removed_key_message(const struct ks__removed_key *row);
 
 /* The name in names closest to word by edit distance, if close enough to be
  * a typing error (at most a quarter of it changed), else NULL; the first of

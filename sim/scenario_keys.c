@@ -158,7 +158,9 @@ static const struct ks__key_spec cluster_keys[] = {
     { "brokers", KS__VALUE_INT32, 1, KS_BROKER_COUNT_MAX, "3", NULL, SC(cluster.broker_count), 0,
       NULL, "ksim: number of brokers, ids 1..N." },
     { "racks", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
-      "ksim: one rack name per broker, comma separated (`a,b,c`). Default: no racks." },
+      "ksim: one rack name per broker, comma separated (`a,b,c`): Kafka's `broker.rack` of "
+      "each. Replica placement puts one replica per rack while racks remain; `rack(NAME)` "
+      "targets a rack's brokers. Default: no racks." },
     { "controller", KS__VALUE_ENUM, 0, 0, "kraft", NULL, SC(cluster.controller_model), 0,
       controller_choices,
       "ksim: the controller's model. `kraft`: KRaft's controller (see `controllers`). "
@@ -233,6 +235,11 @@ static const struct ks__key_spec cluster_keys[] = {
     { "auto.leader.rebalance.enable", KS__VALUE_BOOL, 0, 1, "true", NULL,
       SC(cluster.auto_leader_rebalance_enable), 0, NULL,
       "Move leadership back to the preferred replica periodically." },
+    { "controlled.shutdown.enable", KS__VALUE_BOOL, 0, 1, "true", NULL,
+      SC(cluster.controlled_shutdown_enable), 0, NULL,
+      "`action = stop`: the broker first asks the controller to move its leaderships and ISR "
+      "memberships away (KRaft: heartbeats with WantShutDown) and stops when it is let go, "
+      "or after 5 minutes; `false`: it stops at once, cleanly but with its leaderships." },
     { "leader.imbalance.check.interval.seconds", KS__VALUE_SECONDS, 1, 1000000000, "300", NULL,
       SC(cluster.leader_imbalance_check_interval_ns), 0, NULL,
       "Period of the preferred-leader check." },
@@ -382,7 +389,9 @@ static const struct ks__key_spec topic_keys[] = {
       "zstd level of the leader's recompression." },
     { "assignment", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Explicit replica lists, leader first, one per partition, `;` between partitions: "
-      "`1,2,3 ; 2,3,1 ; 3,1,2`. Default: Kafka's rack-unaware placement." },
+      "`1,2,3 ; 2,3,1 ; 3,1,2`. Default: placed by the KRaft controller's "
+      "StripedReplicaPlacer (one replica per rack while racks remain, leaders spread over "
+      "racks and brokers; randomised per seed)." },
 };
 
 /* ---- [producer NAME] ---------------------------------------------------------- */
@@ -514,17 +523,20 @@ static const struct ks__key_spec fault_keys[] = {
     { "delay", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, KS__NO_FIELD, 0, NULL,
       "With `when`: act this long after the trigger holds." },
     { "target", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
-      "Who: a broker id, `leader(TP)`, `follower(TP)`, `followers(TP)`, `controller` (the "
+      "Who: a broker id, `leader(TP)`, `follower(TP)`, `followers(TP)`, `rack(NAME)` (every "
+      "broker of that rack of [cluster] `racks`), `all` (every broker), `controller` (the "
       "active one when the fault fires), `controller(N)` (the N-th controller node, node id "
-      "brokers + N), `random`, `producer(NAME)`, `consumer(NAME)`. Required by the actions that "
-      "take it "
-      "(table below)." },
+      "brokers + N), `zookeeper` (the ZooKeeper node under controller = zookeeper), "
+      "`random`, `producer(NAME)`, `consumer(NAME)`. Required by the actions that take it "
+      "(table below). The same names go in `groups`, `isolate`, `from` and `to`. "
+      "rolling-restart takes `all` or a comma list of brokers (`1,3,2`), restarted in that "
+      "order." },
     { "mode", KS__VALUE_CUSTOM, 0, 0, "process", NULL, 0, 0, NULL,
       "crash: `process` (the page cache survives) or `power` (bytes not fsynced are lost, the "
       "last write may tear)." },
     { "restart.after", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
-      "crash: restart the target this long after. Default: stays down (until a restart fault "
-      "or the final heal)." },
+      "crash: restart the target this long after; stop: this long after it has shut down. "
+      "Default: stays down (until a restart fault or the final heal)." },
     { "duration", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "Undo after this long, for the actions that take it (table below). Default: until a "
       "heal/resume fault or the end." },
@@ -556,6 +568,14 @@ static const struct ks__key_spec fault_keys[] = {
     { "fault", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "heal: the fault to undo (which ones a heal can undo: below the table). Default: "
       "every network fault in effect." },
+    { "downtime", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
+      "rolling-restart: how long each broker stays down between its controlled shutdown and "
+      "its restart." },
+    { "catch.up.timeout", KS__VALUE_DURATION, 1, RUN_NS_MAX, "5m", NULL, KS__NO_FIELD, 0, NULL,
+      "rolling-restart: the longest a step waits, after its broker restarted, for zero "
+      "under-replicated partitions before the next broker goes; when it passes, a timeline "
+      "line says so and the rolling restart ends there (the brokers after it are not "
+      "touched)." },
 };
 
 /* ---- Kafka settings that ksim does not model -------------------------------------- */
@@ -672,6 +692,35 @@ const struct ks__not_modelled *ks__not_modelled_find(enum ks__section_kind kind,
     return NULL;
 }
 
+/* Settings of ZooKeeper mode only, which a user of an older Kafka may still write:
+ * "Kafka's KEY is read only in ZooKeeper mode: WHY" instead of "unknown key". */
+static const struct ks__removed_key removed_keys[] = {
+    { KS__SECTION_CLUSTER, "controlled.shutdown.max.retries",
+      "is read only in ZooKeeper mode (KafkaServer.doControlledShutdown), which Kafka 4.0 removed",
+      "a KRaft broker repeats its shutdown request in every heartbeat until the controller "
+      "lets it go (BrokerLifecycleManager), so there is no retry count" },
+    { KS__SECTION_CLUSTER, "controlled.shutdown.retry.backoff.ms",
+      "is read only in ZooKeeper mode (KafkaServer.doControlledShutdown), which Kafka 4.0 removed",
+      "a KRaft broker repeats its shutdown request in every heartbeat until the controller "
+      "lets it go (BrokerLifecycleManager), so there is no retry backoff" },
+};
+
+const struct ks__removed_key *ks__removed_key_find(enum ks__section_kind kind, const char *key)
+{
+    for (size_t i = 0; i < KS_ARRAY_COUNT(removed_keys); i++) {
+        if (removed_keys[i].kind == kind && strcmp(removed_keys[i].key, key) == 0) {
+            return &removed_keys[i];
+        }
+    }
+    return NULL;
+}
+
+char *ks__removed_key_message(const struct ks__removed_key *row)
+{
+    return g_strdup_printf("Kafka's %s %s: %s (see docs/model.md)", row->key, row->removed_in,
+                           row->why);
+}
+
 char *ks__not_modelled_message(const struct ks__not_modelled *row)
 {
     if (row->instead != NULL) {
@@ -698,6 +747,12 @@ void ks_scenario_write_not_modelled(FILE *out)
                 fprintf(out, "; write `%s`", row->instead);
             }
             fputs(".\n", out);
+        }
+        for (size_t i = 0; i < KS_ARRAY_COUNT(removed_keys); i++) {
+            const struct ks__removed_key *row = &removed_keys[i];
+            if (row->kind == kinds[k]) {
+                fprintf(out, "- `%s` %s; %s.\n", row->key, row->removed_in, row->why);
+            }
         }
     }
 }
@@ -838,6 +893,7 @@ static const char *const metric_names[KS_METRIC_COUNT] = {
     "produce_p50_ms",
     "produce_p99_ms",
     "throughput_rps",
+    "faults_skipped",
     "events",
     "trace_hash",
 };
@@ -1531,7 +1587,7 @@ static const struct {
     { "topic", "topic name" },
     { "action", "action" },
     { "when", "trigger" },
-    { "target", "target" },
+    { "target", "target (rolling-restart: targets)" },
     { "mode", "process, power" },
     { "groups", "targets | targets" },
     { "isolate", "target" },
