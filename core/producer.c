@@ -60,6 +60,9 @@
 **       partition's (producer id, epoch) and are sorted by base sequence.
 **   P6  a partition queue holds retried batches first, then fresh ones in creation
 **       order, so delivery timeouts only need a scan up to the first fresh batch.
+**   P7  a partition is in the active set exactly when its queue is not empty, so
+**       the sender's passes (drain, delivery timeouts, the next wake-up) visit only
+**       those; and a partition with `unresolved` or `bump_required` set is flagged.
 **
 ** Retries and the network (NetworkClient): a request with no response after
 ** request.timeout.ms disconnects its connection: every request in flight on it
@@ -262,6 +265,12 @@ struct ks_producer {
     struct ks_sticky_partitioner sticky;
     int64_t reserved_bytes;
     int32_t *drain_start; /* per broker (index id - 1): RecordAccumulator's drain index */
+    /* The partitions with a non-empty queue (bit i of active_words: parts[i]),
+     * so that the sender's passes visit only partitions that hold batches:
+     * their cost follows the batches, not the topic's partition count (P7). */
+    uint64_t *active_words; /* owned, (partition_count + 63) / 64 */
+    int32_t active_count;
+    bool sequences_flagged; /* some partition may have `unresolved` or `bump_required` set */
 
     /* metadata */
     bool meta_known; /* one good answer seen in this incarnation */
@@ -619,8 +628,10 @@ static void batch_end(struct ks_producer *p, struct pbatch *batch,
                 part->unresolved_last_sequence = last;
             }
             part->unresolved = true;
+            p->sequences_flagged = true;
         } else {
             part->bump_required = true;
+            p->sequences_flagged = true;
         }
     }
     sequenced_remove(part, batch);
@@ -637,6 +648,39 @@ static void batch_end(struct ks_producer *p, struct pbatch *batch,
 static enum ks_record_outcome_kind unacked_outcome(const struct pbatch *batch)
 {
     return batch->maybe_written ? KS_OUTCOME_UNKNOWN : KS_OUTCOME_FAILED;
+}
+
+/* ---- the active partitions (P7) ------------------------------------------------------ */
+
+/* Call after every change to parts[partition].queue. */
+static void active_update(struct ks_producer *p, int32_t partition)
+{
+    uint64_t *word = &p->active_words[partition / 64];
+    uint64_t bit = UINT64_C(1) << (partition % 64);
+    bool active = !g_queue_is_empty(&p->parts[partition].queue);
+    if (active != ((*word & bit) != 0)) {
+        *word ^= bit;
+        p->active_count += active ? 1 : -1;
+    }
+}
+
+/* The first active partition >= from, or -1. */
+static int32_t active_next(const struct ks_producer *p, int32_t from)
+{
+    if (from >= p->partition_count || p->active_count == 0) {
+        return -1;
+    }
+    int32_t index = from / 64;
+    uint64_t word = p->active_words[index] & (~UINT64_C(0) << (from % 64));
+    int32_t word_count = (p->partition_count + 63) / 64;
+    while (word == 0) {
+        if (++index >= word_count) {
+            return -1;
+        }
+        word = p->active_words[index];
+    }
+    int32_t partition = index * 64 + __builtin_ctzll(word);
+    return partition < p->partition_count ? partition : -1;
 }
 
 /* ---- metadata and broker choice -------------------------------------------------- */
@@ -839,13 +883,16 @@ static void restart_sequences(struct ks_producer *p, struct ppart *part)
     part->bump_required = false;
 }
 
-/* TransactionManager.maybeResolveSequences and bumpIdempotentProducerEpoch. */
+/* TransactionManager.maybeResolveSequences and bumpIdempotentProducerEpoch.
+ * Only a partition with `unresolved` or `bump_required` set can change here,
+ * so the scan runs only while some flag may be set (sequences_flagged). */
 static void resolve_sequences(struct ks_producer *p)
 {
-    if (!p->idempotent || p->producer_id < 0) {
+    if (!p->idempotent || p->producer_id < 0 || !p->sequences_flagged) {
         return;
     }
     bool bump = false;
+    bool still_unresolved = false;
     for (int32_t i = 0; i < p->partition_count; i++) {
         struct ppart *part = &p->parts[i];
         if (part->unresolved && part->sequenced->len == 0) {
@@ -861,7 +908,11 @@ static void resolve_sequences(struct ks_producer *p)
             }
         }
         bump |= part->bump_required;
+        still_unresolved |= part->unresolved;
     }
+    /* Every bump_required is cleared below (restart_sequences); what stays
+     * flagged is an unresolved partition with batches still in flight. */
+    p->sequences_flagged = still_unresolved;
     if (!bump) {
         return;
     }
@@ -889,14 +940,15 @@ static int32_t choose_partition(struct ks_producer *p, const struct precord *rec
         key_text(record->key_number, key, &key_bytes);
         return ks_partitioner_key_partition(key, (size_t)key_bytes, p->partition_count);
     }
+    if (!ks_sticky_pick_due(&p->sticky)) {
+        return ks_sticky_partition(&p->sticky, NULL, p->partition_count, 0);
+    }
+    /* A pick: which partitions have a leader (only now, not per record). */
     bool *available = g_newa(bool, (gsize)p->partition_count);
     for (int32_t i = 0; i < p->partition_count; i++) {
         available[i] = partition_available(p, i);
     }
-    uint64_t draw = 0;
-    if (ks_sticky_pick_due(&p->sticky)) {
-        draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
-    }
+    uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
     return ks_sticky_partition(&p->sticky, available, p->partition_count, draw);
 }
 
@@ -980,6 +1032,7 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
     g_array_append_val(batch->records, copy);
     batch->size_bytes += size;
     g_queue_push_tail(&part->queue, batch);
+    active_update(p, partition);
     p->pending_count++;
     int64_t estimated = batch_estimated_bytes(p, batch);
     ks_sticky_on_append(&p->sticky, partition, (int32_t)estimated, estimated >= batch_size);
@@ -1220,27 +1273,37 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
     int64_t bytes = 0;
     int32_t *start = &p->drain_start[broker - 1];
     int32_t last = -1;
-    for (int32_t step = 0; step < p->partition_count; step++) {
-        int32_t partition = (*start + step) % p->partition_count;
-        struct ppart *part = &p->parts[partition];
-        if (part->leader != broker) {
-            continue;
+    /* The partitions in cyclic order from *start, as the Java client walks
+     * the node's partitions from its drain index; only the active ones can
+     * have a batch (P7), so the others are not visited. */
+    bool full = false;
+    for (int32_t pass = 0; pass < 2 && !full; pass++) {
+        int32_t from = pass == 0 ? *start : 0;
+        int32_t to = pass == 0 ? p->partition_count : *start;
+        for (int32_t partition = active_next(p, from); partition >= 0 && partition < to;
+             partition = active_next(p, partition + 1)) {
+            struct ppart *part = &p->parts[partition];
+            if (part->leader != broker) {
+                continue;
+            }
+            struct pbatch *batch = g_queue_peek_head(&part->queue);
+            if (batch == NULL || !batch_sendable(p, part, batch, now)) {
+                continue;
+            }
+            if (count > 0 && bytes + batch_estimated_bytes(p, batch) > MAX_REQUEST_BYTES) {
+                full = true;
+                break;
+            }
+            if (idempotence_blocks(p, part, batch)) {
+                continue;
+            }
+            g_queue_pop_head(&part->queue);
+            active_update(p, partition);
+            assign_sequence(p, part, batch);
+            out[count++] = batch;
+            bytes += batch_estimated_bytes(p, batch);
+            last = partition;
         }
-        struct pbatch *batch = g_queue_peek_head(&part->queue);
-        if (batch == NULL || !batch_sendable(p, part, batch, now)) {
-            continue;
-        }
-        if (count > 0 && bytes + batch_estimated_bytes(p, batch) > MAX_REQUEST_BYTES) {
-            break;
-        }
-        if (idempotence_blocks(p, part, batch)) {
-            continue;
-        }
-        g_queue_pop_head(&part->queue);
-        assign_sequence(p, part, batch);
-        out[count++] = batch;
-        bytes += batch_estimated_bytes(p, batch);
-        last = partition;
     }
     if (last >= 0) {
         *start = (last + 1) % p->partition_count;
@@ -1252,17 +1315,24 @@ static void drain(struct ks_producer *p, ks_time_ns now)
 {
     /* Partitions with data but no usable leader: no leader known, or it
      * cannot be connected to (NetworkClient.ready fails, and the disconnect
-     * asks for new metadata). Their batches wait. */
-    for (int32_t i = 0; i < p->partition_count; i++) {
-        struct ppart *part = &p->parts[i];
-        if (!g_queue_is_empty(&part->queue) && (part->leader < 0 || !broker_up(p, part->leader))) {
+     * asks for new metadata). Their batches wait. Which brokers lead a
+     * partition with data: only those are drained. */
+    bool leads_active[KS_BROKER_COUNT_MAX] = { false };
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
+        const struct ppart *part = &p->parts[i];
+        if (part->leader < 0 || !broker_up(p, part->leader)) {
             request_metadata_update(p);
+        } else {
+            leads_active[part->leader - 1] = true;
         }
     }
-    struct pbatch **batches = g_newa(struct pbatch *, (gsize)p->partition_count);
+    struct pbatch **batches = NULL;
     for (int32_t broker = 1; broker <= p->broker_count; broker++) {
-        if (!broker_up(p, broker)) {
+        if (!leads_active[broker - 1]) {
             continue;
+        }
+        if (batches == NULL) {
+            batches = g_newa(struct pbatch *, (gsize)p->partition_count);
         }
         struct pconn *conn = &p->conns[broker - 1];
         while (p->config->acks == KS_ACKS_NONE || (int32_t)conn->inflight->len < p->in_flight_max) {
@@ -1290,6 +1360,7 @@ static void reenqueue(struct ks_producer *p, struct pbatch *batch, ks_time_ns no
                                                             batch->retry_count, draw));
     if (batch->base_sequence < 0) {
         g_queue_push_head(&part->queue, batch);
+        active_update(p, batch->partition);
         return;
     }
     GList *link = part->queue.head;
@@ -1301,6 +1372,7 @@ static void reenqueue(struct ks_producer *p, struct pbatch *batch, ks_time_ns no
         }
     }
     g_queue_push_nth(&part->queue, batch, (gint)position);
+    active_update(p, batch->partition);
 }
 
 static bool error_is_metadata(int16_t error)
@@ -1335,10 +1407,12 @@ static bool idempotent_can_retry(struct ks_producer *p, struct pbatch *batch, in
             return true; /* an earlier batch is still pending: wait for it */
         }
         part->bump_required = true;
+        p->sequences_flagged = true;
         return true;
     }
     if (error == KS_ERR_UNKNOWN_PRODUCER_ID) {
         part->bump_required = true;
+        p->sequences_flagged = true;
         return true;
     }
     return ks_error_is_retriable(error);
@@ -1359,6 +1433,7 @@ static void complete_attempt(struct ks_producer *p, struct pbatch *batch, int16_
             /* Written under numbers it no longer has: renumber the rest so
              * that no hole is left where it was. */
             part->bump_required = true;
+            p->sequences_flagged = true;
         }
         batch_end(p, batch, KS_OUTCOME_ACKED, error == KS_ERR_NONE ? base_offset : -1);
         return;
@@ -1539,7 +1614,7 @@ static void expire_requests(struct ks_producer *p, ks_time_ns now)
  * accumulator, and getExpiredInflightBatches for those in flight). */
 static void expire_batches(struct ks_producer *p, ks_time_ns now)
 {
-    for (int32_t i = 0; i < p->partition_count; i++) {
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
         struct ppart *part = &p->parts[i];
         GList *link = part->queue.head;
         while (link != NULL) {
@@ -1551,6 +1626,7 @@ static void expire_batches(struct ks_producer *p, ks_time_ns now)
             }
             if (expired) {
                 g_queue_delete_link(&part->queue, link);
+                active_update(p, i);
                 enum ks_record_outcome_kind outcome = unacked_outcome(batch);
                 int64_t count = (int64_t)batch->records->len;
                 batch_end(p, batch, outcome, -1);
@@ -1602,8 +1678,15 @@ void ks_producer_check(const struct ks_producer *p)
     int64_t records = 0;
     int64_t reserved = 0;
     int64_t batch_count = 0;
+    int32_t active_count = 0;
     for (int32_t i = 0; i < p->partition_count; i++) {
         const struct ppart *part = &p->parts[i];
+        bool active = (p->active_words[i / 64] >> (i % 64)) & 1;
+        ks_assert(active == !g_queue_is_empty((GQueue *)&part->queue)); /* P7 */
+        active_count += active ? 1 : 0;
+        if (part->unresolved || part->bump_required) {
+            ks_assert(p->sequences_flagged);
+        }
         bool fresh_seen = false;
         for (const GList *link = part->queue.head; link != NULL; link = link->next) {
             const struct pbatch *batch = link->data;
@@ -1646,7 +1729,8 @@ void ks_producer_check(const struct ks_producer *p)
             ks_assert(pending > 0);
         }
     }
-    ks_assert(records == p->pending_count); /* P1 */
+    ks_assert(active_count == p->active_count); /* P7 */
+    ks_assert(records == p->pending_count);     /* P1 */
     ks_assert(p->acked_count + p->failed_count + p->unknown_count + p->pending_count +
                   (p->waiter.active ? 1 : 0) ==
               p->next_seq);                   /* P1 */
@@ -1665,7 +1749,7 @@ static void sender_wakeup(ks_world *world, void *context);
 static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
 {
     ks_time_ns next = KS_TIME_NEVER;
-    for (int32_t i = 0; i < p->partition_count; i++) {
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
         struct ppart *part = &p->parts[i];
         bool head = true;
         for (GList *link = part->queue.head; link != NULL; link = link->next) {
@@ -1920,6 +2004,7 @@ static void reset_client_state(struct ks_producer *p)
         part->error_second = -1;
         part->errors_suppressed = 0;
     }
+    p->sequences_flagged = false;
     ks_sticky_init(&p->sticky, p->config->batch_size_bytes);
     p->meta_known = false;
     p->meta_need_update = true;
@@ -1992,6 +2077,8 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
     p->conns = calloc((size_t)p->broker_count, sizeof(*p->conns));
     p->drain_start = calloc((size_t)p->broker_count, sizeof(*p->drain_start));
     ks_assert(p->drain_start != NULL);
+    p->active_words = calloc((size_t)(p->partition_count + 63) / 64, sizeof(*p->active_words));
+    ks_assert(p->active_words != NULL);
     ks_assert(p->parts != NULL && p->conns != NULL);
     for (int32_t i = 0; i < p->partition_count; i++) {
         g_queue_init(&p->parts[i].queue);
@@ -2059,6 +2146,7 @@ static void drop_all(struct ks_producer *p, bool report)
         struct ppart *part = &p->parts[i];
         struct pbatch *batch;
         while ((batch = g_queue_pop_head(&part->queue)) != NULL) {
+            active_update(p, i);
             if (report) {
                 batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
             } else {
@@ -2093,6 +2181,7 @@ void ks_producer_free(struct ks_producer *p)
     free(p->parts);
     free(p->conns);
     free(p->drain_start);
+    free(p->active_words);
     free(p->value);
     free(p->value_scratch);
     free(p);

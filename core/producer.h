@@ -52,7 +52,7 @@ bool ks_producer_idle(const struct ks_producer *p);
 
 /* ---- for tests and the driver -------------------------------------------- */
 
-/* Asserts the invariants P1..P6 of core/producer.c (whole-object check;
+/* Asserts the invariants P1..P7 of core/producer.c (whole-object check;
  * O(batches)). Runs after every sender pass in DEBUG=1 builds. */
 void ks_producer_check(const struct ks_producer *p);
 
