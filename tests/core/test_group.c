@@ -229,6 +229,48 @@ static void test_join_wait_outlasts_session_timeout(void)
     free(f);
 }
 
+/* group.initial.rebalance.delay.ms runs in whole windows (Kafka's
+ * InitialDelayedJoin): c1 joins first, c2 joins 50 ms later, inside the first
+ * window, which earns a second whole window; c3 joins in the second window,
+ * which earns a third. One generation with all three, after three windows of
+ * 1 s from c1's join (the old model restarted one window at each join, and
+ * completed about 1 s after c3's). */
+static void test_initial_delay_extends_by_whole_windows(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 23, 3, 200, 2000, 3);
+    f->consumers[1].start_ns = 50 * (int64_t)GF_MS;
+    f->consumers[2].start_ns = 1500 * (int64_t)GF_MS;
+    gf_start(f);
+    cf_run_until(f, 6 * GF_S);
+    const struct cf_rebalance *g1 = find_generation(f, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g1);
+    CU_ASSERT_EQUAL(f->rebalance_count, 1);
+    /* c1's join completes a few network round trips after 0 s. */
+    CU_ASSERT(g1->at_ns >= 3 * GF_S);
+    CU_ASSERT(g1->at_ns < 3 * GF_S + 100 * GF_MS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g1->detail, "c1-1=orders-0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(g1->detail, "c2-1=orders-1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(g1->detail, "c3-1=orders-2"));
+    cf_free(f);
+    free(f);
+}
+
+/* Without a new member during the window, the first window is the only one. */
+static void test_initial_delay_single_member_one_window(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 29, 2, 200, 2000, 1);
+    gf_start(f);
+    cf_run_until(f, 4 * GF_S);
+    const struct cf_rebalance *g1 = find_generation(f, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g1);
+    CU_ASSERT(g1->at_ns >= 1 * GF_S);
+    CU_ASSERT(g1->at_ns < 1 * GF_S + 100 * GF_MS);
+    cf_free(f);
+    free(f);
+}
+
 void ks_test_register_group(void)
 {
     static const struct ks_test_case cases[] = {
@@ -241,6 +283,8 @@ void ks_test_register_group(void)
         { "slow_processing_exceeds_max_poll_interval",
           test_slow_processing_exceeds_max_poll_interval },
         { "join_wait_outlasts_session_timeout", test_join_wait_outlasts_session_timeout },
+        { "initial_delay_extends_by_whole_windows", test_initial_delay_extends_by_whole_windows },
+        { "initial_delay_single_member_one_window", test_initial_delay_single_member_one_window },
     };
     KS_TEST_ADD_SUITE("core/group", cases);
 }
