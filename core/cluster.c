@@ -108,6 +108,7 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_REGISTRATION_REFUSED: return "registration_refused";
     case KS_REASON_SINK_FENCED: return "sink_fenced";
     case KS_REASON_POLL_INTERVAL_EXCEEDED: return "poll_interval_exceeded";
+    case KS_REASON_INVALID_SESSION_TIMEOUT: return "invalid_session_timeout";
     case KS_REASON_CONTROLLER_CRASH_IGNORED: return "controller_crash_ignored";
     case KS_REASON_CONTROLLER_RESTART_IGNORED: return "controller_restart_ignored";
     case KS_REASON_COUNT: break;

@@ -108,6 +108,7 @@ enum ks_event_reason {
     KS_REASON_REGISTRATION_REFUSED,     /* DUPLICATE_BROKER_REGISTRATION */
     KS_REASON_SINK_FENCED,              /* commit = atomic: another member claimed the sink */
     KS_REASON_POLL_INTERVAL_EXCEEDED,   /* max.poll.interval.ms: the member leaves */
+    KS_REASON_INVALID_SESSION_TIMEOUT,  /* JoinGroup refused: the consumer stops */
     KS_REASON_CONTROLLER_CRASH_IGNORED, /* controller = kraft does not fail */
     KS_REASON_CONTROLLER_RESTART_IGNORED,
     KS_REASON_COUNT
@@ -213,6 +214,7 @@ struct ks_event_cause {
 **   INFO               ...         reason REGISTRATION_REFUSED (broker);
 **                                  SINK_FENCED (-1; consumer_index, sink_epoch,
 **                                  sink_epoch_found); POLL_INTERVAL_EXCEEDED (-1;
+**                                  consumer_index); INVALID_SESSION_TIMEOUT (-1;
 **                                  consumer_index); CONTROLLER_*_IGNORED (-1)
 */
 struct ks_cluster_event {

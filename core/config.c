@@ -42,6 +42,8 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     out->offsets_topic_partition_count = 50;
     out->offsets_topic_replication_factor = 3;
     out->group_initial_rebalance_delay_ns = 3000 * MS;
+    out->group_min_session_timeout_ns = 6000 * MS;
+    out->group_max_session_timeout_ns = 1800000 * MS;
     out->truncation = KS_TRUNCATION_LEADER_EPOCH;
     out->hw_requires_min_isr = true;
     ks_compression_config_init(&out->compression);

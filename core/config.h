@@ -66,6 +66,8 @@ struct ks_cluster_config {
     int32_t
         offsets_topic_replication_factor; /* offsets.topic.replication.factor = 3 (capped at brokers) */
     int64_t group_initial_rebalance_delay_ns; /* group.initial.rebalance.delay.ms = 3000 */
+    int64_t group_min_session_timeout_ns;     /* group.min.session.timeout.ms = 6000 */
+    int64_t group_max_session_timeout_ns;     /* group.max.session.timeout.ms = 1800000 */
     enum ks_truncation_mode truncation;       /* replication.truncation = leader-epoch */
     bool hw_requires_min_isr; /* ksim: Kafka 3.7+ (KAFKA-15583) rule; default true */
     /* Broker defaults of the topics' compression.type (= producer) and

@@ -177,6 +177,7 @@ struct ks_consumer {
     int32_t topic_partition_count;
     bool crashed;
     bool started;
+    bool stopped; /* a fatal error reached the application: it consumes no more */
     int32_t incarnation;
 
     enum phase phase;
@@ -226,6 +227,8 @@ struct ks_consumer {
 
 static void drive(struct ks_consumer *c);
 static void poll_step(struct ks_consumer *c);
+static void cancel_timers(struct ks_consumer *c);
+static void revoke_all(struct ks_consumer *c);
 static void start_rejoin(struct ks_consumer *c, const char *reason);
 
 /* ---- small helpers -------------------------------------------------------------- */
@@ -834,6 +837,22 @@ static void on_join_response(struct ks_consumer *c, const uint8_t *message, size
     if (r.error_code == KS_GROUP_ERR_MEMBER_ID_REQUIRED) {
         g_strlcpy(c->member_id, r.member_id, sizeof(c->member_id));
         send_join(c);
+        return;
+    }
+    if (r.error_code == KS_GROUP_ERR_INVALID_SESSION_TIMEOUT) {
+        /* AbstractCoordinator.JoinGroupResponseHandler: a fatal error, raised
+         * to the application (InvalidSessionTimeoutException from poll()),
+         * which stops consuming. A restart of the consumer tries again. */
+        struct ks_cluster_event event =
+            event_new(c, KS_EV_INFO, KS_REASON_INVALID_SESSION_TIMEOUT, -1);
+        emit(c, &event);
+        cancel_timers(c);
+        revoke_all(c);
+        c->stopped = true;
+        c->phase = PH_IDLE;
+        c->member_id[0] = 0;
+        c->generation = -1;
+        c->rejoin_needed = false;
         return;
     }
     if (handle_group_error(c, r.error_code)) {
@@ -1639,7 +1658,7 @@ static void poll_step(struct ks_consumer *c)
 
 static void drive(struct ks_consumer *c)
 {
-    if (c->crashed || !c->started) {
+    if (c->crashed || !c->started || c->stopped) {
         return;
     }
     switch (c->phase) {
@@ -1888,6 +1907,7 @@ void ks_consumer_on_crash(struct ks_consumer *c)
 void ks_consumer_on_restart(struct ks_consumer *c)
 {
     c->crashed = false;
+    c->stopped = false;
     c->incarnation++;
     ks_world_set_receiver(c->world, c->node, on_receive, c);
     if (!c->started) {
@@ -1904,8 +1924,8 @@ void ks_consumer_on_restart(struct ks_consumer *c)
 
 bool ks_consumer_caught_up(const struct ks_consumer *c)
 {
-    if (c->crashed) {
-        return true;
+    if (c->crashed || c->stopped) {
+        return true; /* it consumes nothing more: the rest of its group must */
     }
     if (c->phase != PH_ACTIVE || c->rejoin_needed || c->processing || c->commit_then_process ||
         c->commit_then_poll || c->generation < 0 || c->rewind_pending) {
@@ -2035,10 +2055,12 @@ void ks_consumer_check(const struct ks_consumer *c)
     }
     ks_assert(assigned_count == c->assigned_count);
     check_poll(c);
-    if (c->crashed) {
+    if (c->crashed || c->stopped) {
         ks_assert(c->phase == PH_IDLE);
         ks_assert(!c->processing);
         ks_assert(c->assigned_count == 0);
+    }
+    if (c->crashed) {
         ks_assert(!c->rewind_pending);
     }
 }

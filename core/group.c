@@ -916,6 +916,14 @@ static void handle_join(struct coordinator *c, ks_node_id source,
 {
     char group_id[KS_GROUP_ID_BYTES];
     g_strlcpy(group_id, request->group_id, sizeof(group_id));
+    /* GroupCoordinatorService.joinGroup checks the session timeout against
+     * group.min/max.session.timeout.ms before anything else. */
+    const struct ks_cluster_config *cluster = ks_broker_spec(c->broker)->cluster;
+    if (request->session_timeout_ns < cluster->group_min_session_timeout_ns ||
+        request->session_timeout_ns > cluster->group_max_session_timeout_ns) {
+        send_join_error(c, source, request->correlation_id, KS_GROUP_ERR_INVALID_SESSION_TIMEOUT);
+        return;
+    }
     int32_t partition = -1;
     int16_t error = check_coordinator(c, group_id, &partition);
     if (error != KS_GROUP_ERR_NONE) {

@@ -103,6 +103,7 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_REGISTRATION_REFUSED:
     case KS_REASON_SINK_FENCED:
     case KS_REASON_POLL_INTERVAL_EXCEEDED:
+    case KS_REASON_INVALID_SESSION_TIMEOUT:
     case KS_REASON_COUNT: break;
     }
     return NULL;
@@ -743,6 +744,21 @@ static void narrate_info(const struct ks_cluster_spec *spec, const struct ks_clu
         g_string_append(explain, "The consumer did not call poll() within max.poll.interval.ms, "
                                  "so it leaves the group and its partitions go to other members; "
                                  "it rejoins at its next poll.");
+    } else if (e->reason == KS_REASON_INVALID_SESSION_TIMEOUT) {
+        const struct ks_consumer_config *consumer = &spec->consumers[e->consumer_index];
+        g_string_append_printf(detail,
+                               "consumer %s stopped: group %s refused session.timeout.ms = %" PRId64
+                               " ms (INVALID_SESSION_TIMEOUT)",
+                               consumer->name, consumer->group_id,
+                               consumer->session_timeout_ns / (int64_t)KS_NS_PER_MS);
+        g_string_append_printf(
+            explain,
+            "The coordinator accepts session timeouts between group.min.session.timeout.ms "
+            "(%" PRId64 " ms) and group.max.session.timeout.ms (%" PRId64
+            " ms). Outside them it refuses the JoinGroup, and the Java consumer throws "
+            "InvalidSessionTimeoutException from poll(): the application stops consuming.",
+            spec->cluster->group_min_session_timeout_ns / (int64_t)KS_NS_PER_MS,
+            spec->cluster->group_max_session_timeout_ns / (int64_t)KS_NS_PER_MS);
     } else {
         g_string_append(detail, phrase(e->reason));
         g_string_append(explain, "controller = kraft models a controller that does not fail; "

@@ -248,7 +248,16 @@ static const struct ks__key_spec cluster_keys[] = {
       "Replication of `__consumer_offsets`; ksim caps it at the broker count." },
     { "group.initial.rebalance.delay.ms", KS__VALUE_MS, 0, I32MAX, "3000", NULL,
       SC(cluster.group_initial_rebalance_delay_ns), 0, NULL,
-      "Delay of a new group's first rebalance." },
+      "Delay of a new group's first rebalance; a member joining during it adds another "
+      "whole delay (Kafka's InitialDelayedJoin), up to the rebalance timeout." },
+    { "group.min.session.timeout.ms", KS__VALUE_MS, 0, I32MAX, "6000", NULL,
+      SC(cluster.group_min_session_timeout_ns), 0, NULL,
+      "The coordinator refuses a JoinGroup whose session.timeout.ms is shorter "
+      "(INVALID_SESSION_TIMEOUT); the consumer stops." },
+    { "group.max.session.timeout.ms", KS__VALUE_MS, 0, I32MAX, "1800000", NULL,
+      SC(cluster.group_max_session_timeout_ns), 0, NULL,
+      "The coordinator refuses a JoinGroup whose session.timeout.ms is longer "
+      "(INVALID_SESSION_TIMEOUT); the consumer stops." },
     { "replication.truncation", KS__VALUE_ENUM, 0, 0, "leader-epoch", NULL, SC(cluster.truncation),
       0, truncation_choices,
       "ksim: `leader-epoch` (KIP-101/279, Kafka 0.11+) or `high-watermark` (before 0.11: "

@@ -271,6 +271,52 @@ static void test_initial_delay_single_member_one_window(void)
     free(f);
 }
 
+static int32_t count_info(const struct cluster_fixture *f, enum ks_event_reason reason)
+{
+    int32_t count = 0;
+    for (guint i = 0; i < f->events->len; i++) {
+        const struct cf_event *e = &g_array_index(f->events, struct cf_event, i);
+        count += e->kind == KS_EV_INFO && e->reason == reason;
+    }
+    return count;
+}
+
+/* A session timeout outside group.min/max.session.timeout.ms (6 s .. 30 min
+ * by default) is refused with INVALID_SESSION_TIMEOUT (Kafka's
+ * GroupCoordinatorService.joinGroup), which is fatal for the Java consumer:
+ * c1 (3 s) never joins and stops, c2 (6 s, the minimum) joins and gets every
+ * partition; with group.max.session.timeout.ms lowered to 5 s, 6 s is refused
+ * too. */
+static void test_session_timeout_outside_bounds_is_refused(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 31, 2, 200, 2000, 2);
+    f->consumers[0].session_timeout_ns = 3000 * (int64_t)GF_MS;
+    gf_start(f);
+    cf_run_until(f, 10 * GF_S);
+    CU_ASSERT_EQUAL(count_info(f, KS_REASON_INVALID_SESSION_TIMEOUT), 1);
+    CU_ASSERT_EQUAL(f->consumed_by[0], 0);
+    CU_ASSERT(f->consumed_by[1] > 0);
+    const struct cf_rebalance *g1 = find_generation(f, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g1->detail, "c2-1=orders-0,orders-1"));
+    CU_ASSERT_PTR_NULL(strstr(g1->detail, "c1-"));
+    CU_ASSERT_EQUAL(f->rebalance_count, 1);
+    cf_free(f);
+    free(f);
+
+    f = calloc(1, sizeof(*f));
+    gf_init(f, 31, 2, 200, 2000, 1);
+    f->cluster_config.group_max_session_timeout_ns = 5000 * (int64_t)GF_MS;
+    gf_start(f);
+    cf_run_until(f, 10 * GF_S);
+    CU_ASSERT_EQUAL(count_info(f, KS_REASON_INVALID_SESSION_TIMEOUT), 1);
+    CU_ASSERT_EQUAL(f->rebalance_count, 0);
+    CU_ASSERT_EQUAL(f->consumed_count, 0);
+    cf_free(f);
+    free(f);
+}
+
 void ks_test_register_group(void)
 {
     static const struct ks_test_case cases[] = {
@@ -285,6 +331,8 @@ void ks_test_register_group(void)
         { "join_wait_outlasts_session_timeout", test_join_wait_outlasts_session_timeout },
         { "initial_delay_extends_by_whole_windows", test_initial_delay_extends_by_whole_windows },
         { "initial_delay_single_member_one_window", test_initial_delay_single_member_one_window },
+        { "session_timeout_outside_bounds_is_refused",
+          test_session_timeout_outside_bounds_is_refused },
     };
     KS_TEST_ADD_SUITE("core/group", cases);
 }
