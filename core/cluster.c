@@ -6,7 +6,8 @@
 ** The topic array the brokers and the controller see is the spec's topics
 ** plus, when consumers exist, the internal topic __consumer_offsets at index
 ** spec->topic_count: offsets.topic.num.partitions partitions, replication
-** factor min(offsets.topic.replication.factor, brokers), min ISR 1,
+** factor min(offsets.topic.replication.factor, brokers), the broker's
+** min.insync.replicas,
 ** cleanup.policy=compact, segment.bytes 100 MiB (offsets.topic.segment.bytes).
 **
 ** The controller does not fail by itself (`controller = kraft`, see
@@ -161,7 +162,14 @@ static void offsets_topic_config(const struct ks_cluster_spec *spec, struct ks_t
         rf = spec->cluster->broker_count;
     }
     out->replication_factor = rf;
-    out->min_insync_replicas = 1;
+    /* GroupCoordinator creates the topic with the broker's defaults, so its
+     * min.insync.replicas is the broker's (Kafka's offsets topic config sets
+     * only cleanup.policy, segment.bytes and compression.type); acks=all
+     * commits are refused while its ISR is smaller (capped at the RF by
+     * ks_topic_min_isr, as for any topic). */
+    out->min_insync_replicas = spec->cluster->min_insync_replicas > 0
+                                   ? spec->cluster->min_insync_replicas
+                                   : defaults.min_insync_replicas;
     out->unclean_leader_election_enable = spec->cluster->unclean_leader_election_enable;
     /* Broker log defaults from the first user topic when there is one (they
      * carry the cluster's log.* settings), else Kafka's; then the internal

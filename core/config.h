@@ -68,8 +68,12 @@ struct ks_cluster_config {
     int64_t group_initial_rebalance_delay_ns; /* group.initial.rebalance.delay.ms = 3000 */
     int64_t group_min_session_timeout_ns;     /* group.min.session.timeout.ms = 6000 */
     int64_t group_max_session_timeout_ns;     /* group.max.session.timeout.ms = 1800000 */
-    enum ks_truncation_mode truncation;       /* replication.truncation = leader-epoch */
-    bool hw_requires_min_isr; /* ksim: Kafka 3.7+ (KAFKA-15583) rule; default true */
+    /* min.insync.replicas = 1: the broker default that topics inherit, and the
+     * internal topic's own setting (Kafka creates __consumer_offsets with the
+     * broker defaults). */
+    int32_t min_insync_replicas;
+    enum ks_truncation_mode truncation; /* replication.truncation = leader-epoch */
+    bool hw_requires_min_isr;           /* ksim: Kafka 3.7+ (KAFKA-15583) rule; default true */
     /* Broker defaults of the topics' compression.type (= producer) and
      * compression.{gzip,lz4,zstd}.level; topics inherit them. */
     struct ks_compression_config compression;
@@ -178,7 +182,8 @@ void ks_consumer_config_defaults(struct ks_consumer_config *out);
 
 /* The ISR size an acks=all write needs and below which the HW may stop
  * (KAFKA-15583): min.insync.replicas, never more than the replication factor
- * (the scenario loader rejects a larger one; __consumer_offsets uses 1). */
+ * (the scenario loader rejects a larger one; __consumer_offsets takes the
+ * broker's min.insync.replicas and may have fewer replicas than that). */
 static inline int32_t ks_topic_min_isr(const struct ks_topic_config *topic)
 {
     return topic->min_insync_replicas < topic->replication_factor ? topic->min_insync_replicas

@@ -198,8 +198,9 @@ static const struct ks__key_spec cluster_keys[] = {
       SC(cluster.leader_imbalance_check_interval_ns), 0, NULL,
       "Period of the preferred-leader check." },
     { "min.insync.replicas", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "1", NULL,
-      SC(min_insync_replicas_default), 0, NULL,
-      "Broker default of the topic setting (acks=all only)." },
+      SC(cluster.min_insync_replicas), 0, NULL,
+      "Broker default of the topic setting (acks=all only), and the setting of "
+      "`__consumer_offsets`: with 2 or more, commits are refused while its ISR is smaller." },
     { "default.replication.factor", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "1", NULL,
       SC(default_replication_factor), 0, NULL, "Replication factor of topics that set none." },
     { "num.partitions", KS__VALUE_INT32, 1, KS_SCENARIO_PARTITION_COUNT_MAX, "1", NULL,

@@ -317,6 +317,57 @@ static void test_session_timeout_outside_bounds_is_refused(void)
     free(f);
 }
 
+static int32_t count_kind_since(const struct cluster_fixture *f, enum ks_cluster_event_kind kind,
+                                int32_t topic_index, ks_time_ns from_ns)
+{
+    int32_t count = 0;
+    for (guint i = 0; i < f->events->len; i++) {
+        const struct cf_event *e = &g_array_index(f->events, struct cf_event, i);
+        count += e->kind == kind && e->at_ns >= from_ns &&
+                 (topic_index < 0 || e->topic_index == topic_index);
+    }
+    return count;
+}
+
+/* __consumer_offsets takes the broker's min.insync.replicas (Kafka creates it
+ * with the broker defaults plus compact, segment.bytes and compression.type,
+ * GroupCoordinatorService.groupMetadataTopicConfigs): with
+ * [cluster] min.insync.replicas = 2, once the two brokers other than the
+ * coordinator are fenced, the group's ISR is 1 and every commit is refused
+ * (NOT_ENOUGH_REPLICAS, COORDINATOR_NOT_AVAILABLE to the consumer), so no
+ * commit is acknowledged that one replica alone holds. orders keeps min ISR 1,
+ * so the group has records to commit. */
+static void test_offsets_topic_takes_broker_min_isr(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 37, 1, 500, 40000, 1);
+    f->topics[0].min_insync_replicas = 1;
+    f->cluster_config.min_insync_replicas = 2;
+    gf_start(f);
+    cf_run_until(f, 6 * GF_S);
+    int32_t offsets_topic = ks_cluster_topic_index(f->cluster, "__consumer_offsets");
+    CU_ASSERT_EQUAL_FATAL(offsets_topic, 1);
+    int32_t coordinator =
+        ks_cluster_leader(f->cluster, offsets_topic, ks_group_offsets_partition("g1", 5));
+    CU_ASSERT_FATAL(coordinator >= 1 && coordinator <= 3);
+    CU_ASSERT(count_kind_since(f, KS_EV_OFFSET_COMMIT, -1, 0) > 0); /* the group commits */
+    for (int32_t b = 1; b <= 3; b++) {
+        if (b != coordinator) {
+            cf_crash(f, (ks_node_id)b, false);
+        }
+    }
+    /* Fenced 9 s after their last heartbeat (at most 6 s + 9 s + 2 s); the
+     * commit in flight then waits out the coordinator's write timeout. */
+    cf_run_until(f, 60 * GF_S);
+    CU_ASSERT_EQUAL(
+        ks_cluster_leader(f->cluster, offsets_topic, ks_group_offsets_partition("g1", 5)),
+        coordinator);
+    CU_ASSERT_EQUAL(count_kind_since(f, KS_EV_OFFSET_COMMIT, -1, 18 * GF_S), 0);
+    CU_ASSERT(count_kind_since(f, KS_EV_PRODUCE_REFUSED, offsets_topic, 18 * GF_S) > 0);
+    cf_free(f);
+    free(f);
+}
+
 void ks_test_register_group(void)
 {
     static const struct ks_test_case cases[] = {
@@ -333,6 +384,7 @@ void ks_test_register_group(void)
         { "initial_delay_single_member_one_window", test_initial_delay_single_member_one_window },
         { "session_timeout_outside_bounds_is_refused",
           test_session_timeout_outside_bounds_is_refused },
+        { "offsets_topic_takes_broker_min_isr", test_offsets_topic_takes_broker_min_isr },
     };
     KS_TEST_ADD_SUITE("core/group", cases);
 }
