@@ -329,8 +329,12 @@ void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, in
                                void (*done)(void *context, int16_t error, int64_t base_offset),
                                void *context)
 {
+    /* The group coordinator's writes wait for acks=all at most
+     * offsets.commit.timeout.ms (GroupCoordinatorService passes it as the
+     * runtime's write timeout), then fail with REQUEST_TIMED_OUT, which the
+     * coordinator answers as COORDINATOR_NOT_AVAILABLE. */
     append_with_callback(broker, topic_index, partition, KS_ACKS_ALL,
-                         (int64_t)KS__INTERNAL_APPEND_TIMEOUT_NS, batch, batch_bytes, done,
+                         broker->spec->cluster->offsets_commit_timeout_ns, batch, batch_bytes, done,
                          context);
 }
 

@@ -44,6 +44,7 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     out->group_initial_rebalance_delay_ns = 3000 * MS;
     out->group_min_session_timeout_ns = 6000 * MS;
     out->group_max_session_timeout_ns = 1800000 * MS;
+    out->offsets_commit_timeout_ns = 5000 * MS;
     out->min_insync_replicas = 1;
     out->truncation = KS_TRUNCATION_LEADER_EPOCH;
     out->hw_requires_min_isr = true;

@@ -68,6 +68,7 @@ struct ks_cluster_config {
     int64_t group_initial_rebalance_delay_ns; /* group.initial.rebalance.delay.ms = 3000 */
     int64_t group_min_session_timeout_ns;     /* group.min.session.timeout.ms = 6000 */
     int64_t group_max_session_timeout_ns;     /* group.max.session.timeout.ms = 1800000 */
+    int64_t offsets_commit_timeout_ns;        /* offsets.commit.timeout.ms = 5000 */
     /* min.insync.replicas = 1: the broker default that topics inherit, and the
      * internal topic's own setting (Kafka creates __consumer_offsets with the
      * broker defaults). */

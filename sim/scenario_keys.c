@@ -247,6 +247,10 @@ static const struct ks__key_spec cluster_keys[] = {
     { "offsets.topic.replication.factor", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "3", NULL,
       SC(cluster.offsets_topic_replication_factor), 0, NULL,
       "Replication of `__consumer_offsets`; ksim caps it at the broker count." },
+    { "offsets.commit.timeout.ms", KS__VALUE_MS, 1, I32MAX, "5000", NULL,
+      SC(cluster.offsets_commit_timeout_ns), 0, NULL,
+      "How long the group coordinator waits for a commit (or a group record) to reach "
+      "every in-sync replica of `__consumer_offsets` before answering with an error." },
     { "group.initial.rebalance.delay.ms", KS__VALUE_MS, 0, I32MAX, "3000", NULL,
       SC(cluster.group_initial_rebalance_delay_ns), 0, NULL,
       "Delay of a new group's first rebalance; a member joining during it adds another "

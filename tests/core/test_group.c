@@ -357,8 +357,10 @@ static void test_offsets_topic_takes_broker_min_isr(void)
         }
     }
     /* Fenced 9 s after their last heartbeat (at most 6 s + 9 s + 2 s); the
-     * commit in flight then waits out the coordinator's write timeout. */
-    cf_run_until(f, 60 * GF_S);
+     * commit in flight then waits out the coordinator's write timeout, and the
+     * consumer has to find the coordinator again (its FindCoordinator requests
+     * may go to the crashed brokers and time out first). */
+    cf_run_until(f, 120 * GF_S);
     CU_ASSERT_EQUAL(
         ks_cluster_leader(f->cluster, offsets_topic, ks_group_offsets_partition("g1", 5)),
         coordinator);
