@@ -321,7 +321,17 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node)
 {
     int32_t index = -1;
     switch (node_kind(cluster, node, &index)) {
-    case 'b': ks_broker_on_crash(cluster->brokers[index]); break;
+    case 'b':
+        ks_broker_on_crash(cluster->brokers[index]);
+        /* The crashed process's connections are reset (its host's kernel
+         * answers with RST): clients see the disconnect at once, unlike a
+         * network partition, where their requests time out. */
+        for (int32_t i = 0; i < cluster->spec->consumer_count; i++) {
+            if (cluster->consumers[i] != NULL) {
+                ks_consumer_on_broker_down(cluster->consumers[i], index + 1);
+            }
+        }
+        break;
     case 'c': controller_fault_note(cluster, KS_REASON_CONTROLLER_CRASH_IGNORED); break;
     case 'p':
         if (cluster->producers[index] != NULL) {

@@ -158,6 +158,7 @@ struct ks_consumer_config {
     int32_t fetch_min_bytes;                /* fetch.min.bytes = 1 */
     int64_t fetch_max_wait_ns;              /* fetch.max.wait.ms = 500 */
     int32_t max_partition_fetch_bytes;      /* max.partition.fetch.bytes = 1048576 */
+    int64_t request_timeout_ns;             /* request.timeout.ms = 30000 */
     enum ks_assignor assignor;              /* partition.assignment.strategy = range */
     int64_t start_ns;                       /* start = 0s */
     int64_t start_jitter_ns; /* start.jitter = 100ms: joins in [start, start + jitter] */

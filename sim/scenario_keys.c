@@ -456,6 +456,9 @@ static const struct ks__key_spec consumer_keys[] = {
       "Longest a fetch waits at the broker." },
     { "max.partition.fetch.bytes", KS__VALUE_SIZE32, 0, I32MAX, "1048576", NULL,
       CO(max_partition_fetch_bytes), 0, NULL, "Bytes per partition per fetch." },
+    { "request.timeout.ms", KS__VALUE_MS, 1, I32MAX, "30000", NULL, CO(request_timeout_ns), 0, NULL,
+      "Wait this long for any answer (a fetch: beyond fetch.max.wait.ms); a broker whose process "
+      "died fails its requests at once (its connections are reset)." },
     { "partition.assignment.strategy", KS__VALUE_ENUM, 0, 0, "range", NULL, CO(assignor), 0,
       assignor_choices,
       "`range`, `roundrobin` or `sticky`. Kafka 3.0+ defaults to [range, cooperative-sticky] "
@@ -606,7 +609,6 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { CN, "group.remote.assignor", NULL, "the classic group protocol only, not KIP-848's" },
     { CN, "client.rack", NULL, "consumers fetch from leaders only (no KIP-392)" },
     { CN, "fetch.max.bytes", NULL, "fixed at Kafka's default, 52428800" },
-    { CN, "request.timeout.ms", NULL, "fixed at Kafka's default, 30000" },
     { CN, "retry.backoff.ms", NULL, "fixed at Kafka's default, 100" },
     { CN, "bootstrap.servers", NULL, "clients know the simulated cluster" },
     { CN, "client.id", NULL, "clients are named by their section" },

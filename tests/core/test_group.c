@@ -370,6 +370,72 @@ static void test_offsets_topic_takes_broker_min_isr(void)
     free(f);
 }
 
+/* KIP-62: the heartbeat thread looks the coordinator up by itself
+ * (AbstractCoordinator.HeartbeatThread), so a member in the middle of a 30 s
+ * batch keeps its session through a coordinator failover: the new
+ * coordinator loads the group and starts the member's session, and the
+ * member's heartbeats reach it in time. No rebalance, nothing processed
+ * twice. (Before, only poll() looked the coordinator up: the member stayed
+ * silent until its batch ended, the new coordinator expired it, and its batch
+ * went to the next generation again.) */
+static void test_member_in_long_batch_survives_coordinator_failover(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 41, 2, 200, 1000, 1);
+    f->consumers[0].processing_ns = 60 * (int64_t)GF_MS; /* 500 records: 30 s */
+    f->consumers[0].start_ns = 3 * (int64_t)GF_S;        /* a backlog of 600 records */
+    gf_start(f);
+    cf_run_until(f, 5 * GF_S);
+    CU_ASSERT_EQUAL_FATAL(f->rebalance_count, 1);
+    int32_t offsets_topic = ks_cluster_topic_index(f->cluster, "__consumer_offsets");
+    int32_t partition = ks_group_offsets_partition("g1", 5);
+    int32_t coordinator = ks_cluster_leader(f->cluster, offsets_topic, partition);
+    CU_ASSERT_FATAL(coordinator >= 1 && coordinator <= 3);
+    cf_crash(f, (ks_node_id)coordinator, false);
+    cf_run_until(f, 45 * GF_S);
+    CU_ASSERT_NOT_EQUAL(ks_cluster_leader(f->cluster, offsets_topic, partition), coordinator);
+    CU_ASSERT_EQUAL(f->rebalance_count, 1);
+    cf_restart(f, (ks_node_id)coordinator);
+    CU_ASSERT_TRUE(cf_drain(f, 120 * GF_S));
+    int64_t lost = 0, duplicates = 0;
+    gf_count(f, &lost, &duplicates);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_EQUAL(duplicates, 0);
+    CU_ASSERT_EQUAL(f->rebalance_count, 1);
+    cf_free(f);
+    free(f);
+}
+
+/* A crashed coordinator's connections are reset, so its members see the
+ * disconnect at once instead of waiting for a request timeout, and
+ * FindCoordinator goes to brokers that are up: commits resume as soon as the
+ * new leader of the group's __consumer_offsets partition has loaded the group,
+ * about broker.session.timeout.ms (9 s) after the crash. */
+static void test_commits_resume_soon_after_coordinator_crash(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 43, 2, 200, 20000, 1);
+    gf_start(f);
+    cf_run_until(f, 6 * GF_S);
+    int32_t offsets_topic = ks_cluster_topic_index(f->cluster, "__consumer_offsets");
+    int32_t partition = ks_group_offsets_partition("g1", 5);
+    int32_t coordinator = ks_cluster_leader(f->cluster, offsets_topic, partition);
+    CU_ASSERT_FATAL(coordinator >= 1 && coordinator <= 3);
+    ks_time_ns crash_ns = cf_now(f);
+    cf_crash(f, (ks_node_id)coordinator, false);
+    cf_run_until(f, 60 * GF_S);
+    const struct cf_event *commit = cf_find(f, KS_EV_OFFSET_COMMIT, crash_ns + 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(commit);
+    const struct cf_event *elected = cf_find(f, KS_EV_LEADER_ELECTED, crash_ns + 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(elected);
+    /* Fenced 9 s after its last heartbeat (here sent at the crash's instant). */
+    CU_ASSERT(elected->at_ns <= crash_ns + 9 * GF_S + 10 * GF_MS);
+    CU_ASSERT(commit->at_ns <= elected->at_ns + 1 * GF_S);
+    CU_ASSERT_EQUAL(f->rebalance_count, 1);
+    cf_free(f);
+    free(f);
+}
+
 void ks_test_register_group(void)
 {
     static const struct ks_test_case cases[] = {
@@ -387,6 +453,10 @@ void ks_test_register_group(void)
         { "session_timeout_outside_bounds_is_refused",
           test_session_timeout_outside_bounds_is_refused },
         { "offsets_topic_takes_broker_min_isr", test_offsets_topic_takes_broker_min_isr },
+        { "member_in_long_batch_survives_coordinator_failover",
+          test_member_in_long_batch_survives_coordinator_failover },
+        { "commits_resume_soon_after_coordinator_crash",
+          test_commits_resume_soon_after_coordinator_crash },
     };
     KS_TEST_ADD_SUITE("core/group", cases);
 }
