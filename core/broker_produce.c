@@ -7,6 +7,7 @@
 ** One append: the leader checks that it leads the partition, refuses an
 ** acks=all write while the ISR is below min(min.insync.replicas, RF)
 ** (NOT_ENOUGH_REPLICAS, without appending), parses the batch (its CRC),
+** refuses one larger than the topic's max.message.bytes (MESSAGE_TOO_LARGE),
 ** checks the idempotent producer's sequence (core/producer_state.c: a
 ** duplicate of one of the last five batches is answered with its original
 ** offsets and not written again), appends, and answers:
@@ -222,6 +223,14 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
         complete(broker, completion, KS_ERR_CORRUPT_MESSAGE, -1, now);
         return;
     }
+    /* UnifiedLog.analyzeAndValidateRecords: a batch larger than the topic's
+     * max.message.bytes (the broker's message.max.bytes unless the topic sets
+     * it) is refused with RecordTooLargeException, MESSAGE_TOO_LARGE, before
+     * anything is appended. */
+    if ((int64_t)parsed_bytes > replica->topic->log.max_message_bytes) {
+        complete(broker, completion, KS_ERR_MESSAGE_TOO_LARGE, -1, now);
+        return;
+    }
     if (!replica->producers_valid) {
         ks_producer_state_rebuild(replica->producers, replica->log);
         replica->producers_valid = true;
@@ -243,6 +252,13 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
         rebuilt = ks_compress_for_topic(&replica->topic->compression, batch, batch_bytes);
     }
     if (rebuilt != NULL) {
+        /* UnifiedLog.append re-checks the size when recompression may have
+         * changed it. */
+        if ((int64_t)rebuilt->len > replica->topic->log.max_message_bytes) {
+            g_byte_array_unref(rebuilt);
+            complete(broker, completion, KS_ERR_MESSAGE_TOO_LARGE, -1, now);
+            return;
+        }
         batch = rebuilt->data;
         batch_bytes = parsed_bytes = rebuilt->len;
     }

@@ -94,6 +94,7 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_BUFFER_FULL_MAX_BLOCK: return "buffer_full_max_block";
     case KS_REASON_NO_METADATA_MAX_BLOCK: return "no_metadata_max_block";
     case KS_REASON_PRODUCER_CRASHED: return "producer_crashed";
+    case KS_REASON_RECORD_TOO_LARGE: return "record_too_large";
     case KS_REASON_CONNECTION_BROKER_DOWN: return "connection_broker_down";
     case KS_REASON_CONNECTION_TIMEOUT: return "connection_timeout";
     case KS_REASON_MEMBER_JOINED: return "member_joined";

@@ -90,8 +90,9 @@ enum ks_event_reason {
     KS_REASON_BUFFER_FULL_MAX_BLOCK,      /* send() blocked max.block.ms on buffer.memory */
     KS_REASON_NO_METADATA_MAX_BLOCK,      /* send() blocked max.block.ms on metadata */
     KS_REASON_PRODUCER_CRASHED,           /* records lost with the producer process */
-    KS_REASON_CONNECTION_BROKER_DOWN,     /* a connection closed: the broker is down */
-    KS_REASON_CONNECTION_TIMEOUT,         /* ... no answer within request.timeout.ms */
+    KS_REASON_RECORD_TOO_LARGE,       /* send() refused: over max.request.size or buffer.memory */
+    KS_REASON_CONNECTION_BROKER_DOWN, /* a connection closed: the broker is down */
+    KS_REASON_CONNECTION_TIMEOUT,     /* ... no answer within request.timeout.ms */
     /* what started a rebalance round (struct ks_event_cause) */
     KS_REASON_MEMBER_JOINED,
     KS_REASON_MEMBER_SESSION_TIMEOUT,
@@ -194,7 +195,7 @@ struct ks_event_cause {
 **                                  ERROR_NOT_RETRIABLE (with error_code),
 **                                  DELIVERY_TIMEOUT, DELIVERY_TIMEOUT_IN_FLIGHT,
 **                                  BUFFER_FULL_MAX_BLOCK, NO_METADATA_MAX_BLOCK,
-**                                  PRODUCER_CRASHED,
+**                                  PRODUCER_CRASHED, RECORD_TOO_LARGE,
 **                                  record_count, outcome, suppressed_count (records
 **                                  failed since the previous line of the partition);
 **                                  or reason CONNECTION_BROKER_DOWN or

@@ -102,6 +102,7 @@ void ks_producer_config_defaults(struct ks_producer_config *out)
     out->retry_backoff_ns_max = 1000 * MS;
     out->metadata_max_age_ns = 300000 * MS;
     out->max_block_ns = 60000 * MS;
+    out->max_request_size_bytes = 1048576;
     out->rate_per_s = 1000; /* ksim workload: rate = 1000/s, until the end, null keys */
     out->count = -1;
     out->key_count = 0;

@@ -130,6 +130,7 @@ struct ks_producer_config {
     int64_t retry_backoff_ns_max;             /* retry.backoff.max.ms = 1000 */
     int64_t metadata_max_age_ns;              /* metadata.max.age.ms = 300000 */
     int64_t max_block_ns;                     /* max.block.ms = 60000 */
+    int32_t max_request_size_bytes;           /* max.request.size = 1048576 */
     struct ks_compression_config compression; /* compression.type = none, compression.*.level */
     /* ksim workload */
     uint64_t rate_per_s;          /* rate = 2000/s */

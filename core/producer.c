@@ -54,12 +54,14 @@
 **   P2  a connection never holds more than max.in.flight requests.
 **   P3  a batch is in at most one place: a partition queue or one request.
 **   P4  buffer.memory reserved == sum of the live batches' reservations <= buffer.memory
-**       (a single batch may exceed it, as a record larger than buffer.memory would
-**       in Kafka, where it fails; ksim allows it).
+**       (a single batch may exceed it when batch.size does, which Kafka's BufferPool
+**       refuses; ksim allows it. A record larger than buffer.memory or
+**       max.request.size fails at send(), RecordTooLargeException, as in Kafka).
 **   P5  with idempotence, a partition's incomplete sequenced batches all carry the
 **       partition's (producer id, epoch) and are sorted by base sequence.
-**   P6  a partition queue holds retried batches first, then fresh ones in creation
-**       order, so delivery timeouts only need a scan up to the first fresh batch.
+**   P6  a partition queue holds requeued batches (retried or split) first, then
+**       fresh ones in creation order, so delivery timeouts only need a scan up to
+**       the first fresh batch.
 **   P7  a partition is in the active set exactly when its queue is not empty, so
 **       the sender's passes (drain, delivery timeouts, the next wake-up) visit only
 **       those; and a partition with `unresolved` or `bump_required` set is flagged.
@@ -100,7 +102,13 @@
 ** together, each answered on its own; its in-flight slot frees when the last
 ** answer arrives (Kafka answers a request once, when every partition is done).
 **
-** Simplifications: no MESSAGE_TOO_LARGE split-and-retry; no reconnect backoff
+** Record size limits: send() fails a record whose upper-bound size is larger
+** than max.request.size or buffer.memory (KafkaProducer.ensureValidRecordSize)
+** without sending it; a leader refuses a batch larger than the topic's
+** max.message.bytes with MESSAGE_TOO_LARGE, which fails a one-record batch
+** (not retriable) and splits a larger one (split_and_reenqueue).
+**
+** Simplifications: no reconnect backoff
 ** (reconnect.backoff.ms) after a disconnect; metadata and InitProducerId
 ** requests do not take in-flight slots and go to a random broker (Kafka: the
 ** least loaded node), another one after a timeout; acks != all turns
@@ -162,6 +170,7 @@ struct pbatch {
     bool closed;            /* no more appends */
     bool maybe_written;     /* some attempt's fate is unknown */
     int32_t retry_count;    /* reenqueues so far (Java's attempts) */
+    bool requeued;          /* back at the front of its queue: retried, or split (P6) */
     ks_time_ns retry_at_ns; /* not before (backoff); 0 = none */
     int16_t last_error;     /* for the failure explanation */
     int64_t producer_id;    /* -1 unless idempotent and drained */
@@ -295,6 +304,10 @@ struct ks_producer {
     ks_time_ns pid_retry_at_ns;
     int32_t pid_failures;
     int32_t pid_avoid_broker;
+
+    /* Timeline lines of errors without a partition: at most one per second. */
+    int64_t error_second;
+    int64_t errors_suppressed;
 
     /* counters */
     int64_t acked_count;
@@ -441,7 +454,7 @@ static int32_t key_bytes_of(int64_t key_number)
 }
 
 /* The length of header_value_text's output, without formatting it. */
-static int32_t header_value_bytes(const struct ks_producer *p, int64_t seq)
+static int32_t header_value_bytes_of(const struct ks_producer *p, int64_t seq)
 {
     ks_assert(seq >= 0);
     return p->name_bytes + 1 + decimal_digits((uint64_t)seq);
@@ -485,8 +498,30 @@ static int32_t record_size(const struct ks_producer *p, const struct precord *re
     size_t size = ks_producer_record_size_bytes(
         offset_delta, record->timestamp_ms - base_timestamp_ms, key_bytes_of(record->key_number),
         p->config->value_bytes, (int32_t)strlen(KS_IDENTITY_HEADER),
-        header_value_bytes(p, record->seq));
+        header_value_bytes_of(p, record->seq));
     return (int32_t)size;
+}
+
+/* AbstractRecords.estimateSizeInBytesUpperBound for magic v2, the size
+ * KafkaProducer.doSend checks against max.request.size and buffer.memory
+ * (ensureValidRecordSize): a batch header, DefaultRecord.MAX_RECORD_OVERHEAD
+ * (21: the largest varints of length, deltas and attributes) and the key,
+ * value and header fields with their length varints. */
+#define RECORD_OVERHEAD_BYTES_MAX 21
+
+static int64_t record_size_upper_bound(const struct ks_producer *p, const struct precord *record)
+{
+    int32_t key_bytes = key_bytes_of(record->key_number);
+    int32_t value_bytes = p->config->value_bytes;
+    int32_t header_key_bytes = (int32_t)strlen(KS_IDENTITY_HEADER);
+    int32_t header_value_bytes = header_value_bytes_of(p, record->seq);
+    int64_t size = KS_BATCH_HEADER_BYTES + RECORD_OVERHEAD_BYTES_MAX;
+    size += (int64_t)varint_bytes(key_bytes) + (key_bytes > 0 ? key_bytes : 0);
+    size += (int64_t)varint_bytes(value_bytes) + (value_bytes > 0 ? value_bytes : 0);
+    size += (int64_t)varint_bytes(1);
+    size += (int64_t)varint_bytes(header_key_bytes) + header_key_bytes;
+    size += (int64_t)varint_bytes(header_value_bytes) + header_value_bytes;
+    return size;
 }
 
 /* ---- reporting -------------------------------------------------------------- */
@@ -532,13 +567,13 @@ static void report_error(struct ks_producer *p, int32_t partition, int64_t recor
 {
     int64_t second = (int64_t)(now_ns(p) / KS_NS_PER_S);
     struct ppart *part = partition >= 0 ? &p->parts[partition] : NULL;
-    if (part != NULL) {
-        if (part->error_second == second) {
-            part->errors_suppressed += record_count;
-            return;
-        }
-        part->error_second = second;
+    int64_t *error_second = part != NULL ? &part->error_second : &p->error_second;
+    int64_t *suppressed = part != NULL ? &part->errors_suppressed : &p->errors_suppressed;
+    if (*error_second == second) {
+        *suppressed += record_count;
+        return;
     }
+    *error_second = second;
     if (p->observer == NULL || p->observer->on_event == NULL) {
         return;
     }
@@ -551,10 +586,8 @@ static void report_error(struct ks_producer *p, int32_t partition, int64_t recor
     event.error_code = error;
     event.record_count = record_count;
     event.outcome = outcome;
-    event.suppressed_count = part != NULL ? part->errors_suppressed : 0;
-    if (part != NULL) {
-        part->errors_suppressed = 0;
-    }
+    event.suppressed_count = *suppressed;
+    *suppressed = 0;
     p->observer->on_event(p->observer->context, &event);
 }
 
@@ -1259,10 +1292,6 @@ static void assign_sequence(struct ks_producer *p, struct ppart *part, struct pb
     g_ptr_array_add(part->sequenced, batch);
 }
 
-/* Kafka's producer.max.request.size default; a request takes batches while
- * it stays under it (its first batch always). */
-#define MAX_REQUEST_BYTES 1048576
-
 /* RecordAccumulator.drainBatchesForOneNode: one request for broker with at
  * most one batch per partition it leads, starting after the partition
  * drained last. Returns the number of batches put in out[]. */
@@ -1290,7 +1319,10 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
             if (batch == NULL || !batch_sendable(p, part, batch, now)) {
                 continue;
             }
-            if (count > 0 && bytes + batch_estimated_bytes(p, batch) > MAX_REQUEST_BYTES) {
+            /* A request takes batches while it stays within max.request.size
+             * (its first batch always). */
+            if (count > 0 &&
+                bytes + batch_estimated_bytes(p, batch) > p->config->max_request_size_bytes) {
                 full = true;
                 break;
             }
@@ -1352,6 +1384,7 @@ static void reenqueue(struct ks_producer *p, struct pbatch *batch, ks_time_ns no
 {
     struct ppart *part = &p->parts[batch->partition];
     batch->retry_count++;
+    batch->requeued = true;
     batch->closed = true;
     uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
     batch->retry_at_ns =
@@ -1418,6 +1451,97 @@ static bool idempotent_can_retry(struct ks_producer *p, struct pbatch *batch, in
     return ks_error_is_retriable(error);
 }
 
+/* Sender.completeBatch on MESSAGE_TOO_LARGE for a batch of several records:
+ * RecordAccumulator.splitAndReenqueue. The compression ratio estimate is
+ * reset to max(1, the big batch's ratio); ProducerBatch.split refills new
+ * batches of at most batch.size by the same room rule as an append, keeping
+ * the records' order, the batch's creation time and, with idempotence, its
+ * sequence range (the new batches take consecutive base sequences); they are
+ * treated as never tried (no backoff, retries not counted) and go back to the
+ * front of the queue in order. Their buffers are allocated off the
+ * accumulator (createBatchOffAccumulatorForRecord), so they reserve none of
+ * buffer.memory. With batch.size above the topic's max.message.bytes an
+ * uncompressed batch splits into itself and is refused again, until
+ * delivery.timeout.ms ends it, as in the Java client. */
+static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
+{
+    int32_t partition = big->partition;
+    struct ppart *part = &p->parts[partition];
+    if (big->encoded != NULL && p->config->compression.codec != KS_CODEC_NONE) {
+        int64_t records_bytes = big->size_bytes - KS_BATCH_HEADER_BYTES;
+        int64_t observed =
+            records_bytes > 0 ? (int64_t)big->encoded->len * RATIO_PPM_ONE / records_bytes : 0;
+        p->ratio_ppm = observed > RATIO_PPM_ONE ? observed : RATIO_PPM_ONE;
+    }
+    int32_t batch_size = p->config->batch_size_bytes;
+    GPtrArray *pieces = g_ptr_array_new();
+    struct pbatch *piece = NULL;
+    for (guint i = 0; i < big->records->len; i++) {
+        struct precord record = g_array_index(big->records, struct precord, i);
+        if (piece != NULL) {
+            const struct precord *first = &g_array_index(piece->records, struct precord, 0);
+            int32_t size =
+                record_size(p, &record, (int32_t)piece->records->len, first->timestamp_ms);
+            if (batch_estimated_bytes(p, piece) + size <= batch_size) {
+                record.size_bytes = size;
+                g_array_append_val(piece->records, record);
+                piece->size_bytes += size;
+                continue;
+            }
+        }
+        piece = batch_new(p, partition, 0);
+        piece->created_ns = big->created_ns;
+        piece->closed = true;
+        piece->requeued = true;
+        piece->maybe_written = big->maybe_written;
+        piece->producer_id = big->producer_id;
+        piece->producer_epoch = big->producer_epoch;
+        record.size_bytes = record_size(p, &record, 0, record.timestamp_ms);
+        g_array_append_val(piece->records, record);
+        piece->size_bytes += record.size_bytes;
+        g_ptr_array_add(pieces, piece);
+    }
+    /* The sequences of the big batch, in order (ProducerBatch.split). */
+    if (big->base_sequence >= 0) {
+        int32_t sequence = big->base_sequence;
+        guint position = 0;
+        while (position < part->sequenced->len &&
+               g_ptr_array_index(part->sequenced, position) != big) {
+            position++;
+        }
+        ks_assert(position < part->sequenced->len); /* P5: it was incomplete */
+        g_ptr_array_remove_index(part->sequenced, position);
+        for (guint k = 0; k < pieces->len; k++) {
+            struct pbatch *each = g_ptr_array_index(pieces, k);
+            each->base_sequence = sequence;
+            sequence += (int32_t)each->records->len;
+            g_ptr_array_insert(part->sequenced, (gint)(position + k), each);
+        }
+    }
+    /* The big batch's records now live in the pieces: free it unreported. */
+    g_array_set_size(big->records, 0);
+    batch_free(p, big);
+    /* Back to the front, last piece first, so they go out in order. */
+    for (guint k = pieces->len; k > 0; k--) {
+        struct pbatch *each = g_ptr_array_index(pieces, k - 1);
+        if (each->base_sequence < 0) {
+            g_queue_push_head(&part->queue, each);
+        } else {
+            GList *link = part->queue.head;
+            guint at = 0;
+            for (; link != NULL; link = link->next, at++) {
+                const struct pbatch *queued = link->data;
+                if (queued->base_sequence < 0 || queued->base_sequence > each->base_sequence) {
+                    break;
+                }
+            }
+            g_queue_push_nth(&part->queue, each, (gint)at);
+        }
+    }
+    active_update(p, partition);
+    g_ptr_array_free(pieces, TRUE);
+}
+
 /* Completes one attempt of a batch with `error` (Sender.completeBatch). */
 static void complete_attempt(struct ks_producer *p, struct pbatch *batch, int16_t error,
                              int64_t base_offset, bool stale, ks_time_ns now)
@@ -1436,6 +1560,10 @@ static void complete_attempt(struct ks_producer *p, struct pbatch *batch, int16_
             p->sequences_flagged = true;
         }
         batch_end(p, batch, KS_OUTCOME_ACKED, error == KS_ERR_NONE ? base_offset : -1);
+        return;
+    }
+    if (error == KS_ERR_MESSAGE_TOO_LARGE && batch->records->len > 1 && !stale) {
+        split_and_reenqueue(p, batch);
         return;
     }
     batch->last_error = error;
@@ -1621,7 +1749,7 @@ static void expire_batches(struct ks_producer *p, ks_time_ns now)
             GList *next = link->next;
             struct pbatch *batch = link->data;
             bool expired = now >= time_add(batch->created_ns, p->config->delivery_timeout_ns);
-            if (!expired && batch->retry_count == 0) {
+            if (!expired && !batch->requeued) {
                 break; /* fresh batches behind it are younger (queue order, P6) */
             }
             if (expired) {
@@ -1691,7 +1819,7 @@ void ks_producer_check(const struct ks_producer *p)
         for (const GList *link = part->queue.head; link != NULL; link = link->next) {
             const struct pbatch *batch = link->data;
             ks_assert(batch->entry == NULL); /* P3: queued, so not in a request */
-            if (batch->retry_count == 0) {
+            if (!batch->requeued) {
                 fresh_seen = true;
             } else {
                 ks_assert(!fresh_seen); /* P6 */
@@ -1755,7 +1883,7 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
         for (GList *link = part->queue.head; link != NULL; link = link->next) {
             const struct pbatch *batch = link->data;
             next = time_min(next, time_add(batch->created_ns, p->config->delivery_timeout_ns));
-            if (!head && batch->retry_count == 0) {
+            if (!head && !batch->requeued) {
                 break; /* the rest are younger (P6) */
             }
             if (head && part->leader >= 0) {
@@ -1935,6 +2063,21 @@ static void record_due(ks_world *world, void *context)
     waiter->record.seq = p->next_seq++;
     waiter->record.sent_ns = now;
     waiter->record.timestamp_ms = KS_EPOCH_BASE_MS + (int64_t)(now / KS_NS_PER_MS);
+    int64_t size = record_size_upper_bound(p, &waiter->record);
+    if (size > p->config->max_request_size_bytes || size > p->config->buffer_memory_bytes) {
+        /* KafkaProducer.ensureValidRecordSize: RecordTooLargeException, the
+         * send fails at once and nothing is sent. */
+        struct precord record = waiter->record;
+        waiter->active = false;
+        report_record(p, NULL, &record, -1, -1, KS_OUTCOME_FAILED);
+        report_error(p, -1, 1, KS_OUTCOME_FAILED, KS_REASON_RECORD_TOO_LARGE,
+                     KS_ERR_MESSAGE_TOO_LARGE);
+        schedule_next_record(p);
+#ifdef KS_DEBUG
+        ks_producer_check(p);
+#endif
+        return;
+    }
     enum append_result result = waiter_try(p);
     if (result != APPEND_NO_MEMORY) {
         schedule_next_record(p);
@@ -2089,6 +2232,7 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
         p->conns[b].event_second = -1;
     }
     p->start_at_ns = KS_TIME_NEVER;
+    p->error_second = -1;
     p->up = true;
     reset_client_state(p);
     ks_world_set_receiver(world, p->node, producer_receive, p);

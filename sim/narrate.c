@@ -79,6 +79,8 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_BUFFER_FULL_MAX_BLOCK: return "buffer.memory full for max.block.ms";
     case KS_REASON_NO_METADATA_MAX_BLOCK: return "no metadata within max.block.ms";
     case KS_REASON_PRODUCER_CRASHED: return "producer crashed";
+    case KS_REASON_RECORD_TOO_LARGE:
+        return "MESSAGE_TOO_LARGE: larger than max.request.size or buffer.memory";
     case KS_REASON_CONNECTION_BROKER_DOWN: return "broker down";
     case KS_REASON_CONNECTION_TIMEOUT: return "no answer within request.timeout.ms";
     case KS_REASON_MEMBER_JOINED: return "joined";
@@ -559,6 +561,10 @@ static void narrate_producer_error(const struct ks_cluster_spec *spec,
         g_string_append(explain, "send() blocked for max.block.ms (waiting for metadata or for "
                                  "buffer.memory to free) and gave up; the record never left the "
                                  "producer.");
+    } else if (e->reason == KS_REASON_RECORD_TOO_LARGE) {
+        g_string_append(explain, "send() refused the record before it reached the accumulator "
+                                 "(RecordTooLargeException): its serialized size is larger than "
+                                 "max.request.size or buffer.memory, so it can never be sent.");
     } else if (e->reason == KS_REASON_PRODUCER_CRASHED) {
         g_string_append(explain, "The producer process died with these records queued or in "
                                  "flight; some may have reached a broker, none will be retried.");

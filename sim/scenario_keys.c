@@ -387,6 +387,11 @@ static const struct ks__key_spec producer_keys[] = {
       NULL, "Refresh metadata at least this often." },
     { "max.block.ms", KS__VALUE_MS, 0, I32MAX, "60000", NULL, PR(max_block_ns), 0, NULL,
       "Longest a send blocks on a full buffer or missing metadata." },
+    { "max.request.size", KS__VALUE_SIZE32, 1, I32MAX, "1048576", NULL, PR(max_request_size_bytes),
+      0, NULL,
+      "Largest request; a record larger than this (or than buffer.memory) fails at send() "
+      "with MESSAGE_TOO_LARGE (RecordTooLargeException), and a request takes batches while it "
+      "fits." },
     { "compression.type", KS__VALUE_ENUM, 0, 0, "none", NULL, PR(compression.codec), 0,
       producer_codec_choices,
       "Codec of every batch: `none`, `gzip`, `snappy`, `lz4` or `zstd`, framed as Kafka's "
@@ -596,7 +601,6 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { PD, "partitioner.ignore.keys", NULL, "keyed records always go by murmur2" },
     { PD, "partitioner.adaptive.partitioning.enable", NULL, "no adaptive partitioning" },
     { PD, "partitioner.availability.timeout.ms", NULL, "no adaptive partitioning" },
-    { PD, "max.request.size", NULL, "fixed at Kafka's default, 1048576" },
     { PD, "reconnect.backoff.ms", NULL, "no reconnect backoff" },
     { PD, "reconnect.backoff.max.ms", NULL, "no reconnect backoff" },
     { PD, "bootstrap.servers", NULL, "clients know the simulated cluster" },

@@ -28,6 +28,7 @@
 #include "../../core/producer.h"
 #include "../../core/proto.h"
 #include "../testlib.h"
+#include "cluster_fixture.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -1210,6 +1211,115 @@ static void test_crash_noticed_between_appends(void)
     fixture_deinit(&f);
 }
 
+/* KafkaProducer.ensureValidRecordSize: a record whose serialized upper bound
+ * (batch header + 21 + key, value and headers) is larger than
+ * max.request.size fails at send() with RecordTooLargeException and is
+ * never sent; one below it goes through. */
+static void test_record_larger_than_max_request_size_fails_at_send(void)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.max_request_size_bytes = 1000;
+    f.config.value_bytes = 1000;
+    f.config.count = 20;
+    fixture_start(&f);
+    fixture_run(&f, 1 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.failed, 20);
+    CU_ASSERT_EQUAL(f.out.acked, 0);
+    CU_ASSERT_EQUAL(f.fake->produce_requests, 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+
+    fixture_init(&f, 1, 1);
+    f.config.max_request_size_bytes = 1000;
+    f.config.value_bytes = 850;
+    f.config.count = 20;
+    fixture_start(&f);
+    fixture_run(&f, 1 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 20);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+/* The counts of the real cluster's record outcomes. */
+static void cluster_outcomes(const struct cluster_fixture *cf, int64_t *acked, int64_t *failed,
+                             int64_t *unknown)
+{
+    *acked = *failed = *unknown = 0;
+    for (guint i = 0; i < cf->outcomes->len; i++) {
+        const struct ks_record_outcome *o =
+            &g_array_index(cf->outcomes, struct ks_record_outcome, i);
+        *acked += o->outcome == KS_OUTCOME_ACKED;
+        *failed += o->outcome == KS_OUTCOME_FAILED;
+        *unknown += o->outcome == KS_OUTCOME_UNKNOWN;
+    }
+}
+
+/* The LEO of the partition's leader, by its own view. */
+static int64_t leader_leo(struct cluster_fixture *cf, int32_t topic_index, int32_t partition)
+{
+    int32_t leader = ks_cluster_leader(cf->cluster, topic_index, partition);
+    struct ks_replica_state state;
+    CU_ASSERT_FATAL(leader >= 1);
+    CU_ASSERT_FATAL(ks_cluster_replica_state(cf->cluster, leader, topic_index, partition, &state));
+    return state.leo;
+}
+
+/* The topic's max.message.bytes: the leader refuses a batch larger than it
+ * with MESSAGE_TOO_LARGE (UnifiedLog.analyzeAndValidateRecords), which the
+ * producer does not retry for a one-record batch: the records fail, and none
+ * is in the log. (ksim appended and acknowledged them.) */
+static void test_topic_max_message_bytes_refuses_batches(void)
+{
+    struct cluster_fixture *cf = calloc(1, sizeof(*cf));
+    cf_init(cf, 3);
+    struct ks_topic_config *topic = cf_topic(cf, "orders", 1, 3, 2, NULL);
+    topic->log.max_message_bytes = 400;
+    struct ks_producer_config *p = cf_producer(cf, "p1", 0);
+    p->value_bytes = 400; /* one record is a batch of about 480 bytes */
+    p->rate_per_s = 50;
+    p->count = 40;
+    cf_start(cf, 7);
+    cf_run_until(cf, 3 * CF_S);
+    int64_t acked = 0, failed = 0, unknown = 0;
+    cluster_outcomes(cf, &acked, &failed, &unknown);
+    CU_ASSERT_EQUAL(failed, 40);
+    CU_ASSERT_EQUAL(acked, 0);
+    CU_ASSERT_EQUAL(unknown, 0);
+    CU_ASSERT_EQUAL(leader_leo(cf, 0, 0), 0);
+    cf_free(cf);
+    free(cf);
+}
+
+/* Sender.completeBatch: MESSAGE_TOO_LARGE for a batch of several records
+ * splits it (RecordAccumulator.splitAndReenqueue) with the compression ratio
+ * estimate reset to at least 1. gzip shrinks these values about 25-fold, so
+ * the estimate soon lets a batch hold 400 records (a linger.ms of them, 50 KB)
+ * whose compressed batch (about 2.2 KB) exceeds the topic's 1500 bytes; its
+ * pieces of at most batch.size (16 KiB) fit, and every record is acknowledged
+ * once. */
+static void test_message_too_large_splits_the_batch(void)
+{
+    struct cluster_fixture *cf = calloc(1, sizeof(*cf));
+    cf_init(cf, 3);
+    struct ks_topic_config *topic = cf_topic(cf, "orders", 1, 3, 2, NULL);
+    topic->log.max_message_bytes = 1500;
+    struct ks_producer_config *p = cf_producer(cf, "p1", 0);
+    p->compression.codec = KS_CODEC_GZIP;
+    p->rate_per_s = 20000;
+    p->count = 60000;
+    p->linger_ns = 20 * CF_MS;
+    cf_start(cf, 11);
+    cf_run_until(cf, 6 * CF_S);
+    int64_t acked = 0, failed = 0, unknown = 0;
+    cluster_outcomes(cf, &acked, &failed, &unknown);
+    CU_ASSERT_EQUAL(acked, 60000);
+    CU_ASSERT_EQUAL(failed + unknown, 0);
+    CU_ASSERT_EQUAL(leader_leo(cf, 0, 0), 60000);
+    cf_free(cf);
+    free(cf);
+}
+
 void ks_test_register_producer(void)
 {
     static const struct ks_test_case cases[] = {
@@ -1239,6 +1349,12 @@ void ks_test_register_producer(void)
         { "an unresolved sequence bumps the epoch", test_unresolved_sequence_bumps_epoch },
         { "keys of every width are sized, encoded and reported as sent", test_keys_of_every_width },
         { "a crashed leader is noticed at the next send()", test_crash_noticed_between_appends },
+        { "a record over max.request.size fails at send()",
+          test_record_larger_than_max_request_size_fails_at_send },
+        { "max.message.bytes refuses a batch: MESSAGE_TOO_LARGE",
+          test_topic_max_message_bytes_refuses_batches },
+        { "MESSAGE_TOO_LARGE splits a batch of several records",
+          test_message_too_large_splits_the_batch },
     };
     KS_TEST_ADD_SUITE("core/producer", cases);
 }
