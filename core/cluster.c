@@ -97,6 +97,8 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_RECORD_TOO_LARGE: return "record_too_large";
     case KS_REASON_CONNECTION_BROKER_DOWN: return "connection_broker_down";
     case KS_REASON_CONNECTION_TIMEOUT: return "connection_timeout";
+    case KS_REASON_CONNECTION_SETUP_TIMEOUT: return "connection_setup_timeout";
+    case KS_REASON_CONNECTION_REFUSED: return "connection_refused";
     case KS_REASON_MEMBER_JOINED: return "member_joined";
     case KS_REASON_MEMBER_SESSION_TIMEOUT: return "member_session_timeout";
     case KS_REASON_MEMBER_NOT_REJOINED: return "member_not_rejoined";
@@ -327,6 +329,11 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node)
         /* The crashed process's connections are reset (its host's kernel
          * answers with RST): clients see the disconnect at once, unlike a
          * network partition, where their requests time out. */
+        for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
+            if (cluster->producers[i] != NULL) {
+                ks_producer_on_broker_down(cluster->producers[i], index + 1);
+            }
+        }
         for (int32_t i = 0; i < cluster->spec->consumer_count; i++) {
             if (cluster->consumers[i] != NULL) {
                 ks_consumer_on_broker_down(cluster->consumers[i], index + 1);

@@ -90,9 +90,11 @@ enum ks_event_reason {
     KS_REASON_BUFFER_FULL_MAX_BLOCK,      /* send() blocked max.block.ms on buffer.memory */
     KS_REASON_NO_METADATA_MAX_BLOCK,      /* send() blocked max.block.ms on metadata */
     KS_REASON_PRODUCER_CRASHED,           /* records lost with the producer process */
-    KS_REASON_RECORD_TOO_LARGE,       /* send() refused: over max.request.size or buffer.memory */
-    KS_REASON_CONNECTION_BROKER_DOWN, /* a connection closed: the broker is down */
-    KS_REASON_CONNECTION_TIMEOUT,     /* ... no answer within request.timeout.ms */
+    KS_REASON_RECORD_TOO_LARGE,         /* send() refused: over max.request.size or buffer.memory */
+    KS_REASON_CONNECTION_BROKER_DOWN,   /* a connection closed: the broker is down */
+    KS_REASON_CONNECTION_TIMEOUT,       /* ... no answer within request.timeout.ms */
+    KS_REASON_CONNECTION_SETUP_TIMEOUT, /* ... not set up in socket.connection.setup.timeout */
+    KS_REASON_CONNECTION_REFUSED,       /* ... a connect to a broker that is down */
     /* what started a rebalance round (struct ks_event_cause) */
     KS_REASON_MEMBER_JOINED,
     KS_REASON_MEMBER_SESSION_TIMEOUT,
@@ -198,8 +200,10 @@ struct ks_event_cause {
 **                                  PRODUCER_CRASHED, RECORD_TOO_LARGE,
 **                                  record_count, outcome, suppressed_count (records
 **                                  failed since the previous line of the partition);
-**                                  or reason CONNECTION_BROKER_DOWN or
-**                                  CONNECTION_TIMEOUT, broker, batch_count,
+**                                  or reason CONNECTION_BROKER_DOWN,
+**                                  CONNECTION_TIMEOUT or CONNECTION_SETUP_TIMEOUT
+**                                  (a connect that failed: no batches), broker,
+**                                  batch_count,
 **                                  record_count (in flight, retried), idempotent
 **   REBALANCE          coordinator group_id, generation, assignor, group_leader_id,
 **                                  members, causes, offsets_partition

@@ -103,6 +103,10 @@ void ks_producer_config_defaults(struct ks_producer_config *out)
     out->metadata_max_age_ns = 300000 * MS;
     out->max_block_ns = 60000 * MS;
     out->max_request_size_bytes = 1048576;
+    out->reconnect_backoff_ns = 50 * MS;
+    out->reconnect_backoff_ns_max = 1000 * MS;
+    out->connection_setup_timeout_ns = 10000 * MS;
+    out->connection_setup_timeout_ns_max = 30000 * MS;
     out->rate_per_s = 1000; /* ksim workload: rate = 1000/s, until the end, null keys */
     out->count = -1;
     out->key_count = 0;

@@ -131,6 +131,10 @@ struct ks_producer_config {
     int64_t metadata_max_age_ns;              /* metadata.max.age.ms = 300000 */
     int64_t max_block_ns;                     /* max.block.ms = 60000 */
     int32_t max_request_size_bytes;           /* max.request.size = 1048576 */
+    int64_t reconnect_backoff_ns;             /* reconnect.backoff.ms = 50 */
+    int64_t reconnect_backoff_ns_max;         /* reconnect.backoff.max.ms = 1000 */
+    int64_t connection_setup_timeout_ns;      /* socket.connection.setup.timeout.ms = 10000 */
+    int64_t connection_setup_timeout_ns_max;  /* socket.connection.setup.timeout.max.ms = 30000 */
     struct ks_compression_config compression; /* compression.type = none, compression.*.level */
     /* ksim workload */
     uint64_t rate_per_s;          /* rate = 2000/s */

@@ -65,14 +65,33 @@
 **   P7  a partition is in the active set exactly when its queue is not empty, so
 **       the sender's passes (drain, delivery timeouts, the next wake-up) visit only
 **       those; and a partition with `unresolved` or `bump_required` set is flagged.
+**   P8  requests (Produce, Metadata, InitProducerId) are in flight only on a READY
+**       connection; a CONNECTING one has its probe's id.
 **
-** Retries and the network (NetworkClient): a request with no response after
-** request.timeout.ms disconnects its connection: every request in flight on it
-** fails with NETWORK_EXCEPTION (its fate unknown), which is retriable and asks
-** for a metadata refresh. A connection to a crashed broker closes at once (the
-** kernel resets a dead process's sockets, NetworkClient sees the disconnect)
-** and no new one is made while it is down; a cut-off or paused broker is only
-** noticed through request.timeout.ms. Retried batches go back to the front of their queue:
+** Connections (NetworkClient, ClusterConnectionStates): one per broker,
+**
+**   DISCONNECTED --connect (reconnect backoff over)--> CONNECTING
+**   CONNECTING --ApiVersions answered--> READY (both backoffs start over)
+**   CONNECTING --refused (broker down) / setup timeout--> DISCONNECTED
+**   READY --request timeout / reset (the broker's process died)--> DISCONNECTED
+**
+** A connect sends ApiVersions, whose round trip stands for the TCP handshake
+** too; its SYN is resent after 1 s and at doubling intervals (TCP), and it
+** fails at socket.connection.setup.timeout.ms (10 s, doubled per consecutive
+** failed connect up to .max.ms 30 s, +-20 %). After any disconnect the next
+** connect waits reconnect.backoff.ms (50 ms, doubled per failure since the
+** last ready connection up to .max.ms 1 s, +-20 %). Requests go only on a
+** READY connection (P8): batches for a broker that cannot be reached wait in
+** the accumulator rather than being sent into a cut, and Metadata and
+** InitProducerId wait for the connection of the broker picked for them. A
+** request with no response after request.timeout.ms disconnects its
+** connection: every request in flight on it fails with NETWORK_EXCEPTION (its
+** fate unknown), which is retriable; every disconnect asks for a metadata
+** refresh. A crashed broker's connections are reset (its host's kernel
+** answers RST): the driver calls ks_producer_on_broker_down and the next
+** pass, at once, closes them, and a connect while it is down is refused; a
+** cut-off or paused broker is only noticed through request.timeout.ms and
+** the setup timeout. Retried batches go back to the front of their queue:
 ** without idempotence with addFirst, so several batches failing together are
 ** resent in reverse order, which is how the Java client reorders records when
 ** max.in.flight > 1 (and duplicates them when a lost response hid a write).
@@ -108,10 +127,12 @@
 ** max.message.bytes with MESSAGE_TOO_LARGE, which fails a one-record batch
 ** (not retriable) and splits a larger one (split_and_reenqueue).
 **
-** Simplifications: no reconnect backoff
-** (reconnect.backoff.ms) after a disconnect; metadata and InitProducerId
-** requests do not take in-flight slots and go to a random broker (Kafka: the
-** least loaded node), another one after a timeout; acks != all turns
+** Simplifications: a connect's round trip is the ApiVersions probe (a paused
+** broker, whose kernel would complete the handshake, fails it at the setup
+** timeout); metadata and InitProducerId requests do not take in-flight slots
+** and go to a broker picked at random, preferring one with a ready
+** connection (Kafka: the least loaded node), another one after a failure;
+** acks != all turns
 ** idempotence off (the scenario loader rejects an explicit
 ** enable.idempotence=true with acks != all, retries = 0 or max.in.flight > 5,
 ** as Kafka does; when not explicit Kafka silently drops it, as here); the epoch
@@ -223,9 +244,22 @@ struct ppart {
     int64_t errors_suppressed;
 };
 
+/* One connection per broker, as ClusterConnectionStates tracks it. */
+enum conn_state { CONN_DISCONNECTED, CONN_CONNECTING, CONN_READY };
+
 struct pconn {
     GPtrArray *inflight;  /* struct prequest*, owned, oldest first */
     int64_t event_second; /* last second a disconnect line was emitted */
+    enum conn_state state;
+    bool attempted;             /* a connect was made in this incarnation */
+    ks_time_ns last_attempt_ns; /* lastConnectAttemptMs: the last connect or disconnect */
+    ks_time_ns reconnect_backoff_ns;
+    ks_time_ns setup_timeout_ns; /* socket.connection.setup.timeout, grown by failures */
+    int32_t failed_attempts;     /* disconnects since the last READY */
+    int32_t failed_connect_attempts;
+    int64_t connect_id; /* the ApiVersions request of a CONNECTING connection */
+    int32_t syn_count;  /* times it was sent: TCP retransmits an unanswered SYN */
+    bool reset_pending; /* the broker's process died: close at the next sender pass */
 };
 
 struct pwaiter { /* the application thread blocked in send() */
@@ -293,7 +327,6 @@ struct ks_producer {
     int32_t meta_avoid_broker;
     uint8_t broker_alive[KS_BROKER_COUNT_MAX];
     bool broker_alive_known;
-    uint8_t broker_up_seen[KS_BROKER_COUNT_MAX]; /* broker_up() at the last sender pass */
 
     /* idempotence */
     int64_t producer_id; /* -1 until InitProducerId answers */
@@ -716,33 +749,183 @@ static int32_t active_next(const struct ks_producer *p, int32_t from)
     return partition < p->partition_count ? partition : -1;
 }
 
-/* ---- metadata and broker choice -------------------------------------------------- */
+/* ---- connections ------------------------------------------------------------------- */
 
-/* Whether a connection to the broker can be made: false while its node is
- * crashed (connection refused). A cut-off or paused broker looks up: its
- * requests time out instead, as over a real network. */
+/* Whether the broker's process is up: a connect to a crashed broker is
+ * refused at once. A cut-off or paused broker looks up; a connect to it gets
+ * no answer and fails at the setup timeout, as over a real network. */
 static bool broker_up(const struct ks_producer *p, int32_t broker)
 {
     return ks_world_node_is_up(p->world, (ks_node_id)broker);
 }
 
+/* ExponentialBackoff(initial, 2, max, 0.2).backoff(attempts), one draw from
+ * the client stream (ks_producer_retry_backoff_ns computes the same series,
+ * from its first retry). */
+static ks_time_ns conn_backoff_ns(struct ks_producer *p, int64_t initial_ns, int64_t max_ns,
+                                  int32_t attempts)
+{
+    uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
+    return ks_producer_retry_backoff_ns(initial_ns, max_ns, attempts + 1, draw);
+}
+
+static ks_time_ns reconnect_backoff(struct ks_producer *p, int32_t attempts)
+{
+    return conn_backoff_ns(p, p->config->reconnect_backoff_ns, p->config->reconnect_backoff_ns_max,
+                           attempts);
+}
+
+static ks_time_ns setup_timeout(struct ks_producer *p, int32_t attempts)
+{
+    return conn_backoff_ns(p, p->config->connection_setup_timeout_ns,
+                           p->config->connection_setup_timeout_ns_max, attempts);
+}
+
+/* ClusterConnectionStates.canConnect: disconnected, and the reconnect
+ * backoff since the last attempt is over (a node never tried can connect). */
+static bool conn_can_connect(const struct pconn *conn, ks_time_ns now)
+{
+    return conn->state == CONN_DISCONNECTED &&
+           (!conn->attempted ||
+            now >= time_add(conn->last_attempt_ns, (int64_t)conn->reconnect_backoff_ns));
+}
+
+/* TCP resends an unanswered SYN after 1 s, then at doubling intervals
+ * (Linux: initial RTO 1 s, tcp_syn_retries), so a connect into a cut that
+ * heals completes at the next retransmission, while the setup timeout is not
+ * over. The time of the connect's next send, n sends in. */
+static ks_time_ns syn_retransmit_ns(const struct pconn *conn)
+{
+    int32_t sends = conn->syn_count < 30 ? conn->syn_count : 30;
+    int64_t after_ns = ((INT64_C(1) << sends) - 1) * (int64_t)KS_NS_PER_S;
+    return time_add(conn->last_attempt_ns, after_ns);
+}
+
+static ks_time_ns setup_deadline_ns(const struct pconn *conn)
+{
+    return time_add(conn->last_attempt_ns, (int64_t)conn->setup_timeout_ns + 1);
+}
+
+/* When the connection can next change by itself: a SYN retransmission, the
+ * end of its setup timeout (isConnectionSetupTimeout is strictly later) or of
+ * its reconnect backoff; KS_TIME_NEVER when ready. */
+static ks_time_ns conn_wakeup_ns(const struct pconn *conn, ks_time_ns now)
+{
+    switch (conn->state) {
+    case CONN_READY: return KS_TIME_NEVER;
+    case CONN_CONNECTING: return time_min(syn_retransmit_ns(conn), setup_deadline_ns(conn));
+    case CONN_DISCONNECTED:
+        return conn->attempted
+                   ? time_add(conn->last_attempt_ns, (int64_t)conn->reconnect_backoff_ns)
+                   : now;
+    }
+    return KS_TIME_NEVER;
+}
+
+static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns now,
+                            enum ks_event_reason reason);
+
+/* One send of a connect's probe (the same id each time: the first answer
+ * makes the connection ready, later ones are ignored). */
+static void conn_send_syn(struct ks_producer *p, int32_t broker)
+{
+    struct pconn *conn = &p->conns[broker - 1];
+    ks_assert(conn->state == CONN_CONNECTING);
+    struct ks_api_versions_request request;
+    memset(&request, 0, sizeof(request));
+    request.correlation_id = conn->connect_id;
+    conn->syn_count++;
+    ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_API_VERSIONS_REQUEST, &request,
+                  sizeof(request));
+}
+
+/* NetworkClient.initiateConnect: TCP connect, then ApiVersions; ksim sends
+ * the ApiVersions request at once and lets its round trip stand for the
+ * handshake too. A broker whose process is down refuses the connect: a
+ * failed attempt at once. */
+static void conn_connect(struct ks_producer *p, int32_t broker, ks_time_ns now)
+{
+    struct pconn *conn = &p->conns[broker - 1];
+    ks_assert(conn->state == CONN_DISCONNECTED);
+    if (!conn->attempted) {
+        /* ClusterConnectionStates.connecting creates the node's state. */
+        conn->attempted = true;
+        conn->reconnect_backoff_ns = reconnect_backoff(p, 0);
+        conn->setup_timeout_ns = setup_timeout(p, 0);
+    }
+    conn->state = CONN_CONNECTING;
+    conn->last_attempt_ns = now;
+    if (!broker_up(p, broker)) {
+        conn_disconnect(p, broker, now, KS_REASON_CONNECTION_REFUSED);
+        return;
+    }
+    conn->connect_id = ++p->next_correlation_id;
+    conn->syn_count = 0;
+    conn_send_syn(p, broker);
+}
+
+/* NetworkClient.ready: true when the connection can take a request; starts
+ * a connect when it may (the caller has something to send there). */
+static bool conn_ready(struct ks_producer *p, int32_t broker, ks_time_ns now)
+{
+    struct pconn *conn = &p->conns[broker - 1];
+    if (conn->state == CONN_READY) {
+        return true;
+    }
+    if (conn_can_connect(conn, now)) {
+        conn_connect(p, broker, now);
+    }
+    return conn->state == CONN_READY;
+}
+
+static void on_api_versions_response(struct ks_producer *p, ks_node_id source, const void *message,
+                                     size_t bytes)
+{
+    ks_assert(bytes == sizeof(struct ks_api_versions_response)); /* see producer_receive */
+    ks_assert(source >= 1 && source <= (ks_node_id)p->broker_count);
+    const struct ks_api_versions_response *response = message;
+    struct pconn *conn = &p->conns[source - 1];
+    if (conn->state != CONN_CONNECTING || response->correlation_id != conn->connect_id) {
+        return; /* an answer to an attempt that already failed */
+    }
+    /* ClusterConnectionStates.ready: both backoffs start over. */
+    conn->state = CONN_READY;
+    conn->connect_id = 0;
+    conn->failed_attempts = 0;
+    conn->reconnect_backoff_ns = reconnect_backoff(p, 0);
+    conn->failed_connect_attempts = 0;
+    conn->setup_timeout_ns = setup_timeout(p, 0);
+}
+
+/* ---- metadata and broker choice -------------------------------------------------- */
+
 /* A broker for Metadata or InitProducerId (Kafka: leastLoadedNode, which
- * skips nodes it cannot connect to): uniform among the brokers that are up
- * and that the last metadata called alive, then among those up, then among
- * all; never `avoid` (the one that just failed) when there is a choice. */
+ * prefers a ready connection and skips nodes it cannot connect to): uniform
+ * among the brokers that are up, that the last metadata called alive and
+ * whose connection is ready, then among those up, alive and not in reconnect
+ * backoff, then among those up, then among all; never `avoid` (the one that
+ * just failed) when there is a choice. */
 static int32_t pick_broker(struct ks_producer *p, int32_t avoid)
 {
-    int32_t candidates[KS_BROKER_COUNT_MAX];
+    int32_t *candidates = g_newa(int32_t, (gsize)p->broker_count);
     int32_t count = 0;
-    for (int32_t pass = 0; pass < 3 && count == 0; pass++) {
+    ks_time_ns now = now_ns(p);
+    for (int32_t pass = 0; pass < 4 && count == 0; pass++) {
         for (int32_t id = 1; id <= p->broker_count; id++) {
+            const struct pconn *conn = &p->conns[id - 1];
             if (id == avoid && p->broker_count > 1) {
                 continue;
             }
-            if (pass == 0 && p->broker_alive_known && !p->broker_alive[id - 1]) {
+            if (pass <= 1 && p->broker_alive_known && !p->broker_alive[id - 1]) {
                 continue;
             }
-            if (pass <= 1 && !broker_up(p, id)) {
+            if (pass == 0 && conn->state != CONN_READY) {
+                continue;
+            }
+            if (pass == 1 && conn->state == CONN_DISCONNECTED && !conn_can_connect(conn, now)) {
+                continue;
+            }
+            if (pass <= 2 && !broker_up(p, id)) {
                 continue;
             }
             candidates[count++] = id;
@@ -786,22 +969,40 @@ static ks_time_ns metadata_due_ns(const struct ks_producer *p)
     return time_add(p->meta_refreshed_ns, p->config->metadata_max_age_ns);
 }
 
+/* A metadata update that is due goes to a broker picked once per attempt
+ * (meta_broker) and waits for that broker's connection. */
 static void maybe_send_metadata(struct ks_producer *p, ks_time_ns now)
 {
     if (metadata_due_ns(p) > now) {
         return;
     }
+    if (p->meta_broker < 0) {
+        p->meta_broker = pick_broker(p, p->meta_avoid_broker);
+    }
+    int32_t broker = p->meta_broker;
+    if (!conn_ready(p, broker, now)) {
+        return; /* connecting (or refused: conn_disconnect dropped the target) */
+    }
     struct ks_metadata_request request;
     memset(&request, 0, sizeof(request));
     request.correlation_id = ++p->next_correlation_id;
     request.topic_index = p->config->topic_index;
-    int32_t broker = pick_broker(p, p->meta_avoid_broker);
     p->meta_request_id = request.correlation_id;
-    p->meta_broker = broker;
     p->meta_attempt_ns = now;
     p->meta_deadline_ns = time_add(now, p->config->request_timeout_ns);
     ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_METADATA_REQUEST, &request,
                   sizeof(request));
+}
+
+/* The end of a metadata attempt that got no good answer: back off, and pick
+ * another broker next time. */
+static void metadata_failed(struct ks_producer *p, ks_time_ns now)
+{
+    p->meta_request_id = 0;
+    p->meta_failures++;
+    p->meta_attempt_ns = now;
+    p->meta_avoid_broker = p->meta_broker;
+    p->meta_broker = -1;
 }
 
 static void on_metadata_response(struct ks_producer *p, const void *message, size_t bytes)
@@ -814,12 +1015,12 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
     if (response->correlation_id != p->meta_request_id || p->meta_request_id == 0) {
         return; /* a late answer to a request that already timed out */
     }
-    p->meta_request_id = 0;
     if (response->error_code != KS_ERR_NONE) {
-        p->meta_failures++;
-        p->meta_avoid_broker = p->meta_broker;
+        metadata_failed(p, now_ns(p));
         return;
     }
+    p->meta_request_id = 0;
+    p->meta_broker = -1;
     const struct ks_metadata_partition *entries =
         (const struct ks_metadata_partition *)((const uint8_t *)message + sizeof(*response));
     bool missing_leader = false;
@@ -850,18 +1051,25 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
 
 /* ---- idempotence -------------------------------------------------------------------- */
 
+/* InitProducerId goes to a broker picked once per attempt (pid_broker) and
+ * waits for its connection, as metadata does. */
 static void maybe_send_init_producer_id(struct ks_producer *p, ks_time_ns now)
 {
     if (!p->idempotent || p->producer_id >= 0 || p->pid_request_id != 0 ||
         now < p->pid_retry_at_ns) {
         return;
     }
+    if (p->pid_broker < 0) {
+        p->pid_broker = pick_broker(p, p->pid_avoid_broker);
+    }
+    int32_t broker = p->pid_broker;
+    if (!conn_ready(p, broker, now)) {
+        return;
+    }
     struct ks_init_producer_id_request request;
     memset(&request, 0, sizeof(request));
     request.correlation_id = ++p->next_correlation_id;
-    int32_t broker = pick_broker(p, p->pid_avoid_broker);
     p->pid_request_id = request.correlation_id;
-    p->pid_broker = broker;
     p->pid_deadline_ns = time_add(now, p->config->request_timeout_ns);
     ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_INIT_PRODUCER_ID_REQUEST, &request,
                   sizeof(request));
@@ -872,6 +1080,7 @@ static void init_producer_id_failed(struct ks_producer *p)
     p->pid_request_id = 0;
     p->pid_failures++;
     p->pid_avoid_broker = p->pid_broker;
+    p->pid_broker = -1;
     uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
     p->pid_retry_at_ns =
         time_add(now_ns(p), (int64_t)ks_producer_retry_backoff_ns(p->config->retry_backoff_ns,
@@ -891,6 +1100,7 @@ static void on_init_producer_id_response(struct ks_producer *p, const void *mess
         return;
     }
     p->pid_request_id = 0;
+    p->pid_broker = -1;
     p->pid_failures = 0;
     p->producer_id = response->producer_id;
     p->producer_epoch = response->producer_epoch;
@@ -1343,24 +1553,36 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
     return count;
 }
 
-static void drain(struct ks_producer *p, ks_time_ns now)
+/* The brokers that lead a partition whose head batch can go now
+ * (RecordAccumulator.ready's ready nodes), in ready[] (broker_count); a
+ * partition with data and no known leader asks for new metadata. */
+static void ready_brokers(struct ks_producer *p, ks_time_ns now, bool *ready)
 {
-    /* Partitions with data but no usable leader: no leader known, or it
-     * cannot be connected to (NetworkClient.ready fails, and the disconnect
-     * asks for new metadata). Their batches wait. Which brokers lead a
-     * partition with data: only those are drained. */
-    bool leads_active[KS_BROKER_COUNT_MAX] = { false };
+    memset(ready, 0, (size_t)p->broker_count * sizeof(*ready));
     for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
         const struct ppart *part = &p->parts[i];
-        if (part->leader < 0 || !broker_up(p, part->leader)) {
+        if (part->leader < 0) {
             request_metadata_update(p);
-        } else {
-            leads_active[part->leader - 1] = true;
+            continue;
+        }
+        const struct pbatch *head = g_queue_peek_head((GQueue *)&part->queue);
+        if (batch_sendable(p, part, head, now)) {
+            ready[part->leader - 1] = true;
         }
     }
+}
+
+/* Sender.sendProducerData: each ready broker whose connection is ready gets
+ * requests while it has in-flight room; for the others NetworkClient.ready
+ * starts a connect (or waits out the reconnect backoff), and their batches
+ * wait in the accumulator. */
+static void drain(struct ks_producer *p, ks_time_ns now)
+{
+    bool *ready = g_newa(bool, (gsize)p->broker_count);
+    ready_brokers(p, now, ready);
     struct pbatch **batches = NULL;
     for (int32_t broker = 1; broker <= p->broker_count; broker++) {
-        if (!leads_active[broker - 1]) {
+        if (!ready[broker - 1] || !conn_ready(p, broker, now)) {
             continue;
         }
         if (batches == NULL) {
@@ -1657,7 +1879,7 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
 /* A timeline line for a closed connection, at most one per broker per
  * second: which batches go back to be resent, and why. */
 static void report_disconnect(struct ks_producer *p, int32_t broker, const GPtrArray *failed,
-                              ks_time_ns now)
+                              ks_time_ns now, enum ks_event_reason reason)
 {
     struct pconn *conn = &p->conns[broker - 1];
     int64_t second = (int64_t)(now / KS_NS_PER_S);
@@ -1679,8 +1901,7 @@ static void report_disconnect(struct ks_producer *p, int32_t broker, const GPtrA
     }
     struct ks_cluster_event event;
     ks_cluster_event_init(&event, now, KS_EV_PRODUCER_ERROR);
-    event.reason =
-        broker_up(p, broker) ? KS_REASON_CONNECTION_TIMEOUT : KS_REASON_CONNECTION_BROKER_DOWN;
+    event.reason = reason;
     event.producer_index = p->index;
     event.broker = broker;
     event.topic_index = p->config->topic_index;
@@ -1690,51 +1911,92 @@ static void report_disconnect(struct ks_producer *p, int32_t broker, const GPtrA
     p->observer->on_event(p->observer->context, &event);
 }
 
-/* NetworkClient.handleTimedOutRequests: a request past request.timeout.ms
- * closes its connection; every request on it fails as disconnected. A
- * connection to a crashed broker is closed too (the kernel resets a dead
- * process's sockets, and NetworkClient sees the disconnect). */
+/* ClusterConnectionStates.disconnected and NetworkClient.processDisconnection:
+ * every request in flight on the connection fails as disconnected
+ * (NETWORK_EXCEPTION, its fate unknown), a Metadata or InitProducerId
+ * attempt on it fails, the reconnect backoff grows with the failures since
+ * the last ready connection, a failed connect also grows the setup timeout
+ * (any other disconnect resets it), and new metadata is requested
+ * (DefaultMetadataUpdater.handleServerDisconnect). */
+static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns now,
+                            enum ks_event_reason reason)
+{
+    struct pconn *conn = &p->conns[broker - 1];
+    bool was_connecting = conn->state == CONN_CONNECTING;
+    conn->reset_pending = false;
+    conn->state = CONN_DISCONNECTED;
+    conn->connect_id = 0;
+    conn->last_attempt_ns = now;
+    conn->reconnect_backoff_ns = reconnect_backoff(p, conn->failed_attempts);
+    conn->failed_attempts++;
+    if (was_connecting) {
+        conn->failed_connect_attempts++;
+        conn->setup_timeout_ns = setup_timeout(p, conn->failed_connect_attempts);
+    } else {
+        conn->failed_connect_attempts = 0;
+        conn->setup_timeout_ns = setup_timeout(p, 0);
+    }
+    /* Oldest first, as NetworkClient's clearAll iterates; each retry goes to
+     * the front of its queue, so their order flips. */
+    GPtrArray *failed = conn->inflight;
+    conn->inflight = g_ptr_array_new();
+    if (failed->len > 0 || reason == KS_REASON_CONNECTION_SETUP_TIMEOUT) {
+        report_disconnect(p, broker, failed, now, reason);
+    }
+    for (guint i = 0; i < failed->len; i++) {
+        struct prequest *request = g_ptr_array_index(failed, i);
+        for (int32_t e = 0; e < request->entry_count; e++) {
+            struct pentry *entry = &request->entries[e];
+            struct pbatch *batch = entry->batch;
+            entry->batch = NULL;
+            if (batch != NULL) {
+                batch->entry = NULL;
+                complete_attempt(p, batch, KS_ERR_NETWORK_EXCEPTION, -1, entry_stale(entry, batch),
+                                 now);
+            }
+        }
+        request_free(request);
+    }
+    g_ptr_array_free(failed, TRUE);
+    if (p->meta_broker == broker) {
+        metadata_failed(p, now);
+    }
+    if (p->pid_broker == broker) {
+        init_producer_id_failed(p);
+    }
+    request_metadata_update(p);
+}
+
+/* Connections that must close now: the broker's process died (its
+ * connections were reset), a request on it passed request.timeout.ms
+ * (NetworkClient.handleTimedOutRequests), or a connect passed its setup
+ * timeout (handleTimedOutConnections). */
 static void expire_requests(struct ks_producer *p, ks_time_ns now)
 {
     for (int32_t b = 0; b < p->broker_count; b++) {
         struct pconn *conn = &p->conns[b];
-        bool timed_out = conn->inflight->len > 0 && !broker_up(p, b + 1);
-        for (guint i = 0; i < conn->inflight->len; i++) {
-            const struct prequest *request = g_ptr_array_index(conn->inflight, i);
-            timed_out |= request->deadline_ns <= now;
-        }
-        if (!timed_out) {
+        if (conn->reset_pending) {
+            conn->reset_pending = false;
+            if (conn->state != CONN_DISCONNECTED) {
+                conn_disconnect(p, b + 1, now, KS_REASON_CONNECTION_BROKER_DOWN);
+            }
             continue;
         }
-        /* Oldest first, as NetworkClient's clearAll iterates; each retry
-         * goes to the front of its queue, so their order flips. */
-        GPtrArray *failed = conn->inflight;
-        conn->inflight = g_ptr_array_new();
-        report_disconnect(p, b + 1, failed, now);
-        for (guint i = 0; i < failed->len; i++) {
-            struct prequest *request = g_ptr_array_index(failed, i);
-            for (int32_t e = 0; e < request->entry_count; e++) {
-                struct pentry *entry = &request->entries[e];
-                struct pbatch *batch = entry->batch;
-                entry->batch = NULL;
-                if (batch != NULL) {
-                    batch->entry = NULL;
-                    complete_attempt(p, batch, KS_ERR_NETWORK_EXCEPTION, -1,
-                                     entry_stale(entry, batch), now);
-                }
-            }
-            request_free(request);
+        bool timed_out = false;
+        for (guint i = 0; i < conn->inflight->len && !timed_out; i++) {
+            const struct prequest *request = g_ptr_array_index(conn->inflight, i);
+            timed_out = request->deadline_ns <= now;
         }
-        g_ptr_array_free(failed, TRUE);
-        request_metadata_update(p);
-    }
-    if (p->meta_request_id != 0 && (p->meta_deadline_ns <= now || !broker_up(p, p->meta_broker))) {
-        p->meta_request_id = 0;
-        p->meta_failures++;
-        p->meta_avoid_broker = p->meta_broker; /* try another broker next */
-    }
-    if (p->pid_request_id != 0 && (p->pid_deadline_ns <= now || !broker_up(p, p->pid_broker))) {
-        init_producer_id_failed(p);
+        timed_out |=
+            p->meta_request_id != 0 && p->meta_broker == b + 1 && p->meta_deadline_ns <= now;
+        timed_out |= p->pid_request_id != 0 && p->pid_broker == b + 1 && p->pid_deadline_ns <= now;
+        if (timed_out) {
+            conn_disconnect(p, b + 1, now, KS_REASON_CONNECTION_TIMEOUT);
+        } else if (conn->state == CONN_CONNECTING && now >= setup_deadline_ns(conn)) {
+            conn_disconnect(p, b + 1, now, KS_REASON_CONNECTION_SETUP_TIMEOUT);
+        } else if (conn->state == CONN_CONNECTING && now >= syn_retransmit_ns(conn)) {
+            conn_send_syn(p, b + 1);
+        }
     }
 }
 
@@ -1839,6 +2101,13 @@ void ks_producer_check(const struct ks_producer *p)
     for (int32_t b = 0; b < p->broker_count; b++) {
         const struct pconn *conn = &p->conns[b];
         ks_assert((int32_t)conn->inflight->len <= p->in_flight_max); /* P2 */
+        if (conn->inflight->len > 0) {
+            ks_assert(conn->state == CONN_READY); /* P8 */
+        }
+        ks_assert((conn->state == CONN_CONNECTING) == (conn->connect_id != 0)); /* P8 */
+        if (conn->state != CONN_DISCONNECTED) {
+            ks_assert(conn->attempted);
+        }
         for (guint k = 0; k < conn->inflight->len; k++) {
             const struct prequest *request = g_ptr_array_index(conn->inflight, k);
             int32_t pending = 0;
@@ -1858,7 +2127,13 @@ void ks_producer_check(const struct ks_producer *p)
         }
     }
     ks_assert(active_count == p->active_count); /* P7 */
-    ks_assert(records == p->pending_count);     /* P1 */
+    if (p->meta_request_id != 0) {
+        ks_assert(p->meta_broker >= 1 && p->conns[p->meta_broker - 1].state == CONN_READY); /* P8 */
+    }
+    if (p->pid_request_id != 0) {
+        ks_assert(p->pid_broker >= 1 && p->conns[p->pid_broker - 1].state == CONN_READY); /* P8 */
+    }
+    ks_assert(records == p->pending_count); /* P1 */
     ks_assert(p->acked_count + p->failed_count + p->unknown_count + p->pending_count +
                   (p->waiter.active ? 1 : 0) ==
               p->next_seq);                   /* P1 */
@@ -1912,13 +2187,32 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
             }
         }
     }
+    /* Connections: setup timeouts, and the end of the reconnect backoff of
+     * a broker that has something to send. */
+    bool *ready = g_newa(bool, (gsize)p->broker_count);
+    ready_brokers(p, now, ready);
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        const struct pconn *conn = &p->conns[b];
+        if (conn->state == CONN_CONNECTING || (ready[b] && conn->state != CONN_READY)) {
+            next = time_min(next, conn_wakeup_ns(conn, now));
+        }
+    }
     if (p->meta_request_id != 0) {
         next = time_min(next, p->meta_deadline_ns);
     } else {
-        next = time_min(next, metadata_due_ns(p));
+        ks_time_ns due = metadata_due_ns(p);
+        if (due <= now && p->meta_broker >= 0) {
+            /* Due, and waiting for its broker's connection. */
+            due = conn_wakeup_ns(&p->conns[p->meta_broker - 1], now);
+        }
+        next = time_min(next, due);
     }
     if (p->idempotent && p->producer_id < 0) {
-        next = time_min(next, p->pid_request_id != 0 ? p->pid_deadline_ns : p->pid_retry_at_ns);
+        ks_time_ns due = p->pid_request_id != 0 ? p->pid_deadline_ns : p->pid_retry_at_ns;
+        if (p->pid_request_id == 0 && due <= now && p->pid_broker >= 0) {
+            due = conn_wakeup_ns(&p->conns[p->pid_broker - 1], now);
+        }
+        next = time_min(next, due);
     }
     if (p->waiter.active) {
         next = time_min(next, p->waiter.deadline_ns);
@@ -1946,33 +2240,15 @@ static void schedule_sender(struct ks_producer *p, ks_time_ns at_ns)
 
 /* Whether a sender pass at `now` could do anything, for a record appended
  * to an open batch that is still not full (that append makes nothing
- * sendable and moves no deadline). A pass acts on (a) deadlines, which
+ * sendable and moves no deadline). A pass acts on deadlines, which
  * next_wakeup_ns covers and the sender timer holds (its time is never later
- * than the earliest of them); (b) events (responses, appends that make a
- * batch ready), after which it runs anyway; and (c) brokers that are down,
- * which it reads without an event: a broker that went down or came back
- * since the last pass (a connection to reset, a leader that cannot be
- * reached or can again), and a request still waiting on a broker that is
- * down (metadata or InitProducerId sent to a crashed node when no other
- * could be chosen: the next pass fails it at once). Skipping the pass in
- * every other case changes nothing the simulation can see. */
+ * than the earliest of them), and on events (responses, appends that make a
+ * batch ready, a broker's connections reset by its crash, which
+ * ks_producer_on_broker_down turns into a pass), after which it runs anyway.
+ * So only a due sender timer makes the pass worth running. */
 static bool sender_due(struct ks_producer *p, ks_time_ns now)
 {
-    if (p->sender_timer != 0 && p->sender_at_ns <= now) {
-        return true;
-    }
-    for (int32_t b = 0; b < p->broker_count; b++) {
-        bool up = broker_up(p, b + 1);
-        if (up != (p->broker_up_seen[b] != 0)) {
-            return true;
-        }
-        if (!up && (p->conns[b].inflight->len > 0 ||
-                    (p->meta_request_id != 0 && p->meta_broker == b + 1) ||
-                    (p->pid_request_id != 0 && p->pid_broker == b + 1))) {
-            return true;
-        }
-    }
-    return false;
+    return p->sender_timer != 0 && p->sender_at_ns <= now;
 }
 
 static void sender_run(struct ks_producer *p)
@@ -1981,9 +2257,6 @@ static void sender_run(struct ks_producer *p)
         return;
     }
     ks_time_ns now = now_ns(p);
-    for (int32_t b = 0; b < p->broker_count; b++) {
-        p->broker_up_seen[b] = broker_up(p, b + 1) ? 1 : 0;
-    }
     expire_requests(p, now);
     expire_batches(p, now);
     resolve_sequences(p);
@@ -2125,6 +2398,9 @@ static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source
         on_init_producer_id_response(p, message, message_bytes);
         break;
     case KS_MSG_PRODUCE_RESPONSE: on_produce_response(p, source, message, message_bytes); break;
+    case KS_MSG_API_VERSIONS_RESPONSE:
+        on_api_versions_response(p, source, message, message_bytes);
+        break;
     default: ks_assert(!"unexpected message kind at a producer");
     }
     sender_run(p);
@@ -2168,7 +2444,21 @@ static void reset_client_state(struct ks_producer *p)
     p->record_timer = 0;
     for (int32_t b = 0; b < p->broker_count; b++) {
         p->drain_start[b] = 0;
+        struct pconn *conn = &p->conns[b];
+        ks_assert(conn->inflight->len == 0);
+        conn->state = CONN_DISCONNECTED;
+        conn->attempted = false;
+        conn->last_attempt_ns = 0;
+        conn->reconnect_backoff_ns = 0;
+        conn->setup_timeout_ns = 0;
+        conn->failed_attempts = 0;
+        conn->failed_connect_attempts = 0;
+        conn->connect_id = 0;
+        conn->syn_count = 0;
+        conn->reset_pending = false;
     }
+    p->meta_broker = -1;
+    p->pid_broker = -1;
 }
 
 struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spec *spec,
@@ -2366,6 +2656,16 @@ void ks_producer_on_restart(struct ks_producer *p)
     p->base_seq = p->next_seq;
     schedule_next_record(p);
     sender_run(p);
+}
+
+void ks_producer_on_broker_down(struct ks_producer *p, int32_t broker)
+{
+    ks_assert(broker >= 1 && broker <= p->broker_count);
+    if (!p->up || !p->started) {
+        return; /* no connections */
+    }
+    p->conns[broker - 1].reset_pending = true;
+    schedule_sender(p, now_ns(p));
 }
 
 void ks_producer_stop(struct ks_producer *p)

@@ -83,6 +83,9 @@ static const char *reason_phrase(enum ks_event_reason reason)
         return "MESSAGE_TOO_LARGE: larger than max.request.size or buffer.memory";
     case KS_REASON_CONNECTION_BROKER_DOWN: return "broker down";
     case KS_REASON_CONNECTION_TIMEOUT: return "no answer within request.timeout.ms";
+    case KS_REASON_CONNECTION_SETUP_TIMEOUT:
+        return "not set up within socket.connection.setup.timeout.ms";
+    case KS_REASON_CONNECTION_REFUSED: return "connection refused";
     case KS_REASON_MEMBER_JOINED: return "joined";
     case KS_REASON_MEMBER_SESSION_TIMEOUT: return "session timed out";
     case KS_REASON_MEMBER_NOT_REJOINED: return "did not rejoin in time";
@@ -511,6 +514,17 @@ static const char *outcome_name(enum ks_record_outcome_kind outcome)
 static void narrate_disconnect(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
                                GString *detail, GString *explain)
 {
+    if (e->reason == KS_REASON_CONNECTION_SETUP_TIMEOUT) {
+        g_string_append_printf(detail, "producer %s: connection to broker %d not set up (%s)",
+                               spec->producers[e->producer_index].name, e->broker,
+                               phrase(e->reason));
+        g_string_append(explain,
+                        "The producer's connect got no answer in time (the broker is cut off "
+                        "or paused). It closes the attempt, waits reconnect.backoff.ms and tries "
+                        "again with a longer setup timeout; its batches for that broker wait in "
+                        "the accumulator instead of being sent into the cut.");
+        return;
+    }
     g_string_append_printf(detail,
                            "producer %s: connection to broker %d closed (%s): %" PRId64
                            " batch(es), %" PRId64 " record(s) in flight fail and are retried",
@@ -533,7 +547,9 @@ static void narrate_producer_error(const struct ks_cluster_spec *spec,
                                    GString *explain)
 {
     if (e->reason == KS_REASON_CONNECTION_BROKER_DOWN ||
-        e->reason == KS_REASON_CONNECTION_TIMEOUT) {
+        e->reason == KS_REASON_CONNECTION_TIMEOUT ||
+        e->reason == KS_REASON_CONNECTION_SETUP_TIMEOUT ||
+        e->reason == KS_REASON_CONNECTION_REFUSED) {
         narrate_disconnect(spec, e, detail, explain);
         return;
     }

@@ -387,6 +387,18 @@ static const struct ks__key_spec producer_keys[] = {
       NULL, "Refresh metadata at least this often." },
     { "max.block.ms", KS__VALUE_MS, 0, I32MAX, "60000", NULL, PR(max_block_ns), 0, NULL,
       "Longest a send blocks on a full buffer or missing metadata." },
+    { "reconnect.backoff.ms", KS__VALUE_MS, 0, I32MAX, "50", NULL, PR(reconnect_backoff_ns), 0,
+      NULL,
+      "Pause before connecting again to a broker after a disconnect or a failed connect "
+      "(doubled per consecutive failure, +-20 %)." },
+    { "reconnect.backoff.max.ms", KS__VALUE_MS, 0, I32MAX, "1000", NULL,
+      PR(reconnect_backoff_ns_max), 0, NULL, "Longest pause before connecting again." },
+    { "socket.connection.setup.timeout.ms", KS__VALUE_MS, 1, I32MAX, "10000", NULL,
+      PR(connection_setup_timeout_ns), 0, NULL,
+      "A connection not set up (TCP and ApiVersions) within this long fails (doubled per "
+      "consecutive failure, +-20 %): a broker behind a network cut is not sent to." },
+    { "socket.connection.setup.timeout.max.ms", KS__VALUE_MS, 1, I32MAX, "30000", NULL,
+      PR(connection_setup_timeout_ns_max), 0, NULL, "Longest connection setup timeout." },
     { "max.request.size", KS__VALUE_SIZE32, 1, I32MAX, "1048576", NULL, PR(max_request_size_bytes),
       0, NULL,
       "Largest request; a record larger than this (or than buffer.memory) fails at send() "
@@ -601,8 +613,6 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { PD, "partitioner.ignore.keys", NULL, "keyed records always go by murmur2" },
     { PD, "partitioner.adaptive.partitioning.enable", NULL, "no adaptive partitioning" },
     { PD, "partitioner.availability.timeout.ms", NULL, "no adaptive partitioning" },
-    { PD, "reconnect.backoff.ms", NULL, "no reconnect backoff" },
-    { PD, "reconnect.backoff.max.ms", NULL, "no reconnect backoff" },
     { PD, "bootstrap.servers", NULL, "clients know the simulated cluster" },
     { PD, "client.id", NULL, "clients are named by their section" },
     { PD, "key.serializer", NULL, "keys and values are ksim's own bytes" },
