@@ -62,6 +62,23 @@ static void complete(struct ks_broker *broker, const struct ks__completion *comp
     response.log_start_offset = replica != NULL ? ks_log_start_offset(replica->log) : -1;
     response.leader_epoch =
         replica != NULL && replica->role == KS_ROLE_LEADER ? replica->state.leader_epoch : -1;
+    /* KIP-951: KafkaApis.handleProduceRequest adds the partition's current
+     * leader from the broker's metadata cache (getCurrentLeader) to a
+     * NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH answer, so the producer
+     * can retry there without a metadata round trip. */
+    response.current_leader_id = -1;
+    response.current_leader_epoch = -1;
+    if ((error == KS_ERR_NOT_LEADER_OR_FOLLOWER || error == KS_ERR_FENCED_LEADER_EPOCH) &&
+        completion->topic_index >= 0 && completion->topic_index < broker->topic_count &&
+        completion->partition >= 0 &&
+        completion->partition < broker->topics[completion->topic_index].partition_count) {
+        const struct ks_partition_state *state =
+            &broker->meta[completion->topic_index][completion->partition];
+        if (state->partition_epoch >= 0 && state->leader >= 1) {
+            response.current_leader_id = state->leader;
+            response.current_leader_epoch = state->leader_epoch;
+        }
+    }
     ks__broker_send_at(broker, at_ns, completion->source, KS_MSG_PRODUCE_RESPONSE, &response,
                        sizeof response);
 }

@@ -204,6 +204,7 @@ struct pbatch {
     struct pentry *entry; /* not owned: its place in the request carrying it, or NULL */
     int32_t acked_broker; /* the broker whose answer ended it (acks=0: the one written to); -1 */
     int32_t acked_leader_epoch; /* that broker's leader epoch from its response; -1 unknown */
+    int32_t sent_leader_epoch;  /* the partition's leader epoch at its last send; -1 */
 };
 
 /* One partition's batch inside a Produce request. ksim's wire protocol has
@@ -642,6 +643,7 @@ static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_
     batch->encoded_sequence = -1;
     batch->acked_broker = -1;
     batch->acked_leader_epoch = -1;
+    batch->sent_leader_epoch = -1;
     p->reserved_bytes += reserve_bytes;
     return batch;
 }
@@ -1028,6 +1030,12 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
         int32_t partition = entries[i].partition;
         ks_assert(partition >= 0 && partition < p->partition_count); /* of our topic */
         struct ppart *part = &p->parts[partition];
+        if (part->leader_epoch >= 0 && entries[i].leader_epoch < part->leader_epoch) {
+            /* KIP-320: Metadata.updateLatestMetadata keeps what it has when
+             * a broker with stale metadata answers with an older epoch. */
+            missing_leader |= part->leader < 0;
+            continue;
+        }
         part->leader =
             entries[i].leader >= 1 && entries[i].leader <= p->broker_count ? entries[i].leader : -1;
         part->leader_epoch = entries[i].leader_epoch;
@@ -1434,6 +1442,7 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
         entry->producer_epoch = batch->producer_epoch;
         entry->base_sequence = batch->base_sequence;
         batch->entry = entry;
+        batch->sent_leader_epoch = p->parts[batch->partition].leader_epoch;
     }
     struct pconn *conn = &p->conns[broker - 1];
     g_ptr_array_add(conn->inflight, request);
@@ -1446,10 +1455,21 @@ static void request_free(struct prequest *request)
     free(request);
 }
 
+/* The end of a retry's backoff. KIP-951: a retry whose partition has a newer
+ * leader epoch than at its last send skips the backoff (ProducerBatch.
+ * hasLeaderChangedForTheOngoingRetry, RecordAccumulator.shouldBackoff). */
+static ks_time_ns batch_backoff_until(const struct ppart *part, const struct pbatch *batch)
+{
+    if (batch->retry_count > 0 && part->leader_epoch > batch->sent_leader_epoch) {
+        return 0;
+    }
+    return batch->retry_at_ns;
+}
+
 static bool batch_sendable(const struct ks_producer *p, const struct ppart *part,
                            const struct pbatch *batch, ks_time_ns now)
 {
-    if (batch->retry_at_ns > now) {
+    if (batch_backoff_until(part, batch) > now) {
         return false;
     }
     if (batch->retry_count > 0) {
@@ -1840,6 +1860,30 @@ static bool entry_stale(const struct pentry *entry, const struct pbatch *batch)
            entry->base_sequence != batch->base_sequence;
 }
 
+/* KIP-951: Sender.handleProduceResponse collects the CurrentLeader of
+ * NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH answers and hands them to
+ * Metadata.updatePartitionLeadership, which takes a leader only with a newer
+ * epoch than the one it knows. The metadata refresh is still requested
+ * (complete_attempt), but the retry need not wait for it. */
+static void update_leadership(struct ks_producer *p, int32_t partition,
+                              const struct ks_produce_response *response)
+{
+    if (response->error_code != KS_ERR_NOT_LEADER_OR_FOLLOWER &&
+        response->error_code != KS_ERR_FENCED_LEADER_EPOCH) {
+        return;
+    }
+    if (response->current_leader_id < 1 || response->current_leader_id > p->broker_count ||
+        response->current_leader_epoch < 0 || !p->meta_known) {
+        return;
+    }
+    struct ppart *part = &p->parts[partition];
+    if (part->leader_epoch >= 0 && response->current_leader_epoch <= part->leader_epoch) {
+        return;
+    }
+    part->leader = response->current_leader_id;
+    part->leader_epoch = response->current_leader_epoch;
+}
+
 static void on_produce_response(struct ks_producer *p, ks_node_id source, const void *message,
                                 size_t bytes)
 {
@@ -1868,8 +1912,10 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
          * ProduceResponse CurrentLeader field does since KIP-951). */
         batch->acked_broker = (int32_t)source;
         batch->acked_leader_epoch = response->leader_epoch;
+        int32_t partition = batch->partition;
         complete_attempt(p, batch, response->error_code, response->base_offset,
                          entry_stale(entry, batch), now_ns(p));
+        update_leadership(p, partition, response);
     }
     if (request->pending_count == 0) {
         request_free(request);
@@ -2162,7 +2208,7 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
                 break; /* the rest are younger (P6) */
             }
             if (head && part->leader >= 0) {
-                ks_time_ns ready = batch->retry_at_ns;
+                ks_time_ns ready = batch_backoff_until(part, batch);
                 if (batch->retry_count == 0 && !batch_sendable(p, part, batch, now)) {
                     ready = time_add(batch->created_ns, p->config->linger_ns);
                 }

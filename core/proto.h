@@ -264,6 +264,10 @@ struct ks_produce_response {
     int16_t error_code;
     int16_t reserved;
     int32_t leader_epoch; /* the answering leader's epoch; -1 if it is not the leader */
+    /* KIP-951 CurrentLeader: with NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH,
+     * the leader and epoch the answering broker's metadata names; -1 unknown. */
+    int32_t current_leader_id;
+    int32_t current_leader_epoch;
 };
 
 /* ---- Fetch ---------------------------------------------------------------- */

@@ -63,6 +63,10 @@ struct fake_cluster {
     int32_t broker_count;
     int32_t partition_count;
     int32_t leader[FAKE_PARTITIONS_MAX]; /* metadata table */
+    int32_t epoch[FAKE_PARTITIONS_MAX];  /* ... its leader epochs */
+    bool leader_hint;                    /* KIP-951: NOT_LEADER_OR_FOLLOWER names the leader */
+    bool metadata_silent;                /* metadata requests get no answer */
+    int32_t metadata_stale_leader;       /* > 0: metadata names this leader in epoch 0 */
     struct fake_partition parts[FAKE_PARTITIONS_MAX];
     /* faults */
     int32_t drop_responses;            /* drop the next N produce responses (after appending) */
@@ -148,7 +152,11 @@ static void fake_metadata(struct fake_cluster *fake, ks_world *world, struct fak
     for (int32_t i = 0; i < fake->partition_count; i++) {
         entries[i].partition = i;
         entries[i].leader = fake->leader[i];
-        entries[i].leader_epoch = 0;
+        entries[i].leader_epoch = fake->epoch[i];
+        if (fake->metadata_stale_leader > 0) {
+            entries[i].leader = fake->metadata_stale_leader;
+            entries[i].leader_epoch = 0;
+        }
         entries[i].error_code = fake->leader[i] < 0 ? KS_ERR_LEADER_NOT_AVAILABLE : KS_ERR_NONE;
     }
     fake_send(world, (ks_node_id)node->broker_id, source, KS_MSG_METADATA_RESPONSE, message, bytes);
@@ -261,10 +269,16 @@ static void fake_produce(struct fake_cluster *fake, ks_world *world, struct fake
     response.topic_index = request->topic_index;
     response.partition = request->partition;
     response.base_offset = -1;
+    response.current_leader_id = -1;
+    response.current_leader_epoch = -1;
     struct fake_partition *part = &fake->parts[request->partition];
     int16_t error = fake->refuse_error[node->broker_id];
     if (error == KS_ERR_NONE && fake->leader[request->partition] != node->broker_id) {
         error = KS_ERR_NOT_LEADER_OR_FOLLOWER;
+        if (fake->leader_hint) {
+            response.current_leader_id = fake->leader[request->partition];
+            response.current_leader_epoch = fake->epoch[request->partition];
+        }
     }
     if (error == KS_ERR_NONE) {
         int64_t duplicate_offset = -1;
@@ -303,7 +317,7 @@ static void fake_receive(ks_world *world, ks_node_id self, ks_node_id source, ui
     switch (kind) {
     case KS_MSG_METADATA_REQUEST:
         CU_ASSERT_FATAL(message_bytes == sizeof(struct ks_metadata_request));
-        if (!fake->silent[node->broker_id]) {
+        if (!fake->silent[node->broker_id] && !fake->metadata_silent) {
             fake_metadata(fake, world, node, source, message);
         } else if (fake->metadata_requests < 256) {
             fake->metadata_broker[fake->metadata_requests++] = node->broker_id;
@@ -819,6 +833,77 @@ static void test_not_leader_refreshes_metadata(void)
     CU_ASSERT_TRUE(broker2_used);
     CU_ASSERT_EQUAL(fake_duplicates(f.fake), 0);
     CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+/* KIP-951: the old leader's NOT_LEADER_OR_FOLLOWER names the new leader and
+ * its epoch (Sender.handleProduceResponse, Metadata.updatePartitionLeadership),
+ * so the producer retries there at once, skipping the retry backoff
+ * (RecordAccumulator.shouldBackoff), although no metadata request is answered.
+ * Without the hint it would wait for metadata (request.timeout.ms, 30 s). */
+static void test_leader_hint_without_metadata(void)
+{
+    struct fixture f;
+    fixture_init(&f, 2, 1);
+    f.config.count = 100;
+    f.config.retry_backoff_ns = 100 * MS;
+    f.config.retry_backoff_ns_max = 1000 * MS;
+    fixture_start(&f);
+    fixture_run(&f, 30 * MS);
+    int64_t acked_before = f.out.acked;
+    CU_ASSERT(acked_before > 0 && acked_before < 100);
+    f.fake->metadata_silent = true;
+    f.fake->leader_hint = true;
+    f.fake->leader[0] = 2;
+    f.fake->epoch[0] = 1;
+    int32_t refused_before = f.fake->batch_count;
+    fixture_run(&f, 60 * MS);
+    /* The first refused batch was retried on broker 2 within a connect and
+     * a round trip of the refusal, not after the retry backoff (80..120 ms). */
+    ks_time_ns refused_ns = KS_TIME_NEVER, retried_ns = KS_TIME_NEVER;
+    for (int32_t n = refused_before; n < f.fake->batch_count; n++) {
+        if (f.fake->broker_of_batch[n] == 1 && refused_ns == KS_TIME_NEVER) {
+            refused_ns = f.fake->batch_arrival_ns[n];
+        }
+        if (f.fake->broker_of_batch[n] == 2 && retried_ns == KS_TIME_NEVER) {
+            retried_ns = f.fake->batch_arrival_ns[n];
+        }
+    }
+    CU_ASSERT(refused_ns != KS_TIME_NEVER && retried_ns != KS_TIME_NEVER);
+    CU_ASSERT(retried_ns - refused_ns < 20 * MS);
+    fixture_run(&f, 2 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 100);
+    CU_ASSERT_EQUAL(fake_duplicates(f.fake), 0);
+    CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+/* KIP-320: metadata from a broker that has not seen the new leader names the
+ * old one in an older epoch; Metadata.updateLatestMetadata keeps the newer
+ * leader it learned (here from a KIP-951 hint) instead of going back. */
+static void test_metadata_with_older_epoch_is_ignored(void)
+{
+    struct fixture f;
+    fixture_init(&f, 2, 1);
+    f.config.count = 300;
+    fixture_start(&f);
+    fixture_run(&f, 30 * MS);
+    f.fake->leader_hint = true;
+    f.fake->leader[0] = 2;
+    f.fake->epoch[0] = 1;
+    f.fake->metadata_stale_leader = 1; /* every metadata answer is stale */
+    int32_t metadata_before = f.fake->metadata_requests;
+    fixture_run(&f, 3 * KS_NS_PER_S);
+    CU_ASSERT(f.fake->metadata_requests > metadata_before); /* stale answers came */
+    CU_ASSERT_EQUAL(f.out.acked, 300);
+    /* after the move at most one round of batches was refused by broker 1 */
+    int32_t refused = 0;
+    for (int32_t n = 0; n < f.fake->batch_count; n++) {
+        refused += f.fake->broker_of_batch[n] == 1 && f.fake->batch_arrival_ns[n] > 30 * MS;
+    }
+    CU_ASSERT(refused <= 2);
     check_each_record_once(&f);
     fixture_deinit(&f);
 }
@@ -1430,6 +1515,9 @@ void ks_test_register_producer(void)
         { "request timeout then recovery", test_request_timeout_then_recovery },
         { "delivery timeout ends records as unknown", test_delivery_timeout_unknown },
         { "NOT_LEADER_OR_FOLLOWER refreshes metadata", test_not_leader_refreshes_metadata },
+        { "KIP-951: the refusal names the new leader", test_leader_hint_without_metadata },
+        { "KIP-320: metadata with an older epoch is ignored",
+          test_metadata_with_older_epoch_is_ignored },
         { "5 in flight reorder without idempotence only", test_reorder_without_idempotence },
         { "acks=0 counts records as acked when sent", test_acks0_counts_as_acked },
         { "buffer.memory blocks send() then fails it", test_buffer_memory_blocks_then_fails },
