@@ -617,6 +617,9 @@ static void drop_memory(struct ks_broker *broker)
 
 void ks_broker_on_crash(struct ks_broker *broker)
 {
+    if (broker->running) {
+        ks__logs_remember(broker); /* for the recovery line only */
+    }
     drop_memory(broker);
 }
 
@@ -646,6 +649,7 @@ void ks_broker_free(struct ks_broker *broker)
         return;
     }
     drop_memory(broker);
+    ks__logs_forget(broker);
     for (int32_t t = 0; t < broker->topic_count; t++) {
         free(broker->meta[t]);
         free(broker->replicas[t]);

@@ -219,6 +219,7 @@ struct ks_broker {
     ks_timer_id log_tasks_timer;
     struct ks_group_coordinator *coordinator;
     int32_t offsets_topic_index;
+    struct ks__log_memory **log_memory; /* [topic][partition] or NULL; broker_logs.c */
 };
 
 /* ---- small shared helpers ---------------------------------------------------------------- */
@@ -270,10 +271,12 @@ void ks__broker_callback_at(struct ks_broker *broker, ks_time_ns at_ns,
 
 /* Opens the replica's log folder (recovering it unless clean_shutdown) and
  * registers it in broker->replicas. hw_checkpoint and log_start_checkpoint
- * are -1 when absent. Owned by the broker: ks__replica_close. */
+ * are -1 when absent; report_out (may be NULL) gets what recovery found.
+ * Owned by the broker: ks__replica_close. */
 struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_index,
                                      int32_t partition, int64_t recovery_point, bool clean_shutdown,
-                                     int64_t hw_checkpoint, int64_t log_start_checkpoint);
+                                     int64_t hw_checkpoint, int64_t log_start_checkpoint,
+                                     struct ks_log_recovery_report *report_out);
 void ks__replica_close(struct ks__replica *replica);
 /* Asserts R1..R6 and records the R3 floor. */
 void ks__replica_check(const struct ks_broker *broker, struct ks__replica *replica);
@@ -341,3 +344,14 @@ void ks__logs_start_tasks(struct ks_broker *broker);
 /* Clean shutdown: flush every log, write the three checkpoints and the
  * .kafka_cleanshutdown marker. */
 void ks__logs_shutdown(struct ks_broker *broker);
+/* At a crash, before the broker's memory goes: what each log held (its LEO
+ * and segments), kept only so that the recovery line after the restart can
+ * say what the crash cost (the files alone cannot: what vanished with the
+ * page cache is simply not there). Not part of the broker's behaviour. */
+void ks__logs_remember(struct ks_broker *broker);
+/* Frees what ks__logs_remember kept (ks_broker_free). */
+void ks__logs_forget(struct ks_broker *broker);
+/* After a log was truncated: LogManager.truncateTo writes the recovery
+ * points again, so that a crash after the truncation recovers from the
+ * lowered point. */
+void ks__logs_after_truncation(struct ks_broker *broker);

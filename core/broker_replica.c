@@ -169,6 +169,7 @@ void ks__replica_truncate(struct ks_broker *broker, struct ks__replica *replica,
         return;
     }
     ks_log_truncate_to(replica->log, offset);
+    ks__logs_after_truncation(broker);
     int64_t leo = ks__leo_of(replica);
     if (replica->hw > leo) {
         replica->hw = leo;
@@ -365,7 +366,8 @@ void ks__replica_record_follower_fetch(struct ks_broker *broker, struct ks__repl
 
 struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_index,
                                      int32_t partition, int64_t recovery_point, bool clean_shutdown,
-                                     int64_t hw_checkpoint, int64_t log_start_checkpoint)
+                                     int64_t hw_checkpoint, int64_t log_start_checkpoint,
+                                     struct ks_log_recovery_report *report_out)
 {
     struct ks__replica *replica = calloc(1, sizeof *replica);
     ks_assert(replica != NULL);
@@ -395,22 +397,8 @@ struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_ind
     int64_t hw = hw_checkpoint < 0 ? start : hw_checkpoint;
     replica->hw = hw > leo ? leo : (hw < start ? start : hw);
     broker->replicas[topic_index][partition] = replica;
-    if (report.recovered) {
-        struct ks_cluster_event event;
-        ks_cluster_event_init(&event, 0, KS_EV_RECOVERY);
-        event.topic_index = topic_index;
-        event.partition = partition;
-        event.offset = report.recovered_from_offset;
-        event.leo_old = report.leo_before;
-        event.leo_new = report.leo_after;
-        if (report.leo_before > report.leo_after) {
-            event.offset_from = report.leo_after;
-            event.offset_to = report.leo_before;
-        }
-        event.batch_count = report.dropped_batch_count;
-        event.byte_count = report.dropped_bytes;
-        event.hw_new = replica->hw;
-        ks_broker_emit(broker, &event);
+    if (report_out != NULL) {
+        *report_out = report; /* the recovery line: ks__logs_load */
     }
     return replica;
 }
@@ -508,7 +496,7 @@ void ks__replica_apply_state(struct ks_broker *broker, const struct ks_partition
     }
     struct ks__replica *replica = broker->replicas[t][p];
     if (replica == NULL) {
-        replica = ks__replica_open(broker, t, p, 0, true, -1, -1);
+        replica = ks__replica_open(broker, t, p, 0, true, -1, -1, NULL);
     }
     if (replica->has_state && state->partition_epoch <= replica->state.partition_epoch) {
         return;

@@ -203,10 +203,19 @@ struct ks_event_cause {
 **                                  diverging_end_offset (the leader's answer), and
 **                                  for TRUNCATE_TO_LEADER_LEO offset = the leader's LEO
 **   RECOVERY           broker      offset (the recovery point it re-read from),
-**                                  leo_old (the LEO the files implied, -1 if not
-**                                  known), leo_new, [offset_from, offset_to) dropped
-**                                  when known, batch_count, byte_count (dropped),
-**                                  hw_new (from the checkpoint, clamped)
+**                                  leo_old (the LEO the broker had when it
+**                                  crashed, -1 if not known), offset_old (the LEO
+**                                  its files implied at the restart: what was left
+**                                  after the page cache), leo_new, [offset_from,
+**                                  offset_to) = the offsets lost (against leo_old,
+**                                  else offset_old), record_count, batch_count,
+**                                  byte_count = what the log lost against the
+**                                  crash (against the files when leo_old is -1;
+**                                  a count is -1 when not known), cut_batch_count
+**                                  and cut_byte_count (what recovery itself cut:
+**                                  torn or invalid batches), segment_count
+**                                  (segments it deleted), hw_new (from the
+**                                  checkpoint, clamped)
 **   BROKER_FENCED      broker      reason: SESSION_EXPIRED (removed from every ISR but
 **                                  where it is the last member) or BROKER_RESTARTED
 **                                  (keeps its ISR memberships)
@@ -291,6 +300,8 @@ struct ks_cluster_event {
     int64_t byte_count;
     int32_t segment_count;
     int64_t suppressed_count;
+    int64_t cut_batch_count; /* RECOVERY: cut by recovery itself */
+    int64_t cut_byte_count;
     /* producers */
     int16_t error_code; /* a Kafka error (core/proto.h), KS_ERR_NONE if none */
     enum ks_record_outcome_kind outcome;

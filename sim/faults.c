@@ -101,6 +101,7 @@ void ks__faults_report(struct ks_faults *faults, const char *kind, int32_t broke
         .partition = tp.partition,
         .detail = faults->detail->str,
         .explain = explain,
+        .fault_index = faults->current_fault,
     };
     faults->report(faults->report_context, &r);
 }
@@ -266,7 +267,10 @@ void ks__faults_undo(struct ks_faults *faults, struct ks__fault_state *state, co
     ks_assert(row->undo != NULL); /* A3 */
     ks_assert(!state->undone);    /* F5 */
     state->undone = true;
+    int32_t outer = faults->current_fault; /* a heal undoes other faults */
+    faults->current_fault = state->index;
     row->undo(faults, state, label);
+    faults->current_fault = outer;
 }
 
 void ks__faults_schedule_undo(struct ks_faults *faults, struct ks__fault_state *state,
@@ -279,7 +283,17 @@ void ks__faults_schedule_undo(struct ks_faults *faults, struct ks__fault_state *
                       state);
 }
 
+static void fire_now(struct ks_faults *faults, struct ks__fault_state *state);
+
 static void fire(struct ks_faults *faults, struct ks__fault_state *state)
+{
+    int32_t outer = faults->current_fault;
+    faults->current_fault = state->index;
+    fire_now(faults, state);
+    faults->current_fault = outer;
+}
+
+static void fire_now(struct ks_faults *faults, struct ks__fault_state *state)
 {
     const struct ks_fault *fault = ks__faults_fault(faults, state);
     if (faults->stopped || state->fired) {
@@ -381,10 +395,12 @@ void ks_faults_after_event(struct ks_faults *faults)
         g_string_printf(faults->detail, "trigger of fault %s holds: %s (value %" PRId64 ")",
                         fault->name, text, value);
         g_free(text);
+        faults->current_fault = (int32_t)i;
         ks__faults_report(
             faults, "trigger", -1, KS__NO_TP,
             "A trigger fires a fault when the cluster reaches a state rather than at a "
             "time, so the scenario hits the same narrow window in every run.");
+        faults->current_fault = -1;
         if (fault->delay_ns > 0) {
             ks_world_schedule(faults->world, KS_NODE_DRIVER, (ks_time_ns)fault->delay_ns,
                               KS_KIND_DRIVER_FAULT, on_fault_timer, state);
@@ -441,6 +457,7 @@ struct ks_faults *ks_faults_new(ks_world *world, struct ks_cluster *cluster,
         state->cuts = g_array_new(FALSE, FALSE, sizeof(ks_cut_id));
     }
     faults->detail = g_string_new(NULL);
+    faults->current_fault = -1;
     return faults;
 }
 

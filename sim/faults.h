@@ -28,6 +28,8 @@ struct ks_fault_report {
     int32_t partition;   /* or -1 */
     const char *detail; /* borrowed for the call: "crash broker 2 (leader(orders-0), power loss)" */
     const char *explain; /* borrowed, may be NULL: what it means for Kafka */
+    int32_t fault_index; /* the scenario fault this line is about (its firing, trigger,
+                          * undo or restart.after), or -1 (the final phase) */
 };
 
 typedef void ks_fault_report_fn(void *context, const struct ks_fault_report *report);

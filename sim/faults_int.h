@@ -43,6 +43,7 @@ struct ks_faults {
     int32_t *tp_base;       /* [topic_index]: first slot in elections */
     int64_t *elections;     /* [tp_base[topic] + partition] */
     GString *detail;        /* the line being reported */
+    int32_t current_fault;  /* the fault being fired or undone (its reports name it), or -1 */
 };
 
 /* ---- sim/faults.c ------------------------------------------------------------ */

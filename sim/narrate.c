@@ -630,22 +630,69 @@ static void narrate_truncation(const struct ks_cluster_spec *spec, const struct 
     append_truncation_cause(spec, explain, e);
 }
 
+/* "lost 120 record(s) in 3 batch(es), 14520 bytes" (counts that are not
+ * known are left out). */
+static void append_recovery_loss(GString *out, const struct ks_cluster_event *e)
+{
+    if (e->record_count > 0 || (e->record_count == 0 && e->byte_count == 0)) {
+        g_string_append_printf(out, "lost %" PRId64 " record(s)", e->record_count);
+    } else {
+        g_string_append_printf(out, "lost offsets %" PRId64 "..%" PRId64, e->offset_from,
+                               e->offset_to - 1);
+    }
+    if (e->batch_count > 0) {
+        g_string_append_printf(out, " in %" PRId64 " batch(es)", e->batch_count);
+    }
+    g_string_append_printf(out, ", %" PRId64 " bytes", e->byte_count);
+}
+
 static void narrate_recovery(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
                              GString *detail, GString *explain)
 {
     const char *name = topic_name(spec, e->topic_index);
+    bool lost_any = e->offset_to > e->offset_from || e->byte_count > 0;
     g_string_append_printf(detail,
-                           "broker %d recovered %s-%d from offset %" PRId64 ": dropped %" PRId64
-                           " batch(es), %" PRId64 " bytes; log end %" PRId64,
-                           e->broker, name, e->partition, e->offset, e->batch_count, e->byte_count,
-                           e->leo_new);
+                           "broker %d recovered %s-%d from offset %" PRId64 ": log end %" PRId64,
+                           e->broker, name, e->partition, e->offset, e->leo_new);
+    if (e->leo_old >= 0) {
+        g_string_append_printf(detail, ", %" PRId64 " before the crash", e->leo_old);
+    }
+    g_string_append(detail, lost_any ? ": " : ": nothing lost");
+    if (lost_any) {
+        append_recovery_loss(detail, e);
+    }
+    if (e->cut_batch_count > 0 || e->cut_byte_count > 0) {
+        g_string_append_printf(detail, " (recovery cut %" PRId64 " batch(es), %" PRId64 " bytes)",
+                               e->cut_batch_count, e->cut_byte_count);
+    }
     g_string_append_printf(explain,
                            "Broker %d did not shut down cleanly, so it re-reads %s-%d from its "
                            "recovery point (the last offset known to be fsynced), checks every "
-                           "batch's CRC, and cuts the log at the first torn or missing batch. Its "
-                           "high watermark comes from replication-offset-checkpoint (%" PRId64
+                           "batch's CRC, and cuts the log at the first torn or missing batch. ",
+                           e->broker, name, e->partition);
+    if (e->leo_old >= 0 && e->offset_old < e->leo_old) {
+        g_string_append_printf(
+            explain,
+            "Before the crash its log ended at offset %" PRId64 ", but at the restart its files "
+            "held only up to offset %" PRId64 ": the power loss took the page cache, with every "
+            "write that the operating system had not written back yet (dirty data goes to disk "
+            "once it is disk.writeback.expire old) and that Kafka had not fsynced (it fsyncs "
+            "only as flush.messages and flush.ms ask, and when a segment rolls). ",
+            e->leo_old, e->offset_old);
+    } else if (e->leo_old >= 0) {
+        g_string_append(explain, "Its files still held everything the broker had written: the "
+                                 "page cache survived, or the data had reached the disk. ");
+    }
+    if (e->cut_batch_count > 0 || e->cut_byte_count > 0) {
+        g_string_append_printf(explain,
+                               "Recovery itself cut %" PRId64 " torn or invalid batch(es), %" PRId64
+                               " bytes, found by CRC. ",
+                               e->cut_batch_count, e->cut_byte_count);
+    }
+    g_string_append_printf(explain,
+                           "Its high watermark comes from replication-offset-checkpoint (%" PRId64
                            "), clamped to the log end.",
-                           e->broker, name, e->partition, e->hw_new);
+                           e->hw_new);
 }
 
 static void narrate_log_task(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
@@ -1011,4 +1058,171 @@ void ks_narrate_event(const struct ks_cluster_spec *spec, const struct ks_cluste
     case KS_EV_KIND_COUNT: break;
     }
     g_string_append(detail, ks_cluster_event_kind_name(event->kind));
+}
+
+/* ---- log pictures (--explain) ------------------------------------------------ */
+
+#define PICTURE_CELLS 40 /* characters of a log */
+
+struct picture_row {
+    const struct ks_log_view *view;  /* this step's view */
+    const struct ks_log_view *shown; /* the view drawn: this one, or the last online */
+};
+
+/* The offsets a picture shows: [lo, hi), all of a short log, else around
+ * the log end and HW of the replica the step changed (focus; every replica
+ * when -1, or when the focus's log is empty and nothing was dropped) and the
+ * dropped range, padded by a third of their spread. */
+static void picture_window(const struct picture_row *rows, int32_t count, int32_t focus,
+                           int64_t dropped_from, int64_t dropped_to, int64_t *lo_out,
+                           int64_t *hi_out)
+{
+    int64_t lo = INT64_MAX;
+    int64_t hi = 0;
+    bool focused = false;
+    for (int32_t r = 0; r < count; r++) {
+        focused = focused || (rows[r].shown != NULL && rows[r].view->broker == focus);
+    }
+    for (int32_t r = 0; r < count; r++) {
+        if (rows[r].shown != NULL && (!focused || rows[r].view->broker == focus)) {
+            lo = MIN(lo, MIN(rows[r].shown->hw, rows[r].shown->leo));
+            hi = MAX(hi, MAX(rows[r].shown->hw, rows[r].shown->leo));
+        }
+    }
+    if (focused && lo == hi && dropped_from < 0) {
+        /* The replica came back with an empty log and nothing is known to be
+         * dropped: show it against the others' logs, not as one offset. */
+        for (int32_t r = 0; r < count; r++) {
+            if (rows[r].shown != NULL) {
+                lo = MIN(lo, MIN(rows[r].shown->hw, rows[r].shown->leo));
+                hi = MAX(hi, MAX(rows[r].shown->hw, rows[r].shown->leo));
+            }
+        }
+    }
+    if (dropped_from >= 0) {
+        lo = MIN(lo, dropped_from);
+        hi = MAX(hi, dropped_to);
+    }
+    if (lo == INT64_MAX) {
+        lo = 0;
+    }
+    if (hi <= PICTURE_CELLS - 1) {
+        *lo_out = 0;
+        *hi_out = MAX(hi + 1, 1);
+        return;
+    }
+    int64_t pad = MAX((hi - lo) / 3, 4);
+    *lo_out = MAX(lo - pad, 0);
+    *hi_out = hi + pad;
+}
+
+/* The epoch of offset in view, or -1. */
+static int32_t picture_epoch(const struct ks_steps *steps, const struct ks_log_view *view,
+                             int64_t offset)
+{
+    return ks_log_view_epoch_at(steps, view, offset);
+}
+
+/* The mark of one offset: its epoch's digit, 'x' if dropped now, '.' past the log end. */
+static char picture_mark(const struct ks_steps *steps, const struct ks_log_view *view,
+                         int64_t first, int64_t per_cell, bool dropped_here, int64_t dropped_from,
+                         int64_t dropped_to)
+{
+    if (first < view->log_start_offset) {
+        return ' ';
+    }
+    if (first < view->leo) {
+        int32_t epoch = picture_epoch(steps, view, first);
+        return epoch >= 0 ? (char)('0' + epoch % 10) : '?';
+    }
+    if (dropped_here && first + per_cell > dropped_from && first < dropped_to) {
+        return 'x';
+    }
+    return '.';
+}
+
+/* A short log (spaced): two columns per offset, the HW a '|' in the gap
+ * before its offset, so that it hides no offset. A long one: one column
+ * per run of per_cell offsets, the HW replacing the run it falls in. */
+static void picture_bar(const struct ks_steps *steps, const struct ks_log_view *view, int64_t lo,
+                        int64_t per_cell, int32_t cells, bool spaced, bool dropped_here,
+                        int64_t dropped_from, int64_t dropped_to, GString *out)
+{
+    int32_t hw_cell = view->hw >= lo ? (int32_t)((view->hw - lo) / per_cell) : -1;
+    for (int32_t c = 0; c < cells; c++) {
+        int64_t first = lo + (int64_t)c * per_cell;
+        char mark =
+            picture_mark(steps, view, first, per_cell, dropped_here, dropped_from, dropped_to);
+        if (spaced) {
+            g_string_append_c(out, c == hw_cell ? '|' : ' ');
+            g_string_append_c(out, mark);
+        } else {
+            g_string_append_c(out, c == hw_cell ? '|' : mark);
+        }
+    }
+    if (spaced) {
+        g_string_append_c(out, hw_cell == cells ? '|' : ' ');
+    }
+    /* A log that goes on past the picture ends in '>'. */
+    if (view->leo > lo + (int64_t)cells * per_cell) {
+        out->str[out->len - 1] = '>';
+    }
+}
+
+void ks_narrate_log_picture(const struct ks_cluster_spec *spec, const struct ks_steps *steps,
+                            const struct ks_step *step, int32_t dropped_broker,
+                            int64_t dropped_from, int64_t dropped_to, const char *indent,
+                            GString *out)
+{
+    struct picture_row rows[KS_REPLICATION_FACTOR_MAX];
+    int32_t count = MIN(step->view_count, KS_REPLICATION_FACTOR_MAX);
+    for (int32_t r = 0; r < count; r++) {
+        rows[r].view = ks_steps_view(steps, step, r);
+        rows[r].shown = rows[r].view->online
+                            ? rows[r].view
+                            : ks_steps_last_online(steps, step->event, step->topic_index,
+                                                   step->partition, rows[r].view->broker);
+    }
+    int64_t lo = 0;
+    int64_t hi = 0;
+    picture_window(rows, count, dropped_broker, dropped_from, dropped_to, &lo, &hi);
+    bool spaced = (hi - lo) * 2 < PICTURE_CELLS;
+    int64_t per_cell = spaced ? 1 : (hi - lo + PICTURE_CELLS - 1) / PICTURE_CELLS;
+    per_cell = MAX(per_cell, 1);
+    int32_t cells = (int32_t)((hi - lo + per_cell - 1) / per_cell);
+    if (per_cell == 1) {
+        g_string_append_printf(out,
+                               "%s%s-%d, offsets %" PRId64 "..%" PRId64
+                               " (digit: the leader epoch of each offset; |: HW; x: "
+                               "dropped now):\n",
+                               indent, topic_name(spec, step->topic_index), step->partition, lo,
+                               lo + cells - 1);
+    } else {
+        g_string_append_printf(out,
+                               "%s%s-%d, offsets %" PRId64 "..%" PRId64 ", %" PRId64
+                               " per character (digit: leader epoch; |: HW; x: dropped "
+                               "now):\n",
+                               indent, topic_name(spec, step->topic_index), step->partition, lo,
+                               lo + (int64_t)cells * per_cell - 1, per_cell);
+    }
+    for (int32_t r = 0; r < count; r++) {
+        const struct ks_log_view *view = rows[r].view;
+        const char *role = !view->online ? (view->broker_up ? "no replica" : "down")
+                           : view->role == KS_ROLE_LEADER   ? "leader"
+                           : view->role == KS_ROLE_FOLLOWER ? "follower"
+                                                            : "starting";
+        g_string_append_printf(out, "%s  broker %-3d %-9s ", indent, view->broker, role);
+        if (!view->online) {
+            if (rows[r].shown != NULL) {
+                g_string_append_printf(out, "last seen with HW %" PRId64 ", LEO %" PRId64 "\n",
+                                       rows[r].shown->hw, rows[r].shown->leo);
+            } else {
+                g_string_append(out, "-\n");
+            }
+            continue;
+        }
+        picture_bar(steps, view, lo, per_cell, cells, spaced, view->broker == dropped_broker,
+                    dropped_from, dropped_to, out);
+        g_string_append_printf(out, "  HW %" PRId64 " LEO %" PRId64 "\n", view->hw, view->leo);
+    }
 }

@@ -293,6 +293,10 @@ struct ks_scenario {
     int64_t network_jitter_ns;              /* network.jitter = 0 */
     int64_t disk_fsync_latency_ns;          /* disk.fsync.latency = 2ms */
     uint64_t disk_bandwidth_bytes_per_s;    /* disk.bandwidth = 500MiB (per second); 0 = free */
+    int64_t disk_writeback_expire_ns;       /* disk.writeback.expire = 30s; KS_INT64_UNSET never */
+    int64_t disk_writeback_interval_ns;     /* disk.writeback.interval = 5s; KS_INT64_UNSET never */
+    int64_t disk_dirty_limit_bytes;         /* disk.dirty.limit = 2GiB; 0 = none */
+    int64_t disk_page_cache_bytes;          /* disk.page.cache = 10GiB; 0 = unlimited */
     struct ks_link_latency *link_latencies; /* owned; sorted by (broker_a, broker_b) */
     size_t link_latency_count;
     enum ks_controller_kind controller; /* controller = kraft */

@@ -172,7 +172,25 @@ static const struct ks__key_spec cluster_keys[] = {
       0, NULL, "ksim: simulated cost of one fsync." },
     { "disk.bandwidth", KS__VALUE_BANDWIDTH, 0, I64MAX, "500MiB", NULL,
       SC(disk_bandwidth_bytes_per_s), 0, NULL,
-      "ksim: bytes per simulated second a disk writes (`500MiB` or `500MiB/s`); 0 = free." },
+      "ksim: bytes per simulated second a disk reads or writes (`500MiB` or `500MiB/s`); "
+      "0 = free." },
+    { "disk.writeback.expire", KS__VALUE_DURATION_NEVER, 0, RUN_NS_MAX, "30s", NULL,
+      SC(disk_writeback_expire_ns), 0, NULL,
+      "ksim: the operating system writes a file's dirty data back (durable without fsync) "
+      "once it has been dirty this long (Linux's vm.dirty_expire_centisecs, 3000); `never`: "
+      "power loss drops everything not fsynced." },
+    { "disk.writeback.interval", KS__VALUE_DURATION_NEVER, 10 * 1000000LL, RUN_NS_MAX, "5s", NULL,
+      SC(disk_writeback_interval_ns), 0, NULL,
+      "ksim: how often each broker's flusher looks for expired dirty data (Linux's "
+      "vm.dirty_writeback_centisecs, 500); `never` turns writeback by age off." },
+    { "disk.dirty.limit", KS__VALUE_SIZE64, 0, I64MAX, "2GiB", NULL, SC(disk_dirty_limit_bytes), 0,
+      NULL,
+      "ksim: dirty bytes per broker above which writes wait for writeback (Linux's "
+      "vm.dirty_ratio, 20% of disk.page.cache); 0 = no limit." },
+    { "disk.page.cache", KS__VALUE_SIZE64, 0, I64MAX, "10GiB", NULL, SC(disk_page_cache_bytes), 0,
+      NULL,
+      "ksim: page cache per broker (a 16 GiB machine less a 6 GiB heap); reads of data "
+      "outside it cost the disk; 0 = unlimited." },
     { "replica.lag.time.max.ms", KS__VALUE_MS, 1, I64MAX, "30000", NULL,
       SC(cluster.replica_lag_ns_max), 0, NULL,
       "A follower not caught up for this long leaves the ISR (10000 before Kafka 2.5)." },
@@ -280,7 +298,8 @@ static const struct ks__key_spec cluster_keys[] = {
       "ksim: when each broker's periodic tasks (heartbeat, ISR check, checkpoints, log "
       "retention, compaction and flush) first run: `random`, at a uniform point of their "
       "period drawn per seed (brokers did not start in the same nanosecond); `aligned`, all "
-      "brokers in step (heartbeat at 0 s, the others one period in), for exact windows." },
+      "brokers in step (heartbeat at 0 s, the others one period in), for exact windows. The "
+      "operating system's flusher (disk.writeback.interval) follows the same choice." },
     { "hw.requires.min.insync.replicas", KS__VALUE_BOOL, 0, 1, "true", NULL,
       SC(cluster.hw_requires_min_isr), 0, NULL,
       "ksim: the HW does not advance while the ISR is smaller than min.insync.replicas "
@@ -539,7 +558,9 @@ static const struct ks__key_spec fault_keys[] = {
       "partition: targets for `from`. rewind: `earliest`, `latest`, an offset, or a time "
       "(`5s`: the first record with a timestamp at or after it)." },
     { "disk.latency", KS__VALUE_DURATION, 0, HOUR_NS, NULL, NULL, KS__NO_FIELD, 0, NULL,
-      "slow: extra latency of every disk operation of the target." },
+      "slow: extra latency of every request to the target's disk device (fsync, reads of "
+      "data outside the page cache, writeback); writes to the page cache stay free until "
+      "disk.dirty.limit." },
     { "network.latency", KS__VALUE_DURATION, 0, HOUR_NS, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "slow: extra latency of every message to or from the target." },
     { "loss", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
@@ -1147,7 +1168,7 @@ static char *range_message(const struct ks__key_spec *spec, const char *text)
     if (spec->type == KS__VALUE_RATIO) {
         return g_strdup_printf("%s = %s is out of range [0, 1]", spec->name, text);
     }
-    if (spec->type == KS__VALUE_DURATION) {
+    if (spec->type == KS__VALUE_DURATION || spec->type == KS__VALUE_DURATION_NEVER) {
         g_autofree char *low = ks__format_duration(spec->min);
         g_autofree char *high = ks__format_duration(spec->max);
         return g_strdup_printf("%s = %s is out of range [%s, %s]", spec->name, text, low, high);
@@ -1241,8 +1262,14 @@ bool ks__value_parse(const struct ks__key_spec *spec, const char *text, struct k
         *message = g_strdup_printf("%s = %s: true or false expected", spec->name, text);
         return false;
     case KS__VALUE_DURATION:
+    case KS__VALUE_DURATION_NEVER:
+        if (spec->type == KS__VALUE_DURATION_NEVER && strcmp(text, "never") == 0) {
+            out->integer = KS_INT64_UNSET;
+            return true;
+        }
         if (!ks__parse_duration_ns(text, true, &out->integer, &inner)) {
-            *message = g_strdup_printf("%s: %s", spec->name, inner);
+            *message = g_strdup_printf("%s: %s%s", spec->name, inner,
+                                       spec->type == KS__VALUE_DURATION_NEVER ? " (or never)" : "");
             g_free(inner);
             return false;
         }
@@ -1343,6 +1370,7 @@ void ks__value_store(const struct ks__key_spec *spec, void *base, const struct k
     }
     case KS__VALUE_INT64:
     case KS__VALUE_DURATION:
+    case KS__VALUE_DURATION_NEVER:
     case KS__VALUE_MS:
     case KS__VALUE_SECONDS:
     case KS__VALUE_SIZE64:
@@ -1436,8 +1464,13 @@ JsonNode *ks__value_json(const struct ks__key_spec *spec, const void *base)
         memcpy(&i64, field, sizeof i64);
         json_node_set_int(node, i64);
         return node;
-    case KS__VALUE_DURATION: {
+    case KS__VALUE_DURATION:
+    case KS__VALUE_DURATION_NEVER: {
         memcpy(&i64, field, sizeof i64);
+        if (i64 == KS_INT64_UNSET && spec->type == KS__VALUE_DURATION_NEVER) {
+            json_node_set_string(node, "never");
+            return node;
+        }
         g_autofree char *text = ks__format_duration(i64);
         json_node_set_string(node, text);
         return node;
@@ -1531,10 +1564,12 @@ static char *type_text(const struct ks__key_spec *spec)
     case KS__VALUE_INT64:
         return g_strdup_printf("integer %" PRId64 "..%" PRId64, spec->min, spec->max);
     case KS__VALUE_BOOL: return g_strdup("true, false");
-    case KS__VALUE_DURATION: {
+    case KS__VALUE_DURATION:
+    case KS__VALUE_DURATION_NEVER: {
         g_autofree char *low = ks__format_duration(spec->min);
         g_autofree char *high = ks__format_duration(spec->max);
-        return g_strdup_printf("duration %s..%s", low, high);
+        return g_strdup_printf("duration %s..%s%s", low, high,
+                               spec->type == KS__VALUE_DURATION_NEVER ? ", or never" : "");
     }
     case KS__VALUE_MS: return g_strdup_printf("ms %" PRId64 "..%" PRId64, spec->min, spec->max);
     case KS__VALUE_SECONDS:

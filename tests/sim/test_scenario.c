@@ -1736,7 +1736,8 @@ static const struct {
 static char *extreme_text(const struct ks__key_spec *spec, int64_t value)
 {
     switch (spec->type) {
-    case KS__VALUE_DURATION: return ks__format_duration(value);
+    case KS__VALUE_DURATION:
+    case KS__VALUE_DURATION_NEVER: return ks__format_duration(value);
     case KS__VALUE_RATIO:
         return g_strdup_printf("%" PRId64 ".%03" PRId64, value / 1000, value % 1000);
     case KS__VALUE_INT32:
