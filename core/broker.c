@@ -358,6 +358,16 @@ static void on_metadata_request(struct ks_broker *broker, ks_node_id source,
     free(message);
 }
 
+static void on_api_versions(struct ks_broker *broker, ks_node_id source,
+                            const struct ks_api_versions_request *request)
+{
+    struct ks_api_versions_response response;
+    memset(&response, 0, sizeof response);
+    response.correlation_id = request->correlation_id;
+    ks_world_send(broker->world, (ks_node_id)broker->id, source, KS_MSG_API_VERSIONS_RESPONSE,
+                  &response, sizeof response);
+}
+
 static void on_init_producer_id(struct ks_broker *broker, ks_node_id source,
                                 const struct ks_init_producer_id_request *request)
 {
@@ -534,6 +544,12 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
         on_list_offsets(broker, source, &request);
         return;
     }
+    case KS_MSG_API_VERSIONS_REQUEST: {
+        struct ks_api_versions_request request;
+        READ_MESSAGE(&request, bytes, message_bytes);
+        on_api_versions(broker, source, &request);
+        return;
+    }
     case KS_MSG_ZK_RESPONSE:
     case KS_MSG_ZK_WATCH:
     case KS_MSG_LEADER_AND_ISR:
@@ -545,6 +561,7 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
     case KS_MSG_INIT_PRODUCER_ID_RESPONSE:
     case KS_MSG_PRODUCE_RESPONSE:
     case KS_MSG_LIST_OFFSETS_RESPONSE:
+    case KS_MSG_API_VERSIONS_RESPONSE:
     case KS_MSG_BROKER_HEARTBEAT_REQUEST:
     case KS_MSG_ALTER_PARTITION_REQUEST: break;
     }

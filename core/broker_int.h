@@ -33,11 +33,10 @@
 struct ks_producer_state;
 struct ks_group_coordinator;
 
-#define KS__REQUEST_TIMEOUT_NS         (30 * KS_NS_PER_S)
-#define KS__ALTER_RETRY_NS             (5 * KS_NS_PER_S)
-#define KS__INTERNAL_APPEND_TIMEOUT_NS (30 * KS_NS_PER_S)
-#define KS__COMPACTION_INTERVAL_NS     (15 * KS_NS_PER_S) /* log.cleaner.backoff.ms */
-#define KS__REFUSED_EVENT_INTERVAL_NS  KS_NS_PER_S
+#define KS__REQUEST_TIMEOUT_NS        (30 * KS_NS_PER_S)
+#define KS__ALTER_RETRY_NS            (5 * KS_NS_PER_S)
+#define KS__COMPACTION_INTERVAL_NS    (15 * KS_NS_PER_S) /* log.cleaner.backoff.ms */
+#define KS__REFUSED_EVENT_INTERVAL_NS KS_NS_PER_S
 
 /* ---- replica state (broker_replica.c) -------------------------------------- */
 

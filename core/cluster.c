@@ -6,7 +6,8 @@
 ** The topic array the brokers and the controller see is the spec's topics
 ** plus, when consumers exist, the internal topic __consumer_offsets at index
 ** spec->topic_count: offsets.topic.num.partitions partitions, replication
-** factor min(offsets.topic.replication.factor, brokers), min ISR 1,
+** factor min(offsets.topic.replication.factor, brokers), the broker's
+** min.insync.replicas,
 ** cleanup.policy=compact, segment.bytes 100 MiB (offsets.topic.segment.bytes).
 **
 ** The controller is one node (`controllers = 1`, see core/controller.c). A
@@ -111,8 +112,11 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_BUFFER_FULL_MAX_BLOCK: return "buffer_full_max_block";
     case KS_REASON_NO_METADATA_MAX_BLOCK: return "no_metadata_max_block";
     case KS_REASON_PRODUCER_CRASHED: return "producer_crashed";
+    case KS_REASON_RECORD_TOO_LARGE: return "record_too_large";
     case KS_REASON_CONNECTION_BROKER_DOWN: return "connection_broker_down";
     case KS_REASON_CONNECTION_TIMEOUT: return "connection_timeout";
+    case KS_REASON_CONNECTION_SETUP_TIMEOUT: return "connection_setup_timeout";
+    case KS_REASON_CONNECTION_REFUSED: return "connection_refused";
     case KS_REASON_MEMBER_JOINED: return "member_joined";
     case KS_REASON_MEMBER_SESSION_TIMEOUT: return "member_session_timeout";
     case KS_REASON_MEMBER_NOT_REJOINED: return "member_not_rejoined";
@@ -136,6 +140,7 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_SHUTDOWN_REQUESTED: return "shutdown_requested";
     case KS_REASON_SHUTDOWN_TIMED_OUT: return "shutdown_timed_out";
     case KS_REASON_SHUTDOWN_NOT_CONTROLLED: return "shutdown_not_controlled";
+    case KS_REASON_INVALID_SESSION_TIMEOUT: return "invalid_session_timeout";
     case KS_REASON_COUNT: break;
     }
     return "unknown";
@@ -186,7 +191,14 @@ static void offsets_topic_config(const struct ks_cluster_spec *spec, struct ks_t
         rf = spec->cluster->broker_count;
     }
     out->replication_factor = rf;
-    out->min_insync_replicas = 1;
+    /* GroupCoordinator creates the topic with the broker's defaults, so its
+     * min.insync.replicas is the broker's (Kafka's offsets topic config sets
+     * only cleanup.policy, segment.bytes and compression.type); acks=all
+     * commits are refused while its ISR is smaller (capped at the RF by
+     * ks_topic_min_isr, as for any topic). */
+    out->min_insync_replicas = spec->cluster->min_insync_replicas > 0
+                                   ? spec->cluster->min_insync_replicas
+                                   : defaults.min_insync_replicas;
     out->unclean_leader_election_enable = spec->cluster->unclean_leader_election_enable;
     /* Broker log defaults from the first user topic when there is one (they
      * carry the cluster's log.* settings), else Kafka's; then the internal
@@ -361,7 +373,22 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node)
 {
     int32_t index = -1;
     switch (node_kind(cluster, node, &index)) {
-    case 'b': ks_broker_on_crash(cluster->brokers[index]); break;
+    case 'b':
+        ks_broker_on_crash(cluster->brokers[index]);
+        /* The crashed process's connections are reset (its host's kernel
+         * answers with RST): clients see the disconnect at once, unlike a
+         * network partition, where their requests time out. */
+        for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
+            if (cluster->producers[i] != NULL) {
+                ks_producer_on_broker_down(cluster->producers[i], index + 1);
+            }
+        }
+        for (int32_t i = 0; i < cluster->spec->consumer_count; i++) {
+            if (cluster->consumers[i] != NULL) {
+                ks_consumer_on_broker_down(cluster->consumers[i], index + 1);
+            }
+        }
+        break;
     case 'c':
         if (cluster->zk == NULL) {
             controller_fault_note(cluster, KS_REASON_CONTROLLER_DOWN);

@@ -100,8 +100,11 @@ enum ks_event_reason {
     KS_REASON_BUFFER_FULL_MAX_BLOCK,      /* send() blocked max.block.ms on buffer.memory */
     KS_REASON_NO_METADATA_MAX_BLOCK,      /* send() blocked max.block.ms on metadata */
     KS_REASON_PRODUCER_CRASHED,           /* records lost with the producer process */
-    KS_REASON_CONNECTION_BROKER_DOWN,     /* a connection closed: the broker is down */
-    KS_REASON_CONNECTION_TIMEOUT,         /* ... no answer within request.timeout.ms */
+    KS_REASON_RECORD_TOO_LARGE,         /* send() refused: over max.request.size or buffer.memory */
+    KS_REASON_CONNECTION_BROKER_DOWN,   /* a connection closed: the broker is down */
+    KS_REASON_CONNECTION_TIMEOUT,       /* ... no answer within request.timeout.ms */
+    KS_REASON_CONNECTION_SETUP_TIMEOUT, /* ... not set up in socket.connection.setup.timeout */
+    KS_REASON_CONNECTION_REFUSED,       /* ... a connect to a broker that is down */
     /* what started a rebalance round (struct ks_event_cause) */
     KS_REASON_MEMBER_JOINED,
     KS_REASON_MEMBER_SESSION_TIMEOUT,
@@ -131,6 +134,7 @@ enum ks_event_reason {
     KS_REASON_SHUTDOWN_REQUESTED,      /* the broker asks (heartbeat with WantShutDown) */
     KS_REASON_SHUTDOWN_TIMED_OUT,      /* stopped without the controller's answer */
     KS_REASON_SHUTDOWN_NOT_CONTROLLED, /* controlled.shutdown.enable = false */
+    KS_REASON_INVALID_SESSION_TIMEOUT, /* JoinGroup refused: the consumer stops */
     KS_REASON_COUNT
 };
 
@@ -246,11 +250,13 @@ struct ks_event_cause {
 **                                  ERROR_NOT_RETRIABLE (with error_code),
 **                                  DELIVERY_TIMEOUT, DELIVERY_TIMEOUT_IN_FLIGHT,
 **                                  BUFFER_FULL_MAX_BLOCK, NO_METADATA_MAX_BLOCK,
-**                                  PRODUCER_CRASHED,
+**                                  PRODUCER_CRASHED, RECORD_TOO_LARGE,
 **                                  record_count, outcome, suppressed_count (records
 **                                  failed since the previous line of the partition);
-**                                  or reason CONNECTION_BROKER_DOWN or
-**                                  CONNECTION_TIMEOUT, broker, batch_count,
+**                                  or reason CONNECTION_BROKER_DOWN,
+**                                  CONNECTION_TIMEOUT or CONNECTION_SETUP_TIMEOUT
+**                                  (a connect that failed: no batches), broker,
+**                                  batch_count,
 **                                  record_count (in flight, retried), idempotent
 **   REBALANCE          coordinator group_id, generation, assignor, group_leader_id,
 **                                  members, causes, offsets_partition
@@ -266,6 +272,7 @@ struct ks_event_cause {
 **   INFO               ...         reason REGISTRATION_REFUSED (broker);
 **                                  SINK_FENCED (-1; consumer_index, sink_epoch,
 **                                  sink_epoch_found); POLL_INTERVAL_EXCEEDED (-1;
+**                                  consumer_index); INVALID_SESSION_TIMEOUT (-1;
 **                                  consumer_index); CONTROLLER_DOWN/BACK (-1);
 **                                  ZK_NODE_EXISTS (broker: its registration waits for
 **                                  the old session's znode to go); ZK_BAD_VERSION and

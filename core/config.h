@@ -73,8 +73,15 @@ struct ks_cluster_config {
     int32_t
         offsets_topic_replication_factor; /* offsets.topic.replication.factor = 3 (capped at brokers) */
     int64_t group_initial_rebalance_delay_ns; /* group.initial.rebalance.delay.ms = 3000 */
-    enum ks_truncation_mode truncation;       /* replication.truncation = leader-epoch */
-    bool hw_requires_min_isr; /* ksim: Kafka 3.7+ (KAFKA-15583) rule; default true */
+    int64_t group_min_session_timeout_ns;     /* group.min.session.timeout.ms = 6000 */
+    int64_t group_max_session_timeout_ns;     /* group.max.session.timeout.ms = 1800000 */
+    int64_t offsets_commit_timeout_ns;        /* offsets.commit.timeout.ms = 5000 */
+    /* min.insync.replicas = 1: the broker default that topics inherit, and the
+     * internal topic's own setting (Kafka creates __consumer_offsets with the
+     * broker defaults). */
+    int32_t min_insync_replicas;
+    enum ks_truncation_mode truncation; /* replication.truncation = leader-epoch */
+    bool hw_requires_min_isr;           /* ksim: Kafka 3.7+ (KAFKA-15583) rule; default true */
     /* eligible.leader.replicas.enable = false (KIP-966; on for new Kafka 4.1
      * clusters): the controller keeps ELR and the last known leader. */
     bool eligible_leader_replicas_enable;
@@ -136,6 +143,11 @@ struct ks_producer_config {
     int64_t retry_backoff_ns_max;             /* retry.backoff.max.ms = 1000 */
     int64_t metadata_max_age_ns;              /* metadata.max.age.ms = 300000 */
     int64_t max_block_ns;                     /* max.block.ms = 60000 */
+    int32_t max_request_size_bytes;           /* max.request.size = 1048576 */
+    int64_t reconnect_backoff_ns;             /* reconnect.backoff.ms = 50 */
+    int64_t reconnect_backoff_ns_max;         /* reconnect.backoff.max.ms = 1000 */
+    int64_t connection_setup_timeout_ns;      /* socket.connection.setup.timeout.ms = 10000 */
+    int64_t connection_setup_timeout_ns_max;  /* socket.connection.setup.timeout.max.ms = 30000 */
     struct ks_compression_config compression; /* compression.type = none, compression.*.level */
     /* ksim workload */
     uint64_t rate_per_s;          /* rate = 2000/s */
@@ -164,6 +176,7 @@ struct ks_consumer_config {
     int32_t fetch_min_bytes;                /* fetch.min.bytes = 1 */
     int64_t fetch_max_wait_ns;              /* fetch.max.wait.ms = 500 */
     int32_t max_partition_fetch_bytes;      /* max.partition.fetch.bytes = 1048576 */
+    int64_t request_timeout_ns;             /* request.timeout.ms = 30000 */
     enum ks_assignor assignor;              /* partition.assignment.strategy = range */
     int64_t start_ns;                       /* start = 0s */
     int64_t start_jitter_ns; /* start.jitter = 100ms: joins in [start, start + jitter] */
@@ -189,7 +202,8 @@ void ks_consumer_config_defaults(struct ks_consumer_config *out);
 
 /* The ISR size an acks=all write needs and below which the HW may stop
  * (KAFKA-15583): min.insync.replicas, never more than the replication factor
- * (the scenario loader rejects a larger one; __consumer_offsets uses 1). */
+ * (the scenario loader rejects a larger one; __consumer_offsets takes the
+ * broker's min.insync.replicas and may have fewer replicas than that). */
 static inline int32_t ks_topic_min_isr(const struct ks_topic_config *topic)
 {
     return topic->min_insync_replicas < topic->replication_factor ? topic->min_insync_replicas

@@ -31,6 +31,7 @@
 **   FETCH_RESPONSE          struct ks_fetch_response, then partition_count times:
 **                           struct ks_fetch_response_partition + records_bytes of records
 **   LIST_OFFSETS_*          struct ks_list_offsets_request / _response
+**   API_VERSIONS_*          struct ks_api_versions_request / _response
 **   BROKER_HEARTBEAT_*      struct ks_broker_heartbeat_request / _response
 **   ALTER_PARTITION_*       struct ks_alter_partition_request / _response
 **   PARTITION_STATE         struct ks_partition_state_push
@@ -162,6 +163,8 @@ enum ks_msg_kind {
     KS_MSG_FETCH_RESPONSE = 8,
     KS_MSG_LIST_OFFSETS_REQUEST = 9,
     KS_MSG_LIST_OFFSETS_RESPONSE = 10,
+    KS_MSG_API_VERSIONS_REQUEST = 11, /* the first request on a new connection */
+    KS_MSG_API_VERSIONS_RESPONSE = 12,
     KS_MSG_BROKER_HEARTBEAT_REQUEST = 20, /* also registration (first one after start) */
     KS_MSG_BROKER_HEARTBEAT_RESPONSE = 21,
     KS_MSG_ALTER_PARTITION_REQUEST = 22,
@@ -275,6 +278,10 @@ struct ks_produce_response {
     int16_t error_code;
     int16_t reserved;
     int32_t leader_epoch; /* the answering leader's epoch; -1 if it is not the leader */
+    /* KIP-951 CurrentLeader: with NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH,
+     * the leader and epoch the answering broker's metadata names; -1 unknown. */
+    int32_t current_leader_id;
+    int32_t current_leader_epoch;
 };
 
 /* ---- Fetch ---------------------------------------------------------------- */
@@ -326,6 +333,23 @@ struct ks_fetch_response_partition {
     int16_t error_code;
     int16_t diverging;
     uint32_t records_bytes;
+};
+
+/* ---- ApiVersions ---------------------------------------------------------- */
+
+/* NetworkClient sends ApiVersions first on every new connection and uses the
+ * connection only once it is answered; ksim's producer lets this one round
+ * trip stand for the TCP handshake as well (its connection model). Any broker
+ * answers at once. */
+struct ks_api_versions_request {
+    int64_t correlation_id;
+};
+
+struct ks_api_versions_response {
+    int64_t correlation_id;
+    int16_t error_code;
+    int16_t reserved;
+    int32_t reserved2;
 };
 
 /* ---- ListOffsets (one partition per request) ---------------------------- */

@@ -80,8 +80,13 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_BUFFER_FULL_MAX_BLOCK: return "buffer.memory full for max.block.ms";
     case KS_REASON_NO_METADATA_MAX_BLOCK: return "no metadata within max.block.ms";
     case KS_REASON_PRODUCER_CRASHED: return "producer crashed";
+    case KS_REASON_RECORD_TOO_LARGE:
+        return "MESSAGE_TOO_LARGE: larger than max.request.size or buffer.memory";
     case KS_REASON_CONNECTION_BROKER_DOWN: return "broker down";
     case KS_REASON_CONNECTION_TIMEOUT: return "no answer within request.timeout.ms";
+    case KS_REASON_CONNECTION_SETUP_TIMEOUT:
+        return "not set up within socket.connection.setup.timeout.ms";
+    case KS_REASON_CONNECTION_REFUSED: return "connection refused";
     case KS_REASON_MEMBER_JOINED: return "joined";
     case KS_REASON_MEMBER_SESSION_TIMEOUT: return "session timed out";
     case KS_REASON_MEMBER_NOT_REJOINED: return "did not rejoin in time";
@@ -111,6 +116,7 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_ZK_NODE_EXISTS:
     case KS_REASON_ZK_BAD_VERSION:
     case KS_REASON_ZK_NO_SESSION:
+    case KS_REASON_INVALID_SESSION_TIMEOUT:
     case KS_REASON_COUNT: break;
     }
     return NULL;
@@ -817,6 +823,17 @@ static const char *outcome_name(enum ks_record_outcome_kind outcome)
 static void narrate_disconnect(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
                                GString *detail, GString *explain)
 {
+    if (e->reason == KS_REASON_CONNECTION_SETUP_TIMEOUT) {
+        g_string_append_printf(detail, "producer %s: connection to broker %d not set up (%s)",
+                               spec->producers[e->producer_index].name, e->broker,
+                               phrase(e->reason));
+        g_string_append(explain,
+                        "The producer's connect got no answer in time (the broker is cut off "
+                        "or paused). It closes the attempt, waits reconnect.backoff.ms and tries "
+                        "again with a longer setup timeout; its batches for that broker wait in "
+                        "the accumulator instead of being sent into the cut.");
+        return;
+    }
     g_string_append_printf(detail,
                            "producer %s: connection to broker %d closed (%s): %" PRId64
                            " batch(es), %" PRId64 " record(s) in flight fail and are retried",
@@ -839,7 +856,9 @@ static void narrate_producer_error(const struct ks_cluster_spec *spec,
                                    GString *explain)
 {
     if (e->reason == KS_REASON_CONNECTION_BROKER_DOWN ||
-        e->reason == KS_REASON_CONNECTION_TIMEOUT) {
+        e->reason == KS_REASON_CONNECTION_TIMEOUT ||
+        e->reason == KS_REASON_CONNECTION_SETUP_TIMEOUT ||
+        e->reason == KS_REASON_CONNECTION_REFUSED) {
         narrate_disconnect(spec, e, detail, explain);
         return;
     }
@@ -867,6 +886,10 @@ static void narrate_producer_error(const struct ks_cluster_spec *spec,
         g_string_append(explain, "send() blocked for max.block.ms (waiting for metadata or for "
                                  "buffer.memory to free) and gave up; the record never left the "
                                  "producer.");
+    } else if (e->reason == KS_REASON_RECORD_TOO_LARGE) {
+        g_string_append(explain, "send() refused the record before it reached the accumulator "
+                                 "(RecordTooLargeException): its serialized size is larger than "
+                                 "max.request.size or buffer.memory, so it can never be sent.");
     } else if (e->reason == KS_REASON_PRODUCER_CRASHED) {
         g_string_append(explain, "The producer process died with these records queued or in "
                                  "flight; some may have reached a broker, none will be retried.");
@@ -1102,6 +1125,21 @@ static void narrate_info(const struct ks_cluster_spec *spec, const struct ks_clu
                                  "until the controller has moved its leaderships and ISR "
                                  "memberships to other brokers and lets it go (ShouldShutDown), "
                                  "or until 5 minutes have passed.");
+    } else if (e->reason == KS_REASON_INVALID_SESSION_TIMEOUT) {
+        const struct ks_consumer_config *consumer = &spec->consumers[e->consumer_index];
+        g_string_append_printf(detail,
+                               "consumer %s stopped: group %s refused session.timeout.ms = %" PRId64
+                               " ms (INVALID_SESSION_TIMEOUT)",
+                               consumer->name, consumer->group_id,
+                               consumer->session_timeout_ns / (int64_t)KS_NS_PER_MS);
+        g_string_append_printf(
+            explain,
+            "The coordinator accepts session timeouts between group.min.session.timeout.ms "
+            "(%" PRId64 " ms) and group.max.session.timeout.ms (%" PRId64
+            " ms). Outside them it refuses the JoinGroup, and the Java consumer throws "
+            "InvalidSessionTimeoutException from poll(): the application stops consuming.",
+            spec->cluster->group_min_session_timeout_ns / (int64_t)KS_NS_PER_MS,
+            spec->cluster->group_max_session_timeout_ns / (int64_t)KS_NS_PER_MS);
     } else {
         g_string_append(detail, phrase(e->reason));
         g_string_append(explain, "With one controller (controllers = 1) there is no other to take "

@@ -316,10 +316,9 @@ struct ks_scenario {
 
     /* [cluster]: Kafka */
     struct ks_cluster_config cluster;
-    struct ks_log_config log_defaults;   /* log.* broker defaults that topics inherit */
-    int32_t min_insync_replicas_default; /* min.insync.replicas = 1 */
-    int32_t default_replication_factor;  /* default.replication.factor = 1 */
-    int32_t num_partitions_default;      /* num.partitions = 1 */
+    struct ks_log_config log_defaults;  /* log.* broker defaults that topics inherit */
+    int32_t default_replication_factor; /* default.replication.factor = 1 */
+    int32_t num_partitions_default;     /* num.partitions = 1 */
 
     /* [topic NAME], in file order; every field filled (inherited defaults applied) */
     struct ks_topic_config *topics; /* owned */

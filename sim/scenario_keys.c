@@ -244,8 +244,9 @@ static const struct ks__key_spec cluster_keys[] = {
       SC(cluster.leader_imbalance_check_interval_ns), 0, NULL,
       "Period of the preferred-leader check." },
     { "min.insync.replicas", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "1", NULL,
-      SC(min_insync_replicas_default), 0, NULL,
-      "Broker default of the topic setting (acks=all only)." },
+      SC(cluster.min_insync_replicas), 0, NULL,
+      "Broker default of the topic setting (acks=all only), and the setting of "
+      "`__consumer_offsets`: with 2 or more, commits are refused while its ISR is smaller." },
     { "default.replication.factor", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "1", NULL,
       SC(default_replication_factor), 0, NULL, "Replication factor of topics that set none." },
     { "num.partitions", KS__VALUE_INT32, 1, KS_SCENARIO_PARTITION_COUNT_MAX, "1", NULL,
@@ -292,9 +293,22 @@ static const struct ks__key_spec cluster_keys[] = {
     { "offsets.topic.replication.factor", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "3", NULL,
       SC(cluster.offsets_topic_replication_factor), 0, NULL,
       "Replication of `__consumer_offsets`; ksim caps it at the broker count." },
+    { "offsets.commit.timeout.ms", KS__VALUE_MS, 1, I32MAX, "5000", NULL,
+      SC(cluster.offsets_commit_timeout_ns), 0, NULL,
+      "How long the group coordinator waits for a commit (or a group record) to reach "
+      "every in-sync replica of `__consumer_offsets` before answering with an error." },
     { "group.initial.rebalance.delay.ms", KS__VALUE_MS, 0, I32MAX, "3000", NULL,
       SC(cluster.group_initial_rebalance_delay_ns), 0, NULL,
-      "Delay of a new group's first rebalance." },
+      "Delay of a new group's first rebalance; a member joining during it adds another "
+      "whole delay (Kafka's InitialDelayedJoin), up to the rebalance timeout." },
+    { "group.min.session.timeout.ms", KS__VALUE_MS, 0, I32MAX, "6000", NULL,
+      SC(cluster.group_min_session_timeout_ns), 0, NULL,
+      "The coordinator refuses a JoinGroup whose session.timeout.ms is shorter "
+      "(INVALID_SESSION_TIMEOUT); the consumer stops." },
+    { "group.max.session.timeout.ms", KS__VALUE_MS, 0, I32MAX, "1800000", NULL,
+      SC(cluster.group_max_session_timeout_ns), 0, NULL,
+      "The coordinator refuses a JoinGroup whose session.timeout.ms is longer "
+      "(INVALID_SESSION_TIMEOUT); the consumer stops." },
     { "replication.truncation", KS__VALUE_ENUM, 0, 0, "leader-epoch", NULL, SC(cluster.truncation),
       0, truncation_choices,
       "ksim: `leader-epoch` (KIP-101/279, Kafka 0.11+) or `high-watermark` (before 0.11: "
@@ -429,6 +443,23 @@ static const struct ks__key_spec producer_keys[] = {
       NULL, "Refresh metadata at least this often." },
     { "max.block.ms", KS__VALUE_MS, 0, I32MAX, "60000", NULL, PR(max_block_ns), 0, NULL,
       "Longest a send blocks on a full buffer or missing metadata." },
+    { "reconnect.backoff.ms", KS__VALUE_MS, 0, I32MAX, "50", NULL, PR(reconnect_backoff_ns), 0,
+      NULL,
+      "Pause before connecting again to a broker after a disconnect or a failed connect "
+      "(doubled per consecutive failure, +-20 %)." },
+    { "reconnect.backoff.max.ms", KS__VALUE_MS, 0, I32MAX, "1000", NULL,
+      PR(reconnect_backoff_ns_max), 0, NULL, "Longest pause before connecting again." },
+    { "socket.connection.setup.timeout.ms", KS__VALUE_MS, 1, I32MAX, "10000", NULL,
+      PR(connection_setup_timeout_ns), 0, NULL,
+      "A connection not set up (TCP and ApiVersions) within this long fails (doubled per "
+      "consecutive failure, +-20 %): a broker behind a network cut is not sent to." },
+    { "socket.connection.setup.timeout.max.ms", KS__VALUE_MS, 1, I32MAX, "30000", NULL,
+      PR(connection_setup_timeout_ns_max), 0, NULL, "Longest connection setup timeout." },
+    { "max.request.size", KS__VALUE_SIZE32, 1, I32MAX, "1048576", NULL, PR(max_request_size_bytes),
+      0, NULL,
+      "Largest request; a record larger than this (or than buffer.memory) fails at send() "
+      "with MESSAGE_TOO_LARGE (RecordTooLargeException), and a request takes batches while it "
+      "fits." },
     { "compression.type", KS__VALUE_ENUM, 0, 0, "none", NULL, PR(compression.codec), 0,
       producer_codec_choices,
       "Codec of every batch: `none`, `gzip`, `snappy`, `lz4` or `zstd`, framed as Kafka's "
@@ -498,6 +529,9 @@ static const struct ks__key_spec consumer_keys[] = {
       "Longest a fetch waits at the broker." },
     { "max.partition.fetch.bytes", KS__VALUE_SIZE32, 0, I32MAX, "1048576", NULL,
       CO(max_partition_fetch_bytes), 0, NULL, "Bytes per partition per fetch." },
+    { "request.timeout.ms", KS__VALUE_MS, 1, I32MAX, "30000", NULL, CO(request_timeout_ns), 0, NULL,
+      "Wait this long for any answer (a fetch: beyond fetch.max.wait.ms); a broker whose process "
+      "died fails its requests at once (its connections are reset)." },
     { "partition.assignment.strategy", KS__VALUE_ENUM, 0, 0, "range", NULL, CO(assignor), 0,
       assignor_choices,
       "`range`, `roundrobin` or `sticky`. Kafka 3.0+ defaults to [range, cooperative-sticky] "
@@ -656,9 +690,6 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { PD, "partitioner.ignore.keys", NULL, "keyed records always go by murmur2" },
     { PD, "partitioner.adaptive.partitioning.enable", NULL, "no adaptive partitioning" },
     { PD, "partitioner.availability.timeout.ms", NULL, "no adaptive partitioning" },
-    { PD, "max.request.size", NULL, "fixed at Kafka's default, 1048576" },
-    { PD, "reconnect.backoff.ms", NULL, "no reconnect backoff" },
-    { PD, "reconnect.backoff.max.ms", NULL, "no reconnect backoff" },
     { PD, "bootstrap.servers", NULL, "clients know the simulated cluster" },
     { PD, "client.id", NULL, "clients are named by their section" },
     { PD, "key.serializer", NULL, "keys and values are ksim's own bytes" },
@@ -669,7 +700,6 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { CN, "group.remote.assignor", NULL, "the classic group protocol only, not KIP-848's" },
     { CN, "client.rack", NULL, "consumers fetch from leaders only (no KIP-392)" },
     { CN, "fetch.max.bytes", NULL, "fixed at Kafka's default, 52428800" },
-    { CN, "request.timeout.ms", NULL, "fixed at Kafka's default, 30000" },
     { CN, "retry.backoff.ms", NULL, "fixed at Kafka's default, 100" },
     { CN, "bootstrap.servers", NULL, "clients know the simulated cluster" },
     { CN, "client.id", NULL, "clients are named by their section" },
