@@ -181,19 +181,32 @@ void ks__fetcher_restart(struct ks_broker *broker, int32_t leader_id)
 /* ---- responses ------------------------------------------------------------------------ */
 
 /* Truncation target for a diverging epoch (AbstractFetcherThread
- * getOffsetTruncationState, KIP-101/KIP-279). */
+ * getOffsetTruncationState, KIP-101/KIP-279). The leader answered with
+ * (leader_epoch, leader_end_offset): its largest epoch not above our last
+ * fetched one and where that epoch ends in its log.
+ *   - We know that epoch: cut at the smaller of the two ends (and our LEO).
+ *   - We only know smaller epochs (KIP-279): cut at the end of our largest
+ *     smaller epoch and ask again.
+ *   - We know no epoch that old (our log begins with a later epoch, e.g.
+ *     after two unclean elections), or the leader sent no epoch: Kafka
+ *     trusts the leader's end offset, min(leader end offset, LEO). It does
+ *     not fall back to the HW; that fallback belongs to the
+ *     OffsetsForLeaderEpoch path when the leader knows no offset at all
+ *     (UNDEFINED_EPOCH_OFFSET), which the fetch path never sends: the
+ *     leader answers OFFSET_OUT_OF_RANGE instead (Partition.readRecords). */
 static int64_t diverging_target(const struct ks__replica *replica, int32_t leader_epoch,
                                 int64_t leader_end_offset, int32_t *matched_epoch_out)
 {
     int64_t leo = ks__leo_of(replica);
     *matched_epoch_out = -1;
+    ks_assert(leader_end_offset >= 0); /* B3: a diverging epoch always has an end offset */
     if (leader_epoch < 0) {
-        return ks__min64(replica->hw, leo);
+        return ks__min64(leader_end_offset, leo);
     }
     int32_t epoch = -1;
     int64_t end = -1;
     if (!ks_log_epoch_end_offset(replica->log, leader_epoch, &epoch, &end)) {
-        return ks__min64(replica->hw, leo);
+        return ks__min64(leader_end_offset, leo);
     }
     *matched_epoch_out = epoch;
     if (epoch != leader_epoch) {

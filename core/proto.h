@@ -304,8 +304,9 @@ struct ks_fetch_response_partition {
     /* Diverging epoch (KIP-320 fetch path): when `diverging` is 1 the
      * follower's log diverges from the leader's; no records come with it.
      * The follower truncates to min(diverging_end_offset, its own end offset
-     * for diverging_epoch) and fetches again; diverging_epoch -1 means the
-     * leader knows no epoch that old: the follower truncates to its HW. */
+     * for diverging_epoch) and fetches again; when it knows no epoch that
+     * old, to min(diverging_end_offset, its LEO) (AbstractFetcherThread
+     * getOffsetTruncationState). diverging_end_offset is never -1 here. */
     int32_t diverging_epoch;
     int32_t leader_epoch; /* the leader's current epoch */
     int64_t diverging_end_offset;

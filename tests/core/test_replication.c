@@ -328,6 +328,64 @@ static void test_kip279_scenario(void)
     CU_ASSERT_TRUE(kip279_scenario(KS_TRUNCATION_LEADER_EPOCH));
 }
 
+/* A diverging epoch the follower knows nothing as old as: two elections that
+ * lose data leave broker 2 with a log that begins in epoch 1, while the
+ * leader's log (broker 1, elected uncleanly in epoch 2) has epochs 0 and 2
+ * only. The leader answers 2's last fetched epoch 1 with (epoch 0, end 3);
+ * 2 has no epoch <= 0, so Kafka truncates to min(leader's end offset, LEO)
+ * = 3 (AbstractFetcherThread.getOffsetTruncationState), keeping its epoch-1
+ * records at 0..2 (the replicas diverge below 3). A fall-back to its own HW
+ * (5, its LEO) would truncate nothing. Kafka's fetcher then sends its latest
+ * epoch, still 1, and gets the same answer again: after two unclean
+ * elections like these it does not converge, and neither does ksim. */
+static void test_diverging_no_common_epoch(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    h.cluster_config.unclean_leader_election_enable = true;
+    cf_topic(&h, "t", 1, 2, 1, ASSIGN_12);
+    cf_start(&h, 14);
+    cf_run_until(&h, 1 * H_S);
+    ks_node_id a = 1;
+    ks_node_id b = 2;
+    ks_cut_id cut = ks_world_net_partition(h.env.world, &a, 1, &b, 1);
+    h_append_batch(&h, 1, 0, 0, KS_ACKS_LEADER, h_batch("m", 3, -1, -1, -1)); /* 0..2, epoch 0 */
+    cf_run_until(&h, 1500 * H_MS);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).leo, 0);
+    cf_crash(&h, 1, false);
+    ks_world_net_heal(h.env.world, cut);
+    cf_run_until(&h, 12 * H_S); /* 1 fenced; 2 (still in the ISR, empty) leads epoch 1 */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    CU_ASSERT_EQUAL(ks_cluster_leader_epoch(h.cluster, 0, 0), 1);
+    for (int i = 0; i < 5; i++) {
+        h_append(&h, 2, 0, 0, KS_ACKS_LEADER, "n"); /* 0..4, epoch 1, a batch each */
+    }
+    cf_run_until(&h, 16 * H_S); /* HW 5 checkpointed at 15 s */
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).hw, 5);
+    uint32_t n2 = h_batch_crc_at(&h, 2, 0, 0, 2);
+    CU_ASSERT_NOT_EQUAL(n2, 0);
+    cf_crash(&h, 2, false);
+    cf_restart(&h, 1);
+    cf_run_until(&h, 30 * H_S); /* 2 fenced at about 25 s: 1 elected uncleanly, epoch 2 */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
+    CU_ASSERT_EQUAL(ks_cluster_leader_epoch(h.cluster, 0, 0), 2);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_UNCLEAN_ELECTION), 1);
+    h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "p1"); /* offset 3, epoch 2 */
+    cf_run_for(&h, 100 * H_MS);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 4);
+    cf_restart(&h, 2);
+    cf_run_for(&h, 5 * H_S);
+    const struct cf_event *cut_event = cf_find(&h, KS_EV_TRUNCATION, 30 * H_S);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cut_event);
+    CU_ASSERT_EQUAL(cut_event->broker, 2);
+    CU_ASSERT_EQUAL(cut_event->reason, KS_REASON_TRUNCATE_NO_COMMON_EPOCH);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).role, KS_ROLE_FOLLOWER);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).leo, 3);
+    CU_ASSERT_EQUAL(h_batch_crc_at(&h, 2, 0, 0, 2), n2); /* epoch-1 records below 3 kept */
+    CU_ASSERT_NOT_EQUAL(h_batch_crc_at(&h, 2, 0, 0, 2), h_batch_crc_at(&h, 1, 0, 0, 2));
+    cf_free(&h);
+}
+
 /* A crashed broker restarts: its log comes back through recovery (unclean
  * shutdown), it catches up and rejoins the ISR; a clean shutdown skips
  * recovery. */
@@ -646,6 +704,7 @@ void ks_test_register_replication(void)
         { "kip101_scenario1", test_kip101_scenario1 },
         { "kip101_scenario2", test_kip101_scenario2 },
         { "kip279_scenario", test_kip279_scenario },
+        { "diverging_no_common_epoch", test_diverging_no_common_epoch },
         { "restart_recovery", test_restart_recovery },
         { "zombie_leader", test_zombie_leader },
         { "producer_acks_all_failover", test_producer_acks_all_failover },
