@@ -49,8 +49,27 @@
 ** ISR reset to it (KS_EV_UNCLEAN_ELECTION); else leader -1 (KS_EV_NO_LEADER).
 ** Every leader change bumps the leader epoch; every change bumps the
 ** partition epoch. Elections run when a leader is fenced, when a broker is
-** unfenced (for leaderless partitions), and for preferred leaders every
-** leader.imbalance.check.interval when auto.leader.rebalance.enable.
+** unfenced (for leaderless partitions), and for preferred leaders when
+** auto.leader.rebalance.enable (below).
+**
+** Preferred-leader balancing (QuorumController
+** maybeScheduleNextBalancePartitionLeaders, ReplicationControlManager
+** maybeBalancePartitionLeaders): not a fixed clock from start-up. After
+** every controller event, if some partition's leader is not its preferred
+** replica (replicas[0]; a leaderless partition counts too) and no check is
+** scheduled, one is scheduled leader.imbalance.check.interval later. So a
+** check runs one interval after leadership moved away, not on multiples of
+** the interval since start. The check elects each preferred replica that is
+** unfenced and in the ISR, at most 1000 per pass (MAX_ELECTIONS_PER_IMBALANCE);
+** a pass that hit the cap is followed 10 ms later by another, otherwise the
+** next one is again an interval after the first event that finds an
+** imbalance. ksim visits partitions in (topic, partition) order where Kafka
+** walks a hash set, which only matters beyond the cap.
+**
+**   DEFERRED --event, imbalance--> SCHEDULED (in interval)
+**   IMMEDIATELY --event, imbalance--> SCHEDULED (in 10 ms)
+**   SCHEDULED --check, < 1000 elections--> DEFERRED
+**   SCHEDULED --check, 1000 elections----> IMMEDIATELY
 **
 ** Propagation: after each change the controller pushes to every registered
 ** broker the partitions changed since the version that broker last
@@ -69,10 +88,21 @@
 
 struct cpart {
     struct ks_partition_state state;
+    bool imbalanced; /* leader != replicas[0]: counted in imbalanced_count */
     int64_t changed_version;
     int32_t leader_epoch_touched; /* C3: the epochs as of the last touch() */
     int32_t partition_epoch_touched;
 };
+
+/* QuorumController.ImbalanceSchedule. */
+enum balance_schedule {
+    BALANCE_DEFERRED,    /* schedule the next check an interval after an event */
+    BALANCE_SCHEDULED,   /* balance_timer armed */
+    BALANCE_IMMEDIATELY, /* the last check hit its cap: the next one in 10 ms */
+};
+
+#define MAX_ELECTIONS_PER_IMBALANCE 1000
+#define BALANCE_IMMEDIATE_DELAY_NS  (10 * KS_NS_PER_MS)
 
 struct cbroker {
     bool registered; /* a live incarnation is known */
@@ -97,6 +127,10 @@ struct ks_controller {
     int64_t version;
     ks_timer_id session_timer;
     bool push_pending;
+    /* Preferred-leader balancing (see the design block). */
+    enum balance_schedule balance_schedule;
+    ks_timer_id balance_timer; /* armed exactly while SCHEDULED */
+    int32_t imbalanced_count;  /* partitions whose leader is not the preferred one */
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -317,6 +351,16 @@ static void push_all(struct ks_controller *controller)
     }
 }
 
+/* Keeps imbalanced_count in step with the partition's leader. */
+static void set_imbalanced(struct ks_controller *controller, struct cpart *part)
+{
+    bool imbalanced = part->state.leader != part->state.replicas[0];
+    if (imbalanced != part->imbalanced) {
+        controller->imbalanced_count += imbalanced ? 1 : -1;
+        part->imbalanced = imbalanced;
+    }
+}
+
 /* Records that a partition changed (a new version). */
 static void touch(struct ks_controller *controller, struct cpart *part)
 {
@@ -330,6 +374,7 @@ static void touch(struct ks_controller *controller, struct cpart *part)
     part->leader_epoch_touched = part->state.leader_epoch;
     part->partition_epoch_touched = part->state.partition_epoch;
     part->changed_version = ++controller->version;
+    set_imbalanced(controller, part);
 }
 
 /* ---- elections ------------------------------------------------------------ */
@@ -440,6 +485,7 @@ static void unfence_broker(struct ks_controller *controller, int32_t broker_id)
 /* ---- timers ---------------------------------------------------------------- */
 
 static void session_check(ks_world *world, void *context);
+static void maybe_schedule_balance(struct ks_controller *controller);
 
 static void arm_session_check(struct ks_controller *controller)
 {
@@ -483,23 +529,55 @@ static void session_check(ks_world *world, void *context)
         push_all(controller);
     }
     arm_session_check(controller);
+    maybe_schedule_balance(controller);
 #ifdef KS_DEBUG
     ks_controller_check(controller);
 #endif
 }
 
-static void rebalance_check(ks_world *world, void *context)
+static void balance_check(ks_world *world, void *context);
+
+/* QuorumController.maybeScheduleNextBalancePartitionLeaders: run after every
+ * controller event. */
+static void maybe_schedule_balance(struct ks_controller *controller)
 {
+    const struct ks_cluster_config *cluster = controller->spec->cluster;
+    if (controller->balance_schedule == BALANCE_SCHEDULED ||
+        !cluster->auto_leader_rebalance_enable ||
+        cluster->leader_imbalance_check_interval_ns <= 0 || controller->imbalanced_count == 0) {
+        return;
+    }
+    ks_time_ns delay = controller->balance_schedule == BALANCE_DEFERRED
+                           ? (ks_time_ns)cluster->leader_imbalance_check_interval_ns
+                           : BALANCE_IMMEDIATE_DELAY_NS;
+    controller->balance_timer =
+        ks_world_schedule(controller->world, controller->node, delay, KS_TIMER_CONTROLLER_REBALANCE,
+                          balance_check, controller);
+    controller->balance_schedule = BALANCE_SCHEDULED;
+}
+
+/* ReplicationControlManager.maybeBalancePartitionLeaders: a preferred
+ * election (PartitionChangeBuilder, Election.PREFERRED) for each partition
+ * whose preferred replica is unfenced and in the ISR, at most
+ * MAX_ELECTIONS_PER_IMBALANCE of them. */
+static void balance_check(ks_world *world, void *context)
+{
+    (void)world;
     struct ks_controller *controller = context;
+    ks_assert(controller->balance_schedule == BALANCE_SCHEDULED);
+    controller->balance_timer = 0;
     bool alive[KS_BROKER_COUNT_MAX];
     alive_array(controller, alive);
-    bool changed = false;
-    for (int32_t t = 0; t < controller->topic_count; t++) {
-        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+    int32_t elections = 0;
+    for (int32_t t = 0; t < controller->topic_count && elections < MAX_ELECTIONS_PER_IMBALANCE;
+         t++) {
+        for (int32_t p = 0;
+             p < controller->topics[t].partition_count && elections < MAX_ELECTIONS_PER_IMBALANCE;
+             p++) {
             struct cpart *part = &controller->parts[t][p];
             struct ks_partition_state *state = &part->state;
             int32_t preferred = state->replicas[0];
-            if (state->leader == preferred || !alive[preferred - 1] ||
+            if (!part->imbalanced || !alive[preferred - 1] ||
                 !list_contains(state->isr, state->isr_count, preferred)) {
                 continue;
             }
@@ -507,19 +585,19 @@ static void rebalance_check(ks_world *world, void *context)
             state->leader = preferred;
             state->leader_epoch++;
             touch(controller, part);
-            changed = true;
+            elections++;
             struct ks_cluster_event event =
                 partition_event(controller, KS_EV_LEADER_ELECTED, preferred, state, &before);
             event.reason = KS_REASON_PREFERRED_LEADER;
             emit(controller, &event);
         }
     }
-    if (changed) {
+    controller->balance_schedule =
+        elections >= MAX_ELECTIONS_PER_IMBALANCE ? BALANCE_IMMEDIATELY : BALANCE_DEFERRED;
+    if (elections > 0) {
         push_all(controller);
     }
-    ks_world_schedule(world, controller->node,
-                      (ks_time_ns)controller->spec->cluster->leader_imbalance_check_interval_ns,
-                      KS_TIMER_CONTROLLER_REBALANCE, rebalance_check, controller);
+    maybe_schedule_balance(controller);
 #ifdef KS_DEBUG
     ks_controller_check(controller);
 #endif
@@ -687,6 +765,9 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
     }
     default: ks_assert(!"unexpected message kind at the controller");
     }
+    /* Every request is a controller write event (QuorumController), after
+     * which the balance check may be scheduled. */
+    maybe_schedule_balance(controller);
 #ifdef KS_DEBUG
     ks_controller_check(controller);
 #endif
@@ -720,6 +801,10 @@ void ks_controller_check(const struct ks_controller *controller)
     if (any_session) {
         ks_assert(controller->session_timer != 0);
     }
+    /* The balance timer is armed exactly while a check is scheduled. */
+    ks_assert((controller->balance_schedule == BALANCE_SCHEDULED) ==
+              (controller->balance_timer != 0));
+    int32_t imbalanced = 0;
     for (int32_t t = 0; t < controller->topic_count; t++) {
         for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
             const struct cpart *part = &controller->parts[t][p];
@@ -741,8 +826,11 @@ void ks_controller_check(const struct ks_controller *controller)
             ks_assert(state->leader_epoch == part->leader_epoch_touched);       /* C3 */
             ks_assert(state->partition_epoch == part->partition_epoch_touched); /* C3 */
             ks_assert(part->changed_version <= controller->version);
+            ks_assert(part->imbalanced == (state->leader != state->replicas[0]));
+            imbalanced += part->imbalanced;
         }
     }
+    ks_assert(imbalanced == controller->imbalanced_count);
 }
 
 /* ---- life cycle ------------------------------------------------------------ */
@@ -846,12 +934,7 @@ void ks_controller_start(struct ks_controller *controller)
     }
     push_all(controller);
     arm_session_check(controller);
-    if (controller->spec->cluster->auto_leader_rebalance_enable &&
-        controller->spec->cluster->leader_imbalance_check_interval_ns > 0) {
-        ks_world_schedule(controller->world, controller->node,
-                          (ks_time_ns)controller->spec->cluster->leader_imbalance_check_interval_ns,
-                          KS_TIMER_CONTROLLER_REBALANCE, rebalance_check, controller);
-    }
+    maybe_schedule_balance(controller);
 #ifdef KS_DEBUG
     ks_controller_check(controller);
 #endif
@@ -866,12 +949,12 @@ void ks_controller_start_after_restart(struct ks_controller *controller)
     }
     controller->session_timer = 0;
     arm_session_check(controller);
-    if (controller->spec->cluster->auto_leader_rebalance_enable &&
-        controller->spec->cluster->leader_imbalance_check_interval_ns > 0) {
-        ks_world_schedule(controller->world, controller->node,
-                          (ks_time_ns)controller->spec->cluster->leader_imbalance_check_interval_ns,
-                          KS_TIMER_CONTROLLER_REBALANCE, rebalance_check, controller);
-    }
+    /* QuorumController.renounce cancels the balance check and a newly active
+     * controller schedules it afresh (processBatchEndOffset of its
+     * activation): an interval from now. */
+    controller->balance_timer = 0;
+    controller->balance_schedule = BALANCE_DEFERRED;
+    maybe_schedule_balance(controller);
 #ifdef KS_DEBUG
     ks_controller_check(controller);
 #endif

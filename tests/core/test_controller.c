@@ -194,7 +194,12 @@ static void test_controller_partition_converges(void)
 }
 
 /* auto.leader.rebalance.enable: leadership returns to the preferred replica
- * once it is back in the ISR. */
+ * once it is back in the ISR, at the first balance check. Kafka's controller
+ * schedules that check one leader.imbalance.check.interval after the event
+ * that made the partition imbalanced (QuorumController
+ * maybeScheduleNextBalancePartitionLeaders), not on multiples of the
+ * interval since start: broker 1 is fenced at 9.001 s, so with a 30 s
+ * interval the check runs at 39.001 s, not at 30 s. */
 static void test_preferred_rebalance(void)
 {
     static const int32_t assign[] = { 1, 2, 3 };
@@ -208,13 +213,58 @@ static void test_preferred_rebalance(void)
     cf_crash(&h, 1, false);
     cf_run_until(&h, 12 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    const struct cf_event *moved = cf_find(&h, KS_EV_LEADER_ELECTED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(moved);
+    ks_time_ns moved_ns = moved->at_ns;                /* the events array grows: keep the value */
+    CU_ASSERT_EQUAL(moved_ns, 9 * H_S + 1 * H_MS + 1); /* session check: 1 ns past expiry */
     cf_restart(&h, 1);
     cf_run_until(&h, 20 * H_S);
+    int32_t isr[4];
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 3); /* 1 is back in the ISR */
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
-    cf_run_until(&h, 31 * H_S);
+    cf_run_until(&h, 39 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2); /* no check at 30 s */
+    cf_run_until(&h, 40 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
     CU_ASSERT_EQUAL(ks_cluster_leader_epoch(h.cluster, 0, 0), 2);
     CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 2);
+    const struct cf_event *back = cf_find(&h, KS_EV_LEADER_ELECTED, 20 * H_S);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_EQUAL(back->reason, KS_REASON_PREFERRED_LEADER);
+    CU_ASSERT_EQUAL(back->at_ns, moved_ns + 30 * H_S);
+    /* Balanced again: no check is scheduled until leadership moves. */
+    cf_run_until(&h, 100 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 2);
+    cf_free(&h);
+}
+
+/* A preferred replica that is not yet back in the ISR when the check runs:
+ * the check is itself a controller event, after which the still imbalanced
+ * partition gets the next check a whole interval later, so leadership
+ * returns at the first check after the replica is back in the ISR. */
+static void test_preferred_rebalance_retry(void)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    h.cluster_config.auto_leader_rebalance_enable = true;
+    h.cluster_config.leader_imbalance_check_interval_ns = 10 * (int64_t)H_S;
+    cf_topic(&h, "orders", 1, 3, 1, assign);
+    cf_start(&h, 26);
+    cf_run_until(&h, 1 * H_S);
+    cf_crash(&h, 1, false);
+    cf_run_until(&h, 22 * H_S); /* moved at 9.001 s; the check at 19.001 s finds 1 down */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    cf_restart(&h, 1);
+    cf_run_until(&h, 28 * H_S); /* 1 is back in the ISR, the next check is due at 29.001 s */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    cf_run_until(&h, 30 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 2);
+    const struct cf_event *back = cf_find(&h, KS_EV_LEADER_ELECTED, 20 * H_S);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_EQUAL(back->reason, KS_REASON_PREFERRED_LEADER);
+    CU_ASSERT_EQUAL(back->at_ns, 29 * H_S + 1 * H_MS + 1); /* moved + 2 intervals */
     cf_free(&h);
 }
 
@@ -300,6 +350,7 @@ void ks_test_register_controller(void)
         { "unclean_election", test_unclean_election },
         { "controller_partition_converges", test_controller_partition_converges },
         { "preferred_rebalance", test_preferred_rebalance },
+        { "preferred_rebalance_retry", test_preferred_rebalance_retry },
         { "placement_deterministic", test_placement_deterministic },
         { "quick_restart_rules", test_quick_restart_rules },
     };
