@@ -146,6 +146,7 @@ static void on_partition_state(struct ks_broker *broker, const uint8_t *message,
     }
     for (int32_t i = 0; i < push.broker_count && i < KS_BROKER_COUNT_MAX; i++) {
         broker->broker_alive[i] = push.broker_alive[i];
+        broker->broker_epochs[i] = push.broker_epochs[i];
     }
     for (int32_t i = 0; i < push.partition_count; i++) {
         struct ks_partition_state state;
@@ -485,6 +486,9 @@ static void reset_metadata(struct ks_broker *broker)
         }
     }
     memset(broker->broker_alive, 0, sizeof broker->broker_alive);
+    for (int32_t i = 0; i < KS_BROKER_COUNT_MAX; i++) {
+        broker->broker_epochs[i] = -1;
+    }
     broker->metadata_version = -1;
 }
 

@@ -138,6 +138,10 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
     struct ks_fetch_request *request = (struct ks_fetch_request *)message->data;
     request->correlation_id = ++broker->next_correlation_id;
     request->replica_id = broker->id;
+    /* KIP-903: the follower's broker epoch, which the leader hands to the
+     * controller with an ISR change; the ZooKeeper era had none. */
+    request->replica_epoch =
+        broker->spec->cluster->truncation == KS_TRUNCATION_LEADER_EPOCH ? broker->broker_epoch : -1;
     request->min_bytes = broker->spec->cluster->replica_fetch_min_bytes;
     request->max_wait_ns = broker->spec->cluster->replica_fetch_wait_ns_max;
     request->max_bytes = broker->spec->cluster->replica_fetch_response_max_bytes;

@@ -44,7 +44,8 @@ struct ks_group_coordinator;
 /* What a leader knows of one follower (Kafka's Replica.scala ReplicaState). */
 struct ks__follower_state {
     int32_t broker_id;
-    int64_t leo; /* -1: unknown since this broker became leader */
+    int64_t broker_epoch; /* from its fetches (KIP-903); -1: none yet */
+    int64_t leo;          /* -1: unknown since this broker became leader */
     ks_time_ns last_fetch_ns;
     int64_t leader_leo_at_last_fetch; /* -1: none */
     ks_time_ns last_caught_up_ns;
@@ -54,6 +55,9 @@ struct ks__follower_state {
 enum ks__alter_state {
     KS__ALTER_IDLE,      /* no ISR change requested */
     KS__ALTER_IN_FLIGHT, /* `alter` sent, no answer or newer push yet (R6) */
+    KS__ALTER_REFUSED,   /* refused as stale (FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
+                            INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION): still pending,
+                            not re-sent, until a newer push (R6) */
 };
 
 struct ks__replica {
@@ -201,6 +205,7 @@ struct ks_broker {
     bool registered;
     int64_t metadata_version;
     uint8_t broker_alive[KS_BROKER_COUNT_MAX];
+    int64_t broker_epochs[KS_BROKER_COUNT_MAX]; /* registered incarnations, from the pushes */
     struct ks_partition_state **meta; /* [topic][partition]; partition_epoch -1 = unknown */
     struct ks__replica ***replicas;   /* [topic][partition]; NULL = not hosted */
 
@@ -286,10 +291,12 @@ void ks__replica_apply_state(struct ks_broker *broker, const struct ks_partition
 /* Leader: advance the HW to the minimum LEO of the (maximal) ISR, then
  * complete what it released. A no-op on a follower. */
 void ks__replica_maybe_advance_hw(struct ks_broker *broker, struct ks__replica *replica);
-/* Leader: one follower's fetch at fetch_offset (Replica.updateFetchStateOrThrow),
- * then ISR expansion and HW advance. */
+/* Leader: one follower's fetch at fetch_offset from its incarnation
+ * follower_epoch (Replica.updateFetchStateOrThrow), then ISR expansion and
+ * HW advance. */
 void ks__replica_record_follower_fetch(struct ks_broker *broker, struct ks__replica *replica,
-                                       int32_t follower_id, int64_t fetch_offset);
+                                       int32_t follower_id, int64_t follower_epoch,
+                                       int64_t fetch_offset);
 /* Cuts the log at `offset` (a no-op at or above the LEO), clamps the HW,
  * and reports a KS_EV_TRUNCATION event: why (a KS_REASON_TRUNCATE_*), the
  * offset, the leader followed, the leader's diverging epoch and its end

@@ -198,7 +198,7 @@ static void plan_entry(struct ks_broker *broker, const struct ks_fetch_request *
     }
     if (follower && !plan->diverging) {
         ks__replica_record_follower_fetch(broker, replica, request->replica_id,
-                                          entry->fetch_offset);
+                                          request->replica_epoch, entry->fetch_offset);
     }
 }
 

@@ -71,6 +71,18 @@
 **   SCHEDULED --check, < 1000 elections--> DEFERRED
 **   SCHEDULED --check, 1000 elections----> IMMEDIATELY
 **
+** AlterPartition (ReplicationControlManager.alterPartition and
+** validateAlterPartitionData), checked in Kafka's order: the sender's broker
+** epoch (STALE_BROKER_EPOCH), the partition (UNKNOWN_TOPIC_OR_PARTITION),
+** epochs newer than ours (NOT_CONTROLLER), an older leader epoch
+** (FENCED_LEADER_EPOCH), a sender that is not the leader (INVALID_REQUEST),
+** an older partition epoch (INVALID_UPDATE_VERSION), an ISR that is not a
+** set of replicas holding the leader (INVALID_REQUEST), and every member of
+** the new ISR, old or new, registered, unfenced and of the broker epoch the
+** leader saw in its fetches unless it sent -1 (INELIGIBLE_REPLICA;
+** ineligibleReplicasForIsr). An ISR equal to the current one changes nothing
+** (no new partition epoch), as PartitionChangeBuilder writes no record.
+**
 ** Propagation: after each change the controller pushes to every registered
 ** broker the partitions changed since the version that broker last
 ** acknowledged in a heartbeat, and it does the same after answering a
@@ -325,9 +337,10 @@ static void push_to(struct ks_controller *controller, int32_t broker_id, int64_t
     push->metadata_version = controller->version;
     push->partition_count = count;
     push->broker_count = controller->broker_count;
-    for (int32_t i = 0; i < controller->broker_count; i++) {
-        push->broker_alive[i] =
-            (uint8_t)(controller->brokers[i].registered && !controller->brokers[i].fenced);
+    for (int32_t i = 0; i < KS_BROKER_COUNT_MAX; i++) {
+        bool known = i < controller->broker_count && controller->brokers[i].registered;
+        push->broker_alive[i] = (uint8_t)(known && !controller->brokers[i].fenced);
+        push->broker_epochs[i] = known ? controller->brokers[i].broker_epoch : -1;
     }
     struct ks_partition_state *entries =
         (struct ks_partition_state *)(message + sizeof(struct ks_partition_state_push));
@@ -659,6 +672,92 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
     arm_session_check(controller);
 }
 
+/* ReplicationControlManager.ineligibleReplicasForIsr: every member of a new
+ * ISR, old or new, must be registered, unfenced (and not in controlled
+ * shutdown, which ksim does not model) and, unless the leader sent -1, of the
+ * broker epoch the leader saw in its fetches (KIP-903). */
+static bool isr_eligible(const struct ks_controller *controller,
+                         const struct ks_alter_partition_request *request)
+{
+    for (int32_t i = 0; i < request->isr_count; i++) {
+        const struct cbroker *member = &controller->brokers[request->isr[i] - 1];
+        int64_t epoch = request->isr_broker_epochs[i];
+        if (!member->registered || member->fenced ||
+            (epoch != -1 && epoch != member->broker_epoch)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Replicas.validateIsr: members are replicas of the partition, each once;
+ * and the leader is one of them. */
+static bool isr_valid(const struct ks_partition_state *state,
+                      const struct ks_alter_partition_request *request)
+{
+    for (int32_t i = 0; i < request->isr_count; i++) {
+        int32_t id = request->isr[i];
+        if (!list_contains(state->replicas, state->replica_count, id) ||
+            list_contains(request->isr, i, id)) {
+            return false;
+        }
+    }
+    return request->isr_count >= 1 &&
+           list_contains(request->isr, request->isr_count, state->leader);
+}
+
+/* The checks of ReplicationControlManager.alterPartition, in its order:
+ * the sender's broker epoch (ClusterControlManager.checkBrokerEpoch), then
+ * validateAlterPartitionData. */
+static int16_t validate_alter(const struct ks_controller *controller,
+                              const struct ks_alter_partition_request *request)
+{
+    const struct cbroker *sender = &controller->brokers[request->broker_id - 1];
+    if (!sender->registered || sender->broker_epoch != request->broker_epoch) {
+        return KS_ERR_STALE_BROKER_EPOCH;
+    }
+    if (request->topic_index < 0 || request->topic_index >= controller->topic_count ||
+        request->partition < 0 ||
+        request->partition >= controller->topics[request->topic_index].partition_count) {
+        return KS_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    const struct ks_partition_state *state =
+        &controller->parts[request->topic_index][request->partition].state;
+    if (request->leader_epoch > state->leader_epoch ||
+        request->partition_epoch > state->partition_epoch) {
+        return KS_ERR_NOT_CONTROLLER; /* epochs from a newer controller than this one */
+    }
+    if (request->leader_epoch < state->leader_epoch) {
+        return KS_ERR_FENCED_LEADER_EPOCH;
+    }
+    if (request->broker_id != state->leader) {
+        return KS_ERR_INVALID_REQUEST;
+    }
+    if (request->partition_epoch < state->partition_epoch) {
+        return KS_ERR_INVALID_UPDATE_VERSION;
+    }
+    if (!isr_valid(state, request)) {
+        return KS_ERR_INVALID_REQUEST;
+    }
+    if (!isr_eligible(controller, request)) {
+        return KS_ERR_INELIGIBLE_REPLICA;
+    }
+    return KS_ERR_NONE;
+}
+
+static bool same_members(const int32_t *a, int32_t a_count, const int32_t *b, int32_t b_count)
+{
+    if (a_count != b_count) {
+        return false;
+    }
+    for (int32_t i = 0; i < a_count; i++) {
+        if (!list_contains(b, b_count, a[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static void on_alter_partition(struct ks_controller *controller, ks_node_id source,
                                const struct ks_alter_partition_request *request)
 {
@@ -666,45 +765,23 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
     memset(&response, 0, sizeof response);
     response.topic_index = request->topic_index;
     response.partition = request->partition;
-    if (request->topic_index < 0 || request->topic_index >= controller->topic_count ||
-        request->partition < 0 ||
-        request->partition >= controller->topics[request->topic_index].partition_count) {
-        response.error_code = KS_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    response.error_code = validate_alter(controller, request);
+    if (response.error_code != KS_ERR_NONE) {
+        /* Kafka answers an error with no partition state: the leader keeps
+         * what it has and waits for metadata (or retries). */
+        response.leader = -1;
+        response.leader_epoch = -1;
+        response.partition_epoch = -1;
         ks_world_send(controller->world, controller->node, source, KS_MSG_ALTER_PARTITION_RESPONSE,
                       &response, sizeof response);
         return;
     }
     struct cpart *part = &controller->parts[request->topic_index][request->partition];
     struct ks_partition_state *state = &part->state;
-    const struct cbroker *sender = &controller->brokers[request->broker_id - 1];
-    if (state->leader != request->broker_id || sender->broker_epoch != request->broker_epoch) {
-        response.error_code = KS_ERR_NOT_LEADER_OR_FOLLOWER;
-    } else if (request->leader_epoch != state->leader_epoch) {
-        response.error_code = KS_ERR_FENCED_LEADER_EPOCH;
-    } else if (request->partition_epoch != state->partition_epoch) {
-        response.error_code = KS_ERR_INVALID_UPDATE_VERSION;
-    } else if (request->isr_count < 1 ||
-               !list_contains(request->isr, request->isr_count, state->leader)) {
-        response.error_code = KS_ERR_INVALID_UPDATE_VERSION;
-    } else {
-        /* KRaft refuses to add a fenced broker (INELIGIBLE_REPLICA); ksim
-         * answers with the unchanged state and INVALID_UPDATE_VERSION. */
-        bool eligible = true;
-        for (int32_t i = 0; i < request->isr_count; i++) {
-            int32_t id = request->isr[i];
-            if (!list_contains(state->replicas, state->replica_count, id)) {
-                eligible = false;
-            } else if (!list_contains(state->isr, state->isr_count, id) &&
-                       (controller->brokers[id - 1].fenced ||
-                        !controller->brokers[id - 1].registered)) {
-                eligible = false;
-            }
-        }
-        if (!eligible) {
-            response.error_code = KS_ERR_INVALID_UPDATE_VERSION;
-        }
-    }
-    if (response.error_code == KS_ERR_NONE) {
+    /* PartitionChangeBuilder writes no record when nothing changes: the
+     * answer then carries the unchanged partition epoch. */
+    bool changed = !same_members(request->isr, request->isr_count, state->isr, state->isr_count);
+    if (changed) {
         bool grows = request->isr_count > state->isr_count;
         struct ks_partition_state before = *state;
         state->isr_count = request->isr_count;
@@ -722,7 +799,7 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
     memcpy(response.isr, state->isr, sizeof response.isr);
     ks_world_send(controller->world, controller->node, source, KS_MSG_ALTER_PARTITION_RESPONSE,
                   &response, sizeof response);
-    if (response.error_code == KS_ERR_NONE) {
+    if (changed) {
         push_all(controller);
     }
 }

@@ -71,6 +71,8 @@ enum ks_error {
     KS_ERR_ILLEGAL_GENERATION = 22,
     KS_ERR_UNKNOWN_MEMBER_ID = 25,
     KS_ERR_REBALANCE_IN_PROGRESS = 27,
+    KS_ERR_NOT_CONTROLLER = 41,  /* AlterPartition with epochs newer than the controller's */
+    KS_ERR_INVALID_REQUEST = 42, /* AlterPartition from a non-leader, or a bad ISR */
     KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER = 45,
     KS_ERR_DUPLICATE_SEQUENCE_NUMBER = 46,
     KS_ERR_INVALID_PRODUCER_EPOCH = 47,
@@ -78,9 +80,11 @@ enum ks_error {
     KS_ERR_UNKNOWN_PRODUCER_ID = 59,
     KS_ERR_FENCED_LEADER_EPOCH = 74,
     KS_ERR_UNKNOWN_LEADER_EPOCH = 75,
+    KS_ERR_STALE_BROKER_EPOCH = 77, /* from an incarnation the controller does not know */
     KS_ERR_OFFSET_NOT_AVAILABLE = 78,
     KS_ERR_INVALID_UPDATE_VERSION = 96,         /* AlterPartition with a stale partition epoch */
     KS_ERR_DUPLICATE_BROKER_REGISTRATION = 101, /* old incarnation's session still valid */
+    KS_ERR_INELIGIBLE_REPLICA = 107, /* an ISR member fenced, unregistered or of a stale epoch */
 };
 
 /* "NOT_LEADER_OR_FOLLOWER" etc.; "UNKNOWN" for codes not listed above. */
@@ -113,7 +117,11 @@ static inline const char *ks_error_name(int16_t error_code)
     case KS_ERR_FENCED_LEADER_EPOCH: return "FENCED_LEADER_EPOCH";
     case KS_ERR_UNKNOWN_LEADER_EPOCH: return "UNKNOWN_LEADER_EPOCH";
     case KS_ERR_OFFSET_NOT_AVAILABLE: return "OFFSET_NOT_AVAILABLE";
+    case KS_ERR_NOT_CONTROLLER: return "NOT_CONTROLLER";
+    case KS_ERR_INVALID_REQUEST: return "INVALID_REQUEST";
+    case KS_ERR_STALE_BROKER_EPOCH: return "STALE_BROKER_EPOCH";
     case KS_ERR_INVALID_UPDATE_VERSION: return "INVALID_UPDATE_VERSION";
+    case KS_ERR_INELIGIBLE_REPLICA: return "INELIGIBLE_REPLICA";
     case KS_ERR_DUPLICATE_BROKER_REGISTRATION: return "DUPLICATE_BROKER_REGISTRATION";
     }
     return "UNKNOWN";
@@ -267,7 +275,8 @@ struct ks_produce_response {
 
 struct ks_fetch_request {
     int64_t correlation_id;
-    int32_t replica_id; /* follower broker id, or -1 for a consumer */
+    int64_t replica_epoch; /* KIP-903 ReplicaState.ReplicaEpoch: the follower's broker epoch; -1 */
+    int32_t replica_id;    /* follower broker id, or -1 for a consumer */
     int32_t min_bytes;
     int64_t max_wait_ns; /* long poll: replica.fetch.wait.max.ms / fetch.max.wait.ms */
     int32_t max_bytes;   /* whole response */
@@ -361,7 +370,10 @@ struct ks_broker_heartbeat_response {
     int32_t reserved2;
 };
 
-/* Leader -> controller: set the ISR (one request in flight per partition). */
+/* Leader -> controller: set the ISR (one request in flight per partition).
+ * AlterPartition v3 (KIP-903): each ISR member comes with the broker epoch
+ * the leader saw in its fetches (its own for itself), -1 to skip the check
+ * (not fetched yet, or the ZooKeeper era, which had no broker epochs). */
 struct ks_alter_partition_request {
     int32_t broker_id;
     int32_t topic_index;
@@ -370,14 +382,21 @@ struct ks_alter_partition_request {
     int32_t partition_epoch; /* the version the leader bases its change on */
     int32_t isr_count;
     int32_t isr[KS_REPLICATION_FACTOR_MAX];
+    int64_t isr_broker_epochs[KS_REPLICATION_FACTOR_MAX];
     int64_t broker_epoch;
 };
 
+/* The answer (ReplicationControlManager.alterPartition): STALE_BROKER_EPOCH
+ * (the sender's incarnation), UNKNOWN_TOPIC_OR_PARTITION, NOT_CONTROLLER
+ * (epochs newer than the controller's), FENCED_LEADER_EPOCH,
+ * INVALID_REQUEST (not the leader, or an ISR that is not a subset of the
+ * replicas holding the leader), INVALID_UPDATE_VERSION (stale partition
+ * epoch), INELIGIBLE_REPLICA (a member fenced, unregistered or of another
+ * broker epoch), else NONE with the partition's state. */
 struct ks_alter_partition_response {
     int32_t topic_index;
     int32_t partition;
-    int16_t error_code; /* NONE, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
-                                * NOT_LEADER_OR_FOLLOWER */
+    int16_t error_code;
     int16_t reserved;
     int32_t leader;
     int32_t leader_epoch;
@@ -407,6 +426,9 @@ struct ks_partition_state_push {
     int32_t partition_count;
     int32_t broker_count;
     uint8_t broker_alive[KS_BROKER_COUNT_MAX]; /* registered and unfenced */
+    /* The registered incarnation of each broker (KRaftMetadataCache's broker
+     * epochs, which a leader compares with a follower's fetches); -1 none. */
+    int64_t broker_epochs[KS_BROKER_COUNT_MAX];
     /* followed by partition_count * struct ks_partition_state */
 };
 

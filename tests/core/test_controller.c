@@ -268,6 +268,121 @@ static void test_preferred_rebalance_retry(void)
     cf_free(&h);
 }
 
+/* AlterPartition answers, in ReplicationControlManager.alterPartition's
+ * order. Broker 1 (the leader of orders-0) has its receiver taken over by the
+ * test, which sends requests in its name and reads the answers. */
+struct alter_box {
+    int32_t count;
+    struct ks_alter_partition_response last;
+};
+
+static void alter_capture(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
+                          const void *message, size_t message_bytes, void *context)
+{
+    (void)world;
+    (void)self;
+    (void)source;
+    struct alter_box *box = context;
+    if (kind == KS_MSG_ALTER_PARTITION_RESPONSE && message_bytes == sizeof box->last) {
+        memcpy(&box->last, message, sizeof box->last);
+        box->count++;
+    }
+}
+
+/* Sends an AlterPartition from `broker` (leader epoch, partition epoch, the
+ * ISR and its members' broker epochs, the sender's broker epoch) and returns
+ * the controller's answer. */
+static struct ks_alter_partition_response alter(struct cluster_fixture *h, struct alter_box *box,
+                                                int32_t broker, int32_t leader_epoch,
+                                                int32_t partition_epoch, const int32_t *isr,
+                                                const int64_t *isr_epochs, int32_t isr_count,
+                                                int64_t broker_epoch)
+{
+    struct ks_alter_partition_request request;
+    memset(&request, 0, sizeof request);
+    request.broker_id = broker;
+    request.topic_index = 0;
+    request.partition = 0;
+    request.leader_epoch = leader_epoch;
+    request.partition_epoch = partition_epoch;
+    request.isr_count = isr_count;
+    for (int32_t i = 0; i < isr_count; i++) {
+        request.isr[i] = isr[i];
+        request.isr_broker_epochs[i] = isr_epochs[i];
+    }
+    request.broker_epoch = broker_epoch;
+    int32_t before = box->count;
+    ks_world_send(h->env.world, (ks_node_id)broker, ks_cluster_controller_node(&h->spec),
+                  KS_MSG_ALTER_PARTITION_REQUEST, &request, sizeof request);
+    cf_run_for(h, 5 * H_MS);
+    CU_ASSERT_EQUAL(box->count, before + 1);
+    return box->last;
+}
+
+static void test_alter_partition_validation(void)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    static const int32_t isr_123[] = { 1, 2, 3 };
+    static const int32_t isr_12[] = { 1, 2 };
+    static const int32_t isr_23[] = { 2, 3 };
+    static const int32_t isr_125[] = { 1, 2, 5 };
+    static const int32_t isr_113[] = { 1, 1, 3 };
+    static const int64_t ones[] = { 1, 1, 1 };
+    static const int64_t stale_3[] = { 1, 1, 7 };
+    static const int64_t unknown_3[] = { 1, 1, -1 };
+    struct cluster_fixture h;
+    cf_init(&h, 4);
+    cf_topic(&h, "orders", 1, 3, 1, assign);
+    cf_start(&h, 27);
+    cf_run_until(&h, 100 * H_MS);
+    struct alter_box box;
+    memset(&box, 0, sizeof box);
+    ks_world_set_receiver(h.env.world, 1, alter_capture, &box);
+    /* Leader 1, leader epoch 0, partition epoch 0, ISR 1,2,3, broker epochs 1. */
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 0, isr_12, ones, 2, 2).error_code,
+                    KS_ERR_STALE_BROKER_EPOCH);
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 1, 0, isr_12, ones, 2, 1).error_code, KS_ERR_NOT_CONTROLLER);
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 3, isr_12, ones, 2, 1).error_code, KS_ERR_NOT_CONTROLLER);
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 0, isr_23, ones, 2, 1).error_code,
+                    KS_ERR_INVALID_REQUEST); /* the ISR must hold the leader */
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 0, isr_125, ones, 3, 1).error_code,
+                    KS_ERR_INVALID_REQUEST); /* 5 is no replica */
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 0, isr_113, ones, 3, 1).error_code,
+                    KS_ERR_INVALID_REQUEST); /* a member twice */
+    /* The same ISR: accepted, nothing changes, no new partition epoch. */
+    struct ks_alter_partition_response same = alter(&h, &box, 1, 0, 0, isr_123, ones, 3, 1);
+    CU_ASSERT_EQUAL(same.error_code, KS_ERR_NONE);
+    CU_ASSERT_EQUAL(same.partition_epoch, 0);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_ISR_SHRINK) + cf_count(&h, KS_EV_ISR_EXPAND), 0);
+    /* A member of another incarnation than the registered one. */
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 0, isr_123, stale_3, 3, 1).error_code,
+                    KS_ERR_INELIGIBLE_REPLICA);
+    /* A shrink is accepted: partition epoch 1. */
+    struct ks_alter_partition_response shrunk = alter(&h, &box, 1, 0, 0, isr_12, ones, 2, 1);
+    CU_ASSERT_EQUAL(shrunk.error_code, KS_ERR_NONE);
+    CU_ASSERT_EQUAL(shrunk.partition_epoch, 1);
+    CU_ASSERT_EQUAL(shrunk.isr_count, 2);
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 0, isr_123, ones, 3, 1).error_code,
+                    KS_ERR_INVALID_UPDATE_VERSION);
+    /* Broker 2 is not the leader: INVALID_REQUEST, after the epoch checks. */
+    struct alter_box box2;
+    memset(&box2, 0, sizeof box2);
+    ks_world_set_receiver(h.env.world, 2, alter_capture, &box2);
+    CU_ASSERT_EQUAL(alter(&h, &box2, 2, 0, 1, isr_12, ones, 2, 1).error_code,
+                    KS_ERR_INVALID_REQUEST);
+    /* Broker 3 crashes; once fenced, adding it back is refused even with no
+     * epoch given (-1): fenced members are ineligible. */
+    cf_crash(&h, 3, false);
+    cf_run_until(&h, 10 * H_S);
+    CU_ASSERT_PTR_NOT_NULL(cf_find(&h, KS_EV_BROKER_FENCED, 0));
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 1, isr_123, unknown_3, 3, 1).error_code,
+                    KS_ERR_INELIGIBLE_REPLICA);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
+    int32_t isr[4];
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 2);
+    cf_free(&h);
+}
+
 /* The same seed gives the same placement; every partition gets distinct replicas. */
 static void test_placement_deterministic(void)
 {
@@ -353,6 +468,7 @@ void ks_test_register_controller(void)
         { "preferred_rebalance_retry", test_preferred_rebalance_retry },
         { "placement_deterministic", test_placement_deterministic },
         { "quick_restart_rules", test_quick_restart_rules },
+        { "alter_partition_validation", test_alter_partition_validation },
     };
     KS_TEST_ADD_SUITE("core/controller", cases);
 }

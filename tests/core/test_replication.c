@@ -14,6 +14,8 @@
  * say; the leader-epoch mode must not. */
 #include "repl_harness.h"
 
+#include "../../core/broker_int.h"
+
 static const int32_t ASSIGN_123[] = { 1, 2, 3 };
 static const int32_t ASSIGN_12[] = { 1, 2 };
 
@@ -386,6 +388,79 @@ static void test_diverging_no_common_epoch(void)
     cf_free(&h);
 }
 
+/* What a leader does with each AlterPartition answer
+ * (Partition.handleAlterPartitionError), white-box: a pending shrink is
+ * planted in the leader's replica and answered by hand. A stale-state error
+ * leaves the change pending and unsent until a push overrides it;
+ * INELIGIBLE_REPLICA resets it to the committed ISR at once; any other
+ * error is retried. */
+static void plant_shrink(struct cluster_fixture *h, struct ks__replica *replica)
+{
+    memset(&replica->alter, 0, sizeof replica->alter);
+    replica->alter.broker_id = 1;
+    replica->alter.leader_epoch = replica->state.leader_epoch;
+    replica->alter.partition_epoch = replica->state.partition_epoch;
+    replica->alter.isr_count = 2;
+    replica->alter.isr[0] = 1;
+    replica->alter.isr[1] = 2;
+    replica->alter.broker_epoch = 1;
+    replica->alter_state = KS__ALTER_IN_FLIGHT;
+    replica->alter_sent_ns = cf_now(h);
+}
+
+static void answer(struct ks_broker *broker, int16_t error_code)
+{
+    struct ks_alter_partition_response response;
+    memset(&response, 0, sizeof response);
+    response.topic_index = 0;
+    response.partition = 0;
+    response.error_code = error_code;
+    response.leader = -1;
+    ks__replica_on_alter_response(broker, &response);
+}
+
+static void test_alter_partition_answers(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 1, ASSIGN_123);
+    cf_start(&h, 15);
+    cf_run_until(&h, 1 * H_S);
+    struct ks_broker *broker = ks_cluster_broker(h.cluster, 1);
+    struct ks__replica *replica = broker->replicas[0][0];
+    CU_ASSERT_EQUAL_FATAL(replica->role, KS_ROLE_LEADER);
+    /* Stale state: pending, never re-sent by the ISR check (every 15 s). */
+    plant_shrink(&h, replica);
+    answer(broker, KS_ERR_INVALID_UPDATE_VERSION);
+    CU_ASSERT_EQUAL(replica->alter_state, KS__ALTER_REFUSED);
+    ks_time_ns sent_ns = replica->alter_sent_ns;
+    cf_run_until(&h, 32 * H_S);
+    CU_ASSERT_EQUAL(replica->alter_state, KS__ALTER_REFUSED);
+    CU_ASSERT_EQUAL(replica->alter_sent_ns, sent_ns);
+    /* A push with a newer partition epoch ends it: broker 3 fenced, out of the ISR. */
+    cf_crash(&h, 3, false);
+    cf_run_until(&h, 45 * H_S);
+    CU_ASSERT_EQUAL(replica->alter_state, KS__ALTER_IDLE);
+    int32_t isr[4];
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 2);
+    /* INELIGIBLE_REPLICA: back to the committed ISR at once. */
+    plant_shrink(&h, replica);
+    replica->alter.isr_count = 1;
+    answer(broker, KS_ERR_INELIGIBLE_REPLICA);
+    CU_ASSERT_EQUAL(replica->alter_state, KS__ALTER_IDLE);
+    /* Anything else is retried: still in flight, re-sent by the ISR check
+     * once KS__ALTER_RETRY_NS has passed (the controller then refuses the
+     * planted request as a same-ISR no-op or a stale one, which ends it). */
+    plant_shrink(&h, replica);
+    answer(broker, KS_ERR_STALE_BROKER_EPOCH);
+    CU_ASSERT_EQUAL(replica->alter_state, KS__ALTER_IN_FLIGHT);
+    sent_ns = replica->alter_sent_ns;
+    cf_run_for(&h, 16 * H_S);
+    CU_ASSERT_TRUE(replica->alter_sent_ns > sent_ns);
+    CU_ASSERT_EQUAL(replica->alter_state, KS__ALTER_IDLE);
+    cf_free(&h);
+}
+
 /* A crashed broker restarts: its log comes back through recovery (unclean
  * shutdown), it catches up and rejoins the ISR; a clean shutdown skips
  * recovery. */
@@ -705,6 +780,7 @@ void ks_test_register_replication(void)
         { "kip101_scenario2", test_kip101_scenario2 },
         { "kip279_scenario", test_kip279_scenario },
         { "diverging_no_common_epoch", test_diverging_no_common_epoch },
+        { "alter_partition_answers", test_alter_partition_answers },
         { "restart_recovery", test_restart_recovery },
         { "zombie_leader", test_zombie_leader },
         { "producer_acks_all_failover", test_producer_acks_all_failover },
