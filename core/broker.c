@@ -12,7 +12,8 @@
 ** together with R1..R6, F1, S1 and A1..A2 of the other files):
 **   B1  a broker that is not running holds no replica, no pending produce,
 **       parked fetch or deferred response, and every fetcher is IDLE.
-**   B2  a running broker has its periodic timers armed: heartbeat, ISR
+**   B2  a running broker has its periodic timers armed: heartbeat (the next
+**       registration or heartbeat, or the timeout of the one in flight), ISR
 **       check, both checkpoints and the log tasks.
 **   B3  every message a broker receives is well formed and of a kind a
 **       broker handles: internal messages are built by ksim's own nodes,
@@ -158,37 +159,143 @@ static void on_partition_state(struct ks_broker *broker, const uint8_t *message,
     }
 }
 
-static void send_heartbeat(struct ks_broker *broker)
+/* The broker's side of its session (BrokerLifecycleManager): one
+ * registration or heartbeat in flight at a time, the next one scheduled from
+ * the answer.
+ *
+ *   STARTING, not registered --registration answered NONE--> registered,
+ *       heartbeat at once (DUPLICATE_BROKER_REGISTRATION or no answer: retry
+ *       after the backoff)
+ *   STARTING --answer not caught up--> heartbeat again in 10 ms
+ *   STARTING --answer caught up--> RECOVERY, ready to unfence (ksim's log
+ *       recovery ran at the restart), heartbeat at once with want_fence 0
+ *   RECOVERY --answer unfenced--> RUNNING; RECOVERY/RUNNING: next heartbeat
+ *       broker.heartbeat.interval.ms after the answer
+ *   any --error or no answer within broker.session.timeout.ms / 2--> retry
+ *       after the backoff
+ *
+ * The backoff is Kafka's ExponentialBackoff(100 ms, x2, broker.session.
+ * timeout.ms, jitter 0.02) over the failures since the last good answer; the
+ * request timeout is session / 2 (the heartbeat channel's retry timeout,
+ * KAFKA-14392). A broker that started with the cluster is registered and
+ * RUNNING from the start (the cluster is formed before topics are created). */
+#define LIFECYCLE_BACKOFF_INITIAL_NS    (100 * KS_NS_PER_MS)
+#define LIFECYCLE_STARTING_HEARTBEAT_NS (10 * KS_NS_PER_MS)
+
+static void communicate(ks_world *world, void *context);
+static void communication_timeout(ks_world *world, void *context);
+
+static void schedule_communication(struct ks_broker *broker, ks_time_ns delay_ns)
 {
+    ks_assert(!broker->communication_in_flight);
+    broker->heartbeat_timer = ks_world_schedule(broker->world, (ks_node_id)broker->id, delay_ns,
+                                                KS_TIMER_BROKER_HEARTBEAT, communicate, broker);
+}
+
+/* ExponentialBackoff.backoff(failed_attempts): initial * 2^attempts, capped
+ * at the session timeout, times a uniform factor in [0.98, 1.02). */
+static ks_time_ns lifecycle_backoff_ns(struct ks_broker *broker)
+{
+    ks_time_ns max_ns = (ks_time_ns)broker->spec->cluster->broker_session_timeout_ns;
+    ks_time_ns term_ns = LIFECYCLE_BACKOFF_INITIAL_NS;
+    for (int64_t i = 0; i < broker->failed_attempts && term_ns < max_ns; i++) {
+        term_ns *= 2;
+    }
+    if (term_ns > max_ns) {
+        term_ns = max_ns;
+    }
+    ks_time_ns jitter_ns = term_ns / 50;
+    ks_time_ns backoff_ns =
+        term_ns - jitter_ns + ks_world_random_scaled(broker->world, KS_RNG_CLUSTER, 2 * jitter_ns);
+    return backoff_ns < max_ns ? backoff_ns : max_ns;
+}
+
+static void communication_failed(struct ks_broker *broker)
+{
+    ks_time_ns delay_ns = lifecycle_backoff_ns(broker);
+    broker->failed_attempts++;
+    schedule_communication(broker, delay_ns);
+}
+
+/* CommunicationEvent: a registration until one was accepted, then heartbeats. */
+static void communicate(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_broker *broker = context;
+    ks_assert(!broker->communication_in_flight);
     struct ks_broker_heartbeat_request request;
     memset(&request, 0, sizeof request);
     request.broker_id = broker->id;
     request.broker_epoch = broker->broker_epoch;
     request.metadata_version = broker->registered ? broker->metadata_version : -1;
+    request.want_fence = broker->ready_to_unfence ? 0 : 1;
+    request.correlation_id = ++broker->communication_correlation_id;
     ks_world_send(broker->world, (ks_node_id)broker->id, broker->controller_node,
                   KS_MSG_BROKER_HEARTBEAT_REQUEST, &request, sizeof request);
-}
-
-static void heartbeat_tick(ks_world *world, void *context)
-{
-    struct ks_broker *broker = context;
-    (void)world;
-    send_heartbeat(broker);
+    broker->communication_in_flight = true;
     broker->heartbeat_timer =
         ks_world_schedule(broker->world, (ks_node_id)broker->id,
-                          (ks_time_ns)broker->spec->cluster->broker_heartbeat_interval_ns,
-                          KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
+                          (ks_time_ns)broker->spec->cluster->broker_session_timeout_ns / 2,
+                          KS_TIMER_BROKER_HEARTBEAT_TIMEOUT, communication_timeout, broker);
+}
+
+static void communication_timeout(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_broker *broker = context;
+    ks_assert(broker->communication_in_flight);
+    broker->communication_in_flight = false;
+    communication_failed(broker);
+}
+
+/* BrokerHeartbeatResponseEvent's success branch, by state. */
+static void on_heartbeat_accepted(struct ks_broker *broker,
+                                  const struct ks_broker_heartbeat_response *response)
+{
+    ks_time_ns interval_ns = (ks_time_ns)broker->spec->cluster->broker_heartbeat_interval_ns;
+    switch (broker->lifecycle) {
+    case KS__LIFECYCLE_STARTING:
+        if (!response->caught_up) {
+            schedule_communication(broker, LIFECYCLE_STARTING_HEARTBEAT_NS);
+            return;
+        }
+        /* BrokerServer then finishes its start-up (log recovery, which ksim
+         * did at the restart) and calls setReadyToUnfence: at once. */
+        broker->lifecycle = KS__LIFECYCLE_RECOVERY;
+        broker->ready_to_unfence = true;
+        schedule_communication(broker, 0);
+        return;
+    case KS__LIFECYCLE_RECOVERY:
+        if (!response->fenced) {
+            broker->lifecycle = KS__LIFECYCLE_RUNNING;
+        }
+        schedule_communication(broker, interval_ns);
+        return;
+    case KS__LIFECYCLE_RUNNING: schedule_communication(broker, interval_ns); return;
+    }
 }
 
 static void on_heartbeat_response(struct ks_broker *broker,
                                   const struct ks_broker_heartbeat_response *response)
 {
-    if (response->broker_epoch != broker->broker_epoch) {
+    if (response->broker_epoch != broker->broker_epoch || !broker->communication_in_flight ||
+        response->correlation_id != broker->communication_correlation_id) {
+        return; /* for an earlier incarnation, or answered after its timeout */
+    }
+    ks_world_cancel(broker->world, broker->heartbeat_timer);
+    broker->communication_in_flight = false;
+    if (response->error_code != KS_ERR_NONE) {
+        communication_failed(broker);
         return;
     }
-    if (response->error_code == KS_ERR_NONE && !broker->registered) {
+    broker->failed_attempts = 0;
+    if (!broker->registered) {
+        /* Registered: send a heartbeat immediately. */
         broker->registered = true;
+        schedule_communication(broker, 0);
+        return;
     }
+    on_heartbeat_accepted(broker, response);
 }
 
 /* ---- other client requests ------------------------------------------------------ */
@@ -529,14 +636,14 @@ static void start_common(struct ks_broker *broker)
     event.broker_epoch = broker->broker_epoch;
     ks_broker_emit(broker, &event);
     /* B2; the order of these timers (and of their phase draws) is part of the trace. */
+    broker->communication_in_flight = false;
+    broker->failed_attempts = 0;
     ks_time_ns heartbeat_ns = ks__broker_first_run_ns(
         broker, (ks_time_ns)broker->spec->cluster->broker_heartbeat_interval_ns, 0);
     if (heartbeat_ns == 0) {
-        heartbeat_tick(broker->world, broker);
+        communicate(broker->world, broker);
     } else {
-        broker->heartbeat_timer =
-            ks_world_schedule(broker->world, (ks_node_id)broker->id, heartbeat_ns,
-                              KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
+        schedule_communication(broker, heartbeat_ns);
     }
     ks__replica_start_isr_check(broker);
     ks__logs_start_tasks(broker);
@@ -548,6 +655,8 @@ void ks_broker_start(struct ks_broker *broker)
     broker->broker_epoch = 1;
     broker->incarnation = 0;
     broker->registered = true;
+    broker->lifecycle = KS__LIFECYCLE_RUNNING;
+    broker->ready_to_unfence = true;
     start_common(broker);
 }
 
@@ -615,6 +724,8 @@ void ks_broker_on_restart(struct ks_broker *broker)
     broker->broker_epoch++;
     broker->incarnation++;
     broker->registered = false;
+    broker->lifecycle = KS__LIFECYCLE_STARTING;
+    broker->ready_to_unfence = false;
     start_common(broker);
 }
 

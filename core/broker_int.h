@@ -189,6 +189,14 @@ struct ks__deferred {
     int64_t base_offset;
 };
 
+/* BrokerLifecycleManager's BrokerState, as far as ksim models it (no
+ * controlled shutdown). */
+enum ks__lifecycle_state {
+    KS__LIFECYCLE_STARTING, /* registering, or registered and catching up with metadata */
+    KS__LIFECYCLE_RECOVERY, /* caught up, asking to be unfenced */
+    KS__LIFECYCLE_RUNNING,  /* unfenced */
+};
+
 struct ks_broker {
     ks_world *world;
     const struct ks_cluster_spec *spec;   /* not owned */
@@ -202,7 +210,13 @@ struct ks_broker {
     bool running;
     int64_t broker_epoch;
     int32_t incarnation;
+    /* The controller session (broker.c, BrokerLifecycleManager). */
     bool registered;
+    enum ks__lifecycle_state lifecycle;
+    bool ready_to_unfence;
+    bool communication_in_flight; /* heartbeat_timer is then the request's timeout */
+    int64_t communication_correlation_id;
+    int64_t failed_attempts; /* since the last successful answer: the backoff's exponent */
     int64_t metadata_version;
     uint8_t broker_alive[KS_BROKER_COUNT_MAX];
     int64_t broker_epochs[KS_BROKER_COUNT_MAX]; /* registered incarnations, from the pushes */

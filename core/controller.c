@@ -22,9 +22,16 @@
 **
 ** Broker life cycle as the controller sees it:
 **
-**   (known) --heartbeat from a new incarnation (restart)--> FENCED
-**   FENCED --heartbeat with metadata caught up--> UNFENCED
+**   (known) --registration of a new incarnation (restart)--> FENCED
+**   FENCED --heartbeat not wanting to be fenced, with the metadata applied
+**            up to its registration--> UNFENCED
 **   UNFENCED --no heartbeat for broker.session.timeout.ms--> FENCED, out of ISRs
+**
+** (BrokerHeartbeatManager.calculateNextBrokerState: a broker fenced because
+** its session expired while it was only cut off is unfenced by its first
+** heartbeat that gets through; a restarted one once it caught up. The broker
+** side, with its exponential backoff, is BrokerLifecycleManager in
+** core/broker.c.)
 **
 ** A restarted broker registers a new incarnation (broker epoch). What
 ** happens to its old session depends on the era being modelled:
@@ -122,7 +129,7 @@ struct cbroker {
     int64_t broker_epoch;
     ks_time_ns last_heartbeat_ns;
     int64_t acked_version;    /* from its last heartbeat */
-    int64_t catch_up_version; /* unfence once acked_version reaches this */
+    int64_t catch_up_version; /* its registration's version (registerBrokerRecordOffset) */
     int64_t refused_epoch;    /* last incarnation told DUPLICATE_BROKER_REGISTRATION */
 };
 
@@ -436,7 +443,6 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id,
     }
     broker->fenced = true;
     controller->version++;
-    broker->catch_up_version = controller->version;
     struct ks_cluster_event event = event_new(controller, KS_EV_BROKER_FENCED, broker_id, -1, -1);
     event.reason = why;
     emit(controller, &event);
@@ -627,6 +633,7 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
     struct ks_broker_heartbeat_response response;
     memset(&response, 0, sizeof response);
     response.broker_epoch = request->broker_epoch;
+    response.correlation_id = request->correlation_id;
     bool changed = false;
     if (!broker->registered || request->broker_epoch != broker->broker_epoch) {
         ks_time_ns timeout = (ks_time_ns)controller->spec->cluster->broker_session_timeout_ns;
@@ -642,6 +649,7 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
             }
             response.error_code = KS_ERR_DUPLICATE_BROKER_REGISTRATION;
             response.fenced = 1;
+            response.correlation_id = request->correlation_id;
             response.metadata_version = controller->version;
             ks_world_send(controller->world, controller->node, source,
                           KS_MSG_BROKER_HEARTBEAT_RESPONSE, &response, sizeof response);
@@ -656,12 +664,21 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
     }
     broker->last_heartbeat_ns = now;
     broker->acked_version = request->metadata_version;
-    if (broker->fenced && request->metadata_version >= broker->catch_up_version) {
+    /* BrokerHeartbeatManager.calculateNextBrokerState: a fenced broker that
+     * no longer wants to be fenced is unfenced once it has applied the
+     * metadata up to its registration (registerBrokerRecordOffset), so a
+     * broker fenced only because it was cut off is unfenced by the first
+     * heartbeat that gets through. (An unfenced broker asking to be fenced
+     * again would be fenced; ksim's brokers never do, having no controlled
+     * shutdown.) */
+    bool caught_up = request->metadata_version >= broker->catch_up_version;
+    if (broker->fenced && !request->want_fence && caught_up) {
         unfence_broker(controller, id);
         changed = true;
     }
     response.metadata_version = controller->version;
     response.fenced = broker->fenced ? 1 : 0;
+    response.caught_up = caught_up ? 1 : 0;
     ks_world_send(controller->world, controller->node, source, KS_MSG_BROKER_HEARTBEAT_RESPONSE,
                   &response, sizeof response);
     if (changed) {

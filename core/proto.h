@@ -186,6 +186,7 @@ enum ks_broker_timer_kind {
     KS_TIMER_BROKER_RESPOND = 208,   /* a response deferred to the disk's idle time */
     KS_TIMER_BROKER_LOG_TASKS = 209, /* retention, compaction, flush.ms */
     KS_TIMER_BROKER_ALTER_PARTITION_RETRY = 210,
+    KS_TIMER_BROKER_HEARTBEAT_TIMEOUT = 211, /* a registration or heartbeat unanswered */
     KS_TIMER_CONTROLLER_SESSION_CHECK = 220,
     KS_TIMER_CONTROLLER_REBALANCE = 221,
     KS_TIMER_CONTROLLER_START = 222,
@@ -347,26 +348,32 @@ struct ks_list_offsets_response {
 
 /* ---- broker <-> controller ----------------------------------------------- */
 
-/* Sent every broker.heartbeat.interval.ms; the first one after (re)start is
- * the registration (refused with DUPLICATE_BROKER_REGISTRATION while the
- * previous incarnation's session is valid, KRaft rules; the broker keeps
- * heartbeating). metadata_version is the highest controller metadata
- * version the broker has applied; the controller answers and then pushes
- * every partition state that changed after that version, so a broker whose
- * heartbeats get through always converges. */
+/* BrokerRegistration and BrokerHeartbeat in one message kind: while the
+ * broker is not registered (after a restart) it is a registration, refused
+ * with DUPLICATE_BROKER_REGISTRATION while the previous incarnation's session
+ * is valid (KRaft rules); afterwards a heartbeat. One is in flight at a time
+ * (BrokerLifecycleManager, core/broker.c says when the next one leaves).
+ * metadata_version is the highest controller metadata version the broker
+ * has applied; the controller answers and then pushes every partition state
+ * that changed after that version, so a broker whose heartbeats get through
+ * always converges. */
 struct ks_broker_heartbeat_request {
     int32_t broker_id;
-    int32_t reserved;
+    uint8_t want_fence; /* BrokerHeartbeatRequest.WantFence: not ready to be unfenced yet */
+    uint8_t reserved;
+    int16_t reserved2;
     int64_t broker_epoch;     /* incarnation: bumps on each restart */
     int64_t metadata_version; /* applied so far; -1 after a restart */
+    int64_t correlation_id;   /* echoed, so that a late answer is not taken for the current one */
 };
 
 struct ks_broker_heartbeat_response {
     int64_t broker_epoch;     /* echoed */
+    int64_t correlation_id;   /* echoed */
     int64_t metadata_version; /* controller's current version */
     int16_t error_code;
-    uint8_t fenced; /* 1 while the controller considers the broker fenced */
-    uint8_t reserved;
+    uint8_t fenced;    /* 1 while the controller considers the broker fenced */
+    uint8_t caught_up; /* IsCaughtUp: metadata_version reached its registration's */
     int32_t reserved2;
 };
 

@@ -10,6 +10,8 @@
  * preferred-leader rebalance when enabled. */
 #include "repl_harness.h"
 
+#include "../../core/broker_int.h"
+
 static void test_assign_formula(void)
 {
     int32_t out[6][KS_REPLICATION_FACTOR_MAX];
@@ -268,6 +270,103 @@ static void test_preferred_rebalance_retry(void)
     cf_free(&h);
 }
 
+/* A broker cut off from the controller only: fenced when its session
+ * expires, and unfenced by the first heartbeat that gets through after the
+ * heal (BrokerHeartbeatManager: it does not want to be fenced and has applied
+ * the metadata up to its registration long ago), one network latency after
+ * it left. Its heartbeats meanwhile failed after 4.5 s each and were retried
+ * after 100 ms, 200 ms, ... (BrokerLifecycleManager's ExponentialBackoff). */
+static void test_cut_off_broker_unfenced_by_first_heartbeat(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 3, 3, 1, NULL);
+    cf_start(&h, 28);
+    cf_run_until(&h, 1 * H_S);
+    ks_node_id node = 2;
+    ks_node_id controller = ks_cluster_controller_node(&h.spec);
+    ks_cut_id cut = ks_world_net_partition(h.env.world, &node, 1, &controller, 1);
+    cf_run_until(&h, 15 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_FENCED), 1);
+    struct ks_broker *broker = ks_cluster_broker(h.cluster, 2);
+    CU_ASSERT_TRUE(broker->failed_attempts >= 2);
+    ks_world_net_heal(h.env.world, cut);
+    /* Step until broker 2 sends its next heartbeat. */
+    int64_t sent_before = broker->communication_correlation_id;
+    while (broker->communication_correlation_id == sent_before && cf_now(&h) < 30 * H_S) {
+        cf_run_for(&h, 1 * H_MS / 10);
+    }
+    ks_time_ns sent_ns = cf_now(&h);
+    CU_ASSERT_TRUE(sent_ns < 30 * H_S);
+    cf_run_for(&h, 100 * H_MS);
+    const struct cf_event *unfenced = cf_find(&h, KS_EV_BROKER_UNFENCED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(unfenced);
+    CU_ASSERT_TRUE(unfenced->at_ns > sent_ns);
+    CU_ASSERT_TRUE(unfenced->at_ns <= sent_ns + 1 * H_MS); /* that very heartbeat */
+    CU_ASSERT_EQUAL(broker->failed_attempts, 0);
+    cf_free(&h);
+}
+
+/* A quick restart under KRaft rules: the new incarnation's registration is
+ * refused while the old session is valid (until 9.001 s) and retried with
+ * BrokerLifecycleManager's backoff, 100 ms doubling up to the session
+ * timeout with 2 % jitter: attempts at about 1.1, 1.2, 1.4, 1.8, 2.6, 4.2, 7.4
+ * and 13.8 s, the last accepted. Then it heartbeats at once, again 10 ms
+ * later once it has the metadata, asks to be unfenced and is, some 20 ms
+ * after registering (a heartbeat every 2 s would take until 11.1 s, and the
+ * next 2 s for the unfencing). */
+static void test_restart_registration_backoff(void)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 1, assign);
+    cf_start(&h, 29);
+    cf_run_until(&h, 1 * H_S);
+    cf_crash(&h, 3, false);
+    cf_run_for(&h, 100 * H_MS);
+    cf_restart(&h, 3);
+    cf_run_until(&h, 13 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_UNFENCED), 0);
+    struct ks_broker *broker = ks_cluster_broker(h.cluster, 3);
+    CU_ASSERT_EQUAL(broker->failed_attempts, 7);
+    CU_ASSERT_FALSE(broker->registered);
+    cf_run_until(&h, 15 * H_S);
+    const struct cf_event *unfenced = cf_find(&h, KS_EV_BROKER_UNFENCED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(unfenced);
+    /* 1.1 s + 12.7 s of backoff (+-2 %) + 7 refused round trips + ~20 ms. */
+    CU_ASSERT_TRUE(unfenced->at_ns >= 13500 * H_MS && unfenced->at_ns <= 14200 * H_MS);
+    CU_ASSERT_EQUAL(broker->lifecycle, KS__LIFECYCLE_RUNNING);
+    cf_run_until(&h, 16 * H_S);
+    int32_t isr[4];
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 3);
+    cf_free(&h);
+}
+
+/* A restart after the old session expired: registered at once, unfenced as
+ * soon as it caught up with the metadata (within a few round trips), not at
+ * its next heartbeat period. */
+static void test_restart_unfenced_once_caught_up(void)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 1, assign);
+    cf_start(&h, 30);
+    cf_run_until(&h, 1 * H_S);
+    cf_crash(&h, 3, false);
+    cf_run_until(&h, 12 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_FENCED), 1);
+    cf_restart(&h, 3);
+    cf_run_for(&h, 100 * H_MS);
+    const struct cf_event *unfenced = cf_find(&h, KS_EV_BROKER_UNFENCED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(unfenced);
+    /* Registration, a heartbeat not yet caught up, one 10 ms later that is,
+     * and the one asking to be unfenced: four round trips and 10 ms. */
+    CU_ASSERT_TRUE(unfenced->at_ns <= 12 * H_S + 20 * H_MS);
+    cf_free(&h);
+}
+
 /* AlterPartition answers, in ReplicationControlManager.alterPartition's
  * order. Broker 1 (the leader of orders-0) has its receiver taken over by the
  * test, which sends requests in its name and reads the answers. */
@@ -469,6 +568,10 @@ void ks_test_register_controller(void)
         { "placement_deterministic", test_placement_deterministic },
         { "quick_restart_rules", test_quick_restart_rules },
         { "alter_partition_validation", test_alter_partition_validation },
+        { "cut_off_broker_unfenced_by_first_heartbeat",
+          test_cut_off_broker_unfenced_by_first_heartbeat },
+        { "restart_registration_backoff", test_restart_registration_backoff },
+        { "restart_unfenced_once_caught_up", test_restart_unfenced_once_caught_up },
     };
     KS_TEST_ADD_SUITE("core/controller", cases);
 }
