@@ -63,6 +63,7 @@ const char *ks_cluster_event_kind_name(enum ks_cluster_event_kind kind)
     case KS_EV_RETENTION: return "retention";
     case KS_EV_COMPACTION: return "compaction";
     case KS_EV_INFO: return "info";
+    case KS_EV_ELR_CHANGE: return "elr_change";
     case KS_EV_KIND_COUNT: break;
     }
     return "unknown";
@@ -79,6 +80,7 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_FOLLOWER_CAUGHT_UP: return "follower_caught_up";
     case KS_REASON_FOLLOWER_LAGGING: return "follower_lagging";
     case KS_REASON_BROKER_FENCED: return "broker_fenced";
+    case KS_REASON_UNCLEAN_SHUTDOWN: return "unclean_shutdown";
     case KS_REASON_TRUNCATE_TO_HIGH_WATERMARK: return "truncate_to_high_watermark";
     case KS_REASON_TRUNCATE_DIVERGING_EPOCH: return "truncate_diverging_epoch";
     case KS_REASON_TRUNCATE_NO_COMMON_EPOCH: return "truncate_no_common_epoch";
@@ -505,6 +507,33 @@ int32_t ks_cluster_isr(const struct ks_cluster *cluster, int32_t topic_index, in
         out[i] = state->isr[i];
     }
     return count;
+}
+
+static int32_t copy_ids(const int32_t *ids, int32_t count, int32_t *out, int32_t out_count_max)
+{
+    int32_t copied = count < out_count_max ? count : out_count_max;
+    for (int32_t i = 0; i < copied; i++) {
+        out[i] = ids[i];
+    }
+    return copied;
+}
+
+int32_t ks_cluster_elr(const struct ks_cluster *cluster, int32_t topic_index, int32_t partition,
+                       int32_t *out, int32_t out_count_max)
+{
+    const struct ks_partition_elr *elr =
+        ks_controller_partition_elr(cluster->controller, topic_index, partition);
+    return elr != NULL ? copy_ids(elr->elr, elr->elr_count, out, out_count_max) : 0;
+}
+
+int32_t ks_cluster_last_known_elr(const struct ks_cluster *cluster, int32_t topic_index,
+                                  int32_t partition, int32_t *out, int32_t out_count_max)
+{
+    const struct ks_partition_elr *elr =
+        ks_controller_partition_elr(cluster->controller, topic_index, partition);
+    return elr != NULL
+               ? copy_ids(elr->last_known_elr, elr->last_known_elr_count, out, out_count_max)
+               : 0;
 }
 
 bool ks_cluster_replica_state(const struct ks_cluster *cluster, int32_t broker_id,

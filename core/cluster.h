@@ -54,7 +54,8 @@ enum ks_cluster_event_kind {
     KS_EV_OFFSET_RESET, /* a consumer fell back to auto.offset.reset */
     KS_EV_RETENTION,    /* segments deleted */
     KS_EV_COMPACTION,
-    KS_EV_INFO, /* anything else worth a timeline line */
+    KS_EV_INFO,       /* anything else worth a timeline line */
+    KS_EV_ELR_CHANGE, /* KIP-966: a partition's ELR changed, its ISR and leader did not */
     KS_EV_KIND_COUNT
 };
 
@@ -73,6 +74,7 @@ enum ks_event_reason {
     KS_REASON_FOLLOWER_CAUGHT_UP, /* the leader's AlterPartition adds a follower */
     KS_REASON_FOLLOWER_LAGGING,   /* the leader's AlterPartition drops followers */
     KS_REASON_BROKER_FENCED,      /* the controller drops a fenced broker */
+    KS_REASON_UNCLEAN_SHUTDOWN,   /* KIP-966: a new incarnation leaves every ISR and ELR */
     /* truncation */
     KS_REASON_TRUNCATE_TO_HIGH_WATERMARK, /* replication.truncation = high-watermark */
     KS_REASON_TRUNCATE_DIVERGING_EPOCH,   /* KIP-101/KIP-279: to the end of the shared epoch */
@@ -124,6 +126,16 @@ enum ks_event_position {
     KS_POSITION_OFFSET,    /* an offset given by the application */
 };
 
+/* Where an election found its leader (PartitionChangeBuilder.electAnyLeader's
+ * order, kafka-reference 9.8 and 9.9). */
+enum ks_elected_from {
+    KS_ELECTED_FROM_NONE,              /* no leader (NO_LEADER), or not an election */
+    KS_ELECTED_FROM_ISR,               /* an unfenced ISR member: a clean election */
+    KS_ELECTED_FROM_ELR,               /* KIP-966: the ISR was empty; an unfenced ELR member */
+    KS_ELECTED_FROM_LAST_KNOWN_LEADER, /* KIP-966: ISR and ELR empty; the last known leader */
+    KS_ELECTED_FROM_ANY_REPLICA        /* unclean.leader.election.enable: any unfenced replica */
+};
+
 enum ks_record_outcome_kind { KS_OUTCOME_ACKED, KS_OUTCOME_FAILED, KS_OUTCOME_UNKNOWN };
 
 struct ks_event_tp {
@@ -162,14 +174,24 @@ struct ks_event_cause {
 **   kind               broker      fields
 **   TOPIC_CREATED      leader      leader_new, leader_epoch_new, replicas, isr_new
 **   LEADER_ELECTED     new leader  reason (SESSION_EXPIRED, BROKER_RESTARTED,
-**   UNCLEAN_ELECTION               REPLICA_BACK, PREFERRED_LEADER), leader_old,
-**   NO_LEADER          -1          leader_new (-1 for NO_LEADER), leader_epoch_old,
-**                                  leader_epoch_new, replicas, isr_old, isr_new (an
-**                                  unclean election resets the ISR to the new leader)
+**   UNCLEAN_ELECTION               REPLICA_BACK, PREFERRED_LEADER, UNCLEAN_SHUTDOWN),
+**   NO_LEADER          -1          leader_old, leader_new (-1 for NO_LEADER),
+**                                  leader_epoch_old, leader_epoch_new, replicas,
+**                                  isr_old, isr_new (an unclean election, or one from
+**                                  the ELR, sets the ISR to the new leader),
+**                                  elected_from, and the KIP-966 facts below
 **   ISR_SHRINK         leader or   reason (FOLLOWER_LAGGING, or BROKER_FENCED with
-**   ISR_EXPAND         the fenced  broker = the fenced broker; FOLLOWER_CAUGHT_UP),
-**                      broker      leader_new (the partition's leader), isr_old,
-**                                  isr_new, isr_count_min
+**   ISR_EXPAND         the fenced  broker = the fenced broker; UNCLEAN_SHUTDOWN with
+**                      broker      broker = the restarted one; FOLLOWER_CAUGHT_UP),
+**                                  leader_new (the partition's leader), isr_old,
+**                                  isr_new (empty only with ELR), isr_count_min, and
+**                                  the KIP-966 facts below
+**   ELR_CHANGE         the broker  reason UNCLEAN_SHUTDOWN (broker = the restarted one
+**                      removed     left the ELR), leader_new, isr_new, isr_count_min,
+**                                  and the KIP-966 facts below
+**   (KIP-966 facts)                elr_old, elr_new (ascending ids), last_known_leader
+**                                  (LastKnownElr after the change, -1 if empty): all
+**                                  empty / -1 unless eligible.leader.replicas.enable
 **   TRUNCATION         follower    reason, offset (the offset asked for), leo_old,
 **                                  leo_new, [offset_from, offset_to) = the offsets
 **                                  dropped, hw_old, hw_new, log_start_offset,
@@ -237,6 +259,13 @@ struct ks_cluster_event {
     int32_t isr_new_count;
     int32_t isr_new[KS_REPLICATION_FACTOR_MAX];
     int32_t isr_count_min; /* min(min.insync.replicas, replication.factor) */
+    /* KIP-966: eligible leader replicas before and after, LastKnownElr after */
+    int32_t elr_old_count;
+    int32_t elr_old[KS_REPLICATION_FACTOR_MAX];
+    int32_t elr_new_count;
+    int32_t elr_new[KS_REPLICATION_FACTOR_MAX];
+    int32_t last_known_leader;
+    enum ks_elected_from elected_from;
     /* offsets */
     int64_t offset;
     int64_t offset_old;
@@ -296,6 +325,8 @@ static inline void ks_cluster_event_init(struct ks_cluster_event *event, ks_time
         .leader_epoch_old = -1,
         .leader_epoch_new = -1,
         .isr_count_min = -1,
+        .last_known_leader = -1,
+        .elected_from = KS_ELECTED_FROM_NONE,
         .offset = -1,
         .offset_old = -1,
         .offset_from = -1,
@@ -447,6 +478,12 @@ int32_t ks_cluster_replicas(const struct ks_cluster *cluster, int32_t topic_inde
                             int32_t partition, int32_t *out, int32_t out_count_max);
 int32_t ks_cluster_isr(const struct ks_cluster *cluster, int32_t topic_index, int32_t partition,
                        int32_t *out, int32_t out_count_max);
+/* KIP-966: the partition's eligible leader replicas and LastKnownElr, the
+ * same way (0 when eligible.leader.replicas.enable is off). */
+int32_t ks_cluster_elr(const struct ks_cluster *cluster, int32_t topic_index, int32_t partition,
+                       int32_t *out, int32_t out_count_max);
+int32_t ks_cluster_last_known_elr(const struct ks_cluster *cluster, int32_t topic_index,
+                                  int32_t partition, int32_t *out, int32_t out_count_max);
 
 enum ks_role { KS_ROLE_NONE, KS_ROLE_LEADER, KS_ROLE_FOLLOWER };
 

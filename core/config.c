@@ -44,6 +44,7 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     out->group_initial_rebalance_delay_ns = 3000 * MS;
     out->truncation = KS_TRUNCATION_LEADER_EPOCH;
     out->hw_requires_min_isr = true;
+    out->eligible_leader_replicas_enable = false;
     ks_compression_config_init(&out->compression);
     out->compression.codec = KS_COMPRESSION_PRODUCER; /* compression.type = producer */
     out->task_phase = KS_TASK_PHASE_RANDOM;           /* ksim: broker.task.phase = random */

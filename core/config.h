@@ -68,6 +68,9 @@ struct ks_cluster_config {
     int64_t group_initial_rebalance_delay_ns; /* group.initial.rebalance.delay.ms = 3000 */
     enum ks_truncation_mode truncation;       /* replication.truncation = leader-epoch */
     bool hw_requires_min_isr; /* ksim: Kafka 3.7+ (KAFKA-15583) rule; default true */
+    /* eligible.leader.replicas.enable = false (KIP-966; on for new Kafka 4.1
+     * clusters): the controller keeps ELR and the last known leader. */
+    bool eligible_leader_replicas_enable;
     /* Broker defaults of the topics' compression.type (= producer) and
      * compression.{gzip,lz4,zstd}.level; topics inherit them. */
     struct ks_compression_config compression;

@@ -14,11 +14,16 @@
 **   C1  leader is -1 or a replica of the partition, unfenced when elected;
 **       fencing a leader moves leadership off it, so a fenced broker never
 **       stays leader.
-**   C2  a clean leader is in the ISR; the ISR is never empty (KRaft without
-**       ELR keeps the last member when fencing, kafka-reference 9.4).
+**   C2  a clean leader is in the ISR. Without ELR the ISR is never empty
+**       (KRaft keeps the last member when fencing, kafka-reference 9.4); with
+**       ELR it may be, and then there is no leader.
 **   C3  leader epoch and partition epoch only grow. Every change of a
 **       partition goes through touch(), which asserts the growth against the
 **       epochs of the previous change and bumps the partition epoch.
+**   C4  (KIP-966) the ELR and LastKnownElr are empty unless
+**       eligible.leader.replicas.enable; ELR members are replicas outside the
+**       ISR, each once, ascending; LastKnownElr holds at most one replica and
+**       is empty while the partition has a leader.
 **
 ** Broker life cycle as the controller sees it:
 **
@@ -90,6 +95,37 @@
 ** ineligibleReplicasForIsr). An ISR equal to the current one changes nothing
 ** (no new partition epoch), as PartitionChangeBuilder writes no record.
 **
+** Eligible Leader Replicas (KIP-966; eligible.leader.replicas.enable, off by
+** default as in Kafka 4.0), as PartitionChangeBuilder builds every change
+** (maybePopulateTargetElr, electLeader, maybeUpdateRecordElr,
+** maybeUpdateLastKnownLeader) and ReplicationControlManager calls it:
+**   - whenever the ISR changes (fencing, AlterPartition, an unclean
+**     shutdown), a new ISR of at least min(min.insync.replicas, RF) clears
+**     the ELR; a smaller one makes the ELR (old ELR + old ISR) minus the new
+**     ISR minus a broker that shut down uncleanly. Because the HW cannot move
+**     while the ISR is below min ISR (KAFKA-15583), those replicas hold every
+**     committed record;
+**   - fencing may empty the ISR (without ELR the last member stays); the
+**     change that empties it stores the leader before it as LastKnownElr;
+**   - elections take the ISR first, the ELR when the ISR is empty (the ISR
+**     becomes that leader, which leaves the ELR), then the last known leader
+**     when ISR and ELR are empty (an unclean election: ISR = that leader, ELR
+**     cleared), then unclean election if enabled. Any change that leaves a
+**     leader clears LastKnownElr. Kafka's canElectLastKnownLeader at the
+**     snapshot ksim follows returns true without the liveness test its log
+**     line implies; ksim elects the last known leader only when unfenced, as
+**     Kafka's ELR documentation (kafka.apache.org/40, Eligible Leader
+**     Replicas) states;
+**   - a broker that registers a new incarnation has shut down uncleanly as
+**     far as the controller knows (ClusterControlManager.registerBroker calls
+**     ReplicationControlManager.handleBrokerUncleanShutdown for every new
+**     incarnation): it leaves every ISR and ELR, so a replica that may have
+**     lost unflushed data is never elected from them. ksim restarts always
+**     register a new incarnation, so every restart counts as unclean.
+** Not modelled: the unclean recovery manager KIP-966 proposed (it is not in
+** Kafka's code), ClearElrRecord on a min.insync.replicas change (ksim has no
+** dynamic configs), and brokers learning the ELR.
+**
 ** Propagation: after each change the controller pushes to every registered
 ** broker the partitions changed since the version that broker last
 ** acknowledged in a heartbeat, and it does the same after answering a
@@ -108,6 +144,7 @@
 struct cpart {
     struct ks_partition_state state;
     bool imbalanced; /* leader != replicas[0]: counted in imbalanced_count */
+    struct ks_partition_elr elr; /* C4; the controller's only (not pushed) */
     int64_t changed_version;
     int32_t leader_epoch_touched; /* C3: the epochs as of the last touch() */
     int32_t partition_epoch_touched;
@@ -201,6 +238,24 @@ static struct ks_cluster_event partition_event(const struct ks_controller *contr
     return event;
 }
 
+/* The KIP-966 facts of an event: the ELR before (NULL: unchanged) and the
+ * partition's ELR and last known leader after. */
+static void add_elr_facts(struct ks_cluster_event *event, const struct ks_partition_elr *before,
+                          const struct ks_partition_elr *after)
+{
+    const struct ks_partition_elr *old = before != NULL ? before : after;
+    event->elr_old_count = ks_cluster_event_set_list(event->elr_old, old->elr, old->elr_count);
+    event->elr_new_count = ks_cluster_event_set_list(event->elr_new, after->elr, after->elr_count);
+    event->last_known_leader = after->last_known_elr_count > 0 ? after->last_known_elr[0] : -1;
+}
+
+static int compare_ids(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a;
+    int32_t y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
 static bool list_contains(const int32_t *list, int32_t count, int32_t id)
 {
     for (int32_t i = 0; i < count; i++) {
@@ -225,9 +280,18 @@ static void alive_array(const struct ks_controller *controller, bool *alive)
     }
 }
 
-static void check_partition(const struct ks_partition_state *state)
+static bool elr_enabled(const struct ks_controller *controller)
 {
-    ks_assert(state->isr_count >= 1); /* C2 */
+    return controller->spec->cluster->eligible_leader_replicas_enable;
+}
+
+static void check_partition(const struct ks_partition_state *state, bool elr_enabled)
+{
+    if (!elr_enabled) {
+        ks_assert(state->isr_count >= 1); /* C2 */
+    } else if (state->isr_count == 0) {
+        ks_assert(state->leader < 0); /* C2 */
+    }
     ks_assert(state->isr_count <= state->replica_count);
     if (state->leader >= 0) {
         ks_assert(list_contains(state->replicas, state->replica_count, state->leader)); /* C1 */
@@ -296,27 +360,136 @@ void ks_controller_assign(int32_t broker_count, const char (*racks)[32], int32_t
     }
 }
 
+int32_t ks_controller_elect_eligible(const struct ks_partition_state *state,
+                                     const struct ks_partition_elr *elr, const bool *alive,
+                                     bool unclean_enabled, enum ks_elected_from *from_out)
+{
+    /* PartitionChangeBuilder.isValidNewLeader: in the ISR, or in the ELR
+     * when the ISR is empty, and acceptable (unfenced). */
+    for (int32_t i = 0; i < state->replica_count; i++) {
+        int32_t id = state->replicas[i];
+        if (!alive[id - 1]) {
+            continue;
+        }
+        if (list_contains(state->isr, state->isr_count, id)) {
+            *from_out = KS_ELECTED_FROM_ISR;
+            return id;
+        }
+        if (state->isr_count == 0 && list_contains(elr->elr, elr->elr_count, id)) {
+            *from_out = KS_ELECTED_FROM_ELR;
+            return id;
+        }
+    }
+    /* canElectLastKnownLeader: ISR and ELR empty, LastKnownElr holds one
+     * replica, and (the documented rule, see the design block) it is unfenced. */
+    if (state->isr_count == 0 && elr->elr_count == 0 && elr->last_known_elr_count == 1 &&
+        alive[elr->last_known_elr[0] - 1]) {
+        *from_out = KS_ELECTED_FROM_LAST_KNOWN_LEADER;
+        return elr->last_known_elr[0];
+    }
+    if (unclean_enabled) {
+        for (int32_t i = 0; i < state->replica_count; i++) {
+            int32_t id = state->replicas[i];
+            if (alive[id - 1]) {
+                *from_out = KS_ELECTED_FROM_ANY_REPLICA;
+                return id;
+            }
+        }
+    }
+    *from_out = KS_ELECTED_FROM_NONE;
+    return -1;
+}
+
 int32_t ks_controller_elect(const struct ks_partition_state *state, const bool *alive,
                             bool unclean_enabled, bool *unclean_out)
 {
-    *unclean_out = false;
-    for (int32_t i = 0; i < state->replica_count; i++) {
-        int32_t id = state->replicas[i];
-        if (alive[id - 1] && list_contains(state->isr, state->isr_count, id)) {
-            return id;
+    static const struct ks_partition_elr no_elr;
+    enum ks_elected_from from = KS_ELECTED_FROM_NONE;
+    int32_t leader = ks_controller_elect_eligible(state, &no_elr, alive, unclean_enabled, &from);
+    *unclean_out = from == KS_ELECTED_FROM_ANY_REPLICA;
+    return leader;
+}
+
+/* ---- Eligible Leader Replicas (KIP-966) -------------------------------------- */
+
+static void remove_id(int32_t *list, int32_t *count, int32_t id)
+{
+    int32_t kept = 0;
+    for (int32_t i = 0; i < *count; i++) {
+        if (list[i] != id) {
+            list[kept++] = list[i];
         }
     }
-    if (!unclean_enabled) {
-        return -1;
+    *count = kept;
+}
+
+/* PartitionChangeBuilder.maybePopulateTargetElr, after the ISR changed from
+ * old_isr to the partition's ISR: an ISR of min ISR or more clears the ELR;
+ * a smaller one makes it (ELR + old ISR) - ISR - unclean_shutdown (a broker
+ * id, or -1). Ascending, as the HashSet of small Integers that Kafka builds
+ * it from iterates. */
+static void elr_after_isr_change(const struct ks_controller *controller, struct cpart *part,
+                                 const int32_t *old_isr, int32_t old_isr_count,
+                                 int32_t unclean_shutdown)
+{
+    const struct ks_partition_state *state = &part->state;
+    struct ks_partition_elr *elr = &part->elr;
+    if (state->isr_count >= ks_topic_min_isr(&controller->topics[state->topic_index])) {
+        elr->elr_count = 0;
+        return;
     }
+    int32_t count = 0;
+    int32_t next[KS_REPLICATION_FACTOR_MAX];
     for (int32_t i = 0; i < state->replica_count; i++) {
         int32_t id = state->replicas[i];
-        if (alive[id - 1]) {
-            *unclean_out = true;
-            return id;
+        bool candidate = list_contains(elr->elr, elr->elr_count, id) ||
+                         list_contains(old_isr, old_isr_count, id);
+        if (candidate && !list_contains(state->isr, state->isr_count, id) &&
+            id != unclean_shutdown) {
+            next[count++] = id;
         }
     }
-    return -1;
+    qsort(next, (size_t)count, sizeof next[0], compare_ids);
+    memcpy(elr->elr, next, sizeof(int32_t) * (size_t)count);
+    elr->elr_count = count;
+}
+
+/* PartitionChangeBuilder.maybeUpdateLastKnownLeader for a change of the ISR:
+ * the change that empties it remembers the leader before it. (A leaderless
+ * partition whose ISR empties keeps its LastKnownElr: Kafka would store -1.) */
+static void last_known_leader_after_isr_change(struct cpart *part, int32_t leader_before)
+{
+    struct ks_partition_elr *elr = &part->elr;
+    if (part->state.isr_count == 0 && leader_before >= 0) {
+        elr->last_known_elr[0] = leader_before;
+        elr->last_known_elr_count = 1;
+    } else if (part->state.leader >= 0) {
+        elr->last_known_elr_count = 0;
+    }
+}
+
+static void check_elr(const struct ks_controller *controller, const struct cpart *part)
+{
+    const struct ks_partition_state *state = &part->state;
+    const struct ks_partition_elr *elr = &part->elr;
+    if (!elr_enabled(controller)) {
+        ks_assert(elr->elr_count == 0); /* C4 */
+        ks_assert(elr->last_known_elr_count == 0);
+        return;
+    }
+    ks_assert(elr->elr_count >= 0 && elr->elr_count <= state->replica_count);
+    for (int32_t i = 0; i < elr->elr_count; i++) {
+        ks_assert(list_contains(state->replicas, state->replica_count, elr->elr[i])); /* C4 */
+        ks_assert(!list_contains(state->isr, state->isr_count, elr->elr[i]));
+        if (i > 0) {
+            ks_assert(elr->elr[i - 1] < elr->elr[i]);
+        }
+    }
+    ks_assert(elr->last_known_elr_count == 0 || elr->last_known_elr_count == 1);
+    if (elr->last_known_elr_count == 1) {
+        ks_assert(list_contains(state->replicas, state->replica_count, elr->last_known_elr[0]));
+        ks_assert(state->leader < 0); /* C4 */
+    }
 }
 
 /* ---- pushing state to brokers --------------------------------------------- */
@@ -384,7 +557,7 @@ static void set_imbalanced(struct ks_controller *controller, struct cpart *part)
 /* Records that a partition changed (a new version). */
 static void touch(struct ks_controller *controller, struct cpart *part)
 {
-    check_partition(&part->state);
+    check_partition(&part->state, elr_enabled(controller));
     /* C3: the leader epoch never goes back, and nothing but touch() moves the
      * partition epoch (PartitionChangeBuilder bumps it once per change). */
     ks_assert(part->state.leader_epoch >= part->leader_epoch_touched);
@@ -408,30 +581,88 @@ static bool elect_partition(struct ks_controller *controller, int32_t topic_inde
     struct ks_partition_state *state = &part->state;
     bool alive[KS_BROKER_COUNT_MAX];
     alive_array(controller, alive);
-    bool unclean = false;
+    enum ks_elected_from from = KS_ELECTED_FROM_NONE;
     int32_t old_leader = state->leader;
-    int32_t leader =
-        ks_controller_elect(state, alive, topic_unclean(controller, topic_index), &unclean);
+    int32_t leader = ks_controller_elect_eligible(state, &part->elr, alive,
+                                                  topic_unclean(controller, topic_index), &from);
     if (leader == old_leader) {
         return false;
     }
     struct ks_partition_state before = *state;
+    struct ks_partition_elr elr_before = part->elr;
     state->leader = leader;
     state->leader_epoch++;
     enum ks_cluster_event_kind kind = KS_EV_LEADER_ELECTED;
-    if (unclean) {
+    switch (from) {
+    case KS_ELECTED_FROM_ISR: break;
+    case KS_ELECTED_FROM_ELR:
+        /* tryElection: a leader from the ELR is the new ISR and leaves the ELR. */
         state->isr[0] = leader;
         state->isr_count = 1;
+        remove_id(part->elr.elr, &part->elr.elr_count, leader);
+        break;
+    case KS_ELECTED_FROM_LAST_KNOWN_LEADER:
+    case KS_ELECTED_FROM_ANY_REPLICA:
+        /* An unclean election sets the ISR to the leader (which can lose
+         * committed records) and maybeUpdateRecordElr clears the ELR. */
+        state->isr[0] = leader;
+        state->isr_count = 1;
+        part->elr.elr_count = 0;
         kind = KS_EV_UNCLEAN_ELECTION;
-    } else if (leader < 0) {
-        kind = KS_EV_NO_LEADER;
+        break;
+    case KS_ELECTED_FROM_NONE: kind = KS_EV_NO_LEADER; break;
+    }
+    if (leader >= 0) {
+        part->elr.last_known_elr_count = 0; /* maybeUpdateLastKnownLeader */
     }
     touch(controller, part);
     struct ks_cluster_event event =
         partition_event(controller, kind, leader < 0 ? -1 : leader, state, &before);
     event.reason = why;
+    event.elected_from = from;
+    add_elr_facts(&event, &elr_before, &part->elr);
     emit(controller, &event);
     return true;
+}
+
+/* ReplicationControlManager.handleBrokerUncleanShutdown (KIP-966), for a
+ * broker that registers a new incarnation: it leaves every ISR and ELR
+ * (PartitionChangeBuilder's uncleanShutdownReplicas), and partitions without
+ * a leader try an election without it. Only with ELR: without it the broker
+ * is already out of every ISR but where it is the last member, which
+ * Kafka keeps, so the change would change nothing. */
+static void unclean_shutdown(struct ks_controller *controller, int32_t broker_id)
+{
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+            struct cpart *part = &controller->parts[t][p];
+            struct ks_partition_state *state = &part->state;
+            bool in_isr = list_contains(state->isr, state->isr_count, broker_id);
+            if (!in_isr && !list_contains(part->elr.elr, part->elr.elr_count, broker_id)) {
+                continue;
+            }
+            struct ks_partition_state before = *state;
+            struct ks_partition_elr elr_before = part->elr;
+            remove_id(state->isr, &state->isr_count, broker_id);
+            elr_after_isr_change(controller, part, before.isr, before.isr_count, broker_id);
+            if (in_isr) {
+                last_known_leader_after_isr_change(part, before.leader);
+            }
+            struct ks_cluster_event event =
+                partition_event(controller, in_isr ? KS_EV_ISR_SHRINK : KS_EV_ELR_CHANGE, broker_id,
+                                state, &before);
+            event.reason = KS_REASON_UNCLEAN_SHUTDOWN;
+            add_elr_facts(&event, &elr_before, &part->elr);
+            emit(controller, &event);
+            if (state->leader == broker_id || state->leader < 0) {
+                if (!elect_partition(controller, t, p, KS_REASON_UNCLEAN_SHUTDOWN)) {
+                    touch(controller, part);
+                }
+            } else {
+                touch(controller, part);
+            }
+        }
+    }
 }
 
 static void fence_broker(struct ks_controller *controller, int32_t broker_id,
@@ -452,20 +683,22 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id,
             struct cpart *part = &controller->parts[t][p];
             struct ks_partition_state *state = &part->state;
             bool changed = false;
-            if (remove_from_isr && state->isr_count > 1 &&
+            /* Without ELR the last ISR member stays (PartitionChangeBuilder.build
+             * writes an empty ISR only with ELR enabled). */
+            if (remove_from_isr && (state->isr_count > 1 || elr_enabled(controller)) &&
                 list_contains(state->isr, state->isr_count, broker_id)) {
                 struct ks_partition_state before = *state;
-                int32_t kept = 0;
-                for (int32_t i = 0; i < state->isr_count; i++) {
-                    if (state->isr[i] != broker_id) {
-                        state->isr[kept++] = state->isr[i];
-                    }
+                struct ks_partition_elr elr_before = part->elr;
+                remove_id(state->isr, &state->isr_count, broker_id);
+                if (elr_enabled(controller)) {
+                    elr_after_isr_change(controller, part, before.isr, before.isr_count, -1);
+                    last_known_leader_after_isr_change(part, before.leader);
                 }
-                state->isr_count = kept;
                 changed = true;
                 struct ks_cluster_event shrink =
                     partition_event(controller, KS_EV_ISR_SHRINK, broker_id, state, &before);
                 shrink.reason = KS_REASON_BROKER_FENCED;
+                add_elr_facts(&shrink, &elr_before, &part->elr);
                 emit(controller, &shrink);
             }
             if (state->leader == broker_id) {
@@ -659,6 +892,9 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
         broker->registered = true;
         broker->broker_epoch = request->broker_epoch;
         fence_broker(controller, id, KS_REASON_BROKER_RESTARTED, false);
+        if (elr_enabled(controller)) {
+            unclean_shutdown(controller, id);
+        }
         broker->catch_up_version = controller->version;
         changed = true;
     }
@@ -801,12 +1037,19 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
     if (changed) {
         bool grows = request->isr_count > state->isr_count;
         struct ks_partition_state before = *state;
+        struct ks_partition_elr elr_before = part->elr;
         state->isr_count = request->isr_count;
         memcpy(state->isr, request->isr, sizeof(int32_t) * (size_t)request->isr_count);
+        if (elr_enabled(controller)) {
+            /* ReplicationControlManager.alterPartition builds the change with ELR. */
+            elr_after_isr_change(controller, part, before.isr, before.isr_count, -1);
+            last_known_leader_after_isr_change(part, before.leader);
+        }
         touch(controller, part);
         struct ks_cluster_event event = partition_event(
             controller, grows ? KS_EV_ISR_EXPAND : KS_EV_ISR_SHRINK, state->leader, state, &before);
         event.reason = grows ? KS_REASON_FOLLOWER_CAUGHT_UP : KS_REASON_FOLLOWER_LAGGING;
+        add_elr_facts(&event, &elr_before, &part->elr);
         emit(controller, &event);
     }
     response.leader = state->leader;
@@ -911,7 +1154,8 @@ void ks_controller_check(const struct ks_controller *controller)
             for (int32_t i = 0; i < state->isr_count; i++) {
                 ks_assert(list_contains(state->replicas, state->replica_count, state->isr[i]));
             }
-            check_partition(state); /* C1, C2 */
+            check_partition(state, elr_enabled(controller)); /* C1, C2 */
+            check_elr(controller, part);                     /* C4 */
             if (state->leader >= 0) {
                 const struct cbroker *leader = &controller->brokers[state->leader - 1];
                 ks_assert(leader->registered); /* C1 */
@@ -1009,7 +1253,7 @@ static void create_topic(struct ks_controller *controller, int32_t topic_index)
         state->leader = state->replicas[0];
         state->leader_epoch = 0;
         state->partition_epoch = 0;
-        check_partition(state);
+        check_partition(state, elr_enabled(controller));
         part->leader_epoch_touched = 0; /* C3: the epochs every later touch() grows from */
         part->partition_epoch_touched = 0;
         part->changed_version = ++controller->version;
@@ -1064,6 +1308,16 @@ const struct ks_partition_state *ks_controller_partition(const struct ks_control
         return NULL;
     }
     return &controller->parts[topic_index][partition].state;
+}
+
+const struct ks_partition_elr *ks_controller_partition_elr(const struct ks_controller *controller,
+                                                           int32_t topic_index, int32_t partition)
+{
+    if (topic_index < 0 || topic_index >= controller->topic_count || partition < 0 ||
+        partition >= controller->topics[topic_index].partition_count) {
+        return NULL;
+    }
+    return &controller->parts[topic_index][partition].elr;
 }
 
 bool ks_controller_broker_fenced(const struct ks_controller *controller, int32_t broker_id)

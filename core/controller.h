@@ -30,6 +30,21 @@ void ks_controller_start_after_restart(struct ks_controller *controller);
 const struct ks_partition_state *ks_controller_partition(const struct ks_controller *controller,
                                                          int32_t topic_index, int32_t partition);
 bool ks_controller_broker_fenced(const struct ks_controller *controller, int32_t broker_id);
+
+/* KIP-966 state of a partition: the controller's own (PartitionRecord's
+ * EligibleLeaderReplicas and LastKnownElr). Brokers are not told: nothing in
+ * a broker's part of the model reads it (Kafka's brokers keep it for
+ * DescribeTopicPartitions). Both lists stay empty unless
+ * eligible.leader.replicas.enable. */
+struct ks_partition_elr {
+    int32_t elr_count;
+    int32_t elr[KS_REPLICATION_FACTOR_MAX];            /* ascending broker ids, none in the ISR */
+    int32_t last_known_elr_count;                      /* 0 or 1 */
+    int32_t last_known_elr[KS_REPLICATION_FACTOR_MAX]; /* the last known leader */
+};
+/* Borrowed; valid until the next event. NULL for a partition that does not exist. */
+const struct ks_partition_elr *ks_controller_partition_elr(const struct ks_controller *controller,
+                                                           int32_t topic_index, int32_t partition);
 int64_t ks_controller_metadata_version(const struct ks_controller *controller);
 
 /* Whole-controller check (STYLE 3.7): every partition against C1..C3 of
@@ -52,3 +67,14 @@ void ks_controller_assign(int32_t broker_count, const char (*racks)[32], int32_t
  * must become just the leader). */
 int32_t ks_controller_elect(const struct ks_partition_state *state, const bool *alive,
                             bool unclean_enabled, bool *unclean_out);
+
+/* Pure helper, exposed for tests: the same election with KIP-966's order
+ * (PartitionChangeBuilder.electAnyLeader): the first unfenced replica in
+ * assignment order that is in the ISR, or in the ELR when the ISR is empty;
+ * else the last known leader if ISR and ELR are empty and it is unfenced;
+ * else, with unclean election, the first unfenced replica. *from_out says
+ * which (KS_ELECTED_FROM_NONE with -1). With empty ELR lists it is
+ * ks_controller_elect. */
+int32_t ks_controller_elect_eligible(const struct ks_partition_state *state,
+                                     const struct ks_partition_elr *elr, const bool *alive,
+                                     bool unclean_enabled, enum ks_elected_from *from_out);

@@ -1,8 +1,10 @@
 /*
 ** sim/describe.c: `ksim describe DB [--run ID] [--at TIME]`, the topic state
 ** of a recorded run as `kafka-topics.sh --describe` prints it
-** (kafka-reference 8.1: TAB separated, partition lines begin with a TAB),
-** plus each partition's LEO and HW (the leader's), after one ksim line that
+** (kafka-reference 8.1: TAB separated, partition lines begin with a TAB;
+** Elr and LastKnownElr as since Kafka 3.8, empty unless the run had
+** eligible.leader.replicas.enable, N/A for a run recorded before ksim kept
+** them), plus each partition's LEO and HW (the leader's), after one ksim line that
 ** names the run, the sample's time and the run folder (runs.run_dir) where
 ** `ksim dump-log` finds its logs.
 **
@@ -63,21 +65,41 @@ static int64_t single_int(sqlite3 *db, const char *sql, int64_t a, int64_t b, bo
     return value;
 }
 
+/* The text of a column that may be NULL (a database from before the column,
+ * or a value not recorded): Kafka's "N/A" for a field a broker did not report. */
+static char *column_text_or_na(sqlite3_stmt *stmt, int column)
+{
+    const unsigned char *text = sqlite3_column_text(stmt, column);
+    return g_strdup(text != NULL ? (const char *)text : "N/A");
+}
+
 static void print_partition(sqlite3 *db, int64_t run_id, int64_t t_ns, const char *topic,
                             int32_t partition)
 {
     sqlite3_stmt *stmt = NULL;
-    sqlite3_prepare_v2(db,
-                       "SELECT broker, role, leo, hw, isr, leader FROM partition_state "
-                       "WHERE run_id = ? AND t_ns = ? AND topic = ? AND \"partition\" = ? "
-                       "ORDER BY replica_index",
-                       -1, &stmt, NULL);
+    /* elr and last_known_elr came with schema version 3: a database migrated
+     * from an older one has them NULL in its old rows, and one that was not
+     * migrated (describe only reads) has no such columns. */
+    static const char *const queries[] = {
+        "SELECT broker, role, leo, hw, isr, leader, elr, last_known_elr FROM partition_state "
+        "WHERE run_id = ? AND t_ns = ? AND topic = ? AND \"partition\" = ? ORDER BY replica_index",
+        "SELECT broker, role, leo, hw, isr, leader, NULL, NULL FROM partition_state "
+        "WHERE run_id = ? AND t_ns = ? AND topic = ? AND \"partition\" = ? ORDER BY replica_index",
+    };
+    for (size_t q = 0; q < G_N_ELEMENTS(queries) && stmt == NULL; q++) {
+        if (sqlite3_prepare_v2(db, queries[q], -1, &stmt, NULL) != SQLITE_OK) {
+            sqlite3_finalize(stmt);
+            stmt = NULL;
+        }
+    }
     sqlite3_bind_int64(stmt, 1, run_id);
     sqlite3_bind_int64(stmt, 2, t_ns);
     sqlite3_bind_text(stmt, 3, topic, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(stmt, 4, partition);
     GString *replicas = g_string_new(NULL);
     char *isr = NULL;
+    char *elr = NULL;
+    char *last_known_elr = NULL;
     int64_t leader = -1;
     char leo[32] = "-";
     char hw[32] = "-";
@@ -89,6 +111,8 @@ static void print_partition(sqlite3 *db, int64_t run_id, int64_t t_ns, const cha
             isr = g_strdup(text != NULL ? (const char *)text : "");
             leader =
                 sqlite3_column_type(stmt, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(stmt, 5);
+            elr = column_text_or_na(stmt, 6);
+            last_known_elr = column_text_or_na(stmt, 7);
         }
         if (broker == leader && sqlite3_column_type(stmt, 2) != SQLITE_NULL) {
             g_snprintf(leo, sizeof leo, "%" PRId64, (int64_t)sqlite3_column_int64(stmt, 2));
@@ -100,9 +124,15 @@ static void print_partition(sqlite3 *db, int64_t run_id, int64_t t_ns, const cha
     if (leader >= 0) {
         g_snprintf(leader_text, sizeof leader_text, "%" PRId64, leader);
     }
-    printf("\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\tLEO: %s\tHW: %s\n",
-           topic, partition, leader_text, replicas->str, isr != NULL ? isr : "", leo, hw);
+    /* kafka-topics.sh since 3.8 (kafka-reference 8.1): Elr and LastKnownElr
+     * after Isr; then ksim's LEO and HW of the leader. */
+    printf("\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\tElr: %s\t"
+           "LastKnownElr: %s\tLEO: %s\tHW: %s\n",
+           topic, partition, leader_text, replicas->str, isr != NULL ? isr : "",
+           elr != NULL ? elr : "N/A", last_known_elr != NULL ? last_known_elr : "N/A", leo, hw);
     g_free(isr);
+    g_free(elr);
+    g_free(last_known_elr);
     g_string_free(replicas, TRUE);
 }
 

@@ -30,10 +30,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ksim's own version, and the Kafka release whose defaults and behaviours
- * the model follows (kafka-reference; docs/model.md). */
-#define KSIM_VERSION       "0.9.0"
-#define KSIM_KAFKA_VERSION "4.0"
+/* ksim's own version. The Kafka release whose defaults and behaviours the
+ * model follows without kafka.version is the default row of the version
+ * table (sim/kafka_versions.c). */
+#define KSIM_VERSION "0.9.0"
 
 static void on_abort(int signal_number)
 {
@@ -537,8 +537,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(name, "--version") == 0) {
-        printf("ksim %s (defaults and behaviours of Apache Kafka %s)\n", KSIM_VERSION,
-               KSIM_KAFKA_VERSION);
+        g_autofree char *names = ks_kafka_version_names();
+        printf("ksim %s (defaults and behaviours of Apache Kafka %s; kafka.version: %s)\n",
+               KSIM_VERSION, ks_kafka_version_default()->name, names);
         return 0;
     }
     const struct command *command = find_command(name);

@@ -67,6 +67,7 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_BROKER_RESTARTED: return "restarted: new incarnation registers fenced";
     case KS_REASON_REPLICA_BACK: return "a replica came back";
     case KS_REASON_PREFERRED_LEADER: return "preferred leader";
+    case KS_REASON_UNCLEAN_SHUTDOWN: return "restarted: a new incarnation leaves the ISR and ELR";
     case KS_REASON_TRUNCATE_TO_HIGH_WATERMARK: return "its high watermark";
     case KS_REASON_TRUNCATE_NO_COMMON_EPOCH:
         return "no common leader epoch: to the leader's end offset";
@@ -148,6 +149,108 @@ static void append_min_isr_consequence(const struct ks_cluster_spec *spec, GStri
     }
 }
 
+/* ---- KIP-966: eligible leader replicas ------------------------------------------------ */
+
+static bool ids_equal(const int32_t *a, int32_t a_count, const int32_t *b, int32_t b_count)
+{
+    if (a_count != b_count) {
+        return false;
+    }
+    for (int32_t i = 0; i < a_count; i++) {
+        if (a[i] != b[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* True when the event carries ELR facts (only with eligible.leader.replicas.enable). */
+static bool has_elr_facts(const struct ks_cluster_event *e)
+{
+    return e->elr_old_count > 0 || e->elr_new_count > 0 || e->last_known_leader >= 0;
+}
+
+/* " elr 2 -> 2,3 last known leader 3" for the timeline line, when there is
+ * something to say. */
+static void append_elr_detail(GString *detail, const struct ks_cluster_event *e)
+{
+    if (!has_elr_facts(e)) {
+        return;
+    }
+    if (!ids_equal(e->elr_old, e->elr_old_count, e->elr_new, e->elr_new_count)) {
+        g_string_append(detail, " elr ");
+        append_ids(detail, e->elr_old, e->elr_old_count);
+        g_string_append(detail, " -> ");
+        append_ids(detail, e->elr_new, e->elr_new_count);
+    } else if (e->elr_new_count > 0) {
+        g_string_append(detail, " elr ");
+        append_ids(detail, e->elr_new, e->elr_new_count);
+    }
+    if (e->last_known_leader >= 0) {
+        g_string_append_printf(detail, " last known leader %d", e->last_known_leader);
+    }
+}
+
+/* The sentences on how an ISR change moved the ELR (KIP-966), if it did. */
+static void append_elr_explain(GString *explain, const struct ks_cluster_event *e)
+{
+    if (!has_elr_facts(e)) {
+        return;
+    }
+    g_autoptr(GString) added = g_string_new(NULL);
+    int32_t added_count = 0;
+    for (int32_t i = 0; i < e->elr_new_count; i++) {
+        bool was = false;
+        for (int32_t j = 0; j < e->elr_old_count; j++) {
+            was = was || e->elr_old[j] == e->elr_new[i];
+        }
+        if (!was) {
+            g_string_append_printf(added, added_count > 0 ? ",%d" : "%d", e->elr_new[i]);
+            added_count++;
+        }
+    }
+    g_autoptr(GString) now = g_string_new(NULL);
+    if (e->elr_new_count == 0) {
+        g_string_append(now, "empty");
+    } else {
+        append_ids(now, e->elr_new, e->elr_new_count);
+    }
+    if (e->reason == KS_REASON_UNCLEAN_SHUTDOWN) {
+        g_string_append_printf(explain,
+                               " Broker %d registered a new incarnation, which the controller "
+                               "takes as an unclean shutdown: it may have lost unflushed records, "
+                               "so it leaves the ISR and the eligible leader replicas (ELR now "
+                               "%s) and cannot be elected from them (KIP-966).",
+                               e->broker, now->str);
+    } else if (added_count > 0) {
+        g_string_append_printf(
+            explain,
+            " %s %s %s the ISR while it is below min.insync.replicas (%d): the "
+            "high watermark has not moved since the ISR fell below it, so "
+            "unless %s unflushed records in a crash, %s every committed "
+            "record, and the controller keeps %s as %s (ELR now %s; "
+            "KIP-966).",
+            added_count > 1 ? "Brokers" : "Broker", added->str,
+            added_count > 1 ? "leave" : "leaves", e->isr_count_min,
+            added_count > 1 ? "they lose" : "it loses", added_count > 1 ? "they hold" : "it holds",
+            added_count > 1 ? "them" : "it",
+            added_count > 1 ? "eligible leader replicas" : "an eligible leader replica", now->str);
+    } else if (e->elr_new_count == 0 && e->elr_old_count > 0) {
+        g_string_append_printf(explain,
+                               " The ISR is back at min.insync.replicas (%d), so the controller "
+                               "clears the eligible leader replicas: ISR members are again the "
+                               "only candidates.",
+                               e->isr_count_min);
+    }
+    if (e->isr_old_count > 0 && e->isr_new_count == 0 && e->last_known_leader >= 0) {
+        g_string_append_printf(explain,
+                               " The ISR is empty now. The controller remembers broker %d, the "
+                               "leader when it emptied, as LastKnownElr: if the ISR and the ELR "
+                               "are both empty when it is back, it is elected, uncleanly.",
+                               e->last_known_leader);
+    }
+}
+
 /* ---- controller: topics, elections, fencing, ISR ------------------------------------ */
 
 static void narrate_topic_created(const struct ks_cluster_spec *spec,
@@ -172,8 +275,28 @@ static void narrate_clean_election(const struct ks_cluster_spec *spec,
     const char *name = topic_name(spec, e->topic_index);
     g_autoptr(GString) isr = g_string_new(NULL);
     append_ids(isr, e->isr_new, e->isr_new_count);
-    g_string_append_printf(detail, "%s-%d leader %d epoch %d isr %s (%s)", name, e->partition,
-                           e->leader_new, e->leader_epoch_new, isr->str, phrase(e->reason));
+    g_string_append_printf(detail, "%s-%d leader %d epoch %d isr %s (%s%s)", name, e->partition,
+                           e->leader_new, e->leader_epoch_new, isr->str, phrase(e->reason),
+                           e->elected_from == KS_ELECTED_FROM_ELR ? "; from the ELR" : "");
+    append_elr_detail(detail, e);
+    if (e->elected_from == KS_ELECTED_FROM_ELR) {
+        g_autoptr(GString) elr = g_string_new(NULL);
+        if (e->elr_new_count == 0) {
+            g_string_append(elr, "now empty");
+        } else {
+            append_ids(elr, e->elr_new, e->elr_new_count);
+        }
+        g_string_append_printf(explain,
+                               "The ISR of %s-%d is empty, so the controller elects from its "
+                               "eligible leader replicas (KIP-966): broker %d left the ISR while "
+                               "it was below min.insync.replicas, when the high watermark could "
+                               "not move, so it holds every committed record. It becomes leader "
+                               "with epoch %d and the only ISR member (ELR: %s). A clean "
+                               "election: nothing committed is lost, where the last replica "
+                               "standing could have come back without its unflushed records.",
+                               name, e->partition, e->leader_new, e->leader_epoch_new, elr->str);
+        return;
+    }
     if (e->reason == KS_REASON_PREFERRED_LEADER) {
         g_string_append(explain, "auto.leader.rebalance.enable: the preferred replica (first in "
                                  "the assignment) is alive and in the ISR, so the controller "
@@ -216,7 +339,22 @@ static void narrate_unclean_election(const struct ks_cluster_spec *spec,
     g_string_append_printf(detail, "%s-%d unclean leader %d epoch %d isr ", name, e->partition,
                            e->leader_new, e->leader_epoch_new);
     append_ids(detail, e->isr_new, e->isr_new_count);
-    g_string_append_printf(detail, " (old isr %s; %s)", old_isr->str, phrase(e->reason));
+    g_string_append_printf(
+        detail, " (old isr %s; %s%s)", old_isr->str, phrase(e->reason),
+        e->elected_from == KS_ELECTED_FROM_LAST_KNOWN_LEADER ? "; last known leader" : "");
+    append_elr_detail(detail, e);
+    if (e->elected_from == KS_ELECTED_FROM_LAST_KNOWN_LEADER) {
+        g_string_append_printf(explain,
+                               "The ISR and the eligible leader replicas of %s-%d are empty (every "
+                               "ELR member came back from an unclean shutdown), so the controller "
+                               "elects broker %d, the last known leader (KIP-966), whatever "
+                               "unclean.leader.election.enable says: Kafka before 4.0 kept it as "
+                               "the last ISR member and elected it the same way. It is counted as "
+                               "an unclean election: if it lost unflushed records, the other "
+                               "replicas will truncate to its log.",
+                               name, e->partition, e->leader_new);
+        return;
+    }
     g_string_append_printf(explain,
                            "No replica of %s-%d in the ISR (%s) is available (registered, "
                            "unfenced), and unclean.leader.election.enable is true, so the "
@@ -234,6 +372,21 @@ static void narrate_no_leader(const struct ks_cluster_spec *spec, const struct k
     append_ids(isr, e->isr_new, e->isr_new_count);
     g_string_append_printf(detail, "%s-%d no leader (isr %s; %s)", name, e->partition, isr->str,
                            phrase(e->reason));
+    append_elr_detail(detail, e);
+    if (has_elr_facts(e)) {
+        g_autoptr(GString) elr = g_string_new(NULL);
+        append_ids(elr, e->elr_new, e->elr_new_count);
+        g_autofree char *isr_part =
+            e->isr_new_count == 0 ? g_strdup("its ISR is empty")
+                                  : g_strdup_printf("no member of its ISR (%s) is alive", isr->str);
+        g_string_append_printf(explain,
+                               "%s-%d: %s, no eligible leader replica (%s) is alive, and unclean "
+                               "leader election is disabled, so it stays without a leader until "
+                               "one of them is back (KIP-966: an ELR member first, then the last "
+                               "known leader if both lists are empty).",
+                               name, e->partition, isr_part, elr->str);
+        return;
+    }
     g_string_append_printf(explain,
                            "%s-%d has no live replica in its ISR (%s) and unclean leader "
                            "election is disabled, so it stays without a leader: producers and "
@@ -246,7 +399,6 @@ static void narrate_no_leader(const struct ks_cluster_spec *spec, const struct k
 static void narrate_fenced(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
                            GString *detail, GString *explain)
 {
-    (void)spec;
     g_string_append_printf(detail, "broker %d fenced (%s)", e->broker, phrase(e->reason));
     if (e->reason == KS_REASON_BROKER_RESTARTED) {
         g_string_append_printf(explain,
@@ -260,10 +412,13 @@ static void narrate_fenced(const struct ks_cluster_spec *spec, const struct ks_c
     }
     g_string_append_printf(explain,
                            "The controller fences broker %d (%s): it is removed from every ISR "
-                           "(except where it is the last member) and replaced as leader where it "
-                           "led. It must heartbeat again and catch up with the metadata to be "
-                           "unfenced.",
-                           e->broker, phrase(e->reason));
+                           "(%s) and replaced as leader where it led. It must heartbeat again and "
+                           "catch up with the metadata to be unfenced.",
+                           e->broker, phrase(e->reason),
+                           spec->cluster->eligible_leader_replicas_enable
+                               ? "the last member too: with Eligible Leader Replicas an ISR may "
+                                 "become empty"
+                               : "except where it is the last member");
 }
 
 static void narrate_isr_change(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
@@ -274,16 +429,27 @@ static void narrate_isr_change(const struct ks_cluster_spec *spec, const struct 
     g_autofree char *new_isr = g_strdup(ids_text(scratch, e->isr_new, e->isr_new_count));
     g_string_append_printf(detail, "%s-%d isr %s -> %s ", name, e->partition,
                            ids_text(scratch, e->isr_old, e->isr_old_count), new_isr);
+    if (e->reason == KS_REASON_UNCLEAN_SHUTDOWN) {
+        g_string_append_printf(detail, "(broker %d restarted)", e->broker);
+        append_elr_detail(detail, e);
+        append_elr_explain(explain, e);
+        g_string_erase(explain, 0, explain->len > 0 && explain->str[0] == ' ' ? 1 : 0);
+        return;
+    }
     if (e->reason == KS_REASON_BROKER_FENCED) {
         g_string_append_printf(detail, "(broker %d fenced)", e->broker);
+        append_elr_detail(detail, e);
         g_string_append_printf(explain,
                                "Broker %d lost its session, so the controller drops it from the "
                                "ISR of %s-%d, which becomes %s. ",
-                               e->broker, name, e->partition, new_isr);
+                               e->broker, name, e->partition,
+                               e->isr_new_count == 0 ? "empty" : new_isr);
         append_min_isr_consequence(spec, explain, e->isr_new_count, e->isr_count_min);
+        append_elr_explain(explain, e);
         return;
     }
     g_string_append_printf(detail, "(leader %d)", e->leader_new);
+    append_elr_detail(detail, e);
     if (e->kind == KS_EV_ISR_EXPAND) {
         g_string_append_printf(explain,
                                "A follower of %s-%d caught up with the leader's high watermark, "
@@ -291,6 +457,7 @@ static void narrate_isr_change(const struct ks_cluster_spec *spec, const struct 
                                "%s. acks=all writes now wait for it too, and it may be elected "
                                "leader cleanly.",
                                name, e->partition, e->leader_new, new_isr);
+        append_elr_explain(explain, e);
         return;
     }
     bool several = e->isr_old_count - e->isr_new_count > 1;
@@ -302,6 +469,24 @@ static void narrate_isr_change(const struct ks_cluster_spec *spec, const struct 
                            several ? "have" : "has", several ? "them" : "it", new_isr,
                            several ? "them" : "it");
     append_min_isr_consequence(spec, explain, e->isr_new_count, e->isr_count_min);
+    append_elr_explain(explain, e);
+}
+
+/* KIP-966: the ELR changed alone (a broker that restarted left it). */
+static void narrate_elr_change(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                               GString *detail, GString *explain)
+{
+    g_string_append_printf(detail, "%s-%d", topic_name(spec, e->topic_index), e->partition);
+    append_elr_detail(detail, e);
+    g_string_append_printf(detail, " (%s)", phrase(e->reason));
+    append_elr_explain(explain, e);
+    g_string_erase(explain, 0, explain->len > 0 && explain->str[0] == ' ' ? 1 : 0);
+    if (explain->len == 0) {
+        g_string_append_printf(explain,
+                               "The controller changed the eligible leader replicas of %s-%d "
+                               "(KIP-966); its ISR and leader stay as they were.",
+                               topic_name(spec, e->topic_index), e->partition);
+    }
 }
 
 /* ---- brokers: truncation, recovery, log tasks, refused writes --------------------------- */
@@ -786,6 +971,7 @@ void ks_narrate_event(const struct ks_cluster_spec *spec, const struct ks_cluste
     case KS_EV_RETENTION:
     case KS_EV_COMPACTION: narrate_log_task(spec, event, detail, explain); return;
     case KS_EV_INFO: narrate_info(spec, event, detail, explain); return;
+    case KS_EV_ELR_CHANGE: narrate_elr_change(spec, event, detail, explain); return;
     case KS_EV_KIND_COUNT: break;
     }
     g_string_append(detail, ks_cluster_event_kind_name(event->kind));

@@ -6,7 +6,8 @@
 **     describe`), unavailability (the intervals behind unavailable_ms and
 **     produce_unavailable_ms) and extra columns: runs.record_ms (wall time
 **     spent recording), runs.run_dir (the run folder, for dump-log and
-**     describe), partition_state.leader / replica_index, events.event_id,
+**     describe), partition_state.leader / replica_index / elr /
+**     last_known_elr, events.event_id,
 **     records.final / final_offset / acked_broker / acked_leader_epoch, and
 **     the anomalies' range and cause columns. docs/database.md describes
 **     every table and column. A database made before a column existed gets
@@ -80,8 +81,8 @@ static const char *const stmt_sql[ST_COUNT] = {
                   "\"offset\", sent_ns, acked_ns, outcome, final, final_offset, acked_broker, "
                   "acked_leader_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_STATE] = "INSERT INTO partition_state(run_id, t_ns, topic, \"partition\", broker, role, "
-                 "leo, hw, leader_epoch, isr, leader, replica_index) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 "leo, hw, leader_epoch, isr, leader, replica_index, elr, last_known_elr) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_SUMMARY] = "INSERT INTO summary(run_id, metric, value) VALUES (?, ?, ?)",
     [ST_ANOMALY] = "INSERT INTO anomalies(run_id, kind, topic, \"partition\", detail, producer, "
                    "group_id, first_seq, last_seq, first_offset, last_offset, record_count, "
@@ -112,7 +113,7 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS partition_state(run_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
     " topic TEXT NOT NULL, \"partition\" INTEGER NOT NULL, broker INTEGER NOT NULL, role TEXT,"
     " leo INTEGER, hw INTEGER, leader_epoch INTEGER, isr TEXT, leader INTEGER,"
-    " replica_index INTEGER);"
+    " replica_index INTEGER, elr TEXT, last_known_elr TEXT);"
     "CREATE TABLE IF NOT EXISTS anomalies(run_id INTEGER NOT NULL, kind TEXT NOT NULL,"
     " topic TEXT, \"partition\" INTEGER, detail TEXT, producer TEXT, group_id TEXT,"
     " first_seq INTEGER, last_seq INTEGER, first_offset INTEGER, last_offset INTEGER,"
@@ -162,6 +163,9 @@ static const struct {
     { "anomalies", "acked_leader_epoch", "INTEGER" },
     { "anomalies", "cause", "TEXT" },
     { "anomalies", "cause_event_id", "INTEGER" },
+    /* schema version 3 */
+    { "partition_state", "elr", "TEXT" },
+    { "partition_state", "last_known_elr", "TEXT" },
 };
 
 struct ks_recorder {
@@ -736,6 +740,8 @@ void ks_recorder_add_partition_state(struct ks_recorder *recorder,
         bind_text(stmt, 10, row->isr);
         bind_opt(stmt, 11, row->leader);
         sqlite3_bind_int(stmt, 12, row->replica_index);
+        bind_text(stmt, 13, row->elr);
+        bind_text(stmt, 14, row->last_known_elr);
         step_row(recorder, stmt);
     }
     busy_stop(recorder, start_us);

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 /* 2: runs.run_dir and PRAGMA application_id (1: ksim before them). */
-#define KS_RECORDER_SCHEMA_VERSION 2
+#define KS_RECORDER_SCHEMA_VERSION 3
 #define KS_RECORDER_APPLICATION_ID 0x6B73696D /* "ksim" */
 
 #define KS_RECORDER_ERROR (ks_recorder_error_quark())
@@ -95,13 +95,15 @@ struct ks_recorder_state_row {
     const char *topic;
     int32_t partition;
     int32_t broker;
-    int32_t replica_index; /* position in the assignment (describe prints Replicas in order) */
-    const char *role;      /* "leader" | "follower" | "offline" | "none" */
-    int64_t leo;           /* -1: NULL (broker down) */
-    int64_t hw;            /* -1: NULL */
-    int32_t leader_epoch;  /* -1: NULL */
-    const char *isr;       /* "2,3", the controller's view */
-    int32_t leader;        /* the controller's leader; -1: none */
+    int32_t replica_index;      /* position in the assignment (describe prints Replicas in order) */
+    const char *role;           /* "leader" | "follower" | "offline" | "none" */
+    int64_t leo;                /* -1: NULL (broker down) */
+    int64_t hw;                 /* -1: NULL */
+    int32_t leader_epoch;       /* -1: NULL */
+    const char *isr;            /* "2,3", the controller's view */
+    int32_t leader;             /* the controller's leader; -1: none */
+    const char *elr;            /* KIP-966 eligible leader replicas, "2,3" or "" */
+    const char *last_known_elr; /* KIP-966 LastKnownElr, "3" or "" */
 };
 void ks_recorder_add_partition_state(struct ks_recorder *recorder,
                                      const struct ks_recorder_state_row *row);

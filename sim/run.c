@@ -99,7 +99,9 @@ struct run_sample {
     int64_t hw;
     int32_t leader_epoch;
     int32_t leader;
-    const char *isr; /* in run->strings */
+    const char *isr;            /* in run->strings */
+    const char *elr;            /* KIP-966 ELR, "" if none; in run->strings */
+    const char *last_known_elr; /* KIP-966 LastKnownElr, "" if none; in run->strings */
 };
 
 struct expect_outcome {
@@ -232,6 +234,7 @@ static bool event_changes_availability(enum ks_cluster_event_kind kind)
     case KS_EV_RETENTION:
     case KS_EV_COMPACTION:
     case KS_EV_INFO:
+    case KS_EV_ELR_CHANGE:
     case KS_EV_KIND_COUNT: break;
     }
     return false;
@@ -441,6 +444,14 @@ static void sample_partitions(ks_world *world, void *context)
             char isr_text[128];
             format_isr(isr, isr_count, isr_text, sizeof isr_text);
             const char *isr_stored = g_string_chunk_insert_const(run->strings, isr_text);
+            int32_t elr[KS_REPLICATION_FACTOR_MAX];
+            int32_t elr_count = ks_cluster_elr(run->cluster, t, p, elr, KS_REPLICATION_FACTOR_MAX);
+            format_isr(elr, elr_count, isr_text, sizeof isr_text);
+            const char *elr_stored = g_string_chunk_insert_const(run->strings, isr_text);
+            elr_count =
+                ks_cluster_last_known_elr(run->cluster, t, p, elr, KS_REPLICATION_FACTOR_MAX);
+            format_isr(elr, elr_count, isr_text, sizeof isr_text);
+            const char *last_known_stored = g_string_chunk_insert_const(run->strings, isr_text);
             int32_t leader = ks_cluster_leader(run->cluster, t, p);
             for (int32_t r = 0; r < replica_count; r++) {
                 struct ks_replica_state state;
@@ -452,6 +463,8 @@ static void sample_partitions(ks_world *world, void *context)
                     .replica_index = r,
                     .leader = leader,
                     .isr = isr_stored,
+                    .elr = elr_stored,
+                    .last_known_elr = last_known_stored,
                 };
                 sample.online = ks_cluster_replica_state(run->cluster, replicas[r], t, p, &state);
                 if (sample.online) {
@@ -1498,6 +1511,8 @@ static void record_rows(struct run *run, struct ks_recorder *rec)
             .leader_epoch = s->online ? s->leader_epoch : -1,
             .isr = s->isr,
             .leader = s->leader,
+            .elr = s->elr,
+            .last_known_elr = s->last_known_elr,
         };
         ks_recorder_add_partition_state(rec, &row);
     }
@@ -1664,6 +1679,12 @@ static void print_text(FILE *out, const struct run *run, const struct ks_run_res
         if (run->scenario->description != NULL && run->scenario->description[0] != '\0') {
             fprintf(out, "description: %s\n", run->scenario->description);
         }
+        /* The Kafka release whose defaults the run took (sim/kafka_versions.c). */
+        fprintf(out, "kafka.version: %s%s\n", run->scenario->kafka_version->name,
+                ks_scenario_key_line(run->scenario, "scenario", "kafka.version") > 0 ||
+                        run->scenario->kafka_version != ks_kafka_version_default()
+                    ? ""
+                    : " (the default)");
         print_reproduce(out, run);
         print_timeline(out, run, o->explain);
         fprintf(out, "\nsummary:\n");

@@ -355,6 +355,27 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
             g_strdup_printf("unknown key '%s' in [%s]%s", key, ks__section_kind_name(kind), hint);
         return false;
     }
+    if (kind == KS__SECTION_SCENARIO && strcmp(key, "kafka.version") == 0 &&
+        ks_kafka_version_find(value) == NULL) {
+        g_autofree char *names = ks_kafka_version_names();
+        *code = KS_SCENARIO_ERROR_VALUE;
+        *message = g_strdup_printf("kafka.version = %s: not a Kafka version ksim knows; give one "
+                                   "of %s, or a release of one (3.7.1, 0.10.2.1)",
+                                   value, names);
+        return false;
+    }
+    if (kind == KS__SECTION_CLUSTER && strcmp(key, "controller") == 0 &&
+        strcmp(value, "zookeeper") == 0) {
+        /* SPEC 3 names the ZooKeeper-era controller; until it is modelled a
+         * scenario asking for it must not run with another model silently.
+         * The kafka.version rows of that era say what ksim uses instead. */
+        *code = KS_SCENARIO_ERROR_NOT_MODELLED;
+        *message = g_strdup("controller = zookeeper: the ZooKeeper-era controller is not "
+                            "modelled by ksim yet; ksim runs its KRaft-like controller "
+                            "(controller = kraft), and kafka.version of a ZooKeeper-era release "
+                            "gives it that era's session timeouts (see docs/kafka-versions.md)");
+        return false;
+    }
     struct ks__value parsed;
     if (!ks__value_parse(spec, value, &parsed, message)) {
         *code = KS_SCENARIO_ERROR_VALUE;
@@ -921,9 +942,22 @@ struct ks_scenario *ks_scenario_copy(const struct ks_scenario *scenario)
 
 /* ---- finalize: tables ------------------------------------------------------------------- */
 
+/* The default of a key: the kafka.version row's preset for it, else the key
+ * table's (sim/kafka_versions.c: a preset is only another default, so a
+ * written or --set key always wins). */
+static const char *default_text(const struct ks_kafka_version *version, enum ks__section_kind kind,
+                                const struct ks__key_spec *spec)
+{
+    const char *preset =
+        version != NULL ? ks_kafka_version_preset(version, ks__section_kind_name(kind), spec->name)
+                        : NULL;
+    return preset != NULL ? preset : spec->default_text;
+}
+
 /* The text a key gets: written, inherited from [cluster], or the default.
  * *source is the entry it came from (NULL for a default). */
-static const char *key_text(const struct ks__key_spec *spec, const struct raw_section *section,
+static const char *key_text(const struct ks_kafka_version *version, enum ks__section_kind kind,
+                            const struct ks__key_spec *spec, const struct raw_section *section,
                             const struct raw_section *cluster, const struct raw_entry **source)
 {
     const struct raw_entry *entry = entry_find(section, spec->name);
@@ -939,14 +973,16 @@ static const char *key_text(const struct ks__key_spec *spec, const struct raw_se
         }
         const struct ks__key_spec *cluster_spec = ks__key_find(KS__SECTION_CLUSTER, spec->inherit);
         ks_assert(cluster_spec != NULL);
-        return cluster_spec->default_text;
+        return default_text(version, KS__SECTION_CLUSTER, cluster_spec);
     }
-    return spec->default_text;
+    return default_text(version, kind, spec);
 }
 
-/* Applies every typed key of a section kind to base. `section` may be NULL
- * (all defaults); `label_section` locates a missing-key error. */
-static bool apply_table(enum ks__section_kind kind, void *base, const struct raw_section *section,
+/* Applies every typed key of a section kind to base, defaults from the
+ * scenario's kafka.version row (NULL: the key table's). `section` may be
+ * NULL (all defaults). */
+static bool apply_table(const struct ks_kafka_version *version, enum ks__section_kind kind,
+                        void *base, const struct raw_section *section,
                         const struct raw_section *cluster, GError **error)
 {
     size_t count = 0;
@@ -957,7 +993,7 @@ static bool apply_table(enum ks__section_kind kind, void *base, const struct raw
             continue;
         }
         const struct raw_entry *source = NULL;
-        const char *text = key_text(spec, section, cluster, &source);
+        const char *text = key_text(version, kind, spec, section, cluster, &source);
         if (text == NULL) {
             ks_assert(section != NULL); /* only named sections have required keys */
             g_autofree char *label = section_label(section);
@@ -1017,7 +1053,12 @@ static bool default_name_ok(const char *name)
 static bool finalize_scenario(struct ks_scenario *scenario, const struct raw_section *section,
                               GError **error)
 {
-    if (!apply_table(KS__SECTION_SCENARIO, scenario, section, NULL, error)) {
+    /* kafka.version first: the other sections take their defaults from it. */
+    const struct raw_entry *version = entry_find(section, "kafka.version");
+    scenario->kafka_version =
+        version != NULL ? ks_kafka_version_find(version->value) : ks_kafka_version_default();
+    ks_assert(scenario->kafka_version != NULL); /* checked when read (key_check) */
+    if (!apply_table(NULL, KS__SECTION_SCENARIO, scenario, section, NULL, error)) {
         return false;
     }
     const struct raw_entry *name = entry_find(section, "name");
@@ -1140,7 +1181,8 @@ static bool finalize_racks(struct ks_scenario *scenario, const struct raw_sectio
 static bool finalize_cluster(struct ks_scenario *scenario, const struct raw_section *section,
                              GError **error)
 {
-    if (!apply_table(KS__SECTION_CLUSTER, scenario, section, NULL, error) ||
+    if (!apply_table(scenario->kafka_version, KS__SECTION_CLUSTER, scenario, section, NULL,
+                     error) ||
         !finalize_racks(scenario, section, error) || !finalize_links(scenario, section, error)) {
         return false;
     }
@@ -1161,6 +1203,24 @@ static bool finalize_cluster(struct ks_scenario *scenario, const struct raw_sect
         }
         return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
                        "broker.heartbeat.interval.ms must be below broker.session.timeout.ms");
+    }
+    if (cluster->eligible_leader_replicas_enable) {
+        /* KIP-966 rests on KAFKA-15583: a replica that leaves an ISR below min
+         * ISR holds every committed record only because the HW stops there;
+         * and ELR is a KRaft controller's, not the pre-0.11 ZooKeeper era's. */
+        const char *needs = cluster->truncation != KS_TRUNCATION_LEADER_EPOCH
+                                ? "replication.truncation = leader-epoch"
+                            : !cluster->hw_requires_min_isr
+                                ? "hw.requires.min.insync.replicas = true"
+                                : NULL;
+        if (needs != NULL) {
+            const struct raw_entry *entry = entry_find(section, "eligible.leader.replicas.enable");
+            return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                           "eligible.leader.replicas.enable = true needs %s (KIP-966 builds on "
+                           "the HW rule of Kafka 3.7 and the KRaft controller; kafka.version is "
+                           "%s)",
+                           needs, scenario->kafka_version->name);
+        }
     }
     /* Kafka refuses to auto-create __consumer_offsets with fewer live brokers than
      * its replication factor; ksim caps it instead so small clusters work. */
@@ -1236,7 +1296,7 @@ static bool finalize_topic(const struct ks_scenario *scenario, struct ks_topic_c
                            GError **error)
 {
     g_strlcpy(topic->name, section->name, sizeof topic->name);
-    if (!apply_table(KS__SECTION_TOPIC, topic, section, cluster, error)) {
+    if (!apply_table(scenario->kafka_version, KS__SECTION_TOPIC, topic, section, cluster, error)) {
         return false;
     }
     if (topic->replication_factor > scenario->cluster.broker_count) {
@@ -1290,7 +1350,8 @@ static bool finalize_producer(const struct ks_scenario *scenario,
                               const struct raw_section *section, GError **error)
 {
     g_strlcpy(producer->name, section->name, sizeof producer->name);
-    if (!apply_table(KS__SECTION_PRODUCER, producer, section, NULL, error) ||
+    if (!apply_table(scenario->kafka_version, KS__SECTION_PRODUCER, producer, section, NULL,
+                     error) ||
         !topic_reference(scenario, section, &producer->topic_index, error)) {
         return false;
     }
@@ -1310,10 +1371,17 @@ static bool finalize_producer(const struct ks_scenario *scenario,
         bool overridden = entry != NULL && entry->set_text != NULL && idempotence != NULL &&
                           idempotence->set_text == NULL;
         if (idempotence != NULL && !overridden) {
-            return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+            /* A conflicting default comes from kafka.version (acks = 1, retries
+             * = 0 before Kafka 3.0 and 2.1), as Kafka's own ConfigException. */
+            g_autofree char *origin = entry == NULL
+                                          ? g_strdup_printf(", the default of kafka.version = %s",
+                                                            scenario->kafka_version->name)
+                                          : g_strdup("");
+            return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section,
+                           entry != NULL ? entry : idempotence,
                            "enable.idempotence = true needs acks = all, retries > 0 and "
-                           "max.in.flight.requests.per.connection <= 5 (%s)",
-                           conflict);
+                           "max.in.flight.requests.per.connection <= 5 (%s%s)",
+                           conflict, origin);
         }
         producer->enable_idempotence = false;
     }
@@ -1338,7 +1406,8 @@ static bool finalize_consumer(const struct ks_scenario *scenario,
                               const struct raw_section *section, GError **error)
 {
     g_strlcpy(consumer->name, section->name, sizeof consumer->name);
-    if (!apply_table(KS__SECTION_CONSUMER, consumer, section, NULL, error) ||
+    if (!apply_table(scenario->kafka_version, KS__SECTION_CONSUMER, consumer, section, NULL,
+                     error) ||
         !topic_reference(scenario, section, &consumer->topic_index, error)) {
         return false;
     }
@@ -2444,6 +2513,8 @@ static void json_table(JsonBuilder *builder, const struct ks_scenario *scenario,
         }
         if (strcmp(spec->name, "name") == 0) { /* [scenario] */
             json_builder_add_string_value(builder, scenario->name);
+        } else if (strcmp(spec->name, "kafka.version") == 0) { /* the line, "3.7" */
+            json_builder_add_string_value(builder, scenario->kafka_version->name);
         } else if (strcmp(spec->name, "racks") == 0) {
             json_builder_begin_array(builder);
             for (int32_t b = 0; b < scenario->cluster.broker_count; b++) {

@@ -30,6 +30,7 @@
 #pragma once
 
 #include "../core/config.h"
+#include "kafka_versions.h"
 
 #include <glib.h>
 #include <stdbool.h>
@@ -283,6 +284,9 @@ struct ks_scenario {
     bool final_heal;                  /* final.heal = true */
     int64_t final_drain_ns;           /* final.drain = 60s */
     int64_t unavailable_threshold_ns; /* unavailable.threshold = 1s (produce_unavailable_ms) */
+    /* kafka.version = 4.0: the row of sim/kafka_versions.c whose defaults the
+     * other sections took (static storage; the default row when not given) */
+    const struct ks_kafka_version *kafka_version;
 
     /* [cluster]: world */
     int64_t network_latency_ns;             /* network.latency = 1ms */

@@ -129,6 +129,14 @@ static const struct ks__key_spec scenario_keys[] = {
       "One line saying what the scenario shows." },
     { "seed", KS__VALUE_INT64, 0, I64MAX, "1", NULL, SC(seed), 0, NULL,
       "Default seed; `--seed` overrides it." },
+    { "kafka.version", KS__VALUE_CUSTOM, 0, 0, "4.0", NULL, 0, 0, NULL,
+      "The Kafka release whose defaults and behaviours the scenario runs with: a line from "
+      "0.10 to 4.1 (`3.7`) or a release of it (`3.7.1`, `0.10.2.1`). It changes the defaults "
+      "of the keys whose Kafka default changed (acks, enable.idempotence, linger.ms, retries, "
+      "session timeouts, replica.lag.time.max.ms, unclean.leader.election.enable, ...) and "
+      "ksim's behaviour keys (replication.truncation, hw.requires.min.insync.replicas, "
+      "eligible.leader.replicas.enable); keys written in the file or given by `--set` win. "
+      "docs/kafka-versions.md lists every line." },
     { "duration", KS__VALUE_DURATION, 1, RUN_NS_MAX, "60s", NULL, SC(duration_ns), 0, NULL,
       "Simulated time of the workload; the final read happens after it." },
     { "final.heal", KS__VALUE_BOOL, 0, 1, "true", NULL, SC(final_heal), 0, NULL,
@@ -151,7 +159,7 @@ static const struct ks__key_spec cluster_keys[] = {
       "ksim: one rack name per broker, comma separated (`a,b,c`). Default: no racks." },
     { "controller", KS__VALUE_ENUM, 0, 0, "kraft", NULL, SC(controller), 0, controller_choices,
       "ksim: the controller's failure model; `kraft` is a controller that does not fail by "
-      "itself." },
+      "itself. `zookeeper` (the controller before Kafka 4.0) is not modelled yet: an error." },
     { "network.latency", KS__VALUE_DURATION, 0, HOUR_NS, "1ms", NULL, SC(network_latency_ns), 0,
       NULL,
       "ksim: one-way latency of every link. Per link: `network.latency.A-B = 20ms` "
@@ -263,6 +271,13 @@ static const struct ks__key_spec cluster_keys[] = {
       SC(cluster.hw_requires_min_isr), 0, NULL,
       "ksim: the HW does not advance while the ISR is smaller than min.insync.replicas "
       "(Kafka 3.7+, KAFKA-15583); false gives the older behaviour." },
+    { "eligible.leader.replicas.enable", KS__VALUE_BOOL, 0, 1, "false", NULL,
+      SC(cluster.eligible_leader_replicas_enable), 0, NULL,
+      "Eligible Leader Replicas (KIP-966): the controller keeps replicas that left the ISR "
+      "while it was below min.insync.replicas in the partition's ELR and elects from it when "
+      "the ISR is empty, then the last known leader. Kafka 4.0 has it off, 4.1 on for new "
+      "clusters. Needs replication.truncation = leader-epoch and "
+      "hw.requires.min.insync.replicas = true." },
     { "compression.type", KS__VALUE_ENUM, 0, 0, "producer", NULL, SC(cluster.compression.codec), 0,
       topic_codec_choices,
       "Broker default of the topic setting: `producer` keeps the producer's codec, "
@@ -553,7 +568,13 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { CL, "transaction.max.timeout.ms", NULL, "no transactions" },
     { CL, "transactional.id.expiration.ms", NULL, "no transactions" },
     { CL, "producer.id.expiration.ms", NULL, "producer ids do not expire" },
-    { CL, "eligible.leader.replicas.enable", NULL, "no Eligible Leader Replicas (KIP-966)" },
+    { CL, "eligible.leader.replicas.version", "eligible.leader.replicas.enable",
+      "ELR is switched by ksim's key, not by Kafka's feature level" },
+    { CL, "unclean.recovery.strategy", NULL,
+      "KIP-966's unclean recovery manager is not in Kafka's code; ksim follows the code: ELR, "
+      "the last known leader, then unclean.leader.election.enable" },
+    { CL, "unclean.recovery.manager.enabled", NULL,
+      "KIP-966's unclean recovery manager is not in Kafka's code" },
     { CL, "replica.lag.max.messages", NULL,
       "the ISR follows replica.lag.time.max.ms only (Kafka 0.9 removed this key)" },
     { CL, "broker.id", NULL, "brokers are numbered 1..brokers" },
@@ -1456,6 +1477,7 @@ static const struct {
     const char *text;
 } custom_values[] = {
     { "name", "text" },
+    { "kafka.version", "Kafka version" },
     { "racks", "comma list" },
     { "assignment", "lists of broker ids" },
     { "topic", "topic name" },
@@ -1571,7 +1593,9 @@ void ks_scenario_write_key_reference(FILE *out)
         "  the same characters, at most %d.\n"
         "- Keys in `[cluster]`, `[topic]`, `[producer]` and `[consumer]` are Kafka's own\n"
         "  configuration names with Kafka's current (4.0) defaults; ksim's own keys are marked\n"
-        "  `ksim:`.\n"
+        "  `ksim:`. `kafka.version` in `[scenario]` gives the defaults of another Kafka release\n"
+        "  instead (the tables show 4.0's; docs/kafka-versions.md lists what each release\n"
+        "  changes); a key written in the file or given by `--set` always wins.\n"
         "\n"
         "## Values and units\n"
         "\n"

@@ -45,6 +45,21 @@ grep -q "Examples" "$tmp/out" || fail "run --help shows examples"
 expect_code 2 "unknown command" "$ksim" frobnicate
 expect_code 0 "--version" "$ksim" --version
 grep -q "^ksim [0-9][0-9.]* .*Kafka 4\.0" "$tmp/out" || fail "--version names ksim's and Kafka's versions"
+grep -q "kafka.version: 0.10, .*, 4.1)" "$tmp/out" || fail "--version lists the kafka.version lines"
+# kafka.version: an unknown line is bad input naming the known ones, writing nothing; a
+# release maps to its line, which the header prints and runs.params records.
+expect_code 2 "unknown kafka.version" "$ksim" run "$q" --set scenario.kafka.version=3.10 \
+    --db "$tmp/kv.db" --dir "$tmp/kv"
+grep -q "^--set scenario.kafka.version=3.10: kafka.version = 3.10: not a Kafka version ksim knows; give one of 0.10, " "$tmp/err" ||
+    fail "an unknown kafka.version says which ones exist ($(cat "$tmp/err"))"
+[ -e "$tmp/kv.db" ] || [ -e "$tmp/kv" ] && fail "a bad kafka.version wrote something"
+expect_code 0 "kafka.version 2.8.1" "$ksim" run "$q" --set scenario.kafka.version=2.8.1 \
+    --set scenario.duration=12s --db "$tmp/kv.db" --dir "$tmp/kv"
+grep -q "^kafka.version: 2.8$" "$tmp/out" || fail "run prints the effective kafka.version"
+[ "$(sqlite3 "$tmp/kv.db" "select json_extract(params, '\$.scenario.\"kafka.version\"') from runs")" = 2.8 ] ||
+    fail "runs.params records the kafka.version line"
+[ "$(sqlite3 "$tmp/kv.db" "select json_extract(params, '\$.consumers[0].\"session.timeout.ms\"') from runs")" = 10000 ] ||
+    fail "kafka.version 2.8 gives the consumer session.timeout.ms 10000"
 expect_code 2 "help of an unknown command" "$ksim" help frobnicate
 
 # ---- the command table: every command answers --help on stdout with exit 0, `ksim help
@@ -232,7 +247,7 @@ grep -q "^verdict: FAIL" "$tmp/out" || fail "the verdict says FAIL"
 # ---- describe ----------------------------------------------------------------------------------
 expect_code 0 "describe" "$ksim" describe "$db"
 grep -q "^Topic: orders	PartitionCount: 3	ReplicationFactor: 3" "$tmp/out" || fail "describe topic line"
-grep -q "^	Topic: orders	Partition: 0	Leader: [0-9]	Replicas: [0-9,]*	Isr: [0-9,]*	LEO: [0-9]*	HW: [0-9]*$" "$tmp/out" ||
+grep -q "^	Topic: orders	Partition: 0	Leader: [0-9]	Replicas: [0-9,]*	Isr: [0-9,]*	Elr: 	LastKnownElr: 	LEO: [0-9]*	HW: [0-9]*$" "$tmp/out" ||
     fail "describe partition line"
 expect_code 0 "describe --at" "$ksim" describe "$db" --run 1 --at 5s
 grep -q "^Run: 1	Scenario: quickstart	Seed: 1	Time: 5\.[0-9]*s	RunDir: $tmp/run$" "$tmp/out" ||

@@ -7,7 +7,11 @@
  * controller's view (leader, epoch, ISR, events) is compared with what
  * KRaft's PartitionChangeBuilder would decide: first live ISR replica in
  * assignment order, unclean only when enabled, no leader otherwise, and
- * preferred-leader rebalance when enabled. */
+ * preferred-leader rebalance when enabled. With eligible.leader.replicas.enable
+ * (KIP-966) the pure ks_controller_elect_eligible is checked on the order of
+ * PartitionChangeBuilder.electAnyLeader, and a 3-broker cluster loses its
+ * replicas one by one to follow the ELR, LastKnownElr and the unclean-shutdown
+ * removal through to the last-known-leader election. */
 #include "repl_harness.h"
 
 #include "../../core/broker_int.h"
@@ -79,6 +83,152 @@ static void test_elect_rules(void)
     CU_ASSERT_TRUE(unclean);
     alive[0] = false;
     CU_ASSERT_EQUAL(ks_controller_elect(&state, alive, true, &unclean), -1);
+}
+
+/* KIP-966's order: ISR, then the ELR only while the ISR is empty, then the
+ * last known leader only while both are empty and it is unfenced, then
+ * unclean election. */
+static void test_elect_eligible_order(void)
+{
+    struct ks_partition_state state;
+    memset(&state, 0, sizeof state);
+    state.replica_count = 3;
+    state.replicas[0] = 3;
+    state.replicas[1] = 2;
+    state.replicas[2] = 1;
+    state.isr_count = 1;
+    state.isr[0] = 1;
+    struct ks_partition_elr elr;
+    memset(&elr, 0, sizeof elr);
+    elr.elr_count = 1;
+    elr.elr[0] = 2;
+    bool alive[3] = { true, true, true };
+    enum ks_elected_from from = KS_ELECTED_FROM_NONE;
+    /* A live ISR member wins over an ELR member earlier in the assignment. */
+    CU_ASSERT_EQUAL(ks_controller_elect_eligible(&state, &elr, alive, false, &from), 1);
+    CU_ASSERT_EQUAL(from, KS_ELECTED_FROM_ISR);
+    /* ISR not empty but dead: the ELR is not a candidate. */
+    alive[0] = false;
+    CU_ASSERT_EQUAL(ks_controller_elect_eligible(&state, &elr, alive, false, &from), -1);
+    CU_ASSERT_EQUAL(from, KS_ELECTED_FROM_NONE);
+    /* Empty ISR: the ELR member. */
+    state.isr_count = 0;
+    CU_ASSERT_EQUAL(ks_controller_elect_eligible(&state, &elr, alive, false, &from), 2);
+    CU_ASSERT_EQUAL(from, KS_ELECTED_FROM_ELR);
+    /* A fenced ELR member: no leader, even with a live last known leader. */
+    alive[1] = false;
+    elr.last_known_elr_count = 1;
+    elr.last_known_elr[0] = 3;
+    CU_ASSERT_EQUAL(ks_controller_elect_eligible(&state, &elr, alive, false, &from), -1);
+    /* ... but unclean election takes any live replica. */
+    CU_ASSERT_EQUAL(ks_controller_elect_eligible(&state, &elr, alive, true, &from), 3);
+    CU_ASSERT_EQUAL(from, KS_ELECTED_FROM_ANY_REPLICA);
+    /* Empty ELR too: the last known leader, whatever unclean says. */
+    elr.elr_count = 0;
+    CU_ASSERT_EQUAL(ks_controller_elect_eligible(&state, &elr, alive, false, &from), 3);
+    CU_ASSERT_EQUAL(from, KS_ELECTED_FROM_LAST_KNOWN_LEADER);
+    /* Not while it is fenced. */
+    alive[2] = false;
+    CU_ASSERT_EQUAL(ks_controller_elect_eligible(&state, &elr, alive, false, &from), -1);
+    /* Without ELR lists it is ks_controller_elect. */
+    bool unclean = true;
+    alive[0] = alive[1] = alive[2] = true;
+    state.isr_count = 1;
+    CU_ASSERT_EQUAL(ks_controller_elect(&state, alive, false, &unclean), 1);
+    CU_ASSERT_FALSE(unclean);
+}
+
+static int32_t elr_of(struct cluster_fixture *h, int32_t *out)
+{
+    return ks_cluster_elr(h->cluster, 0, 0, out, KS_REPLICATION_FACTOR_MAX);
+}
+
+/* RF 3, min ISR 2, replicas 3,2,1. Brokers die one by one (process crashes,
+ * so their sessions expire and they are fenced), then come back. */
+static void test_elr_last_replica_standing(void)
+{
+    static const int32_t assign[] = { 3, 2, 1 };
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    h.cluster_config.eligible_leader_replicas_enable = true;
+    cf_topic(&h, "orders", 1, 3, 2, assign);
+    cf_start(&h, 24);
+    int32_t ids[KS_REPLICATION_FACTOR_MAX];
+    int32_t isr[KS_REPLICATION_FACTOR_MAX];
+    cf_run_until(&h, 1 * H_S);
+    /* 1 fenced: ISR 3,2 still meets min ISR, so no ELR. */
+    cf_crash(&h, 1, false);
+    cf_run_until(&h, 12 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 2);
+    CU_ASSERT_EQUAL(elr_of(&h, ids), 0);
+    /* 2 fenced: ISR 3 is below min ISR, 2 becomes eligible. */
+    cf_crash(&h, 2, false);
+    cf_run_until(&h, 23 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 1);
+    CU_ASSERT_EQUAL_FATAL(elr_of(&h, ids), 1);
+    CU_ASSERT_EQUAL(ids[0], 2);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 3);
+    /* 3 fenced: the ISR empties (with ELR it may), 3 joins the ELR and is
+     * remembered as the last known leader; nobody can lead. */
+    cf_crash(&h, 3, false);
+    cf_run_until(&h, 34 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 0);
+    CU_ASSERT_EQUAL_FATAL(elr_of(&h, ids), 2);
+    CU_ASSERT_EQUAL(ids[0], 2);
+    CU_ASSERT_EQUAL(ids[1], 3);
+    CU_ASSERT_EQUAL(ks_cluster_last_known_elr(h.cluster, 0, 0, ids, 4), 1);
+    CU_ASSERT_EQUAL(ids[0], 3);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), -1);
+    /* 3 restarts: a new incarnation is an unclean shutdown, so it leaves the
+     * ELR; 2 is still eligible (fenced), so 3 does not lead although it is
+     * the last known leader. */
+    cf_restart(&h, 3);
+    cf_run_until(&h, 40 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_ELR_CHANGE), 1);
+    CU_ASSERT_EQUAL_FATAL(elr_of(&h, ids), 1);
+    CU_ASSERT_EQUAL(ids[0], 2);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_UNFENCED), 1); /* 3, back and caught up */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), -1);
+    /* 2 restarts too: the ELR empties, and the last known leader 3 is
+     * elected, an unclean election (ISR = 3). */
+    cf_restart(&h, 2);
+    cf_run_until(&h, 46 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_ELR_CHANGE), 2);
+    CU_ASSERT_EQUAL(elr_of(&h, ids), 0);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 3);
+    CU_ASSERT_EQUAL(h.unclean_elections, 1);
+    CU_ASSERT_EQUAL(ks_cluster_last_known_elr(h.cluster, 0, 0, ids, 4), 0);
+    CU_ASSERT(ks_cluster_isr(h.cluster, 0, 0, isr, 4) >= 1);
+    cf_free(&h);
+}
+
+/* The same deaths with ELR off: the last ISR member stays in the ISR, no
+ * ELR is kept, and it is elected cleanly when it is back. */
+static void test_no_elr_keeps_last_member(void)
+{
+    static const int32_t assign[] = { 3, 2, 1 };
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 2, assign);
+    cf_start(&h, 24);
+    int32_t ids[KS_REPLICATION_FACTOR_MAX];
+    cf_run_until(&h, 1 * H_S);
+    cf_crash(&h, 1, false);
+    cf_run_until(&h, 12 * H_S);
+    cf_crash(&h, 2, false);
+    cf_run_until(&h, 23 * H_S);
+    cf_crash(&h, 3, false);
+    cf_run_until(&h, 34 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, ids, 4), 1);
+    CU_ASSERT_EQUAL(ids[0], 3);
+    CU_ASSERT_EQUAL(elr_of(&h, ids), 0);
+    CU_ASSERT_EQUAL(ks_cluster_last_known_elr(h.cluster, 0, 0, ids, 4), 0);
+    cf_restart(&h, 3);
+    cf_run_until(&h, 40 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 3);
+    CU_ASSERT_EQUAL(h.unclean_elections, 0);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_ELR_CHANGE), 0);
+    cf_free(&h);
 }
 
 /* Leader crash: fenced after broker.session.timeout.ms, the first live ISR
@@ -559,6 +709,9 @@ void ks_test_register_controller(void)
         { "assign_formula", test_assign_formula },
         { "assign_racks", test_assign_racks },
         { "elect_rules", test_elect_rules },
+        { "elect_eligible_order", test_elect_eligible_order },
+        { "elr_last_replica_standing", test_elr_last_replica_standing },
+        { "no_elr_keeps_last_member", test_no_elr_keeps_last_member },
         { "clean_election", test_clean_election },
         { "offline_then_clean", test_offline_then_clean },
         { "unclean_election", test_unclean_election },

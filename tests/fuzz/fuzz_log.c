@@ -152,7 +152,9 @@ static void recover_and_check(const uint8_t *data, size_t size)
     int64_t second_base = -1;
     if (size >= 4 && (data[0] & 1) != 0) {
         size_t split = (size_t)(data[1] << 8 | data[2]);
-        second_base = data[3];
+        /* Never 0: a second segment named like the first would overwrite
+         * it, and the first would no longer be a prefix of the input. */
+        second_base = 1 + (int64_t)data[3];
         first_size = split < size ? split : size;
     }
     write_segment(world, 0, data, first_size);

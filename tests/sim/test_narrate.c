@@ -246,6 +246,108 @@ static void test_rebalance_causes_are_whole(void)
     texts_free(&t);
 }
 
+/* KIP-966: the ELR facts reach the timeline line and --explain; without them
+ * (ELR off) the texts carry no ELR words at all. */
+static void test_elr_texts(void)
+{
+    struct spec_fixture f;
+    fixture_init(&f, "orders", 0);
+    f.cluster.eligible_leader_replicas_enable = true;
+    /* Fencing takes the ISR below min ISR: the fenced broker becomes eligible. */
+    struct ks_cluster_event e = tp_event(KS_EV_ISR_SHRINK, KS_REASON_BROKER_FENCED, 2);
+    e.leader_new = 3;
+    e.isr_old_count = 2;
+    e.isr_old[0] = 3;
+    e.isr_old[1] = 2;
+    e.isr_new_count = 1;
+    e.isr_new[0] = 3;
+    e.isr_count_min = 2;
+    e.elr_new_count = 1;
+    e.elr_new[0] = 2;
+    struct texts t = narrate(&f, &e);
+    CU_ASSERT_STRING_EQUAL(t.detail->str,
+                           "orders-0 isr 3,2 -> 3 (broker 2 fenced) elr (none) -> 2");
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str, "Broker 2 leaves the ISR while it is below "
+                                                  "min.insync.replicas (2)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str, "keeps it as an eligible leader replica (ELR now "
+                                                  "2; KIP-966)."));
+    CU_ASSERT_PTR_NULL(strstr(t.explain->str, "LastKnownElr"));
+    texts_free(&t);
+    /* The last member goes: the ISR empties and the leader is remembered. */
+    e.broker = 3;
+    e.isr_old_count = 1;
+    e.isr_old[0] = 3;
+    e.isr_new_count = 0;
+    e.elr_old_count = 1;
+    e.elr_old[0] = 2;
+    e.elr_new_count = 2;
+    e.elr_new[1] = 3;
+    e.last_known_leader = 3;
+    t = narrate(&f, &e);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, "orders-0 isr 3 -> (none) (broker 3 fenced) elr 2 -> "
+                                          "2,3 last known leader 3");
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str, "which becomes empty."));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str, "remembers broker 3, the leader when it "
+                                                  "emptied, as LastKnownElr"));
+    texts_free(&t);
+    /* An election from the ELR. */
+    struct ks_cluster_event won = tp_event(KS_EV_LEADER_ELECTED, KS_REASON_REPLICA_BACK, 2);
+    won.leader_new = 2;
+    won.leader_epoch_new = 3;
+    won.isr_new_count = 1;
+    won.isr_new[0] = 2;
+    won.elr_old_count = 1;
+    won.elr_old[0] = 2;
+    won.elected_from = KS_ELECTED_FROM_ELR;
+    t = narrate(&f, &won);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, "orders-0 leader 2 epoch 3 isr 2 (a replica came back; "
+                                          "from the ELR) elr 2 -> (none)");
+    CU_ASSERT(g_str_has_prefix(t.explain->str, "The ISR of orders-0 is empty, so the controller "
+                                               "elects from its eligible leader replicas"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str, "(ELR: now empty)"));
+    texts_free(&t);
+    /* The last known leader: an unclean election. */
+    struct ks_cluster_event lkl = tp_event(KS_EV_UNCLEAN_ELECTION, KS_REASON_REPLICA_BACK, 3);
+    lkl.leader_new = 3;
+    lkl.leader_epoch_new = 4;
+    lkl.isr_new_count = 1;
+    lkl.isr_new[0] = 3;
+    lkl.elected_from = KS_ELECTED_FROM_LAST_KNOWN_LEADER;
+    t = narrate(&f, &lkl);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, "orders-0 unclean leader 3 epoch 4 isr 3 (old isr "
+                                          "(none); a replica came back; last known leader)");
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str, "elects broker 3, the last known leader"));
+    texts_free(&t);
+    /* A restarted broker leaves the ELR alone. */
+    struct ks_cluster_event left = tp_event(KS_EV_ELR_CHANGE, KS_REASON_UNCLEAN_SHUTDOWN, 3);
+    left.elr_old_count = 2;
+    left.elr_old[0] = 2;
+    left.elr_old[1] = 3;
+    left.elr_new_count = 1;
+    left.elr_new[0] = 2;
+    t = narrate(&f, &left);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, "orders-0 elr 2,3 -> 2 (restarted: a new incarnation "
+                                          "leaves the ISR and ELR)");
+    CU_ASSERT(g_str_has_prefix(t.explain->str, "Broker 3 registered a new incarnation, which the "
+                                               "controller takes as an unclean shutdown"));
+    texts_free(&t);
+    /* Without ELR facts nothing about them is said. */
+    f.cluster.eligible_leader_replicas_enable = false;
+    struct ks_cluster_event plain = tp_event(KS_EV_ISR_SHRINK, KS_REASON_BROKER_FENCED, 2);
+    plain.leader_new = 3;
+    plain.isr_old_count = 2;
+    plain.isr_old[0] = 3;
+    plain.isr_old[1] = 2;
+    plain.isr_new_count = 1;
+    plain.isr_new[0] = 3;
+    plain.isr_count_min = 2;
+    t = narrate(&f, &plain);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, "orders-0 isr 3,2 -> 3 (broker 2 fenced)");
+    CU_ASSERT_PTR_NULL(strstr(t.explain->str, "ELR"));
+    CU_ASSERT_PTR_NULL(strstr(t.explain->str, "eligible"));
+    texts_free(&t);
+}
+
 static void test_every_kind_has_a_line(void)
 {
     struct spec_fixture f;
@@ -285,6 +387,7 @@ void ks_test_register_narrate(void)
         { "election_lists_are_whole", test_election_lists_are_whole },
         { "isr_shrink_consequence", test_isr_shrink_consequence },
         { "rebalance_causes_are_whole", test_rebalance_causes_are_whole },
+        { "elr_texts", test_elr_texts },
         { "every_kind_has_a_line", test_every_kind_has_a_line },
     };
     KS_TEST_ADD_SUITE("sim/narrate", cases);

@@ -97,7 +97,8 @@ static void record_one_run(struct ks_recorder *recorder, bool commit)
     row.acked_broker = -1;
     row.acked_leader_epoch = -1;
     ks_recorder_add_record(recorder, &row);
-    struct ks_recorder_state_row state = { 100, "orders", 0, 1, 0, "leader", 5, 5, 1, "1,2", 1 };
+    struct ks_recorder_state_row state = { 100, "orders", 0,     1, 0,   "leader", 5,
+                                           5,   1,        "1,2", 1, "3", "" };
     ks_recorder_add_partition_state(recorder, &state);
     ks_recorder_add_summary(recorder, "acked_lost", 0, NULL);
     ks_recorder_add_summary(recorder, "produce_p50_ms", 1.5, NULL);
@@ -165,6 +166,9 @@ static void test_recorder_one_run(void)
                                    "WHERE metric = 'acked_lost'"),
                     1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM partition_state WHERE hw = 5"), 1);
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM partition_state WHERE elr = '3' AND "
+                                   "last_known_elr = ''"),
+                    1);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM anomalies"), 2);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM anomalies WHERE record_count IS NULL "
                                    "AND cause IS NULL"),

@@ -174,10 +174,16 @@ static void test_recorder_open_migrates_v1(void)
                     1);
     /* The columns of schema version 2 (issue 11's results) are added, NULL in old rows. */
     static const char *const added[][2] = {
-        { "events", "event_id" },      { "records", "final" },
-        { "records", "final_offset" }, { "records", "acked_leader_epoch" },
-        { "anomalies", "cause" },      { "anomalies", "cause_event_id" },
+        { "events", "event_id" },
+        { "records", "final" },
+        { "records", "final_offset" },
+        { "records", "acked_leader_epoch" },
+        { "anomalies", "cause" },
+        { "anomalies", "cause_event_id" },
         { "runs", "record_ms" },
+        /* schema version 3: KIP-966's lists */
+        { "partition_state", "elr" },
+        { "partition_state", "last_known_elr" },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(added); i++) {
         g_autofree char *sql =

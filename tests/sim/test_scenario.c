@@ -94,6 +94,8 @@ static void test_spec_example(void)
     CU_ASSERT_EQUAL(s->log_defaults.flush_messages, INT64_MAX);
     CU_ASSERT_EQUAL(s->cluster.truncation, KS_TRUNCATION_LEADER_EPOCH);
     CU_ASSERT_EQUAL(s->controller, KS_CONTROLLER_KRAFT);
+    CU_ASSERT_STRING_EQUAL(s->kafka_version->name, "4.0");
+    CU_ASSERT_FALSE(s->cluster.eligible_leader_replicas_enable);
 
     CU_ASSERT_EQUAL_FATAL(s->topic_count, 1);
     const struct ks_topic_config *t = &s->topics[0];
@@ -138,7 +140,7 @@ static void test_spec_example(void)
     CU_ASSERT_EQUAL_FATAL(s->fault_count, 3);
     const struct ks_fault *kill = &s->faults[0];
     CU_ASSERT_STRING_EQUAL(kill->name, "kill-leader");
-    CU_ASSERT_EQUAL(kill->line, 62);
+    CU_ASSERT_EQUAL(kill->line, 64);
     CU_ASSERT_TRUE(kill->has_at);
     CU_ASSERT_FALSE(kill->has_when);
     CU_ASSERT_EQUAL(kill->at_ns, 10 * S);
@@ -177,8 +179,8 @@ static void test_spec_example(void)
     CU_ASSERT_EQUAL(isr->values[1], 3);
     CU_ASSERT_STRING_EQUAL(isr->key, "partition.orders-0.isr");
 
-    CU_ASSERT_EQUAL(ks_scenario_key_line(s, "topic orders", "min.insync.replicas"), 31);
-    CU_ASSERT_EQUAL(ks_scenario_key_line(s, "cluster", "brokers"), 12);
+    CU_ASSERT_EQUAL(ks_scenario_key_line(s, "topic orders", "min.insync.replicas"), 33);
+    CU_ASSERT_EQUAL(ks_scenario_key_line(s, "cluster", "brokers"), 13);
     CU_ASSERT_EQUAL(ks_scenario_key_line(s, "cluster", "log.roll.ms"), 0);
     ks_scenario_free(s);
 }
@@ -425,9 +427,37 @@ static const struct bad_case bad_cases[] = {
     { "[cluster]\nlog.retention.hours = 168\n", KS_SCENARIO_ERROR_NOT_MODELLED,
       "bad.ini:2: Kafka's log.retention.hours is not modelled by ksim (see docs/model.md); write "
       "log.retention.ms" },
-    { "[cluster]\neligible.leader.replicas.enable = true\n", KS_SCENARIO_ERROR_NOT_MODELLED,
-      "bad.ini:2: Kafka's eligible.leader.replicas.enable is not modelled by ksim (see "
-      "docs/model.md)" },
+    { "[cluster]\neligible.leader.replicas.version = 1\n", KS_SCENARIO_ERROR_NOT_MODELLED,
+      "bad.ini:2: Kafka's eligible.leader.replicas.version is not modelled by ksim (see "
+      "docs/model.md); write eligible.leader.replicas.enable" },
+    { "[scenario]\nkafka.version = 3.10\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: kafka.version = 3.10: not a Kafka version ksim knows; give one of 0.10, 0.11, "
+      "1.0, 1.1, 2.0, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6, 2.7, 2.8, 3.0, 3.1, 3.2, 3.3, 3.4, 3.5, 3.6, "
+      "3.7, 3.8, 3.9, 4.0, 4.1, or a release of one (3.7.1, 0.10.2.1)" },
+    { "[scenario]\nkafka.version = 4.0.0.1\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: kafka.version = 4.0.0.1: not a Kafka version ksim knows; give one of 0.10, "
+      "0.11, 1.0, 1.1, 2.0, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6, 2.7, 2.8, 3.0, 3.1, 3.2, 3.3, 3.4, "
+      "3.5, 3.6, 3.7, 3.8, 3.9, 4.0, 4.1, or a release of one (3.7.1, 0.10.2.1)" },
+    { "[cluster]\ncontroller = zookeeper\n", KS_SCENARIO_ERROR_NOT_MODELLED,
+      "bad.ini:2: controller = zookeeper: the ZooKeeper-era controller is not modelled by ksim "
+      "yet; ksim runs its KRaft-like controller (controller = kraft), and kafka.version of a "
+      "ZooKeeper-era release gives it that era's session timeouts (see docs/kafka-versions.md)" },
+    { "[cluster]\neligible.leader.replicas.enable = true\nreplication.truncation = "
+      "high-watermark\n",
+      KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:2: eligible.leader.replicas.enable = true needs replication.truncation = "
+      "leader-epoch (KIP-966 builds on the HW rule of Kafka 3.7 and the KRaft controller; "
+      "kafka.version is 4.0)" },
+    { "[scenario]\nkafka.version = 3.6.2\n[cluster]\neligible.leader.replicas.enable = true\n",
+      KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:4: eligible.leader.replicas.enable = true needs hw.requires.min.insync.replicas = "
+      "true (KIP-966 builds on the HW rule of Kafka 3.7 and the KRaft controller; kafka.version "
+      "is 3.6)" },
+    { "[scenario]\nkafka.version = 2.8\n[topic t]\n[producer p]\ntopic = t\n"
+      "enable.idempotence = true\n",
+      KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:6: enable.idempotence = true needs acks = all, retries > 0 and "
+      "max.in.flight.requests.per.connection <= 5 (acks, the default of kafka.version = 2.8)" },
     { "[consumer c]\nisolation.level = read_committed\n", KS_SCENARIO_ERROR_NOT_MODELLED,
       "bad.ini:2: Kafka's isolation.level is not modelled by ksim (see docs/model.md)" },
     { "[consumer c]\ngroup.instance.id = i1\n", KS_SCENARIO_ERROR_NOT_MODELLED,
