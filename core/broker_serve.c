@@ -3,20 +3,26 @@
 ** fetchMessages, Partition.fetchRecords, DelayedFetch): followers
 ** (replica_id >= 0) and consumers (replica_id -1) alike.
 **
-** A request is handled in two phases:
+** A request is handled in three phases, in Kafka's order
+** (Partition.fetchRecords: readRecords, then updateFollowerFetchState):
 **   1. plan: each partition entry is validated (UNKNOWN_TOPIC_OR_PARTITION,
-**      NOT_LEADER_OR_FOLLOWER, FENCED / UNKNOWN_LEADER_EPOCH), checked for a
-**      diverging epoch (KIP-320, followers in leader-epoch mode), and a
-**      follower's fetch offset is recorded (Replica.updateFetchStateOrThrow
-**      through ks__replica_record_follower_fetch, which may expand the ISR and
-**      advance the HW, completing produce and releasing consumer fetches);
-**   2. build: the response is assembled from the replicas' state after all
-**      of that: log start, LEO, HW, and the records from the fetch offset up
-**      to the LEO (followers) or the HW (consumers).
-** Kafka reads each partition's records before recording that follower's
-** fetch (Partition.fetchRecords); ksim records first, so the HW a follower
-** learns already includes its own fetch. That order is kept as it was (a
-** fidelity question for later, not a refactoring one).
+**      NOT_LEADER_OR_FOLLOWER, FENCED / UNKNOWN_LEADER_EPOCH) and checked for
+**      a diverging epoch (KIP-320, followers in leader-epoch mode);
+**   2. build: the response is assembled from the replicas' state as it is
+**      before this request moved anything (Partition.readRecords takes the
+**      HW, log start and LEO before reading): those three and the records
+**      from the fetch offset up to the LEO (followers) or the HW (consumers);
+**   3. record: a follower's fetch offset is recorded for every entry read
+**      without an error or a diverging epoch (Replica.updateFetchStateOrThrow
+**      through ks__replica_record_follower_fetch, which may expand the ISR
+**      and advance the HW, completing produce and releasing consumer
+**      fetches). Only when the request is first served: a parked one served
+**      again does not record it again (ReplicaManager.readFromLog with
+**      updateFetchState = !readFromPurgatory, from DelayedFetch.onComplete).
+** So the HW a follower learns from a response is the one from before its own
+** fetch moved it: the follower learns an advance one fetch later, and a
+** follower parked with nothing to fetch learns it only with the next data or
+** at max_wait (a HW advance does not complete a follower's DelayedFetch).
 **
 ** A request with nothing to say (no error, no diverging epoch, fewer than
 ** min_bytes of records) parks for up to max_wait (DelayedFetch): it is served
@@ -30,9 +36,9 @@
 **       deadline, or when the node resumes if it was paused then); each
 **       source has at most one parked fetch (a new request from it replaces
 **       the old one, whose sender timed out).
-**   S2  every follower-state change a request causes happens in the plan
-**       phase, before any byte of its response is built; a diverging or
-**       refused partition changes nothing.
+**   S2  every follower-state change a request causes happens in the record
+**       phase, after its whole response is built, and only when it is first
+**       served; a diverging or refused partition changes nothing.
 **   S3  followers are served up to the LEO, consumers up to the HW.
 */
 #include "broker_int.h"
@@ -54,10 +60,18 @@ struct entry_plan {
     int32_t diverging_epoch;
     int64_t diverging_end_offset;
     int32_t leader_epoch;
+    bool record_fetch; /* set by build: read without an error, so phase 3 records it */
+};
+
+/* Whether serve_fetch records a follower's fetch (phase 3). */
+enum serve_pass {
+    SERVE_FIRST,          /* a new request */
+    SERVE_FROM_PURGATORY, /* a parked request served again */
 };
 
 static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
-                        size_t message_bytes, enum serve_mode mode, ks_time_ns deadline_ns);
+                        size_t message_bytes, enum serve_mode mode, enum serve_pass pass,
+                        ks_time_ns deadline_ns);
 
 static const struct ks_fetch_request_partition *request_entries(const uint8_t *request)
 {
@@ -91,7 +105,8 @@ static void delayed_complete(struct ks_broker *broker, struct ks__delayed_fetch 
 {
     g_ptr_array_remove(broker->delayed, item);
     ks_world_cancel(broker->world, item->timer);
-    serve_fetch(broker, item->source, item->request, item->request_bytes, mode, item->deadline_ns);
+    serve_fetch(broker, item->source, item->request, item->request_bytes, mode,
+                SERVE_FROM_PURGATORY, item->deadline_ns);
     delayed_free(item);
 }
 
@@ -141,7 +156,7 @@ void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t pa
     g_ptr_array_free(ready, TRUE);
 }
 
-/* ---- phase 1: plan (validation and follower state, S2) ------------------------- */
+/* ---- phase 1: plan (validation) ------------------------------------------------------ */
 
 /* KIP-320 diverging-epoch check (Partition.readRecords): the follower's last
  * fetched epoch ends below its fetch offset here, or is unknown here. */
@@ -196,21 +211,18 @@ static void plan_entry(struct ks_broker *broker, const struct ks_fetch_request *
     if (follower && epochs && entry->last_fetched_epoch >= 0) {
         check_diverging(replica, entry, plan);
     }
-    if (follower && !plan->diverging) {
-        ks__replica_record_follower_fetch(broker, replica, request->replica_id,
-                                          request->replica_epoch, entry->fetch_offset);
-    }
 }
 
 /* ---- phase 2: build ------------------------------------------------------------------ */
 
 /* Appends one partition's response header and records to out; returns the
  * record bytes and whether the partition has something to say (an error or
- * a diverging epoch) in *says_something. */
+ * a diverging epoch) in *says_something, and sets plan->record_fetch when it
+ * was read without either. */
 static size_t build_entry(struct ks__replica *replica,
-                          const struct ks_fetch_request_partition *entry,
-                          const struct entry_plan *plan, enum ks__fetch_origin origin,
-                          bool room_left, GByteArray *out, bool *says_something)
+                          const struct ks_fetch_request_partition *entry, struct entry_plan *plan,
+                          enum ks__fetch_origin origin, bool room_left, GByteArray *out,
+                          bool *says_something)
 {
     struct ks_fetch_response_partition part;
     memset(&part, 0, sizeof part);
@@ -270,6 +282,7 @@ static size_t build_entry(struct ks__replica *replica,
     }
     part.records_bytes = (uint32_t)(out->len - before);
     memcpy(out->data + header_position, &part, sizeof part);
+    plan->record_fetch = part.error_code == KS_ERR_NONE;
     return part.records_bytes;
 }
 
@@ -297,7 +310,8 @@ static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *mes
  * min_bytes available before deadline_ns; KS_TIME_NEVER for a new request:
  * now + max_wait). */
 static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
-                        size_t message_bytes, enum serve_mode mode, ks_time_ns deadline_ns)
+                        size_t message_bytes, enum serve_mode mode, enum serve_pass pass,
+                        ks_time_ns deadline_ns)
 {
     struct ks_fetch_request request;
     memcpy(&request, message, sizeof request);
@@ -323,6 +337,14 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
         total_records += build_entry(plans[i].replica, &entries[i], &plans[i], origin,
                                      total_records < response_max, out, &says_something);
         anything_to_say |= says_something;
+    }
+    if (origin == KS__FETCH_FROM_FOLLOWER && pass == SERVE_FIRST) { /* phase 3, S2 */
+        for (int32_t i = 0; i < request.partition_count; i++) {
+            if (plans[i].record_fetch) {
+                ks__replica_record_follower_fetch(broker, plans[i].replica, request.replica_id,
+                                                  request.replica_epoch, entries[i].fetch_offset);
+            }
+        }
     }
     g_free(plans);
     ks_time_ns now = ks__broker_now_ns(broker);
@@ -365,5 +387,5 @@ void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uin
             break;
         }
     }
-    serve_fetch(broker, source, message, message_bytes, SERVE_MAY_PARK, KS_TIME_NEVER);
+    serve_fetch(broker, source, message, message_bytes, SERVE_MAY_PARK, SERVE_FIRST, KS_TIME_NEVER);
 }

@@ -143,7 +143,7 @@
 
 struct cpart {
     struct ks_partition_state state;
-    bool imbalanced; /* leader != replicas[0]: counted in imbalanced_count */
+    bool imbalanced;             /* leader != replicas[0]: counted in imbalanced_count */
     struct ks_partition_elr elr; /* C4; the controller's only (not pushed) */
     int64_t changed_version;
     int32_t leader_epoch_touched; /* C3: the epochs as of the last touch() */

@@ -776,6 +776,104 @@ static void test_client_protocol(void)
     cf_free(&h);
 }
 
+/* The HW in a fetch response is the one from before that fetch moved it
+ * (Partition.fetchRecords: readRecords, then updateFollowerFetchState), and
+ * a parked fetch served again reads the HW of then without recording the
+ * fetch a second time (ReplicaManager.readFromLog, updateFetchState =
+ * !readFromPurgatory). Broker 2's receiver is taken over by the test, which
+ * fetches from leader 1 in its name: its own fetcher then waits for its
+ * request timeout and stays out of the way. */
+struct fetch_box {
+    int32_t count;
+    struct ks_fetch_response_partition last;
+};
+
+static void fetch_capture(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
+                          const void *message, size_t message_bytes, void *context)
+{
+    (void)world;
+    (void)self;
+    (void)source;
+    struct fetch_box *box = context;
+    struct ks_fetch_response header;
+    if (kind != KS_MSG_FETCH_RESPONSE || message_bytes < sizeof header + sizeof box->last) {
+        return;
+    }
+    memcpy(&header, message, sizeof header);
+    if (header.correlation_id < 1000) {
+        return; /* broker 2's own fetcher's */
+    }
+    memcpy(&box->last, (const uint8_t *)message + sizeof header, sizeof box->last);
+    box->count++;
+}
+
+static void fetch_as_follower(struct cluster_fixture *h, int64_t correlation_id,
+                              int64_t fetch_offset)
+{
+    struct {
+        struct ks_fetch_request request;
+        struct ks_fetch_request_partition entry;
+    } message;
+    memset(&message, 0, sizeof message);
+    message.request.correlation_id = correlation_id;
+    message.request.replica_id = 2;
+    message.request.replica_epoch = ks_cluster_broker(h->cluster, 2)->broker_epoch;
+    message.request.min_bytes = 1;
+    message.request.max_wait_ns = 500 * H_MS;
+    message.request.max_bytes = 1 << 20;
+    message.request.partition_count = 1;
+    message.entry.fetch_offset = fetch_offset;
+    message.entry.log_start_offset = 0;
+    message.entry.current_leader_epoch = -1;
+    message.entry.last_fetched_epoch = -1;
+    message.entry.partition_max_bytes = 1 << 20;
+    ks_world_send(h->env.world, 2, 1, KS_MSG_FETCH_REQUEST, &message, sizeof message);
+}
+
+static void test_follower_learns_hw_after_its_fetch(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    cf_topic(&h, "orders", 1, 2, 1, ASSIGN_12);
+    cf_start(&h, 31);
+    cf_run_until(&h, 100 * H_MS);
+    struct fetch_box box;
+    memset(&box, 0, sizeof box);
+    ks_world_set_receiver(h.env.world, 2, fetch_capture, &box);
+    cf_run_for(&h, 1 * H_S); /* broker 2's parked fetch is answered, to nobody */
+    struct cf_append *a = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "a");
+    fetch_as_follower(&h, 1001, 0);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 1);
+    CU_ASSERT_TRUE(box.last.records_bytes > 0);
+    CU_ASSERT_EQUAL(box.last.hw, 0);
+    CU_ASSERT_FALSE(a->done);
+    /* Offset 1 is there to read when broker 2 fetches from 1: the response
+     * carries it with HW 0, although that very fetch moves the HW to 1 and
+     * completes the acks=all append of "a". */
+    struct cf_append *b = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "b");
+    fetch_as_follower(&h, 1002, 1);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 2);
+    CU_ASSERT_TRUE(box.last.records_bytes > 0);
+    CU_ASSERT_EQUAL(box.last.hw, 0);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 1);
+    CU_ASSERT_TRUE(a->done);
+    CU_ASSERT_FALSE(b->done);
+    /* Nothing to read from 2: the fetch moves the HW to 2 and parks; served
+     * again at max_wait it carries the HW of then. */
+    fetch_as_follower(&h, 1003, 2);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL(box.count, 2);
+    CU_ASSERT_TRUE(b->done);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 2);
+    cf_run_for(&h, 600 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 3);
+    CU_ASSERT_EQUAL(box.last.records_bytes, 0);
+    CU_ASSERT_EQUAL(box.last.hw, 2);
+    cf_free(&h);
+}
+
 void ks_test_register_replication(void)
 {
     static const struct ks_test_case cases[] = {
@@ -793,6 +891,7 @@ void ks_test_register_replication(void)
         { "producer_acks_all_failover", test_producer_acks_all_failover },
         { "producer_acks1_loss", test_producer_acks1_loss },
         { "client_protocol", test_client_protocol },
+        { "follower_learns_hw_after_its_fetch", test_follower_learns_hw_after_its_fetch },
     };
     KS_TEST_ADD_SUITE("core/replication", cases);
 }
