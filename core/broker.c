@@ -697,6 +697,8 @@ static void drop_memory(struct ks_broker *broker)
         ks_world_cancel(broker->world, broker->fetchers[i].timeout_timer);
         ks_world_cancel(broker->world, broker->fetchers[i].kick_timer);
     }
+    ks__fetcher_drop_sessions(broker);
+    ks__serve_drop_sessions(broker);
     memset(broker->fetchers, 0, sizeof broker->fetchers); /* all IDLE (B1) */
     ks_group_coordinator_free(broker->coordinator);
     broker->coordinator = NULL;

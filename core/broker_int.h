@@ -7,8 +7,8 @@
 **                     session, metadata / InitProducerId / ListOffsets,
 **                     deferred responses, queries, ks_broker_check
 **   broker_replica.c  replica state: roles, LEO/HW, ISR (invariants R1..R6)
-**   broker_fetcher.c  the follower fetcher (F1..F3)
-**   broker_serve.c    the leader's fetch serving and DelayedFetch (S1..S3)
+**   broker_fetcher.c  the follower fetcher and its KIP-227 session (F1..F4)
+**   broker_serve.c    the leader's fetch serving and DelayedFetch, the session cache (S1..S4)
 **   broker_produce.c  produce handling, acks and DelayedProduce (A1..A3)
 **   broker_logs.c     the log directory: loading, checkpoints, log tasks
 **
@@ -103,6 +103,13 @@ struct ks__fetcher {
     int64_t correlation_id;    /* of the request in flight */
     ks_timer_id timeout_timer; /* armed exactly while IN_FLIGHT */
     ks_timer_id kick_timer;    /* armed exactly while SCHEDULED */
+    /* The KIP-227 session with this leader (FetchSessionHandler), F4. */
+    int32_t session_id;       /* 0: none, the next request is a full one */
+    int32_t session_epoch;    /* the next incremental request's */
+    int32_t close_session_id; /* a session the next full request closes; 0 none */
+    int32_t pending_epoch;    /* the epoch of the request in flight */
+    GArray *session; /* struct ks_fetch_request_partition as the leader has them; NULL empty */
+    GArray *pending; /* the session as the request in flight leaves it; NULL none */
 };
 
 /* A timer context that outlives every timer: one per possible leader, in the
@@ -169,6 +176,24 @@ struct ks__delayed_fetch {
     enum ks__fetch_origin origin;
     ks_time_ns deadline_ns; /* now + max_wait when first parked */
     ks_timer_id timer;
+    int32_t session_id; /* KIP-227: request (expanded to the session's partitions) of it; 0 */
+    bool incremental;   /* answer only the partitions with something new (S4) */
+};
+
+/* A KIP-227 fetch session at the leader (FetchSession.scala's FetchSession
+ * and CachedPartition). */
+struct ks__session_partition {
+    struct ks_fetch_request_partition request; /* as last requested */
+    int64_t hw;                                /* as last answered; -1 after an error */
+    int64_t log_start_offset;                  /* as last answered */
+};
+
+struct ks__fetch_session {
+    int32_t id;
+    int32_t epoch; /* the next request's */
+    int32_t replica_id;
+    ks_time_ns last_used_ns;
+    GArray *partitions; /* struct ks__session_partition, in (topic, partition) order */
 };
 
 /* ---- the shell (broker.c) -------------------------------------------------------------- */
@@ -228,9 +253,11 @@ struct ks_broker {
     int64_t next_correlation_id;
     int32_t producer_id_counter;
 
-    GPtrArray *pending;  /* struct ks__pending_produce *, in arrival order */
-    GPtrArray *delayed;  /* struct ks__delayed_fetch * */
-    GPtrArray *deferred; /* struct ks__deferred * */
+    GPtrArray *pending;          /* struct ks__pending_produce *, in arrival order */
+    GPtrArray *delayed;          /* struct ks__delayed_fetch * */
+    GPtrArray *deferred;         /* struct ks__deferred * */
+    GPtrArray *fetch_sessions;   /* struct ks__fetch_session *, oldest first; NULL none yet */
+    int32_t fetch_session_count; /* sessions created by this incarnation */
 
     ks_timer_id heartbeat_timer;
     ks_timer_id isr_timer;
@@ -331,6 +358,9 @@ void ks__replica_on_alter_response(struct ks_broker *broker,
 
 /* Sends the next fetch to leader_id if none is in flight or scheduled (F1). */
 void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id);
+/* Forgets every fetch session, both sides (a crash or shutdown). */
+void ks__fetcher_drop_sessions(struct ks_broker *broker);
+void ks__serve_drop_sessions(struct ks_broker *broker);
 /* Forgets the request in flight to leader_id (its response will not match)
  * and fetches afresh: a new leader epoch (Kafka re-adds the partition). */
 void ks__fetcher_restart(struct ks_broker *broker, int32_t leader_id);

@@ -40,6 +40,26 @@
 **       phase, after its whole response is built, and only when it is first
 **       served; a diverging or refused partition changes nothing.
 **   S3  followers are served up to the LEO, consumers up to the HW.
+**   S4  a session's partitions are in (topic, partition) order, each once;
+**       an incremental answer lists a partition only if it carries records,
+**       an error or a diverging epoch, or its HW or log start differs from
+**       the one last answered in that session.
+**
+** KIP-227 fetch sessions, leader side (FetchSession.scala: FetchManager
+** newContext, FullFetchContext, IncrementalFetchContext, FetchSessionCache,
+** CachedPartition.maybeUpdateResponseData). A follower's full request
+** (epoch 0) closes the session it names, if any, and creates one holding its
+** partitions, when the cache has a free slot (max.incremental.fetch.session.
+** cache.slots = 1000) or a session unused for 120 s to evict; otherwise it is
+** answered without one (session id 0). An incremental request (epoch > 0)
+** must name a known session (FETCH_SESSION_ID_NOT_FOUND) at its expected
+** epoch (INVALID_FETCH_SESSION_EPOCH); its partitions update or join the
+** session, its forgotten ones leave it, and the request is then served as
+** the session's whole partition list, parked (DelayedFetch) as that list,
+** and answered per S4. Every session is lost when the leader stops. Not
+** modelled: Kafka's cache sharding and its eviction of a less-used session
+** by a busier one (ksim's sessions all belong to followers, Kafka's
+** privileged kind); consumers fetch sessionless.
 */
 #include "broker_int.h"
 
@@ -69,9 +89,15 @@ enum serve_pass {
     SERVE_FROM_PURGATORY, /* a parked request served again */
 };
 
+/* The KIP-227 session a request is served in (S4). */
+struct serve_session {
+    int32_t id; /* 0: none */
+    bool incremental;
+};
+
 static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
                         size_t message_bytes, enum serve_mode mode, enum serve_pass pass,
-                        ks_time_ns deadline_ns);
+                        struct serve_session session, ks_time_ns deadline_ns);
 
 static const struct ks_fetch_request_partition *request_entries(const uint8_t *request)
 {
@@ -105,8 +131,9 @@ static void delayed_complete(struct ks_broker *broker, struct ks__delayed_fetch 
 {
     g_ptr_array_remove(broker->delayed, item);
     ks_world_cancel(broker->world, item->timer);
+    struct serve_session session = { item->session_id, item->incremental };
     serve_fetch(broker, item->source, item->request, item->request_bytes, mode,
-                SERVE_FROM_PURGATORY, item->deadline_ns);
+                SERVE_FROM_PURGATORY, session, item->deadline_ns);
     delayed_free(item);
 }
 
@@ -286,8 +313,262 @@ static size_t build_entry(struct ks__replica *replica,
     return part.records_bytes;
 }
 
+/* ---- KIP-227 fetch sessions (S4) ---------------------------------------------------- */
+
+#define SESSION_CACHE_SLOTS 1000                /* max.incremental.fetch.session.cache.slots */
+#define SESSION_EVICTION_NS (120 * KS_NS_PER_S) /* FetchSessionCache's evictionMs */
+
+static void session_free(struct ks__fetch_session *session)
+{
+    g_array_free(session->partitions, TRUE);
+    free(session);
+}
+
+void ks__serve_drop_sessions(struct ks_broker *broker)
+{
+    if (broker->fetch_sessions == NULL) {
+        return;
+    }
+    for (guint i = 0; i < broker->fetch_sessions->len; i++) {
+        session_free(g_ptr_array_index(broker->fetch_sessions, i));
+    }
+    g_ptr_array_free(broker->fetch_sessions, TRUE);
+    broker->fetch_sessions = NULL;
+}
+
+static struct ks__fetch_session *session_find(struct ks_broker *broker, int32_t id, guint *index)
+{
+    if (broker->fetch_sessions == NULL || id == 0) {
+        return NULL;
+    }
+    for (guint i = 0; i < broker->fetch_sessions->len; i++) {
+        struct ks__fetch_session *session = g_ptr_array_index(broker->fetch_sessions, i);
+        if (session->id == id) {
+            if (index != NULL) {
+                *index = i;
+            }
+            return session;
+        }
+    }
+    return NULL;
+}
+
+static int partition_order(int32_t topic_a, int32_t partition_a, int32_t topic_b,
+                           int32_t partition_b)
+{
+    if (topic_a != topic_b) {
+        return topic_a < topic_b ? -1 : 1;
+    }
+    return partition_a < partition_b ? -1 : (partition_a > partition_b ? 1 : 0);
+}
+
+/* The position of (topic, partition) in the session, or where it belongs. */
+static guint session_position(const struct ks__fetch_session *session, int32_t topic_index,
+                              int32_t partition, bool *found)
+{
+    guint low = 0;
+    guint high = session->partitions->len;
+    while (low < high) {
+        guint middle = low + (high - low) / 2;
+        const struct ks__session_partition *part =
+            &g_array_index(session->partitions, struct ks__session_partition, middle);
+        int order = partition_order(part->request.topic_index, part->request.partition, topic_index,
+                                    partition);
+        if (order == 0) {
+            *found = true;
+            return middle;
+        }
+        if (order < 0) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    *found = false;
+    return low;
+}
+
+static void session_put(struct ks__fetch_session *session,
+                        const struct ks_fetch_request_partition *entry)
+{
+    bool found = false;
+    guint at = session_position(session, entry->topic_index, entry->partition, &found);
+    if (found) {
+        g_array_index(session->partitions, struct ks__session_partition, at).request = *entry;
+        return;
+    }
+    struct ks__session_partition part;
+    memset(&part, 0, sizeof part);
+    part.request = *entry;
+    part.hw = -1;
+    part.log_start_offset = -1;
+    g_array_insert_val(session->partitions, at, part);
+}
+
+/* FetchSessionCache.maybeCreateSession: a free slot, or the least recently
+ * used session if it is stale; NULL when the cache is full. */
+static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_t replica_id)
+{
+    ks_time_ns now = ks__broker_now_ns(broker);
+    if (broker->fetch_sessions == NULL) {
+        broker->fetch_sessions = g_ptr_array_new();
+    }
+    if (broker->fetch_sessions->len >= SESSION_CACHE_SLOTS) {
+        guint oldest = 0;
+        for (guint i = 1; i < broker->fetch_sessions->len; i++) {
+            const struct ks__fetch_session *a = g_ptr_array_index(broker->fetch_sessions, i);
+            const struct ks__fetch_session *b = g_ptr_array_index(broker->fetch_sessions, oldest);
+            if (a->last_used_ns < b->last_used_ns) {
+                oldest = i;
+            }
+        }
+        struct ks__fetch_session *victim = g_ptr_array_index(broker->fetch_sessions, oldest);
+        if (victim->last_used_ns + SESSION_EVICTION_NS > now) {
+            return NULL;
+        }
+        g_ptr_array_remove_index(broker->fetch_sessions, oldest);
+        session_free(victim);
+    }
+    struct ks__fetch_session *session = calloc(1, sizeof *session);
+    ks_assert(session != NULL);
+    /* Kafka draws random ids; ksim numbers them, with the incarnation in the
+     * high bits so that a session of an earlier life is never found. */
+    session->id = (int32_t)(((uint32_t)broker->incarnation & 0x7fu) << 24 |
+                            ((uint32_t)++broker->fetch_session_count & 0xffffffu));
+    session->epoch = 1;
+    session->replica_id = replica_id;
+    session->last_used_ns = now;
+    session->partitions = g_array_new(FALSE, FALSE, sizeof(struct ks__session_partition));
+    g_ptr_array_add(broker->fetch_sessions, session);
+    return session;
+}
+
+/* Appends the session's partitions to out as a request's entries. */
+static void session_entries(const struct ks__fetch_session *session, GByteArray *out)
+{
+    for (guint i = 0; i < session->partitions->len; i++) {
+        const struct ks__session_partition *part =
+            &g_array_index(session->partitions, struct ks__session_partition, i);
+        g_byte_array_append(out, (const guint8 *)&part->request, sizeof part->request);
+    }
+}
+
+/* FetchManager.newContext for a follower's session request: applies it to
+ * the cache and returns the request to serve (the session's partitions, a
+ * new array), or NULL with the session error in *error_code. */
+static GByteArray *session_request(struct ks_broker *broker, const uint8_t *message,
+                                   struct serve_session *session_out, int16_t *error_code)
+{
+    struct ks_fetch_request request;
+    memcpy(&request, message, sizeof request);
+    const struct ks_fetch_request_partition *entries = request_entries(message);
+    const uint8_t *forgotten_bytes =
+        message + sizeof request +
+        (size_t)request.partition_count * sizeof(struct ks_fetch_request_partition);
+    *error_code = KS_ERR_NONE;
+    session_out->id = 0;
+    session_out->incremental = false;
+    struct ks_fetch_request header = request;
+    header.forgotten_count = 0;
+    if (request.session_epoch == 0) {
+        guint index = 0;
+        struct ks__fetch_session *old = session_find(broker, request.session_id, &index);
+        if (old != NULL && old->replica_id == request.replica_id) {
+            g_ptr_array_remove_index(broker->fetch_sessions, index);
+            session_free(old);
+        }
+        struct ks__fetch_session *session = session_create(broker, request.replica_id);
+        if (session != NULL) {
+            for (int32_t i = 0; i < request.partition_count; i++) {
+                session_put(session, &entries[i]);
+            }
+            session_out->id = session->id;
+        }
+        GByteArray *out = g_byte_array_new();
+        g_byte_array_append(out, (const guint8 *)&header, sizeof header);
+        g_byte_array_append(out, (const guint8 *)entries,
+                            (guint)request.partition_count *
+                                (guint)sizeof(struct ks_fetch_request_partition));
+        return out;
+    }
+    struct ks__fetch_session *session = session_find(broker, request.session_id, NULL);
+    if (session == NULL || session->replica_id != request.replica_id) {
+        *error_code = KS_ERR_FETCH_SESSION_ID_NOT_FOUND;
+        return NULL;
+    }
+    if (session->epoch != request.session_epoch) {
+        *error_code = KS_ERR_INVALID_FETCH_SESSION_EPOCH;
+        return NULL;
+    }
+    for (int32_t i = 0; i < request.partition_count; i++) {
+        session_put(session, &entries[i]);
+    }
+    for (int32_t i = 0; i < request.forgotten_count; i++) {
+        struct ks_fetch_forgotten item;
+        memcpy(&item, forgotten_bytes + (size_t)i * sizeof item, sizeof item);
+        bool found = false;
+        guint at = session_position(session, item.topic_index, item.partition, &found);
+        if (found) {
+            g_array_remove_index(session->partitions, at);
+        }
+    }
+    session->epoch = session->epoch == INT32_MAX ? 1 : session->epoch + 1;
+    session->last_used_ns = ks__broker_now_ns(broker);
+    session_out->id = session->id;
+    session_out->incremental = true;
+    header.partition_count = (int32_t)session->partitions->len;
+    GByteArray *out = g_byte_array_new();
+    g_byte_array_append(out, (const guint8 *)&header, sizeof header);
+    session_entries(session, out);
+    return out;
+}
+
+/* IncrementalFetchContext / FullFetchContext.updateAndGenerateResponseData:
+ * records what each partition's answer told the follower, and in an
+ * incremental session keeps only the partitions with something new (S4).
+ * out holds a whole response built from the session's partition list. */
+static void answer_in_session(struct ks_broker *broker, struct serve_session session,
+                              GByteArray *out)
+{
+    struct ks__fetch_session *cached = session_find(broker, session.id, NULL);
+    struct ks_fetch_response header;
+    memcpy(&header, out->data, sizeof header);
+    if (cached == NULL || (guint)header.partition_count != cached->partitions->len) {
+        return; /* evicted, or changed since it parked: answer everything */
+    }
+    cached->last_used_ns = ks__broker_now_ns(broker);
+    GByteArray *kept = g_byte_array_new();
+    g_byte_array_append(kept, (const guint8 *)&header, sizeof header);
+    int32_t kept_count = 0;
+    size_t position = sizeof header;
+    for (guint i = 0; i < cached->partitions->len; i++) {
+        struct ks__session_partition *part =
+            &g_array_index(cached->partitions, struct ks__session_partition, i);
+        struct ks_fetch_response_partition answer;
+        memcpy(&answer, out->data + position, sizeof answer);
+        size_t bytes = sizeof answer + answer.records_bytes;
+        bool must = answer.records_bytes > 0 || answer.error_code != KS_ERR_NONE ||
+                    answer.diverging || answer.hw != part->hw ||
+                    answer.log_start_offset != part->log_start_offset;
+        part->hw = answer.error_code != KS_ERR_NONE ? -1 : answer.hw;
+        part->log_start_offset = answer.log_start_offset;
+        if (must || !session.incremental) {
+            g_byte_array_append(kept, out->data + position, (guint)bytes);
+            kept_count++;
+        }
+        position += bytes;
+    }
+    ks_assert(position == out->len);
+    header.partition_count = kept_count;
+    memcpy(kept->data, &header, sizeof header);
+    g_byte_array_set_size(out, 0);
+    g_byte_array_append(out, kept->data, kept->len);
+    g_byte_array_unref(kept);
+}
+
 static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
-                 size_t message_bytes, enum ks__fetch_origin origin, ks_time_ns deadline_ns)
+                 size_t message_bytes, enum ks__fetch_origin origin, struct serve_session session,
+                 ks_time_ns deadline_ns)
 {
     ks_time_ns now = ks__broker_now_ns(broker);
     ks_assert(deadline_ns > now); /* S1 */
@@ -301,6 +582,8 @@ static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *mes
     item->request_bytes = message_bytes;
     item->origin = origin;
     item->deadline_ns = deadline_ns;
+    item->session_id = session.id;
+    item->incremental = session.incremental;
     g_ptr_array_add(broker->delayed, item);
     item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id, deadline_ns - now,
                                     KS_TIMER_BROKER_DELAYED_FETCH, delayed_expire, item);
@@ -311,7 +594,7 @@ static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *mes
  * now + max_wait). */
 static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
                         size_t message_bytes, enum serve_mode mode, enum serve_pass pass,
-                        ks_time_ns deadline_ns)
+                        struct serve_session session, ks_time_ns deadline_ns)
 {
     struct ks_fetch_request request;
     memcpy(&request, message, sizeof request);
@@ -328,6 +611,7 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
     memset(&header, 0, sizeof header);
     header.correlation_id = request.correlation_id;
     header.partition_count = request.partition_count;
+    header.session_id = session.id;
     g_byte_array_append(out, (const guint8 *)&header, sizeof header);
     size_t total_records = 0;
     bool anything_to_say = false;
@@ -359,8 +643,11 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
     }
     if (may_park && !anything_to_say && total_records < min_bytes && deadline_ns > now) {
         g_byte_array_unref(out);
-        park(broker, source, message, message_bytes, origin, deadline_ns);
+        park(broker, source, message, message_bytes, origin, session, deadline_ns);
         return;
+    }
+    if (session.id != 0) {
+        answer_in_session(broker, session, out);
     }
     ks__broker_send_at(broker, ks_disk_idle_at_ns(broker->world, (ks_node_id)broker->id), source,
                        KS_MSG_FETCH_RESPONSE, out->data, out->len);
@@ -376,6 +663,10 @@ void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uin
     memcpy(&request, message, sizeof request);
     ks_assert(ks_proto_fits(message_bytes, sizeof request, request.partition_count,
                             sizeof(struct ks_fetch_request_partition)));
+    ks_assert(message_bytes ==
+              sizeof request +
+                  (size_t)request.partition_count * sizeof(struct ks_fetch_request_partition) +
+                  (size_t)request.forgotten_count * sizeof(struct ks_fetch_forgotten));
     /* A follower or consumer has one fetch outstanding: a new one from the
      * same source replaces a parked one (its sender timed out), S1. */
     for (guint i = 0; i < broker->delayed->len; i++) {
@@ -387,5 +678,24 @@ void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uin
             break;
         }
     }
-    serve_fetch(broker, source, message, message_bytes, SERVE_MAY_PARK, SERVE_FIRST, KS_TIME_NEVER);
+    struct serve_session session = { 0, false };
+    if (!request.session) {
+        serve_fetch(broker, source, message, message_bytes, SERVE_MAY_PARK, SERVE_FIRST, session,
+                    KS_TIME_NEVER);
+        return;
+    }
+    int16_t error_code = KS_ERR_NONE;
+    GByteArray *expanded = session_request(broker, message, &session, &error_code);
+    if (expanded == NULL) {
+        struct ks_fetch_response header;
+        memset(&header, 0, sizeof header);
+        header.correlation_id = request.correlation_id;
+        header.error_code = error_code;
+        ks__broker_send_at(broker, ks_disk_idle_at_ns(broker->world, (ks_node_id)broker->id),
+                           source, KS_MSG_FETCH_RESPONSE, &header, sizeof header);
+        return;
+    }
+    serve_fetch(broker, source, expanded->data, expanded->len, SERVE_MAY_PARK, SERVE_FIRST, session,
+                KS_TIME_NEVER);
+    g_byte_array_unref(expanded);
 }

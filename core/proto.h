@@ -78,6 +78,8 @@ enum ks_error {
     KS_ERR_INVALID_PRODUCER_EPOCH = 47,
     KS_ERR_KAFKA_STORAGE_ERROR = 56,
     KS_ERR_UNKNOWN_PRODUCER_ID = 59,
+    KS_ERR_FETCH_SESSION_ID_NOT_FOUND = 70,  /* KIP-227: the leader has no such session */
+    KS_ERR_INVALID_FETCH_SESSION_EPOCH = 71, /* KIP-227: not the epoch the session expects */
     KS_ERR_FENCED_LEADER_EPOCH = 74,
     KS_ERR_UNKNOWN_LEADER_EPOCH = 75,
     KS_ERR_STALE_BROKER_EPOCH = 77, /* from an incarnation the controller does not know */
@@ -282,7 +284,24 @@ struct ks_fetch_request {
     int64_t max_wait_ns; /* long poll: replica.fetch.wait.max.ms / fetch.max.wait.ms */
     int32_t max_bytes;   /* whole response */
     int32_t partition_count;
-    /* followed by partition_count * struct ks_fetch_request_partition */
+    /* KIP-227 fetch sessions, used only when `session` is 1 (followers;
+     * consumers leave the zeroes and fetch sessionless, FetchMetadata
+     * LEGACY). session_epoch 0 is a full request that creates a session
+     * (and closes session_id if not 0); above 0 an incremental one: the
+     * partitions listed are those added or changed since the last request,
+     * and forgotten_count entries name those removed. */
+    int32_t session_id;
+    int32_t session_epoch;
+    int32_t forgotten_count;
+    uint8_t session;
+    uint8_t reserved[3];
+    /* followed by partition_count * struct ks_fetch_request_partition, then
+     * forgotten_count * struct ks_fetch_forgotten */
+};
+
+struct ks_fetch_forgotten {
+    int32_t topic_index;
+    int32_t partition;
 };
 
 struct ks_fetch_request_partition {
@@ -298,9 +317,11 @@ struct ks_fetch_request_partition {
 
 struct ks_fetch_response {
     int64_t correlation_id;
-    int16_t error_code; /* request-level */
+    int16_t error_code; /* request-level: the KIP-227 session errors */
     int16_t reserved;
     int32_t partition_count;
+    int32_t session_id; /* KIP-227: the session this request used or created; 0 none */
+    int32_t reserved2;
     /* followed, partition_count times, by struct ks_fetch_response_partition
      * and its records_bytes of record batches (whole batches, offsets set) */
 };

@@ -785,7 +785,9 @@ static void test_client_protocol(void)
  * request timeout and stays out of the way. */
 struct fetch_box {
     int32_t count;
-    struct ks_fetch_response_partition last;
+    struct ks_fetch_response_partition last; /* the first partition of the last answer */
+    struct ks_fetch_response header;         /* of the last answer */
+    int32_t partitions[4];                   /* the partitions it listed, in order */
 };
 
 static void fetch_capture(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
@@ -796,14 +798,25 @@ static void fetch_capture(ks_world *world, ks_node_id self, ks_node_id source, u
     (void)source;
     struct fetch_box *box = context;
     struct ks_fetch_response header;
-    if (kind != KS_MSG_FETCH_RESPONSE || message_bytes < sizeof header + sizeof box->last) {
+    if (kind != KS_MSG_FETCH_RESPONSE || message_bytes < sizeof header) {
         return;
     }
     memcpy(&header, message, sizeof header);
     if (header.correlation_id < 1000) {
         return; /* broker 2's own fetcher's */
     }
-    memcpy(&box->last, (const uint8_t *)message + sizeof header, sizeof box->last);
+    box->header = header;
+    size_t position = sizeof header;
+    memset(&box->last, 0, sizeof box->last);
+    for (int32_t i = 0; i < header.partition_count && i < 4; i++) {
+        struct ks_fetch_response_partition part;
+        memcpy(&part, (const uint8_t *)message + position, sizeof part);
+        if (i == 0) {
+            box->last = part;
+        }
+        box->partitions[i] = part.partition;
+        position += sizeof part + part.records_bytes;
+    }
     box->count++;
 }
 
@@ -874,6 +887,161 @@ static void test_follower_learns_hw_after_its_fetch(void)
     cf_free(&h);
 }
 
+/* KIP-227, leader side (FetchSession.scala): broker 2's receiver is taken
+ * over and the test fetches from leader 1 in its name with sessions. */
+static void session_fetch(struct cluster_fixture *h, int64_t correlation_id, int32_t session_id,
+                          int32_t session_epoch, const int32_t *partitions, const int64_t *offsets,
+                          int32_t count)
+{
+    struct {
+        struct ks_fetch_request request;
+        struct ks_fetch_request_partition entries[4];
+    } message;
+    memset(&message, 0, sizeof message);
+    message.request.correlation_id = correlation_id;
+    message.request.replica_id = 2;
+    message.request.replica_epoch = ks_cluster_broker(h->cluster, 2)->broker_epoch;
+    message.request.min_bytes = 1;
+    message.request.max_wait_ns = 500 * H_MS;
+    message.request.max_bytes = 1 << 20;
+    message.request.partition_count = count;
+    message.request.session = 1;
+    message.request.session_id = session_id;
+    message.request.session_epoch = session_epoch;
+    for (int32_t i = 0; i < count; i++) {
+        message.entries[i].partition = partitions[i];
+        message.entries[i].fetch_offset = offsets[i];
+        message.entries[i].current_leader_epoch = -1;
+        message.entries[i].last_fetched_epoch = -1;
+        message.entries[i].partition_max_bytes = 1 << 20;
+    }
+    ks_world_send(h->env.world, 2, 1, KS_MSG_FETCH_REQUEST, &message,
+                  sizeof message.request +
+                      (size_t)count * sizeof(struct ks_fetch_request_partition));
+}
+
+static void test_fetch_session_leader(void)
+{
+    static const int32_t assign[] = { 1, 2, 1, 2, 1, 2 };
+    static const int32_t all[] = { 0, 1, 2 };
+    static const int64_t zeroes[] = { 0, 0, 0 };
+    static const int32_t second[] = { 1 };
+    static const int64_t one[] = { 1 };
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    cf_topic(&h, "orders", 3, 2, 1, assign);
+    cf_start(&h, 32);
+    cf_run_until(&h, 100 * H_MS);
+    struct fetch_box box;
+    memset(&box, 0, sizeof box);
+    ks_world_set_receiver(h.env.world, 2, fetch_capture, &box);
+    cf_run_for(&h, 1 * H_S);
+    h_append(&h, 1, 0, 1, KS_ACKS_LEADER, "a");
+    /* A full request creates a session and is answered for every partition. */
+    session_fetch(&h, 1001, 0, 0, all, zeroes, 3);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 1);
+    int32_t id = box.header.session_id;
+    CU_ASSERT_NOT_EQUAL(id, 0);
+    CU_ASSERT_EQUAL(box.header.partition_count, 3);
+    /* Epoch 1 with partition 1's new offset: nothing new anywhere (the HW
+     * moved on partition 1, which the fetch itself did: it learns that at
+     * max_wait), so the request parks and is answered with partition 1 only,
+     * its HW being new to the follower. */
+    session_fetch(&h, 1002, id, 1, second, one, 1);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL(box.count, 1);
+    cf_run_for(&h, 600 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 2);
+    CU_ASSERT_EQUAL(box.header.error_code, KS_ERR_NONE);
+    CU_ASSERT_EQUAL(box.header.partition_count, 1);
+    CU_ASSERT_EQUAL(box.partitions[0], 1);
+    CU_ASSERT_EQUAL(box.last.hw, 1);
+    /* New data on partition 2 releases an incremental request that lists no
+     * partition at all, and only partition 2 is answered. */
+    session_fetch(&h, 1003, id, 2, NULL, NULL, 0);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL(box.count, 2);
+    h_append(&h, 1, 0, 2, KS_ACKS_LEADER, "b");
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 3);
+    CU_ASSERT_EQUAL(box.header.partition_count, 1);
+    CU_ASSERT_EQUAL(box.partitions[0], 2);
+    CU_ASSERT_TRUE(box.last.records_bytes > 0);
+    /* The same epoch again, and an unknown session. */
+    static const int32_t third[] = { 2 };
+    session_fetch(&h, 1004, id, 3, third, one, 1);
+    session_fetch(&h, 1005, id, 3, NULL, NULL, 0);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 4);
+    CU_ASSERT_EQUAL(box.header.error_code, KS_ERR_INVALID_FETCH_SESSION_EPOCH);
+    session_fetch(&h, 1006, id + 7, 1, NULL, NULL, 0);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 5);
+    CU_ASSERT_EQUAL(box.header.error_code, KS_ERR_FETCH_SESSION_ID_NOT_FOUND);
+    CU_ASSERT_EQUAL(box.header.partition_count, 0);
+    /* A restarted leader has no sessions. */
+    cf_crash(&h, 1, false);
+    cf_restart(&h, 1);
+    cf_run_for(&h, 100 * H_MS);
+    session_fetch(&h, 1007, id, 4, NULL, NULL, 0);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 6);
+    CU_ASSERT_EQUAL(box.header.error_code, KS_ERR_FETCH_SESSION_ID_NOT_FOUND);
+    cf_free(&h);
+}
+
+/* KIP-227, follower side (FetchSessionHandler): after the first full fetch
+ * broker 2 fetches incrementally in one session; when the leader loses it,
+ * the next request is refused, the follower fetches in full again, gets a
+ * new session, and replication goes on. */
+static const struct ks__fetch_session *find_session(const struct ks_broker *broker, int32_t id)
+{
+    for (guint i = 0; broker->fetch_sessions != NULL && i < broker->fetch_sessions->len; i++) {
+        const struct ks__fetch_session *session = g_ptr_array_index(broker->fetch_sessions, i);
+        if (session->id == id) {
+            return session;
+        }
+    }
+    return NULL;
+}
+
+static void test_fetch_session_follower(void)
+{
+    static const int32_t assign[] = { 1, 2, 1, 2, 1, 2 };
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    cf_topic(&h, "orders", 3, 2, 2, assign);
+    cf_start(&h, 33);
+    cf_run_until(&h, 2 * H_S);
+    struct ks_broker *leader = ks_cluster_broker(h.cluster, 1);
+    struct ks_broker *follower = ks_cluster_broker(h.cluster, 2);
+    const struct ks__fetcher *fetcher = &follower->fetchers[0];
+    int32_t id = fetcher->session_id;
+    CU_ASSERT_NOT_EQUAL(id, 0);
+    CU_ASSERT_TRUE(fetcher->session_epoch >= 2);
+    /* A full request abandoned before its answer (the follower restarts its
+     * fetch on each new leader epoch) leaves a session behind, as in Kafka,
+     * until the cache evicts it. */
+    const struct ks__fetch_session *session = find_session(leader, id);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(session);
+    CU_ASSERT_EQUAL(session->partitions->len, 3);
+    /* Its request is parked there: the leader already counted its epoch. */
+    CU_ASSERT_EQUAL(fetcher->state, KS__FETCHER_IN_FLIGHT);
+    CU_ASSERT_EQUAL(session->epoch, fetcher->pending_epoch + 1);
+    ks__serve_drop_sessions(leader);
+    struct cf_append *a = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "a");
+    cf_run_for(&h, 50 * H_MS);
+    CU_ASSERT_TRUE(a->done);
+    CU_ASSERT_EQUAL(a->error, KS_ERR_NONE);
+    cf_run_for(&h, 1 * H_S); /* the new session's id comes with the answer to the full fetch */
+    CU_ASSERT_NOT_EQUAL(fetcher->session_id, 0);
+    CU_ASSERT_NOT_EQUAL(fetcher->session_id, id);
+    CU_ASSERT_EQUAL_FATAL(leader->fetch_sessions->len, 1);
+    CU_ASSERT_PTR_NOT_NULL(find_session(leader, fetcher->session_id));
+    cf_free(&h);
+}
+
 void ks_test_register_replication(void)
 {
     static const struct ks_test_case cases[] = {
@@ -892,6 +1060,8 @@ void ks_test_register_replication(void)
         { "producer_acks1_loss", test_producer_acks1_loss },
         { "client_protocol", test_client_protocol },
         { "follower_learns_hw_after_its_fetch", test_follower_learns_hw_after_its_fetch },
+        { "fetch_session_leader", test_fetch_session_leader },
+        { "fetch_session_follower", test_fetch_session_follower },
     };
     KS_TEST_ADD_SUITE("core/replication", cases);
 }
