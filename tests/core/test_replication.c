@@ -820,12 +820,15 @@ static void fetch_capture(ks_world *world, ks_node_id self, ks_node_id source, u
     box->count++;
 }
 
-static void fetch_as_follower(struct cluster_fixture *h, int64_t correlation_id,
-                              int64_t fetch_offset)
+/* Sends a fetch from broker 2 to broker 1 for partitions of topic 0;
+ * session_epoch -1: sessionless. */
+static void session_fetch(struct cluster_fixture *h, int64_t correlation_id, int32_t session_id,
+                          int32_t session_epoch, const int32_t *partitions, const int64_t *offsets,
+                          int32_t count)
 {
     struct {
         struct ks_fetch_request request;
-        struct ks_fetch_request_partition entry;
+        struct ks_fetch_request_partition entries[4];
     } message;
     memset(&message, 0, sizeof message);
     message.request.correlation_id = correlation_id;
@@ -834,13 +837,27 @@ static void fetch_as_follower(struct cluster_fixture *h, int64_t correlation_id,
     message.request.min_bytes = 1;
     message.request.max_wait_ns = 500 * H_MS;
     message.request.max_bytes = 1 << 20;
-    message.request.partition_count = 1;
-    message.entry.fetch_offset = fetch_offset;
-    message.entry.log_start_offset = 0;
-    message.entry.current_leader_epoch = -1;
-    message.entry.last_fetched_epoch = -1;
-    message.entry.partition_max_bytes = 1 << 20;
-    ks_world_send(h->env.world, 2, 1, KS_MSG_FETCH_REQUEST, &message, sizeof message);
+    message.request.partition_count = count;
+    message.request.session = session_epoch >= 0 ? 1 : 0;
+    message.request.session_id = session_id;
+    message.request.session_epoch = session_epoch >= 0 ? session_epoch : 0;
+    for (int32_t i = 0; i < count; i++) {
+        message.entries[i].partition = partitions[i];
+        message.entries[i].fetch_offset = offsets[i];
+        message.entries[i].current_leader_epoch = -1;
+        message.entries[i].last_fetched_epoch = -1;
+        message.entries[i].partition_max_bytes = 1 << 20;
+    }
+    ks_world_send(h->env.world, 2, 1, KS_MSG_FETCH_REQUEST, &message,
+                  sizeof message.request +
+                      (size_t)count * sizeof(struct ks_fetch_request_partition));
+}
+
+static void fetch_as_follower(struct cluster_fixture *h, int64_t correlation_id,
+                              int64_t fetch_offset)
+{
+    static const int32_t first[] = { 0 };
+    session_fetch(h, correlation_id, 0, -1, first, &fetch_offset, 1);
 }
 
 static void test_follower_learns_hw_after_its_fetch(void)
@@ -889,37 +906,6 @@ static void test_follower_learns_hw_after_its_fetch(void)
 
 /* KIP-227, leader side (FetchSession.scala): broker 2's receiver is taken
  * over and the test fetches from leader 1 in its name with sessions. */
-static void session_fetch(struct cluster_fixture *h, int64_t correlation_id, int32_t session_id,
-                          int32_t session_epoch, const int32_t *partitions, const int64_t *offsets,
-                          int32_t count)
-{
-    struct {
-        struct ks_fetch_request request;
-        struct ks_fetch_request_partition entries[4];
-    } message;
-    memset(&message, 0, sizeof message);
-    message.request.correlation_id = correlation_id;
-    message.request.replica_id = 2;
-    message.request.replica_epoch = ks_cluster_broker(h->cluster, 2)->broker_epoch;
-    message.request.min_bytes = 1;
-    message.request.max_wait_ns = 500 * H_MS;
-    message.request.max_bytes = 1 << 20;
-    message.request.partition_count = count;
-    message.request.session = 1;
-    message.request.session_id = session_id;
-    message.request.session_epoch = session_epoch;
-    for (int32_t i = 0; i < count; i++) {
-        message.entries[i].partition = partitions[i];
-        message.entries[i].fetch_offset = offsets[i];
-        message.entries[i].current_leader_epoch = -1;
-        message.entries[i].last_fetched_epoch = -1;
-        message.entries[i].partition_max_bytes = 1 << 20;
-    }
-    ks_world_send(h->env.world, 2, 1, KS_MSG_FETCH_REQUEST, &message,
-                  sizeof message.request +
-                      (size_t)count * sizeof(struct ks_fetch_request_partition));
-}
-
 static void test_fetch_session_leader(void)
 {
     static const int32_t assign[] = { 1, 2, 1, 2, 1, 2 };
