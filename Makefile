@@ -2,9 +2,11 @@
 #
 #   make          build bin/ksim (installs missing Debian packages first, see deps)
 #   make test     unit suites, the same suites under ASan+UBSan, dependency check,
-#                 every scenario through `ksim check`, determinism, bounded fuzzing
+#                 every scenario through `ksim check`, determinism, the report in a
+#                 headless browser, bounded fuzzing
 #   make demo     run scenarios/quickstart.ini and write its plots
 #   make bench    benchmarks under tests/bench/, one BENCH line each
+#   make docs     regenerate the documentation's excerpts and images (tests/docs.py)
 #
 # Sources are found by wildcard: core/*.c is the Kafka model, sim/*.c the world
 # and the program (sim/main.c holds main), tests/{core,sim}/test_*.c the CUnit
@@ -16,7 +18,7 @@ PKGS     = glib-2.0 json-glib-1.0 sqlite3 cunit zlib liblz4 libzstd
 DEBS     = libglib2.0-dev libjson-glib-dev libsqlite3-dev libcunit1-dev gnuplot-nox pkg-config \
            clang libclang-rt-14-dev parallel sqlite3 python3 \
            zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev \
-           python3-lz4 python3-snappy python3-zstandard
+           python3-lz4 python3-snappy python3-zstandard chromium
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
 BASE     = -std=c11 -D_GNU_SOURCE $(WARN) -g
 OPT     ?= -O2
@@ -45,7 +47,7 @@ TEST_OBJ = $(TEST_SRC:%.c=build/%.o)
 ASAN_OBJ = $(LIB_SRC:%.c=build/asan/%.o) $(TEST_SRC:%.c=build/asan/%.o)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=bin/bench/%)
 
-.PHONY: all deps build test test-all unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards edges decode \
+.PHONY: all deps build test test-all unit unit-asan check-deps scenarios scenarios-debug determinism golden cli report docs docs-check shards edges decode \
         fuzz fuzz-log fuzz-scenario demo demo-all bench bench-all format clean
 
 # The public targets install what is missing first, then run make again so
@@ -74,6 +76,7 @@ deps:
 	command -v parallel >/dev/null 2>&1 || missing="$$missing parallel"; \
 	command -v sqlite3 >/dev/null 2>&1 || missing="$$missing sqlite3"; \
 	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	[ -f /usr/include/snappy-c.h ] || missing="$$missing snappy-c.h"; \
 	{ python3 -c 'import lz4.frame, snappy, zstandard' || /usr/bin/python3 -c 'import lz4.frame, snappy, zstandard'; } \
 	  >/dev/null 2>&1 || missing="$$missing python3-lz4/python3-snappy/python3-zstandard"; \
@@ -158,11 +161,27 @@ decode: bin/ksim
 	sh tests/decode.sh
 
 # The built program as a user runs it: exit codes, --json, --quiet, check, describe,
-# list and compare; and every query of docs/database.md on a database of real runs.
+# list and compare; every query of docs/database.md on a database of real runs; and
+# the cause named for every lost range of every lossy scenario.
 cli: bin/ksim
 	sh tests/cli.sh
 	sh tests/inspect.sh
 	sh tests/database.sh
+	sh tests/causes.sh
+
+# `ksim report` pages in a real browser: headless Chromium opens one, clicks through
+# its steps (the page's #selftest) and renders a screenshot (tests/report.sh).
+report: bin/ksim
+	sh tests/report.sh
+
+# The documentation's excerpts and images (README.md, docs/tutorial.md, docs/model.md)
+# are made by commands marked in the Markdown (tests/docs.py): `make docs` regenerates
+# them, `make docs-check` (part of make test) fails when one differs from what ksim
+# prints now.
+docs: bin/ksim
+	python3 tests/docs.py --update
+docs-check: bin/ksim
+	python3 tests/docs.py
 
 # Sweeps split into shards by GNU parallel and merged equal the unsharded sweep;
 # explore finds a weak setting and its reproducer fails again.
@@ -186,7 +205,7 @@ fuzz-log:
 fuzz-scenario:
 	sh tests/fuzz/run.sh fuzz_scenario
 
-test-all: unit unit-asan check-deps scenarios scenarios-debug determinism golden cli shards edges decode fuzz
+test-all: unit unit-asan check-deps scenarios scenarios-debug determinism golden cli report docs-check shards edges decode fuzz
 	@echo "make test: all passed"
 
 # ---- demo ------------------------------------------------------------------------

@@ -22,8 +22,25 @@
 **
 **   (new) --start--> RUNNING --crash (world dropped timers)--> DOWN
 **   RUNNING --shutdown (flush, checkpoints, marker)---------> DOWN
+**   RUNNING --begin controlled shutdown--> STOPPING (heartbeats WantShutDown)
+**   STOPPING --ShouldShutDown, or the shutdown timeout--> shutdown --> DOWN
+**   STOPPING --crash--> DOWN
 **   DOWN --restart (recovery unless the marker is there, new broker epoch,
 **          register again)--> RUNNING
+**
+** Controlled shutdown follows KRaft's broker (BrokerServer.shutdown,
+** BrokerLifecycleManager): with controlled.shutdown.enable it enters
+** PENDING_CONTROLLED_SHUTDOWN and sends a heartbeat at once with
+** WantShutDown; until the controller answers ShouldShutDown it keeps serving
+** (as a follower of the partitions the controller moved away) and keeps
+** heartbeating, the first time 50 ms after the first answer
+** (BrokerLifecycleManager: "a little bit sooner than we usually would"),
+** then every broker.heartbeat.interval.ms; BrokerServer.shutdown waits at
+** most its timeout (KafkaBroker.shutdown(): 5 minutes) and then shuts down
+** anyway. The shutdown itself is the clean one (logs flushed, checkpoints,
+** .kafka_cleanshutdown), reported as KS_EV_BROKER_STOPPED. A broker that is
+** not registered yet (KRaft: not RUNNING) skips the controlled part, as
+** BeginControlledShutdownEvent does.
 **
 ** Simplifications (see docs/model.md):
 **   - inter-broker requests carry full partition lists (no incremental fetch
@@ -134,8 +151,7 @@ void ks__broker_callback_at(struct ks_broker *broker, ks_time_ns at_ns,
 
 /* ---- controller session ---------------------------------------------------------- */
 
-static void on_partition_state(struct ks_broker *broker, const uint8_t *message,
-                               size_t message_bytes)
+void ks__broker_apply_push(struct ks_broker *broker, const uint8_t *message, size_t message_bytes)
 {
     ks_assert(message_bytes >= sizeof(struct ks_partition_state_push)); /* B3 */
     struct ks_partition_state_push push;
@@ -157,6 +173,24 @@ static void on_partition_state(struct ks_broker *broker, const uint8_t *message,
     if (push.metadata_version > broker->metadata_version) {
         broker->metadata_version = push.metadata_version;
     }
+}
+
+static void on_partition_state(struct ks_broker *broker, const uint8_t *message,
+                               size_t message_bytes)
+{
+    ks__broker_apply_push(broker, message, message_bytes);
+}
+
+static bool zookeeper_mode(const struct ks_broker *broker)
+{
+    return broker->spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER;
+}
+
+/* The heartbeat timer's period: ZooKeeper pings under zookeeper. */
+static ks_time_ns heartbeat_interval_ns(const struct ks_broker *broker)
+{
+    return zookeeper_mode(broker) ? ks__zk_ping_interval_ns(broker)
+                                  : (ks_time_ns)broker->spec->cluster->broker_heartbeat_interval_ns;
 }
 
 /* The broker's side of its session (BrokerLifecycleManager): one
@@ -229,6 +263,7 @@ static void communicate(ks_world *world, void *context)
     request.broker_epoch = broker->broker_epoch;
     request.metadata_version = broker->registered ? broker->metadata_version : -1;
     request.want_fence = broker->ready_to_unfence ? 0 : 1;
+    request.want_shutdown = broker->shutdown_pending ? 1 : 0;
     request.correlation_id = ++broker->communication_correlation_id;
     ks_world_send(broker->world, (ks_node_id)broker->id, broker->controller_node,
                   KS_MSG_BROKER_HEARTBEAT_REQUEST, &request, sizeof request);
@@ -275,6 +310,23 @@ static void on_heartbeat_accepted(struct ks_broker *broker,
     }
 }
 
+/* controller = zookeeper: the heartbeat timer is the ZooKeeper client's ping
+ * (the lifecycle machine above is KRaft's only). */
+static void heartbeat_tick(ks_world *world, void *context)
+{
+    struct ks_broker *broker = context;
+    (void)world;
+    ks_assert(zookeeper_mode(broker));
+    ks__zk_tick(broker);
+    broker->heartbeat_timer =
+        ks_world_schedule(broker->world, (ks_node_id)broker->id, heartbeat_interval_ns(broker),
+                          KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
+}
+
+static void finish_shutdown(struct ks_broker *broker, enum ks_event_reason why);
+static void on_shutdown_answer(struct ks_broker *broker,
+                               const struct ks_broker_heartbeat_response *response);
+
 static void on_heartbeat_response(struct ks_broker *broker,
                                   const struct ks_broker_heartbeat_response *response)
 {
@@ -295,7 +347,115 @@ static void on_heartbeat_response(struct ks_broker *broker,
         schedule_communication(broker, 0);
         return;
     }
+    if (broker->shutdown_pending) {
+        on_shutdown_answer(broker, response);
+        return;
+    }
     on_heartbeat_accepted(broker, response);
+}
+
+/* ---- controlled shutdown ------------------------------------------------------------ */
+
+/* KafkaBroker.shutdown()'s default timeout: how long BrokerServer.shutdown
+ * waits for the controller to let the broker go. */
+#define SHUTDOWN_TIMEOUT_NS ((ks_time_ns)5 * 60 * KS_NS_PER_S)
+/* BrokerLifecycleManager: the heartbeat after the first answer that does not
+ * let the broker go comes this soon. */
+#define SHUTDOWN_FIRST_RETRY_NS ((ks_time_ns)50 * KS_NS_PER_MS)
+
+/* The clean shutdown at the end of a controlled one (or instead of it). */
+static void finish_shutdown(struct ks_broker *broker, enum ks_event_reason why)
+{
+    ks_broker_shutdown(broker); /* drop_memory clears the pending state and timer */
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_BROKER_STOPPED);
+    event.reason = why;
+    event.broker_epoch = broker->broker_epoch;
+    ks_broker_emit(broker, &event);
+}
+
+static void shutdown_timed_out(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_broker *broker = context;
+    broker->shutdown_timer = 0;
+    finish_shutdown(broker, KS_REASON_SHUTDOWN_TIMED_OUT);
+}
+
+/* Sends the next heartbeat after delay_ns (0: now) instead of at its slot.
+ * KRaft: the scheduled communication is moved, unless a request is in
+ * flight (its answer schedules the next one); controller = zookeeper: the
+ * ping timer is. */
+static void heartbeat_after(struct ks_broker *broker, ks_time_ns delay_ns)
+{
+    if (!zookeeper_mode(broker) && broker->communication_in_flight) {
+        return;
+    }
+    ks_world_cancel(broker->world, broker->heartbeat_timer);
+    broker->heartbeat_timer = 0;
+    if (zookeeper_mode(broker)) {
+        if (delay_ns == 0) {
+            heartbeat_tick(broker->world, broker);
+            return;
+        }
+        broker->heartbeat_timer =
+            ks_world_schedule(broker->world, (ks_node_id)broker->id, delay_ns,
+                              KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
+        return;
+    }
+    if (delay_ns == 0) {
+        communicate(broker->world, broker);
+        return;
+    }
+    schedule_communication(broker, delay_ns);
+}
+
+/* BrokerLifecycleManager's BrokerHeartbeatResponseEvent in
+ * PENDING_CONTROLLED_SHUTDOWN, for an accepted answer (an error is retried
+ * after the backoff, as in every state; the only error the controller
+ * answers is a refused registration, and a broker not registered shuts down
+ * without the controller, as BeginControlledShutdownEvent does outside
+ * RUNNING). */
+static void on_shutdown_answer(struct ks_broker *broker,
+                               const struct ks_broker_heartbeat_response *response)
+{
+    if (response->should_shut_down) {
+        finish_shutdown(broker, KS_REASON_CONTROLLED_SHUTDOWN);
+        return;
+    }
+    if (!broker->shutdown_answered) {
+        broker->shutdown_answered = true;
+        heartbeat_after(broker, SHUTDOWN_FIRST_RETRY_NS);
+        return;
+    }
+    heartbeat_after(broker, (ks_time_ns)broker->spec->cluster->broker_heartbeat_interval_ns);
+}
+
+bool ks_broker_begin_controlled_shutdown(struct ks_broker *broker)
+{
+    if (!broker->running || broker->shutdown_pending) {
+        return false;
+    }
+    if (!broker->spec->cluster->controlled_shutdown_enable || !broker->registered) {
+        finish_shutdown(broker, KS_REASON_SHUTDOWN_NOT_CONTROLLED);
+        return true;
+    }
+    broker->shutdown_pending = true;
+    broker->shutdown_answered = false;
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_INFO);
+    event.reason = KS_REASON_SHUTDOWN_REQUESTED;
+    ks_broker_emit(broker, &event);
+    broker->shutdown_timer =
+        ks_world_schedule(broker->world, (ks_node_id)broker->id, SHUTDOWN_TIMEOUT_NS,
+                          KS_TIMER_BROKER_SHUTDOWN_TIMEOUT, shutdown_timed_out, broker);
+    heartbeat_after(broker, 0); /* "Send the next heartbeat immediately" */
+    return true;
+}
+
+bool ks_broker_stopping(const struct ks_broker *broker)
+{
+    return broker->running && broker->shutdown_pending;
 }
 
 /* ---- other client requests ------------------------------------------------------ */
@@ -331,6 +491,16 @@ static void on_metadata_request(struct ks_broker *broker, ks_node_id source,
     ks_world_send(broker->world, (ks_node_id)broker->id, source, KS_MSG_METADATA_RESPONSE, message,
                   bytes);
     free(message);
+}
+
+static void on_api_versions(struct ks_broker *broker, ks_node_id source,
+                            const struct ks_api_versions_request *request)
+{
+    struct ks_api_versions_response response;
+    memset(&response, 0, sizeof response);
+    response.correlation_id = request->correlation_id;
+    ks_world_send(broker->world, (ks_node_id)broker->id, source, KS_MSG_API_VERSIONS_RESPONSE,
+                  &response, sizeof response);
 }
 
 static void on_init_producer_id(struct ks_broker *broker, ks_node_id source,
@@ -509,10 +679,24 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
         on_list_offsets(broker, source, &request);
         return;
     }
+    case KS_MSG_API_VERSIONS_REQUEST: {
+        struct ks_api_versions_request request;
+        READ_MESSAGE(&request, bytes, message_bytes);
+        on_api_versions(broker, source, &request);
+        return;
+    }
+    case KS_MSG_ZK_RESPONSE:
+    case KS_MSG_ZK_WATCH:
+    case KS_MSG_LEADER_AND_ISR:
+        ks_assert(zookeeper_mode(broker)); /* B3 */
+        ks__zk_on_message(broker, source, kind, bytes, message_bytes);
+        return;
+    case KS_MSG_ZK_REQUEST:
     case KS_MSG_METADATA_RESPONSE:
     case KS_MSG_INIT_PRODUCER_ID_RESPONSE:
     case KS_MSG_PRODUCE_RESPONSE:
     case KS_MSG_LIST_OFFSETS_RESPONSE:
+    case KS_MSG_API_VERSIONS_RESPONSE:
     case KS_MSG_BROKER_HEARTBEAT_REQUEST:
     case KS_MSG_ALTER_PARTITION_REQUEST: break;
     }
@@ -635,12 +819,22 @@ static void start_common(struct ks_broker *broker)
     ks_cluster_event_init(&event, 0, KS_EV_BROKER_STARTED);
     event.broker_epoch = broker->broker_epoch;
     ks_broker_emit(broker, &event);
+    if (zookeeper_mode(broker)) {
+        ks__zk_start(broker);
+    }
     /* B2; the order of these timers (and of their phase draws) is part of the trace. */
     broker->communication_in_flight = false;
     broker->failed_attempts = 0;
-    ks_time_ns heartbeat_ns = ks__broker_first_run_ns(
-        broker, (ks_time_ns)broker->spec->cluster->broker_heartbeat_interval_ns, 0);
-    if (heartbeat_ns == 0) {
+    ks_time_ns heartbeat_ns = ks__broker_first_run_ns(broker, heartbeat_interval_ns(broker), 0);
+    if (zookeeper_mode(broker)) {
+        if (heartbeat_ns == 0) {
+            heartbeat_tick(broker->world, broker);
+        } else {
+            broker->heartbeat_timer =
+                ks_world_schedule(broker->world, (ks_node_id)broker->id, heartbeat_ns,
+                                  KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
+        }
+    } else if (heartbeat_ns == 0) {
         communicate(broker->world, broker);
     } else {
         schedule_communication(broker, heartbeat_ns);
@@ -662,12 +856,19 @@ void ks_broker_start(struct ks_broker *broker)
 
 static void drop_memory(struct ks_broker *broker)
 {
+    if (zookeeper_mode(broker)) {
+        ks__zk_stop(broker, false);
+    }
     /* Timers are gone already (crash) or are cancelled here (shutdown). */
     ks_world_cancel(broker->world, broker->heartbeat_timer);
     ks_world_cancel(broker->world, broker->isr_timer);
     ks_world_cancel(broker->world, broker->hw_checkpoint_timer);
     ks_world_cancel(broker->world, broker->recovery_checkpoint_timer);
     ks_world_cancel(broker->world, broker->log_tasks_timer);
+    ks_world_cancel(broker->world, broker->shutdown_timer);
+    broker->shutdown_timer = 0;
+    broker->shutdown_pending = false;
+    broker->shutdown_answered = false;
     broker->heartbeat_timer = 0;
     broker->isr_timer = 0;
     broker->hw_checkpoint_timer = 0;
@@ -715,6 +916,9 @@ static void drop_memory(struct ks_broker *broker)
 
 void ks_broker_on_crash(struct ks_broker *broker)
 {
+    if (broker->running) {
+        ks__logs_remember(broker); /* for the recovery line only */
+    }
     drop_memory(broker);
 }
 
@@ -737,6 +941,9 @@ void ks_broker_shutdown(struct ks_broker *broker)
         return;
     }
     ks__logs_shutdown(broker);
+    if (zookeeper_mode(broker)) {
+        ks__zk_stop(broker, true);
+    }
     drop_memory(broker);
 }
 
@@ -746,6 +953,7 @@ void ks_broker_free(struct ks_broker *broker)
         return;
     }
     drop_memory(broker);
+    ks__logs_forget(broker);
     for (int32_t t = 0; t < broker->topic_count; t++) {
         free(broker->meta[t]);
         free(broker->replicas[t]);

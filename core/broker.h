@@ -53,6 +53,20 @@ void ks_broker_on_restart(struct ks_broker *broker);
  * then stop (the node stays up but silent until ks_broker_on_restart). */
 void ks_broker_shutdown(struct ks_broker *broker);
 bool ks_broker_is_running(const struct ks_broker *broker);
+/* controller = zookeeper: the controller epoch this broker runs a controller
+ * with, or -1 when it is not the controller. */
+int32_t ks_broker_zk_controller_epoch(const struct ks_broker *broker);
+/* Controlled shutdown (scenario action `stop`, Kafka's BrokerServer.shutdown
+ * with controlled.shutdown.enable): the broker asks the controller in its
+ * heartbeats (WantShutDown) until the controller has moved its leaderships
+ * and ISR memberships away and says it may go (ShouldShutDown), or until the
+ * shutdown timeout; then ks_broker_shutdown and KS_EV_BROKER_STOPPED. With
+ * controlled.shutdown.enable = false it shuts down at once. Returns false,
+ * changing nothing, when the broker is not running or is stopping already.
+ * Called by the driver (node 0's events) through core/cluster.c. */
+bool ks_broker_begin_controlled_shutdown(struct ks_broker *broker);
+/* Running and in a controlled shutdown that has not finished. */
+bool ks_broker_stopping(const struct ks_broker *broker);
 
 /* ---- queries (driver and tests) ------------------------------------------ */
 

@@ -350,6 +350,7 @@ static void on_out_of_range(struct ks_broker *broker, struct ks__replica *replic
                              -1, -1);
     } else if (leo < part->log_start_offset) {
         ks_log_truncate_fully_and_start_at(replica->log, part->log_start_offset);
+        ks__logs_after_truncation(broker);
         replica->hw = part->log_start_offset;
         replica->producers_valid = false;
     } else {

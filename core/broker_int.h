@@ -33,11 +33,10 @@
 struct ks_producer_state;
 struct ks_group_coordinator;
 
-#define KS__REQUEST_TIMEOUT_NS         (30 * KS_NS_PER_S)
-#define KS__ALTER_RETRY_NS             (5 * KS_NS_PER_S)
-#define KS__INTERNAL_APPEND_TIMEOUT_NS (30 * KS_NS_PER_S)
-#define KS__COMPACTION_INTERVAL_NS     (15 * KS_NS_PER_S) /* log.cleaner.backoff.ms */
-#define KS__REFUSED_EVENT_INTERVAL_NS  KS_NS_PER_S
+#define KS__REQUEST_TIMEOUT_NS        (30 * KS_NS_PER_S)
+#define KS__ALTER_RETRY_NS            (5 * KS_NS_PER_S)
+#define KS__COMPACTION_INTERVAL_NS    (15 * KS_NS_PER_S) /* log.cleaner.backoff.ms */
+#define KS__REFUSED_EVENT_INTERVAL_NS KS_NS_PER_S
 
 /* ---- replica state (broker_replica.c) -------------------------------------- */
 
@@ -214,12 +213,23 @@ struct ks__deferred {
     int64_t base_offset;
 };
 
-/* BrokerLifecycleManager's BrokerState, as far as ksim models it (no
- * controlled shutdown). */
+/* BrokerLifecycleManager's BrokerState, as far as ksim models it
+ * (controlled shutdown is the shutdown_* fields beside it). */
 enum ks__lifecycle_state {
     KS__LIFECYCLE_STARTING, /* registering, or registered and catching up with metadata */
     KS__LIFECYCLE_RECOVERY, /* caught up, asking to be unfenced */
     KS__LIFECYCLE_RUNNING,  /* unfenced */
+};
+
+struct ks_zk_controller;
+
+/* controller = zookeeper: the broker's ZooKeeper client (core/broker_zk.c). */
+struct ks__zk_client {
+    int64_t session_id; /* 0: none (CONNECT sent when connecting) */
+    bool connecting;
+    bool registered;                     /* /brokers/ids/N is this session's */
+    int32_t controller_epoch_seen;       /* newest epoch of an accepted controller request */
+    struct ks_zk_controller *controller; /* while this broker is the controller */
 };
 
 struct ks_broker {
@@ -242,6 +252,12 @@ struct ks_broker {
     bool communication_in_flight; /* heartbeat_timer is then the request's timeout */
     int64_t communication_correlation_id;
     int64_t failed_attempts; /* since the last successful answer: the backoff's exponent */
+    /* Controlled shutdown (core/broker.c): asked, and whether the controller
+     * answered a heartbeat that asked (BrokerLifecycleManager's
+     * gotControlledShutdownResponse). */
+    bool shutdown_pending;
+    bool shutdown_answered;
+    ks_timer_id shutdown_timer; /* the shutdown timeout */
     int64_t metadata_version;
     uint8_t broker_alive[KS_BROKER_COUNT_MAX];
     int64_t broker_epochs[KS_BROKER_COUNT_MAX]; /* registered incarnations, from the pushes */
@@ -266,6 +282,8 @@ struct ks_broker {
     ks_timer_id log_tasks_timer;
     struct ks_group_coordinator *coordinator;
     int32_t offsets_topic_index;
+    struct ks__zk_client zk;            /* controller = zookeeper only */
+    struct ks__log_memory **log_memory; /* [topic][partition] or NULL; broker_logs.c */
 };
 
 /* ---- small shared helpers ---------------------------------------------------------------- */
@@ -301,6 +319,9 @@ static inline int64_t ks__leo_of(const struct ks__replica *replica)
  * (not hosted, bad indexes, or the broker is not running). Borrowed. */
 struct ks__replica *ks__broker_find_replica(const struct ks_broker *broker, int32_t topic_index,
                                             int32_t partition);
+/* Applies a controller's push (struct ks_partition_state_push and its
+ * entries): live brokers and partition states, if meant for this incarnation. */
+void ks__broker_apply_push(struct ks_broker *broker, const uint8_t *message, size_t message_bytes);
 /* True if the controller last said broker `id` is registered and unfenced. */
 bool ks__broker_alive(const struct ks_broker *broker, int32_t id);
 /* Sends now, or at `at_ns` if later (a response that must wait for the
@@ -317,10 +338,12 @@ void ks__broker_callback_at(struct ks_broker *broker, ks_time_ns at_ns,
 
 /* Opens the replica's log folder (recovering it unless clean_shutdown) and
  * registers it in broker->replicas. hw_checkpoint and log_start_checkpoint
- * are -1 when absent. Owned by the broker: ks__replica_close. */
+ * are -1 when absent; report_out (may be NULL) gets what recovery found.
+ * Owned by the broker: ks__replica_close. */
 struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_index,
                                      int32_t partition, int64_t recovery_point, bool clean_shutdown,
-                                     int64_t hw_checkpoint, int64_t log_start_checkpoint);
+                                     int64_t hw_checkpoint, int64_t log_start_checkpoint,
+                                     struct ks_log_recovery_report *report_out);
 void ks__replica_close(struct ks__replica *replica);
 /* Asserts R1..R6 and records the R3 floor. */
 void ks__replica_check(const struct ks_broker *broker, struct ks__replica *replica);
@@ -393,3 +416,34 @@ void ks__logs_start_tasks(struct ks_broker *broker);
 /* Clean shutdown: flush every log, write the three checkpoints and the
  * .kafka_cleanshutdown marker. */
 void ks__logs_shutdown(struct ks_broker *broker);
+
+/* At a crash, before the broker's memory goes: what each log held (its LEO
+ * and segments), kept only so that the recovery line after the restart can
+ * say what the crash cost (the files alone cannot: what vanished with the
+ * page cache is simply not there). Not part of the broker's behaviour. */
+void ks__logs_remember(struct ks_broker *broker);
+/* Frees what ks__logs_remember kept (ks_broker_free). */
+void ks__logs_forget(struct ks_broker *broker);
+/* After a log was truncated: LogManager.truncateTo writes the recovery
+ * points again, so that a crash after the truncation recovers from the
+ * lowered point. */
+void ks__logs_after_truncation(struct ks_broker *broker);
+
+/* ---- broker_zk.c (controller = zookeeper) ---------------------------------------------------- */
+
+/* At (re)start: open a session (CONNECT), then register and run for /controller. */
+void ks__zk_start(struct ks_broker *broker);
+/* The heartbeat timer under zookeeper: a ping (or a new CONNECT) and a
+ * registration retry. */
+void ks__zk_tick(struct ks_broker *broker);
+/* ZK_RESPONSE, ZK_WATCH and LEADER_AND_ISR. */
+void ks__zk_on_message(struct ks_broker *broker, ks_node_id source, uint32_t kind,
+                       const uint8_t *bytes, size_t message_bytes);
+/* The process stops: a clean shutdown closes the session (its ephemeral
+ * znodes go at once), a crash leaves it to expire. Drops the controller. */
+void ks__zk_stop(struct ks_broker *broker, bool clean);
+/* The ping period: a third of zookeeper.session.timeout.ms (the ZooKeeper
+ * client pings when idle for half its read timeout, two thirds of it). */
+ks_time_ns ks__zk_ping_interval_ns(const struct ks_broker *broker);
+/* The controller epoch this broker runs as controller with, or -1. */
+int32_t ks__zk_controller_epoch(const struct ks_broker *broker);

@@ -20,6 +20,29 @@
 **   L2  log tasks keep R2 of broker_replica.c: retention deletes only below
 **       the HW, and a HW left below the new log start is raised to it.
 **
+** What Kafka flushes, and how ksim does it (UnifiedLog, LocalLog, LogManager):
+**   - an append with flush.messages reached: the request waits for the fsync
+**     (UnifiedLog.append calls flush; core/log.c);
+**   - flush.ms (LogManager.flushDirtyLogs), the roll of a segment
+**     (UnifiedLog.roll schedules flushUptoOffsetExclusive), the offset
+**     checkpoints (ReplicaManager's and LogManager's scheduler tasks) and
+**     leader-epoch truncations (truncateFromEndAsyncFlush): fsyncs in the
+**     background, nobody waits (ks_disk_fsync_background);
+**   - a truncation writes the recovery points again at once
+**     (LogManager.truncateTo and truncateFullyAndStartAt), so that recovery
+**     after a crash starts at or below the truncation;
+**   - a clean shutdown flushes every log, writes the checkpoints, then the
+**     marker (LogManager.shutdown).
+** Everything else reaches the disk by the operating system's writeback
+** (sim/disk.c, W1-W3), which Kafka knows nothing of.
+**
+** The recovery line. A crash remembers each log's LEO and segments
+** (ks__logs_remember): after a power loss, the bytes that were only in the
+** page cache are not in the files at all, so recovery alone would report a
+** clean, shorter log ("dropped 0 batches"). The RECOVERY event compares the
+** recovered log with what the broker had, and says separately what recovery
+** itself cut (a torn tail). That memory serves the narration only.
+**
 ** Simplifications: the log start checkpoint shares the recovery point's
 ** interval (Kafka has log.flush.start.offset.checkpoint.interval.ms);
 ** flushing, retention and compaction run on one timer at the smallest of
@@ -235,6 +258,144 @@ static bool parse_partition_dir(const char *name, char *topic, long *partition)
     return true;
 }
 
+/* ---- the recovery line ------------------------------------------------------------ */
+
+/* What a log held when its broker crashed (ks__logs_remember). */
+struct ks__log_memory {
+    bool known;
+    int64_t leo;
+    GArray *segments; /* struct ks_log_segment_summary, owned */
+};
+
+void ks__logs_remember(struct ks_broker *broker)
+{
+    if (broker->log_memory == NULL) {
+        broker->log_memory = calloc((size_t)broker->topic_count, sizeof *broker->log_memory);
+        ks_assert(broker->log_memory != NULL);
+        for (int32_t t = 0; t < broker->topic_count; t++) {
+            broker->log_memory[t] =
+                calloc((size_t)broker->topics[t].partition_count, sizeof **broker->log_memory);
+            ks_assert(broker->log_memory[t] != NULL);
+        }
+    }
+    for (int32_t t = 0; t < broker->topic_count; t++) {
+        for (int32_t p = 0; p < broker->topics[t].partition_count; p++) {
+            struct ks__log_memory *memory = &broker->log_memory[t][p];
+            const struct ks__replica *replica = broker->replicas[t][p];
+            memory->known = replica != NULL && replica->log != NULL;
+            if (!memory->known) {
+                continue;
+            }
+            if (memory->segments == NULL) {
+                memory->segments = g_array_new(FALSE, FALSE, sizeof(struct ks_log_segment_summary));
+            }
+            memory->leo = ks_log_leo(replica->log);
+            ks_log_summarize(replica->log, memory->segments);
+        }
+    }
+}
+
+void ks__logs_forget(struct ks_broker *broker)
+{
+    if (broker->log_memory == NULL) {
+        return;
+    }
+    for (int32_t t = 0; t < broker->topic_count; t++) {
+        for (int32_t p = 0; p < broker->topics[t].partition_count; p++) {
+            if (broker->log_memory[t][p].segments != NULL) {
+                g_array_free(broker->log_memory[t][p].segments, TRUE);
+            }
+        }
+        free(broker->log_memory[t]);
+    }
+    free(broker->log_memory);
+    broker->log_memory = NULL;
+}
+
+/* Sums of the segments at or above base_offset (bytes: of all of them);
+ * counts -1 when a segment's are not known. */
+struct log_sums {
+    int64_t bytes;
+    int64_t batches;
+    int64_t records;
+};
+
+static struct log_sums log_sums(const GArray *segments, int64_t base_offset)
+{
+    struct log_sums sums = { 0, 0, 0 };
+    for (guint i = 0; i < segments->len; i++) {
+        const struct ks_log_segment_summary *segment =
+            &g_array_index(segments, struct ks_log_segment_summary, i);
+        sums.bytes += segment->size_bytes;
+        if (segment->base_offset < base_offset) {
+            continue; /* below the recovery: the same before and after */
+        }
+        if (segment->batch_count < 0 || sums.batches < 0) {
+            sums.batches = sums.records = -1;
+            continue;
+        }
+        sums.batches += segment->batch_count;
+        sums.records += segment->record_count;
+    }
+    return sums;
+}
+
+static int64_t lost(int64_t before, int64_t after)
+{
+    if (before < 0 || after < 0) {
+        return -1;
+    }
+    return before > after ? before - after : 0;
+}
+
+/* The RECOVERY event of a log just opened: what recovery cut, and what the
+ * log lost against the broker's memory of it (see the header). */
+static void recovery_event(struct ks_broker *broker, const struct ks__replica *replica,
+                           const struct ks_log_recovery_report *report)
+{
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_RECOVERY);
+    event.topic_index = replica->topic_index;
+    event.partition = replica->partition;
+    event.offset = report->recovered_from_offset;
+    event.offset_old = report->leo_before;
+    event.leo_new = report->leo_after;
+    event.cut_batch_count = report->dropped_batch_count;
+    event.cut_byte_count = report->dropped_bytes;
+    event.segment_count = report->segments_deleted;
+    event.hw_new = replica->hw;
+    struct ks__log_memory *memory =
+        broker->log_memory != NULL ? &broker->log_memory[replica->topic_index][replica->partition]
+                                   : NULL;
+    if (memory != NULL && memory->known) {
+        GArray *after = g_array_new(FALSE, FALSE, sizeof(struct ks_log_segment_summary));
+        ks_log_summarize(replica->log, after);
+        struct log_sums then = log_sums(memory->segments, report->recovered_from_offset);
+        struct log_sums now = log_sums(after, report->recovered_from_offset);
+        g_array_free(after, TRUE);
+        event.leo_old = memory->leo;
+        event.byte_count = lost(then.bytes, now.bytes);
+        event.batch_count = lost(then.batches, now.batches);
+        event.record_count = lost(then.records, now.records);
+        memory->known = false; /* used once: the next crash remembers again */
+    } else {
+        event.byte_count = report->dropped_bytes;
+        event.batch_count = report->dropped_batch_count;
+        event.record_count = lost(report->leo_before, report->leo_after);
+    }
+    int64_t before = event.leo_old >= 0 ? event.leo_old : event.offset_old;
+    if (before > event.leo_new) {
+        event.offset_from = event.leo_new;
+        event.offset_to = before;
+    }
+    ks_broker_emit(broker, &event);
+}
+
+void ks__logs_after_truncation(struct ks_broker *broker)
+{
+    write_checkpoint(broker, CHECKPOINT_RECOVERY);
+}
+
 void ks__logs_load(struct ks_broker *broker)
 {
     char path[96];
@@ -262,9 +423,14 @@ void ks__logs_load(struct ks_broker *broker)
             continue;
         }
         int64_t recovery_point = checkpoint_lookup(recovery, topic, (int32_t)partition);
-        ks__replica_open(broker, t, (int32_t)partition, recovery_point < 0 ? 0 : recovery_point,
-                         clean, checkpoint_lookup(hws, topic, (int32_t)partition),
-                         checkpoint_lookup(starts, topic, (int32_t)partition));
+        struct ks_log_recovery_report report;
+        struct ks__replica *replica =
+            ks__replica_open(broker, t, (int32_t)partition, recovery_point < 0 ? 0 : recovery_point,
+                             clean, checkpoint_lookup(hws, topic, (int32_t)partition),
+                             checkpoint_lookup(starts, topic, (int32_t)partition), &report);
+        if (report.recovered) {
+            recovery_event(broker, replica, &report);
+        }
     }
     if (recovery != NULL) {
         g_array_free(recovery, TRUE);

@@ -7,6 +7,7 @@
 ** One append: the leader checks that it leads the partition, refuses an
 ** acks=all write while the ISR is below min(min.insync.replicas, RF)
 ** (NOT_ENOUGH_REPLICAS, without appending), parses the batch (its CRC),
+** refuses one larger than the topic's max.message.bytes (MESSAGE_TOO_LARGE),
 ** checks the idempotent producer's sequence (core/producer_state.c: a
 ** duplicate of one of the last five batches is answered with its original
 ** offsets and not written again), appends, and answers:
@@ -61,6 +62,23 @@ static void complete(struct ks_broker *broker, const struct ks__completion *comp
     response.log_start_offset = replica != NULL ? ks_log_start_offset(replica->log) : -1;
     response.leader_epoch =
         replica != NULL && replica->role == KS_ROLE_LEADER ? replica->state.leader_epoch : -1;
+    /* KIP-951: KafkaApis.handleProduceRequest adds the partition's current
+     * leader from the broker's metadata cache (getCurrentLeader) to a
+     * NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH answer, so the producer
+     * can retry there without a metadata round trip. */
+    response.current_leader_id = -1;
+    response.current_leader_epoch = -1;
+    if ((error == KS_ERR_NOT_LEADER_OR_FOLLOWER || error == KS_ERR_FENCED_LEADER_EPOCH) &&
+        completion->topic_index >= 0 && completion->topic_index < broker->topic_count &&
+        completion->partition >= 0 &&
+        completion->partition < broker->topics[completion->topic_index].partition_count) {
+        const struct ks_partition_state *state =
+            &broker->meta[completion->topic_index][completion->partition];
+        if (state->partition_epoch >= 0 && state->leader >= 1) {
+            response.current_leader_id = state->leader;
+            response.current_leader_epoch = state->leader_epoch;
+        }
+    }
     ks__broker_send_at(broker, at_ns, completion->source, KS_MSG_PRODUCE_RESPONSE, &response,
                        sizeof response);
 }
@@ -222,6 +240,14 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
         complete(broker, completion, KS_ERR_CORRUPT_MESSAGE, -1, now);
         return;
     }
+    /* UnifiedLog.analyzeAndValidateRecords: a batch larger than the topic's
+     * max.message.bytes (the broker's message.max.bytes unless the topic sets
+     * it) is refused with RecordTooLargeException, MESSAGE_TOO_LARGE, before
+     * anything is appended. */
+    if ((int64_t)parsed_bytes > replica->topic->log.max_message_bytes) {
+        complete(broker, completion, KS_ERR_MESSAGE_TOO_LARGE, -1, now);
+        return;
+    }
     if (!replica->producers_valid) {
         ks_producer_state_rebuild(replica->producers, replica->log);
         replica->producers_valid = true;
@@ -243,6 +269,13 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
         rebuilt = ks_compress_for_topic(&replica->topic->compression, batch, batch_bytes);
     }
     if (rebuilt != NULL) {
+        /* UnifiedLog.append re-checks the size when recompression may have
+         * changed it. */
+        if ((int64_t)rebuilt->len > replica->topic->log.max_message_bytes) {
+            g_byte_array_unref(rebuilt);
+            complete(broker, completion, KS_ERR_MESSAGE_TOO_LARGE, -1, now);
+            return;
+        }
         batch = rebuilt->data;
         batch_bytes = parsed_bytes = rebuilt->len;
     }
@@ -329,8 +362,12 @@ void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, in
                                void (*done)(void *context, int16_t error, int64_t base_offset),
                                void *context)
 {
+    /* The group coordinator's writes wait for acks=all at most
+     * offsets.commit.timeout.ms (GroupCoordinatorService passes it as the
+     * runtime's write timeout), then fail with REQUEST_TIMED_OUT, which the
+     * coordinator answers as COORDINATOR_NOT_AVAILABLE. */
     append_with_callback(broker, topic_index, partition, KS_ACKS_ALL,
-                         (int64_t)KS__INTERNAL_APPEND_TIMEOUT_NS, batch, batch_bytes, done,
+                         broker->spec->cluster->offsets_commit_timeout_ns, batch, batch_bytes, done,
                          context);
 }
 

@@ -183,6 +183,7 @@ void ks__replica_truncate(struct ks_broker *broker, struct ks__replica *replica,
         return;
     }
     ks_log_truncate_to(replica->log, offset);
+    ks__logs_after_truncation(broker);
     int64_t leo = ks__leo_of(replica);
     if (replica->hw > leo) {
         replica->hw = leo;
@@ -228,6 +229,15 @@ static int compare_int32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* KRaft, with broker epochs (KIP-903); not the ZooKeeper era (an older
+ * kafka.version, or controller = zookeeper, whose metadata has no broker
+ * epochs). */
+static bool kraft_era(const struct ks_broker *broker)
+{
+    return broker->spec->cluster->truncation == KS_TRUNCATION_LEADER_EPOCH &&
+           broker->spec->cluster->controller_model != KS_CONTROLLER_MODEL_ZOOKEEPER;
+}
+
 static void request_isr(struct ks_broker *broker, struct ks__replica *replica, const int32_t *isr,
                         int32_t isr_count)
 {
@@ -245,7 +255,7 @@ static void request_isr(struct ks_broker *broker, struct ks__replica *replica, c
     qsort(replica->alter.isr, (size_t)isr_count, sizeof(int32_t), compare_int32);
     /* Partition.addBrokerEpochToIsr: our own epoch, each follower's from its
      * fetches, -1 where none is known (or in the ZooKeeper era). */
-    bool kraft = broker->spec->cluster->truncation == KS_TRUNCATION_LEADER_EPOCH;
+    bool kraft = kraft_era(broker);
     for (int32_t i = 0; i < isr_count; i++) {
         int32_t id = replica->alter.isr[i];
         const struct ks__follower_state *follower = find_follower(replica, id);
@@ -263,7 +273,7 @@ static void request_isr(struct ks_broker *broker, struct ks__replica *replica, c
 }
 
 /* Partition.isReplicaIsrEligible: the metadata says the broker is unfenced
- * (and, in KRaft, not shutting down: not modelled) and, in KRaft, the
+ * (and, in KRaft, not in controlled shutdown: broker_alive is both) and, in KRaft, the
  * follower's fetches came from the incarnation the metadata knows (or did not
  * say which, -1). The ZooKeeper era only asked whether it was alive. */
 static bool follower_isr_eligible(const struct ks_broker *broker,
@@ -272,7 +282,7 @@ static bool follower_isr_eligible(const struct ks_broker *broker,
     if (!ks__broker_alive(broker, follower->broker_id)) {
         return false;
     }
-    if (broker->spec->cluster->truncation != KS_TRUNCATION_LEADER_EPOCH) {
+    if (!kraft_era(broker)) {
         return true;
     }
     int64_t cached = broker->broker_epochs[follower->broker_id - 1];
@@ -446,7 +456,8 @@ void ks__replica_record_follower_fetch(struct ks_broker *broker, struct ks__repl
 
 struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_index,
                                      int32_t partition, int64_t recovery_point, bool clean_shutdown,
-                                     int64_t hw_checkpoint, int64_t log_start_checkpoint)
+                                     int64_t hw_checkpoint, int64_t log_start_checkpoint,
+                                     struct ks_log_recovery_report *report_out)
 {
     struct ks__replica *replica = calloc(1, sizeof *replica);
     ks_assert(replica != NULL);
@@ -476,22 +487,8 @@ struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_ind
     int64_t hw = hw_checkpoint < 0 ? start : hw_checkpoint;
     replica->hw = hw > leo ? leo : (hw < start ? start : hw);
     broker->replicas[topic_index][partition] = replica;
-    if (report.recovered) {
-        struct ks_cluster_event event;
-        ks_cluster_event_init(&event, 0, KS_EV_RECOVERY);
-        event.topic_index = topic_index;
-        event.partition = partition;
-        event.offset = report.recovered_from_offset;
-        event.leo_old = report.leo_before;
-        event.leo_new = report.leo_after;
-        if (report.leo_before > report.leo_after) {
-            event.offset_from = report.leo_after;
-            event.offset_to = report.leo_before;
-        }
-        event.batch_count = report.dropped_batch_count;
-        event.byte_count = report.dropped_bytes;
-        event.hw_new = replica->hw;
-        ks_broker_emit(broker, &event);
+    if (report_out != NULL) {
+        *report_out = report; /* the recovery line: ks__logs_load */
     }
     return replica;
 }
@@ -590,7 +587,7 @@ void ks__replica_apply_state(struct ks_broker *broker, const struct ks_partition
     }
     struct ks__replica *replica = broker->replicas[t][p];
     if (replica == NULL) {
-        replica = ks__replica_open(broker, t, p, 0, true, -1, -1);
+        replica = ks__replica_open(broker, t, p, 0, true, -1, -1, NULL);
     }
     if (replica->has_state && state->partition_epoch <= replica->state.partition_epoch) {
         return;

@@ -6,18 +6,29 @@
 ** The topic array the brokers and the controller see is the spec's topics
 ** plus, when consumers exist, the internal topic __consumer_offsets at index
 ** spec->topic_count: offsets.topic.num.partitions partitions, replication
-** factor min(offsets.topic.replication.factor, brokers), min ISR 1,
+** factor min(offsets.topic.replication.factor, brokers), the broker's
+** min.insync.replicas,
 ** cleanup.policy=compact, segment.bytes 100 MiB (offsets.topic.segment.bytes).
 **
-** The controller does not fail by itself (`controller = kraft`, see
-** core/controller.c); a crash of its node is recorded as an INFO event and
-** ignored, since the model has no replicated quorum yet.
+** The controller is one node (`controllers = 1`, see core/controller.c). A
+** crash of it is an outage: the world drops its timers and the messages sent
+** to it, so nobody fences brokers, elects leaders or changes an ISR until it
+** returns; brokers keep serving with the metadata they last had. Its state
+** survives the crash (process or power): a KRaft controller appends every
+** change to its metadata log, and KafkaRaftClient.flushLeaderLog flushes the
+** log in the same step that advances the leader's end offset, before the
+** controller is told the records are committed; so what it acted on is on
+** disk. On its
+** return it gives every registered broker a fresh session, as
+** ClusterControlManager.activate does (BrokerHeartbeatManager.register sets
+** lastContactNs to now). Both are recorded as INFO events.
 */
 #include "cluster.h"
 
 #include "base.h"
 #include "broker.h"
 #include "controller.h"
+#include "zk.h"
 
 #include <glib.h>
 #include <stdio.h>
@@ -35,8 +46,9 @@ struct ks_cluster {
     const struct ks_cluster_observer *observer; /* not owned */
     struct ks_topic_config *topics;             /* owned: spec's + internal */
     int32_t topic_count;
-    struct ks_broker **brokers; /* [broker_count], index id-1 */
-    struct ks_controller *controller;
+    struct ks_broker **brokers;       /* [broker_count], index id-1 */
+    struct ks_controller *controller; /* controller = kraft */
+    struct ks_zk *zk;                 /* controller = zookeeper (the controller is a broker) */
     struct ks_producer **producers;
     struct ks_consumer **consumers;
 };
@@ -64,6 +76,11 @@ const char *ks_cluster_event_kind_name(enum ks_cluster_event_kind kind)
     case KS_EV_COMPACTION: return "compaction";
     case KS_EV_INFO: return "info";
     case KS_EV_ELR_CHANGE: return "elr_change";
+    case KS_EV_ZK_SESSION_EXPIRED: return "zk_session_expired";
+    case KS_EV_CONTROLLER_ELECTED: return "controller_elected";
+    case KS_EV_CONTROLLER_RESIGNED: return "controller_resigned";
+    case KS_EV_STALE_CONTROLLER: return "stale_controller";
+    case KS_EV_BROKER_STOPPED: return "broker_stopped";
     case KS_EV_KIND_COUNT: break;
     }
     return "unknown";
@@ -95,8 +112,11 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_BUFFER_FULL_MAX_BLOCK: return "buffer_full_max_block";
     case KS_REASON_NO_METADATA_MAX_BLOCK: return "no_metadata_max_block";
     case KS_REASON_PRODUCER_CRASHED: return "producer_crashed";
+    case KS_REASON_RECORD_TOO_LARGE: return "record_too_large";
     case KS_REASON_CONNECTION_BROKER_DOWN: return "connection_broker_down";
     case KS_REASON_CONNECTION_TIMEOUT: return "connection_timeout";
+    case KS_REASON_CONNECTION_SETUP_TIMEOUT: return "connection_setup_timeout";
+    case KS_REASON_CONNECTION_REFUSED: return "connection_refused";
     case KS_REASON_MEMBER_JOINED: return "member_joined";
     case KS_REASON_MEMBER_SESSION_TIMEOUT: return "member_session_timeout";
     case KS_REASON_MEMBER_NOT_REJOINED: return "member_not_rejoined";
@@ -110,8 +130,17 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_REGISTRATION_REFUSED: return "registration_refused";
     case KS_REASON_SINK_FENCED: return "sink_fenced";
     case KS_REASON_POLL_INTERVAL_EXCEEDED: return "poll_interval_exceeded";
-    case KS_REASON_CONTROLLER_CRASH_IGNORED: return "controller_crash_ignored";
-    case KS_REASON_CONTROLLER_RESTART_IGNORED: return "controller_restart_ignored";
+    case KS_REASON_ZK_NODE_EXISTS: return "zk_node_exists";
+    case KS_REASON_ZK_BAD_VERSION: return "zk_bad_version";
+    case KS_REASON_ZK_NO_SESSION: return "zk_no_session";
+    case KS_REASON_ZNODE_DELETED: return "znode_deleted";
+    case KS_REASON_CONTROLLER_DOWN: return "controller_down";
+    case KS_REASON_CONTROLLER_BACK: return "controller_back";
+    case KS_REASON_CONTROLLED_SHUTDOWN: return "controlled_shutdown";
+    case KS_REASON_SHUTDOWN_REQUESTED: return "shutdown_requested";
+    case KS_REASON_SHUTDOWN_TIMED_OUT: return "shutdown_timed_out";
+    case KS_REASON_SHUTDOWN_NOT_CONTROLLED: return "shutdown_not_controlled";
+    case KS_REASON_INVALID_SESSION_TIMEOUT: return "invalid_session_timeout";
     case KS_REASON_COUNT: break;
     }
     return "unknown";
@@ -162,7 +191,14 @@ static void offsets_topic_config(const struct ks_cluster_spec *spec, struct ks_t
         rf = spec->cluster->broker_count;
     }
     out->replication_factor = rf;
-    out->min_insync_replicas = 1;
+    /* GroupCoordinator creates the topic with the broker's defaults, so its
+     * min.insync.replicas is the broker's (Kafka's offsets topic config sets
+     * only cleanup.policy, segment.bytes and compression.type); acks=all
+     * commits are refused while its ISR is smaller (capped at the RF by
+     * ks_topic_min_isr, as for any topic). */
+    out->min_insync_replicas = spec->cluster->min_insync_replicas > 0
+                                   ? spec->cluster->min_insync_replicas
+                                   : defaults.min_insync_replicas;
     out->unclean_leader_election_enable = spec->cluster->unclean_leader_election_enable;
     /* Broker log defaults from the first user topic when there is one (they
      * carry the cluster's log.* settings), else Kafka's; then the internal
@@ -207,8 +243,13 @@ struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec 
         cluster->brokers[i] =
             ks_broker_new(world, spec, cluster->topics, cluster->topic_count, i + 1, observer);
     }
-    cluster->controller = ks_controller_new(world, spec, cluster->topics, cluster->topic_count,
-                                            ks_cluster_controller_node(spec), observer);
+    if (spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER) {
+        cluster->zk = ks_zk_new(world, spec, cluster->topics, cluster->topic_count,
+                                ks_cluster_controller_node(spec), observer);
+    } else {
+        cluster->controller = ks_controller_new(world, spec, cluster->topics, cluster->topic_count,
+                                                ks_cluster_controller_node(spec), observer);
+    }
     if (spec->producer_count > 0) {
         cluster->producers = calloc((size_t)spec->producer_count, sizeof(struct ks_producer *));
         ks_assert(cluster->producers != NULL);
@@ -228,10 +269,16 @@ struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec 
 
 void ks_cluster_start(struct ks_cluster *cluster)
 {
+    if (cluster->zk != NULL) {
+        /* Topics exist in ZooKeeper before the brokers connect. */
+        ks_zk_start(cluster->zk);
+    }
     for (int32_t i = 0; i < cluster->spec->cluster->broker_count; i++) {
         ks_broker_start(cluster->brokers[i]);
     }
-    ks_controller_start(cluster->controller);
+    if (cluster->controller != NULL) {
+        ks_controller_start(cluster->controller);
+    }
     for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
         if (cluster->producers[i] != NULL) {
             ks_producer_start(cluster->producers[i]);
@@ -266,8 +313,20 @@ void ks_cluster_free(struct ks_cluster *cluster)
     }
     free(cluster->brokers);
     ks_controller_free(cluster->controller);
+    ks_zk_free(cluster->zk);
     free(cluster->topics);
     free(cluster);
+}
+
+/* The partition's state as the cluster's source of truth holds it: the
+ * KRaft controller, or ZooKeeper's state znode. */
+static const struct ks_partition_state *partition_state(const struct ks_cluster *cluster,
+                                                        int32_t topic_index, int32_t partition)
+{
+    if (cluster->zk != NULL) {
+        return ks_zk_partition(cluster->zk, topic_index, partition);
+    }
+    return ks_controller_partition(cluster->controller, topic_index, partition);
 }
 
 /* ---- fault hooks ------------------------------------------------------------------ */
@@ -314,8 +373,28 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node)
 {
     int32_t index = -1;
     switch (node_kind(cluster, node, &index)) {
-    case 'b': ks_broker_on_crash(cluster->brokers[index]); break;
-    case 'c': controller_fault_note(cluster, KS_REASON_CONTROLLER_CRASH_IGNORED); break;
+    case 'b':
+        ks_broker_on_crash(cluster->brokers[index]);
+        /* The crashed process's connections are reset (its host's kernel
+         * answers with RST): clients see the disconnect at once, unlike a
+         * network partition, where their requests time out. */
+        for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
+            if (cluster->producers[i] != NULL) {
+                ks_producer_on_broker_down(cluster->producers[i], index + 1);
+            }
+        }
+        for (int32_t i = 0; i < cluster->spec->consumer_count; i++) {
+            if (cluster->consumers[i] != NULL) {
+                ks_consumer_on_broker_down(cluster->consumers[i], index + 1);
+            }
+        }
+        break;
+    case 'c':
+        if (cluster->zk == NULL) {
+            controller_fault_note(cluster, KS_REASON_CONTROLLER_DOWN);
+        }
+        /* ZooKeeper keeps its znodes and sessions on disk (core/zk.c). */
+        break;
     case 'p':
         if (cluster->producers[index] != NULL) {
             ks_producer_on_crash(cluster->producers[index]);
@@ -336,10 +415,15 @@ void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node)
     switch (node_kind(cluster, node, &index)) {
     case 'b': ks_broker_on_restart(cluster->brokers[index]); break;
     case 'c':
-        /* The world dropped the controller's timers and receiver state is
-         * kept; restart re-registers it and re-arms its timers. */
+        if (cluster->zk != NULL) {
+            ks_zk_on_restart(cluster->zk);
+            break;
+        }
+        /* The world dropped the controller's timers; its state is what its
+         * flushed metadata log replays to. Restart re-registers the receiver,
+         * restarts every broker session at now and re-arms its timers. */
         ks_controller_start_after_restart(cluster->controller);
-        controller_fault_note(cluster, KS_REASON_CONTROLLER_RESTART_IGNORED);
+        controller_fault_note(cluster, KS_REASON_CONTROLLER_BACK);
         break;
     case 'p':
         if (cluster->producers[index] != NULL) {
@@ -353,6 +437,20 @@ void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node)
         break;
     default: break;
     }
+}
+
+bool ks_cluster_stop_broker(struct ks_cluster *cluster, int32_t broker_id)
+{
+    ks_assert(broker_id >= 1 && broker_id <= cluster->spec->cluster->broker_count);
+    return ks_broker_begin_controlled_shutdown(cluster->brokers[broker_id - 1]);
+}
+
+bool ks_cluster_broker_stopping(const struct ks_cluster *cluster, int32_t broker_id)
+{
+    if (broker_id < 1 || broker_id > cluster->spec->cluster->broker_count) {
+        return false;
+    }
+    return ks_broker_stopping(cluster->brokers[broker_id - 1]);
 }
 
 void ks_cluster_consumer_rewind(struct ks_cluster *cluster, int32_t consumer_index, int kind,
@@ -379,8 +477,7 @@ bool ks_cluster_converged(const struct ks_cluster *cluster)
 {
     for (int32_t t = 0; t < cluster->topic_count; t++) {
         for (int32_t p = 0; p < cluster->topics[t].partition_count; p++) {
-            const struct ks_partition_state *state =
-                ks_controller_partition(cluster->controller, t, p);
+            const struct ks_partition_state *state = partition_state(cluster, t, p);
             if (state == NULL || state->leader < 1) {
                 return false;
             }
@@ -418,7 +515,22 @@ bool ks_cluster_converged(const struct ks_cluster *cluster)
 
 void ks_cluster_check(const struct ks_cluster *cluster)
 {
-    ks_controller_check(cluster->controller);
+    if (cluster->controller != NULL) {
+        ks_controller_check(cluster->controller);
+    }
+    if (cluster->zk != NULL) {
+        ks_zk_check(cluster->zk);
+        /* One controller per controller epoch: no two brokers run one with the
+         * same epoch, and none with an epoch ZooKeeper has not handed out. */
+        int32_t epochs[KS_BROKER_COUNT_MAX];
+        for (int32_t i = 0; i < cluster->spec->cluster->broker_count; i++) {
+            epochs[i] = ks_broker_zk_controller_epoch(cluster->brokers[i]);
+            ks_assert(epochs[i] <= ks_zk_current_epoch(cluster->zk));
+            for (int32_t j = 0; j < i; j++) {
+                ks_assert(epochs[i] < 0 || epochs[j] != epochs[i]);
+            }
+        }
+    }
     for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
         if (cluster->producers[i] != NULL) {
             ks_producer_check(cluster->producers[i]);
@@ -466,24 +578,21 @@ int32_t ks_cluster_partition_count(const struct ks_cluster *cluster, int32_t top
 
 int32_t ks_cluster_leader(const struct ks_cluster *cluster, int32_t topic_index, int32_t partition)
 {
-    const struct ks_partition_state *state =
-        ks_controller_partition(cluster->controller, topic_index, partition);
+    const struct ks_partition_state *state = partition_state(cluster, topic_index, partition);
     return state != NULL ? state->leader : -1;
 }
 
 int32_t ks_cluster_leader_epoch(const struct ks_cluster *cluster, int32_t topic_index,
                                 int32_t partition)
 {
-    const struct ks_partition_state *state =
-        ks_controller_partition(cluster->controller, topic_index, partition);
+    const struct ks_partition_state *state = partition_state(cluster, topic_index, partition);
     return state != NULL ? state->leader_epoch : -1;
 }
 
 int32_t ks_cluster_replicas(const struct ks_cluster *cluster, int32_t topic_index,
                             int32_t partition, int32_t *out, int32_t out_count_max)
 {
-    const struct ks_partition_state *state =
-        ks_controller_partition(cluster->controller, topic_index, partition);
+    const struct ks_partition_state *state = partition_state(cluster, topic_index, partition);
     if (state == NULL) {
         return 0;
     }
@@ -497,8 +606,7 @@ int32_t ks_cluster_replicas(const struct ks_cluster *cluster, int32_t topic_inde
 int32_t ks_cluster_isr(const struct ks_cluster *cluster, int32_t topic_index, int32_t partition,
                        int32_t *out, int32_t out_count_max)
 {
-    const struct ks_partition_state *state =
-        ks_controller_partition(cluster->controller, topic_index, partition);
+    const struct ks_partition_state *state = partition_state(cluster, topic_index, partition);
     if (state == NULL) {
         return 0;
     }
@@ -522,7 +630,9 @@ int32_t ks_cluster_elr(const struct ks_cluster *cluster, int32_t topic_index, in
                        int32_t *out, int32_t out_count_max)
 {
     const struct ks_partition_elr *elr =
-        ks_controller_partition_elr(cluster->controller, topic_index, partition);
+        cluster->controller != NULL
+            ? ks_controller_partition_elr(cluster->controller, topic_index, partition)
+            : NULL;
     return elr != NULL ? copy_ids(elr->elr, elr->elr_count, out, out_count_max) : 0;
 }
 
@@ -530,7 +640,9 @@ int32_t ks_cluster_last_known_elr(const struct ks_cluster *cluster, int32_t topi
                                   int32_t partition, int32_t *out, int32_t out_count_max)
 {
     const struct ks_partition_elr *elr =
-        ks_controller_partition_elr(cluster->controller, topic_index, partition);
+        cluster->controller != NULL
+            ? ks_controller_partition_elr(cluster->controller, topic_index, partition)
+            : NULL;
     return elr != NULL
                ? copy_ids(elr->last_known_elr, elr->last_known_elr_count, out, out_count_max)
                : 0;
@@ -589,4 +701,16 @@ struct ks_broker *ks_cluster_broker(struct ks_cluster *cluster, int32_t broker_i
         return NULL;
     }
     return cluster->brokers[broker_id - 1];
+}
+
+/* ---- controller = zookeeper ------------------------------------------------------------------ */
+
+int32_t ks_cluster_active_controller(const struct ks_cluster *cluster)
+{
+    return cluster->zk != NULL ? ks_zk_current_controller(cluster->zk) : -1;
+}
+
+int32_t ks_cluster_controller_epoch(const struct ks_cluster *cluster)
+{
+    return cluster->zk != NULL ? ks_zk_current_epoch(cluster->zk) : -1;
 }

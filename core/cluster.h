@@ -6,7 +6,9 @@
 ** Node ids (the world's nodes) are fixed by the spec:
 **   0                      the driver (sim/)
 **   1 .. B                 broker ids 1..B (node id == broker id)
-**   B+1                    the controller (KRaft-like, does not fail by itself)
+**   B+1                    the controller (controllers = 1; a crash of it is an outage),
+**                          or with controller = zookeeper the ZooKeeper node (the
+**                          controller is then one of the brokers)
 **   B+2 .. B+1+P           producers, in spec order
 **   B+2+P .. B+1+P+C       consumers, in spec order
 **
@@ -56,6 +58,12 @@ enum ks_cluster_event_kind {
     KS_EV_COMPACTION,
     KS_EV_INFO,       /* anything else worth a timeline line */
     KS_EV_ELR_CHANGE, /* KIP-966: a partition's ELR changed, its ISR and leader did not */
+    /* controller = zookeeper */
+    KS_EV_ZK_SESSION_EXPIRED,  /* ZooKeeper expired a broker's session: its ephemerals go */
+    KS_EV_CONTROLLER_ELECTED,  /* a broker created /controller: the new controller epoch */
+    KS_EV_CONTROLLER_RESIGNED, /* a controller learned that its session expired */
+    KS_EV_STALE_CONTROLLER,    /* a broker refused a request of an older controller epoch */
+    KS_EV_BROKER_STOPPED,      /* a clean shutdown finished: logs flushed, marker written */
     KS_EV_KIND_COUNT
 };
 
@@ -92,8 +100,11 @@ enum ks_event_reason {
     KS_REASON_BUFFER_FULL_MAX_BLOCK,      /* send() blocked max.block.ms on buffer.memory */
     KS_REASON_NO_METADATA_MAX_BLOCK,      /* send() blocked max.block.ms on metadata */
     KS_REASON_PRODUCER_CRASHED,           /* records lost with the producer process */
-    KS_REASON_CONNECTION_BROKER_DOWN,     /* a connection closed: the broker is down */
-    KS_REASON_CONNECTION_TIMEOUT,         /* ... no answer within request.timeout.ms */
+    KS_REASON_RECORD_TOO_LARGE,         /* send() refused: over max.request.size or buffer.memory */
+    KS_REASON_CONNECTION_BROKER_DOWN,   /* a connection closed: the broker is down */
+    KS_REASON_CONNECTION_TIMEOUT,       /* ... no answer within request.timeout.ms */
+    KS_REASON_CONNECTION_SETUP_TIMEOUT, /* ... not set up in socket.connection.setup.timeout */
+    KS_REASON_CONNECTION_REFUSED,       /* ... a connect to a broker that is down */
     /* what started a rebalance round (struct ks_event_cause) */
     KS_REASON_MEMBER_JOINED,
     KS_REASON_MEMBER_SESSION_TIMEOUT,
@@ -107,11 +118,23 @@ enum ks_event_reason {
     KS_REASON_NO_COMMITTED_OFFSET_NONE, /* auto.offset.reset=none: the partition stays unread */
     KS_REASON_OFFSET_OUT_OF_RANGE_NONE,
     /* other facts (KS_EV_INFO) */
-    KS_REASON_REGISTRATION_REFUSED,     /* DUPLICATE_BROKER_REGISTRATION */
-    KS_REASON_SINK_FENCED,              /* commit = atomic: another member claimed the sink */
-    KS_REASON_POLL_INTERVAL_EXCEEDED,   /* max.poll.interval.ms: the member leaves */
-    KS_REASON_CONTROLLER_CRASH_IGNORED, /* controller = kraft does not fail */
-    KS_REASON_CONTROLLER_RESTART_IGNORED,
+    KS_REASON_REGISTRATION_REFUSED,   /* DUPLICATE_BROKER_REGISTRATION */
+    KS_REASON_SINK_FENCED,            /* commit = atomic: another member claimed the sink */
+    KS_REASON_POLL_INTERVAL_EXCEEDED, /* max.poll.interval.ms: the member leaves */
+    KS_REASON_CONTROLLER_DOWN,        /* the only controller crashed: no elections, no fencing */
+    KS_REASON_CONTROLLER_BACK,        /* it returned: state from its log, fresh broker sessions */
+    /* controller = zookeeper (KS_EV_INFO) */
+    KS_REASON_ZK_NODE_EXISTS, /* /brokers/ids/N still owned by the old session */
+    KS_REASON_ZK_BAD_VERSION, /* a leader's ISR write with a stale zkVersion */
+    KS_REASON_ZK_NO_SESSION,  /* a leader's ISR write without a live session */
+    KS_REASON_ZNODE_DELETED,  /* elections: the broker's /brokers/ids/N went with its session */
+    /* controlled shutdown (action = stop) */
+    KS_REASON_CONTROLLED_SHUTDOWN,     /* the controller moves leaders and ISRs off a broker
+                                           that asked to shut down, then lets it go */
+    KS_REASON_SHUTDOWN_REQUESTED,      /* the broker asks (heartbeat with WantShutDown) */
+    KS_REASON_SHUTDOWN_TIMED_OUT,      /* stopped without the controller's answer */
+    KS_REASON_SHUTDOWN_NOT_CONTROLLED, /* controlled.shutdown.enable = false */
+    KS_REASON_INVALID_SESSION_TIMEOUT, /* JoinGroup refused: the consumer stops */
     KS_REASON_COUNT
 };
 
@@ -174,18 +197,19 @@ struct ks_event_cause {
 **   kind               broker      fields
 **   TOPIC_CREATED      leader      leader_new, leader_epoch_new, replicas, isr_new
 **   LEADER_ELECTED     new leader  reason (SESSION_EXPIRED, BROKER_RESTARTED,
-**   UNCLEAN_ELECTION               REPLICA_BACK, PREFERRED_LEADER, UNCLEAN_SHUTDOWN),
+**   UNCLEAN_ELECTION               REPLICA_BACK, PREFERRED_LEADER, UNCLEAN_SHUTDOWN,
+**                                  CONTROLLED_SHUTDOWN),
 **   NO_LEADER          -1          leader_old, leader_new (-1 for NO_LEADER),
 **                                  leader_epoch_old, leader_epoch_new, replicas,
 **                                  isr_old, isr_new (an unclean election, or one from
 **                                  the ELR, sets the ISR to the new leader),
 **                                  elected_from, and the KIP-966 facts below
-**   ISR_SHRINK         leader or   reason (FOLLOWER_LAGGING, or BROKER_FENCED with
-**   ISR_EXPAND         the fenced  broker = the fenced broker; UNCLEAN_SHUTDOWN with
-**                      broker      broker = the restarted one; FOLLOWER_CAUGHT_UP),
-**                                  leader_new (the partition's leader), isr_old,
-**                                  isr_new (empty only with ELR), isr_count_min, and
-**                                  the KIP-966 facts below
+**   ISR_SHRINK         leader or   reason (FOLLOWER_LAGGING, or BROKER_FENCED or
+**   ISR_EXPAND         the fenced  CONTROLLED_SHUTDOWN with broker = the broker removed;
+**                      broker      UNCLEAN_SHUTDOWN with broker = the restarted one;
+**                                  FOLLOWER_CAUGHT_UP), leader_new (the partition's
+**                                  leader), isr_old, isr_new (empty only with ELR),
+**                                  isr_count_min, and the KIP-966 facts below
 **   ELR_CHANGE         the broker  reason UNCLEAN_SHUTDOWN (broker = the restarted one
 **                      removed     left the ELR), leader_new, isr_new, isr_count_min,
 **                                  and the KIP-966 facts below
@@ -199,13 +223,24 @@ struct ks_event_cause {
 **                                  diverging_end_offset (the leader's answer), and
 **                                  for TRUNCATE_TO_LEADER_LEO offset = the leader's LEO
 **   RECOVERY           broker      offset (the recovery point it re-read from),
-**                                  leo_old (the LEO the files implied, -1 if not
-**                                  known), leo_new, [offset_from, offset_to) dropped
-**                                  when known, batch_count, byte_count (dropped),
-**                                  hw_new (from the checkpoint, clamped)
+**                                  leo_old (the LEO the broker had when it
+**                                  crashed, -1 if not known), offset_old (the LEO
+**                                  its files implied at the restart: what was left
+**                                  after the page cache), leo_new, [offset_from,
+**                                  offset_to) = the offsets lost (against leo_old,
+**                                  else offset_old), record_count, batch_count,
+**                                  byte_count = what the log lost against the
+**                                  crash (against the files when leo_old is -1;
+**                                  a count is -1 when not known), cut_batch_count
+**                                  and cut_byte_count (what recovery itself cut:
+**                                  torn or invalid batches), segment_count
+**                                  (segments it deleted), hw_new (from the
+**                                  checkpoint, clamped)
 **   BROKER_FENCED      broker      reason: SESSION_EXPIRED (removed from every ISR but
-**                                  where it is the last member) or BROKER_RESTARTED
-**                                  (keeps its ISR memberships)
+**                                  where it is the last member), BROKER_RESTARTED
+**                                  (keeps its ISR memberships) or CONTROLLED_SHUTDOWN
+**                                  (the controller lets it shut down: out of every ISR
+**                                  but where it is the last member, leads nothing)
 **   BROKER_UNFENCED    broker      -
 **   BROKER_STARTED     broker      broker_epoch
 **   PRODUCE_REFUSED    leader      reason NOT_ENOUGH_REPLICAS, isr_new (the ISR),
@@ -215,11 +250,13 @@ struct ks_event_cause {
 **                                  ERROR_NOT_RETRIABLE (with error_code),
 **                                  DELIVERY_TIMEOUT, DELIVERY_TIMEOUT_IN_FLIGHT,
 **                                  BUFFER_FULL_MAX_BLOCK, NO_METADATA_MAX_BLOCK,
-**                                  PRODUCER_CRASHED,
+**                                  PRODUCER_CRASHED, RECORD_TOO_LARGE,
 **                                  record_count, outcome, suppressed_count (records
 **                                  failed since the previous line of the partition);
-**                                  or reason CONNECTION_BROKER_DOWN or
-**                                  CONNECTION_TIMEOUT, broker, batch_count,
+**                                  or reason CONNECTION_BROKER_DOWN,
+**                                  CONNECTION_TIMEOUT or CONNECTION_SETUP_TIMEOUT
+**                                  (a connect that failed: no batches), broker,
+**                                  batch_count,
 **                                  record_count (in flight, retried), idempotent
 **   REBALANCE          coordinator group_id, generation, assignor, group_leader_id,
 **                                  members, causes, offsets_partition
@@ -235,7 +272,30 @@ struct ks_event_cause {
 **   INFO               ...         reason REGISTRATION_REFUSED (broker);
 **                                  SINK_FENCED (-1; consumer_index, sink_epoch,
 **                                  sink_epoch_found); POLL_INTERVAL_EXCEEDED (-1;
-**                                  consumer_index); CONTROLLER_*_IGNORED (-1)
+**                                  consumer_index); INVALID_SESSION_TIMEOUT (-1;
+**                                  consumer_index); CONTROLLER_DOWN/BACK (-1);
+**                                  ZK_NODE_EXISTS (broker: its registration waits for
+**                                  the old session's znode to go); ZK_BAD_VERSION and
+**                                  ZK_NO_SESSION (broker = the leader; topic_index,
+**                                  partition, isr_old = the ISR it holds, isr_new = the
+**                                  ISR it wanted, leader_epoch_new, zk_version = the
+**                                  version it wrote against, zk_version_found);
+**                                  SHUTDOWN_REQUESTED (broker: it asks the controller
+**                                  for a controlled shutdown)
+**   ZK_SESSION_EXPIRED broker      broker_epoch; controller_id when that broker was
+**                                  the controller (else -1)
+**   CONTROLLER_ELECTED new         controller_epoch (the new epoch), controller_id
+**                      controller
+**   CONTROLLER_RESIGNED the old    controller_epoch (its epoch)
+**                      controller
+**   STALE_CONTROLLER   refusing    controller_id, controller_epoch (the request's),
+**                      broker      controller_epoch_old (the newest the broker knows),
+**                                  partition_count (entries in the refused request)
+**   BROKER_STOPPED     broker      reason CONTROLLED_SHUTDOWN (the controller let it
+**                                  go), SHUTDOWN_TIMED_OUT (no answer within the
+**                                  shutdown timeout) or SHUTDOWN_NOT_CONTROLLED
+**                                  (controlled.shutdown.enable = false); the driver
+**                                  then takes its node down (sim/faults.c)
 */
 struct ks_cluster_event {
     ks_time_ns at_ns;
@@ -284,12 +344,21 @@ struct ks_cluster_event {
     int64_t byte_count;
     int32_t segment_count;
     int64_t suppressed_count;
+    int64_t cut_batch_count; /* RECOVERY: cut by recovery itself */
+    int64_t cut_byte_count;
     /* producers */
     int16_t error_code; /* a Kafka error (core/proto.h), KS_ERR_NONE if none */
     enum ks_record_outcome_kind outcome;
     bool idempotent;
     /* brokers */
     int64_t broker_epoch;
+    /* controller = zookeeper */
+    int32_t controller_id;
+    int32_t controller_epoch;
+    int32_t controller_epoch_old;
+    int32_t partition_count;
+    int32_t zk_version;
+    int32_t zk_version_found;
     /* consumers and groups */
     enum ks_event_position position;
     int64_t sink_epoch;
@@ -326,6 +395,11 @@ static inline void ks_cluster_event_init(struct ks_cluster_event *event, ks_time
         .leader_epoch_new = -1,
         .isr_count_min = -1,
         .last_known_leader = -1,
+        .controller_id = -1,
+        .controller_epoch = -1,
+        .controller_epoch_old = -1,
+        .zk_version = -1,
+        .zk_version_found = -1,
         .elected_from = KS_ELECTED_FROM_NONE,
         .offset = -1,
         .offset_old = -1,
@@ -435,6 +509,17 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node);
 /* After ks_world_node_restart(node): reload from disk (log recovery if the
  * shutdown was unclean), re-arm timers, rejoin. */
 void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node);
+/* Scenario action `stop`: broker broker_id (asserted in range) begins a
+ * controlled shutdown (core/broker.c); when it has finished it reports
+ * KS_EV_BROKER_STOPPED and is no longer running, and the driver takes its
+ * node down (ks_world_node_crash in process mode: its files are flushed and
+ * the clean-shutdown marker written, so a restart recovers nothing). Returns
+ * false, changing nothing, when the broker is not running or is stopping
+ * already. */
+bool ks_cluster_stop_broker(struct ks_cluster *cluster, int32_t broker_id);
+/* Whether broker broker_id is running and has begun a controlled shutdown
+ * that has not finished. */
+bool ks_cluster_broker_stopping(const struct ks_cluster *cluster, int32_t broker_id);
 /* Scenario action `rewind`: consumer consumer_index (asserted in range) seeks
  * every partition it is assigned, as KafkaConsumer#seekToBeginning (kind 0),
  * #seekToEnd (1: the HW), #seek(offset) (2: value is the offset) or
@@ -506,3 +591,8 @@ bool ks_cluster_broker_is_up(const struct ks_cluster *cluster, int32_t broker_id
 
 int64_t ks_cluster_producer_acked_count(const struct ks_cluster *cluster, int32_t producer_index);
 int64_t ks_cluster_producer_sent_count(const struct ks_cluster *cluster, int32_t producer_index);
+
+/* controller = zookeeper: the broker /controller names (-1: none, or under
+ * kraft) and /controller_epoch (-1 under kraft). */
+int32_t ks_cluster_active_controller(const struct ks_cluster *cluster);
+int32_t ks_cluster_controller_epoch(const struct ks_cluster *cluster);

@@ -24,7 +24,8 @@
 void ks_cluster_config_defaults(struct ks_cluster_config *out)
 {
     memset(out, 0, sizeof *out);
-    out->broker_count = 3; /* ksim: brokers = 3; no racks */
+    out->broker_count = 3;     /* ksim: brokers = 3; no racks */
+    out->controller_count = 1; /* ksim: controllers = 1, one KRaft voter */
     out->replica_lag_ns_max = 30000 * MS;
     out->replica_fetch_wait_ns_max = 500 * MS;
     out->replica_fetch_min_bytes = 1;
@@ -42,12 +43,19 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     out->offsets_topic_partition_count = 50;
     out->offsets_topic_replication_factor = 3;
     out->group_initial_rebalance_delay_ns = 3000 * MS;
+    out->group_min_session_timeout_ns = 6000 * MS;
+    out->group_max_session_timeout_ns = 1800000 * MS;
+    out->offsets_commit_timeout_ns = 5000 * MS;
+    out->min_insync_replicas = 1;
     out->truncation = KS_TRUNCATION_LEADER_EPOCH;
     out->hw_requires_min_isr = true;
     out->eligible_leader_replicas_enable = false;
     ks_compression_config_init(&out->compression);
-    out->compression.codec = KS_COMPRESSION_PRODUCER; /* compression.type = producer */
-    out->task_phase = KS_TASK_PHASE_RANDOM;           /* ksim: broker.task.phase = random */
+    out->compression.codec = KS_COMPRESSION_PRODUCER;  /* compression.type = producer */
+    out->task_phase = KS_TASK_PHASE_RANDOM;            /* ksim: broker.task.phase = random */
+    out->controller_model = KS_CONTROLLER_MODEL_KRAFT; /* ksim: controller = kraft */
+    out->zookeeper_session_timeout_ns = 18000 * MS;    /* zookeeper.session.timeout.ms */
+    out->controlled_shutdown_enable = true;            /* controlled.shutdown.enable */
 }
 
 void ks_log_config_defaults(struct ks_log_config *out)
@@ -99,6 +107,11 @@ void ks_producer_config_defaults(struct ks_producer_config *out)
     out->retry_backoff_ns_max = 1000 * MS;
     out->metadata_max_age_ns = 300000 * MS;
     out->max_block_ns = 60000 * MS;
+    out->max_request_size_bytes = 1048576;
+    out->reconnect_backoff_ns = 50 * MS;
+    out->reconnect_backoff_ns_max = 1000 * MS;
+    out->connection_setup_timeout_ns = 10000 * MS;
+    out->connection_setup_timeout_ns_max = 30000 * MS;
     out->rate_per_s = 1000; /* ksim workload: rate = 1000/s, until the end, null keys */
     out->count = -1;
     out->key_count = 0;
@@ -124,6 +137,7 @@ void ks_consumer_config_defaults(struct ks_consumer_config *out)
     out->fetch_min_bytes = 1;
     out->fetch_max_wait_ns = 500 * MS;
     out->max_partition_fetch_bytes = 1048576;
+    out->request_timeout_ns = 30000 * MS;
     out->assignor = KS_ASSIGNOR_RANGE;
     out->start_ns = 0;
     out->start_jitter_ns = 100 * MS; /* ksim: start.jitter = 100ms */

@@ -24,6 +24,12 @@ enum ks_truncation_mode {
     KS_TRUNCATION_HIGH_WATERMARK /* Kafka before 0.11: truncate to the local HW */
 };
 
+/* controller = kraft | zookeeper (ksim): which controller model runs. */
+enum ks_controller_model {
+    KS_CONTROLLER_MODEL_KRAFT,    /* core/controller.c: one KRaft-like controller node */
+    KS_CONTROLLER_MODEL_ZOOKEEPER /* core/zk.c + core/zk_controller.c: a broker is controller */
+};
+
 enum ks_acks { KS_ACKS_NONE = 0, KS_ACKS_LEADER = 1, KS_ACKS_ALL = -1 };
 
 enum ks_commit_mode {
@@ -45,6 +51,7 @@ enum ks_task_phase {
 
 struct ks_cluster_config {
     int32_t broker_count;                     /* brokers = N: ids 1..N */
+    int32_t controller_count;                 /* controllers = 1 (KRaft voters; 1, 3 or 5) */
     char racks[KS_BROKER_COUNT_MAX][32];      /* racks = a,b,c; "" when not given */
     int64_t replica_lag_ns_max;               /* replica.lag.time.max.ms = 30000 */
     int64_t replica_fetch_wait_ns_max;        /* replica.fetch.wait.max.ms = 500 */
@@ -66,15 +73,25 @@ struct ks_cluster_config {
     int32_t
         offsets_topic_replication_factor; /* offsets.topic.replication.factor = 3 (capped at brokers) */
     int64_t group_initial_rebalance_delay_ns; /* group.initial.rebalance.delay.ms = 3000 */
-    enum ks_truncation_mode truncation;       /* replication.truncation = leader-epoch */
-    bool hw_requires_min_isr; /* ksim: Kafka 3.7+ (KAFKA-15583) rule; default true */
+    int64_t group_min_session_timeout_ns;     /* group.min.session.timeout.ms = 6000 */
+    int64_t group_max_session_timeout_ns;     /* group.max.session.timeout.ms = 1800000 */
+    int64_t offsets_commit_timeout_ns;        /* offsets.commit.timeout.ms = 5000 */
+    /* min.insync.replicas = 1: the broker default that topics inherit, and the
+     * internal topic's own setting (Kafka creates __consumer_offsets with the
+     * broker defaults). */
+    int32_t min_insync_replicas;
+    enum ks_truncation_mode truncation; /* replication.truncation = leader-epoch */
+    bool hw_requires_min_isr;           /* ksim: Kafka 3.7+ (KAFKA-15583) rule; default true */
     /* eligible.leader.replicas.enable = false (KIP-966; on for new Kafka 4.1
      * clusters): the controller keeps ELR and the last known leader. */
     bool eligible_leader_replicas_enable;
     /* Broker defaults of the topics' compression.type (= producer) and
      * compression.{gzip,lz4,zstd}.level; topics inherit them. */
     struct ks_compression_config compression;
-    enum ks_task_phase task_phase; /* ksim: broker.task.phase = random */
+    enum ks_task_phase task_phase;             /* ksim: broker.task.phase = random */
+    enum ks_controller_model controller_model; /* ksim: controller = kraft */
+    int64_t zookeeper_session_timeout_ns;      /* zookeeper.session.timeout.ms = 18000 */
+    bool controlled_shutdown_enable;           /* controlled.shutdown.enable = true */
     /* Broker defaults for topic-level settings (log.*); topics copy them unless set. */
 };
 
@@ -126,6 +143,11 @@ struct ks_producer_config {
     int64_t retry_backoff_ns_max;             /* retry.backoff.max.ms = 1000 */
     int64_t metadata_max_age_ns;              /* metadata.max.age.ms = 300000 */
     int64_t max_block_ns;                     /* max.block.ms = 60000 */
+    int32_t max_request_size_bytes;           /* max.request.size = 1048576 */
+    int64_t reconnect_backoff_ns;             /* reconnect.backoff.ms = 50 */
+    int64_t reconnect_backoff_ns_max;         /* reconnect.backoff.max.ms = 1000 */
+    int64_t connection_setup_timeout_ns;      /* socket.connection.setup.timeout.ms = 10000 */
+    int64_t connection_setup_timeout_ns_max;  /* socket.connection.setup.timeout.max.ms = 30000 */
     struct ks_compression_config compression; /* compression.type = none, compression.*.level */
     /* ksim workload */
     uint64_t rate_per_s;          /* rate = 2000/s */
@@ -154,6 +176,7 @@ struct ks_consumer_config {
     int32_t fetch_min_bytes;                /* fetch.min.bytes = 1 */
     int64_t fetch_max_wait_ns;              /* fetch.max.wait.ms = 500 */
     int32_t max_partition_fetch_bytes;      /* max.partition.fetch.bytes = 1048576 */
+    int64_t request_timeout_ns;             /* request.timeout.ms = 30000 */
     enum ks_assignor assignor;              /* partition.assignment.strategy = range */
     int64_t start_ns;                       /* start = 0s */
     int64_t start_jitter_ns; /* start.jitter = 100ms: joins in [start, start + jitter] */
@@ -179,7 +202,8 @@ void ks_consumer_config_defaults(struct ks_consumer_config *out);
 
 /* The ISR size an acks=all write needs and below which the HW may stop
  * (KAFKA-15583): min.insync.replicas, never more than the replication factor
- * (the scenario loader rejects a larger one; __consumer_offsets uses 1). */
+ * (the scenario loader rejects a larger one; __consumer_offsets takes the
+ * broker's min.insync.replicas and may have fewer replicas than that). */
 static inline int32_t ks_topic_min_isr(const struct ks_topic_config *topic)
 {
     return topic->min_insync_replicas < topic->replication_factor ? topic->min_insync_replicas

@@ -56,13 +56,21 @@
 ** HW) and emits KS_EV_OFFSET_RESET; with `none` the partition stays idle (Kafka
 ** would throw NoOffsetForPartitionException to the application).
 **
-** Timeouts: group requests and commits give up after request.timeout.ms
-** (Kafka's default 30 s; ksim has no consumer setting for it) and mark the
-** coordinator unknown; Fetch, Metadata and ListOffsets give up sooner (see
-** channel_begin). A member whose heartbeats get no answer for
-** session.timeout.ms also marks it unknown (Kafka's heartbeat thread does).
-** Any of these stays in its generation: after a coordinator move the new
-** coordinator, which loads the group from __consumer_offsets, accepts it.
+** Timeouts and disconnects: every request gives up after request.timeout.ms
+** (30 s); a group request, heartbeat or commit that does then marks the
+** coordinator unknown, a fetch, Metadata or ListOffsets asks for new metadata.
+** A broker whose process crashed resets its connections (the driver tells the
+** consumer, ks_consumer_on_broker_down), and a broker that is down refuses new
+** ones: the requests to it fail at once, in the consumer's next event, as
+** NetworkClient reports a disconnect, and FindCoordinator and Metadata go to
+** brokers that are up (leastLoadedNode skips nodes in reconnect backoff). A
+** network partition gives no such signal: requests across it time out. A
+** member whose heartbeats get no answer for session.timeout.ms also marks the
+** coordinator unknown, and the heartbeat timer looks it up again by itself,
+** also in the middle of a batch (KIP-62: AbstractCoordinator.HeartbeatThread
+** calls lookupCoordinator and retries after retry.backoff.ms). Any of these
+** stays in its generation: after a coordinator move the new coordinator,
+** which loads the group from __consumer_offsets, accepts it.
 **
 ** Member ids: a fresh join asks for an id (KIP-394 MEMBER_ID_REQUIRED) and
 ** gets "<consumer name>-<n>", n counting this consumer's fresh joins across
@@ -98,10 +106,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REQUEST_TIMEOUT_NS (30 * KS_NS_PER_S)   /* request.timeout.ms = 30000 */
-#define RETRY_BACKOFF_NS   (100 * KS_NS_PER_MS) /* retry.backoff.ms = 100 */
-#define SHORT_TIMEOUT_NS   (5 * KS_NS_PER_S)    /* see channel_begin */
-#define FETCH_MAX_BYTES    52428800             /* fetch.max.bytes = 52428800 */
+#define RETRY_BACKOFF_NS (100 * KS_NS_PER_MS) /* retry.backoff.ms = 100 */
+#define FETCH_MAX_BYTES  52428800             /* fetch.max.bytes = 52428800 */
 
 enum consumer_timer_kind {
     KS_TIMER_CONSUMER_START = 400,
@@ -110,6 +116,7 @@ enum consumer_timer_kind {
     KS_TIMER_CONSUMER_HEARTBEAT = 403,
     KS_TIMER_CONSUMER_POLL_INTERVAL = 404,
     KS_TIMER_CONSUMER_TIMEOUT = 405,
+    KS_TIMER_CONSUMER_RESET = 406,
 };
 
 enum phase { PH_IDLE, PH_FIND, PH_JOIN, PH_SYNC, PH_OFFSETS, PH_ACTIVE };
@@ -131,7 +138,8 @@ struct channel {
     int32_t index;         /* into c->channels */
     bool in_flight;
     int64_t correlation_id;
-    uint32_t kind; /* the request's message kind */
+    uint32_t kind;  /* the request's message kind */
+    int32_t broker; /* where the request in flight went */
     ks_timer_id timeout_timer;
 };
 
@@ -177,6 +185,7 @@ struct ks_consumer {
     int32_t topic_partition_count;
     bool crashed;
     bool started;
+    bool stopped; /* a fatal error reached the application: it consumes no more */
     int32_t incarnation;
 
     enum phase phase;
@@ -217,6 +226,10 @@ struct ks_consumer {
     int32_t channel_count;
     ks_timer_id wake_timer;
     ks_time_ns wake_at_ns;
+    /* Connections reset by a broker going down (its process crashed, or a
+     * connect was refused), handled in the consumer's next event. */
+    bool *broker_reset; /* broker_count, index id - 1 */
+    ks_timer_id reset_timer;
     ks_timer_id process_timer;
     ks_timer_id heartbeat_timer;
     ks_timer_id poll_interval_timer;
@@ -226,6 +239,8 @@ struct ks_consumer {
 
 static void drive(struct ks_consumer *c);
 static void poll_step(struct ks_consumer *c);
+static void cancel_timers(struct ks_consumer *c);
+static void revoke_all(struct ks_consumer *c);
 static void start_rejoin(struct ks_consumer *c, const char *reason);
 
 /* ---- small helpers -------------------------------------------------------------- */
@@ -291,15 +306,39 @@ static void report_position(struct ks_consumer *c, int32_t p, int64_t offset,
     c->observer->on_position(c->observer->context, &position);
 }
 
-static void send_to_broker(struct ks_consumer *c, int32_t broker, uint32_t kind, const void *bytes,
-                           size_t byte_count)
+static void note_broker_down(struct ks_consumer *c, int32_t broker);
+
+/* Sends a request of channel `channel` (-1: fire and forget) to broker. A
+ * broker that is down refuses the connection: nothing is sent, and the
+ * channel fails at once (NetworkClient sees the refused connect as a
+ * disconnect), in the consumer's next event. */
+static void send_to_broker(struct ks_consumer *c, int32_t channel, int32_t broker, uint32_t kind,
+                           const void *bytes, size_t byte_count)
 {
     ks_assert(broker >= 1 && broker <= c->broker_count);
+    if (channel >= 0) {
+        c->channels[channel].broker = broker;
+    }
+    if (!ks_world_node_is_up(c->world, (ks_node_id)broker)) {
+        note_broker_down(c, broker);
+        return;
+    }
     ks_world_send(c->world, c->node, (ks_node_id)broker, kind, bytes, byte_count);
 }
 
+/* A broker for FindCoordinator or Metadata, in rotation (Kafka:
+ * leastLoadedNode): one that can be connected to, skipping brokers that are
+ * down (their connections were reset and each reconnect is refused, so the
+ * Java client keeps them in reconnect backoff); any broker if all are down. */
 static int32_t rotate_broker(struct ks_consumer *c)
 {
+    for (int32_t tries = 0; tries < c->broker_count; tries++) {
+        int32_t broker = 1 + c->next_broker % c->broker_count;
+        c->next_broker++;
+        if (ks_world_node_is_up(c->world, (ks_node_id)broker)) {
+            return broker;
+        }
+    }
     int32_t broker = 1 + c->next_broker % c->broker_count;
     c->next_broker++;
     return broker;
@@ -333,25 +372,21 @@ static void wake_after(struct ks_consumer *c, ks_time_ns delay_ns)
 
 static void on_channel_timeout(ks_world *world, void *context);
 
-/* Group requests and commits wait request.timeout.ms. Fetch, Metadata and
- * ListOffsets give up sooner (the long-poll wait plus SHORT_TIMEOUT_NS): the
- * simulated network has no connection reset, so this stands for noticing a
- * dead connection to a crashed broker, which a real client does at once. */
+/* Every request waits request.timeout.ms for its answer (the broker holds a
+ * fetch at most fetch.max.wait.ms, which must be shorter). A broker that goes
+ * down fails the requests sent to it at once instead (note_broker_down): the
+ * kernel resets a crashed process's connections. */
 static int64_t channel_begin(struct ks_consumer *c, int32_t index, uint32_t kind)
 {
     struct channel *ch = &c->channels[index];
     ks_assert(!ch->in_flight);
     ch->in_flight = true;
     ch->kind = kind;
+    ch->broker = -1;
     ch->correlation_id = ++c->correlation_counter;
-    ks_time_ns timeout_ns = REQUEST_TIMEOUT_NS;
-    if (index == CH_METADATA || index == CH_LIST_OFFSETS) {
-        timeout_ns = SHORT_TIMEOUT_NS;
-    } else if (index >= CH_FETCH) {
-        timeout_ns = (ks_time_ns)c->config->fetch_max_wait_ns + SHORT_TIMEOUT_NS;
-    }
-    ch->timeout_timer = ks_world_schedule(c->world, c->node, timeout_ns, KS_TIMER_CONSUMER_TIMEOUT,
-                                          on_channel_timeout, ch);
+    ch->timeout_timer =
+        ks_world_schedule(c->world, c->node, (ks_time_ns)c->config->request_timeout_ns,
+                          KS_TIMER_CONSUMER_TIMEOUT, on_channel_timeout, ch);
     return ch->correlation_id;
 }
 
@@ -391,21 +426,25 @@ static void coordinator_unknown(struct ks_consumer *c)
     wake_after(c, RETRY_BACKOFF_NS);
 }
 
-static void on_channel_timeout(ks_world *world, void *context)
+/* A request that will get no answer: its time ran out, or its connection was
+ * reset. Group requests, heartbeats and commits mark the coordinator
+ * unknown (AbstractCoordinator: a disconnect or timeout of the coordinator's
+ * connection is markCoordinatorUnknown); fetches, metadata and ListOffsets
+ * ask for new metadata and try again after the backoff. */
+static void channel_failed(struct ks_consumer *c, int32_t index)
 {
-    struct channel *ch = context;
-    struct ks_consumer *c = ch->c;
-    (void)world;
+    struct channel *ch = &c->channels[index];
+    ks_world_cancel(c->world, ch->timeout_timer);
     ch->timeout_timer = 0;
     ch->in_flight = false;
-    if (ch->index == CH_GROUP || ch->index == CH_HEARTBEAT || ch->index == CH_COMMIT) {
+    if (index == CH_GROUP || index == CH_HEARTBEAT || index == CH_COMMIT) {
         coordinator_unknown(c);
-        if (ch->index == CH_COMMIT) {
+        if (index == CH_COMMIT) {
             /* A synchronous commit is retried once the coordinator is found. */
             wake_after(c, RETRY_BACKOFF_NS);
         }
-    } else if (ch->index >= CH_FETCH) {
-        int32_t broker = ch->index - CH_FETCH + 1;
+    } else if (index >= CH_FETCH) {
+        int32_t broker = index - CH_FETCH + 1;
         for (int32_t p = 0; p < c->topic_partition_count; p++) {
             if (c->parts[p].fetch_broker == broker) {
                 c->parts[p].fetch_in_flight = false;
@@ -417,9 +456,63 @@ static void on_channel_timeout(ks_world *world, void *context)
         c->metadata_stale = true;
         wake_after(c, RETRY_BACKOFF_NS);
     }
+}
+
+static void on_channel_timeout(ks_world *world, void *context)
+{
+    struct channel *ch = context;
+    struct ks_consumer *c = ch->c;
+    (void)world;
+    ch->timeout_timer = 0;
+    channel_failed(c, ch->index);
 #ifdef KS_DEBUG
     ks_consumer_check(c);
 #endif
+}
+
+/* The connections to every broker marked in broker_reset were reset: the
+ * requests in flight on them fail, and a coordinator there is unknown
+ * (NetworkClient reports the disconnect to each request's handler). */
+static void on_broker_resets(ks_world *world, void *context)
+{
+    struct ks_consumer *c = context;
+    (void)world;
+    c->reset_timer = 0;
+    for (int32_t b = 1; b <= c->broker_count; b++) {
+        if (!c->broker_reset[b - 1]) {
+            continue;
+        }
+        c->broker_reset[b - 1] = false;
+        for (int32_t i = 0; i < c->channel_count; i++) {
+            if (c->channels[i].in_flight && c->channels[i].broker == b) {
+                channel_failed(c, i);
+            }
+        }
+        if (c->coordinator == b) {
+            coordinator_unknown(c);
+        }
+    }
+#ifdef KS_DEBUG
+    ks_consumer_check(c);
+#endif
+}
+
+static void note_broker_down(struct ks_consumer *c, int32_t broker)
+{
+    ks_assert(broker >= 1 && broker <= c->broker_count);
+    if (c->crashed) {
+        return;
+    }
+    c->broker_reset[broker - 1] = true;
+    if (c->reset_timer == 0) {
+        c->reset_timer =
+            ks_world_schedule(c->world, c->node, 0, KS_TIMER_CONSUMER_RESET, on_broker_resets, c);
+    }
+}
+
+void ks_consumer_on_broker_down(struct ks_consumer *c, int32_t broker)
+{
+    note_broker_down(c, broker);
 }
 
 /* ---- assignment and positions ---------------------------------------------------- */
@@ -561,7 +654,7 @@ static void send_find_coordinator(struct ks_consumer *c)
     memset(&request, 0, sizeof(request));
     request.correlation_id = (int32_t)channel_begin(c, CH_GROUP, KS_GROUP_FIND_COORDINATOR_REQUEST);
     g_strlcpy(request.group_id, c->config->group_id, sizeof(request.group_id));
-    send_to_broker(c, rotate_broker(c), KS_GROUP_FIND_COORDINATOR_REQUEST, &request,
+    send_to_broker(c, CH_GROUP, rotate_broker(c), KS_GROUP_FIND_COORDINATOR_REQUEST, &request,
                    sizeof(request));
 }
 
@@ -592,7 +685,7 @@ static void send_join(struct ks_consumer *c)
         memcpy(message + sizeof(request), c->owned->data,
                (size_t)owned_count * sizeof(struct ks_group_topic_partition));
     }
-    send_to_broker(c, c->coordinator, KS_GROUP_JOIN_REQUEST, message, bytes);
+    send_to_broker(c, CH_GROUP, c->coordinator, KS_GROUP_JOIN_REQUEST, message, bytes);
     g_free(message);
 }
 
@@ -616,18 +709,22 @@ static void send_offset_fetch(struct ks_consumer *c)
             position += sizeof(tp);
         }
     }
-    send_to_broker(c, c->coordinator, KS_GROUP_OFFSET_FETCH_REQUEST, message, bytes);
+    send_to_broker(c, CH_GROUP, c->coordinator, KS_GROUP_OFFSET_FETCH_REQUEST, message, bytes);
     g_free(message);
 }
 
 static void on_heartbeat_timer(ks_world *world, void *context);
 
-static void arm_heartbeat(struct ks_consumer *c)
+static void arm_heartbeat_after(struct ks_consumer *c, ks_time_ns delay_ns)
 {
     ks_world_cancel(c->world, c->heartbeat_timer);
-    c->heartbeat_timer =
-        ks_world_schedule(c->world, c->node, (ks_time_ns)c->config->heartbeat_interval_ns,
-                          KS_TIMER_CONSUMER_HEARTBEAT, on_heartbeat_timer, c);
+    c->heartbeat_timer = ks_world_schedule(c->world, c->node, delay_ns, KS_TIMER_CONSUMER_HEARTBEAT,
+                                           on_heartbeat_timer, c);
+}
+
+static void arm_heartbeat(struct ks_consumer *c)
+{
+    arm_heartbeat_after(c, (ks_time_ns)c->config->heartbeat_interval_ns);
 }
 
 static void heartbeat_tick(struct ks_consumer *c);
@@ -649,10 +746,18 @@ static void heartbeat_tick(struct ks_consumer *c)
         (c->phase != PH_ACTIVE && c->phase != PH_OFFSETS && c->phase != PH_SYNC)) {
         return; /* re-armed when the member joins again */
     }
-    arm_heartbeat(c);
     if (c->coordinator < 0) {
-        return; /* being rediscovered (poll_step) */
+        /* KIP-62: the heartbeat thread looks the coordinator up itself
+         * (AbstractCoordinator.HeartbeatThread.run: lookupCoordinator, then
+         * wait retry.backoff.ms), so a member busy processing a batch finds a
+         * new coordinator and keeps its session there. */
+        if (!c->channels[CH_GROUP].in_flight) {
+            send_find_coordinator(c);
+        }
+        arm_heartbeat_after(c, RETRY_BACKOFF_NS);
+        return;
     }
+    arm_heartbeat(c);
     if (now_ns(c) >= c->last_heartbeat_ok_ns + (ks_time_ns)c->config->session_timeout_ns) {
         /* Kafka's heartbeat thread: no answer for a whole session. */
         coordinator_unknown(c);
@@ -668,7 +773,8 @@ static void heartbeat_tick(struct ks_consumer *c)
     request.generation = c->generation;
     g_strlcpy(request.group_id, c->config->group_id, sizeof(request.group_id));
     g_strlcpy(request.member_id, c->member_id, sizeof(request.member_id));
-    send_to_broker(c, c->coordinator, KS_GROUP_HEARTBEAT_REQUEST, &request, sizeof(request));
+    send_to_broker(c, CH_HEARTBEAT, c->coordinator, KS_GROUP_HEARTBEAT_REQUEST, &request,
+                   sizeof(request));
 }
 
 static void send_leave(struct ks_consumer *c)
@@ -682,7 +788,7 @@ static void send_leave(struct ks_consumer *c)
     request.generation = c->generation;
     g_strlcpy(request.group_id, c->config->group_id, sizeof(request.group_id));
     g_strlcpy(request.member_id, c->member_id, sizeof(request.member_id));
-    send_to_broker(c, c->coordinator, KS_GROUP_LEAVE_REQUEST, &request, sizeof(request));
+    send_to_broker(c, -1, c->coordinator, KS_GROUP_LEAVE_REQUEST, &request, sizeof(request));
 }
 
 /* Rejoin (at the next poll boundary when a batch is being processed). */
@@ -772,7 +878,7 @@ static void send_sync(struct ks_consumer *c, const struct ks_group_join_response
                (size_t)entry_count * sizeof(struct ks_group_assignment_entry));
     }
     g_free(entries);
-    send_to_broker(c, c->coordinator, KS_GROUP_SYNC_REQUEST, message, bytes);
+    send_to_broker(c, CH_GROUP, c->coordinator, KS_GROUP_SYNC_REQUEST, message, bytes);
     g_free(message);
 }
 
@@ -834,6 +940,22 @@ static void on_join_response(struct ks_consumer *c, const uint8_t *message, size
     if (r.error_code == KS_GROUP_ERR_MEMBER_ID_REQUIRED) {
         g_strlcpy(c->member_id, r.member_id, sizeof(c->member_id));
         send_join(c);
+        return;
+    }
+    if (r.error_code == KS_GROUP_ERR_INVALID_SESSION_TIMEOUT) {
+        /* AbstractCoordinator.JoinGroupResponseHandler: a fatal error, raised
+         * to the application (InvalidSessionTimeoutException from poll()),
+         * which stops consuming. A restart of the consumer tries again. */
+        struct ks_cluster_event event =
+            event_new(c, KS_EV_INFO, KS_REASON_INVALID_SESSION_TIMEOUT, -1);
+        emit(c, &event);
+        cancel_timers(c);
+        revoke_all(c);
+        c->stopped = true;
+        c->phase = PH_IDLE;
+        c->member_id[0] = 0;
+        c->generation = -1;
+        c->rejoin_needed = false;
         return;
     }
     if (handle_group_error(c, r.error_code)) {
@@ -977,7 +1099,7 @@ static void send_commit(struct ks_consumer *c, bool processed)
         }
     }
     /* Remember what was sent, to mark it committed on the acknowledgement. */
-    send_to_broker(c, c->coordinator, KS_GROUP_OFFSET_COMMIT_REQUEST, message, bytes);
+    send_to_broker(c, CH_COMMIT, c->coordinator, KS_GROUP_OFFSET_COMMIT_REQUEST, message, bytes);
     g_free(message);
 }
 
@@ -1066,7 +1188,8 @@ static void send_metadata(struct ks_consumer *c)
     memset(&request, 0, sizeof(request));
     request.correlation_id = channel_begin(c, CH_METADATA, KS_MSG_METADATA_REQUEST);
     request.topic_index = c->config->topic_index;
-    send_to_broker(c, rotate_broker(c), KS_MSG_METADATA_REQUEST, &request, sizeof(request));
+    send_to_broker(c, CH_METADATA, rotate_broker(c), KS_MSG_METADATA_REQUEST, &request,
+                   sizeof(request));
 }
 
 static void on_metadata_response(struct ks_consumer *c, const uint8_t *message, size_t bytes)
@@ -1118,7 +1241,8 @@ static void send_list_offsets(struct ks_consumer *c)
         request.partition = p;
         request.timestamp = part->reset_timestamp;
         request.current_leader_epoch = -1;
-        send_to_broker(c, part->leader, KS_MSG_LIST_OFFSETS_REQUEST, &request, sizeof(request));
+        send_to_broker(c, CH_LIST_OFFSETS, part->leader, KS_MSG_LIST_OFFSETS_REQUEST, &request,
+                       sizeof(request));
         return;
     }
 }
@@ -1216,7 +1340,7 @@ static void send_fetches(struct ks_consumer *c)
                 part->fetch_sent_offset = part->fetch_position;
             }
         }
-        send_to_broker(c, broker, KS_MSG_FETCH_REQUEST, message, bytes);
+        send_to_broker(c, ch, broker, KS_MSG_FETCH_REQUEST, message, bytes);
         g_free(message);
     }
 }
@@ -1639,7 +1763,7 @@ static void poll_step(struct ks_consumer *c)
 
 static void drive(struct ks_consumer *c)
 {
-    if (c->crashed || !c->started) {
+    if (c->crashed || !c->started || c->stopped) {
         return;
     }
     switch (c->phase) {
@@ -1792,6 +1916,7 @@ struct ks_consumer *ks_consumer_new(ks_world *world, const struct ks_cluster_spe
     c->owned = g_array_new(FALSE, TRUE, sizeof(struct ks_group_topic_partition));
     c->batch = g_array_new(FALSE, TRUE, sizeof(struct pending_record));
     c->batch_partitions = g_array_new(FALSE, TRUE, sizeof(int32_t));
+    c->broker_reset = g_new0(bool, (gsize)c->broker_count);
     c->channel_count = CH_FETCH + c->broker_count;
     c->channels = g_new0(struct channel, (gsize)c->channel_count);
     for (int32_t i = 0; i < c->channel_count; i++) {
@@ -1830,6 +1955,11 @@ static void cancel_timers(struct ks_consumer *c)
     ks_world_cancel(c->world, c->heartbeat_timer);
     ks_world_cancel(c->world, c->poll_interval_timer);
     ks_world_cancel(c->world, c->start_timer);
+    ks_world_cancel(c->world, c->reset_timer);
+    c->reset_timer = 0;
+    for (int32_t b = 0; b < c->broker_count; b++) {
+        c->broker_reset[b] = false;
+    }
     c->wake_timer = 0;
     c->process_timer = 0;
     c->heartbeat_timer = 0;
@@ -1855,6 +1985,7 @@ void ks_consumer_free(struct ks_consumer *c)
     g_array_free(c->batch, TRUE);
     g_array_free(c->batch_partitions, TRUE);
     g_free(c->channels);
+    g_free(c->broker_reset);
     g_free(c);
 }
 
@@ -1888,6 +2019,7 @@ void ks_consumer_on_crash(struct ks_consumer *c)
 void ks_consumer_on_restart(struct ks_consumer *c)
 {
     c->crashed = false;
+    c->stopped = false;
     c->incarnation++;
     ks_world_set_receiver(c->world, c->node, on_receive, c);
     if (!c->started) {
@@ -1904,8 +2036,8 @@ void ks_consumer_on_restart(struct ks_consumer *c)
 
 bool ks_consumer_caught_up(const struct ks_consumer *c)
 {
-    if (c->crashed) {
-        return true;
+    if (c->crashed || c->stopped) {
+        return true; /* it consumes nothing more: the rest of its group must */
     }
     if (c->phase != PH_ACTIVE || c->rejoin_needed || c->processing || c->commit_then_process ||
         c->commit_then_poll || c->generation < 0 || c->rewind_pending) {
@@ -2035,10 +2167,12 @@ void ks_consumer_check(const struct ks_consumer *c)
     }
     ks_assert(assigned_count == c->assigned_count);
     check_poll(c);
-    if (c->crashed) {
+    if (c->crashed || c->stopped) {
         ks_assert(c->phase == PH_IDLE);
         ks_assert(!c->processing);
         ks_assert(c->assigned_count == 0);
+    }
+    if (c->crashed) {
         ks_assert(!c->rewind_pending);
     }
 }

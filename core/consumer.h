@@ -62,6 +62,11 @@ void ks_consumer_on_restart(struct ks_consumer *c);
  * only if the rest of its group covers its partitions, which the cluster
  * checks by asking every member; a down consumer answers true. */
 bool ks_consumer_caught_up(const struct ks_consumer *c);
+/* Broker `broker` went down (its process crashed): the kernel resets its
+ * connections, so the consumer's requests to it fail at once, in its next
+ * event, instead of waiting request.timeout.ms (a network partition gives no
+ * such signal: those requests time out). Ignored while crashed. */
+void ks_consumer_on_broker_down(struct ks_consumer *c, int32_t broker);
 /* Scenario action `rewind`: seeks every assigned partition at the next poll
  * boundary, as KafkaConsumer#seekToBeginning / #seekToEnd / #seek(offset) /
  * #offsetsForTimes + #seek would; the new position is committed like any

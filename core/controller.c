@@ -24,6 +24,9 @@
 **       eligible.leader.replicas.enable; ELR members are replicas outside the
 **       ISR, each once, ascending; LastKnownElr holds at most one replica and
 **       is empty while the partition has a leader.
+**   C5  a broker in controlled shutdown is registered and unfenced, leads no
+**       partition and is in no ISR but as its last member (it is not active:
+**       elections, AlterPartition and preferred-leader moves skip it).
 **
 ** Broker life cycle as the controller sees it:
 **
@@ -31,6 +34,15 @@
 **   FENCED --heartbeat not wanting to be fenced, with the metadata applied
 **            up to its registration--> UNFENCED
 **   UNFENCED --no heartbeat for broker.session.timeout.ms--> FENCED, out of ISRs
+**   UNFENCED --heartbeat WantShutDown, leads partitions--> CONTROLLED_SHUTDOWN:
+**            out of ISRs, its partitions elect without it
+**   UNFENCED or FENCED --heartbeat WantShutDown, leads nothing--> FENCED, out of
+**            ISRs, answered ShouldShutDown
+**   CONTROLLED_SHUTDOWN --heartbeat WantShutDown once every active broker has
+**            reported the moves--> FENCED, answered ShouldShutDown
+**   (controlled shutdown: controlled_shutdown(), after KRaft's
+**   BrokerHeartbeatManager.calculateNextBrokerState and
+**   ReplicationControlManager.processBrokerHeartbeat)
 **
 ** (BrokerHeartbeatManager.calculateNextBrokerState: a broker fenced because
 ** its session expired while it was only cut off is unfenced by its first
@@ -135,6 +147,7 @@
 #include "controller.h"
 
 #include "base.h"
+#include "placement.h"
 
 #include <glib.h>
 #include <stdio.h>
@@ -168,6 +181,11 @@ struct cbroker {
     int64_t acked_version;    /* from its last heartbeat */
     int64_t catch_up_version; /* its registration's version (registerBrokerRecordOffset) */
     int64_t refused_epoch;    /* last incarnation told DUPLICATE_BROKER_REGISTRATION */
+    /* Controlled shutdown (BrokerRegistration.inControlledShutdown): set when
+     * the broker's heartbeat asks while it leads partitions, cleared when it
+     * is fenced; the version its leader and ISR moves reached. */
+    bool in_controlled_shutdown;
+    int64_t controlled_shutdown_version;
 };
 
 struct ks_controller {
@@ -273,10 +291,17 @@ static bool topic_unclean(const struct ks_controller *controller, int32_t topic_
     return controller->topics[topic_index].unclean_leader_election_enable;
 }
 
+/* ClusterControlManager.isActive: registered, not fenced, not in controlled
+ * shutdown; only such a broker may be elected or join an ISR. */
+static bool broker_active(const struct cbroker *broker)
+{
+    return broker->registered && !broker->fenced && !broker->in_controlled_shutdown;
+}
+
 static void alive_array(const struct ks_controller *controller, bool *alive)
 {
     for (int32_t i = 0; i < controller->broker_count; i++) {
-        alive[i] = controller->brokers[i].registered && !controller->brokers[i].fenced;
+        alive[i] = broker_active(&controller->brokers[i]);
     }
 }
 
@@ -300,65 +325,6 @@ static void check_partition(const struct ks_partition_state *state, bool elr_ena
 }
 
 /* ---- pure helpers --------------------------------------------------------- */
-
-void ks_controller_assign(int32_t broker_count, const char (*racks)[32], int32_t partition_count,
-                          int32_t replication_factor, int32_t start_index, int32_t shift,
-                          int32_t (*out)[KS_REPLICATION_FACTOR_MAX])
-{
-    ks_assert(broker_count >= 1);
-    ks_assert(replication_factor >= 1 && replication_factor <= broker_count);
-    /* Broker list: ids ascending, or alternated by rack (Kafka's rack-aware
-     * AdminUtils.getRackAlternatedBrokerList: racks sorted, take one broker
-     * from each rack in turn) so consecutive list entries sit in different
-     * racks and the 9.12 rule spreads replicas over racks. ksim does not add
-     * Kafka's extra skip of brokers whose rack already holds a replica. */
-    int32_t order[KS_BROKER_COUNT_MAX];
-    int32_t n = 0;
-    bool has_racks = racks != NULL && racks[0][0] != '\0';
-    if (!has_racks) {
-        for (int32_t i = 0; i < broker_count; i++) {
-            order[n++] = i + 1;
-        }
-    } else {
-        bool used[KS_BROKER_COUNT_MAX] = { false };
-        while (n < broker_count) {
-            /* One pass: for each distinct rack in name order, its next broker. */
-            const char *last_rack = NULL;
-            for (;;) {
-                int32_t pick = -1;
-                for (int32_t i = 0; i < broker_count; i++) {
-                    if (used[i]) {
-                        continue;
-                    }
-                    if (last_rack != NULL && strcmp(racks[i], last_rack) <= 0) {
-                        continue;
-                    }
-                    if (pick < 0 || strcmp(racks[i], racks[pick]) < 0) {
-                        pick = i;
-                    }
-                }
-                if (pick < 0) {
-                    break;
-                }
-                used[pick] = true;
-                order[n++] = pick + 1;
-                last_rack = racks[pick];
-            }
-        }
-    }
-    int32_t current_shift = shift;
-    for (int32_t p = 0; p < partition_count; p++) {
-        if (p > 0 && p % n == 0) {
-            current_shift++;
-        }
-        int32_t first = (p + start_index) % n;
-        out[p][0] = order[first];
-        for (int32_t j = 1; j < replication_factor; j++) {
-            int32_t index = (first + 1 + (current_shift + j - 1) % (n - 1)) % n;
-            out[p][j] = order[index];
-        }
-    }
-}
 
 int32_t ks_controller_elect_eligible(const struct ks_partition_state *state,
                                      const struct ks_partition_elr *elr, const bool *alive,
@@ -519,7 +485,7 @@ static void push_to(struct ks_controller *controller, int32_t broker_id, int64_t
     push->broker_count = controller->broker_count;
     for (int32_t i = 0; i < KS_BROKER_COUNT_MAX; i++) {
         bool known = i < controller->broker_count && controller->brokers[i].registered;
-        push->broker_alive[i] = (uint8_t)(known && !controller->brokers[i].fenced);
+        push->broker_alive[i] = (uint8_t)(known && broker_active(&controller->brokers[i]));
         push->broker_epochs[i] = known ? controller->brokers[i].broker_epoch : -1;
     }
     struct ks_partition_state *entries =
@@ -665,19 +631,14 @@ static void unclean_shutdown(struct ks_controller *controller, int32_t broker_id
     }
 }
 
-static void fence_broker(struct ks_controller *controller, int32_t broker_id,
-                         enum ks_event_reason why, bool remove_from_isr)
+/* KRaft generateLeaderAndIsrUpdates with brokerToRemove: with out_of_isr the
+ * broker leaves every ISR it is in (but where it is the last member, KRaft
+ * without ELR), and every partition it leads elects again without it, which
+ * the caller has made not alive (fenced, or in controlled shutdown). */
+static void remove_from_partitions(struct ks_controller *controller, int32_t broker_id,
+                                   bool out_of_isr, enum ks_event_reason shrink_why,
+                                   enum ks_event_reason elect_why)
 {
-    struct cbroker *broker = &controller->brokers[broker_id - 1];
-    if (broker->fenced) {
-        return;
-    }
-    broker->fenced = true;
-    controller->version++;
-    struct ks_cluster_event event = event_new(controller, KS_EV_BROKER_FENCED, broker_id, -1, -1);
-    event.reason = why;
-    emit(controller, &event);
-    /* KRaft handleBrokerFenced: shrink ISRs, then re-elect. */
     for (int32_t t = 0; t < controller->topic_count; t++) {
         for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
             struct cpart *part = &controller->parts[t][p];
@@ -685,7 +646,7 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id,
             bool changed = false;
             /* Without ELR the last ISR member stays (PartitionChangeBuilder.build
              * writes an empty ISR only with ELR enabled). */
-            if (remove_from_isr && (state->isr_count > 1 || elr_enabled(controller)) &&
+            if (out_of_isr && (state->isr_count > 1 || elr_enabled(controller)) &&
                 list_contains(state->isr, state->isr_count, broker_id)) {
                 struct ks_partition_state before = *state;
                 struct ks_partition_elr elr_before = part->elr;
@@ -697,12 +658,12 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id,
                 changed = true;
                 struct ks_cluster_event shrink =
                     partition_event(controller, KS_EV_ISR_SHRINK, broker_id, state, &before);
-                shrink.reason = KS_REASON_BROKER_FENCED;
+                shrink.reason = shrink_why;
                 add_elr_facts(&shrink, &elr_before, &part->elr);
                 emit(controller, &shrink);
             }
             if (state->leader == broker_id) {
-                if (!elect_partition(controller, t, p, why)) {
+                if (!elect_partition(controller, t, p, elect_why)) {
                     touch(controller, part);
                 }
             } else if (changed) {
@@ -710,6 +671,28 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id,
             }
         }
     }
+}
+
+static void fence_broker(struct ks_controller *controller, int32_t broker_id,
+                         enum ks_event_reason why, bool remove_from_isr)
+{
+    struct cbroker *broker = &controller->brokers[broker_id - 1];
+    if (broker->fenced) {
+        return;
+    }
+    broker->fenced = true;
+    broker->in_controlled_shutdown = false; /* a fenced broker is no longer shutting down */
+    controller->version++;
+    struct ks_cluster_event event = event_new(controller, KS_EV_BROKER_FENCED, broker_id, -1, -1);
+    event.reason = why;
+    emit(controller, &event);
+    /* KRaft handleBrokerFenced: shrink ISRs, then re-elect. A restarted
+     * broker registering fenced (remove_from_isr false) keeps its ISR
+     * memberships; leadership still moves off it. */
+    remove_from_partitions(controller, broker_id, remove_from_isr,
+                           why == KS_REASON_CONTROLLED_SHUTDOWN ? KS_REASON_CONTROLLED_SHUTDOWN
+                                                                : KS_REASON_BROKER_FENCED,
+                           why);
 }
 
 static void unfence_broker(struct ks_controller *controller, int32_t broker_id)
@@ -855,6 +838,79 @@ static void balance_check(ks_world *world, void *context)
 #endif
 }
 
+/* ---- controlled shutdown --------------------------------------------------- */
+
+/* BrokersToIsrs.hasLeaderships. */
+static bool has_leaderships(const struct ks_controller *controller, int32_t broker_id)
+{
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+            if (controller->parts[t][p].state.leader == broker_id) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* BrokerHeartbeatManager.lowestActiveOffset: the lowest metadata version an
+ * active broker (unfenced, not shutting down) reported in a heartbeat;
+ * INT64_MAX when there is none. */
+static int64_t lowest_active_version(const struct ks_controller *controller)
+{
+    int64_t lowest = INT64_MAX;
+    for (int32_t i = 0; i < controller->broker_count; i++) {
+        const struct cbroker *broker = &controller->brokers[i];
+        if (broker_active(broker) && broker->acked_version < lowest) {
+            lowest = broker->acked_version;
+        }
+    }
+    return lowest;
+}
+
+/* A heartbeat with WantShutDown: BrokerHeartbeatManager.calculateNextBrokerState
+ * and the records ReplicationControlManager.processBrokerHeartbeat writes.
+ *   FENCED -> SHUTDOWN_NOW (handleBrokerFenced: out of the ISRs it is in)
+ *   UNFENCED, leads nothing -> SHUTDOWN_NOW (fenced, out of every ISR)
+ *   UNFENCED, leads -> CONTROLLED_SHUTDOWN (handleBrokerInControlledShutdown:
+ *     no longer active, out of every ISR, its partitions elect without it)
+ *   CONTROLLED_SHUTDOWN -> SHUTDOWN_NOW once it leads nothing and every
+ *     active broker has reported the version those moves reached (so the new
+ *     leaders know before the old one goes); else it stays
+ * Returns whether the broker may shut down now (ShouldShutDown); sets
+ * *changed when a partition or a broker's state changed. */
+static bool controlled_shutdown(struct ks_controller *controller, int32_t broker_id, bool *changed)
+{
+    struct cbroker *broker = &controller->brokers[broker_id - 1];
+    if (broker->fenced) {
+        remove_from_partitions(controller, broker_id, true, KS_REASON_CONTROLLED_SHUTDOWN,
+                               KS_REASON_CONTROLLED_SHUTDOWN);
+        *changed = true;
+        return true;
+    }
+    if (!broker->in_controlled_shutdown) {
+        if (!has_leaderships(controller, broker_id)) {
+            fence_broker(controller, broker_id, KS_REASON_CONTROLLED_SHUTDOWN, true);
+            *changed = true;
+            return true;
+        }
+        broker->in_controlled_shutdown = true;
+        controller->version++;
+        remove_from_partitions(controller, broker_id, true, KS_REASON_CONTROLLED_SHUTDOWN,
+                               KS_REASON_CONTROLLED_SHUTDOWN);
+        broker->controlled_shutdown_version = controller->version;
+        *changed = true;
+        return false;
+    }
+    if (has_leaderships(controller, broker_id) ||
+        broker->controlled_shutdown_version > lowest_active_version(controller)) {
+        return false;
+    }
+    fence_broker(controller, broker_id, KS_REASON_CONTROLLED_SHUTDOWN, true);
+    *changed = true;
+    return true;
+}
+
 /* ---- messages -------------------------------------------------------------- */
 
 static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
@@ -891,6 +947,7 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
         /* A new incarnation registers fenced; leadership moves off it. */
         broker->registered = true;
         broker->broker_epoch = request->broker_epoch;
+        broker->in_controlled_shutdown = false;
         fence_broker(controller, id, KS_REASON_BROKER_RESTARTED, false);
         if (elr_enabled(controller)) {
             unclean_shutdown(controller, id);
@@ -904,11 +961,13 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
      * no longer wants to be fenced is unfenced once it has applied the
      * metadata up to its registration (registerBrokerRecordOffset), so a
      * broker fenced only because it was cut off is unfenced by the first
-     * heartbeat that gets through. (An unfenced broker asking to be fenced
-     * again would be fenced; ksim's brokers never do, having no controlled
-     * shutdown.) */
+     * heartbeat that gets through. A broker asking to shut down goes into
+     * controlled shutdown instead (ksim's brokers never ask to be fenced
+     * again while unfenced). */
     bool caught_up = request->metadata_version >= broker->catch_up_version;
-    if (broker->fenced && !request->want_fence && caught_up) {
+    if (request->want_shutdown) {
+        response.should_shut_down = controlled_shutdown(controller, id, &changed) ? 1 : 0;
+    } else if (broker->fenced && !request->want_fence && caught_up) {
         unfence_broker(controller, id);
         changed = true;
     }
@@ -926,17 +985,16 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
 }
 
 /* ReplicationControlManager.ineligibleReplicasForIsr: every member of a new
- * ISR, old or new, must be registered, unfenced (and not in controlled
- * shutdown, which ksim does not model) and, unless the leader sent -1, of the
- * broker epoch the leader saw in its fetches (KIP-903). */
+ * ISR, old or new, must be registered, unfenced, not in controlled shutdown
+ * and, unless the leader sent -1, of the broker epoch the leader saw in its
+ * fetches (KIP-903). */
 static bool isr_eligible(const struct ks_controller *controller,
                          const struct ks_alter_partition_request *request)
 {
     for (int32_t i = 0; i < request->isr_count; i++) {
         const struct cbroker *member = &controller->brokers[request->isr[i] - 1];
         int64_t epoch = request->isr_broker_epochs[i];
-        if (!member->registered || member->fenced ||
-            (epoch != -1 && epoch != member->broker_epoch)) {
+        if (!broker_active(member) || (epoch != -1 && epoch != member->broker_epoch)) {
             return false;
         }
     }
@@ -1132,6 +1190,9 @@ void ks_controller_check(const struct ks_controller *controller)
         /* Versions a broker acknowledges or must reach were handed out here. */
         ks_assert(broker->acked_version <= controller->version);
         ks_assert(broker->catch_up_version <= controller->version);
+        if (broker->in_controlled_shutdown) {
+            ks_assert(broker->registered && !broker->fenced); /* C4 */
+        }
         any_session = any_session || (broker->registered && !broker->fenced);
     }
     /* arm_session_check after every change: a live session always expires. */
@@ -1156,6 +1217,14 @@ void ks_controller_check(const struct ks_controller *controller)
             }
             check_partition(state, elr_enabled(controller)); /* C1, C2 */
             check_elr(controller, part);                     /* C4 */
+            for (int32_t i = 0; i < state->isr_count; i++) {
+                if (controller->brokers[state->isr[i] - 1].in_controlled_shutdown) {
+                    ks_assert(state->isr_count == 1); /* C5 */
+                }
+            }
+            if (state->leader >= 0) {
+                ks_assert(!controller->brokers[state->leader - 1].in_controlled_shutdown); /* C5 */
+            }
             if (state->leader >= 0) {
                 const struct cbroker *leader = &controller->brokers[state->leader - 1];
                 ks_assert(leader->registered); /* C1 */
@@ -1215,6 +1284,23 @@ void ks_controller_free(struct ks_controller *controller)
     free(controller);
 }
 
+/* Replica placement draws from KS_RNG_CLUSTER. */
+static uint64_t placement_random_below(void *context, uint64_t bound)
+{
+    return ks_world_random_below(context, KS_RNG_CLUSTER, bound);
+}
+
+/* The placer of the controller being modelled (core/placement.h): KRaft's
+ * QuorumController creates every topic through ReplicationControlManager,
+ * whose ClusterControlManager holds a StripedReplicaPlacer, with racks or
+ * without; the ZooKeeper-era controller (not modelled yet) would pick
+ * ks_placement_admin_utils, AdminUtils.assignReplicasToBrokers. */
+static ks_placer_fn *placer_for(const struct ks_controller *controller)
+{
+    (void)controller;
+    return ks_placement_striped;
+}
+
 static void create_topic(struct ks_controller *controller, int32_t topic_index)
 {
     const struct ks_topic_config *topic = &controller->topics[topic_index];
@@ -1228,14 +1314,20 @@ static void create_topic(struct ks_controller *controller, int32_t topic_index)
             memcpy(assignment[p], topic->assignment[p], sizeof assignment[p]);
         }
     } else {
-        /* kafka-reference 9.12: random startIndex and shift (AdminUtils). */
-        int32_t n = controller->broker_count;
-        int32_t start_index =
-            (int32_t)ks_world_random_below(controller->world, KS_RNG_CLUSTER, (uint64_t)n);
-        int32_t shift =
-            (int32_t)ks_world_random_below(controller->world, KS_RNG_CLUSTER, (uint64_t)n);
-        ks_controller_assign(n, controller->spec->cluster->racks, topic->partition_count, rf,
-                             start_index, shift, assignment);
+        bool fenced[KS_BROKER_COUNT_MAX];
+        for (int32_t i = 0; i < controller->broker_count; i++) {
+            fenced[i] = !controller->brokers[i].registered || controller->brokers[i].fenced;
+        }
+        struct ks_placement placement = {
+            .broker_count = controller->broker_count,
+            .racks = controller->spec->cluster->racks,
+            .fenced = fenced,
+            .partition_count = topic->partition_count,
+            .replication_factor = rf,
+            .random_below = placement_random_below,
+            .random_context = controller->world,
+        };
+        placer_for(controller)(&placement, assignment);
     }
     for (int32_t p = 0; p < topic->partition_count; p++) {
         struct cpart *part = &controller->parts[topic_index][p];

@@ -18,8 +18,10 @@ struct ks_controller *ks_controller_new(ks_world *world, const struct ks_cluster
                                         const struct ks_topic_config *topics, int32_t topic_count,
                                         ks_node_id node,
                                         const struct ks_cluster_observer *observer);
-/* Registers the receiver, creates the topics (initial elections, assignment
- * from KS_RNG_CLUSTER unless explicit), pushes them to brokers, arms timers. */
+/* Registers the receiver, creates the topics (initial elections; replicas
+ * placed by core/placement.h's placer for this controller, drawing from
+ * KS_RNG_CLUSTER, unless the topic has an explicit assignment), pushes them
+ * to brokers, arms timers. */
 void ks_controller_start(struct ks_controller *controller);
 void ks_controller_free(struct ks_controller *controller); /* NULL is a no-op */
 /* After the driver restarted the controller's node (its timers were dropped):
@@ -53,13 +55,6 @@ int64_t ks_controller_metadata_version(const struct ks_controller *controller);
  * all hold. Runs after every controller event in KS_DEBUG builds; tests may
  * call it between events. */
 void ks_controller_check(const struct ks_controller *controller);
-
-/* Pure helper, exposed for tests: computes replica placement for one topic
- * (kafka-reference 9.12) given start_index and shift; racks (may be NULL)
- * alternate brokers by rack first. Fills out[partition][replica]. */
-void ks_controller_assign(int32_t broker_count, const char (*racks)[32], int32_t partition_count,
-                          int32_t replication_factor, int32_t start_index, int32_t shift,
-                          int32_t (*out)[KS_REPLICATION_FACTOR_MAX]);
 
 /* Pure helper, exposed for tests: KRaft election (kafka-reference 9.8).
  * alive[id-1] says whether broker id is unfenced. Returns the new leader or

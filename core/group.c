@@ -62,9 +62,14 @@
 ** rebalance timeout (the largest max.poll.interval.ms) is dropped from the
 ** round.
 **
-** The first rebalance of an empty group waits group.initial.rebalance.delay.ms,
-** extended by that much for every member joining meanwhile, at most the
-** rebalance timeout (Kafka's InitialDelayedJoin).
+** The first rebalance of an empty group waits group.initial.rebalance.delay.ms
+** in whole windows (Kafka's InitialDelayedJoin, and the new coordinator's
+** GroupMetadataManager.tryCompleteInitialRebalanceElseSchedule): when a window
+** ends and a new member joined during it, another window of
+** min(delay, remaining) follows, where remaining starts at the rebalance
+** timeout minus the delay and shrinks by each window; otherwise the join
+** completes. So two members joining together wait two windows (about 6 s with
+** the 3 s default), not one window from the last join.
 **
 ** Invariants (asserted; ks_group_coordinator_check checks G1 and G3 with the
 ** group and member bookkeeping after every coordinator event in KS_DEBUG
@@ -146,7 +151,12 @@ struct group {
     GPtrArray *pending_ids; /* char*, owned: ids given with MEMBER_ID_REQUIRED (KIP-394) */
     ks_timer_id join_timer;
     bool initial_delay; /* the first rebalance of an empty group is waiting */
-    ks_time_ns join_started_ns;
+    /* The initial delay's window (InitialDelayedJoin): its length, the
+     * rebalance time left after it, and whether a new member joined during
+     * it (then another window follows). */
+    int64_t initial_window_ns;
+    int64_t initial_remaining_ns;
+    bool new_member_added;
     /* Why the current round started, then what joined it (bounded: the
      * causes past REBALANCE_CAUSES_MAX are only counted). */
     struct rebalance_cause causes[REBALANCE_CAUSES_MAX];
@@ -697,7 +707,26 @@ static void on_join_deadline(ks_world *world, void *context)
     struct coordinator *c = group->coordinator;
     (void)world;
     group->join_timer = 0;
+    if (group->initial_delay && group->new_member_added && group->initial_remaining_ns != 0) {
+        /* InitialDelayedJoin.onComplete: a member joined during this window,
+         * so wait another one, as long as rebalance time remains. */
+        int64_t configured = ks_broker_spec(c->broker)->cluster->group_initial_rebalance_delay_ns;
+        int64_t window =
+            configured < group->initial_remaining_ns ? configured : group->initial_remaining_ns;
+        int64_t remaining = group->initial_remaining_ns - group->initial_window_ns;
+        group->new_member_added = false;
+        group->initial_window_ns = window;
+        group->initial_remaining_ns = remaining > 0 ? remaining : 0;
+        group->join_timer =
+            ks_world_schedule(c->world, ks_broker_node(c->broker), (ks_time_ns)window,
+                              KS_TIMER_GROUP_JOIN, on_join_deadline, group);
+#ifdef KS_DEBUG
+        coordinator_check(c);
+#endif
+        return;
+    }
     group->initial_delay = false;
+    group->new_member_added = false;
     /* Members that did not rejoin within the rebalance timeout leave. */
     for (guint i = group->members->len; i > 0; i--) {
         struct member *m = g_ptr_array_index(group->members, i - 1);
@@ -745,14 +774,20 @@ static void prepare_rebalance(struct coordinator *c, struct group *group,
     }
     bool was_empty = group->state == GROUP_EMPTY;
     group->state = GROUP_PREPARING;
-    group->join_started_ns = ks_world_now_ns(c->world);
     ks_world_cancel(c->world, group->join_timer);
     int64_t delay_ns;
     if (was_empty) {
+        /* GroupMetadataManager.prepareRebalance: the first window, and the
+         * rebalance time that remains after it. */
         group->initial_delay = true;
+        group->new_member_added = false;
         delay_ns = ks_broker_spec(c->broker)->cluster->group_initial_rebalance_delay_ns;
+        int64_t remaining = rebalance_timeout_ns(group) - delay_ns;
+        group->initial_window_ns = delay_ns;
+        group->initial_remaining_ns = remaining > 0 ? remaining : 0;
     } else {
         group->initial_delay = false;
+        group->new_member_added = false;
         delay_ns = rebalance_timeout_ns(group);
     }
     group->join_timer = ks_world_schedule(c->world, ks_broker_node(c->broker), (ks_time_ns)delay_ns,
@@ -881,6 +916,14 @@ static void handle_join(struct coordinator *c, ks_node_id source,
 {
     char group_id[KS_GROUP_ID_BYTES];
     g_strlcpy(group_id, request->group_id, sizeof(group_id));
+    /* GroupCoordinatorService.joinGroup checks the session timeout against
+     * group.min/max.session.timeout.ms before anything else. */
+    const struct ks_cluster_config *cluster = ks_broker_spec(c->broker)->cluster;
+    if (request->session_timeout_ns < cluster->group_min_session_timeout_ns ||
+        request->session_timeout_ns > cluster->group_max_session_timeout_ns) {
+        send_join_error(c, source, request->correlation_id, KS_GROUP_ERR_INVALID_SESSION_TIMEOUT);
+        return;
+    }
     int32_t partition = -1;
     int16_t error = check_coordinator(c, group_id, &partition);
     if (error != KS_GROUP_ERR_NONE) {
@@ -932,6 +975,11 @@ static void handle_join(struct coordinator *c, ks_node_id source,
         if (group->leader_id[0] == 0) {
             g_strlcpy(group->leader_id, m->member_id, sizeof(group->leader_id));
         }
+        /* GroupMetadataManager.classicGroupJoinNewMember: a new member in the
+         * initial rebalance (PREPARING after EMPTY) earns another window. */
+        if (group->state == GROUP_PREPARING && group->initial_delay) {
+            group->new_member_added = true;
+        }
     }
     m->node = source;
     m->topic_index = request->topic_index;
@@ -948,22 +996,7 @@ static void handle_join(struct coordinator *c, ks_node_id source,
     case GROUP_EMPTY:
     case GROUP_COMPLETING:
     case GROUP_STABLE: prepare_rebalance(c, group, KS_REASON_MEMBER_JOINED, m->member_id); break;
-    case GROUP_PREPARING:
-        if (group->initial_delay) {
-            /* InitialDelayedJoin: each new member extends the wait by the
-             * delay, up to the rebalance timeout from the first join. */
-            ks_time_ns now = ks_world_now_ns(c->world);
-            ks_time_ns delay =
-                (ks_time_ns)ks_broker_spec(c->broker)->cluster->group_initial_rebalance_delay_ns;
-            ks_time_ns limit = group->join_started_ns + (ks_time_ns)rebalance_timeout_ns(group);
-            ks_time_ns until = now + delay < limit ? now + delay : limit;
-            ks_world_cancel(c->world, group->join_timer);
-            group->join_timer = ks_world_schedule(c->world, ks_broker_node(c->broker),
-                                                  until > now ? until - now : 0,
-                                                  KS_TIMER_GROUP_JOIN, on_join_deadline, group);
-        }
-        maybe_complete_join(c, group);
-        break;
+    case GROUP_PREPARING: maybe_complete_join(c, group); break;
     }
 }
 
@@ -1670,6 +1703,10 @@ static void check_group(const struct coordinator *c, const struct group *group)
     ks_assert((group->state == GROUP_PREPARING) == (group->join_timer != 0));
     if (group->initial_delay) {
         ks_assert(group->state == GROUP_PREPARING);
+        ks_assert(group->initial_remaining_ns >= 0);
+    }
+    if (group->new_member_added) {
+        ks_assert(group->initial_delay);
     }
     for (guint i = 1; i < group->offsets->len; i++) {
         const struct offset_entry *before =

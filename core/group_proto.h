@@ -53,6 +53,7 @@ enum ks_group_kind {
 #define KS_GROUP_ERR_ILLEGAL_GENERATION           22
 #define KS_GROUP_ERR_INCONSISTENT_GROUP_PROTOCOL  23
 #define KS_GROUP_ERR_UNKNOWN_MEMBER_ID            25
+#define KS_GROUP_ERR_INVALID_SESSION_TIMEOUT      26
 #define KS_GROUP_ERR_REBALANCE_IN_PROGRESS        27
 #define KS_GROUP_ERR_MEMBER_ID_REQUIRED           79 /* KIP-394: join again with the given member_id */
 

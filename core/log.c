@@ -131,6 +131,8 @@ struct segment {
     int64_t offset_of_max_timestamp; /* last offset of the batch holding it */
     int64_t first_batch_timestamp;   /* for segment.ms; -1 when empty */
     int64_t bytes_since_index;
+    int64_t batch_count;  /* batches in the segment; -1 = not known (loaded from its index) */
+    int64_t record_count; /* records in them; -1 = not known */
     GArray *offset_index; /* struct offset_entry, owned */
     GArray *time_index;   /* struct time_entry, owned */
     ks_file *log_file;    /* owned */
@@ -313,8 +315,21 @@ static const uint8_t *reader_get(struct reader *reader, int64_t position, size_t
 
 /* ---- text files (checkpoints) ------------------------------------------------------ */
 
+/* Who waits for an fsync (core/world.h): the calling thread (WAIT), or
+ * nobody, as when one of Kafka's scheduler threads does it (BACKGROUND). */
+enum sync_mode { SYNC_WAIT, SYNC_BACKGROUND };
+
+static enum ks_io_result file_sync(ks_file *file, enum sync_mode mode)
+{
+    switch (mode) {
+    case SYNC_WAIT: return ks_disk_fsync(file);
+    case SYNC_BACKGROUND: return ks_disk_fsync_background(file);
+    }
+    return KS_IO_ERROR;
+}
+
 static void write_text_atomically(ks_world *world, ks_node_id node, const char *path,
-                                  const GString *text)
+                                  const GString *text, enum sync_mode mode)
 {
     char *tmp_path = g_strdup_printf("%s.tmp", path);
     enum ks_io_result result = KS_IO_OK;
@@ -323,7 +338,7 @@ static void write_text_atomically(ks_world *world, ks_node_id node, const char *
     /* A simulated I/O error leaves the old checkpoint in place, as a failed
      * write in Kafka does (the next write retries). */
     bool written =
-        ks_disk_append(file, text->str, text->len) == KS_IO_OK && ks_disk_fsync(file) == KS_IO_OK;
+        ks_disk_append(file, text->str, text->len) == KS_IO_OK && file_sync(file, mode) == KS_IO_OK;
     ks_disk_close(file);
     if (written) {
         ks_disk_rename(world, node, tmp_path, path);
@@ -405,7 +420,10 @@ void ks_checkpoint_write(ks_world *world, ks_node_id node, const char *path,
         g_string_append_printf(text, "%s %" PRId32 " %" PRId64 "\n", entries[i].topic,
                                entries[i].partition, entries[i].offset);
     }
-    write_text_atomically(world, node, path, text);
+    /* Kafka writes its offset checkpoints from scheduler threads
+     * (ReplicaManager's highwatermark-checkpoint, LogManager's
+     * kafka-recovery-point-checkpoint), so no request waits for them. */
+    write_text_atomically(world, node, path, text, SYNC_BACKGROUND);
     g_string_free(text, TRUE);
 }
 
@@ -444,7 +462,10 @@ GArray *ks_checkpoint_read(ks_world *world, ks_node_id node, const char *path)
 
 /* ---- leader epoch cache ------------------------------------------------------------- */
 
-static void epoch_persist(struct ks_log *log)
+/* Rewrites leader-epoch-checkpoint. LeaderEpochFileCache.assign flushes it
+ * before returning (WAIT); truncateFromEndAsyncFlush and
+ * truncateFromStartAsyncFlush leave the flush to the scheduler (BACKGROUND). */
+static void epoch_persist(struct ks_log *log, enum sync_mode mode)
 {
     GString *text = g_string_new(NULL);
     g_string_append_printf(text, "0\n%u\n", log->epochs->len);
@@ -454,7 +475,7 @@ static void epoch_persist(struct ks_log *log)
                                entry->start_offset);
     }
     char *path = g_strdup_printf("%s/%s", log->dir, EPOCH_CHECKPOINT_NAME);
-    write_text_atomically(log->world, log->node, path, text);
+    write_text_atomically(log->world, log->node, path, text, mode);
     g_free(path);
     g_string_free(text, TRUE);
 }
@@ -549,7 +570,7 @@ static bool epoch_truncate_from_start(struct ks_log *log, int64_t offset)
 void ks_log_epoch_assign(struct ks_log *log, int32_t epoch, int64_t start_offset)
 {
     if (epoch_assign_in_memory(log, epoch, start_offset)) {
-        epoch_persist(log);
+        epoch_persist(log, SYNC_WAIT);
     }
 }
 
@@ -596,6 +617,20 @@ int32_t ks_log_epoch_at_end(const struct ks_log *log)
         }
     }
     return -1;
+}
+
+int32_t ks_log_epoch_count(const struct ks_log *log)
+{
+    return (int32_t)log->epochs->len;
+}
+
+void ks_log_epoch_entry(const struct ks_log *log, int32_t index, int32_t *epoch_out,
+                        int64_t *start_offset_out)
+{
+    ks_assert(index >= 0 && (guint)index < log->epochs->len);
+    const struct epoch_entry *entry = &g_array_index(log->epochs, struct epoch_entry, (guint)index);
+    *epoch_out = entry->epoch;
+    *start_offset_out = entry->start_offset;
 }
 
 /* ---- segments: files ------------------------------------------------------------------ */
@@ -658,6 +693,8 @@ static void segment_reset_state(struct segment *segment)
     segment->offset_of_max_timestamp = segment->base_offset;
     segment->first_batch_timestamp = -1;
     segment->bytes_since_index = 0;
+    segment->batch_count = 0;
+    segment->record_count = 0;
     g_array_set_size(segment->offset_index, 0);
     g_array_set_size(segment->time_index, 0);
 }
@@ -773,6 +810,10 @@ static void segment_account_batch(struct ks_log *log, struct segment *segment,
     segment->bytes_since_index += batch->batch_bytes;
     segment->next_offset = batch->last_offset + 1;
     segment->size_bytes = position + batch->batch_bytes;
+    if (segment->batch_count >= 0) {
+        segment->batch_count++;
+        segment->record_count += batch->record_count > 0 ? batch->record_count : 0;
+    }
 }
 
 /* Position of the largest offset-index entry <= offset (0 if none). */
@@ -1012,6 +1053,10 @@ static bool segment_finish_from_index(struct ks_log *log, struct segment *segmen
     segment->offset_of_max_timestamp = segment->base_offset;
     segment->first_batch_timestamp = -1;
     segment->bytes_since_index = 0;
+    /* Only the batches after the last index entry are read: the counts stay
+     * unknown (they only serve the recovery line, ks_log_summarize). */
+    segment->batch_count = file_size == 0 ? 0 : -1;
+    segment->record_count = file_size == 0 ? 0 : -1;
     if (file_size == 0) {
         return segment->offset_index->len == 0 && segment->time_index->len == 0;
     }
@@ -1262,13 +1307,22 @@ static void load_segments(struct ks_log *log, int64_t recovery_point, bool clean
     }
 }
 
-static void log_estimate_leo_before(struct ks_log *log, struct ks_log_recovery_report *report)
+/* What the headers of the last segment's file say before recovery. */
+struct tail_estimate {
+    int64_t valid_bytes; /* up to the first unreadable or torn header */
+    int64_t batch_count;
+    int64_t record_count;
+};
+
+static struct tail_estimate log_estimate_leo_before(struct ks_log *log,
+                                                    struct ks_log_recovery_report *report)
 {
     /* Before recovery, the LEO the files imply is the last segment's end as
      * read from its headers (Kafka logs "recovering from offset X"). */
+    struct tail_estimate tail = { 0, 0, 0 };
     if (log->segments->len == 0) {
         report->leo_before = 0;
-        return;
+        return tail;
     }
     struct segment *last = segment_at(log, log->segments->len - 1);
     int64_t size = ks_disk_size(last->log_file);
@@ -1288,8 +1342,12 @@ static void log_estimate_leo_before(struct ks_log *log, struct ks_log_recovery_r
             leo = batch.last_offset + 1;
         }
         position += batch.batch_bytes;
+        tail.batch_count++;
+        tail.record_count += batch.record_count > 0 ? batch.record_count : 0;
     }
     report->leo_before = leo;
+    tail.valid_bytes = position;
+    return tail;
 }
 
 static void log_check(const struct ks_log *log)
@@ -1322,7 +1380,7 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
      * it first also means the folder is never listed empty. */
     char *epoch_path = g_strdup_printf("%s/%s", dir, EPOCH_CHECKPOINT_NAME);
     if (!ks_disk_exists(world, node, epoch_path)) {
-        epoch_persist(log);
+        epoch_persist(log, SYNC_BACKGROUND); /* Kafka creates it without waiting for a flush */
     }
     g_free(epoch_path);
     finish_interrupted_operations(log);
@@ -1331,13 +1389,20 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     for (guint i = 0; i < log->segments->len; i++) {
         segment_open_files(log, segment_at(log, i), 0);
     }
-    log_estimate_leo_before(log, &report);
+    struct tail_estimate tail = log_estimate_leo_before(log, &report);
     GArray *epochs_before = g_array_copy(log->epochs);
     load_segments(log, recovery_point, clean_shutdown, &report);
     if (log->segments->len == 0) {
         struct segment *segment = segment_new(0);
         segment_open_files(log, segment, KS_DISK_TRUNCATE);
         g_ptr_array_add(log->segments, segment);
+    }
+    struct segment *last = active_segment(log);
+    if (last->batch_count < 0 && last->size_bytes == tail.valid_bytes) {
+        /* Loaded from its index, but the headers were read just above: the
+         * active segment's counts are known after all. */
+        last->batch_count = tail.batch_count;
+        last->record_count = tail.record_count;
     }
     log->leo = active_segment(log)->next_offset;
     log->log_start_offset = segment_at(log, 0)->base_offset;
@@ -1355,7 +1420,7 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
                       (size_t)log->epochs->len * sizeof(struct epoch_entry)) != 0);
     g_array_free(epochs_before, TRUE);
     if (changed) {
-        epoch_persist(log);
+        epoch_persist(log, SYNC_BACKGROUND); /* LogLoader: truncateFromEndAsyncFlush */
     }
     report.leo_after = log->leo;
     if (report.leo_before < 0) {
@@ -1417,19 +1482,35 @@ const char *ks_log_dir(const struct ks_log *log)
     return log->dir;
 }
 
+void ks_log_summarize(const struct ks_log *log, GArray *out)
+{
+    g_array_set_size(out, 0);
+    for (guint i = 0; i < log->segments->len; i++) {
+        const struct segment *segment = segment_at(log, i);
+        struct ks_log_segment_summary summary = {
+            .base_offset = segment->base_offset,
+            .next_offset = segment->next_offset,
+            .size_bytes = segment->size_bytes,
+            .batch_count = segment->batch_count,
+            .record_count = segment->record_count,
+        };
+        g_array_append_val(out, summary);
+    }
+}
+
 /* ---- flush and roll ----------------------------------------------------------------------- */
 
-static enum ks_io_result segment_fsync(struct segment *segment)
+static enum ks_io_result segment_fsync(struct segment *segment, enum sync_mode mode)
 {
     if (!segment->dirty) {
         return KS_IO_OK;
     }
-    enum ks_io_result result = ks_disk_fsync(segment->log_file);
+    enum ks_io_result result = file_sync(segment->log_file, mode);
     if (result == KS_IO_OK) {
-        result = ks_disk_fsync(segment->index_file);
+        result = file_sync(segment->index_file, mode);
     }
     if (result == KS_IO_OK) {
-        result = ks_disk_fsync(segment->time_file);
+        result = file_sync(segment->time_file, mode);
     }
     if (result == KS_IO_OK) {
         segment->dirty = false;
@@ -1437,16 +1518,22 @@ static enum ks_io_result segment_fsync(struct segment *segment)
     return result;
 }
 
-void ks_log_flush(struct ks_log *log)
+/* UnifiedLog.flush: every segment up to the LEO, then the recovery point. */
+static void log_flush(struct ks_log *log, enum sync_mode mode)
 {
     for (guint i = 0; i < log->segments->len; i++) {
-        if (segment_fsync(segment_at(log, i)) != KS_IO_OK) {
+        if (segment_fsync(segment_at(log, i), mode) != KS_IO_OK) {
             return; /* the recovery point stays where the data is known durable */
         }
     }
     log->recovery_point = log->leo;
     log->unflushed_message_count = 0;
     log->last_flush_ns = ks_world_now_ns(log->world);
+}
+
+void ks_log_flush(struct ks_log *log)
+{
+    log_flush(log, SYNC_WAIT);
 }
 
 void ks_log_maybe_flush(struct ks_log *log, ks_time_ns now_ns)
@@ -1456,14 +1543,20 @@ void ks_log_maybe_flush(struct ks_log *log, ks_time_ns now_ns)
     }
     if (now_ns >= log->last_flush_ns &&
         now_ns - log->last_flush_ns >= (ks_time_ns)log->config.flush_ns) {
-        ks_log_flush(log);
+        /* LogManager.flushDirtyLogs runs on the kafka-log-flusher scheduler
+         * thread: no request waits for it. */
+        log_flush(log, SYNC_BACKGROUND);
         log->last_flush_ns = now_ns;
     }
 }
 
 /* Starts a new active segment at new_base. The old one gets its final
- * time-index entry and is fsynced (Kafka flushes it asynchronously right
- * after the roll), which advances the recovery point to new_base. */
+ * time-index entry and is fsynced in the background, which advances the
+ * recovery point to new_base: UnifiedLog.roll schedules
+ * flushUptoOffsetExclusive(newSegment.baseOffset) on the scheduler ("to avoid
+ * a potentially costly fsync under the log's lock"), so the append that
+ * rolled does not wait for it. ksim makes it durable at once, where Kafka's
+ * runs a moment later. */
 static void log_roll(struct ks_log *log, int64_t new_base)
 {
     struct segment *old = active_segment(log);
@@ -1477,7 +1570,7 @@ static void log_roll(struct ks_log *log, int64_t new_base)
         return;
     } else {
         old->dirty = true;
-        if (segment_fsync(old) == KS_IO_OK) {
+        if (segment_fsync(old, SYNC_BACKGROUND) == KS_IO_OK) {
             bool earlier_clean = true;
             for (guint i = 0; i + 1 < log->segments->len; i++) {
                 earlier_clean = earlier_clean && !segment_at(log, i)->dirty;
@@ -1642,7 +1735,7 @@ static enum ks_log_result append_batches(struct ks_log *log, const uint8_t *byte
         ks_assert(ok);
         segment_account_batch(log, segment, &batch, position + (int64_t)offset_in_bytes, true);
         if (epoch_assign_in_memory(log, batch.partition_leader_epoch, batch.base_offset)) {
-            epoch_persist(log);
+            epoch_persist(log, SYNC_WAIT);
         }
         offset_in_bytes += (size_t)batch.batch_bytes;
     }
@@ -1927,7 +2020,7 @@ void ks_log_truncate_fully_and_start_at(struct ks_log *log, int64_t offset)
     ks_assert(offset >= 0);
     log_reset_to_empty_segment(log, offset);
     g_array_set_size(log->epochs, 0);
-    epoch_persist(log);
+    epoch_persist(log, SYNC_WAIT); /* clearAndFlush */
     log_check(log);
 }
 
@@ -1965,7 +2058,7 @@ void ks_log_truncate_to(struct ks_log *log, int64_t offset)
         log->log_start_offset = log->leo;
     }
     if (epoch_truncate_from_end(log, log->leo)) {
-        epoch_persist(log);
+        epoch_persist(log, SYNC_BACKGROUND);
     }
     log_check(log);
 }
@@ -2013,7 +2106,7 @@ int32_t ks_log_apply_retention(struct ks_log *log, ks_time_ns now_ns, int64_t hw
         deleted++;
     }
     if (deleted > 0 && epoch_truncate_from_start(log, log->log_start_offset)) {
-        epoch_persist(log);
+        epoch_persist(log, SYNC_BACKGROUND);
     }
     log_check(log);
     return deleted;
@@ -2029,7 +2122,7 @@ void ks_log_advance_start_offset(struct ks_log *log, int64_t offset)
         delete_oldest_segment(log);
     }
     if (epoch_truncate_from_start(log, log->log_start_offset)) {
-        epoch_persist(log);
+        epoch_persist(log, SYNC_BACKGROUND);
     }
     log_check(log);
 }
@@ -2203,8 +2296,9 @@ static void segment_replace(struct ks_log *log, struct segment *segment, const G
     ks_file *file = ks_disk_open(log->world, log->node, cleaned_path,
                                  KS_DISK_CREATE | KS_DISK_TRUNCATE, &result);
     ks_assert(file != NULL);
+    /* The cleaner thread's writes: no request waits for them. */
     bool written = ks_disk_append(file, bytes->data, bytes->len) == KS_IO_OK &&
-                   ks_disk_fsync(file) == KS_IO_OK;
+                   ks_disk_fsync_background(file) == KS_IO_OK;
     ks_disk_close(file);
     if (written) {
         segment_close_files(segment);
@@ -2216,7 +2310,7 @@ static void segment_replace(struct ks_log *log, struct segment *segment, const G
         struct scan_result scan = segment_scan(log, segment, false, false);
         ks_assert(scan.valid_bytes == (int64_t)bytes->len);
         segment_write_indexes(log, segment);
-        segment_fsync(segment);
+        segment_fsync(segment, SYNC_BACKGROUND);
     } else {
         ks_disk_delete(log->world, log->node, cleaned_path);
     }

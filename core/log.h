@@ -48,6 +48,19 @@ int64_t ks_log_size_bytes(const struct ks_log *log);
 int32_t ks_log_segment_count(const struct ks_log *log);
 const char *ks_log_dir(const struct ks_log *log); /* borrowed */
 
+/* What one segment holds, to compare a log before a crash with what recovery
+ * left of it (the recovery line). */
+struct ks_log_segment_summary {
+    int64_t base_offset;
+    int64_t next_offset;
+    int64_t size_bytes;
+    int64_t batch_count;  /* -1: not known (the segment was loaded from its index) */
+    int64_t record_count; /* -1: not known */
+};
+/* Replaces the contents of `out` (a GArray of struct ks_log_segment_summary)
+ * with the log's segments, oldest first. */
+void ks_log_summarize(const struct ks_log *log, GArray *out);
+
 enum ks_log_result {
     KS_LOG_OK,
     KS_LOG_CORRUPT, /* bad CRC/length in the input batch */
@@ -145,6 +158,11 @@ bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t requested_epoch, 
                              int64_t *end_offset_out);
 /* Epoch of the batch holding offset - 1, i.e. the last fetched epoch; -1 if none. */
 int32_t ks_log_epoch_at_end(const struct ks_log *log);
+/* The cache's entries, oldest first, for observers (the driver draws logs
+ * with them): the count, and entry index's epoch and start offset. */
+int32_t ks_log_epoch_count(const struct ks_log *log);
+void ks_log_epoch_entry(const struct ks_log *log, int32_t index, int32_t *epoch_out,
+                        int64_t *start_offset_out);
 
 /* ---- checkpoint files (kafka-reference 1.4) ---- */
 

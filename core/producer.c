@@ -54,20 +54,44 @@
 **   P2  a connection never holds more than max.in.flight requests.
 **   P3  a batch is in at most one place: a partition queue or one request.
 **   P4  buffer.memory reserved == sum of the live batches' reservations <= buffer.memory
-**       (a single batch may exceed it, as a record larger than buffer.memory would
-**       in Kafka, where it fails; ksim allows it).
+**       (a single batch may exceed it when batch.size does, which Kafka's BufferPool
+**       refuses; ksim allows it. A record larger than buffer.memory or
+**       max.request.size fails at send(), RecordTooLargeException, as in Kafka).
 **   P5  with idempotence, a partition's incomplete sequenced batches all carry the
 **       partition's (producer id, epoch) and are sorted by base sequence.
-**   P6  a partition queue holds retried batches first, then fresh ones in creation
-**       order, so delivery timeouts only need a scan up to the first fresh batch.
+**   P6  a partition queue holds requeued batches (retried or split) first, then
+**       fresh ones in creation order, so delivery timeouts only need a scan up to
+**       the first fresh batch.
+**   P7  a partition is in the active set exactly when its queue is not empty, so
+**       the sender's passes (drain, delivery timeouts, the next wake-up) visit only
+**       those; and a partition with `unresolved` or `bump_required` set is flagged.
+**   P8  requests (Produce, Metadata, InitProducerId) are in flight only on a READY
+**       connection; a CONNECTING one has its probe's id.
 **
-** Retries and the network (NetworkClient): a request with no response after
-** request.timeout.ms disconnects its connection: every request in flight on it
-** fails with NETWORK_EXCEPTION (its fate unknown), which is retriable and asks
-** for a metadata refresh. A connection to a crashed broker closes at once (the
-** kernel resets a dead process's sockets, NetworkClient sees the disconnect)
-** and no new one is made while it is down; a cut-off or paused broker is only
-** noticed through request.timeout.ms. Retried batches go back to the front of their queue:
+** Connections (NetworkClient, ClusterConnectionStates): one per broker,
+**
+**   DISCONNECTED --connect (reconnect backoff over)--> CONNECTING
+**   CONNECTING --ApiVersions answered--> READY (both backoffs start over)
+**   CONNECTING --refused (broker down) / setup timeout--> DISCONNECTED
+**   READY --request timeout / reset (the broker's process died)--> DISCONNECTED
+**
+** A connect sends ApiVersions, whose round trip stands for the TCP handshake
+** too; its SYN is resent after 1 s and at doubling intervals (TCP), and it
+** fails at socket.connection.setup.timeout.ms (10 s, doubled per consecutive
+** failed connect up to .max.ms 30 s, +-20 %). After any disconnect the next
+** connect waits reconnect.backoff.ms (50 ms, doubled per failure since the
+** last ready connection up to .max.ms 1 s, +-20 %). Requests go only on a
+** READY connection (P8): batches for a broker that cannot be reached wait in
+** the accumulator rather than being sent into a cut, and Metadata and
+** InitProducerId wait for the connection of the broker picked for them. A
+** request with no response after request.timeout.ms disconnects its
+** connection: every request in flight on it fails with NETWORK_EXCEPTION (its
+** fate unknown), which is retriable; every disconnect asks for a metadata
+** refresh. A crashed broker's connections are reset (its host's kernel
+** answers RST): the driver calls ks_producer_on_broker_down and the next
+** pass, at once, closes them, and a connect while it is down is refused; a
+** cut-off or paused broker is only noticed through request.timeout.ms and
+** the setup timeout. Retried batches go back to the front of their queue:
 ** without idempotence with addFirst, so several batches failing together are
 ** resent in reverse order, which is how the Java client reorders records when
 ** max.in.flight > 1 (and duplicates them when a lost response hid a write).
@@ -97,10 +121,18 @@
 ** together, each answered on its own; its in-flight slot frees when the last
 ** answer arrives (Kafka answers a request once, when every partition is done).
 **
-** Simplifications: no MESSAGE_TOO_LARGE split-and-retry; no reconnect backoff
-** (reconnect.backoff.ms) after a disconnect; metadata and InitProducerId
-** requests do not take in-flight slots and go to a random broker (Kafka: the
-** least loaded node), another one after a timeout; acks != all turns
+** Record size limits: send() fails a record whose upper-bound size is larger
+** than max.request.size or buffer.memory (KafkaProducer.ensureValidRecordSize)
+** without sending it; a leader refuses a batch larger than the topic's
+** max.message.bytes with MESSAGE_TOO_LARGE, which fails a one-record batch
+** (not retriable) and splits a larger one (split_and_reenqueue).
+**
+** Simplifications: a connect's round trip is the ApiVersions probe (a paused
+** broker, whose kernel would complete the handshake, fails it at the setup
+** timeout); metadata and InitProducerId requests do not take in-flight slots
+** and go to a broker picked at random, preferring one with a ready
+** connection (Kafka: the least loaded node), another one after a failure;
+** acks != all turns
 ** idempotence off (the scenario loader rejects an explicit
 ** enable.idempotence=true with acks != all, retries = 0 or max.in.flight > 5,
 ** as Kafka does; when not explicit Kafka silently drops it, as here); the epoch
@@ -159,6 +191,7 @@ struct pbatch {
     bool closed;            /* no more appends */
     bool maybe_written;     /* some attempt's fate is unknown */
     int32_t retry_count;    /* reenqueues so far (Java's attempts) */
+    bool requeued;          /* back at the front of its queue: retried, or split (P6) */
     ks_time_ns retry_at_ns; /* not before (backoff); 0 = none */
     int16_t last_error;     /* for the failure explanation */
     int64_t producer_id;    /* -1 unless idempotent and drained */
@@ -171,6 +204,7 @@ struct pbatch {
     struct pentry *entry; /* not owned: its place in the request carrying it, or NULL */
     int32_t acked_broker; /* the broker whose answer ended it (acks=0: the one written to); -1 */
     int32_t acked_leader_epoch; /* that broker's leader epoch from its response; -1 unknown */
+    int32_t sent_leader_epoch;  /* the partition's leader epoch at its last send; -1 */
 };
 
 /* One partition's batch inside a Produce request. ksim's wire protocol has
@@ -211,9 +245,22 @@ struct ppart {
     int64_t errors_suppressed;
 };
 
+/* One connection per broker, as ClusterConnectionStates tracks it. */
+enum conn_state { CONN_DISCONNECTED, CONN_CONNECTING, CONN_READY };
+
 struct pconn {
     GPtrArray *inflight;  /* struct prequest*, owned, oldest first */
     int64_t event_second; /* last second a disconnect line was emitted */
+    enum conn_state state;
+    bool attempted;             /* a connect was made in this incarnation */
+    ks_time_ns last_attempt_ns; /* lastConnectAttemptMs: the last connect or disconnect */
+    ks_time_ns reconnect_backoff_ns;
+    ks_time_ns setup_timeout_ns; /* socket.connection.setup.timeout, grown by failures */
+    int32_t failed_attempts;     /* disconnects since the last READY */
+    int32_t failed_connect_attempts;
+    int64_t connect_id; /* the ApiVersions request of a CONNECTING connection */
+    int32_t syn_count;  /* times it was sent: TCP retransmits an unanswered SYN */
+    bool reset_pending; /* the broker's process died: close at the next sender pass */
 };
 
 struct pwaiter { /* the application thread blocked in send() */
@@ -262,6 +309,12 @@ struct ks_producer {
     struct ks_sticky_partitioner sticky;
     int64_t reserved_bytes;
     int32_t *drain_start; /* per broker (index id - 1): RecordAccumulator's drain index */
+    /* The partitions with a non-empty queue (bit i of active_words: parts[i]),
+     * so that the sender's passes visit only partitions that hold batches:
+     * their cost follows the batches, not the topic's partition count (P7). */
+    uint64_t *active_words; /* owned, (partition_count + 63) / 64 */
+    int32_t active_count;
+    bool sequences_flagged; /* some partition may have `unresolved` or `bump_required` set */
 
     /* metadata */
     bool meta_known; /* one good answer seen in this incarnation */
@@ -275,7 +328,6 @@ struct ks_producer {
     int32_t meta_avoid_broker;
     uint8_t broker_alive[KS_BROKER_COUNT_MAX];
     bool broker_alive_known;
-    uint8_t broker_up_seen[KS_BROKER_COUNT_MAX]; /* broker_up() at the last sender pass */
 
     /* idempotence */
     int64_t producer_id; /* -1 until InitProducerId answers */
@@ -286,6 +338,10 @@ struct ks_producer {
     ks_time_ns pid_retry_at_ns;
     int32_t pid_failures;
     int32_t pid_avoid_broker;
+
+    /* Timeline lines of errors without a partition: at most one per second. */
+    int64_t error_second;
+    int64_t errors_suppressed;
 
     /* counters */
     int64_t acked_count;
@@ -432,7 +488,7 @@ static int32_t key_bytes_of(int64_t key_number)
 }
 
 /* The length of header_value_text's output, without formatting it. */
-static int32_t header_value_bytes(const struct ks_producer *p, int64_t seq)
+static int32_t header_value_bytes_of(const struct ks_producer *p, int64_t seq)
 {
     ks_assert(seq >= 0);
     return p->name_bytes + 1 + decimal_digits((uint64_t)seq);
@@ -476,8 +532,30 @@ static int32_t record_size(const struct ks_producer *p, const struct precord *re
     size_t size = ks_producer_record_size_bytes(
         offset_delta, record->timestamp_ms - base_timestamp_ms, key_bytes_of(record->key_number),
         p->config->value_bytes, (int32_t)strlen(KS_IDENTITY_HEADER),
-        header_value_bytes(p, record->seq));
+        header_value_bytes_of(p, record->seq));
     return (int32_t)size;
+}
+
+/* AbstractRecords.estimateSizeInBytesUpperBound for magic v2, the size
+ * KafkaProducer.doSend checks against max.request.size and buffer.memory
+ * (ensureValidRecordSize): a batch header, DefaultRecord.MAX_RECORD_OVERHEAD
+ * (21: the largest varints of length, deltas and attributes) and the key,
+ * value and header fields with their length varints. */
+#define RECORD_OVERHEAD_BYTES_MAX 21
+
+static int64_t record_size_upper_bound(const struct ks_producer *p, const struct precord *record)
+{
+    int32_t key_bytes = key_bytes_of(record->key_number);
+    int32_t value_bytes = p->config->value_bytes;
+    int32_t header_key_bytes = (int32_t)strlen(KS_IDENTITY_HEADER);
+    int32_t header_value_bytes = header_value_bytes_of(p, record->seq);
+    int64_t size = KS_BATCH_HEADER_BYTES + RECORD_OVERHEAD_BYTES_MAX;
+    size += (int64_t)varint_bytes(key_bytes) + (key_bytes > 0 ? key_bytes : 0);
+    size += (int64_t)varint_bytes(value_bytes) + (value_bytes > 0 ? value_bytes : 0);
+    size += (int64_t)varint_bytes(1);
+    size += (int64_t)varint_bytes(header_key_bytes) + header_key_bytes;
+    size += (int64_t)varint_bytes(header_value_bytes) + header_value_bytes;
+    return size;
 }
 
 /* ---- reporting -------------------------------------------------------------- */
@@ -523,13 +601,13 @@ static void report_error(struct ks_producer *p, int32_t partition, int64_t recor
 {
     int64_t second = (int64_t)(now_ns(p) / KS_NS_PER_S);
     struct ppart *part = partition >= 0 ? &p->parts[partition] : NULL;
-    if (part != NULL) {
-        if (part->error_second == second) {
-            part->errors_suppressed += record_count;
-            return;
-        }
-        part->error_second = second;
+    int64_t *error_second = part != NULL ? &part->error_second : &p->error_second;
+    int64_t *suppressed = part != NULL ? &part->errors_suppressed : &p->errors_suppressed;
+    if (*error_second == second) {
+        *suppressed += record_count;
+        return;
     }
+    *error_second = second;
     if (p->observer == NULL || p->observer->on_event == NULL) {
         return;
     }
@@ -542,10 +620,8 @@ static void report_error(struct ks_producer *p, int32_t partition, int64_t recor
     event.error_code = error;
     event.record_count = record_count;
     event.outcome = outcome;
-    event.suppressed_count = part != NULL ? part->errors_suppressed : 0;
-    if (part != NULL) {
-        part->errors_suppressed = 0;
-    }
+    event.suppressed_count = *suppressed;
+    *suppressed = 0;
     p->observer->on_event(p->observer->context, &event);
 }
 
@@ -567,6 +643,7 @@ static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_
     batch->encoded_sequence = -1;
     batch->acked_broker = -1;
     batch->acked_leader_epoch = -1;
+    batch->sent_leader_epoch = -1;
     p->reserved_bytes += reserve_bytes;
     return batch;
 }
@@ -619,8 +696,10 @@ static void batch_end(struct ks_producer *p, struct pbatch *batch,
                 part->unresolved_last_sequence = last;
             }
             part->unresolved = true;
+            p->sequences_flagged = true;
         } else {
             part->bump_required = true;
+            p->sequences_flagged = true;
         }
     }
     sequenced_remove(part, batch);
@@ -639,33 +718,216 @@ static enum ks_record_outcome_kind unacked_outcome(const struct pbatch *batch)
     return batch->maybe_written ? KS_OUTCOME_UNKNOWN : KS_OUTCOME_FAILED;
 }
 
-/* ---- metadata and broker choice -------------------------------------------------- */
+/* ---- the active partitions (P7) ------------------------------------------------------ */
 
-/* Whether a connection to the broker can be made: false while its node is
- * crashed (connection refused). A cut-off or paused broker looks up: its
- * requests time out instead, as over a real network. */
+/* Call after every change to parts[partition].queue. */
+static void active_update(struct ks_producer *p, int32_t partition)
+{
+    uint64_t *word = &p->active_words[partition / 64];
+    uint64_t bit = UINT64_C(1) << (partition % 64);
+    bool active = !g_queue_is_empty(&p->parts[partition].queue);
+    if (active != ((*word & bit) != 0)) {
+        *word ^= bit;
+        p->active_count += active ? 1 : -1;
+    }
+}
+
+/* The first active partition >= from, or -1. */
+static int32_t active_next(const struct ks_producer *p, int32_t from)
+{
+    if (from >= p->partition_count || p->active_count == 0) {
+        return -1;
+    }
+    int32_t index = from / 64;
+    uint64_t word = p->active_words[index] & (~UINT64_C(0) << (from % 64));
+    int32_t word_count = (p->partition_count + 63) / 64;
+    while (word == 0) {
+        if (++index >= word_count) {
+            return -1;
+        }
+        word = p->active_words[index];
+    }
+    int32_t partition = index * 64 + __builtin_ctzll(word);
+    return partition < p->partition_count ? partition : -1;
+}
+
+/* ---- connections ------------------------------------------------------------------- */
+
+/* Whether the broker's process is up: a connect to a crashed broker is
+ * refused at once. A cut-off or paused broker looks up; a connect to it gets
+ * no answer and fails at the setup timeout, as over a real network. */
 static bool broker_up(const struct ks_producer *p, int32_t broker)
 {
     return ks_world_node_is_up(p->world, (ks_node_id)broker);
 }
 
+/* ExponentialBackoff(initial, 2, max, 0.2).backoff(attempts), one draw from
+ * the client stream (ks_producer_retry_backoff_ns computes the same series,
+ * from its first retry). */
+static ks_time_ns conn_backoff_ns(struct ks_producer *p, int64_t initial_ns, int64_t max_ns,
+                                  int32_t attempts)
+{
+    uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
+    return ks_producer_retry_backoff_ns(initial_ns, max_ns, attempts + 1, draw);
+}
+
+static ks_time_ns reconnect_backoff(struct ks_producer *p, int32_t attempts)
+{
+    return conn_backoff_ns(p, p->config->reconnect_backoff_ns, p->config->reconnect_backoff_ns_max,
+                           attempts);
+}
+
+static ks_time_ns setup_timeout(struct ks_producer *p, int32_t attempts)
+{
+    return conn_backoff_ns(p, p->config->connection_setup_timeout_ns,
+                           p->config->connection_setup_timeout_ns_max, attempts);
+}
+
+/* ClusterConnectionStates.canConnect: disconnected, and the reconnect
+ * backoff since the last attempt is over (a node never tried can connect). */
+static bool conn_can_connect(const struct pconn *conn, ks_time_ns now)
+{
+    return conn->state == CONN_DISCONNECTED &&
+           (!conn->attempted ||
+            now >= time_add(conn->last_attempt_ns, (int64_t)conn->reconnect_backoff_ns));
+}
+
+/* TCP resends an unanswered SYN after 1 s, then at doubling intervals
+ * (Linux: initial RTO 1 s, tcp_syn_retries), so a connect into a cut that
+ * heals completes at the next retransmission, while the setup timeout is not
+ * over. The time of the connect's next send, n sends in. */
+static ks_time_ns syn_retransmit_ns(const struct pconn *conn)
+{
+    int32_t sends = conn->syn_count < 30 ? conn->syn_count : 30;
+    int64_t after_ns = ((INT64_C(1) << sends) - 1) * (int64_t)KS_NS_PER_S;
+    return time_add(conn->last_attempt_ns, after_ns);
+}
+
+static ks_time_ns setup_deadline_ns(const struct pconn *conn)
+{
+    return time_add(conn->last_attempt_ns, (int64_t)conn->setup_timeout_ns + 1);
+}
+
+/* When the connection can next change by itself: a SYN retransmission, the
+ * end of its setup timeout (isConnectionSetupTimeout is strictly later) or of
+ * its reconnect backoff; KS_TIME_NEVER when ready. */
+static ks_time_ns conn_wakeup_ns(const struct pconn *conn, ks_time_ns now)
+{
+    switch (conn->state) {
+    case CONN_READY: return KS_TIME_NEVER;
+    case CONN_CONNECTING: return time_min(syn_retransmit_ns(conn), setup_deadline_ns(conn));
+    case CONN_DISCONNECTED:
+        return conn->attempted
+                   ? time_add(conn->last_attempt_ns, (int64_t)conn->reconnect_backoff_ns)
+                   : now;
+    }
+    return KS_TIME_NEVER;
+}
+
+static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns now,
+                            enum ks_event_reason reason);
+
+/* One send of a connect's probe (the same id each time: the first answer
+ * makes the connection ready, later ones are ignored). */
+static void conn_send_syn(struct ks_producer *p, int32_t broker)
+{
+    struct pconn *conn = &p->conns[broker - 1];
+    ks_assert(conn->state == CONN_CONNECTING);
+    struct ks_api_versions_request request;
+    memset(&request, 0, sizeof(request));
+    request.correlation_id = conn->connect_id;
+    conn->syn_count++;
+    ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_API_VERSIONS_REQUEST, &request,
+                  sizeof(request));
+}
+
+/* NetworkClient.initiateConnect: TCP connect, then ApiVersions; ksim sends
+ * the ApiVersions request at once and lets its round trip stand for the
+ * handshake too. A broker whose process is down refuses the connect: a
+ * failed attempt at once. */
+static void conn_connect(struct ks_producer *p, int32_t broker, ks_time_ns now)
+{
+    struct pconn *conn = &p->conns[broker - 1];
+    ks_assert(conn->state == CONN_DISCONNECTED);
+    if (!conn->attempted) {
+        /* ClusterConnectionStates.connecting creates the node's state. */
+        conn->attempted = true;
+        conn->reconnect_backoff_ns = reconnect_backoff(p, 0);
+        conn->setup_timeout_ns = setup_timeout(p, 0);
+    }
+    conn->state = CONN_CONNECTING;
+    conn->last_attempt_ns = now;
+    if (!broker_up(p, broker)) {
+        conn_disconnect(p, broker, now, KS_REASON_CONNECTION_REFUSED);
+        return;
+    }
+    conn->connect_id = ++p->next_correlation_id;
+    conn->syn_count = 0;
+    conn_send_syn(p, broker);
+}
+
+/* NetworkClient.ready: true when the connection can take a request; starts
+ * a connect when it may (the caller has something to send there). */
+static bool conn_ready(struct ks_producer *p, int32_t broker, ks_time_ns now)
+{
+    struct pconn *conn = &p->conns[broker - 1];
+    if (conn->state == CONN_READY) {
+        return true;
+    }
+    if (conn_can_connect(conn, now)) {
+        conn_connect(p, broker, now);
+    }
+    return conn->state == CONN_READY;
+}
+
+static void on_api_versions_response(struct ks_producer *p, ks_node_id source, const void *message,
+                                     size_t bytes)
+{
+    ks_assert(bytes == sizeof(struct ks_api_versions_response)); /* see producer_receive */
+    ks_assert(source >= 1 && source <= (ks_node_id)p->broker_count);
+    const struct ks_api_versions_response *response = message;
+    struct pconn *conn = &p->conns[source - 1];
+    if (conn->state != CONN_CONNECTING || response->correlation_id != conn->connect_id) {
+        return; /* an answer to an attempt that already failed */
+    }
+    /* ClusterConnectionStates.ready: both backoffs start over. */
+    conn->state = CONN_READY;
+    conn->connect_id = 0;
+    conn->failed_attempts = 0;
+    conn->reconnect_backoff_ns = reconnect_backoff(p, 0);
+    conn->failed_connect_attempts = 0;
+    conn->setup_timeout_ns = setup_timeout(p, 0);
+}
+
+/* ---- metadata and broker choice -------------------------------------------------- */
+
 /* A broker for Metadata or InitProducerId (Kafka: leastLoadedNode, which
- * skips nodes it cannot connect to): uniform among the brokers that are up
- * and that the last metadata called alive, then among those up, then among
- * all; never `avoid` (the one that just failed) when there is a choice. */
+ * prefers a ready connection and skips nodes it cannot connect to): uniform
+ * among the brokers that are up, that the last metadata called alive and
+ * whose connection is ready, then among those up, alive and not in reconnect
+ * backoff, then among those up, then among all; never `avoid` (the one that
+ * just failed) when there is a choice. */
 static int32_t pick_broker(struct ks_producer *p, int32_t avoid)
 {
-    int32_t candidates[KS_BROKER_COUNT_MAX];
+    int32_t *candidates = g_newa(int32_t, (gsize)p->broker_count);
     int32_t count = 0;
-    for (int32_t pass = 0; pass < 3 && count == 0; pass++) {
+    ks_time_ns now = now_ns(p);
+    for (int32_t pass = 0; pass < 4 && count == 0; pass++) {
         for (int32_t id = 1; id <= p->broker_count; id++) {
+            const struct pconn *conn = &p->conns[id - 1];
             if (id == avoid && p->broker_count > 1) {
                 continue;
             }
-            if (pass == 0 && p->broker_alive_known && !p->broker_alive[id - 1]) {
+            if (pass <= 1 && p->broker_alive_known && !p->broker_alive[id - 1]) {
                 continue;
             }
-            if (pass <= 1 && !broker_up(p, id)) {
+            if (pass == 0 && conn->state != CONN_READY) {
+                continue;
+            }
+            if (pass == 1 && conn->state == CONN_DISCONNECTED && !conn_can_connect(conn, now)) {
+                continue;
+            }
+            if (pass <= 2 && !broker_up(p, id)) {
                 continue;
             }
             candidates[count++] = id;
@@ -709,22 +971,40 @@ static ks_time_ns metadata_due_ns(const struct ks_producer *p)
     return time_add(p->meta_refreshed_ns, p->config->metadata_max_age_ns);
 }
 
+/* A metadata update that is due goes to a broker picked once per attempt
+ * (meta_broker) and waits for that broker's connection. */
 static void maybe_send_metadata(struct ks_producer *p, ks_time_ns now)
 {
     if (metadata_due_ns(p) > now) {
         return;
     }
+    if (p->meta_broker < 0) {
+        p->meta_broker = pick_broker(p, p->meta_avoid_broker);
+    }
+    int32_t broker = p->meta_broker;
+    if (!conn_ready(p, broker, now)) {
+        return; /* connecting (or refused: conn_disconnect dropped the target) */
+    }
     struct ks_metadata_request request;
     memset(&request, 0, sizeof(request));
     request.correlation_id = ++p->next_correlation_id;
     request.topic_index = p->config->topic_index;
-    int32_t broker = pick_broker(p, p->meta_avoid_broker);
     p->meta_request_id = request.correlation_id;
-    p->meta_broker = broker;
     p->meta_attempt_ns = now;
     p->meta_deadline_ns = time_add(now, p->config->request_timeout_ns);
     ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_METADATA_REQUEST, &request,
                   sizeof(request));
+}
+
+/* The end of a metadata attempt that got no good answer: back off, and pick
+ * another broker next time. */
+static void metadata_failed(struct ks_producer *p, ks_time_ns now)
+{
+    p->meta_request_id = 0;
+    p->meta_failures++;
+    p->meta_attempt_ns = now;
+    p->meta_avoid_broker = p->meta_broker;
+    p->meta_broker = -1;
 }
 
 static void on_metadata_response(struct ks_producer *p, const void *message, size_t bytes)
@@ -737,12 +1017,12 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
     if (response->correlation_id != p->meta_request_id || p->meta_request_id == 0) {
         return; /* a late answer to a request that already timed out */
     }
-    p->meta_request_id = 0;
     if (response->error_code != KS_ERR_NONE) {
-        p->meta_failures++;
-        p->meta_avoid_broker = p->meta_broker;
+        metadata_failed(p, now_ns(p));
         return;
     }
+    p->meta_request_id = 0;
+    p->meta_broker = -1;
     const struct ks_metadata_partition *entries =
         (const struct ks_metadata_partition *)((const uint8_t *)message + sizeof(*response));
     bool missing_leader = false;
@@ -750,6 +1030,12 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
         int32_t partition = entries[i].partition;
         ks_assert(partition >= 0 && partition < p->partition_count); /* of our topic */
         struct ppart *part = &p->parts[partition];
+        if (part->leader_epoch >= 0 && entries[i].leader_epoch < part->leader_epoch) {
+            /* KIP-320: Metadata.updateLatestMetadata keeps what it has when
+             * a broker with stale metadata answers with an older epoch. */
+            missing_leader |= part->leader < 0;
+            continue;
+        }
         part->leader =
             entries[i].leader >= 1 && entries[i].leader <= p->broker_count ? entries[i].leader : -1;
         part->leader_epoch = entries[i].leader_epoch;
@@ -773,18 +1059,25 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
 
 /* ---- idempotence -------------------------------------------------------------------- */
 
+/* InitProducerId goes to a broker picked once per attempt (pid_broker) and
+ * waits for its connection, as metadata does. */
 static void maybe_send_init_producer_id(struct ks_producer *p, ks_time_ns now)
 {
     if (!p->idempotent || p->producer_id >= 0 || p->pid_request_id != 0 ||
         now < p->pid_retry_at_ns) {
         return;
     }
+    if (p->pid_broker < 0) {
+        p->pid_broker = pick_broker(p, p->pid_avoid_broker);
+    }
+    int32_t broker = p->pid_broker;
+    if (!conn_ready(p, broker, now)) {
+        return;
+    }
     struct ks_init_producer_id_request request;
     memset(&request, 0, sizeof(request));
     request.correlation_id = ++p->next_correlation_id;
-    int32_t broker = pick_broker(p, p->pid_avoid_broker);
     p->pid_request_id = request.correlation_id;
-    p->pid_broker = broker;
     p->pid_deadline_ns = time_add(now, p->config->request_timeout_ns);
     ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_INIT_PRODUCER_ID_REQUEST, &request,
                   sizeof(request));
@@ -795,6 +1088,7 @@ static void init_producer_id_failed(struct ks_producer *p)
     p->pid_request_id = 0;
     p->pid_failures++;
     p->pid_avoid_broker = p->pid_broker;
+    p->pid_broker = -1;
     uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
     p->pid_retry_at_ns =
         time_add(now_ns(p), (int64_t)ks_producer_retry_backoff_ns(p->config->retry_backoff_ns,
@@ -814,6 +1108,7 @@ static void on_init_producer_id_response(struct ks_producer *p, const void *mess
         return;
     }
     p->pid_request_id = 0;
+    p->pid_broker = -1;
     p->pid_failures = 0;
     p->producer_id = response->producer_id;
     p->producer_epoch = response->producer_epoch;
@@ -839,13 +1134,16 @@ static void restart_sequences(struct ks_producer *p, struct ppart *part)
     part->bump_required = false;
 }
 
-/* TransactionManager.maybeResolveSequences and bumpIdempotentProducerEpoch. */
+/* TransactionManager.maybeResolveSequences and bumpIdempotentProducerEpoch.
+ * Only a partition with `unresolved` or `bump_required` set can change here,
+ * so the scan runs only while some flag may be set (sequences_flagged). */
 static void resolve_sequences(struct ks_producer *p)
 {
-    if (!p->idempotent || p->producer_id < 0) {
+    if (!p->idempotent || p->producer_id < 0 || !p->sequences_flagged) {
         return;
     }
     bool bump = false;
+    bool still_unresolved = false;
     for (int32_t i = 0; i < p->partition_count; i++) {
         struct ppart *part = &p->parts[i];
         if (part->unresolved && part->sequenced->len == 0) {
@@ -861,7 +1159,11 @@ static void resolve_sequences(struct ks_producer *p)
             }
         }
         bump |= part->bump_required;
+        still_unresolved |= part->unresolved;
     }
+    /* Every bump_required is cleared below (restart_sequences); what stays
+     * flagged is an unresolved partition with batches still in flight. */
+    p->sequences_flagged = still_unresolved;
     if (!bump) {
         return;
     }
@@ -889,14 +1191,15 @@ static int32_t choose_partition(struct ks_producer *p, const struct precord *rec
         key_text(record->key_number, key, &key_bytes);
         return ks_partitioner_key_partition(key, (size_t)key_bytes, p->partition_count);
     }
+    if (!ks_sticky_pick_due(&p->sticky)) {
+        return ks_sticky_partition(&p->sticky, NULL, p->partition_count, 0);
+    }
+    /* A pick: which partitions have a leader (only now, not per record). */
     bool *available = g_newa(bool, (gsize)p->partition_count);
     for (int32_t i = 0; i < p->partition_count; i++) {
         available[i] = partition_available(p, i);
     }
-    uint64_t draw = 0;
-    if (ks_sticky_pick_due(&p->sticky)) {
-        draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
-    }
+    uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
     return ks_sticky_partition(&p->sticky, available, p->partition_count, draw);
 }
 
@@ -980,6 +1283,7 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
     g_array_append_val(batch->records, copy);
     batch->size_bytes += size;
     g_queue_push_tail(&part->queue, batch);
+    active_update(p, partition);
     p->pending_count++;
     int64_t estimated = batch_estimated_bytes(p, batch);
     ks_sticky_on_append(&p->sticky, partition, (int32_t)estimated, estimated >= batch_size);
@@ -1138,6 +1442,7 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
         entry->producer_epoch = batch->producer_epoch;
         entry->base_sequence = batch->base_sequence;
         batch->entry = entry;
+        batch->sent_leader_epoch = p->parts[batch->partition].leader_epoch;
     }
     struct pconn *conn = &p->conns[broker - 1];
     g_ptr_array_add(conn->inflight, request);
@@ -1150,10 +1455,21 @@ static void request_free(struct prequest *request)
     free(request);
 }
 
+/* The end of a retry's backoff. KIP-951: a retry whose partition has a newer
+ * leader epoch than at its last send skips the backoff (ProducerBatch.
+ * hasLeaderChangedForTheOngoingRetry, RecordAccumulator.shouldBackoff). */
+static ks_time_ns batch_backoff_until(const struct ppart *part, const struct pbatch *batch)
+{
+    if (batch->retry_count > 0 && part->leader_epoch > batch->sent_leader_epoch) {
+        return 0;
+    }
+    return batch->retry_at_ns;
+}
+
 static bool batch_sendable(const struct ks_producer *p, const struct ppart *part,
                            const struct pbatch *batch, ks_time_ns now)
 {
-    if (batch->retry_at_ns > now) {
+    if (batch_backoff_until(part, batch) > now) {
         return false;
     }
     if (batch->retry_count > 0) {
@@ -1206,10 +1522,6 @@ static void assign_sequence(struct ks_producer *p, struct ppart *part, struct pb
     g_ptr_array_add(part->sequenced, batch);
 }
 
-/* Kafka's producer.max.request.size default; a request takes batches while
- * it stays under it (its first batch always). */
-#define MAX_REQUEST_BYTES 1048576
-
 /* RecordAccumulator.drainBatchesForOneNode: one request for broker with at
  * most one batch per partition it leads, starting after the partition
  * drained last. Returns the number of batches put in out[]. */
@@ -1220,27 +1532,40 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
     int64_t bytes = 0;
     int32_t *start = &p->drain_start[broker - 1];
     int32_t last = -1;
-    for (int32_t step = 0; step < p->partition_count; step++) {
-        int32_t partition = (*start + step) % p->partition_count;
-        struct ppart *part = &p->parts[partition];
-        if (part->leader != broker) {
-            continue;
+    /* The partitions in cyclic order from *start, as the Java client walks
+     * the node's partitions from its drain index; only the active ones can
+     * have a batch (P7), so the others are not visited. */
+    bool full = false;
+    for (int32_t pass = 0; pass < 2 && !full; pass++) {
+        int32_t from = pass == 0 ? *start : 0;
+        int32_t to = pass == 0 ? p->partition_count : *start;
+        for (int32_t partition = active_next(p, from); partition >= 0 && partition < to;
+             partition = active_next(p, partition + 1)) {
+            struct ppart *part = &p->parts[partition];
+            if (part->leader != broker) {
+                continue;
+            }
+            struct pbatch *batch = g_queue_peek_head(&part->queue);
+            if (batch == NULL || !batch_sendable(p, part, batch, now)) {
+                continue;
+            }
+            /* A request takes batches while it stays within max.request.size
+             * (its first batch always). */
+            if (count > 0 &&
+                bytes + batch_estimated_bytes(p, batch) > p->config->max_request_size_bytes) {
+                full = true;
+                break;
+            }
+            if (idempotence_blocks(p, part, batch)) {
+                continue;
+            }
+            g_queue_pop_head(&part->queue);
+            active_update(p, partition);
+            assign_sequence(p, part, batch);
+            out[count++] = batch;
+            bytes += batch_estimated_bytes(p, batch);
+            last = partition;
         }
-        struct pbatch *batch = g_queue_peek_head(&part->queue);
-        if (batch == NULL || !batch_sendable(p, part, batch, now)) {
-            continue;
-        }
-        if (count > 0 && bytes + batch_estimated_bytes(p, batch) > MAX_REQUEST_BYTES) {
-            break;
-        }
-        if (idempotence_blocks(p, part, batch)) {
-            continue;
-        }
-        g_queue_pop_head(&part->queue);
-        assign_sequence(p, part, batch);
-        out[count++] = batch;
-        bytes += batch_estimated_bytes(p, batch);
-        last = partition;
     }
     if (last >= 0) {
         *start = (last + 1) % p->partition_count;
@@ -1248,21 +1573,40 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
     return count;
 }
 
-static void drain(struct ks_producer *p, ks_time_ns now)
+/* The brokers that lead a partition whose head batch can go now
+ * (RecordAccumulator.ready's ready nodes), in ready[] (broker_count); a
+ * partition with data and no known leader asks for new metadata. */
+static void ready_brokers(struct ks_producer *p, ks_time_ns now, bool *ready)
 {
-    /* Partitions with data but no usable leader: no leader known, or it
-     * cannot be connected to (NetworkClient.ready fails, and the disconnect
-     * asks for new metadata). Their batches wait. */
-    for (int32_t i = 0; i < p->partition_count; i++) {
-        struct ppart *part = &p->parts[i];
-        if (!g_queue_is_empty(&part->queue) && (part->leader < 0 || !broker_up(p, part->leader))) {
+    memset(ready, 0, (size_t)p->broker_count * sizeof(*ready));
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
+        const struct ppart *part = &p->parts[i];
+        if (part->leader < 0) {
             request_metadata_update(p);
+            continue;
+        }
+        const struct pbatch *head = g_queue_peek_head((GQueue *)&part->queue);
+        if (batch_sendable(p, part, head, now)) {
+            ready[part->leader - 1] = true;
         }
     }
-    struct pbatch **batches = g_newa(struct pbatch *, (gsize)p->partition_count);
+}
+
+/* Sender.sendProducerData: each ready broker whose connection is ready gets
+ * requests while it has in-flight room; for the others NetworkClient.ready
+ * starts a connect (or waits out the reconnect backoff), and their batches
+ * wait in the accumulator. */
+static void drain(struct ks_producer *p, ks_time_ns now)
+{
+    bool *ready = g_newa(bool, (gsize)p->broker_count);
+    ready_brokers(p, now, ready);
+    struct pbatch **batches = NULL;
     for (int32_t broker = 1; broker <= p->broker_count; broker++) {
-        if (!broker_up(p, broker)) {
+        if (!ready[broker - 1] || !conn_ready(p, broker, now)) {
             continue;
+        }
+        if (batches == NULL) {
+            batches = g_newa(struct pbatch *, (gsize)p->partition_count);
         }
         struct pconn *conn = &p->conns[broker - 1];
         while (p->config->acks == KS_ACKS_NONE || (int32_t)conn->inflight->len < p->in_flight_max) {
@@ -1282,6 +1626,7 @@ static void reenqueue(struct ks_producer *p, struct pbatch *batch, ks_time_ns no
 {
     struct ppart *part = &p->parts[batch->partition];
     batch->retry_count++;
+    batch->requeued = true;
     batch->closed = true;
     uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
     batch->retry_at_ns =
@@ -1290,6 +1635,7 @@ static void reenqueue(struct ks_producer *p, struct pbatch *batch, ks_time_ns no
                                                             batch->retry_count, draw));
     if (batch->base_sequence < 0) {
         g_queue_push_head(&part->queue, batch);
+        active_update(p, batch->partition);
         return;
     }
     GList *link = part->queue.head;
@@ -1301,6 +1647,7 @@ static void reenqueue(struct ks_producer *p, struct pbatch *batch, ks_time_ns no
         }
     }
     g_queue_push_nth(&part->queue, batch, (gint)position);
+    active_update(p, batch->partition);
 }
 
 static bool error_is_metadata(int16_t error)
@@ -1335,13 +1682,106 @@ static bool idempotent_can_retry(struct ks_producer *p, struct pbatch *batch, in
             return true; /* an earlier batch is still pending: wait for it */
         }
         part->bump_required = true;
+        p->sequences_flagged = true;
         return true;
     }
     if (error == KS_ERR_UNKNOWN_PRODUCER_ID) {
         part->bump_required = true;
+        p->sequences_flagged = true;
         return true;
     }
     return ks_error_is_retriable(error);
+}
+
+/* Sender.completeBatch on MESSAGE_TOO_LARGE for a batch of several records:
+ * RecordAccumulator.splitAndReenqueue. The compression ratio estimate is
+ * reset to max(1, the big batch's ratio); ProducerBatch.split refills new
+ * batches of at most batch.size by the same room rule as an append, keeping
+ * the records' order, the batch's creation time and, with idempotence, its
+ * sequence range (the new batches take consecutive base sequences); they are
+ * treated as never tried (no backoff, retries not counted) and go back to the
+ * front of the queue in order. Their buffers are allocated off the
+ * accumulator (createBatchOffAccumulatorForRecord), so they reserve none of
+ * buffer.memory. With batch.size above the topic's max.message.bytes an
+ * uncompressed batch splits into itself and is refused again, until
+ * delivery.timeout.ms ends it, as in the Java client. */
+static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
+{
+    int32_t partition = big->partition;
+    struct ppart *part = &p->parts[partition];
+    if (big->encoded != NULL && p->config->compression.codec != KS_CODEC_NONE) {
+        int64_t records_bytes = big->size_bytes - KS_BATCH_HEADER_BYTES;
+        int64_t observed =
+            records_bytes > 0 ? (int64_t)big->encoded->len * RATIO_PPM_ONE / records_bytes : 0;
+        p->ratio_ppm = observed > RATIO_PPM_ONE ? observed : RATIO_PPM_ONE;
+    }
+    int32_t batch_size = p->config->batch_size_bytes;
+    GPtrArray *pieces = g_ptr_array_new();
+    struct pbatch *piece = NULL;
+    for (guint i = 0; i < big->records->len; i++) {
+        struct precord record = g_array_index(big->records, struct precord, i);
+        if (piece != NULL) {
+            const struct precord *first = &g_array_index(piece->records, struct precord, 0);
+            int32_t size =
+                record_size(p, &record, (int32_t)piece->records->len, first->timestamp_ms);
+            if (batch_estimated_bytes(p, piece) + size <= batch_size) {
+                record.size_bytes = size;
+                g_array_append_val(piece->records, record);
+                piece->size_bytes += size;
+                continue;
+            }
+        }
+        piece = batch_new(p, partition, 0);
+        piece->created_ns = big->created_ns;
+        piece->closed = true;
+        piece->requeued = true;
+        piece->maybe_written = big->maybe_written;
+        piece->producer_id = big->producer_id;
+        piece->producer_epoch = big->producer_epoch;
+        record.size_bytes = record_size(p, &record, 0, record.timestamp_ms);
+        g_array_append_val(piece->records, record);
+        piece->size_bytes += record.size_bytes;
+        g_ptr_array_add(pieces, piece);
+    }
+    /* The sequences of the big batch, in order (ProducerBatch.split). */
+    if (big->base_sequence >= 0) {
+        int32_t sequence = big->base_sequence;
+        guint position = 0;
+        while (position < part->sequenced->len &&
+               g_ptr_array_index(part->sequenced, position) != big) {
+            position++;
+        }
+        ks_assert(position < part->sequenced->len); /* P5: it was incomplete */
+        g_ptr_array_remove_index(part->sequenced, position);
+        for (guint k = 0; k < pieces->len; k++) {
+            struct pbatch *each = g_ptr_array_index(pieces, k);
+            each->base_sequence = sequence;
+            sequence += (int32_t)each->records->len;
+            g_ptr_array_insert(part->sequenced, (gint)(position + k), each);
+        }
+    }
+    /* The big batch's records now live in the pieces: free it unreported. */
+    g_array_set_size(big->records, 0);
+    batch_free(p, big);
+    /* Back to the front, last piece first, so they go out in order. */
+    for (guint k = pieces->len; k > 0; k--) {
+        struct pbatch *each = g_ptr_array_index(pieces, k - 1);
+        if (each->base_sequence < 0) {
+            g_queue_push_head(&part->queue, each);
+        } else {
+            GList *link = part->queue.head;
+            guint at = 0;
+            for (; link != NULL; link = link->next, at++) {
+                const struct pbatch *queued = link->data;
+                if (queued->base_sequence < 0 || queued->base_sequence > each->base_sequence) {
+                    break;
+                }
+            }
+            g_queue_push_nth(&part->queue, each, (gint)at);
+        }
+    }
+    active_update(p, partition);
+    g_ptr_array_free(pieces, TRUE);
 }
 
 /* Completes one attempt of a batch with `error` (Sender.completeBatch). */
@@ -1359,8 +1799,13 @@ static void complete_attempt(struct ks_producer *p, struct pbatch *batch, int16_
             /* Written under numbers it no longer has: renumber the rest so
              * that no hole is left where it was. */
             part->bump_required = true;
+            p->sequences_flagged = true;
         }
         batch_end(p, batch, KS_OUTCOME_ACKED, error == KS_ERR_NONE ? base_offset : -1);
+        return;
+    }
+    if (error == KS_ERR_MESSAGE_TOO_LARGE && batch->records->len > 1 && !stale) {
+        split_and_reenqueue(p, batch);
         return;
     }
     batch->last_error = error;
@@ -1415,6 +1860,30 @@ static bool entry_stale(const struct pentry *entry, const struct pbatch *batch)
            entry->base_sequence != batch->base_sequence;
 }
 
+/* KIP-951: Sender.handleProduceResponse collects the CurrentLeader of
+ * NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH answers and hands them to
+ * Metadata.updatePartitionLeadership, which takes a leader only with a newer
+ * epoch than the one it knows. The metadata refresh is still requested
+ * (complete_attempt), but the retry need not wait for it. */
+static void update_leadership(struct ks_producer *p, int32_t partition,
+                              const struct ks_produce_response *response)
+{
+    if (response->error_code != KS_ERR_NOT_LEADER_OR_FOLLOWER &&
+        response->error_code != KS_ERR_FENCED_LEADER_EPOCH) {
+        return;
+    }
+    if (response->current_leader_id < 1 || response->current_leader_id > p->broker_count ||
+        response->current_leader_epoch < 0 || !p->meta_known) {
+        return;
+    }
+    struct ppart *part = &p->parts[partition];
+    if (part->leader_epoch >= 0 && response->current_leader_epoch <= part->leader_epoch) {
+        return;
+    }
+    part->leader = response->current_leader_id;
+    part->leader_epoch = response->current_leader_epoch;
+}
+
 static void on_produce_response(struct ks_producer *p, ks_node_id source, const void *message,
                                 size_t bytes)
 {
@@ -1443,8 +1912,10 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
          * ProduceResponse CurrentLeader field does since KIP-951). */
         batch->acked_broker = (int32_t)source;
         batch->acked_leader_epoch = response->leader_epoch;
+        int32_t partition = batch->partition;
         complete_attempt(p, batch, response->error_code, response->base_offset,
                          entry_stale(entry, batch), now_ns(p));
+        update_leadership(p, partition, response);
     }
     if (request->pending_count == 0) {
         request_free(request);
@@ -1454,7 +1925,7 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
 /* A timeline line for a closed connection, at most one per broker per
  * second: which batches go back to be resent, and why. */
 static void report_disconnect(struct ks_producer *p, int32_t broker, const GPtrArray *failed,
-                              ks_time_ns now)
+                              ks_time_ns now, enum ks_event_reason reason)
 {
     struct pconn *conn = &p->conns[broker - 1];
     int64_t second = (int64_t)(now / KS_NS_PER_S);
@@ -1476,8 +1947,7 @@ static void report_disconnect(struct ks_producer *p, int32_t broker, const GPtrA
     }
     struct ks_cluster_event event;
     ks_cluster_event_init(&event, now, KS_EV_PRODUCER_ERROR);
-    event.reason =
-        broker_up(p, broker) ? KS_REASON_CONNECTION_TIMEOUT : KS_REASON_CONNECTION_BROKER_DOWN;
+    event.reason = reason;
     event.producer_index = p->index;
     event.broker = broker;
     event.topic_index = p->config->topic_index;
@@ -1487,51 +1957,92 @@ static void report_disconnect(struct ks_producer *p, int32_t broker, const GPtrA
     p->observer->on_event(p->observer->context, &event);
 }
 
-/* NetworkClient.handleTimedOutRequests: a request past request.timeout.ms
- * closes its connection; every request on it fails as disconnected. A
- * connection to a crashed broker is closed too (the kernel resets a dead
- * process's sockets, and NetworkClient sees the disconnect). */
+/* ClusterConnectionStates.disconnected and NetworkClient.processDisconnection:
+ * every request in flight on the connection fails as disconnected
+ * (NETWORK_EXCEPTION, its fate unknown), a Metadata or InitProducerId
+ * attempt on it fails, the reconnect backoff grows with the failures since
+ * the last ready connection, a failed connect also grows the setup timeout
+ * (any other disconnect resets it), and new metadata is requested
+ * (DefaultMetadataUpdater.handleServerDisconnect). */
+static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns now,
+                            enum ks_event_reason reason)
+{
+    struct pconn *conn = &p->conns[broker - 1];
+    bool was_connecting = conn->state == CONN_CONNECTING;
+    conn->reset_pending = false;
+    conn->state = CONN_DISCONNECTED;
+    conn->connect_id = 0;
+    conn->last_attempt_ns = now;
+    conn->reconnect_backoff_ns = reconnect_backoff(p, conn->failed_attempts);
+    conn->failed_attempts++;
+    if (was_connecting) {
+        conn->failed_connect_attempts++;
+        conn->setup_timeout_ns = setup_timeout(p, conn->failed_connect_attempts);
+    } else {
+        conn->failed_connect_attempts = 0;
+        conn->setup_timeout_ns = setup_timeout(p, 0);
+    }
+    /* Oldest first, as NetworkClient's clearAll iterates; each retry goes to
+     * the front of its queue, so their order flips. */
+    GPtrArray *failed = conn->inflight;
+    conn->inflight = g_ptr_array_new();
+    if (failed->len > 0 || reason == KS_REASON_CONNECTION_SETUP_TIMEOUT) {
+        report_disconnect(p, broker, failed, now, reason);
+    }
+    for (guint i = 0; i < failed->len; i++) {
+        struct prequest *request = g_ptr_array_index(failed, i);
+        for (int32_t e = 0; e < request->entry_count; e++) {
+            struct pentry *entry = &request->entries[e];
+            struct pbatch *batch = entry->batch;
+            entry->batch = NULL;
+            if (batch != NULL) {
+                batch->entry = NULL;
+                complete_attempt(p, batch, KS_ERR_NETWORK_EXCEPTION, -1, entry_stale(entry, batch),
+                                 now);
+            }
+        }
+        request_free(request);
+    }
+    g_ptr_array_free(failed, TRUE);
+    if (p->meta_broker == broker) {
+        metadata_failed(p, now);
+    }
+    if (p->pid_broker == broker) {
+        init_producer_id_failed(p);
+    }
+    request_metadata_update(p);
+}
+
+/* Connections that must close now: the broker's process died (its
+ * connections were reset), a request on it passed request.timeout.ms
+ * (NetworkClient.handleTimedOutRequests), or a connect passed its setup
+ * timeout (handleTimedOutConnections). */
 static void expire_requests(struct ks_producer *p, ks_time_ns now)
 {
     for (int32_t b = 0; b < p->broker_count; b++) {
         struct pconn *conn = &p->conns[b];
-        bool timed_out = conn->inflight->len > 0 && !broker_up(p, b + 1);
-        for (guint i = 0; i < conn->inflight->len; i++) {
-            const struct prequest *request = g_ptr_array_index(conn->inflight, i);
-            timed_out |= request->deadline_ns <= now;
-        }
-        if (!timed_out) {
+        if (conn->reset_pending) {
+            conn->reset_pending = false;
+            if (conn->state != CONN_DISCONNECTED) {
+                conn_disconnect(p, b + 1, now, KS_REASON_CONNECTION_BROKER_DOWN);
+            }
             continue;
         }
-        /* Oldest first, as NetworkClient's clearAll iterates; each retry
-         * goes to the front of its queue, so their order flips. */
-        GPtrArray *failed = conn->inflight;
-        conn->inflight = g_ptr_array_new();
-        report_disconnect(p, b + 1, failed, now);
-        for (guint i = 0; i < failed->len; i++) {
-            struct prequest *request = g_ptr_array_index(failed, i);
-            for (int32_t e = 0; e < request->entry_count; e++) {
-                struct pentry *entry = &request->entries[e];
-                struct pbatch *batch = entry->batch;
-                entry->batch = NULL;
-                if (batch != NULL) {
-                    batch->entry = NULL;
-                    complete_attempt(p, batch, KS_ERR_NETWORK_EXCEPTION, -1,
-                                     entry_stale(entry, batch), now);
-                }
-            }
-            request_free(request);
+        bool timed_out = false;
+        for (guint i = 0; i < conn->inflight->len && !timed_out; i++) {
+            const struct prequest *request = g_ptr_array_index(conn->inflight, i);
+            timed_out = request->deadline_ns <= now;
         }
-        g_ptr_array_free(failed, TRUE);
-        request_metadata_update(p);
-    }
-    if (p->meta_request_id != 0 && (p->meta_deadline_ns <= now || !broker_up(p, p->meta_broker))) {
-        p->meta_request_id = 0;
-        p->meta_failures++;
-        p->meta_avoid_broker = p->meta_broker; /* try another broker next */
-    }
-    if (p->pid_request_id != 0 && (p->pid_deadline_ns <= now || !broker_up(p, p->pid_broker))) {
-        init_producer_id_failed(p);
+        timed_out |=
+            p->meta_request_id != 0 && p->meta_broker == b + 1 && p->meta_deadline_ns <= now;
+        timed_out |= p->pid_request_id != 0 && p->pid_broker == b + 1 && p->pid_deadline_ns <= now;
+        if (timed_out) {
+            conn_disconnect(p, b + 1, now, KS_REASON_CONNECTION_TIMEOUT);
+        } else if (conn->state == CONN_CONNECTING && now >= setup_deadline_ns(conn)) {
+            conn_disconnect(p, b + 1, now, KS_REASON_CONNECTION_SETUP_TIMEOUT);
+        } else if (conn->state == CONN_CONNECTING && now >= syn_retransmit_ns(conn)) {
+            conn_send_syn(p, b + 1);
+        }
     }
 }
 
@@ -1539,18 +2050,19 @@ static void expire_requests(struct ks_producer *p, ks_time_ns now)
  * accumulator, and getExpiredInflightBatches for those in flight). */
 static void expire_batches(struct ks_producer *p, ks_time_ns now)
 {
-    for (int32_t i = 0; i < p->partition_count; i++) {
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
         struct ppart *part = &p->parts[i];
         GList *link = part->queue.head;
         while (link != NULL) {
             GList *next = link->next;
             struct pbatch *batch = link->data;
             bool expired = now >= time_add(batch->created_ns, p->config->delivery_timeout_ns);
-            if (!expired && batch->retry_count == 0) {
+            if (!expired && !batch->requeued) {
                 break; /* fresh batches behind it are younger (queue order, P6) */
             }
             if (expired) {
                 g_queue_delete_link(&part->queue, link);
+                active_update(p, i);
                 enum ks_record_outcome_kind outcome = unacked_outcome(batch);
                 int64_t count = (int64_t)batch->records->len;
                 batch_end(p, batch, outcome, -1);
@@ -1602,13 +2114,20 @@ void ks_producer_check(const struct ks_producer *p)
     int64_t records = 0;
     int64_t reserved = 0;
     int64_t batch_count = 0;
+    int32_t active_count = 0;
     for (int32_t i = 0; i < p->partition_count; i++) {
         const struct ppart *part = &p->parts[i];
+        bool active = (p->active_words[i / 64] >> (i % 64)) & 1;
+        ks_assert(active == !g_queue_is_empty((GQueue *)&part->queue)); /* P7 */
+        active_count += active ? 1 : 0;
+        if (part->unresolved || part->bump_required) {
+            ks_assert(p->sequences_flagged);
+        }
         bool fresh_seen = false;
         for (const GList *link = part->queue.head; link != NULL; link = link->next) {
             const struct pbatch *batch = link->data;
             ks_assert(batch->entry == NULL); /* P3: queued, so not in a request */
-            if (batch->retry_count == 0) {
+            if (!batch->requeued) {
                 fresh_seen = true;
             } else {
                 ks_assert(!fresh_seen); /* P6 */
@@ -1628,6 +2147,13 @@ void ks_producer_check(const struct ks_producer *p)
     for (int32_t b = 0; b < p->broker_count; b++) {
         const struct pconn *conn = &p->conns[b];
         ks_assert((int32_t)conn->inflight->len <= p->in_flight_max); /* P2 */
+        if (conn->inflight->len > 0) {
+            ks_assert(conn->state == CONN_READY); /* P8 */
+        }
+        ks_assert((conn->state == CONN_CONNECTING) == (conn->connect_id != 0)); /* P8 */
+        if (conn->state != CONN_DISCONNECTED) {
+            ks_assert(conn->attempted);
+        }
         for (guint k = 0; k < conn->inflight->len; k++) {
             const struct prequest *request = g_ptr_array_index(conn->inflight, k);
             int32_t pending = 0;
@@ -1645,6 +2171,13 @@ void ks_producer_check(const struct ks_producer *p)
             ks_assert(pending == request->pending_count);
             ks_assert(pending > 0);
         }
+    }
+    ks_assert(active_count == p->active_count); /* P7 */
+    if (p->meta_request_id != 0) {
+        ks_assert(p->meta_broker >= 1 && p->conns[p->meta_broker - 1].state == CONN_READY); /* P8 */
+    }
+    if (p->pid_request_id != 0) {
+        ks_assert(p->pid_broker >= 1 && p->conns[p->pid_broker - 1].state == CONN_READY); /* P8 */
     }
     ks_assert(records == p->pending_count); /* P1 */
     ks_assert(p->acked_count + p->failed_count + p->unknown_count + p->pending_count +
@@ -1665,17 +2198,17 @@ static void sender_wakeup(ks_world *world, void *context);
 static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
 {
     ks_time_ns next = KS_TIME_NEVER;
-    for (int32_t i = 0; i < p->partition_count; i++) {
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
         struct ppart *part = &p->parts[i];
         bool head = true;
         for (GList *link = part->queue.head; link != NULL; link = link->next) {
             const struct pbatch *batch = link->data;
             next = time_min(next, time_add(batch->created_ns, p->config->delivery_timeout_ns));
-            if (!head && batch->retry_count == 0) {
+            if (!head && !batch->requeued) {
                 break; /* the rest are younger (P6) */
             }
             if (head && part->leader >= 0) {
-                ks_time_ns ready = batch->retry_at_ns;
+                ks_time_ns ready = batch_backoff_until(part, batch);
                 if (batch->retry_count == 0 && !batch_sendable(p, part, batch, now)) {
                     ready = time_add(batch->created_ns, p->config->linger_ns);
                 }
@@ -1700,13 +2233,32 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
             }
         }
     }
+    /* Connections: setup timeouts, and the end of the reconnect backoff of
+     * a broker that has something to send. */
+    bool *ready = g_newa(bool, (gsize)p->broker_count);
+    ready_brokers(p, now, ready);
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        const struct pconn *conn = &p->conns[b];
+        if (conn->state == CONN_CONNECTING || (ready[b] && conn->state != CONN_READY)) {
+            next = time_min(next, conn_wakeup_ns(conn, now));
+        }
+    }
     if (p->meta_request_id != 0) {
         next = time_min(next, p->meta_deadline_ns);
     } else {
-        next = time_min(next, metadata_due_ns(p));
+        ks_time_ns due = metadata_due_ns(p);
+        if (due <= now && p->meta_broker >= 0) {
+            /* Due, and waiting for its broker's connection. */
+            due = conn_wakeup_ns(&p->conns[p->meta_broker - 1], now);
+        }
+        next = time_min(next, due);
     }
     if (p->idempotent && p->producer_id < 0) {
-        next = time_min(next, p->pid_request_id != 0 ? p->pid_deadline_ns : p->pid_retry_at_ns);
+        ks_time_ns due = p->pid_request_id != 0 ? p->pid_deadline_ns : p->pid_retry_at_ns;
+        if (p->pid_request_id == 0 && due <= now && p->pid_broker >= 0) {
+            due = conn_wakeup_ns(&p->conns[p->pid_broker - 1], now);
+        }
+        next = time_min(next, due);
     }
     if (p->waiter.active) {
         next = time_min(next, p->waiter.deadline_ns);
@@ -1734,33 +2286,15 @@ static void schedule_sender(struct ks_producer *p, ks_time_ns at_ns)
 
 /* Whether a sender pass at `now` could do anything, for a record appended
  * to an open batch that is still not full (that append makes nothing
- * sendable and moves no deadline). A pass acts on (a) deadlines, which
+ * sendable and moves no deadline). A pass acts on deadlines, which
  * next_wakeup_ns covers and the sender timer holds (its time is never later
- * than the earliest of them); (b) events (responses, appends that make a
- * batch ready), after which it runs anyway; and (c) brokers that are down,
- * which it reads without an event: a broker that went down or came back
- * since the last pass (a connection to reset, a leader that cannot be
- * reached or can again), and a request still waiting on a broker that is
- * down (metadata or InitProducerId sent to a crashed node when no other
- * could be chosen: the next pass fails it at once). Skipping the pass in
- * every other case changes nothing the simulation can see. */
+ * than the earliest of them), and on events (responses, appends that make a
+ * batch ready, a broker's connections reset by its crash, which
+ * ks_producer_on_broker_down turns into a pass), after which it runs anyway.
+ * So only a due sender timer makes the pass worth running. */
 static bool sender_due(struct ks_producer *p, ks_time_ns now)
 {
-    if (p->sender_timer != 0 && p->sender_at_ns <= now) {
-        return true;
-    }
-    for (int32_t b = 0; b < p->broker_count; b++) {
-        bool up = broker_up(p, b + 1);
-        if (up != (p->broker_up_seen[b] != 0)) {
-            return true;
-        }
-        if (!up && (p->conns[b].inflight->len > 0 ||
-                    (p->meta_request_id != 0 && p->meta_broker == b + 1) ||
-                    (p->pid_request_id != 0 && p->pid_broker == b + 1))) {
-            return true;
-        }
-    }
-    return false;
+    return p->sender_timer != 0 && p->sender_at_ns <= now;
 }
 
 static void sender_run(struct ks_producer *p)
@@ -1769,9 +2303,6 @@ static void sender_run(struct ks_producer *p)
         return;
     }
     ks_time_ns now = now_ns(p);
-    for (int32_t b = 0; b < p->broker_count; b++) {
-        p->broker_up_seen[b] = broker_up(p, b + 1) ? 1 : 0;
-    }
     expire_requests(p, now);
     expire_batches(p, now);
     resolve_sequences(p);
@@ -1851,6 +2382,21 @@ static void record_due(ks_world *world, void *context)
     waiter->record.seq = p->next_seq++;
     waiter->record.sent_ns = now;
     waiter->record.timestamp_ms = KS_EPOCH_BASE_MS + (int64_t)(now / KS_NS_PER_MS);
+    int64_t size = record_size_upper_bound(p, &waiter->record);
+    if (size > p->config->max_request_size_bytes || size > p->config->buffer_memory_bytes) {
+        /* KafkaProducer.ensureValidRecordSize: RecordTooLargeException, the
+         * send fails at once and nothing is sent. */
+        struct precord record = waiter->record;
+        waiter->active = false;
+        report_record(p, NULL, &record, -1, -1, KS_OUTCOME_FAILED);
+        report_error(p, -1, 1, KS_OUTCOME_FAILED, KS_REASON_RECORD_TOO_LARGE,
+                     KS_ERR_MESSAGE_TOO_LARGE);
+        schedule_next_record(p);
+#ifdef KS_DEBUG
+        ks_producer_check(p);
+#endif
+        return;
+    }
     enum append_result result = waiter_try(p);
     if (result != APPEND_NO_MEMORY) {
         schedule_next_record(p);
@@ -1898,6 +2444,9 @@ static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source
         on_init_producer_id_response(p, message, message_bytes);
         break;
     case KS_MSG_PRODUCE_RESPONSE: on_produce_response(p, source, message, message_bytes); break;
+    case KS_MSG_API_VERSIONS_RESPONSE:
+        on_api_versions_response(p, source, message, message_bytes);
+        break;
     default: ks_assert(!"unexpected message kind at a producer");
     }
     sender_run(p);
@@ -1920,6 +2469,7 @@ static void reset_client_state(struct ks_producer *p)
         part->error_second = -1;
         part->errors_suppressed = 0;
     }
+    p->sequences_flagged = false;
     ks_sticky_init(&p->sticky, p->config->batch_size_bytes);
     p->meta_known = false;
     p->meta_need_update = true;
@@ -1940,7 +2490,21 @@ static void reset_client_state(struct ks_producer *p)
     p->record_timer = 0;
     for (int32_t b = 0; b < p->broker_count; b++) {
         p->drain_start[b] = 0;
+        struct pconn *conn = &p->conns[b];
+        ks_assert(conn->inflight->len == 0);
+        conn->state = CONN_DISCONNECTED;
+        conn->attempted = false;
+        conn->last_attempt_ns = 0;
+        conn->reconnect_backoff_ns = 0;
+        conn->setup_timeout_ns = 0;
+        conn->failed_attempts = 0;
+        conn->failed_connect_attempts = 0;
+        conn->connect_id = 0;
+        conn->syn_count = 0;
+        conn->reset_pending = false;
     }
+    p->meta_broker = -1;
+    p->pid_broker = -1;
 }
 
 struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spec *spec,
@@ -1992,6 +2556,8 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
     p->conns = calloc((size_t)p->broker_count, sizeof(*p->conns));
     p->drain_start = calloc((size_t)p->broker_count, sizeof(*p->drain_start));
     ks_assert(p->drain_start != NULL);
+    p->active_words = calloc((size_t)(p->partition_count + 63) / 64, sizeof(*p->active_words));
+    ks_assert(p->active_words != NULL);
     ks_assert(p->parts != NULL && p->conns != NULL);
     for (int32_t i = 0; i < p->partition_count; i++) {
         g_queue_init(&p->parts[i].queue);
@@ -2002,6 +2568,7 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
         p->conns[b].event_second = -1;
     }
     p->start_at_ns = KS_TIME_NEVER;
+    p->error_second = -1;
     p->up = true;
     reset_client_state(p);
     ks_world_set_receiver(world, p->node, producer_receive, p);
@@ -2059,6 +2626,7 @@ static void drop_all(struct ks_producer *p, bool report)
         struct ppart *part = &p->parts[i];
         struct pbatch *batch;
         while ((batch = g_queue_pop_head(&part->queue)) != NULL) {
+            active_update(p, i);
             if (report) {
                 batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
             } else {
@@ -2093,6 +2661,7 @@ void ks_producer_free(struct ks_producer *p)
     free(p->parts);
     free(p->conns);
     free(p->drain_start);
+    free(p->active_words);
     free(p->value);
     free(p->value_scratch);
     free(p);
@@ -2133,6 +2702,16 @@ void ks_producer_on_restart(struct ks_producer *p)
     p->base_seq = p->next_seq;
     schedule_next_record(p);
     sender_run(p);
+}
+
+void ks_producer_on_broker_down(struct ks_producer *p, int32_t broker)
+{
+    ks_assert(broker >= 1 && broker <= p->broker_count);
+    if (!p->up || !p->started) {
+        return; /* no connections */
+    }
+    p->conns[broker - 1].reset_pending = true;
+    schedule_sender(p, now_ns(p));
 }
 
 void ks_producer_stop(struct ks_producer *p)

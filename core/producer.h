@@ -41,6 +41,10 @@ void ks_producer_on_crash(struct ks_producer *p);
 /* A new incarnation: new producer id, continue the workload (record numbers
  * continue where the previous incarnation stopped). */
 void ks_producer_on_restart(struct ks_producer *p);
+/* Broker `broker` went down (its process crashed): its connections were
+ * reset, so the requests in flight to it fail at the next sender pass, which
+ * runs at once. Ignored while the producer is down or not started. */
+void ks_producer_on_broker_down(struct ks_producer *p, int32_t broker);
 /* Stop generating new records; queued and in-flight ones finish or time out. */
 void ks_producer_stop(struct ks_producer *p);
 /* Records that ended acked so far. */
@@ -52,7 +56,7 @@ bool ks_producer_idle(const struct ks_producer *p);
 
 /* ---- for tests and the driver -------------------------------------------- */
 
-/* Asserts the invariants P1..P6 of core/producer.c (whole-object check;
+/* Asserts the invariants P1..P8 of core/producer.c (whole-object check;
  * O(batches)). Runs after every sender pass in DEBUG=1 builds. */
 void ks_producer_check(const struct ks_producer *p);
 

@@ -31,9 +31,15 @@
 **   FETCH_RESPONSE          struct ks_fetch_response, then partition_count times:
 **                           struct ks_fetch_response_partition + records_bytes of records
 **   LIST_OFFSETS_*          struct ks_list_offsets_request / _response
+**   API_VERSIONS_*          struct ks_api_versions_request / _response
 **   BROKER_HEARTBEAT_*      struct ks_broker_heartbeat_request / _response
 **   ALTER_PARTITION_*       struct ks_alter_partition_request / _response
 **   PARTITION_STATE         struct ks_partition_state_push
+**                           + partition_count * struct ks_partition_state
+**   ZK_REQUEST              struct ks_zk_request
+**   ZK_RESPONSE, ZK_WATCH   struct ks_zk_response
+**                           + partition_count * struct ks_partition_state (READ_STATE)
+**   LEADER_AND_ISR          struct ks_leader_and_isr + struct ks_partition_state_push
 **                           + partition_count * struct ks_partition_state
 **
 ** Producer ids: InitProducerId is answered by any live broker (Kafka asks the
@@ -86,7 +92,8 @@ enum ks_error {
     KS_ERR_OFFSET_NOT_AVAILABLE = 78,
     KS_ERR_INVALID_UPDATE_VERSION = 96,         /* AlterPartition with a stale partition epoch */
     KS_ERR_DUPLICATE_BROKER_REGISTRATION = 101, /* old incarnation's session still valid */
-    KS_ERR_INELIGIBLE_REPLICA = 107, /* an ISR member fenced, unregistered or of a stale epoch */
+    KS_ERR_INELIGIBLE_REPLICA = 107,    /* an ISR member fenced, unregistered or of a stale epoch */
+    KS_ERR_STALE_CONTROLLER_EPOCH = 11, /* a request from a controller of an older epoch */
 };
 
 /* "NOT_LEADER_OR_FOLLOWER" etc.; "UNKNOWN" for codes not listed above. */
@@ -100,6 +107,7 @@ static inline const char *ks_error_name(int16_t error_code)
     case KS_ERR_UNKNOWN_TOPIC_OR_PARTITION: return "UNKNOWN_TOPIC_OR_PARTITION";
     case KS_ERR_LEADER_NOT_AVAILABLE: return "LEADER_NOT_AVAILABLE";
     case KS_ERR_NOT_LEADER_OR_FOLLOWER: return "NOT_LEADER_OR_FOLLOWER";
+    case KS_ERR_STALE_CONTROLLER_EPOCH: return "STALE_CONTROLLER_EPOCH";
     case KS_ERR_REQUEST_TIMED_OUT: return "REQUEST_TIMED_OUT";
     case KS_ERR_MESSAGE_TOO_LARGE: return "MESSAGE_TOO_LARGE";
     case KS_ERR_NETWORK_EXCEPTION: return "NETWORK_EXCEPTION";
@@ -165,11 +173,18 @@ enum ks_msg_kind {
     KS_MSG_FETCH_RESPONSE = 8,
     KS_MSG_LIST_OFFSETS_REQUEST = 9,
     KS_MSG_LIST_OFFSETS_RESPONSE = 10,
+    KS_MSG_API_VERSIONS_REQUEST = 11, /* the first request on a new connection */
+    KS_MSG_API_VERSIONS_RESPONSE = 12,
     KS_MSG_BROKER_HEARTBEAT_REQUEST = 20, /* also registration (first one after start) */
     KS_MSG_BROKER_HEARTBEAT_RESPONSE = 21,
     KS_MSG_ALTER_PARTITION_REQUEST = 22,
     KS_MSG_ALTER_PARTITION_RESPONSE = 23,
     KS_MSG_PARTITION_STATE = 24, /* controller -> broker: LeaderAndIsr + metadata */
+    /* controller = zookeeper (core/zk.c, core/broker_zk.c, core/zk_controller.c) */
+    KS_MSG_ZK_REQUEST = 25,     /* broker -> ZooKeeper: struct ks_zk_request */
+    KS_MSG_ZK_RESPONSE = 26,    /* ZooKeeper -> broker: struct ks_zk_response (+ entries) */
+    KS_MSG_ZK_WATCH = 27,       /* ZooKeeper -> broker: a watch fired: struct ks_zk_response */
+    KS_MSG_LEADER_AND_ISR = 28, /* ZooKeeper-era controller -> broker: ks_leader_and_isr + push */
 };
 
 #define KS_MSG_GROUP_FIRST 100u /* consumer-group kinds: 100 .. 199 */
@@ -189,9 +204,11 @@ enum ks_broker_timer_kind {
     KS_TIMER_BROKER_LOG_TASKS = 209, /* retention, compaction, flush.ms */
     KS_TIMER_BROKER_ALTER_PARTITION_RETRY = 210,
     KS_TIMER_BROKER_HEARTBEAT_TIMEOUT = 211, /* a registration or heartbeat unanswered */
+    KS_TIMER_BROKER_SHUTDOWN_TIMEOUT = 212,  /* controlled shutdown: stop without the answer */
     KS_TIMER_CONTROLLER_SESSION_CHECK = 220,
     KS_TIMER_CONTROLLER_REBALANCE = 221,
     KS_TIMER_CONTROLLER_START = 222,
+    KS_TIMER_ZK_SESSION_CHECK = 230, /* ZooKeeper: expire sessions without pings */
 };
 
 /* ListOffsets special timestamps (Kafka's). */
@@ -272,6 +289,10 @@ struct ks_produce_response {
     int16_t error_code;
     int16_t reserved;
     int32_t leader_epoch; /* the answering leader's epoch; -1 if it is not the leader */
+    /* KIP-951 CurrentLeader: with NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH,
+     * the leader and epoch the answering broker's metadata names; -1 unknown. */
+    int32_t current_leader_id;
+    int32_t current_leader_epoch;
 };
 
 /* ---- Fetch ---------------------------------------------------------------- */
@@ -346,6 +367,23 @@ struct ks_fetch_response_partition {
     uint32_t records_bytes;
 };
 
+/* ---- ApiVersions ---------------------------------------------------------- */
+
+/* NetworkClient sends ApiVersions first on every new connection and uses the
+ * connection only once it is answered; ksim's producer lets this one round
+ * trip stand for the TCP handshake as well (its connection model). Any broker
+ * answers at once. */
+struct ks_api_versions_request {
+    int64_t correlation_id;
+};
+
+struct ks_api_versions_response {
+    int64_t correlation_id;
+    int16_t error_code;
+    int16_t reserved;
+    int32_t reserved2;
+};
+
 /* ---- ListOffsets (one partition per request) ---------------------------- */
 
 struct ks_list_offsets_request {
@@ -380,9 +418,9 @@ struct ks_list_offsets_response {
  * always converges. */
 struct ks_broker_heartbeat_request {
     int32_t broker_id;
-    uint8_t want_fence; /* BrokerHeartbeatRequest.WantFence: not ready to be unfenced yet */
-    uint8_t reserved;
-    int16_t reserved2;
+    uint8_t want_fence;    /* BrokerHeartbeatRequest.WantFence: not ready to be unfenced yet */
+    uint8_t want_shutdown; /* 1: controlled shutdown (BrokerHeartbeat's WantShutDown) */
+    int16_t reserved;
     int64_t broker_epoch;     /* incarnation: bumps on each restart */
     int64_t metadata_version; /* applied so far; -1 after a restart */
     int64_t correlation_id;   /* echoed, so that a late answer is not taken for the current one */
@@ -393,8 +431,10 @@ struct ks_broker_heartbeat_response {
     int64_t correlation_id;   /* echoed */
     int64_t metadata_version; /* controller's current version */
     int16_t error_code;
-    uint8_t fenced;    /* 1 while the controller considers the broker fenced */
-    uint8_t caught_up; /* IsCaughtUp: metadata_version reached its registration's */
+    uint8_t fenced;           /* 1 while the controller considers the broker fenced */
+    uint8_t caught_up;        /* IsCaughtUp: metadata_version reached its registration's */
+    uint8_t should_shut_down; /* 1: controlled shutdown granted (ShouldShutDown) */
+    uint8_t reserved;
     int32_t reserved2;
 };
 
@@ -458,6 +498,69 @@ struct ks_partition_state_push {
      * epochs, which a leader compares with a follower's fetches); -1 none. */
     int64_t broker_epochs[KS_BROKER_COUNT_MAX];
     /* followed by partition_count * struct ks_partition_state */
+};
+
+/* ---- controller = zookeeper ------------------------------------------------ */
+
+/* ZooKeeper operations ksim's brokers use (KafkaZkClient's calls reduced to
+ * the znodes Kafka's controller and brokers touch, see core/zk.c). */
+enum ks_zk_op {
+    KS_ZK_OP_CONNECT = 1,         /* open a session (the znodes' owner) */
+    KS_ZK_OP_PING = 2,            /* keep the session alive */
+    KS_ZK_OP_REGISTER = 3,        /* create ephemeral /brokers/ids/N */
+    KS_ZK_OP_ELECT = 4,           /* create ephemeral /controller, bump /controller_epoch */
+    KS_ZK_OP_READ_STATE = 5,      /* the controller reads brokers and partition states */
+    KS_ZK_OP_WRITE_PARTITION = 6, /* conditional set of .../partitions/P/state */
+    KS_ZK_OP_CLOSE = 7,           /* a clean shutdown closes the session */
+};
+
+/* ZooKeeper's own result codes (KeeperException.Code). */
+enum ks_zk_error {
+    KS_ZK_OK = 0,
+    KS_ZK_BAD_VERSION = -103,
+    KS_ZK_NODE_EXISTS = -110,
+    KS_ZK_SESSION_EXPIRED = -112,
+};
+
+/* Watches ZooKeeper fires (one notification message each). */
+enum ks_zk_watch {
+    KS_ZK_WATCH_CONTROLLER = 1, /* /controller was deleted */
+    KS_ZK_WATCH_BROKERS = 2,    /* the children of /brokers/ids changed */
+    KS_ZK_WATCH_ISR = 3,        /* a leader changed a partition's ISR (isr_change_notification) */
+};
+
+struct ks_zk_request {
+    int32_t op; /* enum ks_zk_op */
+    int32_t broker_id;
+    int64_t session_id;              /* 0 for CONNECT */
+    int64_t broker_epoch;            /* CONNECT: the incarnation, kept as /brokers/ids/N's data */
+    int32_t controller_epoch;        /* WRITE_PARTITION: the writer's (stored in the znode) */
+    int32_t expected_version;        /* WRITE_PARTITION: the zkVersion the write is based on */
+    struct ks_partition_state state; /* WRITE_PARTITION: leader, leader epoch, ISR */
+};
+
+/* Answers and watch notifications. state.partition_epoch is the znode's
+ * zkVersion. live[] and broker_epochs[] are /brokers/ids (READ_STATE and the
+ * BROKERS watch). */
+struct ks_zk_response {
+    int32_t op;    /* enum ks_zk_op, or enum ks_zk_watch for ZK_WATCH */
+    int32_t error; /* enum ks_zk_error */
+    int64_t session_id;
+    int32_t controller_id; /* ELECT: the controller, winner or not */
+    int32_t controller_epoch;
+    int32_t broker_count;
+    int32_t partition_count; /* READ_STATE: entries that follow */
+    uint8_t live[KS_BROKER_COUNT_MAX];
+    int64_t broker_epochs[KS_BROKER_COUNT_MAX];
+    struct ks_partition_state state; /* WRITE_PARTITION and the ISR watch */
+};
+
+/* LeaderAndIsr (leaders and ISRs, with partitions) and UpdateMetadata (live
+ * brokers, no partitions) of the ZooKeeper-era controller, followed by a
+ * struct ks_partition_state_push and its entries. */
+struct ks_leader_and_isr {
+    int32_t controller_id;
+    int32_t controller_epoch;
 };
 
 /* ---- checked access to variable-length messages ------------------------- */

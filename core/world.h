@@ -33,12 +33,16 @@
 ** Files. Paths are relative to the run directory and use '/'; a path with
 ** "..", a leading '/' or an empty component is a bug (ks_assert). Files belong
 ** to a node's disk: power loss of that node loses every byte written to its
-** files after their last fsync (see sim/disk.c for the fault model). Reads see
-** "disk plus page cache": core cannot tell whether bytes are durable.
-** Every disk operation also has a simulated cost; the node's disk is a serial
-** device, and ks_disk_idle_at_ns says when all the work queued so far on a
-** node's disk completes. A broker that must not answer before its append is
-** done schedules its response at that time.
+** files after their last fsync, unless the operating system's writeback wrote
+** it out first (see sim/disk.c for the fault model). Reads see "disk plus
+** page cache": core cannot tell whether bytes are durable.
+** Disk calls also have a simulated cost, as a page cache in front of a serial
+** device sees them: a write lands in the page cache at once (unless the node
+** has too much dirty data), an fsync and a read of uncached bytes wait for the
+** device. ks_disk_idle_at_ns says when the calls a node made so far are done
+** from the caller's view; a broker that must not answer before its append is
+** done schedules its response at that time. ks_disk_fsync_background is an
+** fsync the caller does not wait for (a Kafka scheduler thread's).
 */
 #pragma once
 
@@ -137,6 +141,11 @@ enum ks_io_result ks_disk_pwrite(ks_file *file, const void *bytes, size_t byte_c
 enum ks_io_result ks_disk_read(ks_file *file, void *bytes, size_t byte_count,
                                int64_t position_bytes, size_t *read_count_out);
 enum ks_io_result ks_disk_fsync(ks_file *file);
+/* The same durability at once, but the calling node does not wait: the
+ * device does the work in the background (Kafka's scheduler threads: the
+ * flush after a segment roll, flush.ms, checkpoint files). Later calls that
+ * need the device queue behind it. */
+enum ks_io_result ks_disk_fsync_background(ks_file *file);
 enum ks_io_result ks_disk_truncate(ks_file *file, int64_t size_bytes);
 
 /* Whole-file operations by path on node's disk. Rename replaces the target and
@@ -154,5 +163,7 @@ enum ks_io_result ks_disk_mkdir(ks_world *world, ks_node_id node, const char *pa
 char **ks_disk_list(ks_world *world, ks_node_id node, const char *path);
 void ks_disk_list_free(char **names);
 
-/* When all disk work queued so far on node's disk is done (>= now). */
+/* When the disk calls node made so far are done from its view (>= now): the
+ * last fsync, uncached read or throttled write it waited for. Background work
+ * of the device (writeback, background fsyncs) only delays it through those. */
 ks_time_ns ks_disk_idle_at_ns(const ks_world *world, ks_node_id node);

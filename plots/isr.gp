@@ -3,7 +3,7 @@
 # Data (tab separated), written by `ksim plot --kind isr`:
 #   isr.dat     one block per partition (blocks separated by two blank lines):
 #               t_s <TAB> ISR size <TAB> ISR size + a small per-partition offset
-#   faults.dat  start_s <TAB> end_s <TAB> label <TAB> label height (0..1)
+#   faults.dat  start_s <TAB> end_s <TAB> label <TAB> label height (0..1) <TAB> label x
 # Variables: see common.gp, plus xmax, ymax (replication factor), has_faults,
 #   series (how many blocks), names (partition names separated by spaces),
 #   shifted (1 when lines are offset so that equal sizes stay visible).
@@ -15,7 +15,7 @@ if (shifted) {
 } else {
     set ylabel 'ISR size (replicas)'
 }
-set xrange [0:xmax]
+set xrange [xmin:xmax]
 set yrange [0:ymax + 0.6]
 set ytics 0,1,ymax
 set mytics 1
@@ -31,7 +31,7 @@ if (series > 14) {
 plot datadir.'/faults.dat' using (($1 + $2) / 2):(0.5):(($2 - $1) / 2):(0.5) axes x1y2 \
          with boxxyerror lc rgb '#d62728' fs solid 0.15 noborder \
          title (has_faults ? 'fault window' : ''), \
-     datadir.'/faults.dat' using 1:4:3 axes x1y2 with labels left offset 0.3,0 \
+     datadir.'/faults.dat' using 5:4:3 axes x1y2 with labels left offset 0.3,0 \
          tc rgb '#8b0000' font ',9' notitle, \
      for [i=1:series] datadir.'/isr.dat' index (i - 1) using 1:3 with steps lw 2 lc i \
          title word(names, i)

@@ -15,3 +15,4 @@ int ks_plot_main(int argc, char **argv);     /* sim/plot.c */
 int ks_describe_main(int argc, char **argv); /* sim/describe.c */
 int ks_list_main(int argc, char **argv);     /* sim/inspect.c */
 int ks_compare_main(int argc, char **argv);  /* sim/inspect.c */
+int ks_report_main(int argc, char **argv);   /* sim/report.c */

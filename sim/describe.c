@@ -10,6 +10,9 @@
 **
 ** The state comes from partition_state at the last sample at or before TIME
 ** (default: the run's last sample); the run is the latest unless --run.
+** With --at a second line names that sample and the next one ("Sample:
+** 5.000s answers --at 5.050s ..."). A partition line ends with "Offline:
+** 1,2" (a ksim field) when those replicas' brokers were down then.
 ** TopicId is left out: ksim has no topic ids ("omitted when unknown").
 **
 ** Then the availability lines (from the unavailability table; left out for
@@ -97,6 +100,7 @@ static void print_partition(sqlite3 *db, int64_t run_id, int64_t t_ns, const cha
     sqlite3_bind_text(stmt, 3, topic, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(stmt, 4, partition);
     GString *replicas = g_string_new(NULL);
+    GString *offline = g_string_new(NULL);
     char *isr = NULL;
     char *elr = NULL;
     char *last_known_elr = NULL;
@@ -106,6 +110,10 @@ static void print_partition(sqlite3 *db, int64_t run_id, int64_t t_ns, const cha
     while (sqlite3_step(stmt) == SQLITE_ROW) {
         int64_t broker = sqlite3_column_int64(stmt, 0);
         g_string_append_printf(replicas, "%s%" PRId64, replicas->len ? "," : "", broker);
+        const unsigned char *role = sqlite3_column_text(stmt, 1);
+        if (role != NULL && strcmp((const char *)role, "offline") == 0) {
+            g_string_append_printf(offline, "%s%" PRId64, offline->len ? "," : "", broker);
+        }
         if (isr == NULL) {
             const unsigned char *text = sqlite3_column_text(stmt, 4);
             isr = g_strdup(text != NULL ? (const char *)text : "");
@@ -125,15 +133,19 @@ static void print_partition(sqlite3 *db, int64_t run_id, int64_t t_ns, const cha
         g_snprintf(leader_text, sizeof leader_text, "%" PRId64, leader);
     }
     /* kafka-topics.sh since 3.8 (kafka-reference 8.1): Elr and LastKnownElr
-     * after Isr; then ksim's LEO and HW of the leader. */
+     * after Isr; then ksim's LEO and HW of the leader and Offline: replicas
+     * whose broker was down at the sample (the controller may still name a
+     * down leader until its session expires, and then LEO and HW are "-"). */
     printf("\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\tElr: %s\t"
-           "LastKnownElr: %s\tLEO: %s\tHW: %s\n",
+           "LastKnownElr: %s\tLEO: %s\tHW: %s%s%s\n",
            topic, partition, leader_text, replicas->str, isr != NULL ? isr : "",
-           elr != NULL ? elr : "N/A", last_known_elr != NULL ? last_known_elr : "N/A", leo, hw);
+           elr != NULL ? elr : "N/A", last_known_elr != NULL ? last_known_elr : "N/A", leo, hw,
+           offline->len > 0 ? "\tOffline: " : "", offline->str);
     g_free(isr);
     g_free(elr);
     g_free(last_known_elr);
     g_string_free(replicas, TRUE);
+    g_string_free(offline, TRUE);
 }
 
 /* Milliseconds of view in [0, t_ns] for one partition, or summed over every
@@ -254,6 +266,25 @@ static void print_run_line(struct ks_recorder *recorder, int64_t run_id, int64_t
     g_free(scenario);
 }
 
+/* With --at: which sample answers (the last at or before the time asked;
+ * the state is sampled, not continuous), and when the next one is. */
+static void print_sample_line(sqlite3 *db, int64_t run_id, int64_t at_ns, int64_t t_ns)
+{
+    bool found = false;
+    int64_t next_ns = single_int(db,
+                                 "SELECT min(t_ns) FROM partition_state WHERE run_id = ? AND "
+                                 "t_ns > ?",
+                                 run_id, t_ns, &found);
+    printf("Sample: %" PRId64 ".%03" PRId64 "s answers --at %" PRId64 ".%03" PRId64
+           "s (the last sample at or before it",
+           t_ns / 1000000000, t_ns / 1000000 % 1000, at_ns / 1000000000, at_ns / 1000000 % 1000);
+    if (found) {
+        printf("; the next is at %" PRId64 ".%03" PRId64 "s", next_ns / 1000000000,
+               next_ns / 1000000 % 1000);
+    }
+    printf(")\n");
+}
+
 static int describe(struct ks_recorder *recorder, const char *db_path, int64_t run_id,
                     bool run_given, int64_t at_ns, bool at_given)
 {
@@ -285,6 +316,9 @@ static int describe(struct ks_recorder *recorder, const char *db_path, int64_t r
         return 2;
     }
     print_run_line(recorder, run_id, t_ns);
+    if (at_given) {
+        print_sample_line(db, run_id, at_ns, t_ns);
+    }
     sqlite3_stmt *stmt = NULL;
     if (sqlite3_prepare_v2(db,
                            "SELECT topic, partitions, replication_factor, configs FROM topics "

@@ -26,34 +26,91 @@
 ** Durability model. Each file (keyed by its run-relative path; its record is
 ** kept while the file exists, open or not) belongs to the node that last
 ** opened it and tracks:
-**   D1  durable_size: the file's size at its last ks_disk_fsync. A file created
-**       and never fsynced has durable_size 0: after power loss it still exists
-**       but is empty (as with a metadata journal that committed the create,
-**       but no data block), and no torn write applies to it.
+**   D1  durable_size: the file's size when it was last made durable (by
+**       ks_disk_fsync, or by writeback, W1). A file created and never made
+**       durable has durable_size 0: after power loss it still exists but is
+**       empty (as with a metadata journal that committed the create, but no
+**       data block), and no torn write applies to it.
 **       A file found on disk without a record (made before the world) is
 **       taken as durable as it is.
 **   D2  undo: for bytes below durable_size that a pwrite or truncate changes
-**       before the next fsync, their durable content, saved the first time
-**       they change. Entries are disjoint and sorted, so undo never holds more
-**       than durable_size bytes per file, however often a region is rewritten.
-**   D3  the last unsynced write (position, length), cleared by fsync and by
-**       truncate (a truncate after it is the last change).
+**       before they are made durable again, their durable content, saved the
+**       first time they change. Entries are disjoint and sorted, so undo
+**       never holds more than durable_size bytes per file, however often a
+**       region is rewritten.
+**   D3  the last write not yet durable (position, length), cleared when the
+**       file is made durable and by truncate (a truncate after it is the last
+**       change); writeback of part of it keeps the rest (W1).
+**   D4  dirty bytes = (size - durable_size, if positive) + the bytes in undo:
+**       what a power loss would take back. Each node keeps the sum and a list
+**       of its dirty files in the order they became dirty (clean -> dirty).
+**
+** The operating system's writeback (Linux's flusher threads, as
+** Documentation/admin-guide/sysctl/vm.rst describes dirty_expire_centisecs,
+** dirty_writeback_centisecs, dirty_bytes and dirty_ratio):
+**   W1  Writing back a file makes its dirty data durable, as fsync would,
+**       without Kafka knowing (its recovery point does not move). Linux ages
+**       dirty data per inode (dirtied_when, set when a clean inode is first
+**       dirtied), so an expired file is written back whole, everything
+**       written to it up to that moment; it becomes dirty again, with a new
+**       age, at its next write. The dirty limit writes back only as many
+**       bytes as it needs, oldest file first, and of a file that was only
+**       appended to since it was last clean, the oldest appended bytes.
+**   W2  Each node's flusher wakes every disk_writeback_interval_ns (at a
+**       phase drawn per node from the seed: machines booted at different
+**       times; or at multiples of the interval when aligned) and writes back
+**       every file dirty for at least disk_writeback_expire_ns. It belongs to
+**       the node's operating system, not to its Kafka process: a process
+**       crash leaves it running (the dirty data of a crashed broker is still
+**       written back), a power loss stops it with everything else. It is run
+**       lazily: before any disk call, power loss or query of a node, the
+**       wake-ups due up to now run in order, each as of its own time. That is
+**       exact, because only the node's own calls change its files, and it
+**       costs no scheduler event (so no trace entry) when nothing is dirty.
+**   W3  A write that leaves the node with more than disk_dirty_limit_bytes of
+**       dirty data waits while the oldest dirty data is written back: the
+**       excess, and at least 200 ms of disk bandwidth (Linux's MAX_PAUSE in
+**       balance_dirty_pages), so a writer faster than its disk is held to the
+**       disk's speed. Linux's earlier background writeback above
+**       dirty_background_ratio is not modelled: below the limit only age
+**       starts writeback.
+** Writeback is durable when it is issued; the device's time for it only
+** delays later requests (a power loss during those few milliseconds keeps
+** what a real disk might not have finished).
+**
+** Page cache:
+**   P1  Each file has one cached byte range: written or read bytes join it
+**       (a touch that overlaps or adjoins it extends it; a disjoint touch of
+**       a clean file replaces it, of a dirty file extends it over the gap, so
+**       dirty bytes are always cached). Bytes at or past durable_size are
+**       dirty and always cached. A read costs the device only for bytes
+**       outside the range. Files found on disk start uncached; a power loss
+**       empties the node's cache; a process crash keeps it.
+**   P2  With disk_page_cache_bytes set, when a node's cached ranges add up
+**       to more, whole files are evicted in least recently touched order,
+**       skipping dirty files (reclaim must write them back first) and the
+**       file just touched. Kafka reads what it wrote recently, so old
+**       segments go first, as they would from a real page cache.
 **
 ** Faults that exist:
 **   - process crash (ks_world_node_crash, power_loss false): nothing is lost,
-**     the page cache survives the process.
-**   - power loss (power_loss true): every file of the node is truncated to its
-**     durable size and its undo data is written back, so it holds exactly its
-**     durable content. Then the last unsynced write may be torn, as in
-**     SQLite's crash tests and LazyFS, if it started at or below the durable
-**     size (so that it is contiguous with what survived): with draws from
-**     KS_RNG_DISK it is either dropped, kept up to a 512-byte sector boundary
-**     (relative to the file) strictly inside it, or kept whole with a garbage
-**     tail (1..512 random bytes replacing its end). What survives is then
-**     durable. Files are processed in strcmp order of their paths.
+**     the page cache survives the process, and writeback goes on (W2).
+**   - power loss (power_loss true): the node's due flusher wake-ups run first
+**     (W2); then every file of the node is truncated to its durable size and
+**     its undo data is written back, so it holds exactly its durable
+**     content. Then the last unsynced write may be torn, as in SQLite's crash
+**     tests and LazyFS, if it started at or below the durable size (so that
+**     it is contiguous with what survived): with draws from KS_RNG_DISK it
+**     is either dropped, kept up to a 512-byte sector boundary (relative to
+**     the file) strictly inside it, or kept whole with a garbage tail (1..512
+**     random bytes replacing its end). What survives is then durable. Files
+**     are processed in strcmp order of their paths. The page cache is empty
+**     afterwards and nothing stays queued on the device.
 **   - corruption (ks_world_disk_corrupt): flips bytes durably (in the file and
 **     in any undo copy of them).
-**   - slow disk (ks_world_disk_set_node_delay): extra latency per operation.
+**   - slow disk (ks_world_disk_set_node_delay): extra latency for every
+**     device request (fsync, uncached read, writeback pass), never for a
+**     page-cache write or a cached read.
 ** Faults excluded, and why:
 **   - lost or reordered metadata (create, rename, delete, mkdir): these are
 **     durable at once, as if the folder were fsynced; Kafka's recovery does
@@ -70,12 +127,23 @@
 ** that message and records nothing; after it, staged bytes are dropped
 ** rather than written, so tearing the world down touches the host no more.
 **
-** Cost model (simulated time only). Each node's disk is a serial device with
-** an idle_at time: an operation starts at max(now, idle_at) and takes
-** append/pwrite: bytes / disk_bandwidth (0 = free); read: nothing (page
-** cache); fsync: disk_fsync_latency_ns; truncate: nothing; plus the node's
-** extra disk delay for every one of these. Open, close, rename, delete, list
-** and mkdir are free.
+** Cost model (simulated time only): a page cache in front of a serial device.
+**   C1  The device of each node serves one request at a time, in the order
+**       they are issued (device_idle_at): an fsync takes the file's dirty
+**       bytes / disk_bandwidth + disk_fsync_latency_ns (an fsync of a file
+**       with nothing dirty issues no request: a clean inode); an uncached read its
+**       missing bytes / disk_bandwidth; a writeback pass (a flusher wake-up
+**       that wrote something, or a throttled write, W3) its bytes /
+**       disk_bandwidth; each plus the node's slow-disk latency.
+**   C2  The node's calls are serial from the caller's view (done_at,
+**       ks_disk_idle_at_ns): a page-cache write, a cached read, truncate,
+**       open, close, rename, delete, list and mkdir take no time; an fsync, an
+**       uncached read and a throttled write wait for their device request. A
+**       background fsync (ks_disk_fsync_background) and the flusher occupy
+**       the device without the caller waiting.
+** So with Kafka's default flush settings a slow disk is invisible to the
+** request path until the dirty limit is reached; with flush.messages=1 every
+** append waits for it.
 **
 ** Descriptors. Handles (struct ks_file) are cheap; real descriptors are kept
 ** in an LRU of at most open_file_count_max and reopened transparently. A file
@@ -94,9 +162,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SECTOR_BYTES    512
-#define STAGE_BYTES_MAX (64 * 1024)
-#define MAP_ROUND_BYTES (1024 * 1024)
+#define SECTOR_BYTES      512
+#define STAGE_BYTES_MAX   (64 * 1024)
+#define MAP_ROUND_BYTES   (1024 * 1024)
+#define THROTTLE_PAUSE_NS (200 * KS_NS_PER_MS) /* W3: Linux's MAX_PAUSE, HZ / 5 */
 
 struct undo_entry {
     int64_t position_bytes;
@@ -113,6 +182,7 @@ struct ks__file_record {
     int64_t durable_size_bytes; /* D1 */
     bool synced;                /* fsynced at least once (or found on disk) */
     GArray *undo;               /* D2: struct undo_entry, sorted by position */
+    int64_t undo_bytes;         /* D2: their total length */
     bool has_last_write;        /* D3 */
     int64_t last_write_position_bytes;
     int64_t last_write_byte_count;
@@ -123,6 +193,15 @@ struct ks__file_record {
     size_t staged_capacity;
     const uint8_t *map; /* M1: read-only shared mapping while fd is open, or NULL */
     size_t map_bytes;
+    bool accounted;           /* counted in its node's totals (D4, P1); false once detached */
+    int64_t dirty_bytes;      /* D4, as counted in the node's total */
+    ks_time_ns dirtied_at_ns; /* W1: when it last became dirty */
+    bool in_dirty_list;       /* the node's dirty list */
+    GList dirty_link;         /* in it */
+    int64_t cache_lo_bytes;   /* P1: the cached range [lo, hi) */
+    int64_t cache_hi_bytes;
+    bool in_cache_list; /* the node's cache list (P2) */
+    GList cache_link;   /* in it */
 };
 
 struct ks_file {
@@ -396,10 +475,317 @@ static void undo_clear(struct ks__file_record *record)
         g_free(g_array_index(record->undo, struct undo_entry, i).bytes);
     }
     g_array_set_size(record->undo, 0);
+    record->undo_bytes = 0;
+}
+
+/* ---- page cache, dirty data and the device ---------------------------------------------------- */
+
+/* The node's dirty and cache lists are GQueues of links held in the
+ * records themselves (link->data is the record), so joining and leaving
+ * either list is O(1). */
+static void file_list_unlink(GQueue *list, GList *link, bool *in_list)
+{
+    ks_assert(*in_list);
+    g_queue_unlink(list, link);
+    *in_list = false;
+}
+
+static void file_list_link(GQueue *list, GList *link, bool *in_list, struct ks__file_record *record,
+                           bool at_head)
+{
+    ks_assert(!*in_list);
+    link->data = record;
+    if (at_head) {
+        g_queue_push_head_link(list, link);
+    } else {
+        g_queue_push_tail_link(list, link);
+    }
+    *in_list = true;
+}
+
+static int64_t record_dirty_bytes(const struct ks__file_record *record)
+{
+    int64_t appended = record->size_bytes - record->durable_size_bytes;
+    return (appended > 0 ? appended : 0) + record->undo_bytes; /* D4 */
+}
+
+/* D4: brings the node's dirty total and list in line with the record. A
+ * record that becomes dirty joins the end of the list with the current time
+ * as its age (W1). */
+static void dirty_update(ks_world *world, struct ks__file_record *record)
+{
+    if (!record->accounted) {
+        return;
+    }
+    struct ks__node *node = ks__node(world, record->node);
+    int64_t dirty = record_dirty_bytes(record);
+    node->dirty_bytes += dirty - record->dirty_bytes;
+    record->dirty_bytes = dirty;
+    if (dirty > 0 && !record->in_dirty_list) {
+        record->dirtied_at_ns = world->now_ns;
+        file_list_link(&node->dirty_files, &record->dirty_link, &record->in_dirty_list, record,
+                       false);
+    } else if (dirty == 0 && record->in_dirty_list) {
+        file_list_unlink(&node->dirty_files, &record->dirty_link, &record->in_dirty_list);
+    }
+    ks_assert(node->dirty_bytes >= 0);
+}
+
+/* P1: sets the record's cached range, keeping the node's total and moving
+ * the record to the front of the node's cache list (or off it, if empty). */
+static void cache_set(ks_world *world, struct ks__file_record *record, int64_t lo, int64_t hi)
+{
+    ks_assert(lo <= hi);
+    if (!record->accounted) {
+        record->cache_lo_bytes = lo;
+        record->cache_hi_bytes = hi;
+        return;
+    }
+    struct ks__node *node = ks__node(world, record->node);
+    node->cached_bytes += (hi - lo) - (record->cache_hi_bytes - record->cache_lo_bytes);
+    record->cache_lo_bytes = lo;
+    record->cache_hi_bytes = hi;
+    if (record->in_cache_list) {
+        file_list_unlink(&node->cached_files, &record->cache_link, &record->in_cache_list);
+    }
+    if (hi > lo) {
+        file_list_link(&node->cached_files, &record->cache_link, &record->in_cache_list, record,
+                       true);
+    }
+    ks_assert(node->cached_bytes >= 0);
+}
+
+/* P2: evicts whole clean files, least recently touched first, until the
+ * node's cache fits (the file at the front, just touched, stays). */
+static void cache_evict(ks_world *world, struct ks__node *node)
+{
+    int64_t capacity = (int64_t)MIN(world->disk_page_cache_bytes, (uint64_t)INT64_MAX);
+    GList *link = node->cached_files.tail;
+    while (capacity > 0 && node->cached_bytes > capacity && link != NULL &&
+           link != node->cached_files.head) {
+        GList *previous = link->prev;
+        struct ks__file_record *record = link->data;
+        if (record->dirty_bytes == 0) {
+            cache_set(world, record, 0, 0);
+        }
+        link = previous;
+    }
+}
+
+/* P1: [lo, hi) of the file was written or read, so it is in the page cache. */
+static void cache_touch(ks_world *world, struct ks__file_record *record, int64_t lo, int64_t hi)
+{
+    if (!record->accounted || hi <= lo) {
+        return;
+    }
+    bool cached = record->cache_hi_bytes > record->cache_lo_bytes;
+    bool joins = lo <= record->cache_hi_bytes && hi >= record->cache_lo_bytes;
+    if (cached && (joins || record->dirty_bytes > 0)) {
+        lo = MIN(lo, record->cache_lo_bytes);
+        hi = MAX(hi, record->cache_hi_bytes);
+    }
+    cache_set(world, record, lo, hi);
+    cache_evict(world, ks__node(world, record->node));
+}
+
+/* P1: bytes of [lo, hi) that a read must get from the device: below the
+ * durable size (above it every byte is dirty, so cached) and outside the
+ * cached range. */
+static int64_t cache_miss_bytes(const struct ks__file_record *record, int64_t lo, int64_t hi)
+{
+    hi = MIN(hi, record->durable_size_bytes);
+    if (hi <= lo) {
+        return 0;
+    }
+    int64_t hit_lo = MAX(lo, record->cache_lo_bytes);
+    int64_t hit_hi = MIN(hi, record->cache_hi_bytes);
+    return (hi - lo) - (hit_hi > hit_lo ? hit_hi - hit_lo : 0);
+}
+
+/* Counts the record in its node's totals (a new record, or one that changed
+ * node), or takes it out of them (detached, destroyed, or changing node). */
+static void record_account(ks_world *world, struct ks__file_record *record)
+{
+    ks_assert(!record->accounted);
+    record->accounted = true;
+    record->dirty_bytes = 0;
+    dirty_update(world, record);
+    if (record->cache_hi_bytes > record->cache_lo_bytes) {
+        int64_t lo = record->cache_lo_bytes;
+        int64_t hi = record->cache_hi_bytes;
+        record->cache_lo_bytes = record->cache_hi_bytes = 0;
+        cache_set(world, record, lo, hi);
+    }
+}
+
+static void record_unaccount(ks_world *world, struct ks__file_record *record)
+{
+    if (!record->accounted) {
+        return;
+    }
+    struct ks__node *node = ks__node(world, record->node);
+    node->dirty_bytes -= record->dirty_bytes;
+    record->dirty_bytes = 0;
+    if (record->in_dirty_list) {
+        file_list_unlink(&node->dirty_files, &record->dirty_link, &record->in_dirty_list);
+    }
+    cache_set(world, record, 0, 0);
+    record->accounted = false;
+}
+
+static ks_time_ns transfer_ns(const ks_world *world, int64_t byte_count)
+{
+    if (world->disk_bandwidth_bytes_per_s == 0 || byte_count <= 0) {
+        return 0;
+    }
+    unsigned __int128 ns = (unsigned __int128)byte_count * KS_NS_PER_S;
+    return (ks_time_ns)(ns / world->disk_bandwidth_bytes_per_s);
+}
+
+/* Bytes the device writes in `ns` (0 when bandwidth is free). */
+static int64_t bytes_in_ns(const ks_world *world, ks_time_ns ns)
+{
+    unsigned __int128 bytes = (unsigned __int128)world->disk_bandwidth_bytes_per_s * ns;
+    bytes /= KS_NS_PER_S;
+    return bytes > (unsigned __int128)INT64_MAX ? INT64_MAX : (int64_t)bytes;
+}
+
+/* C1: queues a request on the node's device, startable at from_ns; returns
+ * when it is done. */
+static ks_time_ns device_request(struct ks__node *node, ks_time_ns from_ns, ks_time_ns cost_ns)
+{
+    ks_time_ns start_ns = MAX(from_ns, node->device_idle_at_ns);
+    node->device_idle_at_ns = start_ns + cost_ns + node->disk_delay_ns;
+    return node->device_idle_at_ns;
+}
+
+/* C2: when a call the node makes now starts from its own view. */
+static ks_time_ns call_start_ns(const ks_world *world, const struct ks__node *node)
+{
+    return MAX(world->now_ns, node->disk_done_at_ns);
+}
+
+static void caller_waits(struct ks__node *node, ks_time_ns until_ns)
+{
+    node->disk_done_at_ns = MAX(node->disk_done_at_ns, until_ns);
+}
+
+/* Makes all of the record's data durable, as fsync does (D1-D3). */
+static void record_make_durable(ks_world *world, struct ks__file_record *record)
+{
+    record->durable_size_bytes = record->size_bytes;
+    record->synced = true;
+    undo_clear(record);
+    record->has_last_write = false;
+    dirty_update(world, record);
+}
+
+/* W1: writes back up to max_bytes of the record's dirty data: all of it, or
+ * when it was only appended to since it was last clean, the oldest appended
+ * bytes. Returns the bytes made durable. */
+static int64_t writeback_record(ks_world *world, struct ks__file_record *record, int64_t max_bytes)
+{
+    int64_t dirty = record->dirty_bytes;
+    if (dirty == 0 || max_bytes <= 0) {
+        return 0;
+    }
+    if (max_bytes < dirty && record->undo->len == 0) {
+        int64_t durable = record->durable_size_bytes + max_bytes;
+        ks_assert(durable < record->size_bytes);
+        record->durable_size_bytes = durable;
+        record->synced = true;
+        if (record->has_last_write) {
+            /* D3: what is left of the last write is the part not written back. */
+            int64_t end = record->last_write_position_bytes + record->last_write_byte_count;
+            if (end <= durable) {
+                record->has_last_write = false;
+            } else if (record->last_write_position_bytes < durable) {
+                record->last_write_position_bytes = durable;
+                record->last_write_byte_count = end - durable;
+            }
+        }
+        dirty_update(world, record);
+        return max_bytes;
+    }
+    record_make_durable(world, record);
+    return dirty;
+}
+
+/* W3: the node's oldest dirty data, want bytes of it, written back. */
+static int64_t writeback_oldest(ks_world *world, struct ks__node *node, int64_t want)
+{
+    int64_t done = 0;
+    while (done < want && node->dirty_files.head != NULL) {
+        done += writeback_record(world, node->dirty_files.head->data, want - done);
+    }
+    return done;
+}
+
+static void writeback_counted(struct ks__node *node, int64_t byte_count)
+{
+    node->disk_stats.writeback_pass_count++;
+    node->disk_stats.writeback_bytes += (uint64_t)byte_count;
+}
+
+/* W2: the first wake-up of the node's flusher at or after t (wake-ups are at
+ * phase + k * interval, k >= 1). */
+static ks_time_ns flusher_wakeup_at_or_after(const ks_world *world, const struct ks__node *node,
+                                             ks_time_ns t)
+{
+    ks_time_ns interval = world->disk_writeback_interval_ns;
+    ks_time_ns first = node->flusher_phase_ns + interval;
+    if (t <= first) {
+        return first;
+    }
+    ks_time_ns k = (t - node->flusher_phase_ns + interval - 1) / interval;
+    return node->flusher_phase_ns + k * interval;
+}
+
+/* W2: runs the node's flusher wake-ups that are due, each as of its time.
+ * Every disk call, power loss and query of a node calls this first. */
+static void flusher_catch_up(ks_world *world, ks_node_id node_id)
+{
+    struct ks__node *node = ks__node(world, node_id);
+    ks_time_ns expire = world->disk_writeback_expire_ns;
+    while (node->flusher_next_ns <= world->now_ns) {
+        ks_time_ns wakeup = node->flusher_next_ns;
+        int64_t written = 0;
+        struct ks__file_record *oldest;
+        while ((oldest = g_queue_peek_head(&node->dirty_files)) != NULL &&
+               oldest->dirtied_at_ns + expire <= wakeup) {
+            written += writeback_record(world, oldest, INT64_MAX);
+        }
+        if (written > 0) {
+            device_request(node, wakeup, transfer_ns(world, written));
+            writeback_counted(node, written);
+        }
+        /* The next wake-up that can find something expired. */
+        oldest = g_queue_peek_head(&node->dirty_files);
+        ks_time_ns due = oldest != NULL ? oldest->dirtied_at_ns + expire : world->now_ns + 1;
+        node->flusher_next_ns = flusher_wakeup_at_or_after(world, node, MAX(due, wakeup + 1));
+    }
+}
+
+/* W3: after a write, the node's dirty data above the limit is written back
+ * while the writer waits. */
+static void throttle_writer(ks_world *world, struct ks__node *node)
+{
+    int64_t limit = (int64_t)MIN(world->disk_dirty_limit_bytes, (uint64_t)INT64_MAX);
+    if (limit == 0 || node->dirty_bytes <= limit) {
+        return;
+    }
+    int64_t want = MAX(node->dirty_bytes - limit, bytes_in_ns(world, THROTTLE_PAUSE_NS));
+    int64_t written = writeback_oldest(world, node, want);
+    ks_time_ns done_ns =
+        device_request(node, call_start_ns(world, node), transfer_ns(world, written));
+    caller_waits(node, done_ns);
+    writeback_counted(node, written);
+    node->disk_stats.throttle_count++;
 }
 
 static void record_destroy(ks_world *world, struct ks__file_record *record)
 {
+    record_unaccount(world, record);
     record_flush(world, record);
     record_close_fd(world, record);
     stage_release(record);
@@ -427,6 +813,7 @@ static struct ks__file_record *record_new(const char *path, ks_node_id node, int
  * pin a descriptor to the old file. */
 static void record_detach(ks_world *world, struct ks__file_record *record)
 {
+    record_unaccount(world, record); /* a deleted file's dirty data goes with it */
     g_hash_table_steal(world->files, record->path);
     if (record->handle_count == 0) {
         record_destroy(world, record);
@@ -451,6 +838,7 @@ static void undo_add(ks_world *world, struct ks__file_record *record, int64_t st
                         record->path);
     ks_assert(n == (size_t)(end - start));
     g_array_append_val(record->undo, entry);
+    record->undo_bytes += end - start;
 }
 
 /* D2: saves the durable content of [start, end) that has not been saved since
@@ -491,27 +879,9 @@ static struct ks__file_record *record_lookup(ks_world *world, const char *path)
     return g_hash_table_lookup(world->files, path);
 }
 
-/* ---- cost ------------------------------------------------------------------------------- */
-
-static void charge(ks_world *world, ks_node_id node_id, ks_time_ns cost_ns)
-{
-    struct ks__node *node = ks__node(world, node_id);
-    ks_time_ns start_ns = MAX(world->now_ns, node->disk_idle_at_ns);
-    node->disk_idle_at_ns = start_ns + cost_ns + node->disk_delay_ns;
-}
-
-static ks_time_ns transfer_ns(const ks_world *world, size_t byte_count)
-{
-    if (world->disk_bandwidth_bytes_per_s == 0) {
-        return 0;
-    }
-    unsigned __int128 ns = (unsigned __int128)byte_count * KS_NS_PER_S;
-    return (ks_time_ns)(ns / world->disk_bandwidth_bytes_per_s);
-}
-
 ks_time_ns ks_disk_idle_at_ns(const ks_world *world, ks_node_id node)
 {
-    return MAX(world->now_ns, ks__node(world, node)->disk_idle_at_ns);
+    return MAX(world->now_ns, ks__node(world, node)->disk_done_at_ns);
 }
 
 /* ---- files ------------------------------------------------------------------------------ */
@@ -534,6 +904,9 @@ static void record_truncate(ks_world *world, struct ks__file_record *record, int
     }
     record->size_bytes = size_bytes;
     record->has_last_write = false;
+    cache_set(world, record, MIN(record->cache_lo_bytes, size_bytes),
+              MIN(record->cache_hi_bytes, size_bytes));
+    dirty_update(world, record);
 }
 
 /* A file with no open handle may have been changed behind the world's back
@@ -563,6 +936,8 @@ static bool record_check_external(ks_world *world, struct ks__file_record *recor
     record->durable_size_bytes = record->size_bytes;
     record->synced = true;
     record->has_last_write = false;
+    dirty_update(world, record);
+    cache_set(world, record, 0, 0); /* P1: new content, not read yet */
     return true;
 }
 
@@ -571,7 +946,11 @@ ks_file *ks_disk_open(ks_world *world, ks_node_id node, const char *path, unsign
 {
     check_path(path, false);
     ks_assert(node < world->node_count);
+    flusher_catch_up(world, node);
     struct ks__file_record *record = record_lookup(world, path);
+    if (record != NULL && record->node != node) {
+        flusher_catch_up(world, record->node);
+    }
     if (record != NULL && record->handle_count == 0 && !record_check_external(world, record)) {
         record_detach(world, record); /* deleted behind the world's back */
         record = NULL;
@@ -602,11 +981,17 @@ ks_file *ks_disk_open(ks_world *world, ks_node_id node, const char *path, unsign
         record = record_new(path, node, size, size); /* D1 */
         record->synced = existed;
         g_hash_table_insert(world->files, record->path, record);
+        record_account(world, record);
         if (fd >= 0) {
             record_adopt_fd(world, record, fd); /* no second open for a new file */
         }
     }
-    record->node = node;
+    if (record->node != node) {
+        /* Another node opens it: its dirty and cached bytes move along. */
+        record_unaccount(world, record);
+        record->node = node;
+        record_account(world, record);
+    }
     if (flags & KS_DISK_TRUNCATE) {
         record_truncate(world, record, 0);
     }
@@ -665,6 +1050,7 @@ enum ks_io_result ks_disk_pwrite(ks_file *file, const void *bytes, size_t byte_c
     struct ks__file_record *record = file->record;
     ks_assert(position_bytes >= 0);
     ks_assert(bytes != NULL || byte_count == 0);
+    flusher_catch_up(world, record->node);
     int64_t end = position_bytes + (int64_t)byte_count;
     if (position_bytes == record->size_bytes && byte_count > 0 && byte_count < STAGE_BYTES_MAX) {
         /* An append: staged (S1). Nothing below the durable size changes, so
@@ -696,7 +1082,10 @@ enum ks_io_result ks_disk_pwrite(ks_file *file, const void *bytes, size_t byte_c
         record->last_write_position_bytes = position_bytes;
         record->last_write_byte_count = (int64_t)byte_count;
     }
-    charge(world, record->node, transfer_ns(world, byte_count));
+    /* C2: into the page cache, free unless the dirty limit holds it (W3). */
+    cache_touch(world, record, position_bytes, end);
+    dirty_update(world, record);
+    throttle_writer(world, ks__node(world, record->node));
     return KS_IO_OK;
 }
 
@@ -742,6 +1131,7 @@ enum ks_io_result ks_disk_read(ks_file *file, void *bytes, size_t byte_count,
     struct ks__file_record *record = file->record;
     ks_assert(position_bytes >= 0);
     ks_assert(bytes != NULL || byte_count == 0);
+    flusher_catch_up(world, record->node);
     size_t n = 0;
     if (position_bytes < record->size_bytes) {
         size_t available = (size_t)(record->size_bytes - position_bytes);
@@ -769,29 +1159,60 @@ enum ks_io_result ks_disk_read(ks_file *file, void *bytes, size_t byte_count,
     if (read_count_out != NULL) {
         *read_count_out = n;
     }
-    charge(world, record->node, 0);
+    if (n > 0) {
+        /* C1, C2: bytes outside the page cache come from the device (P1). */
+        struct ks__node *node = ks__node(world, record->node);
+        int64_t end = position_bytes + (int64_t)n;
+        int64_t missing = cache_miss_bytes(record, position_bytes, end);
+        if (missing > 0) {
+            caller_waits(node, device_request(node, call_start_ns(world, node),
+                                              transfer_ns(world, missing)));
+            node->disk_stats.read_miss_bytes += (uint64_t)missing;
+        }
+        cache_touch(world, record, position_bytes, end);
+    }
+    return KS_IO_OK;
+}
+
+/* ks_disk_fsync (wait) and ks_disk_fsync_background (!wait). */
+static enum ks_io_result fsync_file(ks_file *file, bool wait)
+{
+    ks_world *world = file->world;
+    struct ks__file_record *record = file->record;
+    flusher_catch_up(world, record->node);
+    record_flush(world, record); /* so a synced file is whole on the host too */
+    int64_t dirty = record->dirty_bytes;
+    record_make_durable(world, record);
+    struct ks__node *node = ks__node(world, record->node);
+    node->disk_stats.fsync_count++;
+    if (dirty == 0) {
+        return KS_IO_OK; /* C1: nothing to write, so no device request (a clean inode) */
+    }
+    /* C1: the dirty bytes go to the device, then its cache flush. */
+    ks_time_ns cost_ns = transfer_ns(world, dirty) + world->disk_fsync_latency_ns;
+    ks_time_ns done_ns =
+        device_request(node, wait ? call_start_ns(world, node) : world->now_ns, cost_ns);
+    if (wait) {
+        caller_waits(node, done_ns);
+    }
     return KS_IO_OK;
 }
 
 enum ks_io_result ks_disk_fsync(ks_file *file)
 {
-    ks_world *world = file->world;
-    struct ks__file_record *record = file->record;
-    record_flush(world, record); /* so a synced file is whole on the host too */
-    record->durable_size_bytes = record->size_bytes;
-    record->synced = true;
-    undo_clear(record);
-    record->has_last_write = false;
-    ks__node(world, record->node)->fsync_count++;
-    charge(world, record->node, world->disk_fsync_latency_ns);
-    return KS_IO_OK;
+    return fsync_file(file, true);
+}
+
+enum ks_io_result ks_disk_fsync_background(ks_file *file)
+{
+    return fsync_file(file, false);
 }
 
 enum ks_io_result ks_disk_truncate(ks_file *file, int64_t size_bytes)
 {
     ks_assert(size_bytes >= 0);
+    flusher_catch_up(file->world, file->record->node);
     record_truncate(file->world, file->record, size_bytes);
-    charge(file->world, file->record->node, 0);
     return KS_IO_OK;
 }
 
@@ -846,6 +1267,7 @@ enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *f
     check_path(from, false);
     check_path(to, false);
     ks_assert(node < world->node_count);
+    flusher_catch_up(world, node);
     char *real_from = real_path(world, from);
     char *real_to = real_path(world, to);
     struct stat st;
@@ -890,6 +1312,7 @@ enum ks_io_result ks_disk_delete(ks_world *world, ks_node_id node, const char *p
 {
     check_path(path, false);
     ks_assert(node < world->node_count);
+    flusher_catch_up(world, node);
     char *real = real_path(world, path);
     struct stat st;
     if (stat(real, &st) != 0) {
@@ -1039,9 +1462,11 @@ static void power_loss_file(ks_world *world, struct ks__file_record *record)
     record->has_last_write = false;
     record->durable_size_bytes = record->size_bytes; /* what reached the platter is durable */
     record->synced = true;
+    dirty_update(world, record);
+    cache_set(world, record, 0, 0); /* the page cache was memory */
 }
 
-void ks__disk_power_loss(ks_world *world, ks_node_id node)
+static void power_loss_node(ks_world *world, ks_node_id node)
 {
     GPtrArray *mine = g_ptr_array_new();
     GHashTableIter iter;
@@ -1066,12 +1491,29 @@ void ks__disk_power_loss(ks_world *world, ks_node_id node)
     g_ptr_array_free(mine, TRUE);
 }
 
+void ks__disk_crash(ks_world *world, ks_node_id node_id, bool power_loss)
+{
+    struct ks__node *node = ks__node(world, node_id);
+    if (!power_loss) {
+        /* The process's waits end with it; the device and the flusher go on (W2). */
+        node->disk_done_at_ns = world->now_ns;
+        return;
+    }
+    flusher_catch_up(world, node_id); /* W2: what was written back before the power went */
+    power_loss_node(world, node_id);
+    /* Nothing stays queued on a device without power. */
+    node->disk_done_at_ns = world->now_ns;
+    node->device_idle_at_ns = world->now_ns;
+    ks_assert(node->dirty_bytes == 0);
+}
+
 bool ks_world_disk_corrupt(ks_world *world, ks_node_id node, const char *path,
                            int64_t position_bytes, size_t byte_count)
 {
     check_path(path, false);
     ks_assert(node < world->node_count);
     ks_assert(position_bytes >= 0);
+    flusher_catch_up(world, node);
     struct ks__file_record *record = record_lookup(world, path);
     if (record == NULL) {
         /* Not opened yet in this world: take it as it is on disk. */
@@ -1114,6 +1556,7 @@ int64_t ks_world_disk_durable_size(ks_world *world, ks_node_id node, const char 
     ks_assert(node < world->node_count);
     struct ks__file_record *record = record_lookup(world, path);
     if (record != NULL) {
+        flusher_catch_up(world, record->node);
         return record->durable_size_bytes;
     }
     char *real = real_path(world, path);
@@ -1125,11 +1568,21 @@ int64_t ks_world_disk_durable_size(ks_world *world, ks_node_id node, const char 
 
 uint64_t ks_world_disk_fsync_count(const ks_world *world, ks_node_id node)
 {
-    return ks__node(world, node)->fsync_count;
+    return ks__node(world, node)->disk_stats.fsync_count;
+}
+
+void ks_world_disk_stats(ks_world *world, ks_node_id node_id, struct ks_world_disk_stats *out)
+{
+    flusher_catch_up(world, node_id);
+    struct ks__node *node = ks__node(world, node_id);
+    *out = node->disk_stats;
+    out->dirty_bytes = node->dirty_bytes;
+    out->cached_bytes = node->cached_bytes;
 }
 
 void ks_world_disk_set_node_delay(ks_world *world, ks_node_id node, ks_time_ns extra_ns)
 {
+    flusher_catch_up(world, node); /* wake-ups due before now ran at the old latency */
     ks__node(world, node)->disk_delay_ns = extra_ns;
 }
 
@@ -1138,6 +1591,22 @@ void ks_world_disk_set_node_delay(ks_world *world, ks_node_id node, ks_time_ns e
 bool ks__disk_init(ks_world *world, GError **error)
 {
     world->files = g_hash_table_new(g_str_hash, g_str_equal);
+    bool writeback =
+        world->disk_writeback_interval_ns > 0 && world->disk_writeback_expire_ns != KS_TIME_NEVER;
+    for (ks_node_id id = 0; id < world->node_count; id++) {
+        struct ks__node *node = ks__node(world, id);
+        node->flusher_next_ns = KS_TIME_NEVER;
+        if (!writeback) {
+            continue;
+        }
+        /* W2: the phase comes from the seed, from a splitmix64 stream of
+         * its own (a pair no connection uses), so it moves no other draw. */
+        if (!world->disk_writeback_aligned) {
+            uint64_t state = ks__rng_link_seed(world->seed, ks__pair(UINT32_MAX, id));
+            node->flusher_phase_ns = ks__rng_splitmix64(&state) % world->disk_writeback_interval_ns;
+        }
+        node->flusher_next_ns = flusher_wakeup_at_or_after(world, node, 0);
+    }
     if (g_mkdir_with_parents(world->run_dir, 0755) != 0) {
         int saved = errno;
         g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),

@@ -10,12 +10,19 @@
 ** generator seeded from the seed and a constant of explore's own draws, in a
 ** fixed order: the number of faults (1..N), then per fault its action, time,
 ** target and parameters. Actions: crash (mode process or power, usually with
-** restart.after), restart, isolate (a network partition of one node, with a
-** duration), groups (the brokers split in two sides, with a duration), slow (disk or network latency, with a duration), pause (with a
-** duration). Times fall in 5%..85% of the scenario's duration, on whole
-** milliseconds; targets are a broker id, leader(TP) or follower(TP) of the
-** scenario's own topics. The simulation's own randomness is untouched: the
-** generator is only used to write [fault] sections.
+** restart.after), restart (with its own crash before it), isolate (a network
+** partition of one node, sometimes the controller, with a duration), groups
+** (the brokers split in two sides, with a duration), slow (disk or network
+** latency, with a duration), pause (with a duration), stop (a controlled
+** shutdown, usually with restart.after), rolling-restart (every broker, with
+** a downtime), drop (a loss on every link, with a duration). Times fall in
+** 5%..85% of the scenario's duration, on whole milliseconds; targets are a
+** broker id, leader(TP) or follower(TP) of the scenario's own topics, or,
+** when [cluster] racks is set, sometimes a whole rack(NAME) (crash, slow,
+** pause, stop, isolate). Never drawn: faults the loader refuses as no-ops (a
+** restart with nothing before it, a crash of the KRaft controller, a drop of
+** 0). The simulation's own randomness is untouched: the generator is only
+** used to write [fault] sections.
 **
 ** A failure's "kind" is the sorted list of the expectations that failed
 ** (from the expectations table of the run's database).
@@ -117,6 +124,27 @@ static void pick_target(struct explore_rng *rng, const struct explore *explore,
     }
 }
 
+/* The rack of broker `broker` as a rack(NAME) target (its broker_id is the
+ * rack's lowest broker id, as the loader stores it); false without racks. */
+static bool rack_target(const struct explore *explore, int32_t broker, struct ks_target *out)
+{
+    const struct ks_cluster_config *cluster = &explore->base->cluster;
+    if (broker < 1 || broker > cluster->broker_count || cluster->racks[broker - 1][0] == '\0') {
+        return false;
+    }
+    int32_t lowest = broker;
+    for (int32_t b = 1; b < broker; b++) {
+        if (strcmp(cluster->racks[b - 1], cluster->racks[broker - 1]) == 0) {
+            lowest = b;
+            break;
+        }
+    }
+    *out = (struct ks_target){
+        .kind = KS_TARGET_RACK, .broker_id = lowest, .tp = { -1, -1 }, .client_index = -1
+    };
+    return true;
+}
+
 /* A random split of the brokers into two non-empty sides ("1,3 | 2"); both
  * empty with fewer than two brokers. Always draws the same number of values. */
 static void split_brokers(struct explore_rng *rng, int32_t broker_count,
@@ -153,12 +181,15 @@ static GArray *generate_schedule(const struct explore *explore, uint64_t seed)
         struct ks_fault *fault = &gen.fault;
         uint64_t roll = rng_below(&rng, 100);
         ks_fault_init(fault, "explore", 0,
-                      roll < 35   ? KS_FAULT_CRASH
-                      : roll < 45 ? KS_FAULT_RESTART
-                      : roll < 70 ? KS_FAULT_PARTITION
-                      : roll < 85 ? KS_FAULT_SLOW
-                                  : KS_FAULT_PAUSE);
-        fault->net_shape = roll < 60 ? KS_NET_ISOLATE : KS_NET_GROUPS;
+                      roll < 28   ? KS_FAULT_CRASH
+                      : roll < 36 ? KS_FAULT_RESTART
+                      : roll < 56 ? KS_FAULT_PARTITION
+                      : roll < 66 ? KS_FAULT_SLOW
+                      : roll < 74 ? KS_FAULT_PAUSE
+                      : roll < 84 ? KS_FAULT_STOP
+                      : roll < 90 ? KS_FAULT_ROLLING_RESTART
+                                  : KS_FAULT_DROP);
+        fault->net_shape = roll < 48 ? KS_NET_ISOLATE : KS_NET_GROUPS;
         fault->has_at = true;
         gen.at_ms =
             explore->duration_ms * 5 / 100 + (int64_t)rng_below(&rng, (uint64_t)span_ms + 1);
@@ -180,6 +211,59 @@ static GArray *generate_schedule(const struct explore *explore, uint64_t seed)
             fault->side_a.count = 1;
             fault->side_a.items[0] = fault->target;
             fault->side_b.count = 0;
+        }
+        /* Drawn for every fault, used by some: a whole rack instead of the
+         * target, the controller cut off, a rolling restart's downtime, a
+         * drop's loss. */
+        uint64_t wider = rng_below(&rng, 100);
+        int64_t downtime_ms = 1000 + (int64_t)rng_below(&rng, 9000);
+        uint32_t loss_ppm = (uint32_t)(10000 + rng_below(&rng, 190000));
+        struct ks_target rack;
+        bool rack_wide = wider < 25 && fault->target.kind == KS_TARGET_BROKER &&
+                         rack_target(explore, fault->target.broker_id, &rack);
+        if (rack_wide && fault->action != KS_FAULT_PARTITION) {
+            fault->target = rack;
+        }
+        if (fault->action == KS_FAULT_PARTITION && fault->net_shape == KS_NET_ISOLATE) {
+            if (rack_wide) {
+                fault->side_a.items[0] = rack;
+            } else if (wider >= 75) {
+                fault->side_a.items[0] = (struct ks_target){ .kind = KS_TARGET_CONTROLLER,
+                                                             .broker_id = -1,
+                                                             .tp = { -1, -1 },
+                                                             .client_index = -1 };
+            }
+        }
+        if (fault->action == KS_FAULT_ROLLING_RESTART) {
+            fault->side_a.count = 1;
+            fault->side_a.items[0] = (struct ks_target){
+                .kind = KS_TARGET_ALL, .broker_id = -1, .tp = { -1, -1 }, .client_index = -1
+            };
+            fault->side_b.count = 0;
+            fault->downtime_ns = downtime_ms * 1000000;
+        }
+        fault->loss_ppm = loss_ppm;
+        if (fault->action == KS_FAULT_RESTART) {
+            /* A restart brings back what a crash left down: the loader
+             * refuses one with nothing before it that could have stopped its
+             * target, and one of a live node would be skipped. So it comes
+             * with its own crash of the drawn broker id (no restart.after),
+             * in the next slot, within the fault budget; without room it is
+             * that crash alone. */
+            struct gen_fault crash = gen;
+            crash.fault.action = KS_FAULT_CRASH;
+            crash.fault.target.kind = KS_TARGET_BROKER; /* broker_id holds the drawn broker */
+            crash.fault.target.tp = (struct ks_tp){ -1, -1 };
+            crash.fault.restart_after_ns = -1;
+            g_array_append_val(faults, crash);
+            int64_t room_ms = explore->duration_ms * 85 / 100 - gen.at_ms;
+            if (i + 1 < count && room_ms >= 1) {
+                gen.at_ms += 1 + (int64_t)rng_below(&rng, (uint64_t)MIN(room_ms, 10000));
+                gen.fault.target = crash.fault.target;
+                g_array_append_val(faults, gen);
+                i++;
+            }
+            continue;
         }
         g_array_append_val(faults, gen);
     }
@@ -567,6 +651,7 @@ static void print_summary(const struct explore *explore, struct ks_pool_slot *sl
     int failed = 0;
     int broken = 0;
     int run = 0;
+    int skipping = 0; /* passed with some fault skipped: that schedule was not all tried */
     for (guint j = 0; j < explore->seeds->len; j++) {
         uint64_t seed = g_array_index(explore->seeds, uint64_t, j);
         struct ks_pool_slot *slot = &slots[j];
@@ -578,6 +663,7 @@ static void print_summary(const struct explore *explore, struct ks_pool_slot *sl
         }
         run++;
         if (slot->code == 0) {
+            skipping += slot->result.metrics[KS_METRIC_FAULTS_SKIPPED] > 0;
             continue;
         }
         failed++;
@@ -611,6 +697,12 @@ static void print_summary(const struct explore *explore, struct ks_pool_slot *sl
     }
     printf("explore: %d seeds run, %d failed, %u distinct failure kind(s)%s\n", run, failed,
            kinds->len, broken ? " (some runs did not complete)" : "");
+    if (skipping > 0) {
+        /* A skipped fault changed nothing: such a pass tried less than its
+         * schedule says (faults_skipped; the timeline has the lines). */
+        printf("  %d passing seed(s) had faults that changed nothing (faults_skipped > 0)\n",
+               skipping);
+    }
     for (guint k = 0; k < kinds->len; k++) {
         struct failure_kind *entry = g_ptr_array_index(kinds, k);
         printf("  %-40s %d seed(s): %s\n", entry->kind, entry->count, entry->seeds->str);

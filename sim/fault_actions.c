@@ -35,6 +35,195 @@ static bool rule_slow(const struct ks_fault_site *site)
     return true;
 }
 
+/* A drop with loss 0 drops nothing. */
+static bool rule_drop(const struct ks_fault_site *site)
+{
+    if (site->fault->loss_ppm == 0) {
+        return ks_fault_site_fail(site, KS_SCENARIO_ERROR_VALUE, "loss",
+                                  "[fault %s] (drop) with a loss of 0 drops nothing: give a "
+                                  "loss above 0",
+                                  site->fault->name);
+    }
+    return true;
+}
+
+/* ---- schedule rules ------------------------------------------------------------------- */
+
+static int32_t fault_index(const struct ks_fault_site *site, const struct ks_fault *fault)
+{
+    return (int32_t)(fault - site->scenario->faults);
+}
+
+/* Whether `earlier` may fire before `later` (or at the same time, first):
+ * both at fixed times and `earlier` sooner (a tie goes by file order, the
+ * order ks_faults_start schedules them in); a trigger may fire any time. */
+static bool may_fire_before(const struct ks_fault_site *site, const struct ks_fault *earlier,
+                            const struct ks_fault *later)
+{
+    if (!earlier->has_at || !later->has_at) {
+        return true;
+    }
+    return earlier->at_ns < later->at_ns || (earlier->at_ns == later->at_ns &&
+                                             fault_index(site, earlier) < fault_index(site, later));
+}
+
+static bool names_brokers(enum ks_target_kind kind)
+{
+    switch (kind) {
+    case KS_TARGET_BROKER:
+    case KS_TARGET_LEADER:
+    case KS_TARGET_FOLLOWER:
+    case KS_TARGET_FOLLOWERS:
+    case KS_TARGET_RANDOM:
+    case KS_TARGET_RACK:
+    case KS_TARGET_ALL: return true;
+    case KS_TARGET_NONE:
+    case KS_TARGET_CONTROLLER:
+    case KS_TARGET_ZOOKEEPER:
+    case KS_TARGET_PRODUCER:
+    case KS_TARGET_CONSUMER: break;
+    }
+    return false;
+}
+
+/* Whether two targets may name a common node when they fire: fixed brokers
+ * are compared, a target resolved at fire time (leader(TP), random) may be
+ * any broker, a client or the controller only itself. */
+static bool may_share_node(const struct ks_scenario *scenario, const struct ks_target *a,
+                           const struct ks_target *b)
+{
+    if (names_brokers(a->kind) && names_brokers(b->kind)) {
+        bool in_a[KS_BROKER_COUNT_MAX] = { false };
+        bool in_b[KS_BROKER_COUNT_MAX] = { false };
+        if (!ks_scenario_target_brokers(scenario, a, in_a) ||
+            !ks_scenario_target_brokers(scenario, b, in_b)) {
+            return true;
+        }
+        for (int32_t b_id = 0; b_id < scenario->cluster.broker_count; b_id++) {
+            if (in_a[b_id] && in_b[b_id]) {
+                return true;
+            }
+        }
+        return false;
+    }
+    return a->kind == b->kind && a->client_index == b->client_index &&
+           (a->kind == KS_TARGET_PRODUCER || a->kind == KS_TARGET_CONSUMER ||
+            a->kind == KS_TARGET_CONTROLLER || a->kind == KS_TARGET_ZOOKEEPER);
+}
+
+/* Whether some fault of `action` (or, with `also`, of that action) may fire
+ * before site->fault on a node its target names. */
+static bool preceded_by(const struct ks_fault_site *site, enum ks_fault_action action,
+                        enum ks_fault_action also)
+{
+    const struct ks_scenario *scenario = site->scenario;
+    for (size_t i = 0; i < scenario->fault_count; i++) {
+        const struct ks_fault *other = &scenario->faults[i];
+        if (other == site->fault || (other->action != action && other->action != also)) {
+            continue;
+        }
+        if (may_fire_before(site, other, site->fault) &&
+            may_share_node(scenario, &other->target, &site->fault->target)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A restart brings back a node that is down: some crash or stop must be
+ * able to have taken it down before. */
+static bool schedule_restart(const struct ks_fault_site *site)
+{
+    if (preceded_by(site, KS_FAULT_CRASH, KS_FAULT_STOP)) {
+        return true;
+    }
+    g_autofree char *target = ks_scenario_format_target(site->scenario, &site->fault->target);
+    return ks_fault_site_fail(site, KS_SCENARIO_ERROR_CONFLICT, "target",
+                              "[fault %s] restarts %s, which no crash or stop before it can have "
+                              "stopped: a restart of a running node changes nothing",
+                              site->fault->name, target);
+}
+
+/* A controlled shutdown is a broker's: stop takes brokers, not the controller. */
+static bool rule_stop(const struct ks_fault_site *site)
+{
+    if (site->fault->target.kind == KS_TARGET_CONTROLLER) {
+        return ks_fault_site_fail(site, KS_SCENARIO_ERROR_VALUE, "target",
+                                  "stop is a broker's controlled shutdown: target = controller "
+                                  "is not a broker");
+    }
+    return true;
+}
+
+/* rolling-restart restarts brokers, one after the other. */
+static bool rule_rolling_restart(const struct ks_fault_site *site)
+{
+    const struct ks_fault *fault = site->fault;
+    for (uint32_t i = 0; i < fault->side_a.count; i++) {
+        if (!names_brokers(fault->side_a.items[i].kind)) {
+            g_autofree char *name =
+                ks_scenario_format_target(site->scenario, &fault->side_a.items[i]);
+            return ks_fault_site_fail(site, KS_SCENARIO_ERROR_VALUE, "target",
+                                      "rolling-restart restarts brokers: '%s' is not one (give "
+                                      "all, broker ids, rack(NAME), leader(TP) ...)",
+                                      name);
+        }
+    }
+    return true;
+}
+
+/* A resume wakes a paused node: some pause must come first. */
+static bool schedule_resume(const struct ks_fault_site *site)
+{
+    if (preceded_by(site, KS_FAULT_PAUSE, KS_FAULT_PAUSE)) {
+        return true;
+    }
+    g_autofree char *target = ks_scenario_format_target(site->scenario, &site->fault->target);
+    return ks_fault_site_fail(site, KS_SCENARIO_ERROR_CONFLICT, "target",
+                              "[fault %s] resumes %s, which no pause before it can have "
+                              "paused: a resume of a running node changes nothing",
+                              site->fault->name, target);
+}
+
+/* heal fault = NAME must find that fault in effect; without a name, some
+ * fault that a bare heal undoes must be able to be. */
+static bool schedule_heal(const struct ks_fault_site *site)
+{
+    const struct ks_fault *heal = site->fault;
+    const struct ks_scenario *scenario = site->scenario;
+    if (heal->heal_fault_index < 0) {
+        for (size_t i = 0; i < scenario->fault_count; i++) {
+            const struct ks_fault *other = &scenario->faults[i];
+            if (other != heal && ks_fault_action_row(other->action)->bare_heal &&
+                may_fire_before(site, other, heal)) {
+                return true;
+            }
+        }
+        g_autofree char *bare = ks_fault_action_list(KS_FAULT_ACTIONS_BARE_HEAL, "or");
+        return ks_fault_site_fail(site, KS_SCENARIO_ERROR_CONFLICT, NULL,
+                                  "[fault %s] heals every network fault, but no %s fault "
+                                  "fires before it: the heal would change nothing",
+                                  heal->name, bare);
+    }
+    const struct ks_fault *healed = &scenario->faults[heal->heal_fault_index];
+    if (!may_fire_before(site, healed, heal)) {
+        g_autofree char *at = ks__format_duration(healed->at_ns);
+        return ks_fault_site_fail(site, KS_SCENARIO_ERROR_CONFLICT, "fault",
+                                  "fault = %s: that fault fires at %s, after this heal: the heal "
+                                  "would change nothing",
+                                  healed->name, at);
+    }
+    if (healed->has_at && heal->has_at && healed->duration_ns >= 0 &&
+        healed->at_ns + healed->duration_ns < heal->at_ns) {
+        g_autofree char *end = ks__format_duration(healed->at_ns + healed->duration_ns);
+        return ks_fault_site_fail(site, KS_SCENARIO_ERROR_CONFLICT, "fault",
+                                  "fault = %s: that fault ends at %s by its duration, before "
+                                  "this heal: the heal would change nothing",
+                                  healed->name, end);
+    }
+    return true;
+}
+
 /* A partition has exactly one shape: groups, isolate, or from with to. */
 static bool rule_partition(const struct ks_fault_site *site)
 {
@@ -102,6 +291,7 @@ static const struct ks_fault_action_row rows[] = {
         .action = KS_FAULT_RESTART,
         .keys = { KEY("target", TARGET) },
         .target = KS_FAULT_TARGET_ANY,
+        .schedule_rule = schedule_restart,
         .keys_doc = "`target` (required)",
         .fire = ks__fault_fire_restart,
     },
@@ -123,6 +313,7 @@ static const struct ks_fault_action_row rows[] = {
         .action = KS_FAULT_HEAL,
         .keys = { KEY("fault", FAULT) },
         .rule = rule_heal,
+        .schedule_rule = schedule_heal,
         .keys_doc = "`fault`",
         .fire = ks__fault_fire_heal,
     },
@@ -155,6 +346,7 @@ static const struct ks_fault_action_row rows[] = {
         .action = KS_FAULT_RESUME,
         .keys = { KEY("target", TARGET) },
         .target = KS_FAULT_TARGET_ANY,
+        .schedule_rule = schedule_resume,
         .keys_doc = "`target` (required)",
         .fire = ks__fault_fire_resume,
     },
@@ -162,6 +354,7 @@ static const struct ks_fault_action_row rows[] = {
         .name = "drop",
         .action = KS_FAULT_DROP,
         .keys = { NEEDED("loss", LOSS, "e.g. 1%"), KEY("duration", DURATION) },
+        .rule = rule_drop,
         .keys_doc = "`loss` (required), `duration`",
         .healable = true,
         .bare_heal = true,
@@ -189,6 +382,29 @@ static const struct ks_fault_action_row rows[] = {
         .target_wrong = "rewind needs target = consumer(NAME)",
         .keys_doc = "`target` (`consumer(NAME)`, required), `to` (required)",
         .fire = ks__fault_fire_rewind,
+    },
+    {
+        .name = "stop",
+        .action = KS_FAULT_STOP,
+        .keys = { KEY("target", TARGET), KEY("restart.after", RESTART_AFTER) },
+        .target = KS_FAULT_TARGET_BROKER,
+        .target_wrong = "stop is a broker's controlled shutdown: the target must name brokers",
+        .rule = rule_stop,
+        .keys_doc = "`target` (brokers, required), `restart.after` (from when it has stopped)",
+        .fire = ks__fault_fire_stop,
+        .undo = ks__fault_undo_stop,
+        .undo_label = "restart.after",
+    },
+    {
+        .name = "rolling-restart",
+        .action = KS_FAULT_ROLLING_RESTART,
+        .keys = { NEEDED("target", TARGETS, "all, or a list of brokers"),
+                  NEEDED("downtime", DOWNTIME, "how long each broker stays down, e.g. 10s"),
+                  KEY("catch.up.timeout", CATCH_UP_TIMEOUT) },
+        .rule = rule_rolling_restart,
+        .keys_doc = "`target` (`all` or a list of brokers, required), `downtime` (required), "
+                    "`catch.up.timeout`",
+        .fire = ks__fault_fire_rolling_restart,
     },
 };
 
@@ -289,6 +505,8 @@ void ks_fault_init(struct ks_fault *fault, const char *name, uint32_t line,
     fault->corrupt_position_bytes = -1;
     fault->corrupt_tp = (struct ks_tp){ -1, -1 };
     fault->heal_fault_index = -1;
+    fault->downtime_ns = -1;
+    fault->catch_up_timeout_ns = KS_FAULT_CATCH_UP_TIMEOUT_NS_DEFAULT;
 }
 
 static bool target_fits(enum ks_fault_target_rule rule, const struct ks_target *target)
@@ -326,6 +544,12 @@ bool ks_fault_check(const struct ks_fault_site *site)
     return row->rule == NULL || row->rule(site);
 }
 
+bool ks_fault_check_schedule(const struct ks_fault_site *site)
+{
+    const struct ks_fault_action_row *row = ks_fault_action_row(site->fault->action);
+    return row->schedule_rule == NULL || row->schedule_rule(site);
+}
+
 struct ks_tp ks_fault_tp(const struct ks_fault *fault)
 {
     switch (fault->target.kind) {
@@ -335,7 +559,10 @@ struct ks_tp ks_fault_tp(const struct ks_fault *fault)
     case KS_TARGET_NONE:
     case KS_TARGET_BROKER:
     case KS_TARGET_CONTROLLER:
+    case KS_TARGET_ZOOKEEPER:
     case KS_TARGET_RANDOM:
+    case KS_TARGET_RACK:
+    case KS_TARGET_ALL:
     case KS_TARGET_PRODUCER:
     case KS_TARGET_CONSUMER: break;
     }
@@ -430,6 +657,10 @@ static struct key_value key_value(const struct ks_scenario *scenario, const stru
         return text_value(fault->heal_fault_index >= 0
                               ? g_strdup(scenario->faults[fault->heal_fault_index].name)
                               : NULL);
+    case KS_FAULT_KEY_TARGETS: return text_value(format_target_list(scenario, &fault->side_a));
+    case KS_FAULT_KEY_DOWNTIME: return duration_value(fault->downtime_ns, -1);
+    case KS_FAULT_KEY_CATCH_UP_TIMEOUT:
+        return duration_value(fault->catch_up_timeout_ns, KS_FAULT_CATCH_UP_TIMEOUT_NS_DEFAULT);
     case KS_FAULT_KEY_REWIND_TO:
         switch (fault->rewind_to) {
         case KS_REWIND_EARLIEST: return text_value(g_strdup("earliest"));
@@ -543,11 +774,22 @@ void ks_fault_actions_write_reference(FILE *out)
     }
     g_autofree char *healable = ks_fault_action_list(KS_FAULT_ACTIONS_HEALABLE, "or");
     g_autofree char *bare = ks_fault_action_list(KS_FAULT_ACTIONS_BARE_HEAL, "and");
+    g_autofree char *bare_or = ks_fault_action_list(KS_FAULT_ACTIONS_BARE_HEAL, "or");
     fprintf(out,
             "\n"
             "`heal` with `fault = NAME` undoes that fault at once, if it is in effect; its own\n"
             "`duration` then ends nothing. A heal can name a %s fault; one that\n"
             "has not fired yet, was skipped or has ended already makes the heal a skipped line.\n"
-            "`heal` without `fault` undoes every %s fault in effect.\n",
-            healable, bare);
+            "`heal` without `fault` undoes every %s fault in effect.\n"
+            "\n"
+            "A fault that would change nothing whatever happens is refused when the scenario\n"
+            "loads: `crash` or `restart` of `target = controller` under `controller = kraft`\n"
+            "(that controller does not fail in this model), a `restart` (`resume`) with no\n"
+            "`crash` (`pause`) before it that can have hit its target, a `heal` of a fault that\n"
+            "fires after it or has ended by its `duration` before it, a `heal` without `fault`\n"
+            "with no %s fault before it, a `drop` with a loss of 0. One that turns out to change\n"
+            "nothing when it fires (a crash of a node that is down, a restart of one that is up,\n"
+            "`leader(TP)` of a partition without a leader) is a `skipped` line of the timeline\n"
+            "and counts in the `faults_skipped` metric.\n",
+            healable, bare, bare_or);
 }

@@ -10,6 +10,11 @@
 **   rule         its load-time rules beyond those (NULL: none), checked when a
 **                scenario is finalized; errors are "FILE:LINE: ..." through
 **                struct ks_fault_site
+**   schedule_rule  its rules against the other faults (NULL: none), checked
+**                once every fault is filled: a fault that the schedule makes
+**                a no-op whatever happens (a restart with nothing before it
+**                that could stop the node) is refused here rather than
+**                reported as skipped when it fires
 **   healable     `action = heal` with `fault = NAME` may undo it
 **   bare_heal    `action = heal` without `fault` undoes it
 **   fire, undo   what it does to the running world and cluster, and how that
@@ -22,8 +27,10 @@
 ** action.
 **
 ** How a key is written, parsed and stored is a property of the key, not of
-** the action (enum ks_fault_key_kind), with one exception: `to` is a list of
-** targets for partition and a position for rewind, so it has two kinds.
+** the action (enum ks_fault_key_kind), with two exceptions: `to` is a list of
+** targets for partition and a position for rewind, and `target` is one
+** target for most actions and a list for rolling-restart, so each has two
+** kinds.
 **
 ** Adding an action: a value of enum ks_fault_action (sim/scenario.h), its row
 ** (sim/fault_actions.c), its fire and undo functions (sim/fault_fire.c,
@@ -57,7 +64,10 @@ enum ks_fault_key_kind {
     KS_FAULT_KEY_BYTES,           /* bytes: 1..4096 -> corrupt_bytes */
     KS_FAULT_KEY_POSITION_BYTES,  /* position.bytes: >= 0 -> corrupt_position_bytes */
     KS_FAULT_KEY_FAULT,           /* fault: a fault's name -> heal_fault_index */
-    KS_FAULT_KEY_REWIND_TO        /* to: earliest | latest | offset | time -> rewind_* */
+    KS_FAULT_KEY_REWIND_TO,       /* to: earliest | latest | offset | time -> rewind_* */
+    KS_FAULT_KEY_TARGETS,         /* target: a list of targets -> side_a (rolling-restart) */
+    KS_FAULT_KEY_DOWNTIME,        /* downtime: a duration -> downtime_ns */
+    KS_FAULT_KEY_CATCH_UP_TIMEOUT /* catch.up.timeout: a duration -> catch_up_timeout_ns */
 };
 
 struct ks_fault_key {
@@ -78,8 +88,9 @@ enum ks_fault_target_rule {
 /* The loader's view of one [fault NAME] section, for the load-time rules.
  * Its functions are implemented by the loader (sim/scenario.c). */
 struct ks_fault_site {
-    const struct ks_scenario *scenario; /* being finalized: faults after this one are
-                                           not filled yet, except their names */
+    const struct ks_scenario *scenario; /* being finalized: for `rule`, faults after this
+                                           one are not filled yet, except their names;
+                                           for `schedule_rule`, every fault is */
     const struct ks_fault *fault;       /* this fault, every key parsed */
     const void *section;                /* not owned: the loader's section */
     GError **error;
@@ -111,16 +122,20 @@ typedef void ks__fault_undo_fn(struct ks_faults *faults, struct ks__fault_state 
 
 #define KS_FAULT_ACTION_KEY_COUNT_MAX 8
 
+/* catch.up.timeout's default: 5 minutes. */
+#define KS_FAULT_CATCH_UP_TIMEOUT_NS_DEFAULT ((int64_t)300 * 1000000000)
+
 struct ks_fault_action_row {
     const char *name;                                        /* action = NAME */
     enum ks_fault_action action;                             /* the row's index in the table */
     struct ks_fault_key keys[KS_FAULT_ACTION_KEY_COUNT_MAX]; /* ends at name == NULL */
     enum ks_fault_target_rule target;
-    const char *target_wrong; /* BROKER, CONSUMER: the error for a target of another kind */
-    ks_fault_rule_fn *rule;   /* NULL: no rule beyond keys and target */
-    const char *keys_doc;     /* docs/scenario-format.md: what it takes, in words */
-    bool healable;            /* heal with fault = NAME undoes it */
-    bool bare_heal;           /* heal without fault undoes it */
+    const char *target_wrong;        /* BROKER, CONSUMER: the error for a target of another kind */
+    ks_fault_rule_fn *rule;          /* NULL: no rule beyond keys and target */
+    ks_fault_rule_fn *schedule_rule; /* NULL: none; see the file comment */
+    const char *keys_doc;            /* docs/scenario-format.md: what it takes, in words */
+    bool healable;                   /* heal with fault = NAME undoes it */
+    bool bare_heal;                  /* heal without fault undoes it */
     ks__fault_fire_fn *fire;
     ks__fault_undo_fn *undo; /* NULL: nothing to undo */
     const char *undo_label;  /* its timer's words: "fault NAME <undo_label>: ..." */
@@ -155,6 +170,11 @@ void ks_fault_init(struct ks_fault *fault, const char *name, uint32_t line,
  * it needs, its own rule. Sets *site->error and returns false on the first
  * that fails. */
 bool ks_fault_check(const struct ks_fault_site *site);
+
+/* The action's rules against the rest of the schedule (its schedule_rule),
+ * once every fault of site->scenario is filled. Sets *site->error and
+ * returns false if it fails. */
+bool ks_fault_check_schedule(const struct ks_fault_site *site);
 
 /* The partition a fault is about, for the events table: its target's
  * (leader(TP), follower(TP), followers(TP)) or else its `partition` key's;

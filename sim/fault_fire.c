@@ -20,6 +20,7 @@
 ** kind still holds there.
 */
 #include "faults_int.h"
+#include "scenario_int.h"
 
 #include "../core/base.h"
 #include "../core/consumer.h"
@@ -48,11 +49,16 @@ static char *crash_explain(const struct ks_faults *faults, ks_node_id node, bool
                               "on disk.");
     }
     if (!broker) {
-        g_string_append(text, node == ks_cluster_controller_node(faults->spec)
-                                  ? " The controller stops watching sessions and electing "
-                                    "leaders until it is back."
-                                  : " A client loses what it held in memory: records it had "
-                                    "not yet sent, or had not yet processed and committed.");
+        bool zookeeper = faults->spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER;
+        g_string_append(text, node != ks_cluster_controller_node(faults->spec)
+                                  ? " A client loses what it held in memory: records it had "
+                                    "not yet sent, or had not yet processed and committed."
+                              : zookeeper ? " ZooKeeper answers nothing until it is back: no "
+                                            "session is kept alive and no ISR changes, but its "
+                                            "znodes and sessions are on its disk."
+                                          : " The controller stops watching sessions and "
+                                            "electing leaders until it is back; with one "
+                                            "controller (controllers = 1) no other takes over.");
         return g_string_free(text, FALSE);
     }
     GString *led = g_string_new(NULL);
@@ -267,6 +273,14 @@ static guint crash_nodes(struct ks_faults *faults, struct ks__fault_state *state
         ks_cluster_on_node_crashed(faults->cluster, node);
         faults->crash_count[node]++;
         g_array_append_val(done, node);
+        struct ks__fault_state *stopping = faults->stopping[node];
+        if (stopping != NULL) {
+            /* It crashed in the middle of its controlled shutdown: it is
+             * down now all the same (a rolling restart brings it back after
+             * its downtime, with log recovery). */
+            faults->stopping[node] = NULL;
+            ks__fault_stopped(faults, stopping, node);
+        }
     }
     /* Only what this fault crashed is restarted by its restart.after. */
     g_array_set_size(state->nodes, 0);
@@ -306,6 +320,295 @@ bool ks__fault_fire_restart(struct ks_faults *faults, struct ks__fault_state *st
             ks__faults_restart_node(faults, g_array_index(state->nodes, ks_node_id, i), label);
     }
     return restarted;
+}
+
+/* ---- stop: a controlled shutdown ---------------------------------------------------------- */
+
+/* What a controlled shutdown means, in words. Owned: g_free. */
+static char *stop_explain(const struct ks_faults *faults)
+{
+    if (!faults->scenario->cluster.controlled_shutdown_enable) {
+        return g_strdup("controlled.shutdown.enable = false: the broker flushes its logs, "
+                        "writes the clean-shutdown marker and exits at once, without asking the "
+                        "controller to move its leaderships first; partitions it led have no "
+                        "leader until the controller misses its heartbeats.");
+    }
+    return g_strdup("An operator stops the broker (kafka-server-stop, a rolling upgrade): it asks "
+                    "the controller in its heartbeat to shut down (WantShutDown). The controller "
+                    "moves its leaderships to in-sync followers and drops it from the ISRs while "
+                    "it still runs, and lets it go once every other broker has seen that; then "
+                    "it flushes its logs, writes the clean-shutdown marker and exits. A restart "
+                    "finds the marker and recovers nothing.");
+}
+
+bool ks__fault_fire_stop(struct ks_faults *faults, struct ks__fault_state *state)
+{
+    const struct ks_fault *fault = ks__faults_fault(faults, state);
+    GArray *running = g_array_new(FALSE, FALSE, sizeof(ks_node_id));
+    for (guint i = 0; i < state->nodes->len; i++) {
+        ks_node_id node = g_array_index(state->nodes, ks_node_id, i);
+        if (ks_cluster_broker_is_up(faults->cluster, (int32_t)node) &&
+            !ks_cluster_broker_stopping(faults->cluster, (int32_t)node)) {
+            g_array_append_val(running, node);
+            continue;
+        }
+        char name[96];
+        ks_faults_node_name(faults, node, name, sizeof name);
+        g_string_printf(faults->detail, "fault %s: %s is %s, not stopped", fault->name, name,
+                        ks_cluster_broker_stopping(faults->cluster, (int32_t)node)
+                            ? "stopping already"
+                            : "down already");
+        ks__faults_skip(faults, (int32_t)node, ks_fault_tp(fault));
+    }
+    if (running->len > 0) {
+        /* Reported first: the stop causes what the model reports next. */
+        g_string_printf(faults->detail, "fault %s: stop ", fault->name);
+        ks__faults_append_nodes(faults, faults->detail, running);
+        g_string_append(faults->detail, faults->scenario->cluster.controlled_shutdown_enable
+                                            ? " (controlled shutdown)"
+                                            : " (controlled.shutdown.enable = false)");
+        char *explain = stop_explain(faults);
+        ks__faults_report(faults, "fault", ks__faults_broker_of(faults, running),
+                          ks_fault_tp(fault), explain);
+        g_free(explain);
+    }
+    /* Only what this fault stops is restarted by its restart.after. */
+    g_array_set_size(state->nodes, 0);
+    g_array_append_vals(state->nodes, running->data, running->len);
+    g_array_free(running, TRUE);
+    state->stop_done = 0;
+    for (guint i = 0; i < state->nodes->len; i++) {
+        bool begun =
+            ks__faults_stop_node(faults, state, g_array_index(state->nodes, ks_node_id, i));
+        ks_assert(begun); /* checked just above, in this same event */
+    }
+    return state->nodes->len > 0;
+}
+
+/* restart.after: restart what this fault stopped. */
+void ks__fault_undo_stop(struct ks_faults *faults, struct ks__fault_state *state, const char *label)
+{
+    for (guint i = 0; i < state->nodes->len; i++) {
+        ks__faults_restart_node(faults, g_array_index(state->nodes, ks_node_id, i),
+                                label != NULL ? label : "");
+    }
+}
+
+/* ---- rolling-restart ------------------------------------------------------------------------ */
+
+static void roll_next(struct ks_faults *faults, struct ks__fault_state *state);
+
+/* "fault R step 2/3" into buffer. */
+static const char *roll_label(const struct ks_faults *faults, const struct ks__fault_state *state,
+                              char *buffer, size_t buffer_bytes)
+{
+    g_snprintf(buffer, buffer_bytes, "fault %s step %u/%u", ks__faults_fault(faults, state)->name,
+               state->roll_step + 1, state->nodes->len);
+    return buffer;
+}
+
+static ks_node_id roll_node(const struct ks__fault_state *state)
+{
+    return g_array_index(state->nodes, ks_node_id, state->roll_step);
+}
+
+/* Partitions of every topic (__consumer_offsets too) whose ISR is smaller
+ * than their replica list: Kafka's UnderReplicatedPartitions, which an
+ * operator's rolling restart waits to see at 0. */
+static int32_t under_replicated(const struct ks_faults *faults)
+{
+    int32_t count = 0;
+    for (int32_t t = 0; t < ks_cluster_topic_count(faults->cluster); t++) {
+        for (int32_t p = 0; p < ks_cluster_partition_count(faults->cluster, t); p++) {
+            int32_t ids[KS_REPLICATION_FACTOR_MAX];
+            int32_t replicas =
+                ks_cluster_replicas(faults->cluster, t, p, ids, KS_REPLICATION_FACTOR_MAX);
+            count +=
+                ks_cluster_isr(faults->cluster, t, p, ids, KS_REPLICATION_FACTOR_MAX) < replicas;
+        }
+    }
+    return count;
+}
+
+static void roll_check(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks__fault_state *state = context;
+    struct ks_faults *faults = state->owner;
+    state->roll_check_pending = false;
+    if (faults->stopped || state->roll_phase != KS__ROLL_CATCHING_UP) {
+        return;
+    }
+    ks_node_id node = roll_node(state);
+    if (under_replicated(faults) > 0 || !ks_cluster_broker_is_up(faults->cluster, (int32_t)node)) {
+        return;
+    }
+    ks_world_cancel(faults->world, state->roll_timer);
+    state->roll_timer = 0;
+    char label[160];
+    char name[96];
+    ks_faults_node_name(faults, node, name, sizeof name);
+    g_string_printf(faults->detail,
+                    "%s: %s is back in every ISR %.3f s after its restart (no under-replicated "
+                    "partitions)",
+                    roll_label(faults, state, label, sizeof label), name,
+                    (double)(ks_world_now_ns(faults->world) - state->roll_back_ns) / 1e9);
+    ks__faults_report(faults, "fault", (int32_t)node, KS__NO_TP,
+                      "Every partition has all its replicas in sync again, so the operator goes "
+                      "on with the next broker (as kafka's own upgrade guide asks: wait for the "
+                      "UnderReplicatedPartitions metric to reach 0).");
+    state->roll_step++;
+    roll_next(faults, state);
+}
+
+void ks__faults_rolling_poke(struct ks_faults *faults)
+{
+    for (size_t i = 0; i < faults->state_count; i++) {
+        struct ks__fault_state *state = &faults->states[i];
+        if (state->roll_phase == KS__ROLL_CATCHING_UP && !state->roll_check_pending) {
+            state->roll_check_pending = true;
+            ks_world_schedule(faults->world, KS_NODE_DRIVER, 0, KS_KIND_DRIVER_ROLL, roll_check,
+                              state);
+        }
+    }
+}
+
+/* catch.up.timeout passed: the rolling restart ends at this step. */
+static void roll_timeout(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks__fault_state *state = context;
+    struct ks_faults *faults = state->owner;
+    state->roll_timer = 0;
+    if (faults->stopped || state->roll_phase != KS__ROLL_CATCHING_UP) {
+        return;
+    }
+    const struct ks_fault *fault = ks__faults_fault(faults, state);
+    ks_node_id node = roll_node(state);
+    char label[160];
+    char name[96];
+    ks_faults_node_name(faults, node, name, sizeof name);
+    g_autofree char *timeout = ks__format_duration(fault->catch_up_timeout_ns);
+    g_string_printf(faults->detail,
+                    "%s: %d partition(s) still under-replicated %s after %s restarted "
+                    "(catch.up.timeout): the rolling restart ends here, %u broker(s) not "
+                    "restarted",
+                    roll_label(faults, state, label, sizeof label), under_replicated(faults),
+                    timeout, name, state->nodes->len - state->roll_step - 1);
+    state->roll_phase = KS__ROLL_DONE;
+    ks__faults_report(faults, "fault", (int32_t)node, KS__NO_TP,
+                      "The brokers did not all get back in sync in time (a broker is still down, "
+                      "cut off or too slow to catch up), so the operator stops the rolling "
+                      "restart rather than take another replica away.");
+}
+
+/* The step's downtime is over: its broker starts again. */
+static void roll_restart(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks__fault_state *state = context;
+    struct ks_faults *faults = state->owner;
+    if (faults->stopped || state->roll_phase != KS__ROLL_DOWN) {
+        return; /* the final phase restarts what is down */
+    }
+    char label[160];
+    ks__faults_restart_node(faults, roll_node(state),
+                            roll_label(faults, state, label, sizeof label));
+    state->roll_phase = KS__ROLL_CATCHING_UP;
+    state->roll_back_ns = ks_world_now_ns(faults->world);
+    state->roll_timer =
+        ks_world_schedule(faults->world, KS_NODE_DRIVER,
+                          (ks_time_ns)ks__faults_fault(faults, state)->catch_up_timeout_ns,
+                          KS_KIND_DRIVER_ROLL, roll_timeout, state);
+    ks__faults_rolling_poke(faults);
+}
+
+/* The next broker in turn that is up is stopped; brokers that are down or
+ * stopping already are skipped. */
+static void roll_next(struct ks_faults *faults, struct ks__fault_state *state)
+{
+    const struct ks_fault *fault = ks__faults_fault(faults, state);
+    char label[160];
+    char name[96];
+    for (; state->roll_step < state->nodes->len; state->roll_step++) {
+        ks_node_id node = roll_node(state);
+        ks_faults_node_name(faults, node, name, sizeof name);
+        roll_label(faults, state, label, sizeof label);
+        state->roll_phase = KS__ROLL_STOPPING;
+        if (ks_cluster_broker_is_up(faults->cluster, (int32_t)node) &&
+            !ks_cluster_broker_stopping(faults->cluster, (int32_t)node)) {
+            g_string_printf(faults->detail, "%s: stop %s%s", label, name,
+                            faults->scenario->cluster.controlled_shutdown_enable
+                                ? " (controlled shutdown)"
+                                : " (controlled.shutdown.enable = false)");
+            ks__faults_report(faults, "fault", (int32_t)node, KS__NO_TP, NULL);
+            bool begun = ks__faults_stop_node(faults, state, node);
+            ks_assert(begun);
+            return;
+        }
+        g_string_printf(faults->detail, "%s: %s is %s, skipped", label, name,
+                        ks_cluster_broker_stopping(faults->cluster, (int32_t)node)
+                            ? "stopping already"
+                            : "down");
+        ks__faults_skip(faults, (int32_t)node, KS__NO_TP);
+    }
+    state->roll_phase = KS__ROLL_DONE;
+    g_string_printf(faults->detail, "fault %s: rolling restart done", fault->name);
+    ks__faults_report(faults, "fault", -1, KS__NO_TP, NULL);
+}
+
+bool ks__fault_fire_rolling_restart(struct ks_faults *faults, struct ks__fault_state *state)
+{
+    const struct ks_fault *fault = ks__faults_fault(faults, state);
+    GString *why = g_string_new(NULL);
+    bool resolved = ks__faults_resolve_list(faults, &fault->side_a, state->nodes, why);
+    if (!resolved) {
+        g_string_printf(faults->detail, "fault %s skipped: %s", fault->name,
+                        why->len > 0 ? why->str : "no broker");
+        ks__faults_skip(faults, -1, KS__NO_TP);
+        ks__faults_mix(faults, state, 0);
+        g_string_free(why, TRUE);
+        return false;
+    }
+    g_string_free(why, TRUE);
+    ks__faults_mix(faults, state, 1); /* F2: with the brokers just resolved */
+    g_autofree char *downtime = ks__format_duration(fault->downtime_ns);
+    g_autofree char *timeout = ks__format_duration(fault->catch_up_timeout_ns);
+    g_string_printf(faults->detail, "fault %s: rolling restart of ", fault->name);
+    ks__faults_append_nodes(faults, faults->detail, state->nodes);
+    g_string_append_printf(faults->detail, ", %s down each", downtime);
+    char *explain = stop_explain(faults);
+    GString *text = g_string_new(explain);
+    g_free(explain);
+    g_string_append_printf(text,
+                           " One broker at a time: each is stopped that way, started again "
+                           "%s later, and the next goes only when no partition is "
+                           "under-replicated any more (at most catch.up.timeout, %s).",
+                           downtime, timeout);
+    ks__faults_report(faults, "fault", -1, KS__NO_TP, text->str);
+    g_string_free(text, TRUE);
+    state->roll_step = 0;
+    roll_next(faults, state);
+    return true;
+}
+
+void ks__fault_stopped(struct ks_faults *faults, struct ks__fault_state *state, ks_node_id node)
+{
+    const struct ks_fault *fault = ks__faults_fault(faults, state);
+    if (fault->action == KS_FAULT_STOP) {
+        /* restart.after counts from when the last of its brokers is down. */
+        state->stop_done++;
+        if (state->stop_done == state->nodes->len) {
+            ks__faults_schedule_undo(faults, state, fault->restart_after_ns,
+                                     KS_KIND_DRIVER_RESTART);
+        }
+        return;
+    }
+    ks_assert(fault->action == KS_FAULT_ROLLING_RESTART);
+    ks_assert(state->roll_phase == KS__ROLL_STOPPING && roll_node(state) == node);
+    state->roll_phase = KS__ROLL_DOWN;
+    ks_world_schedule(faults->world, KS_NODE_DRIVER, (ks_time_ns)fault->downtime_ns,
+                      KS_KIND_DRIVER_ROLL, roll_restart, state);
 }
 
 /* ---- partition ------------------------------------------------------------------------- */
@@ -370,7 +673,15 @@ static char *partition_explain(const struct ks_faults *faults, const GArray *a, 
                                            "is lost fails all the same. "
                                          : "Messages across the cut are lost; each side keeps "
                                            "running with what it knows. ");
-    if (in_nodes(a, controller) || in_nodes(b, controller)) {
+    if (spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER) {
+        if (in_nodes(a, controller) || in_nodes(b, controller)) {
+            g_string_append_printf(text,
+                                   "ZooKeeper is in the %s group: a broker on the other side "
+                                   "can neither ping it nor change an ISR, and loses its "
+                                   "session after zookeeper.session.timeout.ms. ",
+                                   in_nodes(a, controller) ? "first" : "second");
+        }
+    } else if (in_nodes(a, controller) || in_nodes(b, controller)) {
         g_string_append_printf(text, "The controller is in the %s group. ",
                                in_nodes(a, controller) ? "first" : "second");
     } else {
@@ -556,6 +867,17 @@ bool ks__fault_fire_partition(struct ks_faults *faults, struct ks__fault_state *
         ok = ks__faults_resolve_list(faults, &fault->side_b, b, why);
     }
     ok = ok && b->len > 0;
+    for (guint i = 0; ok && i < a->len; i++) {
+        /* Two names of one node (leader(orders-0) and rack(a), say) met only
+         * now: a node cannot be cut from itself. */
+        ks_node_id node = g_array_index(a, ks_node_id, i);
+        if (in_nodes(b, node)) {
+            char name[96];
+            ks_faults_node_name(faults, node, name, sizeof name);
+            g_string_printf(why, "%s is on both sides", name);
+            ok = false;
+        }
+    }
     if (!ok) {
         g_string_printf(faults->detail, "fault %s skipped: %s", fault->name,
                         why->len > 0 ? why->str : "a side names no node");

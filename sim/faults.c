@@ -10,6 +10,9 @@
 **   PENDING --(at: timer on node 0 | when: trigger holds after an event)-->
 **     [delay] --> FIRED: target resolved now, row->fire applies and reports
 **   FIRED --(duration / restart.after: timer on node 0)--> UNDONE (row->undo)
+**   (stop and rolling-restart go on after firing: they wait for the
+**   brokers' controlled shutdowns, and a rolling restart for its catch-ups,
+**   through cluster events; see sim/fault_fire.c)
 **   any   --(ks_faults_stop: the final phase)--> nothing fires any more
 **
 ** Rules:
@@ -22,7 +25,10 @@
 **   F3  A crash is ks_world_node_crash then ks_cluster_on_node_crashed; a
 **       restart is ks_world_node_restart then ks_cluster_on_node_restarted.
 **       Crashing a node that is down, or restarting one that is up, is
-**       reported as skipped and changes nothing.
+**       reported as skipped and changes nothing. A stop goes to the model
+**       first (ks_cluster_stop_broker: a controlled shutdown takes the
+**       broker's own time), and only when the broker reports that it has
+**       stopped does its node go down in the world (on_broker_stopped).
 **   F4  The driver (node 0) is never a target and is never cut off.
 **   F5  A fault is undone at most once (`undone`), by its timer or by a
 **       heal; its timer does nothing after that, so a healed fault's
@@ -50,7 +56,9 @@ void ks_faults_node_name(const struct ks_faults *faults, ks_node_id node, char *
         return;
     }
     if (node == controller) {
-        g_snprintf(buffer, buffer_bytes, "controller");
+        g_snprintf(buffer, buffer_bytes,
+                   s->cluster.controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER ? "zookeeper"
+                                                                                : "controller");
         return;
     }
     for (size_t i = 0; i < s->producer_count; i++) {
@@ -101,13 +109,20 @@ void ks__faults_report(struct ks_faults *faults, const char *kind, int32_t broke
         .partition = tp.partition,
         .detail = faults->detail->str,
         .explain = explain,
+        .fault_index = faults->current_fault,
     };
     faults->report(faults->report_context, &r);
 }
 
 void ks__faults_skip(struct ks_faults *faults, int32_t broker, struct ks_tp tp)
 {
+    faults->skipped_count++;
     ks__faults_report(faults, "skipped", broker, tp, NULL);
+}
+
+int64_t ks_faults_skipped_count(const struct ks_faults *faults)
+{
+    return faults->skipped_count;
 }
 
 /* ---- targets -------------------------------------------------------------------- */
@@ -167,6 +182,25 @@ static bool resolve_target(struct ks_faults *faults, const struct ks_target *tar
         return true;
     }
     case KS_TARGET_CONTROLLER:
+        if (faults->spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER) {
+            /* The broker /controller names when the fault fires. */
+            int32_t id = ks_cluster_active_controller(faults->cluster);
+            if (id < 1) {
+                g_string_printf(why, "no broker is controller (/controller is empty)");
+                return false;
+            }
+            add_node(nodes, (ks_node_id)id);
+            return true;
+        }
+        /* `controller` is the active one and controller(N) node brokers + N;
+         * with one controller (controllers = 1) both are node brokers + 1. */
+        add_node(nodes, ks_cluster_controller_node(faults->spec));
+        return true;
+    case KS_TARGET_ZOOKEEPER:
+        if (faults->spec->cluster->controller_model != KS_CONTROLLER_MODEL_ZOOKEEPER) {
+            g_string_printf(why, "there is no ZooKeeper node (controller = kraft)");
+            return false;
+        }
         add_node(nodes, ks_cluster_controller_node(faults->spec));
         return true;
     case KS_TARGET_RANDOM: {
@@ -183,6 +217,18 @@ static bool resolve_target(struct ks_faults *faults, const struct ks_target *tar
         }
         uint64_t pick = ks_world_random_below(faults->world, KS_RNG_FAULT, live_count);
         add_node(nodes, (ks_node_id)live[pick]);
+        return true;
+    }
+    case KS_TARGET_RACK:
+    case KS_TARGET_ALL: {
+        /* Fixed brokers, ascending: every broker of the rack, or all of them. */
+        bool in[KS_BROKER_COUNT_MAX] = { false };
+        ks_scenario_target_brokers(faults->scenario, target, in);
+        for (int32_t b = 1; b <= faults->scenario->cluster.broker_count; b++) {
+            if (in[b - 1]) {
+                add_node(nodes, (ks_node_id)b);
+            }
+        }
         return true;
     }
     case KS_TARGET_PRODUCER:
@@ -217,6 +263,48 @@ void ks__faults_mix(struct ks_faults *faults, const struct ks__fault_state *stat
     }
     ks_world_trace_mix(faults->world, KS_KIND_DRIVER_MIX_FAULT, KS_NODE_DRIVER, words,
                        count * sizeof words[0]);
+}
+
+/* A broker reported that its controlled shutdown finished (KS_EV_BROKER_STOPPED,
+ * handled one event later so that the world is not changed inside the
+ * model's own event): its process exits, so its node goes down as a process
+ * crash that loses nothing (the broker flushed its logs and wrote the
+ * clean-shutdown marker), and the fault that stopped it hears of it. In the
+ * final phase it comes back at once. */
+static void on_broker_stopped(ks_world *world, void *context)
+{
+    struct ks__stop_context *stop = context;
+    struct ks_faults *faults = stop->owner;
+    ks_node_id node = stop->node;
+    struct ks__fault_state *state = faults->stopping[node];
+    faults->stopping[node] = NULL;
+    if (ks_world_node_is_up(world, node) &&
+        !ks_cluster_broker_is_up(faults->cluster, (int32_t)node)) {
+        ks_world_node_crash(world, node, false);
+    }
+    if (faults->stopped) {
+        ks__faults_restart_node(faults, node, "final phase");
+        return;
+    }
+    if (state != NULL) {
+        ks__fault_stopped(faults, state, node);
+    }
+}
+
+bool ks__faults_stop_node(struct ks_faults *faults, struct ks__fault_state *state, ks_node_id node)
+{
+    ks_assert(ks__faults_is_broker(faults, node));
+    if (!ks_world_node_is_up(faults->world, node) ||
+        ks_cluster_broker_stopping(faults->cluster, (int32_t)node) ||
+        !ks_cluster_broker_is_up(faults->cluster, (int32_t)node)) {
+        return false;
+    }
+    /* Set first: with controlled.shutdown.enable = false the broker stops
+     * inside this call. */
+    faults->stopping[node] = state;
+    bool begun = ks_cluster_stop_broker(faults->cluster, (int32_t)node);
+    ks_assert(begun);
+    return true;
 }
 
 bool ks__faults_restart_node(struct ks_faults *faults, ks_node_id node, const char *why)
@@ -266,7 +354,10 @@ void ks__faults_undo(struct ks_faults *faults, struct ks__fault_state *state, co
     ks_assert(row->undo != NULL); /* A3 */
     ks_assert(!state->undone);    /* F5 */
     state->undone = true;
+    int32_t outer = faults->current_fault; /* a heal undoes other faults */
+    faults->current_fault = state->index;
     row->undo(faults, state, label);
+    faults->current_fault = outer;
 }
 
 void ks__faults_schedule_undo(struct ks_faults *faults, struct ks__fault_state *state,
@@ -279,7 +370,17 @@ void ks__faults_schedule_undo(struct ks_faults *faults, struct ks__fault_state *
                       state);
 }
 
+static void fire_now(struct ks_faults *faults, struct ks__fault_state *state);
+
 static void fire(struct ks_faults *faults, struct ks__fault_state *state)
+{
+    int32_t outer = faults->current_fault;
+    faults->current_fault = state->index;
+    fire_now(faults, state);
+    faults->current_fault = outer;
+}
+
+static void fire_now(struct ks_faults *faults, struct ks__fault_state *state)
 {
     const struct ks_fault *fault = ks__faults_fault(faults, state);
     if (faults->stopped || state->fired) {
@@ -381,10 +482,12 @@ void ks_faults_after_event(struct ks_faults *faults)
         g_string_printf(faults->detail, "trigger of fault %s holds: %s (value %" PRId64 ")",
                         fault->name, text, value);
         g_free(text);
+        faults->current_fault = (int32_t)i;
         ks__faults_report(
             faults, "trigger", -1, KS__NO_TP,
             "A trigger fires a fault when the cluster reaches a state rather than at a "
             "time, so the scenario hits the same narrow window in every run.");
+        faults->current_fault = -1;
         if (fault->delay_ns > 0) {
             ks_world_schedule(faults->world, KS_NODE_DRIVER, (ks_time_ns)fault->delay_ns,
                               KS_KIND_DRIVER_FAULT, on_fault_timer, state);
@@ -396,6 +499,17 @@ void ks_faults_after_event(struct ks_faults *faults)
 
 void ks_faults_on_cluster_event(struct ks_faults *faults, const struct ks_cluster_event *event)
 {
+    if (event->kind == KS_EV_BROKER_STOPPED) {
+        ks_node_id node = (ks_node_id)event->broker;
+        ks_assert(node >= 1 && node < faults->node_count);
+        ks_world_schedule(faults->world, KS_NODE_DRIVER, 0, KS_KIND_DRIVER_STOPPED,
+                          on_broker_stopped, &faults->stop_contexts[node]);
+        return;
+    }
+    if (event->kind == KS_EV_ISR_EXPAND) {
+        ks__faults_rolling_poke(faults);
+        return;
+    }
     if (event->kind != KS_EV_LEADER_ELECTED && event->kind != KS_EV_UNCLEAN_ELECTION) {
         return;
     }
@@ -424,6 +538,11 @@ struct ks_faults *ks_faults_new(ks_world *world, struct ks_cluster *cluster,
     faults->crash_count = g_new0(int64_t, faults->node_count);
     faults->restart_count = g_new0(int64_t, faults->node_count);
     faults->slowed = g_new0(bool, faults->node_count);
+    faults->stopping = g_new0(struct ks__fault_state *, faults->node_count);
+    faults->stop_contexts = g_new0(struct ks__stop_context, faults->node_count);
+    for (ks_node_id node = 0; node < faults->node_count; node++) {
+        faults->stop_contexts[node] = (struct ks__stop_context){ faults, node };
+    }
     faults->tp_base = g_new0(int32_t, scenario->topic_count + 1);
     int32_t total = 0;
     for (size_t t = 0; t < scenario->topic_count; t++) {
@@ -441,6 +560,7 @@ struct ks_faults *ks_faults_new(ks_world *world, struct ks_cluster *cluster,
         state->cuts = g_array_new(FALSE, FALSE, sizeof(ks_cut_id));
     }
     faults->detail = g_string_new(NULL);
+    faults->current_fault = -1;
     return faults;
 }
 
@@ -457,6 +577,8 @@ void ks_faults_free(struct ks_faults *faults)
     g_free(faults->crash_count);
     g_free(faults->restart_count);
     g_free(faults->slowed);
+    g_free(faults->stopping);
+    g_free(faults->stop_contexts);
     g_free(faults->tp_base);
     g_free(faults->elections);
     g_string_free(faults->detail, TRUE);

@@ -18,6 +18,8 @@
 #define KS_KIND_DRIVER_UNDO      0xD002u
 #define KS_KIND_DRIVER_RESTART   0xD003u
 #define KS_KIND_DRIVER_SAMPLE    0xD004u
+#define KS_KIND_DRIVER_STOPPED   0xD005u /* a broker's controlled shutdown finished: node down */
+#define KS_KIND_DRIVER_ROLL      0xD006u /* a rolling restart's step: restart, check, timeout */
 #define KS_KIND_DRIVER_MIX_FAULT 0xD101u
 
 struct ks_fault_report {
@@ -28,6 +30,8 @@ struct ks_fault_report {
     int32_t partition;   /* or -1 */
     const char *detail; /* borrowed for the call: "crash broker 2 (leader(orders-0), power loss)" */
     const char *explain; /* borrowed, may be NULL: what it means for Kafka */
+    int32_t fault_index; /* the scenario fault this line is about (its firing, trigger,
+                          * undo or restart.after), or -1 (the final phase) */
 };
 
 typedef void ks_fault_report_fn(void *context, const struct ks_fault_report *report);
@@ -52,6 +56,10 @@ void ks_faults_stop(struct ks_faults *faults);
 /* The final heal (final.heal): heal every cut, clear loss and slowness,
  * resume paused nodes, restart crashed ones. Reports each step. */
 void ks_faults_heal_everything(struct ks_faults *faults);
+
+/* How many `skipped` timeline lines the faults gave so far: a fault, or one
+ * node of it, that fired and would have changed nothing (faults_skipped). */
+int64_t ks_faults_skipped_count(const struct ks_faults *faults);
 
 /* Names a node for the timeline: "broker 2", "controller", "producer p1". */
 void ks_faults_node_name(const struct ks_faults *faults, ks_node_id node, char *buffer,

@@ -23,6 +23,27 @@ struct ks__fault_state {
     bool undone;    /* undone by its timer or a heal: nothing left to undo */
     GArray *nodes;  /* ks_node_id: what the action touched (for undo and restart) */
     GArray *cuts;   /* ks_cut_id of a partition fault */
+    /* rolling-restart (sim/fault_fire.c): the step under way (an index into
+     * nodes), what it waits for, and its catch-up timer. */
+    guint roll_step;
+    enum ks__roll_phase {
+        KS__ROLL_IDLE,
+        KS__ROLL_STOPPING,
+        KS__ROLL_DOWN,
+        KS__ROLL_CATCHING_UP,
+        KS__ROLL_DONE
+    } roll_phase;
+    ks_time_ns roll_back_ns; /* when the step's broker restarted */
+    ks_timer_id roll_timer;  /* the catch-up timeout */
+    bool roll_check_pending; /* a zero-delay check of the ISRs is scheduled */
+    guint stop_done;         /* stop: how many of nodes have finished shutting down */
+};
+
+/* The context of a node's "stopped" driver event (one per node, so that
+ * nothing is allocated per event). */
+struct ks__stop_context {
+    struct ks_faults *owner; /* not owned */
+    ks_node_id node;
 };
 
 struct ks_faults {
@@ -37,12 +58,17 @@ struct ks_faults {
     size_t pending_trigger_count;
     bool stopped;
     uint32_t node_count;
-    int64_t *crash_count;   /* [node] */
-    int64_t *restart_count; /* [node] */
-    bool *slowed;           /* [node]: a slow fault set a delay on it */
-    int32_t *tp_base;       /* [topic_index]: first slot in elections */
-    int64_t *elections;     /* [tp_base[topic] + partition] */
-    GString *detail;        /* the line being reported */
+    int64_t *crash_count;                   /* [node] */
+    int64_t *restart_count;                 /* [node] */
+    bool *slowed;                           /* [node]: a slow fault set a delay on it */
+    struct ks__fault_state **stopping;      /* [node]: the stop or rolling-restart fault whose
+                                          controlled shutdown of it is under way; NULL */
+    struct ks__stop_context *stop_contexts; /* [node] */
+    int32_t *tp_base;                       /* [topic_index]: first slot in elections */
+    int64_t *elections;                     /* [tp_base[topic] + partition] */
+    GString *detail;                        /* the line being reported */
+    int64_t skipped_count;                  /* `skipped` lines (faults_skipped) */
+    int32_t current_fault; /* the fault being fired or undone (its reports name it), or -1 */
 };
 
 /* ---- sim/faults.c ------------------------------------------------------------ */
@@ -81,6 +107,12 @@ void ks__faults_undo(struct ks_faults *faults, struct ks__fault_state *state, co
 /* Restarts a node that is down (F3), or reports it skipped; `why` starts
  * the line ("fault back", "final phase"). Returns whether it restarted. */
 bool ks__faults_restart_node(struct ks_faults *faults, ks_node_id node, const char *why);
+/* Begins the controlled shutdown of broker `node` for `state` (a stop or a
+ * rolling-restart step): the cluster is told, and when the broker reports
+ * that it stopped, its node goes down and `state`'s row hears of it
+ * (ks__fault_stopped). Returns false, changing nothing, if the broker is
+ * down or stopping already (the caller reports the skip). */
+bool ks__faults_stop_node(struct ks_faults *faults, struct ks__fault_state *state, ks_node_id node);
 
 /* ---- sim/fault_fire.c: one fire (and undo) per action, named by its row ------- */
 
@@ -94,9 +126,20 @@ ks__fault_fire_fn ks__fault_fire_resume;
 ks__fault_fire_fn ks__fault_fire_drop;
 ks__fault_fire_fn ks__fault_fire_corrupt;
 ks__fault_fire_fn ks__fault_fire_rewind;
+ks__fault_fire_fn ks__fault_fire_stop;
+ks__fault_fire_fn ks__fault_fire_rolling_restart;
 
 ks__fault_undo_fn ks__fault_undo_crash;
 ks__fault_undo_fn ks__fault_undo_partition;
 ks__fault_undo_fn ks__fault_undo_slow;
 ks__fault_undo_fn ks__fault_undo_pause;
 ks__fault_undo_fn ks__fault_undo_drop;
+ks__fault_undo_fn ks__fault_undo_stop;
+
+/* A broker that `state` stopped has finished its controlled shutdown and its
+ * node is down (sim/fault_fire.c: stop schedules its restart.after, a
+ * rolling restart its downtime). */
+void ks__fault_stopped(struct ks_faults *faults, struct ks__fault_state *state, ks_node_id node);
+/* After a cluster event that can end a rolling restart's wait (an ISR
+ * expand): schedules the check of every rolling restart that waits. */
+void ks__faults_rolling_poke(struct ks_faults *faults);

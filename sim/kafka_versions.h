@@ -39,6 +39,7 @@ struct ks_kafka_version {
     const char *group_initial_rebalance_delay_ms;
     const char *broker_session_timeout_ms; /* ZooKeeper lines: zookeeper.session.timeout.ms */
     const char *broker_heartbeat_interval_ms;
+    const char *zookeeper_session_timeout_ms; /* controller = zookeeper */
     /* behaviours ([cluster] keys of ksim's model) */
     const char *replication_truncation;
     const char *hw_requires_min_isr;

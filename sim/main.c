@@ -16,6 +16,7 @@
 */
 #include "commands.h"
 #include "recorder.h"
+#include "report.h"
 #include "run.h"
 #include "scenario.h"
 #include "sweep.h"
@@ -97,6 +98,21 @@ static struct ks_scenario *load_scenario(const char *path, char **sets)
 
 /* ---- ksim run ------------------------------------------------------------------- */
 
+/* --report: the page of the run just recorded (sim/report.c). */
+static int write_run_report(const char *db_path, int64_t run_id, const char *path)
+{
+    GError *error = NULL;
+    struct ks_recorder *recorder = ks_recorder_open_readonly(db_path, &error);
+    int code =
+        recorder != NULL ? ks_report_write(ks_recorder_db(recorder), run_id, path, &error) : 3;
+    if (code != 0) {
+        fprintf(stderr, "ksim run: --report: %s\n", error->message);
+        g_error_free(error);
+    }
+    ks_recorder_close(recorder);
+    return code;
+}
+
 static int run_main(int argc, char **argv)
 {
     char *seed_text = NULL;
@@ -107,6 +123,7 @@ static int run_main(int argc, char **argv)
     gboolean explain = FALSE;
     gboolean json = FALSE;
     gboolean quiet = FALSE;
+    char *report_path = NULL;
     GOptionEntry entries[] = {
         { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_text, "Seed (default: the scenario's)", "N" },
         { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario key (repeatable)",
@@ -120,6 +137,8 @@ static int run_main(int argc, char **argv)
           "FILE" },
         { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object: the run summary", NULL },
         { "quiet", 0, 0, G_OPTION_ARG_NONE, &quiet, "Print only the verdict line", NULL },
+        { "report", 0, 0, G_OPTION_ARG_FILENAME, &report_path,
+          "Also write the run's page, as ksim report does", "FILE.html" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     GOptionContext *context = g_option_context_new("SCENARIO - run one scenario");
@@ -138,7 +157,8 @@ static int run_main(int argc, char **argv)
                  "Examples:\n"
                  "  ksim run scenarios/quickstart.ini\n"
                  "  ksim run scenarios/quickstart.ini --seed 3 --set producer.p1.acks=1 --explain\n"
-                 "  ksim run scenarios/quickstart.ini --json --db /tmp/runs.db\n");
+                 "  ksim run scenarios/quickstart.ini --json --db /tmp/runs.db\n"
+                 "  ksim run scenarios/kip101-scenario1-hw.ini --report kip101.html\n");
     int code = 2;
     struct ks_scenario *scenario = NULL;
     if (!parse_options(context, &argc, &argv)) {
@@ -157,6 +177,12 @@ static int run_main(int argc, char **argv)
     }
     scenario = load_scenario(argv[1], sets);
     if (scenario == NULL) {
+        goto out;
+    }
+    GError *report_error = NULL;
+    if (report_path != NULL && !ks_report_check_output(report_path, &report_error)) {
+        fprintf(stderr, "ksim run: --report %s\n", report_error->message);
+        g_error_free(report_error);
         goto out;
     }
     struct ks_run_options options = {
@@ -186,9 +212,14 @@ static int run_main(int argc, char **argv)
                 error->message);
         g_error_free(error);
     }
+    if (report_path != NULL && (code == 0 || code == 1) && result.run_id > 0) {
+        int report_code = write_run_report(options.db_path, result.run_id, report_path);
+        code = report_code != 0 ? report_code : code;
+    }
 out:
     ks_scenario_free(scenario);
     g_option_context_free(context);
+    g_free(report_path);
     g_free(seed_text);
     g_strfreev(sets);
     g_free(db_path);
@@ -422,7 +453,7 @@ struct command {
 static const struct command commands[] = {
     { "run", run_main,
       "SCENARIO [--seed N] [--set KEY=VALUE]... [--db FILE] [--dir RUNDIR]\n"
-      "[--explain] [--trace FILE] [--json] [--quiet]",
+      "[--explain] [--trace FILE] [--json] [--quiet] [--report FILE.html]",
       "run one scenario, print its timeline, summary and verdict" },
     { "check", check_main, "SCENARIO|FOLDER... [--seeds A-B] [--db FILE] [--dir DIR]",
       "run each, evaluate its [expect]; one PASS/FAIL line each" },
@@ -444,6 +475,8 @@ static const struct command commands[] = {
     { "list", ks_list_main, "DB", "the runs in a database, one line each" },
     { "compare", ks_compare_main, "DB RUN_A RUN_B",
       "settings that differ, metrics side by side, anomaly counts" },
+    { "report", ks_report_main, "DB [--run ID] -o FILE.html",
+      "a self-contained page to step through a run" },
     { "help", help_main, "[COMMAND]", "this text, or one command's usage" },
 };
 

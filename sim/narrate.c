@@ -81,16 +81,25 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_BUFFER_FULL_MAX_BLOCK: return "buffer.memory full for max.block.ms";
     case KS_REASON_NO_METADATA_MAX_BLOCK: return "no metadata within max.block.ms";
     case KS_REASON_PRODUCER_CRASHED: return "producer crashed";
+    case KS_REASON_RECORD_TOO_LARGE:
+        return "MESSAGE_TOO_LARGE: larger than max.request.size or buffer.memory";
     case KS_REASON_CONNECTION_BROKER_DOWN: return "broker down";
     case KS_REASON_CONNECTION_TIMEOUT: return "no answer within request.timeout.ms";
+    case KS_REASON_CONNECTION_SETUP_TIMEOUT:
+        return "not set up within socket.connection.setup.timeout.ms";
+    case KS_REASON_CONNECTION_REFUSED: return "connection refused";
     case KS_REASON_MEMBER_JOINED: return "joined";
     case KS_REASON_MEMBER_SESSION_TIMEOUT: return "session timed out";
     case KS_REASON_MEMBER_NOT_REJOINED: return "did not rejoin in time";
     case KS_REASON_MEMBER_LEFT: return "left";
     case KS_REASON_GROUP_APPEND_FAILED: return "group metadata append failed";
-    case KS_REASON_CONTROLLER_CRASH_IGNORED: return "controller crash ignored (controller = kraft)";
-    case KS_REASON_CONTROLLER_RESTART_IGNORED:
-        return "controller restarted (state kept: controller = kraft)";
+    case KS_REASON_CONTROLLER_DOWN: return "controller down: no active controller";
+    case KS_REASON_CONTROLLER_BACK: return "controller back: active again, broker sessions restart";
+    case KS_REASON_ZNODE_DELETED: return "its ZooKeeper session expired";
+    case KS_REASON_CONTROLLED_SHUTDOWN: return "controlled shutdown";
+    case KS_REASON_SHUTDOWN_REQUESTED: return "asks for a controlled shutdown";
+    case KS_REASON_SHUTDOWN_TIMED_OUT: return "no answer from the controller in time";
+    case KS_REASON_SHUTDOWN_NOT_CONTROLLED: return "without a controlled shutdown";
     case KS_REASON_NONE:
     case KS_REASON_FOLLOWER_CAUGHT_UP:
     case KS_REASON_FOLLOWER_LAGGING:
@@ -105,6 +114,10 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_REGISTRATION_REFUSED:
     case KS_REASON_SINK_FENCED:
     case KS_REASON_POLL_INTERVAL_EXCEEDED:
+    case KS_REASON_ZK_NODE_EXISTS:
+    case KS_REASON_ZK_BAD_VERSION:
+    case KS_REASON_ZK_NO_SESSION:
+    case KS_REASON_INVALID_SESSION_TIMEOUT:
     case KS_REASON_COUNT: break;
     }
     return NULL;
@@ -275,8 +288,12 @@ static void narrate_clean_election(const struct ks_cluster_spec *spec,
     const char *name = topic_name(spec, e->topic_index);
     g_autoptr(GString) isr = g_string_new(NULL);
     append_ids(isr, e->isr_new, e->isr_new_count);
-    g_string_append_printf(detail, "%s-%d leader %d epoch %d isr %s (%s%s)", name, e->partition,
-                           e->leader_new, e->leader_epoch_new, isr->str, phrase(e->reason),
+    g_string_append_printf(detail, "%s-%d leader %d epoch %d isr %s (%s", name, e->partition,
+                           e->leader_new, e->leader_epoch_new, isr->str, phrase(e->reason));
+    if (e->reason == KS_REASON_CONTROLLED_SHUTDOWN) {
+        g_string_append_printf(detail, " of broker %d", e->leader_old);
+    }
+    g_string_append_printf(detail, "%s)",
                            e->elected_from == KS_ELECTED_FROM_ELR ? "; from the ELR" : "");
     append_elr_detail(detail, e);
     if (e->elected_from == KS_ELECTED_FROM_ELR) {
@@ -295,6 +312,22 @@ static void narrate_clean_election(const struct ks_cluster_spec *spec,
                                "election: nothing committed is lost, where the last replica "
                                "standing could have come back without its unflushed records.",
                                name, e->partition, e->leader_new, e->leader_epoch_new, elr->str);
+        return;
+    }
+    if (e->reason == KS_REASON_CONTROLLED_SHUTDOWN) {
+        g_string_append_printf(explain,
+                               "Broker %d asked to shut down, so before it stops the controller "
+                               "moves its leadership of %s-%d to broker %d, the first live "
+                               "replica in assignment order that is in the ISR (%s), with leader "
+                               "epoch %d. The old leader is still running and becomes a "
+                               "follower: records it took that the new leader lacks were never "
+                               "committed, and it truncates them%s",
+                               e->leader_old, name, e->partition, e->leader_new, isr->str,
+                               e->leader_epoch_new,
+                               weak_acks_on_topic(spec, e->topic_index)
+                                   ? " (an acks=1 or acks=0 producer may have been told they "
+                                     "were written)."
+                                   : "; no acks=all producer was told they were written.");
         return;
     }
     if (e->reason == KS_REASON_PREFERRED_LEADER) {
@@ -399,7 +432,19 @@ static void narrate_no_leader(const struct ks_cluster_spec *spec, const struct k
 static void narrate_fenced(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
                            GString *detail, GString *explain)
 {
-    g_string_append_printf(detail, "broker %d fenced (%s)", e->broker, phrase(e->reason));
+    (void)spec;
+    g_string_append_printf(detail, "broker %d fenced (%s%s)", e->broker, phrase(e->reason),
+                           e->reason == KS_REASON_CONTROLLED_SHUTDOWN ? ": it may stop now" : "");
+    if (e->reason == KS_REASON_CONTROLLED_SHUTDOWN) {
+        g_string_append_printf(explain,
+                               "Broker %d leads nothing any more and every active broker has "
+                               "seen the moves, so the controller lets it shut down "
+                               "(ShouldShutDown) and fences it: it is out of every ISR (except "
+                               "where it is the last member). Being fenced, it can register "
+                               "again as soon as it restarts.",
+                               e->broker);
+        return;
+    }
     if (e->reason == KS_REASON_BROKER_RESTARTED) {
         g_string_append_printf(explain,
                                "Broker %d registers a new incarnation after a restart, so the "
@@ -436,6 +481,30 @@ static void narrate_isr_change(const struct ks_cluster_spec *spec, const struct 
         g_string_erase(explain, 0, explain->len > 0 && explain->str[0] == ' ' ? 1 : 0);
         return;
     }
+    if (e->reason == KS_REASON_CONTROLLED_SHUTDOWN) {
+        g_string_append_printf(detail, "(broker %d shutting down)", e->broker);
+        append_elr_detail(detail, e);
+        g_string_append_printf(explain,
+                               "Broker %d asked to shut down, so the controller drops it from the "
+                               "ISR of %s-%d, which becomes %s, before it stops: acks=all writes "
+                               "stop waiting for it. ",
+                               e->broker, name, e->partition,
+                               e->isr_new_count == 0 ? "empty" : new_isr);
+        append_min_isr_consequence(spec, explain, e->isr_new_count, e->isr_count_min);
+        append_elr_explain(explain, e);
+        return;
+    }
+    bool zookeeper = spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER;
+    if (e->reason == KS_REASON_BROKER_FENCED && zookeeper) {
+        g_string_append_printf(detail, "(broker %d gone from ZooKeeper)", e->broker);
+        g_string_append_printf(explain,
+                               "Broker %d's ZooKeeper session expired, so controller %d removes "
+                               "it from the ISR of %s-%d in ZooKeeper (a conditional write), "
+                               "which becomes %s, with a new leader epoch. ",
+                               e->broker, e->controller_id, name, e->partition, new_isr);
+        append_min_isr_consequence(spec, explain, e->isr_new_count, e->isr_count_min);
+        return;
+    }
     if (e->reason == KS_REASON_BROKER_FENCED) {
         g_string_append_printf(detail, "(broker %d fenced)", e->broker);
         append_elr_detail(detail, e);
@@ -450,6 +519,20 @@ static void narrate_isr_change(const struct ks_cluster_spec *spec, const struct 
     }
     g_string_append_printf(detail, "(leader %d)", e->leader_new);
     append_elr_detail(detail, e);
+    if (zookeeper) {
+        g_string_append_printf(
+            explain,
+            "Leader %d of %s-%d %s, so it writes the new ISR %s to the partition's state znode "
+            "in ZooKeeper itself, conditional on the zkVersion it holds (Kafka before KIP-497). "
+            "The controller hears of it through the ISR change notification. ",
+            e->leader_new, name, e->partition,
+            e->kind == KS_EV_ISR_EXPAND
+                ? "saw a follower catch up with its high watermark"
+                : "found followers not caught up for replica.lag.time.max.ms",
+            new_isr);
+        append_min_isr_consequence(spec, explain, e->isr_new_count, e->isr_count_min);
+        return;
+    }
     if (e->kind == KS_EV_ISR_EXPAND) {
         g_string_append_printf(explain,
                                "A follower of %s-%d caught up with the leader's high watermark, "
@@ -626,22 +709,69 @@ static void narrate_truncation(const struct ks_cluster_spec *spec, const struct 
     append_truncation_cause(spec, explain, e);
 }
 
+/* "lost 120 record(s) in 3 batch(es), 14520 bytes" (counts that are not
+ * known are left out). */
+static void append_recovery_loss(GString *out, const struct ks_cluster_event *e)
+{
+    if (e->record_count > 0 || (e->record_count == 0 && e->byte_count == 0)) {
+        g_string_append_printf(out, "lost %" PRId64 " record(s)", e->record_count);
+    } else {
+        g_string_append_printf(out, "lost offsets %" PRId64 "..%" PRId64, e->offset_from,
+                               e->offset_to - 1);
+    }
+    if (e->batch_count > 0) {
+        g_string_append_printf(out, " in %" PRId64 " batch(es)", e->batch_count);
+    }
+    g_string_append_printf(out, ", %" PRId64 " bytes", e->byte_count);
+}
+
 static void narrate_recovery(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
                              GString *detail, GString *explain)
 {
     const char *name = topic_name(spec, e->topic_index);
+    bool lost_any = e->offset_to > e->offset_from || e->byte_count > 0;
     g_string_append_printf(detail,
-                           "broker %d recovered %s-%d from offset %" PRId64 ": dropped %" PRId64
-                           " batch(es), %" PRId64 " bytes; log end %" PRId64,
-                           e->broker, name, e->partition, e->offset, e->batch_count, e->byte_count,
-                           e->leo_new);
+                           "broker %d recovered %s-%d from offset %" PRId64 ": log end %" PRId64,
+                           e->broker, name, e->partition, e->offset, e->leo_new);
+    if (e->leo_old >= 0) {
+        g_string_append_printf(detail, ", %" PRId64 " before the crash", e->leo_old);
+    }
+    g_string_append(detail, lost_any ? ": " : ": nothing lost");
+    if (lost_any) {
+        append_recovery_loss(detail, e);
+    }
+    if (e->cut_batch_count > 0 || e->cut_byte_count > 0) {
+        g_string_append_printf(detail, " (recovery cut %" PRId64 " batch(es), %" PRId64 " bytes)",
+                               e->cut_batch_count, e->cut_byte_count);
+    }
     g_string_append_printf(explain,
                            "Broker %d did not shut down cleanly, so it re-reads %s-%d from its "
                            "recovery point (the last offset known to be fsynced), checks every "
-                           "batch's CRC, and cuts the log at the first torn or missing batch. Its "
-                           "high watermark comes from replication-offset-checkpoint (%" PRId64
+                           "batch's CRC, and cuts the log at the first torn or missing batch. ",
+                           e->broker, name, e->partition);
+    if (e->leo_old >= 0 && e->offset_old < e->leo_old) {
+        g_string_append_printf(
+            explain,
+            "Before the crash its log ended at offset %" PRId64 ", but at the restart its files "
+            "held only up to offset %" PRId64 ": the power loss took the page cache, with every "
+            "write that the operating system had not written back yet (dirty data goes to disk "
+            "once it is disk.writeback.expire old) and that Kafka had not fsynced (it fsyncs "
+            "only as flush.messages and flush.ms ask, and when a segment rolls). ",
+            e->leo_old, e->offset_old);
+    } else if (e->leo_old >= 0) {
+        g_string_append(explain, "Its files still held everything the broker had written: the "
+                                 "page cache survived, or the data had reached the disk. ");
+    }
+    if (e->cut_batch_count > 0 || e->cut_byte_count > 0) {
+        g_string_append_printf(explain,
+                               "Recovery itself cut %" PRId64 " torn or invalid batch(es), %" PRId64
+                               " bytes, found by CRC. ",
+                               e->cut_batch_count, e->cut_byte_count);
+    }
+    g_string_append_printf(explain,
+                           "Its high watermark comes from replication-offset-checkpoint (%" PRId64
                            "), clamped to the log end.",
-                           e->broker, name, e->partition, e->hw_new);
+                           e->hw_new);
 }
 
 static void narrate_log_task(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
@@ -695,6 +825,17 @@ static const char *outcome_name(enum ks_record_outcome_kind outcome)
 static void narrate_disconnect(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
                                GString *detail, GString *explain)
 {
+    if (e->reason == KS_REASON_CONNECTION_SETUP_TIMEOUT) {
+        g_string_append_printf(detail, "producer %s: connection to broker %d not set up (%s)",
+                               spec->producers[e->producer_index].name, e->broker,
+                               phrase(e->reason));
+        g_string_append(explain,
+                        "The producer's connect got no answer in time (the broker is cut off "
+                        "or paused). It closes the attempt, waits reconnect.backoff.ms and tries "
+                        "again with a longer setup timeout; its batches for that broker wait in "
+                        "the accumulator instead of being sent into the cut.");
+        return;
+    }
     g_string_append_printf(detail,
                            "producer %s: connection to broker %d closed (%s): %" PRId64
                            " batch(es), %" PRId64 " record(s) in flight fail and are retried",
@@ -717,7 +858,9 @@ static void narrate_producer_error(const struct ks_cluster_spec *spec,
                                    GString *explain)
 {
     if (e->reason == KS_REASON_CONNECTION_BROKER_DOWN ||
-        e->reason == KS_REASON_CONNECTION_TIMEOUT) {
+        e->reason == KS_REASON_CONNECTION_TIMEOUT ||
+        e->reason == KS_REASON_CONNECTION_SETUP_TIMEOUT ||
+        e->reason == KS_REASON_CONNECTION_REFUSED) {
         narrate_disconnect(spec, e, detail, explain);
         return;
     }
@@ -745,6 +888,10 @@ static void narrate_producer_error(const struct ks_cluster_spec *spec,
         g_string_append(explain, "send() blocked for max.block.ms (waiting for metadata or for "
                                  "buffer.memory to free) and gave up; the record never left the "
                                  "producer.");
+    } else if (e->reason == KS_REASON_RECORD_TOO_LARGE) {
+        g_string_append(explain, "send() refused the record before it reached the accumulator "
+                                 "(RecordTooLargeException): its serialized size is larger than "
+                                 "max.request.size or buffer.memory, so it can never be sent.");
     } else if (e->reason == KS_REASON_PRODUCER_CRASHED) {
         g_string_append(explain, "The producer process died with these records queued or in "
                                  "flight; some may have reached a broker, none will be retried.");
@@ -930,11 +1077,102 @@ static void narrate_info(const struct ks_cluster_spec *spec, const struct ks_clu
         g_string_append(explain, "The consumer did not call poll() within max.poll.interval.ms, "
                                  "so it leaves the group and its partitions go to other members; "
                                  "it rejoins at its next poll.");
+    } else if (e->reason == KS_REASON_ZK_NODE_EXISTS) {
+        g_string_append_printf(detail,
+                               "broker %d restarted: /brokers/ids/%d still belongs to its old "
+                               "ZooKeeper session",
+                               e->broker, e->broker);
+        g_string_append(explain, "The previous incarnation's ZooKeeper session has not expired, "
+                                 "so its ephemeral registration is still there and the new one "
+                                 "fails (NODE_EXISTS). The broker retries at every ping; once "
+                                 "ZooKeeper expires the old session the controller sees the "
+                                 "broker go, and then come back.");
+    } else if (e->reason == KS_REASON_ZK_BAD_VERSION || e->reason == KS_REASON_ZK_NO_SESSION) {
+        g_autoptr(GString) scratch = g_string_new(NULL);
+        g_autofree char *want = g_strdup(ids_text(scratch, e->isr_new, e->isr_new_count));
+        bool bad_version = e->reason == KS_REASON_ZK_BAD_VERSION;
+        g_string_append_printf(detail, "%s-%d leader %d cannot write isr %s to ZooKeeper (%s)",
+                               topic_name(spec, e->topic_index), e->partition, e->broker, want,
+                               bad_version ? "BadVersion" : "no session");
+        if (bad_version) {
+            g_string_append_printf(explain,
+                                   "Leader %d wrote the ISR against zkVersion %d, but the znode "
+                                   "is at version %d: someone else (the controller) changed the "
+                                   "partition. As Kafka's Partition.updateIsr it skips the "
+                                   "change and waits for the controller's LeaderAndIsr.",
+                                   e->broker, e->zk_version, e->zk_version_found);
+        } else {
+            g_string_append_printf(explain,
+                                   "Leader %d has no live ZooKeeper session, so it cannot change "
+                                   "the ISR: it keeps %s and its high watermark waits for "
+                                   "followers that may never come. acks=all writes to it wait "
+                                   "and time out.",
+                                   e->broker, ids_text(scratch, e->isr_old, e->isr_old_count));
+        }
+    } else if (e->reason == KS_REASON_CONTROLLER_BACK) {
+        g_string_append(detail, phrase(e->reason));
+        g_string_append(explain,
+                        "Kafka's controller replays its metadata log, which it flushed "
+                        "before acting on any change, so it knows every registration, "
+                        "ISR and leader as before (ksim keeps that state across the "
+                        "crash instead of writing the log). It gives every registered broker a "
+                        "fresh session from now, as Kafka's ClusterControlManager.activate "
+                        "does: a broker that died meanwhile is fenced "
+                        "broker.session.timeout.ms later, not at once.");
+    } else if (e->reason == KS_REASON_SHUTDOWN_REQUESTED) {
+        g_string_append_printf(detail, "broker %d asks the controller for a controlled shutdown",
+                               e->broker);
+        g_string_append(explain, "The broker is told to stop (controlled.shutdown.enable): it "
+                                 "sends a heartbeat at once with WantShutDown and keeps serving "
+                                 "until the controller has moved its leaderships and ISR "
+                                 "memberships to other brokers and lets it go (ShouldShutDown), "
+                                 "or until 5 minutes have passed.");
+    } else if (e->reason == KS_REASON_INVALID_SESSION_TIMEOUT) {
+        const struct ks_consumer_config *consumer = &spec->consumers[e->consumer_index];
+        g_string_append_printf(detail,
+                               "consumer %s stopped: group %s refused session.timeout.ms = %" PRId64
+                               " ms (INVALID_SESSION_TIMEOUT)",
+                               consumer->name, consumer->group_id,
+                               consumer->session_timeout_ns / (int64_t)KS_NS_PER_MS);
+        g_string_append_printf(
+            explain,
+            "The coordinator accepts session timeouts between group.min.session.timeout.ms "
+            "(%" PRId64 " ms) and group.max.session.timeout.ms (%" PRId64
+            " ms). Outside them it refuses the JoinGroup, and the Java consumer throws "
+            "InvalidSessionTimeoutException from poll(): the application stops consuming.",
+            spec->cluster->group_min_session_timeout_ns / (int64_t)KS_NS_PER_MS,
+            spec->cluster->group_max_session_timeout_ns / (int64_t)KS_NS_PER_MS);
     } else {
         g_string_append(detail, phrase(e->reason));
-        g_string_append(explain, "controller = kraft models a controller that does not fail; "
-                                 "ksim keeps its state across this fault (a replicated KRaft "
-                                 "quorum is not modelled yet).");
+        g_string_append(explain, "With one controller (controllers = 1) there is no other to take "
+                                 "over: until it returns nobody fences a broker that stops "
+                                 "heartbeating, elects a new leader or changes an ISR. Brokers "
+                                 "keep serving with the metadata they have; a partition whose "
+                                 "leader dies stays without one.");
+    }
+}
+
+static void narrate_stopped(const struct ks_cluster_event *e, GString *detail, GString *explain)
+{
+    g_string_append_printf(detail, "broker %d stopped cleanly", e->broker);
+    if (e->reason != KS_REASON_CONTROLLED_SHUTDOWN) {
+        g_string_append_printf(detail, " (%s)", phrase(e->reason));
+    }
+    g_string_append(explain, "It flushes every log, writes its checkpoints and the "
+                             ".kafka_cleanshutdown marker, and exits: a restart finds the "
+                             "marker and recovers nothing. ");
+    if (e->reason == KS_REASON_CONTROLLED_SHUTDOWN) {
+        g_string_append(explain, "Its leaderships moved before it went, so clients only had to "
+                                 "find the new leaders.");
+    } else if (e->reason == KS_REASON_SHUTDOWN_TIMED_OUT) {
+        g_string_append(explain, "The controller never let it go (it could not be reached, or "
+                                 "its partitions could not move) within the 5 minutes "
+                                 "BrokerServer.shutdown waits, so it stopped anyway; partitions "
+                                 "it still leads have no leader until the controller fences it.");
+    } else {
+        g_string_append(explain, "It did not ask the controller first, so partitions it led have "
+                                 "no leader until the controller misses its heartbeats "
+                                 "(broker.session.timeout.ms) and elects others.");
     }
 }
 
@@ -972,7 +1210,218 @@ void ks_narrate_event(const struct ks_cluster_spec *spec, const struct ks_cluste
     case KS_EV_COMPACTION: narrate_log_task(spec, event, detail, explain); return;
     case KS_EV_INFO: narrate_info(spec, event, detail, explain); return;
     case KS_EV_ELR_CHANGE: narrate_elr_change(spec, event, detail, explain); return;
+    case KS_EV_ZK_SESSION_EXPIRED:
+        g_string_append_printf(detail, "ZooKeeper expired broker %d's session%s", event->broker,
+                               event->controller_id > 0 ? " (the controller's)" : "");
+        g_string_append_printf(explain,
+                               "No ping from broker %d reached ZooKeeper for "
+                               "zookeeper.session.timeout.ms, so ZooKeeper expires its session "
+                               "and deletes its ephemeral znodes: /brokers/ids/%d%s. The broker "
+                               "itself does not know yet.",
+                               event->broker, event->broker,
+                               event->controller_id > 0 ? " and /controller" : "");
+        return;
+    case KS_EV_CONTROLLER_ELECTED:
+        g_string_append_printf(detail, "broker %d is controller (epoch %d)", event->broker,
+                               event->controller_epoch);
+        g_string_append_printf(explain,
+                               "Broker %d creates /controller first and raises "
+                               "/controller_epoch to %d. It reads the cluster state from "
+                               "ZooKeeper and sends it to every broker; brokers refuse requests "
+                               "from any controller with an older epoch.",
+                               event->broker, event->controller_epoch);
+        return;
+    case KS_EV_CONTROLLER_RESIGNED:
+        g_string_append_printf(detail, "broker %d resigns as controller (epoch %d)", event->broker,
+                               event->controller_epoch);
+        g_string_append(explain, "ZooKeeper answers SESSION_EXPIRED: the broker learns that its "
+                                 "session, and with it /controller, is gone. It stops acting as "
+                                 "controller, opens a new session and registers again.");
+        return;
+    case KS_EV_STALE_CONTROLLER:
+        g_string_append_printf(detail,
+                               "broker %d refuses controller %d's request (epoch %d < %d, "
+                               "STALE_CONTROLLER_EPOCH)",
+                               event->broker, event->controller_id, event->controller_epoch,
+                               event->controller_epoch_old);
+        g_string_append_printf(explain,
+                               "Broker %d has already accepted requests of controller epoch %d. "
+                               "Broker %d still acts as controller of epoch %d: a zombie, whose "
+                               "session expired without it noticing. Its %s is refused, so it "
+                               "cannot undo what the new controller decided.",
+                               event->broker, event->controller_epoch_old, event->controller_id,
+                               event->controller_epoch,
+                               event->partition_count > 0 ? "LeaderAndIsr" : "UpdateMetadata");
+        return;
+    case KS_EV_BROKER_STOPPED: narrate_stopped(event, detail, explain); return;
     case KS_EV_KIND_COUNT: break;
     }
     g_string_append(detail, ks_cluster_event_kind_name(event->kind));
+}
+
+/* ---- log pictures (--explain) ------------------------------------------------ */
+
+#define PICTURE_CELLS 40 /* characters of a log */
+
+struct picture_row {
+    const struct ks_log_view *view;  /* this step's view */
+    const struct ks_log_view *shown; /* the view drawn: this one, or the last online */
+};
+
+/* The offsets a picture shows: [lo, hi), all of a short log, else around
+ * the log end and HW of the replica the step changed (focus; every replica
+ * when -1, or when the focus's log is empty and nothing was dropped) and the
+ * dropped range, padded by a third of their spread. */
+static void picture_window(const struct picture_row *rows, int32_t count, int32_t focus,
+                           int64_t dropped_from, int64_t dropped_to, int64_t *lo_out,
+                           int64_t *hi_out)
+{
+    int64_t lo = INT64_MAX;
+    int64_t hi = 0;
+    bool focused = false;
+    for (int32_t r = 0; r < count; r++) {
+        focused = focused || (rows[r].shown != NULL && rows[r].view->broker == focus);
+    }
+    for (int32_t r = 0; r < count; r++) {
+        if (rows[r].shown != NULL && (!focused || rows[r].view->broker == focus)) {
+            lo = MIN(lo, MIN(rows[r].shown->hw, rows[r].shown->leo));
+            hi = MAX(hi, MAX(rows[r].shown->hw, rows[r].shown->leo));
+        }
+    }
+    if (focused && lo == hi && dropped_from < 0) {
+        /* The replica came back with an empty log and nothing is known to be
+         * dropped: show it against the others' logs, not as one offset. */
+        for (int32_t r = 0; r < count; r++) {
+            if (rows[r].shown != NULL) {
+                lo = MIN(lo, MIN(rows[r].shown->hw, rows[r].shown->leo));
+                hi = MAX(hi, MAX(rows[r].shown->hw, rows[r].shown->leo));
+            }
+        }
+    }
+    if (dropped_from >= 0) {
+        lo = MIN(lo, dropped_from);
+        hi = MAX(hi, dropped_to);
+    }
+    if (lo == INT64_MAX) {
+        lo = 0;
+    }
+    if (hi <= PICTURE_CELLS - 1) {
+        *lo_out = 0;
+        *hi_out = MAX(hi + 1, 1);
+        return;
+    }
+    int64_t pad = MAX((hi - lo) / 3, 4);
+    *lo_out = MAX(lo - pad, 0);
+    *hi_out = hi + pad;
+}
+
+/* The epoch of offset in view, or -1. */
+static int32_t picture_epoch(const struct ks_steps *steps, const struct ks_log_view *view,
+                             int64_t offset)
+{
+    return ks_log_view_epoch_at(steps, view, offset);
+}
+
+/* The mark of one offset: its epoch's digit, 'x' if dropped now, '.' past the log end. */
+static char picture_mark(const struct ks_steps *steps, const struct ks_log_view *view,
+                         int64_t first, int64_t per_cell, bool dropped_here, int64_t dropped_from,
+                         int64_t dropped_to)
+{
+    if (first < view->log_start_offset) {
+        return ' ';
+    }
+    if (first < view->leo) {
+        int32_t epoch = picture_epoch(steps, view, first);
+        return epoch >= 0 ? (char)('0' + epoch % 10) : '?';
+    }
+    if (dropped_here && first + per_cell > dropped_from && first < dropped_to) {
+        return 'x';
+    }
+    return '.';
+}
+
+/* A short log (spaced): two columns per offset, the HW a '|' in the gap
+ * before its offset, so that it hides no offset. A long one: one column
+ * per run of per_cell offsets, the HW replacing the run it falls in. */
+static void picture_bar(const struct ks_steps *steps, const struct ks_log_view *view, int64_t lo,
+                        int64_t per_cell, int32_t cells, bool spaced, bool dropped_here,
+                        int64_t dropped_from, int64_t dropped_to, GString *out)
+{
+    int32_t hw_cell = view->hw >= lo ? (int32_t)((view->hw - lo) / per_cell) : -1;
+    for (int32_t c = 0; c < cells; c++) {
+        int64_t first = lo + (int64_t)c * per_cell;
+        char mark =
+            picture_mark(steps, view, first, per_cell, dropped_here, dropped_from, dropped_to);
+        if (spaced) {
+            g_string_append_c(out, c == hw_cell ? '|' : ' ');
+            g_string_append_c(out, mark);
+        } else {
+            g_string_append_c(out, c == hw_cell ? '|' : mark);
+        }
+    }
+    if (spaced) {
+        g_string_append_c(out, hw_cell == cells ? '|' : ' ');
+    }
+    /* A log that goes on past the picture ends in '>'. */
+    if (view->leo > lo + (int64_t)cells * per_cell) {
+        out->str[out->len - 1] = '>';
+    }
+}
+
+void ks_narrate_log_picture(const struct ks_cluster_spec *spec, const struct ks_steps *steps,
+                            const struct ks_step *step, int32_t dropped_broker,
+                            int64_t dropped_from, int64_t dropped_to, const char *indent,
+                            GString *out)
+{
+    struct picture_row rows[KS_REPLICATION_FACTOR_MAX];
+    int32_t count = MIN(step->view_count, KS_REPLICATION_FACTOR_MAX);
+    for (int32_t r = 0; r < count; r++) {
+        rows[r].view = ks_steps_view(steps, step, r);
+        rows[r].shown = rows[r].view->online
+                            ? rows[r].view
+                            : ks_steps_last_online(steps, step->event, step->topic_index,
+                                                   step->partition, rows[r].view->broker);
+    }
+    int64_t lo = 0;
+    int64_t hi = 0;
+    picture_window(rows, count, dropped_broker, dropped_from, dropped_to, &lo, &hi);
+    bool spaced = (hi - lo) * 2 < PICTURE_CELLS;
+    int64_t per_cell = spaced ? 1 : (hi - lo + PICTURE_CELLS - 1) / PICTURE_CELLS;
+    per_cell = MAX(per_cell, 1);
+    int32_t cells = (int32_t)((hi - lo + per_cell - 1) / per_cell);
+    if (per_cell == 1) {
+        g_string_append_printf(out,
+                               "%s%s-%d, offsets %" PRId64 "..%" PRId64
+                               " (digit: the leader epoch of each offset; |: HW; x: "
+                               "dropped now):\n",
+                               indent, topic_name(spec, step->topic_index), step->partition, lo,
+                               lo + cells - 1);
+    } else {
+        g_string_append_printf(out,
+                               "%s%s-%d, offsets %" PRId64 "..%" PRId64 ", %" PRId64
+                               " per character (digit: leader epoch; |: HW; x: dropped "
+                               "now):\n",
+                               indent, topic_name(spec, step->topic_index), step->partition, lo,
+                               lo + (int64_t)cells * per_cell - 1, per_cell);
+    }
+    for (int32_t r = 0; r < count; r++) {
+        const struct ks_log_view *view = rows[r].view;
+        const char *role = !view->online ? (view->broker_up ? "no replica" : "down")
+                           : view->role == KS_ROLE_LEADER   ? "leader"
+                           : view->role == KS_ROLE_FOLLOWER ? "follower"
+                                                            : "starting";
+        g_string_append_printf(out, "%s  broker %-3d %-9s ", indent, view->broker, role);
+        if (!view->online) {
+            if (rows[r].shown != NULL) {
+                g_string_append_printf(out, "last seen with HW %" PRId64 ", LEO %" PRId64 "\n",
+                                       rows[r].shown->hw, rows[r].shown->leo);
+            } else {
+                g_string_append(out, "-\n");
+            }
+            continue;
+        }
+        picture_bar(steps, view, lo, per_cell, cells, spaced, view->broker == dropped_broker,
+                    dropped_from, dropped_to, out);
+        g_string_append_printf(out, "  HW %" PRId64 " LEO %" PRId64 "\n", view->hw, view->leo);
+    }
 }

@@ -10,7 +10,8 @@
 **
 **   kind          data                                   from
 **   throughput    acked records per second per time bin   records.acked_ns
-**   latency       p50/p99 of acked_ns - sent_ns per bin   records
+**                 (of one partition with --partition)
+**   latency       p50/p99 of acked_ns - sent_ns per bin   records (idem)
 **   isr           ISR size per partition over time        partition_state (leader rows)
 **   hw            LEO and HW per replica of one partition partition_state, events
 **   loss          acked_lost, duplicates per setting      summary, sweep_runs
@@ -24,6 +25,9 @@
 **
 ** Time bins: the width is the first of 10 ms, 20 ms, 50 ms, ... 60 s that
 ** gives at most 60 bins over the run, so a 60 s run is shown per second.
+** --from/--to zoom the time axis of the per-run kinds (xmin/xmax; a fault
+** window's label moves to the zoom's left edge when the window started
+** before it); titles name the run's --set overrides or sweep setting.
 **
 ** Where the scripts are: $KSIM_PLOT_DIR, else ../plots next to the
 ** executable (bin/ksim -> plots/), else ./plots.
@@ -35,6 +39,7 @@
 #include "commands.h"
 #include "plot.h"
 #include "recorder.h"
+#include "scenario.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -63,12 +68,15 @@ static const char *const kind_names[PLOT_KIND_COUNT] = { "throughput", "latency"
 struct plot_job {
     sqlite3 *db;
     enum plot_kind kind;
-    int64_t run_id;     /* the run (per-run kinds) */
-    char *partition;    /* --partition TP, or NULL */
-    char *datadir;      /* owned temp folder */
-    GString *variables; /* gnuplot -e text */
+    int64_t run_id;        /* the run (per-run kinds) */
+    const char *partition; /* --partition TP, or NULL (borrowed) */
+    double from_s;         /* --from, or -1 */
+    double to_s;           /* --to, or -1 */
+    char *datadir;         /* owned temp folder */
+    GString *variables;    /* gnuplot -e text */
     /* the run, for titles and the time axis */
     char *scenario;
+    char *overrides; /* "producer.p1.acks=1, ..." (--set or the sweep setting), or NULL */
     int64_t seed;
     double end_s; /* x axis end: max(sim_ms, last data point) */
 };
@@ -77,12 +85,18 @@ struct plot_job {
 #define PLOT_INPUT 2
 #define PLOT_HOST  3
 
+/* name = 'value'; a newline in value becomes gnuplot's "\n" between
+ * two quoted parts (a title or label on two lines). */
 static void set_var_text(struct plot_job *job, const char *name, const char *value)
 {
     GString *quoted = g_string_new("'");
     for (const char *c = value; *c; c++) {
         if (*c == '\'') {
             g_string_append_c(quoted, '\''); /* gnuplot: '' inside '...' */
+        }
+        if (*c == '\n') {
+            g_string_append(quoted, "'.\"\\n\".'");
+            continue;
         }
         g_string_append_c(quoted, *c);
     }
@@ -203,14 +217,57 @@ static int load_run(struct plot_job *job, bool run_given)
     job->seed = sqlite3_column_int64(stmt, 1);
     job->end_s = sqlite3_column_double(stmt, 2) / 1000.0;
     sqlite3_finalize(stmt);
+    job->overrides = ks_plot_run_overrides(job->db, job->run_id);
     return 0;
 }
 
+char *ks_plot_run_overrides(struct sqlite3 *db, int64_t run_id)
+{
+    GString *text = g_string_new(NULL);
+    /* runs.overrides (a JSON array of KEY=VALUE), when the database has it. */
+    sqlite3_stmt *stmt = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT value FROM runs, json_each(runs.overrides) WHERE run_id = ?1",
+                           -1, &stmt, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(stmt, 1, run_id);
+        while (sqlite3_step(stmt) == SQLITE_ROW) {
+            const char *value = (const char *)sqlite3_column_text(stmt, 0);
+            g_string_append_printf(text, "%s%s", text->len > 0 ? ", " : "", value ? value : "");
+        }
+    }
+    sqlite3_finalize(stmt);
+    stmt = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT setting FROM sweep_runs WHERE run_id = ?1", -1, &stmt,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(stmt, 1, run_id);
+        if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != NULL &&
+            sqlite3_column_text(stmt, 0)[0] != '\0') {
+            g_string_append_printf(text, "%s%s", text->len > 0 ? ", " : "",
+                                   (const char *)sqlite3_column_text(stmt, 0));
+        }
+    }
+    sqlite3_finalize(stmt);
+    if (text->len == 0) {
+        g_string_free(text, TRUE);
+        return NULL;
+    }
+    return g_string_free(text, FALSE);
+}
+
+/* "WHAT - SCENARIO [OVERRIDES], seed N (run M)"; the overrides go to a
+ * second line when the title would not fit a slide's width. */
 static void set_title(struct plot_job *job, const char *what)
 {
-    g_autofree char *title =
-        g_strdup_printf("%s - %s, seed %" G_GINT64_FORMAT " (run %" G_GINT64_FORMAT ")", what,
-                        job->scenario, job->seed, job->run_id);
+    g_autofree char *run = g_strdup_printf("seed %" G_GINT64_FORMAT " (run %" G_GINT64_FORMAT ")",
+                                           job->seed, job->run_id);
+    g_autofree char *title = NULL;
+    if (job->overrides == NULL) {
+        title = g_strdup_printf("%s - %s, %s", what, job->scenario, run);
+    } else if (strlen(what) + strlen(job->scenario) + strlen(job->overrides) + strlen(run) < 90) {
+        title = g_strdup_printf("%s - %s [%s], %s", what, job->scenario, job->overrides, run);
+    } else {
+        title = g_strdup_printf("%s - %s, %s\n%s", what, job->scenario, run, job->overrides);
+    }
     set_var_text(job, "title_text", title);
 }
 
@@ -365,6 +422,11 @@ static bool fault_windows(struct plot_job *job)
         fputc('\t', file);
         /* Stagger label heights so that close windows do not overlap. */
         put_number(file, 0.97 - 0.07 * (double)(i % 5));
+        fputc('\t', file);
+        /* The label's x: the start, or the left edge of a zoom that starts
+         * inside the window (else the label would be cut off). */
+        put_number(file, job->from_s > window->start_s && job->from_s < end_s ? job->from_s
+                                                                              : window->start_s);
         fputc('\n', file);
     }
     fclose(file);
@@ -375,17 +437,50 @@ static bool fault_windows(struct plot_job *job)
 
 /* ---- throughput and latency ------------------------------------------------------ */
 
+static bool split_tp(const char *text, char **topic, int *partition);
+
+/* The records of --partition only (all when absent): binds ?3 (topic) and
+ * ?4 (partition) of a records query that ends in RECORDS_OF_PARTITION. */
+#define RECORDS_OF_PARTITION " AND (?3 IS NULL OR (topic = ?3 AND \"partition\" = ?4))"
+
+static bool bind_partition(struct plot_job *job, sqlite3_stmt *stmt)
+{
+    if (job->partition == NULL) {
+        sqlite3_bind_null(stmt, 3);
+        return true;
+    }
+    g_autofree char *topic = NULL;
+    int partition = -1;
+    if (!split_tp(job->partition, &topic, &partition)) {
+        fprintf(stderr, "ksim plot: --partition %s: expected TOPIC-PARTITION\n", job->partition);
+        return false;
+    }
+    sqlite3_bind_text(stmt, 3, topic, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(stmt, 4, partition);
+    return true;
+}
+
+/* " of orders-0" for titles, or "". Owned. */
+static char *partition_suffix(const struct plot_job *job)
+{
+    return job->partition != NULL ? g_strdup_printf(" of %s", job->partition) : g_strdup("");
+}
+
 /* Extends end_s to the last acknowledgement. */
 static int64_t records_end(struct plot_job *job, int64_t *acked_count)
 {
     sqlite3_stmt *stmt = prepare(job->db, "SELECT count(*), MAX(acked_ns) FROM records "
                                           "WHERE run_id = ?1 AND outcome = 'acked' "
-                                          "AND acked_ns IS NOT NULL");
+                                          "AND acked_ns IS NOT NULL" RECORDS_OF_PARTITION);
     *acked_count = 0;
     if (stmt == NULL) {
         return -1;
     }
     sqlite3_bind_int64(stmt, 1, job->run_id);
+    if (!bind_partition(job, stmt)) {
+        sqlite3_finalize(stmt);
+        return -1;
+    }
     int64_t last_ns = 0;
     if (sqlite3_step(stmt) == SQLITE_ROW) {
         *acked_count = sqlite3_column_int64(stmt, 0);
@@ -415,14 +510,16 @@ static int plot_throughput(struct plot_job *job)
         bin_count = 1;
     }
     g_autofree int64_t *counts = g_new0(int64_t, bin_count + 1);
-    sqlite3_stmt *stmt = prepare(job->db, "SELECT acked_ns / ?2, count(*) FROM records "
-                                          "WHERE run_id = ?1 AND outcome = 'acked' AND "
-                                          "acked_ns IS NOT NULL GROUP BY 1");
+    sqlite3_stmt *stmt =
+        prepare(job->db, "SELECT acked_ns / ?2, count(*) FROM records "
+                         "WHERE run_id = ?1 AND outcome = 'acked' AND "
+                         "acked_ns IS NOT NULL" RECORDS_OF_PARTITION " GROUP BY 1");
     if (stmt == NULL) {
         return PLOT_INPUT;
     }
     sqlite3_bind_int64(stmt, 1, job->run_id);
     sqlite3_bind_int64(stmt, 2, bin_ns);
+    bind_partition(job, stmt);
     while (sqlite3_step(stmt) == SQLITE_ROW) {
         int64_t bin = sqlite3_column_int64(stmt, 0);
         if (bin >= 0 && bin <= bin_count) {
@@ -454,7 +551,9 @@ static int plot_throughput(struct plot_job *job)
     g_autofree char *bin_label = bin_text(bin_ns);
     set_var_text(job, "bin_text", bin_label);
     set_var_number(job, "xmax", job->end_s);
-    set_title(job, "Throughput (acknowledged records)");
+    g_autofree char *suffix = partition_suffix(job);
+    g_autofree char *what = g_strdup_printf("Throughput%s (acknowledged records)", suffix);
+    set_title(job, what);
     return 0;
 }
 
@@ -501,7 +600,7 @@ static int plot_latency(struct plot_job *job)
     sqlite3_stmt *stmt =
         prepare(job->db, "SELECT acked_ns / ?2, (acked_ns - sent_ns) / 1e6 FROM records "
                          "WHERE run_id = ?1 AND outcome = 'acked' AND acked_ns IS NOT "
-                         "NULL ORDER BY 1, 2");
+                         "NULL" RECORDS_OF_PARTITION " ORDER BY 1, 2");
     if (stmt == NULL) {
         return PLOT_INPUT;
     }
@@ -512,6 +611,7 @@ static int plot_latency(struct plot_job *job)
     }
     sqlite3_bind_int64(stmt, 1, job->run_id);
     sqlite3_bind_int64(stmt, 2, bin_ns);
+    bind_partition(job, stmt);
     GArray *values = g_array_new(FALSE, FALSE, sizeof(double));
     int64_t current_bin = -1;
     int64_t previous_bin = -1;
@@ -543,7 +643,9 @@ static int plot_latency(struct plot_job *job)
     set_var_number(job, "xmax", job->end_s);
     /* A log scale when the spread is wide (retries after a fault). */
     set_var_int(job, "logscale", minimum > 0 && maximum / minimum > 50.0 ? 1 : 0);
-    set_title(job, "Produce latency (send to acknowledgement)");
+    g_autofree char *suffix = partition_suffix(job);
+    g_autofree char *what = g_strdup_printf("Produce latency%s (send to acknowledgement)", suffix);
+    set_title(job, what);
     return 0;
 }
 
@@ -951,6 +1053,177 @@ static GArray *collect_settings(struct plot_job *job, const char *metric_a, cons
     return settings;
 }
 
+/* ---- tick labels of the settings (sweeps) ---------------------------------------- */
+
+/* A sweep label is "KEY=VALUE, KEY=VALUE" (sim/sweep.c). Keys on a slide
+ * are shortened to what follows their section ("producer.p1.acks" ->
+ * "acks", "topic.orders.min.insync.replicas" -> "min.insync.replicas"),
+ * when that stays unambiguous among the varied keys; the x label then names
+ * the full keys. */
+static const char *key_tail(const char *key)
+{
+    static const char *const sections[] = { "producer.", "consumer.", "topic.", "fault." };
+    for (size_t i = 0; i < G_N_ELEMENTS(sections); i++) {
+        if (g_str_has_prefix(key, sections[i])) {
+            const char *name_end = strchr(key + strlen(sections[i]), '.');
+            return name_end != NULL ? name_end + 1 : key;
+        }
+    }
+    if (g_str_has_prefix(key, "cluster.") || g_str_has_prefix(key, "scenario.")) {
+        return strchr(key, '.') + 1;
+    }
+    return key;
+}
+
+/* The assignments of one label. Owned: g_strfreev. */
+static char **label_parts(const char *label)
+{
+    return g_strsplit(label, ", ", -1);
+}
+
+/* The varied keys, in order, from the first setting; NULL if the labels are
+ * not KEY=VALUE lists with the same keys (plain scenario names). */
+static GPtrArray *common_keys(const GArray *settings)
+{
+    GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < settings->len; i++) {
+        const struct setting_stats *stats = &g_array_index(settings, struct setting_stats, i);
+        g_auto(GStrv) parts = label_parts(stats->label);
+        guint count = g_strv_length(parts);
+        if (i > 0 && count != keys->len) {
+            g_ptr_array_free(keys, TRUE);
+            return NULL;
+        }
+        for (guint j = 0; j < count; j++) {
+            const char *equals = strchr(parts[j], '=');
+            if (equals == NULL) {
+                g_ptr_array_free(keys, TRUE);
+                return NULL;
+            }
+            g_autofree char *key = g_strndup(parts[j], (gsize)(equals - parts[j]));
+            if (i == 0) {
+                g_ptr_array_add(keys, g_steal_pointer(&key));
+            } else if (strcmp(key, g_ptr_array_index(keys, j)) != 0) {
+                g_ptr_array_free(keys, TRUE);
+                return NULL;
+            }
+        }
+    }
+    return keys;
+}
+
+static char *varied_keys(const GArray *settings)
+{
+    GPtrArray *keys = common_keys(settings);
+    if (keys == NULL) {
+        return NULL;
+    }
+    g_ptr_array_add(keys, NULL);
+    char *text = g_strjoinv(", ", (char **)keys->pdata);
+    g_ptr_array_free(keys, TRUE);
+    return text;
+}
+
+/* Appends text to a gnuplot double-quoted string. */
+static void append_quoted(GString *out, const char *text)
+{
+    for (const char *c = text; *c != '\0'; c++) {
+        if (*c == '"' || *c == '\\') {
+            g_string_append_c(out, '\\');
+        }
+        g_string_append_c(out, *c);
+    }
+}
+
+/* One assignment of a tick, wrapped to lines of at most width characters
+ * after a '.', '=', '-' or '_' (at most 3 lines, the last cut with "..."
+ * when still too long). Returns the lines used. */
+static int append_wrapped(GString *out, const char *text, int width)
+{
+    int lines = 0;
+    const char *rest = text;
+    while (*rest != '\0') {
+        if (lines > 0) {
+            g_string_append(out, "\\n");
+        }
+        lines++;
+        size_t length = strlen(rest);
+        if ((int)length <= width || width < 4) {
+            append_quoted(out, rest);
+            break;
+        }
+        if (lines == 3) {
+            g_autofree char *cut = g_strndup(rest, (gsize)(width - 3));
+            append_quoted(out, cut);
+            g_string_append(out, "...");
+            break;
+        }
+        int split = width;
+        while (split > width / 2 && strchr(".=-_", rest[split - 1]) == NULL) {
+            split--;
+        }
+        if (split <= width / 2) {
+            split = width;
+        }
+        g_autofree char *head = g_strndup(rest, (gsize)split);
+        append_quoted(out, head);
+        rest += split;
+    }
+    return lines;
+}
+
+/* gnuplot's `set xtics (...)` for the settings: one line per assignment,
+ * keys shortened when unambiguous (*shortened), each line at most as wide
+ * as a tick's share of the plot (about 900 pixels, 7 a character); when
+ * even that share is too narrow, one line each, slanted (*rotate). */
+static char *tick_labels(const GArray *settings, bool *shortened, bool *rotate, int *lines_max)
+{
+    GPtrArray *keys = common_keys(settings);
+    *shortened = false;
+    if (keys != NULL) {
+        *shortened = true;
+        for (guint i = 0; i < keys->len && *shortened; i++) {
+            const char *tail = key_tail(g_ptr_array_index(keys, i));
+            *shortened = strcmp(tail, g_ptr_array_index(keys, i)) != 0;
+            for (guint j = 0; j < i; j++) {
+                *shortened = *shortened && strcmp(tail, key_tail(g_ptr_array_index(keys, j))) != 0;
+            }
+        }
+    }
+    /* About 950 pixels of plot width (the key is above it), 8 a character,
+     * a little gap between. */
+    int width = (int)(950.0 / 8.0 / (double)MAX(settings->len, 1u)) - 1;
+    *rotate = width < 8;
+    *lines_max = 1;
+    GString *out = g_string_new("set xtics (");
+    for (guint i = 0; i < settings->len; i++) {
+        const struct setting_stats *stats = &g_array_index(settings, struct setting_stats, i);
+        g_auto(GStrv) parts = keys != NULL ? label_parts(stats->label) : NULL;
+        g_string_append_printf(out, "%s\"", i > 0 ? ", " : "");
+        int lines = 0;
+        if (parts == NULL) {
+            lines = append_wrapped(out, stats->label, *rotate ? 40 : width);
+        }
+        for (guint j = 0; parts != NULL && parts[j] != NULL; j++) {
+            const char *equals = strchr(parts[j], '=');
+            g_autofree char *key = g_strndup(parts[j], (gsize)(equals - parts[j]));
+            g_autofree char *line =
+                g_strdup_printf("%s=%s", *shortened ? key_tail(key) : key, equals + 1);
+            if (j > 0) {
+                g_string_append(out, *rotate ? ", " : "\\n");
+            }
+            lines += append_wrapped(out, line, *rotate ? 60 : width);
+        }
+        *lines_max = MAX(*lines_max, *rotate ? 1 : lines);
+        g_string_append_printf(out, "\" %u", i);
+    }
+    g_string_append(out, ")");
+    if (keys != NULL) {
+        g_ptr_array_free(keys, TRUE);
+    }
+    return g_string_free(out, FALSE);
+}
+
 static int plot_settings(struct plot_job *job, bool loss)
 {
     GArray *settings = loss ? collect_settings(job, "acked_lost", "duplicates")
@@ -987,9 +1260,14 @@ static int plot_settings(struct plot_job *job, bool loss)
     }
     fclose(file);
     set_var_int(job, "count", settings->len);
-    /* Slant the labels when they would not fit side by side (about 1000
-     * pixels of plot width, 7 pixels a character). */
-    set_var_int(job, "rotate", (double)label_bytes_max * 7.0 * settings->len > 900.0 ? 1 : 0);
+    (void)label_bytes_max;
+    bool shortened = false;
+    bool rotate = false;
+    int tick_lines = 1;
+    g_autofree char *xtics = tick_labels(settings, &shortened, &rotate, &tick_lines);
+    set_var_text(job, "xtics_cmd", xtics);
+    set_var_int(job, "rotate", rotate ? 1 : 0);
+    set_var_int(job, "tick_lines", tick_lines);
     int64_t run_total = 0;
     int64_t runs_min = G_MAXINT64;
     int64_t runs_max = 0;
@@ -1003,9 +1281,11 @@ static int plot_settings(struct plot_job *job, bool loss)
         runs_min == runs_max
             ? g_strdup_printf("%" G_GINT64_FORMAT, runs_min)
             : g_strdup_printf("%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT, runs_min, runs_max);
-    g_autofree char *xlabel = g_strdup_printf("setting (bars: mean over %s run%s each; "
-                                              "whiskers: min and max)",
-                                              runs_text, runs_max == 1 ? "" : "s");
+    g_autofree char *keys = shortened ? varied_keys(settings) : NULL;
+    g_autofree char *xlabel = g_strdup_printf("setting%s%s\nbars: mean over %s run%s each; "
+                                              "whiskers: min and max",
+                                              keys != NULL ? ": " : "", keys ? keys : "", runs_text,
+                                              runs_max == 1 ? "" : "s");
     set_var_text(job, "xlabel_text", xlabel);
     sqlite3_stmt *stmt = prepare(job->db, "SELECT MIN(scenario), count(DISTINCT scenario) "
                                           "FROM runs");
@@ -1105,15 +1385,26 @@ static void remove_folder(const char *path)
 static int usage(FILE *out, int code)
 {
     fprintf(out,
-            "usage: ksim plot DB [--run ID] --kind KIND [-o FILE.png|FILE.svg] [--partition TP]\n"
+            "usage: ksim plot DB [--run ID] --kind KIND [-o FILE.png|FILE.svg]\n"
+            "                    [--partition TP] [--from TIME] [--to TIME]\n"
             "  KIND: throughput | latency | isr | hw (per run; default the latest run)\n"
             "        loss | availability (per sweep setting, over every run)\n"
-            "  default output: KIND.png\n");
+            "  --partition TP   one partition only (throughput, latency and isr: its records or\n"
+            "                   its line; hw: which partition, default the first)\n"
+            "  --from, --to     zoom the time axis (12s, 1500ms, or bare seconds)\n"
+            "  default output: KIND.png\n"
+            "\n"
+            "Titles name the scenario, its --set overrides (or the sweep setting), the seed\n"
+            "and the run.\n"
+            "\n"
+            "Examples:\n"
+            "  ksim plot ksim.db --kind hw -o hw.svg\n"
+            "  ksim plot ksim.db --run 2 --kind hw --partition orders-0 --from 9s --to 12s\n");
     return code;
 }
 
 /* The SPEC 4 tables the plots read; false with *error naming a missing one. */
-static bool has_plot_tables(sqlite3 *db, const char *db_path, GError **error)
+bool ks_plot_has_tables(struct sqlite3 *db, const char *db_path, GError **error)
 {
     static const char *const tables[] = { "runs", "summary", "events", "records",
                                           "partition_state" };
@@ -1167,13 +1458,96 @@ static int plot_kind_data(struct plot_job *job, bool run_given)
     return PLOT_INPUT;
 }
 
+/* The zoom of --from/--to: the x range of the per-run plots. */
+static int apply_range(struct plot_job *job)
+{
+    if (job->from_s < 0 && job->to_s < 0) {
+        return 0;
+    }
+    double from_s = job->from_s >= 0 ? job->from_s : 0.0;
+    double to_s = job->to_s >= 0 ? job->to_s : job->end_s;
+    if (to_s <= from_s) {
+        fprintf(stderr, "ksim plot: --from %.3fs --to %.3fs: an empty range\n", from_s, to_s);
+        return PLOT_INPUT;
+    }
+    set_var_number(job, "xmin", from_s);
+    set_var_number(job, "xmax", to_s);
+    set_var_int(job, "zoomed", 1);
+    return 0;
+}
+
+int ks_plot_write(sqlite3 *db, const struct ks_plot_request *request)
+{
+    struct plot_job job = { .db = db,
+                            .run_id = request->run_id,
+                            .partition = request->partition,
+                            .from_s = request->from_s,
+                            .to_s = request->to_s };
+    if (!parse_kind(request->kind, &job.kind)) {
+        fprintf(stderr,
+                "ksim plot: --kind %s: expected throughput, latency, isr, hw, loss or "
+                "availability\n",
+                request->kind);
+        return PLOT_INPUT;
+    }
+    bool svg = g_str_has_suffix(request->output, ".svg");
+    if (!svg && !g_str_has_suffix(request->output, ".png")) {
+        fprintf(stderr, "ksim plot: -o %s: the name must end in .png or .svg\n", request->output);
+        return PLOT_INPUT;
+    }
+    g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
+    if (gnuplot == NULL) {
+        fprintf(stderr, "ksim plot: gnuplot is not installed (Debian: apt-get install "
+                        "gnuplot-nox)\n");
+        return PLOT_INPUT;
+    }
+    GError *error = NULL;
+    job.datadir = g_dir_make_tmp("ksim-plot-XXXXXX", &error);
+    if (job.datadir == NULL) {
+        fprintf(stderr, "ksim plot: %s\n", error->message);
+        g_error_free(error);
+        return PLOT_HOST;
+    }
+    job.variables = g_string_new("");
+    g_autofree char *script_dir = ks_plot_script_dir();
+    int code = plot_kind_data(&job, request->run_id > 0);
+    if (code == 0) {
+        code = apply_range(&job);
+    }
+    if (code == 0) {
+        code = run_gnuplot(&job, gnuplot, script_dir, request->output, svg);
+    }
+    remove_folder(job.datadir);
+    g_free(job.datadir);
+    g_free(job.scenario);
+    g_free(job.overrides);
+    g_string_free(job.variables, TRUE);
+    return code;
+}
+
+/* --from/--to: a duration as scenario files write it, or bare seconds. */
+static bool parse_time_s(const char *text, double *out_s)
+{
+    int64_t ns = 0;
+    g_autofree char *with_unit = NULL;
+    const char *end = text + strspn(text, "0123456789.");
+    if (*end == '\0') {
+        with_unit = g_strdup_printf("%ss", text);
+        text = with_unit;
+    }
+    if (!ks_scenario_parse_duration(text, &ns, NULL)) {
+        return false;
+    }
+    *out_s = (double)ns / 1e9;
+    return true;
+}
+
 int ks_plot_main(int argc, char **argv)
 {
     const char *db_path = NULL;
     const char *output = NULL;
     const char *kind_text = NULL;
-    struct plot_job job = { .run_id = 0 };
-    bool run_given = false;
+    struct ks_plot_request request = { .run_id = 0, .from_s = -1, .to_s = -1 };
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         bool has_value = i + 1 < argc;
@@ -1181,18 +1555,24 @@ int ks_plot_main(int argc, char **argv)
             return usage(stdout, 0);
         } else if (strcmp(arg, "--run") == 0 && has_value) {
             char *end = NULL;
-            job.run_id = g_ascii_strtoll(argv[++i], &end, 10);
-            if (*end != '\0' || job.run_id <= 0) {
+            request.run_id = g_ascii_strtoll(argv[++i], &end, 10);
+            if (*end != '\0' || request.run_id <= 0) {
                 fprintf(stderr, "ksim plot: --run %s: expected a run id (1, 2, ...)\n", argv[i]);
                 return 2;
             }
-            run_given = true;
         } else if (strcmp(arg, "--kind") == 0 && has_value) {
             kind_text = argv[++i];
         } else if ((strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) && has_value) {
             output = argv[++i];
         } else if (strcmp(arg, "--partition") == 0 && has_value) {
-            job.partition = argv[++i];
+            request.partition = argv[++i];
+        } else if ((strcmp(arg, "--from") == 0 || strcmp(arg, "--to") == 0) && has_value) {
+            double *target = strcmp(arg, "--from") == 0 ? &request.from_s : &request.to_s;
+            if (!parse_time_s(argv[++i], target)) {
+                fprintf(stderr, "ksim plot: %s %s: expected a time such as 12s, 1500ms or 12.5\n",
+                        arg, argv[i]);
+                return 2;
+            }
         } else if (arg[0] == '-') {
             fprintf(stderr, "ksim plot: %s: unknown option or missing value\n", arg);
             return usage(stderr, 2);
@@ -1206,26 +1586,25 @@ int ks_plot_main(int argc, char **argv)
     if (db_path == NULL || kind_text == NULL) {
         return usage(stderr, 2);
     }
-    if (!parse_kind(kind_text, &job.kind)) {
+    enum plot_kind kind;
+    if (!parse_kind(kind_text, &kind)) {
         fprintf(stderr,
                 "ksim plot: --kind %s: expected throughput, latency, isr, hw, loss or "
                 "availability\n",
                 kind_text);
         return 2;
     }
-    g_autofree char *default_output = g_strdup_printf("%s.png", kind_text);
-    if (output == NULL) {
-        output = default_output;
-    }
-    bool svg = g_str_has_suffix(output, ".svg");
-    if (!svg && !g_str_has_suffix(output, ".png")) {
-        fprintf(stderr, "ksim plot: -o %s: the name must end in .png or .svg\n", output);
+    if ((kind == PLOT_LOSS || kind == PLOT_AVAILABILITY) &&
+        (request.from_s >= 0 || request.to_s >= 0 || request.partition != NULL)) {
+        fprintf(stderr, "ksim plot: --from, --to and --partition apply to the per-run kinds "
+                        "(throughput, latency, isr, hw)\n");
         return 2;
     }
-    g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
-    if (gnuplot == NULL) {
-        fprintf(stderr, "ksim plot: gnuplot is not installed (Debian: apt-get install "
-                        "gnuplot-nox)\n");
+    g_autofree char *default_output = g_strdup_printf("%s.png", kind_text);
+    request.kind = kind_text;
+    request.output = output != NULL ? output : default_output;
+    if (!g_str_has_suffix(request.output, ".svg") && !g_str_has_suffix(request.output, ".png")) {
+        fprintf(stderr, "ksim plot: -o %s: the name must end in .png or .svg\n", request.output);
         return 2;
     }
     GError *error = NULL;
@@ -1233,39 +1612,22 @@ int ks_plot_main(int argc, char **argv)
      * without leaving -wal/-shm files; then every table a plot reads must be
      * there, or a plot would come out empty and look like a result. */
     struct ks_recorder *recorder = ks_recorder_open_readonly(db_path, &error);
-    if (recorder == NULL || !has_plot_tables(ks_recorder_db(recorder), db_path, &error)) {
+    if (recorder == NULL || !ks_plot_has_tables(ks_recorder_db(recorder), db_path, &error)) {
         fprintf(stderr, "ksim plot: %s\n", error->message);
         g_error_free(error);
         ks_recorder_close(recorder);
         return 2;
     }
-    job.db = ks_recorder_db(recorder);
-    job.datadir = g_dir_make_tmp("ksim-plot-XXXXXX", &error);
-    if (job.datadir == NULL) {
-        fprintf(stderr, "ksim plot: %s\n", error->message);
-        g_error_free(error);
-        ks_recorder_close(recorder);
-        return 3;
-    }
-    job.variables = g_string_new("");
-    g_autofree char *script_dir = ks_plot_script_dir();
-    int code = plot_kind_data(&job, run_given);
-    if (code == 0) {
-        code = run_gnuplot(&job, gnuplot, script_dir, output, svg);
-    }
-    if (code == 0 && job.scenario != NULL) {
+    int code = ks_plot_write(ks_recorder_db(recorder), &request);
+    if (code == 0 && kind != PLOT_LOSS && kind != PLOT_AVAILABILITY) {
         int64_t found_id = 0;
         g_autofree char *run_dir = NULL;
-        ks_recorder_run_dir(recorder, job.run_id, &found_id, &run_dir, NULL);
-        fprintf(stderr, "ksim plot: wrote %s (run %" G_GINT64_FORMAT "; its logs: %s)\n", output,
-                job.run_id, run_dir != NULL ? run_dir : "not kept");
+        ks_recorder_run_dir(recorder, request.run_id, &found_id, &run_dir, NULL);
+        fprintf(stderr, "ksim plot: wrote %s (run %" G_GINT64_FORMAT "; its logs: %s)\n",
+                request.output, found_id, run_dir != NULL ? run_dir : "not kept");
     } else if (code == 0) {
-        fprintf(stderr, "ksim plot: wrote %s\n", output);
+        fprintf(stderr, "ksim plot: wrote %s\n", request.output);
     }
-    remove_folder(job.datadir);
-    g_free(job.datadir);
-    g_free(job.scenario);
-    g_string_free(job.variables, TRUE);
     ks_recorder_close(recorder);
     return code;
 }

@@ -67,6 +67,8 @@ enum stmt_id {
     ST_EXPECT,
     ST_TOPIC,
     ST_UNAVAILABLE,
+    ST_REPLICA_LOG,
+    ST_RUN_OVERRIDES,
     ST_COUNT
 };
 
@@ -76,7 +78,12 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_RUN_FINISH] = "UPDATE runs SET wall_ms = ?, record_ms = ?, sim_ms = ?, events = ?, "
                       "trace_hash = ?, verdict = ? WHERE run_id = ?",
     [ST_EVENT] = "INSERT INTO events(run_id, t_ns, kind, broker, topic, \"partition\", detail, "
-                 "event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                 "event_id, reason, fault, leader_old, leader, leader_epoch_old, leader_epoch, "
+                 "replicas, isr_old, isr, \"offset\", offset_from, offset_to, leo_old, leo, "
+                 "hw_old, hw, log_start_offset, record_count, producer, consumer, group_id, "
+                 "generation, error, explain, timeline, elr_old, elr, last_known_leader) VALUES "
+                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [ST_RECORD] = "INSERT INTO records(run_id, producer, seq, key, topic, \"partition\", "
                   "\"offset\", sent_ns, acked_ns, outcome, final, final_offset, acked_broker, "
                   "acked_leader_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -93,17 +100,27 @@ static const char *const stmt_sql[ST_COUNT] = {
                  "VALUES (?, ?, ?, ?, ?)",
     [ST_UNAVAILABLE] = "INSERT INTO unavailability(run_id, topic, \"partition\", view, reason, "
                        "start_ns, end_ns) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    [ST_RUN_OVERRIDES] = "UPDATE runs SET overrides = ? WHERE run_id = ?",
+    [ST_REPLICA_LOG] = "INSERT INTO replica_logs(run_id, event_id, t_ns, topic, \"partition\", "
+                       "broker, replica_index, state, leo, hw, log_start_offset, leader_epoch, "
+                       "epochs, leader, isr) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS runs(run_id INTEGER PRIMARY KEY, scenario TEXT NOT NULL,"
     " seed INTEGER NOT NULL, params TEXT, started_at TEXT, wall_ms INTEGER, sim_ms INTEGER,"
-    " events INTEGER, trace_hash TEXT, verdict TEXT, record_ms INTEGER, run_dir TEXT);"
+    " events INTEGER, trace_hash TEXT, verdict TEXT, record_ms INTEGER, run_dir TEXT,"
+    " overrides TEXT);"
     "CREATE TABLE IF NOT EXISTS summary(run_id INTEGER NOT NULL, metric TEXT NOT NULL, value);"
     "CREATE TABLE IF NOT EXISTS events(run_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
     " kind TEXT NOT NULL, broker INTEGER, topic TEXT, \"partition\" INTEGER, detail TEXT,"
-    " event_id INTEGER);"
+    " event_id INTEGER, reason TEXT, fault TEXT, leader_old INTEGER, leader INTEGER,"
+    " leader_epoch_old INTEGER, leader_epoch INTEGER, replicas TEXT, isr_old TEXT, isr TEXT,"
+    " \"offset\" INTEGER, offset_from INTEGER, offset_to INTEGER, leo_old INTEGER, leo INTEGER,"
+    " hw_old INTEGER, hw INTEGER, log_start_offset INTEGER, record_count INTEGER,"
+    " producer TEXT, consumer TEXT, group_id TEXT, generation INTEGER, error TEXT,"
+    " explain TEXT, timeline INTEGER, elr_old TEXT, elr TEXT, last_known_leader INTEGER);"
     "CREATE TABLE IF NOT EXISTS records(run_id INTEGER NOT NULL, producer TEXT NOT NULL,"
     " seq INTEGER NOT NULL, key TEXT, topic TEXT, \"partition\" INTEGER, \"offset\" INTEGER,"
     " sent_ns INTEGER, acked_ns INTEGER,"
@@ -126,6 +143,10 @@ static const char schema_sql[] =
     " actual TEXT, passed INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS topics(run_id INTEGER NOT NULL, topic TEXT NOT NULL,"
     " partitions INTEGER, replication_factor INTEGER, configs TEXT);"
+    "CREATE TABLE IF NOT EXISTS replica_logs(run_id INTEGER NOT NULL, event_id INTEGER NOT NULL,"
+    " t_ns INTEGER NOT NULL, topic TEXT NOT NULL, \"partition\" INTEGER NOT NULL,"
+    " broker INTEGER NOT NULL, replica_index INTEGER, state TEXT, leo INTEGER, hw INTEGER,"
+    " log_start_offset INTEGER, leader_epoch INTEGER, epochs TEXT, leader INTEGER, isr TEXT);"
     "CREATE INDEX IF NOT EXISTS summary_run ON summary(run_id);"
     "CREATE INDEX IF NOT EXISTS events_run ON events(run_id, t_ns);"
     "CREATE INDEX IF NOT EXISTS records_run ON records(run_id);"
@@ -133,7 +154,8 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS anomalies_run ON anomalies(run_id);"
     "CREATE INDEX IF NOT EXISTS expectations_run ON expectations(run_id);"
     "CREATE INDEX IF NOT EXISTS topics_run ON topics(run_id);"
-    "CREATE INDEX IF NOT EXISTS unavailability_run ON unavailability(run_id);";
+    "CREATE INDEX IF NOT EXISTS unavailability_run ON unavailability(run_id);"
+    "CREATE INDEX IF NOT EXISTS replica_logs_run ON replica_logs(run_id, event_id);";
 
 /* Columns added after a table first shipped: a database made before them
  * gets them on its next open for writing (old rows read NULL). */
@@ -164,8 +186,37 @@ static const struct {
     { "anomalies", "cause", "TEXT" },
     { "anomalies", "cause_event_id", "INTEGER" },
     /* schema version 3 */
+    { "runs", "overrides", "TEXT" },
+    { "events", "reason", "TEXT" },
+    { "events", "fault", "TEXT" },
+    { "events", "leader_old", "INTEGER" },
+    { "events", "leader", "INTEGER" },
+    { "events", "leader_epoch_old", "INTEGER" },
+    { "events", "leader_epoch", "INTEGER" },
+    { "events", "replicas", "TEXT" },
+    { "events", "isr_old", "TEXT" },
+    { "events", "isr", "TEXT" },
+    { "events", "offset", "INTEGER" },
+    { "events", "offset_from", "INTEGER" },
+    { "events", "offset_to", "INTEGER" },
+    { "events", "leo_old", "INTEGER" },
+    { "events", "leo", "INTEGER" },
+    { "events", "hw_old", "INTEGER" },
+    { "events", "hw", "INTEGER" },
+    { "events", "log_start_offset", "INTEGER" },
+    { "events", "record_count", "INTEGER" },
+    { "events", "producer", "TEXT" },
+    { "events", "consumer", "TEXT" },
+    { "events", "group_id", "TEXT" },
+    { "events", "generation", "INTEGER" },
+    { "events", "error", "TEXT" },
+    { "events", "explain", "TEXT" },
+    { "events", "timeline", "INTEGER" },
     { "partition_state", "elr", "TEXT" },
     { "partition_state", "last_known_elr", "TEXT" },
+    { "events", "elr_old", "TEXT" },
+    { "events", "elr", "TEXT" },
+    { "events", "last_known_leader", "INTEGER" },
 };
 
 struct ks_recorder {
@@ -683,10 +734,16 @@ int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario
 }
 
 void ks_recorder_add_event(struct ks_recorder *recorder, uint64_t t_ns, const char *kind,
-                           int32_t broker, const char *topic, int32_t partition, const char *detail)
+                           int32_t broker, const char *topic, int32_t partition, const char *detail,
+                           const struct ks_recorder_event_facts *facts)
 {
     int64_t start_us = busy_start();
     sqlite3_stmt *stmt = row_stmt(recorder, ST_EVENT);
+    struct ks_recorder_event_facts none;
+    if (facts == NULL) {
+        ks_recorder_event_facts_init(&none);
+        facts = &none;
+    }
     if (stmt != NULL) {
         sqlite3_bind_int64(stmt, 2, (sqlite3_int64)t_ns);
         bind_text(stmt, 3, kind);
@@ -695,6 +752,34 @@ void ks_recorder_add_event(struct ks_recorder *recorder, uint64_t t_ns, const ch
         bind_opt(stmt, 6, partition);
         bind_text(stmt, 7, detail);
         sqlite3_bind_int64(stmt, 8, ++recorder->event_count);
+        bind_text(stmt, 9, facts->reason);
+        bind_text(stmt, 10, facts->fault);
+        bind_opt(stmt, 11, facts->leader_old);
+        bind_opt(stmt, 12, facts->leader);
+        bind_opt(stmt, 13, facts->leader_epoch_old);
+        bind_opt(stmt, 14, facts->leader_epoch);
+        bind_text(stmt, 15, facts->replicas);
+        bind_text(stmt, 16, facts->isr_old);
+        bind_text(stmt, 17, facts->isr);
+        bind_opt(stmt, 18, facts->offset);
+        bind_opt(stmt, 19, facts->offset_from);
+        bind_opt(stmt, 20, facts->offset_to);
+        bind_opt(stmt, 21, facts->leo_old);
+        bind_opt(stmt, 22, facts->leo);
+        bind_opt(stmt, 23, facts->hw_old);
+        bind_opt(stmt, 24, facts->hw);
+        bind_opt(stmt, 25, facts->log_start_offset);
+        bind_opt(stmt, 26, facts->record_count);
+        bind_text(stmt, 27, facts->producer);
+        bind_text(stmt, 28, facts->consumer);
+        bind_text(stmt, 29, facts->group_id);
+        bind_opt(stmt, 30, facts->generation);
+        bind_text(stmt, 31, facts->error);
+        bind_text(stmt, 32, facts->explain);
+        bind_opt(stmt, 33, facts->timeline);
+        bind_text(stmt, 34, facts->elr_old);
+        bind_text(stmt, 35, facts->elr);
+        bind_opt(stmt, 36, facts->last_known_leader);
         step_row(recorder, stmt);
     }
     busy_stop(recorder, start_us);
@@ -742,6 +827,45 @@ void ks_recorder_add_partition_state(struct ks_recorder *recorder,
         sqlite3_bind_int(stmt, 12, row->replica_index);
         bind_text(stmt, 13, row->elr);
         bind_text(stmt, 14, row->last_known_elr);
+        step_row(recorder, stmt);
+    }
+    busy_stop(recorder, start_us);
+}
+
+void ks_recorder_set_run_overrides(struct ks_recorder *recorder, const char *overrides_json)
+{
+    int64_t start_us = busy_start();
+    if (recorder->run_id != 0 && !recorder->failed) {
+        sqlite3_stmt *stmt = recorder->stmts[ST_RUN_OVERRIDES];
+        sqlite3_reset(stmt);
+        sqlite3_clear_bindings(stmt);
+        bind_text(stmt, 1, overrides_json);
+        sqlite3_bind_int64(stmt, 2, recorder->run_id);
+        step_row(recorder, stmt);
+    }
+    busy_stop(recorder, start_us);
+}
+
+void ks_recorder_add_replica_log(struct ks_recorder *recorder,
+                                 const struct ks_recorder_replica_log_row *row)
+{
+    int64_t start_us = busy_start();
+    sqlite3_stmt *stmt = row_stmt(recorder, ST_REPLICA_LOG);
+    if (stmt != NULL) {
+        sqlite3_bind_int64(stmt, 2, row->event_id);
+        sqlite3_bind_int64(stmt, 3, (sqlite3_int64)row->t_ns);
+        bind_text(stmt, 4, row->topic);
+        sqlite3_bind_int64(stmt, 5, row->partition);
+        sqlite3_bind_int64(stmt, 6, row->broker);
+        bind_opt(stmt, 7, row->replica_index);
+        bind_text(stmt, 8, row->state);
+        bind_opt(stmt, 9, row->leo);
+        bind_opt(stmt, 10, row->hw);
+        bind_opt(stmt, 11, row->log_start_offset);
+        bind_opt(stmt, 12, row->leader_epoch);
+        bind_text(stmt, 13, row->epochs);
+        bind_opt(stmt, 14, row->leader);
+        bind_text(stmt, 15, row->isr);
         step_row(recorder, stmt);
     }
     busy_stop(recorder, start_us);

@@ -19,7 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* 2: runs.run_dir and PRAGMA application_id (1: ksim before them). */
+/* 3: the typed columns of events, table replica_logs, partition_state's
+ * ELR lists; 2: runs.run_dir and PRAGMA application_id (1: ksim before them). */
 #define KS_RECORDER_SCHEMA_VERSION 3
 #define KS_RECORDER_APPLICATION_ID 0x6B73696D /* "ksim" */
 
@@ -63,15 +64,76 @@ int64_t ks_recorder_begin_run(struct ks_recorder *recorder, const char *scenario
                               const char *params_json, const char *started_at, const char *run_dir,
                               GError **error);
 
+/* runs.overrides of the open run: the --set assignments as given, a JSON
+ * array of "KEY=VALUE" texts (NULL: none). */
+void ks_recorder_set_run_overrides(struct ks_recorder *recorder, const char *overrides_json);
+
 /* Rows of the open run. Text arguments are copied; NULL text and negative
  * ids (-1) are stored as SQL NULL. The first failure is remembered and
  * reported by finish_run; later calls do nothing.
  * Events are numbered in the order they are added: events.event_id is 1 for
  * the run's first event, 2 for the next, ... (anomalies.cause_event_id
  * refers to it). */
+/* The typed columns of an events row, where the event's kind has them
+ * (docs/database.md says which kind fills which). NULL text and -1 numbers
+ * are stored as SQL NULL. Text is borrowed for the call. */
+struct ks_recorder_event_facts {
+    const char *reason; /* "session_expired", ... (enum ks_event_reason) */
+    const char *fault;  /* the scenario fault the line is about */
+    int32_t leader_old;
+    int32_t leader; /* the new leader (elections), the leader followed (truncation) */
+    int32_t leader_epoch_old;
+    int32_t leader_epoch;
+    const char *replicas; /* "1,2,3", assignment order */
+    const char *isr_old;  /* "1,2,3", sorted */
+    const char *isr;      /* the new ISR, sorted */
+    const char *elr_old;  /* KIP-966: the ELR before and after, sorted ("" empty) */
+    const char *elr;
+    int32_t last_known_leader; /* KIP-966: LastKnownElr after the change */
+    int64_t offset;            /* the offset asked for / the new position */
+    int64_t offset_from;       /* [offset_from, offset_to): offsets removed */
+    int64_t offset_to;
+    int64_t leo_old;
+    int64_t leo;
+    int64_t hw_old;
+    int64_t hw;
+    int64_t log_start_offset;
+    int64_t record_count;
+    const char *producer; /* names in the scenario */
+    const char *consumer;
+    const char *group_id;
+    int32_t generation;
+    const char *error;   /* the Kafka error name */
+    const char *explain; /* the --explain sentences, NULL if none */
+    int32_t timeline;    /* 1: on the printed timeline, 0: not; -1: NULL */
+};
+
+static inline void ks_recorder_event_facts_init(struct ks_recorder_event_facts *facts)
+{
+    *facts = (struct ks_recorder_event_facts){
+        .leader_old = -1,
+        .leader = -1,
+        .leader_epoch_old = -1,
+        .leader_epoch = -1,
+        .last_known_leader = -1,
+        .offset = -1,
+        .offset_from = -1,
+        .offset_to = -1,
+        .leo_old = -1,
+        .leo = -1,
+        .hw_old = -1,
+        .hw = -1,
+        .log_start_offset = -1,
+        .record_count = -1,
+        .generation = -1,
+        .timeline = -1,
+    };
+}
+
+/* facts may be NULL (every typed column NULL). */
 void ks_recorder_add_event(struct ks_recorder *recorder, uint64_t t_ns, const char *kind,
-                           int32_t broker, const char *topic, int32_t partition,
-                           const char *detail);
+                           int32_t broker, const char *topic, int32_t partition, const char *detail,
+                           const struct ks_recorder_event_facts *facts);
 
 struct ks_recorder_record_row {
     const char *producer;
@@ -107,6 +169,28 @@ struct ks_recorder_state_row {
 };
 void ks_recorder_add_partition_state(struct ks_recorder *recorder,
                                      const struct ks_recorder_state_row *row);
+
+/* One replica's log at one step (sim/steps.h): replica_logs(run_id,
+ * event_id, t_ns, topic, partition, broker, replica_index, state, leo, hw,
+ * log_start_offset, leader_epoch, epochs, leader, isr). */
+struct ks_recorder_replica_log_row {
+    int64_t event_id; /* events.event_id of the step's event */
+    uint64_t t_ns;
+    const char *topic;
+    int32_t partition;
+    int32_t broker;
+    int32_t replica_index;
+    const char *state;        /* "leader" | "follower" | "none" | "offline" */
+    int64_t leo;              /* -1: NULL (offline) */
+    int64_t hw;               /* -1: NULL */
+    int64_t log_start_offset; /* -1: NULL */
+    int32_t leader_epoch;     /* the broker's view; -1: NULL */
+    const char *epochs;       /* JSON [[epoch, start_offset], ...]; NULL offline */
+    int32_t leader;           /* the controller's leader; -1: none */
+    const char *isr;          /* the controller's ISR, sorted "1,2" */
+};
+void ks_recorder_add_replica_log(struct ks_recorder *recorder,
+                                 const struct ks_recorder_replica_log_row *row);
 
 /* value_text non-NULL stores text (trace_hash), else value as a number
  * (an integer when it has no fraction). */

@@ -48,12 +48,14 @@
 #include "../core/batch.h"
 #include "../core/cluster.h"
 #include "../core/log.h"
+#include "../core/proto.h"
 #include "availability.h"
 #include "cause.h"
 #include "checker.h"
 #include "faults.h"
 #include "narrate.h"
 #include "recorder.h"
+#include "steps.h"
 #include "world.h"
 
 #include <errno.h>
@@ -84,7 +86,11 @@ struct run_event {
     int32_t partition;
     char *detail;  /* owned */
     char *explain; /* owned, may be NULL */
+    char *
+        picture; /* owned, may be NULL: --explain's drawing of the logs (a step that changed one) */
     bool timeline;
+    int32_t fault_index;                  /* fault reports: the scenario fault, else -1 */
+    struct ks_recorder_event_facts facts; /* the typed columns; strings in run->strings */
 };
 
 struct run_sample {
@@ -126,10 +132,11 @@ struct run {
     ks_world *world;
     struct ks_cluster *cluster;
     struct ks_faults *faults;
-    GArray *events;   /* struct run_event */
-    GArray *outcomes; /* struct ks_record_outcome, keys in strings */
-    GArray *consumed; /* struct ks_consumed_record */
-    GArray *samples;  /* struct run_sample */
+    GArray *events;         /* struct run_event */
+    struct ks_steps *steps; /* every replica's log at each step (sim/steps.h) */
+    GArray *outcomes;       /* struct ks_record_outcome, keys in strings */
+    GArray *consumed;       /* struct ks_consumed_record */
+    GArray *samples;        /* struct run_sample */
     GStringChunk *strings;
     int32_t user_topic_count;
     int32_t *tp_base; /* [topic] first slot of the per-partition arrays */
@@ -174,9 +181,11 @@ static const char *topic_name(const struct run *run, int32_t topic_index)
     return ks_cluster_topic_name(run->cluster, topic_index);
 }
 
-static void add_event(struct run *run, ks_time_ns at_ns, const char *kind, int32_t broker,
-                      int32_t topic_index, int32_t partition, const char *detail,
-                      const char *explain, bool timeline)
+/* Appends an event; facts may be NULL (none beyond the columns given). */
+static void add_event_facts(struct run *run, ks_time_ns at_ns, const char *kind, int32_t broker,
+                            int32_t topic_index, int32_t partition, const char *detail,
+                            const char *explain, bool timeline,
+                            const struct ks_recorder_event_facts *facts)
 {
     struct run_event event = {
         .at_ns = at_ns,
@@ -187,8 +196,24 @@ static void add_event(struct run *run, ks_time_ns at_ns, const char *kind, int32
         .detail = g_strdup(detail != NULL ? detail : ""),
         .explain = g_strdup(explain),
         .timeline = timeline,
+        .fault_index = -1,
     };
+    if (facts != NULL) {
+        event.facts = *facts;
+    } else {
+        ks_recorder_event_facts_init(&event.facts);
+    }
+    event.facts.explain = event.explain;
+    event.facts.timeline = timeline ? 1 : 0;
     g_array_append_val(run->events, event);
+}
+
+static void add_event(struct run *run, ks_time_ns at_ns, const char *kind, int32_t broker,
+                      int32_t topic_index, int32_t partition, const char *detail,
+                      const char *explain, bool timeline)
+{
+    add_event_facts(run, at_ns, kind, broker, topic_index, partition, detail, explain, timeline,
+                    NULL);
 }
 
 static void format_isr(const int32_t *isr, int32_t count, char *buffer, size_t buffer_bytes)
@@ -210,6 +235,149 @@ static void format_isr(const int32_t *isr, int32_t count, char *buffer, size_t b
     }
 }
 
+/* "1,2,3" in run->strings (sorted for an ISR, as partition_state stores
+ * it; in the given order for an assignment), or NULL for an empty list. */
+static const char *list_text(struct run *run, const int32_t *ids, int32_t count, bool sorted)
+{
+    if (count <= 0) {
+        return NULL;
+    }
+    char text[KS_REPLICATION_FACTOR_MAX * 12 + 1];
+    if (sorted) {
+        format_isr(ids, count, text, sizeof text);
+    } else {
+        size_t used = 0;
+        text[0] = '\0';
+        for (int32_t i = 0; i < count && used < sizeof text; i++) {
+            used += (size_t)g_snprintf(text + used, sizeof text - used, "%s%d", i > 0 ? "," : "",
+                                       ids[i]);
+        }
+    }
+    return g_string_chunk_insert_const(run->strings, text);
+}
+
+/* The events table's typed columns of a model event (docs/database.md). */
+static struct ks_recorder_event_facts event_facts(struct run *run,
+                                                  const struct ks_cluster_event *event)
+{
+    struct ks_recorder_event_facts f;
+    ks_recorder_event_facts_init(&f);
+    const struct ks_scenario *s = run->scenario;
+    if (event->reason != KS_REASON_NONE) {
+        f.reason = ks_event_reason_name(event->reason);
+    }
+    f.leader_old = event->leader_old;
+    f.leader = event->leader_new;
+    f.leader_epoch_old = event->leader_epoch_old;
+    f.leader_epoch = event->leader_epoch_new;
+    f.replicas = list_text(run, event->replicas, event->replica_count, false);
+    f.isr_old = list_text(run, event->isr_old, event->isr_old_count, true);
+    f.isr = list_text(run, event->isr_new, event->isr_new_count, true);
+    if (event->elr_old_count > 0 || event->elr_new_count > 0 || event->last_known_leader >= 0) {
+        /* KIP-966 facts (only with eligible.leader.replicas.enable): "" is an
+         * empty ELR, NULL no ELR facts. */
+        const char *elr_old = list_text(run, event->elr_old, event->elr_old_count, true);
+        const char *elr = list_text(run, event->elr_new, event->elr_new_count, true);
+        f.elr_old = elr_old != NULL ? elr_old : "";
+        f.elr = elr != NULL ? elr : "";
+        f.last_known_leader = event->last_known_leader;
+    }
+    f.offset = event->offset;
+    f.offset_from = event->offset_from;
+    f.offset_to = event->offset_to;
+    f.leo_old = event->leo_old;
+    f.leo = event->leo_new;
+    f.hw_old = event->hw_old;
+    f.hw = event->hw_new;
+    f.log_start_offset = event->log_start_offset;
+    if (event->record_count > 0) {
+        f.record_count = event->record_count;
+    }
+    if (event->producer_index >= 0 && (size_t)event->producer_index < s->producer_count) {
+        f.producer = s->producers[event->producer_index].name;
+    }
+    if (event->consumer_index >= 0 && (size_t)event->consumer_index < s->consumer_count) {
+        f.consumer = s->consumers[event->consumer_index].name;
+    }
+    if (event->group_id != NULL) {
+        f.group_id = g_string_chunk_insert_const(run->strings, event->group_id);
+    }
+    f.generation = event->generation;
+    if (event->error_code != KS_ERR_NONE) {
+        f.error = ks_error_name(event->error_code);
+    }
+    return f;
+}
+
+/* Model events after which every replica's log is pictured (sim/steps.h):
+ * the ones that change leadership, the ISR or a log. */
+static bool event_is_step(enum ks_cluster_event_kind kind)
+{
+    switch (kind) {
+    case KS_EV_TOPIC_CREATED:
+    case KS_EV_LEADER_ELECTED:
+    case KS_EV_UNCLEAN_ELECTION:
+    case KS_EV_NO_LEADER:
+    case KS_EV_ISR_SHRINK:
+    case KS_EV_ISR_EXPAND:
+    case KS_EV_TRUNCATION:
+    case KS_EV_RECOVERY:
+    case KS_EV_RETENTION:
+    case KS_EV_COMPACTION: return true;
+    case KS_EV_ELR_CHANGE:
+    case KS_EV_BROKER_FENCED:
+    case KS_EV_BROKER_UNFENCED:
+    case KS_EV_BROKER_STARTED:
+    case KS_EV_BROKER_STOPPED:
+    case KS_EV_PRODUCE_REFUSED:
+    case KS_EV_PRODUCER_ERROR:
+    case KS_EV_REBALANCE:
+    case KS_EV_OFFSET_COMMIT:
+    case KS_EV_OFFSET_RESET:
+    case KS_EV_INFO:
+    case KS_EV_ZK_SESSION_EXPIRED:
+    case KS_EV_CONTROLLER_ELECTED:
+    case KS_EV_CONTROLLER_RESIGNED:
+    case KS_EV_STALE_CONTROLLER:
+    case KS_EV_KIND_COUNT: break;
+    }
+    return false;
+}
+
+/* Pictures the user partitions the latest event concerns: a model event's
+ * own partition; for a fault's line (by_broker) every partition with a
+ * replica on the broker it names (a crash of leader(orders-0) stops every
+ * replica of that broker), else its partition, else every partition. */
+static void capture_step(struct run *run, bool by_broker)
+{
+    if (run->cluster == NULL || run->steps == NULL) {
+        return;
+    }
+    guint index = run->events->len - 1;
+    const struct run_event *e = &g_array_index(run->events, struct run_event, index);
+    if (e->topic_index >= 0 && !(by_broker && e->broker >= 0)) {
+        if (tp_slot(run, e->topic_index, e->partition) >= 0) {
+            ks_steps_capture(run->steps, run->cluster, (int32_t)index, e->at_ns, e->topic_index,
+                             e->partition);
+        }
+        return;
+    }
+    for (int32_t t = 0; t < run->user_topic_count; t++) {
+        for (int32_t p = 0; p < run->scenario->topics[t].partition_count; p++) {
+            int32_t replicas[KS_REPLICATION_FACTOR_MAX];
+            int32_t count =
+                ks_cluster_replicas(run->cluster, t, p, replicas, KS_REPLICATION_FACTOR_MAX);
+            bool hosted = e->broker < 0;
+            for (int32_t r = 0; r < count && !hosted; r++) {
+                hosted = replicas[r] == e->broker;
+            }
+            if (hosted) {
+                ks_steps_capture(run->steps, run->cluster, (int32_t)index, e->at_ns, t, p);
+            }
+        }
+    }
+}
+
 /* ---- observer --------------------------------------------------------------------- */
 
 static bool event_changes_availability(enum ks_cluster_event_kind kind)
@@ -223,7 +391,12 @@ static bool event_changes_availability(enum ks_cluster_event_kind kind)
     case KS_EV_ISR_EXPAND:
     case KS_EV_BROKER_FENCED:
     case KS_EV_BROKER_UNFENCED:
-    case KS_EV_BROKER_STARTED: return true;
+    case KS_EV_BROKER_STARTED:
+    case KS_EV_ZK_SESSION_EXPIRED:
+    case KS_EV_CONTROLLER_ELECTED:
+    case KS_EV_BROKER_STOPPED: return true;
+    case KS_EV_CONTROLLER_RESIGNED:
+    case KS_EV_STALE_CONTROLLER:
     case KS_EV_TRUNCATION:
     case KS_EV_RECOVERY:
     case KS_EV_PRODUCE_REFUSED:
@@ -280,6 +453,21 @@ static bool event_on_timeline(struct run *run, const struct ks_cluster_event *ev
     return true;
 }
 
+/* --explain draws the logs after a step that changed one (sim/narrate.c). */
+static void picture_step(struct run *run, const struct ks_cluster_event *event)
+{
+    guint index = run->events->len - 1;
+    const struct ks_step *step =
+        ks_steps_find(run->steps, (int32_t)index, event->topic_index, event->partition);
+    if (step == NULL) {
+        return;
+    }
+    g_autoptr(GString) picture = g_string_new(NULL);
+    ks_narrate_log_picture(&run->spec, run->steps, step, event->broker, event->offset_from,
+                           event->offset_to, "            ", picture);
+    g_array_index(run->events, struct run_event, index).picture = g_strdup(picture->str);
+}
+
 static void run_on_event(void *context, const struct ks_cluster_event *event)
 {
     struct run *run = context;
@@ -318,9 +506,17 @@ static void run_on_event(void *context, const struct ks_cluster_event *event)
             run->quiet[index].suppressed = 0;
         }
     }
-    add_event(run, event->at_ns, ks_cluster_event_kind_name(event->kind), event->broker,
-              event->topic_index, event->partition, detail->str,
-              explain->len > 0 ? explain->str : NULL, timeline);
+    struct ks_recorder_event_facts facts = event_facts(run, event);
+    add_event_facts(run, event->at_ns, ks_cluster_event_kind_name(event->kind), event->broker,
+                    event->topic_index, event->partition, detail->str,
+                    explain->len > 0 ? explain->str : NULL, timeline, &facts);
+    if (user && event_is_step(event->kind)) {
+        capture_step(run, false);
+        if (event->kind == KS_EV_TRUNCATION || event->kind == KS_EV_RECOVERY ||
+            event->kind == KS_EV_RETENTION) {
+            picture_step(run, event);
+        }
+    }
 }
 
 static void run_on_record(void *context, const struct ks_record_outcome *outcome)
@@ -377,8 +573,22 @@ static void run_on_fault(void *context, const struct ks_fault_report *report)
     if (run->availability != NULL) {
         ks_availability_mark_dirty(run->availability);
     }
-    add_event(run, report->at_ns, report->kind, report->broker, report->topic_index,
-              report->partition, report->detail, report->explain, true);
+    struct ks_recorder_event_facts facts;
+    ks_recorder_event_facts_init(&facts);
+    if (report->fault_index >= 0 && (size_t)report->fault_index < run->scenario->fault_count) {
+        facts.fault = run->scenario->faults[report->fault_index].name;
+    }
+    add_event_facts(run, report->at_ns, report->kind, report->broker, report->topic_index,
+                    report->partition, report->detail, report->explain, true, &facts);
+    g_array_index(run->events, struct run_event, run->events->len - 1).fault_index =
+        report->fault_index;
+    /* A fault's report comes before it takes effect, a restart's before the
+     * node starts: the picture shows the logs just before. */
+    if (strcmp(report->kind, "fault") == 0 || strcmp(report->kind, "heal") == 0 ||
+        strcmp(report->kind, "restart") == 0 || strcmp(report->kind, "resume") == 0 ||
+        strcmp(report->kind, "final") == 0) {
+        capture_step(run, true);
+    }
 }
 
 /* ---- anomalies in the text output ------------------------------------------------------ */
@@ -1090,11 +1300,24 @@ static void final_read_clear(struct final_read *read)
  * its consumers as their event. */
 static struct ks_cause_index *index_causes(struct run *run)
 {
-    struct ks_cause_index *causes = ks_cause_index_new(run->scenario);
+    struct ks_cause_index *causes = ks_cause_index_new(run->scenario, run->steps);
     for (guint i = 0; i < run->events->len; i++) {
         const struct run_event *e = &g_array_index(run->events, struct run_event, i);
-        ks_cause_index_add(causes, (int32_t)i, e->kind, e->at_ns, e->broker, e->topic_index,
-                           e->partition, e->detail);
+        struct ks_cause_event ce = {
+            .event = (int32_t)i,
+            .kind = e->kind,
+            .at_ns = e->at_ns,
+            .broker = e->broker,
+            .topic_index = e->topic_index,
+            .partition = e->partition,
+            .fault_index = e->fault_index,
+            .leader_new = e->facts.leader,
+            .leader_epoch_new = e->facts.leader_epoch,
+            .offset_from = e->facts.offset_from,
+            .offset_to = e->facts.offset_to,
+            .leo_new = e->facts.leo,
+        };
+        ks_cause_index_add(causes, &ce);
     }
     for (guint i = 0; i < run->groups.skips->len; i++) {
         struct ks_group_skip *skip = &g_array_index(run->groups.skips, struct ks_group_skip, i);
@@ -1232,6 +1455,7 @@ static void compute_metrics(struct run *run)
         duration_s > 0
             ? floor((double)run->check.records_acked / duration_s * 1000.0 + 0.5) / 1000.0
             : 0;
+    m[KS_METRIC_FAULTS_SKIPPED] = (double)ks_faults_skipped_count(run->faults);
     m[KS_METRIC_EVENTS] = (double)ks_world_event_count(run->world);
     m[KS_METRIC_TRACE_HASH] = (double)(ks_world_trace_hash(run->world) & ((UINT64_C(1) << 53) - 1));
 }
@@ -1366,6 +1590,7 @@ char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric me
     case KS_METRIC_ISR_EXPANDS:
     case KS_METRIC_UNAVAILABLE_MS:
     case KS_METRIC_PRODUCE_UNAVAILABLE_MS:
+    case KS_METRIC_FAULTS_SKIPPED:
     case KS_METRIC_EVENTS:
     case KS_METRIC_COUNT: g_snprintf(buffer, buffer_bytes, "%" PRId64, (int64_t)value); break;
     }
@@ -1469,12 +1694,87 @@ static void record_unreported(struct run *run, struct ks_recorder *rec)
     }
 }
 
+/* replica_logs keeps at most this many steps per partition: the first
+ * ones and the run's last (docs/database.md). */
+#define REPLICA_LOG_STEPS_MAX 500
+
+static const char *view_state(const struct ks_log_view *view)
+{
+    if (!view->online) {
+        return view->broker_up ? "none" : "offline";
+    }
+    switch (view->role) {
+    case KS_ROLE_LEADER: return "leader";
+    case KS_ROLE_FOLLOWER: return "follower";
+    case KS_ROLE_NONE: break;
+    }
+    return "none";
+}
+
+static void record_step(struct run *run, struct ks_recorder *rec, const struct ks_step *step)
+{
+    char isr[KS_REPLICATION_FACTOR_MAX * 12 + 1];
+    format_isr(step->isr, step->isr_count, isr, sizeof isr);
+    g_autoptr(GString) epochs = g_string_new(NULL);
+    for (int32_t r = 0; r < step->view_count; r++) {
+        const struct ks_log_view *view = ks_steps_view(run->steps, step, r);
+        const struct ks_epoch_entry *entries = ks_steps_epochs(run->steps, view);
+        g_string_assign(epochs, "[");
+        for (int32_t i = 0; i < view->epoch_count; i++) {
+            g_string_append_printf(epochs, "%s[%d,%" PRId64 "]", i > 0 ? "," : "", entries[i].epoch,
+                                   entries[i].start_offset);
+        }
+        g_string_append_c(epochs, ']');
+        struct ks_recorder_replica_log_row row = {
+            .event_id = step->event + 1,
+            .t_ns = step->at_ns,
+            .topic = topic_name(run, step->topic_index),
+            .partition = step->partition,
+            .broker = view->broker,
+            .replica_index = view->replica_index,
+            .state = view_state(view),
+            .leo = view->leo,
+            .hw = view->hw,
+            .log_start_offset = view->log_start_offset,
+            .leader_epoch = view->leader_epoch,
+            .epochs = view->online ? epochs->str : NULL,
+            .leader = step->leader,
+            .isr = isr,
+        };
+        ks_recorder_add_replica_log(rec, &row);
+    }
+}
+
+/* Every step's pictures, at most REPLICA_LOG_STEPS_MAX per partition (the
+ * first ones, then the partition's last step). */
+static void record_steps(struct run *run, struct ks_recorder *rec)
+{
+    guint count = ks_steps_count(run->steps);
+    int32_t *taken = g_new0(int32_t, (size_t)run->tp_count + 1);
+    guint *last = g_new0(guint, (size_t)run->tp_count + 1);
+    for (guint i = 0; i < count; i++) {
+        const struct ks_step *step = ks_steps_get(run->steps, i);
+        last[tp_slot(run, step->topic_index, step->partition)] = i;
+    }
+    for (guint i = 0; i < count; i++) {
+        const struct ks_step *step = ks_steps_get(run->steps, i);
+        int32_t slot = tp_slot(run, step->topic_index, step->partition);
+        if (taken[slot] < REPLICA_LOG_STEPS_MAX - 1 || last[slot] == i) {
+            taken[slot]++;
+            record_step(run, rec, step);
+        }
+    }
+    g_free(taken);
+    g_free(last);
+}
+
 static void record_rows(struct run *run, struct ks_recorder *rec)
 {
+    record_steps(run, rec);
     for (guint i = 0; i < run->events->len; i++) {
         const struct run_event *e = &g_array_index(run->events, struct run_event, i);
         ks_recorder_add_event(rec, e->at_ns, e->kind, e->broker, topic_name(run, e->topic_index),
-                              e->partition, e->detail);
+                              e->partition, e->detail, &e->facts);
     }
     for (guint i = 0; i < run->outcomes->len; i++) {
         const struct ks_record_outcome *o =
@@ -1668,6 +1968,9 @@ static void print_timeline(FILE *out, const struct run *run, bool explain)
         if (explain && e->explain != NULL && e->explain[0] != '\0') {
             print_wrapped(out, e->explain, "            ", 96);
         }
+        if (explain && e->picture != NULL) {
+            fputs(e->picture, out);
+        }
     }
 }
 
@@ -1806,6 +2109,7 @@ static void run_init(struct run *run, const struct ks_scenario *scenario,
         .consumer_count = (int32_t)scenario->consumer_count,
     };
     run->events = g_array_new(FALSE, TRUE, sizeof(struct run_event));
+    run->steps = ks_steps_new();
     run->outcomes = g_array_new(FALSE, TRUE, sizeof(struct ks_record_outcome));
     run->consumed = g_array_new(FALSE, TRUE, sizeof(struct ks_consumed_record));
     run->samples = g_array_new(FALSE, TRUE, sizeof(struct run_sample));
@@ -1854,8 +2158,10 @@ static void run_deinit(struct run *run)
         struct run_event *e = &g_array_index(run->events, struct run_event, i);
         g_free(e->detail);
         g_free(e->explain);
+        g_free(e->picture);
     }
     g_array_free(run->events, TRUE);
+    ks_steps_free(g_steal_pointer(&run->steps));
     g_array_free(run->outcomes, TRUE);
     g_array_free(run->consumed, TRUE);
     g_array_free(run->samples, TRUE);
@@ -1887,6 +2193,15 @@ static bool build(struct run *run, const char *run_dir, FILE *trace, GError **er
         .network_jitter_ns = (ks_time_ns)s->network_jitter_ns,
         .disk_fsync_latency_ns = (ks_time_ns)s->disk_fsync_latency_ns,
         .disk_bandwidth_bytes_per_s = s->disk_bandwidth_bytes_per_s,
+        .disk_writeback_expire_ns = s->disk_writeback_expire_ns == KS_INT64_UNSET
+                                        ? KS_TIME_NEVER
+                                        : (ks_time_ns)s->disk_writeback_expire_ns,
+        .disk_writeback_interval_ns = s->disk_writeback_interval_ns == KS_INT64_UNSET
+                                          ? 0
+                                          : (ks_time_ns)s->disk_writeback_interval_ns,
+        .disk_writeback_aligned = s->cluster.task_phase == KS_TASK_PHASE_ALIGNED,
+        .disk_dirty_limit_bytes = (uint64_t)s->disk_dirty_limit_bytes,
+        .disk_page_cache_bytes = (uint64_t)s->disk_page_cache_bytes,
     };
     run->world = ks_world_new(&config, error);
     if (run->world == NULL) {
@@ -1939,6 +2254,7 @@ static void simulate(struct run *run)
                    converged ? "final phase: replicas converged; final read"
                              : "final phase: not converged after final.drain; final read anyway");
         add_event(run, ks_world_now_ns(run->world), "final", -1, -1, -1, detail, NULL, true);
+        capture_step(run, false);
     }
 }
 
@@ -1999,6 +2315,17 @@ static bool record(struct run *run, struct ks_recorder *rec, struct ks_run_resul
     g_free(params);
     if (result->run_id == 0) {
         return false;
+    }
+    if (run->options->set_count > 0) {
+        g_autoptr(JsonBuilder) builder = json_builder_new();
+        json_builder_begin_array(builder);
+        for (size_t i = 0; i < run->options->set_count; i++) {
+            json_builder_add_string_value(builder, run->options->set_assignments[i]);
+        }
+        json_builder_end_array(builder);
+        g_autoptr(JsonNode) root = json_builder_get_root(builder);
+        g_autofree char *overrides = json_to_string(root, FALSE);
+        ks_recorder_set_run_overrides(rec, overrides);
     }
     record_rows(run, rec);
     record_summary(rec, result);

@@ -349,6 +349,12 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
             *message = ks__not_modelled_message(row);
             return false;
         }
+        const struct ks__removed_key *gone = ks__removed_key_find(kind, key);
+        if (gone != NULL) {
+            *code = KS_SCENARIO_ERROR_NOT_MODELLED;
+            *message = ks__removed_key_message(gone);
+            return false;
+        }
         g_autofree char *hint = ks__unknown_key_hint(kind, key);
         *code = KS_SCENARIO_ERROR_UNKNOWN_KEY;
         *message =
@@ -364,22 +370,27 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
                                    value, names);
         return false;
     }
-    if (kind == KS__SECTION_CLUSTER && strcmp(key, "controller") == 0 &&
-        strcmp(value, "zookeeper") == 0) {
-        /* SPEC 3 names the ZooKeeper-era controller; until it is modelled a
-         * scenario asking for it must not run with another model silently.
-         * The kafka.version rows of that era say what ksim uses instead. */
-        *code = KS_SCENARIO_ERROR_NOT_MODELLED;
-        *message = g_strdup("controller = zookeeper: the ZooKeeper-era controller is not "
-                            "modelled by ksim yet; ksim runs its KRaft-like controller "
-                            "(controller = kraft), and kafka.version of a ZooKeeper-era release "
-                            "gives it that era's session timeouts (see docs/kafka-versions.md)");
-        return false;
-    }
     struct ks__value parsed;
     if (!ks__value_parse(spec, value, &parsed, message)) {
         *code = KS_SCENARIO_ERROR_VALUE;
         return false;
+    }
+    if (kind == KS__SECTION_CLUSTER && strcmp(key, "controllers") == 0) {
+        /* A KRaft quorum has an odd number of voters in practice; ksim takes
+         * 1, 3 or 5 (SPEC 2). Only the single controller is modelled yet. */
+        if (parsed.integer != 1 && parsed.integer != 3 && parsed.integer != 5) {
+            *code = KS_SCENARIO_ERROR_VALUE;
+            *message = g_strdup_printf("controllers = %s: must be 1, 3 or 5", value);
+            return false;
+        }
+        if (parsed.integer != 1) {
+            *code = KS_SCENARIO_ERROR_NOT_MODELLED;
+            *message = g_strdup_printf("controllers = %s: a KRaft quorum of several controllers "
+                                       "is not modelled yet; ksim runs one controller "
+                                       "(controllers = 1)",
+                                       value);
+            return false;
+        }
     }
     return true;
 }
@@ -1208,11 +1219,12 @@ static bool finalize_cluster(struct ks_scenario *scenario, const struct raw_sect
         /* KIP-966 rests on KAFKA-15583: a replica that leaves an ISR below min
          * ISR holds every committed record only because the HW stops there;
          * and ELR is a KRaft controller's, not the pre-0.11 ZooKeeper era's. */
-        const char *needs = cluster->truncation != KS_TRUNCATION_LEADER_EPOCH
-                                ? "replication.truncation = leader-epoch"
-                            : !cluster->hw_requires_min_isr
-                                ? "hw.requires.min.insync.replicas = true"
-                                : NULL;
+        const char *needs =
+            cluster->truncation != KS_TRUNCATION_LEADER_EPOCH
+                ? "replication.truncation = leader-epoch"
+            : !cluster->hw_requires_min_isr ? "hw.requires.min.insync.replicas = true"
+            : cluster->controller_model != KS_CONTROLLER_MODEL_KRAFT ? "controller = kraft"
+                                                                     : NULL;
         if (needs != NULL) {
             const struct raw_entry *entry = entry_find(section, "eligible.leader.replicas.enable");
             return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
@@ -1518,6 +1530,35 @@ static bool broker_id_parse(const struct value_site *site, const char *text, int
     return true;
 }
 
+/* rack(NAME): *out becomes the lowest broker id of that rack. */
+static bool rack_parse(const struct value_site *site, const char *name, int32_t *out)
+{
+    const struct ks_cluster_config *cluster = &site->scenario->cluster;
+    if (cluster->racks[0][0] == '\0') {
+        return site_fail(site, KS_SCENARIO_ERROR_REFERENCE,
+                         "rack(%s): the cluster has no racks (give [cluster] racks = ...)", name);
+    }
+    GString *known = g_string_new(NULL);
+    for (int32_t b = 0; b < cluster->broker_count; b++) {
+        if (strcmp(cluster->racks[b], name) == 0) {
+            g_string_free(known, TRUE);
+            *out = b + 1;
+            return true;
+        }
+        bool listed = false;
+        for (int32_t e = 0; e < b && !listed; e++) {
+            listed = strcmp(cluster->racks[e], cluster->racks[b]) == 0;
+        }
+        if (!listed) {
+            g_string_append_printf(known, "%s%s", known->len > 0 ? ", " : "", cluster->racks[b]);
+        }
+    }
+    site_fail(site, KS_SCENARIO_ERROR_REFERENCE, "there is no rack '%s' (racks: %s)", name,
+              known->str);
+    g_string_free(known, TRUE);
+    return false;
+}
+
 static bool target_parse(const struct value_site *site, const char *raw_text, struct ks_target *out)
 {
     g_autofree char *text = g_strstrip(g_strdup(raw_text));
@@ -1525,12 +1566,20 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
     out->tp.topic_index = -1;
     out->tp.partition = -1;
     out->client_index = -1;
+    if (strcmp(text, "zookeeper") == 0) {
+        out->kind = KS_TARGET_ZOOKEEPER;
+        return true;
+    }
     if (strcmp(text, "controller") == 0) {
         out->kind = KS_TARGET_CONTROLLER;
         return true;
     }
     if (strcmp(text, "random") == 0) {
         out->kind = KS_TARGET_RANDOM;
+        return true;
+    }
+    if (strcmp(text, "all") == 0) {
+        out->kind = KS_TARGET_ALL;
         return true;
     }
     if (g_ascii_isdigit(text[0]) || text[0] == '-') {
@@ -1542,7 +1591,9 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
     if (!call_split(text, &fn, &arg)) {
         return site_fail(site, KS_SCENARIO_ERROR_VALUE,
                          "'%s' is not a target (a broker id, leader(TP), follower(TP), "
-                         "followers(TP), controller, random, producer(NAME), consumer(NAME))",
+                         "followers(TP), rack(NAME), all, controller, controller(N), zookeeper, "
+                         "random, producer(NAME), "
+                         "consumer(NAME))",
                          text);
     }
     if (strcmp(fn, "leader") == 0 || strcmp(fn, "follower") == 0 || strcmp(fn, "followers") == 0) {
@@ -1550,6 +1601,24 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
                     : strcmp(fn, "follower") == 0 ? KS_TARGET_FOLLOWER
                                                   : KS_TARGET_FOLLOWERS;
         return tp_parse(site, arg, &out->tp);
+    }
+    if (strcmp(fn, "controller") == 0) {
+        int32_t count = site->scenario->cluster.controller_count;
+        char *end = NULL;
+        int64_t number = g_ascii_strtoll(arg, &end, 10);
+        if (arg[0] == '\0' || !g_ascii_isdigit(arg[0]) || *end != '\0' || number < 1 ||
+            number > count) {
+            return site_fail(site, KS_SCENARIO_ERROR_REFERENCE,
+                             "controllers are numbered 1..%d (controllers = %d), not %s", count,
+                             count, arg);
+        }
+        out->kind = KS_TARGET_CONTROLLER;
+        out->controller_number = (int32_t)number;
+        return true;
+    }
+    if (strcmp(fn, "rack") == 0) {
+        out->kind = KS_TARGET_RACK;
+        return rack_parse(site, arg, &out->broker_id);
     }
     if (strcmp(fn, "producer") == 0) {
         out->kind = KS_TARGET_PRODUCER;
@@ -1568,7 +1637,8 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
         return true;
     }
     return site_fail(site, KS_SCENARIO_ERROR_VALUE,
-                     "unknown target '%s(...)' (leader, follower, followers, producer, consumer)",
+                     "unknown target '%s(...)' (leader, follower, followers, rack, producer, "
+                     "consumer)",
                      fn);
 }
 
@@ -1641,6 +1711,23 @@ static bool target_lists_disjoint(const struct value_site *site, const struct ks
                 g_autofree char *name = ks_scenario_format_target(site->scenario, &a->items[i]);
                 return site_fail(site, KS_SCENARIO_ERROR_VALUE,
                                  "'%s' is on both sides: a node cannot be cut from itself", name);
+            }
+            /* Brokers, racks and all name fixed brokers: compare those. */
+            bool in_a[KS_BROKER_COUNT_MAX] = { false };
+            bool in_b[KS_BROKER_COUNT_MAX] = { false };
+            if (!ks_scenario_target_brokers(site->scenario, &a->items[i], in_a) ||
+                !ks_scenario_target_brokers(site->scenario, &b->items[j], in_b)) {
+                continue;
+            }
+            for (int32_t id = 1; id <= site->scenario->cluster.broker_count; id++) {
+                if (in_a[id - 1] && in_b[id - 1]) {
+                    g_autofree char *x = ks_scenario_format_target(site->scenario, &a->items[i]);
+                    g_autofree char *y = ks_scenario_format_target(site->scenario, &b->items[j]);
+                    return site_fail(site, KS_SCENARIO_ERROR_VALUE,
+                                     "'%s' and '%s' both name broker %d: a node cannot be cut "
+                                     "from itself",
+                                     x, y, id);
+                }
             }
         }
     }
@@ -1905,6 +1992,15 @@ static bool fault_key(const struct value_site *site, const struct ks_fault_key *
         }
         return true;
     case KS_FAULT_KEY_REWIND_TO: return rewind_parse(site, value, fault);
+    case KS_FAULT_KEY_TARGETS: {
+        if (!target_list_parse(site, value, &fault->side_a)) {
+            return false;
+        }
+        struct ks_target_list none = { .count = 0 };
+        return target_lists_disjoint(site, &fault->side_a, &none);
+    }
+    case KS_FAULT_KEY_DOWNTIME: return site_value(site, &fault->downtime_ns);
+    case KS_FAULT_KEY_CATCH_UP_TIMEOUT: return site_value(site, &fault->catch_up_timeout_ns);
     }
     ks_assert(false);
     return false;
@@ -2047,6 +2143,24 @@ static bool finalize_fault(struct ks_scenario *scenario, struct ks_fault *fault,
         }
     }
     return fault_rules(scenario, section, fault, error);
+}
+
+/* Each fault against the whole schedule, once every fault is filled
+ * (sim/fault_actions.h: schedule_rule). */
+static bool finalize_schedule(struct ks_scenario *scenario, GError **error)
+{
+    size_t index = 0;
+    for (guint i = 0; i < scenario->raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(scenario->raw->sections, i);
+        if (section->kind != KS__SECTION_FAULT) {
+            continue;
+        }
+        struct ks_fault_site site = { scenario, &scenario->faults[index++], section, error };
+        if (!ks_fault_check_schedule(&site)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* ---- finalize: expectations --------------------------------------------------------------- */
@@ -2256,7 +2370,8 @@ bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
         !finalize_named(scenario, KS__SECTION_TOPIC, error) ||
         !finalize_named(scenario, KS__SECTION_PRODUCER, error) ||
         !finalize_named(scenario, KS__SECTION_CONSUMER, error) ||
-        !finalize_named(scenario, KS__SECTION_FAULT, error) || !finalize_expect(scenario, error)) {
+        !finalize_named(scenario, KS__SECTION_FAULT, error) ||
+        !finalize_schedule(scenario, error) || !finalize_expect(scenario, error)) {
         return false;
     }
     scenario->finalized = true;
@@ -2346,6 +2461,37 @@ char *ks_scenario_format_tp(const struct ks_scenario *scenario, struct ks_tp tp,
     return buffer;
 }
 
+bool ks_scenario_target_brokers(const struct ks_scenario *scenario, const struct ks_target *target,
+                                bool *in)
+{
+    const struct ks_cluster_config *cluster = &scenario->cluster;
+    switch (target->kind) {
+    case KS_TARGET_BROKER: in[target->broker_id - 1] = true; return true;
+    case KS_TARGET_RACK:
+        for (int32_t b = 0; b < cluster->broker_count; b++) {
+            if (strcmp(cluster->racks[b], cluster->racks[target->broker_id - 1]) == 0) {
+                in[b] = true;
+            }
+        }
+        return true;
+    case KS_TARGET_ALL:
+        for (int32_t b = 0; b < cluster->broker_count; b++) {
+            in[b] = true;
+        }
+        return true;
+    case KS_TARGET_NONE:
+    case KS_TARGET_LEADER:
+    case KS_TARGET_FOLLOWER:
+    case KS_TARGET_FOLLOWERS:
+    case KS_TARGET_CONTROLLER:
+    case KS_TARGET_ZOOKEEPER:
+    case KS_TARGET_RANDOM:
+    case KS_TARGET_PRODUCER:
+    case KS_TARGET_CONSUMER: break;
+    }
+    return false;
+}
+
 char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct ks_target *target)
 {
     char tp[KS_TOPIC_NAME_BYTES_MAX + 16];
@@ -2361,8 +2507,15 @@ char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct
     case KS_TARGET_FOLLOWERS:
         return g_strdup_printf("followers(%s)",
                                ks_scenario_format_tp(scenario, target->tp, tp, sizeof tp));
-    case KS_TARGET_CONTROLLER: return g_strdup("controller");
+    case KS_TARGET_CONTROLLER:
+        return target->controller_number == 0
+                   ? g_strdup("controller")
+                   : g_strdup_printf("controller(%d)", target->controller_number);
+    case KS_TARGET_ZOOKEEPER: return g_strdup("zookeeper");
     case KS_TARGET_RANDOM: return g_strdup("random");
+    case KS_TARGET_RACK:
+        return g_strdup_printf("rack(%s)", scenario->cluster.racks[target->broker_id - 1]);
+    case KS_TARGET_ALL: return g_strdup("all");
     case KS_TARGET_PRODUCER:
         return g_strdup_printf("producer(%s)", scenario->producers[target->client_index].name);
     case KS_TARGET_CONSUMER:

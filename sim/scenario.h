@@ -87,23 +87,24 @@ struct ks_link_latency {
     uint32_t line; /* 0 when it came from --set */
 };
 
-enum ks_controller_kind { KS_CONTROLLER_KRAFT };
-
 /* ---- faults [fault NAME] --------------------------------------------------- */
 
 /* What a fault does. Everything about each action (keys, rules, how it
  * fires and is undone, its JSON) is its row in sim/fault_actions.c. */
 enum ks_fault_action {
-    KS_FAULT_CRASH,     /* target; mode; restart.after */
-    KS_FAULT_RESTART,   /* target */
-    KS_FAULT_PARTITION, /* groups | isolate | from+to; duration */
-    KS_FAULT_HEAL,      /* fault = NAME heals that one; without it every network fault */
-    KS_FAULT_SLOW,      /* target; disk.latency and/or network.latency; duration */
-    KS_FAULT_PAUSE,     /* target; duration (resumes after) */
-    KS_FAULT_RESUME,    /* target */
-    KS_FAULT_DROP,      /* loss (ppm) on every link; duration */
-    KS_FAULT_CORRUPT,   /* target broker; partition = TP; bytes; position.bytes */
-    KS_FAULT_REWIND,    /* target consumer(NAME); to = earliest | latest | offset | time */
+    KS_FAULT_CRASH,           /* target; mode; restart.after */
+    KS_FAULT_RESTART,         /* target */
+    KS_FAULT_PARTITION,       /* groups | isolate | from+to; duration */
+    KS_FAULT_HEAL,            /* fault = NAME heals that one; without it every network fault */
+    KS_FAULT_SLOW,            /* target; disk.latency and/or network.latency; duration */
+    KS_FAULT_PAUSE,           /* target; duration (resumes after) */
+    KS_FAULT_RESUME,          /* target */
+    KS_FAULT_DROP,            /* loss (ppm) on every link; duration */
+    KS_FAULT_CORRUPT,         /* target broker; partition = TP; bytes; position.bytes */
+    KS_FAULT_REWIND,          /* target consumer(NAME); to = earliest | latest | offset | time */
+    KS_FAULT_STOP,            /* target brokers: controlled shutdown; restart.after */
+    KS_FAULT_ROLLING_RESTART, /* target = all | brokers (a list, side_a); downtime;
+                                 catch.up.timeout */
     KS_FAULT_ACTION_COUNT
 };
 
@@ -114,17 +115,23 @@ enum ks_target_kind {
     KS_TARGET_LEADER,     /* leader(TP) */
     KS_TARGET_FOLLOWER,   /* follower(TP): first replica in assignment order not the leader */
     KS_TARGET_FOLLOWERS,  /* followers(TP): all of them */
-    KS_TARGET_CONTROLLER, /* controller */
+    KS_TARGET_CONTROLLER, /* controller (under zookeeper: the broker that is controller) */
     KS_TARGET_RANDOM,     /* a live broker drawn from KS_RNG_FAULT */
+    KS_TARGET_RACK,       /* rack(NAME): every broker of the rack of broker_id */
+    KS_TARGET_ALL,        /* all: every broker */
     KS_TARGET_PRODUCER,   /* producer(NAME): client_index into scenario->producers */
-    KS_TARGET_CONSUMER    /* consumer(NAME): client_index into scenario->consumers */
+    KS_TARGET_CONSUMER,   /* consumer(NAME): client_index into scenario->consumers */
+    KS_TARGET_ZOOKEEPER   /* zookeeper: the ZooKeeper node (controller = zookeeper) */
 };
 
 struct ks_target {
     enum ks_target_kind kind;
-    int32_t broker_id;    /* KS_TARGET_BROKER */
+    int32_t broker_id;    /* KS_TARGET_BROKER; KS_TARGET_RACK: the rack's lowest broker id */
     struct ks_tp tp;      /* LEADER, FOLLOWER, FOLLOWERS */
     int32_t client_index; /* PRODUCER, CONSUMER */
+    /* CONTROLLER: 0 the active controller when the fault fires, N >= 1
+     * controller(N), the N-th controller node (node id brokers + N). */
+    int32_t controller_number;
 };
 
 struct ks_target_list {
@@ -188,7 +195,8 @@ struct ks_fault {
     int64_t duration_ns;      /* duration: undo after this; -1 = until heal/resume/end */
     /* partition */
     enum ks_net_shape net_shape;
-    struct ks_target_list side_a; /* groups left, isolate's node, from */
+    struct ks_target_list side_a; /* groups left, isolate's node, from; rolling-restart's
+                                     target list */
     struct ks_target_list side_b; /* groups right, to; empty for isolate */
     /* slow: extra latency on the target's disk operations / messages; 0 = unchanged */
     int64_t disk_latency_ns;    /* disk.latency */
@@ -206,11 +214,16 @@ struct ks_fault {
     int64_t rewind_time_ns;      /* KS_REWIND_TIME: first record with timestamp >= this */
     /* heal */
     int32_t heal_fault_index; /* fault = NAME -> index into scenario->faults; -1 = all */
+    /* rolling-restart */
+    int64_t downtime_ns;         /* downtime: each broker stays down this long; -1 = not set */
+    int64_t catch_up_timeout_ns; /* catch.up.timeout = 5m: the longest a step waits for zero
+                                    under-replicated partitions after its restart */
 };
 
 /* ---- expectations [expect] -------------------------------------------------- */
 
-/* The run summary metrics of SPEC section 5, in SPEC order. */
+/* The run summary metrics of SPEC section 5, in SPEC order, and ksim's own
+ * faults_skipped before events and trace_hash. */
 enum ks_metric {
     KS_METRIC_RECORDS_SENT,
     KS_METRIC_RECORDS_ACKED,
@@ -232,6 +245,7 @@ enum ks_metric {
     KS_METRIC_PRODUCE_P50_MS,
     KS_METRIC_PRODUCE_P99_MS,
     KS_METRIC_THROUGHPUT_RPS,
+    KS_METRIC_FAULTS_SKIPPED,
     KS_METRIC_EVENTS,
     KS_METRIC_TRACE_HASH,
     KS_METRIC_COUNT
@@ -293,16 +307,18 @@ struct ks_scenario {
     int64_t network_jitter_ns;              /* network.jitter = 0 */
     int64_t disk_fsync_latency_ns;          /* disk.fsync.latency = 2ms */
     uint64_t disk_bandwidth_bytes_per_s;    /* disk.bandwidth = 500MiB (per second); 0 = free */
+    int64_t disk_writeback_expire_ns;       /* disk.writeback.expire = 30s; KS_INT64_UNSET never */
+    int64_t disk_writeback_interval_ns;     /* disk.writeback.interval = 5s; KS_INT64_UNSET never */
+    int64_t disk_dirty_limit_bytes;         /* disk.dirty.limit = 2GiB; 0 = none */
+    int64_t disk_page_cache_bytes;          /* disk.page.cache = 10GiB; 0 = unlimited */
     struct ks_link_latency *link_latencies; /* owned; sorted by (broker_a, broker_b) */
     size_t link_latency_count;
-    enum ks_controller_kind controller; /* controller = kraft */
 
     /* [cluster]: Kafka */
     struct ks_cluster_config cluster;
-    struct ks_log_config log_defaults;   /* log.* broker defaults that topics inherit */
-    int32_t min_insync_replicas_default; /* min.insync.replicas = 1 */
-    int32_t default_replication_factor;  /* default.replication.factor = 1 */
-    int32_t num_partitions_default;      /* num.partitions = 1 */
+    struct ks_log_config log_defaults;  /* log.* broker defaults that topics inherit */
+    int32_t default_replication_factor; /* default.replication.factor = 1 */
+    int32_t num_partitions_default;     /* num.partitions = 1 */
 
     /* [topic NAME], in file order; every field filled (inherited defaults applied) */
     struct ks_topic_config *topics; /* owned */
@@ -425,6 +441,13 @@ bool ks_scenario_parse_tp(const struct ks_scenario *scenario, const char *text, 
 /* Formats "orders-0" into buffer (always NUL-terminated); returns buffer. */
 char *ks_scenario_format_tp(const struct ks_scenario *scenario, struct ks_tp tp, char *buffer,
                             size_t buffer_bytes);
+
+/* The brokers a target names whatever the cluster's state: a broker id, its
+ * rack's brokers, every broker (all). Sets in[id - 1] for each and returns
+ * true; false (in untouched) for a target resolved only when it fires
+ * (leader(TP), random, ...) or one that names no broker. */
+bool ks_scenario_target_brokers(const struct ks_scenario *scenario, const struct ks_target *target,
+                                bool *in);
 
 /* Formats a target / trigger as written in a file ("leader(orders-0)",
  * "hw(2, orders-0) >= 2"). Owned: g_free. */

@@ -25,21 +25,22 @@ enum ks__section_kind {
  * value is written in: ms for MS, seconds for SECONDS, ns for DURATION,
  * bytes for sizes, permille for RATIO. */
 enum ks__value_type {
-    KS__VALUE_INT32,     /* plain integer -> int32_t */
-    KS__VALUE_INT64,     /* plain integer -> int64_t */
-    KS__VALUE_BOOL,      /* true | false -> bool */
-    KS__VALUE_DURATION,  /* 250ms, 1.5s (unit required) -> int64_t ns */
-    KS__VALUE_MS,        /* Kafka *.ms: 30000 (or 30s) -> int64_t ns; -1 stays -1;
+    KS__VALUE_INT32,          /* plain integer -> int32_t */
+    KS__VALUE_INT64,          /* plain integer -> int64_t */
+    KS__VALUE_BOOL,           /* true | false -> bool */
+    KS__VALUE_DURATION,       /* 250ms, 1.5s (unit required) -> int64_t ns */
+    KS__VALUE_DURATION_NEVER, /* a duration or `never` -> int64_t ns, KS_INT64_UNSET for never */
+    KS__VALUE_MS,             /* Kafka *.ms: 30000 (or 30s) -> int64_t ns; -1 stays -1;
                            values too large for ns become KS_INT64_UNSET (never) */
-    KS__VALUE_SECONDS,   /* Kafka *.seconds: 300 -> int64_t ns */
-    KS__VALUE_SIZE32,    /* 16384, 16KiB -> int32_t bytes */
-    KS__VALUE_SIZE64,    /* 1GiB -> int64_t bytes */
-    KS__VALUE_BANDWIDTH, /* 500MiB or 500MiB/s -> uint64_t bytes per second */
-    KS__VALUE_RATE,      /* 2000/s -> uint64_t per second */
-    KS__VALUE_ENUM,      /* one of choices -> int (an enum) */
-    KS__VALUE_STRING,    /* text -> char[bytes] (bytes > 0) or g_strdup'ed char * (bytes 0) */
-    KS__VALUE_RATIO,     /* 0.5 -> int32_t permille */
-    KS__VALUE_CUSTOM     /* parsed by scenario.c (targets, lists, references) */
+    KS__VALUE_SECONDS,        /* Kafka *.seconds: 300 -> int64_t ns */
+    KS__VALUE_SIZE32,         /* 16384, 16KiB -> int32_t bytes */
+    KS__VALUE_SIZE64,         /* 1GiB -> int64_t bytes */
+    KS__VALUE_BANDWIDTH,      /* 500MiB or 500MiB/s -> uint64_t bytes per second */
+    KS__VALUE_RATE,           /* 2000/s -> uint64_t per second */
+    KS__VALUE_ENUM,           /* one of choices -> int (an enum) */
+    KS__VALUE_STRING,         /* text -> char[bytes] (bytes > 0) or g_strdup'ed char * (bytes 0) */
+    KS__VALUE_RATIO,          /* 0.5 -> int32_t permille */
+    KS__VALUE_CUSTOM          /* parsed by scenario.c (targets, lists, references) */
 };
 
 struct ks__choice {
@@ -71,10 +72,22 @@ struct ks__not_modelled {
     const char *why;     /* for docs/model.md */
 };
 
+/* A Kafka setting that Kafka itself removed (scenario_keys.c). */
+struct ks__removed_key {
+    enum ks__section_kind kind;
+    const char *key;
+    const char *removed_in; /* "is read only in ZooKeeper mode (...), which Kafka 4.0 removed" */
+    const char *why;        /* what replaced it, for the message and docs/model.md */
+};
+
 /* The row for key in a section kind, or NULL. Static storage. */
 const struct ks__not_modelled *ks__not_modelled_find(enum ks__section_kind kind, const char *key);
 /* "Kafka's KEY is not modelled by ksim (see docs/model.md)[; write KEY]". Owned. */
 char *ks__not_modelled_message(const struct ks__not_modelled *row);
+/* The row for a key Kafka removed, or NULL. Static storage. */
+const struct ks__removed_key *ks__removed_key_find(enum ks__section_kind kind, const char *key);
+/* "Kafka's KEY REMOVED_IN: WHY (see docs/model.md)". Owned. */
+char *ks__removed_key_message(const struct ks__removed_key *row);
 
 /* The name in names closest to word by edit distance, if close enough to be
  * a typing error (at most a quarter of it changed), else NULL; the first of

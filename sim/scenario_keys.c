@@ -63,7 +63,9 @@ static const struct ks__choice truncation_choices[] = {
     { "high-watermark", KS_TRUNCATION_HIGH_WATERMARK },
     { NULL, 0 }
 };
-static const struct ks__choice controller_choices[] = { { "kraft", KS_CONTROLLER_KRAFT },
+static const struct ks__choice controller_choices[] = { { "kraft", KS_CONTROLLER_MODEL_KRAFT },
+                                                        { "zookeeper",
+                                                          KS_CONTROLLER_MODEL_ZOOKEEPER },
                                                         { NULL, 0 } };
 static const struct ks__choice commit_choices[] = { { "before-process", KS_COMMIT_BEFORE_PROCESS },
                                                     { "after-process", KS_COMMIT_AFTER_PROCESS },
@@ -156,10 +158,19 @@ static const struct ks__key_spec cluster_keys[] = {
     { "brokers", KS__VALUE_INT32, 1, KS_BROKER_COUNT_MAX, "3", NULL, SC(cluster.broker_count), 0,
       NULL, "ksim: number of brokers, ids 1..N." },
     { "racks", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
-      "ksim: one rack name per broker, comma separated (`a,b,c`). Default: no racks." },
-    { "controller", KS__VALUE_ENUM, 0, 0, "kraft", NULL, SC(controller), 0, controller_choices,
-      "ksim: the controller's failure model; `kraft` is a controller that does not fail by "
-      "itself. `zookeeper` (the controller before Kafka 4.0) is not modelled yet: an error." },
+      "ksim: one rack name per broker, comma separated (`a,b,c`): Kafka's `broker.rack` of "
+      "each. Replica placement puts one replica per rack while racks remain; `rack(NAME)` "
+      "targets a rack's brokers. Default: no racks." },
+    { "controller", KS__VALUE_ENUM, 0, 0, "kraft", NULL, SC(cluster.controller_model), 0,
+      controller_choices,
+      "ksim: the controller's model. `kraft`: KRaft's controller (see `controllers`). "
+      "`zookeeper`: the ZooKeeper-era controller (a ZooKeeper node with sessions; "
+      "one broker is controller, elected through /controller with a controller epoch; "
+      "leaders write ISR changes to ZooKeeper)." },
+    { "controllers", KS__VALUE_INT32, 1, 5, "1", NULL, SC(cluster.controller_count), 0, NULL,
+      "ksim: controller nodes of the KRaft quorum (1, 3 or 5), node ids brokers + 1 .. brokers + "
+      "N. With 1, a crash of the controller is an outage: no fencing, leader elections or ISR "
+      "changes until it returns. 3 and 5 are not modelled yet: an error." },
     { "network.latency", KS__VALUE_DURATION, 0, HOUR_NS, "1ms", NULL, SC(network_latency_ns), 0,
       NULL,
       "ksim: one-way latency of every link. Per link: `network.latency.A-B = 20ms` "
@@ -172,7 +183,25 @@ static const struct ks__key_spec cluster_keys[] = {
       0, NULL, "ksim: simulated cost of one fsync." },
     { "disk.bandwidth", KS__VALUE_BANDWIDTH, 0, I64MAX, "500MiB", NULL,
       SC(disk_bandwidth_bytes_per_s), 0, NULL,
-      "ksim: bytes per simulated second a disk writes (`500MiB` or `500MiB/s`); 0 = free." },
+      "ksim: bytes per simulated second a disk reads or writes (`500MiB` or `500MiB/s`); "
+      "0 = free." },
+    { "disk.writeback.expire", KS__VALUE_DURATION_NEVER, 0, RUN_NS_MAX, "30s", NULL,
+      SC(disk_writeback_expire_ns), 0, NULL,
+      "ksim: the operating system writes a file's dirty data back (durable without fsync) "
+      "once it has been dirty this long (Linux's vm.dirty_expire_centisecs, 3000); `never`: "
+      "power loss drops everything not fsynced." },
+    { "disk.writeback.interval", KS__VALUE_DURATION_NEVER, 10 * 1000000LL, RUN_NS_MAX, "5s", NULL,
+      SC(disk_writeback_interval_ns), 0, NULL,
+      "ksim: how often each broker's flusher looks for expired dirty data (Linux's "
+      "vm.dirty_writeback_centisecs, 500); `never` turns writeback by age off." },
+    { "disk.dirty.limit", KS__VALUE_SIZE64, 0, I64MAX, "2GiB", NULL, SC(disk_dirty_limit_bytes), 0,
+      NULL,
+      "ksim: dirty bytes per broker above which writes wait for writeback (Linux's "
+      "vm.dirty_ratio, 20% of disk.page.cache); 0 = no limit." },
+    { "disk.page.cache", KS__VALUE_SIZE64, 0, I64MAX, "10GiB", NULL, SC(disk_page_cache_bytes), 0,
+      NULL,
+      "ksim: page cache per broker (a 16 GiB machine less a 6 GiB heap); reads of data "
+      "outside it cost the disk; 0 = unlimited." },
     { "replica.lag.time.max.ms", KS__VALUE_MS, 1, I64MAX, "30000", NULL,
       SC(cluster.replica_lag_ns_max), 0, NULL,
       "A follower not caught up for this long leaves the ISR (10000 before Kafka 2.5)." },
@@ -196,18 +225,28 @@ static const struct ks__key_spec cluster_keys[] = {
     { "broker.heartbeat.interval.ms", KS__VALUE_MS, 1, I32MAX, "2000", NULL,
       SC(cluster.broker_heartbeat_interval_ns), 0, NULL,
       "Broker heartbeat period; must be < broker.session.timeout.ms." },
+    { "zookeeper.session.timeout.ms", KS__VALUE_MS, 3, I32MAX, "18000", NULL,
+      SC(cluster.zookeeper_session_timeout_ns), 0, NULL,
+      "controller = zookeeper: a broker whose pings (every third of it) stop reaching "
+      "ZooKeeper this long loses its session (6000 before Kafka 2.5, KIP-537)." },
     { "unclean.leader.election.enable", KS__VALUE_BOOL, 0, 1, "false", NULL,
       SC(cluster.unclean_leader_election_enable), 0, NULL,
       "Elect a replica outside the ISR when no ISR member is alive (true before 0.11)." },
     { "auto.leader.rebalance.enable", KS__VALUE_BOOL, 0, 1, "true", NULL,
       SC(cluster.auto_leader_rebalance_enable), 0, NULL,
       "Move leadership back to the preferred replica periodically." },
+    { "controlled.shutdown.enable", KS__VALUE_BOOL, 0, 1, "true", NULL,
+      SC(cluster.controlled_shutdown_enable), 0, NULL,
+      "`action = stop`: the broker first asks the controller to move its leaderships and ISR "
+      "memberships away (KRaft: heartbeats with WantShutDown) and stops when it is let go, "
+      "or after 5 minutes; `false`: it stops at once, cleanly but with its leaderships." },
     { "leader.imbalance.check.interval.seconds", KS__VALUE_SECONDS, 1, 1000000000, "300", NULL,
       SC(cluster.leader_imbalance_check_interval_ns), 0, NULL,
       "Delay of the preferred-leader check after a leader moves off its preferred replica." },
     { "min.insync.replicas", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "1", NULL,
-      SC(min_insync_replicas_default), 0, NULL,
-      "Broker default of the topic setting (acks=all only)." },
+      SC(cluster.min_insync_replicas), 0, NULL,
+      "Broker default of the topic setting (acks=all only), and the setting of "
+      "`__consumer_offsets`: with 2 or more, commits are refused while its ISR is smaller." },
     { "default.replication.factor", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "1", NULL,
       SC(default_replication_factor), 0, NULL, "Replication factor of topics that set none." },
     { "num.partitions", KS__VALUE_INT32, 1, KS_SCENARIO_PARTITION_COUNT_MAX, "1", NULL,
@@ -254,9 +293,22 @@ static const struct ks__key_spec cluster_keys[] = {
     { "offsets.topic.replication.factor", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "3", NULL,
       SC(cluster.offsets_topic_replication_factor), 0, NULL,
       "Replication of `__consumer_offsets`; ksim caps it at the broker count." },
+    { "offsets.commit.timeout.ms", KS__VALUE_MS, 1, I32MAX, "5000", NULL,
+      SC(cluster.offsets_commit_timeout_ns), 0, NULL,
+      "How long the group coordinator waits for a commit (or a group record) to reach "
+      "every in-sync replica of `__consumer_offsets` before answering with an error." },
     { "group.initial.rebalance.delay.ms", KS__VALUE_MS, 0, I32MAX, "3000", NULL,
       SC(cluster.group_initial_rebalance_delay_ns), 0, NULL,
-      "Delay of a new group's first rebalance." },
+      "Delay of a new group's first rebalance; a member joining during it adds another "
+      "whole delay (Kafka's InitialDelayedJoin), up to the rebalance timeout." },
+    { "group.min.session.timeout.ms", KS__VALUE_MS, 0, I32MAX, "6000", NULL,
+      SC(cluster.group_min_session_timeout_ns), 0, NULL,
+      "The coordinator refuses a JoinGroup whose session.timeout.ms is shorter "
+      "(INVALID_SESSION_TIMEOUT); the consumer stops." },
+    { "group.max.session.timeout.ms", KS__VALUE_MS, 0, I32MAX, "1800000", NULL,
+      SC(cluster.group_max_session_timeout_ns), 0, NULL,
+      "The coordinator refuses a JoinGroup whose session.timeout.ms is longer "
+      "(INVALID_SESSION_TIMEOUT); the consumer stops." },
     { "replication.truncation", KS__VALUE_ENUM, 0, 0, "leader-epoch", NULL, SC(cluster.truncation),
       0, truncation_choices,
       "ksim: `leader-epoch` (KIP-101/279, Kafka 0.11+) or `high-watermark` (before 0.11: "
@@ -266,7 +318,8 @@ static const struct ks__key_spec cluster_keys[] = {
       "ksim: when each broker's periodic tasks (heartbeat, ISR check, checkpoints, log "
       "retention, compaction and flush) first run: `random`, at a uniform point of their "
       "period drawn per seed (brokers did not start in the same nanosecond); `aligned`, all "
-      "brokers in step (heartbeat at 0 s, the others one period in), for exact windows." },
+      "brokers in step (heartbeat at 0 s, the others one period in), for exact windows. The "
+      "operating system's flusher (disk.writeback.interval) follows the same choice." },
     { "hw.requires.min.insync.replicas", KS__VALUE_BOOL, 0, 1, "true", NULL,
       SC(cluster.hw_requires_min_isr), 0, NULL,
       "ksim: the HW does not advance while the ISR is smaller than min.insync.replicas "
@@ -350,7 +403,9 @@ static const struct ks__key_spec topic_keys[] = {
       "zstd level of the leader's recompression." },
     { "assignment", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Explicit replica lists, leader first, one per partition, `;` between partitions: "
-      "`1,2,3 ; 2,3,1 ; 3,1,2`. Default: Kafka's rack-unaware placement." },
+      "`1,2,3 ; 2,3,1 ; 3,1,2`. Default: placed by the KRaft controller's "
+      "StripedReplicaPlacer (one replica per rack while racks remain, leaders spread over "
+      "racks and brokers; randomised per seed)." },
 };
 
 /* ---- [producer NAME] ---------------------------------------------------------- */
@@ -388,6 +443,23 @@ static const struct ks__key_spec producer_keys[] = {
       NULL, "Refresh metadata at least this often." },
     { "max.block.ms", KS__VALUE_MS, 0, I32MAX, "60000", NULL, PR(max_block_ns), 0, NULL,
       "Longest a send blocks on a full buffer or missing metadata." },
+    { "reconnect.backoff.ms", KS__VALUE_MS, 0, I32MAX, "50", NULL, PR(reconnect_backoff_ns), 0,
+      NULL,
+      "Pause before connecting again to a broker after a disconnect or a failed connect "
+      "(doubled per consecutive failure, +-20 %)." },
+    { "reconnect.backoff.max.ms", KS__VALUE_MS, 0, I32MAX, "1000", NULL,
+      PR(reconnect_backoff_ns_max), 0, NULL, "Longest pause before connecting again." },
+    { "socket.connection.setup.timeout.ms", KS__VALUE_MS, 1, I32MAX, "10000", NULL,
+      PR(connection_setup_timeout_ns), 0, NULL,
+      "A connection not set up (TCP and ApiVersions) within this long fails (doubled per "
+      "consecutive failure, +-20 %): a broker behind a network cut is not sent to." },
+    { "socket.connection.setup.timeout.max.ms", KS__VALUE_MS, 1, I32MAX, "30000", NULL,
+      PR(connection_setup_timeout_ns_max), 0, NULL, "Longest connection setup timeout." },
+    { "max.request.size", KS__VALUE_SIZE32, 1, I32MAX, "1048576", NULL, PR(max_request_size_bytes),
+      0, NULL,
+      "Largest request; a record larger than this (or than buffer.memory) fails at send() "
+      "with MESSAGE_TOO_LARGE (RecordTooLargeException), and a request takes batches while it "
+      "fits." },
     { "compression.type", KS__VALUE_ENUM, 0, 0, "none", NULL, PR(compression.codec), 0,
       producer_codec_choices,
       "Codec of every batch: `none`, `gzip`, `snappy`, `lz4` or `zstd`, framed as Kafka's "
@@ -457,6 +529,9 @@ static const struct ks__key_spec consumer_keys[] = {
       "Longest a fetch waits at the broker." },
     { "max.partition.fetch.bytes", KS__VALUE_SIZE32, 0, I32MAX, "1048576", NULL,
       CO(max_partition_fetch_bytes), 0, NULL, "Bytes per partition per fetch." },
+    { "request.timeout.ms", KS__VALUE_MS, 1, I32MAX, "30000", NULL, CO(request_timeout_ns), 0, NULL,
+      "Wait this long for any answer (a fetch: beyond fetch.max.wait.ms); a broker whose process "
+      "died fails its requests at once (its connections are reset)." },
     { "partition.assignment.strategy", KS__VALUE_ENUM, 0, 0, "range", NULL, CO(assignor), 0,
       assignor_choices,
       "`range`, `roundrobin` or `sticky`. Kafka 3.0+ defaults to [range, cooperative-sticky] "
@@ -482,15 +557,20 @@ static const struct ks__key_spec fault_keys[] = {
     { "delay", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, KS__NO_FIELD, 0, NULL,
       "With `when`: act this long after the trigger holds." },
     { "target", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
-      "Who: a broker id, `leader(TP)`, `follower(TP)`, `followers(TP)`, `controller`, "
+      "Who: a broker id, `leader(TP)`, `follower(TP)`, `followers(TP)`, `rack(NAME)` (every "
+      "broker of that rack of [cluster] `racks`), `all` (every broker), `controller` (the "
+      "active one when the fault fires), `controller(N)` (the N-th controller node, node id "
+      "brokers + N), `zookeeper` (the ZooKeeper node under controller = zookeeper), "
       "`random`, `producer(NAME)`, `consumer(NAME)`. Required by the actions that take it "
-      "(table below)." },
+      "(table below). The same names go in `groups`, `isolate`, `from` and `to`. "
+      "rolling-restart takes `all` or a comma list of brokers (`1,3,2`), restarted in that "
+      "order." },
     { "mode", KS__VALUE_CUSTOM, 0, 0, "process", NULL, 0, 0, NULL,
       "crash: `process` (the page cache survives) or `power` (bytes not fsynced are lost, the "
       "last write may tear)." },
     { "restart.after", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
-      "crash: restart the target this long after. Default: stays down (until a restart fault "
-      "or the final heal)." },
+      "crash: restart the target this long after; stop: this long after it has shut down. "
+      "Default: stays down (until a restart fault or the final heal)." },
     { "duration", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "Undo after this long, for the actions that take it (table below). Default: until a "
       "heal/resume fault or the end." },
@@ -505,7 +585,9 @@ static const struct ks__key_spec fault_keys[] = {
       "partition: targets for `from`. rewind: `earliest`, `latest`, an offset, or a time "
       "(`5s`: the first record with a timestamp at or after it)." },
     { "disk.latency", KS__VALUE_DURATION, 0, HOUR_NS, NULL, NULL, KS__NO_FIELD, 0, NULL,
-      "slow: extra latency of every disk operation of the target." },
+      "slow: extra latency of every request to the target's disk device (fsync, reads of "
+      "data outside the page cache, writeback); writes to the page cache stay free until "
+      "disk.dirty.limit." },
     { "network.latency", KS__VALUE_DURATION, 0, HOUR_NS, NULL, NULL, KS__NO_FIELD, 0, NULL,
       "slow: extra latency of every message to or from the target." },
     { "loss", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
@@ -520,6 +602,14 @@ static const struct ks__key_spec fault_keys[] = {
     { "fault", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "heal: the fault to undo (which ones a heal can undo: below the table). Default: "
       "every network fault in effect." },
+    { "downtime", KS__VALUE_DURATION, 0, RUN_NS_MAX, NULL, NULL, KS__NO_FIELD, 0, NULL,
+      "rolling-restart: how long each broker stays down between its controlled shutdown and "
+      "its restart." },
+    { "catch.up.timeout", KS__VALUE_DURATION, 1, RUN_NS_MAX, "5m", NULL, KS__NO_FIELD, 0, NULL,
+      "rolling-restart: the longest a step waits, after its broker restarted, for zero "
+      "under-replicated partitions before the next broker goes; when it passes, a timeline "
+      "line says so and the rolling restart ends there (the brokers after it are not "
+      "touched)." },
 };
 
 /* ---- Kafka settings that ksim does not model -------------------------------------- */
@@ -600,9 +690,6 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { PD, "partitioner.ignore.keys", NULL, "keyed records always go by murmur2" },
     { PD, "partitioner.adaptive.partitioning.enable", NULL, "no adaptive partitioning" },
     { PD, "partitioner.availability.timeout.ms", NULL, "no adaptive partitioning" },
-    { PD, "max.request.size", NULL, "fixed at Kafka's default, 1048576" },
-    { PD, "reconnect.backoff.ms", NULL, "no reconnect backoff" },
-    { PD, "reconnect.backoff.max.ms", NULL, "no reconnect backoff" },
     { PD, "bootstrap.servers", NULL, "clients know the simulated cluster" },
     { PD, "client.id", NULL, "clients are named by their section" },
     { PD, "key.serializer", NULL, "keys and values are ksim's own bytes" },
@@ -613,7 +700,6 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { CN, "group.remote.assignor", NULL, "the classic group protocol only, not KIP-848's" },
     { CN, "client.rack", NULL, "consumers fetch from leaders only (no KIP-392)" },
     { CN, "fetch.max.bytes", NULL, "fixed at Kafka's default, 52428800" },
-    { CN, "request.timeout.ms", NULL, "fixed at Kafka's default, 30000" },
     { CN, "retry.backoff.ms", NULL, "fixed at Kafka's default, 100" },
     { CN, "bootstrap.servers", NULL, "clients know the simulated cluster" },
     { CN, "client.id", NULL, "clients are named by their section" },
@@ -634,6 +720,35 @@ const struct ks__not_modelled *ks__not_modelled_find(enum ks__section_kind kind,
         }
     }
     return NULL;
+}
+
+/* Settings of ZooKeeper mode only, which a user of an older Kafka may still write:
+ * "Kafka's KEY is read only in ZooKeeper mode: WHY" instead of "unknown key". */
+static const struct ks__removed_key removed_keys[] = {
+    { KS__SECTION_CLUSTER, "controlled.shutdown.max.retries",
+      "is read only in ZooKeeper mode (KafkaServer.doControlledShutdown), which Kafka 4.0 removed",
+      "a KRaft broker repeats its shutdown request in every heartbeat until the controller "
+      "lets it go (BrokerLifecycleManager), so there is no retry count" },
+    { KS__SECTION_CLUSTER, "controlled.shutdown.retry.backoff.ms",
+      "is read only in ZooKeeper mode (KafkaServer.doControlledShutdown), which Kafka 4.0 removed",
+      "a KRaft broker repeats its shutdown request in every heartbeat until the controller "
+      "lets it go (BrokerLifecycleManager), so there is no retry backoff" },
+};
+
+const struct ks__removed_key *ks__removed_key_find(enum ks__section_kind kind, const char *key)
+{
+    for (size_t i = 0; i < KS_ARRAY_COUNT(removed_keys); i++) {
+        if (removed_keys[i].kind == kind && strcmp(removed_keys[i].key, key) == 0) {
+            return &removed_keys[i];
+        }
+    }
+    return NULL;
+}
+
+char *ks__removed_key_message(const struct ks__removed_key *row)
+{
+    return g_strdup_printf("Kafka's %s %s: %s (see docs/model.md)", row->key, row->removed_in,
+                           row->why);
 }
 
 char *ks__not_modelled_message(const struct ks__not_modelled *row)
@@ -662,6 +777,12 @@ void ks_scenario_write_not_modelled(FILE *out)
                 fprintf(out, "; write `%s`", row->instead);
             }
             fputs(".\n", out);
+        }
+        for (size_t i = 0; i < KS_ARRAY_COUNT(removed_keys); i++) {
+            const struct ks__removed_key *row = &removed_keys[i];
+            if (row->kind == kinds[k]) {
+                fprintf(out, "- `%s` %s; %s.\n", row->key, row->removed_in, row->why);
+            }
         }
     }
 }
@@ -802,6 +923,7 @@ static const char *const metric_names[KS_METRIC_COUNT] = {
     "produce_p50_ms",
     "produce_p99_ms",
     "throughput_rps",
+    "faults_skipped",
     "events",
     "trace_hash",
 };
@@ -1117,7 +1239,7 @@ static char *range_message(const struct ks__key_spec *spec, const char *text)
     if (spec->type == KS__VALUE_RATIO) {
         return g_strdup_printf("%s = %s is out of range [0, 1]", spec->name, text);
     }
-    if (spec->type == KS__VALUE_DURATION) {
+    if (spec->type == KS__VALUE_DURATION || spec->type == KS__VALUE_DURATION_NEVER) {
         g_autofree char *low = ks__format_duration(spec->min);
         g_autofree char *high = ks__format_duration(spec->max);
         return g_strdup_printf("%s = %s is out of range [%s, %s]", spec->name, text, low, high);
@@ -1211,8 +1333,14 @@ bool ks__value_parse(const struct ks__key_spec *spec, const char *text, struct k
         *message = g_strdup_printf("%s = %s: true or false expected", spec->name, text);
         return false;
     case KS__VALUE_DURATION:
+    case KS__VALUE_DURATION_NEVER:
+        if (spec->type == KS__VALUE_DURATION_NEVER && strcmp(text, "never") == 0) {
+            out->integer = KS_INT64_UNSET;
+            return true;
+        }
         if (!ks__parse_duration_ns(text, true, &out->integer, &inner)) {
-            *message = g_strdup_printf("%s: %s", spec->name, inner);
+            *message = g_strdup_printf("%s: %s%s", spec->name, inner,
+                                       spec->type == KS__VALUE_DURATION_NEVER ? " (or never)" : "");
             g_free(inner);
             return false;
         }
@@ -1313,6 +1441,7 @@ void ks__value_store(const struct ks__key_spec *spec, void *base, const struct k
     }
     case KS__VALUE_INT64:
     case KS__VALUE_DURATION:
+    case KS__VALUE_DURATION_NEVER:
     case KS__VALUE_MS:
     case KS__VALUE_SECONDS:
     case KS__VALUE_SIZE64:
@@ -1406,8 +1535,13 @@ JsonNode *ks__value_json(const struct ks__key_spec *spec, const void *base)
         memcpy(&i64, field, sizeof i64);
         json_node_set_int(node, i64);
         return node;
-    case KS__VALUE_DURATION: {
+    case KS__VALUE_DURATION:
+    case KS__VALUE_DURATION_NEVER: {
         memcpy(&i64, field, sizeof i64);
+        if (i64 == KS_INT64_UNSET && spec->type == KS__VALUE_DURATION_NEVER) {
+            json_node_set_string(node, "never");
+            return node;
+        }
         g_autofree char *text = ks__format_duration(i64);
         json_node_set_string(node, text);
         return node;
@@ -1483,7 +1617,7 @@ static const struct {
     { "topic", "topic name" },
     { "action", "action" },
     { "when", "trigger" },
-    { "target", "target" },
+    { "target", "target (rolling-restart: targets)" },
     { "mode", "process, power" },
     { "groups", "targets | targets" },
     { "isolate", "target" },
@@ -1501,10 +1635,12 @@ static char *type_text(const struct ks__key_spec *spec)
     case KS__VALUE_INT64:
         return g_strdup_printf("integer %" PRId64 "..%" PRId64, spec->min, spec->max);
     case KS__VALUE_BOOL: return g_strdup("true, false");
-    case KS__VALUE_DURATION: {
+    case KS__VALUE_DURATION:
+    case KS__VALUE_DURATION_NEVER: {
         g_autofree char *low = ks__format_duration(spec->min);
         g_autofree char *high = ks__format_duration(spec->max);
-        return g_strdup_printf("duration %s..%s", low, high);
+        return g_strdup_printf("duration %s..%s%s", low, high,
+                               spec->type == KS__VALUE_DURATION_NEVER ? ", or never" : "");
     }
     case KS__VALUE_MS: return g_strdup_printf("ms %" PRId64 "..%" PRId64, spec->min, spec->max);
     case KS__VALUE_SECONDS:

@@ -115,6 +115,11 @@ ks_world *ks_world_new(const struct ks_world_config *config, GError **error)
     world->disk_fsync_latency_ns = config->disk_fsync_latency_ns;
     world->disk_bandwidth_bytes_per_s = config->disk_bandwidth_bytes_per_s;
     world->open_file_count_max = config->open_file_count_max ? config->open_file_count_max : 512;
+    world->disk_writeback_expire_ns = config->disk_writeback_expire_ns;
+    world->disk_writeback_interval_ns = config->disk_writeback_interval_ns;
+    world->disk_writeback_aligned = config->disk_writeback_aligned;
+    world->disk_dirty_limit_bytes = config->disk_dirty_limit_bytes;
+    world->disk_page_cache_bytes = config->disk_page_cache_bytes;
     world->trace_hash = UINT64_C(0x6b73696d74726163); /* "ksimtrac" */
     world->nodes = g_new0(struct ks__node, world->node_count);
     for (uint32_t i = 0; i < world->node_count; i++) {
@@ -168,9 +173,7 @@ void ks_world_node_crash(ks_world *world, ks_node_id node_id, bool power_loss)
         node->paused = false;
         ks__sched_drop_deferred(world, node_id);
     }
-    if (power_loss) {
-        ks__disk_power_loss(world, node_id);
-    }
+    ks__disk_crash(world, node_id, power_loss);
 }
 
 void ks_world_node_restart(ks_world *world, ks_node_id node_id)

@@ -23,6 +23,23 @@ struct ks_world_config {
     ks_time_ns disk_fsync_latency_ns;
     uint64_t disk_bandwidth_bytes_per_s; /* 0 = free */
     uint32_t open_file_count_max;        /* real descriptors kept open; 0 = 512 */
+    /* The operating system's writeback (sim/disk.c, "Durability model"): a
+     * file dirty for disk_writeback_expire_ns is written back at the next
+     * wake-up of its node's flusher, every disk_writeback_interval_ns (Linux's
+     * vm.dirty_expire_centisecs and vm.dirty_writeback_centisecs). Interval 0
+     * or expire KS_TIME_NEVER: nothing is written back by age. The flusher
+     * wakes at a per-node phase drawn from the seed, or at multiples of the
+     * interval when disk_writeback_aligned. */
+    ks_time_ns disk_writeback_expire_ns;
+    ks_time_ns disk_writeback_interval_ns;
+    bool disk_writeback_aligned;
+    /* Writers wait for writeback while the node's dirty bytes exceed this
+     * (vm.dirty_bytes / dirty_ratio); 0 = no limit. */
+    uint64_t disk_dirty_limit_bytes;
+    /* The page cache of each node: reads of bytes outside it cost the disk;
+     * 0 = unlimited (every byte written or read in this world stays cached
+     * until a power loss). */
+    uint64_t disk_page_cache_bytes;
 };
 
 /* Returns a new world, or NULL with *error set if run_dir cannot be made.
@@ -93,6 +110,19 @@ bool ks_world_disk_corrupt(ks_world *world, ks_node_id node, const char *path,
 /* Bytes of the file that survive power loss now; -1 if there is no such file. */
 int64_t ks_world_disk_durable_size(ks_world *world, ks_node_id node, const char *path);
 uint64_t ks_world_disk_fsync_count(const ks_world *world, ks_node_id node);
+
+/* What a node's disk did so far, for tests, benchmarks and the timeline. */
+struct ks_world_disk_stats {
+    uint64_t fsync_count;          /* ks_disk_fsync and ks_disk_fsync_background calls */
+    uint64_t writeback_pass_count; /* flusher wake-ups that wrote something, and throttles */
+    uint64_t writeback_bytes;      /* bytes made durable by writeback (not by fsync) */
+    uint64_t throttle_count;       /* writes that waited because of the dirty limit */
+    uint64_t read_miss_bytes;      /* bytes read from the device (outside the page cache) */
+    int64_t dirty_bytes;           /* now: bytes that a power loss would lose */
+    int64_t cached_bytes;          /* now: bytes in the node's page cache */
+};
+/* Fills *out as of now (running the node's flusher up to now first). */
+void ks_world_disk_stats(ks_world *world, ks_node_id node, struct ks_world_disk_stats *out);
 /* ---- host I/O failures ------------------------------------------------- */
 
 /* A host call that fails under the disk (the real disk is full, a file

@@ -68,9 +68,17 @@ struct ks__node {
     ks_receive_fn *receiver;
     void *receiver_context; /* not owned */
     ks_time_ns net_delay_ns;
-    ks_time_ns disk_delay_ns;
-    ks_time_ns disk_idle_at_ns;
-    uint64_t fsync_count;
+    /* disk (disk.c, "Cost model") */
+    ks_time_ns disk_delay_ns;     /* the slow fault's latency per device request */
+    ks_time_ns disk_done_at_ns;   /* the calls the node waits for are done (ks_disk_idle_at_ns) */
+    ks_time_ns device_idle_at_ns; /* the device has done every request queued on it */
+    ks_time_ns flusher_next_ns;   /* next flusher wake-up; KS_TIME_NEVER: no writeback by age */
+    ks_time_ns flusher_phase_ns;  /* wake-ups at phase + k * interval, k >= 1 */
+    int64_t dirty_bytes;          /* sum of the node's files' dirty bytes */
+    int64_t cached_bytes;         /* sum of the node's files' cached ranges */
+    GQueue dirty_files;           /* struct ks__file_record, oldest dirtied first (disk.c) */
+    GQueue cached_files;          /* struct ks__file_record, last touched first */
+    struct ks_world_disk_stats disk_stats;
 };
 
 struct ks__cut {
@@ -89,6 +97,11 @@ struct ks_world {
     ks_time_ns disk_fsync_latency_ns;
     uint64_t disk_bandwidth_bytes_per_s;
     uint32_t open_file_count_max;
+    ks_time_ns disk_writeback_expire_ns;   /* KS_TIME_NEVER: no writeback by age */
+    ks_time_ns disk_writeback_interval_ns; /* 0: the flusher never wakes */
+    bool disk_writeback_aligned;
+    uint64_t disk_dirty_limit_bytes; /* 0: none */
+    uint64_t disk_page_cache_bytes;  /* 0: unlimited */
 
     /* clock and scheduler (sched.c) */
     ks_time_ns now_ns;
@@ -171,7 +184,9 @@ void ks__map_set(struct ks__map *map, uint64_t key, uint64_t value);
 /* disk.c */
 bool ks__disk_init(ks_world *world, GError **error);
 void ks__disk_deinit(ks_world *world);
-void ks__disk_power_loss(ks_world *world, ks_node_id node);
+/* A crash of node: a process crash ends its waits; a power loss runs its
+ * flusher up to now, then loses what is not durable (disk.c). */
+void ks__disk_crash(ks_world *world, ks_node_id node, bool power_loss);
 
 static inline struct ks__node *ks__node(const ks_world *world, ks_node_id node)
 {

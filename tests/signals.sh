@@ -107,7 +107,7 @@ count=$((count + 1))
 # shellcheck disable=SC2086
 all_gone $kids || fail "kill -9 of the parent left its workers running ($kids)"
 [ "$(leftovers)" -ge 1 ] || fail "kill -9: expected the parent's folders to be left (else this test tests nothing)"
-"$ksim" sweep "$q" --vary producer.p1.acks=1 --seeds 1 --db "$tmp/next.db" >/dev/null 2>&1 ||
+"$ksim" sweep "$q" --vary producer.p1.acks=all --seeds 1 --db "$tmp/next.db" >/dev/null 2>&1 ||
     fail "a sweep after kill -9"
 [ "$(leftovers)" -eq 0 ] || fail "the next sweep did not remove the folders of the killed one: $(ls -A "$tmp/t" "$tmp/shm")"
 

@@ -49,6 +49,8 @@ struct cf_event {
     int32_t topic_index;
     int32_t partition;
     enum ks_event_reason reason;
+    int64_t leo_old, leo_new, offset_old; /* offsets and counts, as the event gives them */
+    int64_t record_count, batch_count, byte_count;
 };
 
 struct cf_rebalance {
@@ -118,6 +120,12 @@ static inline void cf_on_event(void *context, const struct ks_cluster_event *eve
     copy.topic_index = event->topic_index;
     copy.partition = event->partition;
     copy.reason = event->reason;
+    copy.leo_old = event->leo_old;
+    copy.leo_new = event->leo_new;
+    copy.offset_old = event->offset_old;
+    copy.record_count = event->record_count;
+    copy.batch_count = event->batch_count;
+    copy.byte_count = event->byte_count;
     g_array_append_val(cf->events, copy);
     bool rebalance = event->kind == KS_EV_REBALANCE && cf->rebalance_count < CF_REBALANCES_MAX;
     if (cf->verbose || rebalance) {

@@ -49,6 +49,7 @@ static void test_cluster_defaults(void)
     const struct ks_cluster_config *loaded = &scenario->cluster;
     const struct ks_cluster_config *core = &defaults;
     SAME(broker_count);
+    SAME(controller_count);
     SAME(replica_lag_ns_max);
     SAME(replica_fetch_wait_ns_max);
     SAME(replica_fetch_min_bytes);
@@ -66,6 +67,10 @@ static void test_cluster_defaults(void)
     SAME(offsets_topic_partition_count);
     SAME(offsets_topic_replication_factor);
     SAME(group_initial_rebalance_delay_ns);
+    SAME(group_min_session_timeout_ns);
+    SAME(group_max_session_timeout_ns);
+    SAME(offsets_commit_timeout_ns);
+    SAME(min_insync_replicas);
     SAME(truncation);
     SAME(hw_requires_min_isr);
     CU_ASSERT_EQUAL(memcmp(loaded, core, sizeof *core), 0);

@@ -1,8 +1,10 @@
 /* tests/core/test_controller.c: replica placement, leader election and broker
  * sessions in the controller.
  *
- * Method: the pure helpers (ks_controller_assign, kafka-reference 9.12, and
- * ks_controller_elect, 9.8) are checked on hand-computed cases; then small
+ * Method: the pure helpers (the placers of core/placement.h: AdminUtils,
+ * kafka-reference 9.12, and KRaft's StripedReplicaPlacer; ks_controller_elect,
+ * 9.8) are checked on hand-computed cases and, for the striped placer's rack
+ * rule, over many seeds; then small
  * clusters (repl_harness.h) crash, restart and cut off brokers and the
  * controller's view (leader, epoch, ISR, events) is compared with what
  * KRaft's PartitionChangeBuilder would decide: first live ISR replica in
@@ -15,12 +17,13 @@
 #include "repl_harness.h"
 
 #include "../../core/broker_int.h"
+#include "../../core/placement.h"
 
 static void test_assign_formula(void)
 {
     int32_t out[6][KS_REPLICATION_FACTOR_MAX];
     memset(out, 0, sizeof out);
-    ks_controller_assign(3, NULL, 6, 3, 0, 0, out);
+    ks_placement_admin_utils_fixed(3, NULL, 6, 3, 0, 0, out);
     /* p0: first broker[0]; then (first + 1 + (shift + j - 1) mod 2) mod 3. */
     CU_ASSERT_EQUAL(out[0][0], 1);
     CU_ASSERT_EQUAL(out[0][1], 2);
@@ -32,7 +35,7 @@ static void test_assign_formula(void)
     CU_ASSERT_EQUAL(out[3][0], 1);
     CU_ASSERT_EQUAL(out[3][1], 3);
     CU_ASSERT_EQUAL(out[3][2], 2);
-    ks_controller_assign(3, NULL, 6, 2, 2, 1, out);
+    ks_placement_admin_utils_fixed(3, NULL, 6, 2, 2, 1, out);
     CU_ASSERT_EQUAL(out[0][0], 3);
     CU_ASSERT_EQUAL(out[0][1], 2); /* (2 + 1 + 1) mod 3 = 1 -> broker 2 */
     for (int p = 0; p < 6; p++) {
@@ -50,13 +53,166 @@ static void test_assign_racks(void)
     g_strlcpy(racks[3], "b", 32);
     int32_t out[8][KS_REPLICATION_FACTOR_MAX];
     memset(out, 0, sizeof out);
-    ks_controller_assign(4, (const char(*)[32])racks, 4, 2, 0, 0, out);
+    ks_placement_admin_utils_fixed(4, (const char(*)[32])racks, 4, 2, 0, 0, out);
     for (int p = 0; p < 4; p++) {
         /* Alternated list 1(a),3(b),2(a),4(b): neighbours sit in other racks. */
         CU_ASSERT_STRING_NOT_EQUAL(racks[out[p][0] - 1], racks[out[p][1] - 1]);
     }
     CU_ASSERT_EQUAL(out[0][0], 1);
     CU_ASSERT_EQUAL(out[0][1], 3);
+}
+
+/* A splitmix64 stream standing in for KS_RNG_CLUSTER. */
+static uint64_t test_random_below(void *context, uint64_t bound)
+{
+    uint64_t *state = context;
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (z ^ (z >> 31)) % bound;
+}
+
+static void six_brokers_three_racks(char (*racks)[32])
+{
+    memset(racks, 0, sizeof(char[KS_BROKER_COUNT_MAX][32]));
+    const char *names[6] = { "a", "a", "b", "b", "c", "c" };
+    for (int i = 0; i < 6; i++) {
+        g_strlcpy(racks[i], names[i], 32);
+    }
+}
+
+/* The issue's layout: 6 brokers in racks a,a,b,b,c,c, 6 partitions of RF 3.
+ * StripedReplicaPlacer puts one replica in each rack, leads twice from each
+ * rack and once from each broker, whatever the seed. */
+static void test_striped_one_replica_per_rack(void)
+{
+    char racks[KS_BROKER_COUNT_MAX][32];
+    six_brokers_three_racks(racks);
+    for (uint64_t seed = 1; seed <= 1000; seed++) {
+        uint64_t state = seed;
+        struct ks_placement placement = { .broker_count = 6,
+                                          .racks = (const char(*)[32])racks,
+                                          .partition_count = 6,
+                                          .replication_factor = 3,
+                                          .random_below = test_random_below,
+                                          .random_context = &state };
+        int32_t out[6][KS_REPLICATION_FACTOR_MAX];
+        memset(out, 0, sizeof out);
+        ks_placement_striped(&placement, out);
+        int led_by_rack[3] = { 0 };
+        int led_by_broker[6] = { 0 };
+        for (int p = 0; p < 6; p++) {
+            bool rack_used[3] = { false };
+            for (int j = 0; j < 3; j++) {
+                int rack = racks[out[p][j] - 1][0] - 'a';
+                CU_ASSERT_FALSE(rack_used[rack]);
+                rack_used[rack] = true;
+            }
+            led_by_rack[racks[out[p][0] - 1][0] - 'a']++;
+            led_by_broker[out[p][0] - 1]++;
+        }
+        for (int r = 0; r < 3; r++) {
+            CU_ASSERT_EQUAL(led_by_rack[r], 2);
+        }
+        for (int b = 0; b < 6; b++) {
+            CU_ASSERT_EQUAL(led_by_broker[b], 1);
+        }
+    }
+}
+
+/* Without racks every broker is in one unnamed rack: leaders go round all
+ * brokers before the lists are shuffled, and replicas are distinct. */
+static void test_striped_without_racks(void)
+{
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        uint64_t state = seed;
+        struct ks_placement placement = { .broker_count = 5,
+                                          .partition_count = 10,
+                                          .replication_factor = 3,
+                                          .random_below = test_random_below,
+                                          .random_context = &state };
+        int32_t out[10][KS_REPLICATION_FACTOR_MAX];
+        memset(out, 0, sizeof out);
+        ks_placement_striped(&placement, out);
+        int led[5] = { 0 };
+        for (int p = 0; p < 10; p++) {
+            led[out[p][0] - 1]++;
+        }
+        for (int b = 0; b < 5; b++) {
+            CU_ASSERT_EQUAL(led[b], 2);
+        }
+    }
+}
+
+/* A fenced broker never leads a new partition (but may hold a replica). */
+static void test_striped_fenced_never_leads(void)
+{
+    bool fenced[KS_BROKER_COUNT_MAX] = { false, true, false };
+    bool follower_seen = false;
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        uint64_t state = seed;
+        struct ks_placement placement = { .broker_count = 3,
+                                          .fenced = fenced,
+                                          .partition_count = 4,
+                                          .replication_factor = 3,
+                                          .random_below = test_random_below,
+                                          .random_context = &state };
+        int32_t out[4][KS_REPLICATION_FACTOR_MAX];
+        memset(out, 0, sizeof out);
+        ks_placement_striped(&placement, out);
+        for (int p = 0; p < 4; p++) {
+            CU_ASSERT_NOT_EQUAL(out[p][0], 2);
+            follower_seen = follower_seen || out[p][1] == 2 || out[p][2] == 2;
+        }
+    }
+    CU_ASSERT_TRUE(follower_seen);
+}
+
+/* AdminUtils' own Javadoc example: brokers 0..5 in racks 1,3,3,2,2,1 (ksim
+ * ids 1..6), fixed start 0: alternated list 0,3,1,5,4,2, partitions
+ * 0 -> 0,3,1 ... 5 -> 2,0,3, and partition 6 shifts its followers: 0,4,2. */
+static void test_admin_utils_rack_aware(void)
+{
+    char racks[KS_BROKER_COUNT_MAX][32];
+    memset(racks, 0, sizeof racks);
+    const char *names[6] = { "rack1", "rack3", "rack3", "rack2", "rack2", "rack1" };
+    for (int i = 0; i < 6; i++) {
+        g_strlcpy(racks[i], names[i], 32);
+    }
+    static const int32_t expected[7][3] = { { 0, 3, 1 }, { 3, 1, 5 }, { 1, 5, 4 }, { 5, 4, 2 },
+                                            { 4, 2, 0 }, { 2, 0, 3 }, { 0, 4, 2 } };
+    int32_t out[7][KS_REPLICATION_FACTOR_MAX];
+    memset(out, 0, sizeof out);
+    ks_placement_admin_utils_fixed(6, (const char(*)[32])racks, 7, 3, 0, 0, out);
+    for (int p = 0; p < 7; p++) {
+        for (int j = 0; j < 3; j++) {
+            CU_ASSERT_EQUAL(out[p][j], expected[p][j] + 1);
+        }
+    }
+}
+
+/* Through a running cluster (controller = kraft): the topic the controller
+ * creates on the issue's layout never has two replicas in one rack. */
+static void test_cluster_rack_placement(void)
+{
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        struct cluster_fixture h;
+        cf_init(&h, 6);
+        six_brokers_three_racks(h.cluster_config.racks);
+        cf_topic(&h, "orders", 6, 3, 2, NULL);
+        cf_start(&h, seed);
+        for (int32_t p = 0; p < 6; p++) {
+            int32_t replicas[4];
+            CU_ASSERT_EQUAL(ks_cluster_replicas(h.cluster, 0, p, replicas, 4), 3);
+            bool rack_used[3] = { false };
+            for (int j = 0; j < 3; j++) {
+                int rack = h.cluster_config.racks[replicas[j] - 1][0] - 'a';
+                CU_ASSERT_FALSE(rack_used[rack]);
+                rack_used[rack] = true;
+            }
+        }
+        cf_free(&h);
+    }
 }
 
 static void test_elect_rules(void)
@@ -343,6 +499,52 @@ static void test_controller_partition_converges(void)
         CU_ASSERT_EQUAL(state.role, KS_ROLE_FOLLOWER);
     }
     cf_free(&h);
+}
+
+/* controllers = 1: a crash of the controller is an outage. The leader's
+ * broker dies at 1 s and the controller at 2 s: nothing is fenced or elected
+ * while it is down, although the broker's session ran out at 10 s. Back at
+ * 20 s, it restarts every session clock (ClusterControlManager.activate), so
+ * the dead broker is fenced and replaced 9 s later, not at once. Power loss
+ * keeps its state (the metadata log is flushed before it acts). */
+static void controller_outage(bool power)
+{
+    static const int32_t assign[] = { 3, 1, 2 };
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 1, assign);
+    cf_start(&h, 24);
+    cf_run_until(&h, 1 * H_S);
+    ks_node_id controller = ks_cluster_controller_node(&h.spec);
+    cf_crash(&h, 3, false);
+    cf_run_until(&h, 2 * H_S);
+    cf_crash(&h, controller, power);
+    cf_run_until(&h, 20 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_FENCED), 0);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 0);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 3);
+    cf_restart(&h, controller);
+    cf_run_until(&h, 28 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_FENCED), 0); /* a fresh session: 20 s + 9 s */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 3);
+    cf_run_until(&h, 30 * H_S);
+    const struct cf_event *fenced = cf_find(&h, KS_EV_BROKER_FENCED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fenced);
+    CU_ASSERT_TRUE(fenced->at_ns > 29 * H_S && fenced->at_ns <= 29 * H_S + 2 * H_MS);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
+    CU_ASSERT_EQUAL(ks_cluster_leader_epoch(h.cluster, 0, 0), 1);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 1);
+    cf_free(&h);
+}
+
+static void test_controller_crash_is_outage(void)
+{
+    controller_outage(false);
+}
+
+static void test_controller_power_loss_keeps_state(void)
+{
+    controller_outage(true);
 }
 
 /* auto.leader.rebalance.enable: leadership returns to the preferred replica
@@ -703,11 +905,151 @@ static void test_quick_restart_rules(void)
     CU_ASSERT_EQUAL(fenced_at, 1100 * H_MS + 1 * H_MS); /* fenced at registration */
 }
 
+/* ---- controlled shutdown ------------------------------------------------------------ */
+
+static const int32_t ASSIGN_3X3[] = { 1, 2, 3, 2, 3, 1, 3, 1, 2 };
+
+/* The first event of a kind with a reason at or after from_ns, or NULL. */
+static const struct cf_event *find_reason(const struct cluster_fixture *h,
+                                          enum ks_cluster_event_kind kind,
+                                          enum ks_event_reason reason, ks_time_ns from_ns)
+{
+    for (guint i = 0; i < h->events->len; i++) {
+        const struct cf_event *e = &g_array_index(h->events, struct cf_event, i);
+        if (e->kind == kind && e->reason == reason && e->at_ns >= from_ns) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static bool in_isr(struct cluster_fixture *h, int32_t partition, int32_t broker)
+{
+    int32_t isr[4];
+    int32_t count = ks_cluster_isr(h->cluster, 0, partition, isr, 4);
+    for (int32_t i = 0; i < count; i++) {
+        if (isr[i] == broker) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* KRaft's controlled shutdown: the broker asks in its heartbeat; the
+ * controller moves its leadership at once and drops it from every ISR, lets
+ * it go once the other brokers have reported that metadata (their next
+ * heartbeats: within broker.heartbeat.interval.ms), and fences it. It stops
+ * cleanly, so its restart recovers nothing, registers at once (no valid
+ * session to refuse it) and rejoins the ISRs. */
+static void test_controlled_shutdown(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 3, 3, 2, ASSIGN_3X3);
+    struct ks_producer_config *p = cf_producer(&h, "p1", 0);
+    p->rate_per_s = 500;
+    cf_start(&h, 31);
+    cf_run_until(&h, 3 * H_S);
+    ks_time_ns asked = cf_now(&h);
+    CU_ASSERT_TRUE(ks_cluster_stop_broker(h.cluster, 2));
+    CU_ASSERT_FALSE(ks_cluster_stop_broker(h.cluster, 2)); /* stopping already */
+    CU_ASSERT_TRUE(ks_cluster_broker_stopping(h.cluster, 2));
+    cf_run_for(&h, 10 * H_MS);
+    /* Leadership of orders-1 moved to 3, the next ISR replica; 2 is in no ISR. */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 1), 3);
+    for (int32_t part = 0; part < 3; part++) {
+        CU_ASSERT_FALSE(in_isr(&h, part, 2));
+    }
+    const struct cf_event *moved =
+        find_reason(&h, KS_EV_LEADER_ELECTED, KS_REASON_CONTROLLED_SHUTDOWN, asked);
+    CU_ASSERT_PTR_NOT_NULL(moved);
+    CU_ASSERT(moved != NULL && moved->at_ns - asked < 5 * H_MS);
+    CU_ASSERT_TRUE(ks_cluster_broker_stopping(h.cluster, 2)); /* still running, as a follower */
+    cf_run_for(&h, 5 * H_S);
+    const struct cf_event *stopped = cf_find(&h, KS_EV_BROKER_STOPPED, asked);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(stopped);
+    CU_ASSERT_EQUAL(stopped->reason, KS_REASON_CONTROLLED_SHUTDOWN);
+    CU_ASSERT_EQUAL(stopped->broker, 2);
+    /* Let go after the others' next heartbeats: within a heartbeat interval and a bit. */
+    CU_ASSERT(stopped->at_ns - asked <= 2 * H_S + 100 * H_MS);
+    CU_ASSERT_PTR_NOT_NULL(
+        find_reason(&h, KS_EV_BROKER_FENCED, KS_REASON_CONTROLLED_SHUTDOWN, asked));
+    CU_ASSERT_PTR_NULL(find_reason(&h, KS_EV_BROKER_FENCED, KS_REASON_SESSION_EXPIRED, 0));
+    CU_ASSERT_FALSE(ks_cluster_broker_is_up(h.cluster, 2));
+    CU_ASSERT_FALSE(ks_cluster_broker_stopping(h.cluster, 2));
+    /* The driver takes the stopped node down, then restarts it. */
+    cf_crash(&h, 2, false);
+    cf_run_for(&h, 2 * H_S);
+    int32_t recoveries = cf_count(&h, KS_EV_RECOVERY);
+    ks_time_ns back = cf_now(&h);
+    cf_restart(&h, 2);
+    cf_run_for(&h, 10 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_RECOVERY), recoveries); /* clean: the marker was there */
+    CU_ASSERT_PTR_NULL(cf_find(&h, KS_EV_INFO, back));         /* registration not refused */
+    for (int32_t part = 0; part < 3; part++) {
+        CU_ASSERT_TRUE(in_isr(&h, part, 2));
+    }
+    CU_ASSERT_TRUE(cf_drain(&h, 30 * H_S));
+    cf_free(&h);
+}
+
+/* controlled.shutdown.enable = false: the broker stops at once, cleanly,
+ * still leading; the controller learns it only when the session expires. */
+static void test_shutdown_not_controlled(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    h.cluster_config.controlled_shutdown_enable = false;
+    cf_topic(&h, "orders", 3, 3, 2, ASSIGN_3X3);
+    cf_start(&h, 32);
+    cf_run_until(&h, 3 * H_S);
+    CU_ASSERT_TRUE(ks_cluster_stop_broker(h.cluster, 2));
+    const struct cf_event *stopped = cf_find(&h, KS_EV_BROKER_STOPPED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(stopped);
+    CU_ASSERT_EQUAL(stopped->reason, KS_REASON_SHUTDOWN_NOT_CONTROLLED);
+    CU_ASSERT_EQUAL(stopped->at_ns, 3 * H_S);
+    cf_crash(&h, 2, false);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 1), 2); /* on paper */
+    cf_run_until(&h, 15 * H_S);
+    CU_ASSERT_PTR_NOT_NULL(find_reason(&h, KS_EV_BROKER_FENCED, KS_REASON_SESSION_EXPIRED, 0));
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 1), 3);
+    cf_free(&h);
+}
+
+/* A broker cut off from the controller never hears it may go: after the
+ * shutdown timeout (KafkaBroker.shutdown's 5 minutes) it stops anyway. */
+static void test_shutdown_times_out(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 2, ASSIGN_3X3);
+    cf_start(&h, 33);
+    cf_run_until(&h, 2 * H_S);
+    ks_node_id controller = ks_cluster_controller_node(&h.spec);
+    ks_node_id cut_a[] = { 1 };
+    ks_node_id cut_b[] = { controller };
+    ks_world_net_partition(h.env.world, cut_a, 1, cut_b, 1);
+    CU_ASSERT_TRUE(ks_cluster_stop_broker(h.cluster, 1));
+    cf_run_until(&h, 2 * H_S + 299 * H_S);
+    CU_ASSERT_TRUE(ks_cluster_broker_stopping(h.cluster, 1));
+    cf_run_until(&h, 2 * H_S + 301 * H_S);
+    const struct cf_event *stopped = cf_find(&h, KS_EV_BROKER_STOPPED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(stopped);
+    CU_ASSERT_EQUAL(stopped->reason, KS_REASON_SHUTDOWN_TIMED_OUT);
+    CU_ASSERT_EQUAL(stopped->at_ns, 2 * H_S + 300 * H_S);
+    cf_free(&h);
+}
+
 void ks_test_register_controller(void)
 {
     static const struct ks_test_case cases[] = {
         { "assign_formula", test_assign_formula },
         { "assign_racks", test_assign_racks },
+        { "striped_one_replica_per_rack", test_striped_one_replica_per_rack },
+        { "striped_without_racks", test_striped_without_racks },
+        { "striped_fenced_never_leads", test_striped_fenced_never_leads },
+        { "admin_utils_rack_aware", test_admin_utils_rack_aware },
+        { "cluster_rack_placement", test_cluster_rack_placement },
         { "elect_rules", test_elect_rules },
         { "elect_eligible_order", test_elect_eligible_order },
         { "elr_last_replica_standing", test_elr_last_replica_standing },
@@ -716,6 +1058,8 @@ void ks_test_register_controller(void)
         { "offline_then_clean", test_offline_then_clean },
         { "unclean_election", test_unclean_election },
         { "controller_partition_converges", test_controller_partition_converges },
+        { "controller_crash_is_outage", test_controller_crash_is_outage },
+        { "controller_power_loss_keeps_state", test_controller_power_loss_keeps_state },
         { "preferred_rebalance", test_preferred_rebalance },
         { "preferred_rebalance_retry", test_preferred_rebalance_retry },
         { "placement_deterministic", test_placement_deterministic },
@@ -725,6 +1069,9 @@ void ks_test_register_controller(void)
           test_cut_off_broker_unfenced_by_first_heartbeat },
         { "restart_registration_backoff", test_restart_registration_backoff },
         { "restart_unfenced_once_caught_up", test_restart_unfenced_once_caught_up },
+        { "controlled_shutdown", test_controlled_shutdown },
+        { "shutdown_not_controlled", test_shutdown_not_controlled },
+        { "shutdown_times_out", test_shutdown_times_out },
     };
     KS_TEST_ADD_SUITE("core/controller", cases);
 }

@@ -235,6 +235,213 @@ static void test_join_wait_outlasts_session_timeout(void)
     free(f);
 }
 
+/* group.initial.rebalance.delay.ms runs in whole windows (Kafka's
+ * InitialDelayedJoin): c1 joins first, c2 joins 50 ms later, inside the first
+ * window, which earns a second whole window; c3 joins in the second window,
+ * which earns a third. One generation with all three, after three windows of
+ * 1 s from c1's join (the old model restarted one window at each join, and
+ * completed about 1 s after c3's). */
+static void test_initial_delay_extends_by_whole_windows(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 23, 3, 200, 2000, 3);
+    f->consumers[1].start_ns = 50 * (int64_t)GF_MS;
+    f->consumers[2].start_ns = 1500 * (int64_t)GF_MS;
+    gf_start(f);
+    cf_run_until(f, 6 * GF_S);
+    const struct cf_rebalance *g1 = find_generation(f, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g1);
+    CU_ASSERT_EQUAL(f->rebalance_count, 1);
+    /* c1's join completes a few network round trips after 0 s. */
+    CU_ASSERT(g1->at_ns >= 3 * GF_S);
+    CU_ASSERT(g1->at_ns < 3 * GF_S + 100 * GF_MS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g1->detail, "c1-1=orders-0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(g1->detail, "c2-1=orders-1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(g1->detail, "c3-1=orders-2"));
+    cf_free(f);
+    free(f);
+}
+
+/* Without a new member during the window, the first window is the only one. */
+static void test_initial_delay_single_member_one_window(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 29, 2, 200, 2000, 1);
+    gf_start(f);
+    cf_run_until(f, 4 * GF_S);
+    const struct cf_rebalance *g1 = find_generation(f, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g1);
+    CU_ASSERT(g1->at_ns >= 1 * GF_S);
+    CU_ASSERT(g1->at_ns < 1 * GF_S + 100 * GF_MS);
+    cf_free(f);
+    free(f);
+}
+
+static int32_t count_info(const struct cluster_fixture *f, enum ks_event_reason reason)
+{
+    int32_t count = 0;
+    for (guint i = 0; i < f->events->len; i++) {
+        const struct cf_event *e = &g_array_index(f->events, struct cf_event, i);
+        count += e->kind == KS_EV_INFO && e->reason == reason;
+    }
+    return count;
+}
+
+/* A session timeout outside group.min/max.session.timeout.ms (6 s .. 30 min
+ * by default) is refused with INVALID_SESSION_TIMEOUT (Kafka's
+ * GroupCoordinatorService.joinGroup), which is fatal for the Java consumer:
+ * c1 (3 s) never joins and stops, c2 (6 s, the minimum) joins and gets every
+ * partition; with group.max.session.timeout.ms lowered to 5 s, 6 s is refused
+ * too. */
+static void test_session_timeout_outside_bounds_is_refused(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 31, 2, 200, 2000, 2);
+    f->consumers[0].session_timeout_ns = 3000 * (int64_t)GF_MS;
+    gf_start(f);
+    cf_run_until(f, 10 * GF_S);
+    CU_ASSERT_EQUAL(count_info(f, KS_REASON_INVALID_SESSION_TIMEOUT), 1);
+    CU_ASSERT_EQUAL(f->consumed_by[0], 0);
+    CU_ASSERT(f->consumed_by[1] > 0);
+    const struct cf_rebalance *g1 = find_generation(f, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g1->detail, "c2-1=orders-0,orders-1"));
+    CU_ASSERT_PTR_NULL(strstr(g1->detail, "c1-"));
+    CU_ASSERT_EQUAL(f->rebalance_count, 1);
+    cf_free(f);
+    free(f);
+
+    f = calloc(1, sizeof(*f));
+    gf_init(f, 31, 2, 200, 2000, 1);
+    f->cluster_config.group_max_session_timeout_ns = 5000 * (int64_t)GF_MS;
+    gf_start(f);
+    cf_run_until(f, 10 * GF_S);
+    CU_ASSERT_EQUAL(count_info(f, KS_REASON_INVALID_SESSION_TIMEOUT), 1);
+    CU_ASSERT_EQUAL(f->rebalance_count, 0);
+    CU_ASSERT_EQUAL(f->consumed_count, 0);
+    cf_free(f);
+    free(f);
+}
+
+static int32_t count_kind_since(const struct cluster_fixture *f, enum ks_cluster_event_kind kind,
+                                int32_t topic_index, ks_time_ns from_ns)
+{
+    int32_t count = 0;
+    for (guint i = 0; i < f->events->len; i++) {
+        const struct cf_event *e = &g_array_index(f->events, struct cf_event, i);
+        count += e->kind == kind && e->at_ns >= from_ns &&
+                 (topic_index < 0 || e->topic_index == topic_index);
+    }
+    return count;
+}
+
+/* __consumer_offsets takes the broker's min.insync.replicas (Kafka creates it
+ * with the broker defaults plus compact, segment.bytes and compression.type,
+ * GroupCoordinatorService.groupMetadataTopicConfigs): with
+ * [cluster] min.insync.replicas = 2, once the two brokers other than the
+ * coordinator are fenced, the group's ISR is 1 and every commit is refused
+ * (NOT_ENOUGH_REPLICAS, COORDINATOR_NOT_AVAILABLE to the consumer), so no
+ * commit is acknowledged that one replica alone holds. orders keeps min ISR 1,
+ * so the group has records to commit. */
+static void test_offsets_topic_takes_broker_min_isr(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 37, 1, 500, 40000, 1);
+    f->topics[0].min_insync_replicas = 1;
+    f->cluster_config.min_insync_replicas = 2;
+    gf_start(f);
+    cf_run_until(f, 6 * GF_S);
+    int32_t offsets_topic = ks_cluster_topic_index(f->cluster, "__consumer_offsets");
+    CU_ASSERT_EQUAL_FATAL(offsets_topic, 1);
+    int32_t coordinator =
+        ks_cluster_leader(f->cluster, offsets_topic, ks_group_offsets_partition("g1", 5));
+    CU_ASSERT_FATAL(coordinator >= 1 && coordinator <= 3);
+    CU_ASSERT(count_kind_since(f, KS_EV_OFFSET_COMMIT, -1, 0) > 0); /* the group commits */
+    for (int32_t b = 1; b <= 3; b++) {
+        if (b != coordinator) {
+            cf_crash(f, (ks_node_id)b, false);
+        }
+    }
+    /* Fenced 9 s after their last heartbeat (at most 6 s + 9 s + 2 s); the
+     * commit in flight then waits out the coordinator's write timeout, and the
+     * consumer has to find the coordinator again (its FindCoordinator requests
+     * may go to the crashed brokers and time out first). */
+    cf_run_until(f, 120 * GF_S);
+    CU_ASSERT_EQUAL(
+        ks_cluster_leader(f->cluster, offsets_topic, ks_group_offsets_partition("g1", 5)),
+        coordinator);
+    CU_ASSERT_EQUAL(count_kind_since(f, KS_EV_OFFSET_COMMIT, -1, 18 * GF_S), 0);
+    CU_ASSERT(count_kind_since(f, KS_EV_PRODUCE_REFUSED, offsets_topic, 18 * GF_S) > 0);
+    cf_free(f);
+    free(f);
+}
+
+/* KIP-62: the heartbeat thread looks the coordinator up by itself
+ * (AbstractCoordinator.HeartbeatThread), so a member in the middle of a 30 s
+ * batch keeps its session through a coordinator failover: the new
+ * coordinator loads the group and starts the member's session, and the
+ * member's heartbeats reach it in time. No rebalance, nothing processed
+ * twice. (Before, only poll() looked the coordinator up: the member stayed
+ * silent until its batch ended, the new coordinator expired it, and its batch
+ * went to the next generation again.) */
+static void test_member_in_long_batch_survives_coordinator_failover(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 41, 2, 200, 1000, 1);
+    f->consumers[0].processing_ns = 60 * (int64_t)GF_MS; /* 500 records: 30 s */
+    f->consumers[0].start_ns = 3 * (int64_t)GF_S;        /* a backlog of 600 records */
+    gf_start(f);
+    cf_run_until(f, 5 * GF_S);
+    CU_ASSERT_EQUAL_FATAL(f->rebalance_count, 1);
+    int32_t offsets_topic = ks_cluster_topic_index(f->cluster, "__consumer_offsets");
+    int32_t partition = ks_group_offsets_partition("g1", 5);
+    int32_t coordinator = ks_cluster_leader(f->cluster, offsets_topic, partition);
+    CU_ASSERT_FATAL(coordinator >= 1 && coordinator <= 3);
+    cf_crash(f, (ks_node_id)coordinator, false);
+    cf_run_until(f, 45 * GF_S);
+    CU_ASSERT_NOT_EQUAL(ks_cluster_leader(f->cluster, offsets_topic, partition), coordinator);
+    CU_ASSERT_EQUAL(f->rebalance_count, 1);
+    cf_restart(f, (ks_node_id)coordinator);
+    CU_ASSERT_TRUE(cf_drain(f, 120 * GF_S));
+    int64_t lost = 0, duplicates = 0;
+    gf_count(f, &lost, &duplicates);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_EQUAL(duplicates, 0);
+    CU_ASSERT_EQUAL(f->rebalance_count, 1);
+    cf_free(f);
+    free(f);
+}
+
+/* A crashed coordinator's connections are reset, so its members see the
+ * disconnect at once instead of waiting for a request timeout, and
+ * FindCoordinator goes to brokers that are up: commits resume as soon as the
+ * new leader of the group's __consumer_offsets partition has loaded the group,
+ * about broker.session.timeout.ms (9 s) after the crash. */
+static void test_commits_resume_soon_after_coordinator_crash(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    gf_init(f, 43, 2, 200, 20000, 1);
+    gf_start(f);
+    cf_run_until(f, 6 * GF_S);
+    int32_t offsets_topic = ks_cluster_topic_index(f->cluster, "__consumer_offsets");
+    int32_t partition = ks_group_offsets_partition("g1", 5);
+    int32_t coordinator = ks_cluster_leader(f->cluster, offsets_topic, partition);
+    CU_ASSERT_FATAL(coordinator >= 1 && coordinator <= 3);
+    ks_time_ns crash_ns = cf_now(f);
+    cf_crash(f, (ks_node_id)coordinator, false);
+    cf_run_until(f, 60 * GF_S);
+    const struct cf_event *commit = cf_find(f, KS_EV_OFFSET_COMMIT, crash_ns + 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(commit);
+    const struct cf_event *elected = cf_find(f, KS_EV_LEADER_ELECTED, crash_ns + 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(elected);
+    /* Fenced 9 s after its last heartbeat (here sent at the crash's instant). */
+    CU_ASSERT(elected->at_ns <= crash_ns + 9 * GF_S + 10 * GF_MS);
+    CU_ASSERT(commit->at_ns <= elected->at_ns + 1 * GF_S);
+    CU_ASSERT_EQUAL(f->rebalance_count, 1);
+    cf_free(f);
+    free(f);
+}
+
 void ks_test_register_group(void)
 {
     static const struct ks_test_case cases[] = {
@@ -247,6 +454,15 @@ void ks_test_register_group(void)
         { "slow_processing_exceeds_max_poll_interval",
           test_slow_processing_exceeds_max_poll_interval },
         { "join_wait_outlasts_session_timeout", test_join_wait_outlasts_session_timeout },
+        { "initial_delay_extends_by_whole_windows", test_initial_delay_extends_by_whole_windows },
+        { "initial_delay_single_member_one_window", test_initial_delay_single_member_one_window },
+        { "session_timeout_outside_bounds_is_refused",
+          test_session_timeout_outside_bounds_is_refused },
+        { "offsets_topic_takes_broker_min_isr", test_offsets_topic_takes_broker_min_isr },
+        { "member_in_long_batch_survives_coordinator_failover",
+          test_member_in_long_batch_survives_coordinator_failover },
+        { "commits_resume_soon_after_coordinator_crash",
+          test_commits_resume_soon_after_coordinator_crash },
     };
     KS_TEST_ADD_SUITE("core/group", cases);
 }

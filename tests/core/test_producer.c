@@ -28,6 +28,7 @@
 #include "../../core/producer.h"
 #include "../../core/proto.h"
 #include "../testlib.h"
+#include "cluster_fixture.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,10 @@ struct fake_cluster {
     int32_t broker_count;
     int32_t partition_count;
     int32_t leader[FAKE_PARTITIONS_MAX]; /* metadata table */
+    int32_t epoch[FAKE_PARTITIONS_MAX];  /* ... its leader epochs */
+    bool leader_hint;                    /* KIP-951: NOT_LEADER_OR_FOLLOWER names the leader */
+    bool metadata_silent;                /* metadata requests get no answer */
+    int32_t metadata_stale_leader;       /* > 0: metadata names this leader in epoch 0 */
     struct fake_partition parts[FAKE_PARTITIONS_MAX];
     /* faults */
     int32_t drop_responses;            /* drop the next N produce responses (after appending) */
@@ -71,6 +76,8 @@ struct fake_cluster {
     int32_t produce_requests;
     int32_t metadata_requests;
     int32_t init_pid_requests;
+    int32_t connects;            /* ApiVersions requests: connection attempts */
+    int32_t connect_broker[256]; /* which broker got each */
     int32_t batch_count;
     int32_t batch_records[4096];
     int64_t batch_bytes[4096];
@@ -145,7 +152,11 @@ static void fake_metadata(struct fake_cluster *fake, ks_world *world, struct fak
     for (int32_t i = 0; i < fake->partition_count; i++) {
         entries[i].partition = i;
         entries[i].leader = fake->leader[i];
-        entries[i].leader_epoch = 0;
+        entries[i].leader_epoch = fake->epoch[i];
+        if (fake->metadata_stale_leader > 0) {
+            entries[i].leader = fake->metadata_stale_leader;
+            entries[i].leader_epoch = 0;
+        }
         entries[i].error_code = fake->leader[i] < 0 ? KS_ERR_LEADER_NOT_AVAILABLE : KS_ERR_NONE;
     }
     fake_send(world, (ks_node_id)node->broker_id, source, KS_MSG_METADATA_RESPONSE, message, bytes);
@@ -258,10 +269,16 @@ static void fake_produce(struct fake_cluster *fake, ks_world *world, struct fake
     response.topic_index = request->topic_index;
     response.partition = request->partition;
     response.base_offset = -1;
+    response.current_leader_id = -1;
+    response.current_leader_epoch = -1;
     struct fake_partition *part = &fake->parts[request->partition];
     int16_t error = fake->refuse_error[node->broker_id];
     if (error == KS_ERR_NONE && fake->leader[request->partition] != node->broker_id) {
         error = KS_ERR_NOT_LEADER_OR_FOLLOWER;
+        if (fake->leader_hint) {
+            response.current_leader_id = fake->leader[request->partition];
+            response.current_leader_epoch = fake->epoch[request->partition];
+        }
     }
     if (error == KS_ERR_NONE) {
         int64_t duplicate_offset = -1;
@@ -300,7 +317,7 @@ static void fake_receive(ks_world *world, ks_node_id self, ks_node_id source, ui
     switch (kind) {
     case KS_MSG_METADATA_REQUEST:
         CU_ASSERT_FATAL(message_bytes == sizeof(struct ks_metadata_request));
-        if (!fake->silent[node->broker_id]) {
+        if (!fake->silent[node->broker_id] && !fake->metadata_silent) {
             fake_metadata(fake, world, node, source, message);
         } else if (fake->metadata_requests < 256) {
             fake->metadata_broker[fake->metadata_requests++] = node->broker_id;
@@ -325,6 +342,23 @@ static void fake_receive(ks_world *world, ks_node_id self, ks_node_id source, ui
     case KS_MSG_PRODUCE_REQUEST:
         fake_produce(fake, world, node, source, message, message_bytes);
         break;
+    case KS_MSG_API_VERSIONS_REQUEST: {
+        /* A new connection; a silent broker (cut off) never answers. */
+        CU_ASSERT_FATAL(message_bytes == sizeof(struct ks_api_versions_request));
+        if (fake->connects < 256) {
+            fake->connect_broker[fake->connects] = node->broker_id;
+        }
+        fake->connects++;
+        if (fake->silent[node->broker_id]) {
+            break;
+        }
+        const struct ks_api_versions_request *request = message;
+        struct ks_api_versions_response response;
+        memset(&response, 0, sizeof(response));
+        response.correlation_id = request->correlation_id;
+        fake_send(world, self, source, KS_MSG_API_VERSIONS_RESPONSE, &response, sizeof(response));
+        break;
+    }
     default: CU_FAIL("unexpected message kind");
     }
 }
@@ -591,9 +625,11 @@ static void test_ack_path_keyed(void)
 static void test_linger_batching(void)
 {
     /* 100 records/s, linger 50 ms. The first send() blocks until metadata
-     * arrives (waitOnMetadata: 2 ms round trip), so the first batch opens at
-     * 2 ms and leaves at 52 ms with the records of t = 0 (appended at 2),
-     * 10, 20, 30, 40 and 50 ms, and arrives 1 ms later. */
+     * arrives (waitOnMetadata: a connection, its ApiVersions round trip of
+     * 2 ms, then the Metadata round trip), so the first batch opens at 4 ms
+     * and leaves at 54 ms (the connection is ready) with the records of
+     * t = 0 (appended at 4), 10, 20, 30, 40 and 50 ms, and arrives 1 ms
+     * later. */
     struct fixture f;
     fixture_init(&f, 1, 1);
     f.config.rate_per_s = 100;
@@ -604,7 +640,7 @@ static void test_linger_batching(void)
     fixture_run(&f, 1 * KS_NS_PER_S);
     CU_ASSERT_FATAL(f.fake->batch_count >= 2);
     CU_ASSERT_EQUAL(f.fake->batch_records[0], 6);
-    CU_ASSERT_EQUAL(f.fake->batch_arrival_ns[0], 53 * MS);
+    CU_ASSERT_EQUAL(f.fake->batch_arrival_ns[0], 55 * MS);
     /* later batches: opened by one record, closed by linger: 5 records */
     CU_ASSERT_EQUAL(f.fake->batch_records[1], 5);
     CU_ASSERT_EQUAL(f.fake->batch_arrival_ns[1], 111 * MS);
@@ -696,26 +732,37 @@ static void test_lost_response_no_duplicate_with_idempotence(void)
 
 static void test_request_timeout_then_recovery(void)
 {
-    /* The broker is silent for 2.5 s; with request.timeout.ms = 1 s the
-     * producer resends until it answers, and nothing is lost. */
+    /* The broker is cut off (silent) from 5 ms to 2.5 s; with
+     * request.timeout.ms = 1 s the first requests time out at about 1 s and
+     * close the connection (NetworkClient.handleTimedOutRequests). The
+     * retries are not sent into the cut: they wait in the accumulator while
+     * the producer reconnects (reconnect.backoff.ms 50 ms), and the connect's
+     * SYN, unanswered, is resent after 1 s and 2 s more (TCP's doubling
+     * retransmission). The one at about 4.05 s gets through: the connection
+     * is ready again and every record is acknowledged once. */
     struct fixture f;
     fixture_init(&f, 1, 1);
     f.config.count = 50;
     f.config.request_timeout_ns = 1000 * MS;
     f.config.enable_idempotence = false;
     fixture_start(&f);
-    fixture_run(&f, 3 * MS); /* metadata answered */
+    fixture_run(&f, 5 * MS); /* metadata answered, the first batch sent */
+    int32_t requests_before = f.fake->produce_requests;
+    int32_t connects_before = f.fake->connects;
     f.fake->silent[1] = true;
     fixture_run(&f, 2500 * MS);
     CU_ASSERT_EQUAL(f.out.acked, 0);
-    int32_t requests_silent = f.fake->produce_requests;
-    CU_ASSERT(requests_silent > 5); /* first sends plus resends */
+    /* only the requests sent before the first timeout: no resend into the cut */
+    ks_time_ns first_timeout = 5 * MS + 1000 * MS;
+    CU_ASSERT(f.fake->produce_requests - requests_before <= 5);
+    CU_ASSERT(f.fake->connects - connects_before >= 2); /* a reconnect and its SYN resend */
     f.fake->silent[1] = false;
     fixture_run(&f, 10 * KS_NS_PER_S);
     CU_ASSERT_EQUAL(f.out.acked, 50);
     CU_ASSERT_EQUAL(fake_duplicates(f.fake), 0); /* silent broker appended nothing */
     for (int64_t seq = 0; seq < 50; seq++) {
-        CU_ASSERT(f.out.acked_ns_by_seq[seq] >= 1000 * MS);
+        CU_ASSERT(f.out.acked_ns_by_seq[seq] >= first_timeout);
+        CU_ASSERT(f.out.acked_ns_by_seq[seq] < 4200 * MS);
     }
     check_each_record_once(&f);
     fixture_deinit(&f);
@@ -755,9 +802,10 @@ static void test_delivery_timeout_unknown(void)
      * never after its own. */
     for (int64_t seq = 0; seq < 200; seq++) {
         CU_ASSERT(f.out.acked_ns_by_seq[seq] >= 1500 * MS);
-        /* record 0 waited 2 ms for metadata before its batch was created */
+        /* record 0 waited 4 ms for a connection and metadata before its
+         * batch was created */
         ks_time_ns appended =
-            f.out.sent_ns_by_seq[seq] < 2 * MS ? 2 * MS : f.out.sent_ns_by_seq[seq];
+            f.out.sent_ns_by_seq[seq] < 4 * MS ? 4 * MS : f.out.sent_ns_by_seq[seq];
         CU_ASSERT(f.out.acked_ns_by_seq[seq] <= appended + 1500 * MS);
     }
     check_each_record_once(&f);
@@ -785,6 +833,77 @@ static void test_not_leader_refreshes_metadata(void)
     CU_ASSERT_TRUE(broker2_used);
     CU_ASSERT_EQUAL(fake_duplicates(f.fake), 0);
     CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+/* KIP-951: the old leader's NOT_LEADER_OR_FOLLOWER names the new leader and
+ * its epoch (Sender.handleProduceResponse, Metadata.updatePartitionLeadership),
+ * so the producer retries there at once, skipping the retry backoff
+ * (RecordAccumulator.shouldBackoff), although no metadata request is answered.
+ * Without the hint it would wait for metadata (request.timeout.ms, 30 s). */
+static void test_leader_hint_without_metadata(void)
+{
+    struct fixture f;
+    fixture_init(&f, 2, 1);
+    f.config.count = 100;
+    f.config.retry_backoff_ns = 100 * MS;
+    f.config.retry_backoff_ns_max = 1000 * MS;
+    fixture_start(&f);
+    fixture_run(&f, 30 * MS);
+    int64_t acked_before = f.out.acked;
+    CU_ASSERT(acked_before > 0 && acked_before < 100);
+    f.fake->metadata_silent = true;
+    f.fake->leader_hint = true;
+    f.fake->leader[0] = 2;
+    f.fake->epoch[0] = 1;
+    int32_t refused_before = f.fake->batch_count;
+    fixture_run(&f, 60 * MS);
+    /* The first refused batch was retried on broker 2 within a connect and
+     * a round trip of the refusal, not after the retry backoff (80..120 ms). */
+    ks_time_ns refused_ns = KS_TIME_NEVER, retried_ns = KS_TIME_NEVER;
+    for (int32_t n = refused_before; n < f.fake->batch_count; n++) {
+        if (f.fake->broker_of_batch[n] == 1 && refused_ns == KS_TIME_NEVER) {
+            refused_ns = f.fake->batch_arrival_ns[n];
+        }
+        if (f.fake->broker_of_batch[n] == 2 && retried_ns == KS_TIME_NEVER) {
+            retried_ns = f.fake->batch_arrival_ns[n];
+        }
+    }
+    CU_ASSERT(refused_ns != KS_TIME_NEVER && retried_ns != KS_TIME_NEVER);
+    CU_ASSERT(retried_ns - refused_ns < 20 * MS);
+    fixture_run(&f, 2 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 100);
+    CU_ASSERT_EQUAL(fake_duplicates(f.fake), 0);
+    CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+/* KIP-320: metadata from a broker that has not seen the new leader names the
+ * old one in an older epoch; Metadata.updateLatestMetadata keeps the newer
+ * leader it learned (here from a KIP-951 hint) instead of going back. */
+static void test_metadata_with_older_epoch_is_ignored(void)
+{
+    struct fixture f;
+    fixture_init(&f, 2, 1);
+    f.config.count = 300;
+    fixture_start(&f);
+    fixture_run(&f, 30 * MS);
+    f.fake->leader_hint = true;
+    f.fake->leader[0] = 2;
+    f.fake->epoch[0] = 1;
+    f.fake->metadata_stale_leader = 1; /* every metadata answer is stale */
+    int32_t metadata_before = f.fake->metadata_requests;
+    fixture_run(&f, 3 * KS_NS_PER_S);
+    CU_ASSERT(f.fake->metadata_requests > metadata_before); /* stale answers came */
+    CU_ASSERT_EQUAL(f.out.acked, 300);
+    /* after the move at most one round of batches was refused by broker 1 */
+    int32_t refused = 0;
+    for (int32_t n = 0; n < f.fake->batch_count; n++) {
+        refused += f.fake->broker_of_batch[n] == 1 && f.fake->batch_arrival_ns[n] > 30 * MS;
+    }
+    CU_ASSERT(refused <= 2);
     check_each_record_once(&f);
     fixture_deinit(&f);
 }
@@ -912,6 +1031,7 @@ static void test_crashed_leader_resets_connection(void)
     fixture_run(&f, 50 * MS);
     CU_ASSERT(f.out.acked > 0);
     ks_world_node_crash(f.env.world, 1, false);
+    ks_producer_on_broker_down(f.producer, 1); /* as core/cluster.c tells it */
     f.fake->leader[0] = 2;
     fixture_run(&f, 1000 * MS);
     CU_ASSERT_EQUAL(f.out.acked, 200); /* far sooner than request.timeout.ms (30 s) */
@@ -927,8 +1047,11 @@ static void test_crashed_leader_resets_connection(void)
 
 static void test_metadata_timeout_tries_another_broker(void)
 {
-    /* Two of three brokers never answer; metadata requests that time out
-     * go to another broker each time, until the live one answers. */
+    /* Two of three brokers never answer. The producer cannot even connect to
+     * them: each connect fails at socket.connection.setup.timeout.ms (here
+     * 300 ms) and the metadata attempt moves to another broker, until the
+     * live one answers; no Metadata request is ever sent to a silent broker
+     * (there is no connection to send it on). */
     struct fixture f;
     fixture_init(&f, 3, 3);
     for (int32_t i = 0; i < 3; i++) {
@@ -937,15 +1060,20 @@ static void test_metadata_timeout_tries_another_broker(void)
     f.fake->silent[1] = true;
     f.fake->silent[2] = true;
     f.config.request_timeout_ns = 200 * MS;
+    f.config.connection_setup_timeout_ns = 300 * MS;
+    f.config.connection_setup_timeout_ns_max = 300 * MS;
     f.config.count = 10;
     fixture_start(&f);
     fixture_run(&f, 5 * KS_NS_PER_S);
     CU_ASSERT_EQUAL(f.out.acked, 10);
     CU_ASSERT(f.fake->metadata_requests >= 1);
-    for (int32_t i = 1; i < f.fake->metadata_requests && i < 256; i++) {
-        /* a timed-out request is never retried on the same broker */
-        if (f.fake->metadata_broker[i - 1] != 3) {
-            CU_ASSERT_NOT_EQUAL(f.fake->metadata_broker[i], f.fake->metadata_broker[i - 1]);
+    for (int32_t i = 0; i < f.fake->metadata_requests && i < 256; i++) {
+        CU_ASSERT_EQUAL(f.fake->metadata_broker[i], 3);
+    }
+    for (int32_t i = 1; i < f.fake->connects && i < 256; i++) {
+        /* a failed connect is not tried again on the same broker next */
+        if (f.fake->connect_broker[i - 1] != 3) {
+            CU_ASSERT_NOT_EQUAL(f.fake->connect_broker[i], f.fake->connect_broker[i - 1]);
         }
     }
     check_each_record_once(&f);
@@ -1078,10 +1206,13 @@ static void unresolved_run(bool broker_appends, int64_t *unknown_out, int16_t *e
      * stays unknown past delivery.timeout.ms: its sequence is "unresolved";
      * with nothing else in flight the producer bumps its epoch and starts
      * the partition again at sequence 0 (TransactionManager
-     * maybeResolveSequences), and the broker takes the new epoch. */
+     * maybeResolveSequences), and the broker takes the new epoch. A silent
+     * broker also leaves the producer without a connection until a SYN
+     * resend gets through (at about 3.35 s: the first timeout at 0.3 s, a
+     * reconnect 50 ms later, its SYN resent after 1 s and 2 s more). */
     struct fixture f;
     fixture_init(&f, 1, 1);
-    f.config.count = 300;
+    f.config.count = 500;
     f.config.rate_per_s = 100;
     f.config.request_timeout_ns = 300 * MS;
     f.config.delivery_timeout_ns = 1000 * MS;
@@ -1095,7 +1226,7 @@ static void unresolved_run(bool broker_appends, int64_t *unknown_out, int16_t *e
     fixture_run(&f, 1500 * MS);
     f.fake->drop_responses = 0;
     f.fake->silent[1] = false;
-    fixture_run(&f, 5 * KS_NS_PER_S);
+    fixture_run(&f, 7 * KS_NS_PER_S);
     *unknown_out = f.out.unknown;
     *epoch_out = ks_producer_epoch(f.producer);
     *duplicates_out = fake_duplicates(f.fake);
@@ -1103,7 +1234,7 @@ static void unresolved_run(bool broker_appends, int64_t *unknown_out, int16_t *e
     CU_ASSERT_EQUAL(f.fake->parts[0].epoch, *epoch_out);
     CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
     /* every record sent after the trouble is acked */
-    for (int64_t seq = 200; seq < 300; seq++) {
+    for (int64_t seq = 400; seq < 500; seq++) {
         CU_ASSERT(f.out.offset_by_seq[seq] >= 0);
     }
     check_each_record_once(&f);
@@ -1179,11 +1310,13 @@ static void test_keys_of_every_width(void)
 static void test_crash_noticed_between_appends(void)
 {
     /* linger 500 ms at 200 records/s (100 records fit in batch.size):
-     * after the first batch opens, every send() only adds to it, so no
-     * sender pass is due for the append itself. The leader crashes at
-     * 100 ms: the next send() (5 ms later) must still notice that its
-     * leader cannot be reached and ask for metadata, long before linger.ms
-     * would wake the sender. */
+     * once a batch opens, every send() only adds to it, so no sender pass is
+     * due for the append itself. The first batch goes to broker 1 at about
+     * 500 ms; the leader crashes at 600 ms while the second one lingers. Its
+     * connection is reset, which the producer sees at once (the driver's
+     * ks_producer_on_broker_down runs a sender pass): it asks for metadata
+     * right away, long before linger.ms would wake the sender, and sends the
+     * rest to broker 2. */
     struct fixture f;
     fixture_init(&f, 2, 1);
     f.config.count = 150;
@@ -1191,23 +1324,180 @@ static void test_crash_noticed_between_appends(void)
     f.config.linger_ns = 500 * MS;
     f.config.enable_idempotence = false;
     fixture_start(&f);
-    fixture_run(&f, 100 * MS);
-    CU_ASSERT_EQUAL(f.fake->produce_requests, 0); /* the batch is lingering */
+    fixture_run(&f, 600 * MS);
+    CU_ASSERT_EQUAL_FATAL(f.fake->batch_count, 1); /* the first batch, to broker 1 */
+    CU_ASSERT_EQUAL(f.fake->broker_of_batch[0], 1);
     int32_t metadata_before = f.fake->metadata_requests;
     ks_world_node_crash(f.env.world, 1, false);
+    ks_producer_on_broker_down(f.producer, 1);
     f.fake->leader[0] = 2;
-    fixture_run(&f, 106 * MS);
+    fixture_run(&f, 606 * MS); /* a connect to broker 2 and a Metadata round trip */
     CU_ASSERT(f.fake->metadata_requests > metadata_before);
-    fixture_run(&f, 2 * KS_NS_PER_S);
-    CU_ASSERT_EQUAL(f.out.acked, 150);
-    for (int32_t n = 0; n < f.fake->batch_count; n++) {
+    fixture_run(&f, 3 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked + f.out.unknown, 150);
+    for (int32_t n = 1; n < f.fake->batch_count; n++) {
         CU_ASSERT_EQUAL(f.fake->broker_of_batch[n], 2);
     }
-    /* the first batch still waited for linger.ms (opened at about 2 ms) */
-    CU_ASSERT_FATAL(f.fake->batch_count > 0);
+    /* the first batch still waited for linger.ms (opened at about 4 ms) */
     CU_ASSERT(f.fake->batch_arrival_ns[0] >= 500 * MS);
     check_each_record_once(&f);
     fixture_deinit(&f);
+}
+
+/* KafkaProducer.ensureValidRecordSize: a record whose serialized upper bound
+ * (batch header + 21 + key, value and headers) is larger than
+ * max.request.size fails at send() with RecordTooLargeException and is
+ * never sent; one below it goes through. */
+static void test_record_larger_than_max_request_size_fails_at_send(void)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.max_request_size_bytes = 1000;
+    f.config.value_bytes = 1000;
+    f.config.count = 20;
+    fixture_start(&f);
+    fixture_run(&f, 1 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.failed, 20);
+    CU_ASSERT_EQUAL(f.out.acked, 0);
+    CU_ASSERT_EQUAL(f.fake->produce_requests, 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+
+    fixture_init(&f, 1, 1);
+    f.config.max_request_size_bytes = 1000;
+    f.config.value_bytes = 850;
+    f.config.count = 20;
+    fixture_start(&f);
+    fixture_run(&f, 1 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 20);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+/* The counts of the real cluster's record outcomes. */
+static void cluster_outcomes(const struct cluster_fixture *cf, int64_t *acked, int64_t *failed,
+                             int64_t *unknown)
+{
+    *acked = *failed = *unknown = 0;
+    for (guint i = 0; i < cf->outcomes->len; i++) {
+        const struct ks_record_outcome *o =
+            &g_array_index(cf->outcomes, struct ks_record_outcome, i);
+        *acked += o->outcome == KS_OUTCOME_ACKED;
+        *failed += o->outcome == KS_OUTCOME_FAILED;
+        *unknown += o->outcome == KS_OUTCOME_UNKNOWN;
+    }
+}
+
+/* The LEO of the partition's leader, by its own view. */
+static int64_t leader_leo(struct cluster_fixture *cf, int32_t topic_index, int32_t partition)
+{
+    int32_t leader = ks_cluster_leader(cf->cluster, topic_index, partition);
+    struct ks_replica_state state;
+    CU_ASSERT_FATAL(leader >= 1);
+    CU_ASSERT_FATAL(ks_cluster_replica_state(cf->cluster, leader, topic_index, partition, &state));
+    return state.leo;
+}
+
+/* The topic's max.message.bytes: the leader refuses a batch larger than it
+ * with MESSAGE_TOO_LARGE (UnifiedLog.analyzeAndValidateRecords), which the
+ * producer does not retry for a one-record batch: the records fail, and none
+ * is in the log. (ksim appended and acknowledged them.) */
+static void test_topic_max_message_bytes_refuses_batches(void)
+{
+    struct cluster_fixture *cf = calloc(1, sizeof(*cf));
+    cf_init(cf, 3);
+    struct ks_topic_config *topic = cf_topic(cf, "orders", 1, 3, 2, NULL);
+    topic->log.max_message_bytes = 400;
+    struct ks_producer_config *p = cf_producer(cf, "p1", 0);
+    p->value_bytes = 400; /* one record is a batch of about 480 bytes */
+    p->rate_per_s = 50;
+    p->count = 40;
+    cf_start(cf, 7);
+    cf_run_until(cf, 3 * CF_S);
+    int64_t acked = 0, failed = 0, unknown = 0;
+    cluster_outcomes(cf, &acked, &failed, &unknown);
+    CU_ASSERT_EQUAL(failed, 40);
+    CU_ASSERT_EQUAL(acked, 0);
+    CU_ASSERT_EQUAL(unknown, 0);
+    CU_ASSERT_EQUAL(leader_leo(cf, 0, 0), 0);
+    cf_free(cf);
+    free(cf);
+}
+
+/* Sender.completeBatch: MESSAGE_TOO_LARGE for a batch of several records
+ * splits it (RecordAccumulator.splitAndReenqueue) with the compression ratio
+ * estimate reset to at least 1. gzip shrinks these values about 25-fold, so
+ * the estimate soon lets a batch hold 400 records (a linger.ms of them, 50 KB)
+ * whose compressed batch (about 2.2 KB) exceeds the topic's 1500 bytes; its
+ * pieces of at most batch.size (16 KiB) fit, and every record is acknowledged
+ * once. */
+static void test_message_too_large_splits_the_batch(void)
+{
+    struct cluster_fixture *cf = calloc(1, sizeof(*cf));
+    cf_init(cf, 3);
+    struct ks_topic_config *topic = cf_topic(cf, "orders", 1, 3, 2, NULL);
+    topic->log.max_message_bytes = 1500;
+    struct ks_producer_config *p = cf_producer(cf, "p1", 0);
+    p->compression.codec = KS_CODEC_GZIP;
+    p->rate_per_s = 20000;
+    p->count = 60000;
+    p->linger_ns = 20 * CF_MS;
+    cf_start(cf, 11);
+    cf_run_until(cf, 6 * CF_S);
+    int64_t acked = 0, failed = 0, unknown = 0;
+    cluster_outcomes(cf, &acked, &failed, &unknown);
+    CU_ASSERT_EQUAL(acked, 60000);
+    CU_ASSERT_EQUAL(failed + unknown, 0);
+    CU_ASSERT_EQUAL(leader_leo(cf, 0, 0), 60000);
+    cf_free(cf);
+    free(cf);
+}
+
+/* The producer's connection model (NetworkClient, ClusterConnectionStates):
+ * cut off from the leader at 5 s, its requests time out at 35 s and close
+ * the connection; the retries wait in the accumulator while reconnects fail
+ * at socket.connection.setup.timeout.ms (10 s, then 20 s, at most 30 s, with
+ * TCP's SYN resends in between), instead of being sent into the cut for
+ * another 30 s each. When the cut heals at 45 s, the next SYN resend or
+ * reconnect gets through within a few seconds, and everything is
+ * acknowledged once (the old model resent into the cut at 35 s and
+ * recovered only when that request timed out, at 65 s). */
+static void test_cut_leader_reconnects_instead_of_resending(void)
+{
+    struct cluster_fixture *cf = calloc(1, sizeof(*cf));
+    cf_init(cf, 3);
+    const int32_t replicas[] = { 1, 2, 3 };
+    cf_topic(cf, "orders", 1, 3, 2, replicas);
+    struct ks_producer_config *p = cf_producer(cf, "p1", 0);
+    p->rate_per_s = 100;
+    p->count = 3000;
+    cf_start(cf, 13);
+    cf_run_until(cf, 5 * CF_S);
+    ks_node_id producer = ks_cluster_producer_node(&cf->spec, 0);
+    ks_node_id leader = 1;
+    ks_cut_id cut = ks_world_net_partition(cf->env.world, &producer, 1, &leader, 1);
+    cf_run_until(cf, 45 * CF_S);
+    CU_ASSERT_EQUAL(ks_cluster_leader(cf->cluster, 0, 0), 1); /* still the leader */
+    int64_t acked_in_cut = cf->acked_count;
+    ks_world_net_heal(cf->env.world, cut);
+    cf_run_until(cf, 60 * CF_S);
+    ks_time_ns first_ack = KS_TIME_NEVER;
+    int64_t acked = 0, failed = 0, unknown = 0;
+    for (guint i = 0; i < cf->outcomes->len; i++) {
+        const struct ks_record_outcome *o =
+            &g_array_index(cf->outcomes, struct ks_record_outcome, i);
+        if (o->outcome == KS_OUTCOME_ACKED && o->acked_ns > 45 * CF_S && o->acked_ns < first_ack) {
+            first_ack = o->acked_ns;
+        }
+    }
+    cluster_outcomes(cf, &acked, &failed, &unknown);
+    CU_ASSERT(acked_in_cut < 600); /* about 5 s worth before the cut */
+    CU_ASSERT(first_ack < 45 * CF_S + 10 * CF_S);
+    CU_ASSERT_EQUAL(acked, 3000);
+    CU_ASSERT_EQUAL(failed + unknown, 0);
+    CU_ASSERT_EQUAL(leader_leo(cf, 0, 0), 3000); /* idempotent: no duplicates */
+    cf_free(cf);
+    free(cf);
 }
 
 void ks_test_register_producer(void)
@@ -1225,6 +1515,9 @@ void ks_test_register_producer(void)
         { "request timeout then recovery", test_request_timeout_then_recovery },
         { "delivery timeout ends records as unknown", test_delivery_timeout_unknown },
         { "NOT_LEADER_OR_FOLLOWER refreshes metadata", test_not_leader_refreshes_metadata },
+        { "KIP-951: the refusal names the new leader", test_leader_hint_without_metadata },
+        { "KIP-320: metadata with an older epoch is ignored",
+          test_metadata_with_older_epoch_is_ignored },
         { "5 in flight reorder without idempotence only", test_reorder_without_idempotence },
         { "acks=0 counts records as acked when sent", test_acks0_counts_as_acked },
         { "buffer.memory blocks send() then fails it", test_buffer_memory_blocks_then_fails },
@@ -1238,7 +1531,15 @@ void ks_test_register_producer(void)
           test_request_carries_one_batch_per_partition },
         { "an unresolved sequence bumps the epoch", test_unresolved_sequence_bumps_epoch },
         { "keys of every width are sized, encoded and reported as sent", test_keys_of_every_width },
-        { "a crashed leader is noticed at the next send()", test_crash_noticed_between_appends },
+        { "a crashed leader's reset is noticed at once", test_crash_noticed_between_appends },
+        { "a record over max.request.size fails at send()",
+          test_record_larger_than_max_request_size_fails_at_send },
+        { "max.message.bytes refuses a batch: MESSAGE_TOO_LARGE",
+          test_topic_max_message_bytes_refuses_batches },
+        { "MESSAGE_TOO_LARGE splits a batch of several records",
+          test_message_too_large_splits_the_batch },
+        { "a cut-off leader: reconnect, not resend into the cut",
+          test_cut_leader_reconnects_instead_of_resending },
     };
     KS_TEST_ADD_SUITE("core/producer", cases);
 }

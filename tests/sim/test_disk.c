@@ -7,7 +7,9 @@
 ** last write; a process crash keeps everything; overwrites below the durable
 ** size are undone; never-fsynced files come back empty), whole-file
 ** operations are durable at once, the descriptor LRU really bounds the
-** process's descriptors, and the cost model charges a serial device.
+** process's descriptors, the cost model charges a page cache in front of a
+** serial device, and the operating system's writeback (by age, and by the
+** dirty limit) makes data durable without fsync.
 ** Method: write known pseudo-random content (from a local generator, not the
 ** world's streams), power-fail, and compare byte by byte; the torn-write
 ** property is checked over 200 seeds, and the three tear outcomes must all
@@ -583,6 +585,13 @@ static void test_descriptor_lru(void)
     CU_ASSERT(count_fds() <= baseline);
 }
 
+#define MS  1000000ull
+#define SEC 1000000000ull
+
+/* C1, C2: a page cache in front of a serial device. Page-cache writes and
+ * cached reads are free; an fsync costs its dirty bytes and the latency; a
+ * slow disk slows device requests only; a background fsync keeps the caller
+ * free but occupies the device. */
 static void test_cost_model(void)
 {
     struct ks_world_config config = {
@@ -598,25 +607,286 @@ static void test_cost_model(void)
     CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 0);
     uint8_t block[4000] = { 0 };
     ks_disk_append(f, block, 4000);
-    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 4000);
-    ks_disk_append(f, block, 1000); /* queued behind the first */
-    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 5000);
+    ks_disk_append(f, block, 1000);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 0); /* the page cache */
     ks_disk_fsync(f);
-    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 2005000);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 5000 + 2000000); /* 5000 dirty bytes */
     size_t n;
     ks_disk_read(f, block, 100, 0, &n); /* page cache: free */
     CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 2005000);
     CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 2), 0); /* another node's disk */
     ks_world_run_until(world, 3000000);
     CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 3000000); /* >= now */
+    /* A slow disk: writes and cached reads still free, an fsync pays. */
     ks_world_disk_set_node_delay(world, 1, 500);
     ks_disk_append(f, block, 100);
-    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 3000600);
     ks_disk_read(f, block, 100, 0, &n);
-    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 3001100);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 3000000);
+    ks_disk_fsync(f);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 3000000 + 100 + 2000000 + 500);
     ks_world_disk_set_node_delay(world, 1, 0);
-    CU_ASSERT_EQUAL(ks_world_disk_fsync_count(world, 1), 1);
+    /* A background fsync: the caller does not wait, a later fsync queues
+     * behind it on the device. */
+    ks_world_run_until(world, 10000000);
+    ks_disk_append(f, block, 1000);
+    ks_disk_fsync_background(f);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 10000000);
+    ks_disk_append(f, block, 10);
+    ks_disk_fsync(f);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 10000000 + 1000 + 2000000 + 10 + 2000000);
+    CU_ASSERT_EQUAL(ks_world_disk_fsync_count(world, 1), 4);
     CU_ASSERT_EQUAL(ks_world_disk_fsync_count(world, 2), 0);
+    ks_disk_close(f);
+    ks_test_env_deinit(&env);
+}
+
+/* P1, P2: what a read costs. Bytes written in this world are cached; after a
+ * power loss nothing is, and a read pays for the bytes it misses once; a
+ * process crash keeps the cache; with a small cache, the least recently
+ * touched clean file is evicted and costs again. */
+static void test_page_cache(void)
+{
+    struct ks_world_config config = {
+        .seed = 1,
+        .node_count = 2,
+        .disk_fsync_latency_ns = 1000,
+        .disk_bandwidth_bytes_per_s = 1000000000, /* 1 byte per ns */
+        .disk_page_cache_bytes = 6000,
+    };
+    struct ks_test_env env;
+    ks_test_env_init_config(&env, &config);
+    ks_world *world = env.world;
+    uint8_t block[4000] = { 0 };
+    size_t n = 0;
+    ks_file *a = ks_disk_open(world, 1, "a", KS_DISK_CREATE, NULL);
+    ks_disk_append(a, block, 4000);
+    ks_disk_fsync(a);
+    ks_time_ns idle = ks_disk_idle_at_ns(world, 1);
+    ks_disk_read(a, block, 4000, 0, &n);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), idle); /* written here: cached */
+    ks_world_node_crash(world, 1, false);
+    ks_world_node_restart(world, 1);
+    ks_disk_read(a, block, 4000, 0, &n);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1),
+                    ks_world_now_ns(world)); /* process crash: cached */
+    ks_world_node_crash(world, 1, true);
+    ks_world_node_restart(world, 1);
+    ks_world_run_until(world, 1 * SEC);
+    ks_disk_read(a, block, 1000, 1000, &n);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 1 * SEC + 1000); /* power loss: cold */
+    ks_disk_read(a, block, 2000, 0, &n);                           /* misses [0, 1000) only */
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 1 * SEC + 2000);
+    ks_disk_read(a, block, 2000, 0, &n);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 1 * SEC + 2000); /* now cached */
+    struct ks_world_disk_stats stats;
+    ks_world_disk_stats(world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.read_miss_bytes, 2000);
+    CU_ASSERT_EQUAL(stats.cached_bytes, 2000);
+    /* A second file of 5000 bytes: 7000 > 6000, so `a` (clean, older) goes. */
+    ks_file *b = ks_disk_open(world, 1, "b", KS_DISK_CREATE, NULL);
+    uint8_t big[5000] = { 0 };
+    ks_disk_append(b, big, 5000);
+    ks_world_disk_stats(world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.cached_bytes, 5000);
+    ks_disk_read(a, block, 2000, 0, &n);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 1 * SEC + 4000); /* evicted: costs again */
+    /* b is dirty: it stays although a's read took the node over again. */
+    ks_world_disk_stats(world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.cached_bytes, 7000);
+    ks_disk_close(a);
+    ks_disk_close(b);
+    ks_test_env_deinit(&env);
+}
+
+static ks_world *writeback_world(struct ks_test_env *env, uint64_t seed, bool aligned,
+                                 uint64_t dirty_limit_bytes)
+{
+    struct ks_world_config config = {
+        .seed = seed,
+        .node_count = 3,
+        .disk_fsync_latency_ns = 2 * MS,
+        .disk_bandwidth_bytes_per_s = 1000000000, /* 1 byte per ns */
+        .disk_writeback_expire_ns = 30 * SEC,
+        .disk_writeback_interval_ns = 5 * SEC,
+        .disk_writeback_aligned = aligned,
+        .disk_dirty_limit_bytes = dirty_limit_bytes,
+    };
+    ks_test_env_init_config(env, &config);
+    return env->world;
+}
+
+/* W1, W2: a file dirty since 1 s is written back, whole, at the first
+ * flusher wake-up at or after 31 s (35 s, wake-ups every 5 s from 0); a
+ * write after that makes it dirty again with a new age. A power loss keeps
+ * what was written back. The flusher is the machine's: it goes on through a
+ * process crash. */
+static void test_writeback_by_age(void)
+{
+    struct ks_test_env env;
+    ks_world *world = writeback_world(&env, 1, true, 0);
+    uint8_t block[1000];
+    uint64_t state = 3;
+    fill(block, sizeof block, &state);
+    ks_world_run_until(world, 1 * SEC);
+    ks_file *f = ks_disk_open(world, 1, "n1/log", KS_DISK_CREATE, NULL);
+    ks_disk_append(f, block, 100);
+    ks_world_run_until(world, 20 * SEC);
+    ks_disk_append(f, block + 100, 100); /* the same dirty period: no new age */
+    ks_world_run_until(world, 35 * SEC - 1);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(world, 1, "n1/log"), 0);
+    ks_world_run_until(world, 35 * SEC);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(world, 1, "n1/log"), 200);
+    struct ks_world_disk_stats stats;
+    ks_world_disk_stats(world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.writeback_bytes, 200);
+    CU_ASSERT_EQUAL(stats.writeback_pass_count, 1);
+    CU_ASSERT_EQUAL(stats.dirty_bytes, 0);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 35 * SEC); /* nobody waited for it */
+    /* Dirty again at 36 s: written back at 70 s (66 s rounded up). */
+    ks_world_run_until(world, 36 * SEC);
+    ks_disk_append(f, block + 200, 300);
+    ks_world_node_crash(world, 1, false); /* the process dies, the OS does not */
+    ks_world_run_until(world, 70 * SEC - 1);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(world, 1, "n1/log"), 200);
+    ks_world_run_until(world, 70 * SEC);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(world, 1, "n1/log"), 500);
+    ks_world_node_restart(world, 1);
+    ks_world_run_until(world, 71 * SEC);
+    ks_disk_append(f, block + 500, 500);
+    ks_world_run_until(world, 80 * SEC);
+    ks_world_node_crash(world, 1, true);
+    ks_world_node_restart(world, 1);
+    size_t size = 0;
+    uint8_t *back = read_whole(f, &size);
+    /* The write after the last writeback may survive in part (a torn tail). */
+    CU_ASSERT(size >= 500 && size <= 1000);
+    CU_ASSERT_EQUAL(memcmp(back, block, 500), 0);
+    g_free(back);
+    ks_disk_close(f);
+    ks_test_env_deinit(&env);
+}
+
+/* `never`: nothing is written back; a power loss at 10 minutes keeps only
+ * what was fsynced. The flusher's wake-ups are lazy: a node with nothing
+ * dirty costs nothing, and an idle hour runs through in one step. */
+static void test_writeback_never(void)
+{
+    struct ks_world_config config = {
+        .seed = 1,
+        .node_count = 2,
+        .disk_writeback_expire_ns = KS_TIME_NEVER,
+        .disk_writeback_interval_ns = 5 * SEC,
+    };
+    struct ks_test_env env;
+    ks_test_env_init_config(&env, &config);
+    ks_file *f = ks_disk_open(env.world, 1, "log", KS_DISK_CREATE, NULL);
+    ks_disk_append(f, "abc", 3);
+    ks_disk_fsync(f);
+    ks_disk_append(f, "defgh", 5);
+    ks_world_run_until(env.world, 600 * SEC);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(env.world, 1, "log"), 3);
+    struct ks_world_disk_stats stats;
+    ks_world_disk_stats(env.world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.writeback_bytes, 0);
+    CU_ASSERT_EQUAL(stats.dirty_bytes, 5);
+    ks_disk_close(f);
+    ks_test_env_deinit(&env);
+}
+
+/* W2: with random phases, each node's flusher wakes at its own point of the
+ * interval, the same for the same seed and different for another. */
+static void test_writeback_phase(void)
+{
+    ks_time_ns durable_at[2][3] = { { 0 } };
+    for (int round = 0; round < 2; round++) {
+        struct ks_test_env env;
+        ks_world *world = writeback_world(&env, round == 0 ? 7 : 8, false, 0);
+        ks_file *files[3] = { NULL };
+        for (ks_node_id node = 1; node <= 2; node++) {
+            char path[16];
+            g_snprintf(path, sizeof path, "n%u", node);
+            files[node] = ks_disk_open(world, node, path, KS_DISK_CREATE, NULL);
+            ks_disk_append(files[node], "x", 1);
+        }
+        for (ks_time_ns t = 30 * SEC; t <= 36 * SEC; t += 10 * MS) {
+            ks_world_run_until(world, t);
+            for (ks_node_id node = 1; node <= 2; node++) {
+                char path[16];
+                g_snprintf(path, sizeof path, "n%u", node);
+                if (durable_at[round][node] == 0 &&
+                    ks_world_disk_durable_size(world, node, path) == 1) {
+                    durable_at[round][node] = t;
+                }
+            }
+        }
+        for (ks_node_id node = 1; node <= 2; node++) {
+            CU_ASSERT(durable_at[round][node] >= 30 * SEC);
+            CU_ASSERT(durable_at[round][node] < 35 * SEC + 10 * MS);
+            ks_disk_close(files[node]);
+        }
+        ks_test_env_deinit(&env);
+    }
+    CU_ASSERT(durable_at[0][1] != durable_at[0][2] || durable_at[1][1] != durable_at[1][2]);
+    CU_ASSERT(durable_at[0][1] != durable_at[1][1] || durable_at[0][2] != durable_at[1][2]);
+}
+
+/* W3: above the dirty limit a writer waits while the oldest dirty data is
+ * written back (at least 200 ms of bandwidth); below it writes are free. */
+static void test_dirty_limit(void)
+{
+    struct ks_test_env env;
+    ks_world *world = writeback_world(&env, 1, true, 1000000);
+    static uint8_t block[600000];
+    ks_file *old = ks_disk_open(world, 1, "old", KS_DISK_CREATE, NULL);
+    ks_file *young = ks_disk_open(world, 1, "young", KS_DISK_CREATE, NULL);
+    ks_disk_append(old, block, 600000);
+    ks_world_run_until(world, 1 * SEC);
+    ks_disk_append(young, block, 300000);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 1 * SEC); /* 900 kB dirty: free */
+    ks_disk_append(young, block, 300000);                   /* 1.2 MB: over */
+    struct ks_world_disk_stats stats;
+    ks_world_disk_stats(world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.throttle_count, 1);
+    /* 200 ms of 1 GB/s is 200 MB: more than everything, so all of it goes,
+     * oldest file first. */
+    CU_ASSERT_EQUAL(stats.writeback_bytes, 1200000);
+    CU_ASSERT_EQUAL(stats.dirty_bytes, 0);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 1 * SEC + 1200000);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(world, 1, "old"), 600000);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(world, 1, "young"), 600000);
+    ks_disk_close(old);
+    ks_disk_close(young);
+    ks_test_env_deinit(&env);
+}
+
+/* W1, W3 with a slow disk of 1 MB/s: a throttled writer writes back only the
+ * excess or 200 ms of bandwidth, the oldest appended bytes of the oldest
+ * file; the rest of that file stays dirty, and a power loss keeps exactly
+ * the written-back prefix (and maybe part of the next write). */
+static void test_dirty_limit_partial(void)
+{
+    struct ks_world_config config = {
+        .seed = 1,
+        .node_count = 2,
+        .disk_bandwidth_bytes_per_s = 1000000, /* 1 byte per us */
+        .disk_dirty_limit_bytes = 500000,
+    };
+    struct ks_test_env env;
+    ks_test_env_init_config(&env, &config);
+    ks_world *world = env.world;
+    static uint8_t block[100000];
+    uint64_t state = 9;
+    fill(block, sizeof block, &state);
+    ks_file *f = ks_disk_open(world, 1, "log", KS_DISK_CREATE, NULL);
+    for (int i = 0; i < 6; i++) {
+        ks_disk_append(f, block, sizeof block);
+    }
+    /* 600 kB dirty > 500 kB: 200 ms at 1 MB/s = 200 kB written back. */
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(world, 1, "log"), 200000);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(world, 1), 200 * MS);
+    ks_world_node_crash(world, 1, true);
+    ks_world_node_restart(world, 1);
+    CU_ASSERT(ks_disk_size(f) >= 200000 && ks_disk_size(f) <= 300000);
     ks_disk_close(f);
     ks_test_env_deinit(&env);
 }
@@ -635,6 +905,12 @@ void ks_test_register_disk(void)
         { "corrupt", test_corrupt },
         { "descriptor_lru", test_descriptor_lru },
         { "cost_model", test_cost_model },
+        { "page_cache", test_page_cache },
+        { "writeback_by_age", test_writeback_by_age },
+        { "writeback_never", test_writeback_never },
+        { "writeback_phase", test_writeback_phase },
+        { "dirty_limit", test_dirty_limit },
+        { "dirty_limit_partial", test_dirty_limit_partial },
     };
     KS_TEST_ADD_SUITE("sim/disk", cases);
 }

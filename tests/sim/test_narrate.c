@@ -348,6 +348,27 @@ static void test_elr_texts(void)
     texts_free(&t);
 }
 
+/* A controller crash is an outage and its return restarts broker sessions
+ * (ClusterControlManager.activate): the texts say so, not "ignored". */
+static void test_controller_outage_texts(void)
+{
+    struct spec_fixture f;
+    fixture_init(&f, "orders", 0);
+    struct ks_cluster_event e;
+    ks_cluster_event_init(&e, 10, KS_EV_INFO);
+    e.reason = KS_REASON_CONTROLLER_DOWN;
+    struct texts t = narrate(&f, &e);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, "controller down: no active controller");
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str, "no other to take over"));
+    CU_ASSERT_PTR_NULL(strstr(t.explain->str, "ignored"));
+    texts_free(&t);
+    e.reason = KS_REASON_CONTROLLER_BACK;
+    t = narrate(&f, &e);
+    CU_ASSERT_STRING_EQUAL(t.detail->str, "controller back: active again, broker sessions restart");
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.explain->str, "ClusterControlManager.activate"));
+    texts_free(&t);
+}
+
 static void test_every_kind_has_a_line(void)
 {
     struct spec_fixture f;
@@ -364,7 +385,7 @@ static void test_every_kind_has_a_line(void)
         } else if (k == KS_EV_OFFSET_RESET) {
             e.reason = KS_REASON_NO_COMMITTED_OFFSET;
         } else if (k == KS_EV_INFO) {
-            e.reason = KS_REASON_CONTROLLER_CRASH_IGNORED;
+            e.reason = KS_REASON_CONTROLLER_DOWN;
         }
         struct texts t = narrate(&f, &e);
         CU_ASSERT(t.detail->len > 0);
@@ -378,6 +399,81 @@ static void test_every_kind_has_a_line(void)
     }
 }
 
+/* KIP-101 scenario 1 at offset scale: leader 1 (epoch 0) holds m0, m1 with
+ * HW 2; follower 2 restarted and truncated m1 to its HW 1. Short logs get
+ * two columns per offset with the HW in the gap before its offset; the
+ * dropped offset shows as 'x'; a down broker shows the last log it was seen
+ * with. */
+static void test_log_picture(void)
+{
+    struct spec_fixture f;
+    fixture_init(&f, "t", 1);
+    struct ks_steps *steps = ks_steps_new();
+    struct ks_epoch_entry epoch0[1] = { { 0, 0 } };
+    struct ks_step step = { .event = 3, .topic_index = 0, .partition = 0, .leader = 1 };
+    ks_steps_begin(steps, &step);
+    struct ks_log_view leader = { .broker = 1,
+                                  .replica_index = 0,
+                                  .online = true,
+                                  .broker_up = true,
+                                  .role = KS_ROLE_LEADER,
+                                  .leo = 2,
+                                  .hw = 2,
+                                  .log_start_offset = 0,
+                                  .leader_epoch = 0 };
+    struct ks_log_view follower = { .broker = 2,
+                                    .replica_index = 1,
+                                    .online = true,
+                                    .broker_up = true,
+                                    .role = KS_ROLE_FOLLOWER,
+                                    .leo = 1,
+                                    .hw = 1,
+                                    .log_start_offset = 0,
+                                    .leader_epoch = 0 };
+    struct ks_log_view third = { .broker = 3,
+                                 .replica_index = 2,
+                                 .online = false,
+                                 .broker_up = false,
+                                 .leo = -1,
+                                 .hw = -1,
+                                 .log_start_offset = -1,
+                                 .leader_epoch = -1 };
+    ks_steps_add_view(steps, &leader, epoch0, 1);
+    ks_steps_add_view(steps, &follower, epoch0, 1);
+    ks_steps_add_view(steps, &third, NULL, 0);
+    GString *out = g_string_new(NULL);
+    ks_narrate_log_picture(&f.spec, steps, ks_steps_get(steps, 0), 2, 1, 2, "    ", out);
+    CU_ASSERT_STRING_EQUAL(out->str,
+                           "    t-0, offsets 0..2 (digit: the leader epoch of each offset; |: HW; "
+                           "x: dropped now):\n"
+                           "      broker 1   leader     0 0|.   HW 2 LEO 2\n"
+                           "      broker 2   follower   0|x .   HW 1 LEO 1\n"
+                           "      broker 3   down      -\n");
+    /* A later step: broker 2 leads in epoch 1 with m2 at offset 1; broker 1
+     * is down and is drawn from its last picture. */
+    struct ks_step later = { .event = 7, .topic_index = 0, .partition = 0, .leader = 2 };
+    ks_steps_begin(steps, &later);
+    struct ks_epoch_entry epochs[2] = { { 0, 0 }, { 1, 1 } };
+    leader.online = false;
+    leader.broker_up = false;
+    follower.role = KS_ROLE_LEADER;
+    follower.leo = 2;
+    follower.hw = 2;
+    ks_steps_add_view(steps, &leader, NULL, 0);
+    ks_steps_add_view(steps, &follower, epochs, 2);
+    ks_steps_add_view(steps, &third, NULL, 0);
+    g_string_truncate(out, 0);
+    ks_narrate_log_picture(&f.spec, steps, ks_steps_get(steps, 1), -1, -1, -1, "", out);
+    CU_ASSERT_STRING_EQUAL(out->str,
+                           "t-0, offsets 0..2 (digit: the leader epoch of each offset; |: HW; x: "
+                           "dropped now):\n"
+                           "  broker 1   down      last seen with HW 2, LEO 2\n"
+                           "  broker 2   leader     0 1|.   HW 2 LEO 2\n"
+                           "  broker 3   down      -\n");
+    g_string_free(out, TRUE);
+    ks_steps_free(steps);
+}
+
 void ks_test_register_narrate(void)
 {
     static const struct ks_test_case cases[] = {
@@ -388,7 +484,9 @@ void ks_test_register_narrate(void)
         { "isr_shrink_consequence", test_isr_shrink_consequence },
         { "rebalance_causes_are_whole", test_rebalance_causes_are_whole },
         { "elr_texts", test_elr_texts },
+        { "controller_outage_texts", test_controller_outage_texts },
         { "every_kind_has_a_line", test_every_kind_has_a_line },
+        { "log_picture", test_log_picture },
     };
     KS_TEST_ADD_SUITE("sim/narrate", cases);
 }

@@ -82,8 +82,25 @@ static void record_one_run(struct ks_recorder *recorder, bool commit)
     int64_t run_id = ks_recorder_begin_run(recorder, "demo", 7, "{}", "2026-01-01T00:00:00Z",
                                            "runs/demo-s7", NULL);
     CU_ASSERT_FATAL(run_id > 0);
-    ks_recorder_add_event(recorder, 10, "fault", 2, NULL, -1, "crash broker 2");
-    ks_recorder_add_event(recorder, 20, "leader_elected", 3, "orders", 0, "leader 3");
+    struct ks_recorder_event_facts facts;
+    ks_recorder_event_facts_init(&facts);
+    facts.fault = "kill";
+    ks_recorder_add_event(recorder, 10, "fault", 2, NULL, -1, "crash broker 2", &facts);
+    ks_recorder_event_facts_init(&facts);
+    facts.reason = "session_expired";
+    facts.leader_old = 2;
+    facts.leader = 3;
+    facts.leader_epoch_old = 4;
+    facts.leader_epoch = 5;
+    facts.isr_old = "2,3";
+    facts.isr = "3";
+    ks_recorder_add_event(recorder, 20, "leader_elected", 3, "orders", 0, "leader 3", &facts);
+    ks_recorder_event_facts_init(&facts);
+    facts.offset_from = 7;
+    facts.offset_to = 9;
+    facts.leo_old = 9;
+    facts.leo = 7;
+    ks_recorder_add_event(recorder, 30, "truncation", 2, "orders", 0, "broker 2 truncates", &facts);
     struct ks_recorder_record_row row = { "p1", 0,       "k1",      "orders", 0, 5, 1,
                                           2,    "acked", "present", 5,        2, 3 };
     ks_recorder_add_record(recorder, &row);
@@ -149,8 +166,21 @@ static void test_recorder_one_run(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(recorder);
     sqlite3 *db = ks_recorder_db(recorder);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM runs"), 1);
-    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM events"), 2);
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM events"), 3);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT event_id FROM events WHERE kind = 'leader_elected'"), 2);
+    /* The typed columns: set where given, NULL elsewhere. */
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM events WHERE fault = 'kill' AND "
+                                   "leader IS NULL AND reason IS NULL"),
+                    1);
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM events WHERE kind = 'leader_elected' "
+                                   "AND reason = 'session_expired' AND leader_old = 2 AND "
+                                   "leader = 3 AND leader_epoch_old = 4 AND leader_epoch = 5 "
+                                   "AND isr_old = '2,3' AND isr = '3' AND fault IS NULL AND "
+                                   "offset_from IS NULL"),
+                    1);
+    CU_ASSERT_EQUAL(count_rows(db, "SELECT offset_to - offset_from FROM events WHERE "
+                                   "kind = 'truncation' AND leo_old = 9 AND leo = 7"),
+                    2);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT acked_leader_epoch FROM records WHERE seq = 0"), 3);
     CU_ASSERT_EQUAL(count_rows(db, "SELECT count(*) FROM records WHERE final = 'missing' "
                                    "AND final_offset IS NULL AND acked_broker IS NULL"),

@@ -172,7 +172,8 @@ static void test_recorder_open_migrates_v1(void)
     CU_ASSERT_EQUAL(query(path, "SELECT count(*) FROM runs WHERE run_dir = "
                                 "'runs/new-s4-00000000'"),
                     1);
-    /* The columns of schema version 2 (issue 11's results) are added, NULL in old rows. */
+    /* The columns of schema versions 2 and 3 (issue 11's results) are added, NULL in old
+     * rows. */
     static const char *const added[][2] = {
         { "events", "event_id" },
         { "records", "final" },
@@ -181,9 +182,16 @@ static void test_recorder_open_migrates_v1(void)
         { "anomalies", "cause" },
         { "anomalies", "cause_event_id" },
         { "runs", "record_ms" },
+        /* and those of schema version 3: the events' typed columns */
+        { "events", "fault" },
+        { "events", "offset_from" },
+        { "events", "isr_old" },
+        { "events", "leader_epoch" },
         /* schema version 3: KIP-966's lists */
         { "partition_state", "elr" },
         { "partition_state", "last_known_elr" },
+        { "events", "elr" },
+        { "events", "last_known_leader" },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(added); i++) {
         g_autofree char *sql =

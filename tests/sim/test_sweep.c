@@ -365,6 +365,23 @@ static void test_sweep_jobs_deterministic(void)
     ks_test_remove_tree(dir);
 }
 
+/* base_text with an explore schedule appended, loaded (asserted). NULL when
+ * it does not load. */
+static struct ks_scenario *load_schedule(const char *base_text, const char *text, uint64_t seed)
+{
+    g_autofree char *whole = g_strconcat(base_text, "\n", text, NULL);
+    struct ks_scenario *loaded = NULL;
+    GError *error = NULL;
+    bool ok = ks_scenario_load_from_data("explored", whole, &loaded, &error);
+    CU_ASSERT_TRUE(ok);
+    if (!ok) {
+        fprintf(stderr, "seed %" G_GUINT64_FORMAT ": %s\n%s", seed, error->message, text);
+        g_clear_error(&error);
+        return NULL;
+    }
+    return loaded;
+}
+
 /* Explore's schedules: a function of the seed, 1..N faults, valid fault
  * sections, times within 5%..85% of the duration, and varied across seeds. */
 static void test_explore_schedules(void)
@@ -373,19 +390,14 @@ static void test_explore_schedules(void)
     GError *error = NULL;
     CU_ASSERT_FATAL(ks_scenario_load_from_data("tiny", tiny_scenario, &base, &error));
     GHashTable *distinct = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    int actions_seen[KS_FAULT_REWIND + 1] = { 0 };
+    int actions_seen[KS_FAULT_ACTION_COUNT] = { 0 };
     for (uint64_t seed = 1; seed <= 40; seed++) {
         g_autofree char *text = ks_explore_schedule_ini(base, seed, 3);
         g_autofree char *again = ks_explore_schedule_ini(base, seed, 3);
         CU_ASSERT_STRING_EQUAL(text, again);
         g_hash_table_add(distinct, g_strdup(text));
-        g_autofree char *whole = g_strconcat(tiny_scenario, "\n", text, NULL);
-        struct ks_scenario *loaded = NULL;
-        bool ok = ks_scenario_load_from_data("explored", whole, &loaded, &error);
-        CU_ASSERT_TRUE(ok);
-        if (!ok) {
-            fprintf(stderr, "seed %" G_GUINT64_FORMAT ": %s\n%s", seed, error->message, text);
-            g_clear_error(&error);
+        struct ks_scenario *loaded = load_schedule(tiny_scenario, text, seed);
+        if (loaded == NULL) {
             continue;
         }
         CU_ASSERT(loaded->fault_count >= 1 && loaded->fault_count <= 3);
@@ -402,7 +414,34 @@ static void test_explore_schedules(void)
     CU_ASSERT(actions_seen[KS_FAULT_PARTITION] > 0);
     CU_ASSERT(actions_seen[KS_FAULT_SLOW] > 0);
     CU_ASSERT(actions_seen[KS_FAULT_PAUSE] > 0);
+    CU_ASSERT(actions_seen[KS_FAULT_STOP] > 0);
+    CU_ASSERT(actions_seen[KS_FAULT_ROLLING_RESTART] > 0);
+    CU_ASSERT(actions_seen[KS_FAULT_DROP] > 0);
     g_hash_table_unref(distinct);
+    ks_scenario_free(base);
+
+    /* With racks, some faults take a whole rack; some partitions cut the
+     * controller off; every schedule loads. */
+    static const char racked[] =
+        "[scenario]\nname = racked\nduration = 1s\nfinal.drain = 5s\n\n"
+        "[cluster]\nbrokers = 6\nracks = a,a,b,b,c,c\n\n"
+        "[topic orders]\npartitions = 2\nreplication.factor = 3\nmin.insync.replicas = 2\n\n"
+        "[producer p1]\ntopic = orders\nacks = all\nrate = 100/s\nkeys = 10\n\n"
+        "[expect]\nacked_lost = 0\n";
+    CU_ASSERT_FATAL(ks_scenario_load_from_data("racked", racked, &base, &error));
+    int rack_faults = 0;
+    int controller_cuts = 0;
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        g_autofree char *text = ks_explore_schedule_ini(base, seed, 3);
+        rack_faults += strstr(text, "rack(") != NULL;
+        controller_cuts += strstr(text, "isolate = controller") != NULL;
+        struct ks_scenario *loaded = load_schedule(racked, text, seed);
+        if (loaded != NULL) {
+            ks_scenario_free(loaded);
+        }
+    }
+    CU_ASSERT(rack_faults > 0);
+    CU_ASSERT(controller_cuts > 0);
     ks_scenario_free(base);
 }
 
