@@ -12,7 +12,8 @@
 ** together with R1..R6, F1, S1 and A1..A2 of the other files):
 **   B1  a broker that is not running holds no replica, no pending produce,
 **       parked fetch or deferred response, and every fetcher is IDLE.
-**   B2  a running broker has its periodic timers armed: heartbeat, ISR
+**   B2  a running broker has its periodic timers armed: heartbeat (the next
+**       registration or heartbeat, or the timeout of the one in flight), ISR
 **       check, both checkpoints and the log tasks.
 **   B3  every message a broker receives is well formed and of a kind a
 **       broker handles: internal messages are built by ksim's own nodes,
@@ -162,6 +163,7 @@ void ks__broker_apply_push(struct ks_broker *broker, const uint8_t *message, siz
     }
     for (int32_t i = 0; i < push.broker_count && i < KS_BROKER_COUNT_MAX; i++) {
         broker->broker_alive[i] = push.broker_alive[i];
+        broker->broker_epochs[i] = push.broker_epochs[i];
     }
     for (int32_t i = 0; i < push.partition_count; i++) {
         struct ks_partition_state state;
@@ -191,27 +193,131 @@ static ks_time_ns heartbeat_interval_ns(const struct ks_broker *broker)
                                   : (ks_time_ns)broker->spec->cluster->broker_heartbeat_interval_ns;
 }
 
-static void send_heartbeat(struct ks_broker *broker)
+/* The broker's side of its session (BrokerLifecycleManager): one
+ * registration or heartbeat in flight at a time, the next one scheduled from
+ * the answer.
+ *
+ *   STARTING, not registered --registration answered NONE--> registered,
+ *       heartbeat at once (DUPLICATE_BROKER_REGISTRATION or no answer: retry
+ *       after the backoff)
+ *   STARTING --answer not caught up--> heartbeat again in 10 ms
+ *   STARTING --answer caught up--> RECOVERY, ready to unfence (ksim's log
+ *       recovery ran at the restart), heartbeat at once with want_fence 0
+ *   RECOVERY --answer unfenced--> RUNNING; RECOVERY/RUNNING: next heartbeat
+ *       broker.heartbeat.interval.ms after the answer
+ *   any --error or no answer within broker.session.timeout.ms / 2--> retry
+ *       after the backoff
+ *
+ * The backoff is Kafka's ExponentialBackoff(100 ms, x2, broker.session.
+ * timeout.ms, jitter 0.02) over the failures since the last good answer; the
+ * request timeout is session / 2 (the heartbeat channel's retry timeout,
+ * KAFKA-14392). A broker that started with the cluster is registered and
+ * RUNNING from the start (the cluster is formed before topics are created). */
+#define LIFECYCLE_BACKOFF_INITIAL_NS    (100 * KS_NS_PER_MS)
+#define LIFECYCLE_STARTING_HEARTBEAT_NS (10 * KS_NS_PER_MS)
+
+static void communicate(ks_world *world, void *context);
+static void communication_timeout(ks_world *world, void *context);
+
+static void schedule_communication(struct ks_broker *broker, ks_time_ns delay_ns)
 {
+    ks_assert(!broker->communication_in_flight);
+    broker->heartbeat_timer = ks_world_schedule(broker->world, (ks_node_id)broker->id, delay_ns,
+                                                KS_TIMER_BROKER_HEARTBEAT, communicate, broker);
+}
+
+/* ExponentialBackoff.backoff(failed_attempts): initial * 2^attempts, capped
+ * at the session timeout, times a uniform factor in [0.98, 1.02). */
+static ks_time_ns lifecycle_backoff_ns(struct ks_broker *broker)
+{
+    ks_time_ns max_ns = (ks_time_ns)broker->spec->cluster->broker_session_timeout_ns;
+    ks_time_ns term_ns = LIFECYCLE_BACKOFF_INITIAL_NS;
+    for (int64_t i = 0; i < broker->failed_attempts && term_ns < max_ns; i++) {
+        term_ns *= 2;
+    }
+    if (term_ns > max_ns) {
+        term_ns = max_ns;
+    }
+    ks_time_ns jitter_ns = term_ns / 50;
+    ks_time_ns backoff_ns =
+        term_ns - jitter_ns + ks_world_random_scaled(broker->world, KS_RNG_CLUSTER, 2 * jitter_ns);
+    return backoff_ns < max_ns ? backoff_ns : max_ns;
+}
+
+static void communication_failed(struct ks_broker *broker)
+{
+    ks_time_ns delay_ns = lifecycle_backoff_ns(broker);
+    broker->failed_attempts++;
+    schedule_communication(broker, delay_ns);
+}
+
+/* CommunicationEvent: a registration until one was accepted, then heartbeats. */
+static void communicate(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_broker *broker = context;
+    ks_assert(!broker->communication_in_flight);
     struct ks_broker_heartbeat_request request;
     memset(&request, 0, sizeof request);
     request.broker_id = broker->id;
     request.broker_epoch = broker->broker_epoch;
     request.metadata_version = broker->registered ? broker->metadata_version : -1;
+    request.want_fence = broker->ready_to_unfence ? 0 : 1;
     request.want_shutdown = broker->shutdown_pending ? 1 : 0;
+    request.correlation_id = ++broker->communication_correlation_id;
     ks_world_send(broker->world, (ks_node_id)broker->id, broker->controller_node,
                   KS_MSG_BROKER_HEARTBEAT_REQUEST, &request, sizeof request);
+    broker->communication_in_flight = true;
+    broker->heartbeat_timer =
+        ks_world_schedule(broker->world, (ks_node_id)broker->id,
+                          (ks_time_ns)broker->spec->cluster->broker_session_timeout_ns / 2,
+                          KS_TIMER_BROKER_HEARTBEAT_TIMEOUT, communication_timeout, broker);
 }
 
+static void communication_timeout(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_broker *broker = context;
+    ks_assert(broker->communication_in_flight);
+    broker->communication_in_flight = false;
+    communication_failed(broker);
+}
+
+/* BrokerHeartbeatResponseEvent's success branch, by state. */
+static void on_heartbeat_accepted(struct ks_broker *broker,
+                                  const struct ks_broker_heartbeat_response *response)
+{
+    ks_time_ns interval_ns = (ks_time_ns)broker->spec->cluster->broker_heartbeat_interval_ns;
+    switch (broker->lifecycle) {
+    case KS__LIFECYCLE_STARTING:
+        if (!response->caught_up) {
+            schedule_communication(broker, LIFECYCLE_STARTING_HEARTBEAT_NS);
+            return;
+        }
+        /* BrokerServer then finishes its start-up (log recovery, which ksim
+         * did at the restart) and calls setReadyToUnfence: at once. */
+        broker->lifecycle = KS__LIFECYCLE_RECOVERY;
+        broker->ready_to_unfence = true;
+        schedule_communication(broker, 0);
+        return;
+    case KS__LIFECYCLE_RECOVERY:
+        if (!response->fenced) {
+            broker->lifecycle = KS__LIFECYCLE_RUNNING;
+        }
+        schedule_communication(broker, interval_ns);
+        return;
+    case KS__LIFECYCLE_RUNNING: schedule_communication(broker, interval_ns); return;
+    }
+}
+
+/* controller = zookeeper: the heartbeat timer is the ZooKeeper client's ping
+ * (the lifecycle machine above is KRaft's only). */
 static void heartbeat_tick(ks_world *world, void *context)
 {
     struct ks_broker *broker = context;
     (void)world;
-    if (zookeeper_mode(broker)) {
-        ks__zk_tick(broker);
-    } else {
-        send_heartbeat(broker);
-    }
+    ks_assert(zookeeper_mode(broker));
+    ks__zk_tick(broker);
     broker->heartbeat_timer =
         ks_world_schedule(broker->world, (ks_node_id)broker->id, heartbeat_interval_ns(broker),
                           KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
@@ -224,15 +330,28 @@ static void on_shutdown_answer(struct ks_broker *broker,
 static void on_heartbeat_response(struct ks_broker *broker,
                                   const struct ks_broker_heartbeat_response *response)
 {
-    if (response->broker_epoch != broker->broker_epoch) {
+    if (response->broker_epoch != broker->broker_epoch || !broker->communication_in_flight ||
+        response->correlation_id != broker->communication_correlation_id) {
+        return; /* for an earlier incarnation, or answered after its timeout */
+    }
+    ks_world_cancel(broker->world, broker->heartbeat_timer);
+    broker->communication_in_flight = false;
+    if (response->error_code != KS_ERR_NONE) {
+        communication_failed(broker);
         return;
     }
-    if (response->error_code == KS_ERR_NONE && !broker->registered) {
+    broker->failed_attempts = 0;
+    if (!broker->registered) {
+        /* Registered: send a heartbeat immediately. */
         broker->registered = true;
+        schedule_communication(broker, 0);
+        return;
     }
     if (broker->shutdown_pending) {
         on_shutdown_answer(broker, response);
+        return;
     }
+    on_heartbeat_accepted(broker, response);
 }
 
 /* ---- controlled shutdown ------------------------------------------------------------ */
@@ -263,37 +382,53 @@ static void shutdown_timed_out(ks_world *world, void *context)
     finish_shutdown(broker, KS_REASON_SHUTDOWN_TIMED_OUT);
 }
 
-/* Sends the next heartbeat after delay_ns (0: now) instead of at its slot. */
+/* Sends the next heartbeat after delay_ns (0: now) instead of at its slot.
+ * KRaft: the scheduled communication is moved, unless a request is in
+ * flight (its answer schedules the next one); controller = zookeeper: the
+ * ping timer is. */
 static void heartbeat_after(struct ks_broker *broker, ks_time_ns delay_ns)
 {
-    ks_world_cancel(broker->world, broker->heartbeat_timer);
-    broker->heartbeat_timer = 0;
-    if (delay_ns == 0) {
-        heartbeat_tick(broker->world, broker);
+    if (!zookeeper_mode(broker) && broker->communication_in_flight) {
         return;
     }
-    broker->heartbeat_timer = ks_world_schedule(broker->world, (ks_node_id)broker->id, delay_ns,
-                                                KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
+    ks_world_cancel(broker->world, broker->heartbeat_timer);
+    broker->heartbeat_timer = 0;
+    if (zookeeper_mode(broker)) {
+        if (delay_ns == 0) {
+            heartbeat_tick(broker->world, broker);
+            return;
+        }
+        broker->heartbeat_timer =
+            ks_world_schedule(broker->world, (ks_node_id)broker->id, delay_ns,
+                              KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
+        return;
+    }
+    if (delay_ns == 0) {
+        communicate(broker->world, broker);
+        return;
+    }
+    schedule_communication(broker, delay_ns);
 }
 
 /* BrokerLifecycleManager's BrokerHeartbeatResponseEvent in
- * PENDING_CONTROLLED_SHUTDOWN. An answer with an error (the registration of
- * a new incarnation refused) means the broker never got to RUNNING: it
- * shuts down without the controller, as BeginControlledShutdownEvent does
- * outside RUNNING. */
+ * PENDING_CONTROLLED_SHUTDOWN, for an accepted answer (an error is retried
+ * after the backoff, as in every state; the only error the controller
+ * answers is a refused registration, and a broker not registered shuts down
+ * without the controller, as BeginControlledShutdownEvent does outside
+ * RUNNING). */
 static void on_shutdown_answer(struct ks_broker *broker,
                                const struct ks_broker_heartbeat_response *response)
 {
-    if (response->error_code != KS_ERR_NONE || response->should_shut_down) {
-        finish_shutdown(broker, response->error_code != KS_ERR_NONE
-                                    ? KS_REASON_SHUTDOWN_NOT_CONTROLLED
-                                    : KS_REASON_CONTROLLED_SHUTDOWN);
+    if (response->should_shut_down) {
+        finish_shutdown(broker, KS_REASON_CONTROLLED_SHUTDOWN);
         return;
     }
     if (!broker->shutdown_answered) {
         broker->shutdown_answered = true;
         heartbeat_after(broker, SHUTDOWN_FIRST_RETRY_NS);
+        return;
     }
+    heartbeat_after(broker, (ks_time_ns)broker->spec->cluster->broker_heartbeat_interval_ns);
 }
 
 bool ks_broker_begin_controlled_shutdown(struct ks_broker *broker)
@@ -642,6 +777,9 @@ static void reset_metadata(struct ks_broker *broker)
         }
     }
     memset(broker->broker_alive, 0, sizeof broker->broker_alive);
+    for (int32_t i = 0; i < KS_BROKER_COUNT_MAX; i++) {
+        broker->broker_epochs[i] = -1;
+    }
     broker->metadata_version = -1;
 }
 
@@ -685,13 +823,21 @@ static void start_common(struct ks_broker *broker)
         ks__zk_start(broker);
     }
     /* B2; the order of these timers (and of their phase draws) is part of the trace. */
+    broker->communication_in_flight = false;
+    broker->failed_attempts = 0;
     ks_time_ns heartbeat_ns = ks__broker_first_run_ns(broker, heartbeat_interval_ns(broker), 0);
-    if (heartbeat_ns == 0) {
-        heartbeat_tick(broker->world, broker);
+    if (zookeeper_mode(broker)) {
+        if (heartbeat_ns == 0) {
+            heartbeat_tick(broker->world, broker);
+        } else {
+            broker->heartbeat_timer =
+                ks_world_schedule(broker->world, (ks_node_id)broker->id, heartbeat_ns,
+                                  KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
+        }
+    } else if (heartbeat_ns == 0) {
+        communicate(broker->world, broker);
     } else {
-        broker->heartbeat_timer =
-            ks_world_schedule(broker->world, (ks_node_id)broker->id, heartbeat_ns,
-                              KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
+        schedule_communication(broker, heartbeat_ns);
     }
     ks__replica_start_isr_check(broker);
     ks__logs_start_tasks(broker);
@@ -703,6 +849,8 @@ void ks_broker_start(struct ks_broker *broker)
     broker->broker_epoch = 1;
     broker->incarnation = 0;
     broker->registered = true;
+    broker->lifecycle = KS__LIFECYCLE_RUNNING;
+    broker->ready_to_unfence = true;
     start_common(broker);
 }
 
@@ -750,6 +898,8 @@ static void drop_memory(struct ks_broker *broker)
         ks_world_cancel(broker->world, broker->fetchers[i].timeout_timer);
         ks_world_cancel(broker->world, broker->fetchers[i].kick_timer);
     }
+    ks__fetcher_drop_sessions(broker);
+    ks__serve_drop_sessions(broker);
     memset(broker->fetchers, 0, sizeof broker->fetchers); /* all IDLE (B1) */
     ks_group_coordinator_free(broker->coordinator);
     broker->coordinator = NULL;
@@ -780,6 +930,8 @@ void ks_broker_on_restart(struct ks_broker *broker)
     broker->broker_epoch++;
     broker->incarnation++;
     broker->registered = false;
+    broker->lifecycle = KS__LIFECYCLE_STARTING;
+    broker->ready_to_unfence = false;
     start_common(broker);
 }
 

@@ -19,6 +19,20 @@
 **       it has and first cuts back a batch it holds only part of; its HW is
 **       the leader's, capped at its own LEO and raised to its log start
 **       (R1, R2 of broker_replica.c).
+**   F4  a fetcher's session partitions are in (topic, partition) order; with
+**       no session (session_id 0) the list is empty and the next request is
+**       a full one; `pending` exists exactly while a request is IN_FLIGHT.
+**
+** KIP-227 fetch sessions (FetchSessionHandler and its Builder): the first
+** request to a leader is a full one (epoch 0) and creates a session there;
+** each later one (epoch 1, 2, ...) lists only the partitions added or whose
+** fetch data changed (fetch offset, log start, leader epoch, last fetched
+** epoch) since the last, and names those removed (a partition backing off
+** or no longer followed from this leader) as forgotten. A session error
+** (FETCH_SESSION_ID_NOT_FOUND: the leader restarted or evicted it;
+** INVALID_FETCH_SESSION_EPOCH) or an abandoned request drops the session:
+** the next request is full again (it closes the old session if it had one).
+** A response lists only the partitions the leader had something new for.
 **
 **   IDLE --kick, partitions to fetch--> IN_FLIGHT --response--> IDLE, kick
 **   IDLE --kick, all backing off------> SCHEDULED --timer-----> IDLE, kick
@@ -42,6 +56,7 @@
 #include <string.h>
 
 static void fetcher_kick_timer(ks_world *world, void *context);
+static void session_reset(struct ks__fetcher *fetcher);
 
 static struct ks__fetcher_ref *fetcher_ref(struct ks_broker *broker, int32_t leader_id)
 {
@@ -72,15 +87,95 @@ static void fetch_timeout(ks_world *world, void *context)
     ks_assert(fetcher->state == KS__FETCHER_IN_FLIGHT); /* F1: the timeout is armed only then */
     fetcher->timeout_timer = 0;
     fetcher->state = KS__FETCHER_IDLE;
+    session_reset(fetcher); /* FetchSessionHandler.handleError */
     schedule_kick(broker, ref->leader_id,
                   ks__broker_now_ns(broker) +
                       (ks_time_ns)broker->spec->cluster->replica_fetch_backoff_ns);
 }
 
-/* Appends one request entry per partition followed from leader_id that is
- * not backing off; returns how many, and the earliest backoff end of the
- * others in *earliest_backoff (KS_TIME_NEVER if none). */
-static int32_t build_request(struct ks_broker *broker, int32_t leader_id, GByteArray *message,
+static void session_reset(struct ks__fetcher *fetcher)
+{
+    if (fetcher->session_id != 0) {
+        fetcher->close_session_id = fetcher->session_id;
+    }
+    fetcher->session_id = 0;
+    fetcher->session_epoch = 0;
+    if (fetcher->session != NULL) {
+        g_array_set_size(fetcher->session, 0);
+    }
+    if (fetcher->pending != NULL) {
+        g_array_free(fetcher->pending, TRUE);
+        fetcher->pending = NULL;
+    }
+}
+
+void ks__fetcher_drop_sessions(struct ks_broker *broker)
+{
+    for (int32_t i = 0; i < KS_BROKER_COUNT_MAX; i++) {
+        struct ks__fetcher *fetcher = &broker->fetchers[i];
+        session_reset(fetcher);
+        if (fetcher->session != NULL) {
+            g_array_free(fetcher->session, TRUE);
+            fetcher->session = NULL;
+        }
+        fetcher->close_session_id = 0;
+    }
+}
+
+static int entry_order(const struct ks_fetch_request_partition *a,
+                       const struct ks_fetch_request_partition *b)
+{
+    if (a->topic_index != b->topic_index) {
+        return a->topic_index < b->topic_index ? -1 : 1;
+    }
+    return a->partition < b->partition ? -1 : (a->partition > b->partition ? 1 : 0);
+}
+
+/* FetchSessionHandler.Builder.build for an incremental request: appends to
+ * message the entries of `next` that are new or changed against the
+ * session, then the forgotten ones; returns how many entries it listed and
+ * the forgotten count in *forgotten. Both lists are in (topic, partition)
+ * order (F4). */
+static int32_t append_incremental(const GArray *session, const GArray *next, GByteArray *message,
+                                  int32_t *forgotten)
+{
+    GArray *gone = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_forgotten));
+    int32_t listed = 0;
+    guint i = 0;
+    guint j = 0;
+    while (i < session->len || j < next->len) {
+        const struct ks_fetch_request_partition *old =
+            i < session->len ? &g_array_index(session, struct ks_fetch_request_partition, i) : NULL;
+        const struct ks_fetch_request_partition *now =
+            j < next->len ? &g_array_index(next, struct ks_fetch_request_partition, j) : NULL;
+        int order = old == NULL ? 1 : (now == NULL ? -1 : entry_order(old, now));
+        if (order < 0) {
+            struct ks_fetch_forgotten item = { old->topic_index, old->partition };
+            g_array_append_val(gone, item);
+            i++;
+            continue;
+        }
+        if (order > 0 || memcmp(old, now, sizeof *now) != 0) {
+            g_byte_array_append(message, (const guint8 *)now, sizeof *now);
+            listed++;
+        }
+        if (order == 0) {
+            i++;
+        }
+        j++;
+    }
+    g_byte_array_append(message, (const guint8 *)gone->data,
+                        gone->len * (guint)sizeof(struct ks_fetch_forgotten));
+    *forgotten = (int32_t)gone->len;
+    g_array_free(gone, TRUE);
+    return listed;
+}
+
+/* Collects one request entry per partition followed from leader_id that is
+ * not backing off, in (topic, partition) order; returns how many, and the
+ * earliest backoff end of the others in *earliest_backoff (KS_TIME_NEVER if
+ * none). */
+static int32_t build_request(struct ks_broker *broker, int32_t leader_id, GArray *next,
                              ks_time_ns *earliest_backoff)
 {
     ks_time_ns now = ks__broker_now_ns(broker);
@@ -109,7 +204,7 @@ static int32_t build_request(struct ks_broker *broker, int32_t leader_id, GByteA
             entry.current_leader_epoch = replica->state.leader_epoch;
             entry.last_fetched_epoch = epochs ? ks_log_epoch_at_end(replica->log) : -1;
             entry.partition_max_bytes = broker->spec->cluster->replica_fetch_max_bytes;
-            g_byte_array_append(message, (const guint8 *)&entry, sizeof entry);
+            g_array_append_val(next, entry);
             count++;
         }
     }
@@ -127,21 +222,46 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
     memset(&header, 0, sizeof header);
     g_byte_array_append(message, (const guint8 *)&header, sizeof header);
     ks_time_ns earliest_backoff = KS_TIME_NEVER;
-    int32_t count = build_request(broker, leader_id, message, &earliest_backoff);
+    GArray *next = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_request_partition));
+    int32_t count = build_request(broker, leader_id, next, &earliest_backoff);
     if (count == 0) {
+        g_array_free(next, TRUE);
         g_byte_array_unref(message);
         if (earliest_backoff != KS_TIME_NEVER) {
             schedule_kick(broker, leader_id, earliest_backoff);
         }
         return;
     }
+    int32_t listed = count;
+    int32_t forgotten = 0;
+    int32_t session_id = fetcher->session_id;
+    int32_t session_epoch = 0;
+    if (session_id == 0) {
+        g_byte_array_append(message, (const guint8 *)next->data,
+                            next->len * (guint)sizeof(struct ks_fetch_request_partition));
+        session_id = fetcher->close_session_id;
+    } else {
+        session_epoch = fetcher->session_epoch;
+        listed = append_incremental(fetcher->session, next, message, &forgotten);
+    }
+    ks_assert(fetcher->pending == NULL); /* F4 */
+    fetcher->pending = next;
+    fetcher->pending_epoch = session_epoch;
     struct ks_fetch_request *request = (struct ks_fetch_request *)message->data;
+    request->session = 1;
+    request->session_id = session_id;
+    request->session_epoch = session_epoch;
+    request->forgotten_count = forgotten;
     request->correlation_id = ++broker->next_correlation_id;
     request->replica_id = broker->id;
+    /* KIP-903: the follower's broker epoch, which the leader hands to the
+     * controller with an ISR change; the ZooKeeper era had none. */
+    request->replica_epoch =
+        broker->spec->cluster->truncation == KS_TRUNCATION_LEADER_EPOCH ? broker->broker_epoch : -1;
     request->min_bytes = broker->spec->cluster->replica_fetch_min_bytes;
     request->max_wait_ns = broker->spec->cluster->replica_fetch_wait_ns_max;
     request->max_bytes = broker->spec->cluster->replica_fetch_response_max_bytes;
-    request->partition_count = count;
+    request->partition_count = listed;
     fetcher->state = KS__FETCHER_IN_FLIGHT;
     fetcher->correlation_id = request->correlation_id;
     ks_world_send(broker->world, (ks_node_id)broker->id, (ks_node_id)leader_id,
@@ -174,6 +294,7 @@ void ks__fetcher_restart(struct ks_broker *broker, int32_t leader_id)
         fetcher->state = KS__FETCHER_IDLE;
         ks_world_cancel(broker->world, fetcher->timeout_timer);
         fetcher->timeout_timer = 0;
+        session_reset(fetcher); /* the leader may have moved its session on */
     }
     ks__fetcher_kick(broker, leader_id);
 }
@@ -181,19 +302,32 @@ void ks__fetcher_restart(struct ks_broker *broker, int32_t leader_id)
 /* ---- responses ------------------------------------------------------------------------ */
 
 /* Truncation target for a diverging epoch (AbstractFetcherThread
- * getOffsetTruncationState, KIP-101/KIP-279). */
+ * getOffsetTruncationState, KIP-101/KIP-279). The leader answered with
+ * (leader_epoch, leader_end_offset): its largest epoch not above our last
+ * fetched one and where that epoch ends in its log.
+ *   - We know that epoch: cut at the smaller of the two ends (and our LEO).
+ *   - We only know smaller epochs (KIP-279): cut at the end of our largest
+ *     smaller epoch and ask again.
+ *   - We know no epoch that old (our log begins with a later epoch, e.g.
+ *     after two unclean elections), or the leader sent no epoch: Kafka
+ *     trusts the leader's end offset, min(leader end offset, LEO). It does
+ *     not fall back to the HW; that fallback belongs to the
+ *     OffsetsForLeaderEpoch path when the leader knows no offset at all
+ *     (UNDEFINED_EPOCH_OFFSET), which the fetch path never sends: the
+ *     leader answers OFFSET_OUT_OF_RANGE instead (Partition.readRecords). */
 static int64_t diverging_target(const struct ks__replica *replica, int32_t leader_epoch,
                                 int64_t leader_end_offset, int32_t *matched_epoch_out)
 {
     int64_t leo = ks__leo_of(replica);
     *matched_epoch_out = -1;
+    ks_assert(leader_end_offset >= 0); /* B3: a diverging epoch always has an end offset */
     if (leader_epoch < 0) {
-        return ks__min64(replica->hw, leo);
+        return ks__min64(leader_end_offset, leo);
     }
     int32_t epoch = -1;
     int64_t end = -1;
     if (!ks_log_epoch_end_offset(replica->log, leader_epoch, &epoch, &end)) {
-        return ks__min64(replica->hw, leo);
+        return ks__min64(leader_end_offset, leo);
     }
     *matched_epoch_out = epoch;
     if (epoch != leader_epoch) {
@@ -324,6 +458,39 @@ static void handle_partition(struct ks_broker *broker, int32_t leader_id,
     ks__replica_check(broker, replica);
 }
 
+/* FetchSessionHandler.handleResponse: false on a session error (the
+ * session is dropped and nothing in the response is processed). */
+static bool session_on_response(struct ks__fetcher *fetcher, const struct ks_fetch_response *header)
+{
+    ks_assert(fetcher->pending != NULL); /* F4 */
+    if (header->error_code == KS_ERR_FETCH_SESSION_ID_NOT_FOUND ||
+        header->error_code == KS_ERR_INVALID_FETCH_SESSION_EPOCH) {
+        session_reset(fetcher);
+        if (header->error_code == KS_ERR_FETCH_SESSION_ID_NOT_FOUND) {
+            fetcher->close_session_id = 0; /* nothing to close */
+        }
+        return false;
+    }
+    fetcher->close_session_id = 0;
+    if (header->session_id == 0) {
+        /* The leader made no session (its cache is full): full requests. */
+        session_reset(fetcher);
+        fetcher->close_session_id = 0;
+        return true;
+    }
+    fetcher->session_id = header->session_id;
+    /* FetchMetadata.nextEpoch: 1 after a full request, wrapping to 1. */
+    fetcher->session_epoch = fetcher->pending_epoch <= 0 || fetcher->pending_epoch == INT32_MAX
+                                 ? 1
+                                 : fetcher->pending_epoch + 1;
+    if (fetcher->session != NULL) {
+        g_array_free(fetcher->session, TRUE);
+    }
+    fetcher->session = fetcher->pending;
+    fetcher->pending = NULL;
+    return true;
+}
+
 void ks__fetcher_on_response(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
                              size_t message_bytes)
 {
@@ -341,6 +508,10 @@ void ks__fetcher_on_response(struct ks_broker *broker, ks_node_id source, const 
     fetcher->state = KS__FETCHER_IDLE;
     ks_world_cancel(broker->world, fetcher->timeout_timer);
     fetcher->timeout_timer = 0;
+    if (!session_on_response(fetcher, &header)) {
+        ks__fetcher_kick(broker, leader_id); /* a full request, at once */
+        return;
+    }
     size_t position = sizeof header;
     for (int32_t i = 0; i < header.partition_count; i++) {
         ks_assert(message_bytes - position >= sizeof(struct ks_fetch_response_partition));

@@ -7,8 +7,8 @@
 **                     session, metadata / InitProducerId / ListOffsets,
 **                     deferred responses, queries, ks_broker_check
 **   broker_replica.c  replica state: roles, LEO/HW, ISR (invariants R1..R6)
-**   broker_fetcher.c  the follower fetcher (F1..F3)
-**   broker_serve.c    the leader's fetch serving and DelayedFetch (S1..S3)
+**   broker_fetcher.c  the follower fetcher and its KIP-227 session (F1..F4)
+**   broker_serve.c    the leader's fetch serving and DelayedFetch, the session cache (S1..S4)
 **   broker_produce.c  produce handling, acks and DelayedProduce (A1..A3)
 **   broker_logs.c     the log directory: loading, checkpoints, log tasks
 **
@@ -43,7 +43,8 @@ struct ks_group_coordinator;
 /* What a leader knows of one follower (Kafka's Replica.scala ReplicaState). */
 struct ks__follower_state {
     int32_t broker_id;
-    int64_t leo; /* -1: unknown since this broker became leader */
+    int64_t broker_epoch; /* from its fetches (KIP-903); -1: none yet */
+    int64_t leo;          /* -1: unknown since this broker became leader */
     ks_time_ns last_fetch_ns;
     int64_t leader_leo_at_last_fetch; /* -1: none */
     ks_time_ns last_caught_up_ns;
@@ -53,6 +54,9 @@ struct ks__follower_state {
 enum ks__alter_state {
     KS__ALTER_IDLE,      /* no ISR change requested */
     KS__ALTER_IN_FLIGHT, /* `alter` sent, no answer or newer push yet (R6) */
+    KS__ALTER_REFUSED,   /* refused as stale (FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
+                            INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION): still pending,
+                            not re-sent, until a newer push (R6) */
 };
 
 struct ks__replica {
@@ -98,6 +102,13 @@ struct ks__fetcher {
     int64_t correlation_id;    /* of the request in flight */
     ks_timer_id timeout_timer; /* armed exactly while IN_FLIGHT */
     ks_timer_id kick_timer;    /* armed exactly while SCHEDULED */
+    /* The KIP-227 session with this leader (FetchSessionHandler), F4. */
+    int32_t session_id;       /* 0: none, the next request is a full one */
+    int32_t session_epoch;    /* the next incremental request's */
+    int32_t close_session_id; /* a session the next full request closes; 0 none */
+    int32_t pending_epoch;    /* the epoch of the request in flight */
+    GArray *session; /* struct ks_fetch_request_partition as the leader has them; NULL empty */
+    GArray *pending; /* the session as the request in flight leaves it; NULL none */
 };
 
 /* A timer context that outlives every timer: one per possible leader, in the
@@ -164,6 +175,24 @@ struct ks__delayed_fetch {
     enum ks__fetch_origin origin;
     ks_time_ns deadline_ns; /* now + max_wait when first parked */
     ks_timer_id timer;
+    int32_t session_id; /* KIP-227: request (expanded to the session's partitions) of it; 0 */
+    bool incremental;   /* answer only the partitions with something new (S4) */
+};
+
+/* A KIP-227 fetch session at the leader (FetchSession.scala's FetchSession
+ * and CachedPartition). */
+struct ks__session_partition {
+    struct ks_fetch_request_partition request; /* as last requested */
+    int64_t hw;                                /* as last answered; -1 after an error */
+    int64_t log_start_offset;                  /* as last answered */
+};
+
+struct ks__fetch_session {
+    int32_t id;
+    int32_t epoch; /* the next request's */
+    int32_t replica_id;
+    ks_time_ns last_used_ns;
+    GArray *partitions; /* struct ks__session_partition, in (topic, partition) order */
 };
 
 /* ---- the shell (broker.c) -------------------------------------------------------------- */
@@ -182,6 +211,14 @@ struct ks__deferred {
     void *context;
     int16_t error;
     int64_t base_offset;
+};
+
+/* BrokerLifecycleManager's BrokerState, as far as ksim models it
+ * (controlled shutdown is the shutdown_* fields beside it). */
+enum ks__lifecycle_state {
+    KS__LIFECYCLE_STARTING, /* registering, or registered and catching up with metadata */
+    KS__LIFECYCLE_RECOVERY, /* caught up, asking to be unfenced */
+    KS__LIFECYCLE_RUNNING,  /* unfenced */
 };
 
 struct ks_zk_controller;
@@ -208,7 +245,13 @@ struct ks_broker {
     bool running;
     int64_t broker_epoch;
     int32_t incarnation;
+    /* The controller session (broker.c, BrokerLifecycleManager). */
     bool registered;
+    enum ks__lifecycle_state lifecycle;
+    bool ready_to_unfence;
+    bool communication_in_flight; /* heartbeat_timer is then the request's timeout */
+    int64_t communication_correlation_id;
+    int64_t failed_attempts; /* since the last successful answer: the backoff's exponent */
     /* Controlled shutdown (core/broker.c): asked, and whether the controller
      * answered a heartbeat that asked (BrokerLifecycleManager's
      * gotControlledShutdownResponse). */
@@ -217,6 +260,7 @@ struct ks_broker {
     ks_timer_id shutdown_timer; /* the shutdown timeout */
     int64_t metadata_version;
     uint8_t broker_alive[KS_BROKER_COUNT_MAX];
+    int64_t broker_epochs[KS_BROKER_COUNT_MAX]; /* registered incarnations, from the pushes */
     struct ks_partition_state **meta; /* [topic][partition]; partition_epoch -1 = unknown */
     struct ks__replica ***replicas;   /* [topic][partition]; NULL = not hosted */
 
@@ -225,9 +269,11 @@ struct ks_broker {
     int64_t next_correlation_id;
     int32_t producer_id_counter;
 
-    GPtrArray *pending;  /* struct ks__pending_produce *, in arrival order */
-    GPtrArray *delayed;  /* struct ks__delayed_fetch * */
-    GPtrArray *deferred; /* struct ks__deferred * */
+    GPtrArray *pending;          /* struct ks__pending_produce *, in arrival order */
+    GPtrArray *delayed;          /* struct ks__delayed_fetch * */
+    GPtrArray *deferred;         /* struct ks__deferred * */
+    GPtrArray *fetch_sessions;   /* struct ks__fetch_session *, oldest first; NULL none yet */
+    int32_t fetch_session_count; /* sessions created by this incarnation */
 
     ks_timer_id heartbeat_timer;
     ks_timer_id isr_timer;
@@ -309,10 +355,12 @@ void ks__replica_apply_state(struct ks_broker *broker, const struct ks_partition
 /* Leader: advance the HW to the minimum LEO of the (maximal) ISR, then
  * complete what it released. A no-op on a follower. */
 void ks__replica_maybe_advance_hw(struct ks_broker *broker, struct ks__replica *replica);
-/* Leader: one follower's fetch at fetch_offset (Replica.updateFetchStateOrThrow),
- * then ISR expansion and HW advance. */
+/* Leader: one follower's fetch at fetch_offset from its incarnation
+ * follower_epoch (Replica.updateFetchStateOrThrow), then ISR expansion and
+ * HW advance. */
 void ks__replica_record_follower_fetch(struct ks_broker *broker, struct ks__replica *replica,
-                                       int32_t follower_id, int64_t fetch_offset);
+                                       int32_t follower_id, int64_t follower_epoch,
+                                       int64_t fetch_offset);
 /* Cuts the log at `offset` (a no-op at or above the LEO), clamps the HW,
  * and reports a KS_EV_TRUNCATION event: why (a KS_REASON_TRUNCATE_*), the
  * offset, the leader followed, the leader's diverging epoch and its end
@@ -333,6 +381,9 @@ void ks__replica_on_alter_response(struct ks_broker *broker,
 
 /* Sends the next fetch to leader_id if none is in flight or scheduled (F1). */
 void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id);
+/* Forgets every fetch session, both sides (a crash or shutdown). */
+void ks__fetcher_drop_sessions(struct ks_broker *broker);
+void ks__serve_drop_sessions(struct ks_broker *broker);
 /* Forgets the request in flight to leader_id (its response will not match)
  * and fetches afresh: a new leader epoch (Kafka re-adds the partition). */
 void ks__fetcher_restart(struct ks_broker *broker, int32_t leader_id);

@@ -37,8 +37,21 @@
 ** controller (AlterPartition): expansion when a follower reaches the HW and
 ** the start of the leader's epoch (Partition.maybeExpandIsr), shrink when it
 ** has not caught up for replica.lag.time.max.ms (Partition.maybeShrinkIsr,
-** run every replica.lag.time.max.ms / 2). An unanswered AlterPartition is
-** re-sent after 5 s (a simplification of AlterPartitionManager's retries).
+** run every replica.lag.time.max.ms / 2). A follower joins only if the
+** metadata says it is unfenced and, in KRaft, its fetches came from the
+** incarnation the metadata knows (Partition.isReplicaIsrEligible, KIP-903);
+** the request carries each member's broker epoch (addBrokerEpochToIsr).
+** The answer (Partition.handleAlterPartitionError): INELIGIBLE_REPLICA resets
+** to the committed ISR (a later fetch may try again); FENCED_LEADER_EPOCH,
+** INVALID_UPDATE_VERSION, INVALID_REQUEST and UNKNOWN_TOPIC_OR_PARTITION
+** leave the change pending, unsent, until a push overrides it; other errors
+** are retried. An unanswered (or retried) AlterPartition is re-sent after
+** 5 s (a simplification of AlterPartitionManager's retries).
+**
+**   IDLE --expand/shrink--> IN_FLIGHT --NONE----------------------> IDLE
+**   IN_FLIGHT --INELIGIBLE_REPLICA--> IDLE
+**   IN_FLIGHT --stale (see above)---> REFUSED --newer push--------> IDLE
+**   IN_FLIGHT/REFUSED --newer push or new leader epoch------------> IDLE
 */
 #include "broker_int.h"
 
@@ -83,6 +96,7 @@ void ks__replica_check(const struct ks_broker *broker, struct ks__replica *repli
     switch (replica->alter_state) {
     case KS__ALTER_IDLE: break;
     case KS__ALTER_IN_FLIGHT:
+    case KS__ALTER_REFUSED:
         ks_assert(replica->role == KS_ROLE_LEADER);                            /* R6 */
         ks_assert(replica->alter.leader_epoch == replica->state.leader_epoch); /* R6 */
         break;
@@ -95,7 +109,7 @@ int32_t ks__replica_maximal_isr(const struct ks__replica *replica, int32_t *out)
     for (int32_t i = 0; i < replica->state.isr_count; i++) {
         out[count++] = replica->state.isr[i];
     }
-    if (replica->alter_state == KS__ALTER_IN_FLIGHT) {
+    if (replica->alter_state != KS__ALTER_IDLE) {
         for (int32_t i = 0; i < replica->alter.isr_count; i++) {
             if (!ks__list_contains(out, count, replica->alter.isr[i])) {
                 out[count++] = replica->alter.isr[i];
@@ -215,6 +229,15 @@ static int compare_int32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* KRaft, with broker epochs (KIP-903); not the ZooKeeper era (an older
+ * kafka.version, or controller = zookeeper, whose metadata has no broker
+ * epochs). */
+static bool kraft_era(const struct ks_broker *broker)
+{
+    return broker->spec->cluster->truncation == KS_TRUNCATION_LEADER_EPOCH &&
+           broker->spec->cluster->controller_model != KS_CONTROLLER_MODEL_ZOOKEEPER;
+}
+
 static void request_isr(struct ks_broker *broker, struct ks__replica *replica, const int32_t *isr,
                         int32_t isr_count)
 {
@@ -230,22 +253,53 @@ static void request_isr(struct ks_broker *broker, struct ks__replica *replica, c
     replica->alter.isr_count = isr_count;
     memcpy(replica->alter.isr, isr, sizeof(int32_t) * (size_t)isr_count);
     qsort(replica->alter.isr, (size_t)isr_count, sizeof(int32_t), compare_int32);
+    /* Partition.addBrokerEpochToIsr: our own epoch, each follower's from its
+     * fetches, -1 where none is known (or in the ZooKeeper era). */
+    bool kraft = kraft_era(broker);
+    for (int32_t i = 0; i < isr_count; i++) {
+        int32_t id = replica->alter.isr[i];
+        const struct ks__follower_state *follower = find_follower(replica, id);
+        int64_t epoch = -1;
+        if (kraft && id == broker->id) {
+            epoch = broker->broker_epoch;
+        } else if (kraft && follower != NULL) {
+            epoch = follower->broker_epoch;
+        }
+        replica->alter.isr_broker_epochs[i] = epoch;
+    }
     replica->alter.broker_epoch = broker->broker_epoch;
     replica->alter_state = KS__ALTER_IN_FLIGHT;
     send_alter(broker, replica);
 }
 
+/* Partition.isReplicaIsrEligible: the metadata says the broker is unfenced
+ * (and, in KRaft, not in controlled shutdown: broker_alive is both) and, in KRaft, the
+ * follower's fetches came from the incarnation the metadata knows (or did not
+ * say which, -1). The ZooKeeper era only asked whether it was alive. */
+static bool follower_isr_eligible(const struct ks_broker *broker,
+                                  const struct ks__follower_state *follower)
+{
+    if (!ks__broker_alive(broker, follower->broker_id)) {
+        return false;
+    }
+    if (!kraft_era(broker)) {
+        return true;
+    }
+    int64_t cached = broker->broker_epochs[follower->broker_id - 1];
+    return cached >= 0 && (follower->broker_epoch == -1 || follower->broker_epoch == cached);
+}
+
 /* kafka-reference 9.5 (Partition.maybeExpandIsr): add a follower that
- * reached the HW and the start of the current leader epoch. */
+ * reached the HW and the start of the current leader epoch, if eligible. */
 static void maybe_expand_isr(struct ks_broker *broker, struct ks__replica *replica,
                              const struct ks__follower_state *follower)
 {
-    if (replica->alter_state == KS__ALTER_IN_FLIGHT ||
+    if (replica->alter_state != KS__ALTER_IDLE ||
         ks__list_contains(replica->state.isr, replica->state.isr_count, follower->broker_id)) {
         return;
     }
     if (follower->leo < replica->hw || follower->leo < replica->epoch_start_offset ||
-        !ks__broker_alive(broker, follower->broker_id)) {
+        !follower_isr_eligible(broker, follower)) {
         return;
     }
     int32_t isr[KS_REPLICATION_FACTOR_MAX];
@@ -262,11 +316,14 @@ static void maybe_shrink_isr(struct ks_broker *broker, struct ks__replica *repli
     if (replica->role != KS_ROLE_LEADER) {
         return;
     }
-    if (replica->alter_state == KS__ALTER_IN_FLIGHT) {
+    switch (replica->alter_state) {
+    case KS__ALTER_IDLE: break;
+    case KS__ALTER_IN_FLIGHT:
         if (ks__broker_now_ns(broker) - replica->alter_sent_ns >= KS__ALTER_RETRY_NS) {
             send_alter(broker, replica);
         }
         return;
+    case KS__ALTER_REFUSED: return; /* waits for the push that brings the truth */
     }
     int32_t isr[KS_REPLICATION_FACTOR_MAX];
     int32_t count = 0;
@@ -310,6 +367,31 @@ void ks__replica_start_isr_check(struct ks_broker *broker)
                                           KS_TIMER_BROKER_ISR_CHECK, isr_check, broker);
 }
 
+/* Partition.handleAlterPartitionError: what a leader does with a refused
+ * ISR change. */
+static void on_alter_refused(struct ks_broker *broker, struct ks__replica *replica,
+                             int16_t error_code)
+{
+    switch (error_code) {
+    case KS_ERR_INELIGIBLE_REPLICA:
+        /* The controller says our partition epoch is current and nothing was
+         * applied: back to the committed ISR; a later fetch may try again. */
+        replica->alter_state = KS__ALTER_IDLE;
+        ks__replica_maybe_advance_hw(broker, replica);
+        return;
+    case KS_ERR_UNKNOWN_TOPIC_OR_PARTITION:
+    case KS_ERR_FENCED_LEADER_EPOCH:
+    case KS_ERR_INVALID_UPDATE_VERSION:
+    case KS_ERR_INVALID_REQUEST:
+        /* Our state is stale: stay pending, without retrying, until the
+         * metadata (a push) overrides it. */
+        replica->alter_state = KS__ALTER_REFUSED;
+        return;
+    }
+    /* Anything else (STALE_BROKER_EPOCH, NOT_CONTROLLER): Kafka retries; the
+     * request stays in flight and isr_check re-sends it (KS__ALTER_RETRY_NS). */
+}
+
 void ks__replica_on_alter_response(struct ks_broker *broker,
                                    const struct ks_alter_partition_response *response)
 {
@@ -318,14 +400,20 @@ void ks__replica_on_alter_response(struct ks_broker *broker,
     if (replica == NULL || replica->alter_state != KS__ALTER_IN_FLIGHT) {
         return; /* answered already, or overtaken by a push (the push brings the truth) */
     }
-    replica->alter_state = KS__ALTER_IDLE;
-    if (response->error_code != KS_ERR_NONE || response->leader != broker->id ||
-        response->partition_epoch <= replica->state.partition_epoch) {
-        /* Stale or refused: the controller's push brings the truth. */
-        ks__replica_maybe_advance_hw(broker, replica);
+    if (response->error_code != KS_ERR_NONE) {
+        on_alter_refused(broker, replica, response->error_code);
         return;
     }
-    replica->state.leader_epoch = response->leader_epoch;
+    /* Partition.handleAlterPartitionUpdate: an answer for another leader
+     * epoch, or older than what we hold, is ignored (we stay pending until a
+     * push); an equal partition epoch means the controller had nothing to
+     * change, and the ISR is committed either way. */
+    if (response->leader != broker->id || response->leader_epoch != replica->state.leader_epoch ||
+        response->partition_epoch < replica->state.partition_epoch) {
+        replica->alter_state = KS__ALTER_REFUSED;
+        return;
+    }
+    replica->alter_state = KS__ALTER_IDLE;
     replica->state.partition_epoch = response->partition_epoch;
     replica->state.isr_count = response->isr_count;
     memcpy(replica->state.isr, response->isr, sizeof replica->state.isr);
@@ -337,12 +425,14 @@ void ks__replica_on_alter_response(struct ks_broker *broker,
 /* ---- follower fetch state (leader side) -------------------------------------------- */
 
 void ks__replica_record_follower_fetch(struct ks_broker *broker, struct ks__replica *replica,
-                                       int32_t follower_id, int64_t fetch_offset)
+                                       int32_t follower_id, int64_t follower_epoch,
+                                       int64_t fetch_offset)
 {
     struct ks__follower_state *follower = find_follower(replica, follower_id);
     if (follower == NULL) {
         return;
     }
+    follower->broker_epoch = follower_epoch;
     ks_time_ns now = ks__broker_now_ns(broker);
     int64_t leader_leo = ks__leo_of(replica);
     /* kafka-reference 9.2 (Replica.updateFetchStateOrThrow). */
@@ -437,6 +527,7 @@ static void become_leader(struct ks_broker *broker, struct ks__replica *replica)
         struct ks__follower_state *follower = &replica->followers[replica->follower_count++];
         memset(follower, 0, sizeof *follower);
         follower->broker_id = id;
+        follower->broker_epoch = -1;
         follower->leo = -1;
         follower->leader_leo_at_last_fetch = -1;
         follower->last_fetch_ns = 0;
@@ -511,7 +602,7 @@ void ks__replica_apply_state(struct ks_broker *broker, const struct ks_partition
             become_leader(broker, replica);
         } else {
             /* Same epoch: an ISR change (ours, or the controller's). */
-            if (replica->alter_state == KS__ALTER_IN_FLIGHT &&
+            if (replica->alter_state != KS__ALTER_IDLE &&
                 state->partition_epoch > replica->alter.partition_epoch) {
                 replica->alter_state = KS__ALTER_IDLE;
             }

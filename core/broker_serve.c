@@ -3,20 +3,26 @@
 ** fetchMessages, Partition.fetchRecords, DelayedFetch): followers
 ** (replica_id >= 0) and consumers (replica_id -1) alike.
 **
-** A request is handled in two phases:
+** A request is handled in three phases, in Kafka's order
+** (Partition.fetchRecords: readRecords, then updateFollowerFetchState):
 **   1. plan: each partition entry is validated (UNKNOWN_TOPIC_OR_PARTITION,
-**      NOT_LEADER_OR_FOLLOWER, FENCED / UNKNOWN_LEADER_EPOCH), checked for a
-**      diverging epoch (KIP-320, followers in leader-epoch mode), and a
-**      follower's fetch offset is recorded (Replica.updateFetchStateOrThrow
-**      through ks__replica_record_follower_fetch, which may expand the ISR and
-**      advance the HW, completing produce and releasing consumer fetches);
-**   2. build: the response is assembled from the replicas' state after all
-**      of that: log start, LEO, HW, and the records from the fetch offset up
-**      to the LEO (followers) or the HW (consumers).
-** Kafka reads each partition's records before recording that follower's
-** fetch (Partition.fetchRecords); ksim records first, so the HW a follower
-** learns already includes its own fetch. That order is kept as it was (a
-** fidelity question for later, not a refactoring one).
+**      NOT_LEADER_OR_FOLLOWER, FENCED / UNKNOWN_LEADER_EPOCH) and checked for
+**      a diverging epoch (KIP-320, followers in leader-epoch mode);
+**   2. build: the response is assembled from the replicas' state as it is
+**      before this request moved anything (Partition.readRecords takes the
+**      HW, log start and LEO before reading): those three and the records
+**      from the fetch offset up to the LEO (followers) or the HW (consumers);
+**   3. record: a follower's fetch offset is recorded for every entry read
+**      without an error or a diverging epoch (Replica.updateFetchStateOrThrow
+**      through ks__replica_record_follower_fetch, which may expand the ISR
+**      and advance the HW, completing produce and releasing consumer
+**      fetches). Only when the request is first served: a parked one served
+**      again does not record it again (ReplicaManager.readFromLog with
+**      updateFetchState = !readFromPurgatory, from DelayedFetch.onComplete).
+** So the HW a follower learns from a response is the one from before its own
+** fetch moved it: the follower learns an advance one fetch later, and a
+** follower parked with nothing to fetch learns it only with the next data or
+** at max_wait (a HW advance does not complete a follower's DelayedFetch).
 **
 ** A request with nothing to say (no error, no diverging epoch, fewer than
 ** min_bytes of records) parks for up to max_wait (DelayedFetch): it is served
@@ -30,10 +36,30 @@
 **       deadline, or when the node resumes if it was paused then); each
 **       source has at most one parked fetch (a new request from it replaces
 **       the old one, whose sender timed out).
-**   S2  every follower-state change a request causes happens in the plan
-**       phase, before any byte of its response is built; a diverging or
-**       refused partition changes nothing.
+**   S2  every follower-state change a request causes happens in the record
+**       phase, after its whole response is built, and only when it is first
+**       served; a diverging or refused partition changes nothing.
 **   S3  followers are served up to the LEO, consumers up to the HW.
+**   S4  a session's partitions are in (topic, partition) order, each once;
+**       an incremental answer lists a partition only if it carries records,
+**       an error or a diverging epoch, or its HW or log start differs from
+**       the one last answered in that session.
+**
+** KIP-227 fetch sessions, leader side (FetchSession.scala: FetchManager
+** newContext, FullFetchContext, IncrementalFetchContext, FetchSessionCache,
+** CachedPartition.maybeUpdateResponseData). A follower's full request
+** (epoch 0) closes the session it names, if any, and creates one holding its
+** partitions, when the cache has a free slot (max.incremental.fetch.session.
+** cache.slots = 1000) or a session unused for 120 s to evict; otherwise it is
+** answered without one (session id 0). An incremental request (epoch > 0)
+** must name a known session (FETCH_SESSION_ID_NOT_FOUND) at its expected
+** epoch (INVALID_FETCH_SESSION_EPOCH); its partitions update or join the
+** session, its forgotten ones leave it, and the request is then served as
+** the session's whole partition list, parked (DelayedFetch) as that list,
+** and answered per S4. Every session is lost when the leader stops. Not
+** modelled: Kafka's cache sharding and its eviction of a less-used session
+** by a busier one (ksim's sessions all belong to followers, Kafka's
+** privileged kind); consumers fetch sessionless.
 */
 #include "broker_int.h"
 
@@ -54,10 +80,24 @@ struct entry_plan {
     int32_t diverging_epoch;
     int64_t diverging_end_offset;
     int32_t leader_epoch;
+    bool record_fetch; /* set by build: read without an error, so phase 3 records it */
+};
+
+/* Whether serve_fetch records a follower's fetch (phase 3). */
+enum serve_pass {
+    SERVE_FIRST,          /* a new request */
+    SERVE_FROM_PURGATORY, /* a parked request served again */
+};
+
+/* The KIP-227 session a request is served in (S4). */
+struct serve_session {
+    int32_t id; /* 0: none */
+    bool incremental;
 };
 
 static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
-                        size_t message_bytes, enum serve_mode mode, ks_time_ns deadline_ns);
+                        size_t message_bytes, enum serve_mode mode, enum serve_pass pass,
+                        struct serve_session session, ks_time_ns deadline_ns);
 
 static const struct ks_fetch_request_partition *request_entries(const uint8_t *request)
 {
@@ -91,7 +131,9 @@ static void delayed_complete(struct ks_broker *broker, struct ks__delayed_fetch 
 {
     g_ptr_array_remove(broker->delayed, item);
     ks_world_cancel(broker->world, item->timer);
-    serve_fetch(broker, item->source, item->request, item->request_bytes, mode, item->deadline_ns);
+    struct serve_session session = { item->session_id, item->incremental };
+    serve_fetch(broker, item->source, item->request, item->request_bytes, mode,
+                SERVE_FROM_PURGATORY, session, item->deadline_ns);
     delayed_free(item);
 }
 
@@ -141,7 +183,7 @@ void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t pa
     g_ptr_array_free(ready, TRUE);
 }
 
-/* ---- phase 1: plan (validation and follower state, S2) ------------------------- */
+/* ---- phase 1: plan (validation) ------------------------------------------------------ */
 
 /* KIP-320 diverging-epoch check (Partition.readRecords): the follower's last
  * fetched epoch ends below its fetch offset here, or is unknown here. */
@@ -196,21 +238,18 @@ static void plan_entry(struct ks_broker *broker, const struct ks_fetch_request *
     if (follower && epochs && entry->last_fetched_epoch >= 0) {
         check_diverging(replica, entry, plan);
     }
-    if (follower && !plan->diverging) {
-        ks__replica_record_follower_fetch(broker, replica, request->replica_id,
-                                          entry->fetch_offset);
-    }
 }
 
 /* ---- phase 2: build ------------------------------------------------------------------ */
 
 /* Appends one partition's response header and records to out; returns the
  * record bytes and whether the partition has something to say (an error or
- * a diverging epoch) in *says_something. */
+ * a diverging epoch) in *says_something, and sets plan->record_fetch when it
+ * was read without either. */
 static size_t build_entry(struct ks__replica *replica,
-                          const struct ks_fetch_request_partition *entry,
-                          const struct entry_plan *plan, enum ks__fetch_origin origin,
-                          bool room_left, GByteArray *out, bool *says_something)
+                          const struct ks_fetch_request_partition *entry, struct entry_plan *plan,
+                          enum ks__fetch_origin origin, bool room_left, GByteArray *out,
+                          bool *says_something)
 {
     struct ks_fetch_response_partition part;
     memset(&part, 0, sizeof part);
@@ -270,11 +309,266 @@ static size_t build_entry(struct ks__replica *replica,
     }
     part.records_bytes = (uint32_t)(out->len - before);
     memcpy(out->data + header_position, &part, sizeof part);
+    plan->record_fetch = part.error_code == KS_ERR_NONE;
     return part.records_bytes;
 }
 
+/* ---- KIP-227 fetch sessions (S4) ---------------------------------------------------- */
+
+#define SESSION_CACHE_SLOTS 1000                /* max.incremental.fetch.session.cache.slots */
+#define SESSION_EVICTION_NS (120 * KS_NS_PER_S) /* FetchSessionCache's evictionMs */
+
+static void session_free(struct ks__fetch_session *session)
+{
+    g_array_free(session->partitions, TRUE);
+    free(session);
+}
+
+void ks__serve_drop_sessions(struct ks_broker *broker)
+{
+    if (broker->fetch_sessions == NULL) {
+        return;
+    }
+    for (guint i = 0; i < broker->fetch_sessions->len; i++) {
+        session_free(g_ptr_array_index(broker->fetch_sessions, i));
+    }
+    g_ptr_array_free(broker->fetch_sessions, TRUE);
+    broker->fetch_sessions = NULL;
+}
+
+static struct ks__fetch_session *session_find(struct ks_broker *broker, int32_t id, guint *index)
+{
+    if (broker->fetch_sessions == NULL || id == 0) {
+        return NULL;
+    }
+    for (guint i = 0; i < broker->fetch_sessions->len; i++) {
+        struct ks__fetch_session *session = g_ptr_array_index(broker->fetch_sessions, i);
+        if (session->id == id) {
+            if (index != NULL) {
+                *index = i;
+            }
+            return session;
+        }
+    }
+    return NULL;
+}
+
+static int partition_order(int32_t topic_a, int32_t partition_a, int32_t topic_b,
+                           int32_t partition_b)
+{
+    if (topic_a != topic_b) {
+        return topic_a < topic_b ? -1 : 1;
+    }
+    return partition_a < partition_b ? -1 : (partition_a > partition_b ? 1 : 0);
+}
+
+/* The position of (topic, partition) in the session, or where it belongs. */
+static guint session_position(const struct ks__fetch_session *session, int32_t topic_index,
+                              int32_t partition, bool *found)
+{
+    guint low = 0;
+    guint high = session->partitions->len;
+    while (low < high) {
+        guint middle = low + (high - low) / 2;
+        const struct ks__session_partition *part =
+            &g_array_index(session->partitions, struct ks__session_partition, middle);
+        int order = partition_order(part->request.topic_index, part->request.partition, topic_index,
+                                    partition);
+        if (order == 0) {
+            *found = true;
+            return middle;
+        }
+        if (order < 0) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    *found = false;
+    return low;
+}
+
+static void session_put(struct ks__fetch_session *session,
+                        const struct ks_fetch_request_partition *entry)
+{
+    bool found = false;
+    guint at = session_position(session, entry->topic_index, entry->partition, &found);
+    if (found) {
+        g_array_index(session->partitions, struct ks__session_partition, at).request = *entry;
+        return;
+    }
+    struct ks__session_partition part;
+    memset(&part, 0, sizeof part);
+    part.request = *entry;
+    part.hw = -1;
+    part.log_start_offset = -1;
+    g_array_insert_val(session->partitions, at, part);
+}
+
+/* FetchSessionCache.maybeCreateSession: a free slot, or the least recently
+ * used session if it is stale; NULL when the cache is full. */
+static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_t replica_id)
+{
+    ks_time_ns now = ks__broker_now_ns(broker);
+    if (broker->fetch_sessions == NULL) {
+        broker->fetch_sessions = g_ptr_array_new();
+    }
+    if (broker->fetch_sessions->len >= SESSION_CACHE_SLOTS) {
+        guint oldest = 0;
+        for (guint i = 1; i < broker->fetch_sessions->len; i++) {
+            const struct ks__fetch_session *a = g_ptr_array_index(broker->fetch_sessions, i);
+            const struct ks__fetch_session *b = g_ptr_array_index(broker->fetch_sessions, oldest);
+            if (a->last_used_ns < b->last_used_ns) {
+                oldest = i;
+            }
+        }
+        struct ks__fetch_session *victim = g_ptr_array_index(broker->fetch_sessions, oldest);
+        if (victim->last_used_ns + SESSION_EVICTION_NS > now) {
+            return NULL;
+        }
+        g_ptr_array_remove_index(broker->fetch_sessions, oldest);
+        session_free(victim);
+    }
+    struct ks__fetch_session *session = calloc(1, sizeof *session);
+    ks_assert(session != NULL);
+    /* Kafka draws random ids; ksim numbers them, with the incarnation in the
+     * high bits so that a session of an earlier life is never found. */
+    session->id = (int32_t)(((uint32_t)broker->incarnation & 0x7fu) << 24 |
+                            ((uint32_t)++broker->fetch_session_count & 0xffffffu));
+    session->epoch = 1;
+    session->replica_id = replica_id;
+    session->last_used_ns = now;
+    session->partitions = g_array_new(FALSE, FALSE, sizeof(struct ks__session_partition));
+    g_ptr_array_add(broker->fetch_sessions, session);
+    return session;
+}
+
+/* Appends the session's partitions to out as a request's entries. */
+static void session_entries(const struct ks__fetch_session *session, GByteArray *out)
+{
+    for (guint i = 0; i < session->partitions->len; i++) {
+        const struct ks__session_partition *part =
+            &g_array_index(session->partitions, struct ks__session_partition, i);
+        g_byte_array_append(out, (const guint8 *)&part->request, sizeof part->request);
+    }
+}
+
+/* FetchManager.newContext for a follower's session request: applies it to
+ * the cache and returns the request to serve (the session's partitions, a
+ * new array), or NULL with the session error in *error_code. */
+static GByteArray *session_request(struct ks_broker *broker, const uint8_t *message,
+                                   struct serve_session *session_out, int16_t *error_code)
+{
+    struct ks_fetch_request request;
+    memcpy(&request, message, sizeof request);
+    const struct ks_fetch_request_partition *entries = request_entries(message);
+    const uint8_t *forgotten_bytes =
+        message + sizeof request +
+        (size_t)request.partition_count * sizeof(struct ks_fetch_request_partition);
+    *error_code = KS_ERR_NONE;
+    session_out->id = 0;
+    session_out->incremental = false;
+    struct ks_fetch_request header = request;
+    header.forgotten_count = 0;
+    if (request.session_epoch == 0) {
+        guint index = 0;
+        struct ks__fetch_session *old = session_find(broker, request.session_id, &index);
+        if (old != NULL && old->replica_id == request.replica_id) {
+            g_ptr_array_remove_index(broker->fetch_sessions, index);
+            session_free(old);
+        }
+        struct ks__fetch_session *session = session_create(broker, request.replica_id);
+        if (session != NULL) {
+            for (int32_t i = 0; i < request.partition_count; i++) {
+                session_put(session, &entries[i]);
+            }
+            session_out->id = session->id;
+        }
+        GByteArray *out = g_byte_array_new();
+        g_byte_array_append(out, (const guint8 *)&header, sizeof header);
+        g_byte_array_append(out, (const guint8 *)entries,
+                            (guint)request.partition_count *
+                                (guint)sizeof(struct ks_fetch_request_partition));
+        return out;
+    }
+    struct ks__fetch_session *session = session_find(broker, request.session_id, NULL);
+    if (session == NULL || session->replica_id != request.replica_id) {
+        *error_code = KS_ERR_FETCH_SESSION_ID_NOT_FOUND;
+        return NULL;
+    }
+    if (session->epoch != request.session_epoch) {
+        *error_code = KS_ERR_INVALID_FETCH_SESSION_EPOCH;
+        return NULL;
+    }
+    for (int32_t i = 0; i < request.partition_count; i++) {
+        session_put(session, &entries[i]);
+    }
+    for (int32_t i = 0; i < request.forgotten_count; i++) {
+        struct ks_fetch_forgotten item;
+        memcpy(&item, forgotten_bytes + (size_t)i * sizeof item, sizeof item);
+        bool found = false;
+        guint at = session_position(session, item.topic_index, item.partition, &found);
+        if (found) {
+            g_array_remove_index(session->partitions, at);
+        }
+    }
+    session->epoch = session->epoch == INT32_MAX ? 1 : session->epoch + 1;
+    session->last_used_ns = ks__broker_now_ns(broker);
+    session_out->id = session->id;
+    session_out->incremental = true;
+    header.partition_count = (int32_t)session->partitions->len;
+    GByteArray *out = g_byte_array_new();
+    g_byte_array_append(out, (const guint8 *)&header, sizeof header);
+    session_entries(session, out);
+    return out;
+}
+
+/* IncrementalFetchContext / FullFetchContext.updateAndGenerateResponseData:
+ * records what each partition's answer told the follower, and in an
+ * incremental session keeps only the partitions with something new (S4).
+ * out holds a whole response built from the session's partition list. */
+static void answer_in_session(struct ks_broker *broker, struct serve_session session,
+                              GByteArray *out)
+{
+    struct ks__fetch_session *cached = session_find(broker, session.id, NULL);
+    struct ks_fetch_response header;
+    memcpy(&header, out->data, sizeof header);
+    if (cached == NULL || (guint)header.partition_count != cached->partitions->len) {
+        return; /* evicted, or changed since it parked: answer everything */
+    }
+    cached->last_used_ns = ks__broker_now_ns(broker);
+    GByteArray *kept = g_byte_array_new();
+    g_byte_array_append(kept, (const guint8 *)&header, sizeof header);
+    int32_t kept_count = 0;
+    size_t position = sizeof header;
+    for (guint i = 0; i < cached->partitions->len; i++) {
+        struct ks__session_partition *part =
+            &g_array_index(cached->partitions, struct ks__session_partition, i);
+        struct ks_fetch_response_partition answer;
+        memcpy(&answer, out->data + position, sizeof answer);
+        size_t bytes = sizeof answer + answer.records_bytes;
+        bool must = answer.records_bytes > 0 || answer.error_code != KS_ERR_NONE ||
+                    answer.diverging || answer.hw != part->hw ||
+                    answer.log_start_offset != part->log_start_offset;
+        part->hw = answer.error_code != KS_ERR_NONE ? -1 : answer.hw;
+        part->log_start_offset = answer.log_start_offset;
+        if (must || !session.incremental) {
+            g_byte_array_append(kept, out->data + position, (guint)bytes);
+            kept_count++;
+        }
+        position += bytes;
+    }
+    ks_assert(position == out->len);
+    header.partition_count = kept_count;
+    memcpy(kept->data, &header, sizeof header);
+    g_byte_array_set_size(out, 0);
+    g_byte_array_append(out, kept->data, kept->len);
+    g_byte_array_unref(kept);
+}
+
 static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
-                 size_t message_bytes, enum ks__fetch_origin origin, ks_time_ns deadline_ns)
+                 size_t message_bytes, enum ks__fetch_origin origin, struct serve_session session,
+                 ks_time_ns deadline_ns)
 {
     ks_time_ns now = ks__broker_now_ns(broker);
     ks_assert(deadline_ns > now); /* S1 */
@@ -288,6 +582,8 @@ static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *mes
     item->request_bytes = message_bytes;
     item->origin = origin;
     item->deadline_ns = deadline_ns;
+    item->session_id = session.id;
+    item->incremental = session.incremental;
     g_ptr_array_add(broker->delayed, item);
     item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id, deadline_ns - now,
                                     KS_TIMER_BROKER_DELAYED_FETCH, delayed_expire, item);
@@ -297,7 +593,8 @@ static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *mes
  * min_bytes available before deadline_ns; KS_TIME_NEVER for a new request:
  * now + max_wait). */
 static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
-                        size_t message_bytes, enum serve_mode mode, ks_time_ns deadline_ns)
+                        size_t message_bytes, enum serve_mode mode, enum serve_pass pass,
+                        struct serve_session session, ks_time_ns deadline_ns)
 {
     struct ks_fetch_request request;
     memcpy(&request, message, sizeof request);
@@ -314,6 +611,7 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
     memset(&header, 0, sizeof header);
     header.correlation_id = request.correlation_id;
     header.partition_count = request.partition_count;
+    header.session_id = session.id;
     g_byte_array_append(out, (const guint8 *)&header, sizeof header);
     size_t total_records = 0;
     bool anything_to_say = false;
@@ -323,6 +621,14 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
         total_records += build_entry(plans[i].replica, &entries[i], &plans[i], origin,
                                      total_records < response_max, out, &says_something);
         anything_to_say |= says_something;
+    }
+    if (origin == KS__FETCH_FROM_FOLLOWER && pass == SERVE_FIRST) { /* phase 3, S2 */
+        for (int32_t i = 0; i < request.partition_count; i++) {
+            if (plans[i].record_fetch) {
+                ks__replica_record_follower_fetch(broker, plans[i].replica, request.replica_id,
+                                                  request.replica_epoch, entries[i].fetch_offset);
+            }
+        }
     }
     g_free(plans);
     ks_time_ns now = ks__broker_now_ns(broker);
@@ -337,8 +643,11 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
     }
     if (may_park && !anything_to_say && total_records < min_bytes && deadline_ns > now) {
         g_byte_array_unref(out);
-        park(broker, source, message, message_bytes, origin, deadline_ns);
+        park(broker, source, message, message_bytes, origin, session, deadline_ns);
         return;
+    }
+    if (session.id != 0) {
+        answer_in_session(broker, session, out);
     }
     ks__broker_send_at(broker, ks_disk_idle_at_ns(broker->world, (ks_node_id)broker->id), source,
                        KS_MSG_FETCH_RESPONSE, out->data, out->len);
@@ -354,6 +663,10 @@ void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uin
     memcpy(&request, message, sizeof request);
     ks_assert(ks_proto_fits(message_bytes, sizeof request, request.partition_count,
                             sizeof(struct ks_fetch_request_partition)));
+    ks_assert(message_bytes ==
+              sizeof request +
+                  (size_t)request.partition_count * sizeof(struct ks_fetch_request_partition) +
+                  (size_t)request.forgotten_count * sizeof(struct ks_fetch_forgotten));
     /* A follower or consumer has one fetch outstanding: a new one from the
      * same source replaces a parked one (its sender timed out), S1. */
     for (guint i = 0; i < broker->delayed->len; i++) {
@@ -365,5 +678,24 @@ void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uin
             break;
         }
     }
-    serve_fetch(broker, source, message, message_bytes, SERVE_MAY_PARK, KS_TIME_NEVER);
+    struct serve_session session = { 0, false };
+    if (!request.session) {
+        serve_fetch(broker, source, message, message_bytes, SERVE_MAY_PARK, SERVE_FIRST, session,
+                    KS_TIME_NEVER);
+        return;
+    }
+    int16_t error_code = KS_ERR_NONE;
+    GByteArray *expanded = session_request(broker, message, &session, &error_code);
+    if (expanded == NULL) {
+        struct ks_fetch_response header;
+        memset(&header, 0, sizeof header);
+        header.correlation_id = request.correlation_id;
+        header.error_code = error_code;
+        ks__broker_send_at(broker, ks_disk_idle_at_ns(broker->world, (ks_node_id)broker->id),
+                           source, KS_MSG_FETCH_RESPONSE, &header, sizeof header);
+        return;
+    }
+    serve_fetch(broker, source, expanded->data, expanded->len, SERVE_MAY_PARK, SERVE_FIRST, session,
+                KS_TIME_NEVER);
+    g_byte_array_unref(expanded);
 }

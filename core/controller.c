@@ -30,8 +30,9 @@
 **
 ** Broker life cycle as the controller sees it:
 **
-**   (known) --heartbeat from a new incarnation (restart)--> FENCED
-**   FENCED --heartbeat with metadata caught up--> UNFENCED
+**   (known) --registration of a new incarnation (restart)--> FENCED
+**   FENCED --heartbeat not wanting to be fenced, with the metadata applied
+**            up to its registration--> UNFENCED
 **   UNFENCED --no heartbeat for broker.session.timeout.ms--> FENCED, out of ISRs
 **   UNFENCED --heartbeat WantShutDown, leads partitions--> CONTROLLED_SHUTDOWN:
 **            out of ISRs, its partitions elect without it
@@ -42,6 +43,12 @@
 **   (controlled shutdown: controlled_shutdown(), after KRaft's
 **   BrokerHeartbeatManager.calculateNextBrokerState and
 **   ReplicationControlManager.processBrokerHeartbeat)
+**
+** (BrokerHeartbeatManager.calculateNextBrokerState: a broker fenced because
+** its session expired while it was only cut off is unfenced by its first
+** heartbeat that gets through; a restarted one once it caught up. The broker
+** side, with its exponential backoff, is BrokerLifecycleManager in
+** core/broker.c.)
 **
 ** A restarted broker registers a new incarnation (broker epoch). What
 ** happens to its old session depends on the era being modelled:
@@ -66,8 +73,39 @@
 ** ISR reset to it (KS_EV_UNCLEAN_ELECTION); else leader -1 (KS_EV_NO_LEADER).
 ** Every leader change bumps the leader epoch; every change bumps the
 ** partition epoch. Elections run when a leader is fenced, when a broker is
-** unfenced (for leaderless partitions), and for preferred leaders every
-** leader.imbalance.check.interval when auto.leader.rebalance.enable.
+** unfenced (for leaderless partitions), and for preferred leaders when
+** auto.leader.rebalance.enable (below).
+**
+** Preferred-leader balancing (QuorumController
+** maybeScheduleNextBalancePartitionLeaders, ReplicationControlManager
+** maybeBalancePartitionLeaders): not a fixed clock from start-up. After
+** every controller event, if some partition's leader is not its preferred
+** replica (replicas[0]; a leaderless partition counts too) and no check is
+** scheduled, one is scheduled leader.imbalance.check.interval later. So a
+** check runs one interval after leadership moved away, not on multiples of
+** the interval since start. The check elects each preferred replica that is
+** unfenced and in the ISR, at most 1000 per pass (MAX_ELECTIONS_PER_IMBALANCE);
+** a pass that hit the cap is followed 10 ms later by another, otherwise the
+** next one is again an interval after the first event that finds an
+** imbalance. ksim visits partitions in (topic, partition) order where Kafka
+** walks a hash set, which only matters beyond the cap.
+**
+**   DEFERRED --event, imbalance--> SCHEDULED (in interval)
+**   IMMEDIATELY --event, imbalance--> SCHEDULED (in 10 ms)
+**   SCHEDULED --check, < 1000 elections--> DEFERRED
+**   SCHEDULED --check, 1000 elections----> IMMEDIATELY
+**
+** AlterPartition (ReplicationControlManager.alterPartition and
+** validateAlterPartitionData), checked in Kafka's order: the sender's broker
+** epoch (STALE_BROKER_EPOCH), the partition (UNKNOWN_TOPIC_OR_PARTITION),
+** epochs newer than ours (NOT_CONTROLLER), an older leader epoch
+** (FENCED_LEADER_EPOCH), a sender that is not the leader (INVALID_REQUEST),
+** an older partition epoch (INVALID_UPDATE_VERSION), an ISR that is not a
+** set of replicas holding the leader (INVALID_REQUEST), and every member of
+** the new ISR, old or new, registered, unfenced and of the broker epoch the
+** leader saw in its fetches unless it sent -1 (INELIGIBLE_REPLICA;
+** ineligibleReplicasForIsr). An ISR equal to the current one changes nothing
+** (no new partition epoch), as PartitionChangeBuilder writes no record.
 **
 ** Eligible Leader Replicas (KIP-966; eligible.leader.replicas.enable, off by
 ** default as in Kafka 4.0), as PartitionChangeBuilder builds every change
@@ -118,11 +156,22 @@
 
 struct cpart {
     struct ks_partition_state state;
+    bool imbalanced;             /* leader != replicas[0]: counted in imbalanced_count */
     struct ks_partition_elr elr; /* C4; the controller's only (not pushed) */
     int64_t changed_version;
     int32_t leader_epoch_touched; /* C3: the epochs as of the last touch() */
     int32_t partition_epoch_touched;
 };
+
+/* QuorumController.ImbalanceSchedule. */
+enum balance_schedule {
+    BALANCE_DEFERRED,    /* schedule the next check an interval after an event */
+    BALANCE_SCHEDULED,   /* balance_timer armed */
+    BALANCE_IMMEDIATELY, /* the last check hit its cap: the next one in 10 ms */
+};
+
+#define MAX_ELECTIONS_PER_IMBALANCE 1000
+#define BALANCE_IMMEDIATE_DELAY_NS  (10 * KS_NS_PER_MS)
 
 struct cbroker {
     bool registered; /* a live incarnation is known */
@@ -130,7 +179,7 @@ struct cbroker {
     int64_t broker_epoch;
     ks_time_ns last_heartbeat_ns;
     int64_t acked_version;    /* from its last heartbeat */
-    int64_t catch_up_version; /* unfence once acked_version reaches this */
+    int64_t catch_up_version; /* its registration's version (registerBrokerRecordOffset) */
     int64_t refused_epoch;    /* last incarnation told DUPLICATE_BROKER_REGISTRATION */
     /* Controlled shutdown (BrokerRegistration.inControlledShutdown): set when
      * the broker's heartbeat asks while it leads partitions, cleared when it
@@ -152,6 +201,10 @@ struct ks_controller {
     int64_t version;
     ks_timer_id session_timer;
     bool push_pending;
+    /* Preferred-leader balancing (see the design block). */
+    enum balance_schedule balance_schedule;
+    ks_timer_id balance_timer; /* armed exactly while SCHEDULED */
+    int32_t imbalanced_count;  /* partitions whose leader is not the preferred one */
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -430,8 +483,10 @@ static void push_to(struct ks_controller *controller, int32_t broker_id, int64_t
     push->metadata_version = controller->version;
     push->partition_count = count;
     push->broker_count = controller->broker_count;
-    for (int32_t i = 0; i < controller->broker_count; i++) {
-        push->broker_alive[i] = (uint8_t)broker_active(&controller->brokers[i]);
+    for (int32_t i = 0; i < KS_BROKER_COUNT_MAX; i++) {
+        bool known = i < controller->broker_count && controller->brokers[i].registered;
+        push->broker_alive[i] = (uint8_t)(known && broker_active(&controller->brokers[i]));
+        push->broker_epochs[i] = known ? controller->brokers[i].broker_epoch : -1;
     }
     struct ks_partition_state *entries =
         (struct ks_partition_state *)(message + sizeof(struct ks_partition_state_push));
@@ -455,6 +510,16 @@ static void push_all(struct ks_controller *controller)
     }
 }
 
+/* Keeps imbalanced_count in step with the partition's leader. */
+static void set_imbalanced(struct ks_controller *controller, struct cpart *part)
+{
+    bool imbalanced = part->state.leader != part->state.replicas[0];
+    if (imbalanced != part->imbalanced) {
+        controller->imbalanced_count += imbalanced ? 1 : -1;
+        part->imbalanced = imbalanced;
+    }
+}
+
 /* Records that a partition changed (a new version). */
 static void touch(struct ks_controller *controller, struct cpart *part)
 {
@@ -468,6 +533,7 @@ static void touch(struct ks_controller *controller, struct cpart *part)
     part->leader_epoch_touched = part->state.leader_epoch;
     part->partition_epoch_touched = part->state.partition_epoch;
     part->changed_version = ++controller->version;
+    set_imbalanced(controller, part);
 }
 
 /* ---- elections ------------------------------------------------------------ */
@@ -617,7 +683,6 @@ static void fence_broker(struct ks_controller *controller, int32_t broker_id,
     broker->fenced = true;
     broker->in_controlled_shutdown = false; /* a fenced broker is no longer shutting down */
     controller->version++;
-    broker->catch_up_version = controller->version;
     struct ks_cluster_event event = event_new(controller, KS_EV_BROKER_FENCED, broker_id, -1, -1);
     event.reason = why;
     emit(controller, &event);
@@ -655,6 +720,7 @@ static void unfence_broker(struct ks_controller *controller, int32_t broker_id)
 /* ---- timers ---------------------------------------------------------------- */
 
 static void session_check(ks_world *world, void *context);
+static void maybe_schedule_balance(struct ks_controller *controller);
 
 static void arm_session_check(struct ks_controller *controller)
 {
@@ -698,23 +764,55 @@ static void session_check(ks_world *world, void *context)
         push_all(controller);
     }
     arm_session_check(controller);
+    maybe_schedule_balance(controller);
 #ifdef KS_DEBUG
     ks_controller_check(controller);
 #endif
 }
 
-static void rebalance_check(ks_world *world, void *context)
+static void balance_check(ks_world *world, void *context);
+
+/* QuorumController.maybeScheduleNextBalancePartitionLeaders: run after every
+ * controller event. */
+static void maybe_schedule_balance(struct ks_controller *controller)
 {
+    const struct ks_cluster_config *cluster = controller->spec->cluster;
+    if (controller->balance_schedule == BALANCE_SCHEDULED ||
+        !cluster->auto_leader_rebalance_enable ||
+        cluster->leader_imbalance_check_interval_ns <= 0 || controller->imbalanced_count == 0) {
+        return;
+    }
+    ks_time_ns delay = controller->balance_schedule == BALANCE_DEFERRED
+                           ? (ks_time_ns)cluster->leader_imbalance_check_interval_ns
+                           : BALANCE_IMMEDIATE_DELAY_NS;
+    controller->balance_timer =
+        ks_world_schedule(controller->world, controller->node, delay, KS_TIMER_CONTROLLER_REBALANCE,
+                          balance_check, controller);
+    controller->balance_schedule = BALANCE_SCHEDULED;
+}
+
+/* ReplicationControlManager.maybeBalancePartitionLeaders: a preferred
+ * election (PartitionChangeBuilder, Election.PREFERRED) for each partition
+ * whose preferred replica is unfenced and in the ISR, at most
+ * MAX_ELECTIONS_PER_IMBALANCE of them. */
+static void balance_check(ks_world *world, void *context)
+{
+    (void)world;
     struct ks_controller *controller = context;
+    ks_assert(controller->balance_schedule == BALANCE_SCHEDULED);
+    controller->balance_timer = 0;
     bool alive[KS_BROKER_COUNT_MAX];
     alive_array(controller, alive);
-    bool changed = false;
-    for (int32_t t = 0; t < controller->topic_count; t++) {
-        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+    int32_t elections = 0;
+    for (int32_t t = 0; t < controller->topic_count && elections < MAX_ELECTIONS_PER_IMBALANCE;
+         t++) {
+        for (int32_t p = 0;
+             p < controller->topics[t].partition_count && elections < MAX_ELECTIONS_PER_IMBALANCE;
+             p++) {
             struct cpart *part = &controller->parts[t][p];
             struct ks_partition_state *state = &part->state;
             int32_t preferred = state->replicas[0];
-            if (state->leader == preferred || !alive[preferred - 1] ||
+            if (!part->imbalanced || !alive[preferred - 1] ||
                 !list_contains(state->isr, state->isr_count, preferred)) {
                 continue;
             }
@@ -722,19 +820,19 @@ static void rebalance_check(ks_world *world, void *context)
             state->leader = preferred;
             state->leader_epoch++;
             touch(controller, part);
-            changed = true;
+            elections++;
             struct ks_cluster_event event =
                 partition_event(controller, KS_EV_LEADER_ELECTED, preferred, state, &before);
             event.reason = KS_REASON_PREFERRED_LEADER;
             emit(controller, &event);
         }
     }
-    if (changed) {
+    controller->balance_schedule =
+        elections >= MAX_ELECTIONS_PER_IMBALANCE ? BALANCE_IMMEDIATELY : BALANCE_DEFERRED;
+    if (elections > 0) {
         push_all(controller);
     }
-    ks_world_schedule(world, controller->node,
-                      (ks_time_ns)controller->spec->cluster->leader_imbalance_check_interval_ns,
-                      KS_TIMER_CONTROLLER_REBALANCE, rebalance_check, controller);
+    maybe_schedule_balance(controller);
 #ifdef KS_DEBUG
     ks_controller_check(controller);
 #endif
@@ -824,6 +922,7 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
     struct ks_broker_heartbeat_response response;
     memset(&response, 0, sizeof response);
     response.broker_epoch = request->broker_epoch;
+    response.correlation_id = request->correlation_id;
     bool changed = false;
     if (!broker->registered || request->broker_epoch != broker->broker_epoch) {
         ks_time_ns timeout = (ks_time_ns)controller->spec->cluster->broker_session_timeout_ns;
@@ -839,6 +938,7 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
             }
             response.error_code = KS_ERR_DUPLICATE_BROKER_REGISTRATION;
             response.fenced = 1;
+            response.correlation_id = request->correlation_id;
             response.metadata_version = controller->version;
             ks_world_send(controller->world, controller->node, source,
                           KS_MSG_BROKER_HEARTBEAT_RESPONSE, &response, sizeof response);
@@ -857,14 +957,23 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
     }
     broker->last_heartbeat_ns = now;
     broker->acked_version = request->metadata_version;
+    /* BrokerHeartbeatManager.calculateNextBrokerState: a fenced broker that
+     * no longer wants to be fenced is unfenced once it has applied the
+     * metadata up to its registration (registerBrokerRecordOffset), so a
+     * broker fenced only because it was cut off is unfenced by the first
+     * heartbeat that gets through. A broker asking to shut down goes into
+     * controlled shutdown instead (ksim's brokers never ask to be fenced
+     * again while unfenced). */
+    bool caught_up = request->metadata_version >= broker->catch_up_version;
     if (request->want_shutdown) {
         response.should_shut_down = controlled_shutdown(controller, id, &changed) ? 1 : 0;
-    } else if (broker->fenced && request->metadata_version >= broker->catch_up_version) {
+    } else if (broker->fenced && !request->want_fence && caught_up) {
         unfence_broker(controller, id);
         changed = true;
     }
     response.metadata_version = controller->version;
     response.fenced = broker->fenced ? 1 : 0;
+    response.caught_up = caught_up ? 1 : 0;
     ks_world_send(controller->world, controller->node, source, KS_MSG_BROKER_HEARTBEAT_RESPONSE,
                   &response, sizeof response);
     if (changed) {
@@ -875,6 +984,91 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
     arm_session_check(controller);
 }
 
+/* ReplicationControlManager.ineligibleReplicasForIsr: every member of a new
+ * ISR, old or new, must be registered, unfenced, not in controlled shutdown
+ * and, unless the leader sent -1, of the broker epoch the leader saw in its
+ * fetches (KIP-903). */
+static bool isr_eligible(const struct ks_controller *controller,
+                         const struct ks_alter_partition_request *request)
+{
+    for (int32_t i = 0; i < request->isr_count; i++) {
+        const struct cbroker *member = &controller->brokers[request->isr[i] - 1];
+        int64_t epoch = request->isr_broker_epochs[i];
+        if (!broker_active(member) || (epoch != -1 && epoch != member->broker_epoch)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Replicas.validateIsr: members are replicas of the partition, each once;
+ * and the leader is one of them. */
+static bool isr_valid(const struct ks_partition_state *state,
+                      const struct ks_alter_partition_request *request)
+{
+    for (int32_t i = 0; i < request->isr_count; i++) {
+        int32_t id = request->isr[i];
+        if (!list_contains(state->replicas, state->replica_count, id) ||
+            list_contains(request->isr, i, id)) {
+            return false;
+        }
+    }
+    return request->isr_count >= 1 &&
+           list_contains(request->isr, request->isr_count, state->leader);
+}
+
+/* The checks of ReplicationControlManager.alterPartition, in its order:
+ * the sender's broker epoch (ClusterControlManager.checkBrokerEpoch), then
+ * validateAlterPartitionData. */
+static int16_t validate_alter(const struct ks_controller *controller,
+                              const struct ks_alter_partition_request *request)
+{
+    const struct cbroker *sender = &controller->brokers[request->broker_id - 1];
+    if (!sender->registered || sender->broker_epoch != request->broker_epoch) {
+        return KS_ERR_STALE_BROKER_EPOCH;
+    }
+    if (request->topic_index < 0 || request->topic_index >= controller->topic_count ||
+        request->partition < 0 ||
+        request->partition >= controller->topics[request->topic_index].partition_count) {
+        return KS_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    const struct ks_partition_state *state =
+        &controller->parts[request->topic_index][request->partition].state;
+    if (request->leader_epoch > state->leader_epoch ||
+        request->partition_epoch > state->partition_epoch) {
+        return KS_ERR_NOT_CONTROLLER; /* epochs from a newer controller than this one */
+    }
+    if (request->leader_epoch < state->leader_epoch) {
+        return KS_ERR_FENCED_LEADER_EPOCH;
+    }
+    if (request->broker_id != state->leader) {
+        return KS_ERR_INVALID_REQUEST;
+    }
+    if (request->partition_epoch < state->partition_epoch) {
+        return KS_ERR_INVALID_UPDATE_VERSION;
+    }
+    if (!isr_valid(state, request)) {
+        return KS_ERR_INVALID_REQUEST;
+    }
+    if (!isr_eligible(controller, request)) {
+        return KS_ERR_INELIGIBLE_REPLICA;
+    }
+    return KS_ERR_NONE;
+}
+
+static bool same_members(const int32_t *a, int32_t a_count, const int32_t *b, int32_t b_count)
+{
+    if (a_count != b_count) {
+        return false;
+    }
+    for (int32_t i = 0; i < a_count; i++) {
+        if (!list_contains(b, b_count, a[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static void on_alter_partition(struct ks_controller *controller, ks_node_id source,
                                const struct ks_alter_partition_request *request)
 {
@@ -882,45 +1076,23 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
     memset(&response, 0, sizeof response);
     response.topic_index = request->topic_index;
     response.partition = request->partition;
-    if (request->topic_index < 0 || request->topic_index >= controller->topic_count ||
-        request->partition < 0 ||
-        request->partition >= controller->topics[request->topic_index].partition_count) {
-        response.error_code = KS_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    response.error_code = validate_alter(controller, request);
+    if (response.error_code != KS_ERR_NONE) {
+        /* Kafka answers an error with no partition state: the leader keeps
+         * what it has and waits for metadata (or retries). */
+        response.leader = -1;
+        response.leader_epoch = -1;
+        response.partition_epoch = -1;
         ks_world_send(controller->world, controller->node, source, KS_MSG_ALTER_PARTITION_RESPONSE,
                       &response, sizeof response);
         return;
     }
     struct cpart *part = &controller->parts[request->topic_index][request->partition];
     struct ks_partition_state *state = &part->state;
-    const struct cbroker *sender = &controller->brokers[request->broker_id - 1];
-    if (state->leader != request->broker_id || sender->broker_epoch != request->broker_epoch) {
-        response.error_code = KS_ERR_NOT_LEADER_OR_FOLLOWER;
-    } else if (request->leader_epoch != state->leader_epoch) {
-        response.error_code = KS_ERR_FENCED_LEADER_EPOCH;
-    } else if (request->partition_epoch != state->partition_epoch) {
-        response.error_code = KS_ERR_INVALID_UPDATE_VERSION;
-    } else if (request->isr_count < 1 ||
-               !list_contains(request->isr, request->isr_count, state->leader)) {
-        response.error_code = KS_ERR_INVALID_UPDATE_VERSION;
-    } else {
-        /* KRaft refuses to add a fenced or shutting-down broker
-         * (ineligibleReplicasForIsr: INELIGIBLE_REPLICA); ksim answers with
-         * the unchanged state and INVALID_UPDATE_VERSION. */
-        bool eligible = true;
-        for (int32_t i = 0; i < request->isr_count; i++) {
-            int32_t id = request->isr[i];
-            if (!list_contains(state->replicas, state->replica_count, id)) {
-                eligible = false;
-            } else if (!list_contains(state->isr, state->isr_count, id) &&
-                       !broker_active(&controller->brokers[id - 1])) {
-                eligible = false;
-            }
-        }
-        if (!eligible) {
-            response.error_code = KS_ERR_INVALID_UPDATE_VERSION;
-        }
-    }
-    if (response.error_code == KS_ERR_NONE) {
+    /* PartitionChangeBuilder writes no record when nothing changes: the
+     * answer then carries the unchanged partition epoch. */
+    bool changed = !same_members(request->isr, request->isr_count, state->isr, state->isr_count);
+    if (changed) {
         bool grows = request->isr_count > state->isr_count;
         struct ks_partition_state before = *state;
         struct ks_partition_elr elr_before = part->elr;
@@ -945,7 +1117,7 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
     memcpy(response.isr, state->isr, sizeof response.isr);
     ks_world_send(controller->world, controller->node, source, KS_MSG_ALTER_PARTITION_RESPONSE,
                   &response, sizeof response);
-    if (response.error_code == KS_ERR_NONE) {
+    if (changed) {
         push_all(controller);
     }
 }
@@ -988,6 +1160,9 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
     }
     default: ks_assert(!"unexpected message kind at the controller");
     }
+    /* Every request is a controller write event (QuorumController), after
+     * which the balance check may be scheduled. */
+    maybe_schedule_balance(controller);
 #ifdef KS_DEBUG
     ks_controller_check(controller);
 #endif
@@ -1024,6 +1199,10 @@ void ks_controller_check(const struct ks_controller *controller)
     if (any_session) {
         ks_assert(controller->session_timer != 0);
     }
+    /* The balance timer is armed exactly while a check is scheduled. */
+    ks_assert((controller->balance_schedule == BALANCE_SCHEDULED) ==
+              (controller->balance_timer != 0));
+    int32_t imbalanced = 0;
     for (int32_t t = 0; t < controller->topic_count; t++) {
         for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
             const struct cpart *part = &controller->parts[t][p];
@@ -1054,8 +1233,11 @@ void ks_controller_check(const struct ks_controller *controller)
             ks_assert(state->leader_epoch == part->leader_epoch_touched);       /* C3 */
             ks_assert(state->partition_epoch == part->partition_epoch_touched); /* C3 */
             ks_assert(part->changed_version <= controller->version);
+            ks_assert(part->imbalanced == (state->leader != state->replicas[0]));
+            imbalanced += part->imbalanced;
         }
     }
+    ks_assert(imbalanced == controller->imbalanced_count);
 }
 
 /* ---- life cycle ------------------------------------------------------------ */
@@ -1182,12 +1364,7 @@ void ks_controller_start(struct ks_controller *controller)
     }
     push_all(controller);
     arm_session_check(controller);
-    if (controller->spec->cluster->auto_leader_rebalance_enable &&
-        controller->spec->cluster->leader_imbalance_check_interval_ns > 0) {
-        ks_world_schedule(controller->world, controller->node,
-                          (ks_time_ns)controller->spec->cluster->leader_imbalance_check_interval_ns,
-                          KS_TIMER_CONTROLLER_REBALANCE, rebalance_check, controller);
-    }
+    maybe_schedule_balance(controller);
 #ifdef KS_DEBUG
     ks_controller_check(controller);
 #endif
@@ -1202,12 +1379,12 @@ void ks_controller_start_after_restart(struct ks_controller *controller)
     }
     controller->session_timer = 0;
     arm_session_check(controller);
-    if (controller->spec->cluster->auto_leader_rebalance_enable &&
-        controller->spec->cluster->leader_imbalance_check_interval_ns > 0) {
-        ks_world_schedule(controller->world, controller->node,
-                          (ks_time_ns)controller->spec->cluster->leader_imbalance_check_interval_ns,
-                          KS_TIMER_CONTROLLER_REBALANCE, rebalance_check, controller);
-    }
+    /* QuorumController.renounce cancels the balance check and a newly active
+     * controller schedules it afresh (processBatchEndOffset of its
+     * activation): an interval from now. */
+    controller->balance_timer = 0;
+    controller->balance_schedule = BALANCE_DEFERRED;
+    maybe_schedule_balance(controller);
 #ifdef KS_DEBUG
     ks_controller_check(controller);
 #endif

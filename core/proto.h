@@ -77,17 +77,23 @@ enum ks_error {
     KS_ERR_ILLEGAL_GENERATION = 22,
     KS_ERR_UNKNOWN_MEMBER_ID = 25,
     KS_ERR_REBALANCE_IN_PROGRESS = 27,
+    KS_ERR_NOT_CONTROLLER = 41,  /* AlterPartition with epochs newer than the controller's */
+    KS_ERR_INVALID_REQUEST = 42, /* AlterPartition from a non-leader, or a bad ISR */
     KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER = 45,
     KS_ERR_DUPLICATE_SEQUENCE_NUMBER = 46,
     KS_ERR_INVALID_PRODUCER_EPOCH = 47,
     KS_ERR_KAFKA_STORAGE_ERROR = 56,
     KS_ERR_UNKNOWN_PRODUCER_ID = 59,
+    KS_ERR_FETCH_SESSION_ID_NOT_FOUND = 70,  /* KIP-227: the leader has no such session */
+    KS_ERR_INVALID_FETCH_SESSION_EPOCH = 71, /* KIP-227: not the epoch the session expects */
     KS_ERR_FENCED_LEADER_EPOCH = 74,
     KS_ERR_UNKNOWN_LEADER_EPOCH = 75,
+    KS_ERR_STALE_BROKER_EPOCH = 77, /* from an incarnation the controller does not know */
     KS_ERR_OFFSET_NOT_AVAILABLE = 78,
     KS_ERR_INVALID_UPDATE_VERSION = 96,         /* AlterPartition with a stale partition epoch */
     KS_ERR_DUPLICATE_BROKER_REGISTRATION = 101, /* old incarnation's session still valid */
-    KS_ERR_STALE_CONTROLLER_EPOCH = 11,         /* a request from a controller of an older epoch */
+    KS_ERR_INELIGIBLE_REPLICA = 107,    /* an ISR member fenced, unregistered or of a stale epoch */
+    KS_ERR_STALE_CONTROLLER_EPOCH = 11, /* a request from a controller of an older epoch */
 };
 
 /* "NOT_LEADER_OR_FOLLOWER" etc.; "UNKNOWN" for codes not listed above. */
@@ -121,7 +127,11 @@ static inline const char *ks_error_name(int16_t error_code)
     case KS_ERR_FENCED_LEADER_EPOCH: return "FENCED_LEADER_EPOCH";
     case KS_ERR_UNKNOWN_LEADER_EPOCH: return "UNKNOWN_LEADER_EPOCH";
     case KS_ERR_OFFSET_NOT_AVAILABLE: return "OFFSET_NOT_AVAILABLE";
+    case KS_ERR_NOT_CONTROLLER: return "NOT_CONTROLLER";
+    case KS_ERR_INVALID_REQUEST: return "INVALID_REQUEST";
+    case KS_ERR_STALE_BROKER_EPOCH: return "STALE_BROKER_EPOCH";
     case KS_ERR_INVALID_UPDATE_VERSION: return "INVALID_UPDATE_VERSION";
+    case KS_ERR_INELIGIBLE_REPLICA: return "INELIGIBLE_REPLICA";
     case KS_ERR_DUPLICATE_BROKER_REGISTRATION: return "DUPLICATE_BROKER_REGISTRATION";
     }
     return "UNKNOWN";
@@ -193,7 +203,8 @@ enum ks_broker_timer_kind {
     KS_TIMER_BROKER_RESPOND = 208,   /* a response deferred to the disk's idle time */
     KS_TIMER_BROKER_LOG_TASKS = 209, /* retention, compaction, flush.ms */
     KS_TIMER_BROKER_ALTER_PARTITION_RETRY = 210,
-    KS_TIMER_BROKER_SHUTDOWN_TIMEOUT = 211, /* controlled shutdown: stop without the answer */
+    KS_TIMER_BROKER_HEARTBEAT_TIMEOUT = 211, /* a registration or heartbeat unanswered */
+    KS_TIMER_BROKER_SHUTDOWN_TIMEOUT = 212,  /* controlled shutdown: stop without the answer */
     KS_TIMER_CONTROLLER_SESSION_CHECK = 220,
     KS_TIMER_CONTROLLER_REBALANCE = 221,
     KS_TIMER_CONTROLLER_START = 222,
@@ -288,12 +299,30 @@ struct ks_produce_response {
 
 struct ks_fetch_request {
     int64_t correlation_id;
-    int32_t replica_id; /* follower broker id, or -1 for a consumer */
+    int64_t replica_epoch; /* KIP-903 ReplicaState.ReplicaEpoch: the follower's broker epoch; -1 */
+    int32_t replica_id;    /* follower broker id, or -1 for a consumer */
     int32_t min_bytes;
     int64_t max_wait_ns; /* long poll: replica.fetch.wait.max.ms / fetch.max.wait.ms */
     int32_t max_bytes;   /* whole response */
     int32_t partition_count;
-    /* followed by partition_count * struct ks_fetch_request_partition */
+    /* KIP-227 fetch sessions, used only when `session` is 1 (followers;
+     * consumers leave the zeroes and fetch sessionless, FetchMetadata
+     * LEGACY). session_epoch 0 is a full request that creates a session
+     * (and closes session_id if not 0); above 0 an incremental one: the
+     * partitions listed are those added or changed since the last request,
+     * and forgotten_count entries name those removed. */
+    int32_t session_id;
+    int32_t session_epoch;
+    int32_t forgotten_count;
+    uint8_t session;
+    uint8_t reserved[3];
+    /* followed by partition_count * struct ks_fetch_request_partition, then
+     * forgotten_count * struct ks_fetch_forgotten */
+};
+
+struct ks_fetch_forgotten {
+    int32_t topic_index;
+    int32_t partition;
 };
 
 struct ks_fetch_request_partition {
@@ -309,9 +338,11 @@ struct ks_fetch_request_partition {
 
 struct ks_fetch_response {
     int64_t correlation_id;
-    int16_t error_code; /* request-level */
+    int16_t error_code; /* request-level: the KIP-227 session errors */
     int16_t reserved;
     int32_t partition_count;
+    int32_t session_id; /* KIP-227: the session this request used or created; 0 none */
+    int32_t reserved2;
     /* followed, partition_count times, by struct ks_fetch_response_partition
      * and its records_bytes of record batches (whole batches, offsets set) */
 };
@@ -325,8 +356,9 @@ struct ks_fetch_response_partition {
     /* Diverging epoch (KIP-320 fetch path): when `diverging` is 1 the
      * follower's log diverges from the leader's; no records come with it.
      * The follower truncates to min(diverging_end_offset, its own end offset
-     * for diverging_epoch) and fetches again; diverging_epoch -1 means the
-     * leader knows no epoch that old: the follower truncates to its HW. */
+     * for diverging_epoch) and fetches again; when it knows no epoch that
+     * old, to min(diverging_end_offset, its LEO) (AbstractFetcherThread
+     * getOffsetTruncationState). diverging_end_offset is never -1 here. */
     int32_t diverging_epoch;
     int32_t leader_epoch; /* the leader's current epoch */
     int64_t diverging_end_offset;
@@ -375,30 +407,41 @@ struct ks_list_offsets_response {
 
 /* ---- broker <-> controller ----------------------------------------------- */
 
-/* Sent every broker.heartbeat.interval.ms; the first one after (re)start is
- * the registration (refused with DUPLICATE_BROKER_REGISTRATION while the
- * previous incarnation's session is valid, KRaft rules; the broker keeps
- * heartbeating). metadata_version is the highest controller metadata
- * version the broker has applied; the controller answers and then pushes
- * every partition state that changed after that version, so a broker whose
- * heartbeats get through always converges. */
+/* BrokerRegistration and BrokerHeartbeat in one message kind: while the
+ * broker is not registered (after a restart) it is a registration, refused
+ * with DUPLICATE_BROKER_REGISTRATION while the previous incarnation's session
+ * is valid (KRaft rules); afterwards a heartbeat. One is in flight at a time
+ * (BrokerLifecycleManager, core/broker.c says when the next one leaves).
+ * metadata_version is the highest controller metadata version the broker
+ * has applied; the controller answers and then pushes every partition state
+ * that changed after that version, so a broker whose heartbeats get through
+ * always converges. */
 struct ks_broker_heartbeat_request {
     int32_t broker_id;
-    int32_t want_shutdown;    /* 1: controlled shutdown (BrokerHeartbeat's WantShutDown) */
+    uint8_t want_fence;    /* BrokerHeartbeatRequest.WantFence: not ready to be unfenced yet */
+    uint8_t want_shutdown; /* 1: controlled shutdown (BrokerHeartbeat's WantShutDown) */
+    int16_t reserved;
     int64_t broker_epoch;     /* incarnation: bumps on each restart */
     int64_t metadata_version; /* applied so far; -1 after a restart */
+    int64_t correlation_id;   /* echoed, so that a late answer is not taken for the current one */
 };
 
 struct ks_broker_heartbeat_response {
     int64_t broker_epoch;     /* echoed */
+    int64_t correlation_id;   /* echoed */
     int64_t metadata_version; /* controller's current version */
     int16_t error_code;
     uint8_t fenced;           /* 1 while the controller considers the broker fenced */
+    uint8_t caught_up;        /* IsCaughtUp: metadata_version reached its registration's */
     uint8_t should_shut_down; /* 1: controlled shutdown granted (ShouldShutDown) */
+    uint8_t reserved;
     int32_t reserved2;
 };
 
-/* Leader -> controller: set the ISR (one request in flight per partition). */
+/* Leader -> controller: set the ISR (one request in flight per partition).
+ * AlterPartition v3 (KIP-903): each ISR member comes with the broker epoch
+ * the leader saw in its fetches (its own for itself), -1 to skip the check
+ * (not fetched yet, or the ZooKeeper era, which had no broker epochs). */
 struct ks_alter_partition_request {
     int32_t broker_id;
     int32_t topic_index;
@@ -407,14 +450,21 @@ struct ks_alter_partition_request {
     int32_t partition_epoch; /* the version the leader bases its change on */
     int32_t isr_count;
     int32_t isr[KS_REPLICATION_FACTOR_MAX];
+    int64_t isr_broker_epochs[KS_REPLICATION_FACTOR_MAX];
     int64_t broker_epoch;
 };
 
+/* The answer (ReplicationControlManager.alterPartition): STALE_BROKER_EPOCH
+ * (the sender's incarnation), UNKNOWN_TOPIC_OR_PARTITION, NOT_CONTROLLER
+ * (epochs newer than the controller's), FENCED_LEADER_EPOCH,
+ * INVALID_REQUEST (not the leader, or an ISR that is not a subset of the
+ * replicas holding the leader), INVALID_UPDATE_VERSION (stale partition
+ * epoch), INELIGIBLE_REPLICA (a member fenced, unregistered or of another
+ * broker epoch), else NONE with the partition's state. */
 struct ks_alter_partition_response {
     int32_t topic_index;
     int32_t partition;
-    int16_t error_code; /* NONE, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
-                                * NOT_LEADER_OR_FOLLOWER */
+    int16_t error_code;
     int16_t reserved;
     int32_t leader;
     int32_t leader_epoch;
@@ -444,6 +494,9 @@ struct ks_partition_state_push {
     int32_t partition_count;
     int32_t broker_count;
     uint8_t broker_alive[KS_BROKER_COUNT_MAX]; /* registered and unfenced */
+    /* The registered incarnation of each broker (KRaftMetadataCache's broker
+     * epochs, which a leader compares with a follower's fetches); -1 none. */
+    int64_t broker_epochs[KS_BROKER_COUNT_MAX];
     /* followed by partition_count * struct ks_partition_state */
 };
 

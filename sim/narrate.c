@@ -69,7 +69,8 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_PREFERRED_LEADER: return "preferred leader";
     case KS_REASON_UNCLEAN_SHUTDOWN: return "restarted: a new incarnation leaves the ISR and ELR";
     case KS_REASON_TRUNCATE_TO_HIGH_WATERMARK: return "its high watermark";
-    case KS_REASON_TRUNCATE_NO_COMMON_EPOCH: return "no common leader epoch: to its high watermark";
+    case KS_REASON_TRUNCATE_NO_COMMON_EPOCH:
+        return "no common leader epoch: to the leader's end offset";
     case KS_REASON_TRUNCATE_TO_LEADER_LEO: return "leader's log end offset";
     case KS_REASON_TRUNCATE_REALIGN_BATCH: return "realign with the leader's batch";
     case KS_REASON_RETRIES_EXHAUSTED: return " (retries exhausted)";
@@ -656,10 +657,11 @@ static void append_truncation_cause(const struct ks_cluster_spec *spec, GString 
                                e->hw_old);
     } else if (e->reason == KS_REASON_TRUNCATE_NO_COMMON_EPOCH) {
         g_string_append_printf(out,
-                               "Leader %d and this follower share no known leader epoch, so it "
-                               "falls back to its high watermark, as Kafka does without epoch "
-                               "data.",
-                               e->leader_new);
+                               "Leader %d answered with epoch %d ending at %" PRId64 ", and this "
+                               "follower knows no epoch that old (its log begins with a later "
+                               "one), so it trusts the leader's end offset, as Kafka does. ",
+                               e->leader_new, e->diverging_epoch, e->diverging_end_offset);
+        append_dropped(spec, out, e);
     } else if (e->reason == KS_REASON_TRUNCATE_DIVERGING_EPOCH) {
         g_string_append_printf(out,
                                "KIP-101/KIP-279: the follower's last epoch ends at a different "

@@ -242,7 +242,7 @@ static const struct ks__key_spec cluster_keys[] = {
       "or after 5 minutes; `false`: it stops at once, cleanly but with its leaderships." },
     { "leader.imbalance.check.interval.seconds", KS__VALUE_SECONDS, 1, 1000000000, "300", NULL,
       SC(cluster.leader_imbalance_check_interval_ns), 0, NULL,
-      "Period of the preferred-leader check." },
+      "Delay of the preferred-leader check after a leader moves off its preferred replica." },
     { "min.insync.replicas", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "1", NULL,
       SC(cluster.min_insync_replicas), 0, NULL,
       "Broker default of the topic setting (acks=all only), and the setting of "

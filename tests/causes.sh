@@ -8,8 +8,8 @@
 #     before it was elected; not broker 1's own truncation at 22.55 s;
 #   - kip101-scenario2-*: follower 2's power loss at 10 s (it restarted
 #     empty and was elected), not broker 1's truncation at 30 s;
-#   - kip279-high-watermark: broker 1's HW truncation (9.25 s) of epoch-0
-#     records, then its unclean election (11.36 s) for epoch-1 records it
+#   - kip279-high-watermark: broker 1's HW truncation (9.26 s) of epoch-0
+#     records, then its unclean election (11.77 s) for epoch-1 records it
 #     never had (the earlier truncation removed other records at those
 #     offsets);
 #   - acks=0/1, the zombie leader and acks=1 rolling restarts: the records
@@ -39,23 +39,23 @@ cat >"$tmp/expected" <<'EOF'
 acks0-leader-crash|15599|truncation|truncation|1|20004|
 acks1-leader-crash|15599|truncation|truncation|1|20004|
 all-replicas-power-loss|0|power_loss|fault|1|10000|power-1
-jepsen-2013-isr-partition|2456|unclean_election|unclean_election|2|30891|
+jepsen-2013-isr-partition|2456|unclean_election|unclean_election|2|30912|
 kip101-scenario1-hw|1168|truncation|truncation|2|7550|
 kip101-scenario1-kafka-0.10|1169|truncation|truncation|2|7550|
 kip101-scenario2-epoch|0|power_loss|fault|2|10000|follower-power
 kip101-scenario2-hw|0|power_loss|fault|2|10000|follower-power
-kip279-high-watermark|731|truncation|truncation|1|9248|
-kip279-high-watermark|2233|unclean_election|unclean_election|1|11356|
-kip279-leader-epoch|2435|unclean_election|unclean_election|1|11356|
-kip966-last-replica-standing|0|power_loss|fault|3|29711|t2-power-loss
+kip279-high-watermark|731|truncation|truncation|1|9257|
+kip279-high-watermark|2233|unclean_election|unclean_election|1|11773|
+kip279-leader-epoch|2435|unclean_election|unclean_election|1|11773|
+kip966-last-replica-standing|0|power_loss|fault|3|29730|t2-power-loss
 power-loss-no-writeback|0|power_loss|fault|1|60000|power-1
 power-loss-writeback|16481|power_loss|fault|1|60000|power-1
 rolling-restart-acks1|9937|truncation|truncation|1|10005|
-rolling-restart-acks1|38057|truncation|truncation|3|38126|
-rolling-restart-acks1|38059|truncation|truncation|3|38126|
-unclean-election-loss|2483|unclean_election|unclean_election|2|28858|
+rolling-restart-acks1|34078|truncation|truncation|3|34149|
+rolling-restart-acks1|34079|truncation|truncation|3|34149|
+unclean-election-loss|2483|unclean_election|unclean_election|2|28877|
 zk-acks1-leader-crash|15599|truncation|truncation|1|20007|
-zombie-leader-acks1|2475|truncation|truncation|1|21111|
+zombie-leader-acks1|2475|truncation|truncation|1|24610|
 EOF
 
 db=$tmp/causes.db

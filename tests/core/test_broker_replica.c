@@ -309,7 +309,7 @@ static void test_event_facts_of_a_zombie_leader(void)
     h_append(&h, 1, 0, 0, KS_ACKS_ALL, "zombie-all");
     cf_run_for(&h, 40 * H_S);
     ks_world_net_heal(h.env.world, cut);
-    cf_run_for(&h, 5 * H_S);
+    cf_run_for(&h, 10 * H_S); /* its next heartbeat, after the backoff, leaves at about 46 s */
 
     const struct ks_cluster_event *fenced = fact(&f, KS_EV_BROKER_FENCED, 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(fenced);

@@ -16,6 +16,7 @@
  * removal through to the last-known-leader election. */
 #include "repl_harness.h"
 
+#include "../../core/broker_int.h"
 #include "../../core/placement.h"
 
 static void test_assign_formula(void)
@@ -547,7 +548,12 @@ static void test_controller_power_loss_keeps_state(void)
 }
 
 /* auto.leader.rebalance.enable: leadership returns to the preferred replica
- * once it is back in the ISR. */
+ * once it is back in the ISR, at the first balance check. Kafka's controller
+ * schedules that check one leader.imbalance.check.interval after the event
+ * that made the partition imbalanced (QuorumController
+ * maybeScheduleNextBalancePartitionLeaders), not on multiples of the
+ * interval since start: broker 1 is fenced at 9.001 s, so with a 30 s
+ * interval the check runs at 39.001 s, not at 30 s. */
 static void test_preferred_rebalance(void)
 {
     static const int32_t assign[] = { 1, 2, 3 };
@@ -561,13 +567,270 @@ static void test_preferred_rebalance(void)
     cf_crash(&h, 1, false);
     cf_run_until(&h, 12 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    const struct cf_event *moved = cf_find(&h, KS_EV_LEADER_ELECTED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(moved);
+    ks_time_ns moved_ns = moved->at_ns;                /* the events array grows: keep the value */
+    CU_ASSERT_EQUAL(moved_ns, 9 * H_S + 1 * H_MS + 1); /* session check: 1 ns past expiry */
     cf_restart(&h, 1);
     cf_run_until(&h, 20 * H_S);
+    int32_t isr[4];
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 3); /* 1 is back in the ISR */
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
-    cf_run_until(&h, 31 * H_S);
+    cf_run_until(&h, 39 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2); /* no check at 30 s */
+    cf_run_until(&h, 40 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
     CU_ASSERT_EQUAL(ks_cluster_leader_epoch(h.cluster, 0, 0), 2);
     CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 2);
+    const struct cf_event *back = cf_find(&h, KS_EV_LEADER_ELECTED, 20 * H_S);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_EQUAL(back->reason, KS_REASON_PREFERRED_LEADER);
+    CU_ASSERT_EQUAL(back->at_ns, moved_ns + 30 * H_S);
+    /* Balanced again: no check is scheduled until leadership moves. */
+    cf_run_until(&h, 100 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 2);
+    cf_free(&h);
+}
+
+/* A preferred replica that is not yet back in the ISR when the check runs:
+ * the check is itself a controller event, after which the still imbalanced
+ * partition gets the next check a whole interval later, so leadership
+ * returns at the first check after the replica is back in the ISR. */
+static void test_preferred_rebalance_retry(void)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    h.cluster_config.auto_leader_rebalance_enable = true;
+    h.cluster_config.leader_imbalance_check_interval_ns = 10 * (int64_t)H_S;
+    cf_topic(&h, "orders", 1, 3, 1, assign);
+    cf_start(&h, 26);
+    cf_run_until(&h, 1 * H_S);
+    cf_crash(&h, 1, false);
+    cf_run_until(&h, 22 * H_S); /* moved at 9.001 s; the check at 19.001 s finds 1 down */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    cf_restart(&h, 1);
+    cf_run_until(&h, 28 * H_S); /* 1 is back in the ISR, the next check is due at 29.001 s */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    cf_run_until(&h, 30 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 2);
+    const struct cf_event *back = cf_find(&h, KS_EV_LEADER_ELECTED, 20 * H_S);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_EQUAL(back->reason, KS_REASON_PREFERRED_LEADER);
+    CU_ASSERT_EQUAL(back->at_ns, 29 * H_S + 1 * H_MS + 1); /* moved + 2 intervals */
+    cf_free(&h);
+}
+
+/* A broker cut off from the controller only: fenced when its session
+ * expires, and unfenced by the first heartbeat that gets through after the
+ * heal (BrokerHeartbeatManager: it does not want to be fenced and has applied
+ * the metadata up to its registration long ago), one network latency after
+ * it left. Its heartbeats meanwhile failed after 4.5 s each and were retried
+ * after 100 ms, 200 ms, ... (BrokerLifecycleManager's ExponentialBackoff). */
+static void test_cut_off_broker_unfenced_by_first_heartbeat(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 3, 3, 1, NULL);
+    cf_start(&h, 28);
+    cf_run_until(&h, 1 * H_S);
+    ks_node_id node = 2;
+    ks_node_id controller = ks_cluster_controller_node(&h.spec);
+    ks_cut_id cut = ks_world_net_partition(h.env.world, &node, 1, &controller, 1);
+    cf_run_until(&h, 15 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_FENCED), 1);
+    struct ks_broker *broker = ks_cluster_broker(h.cluster, 2);
+    CU_ASSERT_TRUE(broker->failed_attempts >= 2);
+    ks_world_net_heal(h.env.world, cut);
+    /* Step until broker 2 sends its next heartbeat. */
+    int64_t sent_before = broker->communication_correlation_id;
+    while (broker->communication_correlation_id == sent_before && cf_now(&h) < 30 * H_S) {
+        cf_run_for(&h, 1 * H_MS / 10);
+    }
+    ks_time_ns sent_ns = cf_now(&h);
+    CU_ASSERT_TRUE(sent_ns < 30 * H_S);
+    cf_run_for(&h, 100 * H_MS);
+    const struct cf_event *unfenced = cf_find(&h, KS_EV_BROKER_UNFENCED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(unfenced);
+    CU_ASSERT_TRUE(unfenced->at_ns > sent_ns);
+    CU_ASSERT_TRUE(unfenced->at_ns <= sent_ns + 1 * H_MS); /* that very heartbeat */
+    CU_ASSERT_EQUAL(broker->failed_attempts, 0);
+    cf_free(&h);
+}
+
+/* A quick restart under KRaft rules: the new incarnation's registration is
+ * refused while the old session is valid (until 9.001 s) and retried with
+ * BrokerLifecycleManager's backoff, 100 ms doubling up to the session
+ * timeout with 2 % jitter: attempts at about 1.1, 1.2, 1.4, 1.8, 2.6, 4.2, 7.4
+ * and 13.8 s, the last accepted. Then it heartbeats at once, again 10 ms
+ * later once it has the metadata, asks to be unfenced and is, some 20 ms
+ * after registering (a heartbeat every 2 s would take until 11.1 s, and the
+ * next 2 s for the unfencing). */
+static void test_restart_registration_backoff(void)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 1, assign);
+    cf_start(&h, 29);
+    cf_run_until(&h, 1 * H_S);
+    cf_crash(&h, 3, false);
+    cf_run_for(&h, 100 * H_MS);
+    cf_restart(&h, 3);
+    cf_run_until(&h, 13 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_UNFENCED), 0);
+    struct ks_broker *broker = ks_cluster_broker(h.cluster, 3);
+    CU_ASSERT_EQUAL(broker->failed_attempts, 7);
+    CU_ASSERT_FALSE(broker->registered);
+    cf_run_until(&h, 15 * H_S);
+    const struct cf_event *unfenced = cf_find(&h, KS_EV_BROKER_UNFENCED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(unfenced);
+    /* 1.1 s + 12.7 s of backoff (+-2 %) + 7 refused round trips + ~20 ms. */
+    CU_ASSERT_TRUE(unfenced->at_ns >= 13500 * H_MS && unfenced->at_ns <= 14200 * H_MS);
+    CU_ASSERT_EQUAL(broker->lifecycle, KS__LIFECYCLE_RUNNING);
+    cf_run_until(&h, 16 * H_S);
+    int32_t isr[4];
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 3);
+    cf_free(&h);
+}
+
+/* A restart after the old session expired: registered at once, unfenced as
+ * soon as it caught up with the metadata (within a few round trips), not at
+ * its next heartbeat period. */
+static void test_restart_unfenced_once_caught_up(void)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 1, assign);
+    cf_start(&h, 30);
+    cf_run_until(&h, 1 * H_S);
+    cf_crash(&h, 3, false);
+    cf_run_until(&h, 12 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_BROKER_FENCED), 1);
+    cf_restart(&h, 3);
+    cf_run_for(&h, 100 * H_MS);
+    const struct cf_event *unfenced = cf_find(&h, KS_EV_BROKER_UNFENCED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(unfenced);
+    /* Registration, a heartbeat not yet caught up, one 10 ms later that is,
+     * and the one asking to be unfenced: four round trips and 10 ms. */
+    CU_ASSERT_TRUE(unfenced->at_ns <= 12 * H_S + 20 * H_MS);
+    cf_free(&h);
+}
+
+/* AlterPartition answers, in ReplicationControlManager.alterPartition's
+ * order. Broker 1 (the leader of orders-0) has its receiver taken over by the
+ * test, which sends requests in its name and reads the answers. */
+struct alter_box {
+    int32_t count;
+    struct ks_alter_partition_response last;
+};
+
+static void alter_capture(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
+                          const void *message, size_t message_bytes, void *context)
+{
+    (void)world;
+    (void)self;
+    (void)source;
+    struct alter_box *box = context;
+    if (kind == KS_MSG_ALTER_PARTITION_RESPONSE && message_bytes == sizeof box->last) {
+        memcpy(&box->last, message, sizeof box->last);
+        box->count++;
+    }
+}
+
+/* Sends an AlterPartition from `broker` (leader epoch, partition epoch, the
+ * ISR and its members' broker epochs, the sender's broker epoch) and returns
+ * the controller's answer. */
+static struct ks_alter_partition_response alter(struct cluster_fixture *h, struct alter_box *box,
+                                                int32_t broker, int32_t leader_epoch,
+                                                int32_t partition_epoch, const int32_t *isr,
+                                                const int64_t *isr_epochs, int32_t isr_count,
+                                                int64_t broker_epoch)
+{
+    struct ks_alter_partition_request request;
+    memset(&request, 0, sizeof request);
+    request.broker_id = broker;
+    request.topic_index = 0;
+    request.partition = 0;
+    request.leader_epoch = leader_epoch;
+    request.partition_epoch = partition_epoch;
+    request.isr_count = isr_count;
+    for (int32_t i = 0; i < isr_count; i++) {
+        request.isr[i] = isr[i];
+        request.isr_broker_epochs[i] = isr_epochs[i];
+    }
+    request.broker_epoch = broker_epoch;
+    int32_t before = box->count;
+    ks_world_send(h->env.world, (ks_node_id)broker, ks_cluster_controller_node(&h->spec),
+                  KS_MSG_ALTER_PARTITION_REQUEST, &request, sizeof request);
+    cf_run_for(h, 5 * H_MS);
+    CU_ASSERT_EQUAL(box->count, before + 1);
+    return box->last;
+}
+
+static void test_alter_partition_validation(void)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    static const int32_t isr_123[] = { 1, 2, 3 };
+    static const int32_t isr_12[] = { 1, 2 };
+    static const int32_t isr_23[] = { 2, 3 };
+    static const int32_t isr_125[] = { 1, 2, 5 };
+    static const int32_t isr_113[] = { 1, 1, 3 };
+    static const int64_t ones[] = { 1, 1, 1 };
+    static const int64_t stale_3[] = { 1, 1, 7 };
+    static const int64_t unknown_3[] = { 1, 1, -1 };
+    struct cluster_fixture h;
+    cf_init(&h, 4);
+    cf_topic(&h, "orders", 1, 3, 1, assign);
+    cf_start(&h, 27);
+    cf_run_until(&h, 100 * H_MS);
+    struct alter_box box;
+    memset(&box, 0, sizeof box);
+    ks_world_set_receiver(h.env.world, 1, alter_capture, &box);
+    /* Leader 1, leader epoch 0, partition epoch 0, ISR 1,2,3, broker epochs 1. */
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 0, isr_12, ones, 2, 2).error_code,
+                    KS_ERR_STALE_BROKER_EPOCH);
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 1, 0, isr_12, ones, 2, 1).error_code, KS_ERR_NOT_CONTROLLER);
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 3, isr_12, ones, 2, 1).error_code, KS_ERR_NOT_CONTROLLER);
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 0, isr_23, ones, 2, 1).error_code,
+                    KS_ERR_INVALID_REQUEST); /* the ISR must hold the leader */
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 0, isr_125, ones, 3, 1).error_code,
+                    KS_ERR_INVALID_REQUEST); /* 5 is no replica */
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 0, isr_113, ones, 3, 1).error_code,
+                    KS_ERR_INVALID_REQUEST); /* a member twice */
+    /* The same ISR: accepted, nothing changes, no new partition epoch. */
+    struct ks_alter_partition_response same = alter(&h, &box, 1, 0, 0, isr_123, ones, 3, 1);
+    CU_ASSERT_EQUAL(same.error_code, KS_ERR_NONE);
+    CU_ASSERT_EQUAL(same.partition_epoch, 0);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_ISR_SHRINK) + cf_count(&h, KS_EV_ISR_EXPAND), 0);
+    /* A member of another incarnation than the registered one. */
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 0, isr_123, stale_3, 3, 1).error_code,
+                    KS_ERR_INELIGIBLE_REPLICA);
+    /* A shrink is accepted: partition epoch 1. */
+    struct ks_alter_partition_response shrunk = alter(&h, &box, 1, 0, 0, isr_12, ones, 2, 1);
+    CU_ASSERT_EQUAL(shrunk.error_code, KS_ERR_NONE);
+    CU_ASSERT_EQUAL(shrunk.partition_epoch, 1);
+    CU_ASSERT_EQUAL(shrunk.isr_count, 2);
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 0, isr_123, ones, 3, 1).error_code,
+                    KS_ERR_INVALID_UPDATE_VERSION);
+    /* Broker 2 is not the leader: INVALID_REQUEST, after the epoch checks. */
+    struct alter_box box2;
+    memset(&box2, 0, sizeof box2);
+    ks_world_set_receiver(h.env.world, 2, alter_capture, &box2);
+    CU_ASSERT_EQUAL(alter(&h, &box2, 2, 0, 1, isr_12, ones, 2, 1).error_code,
+                    KS_ERR_INVALID_REQUEST);
+    /* Broker 3 crashes; once fenced, adding it back is refused even with no
+     * epoch given (-1): fenced members are ineligible. */
+    cf_crash(&h, 3, false);
+    cf_run_until(&h, 10 * H_S);
+    CU_ASSERT_PTR_NOT_NULL(cf_find(&h, KS_EV_BROKER_FENCED, 0));
+    CU_ASSERT_EQUAL(alter(&h, &box, 1, 0, 1, isr_123, unknown_3, 3, 1).error_code,
+                    KS_ERR_INELIGIBLE_REPLICA);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
+    int32_t isr[4];
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 2);
     cf_free(&h);
 }
 
@@ -798,8 +1061,14 @@ void ks_test_register_controller(void)
         { "controller_crash_is_outage", test_controller_crash_is_outage },
         { "controller_power_loss_keeps_state", test_controller_power_loss_keeps_state },
         { "preferred_rebalance", test_preferred_rebalance },
+        { "preferred_rebalance_retry", test_preferred_rebalance_retry },
         { "placement_deterministic", test_placement_deterministic },
         { "quick_restart_rules", test_quick_restart_rules },
+        { "alter_partition_validation", test_alter_partition_validation },
+        { "cut_off_broker_unfenced_by_first_heartbeat",
+          test_cut_off_broker_unfenced_by_first_heartbeat },
+        { "restart_registration_backoff", test_restart_registration_backoff },
+        { "restart_unfenced_once_caught_up", test_restart_unfenced_once_caught_up },
         { "controlled_shutdown", test_controlled_shutdown },
         { "shutdown_not_controlled", test_shutdown_not_controlled },
         { "shutdown_times_out", test_shutdown_times_out },

@@ -14,6 +14,8 @@
  * say; the leader-epoch mode must not. */
 #include "repl_harness.h"
 
+#include "../../core/broker_int.h"
+
 static const int32_t ASSIGN_123[] = { 1, 2, 3 };
 static const int32_t ASSIGN_12[] = { 1, 2 };
 
@@ -249,8 +251,10 @@ static bool kip101_scenario2(enum ks_truncation_mode mode)
     cf_crash(&h, 2, true);  /* B: power failure, m2 was never fsynced */
     cf_restart(&h, 2);
     /* Sessions of both expire at 19 s. With KRaft rules B may only register
-     * its new incarnation then (20.5 s), is unfenced at 22.5 s and elected;
-     * in high-watermark mode (ZooKeeper era) it registered at once. */
+     * its new incarnation then: its refused registrations are retried with
+     * a backoff doubling from 100 ms, so the one accepted leaves at about
+     * 23.1 s; it is unfenced some milliseconds later and elected. In
+     * high-watermark mode (ZooKeeper era) it registered at once. */
     cf_run_for(&h, 13 * H_S);
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
     CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).leo, 1);
@@ -326,6 +330,137 @@ static void test_kip279_scenario(void)
 {
     CU_ASSERT_FALSE(kip279_scenario(KS_TRUNCATION_HIGH_WATERMARK));
     CU_ASSERT_TRUE(kip279_scenario(KS_TRUNCATION_LEADER_EPOCH));
+}
+
+/* A diverging epoch the follower knows nothing as old as: two elections that
+ * lose data leave broker 2 with a log that begins in epoch 1, while the
+ * leader's log (broker 1, elected uncleanly in epoch 2) has epochs 0 and 2
+ * only. The leader answers 2's last fetched epoch 1 with (epoch 0, end 3);
+ * 2 has no epoch <= 0, so Kafka truncates to min(leader's end offset, LEO)
+ * = 3 (AbstractFetcherThread.getOffsetTruncationState), keeping its epoch-1
+ * records at 0..2 (the replicas diverge below 3). A fall-back to its own HW
+ * (5, its LEO) would truncate nothing. Kafka's fetcher then sends its latest
+ * epoch, still 1, and gets the same answer again: after two unclean
+ * elections like these it does not converge, and neither does ksim. */
+static void test_diverging_no_common_epoch(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    h.cluster_config.unclean_leader_election_enable = true;
+    cf_topic(&h, "t", 1, 2, 1, ASSIGN_12);
+    cf_start(&h, 14);
+    cf_run_until(&h, 1 * H_S);
+    ks_node_id a = 1;
+    ks_node_id b = 2;
+    ks_cut_id cut = ks_world_net_partition(h.env.world, &a, 1, &b, 1);
+    h_append_batch(&h, 1, 0, 0, KS_ACKS_LEADER, h_batch("m", 3, -1, -1, -1)); /* 0..2, epoch 0 */
+    cf_run_until(&h, 1500 * H_MS);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).leo, 0);
+    cf_crash(&h, 1, false);
+    ks_world_net_heal(h.env.world, cut);
+    cf_run_until(&h, 12 * H_S); /* 1 fenced; 2 (still in the ISR, empty) leads epoch 1 */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    CU_ASSERT_EQUAL(ks_cluster_leader_epoch(h.cluster, 0, 0), 1);
+    for (int i = 0; i < 5; i++) {
+        h_append(&h, 2, 0, 0, KS_ACKS_LEADER, "n"); /* 0..4, epoch 1, a batch each */
+    }
+    cf_run_until(&h, 16 * H_S); /* HW 5 checkpointed at 15 s */
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).hw, 5);
+    uint32_t n2 = h_batch_crc_at(&h, 2, 0, 0, 2);
+    CU_ASSERT_NOT_EQUAL(n2, 0);
+    cf_crash(&h, 2, false);
+    cf_restart(&h, 1);
+    cf_run_until(&h, 30 * H_S); /* 2 fenced at about 25 s: 1 elected uncleanly, epoch 2 */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
+    CU_ASSERT_EQUAL(ks_cluster_leader_epoch(h.cluster, 0, 0), 2);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_UNCLEAN_ELECTION), 1);
+    h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "p1"); /* offset 3, epoch 2 */
+    cf_run_for(&h, 100 * H_MS);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 4);
+    cf_restart(&h, 2);
+    cf_run_for(&h, 5 * H_S);
+    const struct cf_event *cut_event = cf_find(&h, KS_EV_TRUNCATION, 30 * H_S);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cut_event);
+    CU_ASSERT_EQUAL(cut_event->broker, 2);
+    CU_ASSERT_EQUAL(cut_event->reason, KS_REASON_TRUNCATE_NO_COMMON_EPOCH);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).role, KS_ROLE_FOLLOWER);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 0).leo, 3);
+    CU_ASSERT_EQUAL(h_batch_crc_at(&h, 2, 0, 0, 2), n2); /* epoch-1 records below 3 kept */
+    CU_ASSERT_NOT_EQUAL(h_batch_crc_at(&h, 2, 0, 0, 2), h_batch_crc_at(&h, 1, 0, 0, 2));
+    cf_free(&h);
+}
+
+/* What a leader does with each AlterPartition answer
+ * (Partition.handleAlterPartitionError), white-box: a pending shrink is
+ * planted in the leader's replica and answered by hand. A stale-state error
+ * leaves the change pending and unsent until a push overrides it;
+ * INELIGIBLE_REPLICA resets it to the committed ISR at once; any other
+ * error is retried. */
+static void plant_shrink(struct cluster_fixture *h, struct ks__replica *replica)
+{
+    memset(&replica->alter, 0, sizeof replica->alter);
+    replica->alter.broker_id = 1;
+    replica->alter.leader_epoch = replica->state.leader_epoch;
+    replica->alter.partition_epoch = replica->state.partition_epoch;
+    replica->alter.isr_count = 2;
+    replica->alter.isr[0] = 1;
+    replica->alter.isr[1] = 2;
+    replica->alter.broker_epoch = 1;
+    replica->alter_state = KS__ALTER_IN_FLIGHT;
+    replica->alter_sent_ns = cf_now(h);
+}
+
+static void answer(struct ks_broker *broker, int16_t error_code)
+{
+    struct ks_alter_partition_response response;
+    memset(&response, 0, sizeof response);
+    response.topic_index = 0;
+    response.partition = 0;
+    response.error_code = error_code;
+    response.leader = -1;
+    ks__replica_on_alter_response(broker, &response);
+}
+
+static void test_alter_partition_answers(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 1, ASSIGN_123);
+    cf_start(&h, 15);
+    cf_run_until(&h, 1 * H_S);
+    struct ks_broker *broker = ks_cluster_broker(h.cluster, 1);
+    struct ks__replica *replica = broker->replicas[0][0];
+    CU_ASSERT_EQUAL_FATAL(replica->role, KS_ROLE_LEADER);
+    /* Stale state: pending, never re-sent by the ISR check (every 15 s). */
+    plant_shrink(&h, replica);
+    answer(broker, KS_ERR_INVALID_UPDATE_VERSION);
+    CU_ASSERT_EQUAL(replica->alter_state, KS__ALTER_REFUSED);
+    ks_time_ns sent_ns = replica->alter_sent_ns;
+    cf_run_until(&h, 32 * H_S);
+    CU_ASSERT_EQUAL(replica->alter_state, KS__ALTER_REFUSED);
+    CU_ASSERT_EQUAL(replica->alter_sent_ns, sent_ns);
+    /* A push with a newer partition epoch ends it: broker 3 fenced, out of the ISR. */
+    cf_crash(&h, 3, false);
+    cf_run_until(&h, 45 * H_S);
+    CU_ASSERT_EQUAL(replica->alter_state, KS__ALTER_IDLE);
+    int32_t isr[4];
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 2);
+    /* INELIGIBLE_REPLICA: back to the committed ISR at once. */
+    plant_shrink(&h, replica);
+    replica->alter.isr_count = 1;
+    answer(broker, KS_ERR_INELIGIBLE_REPLICA);
+    CU_ASSERT_EQUAL(replica->alter_state, KS__ALTER_IDLE);
+    /* Anything else is retried: still in flight, re-sent by the ISR check
+     * once KS__ALTER_RETRY_NS has passed (the controller then refuses the
+     * planted request as a same-ISR no-op or a stale one, which ends it). */
+    plant_shrink(&h, replica);
+    answer(broker, KS_ERR_STALE_BROKER_EPOCH);
+    CU_ASSERT_EQUAL(replica->alter_state, KS__ALTER_IN_FLIGHT);
+    sent_ns = replica->alter_sent_ns;
+    cf_run_for(&h, 16 * H_S);
+    CU_ASSERT_TRUE(replica->alter_sent_ns > sent_ns);
+    CU_ASSERT_EQUAL(replica->alter_state, KS__ALTER_IDLE);
+    cf_free(&h);
 }
 
 /* A crashed broker restarts: its log comes back through recovery (unclean
@@ -442,6 +577,11 @@ static void test_zombie_leader(void)
     CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).role, KS_ROLE_LEADER); /* it does not know */
     ks_world_net_heal(h.env.world, cut);
+    /* Its heartbeats have been failing since 2 s, each after a 4.5 s timeout
+     * and a growing backoff (BrokerLifecycleManager): the next one leaves at
+     * about 46 s, and only then does it learn of the new leader. */
+    cf_run_for(&h, 5 * H_S);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).role, KS_ROLE_LEADER);
     cf_run_for(&h, 5 * H_S);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).role, KS_ROLE_FOLLOWER);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, h_state(&h, 2, 0, 0).leo);
@@ -680,6 +820,258 @@ static void test_client_protocol(void)
     cf_free(&h);
 }
 
+/* The HW in a fetch response is the one from before that fetch moved it
+ * (Partition.fetchRecords: readRecords, then updateFollowerFetchState), and
+ * a parked fetch served again reads the HW of then without recording the
+ * fetch a second time (ReplicaManager.readFromLog, updateFetchState =
+ * !readFromPurgatory). Broker 2's receiver is taken over by the test, which
+ * fetches from leader 1 in its name: its own fetcher then waits for its
+ * request timeout and stays out of the way. */
+struct fetch_box {
+    int32_t count;
+    struct ks_fetch_response_partition last; /* the first partition of the last answer */
+    struct ks_fetch_response header;         /* of the last answer */
+    int32_t partitions[4];                   /* the partitions it listed, in order */
+};
+
+static void fetch_capture(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
+                          const void *message, size_t message_bytes, void *context)
+{
+    (void)world;
+    (void)self;
+    (void)source;
+    struct fetch_box *box = context;
+    struct ks_fetch_response header;
+    if (kind != KS_MSG_FETCH_RESPONSE || message_bytes < sizeof header) {
+        return;
+    }
+    memcpy(&header, message, sizeof header);
+    if (header.correlation_id < 1000) {
+        return; /* broker 2's own fetcher's */
+    }
+    box->header = header;
+    size_t position = sizeof header;
+    memset(&box->last, 0, sizeof box->last);
+    for (int32_t i = 0; i < header.partition_count && i < 4; i++) {
+        struct ks_fetch_response_partition part;
+        memcpy(&part, (const uint8_t *)message + position, sizeof part);
+        if (i == 0) {
+            box->last = part;
+        }
+        box->partitions[i] = part.partition;
+        position += sizeof part + part.records_bytes;
+    }
+    box->count++;
+}
+
+/* Sends a fetch from broker 2 to broker 1 for partitions of topic 0;
+ * session_epoch -1: sessionless. */
+static void session_fetch(struct cluster_fixture *h, int64_t correlation_id, int32_t session_id,
+                          int32_t session_epoch, const int32_t *partitions, const int64_t *offsets,
+                          int32_t count)
+{
+    struct {
+        struct ks_fetch_request request;
+        struct ks_fetch_request_partition entries[4];
+    } message;
+    memset(&message, 0, sizeof message);
+    message.request.correlation_id = correlation_id;
+    message.request.replica_id = 2;
+    message.request.replica_epoch = ks_cluster_broker(h->cluster, 2)->broker_epoch;
+    message.request.min_bytes = 1;
+    message.request.max_wait_ns = 500 * H_MS;
+    message.request.max_bytes = 1 << 20;
+    message.request.partition_count = count;
+    message.request.session = session_epoch >= 0 ? 1 : 0;
+    message.request.session_id = session_id;
+    message.request.session_epoch = session_epoch >= 0 ? session_epoch : 0;
+    for (int32_t i = 0; i < count; i++) {
+        message.entries[i].partition = partitions[i];
+        message.entries[i].fetch_offset = offsets[i];
+        message.entries[i].current_leader_epoch = -1;
+        message.entries[i].last_fetched_epoch = -1;
+        message.entries[i].partition_max_bytes = 1 << 20;
+    }
+    ks_world_send(h->env.world, 2, 1, KS_MSG_FETCH_REQUEST, &message,
+                  sizeof message.request +
+                      (size_t)count * sizeof(struct ks_fetch_request_partition));
+}
+
+static void fetch_as_follower(struct cluster_fixture *h, int64_t correlation_id,
+                              int64_t fetch_offset)
+{
+    static const int32_t first[] = { 0 };
+    session_fetch(h, correlation_id, 0, -1, first, &fetch_offset, 1);
+}
+
+static void test_follower_learns_hw_after_its_fetch(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    cf_topic(&h, "orders", 1, 2, 1, ASSIGN_12);
+    cf_start(&h, 31);
+    cf_run_until(&h, 100 * H_MS);
+    struct fetch_box box;
+    memset(&box, 0, sizeof box);
+    ks_world_set_receiver(h.env.world, 2, fetch_capture, &box);
+    cf_run_for(&h, 1 * H_S); /* broker 2's parked fetch is answered, to nobody */
+    struct cf_append *a = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "a");
+    fetch_as_follower(&h, 1001, 0);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 1);
+    CU_ASSERT_TRUE(box.last.records_bytes > 0);
+    CU_ASSERT_EQUAL(box.last.hw, 0);
+    CU_ASSERT_FALSE(a->done);
+    /* Offset 1 is there to read when broker 2 fetches from 1: the response
+     * carries it with HW 0, although that very fetch moves the HW to 1 and
+     * completes the acks=all append of "a". */
+    struct cf_append *b = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "b");
+    fetch_as_follower(&h, 1002, 1);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 2);
+    CU_ASSERT_TRUE(box.last.records_bytes > 0);
+    CU_ASSERT_EQUAL(box.last.hw, 0);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 1);
+    CU_ASSERT_TRUE(a->done);
+    CU_ASSERT_FALSE(b->done);
+    /* Nothing to read from 2: the fetch moves the HW to 2 and parks; served
+     * again at max_wait it carries the HW of then. */
+    fetch_as_follower(&h, 1003, 2);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL(box.count, 2);
+    CU_ASSERT_TRUE(b->done);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).hw, 2);
+    cf_run_for(&h, 600 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 3);
+    CU_ASSERT_EQUAL(box.last.records_bytes, 0);
+    CU_ASSERT_EQUAL(box.last.hw, 2);
+    cf_free(&h);
+}
+
+/* KIP-227, leader side (FetchSession.scala): broker 2's receiver is taken
+ * over and the test fetches from leader 1 in its name with sessions. */
+static void test_fetch_session_leader(void)
+{
+    static const int32_t assign[] = { 1, 2, 1, 2, 1, 2 };
+    static const int32_t all[] = { 0, 1, 2 };
+    static const int64_t zeroes[] = { 0, 0, 0 };
+    static const int32_t second[] = { 1 };
+    static const int64_t one[] = { 1 };
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    cf_topic(&h, "orders", 3, 2, 1, assign);
+    cf_start(&h, 32);
+    cf_run_until(&h, 100 * H_MS);
+    struct fetch_box box;
+    memset(&box, 0, sizeof box);
+    ks_world_set_receiver(h.env.world, 2, fetch_capture, &box);
+    cf_run_for(&h, 1 * H_S);
+    h_append(&h, 1, 0, 1, KS_ACKS_LEADER, "a");
+    /* A full request creates a session and is answered for every partition. */
+    session_fetch(&h, 1001, 0, 0, all, zeroes, 3);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 1);
+    int32_t id = box.header.session_id;
+    CU_ASSERT_NOT_EQUAL(id, 0);
+    CU_ASSERT_EQUAL(box.header.partition_count, 3);
+    /* Epoch 1 with partition 1's new offset: nothing new anywhere (the HW
+     * moved on partition 1, which the fetch itself did: it learns that at
+     * max_wait), so the request parks and is answered with partition 1 only,
+     * its HW being new to the follower. */
+    session_fetch(&h, 1002, id, 1, second, one, 1);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL(box.count, 1);
+    cf_run_for(&h, 600 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 2);
+    CU_ASSERT_EQUAL(box.header.error_code, KS_ERR_NONE);
+    CU_ASSERT_EQUAL(box.header.partition_count, 1);
+    CU_ASSERT_EQUAL(box.partitions[0], 1);
+    CU_ASSERT_EQUAL(box.last.hw, 1);
+    /* New data on partition 2 releases an incremental request that lists no
+     * partition at all, and only partition 2 is answered. */
+    session_fetch(&h, 1003, id, 2, NULL, NULL, 0);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL(box.count, 2);
+    h_append(&h, 1, 0, 2, KS_ACKS_LEADER, "b");
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 3);
+    CU_ASSERT_EQUAL(box.header.partition_count, 1);
+    CU_ASSERT_EQUAL(box.partitions[0], 2);
+    CU_ASSERT_TRUE(box.last.records_bytes > 0);
+    /* The same epoch again, and an unknown session. */
+    static const int32_t third[] = { 2 };
+    session_fetch(&h, 1004, id, 3, third, one, 1);
+    session_fetch(&h, 1005, id, 3, NULL, NULL, 0);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 4);
+    CU_ASSERT_EQUAL(box.header.error_code, KS_ERR_INVALID_FETCH_SESSION_EPOCH);
+    session_fetch(&h, 1006, id + 7, 1, NULL, NULL, 0);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 5);
+    CU_ASSERT_EQUAL(box.header.error_code, KS_ERR_FETCH_SESSION_ID_NOT_FOUND);
+    CU_ASSERT_EQUAL(box.header.partition_count, 0);
+    /* A restarted leader has no sessions. */
+    cf_crash(&h, 1, false);
+    cf_restart(&h, 1);
+    cf_run_for(&h, 100 * H_MS);
+    session_fetch(&h, 1007, id, 4, NULL, NULL, 0);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 6);
+    CU_ASSERT_EQUAL(box.header.error_code, KS_ERR_FETCH_SESSION_ID_NOT_FOUND);
+    cf_free(&h);
+}
+
+/* KIP-227, follower side (FetchSessionHandler): after the first full fetch
+ * broker 2 fetches incrementally in one session; when the leader loses it,
+ * the next request is refused, the follower fetches in full again, gets a
+ * new session, and replication goes on. */
+static const struct ks__fetch_session *find_session(const struct ks_broker *broker, int32_t id)
+{
+    for (guint i = 0; broker->fetch_sessions != NULL && i < broker->fetch_sessions->len; i++) {
+        const struct ks__fetch_session *session = g_ptr_array_index(broker->fetch_sessions, i);
+        if (session->id == id) {
+            return session;
+        }
+    }
+    return NULL;
+}
+
+static void test_fetch_session_follower(void)
+{
+    static const int32_t assign[] = { 1, 2, 1, 2, 1, 2 };
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    cf_topic(&h, "orders", 3, 2, 2, assign);
+    cf_start(&h, 33);
+    cf_run_until(&h, 2 * H_S);
+    struct ks_broker *leader = ks_cluster_broker(h.cluster, 1);
+    struct ks_broker *follower = ks_cluster_broker(h.cluster, 2);
+    const struct ks__fetcher *fetcher = &follower->fetchers[0];
+    int32_t id = fetcher->session_id;
+    CU_ASSERT_NOT_EQUAL(id, 0);
+    CU_ASSERT_TRUE(fetcher->session_epoch >= 2);
+    /* A full request abandoned before its answer (the follower restarts its
+     * fetch on each new leader epoch) leaves a session behind, as in Kafka,
+     * until the cache evicts it. */
+    const struct ks__fetch_session *session = find_session(leader, id);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(session);
+    CU_ASSERT_EQUAL(session->partitions->len, 3);
+    /* Its request is parked there: the leader already counted its epoch. */
+    CU_ASSERT_EQUAL(fetcher->state, KS__FETCHER_IN_FLIGHT);
+    CU_ASSERT_EQUAL(session->epoch, fetcher->pending_epoch + 1);
+    ks__serve_drop_sessions(leader);
+    struct cf_append *a = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "a");
+    cf_run_for(&h, 50 * H_MS);
+    CU_ASSERT_TRUE(a->done);
+    CU_ASSERT_EQUAL(a->error, KS_ERR_NONE);
+    cf_run_for(&h, 1 * H_S); /* the new session's id comes with the answer to the full fetch */
+    CU_ASSERT_NOT_EQUAL(fetcher->session_id, 0);
+    CU_ASSERT_NOT_EQUAL(fetcher->session_id, id);
+    CU_ASSERT_EQUAL_FATAL(leader->fetch_sessions->len, 1);
+    CU_ASSERT_PTR_NOT_NULL(find_session(leader, fetcher->session_id));
+    cf_free(&h);
+}
+
 void ks_test_register_replication(void)
 {
     static const struct ks_test_case cases[] = {
@@ -690,12 +1082,17 @@ void ks_test_register_replication(void)
         { "kip101_scenario1", test_kip101_scenario1 },
         { "kip101_scenario2", test_kip101_scenario2 },
         { "kip279_scenario", test_kip279_scenario },
+        { "diverging_no_common_epoch", test_diverging_no_common_epoch },
+        { "alter_partition_answers", test_alter_partition_answers },
         { "restart_recovery", test_restart_recovery },
         { "recovery_reports_loss", test_recovery_reports_loss },
         { "zombie_leader", test_zombie_leader },
         { "producer_acks_all_failover", test_producer_acks_all_failover },
         { "producer_acks1_loss", test_producer_acks1_loss },
         { "client_protocol", test_client_protocol },
+        { "follower_learns_hw_after_its_fetch", test_follower_learns_hw_after_its_fetch },
+        { "fetch_session_leader", test_fetch_session_leader },
+        { "fetch_session_follower", test_fetch_session_follower },
     };
     KS_TEST_ADD_SUITE("core/replication", cases);
 }
