@@ -1293,8 +1293,10 @@ static uint64_t placement_random_below(void *context, uint64_t bound)
 /* The placer of the controller being modelled (core/placement.h): KRaft's
  * QuorumController creates every topic through ReplicationControlManager,
  * whose ClusterControlManager holds a StripedReplicaPlacer, with racks or
- * without; the ZooKeeper-era controller (not modelled yet) would pick
- * ks_placement_admin_utils, AdminUtils.assignReplicasToBrokers. */
+ * without. The ZooKeeper-era controller (core/zk.c, create_topic) places
+ * with AdminUtils.assignReplicasToBrokers (ks_placement_admin_utils_fixed)
+ * and still repeats this function's assignment loop: one shared helper in
+ * core/placement.c is a follow-up. */
 static ks_placer_fn *placer_for(const struct ks_controller *controller)
 {
     (void)controller;
