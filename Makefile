@@ -146,15 +146,19 @@ check-deps:
 	  echo "check-deps: core/ must not include sim/"; exit 1; else echo "check-deps: ok"; fi
 
 scenarios: bin/ksim
-	bin/ksim check scenarios
+	@mkdir -p build/test && rm -f build/test/scenarios.db
+	bin/ksim check scenarios --db build/test/scenarios.db
 
 # Every scenario again with the invariant checks after every event.
 scenarios-debug: bin/ksim-debug
-	bin/ksim-debug check scenarios
+	@mkdir -p build/test && rm -f build/test/scenarios-debug.db
+	bin/ksim-debug check scenarios --db build/test/scenarios-debug.db
 
-# Same seed, same trace; and different seeds, different timing (tests/seeds.sh).
-determinism: bin/ksim
-	sh tests/determinism.sh
+# Same seed, same trace: the two runs of every scenario above (two processes,
+# two builds) must give one trace_hash; and different seeds, different timing
+# (tests/seeds.sh).
+determinism: scenarios scenarios-debug bin/ksim
+	sh tests/determinism.sh build/test/scenarios.db build/test/scenarios-debug.db
 	sh tests/seeds.sh
 
 golden: bin/ksim
@@ -209,7 +213,7 @@ fuzz-log:
 fuzz-scenario:
 	sh tests/fuzz/run.sh fuzz_scenario
 
-test-all: unit-asan determinism cli docs-check scenarios-debug scenarios unit shards fuzz report edges decode golden check-deps
+test-all: unit-asan scenarios-debug cli scenarios docs-check determinism decode unit shards fuzz report edges golden check-deps
 	@echo "make test: all passed"
 
 # ---- demo ------------------------------------------------------------------------
