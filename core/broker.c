@@ -698,7 +698,13 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
     case KS_MSG_LIST_OFFSETS_RESPONSE:
     case KS_MSG_API_VERSIONS_RESPONSE:
     case KS_MSG_BROKER_HEARTBEAT_REQUEST:
-    case KS_MSG_ALTER_PARTITION_REQUEST: break;
+    case KS_MSG_ALTER_PARTITION_REQUEST:
+    case KS_MSG_RAFT_VOTE_REQUEST:
+    case KS_MSG_RAFT_VOTE_RESPONSE:
+    case KS_MSG_RAFT_BEGIN_EPOCH:
+    case KS_MSG_RAFT_BEGIN_EPOCH_RESPONSE:
+    case KS_MSG_RAFT_FETCH_REQUEST:
+    case KS_MSG_RAFT_FETCH_RESPONSE: break;
     }
     ks_assert(!"a message kind no broker receives"); /* B3 */
 }
