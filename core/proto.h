@@ -445,7 +445,7 @@ struct ks_broker_heartbeat_response {
     uint8_t caught_up;        /* IsCaughtUp: metadata_version reached its registration's */
     uint8_t should_shut_down; /* 1: controlled shutdown granted (ShouldShutDown) */
     uint8_t reserved;
-    int32_t reserved2;
+    int32_t controller_hint; /* NOT_CONTROLLER: the active controller's node, 0 if unknown */
 };
 
 /* Leader -> controller: set the ISR (one request in flight per partition).

@@ -99,6 +99,17 @@ void ks_raft_config_defaults(struct ks_raft_config *out)
     out->fetch_wait_ns_max = 500 * KS_NS_PER_MS;
 }
 
+void ks_raft_config_from_cluster(const struct ks_cluster_config *cluster,
+                                 struct ks_raft_config *out)
+{
+    ks_raft_config_defaults(out);
+    out->election_timeout_ns = (ks_time_ns)cluster->quorum_election_timeout_ns;
+    out->fetch_timeout_ns = (ks_time_ns)cluster->quorum_fetch_timeout_ns;
+    out->election_backoff_ns_max = (ks_time_ns)cluster->quorum_election_backoff_ns_max;
+    out->request_timeout_ns = (ks_time_ns)cluster->quorum_request_timeout_ns;
+    out->retry_backoff_ns = (ks_time_ns)cluster->quorum_retry_backoff_ns;
+}
+
 const char *ks_raft_role_name(enum ks_raft_role role)
 {
     switch (role) {
@@ -372,6 +383,9 @@ static void set_hw(struct ks_raft *raft, int64_t hw)
         ks_assert(hw <= leo(raft));
         raft->hw = hw;
         apply_committed(raft);
+        if (raft->listener.on_high_watermark != NULL) {
+            raft->listener.on_high_watermark(raft->listener.context, hw);
+        }
     }
 }
 
@@ -613,6 +627,13 @@ static void observe_epoch(struct ks_raft *raft, int32_t epoch, int32_t leader_id
     }
 }
 
+static void after_event(struct ks_raft *raft)
+{
+    if (raft->listener.after_event != NULL) {
+        raft->listener.after_event(raft->listener.context);
+    }
+}
+
 static void role_timeout(ks_world *world, void *context)
 {
     (void)world;
@@ -633,6 +654,7 @@ static void role_timeout(ks_world *world, void *context)
         become_resigned(raft);
         break;
     }
+    after_event(raft);
 }
 
 static void send_timeout(ks_world *world, void *context)
@@ -646,6 +668,7 @@ static void send_timeout(ks_world *world, void *context)
         raft->fetch_in_flight = false; /* request timeout, or the backoff after an error */
         send_fetch(raft);
     }
+    after_event(raft);
 }
 
 /* ---- Vote -------------------------------------------------------------------- */
@@ -806,6 +829,7 @@ static void park_expired(ks_world *world, void *context)
         send_fetch_response(raft, raft->voters[park->voter_index], state->parked_fetch_id,
                             KS_ERR_NONE, state->end_offset, -1, -1);
     }
+    after_event(raft);
 }
 
 static void answer_parked(struct ks_raft *raft)
@@ -1017,8 +1041,21 @@ void ks_raft_start(struct ks_raft *raft)
     notify_state(raft);
 }
 
+static bool receive(struct ks_raft *raft, ks_node_id source, uint32_t kind, const void *message,
+                    size_t message_bytes);
+
 bool ks_raft_receive(struct ks_raft *raft, ks_node_id source, uint32_t kind, const void *message,
                      size_t message_bytes)
+{
+    bool handled = receive(raft, source, kind, message, message_bytes);
+    if (handled && raft->log != NULL) {
+        after_event(raft);
+    }
+    return handled;
+}
+
+static bool receive(struct ks_raft *raft, ks_node_id source, uint32_t kind, const void *message,
+                    size_t message_bytes)
 {
     if (raft->log == NULL) {
         return kind >= KS_MSG_RAFT_VOTE_REQUEST && kind <= KS_MSG_RAFT_FETCH_RESPONSE;
@@ -1114,6 +1151,11 @@ int64_t ks_raft_applied(const struct ks_raft *raft)
 int32_t ks_raft_election_count(const struct ks_raft *raft)
 {
     return raft->election_count;
+}
+
+bool ks_raft_leader_ready(const struct ks_raft *raft)
+{
+    return raft->role == KS_RAFT_LEADER && raft->hw > raft->epoch_start_offset;
 }
 
 void ks_raft_check(const struct ks_raft *raft)

@@ -32,6 +32,10 @@ struct ks_raft_config {
     ks_time_ns fetch_wait_ns_max;       /* KafkaRaftClient's fetchMaxWaitMs = 500 */
 };
 void ks_raft_config_defaults(struct ks_raft_config *out);
+/* The controller.quorum.* keys of a cluster config. */
+struct ks_cluster_config;
+void ks_raft_config_from_cluster(const struct ks_cluster_config *cluster,
+                                 struct ks_raft_config *out);
 
 /* QuorumState's states (ResignedState included; no observers, no pre-vote). */
 enum ks_raft_role {
@@ -51,6 +55,10 @@ struct ks_raft_listener {
     /* One committed data record at `offset` (the leader's own LeaderChange
      * records are not handed over); value borrowed for the call. */
     void (*on_commit)(void *context, int64_t offset, const uint8_t *value, int32_t value_bytes);
+    /* The high watermark moved (after the on_commit calls it allowed). */
+    void (*on_high_watermark)(void *context, int64_t hw);
+    /* After each of raft's own events (a message or a timer): for checks. */
+    void (*after_event)(void *context);
     void *context;
 };
 
@@ -91,6 +99,10 @@ int64_t ks_raft_hw(const struct ks_raft *raft);     /* 0 until known */
 int64_t ks_raft_leo(const struct ks_raft *raft);
 int64_t ks_raft_applied(const struct ks_raft *raft);        /* next offset on_commit hands over */
 int32_t ks_raft_election_count(const struct ks_raft *raft); /* times this node became leader */
+/* The leader has committed a record of its own epoch, so every record of
+ * earlier epochs in its log is committed and applied: Kafka's raft client
+ * tells the state machine it leads only then (maybeFireLeaderChange). */
+bool ks_raft_leader_ready(const struct ks_raft *raft);
 
 /* Invariants of one node (STYLE 3.7): hw <= leo, applied <= hw, the role's
  * fields. Asserts. */
