@@ -88,26 +88,24 @@
 #define CHECK_QUORUM_FACTOR_DEN 2
 #define LEADER_CHANGE_KEY       "LeaderChange"
 
-void ks_raft_config_defaults(struct ks_raft_config *out)
-{
-    memset(out, 0, sizeof(*out));
-    out->election_timeout_ns = 1000 * KS_NS_PER_MS;
-    out->fetch_timeout_ns = 2000 * KS_NS_PER_MS;
-    out->election_backoff_ns_max = 1000 * KS_NS_PER_MS;
-    out->request_timeout_ns = 2000 * KS_NS_PER_MS;
-    out->retry_backoff_ns = 20 * KS_NS_PER_MS;
-    out->fetch_wait_ns_max = 500 * KS_NS_PER_MS;
-}
-
 void ks_raft_config_from_cluster(const struct ks_cluster_config *cluster,
                                  struct ks_raft_config *out)
 {
-    ks_raft_config_defaults(out);
+    memset(out, 0, sizeof(*out));
     out->election_timeout_ns = (ks_time_ns)cluster->quorum_election_timeout_ns;
     out->fetch_timeout_ns = (ks_time_ns)cluster->quorum_fetch_timeout_ns;
     out->election_backoff_ns_max = (ks_time_ns)cluster->quorum_election_backoff_ns_max;
     out->request_timeout_ns = (ks_time_ns)cluster->quorum_request_timeout_ns;
     out->retry_backoff_ns = (ks_time_ns)cluster->quorum_retry_backoff_ns;
+    out->fetch_wait_ns_max = 500 * KS_NS_PER_MS; /* KafkaRaftClient's fetchMaxWaitMs */
+}
+
+/* Kafka's defaults are core/config.c's (QuorumConfig). */
+void ks_raft_config_defaults(struct ks_raft_config *out)
+{
+    struct ks_cluster_config cluster;
+    ks_cluster_config_defaults(&cluster);
+    ks_raft_config_from_cluster(&cluster, out);
 }
 
 const char *ks_raft_role_name(enum ks_raft_role role)
