@@ -244,6 +244,35 @@ static ks_time_ns lifecycle_backoff_ns(struct ks_broker *broker)
     return backoff_ns < max_ns ? backoff_ns : max_ns;
 }
 
+/* controllers = 3 or 5: the broker talks to the controller it believes
+ * active (NodeToControllerChannelManager's cached controller). A hint from
+ * NOT_CONTROLLER or a push from a controller moves it there; a request that
+ * timed out moves it to the next voter. */
+static int32_t quorum_size(const struct ks_broker *broker)
+{
+    return zookeeper_mode(broker) ? 1 : broker->spec->cluster->controller_count;
+}
+
+static bool is_controller_node(const struct ks_broker *broker, ks_node_id node)
+{
+    int32_t first = broker->spec->cluster->broker_count + 1;
+    return (int32_t)node >= first && (int32_t)node < first + quorum_size(broker);
+}
+
+static void next_controller(struct ks_broker *broker, int32_t hint)
+{
+    if (quorum_size(broker) <= 1) {
+        return;
+    }
+    if (hint > 0 && is_controller_node(broker, (ks_node_id)hint)) {
+        broker->controller_node = (ks_node_id)hint;
+        return;
+    }
+    int32_t first = broker->spec->cluster->broker_count + 1;
+    int32_t index = ((int32_t)broker->controller_node - first + 1) % quorum_size(broker);
+    broker->controller_node = (ks_node_id)(first + index);
+}
+
 static void communication_failed(struct ks_broker *broker)
 {
     ks_time_ns delay_ns = lifecycle_backoff_ns(broker);
@@ -280,6 +309,7 @@ static void communication_timeout(ks_world *world, void *context)
     struct ks_broker *broker = context;
     ks_assert(broker->communication_in_flight);
     broker->communication_in_flight = false;
+    next_controller(broker, 0);
     communication_failed(broker);
 }
 
@@ -336,6 +366,13 @@ static void on_heartbeat_response(struct ks_broker *broker,
     }
     ks_world_cancel(broker->world, broker->heartbeat_timer);
     broker->communication_in_flight = false;
+    if (response->error_code == KS_ERR_NOT_CONTROLLER) {
+        /* Not the active controller: ask the one it names (or the next)
+         * after the channel's retry backoff; not a failed attempt. */
+        next_controller(broker, response->controller_hint);
+        schedule_communication(broker, LIFECYCLE_BACKOFF_INITIAL_NS);
+        return;
+    }
     if (response->error_code != KS_ERR_NONE) {
         communication_failed(broker);
         return;
@@ -639,7 +676,16 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
 {
     switch (kind) {
     case KS_MSG_PARTITION_STATE:
-        ks_assert(source == broker->controller_node); /* B3 */
+        ks_assert(source == broker->controller_node || is_controller_node(broker, source)); /* B3 */
+        if (source != broker->controller_node) {
+            /* A newly active controller: heartbeat to it from now on. */
+            broker->controller_node = source;
+            if (broker->communication_in_flight && !broker->shutdown_pending) {
+                ks_world_cancel(broker->world, broker->heartbeat_timer);
+                broker->communication_in_flight = false;
+                schedule_communication(broker, 0);
+            }
+        }
         on_partition_state(broker, bytes, message_bytes);
         return;
     case KS_MSG_BROKER_HEARTBEAT_RESPONSE: {
@@ -698,7 +744,13 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
     case KS_MSG_LIST_OFFSETS_RESPONSE:
     case KS_MSG_API_VERSIONS_RESPONSE:
     case KS_MSG_BROKER_HEARTBEAT_REQUEST:
-    case KS_MSG_ALTER_PARTITION_REQUEST: break;
+    case KS_MSG_ALTER_PARTITION_REQUEST:
+    case KS_MSG_RAFT_VOTE_REQUEST:
+    case KS_MSG_RAFT_VOTE_RESPONSE:
+    case KS_MSG_RAFT_BEGIN_EPOCH:
+    case KS_MSG_RAFT_BEGIN_EPOCH_RESPONSE:
+    case KS_MSG_RAFT_FETCH_REQUEST:
+    case KS_MSG_RAFT_FETCH_RESPONSE: break;
     }
     ks_assert(!"a message kind no broker receives"); /* B3 */
 }

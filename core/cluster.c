@@ -28,6 +28,7 @@
 #include "base.h"
 #include "broker.h"
 #include "controller.h"
+#include "raft.h"
 #include "zk.h"
 
 #include <glib.h>
@@ -47,8 +48,14 @@ struct ks_cluster {
     struct ks_topic_config *topics;             /* owned: spec's + internal */
     int32_t topic_count;
     struct ks_broker **brokers;       /* [broker_count], index id-1 */
-    struct ks_controller *controller; /* controller = kraft */
-    struct ks_zk *zk;                 /* controller = zookeeper (the controller is a broker) */
+    struct ks_controller *controller; /* controller = kraft: the only one, or controller(1) */
+    /* controllers = 3 or 5: every voter ([0] is `controller`), and the
+     * cross-voter checks of core/raft.h. */
+    struct ks_controller *voters[KS_RAFT_VOTERS_MAX];
+    struct ks_raft *voter_rafts[KS_RAFT_VOTERS_MAX];
+    int32_t voter_count;
+    struct ks_raft_quorum_checker *quorum_checker;
+    struct ks_zk *zk; /* controller = zookeeper (the controller is a broker) */
     struct ks_producer **producers;
     struct ks_consumer **consumers;
 };
@@ -148,10 +155,27 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
 
 /* ---- node layout ------------------------------------------------------------- */
 
+/* The node count the controllers take: controllers = N KRaft voters, or
+ * the one ZooKeeper node. */
+static int32_t controller_node_count(const struct ks_cluster_spec *spec)
+{
+    if (spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER ||
+        spec->cluster->controller_count < 1) {
+        return 1;
+    }
+    return spec->cluster->controller_count;
+}
+
 uint32_t ks_cluster_node_count(const struct ks_cluster_spec *spec)
 {
-    return (uint32_t)(1 + spec->cluster->broker_count + 1 + spec->producer_count +
-                      spec->consumer_count);
+    return (uint32_t)(1 + spec->cluster->broker_count + controller_node_count(spec) +
+                      spec->producer_count + spec->consumer_count);
+}
+
+ks_node_id ks_cluster_controller_voter_node(const struct ks_cluster_spec *spec, int32_t index)
+{
+    ks_assert(index >= 0 && index < controller_node_count(spec));
+    return (ks_node_id)(spec->cluster->broker_count + 1 + index);
 }
 
 ks_node_id ks_cluster_controller_node(const struct ks_cluster_spec *spec)
@@ -162,13 +186,15 @@ ks_node_id ks_cluster_controller_node(const struct ks_cluster_spec *spec)
 ks_node_id ks_cluster_producer_node(const struct ks_cluster_spec *spec, int32_t producer_index)
 {
     ks_assert(producer_index >= 0 && producer_index < spec->producer_count);
-    return (ks_node_id)(spec->cluster->broker_count + 2 + producer_index);
+    return (ks_node_id)(spec->cluster->broker_count + 1 + controller_node_count(spec) +
+                        producer_index);
 }
 
 ks_node_id ks_cluster_consumer_node(const struct ks_cluster_spec *spec, int32_t consumer_index)
 {
     ks_assert(consumer_index >= 0 && consumer_index < spec->consumer_count);
-    return (ks_node_id)(spec->cluster->broker_count + 2 + spec->producer_count + consumer_index);
+    return (ks_node_id)(spec->cluster->broker_count + 1 + controller_node_count(spec) +
+                        spec->producer_count + consumer_index);
 }
 
 /* ---- building ------------------------------------------------------------------ */
@@ -246,9 +272,29 @@ struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec 
     if (spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER) {
         cluster->zk = ks_zk_new(world, spec, cluster->topics, cluster->topic_count,
                                 ks_cluster_controller_node(spec), observer);
-    } else {
+    } else if (controller_node_count(spec) == 1) {
         cluster->controller = ks_controller_new(world, spec, cluster->topics, cluster->topic_count,
                                                 ks_cluster_controller_node(spec), observer);
+    } else {
+        cluster->voter_count = controller_node_count(spec);
+        ks_node_id voters[KS_RAFT_VOTERS_MAX];
+        for (int32_t i = 0; i < cluster->voter_count; i++) {
+            voters[i] = ks_cluster_controller_voter_node(spec, i);
+        }
+        struct ks_raft_config raft_config;
+        ks_raft_config_from_cluster(spec->cluster, &raft_config);
+        for (int32_t i = 0; i < cluster->voter_count; i++) {
+            cluster->voters[i] =
+                ks_controller_new_voter(world, spec, cluster->topics, cluster->topic_count, i,
+                                        voters, cluster->voter_count, &raft_config, observer);
+            cluster->voter_rafts[i] = ks_controller_raft(cluster->voters[i]);
+        }
+        cluster->quorum_checker = ks_raft_quorum_checker_new();
+        for (int32_t i = 0; i < cluster->voter_count; i++) {
+            ks_controller_set_quorum_check(cluster->voters[i], cluster->voter_rafts,
+                                           cluster->voter_count, cluster->quorum_checker);
+        }
+        cluster->controller = cluster->voters[0];
     }
     if (spec->producer_count > 0) {
         cluster->producers = calloc((size_t)spec->producer_count, sizeof(struct ks_producer *));
@@ -276,7 +322,11 @@ void ks_cluster_start(struct ks_cluster *cluster)
     for (int32_t i = 0; i < cluster->spec->cluster->broker_count; i++) {
         ks_broker_start(cluster->brokers[i]);
     }
-    if (cluster->controller != NULL) {
+    if (cluster->voter_count > 1) {
+        for (int32_t i = 0; i < cluster->voter_count; i++) {
+            ks_controller_start_voter(cluster->voters[i], i == 0 ? NULL : cluster->voters[0]);
+        }
+    } else if (cluster->controller != NULL) {
         ks_controller_start(cluster->controller);
     }
     for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
@@ -312,10 +362,50 @@ void ks_cluster_free(struct ks_cluster *cluster)
         ks_broker_free(cluster->brokers[i]);
     }
     free(cluster->brokers);
-    ks_controller_free(cluster->controller);
+    if (cluster->voter_count > 1) {
+        for (int32_t i = 0; i < cluster->voter_count; i++) {
+            ks_controller_free(cluster->voters[i]);
+        }
+        ks_raft_quorum_checker_free(cluster->quorum_checker);
+    } else {
+        ks_controller_free(cluster->controller);
+    }
     ks_zk_free(cluster->zk);
     free(cluster->topics);
     free(cluster);
+}
+
+/* The controller whose view the driver's queries read: the only one; with
+ * a quorum the active controller (the up one of the highest epoch), else the
+ * voter that has committed the most. */
+static const struct ks_controller *reference_controller(const struct ks_cluster *cluster)
+{
+    if (cluster->voter_count <= 1) {
+        return cluster->controller;
+    }
+    const struct ks_controller *best = NULL;
+    int32_t best_epoch = -1;
+    for (int32_t i = 0; i < cluster->voter_count; i++) {
+        const struct ks_controller *voter = cluster->voters[i];
+        ks_node_id node = ks_cluster_controller_voter_node(cluster->spec, i);
+        int32_t epoch = ks_raft_epoch(cluster->voter_rafts[i]);
+        if (ks_controller_is_active(voter) && ks_world_node_is_up(cluster->world, node) &&
+            epoch > best_epoch) {
+            best = voter;
+            best_epoch = epoch;
+        }
+    }
+    if (best != NULL) {
+        return best;
+    }
+    best = cluster->voters[0];
+    for (int32_t i = 1; i < cluster->voter_count; i++) {
+        if (ks_controller_metadata_version(cluster->voters[i]) >
+            ks_controller_metadata_version(best)) {
+            best = cluster->voters[i];
+        }
+    }
+    return best;
 }
 
 /* The partition's state as the cluster's source of truth holds it: the
@@ -326,7 +416,7 @@ static const struct ks_partition_state *partition_state(const struct ks_cluster 
     if (cluster->zk != NULL) {
         return ks_zk_partition(cluster->zk, topic_index, partition);
     }
-    return ks_controller_partition(cluster->controller, topic_index, partition);
+    return ks_controller_partition(reference_controller(cluster), topic_index, partition);
 }
 
 /* ---- fault hooks ------------------------------------------------------------------ */
@@ -341,17 +431,18 @@ static char node_kind(const struct ks_cluster *cluster, ks_node_id node, int32_t
         *index_out = n - 1;
         return 'b';
     }
-    if (n == b + 1) {
-        *index_out = 0;
+    int32_t c = controller_node_count(spec);
+    if (n >= b + 1 && n <= b + c) {
+        *index_out = n - b - 1;
         return 'c';
     }
-    if (n >= b + 2 && n < b + 2 + spec->producer_count) {
-        *index_out = n - b - 2;
+    if (n >= b + 1 + c && n < b + 1 + c + spec->producer_count) {
+        *index_out = n - b - 1 - c;
         return 'p';
     }
-    if (n >= b + 2 + spec->producer_count &&
-        n < b + 2 + spec->producer_count + spec->consumer_count) {
-        *index_out = n - b - 2 - spec->producer_count;
+    if (n >= b + 1 + c + spec->producer_count &&
+        n < b + 1 + c + spec->producer_count + spec->consumer_count) {
+        *index_out = n - b - 1 - c - spec->producer_count;
         return 'k';
     }
     *index_out = -1;
@@ -390,6 +481,11 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node)
         }
         break;
     case 'c':
+        if (cluster->voter_count > 1) {
+            /* One voter of a quorum: the others elect a new leader if it led
+             * (core/raft.c); nothing stops. */
+            break;
+        }
         if (cluster->zk == NULL) {
             controller_fault_note(cluster, KS_REASON_CONTROLLER_DOWN);
         }
@@ -422,6 +518,10 @@ void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node)
         /* The world dropped the controller's timers; its state is what its
          * flushed metadata log replays to. Restart re-registers the receiver,
          * restarts every broker session at now and re-arms its timers. */
+        if (cluster->voter_count > 1) {
+            ks_controller_start_after_restart(cluster->voters[index]);
+            break;
+        }
         ks_controller_start_after_restart(cluster->controller);
         controller_fault_note(cluster, KS_REASON_CONTROLLER_BACK);
         break;
@@ -515,7 +615,12 @@ bool ks_cluster_converged(const struct ks_cluster *cluster)
 
 void ks_cluster_check(const struct ks_cluster *cluster)
 {
-    if (cluster->controller != NULL) {
+    if (cluster->voter_count > 1) {
+        for (int32_t i = 0; i < cluster->voter_count; i++) {
+            ks_controller_check(cluster->voters[i]);
+        }
+        ks_raft_quorum_check(cluster->quorum_checker, cluster->voter_rafts, cluster->voter_count);
+    } else if (cluster->controller != NULL) {
         ks_controller_check(cluster->controller);
     }
     if (cluster->zk != NULL) {
@@ -631,7 +736,7 @@ int32_t ks_cluster_elr(const struct ks_cluster *cluster, int32_t topic_index, in
 {
     const struct ks_partition_elr *elr =
         cluster->controller != NULL
-            ? ks_controller_partition_elr(cluster->controller, topic_index, partition)
+            ? ks_controller_partition_elr(reference_controller(cluster), topic_index, partition)
             : NULL;
     return elr != NULL ? copy_ids(elr->elr, elr->elr_count, out, out_count_max) : 0;
 }
@@ -641,7 +746,7 @@ int32_t ks_cluster_last_known_elr(const struct ks_cluster *cluster, int32_t topi
 {
     const struct ks_partition_elr *elr =
         cluster->controller != NULL
-            ? ks_controller_partition_elr(cluster->controller, topic_index, partition)
+            ? ks_controller_partition_elr(reference_controller(cluster), topic_index, partition)
             : NULL;
     return elr != NULL
                ? copy_ids(elr->last_known_elr, elr->last_known_elr_count, out, out_count_max)
@@ -708,6 +813,34 @@ struct ks_broker *ks_cluster_broker(struct ks_cluster *cluster, int32_t broker_i
 int32_t ks_cluster_active_controller(const struct ks_cluster *cluster)
 {
     return cluster->zk != NULL ? ks_zk_current_controller(cluster->zk) : -1;
+}
+
+int32_t ks_cluster_active_kraft_controller(const struct ks_cluster *cluster)
+{
+    if (cluster->zk != NULL) {
+        return -1;
+    }
+    if (cluster->voter_count <= 1) {
+        return 1;
+    }
+    const struct ks_controller *active = reference_controller(cluster);
+    for (int32_t i = 0; i < cluster->voter_count; i++) {
+        if (cluster->voters[i] == active && ks_controller_is_active(active) &&
+            ks_world_node_is_up(cluster->world,
+                                ks_cluster_controller_voter_node(cluster->spec, i))) {
+            return i + 1;
+        }
+    }
+    return -1;
+}
+
+int32_t ks_cluster_controller_elections(const struct ks_cluster *cluster)
+{
+    int32_t count = 0;
+    for (int32_t i = 0; i < cluster->voter_count && cluster->voter_count > 1; i++) {
+        count += ks_raft_election_count(cluster->voter_rafts[i]);
+    }
+    return count;
 }
 
 int32_t ks_cluster_controller_epoch(const struct ks_cluster *cluster)

@@ -6,11 +6,12 @@
 ** Node ids (the world's nodes) are fixed by the spec:
 **   0                      the driver (sim/)
 **   1 .. B                 broker ids 1..B (node id == broker id)
-**   B+1                    the controller (controllers = 1; a crash of it is an outage),
-**                          or with controller = zookeeper the ZooKeeper node (the
-**                          controller is then one of the brokers)
-**   B+2 .. B+1+P           producers, in spec order
-**   B+2+P .. B+1+P+C       consumers, in spec order
+**   B+1 .. B+K             the controllers: K = controllers (1, 3 or 5; with 1 a crash
+**                          of it is an outage, with 3 or 5 they are a KRaft quorum,
+**                          controller(N) is node B+N), or with controller = zookeeper
+**                          K = 1, the ZooKeeper node (the controller is a broker)
+**   B+K+1 .. B+K+P         producers, in spec order
+**   B+K+P+1 .. B+K+P+C     consumers, in spec order
 **
 ** Topics are addressed by index in the spec's topic array; the internal topic
 ** __consumer_offsets, when any consumer exists, gets index topic_count (the
@@ -60,7 +61,8 @@ enum ks_cluster_event_kind {
     KS_EV_ELR_CHANGE, /* KIP-966: a partition's ELR changed, its ISR and leader did not */
     /* controller = zookeeper */
     KS_EV_ZK_SESSION_EXPIRED,  /* ZooKeeper expired a broker's session: its ephemerals go */
-    KS_EV_CONTROLLER_ELECTED,  /* a broker created /controller: the new controller epoch */
+    KS_EV_CONTROLLER_ELECTED,  /* a broker created /controller: the new controller epoch;
+                                  controllers = 3|5: a KRaft voter became active (broker -1) */
     KS_EV_CONTROLLER_RESIGNED, /* a controller learned that its session expired */
     KS_EV_STALE_CONTROLLER,    /* a broker refused a request of an older controller epoch */
     KS_EV_BROKER_STOPPED,      /* a clean shutdown finished: logs flushed, marker written */
@@ -285,9 +287,10 @@ struct ks_event_cause {
 **   ZK_SESSION_EXPIRED broker      broker_epoch; controller_id when that broker was
 **                                  the controller (else -1)
 **   CONTROLLER_ELECTED new         controller_epoch (the new epoch), controller_id
-**                      controller
-**   CONTROLLER_RESIGNED the old    controller_epoch (its epoch)
-**                      controller
+**                      controller  (controllers = 3|5: broker -1, controller_id N of
+**                                  controller(N), controller_epoch the KRaft epoch)
+**   CONTROLLER_RESIGNED the old    controller_epoch (its epoch); controllers = 3|5 as
+**                      controller  CONTROLLER_ELECTED
 **   STALE_CONTROLLER   refusing    controller_id, controller_epoch (the request's),
 **                      broker      controller_epoch_old (the newest the broker knows),
 **                                  partition_count (entries in the refused request)
@@ -595,4 +598,11 @@ int64_t ks_cluster_producer_sent_count(const struct ks_cluster *cluster, int32_t
 /* controller = zookeeper: the broker /controller names (-1: none, or under
  * kraft) and /controller_epoch (-1 under kraft). */
 int32_t ks_cluster_active_controller(const struct ks_cluster *cluster);
+/* controller = kraft: which controller is active, N of controller(N) (1 with
+ * one controller; -1 while a quorum has none, up). -1 under zookeeper. */
+int32_t ks_cluster_active_kraft_controller(const struct ks_cluster *cluster);
+/* Elections a quorum's voters won so far (0 with one controller). */
+int32_t ks_cluster_controller_elections(const struct ks_cluster *cluster);
+/* Node of controller(index + 1) (kraft), or the ZooKeeper node (index 0). */
+ks_node_id ks_cluster_controller_voter_node(const struct ks_cluster_spec *spec, int32_t index);
 int32_t ks_cluster_controller_epoch(const struct ks_cluster *cluster);

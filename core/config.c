@@ -26,6 +26,11 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     memset(out, 0, sizeof *out);
     out->broker_count = 3;     /* ksim: brokers = 3; no racks */
     out->controller_count = 1; /* ksim: controllers = 1, one KRaft voter */
+    out->quorum_election_timeout_ns = 1000 * MS;
+    out->quorum_fetch_timeout_ns = 2000 * MS;
+    out->quorum_election_backoff_ns_max = 1000 * MS;
+    out->quorum_request_timeout_ns = 2000 * MS;
+    out->quorum_retry_backoff_ns = 20 * MS;
     out->replica_lag_ns_max = 30000 * MS;
     out->replica_fetch_wait_ns_max = 500 * MS;
     out->replica_fetch_min_bytes = 1;

@@ -50,8 +50,14 @@ enum ks_task_phase {
 };
 
 struct ks_cluster_config {
-    int32_t broker_count;                     /* brokers = N: ids 1..N */
-    int32_t controller_count;                 /* controllers = 1 (KRaft voters; 1, 3 or 5) */
+    int32_t broker_count;     /* brokers = N: ids 1..N */
+    int32_t controller_count; /* controllers = 1 (KRaft voters; 1, 3 or 5) */
+    /* KRaft quorum timing (QuorumConfig), used with controllers = 3 or 5 */
+    int64_t quorum_election_timeout_ns;       /* controller.quorum.election.timeout.ms = 1000 */
+    int64_t quorum_fetch_timeout_ns;          /* controller.quorum.fetch.timeout.ms = 2000 */
+    int64_t quorum_election_backoff_ns_max;   /* controller.quorum.election.backoff.max.ms = 1000 */
+    int64_t quorum_request_timeout_ns;        /* controller.quorum.request.timeout.ms = 2000 */
+    int64_t quorum_retry_backoff_ns;          /* controller.quorum.retry.backoff.ms = 20 */
     char racks[KS_BROKER_COUNT_MAX][32];      /* racks = a,b,c; "" when not given */
     int64_t replica_lag_ns_max;               /* replica.lag.time.max.ms = 30000 */
     int64_t replica_fetch_wait_ns_max;        /* replica.fetch.wait.max.ms = 500 */

@@ -148,6 +148,7 @@
 
 #include "base.h"
 #include "placement.h"
+#include "raft.h"
 
 #include <glib.h>
 #include <stdio.h>
@@ -205,6 +206,93 @@ struct ks_controller {
     enum balance_schedule balance_schedule;
     ks_timer_id balance_timer; /* armed exactly while SCHEDULED */
     int32_t imbalanced_count;  /* partitions whose leader is not the preferred one */
+    struct quorum *quorum;     /* controllers > 1: the KRaft quorum (below); NULL with one */
+};
+
+/* ---- the quorum (controllers = 3 or 5) ----------------------------------------
+ *
+ * With several controllers each one is a voter of core/raft.c's quorum and
+ * keeps two copies of the controller state: the committed one, which every
+ * voter builds by applying the committed metadata records in log order
+ * (QuorumController's replay of committed batches), and, on the active
+ * controller only, the working copy above (parts, brokers, version) that the
+ * controller's logic changes, as QuorumController applies its own records
+ * before they commit. The active controller is the Raft leader once it has
+ * committed a record of its epoch (so it has replayed everything before):
+ * then the working copy starts as the committed one, every broker session
+ * restarts at now (BrokerHeartbeatManager after QuorumController.claim: a
+ * failover fences no one by itself), and its timers arm. At the end of every
+ * controller event the working copy's changes become records
+ * (PartitionRecord, BrokerRecord: the whole entity, ksim's own encoding),
+ * appended to the metadata log; the answers to the brokers' requests of that
+ * event wait until those records are committed (QuorumController answers a
+ * write only once committed), and pushes to brokers carry the committed copy
+ * only, so a broker never sees a change that a failover could lose. When the
+ * leader loses its leadership (QuorumController.renounce) its working copy
+ * and unanswered requests are dropped; its next activation starts again from
+ * the committed copy. A controller that is not active answers NOT_CONTROLLER
+ * with the active controller's node as hint.
+ *
+ * Bootstrap: the cluster's first state (brokers registered, topics created
+ * with their first leaders) is computed once by the first controller, copied
+ * to every controller's committed copy and pushed to the brokers at start, as
+ * Kafka's bootstrap metadata is formatted into every controller; the log
+ * holds only what changes after it. */
+#define QUORUM_PENDING_BYTES_MAX 256
+
+struct pending_response {
+    int64_t required_offset; /* sent once the high watermark reaches it; -1: end of this event */
+    ks_node_id target;
+    uint32_t kind;
+    size_t message_bytes;
+    uint8_t message[QUORUM_PENDING_BYTES_MAX];
+};
+
+/* What a broker's registration holds in the log (BrokerRegistration and
+ * its fencing records). */
+struct broker_persisted {
+    int64_t broker_epoch;
+    int64_t catch_up_version;
+    int64_t refused_epoch;
+    int64_t controlled_shutdown_version;
+    uint8_t registered;
+    uint8_t fenced;
+    uint8_t in_controlled_shutdown;
+    uint8_t reserved[5];
+};
+
+struct partition_record {
+    int64_t version;
+    int64_t changed_version;
+    struct ks_partition_state state;
+    struct ks_partition_elr elr;
+};
+
+struct broker_record {
+    int64_t version;
+    int32_t broker_id;
+    int32_t reserved;
+    struct broker_persisted registration;
+};
+
+struct quorum {
+    struct ks_raft *raft;
+    int32_t index; /* 0-based: controller(index + 1) */
+    bool active;
+    struct cpart **committed_parts;
+    struct broker_persisted committed_brokers[KS_BROKER_COUNT_MAX];
+    int64_t committed_version;
+    struct cpart **boot_parts;
+    struct broker_persisted boot_brokers[KS_BROKER_COUNT_MAX];
+    int64_t boot_version;
+    /* The working copy as last logged (what the next records are diffed against). */
+    struct broker_persisted logged_brokers[KS_BROKER_COUNT_MAX];
+    int64_t logged_version;
+    GArray *pending; /* struct pending_response, in the order of the requests */
+    /* The cross-voter checks (KS_DEBUG), shared with the other voters. */
+    struct ks_raft *const *peers;
+    int32_t peer_count;
+    struct ks_raft_quorum_checker *checker;
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -460,16 +548,58 @@ static void check_elr(const struct ks_controller *controller, const struct cpart
 
 /* ---- pushing state to brokers --------------------------------------------- */
 
-static void push_to(struct ks_controller *controller, int32_t broker_id, int64_t since_version)
+/* The state pushes carry: the working copy with one controller, the
+ * committed copy with a quorum. */
+struct push_view {
+    struct cpart *const *parts;
+    const struct cbroker *brokers;             /* one controller */
+    const struct broker_persisted *registered; /* a quorum */
+    int64_t version;
+};
+
+static struct push_view live_view(const struct ks_controller *controller)
 {
-    struct cbroker *broker = &controller->brokers[broker_id - 1];
-    if (!broker->registered) {
+    return (struct push_view){ controller->parts, controller->brokers, NULL, controller->version };
+}
+
+static struct push_view committed_view(const struct ks_controller *controller)
+{
+    return (struct push_view){ controller->quorum->committed_parts, NULL,
+                               controller->quorum->committed_brokers,
+                               controller->quorum->committed_version };
+}
+
+static bool view_registered(const struct push_view *view, int32_t index)
+{
+    return view->brokers != NULL ? view->brokers[index].registered
+                                 : view->registered[index].registered != 0;
+}
+
+static int64_t view_broker_epoch(const struct push_view *view, int32_t index)
+{
+    return view->brokers != NULL ? view->brokers[index].broker_epoch
+                                 : view->registered[index].broker_epoch;
+}
+
+static bool view_active(const struct push_view *view, int32_t index)
+{
+    if (view->brokers != NULL) {
+        return broker_active(&view->brokers[index]);
+    }
+    const struct broker_persisted *broker = &view->registered[index];
+    return broker->registered && !broker->fenced && !broker->in_controlled_shutdown;
+}
+
+static void push_view_to(struct ks_controller *controller, const struct push_view *view,
+                         int32_t broker_id, int64_t since_version)
+{
+    if (!view_registered(view, broker_id - 1)) {
         return;
     }
     int32_t count = 0;
     for (int32_t t = 0; t < controller->topic_count; t++) {
         for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
-            if (controller->parts[t][p].changed_version > since_version) {
+            if (view->parts[t][p].changed_version > since_version) {
                 count++;
             }
         }
@@ -479,22 +609,22 @@ static void push_to(struct ks_controller *controller, int32_t broker_id, int64_t
     uint8_t *message = calloc(1, bytes);
     ks_assert(message != NULL);
     struct ks_partition_state_push *push = (struct ks_partition_state_push *)message;
-    push->broker_epoch = broker->broker_epoch;
-    push->metadata_version = controller->version;
+    push->broker_epoch = view_broker_epoch(view, broker_id - 1);
+    push->metadata_version = view->version;
     push->partition_count = count;
     push->broker_count = controller->broker_count;
     for (int32_t i = 0; i < KS_BROKER_COUNT_MAX; i++) {
-        bool known = i < controller->broker_count && controller->brokers[i].registered;
-        push->broker_alive[i] = (uint8_t)(known && broker_active(&controller->brokers[i]));
-        push->broker_epochs[i] = known ? controller->brokers[i].broker_epoch : -1;
+        bool known = i < controller->broker_count && view_registered(view, i);
+        push->broker_alive[i] = (uint8_t)(known && view_active(view, i));
+        push->broker_epochs[i] = known ? view_broker_epoch(view, i) : -1;
     }
     struct ks_partition_state *entries =
         (struct ks_partition_state *)(message + sizeof(struct ks_partition_state_push));
     int32_t index = 0;
     for (int32_t t = 0; t < controller->topic_count; t++) {
         for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
-            if (controller->parts[t][p].changed_version > since_version) {
-                entries[index++] = controller->parts[t][p].state;
+            if (view->parts[t][p].changed_version > since_version) {
+                entries[index++] = view->parts[t][p].state;
             }
         }
     }
@@ -503,11 +633,45 @@ static void push_to(struct ks_controller *controller, int32_t broker_id, int64_t
     free(message);
 }
 
+static void quorum_replicate(struct ks_controller *controller);
+
+static void push_to(struct ks_controller *controller, int32_t broker_id, int64_t since_version)
+{
+    struct push_view view =
+        controller->quorum != NULL ? committed_view(controller) : live_view(controller);
+    push_view_to(controller, &view, broker_id, since_version);
+}
+
+/* With a quorum the changes go to the log first; brokers get them when they
+ * are committed (quorum_on_high_watermark). */
 static void push_all(struct ks_controller *controller)
 {
+    if (controller->quorum != NULL) {
+        quorum_replicate(controller);
+        return;
+    }
     for (int32_t id = 1; id <= controller->broker_count; id++) {
         push_to(controller, id, controller->brokers[id - 1].acked_version);
     }
+}
+
+/* Sends a response; with a quorum, once this event's records are committed. */
+static void respond(struct ks_controller *controller, ks_node_id target, uint32_t kind,
+                    const void *message, size_t message_bytes)
+{
+    if (controller->quorum == NULL) {
+        ks_world_send(controller->world, controller->node, target, kind, message, message_bytes);
+        return;
+    }
+    struct pending_response pending;
+    memset(&pending, 0, sizeof pending);
+    ks_assert(message_bytes <= sizeof pending.message);
+    pending.required_offset = -1;
+    pending.target = target;
+    pending.kind = kind;
+    pending.message_bytes = message_bytes;
+    memcpy(pending.message, message, message_bytes);
+    g_array_append_val(controller->quorum->pending, pending);
 }
 
 /* Keeps imbalanced_count in step with the partition's leader. */
@@ -940,8 +1104,8 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
             response.fenced = 1;
             response.correlation_id = request->correlation_id;
             response.metadata_version = controller->version;
-            ks_world_send(controller->world, controller->node, source,
-                          KS_MSG_BROKER_HEARTBEAT_RESPONSE, &response, sizeof response);
+            respond(controller, source, KS_MSG_BROKER_HEARTBEAT_RESPONSE, &response,
+                    sizeof response);
             return;
         }
         /* A new incarnation registers fenced; leadership moves off it. */
@@ -974,8 +1138,7 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
     response.metadata_version = controller->version;
     response.fenced = broker->fenced ? 1 : 0;
     response.caught_up = caught_up ? 1 : 0;
-    ks_world_send(controller->world, controller->node, source, KS_MSG_BROKER_HEARTBEAT_RESPONSE,
-                  &response, sizeof response);
+    respond(controller, source, KS_MSG_BROKER_HEARTBEAT_RESPONSE, &response, sizeof response);
     if (changed) {
         push_all(controller);
     } else if (request->metadata_version < controller->version) {
@@ -1083,8 +1246,7 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
         response.leader = -1;
         response.leader_epoch = -1;
         response.partition_epoch = -1;
-        ks_world_send(controller->world, controller->node, source, KS_MSG_ALTER_PARTITION_RESPONSE,
-                      &response, sizeof response);
+        respond(controller, source, KS_MSG_ALTER_PARTITION_RESPONSE, &response, sizeof response);
         return;
     }
     struct cpart *part = &controller->parts[request->topic_index][request->partition];
@@ -1115,10 +1277,327 @@ static void on_alter_partition(struct ks_controller *controller, ks_node_id sour
     response.partition_epoch = state->partition_epoch;
     response.isr_count = state->isr_count;
     memcpy(response.isr, state->isr, sizeof response.isr);
-    ks_world_send(controller->world, controller->node, source, KS_MSG_ALTER_PARTITION_RESPONSE,
-                  &response, sizeof response);
+    respond(controller, source, KS_MSG_ALTER_PARTITION_RESPONSE, &response, sizeof response);
     if (changed) {
         push_all(controller);
+    }
+}
+
+/* ---- the quorum's side (see the block at struct quorum) ---------------------- */
+
+static int32_t active_controller_hint(const struct ks_controller *controller)
+{
+    int32_t leader = ks_raft_leader(controller->quorum->raft);
+    return leader > 0 ? leader : 0;
+}
+
+/* QuorumController.handleEventException / the request path of a controller
+ * that is not active: NOT_CONTROLLER, with the leader Raft knows. */
+static void answer_not_controller(struct ks_controller *controller, ks_node_id source,
+                                  uint32_t kind, const void *message, size_t message_bytes)
+{
+    if (kind == KS_MSG_BROKER_HEARTBEAT_REQUEST) {
+        struct ks_broker_heartbeat_request request;
+        ks_assert(message_bytes == sizeof request);
+        memcpy(&request, message, sizeof request);
+        struct ks_broker_heartbeat_response response;
+        memset(&response, 0, sizeof response);
+        response.broker_epoch = request.broker_epoch;
+        response.correlation_id = request.correlation_id;
+        response.error_code = KS_ERR_NOT_CONTROLLER;
+        response.fenced = 1;
+        response.controller_hint = active_controller_hint(controller);
+        ks_world_send(controller->world, controller->node, source, KS_MSG_BROKER_HEARTBEAT_RESPONSE,
+                      &response, sizeof response);
+        return;
+    }
+    if (kind == KS_MSG_ALTER_PARTITION_REQUEST) {
+        struct ks_alter_partition_request request;
+        ks_assert(message_bytes == sizeof request);
+        memcpy(&request, message, sizeof request);
+        struct ks_alter_partition_response response;
+        memset(&response, 0, sizeof response);
+        response.topic_index = request.topic_index;
+        response.partition = request.partition;
+        response.error_code = KS_ERR_NOT_CONTROLLER;
+        response.leader = -1;
+        response.leader_epoch = -1;
+        response.partition_epoch = -1;
+        ks_world_send(controller->world, controller->node, source, KS_MSG_ALTER_PARTITION_RESPONSE,
+                      &response, sizeof response);
+        return;
+    }
+    ks_assert(!"unexpected message kind at the controller");
+}
+
+static struct broker_persisted persisted_of(const struct cbroker *broker)
+{
+    struct broker_persisted out;
+    memset(&out, 0, sizeof out);
+    out.broker_epoch = broker->broker_epoch;
+    out.catch_up_version = broker->catch_up_version;
+    out.refused_epoch = broker->refused_epoch;
+    out.controlled_shutdown_version = broker->controlled_shutdown_version;
+    out.registered = broker->registered ? 1 : 0;
+    out.fenced = broker->fenced ? 1 : 0;
+    out.in_controlled_shutdown = broker->in_controlled_shutdown ? 1 : 0;
+    return out;
+}
+
+static void restore_persisted(struct cbroker *broker, const struct broker_persisted *from)
+{
+    broker->broker_epoch = from->broker_epoch;
+    broker->catch_up_version = from->catch_up_version;
+    broker->refused_epoch = from->refused_epoch;
+    broker->controlled_shutdown_version = from->controlled_shutdown_version;
+    broker->registered = from->registered != 0;
+    broker->fenced = from->fenced != 0;
+    broker->in_controlled_shutdown = from->in_controlled_shutdown != 0;
+}
+
+#define PARTITION_RECORD_KEY "PartitionRecord"
+#define BROKER_RECORD_KEY    "BrokerRecord"
+
+/* The working copy's changes since the last call become records. */
+static void quorum_replicate(struct ks_controller *controller)
+{
+    struct quorum *quorum = controller->quorum;
+    if (!quorum->active) {
+        return;
+    }
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+            const struct cpart *part = &controller->parts[t][p];
+            if (part->changed_version <= quorum->logged_version) {
+                continue;
+            }
+            struct partition_record record;
+            memset(&record, 0, sizeof record);
+            record.version = controller->version;
+            record.changed_version = part->changed_version;
+            record.state = part->state;
+            record.elr = part->elr;
+            ks_assert(ks_raft_append(quorum->raft, PARTITION_RECORD_KEY, &record,
+                                     (int32_t)sizeof record) >= 0);
+        }
+    }
+    int32_t appended = 0;
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+            appended += controller->parts[t][p].changed_version > quorum->logged_version ? 1 : 0;
+        }
+    }
+    for (int32_t i = 0; i < controller->broker_count; i++) {
+        struct broker_persisted now = persisted_of(&controller->brokers[i]);
+        /* A version that moved without any change still gets a record, so
+         * that the committed version reaches the working one. */
+        bool only_version = appended == 0 && i == controller->broker_count - 1 &&
+                            controller->version != quorum->logged_version;
+        if (memcmp(&now, &quorum->logged_brokers[i], sizeof now) == 0 && !only_version) {
+            continue;
+        }
+        appended++;
+        struct broker_record record;
+        memset(&record, 0, sizeof record);
+        record.version = controller->version;
+        record.broker_id = i + 1;
+        record.registration = now;
+        ks_assert(
+            ks_raft_append(quorum->raft, BROKER_RECORD_KEY, &record, (int32_t)sizeof record) >= 0);
+        quorum->logged_brokers[i] = now;
+    }
+    quorum->logged_version = controller->version;
+}
+
+static void quorum_send_ready(struct ks_controller *controller)
+{
+    struct quorum *quorum = controller->quorum;
+    int64_t hw = ks_raft_hw(quorum->raft);
+    guint sent = 0;
+    while (sent < quorum->pending->len) {
+        struct pending_response *pending =
+            &g_array_index(quorum->pending, struct pending_response, sent);
+        if (pending->required_offset < 0 || pending->required_offset > hw) {
+            break;
+        }
+        ks_world_send(controller->world, controller->node, pending->target, pending->kind,
+                      pending->message, pending->message_bytes);
+        sent++;
+    }
+    g_array_remove_range(quorum->pending, 0, sent);
+}
+
+static void quorum_finish_event(struct ks_controller *controller)
+{
+    struct quorum *quorum = controller->quorum;
+    quorum_replicate(controller);
+    int64_t leo = ks_raft_leo(quorum->raft);
+    for (guint i = 0; i < quorum->pending->len; i++) {
+        struct pending_response *pending =
+            &g_array_index(quorum->pending, struct pending_response, i);
+        if (pending->required_offset < 0) {
+            pending->required_offset = leo;
+        }
+    }
+    quorum_send_ready(controller);
+}
+
+/* The working copy becomes the committed one (activation). */
+static void quorum_load_working_copy(struct ks_controller *controller)
+{
+    struct quorum *quorum = controller->quorum;
+    controller->imbalanced_count = 0;
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+            struct cpart *part = &controller->parts[t][p];
+            const struct cpart *committed = &quorum->committed_parts[t][p];
+            part->state = committed->state;
+            part->elr = committed->elr;
+            part->changed_version = committed->changed_version;
+            part->leader_epoch_touched = committed->state.leader_epoch;
+            part->partition_epoch_touched = committed->state.partition_epoch;
+            part->imbalanced = false;
+            set_imbalanced(controller, part);
+        }
+    }
+    ks_time_ns now = ks_world_now_ns(controller->world);
+    for (int32_t i = 0; i < controller->broker_count; i++) {
+        struct cbroker *broker = &controller->brokers[i];
+        restore_persisted(broker, &quorum->committed_brokers[i]);
+        broker->last_heartbeat_ns = now;
+        broker->acked_version = -1;
+        quorum->logged_brokers[i] = quorum->committed_brokers[i];
+    }
+    controller->version = quorum->committed_version;
+    quorum->logged_version = controller->version;
+}
+
+static void quorum_activate(struct ks_controller *controller)
+{
+    struct quorum *quorum = controller->quorum;
+    quorum_load_working_copy(controller);
+    quorum->active = true;
+    struct ks_cluster_event event = event_new(controller, KS_EV_CONTROLLER_ELECTED, -1, -1, -1);
+    event.controller_id = quorum->index + 1;
+    event.controller_epoch = ks_raft_epoch(quorum->raft);
+    emit(controller, &event);
+    /* Brokers learn the new leader from the metadata log (they are its
+     * observers in Kafka): here from this first push of the committed state. */
+    for (int32_t id = 1; id <= controller->broker_count; id++) {
+        push_to(controller, id, -1);
+    }
+    controller->session_timer = 0;
+    arm_session_check(controller);
+    controller->balance_timer = 0;
+    controller->balance_schedule = BALANCE_DEFERRED;
+    maybe_schedule_balance(controller);
+}
+
+static void quorum_renounce(struct ks_controller *controller, bool emit_event)
+{
+    struct quorum *quorum = controller->quorum;
+    if (!quorum->active) {
+        return;
+    }
+    quorum->active = false;
+    ks_world_cancel(controller->world, controller->session_timer);
+    controller->session_timer = 0;
+    ks_world_cancel(controller->world, controller->balance_timer);
+    controller->balance_timer = 0;
+    controller->balance_schedule = BALANCE_DEFERRED;
+    g_array_set_size(quorum->pending, 0);
+    if (emit_event) {
+        struct ks_cluster_event event =
+            event_new(controller, KS_EV_CONTROLLER_RESIGNED, -1, -1, -1);
+        event.controller_id = quorum->index + 1;
+        event.controller_epoch = ks_raft_epoch(quorum->raft);
+        emit(controller, &event);
+    }
+}
+
+static void quorum_on_commit(void *context, int64_t offset, const uint8_t *value,
+                             int32_t value_bytes)
+{
+    (void)offset;
+    struct ks_controller *controller = context;
+    struct quorum *quorum = controller->quorum;
+    if (value_bytes == (int32_t)sizeof(struct partition_record)) {
+        struct partition_record record;
+        memcpy(&record, value, sizeof record);
+        int32_t t = record.state.topic_index;
+        int32_t p = record.state.partition;
+        ks_assert(t >= 0 && t < controller->topic_count && p >= 0 &&
+                  p < controller->topics[t].partition_count);
+        struct cpart *part = &quorum->committed_parts[t][p];
+        /* Committed epochs only grow (C3 across failovers). */
+        ks_assert(record.state.leader_epoch >= part->state.leader_epoch);
+        ks_assert(record.state.partition_epoch > part->state.partition_epoch);
+        part->state = record.state;
+        part->elr = record.elr;
+        part->changed_version = record.changed_version;
+        if (record.version > quorum->committed_version) {
+            quorum->committed_version = record.version;
+        }
+        return;
+    }
+    ks_assert(value_bytes == (int32_t)sizeof(struct broker_record));
+    struct broker_record record;
+    memcpy(&record, value, sizeof record);
+    ks_assert(record.broker_id >= 1 && record.broker_id <= controller->broker_count);
+    quorum->committed_brokers[record.broker_id - 1] = record.registration;
+    if (record.version > quorum->committed_version) {
+        quorum->committed_version = record.version;
+    }
+}
+
+static void quorum_on_high_watermark(void *context, int64_t hw)
+{
+    (void)hw;
+    struct ks_controller *controller = context;
+    struct quorum *quorum = controller->quorum;
+    if (!quorum->active) {
+        if (ks_raft_leader_ready(quorum->raft)) {
+            quorum_activate(controller);
+        }
+        return;
+    }
+    quorum_send_ready(controller);
+    /* The committed copy moved: brokers get what they have not seen. */
+    for (int32_t id = 1; id <= controller->broker_count; id++) {
+        push_to(controller, id, controller->brokers[id - 1].acked_version);
+    }
+}
+
+static void quorum_after_event(void *context)
+{
+    struct ks_controller *controller = context;
+#ifdef KS_DEBUG
+    ks_controller_check(controller);
+    if (controller->quorum->checker != NULL) {
+        ks_raft_quorum_check(controller->quorum->checker, controller->quorum->peers,
+                             controller->quorum->peer_count);
+    }
+#else
+    (void)controller;
+#endif
+}
+
+void ks_controller_set_quorum_check(struct ks_controller *controller, struct ks_raft *const *peers,
+                                    int32_t peer_count, struct ks_raft_quorum_checker *checker)
+{
+    ks_assert(controller->quorum != NULL);
+    controller->quorum->peers = peers;
+    controller->quorum->peer_count = peer_count;
+    controller->quorum->checker = checker;
+}
+
+static void quorum_on_state(void *context, enum ks_raft_role role, int32_t epoch, int32_t leader_id)
+{
+    (void)epoch;
+    (void)leader_id;
+    struct ks_controller *controller = context;
+    if (role != KS_RAFT_LEADER) {
+        quorum_renounce(controller, true);
     }
 }
 
@@ -1140,6 +1619,15 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
     (void)world;
     (void)self;
     struct ks_controller *controller = context;
+    if (controller->quorum != NULL) {
+        if (ks_raft_receive(controller->quorum->raft, source, kind, message, message_bytes)) {
+            return;
+        }
+        if (!controller->quorum->active) {
+            answer_not_controller(controller, source, kind, message, message_bytes);
+            return;
+        }
+    }
     switch (kind) {
     case KS_MSG_BROKER_HEARTBEAT_REQUEST: {
         struct ks_broker_heartbeat_request request;
@@ -1163,6 +1651,9 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
     /* Every request is a controller write event (QuorumController), after
      * which the balance check may be scheduled. */
     maybe_schedule_balance(controller);
+    if (controller->quorum != NULL) {
+        quorum_finish_event(controller);
+    }
 #ifdef KS_DEBUG
     ks_controller_check(controller);
 #endif
@@ -1183,6 +1674,13 @@ static void check_broker_list(const struct ks_controller *controller, const int3
 
 void ks_controller_check(const struct ks_controller *controller)
 {
+    if (controller->quorum != NULL) {
+        ks_raft_check(controller->quorum->raft);
+        if (!controller->quorum->active) {
+            return; /* a standby's working copy is not in use */
+        }
+        ks_assert(controller->version >= controller->quorum->committed_version);
+    }
     ks_assert(controller->broker_count >= 1 && controller->broker_count <= KS_BROKER_COUNT_MAX);
     bool any_session = false;
     for (int32_t i = 0; i < controller->broker_count; i++) {
@@ -1281,7 +1779,115 @@ void ks_controller_free(struct ks_controller *controller)
         free(controller->parts[t]);
     }
     free(controller->parts);
+    if (controller->quorum != NULL) {
+        struct quorum *quorum = controller->quorum;
+        ks_raft_free(quorum->raft);
+        for (int32_t t = 0; t < controller->topic_count; t++) {
+            free(quorum->committed_parts[t]);
+            free(quorum->boot_parts[t]);
+        }
+        free(quorum->committed_parts);
+        free(quorum->boot_parts);
+        g_array_free(quorum->pending, true);
+        free(quorum);
+    }
     free(controller);
+}
+
+static void create_topic(struct ks_controller *controller, int32_t topic_index);
+
+static struct cpart **parts_new(const struct ks_controller *controller)
+{
+    struct cpart **parts =
+        calloc((size_t)(controller->topic_count > 0 ? controller->topic_count : 1),
+               sizeof(struct cpart *));
+    ks_assert(parts != NULL);
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        parts[t] = calloc((size_t)controller->topics[t].partition_count, sizeof(struct cpart));
+        ks_assert(parts[t] != NULL);
+    }
+    return parts;
+}
+
+static void parts_copy(const struct ks_controller *controller, struct cpart **to,
+                       struct cpart *const *from)
+{
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        memcpy(to[t], from[t],
+               sizeof(struct cpart) * (size_t)controller->topics[t].partition_count);
+    }
+}
+
+struct ks_controller *ks_controller_new_voter(ks_world *world, const struct ks_cluster_spec *spec,
+                                              const struct ks_topic_config *topics,
+                                              int32_t topic_count, int32_t index,
+                                              const ks_node_id *voters, int32_t voter_count,
+                                              const struct ks_raft_config *raft_config,
+                                              const struct ks_cluster_observer *observer)
+{
+    ks_assert(index >= 0 && index < voter_count);
+    struct ks_controller *controller =
+        ks_controller_new(world, spec, topics, topic_count, voters[index], observer);
+    struct quorum *quorum = calloc(1, sizeof *quorum);
+    ks_assert(quorum != NULL);
+    controller->quorum = quorum;
+    quorum->index = index;
+    quorum->committed_parts = parts_new(controller);
+    quorum->boot_parts = parts_new(controller);
+    quorum->pending = g_array_new(false, true, sizeof(struct pending_response));
+    char dir[64];
+    snprintf(dir, sizeof dir, "controller-%d/__cluster_metadata-0", index + 1);
+    struct ks_raft_listener listener = {
+        .on_state = quorum_on_state,
+        .on_commit = quorum_on_commit,
+        .on_high_watermark = quorum_on_high_watermark,
+        .after_event = quorum_after_event,
+        .context = controller,
+    };
+    quorum->raft =
+        ks_raft_new(world, voters[index], voters, voter_count, raft_config, dir, &listener);
+    return controller;
+}
+
+/* The bootstrap state becomes the committed copy (start, restart). */
+static void quorum_load_boot(struct ks_controller *controller)
+{
+    struct quorum *quorum = controller->quorum;
+    parts_copy(controller, quorum->committed_parts, quorum->boot_parts);
+    memcpy(quorum->committed_brokers, quorum->boot_brokers, sizeof quorum->boot_brokers);
+    quorum->committed_version = quorum->boot_version;
+}
+
+void ks_controller_start_voter(struct ks_controller *controller,
+                               const struct ks_controller *bootstrap)
+{
+    struct quorum *quorum = controller->quorum;
+    ks_assert(quorum != NULL);
+    ks_world_set_receiver(controller->world, controller->node, on_receive, controller);
+    if (bootstrap == NULL) {
+        /* The first controller computes the bootstrap state and hands it to
+         * the brokers, as if formatted into every node. */
+        for (int32_t t = 0; t < controller->topic_count; t++) {
+            create_topic(controller, t);
+        }
+        parts_copy(controller, quorum->boot_parts, controller->parts);
+        for (int32_t i = 0; i < controller->broker_count; i++) {
+            quorum->boot_brokers[i] = persisted_of(&controller->brokers[i]);
+        }
+        quorum->boot_version = controller->version;
+    } else {
+        ks_assert(bootstrap->quorum != NULL);
+        parts_copy(controller, quorum->boot_parts, bootstrap->quorum->boot_parts);
+        memcpy(quorum->boot_brokers, bootstrap->quorum->boot_brokers, sizeof quorum->boot_brokers);
+        quorum->boot_version = bootstrap->quorum->boot_version;
+    }
+    quorum_load_boot(controller);
+    if (bootstrap == NULL) {
+        for (int32_t id = 1; id <= controller->broker_count; id++) {
+            push_to(controller, id, -1);
+        }
+    }
+    ks_raft_start(quorum->raft);
 }
 
 /* Replica placement draws from KS_RNG_CLUSTER. */
@@ -1364,6 +1970,16 @@ void ks_controller_start(struct ks_controller *controller)
 void ks_controller_start_after_restart(struct ks_controller *controller)
 {
     ks_world_set_receiver(controller->world, controller->node, on_receive, controller);
+    if (controller->quorum != NULL) {
+        /* Memory is gone: the committed copy is rebuilt from the log as the
+         * high watermark is learned again; timers were dropped. */
+        controller->session_timer = 0;
+        controller->balance_timer = 0;
+        quorum_renounce(controller, false);
+        quorum_load_boot(controller);
+        ks_raft_start(controller->quorum->raft);
+        return;
+    }
     ks_time_ns now = ks_world_now_ns(controller->world);
     for (int32_t i = 0; i < controller->broker_count; i++) {
         controller->brokers[i].last_heartbeat_ns = now;
@@ -1390,6 +2006,9 @@ const struct ks_partition_state *ks_controller_partition(const struct ks_control
         partition >= controller->topics[topic_index].partition_count) {
         return NULL;
     }
+    if (controller->quorum != NULL && !controller->quorum->active) {
+        return &controller->quorum->committed_parts[topic_index][partition].state;
+    }
     return &controller->parts[topic_index][partition].state;
 }
 
@@ -1400,6 +2019,9 @@ const struct ks_partition_elr *ks_controller_partition_elr(const struct ks_contr
         partition >= controller->topics[topic_index].partition_count) {
         return NULL;
     }
+    if (controller->quorum != NULL && !controller->quorum->active) {
+        return &controller->quorum->committed_parts[topic_index][partition].elr;
+    }
     return &controller->parts[topic_index][partition].elr;
 }
 
@@ -1408,10 +2030,26 @@ bool ks_controller_broker_fenced(const struct ks_controller *controller, int32_t
     if (broker_id < 1 || broker_id > controller->broker_count) {
         return true;
     }
+    if (controller->quorum != NULL && !controller->quorum->active) {
+        return controller->quorum->committed_brokers[broker_id - 1].fenced != 0;
+    }
     return controller->brokers[broker_id - 1].fenced;
 }
 
 int64_t ks_controller_metadata_version(const struct ks_controller *controller)
 {
+    if (controller->quorum != NULL && !controller->quorum->active) {
+        return controller->quorum->committed_version;
+    }
     return controller->version;
+}
+
+bool ks_controller_is_active(const struct ks_controller *controller)
+{
+    return controller->quorum == NULL || controller->quorum->active;
+}
+
+struct ks_raft *ks_controller_raft(const struct ks_controller *controller)
+{
+    return controller->quorum != NULL ? controller->quorum->raft : NULL;
 }

@@ -23,6 +23,32 @@ struct ks_controller *ks_controller_new(ks_world *world, const struct ks_cluster
  * KS_RNG_CLUSTER, unless the topic has an explicit assignment), pushes them
  * to brokers, arms timers. */
 void ks_controller_start(struct ks_controller *controller);
+
+/* controllers = 3 or 5: controller `index` (0-based) of the KRaft quorum,
+ * on node voters[index]; see "the quorum" in core/controller.c. Freed with
+ * ks_controller_free. */
+struct ks_raft_config;
+struct ks_raft;
+struct ks_controller *ks_controller_new_voter(ks_world *world, const struct ks_cluster_spec *spec,
+                                              const struct ks_topic_config *topics,
+                                              int32_t topic_count, int32_t index,
+                                              const ks_node_id *voters, int32_t voter_count,
+                                              const struct ks_raft_config *raft_config,
+                                              const struct ks_cluster_observer *observer);
+/* Starts a voter. bootstrap NULL: this one computes the bootstrap state
+ * (topics placed from KS_RNG_CLUSTER, as ks_controller_start) and pushes it
+ * to the brokers; else it copies bootstrap's (started before). */
+void ks_controller_start_voter(struct ks_controller *controller,
+                               const struct ks_controller *bootstrap);
+/* Whether this controller acts (always with one controller). */
+bool ks_controller_is_active(const struct ks_controller *controller);
+/* The voter's Raft node, NULL with one controller (borrowed). */
+struct ks_raft *ks_controller_raft(const struct ks_controller *controller);
+/* KS_DEBUG: after each of its Raft events a voter runs ks_raft_quorum_check
+ * over every voter (peers and checker borrowed, owned by the cluster). */
+struct ks_raft_quorum_checker;
+void ks_controller_set_quorum_check(struct ks_controller *controller, struct ks_raft *const *peers,
+                                    int32_t peer_count, struct ks_raft_quorum_checker *checker);
 void ks_controller_free(struct ks_controller *controller); /* NULL is a no-op */
 /* After the driver restarted the controller's node (its timers were dropped):
  * state is kept (controller = kraft), sessions restart now, timers re-armed. */

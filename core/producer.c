@@ -2528,7 +2528,11 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
     /* ks_cluster_producer_node(spec, index), computed here from the layout in
      * core/cluster.h so that this file links without core/cluster.c (which
      * in turn calls ks_producer_new). */
-    p->node = (ks_node_id)(spec->cluster->broker_count + 2 + producer_index);
+    int32_t controller_nodes = spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER ||
+                                       spec->cluster->controller_count < 1
+                                   ? 1
+                                   : spec->cluster->controller_count;
+    p->node = (ks_node_id)(spec->cluster->broker_count + 1 + controller_nodes + producer_index);
     p->broker_count = spec->cluster->broker_count;
     p->partition_count = spec->topics[config->topic_index].partition_count;
     ks_assert(p->partition_count > 0);

@@ -185,6 +185,13 @@ enum ks_msg_kind {
     KS_MSG_ZK_RESPONSE = 26,    /* ZooKeeper -> broker: struct ks_zk_response (+ entries) */
     KS_MSG_ZK_WATCH = 27,       /* ZooKeeper -> broker: a watch fired: struct ks_zk_response */
     KS_MSG_LEADER_AND_ISR = 28, /* ZooKeeper-era controller -> broker: ks_leader_and_isr + push */
+    /* KRaft quorum between controllers (core/raft.c) */
+    KS_MSG_RAFT_VOTE_REQUEST = 29,         /* struct ks_raft_vote_request */
+    KS_MSG_RAFT_VOTE_RESPONSE = 30,        /* struct ks_raft_vote_response */
+    KS_MSG_RAFT_BEGIN_EPOCH = 31,          /* struct ks_raft_begin_epoch (BeginQuorumEpoch) */
+    KS_MSG_RAFT_BEGIN_EPOCH_RESPONSE = 32, /* struct ks_raft_begin_epoch */
+    KS_MSG_RAFT_FETCH_REQUEST = 33,        /* struct ks_raft_fetch_request */
+    KS_MSG_RAFT_FETCH_RESPONSE = 34,       /* struct ks_raft_fetch_response + batch_bytes */
 };
 
 #define KS_MSG_GROUP_FIRST 100u /* consumer-group kinds: 100 .. 199 */
@@ -209,6 +216,9 @@ enum ks_broker_timer_kind {
     KS_TIMER_CONTROLLER_REBALANCE = 221,
     KS_TIMER_CONTROLLER_START = 222,
     KS_TIMER_ZK_SESSION_CHECK = 230, /* ZooKeeper: expire sessions without pings */
+    KS_TIMER_RAFT_ROLE = 240,        /* election, fetch or check-quorum timeout, backoff */
+    KS_TIMER_RAFT_SEND = 241,        /* follower: next fetch; leader: BeginQuorumEpoch resend */
+    KS_TIMER_RAFT_FETCH_WAIT = 242,  /* leader: a parked fetch's long poll ends */
 };
 
 /* ListOffsets special timestamps (Kafka's). */
@@ -435,7 +445,7 @@ struct ks_broker_heartbeat_response {
     uint8_t caught_up;        /* IsCaughtUp: metadata_version reached its registration's */
     uint8_t should_shut_down; /* 1: controlled shutdown granted (ShouldShutDown) */
     uint8_t reserved;
-    int32_t reserved2;
+    int32_t controller_hint; /* NOT_CONTROLLER: the active controller's node, 0 if unknown */
 };
 
 /* Leader -> controller: set the ISR (one request in flight per partition).
@@ -575,3 +585,54 @@ static inline bool ks_proto_fits(size_t message_bytes, size_t header_bytes, int6
     }
     return (uint64_t)count <= (message_bytes - header_bytes) / (entry_bytes ? entry_bytes : 1);
 }
+
+/* ---- KRaft quorum (core/raft.c; Kafka's Vote, BeginQuorumEpoch, Fetch) ---- */
+
+/* Node ids are the voters' ks_node_id; -1 for none. Every message carries the
+ * sender's epoch; a receiver that sees a higher one moves to it first. */
+struct ks_raft_vote_request {
+    int32_t candidate_epoch;
+    int32_t candidate_id;
+    int32_t last_offset_epoch; /* epoch of the candidate's last record, -1 if empty */
+    int32_t reserved;
+    int64_t last_offset; /* the candidate's log end offset */
+};
+
+struct ks_raft_vote_response {
+    int32_t leader_epoch; /* the voter's epoch */
+    int32_t leader_id;    /* the leader the voter knows, -1 */
+    int16_t error_code;   /* NONE or FENCED_LEADER_EPOCH */
+    int16_t vote_granted; /* 0 or 1 */
+    int32_t reserved;
+};
+
+struct ks_raft_begin_epoch {
+    int32_t leader_epoch;
+    int32_t leader_id;
+    int16_t error_code; /* response: NONE or FENCED_LEADER_EPOCH */
+    int16_t reserved16;
+    int32_t reserved;
+};
+
+struct ks_raft_fetch_request {
+    int64_t fetch_id; /* the follower's counter: a late answer to an older fetch is dropped */
+    int64_t fetch_offset;
+    int32_t current_leader_epoch;
+    int32_t last_fetched_epoch; /* epoch of the record before fetch_offset, -1 */
+    int32_t replica_id;
+    int32_t reserved;
+};
+
+struct ks_raft_fetch_response {
+    int64_t fetch_id;
+    int64_t high_watermark;
+    int64_t diverging_end_offset; /* -1, or: truncate to this (DivergingEpoch.EndOffset) */
+    int32_t diverging_epoch;      /* -1 */
+    int32_t leader_epoch;         /* CurrentLeader: the responder's epoch and leader */
+    int32_t leader_id;
+    int16_t
+        error_code; /* NONE, FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH */
+    int16_t reserved16;
+    uint32_t batch_bytes; /* record batches follow */
+    int32_t reserved;
+};

@@ -50,15 +50,23 @@ static char *crash_explain(const struct ks_faults *faults, ks_node_id node, bool
     }
     if (!broker) {
         bool zookeeper = faults->spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER;
-        g_string_append(text, node != ks_cluster_controller_node(faults->spec)
+        bool controller_node = node >= ks_cluster_controller_node(faults->spec) &&
+                               (int32_t)(node - ks_cluster_controller_node(faults->spec)) <
+                                   (zookeeper ? 1 : faults->spec->cluster->controller_count);
+        g_string_append(text, !controller_node
                                   ? " A client loses what it held in memory: records it had "
                                     "not yet sent, or had not yet processed and committed."
                               : zookeeper ? " ZooKeeper answers nothing until it is back: no "
                                             "session is kept alive and no ISR changes, but its "
                                             "znodes and sessions are on its disk."
-                                          : " The controller stops watching sessions and "
-                                            "electing leaders until it is back; with one "
-                                            "controller (controllers = 1) no other takes over.");
+                              : faults->spec->cluster->controller_count > 1
+                                  ? " If it is the active controller, the other controllers "
+                                    "notice when its fetches stop (controller.quorum.fetch."
+                                    "timeout.ms) and elect a new one, which continues from the "
+                                    "committed metadata log."
+                                  : " The controller stops watching sessions and "
+                                    "electing leaders until it is back; with one "
+                                    "controller (controllers = 1) no other takes over.");
         return g_string_free(text, FALSE);
     }
     GString *led = g_string_new(NULL);

@@ -55,6 +55,12 @@ void ks_faults_node_name(const struct ks_faults *faults, ks_node_id node, char *
         g_snprintf(buffer, buffer_bytes, "broker %u", node);
         return;
     }
+    if (s->cluster.controller_model != KS_CONTROLLER_MODEL_ZOOKEEPER &&
+        s->cluster.controller_count > 1 && node >= controller &&
+        node < controller + (uint32_t)s->cluster.controller_count) {
+        g_snprintf(buffer, buffer_bytes, "controller %u", node - controller + 1);
+        return;
+    }
     if (node == controller) {
         g_snprintf(buffer, buffer_bytes,
                    s->cluster.controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER ? "zookeeper"
@@ -194,6 +200,26 @@ static bool resolve_target(struct ks_faults *faults, const struct ks_target *tar
         }
         /* `controller` is the active one and controller(N) node brokers + N;
          * with one controller (controllers = 1) both are node brokers + 1. */
+        if (faults->spec->cluster->controller_count > 1) {
+            int32_t number = target->controller_number;
+            for (int32_t i = 0; number < 1 && faults->resolving_restart &&
+                                i < faults->spec->cluster->controller_count;
+                 i++) {
+                if (!ks_world_node_is_up(faults->world,
+                                         ks_cluster_controller_voter_node(faults->spec, i))) {
+                    number = i + 1; /* the one a crash of `controller` took down */
+                }
+            }
+            if (number < 1) {
+                number = ks_cluster_active_kraft_controller(faults->cluster);
+                if (number < 1) {
+                    g_string_printf(why, "no controller is active (the quorum has no leader)");
+                    return false;
+                }
+            }
+            add_node(nodes, ks_cluster_controller_voter_node(faults->spec, number - 1));
+            return true;
+        }
         add_node(nodes, ks_cluster_controller_node(faults->spec));
         return true;
     case KS_TARGET_ZOOKEEPER:
@@ -390,7 +416,9 @@ static void fire_now(struct ks_faults *faults, struct ks__fault_state *state)
     const struct ks_fault_action_row *row = ks_fault_action_row(fault->action);
     if (row->target != KS_FAULT_TARGET_NONE) {
         GString *why = g_string_new(NULL);
+        faults->resolving_restart = fault->action == KS_FAULT_RESTART;
         bool resolved = resolve_target(faults, &fault->target, state->nodes, why);
+        faults->resolving_restart = false;
         if (!resolved) {
             g_string_printf(faults->detail, "fault %s skipped: %s", fault->name, why->str);
             ks__faults_skip(faults, -1, ks_fault_tp(fault));

@@ -68,7 +68,9 @@ struct ks_faults {
     int64_t *elections;                     /* [tp_base[topic] + partition] */
     GString *detail;                        /* the line being reported */
     int64_t skipped_count;                  /* `skipped` lines (faults_skipped) */
-    int32_t current_fault; /* the fault being fired or undone (its reports name it), or -1 */
+    int32_t current_fault;  /* the fault being fired or undone (its reports name it), or -1 */
+    bool resolving_restart; /* resolve_target for a restart: bare `controller` of a quorum
+                               names a controller that is down */
 };
 
 /* ---- sim/faults.c ------------------------------------------------------------ */

@@ -1222,6 +1222,21 @@ void ks_narrate_event(const struct ks_cluster_spec *spec, const struct ks_cluste
                                event->controller_id > 0 ? " and /controller" : "");
         return;
     case KS_EV_CONTROLLER_ELECTED:
+        if (event->broker < 0) {
+            /* controllers = 3 or 5: a KRaft voter became the active controller. */
+            g_string_append_printf(detail, "controller %d is the active controller (epoch %d)",
+                                   event->controller_id, event->controller_epoch);
+            g_string_append_printf(
+                explain,
+                "Controller %d won the votes of a majority of the controllers for epoch %d "
+                "(KRaft's Vote: each voter grants one vote per epoch, to a candidate whose "
+                "metadata log is at least as long as its own), then committed a record of its "
+                "epoch once a majority had fetched it. Everything before it is committed too: "
+                "the new active controller continues from the log, gives every broker a fresh "
+                "session from now, and brokers send it their heartbeats.",
+                event->controller_id, event->controller_epoch);
+            return;
+        }
         g_string_append_printf(detail, "broker %d is controller (epoch %d)", event->broker,
                                event->controller_epoch);
         g_string_append_printf(explain,
@@ -1232,6 +1247,18 @@ void ks_narrate_event(const struct ks_cluster_spec *spec, const struct ks_cluste
                                event->broker, event->controller_epoch);
         return;
     case KS_EV_CONTROLLER_RESIGNED:
+        if (event->broker < 0) {
+            g_string_append_printf(detail, "controller %d is no longer active (epoch %d)",
+                                   event->controller_id, event->controller_epoch);
+            g_string_append(
+                explain,
+                "It lost the leadership of the metadata log: another controller runs in a newer "
+                "epoch, or a majority of the controllers did not fetch from it within 1.5 times "
+                "controller.quorum.fetch.timeout.ms and it resigned (check quorum). It drops "
+                "its changes that were not committed and the requests it had not answered "
+                "(QuorumController.renounce); brokers find the new active controller.");
+            return;
+        }
         g_string_append_printf(detail, "broker %d resigns as controller (epoch %d)", event->broker,
                                event->controller_epoch);
         g_string_append(explain, "ZooKeeper answers SESSION_EXPIRED: the broker learns that its "

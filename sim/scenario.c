@@ -377,18 +377,10 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
     }
     if (kind == KS__SECTION_CLUSTER && strcmp(key, "controllers") == 0) {
         /* A KRaft quorum has an odd number of voters in practice; ksim takes
-         * 1, 3 or 5 (SPEC 2). Only the single controller is modelled yet. */
+         * 1, 3 or 5 (SPEC 2). */
         if (parsed.integer != 1 && parsed.integer != 3 && parsed.integer != 5) {
             *code = KS_SCENARIO_ERROR_VALUE;
             *message = g_strdup_printf("controllers = %s: must be 1, 3 or 5", value);
-            return false;
-        }
-        if (parsed.integer != 1) {
-            *code = KS_SCENARIO_ERROR_NOT_MODELLED;
-            *message = g_strdup_printf("controllers = %s: a KRaft quorum of several controllers "
-                                       "is not modelled yet; ksim runs one controller "
-                                       "(controllers = 1)",
-                                       value);
             return false;
         }
     }
@@ -1214,6 +1206,13 @@ static bool finalize_cluster(struct ks_scenario *scenario, const struct raw_sect
         }
         return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
                        "broker.heartbeat.interval.ms must be below broker.session.timeout.ms");
+    }
+    if (cluster->controller_count > 1 && cluster->controller_model != KS_CONTROLLER_MODEL_KRAFT) {
+        const struct raw_entry *entry = entry_find(section, "controllers");
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                       "controllers = %d needs controller = kraft (a KRaft quorum; under "
+                       "controller = zookeeper one broker is the controller)",
+                       cluster->controller_count);
     }
     if (cluster->eligible_leader_replicas_enable) {
         /* KIP-966 rests on KAFKA-15583: a replica that leaves an ISR below min

@@ -169,8 +169,31 @@ static const struct ks__key_spec cluster_keys[] = {
       "leaders write ISR changes to ZooKeeper)." },
     { "controllers", KS__VALUE_INT32, 1, 5, "1", NULL, SC(cluster.controller_count), 0, NULL,
       "ksim: controller nodes of the KRaft quorum (1, 3 or 5), node ids brokers + 1 .. brokers + "
-      "N. With 1, a crash of the controller is an outage: no fencing, leader elections or ISR "
-      "changes until it returns. 3 and 5 are not modelled yet: an error." },
+      "N (`controller(N)`). With 1, a crash of the controller is an outage: no fencing, leader "
+      "elections or ISR changes until it returns. With 3 or 5 they run KRaft's protocol "
+      "(votes, a leader, the `__cluster_metadata-0` log and its high watermark): the leader is "
+      "the active controller and another one takes over when it fails. `controller = kraft` "
+      "only." },
+    { "controller.quorum.election.timeout.ms", KS__VALUE_MS, 1, I32MAX, "1000", NULL,
+      SC(cluster.quorum_election_timeout_ns), 0, NULL,
+      "controllers = 3 or 5: a voter without a leader runs for election after this plus a "
+      "random part of it." },
+    { "controller.quorum.fetch.timeout.ms", KS__VALUE_MS, 1, I32MAX, "2000", NULL,
+      SC(cluster.quorum_fetch_timeout_ns), 0, NULL,
+      "controllers = 3 or 5: a follower that has not heard from the leader this long runs for "
+      "election; a leader that a majority has not fetched from in 1.5 times this resigns." },
+    { "controller.quorum.election.backoff.max.ms", KS__VALUE_MS, 1, I32MAX, "1000", NULL,
+      SC(cluster.quorum_election_backoff_ns_max), 0, NULL,
+      "controllers = 3 or 5: the longest random backoff of a candidate that lost before it "
+      "runs again." },
+    { "controller.quorum.request.timeout.ms", KS__VALUE_MS, 1, I32MAX, "2000", NULL,
+      SC(cluster.quorum_request_timeout_ns), 0, NULL,
+      "controllers = 3 or 5: a follower's fetch unanswered this long (after the leader's "
+      "long poll) is sent again." },
+    { "controller.quorum.retry.backoff.ms", KS__VALUE_MS, 1, I32MAX, "20", NULL,
+      SC(cluster.quorum_retry_backoff_ns), 0, NULL,
+      "controllers = 3 or 5: the wait before a failed fetch is retried, and the unit of the "
+      "election backoff." },
     { "network.latency", KS__VALUE_DURATION, 0, HOUR_NS, "1ms", NULL, SC(network_latency_ns), 0,
       NULL,
       "ksim: one-way latency of every link. Per link: `network.latency.A-B = 20ms` "
@@ -670,9 +693,8 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { CL, "broker.id", NULL, "brokers are numbered 1..brokers" },
     { CL, "node.id", NULL, "brokers are numbered 1..brokers" },
     { CL, "process.roles", NULL, "brokers are brokers; the controller is a node of its own" },
-    { CL, "controller.quorum.voters", NULL, "one controller, not a quorum" },
-    { CL, "controller.quorum.election.timeout.ms", NULL, "one controller, not a quorum" },
-    { CL, "controller.quorum.fetch.timeout.ms", NULL, "one controller, not a quorum" },
+    { CL, "controller.quorum.voters", NULL,
+      "the voters are the controller nodes that `controllers` makes" },
     { CL, "listeners", NULL, "nodes talk over ksim's simulated network" },
     { TP, "message.timestamp.type", NULL, "CreateTime only" },
     { TP, "segment.jitter.ms", NULL, "no segment roll jitter" },

@@ -542,9 +542,9 @@ static const struct bad_case bad_cases[] = {
       "bad.ini:2: brokers = 65 is out of range [1, 64]" },
     { "[cluster]\ncontrollers = 2\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:2: controllers = 2: must be 1, 3 or 5" },
-    { "[cluster]\ncontrollers = 3\n", KS_SCENARIO_ERROR_NOT_MODELLED,
-      "bad.ini:2: controllers = 3: a KRaft quorum of several controllers is not modelled yet; "
-      "ksim runs one controller (controllers = 1)" },
+    { "[cluster]\ncontroller = zookeeper\ncontrollers = 3\n", KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:3: controllers = 3 needs controller = kraft (a KRaft quorum; under "
+      "controller = zookeeper one broker is the controller)" },
     { "[cluster]\nbrokers = three\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:2: brokers = three: an integer expected" },
     { "[cluster]\nunclean.leader.election.enable = yes\n", KS_SCENARIO_ERROR_VALUE,
@@ -1866,8 +1866,8 @@ static const struct {
       EXTREME_RUN },
     { "consumer.c.session.timeout.ms=1", NULL, EXTREME_CONFLICT },
     { "consumer.c.heartbeat.interval.ms=2147483647", NULL, EXTREME_CONFLICT },
-    { "fault.f.at=720h", NULL, EXTREME_CONFLICT },           /* at < duration <= 720h */
-    { "cluster.controllers=5", NULL, EXTREME_NOT_MODELLED }, /* one controller only, yet */
+    { "fault.f.at=720h", NULL, EXTREME_CONFLICT }, /* at < duration <= 720h */
+    { "cluster.controllers=5", NULL, EXTREME_RUN },
 };
 
 static char *extreme_text(const struct ks__key_spec *spec, int64_t value)
