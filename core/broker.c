@@ -679,6 +679,12 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
         on_list_offsets(broker, source, &request);
         return;
     }
+    case KS_MSG_OFFSET_FOR_LEADER_EPOCH_REQUEST: {
+        struct ks_offset_for_leader_epoch_request request;
+        READ_MESSAGE(&request, bytes, message_bytes);
+        ks__serve_offset_for_leader_epoch(broker, source, &request);
+        return;
+    }
     case KS_MSG_API_VERSIONS_REQUEST: {
         struct ks_api_versions_request request;
         READ_MESSAGE(&request, bytes, message_bytes);
@@ -697,6 +703,7 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
     case KS_MSG_PRODUCE_RESPONSE:
     case KS_MSG_LIST_OFFSETS_RESPONSE:
     case KS_MSG_API_VERSIONS_RESPONSE:
+    case KS_MSG_OFFSET_FOR_LEADER_EPOCH_RESPONSE:
     case KS_MSG_BROKER_HEARTBEAT_REQUEST:
     case KS_MSG_ALTER_PARTITION_REQUEST: break;
     }

@@ -324,6 +324,19 @@ static const struct ks__key_spec cluster_keys[] = {
       SC(cluster.hw_requires_min_isr), 0, NULL,
       "ksim: the HW does not advance while the ISR is smaller than min.insync.replicas "
       "(Kafka 3.7+, KAFKA-15583); false gives the older behaviour." },
+    { "client.leader.epochs", KS__VALUE_BOOL, 0, 1, "true", NULL, SC(cluster.client_leader_epochs),
+      0, NULL,
+      "ksim: client-side leader epochs (KIP-320, Kafka 2.1+): producers and consumers keep "
+      "metadata whose leader epoch is older than the one they know, consumers send "
+      "current_leader_epoch in fetches and, after a leader change, validate their position "
+      "with OffsetsForLeaderEpoch, which detects a log truncated below it (an unclean "
+      "election). false gives the older clients." },
+    { "client.leader.discovery", KS__VALUE_BOOL, 0, 1, "true", NULL,
+      SC(cluster.client_leader_discovery), 0, NULL,
+      "ksim: leader discovery from error responses (KIP-951, Kafka 3.7+): a "
+      "NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH answer to a produce or a fetch names the "
+      "partition's new leader and epoch, and the client moves to it without waiting for a "
+      "metadata round trip. false gives the older clients and brokers." },
     { "eligible.leader.replicas.enable", KS__VALUE_BOOL, 0, 1, "false", NULL,
       SC(cluster.eligible_leader_replicas_enable), 0, NULL,
       "Eligible Leader Replicas (KIP-966): the controller keeps replicas that left the ISR "
