@@ -687,6 +687,7 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { CL, "controller.quorum.election.timeout.ms", NULL, "one controller, not a quorum" },
     { CL, "controller.quorum.fetch.timeout.ms", NULL, "one controller, not a quorum" },
     { CL, "listeners", NULL, "nodes talk over ksim's simulated network" },
+    { CL, "connections.max.idle.ms", NULL, "idle connections are never closed" },
     { TP, "message.timestamp.type", NULL, "CreateTime only" },
     { TP, "segment.jitter.ms", NULL, "no segment roll jitter" },
     { TP, "file.delete.delay.ms", NULL, "deleted segments go at once" },
@@ -707,6 +708,7 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { PD, "client.id", NULL, "clients are named by their section" },
     { PD, "key.serializer", NULL, "keys and values are ksim's own bytes" },
     { PD, "value.serializer", NULL, "keys and values are ksim's own bytes" },
+    { PD, "connections.max.idle.ms", NULL, "idle connections are never closed" },
     { CN, "isolation.level", NULL, "no transactions: every consumer reads uncommitted" },
     { CN, "group.instance.id", NULL, "no static membership (KIP-345)" },
     { CN, "group.protocol", NULL, "the classic group protocol only, not KIP-848's" },
@@ -718,6 +720,7 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { CN, "client.id", NULL, "clients are named by their section" },
     { CN, "key.deserializer", NULL, "keys and values are ksim's own bytes" },
     { CN, "value.deserializer", NULL, "keys and values are ksim's own bytes" },
+    { CN, "connections.max.idle.ms", NULL, "idle connections are never closed" },
 };
 
 #undef CL

@@ -301,9 +301,12 @@ static void test_truncation_skipped_without_leader_epochs(void)
     free(f);
 }
 
-/* KIP-951: the longest pause between two records the consumer processed
- * while a controlled stop moves the leadership away from the broker it
- * fetches from (which still runs and refuses with NOT_LEADER_OR_FOLLOWER). */
+/* KIP-951: the longest pause between two records a consumer reading the
+ * tail processed while a controlled stop moves the leadership away from the
+ * broker it fetches from (which still runs and refuses with
+ * NOT_LEADER_OR_FOLLOWER). The key switches both clients: the consumer
+ * reaches the new leader a metadata round trip earlier, and the producer
+ * (whose records the consumer waits for) skips its retry backoff. */
 struct consumed_gap {
     ks_time_ns from_ns;
     ks_time_ns last_ns;
@@ -328,7 +331,7 @@ static ks_time_ns run_leader_move(struct cluster_fixture *f, bool discovery)
 {
     gf_init(f, 51, 1, 1000, 20000, 1);
     f->cluster_config.client_leader_discovery = discovery;
-    f->consumers[0].processing_ns = 100 * (int64_t)GF_MS / 1000; /* 100 us */
+    f->consumers[0].processing_ns = 100 * (int64_t)GF_MS / 1000; /* 100 us: it reads the tail */
     f->observer.on_consumed = gap_on_consumed;
     gap = (struct consumed_gap){ .from_ns = 9 * GF_S, .last_ns = KS_TIME_NEVER };
     gf_start(f);
