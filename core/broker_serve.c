@@ -231,6 +231,20 @@ static void current_leader_hint(const struct ks_broker *broker, const struct ks_
     }
 }
 
+int16_t ks__serve_epoch_error(const struct ks__replica *replica, int32_t current_leader_epoch)
+{
+    if (replica->role != KS_ROLE_LEADER) {
+        return KS_ERR_NOT_LEADER_OR_FOLLOWER;
+    }
+    if (current_leader_epoch >= 0 && current_leader_epoch < replica->state.leader_epoch) {
+        return KS_ERR_FENCED_LEADER_EPOCH;
+    }
+    if (current_leader_epoch > replica->state.leader_epoch) {
+        return KS_ERR_UNKNOWN_LEADER_EPOCH;
+    }
+    return KS_ERR_NONE;
+}
+
 static void plan_entry(struct ks_broker *broker, const struct ks_fetch_request *request,
                        const struct ks_fetch_request_partition *entry, struct entry_plan *plan)
 {
@@ -246,14 +260,7 @@ static void plan_entry(struct ks_broker *broker, const struct ks_fetch_request *
         return;
     }
     plan->replica = replica;
-    if (replica->role != KS_ROLE_LEADER) {
-        plan->error_code = KS_ERR_NOT_LEADER_OR_FOLLOWER;
-    } else if (entry->current_leader_epoch >= 0 &&
-               entry->current_leader_epoch < replica->state.leader_epoch) {
-        plan->error_code = KS_ERR_FENCED_LEADER_EPOCH;
-    } else if (entry->current_leader_epoch > replica->state.leader_epoch) {
-        plan->error_code = KS_ERR_UNKNOWN_LEADER_EPOCH;
-    }
+    plan->error_code = ks__serve_epoch_error(replica, entry->current_leader_epoch);
     if (plan->error_code != KS_ERR_NONE) {
         current_leader_hint(broker, replica, plan->error_code, &plan->current_leader_id,
                             &plan->current_leader_epoch);
@@ -750,16 +757,10 @@ void ks__serve_offset_for_leader_epoch(struct ks_broker *broker, ks_node_id sour
     response.leader_epoch = -1;
     struct ks__replica *replica =
         ks__broker_find_replica(broker, request->topic_index, request->partition);
-    if (replica == NULL) {
-        response.error_code = KS_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-    } else if (replica->role != KS_ROLE_LEADER) {
-        response.error_code = KS_ERR_NOT_LEADER_OR_FOLLOWER;
-    } else if (request->current_leader_epoch >= 0 &&
-               request->current_leader_epoch < replica->state.leader_epoch) {
-        response.error_code = KS_ERR_FENCED_LEADER_EPOCH;
-    } else if (request->current_leader_epoch > replica->state.leader_epoch) {
-        response.error_code = KS_ERR_UNKNOWN_LEADER_EPOCH;
-    } else {
+    response.error_code = replica == NULL
+                              ? KS_ERR_UNKNOWN_TOPIC_OR_PARTITION
+                              : ks__serve_epoch_error(replica, request->current_leader_epoch);
+    if (response.error_code == KS_ERR_NONE) {
         int32_t epoch = -1;
         int64_t end = -1;
         if (ks_log_epoch_end_offset(replica->log, request->leader_epoch, &epoch, &end)) {
