@@ -18,7 +18,7 @@ PKGS     = glib-2.0 json-glib-1.0 sqlite3 cunit zlib liblz4 libzstd
 DEBS     = libglib2.0-dev libjson-glib-dev libsqlite3-dev libcunit1-dev gnuplot-nox pkg-config \
            clang libclang-rt-14-dev parallel sqlite3 python3 \
            zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev \
-           python3-lz4 python3-snappy python3-zstandard chromium
+           python3-lz4 python3-snappy python3-zstandard python3-crcmod chromium
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
 BASE     = -std=c11 -D_GNU_SOURCE $(WARN) -g
 OPT     ?= -O2
@@ -82,8 +82,8 @@ deps:
 	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	[ -f /usr/include/snappy-c.h ] || missing="$$missing snappy-c.h"; \
-	{ python3 -c 'import lz4.frame, snappy, zstandard' || /usr/bin/python3 -c 'import lz4.frame, snappy, zstandard'; } \
-	  >/dev/null 2>&1 || missing="$$missing python3-lz4/python3-snappy/python3-zstandard"; \
+	{ python3 -c 'import lz4.frame, snappy, zstandard, crcmod' || /usr/bin/python3 -c 'import lz4.frame, snappy, zstandard, crcmod'; } \
+	  >/dev/null 2>&1 || missing="$$missing python3-lz4/python3-snappy/python3-zstandard/python3-crcmod"; \
 	if [ -n "$$missing" ]; then \
 	  echo "ksim: missing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then \
@@ -146,15 +146,19 @@ check-deps:
 	  echo "check-deps: core/ must not include sim/"; exit 1; else echo "check-deps: ok"; fi
 
 scenarios: bin/ksim
-	bin/ksim check scenarios
+	@mkdir -p build/test && rm -f build/test/scenarios.db
+	bin/ksim check scenarios --db build/test/scenarios.db
 
 # Every scenario again with the invariant checks after every event.
 scenarios-debug: bin/ksim-debug
-	bin/ksim-debug check scenarios
+	@mkdir -p build/test && rm -f build/test/scenarios-debug.db
+	bin/ksim-debug check scenarios --db build/test/scenarios-debug.db
 
-# Same seed, same trace; and different seeds, different timing (tests/seeds.sh).
-determinism: bin/ksim
-	sh tests/determinism.sh
+# Same seed, same trace: the two runs of every scenario above (two processes,
+# two builds) must give one trace_hash; and different seeds, different timing
+# (tests/seeds.sh).
+determinism: scenarios scenarios-debug bin/ksim
+	sh tests/determinism.sh build/test/scenarios.db build/test/scenarios-debug.db
 	sh tests/seeds.sh
 
 golden: bin/ksim
@@ -209,7 +213,7 @@ fuzz-log:
 fuzz-scenario:
 	sh tests/fuzz/run.sh fuzz_scenario
 
-test-all: unit-asan determinism cli docs-check scenarios-debug scenarios unit shards fuzz report edges decode golden check-deps
+test-all: unit-asan scenarios-debug cli scenarios docs-check determinism decode unit shards fuzz report edges golden check-deps
 	@echo "make test: all passed"
 
 # ---- demo ------------------------------------------------------------------------
