@@ -566,16 +566,10 @@ static void on_list_offsets(struct ks_broker *broker, ks_node_id source,
     response.leader_epoch = -1;
     struct ks__replica *replica =
         ks__broker_find_replica(broker, request->topic_index, request->partition);
-    if (replica == NULL) {
-        response.error_code = KS_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-    } else if (replica->role != KS_ROLE_LEADER) {
-        response.error_code = KS_ERR_NOT_LEADER_OR_FOLLOWER;
-    } else if (request->current_leader_epoch >= 0 &&
-               request->current_leader_epoch < replica->state.leader_epoch) {
-        response.error_code = KS_ERR_FENCED_LEADER_EPOCH;
-    } else if (request->current_leader_epoch > replica->state.leader_epoch) {
-        response.error_code = KS_ERR_UNKNOWN_LEADER_EPOCH;
-    } else {
+    response.error_code = replica == NULL
+                              ? KS_ERR_UNKNOWN_TOPIC_OR_PARTITION
+                              : ks__serve_epoch_error(replica, request->current_leader_epoch);
+    if (response.error_code == KS_ERR_NONE) {
         response.leader_epoch = replica->state.leader_epoch;
         if (request->timestamp == KS_LIST_OFFSETS_LATEST) {
             response.offset = replica->hw;
@@ -725,6 +719,12 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
         on_list_offsets(broker, source, &request);
         return;
     }
+    case KS_MSG_OFFSET_FOR_LEADER_EPOCH_REQUEST: {
+        struct ks_offset_for_leader_epoch_request request;
+        READ_MESSAGE(&request, bytes, message_bytes);
+        ks__serve_offset_for_leader_epoch(broker, source, &request);
+        return;
+    }
     case KS_MSG_API_VERSIONS_REQUEST: {
         struct ks_api_versions_request request;
         READ_MESSAGE(&request, bytes, message_bytes);
@@ -743,6 +743,7 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
     case KS_MSG_PRODUCE_RESPONSE:
     case KS_MSG_LIST_OFFSETS_RESPONSE:
     case KS_MSG_API_VERSIONS_RESPONSE:
+    case KS_MSG_OFFSET_FOR_LEADER_EPOCH_RESPONSE:
     case KS_MSG_BROKER_HEARTBEAT_REQUEST:
     case KS_MSG_ALTER_PARTITION_REQUEST:
     case KS_MSG_RAFT_VOTE_REQUEST:

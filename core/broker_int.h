@@ -394,6 +394,14 @@ void ks__fetcher_on_response(struct ks_broker *broker, ks_node_id source, const 
 
 void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
                           size_t message_bytes);
+/* A client request's check of the partition's leadership and of the
+ * client's current leader epoch (-1: none): NOT_LEADER_OR_FOLLOWER,
+ * FENCED_LEADER_EPOCH (older than the leader's), UNKNOWN_LEADER_EPOCH
+ * (newer), or NONE. Fetch, ListOffsets and OffsetsForLeaderEpoch share it. */
+int16_t ks__serve_epoch_error(const struct ks__replica *replica, int32_t current_leader_epoch);
+/* OffsetsForLeaderEpoch from a consumer (KIP-320 position validation). */
+void ks__serve_offset_for_leader_epoch(struct ks_broker *broker, ks_node_id source,
+                                       const struct ks_offset_for_leader_epoch_request *request);
 /* Answers the parked fetches of a partition selected by `waiters` (they may
  * park again until their original deadline). */
 void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t partition,

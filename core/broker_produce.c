@@ -68,7 +68,8 @@ static void complete(struct ks_broker *broker, const struct ks__completion *comp
      * can retry there without a metadata round trip. */
     response.current_leader_id = -1;
     response.current_leader_epoch = -1;
-    if ((error == KS_ERR_NOT_LEADER_OR_FOLLOWER || error == KS_ERR_FENCED_LEADER_EPOCH) &&
+    if (broker->spec->cluster->client_leader_discovery &&
+        (error == KS_ERR_NOT_LEADER_OR_FOLLOWER || error == KS_ERR_FENCED_LEADER_EPOCH) &&
         completion->topic_index >= 0 && completion->topic_index < broker->topic_count &&
         completion->partition >= 0 &&
         completion->partition < broker->topics[completion->topic_index].partition_count) {

@@ -80,6 +80,8 @@ struct entry_plan {
     int32_t diverging_epoch;
     int64_t diverging_end_offset;
     int32_t leader_epoch;
+    int32_t current_leader_id; /* KIP-951 hint with the error; -1 none */
+    int32_t current_leader_epoch;
     bool record_fetch; /* set by build: read without an error, so phase 3 records it */
 };
 
@@ -208,12 +210,49 @@ static void check_diverging(const struct ks__replica *replica,
     }
 }
 
+/* KIP-951 (client.leader.discovery): KafkaApis.handleFetchRequest adds the
+ * partition's leader from the broker's metadata cache (getCurrentLeader) to a
+ * NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH answer, as the produce path
+ * does (core/broker_produce.c). -1, -1 when the broker knows no leader. */
+static void current_leader_hint(const struct ks_broker *broker, const struct ks__replica *replica,
+                                int16_t error_code, int32_t *leader_out, int32_t *epoch_out)
+{
+    *leader_out = -1;
+    *epoch_out = -1;
+    if (!broker->spec->cluster->client_leader_discovery ||
+        (error_code != KS_ERR_NOT_LEADER_OR_FOLLOWER && error_code != KS_ERR_FENCED_LEADER_EPOCH)) {
+        return;
+    }
+    const struct ks_partition_state *state =
+        &broker->meta[replica->topic_index][replica->partition];
+    if (state->partition_epoch >= 0 && state->leader >= 1) {
+        *leader_out = state->leader;
+        *epoch_out = state->leader_epoch;
+    }
+}
+
+int16_t ks__serve_epoch_error(const struct ks__replica *replica, int32_t current_leader_epoch)
+{
+    if (replica->role != KS_ROLE_LEADER) {
+        return KS_ERR_NOT_LEADER_OR_FOLLOWER;
+    }
+    if (current_leader_epoch >= 0 && current_leader_epoch < replica->state.leader_epoch) {
+        return KS_ERR_FENCED_LEADER_EPOCH;
+    }
+    if (current_leader_epoch > replica->state.leader_epoch) {
+        return KS_ERR_UNKNOWN_LEADER_EPOCH;
+    }
+    return KS_ERR_NONE;
+}
+
 static void plan_entry(struct ks_broker *broker, const struct ks_fetch_request *request,
                        const struct ks_fetch_request_partition *entry, struct entry_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     plan->diverging_epoch = -1;
     plan->diverging_end_offset = -1;
+    plan->current_leader_id = -1;
+    plan->current_leader_epoch = -1;
     struct ks__replica *replica =
         ks__broker_find_replica(broker, entry->topic_index, entry->partition);
     if (replica == NULL) {
@@ -221,15 +260,10 @@ static void plan_entry(struct ks_broker *broker, const struct ks_fetch_request *
         return;
     }
     plan->replica = replica;
-    if (replica->role != KS_ROLE_LEADER) {
-        plan->error_code = KS_ERR_NOT_LEADER_OR_FOLLOWER;
-    } else if (entry->current_leader_epoch >= 0 &&
-               entry->current_leader_epoch < replica->state.leader_epoch) {
-        plan->error_code = KS_ERR_FENCED_LEADER_EPOCH;
-    } else if (entry->current_leader_epoch > replica->state.leader_epoch) {
-        plan->error_code = KS_ERR_UNKNOWN_LEADER_EPOCH;
-    }
+    plan->error_code = ks__serve_epoch_error(replica, entry->current_leader_epoch);
     if (plan->error_code != KS_ERR_NONE) {
+        current_leader_hint(broker, replica, plan->error_code, &plan->current_leader_id,
+                            &plan->current_leader_epoch);
         return;
     }
     plan->leader_epoch = replica->state.leader_epoch;
@@ -261,6 +295,8 @@ static size_t build_entry(struct ks__replica *replica,
     part.diverging_epoch = -1;
     part.diverging_end_offset = -1;
     part.error_code = plan->error_code;
+    part.current_leader_id = plan->current_leader_id;
+    part.current_leader_epoch = plan->current_leader_epoch;
     size_t header_position = out->len;
     g_byte_array_append(out, (const guint8 *)&part, sizeof part);
     *says_something = false;
@@ -698,4 +734,40 @@ void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uin
     serve_fetch(broker, source, expanded->data, expanded->len, SERVE_MAY_PARK, SERVE_FIRST, session,
                 KS_TIME_NEVER);
     g_byte_array_unref(expanded);
+}
+
+/* ---- OffsetsForLeaderEpoch (consumers) ---------------------------------------------- */
+
+/* KafkaApis.handleOffsetForLeaderEpochRequest for a consumer: the leader
+ * checks the client's current epoch as a fetch does (Partition.getLocalLog:
+ * FENCED / UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER) and answers the end
+ * offset of the requested epoch (Partition.lastOffsetForLeaderEpoch, through
+ * UnifiedLog.endOffsetForEpoch: the largest epoch not above the requested
+ * one and the start of the next one, the LEO for the latest), or undefined
+ * (-1, -1) when its log knows no epoch that old. */
+void ks__serve_offset_for_leader_epoch(struct ks_broker *broker, ks_node_id source,
+                                       const struct ks_offset_for_leader_epoch_request *request)
+{
+    struct ks_offset_for_leader_epoch_response response;
+    memset(&response, 0, sizeof response);
+    response.correlation_id = request->correlation_id;
+    response.topic_index = request->topic_index;
+    response.partition = request->partition;
+    response.end_offset = -1;
+    response.leader_epoch = -1;
+    struct ks__replica *replica =
+        ks__broker_find_replica(broker, request->topic_index, request->partition);
+    response.error_code = replica == NULL
+                              ? KS_ERR_UNKNOWN_TOPIC_OR_PARTITION
+                              : ks__serve_epoch_error(replica, request->current_leader_epoch);
+    if (response.error_code == KS_ERR_NONE) {
+        int32_t epoch = -1;
+        int64_t end = -1;
+        if (ks_log_epoch_end_offset(replica->log, request->leader_epoch, &epoch, &end)) {
+            response.leader_epoch = epoch;
+            response.end_offset = end;
+        }
+    }
+    ks_world_send(broker->world, (ks_node_id)broker->id, source,
+                  KS_MSG_OFFSET_FOR_LEADER_EPOCH_RESPONSE, &response, sizeof response);
 }

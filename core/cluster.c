@@ -148,6 +148,8 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_SHUTDOWN_TIMED_OUT: return "shutdown_timed_out";
     case KS_REASON_SHUTDOWN_NOT_CONTROLLED: return "shutdown_not_controlled";
     case KS_REASON_INVALID_SESSION_TIMEOUT: return "invalid_session_timeout";
+    case KS_REASON_LOG_TRUNCATION: return "log_truncation";
+    case KS_REASON_LOG_TRUNCATION_NONE: return "log_truncation_none";
     case KS_REASON_COUNT: break;
     }
     return "unknown";

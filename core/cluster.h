@@ -137,6 +137,9 @@ enum ks_event_reason {
     KS_REASON_SHUTDOWN_TIMED_OUT,      /* stopped without the controller's answer */
     KS_REASON_SHUTDOWN_NOT_CONTROLLED, /* controlled.shutdown.enable = false */
     KS_REASON_INVALID_SESSION_TIMEOUT, /* JoinGroup refused: the consumer stops */
+    /* KIP-320 position validation (KS_EV_OFFSET_RESET) */
+    KS_REASON_LOG_TRUNCATION,      /* the log was truncated below the position: seek to its end */
+    KS_REASON_LOG_TRUNCATION_NONE, /* ... with auto.offset.reset=none: the partition stays unread */
     KS_REASON_COUNT
 };
 

@@ -61,6 +61,8 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     out->controller_model = KS_CONTROLLER_MODEL_KRAFT; /* ksim: controller = kraft */
     out->zookeeper_session_timeout_ns = 18000 * MS;    /* zookeeper.session.timeout.ms */
     out->controlled_shutdown_enable = true;            /* controlled.shutdown.enable */
+    out->client_leader_epochs = true;                  /* ksim: KIP-320 clients */
+    out->client_leader_discovery = true;               /* ksim: KIP-951 clients */
 }
 
 void ks_log_config_defaults(struct ks_log_config *out)

@@ -98,6 +98,14 @@ struct ks_cluster_config {
     enum ks_controller_model controller_model; /* ksim: controller = kraft */
     int64_t zookeeper_session_timeout_ns;      /* zookeeper.session.timeout.ms = 18000 */
     bool controlled_shutdown_enable;           /* controlled.shutdown.enable = true */
+    /* ksim: client-side leader epochs (KIP-320, Kafka 2.1+): clients refuse
+     * metadata with an older leader epoch, consumers send current_leader_epoch
+     * and validate their position after a leader change. Default true. */
+    bool client_leader_epochs;
+    /* ksim: leader discovery from error responses (KIP-951, Kafka 3.7+): a
+     * NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH answer to a produce or a
+     * fetch names the new leader, and the client moves to it. Default true. */
+    bool client_leader_discovery;
     /* Broker defaults for topic-level settings (log.*); topics copy them unless set. */
 };
 

@@ -128,7 +128,8 @@ enum channel_kind {
     CH_HEARTBEAT,
     CH_METADATA,
     CH_LIST_OFFSETS,
-    CH_FETCH, /* + broker index: one per broker */
+    CH_VALIDATE, /* OffsetsForLeaderEpoch (KIP-320) */
+    CH_FETCH,    /* + broker index: one per broker */
 };
 
 struct ks_consumer;
@@ -146,16 +147,23 @@ struct channel {
 struct pending_record {
     int64_t offset;
     int32_t producer_index;
+    int32_t leader_epoch; /* the batch's partition leader epoch */
     int64_t seq;
 };
 
 struct part {
     int32_t partition;
-    int32_t leader; /* broker id from metadata, -1 unknown */
-    int32_t leader_epoch;
+    int32_t leader;       /* broker id from metadata, -1 unknown */
+    int32_t leader_epoch; /* from metadata or a KIP-951 hint, -1 unknown */
     bool position_known;
-    bool reset_pending;      /* needs ListOffsets */
-    int64_t reset_timestamp; /* KS_LIST_OFFSETS_EARLIEST / LATEST or ms */
+    /* KIP-320 (client.leader.epochs): the epoch of the record before
+     * consumed_position (FetchPosition.offsetEpoch), -1 unknown; and whether
+     * the position awaits validation after a leader change. */
+    int32_t position_epoch;
+    bool validate_pending;
+    int64_t validate_sent_offset; /* the position the request in flight validates, -1 none */
+    bool reset_pending;           /* needs ListOffsets */
+    int64_t reset_timestamp;      /* KS_LIST_OFFSETS_EARLIEST / LATEST or ms */
     bool reset_is_rewind;
     int64_t out_of_range_offset; /* the position the leader refused, -1: nothing committed */
     bool idle_no_offset;         /* auto.offset.reset = none and nothing committed */
@@ -634,6 +642,8 @@ static void revoke_all(struct ks_consumer *c)
         part->position_known = false;
         part->reset_pending = false;
         part->idle_no_offset = false;
+        part->validate_pending = false;
+        part->position_epoch = -1;
         c->assigned[p] = false;
     }
     c->assigned_count = 0;
@@ -641,6 +651,7 @@ static void revoke_all(struct ks_consumer *c)
         channel_reset(c, i);
     }
     channel_reset(c, CH_LIST_OFFSETS);
+    channel_reset(c, CH_VALIDATE);
     g_array_set_size(c->batch, 0);
     g_array_set_size(c->batch_partitions, 0);
     c->batch_next = 0;
@@ -1179,6 +1190,27 @@ static void on_commit_response(struct ks_consumer *c, const struct ks_group_simp
 
 /* ---- fetching ----------------------------------------------------------------------- */
 
+/* KIP-320, SubscriptionState.maybeValidatePositionForCurrentLeader: after a
+ * leader change (a newer epoch from metadata or a KIP-951 hint) a position
+ * that has an epoch awaits validation (AWAIT_VALIDATION: not fetchable, its
+ * buffered records dropped as FetchCollector drops those of a partition no
+ * longer fetchable, so the position is the consumed one); one without an
+ * epoch (a committed offset: ksim's commits carry no leader epoch) is taken
+ * as it is (validatePosition). */
+static void offset_out_of_range(struct ks_consumer *c, struct part *part);
+
+static void maybe_validate(struct ks_consumer *c, struct part *part)
+{
+    if (!c->spec->cluster->client_leader_epochs || !part->position_known || part->reset_pending ||
+        part->position_epoch < 0) {
+        return;
+    }
+    g_array_set_size(part->buffer, 0);
+    part->fetch_position = part->consumed_position;
+    part->validate_pending = true;
+    part->validate_sent_offset = -1;
+}
+
 static void send_metadata(struct ks_consumer *c)
 {
     if (c->channels[CH_METADATA].in_flight) {
@@ -1212,8 +1244,20 @@ static void on_metadata_response(struct ks_consumer *c, const uint8_t *message, 
         struct ks_metadata_partition mp;
         memcpy(&mp, message + sizeof(r) + (size_t)i * sizeof(mp), sizeof(mp));
         ks_assert(mp.partition >= 0 && mp.partition < c->topic_partition_count);
-        c->parts[mp.partition].leader = mp.leader;
-        c->parts[mp.partition].leader_epoch = mp.leader_epoch;
+        struct part *part = &c->parts[mp.partition];
+        if (c->spec->cluster->client_leader_epochs && part->leader_epoch >= 0 &&
+            mp.leader_epoch < part->leader_epoch) {
+            /* KIP-320: Metadata.updateLatestMetadata keeps what it has when
+             * a broker with stale metadata answers with an older epoch. */
+            all_known = all_known && (part->leader >= 1 || !c->assigned[mp.partition]);
+            continue;
+        }
+        bool newer = part->leader_epoch >= 0 && mp.leader_epoch > part->leader_epoch;
+        part->leader = mp.leader;
+        part->leader_epoch = mp.leader_epoch;
+        if (newer && mp.leader >= 1 && c->assigned[mp.partition]) {
+            maybe_validate(c, part);
+        }
         all_known = all_known && (mp.leader >= 1 || !c->assigned[mp.partition]);
     }
     c->metadata_known = true;
@@ -1240,7 +1284,8 @@ static void send_list_offsets(struct ks_consumer *c)
         request.topic_index = c->config->topic_index;
         request.partition = p;
         request.timestamp = part->reset_timestamp;
-        request.current_leader_epoch = -1;
+        request.current_leader_epoch =
+            c->spec->cluster->client_leader_epochs ? part->leader_epoch : -1;
         send_to_broker(c, CH_LIST_OFFSETS, part->leader, KS_MSG_LIST_OFFSETS_REQUEST, &request,
                        sizeof(request));
         return;
@@ -1267,6 +1312,8 @@ static void on_list_offsets_response(struct ks_consumer *c,
         return;
     }
     part->reset_pending = false;
+    part->validate_pending = false;
+    part->position_epoch = r->leader_epoch; /* OffsetFetcher.resetPositionsIfNeeded */
     part->position_known = true;
     part->fetch_position = r->offset;
     part->consumed_position = r->offset;
@@ -1291,6 +1338,104 @@ static void on_list_offsets_response(struct ks_consumer *c,
     drive(c);
 }
 
+/* OffsetsForLeaderEpochClient: one partition awaiting validation at a time,
+ * sent to its leader with the position's epoch and the leader's current one. */
+static void send_validation(struct ks_consumer *c)
+{
+    if (c->channels[CH_VALIDATE].in_flight) {
+        return;
+    }
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        struct part *part = &c->parts[p];
+        if (!c->assigned[p] || !part->validate_pending || part->leader < 1) {
+            continue;
+        }
+        struct ks_offset_for_leader_epoch_request request;
+        memset(&request, 0, sizeof(request));
+        request.correlation_id =
+            channel_begin(c, CH_VALIDATE, KS_MSG_OFFSET_FOR_LEADER_EPOCH_REQUEST);
+        request.topic_index = c->config->topic_index;
+        request.partition = p;
+        request.current_leader_epoch = part->leader_epoch;
+        request.leader_epoch = part->position_epoch;
+        part->validate_sent_offset = part->consumed_position;
+        send_to_broker(c, CH_VALIDATE, part->leader, KS_MSG_OFFSET_FOR_LEADER_EPOCH_REQUEST,
+                       &request, sizeof(request));
+        return;
+    }
+}
+
+/* A truncation below the position (SubscriptionState.maybeCompleteValidation):
+ * with auto.offset.reset earliest or latest the consumer seeks to the end
+ * offset of the diverging epoch (Kafka logs "Truncation detected ...
+ * resetting offset to the first offset known to diverge") and reads the new
+ * leader's records from there; with none the application gets a
+ * LogTruncationException, and ksim leaves the partition unread. */
+static void truncation_detected(struct ks_consumer *c, struct part *part,
+                                const struct ks_offset_for_leader_epoch_response *r)
+{
+    int64_t position = part->consumed_position;
+    if (c->config->auto_offset_reset == KS_RESET_NONE) {
+        part->idle_no_offset = true;
+        part->position_known = false;
+        struct ks_cluster_event event =
+            event_new(c, KS_EV_OFFSET_RESET, KS_REASON_LOG_TRUNCATION_NONE, part->partition);
+        event.offset_old = position;
+        event.offset = r->end_offset;
+        emit(c, &event);
+        return;
+    }
+    part->fetch_position = r->end_offset;
+    part->consumed_position = r->end_offset;
+    if (part->processed_position > r->end_offset) {
+        part->processed_position = r->end_offset;
+    }
+    part->position_epoch = r->leader_epoch;
+    if (c->config->commit == KS_COMMIT_ATOMIC && part->sink != NULL) {
+        (void)sink_store(c, part, r->end_offset);
+    }
+    struct ks_cluster_event event =
+        event_new(c, KS_EV_OFFSET_RESET, KS_REASON_LOG_TRUNCATION, part->partition);
+    event.position = KS_POSITION_OFFSET;
+    event.offset = r->end_offset;
+    event.offset_old = position;
+    emit(c, &event);
+    report_position(c, part->partition, r->end_offset, KS_POSITION_RESET);
+}
+
+static void on_validation_response(struct ks_consumer *c,
+                                   const struct ks_offset_for_leader_epoch_response *r)
+{
+    if (!channel_end(c, CH_VALIDATE, r->correlation_id)) {
+        return;
+    }
+    int32_t p = r->partition;
+    ks_assert(r->topic_index == c->config->topic_index);
+    ks_assert(p >= 0 && p < c->topic_partition_count);
+    struct part *part = &c->parts[p];
+    if (!c->assigned[p] || !part->validate_pending ||
+        part->validate_sent_offset != part->consumed_position) {
+        drive(c); /* the position moved since the request was sent */
+        return;
+    }
+    if (r->error_code != KS_ERR_NONE) {
+        /* FENCED / UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER: new metadata, then again. */
+        part->validate_sent_offset = -1;
+        c->metadata_stale = true;
+        wake_after(c, RETRY_BACKOFF_NS);
+        return;
+    }
+    part->validate_pending = false;
+    part->validate_sent_offset = -1;
+    if (r->end_offset < 0 || r->leader_epoch < 0) {
+        /* No epoch that old on the leader: reset as for an out-of-range position. */
+        offset_out_of_range(c, part);
+    } else if (r->end_offset < part->consumed_position) {
+        truncation_detected(c, part, r);
+    }
+    drive(c);
+}
+
 static void send_fetches(struct ks_consumer *c)
 {
     for (int32_t broker = 1; broker <= c->broker_count; broker++) {
@@ -1302,7 +1447,8 @@ static void send_fetches(struct ks_consumer *c)
         for (int32_t p = 0; p < c->topic_partition_count; p++) {
             const struct part *part = &c->parts[p];
             count += c->assigned[p] && part->position_known && !part->reset_pending &&
-                     part->leader == broker && part->buffer->len == 0 && !part->fetch_in_flight;
+                     !part->validate_pending && part->leader == broker && part->buffer->len == 0 &&
+                     !part->fetch_in_flight;
         }
         if (count == 0) {
             continue;
@@ -1323,14 +1469,18 @@ static void send_fetches(struct ks_consumer *c)
         for (int32_t p = 0; p < c->topic_partition_count; p++) {
             struct part *part = &c->parts[p];
             if (c->assigned[p] && part->position_known && !part->reset_pending &&
-                part->leader == broker && part->buffer->len == 0 && !part->fetch_in_flight) {
+                !part->validate_pending && part->leader == broker && part->buffer->len == 0 &&
+                !part->fetch_in_flight) {
                 struct ks_fetch_request_partition fp;
                 memset(&fp, 0, sizeof(fp));
                 fp.topic_index = c->config->topic_index;
                 fp.partition = p;
                 fp.fetch_offset = part->fetch_position;
                 fp.log_start_offset = -1;
-                fp.current_leader_epoch = -1;
+                /* KIP-320: the consumer's view of the leader's epoch, which
+                 * the leader checks (FENCED / UNKNOWN_LEADER_EPOCH). */
+                fp.current_leader_epoch =
+                    c->spec->cluster->client_leader_epochs ? part->leader_epoch : -1;
                 fp.last_fetched_epoch = -1;
                 fp.partition_max_bytes = c->config->max_partition_fetch_bytes;
                 memcpy(message + position, &fp, sizeof(fp));
@@ -1397,6 +1547,27 @@ static void offset_out_of_range(struct ks_consumer *c, struct part *part)
                                 : KS_LIST_OFFSETS_LATEST;
 }
 
+/* KIP-951 (client.leader.discovery): AbstractFetch.handleFetchSuccess takes
+ * the CurrentLeader of a NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH answer
+ * into the metadata (Metadata.updatePartitionLeadership: only a newer epoch)
+ * and validates the position for that leader, so the next fetch goes there
+ * without waiting for the metadata refresh, which is still requested. */
+static void leader_hint(struct ks_consumer *c, struct part *part,
+                        const struct ks_fetch_response_partition *fp)
+{
+    if (!c->spec->cluster->client_leader_discovery ||
+        (fp->error_code != KS_ERR_NOT_LEADER_OR_FOLLOWER &&
+         fp->error_code != KS_ERR_FENCED_LEADER_EPOCH) ||
+        fp->current_leader_id < 1 || fp->current_leader_id > c->broker_count ||
+        fp->current_leader_epoch < 0 ||
+        (part->leader_epoch >= 0 && fp->current_leader_epoch <= part->leader_epoch)) {
+        return;
+    }
+    part->leader = fp->current_leader_id;
+    part->leader_epoch = fp->current_leader_epoch;
+    maybe_validate(c, part);
+}
+
 static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const uint8_t *message,
                               size_t bytes)
 {
@@ -1429,16 +1600,17 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
             continue;
         }
         struct part *part = &c->parts[p];
-        if (!part->position_known || part->reset_pending ||
+        if (!part->position_known || part->reset_pending || part->validate_pending ||
             part->fetch_sent_offset != part->fetch_position) {
-            continue; /* the position moved (a rewind) since this fetch was sent */
+            continue; /* the position moved (a rewind, a validation) since this fetch was sent */
         }
         if (fp.error_code == KS_ERR_OFFSET_OUT_OF_RANGE) {
             offset_out_of_range(c, part);
             continue;
         }
         if (fp.error_code != KS_ERR_NONE) {
-            c->metadata_stale = true;
+            c->metadata_stale = true; /* FetchCollector: requestMetadataUpdate */
+            leader_hint(c, part, &fp);
             continue;
         }
         part->hw = fp.hw;
@@ -1465,6 +1637,7 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
                     }
                     struct pending_record pending;
                     pending.offset = record.offset;
+                    pending.leader_epoch = batch.partition_leader_epoch;
                     parse_identity(c, &record, &pending.producer_index, &pending.seq);
                     g_array_append_val(part->buffer, pending);
                 }
@@ -1617,6 +1790,7 @@ static bool take_batch(struct ks_consumer *c)
             g_array_append_val(c->batch, *record);
             g_array_append_val(c->batch_partitions, p);
             part->consumed_position = record->offset + 1;
+            part->position_epoch = record->leader_epoch;
             n++;
             taken++;
         }
@@ -1642,6 +1816,8 @@ static void apply_rewind(struct ks_consumer *c)
         }
         g_array_set_size(part->buffer, 0);
         part->idle_no_offset = false;
+        part->validate_pending = false;
+        part->position_epoch = -1; /* seek(offset): no epoch */
         if (c->rewind_kind == KS_CONSUMER_REWIND_OFFSET) {
             part->position_known = true;
             part->reset_pending = false;
@@ -1725,6 +1901,7 @@ static void poll_step(struct ks_consumer *c)
         send_metadata(c);
     }
     send_list_offsets(c);
+    send_validation(c); /* KafkaConsumer.updateFetchPositions: validate, then reset */
     if (c->config->commit == KS_COMMIT_AUTO && now_ns(c) >= c->next_auto_commit_ns &&
         c->coordinator >= 0 && c->generation >= 0) {
         send_commit(c, false);
@@ -1862,6 +2039,10 @@ static void handle_message(struct ks_consumer *c, ks_node_id source, uint32_t ki
         ks_assert(message_bytes == sizeof(struct ks_list_offsets_response));
         on_list_offsets_response(c, message);
         return;
+    case KS_MSG_OFFSET_FOR_LEADER_EPOCH_RESPONSE:
+        ks_assert(message_bytes == sizeof(struct ks_offset_for_leader_epoch_response));
+        on_validation_response(c, message);
+        return;
     case KS_MSG_FETCH_RESPONSE: on_fetch_response(c, source, message, message_bytes); return;
     }
     ks_assert(!"unexpected message kind at a consumer");
@@ -1908,6 +2089,9 @@ struct ks_consumer *ks_consumer_new(ks_world *world, const struct ks_cluster_spe
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
         c->parts[p].partition = p;
         c->parts[p].leader = -1;
+        c->parts[p].leader_epoch = -1;
+        c->parts[p].position_epoch = -1;
+        c->parts[p].validate_sent_offset = -1;
         c->parts[p].committed = -1;
         c->parts[p].commit_sent = -1;
         c->parts[p].hw = -1;
@@ -2010,6 +2194,7 @@ void ks_consumer_on_crash(struct ks_consumer *c)
         c->parts[p].committed = -1;
         c->parts[p].hw = -1;
         c->parts[p].leader = -1;
+        c->parts[p].leader_epoch = -1;
     }
 #ifdef KS_DEBUG
     ks_consumer_check(c);

@@ -1030,7 +1030,8 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
         int32_t partition = entries[i].partition;
         ks_assert(partition >= 0 && partition < p->partition_count); /* of our topic */
         struct ppart *part = &p->parts[partition];
-        if (part->leader_epoch >= 0 && entries[i].leader_epoch < part->leader_epoch) {
+        if (p->spec->cluster->client_leader_epochs && part->leader_epoch >= 0 &&
+            entries[i].leader_epoch < part->leader_epoch) {
             /* KIP-320: Metadata.updateLatestMetadata keeps what it has when
              * a broker with stale metadata answers with an older epoch. */
             missing_leader |= part->leader < 0;
@@ -1458,9 +1459,11 @@ static void request_free(struct prequest *request)
 /* The end of a retry's backoff. KIP-951: a retry whose partition has a newer
  * leader epoch than at its last send skips the backoff (ProducerBatch.
  * hasLeaderChangedForTheOngoingRetry, RecordAccumulator.shouldBackoff). */
-static ks_time_ns batch_backoff_until(const struct ppart *part, const struct pbatch *batch)
+static ks_time_ns batch_backoff_until(const struct ks_producer *p, const struct ppart *part,
+                                      const struct pbatch *batch)
 {
-    if (batch->retry_count > 0 && part->leader_epoch > batch->sent_leader_epoch) {
+    if (p->spec->cluster->client_leader_discovery && batch->retry_count > 0 &&
+        part->leader_epoch > batch->sent_leader_epoch) {
         return 0;
     }
     return batch->retry_at_ns;
@@ -1469,7 +1472,7 @@ static ks_time_ns batch_backoff_until(const struct ppart *part, const struct pba
 static bool batch_sendable(const struct ks_producer *p, const struct ppart *part,
                            const struct pbatch *batch, ks_time_ns now)
 {
-    if (batch_backoff_until(part, batch) > now) {
+    if (batch_backoff_until(p, part, batch) > now) {
         return false;
     }
     if (batch->retry_count > 0) {
@@ -1868,8 +1871,9 @@ static bool entry_stale(const struct pentry *entry, const struct pbatch *batch)
 static void update_leadership(struct ks_producer *p, int32_t partition,
                               const struct ks_produce_response *response)
 {
-    if (response->error_code != KS_ERR_NOT_LEADER_OR_FOLLOWER &&
-        response->error_code != KS_ERR_FENCED_LEADER_EPOCH) {
+    if (!p->spec->cluster->client_leader_discovery ||
+        (response->error_code != KS_ERR_NOT_LEADER_OR_FOLLOWER &&
+         response->error_code != KS_ERR_FENCED_LEADER_EPOCH)) {
         return;
     }
     if (response->current_leader_id < 1 || response->current_leader_id > p->broker_count ||
@@ -2208,7 +2212,7 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
                 break; /* the rest are younger (P6) */
             }
             if (head && part->leader >= 0) {
-                ks_time_ns ready = batch_backoff_until(part, batch);
+                ks_time_ns ready = batch_backoff_until(p, part, batch);
                 if (batch->retry_count == 0 && !batch_sendable(p, part, batch, now)) {
                     ready = time_add(batch->created_ns, p->config->linger_ns);
                 }

@@ -31,6 +31,7 @@
 **   FETCH_RESPONSE          struct ks_fetch_response, then partition_count times:
 **                           struct ks_fetch_response_partition + records_bytes of records
 **   LIST_OFFSETS_*          struct ks_list_offsets_request / _response
+**   OFFSET_FOR_LEADER_EPOCH_*  struct ks_offset_for_leader_epoch_request / _response
 **   API_VERSIONS_*          struct ks_api_versions_request / _response
 **   BROKER_HEARTBEAT_*      struct ks_broker_heartbeat_request / _response
 **   ALTER_PARTITION_*       struct ks_alter_partition_request / _response
@@ -175,6 +176,8 @@ enum ks_msg_kind {
     KS_MSG_LIST_OFFSETS_RESPONSE = 10,
     KS_MSG_API_VERSIONS_REQUEST = 11, /* the first request on a new connection */
     KS_MSG_API_VERSIONS_RESPONSE = 12,
+    KS_MSG_OFFSET_FOR_LEADER_EPOCH_REQUEST = 13, /* consumer position validation (KIP-320) */
+    KS_MSG_OFFSET_FOR_LEADER_EPOCH_RESPONSE = 14,
     KS_MSG_BROKER_HEARTBEAT_REQUEST = 20, /* also registration (first one after start) */
     KS_MSG_BROKER_HEARTBEAT_RESPONSE = 21,
     KS_MSG_ALTER_PARTITION_REQUEST = 22,
@@ -375,6 +378,11 @@ struct ks_fetch_response_partition {
     int16_t error_code;
     int16_t diverging;
     uint32_t records_bytes;
+    /* KIP-951 CurrentLeader: with NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH
+     * (and client.leader.discovery), the leader and epoch the answering
+     * broker's metadata names; -1 unknown. */
+    int32_t current_leader_id;
+    int32_t current_leader_epoch;
 };
 
 /* ---- ApiVersions ---------------------------------------------------------- */
@@ -411,6 +419,30 @@ struct ks_list_offsets_response {
     int32_t partition;
     int64_t offset; /* latest = HW (read_uncommitted), earliest = log start */
     int32_t leader_epoch;
+    int16_t error_code;
+    int16_t reserved;
+};
+
+/* ---- OffsetsForLeaderEpoch (one partition per request) -------------------- */
+
+/* A consumer validating its position after a leader change (KIP-320,
+ * OffsetsForLeaderEpochClient): the end offset of leader_epoch in the
+ * leader's log (Partition.lastOffsetForLeaderEpoch). Followers use the
+ * diverging-epoch field of their fetches instead (KIP-320 fetch path). */
+struct ks_offset_for_leader_epoch_request {
+    int64_t correlation_id;
+    int32_t topic_index;
+    int32_t partition;
+    int32_t current_leader_epoch; /* the client's view of the leader's epoch; -1: do not check */
+    int32_t leader_epoch;         /* the epoch of the record before the position */
+};
+
+struct ks_offset_for_leader_epoch_response {
+    int64_t correlation_id;
+    int32_t topic_index;
+    int32_t partition;
+    int64_t end_offset;   /* -1 (UNDEFINED_EPOCH_OFFSET): no epoch that old is known */
+    int32_t leader_epoch; /* the largest epoch <= the requested one; -1 undefined */
     int16_t error_code;
     int16_t reserved;
 };

@@ -118,6 +118,8 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_ZK_BAD_VERSION:
     case KS_REASON_ZK_NO_SESSION:
     case KS_REASON_INVALID_SESSION_TIMEOUT:
+    case KS_REASON_LOG_TRUNCATION:
+    case KS_REASON_LOG_TRUNCATION_NONE:
     case KS_REASON_COUNT: break;
     }
     return NULL;
@@ -1011,6 +1013,35 @@ static void narrate_offset_reset(const struct ks_cluster_spec *spec,
         g_string_append(explain, "With auto.offset.reset=none an out-of-range position is an "
                                  "error for the application; this consumer leaves the partition "
                                  "unread.");
+        return;
+    }
+    if (e->reason == KS_REASON_LOG_TRUNCATION_NONE) {
+        g_string_append_printf(detail,
+                               "consumer %s: the log of %s-%d was truncated to %" PRId64
+                               " below its position %" PRId64 " and auto.offset.reset=none",
+                               consumer->name, name, e->partition, e->offset, e->offset_old);
+        g_string_append(explain, "Validating its position after a leader change "
+                                 "(OffsetsForLeaderEpoch, KIP-320), the consumer found the new "
+                                 "leader's log shorter than what it had read: with "
+                                 "auto.offset.reset=none that is a LogTruncationException for "
+                                 "the application; this consumer leaves the partition unread.");
+        return;
+    }
+    if (e->reason == KS_REASON_LOG_TRUNCATION) {
+        g_string_append_printf(detail,
+                               "consumer %s group %s %s-%d truncation detected at offset %" PRId64
+                               ": reset to %" PRId64,
+                               consumer->name, consumer->group_id, name, e->partition,
+                               e->offset_old, e->offset);
+        g_string_append_printf(explain,
+                               "After a leader change consumer %s validated its position %" PRId64
+                               " with the new leader (OffsetsForLeaderEpoch, KIP-320): the epoch "
+                               "of the last record it read ends at offset %" PRId64
+                               " there, so the records it read from %" PRId64
+                               " on were truncated (an unclean election). It seeks back to %" PRId64
+                               " and reads the new leader's records from there instead of "
+                               "skipping them.",
+                               consumer->name, e->offset_old, e->offset, e->offset, e->offset);
         return;
     }
     if (e->reason == KS_REASON_REWIND && e->position == KS_POSITION_OFFSET) {

@@ -347,6 +347,19 @@ static const struct ks__key_spec cluster_keys[] = {
       SC(cluster.hw_requires_min_isr), 0, NULL,
       "ksim: the HW does not advance while the ISR is smaller than min.insync.replicas "
       "(Kafka 3.7+, KAFKA-15583); false gives the older behaviour." },
+    { "client.leader.epochs", KS__VALUE_BOOL, 0, 1, "true", NULL, SC(cluster.client_leader_epochs),
+      0, NULL,
+      "ksim: client-side leader epochs (KIP-320, Kafka 2.1+): producers and consumers keep "
+      "metadata whose leader epoch is older than the one they know, consumers send "
+      "current_leader_epoch in fetches and, after a leader change, validate their position "
+      "with OffsetsForLeaderEpoch, which detects a log truncated below it (an unclean "
+      "election). false gives the older clients." },
+    { "client.leader.discovery", KS__VALUE_BOOL, 0, 1, "true", NULL,
+      SC(cluster.client_leader_discovery), 0, NULL,
+      "ksim: leader discovery from error responses (KIP-951, Kafka 3.7+): a "
+      "NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH answer to a produce or a fetch names the "
+      "partition's new leader and epoch, and the client moves to it without waiting for a "
+      "metadata round trip. false gives the older clients and brokers." },
     { "eligible.leader.replicas.enable", KS__VALUE_BOOL, 0, 1, "false", NULL,
       SC(cluster.eligible_leader_replicas_enable), 0, NULL,
       "Eligible Leader Replicas (KIP-966): the controller keeps replicas that left the ISR "
@@ -696,6 +709,7 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { CL, "controller.quorum.voters", NULL,
       "the voters are the controller nodes that `controllers` makes" },
     { CL, "listeners", NULL, "nodes talk over ksim's simulated network" },
+    { CL, "connections.max.idle.ms", NULL, "idle connections are never closed" },
     { TP, "message.timestamp.type", NULL, "CreateTime only" },
     { TP, "segment.jitter.ms", NULL, "no segment roll jitter" },
     { TP, "file.delete.delay.ms", NULL, "deleted segments go at once" },
@@ -716,6 +730,7 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { PD, "client.id", NULL, "clients are named by their section" },
     { PD, "key.serializer", NULL, "keys and values are ksim's own bytes" },
     { PD, "value.serializer", NULL, "keys and values are ksim's own bytes" },
+    { PD, "connections.max.idle.ms", NULL, "idle connections are never closed" },
     { CN, "isolation.level", NULL, "no transactions: every consumer reads uncommitted" },
     { CN, "group.instance.id", NULL, "no static membership (KIP-345)" },
     { CN, "group.protocol", NULL, "the classic group protocol only, not KIP-848's" },
@@ -727,6 +742,7 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { CN, "client.id", NULL, "clients are named by their section" },
     { CN, "key.deserializer", NULL, "keys and values are ksim's own bytes" },
     { CN, "value.deserializer", NULL, "keys and values are ksim's own bytes" },
+    { CN, "connections.max.idle.ms", NULL, "idle connections are never closed" },
 };
 
 #undef CL

@@ -226,6 +226,140 @@ static void test_rewind_to_offset_repeats_from_there(void)
 
 /* A crashed consumer ignores a rewind: after its restart it resumes from the
  * committed offsets and processes nothing again. */
+/* KIP-320: the partition's followers crash, the leader alone acknowledges
+ * records the consumer reads, the consumer pauses, the leader crashes and an
+ * unclean election makes a follower leader with a shorter log, where new
+ * records take the truncated offsets. When the consumer resumes, the new log
+ * is longer than its position again. Returns the truncation event count and
+ * the offsets processed twice (an old record and the new one there). */
+static int32_t run_truncation(struct cluster_fixture *f, bool epochs, int64_t *twice)
+{
+    gf_init(f, 41, 1, 500, 20000, 1);
+    f->topics[0].min_insync_replicas = 1;
+    f->cluster_config.unclean_leader_election_enable = true;
+    f->cluster_config.client_leader_epochs = epochs;
+    f->consumers[0].processing_ns = 1 * (int64_t)GF_MS;
+    f->consumers[0].session_timeout_ns = 30 * (int64_t)GF_S;
+    f->consumers[0].heartbeat_interval_ns = 3 * (int64_t)GF_S;
+    gf_start(f);
+    ks_node_id c1 = ks_cluster_consumer_node(&f->spec, 0);
+    cf_run_until(f, 2 * GF_S);
+    int32_t leader = ks_cluster_leader(f->cluster, 0, 0);
+    CU_ASSERT_FATAL(leader >= 1);
+    ks_node_id followers[2];
+    int32_t n = 0;
+    for (int32_t b = 1; b <= 3; b++) {
+        if (b != leader) {
+            followers[n++] = (ks_node_id)b;
+        }
+    }
+    cf_crash(f, followers[0], false);
+    cf_crash(f, followers[1], false);
+    cf_run_until(f, 14 * GF_S);
+    ks_world_node_pause(f->env.world, c1); /* within its session: it stays in the group */
+    cf_run_until(f, 15 * GF_S);
+    cf_crash(f, (ks_node_id)leader, false);
+    cf_run_until(f, 16 * GF_S);
+    cf_restart(f, followers[0]);
+    cf_restart(f, followers[1]);
+    cf_run_until(f, 32 * GF_S);
+    ks_world_node_resume(f->env.world, c1);
+    cf_run_until(f, 40 * GF_S);
+    cf_restart(f, (ks_node_id)leader);
+    CU_ASSERT_TRUE(cf_drain(f, 120 * GF_S));
+    CU_ASSERT(f->unclean_elections >= 1);
+    int32_t truncations = 0;
+    for (guint i = 0; i < f->events->len; i++) {
+        const struct cf_event *e = &g_array_index(f->events, struct cf_event, i);
+        truncations += e->kind == KS_EV_OFFSET_RESET && e->reason == KS_REASON_LOG_TRUNCATION;
+    }
+    int64_t lost = 0;
+    gf_count(f, &lost, twice);
+    return truncations;
+}
+
+/* With client-side leader epochs the consumer validates its position with
+ * the new leader, detects the truncation and reads the new records at the
+ * truncated offsets; without, it skips them: no offset is processed twice. */
+static void test_truncation_detected_with_leader_epochs(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    int64_t twice = 0;
+    CU_ASSERT_EQUAL(run_truncation(f, true, &twice), 1);
+    CU_ASSERT(twice > 1000); /* about 1 s of records at 500/s, read again at the new leader */
+    cf_free(f);
+    free(f);
+}
+
+static void test_truncation_skipped_without_leader_epochs(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    int64_t twice = 0;
+    CU_ASSERT_EQUAL(run_truncation(f, false, &twice), 0);
+    CU_ASSERT_EQUAL(twice, 0);
+    cf_free(f);
+    free(f);
+}
+
+/* KIP-951: the longest pause between two records a consumer reading the
+ * tail processed while a controlled stop moves the leadership away from the
+ * broker it fetches from (which still runs and refuses with
+ * NOT_LEADER_OR_FOLLOWER). The key switches both clients: the consumer
+ * reaches the new leader a metadata round trip earlier, and the producer
+ * (whose records the consumer waits for) skips its retry backoff. */
+struct consumed_gap {
+    ks_time_ns from_ns;
+    ks_time_ns last_ns;
+    ks_time_ns longest_ns;
+};
+
+static struct consumed_gap gap;
+
+static void gap_on_consumed(void *context, const struct ks_consumed_record *consumed)
+{
+    cf_on_consumed(context, consumed);
+    if (consumed->at_ns < gap.from_ns) {
+        return;
+    }
+    if (gap.last_ns != KS_TIME_NEVER && consumed->at_ns - gap.last_ns > gap.longest_ns) {
+        gap.longest_ns = consumed->at_ns - gap.last_ns;
+    }
+    gap.last_ns = consumed->at_ns;
+}
+
+static ks_time_ns run_leader_move(struct cluster_fixture *f, bool discovery)
+{
+    gf_init(f, 51, 1, 1000, 20000, 1);
+    f->cluster_config.client_leader_discovery = discovery;
+    f->consumers[0].processing_ns = 100 * (int64_t)GF_MS / 1000; /* 100 us: it reads the tail */
+    f->observer.on_consumed = gap_on_consumed;
+    gap = (struct consumed_gap){ .from_ns = 9 * GF_S, .last_ns = KS_TIME_NEVER };
+    gf_start(f);
+    cf_run_until(f, 10 * GF_S);
+    int32_t leader = ks_cluster_leader(f->cluster, 0, 0);
+    CU_ASSERT_FATAL(leader >= 1);
+    CU_ASSERT_TRUE(ks_cluster_stop_broker(f->cluster, leader));
+    cf_run_until(f, 13 * GF_S);
+    CU_ASSERT_NOT_EQUAL(ks_cluster_leader(f->cluster, 0, 0), leader);
+    return gap.longest_ns;
+}
+
+static void test_fetch_error_names_the_new_leader(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    ks_time_ns with = run_leader_move(f, true);
+    cf_free(f);
+    memset(f, 0, sizeof(*f));
+    ks_time_ns without = run_leader_move(f, false);
+    cf_free(f);
+    free(f);
+    if (getenv("KS_TEST_VERBOSE") != NULL) {
+        fprintf(stderr, "\nlongest pause: %.3f ms with KIP-951, %.3f ms without\n",
+                (double)with / 1e6, (double)without / 1e6);
+    }
+    CU_ASSERT(with < without);
+}
+
 static void test_rewind_of_crashed_consumer_is_ignored(void)
 {
     struct cluster_fixture *f = calloc(1, sizeof(*f));
@@ -259,6 +393,10 @@ void ks_test_register_consumer(void)
         { "rewind_earliest_reprocesses_everything", test_rewind_earliest_reprocesses_everything },
         { "rewind_to_offset_repeats_from_there", test_rewind_to_offset_repeats_from_there },
         { "rewind_of_crashed_consumer_is_ignored", test_rewind_of_crashed_consumer_is_ignored },
+        { "truncation_detected_with_leader_epochs", test_truncation_detected_with_leader_epochs },
+        { "fetch_error_names_the_new_leader", test_fetch_error_names_the_new_leader },
+        { "truncation_skipped_without_leader_epochs",
+          test_truncation_skipped_without_leader_epochs },
     };
     KS_TEST_ADD_SUITE("core/consumer", cases);
 }

@@ -414,6 +414,8 @@ static void fixture_init(struct fixture *f, int32_t broker_count, int32_t partit
     memset(f, 0, sizeof(*f));
     ks_test_env_init(&f->env, 42, (uint32_t)(broker_count + 3));
     f->cluster.broker_count = broker_count;
+    f->cluster.client_leader_epochs = true;    /* KIP-320, as the key table's default */
+    f->cluster.client_leader_discovery = true; /* KIP-951 */
     f->topic = calloc(1, sizeof(*f->topic));
     snprintf(f->topic->name, sizeof(f->topic->name), "orders");
     f->topic->partition_count = partition_count;
