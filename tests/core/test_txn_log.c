@@ -7,6 +7,7 @@
 */
 #include "log_fixture.h"
 
+#include "../../core/txn.h"
 
 #define TS0 INT64_C(1767225600000)
 
@@ -254,6 +255,69 @@ static void test_truncation_drops_entries(void)
     ks_test_env_deinit(&env);
 }
 
+static bool parse_view(const GByteArray *bytes, int64_t base_offset, struct ks_batch_view *view)
+{
+    ks_batch_set_offset_and_epoch(bytes->data, base_offset, 0);
+    return ks_batch_parse(bytes->data, bytes->len, view, NULL) == KS_BATCH_OK;
+}
+
+/* CompletedFetch with READ_COMMITTED over: producer 7 at 0-2 (aborted at 8),
+ * plain batch 3-4, producer 8 at 5-6 (committed at 9), producer 7 again at 7,
+ * then producer 7's next transaction at 10 (not aborted). */
+static void test_read_committed_filter(void)
+{
+    struct {
+        GByteArray *bytes;
+        int64_t base;
+        bool skipped;
+    } batches[] = {
+        { txn_batch(7, 0, 3), 0, true },
+        { log_fixture_batch(2, 0, 10, TS0), 3, false },
+        { txn_batch(8, 0, 2), 5, false },
+        { txn_batch(7, 3, 1), 7, true },
+        { ks_batch_build_end_txn_marker(TS0, 7, 0, false, 1), 8, true },
+        { ks_batch_build_end_txn_marker(TS0, 8, 0, true, 1), 9, true },
+        { txn_batch(7, 4, 1), 10, false },
+    };
+    const struct ks_fetch_aborted aborted[] = { { 7, 0 } };
+    struct ks_txn_filter committed;
+    struct ks_txn_filter uncommitted;
+    ks_txn_filter_init(&committed, aborted, 1);
+    ks_txn_filter_init(&uncommitted, NULL, 0);
+    for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++) {
+        struct ks_batch_view view;
+        CU_ASSERT_FATAL(parse_view(batches[i].bytes, batches[i].base, &view));
+        CU_ASSERT_EQUAL(ks_txn_filter_skip(&committed, &view), batches[i].skipped);
+        /* read_uncommitted drops only the markers. */
+        CU_ASSERT_EQUAL(ks_txn_filter_skip(&uncommitted, &view),
+                        (view.attributes & KS_ATTR_CONTROL) != 0);
+        g_byte_array_unref(batches[i].bytes);
+    }
+    ks_txn_filter_deinit(&committed);
+    ks_txn_filter_deinit(&uncommitted);
+}
+
+/* A fetch starting inside an aborted transaction, with its first offset
+ * below the fetch offset: the batch is still dropped. */
+static void test_read_committed_filter_mid_transaction(void)
+{
+    const struct ks_fetch_aborted aborted[] = { { 8, 12 }, { 7, 0 } }; /* any order */
+    struct ks_txn_filter filter;
+    ks_txn_filter_init(&filter, aborted, 2);
+    GByteArray *seven = txn_batch(7, 3, 1);
+    GByteArray *eight = txn_batch(8, 0, 1);
+    struct ks_batch_view view;
+    CU_ASSERT_FATAL(parse_view(eight, 6, &view));
+    CU_ASSERT_FALSE(ks_txn_filter_skip(&filter, &view)); /* 8's abort starts at 12 */
+    CU_ASSERT_FATAL(parse_view(seven, 7, &view));
+    CU_ASSERT_TRUE(ks_txn_filter_skip(&filter, &view));
+    CU_ASSERT_FATAL(parse_view(eight, 12, &view));
+    CU_ASSERT_TRUE(ks_txn_filter_skip(&filter, &view));
+    g_byte_array_unref(seven);
+    g_byte_array_unref(eight);
+    ks_txn_filter_deinit(&filter);
+}
+
 void ks_test_register_txn_log(void)
 {
     static const struct ks_test_case cases[] = {
@@ -263,6 +327,8 @@ void ks_test_register_txn_log(void)
         { "reopen keeps open transactions", test_reopen_keeps_open_transactions },
         { "recovery rebuilds .txnindex", test_recovery_rebuilds_txn_index },
         { "truncation drops entries", test_truncation_drops_entries },
+        { "read_committed filter", test_read_committed_filter },
+        { "read_committed filter mid-transaction", test_read_committed_filter_mid_transaction },
     };
     KS_TEST_ADD_SUITE("core/txn_log", cases);
 }
