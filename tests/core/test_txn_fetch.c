@@ -7,25 +7,6 @@
 */
 #include "repl_harness.h"
 
-struct fetch_box {
-    uint32_t kind;
-    _Alignas(8) uint8_t bytes[16384];
-    size_t byte_count;
-};
-
-static void fetch_receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
-                          const void *message, size_t message_bytes, void *context)
-{
-    (void)world;
-    (void)self;
-    (void)source;
-    struct fetch_box *box = context;
-    box->kind = kind;
-    ks_assert(message_bytes <= sizeof box->bytes);
-    box->byte_count = message_bytes;
-    memcpy(box->bytes, message, message_bytes);
-}
-
 static void fetch_at(struct cluster_fixture *h, int64_t offset, uint8_t isolation_level)
 {
     _Alignas(8) uint8_t
@@ -63,6 +44,17 @@ static GByteArray *txn_data(int64_t producer_id, int32_t base_sequence, int32_t 
     return bytes;
 }
 
+/* Producer 7's transaction at 0-2, a plain record at 3, 7's ABORT marker at
+ * 4, producer 8's open transaction at 5-6. */
+static void append_aborted_and_open(struct cluster_fixture *h)
+{
+    h_append_batch(h, 1, 0, 0, KS_ACKS_ALL, txn_data(7, 0, 3));
+    h_append(h, 1, 0, 0, KS_ACKS_ALL, "plain");
+    h_append_batch(h, 1, 0, 0, KS_ACKS_ALL,
+                   ks_batch_build_end_txn_marker(KS_EPOCH_BASE_MS, 7, 0, false, 0));
+    h_append_batch(h, 1, 0, 0, KS_ACKS_ALL, txn_data(8, 0, 2));
+}
+
 struct answer {
     const struct ks_fetch_response_partition *part;
     int64_t last_offset; /* of the last batch, -1 none */
@@ -70,7 +62,7 @@ struct answer {
     const struct ks_fetch_aborted *aborted;
 };
 
-static struct answer read_answer(const struct fetch_box *box, bool read_committed)
+static struct answer read_answer(const struct h_client_box *box, bool read_committed)
 {
     struct answer answer = { NULL, -1, NULL, NULL };
     CU_ASSERT_EQUAL_FATAL(box->kind, KS_MSG_FETCH_RESPONSE);
@@ -105,16 +97,12 @@ static void test_read_committed_fetch(void)
     cf_init(&h, 3);
     cf_topic(&h, "orders", 1, 3, 2, assign);
     cf_start(&h, 6);
-    struct fetch_box box;
+    struct h_client_box box;
     memset(&box, 0, sizeof box);
-    ks_world_set_receiver(h.env.world, KS_NODE_DRIVER, fetch_receive, &box);
+    ks_world_set_receiver(h.env.world, KS_NODE_DRIVER, h_client_receive, &box);
     cf_run_until(&h, 500 * H_MS);
     /* 0-2 producer 7 (aborted at 4), 3 plain, 5-6 producer 8 (still open). */
-    h_append_batch(&h, 1, 0, 0, KS_ACKS_ALL, txn_data(7, 0, 3));
-    h_append(&h, 1, 0, 0, KS_ACKS_ALL, "plain");
-    h_append_batch(&h, 1, 0, 0, KS_ACKS_ALL,
-                   ks_batch_build_end_txn_marker(KS_EPOCH_BASE_MS, 7, 0, false, 0));
-    h_append_batch(&h, 1, 0, 0, KS_ACKS_ALL, txn_data(8, 0, 2));
+    append_aborted_and_open(&h);
     cf_run_for(&h, 100 * H_MS);
     CU_ASSERT_EQUAL_FATAL(h_state(&h, 1, 0, 0).hw, 7);
 
@@ -165,11 +153,7 @@ static void consume_with(enum ks_isolation_level level, const int32_t expected[9
     consumer->start_ns = 2 * H_S;
     cf_start(&h, 6);
     cf_run_until(&h, 500 * H_MS);
-    h_append_batch(&h, 1, 0, 0, KS_ACKS_ALL, txn_data(7, 0, 3));
-    h_append(&h, 1, 0, 0, KS_ACKS_ALL, "plain");
-    h_append_batch(&h, 1, 0, 0, KS_ACKS_ALL,
-                   ks_batch_build_end_txn_marker(KS_EPOCH_BASE_MS, 7, 0, false, 0));
-    h_append_batch(&h, 1, 0, 0, KS_ACKS_ALL, txn_data(8, 0, 2));
+    append_aborted_and_open(&h);
     h_append_batch(&h, 1, 0, 0, KS_ACKS_ALL,
                    ks_batch_build_end_txn_marker(KS_EPOCH_BASE_MS, 8, 0, true, 0));
     h_append(&h, 1, 0, 0, KS_ACKS_ALL, "plain");

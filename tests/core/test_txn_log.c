@@ -35,19 +35,6 @@ static int64_t append(struct ks_log *log, GByteArray *bytes)
     return base;
 }
 
-static GByteArray *real_bytes(struct ks_test_env *env, const char *relative)
-{
-    char *path = ks_world_real_path(env->world, relative);
-    gchar *contents = NULL;
-    gsize length = 0;
-    GByteArray *bytes = NULL;
-    if (g_file_get_contents(path, &contents, &length, NULL)) {
-        bytes = g_byte_array_new_take((guint8 *)contents, length);
-    }
-    g_free(path);
-    return bytes;
-}
-
 static int64_t be64(const uint8_t *p)
 {
     uint64_t value = 0;
@@ -139,7 +126,7 @@ static void check_aborted(struct ks_log *log)
 
 static void check_txn_index_file(struct ks_test_env *env)
 {
-    GByteArray *bytes = real_bytes(env, TXN_INDEX);
+    GByteArray *bytes = log_fixture_real_bytes(env, TXN_INDEX);
     CU_ASSERT_PTR_NOT_NULL_FATAL(bytes);
     CU_ASSERT_EQUAL_FATAL(bytes->len, 34);
     CU_ASSERT(bytes->data[0] == 0 && bytes->data[1] == 0);
@@ -247,7 +234,7 @@ static void test_truncation_drops_entries(void)
     CU_ASSERT_EQUAL(ks_log_open_txn_count(log), 2);
     CU_ASSERT_EQUAL(ks_log_last_stable_offset(log, 8), 0);
     ks_log_flush(log);
-    GByteArray *bytes = real_bytes(&env, TXN_INDEX);
+    GByteArray *bytes = log_fixture_real_bytes(&env, TXN_INDEX);
     CU_ASSERT_PTR_NOT_NULL_FATAL(bytes);
     CU_ASSERT_EQUAL(bytes->len, 0);
     g_byte_array_unref(bytes);
