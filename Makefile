@@ -55,8 +55,12 @@ BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=bin/bench/%)
 all: deps
 	@$(MAKE) --no-print-directory build
 build: bin/ksim
+# The checks run two at a time (the machine CI uses has two cores), each one's output
+# printed in one piece when it ends (--output-sync), the longest first so that the
+# two lanes end together. Every check works in its own mktemp folder, so any two can
+# run side by side.
 test: deps
-	@$(MAKE) --no-print-directory test-all
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-all
 demo: deps
 	@$(MAKE) --no-print-directory demo-all
 bench: deps
@@ -205,7 +209,7 @@ fuzz-log:
 fuzz-scenario:
 	sh tests/fuzz/run.sh fuzz_scenario
 
-test-all: unit unit-asan check-deps scenarios scenarios-debug determinism golden cli report docs-check shards edges decode fuzz
+test-all: unit-asan determinism cli docs-check scenarios-debug scenarios unit shards fuzz report edges decode golden check-deps
 	@echo "make test: all passed"
 
 # ---- demo ------------------------------------------------------------------------
