@@ -58,13 +58,16 @@ static void append_aborted_and_open(struct cluster_fixture *h)
 struct answer {
     const struct ks_fetch_response_partition *part;
     int64_t last_offset; /* of the last batch, -1 none */
-    const struct ks_fetch_txn_trailer *trailer;
-    const struct ks_fetch_aborted *aborted;
+    /* Copied out: the trailer follows records of any length, unaligned. */
+    struct ks_fetch_txn_trailer trailer;
+    struct ks_fetch_aborted aborted[4];
 };
 
 static struct answer read_answer(const struct h_client_box *box, bool read_committed)
 {
-    struct answer answer = { NULL, -1, NULL, NULL };
+    struct answer answer;
+    memset(&answer, 0, sizeof answer);
+    answer.last_offset = -1;
     CU_ASSERT_EQUAL_FATAL(box->kind, KS_MSG_FETCH_RESPONSE);
     size_t position = sizeof(struct ks_fetch_response);
     answer.part = (const struct ks_fetch_response_partition *)(box->bytes + position);
@@ -81,10 +84,12 @@ static struct answer read_answer(const struct h_client_box *box, bool read_commi
     }
     position += answer.part->records_bytes;
     if (read_committed) {
-        answer.trailer = (const struct ks_fetch_txn_trailer *)(box->bytes + position);
-        position += sizeof *answer.trailer;
-        answer.aborted = (const struct ks_fetch_aborted *)(box->bytes + position);
-        position += (size_t)answer.trailer->aborted_count * sizeof *answer.aborted;
+        memcpy(&answer.trailer, box->bytes + position, sizeof answer.trailer);
+        position += sizeof answer.trailer;
+        CU_ASSERT_FATAL(answer.trailer.aborted_count >= 0 && answer.trailer.aborted_count <= 4);
+        memcpy(answer.aborted, box->bytes + position,
+               (size_t)answer.trailer.aborted_count * sizeof answer.aborted[0]);
+        position += (size_t)answer.trailer.aborted_count * sizeof answer.aborted[0];
     }
     CU_ASSERT_EQUAL(position, box->byte_count);
     return answer;
@@ -115,8 +120,8 @@ static void test_read_committed_fetch(void)
     answer = read_answer(&box, true);
     CU_ASSERT_EQUAL(answer.part->hw, 7);
     CU_ASSERT_EQUAL(answer.last_offset, 4); /* up to the LSO: producer 8 is open */
-    CU_ASSERT_EQUAL(answer.trailer->last_stable_offset, 5);
-    CU_ASSERT_EQUAL_FATAL(answer.trailer->aborted_count, 1);
+    CU_ASSERT_EQUAL(answer.trailer.last_stable_offset, 5);
+    CU_ASSERT_EQUAL_FATAL(answer.trailer.aborted_count, 1);
     CU_ASSERT_EQUAL(answer.aborted[0].producer_id, 7);
     CU_ASSERT_EQUAL(answer.aborted[0].first_offset, 0);
 
@@ -124,7 +129,7 @@ static void test_read_committed_fetch(void)
     fetch_at(&h, 5, KS_ISOLATION_READ_COMMITTED);
     answer = read_answer(&box, true);
     CU_ASSERT_EQUAL(answer.part->records_bytes, 0);
-    CU_ASSERT_EQUAL(answer.trailer->aborted_count, 0);
+    CU_ASSERT_EQUAL(answer.trailer.aborted_count, 0);
 
     /* Producer 8 commits: once the marker is below the HW, the LSO is the HW. */
     h_append_batch(&h, 1, 0, 0, KS_ACKS_ALL,
@@ -132,9 +137,9 @@ static void test_read_committed_fetch(void)
     cf_run_for(&h, 100 * H_MS);
     fetch_at(&h, 5, KS_ISOLATION_READ_COMMITTED);
     answer = read_answer(&box, true);
-    CU_ASSERT_EQUAL(answer.trailer->last_stable_offset, 8);
+    CU_ASSERT_EQUAL(answer.trailer.last_stable_offset, 8);
     CU_ASSERT_EQUAL(answer.last_offset, 7);
-    CU_ASSERT_EQUAL(answer.trailer->aborted_count, 0);
+    CU_ASSERT_EQUAL(answer.trailer.aborted_count, 0);
     cf_free(&h);
 }
 
