@@ -1056,3 +1056,46 @@ GByteArray *ks_batch_builder_finish(struct ks_batch_builder *builder)
     int32_t last_offset_delta = builder->record_count > 0 ? builder->record_count - 1 : 0;
     return ks_batch_builder_finish_at(builder, 0, -1, last_offset_delta);
 }
+
+/* A transaction marker, as Kafka's MemoryRecords.withEndTransactionMarker
+ * builds it: one control record in a batch with the transactional and control
+ * bits set, the producer's id and epoch, baseSequence -1 (a marker takes no
+ * sequence). The record's key is ControlRecordType's (version int16 0, type
+ * int16: 0 ABORT, 1 COMMIT) and its value EndTransactionMarker's version-0
+ * schema (version int16 0, coordinator_epoch int32). */
+GByteArray *ks_batch_build_end_txn_marker(int64_t timestamp_ms, int64_t producer_id,
+                                          int16_t producer_epoch, bool commit,
+                                          int32_t coordinator_epoch)
+{
+    uint8_t key[KS_CONTROL_KEY_BYTES];
+    uint8_t value[KS_END_TXN_VALUE_BYTES];
+    put_u16(key, 0);
+    put_u16(key + 2, commit ? KS_CONTROL_COMMIT : KS_CONTROL_ABORT);
+    put_u16(value, 0);
+    put_u32(value + 2, (uint32_t)coordinator_epoch);
+    struct ks_batch_builder builder;
+    ks_batch_builder_init(&builder, timestamp_ms, producer_id, producer_epoch, -1);
+    builder.attributes = KS_ATTR_TRANSACTIONAL | KS_ATTR_CONTROL;
+    ks_batch_builder_add(&builder, timestamp_ms, key, (int32_t)sizeof key, value,
+                         (int32_t)sizeof value, NULL, 0);
+    GByteArray *bytes = ks_batch_builder_finish(&builder);
+    ks_batch_builder_deinit(&builder);
+    return bytes;
+}
+
+int ks_batch_control_type(const struct ks_batch_view *batch)
+{
+    if ((batch->attributes & KS_ATTR_CONTROL) == 0) {
+        return -1;
+    }
+    struct ks_record_iter iter;
+    struct ks_record_view record;
+    int type = -1;
+    ks_record_iter_init(&iter, batch);
+    if (ks_record_iter_next(&iter, &record, NULL) && record.key != NULL &&
+        record.key_bytes >= KS_CONTROL_KEY_BYTES) {
+        type = (int)get_u16(record.key + 2);
+    }
+    ks_record_iter_deinit(&iter);
+    return type;
+}

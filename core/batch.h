@@ -175,6 +175,27 @@ GByteArray *ks_batch_builder_finish_at(struct ks_batch_builder *builder, int64_t
 void ks_batch_set_offset_and_epoch(uint8_t *batch_bytes, int64_t base_offset,
                                    int32_t partition_leader_epoch);
 
+/* ---- transaction markers (control batches) ---- */
+
+/* ControlRecordType's key: version int16 0, type int16. */
+#define KS_CONTROL_KEY_BYTES 4
+#define KS_CONTROL_ABORT     0
+#define KS_CONTROL_COMMIT    1
+/* EndTransactionMarker's value, version 0: version int16, coordinatorEpoch int32. */
+#define KS_END_TXN_VALUE_BYTES 6
+
+/* Builds the commit (or abort) marker the transaction coordinator's
+ * WriteTxnMarkers asks a partition leader to append: one control record,
+ * attributes transactional | control, baseSequence -1. Offsets unset (0) and
+ * leader epoch -1, as any producer batch; owned by the caller. */
+GByteArray *ks_batch_build_end_txn_marker(int64_t timestamp_ms, int64_t producer_id,
+                                          int16_t producer_epoch, bool commit,
+                                          int32_t coordinator_epoch);
+/* The control type of a parsed control batch (KS_CONTROL_ABORT or
+ * KS_CONTROL_COMMIT, or another value Kafka may define), -1 for a data batch
+ * or a control batch without a readable key. */
+int ks_batch_control_type(const struct ks_batch_view *batch);
+
 /* Varints (Protobuf ZigZag), exposed for tests. Return bytes used, 0 on error. */
 size_t ks_varint_encode(int64_t value, uint8_t *out); /* out needs 10 bytes */
 size_t ks_varint_decode(const uint8_t *bytes, size_t byte_count, int64_t *value_out);

@@ -256,9 +256,14 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
     int32_t last_seq = batch_last_sequence(&view);
     int64_t base_offset = -1;
     int64_t last_offset = -1;
+    /* ProducerAppendInfo.append: a transaction marker (a control batch) has
+     * no sequence; only its epoch is checked (appendEndTxnMarker). */
+    bool marker = (view.attributes & KS_ATTR_CONTROL) != 0;
     int16_t check =
-        ks_producer_state_check(replica->producers, view.producer_id, view.producer_epoch,
-                                view.base_sequence, last_seq, &base_offset, &last_offset);
+        marker ? ks_producer_state_check_epoch(replica->producers, view.producer_id,
+                                               view.producer_epoch)
+               : ks_producer_state_check(replica->producers, view.producer_id, view.producer_epoch,
+                                         view.base_sequence, last_seq, &base_offset, &last_offset);
     if (check == KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || check == KS_ERR_INVALID_PRODUCER_EPOCH) {
         complete(broker, completion, check, -1, now);
         return;
@@ -299,8 +304,10 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
                      -1, now);
             return;
         }
-        ks_producer_state_update(replica->producers, view.producer_id, view.producer_epoch,
-                                 view.base_sequence, last_seq, base_offset, last_offset);
+        if (!marker) {
+            ks_producer_state_update(replica->producers, view.producer_id, view.producer_epoch,
+                                     view.base_sequence, last_seq, base_offset, last_offset);
+        }
         ks__serve_release(broker, topic_index, partition, KS__RELEASE_FOLLOWERS);
         ks__replica_maybe_advance_hw(broker, replica);
     }

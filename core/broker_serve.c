@@ -39,7 +39,9 @@
 **   S2  every follower-state change a request causes happens in the record
 **       phase, after its whole response is built, and only when it is first
 **       served; a diverging or refused partition changes nothing.
-**   S3  followers are served up to the LEO, consumers up to the HW.
+**   S3  followers are served up to the LEO, consumers up to the HW, or the
+**       last stable offset for a read_committed consumer (KIP-98: the first
+**       offset of the oldest transaction not yet decided below the HW).
 **   S4  a session's partitions are in (topic, partition) order, each once;
 **       an incremental answer lists a partition only if it carries records,
 **       an error or a diverging epoch, or its HW or log start differs from
@@ -280,10 +282,56 @@ static void plan_entry(struct ks_broker *broker, const struct ks_fetch_request *
  * record bytes and whether the partition has something to say (an error or
  * a diverging epoch) in *says_something, and sets plan->record_fetch when it
  * was read without either. */
+static size_t build_entry_records(struct ks__replica *replica,
+                                  const struct ks_fetch_request_partition *entry,
+                                  struct entry_plan *plan, enum ks__fetch_origin origin,
+                                  bool read_committed, bool room_left, GByteArray *out,
+                                  bool *says_something, int64_t *upto_out);
+
+/* A read_committed consumer's trailer (struct ks_fetch_txn_trailer): the
+ * LSO it was served up to and the aborted transactions that overlap what it
+ * can read from its fetch offset (Partition.fetchRecords with
+ * FetchIsolation.TXN_COMMITTED, UnifiedLog.collectAbortedTransactions). */
+static void append_txn_trailer(struct ks__replica *replica,
+                               const struct ks_fetch_request_partition *entry, int64_t lso,
+                               GByteArray *out)
+{
+    struct ks_fetch_txn_trailer trailer;
+    memset(&trailer, 0, sizeof trailer);
+    trailer.last_stable_offset = lso;
+    GArray *aborted = g_array_new(FALSE, FALSE, sizeof(struct ks_aborted_txn));
+    if (lso >= 0 && entry->fetch_offset < lso) {
+        ks_log_collect_aborted(replica->log, entry->fetch_offset, lso, aborted);
+    }
+    trailer.aborted_count = (int32_t)aborted->len;
+    g_byte_array_append(out, (const guint8 *)&trailer, sizeof trailer);
+    for (guint i = 0; i < aborted->len; i++) {
+        const struct ks_aborted_txn *txn = &g_array_index(aborted, struct ks_aborted_txn, i);
+        struct ks_fetch_aborted wire = { txn->producer_id, txn->first_offset };
+        g_byte_array_append(out, (const guint8 *)&wire, sizeof wire);
+    }
+    g_array_free(aborted, TRUE);
+}
+
 static size_t build_entry(struct ks__replica *replica,
                           const struct ks_fetch_request_partition *entry, struct entry_plan *plan,
-                          enum ks__fetch_origin origin, bool room_left, GByteArray *out,
-                          bool *says_something)
+                          enum ks__fetch_origin origin, bool read_committed, bool room_left,
+                          GByteArray *out, bool *says_something)
+{
+    int64_t upto = -1;
+    size_t records = build_entry_records(replica, entry, plan, origin, read_committed, room_left,
+                                         out, says_something, &upto);
+    if (read_committed) {
+        append_txn_trailer(replica, entry, upto, out);
+    }
+    return records;
+}
+
+static size_t build_entry_records(struct ks__replica *replica,
+                                  const struct ks_fetch_request_partition *entry,
+                                  struct entry_plan *plan, enum ks__fetch_origin origin,
+                                  bool read_committed, bool room_left, GByteArray *out,
+                                  bool *says_something, int64_t *upto_out)
 {
     struct ks_fetch_response_partition part;
     memset(&part, 0, sizeof part);
@@ -326,9 +374,12 @@ static size_t build_entry(struct ks__replica *replica,
     int64_t upto = 0;
     switch (origin) { /* S3 */
     case KS__FETCH_FROM_FOLLOWER: upto = part.leader_leo; break;
-    case KS__FETCH_FROM_CONSUMER: upto = replica->hw; break;
+    case KS__FETCH_FROM_CONSUMER:
+        upto = read_committed ? ks_log_last_stable_offset(replica->log, replica->hw) : replica->hw;
+        break;
     }
     ks_assert(upto <= part.leader_leo); /* S3 with R1 */
+    *upto_out = upto;
     size_t before = out->len;
     if (entry->fetch_offset < upto && room_left) {
         size_t max = entry->partition_max_bytes > 0 ? (size_t)entry->partition_max_bytes : 1;
@@ -655,6 +706,8 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
     for (int32_t i = 0; i < request.partition_count; i++) {
         bool says_something = false;
         total_records += build_entry(plans[i].replica, &entries[i], &plans[i], origin,
+                                     origin == KS__FETCH_FROM_CONSUMER &&
+                                         request.isolation_level == KS_ISOLATION_READ_COMMITTED,
                                      total_records < response_max, out, &says_something);
         anything_to_say |= says_something;
     }

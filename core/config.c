@@ -146,6 +146,7 @@ void ks_consumer_config_defaults(struct ks_consumer_config *out)
     out->max_partition_fetch_bytes = 1048576;
     out->request_timeout_ns = 30000 * MS;
     out->assignor = KS_ASSIGNOR_RANGE;
+    out->isolation_level = KS_READ_UNCOMMITTED;
     out->start_ns = 0;
     out->start_jitter_ns = 100 * MS; /* ksim: start.jitter = 100ms */
 }

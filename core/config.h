@@ -175,6 +175,9 @@ struct ks_producer_config {
     int64_t start_jitter_ns;      /* start.jitter = 100ms: starts in [start, start + jitter] */
 };
 
+/* isolation.level (KIP-98). */
+enum ks_isolation_level { KS_READ_UNCOMMITTED, KS_READ_COMMITTED };
+
 struct ks_consumer_config {
     char name[64];
     char group_id[256];              /* group.id */
@@ -194,6 +197,7 @@ struct ks_consumer_config {
     enum ks_assignor assignor;              /* partition.assignment.strategy = range */
     int64_t start_ns;                       /* start = 0s */
     int64_t start_jitter_ns; /* start.jitter = 100ms: joins in [start, start + jitter] */
+    enum ks_isolation_level isolation_level; /* isolation.level = read_uncommitted */
 };
 
 /* ---- Kafka's defaults (core/config.c) -------------------------------------- */

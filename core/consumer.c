@@ -100,6 +100,7 @@
 #include "group.h"
 #include "group_proto.h"
 #include "proto.h"
+#include "txn.h"
 
 #include <glib.h>
 #include <stdio.h>
@@ -170,9 +171,11 @@ struct part {
     int64_t fetch_position;      /* next offset to fetch */
     int64_t consumed_position;   /* after the last record returned by a poll */
     int64_t processed_position;
-    int64_t committed;   /* acknowledged by the coordinator; -1 none */
-    int64_t commit_sent; /* the offset in the commit in flight, -1 if none */
-    int64_t hw;          /* from the last fetch response; -1 unknown */
+    int64_t committed;     /* acknowledged by the coordinator; -1 none */
+    int64_t commit_sent;   /* the offset in the commit in flight, -1 if none */
+    int64_t hw;            /* from the last fetch response (read_committed: the LSO); -1 unknown */
+    int64_t skip_position; /* after trailing batches no record came from (markers,
+                              aborted batches), not yet taken into the position; -1 none */
     bool fetch_in_flight;
     int32_t fetch_broker;      /* where the fetch in flight went */
     int64_t fetch_sent_offset; /* its fetch offset: a response for another one is stale */
@@ -1051,6 +1054,7 @@ static void on_offset_fetch_response(struct ks_consumer *c, const uint8_t *messa
         if (offset >= 0) {
             part->position_known = true;
             part->fetch_position = offset;
+            part->skip_position = -1;
             part->consumed_position = offset;
             part->processed_position = offset;
             report_position(c, p, offset, KS_POSITION_ASSIGNED);
@@ -1316,6 +1320,7 @@ static void on_list_offsets_response(struct ks_consumer *c,
     part->position_epoch = r->leader_epoch; /* OffsetFetcher.resetPositionsIfNeeded */
     part->position_known = true;
     part->fetch_position = r->offset;
+    part->skip_position = -1;
     part->consumed_position = r->offset;
     part->processed_position = r->offset;
     if (c->config->commit == KS_COMMIT_ATOMIC && part->sink != NULL) {
@@ -1464,6 +1469,9 @@ static void send_fetches(struct ks_consumer *c)
         request.max_wait_ns = c->config->fetch_max_wait_ns;
         request.max_bytes = FETCH_MAX_BYTES;
         request.partition_count = count;
+        request.isolation_level = c->config->isolation_level == KS_READ_COMMITTED
+                                      ? KS_ISOLATION_READ_COMMITTED
+                                      : KS_ISOLATION_READ_UNCOMMITTED;
         memcpy(message, &request, sizeof(request));
         size_t position = sizeof(request);
         for (int32_t p = 0; p < c->topic_partition_count; p++) {
@@ -1568,6 +1576,22 @@ static void leader_hint(struct ks_consumer *c, struct part *part,
     maybe_validate(c, part);
 }
 
+/* The consumer's position moves past skipped batches (transaction markers,
+ * aborted transactions) once everything before them was processed, as
+ * Kafka's does (the fetch position it commits is past them): otherwise a
+ * partition ending in a marker would never count as consumed. A log without
+ * control batches never gets here. */
+static void take_skipped(struct part *part)
+{
+    if (part->skip_position > part->consumed_position &&
+        part->skip_position <= part->fetch_position && part->buffer->len == 0 &&
+        part->processed_position == part->consumed_position) {
+        part->consumed_position = part->skip_position;
+        part->processed_position = part->skip_position;
+        part->skip_position = -1;
+    }
+}
+
 static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const uint8_t *message,
                               size_t bytes)
 {
@@ -1585,6 +1609,7 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
         }
     }
     size_t position = sizeof(r);
+    bool read_committed = c->config->isolation_level == KS_READ_COMMITTED;
     for (int32_t i = 0; i < r.partition_count; i++) {
         struct ks_fetch_response_partition fp;
         ks_assert(position + sizeof(fp) <= bytes);
@@ -1593,6 +1618,17 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
         ks_assert(position + fp.records_bytes <= bytes);
         const uint8_t *records = message + position;
         position += fp.records_bytes;
+        struct ks_fetch_txn_trailer trailer = { -1, 0, 0 };
+        const uint8_t *aborted = NULL;
+        if (read_committed) {
+            ks_assert(position + sizeof(trailer) <= bytes);
+            memcpy(&trailer, message + position, sizeof(trailer));
+            position += sizeof(trailer);
+            ks_assert(ks_proto_fits(bytes - position, 0, trailer.aborted_count,
+                                    sizeof(struct ks_fetch_aborted)));
+            aborted = message + position;
+            position += (size_t)trailer.aborted_count * sizeof(struct ks_fetch_aborted);
+        }
         int32_t p = fp.partition;
         ks_assert(fp.topic_index == c->config->topic_index); /* only ours were asked for */
         ks_assert(p >= 0 && p < c->topic_partition_count);
@@ -1613,7 +1649,17 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
             leader_hint(c, part, &fp);
             continue;
         }
-        part->hw = fp.hw;
+        /* KafkaConsumer's read_committed lag is against the LSO. */
+        part->hw = read_committed ? trailer.last_stable_offset : fp.hw;
+        struct ks_txn_filter filter;
+        struct ks_fetch_aborted *aborted_list =
+            g_new(struct ks_fetch_aborted, trailer.aborted_count > 0 ? trailer.aborted_count : 1);
+        if (trailer.aborted_count > 0) {
+            memcpy(aborted_list, aborted,
+                   (size_t)trailer.aborted_count * sizeof(struct ks_fetch_aborted));
+        }
+        ks_txn_filter_init(&filter, aborted_list, read_committed ? trailer.aborted_count : 0);
+        g_free(aborted_list);
         size_t at = 0;
         while (at < fp.records_bytes) {
             struct ks_batch_view batch;
@@ -1627,7 +1673,9 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
             if (last < part->fetch_position) {
                 continue;
             }
-            if ((batch.attributes & KS_ATTR_CONTROL) == 0) {
+            /* CompletedFetch: control batches never reach the application;
+             * read_committed also drops aborted transactions' batches. */
+            if (!ks_txn_filter_skip(&filter, &batch)) {
                 struct ks_record_iter iter;
                 struct ks_record_view record;
                 ks_record_iter_init(&iter, &batch);
@@ -1640,10 +1688,15 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
                     pending.leader_epoch = batch.partition_leader_epoch;
                     parse_identity(c, &record, &pending.producer_index, &pending.seq);
                     g_array_append_val(part->buffer, pending);
+                    part->skip_position = -1;
                 }
+            } else {
+                part->skip_position = last + 1;
             }
             part->fetch_position = last + 1;
         }
+        ks_txn_filter_deinit(&filter);
+        take_skipped(part);
     }
     drive(c);
 }
@@ -1822,6 +1875,7 @@ static void apply_rewind(struct ks_consumer *c)
             part->position_known = true;
             part->reset_pending = false;
             part->fetch_position = c->rewind_value;
+            part->skip_position = -1;
             part->consumed_position = c->rewind_value;
             part->processed_position = c->rewind_value;
             if (part->sink != NULL) {
@@ -2095,6 +2149,7 @@ struct ks_consumer *ks_consumer_new(ks_world *world, const struct ks_cluster_spe
         c->parts[p].committed = -1;
         c->parts[p].commit_sent = -1;
         c->parts[p].hw = -1;
+        c->parts[p].skip_position = -1;
         c->parts[p].buffer = g_array_new(FALSE, TRUE, sizeof(struct pending_record));
     }
     c->owned = g_array_new(FALSE, TRUE, sizeof(struct ks_group_topic_partition));
@@ -2193,6 +2248,7 @@ void ks_consumer_on_crash(struct ks_consumer *c)
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
         c->parts[p].committed = -1;
         c->parts[p].hw = -1;
+        c->parts[p].skip_position = -1;
         c->parts[p].leader = -1;
         c->parts[p].leader_epoch = -1;
     }

@@ -138,7 +138,18 @@ struct segment {
     ks_file *log_file;    /* owned */
     ks_file *index_file;  /* owned */
     ks_file *time_file;   /* owned */
+    ks_file *txn_file;    /* owned; NULL while the segment has no `.txnindex` */
+    GArray *aborted;      /* struct ks_aborted_txn of its `.txnindex`, owned */
     bool dirty;           /* written since its last fsync */
+};
+
+/* A transaction of the log's producer state: ongoing (last_offset -1) or
+ * completed by a marker the high watermark has not passed yet (Kafka's
+ * ProducerStateManager ongoingTxns and unreplicatedTxns). */
+struct txn_entry {
+    int64_t producer_id;
+    int64_t first_offset;
+    int64_t last_offset; /* the marker's offset; -1 while ongoing */
 };
 
 struct ks_log {
@@ -152,8 +163,11 @@ struct ks_log {
     int64_t recovery_point;
     int64_t unflushed_message_count;
     ks_time_ns last_flush_ns;
-    GArray *epochs;     /* struct epoch_entry, owned */
-    GByteArray *window; /* scratch read buffer, owned */
+    GArray *epochs;        /* struct epoch_entry, owned */
+    GByteArray *window;    /* scratch read buffer, owned */
+    GArray *txns;          /* struct txn_entry by first offset, owned; valid when txns_known */
+    bool txns_known;       /* false until rebuilt from the log (lazily, see txn_rebuild) */
+    bool txn_batches_seen; /* a scan (recovery) met a transactional batch */
 };
 
 /* A batch header decoded without checking the CRC (our own files, or a
@@ -166,6 +180,8 @@ struct header {
     int32_t partition_leader_epoch;
     int64_t batch_bytes;
     int32_t record_count;
+    int16_t attributes;
+    int64_t producer_id;
 };
 
 /* ---- small helpers ---------------------------------------------------------------- */
@@ -217,6 +233,8 @@ static bool peek_header(const uint8_t *bytes, size_t byte_count, struct header *
     out->base_timestamp = (int64_t)get_u64(bytes + 27);
     out->max_timestamp = (int64_t)get_u64(bytes + 35);
     out->record_count = (int32_t)get_u32(bytes + 57);
+    out->attributes = (int16_t)(((uint16_t)bytes[21] << 8) | bytes[22]);
+    out->producer_id = (int64_t)get_u64(bytes + 43);
     out->batch_bytes = (int64_t)batch_length + KS_BATCH_LOG_OVERHEAD_BYTES;
     return true;
 }
@@ -640,9 +658,11 @@ static void segment_close_files(struct segment *segment)
     ks_disk_close(segment->log_file);
     ks_disk_close(segment->index_file);
     ks_disk_close(segment->time_file);
+    ks_disk_close(segment->txn_file);
     segment->log_file = NULL;
     segment->index_file = NULL;
     segment->time_file = NULL;
+    segment->txn_file = NULL;
 }
 
 static void segment_open_files(struct ks_log *log, struct segment *segment, unsigned flags)
@@ -671,6 +691,7 @@ static struct segment *segment_new(int64_t base_offset)
     segment->first_batch_timestamp = -1;
     segment->offset_index = g_array_new(FALSE, FALSE, sizeof(struct offset_entry));
     segment->time_index = g_array_new(FALSE, FALSE, sizeof(struct time_entry));
+    segment->aborted = g_array_new(FALSE, FALSE, sizeof(struct ks_aborted_txn));
     return segment;
 }
 
@@ -682,6 +703,7 @@ static void segment_free(struct segment *segment)
     segment_close_files(segment);
     g_array_free(segment->offset_index, TRUE);
     g_array_free(segment->time_index, TRUE);
+    g_array_free(segment->aborted, TRUE);
     g_free(segment);
 }
 
@@ -703,9 +725,10 @@ static void segment_reset_state(struct segment *segment)
  * deletion: file.delete.delay.ms is not modelled), and frees the segment. */
 static void segment_delete(struct ks_log *log, struct segment *segment)
 {
+    bool has_txn_index = segment->txn_file != NULL;
     segment_close_files(segment);
-    const char *suffixes[3] = { ".log", ".index", ".timeindex" };
-    for (int i = 0; i < 3; i++) {
+    const char *suffixes[4] = { ".log", ".index", ".timeindex", ".txnindex" };
+    for (int i = 0; i < (has_txn_index ? 4 : 3); i++) {
         char *path = segment_path(log, segment->base_offset, suffixes[i]);
         char *deleted = g_strdup_printf("%s.deleted", path);
         if (ks_disk_rename(log->world, log->node, path, deleted) == KS_IO_OK) {
@@ -949,6 +972,9 @@ static struct scan_result segment_scan(struct ks_log *log, struct segment *segme
             break;
         }
         segment_account_batch(log, segment, &batch, position, false);
+        if ((batch.attributes & KS_ATTR_TRANSACTIONAL) != 0) {
+            log->txn_batches_seen = true;
+        }
         if (epochs) {
             epoch_assign_in_memory(log, batch.partition_leader_epoch, batch.base_offset);
         }
@@ -1138,6 +1164,302 @@ static struct scan_result segment_recover(struct ks_log *log, struct segment *se
     return result;
 }
 
+/* ---- transactions: producer state, `.txnindex` ------------------------------------------ */
+
+/* Transaction index `.txnindex` (Kafka's TransactionIndex and AbortedTxn),
+ * 34 bytes per aborted transaction, big-endian, in the segment that holds
+ * the transaction's abort marker, in marker order:
+ *
+ *   OFFSET  SIZE  DESCRIPTION
+ *   0       2     version: 0
+ *   2       8     producerId
+ *   10      8     firstOffset: the transaction's first offset in this partition
+ *   18      8     lastOffset: the offset of its ABORT marker
+ *   26      8     lastStableOffset: the LSO once the marker was appended (the
+ *                 first offset of the next still open transaction, else
+ *                 lastOffset + 1; ProducerStateManager.lastStableOffset)
+ *
+ * The file exists only once a segment has an entry (Kafka creates it lazily
+ * too), so a log without transactions is unchanged on disk.
+ *
+ * The open transactions (ProducerStateManager's ongoingTxns and
+ * unreplicatedTxns) are kept in log->txns, in first-offset order. They are
+ * rebuilt from the log's batch headers (and the markers' keys) the first
+ * time they are needed after an open or a truncation (txn_rebuild): when a
+ * transactional batch is appended or the first unstable offset is asked
+ * for. A log without transactional batches is therefore never scanned for
+ * them. Kafka reads a producer snapshot and the segments after it instead;
+ * ksim writes no `.snapshot` files (docs/model.md). */
+#define TXN_ENTRY_BYTES 34
+
+static int segment_floor_index(const struct ks_log *log, int64_t offset);
+
+static void txn_entry_encode(const struct ks_aborted_txn *entry, uint8_t out[TXN_ENTRY_BYTES])
+{
+    out[0] = 0;
+    out[1] = 0; /* AbortedTxn.CURRENT_VERSION */
+    put_u64(out + 2, (uint64_t)entry->producer_id);
+    put_u64(out + 10, (uint64_t)entry->first_offset);
+    put_u64(out + 18, (uint64_t)entry->last_offset);
+    put_u64(out + 26, (uint64_t)entry->last_stable_offset);
+}
+
+static void segment_txn_open(struct ks_log *log, struct segment *segment, unsigned flags)
+{
+    if (segment->txn_file != NULL) {
+        return;
+    }
+    char *path = segment_path(log, segment->base_offset, ".txnindex");
+    enum ks_io_result result = KS_IO_OK;
+    segment->txn_file = ks_disk_open(log->world, log->node, path, flags, &result);
+    g_free(path);
+}
+
+/* Rewrites the segment's `.txnindex` from its entries (recovery). */
+static void segment_txn_rewrite(struct ks_log *log, struct segment *segment)
+{
+    if (segment->txn_file == NULL && segment->aborted->len == 0) {
+        return;
+    }
+    segment_txn_open(log, segment, KS_DISK_CREATE);
+    ks_assert(segment->txn_file != NULL);
+    ks_disk_truncate(segment->txn_file, 0);
+    for (guint i = 0; i < segment->aborted->len; i++) {
+        uint8_t bytes[TXN_ENTRY_BYTES];
+        txn_entry_encode(&g_array_index(segment->aborted, struct ks_aborted_txn, i), bytes);
+        ks_disk_append(segment->txn_file, bytes, sizeof bytes);
+    }
+    segment->dirty = true;
+}
+
+/* TransactionIndex.truncateTo: drops the entries whose marker is at or
+ * above offset (they are a suffix: entries are in marker order). */
+static void segment_txn_truncate(struct segment *segment, int64_t offset)
+{
+    guint keep = 0;
+    while (keep < segment->aborted->len &&
+           g_array_index(segment->aborted, struct ks_aborted_txn, keep).last_offset < offset) {
+        keep++;
+    }
+    if (keep == segment->aborted->len) {
+        return;
+    }
+    g_array_set_size(segment->aborted, keep);
+    if (segment->txn_file != NULL) {
+        ks_disk_truncate(segment->txn_file, (int64_t)keep * TXN_ENTRY_BYTES);
+        segment->dirty = true;
+    }
+}
+
+/* Reads every segment's `.txnindex` that exists; whole entries whose marker
+ * lies in the segment are kept (a torn or stale tail is cut). Returns whether
+ * any file exists. */
+static bool txn_index_load_all(struct ks_log *log)
+{
+    bool any = false;
+    for (guint i = 0; i < log->segments->len; i++) {
+        struct segment *segment = segment_at(log, i);
+        g_array_set_size(segment->aborted, 0);
+        segment_txn_open(log, segment, 0);
+        if (segment->txn_file == NULL) {
+            continue;
+        }
+        any = true;
+        int64_t size = ks_disk_size(segment->txn_file);
+        int64_t position = 0;
+        uint8_t bytes[TXN_ENTRY_BYTES];
+        while (position + TXN_ENTRY_BYTES <= size) {
+            size_t read = 0;
+            if (ks_disk_read(segment->txn_file, bytes, sizeof bytes, position, &read) != KS_IO_OK ||
+                read != sizeof bytes) {
+                break;
+            }
+            struct ks_aborted_txn entry = {
+                (int64_t)get_u64(bytes + 2),
+                (int64_t)get_u64(bytes + 10),
+                (int64_t)get_u64(bytes + 18),
+                (int64_t)get_u64(bytes + 26),
+            };
+            if (bytes[0] != 0 || bytes[1] != 0 || entry.last_offset < segment->base_offset ||
+                entry.last_offset >= segment->next_offset ||
+                entry.first_offset > entry.last_offset) {
+                break;
+            }
+            g_array_append_val(segment->aborted, entry);
+            position += TXN_ENTRY_BYTES;
+        }
+        if (position < size) {
+            ks_disk_truncate(segment->txn_file, position);
+            segment->dirty = true;
+        }
+    }
+    return any;
+}
+
+static struct txn_entry *txn_find_ongoing(struct ks_log *log, int64_t producer_id)
+{
+    for (guint i = 0; i < log->txns->len; i++) {
+        struct txn_entry *entry = &g_array_index(log->txns, struct txn_entry, i);
+        if (entry->producer_id == producer_id && entry->last_offset < 0) {
+            return entry;
+        }
+    }
+    return NULL;
+}
+
+/* ProducerAppendInfo.append for one transactional batch at base_offset:
+ * a data batch opens the producer's transaction if none is open; a marker
+ * (control_type >= 0) completes it (firstOffset: the open transaction's, or
+ * the marker's own when none is open, as appendEndTxnMarker does). An ABORT
+ * marker at or above index_from adds its entry to the segment that holds it,
+ * written to the file when write_file. */
+static void txn_apply(struct ks_log *log, int64_t producer_id, int64_t base_offset,
+                      int control_type, int64_t index_from, bool write_file)
+{
+    struct txn_entry *open = txn_find_ongoing(log, producer_id);
+    if (control_type < 0) {
+        if (open == NULL) {
+            struct txn_entry entry = { producer_id, base_offset, -1 };
+            g_array_append_val(log->txns, entry);
+        }
+        return;
+    }
+    int64_t first_offset = open != NULL ? open->first_offset : base_offset;
+    if (open != NULL) {
+        open->last_offset = base_offset; /* unreplicated until the HW passes it */
+    } else {
+        struct txn_entry entry = { producer_id, base_offset, base_offset };
+        g_array_append_val(log->txns, entry);
+    }
+    if (control_type != KS_CONTROL_ABORT || base_offset < index_from) {
+        return;
+    }
+    /* ProducerStateManager.lastStableOffset(completedTxn): the first offset
+     * of the next transaction still undecided, else the marker's offset + 1. */
+    int64_t last_stable_offset = base_offset + 1;
+    for (guint i = 0; i < log->txns->len; i++) {
+        const struct txn_entry *other = &g_array_index(log->txns, struct txn_entry, i);
+        if (other->last_offset < 0 && other->producer_id != producer_id) {
+            last_stable_offset = other->first_offset;
+            break;
+        }
+    }
+    int index = segment_floor_index(log, base_offset);
+    ks_assert(index >= 0);
+    struct segment *segment = segment_at(log, (guint)index);
+    struct ks_aborted_txn entry = { producer_id, first_offset, base_offset, last_stable_offset };
+    g_array_append_val(segment->aborted, entry);
+    if (write_file) {
+        uint8_t bytes[TXN_ENTRY_BYTES];
+        txn_entry_encode(&entry, bytes);
+        segment_txn_open(log, segment, KS_DISK_CREATE);
+        ks_assert(segment->txn_file != NULL);
+        ks_disk_append(segment->txn_file, bytes, sizeof bytes);
+        segment->dirty = true;
+    }
+}
+
+struct txn_rebuild_context {
+    struct ks_log *log;
+    int64_t index_from;
+};
+
+static bool txn_rebuild_visit(void *context, const struct ks_batch_view *batch)
+{
+    struct txn_rebuild_context *rebuild = context;
+    if ((batch->attributes & KS_ATTR_TRANSACTIONAL) == 0 || batch->producer_id < 0) {
+        return true;
+    }
+    int control_type = -1;
+    if ((batch->attributes & KS_ATTR_CONTROL) != 0) {
+        control_type = ks_batch_control_type(batch);
+        if (control_type != KS_CONTROL_ABORT && control_type != KS_CONTROL_COMMIT) {
+            return true; /* not a transaction marker */
+        }
+    }
+    txn_apply(rebuild->log, batch->producer_id, batch->base_offset, control_type,
+              rebuild->index_from, false);
+    return true;
+}
+
+/* Rebuilds log->txns from the whole log (Kafka's LogLoader and
+ * UnifiedLog.rebuildProducerState read the batches after the last snapshot;
+ * ksim has none). With index_from >= 0 (recovery), the `.txnindex` entries of
+ * markers from index_from on are rebuilt too and their files rewritten. */
+static void txn_rebuild(struct ks_log *log, int64_t index_from)
+{
+    g_array_set_size(log->txns, 0);
+    if (index_from >= 0) {
+        for (guint i = 0; i < log->segments->len; i++) {
+            segment_txn_truncate(segment_at(log, i), index_from);
+        }
+    }
+    struct txn_rebuild_context context = { log, index_from >= 0 ? index_from : INT64_MAX };
+    log->txns_known = true; /* ks_log_scan reads the log; nothing in it needs txns */
+    ks_log_scan(log, log->log_start_offset, log->leo, txn_rebuild_visit, &context);
+    if (index_from >= 0) {
+        for (guint i = 0; i < log->segments->len; i++) {
+            struct segment *segment = segment_at(log, i);
+            if (segment->next_offset > index_from) {
+                segment_txn_rewrite(log, segment);
+            }
+        }
+    }
+}
+
+int64_t ks_log_first_unstable_offset(struct ks_log *log, int64_t hw)
+{
+    if (!log->txns_known) {
+        txn_rebuild(log, -1);
+    }
+    /* onHighWatermarkUpdated: a completed transaction whose marker is below
+     * the HW is stable. */
+    guint kept = 0;
+    for (guint i = 0; i < log->txns->len; i++) {
+        struct txn_entry entry = g_array_index(log->txns, struct txn_entry, i);
+        if (entry.last_offset >= 0 && entry.last_offset < hw) {
+            continue;
+        }
+        g_array_index(log->txns, struct txn_entry, kept++) = entry;
+    }
+    g_array_set_size(log->txns, kept);
+    return kept > 0 ? g_array_index(log->txns, struct txn_entry, 0).first_offset : -1;
+}
+
+int64_t ks_log_last_stable_offset(struct ks_log *log, int64_t hw)
+{
+    int64_t first_unstable = ks_log_first_unstable_offset(log, hw);
+    return first_unstable >= 0 && first_unstable < hw ? first_unstable : hw;
+}
+
+int32_t ks_log_open_txn_count(struct ks_log *log)
+{
+    if (!log->txns_known) {
+        txn_rebuild(log, -1);
+    }
+    int32_t count = 0;
+    for (guint i = 0; i < log->txns->len; i++) {
+        count += g_array_index(log->txns, struct txn_entry, i).last_offset < 0;
+    }
+    return count;
+}
+
+void ks_log_collect_aborted(const struct ks_log *log, int64_t from, int64_t upto, GArray *out)
+{
+    g_array_set_size(out, 0);
+    int first = segment_floor_index(log, from);
+    for (guint i = first > 0 ? (guint)first : 0; i < log->segments->len; i++) {
+        const struct segment *segment = segment_at(log, i);
+        for (guint j = 0; j < segment->aborted->len; j++) {
+            const struct ks_aborted_txn *entry =
+                &g_array_index(segment->aborted, struct ks_aborted_txn, j);
+            if (entry->last_offset >= from && entry->first_offset < upto) {
+                g_array_append_val(out, *entry);
+            }
+        }
+    }
+}
+
 /* ---- open and close --------------------------------------------------------------------- */
 
 /* Parses "<20 digits><suffix>"; false for any other name. */
@@ -1227,7 +1549,8 @@ static void collect_segments(struct ks_log *log)
         if (parse_segment_name(*name, ".log", &base)) {
             g_ptr_array_add(log->segments, segment_new(base));
         } else if (parse_segment_name(*name, ".index", &base) ||
-                   parse_segment_name(*name, ".timeindex", &base)) {
+                   parse_segment_name(*name, ".timeindex", &base) ||
+                   parse_segment_name(*name, ".txnindex", &base)) {
             char *log_path = segment_path(log, base, ".log");
             if (!ks_disk_exists(log->world, log->node, log_path)) {
                 char *path = g_strdup_printf("%s/%s", log->dir, *name);
@@ -1371,6 +1694,7 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     log->segments = g_ptr_array_new();
     log->epochs = g_array_new(FALSE, FALSE, sizeof(struct epoch_entry));
     log->window = g_byte_array_new();
+    log->txns = g_array_new(FALSE, FALSE, sizeof(struct txn_entry));
     log->last_flush_ns = ks_world_now_ns(world);
     struct ks_log_recovery_report report;
     memset(&report, 0, sizeof(report));
@@ -1422,6 +1746,12 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     if (changed) {
         epoch_persist(log, SYNC_BACKGROUND); /* LogLoader: truncateFromEndAsyncFlush */
     }
+    bool has_txn_index = txn_index_load_all(log);
+    if (report.recovered && (has_txn_index || log->txn_batches_seen)) {
+        /* LogSegment.recover rebuilds the transaction index of every
+         * recovered segment from its batches and the producer state. */
+        txn_rebuild(log, report.recovered_from_offset);
+    }
     report.leo_after = log->leo;
     if (report.leo_before < 0) {
         report.leo_before = log->leo;
@@ -1444,6 +1774,7 @@ void ks_log_close(struct ks_log *log)
     g_ptr_array_free(log->segments, TRUE);
     g_array_free(log->epochs, TRUE);
     g_byte_array_unref(log->window);
+    g_array_free(log->txns, TRUE);
     g_free(log->dir);
     g_free(log);
 }
@@ -1511,6 +1842,9 @@ static enum ks_io_result segment_fsync(struct segment *segment, enum sync_mode m
     }
     if (result == KS_IO_OK) {
         result = file_sync(segment->time_file, mode);
+    }
+    if (result == KS_IO_OK && segment->txn_file != NULL) {
+        result = file_sync(segment->txn_file, mode);
     }
     if (result == KS_IO_OK) {
         segment->dirty = false;
@@ -1629,6 +1963,7 @@ struct append_plan {
     int64_t max_timestamp;
     int64_t batch_count;
     int64_t record_count;
+    int64_t transactional_count; /* batches with the transactional bit */
 };
 
 /* Checks that every batch in bytes parses; with `leader`, also that its
@@ -1700,6 +2035,7 @@ static bool validate_batches(const struct ks_log *log, const uint8_t *bytes, siz
         }
         plan->batch_count++;
         plan->record_count += batch.record_count;
+        plan->transactional_count += (batch.attributes & KS_ATTR_TRANSACTIONAL) != 0;
         position += batch_bytes;
     }
     return plan->batch_count > 0;
@@ -1719,6 +2055,9 @@ static enum ks_log_result append_batches(struct ks_log *log, const uint8_t *byte
          * leader's batches were compacted away): re-base it. */
         log_roll(log, plan->first_base_offset);
     }
+    if (plan->transactional_count > 0 && !log->txns_known) {
+        txn_rebuild(log, -1); /* the producer state before these batches */
+    }
     struct segment *segment = active_segment(log);
     ks_assert(plan->first_base_offset >= segment->next_offset); /* R2 */
     int64_t position = segment->size_bytes;
@@ -1736,6 +2075,23 @@ static enum ks_log_result append_batches(struct ks_log *log, const uint8_t *byte
         segment_account_batch(log, segment, &batch, position + (int64_t)offset_in_bytes, true);
         if (epoch_assign_in_memory(log, batch.partition_leader_epoch, batch.base_offset)) {
             epoch_persist(log, SYNC_WAIT);
+        }
+        if ((batch.attributes & KS_ATTR_TRANSACTIONAL) != 0 && batch.producer_id >= 0) {
+            /* UnifiedLog.append: the producer state, then the segment's
+             * transaction index for an abort (LogSegment.updateTxnIndex). */
+            int control_type = -1;
+            if ((batch.attributes & KS_ATTR_CONTROL) != 0) {
+                struct ks_batch_view view;
+                bool parsed = ks_batch_parse_crc_checked(bytes + offset_in_bytes,
+                                                         byte_count - offset_in_bytes, &view,
+                                                         NULL) == KS_BATCH_OK;
+                ks_assert(parsed);
+                control_type = ks_batch_control_type(&view);
+            }
+            if (control_type < 0 || control_type == KS_CONTROL_ABORT ||
+                control_type == KS_CONTROL_COMMIT) {
+                txn_apply(log, batch.producer_id, batch.base_offset, control_type, 0, true);
+            }
         }
         offset_in_bytes += (size_t)batch.batch_bytes;
     }
@@ -2019,6 +2375,8 @@ void ks_log_truncate_fully_and_start_at(struct ks_log *log, int64_t offset)
 {
     ks_assert(offset >= 0);
     log_reset_to_empty_segment(log, offset);
+    g_array_set_size(log->txns, 0);
+    log->txns_known = true; /* an empty log has no transactions */
     g_array_set_size(log->epochs, 0);
     epoch_persist(log, SYNC_WAIT); /* clearAndFlush */
     log_check(log);
@@ -2039,6 +2397,11 @@ void ks_log_truncate_to(struct ks_log *log, int64_t offset)
         segment_delete(log, segment);
     }
     struct segment *segment = active_segment(log);
+    /* LogSegment.truncateTo cuts the transaction index too; the producer
+     * state is reloaded (truncateAndReload) when next needed. */
+    segment_txn_truncate(segment, offset);
+    g_array_set_size(log->txns, 0);
+    log->txns_known = false;
     struct header batch;
     int64_t cut = segment_translate(log, segment, offset, &batch);
     if (cut >= 0) {
@@ -2301,12 +2664,18 @@ static void segment_replace(struct ks_log *log, struct segment *segment, const G
                    ks_disk_fsync_background(file) == KS_IO_OK;
     ks_disk_close(file);
     if (written) {
+        bool has_txn_index = segment->txn_file != NULL;
         segment_close_files(segment);
         ks_disk_delete(log->world, log->node, index_path);
         ks_disk_delete(log->world, log->node, time_path);
         ks_disk_rename(log->world, log->node, cleaned_path, swap_path);
         ks_disk_rename(log->world, log->node, swap_path, log_path);
         segment_open_files(log, segment, 0);
+        if (has_txn_index) {
+            /* The cleaner keeps the markers and their offsets, so the
+             * aborted-transaction entries stay valid (docs/model.md). */
+            segment_txn_open(log, segment, 0);
+        }
         struct scan_result scan = segment_scan(log, segment, false, false);
         ks_assert(scan.valid_bytes == (int64_t)bytes->len);
         segment_write_indexes(log, segment);

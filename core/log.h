@@ -145,6 +145,30 @@ void ks_log_advance_start_offset(struct ks_log *log, int64_t offset);
  * Returns records removed. Swaps with .cleaned/.swap renames. */
 int64_t ks_log_compact(struct ks_log *log, ks_time_ns now_ns, int64_t hw);
 
+/* ---- transactions (KIP-98): producer state and the `.txnindex` ---- */
+
+/* One aborted transaction of a segment's `.txnindex` (Kafka's AbortedTxn),
+ * and of a fetch response's abortedTransactions (producerId, firstOffset). */
+struct ks_aborted_txn {
+    int64_t producer_id;
+    int64_t first_offset;
+    int64_t last_offset;        /* the ABORT marker's offset */
+    int64_t last_stable_offset; /* the LSO once the marker was appended */
+};
+/* ProducerStateManager.firstUnstableOffset: the first offset of the oldest
+ * transaction still open, or completed by a marker at or above hw; -1 if
+ * none. Rebuilds the producer state from the log when it is not known (after
+ * an open or a truncation). */
+int64_t ks_log_first_unstable_offset(struct ks_log *log, int64_t hw);
+/* UnifiedLog.lastStableOffset: min(first unstable offset, hw). */
+int64_t ks_log_last_stable_offset(struct ks_log *log, int64_t hw);
+/* Transactions open (no marker yet) in the log. */
+int32_t ks_log_open_txn_count(struct ks_log *log);
+/* UnifiedLog.collectAbortedTransactions: replaces out's contents (struct
+ * ks_aborted_txn) with the aborted transactions, oldest marker first, whose
+ * marker is at or above `from` and whose first offset is below `upto`. */
+void ks_log_collect_aborted(const struct ks_log *log, int64_t from, int64_t upto, GArray *out);
+
 /* ---- leader epoch cache (KIP-101), persisted in leader-epoch-checkpoint ---- */
 
 /* Records that `epoch` starts at start_offset (a new leader: its LEO). Ignored

@@ -108,6 +108,15 @@ int16_t ks_producer_state_check(const struct ks_producer_state *state, int64_t p
     return KS_ERR_NONE;
 }
 
+int16_t ks_producer_state_check_epoch(const struct ks_producer_state *state, int64_t producer_id,
+                                      int16_t producer_epoch)
+{
+    const struct producer_entry *entry =
+        producer_id < 0 ? NULL : g_hash_table_lookup(state->entries, &producer_id);
+    return entry != NULL && producer_epoch < entry->epoch ? KS_ERR_INVALID_PRODUCER_EPOCH
+                                                          : KS_ERR_NONE;
+}
+
 void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_id,
                               int16_t producer_epoch, int32_t first_seq, int32_t last_seq,
                               int64_t base_offset, int64_t last_offset)

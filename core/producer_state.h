@@ -34,6 +34,10 @@ int32_t ks_producer_state_producer_count(const struct ks_producer_state *state);
 int16_t ks_producer_state_check(const struct ks_producer_state *state, int64_t producer_id,
                                 int16_t producer_epoch, int32_t first_seq, int32_t last_seq,
                                 int64_t *dup_base_offset_out, int64_t *dup_last_offset_out);
+/* The check of a transaction marker (no sequence): KS_ERR_INVALID_PRODUCER_EPOCH
+ * when its epoch is older than the producer's, else KS_ERR_NONE. */
+int16_t ks_producer_state_check_epoch(const struct ks_producer_state *state, int64_t producer_id,
+                                      int16_t producer_epoch);
 /* Records an appended batch. */
 void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_id,
                               int16_t producer_epoch, int32_t first_seq, int32_t last_seq,

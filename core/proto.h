@@ -30,6 +30,8 @@
 **                           + partition_count * struct ks_fetch_request_partition
 **   FETCH_RESPONSE          struct ks_fetch_response, then partition_count times:
 **                           struct ks_fetch_response_partition + records_bytes of records
+**                           (+ struct ks_fetch_txn_trailer + aborted_count *
+**                           struct ks_fetch_aborted when read_committed)
 **   LIST_OFFSETS_*          struct ks_list_offsets_request / _response
 **   OFFSET_FOR_LEADER_EPOCH_*  struct ks_offset_for_leader_epoch_request / _response
 **   API_VERSIONS_*          struct ks_api_versions_request / _response
@@ -328,7 +330,11 @@ struct ks_fetch_request {
     int32_t session_epoch;
     int32_t forgotten_count;
     uint8_t session;
-    uint8_t reserved[3];
+    /* isolation.level (KIP-98): 0 read_uncommitted (served up to the HW),
+     * 1 read_committed (up to the LSO; each partition's answer then carries
+     * struct ks_fetch_txn_trailer after its records). Consumers only. */
+    uint8_t isolation_level;
+    uint8_t reserved[2];
     /* followed by partition_count * struct ks_fetch_request_partition, then
      * forgotten_count * struct ks_fetch_forgotten */
 };
@@ -383,6 +389,24 @@ struct ks_fetch_response_partition {
      * broker's metadata names; -1 unknown. */
     int32_t current_leader_id;
     int32_t current_leader_epoch;
+};
+
+#define KS_ISOLATION_READ_UNCOMMITTED 0
+#define KS_ISOLATION_READ_COMMITTED   1
+
+/* After each partition's records, in the answer to a read_committed request
+ * only (so a read_uncommitted exchange keeps its bytes): the partition's
+ * LastStableOffset and its AbortedTransactions, aborted_count times struct
+ * ks_fetch_aborted, oldest first (UnifiedLog.collectAbortedTransactions). */
+struct ks_fetch_txn_trailer {
+    int64_t last_stable_offset; /* -1 with an error */
+    int32_t aborted_count;
+    int32_t reserved;
+};
+
+struct ks_fetch_aborted {
+    int64_t producer_id;
+    int64_t first_offset;
 };
 
 /* ---- ApiVersions ---------------------------------------------------------- */

@@ -10,8 +10,11 @@
 **               (key and payload only with --print-data-log)
 **   .index      "offset: <absolute> position: <bytes>" per entry
 **   .timeindex  "timestamp: <ms> offset: <absolute>" per entry
+**   .txnindex   "version: 0 producerId: <id> firstOffset: <o> lastOffset: <o>
+**               lastStableOffset: <o>" per aborted transaction (34-byte
+**               entries; DumpLogSegments.dumpTxnIndex)
 **   folder      every segment of the partition, base offset order, each as
-**               .log, .index, .timeindex
+**               .log, .index, .timeindex, .txnindex
 **
 ** Bounded memory (R1): files are streamed, never read whole. A .log is read
 ** one batch at a time: its 12-byte offset/length prefix first, then the
@@ -357,6 +360,52 @@ static int dump_index(const char *path, int64_t base, int fd, size_t byte_count,
     return code;
 }
 
+#define TXN_ENTRY_BYTES 34
+#define TXN_CHUNK_BYTES (TXN_ENTRY_BYTES * 1024)
+
+static int64_t get_u64_be(const uint8_t *bytes)
+{
+    return (int64_t)((uint64_t)get_u32(bytes) << 32 | get_u32(bytes + 4));
+}
+
+/* The aborted transactions of a `.txnindex` (core/log.c has its layout). */
+static int dump_txn_index(const char *path, int fd, size_t byte_count, FILE *out, FILE *err)
+{
+    fprintf(out, "Dumping %s\n", path);
+    uint8_t *chunk = g_malloc(TXN_CHUNK_BYTES);
+    size_t whole_bytes = byte_count - byte_count % TXN_ENTRY_BYTES;
+    int code = 0;
+    for (size_t at = 0; at < whole_bytes;) {
+        size_t count = MIN((size_t)TXN_CHUNK_BYTES, whole_bytes - at);
+        ssize_t n = pread(fd, chunk, count, (off_t)at);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0 || (size_t)n % TXN_ENTRY_BYTES != 0) {
+            fprintf(err, "ksim: %s: read failed at position %zu: %s\n", path, at,
+                    n < 0 ? g_strerror(errno) : "short read");
+            code = 2;
+            break;
+        }
+        for (size_t position = 0; position < (size_t)n; position += TXN_ENTRY_BYTES) {
+            const uint8_t *entry = chunk + position;
+            fprintf(out,
+                    "version: %d producerId: %" PRId64 " firstOffset: %" PRId64
+                    " lastOffset: %" PRId64 " lastStableOffset: %" PRId64 "\n",
+                    (int)(int16_t)(entry[0] << 8 | entry[1]), get_u64_be(entry + 2),
+                    get_u64_be(entry + 10), get_u64_be(entry + 18), get_u64_be(entry + 26));
+        }
+        at += (size_t)n;
+    }
+    g_free(chunk);
+    if (code == 0 && byte_count % TXN_ENTRY_BYTES != 0) {
+        fprintf(out, "Found %zu invalid bytes at the end of %s\n", byte_count - whole_bytes, path);
+        fprintf(err, "ksim: %s: torn index entry at position %zu\n", path, whole_bytes);
+        code = 1;
+    }
+    return code;
+}
+
 /* Opens path for reading if it is a regular file (R1); else prints why and
  * returns -1. O_NONBLOCK keeps a FIFO from blocking the open. */
 static int open_regular(const char *path, size_t *size_out, FILE *err)
@@ -384,8 +433,10 @@ static int dump_file(const char *path, unsigned flags, size_t batch_bytes_max, F
     bool is_log = g_str_has_suffix(path, ".log");
     bool is_index = g_str_has_suffix(path, ".index");
     bool is_time = g_str_has_suffix(path, ".timeindex");
-    if (!is_log && !is_index && !is_time) {
-        fprintf(err, "ksim: %s: not a segment file (.log, .index or .timeindex)\n", path);
+    bool is_txn = g_str_has_suffix(path, ".txnindex");
+    if (!is_log && !is_index && !is_time && !is_txn) {
+        fprintf(err, "ksim: %s: not a segment file (.log, .index, .timeindex or .txnindex)\n",
+                path);
         return 2;
     }
     int64_t base = 0;
@@ -403,6 +454,8 @@ static int dump_file(const char *path, unsigned flags, size_t batch_bytes_max, F
         struct source source = { .fd = fd, .byte_count = byte_count };
         code = dump_log_source(path, base, &source, flags, batch_bytes_max, out, err);
         g_free(source.buffer);
+    } else if (is_txn) {
+        code = dump_txn_index(path, fd, byte_count, out, err);
     } else {
         code = dump_index(path, base, fd, byte_count, is_time, out, err);
     }
@@ -438,9 +491,9 @@ static int dump_folder(const char *path, unsigned flags, size_t batch_bytes_max,
         qsort(names->pdata, names->len, sizeof(char *), compare_names);
     }
     int code = 0;
-    const char *suffixes[3] = { ".log", ".index", ".timeindex" };
+    const char *suffixes[4] = { ".log", ".index", ".timeindex", ".txnindex" };
     for (guint i = 0; i < names->len; i++) {
-        for (int s = 0; s < 3; s++) {
+        for (int s = 0; s < 4; s++) {
             char *file = g_strdup_printf("%s/%s%s", path, (char *)names->pdata[i], suffixes[s]);
             if (s == 0 || g_file_test(file, G_FILE_TEST_EXISTS)) {
                 int file_code = dump_file(file, flags, batch_bytes_max, out, err);
@@ -553,7 +606,7 @@ static int usage(FILE *out, int code)
             "usage: ksim dump-log PATH [--print-data-log] [--deep-iteration]\n"
             "                     [--max-message-size BYTES]\n"
             "       ksim dump-log --db DB [--run ID] [PATH] [--print-data-log] ...\n"
-            "  PATH: a .log, .index or .timeindex file, or a partition folder.\n"
+            "  PATH: a .log, .index, .timeindex or .txnindex file, or a partition folder.\n"
             "  With --db, PATH is inside the folder of run ID (default: the latest run),\n"
             "  as runs.run_dir records it, e.g. broker-1/orders-0; without PATH, that\n"
             "  folder's partition folders are listed.\n"

@@ -75,6 +75,9 @@ static const struct ks__choice reset_choices[] = { { "earliest", KS_RESET_EARLIE
                                                    { "latest", KS_RESET_LATEST },
                                                    { "none", KS_RESET_NONE },
                                                    { NULL, 0 } };
+static const struct ks__choice isolation_choices[] = { { "read_uncommitted", KS_READ_UNCOMMITTED },
+                                                       { "read_committed", KS_READ_COMMITTED },
+                                                       { NULL, 0 } };
 static const struct ks__choice task_phase_choices[] = { { "random", KS_TASK_PHASE_RANDOM },
                                                         { "aligned", KS_TASK_PHASE_ALIGNED },
                                                         { NULL, 0 } };
@@ -551,6 +554,11 @@ static const struct ks__key_spec consumer_keys[] = {
       "ksim: simulated processing time per record." },
     { "auto.offset.reset", KS__VALUE_ENUM, 0, 0, "latest", NULL, CO(auto_offset_reset), 0,
       reset_choices, "Where to start without a committed offset." },
+    { "isolation.level", KS__VALUE_ENUM, 0, 0, "read_uncommitted", NULL, CO(isolation_level), 0,
+      isolation_choices,
+      "`read_committed` fetches only up to the last stable offset and drops the records of "
+      "aborted transactions (KIP-98); `read_uncommitted` reads up to the high watermark. "
+      "Transaction markers never reach the application in either." },
     { "session.timeout.ms", KS__VALUE_MS, 1, I32MAX, "45000", NULL, CO(session_timeout_ns), 0, NULL,
       "A member without heartbeat this long is removed (10000 from 0.10.1 to 2.8)." },
     { "heartbeat.interval.ms", KS__VALUE_MS, 1, I32MAX, "3000", NULL, CO(heartbeat_interval_ns), 0,
@@ -731,7 +739,6 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { PD, "key.serializer", NULL, "keys and values are ksim's own bytes" },
     { PD, "value.serializer", NULL, "keys and values are ksim's own bytes" },
     { PD, "connections.max.idle.ms", NULL, "idle connections are never closed" },
-    { CN, "isolation.level", NULL, "no transactions: every consumer reads uncommitted" },
     { CN, "group.instance.id", NULL, "no static membership (KIP-345)" },
     { CN, "group.protocol", NULL, "the classic group protocol only, not KIP-848's" },
     { CN, "group.remote.assignor", NULL, "the classic group protocol only, not KIP-848's" },
@@ -884,7 +891,7 @@ char *ks__unknown_key_hint(enum ks__section_kind kind, const char *key)
     }
     size_t count = 0;
     const struct ks__key_spec *table = ks__key_table(kind, &count);
-    const char *names[64];
+    const char *names[256]; /* [cluster] has the most keys, about 70 */
     ks_assert(count <= KS_ARRAY_COUNT(names));
     for (size_t i = 0; i < count; i++) {
         names[i] = table[i].name;

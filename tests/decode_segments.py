@@ -24,7 +24,15 @@ ksim's C code, and checks every file of a run directory:
     here; blocks through python3-lz4's block API, and the whole frame
     cross-checked with python3-lz4's frame reader), and zstd frames
     (python3-zstandard); its records then parse as above, and every record
-    that carries ksim's identity header has a readable "producer:seq" value.
+    that carries ksim's identity header has a readable "producer:seq" value;
+  - a control batch (attributes bit 5) is a transaction marker as Kafka's
+    EndTransactionMarker writes it: the transactional bit (4) set, one
+    record, key = version int16 0 + type int16 (0 ABORT, 1 COMMIT), value =
+    version int16 0 + coordinator epoch int32; markers are counted;
+  - each .txnindex holds 34-byte entries (version int16 0, producerId,
+    firstOffset, lastOffset, lastStableOffset, int64 each) whose lastOffset
+    is an ABORT marker of that producer in the segment, in marker order,
+    0 <= firstOffset <= lastOffset.
 
 Usage: decode_segments.py RUNDIR [--codec TOPIC=CODEC]...
   --codec TOPIC=CODEC  every batch of TOPIC's partitions must use CODEC
@@ -223,7 +231,7 @@ def check_identity(value):
         raise ValueError(f"identity header {text!r}")
 
 
-def parse_records(body, count):
+def parse_records(body, count, fields=None):
     pos = 0
     deltas = []
     for _ in range(count):
@@ -235,9 +243,13 @@ def parse_records(body, count):
         _, pos = varint(body, pos)  # timestamp delta
         offset_delta, pos = varint(body, pos)
         key_len, pos = varint(body, pos)
+        key = body[pos:pos + max(key_len, 0)]
         pos += max(key_len, 0)
         value_len, pos = varint(body, pos)
+        value = body[pos:pos + max(value_len, 0)]
         pos += max(value_len, 0)
+        if fields is not None:
+            fields.append((key_len, key, value_len, value))
         headers, pos = varint(body, pos)
         for _ in range(headers):
             hk, pos = varint(body, pos)
@@ -255,7 +267,27 @@ def parse_records(body, count):
     return deltas
 
 
-def check_log(path, base, codecs_seen, codec_wanted):
+CONTROL_TYPES = {0: "abort", 1: "commit"}
+
+
+def check_control(path, pos, attrs, count, fields):
+    """A control batch must be one EndTransactionMarker; returns its type name."""
+    if not attrs & 0x10:
+        raise ValueError(f"{path}: control batch at {pos} without the transactional bit")
+    if count != 1 or len(fields) != 1:
+        raise ValueError(f"{path}: control batch at {pos} holds {count} records")
+    key_len, key, value_len, value = fields[0]
+    if key_len != 4 or value_len < 6:
+        raise ValueError(f"{path}: control record at {pos}: key {key_len} value {value_len} bytes")
+    key_version, control_type = struct.unpack(">hh", key)
+    value_version, _coordinator_epoch = struct.unpack(">hi", value[:6])
+    if key_version != 0 or value_version != 0 or control_type not in CONTROL_TYPES:
+        raise ValueError(f"{path}: control record at {pos}: version {key_version}/"
+                         f"{value_version} type {control_type}")
+    return CONTROL_TYPES[control_type]
+
+
+def check_log(path, base, codecs_seen, codec_wanted, markers=None):
     data = open(path, "rb").read()
     pos = 0
     last = base - 1
@@ -271,12 +303,13 @@ def check_log(path, base, codecs_seen, codec_wanted):
             raise ValueError(f"{path}: batch length {length} at {pos}")
         if crc32c(data[pos + 21:end]) != crc:
             raise ValueError(f"{path}: CRC mismatch at {pos}")
-        (attrs, last_delta, _bt, _mt, _pid, _pe, _bs, count) = struct.unpack(
+        (attrs, last_delta, _bt, _mt, pid, _pe, _bs, count) = struct.unpack(
             ">hiqqqhii", data[pos + 21:pos + 61])
         codec = attrs & 7
         if codec >= len(CODECS):
             raise ValueError(f"{path}: codec id {codec} at {pos}")
-        if codec_wanted is not None and count > 0 and CODECS[codec] != codec_wanted:
+        if (codec_wanted is not None and count > 0 and not attrs & 0x20
+                and CODECS[codec] != codec_wanted):
             raise ValueError(f"{path}: batch at {pos} is {CODECS[codec]}, expected {codec_wanted}")
         codecs_seen[CODECS[codec]] = codecs_seen.get(CODECS[codec], 0) + 1
         body = data[pos + 61:end]
@@ -287,7 +320,13 @@ def check_log(path, base, codecs_seen, codec_wanted):
                 body = decompress(codec, body)
             except Exception as problem:  # each library raises its own error type
                 raise ValueError(f"{path}: {CODECS[codec]} records at {pos}: {problem}")
-        deltas = parse_records(body, count)
+        fields = []
+        deltas = parse_records(body, count, fields)
+        if attrs & 0x20:
+            kind = check_control(path, pos, attrs, count, fields)
+            codecs_seen[kind] = codecs_seen.get(kind, 0) + 1
+            if markers is not None:
+                markers[base_offset] = (kind, pid)
         # Compaction keeps a batch's original lastOffsetDelta so producer
         # sequences survive (Kafka's cleaner overrides the last offset), so
         # the last record's delta may be below it, never above.
@@ -313,6 +352,21 @@ def check_index(path, base, starts):
         prev = rel
         if position not in starts or starts[position] < base + rel:
             raise ValueError(f"{path}: entry {i // 8} position {position} is not the batch of {base + rel}")
+
+
+def check_txnindex(path, base, last, markers):
+    data = open(path, "rb").read()
+    if len(data) % 34:
+        raise ValueError(f"{path}: size {len(data)} not a multiple of 34")
+    prev = -1
+    for i in range(0, len(data), 34):
+        version, pid, first, last_offset, lso = struct.unpack(">hqqqq", data[i:i + 34])
+        entry = f"{path}: entry {i // 34}"
+        if version != 0 or not 0 <= first <= last_offset or last_offset <= prev or lso < 0:
+            raise ValueError(f"{entry}: version {version} offsets {first} {last_offset} {lso}")
+        if not base <= last_offset <= last or markers.get(last_offset) != ("abort", pid):
+            raise ValueError(f"{entry}: offset {last_offset} is not producer {pid}'s abort marker")
+        prev = last_offset
 
 
 def check_timeindex(path, base, last):
@@ -359,8 +413,12 @@ def main(run_dir, wanted):
                 check_checkpoint(path, True)
             elif name.endswith(".log") and len(name) == 24:
                 base = int(name[:20])
-                starts, last = check_log(path, base, codecs_seen, wanted.get(topic_of(root)))
+                markers = {}
+                starts, last = check_log(path, base, codecs_seen, wanted.get(topic_of(root)),
+                                         markers)
                 stem = path[:-4]
+                if os.path.exists(stem + ".txnindex"):
+                    check_txnindex(stem + ".txnindex", base, last, markers)
                 if os.path.exists(stem + ".index"):
                     check_index(stem + ".index", base, starts)
                 if os.path.exists(stem + ".timeindex"):
@@ -372,6 +430,9 @@ def main(run_dir, wanted):
         if codecs_seen.get(codec, 0) == 0:
             raise ValueError(f"{run_dir}: no {codec} batch found for topic {topic}")
     codecs = ", ".join(f"{name} {codecs_seen[name]}" for name in CODECS if name in codecs_seen)
+    if "commit" in codecs_seen or "abort" in codecs_seen:
+        codecs += "; control batches: " + ", ".join(
+            f"{kind} {codecs_seen.get(kind, 0)}" for kind in ("commit", "abort"))
     print(f"decode_segments: {logs} segments valid in {run_dir} (batches: {codecs})")
 
 

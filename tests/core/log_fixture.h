@@ -98,3 +98,18 @@ static inline GByteArray *log_fixture_read_all(struct ks_log *log, int64_t *batc
     *batch_count_out = count;
     return all;
 }
+
+/* The bytes of a file of the run folder (relative to it), read from the host;
+ * NULL if it is missing. Owned by the caller. */
+static inline GByteArray *log_fixture_real_bytes(struct ks_test_env *env, const char *relative)
+{
+    char *path = ks_world_real_path(env->world, relative);
+    gchar *contents = NULL;
+    gsize length = 0;
+    GByteArray *bytes = NULL;
+    if (g_file_get_contents(path, &contents, &length, NULL)) {
+        bytes = g_byte_array_new_take((guint8 *)contents, length);
+    }
+    g_free(path);
+    return bytes;
+}

@@ -202,3 +202,27 @@ static inline int64_t h_outcome_count(struct cluster_fixture *h, enum ks_record_
     }
     return count;
 }
+
+/* The last message a test's client (the driver's node) received, for the
+ * client side of the protocol spoken by hand (ks_world_set_receiver with
+ * h_client_receive). */
+struct h_client_box {
+    uint32_t kind;
+    _Alignas(8) uint8_t bytes[8192];
+    size_t byte_count;
+    int32_t count;
+};
+
+static inline void h_client_receive(ks_world *world, ks_node_id self, ks_node_id source,
+                                    uint32_t kind, const void *message, size_t message_bytes,
+                                    void *context)
+{
+    (void)world;
+    (void)self;
+    (void)source;
+    struct h_client_box *box = context;
+    box->kind = kind;
+    box->byte_count = message_bytes < sizeof box->bytes ? message_bytes : sizeof box->bytes;
+    memcpy(box->bytes, message, box->byte_count);
+    box->count++;
+}

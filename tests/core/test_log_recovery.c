@@ -230,19 +230,6 @@ static struct ks_log *build_small_log(struct ks_test_env *env, const struct ks_l
     return log;
 }
 
-static GByteArray *real_bytes(struct ks_test_env *env, const char *relative)
-{
-    char *path = ks_world_real_path(env->world, relative);
-    gchar *contents = NULL;
-    gsize length = 0;
-    GByteArray *bytes = NULL;
-    if (g_file_get_contents(path, &contents, &length, NULL)) {
-        bytes = g_byte_array_new_take((guint8 *)contents, length);
-    }
-    g_free(path);
-    return bytes;
-}
-
 /* Reads a log that may hold undetected damage (after a clean open): every
  * read must succeed or fail cleanly, whatever the bytes say. */
 static void read_tolerantly(struct ks_log *log)
@@ -289,7 +276,7 @@ static void test_one_corrupt_byte_anywhere(void)
     GArray *sizes = g_array_new(FALSE, FALSE, sizeof(int64_t));
     for (char **name = names; *name != NULL; name++) {
         char *relative = g_strdup_printf("%s/%s", LOG_DIR, *name);
-        GByteArray *bytes = real_bytes(&env, relative);
+        GByteArray *bytes = log_fixture_real_bytes(&env, relative);
         int64_t size = bytes != NULL ? bytes->len : 0;
         g_byte_array_unref(bytes);
         g_ptr_array_add(files, relative);
@@ -316,7 +303,7 @@ static void test_one_corrupt_byte_anywhere(void)
              * reports damage to any checked byte. */
             bool offset_field = false; /* not covered by the CRC: undetectable */
             if (is_log) {
-                GByteArray *bytes = real_bytes(&env, file);
+                GByteArray *bytes = log_fixture_real_bytes(&env, file);
                 FILE *sink = fopen("/dev/null", "w");
                 int code = ks_dumplog_log_bytes(file, 0, bytes->data, bytes->len,
                                                 KS_DUMPLOG_PRINT_DATA, sink, sink);
@@ -419,7 +406,7 @@ static void test_interrupted_compaction_leftovers(void)
     CU_ASSERT_EQUAL(ks_log_leo(log), leo);
     CU_ASSERT_FALSE(ks_disk_exists(env.world, LOG_NODE, LOG_DIR "/00000000000000000000.log.swap"));
     CU_ASSERT(ks_disk_exists(env.world, LOG_NODE, LOG_DIR "/00000000000000000000.index"));
-    GByteArray *segment = real_bytes(&env, LOG_DIR "/00000000000000000000.log");
+    GByteArray *segment = log_fixture_real_bytes(&env, LOG_DIR "/00000000000000000000.log");
     CU_ASSERT_EQUAL(segment->len, cleaned->len);
     g_byte_array_unref(segment);
     /* The offsets of the removed batches now read from the next segment. */
@@ -464,7 +451,7 @@ static void test_foreign_and_misplaced_files(void)
     CU_ASSERT(ks_disk_exists(env.world, LOG_NODE, LOG_DIR "/foo.log"));
     /* A segment copied under the wrong base offset: its batches sit below
      * the name's offset, so recovery drops them instead of serving them. */
-    GByteArray *first = real_bytes(&env, LOG_DIR "/00000000000000000000.log");
+    GByteArray *first = log_fixture_real_bytes(&env, LOG_DIR "/00000000000000000000.log");
     write_file(&env, LOG_DIR "/00000000000000100000.log", first->data, first->len);
     struct ks_log_recovery_report report;
     log = ks_log_open(env.world, LOG_NODE, LOG_DIR, &config, 0, false, &report);
@@ -519,7 +506,7 @@ static void test_torn_tail_report(void)
         log_fixture_append(log, 2, i, 30, TS0, 0, expected.batches);
     }
     ks_log_close(log);
-    GByteArray *bytes = real_bytes(&env, LOG_DIR "/00000000000000000000.log");
+    GByteArray *bytes = log_fixture_real_bytes(&env, LOG_DIR "/00000000000000000000.log");
     GByteArray *last = g_ptr_array_index(expected.batches, 4);
     /* Cut the last batch in half by rewriting the file shorter. */
     guint keep = bytes->len - last->len / 2;

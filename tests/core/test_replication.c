@@ -657,26 +657,6 @@ static void test_producer_acks1_loss(void)
 /* The client side of the protocol, spoken from the driver's node: Metadata,
  * a consumer Fetch (replica_id -1) served only up to the HW, ListOffsets
  * earliest/latest, and a Fetch to a follower (NOT_LEADER_OR_FOLLOWER). */
-struct client_box {
-    uint32_t kind;
-    _Alignas(8) uint8_t bytes[8192];
-    size_t byte_count;
-    int32_t count;
-};
-
-static void client_receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
-                           const void *message, size_t message_bytes, void *context)
-{
-    (void)world;
-    (void)self;
-    (void)source;
-    struct client_box *box = context;
-    box->kind = kind;
-    box->byte_count = message_bytes < sizeof box->bytes ? message_bytes : sizeof box->bytes;
-    memcpy(box->bytes, message, box->byte_count);
-    box->count++;
-}
-
 static void send_fetch_min(struct cluster_fixture *h, int32_t broker, int64_t offset,
                            int64_t max_wait_ns, int32_t min_bytes)
 {
@@ -714,9 +694,9 @@ static void test_client_protocol(void)
     cf_init(&h, 3);
     cf_topic(&h, "orders", 1, 3, 2, assign);
     cf_start(&h, 6);
-    struct client_box box;
+    struct h_client_box box;
     memset(&box, 0, sizeof box);
-    ks_world_set_receiver(h.env.world, KS_NODE_DRIVER, client_receive, &box);
+    ks_world_set_receiver(h.env.world, KS_NODE_DRIVER, h_client_receive, &box);
     cf_run_until(&h, 500 * H_MS);
     /* Metadata from a follower's cache. */
     struct ks_metadata_request metadata;

@@ -458,8 +458,6 @@ static const struct bad_case bad_cases[] = {
       KS_SCENARIO_ERROR_CONFLICT,
       "bad.ini:6: enable.idempotence = true needs acks = all, retries > 0 and "
       "max.in.flight.requests.per.connection <= 5 (acks, the default of kafka.version = 2.8)" },
-    { "[consumer c]\nisolation.level = read_committed\n", KS_SCENARIO_ERROR_NOT_MODELLED,
-      "bad.ini:2: Kafka's isolation.level is not modelled by ksim (see docs/model.md)" },
     { "[consumer c]\ngroup.instance.id = i1\n", KS_SCENARIO_ERROR_NOT_MODELLED,
       "bad.ini:2: Kafka's group.instance.id is not modelled by ksim (see docs/model.md)" },
     { "[consumer c]\ngroup.protocol = consumer\n", KS_SCENARIO_ERROR_NOT_MODELLED,
@@ -2095,8 +2093,7 @@ static void test_not_modelled_doc(void)
     }
     CU_ASSERT_TRUE(same);
     /* The keys the issue names are there. */
-    static const char *const keys[] = { "transactional.id", "isolation.level", "group.instance.id",
-                                        "group.protocol" };
+    static const char *const keys[] = { "transactional.id", "group.instance.id", "group.protocol" };
     for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
         g_autofree char *item = g_strdup_printf("- `%s`:", keys[i]);
         CU_ASSERT_PTR_NOT_NULL(strstr(generated, item));
