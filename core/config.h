@@ -17,7 +17,7 @@
 #define KS_BROKER_COUNT_MAX       64
 #define KS_TOPIC_NAME_BYTES_MAX   249
 #define KS_REPLICATION_FACTOR_MAX 16
-#define KS_PARTITION_COUNT_MAX    1024      /* per topic: ks_topic_config.assignment */
+#define KS_PARTITION_COUNT_MAX    10000     /* per topic: ks_topic_config.assignment */
 #define KS_INT64_UNSET            INT64_MAX /* Kafka's Long.MAX_VALUE: "never" */
 
 enum ks_truncation_mode {
