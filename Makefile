@@ -225,7 +225,7 @@ demo-all: bin/ksim
 	@echo "demo: wrote demo-throughput.png and demo-isr.png"
 
 # ---- benchmarks --------------------------------------------------------------------
-bin/bench/%: tests/bench/%.c $(LIB_SRC) $(HDRS)
+bin/bench/%: tests/bench/%.c $(LIB_SRC) $(HDRS) $(wildcard tests/bench/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(BASE) -O2 $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) $(PKG_LIBS)
 

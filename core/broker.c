@@ -642,17 +642,22 @@ void ks_broker_check(const struct ks_broker *broker)
         ks_assert(broker->log_tasks_timer != 0);           /* B2 */
     }
     check_parked(broker);
-    for (int32_t t = 0; t < broker->topic_count; t++) {
-        for (int32_t p = 0; p < broker->topics[t].partition_count; p++) {
-            struct ks__replica *replica = broker->replicas[t][p];
-            if (!broker->running) {
-                ks_assert(replica == NULL); /* B1 */
-            }
-            if (replica == NULL || replica->log == NULL) {
-                continue;
-            }
-            ks__replica_check(broker, replica);
+    if (!broker->running) {
+        ks_assert(broker->hosted->len == 0); /* B1 */
+    }
+    for (guint i = 0; i < broker->hosted->len; i++) {
+        struct ks__replica *replica = ks__hosted(broker, i);
+        ks_assert(broker->replicas[replica->topic_index][replica->partition] == replica);
+        if (i > 0) {
+            const struct ks__replica *before = ks__hosted(broker, i - 1);
+            ks_assert(before->topic_index < replica->topic_index ||
+                      (before->topic_index == replica->topic_index &&
+                       before->partition < replica->partition)); /* (topic, partition) order */
         }
+        if (replica->log == NULL) {
+            continue;
+        }
+        ks__replica_check(broker, replica);
     }
 }
 
@@ -811,6 +816,7 @@ struct ks_broker *ks_broker_new(ks_world *world, const struct ks_cluster_spec *s
         ks_assert(broker->meta[t] != NULL && broker->replicas[t] != NULL);
     }
     broker->offsets_topic_index = ks_broker_topic_index(broker, "__consumer_offsets");
+    broker->hosted = g_ptr_array_new();
     broker->pending = g_ptr_array_new();
     broker->delayed = g_ptr_array_new();
     broker->deferred = g_ptr_array_new();
@@ -956,14 +962,13 @@ static void drop_memory(struct ks_broker *broker)
     memset(broker->fetchers, 0, sizeof broker->fetchers); /* all IDLE (B1) */
     ks_group_coordinator_free(broker->coordinator);
     broker->coordinator = NULL;
-    for (int32_t t = 0; t < broker->topic_count; t++) {
-        for (int32_t p = 0; p < broker->topics[t].partition_count; p++) {
-            if (broker->replicas[t][p] != NULL) {
-                ks__replica_close(broker->replicas[t][p]);
-                broker->replicas[t][p] = NULL;
-            }
-        }
+    for (guint i = 0; i < broker->hosted->len; i++) {
+        struct ks__replica *replica = ks__hosted(broker, i);
+        broker->replicas[replica->topic_index][replica->partition] = NULL;
+        ks__replica_close(replica);
     }
+    g_ptr_array_set_size(broker->hosted, 0);
+    broker->follow_generation++;
     broker->running = false;
 }
 
@@ -1013,6 +1018,7 @@ void ks_broker_free(struct ks_broker *broker)
     }
     free(broker->meta);
     free(broker->replicas);
+    g_ptr_array_free(broker->hosted, TRUE);
     g_ptr_array_free(broker->pending, TRUE);
     g_ptr_array_free(broker->delayed, TRUE);
     g_ptr_array_free(broker->deferred, TRUE);

@@ -119,6 +119,10 @@ void ks__fetcher_drop_sessions(struct ks_broker *broker)
             fetcher->session = NULL;
         }
         fetcher->close_session_id = 0;
+        if (fetcher->followed != NULL) {
+            g_ptr_array_free(fetcher->followed, TRUE);
+            fetcher->followed = NULL;
+        }
     }
 }
 
@@ -182,31 +186,45 @@ static int32_t build_request(struct ks_broker *broker, int32_t leader_id, GArray
     bool epochs = broker->spec->cluster->truncation == KS_TRUNCATION_LEADER_EPOCH;
     int32_t count = 0;
     *earliest_backoff = KS_TIME_NEVER;
-    for (int32_t t = 0; t < broker->topic_count; t++) {
-        for (int32_t p = 0; p < broker->topics[t].partition_count; p++) {
-            struct ks__replica *replica = broker->replicas[t][p];
-            if (replica == NULL || replica->log == NULL || replica->role != KS_ROLE_FOLLOWER ||
-                replica->state.leader != leader_id) {
-                continue;
-            }
-            if (replica->fetch_backoff_until_ns > now) {
-                if (replica->fetch_backoff_until_ns < *earliest_backoff) {
-                    *earliest_backoff = replica->fetch_backoff_until_ns;
-                }
-                continue;
-            }
-            struct ks_fetch_request_partition entry;
-            memset(&entry, 0, sizeof entry);
-            entry.topic_index = t;
-            entry.partition = p;
-            entry.fetch_offset = ks__leo_of(replica);
-            entry.log_start_offset = ks_log_start_offset(replica->log);
-            entry.current_leader_epoch = replica->state.leader_epoch;
-            entry.last_fetched_epoch = epochs ? ks_log_epoch_at_end(replica->log) : -1;
-            entry.partition_max_bytes = broker->spec->cluster->replica_fetch_max_bytes;
-            g_array_append_val(next, entry);
-            count++;
+    struct ks__fetcher *fetcher = &broker->fetchers[leader_id - 1];
+    if (fetcher->followed == NULL || fetcher->followed_generation != broker->follow_generation) {
+        /* Rebuilt from the hosted replicas after a role or leader change:
+         * a request then visits only the partitions it lists. */
+        if (fetcher->followed == NULL) {
+            fetcher->followed = g_ptr_array_new();
         }
+        g_ptr_array_set_size(fetcher->followed, 0);
+        for (guint i = 0; i < broker->hosted->len; i++) {
+            struct ks__replica *replica = ks__hosted(broker, i);
+            if (replica->role == KS_ROLE_FOLLOWER && replica->state.leader == leader_id) {
+                g_ptr_array_add(fetcher->followed, replica);
+            }
+        }
+        fetcher->followed_generation = broker->follow_generation;
+    }
+    for (guint i = 0; i < fetcher->followed->len; i++) {
+        struct ks__replica *replica = g_ptr_array_index(fetcher->followed, i);
+        if (replica->log == NULL || replica->role != KS_ROLE_FOLLOWER ||
+            replica->state.leader != leader_id) {
+            continue;
+        }
+        if (replica->fetch_backoff_until_ns > now) {
+            if (replica->fetch_backoff_until_ns < *earliest_backoff) {
+                *earliest_backoff = replica->fetch_backoff_until_ns;
+            }
+            continue;
+        }
+        struct ks_fetch_request_partition entry;
+        memset(&entry, 0, sizeof entry);
+        entry.topic_index = replica->topic_index;
+        entry.partition = replica->partition;
+        entry.fetch_offset = ks__leo_of(replica);
+        entry.log_start_offset = ks_log_start_offset(replica->log);
+        entry.current_leader_epoch = replica->state.leader_epoch;
+        entry.last_fetched_epoch = epochs ? ks_log_epoch_at_end(replica->log) : -1;
+        entry.partition_max_bytes = broker->spec->cluster->replica_fetch_max_bytes;
+        g_array_append_val(next, entry);
+        count++;
     }
     return count;
 }

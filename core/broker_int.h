@@ -109,6 +109,11 @@ struct ks__fetcher {
     int32_t pending_epoch;    /* the epoch of the request in flight */
     GArray *session; /* struct ks_fetch_request_partition as the leader has them; NULL empty */
     GArray *pending; /* the session as the request in flight leaves it; NULL none */
+    /* The hosted replicas that follow this leader, as of broker->
+     * follow_generation = followed_generation; a superset of them otherwise
+     * never holds, so it is rebuilt then (NULL: not built). */
+    GPtrArray *followed;
+    uint64_t followed_generation;
 };
 
 /* A timer context that outlives every timer: one per possible leader, in the
@@ -263,6 +268,13 @@ struct ks_broker {
     int64_t broker_epochs[KS_BROKER_COUNT_MAX]; /* registered incarnations, from the pushes */
     struct ks_partition_state **meta; /* [topic][partition]; partition_epoch -1 = unknown */
     struct ks__replica ***replicas;   /* [topic][partition]; NULL = not hosted */
+    /* The hosted replicas (those of `replicas` that are not NULL) in (topic,
+     * partition) order: the periodic tasks and the fetcher visit these, not
+     * every partition of the cluster (a broker of 100 hosts 3 % of them). */
+    GPtrArray *hosted;
+    /* Bumped whenever a replica is opened or closed or its role or leader
+     * changes: the fetchers' followed lists are rebuilt after that. */
+    uint64_t follow_generation;
 
     struct ks__fetcher fetchers[KS_BROKER_COUNT_MAX];         /* [leader_id - 1] */
     struct ks__fetcher_ref fetcher_refs[KS_BROKER_COUNT_MAX]; /* [leader_id - 1] */
@@ -291,6 +303,12 @@ struct ks_broker {
 static inline ks_time_ns ks__broker_now_ns(const struct ks_broker *broker)
 {
     return ks_world_now_ns(broker->world);
+}
+
+/* The i-th hosted replica, in (topic, partition) order. */
+static inline struct ks__replica *ks__hosted(const struct ks_broker *broker, guint i)
+{
+    return g_ptr_array_index(broker->hosted, i);
 }
 
 static inline bool ks__list_contains(const int32_t *list, int32_t count, int32_t id)

@@ -70,26 +70,24 @@ static const char *checkpoint_file(enum checkpoint_kind kind)
 static void write_checkpoint(struct ks_broker *broker, enum checkpoint_kind kind)
 {
     GArray *entries = g_array_new(FALSE, TRUE, sizeof(struct ks_checkpoint_entry));
-    for (int32_t t = 0; t < broker->topic_count; t++) {
-        for (int32_t p = 0; p < broker->topics[t].partition_count; p++) {
-            struct ks__replica *replica = broker->replicas[t][p];
-            if (replica == NULL || replica->log == NULL) {
-                continue;
-            }
-            struct ks_checkpoint_entry entry;
-            memset(&entry, 0, sizeof entry);
-            g_strlcpy(entry.topic, broker->topics[t].name, sizeof entry.topic);
-            entry.partition = p;
-            switch (kind) {
-            case CHECKPOINT_HW: entry.offset = replica->hw; break;
-            case CHECKPOINT_RECOVERY: entry.offset = ks_log_recovery_point(replica->log); break;
-            case CHECKPOINT_LOG_START: entry.offset = ks_log_start_offset(replica->log); break;
-            }
-            if (kind == CHECKPOINT_LOG_START && entry.offset == 0) {
-                continue;
-            }
-            g_array_append_val(entries, entry);
+    for (guint i = 0; i < broker->hosted->len; i++) {
+        struct ks__replica *replica = ks__hosted(broker, i);
+        if (replica->log == NULL) {
+            continue;
         }
+        struct ks_checkpoint_entry entry;
+        memset(&entry, 0, sizeof entry);
+        g_strlcpy(entry.topic, broker->topics[replica->topic_index].name, sizeof entry.topic);
+        entry.partition = replica->partition;
+        switch (kind) {
+        case CHECKPOINT_HW: entry.offset = replica->hw; break;
+        case CHECKPOINT_RECOVERY: entry.offset = ks_log_recovery_point(replica->log); break;
+        case CHECKPOINT_LOG_START: entry.offset = ks_log_start_offset(replica->log); break;
+        }
+        if (kind == CHECKPOINT_LOG_START && entry.offset == 0) {
+            continue;
+        }
+        g_array_append_val(entries, entry);
     }
     char path[64];
     g_snprintf(path, sizeof path, "%s/%s", broker->dir, checkpoint_file(kind));
@@ -180,12 +178,10 @@ static void log_tasks_tick(ks_world *world, void *context)
 {
     struct ks_broker *broker = context;
     ks_time_ns now = ks__broker_now_ns(broker);
-    for (int32_t t = 0; t < broker->topic_count; t++) {
-        for (int32_t p = 0; p < broker->topics[t].partition_count; p++) {
-            struct ks__replica *replica = broker->replicas[t][p];
-            if (replica != NULL && replica->log != NULL) {
-                replica_log_tasks(broker, replica, now);
-            }
+    for (guint i = 0; i < broker->hosted->len; i++) {
+        struct ks__replica *replica = ks__hosted(broker, i);
+        if (replica->log != NULL) {
+            replica_log_tasks(broker, replica, now);
         }
     }
     broker->log_tasks_timer =

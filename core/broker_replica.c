@@ -346,12 +346,10 @@ static void maybe_shrink_isr(struct ks_broker *broker, struct ks__replica *repli
 static void isr_check(ks_world *world, void *context)
 {
     struct ks_broker *broker = context;
-    for (int32_t t = 0; t < broker->topic_count; t++) {
-        for (int32_t p = 0; p < broker->topics[t].partition_count; p++) {
-            struct ks__replica *replica = broker->replicas[t][p];
-            if (replica != NULL && replica->log != NULL) {
-                maybe_shrink_isr(broker, replica);
-            }
+    for (guint i = 0; i < broker->hosted->len; i++) {
+        struct ks__replica *replica = ks__hosted(broker, i);
+        if (replica->log != NULL) {
+            maybe_shrink_isr(broker, replica);
         }
     }
     broker->isr_timer = ks_world_schedule(world, (ks_node_id)broker->id,
@@ -487,6 +485,20 @@ struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_ind
     int64_t hw = hw_checkpoint < 0 ? start : hw_checkpoint;
     replica->hw = hw > leo ? leo : (hw < start ? start : hw);
     broker->replicas[topic_index][partition] = replica;
+    /* Into broker->hosted at its (topic, partition) place: replicas are
+     * opened in that order on start, so this is an append but for a
+     * replica opened later (a reassignment). */
+    guint at = broker->hosted->len;
+    while (at > 0) {
+        const struct ks__replica *before = ks__hosted(broker, at - 1);
+        if (before->topic_index < topic_index ||
+            (before->topic_index == topic_index && before->partition < partition)) {
+            break;
+        }
+        at--;
+    }
+    g_ptr_array_insert(broker->hosted, (gint)at, replica);
+    broker->follow_generation++;
     if (report_out != NULL) {
         *report_out = report; /* the recovery line: ks__logs_load */
     }
@@ -512,6 +524,7 @@ static void become_leader(struct ks_broker *broker, struct ks__replica *replica)
     /* Re-elected with a new epoch: pending acks=all produce keep waiting for
      * the HW, as Kafka's DelayedProduce does (it is keyed by partition). */
     replica->role = KS_ROLE_LEADER;
+    broker->follow_generation++;
     replica->alter_state = KS__ALTER_IDLE;
     int64_t leo = ks__leo_of(replica);
     /* KIP-101: a new leader records (epoch, LEO) in its epoch cache. */
@@ -554,6 +567,7 @@ static void become_follower(struct ks_broker *broker, struct ks__replica *replic
         fail_partition_ops(broker, replica);
     }
     replica->role = KS_ROLE_FOLLOWER;
+    broker->follow_generation++;
     replica->alter_state = KS__ALTER_IDLE;
     replica->fetch_backoff_until_ns = 0;
     /* Truncation needs a leader to follow: with no leader (an offline
@@ -596,6 +610,7 @@ void ks__replica_apply_state(struct ks_broker *broker, const struct ks_partition
     bool had_state = replica->has_state;
     replica->state = *state;
     replica->has_state = true;
+    broker->follow_generation++; /* the leader may have moved */
     if (state->leader == broker->id) {
         if (replica->role != KS_ROLE_LEADER || !had_state ||
             old.leader_epoch != state->leader_epoch) {

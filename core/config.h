@@ -17,6 +17,7 @@
 #define KS_BROKER_COUNT_MAX       64
 #define KS_TOPIC_NAME_BYTES_MAX   249
 #define KS_REPLICATION_FACTOR_MAX 16
+#define KS_PARTITION_COUNT_MAX    10000     /* per topic: ks_topic_config.assignment */
 #define KS_INT64_UNSET            INT64_MAX /* Kafka's Long.MAX_VALUE: "never" */
 
 enum ks_truncation_mode {
@@ -137,7 +138,7 @@ struct ks_topic_config {
      * (KS_CODEC_NONE) or a codec; the levels the broker recompresses with. */
     struct ks_compression_config compression;
     /* assignment = 1,2,3 ; 2,3,1 : explicit replica lists, leader first; empty if not given */
-    int32_t assignment[1024][KS_REPLICATION_FACTOR_MAX];
+    int32_t assignment[KS_PARTITION_COUNT_MAX][KS_REPLICATION_FACTOR_MAX];
     bool has_assignment;
 };
 

@@ -1224,10 +1224,20 @@ static bool is_dir(const char *real)
     return stat(real, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Records whose path is `prefix` or lies under folder `prefix`, sorted by path. */
-static GPtrArray *records_under(ks_world *world, const char *prefix)
+/* Records whose path is `prefix` or lies under folder `prefix`, sorted by path.
+ * folder false: `prefix` names no folder on the host, so only the record of
+ * that exact path can match, found without a scan of every record (a rename
+ * of a checkpoint file scanned them all: O(files) per checkpoint write). */
+static GPtrArray *records_under(ks_world *world, const char *prefix, bool folder)
 {
     GPtrArray *found = g_ptr_array_new();
+    if (!folder) {
+        gpointer record = g_hash_table_lookup(world->files, prefix);
+        if (record != NULL) {
+            g_ptr_array_add(found, record);
+        }
+        return found;
+    }
     size_t length = strlen(prefix);
     GHashTableIter iter;
     gpointer key, value;
@@ -1278,7 +1288,7 @@ enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *f
     }
     if (strcmp(from, to) != 0) {
         /* Whatever `to` names is replaced. */
-        GPtrArray *replaced = records_under(world, to);
+        GPtrArray *replaced = records_under(world, to, is_dir(real_to));
         for (guint i = 0; i < replaced->len; i++) {
             record_detach(world, replaced->pdata[i]);
         }
@@ -1291,7 +1301,7 @@ enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *f
             host_fail_real(world, "rename", real_from);
         }
         /* The records (and their durable state) follow the files. */
-        GPtrArray *moved = records_under(world, from);
+        GPtrArray *moved = records_under(world, from, S_ISDIR(st.st_mode));
         size_t from_length = strlen(from);
         for (guint i = 0; i < moved->len; i++) {
             struct ks__file_record *record = moved->pdata[i];
@@ -1319,7 +1329,7 @@ enum ks_io_result ks_disk_delete(ks_world *world, ks_node_id node, const char *p
         g_free(real);
         return KS_IO_NOT_FOUND;
     }
-    GPtrArray *gone = records_under(world, path);
+    GPtrArray *gone = records_under(world, path, S_ISDIR(st.st_mode));
     for (guint i = 0; i < gone->len; i++) {
         record_detach(world, gone->pdata[i]);
     }

@@ -62,8 +62,8 @@ enum ks_scenario_error {
 #define KS_SCENARIO_TOPIC_COUNT_MAX     64
 #define KS_SCENARIO_CLIENT_COUNT_MAX    256 /* producers, and consumers, each */
 #define KS_SCENARIO_FAULT_COUNT_MAX     1024
-#define KS_SCENARIO_PARTITION_COUNT_MAX 1024 /* per topic (core/config.h assignment) */
-#define KS_FAULT_TARGET_COUNT_MAX       80   /* names on one side of a network fault */
+#define KS_SCENARIO_PARTITION_COUNT_MAX KS_PARTITION_COUNT_MAX
+#define KS_FAULT_TARGET_COUNT_MAX       80 /* names on one side of a network fault */
 #define KS_EXPECT_VALUE_COUNT_MAX       16
 
 /* ---- small shared types --------------------------------------------------- */
