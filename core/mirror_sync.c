@@ -476,6 +476,30 @@ bool ks_checkpoint_is_more_recent(const struct ks_offset_sync *last,
     return checkpoint->downstream_offset > last->downstream_offset;
 }
 
+bool ks_checkpoint_next(const struct ks_offset_sync_store *store, int32_t partition_index,
+                        int64_t upstream_offset, const struct ks_offset_sync *last,
+                        struct ks_offset_sync *checkpoint_out)
+{
+    int64_t downstream = -1;
+    if (ks_offset_sync_store_translate(store, partition_index, upstream_offset, &downstream) !=
+        KS_TRANSLATE_OK) {
+        return false; /* no sync yet, or too old to translate accurately */
+    }
+    ks_assert(downstream >= 0);
+    struct ks_offset_sync checkpoint = { upstream_offset, downstream };
+    if (!ks_checkpoint_is_more_recent(last, &checkpoint)) {
+        return false;
+    }
+    *checkpoint_out = checkpoint;
+    return true;
+}
+
+bool ks_checkpoint_sync_target(bool has_target_offset, int64_t target_offset,
+                               int64_t checkpoint_downstream_offset)
+{
+    return !has_target_offset || target_offset < checkpoint_downstream_offset;
+}
+
 /* ---- record bytes --------------------------------------------------------
 **
 ** Kafka's protocol Struct encoding, big-endian, fields in schema order:

@@ -119,6 +119,21 @@ void ks_offset_sync_store_check(const struct ks_offset_sync_store *store);
 bool ks_checkpoint_is_more_recent(const struct ks_offset_sync *last,
                                   const struct ks_offset_sync *checkpoint);
 
+/* MirrorCheckpointTask.checkpoint and checkpointsForGroup's filters: the
+ * checkpoint of a group committed at upstream_offset of a source partition,
+ * given the last one emitted for it (NULL: none). Returns true and fills
+ * *checkpoint_out when one is emitted: the offset translates (not too old)
+ * and the checkpoint is more recent. */
+bool ks_checkpoint_next(const struct ks_offset_sync_store *store, int32_t partition_index,
+                        int64_t upstream_offset, const struct ks_offset_sync *last,
+                        struct ks_offset_sync *checkpoint_out);
+/* MirrorCheckpointTask.syncGroupOffset (sync.group.offsets.enabled), for a
+ * group that is empty on the target: whether the target group's offset is set
+ * to the checkpoint's downstream offset. Always for a partition the target
+ * group has no offset for (has_target_offset false), else only forward. */
+bool ks_checkpoint_sync_target(bool has_target_offset, int64_t target_offset,
+                               int64_t checkpoint_downstream_offset);
+
 /* ---- record bytes (OffsetSync, Checkpoint: Kafka protocol Structs) ------ */
 
 /* Each encoder writes at most out_capacity bytes and returns the size the

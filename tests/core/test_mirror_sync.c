@@ -9,7 +9,8 @@
 ** (testOffsetTranslation, testPastOffsetTranslation, with and without the
 ** initial read to the end), its invariants after every sync, and T1 (the
 ** translation is never past the real target offset) for every upstream
-** offset of a mirrored log with gaps; the checkpoint emission rule; the
+** offset of a mirrored log with gaps; the checkpoint emission rule and
+** the target group offset sync; the
 ** record bytes against hand-encoded Kafka Structs, and their decoders'
 ** refusals.
 */
@@ -282,6 +283,34 @@ static void test_checkpoint_rule(void)
     CU_ASSERT_TRUE(ks_checkpoint_is_more_recent(&last, &rewound)); /* upstream rewind */
 }
 
+static void test_checkpoint_next(void)
+{
+    struct ks_offset_sync_store *store = ks_offset_sync_store_new(2, true);
+    ks_offset_sync_store_read_to_end(store);
+    struct ks_offset_sync checkpoint = { -1, -1 };
+    /* No sync for partition 1: nothing to emit. */
+    CU_ASSERT_FALSE(ks_checkpoint_next(store, 1, 10, NULL, &checkpoint));
+    struct ks_offset_sync sync = { 100, 1000 };
+    ks_offset_sync_store_add(store, 0, sync);
+    /* Before the first sync: too old to translate. */
+    CU_ASSERT_FALSE(ks_checkpoint_next(store, 0, 99, NULL, &checkpoint));
+    CU_ASSERT_TRUE(ks_checkpoint_next(store, 0, 100, NULL, &checkpoint));
+    CU_ASSERT_EQUAL(checkpoint.upstream_offset, 100);
+    CU_ASSERT_EQUAL(checkpoint.downstream_offset, 1000);
+    struct ks_offset_sync last = checkpoint;
+    /* The group moved on, the syncs did not: 1001, once, then repeats. */
+    CU_ASSERT_TRUE(ks_checkpoint_next(store, 0, 150, &last, &checkpoint));
+    CU_ASSERT_EQUAL(checkpoint.downstream_offset, 1001);
+    last = checkpoint;
+    CU_ASSERT_FALSE(ks_checkpoint_next(store, 0, 180, &last, &checkpoint));
+    ks_offset_sync_store_free(store);
+
+    CU_ASSERT_TRUE(ks_checkpoint_sync_target(false, 0, 5));
+    CU_ASSERT_TRUE(ks_checkpoint_sync_target(true, 4, 5));
+    CU_ASSERT_FALSE(ks_checkpoint_sync_target(true, 5, 5));
+    CU_ASSERT_FALSE(ks_checkpoint_sync_target(true, 9, 5));
+}
+
 static void test_record_bytes(void)
 {
     uint8_t buffer[64];
@@ -358,6 +387,7 @@ void ks_test_register_mirror_sync(void)
         { "store_past_offsets", test_store_past_offsets },
         { "translation_never_skips", test_translation_never_skips },
         { "checkpoint_rule", test_checkpoint_rule },
+        { "checkpoint_next", test_checkpoint_next },
         { "record_bytes", test_record_bytes },
     };
     KS_TEST_ADD_SUITE("core/mirror_sync", cases);
