@@ -1294,9 +1294,8 @@ static uint64_t placement_random_below(void *context, uint64_t bound)
  * QuorumController creates every topic through ReplicationControlManager,
  * whose ClusterControlManager holds a StripedReplicaPlacer, with racks or
  * without. The ZooKeeper-era controller (core/zk.c, create_topic) places
- * with AdminUtils.assignReplicasToBrokers (ks_placement_admin_utils_fixed)
- * and still repeats this function's assignment loop: one shared helper in
- * core/placement.c is a follow-up. */
+ * with AdminUtils.assignReplicasToBrokers (ks_placement_admin_utils); both
+ * go through ks_placement_assign_topic. */
 static ks_placer_fn *placer_for(const struct ks_controller *controller)
 {
     (void)controller;
@@ -1308,29 +1307,19 @@ static void create_topic(struct ks_controller *controller, int32_t topic_index)
     const struct ks_topic_config *topic = &controller->topics[topic_index];
     int32_t rf = topic->replication_factor;
     ks_assert(rf >= 1 && rf <= controller->broker_count && rf <= KS_REPLICATION_FACTOR_MAX);
-    int32_t(*assignment)[KS_REPLICATION_FACTOR_MAX] =
-        calloc((size_t)topic->partition_count, sizeof *assignment);
-    ks_assert(assignment != NULL);
-    if (topic->has_assignment) {
-        for (int32_t p = 0; p < topic->partition_count; p++) {
-            memcpy(assignment[p], topic->assignment[p], sizeof assignment[p]);
-        }
-    } else {
-        bool fenced[KS_BROKER_COUNT_MAX];
-        for (int32_t i = 0; i < controller->broker_count; i++) {
-            fenced[i] = !controller->brokers[i].registered || controller->brokers[i].fenced;
-        }
-        struct ks_placement placement = {
-            .broker_count = controller->broker_count,
-            .racks = controller->spec->cluster->racks,
-            .fenced = fenced,
-            .partition_count = topic->partition_count,
-            .replication_factor = rf,
-            .random_below = placement_random_below,
-            .random_context = controller->world,
-        };
-        placer_for(controller)(&placement, assignment);
+    bool fenced[KS_BROKER_COUNT_MAX];
+    for (int32_t i = 0; i < controller->broker_count; i++) {
+        fenced[i] = !controller->brokers[i].registered || controller->brokers[i].fenced;
     }
+    int32_t(*assignment)[KS_REPLICATION_FACTOR_MAX] =
+        ks_placement_assign_topic(topic, placer_for(controller),
+                                  (struct ks_placement){
+                                      .broker_count = controller->broker_count,
+                                      .racks = controller->spec->cluster->racks,
+                                      .fenced = fenced,
+                                      .random_below = placement_random_below,
+                                      .random_context = controller->world,
+                                  });
     for (int32_t p = 0; p < topic->partition_count; p++) {
         struct cpart *part = &controller->parts[topic_index][p];
         struct ks_partition_state *state = &part->state;

@@ -40,6 +40,7 @@
 
 #include "base.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- StripedReplicaPlacer ------------------------------------------------------ */
@@ -370,4 +371,22 @@ void ks_placement_admin_utils(const struct ks_placement *placement,
     ks_placement_admin_utils_fixed(n, placement->racks, placement->partition_count,
                                    placement->replication_factor, start_index, shift, out);
     check_placement(placement, out, false);
+}
+
+int32_t (*ks_placement_assign_topic(const struct ks_topic_config *topic, ks_placer_fn *placer,
+                                    struct ks_placement placement))[KS_REPLICATION_FACTOR_MAX]
+{
+    int32_t(*assignment)[KS_REPLICATION_FACTOR_MAX] =
+        calloc((size_t)topic->partition_count, sizeof *assignment);
+    ks_assert(assignment != NULL);
+    if (topic->has_assignment) {
+        for (int32_t p = 0; p < topic->partition_count; p++) {
+            memcpy(assignment[p], topic->assignment[p], sizeof assignment[p]);
+        }
+        return assignment;
+    }
+    placement.partition_count = topic->partition_count;
+    placement.replication_factor = topic->replication_factor;
+    placer(&placement, assignment);
+    return assignment;
 }

@@ -42,6 +42,15 @@ typedef void ks_placer_fn(const struct ks_placement *placement,
 ks_placer_fn ks_placement_striped;
 ks_placer_fn ks_placement_admin_utils;
 
+/* The replicas of each partition of a new topic, leader first: the topic's
+ * explicit `assignment` when it has one (no draws), else what placer puts.
+ * placement describes the cluster (brokers, racks, fencing, the draws); its
+ * partition_count and replication_factor are taken from topic. Returns
+ * topic->partition_count rows; the caller frees them. Both controllers create
+ * topics through it, each with its era's placer. */
+int32_t (*ks_placement_assign_topic(const struct ks_topic_config *topic, ks_placer_fn *placer,
+                                    struct ks_placement placement))[KS_REPLICATION_FACTOR_MAX];
+
 /* The deterministic core of ks_placement_admin_utils (kafka-reference 9.12):
  * AdminUtils with fixed startIndex and nextReplicaShift, rack-aware when
  * racks (may be NULL) are given. Exposed for tests. */

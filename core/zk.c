@@ -547,28 +547,27 @@ void ks_zk_free(struct ks_zk *zk)
     free(zk);
 }
 
+/* Replica placement draws from KS_RNG_CLUSTER, as the KRaft controller's. */
+static uint64_t zk_random_below(void *context, uint64_t bound)
+{
+    return ks_world_random_below(context, KS_RNG_CLUSTER, bound);
+}
+
 static void create_topic(struct ks_zk *zk, int32_t topic_index)
 {
     const struct ks_topic_config *topic = &zk->topics[topic_index];
     int32_t rf = topic->replication_factor;
     ks_assert(rf >= 1 && rf <= zk->broker_count && rf <= KS_REPLICATION_FACTOR_MAX);
+    /* The ZooKeeper era's placer, AdminUtils.assignReplicasToBrokers
+     * (core/placement.c), with its two random draws; it knows no fencing. */
     int32_t(*assignment)[KS_REPLICATION_FACTOR_MAX] =
-        calloc((size_t)topic->partition_count, sizeof *assignment);
-    ks_assert(assignment != NULL);
-    if (topic->has_assignment) {
-        for (int32_t p = 0; p < topic->partition_count; p++) {
-            memcpy(assignment[p], topic->assignment[p], sizeof assignment[p]);
-        }
-    } else {
-        /* The ZooKeeper era's placer, AdminUtils.assignReplicasToBrokers
-         * (core/placement.c), with its two random draws. */
-        int32_t n = zk->broker_count;
-        int32_t start_index =
-            (int32_t)ks_world_random_below(zk->world, KS_RNG_CLUSTER, (uint64_t)n);
-        int32_t shift = (int32_t)ks_world_random_below(zk->world, KS_RNG_CLUSTER, (uint64_t)n);
-        ks_placement_admin_utils_fixed(n, zk->spec->cluster->racks, topic->partition_count, rf,
-                                       start_index, shift, assignment);
-    }
+        ks_placement_assign_topic(topic, ks_placement_admin_utils,
+                                  (struct ks_placement){
+                                      .broker_count = zk->broker_count,
+                                      .racks = zk->spec->cluster->racks,
+                                      .random_below = zk_random_below,
+                                      .random_context = zk->world,
+                                  });
     for (int32_t p = 0; p < topic->partition_count; p++) {
         struct ks_partition_state *state = &zk->parts[topic_index][p].state;
         state->topic_index = topic_index;

@@ -1567,6 +1567,11 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
     out->tp.partition = -1;
     out->client_index = -1;
     if (strcmp(text, "zookeeper") == 0) {
+        if (site->scenario->cluster.controller_model != KS_CONTROLLER_MODEL_ZOOKEEPER) {
+            return site_fail(site, KS_SCENARIO_ERROR_REFERENCE,
+                             "there is no ZooKeeper node under controller = kraft (the "
+                             "ZooKeeper era is [cluster] controller = zookeeper)");
+        }
         out->kind = KS_TARGET_ZOOKEEPER;
         return true;
     }

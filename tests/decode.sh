@@ -6,11 +6,11 @@
 # each run directory with tests/decode_segments.py, a decoder written from
 # Kafka's format that shares no code with ksim.
 set -eu
-# The codec modules are Debian packages (python3-lz4, python3-snappy,
-# python3-zstandard): use a python3 that has them (a python3 earlier on PATH,
-# such as a pyenv one, may not).
+# The codec and CRC modules are Debian packages (python3-lz4, python3-snappy,
+# python3-zstandard, python3-crcmod): use a python3 that has them (a python3
+# earlier on PATH, such as a pyenv one, may not).
 py=python3
-$py -c 'import lz4.frame, snappy, zstandard' 2>/dev/null || py=/usr/bin/python3
+$py -c 'import lz4.frame, snappy, zstandard, crcmod' 2>/dev/null || py=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0

@@ -654,6 +654,9 @@ static const struct bad_case bad_cases[] = {
     { BASE "[fault f]\nat = 1s\naction = crash\ntarget = controller(x)\n",
       KS_SCENARIO_ERROR_REFERENCE,
       "bad.ini:9: target = controller(x): controllers are numbered 1..1 (controllers = 1), not x" },
+    { BASE "[fault f]\nat = 1s\naction = crash\ntarget = zookeeper\n", KS_SCENARIO_ERROR_REFERENCE,
+      "bad.ini:9: target = zookeeper: there is no ZooKeeper node under controller = kraft (the "
+      "ZooKeeper era is [cluster] controller = zookeeper)" },
     { BASE "[fault f]\nat = 1s\naction = crash\ntarget = boss(1)\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:9: target = boss(1): unknown target 'boss(...)' (leader, follower, followers, "
       "rack, producer, consumer)" },
