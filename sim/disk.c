@@ -881,6 +881,8 @@ static struct ks__file_record *record_lookup(ks_world *world, const char *path)
 
 ks_time_ns ks_disk_idle_at_ns(const ks_world *world, ks_node_id node)
 {
+    node = ks__view_global(world, node);
+    world = world->root;
     return MAX(world->now_ns, ks__node(world, node)->disk_done_at_ns);
 }
 
@@ -944,6 +946,10 @@ static bool record_check_external(ks_world *world, struct ks__file_record *recor
 ks_file *ks_disk_open(ks_world *world, ks_node_id node, const char *path, unsigned flags,
                       enum ks_io_result *result)
 {
+    g_autofree char *view_path = ks__view_path(world, path);
+    path = view_path != NULL ? view_path : path;
+    node = ks__view_global(world, node);
+    world = world->root;
     check_path(path, false);
     ks_assert(node < world->node_count);
     flusher_catch_up(world, node);
@@ -1274,6 +1280,12 @@ static void remove_tree(ks_world *world, const char *real)
 
 enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *from, const char *to)
 {
+    g_autofree char *view_from = ks__view_path(world, from);
+    g_autofree char *view_to = ks__view_path(world, to);
+    from = view_from != NULL ? view_from : from;
+    to = view_to != NULL ? view_to : to;
+    node = ks__view_global(world, node);
+    world = world->root;
     check_path(from, false);
     check_path(to, false);
     ks_assert(node < world->node_count);
@@ -1320,6 +1332,10 @@ enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *f
 
 enum ks_io_result ks_disk_delete(ks_world *world, ks_node_id node, const char *path)
 {
+    g_autofree char *view_path = ks__view_path(world, path);
+    path = view_path != NULL ? view_path : path;
+    node = ks__view_global(world, node);
+    world = world->root;
     check_path(path, false);
     ks_assert(node < world->node_count);
     flusher_catch_up(world, node);
@@ -1341,6 +1357,10 @@ enum ks_io_result ks_disk_delete(ks_world *world, ks_node_id node, const char *p
 
 bool ks_disk_exists(ks_world *world, ks_node_id node, const char *path)
 {
+    g_autofree char *view_path = ks__view_path(world, path);
+    path = view_path != NULL ? view_path : path;
+    node = ks__view_global(world, node);
+    world = world->root;
     check_path(path, false);
     ks_assert(node < world->node_count);
     char *real = real_path(world, path);
@@ -1352,6 +1372,10 @@ bool ks_disk_exists(ks_world *world, ks_node_id node, const char *path)
 
 enum ks_io_result ks_disk_mkdir(ks_world *world, ks_node_id node, const char *path)
 {
+    g_autofree char *view_path = ks__view_path(world, path);
+    path = view_path != NULL ? view_path : path;
+    node = ks__view_global(world, node);
+    world = world->root;
     check_path(path, false);
     ks_assert(node < world->node_count);
     char *real = real_path(world, path);
@@ -1369,6 +1393,10 @@ static int name_compare(const void *a, const void *b)
 
 char **ks_disk_list(ks_world *world, ks_node_id node, const char *path)
 {
+    g_autofree char *view_path = ks__view_path(world, path);
+    path = view_path != NULL ? view_path : path;
+    node = ks__view_global(world, node);
+    world = world->root;
     check_path(path, true);
     ks_assert(node < world->node_count);
     char *real = real_path(world, path);

@@ -149,19 +149,23 @@ bool ks__net_link_is_up(const ks_world *world, ks_node_id source, ks_node_id tar
 
 void ks_world_set_receiver(ks_world *world, ks_node_id node, ks_receive_fn *fn, void *context)
 {
-    struct ks__node *n = ks__node(world, node);
+    struct ks__node *n = ks__node(world->root, ks__view_global(world, node));
     n->receiver = fn;
     n->receiver_context = context;
+    n->receiver_view = world;
 }
 
 bool ks_world_node_is_up(const ks_world *world, ks_node_id node)
 {
-    return ks__node(world, node)->up;
+    return ks__node(world->root, ks__view_global(world, node))->up;
 }
 
 void ks_world_send(ks_world *world, ks_node_id source, ks_node_id target, uint32_t kind,
                    const void *message, size_t message_bytes)
 {
+    source = ks__view_global(world, source);
+    target = ks__view_global(world, target);
+    world = world->root;
     struct ks__node *from = ks__node(world, source);
     struct ks__node *to = ks__node(world, target);
     ks_assert(message != NULL || message_bytes == 0);

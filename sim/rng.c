@@ -64,7 +64,7 @@ uint64_t ks__rng_link_seed(uint64_t seed, uint64_t pair)
 uint64_t ks_world_random_u64(ks_world *world, enum ks_rng_stream stream)
 {
     ks_assert((unsigned)stream < KS_RNG_COUNT);
-    uint64_t *s = world->rng[stream];
+    uint64_t *s = world->root->rng[stream];
     uint64_t result = rotl(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;
     s[2] ^= s[0];
@@ -103,5 +103,5 @@ uint64_t ks_world_random_scaled(ks_world *world, enum ks_rng_stream stream, uint
 
 uint64_t ks_world_seed(const ks_world *world)
 {
-    return world->seed;
+    return world->root->seed;
 }

@@ -237,13 +237,16 @@ void ks__event_push(ks_world *world, uint32_t slot, ks_time_ns at_ns)
 
 ks_time_ns ks_world_now_ns(const ks_world *world)
 {
-    return world->now_ns;
+    return world->root->now_ns;
 }
 
 ks_timer_id ks_world_schedule(ks_world *world, ks_node_id owner, ks_time_ns delay_ns, uint32_t kind,
                               ks_event_fn *fn, void *context)
 {
     ks_assert(fn != NULL);
+    ks_world *view = world;
+    owner = ks__view_global(view, owner);
+    world = view->root;
     ks_time_ns at_ns = world->now_ns + delay_ns;
     ks_assert(at_ns >= world->now_ns); /* S1: no overflow */
     struct ks__node *node = ks__node(world, owner);
@@ -256,6 +259,7 @@ ks_timer_id ks_world_schedule(ks_world *world, ks_node_id owner, ks_time_ns dela
     event->incarnation = node->incarnation;
     event->u.timer.fn = fn;
     event->u.timer.context = context;
+    event->u.timer.view = view;
     ks__event_push(world, slot, at_ns);
     return ((uint64_t)event->generation << 32) | (slot + 1);
 }
@@ -265,6 +269,7 @@ void ks_world_cancel(ks_world *world, ks_timer_id id)
     if (id == 0) {
         return;
     }
+    world = world->root;
     uint32_t slot = (uint32_t)id - 1;
     uint32_t generation = (uint32_t)(id >> 32);
     if (slot >= world->pool_used) {
@@ -379,10 +384,11 @@ static bool run_one(ks_world *world, ks_time_ns until_ns)
         if (event->type == KS__EVENT_TIMER) {
             ks_event_fn *fn = event->u.timer.fn;
             void *context = event->u.timer.context;
+            ks_world *view = event->u.timer.view;
             /* Freed first: a cancel of this id inside the handler is a no-op
              * and the handler may schedule into the same slot. */
             ks__event_free(world, slot);
-            fn(world, context);
+            fn(view, context);
         } else {
             uint8_t *bytes = event->u.message.bytes;
             size_t byte_count = event->u.message.byte_count;
@@ -391,7 +397,9 @@ static bool run_one(ks_world *world, ks_time_ns until_ns)
             uint32_t kind = event->kind;
             event->u.message.bytes = NULL;
             ks__event_free(world, slot);
-            node->receiver(world, target, source, kind, bytes, byte_count, node->receiver_context);
+            ks_world *view = node->receiver_view;
+            node->receiver(view, ks__view_local(view, target), ks__view_local(view, source), kind,
+                           bytes, byte_count, node->receiver_context);
             g_free(bytes);
         }
         heap_settle(world);

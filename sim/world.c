@@ -107,6 +107,7 @@ ks_world *ks_world_new(const struct ks_world_config *config, GError **error)
     ks_assert(config->run_dir != NULL);
     ks_assert(config->node_count >= 1);
     ks_world *world = g_new0(ks_world, 1);
+    world->root = world;
     world->seed = config->seed;
     world->run_dir = g_strdup(config->run_dir);
     world->node_count = config->node_count;
@@ -142,6 +143,10 @@ void ks_world_free(ks_world *world)
     if (world == NULL) {
         return;
     }
+    ks_assert(world->root == world); /* views go with their root */
+    if (world->views != NULL) {
+        g_ptr_array_free(world->views, TRUE);
+    }
     ks__disk_deinit(world);
     ks__net_deinit(world);
     ks__sched_deinit(world);
@@ -149,6 +154,52 @@ void ks_world_free(ks_world *world)
     g_free(world->run_dir);
     g_free(world->host_error);
     g_free(world);
+}
+
+static void view_free(void *data)
+{
+    ks_world *view = data;
+    g_free(view->view_path_prefix);
+    g_free(view);
+}
+
+ks_world *ks_world_view_new(ks_world *world, uint32_t node_base, uint32_t node_count,
+                            const char *path_prefix)
+{
+    ks_assert(world->root == world); /* no view of a view */
+    ks_assert(node_base >= 1);
+    ks_assert(node_count >= 1);
+    ks_assert((uint64_t)node_base + node_count - 1 <= world->node_count);
+    ks_assert(path_prefix != NULL);
+    ks_assert(path_prefix[0] != '\0');
+    ks_assert(strchr(path_prefix, '/') == NULL);
+    ks_assert(strcmp(path_prefix, "..") != 0);
+    ks_assert(strcmp(path_prefix, ".") != 0);
+    ks_world *view = g_new0(ks_world, 1);
+    view->root = world;
+    view->view_node_base = node_base;
+    view->view_path_prefix = g_strdup(path_prefix);
+    view->node_count = node_count;
+    if (world->views == NULL) {
+        world->views = g_ptr_array_new_with_free_func(view_free);
+    }
+    g_ptr_array_add(world->views, view);
+    return view;
+}
+
+ks_node_id ks_world_view_node(const ks_world *view, ks_node_id node)
+{
+    ks_assert(node < view->node_count);
+    return ks__view_global(view, node);
+}
+
+char *ks__view_path(const ks_world *view, const char *path)
+{
+    if (view->root == view) {
+        return NULL;
+    }
+    return path[0] == '\0' ? g_strdup(view->view_path_prefix)
+                           : g_strdup_printf("%s/%s", view->view_path_prefix, path);
 }
 
 void ks_world_set_host_escape(ks_world *world, jmp_buf *escape)

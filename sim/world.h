@@ -47,6 +47,22 @@ struct ks_world_config {
 ks_world *ks_world_new(const struct ks_world_config *config, GError **error);
 void ks_world_free(ks_world *world); /* NULL is a no-op; closes every file */
 
+/* A view of world for one cluster of several sharing its clock, events and
+ * random streams (one event order): core/ code given the view sees nodes
+ * 0 .. node_count-1, where 0 is the driver and node n >= 1 is the world's
+ * node_base + n - 1, and paths under the folder path_prefix (one component,
+ * e.g. "east": its broker-1/... is the run folder's east/broker-1/...).
+ * Timers scheduled and receivers set through the view get the view back,
+ * with its node ids. A node outside the view (a client of two clusters)
+ * may send to a node of the view; the view sees its id wrapped, and answers
+ * reach it. Owned by world, freed with it; views of views are not allowed.
+ * The driver steers nodes (crash, partition, ...) through the world with
+ * the world's ids (ks_world_view_node). */
+ks_world *ks_world_view_new(ks_world *world, uint32_t node_base, uint32_t node_count,
+                            const char *path_prefix);
+/* The world's id of the view's node. */
+ks_node_id ks_world_view_node(const ks_world *view, ks_node_id node);
+
 /* ---- running ---------------------------------------------------------- */
 
 /* Runs events in (time, seq) order while the next one is at or before

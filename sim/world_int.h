@@ -34,7 +34,8 @@ struct ks__event {
     union {
         struct {
             ks_event_fn *fn;
-            void *context; /* not owned */
+            void *context;  /* not owned */
+            ks_world *view; /* not owned: the world fn gets (the root or a view) */
         } timer;
         struct {
             uint8_t *bytes; /* owned */
@@ -66,7 +67,8 @@ struct ks__node {
     uint32_t incarnation;                  /* bumped at crash and at restart */
     uint32_t deferred_head, deferred_tail; /* events that came due while paused */
     ks_receive_fn *receiver;
-    void *receiver_context; /* not owned */
+    void *receiver_context;  /* not owned */
+    ks_world *receiver_view; /* not owned: the world the receiver was set through */
     ks_time_ns net_delay_ns;
     /* disk (disk.c, "Cost model") */
     ks_time_ns disk_delay_ns;     /* the slow fault's latency per device request */
@@ -89,6 +91,13 @@ struct ks__cut {
 struct ks__file_record; /* sim/disk.c */
 
 struct ks_world {
+    /* Views (ks_world_view_new): a view has only these four fields and
+     * node_count; every seam call through it goes to its root with node ids
+     * and paths translated (ks__view_global, ks__view_path). */
+    ks_world *root;          /* not owned; the world itself when it is no view */
+    uint32_t view_node_base; /* the root's id of the view's node 1 */
+    char *view_path_prefix;  /* owned; the folder of the view's files */
+    GPtrArray *views;        /* the root's views (owned), or NULL */
     uint64_t seed;
     char *run_dir; /* owned */
     uint32_t node_count;
@@ -193,6 +202,32 @@ static inline struct ks__node *ks__node(const ks_world *world, ks_node_id node)
     ks_assert(node < world->node_count);
     return &world->nodes[node];
 }
+
+/* A view's node id in the root's numbering: node 0 is the driver in both;
+ * the view's node n >= 1 is the root's view_node_base + n - 1. The sum wraps
+ * (unsigned), so an id of a node outside the view that a message named as its
+ * source (ks__view_local) maps back to itself. */
+static inline ks_node_id ks__view_global(const ks_world *view, ks_node_id node)
+{
+    if (view->root == view || node == KS_NODE_DRIVER) {
+        return node;
+    }
+    return node + view->view_node_base - 1;
+}
+
+static inline ks_node_id ks__view_local(const ks_world *view, ks_node_id node)
+{
+    if (view->root == view || node == KS_NODE_DRIVER) {
+        return node;
+    }
+    /* the node just before the view's range would look like the driver */
+    ks_assert(node != view->view_node_base - 1);
+    return node - view->view_node_base + 1;
+}
+
+/* path under the view's folder, owned by the caller (g_free); NULL for the
+ * root, whose paths stay as they are. */
+char *ks__view_path(const ks_world *view, const char *path);
 
 static inline uint64_t ks__pair(ks_node_id source, ks_node_id target)
 {
