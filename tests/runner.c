@@ -25,6 +25,9 @@ int main(int argc, char **argv)
 #include "suites.h"
 #undef KS_SUITE
     CU_basic_set_mode(CU_BRM_VERBOSE);
+    /* Each CU_basic_run_* call starts a new run summary, so the failures of
+     * suites run one by one are added up as they go. */
+    unsigned failed = 0;
     int except = argc > 2 && strcmp(argv[1], "--except") == 0;
     if (argc > 1) {
         const char *pattern = argv[except ? 2 : 1];
@@ -33,6 +36,7 @@ int main(int argc, char **argv)
         for (; suite != NULL; suite = suite->pNext) {
             if ((strstr(suite->pName, pattern) != NULL) != except) {
                 CU_basic_run_suite(suite);
+                failed += CU_get_number_of_failures() + CU_get_number_of_tests_failed();
                 ran = 1;
             }
         }
@@ -43,10 +47,11 @@ int main(int argc, char **argv)
         }
     } else {
         CU_basic_run_tests();
+        failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
     }
-    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    unsigned asserts_failed = CU_get_number_of_failures();
-    (void)asserts_failed;
+    if (argc > 1) {
+        printf("\n%s: %u failure(s) in all the suites run\n", argv[0], failed);
+    }
     CU_cleanup_registry();
     return failed == 0 ? 0 : 1;
 }
