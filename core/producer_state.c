@@ -149,6 +149,29 @@ void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_
     cached->last_offset = last_offset;
 }
 
+void ks_producer_state_update_marker(struct ks_producer_state *state, int64_t producer_id,
+                                     int16_t producer_epoch)
+{
+    /* ProducerAppendInfo.appendEndTxnMarker: the entry takes the marker's
+     * epoch (maybeUpdateProducerEpoch, which forgets the batches of an older
+     * epoch); the sequence of the same epoch continues. */
+    if (producer_id < 0) {
+        return;
+    }
+    struct producer_entry *entry = g_hash_table_lookup(state->entries, &producer_id);
+    if (entry == NULL) {
+        entry = calloc(1, sizeof *entry);
+        ks_assert(entry != NULL);
+        entry->producer_id = producer_id;
+        entry->epoch = producer_epoch;
+        g_hash_table_insert(state->entries, &entry->producer_id, entry);
+    }
+    if (producer_epoch != entry->epoch) {
+        entry->epoch = producer_epoch;
+        entry->batch_count = 0;
+    }
+}
+
 static int64_t read_be64(const uint8_t *p)
 {
     uint64_t v = 0;
@@ -196,6 +219,8 @@ void ks_producer_state_update_from_batches(struct ks_producer_state *state, cons
                 (int32_t)(((int64_t)base_sequence + last_offset_delta) % ((int64_t)INT32_MAX + 1));
             ks_producer_state_update(state, producer_id, producer_epoch, base_sequence, last_seq,
                                      base_offset, base_offset + last_offset_delta);
+        } else if (producer_id >= 0 && (attributes & KS_ATTR_CONTROL) != 0) {
+            ks_producer_state_update_marker(state, producer_id, producer_epoch);
         }
         position += batch_bytes;
     }

@@ -38,7 +38,7 @@ static struct ks_record_outcome acked(int32_t producer, int64_t seq, int32_t par
 
 static struct ks_read_record rec(int32_t partition, int64_t offset, int32_t producer, int64_t seq)
 {
-    struct ks_read_record r = { 0, partition, offset, producer, seq };
+    struct ks_read_record r = { 0, partition, offset, producer, seq, KS_READ_TXN_NONE };
     return r;
 }
 
