@@ -80,11 +80,15 @@ int16_t ks_producer_state_check(const struct ks_producer_state *state, int64_t p
         return KS_ERR_NONE;
     }
     const struct producer_entry *entry = g_hash_table_lookup(state->entries, &producer_id);
-    if (entry == NULL || entry->batch_count == 0) {
+    if (entry == NULL) {
         return KS_ERR_NONE;
     }
     if (producer_epoch < entry->epoch) {
+        /* Also for an entry a marker made (no batches yet): checkProducerEpoch. */
         return KS_ERR_INVALID_PRODUCER_EPOCH;
+    }
+    if (entry->batch_count == 0) {
+        return KS_ERR_NONE;
     }
     if (producer_epoch > entry->epoch) {
         return first_seq == 0 ? KS_ERR_NONE : KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
