@@ -1155,6 +1155,42 @@ void ks_broker_scan_local(struct ks_broker *broker, int32_t topic_index, int32_t
     }
 }
 
+struct load_scan {
+    ks_broker_record_fn *visit;
+    void *context;
+    int64_t from; /* the log start: a first batch may begin below it */
+};
+
+static bool load_batch(void *context, const struct ks_batch_view *batch)
+{
+    struct load_scan *scan = context;
+    if ((batch->attributes & KS_ATTR_CONTROL) != 0) {
+        return true;
+    }
+    struct ks_record_iter iter;
+    struct ks_record_view record;
+    ks_record_iter_init(&iter, batch);
+    while (ks_record_iter_next(&iter, &record, NULL)) {
+        if (record.offset >= scan->from) {
+            scan->visit(scan->context, &record);
+        }
+    }
+    ks_record_iter_deinit(&iter);
+    return true;
+}
+
+void ks_broker_load_local(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                          ks_broker_record_fn *visit, void *context)
+{
+    int64_t from = ks_broker_log_start_offset(broker, topic_index, partition);
+    if (from < 0) {
+        return;
+    }
+    struct load_scan scan = { visit, context, from };
+    ks_broker_scan_local(broker, topic_index, partition, from,
+                         ks_broker_leo(broker, topic_index, partition), load_batch, &scan);
+}
+
 int64_t ks_broker_hw(struct ks_broker *broker, int32_t topic_index, int32_t partition)
 {
     struct ks__replica *replica = ks__broker_find_replica(broker, topic_index, partition);

@@ -137,6 +137,13 @@ int32_t ks_broker_partition_leader_epoch(struct ks_broker *broker, int32_t topic
 void ks_broker_scan_local(struct ks_broker *broker, int32_t topic_index, int32_t partition,
                           int64_t offset, int64_t upto_offset, ks_log_batch_fn *visit,
                           void *context);
+/* A coordinator's loading scan (GroupMetadataManager, TransactionStateManager):
+ * visit(context, record) for every record of the local replica's data
+ * batches from its log start to its LEO, in offset order; control batches
+ * are skipped. Nothing happens if this broker does not host the partition. */
+typedef void ks_broker_record_fn(void *context, const struct ks_record_view *record);
+void ks_broker_load_local(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                          ks_broker_record_fn *visit, void *context);
 /* The local replica's HW, LEO and log start; -1 if not hosted. */
 int64_t ks_broker_hw(struct ks_broker *broker, int32_t topic_index, int32_t partition);
 int64_t ks_broker_leo(struct ks_broker *broker, int32_t topic_index, int32_t partition);

@@ -121,13 +121,11 @@ int16_t ks_producer_state_check_epoch(const struct ks_producer_state *state, int
                                                           : KS_ERR_NONE;
 }
 
-void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_id,
-                              int16_t producer_epoch, int32_t first_seq, int32_t last_seq,
-                              int64_t base_offset, int64_t last_offset)
+/* The producer's entry (made if new) at producer_epoch: a new epoch starts a
+ * new sequence space, so the old batches are forgotten. */
+static struct producer_entry *entry_at_epoch(struct ks_producer_state *state, int64_t producer_id,
+                                             int16_t producer_epoch)
 {
-    if (producer_id < 0) {
-        return;
-    }
     struct producer_entry *entry = g_hash_table_lookup(state->entries, &producer_id);
     if (entry == NULL) {
         entry = calloc(1, sizeof *entry);
@@ -137,10 +135,20 @@ void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_
         g_hash_table_insert(state->entries, &entry->producer_id, entry);
     }
     if (producer_epoch != entry->epoch) {
-        /* A new epoch starts a new sequence space: forget the old batches. */
         entry->epoch = producer_epoch;
         entry->batch_count = 0;
     }
+    return entry;
+}
+
+void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_id,
+                              int16_t producer_epoch, int32_t first_seq, int32_t last_seq,
+                              int64_t base_offset, int64_t last_offset)
+{
+    if (producer_id < 0) {
+        return;
+    }
+    struct producer_entry *entry = entry_at_epoch(state, producer_id, producer_epoch);
     if (entry->batch_count == KS_PRODUCER_STATE_BATCHES) {
         memmove(&entry->batches[0], &entry->batches[1],
                 sizeof(entry->batches[0]) * (KS_PRODUCER_STATE_BATCHES - 1));
@@ -159,20 +167,8 @@ void ks_producer_state_update_marker(struct ks_producer_state *state, int64_t pr
     /* ProducerAppendInfo.appendEndTxnMarker: the entry takes the marker's
      * epoch (maybeUpdateProducerEpoch, which forgets the batches of an older
      * epoch); the sequence of the same epoch continues. */
-    if (producer_id < 0) {
-        return;
-    }
-    struct producer_entry *entry = g_hash_table_lookup(state->entries, &producer_id);
-    if (entry == NULL) {
-        entry = calloc(1, sizeof *entry);
-        ks_assert(entry != NULL);
-        entry->producer_id = producer_id;
-        entry->epoch = producer_epoch;
-        g_hash_table_insert(state->entries, &entry->producer_id, entry);
-    }
-    if (producer_epoch != entry->epoch) {
-        entry->epoch = producer_epoch;
-        entry->batch_count = 0;
+    if (producer_id >= 0) {
+        (void)entry_at_epoch(state, producer_id, producer_epoch);
     }
 }
 

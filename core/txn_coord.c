@@ -808,7 +808,6 @@ static void abort_check(ks_world *world, void *context)
 struct load_scan {
     struct ks_txn_coordinator *t;
     int32_t partition;
-    int64_t from;
 };
 
 static void load_record(struct ks_txn_coordinator *t, int32_t partition,
@@ -870,22 +869,10 @@ static void load_record(struct ks_txn_coordinator *t, int32_t partition,
     txn->v = v;
 }
 
-static bool load_batch(void *context, const struct ks_batch_view *batch)
+static void load_visit(void *context, const struct ks_record_view *record)
 {
     struct load_scan *scan = context;
-    if ((batch->attributes & KS_ATTR_CONTROL) != 0) {
-        return true;
-    }
-    struct ks_record_iter iter;
-    struct ks_record_view record;
-    ks_record_iter_init(&iter, batch);
-    while (ks_record_iter_next(&iter, &record, NULL)) {
-        if (record.offset >= scan->from) {
-            load_record(scan->t, scan->partition, &record);
-        }
-    }
-    ks_record_iter_deinit(&iter);
-    return true;
+    load_record(scan->t, scan->partition, record);
 }
 
 static void on_load(ks_world *world, void *context)
@@ -897,12 +884,8 @@ static void on_load(ks_world *world, void *context)
         if (t->states[p] != PART_LOADING) {
             continue;
         }
-        int64_t from = ks_broker_log_start_offset(t->broker, t->topic, p);
-        int64_t end = ks_broker_leo(t->broker, t->topic, p);
-        if (from >= 0) {
-            struct load_scan scan = { t, p, from };
-            ks_broker_scan_local(t->broker, t->topic, p, from, end, load_batch, &scan);
-        }
+        struct load_scan scan = { t, p };
+        ks_broker_load_local(t->broker, t->topic, p, load_visit, &scan);
         t->states[p] = PART_OWNED;
     }
     /* Loaded transactions in Prepare* get their markers again
