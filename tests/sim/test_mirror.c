@@ -7,14 +7,16 @@
  * idempotent; the offset syncs on the source's offset-syncs topic decode to
  * (topic, partition, upstream, downstream) pairs that name the same record
  * on both sides; a task that crashes resumes from its last committed source
- * offsets and so copies some records twice (at least once, never a gap); the
- * same seed gives the same trace. Method: east (3 brokers, "orders" with 2
+ * offsets and so copies some records twice (at least once, never a gap); a
+ * source cluster lost for good loses at most the task's lag at that moment
+ * (sim/mirror_check.h mirror_lost); the same seed gives the same trace. Method: east (3 brokers, "orders" with 2
  * partitions, its offset-syncs topic) gets 1000 records from a producer;
  * west (3 brokers, "east.orders") is written only by the task; the task's
  * invariants are checked after every event; at the end both clusters'
  * leaders' logs are read and compared. */
 #include "../../core/mirror.h"
 #include "../../core/mirror_sync.h"
+#include "../../sim/mirror_check.h"
 #include "../core/cluster_fixture.h"
 #include "../testlib.h"
 
@@ -155,6 +157,7 @@ struct record_copy {
     int64_t offset;
     int64_t timestamp;
     uint32_t digest; /* of key, value and headers */
+    int64_t seq;     /* from producer p's identity header "p:SEQ"; -1 none */
     char key[512];   /* offset syncs: the key bytes */
     int32_t key_bytes;
     uint8_t value[32];
@@ -203,6 +206,17 @@ static bool scan_batch(void *context, const struct ks_batch_view *batch)
         copy.offset = r.offset;
         copy.timestamp = r.timestamp;
         copy.digest = digest_of(&r);
+        copy.seq = -1;
+        for (int32_t h = 0; h < r.header_count; h++) {
+            const struct ks_header_view *header = &r.headers[h];
+            if (header->value_bytes > 2 && header->value_bytes < 24 &&
+                memcmp(header->value, "p:", 2) == 0) {
+                char text[24];
+                memcpy(text, header->value + 2, (size_t)header->value_bytes - 2);
+                text[header->value_bytes - 2] = '\0';
+                copy.seq = g_ascii_strtoll(text, NULL, 10);
+            }
+        }
         if (r.key_bytes > 0 && (size_t)r.key_bytes <= sizeof copy.key) {
             memcpy(copy.key, r.key, (size_t)r.key_bytes);
             copy.key_bytes = r.key_bytes;
@@ -376,12 +390,81 @@ static void test_mirror_task_restart(void)
     release(&t);
 }
 
+/* The source cluster is lost for good while the task lags: what the target
+ * lacks of the records the source acknowledged (mirror_lost) is at most the
+ * lag when it was lost, the source's HW minus the next offset the task had
+ * not copied, because an acks=all record is acked only below the HW and
+ * everything below mirrored_next is on the target. */
+static void test_mirror_source_lost(void)
+{
+    struct two t;
+    build(&t, true);
+    /* the link between the datacenters: 40 ms one way between the task
+     * (next to the target) and every node of the source */
+    uint32_t east_count = ks_cluster_node_count(&t.east.spec);
+    for (ks_node_id node = 1; node < east_count; node++) {
+        ks_world_net_set_link_latency(t.root, t.config.node, ks_world_view_node(t.east_view, node),
+                                      40 * CF_MS);
+    }
+    ks_world_run_until(t.root, 4 * CF_S + 3 * CF_MS);
+    int64_t hw[2];
+    int64_t next[2];
+    for (int32_t p = 0; p < 2; p++) {
+        int32_t leader = ks_cluster_leader(t.east.cluster, 0, p);
+        struct ks_replica_state state;
+        CU_ASSERT_TRUE_FATAL(ks_cluster_replica_state(t.east.cluster, leader, 0, p, &state));
+        hw[p] = state.hw;
+        next[p] = ks_mirror_mirrored_next(t.mirror, p);
+    }
+    int64_t lag = ks_mirror_lag(hw, next, 2);
+    for (ks_node_id node = 1; node < east_count; node++) {
+        ks_world_node_crash(t.root, ks_world_view_node(t.east_view, node), true);
+        ks_cluster_on_node_crashed(t.east.cluster, node);
+    }
+    ks_world_run_until(t.root, 20 * CF_S);
+    CU_ASSERT_TRUE(ks_cluster_converged(t.west.cluster));
+    GArray *target = g_array_new(FALSE, FALSE, sizeof(struct ks_read_record));
+    for (int32_t p = 0; p < 2; p++) {
+        GArray *copies = read_partition(t.west.cluster, 0, p);
+        for (guint i = 0; i < copies->len; i++) {
+            const struct record_copy *c = &g_array_index(copies, struct record_copy, i);
+            struct ks_read_record r = { 0, p, c->offset, c->seq >= 0 ? 0 : -1, c->seq };
+            g_array_append_val(target, r);
+        }
+        g_array_free(copies, TRUE);
+    }
+    struct ks_mirror_check_input in = {
+        .outcomes = (const struct ks_record_outcome *)(void *)t.east.outcomes->data,
+        .outcome_count = t.east.outcomes->len,
+        .producer_count = 1,
+        .source_topic_index = 0,
+        .source_lost = true,
+        .target_read = (const struct ks_read_record *)(void *)target->data,
+        .target_read_count = target->len,
+    };
+    struct ks_mirror_check_output out;
+    ks_mirror_check_run(&in, &out);
+    CU_ASSERT_TRUE(out.records_acked > 0 && out.records_acked < 1000);
+    CU_ASSERT_TRUE(out.mirror_lost > 0); /* a round trip over the link of records */
+    CU_ASSERT_TRUE(out.mirror_lost <= lag);
+    CU_ASSERT_EQUAL(out.mirrored + out.mirror_lost, out.records_acked);
+    CU_ASSERT_EQUAL(out.mirror_duplicates, 0);
+    if (getenv("KS_TEST_VERBOSE") != NULL) {
+        printf("\nacked %lld, mirrored %lld, lost %lld, lag at the loss %lld\n",
+               (long long)out.records_acked, (long long)out.mirrored, (long long)out.mirror_lost,
+               (long long)lag);
+    }
+    g_array_free(target, TRUE);
+    release(&t);
+}
+
 void ks_test_register_mirror(void)
 {
     static const struct ks_test_case cases[] = {
         { "steady", test_mirror_steady },
         { "target leader crash", test_mirror_target_leader_crash },
         { "task restart", test_mirror_task_restart },
+        { "source lost", test_mirror_source_lost },
     };
     KS_TEST_ADD_SUITE("core/mirror", cases);
 }
