@@ -47,11 +47,14 @@
 **   M3  every request in flight names a live slot: at most one fetch or
 **       produce per partition, and only in the matching state.
 **   M4  outstanding offset syncs never exceed KS_MIRROR_OUTSTANDING_SYNCS_MAX.
+**   M5  the checkpoint side has at most one request of its pass in flight,
+**       and one fetch of the offset-syncs topic.
 */
 #include "mirror.h"
 
 #include "base.h"
 #include "batch.h"
+#include "group_proto.h"
 #include "mirror_sync.h"
 #include "proto.h"
 
@@ -65,12 +68,28 @@ enum {
     KS_TIMER_MIRROR_BACKOFF = 502, /* retry.backoff.ms of a partition */
     KS_TIMER_MIRROR_FLUSH = 503,   /* offset.flush.interval.ms */
     KS_TIMER_MIRROR_META = 504,    /* metadata retry */
+    KS_TIMER_MIRROR_EMIT = 505,    /* emit.checkpoints.interval.seconds */
+    KS_TIMER_MIRROR_CYCLE = 506,   /* a checkpoint step's retry.backoff.ms */
 };
 
-enum request_kind { REQ_METADATA, REQ_INIT_PID, REQ_FETCH, REQ_PRODUCE, REQ_SYNC };
+/* Where the checkpoint side's cycle over the groups stands. */
+enum cycle_step { CYCLE_IDLE, CYCLE_FIND, CYCLE_FETCH, CYCLE_PRODUCE };
+
+enum request_kind {
+    REQ_METADATA,
+    REQ_INIT_PID,
+    REQ_FETCH,
+    REQ_PRODUCE,
+    REQ_SYNC,
+    /* the checkpoint side */
+    REQ_SYNCS_FETCH,  /* reading the offset-syncs topic */
+    REQ_FIND_COORD,   /* the group's coordinator on the source */
+    REQ_OFFSET_FETCH, /* the group's committed offsets */
+    REQ_CHECKPOINTS,  /* a group's checkpoints to the target's checkpoints topic */
+};
 
 /* Metadata slots: the topics the task needs, each on one cluster. */
-enum { META_SOURCE, META_TARGET, META_SYNCS, META_COUNT };
+enum { META_SOURCE, META_TARGET, META_SYNCS, META_CHECKPOINTS, META_COUNT };
 
 struct request {
     int64_t correlation_id;
@@ -132,9 +151,28 @@ struct ks_mirror {
     ks_timer_id flush_timer;
     int64_t record_count;
     int64_t sync_count;
+    /* The checkpoint side (MirrorCheckpointTask); store NULL without it. */
+    struct ks_offset_sync_store *store;
+    int64_t syncs_position; /* next offset of the offset-syncs topic to read */
+    bool syncs_fetching;
+    bool syncs_read_to_end;
+    ks_timer_id syncs_backoff_timer;
+    ks_timer_id emit_timer;
+    enum cycle_step cycle_step;
+    bool cycle_in_flight;
+    ks_timer_id cycle_timer;
+    int32_t cycle_group;                 /* the group the cycle is at */
+    int32_t coordinator;                 /* its coordinator on the source, -1 */
+    struct ks_offset_sync *cycle_points; /* [partition] checkpoints being sent */
+    bool *cycle_has;                     /* [partition] */
+    struct ks_offset_sync *last;         /* [group * partitions + p] last acked checkpoint */
+    bool *has_last;
+    int64_t checkpoint_count;
 };
 
 static void drive(struct ks_mirror *m);
+static void drive_checkpoints(struct ks_mirror *m);
+static void on_checkpoints_acked(struct ks_mirror *m, int16_t error);
 
 void ks_mirror_config_defaults(struct ks_mirror_config *out)
 {
@@ -150,6 +188,8 @@ void ks_mirror_config_defaults(struct ks_mirror_config *out)
     out->max_partition_fetch_bytes = 1048576;
     out->offset_flush_interval_ns = 60000 * (int64_t)KS_NS_PER_MS;
     out->start_ns = 0;
+    out->checkpoints_topic_index = -1;
+    out->emit_checkpoints_interval_ns = (int64_t)KS_MIRROR_EMIT_CHECKPOINTS_INTERVAL_NS_DEFAULT;
 }
 
 /* ---- nodes ------------------------------------------------------------------ */
@@ -371,10 +411,11 @@ static void backoff(struct ks_mirror *m, int32_t partition)
     }
 }
 
-static void send_fetch(struct ks_mirror *m, int32_t partition, int32_t leader)
+/* One Fetch of one partition of a source topic, as a consumer. */
+static void send_fetch_of(struct ks_mirror *m, enum request_kind kind, int32_t topic_index,
+                          int32_t partition, int64_t offset, int32_t leader)
 {
-    struct part *part = &m->parts[partition];
-    struct request *r = request_add(m, REQ_FETCH, partition, broker_node(m, false, leader));
+    struct request *r = request_add(m, kind, partition, broker_node(m, false, leader));
     size_t bytes = sizeof(struct ks_fetch_request) + sizeof(struct ks_fetch_request_partition);
     uint8_t *message = calloc(1, bytes);
     ks_assert(message != NULL);
@@ -387,16 +428,22 @@ static void send_fetch(struct ks_mirror *m, int32_t partition, int32_t leader)
     request->max_bytes = m->config->max_partition_fetch_bytes;
     request->partition_count = 1;
     struct ks_fetch_request_partition *fp = (struct ks_fetch_request_partition *)(request + 1);
-    fp->topic_index = m->config->source_topic_index;
+    fp->topic_index = topic_index;
     fp->partition = partition;
-    fp->fetch_offset = part->position;
+    fp->fetch_offset = offset;
     fp->log_start_offset = -1;
     fp->current_leader_epoch = -1;
     fp->last_fetched_epoch = -1;
     fp->partition_max_bytes = m->config->max_partition_fetch_bytes;
-    part->state = PART_FETCHING;
     ks_world_send(m->world, m->config->node, r->node, KS_MSG_FETCH_REQUEST, message, bytes);
     free(message);
+}
+
+static void send_fetch(struct ks_mirror *m, int32_t partition, int32_t leader)
+{
+    struct part *part = &m->parts[partition];
+    part->state = PART_FETCHING;
+    send_fetch_of(m, REQ_FETCH, m->config->source_topic_index, partition, part->position, leader);
 }
 
 /* Takes the records of one fetched partition at or after its position, at
@@ -563,6 +610,10 @@ static void on_produce_response(struct ks_mirror *m, struct request *r, const ui
     ks_assert(bytes >= sizeof response);
     memcpy(&response, message, sizeof response);
     struct request done = request_take(m, r);
+    if (done.kind == REQ_CHECKPOINTS) {
+        on_checkpoints_acked(m, response.error_code);
+        return;
+    }
     if (done.kind == REQ_SYNC) {
         ks_offset_sync_writer_sent_done(m->syncs);
         if (response.error_code == KS_ERR_NONE) {
@@ -640,6 +691,339 @@ static void fire_syncs(struct ks_mirror *m)
     }
 }
 
+/* ---- the checkpoint side (MirrorCheckpointTask) ------------------------------------- */
+
+static void on_syncs_backoff(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_mirror *m = context;
+    m->syncs_backoff_timer = 0;
+    drive(m);
+}
+
+static void syncs_backoff(struct ks_mirror *m)
+{
+    mark_stale(m, META_SYNCS);
+    if (m->syncs_backoff_timer == 0) {
+        m->syncs_backoff_timer =
+            ks_world_schedule(m->world, m->config->node, (ks_time_ns)m->config->retry_backoff_ns,
+                              KS_TIMER_MIRROR_CYCLE, on_syncs_backoff, m);
+    }
+}
+
+/* Reading the offset-syncs topic into the store (OffsetSyncStore.handleRecord):
+ * records of other topics or partitions are ignored; the first time the
+ * read reaches the HW, translation starts (OffsetSyncStore.start's read to
+ * the end). */
+static void on_syncs_fetch_response(struct ks_mirror *m, struct request *r, const uint8_t *message,
+                                    size_t bytes)
+{
+    struct ks_fetch_response response;
+    ks_assert(bytes >= sizeof response);
+    memcpy(&response, message, sizeof response);
+    request_take(m, r);
+    m->syncs_fetching = false;
+    struct ks_fetch_response_partition fp;
+    if (response.partition_count != 1 || bytes < sizeof response + sizeof fp) {
+        syncs_backoff(m);
+        return;
+    }
+    memcpy(&fp, message + sizeof response, sizeof fp);
+    ks_assert(sizeof response + sizeof fp + fp.records_bytes <= bytes);
+    if (fp.error_code == KS_ERR_OFFSET_OUT_OF_RANGE) {
+        m->syncs_position = fp.log_start_offset > 0 ? fp.log_start_offset : 0;
+        return;
+    }
+    if (fp.error_code != KS_ERR_NONE) {
+        syncs_backoff(m);
+        return;
+    }
+    const uint8_t *records = message + sizeof response + sizeof fp;
+    size_t at = 0;
+    while (at < fp.records_bytes) {
+        struct ks_batch_view batch;
+        size_t batch_bytes = 0;
+        if (ks_batch_parse(records + at, fp.records_bytes - at, &batch, &batch_bytes) !=
+            KS_BATCH_OK) {
+            break;
+        }
+        at += batch_bytes;
+        int64_t last = ks_batch_last_offset(&batch);
+        if (last < m->syncs_position) {
+            continue;
+        }
+        struct ks_record_iter iter;
+        struct ks_record_view record;
+        ks_record_iter_init(&iter, &batch);
+        while (ks_record_iter_next(&iter, &record, NULL)) {
+            if (record.offset < m->syncs_position || record.key == NULL || record.value == NULL) {
+                continue;
+            }
+            char topic[256];
+            int32_t partition = -1;
+            struct ks_offset_sync sync;
+            if (ks_offset_sync_key_decode(record.key, (size_t)record.key_bytes, topic, sizeof topic,
+                                          &partition) &&
+                ks_offset_sync_value_decode(record.value, (size_t)record.value_bytes, &sync) &&
+                strcmp(topic, m->config->source_topic_name) == 0 && partition >= 0 &&
+                partition < m->config->partition_count) {
+                ks_offset_sync_store_add(m->store, partition, sync);
+            }
+        }
+        m->syncs_position = last + 1;
+    }
+    if (m->syncs_position >= fp.hw && !m->syncs_read_to_end) {
+        m->syncs_read_to_end = true;
+        ks_offset_sync_store_read_to_end(m->store);
+    }
+}
+
+static void on_cycle_timer(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_mirror *m = context;
+    m->cycle_timer = 0;
+    drive(m);
+}
+
+/* The current step failed: it is tried again after retry.backoff.ms, from
+ * the coordinator look-up (a new coordinator may answer). */
+static void cycle_retry(struct ks_mirror *m)
+{
+    m->cycle_in_flight = false;
+    m->cycle_step = CYCLE_FIND;
+    m->coordinator = -1;
+    if (m->cycle_timer == 0) {
+        m->cycle_timer =
+            ks_world_schedule(m->world, m->config->node, (ks_time_ns)m->config->retry_backoff_ns,
+                              KS_TIMER_MIRROR_CYCLE, on_cycle_timer, m);
+    }
+}
+
+static void cycle_next_group(struct ks_mirror *m)
+{
+    m->cycle_in_flight = false;
+    m->coordinator = -1;
+    m->cycle_group++;
+    m->cycle_step = m->cycle_group < m->config->group_count ? CYCLE_FIND : CYCLE_IDLE;
+}
+
+static void on_emit(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_mirror *m = context;
+    m->emit_timer = ks_world_schedule(m->world, m->config->node,
+                                      (ks_time_ns)m->config->emit_checkpoints_interval_ns,
+                                      KS_TIMER_MIRROR_EMIT, on_emit, m);
+    /* MirrorCheckpointTask.poll: one pass over the groups per interval; a
+     * pass still running when the next is due simply goes on. */
+    if (m->cycle_step == CYCLE_IDLE && m->config->group_count > 0 && m->syncs_read_to_end) {
+        m->cycle_group = 0;
+        m->cycle_step = CYCLE_FIND;
+    }
+    drive(m);
+}
+
+static void send_find_coordinator(struct ks_mirror *m)
+{
+    int32_t count = m->config->source_broker_count;
+    int32_t broker = m->meta[META_SYNCS].next_broker % count + 1;
+    m->meta[META_SYNCS].next_broker = (m->meta[META_SYNCS].next_broker + 1) % count;
+    struct request *r =
+        request_add(m, REQ_FIND_COORD, m->cycle_group, broker_node(m, false, broker));
+    struct ks_group_find_coordinator_request request;
+    memset(&request, 0, sizeof request);
+    request.correlation_id = (int32_t)r->correlation_id;
+    g_strlcpy(request.group_id, m->config->group_ids[m->cycle_group], sizeof request.group_id);
+    m->cycle_in_flight = true;
+    ks_world_send(m->world, m->config->node, r->node, KS_GROUP_FIND_COORDINATOR_REQUEST, &request,
+                  sizeof request);
+}
+
+static void send_offset_fetch(struct ks_mirror *m)
+{
+    int32_t count = m->config->partition_count;
+    struct request *r =
+        request_add(m, REQ_OFFSET_FETCH, m->cycle_group, broker_node(m, false, m->coordinator));
+    size_t bytes = sizeof(struct ks_group_offset_fetch_request) +
+                   (size_t)count * sizeof(struct ks_group_topic_partition);
+    uint8_t *message = calloc(1, bytes);
+    ks_assert(message != NULL);
+    struct ks_group_offset_fetch_request *request = (struct ks_group_offset_fetch_request *)message;
+    request->correlation_id = (int32_t)r->correlation_id;
+    request->entry_count = count;
+    g_strlcpy(request->group_id, m->config->group_ids[m->cycle_group], sizeof request->group_id);
+    for (int32_t p = 0; p < count; p++) {
+        struct ks_group_topic_partition tp = { m->config->source_topic_index, p };
+        memcpy(message + sizeof *request + (size_t)p * sizeof tp, &tp, sizeof tp);
+    }
+    m->cycle_in_flight = true;
+    ks_world_send(m->world, m->config->node, r->node, KS_GROUP_OFFSET_FETCH_REQUEST, message,
+                  bytes);
+    free(message);
+}
+
+/* The group's checkpoints of this pass, one record each
+ * (MirrorCheckpointTask.checkpointRecord), to partition 0 of the
+ * checkpoints topic with acks = all. */
+static void send_checkpoints(struct ks_mirror *m, int32_t leader)
+{
+    const char *group = m->config->group_ids[m->cycle_group];
+    int64_t now_ms = (int64_t)(ks_world_now_ns(m->world) / KS_NS_PER_MS);
+    struct ks_batch_builder builder;
+    ks_batch_builder_init(&builder, now_ms, -1, -1, -1);
+    for (int32_t p = 0; p < m->config->partition_count; p++) {
+        if (!m->cycle_has[p]) {
+            continue;
+        }
+        uint8_t key[1024];
+        size_t key_bytes =
+            ks_checkpoint_key_encode(group, m->config->target_topic_name, p, key, sizeof key);
+        ks_assert(key_bytes <= sizeof key);
+        uint8_t value[64];
+        size_t value_bytes =
+            ks_checkpoint_value_encode(m->cycle_points[p], "", value, sizeof value);
+        ks_assert(value_bytes <= sizeof value);
+        ks_batch_builder_add(&builder, now_ms, key, (int32_t)key_bytes, value, (int32_t)value_bytes,
+                             NULL, 0);
+    }
+    GByteArray *batch = ks_batch_builder_finish(&builder);
+    ks_batch_builder_deinit(&builder);
+    struct request *r =
+        request_add(m, REQ_CHECKPOINTS, m->cycle_group, broker_node(m, true, leader));
+    size_t bytes = sizeof(struct ks_produce_request) + batch->len;
+    uint8_t *message = calloc(1, bytes);
+    ks_assert(message != NULL);
+    struct ks_produce_request *request = (struct ks_produce_request *)message;
+    request->correlation_id = r->correlation_id;
+    request->timeout_ns = m->config->request_timeout_ns;
+    request->topic_index = m->config->checkpoints_topic_index;
+    request->partition = 0;
+    request->acks = (int16_t)KS_ACKS_ALL;
+    request->batch_bytes = batch->len;
+    memcpy(message + sizeof *request, batch->data, batch->len);
+    m->cycle_in_flight = true;
+    ks_world_send(m->world, m->config->node, r->node, KS_MSG_PRODUCE_REQUEST, message, bytes);
+    free(message);
+    g_byte_array_unref(batch);
+}
+
+static void on_find_coordinator_response(struct ks_mirror *m, struct request *r,
+                                         const uint8_t *message, size_t bytes)
+{
+    struct ks_group_find_coordinator_response response;
+    ks_assert(bytes == sizeof response);
+    memcpy(&response, message, sizeof response);
+    request_take(m, r);
+    if (response.error_code != KS_GROUP_ERR_NONE || response.coordinator_id < 1 ||
+        response.coordinator_id > m->config->source_broker_count) {
+        cycle_retry(m);
+        return;
+    }
+    m->cycle_in_flight = false;
+    m->coordinator = response.coordinator_id;
+    m->cycle_step = CYCLE_FETCH;
+}
+
+/* checkpointsForGroup: a checkpoint per partition whose committed offset
+ * translates and is more recent than the last one emitted. */
+static void on_offset_fetch_response(struct ks_mirror *m, struct request *r, const uint8_t *message,
+                                     size_t bytes)
+{
+    struct ks_group_offset_fetch_response response;
+    ks_assert(bytes >= sizeof response);
+    memcpy(&response, message, sizeof response);
+    request_take(m, r);
+    if (response.error_code != KS_GROUP_ERR_NONE) {
+        cycle_retry(m);
+        return;
+    }
+    const struct ks_group_offset_entry *entries =
+        ks_group_proto_entries(message, bytes, sizeof response, response.entry_count,
+                               sizeof(struct ks_group_offset_entry));
+    ks_assert(entries != NULL);
+    int32_t count = m->config->partition_count;
+    bool any = false;
+    for (int32_t p = 0; p < count; p++) {
+        m->cycle_has[p] = false;
+    }
+    for (int32_t i = 0; i < response.entry_count; i++) {
+        struct ks_group_offset_entry e;
+        memcpy(&e, &entries[i], sizeof e);
+        if (e.topic_index != m->config->source_topic_index || e.partition < 0 ||
+            e.partition >= count || e.offset < 0) {
+            continue;
+        }
+        size_t slot = (size_t)m->cycle_group * (size_t)count + (size_t)e.partition;
+        const struct ks_offset_sync *last = m->has_last[slot] ? &m->last[slot] : NULL;
+        if (ks_checkpoint_next(m->store, e.partition, e.offset, last,
+                               &m->cycle_points[e.partition])) {
+            m->cycle_has[e.partition] = true;
+            any = true;
+        }
+    }
+    if (!any) {
+        cycle_next_group(m);
+        return;
+    }
+    m->cycle_in_flight = false;
+    m->cycle_step = CYCLE_PRODUCE;
+}
+
+static void on_checkpoints_acked(struct ks_mirror *m, int16_t error)
+{
+    if (error != KS_ERR_NONE) {
+        mark_stale(m, META_CHECKPOINTS);
+        cycle_retry(m);
+        return;
+    }
+    int32_t count = m->config->partition_count;
+    for (int32_t p = 0; p < count; p++) {
+        if (!m->cycle_has[p]) {
+            continue;
+        }
+        size_t slot = (size_t)m->cycle_group * (size_t)count + (size_t)p;
+        m->last[slot] = m->cycle_points[p];
+        m->has_last[slot] = true;
+        m->checkpoint_count++;
+        if (m->observer != NULL && m->observer->on_checkpoint != NULL) {
+            m->observer->on_checkpoint(m->observer->context, m->cycle_group, p,
+                                       m->cycle_points[p].upstream_offset,
+                                       m->cycle_points[p].downstream_offset);
+        }
+    }
+    cycle_next_group(m);
+}
+
+/* The checkpoint side's part of the loop. */
+static void drive_checkpoints(struct ks_mirror *m)
+{
+    if (m->store == NULL) {
+        return;
+    }
+    int32_t syncs_leader = leader_of(m, META_SYNCS, 0);
+    if (!m->syncs_fetching && m->syncs_backoff_timer == 0 && syncs_leader >= 1) {
+        m->syncs_fetching = true;
+        send_fetch_of(m, REQ_SYNCS_FETCH, m->config->offset_syncs_topic_index, 0, m->syncs_position,
+                      syncs_leader);
+    }
+    if (m->cycle_in_flight || m->cycle_timer != 0) {
+        return;
+    }
+    switch (m->cycle_step) {
+    case CYCLE_IDLE: return;
+    case CYCLE_FIND: send_find_coordinator(m); return;
+    case CYCLE_FETCH: send_offset_fetch(m); return;
+    case CYCLE_PRODUCE: {
+        int32_t leader = leader_of(m, META_CHECKPOINTS, 0);
+        if (leader >= 1) {
+            send_checkpoints(m, leader);
+        }
+        return;
+    }
+    }
+}
+
 /* ---- timers ---------------------------------------------------------------------------- */
 
 /* A request failed without an answer (its timeout, or its broker went down). */
@@ -662,6 +1046,16 @@ static void request_failed(struct ks_mirror *m, struct request done)
     case REQ_SYNC:
         ks_offset_sync_writer_sent_done(m->syncs);
         mark_stale(m, META_SYNCS);
+        return;
+    case REQ_SYNCS_FETCH:
+        m->syncs_fetching = false;
+        syncs_backoff(m);
+        return;
+    case REQ_FIND_COORD:
+    case REQ_OFFSET_FETCH: cycle_retry(m); return;
+    case REQ_CHECKPOINTS:
+        mark_stale(m, META_CHECKPOINTS);
+        cycle_retry(m);
         return;
     }
 }
@@ -745,6 +1139,7 @@ static void drive(struct ks_mirror *m)
         }
     }
     fire_syncs(m);
+    drive_checkpoints(m);
 }
 
 static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint32_t kind,
@@ -753,16 +1148,37 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
     (void)world;
     (void)self;
     struct ks_mirror *m = context;
-    if (!m->up || message_bytes < sizeof(int64_t)) {
+    bool group_kind = kind >= KS_GROUP_KIND_MIN && kind <= KS_GROUP_KIND_MAX;
+    if (!m->up || message_bytes < (group_kind ? sizeof(int32_t) : sizeof(int64_t))) {
         return;
     }
+    /* every answer starts with its request's correlation id (the group
+     * protocol's is 32 bits) */
     int64_t correlation_id;
-    memcpy(&correlation_id, message, sizeof correlation_id); /* every answer starts with it */
+    if (group_kind) {
+        int32_t id32;
+        memcpy(&id32, message, sizeof id32);
+        correlation_id = id32;
+    } else {
+        memcpy(&correlation_id, message, sizeof correlation_id);
+    }
     struct request *r = request_find(m, correlation_id, source);
     if (r == NULL) {
         return; /* an answer to a request that timed out */
     }
     const uint8_t *bytes = message;
+    if (kind == KS_GROUP_FIND_COORDINATOR_RESPONSE) {
+        ks_assert(r->kind == REQ_FIND_COORD);
+        on_find_coordinator_response(m, r, bytes, message_bytes);
+        drive(m);
+        return;
+    }
+    if (kind == KS_GROUP_OFFSET_FETCH_RESPONSE) {
+        ks_assert(r->kind == REQ_OFFSET_FETCH);
+        on_offset_fetch_response(m, r, bytes, message_bytes);
+        drive(m);
+        return;
+    }
     switch ((enum ks_msg_kind)kind) {
     case KS_MSG_METADATA_RESPONSE:
         ks_assert(r->kind == REQ_METADATA);
@@ -773,11 +1189,15 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
         on_init_pid_response(m, r, bytes, message_bytes);
         break;
     case KS_MSG_FETCH_RESPONSE:
-        ks_assert(r->kind == REQ_FETCH);
-        on_fetch_response(m, r, bytes, message_bytes);
+        ks_assert(r->kind == REQ_FETCH || r->kind == REQ_SYNCS_FETCH);
+        if (r->kind == REQ_SYNCS_FETCH) {
+            on_syncs_fetch_response(m, r, bytes, message_bytes);
+        } else {
+            on_fetch_response(m, r, bytes, message_bytes);
+        }
         break;
     case KS_MSG_PRODUCE_RESPONSE:
-        ks_assert(r->kind == REQ_PRODUCE || r->kind == REQ_SYNC);
+        ks_assert(r->kind == REQ_PRODUCE || r->kind == REQ_SYNC || r->kind == REQ_CHECKPOINTS);
         on_produce_response(m, r, bytes, message_bytes);
         break;
     default: return; /* nothing else is addressed to a client */
@@ -787,15 +1207,27 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
 
 /* ---- life cycle ------------------------------------------------------------------------- */
 
+/* The task's periodic timers: the offset flush, and the checkpoint side's
+ * emission interval. */
+static void arm_periodic(struct ks_mirror *m)
+{
+    m->flush_timer = ks_world_schedule(m->world, m->config->node,
+                                       (ks_time_ns)m->config->offset_flush_interval_ns,
+                                       KS_TIMER_MIRROR_FLUSH, on_flush, m);
+    if (m->store != NULL) {
+        m->emit_timer = ks_world_schedule(m->world, m->config->node,
+                                          (ks_time_ns)m->config->emit_checkpoints_interval_ns,
+                                          KS_TIMER_MIRROR_EMIT, on_emit, m);
+    }
+}
+
 static void on_start(ks_world *world, void *context)
 {
     (void)world;
     struct ks_mirror *m = context;
     m->start_timer = 0;
     m->started = true;
-    m->flush_timer = ks_world_schedule(m->world, m->config->node,
-                                       (ks_time_ns)m->config->offset_flush_interval_ns,
-                                       KS_TIMER_MIRROR_FLUSH, on_flush, m);
+    arm_periodic(m);
     drive(m);
 }
 
@@ -838,6 +1270,28 @@ static void reset_state(struct ks_mirror *m)
     m->pid_in_flight = false;
     m->start_timer = 0;
     m->flush_timer = 0;
+    /* The checkpoint side reads the syncs topic again from its start
+     * (OffsetSyncStore.start); the checkpoints it emitted are forgotten
+     * (MM2 reads them back from the checkpoints topic: a simplification that
+     * may emit a checkpoint twice, never a wrong one). */
+    bool checkpoints =
+        m->config->checkpoints_topic_index >= 0 && m->config->offset_syncs_topic_index >= 0;
+    ks_offset_sync_store_free(m->store);
+    m->store = checkpoints ? ks_offset_sync_store_new(m->config->partition_count, true) : NULL;
+    m->syncs_position = 0;
+    m->syncs_fetching = false;
+    m->syncs_read_to_end = false;
+    m->syncs_backoff_timer = 0;
+    m->emit_timer = 0;
+    m->cycle_step = CYCLE_IDLE;
+    m->cycle_in_flight = false;
+    m->cycle_timer = 0;
+    m->cycle_group = 0;
+    m->coordinator = -1;
+    size_t slots = (size_t)m->config->group_count * (size_t)m->config->partition_count;
+    for (size_t i = 0; i < slots; i++) {
+        m->has_last[i] = false;
+    }
 }
 
 static void meta_init(struct ks_mirror *m, struct meta *meta, bool target_side, int32_t topic_index,
@@ -864,6 +1318,13 @@ struct ks_mirror *ks_mirror_new(ks_world *world, const struct ks_mirror_config *
     meta_init(m, &m->meta[META_SOURCE], false, config->source_topic_index, config->partition_count);
     meta_init(m, &m->meta[META_TARGET], true, config->target_topic_index, config->partition_count);
     meta_init(m, &m->meta[META_SYNCS], false, config->offset_syncs_topic_index, 1);
+    meta_init(m, &m->meta[META_CHECKPOINTS], true, config->checkpoints_topic_index, 1);
+    ks_assert(config->group_count >= 0);
+    size_t slots = (size_t)config->group_count * (size_t)config->partition_count;
+    m->cycle_points = g_new0(struct ks_offset_sync, config->partition_count);
+    m->cycle_has = g_new0(bool, config->partition_count);
+    m->last = g_new0(struct ks_offset_sync, slots + 1);
+    m->has_last = g_new0(bool, slots + 1);
     m->parts = g_new0(struct part, config->partition_count);
     for (int32_t p = 0; p < config->partition_count; p++) {
         m->parts[p].upstream = g_array_new(FALSE, FALSE, sizeof(int64_t));
@@ -906,7 +1367,15 @@ void ks_mirror_free(struct ks_mirror *m)
     }
     ks_world_cancel(m->world, m->start_timer);
     ks_world_cancel(m->world, m->flush_timer);
+    ks_world_cancel(m->world, m->emit_timer);
+    ks_world_cancel(m->world, m->cycle_timer);
+    ks_world_cancel(m->world, m->syncs_backoff_timer);
     ks_offset_sync_writer_free(m->syncs);
+    ks_offset_sync_store_free(m->store);
+    g_free(m->cycle_points);
+    g_free(m->cycle_has);
+    g_free(m->last);
+    g_free(m->has_last);
     g_free(m->parts);
     g_free(m);
 }
@@ -925,9 +1394,7 @@ void ks_mirror_on_restart(struct ks_mirror *m)
     reset_state(m);
     m->up = true;
     m->started = true;
-    m->flush_timer = ks_world_schedule(m->world, m->config->node,
-                                       (ks_time_ns)m->config->offset_flush_interval_ns,
-                                       KS_TIMER_MIRROR_FLUSH, on_flush, m);
+    arm_periodic(m);
     drive(m);
 }
 
@@ -977,6 +1444,24 @@ int64_t ks_mirror_sync_count(const struct ks_mirror *m)
     return m->sync_count;
 }
 
+int64_t ks_mirror_checkpoint_count(const struct ks_mirror *m)
+{
+    return m->checkpoint_count;
+}
+
+bool ks_mirror_checkpoint(const struct ks_mirror *m, int32_t group_index, int32_t partition,
+                          struct ks_offset_sync *checkpoint_out)
+{
+    ks_assert(group_index >= 0 && group_index < m->config->group_count);
+    ks_assert(partition >= 0 && partition < m->config->partition_count);
+    size_t slot = (size_t)group_index * (size_t)m->config->partition_count + (size_t)partition;
+    if (!m->has_last[slot]) {
+        return false;
+    }
+    *checkpoint_out = m->last[slot];
+    return true;
+}
+
 bool ks_mirror_caught_up(const struct ks_mirror *m)
 {
     if (!m->up || !m->started) {
@@ -1018,6 +1503,8 @@ void ks_mirror_check(const struct ks_mirror *m)
     int32_t fetch_requests = 0;
     int32_t produce_requests = 0;
     int32_t sync_requests = 0;
+    int32_t cycle_requests = 0;
+    int32_t syncs_fetches = 0;
     for (guint i = 0; i < m->requests->len; i++) { /* M3 */
         const struct request *r = g_ptr_array_index(m->requests, i);
         if (r->kind == REQ_FETCH) {
@@ -1028,8 +1515,15 @@ void ks_mirror_check(const struct ks_mirror *m)
             produce_requests++;
         } else if (r->kind == REQ_SYNC) {
             sync_requests++;
+        } else if (r->kind == REQ_SYNCS_FETCH) {
+            syncs_fetches++;
+        } else if (r->kind == REQ_FIND_COORD || r->kind == REQ_OFFSET_FETCH ||
+                   r->kind == REQ_CHECKPOINTS) {
+            cycle_requests++;
         }
     }
+    ks_assert(cycle_requests == (m->cycle_in_flight ? 1 : 0)); /* M5 */
+    ks_assert(syncs_fetches == (m->syncs_fetching ? 1 : 0));
     ks_assert(fetch_requests == fetches);
     ks_assert(produce_requests == produces);
     if (m->syncs != NULL) { /* M4 */

@@ -4,7 +4,9 @@
 ** topic of a target cluster ("east.orders", DefaultReplicationPolicy), in the
 ** same partition, with its key, value, timestamp and headers; it writes
 ** offset syncs (core/mirror_sync.h) to the offset-syncs topic on the source
-** cluster (offset-syncs.topic.location = source, the default).
+** cluster (offset-syncs.topic.location = source, the default). With
+** checkpoints configured it is also the checkpoint task: it translates the
+** groups' committed offsets into checkpoints on the target.
 **
 ** The node is a client of two clusters: it lives outside both clusters'
 ** views (sim/world.h ks_world_view_new) and is given the world's node id of
@@ -56,6 +58,16 @@ struct ks_mirror_config {
      * would resume from after a restart are committed. */
     int64_t offset_flush_interval_ns;
     int64_t start_ns; /* the task starts this long after the world's time 0 */
+    /* The checkpoint side (MirrorCheckpointTask), on the same node: reads
+     * the offset-syncs topic, and every emit.checkpoints.interval.seconds
+     * fetches each group's committed offsets on the source and writes the
+     * translated ones to the checkpoints topic on the target. */
+    int32_t checkpoints_topic_index; /* "<source>.checkpoints.internal" in the target's spec;
+                                        -1: emit.checkpoints.enabled = false */
+    const char *target_topic_name;   /* borrowed: checkpoint keys name the remote topic */
+    const char *const *group_ids;    /* borrowed: the groups to checkpoint (MM2's groups) */
+    int32_t group_count;
+    int64_t emit_checkpoints_interval_ns; /* emit.checkpoints.interval.seconds = 60 */
 };
 
 /* Kafka's defaults for every field above but the node ids, counts and topic
@@ -68,6 +80,10 @@ struct ks_mirror_observer {
     void *context;
     void (*on_mirrored)(void *context, int32_t partition, int64_t upstream_offset,
                         int64_t downstream_offset);
+    /* A checkpoint of group group_ids[group_index] was acked on the
+     * checkpoints topic; may be NULL. */
+    void (*on_checkpoint)(void *context, int32_t group_index, int32_t partition,
+                          int64_t upstream_offset, int64_t downstream_offset);
 };
 
 /* Builds the task on world (config and observer borrowed, they must outlive
@@ -95,6 +111,14 @@ int64_t ks_mirror_source_hw(const struct ks_mirror *mirror, int32_t partition);
 int64_t ks_mirror_record_count(const struct ks_mirror *mirror);
 /* Offset syncs acked on the offset-syncs topic so far. */
 int64_t ks_mirror_sync_count(const struct ks_mirror *mirror);
+/* Checkpoints acked on the checkpoints topic so far. */
+int64_t ks_mirror_checkpoint_count(const struct ks_mirror *mirror);
+/* The last checkpoint of a group's partition acked on the target (what a
+ * failover would start from: RemoteClusterUtils.translateOffsets reads it
+ * back), false when none. */
+struct ks_offset_sync;
+bool ks_mirror_checkpoint(const struct ks_mirror *mirror, int32_t group_index, int32_t partition,
+                          struct ks_offset_sync *checkpoint_out);
 /* True when every partition is copied up to the source HW it last saw and
  * nothing is in flight. */
 bool ks_mirror_caught_up(const struct ks_mirror *mirror);

@@ -9,9 +9,12 @@
  * on both sides; a task that crashes resumes from its last committed source
  * offsets and so copies some records twice (at least once, never a gap); a
  * source cluster lost for good loses at most the task's lag at that moment
- * (sim/mirror_check.h mirror_lost); the same seed gives the same trace. Method: east (3 brokers, "orders" with 2
- * partitions, its offset-syncs topic) gets 1000 records from a producer;
- * west (3 brokers, "east.orders") is written only by the task; the task's
+ * (sim/mirror_check.h mirror_lost); the checkpoints written to the target
+ * never point past the group's real position and end at it once the group
+ * has read everything; the same seed gives the same trace. Method: east (3 brokers, "orders" with 2
+ * partitions, its offset-syncs topic) gets 1000 records from a producer
+ * and is read by group g; west (3 brokers, "east.orders" and
+ * "east.checkpoints.internal") is written only by the task; the task's
  * invariants are checked after every event; at the end both clusters'
  * leaders' logs are read and compared. */
 #include "../../core/mirror.h"
@@ -61,8 +64,12 @@ static void cluster_spec(struct cluster_fixture *cf)
         .topic_count = cf->topic_count,
         .producers = cf->producer_count > 0 ? &cf->producer : NULL,
         .producer_count = cf->producer_count,
+        .consumers = cf->consumer_count > 0 ? cf->consumers : NULL,
+        .consumer_count = cf->consumer_count,
     };
 }
+
+static const char *const group_ids[] = { "g" };
 
 static void build(struct two *t, bool idempotent)
 {
@@ -78,10 +85,17 @@ static void build(struct two *t, bool idempotent)
     producer->count = 1000;
     producer->key_count = 100;
     producer->value_bytes = 50;
+    t->east.cluster_config.offsets_topic_partition_count = 5;
+    t->east.cluster_config.group_initial_rebalance_delay_ns = 1000 * (int64_t)CF_MS;
+    struct ks_consumer_config *consumer = cf_consumer(&t->east, "c", "g", 0);
+    consumer->auto_offset_reset = KS_RESET_EARLIEST;
+    consumer->auto_commit_interval_ns = 1 * CF_S;
     cluster_spec(&t->east);
     cf_init(&t->west, 3);
     g_autofree char *remote = ks_mirror_remote_topic("east", "orders");
     cf_topic(&t->west, remote, 2, 3, 2, NULL);
+    g_autofree char *checkpoints = ks_mirror_checkpoints_topic("east");
+    cf_topic(&t->west, checkpoints, 1, 3, 2, NULL)->log.cleanup_compact = true;
     cluster_spec(&t->west);
 
     uint32_t east_count = ks_cluster_node_count(&t->east.spec);
@@ -113,6 +127,11 @@ static void build(struct two *t, bool idempotent)
     t->config.partition_count = 2;
     t->config.offset_flush_interval_ns = 1 * CF_S;
     t->config.enable_idempotence = idempotent;
+    t->config.checkpoints_topic_index = 1;
+    t->config.target_topic_name = "east.orders";
+    t->config.group_ids = group_ids;
+    t->config.group_count = 1;
+    t->config.emit_checkpoints_interval_ns = 1 * CF_S;
     t->observer = (struct ks_mirror_observer){ .context = t, .on_mirrored = on_mirrored };
     t->mirror = ks_mirror_new(t->root, &t->config, &t->observer);
     ks_world_set_after_event(t->root, after_event, t);
@@ -458,6 +477,53 @@ static void test_mirror_source_lost(void)
     release(&t);
 }
 
+/* The checkpoint side: every checkpoint on the target decodes, names group
+ * g, the remote topic and a partition, and never points past the group's
+ * real position (T1: identical logs, so downstream <= upstream); once the
+ * group has read everything and the last syncs are flushed, the last
+ * checkpoint of each partition is the group's position exactly. */
+static void test_mirror_checkpoints(void)
+{
+    struct two t;
+    build(&t, true);
+    ks_world_run_until(t.root, 8 * CF_S);
+    finish(&t);
+    ks_world_run_until(t.root, ks_world_now_ns(t.root) + 3 * CF_S);
+    GArray *records = read_partition(t.west.cluster, 1, 0);
+    CU_ASSERT_TRUE(records->len >= 2);
+    CU_ASSERT_EQUAL((int64_t)records->len, ks_mirror_checkpoint_count(t.mirror));
+    for (guint i = 0; i < records->len; i++) {
+        const struct record_copy *r = &g_array_index(records, struct record_copy, i);
+        char group[64];
+        char topic[64];
+        int32_t partition = -1;
+        CU_ASSERT_TRUE(ks_checkpoint_key_decode((const uint8_t *)r->key, (size_t)r->key_bytes,
+                                                group, sizeof group, topic, sizeof topic,
+                                                &partition));
+        CU_ASSERT_STRING_EQUAL(group, "g");
+        CU_ASSERT_STRING_EQUAL(topic, "east.orders");
+        CU_ASSERT_TRUE(partition == 0 || partition == 1);
+        struct ks_offset_sync checkpoint;
+        char metadata[16];
+        CU_ASSERT_TRUE(ks_checkpoint_value_decode(r->value, (size_t)r->value_bytes, &checkpoint,
+                                                  metadata, sizeof metadata));
+        CU_ASSERT_TRUE(checkpoint.downstream_offset >= 0);
+        CU_ASSERT_TRUE(checkpoint.downstream_offset <= checkpoint.upstream_offset);
+        if (getenv("KS_TEST_VERBOSE") != NULL) {
+            printf("\ncheckpoint %s %s-%d upstream %lld downstream %lld", group, topic, partition,
+                   (long long)checkpoint.upstream_offset, (long long)checkpoint.downstream_offset);
+        }
+    }
+    for (int32_t p = 0; p < 2; p++) {
+        struct ks_offset_sync last;
+        CU_ASSERT_TRUE_FATAL(ks_mirror_checkpoint(t.mirror, 0, p, &last));
+        CU_ASSERT_EQUAL(last.upstream_offset, ks_mirror_source_hw(t.mirror, p));
+        CU_ASSERT_EQUAL(last.downstream_offset, last.upstream_offset);
+    }
+    g_array_free(records, TRUE);
+    release(&t);
+}
+
 void ks_test_register_mirror(void)
 {
     static const struct ks_test_case cases[] = {
@@ -465,6 +531,7 @@ void ks_test_register_mirror(void)
         { "target leader crash", test_mirror_target_leader_crash },
         { "task restart", test_mirror_task_restart },
         { "source lost", test_mirror_source_lost },
+        { "checkpoints", test_mirror_checkpoints },
     };
     KS_TEST_ADD_SUITE("core/mirror", cases);
 }
