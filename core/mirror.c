@@ -73,7 +73,16 @@ enum {
 };
 
 /* Where the checkpoint side's cycle over the groups stands. */
-enum cycle_step { CYCLE_IDLE, CYCLE_FIND, CYCLE_FETCH, CYCLE_PRODUCE };
+enum cycle_step {
+    CYCLE_IDLE,
+    CYCLE_FIND,    /* the group's coordinator on the source */
+    CYCLE_FETCH,   /* its committed offsets there */
+    CYCLE_PRODUCE, /* its new checkpoints to the target */
+    /* sync.group.offsets.enabled: the target group's offsets */
+    CYCLE_TARGET_FIND,
+    CYCLE_TARGET_FETCH,
+    CYCLE_TARGET_COMMIT,
+};
 
 enum request_kind {
     REQ_METADATA,
@@ -82,10 +91,11 @@ enum request_kind {
     REQ_PRODUCE,
     REQ_SYNC,
     /* the checkpoint side */
-    REQ_SYNCS_FETCH,  /* reading the offset-syncs topic */
-    REQ_FIND_COORD,   /* the group's coordinator on the source */
-    REQ_OFFSET_FETCH, /* the group's committed offsets */
-    REQ_CHECKPOINTS,  /* a group's checkpoints to the target's checkpoints topic */
+    REQ_SYNCS_FETCH,   /* reading the offset-syncs topic */
+    REQ_FIND_COORD,    /* the group's coordinator on the source */
+    REQ_OFFSET_FETCH,  /* the group's committed offsets */
+    REQ_CHECKPOINTS,   /* a group's checkpoints to the target's checkpoints topic */
+    REQ_OFFSET_COMMIT, /* sync.group.offsets: the translated offsets to the target group */
 };
 
 /* Metadata slots: the topics the task needs, each on one cluster. */
@@ -168,6 +178,10 @@ struct ks_mirror {
     struct ks_offset_sync *last;         /* [group * partitions + p] last acked checkpoint */
     bool *has_last;
     int64_t checkpoint_count;
+    bool group_sync_due; /* this pass also syncs the target groups' offsets */
+    ks_time_ns group_sync_next_ns;
+    int64_t *commit_offsets;  /* [partition] the target group's new offsets, -1 none */
+    int64_t group_sync_count; /* target group commits accepted */
 };
 
 static void drive(struct ks_mirror *m);
@@ -190,6 +204,8 @@ void ks_mirror_config_defaults(struct ks_mirror_config *out)
     out->start_ns = 0;
     out->checkpoints_topic_index = -1;
     out->emit_checkpoints_interval_ns = (int64_t)KS_MIRROR_EMIT_CHECKPOINTS_INTERVAL_NS_DEFAULT;
+    out->sync_group_offsets_enabled = false;
+    out->sync_group_offsets_interval_ns = 60000 * (int64_t)KS_NS_PER_MS;
 }
 
 /* ---- nodes ------------------------------------------------------------------ */
@@ -808,6 +824,25 @@ static void cycle_next_group(struct ks_mirror *m)
     m->cycle_step = m->cycle_group < m->config->group_count ? CYCLE_FIND : CYCLE_IDLE;
 }
 
+/* The group's checkpoints are done for this pass: on to its target offsets
+ * (MirrorCheckpointTask.syncGroupOffset) when they are due and it has a
+ * checkpoint, else to the next group. */
+static void checkpoints_done(struct ks_mirror *m)
+{
+    bool any = false;
+    size_t base = (size_t)m->cycle_group * (size_t)m->config->partition_count;
+    for (int32_t p = 0; p < m->config->partition_count; p++) {
+        any = any || m->has_last[base + (size_t)p];
+    }
+    if (!m->group_sync_due || !any) {
+        cycle_next_group(m);
+        return;
+    }
+    m->cycle_in_flight = false;
+    m->coordinator = -1;
+    m->cycle_step = CYCLE_TARGET_FIND;
+}
+
 static void on_emit(ks_world *world, void *context)
 {
     (void)world;
@@ -820,17 +855,32 @@ static void on_emit(ks_world *world, void *context)
     if (m->cycle_step == CYCLE_IDLE && m->config->group_count > 0 && m->syncs_read_to_end) {
         m->cycle_group = 0;
         m->cycle_step = CYCLE_FIND;
+        /* sync.group.offsets.interval.seconds, checked at each pass */
+        ks_time_ns now = ks_world_now_ns(m->world);
+        m->group_sync_due = m->config->sync_group_offsets_enabled && now >= m->group_sync_next_ns;
+        if (m->group_sync_due) {
+            m->group_sync_next_ns = now + (ks_time_ns)m->config->sync_group_offsets_interval_ns;
+        }
     }
     drive(m);
 }
 
+/* The cycle's step is on the target cluster (sync.group.offsets). */
+static bool cycle_on_target(const struct ks_mirror *m)
+{
+    return m->cycle_step == CYCLE_TARGET_FIND || m->cycle_step == CYCLE_TARGET_FETCH ||
+           m->cycle_step == CYCLE_TARGET_COMMIT;
+}
+
 static void send_find_coordinator(struct ks_mirror *m)
 {
-    int32_t count = m->config->source_broker_count;
-    int32_t broker = m->meta[META_SYNCS].next_broker % count + 1;
-    m->meta[META_SYNCS].next_broker = (m->meta[META_SYNCS].next_broker + 1) % count;
+    bool target = cycle_on_target(m);
+    struct meta *rotation = &m->meta[target ? META_TARGET : META_SYNCS];
+    int32_t count = target ? m->config->target_broker_count : m->config->source_broker_count;
+    int32_t broker = rotation->next_broker % count + 1;
+    rotation->next_broker = (rotation->next_broker + 1) % count;
     struct request *r =
-        request_add(m, REQ_FIND_COORD, m->cycle_group, broker_node(m, false, broker));
+        request_add(m, REQ_FIND_COORD, m->cycle_group, broker_node(m, target, broker));
     struct ks_group_find_coordinator_request request;
     memset(&request, 0, sizeof request);
     request.correlation_id = (int32_t)r->correlation_id;
@@ -842,9 +892,11 @@ static void send_find_coordinator(struct ks_mirror *m)
 
 static void send_offset_fetch(struct ks_mirror *m)
 {
+    bool target = cycle_on_target(m);
+    int32_t topic_index = target ? m->config->target_topic_index : m->config->source_topic_index;
     int32_t count = m->config->partition_count;
     struct request *r =
-        request_add(m, REQ_OFFSET_FETCH, m->cycle_group, broker_node(m, false, m->coordinator));
+        request_add(m, REQ_OFFSET_FETCH, m->cycle_group, broker_node(m, target, m->coordinator));
     size_t bytes = sizeof(struct ks_group_offset_fetch_request) +
                    (size_t)count * sizeof(struct ks_group_topic_partition);
     uint8_t *message = calloc(1, bytes);
@@ -854,7 +906,7 @@ static void send_offset_fetch(struct ks_mirror *m)
     request->entry_count = count;
     g_strlcpy(request->group_id, m->config->group_ids[m->cycle_group], sizeof request->group_id);
     for (int32_t p = 0; p < count; p++) {
-        struct ks_group_topic_partition tp = { m->config->source_topic_index, p };
+        struct ks_group_topic_partition tp = { topic_index, p };
         memcpy(message + sizeof *request + (size_t)p * sizeof tp, &tp, sizeof tp);
     }
     m->cycle_in_flight = true;
@@ -915,14 +967,102 @@ static void on_find_coordinator_response(struct ks_mirror *m, struct request *r,
     ks_assert(bytes == sizeof response);
     memcpy(&response, message, sizeof response);
     request_take(m, r);
+    bool target = cycle_on_target(m);
+    int32_t count = target ? m->config->target_broker_count : m->config->source_broker_count;
     if (response.error_code != KS_GROUP_ERR_NONE || response.coordinator_id < 1 ||
-        response.coordinator_id > m->config->source_broker_count) {
-        cycle_retry(m);
+        response.coordinator_id > count) {
+        if (target) {
+            cycle_next_group(m); /* the target's offsets wait for the next sync */
+        } else {
+            cycle_retry(m);
+        }
         return;
     }
     m->cycle_in_flight = false;
     m->coordinator = response.coordinator_id;
-    m->cycle_step = CYCLE_FETCH;
+    m->cycle_step = target ? CYCLE_TARGET_FETCH : CYCLE_FETCH;
+}
+
+/* syncGroupOffset: the target group's offset of a partition moves to the
+ * last checkpoint's downstream offset when it has none or is behind
+ * (ks_checkpoint_sync_target); the commit goes outside the group protocol
+ * and the coordinator takes it only while the group is empty, as MM2
+ * syncs only idle groups. */
+static void target_offsets_fetched(struct ks_mirror *m, const struct ks_group_offset_entry *entries,
+                                   int32_t entry_count)
+{
+    int32_t count = m->config->partition_count;
+    size_t base = (size_t)m->cycle_group * (size_t)count;
+    bool any = false;
+    for (int32_t p = 0; p < count; p++) {
+        m->commit_offsets[p] = -1;
+    }
+    for (int32_t i = 0; i < entry_count; i++) {
+        struct ks_group_offset_entry e;
+        memcpy(&e, &entries[i], sizeof e);
+        if (e.topic_index != m->config->target_topic_index || e.partition < 0 ||
+            e.partition >= count || !m->has_last[base + (size_t)e.partition]) {
+            continue;
+        }
+        int64_t downstream = m->last[base + (size_t)e.partition].downstream_offset;
+        if (ks_checkpoint_sync_target(e.offset >= 0, e.offset, downstream)) {
+            m->commit_offsets[e.partition] = downstream;
+            any = true;
+        }
+    }
+    if (!any) {
+        cycle_next_group(m);
+        return;
+    }
+    m->cycle_in_flight = false;
+    m->cycle_step = CYCLE_TARGET_COMMIT;
+}
+
+static void send_offset_commit(struct ks_mirror *m)
+{
+    int32_t count = m->config->partition_count;
+    int32_t entries = 0;
+    for (int32_t p = 0; p < count; p++) {
+        entries += m->commit_offsets[p] >= 0;
+    }
+    struct request *r =
+        request_add(m, REQ_OFFSET_COMMIT, m->cycle_group, broker_node(m, true, m->coordinator));
+    size_t bytes = sizeof(struct ks_group_offset_commit_request) +
+                   (size_t)entries * sizeof(struct ks_group_offset_entry);
+    uint8_t *message = calloc(1, bytes);
+    ks_assert(message != NULL);
+    struct ks_group_offset_commit_request *request =
+        (struct ks_group_offset_commit_request *)message;
+    request->correlation_id = (int32_t)r->correlation_id;
+    request->generation = -1; /* outside the group protocol (Admin.alterConsumerGroupOffsets) */
+    request->entry_count = entries;
+    g_strlcpy(request->group_id, m->config->group_ids[m->cycle_group], sizeof request->group_id);
+    size_t at = sizeof *request;
+    for (int32_t p = 0; p < count; p++) {
+        if (m->commit_offsets[p] < 0) {
+            continue;
+        }
+        struct ks_group_offset_entry e = { m->config->target_topic_index, p, m->commit_offsets[p] };
+        memcpy(message + at, &e, sizeof e);
+        at += sizeof e;
+    }
+    m->cycle_in_flight = true;
+    ks_world_send(m->world, m->config->node, r->node, KS_GROUP_OFFSET_COMMIT_REQUEST, message,
+                  bytes);
+    free(message);
+}
+
+static void on_offset_commit_response(struct ks_mirror *m, struct request *r,
+                                      const uint8_t *message, size_t bytes)
+{
+    struct ks_group_simple_response response;
+    ks_assert(bytes == sizeof response);
+    memcpy(&response, message, sizeof response);
+    request_take(m, r);
+    if (response.error_code == KS_GROUP_ERR_NONE) {
+        m->group_sync_count++;
+    }
+    cycle_next_group(m); /* an active group (refused) is left alone */
 }
 
 /* checkpointsForGroup: a checkpoint per partition whose committed offset
@@ -934,14 +1074,23 @@ static void on_offset_fetch_response(struct ks_mirror *m, struct request *r, con
     ks_assert(bytes >= sizeof response);
     memcpy(&response, message, sizeof response);
     request_take(m, r);
+    bool target = cycle_on_target(m);
     if (response.error_code != KS_GROUP_ERR_NONE) {
-        cycle_retry(m);
+        if (target) {
+            cycle_next_group(m);
+        } else {
+            cycle_retry(m);
+        }
         return;
     }
     const struct ks_group_offset_entry *entries =
         ks_group_proto_entries(message, bytes, sizeof response, response.entry_count,
                                sizeof(struct ks_group_offset_entry));
     ks_assert(entries != NULL);
+    if (target) {
+        target_offsets_fetched(m, entries, response.entry_count);
+        return;
+    }
     int32_t count = m->config->partition_count;
     bool any = false;
     for (int32_t p = 0; p < count; p++) {
@@ -963,7 +1112,7 @@ static void on_offset_fetch_response(struct ks_mirror *m, struct request *r, con
         }
     }
     if (!any) {
-        cycle_next_group(m);
+        checkpoints_done(m);
         return;
     }
     m->cycle_in_flight = false;
@@ -992,7 +1141,7 @@ static void on_checkpoints_acked(struct ks_mirror *m, int16_t error)
                                        m->cycle_points[p].downstream_offset);
         }
     }
-    cycle_next_group(m);
+    checkpoints_done(m);
 }
 
 /* The checkpoint side's part of the loop. */
@@ -1012,8 +1161,11 @@ static void drive_checkpoints(struct ks_mirror *m)
     }
     switch (m->cycle_step) {
     case CYCLE_IDLE: return;
-    case CYCLE_FIND: send_find_coordinator(m); return;
-    case CYCLE_FETCH: send_offset_fetch(m); return;
+    case CYCLE_FIND:
+    case CYCLE_TARGET_FIND: send_find_coordinator(m); return;
+    case CYCLE_FETCH:
+    case CYCLE_TARGET_FETCH: send_offset_fetch(m); return;
+    case CYCLE_TARGET_COMMIT: send_offset_commit(m); return;
     case CYCLE_PRODUCE: {
         int32_t leader = leader_of(m, META_CHECKPOINTS, 0);
         if (leader >= 1) {
@@ -1052,7 +1204,8 @@ static void request_failed(struct ks_mirror *m, struct request done)
         syncs_backoff(m);
         return;
     case REQ_FIND_COORD:
-    case REQ_OFFSET_FETCH: cycle_retry(m); return;
+    case REQ_OFFSET_FETCH:
+    case REQ_OFFSET_COMMIT: cycle_retry(m); return;
     case REQ_CHECKPOINTS:
         mark_stale(m, META_CHECKPOINTS);
         cycle_retry(m);
@@ -1179,6 +1332,12 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
         drive(m);
         return;
     }
+    if (kind == KS_GROUP_OFFSET_COMMIT_RESPONSE) {
+        ks_assert(r->kind == REQ_OFFSET_COMMIT);
+        on_offset_commit_response(m, r, bytes, message_bytes);
+        drive(m);
+        return;
+    }
     switch ((enum ks_msg_kind)kind) {
     case KS_MSG_METADATA_RESPONSE:
         ks_assert(r->kind == REQ_METADATA);
@@ -1288,6 +1447,8 @@ static void reset_state(struct ks_mirror *m)
     m->cycle_timer = 0;
     m->cycle_group = 0;
     m->coordinator = -1;
+    m->group_sync_due = false;
+    m->group_sync_next_ns = ks_world_now_ns(m->world);
     size_t slots = (size_t)m->config->group_count * (size_t)m->config->partition_count;
     for (size_t i = 0; i < slots; i++) {
         m->has_last[i] = false;
@@ -1323,6 +1484,7 @@ struct ks_mirror *ks_mirror_new(ks_world *world, const struct ks_mirror_config *
     size_t slots = (size_t)config->group_count * (size_t)config->partition_count;
     m->cycle_points = g_new0(struct ks_offset_sync, config->partition_count);
     m->cycle_has = g_new0(bool, config->partition_count);
+    m->commit_offsets = g_new0(int64_t, config->partition_count);
     m->last = g_new0(struct ks_offset_sync, slots + 1);
     m->has_last = g_new0(bool, slots + 1);
     m->parts = g_new0(struct part, config->partition_count);
@@ -1374,6 +1536,7 @@ void ks_mirror_free(struct ks_mirror *m)
     ks_offset_sync_store_free(m->store);
     g_free(m->cycle_points);
     g_free(m->cycle_has);
+    g_free(m->commit_offsets);
     g_free(m->last);
     g_free(m->has_last);
     g_free(m->parts);
@@ -1449,6 +1612,11 @@ int64_t ks_mirror_checkpoint_count(const struct ks_mirror *m)
     return m->checkpoint_count;
 }
 
+int64_t ks_mirror_group_sync_count(const struct ks_mirror *m)
+{
+    return m->group_sync_count;
+}
+
 bool ks_mirror_checkpoint(const struct ks_mirror *m, int32_t group_index, int32_t partition,
                           struct ks_offset_sync *checkpoint_out)
 {
@@ -1518,7 +1686,7 @@ void ks_mirror_check(const struct ks_mirror *m)
         } else if (r->kind == REQ_SYNCS_FETCH) {
             syncs_fetches++;
         } else if (r->kind == REQ_FIND_COORD || r->kind == REQ_OFFSET_FETCH ||
-                   r->kind == REQ_CHECKPOINTS) {
+                   r->kind == REQ_CHECKPOINTS || r->kind == REQ_OFFSET_COMMIT) {
             cycle_requests++;
         }
     }

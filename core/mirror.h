@@ -68,6 +68,11 @@ struct ks_mirror_config {
     const char *const *group_ids;    /* borrowed: the groups to checkpoint (MM2's groups) */
     int32_t group_count;
     int64_t emit_checkpoints_interval_ns; /* emit.checkpoints.interval.seconds = 60 */
+    /* sync.group.offsets.enabled = false: also move each group's offsets on
+     * the target to its last checkpoint (only forward, only while the group
+     * is empty there), every sync.group.offsets.interval.seconds = 60. */
+    bool sync_group_offsets_enabled;
+    int64_t sync_group_offsets_interval_ns;
 };
 
 /* Kafka's defaults for every field above but the node ids, counts and topic
@@ -113,6 +118,8 @@ int64_t ks_mirror_record_count(const struct ks_mirror *mirror);
 int64_t ks_mirror_sync_count(const struct ks_mirror *mirror);
 /* Checkpoints acked on the checkpoints topic so far. */
 int64_t ks_mirror_checkpoint_count(const struct ks_mirror *mirror);
+/* Target group commits of sync.group.offsets the coordinator accepted. */
+int64_t ks_mirror_group_sync_count(const struct ks_mirror *mirror);
 /* The last checkpoint of a group's partition acked on the target (what a
  * failover would start from: RemoteClusterUtils.translateOffsets reads it
  * back), false when none. */

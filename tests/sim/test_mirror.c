@@ -11,7 +11,10 @@
  * source cluster lost for good loses at most the task's lag at that moment
  * (sim/mirror_check.h mirror_lost); the checkpoints written to the target
  * never point past the group's real position and end at it once the group
- * has read everything; the same seed gives the same trace. Method: east (3 brokers, "orders" with 2
+ * has read everything; a group that fails over to the target (offsets synced
+ * there by the task) skips nothing and processes again at most the records
+ * between its synced offsets and its real position; the same seed gives
+ * the same trace. Method: east (3 brokers, "orders" with 2
  * partitions, its offset-syncs topic) gets 1000 records from a producer
  * and is read by group g; west (3 brokers, "east.orders" and
  * "east.checkpoints.internal") is written only by the task; the task's
@@ -71,7 +74,9 @@ static void cluster_spec(struct cluster_fixture *cf)
 
 static const char *const group_ids[] = { "g" };
 
-static void build(struct two *t, bool idempotent)
+/* failover: group g also has a consumer on west that starts at 6 s, and the
+ * task syncs the group's offsets there (sync.group.offsets.enabled). */
+static void build_with(struct two *t, bool idempotent, bool failover)
 {
     memset(t, 0, sizeof *t);
     t->last_downstream[0] = t->last_downstream[1] = -1;
@@ -96,6 +101,13 @@ static void build(struct two *t, bool idempotent)
     cf_topic(&t->west, remote, 2, 3, 2, NULL);
     g_autofree char *checkpoints = ks_mirror_checkpoints_topic("east");
     cf_topic(&t->west, checkpoints, 1, 3, 2, NULL)->log.cleanup_compact = true;
+    if (failover) {
+        t->west.cluster_config.offsets_topic_partition_count = 5;
+        t->west.cluster_config.group_initial_rebalance_delay_ns = 1000 * (int64_t)CF_MS;
+        struct ks_consumer_config *standby = cf_consumer(&t->west, "c2", "g", 0);
+        standby->auto_offset_reset = KS_RESET_EARLIEST; /* without a synced offset: all again */
+        standby->start_ns = 6 * CF_S;
+    }
     cluster_spec(&t->west);
 
     uint32_t east_count = ks_cluster_node_count(&t->east.spec);
@@ -132,12 +144,19 @@ static void build(struct two *t, bool idempotent)
     t->config.group_ids = group_ids;
     t->config.group_count = 1;
     t->config.emit_checkpoints_interval_ns = 1 * CF_S;
+    t->config.sync_group_offsets_enabled = failover;
+    t->config.sync_group_offsets_interval_ns = 1 * CF_S;
     t->observer = (struct ks_mirror_observer){ .context = t, .on_mirrored = on_mirrored };
     t->mirror = ks_mirror_new(t->root, &t->config, &t->observer);
     ks_world_set_after_event(t->root, after_event, t);
     ks_cluster_start(t->east.cluster);
     ks_cluster_start(t->west.cluster);
     ks_mirror_start(t->mirror);
+}
+
+static void build(struct two *t, bool idempotent)
+{
+    build_with(t, idempotent, false);
 }
 
 /* Stops the producer and runs until both clusters converged and the task
@@ -524,6 +543,74 @@ static void test_mirror_checkpoints(void)
     release(&t);
 }
 
+/* Failover of group g from east to west at 6 s (its consumer on east
+ * crashes, one on west starts): the west consumer resumes from the offsets
+ * the task synced to west's group (the last checkpoints, translated from the
+ * group's commits on east), so no record goes unprocessed, and the records it
+ * processes again (failover_duplicates) are at most those between the synced
+ * offsets and where the group really was. */
+static void test_mirror_failover(void)
+{
+    struct two t;
+    build_with(&t, true, true);
+    ks_time_ns failover_ns = 6 * CF_S;
+    ks_world_run_until(t.root, failover_ns);
+    ks_node_id consumer = ks_cluster_consumer_node(&t.east.spec, 0);
+    ks_world_node_crash(t.root, ks_world_view_node(t.east_view, consumer), false);
+    ks_cluster_on_node_crashed(t.east.cluster, consumer);
+    int64_t bound = 0;
+    for (int32_t p = 0; p < 2; p++) {
+        struct ks_offset_sync checkpoint;
+        CU_ASSERT_TRUE_FATAL(ks_mirror_checkpoint(t.mirror, 0, p, &checkpoint));
+        int64_t position = 0; /* one past the last offset processed on east */
+        for (int64_t o = 0; o < CF_OFFSETS_MAX; o++) {
+            if (t.east.processed[p][o] > 0) {
+                position = o + 1;
+            }
+        }
+        CU_ASSERT_TRUE(checkpoint.downstream_offset <= position);
+        bound += position - checkpoint.downstream_offset;
+    }
+    CU_ASSERT_TRUE(ks_mirror_group_sync_count(t.mirror) >= 1);
+    ks_world_run_until(t.root, 8 * CF_S);
+    finish(&t);
+    /* identical logs: (partition, offset) names a record on both clusters */
+    GArray *consumed = g_array_new(FALSE, FALSE, sizeof(struct ks_consumed_record));
+    int64_t unprocessed = 0;
+    int64_t total = 0;
+    for (int32_t p = 0; p < 2; p++) {
+        GArray *source = read_partition(t.east.cluster, 0, p);
+        total += source->len;
+        for (guint o = 0; o < source->len; o++) {
+            struct ks_consumed_record c = {
+                .partition = p, .offset = o, .producer_index = p, .seq = o
+            };
+            for (int32_t k = 0; k < t.east.processed[p][o]; k++) {
+                c.at_ns = 0;
+                g_array_append_val(consumed, c);
+            }
+            for (int32_t k = 0; k < t.west.processed[p][o]; k++) {
+                c.at_ns = failover_ns;
+                g_array_append_val(consumed, c);
+            }
+            unprocessed += t.east.processed[p][o] == 0 && t.west.processed[p][o] == 0;
+        }
+        g_array_free(source, TRUE);
+    }
+    int64_t duplicates = ks_mirror_failover_duplicates(
+        (const struct ks_consumed_record *)(void *)consumed->data, consumed->len, failover_ns);
+    CU_ASSERT_EQUAL(total, 1000);
+    CU_ASSERT_EQUAL(unprocessed, 0);
+    CU_ASSERT_TRUE(duplicates > 0);
+    CU_ASSERT_TRUE(duplicates <= bound);
+    if (getenv("KS_TEST_VERBOSE") != NULL) {
+        printf("\nfailover_duplicates %lld, bound %lld, group syncs %lld\n", (long long)duplicates,
+               (long long)bound, (long long)ks_mirror_group_sync_count(t.mirror));
+    }
+    g_array_free(consumed, TRUE);
+    release(&t);
+}
+
 void ks_test_register_mirror(void)
 {
     static const struct ks_test_case cases[] = {
@@ -532,6 +619,7 @@ void ks_test_register_mirror(void)
         { "task restart", test_mirror_task_restart },
         { "source lost", test_mirror_source_lost },
         { "checkpoints", test_mirror_checkpoints },
+        { "failover", test_mirror_failover },
     };
     KS_TEST_ADD_SUITE("core/mirror", cases);
 }
