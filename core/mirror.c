@@ -258,6 +258,55 @@ static struct request *request_find(struct ks_mirror *m, int64_t correlation_id,
     return NULL;
 }
 
+/* Arms *timer for retry.backoff.ms unless it is armed already. */
+static void arm_backoff(struct ks_mirror *m, ks_timer_id *timer, uint32_t kind, ks_event_fn *fn,
+                        void *context)
+{
+    if (*timer == 0) {
+        *timer = ks_world_schedule(m->world, m->config->node,
+                                   (ks_time_ns)m->config->retry_backoff_ns, kind, fn, context);
+    }
+}
+
+/* Sends batch (borrowed) to a partition's leader as one Produce request of
+ * the given kind and slot. */
+static void send_produce_request(struct ks_mirror *m, enum request_kind kind, int32_t slot,
+                                 bool target_side, int32_t leader, int32_t topic_index,
+                                 int32_t partition, enum ks_acks acks, const GByteArray *batch)
+{
+    struct request *r = request_add(m, kind, slot, broker_node(m, target_side, leader));
+    size_t bytes = sizeof(struct ks_produce_request) + batch->len;
+    uint8_t *message = calloc(1, bytes);
+    ks_assert(message != NULL);
+    struct ks_produce_request *request = (struct ks_produce_request *)message;
+    request->correlation_id = r->correlation_id;
+    request->timeout_ns = m->config->request_timeout_ns;
+    request->topic_index = topic_index;
+    request->partition = partition;
+    request->acks = (int16_t)acks;
+    request->batch_bytes = batch->len;
+    memcpy(message + sizeof *request, batch->data, batch->len);
+    ks_world_send(m->world, m->config->node, r->node, KS_MSG_PRODUCE_REQUEST, message, bytes);
+    free(message);
+}
+
+/* The one partition of a Fetch answer and its records; false when the
+ * answer does not hold exactly one. */
+static bool fetch_answer(const uint8_t *message, size_t bytes,
+                         struct ks_fetch_response_partition *fp_out, const uint8_t **records_out)
+{
+    struct ks_fetch_response response;
+    ks_assert(bytes >= sizeof response);
+    memcpy(&response, message, sizeof response);
+    if (response.partition_count != 1 || bytes < sizeof response + sizeof *fp_out) {
+        return false;
+    }
+    memcpy(fp_out, message + sizeof response, sizeof *fp_out);
+    ks_assert(sizeof response + sizeof *fp_out + fp_out->records_bytes <= bytes);
+    *records_out = message + sizeof response + sizeof *fp_out;
+    return true;
+}
+
 /* ---- metadata ----------------------------------------------------------------- */
 
 static void on_meta_retry(ks_world *world, void *context)
@@ -291,11 +340,7 @@ static void send_metadata(struct ks_mirror *m, int32_t slot)
 static void meta_retry_later(struct ks_mirror *m, int32_t slot)
 {
     struct meta *meta = &m->meta[slot];
-    if (meta->retry_timer == 0) {
-        meta->retry_timer =
-            ks_world_schedule(m->world, m->config->node, (ks_time_ns)m->config->retry_backoff_ns,
-                              KS_TIMER_MIRROR_META, on_meta_retry, meta);
-    }
+    arm_backoff(m, &meta->retry_timer, KS_TIMER_MIRROR_META, on_meta_retry, meta);
 }
 
 static void on_metadata_response(struct ks_mirror *m, struct request *r, const uint8_t *message,
@@ -420,11 +465,7 @@ static void backoff(struct ks_mirror *m, int32_t partition)
 {
     struct part *part = &m->parts[partition];
     part->state = PART_IDLE;
-    if (part->backoff_timer == 0) {
-        part->backoff_timer =
-            ks_world_schedule(m->world, m->config->node, (ks_time_ns)m->config->retry_backoff_ns,
-                              KS_TIMER_MIRROR_BACKOFF, on_backoff, &m->parts[partition]);
-    }
+    arm_backoff(m, &part->backoff_timer, KS_TIMER_MIRROR_BACKOFF, on_backoff, part);
 }
 
 /* One Fetch of one partition of a source topic, as a consumer. */
@@ -524,22 +565,18 @@ static void take_records(struct ks_mirror *m, int32_t partition, const uint8_t *
 static void on_fetch_response(struct ks_mirror *m, struct request *r, const uint8_t *message,
                               size_t bytes)
 {
-    struct ks_fetch_response response;
-    ks_assert(bytes >= sizeof response);
-    memcpy(&response, message, sizeof response);
     struct request done = request_take(m, r);
     int32_t partition = done.slot;
     struct part *part = &m->parts[partition];
     ks_assert(part->state == PART_FETCHING);
     part->state = PART_IDLE;
     struct ks_fetch_response_partition fp;
-    if (response.partition_count != 1 || bytes < sizeof response + sizeof fp) {
+    const uint8_t *records = NULL;
+    if (!fetch_answer(message, bytes, &fp, &records)) {
         mark_stale(m, META_SOURCE);
         backoff(m, partition);
         return;
     }
-    memcpy(&fp, message + sizeof response, sizeof fp);
-    ks_assert(sizeof response + sizeof fp + fp.records_bytes <= bytes);
     if (fp.error_code == KS_ERR_OFFSET_OUT_OF_RANGE) {
         /* auto.offset.reset = earliest */
         part->position = fp.log_start_offset > 0 ? fp.log_start_offset : 0;
@@ -557,7 +594,7 @@ static void on_fetch_response(struct ks_mirror *m, struct request *r, const uint
         return;
     }
     part->source_hw = fp.hw;
-    take_records(m, partition, message + sizeof response + sizeof fp, fp.records_bytes);
+    take_records(m, partition, records, fp.records_bytes);
     if (part->batch == NULL && part->upstream->len == 0) {
         /* Nothing new: everything fetched was skipped (control batches) or
          * the long poll ended empty. A position with no record in it moves
@@ -571,23 +608,11 @@ static void on_fetch_response(struct ks_mirror *m, struct request *r, const uint
 static void send_produce(struct ks_mirror *m, int32_t partition, int32_t leader)
 {
     struct part *part = &m->parts[partition];
-    struct request *r = request_add(m, REQ_PRODUCE, partition, broker_node(m, true, leader));
     GByteArray *batch = encode_batch(m, part);
-    size_t bytes = sizeof(struct ks_produce_request) + batch->len;
-    uint8_t *message = calloc(1, bytes);
-    ks_assert(message != NULL);
-    struct ks_produce_request *request = (struct ks_produce_request *)message;
-    request->correlation_id = r->correlation_id;
-    request->timeout_ns = m->config->request_timeout_ns;
-    request->topic_index = m->config->target_topic_index;
-    request->partition = partition;
-    request->acks = (int16_t)m->config->acks;
-    request->batch_bytes = batch->len;
-    memcpy(message + sizeof *request, batch->data, batch->len);
-    g_byte_array_unref(batch);
     part->state = PART_PRODUCING;
-    ks_world_send(m->world, m->config->node, r->node, KS_MSG_PRODUCE_REQUEST, message, bytes);
-    free(message);
+    send_produce_request(m, REQ_PRODUCE, partition, true, leader, m->config->target_topic_index,
+                         partition, m->config->acks, batch);
+    g_byte_array_unref(batch);
 }
 
 static void fire_syncs(struct ks_mirror *m);
@@ -689,20 +714,8 @@ static void fire_syncs(struct ks_mirror *m)
                              (int32_t)sizeof value, NULL, 0);
         GByteArray *batch = ks_batch_builder_finish(&builder);
         ks_batch_builder_deinit(&builder);
-        struct request *r = request_add(m, REQ_SYNC, 0, broker_node(m, false, leader));
-        size_t bytes = sizeof(struct ks_produce_request) + batch->len;
-        uint8_t *message = calloc(1, bytes);
-        ks_assert(message != NULL);
-        struct ks_produce_request *request = (struct ks_produce_request *)message;
-        request->correlation_id = r->correlation_id;
-        request->timeout_ns = m->config->request_timeout_ns;
-        request->topic_index = m->config->offset_syncs_topic_index;
-        request->partition = 0;
-        request->acks = (int16_t)KS_ACKS_ALL;
-        request->batch_bytes = batch->len;
-        memcpy(message + sizeof *request, batch->data, batch->len);
-        ks_world_send(m->world, m->config->node, r->node, KS_MSG_PRODUCE_REQUEST, message, bytes);
-        free(message);
+        send_produce_request(m, REQ_SYNC, 0, false, leader, m->config->offset_syncs_topic_index, 0,
+                             KS_ACKS_ALL, batch);
         g_byte_array_unref(batch);
     }
 }
@@ -720,11 +733,7 @@ static void on_syncs_backoff(ks_world *world, void *context)
 static void syncs_backoff(struct ks_mirror *m)
 {
     mark_stale(m, META_SYNCS);
-    if (m->syncs_backoff_timer == 0) {
-        m->syncs_backoff_timer =
-            ks_world_schedule(m->world, m->config->node, (ks_time_ns)m->config->retry_backoff_ns,
-                              KS_TIMER_MIRROR_CYCLE, on_syncs_backoff, m);
-    }
+    arm_backoff(m, &m->syncs_backoff_timer, KS_TIMER_MIRROR_CYCLE, on_syncs_backoff, m);
 }
 
 /* Reading the offset-syncs topic into the store (OffsetSyncStore.handleRecord):
@@ -734,18 +743,14 @@ static void syncs_backoff(struct ks_mirror *m)
 static void on_syncs_fetch_response(struct ks_mirror *m, struct request *r, const uint8_t *message,
                                     size_t bytes)
 {
-    struct ks_fetch_response response;
-    ks_assert(bytes >= sizeof response);
-    memcpy(&response, message, sizeof response);
     request_take(m, r);
     m->syncs_fetching = false;
     struct ks_fetch_response_partition fp;
-    if (response.partition_count != 1 || bytes < sizeof response + sizeof fp) {
+    const uint8_t *records = NULL;
+    if (!fetch_answer(message, bytes, &fp, &records)) {
         syncs_backoff(m);
         return;
     }
-    memcpy(&fp, message + sizeof response, sizeof fp);
-    ks_assert(sizeof response + sizeof fp + fp.records_bytes <= bytes);
     if (fp.error_code == KS_ERR_OFFSET_OUT_OF_RANGE) {
         m->syncs_position = fp.log_start_offset > 0 ? fp.log_start_offset : 0;
         return;
@@ -754,7 +759,6 @@ static void on_syncs_fetch_response(struct ks_mirror *m, struct request *r, cons
         syncs_backoff(m);
         return;
     }
-    const uint8_t *records = message + sizeof response + sizeof fp;
     size_t at = 0;
     while (at < fp.records_bytes) {
         struct ks_batch_view batch;
@@ -809,11 +813,7 @@ static void cycle_retry(struct ks_mirror *m)
     m->cycle_in_flight = false;
     m->cycle_step = CYCLE_FIND;
     m->coordinator = -1;
-    if (m->cycle_timer == 0) {
-        m->cycle_timer =
-            ks_world_schedule(m->world, m->config->node, (ks_time_ns)m->config->retry_backoff_ns,
-                              KS_TIMER_MIRROR_CYCLE, on_cycle_timer, m);
-    }
+    arm_backoff(m, &m->cycle_timer, KS_TIMER_MIRROR_CYCLE, on_cycle_timer, m);
 }
 
 static void cycle_next_group(struct ks_mirror *m)
@@ -941,22 +941,9 @@ static void send_checkpoints(struct ks_mirror *m, int32_t leader)
     }
     GByteArray *batch = ks_batch_builder_finish(&builder);
     ks_batch_builder_deinit(&builder);
-    struct request *r =
-        request_add(m, REQ_CHECKPOINTS, m->cycle_group, broker_node(m, true, leader));
-    size_t bytes = sizeof(struct ks_produce_request) + batch->len;
-    uint8_t *message = calloc(1, bytes);
-    ks_assert(message != NULL);
-    struct ks_produce_request *request = (struct ks_produce_request *)message;
-    request->correlation_id = r->correlation_id;
-    request->timeout_ns = m->config->request_timeout_ns;
-    request->topic_index = m->config->checkpoints_topic_index;
-    request->partition = 0;
-    request->acks = (int16_t)KS_ACKS_ALL;
-    request->batch_bytes = batch->len;
-    memcpy(message + sizeof *request, batch->data, batch->len);
     m->cycle_in_flight = true;
-    ks_world_send(m->world, m->config->node, r->node, KS_MSG_PRODUCE_REQUEST, message, bytes);
-    free(message);
+    send_produce_request(m, REQ_CHECKPOINTS, m->cycle_group, true, leader,
+                         m->config->checkpoints_topic_index, 0, KS_ACKS_ALL, batch);
     g_byte_array_unref(batch);
 }
 
