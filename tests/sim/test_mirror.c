@@ -466,7 +466,9 @@ static void test_mirror_source_lost(void)
         GArray *copies = read_partition(t.west.cluster, 0, p);
         for (guint i = 0; i < copies->len; i++) {
             const struct record_copy *c = &g_array_index(copies, struct record_copy, i);
-            struct ks_read_record r = { 0, p, c->offset, c->seq >= 0 ? 0 : -1, c->seq };
+            struct ks_read_record r = { 0,         p,
+                                        c->offset, c->seq >= 0 ? 0 : -1,
+                                        c->seq,    KS_READ_TXN_NONE };
             g_array_append_val(target, r);
         }
         g_array_free(copies, TRUE);
