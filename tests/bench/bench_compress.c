@@ -8,7 +8,7 @@
  * For each codec at its Kafka default level it prints
  *
  *   BENCH compression_<codec>_ratio <compressed / uncompressed batch bytes> x ratio=<same>
- *   BENCH compression_<codec>_mb_per_s <uncompressed MB built per wall s> MB/s
+ *   BENCH compression_<codec>_mb_per_s <uncompressed MB built per CPU s> MB/s
  *         ratio=<that / the same batches built uncompressed>
  *
  * The ratio is what the disks write and the network carries per record,
@@ -17,22 +17,15 @@
 #include "../../core/batch.h"
 #include "../../core/compress.h"
 #include "../../core/producer.h"
+#include "bench_time.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define VALUE_BYTES    1000
 #define RANDOM_PERCENT 25
 #define BATCH_BYTES    16384
 #define TOTAL_BYTES    (20 * 1000 * 1000)
-
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Builds the workload's batches with `codec`; returns their total bytes and
  * adds their uncompressed size to *plain_bytes. */
@@ -69,15 +62,15 @@ static size_t build_all(int codec, size_t *plain_bytes)
 int main(void)
 {
     size_t plain_bytes = 0;
-    double start = wall_s();
+    double start = bench_cpu_s();
     size_t none_bytes = build_all(KS_CODEC_NONE, &plain_bytes);
-    double none_mb_per_s = (double)plain_bytes / 1e6 / (wall_s() - start);
+    double none_mb_per_s = (double)plain_bytes / 1e6 / (bench_cpu_s() - start);
     ks_assert(none_bytes == plain_bytes);
     for (int codec = KS_CODEC_GZIP; codec <= KS_CODEC_ZSTD; codec++) {
         size_t codec_plain = 0;
-        start = wall_s();
+        start = bench_cpu_s();
         size_t bytes = build_all(codec, &codec_plain);
-        double elapsed = wall_s() - start;
+        double elapsed = bench_cpu_s() - start;
         double ratio = (double)bytes / (double)codec_plain;
         double mb_per_s = (double)codec_plain / 1e6 / elapsed;
         printf("BENCH compression_%s_ratio %.3f x ratio=%.3f\n", ks_codec_name(codec), ratio,

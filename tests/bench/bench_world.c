@@ -12,30 +12,24 @@
 **   BENCH sched_events_per_s <v> events/s ratio=<v / bare heap rate>
 **   BENCH net_messages_per_s <v> messages/s ratio=<v / bare heap rate>
 ** Each loop is timed in 10 slices and the best slice's rate is reported.
-** Wall-clock time is read here only, never inside the simulated world.
+** Times are the process's CPU time (bench_time.h), read here only, never
+** inside the simulated world.
 */
 #include "../../core/base.h"
 #include "../../sim/world.h"
+#include "bench_time.h"
 
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define PENDING      10000
 #define SCHED_EVENTS 10000000ULL
 #define NET_NODES    1000
 #define NET_MESSAGES 4000000ULL
 #define CHUNKS       10
-
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static inline uint64_t xorshift(uint64_t *state)
 {
@@ -108,14 +102,14 @@ static double bench_bare_heap(void)
     }
     double best = 0;
     for (int chunk = 0; chunk < CHUNKS; chunk++) {
-        double start = wall_s();
+        double start = bench_cpu_s();
         for (uint64_t i = 0; i < SCHED_EVENTS / CHUNKS; i++) {
             struct bare_entry e = bare_pop(heap, &count);
             checksum += e.seq;
             bare_push(heap, &count,
                       (struct bare_entry){ e.at_ns + xorshift(&state) % 1000000, seq++ });
         }
-        double rate = (double)(SCHED_EVENTS / CHUNKS) / (wall_s() - start);
+        double rate = (double)(SCHED_EVENTS / CHUNKS) / (bench_cpu_s() - start);
         best = rate > best ? rate : best;
     }
     if (checksum == 42) {
@@ -173,9 +167,9 @@ static double best_chunk_rate(ks_world *world, uint64_t total, ks_time_ns chunk_
     double best = 0;
     uint64_t done = 0;
     while (done < total) {
-        double start = wall_s();
+        double start = bench_cpu_s();
         uint64_t processed = ks_world_run_until(world, ks_world_now_ns(world) + chunk_ns);
-        double rate = (double)processed / (wall_s() - start);
+        double rate = (double)processed / (bench_cpu_s() - start);
         ks_assert(processed > 0);
         done += processed;
         best = rate > best ? rate : best;
