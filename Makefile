@@ -49,7 +49,7 @@ ASAN_OBJ = $(LIB_SRC:%.c=build/asan/%.o) $(TEST_SRC:%.c=build/asan/%.o)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=bin/bench/%)
 
 .PHONY: all deps build test test-all unit unit-asan unit-asan-scenario unit-asan-rest check-deps scenarios scenarios-debug determinism golden cli report docs docs-check shards edges decode \
-        fuzz fuzz-log fuzz-scenario demo demo-all bench bench-all shards-1000 format clean
+        fuzz fuzz-log fuzz-scenario demo demo-all bench bench-all bench-bins shards-1000 format clean
 
 # The public targets install what is missing first, then run make again so
 # that pkg-config's flags are read after the install.
@@ -251,8 +251,10 @@ bin/bench/%: tests/bench/%.c $(BENCH_OBJ) $(HDRS) $(wildcard tests/bench/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(BASE) -O2 $(PKG_CFLAGS) -o $@ $< $(BENCH_OBJ) $(PKG_LIBS)
 
+bench-bins: $(BENCH_BIN)
+	@:
 bench-all: bin/ksim
-	@$(MAKE) --no-print-directory -j2 $(BENCH_BIN)
+	@$(MAKE) --no-print-directory -j2 bench-bins
 	@for b in $(BENCH_BIN); do $$b || exit 1; done
 	sh tests/shards.sh bin/ksim 1000
 
