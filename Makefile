@@ -5,7 +5,8 @@
 #                 every scenario through `ksim check`, determinism, the report in a
 #                 headless browser, bounded fuzzing
 #   make demo     run scenarios/quickstart.ini and write its plots
-#   make bench    benchmarks under tests/bench/, one BENCH line each
+#   make bench    benchmarks under tests/bench/, one BENCH line each, then the
+#                 1,000-seed shard check (make shards-1000)
 #   make docs     regenerate the documentation's excerpts and images (tests/docs.py)
 #
 # Sources are found by wildcard: core/*.c is the Kafka model, sim/*.c the world
@@ -48,7 +49,7 @@ ASAN_OBJ = $(LIB_SRC:%.c=build/asan/%.o) $(TEST_SRC:%.c=build/asan/%.o)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=bin/bench/%)
 
 .PHONY: all deps build test test-all unit unit-asan unit-asan-scenario unit-asan-rest check-deps scenarios scenarios-debug determinism golden cli report docs docs-check shards edges decode \
-        fuzz fuzz-log fuzz-scenario demo demo-all bench bench-all format clean
+        fuzz fuzz-log fuzz-scenario demo demo-all bench bench-all bench-bins shards-1000 format clean
 
 # The public targets install what is missing first, then run make again so
 # that pkg-config's flags are read after the install.
@@ -206,6 +207,9 @@ docs-check: bin/ksim
 shards: bin/ksim
 	sh tests/shards.sh
 	sh tests/explore.sh
+# The same check at 1,000 seeds in 10 shards (a few minutes; make bench runs it).
+shards-1000: bin/ksim
+	sh tests/shards.sh bin/ksim 1000
 
 # The program's edges: signals to sweep/explore stop their workers and remove their
 # temporary folders; a full disk is an I/O error naming the path, never an assertion.
@@ -235,12 +239,24 @@ demo-all: bin/ksim
 	@echo "demo: wrote demo-throughput.png and demo-isr.png"
 
 # ---- benchmarks --------------------------------------------------------------------
-bin/bench/%: tests/bench/%.c $(LIB_SRC) $(HDRS) $(wildcard tests/bench/*.h)
+# The library is compiled once for all the benchmarks, always at -O2 whatever OPT
+# or DEBUG say (build/bench/), two files at a time; then the benchmarks run one
+# after another, alone.
+BENCH_OBJ = $(LIB_SRC:%.c=build/bench/%.o)
+build/bench/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(BASE) -O2 $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) $(PKG_LIBS)
+	$(CC) $(BASE) -O2 $(PKG_CFLAGS) -c -o $@ $<
 
-bench-all: $(BENCH_BIN)
+bin/bench/%: tests/bench/%.c $(BENCH_OBJ) $(HDRS) $(wildcard tests/bench/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(BASE) -O2 $(PKG_CFLAGS) -o $@ $< $(BENCH_OBJ) $(PKG_LIBS)
+
+bench-bins: $(BENCH_BIN)
+	@:
+bench-all: bin/ksim
+	@$(MAKE) --no-print-directory -j2 bench-bins
 	@for b in $(BENCH_BIN); do $$b || exit 1; done
+	sh tests/shards.sh bin/ksim 1000
 
 # Formats every C file with the committed .clang-format (run before committing).
 FORMAT_SRC = $(wildcard core/*.[ch] sim/*.[ch] tests/*.[ch] tests/core/*.[ch] tests/sim/*.[ch] \

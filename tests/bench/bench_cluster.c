@@ -233,6 +233,7 @@ static double min2(double a, double b)
  * size); the cheaper of each counts. */
 int main(void)
 {
+    printf("# files in %s (bench_use_tmpfs)\n", bench_use_tmpfs());
     char *write_dir = g_dir_make_tmp("ksim-bench-cluster-XXXXXX", NULL);
     ks_assert(write_dir != NULL);
     struct run_result runs[2];

@@ -109,6 +109,8 @@ static int seeds_pass(const char *dir, const char *ini, bool sweep, double *wall
 
 int main(void)
 {
+    printf("# files in %s (bench_use_tmpfs; the ksim processes inherit TMPDIR)\n",
+           bench_use_tmpfs());
     char *dir = g_dir_make_tmp("ksim-bench-explore-XXXXXX", NULL);
     if (dir == NULL) {
         fprintf(stderr, "bench_explore: no temporary folder\n");

@@ -313,6 +313,7 @@ static double bench_plain_read(const char *folder, int64_t *bytes_out)
 
 int main(void)
 {
+    printf("# files in %s (bench_use_tmpfs)\n", bench_use_tmpfs());
     char *base_dir = g_dir_make_tmp("ksim-bench-log-XXXXXX", NULL);
     ks_assert(base_dir != NULL);
 

@@ -28,18 +28,21 @@
  * the startup's cost, events, records and peak RSS, and each goal as met or
  * not. Then the growth curves, in CPU time:
  *
- *   - idle: 12 brokers, no client, P = 12, 120, 1,200, 10,000 partitions:
- *     CPU microseconds per partition per simulated second;
- *   - per record: the same sizes with a producer at 5,000 records/s: (CPU of
- *     the loaded run - CPU of the idle run) per record sent;
+ *   - idle: 12 brokers, no client, P = 12, 120, 1,200, 10,000 partitions,
+ *     max(5, 60,000 / P) simulated seconds (5,000 s at 12 partitions, so
+ *     that the CPU time is long enough to measure): CPU microseconds per
+ *     partition per simulated second;
+ *   - per record: the same sizes with a producer at 5,000 records/s for 5
+ *     simulated seconds: (CPU of the loaded run - the idle run's CPU for as
+ *     many simulated seconds) per record sent;
  *   - brokers: 3, 12, 48, 100 brokers at 1,200 partitions and 5,000
  *     records/s: CPU seconds per simulated second.
  *
  * Flat means within 2x from the smallest to the largest size.
  *
- * The run folders go to /dev/shm (a tmpfs) when it is there: on an ext4
- * folder that many files were deleted from, creating the 15,000 files of
- * 3,000 replicas cost 21 CPU seconds in the kernel's inode allocation
+ * The run folders go to a tmpfs (bench_use_tmpfs in bench_time.h): on an
+ * ext4 folder that many files were deleted from, creating the 15,000 files
+ * of 3,000 replicas cost 21 CPU seconds in the kernel's inode allocation
  * (recently_deleted, find_inode_bit), against 1 s on tmpfs, and that cost
  * is the host's, varies with its history, and is not the model's.
  *
@@ -220,9 +223,7 @@ static double spread(const double *values, int n)
 int main(int argc, char **argv)
 {
     bool ok = true;
-    if (access("/dev/shm", W_OK) == 0) {
-        g_setenv("TMPDIR", "/dev/shm", TRUE);
-    }
+    bench_use_tmpfs();
     if (argc == 5) {
         struct size one = { atoi(argv[1]), atoi(argv[2]), (uint64_t)atoll(argv[3]),
                             false,         atoi(argv[4]), 0 };
@@ -300,7 +301,12 @@ int main(int argc, char **argv)
         struct size loaded = { 12, partitions[i], 5000, false, 5, 0 };
         struct result ri, rl;
         bool loaded_ok = measure(&loaded, &rl);
-        struct size idle = { 12, partitions[i], 0, false, 5, rl.warmup_ns };
+        /* An idle cluster costs little: at 12 partitions 5 simulated seconds
+         * took about 1 ms of CPU, too short to time. Each idle size runs
+         * long enough for ~60,000 partition-seconds (a few tenths of a CPU
+         * second at any size). */
+        int32_t idle_s = 60000 / partitions[i] > 5 ? 60000 / partitions[i] : 5;
+        struct size idle = { 12, partitions[i], 0, false, idle_s, rl.warmup_ns };
         if (!loaded_ok || !measure(&idle, &ri)) {
             printf("# curve: the runs at %d partitions failed\n", partitions[i]);
             ok = false;
@@ -309,7 +315,9 @@ int main(int argc, char **argv)
         comment(&idle, &ri);
         comment(&loaded, &rl);
         idle_us[curve_n] = ri.cpu_s * 1e6 / ((double)partitions[i] * idle.measure_s);
-        record_us[curve_n] = (rl.cpu_s - ri.cpu_s) * 1e6 / (double)(rl.sent > 0 ? rl.sent : 1);
+        /* The idle cost of the loaded run's span, taken off its CPU time. */
+        double idle_share = ri.cpu_s * loaded.measure_s / idle.measure_s;
+        record_us[curve_n] = (rl.cpu_s - idle_share) * 1e6 / (double)(rl.sent > 0 ? rl.sent : 1);
         printf("# curve partitions=%d idle %.3f cpu-us/partition/sim-s, per record %.3f "
                "cpu-us/record\n",
                partitions[i], idle_us[curve_n], record_us[curve_n]);
