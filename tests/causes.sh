@@ -47,7 +47,7 @@ kip101-scenario2-hw|0|power_loss|fault|2|10000|follower-power
 kip279-high-watermark|731|truncation|truncation|1|9257|
 kip279-high-watermark|2233|unclean_election|unclean_election|1|11773|
 kip279-leader-epoch|2435|unclean_election|unclean_election|1|11773|
-kip320-consumer-truncation|2482|unclean_election|unclean_election|2|28877|
+kip320-consumer-truncation|2483|unclean_election|unclean_election|2|28877|
 kip966-last-replica-standing|0|power_loss|fault|3|29730|t2-power-loss
 power-loss-no-writeback|0|power_loss|fault|1|60000|power-1
 power-loss-writeback|16481|power_loss|fault|1|60000|power-1
