@@ -52,6 +52,7 @@
 #include "broker_int.h"
 
 #include "group.h"
+#include "txn_coord.h"
 
 #include <glib.h>
 #include <inttypes.h>
@@ -562,8 +563,7 @@ static void on_init_producer_id(struct ks_broker *broker, ks_node_id source,
     struct ks_init_producer_id_response response;
     memset(&response, 0, sizeof response);
     response.correlation_id = request->correlation_id;
-    response.producer_id = (int64_t)broker->id * 1000000 + (int64_t)broker->incarnation * 10000 +
-                           broker->producer_id_counter++;
+    response.producer_id = ks_broker_allocate_producer_id(broker);
     response.producer_epoch = 0;
     response.error_code = KS_ERR_NONE;
     ks_world_send(broker->world, (ks_node_id)broker->id, source, KS_MSG_INIT_PRODUCER_ID_RESPONSE,
@@ -793,6 +793,14 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
         ks_group_coordinator_handle(broker->coordinator, source, kind, message, message_bytes);
         return;
     }
+    if (kind >= KS_MSG_TXN_FIRST && kind <= KS_MSG_TXN_LAST) {
+        /* Transactional producers and transaction coordinators send these;
+         * a broker has a transaction coordinator whenever the cluster has
+         * __transaction_state (core/txn_coord.h). */
+        ks_assert(broker->txn_coordinator != NULL); /* B3 */
+        ks_txn_coordinator_handle(broker->txn_coordinator, source, kind, message, message_bytes);
+        return;
+    }
     dispatch(broker, source, (enum ks_msg_kind)kind, message, message_bytes);
 #ifdef KS_DEBUG
     ks_broker_check(broker); /* after every message (make DEBUG=1) */
@@ -832,6 +840,7 @@ struct ks_broker *ks_broker_new(ks_world *world, const struct ks_cluster_spec *s
         ks_assert(broker->meta[t] != NULL && broker->replicas[t] != NULL);
     }
     broker->offsets_topic_index = ks_broker_topic_index(broker, "__consumer_offsets");
+    broker->txn_topic_index = ks_broker_topic_index(broker, KS_TXN_TOPIC_NAME);
     broker->hosted = g_ptr_array_new();
     broker->pending = g_ptr_array_new();
     broker->delayed = g_ptr_array_new();
@@ -889,6 +898,9 @@ static void start_common(struct ks_broker *broker)
     ks__logs_load(broker);
     if (broker->spec->consumer_count > 0 && broker->offsets_topic_index >= 0) {
         broker->coordinator = ks_group_coordinator_new(broker);
+    }
+    if (broker->txn_topic_index >= 0) {
+        broker->txn_coordinator = ks_txn_coordinator_new(broker);
     }
     struct ks_cluster_event event;
     ks_cluster_event_init(&event, 0, KS_EV_BROKER_STARTED);
@@ -978,6 +990,8 @@ static void drop_memory(struct ks_broker *broker)
     memset(broker->fetchers, 0, sizeof broker->fetchers); /* all IDLE (B1) */
     ks_group_coordinator_free(broker->coordinator);
     broker->coordinator = NULL;
+    ks_txn_coordinator_free(broker->txn_coordinator);
+    broker->txn_coordinator = NULL;
     for (guint i = 0; i < broker->hosted->len; i++) {
         struct ks__replica *replica = ks__hosted(broker, i);
         broker->replicas[replica->topic_index][replica->partition] = NULL;
@@ -1120,6 +1134,33 @@ int32_t ks_broker_partition_leader(struct ks_broker *broker, int32_t topic_index
     return state->partition_epoch >= 0 ? state->leader : -1;
 }
 
+const char *ks_broker_topic_name(const struct ks_broker *broker, int32_t topic_index)
+{
+    ks_assert(topic_index >= 0 && topic_index < broker->topic_count);
+    return broker->topics[topic_index].name;
+}
+
+int32_t ks_broker_partition_count(const struct ks_broker *broker, int32_t topic_index)
+{
+    ks_assert(topic_index >= 0 && topic_index < broker->topic_count);
+    return broker->topics[topic_index].partition_count;
+}
+
+int32_t ks_broker_partition_leader_epoch(struct ks_broker *broker, int32_t topic_index,
+                                         int32_t partition)
+{
+    if (ks_broker_partition_leader(broker, topic_index, partition) < 0) {
+        return -1;
+    }
+    return broker->meta[topic_index][partition].leader_epoch;
+}
+
+int64_t ks_broker_allocate_producer_id(struct ks_broker *broker)
+{
+    return (int64_t)broker->id * 1000000 + (int64_t)broker->incarnation * 10000 +
+           broker->producer_id_counter++;
+}
+
 void ks_broker_scan_local(struct ks_broker *broker, int32_t topic_index, int32_t partition,
                           int64_t offset, int64_t upto_offset, ks_log_batch_fn *visit,
                           void *context)
@@ -1128,6 +1169,42 @@ void ks_broker_scan_local(struct ks_broker *broker, int32_t topic_index, int32_t
     if (replica != NULL) {
         ks_log_scan(replica->log, offset, upto_offset, visit, context);
     }
+}
+
+struct load_scan {
+    ks_broker_record_fn *visit;
+    void *context;
+    int64_t from; /* the log start: a first batch may begin below it */
+};
+
+static bool load_batch(void *context, const struct ks_batch_view *batch)
+{
+    struct load_scan *scan = context;
+    if ((batch->attributes & KS_ATTR_CONTROL) != 0) {
+        return true;
+    }
+    struct ks_record_iter iter;
+    struct ks_record_view record;
+    ks_record_iter_init(&iter, batch);
+    while (ks_record_iter_next(&iter, &record, NULL)) {
+        if (record.offset >= scan->from) {
+            scan->visit(scan->context, &record);
+        }
+    }
+    ks_record_iter_deinit(&iter);
+    return true;
+}
+
+void ks_broker_load_local(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                          ks_broker_record_fn *visit, void *context)
+{
+    int64_t from = ks_broker_log_start_offset(broker, topic_index, partition);
+    if (from < 0) {
+        return;
+    }
+    struct load_scan scan = { visit, context, from };
+    ks_broker_scan_local(broker, topic_index, partition, from,
+                         ks_broker_leo(broker, topic_index, partition), load_batch, &scan);
 }
 
 int64_t ks_broker_hw(struct ks_broker *broker, int32_t topic_index, int32_t partition)

@@ -116,11 +116,34 @@ void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, in
                                const uint8_t *batch, size_t batch_bytes,
                                void (*done)(void *context, int16_t error, int64_t base_offset),
                                void *context);
+/* Appends a transaction marker (COMMIT or ABORT control batch) for the
+ * producer as the partition's leader, for the transaction coordinator's
+ * WriteTxnMarkers; done as for ks_broker_append_internal. */
+void ks_broker_append_marker(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                             int64_t producer_id, int16_t producer_epoch, bool commit,
+                             int32_t coordinator_epoch,
+                             void (*done)(void *context, int16_t error, int64_t base_offset),
+                             void *context);
+/* A new producer id (InitProducerId): unique over the run. */
+int64_t ks_broker_allocate_producer_id(struct ks_broker *broker);
+/* The name and partition count of topic topic_index (any topic of the broker's array). */
+const char *ks_broker_topic_name(const struct ks_broker *broker, int32_t topic_index);
+int32_t ks_broker_partition_count(const struct ks_broker *broker, int32_t topic_index);
+/* The partition's leader epoch from this broker's metadata cache; -1 unknown. */
+int32_t ks_broker_partition_leader_epoch(struct ks_broker *broker, int32_t topic_index,
+                                         int32_t partition);
 /* ks_log_scan over the local replica's log from offset up to upto_offset;
  * nothing happens if this broker does not host the partition. */
 void ks_broker_scan_local(struct ks_broker *broker, int32_t topic_index, int32_t partition,
                           int64_t offset, int64_t upto_offset, ks_log_batch_fn *visit,
                           void *context);
+/* A coordinator's loading scan (GroupMetadataManager, TransactionStateManager):
+ * visit(context, record) for every record of the local replica's data
+ * batches from its log start to its LEO, in offset order; control batches
+ * are skipped. Nothing happens if this broker does not host the partition. */
+typedef void ks_broker_record_fn(void *context, const struct ks_record_view *record);
+void ks_broker_load_local(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                          ks_broker_record_fn *visit, void *context);
 /* The local replica's HW, LEO and log start; -1 if not hosted. */
 int64_t ks_broker_hw(struct ks_broker *broker, int32_t topic_index, int32_t partition);
 int64_t ks_broker_leo(struct ks_broker *broker, int32_t topic_index, int32_t partition);

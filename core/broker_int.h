@@ -32,6 +32,7 @@
 
 struct ks_producer_state;
 struct ks_group_coordinator;
+struct ks_txn_coordinator;
 
 #define KS__REQUEST_TIMEOUT_NS        (30 * KS_NS_PER_S)
 #define KS__ALTER_RETRY_NS            (5 * KS_NS_PER_S)
@@ -300,6 +301,8 @@ struct ks_broker {
     ks_timer_id log_tasks_timer;
     struct ks_group_coordinator *coordinator;
     int32_t offsets_topic_index;
+    struct ks_txn_coordinator *txn_coordinator; /* when __transaction_state exists */
+    int32_t txn_topic_index;
     struct ks__zk_client zk;            /* controller = zookeeper only */
     struct ks__log_memory **log_memory; /* [topic][partition] or NULL; broker_logs.c */
 };

@@ -307,6 +307,9 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
         if (!marker) {
             ks_producer_state_update(replica->producers, view.producer_id, view.producer_epoch,
                                      view.base_sequence, last_seq, base_offset, last_offset);
+        } else {
+            ks_producer_state_update_marker(replica->producers, view.producer_id,
+                                            view.producer_epoch);
         }
         ks__serve_release(broker, topic_index, partition, KS__RELEASE_FOLLOWERS);
         ks__replica_maybe_advance_hw(broker, replica);
@@ -377,6 +380,23 @@ void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, in
     append_with_callback(broker, topic_index, partition, KS_ACKS_ALL,
                          broker->spec->cluster->offsets_commit_timeout_ns, batch, batch_bytes, done,
                          context);
+}
+
+void ks_broker_append_marker(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                             int64_t producer_id, int16_t producer_epoch, bool commit,
+                             int32_t coordinator_epoch,
+                             void (*done)(void *context, int16_t error, int64_t base_offset),
+                             void *context)
+{
+    /* ReplicaManager.appendRecords with AppendOrigin.COORDINATOR and
+     * requiredAcks -1, as KafkaApis.handleWriteTxnMarkersRequest appends
+     * each marker: answered once the HW passes it. */
+    int64_t timestamp_ms = KS_EPOCH_BASE_MS + (int64_t)(ks__broker_now_ns(broker) / KS_NS_PER_MS);
+    GByteArray *batch = ks_batch_build_end_txn_marker(timestamp_ms, producer_id, producer_epoch,
+                                                      commit, coordinator_epoch);
+    append_with_callback(broker, topic_index, partition, KS_ACKS_ALL,
+                         (int64_t)KS__REQUEST_TIMEOUT_NS, batch->data, batch->len, done, context);
+    g_byte_array_unref(batch);
 }
 
 void ks_broker_append_for_test(struct ks_broker *broker, int32_t topic_index, int32_t partition,

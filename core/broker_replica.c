@@ -56,6 +56,7 @@
 #include "broker_int.h"
 
 #include "group.h"
+#include "txn_coord.h"
 #include "producer_state.h"
 
 #include <inttypes.h>
@@ -555,6 +556,9 @@ static void become_leader(struct ks_broker *broker, struct ks__replica *replica)
     ks__replica_check(broker, replica);
     ks__serve_release(broker, replica->topic_index, replica->partition, KS__RELEASE_ALL);
     ks__replica_maybe_advance_hw(broker, replica);
+    if (broker->txn_coordinator != NULL && replica->topic_index == broker->txn_topic_index) {
+        ks_txn_coordinator_on_leadership(broker->txn_coordinator, replica->partition, true);
+    }
     if (broker->coordinator != NULL && replica->topic_index == broker->offsets_topic_index) {
         ks_group_coordinator_on_leadership(broker->coordinator, replica->partition, true);
     }
@@ -580,6 +584,10 @@ static void become_follower(struct ks_broker *broker, struct ks__replica *replic
     if (was_leader && broker->coordinator != NULL &&
         replica->topic_index == broker->offsets_topic_index) {
         ks_group_coordinator_on_leadership(broker->coordinator, replica->partition, false);
+    }
+    if (was_leader && broker->txn_coordinator != NULL &&
+        replica->topic_index == broker->txn_topic_index) {
+        ks_txn_coordinator_on_leadership(broker->txn_coordinator, replica->partition, false);
     }
     if (replica->state.leader >= 1 && broker->push_applying) {
         broker->restart_pending[replica->state.leader - 1] = 1; /* ks__broker_apply_push */

@@ -9,6 +9,12 @@
 ** factor min(offsets.topic.replication.factor, brokers), the broker's
 ** min.insync.replicas,
 ** cleanup.policy=compact, segment.bytes 100 MiB (offsets.topic.segment.bytes).
+** When a producer sets transactional.id, the internal topic __transaction_state
+** follows it (after __consumer_offsets when both exist):
+** transaction.state.log.num.partitions partitions, replication factor
+** min(transaction.state.log.replication.factor, brokers),
+** transaction.state.log.min.isr, compacted, 100 MiB segments
+** (TransactionStateManager.transactionTopicConfigs).
 **
 ** The controller is one node (`controllers = 1`, see core/controller.c). A
 ** crash of it is an outage: the world drops its timers and the messages sent
@@ -40,6 +46,7 @@
 #include "producer.h"
 
 #define OFFSETS_TOPIC_NAME "__consumer_offsets"
+#define TXN_TOPIC_NAME     "__transaction_state"
 
 struct ks_cluster {
     ks_world *world;
@@ -78,6 +85,7 @@ const char *ks_cluster_event_kind_name(enum ks_cluster_event_kind kind)
     case KS_EV_PRODUCER_ERROR: return "producer_error";
     case KS_EV_REBALANCE: return "rebalance";
     case KS_EV_OFFSET_COMMIT: return "offset_commit";
+    case KS_EV_TXN_END: return "txn_end";
     case KS_EV_OFFSET_RESET: return "offset_reset";
     case KS_EV_RETENTION: return "retention";
     case KS_EV_COMPACTION: return "compaction";
@@ -150,6 +158,10 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_INVALID_SESSION_TIMEOUT: return "invalid_session_timeout";
     case KS_REASON_LOG_TRUNCATION: return "log_truncation";
     case KS_REASON_LOG_TRUNCATION_NONE: return "log_truncation_none";
+    case KS_REASON_TXN_COMMITTED: return "txn_committed";
+    case KS_REASON_TXN_ABORTED: return "txn_aborted";
+    case KS_REASON_TXN_FENCED: return "txn_fenced";
+    case KS_REASON_TXN_ABANDONED: return "txn_abandoned";
     case KS_REASON_COUNT: break;
     }
     return "unknown";
@@ -245,6 +257,38 @@ static void offsets_topic_config(const struct ks_cluster_spec *spec, struct ks_t
     out->has_assignment = false;
 }
 
+/* True when some producer is transactional: the cluster then has
+ * __transaction_state. */
+bool ks_cluster_spec_has_txn(const struct ks_cluster_spec *spec)
+{
+    for (int32_t i = 0; i < spec->producer_count; i++) {
+        if (spec->producers[i].transactional_id[0] != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void txn_topic_config(const struct ks_cluster_spec *spec, struct ks_topic_config *out)
+{
+    /* The offsets topic's broker-default base, then the transaction log's
+     * own settings (TransactionStateManager.transactionTopicConfigs:
+     * compact, segment.bytes 100 MiB, unclean election off, min.isr). */
+    offsets_topic_config(spec, out);
+    g_strlcpy(out->name, TXN_TOPIC_NAME, sizeof out->name);
+    struct ks_cluster_config defaults;
+    ks_cluster_config_defaults(&defaults);
+    const struct ks_cluster_config *c = spec->cluster;
+    out->partition_count = c->txn_topic_partition_count > 0 ? c->txn_topic_partition_count
+                                                            : defaults.txn_topic_partition_count;
+    int32_t rf = c->txn_topic_replication_factor > 0 ? c->txn_topic_replication_factor
+                                                     : defaults.txn_topic_replication_factor;
+    out->replication_factor = rf > c->broker_count ? c->broker_count : rf;
+    out->min_insync_replicas =
+        c->txn_topic_min_isr > 0 ? c->txn_topic_min_isr : defaults.txn_topic_min_isr;
+    out->unclean_leader_election_enable = false;
+}
+
 struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec *spec,
                                   const struct ks_cluster_observer *observer)
 {
@@ -255,7 +299,9 @@ struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec 
     cluster->observer = observer;
     int32_t broker_count = spec->cluster->broker_count;
     ks_assert(broker_count >= 1 && broker_count <= KS_BROKER_COUNT_MAX);
-    cluster->topic_count = spec->topic_count + (spec->consumer_count > 0 ? 1 : 0);
+    bool has_txn = ks_cluster_spec_has_txn(spec);
+    cluster->topic_count =
+        spec->topic_count + (spec->consumer_count > 0 ? 1 : 0) + (has_txn ? 1 : 0);
     cluster->topics = calloc((size_t)(cluster->topic_count > 0 ? cluster->topic_count : 1),
                              sizeof(struct ks_topic_config));
     ks_assert(cluster->topics != NULL);
@@ -264,6 +310,9 @@ struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec 
     }
     if (spec->consumer_count > 0) {
         offsets_topic_config(spec, &cluster->topics[spec->topic_count]);
+    }
+    if (has_txn) {
+        txn_topic_config(spec, &cluster->topics[cluster->topic_count - 1]);
     }
     cluster->brokers = calloc((size_t)broker_count, sizeof(struct ks_broker *));
     ks_assert(cluster->brokers != NULL);

@@ -66,6 +66,7 @@ enum ks_cluster_event_kind {
     KS_EV_CONTROLLER_RESIGNED, /* a controller learned that its session expired */
     KS_EV_STALE_CONTROLLER,    /* a broker refused a request of an older controller epoch */
     KS_EV_BROKER_STOPPED,      /* a clean shutdown finished: logs flushed, marker written */
+    KS_EV_TXN_END,             /* a transactional producer's transaction ended (its view) */
     KS_EV_KIND_COUNT
 };
 
@@ -140,6 +141,11 @@ enum ks_event_reason {
     /* KIP-320 position validation (KS_EV_OFFSET_RESET) */
     KS_REASON_LOG_TRUNCATION,      /* the log was truncated below the position: seek to its end */
     KS_REASON_LOG_TRUNCATION_NONE, /* ... with auto.offset.reset=none: the partition stays unread */
+    /* how a transaction ended for its producer (KS_EV_TXN_END) */
+    KS_REASON_TXN_COMMITTED, /* commitTransaction() returned */
+    KS_REASON_TXN_ABORTED,   /* abortTransaction() returned */
+    KS_REASON_TXN_FENCED, /* PRODUCER_FENCED / INVALID_PRODUCER_EPOCH: the coordinator aborts it */
+    KS_REASON_TXN_ABANDONED, /* the producer crashed with it open: the coordinator aborts it */
     KS_REASON_COUNT
 };
 
@@ -302,6 +308,12 @@ struct ks_event_cause {
 **                                  shutdown timeout) or SHUTDOWN_NOT_CONTROLLED
 **                                  (controlled.shutdown.enable = false); the driver
 **                                  then takes its node down (sim/faults.c)
+**   TXN_END            -1          producer_index, reason (TXN_COMMITTED, TXN_ABORTED,
+**                                  TXN_FENCED, TXN_ABANDONED), [offset_from, offset_to)
+**                                  = the producer's record numbers (seq) the
+**                                  transaction held, record_count, partition_count
+**                                  (partitions added to it), error_code (FENCED: the
+**                                  error that fenced it)
 */
 struct ks_cluster_event {
     ks_time_ns at_ns;
@@ -495,6 +507,8 @@ struct ks_cluster_observer {
 /* ---- building ----------------------------------------------------------- */
 
 uint32_t ks_cluster_node_count(const struct ks_cluster_spec *spec); /* including node 0 */
+/* True when a producer sets transactional.id (the cluster has __transaction_state). */
+bool ks_cluster_spec_has_txn(const struct ks_cluster_spec *spec);
 ks_node_id ks_cluster_controller_node(const struct ks_cluster_spec *spec);
 ks_node_id ks_cluster_producer_node(const struct ks_cluster_spec *spec, int32_t producer_index);
 ks_node_id ks_cluster_consumer_node(const struct ks_cluster_spec *spec, int32_t consumer_index);

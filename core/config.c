@@ -47,6 +47,10 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     out->retention_check_interval_ns = 300000 * MS;
     out->offsets_topic_partition_count = 50;
     out->offsets_topic_replication_factor = 3;
+    out->txn_topic_partition_count = 50;
+    out->txn_topic_replication_factor = 3;
+    out->txn_topic_min_isr = 2;
+    out->txn_abort_check_interval_ns = 10000 * MS;
     out->group_initial_rebalance_delay_ns = 3000 * MS;
     out->group_min_session_timeout_ns = 6000 * MS;
     out->group_max_session_timeout_ns = 1800000 * MS;
@@ -126,7 +130,9 @@ void ks_producer_config_defaults(struct ks_producer_config *out)
     out->value_random_percent = 0;
     ks_compression_config_init(&out->compression); /* compression.type = none */
     out->start_ns = 0;
-    out->start_jitter_ns = 100 * MS; /* ksim: start.jitter = 100ms */
+    out->start_jitter_ns = 100 * MS;          /* ksim: start.jitter = 100ms */
+    out->transaction_timeout_ns = 60000 * MS; /* transaction.timeout.ms */
+    out->txn_records = 100;                   /* ksim: transaction.records */
 }
 
 void ks_consumer_config_defaults(struct ks_consumer_config *out)

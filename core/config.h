@@ -80,9 +80,15 @@ struct ks_cluster_config {
     int32_t
         offsets_topic_replication_factor; /* offsets.topic.replication.factor = 3 (capped at brokers) */
     int64_t group_initial_rebalance_delay_ns; /* group.initial.rebalance.delay.ms = 3000 */
-    int64_t group_min_session_timeout_ns;     /* group.min.session.timeout.ms = 6000 */
-    int64_t group_max_session_timeout_ns;     /* group.max.session.timeout.ms = 1800000 */
-    int64_t offsets_commit_timeout_ns;        /* offsets.commit.timeout.ms = 5000 */
+    int32_t txn_topic_partition_count;        /* transaction.state.log.num.partitions = 50 */
+    int32_t
+        txn_topic_replication_factor; /* transaction.state.log.replication.factor = 3 (capped) */
+    int32_t txn_topic_min_isr;        /* transaction.state.log.min.isr = 2 */
+    int64_t
+        txn_abort_check_interval_ns; /* transaction.abort.timed.out.transaction.cleanup.interval.ms = 10000 */
+    int64_t group_min_session_timeout_ns; /* group.min.session.timeout.ms = 6000 */
+    int64_t group_max_session_timeout_ns; /* group.max.session.timeout.ms = 1800000 */
+    int64_t offsets_commit_timeout_ns;    /* offsets.commit.timeout.ms = 5000 */
     /* min.insync.replicas = 1: the broker default that topics inherit, and the
      * internal topic's own setting (Kafka creates __consumer_offsets with the
      * broker defaults). */
@@ -165,15 +171,19 @@ struct ks_producer_config {
     int64_t connection_setup_timeout_ns_max;  /* socket.connection.setup.timeout.max.ms = 30000 */
     struct ks_compression_config compression; /* compression.type = none, compression.*.level */
     /* ksim workload */
-    uint64_t rate_per_s;          /* rate = 2000/s */
-    int64_t count;                /* count = stop after this many; -1 = until duration */
-    int32_t key_count;            /* keys = 1000; 0 = null keys */
-    int32_t value_bytes;          /* value.bytes = 100 */
-    int32_t value_random_percent; /* value.random.percent = 0: share of each value that
+    uint64_t rate_per_s;            /* rate = 2000/s */
+    int64_t count;                  /* count = stop after this many; -1 = until duration */
+    int32_t key_count;              /* keys = 1000; 0 = null keys */
+    int32_t value_bytes;            /* value.bytes = 100 */
+    int32_t value_random_percent;   /* value.random.percent = 0: share of each value that
                                         is random bytes (different in every record, no
                                         codec shrinks them); the rest is repeated text */
-    int64_t start_ns;             /* start = 0s */
-    int64_t start_jitter_ns;      /* start.jitter = 100ms: starts in [start, start + jitter] */
+    int64_t start_ns;               /* start = 0s */
+    int64_t start_jitter_ns;        /* start.jitter = 100ms: starts in [start, start + jitter] */
+    char transactional_id[64];      /* transactional.id = null (""): not transactional */
+    int64_t transaction_timeout_ns; /* transaction.timeout.ms = 60000 */
+    int32_t txn_records;            /* transaction.records = 100: records per transaction */
+    int32_t txn_abort_permille;     /* transaction.abort.rate = 0: share the application aborts */
 };
 
 /* isolation.level (KIP-98). */

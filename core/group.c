@@ -1540,35 +1540,18 @@ static void load_record(struct coordinator *c, int32_t partition,
 struct load_scan {
     struct coordinator *c;
     int32_t partition;
-    int64_t from; /* the log start: a first batch may begin below it */
 };
 
-static bool load_batch(void *context, const struct ks_batch_view *batch)
+static void load_visit(void *context, const struct ks_record_view *record)
 {
     struct load_scan *scan = context;
-    if ((batch->attributes & KS_ATTR_CONTROL) != 0) {
-        return true;
-    }
-    struct ks_record_iter iter;
-    struct ks_record_view record;
-    ks_record_iter_init(&iter, batch);
-    while (ks_record_iter_next(&iter, &record, NULL)) {
-        if (record.offset >= scan->from) {
-            load_record(scan->c, scan->partition, &record);
-        }
-    }
-    return true;
+    load_record(scan->c, scan->partition, record);
 }
 
 static void load_partition(struct coordinator *c, int32_t partition)
 {
-    int64_t offset = ks_broker_log_start_offset(c->broker, c->offsets_topic, partition);
-    int64_t end = ks_broker_leo(c->broker, c->offsets_topic, partition);
-    if (offset < 0) {
-        return;
-    }
-    struct load_scan scan = { c, partition, offset };
-    ks_broker_scan_local(c->broker, c->offsets_topic, partition, offset, end, load_batch, &scan);
+    struct load_scan scan = { c, partition };
+    ks_broker_load_local(c->broker, c->offsets_topic, partition, load_visit, &scan);
 }
 
 static void on_load(ks_world *world, void *context)

@@ -270,6 +270,40 @@ struct pwaiter { /* the application thread blocked in send() */
     ks_time_ns deadline_ns; /* max.block.ms */
 };
 
+/* TransactionManager's states as ksim's application loop drives them:
+ * find the coordinator and InitProducerId, then transactions of
+ * transaction.records records each, committed or (transaction.abort.rate)
+ * aborted; a fenced producer stops for good. */
+enum ptxn_state {
+    PTXN_INIT,   /* initTransactions(): FindCoordinator, InitProducerId */
+    PTXN_READY,  /* between transactions */
+    PTXN_IN_TXN, /* beginTransaction() called, records being sent */
+    PTXN_ENDING, /* commitTransaction() / abortTransaction(): flush, then EndTxn */
+    PTXN_FENCED, /* ProducerFencedException: the application closed the producer */
+};
+
+struct ptxn {
+    bool enabled; /* transactional.id set */
+    enum ptxn_state state;
+    int32_t coordinator;   /* broker id, -1 unknown */
+    int64_t request_id;    /* the request in flight (one at a time), 0 none */
+    uint32_t request_kind; /* its kind */
+    int32_t request_broker;
+    int32_t request_partition; /* AddPartitionsToTxn: the partition asked for */
+    ks_time_ns deadline_ns;
+    ks_time_ns retry_at_ns;
+    int32_t failures;
+    int32_t find_broker; /* FindCoordinator target, -1 none chosen */
+    bool *added;         /* [partition]: in the open transaction */
+    int32_t added_count;
+    int64_t first_seq;  /* the open transaction's first record */
+    int64_t records;    /* records sent in it */
+    bool abort;         /* the application will abort it */
+    bool failed;        /* a record of it failed: it must abort */
+    bool bump_after;    /* after this abort, InitProducerId again (KIP-360's bump) */
+    bool fence_pending; /* a partition leader fenced us: stop at the next pass */
+};
+
 struct ks_producer {
     ks_world *world;                            /* not owned */
     const struct ks_cluster_spec *spec;         /* not owned */
@@ -338,6 +372,8 @@ struct ks_producer {
     ks_time_ns pid_retry_at_ns;
     int32_t pid_failures;
     int32_t pid_avoid_broker;
+
+    struct ptxn txn;
 
     /* Timeline lines of errors without a partition: at most one per second. */
     int64_t error_second;
@@ -569,6 +605,11 @@ static void report_record(struct ks_producer *p, const struct pbatch *batch,
     case KS_OUTCOME_ACKED: p->acked_count++; break;
     case KS_OUTCOME_FAILED: p->failed_count++; break;
     case KS_OUTCOME_UNKNOWN: p->unknown_count++; break;
+    }
+    if (outcome != KS_OUTCOME_ACKED && p->txn.enabled) {
+        /* TransactionManager.handleFailedBatch: an abortable error; the
+         * commit fails and the application aborts. */
+        p->txn.failed = true;
     }
     if (p->observer == NULL || p->observer->on_record == NULL) {
         return;
@@ -1064,9 +1105,9 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
  * waits for its connection, as metadata does. */
 static void maybe_send_init_producer_id(struct ks_producer *p, ks_time_ns now)
 {
-    if (!p->idempotent || p->producer_id >= 0 || p->pid_request_id != 0 ||
+    if (!p->idempotent || p->txn.enabled || p->producer_id >= 0 || p->pid_request_id != 0 ||
         now < p->pid_retry_at_ns) {
-        return;
+        return; /* a transactional producer asks its coordinator (txn_step) */
     }
     if (p->pid_broker < 0) {
         p->pid_broker = pick_broker(p, p->pid_avoid_broker);
@@ -1115,6 +1156,307 @@ static void on_init_producer_id_response(struct ks_producer *p, const void *mess
     p->producer_epoch = response->producer_epoch;
 }
 
+/* ---- transactions (TransactionManager, KIP-98) ------------------------------------ */
+
+/* The transaction manager runs one coordinator request at a time, as
+ * TransactionManager's pendingRequests queue does: FindCoordinator(TRANSACTION)
+ * to any broker, InitProducerId (initTransactions), AddPartitionsToTxn before
+ * the first batch of a partition in a transaction (RecordAccumulator holds
+ * that partition's batches until it is added: isSendToPartitionAllowed), and
+ * EndTxn once commitTransaction()/abortTransaction() has flushed every record
+ * of the transaction. Retriable coordinator errors (NOT_COORDINATOR,
+ * COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS,
+ * CONCURRENT_TRANSACTIONS) retry after retry.backoff.ms (NOT_COORDINATOR and
+ * COORDINATOR_NOT_AVAILABLE look the coordinator up again); PRODUCER_FENCED,
+ * INVALID_PRODUCER_EPOCH and INVALID_TXN_STATE are fatal
+ * (ProducerFencedException): the application closes the producer. ksim's
+ * application loop: beginTransaction() before the first record of a
+ * transaction, commitTransaction() after transaction.records records (or
+ * abortTransaction() when its draw against transaction.abort.rate says so, or
+ * when a record of it failed); it also ends the transaction it is in when the
+ * workload ends, before close(). Simplifications: abortTransaction() also
+ * waits for the records already sent (Kafka aborts queued batches at once);
+ * one partition per AddPartitionsToTxn (Kafka batches the new partitions). */
+
+static bool workload_done(const struct ks_producer *p);
+static void schedule_next_record(struct ks_producer *p);
+static void drop_all(struct ks_producer *p, bool report);
+
+static bool txn_accepts_records(const struct ks_producer *p)
+{
+    return !p->txn.enabled || p->txn.state == PTXN_READY ||
+           (p->txn.state == PTXN_IN_TXN && p->txn.records < p->config->txn_records);
+}
+
+static void txn_emit_end(struct ks_producer *p, enum ks_event_reason reason, int16_t error)
+{
+    if (p->observer == NULL || p->observer->on_event == NULL) {
+        return;
+    }
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, now_ns(p), KS_EV_TXN_END);
+    event.reason = reason;
+    event.producer_index = p->index;
+    event.topic_index = p->config->topic_index;
+    event.offset_from = p->txn.first_seq;
+    event.offset_to = p->txn.first_seq + p->txn.records;
+    event.record_count = p->txn.records;
+    event.partition_count = p->txn.added_count;
+    event.error_code = error;
+    p->observer->on_event(p->observer->context, &event);
+}
+
+static void txn_clear(struct ks_producer *p)
+{
+    memset(p->txn.added, 0, (size_t)p->partition_count * sizeof *p->txn.added);
+    p->txn.added_count = 0;
+    p->txn.records = 0;
+    p->txn.abort = false;
+    p->txn.failed = false;
+}
+
+/* A record is about to be sent: beginTransaction() if none is open. */
+static void txn_on_record(struct ks_producer *p, int64_t seq)
+{
+    if (!p->txn.enabled) {
+        return;
+    }
+    ks_assert(txn_accepts_records(p));
+    if (p->txn.state == PTXN_READY) {
+        txn_clear(p);
+        p->txn.state = PTXN_IN_TXN;
+        p->txn.first_seq = seq;
+        if (p->config->txn_abort_permille > 0) {
+            p->txn.abort = ks_world_random_below(p->world, KS_RNG_WORKLOAD, 1000) <
+                           (uint64_t)p->config->txn_abort_permille;
+        }
+    }
+    p->txn.records++;
+    if (p->txn.records >= p->config->txn_records) {
+        p->txn.state = PTXN_ENDING;
+    }
+}
+
+/* ProducerFencedException: fatal; whatever is queued or in flight ends with
+ * an unknown fate (the coordinator aborts the transaction), and the
+ * producer sends nothing more. */
+static void txn_fence(struct ks_producer *p, int16_t error)
+{
+    if (p->txn.state == PTXN_FENCED) {
+        return;
+    }
+    if (p->txn.state == PTXN_IN_TXN || p->txn.state == PTXN_ENDING) {
+        txn_emit_end(p, KS_REASON_TXN_FENCED, error);
+    }
+    p->txn.state = PTXN_FENCED;
+    p->txn.request_id = 0;
+    p->stopped = true;
+    if (p->record_timer != 0) {
+        ks_world_cancel(p->world, p->record_timer);
+        p->record_timer = 0;
+    }
+    int64_t lost = p->pending_count + (p->waiter.active ? 1 : 0);
+    drop_all(p, true);
+    report_error(p, -1, lost, KS_OUTCOME_UNKNOWN, KS_REASON_ERROR_NOT_RETRIABLE, error);
+}
+
+static void txn_retry_later(struct ks_producer *p, bool rediscover)
+{
+    p->txn.request_id = 0;
+    p->txn.failures++;
+    if (rediscover) {
+        p->txn.coordinator = -1;
+        p->txn.find_broker = -1;
+    }
+    uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
+    p->txn.retry_at_ns =
+        time_add(now_ns(p), (int64_t)ks_producer_retry_backoff_ns(p->config->retry_backoff_ns,
+                                                                  p->config->retry_backoff_ns_max,
+                                                                  p->txn.failures, draw));
+}
+
+static void txn_send(struct ks_producer *p, int32_t broker, uint32_t kind, int32_t partition,
+                     bool commit, ks_time_ns now)
+{
+    struct ks_txn_request request;
+    memset(&request, 0, sizeof request);
+    request.correlation_id = ++p->next_correlation_id;
+    request.producer_id = p->producer_id;
+    request.producer_epoch = p->producer_epoch;
+    request.timeout_ns = p->config->transaction_timeout_ns;
+    request.commit = commit ? 1 : 0;
+    request.topic_index = p->config->topic_index;
+    request.partition = partition;
+    g_strlcpy(request.transactional_id, p->config->transactional_id,
+              sizeof request.transactional_id);
+    p->txn.request_id = request.correlation_id;
+    p->txn.request_kind = kind;
+    p->txn.request_partition = partition;
+    p->txn.request_broker = broker;
+    p->txn.deadline_ns = time_add(now, p->config->request_timeout_ns);
+    ks_world_send(p->world, p->node, (ks_node_id)broker, kind, &request, sizeof request);
+}
+
+/* The next coordinator request, if one is due (called from sender_run). */
+static void txn_step(struct ks_producer *p, ks_time_ns now)
+{
+    struct ptxn *t = &p->txn;
+    if (!t->enabled) {
+        return;
+    }
+    if (t->fence_pending) {
+        t->fence_pending = false;
+        txn_fence(p, KS_ERR_INVALID_PRODUCER_EPOCH);
+    }
+    if (t->state == PTXN_FENCED) {
+        return;
+    }
+    if (t->request_id != 0 && now >= t->deadline_ns) {
+        txn_retry_later(p, true); /* request.timeout.ms: ask again, maybe elsewhere */
+    }
+    if (t->state == PTXN_IN_TXN && workload_done(p)) {
+        t->state = PTXN_ENDING; /* the application's last transaction, before close() */
+    }
+    if (t->request_id != 0 || now < t->retry_at_ns) {
+        return;
+    }
+    uint32_t kind = 0;
+    int32_t partition = -1;
+    if (t->state == PTXN_INIT) {
+        kind = KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST;
+    } else if (t->state == PTXN_IN_TXN || t->state == PTXN_ENDING) {
+        for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
+            if (!t->added[i]) {
+                partition = i;
+                kind = KS_MSG_TXN_ADD_PARTITIONS_REQUEST;
+                break;
+            }
+        }
+        if (kind == 0 && t->state == PTXN_ENDING && p->pending_count == 0 && !p->waiter.active) {
+            if (t->added_count == 0) {
+                /* Nothing reached a partition: TransactionManager completes
+                 * it locally, without EndTxn. */
+                txn_emit_end(
+                    p, t->abort || t->failed ? KS_REASON_TXN_ABORTED : KS_REASON_TXN_COMMITTED,
+                    KS_ERR_NONE);
+                t->state = PTXN_READY;
+                txn_clear(p);
+                schedule_next_record(p);
+                return;
+            }
+            kind = KS_MSG_TXN_END_REQUEST;
+        }
+    }
+    if (kind == 0) {
+        return;
+    }
+    if (t->coordinator < 0) {
+        if (t->find_broker < 0) {
+            t->find_broker = pick_broker(p, -1);
+        }
+        if (conn_ready(p, t->find_broker, now)) {
+            txn_send(p, t->find_broker, KS_MSG_TXN_FIND_COORDINATOR_REQUEST, -1, false, now);
+        } else if (p->conns[t->find_broker - 1].state == CONN_DISCONNECTED) {
+            txn_retry_later(p, true); /* another broker next time */
+        }
+        return;
+    }
+    if (conn_ready(p, t->coordinator, now)) {
+        txn_send(p, t->coordinator, kind, partition, !(t->abort || t->failed), now);
+    } else if (p->conns[t->coordinator - 1].state == CONN_DISCONNECTED) {
+        /* Sender.maybeSendAndPollTransactionalRequest: the coordinator is not
+         * reachable (the connect failed): look it up again after a backoff. */
+        txn_retry_later(p, true);
+    }
+}
+
+static ks_time_ns txn_wakeup_ns(struct ks_producer *p, ks_time_ns now)
+{
+    const struct ptxn *t = &p->txn;
+    if (!t->enabled || t->state == PTXN_FENCED) {
+        return KS_TIME_NEVER;
+    }
+    if (t->request_id != 0) {
+        return t->deadline_ns;
+    }
+    if (t->state == PTXN_READY) {
+        return KS_TIME_NEVER;
+    }
+    if (t->retry_at_ns > now) {
+        return t->retry_at_ns;
+    }
+    int32_t broker = t->coordinator >= 0 ? t->coordinator : t->find_broker;
+    return broker >= 0 ? conn_wakeup_ns(&p->conns[broker - 1], now) : KS_TIME_NEVER;
+}
+
+static void txn_end_done(struct ks_producer *p)
+{
+    struct ptxn *t = &p->txn;
+    bool aborted = t->abort || t->failed;
+    txn_emit_end(p, aborted ? KS_REASON_TXN_ABORTED : KS_REASON_TXN_COMMITTED, KS_ERR_NONE);
+    /* KIP-360: after an abort caused by failed records, InitProducerId bumps
+     * the epoch so that the partitions' sequences start again. */
+    bool bump = t->failed;
+    txn_clear(p);
+    t->state = bump ? PTXN_INIT : PTXN_READY;
+    schedule_next_record(p);
+}
+
+static void on_txn_response(struct ks_producer *p, uint32_t kind, const void *message, size_t bytes)
+{
+    ks_assert(bytes == sizeof(struct ks_txn_response)); /* see producer_receive */
+    struct ks_txn_response response;
+    memcpy(&response, message, sizeof response);
+    struct ptxn *t = &p->txn;
+    if (!t->enabled || t->request_id == 0 || response.correlation_id != t->request_id ||
+        kind != t->request_kind + 1) {
+        return;
+    }
+    int16_t error = response.error_code;
+    if (kind == KS_MSG_TXN_FIND_COORDINATOR_RESPONSE) {
+        if (error != KS_ERR_NONE || response.coordinator_id < 1 ||
+            response.coordinator_id > p->broker_count) {
+            txn_retry_later(p, true);
+            return;
+        }
+        t->request_id = 0;
+        t->coordinator = response.coordinator_id;
+        return;
+    }
+    switch (error) {
+    case KS_ERR_NONE: break;
+    case KS_ERR_NOT_COORDINATOR:
+    case KS_ERR_COORDINATOR_NOT_AVAILABLE: txn_retry_later(p, true); return;
+    case KS_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+    case KS_ERR_CONCURRENT_TRANSACTIONS: txn_retry_later(p, false); return;
+    case KS_ERR_PRODUCER_FENCED:
+    case KS_ERR_INVALID_PRODUCER_EPOCH:
+    case KS_ERR_INVALID_TXN_STATE:
+        t->request_id = 0;
+        txn_fence(p, error);
+        return;
+    default: txn_retry_later(p, false); return;
+    }
+    t->request_id = 0;
+    t->failures = 0;
+    switch (kind) {
+    case KS_MSG_TXN_INIT_PRODUCER_ID_RESPONSE:
+        p->producer_id = response.producer_id;
+        p->producer_epoch = response.producer_epoch;
+        t->state = PTXN_READY;
+        schedule_next_record(p);
+        break;
+    case KS_MSG_TXN_ADD_PARTITIONS_RESPONSE:
+        if (!t->added[t->request_partition]) {
+            t->added[t->request_partition] = true;
+            t->added_count++;
+        }
+        break;
+    case KS_MSG_TXN_END_RESPONSE: txn_end_done(p); break;
+    default: ks_assert(!"unexpected transaction response kind");
+    }
+}
+
 /* Renumbers a partition's incomplete batches from 0 under the current
  * (id, epoch): TxnPartitionMap.startSequencesAtBeginning. */
 static void restart_sequences(struct ks_producer *p, struct ppart *part)
@@ -1140,7 +1482,10 @@ static void restart_sequences(struct ks_producer *p, struct ppart *part)
  * so the scan runs only while some flag may be set (sequences_flagged). */
 static void resolve_sequences(struct ks_producer *p)
 {
-    if (!p->idempotent || p->producer_id < 0 || !p->sequences_flagged) {
+    if (!p->idempotent || p->producer_id < 0 || !p->sequences_flagged || p->txn.enabled) {
+        /* A transactional producer does not bump its epoch itself: the
+         * failed records abort the transaction and InitProducerId bumps it
+         * (KIP-360; txn_end_done). */
         return;
     }
     bool bump = false;
@@ -1351,7 +1696,8 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
     struct ks_batch_builder builder;
     ks_batch_builder_init(&builder, first->timestamp_ms, batch->producer_id, batch->producer_epoch,
                           batch->base_sequence);
-    builder.attributes = (int16_t)p->config->compression.codec;
+    builder.attributes =
+        (int16_t)(p->config->compression.codec | (p->txn.enabled ? KS_ATTR_TRANSACTIONAL : 0));
     builder.compression_level = ks_compression_level(&p->config->compression);
     for (guint i = 0; i < batch->records->len; i++) {
         const struct precord *record = &g_array_index(batch->records, struct precord, i);
@@ -1494,6 +1840,9 @@ static bool idempotence_blocks(struct ks_producer *p, struct ppart *part,
     }
     if (p->producer_id < 0) {
         return true;
+    }
+    if (p->txn.enabled && (p->txn.state == PTXN_INIT || !p->txn.added[batch->partition])) {
+        return true; /* TransactionManager.isSendToPartitionAllowed */
     }
     if (batch->base_sequence >= 0) {
         /* a retry: only the lowest incomplete sequence goes out */
@@ -1812,6 +2161,12 @@ static void complete_attempt(struct ks_producer *p, struct pbatch *batch, int16_
         return;
     }
     batch->last_error = error;
+    if (p->txn.enabled && !stale &&
+        (error == KS_ERR_INVALID_PRODUCER_EPOCH || error == KS_ERR_PRODUCER_FENCED)) {
+        /* A partition leader has seen a newer epoch of our transactional.id
+         * (the coordinator's markers): fatal; txn_step stops the producer. */
+        p->txn.fence_pending = true;
+    }
     if (error_means_appended(error) || error == KS_ERR_NETWORK_EXCEPTION) {
         batch->maybe_written = true;
     }
@@ -1973,6 +2328,11 @@ static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns no
 {
     struct pconn *conn = &p->conns[broker - 1];
     bool was_connecting = conn->state == CONN_CONNECTING;
+    if (p->txn.request_id != 0 && p->txn.request_broker == broker) {
+        /* NetworkClient fails the requests of a closed connection; the
+         * TransactionManager looks its coordinator up again. */
+        txn_retry_later(p, true);
+    }
     conn->reset_pending = false;
     conn->state = CONN_DISCONNECTED;
     conn->connect_id = 0;
@@ -2257,7 +2617,7 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
         }
         next = time_min(next, due);
     }
-    if (p->idempotent && p->producer_id < 0) {
+    if (p->idempotent && !p->txn.enabled && p->producer_id < 0) {
         ks_time_ns due = p->pid_request_id != 0 ? p->pid_deadline_ns : p->pid_retry_at_ns;
         if (p->pid_request_id == 0 && due <= now && p->pid_broker >= 0) {
             due = conn_wakeup_ns(&p->conns[p->pid_broker - 1], now);
@@ -2267,6 +2627,7 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
     if (p->waiter.active) {
         next = time_min(next, p->waiter.deadline_ns);
     }
+    next = time_min(next, txn_wakeup_ns(p, now));
     return next;
 }
 
@@ -2312,6 +2673,7 @@ static void sender_run(struct ks_producer *p)
     resolve_sequences(p);
     maybe_send_metadata(p, now);
     maybe_send_init_producer_id(p, now);
+    txn_step(p, now);
     waiter_check(p, now);
     drain(p, now);
     maybe_send_metadata(p, now); /* drain may have found a partition without a leader */
@@ -2342,7 +2704,8 @@ static void record_due(ks_world *world, void *context);
 
 static void schedule_next_record(struct ks_producer *p)
 {
-    if (workload_done(p) || p->waiter.active || p->record_timer != 0 || !p->up) {
+    if (workload_done(p) || p->waiter.active || p->record_timer != 0 || !p->up ||
+        !txn_accepts_records(p)) {
         return;
     }
     uint64_t k = (uint64_t)(p->next_seq - p->base_seq);
@@ -2384,6 +2747,7 @@ static void record_due(ks_world *world, void *context)
     waiter->deadline_ns = time_add(now, p->config->max_block_ns);
     waiter->record.key_number = make_key(p);
     waiter->record.seq = p->next_seq++;
+    txn_on_record(p, waiter->record.seq);
     waiter->record.sent_ns = now;
     waiter->record.timestamp_ms = KS_EPOCH_BASE_MS + (int64_t)(now / KS_NS_PER_MS);
     int64_t size = record_size_upper_bound(p, &waiter->record);
@@ -2451,6 +2815,10 @@ static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source
     case KS_MSG_API_VERSIONS_RESPONSE:
         on_api_versions_response(p, source, message, message_bytes);
         break;
+    case KS_MSG_TXN_FIND_COORDINATOR_RESPONSE:
+    case KS_MSG_TXN_INIT_PRODUCER_ID_RESPONSE:
+    case KS_MSG_TXN_ADD_PARTITIONS_RESPONSE:
+    case KS_MSG_TXN_END_RESPONSE: on_txn_response(p, kind, message, message_bytes); break;
     default: ks_assert(!"unexpected message kind at a producer");
     }
     sender_run(p);
@@ -2509,6 +2877,18 @@ static void reset_client_state(struct ks_producer *p)
     }
     p->meta_broker = -1;
     p->pid_broker = -1;
+    if (p->txn.state != PTXN_FENCED) {
+        p->txn.state = PTXN_INIT;
+    }
+    p->txn.coordinator = -1;
+    p->txn.find_broker = -1;
+    p->txn.request_id = 0;
+    p->txn.retry_at_ns = 0;
+    p->txn.failures = 0;
+    p->txn.fence_pending = false;
+    if (p->txn.added != NULL) {
+        txn_clear(p);
+    }
 }
 
 struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spec *spec,
@@ -2578,6 +2958,14 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
     p->start_at_ns = KS_TIME_NEVER;
     p->error_second = -1;
     p->up = true;
+    p->txn.enabled = config->transactional_id[0] != 0;
+    if (p->txn.enabled) {
+        /* The loader requires idempotence for transactional.id (Kafka's
+         * ProducerConfig refuses enable.idempotence=false with it). */
+        ks_assert(p->idempotent);
+        p->txn.added = calloc((size_t)p->partition_count, sizeof *p->txn.added);
+        ks_assert(p->txn.added != NULL);
+    }
     reset_client_state(p);
     ks_world_set_receiver(world, p->node, producer_receive, p);
     return p;
@@ -2672,6 +3060,7 @@ void ks_producer_free(struct ks_producer *p)
     free(p->active_words);
     free(p->value);
     free(p->value_scratch);
+    free(p->txn.added);
     free(p);
 }
 
@@ -2686,6 +3075,9 @@ void ks_producer_on_crash(struct ks_producer *p)
     drop_all(p, true);
     if (lost > 0) {
         report_error(p, -1, lost, KS_OUTCOME_UNKNOWN, KS_REASON_PRODUCER_CRASHED, KS_ERR_NONE);
+    }
+    if (p->txn.enabled && (p->txn.state == PTXN_IN_TXN || p->txn.state == PTXN_ENDING)) {
+        txn_emit_end(p, KS_REASON_TXN_ABANDONED, KS_ERR_NONE);
     }
     p->up = false;
     p->start_timer = 0;
@@ -2749,7 +3141,9 @@ int64_t ks_producer_sent_count(const struct ks_producer *p)
 
 bool ks_producer_idle(const struct ks_producer *p)
 {
-    return p->pending_count == 0 && !p->waiter.active;
+    bool txn_open =
+        p->txn.enabled && p->up && (p->txn.state == PTXN_IN_TXN || p->txn.state == PTXN_ENDING);
+    return p->pending_count == 0 && !p->waiter.active && !txn_open;
 }
 
 int64_t ks_producer_failed_count(const struct ks_producer *p)

@@ -80,11 +80,15 @@ int16_t ks_producer_state_check(const struct ks_producer_state *state, int64_t p
         return KS_ERR_NONE;
     }
     const struct producer_entry *entry = g_hash_table_lookup(state->entries, &producer_id);
-    if (entry == NULL || entry->batch_count == 0) {
+    if (entry == NULL) {
         return KS_ERR_NONE;
     }
     if (producer_epoch < entry->epoch) {
+        /* Also for an entry a marker made (no batches yet): checkProducerEpoch. */
         return KS_ERR_INVALID_PRODUCER_EPOCH;
+    }
+    if (entry->batch_count == 0) {
+        return KS_ERR_NONE;
     }
     if (producer_epoch > entry->epoch) {
         return first_seq == 0 ? KS_ERR_NONE : KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
@@ -117,13 +121,11 @@ int16_t ks_producer_state_check_epoch(const struct ks_producer_state *state, int
                                                           : KS_ERR_NONE;
 }
 
-void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_id,
-                              int16_t producer_epoch, int32_t first_seq, int32_t last_seq,
-                              int64_t base_offset, int64_t last_offset)
+/* The producer's entry (made if new) at producer_epoch: a new epoch starts a
+ * new sequence space, so the old batches are forgotten. */
+static struct producer_entry *entry_at_epoch(struct ks_producer_state *state, int64_t producer_id,
+                                             int16_t producer_epoch)
 {
-    if (producer_id < 0) {
-        return;
-    }
     struct producer_entry *entry = g_hash_table_lookup(state->entries, &producer_id);
     if (entry == NULL) {
         entry = calloc(1, sizeof *entry);
@@ -133,10 +135,20 @@ void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_
         g_hash_table_insert(state->entries, &entry->producer_id, entry);
     }
     if (producer_epoch != entry->epoch) {
-        /* A new epoch starts a new sequence space: forget the old batches. */
         entry->epoch = producer_epoch;
         entry->batch_count = 0;
     }
+    return entry;
+}
+
+void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_id,
+                              int16_t producer_epoch, int32_t first_seq, int32_t last_seq,
+                              int64_t base_offset, int64_t last_offset)
+{
+    if (producer_id < 0) {
+        return;
+    }
+    struct producer_entry *entry = entry_at_epoch(state, producer_id, producer_epoch);
     if (entry->batch_count == KS_PRODUCER_STATE_BATCHES) {
         memmove(&entry->batches[0], &entry->batches[1],
                 sizeof(entry->batches[0]) * (KS_PRODUCER_STATE_BATCHES - 1));
@@ -147,6 +159,17 @@ void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_
     cached->last_seq = last_seq;
     cached->base_offset = base_offset;
     cached->last_offset = last_offset;
+}
+
+void ks_producer_state_update_marker(struct ks_producer_state *state, int64_t producer_id,
+                                     int16_t producer_epoch)
+{
+    /* ProducerAppendInfo.appendEndTxnMarker: the entry takes the marker's
+     * epoch (maybeUpdateProducerEpoch, which forgets the batches of an older
+     * epoch); the sequence of the same epoch continues. */
+    if (producer_id >= 0) {
+        (void)entry_at_epoch(state, producer_id, producer_epoch);
+    }
 }
 
 static int64_t read_be64(const uint8_t *p)
@@ -196,6 +219,8 @@ void ks_producer_state_update_from_batches(struct ks_producer_state *state, cons
                 (int32_t)(((int64_t)base_sequence + last_offset_delta) % ((int64_t)INT32_MAX + 1));
             ks_producer_state_update(state, producer_id, producer_epoch, base_sequence, last_seq,
                                      base_offset, base_offset + last_offset_delta);
+        } else if (producer_id >= 0 && (attributes & KS_ATTR_CONTROL) != 0) {
+            ks_producer_state_update_marker(state, producer_id, producer_epoch);
         }
         position += batch_bytes;
     }

@@ -42,6 +42,10 @@ int16_t ks_producer_state_check_epoch(const struct ks_producer_state *state, int
 void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_id,
                               int16_t producer_epoch, int32_t first_seq, int32_t last_seq,
                               int64_t base_offset, int64_t last_offset);
+/* Records an appended transaction marker: the producer's epoch becomes the
+ * marker's (older batches are fenced from then on). */
+void ks_producer_state_update_marker(struct ks_producer_state *state, int64_t producer_id,
+                                     int16_t producer_epoch);
 /* Records every batch in `bytes` (whole batches with offsets set, as fetched
  * or read from a log); reads only the headers. */
 void ks_producer_state_update_from_batches(struct ks_producer_state *state, const uint8_t *bytes,

@@ -97,6 +97,9 @@ enum ks_error {
     KS_ERR_DUPLICATE_BROKER_REGISTRATION = 101, /* old incarnation's session still valid */
     KS_ERR_INELIGIBLE_REPLICA = 107,    /* an ISR member fenced, unregistered or of a stale epoch */
     KS_ERR_STALE_CONTROLLER_EPOCH = 11, /* a request from a controller of an older epoch */
+    KS_ERR_INVALID_TXN_STATE = 48,      /* EndTxn/AddPartitionsToTxn in the wrong state */
+    KS_ERR_CONCURRENT_TRANSACTIONS = 51, /* the previous transaction is still completing */
+    KS_ERR_PRODUCER_FENCED = 90,         /* a newer instance of the transactional.id */
 };
 
 /* "NOT_LEADER_OR_FOLLOWER" etc.; "UNKNOWN" for codes not listed above. */
@@ -136,6 +139,9 @@ static inline const char *ks_error_name(int16_t error_code)
     case KS_ERR_INVALID_UPDATE_VERSION: return "INVALID_UPDATE_VERSION";
     case KS_ERR_INELIGIBLE_REPLICA: return "INELIGIBLE_REPLICA";
     case KS_ERR_DUPLICATE_BROKER_REGISTRATION: return "DUPLICATE_BROKER_REGISTRATION";
+    case KS_ERR_INVALID_TXN_STATE: return "INVALID_TXN_STATE";
+    case KS_ERR_CONCURRENT_TRANSACTIONS: return "CONCURRENT_TRANSACTIONS";
+    case KS_ERR_PRODUCER_FENCED: return "PRODUCER_FENCED";
     }
     return "UNKNOWN";
 }
@@ -158,7 +164,8 @@ static inline bool ks_error_is_retriable(int16_t error_code)
     case KS_ERR_KAFKA_STORAGE_ERROR:
     case KS_ERR_FENCED_LEADER_EPOCH:
     case KS_ERR_UNKNOWN_LEADER_EPOCH:
-    case KS_ERR_OFFSET_NOT_AVAILABLE: return true;
+    case KS_ERR_OFFSET_NOT_AVAILABLE:
+    case KS_ERR_CONCURRENT_TRANSACTIONS: return true;
     }
     return false;
 }
@@ -201,6 +208,8 @@ enum ks_msg_kind {
 
 #define KS_MSG_GROUP_FIRST 100u /* consumer-group kinds: 100 .. 199 */
 #define KS_MSG_GROUP_LAST  199u
+#define KS_MSG_TXN_FIRST   400u /* transaction kinds (core/proto.h, the end): 400 .. 419 */
+#define KS_MSG_TXN_LAST    419u
 
 /* Timer kinds used by brokers and the controller (trace only). */
 enum ks_broker_timer_kind {
@@ -690,5 +699,65 @@ struct ks_raft_fetch_response {
         error_code; /* NONE, FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH */
     int16_t reserved16;
     uint32_t batch_bytes; /* record batches follow */
+    int32_t reserved;
+};
+
+/* ---- transactions (KIP-98): client <-> transaction coordinator ----------- */
+
+enum ks_txn_msg_kind {
+    KS_MSG_TXN_FIND_COORDINATOR_REQUEST = 400, /* any broker answers from its metadata */
+    KS_MSG_TXN_FIND_COORDINATOR_RESPONSE = 401,
+    KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST = 402, /* to the coordinator */
+    KS_MSG_TXN_INIT_PRODUCER_ID_RESPONSE = 403,
+    KS_MSG_TXN_ADD_PARTITIONS_REQUEST = 404,
+    KS_MSG_TXN_ADD_PARTITIONS_RESPONSE = 405,
+    KS_MSG_TXN_END_REQUEST = 406,
+    KS_MSG_TXN_END_RESPONSE = 407,
+    KS_MSG_TXN_WRITE_MARKERS_REQUEST = 408, /* coordinator -> partition leader */
+    KS_MSG_TXN_WRITE_MARKERS_RESPONSE = 409,
+};
+
+#define KS_TRANSACTIONAL_ID_BYTES 64 /* as struct ks_producer_config transactional_id */
+
+/* FindCoordinator(key_type = TRANSACTION) and InitProducerId with a
+ * transactional id; the other three requests carry the producer's id and
+ * epoch, which the coordinator checks (PRODUCER_FENCED when older). */
+struct ks_txn_request {
+    int64_t correlation_id;
+    int64_t producer_id;
+    int64_t timeout_ns; /* InitProducerId: transaction.timeout.ms */
+    int16_t producer_epoch;
+    int16_t commit;      /* EndTxn: 1 commit, 0 abort */
+    int32_t topic_index; /* AddPartitionsToTxn: one partition per request */
+    int32_t partition;
+    int32_t reserved;
+    char transactional_id[KS_TRANSACTIONAL_ID_BYTES];
+};
+
+struct ks_txn_response {
+    int64_t correlation_id;
+    int64_t producer_id;    /* InitProducerId */
+    int32_t coordinator_id; /* FindCoordinator: broker id, -1 none */
+    int16_t producer_epoch;
+    int16_t error_code;
+};
+
+/* WriteTxnMarkers for one partition (Kafka's request carries many). */
+struct ks_txn_markers_request {
+    int64_t correlation_id;
+    int64_t producer_id;
+    int32_t topic_index;
+    int32_t partition;
+    int32_t coordinator_epoch;
+    int16_t producer_epoch;
+    int16_t commit;
+};
+
+struct ks_txn_markers_response {
+    int64_t correlation_id;
+    int32_t topic_index;
+    int32_t partition;
+    int16_t error_code;
+    int16_t reserved16;
     int32_t reserved;
 };

@@ -462,11 +462,28 @@ static bool cleaned_up(const struct ks_checker_input *in, GHashTable *latest,
     return newest != NULL && *newest > o->offset; /* superseded by a newer value */
 }
 
+/* Whether the producer's transaction holding record seq committed. */
+static bool txn_committed(const struct ks_checker_input *in, int32_t producer_index, int64_t seq)
+{
+    for (size_t i = 0; i < in->txn_count; i++) {
+        const struct ks_txn_outcome *t = &in->txns[i];
+        if (t->producer_index == producer_index && seq >= t->seq_from && seq < t->seq_to) {
+            return t->committed;
+        }
+    }
+    return false; /* never ended (still open at the end) */
+}
+
 static bool counts_as_acked(const struct ks_checker_input *in, const struct ks_record_outcome *o)
 {
-    bool acks_none = in->producer_acks_none != NULL && o->producer_index >= 0 &&
-                     o->producer_index < in->producer_count &&
-                     in->producer_acks_none[o->producer_index];
+    bool known = o->producer_index >= 0 && o->producer_index < in->producer_count;
+    bool acks_none =
+        in->producer_acks_none != NULL && known && in->producer_acks_none[o->producer_index];
+    if (in->producer_transactional != NULL && known &&
+        in->producer_transactional[o->producer_index] &&
+        !txn_committed(in, o->producer_index, o->seq)) {
+        return false; /* an aborted (or never committed) transaction's record */
+    }
     return o->outcome == KS_OUTCOME_ACKED || acks_none;
 }
 
@@ -1004,6 +1021,10 @@ static void check_group_partition(const struct ks_checker_input *in, int32_t g, 
         find_cursor(in, g, head->topic_index, head->partition, &cursor_index);
     int64_t first_position = cursor != NULL ? cursor->first_position : -1;
     int64_t position = cursor != NULL ? cursor->position : -1;
+    bool read_committed = false;
+    for (int32_t c = 0; c < in->consumer_count && in->consumer_read_committed != NULL; c++) {
+        read_committed |= in->consumer_group[c] == g && in->consumer_read_committed[c];
+    }
     GArray *run = g_array_new(FALSE, FALSE, sizeof(struct unprocessed));
     for (size_t i = start; i <= end; i++) {
         struct unprocessed u = { KS_ANOMALY_CONSUMED_UNSEEN, -1, { NULL, -1, 0 } };
@@ -1013,6 +1034,9 @@ static void check_group_partition(const struct ks_checker_input *in, int32_t g, 
             const struct ks_read_record *r = &in->final_read[i];
             if (!is_first[i]) {
                 continue; /* an extra copy: neither breaks nor joins a range */
+            }
+            if (read_committed && r->txn == KS_READ_TXN_ABORTED) {
+                continue; /* read_committed skips it: not the group's to process */
             }
             if (r->producer_index >= 0 &&
                 group_processed(items, item_count, g, identity_key(r->producer_index, r->seq))) {
@@ -1108,6 +1132,63 @@ static void check_consumed(const struct ks_checker_input *in, const bool *is_fir
     g_free(items);
 }
 
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a;
+    uint64_t y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* txn_committed, txn_aborted, aborted_read, aborted_seen, txn_hanging. */
+static void check_transactions(const struct ks_checker_input *in, struct ks_checker_output *out)
+{
+    for (size_t i = 0; i < in->txn_count; i++) {
+        if (in->txns[i].committed) {
+            out->txn_committed++;
+        } else {
+            out->txn_aborted++;
+        }
+    }
+    uint64_t *aborted = g_new(uint64_t, in->final_read_count + 1);
+    size_t aborted_count = 0;
+    for (size_t i = 0; i < in->final_read_count; i++) {
+        const struct ks_read_record *r = &in->final_read[i];
+        if (r->txn == KS_READ_TXN_ABORTED && r->producer_index >= 0) {
+            aborted[aborted_count++] = identity_key(r->producer_index, r->seq);
+        }
+        /* One open transaction per (partition, producer): count its first record. */
+        if (r->txn == KS_READ_TXN_OPEN) {
+            bool first = true;
+            for (size_t k = i; k > 0 && first; k--) {
+                const struct ks_read_record *q = &in->final_read[k - 1];
+                if (q->topic_index != r->topic_index || q->partition != r->partition) {
+                    break;
+                }
+                first = !(q->txn == KS_READ_TXN_OPEN && q->producer_index == r->producer_index);
+            }
+            out->txn_hanging += first;
+        }
+    }
+    qsort(aborted, aborted_count, sizeof aborted[0], compare_u64);
+    for (size_t i = 0; i < in->consumed_count; i++) {
+        const struct ks_consumed_record *c = &in->consumed[i];
+        if (c->producer_index < 0 || c->consumer_index < 0 ||
+            c->consumer_index >= in->consumer_count) {
+            continue;
+        }
+        uint64_t key = identity_key(c->producer_index, c->seq);
+        if (bsearch(&key, aborted, aborted_count, sizeof aborted[0], compare_u64) == NULL) {
+            continue;
+        }
+        if (in->consumer_read_committed != NULL && in->consumer_read_committed[c->consumer_index]) {
+            out->aborted_read++;
+        } else {
+            out->aborted_seen++;
+        }
+    }
+    g_free(aborted);
+}
+
 void ks_checker_run(const struct ks_checker_input *input, struct ks_checker_output *out)
 {
     memset(out, 0, sizeof *out);
@@ -1126,6 +1207,7 @@ void ks_checker_run(const struct ks_checker_input *input, struct ks_checker_outp
     check_reordered(input, is_first, out);
     check_divergence(input, out);
     check_consumed(input, is_first, out);
+    check_transactions(input, out);
     /* K2 */
     ks_assert(out->kind_counts[KS_ANOMALY_LOST] == out->acked_lost);
     ks_assert(out->kind_counts[KS_ANOMALY_DUPLICATE] == out->duplicates);

@@ -35,6 +35,25 @@
 **   consumed_duplicates  per group: processings of a record beyond the first.
 **   produce_p50_ms, produce_p99_ms  nearest-rank percentiles of acked
 **                   records' send->ack latency.
+** Transactions (KIP-98), where a producer sets transactional.id:
+**   txn_committed   transactions whose commitTransaction() returned.
+**   txn_aborted     transactions that ended otherwise: aborted by the
+**                   application, or by the coordinator after the producer was
+**                   fenced (a new instance, transaction.timeout.ms) or crashed.
+**   aborted_read    processings by a read_committed consumer of a record the
+**                   final read shows inside an aborted transaction (the
+**                   partition's ABORT marker follows it): Jepsen's aborted read.
+**   aborted_seen    the same by read_uncommitted consumers: Kafka's documented
+**                   behaviour, not an anomaly.
+**   txn_hanging     (partition, producer) pairs whose transaction is still open
+**                   (no marker) in the final read: it holds back the last stable
+**                   offset, so read_committed consumers stop there (KIP-890).
+** A transactional producer's acked record counts for acked_lost only when its
+** transaction committed (the records of an aborted transaction are meant to
+** vanish for read_committed readers); a read_committed group is not expected to
+** process records of aborted transactions (consumed_lost, consumed_unseen).
+** Simplification: a producer fenced while its EndTxn(commit) was already
+** written counts that transaction as aborted.
 ** A group's positions come from struct ks_group_tracker, fed with what the
 ** consumers report (core/cluster.h struct ks_consumer_position) and every
 ** processed record, in the order they happen.
@@ -61,6 +80,23 @@ struct ks_read_record {
     int64_t offset;
     int32_t producer_index; /* -1: no identity header */
     int64_t seq;
+    int32_t txn; /* enum ks_read_txn: what the partition's markers say of its batch */
+};
+
+enum ks_read_txn {
+    KS_READ_TXN_NONE,      /* not a transactional batch */
+    KS_READ_TXN_COMMITTED, /* a COMMIT marker of its producer follows */
+    KS_READ_TXN_ABORTED,   /* an ABORT marker follows */
+    KS_READ_TXN_OPEN,      /* no marker follows in the final read */
+};
+
+/* One transaction as its producer saw it end (KS_EV_TXN_END): the records
+ * [seq_from, seq_to) of producer_index. */
+struct ks_txn_outcome {
+    int32_t producer_index;
+    bool committed;
+    int64_t seq_from;
+    int64_t seq_to;
 };
 
 /* One live replica's committed prefix, for divergence. fingerprints[i] is the
@@ -169,6 +205,10 @@ struct ks_checker_input {
     size_t skip_count;
     ks_checker_cause_fn *cause_of_lost; /* may be NULL: causes unknown */
     void *cause_context;
+    const bool *producer_transactional; /* [producer_index]; may be NULL: none */
+    const struct ks_txn_outcome *txns;  /* in the order they ended */
+    size_t txn_count;
+    const bool *consumer_read_committed; /* [consumer_index]; may be NULL: none */
 };
 
 enum ks_anomaly_kind {
@@ -235,7 +275,12 @@ struct ks_checker_output {
     int64_t consumed_lost;
     int64_t consumed_unseen;
     int64_t consumed_duplicates;
-    int64_t out_of_scope;  /* records before groups' first positions, summed */
+    int64_t out_of_scope; /* records before groups' first positions, summed */
+    int64_t txn_committed;
+    int64_t txn_aborted;
+    int64_t aborted_read;
+    int64_t aborted_seen;
+    int64_t txn_hanging;
     double produce_p50_ms; /* 0 when nothing was acked */
     double produce_p99_ms;
     GArray *anomalies; /* of struct ks_anomaly; owned (ks_checker_output_clear) */

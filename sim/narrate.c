@@ -34,6 +34,10 @@ static const char *topic_name(const struct ks_cluster_spec *spec, int32_t topic_
     if (topic_index == spec->topic_count && spec->consumer_count > 0) {
         return OFFSETS_TOPIC;
     }
+    if (topic_index == spec->topic_count + (spec->consumer_count > 0 ? 1 : 0) &&
+        ks_cluster_spec_has_txn(spec)) {
+        return "__transaction_state";
+    }
     return "?";
 }
 
@@ -120,6 +124,10 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_INVALID_SESSION_TIMEOUT:
     case KS_REASON_LOG_TRUNCATION:
     case KS_REASON_LOG_TRUNCATION_NONE:
+    case KS_REASON_TXN_COMMITTED:
+    case KS_REASON_TXN_ABORTED:
+    case KS_REASON_TXN_FENCED:
+    case KS_REASON_TXN_ABANDONED:
     case KS_REASON_COUNT: break;
     }
     return NULL;
@@ -976,6 +984,48 @@ static void narrate_commit(const struct ks_cluster_spec *spec, const struct ks_c
                            e->group_id, OFFSETS_TOPIC, e->offsets_partition, e->broker);
 }
 
+static void narrate_txn_end(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                            GString *detail, GString *explain)
+{
+    const char *producer = spec->producers[e->producer_index].name;
+    const char *how = "?";
+    const char *why = "";
+    switch (e->reason) {
+    case KS_REASON_TXN_COMMITTED:
+        how = "committed";
+        why = "commitTransaction() returned: the coordinator wrote PrepareCommit, so the "
+              "commit markers follow (after a coordinator failover too), and read_committed "
+              "consumers see these records once the markers pass the high watermark.";
+        break;
+    case KS_REASON_TXN_ABORTED:
+        how = "aborted";
+        why = "abortTransaction() returned: ABORT markers follow; read_committed consumers "
+              "skip these records (the .txnindex lists the transaction), read_uncommitted ones "
+              "still see them.";
+        break;
+    case KS_REASON_TXN_FENCED:
+        how = "fenced";
+        why = "A newer epoch of the producer's transactional.id exists (another instance called "
+              "initTransactions(), or the coordinator aborted the transaction after "
+              "transaction.timeout.ms): the producer gets ProducerFencedException and stops; "
+              "the coordinator aborts the open transaction.";
+        break;
+    case KS_REASON_TXN_ABANDONED:
+        how = "abandoned";
+        why = "The producer crashed inside the transaction: the coordinator aborts it after "
+              "transaction.timeout.ms, or when the restarted instance calls initTransactions().";
+        break;
+    default: why = "A transaction of the producer ended."; break;
+    }
+    g_string_append_printf(
+        detail, "producer %s: transaction %s (records %" PRId64 "..%" PRId64 ", %d partition(s))",
+        producer, how, e->offset_from, e->offset_to - 1, e->partition_count);
+    if (e->error_code != 0) {
+        g_string_append_printf(detail, " %s", ks_error_name(e->error_code));
+    }
+    g_string_append(explain, why);
+}
+
 static const char *position_name(enum ks_event_position position)
 {
     switch (position) {
@@ -1312,6 +1362,7 @@ void ks_narrate_event(const struct ks_cluster_spec *spec, const struct ks_cluste
                                event->partition_count > 0 ? "LeaderAndIsr" : "UpdateMetadata");
         return;
     case KS_EV_BROKER_STOPPED: narrate_stopped(event, detail, explain); return;
+    case KS_EV_TXN_END: narrate_txn_end(spec, event, detail, explain); return;
     case KS_EV_KIND_COUNT: break;
     }
     g_string_append(detail, ks_cluster_event_kind_name(event->kind));

@@ -136,6 +136,7 @@ struct run {
     struct ks_steps *steps; /* every replica's log at each step (sim/steps.h) */
     GArray *outcomes;       /* struct ks_record_outcome, keys in strings */
     GArray *consumed;       /* struct ks_consumed_record */
+    GArray *txns;           /* struct ks_txn_outcome, from KS_EV_TXN_END */
     GArray *samples;        /* struct run_sample */
     GStringChunk *strings;
     int32_t user_topic_count;
@@ -339,6 +340,7 @@ static bool event_is_step(enum ks_cluster_event_kind kind)
     case KS_EV_CONTROLLER_ELECTED:
     case KS_EV_CONTROLLER_RESIGNED:
     case KS_EV_STALE_CONTROLLER:
+    case KS_EV_TXN_END:
     case KS_EV_KIND_COUNT: break;
     }
     return false;
@@ -408,6 +410,7 @@ static bool event_changes_availability(enum ks_cluster_event_kind kind)
     case KS_EV_COMPACTION:
     case KS_EV_INFO:
     case KS_EV_ELR_CHANGE:
+    case KS_EV_TXN_END:
     case KS_EV_KIND_COUNT: break;
     }
     return false;
@@ -486,6 +489,11 @@ static void run_on_event(void *context, const struct ks_cluster_event *event)
     }
     if (run->faults != NULL) {
         ks_faults_on_cluster_event(run->faults, event);
+    }
+    if (event->kind == KS_EV_TXN_END) {
+        struct ks_txn_outcome t = { event->producer_index, event->reason == KS_REASON_TXN_COMMITTED,
+                                    event->offset_from, event->offset_to };
+        g_array_append_val(run->txns, t);
     }
     int32_t words[4] = { (int32_t)event->kind, event->broker, event->topic_index,
                          event->partition };
@@ -1151,15 +1159,46 @@ struct log_reader {
     GArray *records;      /* struct ks_read_record, or NULL */
     GArray *offsets;      /* int64_t, or NULL */
     GArray *fingerprints; /* uint64_t, or NULL */
+    GArray *open;         /* struct open_txn_batch: records still KS_READ_TXN_OPEN, or NULL */
 };
+
+/* Records of a transactional batch of `records` whose marker is not read yet. */
+struct open_txn_batch {
+    int64_t producer_id;
+    guint first; /* index in records */
+    guint count;
+};
+
+/* A marker of producer_id settles its open batches (the final read's
+ * transaction status, struct ks_read_record.txn). */
+static void settle_txn(struct log_reader *reader, int64_t producer_id, bool commit)
+{
+    for (guint i = reader->open->len; i > 0; i--) {
+        const struct open_txn_batch *b = &g_array_index(reader->open, struct open_txn_batch, i - 1);
+        if (b->producer_id != producer_id) {
+            continue;
+        }
+        for (guint k = 0; k < b->count; k++) {
+            g_array_index(reader->records, struct ks_read_record, b->first + k).txn =
+                commit ? KS_READ_TXN_COMMITTED : KS_READ_TXN_ABORTED;
+        }
+        g_array_remove_index(reader->open, i - 1);
+    }
+}
 
 static void read_batch(const struct ks_scenario *scenario, const struct ks_batch_view *batch,
                        int32_t topic_index, int32_t partition, int64_t from, int64_t hw,
                        struct log_reader *reader)
 {
     if (batch->attributes & KS_ATTR_CONTROL) {
+        if (reader->open != NULL && batch->base_offset < hw) {
+            settle_txn(reader, batch->producer_id,
+                       ks_batch_control_type(batch) == KS_CONTROL_COMMIT);
+        }
         return;
     }
+    bool transactional = (batch->attributes & KS_ATTR_TRANSACTIONAL) != 0;
+    guint first = reader->records != NULL ? reader->records->len : 0;
     struct ks_record_iter iter;
     struct ks_record_view record;
     ks_record_iter_init(&iter, batch);
@@ -1170,7 +1209,10 @@ static void read_batch(const struct ks_scenario *scenario, const struct ks_batch
         if (record.offset >= hw) {
             break;
         }
-        struct ks_read_record r = { topic_index, partition, record.offset, -1, 0 };
+        struct ks_read_record r = {
+            topic_index, partition, record.offset,
+            -1,          0,         transactional ? KS_READ_TXN_OPEN : KS_READ_TXN_NONE
+        };
         for (int32_t h = 0; h < record.header_count; h++) {
             const struct ks_header_view *header = &record.headers[h];
             if (header->key_bytes == (int32_t)strlen(KS_IDENTITY_HEADER) &&
@@ -1190,6 +1232,10 @@ static void read_batch(const struct ks_scenario *scenario, const struct ks_batch
         }
     }
     ks_record_iter_deinit(&iter);
+    if (transactional && reader->open != NULL && reader->records->len > first) {
+        struct open_txn_batch b = { batch->producer_id, first, reader->records->len - first };
+        g_array_append_val(reader->open, b);
+    }
 }
 
 struct log_scan {
@@ -1244,8 +1290,10 @@ static void do_final_read(struct run *run, struct final_read *out)
                 leader >= 0 ? ks_cluster_replica_log(run->cluster, leader, t, p) : NULL;
             if (t < run->user_topic_count && log != NULL &&
                 ks_cluster_replica_state(run->cluster, leader, t, p, &state)) {
-                struct log_reader reader = { out->records, NULL, NULL };
+                GArray *open = g_array_new(FALSE, FALSE, sizeof(struct open_txn_batch));
+                struct log_reader reader = { out->records, NULL, NULL, open };
                 read_log(run->scenario, log, t, p, state.hw, &reader);
+                g_array_free(open, TRUE);
                 struct ks_partition_final part = {
                     .topic_index = t,
                     .partition = p,
@@ -1266,7 +1314,7 @@ static void do_final_read(struct run *run, struct final_read *out)
                 }
                 GArray *offsets = g_array_new(FALSE, FALSE, sizeof(int64_t));
                 GArray *fingerprints = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-                struct log_reader reader = { NULL, offsets, fingerprints };
+                struct log_reader reader = { NULL, offsets, fingerprints, NULL };
                 read_log(run->scenario, replica_log, t, p, state.hw, &reader);
                 struct ks_replica_read rr = {
                     .topic_index = t,
@@ -1343,10 +1391,16 @@ static void run_checker(struct run *run, const struct final_read *read)
         acks_none[i] = s->producers[i].acks == KS_ACKS_NONE;
         producer_names[i] = s->producers[i].name;
     }
+    bool *transactional = g_new0(bool, producer_count + 1);
+    for (size_t i = 0; i < producer_count; i++) {
+        transactional[i] = s->producers[i].transactional_id[0] != 0;
+    }
     size_t consumer_count = s->consumer_count;
     int32_t *topic = g_new0(int32_t, consumer_count + 1);
+    bool *read_committed = g_new0(bool, consumer_count + 1);
     for (size_t c = 0; c < consumer_count; c++) {
         topic[c] = s->consumers[c].topic_index;
+        read_committed[c] = s->consumers[c].isolation_level == KS_READ_COMMITTED;
     }
     struct ks_cause_index *causes = index_causes(run);
     struct ks_checker_input input = {
@@ -1374,12 +1428,18 @@ static void run_checker(struct run *run, const struct final_read *read)
         .skip_count = run->groups.skips->len,
         .cause_of_lost = ks_cause_of_lost,
         .cause_context = causes,
+        .producer_transactional = transactional,
+        .txns = (const struct ks_txn_outcome *)(void *)run->txns->data,
+        .txn_count = run->txns->len,
+        .consumer_read_committed = read_committed,
     };
     ks_checker_run(&input, &run->check);
     ks_cause_index_free(causes);
     g_free(acks_none);
     g_free(producer_names);
     g_free(topic);
+    g_free(transactional);
+    g_free(read_committed);
 }
 
 /* One timeline line per group and partition whose first position left
@@ -1436,6 +1496,11 @@ static void compute_metrics(struct run *run)
     m[KS_METRIC_CONSUMED_LOST] = (double)run->check.consumed_lost;
     m[KS_METRIC_CONSUMED_UNSEEN] = (double)run->check.consumed_unseen;
     m[KS_METRIC_CONSUMED_DUPLICATES] = (double)run->check.consumed_duplicates;
+    m[KS_METRIC_TXN_COMMITTED] = (double)run->check.txn_committed;
+    m[KS_METRIC_TXN_ABORTED] = (double)run->check.txn_aborted;
+    m[KS_METRIC_ABORTED_READ] = (double)run->check.aborted_read;
+    m[KS_METRIC_ABORTED_SEEN] = (double)run->check.aborted_seen;
+    m[KS_METRIC_TXN_HANGING] = (double)run->check.txn_hanging;
     m[KS_METRIC_LEADER_ELECTIONS] = (double)run->leader_elections;
     m[KS_METRIC_UNCLEAN_ELECTIONS] = (double)run->unclean_elections;
     m[KS_METRIC_ISR_SHRINKS] = (double)run->isr_shrinks;
@@ -1458,6 +1523,18 @@ static void compute_metrics(struct run *run)
     m[KS_METRIC_FAULTS_SKIPPED] = (double)ks_faults_skipped_count(run->faults);
     m[KS_METRIC_EVENTS] = (double)ks_world_event_count(run->world);
     m[KS_METRIC_TRACE_HASH] = (double)(ks_world_trace_hash(run->world) & ((UINT64_C(1) << 53) - 1));
+}
+
+bool ks_run_metric_shown(const struct ks_run_result *result, enum ks_metric metric)
+{
+    switch (metric) {
+    case KS_METRIC_TXN_COMMITTED:
+    case KS_METRIC_TXN_ABORTED:
+    case KS_METRIC_ABORTED_READ:
+    case KS_METRIC_ABORTED_SEEN:
+    case KS_METRIC_TXN_HANGING: return result->txn_metrics;
+    default: return true;
+    }
 }
 
 static char *format_number(double value)
@@ -1584,6 +1661,11 @@ char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric me
     case KS_METRIC_CONSUMED_LOST:
     case KS_METRIC_CONSUMED_UNSEEN:
     case KS_METRIC_CONSUMED_DUPLICATES:
+    case KS_METRIC_TXN_COMMITTED:
+    case KS_METRIC_TXN_ABORTED:
+    case KS_METRIC_ABORTED_READ:
+    case KS_METRIC_ABORTED_SEEN:
+    case KS_METRIC_TXN_HANGING:
     case KS_METRIC_LEADER_ELECTIONS:
     case KS_METRIC_UNCLEAN_ELECTIONS:
     case KS_METRIC_ISR_SHRINKS:
@@ -1871,6 +1953,9 @@ static void record_summary(struct ks_recorder *rec, const struct ks_run_result *
     for (size_t i = 0; i < KS_METRIC_COUNT && i < name_count; i++) {
         char hash[17];
         const char *text = NULL;
+        if (!ks_run_metric_shown(result, (enum ks_metric)i)) {
+            continue;
+        }
         if (i == KS_METRIC_TRACE_HASH) {
             text = ks_run_format_metric(result, KS_METRIC_TRACE_HASH, hash, sizeof hash);
         }
@@ -1995,6 +2080,9 @@ static void print_text(FILE *out, const struct run *run, const struct ks_run_res
         const char *const *names = ks_scenario_metric_names(&name_count);
         for (size_t i = 0; i < KS_METRIC_COUNT && i < name_count; i++) {
             char value[64];
+            if (!ks_run_metric_shown(result, (enum ks_metric)i)) {
+                continue;
+            }
             fprintf(out, "  %-22s %s\n", names[i],
                     ks_run_format_metric(result, (enum ks_metric)i, value, sizeof value));
         }
@@ -2040,6 +2128,9 @@ static void print_json(FILE *out, const struct run *run, const struct ks_run_res
     size_t name_count = 0;
     const char *const *names = ks_scenario_metric_names(&name_count);
     for (size_t i = 0; i < KS_METRIC_COUNT && i < name_count; i++) {
+        if (!ks_run_metric_shown(result, (enum ks_metric)i)) {
+            continue;
+        }
         json_builder_set_member_name(b, names[i]);
         if (i == KS_METRIC_TRACE_HASH) {
             char hash[17];
@@ -2112,6 +2203,7 @@ static void run_init(struct run *run, const struct ks_scenario *scenario,
     run->steps = ks_steps_new();
     run->outcomes = g_array_new(FALSE, TRUE, sizeof(struct ks_record_outcome));
     run->consumed = g_array_new(FALSE, TRUE, sizeof(struct ks_consumed_record));
+    run->txns = g_array_new(FALSE, TRUE, sizeof(struct ks_txn_outcome));
     run->samples = g_array_new(FALSE, TRUE, sizeof(struct run_sample));
     run->expectations = g_array_new(FALSE, TRUE, sizeof(struct expect_outcome));
     run->strings = g_string_chunk_new(4096);
@@ -2164,6 +2256,7 @@ static void run_deinit(struct run *run)
     ks_steps_free(g_steal_pointer(&run->steps));
     g_array_free(run->outcomes, TRUE);
     g_array_free(run->consumed, TRUE);
+    g_array_free(run->txns, TRUE);
     g_array_free(run->samples, TRUE);
     for (guint i = 0; i < run->expectations->len; i++) {
         struct expect_outcome *o = &g_array_index(run->expectations, struct expect_outcome, i);
@@ -2286,6 +2379,7 @@ static bool simulate_and_judge(struct run *run, const char *run_dir, FILE *trace
     note_out_of_scope(run);
     compute_metrics(run);
     memcpy(result->metrics, run->metrics, sizeof result->metrics);
+    result->txn_metrics = ks_cluster_spec_has_txn(&run->spec);
     result->trace_hash = ks_world_trace_hash(run->world);
     evaluate_expectations(run, result);
     ks_world_set_host_escape(run->world, NULL);

@@ -59,7 +59,13 @@ struct ks_run_result {
     char verdict[16];  /* "PASS" or "FAIL" (PASS also when there is no [expect]) */
     int64_t wall_ms;   /* wall time of the whole run (never reaches the world) */
     int64_t record_ms; /* of which spent in the recorder */
+    bool txn_metrics;  /* a producer is transactional: the txn_* metrics are shown */
 };
+
+/* Whether a metric is part of the run's summary: the transaction metrics
+ * only when a producer sets transactional.id (so other runs' outputs keep
+ * their keys). */
+bool ks_run_metric_shown(const struct ks_run_result *result, enum ks_metric metric);
 
 /* Runs a finalized scenario. Returns the exit code of SPEC 1: 0 every
  * expectation held, 1 one failed, 2 bad input (unusable database, trace file

@@ -1396,6 +1396,13 @@ static bool finalize_producer(const struct ks_scenario *scenario,
         }
         producer->enable_idempotence = false;
     }
+    /* Kafka's ProducerConfig: a transactional.id needs idempotence. */
+    if (producer->transactional_id[0] != 0 && !producer->enable_idempotence) {
+        const struct raw_entry *entry = entry_find(section, "transactional.id");
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                       "transactional.id needs enable.idempotence = true (acks = all, "
+                       "retries > 0, max.in.flight.requests.per.connection <= 5)");
+    }
     /* Kafka: delivery.timeout.ms >= linger.ms + request.timeout.ms; an explicit
      * smaller value is an error, the default is raised to the sum. */
     int64_t needed_ns = producer->linger_ns + producer->request_timeout_ns;

@@ -319,6 +319,20 @@ static const struct ks__key_spec cluster_keys[] = {
     { "offsets.topic.replication.factor", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "3", NULL,
       SC(cluster.offsets_topic_replication_factor), 0, NULL,
       "Replication of `__consumer_offsets`; ksim caps it at the broker count." },
+    { "transaction.state.log.num.partitions", KS__VALUE_INT32, 1, KS_SCENARIO_PARTITION_COUNT_MAX,
+      "50", NULL, SC(cluster.txn_topic_partition_count), 0, NULL,
+      "Partitions of `__transaction_state` (created when a producer sets transactional.id)." },
+    { "transaction.state.log.replication.factor", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX,
+      "3", NULL, SC(cluster.txn_topic_replication_factor), 0, NULL,
+      "Replication of `__transaction_state`; ksim caps it at the broker count." },
+    { "transaction.state.log.min.isr", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "2", NULL,
+      SC(cluster.txn_topic_min_isr), 0, NULL,
+      "min.insync.replicas of `__transaction_state` (capped at its replication factor): the "
+      "coordinator's writes need this many in-sync replicas." },
+    { "transaction.abort.timed.out.transaction.cleanup.interval.ms", KS__VALUE_MS, 1, I32MAX,
+      "10000", NULL, SC(cluster.txn_abort_check_interval_ns), 0, NULL,
+      "How often the transaction coordinator aborts transactions older than their "
+      "transaction.timeout.ms." },
     { "offsets.commit.timeout.ms", KS__VALUE_MS, 1, I32MAX, "5000", NULL,
       SC(cluster.offsets_commit_timeout_ns), 0, NULL,
       "How long the group coordinator waits for a commit (or a group record) to reach "
@@ -527,6 +541,19 @@ static const struct ks__key_spec producer_keys[] = {
       "incompressible." },
     { "start", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, PR(start_ns), 0, NULL,
       "ksim: the earliest time the producer starts sending (see `start.jitter`)." },
+    { "transactional.id", KS__VALUE_STRING, 0, 0, "", NULL, PR(transactional_id), 64, NULL,
+      "Makes the producer transactional (KIP-98): initTransactions() with this id, then "
+      "transactions of transaction.records records; needs idempotence. Two producers with "
+      "the same id are two instances of one application: the later one fences the earlier." },
+    { "transaction.timeout.ms", KS__VALUE_MS, 1, 900000, "60000", NULL, PR(transaction_timeout_ns),
+      0, NULL, "The coordinator aborts (and fences) a transaction open longer than this." },
+    { "transaction.records", KS__VALUE_INT32, 1, I32MAX, "100", NULL, PR(txn_records), 0, NULL,
+      "ksim: records per transaction; the application commits after this many (and ends its "
+      "last, shorter transaction when the workload ends)." },
+    { "transaction.abort.rate", KS__VALUE_RATIO, 0, 1000, "0", NULL, PR(txn_abort_permille), 0,
+      NULL,
+      "ksim: the share of transactions the application aborts instead of committing (drawn "
+      "per transaction), e.g. `0.25`." },
     { "start.jitter", KS__VALUE_DURATION, 0, RUN_NS_MAX, "100ms", NULL, PR(start_jitter_ns), 0,
       NULL,
       "ksim: the producer starts at a uniform time in [start, start + start.jitter], drawn "
@@ -696,11 +723,9 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { CL, "leader.imbalance.per.broker.percentage", NULL,
       "the preferred-leader check moves every imbalanced partition (as KRaft does)" },
     { CL, "offsets.retention.minutes", NULL, "committed offsets do not expire" },
-    { CL, "transaction.state.log.replication.factor", NULL, "no transactions" },
-    { CL, "transaction.state.log.min.isr", NULL, "no transactions" },
-    { CL, "transaction.state.log.num.partitions", NULL, "no transactions" },
-    { CL, "transaction.max.timeout.ms", NULL, "no transactions" },
-    { CL, "transactional.id.expiration.ms", NULL, "no transactions" },
+    { CL, "transaction.max.timeout.ms", NULL,
+      "transaction.timeout.ms is capped by its range (900000, Kafka's default maximum)" },
+    { CL, "transactional.id.expiration.ms", NULL, "transactional ids do not expire" },
     { CL, "producer.id.expiration.ms", NULL, "producer ids do not expire" },
     { CL, "eligible.leader.replicas.version", "eligible.leader.replicas.enable",
       "ELR is switched by ksim's key, not by Kafka's feature level" },
@@ -728,8 +753,6 @@ static const struct ks__not_modelled not_modelled_keys[] = {
     { TP, "local.retention.bytes", NULL, "no tiered storage" },
     { TP, "leader.replication.throttled.replicas", NULL, "no replication quotas" },
     { TP, "follower.replication.throttled.replicas", NULL, "no replication quotas" },
-    { PD, "transactional.id", NULL, "no transactions: an idempotent producer at most" },
-    { PD, "transaction.timeout.ms", NULL, "no transactions" },
     { PD, "partitioner.class", NULL, "the built-in partitioner only (murmur2, sticky)" },
     { PD, "partitioner.ignore.keys", NULL, "keyed records always go by murmur2" },
     { PD, "partitioner.adaptive.partitioning.enable", NULL, "no adaptive partitioning" },
@@ -959,6 +982,11 @@ static const char *const metric_names[KS_METRIC_COUNT] = {
     "consumed_lost",
     "consumed_unseen",
     "consumed_duplicates",
+    "txn_committed",
+    "txn_aborted",
+    "aborted_read",
+    "aborted_seen",
+    "txn_hanging",
     "leader_elections",
     "unclean_elections",
     "isr_shrinks",
@@ -1446,6 +1474,11 @@ bool ks__value_parse(const struct ks__key_spec *spec, const char *text, struct k
         }
         return false;
     case KS__VALUE_STRING:
+        /* An empty default ("") means "not set" (transactional.id); a given
+         * value is never empty. */
+        if (spec->bytes > 0 && text == spec->default_text && text[0] == '\0') {
+            return true;
+        }
         if (spec->bytes > 0 && (text[0] == '\0' || strlen(text) >= spec->bytes)) {
             *message = g_strdup_printf("%s: a text of 1 to %zu characters expected", spec->name,
                                        spec->bytes - 1);

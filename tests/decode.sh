@@ -1,7 +1,8 @@
 #!/bin/sh
 # Independent decoding of ksim's segment files (make test): runs scenarios that
 # exercise every on-disk path (plain appends, leader changes and truncation,
-# power loss and recovery, retention, compaction, __consumer_offsets, every
+# power loss and recovery, retention, compaction, __consumer_offsets,
+# transaction markers, .txnindex and __transaction_state, every
 # compression codec and the leader's recompression) and reads
 # each run directory with tests/decode_segments.py, a decoder written from
 # Kafka's format that shares no code with ksim.
@@ -16,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 status=0
 for name in quickstart kip101-scenario1-hw all-replicas-power-loss retention-late-consumer \
             compaction-late-consumer consumer-offsets-unclean \
-            quorum-controller-crash-during-election; do
+            quorum-controller-crash-during-election txn-read-committed txn-coordinator-crash; do
     f=scenarios/$name.ini
     [ -e "$f" ] || { echo "decode: $f is missing"; status=1; continue; }
     bin/ksim run "$f" --quiet --db "$tmp/d.db" --dir "$tmp/$name" >/dev/null || true

@@ -7,6 +7,8 @@
 */
 #include "log_fixture.h"
 
+#include "../../core/producer_state.h"
+#include "../../core/proto.h"
 #include "../../core/txn.h"
 
 #define TS0 INT64_C(1767225600000)
@@ -305,10 +307,42 @@ static void test_read_committed_filter_mid_transaction(void)
     ks_txn_filter_deinit(&filter);
 }
 
+/* Zombie fencing on a partition (ProducerAppendInfo.appendEndTxnMarker): a
+ * marker of a newer epoch, appended by the leader or read back from the log,
+ * becomes the producer's epoch, so the old instance's batches are refused
+ * with INVALID_PRODUCER_EPOCH, while the new instance starts at sequence 0. */
+static void test_marker_fences_old_epoch(void)
+{
+    struct ks_producer_state *state = ks_producer_state_new();
+    ks_producer_state_update(state, 7000, 0, 0, 9, 0, 9);
+    CU_ASSERT_EQUAL(ks_producer_state_check(state, 7000, 0, 10, 19, NULL, NULL), KS_ERR_NONE);
+    ks_producer_state_update_marker(state, 7000, 1);
+    CU_ASSERT_EQUAL(ks_producer_state_check(state, 7000, 0, 10, 19, NULL, NULL),
+                    KS_ERR_INVALID_PRODUCER_EPOCH);
+    CU_ASSERT_EQUAL(ks_producer_state_check_epoch(state, 7000, 0), KS_ERR_INVALID_PRODUCER_EPOCH);
+    CU_ASSERT_EQUAL(ks_producer_state_check(state, 7000, 2, 0, 9, NULL, NULL), KS_ERR_NONE);
+    /* A marker of the same epoch keeps the sequence: the next transaction
+     * continues it. */
+    ks_producer_state_clear(state);
+    ks_producer_state_update(state, 7000, 3, 0, 9, 0, 9);
+    ks_producer_state_update_marker(state, 7000, 3);
+    CU_ASSERT_EQUAL(ks_producer_state_check(state, 7000, 3, 10, 19, NULL, NULL), KS_ERR_NONE);
+    /* The rebuild from the log's bytes reads the marker's epoch too. */
+    ks_producer_state_clear(state);
+    ks_producer_state_update(state, 7000, 0, 0, 9, 0, 9);
+    GByteArray *marker = ks_batch_build_end_txn_marker(TS0, 7000, 1, false, 0);
+    ks_producer_state_update_from_batches(state, marker->data, marker->len);
+    CU_ASSERT_EQUAL(ks_producer_state_check(state, 7000, 0, 10, 19, NULL, NULL),
+                    KS_ERR_INVALID_PRODUCER_EPOCH);
+    g_byte_array_unref(marker);
+    ks_producer_state_free(state);
+}
+
 void ks_test_register_txn_log(void)
 {
     static const struct ks_test_case cases[] = {
         { "end-transaction marker bytes", test_marker_bytes },
+        { "a marker fences the older epoch", test_marker_fences_old_epoch },
         { "LSO and .txnindex", test_lso_and_txn_index },
         { "no .txnindex without aborts", test_no_txn_index_without_aborts },
         { "reopen keeps open transactions", test_reopen_keeps_open_transactions },

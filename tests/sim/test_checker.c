@@ -38,7 +38,7 @@ static struct ks_record_outcome acked(int32_t producer, int64_t seq, int32_t par
 
 static struct ks_read_record rec(int32_t partition, int64_t offset, int32_t producer, int64_t seq)
 {
-    struct ks_read_record r = { 0, partition, offset, producer, seq };
+    struct ks_read_record r = { 0, partition, offset, producer, seq, KS_READ_TXN_NONE };
     return r;
 }
 
@@ -514,6 +514,87 @@ static void test_checker_percentile(void)
     CU_ASSERT_EQUAL(ks_checker_percentile(NULL, 0, 50), 0);
 }
 
+/* Transactions: producer p1 is transactional; its records 0..3 are a
+ * committed transaction, 4..7 an aborted one, 8..9 one that never ended. The
+ * final read holds 0, 1, 3 (committed), 4, 5 (an ABORT marker follows) and
+ * 8, 9 (no marker: open). Only the committed record 2 counts as lost; the
+ * read_committed group g1 processing aborted record 4 is one aborted read,
+ * the read_uncommitted group g2 processing 4 and 5 two aborted_seen; g1 is not
+ * expected to process 5 (aborted) and has not reached 8, 9 (held back by the
+ * open transaction, which is the one hanging). */
+static void test_checker_transactions(void)
+{
+    struct ks_record_outcome outcomes[10];
+    for (int i = 0; i < 10; i++) {
+        outcomes[i] = acked(0, i, 0, -1, 0, 1000);
+    }
+    static const int64_t seqs[7] = { 0, 1, 3, 4, 5, 8, 9 };
+    static const int32_t states[7] = { KS_READ_TXN_COMMITTED, KS_READ_TXN_COMMITTED,
+                                       KS_READ_TXN_COMMITTED, KS_READ_TXN_ABORTED,
+                                       KS_READ_TXN_ABORTED,   KS_READ_TXN_OPEN,
+                                       KS_READ_TXN_OPEN };
+    struct ks_read_record read[7];
+    for (int i = 0; i < 7; i++) {
+        read[i] = rec(0, i, 0, seqs[i]);
+        read[i].txn = states[i];
+    }
+    struct ks_consumed_record consumed[11];
+    size_t consumed_count = 0;
+    for (int i = 0; i < 4; i++) { /* g1: 0, 1, 3 and the aborted 4 */
+        consumed[consumed_count++] = (struct ks_consumed_record){
+            .consumer_index = 0, .offset = i, .producer_index = 0, .seq = seqs[i]
+        };
+    }
+    for (int i = 0; i < 7; i++) { /* g2: everything */
+        consumed[consumed_count++] = (struct ks_consumed_record){
+            .consumer_index = 1, .offset = i, .producer_index = 0, .seq = seqs[i]
+        };
+    }
+    struct ks_txn_outcome txns[2] = { { 0, true, 0, 4 }, { 0, false, 4, 8 } };
+    bool transactional[2] = { true, false };
+    bool read_committed[2] = { true, false };
+    int32_t consumer_group[2] = { 0, 1 };
+    int32_t consumer_topic[2] = { 0, 0 };
+    struct ks_checker_input in;
+    init_input(&in, outcomes, 10, read, 7);
+    in.producer_transactional = transactional;
+    in.txns = txns;
+    in.txn_count = 2;
+    in.consumed = consumed;
+    in.consumed_count = consumed_count;
+    in.consumer_group = consumer_group;
+    in.consumer_topic = consumer_topic;
+    in.consumer_read_committed = read_committed;
+    in.consumer_count = 2;
+    in.group_count = 2;
+    in.group_names = group_names;
+    struct ks_checker_output out;
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.acked_lost, 1);
+    CU_ASSERT_EQUAL(first_of(&out, KS_ANOMALY_LOST)->first_seq, 2);
+    CU_ASSERT_EQUAL(out.txn_committed, 1);
+    CU_ASSERT_EQUAL(out.txn_aborted, 1);
+    CU_ASSERT_EQUAL(out.aborted_read, 1);
+    CU_ASSERT_EQUAL(out.aborted_seen, 2);
+    CU_ASSERT_EQUAL(out.txn_hanging, 1);
+    CU_ASSERT_EQUAL(out.consumed_unseen, 2); /* g1: 8 and 9; g2 has processed all */
+    CU_ASSERT_EQUAL(out.consumed_lost, 0);
+    ks_checker_output_clear(&out);
+    /* The same records from a producer that is not transactional: every
+     * missing acked record is lost, and nothing is an aborted read. */
+    in.producer_transactional = NULL;
+    for (int i = 0; i < 7; i++) {
+        read[i].txn = KS_READ_TXN_NONE;
+    }
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.acked_lost, 3);
+    CU_ASSERT_EQUAL(out.aborted_read, 0);
+    CU_ASSERT_EQUAL(out.aborted_seen, 0);
+    CU_ASSERT_EQUAL(out.txn_hanging, 0);
+    CU_ASSERT_EQUAL(out.consumed_unseen, 3);
+    ks_checker_output_clear(&out);
+}
+
 void ks_test_register_checker(void)
 {
     static const struct ks_test_case cases[] = {
@@ -529,6 +610,7 @@ void ks_test_register_checker(void)
         { "consumed", test_checker_consumed },
         { "slow group loses nothing", test_checker_slow_group_loses_nothing },
         { "percentile", test_checker_percentile },
+        { "transactions", test_checker_transactions },
     };
     KS_TEST_ADD_SUITE("sim/checker", cases);
 }

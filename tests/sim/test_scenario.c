@@ -419,9 +419,12 @@ static const struct bad_case bad_cases[] = {
       "bad.ini:2: unknown key 'duration' in [topic] (it goes in [scenario])" },
     { "[cluster]\nflavour = vanilla\n", KS_SCENARIO_ERROR_UNKNOWN_KEY,
       "bad.ini:2: unknown key 'flavour' in [cluster]" },
-    { "[topic t]\n[producer p]\ntopic = t\ntransactional.id = tx-1\n",
-      KS_SCENARIO_ERROR_NOT_MODELLED,
-      "bad.ini:4: Kafka's transactional.id is not modelled by ksim (see docs/model.md)" },
+    { "[topic t]\n[producer p]\ntopic = t\npartitioner.class = x\n", KS_SCENARIO_ERROR_NOT_MODELLED,
+      "bad.ini:4: Kafka's partitioner.class is not modelled by ksim (see docs/model.md)" },
+    { "[topic t]\n[producer p]\ntopic = t\nacks = 1\ntransactional.id = tx-1\n",
+      KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:5: transactional.id needs enable.idempotence = true (acks = all, retries > 0, "
+      "max.in.flight.requests.per.connection <= 5)" },
     { "[topic t]\nsegment.jitter.ms = 100\n", KS_SCENARIO_ERROR_NOT_MODELLED,
       "bad.ini:2: Kafka's segment.jitter.ms is not modelled by ksim (see docs/model.md)" },
     { "[cluster]\nlog.retention.hours = 168\n", KS_SCENARIO_ERROR_NOT_MODELLED,
@@ -1080,8 +1083,8 @@ static void test_set(void)
                                          "section matches 'payments.partitions'" },
         { "topic.orders.partitons=3", "--set topic.orders.partitons=3: unknown key 'partitons' "
                                       "in [topic] (did you mean 'partitions'?)" },
-        { "producer.p1.transactional.id=tx", "--set producer.p1.transactional.id=tx: Kafka's "
-                                             "transactional.id is not modelled by ksim (see "
+        { "producer.p1.partitioner.class=x", "--set producer.p1.partitioner.class=x: Kafka's "
+                                             "partitioner.class is not modelled by ksim (see "
                                              "docs/model.md)" },
         { "brokers=3", "--set brokers=3: the key must start with scenario., cluster., "
                        "topic.NAME., producer.NAME., consumer.NAME., fault.NAME. or expect." },
@@ -1447,7 +1450,7 @@ static void test_expectations(void)
     size_t count = 0;
     const char *const *names = ks_scenario_metric_names(&count);
     CU_ASSERT_EQUAL(count, KS_METRIC_COUNT);
-    CU_ASSERT_EQUAL(count, 23);
+    CU_ASSERT_EQUAL(count, 28);
     CU_ASSERT_STRING_EQUAL(names[0], "records_sent");
     CU_ASSERT_STRING_EQUAL(names[KS_METRIC_ACKED_LOST], "acked_lost");
     CU_ASSERT_STRING_EQUAL(names[KS_METRIC_ISR_EXPANDS], "isr_expands");
@@ -2093,7 +2096,8 @@ static void test_not_modelled_doc(void)
     }
     CU_ASSERT_TRUE(same);
     /* The keys the issue names are there. */
-    static const char *const keys[] = { "transactional.id", "group.instance.id", "group.protocol" };
+    static const char *const keys[] = { "transactional.id.expiration.ms", "group.instance.id",
+                                        "group.protocol" };
     for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
         g_autofree char *item = g_strdup_printf("- `%s`:", keys[i]);
         CU_ASSERT_PTR_NOT_NULL(strstr(generated, item));
