@@ -166,10 +166,26 @@ void ks__broker_apply_push(struct ks_broker *broker, const uint8_t *message, siz
         broker->broker_alive[i] = push.broker_alive[i];
         broker->broker_epochs[i] = push.broker_epochs[i];
     }
+    /* Kafka applies a LeaderAndIsr (or a metadata delta) to every partition
+     * first and then adds the new followers to their leaders' fetchers in
+     * one call (ReplicaManager.makeFollowers, then ReplicaFetcherManager.
+     * addFetcherForPartitions): one fetch restart per leader, after the
+     * loop, in leader-id order. Restarting per partition sent a full fetch
+     * request per partition, each abandoning the last: quadratic in the
+     * partitions a broker follows (12 x 10,000 never got past start-up). */
+    broker->push_applying = true;
+    memset(broker->restart_pending, 0, sizeof broker->restart_pending);
     for (int32_t i = 0; i < push.partition_count; i++) {
         struct ks_partition_state state;
         memcpy(&state, message + sizeof push + (size_t)i * sizeof state, sizeof state);
         ks__replica_apply_state(broker, &state);
+    }
+    broker->push_applying = false;
+    for (int32_t i = 0; i < KS_BROKER_COUNT_MAX; i++) {
+        if (broker->restart_pending[i]) {
+            broker->restart_pending[i] = 0;
+            ks__fetcher_restart(broker, i + 1);
+        }
     }
     if (push.metadata_version > broker->metadata_version) {
         broker->metadata_version = push.metadata_version;

@@ -276,6 +276,12 @@ struct ks_broker {
     /* Bumped whenever a replica is opened or closed or its role or leader
      * changes: the fetchers' followed lists are rebuilt after that. */
     uint64_t follow_generation;
+    /* While a controller push is applied (ks__broker_apply_push): the
+     * leaders whose fetchers restart once after it, not once per partition
+     * (ReplicaManager.makeFollowers hands the fetcher manager all of a
+     * LeaderAndIsr's partitions in one addFetcherForPartitions). */
+    bool push_applying;
+    uint8_t restart_pending[KS_BROKER_COUNT_MAX]; /* [leader_id - 1] */
 
     struct ks__fetcher fetchers[KS_BROKER_COUNT_MAX];         /* [leader_id - 1] */
     struct ks__fetcher_ref fetcher_refs[KS_BROKER_COUNT_MAX]; /* [leader_id - 1] */

@@ -589,7 +589,9 @@ static void become_follower(struct ks_broker *broker, struct ks__replica *replic
         replica->topic_index == broker->txn_topic_index) {
         ks_txn_coordinator_on_leadership(broker->txn_coordinator, replica->partition, false);
     }
-    if (replica->state.leader >= 1) {
+    if (replica->state.leader >= 1 && broker->push_applying) {
+        broker->restart_pending[replica->state.leader - 1] = 1; /* ks__broker_apply_push */
+    } else if (replica->state.leader >= 1) {
         ks__fetcher_restart(broker, replica->state.leader);
     }
 }

@@ -383,6 +383,8 @@ def check_timeindex(path, base, last):
 
 def check_checkpoint(path, epoch_file):
     lines = open(path).read().split("\n")
+    if epoch_file and lines == [""]:
+        return  # created empty with its log and never written (Kafka's CheckpointFile)
     if lines and lines[-1] == "":
         lines.pop()
     if len(lines) < 2 or lines[0] != "0" or int(lines[1]) != len(lines) - 2:

@@ -1052,6 +1052,39 @@ static void test_fetch_session_follower(void)
     cf_free(&h);
 }
 
+/* A controller push that makes a broker follower of many partitions of one
+ * leader restarts that fetcher once, after the whole push
+ * (ReplicaManager.makeFollowers, then one addFetcherForPartitions): one full
+ * request, one session at the leader. Restarting per partition sent a full
+ * request per partition, each abandoning the last (40 sessions here). */
+static void test_push_restarts_fetcher_once(void)
+{
+    enum { PARTITIONS = 40 };
+    int32_t assign[PARTITIONS * 2];
+    for (int32_t i = 0; i < PARTITIONS; i++) {
+        assign[2 * i] = 1;
+        assign[2 * i + 1] = 2;
+    }
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    cf_topic(&h, "orders", PARTITIONS, 2, 2, assign);
+    cf_start(&h, 35);
+    cf_run_until(&h, 2 * H_S);
+    struct ks_broker *leader = ks_cluster_broker(h.cluster, 1);
+    struct ks_broker *follower = ks_cluster_broker(h.cluster, 2);
+    CU_ASSERT_EQUAL(leader->fetch_session_count, 1);
+    CU_ASSERT_EQUAL_FATAL(leader->fetch_sessions->len, 1);
+    const struct ks__fetch_session *session =
+        find_session(leader, follower->fetchers[0].session_id);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(session);
+    CU_ASSERT_EQUAL(session->partitions->len, PARTITIONS);
+    struct cf_append *a = h_append(&h, 1, 0, PARTITIONS - 1, KS_ACKS_ALL, "a");
+    cf_run_for(&h, 50 * H_MS);
+    CU_ASSERT_TRUE(a->done);
+    CU_ASSERT_EQUAL(a->error, KS_ERR_NONE);
+    cf_free(&h);
+}
+
 void ks_test_register_replication(void)
 {
     static const struct ks_test_case cases[] = {
@@ -1073,6 +1106,7 @@ void ks_test_register_replication(void)
         { "follower_learns_hw_after_its_fetch", test_follower_learns_hw_after_its_fetch },
         { "fetch_session_leader", test_fetch_session_leader },
         { "fetch_session_follower", test_fetch_session_follower },
+        { "push_restarts_fetcher_once", test_push_restarts_fetcher_once },
     };
     KS_TEST_ADD_SUITE("core/replication", cases);
 }
