@@ -140,6 +140,8 @@ enum ks_event_reason {
     /* KIP-320 position validation (KS_EV_OFFSET_RESET) */
     KS_REASON_LOG_TRUNCATION,      /* the log was truncated below the position: seek to its end */
     KS_REASON_LOG_TRUNCATION_NONE, /* ... with auto.offset.reset=none: the partition stays unread */
+    /* controller = zookeeper: every ControlledShutdown attempt failed; the broker stops anyway */
+    KS_REASON_SHUTDOWN_ATTEMPTS_FAILED,
     KS_REASON_COUNT
 };
 
@@ -512,6 +514,9 @@ void ks_cluster_free(struct ks_cluster *cluster);
 
 /* After ks_world_node_crash(node): drop the node's in-memory state. */
 void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node);
+/* After a broker that stopped cleanly exits (its node goes down): its
+ * connections close, so clients see the disconnect at once. */
+void ks_cluster_on_broker_exited(struct ks_cluster *cluster, int32_t broker_id);
 /* After ks_world_node_restart(node): reload from disk (log recovery if the
  * shutdown was unclean), re-arm timers, rejoin. */
 void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node);
