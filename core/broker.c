@@ -370,7 +370,6 @@ static void heartbeat_tick(ks_world *world, void *context)
                           KS_TIMER_BROKER_HEARTBEAT, heartbeat_tick, broker);
 }
 
-static void finish_shutdown(struct ks_broker *broker, enum ks_event_reason why);
 static void on_shutdown_answer(struct ks_broker *broker,
                                const struct ks_broker_heartbeat_response *response);
 
@@ -418,7 +417,7 @@ static void on_heartbeat_response(struct ks_broker *broker,
 #define SHUTDOWN_FIRST_RETRY_NS ((ks_time_ns)50 * KS_NS_PER_MS)
 
 /* The clean shutdown at the end of a controlled one (or instead of it). */
-static void finish_shutdown(struct ks_broker *broker, enum ks_event_reason why)
+void ks__broker_finish_shutdown(struct ks_broker *broker, enum ks_event_reason why)
 {
     ks_broker_shutdown(broker); /* drop_memory clears the pending state and timer */
     struct ks_cluster_event event;
@@ -433,7 +432,7 @@ static void shutdown_timed_out(ks_world *world, void *context)
     (void)world;
     struct ks_broker *broker = context;
     broker->shutdown_timer = 0;
-    finish_shutdown(broker, KS_REASON_SHUTDOWN_TIMED_OUT);
+    ks__broker_finish_shutdown(broker, KS_REASON_SHUTDOWN_TIMED_OUT);
 }
 
 /* Sends the next heartbeat after delay_ns (0: now) instead of at its slot.
@@ -474,7 +473,7 @@ static void on_shutdown_answer(struct ks_broker *broker,
                                const struct ks_broker_heartbeat_response *response)
 {
     if (response->should_shut_down) {
-        finish_shutdown(broker, KS_REASON_CONTROLLED_SHUTDOWN);
+        ks__broker_finish_shutdown(broker, KS_REASON_CONTROLLED_SHUTDOWN);
         return;
     }
     if (!broker->shutdown_answered) {
@@ -491,7 +490,7 @@ bool ks_broker_begin_controlled_shutdown(struct ks_broker *broker)
         return false;
     }
     if (!broker->spec->cluster->controlled_shutdown_enable || !broker->registered) {
-        finish_shutdown(broker, KS_REASON_SHUTDOWN_NOT_CONTROLLED);
+        ks__broker_finish_shutdown(broker, KS_REASON_SHUTDOWN_NOT_CONTROLLED);
         return true;
     }
     broker->shutdown_pending = true;
@@ -503,6 +502,10 @@ bool ks_broker_begin_controlled_shutdown(struct ks_broker *broker)
     broker->shutdown_timer =
         ks_world_schedule(broker->world, (ks_node_id)broker->id, SHUTDOWN_TIMEOUT_NS,
                           KS_TIMER_BROKER_SHUTDOWN_TIMEOUT, shutdown_timed_out, broker);
+    if (zookeeper_mode(broker)) {
+        ks__zk_begin_controlled_shutdown(broker); /* a ControlledShutdown request instead */
+        return true;
+    }
     heartbeat_after(broker, 0); /* "Send the next heartbeat immediately" */
     return true;
 }
@@ -755,6 +758,8 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
     case KS_MSG_ZK_RESPONSE:
     case KS_MSG_ZK_WATCH:
     case KS_MSG_LEADER_AND_ISR:
+    case KS_MSG_CONTROLLED_SHUTDOWN_REQUEST:
+    case KS_MSG_CONTROLLED_SHUTDOWN_RESPONSE:
         ks_assert(zookeeper_mode(broker)); /* B3 */
         ks__zk_on_message(broker, source, kind, bytes, message_bytes);
         return;

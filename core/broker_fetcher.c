@@ -175,6 +175,19 @@ static int32_t append_incremental(const GArray *session, const GArray *next, GBy
     return listed;
 }
 
+/* KRaft, in controlled shutdown: a partition with no leader, or whose ISR no
+ * longer holds this broker, is no longer fetched (ReplicaManager.
+ * applyLocalFollowersDelta stops those fetchers once beginControlledShutdown
+ * has run), so the leader cannot take the stopping broker back into the ISR.
+ * Under zookeeper the controller's StopReplica is not modelled. */
+static bool stopped_for_shutdown(const struct ks_broker *broker, const struct ks__replica *replica)
+{
+    return broker->shutdown_pending &&
+           broker->spec->cluster->controller_model != KS_CONTROLLER_MODEL_ZOOKEEPER &&
+           (replica->state.leader < 1 ||
+            !ks__list_contains(replica->state.isr, replica->state.isr_count, broker->id));
+}
+
 /* Collects one request entry per partition followed from leader_id that is
  * not backing off, in (topic, partition) order; returns how many, and the
  * earliest backoff end of the others in *earliest_backoff (KS_TIME_NEVER if
@@ -205,7 +218,7 @@ static int32_t build_request(struct ks_broker *broker, int32_t leader_id, GArray
     for (guint i = 0; i < fetcher->followed->len; i++) {
         struct ks__replica *replica = g_ptr_array_index(fetcher->followed, i);
         if (replica->log == NULL || replica->role != KS_ROLE_FOLLOWER ||
-            replica->state.leader != leader_id) {
+            replica->state.leader != leader_id || stopped_for_shutdown(broker, replica)) {
             continue;
         }
         if (replica->fetch_backoff_until_ns > now) {
@@ -445,7 +458,7 @@ static void handle_partition(struct ks_broker *broker, int32_t leader_id,
     struct ks__replica *replica =
         ks__broker_find_replica(broker, part->topic_index, part->partition);
     if (replica == NULL || replica->role != KS_ROLE_FOLLOWER ||
-        replica->state.leader != leader_id) {
+        replica->state.leader != leader_id || stopped_for_shutdown(broker, replica)) {
         return; /* the role changed while the request was out */
     }
     if (part->error_code == KS_ERR_OFFSET_OUT_OF_RANGE) {

@@ -236,6 +236,14 @@ struct ks__zk_client {
     bool registered;                     /* /brokers/ids/N is this session's */
     int32_t controller_epoch_seen;       /* newest epoch of an accepted controller request */
     struct ks_zk_controller *controller; /* while this broker is the controller */
+    int32_t controller_id_seen;          /* of the newest accepted LeaderAndIsr; -1: none */
+    /* Controlled shutdown (KafkaServer.controlledShutdown): attempts left, the
+     * request in flight (its correlation id, 0: none) and the timer that
+     * ends its wait or the backoff before the next attempt. */
+    int32_t shutdown_attempts_left;
+    int64_t shutdown_correlation_id;
+    int64_t shutdown_correlation_next;
+    ks_timer_id shutdown_retry_timer;
 };
 
 struct ks_broker {
@@ -477,6 +485,12 @@ void ks__zk_on_message(struct ks_broker *broker, ks_node_id source, uint32_t kin
 /* The process stops: a clean shutdown closes the session (its ephemeral
  * znodes go at once), a crash leaves it to expire. Drops the controller. */
 void ks__zk_stop(struct ks_broker *broker, bool clean);
+/* controlled shutdown under zookeeper: ControlledShutdown requests to the
+ * controller, at most controlled.shutdown.max.retries of them. */
+void ks__zk_begin_controlled_shutdown(struct ks_broker *broker);
+/* The clean stop that ends a controlled shutdown (or replaces it): the
+ * broker stops and KS_EV_BROKER_STOPPED carries why (core/broker.c). */
+void ks__broker_finish_shutdown(struct ks_broker *broker, enum ks_event_reason why);
 /* The ping period: a third of zookeeper.session.timeout.ms (the ZooKeeper
  * client pings when idle for half its read timeout, two thirds of it). */
 ks_time_ns ks__zk_ping_interval_ns(const struct ks_broker *broker);

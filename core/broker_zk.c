@@ -28,6 +28,17 @@
 ** Kafka's does (its requests then carry the broker epoch of an earlier
 ** incarnation, which the push's broker_epoch check ignores).
 **
+** Controlled shutdown (KafkaServer.controlledShutdown, ZooKeeper mode): a
+** stopping broker sends ControlledShutdown to the controller it learnt from
+** the newest LeaderAndIsr it accepted and keeps serving. An answer with no
+** partition left to move lets it stop; an error, partitions left, no known
+** controller or no answer within controller.socket.timeout.ms (30 s) is a
+** failed attempt, retried after controlled.shutdown.retry.backoff.ms (5 s),
+** controlled.shutdown.max.retries (3) attempts in all (Kafka's defaults:
+** ksim refuses the keys, docs/model.md). After the last one it stops anyway
+** (Kafka: "Proceeding to do an unclean shutdown"; the logs still close
+** cleanly). The controller's side is ks_zk_controller_on_controlled_shutdown.
+**
 ** Invariant (checked by ks_broker_check through ks__zk_check): a broker that
 ** runs a controller has a session, and its controller epoch is at most the
 ** newest /controller_epoch (the cluster checks one controller per epoch).
@@ -92,6 +103,7 @@ void ks__zk_start(struct ks_broker *broker)
 {
     ks_assert(broker->zk.controller == NULL);
     broker->zk.controller_epoch_seen = 0; /* KafkaController.InitialControllerEpoch */
+    broker->zk.controller_id_seen = -1;
     connect(broker);
 }
 
@@ -105,6 +117,104 @@ void ks__zk_stop(struct ks_broker *broker, bool clean)
     broker->zk.session_id = 0;
     broker->zk.connecting = false;
     broker->zk.registered = false;
+    ks_world_cancel(broker->world, broker->zk.shutdown_retry_timer);
+    broker->zk.shutdown_retry_timer = 0;
+    broker->zk.shutdown_correlation_id = 0;
+    broker->zk.shutdown_attempts_left = 0;
+}
+
+/* ---- controlled shutdown ------------------------------------------------------------ */
+
+/* KafkaConfig's defaults for the keys ksim refuses (docs/model.md). */
+#define SHUTDOWN_MAX_ATTEMPTS     3 /* controlled.shutdown.max.retries */
+#define SHUTDOWN_RETRY_BACKOFF_NS ((ks_time_ns)5000 * KS_NS_PER_MS) /* .retry.backoff.ms */
+#define CONTROLLER_SOCKET_TIMEOUT_NS \
+    ((ks_time_ns)30000 * KS_NS_PER_MS) /* controller.socket.timeout.ms */
+
+static void shutdown_attempt(ks_world *world, void *context);
+
+/* A failed attempt: the next after the backoff, or stop without the controller. */
+static void shutdown_attempt_failed(struct ks_broker *broker)
+{
+    broker->zk.shutdown_correlation_id = 0;
+    if (broker->zk.shutdown_attempts_left > 0) {
+        broker->zk.shutdown_retry_timer =
+            ks_world_schedule(broker->world, (ks_node_id)broker->id, SHUTDOWN_RETRY_BACKOFF_NS,
+                              KS_TIMER_BROKER_SHUTDOWN_RETRY, shutdown_attempt, broker);
+        return;
+    }
+    ks__broker_finish_shutdown(broker, KS_REASON_SHUTDOWN_ATTEMPTS_FAILED);
+}
+
+static void shutdown_request_timed_out(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_broker *broker = context;
+    broker->zk.shutdown_retry_timer = 0;
+    shutdown_attempt_failed(broker);
+}
+
+static void shutdown_attempt(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks_broker *broker = context;
+    broker->zk.shutdown_retry_timer = 0;
+    broker->zk.shutdown_attempts_left--;
+    if (broker->zk.controller_id_seen < 1) {
+        shutdown_attempt_failed(broker); /* "No zk controller present in the metadata cache" */
+        return;
+    }
+    struct ks_controlled_shutdown_request request;
+    memset(&request, 0, sizeof request);
+    request.broker_id = broker->id;
+    request.broker_epoch = broker->broker_epoch;
+    request.correlation_id = ++broker->zk.shutdown_correlation_next;
+    broker->zk.shutdown_correlation_id = request.correlation_id;
+    ks_world_send(broker->world, (ks_node_id)broker->id, (ks_node_id)broker->zk.controller_id_seen,
+                  KS_MSG_CONTROLLED_SHUTDOWN_REQUEST, &request, sizeof request);
+    broker->zk.shutdown_retry_timer =
+        ks_world_schedule(broker->world, (ks_node_id)broker->id, CONTROLLER_SOCKET_TIMEOUT_NS,
+                          KS_TIMER_BROKER_SHUTDOWN_RETRY, shutdown_request_timed_out, broker);
+}
+
+void ks__zk_begin_controlled_shutdown(struct ks_broker *broker)
+{
+    broker->zk.shutdown_attempts_left = SHUTDOWN_MAX_ATTEMPTS;
+    shutdown_attempt(broker->world, broker);
+}
+
+static void on_shutdown_response(struct ks_broker *broker,
+                                 const struct ks_controlled_shutdown_response *response)
+{
+    if (!broker->shutdown_pending || response->correlation_id == 0 ||
+        response->correlation_id != broker->zk.shutdown_correlation_id) {
+        return; /* an earlier attempt's, answered after its timeout */
+    }
+    ks_world_cancel(broker->world, broker->zk.shutdown_retry_timer);
+    broker->zk.shutdown_retry_timer = 0;
+    if (response->error_code == KS_ERR_NONE && response->remaining == 0) {
+        ks__broker_finish_shutdown(broker, KS_REASON_CONTROLLED_SHUTDOWN);
+        return;
+    }
+    shutdown_attempt_failed(broker);
+}
+
+/* A ControlledShutdown for this broker's controller; a broker that is not
+ * (or no longer) the controller answers NOT_CONTROLLER, as
+ * KafkaController.doControlledShutdown's !isActive does. */
+static void on_shutdown_request(struct ks_broker *broker, ks_node_id source,
+                                const struct ks_controlled_shutdown_request *request)
+{
+    if (broker->zk.controller != NULL) {
+        ks_zk_controller_on_controlled_shutdown(broker->zk.controller, source, request);
+        return;
+    }
+    struct ks_controlled_shutdown_response response;
+    memset(&response, 0, sizeof response);
+    response.error_code = KS_ERR_NOT_CONTROLLER;
+    response.correlation_id = request->correlation_id;
+    ks_world_send(broker->world, (ks_node_id)broker->id, source,
+                  KS_MSG_CONTROLLED_SHUTDOWN_RESPONSE, &response, sizeof response);
 }
 
 void ks__zk_tick(struct ks_broker *broker)
@@ -209,6 +319,7 @@ static void on_leader_and_isr(struct ks_broker *broker, const uint8_t *bytes, si
         return; /* meant for an earlier incarnation */
     }
     broker->zk.controller_epoch_seen = header.controller_epoch;
+    broker->zk.controller_id_seen = header.controller_id;
     ks__broker_apply_push(broker, bytes + sizeof header, message_bytes - sizeof header);
 }
 
@@ -228,6 +339,20 @@ void ks__zk_on_message(struct ks_broker *broker, ks_node_id source, uint32_t kin
         ks_assert(source >= 1 && (int32_t)source <= broker->spec->cluster->broker_count); /* B3 */
         on_leader_and_isr(broker, bytes, message_bytes);
         return;
+    case KS_MSG_CONTROLLED_SHUTDOWN_REQUEST: {
+        struct ks_controlled_shutdown_request request;
+        ks_assert(message_bytes == sizeof request); /* B3 */
+        memcpy(&request, bytes, sizeof request);
+        on_shutdown_request(broker, source, &request);
+        return;
+    }
+    case KS_MSG_CONTROLLED_SHUTDOWN_RESPONSE: {
+        struct ks_controlled_shutdown_response response;
+        ks_assert(message_bytes == sizeof response); /* B3 */
+        memcpy(&response, bytes, sizeof response);
+        on_shutdown_response(broker, &response);
+        return;
+    }
     default: ks_assert(!"not a ZooKeeper-era message"); /* B3 */
     }
 }

@@ -162,6 +162,7 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_TXN_ABORTED: return "txn_aborted";
     case KS_REASON_TXN_FENCED: return "txn_fenced";
     case KS_REASON_TXN_ABANDONED: return "txn_abandoned";
+    case KS_REASON_SHUTDOWN_ATTEMPTS_FAILED: return "shutdown_attempts_failed";
     case KS_REASON_COUNT: break;
     }
     return "unknown";
@@ -511,6 +512,21 @@ static void controller_fault_note(struct ks_cluster *cluster, enum ks_event_reas
     cluster->observer->on_event(cluster->observer->context, &event);
 }
 
+void ks_cluster_on_broker_exited(struct ks_cluster *cluster, int32_t broker_id)
+{
+    ks_assert(broker_id >= 1 && broker_id <= cluster->spec->cluster->broker_count);
+    for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
+        if (cluster->producers[i] != NULL) {
+            ks_producer_on_broker_down(cluster->producers[i], broker_id);
+        }
+    }
+    for (int32_t i = 0; i < cluster->spec->consumer_count; i++) {
+        if (cluster->consumers[i] != NULL) {
+            ks_consumer_on_broker_down(cluster->consumers[i], broker_id);
+        }
+    }
+}
+
 void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node)
 {
     int32_t index = -1;
@@ -520,16 +536,7 @@ void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node)
         /* The crashed process's connections are reset (its host's kernel
          * answers with RST): clients see the disconnect at once, unlike a
          * network partition, where their requests time out. */
-        for (int32_t i = 0; i < cluster->spec->producer_count; i++) {
-            if (cluster->producers[i] != NULL) {
-                ks_producer_on_broker_down(cluster->producers[i], index + 1);
-            }
-        }
-        for (int32_t i = 0; i < cluster->spec->consumer_count; i++) {
-            if (cluster->consumers[i] != NULL) {
-                ks_consumer_on_broker_down(cluster->consumers[i], index + 1);
-            }
-        }
+        ks_cluster_on_broker_exited(cluster, index + 1);
         break;
     case 'c':
         if (cluster->voter_count > 1) {

@@ -146,6 +146,8 @@ enum ks_event_reason {
     KS_REASON_TXN_ABORTED,   /* abortTransaction() returned */
     KS_REASON_TXN_FENCED, /* PRODUCER_FENCED / INVALID_PRODUCER_EPOCH: the coordinator aborts it */
     KS_REASON_TXN_ABANDONED, /* the producer crashed with it open: the coordinator aborts it */
+    /* controller = zookeeper: every ControlledShutdown attempt failed; the broker stops anyway */
+    KS_REASON_SHUTDOWN_ATTEMPTS_FAILED,
     KS_REASON_COUNT
 };
 
@@ -526,6 +528,9 @@ void ks_cluster_free(struct ks_cluster *cluster);
 
 /* After ks_world_node_crash(node): drop the node's in-memory state. */
 void ks_cluster_on_node_crashed(struct ks_cluster *cluster, ks_node_id node);
+/* After a broker that stopped cleanly exits (its node goes down): its
+ * connections close, so clients see the disconnect at once. */
+void ks_cluster_on_broker_exited(struct ks_cluster *cluster, int32_t broker_id);
 /* After ks_world_node_restart(node): reload from disk (log recovery if the
  * shutdown was unclean), re-arm timers, rejoin. */
 void ks_cluster_on_node_restarted(struct ks_cluster *cluster, ks_node_id node);

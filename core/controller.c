@@ -1113,6 +1113,9 @@ static void on_heartbeat(struct ks_controller *controller, ks_node_id source,
         broker->broker_epoch = request->broker_epoch;
         broker->in_controlled_shutdown = false;
         fence_broker(controller, id, KS_REASON_BROKER_RESTARTED, false);
+        /* Every new incarnation, clean stop or not: ClusterControlManager.
+         * registerBroker compares incarnation ids, not the PreviousBrokerEpoch
+         * KIP-966 adds to the request (the controller does not read it). */
         if (elr_enabled(controller)) {
             unclean_shutdown(controller, id);
         }

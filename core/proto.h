@@ -70,6 +70,7 @@ enum ks_error {
     KS_ERR_LEADER_NOT_AVAILABLE = 5,
     KS_ERR_NOT_LEADER_OR_FOLLOWER = 6,
     KS_ERR_REQUEST_TIMED_OUT = 7,
+    KS_ERR_BROKER_NOT_AVAILABLE = 8, /* ControlledShutdown from a broker the controller lost */
     KS_ERR_MESSAGE_TOO_LARGE = 10,
     KS_ERR_NETWORK_EXCEPTION = 13,
     KS_ERR_COORDINATOR_LOAD_IN_PROGRESS = 14,
@@ -115,6 +116,7 @@ static inline const char *ks_error_name(int16_t error_code)
     case KS_ERR_NOT_LEADER_OR_FOLLOWER: return "NOT_LEADER_OR_FOLLOWER";
     case KS_ERR_STALE_CONTROLLER_EPOCH: return "STALE_CONTROLLER_EPOCH";
     case KS_ERR_REQUEST_TIMED_OUT: return "REQUEST_TIMED_OUT";
+    case KS_ERR_BROKER_NOT_AVAILABLE: return "BROKER_NOT_AVAILABLE";
     case KS_ERR_MESSAGE_TOO_LARGE: return "MESSAGE_TOO_LARGE";
     case KS_ERR_NETWORK_EXCEPTION: return "NETWORK_EXCEPTION";
     case KS_ERR_COORDINATOR_LOAD_IN_PROGRESS: return "COORDINATOR_LOAD_IN_PROGRESS";
@@ -197,6 +199,9 @@ enum ks_msg_kind {
     KS_MSG_ZK_RESPONSE = 26,    /* ZooKeeper -> broker: struct ks_zk_response (+ entries) */
     KS_MSG_ZK_WATCH = 27,       /* ZooKeeper -> broker: a watch fired: struct ks_zk_response */
     KS_MSG_LEADER_AND_ISR = 28, /* ZooKeeper-era controller -> broker: ks_leader_and_isr + push */
+    /* broker -> ZooKeeper-era controller and back: struct ks_controlled_shutdown_* */
+    KS_MSG_CONTROLLED_SHUTDOWN_REQUEST = 45,
+    KS_MSG_CONTROLLED_SHUTDOWN_RESPONSE = 46,
     /* KRaft quorum between controllers (core/raft.c) */
     KS_MSG_RAFT_VOTE_REQUEST = 29,         /* struct ks_raft_vote_request */
     KS_MSG_RAFT_VOTE_RESPONSE = 30,        /* struct ks_raft_vote_response */
@@ -226,6 +231,7 @@ enum ks_broker_timer_kind {
     KS_TIMER_BROKER_ALTER_PARTITION_RETRY = 210,
     KS_TIMER_BROKER_HEARTBEAT_TIMEOUT = 211, /* a registration or heartbeat unanswered */
     KS_TIMER_BROKER_SHUTDOWN_TIMEOUT = 212,  /* controlled shutdown: stop without the answer */
+    KS_TIMER_BROKER_SHUTDOWN_RETRY = 213,    /* zookeeper: next ControlledShutdown attempt */
     KS_TIMER_CONTROLLER_SESSION_CHECK = 220,
     KS_TIMER_CONTROLLER_REBALANCE = 221,
     KS_TIMER_CONTROLLER_START = 222,
@@ -636,6 +642,23 @@ struct ks_zk_response {
 struct ks_leader_and_isr {
     int32_t controller_id;
     int32_t controller_epoch;
+};
+
+/* ControlledShutdown (Kafka 2.x, ZooKeeper era; KafkaServer.controlledShutdown
+ * to KafkaController.doControlledShutdown). remaining is the number of
+ * partitions the broker still leads: 0 lets it stop. */
+struct ks_controlled_shutdown_request {
+    int32_t broker_id;
+    int32_t pad;
+    int64_t broker_epoch;
+    int64_t correlation_id;
+};
+
+struct ks_controlled_shutdown_response {
+    int16_t error_code;
+    int16_t pad;
+    int32_t remaining;
+    int64_t correlation_id;
 };
 
 /* ---- checked access to variable-length messages ------------------------- */

@@ -41,8 +41,21 @@
 **   - every change bumps the leader epoch (LeaderAndIsr.newLeaderAndIsr), also
 **     an ISR removal that keeps the leader, as Kafka's ZooKeeper-era code did.
 **
+** Controlled shutdown (doControlledShutdown): a ControlledShutdown request
+** from a live broker of the current broker epoch marks it shutting down
+** (ControllerContext.shuttingDownBrokerIds: live, but no longer eligible,
+** as liveBrokerIds leaves it out). Partitions with more than one replica
+** that it leads get ControlledShutdownPartitionLeaderElectionStrategy's
+** leader (ks_zk_controller_decide_shutdown); those it follows drop it from
+** the ISR (OfflineReplica, last member kept). The answer, sent once those
+** writes are answered, counts every partition it still leads
+** (partitionLeadersOnBroker, single-replica ones included, so a broker
+** leading one never gets a clean answer, as in Kafka). The mark goes when
+** the broker's znode goes or it registers again.
+**
 ** Simplifications: one write per partition (Kafka batches them in one
-** multi-request); no StopReplica, no controlled shutdown, no preferred
+** multi-request); no StopReplica (a shutting-down follower keeps fetching
+** until it stops), no preferred
 ** leader election, no reassignment, no topic deletion; LeaderAndIsr goes to
 ** every live broker with the metadata (Kafka sends LeaderAndIsr to the
 ** replicas, UpdateMetadata to all); responses to the controller's requests
@@ -53,8 +66,17 @@
 
 #include "base.h"
 
+#include <glib.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A ControlledShutdown waiting for the writes it caused. */
+struct shutdown_wait {
+    int32_t broker_id;
+    ks_node_id node;
+    int64_t correlation_id;
+    GArray *pending; /* struct ks_event_tp: writes not answered yet */
+};
 
 struct ks_zk_controller {
     ks_world *world;
@@ -70,7 +92,9 @@ struct ks_zk_controller {
     bool loaded; /* READ_STATE answered */
     bool live[KS_BROKER_COUNT_MAX];
     int64_t broker_epochs[KS_BROKER_COUNT_MAX];
-    struct ks_partition_state **parts; /* the cache; partition_epoch = zkVersion */
+    struct ks_partition_state **parts;       /* the cache; partition_epoch = zkVersion */
+    bool shutting_down[KS_BROKER_COUNT_MAX]; /* ControllerContext.shuttingDownBrokerIds */
+    GArray *shutdown_waits;                  /* struct shutdown_wait, in arrival order */
 };
 
 static bool list_contains(const int32_t *list, int32_t count, int32_t id)
@@ -138,6 +162,40 @@ bool ks_zk_controller_decide(const struct ks_partition_state *state, const bool 
         out->leader_epoch = state->leader_epoch + 1;
     }
     return changed;
+}
+
+bool ks_zk_controller_decide_shutdown(const struct ks_partition_state *state, const bool *live,
+                                      const bool *shutting_down, struct ks_partition_state *out,
+                                      enum ks_elected_from *from_out)
+{
+    *out = *state;
+    *from_out = KS_ELECTED_FROM_NONE;
+    if (state->replica_count <= 1) {
+        return false;
+    }
+    int32_t leader = -1;
+    for (int32_t i = 0; i < state->replica_count && leader < 0; i++) {
+        int32_t id = state->replicas[i];
+        if (is_live(live, id) && !shutting_down[id - 1] &&
+            list_contains(state->isr, state->isr_count, id)) {
+            leader = id;
+        }
+    }
+    if (leader < 0) {
+        return false;
+    }
+    int32_t kept = 0;
+    for (int32_t i = 0; i < state->isr_count; i++) {
+        int32_t id = state->isr[i];
+        if (id < 1 || !shutting_down[id - 1]) {
+            out->isr[kept++] = id;
+        }
+    }
+    out->isr_count = kept;
+    out->leader = leader;
+    out->leader_epoch = state->leader_epoch + 1;
+    *from_out = KS_ELECTED_FROM_ISR;
+    return true;
 }
 
 /* ---- sending to brokers ------------------------------------------------------------- */
@@ -223,7 +281,21 @@ static bool reconcile(struct ks_zk_controller *controller, int32_t t, int32_t p)
     struct ks_partition_state want;
     enum ks_elected_from from = KS_ELECTED_FROM_NONE;
     bool unclean = controller->topics[t].unclean_leader_election_enable;
-    if (!ks_zk_controller_decide(cached, controller->live, unclean, &want, &from)) {
+    bool changed;
+    if (is_live(controller->live, cached->leader) &&
+        controller->shutting_down[cached->leader - 1]) {
+        changed = ks_zk_controller_decide_shutdown(cached, controller->live,
+                                                   controller->shutting_down, &want, &from);
+    } else {
+        /* Shutting-down brokers are live but not eligible: no election
+         * picks them and, as followers, they leave the ISR. */
+        bool eligible[KS_BROKER_COUNT_MAX];
+        for (int32_t i = 0; i < controller->broker_count; i++) {
+            eligible[i] = controller->live[i] && !controller->shutting_down[i];
+        }
+        changed = ks_zk_controller_decide(cached, eligible, unclean, &want, &from);
+    }
+    if (!changed) {
         return false;
     }
     write_partition(controller, cached, &want);
@@ -264,6 +336,9 @@ static void emit_change(const struct ks_zk_controller *controller,
         }
         if (before->leader < 0) {
             reason = KS_REASON_REPLICA_BACK;
+        } else if (is_live(controller->live, before->leader) &&
+                   controller->shutting_down[before->leader - 1]) {
+            reason = KS_REASON_CONTROLLED_SHUTDOWN;
         }
     } else {
         kind = after->isr_count > before->isr_count ? KS_EV_ISR_EXPAND : KS_EV_ISR_SHRINK;
@@ -274,6 +349,9 @@ static void emit_change(const struct ks_zk_controller *controller,
                 broker = before->isr[i];
                 break;
             }
+        }
+        if (is_live(controller->live, broker) && controller->shutting_down[broker - 1]) {
+            reason = KS_REASON_CONTROLLED_SHUTDOWN;
         }
     }
     struct ks_cluster_event event;
@@ -314,6 +392,122 @@ static bool entry_valid(const struct ks_zk_controller *controller,
            state->partition < controller->topics[state->topic_index].partition_count;
 }
 
+/* ---- controlled shutdown ------------------------------------------------------------ */
+
+static void free_wait(struct shutdown_wait *wait)
+{
+    g_array_free(wait->pending, TRUE);
+    wait->pending = NULL;
+}
+
+static void answer_wait(struct ks_zk_controller *controller, const struct shutdown_wait *wait,
+                        int16_t error_code)
+{
+    struct ks_controlled_shutdown_response response;
+    memset(&response, 0, sizeof response);
+    response.error_code = error_code;
+    response.correlation_id = wait->correlation_id;
+    if (error_code == KS_ERR_NONE) {
+        for (int32_t t = 0; t < controller->topic_count; t++) {
+            for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+                response.remaining += controller->parts[t][p].leader == wait->broker_id;
+            }
+        }
+    }
+    ks_world_send(controller->world, (ks_node_id)controller->broker_id, wait->node,
+                  KS_MSG_CONTROLLED_SHUTDOWN_RESPONSE, &response, sizeof response);
+}
+
+/* Answers every wait whose writes are all answered, in arrival order. */
+static void answer_ready_waits(struct ks_zk_controller *controller)
+{
+    guint i = 0;
+    while (i < controller->shutdown_waits->len) {
+        struct shutdown_wait *wait =
+            &g_array_index(controller->shutdown_waits, struct shutdown_wait, i);
+        if (wait->pending->len > 0) {
+            i++;
+            continue;
+        }
+        struct shutdown_wait done = *wait;
+        g_array_remove_index(controller->shutdown_waits, i);
+        answer_wait(controller, &done, KS_ERR_NONE);
+        free_wait(&done);
+    }
+}
+
+/* A write of (t, p) was answered and nothing more follows: waits stop
+ * waiting for it. */
+static void shutdown_write_done(struct ks_zk_controller *controller, int32_t t, int32_t p)
+{
+    for (guint i = 0; i < controller->shutdown_waits->len; i++) {
+        GArray *pending =
+            g_array_index(controller->shutdown_waits, struct shutdown_wait, i).pending;
+        for (guint j = 0; j < pending->len; j++) {
+            const struct ks_event_tp *tp = &g_array_index(pending, struct ks_event_tp, j);
+            if (tp->topic_index == t && tp->partition == p) {
+                g_array_remove_index(pending, j);
+                break;
+            }
+        }
+    }
+    answer_ready_waits(controller);
+}
+
+/* Waits of a broker that went away or asks again are dropped unanswered. */
+static void drop_waits_of(struct ks_zk_controller *controller, int32_t broker_id)
+{
+    guint i = 0;
+    while (i < controller->shutdown_waits->len) {
+        struct shutdown_wait *wait =
+            &g_array_index(controller->shutdown_waits, struct shutdown_wait, i);
+        if (wait->broker_id != broker_id) {
+            i++;
+            continue;
+        }
+        free_wait(wait);
+        g_array_remove_index(controller->shutdown_waits, i);
+    }
+}
+
+void ks_zk_controller_on_controlled_shutdown(struct ks_zk_controller *controller, ks_node_id source,
+                                             const struct ks_controlled_shutdown_request *request)
+{
+    struct shutdown_wait wait = { .broker_id = request->broker_id,
+                                  .node = source,
+                                  .correlation_id = request->correlation_id,
+                                  .pending = NULL };
+    int32_t id = request->broker_id;
+    int16_t error = KS_ERR_NONE;
+    if (!controller->loaded) {
+        error = KS_ERR_NOT_CONTROLLER; /* not active yet: "Controller moved" */
+    } else if (id < 1 || id > controller->broker_count || !controller->live[id - 1]) {
+        error = KS_ERR_BROKER_NOT_AVAILABLE;
+    } else if (request->broker_epoch < controller->broker_epochs[id - 1]) {
+        error = KS_ERR_STALE_BROKER_EPOCH;
+    }
+    if (error != KS_ERR_NONE) {
+        answer_wait(controller, &wait, error);
+        return;
+    }
+    drop_waits_of(controller, id);
+    controller->shutting_down[id - 1] = true;
+    wait.pending = g_array_new(FALSE, FALSE, sizeof(struct ks_event_tp));
+    for (int32_t t = 0; t < controller->topic_count; t++) {
+        for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {
+            const struct ks_partition_state *cached = &controller->parts[t][p];
+            if (cached->replica_count > 1 &&
+                list_contains(cached->replicas, cached->replica_count, id) &&
+                reconcile(controller, t, p)) {
+                struct ks_event_tp tp = { .topic_index = t, .partition = p };
+                g_array_append_val(wait.pending, tp);
+            }
+        }
+    }
+    g_array_append_val(controller->shutdown_waits, wait);
+    answer_ready_waits(controller);
+}
+
 void ks_zk_controller_on_response(struct ks_zk_controller *controller,
                                   const struct ks_zk_response *response, const uint8_t *bytes,
                                   size_t byte_count)
@@ -344,12 +538,15 @@ void ks_zk_controller_on_response(struct ks_zk_controller *controller,
     }
     if (response->error == KS_ZK_BAD_VERSION) {
         /* The leader changed the ISR meanwhile: decide again on what ZooKeeper holds. */
-        reconcile(controller, cached->topic_index, cached->partition);
+        if (!reconcile(controller, cached->topic_index, cached->partition)) {
+            shutdown_write_done(controller, cached->topic_index, cached->partition);
+        }
         return;
     }
     ks_assert(response->error == KS_ZK_OK);
     emit_change(controller, &before, cached);
     send_state(controller, cached, 1, -1);
+    shutdown_write_done(controller, cached->topic_index, cached->partition);
 }
 
 void ks_zk_controller_on_watch(struct ks_zk_controller *controller,
@@ -365,6 +562,19 @@ void ks_zk_controller_on_watch(struct ks_zk_controller *controller,
         if (watch->state.partition_epoch > cached->partition_epoch) {
             *cached = watch->state;
             send_state(controller, cached, 1, -1);
+            /* A leader put back a broker that is gone or shutting down.
+             * ksim's clean stop is instant, so a fetch the broker sent just
+             * before can arrive after its znode went; Kafka closes the
+             * session last (after fetchers and logs), so its onBrokerFailure
+             * comes after such a re-add and removes it. Removing it here
+             * gives Kafka's order. */
+            for (int32_t i = 0; i < cached->isr_count; i++) {
+                int32_t id = cached->isr[i];
+                if (!is_live(controller->live, id) || controller->shutting_down[id - 1]) {
+                    reconcile(controller, cached->topic_index, cached->partition);
+                    break;
+                }
+            }
         }
         return;
     }
@@ -374,6 +584,13 @@ void ks_zk_controller_on_watch(struct ks_zk_controller *controller,
     memcpy(was_live, controller->live, sizeof was_live);
     memcpy(old_epochs, controller->broker_epochs, sizeof old_epochs);
     take_brokers(controller, watch);
+    for (int32_t i = 0; i < controller->broker_count; i++) {
+        if (controller->shutting_down[i] &&
+            (!controller->live[i] || old_epochs[i] != controller->broker_epochs[i])) {
+            controller->shutting_down[i] = false; /* onBrokerFailure */
+            drop_waits_of(controller, i + 1);
+        }
+    }
     bool any_dead = false;
     bool offline_leader = false;
     for (int32_t i = 0; i < controller->broker_count; i++) {
@@ -427,6 +644,7 @@ struct ks_zk_controller *ks_zk_controller_new(ks_world *world, const struct ks_c
     controller->epoch = epoch;
     controller->observer = observer;
     controller->broker_count = spec->cluster->broker_count;
+    controller->shutdown_waits = g_array_new(FALSE, FALSE, sizeof(struct shutdown_wait));
     controller->parts =
         calloc((size_t)(topic_count > 0 ? topic_count : 1), sizeof(struct ks_partition_state *));
     ks_assert(controller->parts != NULL);
@@ -454,6 +672,10 @@ void ks_zk_controller_free(struct ks_zk_controller *controller)
         free(controller->parts[t]);
     }
     free(controller->parts);
+    for (guint i = 0; i < controller->shutdown_waits->len; i++) {
+        free_wait(&g_array_index(controller->shutdown_waits, struct shutdown_wait, i));
+    }
+    g_array_free(controller->shutdown_waits, TRUE);
     free(controller);
 }
 

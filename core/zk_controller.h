@@ -29,6 +29,12 @@ void ks_zk_controller_on_response(struct ks_zk_controller *controller,
 void ks_zk_controller_on_watch(struct ks_zk_controller *controller,
                                const struct ks_zk_response *watch);
 int32_t ks_zk_controller_epoch(const struct ks_zk_controller *controller);
+/* A ControlledShutdown from the broker at `source`
+ * (KafkaController.doControlledShutdown): the broker becomes shutting down,
+ * its leaderships move, it leaves the ISRs it follows; the answer goes back
+ * once the writes this caused are answered. */
+void ks_zk_controller_on_controlled_shutdown(struct ks_zk_controller *controller, ks_node_id source,
+                                             const struct ks_controlled_shutdown_request *request);
 
 /* Pure helper, exposed for tests: what the controller writes for a partition
  * when `live` (live[id-1]) are the registered brokers, as Kafka 2.x's
@@ -39,3 +45,11 @@ int32_t ks_zk_controller_epoch(const struct ks_zk_controller *controller);
 bool ks_zk_controller_decide(const struct ks_partition_state *state, const bool *live,
                              bool unclean_enabled, struct ks_partition_state *out,
                              enum ks_elected_from *from_out);
+/* Pure helper, exposed for tests: a partition whose live leader is shutting
+ * down (ControlledShutdownPartitionLeaderElectionStrategy): the first replica
+ * in assignment order that is live, in the ISR and not shutting down leads,
+ * and the shutting-down brokers leave the ISR. False (no change) for a single
+ * replica or when no replica qualifies: the leader stays. */
+bool ks_zk_controller_decide_shutdown(const struct ks_partition_state *state, const bool *live,
+                                      const bool *shutting_down, struct ks_partition_state *out,
+                                      enum ks_elected_from *from_out);

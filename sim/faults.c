@@ -307,6 +307,9 @@ static void on_broker_stopped(ks_world *world, void *context)
     if (ks_world_node_is_up(world, node) &&
         !ks_cluster_broker_is_up(faults->cluster, (int32_t)node)) {
         ks_world_node_crash(world, node, false);
+        /* Its sockets close as it exits (SocketServer.shutdown): requests in
+         * flight to it fail at once instead of at request.timeout.ms. */
+        ks_cluster_on_broker_exited(faults->cluster, (int32_t)node);
     }
     if (faults->stopped) {
         ks__faults_restart_node(faults, node, "final phase");

@@ -104,6 +104,7 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_SHUTDOWN_REQUESTED: return "asks for a controlled shutdown";
     case KS_REASON_SHUTDOWN_TIMED_OUT: return "no answer from the controller in time";
     case KS_REASON_SHUTDOWN_NOT_CONTROLLED: return "without a controlled shutdown";
+    case KS_REASON_SHUTDOWN_ATTEMPTS_FAILED: return "every controlled shutdown attempt failed";
     case KS_REASON_NONE:
     case KS_REASON_FOLLOWER_CAUGHT_UP:
     case KS_REASON_FOLLOWER_LAGGING:
@@ -1203,11 +1204,23 @@ static void narrate_info(const struct ks_cluster_spec *spec, const struct ks_clu
     } else if (e->reason == KS_REASON_SHUTDOWN_REQUESTED) {
         g_string_append_printf(detail, "broker %d asks the controller for a controlled shutdown",
                                e->broker);
-        g_string_append(explain, "The broker is told to stop (controlled.shutdown.enable): it "
-                                 "sends a heartbeat at once with WantShutDown and keeps serving "
-                                 "until the controller has moved its leaderships and ISR "
-                                 "memberships to other brokers and lets it go (ShouldShutDown), "
-                                 "or until 5 minutes have passed.");
+        if (spec->cluster->controller_model == KS_CONTROLLER_MODEL_ZOOKEEPER) {
+            g_string_append(explain,
+                            "The broker is told to stop (controlled.shutdown.enable): it sends "
+                            "ControlledShutdown to the controller and keeps serving. The "
+                            "controller elects other in-sync replicas for the partitions it "
+                            "leads, drops it from the ISRs it follows, and answers with the "
+                            "partitions it still leads; with none left it stops, otherwise it "
+                            "tries again 5 s later, at most 3 times in all "
+                            "(KafkaServer.controlledShutdown).");
+        } else {
+            g_string_append(explain,
+                            "The broker is told to stop (controlled.shutdown.enable): it "
+                            "sends a heartbeat at once with WantShutDown and keeps serving "
+                            "until the controller has moved its leaderships and ISR "
+                            "memberships to other brokers and lets it go (ShouldShutDown), "
+                            "or until 5 minutes have passed.");
+        }
     } else if (e->reason == KS_REASON_INVALID_SESSION_TIMEOUT) {
         const struct ks_consumer_config *consumer = &spec->consumers[e->consumer_index];
         g_string_append_printf(detail,
@@ -1245,6 +1258,15 @@ static void narrate_stopped(const struct ks_cluster_event *e, GString *detail, G
     if (e->reason == KS_REASON_CONTROLLED_SHUTDOWN) {
         g_string_append(explain, "Its leaderships moved before it went, so clients only had to "
                                  "find the new leaders.");
+    } else if (e->reason == KS_REASON_SHUTDOWN_ATTEMPTS_FAILED) {
+        g_string_append(explain, "None of its ControlledShutdown requests (controlled.shutdown."
+                                 "max.retries = 3, 5 s apart) came back with no partition left to "
+                                 "move: the controller could not be reached, or some partition had "
+                                 "no other in-sync replica to lead it (a single replica always "
+                                 "stays). Kafka logs \"Proceeding to do an unclean shutdown\" "
+                                 "and stops anyway; the logs still close cleanly, and partitions "
+                                 "it still leads have no leader until its ZooKeeper session "
+                                 "closes.");
     } else if (e->reason == KS_REASON_SHUTDOWN_TIMED_OUT) {
         g_string_append(explain, "The controller never let it go (it could not be reached, or "
                                  "its partitions could not move) within the 5 minutes "

@@ -796,11 +796,13 @@ static const struct ks__removed_key removed_keys[] = {
     { KS__SECTION_CLUSTER, "controlled.shutdown.max.retries",
       "is read only in ZooKeeper mode (KafkaServer.doControlledShutdown), which Kafka 4.0 removed",
       "a KRaft broker repeats its shutdown request in every heartbeat until the controller "
-      "lets it go (BrokerLifecycleManager), so there is no retry count" },
+      "lets it go (BrokerLifecycleManager), so there is no retry count; under controller = "
+      "zookeeper ksim uses Kafka's default, 3 attempts" },
     { KS__SECTION_CLUSTER, "controlled.shutdown.retry.backoff.ms",
       "is read only in ZooKeeper mode (KafkaServer.doControlledShutdown), which Kafka 4.0 removed",
       "a KRaft broker repeats its shutdown request in every heartbeat until the controller "
-      "lets it go (BrokerLifecycleManager), so there is no retry backoff" },
+      "lets it go (BrokerLifecycleManager), so there is no retry backoff; under controller = "
+      "zookeeper ksim uses Kafka's default, 5000" },
 };
 
 const struct ks__removed_key *ks__removed_key_find(enum ks__section_kind kind, const char *key)

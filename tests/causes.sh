@@ -51,8 +51,7 @@ kip320-consumer-truncation|2483|unclean_election|unclean_election|2|28877|
 kip966-last-replica-standing|0|power_loss|fault|3|29730|t2-power-loss
 power-loss-no-writeback|0|power_loss|fault|1|60000|power-1
 power-loss-writeback|16481|power_loss|fault|1|60000|power-1
-rolling-restart-acks1|9937|truncation|truncation|1|10005|
-rolling-restart-acks1|34078|truncation|truncation|3|34149|
+rolling-restart-acks1|9937|truncation|truncation|1|22060|
 unclean-election-loss|2483|unclean_election|unclean_election|2|28877|
 zk-acks1-leader-crash|15599|truncation|truncation|1|20007|
 zombie-leader-acks1|2475|truncation|truncation|1|24610|

@@ -19,14 +19,20 @@ static ks_node_id controller_node(struct cluster_fixture *h, int32_t number)
     return ks_cluster_controller_voter_node(&h->spec, number - 1);
 }
 
-static void test_failover_keeps_state_and_sessions(void)
+/* Three brokers, `controllers` voters, orders-0 on 1,2,3 with min ISR 2, started. */
+static void quorum_cluster(struct cluster_fixture *h, int32_t controllers, uint64_t seed)
 {
     static const int32_t assign[] = { 1, 2, 3 };
+    cf_init(h, 3);
+    h->cluster_config.controller_count = controllers;
+    cf_topic(h, "orders", 1, 3, 2, assign);
+    cf_start(h, seed);
+}
+
+static void test_failover_keeps_state_and_sessions(void)
+{
     struct cluster_fixture h;
-    cf_init(&h, 3);
-    h.cluster_config.controller_count = 3;
-    cf_topic(&h, "orders", 1, 3, 2, assign);
-    cf_start(&h, 31);
+    quorum_cluster(&h, 3, 31);
     /* Nobody is active before the first election timeout (1 s at least). */
     cf_run_until(&h, 900 * H_MS);
     CU_ASSERT_EQUAL(ks_cluster_active_kraft_controller(h.cluster), -1);
@@ -60,12 +66,8 @@ static void test_failover_keeps_state_and_sessions(void)
 
 static void test_five_controllers_tolerate_two(void)
 {
-    static const int32_t assign[] = { 1, 2, 3 };
     struct cluster_fixture h;
-    cf_init(&h, 3);
-    h.cluster_config.controller_count = 5;
-    cf_topic(&h, "orders", 1, 3, 2, assign);
-    cf_start(&h, 32);
+    quorum_cluster(&h, 5, 32);
     cf_run_until(&h, 5 * H_S);
     int32_t first = ks_cluster_active_kraft_controller(h.cluster);
     CU_ASSERT_TRUE_FATAL(first >= 1);

@@ -87,6 +87,47 @@ static void zk_cluster(struct cluster_fixture *h)
     cf_topic(h, "orders", 1, 3, 1, assign);
 }
 
+/* ControlledShutdownPartitionLeaderElectionStrategy: the first replica in
+ * assignment order that is live, in the ISR and not shutting down; the
+ * shutting-down brokers leave the ISR; no candidate or a single replica: no
+ * change (the leader stays). */
+static void test_decide_shutdown(void)
+{
+    static const int32_t isr_321[] = { 3, 2, 1 };
+    struct ks_partition_state out;
+    enum ks_elected_from from;
+    bool live[3] = { true, true, true };
+    bool shutting[3] = { true, false, false };
+    struct ks_partition_state s = state_of(1, isr_321, 3);
+    CU_ASSERT_TRUE(ks_zk_controller_decide_shutdown(&s, live, shutting, &out, &from));
+    CU_ASSERT_EQUAL(out.leader, 2);
+    CU_ASSERT_EQUAL(from, KS_ELECTED_FROM_ISR);
+    CU_ASSERT_EQUAL(out.leader_epoch, 5);
+    CU_ASSERT_EQUAL(out.isr_count, 2);
+    CU_ASSERT_EQUAL(out.isr[0], 3);
+    CU_ASSERT_EQUAL(out.isr[1], 2);
+    /* 2 shutting down too: 3 leads alone. */
+    shutting[1] = true;
+    CU_ASSERT_TRUE(ks_zk_controller_decide_shutdown(&s, live, shutting, &out, &from));
+    CU_ASSERT_EQUAL(out.leader, 3);
+    CU_ASSERT_EQUAL(out.isr_count, 1);
+    CU_ASSERT_EQUAL(out.isr[0], 3);
+    /* 3 dead as well: nobody qualifies, the leader stays. */
+    live[2] = false;
+    CU_ASSERT_FALSE(ks_zk_controller_decide_shutdown(&s, live, shutting, &out, &from));
+    CU_ASSERT_EQUAL(from, KS_ELECTED_FROM_NONE);
+    /* Outside the ISR a live replica is no candidate. */
+    static const int32_t isr_1[] = { 1 };
+    bool all_live[3] = { true, true, true };
+    bool only_1[3] = { true, false, false };
+    struct ks_partition_state alone = state_of(1, isr_1, 1);
+    CU_ASSERT_FALSE(ks_zk_controller_decide_shutdown(&alone, all_live, only_1, &out, &from));
+    /* A single replica never moves. */
+    struct ks_partition_state single = state_of(1, isr_1, 1);
+    single.replica_count = 1;
+    CU_ASSERT_FALSE(ks_zk_controller_decide_shutdown(&single, all_live, only_1, &out, &from));
+}
+
 /* The leader's session expires: ZooKeeper deletes its znode, the controller
  * (a broker) elects the next ISR member, writes it with a new zkVersion and
  * tells the brokers. */
@@ -165,10 +206,70 @@ static void test_zombie_controller_fenced(void)
     cf_free(&h);
 }
 
+/* A controlled stop of a leader under zookeeper (KafkaServer.controlledShutdown,
+ * KafkaController.doControlledShutdown): the controller moves the leadership
+ * to the next ISR member and the broker stops only after the answer, so the
+ * partition is never without a leader; later the broker's znode goes. */
+static void test_controlled_shutdown_moves_leader(void)
+{
+    struct cluster_fixture h;
+    zk_cluster(&h);
+    cf_start(&h, 5);
+    cf_run_until(&h, 3 * H_S);
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 1);
+    CU_ASSERT_TRUE(ks_cluster_stop_broker(h.cluster, 1));
+    CU_ASSERT_PTR_NULL(cf_find(&h, KS_EV_BROKER_STOPPED, 0)); /* still serving */
+    cf_run_until(&h, 4 * H_S);
+    const struct cf_event *elected = cf_find(&h, KS_EV_LEADER_ELECTED, 3 * H_S);
+    const struct cf_event *stopped = cf_find(&h, KS_EV_BROKER_STOPPED, 3 * H_S);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(elected);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(stopped);
+    CU_ASSERT_EQUAL(elected->reason, KS_REASON_CONTROLLED_SHUTDOWN);
+    CU_ASSERT_EQUAL(stopped->reason, KS_REASON_CONTROLLED_SHUTDOWN);
+    CU_ASSERT_TRUE(elected->at_ns < stopped->at_ns);
+    CU_ASSERT_TRUE(stopped->at_ns < 3 * H_S + 100 * H_MS); /* round trips, not backoffs */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_NO_LEADER), 0);
+    int32_t isr[4];
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 2);
+    cf_restart(&h, 1);
+    CU_ASSERT_TRUE(cf_drain(&h, 20 * H_S));
+    CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 3);
+    cf_free(&h);
+}
+
+/* A broker leading a single-replica partition never gets an answer with
+ * nothing left to move (partitionLeadersOnBroker counts it): after
+ * controlled.shutdown.max.retries = 3 attempts, 5 s apart, it stops anyway. */
+static void test_controlled_shutdown_attempts_fail(void)
+{
+    static const int32_t assign_1[] = { 1 };
+    struct cluster_fixture h;
+    zk_cluster(&h);
+    cf_topic(&h, "alone", 1, 1, 1, assign_1);
+    cf_start(&h, 6);
+    cf_run_until(&h, 3 * H_S);
+    CU_ASSERT_TRUE(ks_cluster_stop_broker(h.cluster, 1));
+    cf_run_until(&h, 12900 * H_MS);
+    CU_ASSERT_PTR_NULL(cf_find(&h, KS_EV_BROKER_STOPPED, 0));
+    /* The replicated partition moved at the first attempt. */
+    CU_ASSERT_EQUAL(ks_cluster_leader(h.cluster, 0, 0), 2);
+    cf_run_until(&h, 14 * H_S);
+    const struct cf_event *stopped = cf_find(&h, KS_EV_BROKER_STOPPED, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(stopped);
+    CU_ASSERT_EQUAL(stopped->reason, KS_REASON_SHUTDOWN_ATTEMPTS_FAILED);
+    CU_ASSERT_TRUE(stopped->at_ns >= 13 * H_S && stopped->at_ns < 13 * H_S + 100 * H_MS);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_LEADER_ELECTED), 1);
+    cf_free(&h);
+}
+
 void ks_test_register_zk_controller(void)
 {
     static const struct ks_test_case cases[] = {
         { "decide", test_decide },
+        { "decide_shutdown", test_decide_shutdown },
+        { "controlled_shutdown_moves_leader", test_controlled_shutdown_moves_leader },
+        { "controlled_shutdown_attempts_fail", test_controlled_shutdown_attempts_fail },
         { "leader_session_expires", test_leader_session_expires },
         { "zombie_controller_fenced", test_zombie_controller_fenced },
     };
