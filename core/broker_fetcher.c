@@ -486,6 +486,7 @@ static void handle_partition(struct ks_broker *broker, int32_t leader_id,
     }
     int64_t start = ks_log_start_offset(replica->log);
     replica->hw = hw < start ? start : hw; /* F3 */
+    ks_log_on_stable_below(replica->log, replica->hw);
     ks__replica_check(broker, replica);
 }
 

@@ -167,6 +167,7 @@ void ks__replica_maybe_advance_hw(struct ks_broker *broker, struct ks__replica *
         return;
     }
     replica->hw = candidate;
+    ks_log_on_stable_below(replica->log, candidate);
     ks__replica_check(broker, replica);
     ks__produce_complete_pending(broker, replica, KS__PENDING_HW_ADVANCED, KS_ERR_NONE);
     ks__serve_release(broker, replica->topic_index, replica->partition, KS__RELEASE_CONSUMERS);

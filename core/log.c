@@ -1407,22 +1407,36 @@ static void txn_rebuild(struct ks_log *log, int64_t index_from)
     }
 }
 
-int64_t ks_log_first_unstable_offset(struct ks_log *log, int64_t hw)
+/* ProducerStateManager.removeUnreplicatedTransactions: a completed
+ * transaction whose marker is below `offset` is stable and leaves the list;
+ * open ones stay. */
+static void txn_drop_completed(struct ks_log *log, int64_t offset)
 {
-    if (!log->txns_known) {
-        txn_rebuild(log, -1);
-    }
-    /* onHighWatermarkUpdated: a completed transaction whose marker is below
-     * the HW is stable. */
     guint kept = 0;
     for (guint i = 0; i < log->txns->len; i++) {
         struct txn_entry entry = g_array_index(log->txns, struct txn_entry, i);
-        if (entry.last_offset >= 0 && entry.last_offset < hw) {
+        if (entry.last_offset >= 0 && entry.last_offset < offset) {
             continue;
         }
         g_array_index(log->txns, struct txn_entry, kept++) = entry;
     }
     g_array_set_size(log->txns, kept);
+}
+
+void ks_log_on_stable_below(struct ks_log *log, int64_t offset)
+{
+    if (log->txns_known && log->txns->len > 0) {
+        txn_drop_completed(log, offset);
+    }
+}
+
+int64_t ks_log_first_unstable_offset(struct ks_log *log, int64_t hw)
+{
+    if (!log->txns_known) {
+        txn_rebuild(log, -1);
+    }
+    txn_drop_completed(log, hw); /* onHighWatermarkUpdated */
+    guint kept = log->txns->len;
     return kept > 0 ? g_array_index(log->txns, struct txn_entry, 0).first_offset : -1;
 }
 
@@ -2449,6 +2463,10 @@ static void delete_oldest_segment(struct ks_log *log)
     if (log->log_start_offset < first_base) {
         log->log_start_offset = first_base;
     }
+    /* onLogStartOffsetIncremented drops completed transactions below the
+     * new start; open ones stay, as Kafka's do (a hanging one keeps
+     * blocking the LSO: KIP-890's motivation). */
+    ks_log_on_stable_below(log, log->log_start_offset);
 }
 
 int32_t ks_log_apply_retention(struct ks_log *log, ks_time_ns now_ns, int64_t hw)

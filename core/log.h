@@ -160,6 +160,10 @@ struct ks_aborted_txn {
  * none. Rebuilds the producer state from the log when it is not known (after
  * an open or a truncation). */
 int64_t ks_log_first_unstable_offset(struct ks_log *log, int64_t hw);
+/* ProducerStateManager.onHighWatermarkUpdated / onLogStartOffsetIncremented:
+ * completed transactions whose marker is below `offset` are forgotten (open
+ * ones stay). A no-op while the list is not known. */
+void ks_log_on_stable_below(struct ks_log *log, int64_t offset);
 /* UnifiedLog.lastStableOffset: min(first unstable offset, hw). */
 int64_t ks_log_last_stable_offset(struct ks_log *log, int64_t hw);
 /* Transactions open (no marker yet) in the log. */

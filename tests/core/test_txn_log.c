@@ -152,6 +152,34 @@ static void test_lso_and_txn_index(void)
     ks_test_env_deinit(&env);
 }
 
+/* ProducerStateManager.onHighWatermarkUpdated: once the HW has passed a
+ * completed transaction's marker it is forgotten, so it no longer counts as
+ * unstable even for a lower HW (which a real HW never goes back to); open
+ * transactions stay whatever the offset. */
+static void test_stable_transactions_forgotten(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 2);
+    struct ks_log_config config = log_fixture_config();
+    struct ks_log *log = ks_log_open(env.world, LOG_NODE, LOG_DIR, &config, 0, true, NULL);
+    CU_ASSERT_EQUAL(append(log, txn_batch(7, 0, 3)), 0);
+    CU_ASSERT_EQUAL(append(log, ks_batch_build_end_txn_marker(TS0, 7, 0, true, 1)), 3);
+    CU_ASSERT_EQUAL(append(log, txn_batch(8, 0, 2)), 4);
+    /* HW 3: the commit marker is not below it, so producer 7's transaction
+     * is still unstable. */
+    ks_log_on_stable_below(log, 3);
+    CU_ASSERT_EQUAL(ks_log_first_unstable_offset(log, 2), 0);
+    /* HW 4 passes the marker: forgotten. Producer 8's open one stays, even
+     * past its records. */
+    ks_log_on_stable_below(log, 4);
+    CU_ASSERT_EQUAL(ks_log_first_unstable_offset(log, 2), 4);
+    ks_log_on_stable_below(log, 100);
+    CU_ASSERT_EQUAL(ks_log_open_txn_count(log), 1);
+    CU_ASSERT_EQUAL(ks_log_first_unstable_offset(log, 6), 4);
+    ks_log_close(log);
+    ks_test_env_deinit(&env);
+}
+
 /* A log without transactions writes no `.txnindex`, as Kafka's lazily
  * created TransactionIndex. */
 static void test_no_txn_index_without_aborts(void)
@@ -344,6 +372,7 @@ void ks_test_register_txn_log(void)
         { "end-transaction marker bytes", test_marker_bytes },
         { "a marker fences the older epoch", test_marker_fences_old_epoch },
         { "LSO and .txnindex", test_lso_and_txn_index },
+        { "stable transactions forgotten", test_stable_transactions_forgotten },
         { "no .txnindex without aborts", test_no_txn_index_without_aborts },
         { "reopen keeps open transactions", test_reopen_keeps_open_transactions },
         { "recovery rebuilds .txnindex", test_recovery_rebuilds_txn_index },
