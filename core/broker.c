@@ -584,11 +584,9 @@ static void on_list_offsets(struct ks_broker *broker, ks_node_id source,
     response.offset = -1;
     response.leader_epoch = -1;
     struct ks__replica *replica =
-        ks__broker_find_replica(broker, request->topic_index, request->partition);
-    response.error_code = replica == NULL
-                              ? KS_ERR_UNKNOWN_TOPIC_OR_PARTITION
-                              : ks__serve_epoch_error(replica, request->current_leader_epoch);
-    if (response.error_code == KS_ERR_NONE) {
+        ks__serve_leader_for(broker, request->topic_index, request->partition,
+                             request->current_leader_epoch, &response.error_code);
+    if (replica != NULL) {
         response.leader_epoch = replica->state.leader_epoch;
         if (request->timestamp == KS_LIST_OFFSETS_LATEST) {
             response.offset = replica->hw;

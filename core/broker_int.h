@@ -434,6 +434,12 @@ void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uin
  * FENCED_LEADER_EPOCH (older than the leader's), UNKNOWN_LEADER_EPOCH
  * (newer), or NONE. Fetch, ListOffsets and OffsetsForLeaderEpoch share it. */
 int16_t ks__serve_epoch_error(const struct ks__replica *replica, int32_t current_leader_epoch);
+/* The replica a ListOffsets or OffsetsForLeaderEpoch names when this broker
+ * leads it in the client's epoch; else NULL, with *error_code
+ * UNKNOWN_TOPIC_OR_PARTITION or ks__serve_epoch_error's answer. */
+struct ks__replica *ks__serve_leader_for(struct ks_broker *broker, int32_t topic_index,
+                                         int32_t partition, int32_t current_leader_epoch,
+                                         int16_t *error_code);
 /* OffsetsForLeaderEpoch from a consumer (KIP-320 position validation). */
 void ks__serve_offset_for_leader_epoch(struct ks_broker *broker, ks_node_id source,
                                        const struct ks_offset_for_leader_epoch_request *request);

@@ -247,6 +247,16 @@ int16_t ks__serve_epoch_error(const struct ks__replica *replica, int32_t current
     return KS_ERR_NONE;
 }
 
+struct ks__replica *ks__serve_leader_for(struct ks_broker *broker, int32_t topic_index,
+                                         int32_t partition, int32_t current_leader_epoch,
+                                         int16_t *error_code)
+{
+    struct ks__replica *replica = ks__broker_find_replica(broker, topic_index, partition);
+    *error_code = replica == NULL ? KS_ERR_UNKNOWN_TOPIC_OR_PARTITION
+                                  : ks__serve_epoch_error(replica, current_leader_epoch);
+    return *error_code == KS_ERR_NONE ? replica : NULL;
+}
+
 static void plan_entry(struct ks_broker *broker, const struct ks_fetch_request *request,
                        const struct ks_fetch_request_partition *entry, struct entry_plan *plan)
 {
@@ -809,11 +819,9 @@ void ks__serve_offset_for_leader_epoch(struct ks_broker *broker, ks_node_id sour
     response.end_offset = -1;
     response.leader_epoch = -1;
     struct ks__replica *replica =
-        ks__broker_find_replica(broker, request->topic_index, request->partition);
-    response.error_code = replica == NULL
-                              ? KS_ERR_UNKNOWN_TOPIC_OR_PARTITION
-                              : ks__serve_epoch_error(replica, request->current_leader_epoch);
-    if (response.error_code == KS_ERR_NONE) {
+        ks__serve_leader_for(broker, request->topic_index, request->partition,
+                             request->current_leader_epoch, &response.error_code);
+    if (replica != NULL) {
         int32_t epoch = -1;
         int64_t end = -1;
         if (ks_log_epoch_end_offset(replica->log, request->leader_epoch, &epoch, &end)) {

@@ -226,3 +226,18 @@ static inline void h_client_receive(ks_world *world, ks_node_id self, ks_node_id
     memcpy(box->bytes, message, box->byte_count);
     box->count++;
 }
+
+/* Three brokers, orders-0 on 1,2,3 (min ISR 2), started with `seed` and run
+ * to 500 ms, with the driver's node as a hand-driven client whose answers
+ * land in *box. */
+static inline void h_client_cluster(struct cluster_fixture *h, struct h_client_box *box,
+                                    uint64_t seed)
+{
+    static const int32_t assign[] = { 1, 2, 3 };
+    cf_init(h, 3);
+    cf_topic(h, "orders", 1, 3, 2, assign);
+    cf_start(h, seed);
+    memset(box, 0, sizeof *box);
+    ks_world_set_receiver(h->env.world, KS_NODE_DRIVER, h_client_receive, box);
+    cf_run_until(h, 500 * H_MS);
+}

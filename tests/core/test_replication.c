@@ -689,15 +689,9 @@ static void send_fetch(struct cluster_fixture *h, int32_t broker, int64_t offset
 
 static void test_client_protocol(void)
 {
-    static const int32_t assign[] = { 1, 2, 3 };
     struct cluster_fixture h;
-    cf_init(&h, 3);
-    cf_topic(&h, "orders", 1, 3, 2, assign);
-    cf_start(&h, 6);
     struct h_client_box box;
-    memset(&box, 0, sizeof box);
-    ks_world_set_receiver(h.env.world, KS_NODE_DRIVER, h_client_receive, &box);
-    cf_run_until(&h, 500 * H_MS);
+    h_client_cluster(&h, &box, 6);
     /* Metadata from a follower's cache. */
     struct ks_metadata_request metadata;
     memset(&metadata, 0, sizeof metadata);

@@ -97,15 +97,9 @@ static struct answer read_answer(const struct h_client_box *box, bool read_commi
 
 static void test_read_committed_fetch(void)
 {
-    static const int32_t assign[] = { 1, 2, 3 };
     struct cluster_fixture h;
-    cf_init(&h, 3);
-    cf_topic(&h, "orders", 1, 3, 2, assign);
-    cf_start(&h, 6);
     struct h_client_box box;
-    memset(&box, 0, sizeof box);
-    ks_world_set_receiver(h.env.world, KS_NODE_DRIVER, h_client_receive, &box);
-    cf_run_until(&h, 500 * H_MS);
+    h_client_cluster(&h, &box, 6);
     /* 0-2 producer 7 (aborted at 4), 3 plain, 5-6 producer 8 (still open). */
     append_aborted_and_open(&h);
     cf_run_for(&h, 100 * H_MS);
