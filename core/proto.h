@@ -16,6 +16,9 @@
 **   100 .. 199  consumer-group protocol (core/group_proto.h, the "groups" module)
 **   200 .. 299  broker/controller timer kinds (for ks_world_schedule's trace kind)
 **   300 .. 399  producer timer kinds; 400 .. 499 consumer/group timer kinds
+**   500 .. 509  MirrorMaker 2 timer kinds (core/mirror.h); 510 .. 599 free
+**   (message kinds and timer kinds are separate numberings, told apart in the
+**   trace hash: the transaction message kinds 400 .. 419 are not timer kinds)
 **
 ** Layouts (all sizes in bytes, little-endian native structs; the simulated
 ** network copies bytes, so no byte-order conversion is needed):
