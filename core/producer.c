@@ -292,7 +292,6 @@ struct ptxn {
     int32_t request_partition; /* AddPartitionsToTxn: the partition asked for */
     ks_time_ns deadline_ns;
     ks_time_ns retry_at_ns;
-    int32_t failures;
     int32_t find_broker; /* FindCoordinator target, -1 none chosen */
     bool *added;         /* [partition]: in the open transaction */
     int32_t added_count;
@@ -1260,19 +1259,27 @@ static void txn_fence(struct ks_producer *p, int16_t error)
     report_error(p, -1, lost, KS_OUTCOME_UNKNOWN, KS_REASON_ERROR_NOT_RETRIABLE, error);
 }
 
-static void txn_retry_later(struct ks_producer *p, bool rediscover)
+/* TransactionManager's retries do not grow: Sender.maybeSendAndPollTransactionalRequest
+ * sleeps the handler's retryBackoffMs(), which is retry.backoff.ms, lowered to
+ * ADD_PARTITIONS_RETRY_BACKOFF_MS (20 ms) for the first AddPartitionsToTxn of a
+ * transaction that meets CONCURRENT_TRANSACTIONS, the previous transaction still
+ * completing (AddPartitionsToTxnHandler.maybeOverrideRetryBackoffMs, KAFKA-5482). */
+#define TXN_ADD_PARTITIONS_RETRY_BACKOFF_NS ((int64_t)20 * (int64_t)KS_NS_PER_MS)
+
+static void txn_retry_later(struct ks_producer *p, bool rediscover, int16_t error)
 {
+    int64_t backoff = p->config->retry_backoff_ns;
+    if (error == KS_ERR_CONCURRENT_TRANSACTIONS &&
+        p->txn.request_kind == KS_MSG_TXN_ADD_PARTITIONS_REQUEST && p->txn.added_count == 0 &&
+        backoff > TXN_ADD_PARTITIONS_RETRY_BACKOFF_NS) {
+        backoff = TXN_ADD_PARTITIONS_RETRY_BACKOFF_NS;
+    }
     p->txn.request_id = 0;
-    p->txn.failures++;
     if (rediscover) {
         p->txn.coordinator = -1;
         p->txn.find_broker = -1;
     }
-    uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
-    p->txn.retry_at_ns =
-        time_add(now_ns(p), (int64_t)ks_producer_retry_backoff_ns(p->config->retry_backoff_ns,
-                                                                  p->config->retry_backoff_ns_max,
-                                                                  p->txn.failures, draw));
+    p->txn.retry_at_ns = time_add(now_ns(p), backoff);
 }
 
 static void txn_send(struct ks_producer *p, int32_t broker, uint32_t kind, int32_t partition,
@@ -1312,7 +1319,8 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
         return;
     }
     if (t->request_id != 0 && now >= t->deadline_ns) {
-        txn_retry_later(p, true); /* request.timeout.ms: ask again, maybe elsewhere */
+        /* request.timeout.ms: ask again, maybe elsewhere */
+        txn_retry_later(p, true, KS_ERR_REQUEST_TIMED_OUT);
     }
     if (t->state == PTXN_IN_TXN && workload_done(p)) {
         t->state = PTXN_ENDING; /* the application's last transaction, before close() */
@@ -1357,7 +1365,7 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
         if (conn_ready(p, t->find_broker, now)) {
             txn_send(p, t->find_broker, KS_MSG_TXN_FIND_COORDINATOR_REQUEST, -1, false, now);
         } else if (p->conns[t->find_broker - 1].state == CONN_DISCONNECTED) {
-            txn_retry_later(p, true); /* another broker next time */
+            txn_retry_later(p, true, KS_ERR_NETWORK_EXCEPTION); /* another broker next time */
         }
         return;
     }
@@ -1366,7 +1374,7 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
     } else if (p->conns[t->coordinator - 1].state == CONN_DISCONNECTED) {
         /* Sender.maybeSendAndPollTransactionalRequest: the coordinator is not
          * reachable (the connect failed): look it up again after a backoff. */
-        txn_retry_later(p, true);
+        txn_retry_later(p, true, KS_ERR_NETWORK_EXCEPTION);
     }
 }
 
@@ -1416,7 +1424,7 @@ static void on_txn_response(struct ks_producer *p, uint32_t kind, const void *me
     if (kind == KS_MSG_TXN_FIND_COORDINATOR_RESPONSE) {
         if (error != KS_ERR_NONE || response.coordinator_id < 1 ||
             response.coordinator_id > p->broker_count) {
-            txn_retry_later(p, true);
+            txn_retry_later(p, true, error);
             return;
         }
         t->request_id = 0;
@@ -1426,19 +1434,18 @@ static void on_txn_response(struct ks_producer *p, uint32_t kind, const void *me
     switch (error) {
     case KS_ERR_NONE: break;
     case KS_ERR_NOT_COORDINATOR:
-    case KS_ERR_COORDINATOR_NOT_AVAILABLE: txn_retry_later(p, true); return;
+    case KS_ERR_COORDINATOR_NOT_AVAILABLE: txn_retry_later(p, true, error); return;
     case KS_ERR_COORDINATOR_LOAD_IN_PROGRESS:
-    case KS_ERR_CONCURRENT_TRANSACTIONS: txn_retry_later(p, false); return;
+    case KS_ERR_CONCURRENT_TRANSACTIONS: txn_retry_later(p, false, error); return;
     case KS_ERR_PRODUCER_FENCED:
     case KS_ERR_INVALID_PRODUCER_EPOCH:
     case KS_ERR_INVALID_TXN_STATE:
         t->request_id = 0;
         txn_fence(p, error);
         return;
-    default: txn_retry_later(p, false); return;
+    default: txn_retry_later(p, false, error); return;
     }
     t->request_id = 0;
-    t->failures = 0;
     switch (kind) {
     case KS_MSG_TXN_INIT_PRODUCER_ID_RESPONSE:
         p->producer_id = response.producer_id;
@@ -2331,7 +2338,7 @@ static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns no
     if (p->txn.request_id != 0 && p->txn.request_broker == broker) {
         /* NetworkClient fails the requests of a closed connection; the
          * TransactionManager looks its coordinator up again. */
-        txn_retry_later(p, true);
+        txn_retry_later(p, true, KS_ERR_NETWORK_EXCEPTION);
     }
     conn->reset_pending = false;
     conn->state = CONN_DISCONNECTED;
@@ -2884,7 +2891,6 @@ static void reset_client_state(struct ks_producer *p)
     p->txn.find_broker = -1;
     p->txn.request_id = 0;
     p->txn.retry_at_ns = 0;
-    p->txn.failures = 0;
     p->txn.fence_pending = false;
     if (p->txn.added != NULL) {
         txn_clear(p);

@@ -489,6 +489,15 @@ static void marker_result(struct ks_txn_coordinator *t, int64_t request_id, int1
     if (error == KS_ERR_NONE) {
         part->marked = true;
     }
+    /* A pass now, not at the retry timer already set: Kafka writes the
+     * completion as soon as the last marker is answered
+     * (TransactionMarkerRequestCompletionHandler, then
+     * TransactionMarkerChannelManager.maybeWriteTxnCompletion). The pass
+     * resends nothing that is in flight or failed less than a backoff ago. */
+    if (t->marker_timer != 0) {
+        ks_world_cancel(t->world, t->marker_timer);
+        t->marker_timer = 0;
+    }
     start_markers(t);
 }
 
