@@ -154,10 +154,9 @@ void ks__broker_callback_at(struct ks_broker *broker, ks_time_ns at_ns,
 
 void ks__broker_apply_push(struct ks_broker *broker, const uint8_t *message, size_t message_bytes)
 {
-    ks_assert(message_bytes >= sizeof(struct ks_partition_state_push)); /* B3 */
     struct ks_partition_state_push push;
-    memcpy(&push, message, sizeof push);
-    ks_assert(ks_proto_fits(message_bytes, sizeof push, push.partition_count,
+    size_t head = ks_proto_push_decode(message, message_bytes, &push); /* B3 */
+    ks_assert(ks_proto_fits(message_bytes, head, push.partition_count,
                             sizeof(struct ks_partition_state))); /* B3 */
     if (push.broker_epoch != broker->broker_epoch) {
         return; /* sent to an earlier incarnation */
@@ -174,14 +173,15 @@ void ks__broker_apply_push(struct ks_broker *broker, const uint8_t *message, siz
      * request per partition, each abandoning the last: quadratic in the
      * partitions a broker follows (12 x 10,000 never got past start-up). */
     broker->push_applying = true;
-    memset(broker->restart_pending, 0, sizeof broker->restart_pending);
+    int32_t broker_count = broker->spec->cluster->broker_count;
+    memset(broker->restart_pending, 0, (size_t)broker_count);
     for (int32_t i = 0; i < push.partition_count; i++) {
         struct ks_partition_state state;
-        memcpy(&state, message + sizeof push + (size_t)i * sizeof state, sizeof state);
+        memcpy(&state, message + head + (size_t)i * sizeof state, sizeof state);
         ks__replica_apply_state(broker, &state);
     }
     broker->push_applying = false;
-    for (int32_t i = 0; i < KS_BROKER_COUNT_MAX; i++) {
+    for (int32_t i = 0; i < broker_count; i++) {
         if (broker->restart_pending[i]) {
             broker->restart_pending[i] = 0;
             ks__fetcher_restart(broker, i + 1);
@@ -522,22 +522,25 @@ static void on_metadata_request(struct ks_broker *broker, ks_node_id source,
 {
     int32_t t = request->topic_index;
     int32_t count = (t >= 0 && t < broker->topic_count) ? broker->topics[t].partition_count : 0;
-    size_t bytes =
-        sizeof(struct ks_metadata_response) + (size_t)count * sizeof(struct ks_metadata_partition);
+    int32_t broker_count = broker->spec->cluster->broker_count;
+    size_t head = ks_proto_metadata_bytes(broker_count);
+    size_t bytes = head + (size_t)count * sizeof(struct ks_metadata_partition);
     uint8_t *message = calloc(1, bytes);
     ks_assert(message != NULL);
-    struct ks_metadata_response *response = (struct ks_metadata_response *)message;
-    response->correlation_id = request->correlation_id;
-    response->topic_index = t;
-    response->answering_broker = broker->id;
-    response->broker_count = broker->spec->cluster->broker_count;
-    memcpy(response->broker_alive, broker->broker_alive, sizeof response->broker_alive);
-    response->partition_count = count;
+    struct ks_metadata_response response;
+    memset(&response, 0, sizeof response);
+    response.correlation_id = request->correlation_id;
+    response.topic_index = t;
+    response.answering_broker = broker->id;
+    response.broker_count = broker_count;
+    memcpy(response.broker_alive, broker->broker_alive,
+           (size_t)ks_proto_broker_slots(broker_count));
+    response.partition_count = count;
     if (count == 0) {
-        response->error_code = KS_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+        response.error_code = KS_ERR_UNKNOWN_TOPIC_OR_PARTITION;
     }
-    struct ks_metadata_partition *entries =
-        (struct ks_metadata_partition *)(message + sizeof(struct ks_metadata_response));
+    ks_proto_metadata_encode(&response, message);
+    struct ks_metadata_partition *entries = (struct ks_metadata_partition *)(message + head);
     for (int32_t p = 0; p < count; p++) {
         const struct ks_partition_state *state = &broker->meta[t][p];
         entries[p].partition = p;

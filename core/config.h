@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define KS_BROKER_COUNT_MAX       64
+#define KS_BROKER_COUNT_MAX       1024 /* a multiple of 8: core/proto.h's wire slots */
 #define KS_TOPIC_NAME_BYTES_MAX   249
 #define KS_REPLICATION_FACTOR_MAX 16
 #define KS_PARTITION_COUNT_MAX    10000     /* per topic: ks_topic_config.assignment */

@@ -1049,11 +1049,12 @@ static void metadata_failed(struct ks_producer *p, ks_time_ns now)
 
 static void on_metadata_response(struct ks_producer *p, const void *message, size_t bytes)
 {
-    const struct ks_metadata_response *response = message;
-    ks_assert(bytes >= sizeof(*response)); /* see producer_receive */
+    struct ks_metadata_response decoded;
+    const struct ks_metadata_response *response = &decoded;
+    size_t head = ks_proto_metadata_decode(message, bytes, &decoded); /* see producer_receive */
     ks_assert(response->partition_count >= 0);
-    ks_assert(bytes == sizeof(*response) + (size_t)response->partition_count *
-                                               sizeof(struct ks_metadata_partition));
+    ks_assert(bytes ==
+              head + (size_t)response->partition_count * sizeof(struct ks_metadata_partition));
     if (response->correlation_id != p->meta_request_id || p->meta_request_id == 0) {
         return; /* a late answer to a request that already timed out */
     }
@@ -1064,7 +1065,7 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
     p->meta_request_id = 0;
     p->meta_broker = -1;
     const struct ks_metadata_partition *entries =
-        (const struct ks_metadata_partition *)((const uint8_t *)message + sizeof(*response));
+        (const struct ks_metadata_partition *)((const uint8_t *)message + head);
     bool missing_leader = false;
     for (int32_t i = 0; i < response->partition_count; i++) {
         int32_t partition = entries[i].partition;

@@ -40,13 +40,21 @@
 **   API_VERSIONS_*          struct ks_api_versions_request / _response
 **   BROKER_HEARTBEAT_*      struct ks_broker_heartbeat_request / _response
 **   ALTER_PARTITION_*       struct ks_alter_partition_request / _response
-**   PARTITION_STATE         struct ks_partition_state_push
+**   PARTITION_STATE         struct ks_partition_state_push (wire form, below)
 **                           + partition_count * struct ks_partition_state
 **   ZK_REQUEST              struct ks_zk_request
-**   ZK_RESPONSE, ZK_WATCH   struct ks_zk_response
+**   ZK_RESPONSE, ZK_WATCH   struct ks_zk_response (wire form)
 **                           + partition_count * struct ks_partition_state (READ_STATE)
 **   LEADER_AND_ISR          struct ks_leader_and_isr + struct ks_partition_state_push
-**                           + partition_count * struct ks_partition_state
+**                           (wire form) + partition_count * struct ks_partition_state
+**
+** Three messages carry one entry per broker (ks_metadata_response,
+** ks_partition_state_push, ks_zk_response). In memory their arrays hold
+** KS_BROKER_COUNT_MAX entries; on the wire they hold
+** ks_proto_broker_slots(broker_count) = max(64, broker_count) rounded up to a
+** multiple of 8, so that up to 64 brokers the bytes (and every trace hash) are
+** those of the fixed 64-entry layout these messages had before the limit was
+** raised. Build and read them with ks_proto_*_encode / _decode.
 **
 ** Producer ids: InitProducerId is answered by any live broker (Kafka asks the
 ** controller for id blocks; ksim lets the broker allocate, a simplification):
@@ -60,6 +68,7 @@
 #include "world.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* ---- Kafka error codes (kafka-reference 7) ------------------------------ */
@@ -676,6 +685,36 @@ static inline bool ks_proto_fits(size_t message_bytes, size_t header_bytes, int6
     }
     return (uint64_t)count <= (message_bytes - header_bytes) / (entry_bytes ? entry_bytes : 1);
 }
+
+/* ---- the per-broker arrays on the wire (core/proto.c) ---- */
+
+#define KS_PROTO_BROKER_SLOTS_MIN 64 /* the fixed array size up to ksim 2026's limit */
+
+_Static_assert(KS_BROKER_COUNT_MAX % 8 == 0 && KS_BROKER_COUNT_MAX >= KS_PROTO_BROKER_SLOTS_MIN,
+               "the wire's broker slots come in eights");
+
+/* Entries a message about broker_count brokers carries per broker array. */
+static inline int32_t ks_proto_broker_slots(int32_t broker_count)
+{
+    int32_t n = broker_count > KS_PROTO_BROKER_SLOTS_MIN ? broker_count : KS_PROTO_BROKER_SLOTS_MIN;
+    return (n + 7) / 8 * 8;
+}
+
+/* Each _bytes function gives the wire size of the fixed part (what the
+ * entries follow); _encode writes that many bytes of `in` to `out` (zeroed
+ * memory); _decode checks that `bytes` holds the fixed part (B3), fills all
+ * of *out (entries past the slots zero) and returns the fixed part's size. */
+size_t ks_proto_push_bytes(int32_t broker_count);
+void ks_proto_push_encode(const struct ks_partition_state_push *in, uint8_t *out);
+size_t ks_proto_push_decode(const uint8_t *message, size_t bytes,
+                            struct ks_partition_state_push *out);
+size_t ks_proto_metadata_bytes(int32_t broker_count);
+void ks_proto_metadata_encode(const struct ks_metadata_response *in, uint8_t *out);
+size_t ks_proto_metadata_decode(const uint8_t *message, size_t bytes,
+                                struct ks_metadata_response *out);
+size_t ks_proto_zk_bytes(int32_t broker_count);
+void ks_proto_zk_encode(const struct ks_zk_response *in, uint8_t *out);
+size_t ks_proto_zk_decode(const uint8_t *message, size_t bytes, struct ks_zk_response *out);
 
 /* ---- KRaft quorum (core/raft.c; Kafka's Vote, BeginQuorumEpoch, Fetch) ---- */
 
