@@ -34,6 +34,12 @@ struct ks_cluster_spec {
     int32_t producer_count;
     const struct ks_consumer_config *consumers;
     int32_t consumer_count;
+    /* Several clusters: the names identity headers resolve against (every
+     * producer of the run, so that a record mirrored from another cluster
+     * keeps its producer); consumed records then carry indexes into this
+     * array. NULL: producers. */
+    const struct ks_producer_config *identity_producers;
+    int32_t identity_producer_count;
 };
 
 /* ---- what the cluster reports ------------------------------------------ */

@@ -1523,8 +1523,14 @@ static void parse_identity(const struct ks_consumer *c, const struct ks_record_v
             return;
         }
         *colon = 0;
-        for (int32_t i = 0; i < c->spec->producer_count; i++) {
-            if (strcmp(c->spec->producers[i].name, text) == 0) {
+        const struct ks_producer_config *producers = c->spec->identity_producers != NULL
+                                                         ? c->spec->identity_producers
+                                                         : c->spec->producers;
+        int32_t producer_count = c->spec->identity_producers != NULL
+                                     ? c->spec->identity_producer_count
+                                     : c->spec->producer_count;
+        for (int32_t i = 0; i < producer_count; i++) {
+            if (strcmp(producers[i].name, text) == 0) {
                 *producer_out = i;
                 *seq_out = g_ascii_strtoll(colon + 1, NULL, 10);
                 return;
