@@ -241,6 +241,8 @@ enum ks_metric {
     KS_METRIC_ABORTED_READ,
     KS_METRIC_ABORTED_SEEN,
     KS_METRIC_TXN_HANGING,
+    KS_METRIC_EOS_MISSING, /* processors (shown only when a consumer has output.topic) */
+    KS_METRIC_EOS_DUPLICATES,
     KS_METRIC_LEADER_ELECTIONS,
     KS_METRIC_UNCLEAN_ELECTIONS,
     KS_METRIC_ISR_SHRINKS,
