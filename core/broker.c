@@ -1130,6 +1130,15 @@ int32_t ks_broker_topic_index(const struct ks_broker *broker, const char *name)
     return -1;
 }
 
+void ks_broker_txn_marker_written(struct ks_broker *broker, int32_t topic_index,
+                                  int32_t partition, int64_t producer_id, bool commit)
+{
+    if (broker->coordinator != NULL &&
+        topic_index == ks_broker_topic_index(broker, "__consumer_offsets")) {
+        ks_group_coordinator_txn_completed(broker->coordinator, partition, producer_id, commit);
+    }
+}
+
 int32_t ks_broker_partition_leader(struct ks_broker *broker, int32_t topic_index, int32_t partition)
 {
     if (topic_index < 0 || topic_index >= broker->topic_count || partition < 0 ||

@@ -362,6 +362,14 @@ struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec 
             cluster->consumers[i] = ks_consumer_new(world, spec, i, observer);
         }
     }
+    /* A processor's consumer feeds its producer (consume-transform-produce). */
+    for (int32_t i = 0; i < spec->producer_count; i++) {
+        int32_t consumer = spec->producers[i].input_consumer_index;
+        if (consumer >= 0) {
+            ks_assert(consumer < spec->consumer_count);
+            ks_consumer_set_output(cluster->consumers[consumer], cluster->producers[i]);
+        }
+    }
     return cluster;
 }
 

@@ -133,6 +133,7 @@ void ks_producer_config_defaults(struct ks_producer_config *out)
     out->start_jitter_ns = 100 * MS;          /* ksim: start.jitter = 100ms */
     out->transaction_timeout_ns = 60000 * MS; /* transaction.timeout.ms */
     out->txn_records = 100;                   /* ksim: transaction.records */
+    out->input_consumer_index = -1;
 }
 
 void ks_consumer_config_defaults(struct ks_consumer_config *out)
@@ -155,4 +156,6 @@ void ks_consumer_config_defaults(struct ks_consumer_config *out)
     out->isolation_level = KS_READ_UNCOMMITTED;
     out->start_ns = 0;
     out->start_jitter_ns = 100 * MS; /* ksim: start.jitter = 100ms */
+    out->output_topic_index = -1;
+    out->output_producer_index = -1;
 }

@@ -184,6 +184,10 @@ struct ks_producer_config {
     int64_t transaction_timeout_ns; /* transaction.timeout.ms = 60000 */
     int32_t txn_records;            /* transaction.records = 100: records per transaction */
     int32_t txn_abort_permille;     /* transaction.abort.rate = 0: share the application aborts */
+    /* ksim: -1, or the consumer whose output this producer writes (a
+     * processor's producer, made by the scenario loader: no workload of its
+     * own; the consumer hands it one record per record it processes). */
+    int32_t input_consumer_index;
 };
 
 /* isolation.level (KIP-98). */
@@ -209,6 +213,10 @@ struct ks_consumer_config {
     int64_t start_ns;                       /* start = 0s */
     int64_t start_jitter_ns; /* start.jitter = 100ms: joins in [start, start + jitter] */
     enum ks_isolation_level isolation_level; /* isolation.level = read_uncommitted */
+    /* ksim processor (consume-transform-produce): output.topic, -1 none. */
+    int32_t output_topic_index;
+    char transactional_id[64];     /* transactional.id = "": at-least-once output */
+    int32_t output_producer_index; /* the producer writing the output, -1 none */
 };
 
 /* ---- Kafka's defaults (core/config.c) -------------------------------------- */

@@ -154,6 +154,7 @@
 
 #include "base.h"
 #include "batch.h"
+#include "group_proto.h"
 #include "partitioner.h"
 #include "proto.h"
 
@@ -301,6 +302,18 @@ struct ptxn {
     bool failed;        /* a record of it failed: it must abort */
     bool bump_after;    /* after this abort, InitProducerId again (KIP-360's bump) */
     bool fence_pending; /* a partition leader fenced us: stop at the next pass */
+    /* sendOffsetsToTransaction (a processor's producer, see ks_producer_end_txn):
+     * AddOffsetsToTxn, FindCoordinator(GROUP), TxnOffsetCommit, then EndTxn. */
+    bool offsets_pending; /* the open transaction carries offsets */
+    bool offsets_added;   /* AddOffsetsToTxn answered NONE */
+    bool offsets_written; /* TxnOffsetCommit answered NONE */
+    int32_t group_coordinator; /* broker id, -1 unknown */
+    char group_id[KS_GROUP_ID_BYTES];
+    char member_id[KS_GROUP_MEMBER_ID_BYTES];
+    int32_t generation;
+    GArray *offsets;     /* struct ks_group_offset_entry, owned */
+    int64_t ended_count; /* transactions ended (committed or aborted) */
+    bool last_committed;
 };
 
 struct ks_producer {
@@ -323,6 +336,8 @@ struct ks_producer {
     bool started;
     bool up;
     bool stopped;
+    bool fed;        /* a processor's producer: records come from ks_producer_send_output */
+    int64_t fed_key; /* the key number of the record being handed over */
 
     /* workload */
     int64_t next_seq; /* records created so far, across incarnations */
@@ -1213,6 +1228,12 @@ static void txn_clear(struct ks_producer *p)
     p->txn.records = 0;
     p->txn.abort = false;
     p->txn.failed = false;
+    p->txn.offsets_pending = false;
+    p->txn.offsets_added = false;
+    p->txn.offsets_written = false;
+    if (p->txn.offsets != NULL) {
+        g_array_set_size(p->txn.offsets, 0);
+    }
 }
 
 /* A record is about to be sent: beginTransaction() if none is open. */
@@ -1283,9 +1304,16 @@ static void txn_retry_later(struct ks_producer *p, bool rediscover, int16_t erro
     p->txn.retry_at_ns = time_add(now_ns(p), backoff);
 }
 
+static void send_add_offsets(struct ks_producer *p, int32_t broker, ks_time_ns now);
+static void offsets_step(struct ks_producer *p, ks_time_ns now);
+
 static void txn_send(struct ks_producer *p, int32_t broker, uint32_t kind, int32_t partition,
                      bool commit, ks_time_ns now)
 {
+    if (kind == KS_MSG_TXN_ADD_OFFSETS_REQUEST) {
+        send_add_offsets(p, broker, now);
+        return;
+    }
     struct ks_txn_request request;
     memset(&request, 0, sizeof request);
     request.correlation_id = ++p->next_correlation_id;
@@ -1303,6 +1331,148 @@ static void txn_send(struct ks_producer *p, int32_t broker, uint32_t kind, int32
     p->txn.request_broker = broker;
     p->txn.deadline_ns = time_add(now, p->config->request_timeout_ns);
     ks_world_send(p->world, p->node, (ks_node_id)broker, kind, &request, sizeof request);
+}
+
+/* AddOffsetsToTxn: the group's __consumer_offsets partition joins the
+ * transaction (TransactionManager.sendOffsetsToTransaction's first step). */
+static void send_add_offsets(struct ks_producer *p, int32_t broker, ks_time_ns now)
+{
+    struct ks_txn_add_offsets_request request;
+    memset(&request, 0, sizeof request);
+    request.txn.correlation_id = ++p->next_correlation_id;
+    request.txn.producer_id = p->producer_id;
+    request.txn.producer_epoch = p->producer_epoch;
+    request.txn.timeout_ns = p->config->transaction_timeout_ns;
+    request.txn.topic_index = -1;
+    request.txn.partition = -1;
+    g_strlcpy(request.txn.transactional_id, p->config->transactional_id,
+              sizeof request.txn.transactional_id);
+    g_strlcpy(request.group_id, p->txn.group_id, sizeof request.group_id);
+    p->txn.request_id = request.txn.correlation_id;
+    p->txn.request_kind = KS_MSG_TXN_ADD_OFFSETS_REQUEST;
+    p->txn.request_partition = -1;
+    p->txn.request_broker = broker;
+    p->txn.deadline_ns = time_add(now, p->config->request_timeout_ns);
+    ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_TXN_ADD_OFFSETS_REQUEST, &request,
+                  sizeof request);
+}
+
+/* A group request on the transaction's one request slot (correlation ids of
+ * the group protocol are 32 bits). */
+static void send_group_request(struct ks_producer *p, int32_t broker, uint32_t kind,
+                               uint8_t *message, size_t bytes, ks_time_ns now)
+{
+    int32_t correlation_id = (int32_t)(++p->next_correlation_id & INT32_MAX);
+    memcpy(message, &correlation_id, sizeof correlation_id); /* every request starts with it */
+    p->txn.request_id = correlation_id;
+    p->txn.request_kind = kind;
+    p->txn.request_partition = -1;
+    p->txn.request_broker = broker;
+    p->txn.deadline_ns = time_add(now, p->config->request_timeout_ns);
+    ks_world_send(p->world, p->node, (ks_node_id)broker, kind, message, bytes);
+}
+
+/* FindCoordinator(GROUP), then TxnOffsetCommit with the consumer's group
+ * metadata (KIP-447: member id and generation, so that the group
+ * coordinator fences a member that lost its partitions). */
+static void offsets_step(struct ks_producer *p, ks_time_ns now)
+{
+    struct ptxn *t = &p->txn;
+    if (t->group_coordinator < 0) {
+        int32_t broker = pick_broker(p, -1);
+        if (!conn_ready(p, broker, now)) {
+            return;
+        }
+        struct ks_group_find_coordinator_request request;
+        memset(&request, 0, sizeof request);
+        g_strlcpy(request.group_id, t->group_id, sizeof request.group_id);
+        send_group_request(p, broker, KS_GROUP_FIND_COORDINATOR_REQUEST, (uint8_t *)&request,
+                           sizeof request, now);
+        return;
+    }
+    if (!conn_ready(p, t->group_coordinator, now)) {
+        if (p->conns[t->group_coordinator - 1].state == CONN_DISCONNECTED) {
+            t->group_coordinator = -1;
+            txn_retry_later(p, false, KS_ERR_NETWORK_EXCEPTION);
+        }
+        return;
+    }
+    size_t bytes = sizeof(struct ks_group_txn_offset_commit_request) +
+                   t->offsets->len * sizeof(struct ks_group_offset_entry);
+    uint8_t *message = g_malloc0(bytes);
+    struct ks_group_txn_offset_commit_request request;
+    memset(&request, 0, sizeof request);
+    request.generation = t->generation;
+    request.entry_count = (int32_t)t->offsets->len;
+    request.producer_id = p->producer_id;
+    request.producer_epoch = p->producer_epoch;
+    g_strlcpy(request.group_id, t->group_id, sizeof request.group_id);
+    g_strlcpy(request.member_id, t->member_id, sizeof request.member_id);
+    g_strlcpy(request.transactional_id, p->config->transactional_id,
+              sizeof request.transactional_id);
+    memcpy(message, &request, sizeof request);
+    if (t->offsets->len > 0) {
+        memcpy(message + sizeof request, t->offsets->data,
+               t->offsets->len * sizeof(struct ks_group_offset_entry));
+    }
+    send_group_request(p, t->group_coordinator, KS_GROUP_TXN_OFFSET_COMMIT_REQUEST, message, bytes,
+                       now);
+    g_free(message);
+}
+
+/* FindCoordinator(GROUP) and TxnOffsetCommit answers (TxnOffsetCommitHandler's
+ * error handling). */
+static void on_group_response(struct ks_producer *p, uint32_t kind, const void *message,
+                              size_t bytes)
+{
+    struct ptxn *t = &p->txn;
+    int32_t correlation_id;
+    ks_assert(bytes >= sizeof correlation_id);
+    memcpy(&correlation_id, message, sizeof correlation_id);
+    if (!t->enabled || t->request_id == 0 || correlation_id != t->request_id ||
+        kind != t->request_kind + 1) {
+        return;
+    }
+    if (kind == KS_GROUP_FIND_COORDINATOR_RESPONSE) {
+        struct ks_group_find_coordinator_response r;
+        ks_assert(bytes == sizeof r);
+        memcpy(&r, message, sizeof r);
+        if (r.error_code != KS_GROUP_ERR_NONE || r.coordinator_id < 1 ||
+            r.coordinator_id > p->broker_count) {
+            txn_retry_later(p, false, KS_ERR_COORDINATOR_NOT_AVAILABLE);
+            return;
+        }
+        t->request_id = 0;
+        t->group_coordinator = r.coordinator_id;
+        return;
+    }
+    struct ks_group_simple_response r;
+    ks_assert(bytes == sizeof r);
+    memcpy(&r, message, sizeof r);
+    switch (r.error_code) {
+    case KS_GROUP_ERR_NONE:
+        t->request_id = 0;
+        t->offsets_written = true;
+        return;
+    case KS_GROUP_ERR_NOT_COORDINATOR:
+    case KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE:
+    case KS_GROUP_ERR_REQUEST_TIMED_OUT:
+        t->group_coordinator = -1;
+        txn_retry_later(p, false, KS_ERR_NOT_COORDINATOR);
+        return;
+    case KS_GROUP_ERR_INVALID_PRODUCER_EPOCH:
+        t->request_id = 0;
+        txn_fence(p, KS_ERR_INVALID_PRODUCER_EPOCH);
+        return;
+    case KS_GROUP_ERR_UNKNOWN_MEMBER_ID:
+    case KS_GROUP_ERR_ILLEGAL_GENERATION:
+        /* CommitFailedException: an abortable error; the application
+         * aborts the transaction (and its consumer rejoins). */
+        t->request_id = 0;
+        t->abort = true;
+        return;
+    default: txn_retry_later(p, false, KS_ERR_UNKNOWN_SERVER_ERROR); return;
+    }
 }
 
 /* The next coordinator request, if one is due (called from sender_run). */
@@ -1339,6 +1509,18 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
                 partition = i;
                 kind = KS_MSG_TXN_ADD_PARTITIONS_REQUEST;
                 break;
+            }
+        }
+        if (kind == 0 && t->state == PTXN_ENDING && t->offsets_pending && !t->offsets_written &&
+            !(t->abort || t->failed)) {
+            /* TransactionManager.sendOffsetsToTransaction: AddOffsetsToTxn to
+             * the transaction coordinator, then TxnOffsetCommit to the
+             * group's (TxnOffsetCommitHandler), before EndTxn. */
+            if (!t->offsets_added) {
+                kind = KS_MSG_TXN_ADD_OFFSETS_REQUEST;
+            } else {
+                offsets_step(p, now);
+                return;
             }
         }
         if (kind == 0 && t->state == PTXN_ENDING && p->pending_count == 0 && !p->waiter.active) {
@@ -1406,6 +1588,8 @@ static void txn_end_done(struct ks_producer *p)
     /* KIP-360: after an abort caused by failed records, InitProducerId bumps
      * the epoch so that the partitions' sequences start again. */
     bool bump = t->failed;
+    t->ended_count++;
+    t->last_committed = !aborted;
     txn_clear(p);
     t->state = bump ? PTXN_INIT : PTXN_READY;
     schedule_next_record(p);
@@ -1461,6 +1645,7 @@ static void on_txn_response(struct ks_producer *p, uint32_t kind, const void *me
         }
         break;
     case KS_MSG_TXN_END_RESPONSE: txn_end_done(p); break;
+    case KS_MSG_TXN_ADD_OFFSETS_RESPONSE: t->offsets_added = true; break;
     default: ks_assert(!"unexpected transaction response kind");
     }
 }
@@ -2704,6 +2889,9 @@ static void sender_wakeup(ks_world *world, void *context)
 
 static bool workload_done(const struct ks_producer *p)
 {
+    if (p->fed) {
+        return p->stopped; /* its consumer decides when records come */
+    }
     return p->stopped || p->config->rate_per_s == 0 ||
            (p->config->count >= 0 && p->next_seq >= p->config->count);
 }
@@ -2713,7 +2901,7 @@ static void record_due(ks_world *world, void *context);
 static void schedule_next_record(struct ks_producer *p)
 {
     if (workload_done(p) || p->waiter.active || p->record_timer != 0 || !p->up ||
-        !txn_accepts_records(p)) {
+        !txn_accepts_records(p) || p->fed) {
         return;
     }
     uint64_t k = (uint64_t)(p->next_seq - p->base_seq);
@@ -2729,6 +2917,9 @@ static void schedule_next_record(struct ks_producer *p)
  * for null keys. */
 static int64_t make_key(struct ks_producer *p)
 {
+    if (p->fed) {
+        return p->fed_key;
+    }
     if (p->config->key_count <= 0) {
         return -1;
     }
@@ -2826,7 +3017,12 @@ static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source
     case KS_MSG_TXN_FIND_COORDINATOR_RESPONSE:
     case KS_MSG_TXN_INIT_PRODUCER_ID_RESPONSE:
     case KS_MSG_TXN_ADD_PARTITIONS_RESPONSE:
+    case KS_MSG_TXN_ADD_OFFSETS_RESPONSE:
     case KS_MSG_TXN_END_RESPONSE: on_txn_response(p, kind, message, message_bytes); break;
+    case KS_GROUP_FIND_COORDINATOR_RESPONSE:
+    case KS_GROUP_TXN_OFFSET_COMMIT_RESPONSE:
+        on_group_response(p, kind, message, message_bytes);
+        break;
     default: ks_assert(!"unexpected message kind at a producer");
     }
     sender_run(p);
@@ -2893,6 +3089,7 @@ static void reset_client_state(struct ks_producer *p)
     p->txn.request_id = 0;
     p->txn.retry_at_ns = 0;
     p->txn.fence_pending = false;
+    p->txn.group_coordinator = -1;
     if (p->txn.added != NULL) {
         txn_clear(p);
     }
@@ -2972,7 +3169,9 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
         ks_assert(p->idempotent);
         p->txn.added = calloc((size_t)p->partition_count, sizeof *p->txn.added);
         ks_assert(p->txn.added != NULL);
+        p->txn.offsets = g_array_new(FALSE, TRUE, sizeof(struct ks_group_offset_entry));
     }
+    p->fed = config->input_consumer_index >= 0;
     reset_client_state(p);
     ks_world_set_receiver(world, p->node, producer_receive, p);
     return p;
@@ -3068,6 +3267,9 @@ void ks_producer_free(struct ks_producer *p)
     free(p->value);
     free(p->value_scratch);
     free(p->txn.added);
+    if (p->txn.offsets != NULL) {
+        g_array_free(p->txn.offsets, TRUE);
+    }
     free(p);
 }
 
@@ -3123,6 +3325,12 @@ void ks_producer_on_broker_down(struct ks_producer *p, int32_t broker)
 
 void ks_producer_stop(struct ks_producer *p)
 {
+    if (p->fed) {
+        /* A processor's producer is part of its consumer's application,
+         * which keeps processing (the final drain) and ends its own
+         * transactions. */
+        return;
+    }
     p->stopped = true;
     if (p->record_timer != 0) {
         ks_world_cancel(p->world, p->record_timer);
@@ -3171,4 +3379,57 @@ int64_t ks_producer_id(const struct ks_producer *p)
 int16_t ks_producer_epoch(const struct ks_producer *p)
 {
     return p->producer_epoch;
+}
+
+/* ---- a processor's producer (config input_consumer_index >= 0) ---------------------------- */
+
+bool ks_producer_can_send(const struct ks_producer *p)
+{
+    ks_assert(p->fed);
+    if (!p->up || !p->started || p->waiter.active || p->stopped) {
+        return false;
+    }
+    return !p->txn.enabled || p->txn.state == PTXN_READY || p->txn.state == PTXN_IN_TXN;
+}
+
+void ks_producer_send_output(struct ks_producer *p, int64_t key_number)
+{
+    ks_assert(ks_producer_can_send(p));
+    p->fed_key = key_number;
+    record_due(p->world, p); /* send(): the same path as the workload's records */
+}
+
+bool ks_producer_fenced(const struct ks_producer *p)
+{
+    return p->txn.enabled && p->txn.state == PTXN_FENCED;
+}
+
+int64_t ks_producer_txn_ended_count(const struct ks_producer *p, bool *last_committed_out)
+{
+    if (last_committed_out != NULL) {
+        *last_committed_out = p->txn.last_committed;
+    }
+    return p->txn.ended_count;
+}
+
+bool ks_producer_end_txn(struct ks_producer *p, const char *group_id, const char *member_id,
+                         int32_t generation, const struct ks_group_offset_entry *offsets,
+                         int32_t offset_count)
+{
+    ks_assert(p->fed && p->txn.enabled);
+    struct ptxn *t = &p->txn;
+    if (!p->up || t->state != PTXN_IN_TXN) {
+        return false; /* nothing open (the records went nowhere), or fenced */
+    }
+    g_strlcpy(t->group_id, group_id, sizeof t->group_id);
+    g_strlcpy(t->member_id, member_id, sizeof t->member_id);
+    t->generation = generation;
+    g_array_set_size(t->offsets, 0);
+    g_array_append_vals(t->offsets, offsets, (guint)offset_count);
+    t->offsets_pending = offset_count > 0;
+    t->offsets_added = false;
+    t->offsets_written = false;
+    t->state = PTXN_ENDING;
+    sender_run(p);
+    return true;
 }

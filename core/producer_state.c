@@ -87,6 +87,12 @@ int16_t ks_producer_state_check(const struct ks_producer_state *state, int64_t p
         /* Also for an entry a marker made (no batches yet): checkProducerEpoch. */
         return KS_ERR_INVALID_PRODUCER_EPOCH;
     }
+    if (first_seq < 0) {
+        /* A batch without a sequence (a TxnOffsetCommit the group coordinator
+         * writes, AppendOrigin.COORDINATOR): only its epoch is checked; it is
+         * never a duplicate nor out of order. */
+        return KS_ERR_NONE;
+    }
     if (entry->batch_count == 0) {
         return KS_ERR_NONE;
     }
@@ -149,6 +155,9 @@ void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_
         return;
     }
     struct producer_entry *entry = entry_at_epoch(state, producer_id, producer_epoch);
+    if (first_seq < 0) {
+        return; /* no sequence to remember (ks_producer_state_check) */
+    }
     if (entry->batch_count == KS_PRODUCER_STATE_BATCHES) {
         memmove(&entry->batches[0], &entry->batches[1],
                 sizeof(entry->batches[0]) * (KS_PRODUCER_STATE_BATCHES - 1));

@@ -780,6 +780,8 @@ enum ks_txn_msg_kind {
     KS_MSG_TXN_END_RESPONSE = 407,
     KS_MSG_TXN_WRITE_MARKERS_REQUEST = 408, /* coordinator -> partition leader */
     KS_MSG_TXN_WRITE_MARKERS_RESPONSE = 409,
+    KS_MSG_TXN_ADD_OFFSETS_REQUEST = 410, /* struct ks_txn_add_offsets_request */
+    KS_MSG_TXN_ADD_OFFSETS_RESPONSE = 411,
 };
 
 #define KS_TRANSACTIONAL_ID_BYTES 64 /* as struct ks_producer_config transactional_id */
@@ -797,6 +799,15 @@ struct ks_txn_request {
     int32_t partition;
     int32_t reserved;
     char transactional_id[KS_TRANSACTIONAL_ID_BYTES];
+};
+
+/* AddOffsetsToTxn (sendOffsetsToTransaction's first request): the
+ * coordinator adds the group's __consumer_offsets partition to the
+ * transaction, as AddPartitionsToTxn adds one; answered with struct
+ * ks_txn_response. */
+struct ks_txn_add_offsets_request {
+    struct ks_txn_request txn; /* topic_index and partition unused */
+    char group_id[256];        /* KS_GROUP_ID_BYTES of core/group_proto.h */
 };
 
 struct ks_txn_response {

@@ -508,6 +508,10 @@ static void on_local_marker(void *context, int16_t error, int64_t base_offset)
     struct ks_txn_coordinator *t = m->t;
     bool removed = g_ptr_array_remove(t->markers, m);
     ks_assert(removed);
+    if (error == KS_ERR_NONE) {
+        ks_broker_txn_marker_written(t->broker, m->request.topic_index, m->request.partition,
+                                     m->request.producer_id, m->request.commit != 0);
+    }
     if (m->remote) {
         struct ks_txn_markers_response response;
         memset(&response, 0, sizeof response);
@@ -710,9 +714,8 @@ static int16_t check_producer(const struct ks_txn_coordinator *t, const struct k
 }
 
 static void handle_add(struct ks_txn_coordinator *t, ks_node_id source,
-                       const struct ks_txn_request *r, const char *id)
+                       const struct ks_txn_request *r, const char *id, uint32_t kind)
 {
-    const uint32_t kind = KS_MSG_TXN_ADD_PARTITIONS_RESPONSE;
     struct txn *txn = NULL;
     int16_t error = check_producer(t, r, id, &txn);
     if (error == KS_ERR_NONE &&
@@ -777,6 +780,31 @@ static void handle_end(struct ks_txn_coordinator *t, ks_node_id source,
     case TXN_EMPTY: error = KS_ERR_INVALID_TXN_STATE; break;
     }
     reply(t, source, kind, r->correlation_id, error, NULL);
+}
+
+/* AddOffsetsToTxn (KafkaApis.handleAddOffsetsToTxnRequest): the group's
+ * __consumer_offsets partition, partitionFor(group.id), joins the
+ * transaction as any partition does (handleAddPartitionsToTransaction), so
+ * that the transaction's marker also reaches the offsets its TxnOffsetCommit
+ * writes there. */
+static void handle_add_offsets(struct ks_txn_coordinator *t, ks_node_id source,
+                               const struct ks_txn_add_offsets_request *r)
+{
+    char id[KS_TRANSACTIONAL_ID_BYTES];
+    char group_id[sizeof r->group_id];
+    g_strlcpy(id, r->txn.transactional_id, sizeof id);
+    g_strlcpy(group_id, r->group_id, sizeof group_id);
+    struct ks_txn_request add = r->txn;
+    add.topic_index = ks_broker_topic_index(t->broker, "__consumer_offsets");
+    if (add.topic_index < 0) {
+        /* No group exists in this cluster (no consumer): nothing to add to. */
+        reply(t, source, KS_MSG_TXN_ADD_OFFSETS_RESPONSE, r->txn.correlation_id,
+              KS_ERR_COORDINATOR_NOT_AVAILABLE, NULL);
+        return;
+    }
+    add.partition = ks_group_offsets_partition(
+        group_id, ks_broker_partition_count(t->broker, add.topic_index));
+    handle_add(t, source, &add, id, KS_MSG_TXN_ADD_OFFSETS_RESPONSE);
 }
 
 static void handle_find(struct ks_txn_coordinator *t, ks_node_id source,
@@ -1004,10 +1032,17 @@ void ks_txn_coordinator_handle(struct ks_txn_coordinator *t, ks_node_id source, 
         } else if (kind == KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST) {
             handle_init(t, source, &r, id);
         } else if (kind == KS_MSG_TXN_ADD_PARTITIONS_REQUEST) {
-            handle_add(t, source, &r, id);
+            handle_add(t, source, &r, id, KS_MSG_TXN_ADD_PARTITIONS_RESPONSE);
         } else {
             handle_end(t, source, &r, id);
         }
+        return;
+    }
+    case KS_MSG_TXN_ADD_OFFSETS_REQUEST: {
+        ks_assert(message_bytes == sizeof(struct ks_txn_add_offsets_request));
+        struct ks_txn_add_offsets_request r;
+        memcpy(&r, message, sizeof r);
+        handle_add_offsets(t, source, &r);
         return;
     }
     case KS_MSG_TXN_WRITE_MARKERS_REQUEST: {

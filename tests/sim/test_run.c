@@ -129,10 +129,11 @@ static void test_run_recorded(void)
     CU_ASSERT(result.metrics[KS_METRIC_RECORDS_SENT] > 0);
     CU_ASSERT(result.metrics[KS_METRIC_EVENTS] > 0);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM runs WHERE verdict = 'PASS'"), 1);
-    /* Every metric but the five of transactions (no producer is transactional) and the seven
-     * of mirrors (no [mirror NAME]). */
+    /* Every metric but the five of transactions (no producer is transactional),
+     * the two of processors (no consumer has output.topic) and the seven of
+     * mirrors (no [mirror NAME]). */
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(DISTINCT metric) FROM summary"),
-                    KS_METRIC_COUNT - 5 - 7);
+                    KS_METRIC_COUNT - 5 - 2 - 7);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM records"),
                     (int64_t)result.metrics[KS_METRIC_RECORDS_SENT]);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE kind = 'fault'"), 1);
@@ -235,7 +236,8 @@ static void test_run_json(void)
     for (size_t i = 0; i < count; i++) {
         bool txn = i >= KS_METRIC_TXN_COMMITTED && i <= KS_METRIC_TXN_HANGING;
         bool mirror = i >= KS_METRIC_MIRRORED && i <= KS_METRIC_FAILOVER_DUPLICATES;
-        CU_ASSERT_EQUAL(json_object_has_member(object, names[i]), !txn && !mirror);
+        bool eos = i == KS_METRIC_EOS_MISSING || i == KS_METRIC_EOS_DUPLICATES;
+        CU_ASSERT_EQUAL(json_object_has_member(object, names[i]), !txn && !mirror && !eos);
     }
     const char *hash = json_object_get_string_member(object, "trace_hash");
     CU_ASSERT_EQUAL(strlen(hash), 16);
