@@ -1297,6 +1297,31 @@ static void txn_send(struct ks_producer *p, int32_t broker, uint32_t kind, int32
     ks_world_send(p->world, p->node, (ks_node_id)broker, kind, &request, sizeof request);
 }
 
+#define TXN_END_LOCALLY UINT32_MAX /* txn_due_kind: end the transaction without EndTxn */
+
+/* The coordinator request the transaction needs next (its partition in
+ * *partition_out for AddPartitionsToTxn), TXN_END_LOCALLY, or 0 for none. */
+static uint32_t txn_due_kind(struct ks_producer *p, int32_t *partition_out)
+{
+    const struct ptxn *t = &p->txn;
+    if (t->state == PTXN_INIT) {
+        return KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST;
+    }
+    if (t->state != PTXN_IN_TXN && t->state != PTXN_ENDING) {
+        return 0;
+    }
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
+        if (!t->added[i]) {
+            *partition_out = i;
+            return KS_MSG_TXN_ADD_PARTITIONS_REQUEST;
+        }
+    }
+    if (t->state == PTXN_ENDING && p->pending_count == 0 && !p->waiter.active) {
+        return t->added_count == 0 ? TXN_END_LOCALLY : KS_MSG_TXN_END_REQUEST;
+    }
+    return 0;
+}
+
 /* The next coordinator request, if one is due (called from sender_run). */
 static void txn_step(struct ks_producer *p, ks_time_ns now)
 {
@@ -1320,32 +1345,17 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
     if (t->request_id != 0 || now < t->retry_at_ns) {
         return;
     }
-    uint32_t kind = 0;
     int32_t partition = -1;
-    if (t->state == PTXN_INIT) {
-        kind = KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST;
-    } else if (t->state == PTXN_IN_TXN || t->state == PTXN_ENDING) {
-        for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
-            if (!t->added[i]) {
-                partition = i;
-                kind = KS_MSG_TXN_ADD_PARTITIONS_REQUEST;
-                break;
-            }
-        }
-        if (kind == 0 && t->state == PTXN_ENDING && p->pending_count == 0 && !p->waiter.active) {
-            if (t->added_count == 0) {
-                /* Nothing reached a partition: TransactionManager completes
-                 * it locally, without EndTxn. */
-                txn_emit_end(
-                    p, t->abort || t->failed ? KS_REASON_TXN_ABORTED : KS_REASON_TXN_COMMITTED,
-                    KS_ERR_NONE);
-                t->state = PTXN_READY;
-                txn_clear(p);
-                schedule_next_record(p);
-                return;
-            }
-            kind = KS_MSG_TXN_END_REQUEST;
-        }
+    uint32_t kind = txn_due_kind(p, &partition);
+    if (kind == TXN_END_LOCALLY) {
+        /* Nothing reached a partition: TransactionManager completes it
+         * locally, without EndTxn. */
+        txn_emit_end(p, t->abort || t->failed ? KS_REASON_TXN_ABORTED : KS_REASON_TXN_COMMITTED,
+                     KS_ERR_NONE);
+        t->state = PTXN_READY;
+        txn_clear(p);
+        schedule_next_record(p);
+        return;
     }
     if (kind == 0) {
         return;
@@ -1384,6 +1394,14 @@ static ks_time_ns txn_wakeup_ns(struct ks_producer *p, ks_time_ns now)
     }
     if (t->retry_at_ns > now) {
         return t->retry_at_ns;
+    }
+    /* Only a request that is due waits for a connection: with none (an
+     * ENDING transaction whose records are still pending) a disconnected
+     * coordinator whose backoff is over would wake the sender at once,
+     * again and again, without anything to send. */
+    int32_t partition = -1;
+    if (txn_due_kind(p, &partition) == 0) {
+        return KS_TIME_NEVER;
     }
     int32_t broker = t->coordinator >= 0 ? t->coordinator : t->find_broker;
     return broker >= 0 ? conn_wakeup_ns(&p->conns[broker - 1], now) : KS_TIME_NEVER;
