@@ -119,6 +119,7 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_TRUNCATE_TO_LEADER_LEO: return "truncate_to_leader_leo";
     case KS_REASON_TRUNCATE_REALIGN_BATCH: return "truncate_realign_batch";
     case KS_REASON_NOT_ENOUGH_REPLICAS: return "not_enough_replicas";
+    case KS_REASON_TXN_NOT_VERIFIED: return "txn_not_verified";
     case KS_REASON_RETRIES_EXHAUSTED: return "retries_exhausted";
     case KS_REASON_ERROR_AFTER_DELIVERY_TIMEOUT: return "error_after_delivery_timeout";
     case KS_REASON_ERROR_NOT_RETRIABLE: return "error_not_retriable";

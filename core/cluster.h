@@ -94,6 +94,7 @@ enum ks_event_reason {
     KS_REASON_TRUNCATE_REALIGN_BATCH,     /* the LEO was inside one of the leader's batches */
     /* refused produce */
     KS_REASON_NOT_ENOUGH_REPLICAS, /* acks=all with the ISR below min ISR */
+    KS_REASON_TXN_NOT_VERIFIED,    /* KIP-890: the coordinator did not confirm the partition */
     /* producer errors (error_code holds the Kafka error where there is one) */
     KS_REASON_RETRIES_EXHAUSTED,            /* a retriable error, retries ran out */
     KS_REASON_ERROR_AFTER_DELIVERY_TIMEOUT, /* a retriable error after delivery.timeout.ms */
@@ -257,7 +258,11 @@ struct ks_event_cause {
 **   BROKER_UNFENCED    broker      -
 **   BROKER_STARTED     broker      broker_epoch
 **   PRODUCE_REFUSED    leader      reason NOT_ENOUGH_REPLICAS, isr_new (the ISR),
-**                                  isr_count_min
+**                                  isr_count_min; or reason TXN_NOT_VERIFIED
+**                                  (KIP-890: a transactional batch that would
+**                                  start a transaction, refused after the
+**                                  coordinator's answer), error_code (what the
+**                                  producer gets), record_count
 **   PRODUCER_ERROR     -1 or the   producer_index, and either (partition may be -1)
 **                      broker      reason RETRIES_EXHAUSTED, ERROR_AFTER_DELIVERY_TIMEOUT,
 **                                  ERROR_NOT_RETRIABLE (with error_code),

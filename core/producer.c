@@ -1755,7 +1755,10 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
 static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, int32_t broker)
 {
     batch_encode(p, batch);
-    size_t bytes = sizeof(struct ks_produce_request) + batch->encoded->len;
+    /* ProduceRequest.transactionalId: only a transactional producer's
+     * requests carry it (the leader verifies with it, KIP-890). */
+    size_t id_bytes = p->txn.enabled ? KS_TRANSACTIONAL_ID_BYTES : 0;
+    size_t bytes = sizeof(struct ks_produce_request) + batch->encoded->len + id_bytes;
     uint8_t *message = calloc(1, bytes);
     ks_assert(message != NULL);
     struct ks_produce_request *request = (struct ks_produce_request *)message;
@@ -1766,6 +1769,11 @@ static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, i
     request->acks = (int16_t)p->config->acks;
     request->batch_bytes = batch->encoded->len;
     memcpy(message + sizeof(*request), batch->encoded->data, batch->encoded->len);
+    if (id_bytes > 0) {
+        request->flags = KS_PRODUCE_FLAG_TRANSACTIONAL_ID;
+        g_strlcpy((char *)message + sizeof(*request) + batch->encoded->len,
+                  p->config->transactional_id, KS_TRANSACTIONAL_ID_BYTES);
+    }
     ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_PRODUCE_REQUEST, message, bytes);
     int64_t correlation_id = request->correlation_id;
     free(message);

@@ -783,6 +783,55 @@ static void handle_find(struct ks_txn_coordinator *t, ks_node_id source,
                   &response, sizeof response);
 }
 
+/* ---- KIP-890 part 1: verification ------------------------------------------------ */
+
+int16_t ks_txn_coordinator_verify(const struct ks_txn_coordinator *t,
+                                  const struct ks_txn_request *r)
+{
+    char id[KS_TRANSACTIONAL_ID_BYTES];
+    g_strlcpy(id, r->transactional_id, sizeof id);
+    int32_t partition = partition_for(t, id);
+    int16_t error = ownership_error(t, partition);
+    if (error != KS_ERR_NONE) {
+        return error;
+    }
+    const struct txn *txn = txn_find(t, id);
+    if (txn == NULL || txn->v.producer_id != r->producer_id) {
+        return KS_ERR_INVALID_TXN_STATE; /* Kafka: INVALID_PRODUCER_ID_MAPPING */
+    }
+    if (txn->v.producer_epoch != r->producer_epoch) {
+        return KS_ERR_PRODUCER_FENCED;
+    }
+    if (txn->v.state == TXN_PREPARE_COMMIT || txn->v.state == TXN_PREPARE_ABORT) {
+        return KS_ERR_CONCURRENT_TRANSACTIONS;
+    }
+    /* A pending change is not looked at: partitions join the metadata when
+     * the AddPartitionsToTxn record is written and leave it when the
+     * Complete* record is, and the leader checks its guard at the append. */
+    for (guint k = 0; k < txn->v.parts->len; k++) {
+        const struct txn_part *part = &g_array_index(txn->v.parts, struct txn_part, k);
+        if (part->topic_index == r->topic_index && part->partition == r->partition) {
+            return KS_ERR_NONE;
+        }
+    }
+    /* Kafka 3.8+ answers TRANSACTION_ABORTABLE, which AddPartitionsToTxnManager
+     * turns back into INVALID_TXN_STATE for producers before KIP-890 part 2;
+     * 3.6 answered INVALID_TXN_STATE itself. */
+    return KS_ERR_INVALID_TXN_STATE;
+}
+
+static void handle_verify(struct ks_txn_coordinator *t, ks_node_id source,
+                          const struct ks_txn_request *r)
+{
+    struct ks_txn_response response;
+    memset(&response, 0, sizeof response);
+    response.correlation_id = r->correlation_id;
+    response.coordinator_id = -1;
+    response.error_code = ks_txn_coordinator_verify(t, r);
+    ks_world_send(t->world, ks_broker_node(t->broker), source, KS_MSG_TXN_VERIFY_RESPONSE,
+                  &response, sizeof response);
+}
+
 /* ---- timeouts ----------------------------------------------------------------- */
 
 static void abort_check(ks_world *world, void *context)
@@ -999,6 +1048,13 @@ void ks_txn_coordinator_handle(struct ks_txn_coordinator *t, ks_node_id source, 
         } else {
             handle_end(t, source, &r, id);
         }
+        return;
+    }
+    case KS_MSG_TXN_VERIFY_REQUEST: {
+        ks_assert(message_bytes == sizeof(struct ks_txn_request));
+        struct ks_txn_request r;
+        memcpy(&r, message, sizeof r);
+        handle_verify(t, source, &r);
         return;
     }
     case KS_MSG_TXN_WRITE_MARKERS_REQUEST: {

@@ -111,6 +111,7 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_BROKER_FENCED:
     case KS_REASON_TRUNCATE_DIVERGING_EPOCH:
     case KS_REASON_NOT_ENOUGH_REPLICAS:
+    case KS_REASON_TXN_NOT_VERIFIED:
     case KS_REASON_NO_COMMITTED_OFFSET:
     case KS_REASON_OFFSET_OUT_OF_RANGE:
     case KS_REASON_REWIND:
@@ -805,10 +806,37 @@ static void narrate_log_task(const struct ks_cluster_spec *spec, const struct ks
                              "high watermark. Each replica cleans its own log independently.");
 }
 
+/* KIP-890 part 1: the leader's verification said no. */
+static void narrate_txn_not_verified(const struct ks_cluster_spec *spec,
+                                     const struct ks_cluster_event *e, GString *detail,
+                                     GString *explain)
+{
+    const char *name = topic_name(spec, e->topic_index);
+    g_string_append_printf(detail,
+                           "%s-%d %s: the transaction coordinator did not confirm a "
+                           "transactional batch (%" PRId64 " record(s)) that would start a "
+                           "transaction (KIP-890 verification)",
+                           name, e->partition, ks_error_name(e->error_code), e->record_count);
+    g_string_append_printf(explain,
+                           "Leader %d asked the transaction coordinator whether %s-%d is in the "
+                           "producer's ongoing transaction before appending the batch (KIP-890, "
+                           "transaction.partition.verification.enable), and it is not: the batch "
+                           "arrived after its transaction had ended (or its producer was fenced). "
+                           "It is refused with %s and nothing is appended. Without the check "
+                           "(Kafka before 3.6) it would have opened a transaction that no "
+                           "coordinator knows of and no marker ever closes: a hanging "
+                           "transaction, holding back the last stable offset.",
+                           e->broker, name, e->partition, ks_error_name(e->error_code));
+}
+
 static void narrate_refused(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
                             GString *detail, GString *explain)
 {
     const char *name = topic_name(spec, e->topic_index);
+    if (e->reason == KS_REASON_TXN_NOT_VERIFIED) {
+        narrate_txn_not_verified(spec, e, detail, explain);
+        return;
+    }
     g_string_append_printf(detail,
                            "%s-%d NOT_ENOUGH_REPLICAS: isr size %d < min.insync.replicas %d", name,
                            e->partition, e->isr_new_count, e->isr_count_min);
