@@ -128,6 +128,7 @@ struct txn {
     struct txn_value v;
     bool pending;    /* a state change is being written */
     bool completing; /* the Complete* record is being written */
+    bool resumed;    /* loaded in Prepare*: an earlier coordinator decided it */
 };
 
 /* A state change being written: applied by on_append_done. */
@@ -406,6 +407,68 @@ static int16_t map_append_error(int16_t error)
     }
 }
 
+/* ---- timeline events ------------------------------------------------------------ */
+
+/* A TXN_STATE event for a state change of txn to `next` just written:
+ * Prepare* (the decision; a bumped epoch means a fence, by a newer instance's
+ * InitProducerId (reply_kind set) or transaction.timeout.ms) and Complete*
+ * (every marker written). Empty and Ongoing are routine: no event. */
+static void emit_state(struct ks_txn_coordinator *t, struct txn *txn, const struct txn_value *next,
+                       uint32_t reply_kind)
+{
+    enum ks_event_reason reason = KS_REASON_NONE;
+    switch (next->state) {
+    case TXN_PREPARE_COMMIT: reason = KS_REASON_TXN_PREPARE_COMMIT; break;
+    case TXN_PREPARE_ABORT: reason = KS_REASON_TXN_PREPARE_ABORT; break;
+    case TXN_COMPLETE_COMMIT: reason = KS_REASON_TXN_COMPLETE_COMMIT; break;
+    case TXN_COMPLETE_ABORT: reason = KS_REASON_TXN_COMPLETE_ABORT; break;
+    case TXN_EMPTY:
+    case TXN_ONGOING: return;
+    }
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_TXN_STATE);
+    event.reason = reason;
+    event.topic_index = t->topic;
+    event.partition = txn->partition;
+    event.transactional_id = txn->id;
+    event.txn_producer_id = next->producer_id;
+    event.txn_producer_epoch = next->producer_epoch;
+    /* The Complete* record lists no partitions any more: count the Prepare's. */
+    event.partition_count = (int32_t)txn->v.parts->len;
+    event.resumed = txn->resumed && reason != KS_REASON_TXN_PREPARE_COMMIT &&
+                    reason != KS_REASON_TXN_PREPARE_ABORT;
+    if (reason == KS_REASON_TXN_PREPARE_ABORT && next->producer_epoch > txn->v.producer_epoch) {
+        event.error_code = KS_ERR_PRODUCER_FENCED;
+        event.elapsed_ns = txn->v.start_ns >= 0 ? (int64_t)now_ns(t) - txn->v.start_ns : 0;
+        event.txn_timed_out = reply_kind == 0; /* abortTimedOutTransactions */
+    }
+    if (reason != KS_REASON_TXN_PREPARE_COMMIT && reason != KS_REASON_TXN_PREPARE_ABORT) {
+        txn->resumed = false;
+    }
+    ks_broker_emit(t->broker, &event);
+}
+
+/* A TXN_STATE event for a loaded __transaction_state partition. */
+static void emit_loaded(struct ks_txn_coordinator *t, int32_t partition)
+{
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_TXN_STATE);
+    event.reason = KS_REASON_TXN_LOADED;
+    event.topic_index = t->topic;
+    event.partition = partition;
+    event.leader_epoch_new = ks_broker_partition_leader_epoch(t->broker, t->topic, partition);
+    for (guint i = 0; i < t->txns->len; i++) {
+        struct txn *txn = g_ptr_array_index(t->txns, i);
+        if (txn->partition != partition) {
+            continue;
+        }
+        event.record_count++;
+        txn->resumed = txn->v.state == TXN_PREPARE_COMMIT || txn->v.state == TXN_PREPARE_ABORT;
+        event.batch_count += txn->resumed;
+    }
+    ks_broker_emit(t->broker, &event);
+}
+
 static void on_append_done(void *context, int16_t error, int64_t base_offset)
 {
     (void)base_offset;
@@ -433,6 +496,7 @@ static void on_append_done(void *context, int16_t error, int64_t base_offset)
     } else {
         txn->pending = false;
         txn->completing = false;
+        emit_state(t, txn, &p->next, p->reply_kind);
         g_array_free(txn->v.parts, TRUE);
         txn->v = p->next;
         p->next.parts = NULL;
@@ -936,6 +1000,7 @@ static void on_load(ks_world *world, void *context)
         struct load_scan scan = { t, p };
         ks_broker_load_local(t->broker, t->topic, p, load_visit, &scan);
         t->states[p] = PART_OWNED;
+        emit_loaded(t, p);
     }
     /* Loaded transactions in Prepare* get their markers again
      * (TransactionStateManager hands them to the marker channel). */

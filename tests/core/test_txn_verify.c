@@ -16,7 +16,8 @@
 ** AddPartitionsToTxn and EndTxn to the coordinator, AddPartitionsToTxn with
 ** verifyOnly (KS_MSG_TXN_VERIFY_REQUEST) to it, and Produce requests with a
 ** transactional id to the leader of orders-0, whose answers and LEO are
-** checked; a control batch sent through Produce is refused (LogValidator).
+** checked; a control batch sent through Produce is refused (LogValidator);
+** the coordinator's state changes are events (KS_EV_TXN_STATE).
 ** A transactional producer sits in the spec only so that the
 ** cluster has __transaction_state; it starts after the tests end.
 */
@@ -388,6 +389,48 @@ static void test_client_control_batch_refused(void)
     }
 }
 
+/* The coordinator's own steps are events (KS_EV_TXN_STATE): the load of its
+ * partition at start, then for a committed transaction PrepareCommit (the
+ * decision) before CompleteCommit (every marker written), on the
+ * coordinator's broker and its __transaction_state partition. */
+static void test_coordinator_state_events(void)
+{
+    struct txn_cluster c;
+    txn_cluster_start(&c, true);
+    const struct cf_event *loaded = cf_find(&c.h, KS_EV_TXN_STATE, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(loaded);
+    CU_ASSERT_EQUAL(loaded->reason, KS_REASON_TXN_LOADED);
+    CU_ASSERT_EQUAL(loaded->broker, c.coordinator);
+    CU_ASSERT_EQUAL(loaded->record_count, 0); /* nothing to load yet */
+    CU_ASSERT_EQUAL(cf_count(&c.h, KS_EV_TXN_STATE), 1);
+    CU_ASSERT_EQUAL(
+        txn_call(&c, c.coordinator, KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST, -1, -1, -1, false),
+        KS_ERR_NONE);
+    CU_ASSERT_EQUAL(txn_call(&c, c.coordinator, KS_MSG_TXN_ADD_PARTITIONS_REQUEST, 0, c.producer_id,
+                             c.epoch, false),
+                    KS_ERR_NONE);
+    CU_ASSERT_EQUAL(cf_count(&c.h, KS_EV_TXN_STATE), 1); /* Empty and Ongoing are routine */
+    CU_ASSERT_EQUAL(produce(&c, 0, 0), KS_ERR_NONE);
+    ks_time_ns end_ns = cf_now(&c.h);
+    CU_ASSERT_EQUAL(
+        txn_call(&c, c.coordinator, KS_MSG_TXN_END_REQUEST, -1, c.producer_id, c.epoch, true),
+        KS_ERR_NONE);
+    cf_run_for(&c.h, 500 * H_MS);
+    CU_ASSERT_EQUAL(cf_count(&c.h, KS_EV_TXN_STATE), 3);
+    const struct cf_event *prepare = cf_find(&c.h, KS_EV_TXN_STATE, end_ns);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(prepare);
+    CU_ASSERT_EQUAL(prepare->reason, KS_REASON_TXN_PREPARE_COMMIT);
+    CU_ASSERT_EQUAL(prepare->broker, c.coordinator);
+    CU_ASSERT_EQUAL(prepare->topic_index, c.txn_topic);
+    CU_ASSERT_EQUAL(prepare->partition, 0);
+    const struct cf_event *complete = cf_find(&c.h, KS_EV_TXN_STATE, prepare->at_ns + 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(complete);
+    CU_ASSERT_EQUAL(complete->reason, KS_REASON_TXN_COMPLETE_COMMIT);
+    /* The COMMIT marker is in orders-0 before CompleteCommit is written. */
+    CU_ASSERT_EQUAL(open_txns(&c, 0), 0);
+    cf_free(&c.h);
+}
+
 void ks_test_register_txn_verify(void)
 {
     static const struct ks_test_case cases[] = {
@@ -397,6 +440,7 @@ void ks_test_register_txn_verify(void)
         { "late batch hangs without verification", test_late_batch_hangs_without_verification },
         { "stale verification refused", test_stale_verification_refused },
         { "client control batch refused", test_client_control_batch_refused },
+        { "coordinator state events", test_coordinator_state_events },
     };
     KS_TEST_ADD_SUITE("core/txn_verify", cases);
 }
