@@ -645,15 +645,22 @@ static void check_parked(const struct ks_broker *broker)
         ks_assert(replica != NULL && replica->role == KS_ROLE_LEADER); /* A2 */
         ks_assert(replica->hw < item->required_offset);                /* A1 */
     }
+    for (guint i = 0; i < broker->verifying->len; i++) {
+        const struct ks__verifying *item = g_ptr_array_index(broker->verifying, i);
+        ks_assert(item->timer != 0);      /* V1 */
+        ks_assert(item->message != NULL); /* V1 */
+        ks_assert(item->guard != 0);      /* V1 */
+    }
 }
 
 void ks_broker_check(const struct ks_broker *broker)
 {
     check_fetchers(broker);
     if (!broker->running) {
-        ks_assert(broker->pending->len == 0);  /* B1 */
-        ks_assert(broker->delayed->len == 0);  /* B1 */
-        ks_assert(broker->deferred->len == 0); /* B1 */
+        ks_assert(broker->pending->len == 0);   /* B1 */
+        ks_assert(broker->verifying->len == 0); /* B1 */
+        ks_assert(broker->delayed->len == 0);   /* B1 */
+        ks_assert(broker->deferred->len == 0);  /* B1 */
     } else {
         ks_assert(broker->heartbeat_timer != 0);           /* B2 */
         ks_assert(broker->isr_timer != 0);                 /* B2 */
@@ -799,6 +806,11 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
         ks_group_coordinator_handle(broker->coordinator, source, kind, message, message_bytes);
         return;
     }
+    if (kind == KS_MSG_TXN_VERIFY_RESPONSE) {
+        /* The coordinator's answer to this leader's verification (KIP-890). */
+        ks__produce_on_verify_response(broker, message, message_bytes);
+        return;
+    }
     if (kind >= KS_MSG_TXN_FIRST && kind <= KS_MSG_TXN_LAST) {
         /* Transactional producers and transaction coordinators send these;
          * a broker has a transaction coordinator whenever the cluster has
@@ -849,6 +861,7 @@ struct ks_broker *ks_broker_new(ks_world *world, const struct ks_cluster_spec *s
     broker->txn_topic_index = ks_broker_topic_index(broker, KS_TXN_TOPIC_NAME);
     broker->hosted = g_ptr_array_new();
     broker->pending = g_ptr_array_new();
+    broker->verifying = g_ptr_array_new();
     broker->delayed = g_ptr_array_new();
     broker->deferred = g_ptr_array_new();
     broker->broker_epoch = 0;
@@ -973,6 +986,7 @@ static void drop_memory(struct ks_broker *broker)
         free(item);
     }
     g_ptr_array_set_size(broker->pending, 0);
+    ks__produce_drop_verifying(broker);
     for (guint i = 0; i < broker->delayed->len; i++) {
         struct ks__delayed_fetch *item = g_ptr_array_index(broker->delayed, i);
         ks_world_cancel(broker->world, item->timer);
@@ -1056,6 +1070,7 @@ void ks_broker_free(struct ks_broker *broker)
     free(broker->replicas);
     g_ptr_array_free(broker->hosted, TRUE);
     g_ptr_array_free(broker->pending, TRUE);
+    g_ptr_array_free(broker->verifying, TRUE);
     g_ptr_array_free(broker->delayed, TRUE);
     g_ptr_array_free(broker->deferred, TRUE);
     free(broker);
@@ -1092,7 +1107,7 @@ struct ks_log *ks_broker_replica_log(struct ks_broker *broker, int32_t topic_ind
 
 bool ks_broker_idle(const struct ks_broker *broker)
 {
-    return broker->pending->len == 0;
+    return broker->pending->len == 0 && broker->verifying->len == 0;
 }
 
 ks_world *ks_broker_world(struct ks_broker *broker)

@@ -1475,6 +1475,41 @@ static void on_group_response(struct ks_producer *p, uint32_t kind, const void *
     }
 }
 
+#define TXN_END_LOCALLY UINT32_MAX /* txn_due_kind: end the transaction without EndTxn */
+/* txn_due_kind: FindCoordinator(GROUP) or TxnOffsetCommit (offsets_step) */
+#define TXN_COMMIT_OFFSETS (UINT32_MAX - 1)
+
+/* The coordinator request the transaction needs next (its partition in
+ * *partition_out for AddPartitionsToTxn), TXN_COMMIT_OFFSETS, TXN_END_LOCALLY,
+ * or 0 for none. */
+static uint32_t txn_due_kind(struct ks_producer *p, int32_t *partition_out)
+{
+    const struct ptxn *t = &p->txn;
+    if (t->state == PTXN_INIT) {
+        return KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST;
+    }
+    if (t->state != PTXN_IN_TXN && t->state != PTXN_ENDING) {
+        return 0;
+    }
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
+        if (!t->added[i]) {
+            *partition_out = i;
+            return KS_MSG_TXN_ADD_PARTITIONS_REQUEST;
+        }
+    }
+    if (t->state == PTXN_ENDING && t->offsets_pending && !t->offsets_written &&
+        !(t->abort || t->failed)) {
+        /* TransactionManager.sendOffsetsToTransaction: AddOffsetsToTxn to
+         * the transaction coordinator, then TxnOffsetCommit to the
+         * group's (TxnOffsetCommitHandler), before EndTxn. */
+        return t->offsets_added ? TXN_COMMIT_OFFSETS : KS_MSG_TXN_ADD_OFFSETS_REQUEST;
+    }
+    if (t->state == PTXN_ENDING && p->pending_count == 0 && !p->waiter.active) {
+        return t->added_count == 0 ? TXN_END_LOCALLY : KS_MSG_TXN_END_REQUEST;
+    }
+    return 0;
+}
+
 /* The next coordinator request, if one is due (called from sender_run). */
 static void txn_step(struct ks_producer *p, ks_time_ns now)
 {
@@ -1499,44 +1534,21 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
     if (t->request_id != 0 || now < t->retry_at_ns) {
         return;
     }
-    uint32_t kind = 0;
     int32_t partition = -1;
-    if (t->state == PTXN_INIT) {
-        kind = KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST;
-    } else if (t->state == PTXN_IN_TXN || t->state == PTXN_ENDING) {
-        for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
-            if (!t->added[i]) {
-                partition = i;
-                kind = KS_MSG_TXN_ADD_PARTITIONS_REQUEST;
-                break;
-            }
-        }
-        if (kind == 0 && t->state == PTXN_ENDING && t->offsets_pending && !t->offsets_written &&
-            !(t->abort || t->failed)) {
-            /* TransactionManager.sendOffsetsToTransaction: AddOffsetsToTxn to
-             * the transaction coordinator, then TxnOffsetCommit to the
-             * group's (TxnOffsetCommitHandler), before EndTxn. */
-            if (!t->offsets_added) {
-                kind = KS_MSG_TXN_ADD_OFFSETS_REQUEST;
-            } else {
-                offsets_step(p, now);
-                return;
-            }
-        }
-        if (kind == 0 && t->state == PTXN_ENDING && p->pending_count == 0 && !p->waiter.active) {
-            if (t->added_count == 0) {
-                /* Nothing reached a partition: TransactionManager completes
-                 * it locally, without EndTxn. */
-                txn_emit_end(
-                    p, t->abort || t->failed ? KS_REASON_TXN_ABORTED : KS_REASON_TXN_COMMITTED,
-                    KS_ERR_NONE);
-                t->state = PTXN_READY;
-                txn_clear(p);
-                schedule_next_record(p);
-                return;
-            }
-            kind = KS_MSG_TXN_END_REQUEST;
-        }
+    uint32_t kind = txn_due_kind(p, &partition);
+    if (kind == TXN_COMMIT_OFFSETS) {
+        offsets_step(p, now);
+        return;
+    }
+    if (kind == TXN_END_LOCALLY) {
+        /* Nothing reached a partition: TransactionManager completes it
+         * locally, without EndTxn. */
+        txn_emit_end(p, t->abort || t->failed ? KS_REASON_TXN_ABORTED : KS_REASON_TXN_COMMITTED,
+                     KS_ERR_NONE);
+        t->state = PTXN_READY;
+        txn_clear(p);
+        schedule_next_record(p);
+        return;
     }
     if (kind == 0) {
         return;
@@ -1575,6 +1587,14 @@ static ks_time_ns txn_wakeup_ns(struct ks_producer *p, ks_time_ns now)
     }
     if (t->retry_at_ns > now) {
         return t->retry_at_ns;
+    }
+    /* Only a request that is due waits for a connection: with none (an
+     * ENDING transaction whose records are still pending) a disconnected
+     * coordinator whose backoff is over would wake the sender at once,
+     * again and again, without anything to send. */
+    int32_t partition = -1;
+    if (txn_due_kind(p, &partition) == 0) {
+        return KS_TIME_NEVER;
     }
     int32_t broker = t->coordinator >= 0 ? t->coordinator : t->find_broker;
     return broker >= 0 ? conn_wakeup_ns(&p->conns[broker - 1], now) : KS_TIME_NEVER;
@@ -1930,7 +1950,10 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
 static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, int32_t broker)
 {
     batch_encode(p, batch);
-    size_t bytes = sizeof(struct ks_produce_request) + batch->encoded->len;
+    /* ProduceRequest.transactionalId: only a transactional producer's
+     * requests carry it (the leader verifies with it, KIP-890). */
+    size_t id_bytes = p->txn.enabled ? KS_TRANSACTIONAL_ID_BYTES : 0;
+    size_t bytes = sizeof(struct ks_produce_request) + batch->encoded->len + id_bytes;
     uint8_t *message = calloc(1, bytes);
     ks_assert(message != NULL);
     struct ks_produce_request *request = (struct ks_produce_request *)message;
@@ -1941,6 +1964,11 @@ static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, i
     request->acks = (int16_t)p->config->acks;
     request->batch_bytes = batch->encoded->len;
     memcpy(message + sizeof(*request), batch->encoded->data, batch->encoded->len);
+    if (id_bytes > 0) {
+        request->flags = KS_PRODUCE_FLAG_TRANSACTIONAL_ID;
+        g_strlcpy((char *)message + sizeof(*request) + batch->encoded->len,
+                  p->config->transactional_id, KS_TRANSACTIONAL_ID_BYTES);
+    }
     ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_PRODUCE_REQUEST, message, bytes);
     int64_t correlation_id = request->correlation_id;
     free(message);

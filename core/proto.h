@@ -113,6 +113,7 @@ enum ks_error {
     KS_ERR_INVALID_TXN_STATE = 48,      /* EndTxn/AddPartitionsToTxn in the wrong state */
     KS_ERR_CONCURRENT_TRANSACTIONS = 51, /* the previous transaction is still completing */
     KS_ERR_PRODUCER_FENCED = 90,         /* a newer instance of the transactional.id */
+    KS_ERR_INVALID_RECORD = 87,          /* a client's Produce carried a control batch */
 };
 
 /* "NOT_LEADER_OR_FOLLOWER" etc.; "UNKNOWN" for codes not listed above. */
@@ -156,6 +157,7 @@ static inline const char *ks_error_name(int16_t error_code)
     case KS_ERR_INVALID_TXN_STATE: return "INVALID_TXN_STATE";
     case KS_ERR_CONCURRENT_TRANSACTIONS: return "CONCURRENT_TRANSACTIONS";
     case KS_ERR_PRODUCER_FENCED: return "PRODUCER_FENCED";
+    case KS_ERR_INVALID_RECORD: return "INVALID_RECORD";
     }
     return "UNKNOWN";
 }
@@ -241,9 +243,10 @@ enum ks_broker_timer_kind {
     KS_TIMER_BROKER_RESPOND = 208,   /* a response deferred to the disk's idle time */
     KS_TIMER_BROKER_LOG_TASKS = 209, /* retention, compaction, flush.ms */
     KS_TIMER_BROKER_ALTER_PARTITION_RETRY = 210,
-    KS_TIMER_BROKER_HEARTBEAT_TIMEOUT = 211, /* a registration or heartbeat unanswered */
-    KS_TIMER_BROKER_SHUTDOWN_TIMEOUT = 212,  /* controlled shutdown: stop without the answer */
-    KS_TIMER_BROKER_SHUTDOWN_RETRY = 213,    /* zookeeper: next ControlledShutdown attempt */
+    KS_TIMER_BROKER_HEARTBEAT_TIMEOUT = 211,  /* a registration or heartbeat unanswered */
+    KS_TIMER_BROKER_SHUTDOWN_TIMEOUT = 212,   /* controlled shutdown: stop without the answer */
+    KS_TIMER_BROKER_SHUTDOWN_RETRY = 213,     /* zookeeper: next ControlledShutdown attempt */
+    KS_TIMER_BROKER_TXN_VERIFY_TIMEOUT = 214, /* KIP-890: a verification unanswered */
     KS_TIMER_CONTROLLER_SESSION_CHECK = 220,
     KS_TIMER_CONTROLLER_REBALANCE = 221,
     KS_TIMER_CONTROLLER_START = 222,
@@ -315,12 +318,19 @@ struct ks_produce_request {
     int64_t timeout_ns; /* request.timeout.ms: how long acks=all may wait */
     int32_t topic_index;
     int32_t partition;
-    int16_t acks; /* 0, 1, -1 (enum ks_acks) */
-    int16_t reserved;
+    int16_t acks;         /* 0, 1, -1 (enum ks_acks) */
+    int16_t flags;        /* KS_PRODUCE_FLAG_* */
     uint32_t batch_bytes; /* bytes of the record batch that follow */
     /* followed by batch_bytes: one record batch v2 built with core/batch.h,
-     * carrying producer id / epoch / base sequence for idempotence */
+     * carrying producer id / epoch / base sequence for idempotence; then,
+     * with KS_PRODUCE_FLAG_TRANSACTIONAL_ID, KS_TRANSACTIONAL_ID_BYTES of
+     * the producer's transactional.id (NUL-padded) */
 };
+
+/* ProduceRequest.transactionalId is set: a transactional producer's request
+ * (the leader verifies its batches with the coordinator, KIP-890). The flag
+ * is set only then, so a non-transactional request keeps its bytes. */
+#define KS_PRODUCE_FLAG_TRANSACTIONAL_ID 1
 
 struct ks_produce_response {
     int64_t correlation_id;
@@ -782,6 +792,12 @@ enum ks_txn_msg_kind {
     KS_MSG_TXN_WRITE_MARKERS_RESPONSE = 409,
     KS_MSG_TXN_ADD_OFFSETS_REQUEST = 410, /* struct ks_txn_add_offsets_request */
     KS_MSG_TXN_ADD_OFFSETS_RESPONSE = 411,
+    /* KIP-890 part 1: AddPartitionsToTxn with verifyOnly = true, partition
+     * leader -> coordinator (AddPartitionsToTxnManager.verifyTransaction),
+     * a struct ks_txn_request for one partition; answered with a struct
+     * ks_txn_response whose error_code is the partition's. */
+    KS_MSG_TXN_VERIFY_REQUEST = 412,
+    KS_MSG_TXN_VERIFY_RESPONSE = 413,
 };
 
 #define KS_TRANSACTIONAL_ID_BYTES 64 /* as struct ks_producer_config transactional_id */

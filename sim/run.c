@@ -481,6 +481,7 @@ static bool event_is_step(enum ks_cluster_event_kind kind)
     case KS_EV_CONTROLLER_RESIGNED:
     case KS_EV_STALE_CONTROLLER:
     case KS_EV_TXN_END:
+    case KS_EV_TXN_STATE:
     case KS_EV_KIND_COUNT: break;
     }
     return false;
@@ -551,6 +552,7 @@ static bool event_changes_availability(enum ks_cluster_event_kind kind)
     case KS_EV_INFO:
     case KS_EV_ELR_CHANGE:
     case KS_EV_TXN_END:
+    case KS_EV_TXN_STATE:
     case KS_EV_KIND_COUNT: break;
     }
     return false;
@@ -569,13 +571,19 @@ static bool internal_event_on_timeline(const struct run *run, const struct ks_cl
 }
 
 /* Which events the printed timeline shows. Every event goes to the database;
- * the timeline leaves out offset commits (routine) and most events of the
+ * the timeline leaves out offset commits and the transaction coordinator's
+ * routine state changes (a load, a fence and markers finished by a new
+ * coordinator show), and most events of the
  * internal __consumer_offsets partitions, and shows refused writes and producer
  * errors at most once a second per partition (with a count of the rest). */
 static bool event_on_timeline(struct run *run, const struct ks_cluster_event *event)
 {
     if (event->kind == KS_EV_OFFSET_COMMIT) {
         return false;
+    }
+    if (event->kind == KS_EV_TXN_STATE && event->reason != KS_REASON_TXN_LOADED &&
+        !event->resumed && event->error_code == 0) {
+        return false; /* a routine Prepare* or Complete*: the producer's txn_end says it */
     }
     if (event->topic_index >= run->user_topic_count && !internal_event_on_timeline(run, event)) {
         return false;

@@ -333,6 +333,13 @@ static const struct ks__key_spec cluster_keys[] = {
       "10000", NULL, SC(cluster.txn_abort_check_interval_ns), 0, NULL,
       "How often the transaction coordinator aborts transactions older than their "
       "transaction.timeout.ms." },
+    { "transaction.partition.verification.enable", KS__VALUE_BOOL, 0, 1, "true", NULL,
+      SC(cluster.txn_partition_verification_enable), 0, NULL,
+      "KIP-890 part 1 (Kafka 3.6+): before appending a transactional batch that would start "
+      "a transaction on a partition, the leader asks the transaction coordinator whether the "
+      "partition is in the producer's ongoing transaction (AddPartitionsToTxn, verifyOnly) "
+      "and refuses the batch with INVALID_TXN_STATE if not, so a late write cannot leave a "
+      "transaction hanging. false gives Kafka before 3.6." },
     { "offsets.commit.timeout.ms", KS__VALUE_MS, 1, I32MAX, "5000", NULL,
       SC(cluster.offsets_commit_timeout_ns), 0, NULL,
       "How long the group coordinator waits for a commit (or a group record) to reach "
