@@ -405,7 +405,8 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
 static void verify_answer(struct ks_broker *broker, struct ks__verifying *item, int16_t error);
 static enum ks_acks acks_from_wire(int16_t acks);
 
-/* The request's completion: a ProduceResponse to its producer. */
+/* The request's completion: a ProduceResponse to its producer (acks=0:
+ * none at all, even for errors). */
 static void network_completion(const struct ks_produce_request *request, ks_node_id source,
                                struct ks__completion *out)
 {
@@ -415,6 +416,10 @@ static void network_completion(const struct ks_produce_request *request, ks_node
     out->correlation_id = request->correlation_id;
     out->topic_index = request->topic_index;
     out->partition = request->partition;
+    if (acks_from_wire(request->acks) == KS_ACKS_NONE) {
+        out->kind = KS__COMPLETE_CALLBACK;
+        out->done = NULL;
+    }
 }
 
 static void verify_timeout(ks_world *world, void *context)
@@ -600,17 +605,7 @@ void ks__produce_on_request(struct ks_broker *broker, ks_node_id source, const u
     ks_assert(message_bytes - sizeof request >= request.batch_bytes);
     enum ks_acks acks = acks_from_wire(request.acks);
     struct ks__completion completion;
-    memset(&completion, 0, sizeof completion);
-    completion.kind = KS__COMPLETE_NETWORK;
-    completion.source = source;
-    completion.correlation_id = request.correlation_id;
-    completion.topic_index = request.topic_index;
-    completion.partition = request.partition;
-    if (acks == KS_ACKS_NONE) {
-        /* acks=0: no response at all, even for errors. */
-        completion.kind = KS__COMPLETE_CALLBACK;
-        completion.done = NULL;
-    }
+    network_completion(&request, source, &completion);
     if (maybe_verify(broker, source, &request, message, message_bytes)) {
         return; /* appended (or refused) when the coordinator answers */
     }
