@@ -348,6 +348,7 @@ struct ks_producer {
      * their cost follows the batches, not the topic's partition count (P7). */
     uint64_t *active_words; /* owned, (partition_count + 63) / 64 */
     int32_t active_count;
+    uint64_t activations;   /* partitions that became active, ever: drain's groups are stale */
     bool sequences_flagged; /* some partition may have `unresolved` or `bump_required` set */
 
     /* metadata */
@@ -770,6 +771,7 @@ static void active_update(struct ks_producer *p, int32_t partition)
     if (active != ((*word & bit) != 0)) {
         *word ^= bit;
         p->active_count += active ? 1 : -1;
+        p->activations += active ? 1 : 0;
     }
 }
 
@@ -1875,50 +1877,85 @@ static void assign_sequence(struct ks_producer *p, struct ppart *part, struct pb
     g_ptr_array_add(part->sequenced, batch);
 }
 
+/* The active partitions grouped by leader for one drain: the group of
+ * broker b is ids[first[b - 1] .. first[b]), in partition order. Built in
+ * one pass over the active partitions, so a drain visits each once instead
+ * of once per ready broker (issue 16: that was brokers x active partitions
+ * per sender pass). A group may hold partitions that became inactive since
+ * (their queue is empty, and drain_one_request skips them); a partition
+ * that became active since makes the groups stale (activations moved). */
+struct leader_groups {
+    int32_t *ids;   /* partition_count */
+    int32_t *first; /* broker_count + 1 */
+    uint64_t activations;
+};
+
+static void group_by_leader(struct ks_producer *p, struct leader_groups *groups)
+{
+    memset(groups->first, 0, (size_t)(p->broker_count + 1) * sizeof(*groups->first));
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
+        if (p->parts[i].leader >= 1) {
+            groups->first[p->parts[i].leader]++;
+        }
+    }
+    for (int32_t b = 1; b <= p->broker_count; b++) {
+        groups->first[b] += groups->first[b - 1]; /* the end of group b */
+    }
+    /* first[b - 1], group b's start, is its cursor: it ends at group b's end. */
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
+        int32_t leader = p->parts[i].leader;
+        if (leader >= 1) {
+            groups->ids[groups->first[leader - 1]++] = i;
+        }
+    }
+    memmove(groups->first + 1, groups->first, (size_t)p->broker_count * sizeof(*groups->first));
+    groups->first[0] = 0;
+    groups->activations = p->activations;
+}
+
 /* RecordAccumulator.drainBatchesForOneNode: one request for broker with at
  * most one batch per partition it leads, starting after the partition
  * drained last. Returns the number of batches put in out[]. */
-static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct pbatch **out,
+static int32_t drain_one_request(struct ks_producer *p, int32_t broker,
+                                 const struct leader_groups *groups, struct pbatch **out,
                                  ks_time_ns now)
 {
     int32_t count = 0;
     int64_t bytes = 0;
     int32_t *start = &p->drain_start[broker - 1];
     int32_t last = -1;
-    /* The partitions in cyclic order from *start, as the Java client walks
-     * the node's partitions from its drain index; only the active ones can
-     * have a batch (P7), so the others are not visited. */
-    bool full = false;
-    for (int32_t pass = 0; pass < 2 && !full; pass++) {
-        int32_t from = pass == 0 ? *start : 0;
-        int32_t to = pass == 0 ? p->partition_count : *start;
-        for (int32_t partition = active_next(p, from); partition >= 0 && partition < to;
-             partition = active_next(p, partition + 1)) {
-            struct ppart *part = &p->parts[partition];
-            if (part->leader != broker) {
-                continue;
-            }
-            struct pbatch *batch = g_queue_peek_head(&part->queue);
-            if (batch == NULL || !batch_sendable(p, part, batch, now)) {
-                continue;
-            }
-            /* A request takes batches while it stays within max.request.size
-             * (its first batch always). */
-            if (count > 0 &&
-                bytes + batch_estimated_bytes(p, batch) > p->config->max_request_size_bytes) {
-                full = true;
-                break;
-            }
-            if (idempotence_blocks(p, part, batch)) {
-                continue;
-            }
-            g_queue_pop_head(&part->queue);
-            active_update(p, partition);
-            assign_sequence(p, part, batch);
-            out[count++] = batch;
-            bytes += batch_estimated_bytes(p, batch);
-            last = partition;
+    /* The broker's partitions in cyclic order from *start, as the Java
+     * client walks the node's partitions from its drain index; only the
+     * active ones can have a batch (P7), so the others are not visited. */
+    const int32_t *ids = groups->ids + groups->first[broker - 1];
+    int32_t n = groups->first[broker] - groups->first[broker - 1];
+    int32_t from = 0;
+    while (from < n && ids[from] < *start) {
+        from++;
+    }
+    for (int32_t k = 0; k < n; k++) {
+        int32_t partition = ids[(from + k) % n];
+        struct ppart *part = &p->parts[partition];
+        ks_assert(part->leader == broker);
+        struct pbatch *batch = g_queue_peek_head(&part->queue);
+        if (batch == NULL || !batch_sendable(p, part, batch, now)) {
+            continue;
         }
+        /* A request takes batches while it stays within max.request.size
+         * (its first batch always). */
+        if (count > 0 &&
+            bytes + batch_estimated_bytes(p, batch) > p->config->max_request_size_bytes) {
+            break;
+        }
+        if (idempotence_blocks(p, part, batch)) {
+            continue;
+        }
+        g_queue_pop_head(&part->queue);
+        active_update(p, partition);
+        assign_sequence(p, part, batch);
+        out[count++] = batch;
+        bytes += batch_estimated_bytes(p, batch);
+        last = partition;
     }
     if (last >= 0) {
         *start = (last + 1) % p->partition_count;
@@ -1954,16 +1991,23 @@ static void drain(struct ks_producer *p, ks_time_ns now)
     bool *ready = g_newa(bool, (gsize)p->broker_count);
     ready_brokers(p, now, ready);
     struct pbatch **batches = NULL;
+    struct leader_groups groups = { NULL, NULL, 0 };
     for (int32_t broker = 1; broker <= p->broker_count; broker++) {
         if (!ready[broker - 1] || !conn_ready(p, broker, now)) {
             continue;
         }
         if (batches == NULL) {
             batches = g_newa(struct pbatch *, (gsize)p->partition_count);
+            groups.ids = g_newa(int32_t, (gsize)p->partition_count);
+            groups.first = g_newa(int32_t, (gsize)p->broker_count + 1);
+            group_by_leader(p, &groups);
         }
         struct pconn *conn = &p->conns[broker - 1];
         while (p->config->acks == KS_ACKS_NONE || (int32_t)conn->inflight->len < p->in_flight_max) {
-            int32_t count = drain_one_request(p, broker, batches, now);
+            if (groups.activations != p->activations) {
+                group_by_leader(p, &groups); /* send_request ended batches (acks=0) */
+            }
+            int32_t count = drain_one_request(p, broker, &groups, batches, now);
             if (count == 0) {
                 break;
             }

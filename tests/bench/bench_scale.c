@@ -48,8 +48,9 @@
  * (recently_deleted, find_inode_bit), against 1 s on tmpfs, and that cost
  * is the host's, varies with its history, and is not the model's.
  *
- * `bench_scale BROKERS PARTITIONS RATE SECONDS` runs that one size in this
- * process and prints its comment line (for perf record). */
+ * `bench_scale BROKERS PARTITIONS RATE SECONDS [consumer]` runs that one size
+ * in this process (with the 3 x 3 size's consumer group when asked) and
+ * prints its comment line (for perf record or callgrind). */
 #include "../../core/base.h"
 #include "../../core/cluster.h"
 #include "../../core/config.h"
@@ -226,9 +227,9 @@ int main(int argc, char **argv)
 {
     bool ok = true;
     bench_use_tmpfs();
-    if (argc == 5) {
+    if (argc == 5 || (argc == 6 && strcmp(argv[5], "consumer") == 0)) {
         struct size one = { atoi(argv[1]), atoi(argv[2]), (uint64_t)atoll(argv[3]),
-                            false,         atoi(argv[4]), 0 };
+                            argc == 6,     atoi(argv[4]), 0 };
         struct result r;
         run_size(&one, &r);
         comment(&one, &r);
