@@ -1827,8 +1827,11 @@ static bool batch_sendable(const struct ks_producer *p, const struct ppart *part
     if (batch->retry_count > 0) {
         return true; /* a retry goes as soon as its backoff is over */
     }
+    /* RecordAccumulator.ready: full = deque.size() > 1 || batch.isFull(), and
+     * MemoryRecordsBuilder.isFull compares batch.size with the estimated
+     * bytes written (the compression ratio estimate), as the append does. */
     bool full = batch->closed || g_queue_get_length((GQueue *)&part->queue) > 1 ||
-                batch->size_bytes >= p->config->batch_size_bytes;
+                batch_estimated_bytes(p, batch) >= p->config->batch_size_bytes;
     bool lingered = now >= time_add(batch->created_ns, p->config->linger_ns);
     bool exhausted = p->waiter.active && p->meta_known; /* blocked on memory */
     return full || lingered || exhausted || p->stopped;
