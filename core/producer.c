@@ -1590,6 +1590,7 @@ static void ratio_update(struct ks_producer *p, int64_t batch_bytes, int64_t rec
 enum append_result {
     APPEND_NO_MEMORY, /* nothing appended (a batch may have been closed) */
     APPEND_QUIET,     /* added to an open batch that is still not full */
+    APPEND_LONE,      /* a new batch, not full, the only one of its partition */
     APPEND_READY,     /* a batch was created or became full */
 };
 
@@ -1636,7 +1637,8 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
     p->pending_count++;
     int64_t estimated = batch_estimated_bytes(p, batch);
     ks_sticky_on_append(&p->sticky, partition, (int32_t)estimated, estimated >= batch_size);
-    return APPEND_READY;
+    return estimated < batch_size && g_queue_get_length(&part->queue) == 1 ? APPEND_LONE
+                                                                           : APPEND_READY;
 }
 
 /* The waiting send() call tries again: needs metadata (waitOnMetadata), a
@@ -2710,6 +2712,32 @@ static bool sender_due(struct ks_producer *p, ks_time_ns now)
     return p->sender_timer != 0 && p->sender_at_ns <= now;
 }
 
+/* For a record that opened a new batch alone in its partition's queue (so
+ * it closed no other batch): whether a sender pass now would do nothing but
+ * move the sender timer to the batch's linger end (or delivery deadline),
+ * which this does instead. So it is when the batch cannot go yet (linger.ms
+ * not over, no retry, no waiter, not stopping), its partition has a leader
+ * (a pass would ask for metadata) and no transaction needs the partition
+ * added. A pass at every new batch was one full visit of the active
+ * partitions per record at a few records per partition per linger (issue
+ * 16). */
+static bool lone_batch_waits(struct ks_producer *p, ks_time_ns now)
+{
+    struct ppart *part = &p->parts[p->waiter.partition];
+    const struct pbatch *batch = g_queue_peek_head(&part->queue);
+    if (batch == NULL || g_queue_get_length(&part->queue) != 1 || part->leader < 1 ||
+        p->txn.enabled || batch_sendable(p, part, batch, now)) {
+        return false;
+    }
+    ks_time_ns linger_end = time_add(batch->created_ns, p->config->linger_ns);
+    if (linger_end <= now) {
+        return false;
+    }
+    schedule_sender(
+        p, time_min(linger_end, time_add(batch->created_ns, p->config->delivery_timeout_ns)));
+    return true;
+}
+
 static void sender_run(struct ks_producer *p)
 {
     if (!p->up || !p->started) {
@@ -2817,7 +2845,8 @@ static void record_due(ks_world *world, void *context)
     if (result != APPEND_NO_MEMORY) {
         schedule_next_record(p);
     }
-    if (result == APPEND_QUIET && !sender_due(p, now)) {
+    if (!sender_due(p, now) &&
+        (result == APPEND_QUIET || (result == APPEND_LONE && lone_batch_waits(p, now)))) {
 #ifdef KS_DEBUG
         ks_producer_check(p); /* the one event that skips sender_run */
 #endif
