@@ -362,6 +362,7 @@ struct ks_producer {
      * their cost follows the batches, not the topic's partition count (P7). */
     uint64_t *active_words; /* owned, (partition_count + 63) / 64 */
     int32_t active_count;
+    uint64_t activations;   /* partitions that became active, ever: drain's groups are stale */
     bool sequences_flagged; /* some partition may have `unresolved` or `bump_required` set */
 
     /* metadata */
@@ -784,6 +785,7 @@ static void active_update(struct ks_producer *p, int32_t partition)
     if (active != ((*word & bit) != 0)) {
         *word ^= bit;
         p->active_count += active ? 1 : -1;
+        p->activations += active ? 1 : 0;
     }
 }
 
@@ -1800,6 +1802,7 @@ static void ratio_update(struct ks_producer *p, int64_t batch_bytes, int64_t rec
 enum append_result {
     APPEND_NO_MEMORY, /* nothing appended (a batch may have been closed) */
     APPEND_QUIET,     /* added to an open batch that is still not full */
+    APPEND_LONE,      /* a new batch, not full, the only one of its partition */
     APPEND_READY,     /* a batch was created or became full */
 };
 
@@ -1846,7 +1849,8 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
     p->pending_count++;
     int64_t estimated = batch_estimated_bytes(p, batch);
     ks_sticky_on_append(&p->sticky, partition, (int32_t)estimated, estimated >= batch_size);
-    return APPEND_READY;
+    return estimated < batch_size && g_queue_get_length(&part->queue) == 1 ? APPEND_LONE
+                                                                           : APPEND_READY;
 }
 
 /* The waiting send() call tries again: needs metadata (waitOnMetadata), a
@@ -2045,8 +2049,11 @@ static bool batch_sendable(const struct ks_producer *p, const struct ppart *part
     if (batch->retry_count > 0) {
         return true; /* a retry goes as soon as its backoff is over */
     }
+    /* RecordAccumulator.ready: full = deque.size() > 1 || batch.isFull(), and
+     * MemoryRecordsBuilder.isFull compares batch.size with the estimated
+     * bytes written (the compression ratio estimate), as the append does. */
     bool full = batch->closed || g_queue_get_length((GQueue *)&part->queue) > 1 ||
-                batch->size_bytes >= p->config->batch_size_bytes;
+                batch_estimated_bytes(p, batch) >= p->config->batch_size_bytes;
     bool lingered = now >= time_add(batch->created_ns, p->config->linger_ns);
     bool exhausted = p->waiter.active && p->meta_known; /* blocked on memory */
     return full || lingered || exhausted || p->stopped;
@@ -2095,50 +2102,85 @@ static void assign_sequence(struct ks_producer *p, struct ppart *part, struct pb
     g_ptr_array_add(part->sequenced, batch);
 }
 
+/* The active partitions grouped by leader for one drain: the group of
+ * broker b is ids[first[b - 1] .. first[b]), in partition order. Built in
+ * one pass over the active partitions, so a drain visits each once instead
+ * of once per ready broker (issue 16: that was brokers x active partitions
+ * per sender pass). A group may hold partitions that became inactive since
+ * (their queue is empty, and drain_one_request skips them); a partition
+ * that became active since makes the groups stale (activations moved). */
+struct leader_groups {
+    int32_t *ids;   /* partition_count */
+    int32_t *first; /* broker_count + 1 */
+    uint64_t activations;
+};
+
+static void group_by_leader(struct ks_producer *p, struct leader_groups *groups)
+{
+    memset(groups->first, 0, (size_t)(p->broker_count + 1) * sizeof(*groups->first));
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
+        if (p->parts[i].leader >= 1) {
+            groups->first[p->parts[i].leader]++;
+        }
+    }
+    for (int32_t b = 1; b <= p->broker_count; b++) {
+        groups->first[b] += groups->first[b - 1]; /* the end of group b */
+    }
+    /* first[b - 1], group b's start, is its cursor: it ends at group b's end. */
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
+        int32_t leader = p->parts[i].leader;
+        if (leader >= 1) {
+            groups->ids[groups->first[leader - 1]++] = i;
+        }
+    }
+    memmove(groups->first + 1, groups->first, (size_t)p->broker_count * sizeof(*groups->first));
+    groups->first[0] = 0;
+    groups->activations = p->activations;
+}
+
 /* RecordAccumulator.drainBatchesForOneNode: one request for broker with at
  * most one batch per partition it leads, starting after the partition
  * drained last. Returns the number of batches put in out[]. */
-static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct pbatch **out,
+static int32_t drain_one_request(struct ks_producer *p, int32_t broker,
+                                 const struct leader_groups *groups, struct pbatch **out,
                                  ks_time_ns now)
 {
     int32_t count = 0;
     int64_t bytes = 0;
     int32_t *start = &p->drain_start[broker - 1];
     int32_t last = -1;
-    /* The partitions in cyclic order from *start, as the Java client walks
-     * the node's partitions from its drain index; only the active ones can
-     * have a batch (P7), so the others are not visited. */
-    bool full = false;
-    for (int32_t pass = 0; pass < 2 && !full; pass++) {
-        int32_t from = pass == 0 ? *start : 0;
-        int32_t to = pass == 0 ? p->partition_count : *start;
-        for (int32_t partition = active_next(p, from); partition >= 0 && partition < to;
-             partition = active_next(p, partition + 1)) {
-            struct ppart *part = &p->parts[partition];
-            if (part->leader != broker) {
-                continue;
-            }
-            struct pbatch *batch = g_queue_peek_head(&part->queue);
-            if (batch == NULL || !batch_sendable(p, part, batch, now)) {
-                continue;
-            }
-            /* A request takes batches while it stays within max.request.size
-             * (its first batch always). */
-            if (count > 0 &&
-                bytes + batch_estimated_bytes(p, batch) > p->config->max_request_size_bytes) {
-                full = true;
-                break;
-            }
-            if (idempotence_blocks(p, part, batch)) {
-                continue;
-            }
-            g_queue_pop_head(&part->queue);
-            active_update(p, partition);
-            assign_sequence(p, part, batch);
-            out[count++] = batch;
-            bytes += batch_estimated_bytes(p, batch);
-            last = partition;
+    /* The broker's partitions in cyclic order from *start, as the Java
+     * client walks the node's partitions from its drain index; only the
+     * active ones can have a batch (P7), so the others are not visited. */
+    const int32_t *ids = groups->ids + groups->first[broker - 1];
+    int32_t n = groups->first[broker] - groups->first[broker - 1];
+    int32_t from = 0;
+    while (from < n && ids[from] < *start) {
+        from++;
+    }
+    for (int32_t k = 0; k < n; k++) {
+        int32_t partition = ids[(from + k) % n];
+        struct ppart *part = &p->parts[partition];
+        ks_assert(part->leader == broker);
+        struct pbatch *batch = g_queue_peek_head(&part->queue);
+        if (batch == NULL || !batch_sendable(p, part, batch, now)) {
+            continue;
         }
+        /* A request takes batches while it stays within max.request.size
+         * (its first batch always). */
+        if (count > 0 &&
+            bytes + batch_estimated_bytes(p, batch) > p->config->max_request_size_bytes) {
+            break;
+        }
+        if (idempotence_blocks(p, part, batch)) {
+            continue;
+        }
+        g_queue_pop_head(&part->queue);
+        active_update(p, partition);
+        assign_sequence(p, part, batch);
+        out[count++] = batch;
+        bytes += batch_estimated_bytes(p, batch);
+        last = partition;
     }
     if (last >= 0) {
         *start = (last + 1) % p->partition_count;
@@ -2174,16 +2216,23 @@ static void drain(struct ks_producer *p, ks_time_ns now)
     bool *ready = g_newa(bool, (gsize)p->broker_count);
     ready_brokers(p, now, ready);
     struct pbatch **batches = NULL;
+    struct leader_groups groups = { NULL, NULL, 0 };
     for (int32_t broker = 1; broker <= p->broker_count; broker++) {
         if (!ready[broker - 1] || !conn_ready(p, broker, now)) {
             continue;
         }
         if (batches == NULL) {
             batches = g_newa(struct pbatch *, (gsize)p->partition_count);
+            groups.ids = g_newa(int32_t, (gsize)p->partition_count);
+            groups.first = g_newa(int32_t, (gsize)p->broker_count + 1);
+            group_by_leader(p, &groups);
         }
         struct pconn *conn = &p->conns[broker - 1];
         while (p->config->acks == KS_ACKS_NONE || (int32_t)conn->inflight->len < p->in_flight_max) {
-            int32_t count = drain_one_request(p, broker, batches, now);
+            if (groups.activations != p->activations) {
+                group_by_leader(p, &groups); /* send_request ended batches (acks=0) */
+            }
+            int32_t count = drain_one_request(p, broker, &groups, batches, now);
             if (count == 0) {
                 break;
             }
@@ -2883,6 +2932,32 @@ static bool sender_due(struct ks_producer *p, ks_time_ns now)
     return p->sender_timer != 0 && p->sender_at_ns <= now;
 }
 
+/* For a record that opened a new batch alone in its partition's queue (so
+ * it closed no other batch): whether a sender pass now would do nothing but
+ * move the sender timer to the batch's linger end (or delivery deadline),
+ * which this does instead. So it is when the batch cannot go yet (linger.ms
+ * not over, no retry, no waiter, not stopping), its partition has a leader
+ * (a pass would ask for metadata) and no transaction needs the partition
+ * added. A pass at every new batch was one full visit of the active
+ * partitions per record at a few records per partition per linger (issue
+ * 16). */
+static bool lone_batch_waits(struct ks_producer *p, ks_time_ns now)
+{
+    struct ppart *part = &p->parts[p->waiter.partition];
+    const struct pbatch *batch = g_queue_peek_head(&part->queue);
+    if (batch == NULL || g_queue_get_length(&part->queue) != 1 || part->leader < 1 ||
+        p->txn.enabled || batch_sendable(p, part, batch, now)) {
+        return false;
+    }
+    ks_time_ns linger_end = time_add(batch->created_ns, p->config->linger_ns);
+    if (linger_end <= now) {
+        return false;
+    }
+    schedule_sender(
+        p, time_min(linger_end, time_add(batch->created_ns, p->config->delivery_timeout_ns)));
+    return true;
+}
+
 static void sender_run(struct ks_producer *p)
 {
     if (!p->up || !p->started) {
@@ -2996,7 +3071,8 @@ static void record_due(ks_world *world, void *context)
     if (result != APPEND_NO_MEMORY) {
         schedule_next_record(p);
     }
-    if (result == APPEND_QUIET && !sender_due(p, now)) {
+    if (!sender_due(p, now) &&
+        (result == APPEND_QUIET || (result == APPEND_LONE && lone_batch_waits(p, now)))) {
 #ifdef KS_DEBUG
         ks_producer_check(p); /* the one event that skips sender_run */
 #endif

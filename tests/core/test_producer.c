@@ -1456,6 +1456,54 @@ static void test_message_too_large_splits_the_batch(void)
     free(cf);
 }
 
+/* The smallest record count among the log's batches (ks_log_scan). */
+static bool smallest_batch(void *context, const struct ks_batch_view *batch)
+{
+    int32_t *smallest = context;
+    if (*smallest < 0 || batch->record_count < *smallest) {
+        *smallest = batch->record_count;
+    }
+    return true;
+}
+
+/* RecordAccumulator.ready calls a batch full by MemoryRecordsBuilder.isFull,
+ * the estimated (compressed) bytes against batch.size, as the append does:
+ * with gzip and a linger.ms that never ends first, a batch goes out only
+ * once the estimate fills it. The filler values compress many-fold, so once
+ * the ratio estimate has come down (0.005 per batch, CompressionRatioEstimator)
+ * a batch holds far more than the 16 records of 1 KB that make batch.size
+ * uncompressed: 234 records at the smallest here. Counting uncompressed
+ * bytes, a batch counted as full at 16 records and went at the next sender
+ * pass (19 records at the smallest). */
+static void test_compressed_batch_full_by_estimate(void)
+{
+    struct cluster_fixture *cf = calloc(1, sizeof(*cf));
+    cf_init(cf, 3);
+    const int32_t replicas[] = { 1, 2, 3 };
+    cf_topic(cf, "orders", 1, 3, 2, replicas);
+    struct ks_producer_config *p = cf_producer(cf, "p1", 0);
+    p->compression.codec = KS_CODEC_GZIP;
+    p->rate_per_s = 10000;
+    p->count = 40000;
+    p->value_bytes = 1000;
+    p->linger_ns = 2 * CF_S;
+    cf_start(cf, 5);
+    cf_run_until(cf, 8 * CF_S);
+    int64_t acked = 0, failed = 0, unknown = 0;
+    cluster_outcomes(cf, &acked, &failed, &unknown);
+    CU_ASSERT_EQUAL(acked, 40000);
+    int32_t smallest = -1;
+    /* From offset 20,000 (the estimate long settled) to the last full batch. */
+    ks_log_scan(ks_cluster_replica_log(cf->cluster, 1, 0, 0), 20000, 39000, smallest_batch,
+                &smallest);
+    if (getenv("KS_TEST_VERBOSE") != NULL) {
+        printf("smallest batch after offset 20000: %d records\n", smallest);
+    }
+    CU_ASSERT(smallest >= 100);
+    cf_free(cf);
+    free(cf);
+}
+
 /* The producer's connection model (NetworkClient, ClusterConnectionStates):
  * cut off from the leader at 5 s, its requests time out at 35 s and close
  * the connection; the retries wait in the accumulator while reconnects fail
@@ -1541,6 +1589,8 @@ void ks_test_register_producer(void)
           test_topic_max_message_bytes_refuses_batches },
         { "MESSAGE_TOO_LARGE splits a batch of several records",
           test_message_too_large_splits_the_batch },
+        { "a compressed batch is full by its estimated size (isFull)",
+          test_compressed_batch_full_by_estimate },
         { "a cut-off leader: reconnect, not resend into the cut",
           test_cut_leader_reconnects_instead_of_resending },
     };
