@@ -51,6 +51,7 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     out->txn_topic_replication_factor = 3;
     out->txn_topic_min_isr = 2;
     out->txn_abort_check_interval_ns = 10000 * MS;
+    out->txn_partition_verification_enable = true; /* KIP-890 part 1 (3.6+) */
     out->group_initial_rebalance_delay_ns = 3000 * MS;
     out->group_min_session_timeout_ns = 6000 * MS;
     out->group_max_session_timeout_ns = 1800000 * MS;

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define KS_BROKER_COUNT_MAX       64
+#define KS_BROKER_COUNT_MAX       1024 /* a multiple of 8: core/proto.h's wire slots */
 #define KS_TOPIC_NAME_BYTES_MAX   249
 #define KS_REPLICATION_FACTOR_MAX 16
 #define KS_PARTITION_COUNT_MAX    10000     /* per topic: ks_topic_config.assignment */
@@ -113,6 +113,10 @@ struct ks_cluster_config {
      * NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH answer to a produce or a
      * fetch names the new leader, and the client moves to it. Default true. */
     bool client_leader_discovery;
+    /* transaction.partition.verification.enable = true (KIP-890 part 1, Kafka
+     * 3.6+): a leader asks the transaction coordinator before appending a
+     * transactional batch that would start a transaction on a partition. */
+    bool txn_partition_verification_enable;
     /* Broker defaults for topic-level settings (log.*); topics copy them unless set. */
 };
 

@@ -1256,11 +1256,9 @@ static void send_metadata(struct ks_consumer *c)
 static void on_metadata_response(struct ks_consumer *c, const uint8_t *message, size_t bytes)
 {
     struct ks_metadata_response r;
-    ks_assert(bytes >= sizeof(r));
-    memcpy(&r, message, sizeof(r));
+    size_t head = ks_proto_metadata_decode(message, bytes, &r);
     ks_assert(r.partition_count >= 0);
-    ks_assert(bytes ==
-              sizeof(r) + (size_t)r.partition_count * sizeof(struct ks_metadata_partition));
+    ks_assert(bytes == head + (size_t)r.partition_count * sizeof(struct ks_metadata_partition));
     if (!channel_end(c, CH_METADATA, r.correlation_id)) {
         return;
     }
@@ -1271,7 +1269,7 @@ static void on_metadata_response(struct ks_consumer *c, const uint8_t *message, 
     bool all_known = true;
     for (int32_t i = 0; i < r.partition_count; i++) {
         struct ks_metadata_partition mp;
-        memcpy(&mp, message + sizeof(r) + (size_t)i * sizeof(mp), sizeof(mp));
+        memcpy(&mp, message + head + (size_t)i * sizeof(mp), sizeof(mp));
         ks_assert(mp.partition >= 0 && mp.partition < c->topic_partition_count);
         struct part *part = &c->parts[mp.partition];
         if (c->spec->cluster->client_leader_epochs && part->leader_epoch >= 0 &&
@@ -1550,8 +1548,14 @@ static void parse_identity(const struct ks_consumer *c, const struct ks_record_v
             return;
         }
         *colon = 0;
-        for (int32_t i = 0; i < c->spec->producer_count; i++) {
-            if (strcmp(c->spec->producers[i].name, text) == 0) {
+        const struct ks_producer_config *producers = c->spec->identity_producers != NULL
+                                                         ? c->spec->identity_producers
+                                                         : c->spec->producers;
+        int32_t producer_count = c->spec->identity_producers != NULL
+                                     ? c->spec->identity_producer_count
+                                     : c->spec->producer_count;
+        for (int32_t i = 0; i < producer_count; i++) {
+            if (strcmp(producers[i].name, text) == 0) {
                 *producer_out = i;
                 *seq_out = g_ascii_strtoll(colon + 1, NULL, 10);
                 return;

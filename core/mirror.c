@@ -347,10 +347,9 @@ static void on_metadata_response(struct ks_mirror *m, struct request *r, const u
                                  size_t bytes)
 {
     struct ks_metadata_response response;
-    ks_assert(bytes >= sizeof response);
-    memcpy(&response, message, sizeof response);
-    ks_assert(ks_proto_fits(bytes, sizeof response, response.partition_count,
-                            sizeof(struct ks_metadata_partition)));
+    size_t head = ks_proto_metadata_decode(message, bytes, &response);
+    ks_assert(
+        ks_proto_fits(bytes, head, response.partition_count, sizeof(struct ks_metadata_partition)));
     struct request done = request_take(m, r);
     struct meta *meta = &m->meta[done.slot];
     meta->in_flight = false;
@@ -364,7 +363,7 @@ static void on_metadata_response(struct ks_mirror *m, struct request *r, const u
     }
     for (int32_t i = 0; i < response.partition_count; i++) {
         struct ks_metadata_partition mp;
-        memcpy(&mp, message + sizeof response + (size_t)i * sizeof mp, sizeof mp);
+        memcpy(&mp, message + head + (size_t)i * sizeof mp, sizeof mp);
         if (mp.partition >= 0 && mp.partition < meta->partition_count) {
             meta->leader[mp.partition] = mp.error_code == KS_ERR_NONE ? mp.leader : -1;
         }
@@ -481,7 +480,11 @@ static void send_fetch_of(struct ks_mirror *m, enum request_kind kind, int32_t t
     request->replica_epoch = -1;
     request->replica_id = KS_FETCH_CONSUMER_REPLICA_ID;
     request->min_bytes = 1;
-    request->max_wait_ns = m->config->fetch_max_wait_ns;
+    /* The offset-syncs read never parks: a broker keeps one parked fetch
+     * per client node (core/broker_serve.c S1), and this node's source
+     * partitions' fetches park there; it polls every retry.backoff.ms
+     * instead (MM2 reads it with a consumer of its own). */
+    request->max_wait_ns = kind == REQ_SYNCS_FETCH ? 0 : m->config->fetch_max_wait_ns;
     request->max_bytes = m->config->max_partition_fetch_bytes;
     request->partition_count = 1;
     struct ks_fetch_request_partition *fp = (struct ks_fetch_request_partition *)(request + 1);
@@ -795,6 +798,10 @@ static void on_syncs_fetch_response(struct ks_mirror *m, struct request *r, cons
     if (m->syncs_position >= fp.hw && !m->syncs_read_to_end) {
         m->syncs_read_to_end = true;
         ks_offset_sync_store_read_to_end(m->store);
+    }
+    if (m->syncs_position >= fp.hw) {
+        /* at the end: the next poll after retry.backoff.ms */
+        arm_backoff(m, &m->syncs_backoff_timer, KS_TIMER_MIRROR_CYCLE, on_syncs_backoff, m);
     }
 }
 
@@ -1137,12 +1144,6 @@ static void drive_checkpoints(struct ks_mirror *m)
     if (m->store == NULL) {
         return;
     }
-    int32_t syncs_leader = leader_of(m, META_SYNCS, 0);
-    if (!m->syncs_fetching && m->syncs_backoff_timer == 0 && syncs_leader >= 1) {
-        m->syncs_fetching = true;
-        send_fetch_of(m, REQ_SYNCS_FETCH, m->config->offset_syncs_topic_index, 0, m->syncs_position,
-                      syncs_leader);
-    }
     if (m->cycle_in_flight || m->cycle_timer != 0) {
         return;
     }
@@ -1237,6 +1238,38 @@ static void on_flush(ks_world *world, void *context)
 
 /* ---- the loop ------------------------------------------------------------------------- */
 
+/* Whether a fetch of this node is in flight to broker node `node`: the
+ * node sends one at a time to a broker, as a consumer does (Kafka's
+ * Fetcher sends one request per broker for all its partitions), because a
+ * broker keeps one parked fetch per client node and a second would replace
+ * the first (core/broker_serve.c S1). */
+static bool fetching_from(const struct ks_mirror *m, ks_node_id node)
+{
+    for (guint i = 0; i < m->requests->len; i++) {
+        const struct request *r = g_ptr_array_index(m->requests, i);
+        if ((r->kind == REQ_FETCH || r->kind == REQ_SYNCS_FETCH) && r->node == node) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Reads the offset-syncs topic (the checkpoint side): first, so that the
+ * source partitions' fetches to the same broker do not starve it. */
+static void drive_syncs_fetch(struct ks_mirror *m)
+{
+    if (m->store == NULL) {
+        return;
+    }
+    int32_t syncs_leader = leader_of(m, META_SYNCS, 0);
+    if (!m->syncs_fetching && m->syncs_backoff_timer == 0 && syncs_leader >= 1 &&
+        !fetching_from(m, broker_node(m, false, syncs_leader))) {
+        m->syncs_fetching = true;
+        send_fetch_of(m, REQ_SYNCS_FETCH, m->config->offset_syncs_topic_index, 0, m->syncs_position,
+                      syncs_leader);
+    }
+}
+
 static void drive(struct ks_mirror *m)
 {
     if (!m->up || !m->started) {
@@ -1252,6 +1285,7 @@ static void drive(struct ks_mirror *m)
     if (m->config->enable_idempotence && m->producer_id < 0 && !m->pid_in_flight) {
         send_init_pid(m);
     }
+    drive_syncs_fetch(m);
     for (int32_t p = 0; p < m->config->partition_count; p++) {
         struct part *part = &m->parts[p];
         if (part->state != PART_IDLE || part->backoff_timer != 0) {
@@ -1274,7 +1308,7 @@ static void drive(struct ks_mirror *m)
             continue;
         }
         int32_t leader = leader_of(m, META_SOURCE, p);
-        if (leader >= 1) {
+        if (leader >= 1 && !fetching_from(m, broker_node(m, false, leader))) {
             send_fetch(m, p, leader);
         }
     }

@@ -306,7 +306,6 @@ struct ptxn {
     int32_t request_partition; /* AddPartitionsToTxn: the partition asked for */
     ks_time_ns deadline_ns;
     ks_time_ns retry_at_ns;
-    int32_t failures;
     int32_t find_broker; /* FindCoordinator target, -1 none chosen */
     bool *added;         /* [partition]: in the open transaction */
     int32_t added_count;
@@ -1078,11 +1077,12 @@ static void metadata_failed(struct ks_producer *p, ks_time_ns now)
 
 static void on_metadata_response(struct ks_producer *p, const void *message, size_t bytes)
 {
-    const struct ks_metadata_response *response = message;
-    ks_assert(bytes >= sizeof(*response)); /* see producer_receive */
+    struct ks_metadata_response decoded;
+    const struct ks_metadata_response *response = &decoded;
+    size_t head = ks_proto_metadata_decode(message, bytes, &decoded); /* see producer_receive */
     ks_assert(response->partition_count >= 0);
-    ks_assert(bytes == sizeof(*response) + (size_t)response->partition_count *
-                                               sizeof(struct ks_metadata_partition));
+    ks_assert(bytes ==
+              head + (size_t)response->partition_count * sizeof(struct ks_metadata_partition));
     if (response->correlation_id != p->meta_request_id || p->meta_request_id == 0) {
         return; /* a late answer to a request that already timed out */
     }
@@ -1093,7 +1093,7 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
     p->meta_request_id = 0;
     p->meta_broker = -1;
     const struct ks_metadata_partition *entries =
-        (const struct ks_metadata_partition *)((const uint8_t *)message + sizeof(*response));
+        (const struct ks_metadata_partition *)((const uint8_t *)message + head);
     bool missing_leader = false;
     for (int32_t i = 0; i < response->partition_count; i++) {
         int32_t partition = entries[i].partition;
@@ -1294,19 +1294,27 @@ static void txn_fence(struct ks_producer *p, int16_t error)
     report_error(p, -1, lost, KS_OUTCOME_UNKNOWN, KS_REASON_ERROR_NOT_RETRIABLE, error);
 }
 
-static void txn_retry_later(struct ks_producer *p, bool rediscover)
+/* TransactionManager's retries do not grow: Sender.maybeSendAndPollTransactionalRequest
+ * sleeps the handler's retryBackoffMs(), which is retry.backoff.ms, lowered to
+ * ADD_PARTITIONS_RETRY_BACKOFF_MS (20 ms) for the first AddPartitionsToTxn of a
+ * transaction that meets CONCURRENT_TRANSACTIONS, the previous transaction still
+ * completing (AddPartitionsToTxnHandler.maybeOverrideRetryBackoffMs, KAFKA-5482). */
+#define TXN_ADD_PARTITIONS_RETRY_BACKOFF_NS ((int64_t)20 * (int64_t)KS_NS_PER_MS)
+
+static void txn_retry_later(struct ks_producer *p, bool rediscover, int16_t error)
 {
+    int64_t backoff = p->config->retry_backoff_ns;
+    if (error == KS_ERR_CONCURRENT_TRANSACTIONS &&
+        p->txn.request_kind == KS_MSG_TXN_ADD_PARTITIONS_REQUEST && p->txn.added_count == 0 &&
+        backoff > TXN_ADD_PARTITIONS_RETRY_BACKOFF_NS) {
+        backoff = TXN_ADD_PARTITIONS_RETRY_BACKOFF_NS;
+    }
     p->txn.request_id = 0;
-    p->txn.failures++;
     if (rediscover) {
         p->txn.coordinator = -1;
         p->txn.find_broker = -1;
     }
-    uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
-    p->txn.retry_at_ns =
-        time_add(now_ns(p), (int64_t)ks_producer_retry_backoff_ns(p->config->retry_backoff_ns,
-                                                                  p->config->retry_backoff_ns_max,
-                                                                  p->txn.failures, draw));
+    p->txn.retry_at_ns = time_add(now_ns(p), backoff);
 }
 
 static void send_add_offsets(struct ks_producer *p, int32_t broker, ks_time_ns now);
@@ -1398,7 +1406,7 @@ static void offsets_step(struct ks_producer *p, ks_time_ns now)
     if (!conn_ready(p, t->group_coordinator, now)) {
         if (p->conns[t->group_coordinator - 1].state == CONN_DISCONNECTED) {
             t->group_coordinator = -1;
-            txn_retry_later(p, false);
+            txn_retry_later(p, false, KS_ERR_NETWORK_EXCEPTION);
         }
         return;
     }
@@ -1444,7 +1452,7 @@ static void on_group_response(struct ks_producer *p, uint32_t kind, const void *
         memcpy(&r, message, sizeof r);
         if (r.error_code != KS_GROUP_ERR_NONE || r.coordinator_id < 1 ||
             r.coordinator_id > p->broker_count) {
-            txn_retry_later(p, false);
+            txn_retry_later(p, false, KS_ERR_COORDINATOR_NOT_AVAILABLE);
             return;
         }
         t->request_id = 0;
@@ -1457,14 +1465,13 @@ static void on_group_response(struct ks_producer *p, uint32_t kind, const void *
     switch (r.error_code) {
     case KS_GROUP_ERR_NONE:
         t->request_id = 0;
-        t->failures = 0;
         t->offsets_written = true;
         return;
     case KS_GROUP_ERR_NOT_COORDINATOR:
     case KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE:
     case KS_GROUP_ERR_REQUEST_TIMED_OUT:
         t->group_coordinator = -1;
-        txn_retry_later(p, false);
+        txn_retry_later(p, false, KS_ERR_NOT_COORDINATOR);
         return;
     case KS_GROUP_ERR_INVALID_PRODUCER_EPOCH:
         t->request_id = 0;
@@ -1477,8 +1484,43 @@ static void on_group_response(struct ks_producer *p, uint32_t kind, const void *
         t->request_id = 0;
         t->abort = true;
         return;
-    default: txn_retry_later(p, false); return;
+    default: txn_retry_later(p, false, KS_ERR_UNKNOWN_SERVER_ERROR); return;
     }
+}
+
+#define TXN_END_LOCALLY UINT32_MAX /* txn_due_kind: end the transaction without EndTxn */
+/* txn_due_kind: FindCoordinator(GROUP) or TxnOffsetCommit (offsets_step) */
+#define TXN_COMMIT_OFFSETS (UINT32_MAX - 1)
+
+/* The coordinator request the transaction needs next (its partition in
+ * *partition_out for AddPartitionsToTxn), TXN_COMMIT_OFFSETS, TXN_END_LOCALLY,
+ * or 0 for none. */
+static uint32_t txn_due_kind(struct ks_producer *p, int32_t *partition_out)
+{
+    const struct ptxn *t = &p->txn;
+    if (t->state == PTXN_INIT) {
+        return KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST;
+    }
+    if (t->state != PTXN_IN_TXN && t->state != PTXN_ENDING) {
+        return 0;
+    }
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
+        if (!t->added[i]) {
+            *partition_out = i;
+            return KS_MSG_TXN_ADD_PARTITIONS_REQUEST;
+        }
+    }
+    if (t->state == PTXN_ENDING && t->offsets_pending && !t->offsets_written &&
+        !(t->abort || t->failed)) {
+        /* TransactionManager.sendOffsetsToTransaction: AddOffsetsToTxn to
+         * the transaction coordinator, then TxnOffsetCommit to the
+         * group's (TxnOffsetCommitHandler), before EndTxn. */
+        return t->offsets_added ? TXN_COMMIT_OFFSETS : KS_MSG_TXN_ADD_OFFSETS_REQUEST;
+    }
+    if (t->state == PTXN_ENDING && p->pending_count == 0 && !p->waiter.active) {
+        return t->added_count == 0 ? TXN_END_LOCALLY : KS_MSG_TXN_END_REQUEST;
+    }
+    return 0;
 }
 
 /* The next coordinator request, if one is due (called from sender_run). */
@@ -1496,7 +1538,8 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
         return;
     }
     if (t->request_id != 0 && now >= t->deadline_ns) {
-        txn_retry_later(p, true); /* request.timeout.ms: ask again, maybe elsewhere */
+        /* request.timeout.ms: ask again, maybe elsewhere */
+        txn_retry_later(p, true, KS_ERR_REQUEST_TIMED_OUT);
     }
     if (t->state == PTXN_IN_TXN && workload_done(p)) {
         t->state = PTXN_ENDING; /* the application's last transaction, before close() */
@@ -1504,44 +1547,21 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
     if (t->request_id != 0 || now < t->retry_at_ns) {
         return;
     }
-    uint32_t kind = 0;
     int32_t partition = -1;
-    if (t->state == PTXN_INIT) {
-        kind = KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST;
-    } else if (t->state == PTXN_IN_TXN || t->state == PTXN_ENDING) {
-        for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
-            if (!t->added[i]) {
-                partition = i;
-                kind = KS_MSG_TXN_ADD_PARTITIONS_REQUEST;
-                break;
-            }
-        }
-        if (kind == 0 && t->state == PTXN_ENDING && t->offsets_pending && !t->offsets_written &&
-            !(t->abort || t->failed)) {
-            /* TransactionManager.sendOffsetsToTransaction: AddOffsetsToTxn to
-             * the transaction coordinator, then TxnOffsetCommit to the
-             * group's (TxnOffsetCommitHandler), before EndTxn. */
-            if (!t->offsets_added) {
-                kind = KS_MSG_TXN_ADD_OFFSETS_REQUEST;
-            } else {
-                offsets_step(p, now);
-                return;
-            }
-        }
-        if (kind == 0 && t->state == PTXN_ENDING && p->pending_count == 0 && !p->waiter.active) {
-            if (t->added_count == 0) {
-                /* Nothing reached a partition: TransactionManager completes
-                 * it locally, without EndTxn. */
-                txn_emit_end(
-                    p, t->abort || t->failed ? KS_REASON_TXN_ABORTED : KS_REASON_TXN_COMMITTED,
-                    KS_ERR_NONE);
-                t->state = PTXN_READY;
-                txn_clear(p);
-                schedule_next_record(p);
-                return;
-            }
-            kind = KS_MSG_TXN_END_REQUEST;
-        }
+    uint32_t kind = txn_due_kind(p, &partition);
+    if (kind == TXN_COMMIT_OFFSETS) {
+        offsets_step(p, now);
+        return;
+    }
+    if (kind == TXN_END_LOCALLY) {
+        /* Nothing reached a partition: TransactionManager completes it
+         * locally, without EndTxn. */
+        txn_emit_end(p, t->abort || t->failed ? KS_REASON_TXN_ABORTED : KS_REASON_TXN_COMMITTED,
+                     KS_ERR_NONE);
+        t->state = PTXN_READY;
+        txn_clear(p);
+        schedule_next_record(p);
+        return;
     }
     if (kind == 0) {
         return;
@@ -1553,7 +1573,7 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
         if (conn_ready(p, t->find_broker, now)) {
             txn_send(p, t->find_broker, KS_MSG_TXN_FIND_COORDINATOR_REQUEST, -1, false, now);
         } else if (p->conns[t->find_broker - 1].state == CONN_DISCONNECTED) {
-            txn_retry_later(p, true); /* another broker next time */
+            txn_retry_later(p, true, KS_ERR_NETWORK_EXCEPTION); /* another broker next time */
         }
         return;
     }
@@ -1562,7 +1582,7 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
     } else if (p->conns[t->coordinator - 1].state == CONN_DISCONNECTED) {
         /* Sender.maybeSendAndPollTransactionalRequest: the coordinator is not
          * reachable (the connect failed): look it up again after a backoff. */
-        txn_retry_later(p, true);
+        txn_retry_later(p, true, KS_ERR_NETWORK_EXCEPTION);
     }
 }
 
@@ -1580,6 +1600,14 @@ static ks_time_ns txn_wakeup_ns(struct ks_producer *p, ks_time_ns now)
     }
     if (t->retry_at_ns > now) {
         return t->retry_at_ns;
+    }
+    /* Only a request that is due waits for a connection: with none (an
+     * ENDING transaction whose records are still pending) a disconnected
+     * coordinator whose backoff is over would wake the sender at once,
+     * again and again, without anything to send. */
+    int32_t partition = -1;
+    if (txn_due_kind(p, &partition) == 0) {
+        return KS_TIME_NEVER;
     }
     int32_t broker = t->coordinator >= 0 ? t->coordinator : t->find_broker;
     return broker >= 0 ? conn_wakeup_ns(&p->conns[broker - 1], now) : KS_TIME_NEVER;
@@ -1614,7 +1642,7 @@ static void on_txn_response(struct ks_producer *p, uint32_t kind, const void *me
     if (kind == KS_MSG_TXN_FIND_COORDINATOR_RESPONSE) {
         if (error != KS_ERR_NONE || response.coordinator_id < 1 ||
             response.coordinator_id > p->broker_count) {
-            txn_retry_later(p, true);
+            txn_retry_later(p, true, error);
             return;
         }
         t->request_id = 0;
@@ -1624,19 +1652,18 @@ static void on_txn_response(struct ks_producer *p, uint32_t kind, const void *me
     switch (error) {
     case KS_ERR_NONE: break;
     case KS_ERR_NOT_COORDINATOR:
-    case KS_ERR_COORDINATOR_NOT_AVAILABLE: txn_retry_later(p, true); return;
+    case KS_ERR_COORDINATOR_NOT_AVAILABLE: txn_retry_later(p, true, error); return;
     case KS_ERR_COORDINATOR_LOAD_IN_PROGRESS:
-    case KS_ERR_CONCURRENT_TRANSACTIONS: txn_retry_later(p, false); return;
+    case KS_ERR_CONCURRENT_TRANSACTIONS: txn_retry_later(p, false, error); return;
     case KS_ERR_PRODUCER_FENCED:
     case KS_ERR_INVALID_PRODUCER_EPOCH:
     case KS_ERR_INVALID_TXN_STATE:
         t->request_id = 0;
         txn_fence(p, error);
         return;
-    default: txn_retry_later(p, false); return;
+    default: txn_retry_later(p, false, error); return;
     }
     t->request_id = 0;
-    t->failures = 0;
     switch (kind) {
     case KS_MSG_TXN_INIT_PRODUCER_ID_RESPONSE:
         p->producer_id = response.producer_id;
@@ -1936,7 +1963,10 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
 static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, int32_t broker)
 {
     batch_encode(p, batch);
-    size_t bytes = sizeof(struct ks_produce_request) + batch->encoded->len;
+    /* ProduceRequest.transactionalId: only a transactional producer's
+     * requests carry it (the leader verifies with it, KIP-890). */
+    size_t id_bytes = p->txn.enabled ? KS_TRANSACTIONAL_ID_BYTES : 0;
+    size_t bytes = sizeof(struct ks_produce_request) + batch->encoded->len + id_bytes;
     uint8_t *message = calloc(1, bytes);
     ks_assert(message != NULL);
     struct ks_produce_request *request = (struct ks_produce_request *)message;
@@ -1947,6 +1977,11 @@ static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, i
     request->acks = (int16_t)p->config->acks;
     request->batch_bytes = batch->encoded->len;
     memcpy(message + sizeof(*request), batch->encoded->data, batch->encoded->len);
+    if (id_bytes > 0) {
+        request->flags = KS_PRODUCE_FLAG_TRANSACTIONAL_ID;
+        g_strlcpy((char *)message + sizeof(*request) + batch->encoded->len,
+                  p->config->transactional_id, KS_TRANSACTIONAL_ID_BYTES);
+    }
     ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_PRODUCE_REQUEST, message, bytes);
     int64_t correlation_id = request->correlation_id;
     free(message);
@@ -2530,7 +2565,7 @@ static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns no
     if (p->txn.request_id != 0 && p->txn.request_broker == broker) {
         /* NetworkClient fails the requests of a closed connection; the
          * TransactionManager looks its coordinator up again. */
-        txn_retry_later(p, true);
+        txn_retry_later(p, true, KS_ERR_NETWORK_EXCEPTION);
     }
     conn->reset_pending = false;
     conn->state = CONN_DISCONNECTED;
@@ -3094,7 +3129,6 @@ static void reset_client_state(struct ks_producer *p)
     p->txn.find_broker = -1;
     p->txn.request_id = 0;
     p->txn.retry_at_ns = 0;
-    p->txn.failures = 0;
     p->txn.fence_pending = false;
     p->txn.group_coordinator = -1;
     if (p->txn.added != NULL) {

@@ -24,6 +24,15 @@
 /* ---- rules beyond keys and target ------------------------------------------------------ */
 
 /* slow changes something only with a non-zero latency. */
+/* A failover moves a group between clusters (sim/run.c fires it). */
+static bool rule_failover(const struct ks_fault_site *site)
+{
+    return ks_fault_site_fail(site, KS_SCENARIO_ERROR_CONFLICT, "action",
+                              "[fault %s] (failover) moves a group to another cluster: it needs "
+                              "[cluster NAME] sections and a [mirror NAME]",
+                              site->fault->name);
+}
+
 static bool rule_slow(const struct ks_fault_site *site)
 {
     const struct ks_fault *fault = site->fault;
@@ -80,6 +89,7 @@ static bool names_brokers(enum ks_target_kind kind)
     case KS_TARGET_NONE:
     case KS_TARGET_CONTROLLER:
     case KS_TARGET_ZOOKEEPER:
+    case KS_TARGET_CLUSTER:
     case KS_TARGET_PRODUCER:
     case KS_TARGET_CONSUMER: break;
     }
@@ -108,7 +118,8 @@ static bool may_share_node(const struct ks_scenario *scenario, const struct ks_t
     }
     return a->kind == b->kind && a->client_index == b->client_index &&
            (a->kind == KS_TARGET_PRODUCER || a->kind == KS_TARGET_CONSUMER ||
-            a->kind == KS_TARGET_CONTROLLER || a->kind == KS_TARGET_ZOOKEEPER);
+            a->kind == KS_TARGET_CONTROLLER || a->kind == KS_TARGET_ZOOKEEPER ||
+            (a->kind == KS_TARGET_CLUSTER && a->cluster_index == b->cluster_index));
 }
 
 /* Whether some fault of `action` (or, with `also`, of that action) may fire
@@ -406,6 +417,19 @@ static const struct ks_fault_action_row rows[] = {
                     "`catch.up.timeout`",
         .fire = ks__fault_fire_rolling_restart,
     },
+    {
+        .name = "failover",
+        .action = KS_FAULT_FAILOVER,
+        .keys = { KEY("target", TARGET) },
+        .target = KS_FAULT_TARGET_CONSUMER,
+        .target_wrong = "failover moves a consumer group: target = consumer(NAME)",
+        .rule = rule_failover,
+        .keys_doc = "`target` (`consumer(NAME)`, required): every consumer of its group on its "
+                    "cluster stops, and a copy of each (`NAME.TARGET`) joins the group on the "
+                    "mirror's target cluster, reading the remote topic from the group's synced "
+                    "offsets there (several clusters only)",
+        .fire = ks__fault_fire_failover,
+    },
 };
 
 #undef KEY
@@ -563,6 +587,7 @@ struct ks_tp ks_fault_tp(const struct ks_fault *fault)
     case KS_TARGET_RANDOM:
     case KS_TARGET_RACK:
     case KS_TARGET_ALL:
+    case KS_TARGET_CLUSTER:
     case KS_TARGET_PRODUCER:
     case KS_TARGET_CONSUMER: break;
     }

@@ -1240,6 +1240,16 @@ _Static_assert((int)KS_REWIND_EARLIEST == KS_CONSUMER_REWIND_EARLIEST &&
 /* A rewind is told to the consumer through ks_cluster_consumer_rewind (a
  * seek that the consumer applies at its next poll boundary); rewinding a
  * consumer that is down is reported as skipped and changes nothing. */
+/* A failover exists only with several clusters, which sim/run.c drives
+ * (rule_failover refuses it in a one-cluster scenario). */
+bool ks__fault_fire_failover(struct ks_faults *faults, struct ks__fault_state *state)
+{
+    (void)faults;
+    (void)state;
+    ks_assert(false);
+    return false;
+}
+
 bool ks__fault_fire_rewind(struct ks_faults *faults, struct ks__fault_state *state)
 {
     const struct ks_fault *fault = ks__faults_fault(faults, state);

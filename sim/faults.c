@@ -222,6 +222,10 @@ static bool resolve_target(struct ks_faults *faults, const struct ks_target *tar
         }
         add_node(nodes, ks_cluster_controller_node(faults->spec));
         return true;
+    case KS_TARGET_CLUSTER:
+        /* several clusters: sim/clusters.c fires these, never this module */
+        g_string_assign(why, "cluster(NAME) names a whole cluster of several");
+        return false;
     case KS_TARGET_ZOOKEEPER:
         if (faults->spec->cluster->controller_model != KS_CONTROLLER_MODEL_ZOOKEEPER) {
             g_string_printf(why, "there is no ZooKeeper node (controller = kraft)");

@@ -131,6 +131,7 @@ ks__fault_fire_fn ks__fault_fire_resume;
 ks__fault_fire_fn ks__fault_fire_drop;
 ks__fault_fire_fn ks__fault_fire_corrupt;
 ks__fault_fire_fn ks__fault_fire_rewind;
+ks__fault_fire_fn ks__fault_fire_failover;
 ks__fault_fire_fn ks__fault_fire_stop;
 ks__fault_fire_fn ks__fault_fire_rolling_restart;
 

@@ -48,11 +48,14 @@
 #include "../core/batch.h"
 #include "../core/cluster.h"
 #include "../core/log.h"
+#include "../core/mirror.h"
+#include "../core/mirror_sync.h"
 #include "../core/proto.h"
 #include "availability.h"
 #include "cause.h"
 #include "checker.h"
 #include "faults.h"
+#include "mirror_check.h"
 #include "narrate.h"
 #include "recorder.h"
 #include "steps.h"
@@ -161,7 +164,139 @@ struct run {
     double metrics[KS_METRIC_COUNT];
     struct ks_checker_output check;
     GArray *expectations; /* struct expect_outcome */
+    /* Several clusters (scenario->cluster_count > 0; see "several clusters"
+     * below): cluster is NULL then, and these hold the clusters. */
+    struct run_cluster *clusters; /* owned, [cluster_count] */
+    int32_t cluster_count;
+    struct run_mirror *mirrors; /* owned, [mirror_count] */
+    int32_t mirror_count;
+    int32_t *topic_local;    /* owned: [scenario topic] -> index in its cluster's spec */
+    int32_t *producer_local; /* owned: [scenario producer] -> index in its cluster's spec */
+    int32_t *consumer_local; /* owned */
+    bool *remote_topic;      /* owned: [scenario topic] a mirror's remote topic */
+    GArray *cuts;            /* struct run_cut: the partitions in force */
+    GArray *failovers;       /* struct run_failover: the groups that failed over */
+    struct run_fault_fire *fires; /* owned: [fault] the timers' contexts */
+    GArray *lag_samples;          /* struct run_lag_sample */
 };
+
+/* One mirror's lag at a sample time. */
+struct run_lag_sample {
+    ks_time_ns t_ns;
+    int32_t mirror;
+    int64_t lag;
+};
+
+/* ---- several clusters ---------------------------------------------------------------------- */
+
+/*
+** A scenario with [cluster NAME] sections runs every cluster on a view of
+** one world (sim/world.h ks_world_view_new): one clock, one event order,
+** one trace. Cluster c's nodes are the world's nodes base_c .. base_c +
+** count_c - 2 (node 0, the driver, is shared), its files live under the run
+** folder's NAME/ (NAME/broker-1/orders-0/...), and each mirror's node comes
+** after every cluster's. Each cluster's model (core/cluster.c) sees its own
+** spec: its topics (then the mirrors' internal topics), its producers and
+** consumers, with indexes local to it; the observers below translate them to
+** the scenario's indexes, so that the checker, the recorder and the outputs
+** work on one list of topics and clients as in a one-cluster run. A topic
+** name is unique across clusters, so a row's topic names its cluster; a
+** broker id is the cluster's own (1..brokers), and timeline lines of a
+** cluster start with its name.
+**
+** Faults name whole clusters (scenario.c cluster_fault_rules): a crash
+** stops every broker and controller node of cluster(NAME) (its clients keep
+** running and see the errors); a partition cuts every link between the
+** nodes of its two sides, a mirror's node counted with its target (MM2 runs
+** next to the cluster it writes to: KIP-382 "consume from remote, produce to
+** local"). A cluster crashed without restart.after stays down through the
+** final phase: the lost data center a mirror exists for. The final phase
+** heals the links, drains, and waits for every live cluster to converge and
+** every mirror whose clusters are up to catch up.
+**
+** Not yet with several clusters: triggers, broker-level faults, --explain's
+** log pictures and the causes of lost records (sim/steps.h pictures one
+** cluster), and replica reads of internal topics.
+*/
+
+struct run_cluster {
+    struct run *run;
+    int32_t index;
+    const char *name;            /* borrowed from the scenario */
+    ks_world *world;             /* the view */
+    struct ks_scenario view;     /* shallow: this cluster's settings, topics, clients (local) */
+    struct ks_cluster_spec spec; /* the same for core/ */
+    struct ks_cluster *cluster;
+    struct ks_cluster_observer observer;
+    struct ks_availability *availability;
+    struct ks_topic_config *topics; /* owned: the user topics, then internal ones */
+    int32_t topic_count;            /* user topics */
+    int32_t all_topic_count;        /* with the mirrors' internal topics */
+    int32_t *topic_global;          /* owned: [local user topic] -> scenario topic */
+    struct ks_producer_config *producers; /* owned, topic_index local */
+    int32_t producer_count;
+    int32_t *producer_global;
+    struct ks_consumer_config *consumers; /* owned, topic_index local */
+    int32_t consumer_count;
+    int32_t *consumer_global;
+    uint32_t node_count; /* the view's, with node 0 */
+    bool down;           /* crashed by a fault and not restarted */
+};
+
+struct run_mirror {
+    const struct ks_mirror_spec *spec; /* borrowed */
+    struct ks_mirror_config config;
+    struct ks_mirror_observer observer;
+    struct ks_mirror *mirror;
+    ks_node_id node; /* the world's */
+    const char **group_ids; /* owned array, borrowed strings */
+    char *remote_name;      /* owned */
+    int64_t lag_at_end;     /* mirror_lag at `duration` */
+    int64_t lag_max;        /* mirror_lag_max: over the samples */
+};
+
+/* A cut a multi-cluster partition fault made, until healed. */
+struct run_cut {
+    int32_t fault_index;
+    ks_cut_id cut;
+};
+
+struct run_fault_fire {
+    struct run *run;
+    int32_t fault_index;
+};
+
+/* A group that failed over, and when (failover_duplicates). */
+struct run_failover {
+    int32_t group;
+    ks_time_ns at_ns;
+};
+
+static bool multi(const struct run *run)
+{
+    return run->cluster_count > 0;
+}
+
+/* The model that holds scenario topic t, and t's index in it. */
+static struct ks_cluster *topic_model(const struct run *run, int32_t t, int32_t *local)
+{
+    if (!multi(run)) {
+        *local = t;
+        return run->cluster;
+    }
+    *local = run->topic_local[t];
+    return run->clusters[run->scenario->topic_cluster[t]].cluster;
+}
+
+static int64_t producer_sent_count(const struct run *run, int32_t p)
+{
+    if (!multi(run)) {
+        return ks_cluster_producer_sent_count(run->cluster, p);
+    }
+    const struct run_cluster *rc = &run->clusters[run->scenario->producer_cluster[p]];
+    return ks_cluster_producer_sent_count(rc->cluster, run->producer_local[p]);
+}
+
 
 /* ---- small helpers ------------------------------------------------------------ */
 
@@ -178,6 +313,11 @@ static const char *topic_name(const struct run *run, int32_t topic_index)
 {
     if (topic_index < 0) {
         return NULL;
+    }
+    if (multi(run)) {
+        return (size_t)topic_index < run->scenario->topic_count
+                   ? run->scenario->topics[topic_index].name
+                   : NULL;
     }
     return ks_cluster_topic_name(run->cluster, topic_index);
 }
@@ -341,6 +481,7 @@ static bool event_is_step(enum ks_cluster_event_kind kind)
     case KS_EV_CONTROLLER_RESIGNED:
     case KS_EV_STALE_CONTROLLER:
     case KS_EV_TXN_END:
+    case KS_EV_TXN_STATE:
     case KS_EV_KIND_COUNT: break;
     }
     return false;
@@ -411,6 +552,7 @@ static bool event_changes_availability(enum ks_cluster_event_kind kind)
     case KS_EV_INFO:
     case KS_EV_ELR_CHANGE:
     case KS_EV_TXN_END:
+    case KS_EV_TXN_STATE:
     case KS_EV_KIND_COUNT: break;
     }
     return false;
@@ -429,13 +571,19 @@ static bool internal_event_on_timeline(const struct run *run, const struct ks_cl
 }
 
 /* Which events the printed timeline shows. Every event goes to the database;
- * the timeline leaves out offset commits (routine) and most events of the
+ * the timeline leaves out offset commits and the transaction coordinator's
+ * routine state changes (a load, a fence and markers finished by a new
+ * coordinator show), and most events of the
  * internal __consumer_offsets partitions, and shows refused writes and producer
  * errors at most once a second per partition (with a count of the rest). */
 static bool event_on_timeline(struct run *run, const struct ks_cluster_event *event)
 {
     if (event->kind == KS_EV_OFFSET_COMMIT) {
         return false;
+    }
+    if (event->kind == KS_EV_TXN_STATE && event->reason != KS_REASON_TXN_LOADED &&
+        !event->resumed && event->error_code == 0) {
+        return false; /* a routine Prepare* or Complete*: the producer's txn_end says it */
     }
     if (event->topic_index >= run->user_topic_count && !internal_event_on_timeline(run, event)) {
         return false;
@@ -471,6 +619,24 @@ static void picture_step(struct run *run, const struct ks_cluster_event *event)
     g_array_index(run->events, struct run_event, index).picture = g_strdup(picture->str);
 }
 
+/* A refused write or producer error shown on the timeline says how many
+ * like it were left out since the last one shown (event_on_timeline). */
+static void note_suppressed(struct run *run, const struct ks_cluster_event *event,
+                            GString *detail)
+{
+    if (event->kind != KS_EV_PRODUCE_REFUSED && event->kind != KS_EV_PRODUCER_ERROR) {
+        return;
+    }
+    int32_t slot = tp_slot(run, event->topic_index, event->partition);
+    size_t index =
+        (size_t)(slot >= 0 ? slot + 1 : 0) * 2 + (event->kind == KS_EV_PRODUCE_REFUSED ? 0 : 1);
+    if (run->quiet[index].suppressed > 0) {
+        g_string_append_printf(detail, " (and %" PRId64 " more like it before)",
+                               run->quiet[index].suppressed);
+        run->quiet[index].suppressed = 0;
+    }
+}
+
 static void run_on_event(void *context, const struct ks_cluster_event *event)
 {
     struct run *run = context;
@@ -504,15 +670,8 @@ static void run_on_event(void *context, const struct ks_cluster_event *event)
     g_autoptr(GString) explain = g_string_new(NULL);
     ks_narrate_event(&run->spec, event, detail, explain);
     bool timeline = event_on_timeline(run, event);
-    if (timeline && (event->kind == KS_EV_PRODUCE_REFUSED || event->kind == KS_EV_PRODUCER_ERROR)) {
-        int32_t slot = tp_slot(run, event->topic_index, event->partition);
-        size_t index =
-            (size_t)(slot >= 0 ? slot + 1 : 0) * 2 + (event->kind == KS_EV_PRODUCE_REFUSED ? 0 : 1);
-        if (run->quiet[index].suppressed > 0) {
-            g_string_append_printf(detail, " (and %" PRId64 " more like it before)",
-                                   run->quiet[index].suppressed);
-            run->quiet[index].suppressed = 0;
-        }
+    if (timeline) {
+        note_suppressed(run, event, detail);
     }
     struct ks_recorder_event_facts facts = event_facts(run, event);
     add_event_facts(run, event->at_ns, ks_cluster_event_kind_name(event->kind), event->broker,
@@ -648,34 +807,40 @@ static void print_anomalies(const struct run *run, FILE *out)
 
 /* ---- sampler, after-event hook, progress ------------------------------------------------ */
 
+static void sample_mirrors(struct run *run);
+static uint64_t multi_unavailable_ns(const struct run *run);
+static void multi_availability_update(struct run *run, ks_time_ns now_ns);
+
 static void sample_partitions(ks_world *world, void *context)
 {
     struct run *run = context;
     ks_time_ns now = ks_world_now_ns(world);
-    for (int32_t t = 0; t < run->user_topic_count; t++) {
-        for (int32_t p = 0; p < run->scenario->topics[t].partition_count; p++) {
+    for (int32_t global = 0; global < run->user_topic_count; global++) {
+        int32_t t = global;
+        struct ks_cluster *cluster = topic_model(run, global, &t);
+        for (int32_t p = 0; p < run->scenario->topics[global].partition_count; p++) {
             int32_t replicas[KS_REPLICATION_FACTOR_MAX];
             int32_t isr[KS_REPLICATION_FACTOR_MAX];
             int32_t replica_count =
-                ks_cluster_replicas(run->cluster, t, p, replicas, KS_REPLICATION_FACTOR_MAX);
-            int32_t isr_count = ks_cluster_isr(run->cluster, t, p, isr, KS_REPLICATION_FACTOR_MAX);
+                ks_cluster_replicas(cluster, t, p, replicas, KS_REPLICATION_FACTOR_MAX);
+            int32_t isr_count = ks_cluster_isr(cluster, t, p, isr, KS_REPLICATION_FACTOR_MAX);
             char isr_text[128];
             format_isr(isr, isr_count, isr_text, sizeof isr_text);
             const char *isr_stored = g_string_chunk_insert_const(run->strings, isr_text);
             int32_t elr[KS_REPLICATION_FACTOR_MAX];
-            int32_t elr_count = ks_cluster_elr(run->cluster, t, p, elr, KS_REPLICATION_FACTOR_MAX);
+            int32_t elr_count = ks_cluster_elr(cluster, t, p, elr, KS_REPLICATION_FACTOR_MAX);
             format_isr(elr, elr_count, isr_text, sizeof isr_text);
             const char *elr_stored = g_string_chunk_insert_const(run->strings, isr_text);
             elr_count =
-                ks_cluster_last_known_elr(run->cluster, t, p, elr, KS_REPLICATION_FACTOR_MAX);
+                ks_cluster_last_known_elr(cluster, t, p, elr, KS_REPLICATION_FACTOR_MAX);
             format_isr(elr, elr_count, isr_text, sizeof isr_text);
             const char *last_known_stored = g_string_chunk_insert_const(run->strings, isr_text);
-            int32_t leader = ks_cluster_leader(run->cluster, t, p);
+            int32_t leader = ks_cluster_leader(cluster, t, p);
             for (int32_t r = 0; r < replica_count; r++) {
                 struct ks_replica_state state;
                 struct run_sample sample = {
                     .t_ns = now,
-                    .topic_index = t,
+                    .topic_index = global,
                     .partition = p,
                     .broker = replicas[r],
                     .replica_index = r,
@@ -684,7 +849,7 @@ static void sample_partitions(ks_world *world, void *context)
                     .elr = elr_stored,
                     .last_known_elr = last_known_stored,
                 };
-                sample.online = ks_cluster_replica_state(run->cluster, replicas[r], t, p, &state);
+                sample.online = ks_cluster_replica_state(cluster, replicas[r], t, p, &state);
                 if (sample.online) {
                     sample.role = state.role;
                     sample.leo = state.leo;
@@ -694,6 +859,9 @@ static void sample_partitions(ks_world *world, void *context)
                 g_array_append_val(run->samples, sample);
             }
         }
+    }
+    if (multi(run)) {
+        sample_mirrors(run);
     }
     ks_world_schedule(world, KS_NODE_DRIVER, run->sample_interval_ns, KS_KIND_DRIVER_SAMPLE,
                       sample_partitions, run);
@@ -724,8 +892,12 @@ static void after_event(ks_world *world, void *context)
     struct run *run = context;
     /* Triggers first: a fault they fire now changes availability at this
      * same instant. */
-    ks_faults_after_event(run->faults);
-    if (!run->final_phase) {
+    if (run->faults != NULL) {
+        ks_faults_after_event(run->faults);
+    }
+    if (!run->final_phase && multi(run)) {
+        multi_availability_update(run, ks_world_now_ns(world));
+    } else if (!run->final_phase) {
         ks_availability_update(run->availability, ks_world_now_ns(world));
     }
     if (run->options->progress) {
@@ -1308,66 +1480,88 @@ static void read_log(const struct ks_scenario *scenario, struct ks_log *log, int
 
 struct final_read {
     GArray *records;    /* struct ks_read_record of user topics, via leaders */
+    GArray *mirror_records; /* the same of mirrors' remote topics (several clusters) */
     GArray *replicas;   /* struct ks_replica_read */
     GArray *partitions; /* struct ks_partition_final of user topics */
     GPtrArray *owned;   /* GArrays the replica reads point into */
 };
 
+/* Reads partition p of topic t of a model: from its leader up to its HW
+ * when user (into records), and every replica (divergence). global is the
+ * scenario's index of the topic (t itself in a one-cluster run). */
+static void read_partition(struct run *run, struct ks_cluster *cluster, int32_t t, int32_t global,
+                           int32_t p, bool user, GArray *records, struct final_read *out)
+{
+    int32_t leader = ks_cluster_leader(cluster, t, p);
+    struct ks_replica_state state;
+    struct ks_log *log = leader >= 0 ? ks_cluster_replica_log(cluster, leader, t, p) : NULL;
+    if (user && log != NULL && ks_cluster_replica_state(cluster, leader, t, p, &state)) {
+        GArray *open = g_array_new(FALSE, FALSE, sizeof(struct open_txn_batch));
+        struct log_reader reader = { records, NULL, NULL, open };
+        read_log(run->scenario, log, global, p, state.hw, &reader);
+        g_array_free(open, TRUE);
+        struct ks_partition_final part = {
+            .topic_index = global,
+            .partition = p,
+            .log_start_offset = state.log_start_offset,
+            .compacted = run->scenario->topics[global].log.cleanup_compact,
+        };
+        if (records == out->records) {
+            g_array_append_val(out->partitions, part);
+        }
+    }
+    int32_t replicas[KS_REPLICATION_FACTOR_MAX];
+    int32_t count = ks_cluster_replicas(cluster, t, p, replicas, KS_REPLICATION_FACTOR_MAX);
+    for (int32_t r = 0; r < count; r++) {
+        struct ks_log *replica_log = ks_cluster_replica_log(cluster, replicas[r], t, p);
+        if (replica_log == NULL || !ks_cluster_replica_state(cluster, replicas[r], t, p, &state)) {
+            continue;
+        }
+        GArray *offsets = g_array_new(FALSE, FALSE, sizeof(int64_t));
+        GArray *fingerprints = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        struct log_reader reader = { NULL, offsets, fingerprints, NULL };
+        read_log(run->scenario, replica_log, global, p, state.hw, &reader);
+        struct ks_replica_read rr = {
+            .topic_index = global,
+            .partition = p,
+            .broker = replicas[r],
+            .hw = state.hw,
+            .offsets = (const int64_t *)(void *)offsets->data,
+            .fingerprints = (const uint64_t *)(void *)fingerprints->data,
+            .count = offsets->len,
+        };
+        g_array_append_val(out->replicas, rr);
+        g_ptr_array_add(out->owned, offsets);
+        g_ptr_array_add(out->owned, fingerprints);
+    }
+}
+
 static void do_final_read(struct run *run, struct final_read *out)
 {
     out->records = g_array_new(FALSE, FALSE, sizeof(struct ks_read_record));
+    out->mirror_records = g_array_new(FALSE, FALSE, sizeof(struct ks_read_record));
     out->replicas = g_array_new(FALSE, FALSE, sizeof(struct ks_replica_read));
     out->partitions = g_array_new(FALSE, FALSE, sizeof(struct ks_partition_final));
     out->owned = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    if (multi(run)) {
+        /* user topics only; a remote topic's records are the mirrors' (a
+         * copy of a record is no duplicate of it in acked_lost's sense) */
+        for (int32_t global = 0; global < run->user_topic_count; global++) {
+            int32_t t = global;
+            struct ks_cluster *cluster = topic_model(run, global, &t);
+            GArray *records = run->remote_topic[global] ? out->mirror_records : out->records;
+            for (int32_t p = 0; p < run->scenario->topics[global].partition_count; p++) {
+                read_partition(run, cluster, t, global, p, true, records, out);
+            }
+        }
+        return;
+    }
     int32_t topic_count = ks_cluster_topic_count(run->cluster);
     for (int32_t t = 0; t < topic_count; t++) {
         int32_t partitions = ks_cluster_partition_count(run->cluster, t);
         for (int32_t p = 0; p < partitions; p++) {
-            int32_t leader = ks_cluster_leader(run->cluster, t, p);
-            struct ks_replica_state state;
-            struct ks_log *log =
-                leader >= 0 ? ks_cluster_replica_log(run->cluster, leader, t, p) : NULL;
-            if (t < run->user_topic_count && log != NULL &&
-                ks_cluster_replica_state(run->cluster, leader, t, p, &state)) {
-                GArray *open = g_array_new(FALSE, FALSE, sizeof(struct open_txn_batch));
-                struct log_reader reader = { out->records, NULL, NULL, open };
-                read_log(run->scenario, log, t, p, state.hw, &reader);
-                g_array_free(open, TRUE);
-                struct ks_partition_final part = {
-                    .topic_index = t,
-                    .partition = p,
-                    .log_start_offset = state.log_start_offset,
-                    .compacted = run->scenario->topics[t].log.cleanup_compact,
-                };
-                g_array_append_val(out->partitions, part);
-            }
-            int32_t replicas[KS_REPLICATION_FACTOR_MAX];
-            int32_t count =
-                ks_cluster_replicas(run->cluster, t, p, replicas, KS_REPLICATION_FACTOR_MAX);
-            for (int32_t r = 0; r < count; r++) {
-                struct ks_log *replica_log =
-                    ks_cluster_replica_log(run->cluster, replicas[r], t, p);
-                if (replica_log == NULL ||
-                    !ks_cluster_replica_state(run->cluster, replicas[r], t, p, &state)) {
-                    continue;
-                }
-                GArray *offsets = g_array_new(FALSE, FALSE, sizeof(int64_t));
-                GArray *fingerprints = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-                struct log_reader reader = { NULL, offsets, fingerprints, NULL };
-                read_log(run->scenario, replica_log, t, p, state.hw, &reader);
-                struct ks_replica_read rr = {
-                    .topic_index = t,
-                    .partition = p,
-                    .broker = replicas[r],
-                    .hw = state.hw,
-                    .offsets = (const int64_t *)(void *)offsets->data,
-                    .fingerprints = (const uint64_t *)(void *)fingerprints->data,
-                    .count = offsets->len,
-                };
-                g_array_append_val(out->replicas, rr);
-                g_ptr_array_add(out->owned, offsets);
-                g_ptr_array_add(out->owned, fingerprints);
-            }
+            read_partition(run, run->cluster, t, t, p, t < run->user_topic_count, out->records,
+                           out);
         }
     }
 }
@@ -1375,6 +1569,7 @@ static void do_final_read(struct run *run, struct final_read *out)
 static void final_read_clear(struct final_read *read)
 {
     g_array_free(read->records, TRUE);
+    g_array_free(read->mirror_records, TRUE);
     g_array_free(read->replicas, TRUE);
     g_array_free(read->partitions, TRUE);
     g_ptr_array_free(read->owned, TRUE);
@@ -1418,6 +1613,54 @@ static struct ks_cause_index *index_causes(struct run *run)
         }
     }
     return causes;
+}
+
+/* Several clusters: the groups that read a mirror's remote topic, checked
+ * against its final read (consumed_lost, consumed_unseen) in a second pass
+ * of the checker that sees no producer outcomes, so that a copy of a record
+ * is never a duplicate of it in acked_lost's sense. The group's extra
+ * processings are the first pass's (consumed_duplicates: per group, across
+ * topics, so a group that failed over counts what it processed twice). */
+static void check_remote_topics(struct run *run, const struct ks_checker_input *first,
+                                const struct final_read *read)
+{
+    GArray *partitions = g_array_new(FALSE, FALSE, sizeof(struct ks_partition_final));
+    const struct ks_read_record *records =
+        (const struct ks_read_record *)(void *)read->mirror_records->data;
+    for (guint i = 0; i < read->mirror_records->len; i++) {
+        if (i == 0 || records[i].topic_index != records[i - 1].topic_index ||
+            records[i].partition != records[i - 1].partition) {
+            struct ks_partition_final part = { .topic_index = records[i].topic_index,
+                                               .partition = records[i].partition,
+                                               .log_start_offset = 0 };
+            g_array_append_val(partitions, part);
+        }
+    }
+    struct ks_checker_input input = *first;
+    input.outcomes = NULL;
+    input.outcome_count = 0;
+    input.final_read = records;
+    input.final_read_count = read->mirror_records->len;
+    input.partitions = (const struct ks_partition_final *)(void *)partitions->data;
+    input.partition_count = partitions->len;
+    input.replicas = NULL;
+    input.replica_count = 0;
+    input.txns = NULL;
+    input.txn_count = 0;
+    struct ks_checker_output second;
+    ks_checker_run(&input, &second);
+    run->check.consumed_lost += second.consumed_lost;
+    run->check.consumed_unseen += second.consumed_unseen;
+    for (guint i = 0; i < second.anomalies->len; i++) {
+        const struct ks_anomaly *a = &g_array_index(second.anomalies, struct ks_anomaly, i);
+        if (a->kind == KS_ANOMALY_CONSUMED_LOST || a->kind == KS_ANOMALY_CONSUMED_UNSEEN) {
+            struct ks_anomaly copy = *a;
+            g_array_append_val(run->check.anomalies, copy);
+            run->check.kind_counts[a->kind] += a->record_count;
+        }
+    }
+    ks_checker_output_clear(&second);
+    g_array_free(partitions, TRUE);
 }
 
 static void run_checker(struct run *run, const struct final_read *read)
@@ -1485,6 +1728,9 @@ static void run_checker(struct run *run, const struct final_read *read)
         .processor_count = processor_count,
     };
     ks_checker_run(&input, &run->check);
+    if (read->mirror_records->len > 0) {
+        check_remote_topics(run, &input, read);
+    }
     g_free(processors);
     ks_cause_index_free(causes);
     g_free(acks_none);
@@ -1530,7 +1776,7 @@ static void compute_metrics(struct run *run)
     double *m = run->metrics;
     int64_t sent = 0;
     for (size_t i = 0; i < s->producer_count; i++) {
-        sent += ks_cluster_producer_sent_count(run->cluster, (int32_t)i);
+        sent += producer_sent_count(run, (int32_t)i);
     }
     int64_t reported = (int64_t)run->outcomes->len;
     if (sent < reported) {
@@ -1560,7 +1806,9 @@ static void compute_metrics(struct run *run)
     m[KS_METRIC_ISR_SHRINKS] = (double)run->isr_shrinks;
     m[KS_METRIC_ISR_EXPANDS] = (double)run->isr_expands;
     m[KS_METRIC_UNAVAILABLE_MS] =
-        (double)(ks_availability_total_ns(run->availability) / KS_NS_PER_MS);
+        (double)((multi(run) ? multi_unavailable_ns(run)
+                             : ks_availability_total_ns(run->availability)) /
+                 KS_NS_PER_MS);
     uint64_t produce_ns = ks_availability_produce(
         (const struct ks_record_outcome *)(void *)run->outcomes->data, run->outcomes->len,
         run->user_topic_count, (ks_time_ns)s->unavailable_threshold_ns, (ks_time_ns)s->duration_ns,
@@ -1574,7 +1822,8 @@ static void compute_metrics(struct run *run)
         duration_s > 0
             ? floor((double)run->check.records_acked / duration_s * 1000.0 + 0.5) / 1000.0
             : 0;
-    m[KS_METRIC_FAULTS_SKIPPED] = (double)ks_faults_skipped_count(run->faults);
+    m[KS_METRIC_FAULTS_SKIPPED] =
+        run->faults != NULL ? (double)ks_faults_skipped_count(run->faults) : 0;
     m[KS_METRIC_EVENTS] = (double)ks_world_event_count(run->world);
     m[KS_METRIC_TRACE_HASH] = (double)(ks_world_trace_hash(run->world) & ((UINT64_C(1) << 53) - 1));
 }
@@ -1587,6 +1836,13 @@ bool ks_run_metric_shown(const struct ks_run_result *result, enum ks_metric metr
     case KS_METRIC_ABORTED_READ:
     case KS_METRIC_ABORTED_SEEN:
     case KS_METRIC_TXN_HANGING: return result->txn_metrics;
+    case KS_METRIC_MIRRORED:
+    case KS_METRIC_MIRROR_LOST:
+    case KS_METRIC_MIRROR_UNMIRRORED:
+    case KS_METRIC_MIRROR_DUPLICATES:
+    case KS_METRIC_MIRROR_LAG:
+    case KS_METRIC_MIRROR_LAG_MAX:
+    case KS_METRIC_FAILOVER_DUPLICATES: return result->mirror_metrics;
     case KS_METRIC_EOS_MISSING:
     case KS_METRIC_EOS_DUPLICATES: return result->eos_metrics;
     default: return true;
@@ -1624,6 +1880,7 @@ static struct expect_outcome evaluate(struct run *run, const struct ks_expectati
     out.expr = g_strdup_printf("%s %s %s", e->key, op, e->value_text);
     int32_t t = e->tp.topic_index;
     int32_t p = e->tp.partition;
+    struct ks_cluster *model = t >= 0 ? topic_model(run, t, &t) : run->cluster;
     switch (e->kind) {
     case KS_EXPECT_METRIC:
         if (e->metric == KS_METRIC_TRACE_HASH) {
@@ -1637,14 +1894,14 @@ static struct expect_outcome evaluate(struct run *run, const struct ks_expectati
         }
         break;
     case KS_EXPECT_PARTITION_LEADER: {
-        int32_t leader = ks_cluster_leader(run->cluster, t, p);
+        int32_t leader = ks_cluster_leader(model, t, p);
         out.actual = g_strdup_printf("%d", leader);
         out.passed = ks_compare(e->op, leader, e->values[0]);
         break;
     }
     case KS_EXPECT_PARTITION_ISR: {
         int32_t isr[KS_REPLICATION_FACTOR_MAX];
-        int32_t count = ks_cluster_isr(run->cluster, t, p, isr, KS_REPLICATION_FACTOR_MAX);
+        int32_t count = ks_cluster_isr(model, t, p, isr, KS_REPLICATION_FACTOR_MAX);
         char text[128];
         format_isr(isr, count, text, sizeof text);
         out.actual = g_strdup(text);
@@ -1657,16 +1914,16 @@ static struct expect_outcome evaluate(struct run *run, const struct ks_expectati
         break;
     }
     case KS_EXPECT_PARTITION_LEADER_EPOCH: {
-        int32_t epoch = ks_cluster_leader_epoch(run->cluster, t, p);
+        int32_t epoch = ks_cluster_leader_epoch(model, t, p);
         out.actual = g_strdup_printf("%d", epoch);
         out.passed = ks_compare(e->op, epoch, e->values[0]);
         break;
     }
     case KS_EXPECT_PARTITION_HW: {
-        int32_t leader = ks_cluster_leader(run->cluster, t, p);
+        int32_t leader = ks_cluster_leader(model, t, p);
         struct ks_replica_state state;
         int64_t hw = -1;
-        if (leader >= 0 && ks_cluster_replica_state(run->cluster, leader, t, p, &state)) {
+        if (leader >= 0 && ks_cluster_replica_state(model, leader, t, p, &state)) {
             hw = state.hw;
         }
         out.actual = g_strdup_printf("%" PRId64, hw);
@@ -1722,6 +1979,13 @@ char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric me
     case KS_METRIC_ABORTED_READ:
     case KS_METRIC_ABORTED_SEEN:
     case KS_METRIC_TXN_HANGING:
+    case KS_METRIC_MIRRORED:
+    case KS_METRIC_MIRROR_LOST:
+    case KS_METRIC_MIRROR_UNMIRRORED:
+    case KS_METRIC_MIRROR_DUPLICATES:
+    case KS_METRIC_MIRROR_LAG:
+    case KS_METRIC_MIRROR_LAG_MAX:
+    case KS_METRIC_FAILOVER_DUPLICATES:
     case KS_METRIC_EOS_MISSING:
     case KS_METRIC_EOS_DUPLICATES:
     case KS_METRIC_LEADER_ELECTIONS:
@@ -1795,7 +2059,7 @@ static void record_unreported(struct run *run, struct ks_recorder *rec)
 {
     const struct ks_scenario *s = run->scenario;
     for (size_t p = 0; p < s->producer_count; p++) {
-        int64_t sent = ks_cluster_producer_sent_count(run->cluster, (int32_t)p);
+        int64_t sent = producer_sent_count(run, (int32_t)p);
         if (sent <= 0) {
             continue;
         }
@@ -1908,6 +2172,33 @@ static void record_steps(struct run *run, struct ks_recorder *rec)
     g_free(last);
 }
 
+/* The unavailability intervals: the cluster's view (each cluster's, with
+ * several), then the clients'. */
+static void record_unavailability(struct run *run, struct ks_recorder *rec)
+{
+    int32_t count = multi(run) ? run->cluster_count : 1;
+    for (int32_t v = 0; v <= count; v++) {
+        const GArray *intervals =
+            v == count ? run->produce_intervals
+            : multi(run) ? ks_availability_intervals(run->clusters[v].availability)
+                         : ks_availability_intervals(run->availability);
+        for (guint i = 0; i < intervals->len; i++) {
+            const struct ks_unavailable_interval *u =
+                &g_array_index(intervals, struct ks_unavailable_interval, i);
+            int32_t topic = u->topic_index;
+            if (multi(run) && v < count) {
+                topic = u->topic_index < run->clusters[v].topic_count
+                            ? run->clusters[v].topic_global[u->topic_index]
+                            : -1;
+            }
+            ks_recorder_add_unavailability(rec, topic_name(run, topic), u->partition,
+                                           u->produce_view ? "produce" : "cluster",
+                                           ks_unavailable_reason_name(u->reason), u->start_ns,
+                                           u->end_ns);
+        }
+    }
+}
+
 static void record_rows(struct run *run, struct ks_recorder *rec)
 {
     record_steps(run, rec);
@@ -1978,18 +2269,7 @@ static void record_rows(struct run *run, struct ks_recorder *rec)
         };
         ks_recorder_add_anomaly_row(rec, &row);
     }
-    const GArray *views[2] = { ks_availability_intervals(run->availability),
-                               run->produce_intervals };
-    for (int v = 0; v < 2; v++) {
-        for (guint i = 0; i < views[v]->len; i++) {
-            const struct ks_unavailable_interval *u =
-                &g_array_index(views[v], struct ks_unavailable_interval, i);
-            ks_recorder_add_unavailability(rec, topic_name(run, u->topic_index), u->partition,
-                                           u->produce_view ? "produce" : "cluster",
-                                           ks_unavailable_reason_name(u->reason), u->start_ns,
-                                           u->end_ns);
-        }
-    }
+    record_unavailability(run, rec);
     for (guint i = 0; i < run->expectations->len; i++) {
         const struct expect_outcome *o =
             &g_array_index(run->expectations, struct expect_outcome, i);
@@ -2239,6 +2519,831 @@ static void print_json(FILE *out, const struct run *run, const struct ks_run_res
     g_object_unref(b);
 }
 
+/* An internal topic of MM2 on cluster rc: one partition, compacted
+ * (MirrorUtils.createSinglePartitionCompactedTopic), replication factor 3
+ * (offset-syncs.topic.replication.factor, checkpoints.topic.replication.
+ * factor; ksim caps it at the cluster's brokers, where MM2 would fail). */
+static int32_t add_internal_topic(struct run_cluster *rc, const char *name)
+{
+    int32_t index = rc->all_topic_count++;
+    struct ks_topic_config *topic = &rc->topics[index];
+    *topic = rc->topics[0]; /* the cluster's log defaults, as a user topic took them */
+    g_strlcpy(topic->name, name, sizeof topic->name);
+    topic->partition_count = 1;
+    topic->replication_factor = MIN(3, rc->view.cluster.broker_count);
+    topic->min_insync_replicas = 1;
+    topic->has_assignment = false;
+    topic->log.cleanup_compact = true;
+    topic->log.cleanup_delete = false;
+    return index;
+}
+
+/* The cluster's topics and clients with local indexes, its spec and its
+ * one-cluster view of the scenario. */
+static void cluster_init(struct run *run, int32_t c)
+{
+    const struct ks_scenario *s = run->scenario;
+    struct run_cluster *rc = &run->clusters[c];
+    rc->run = run;
+    rc->index = c;
+    rc->name = s->clusters[c].name;
+    size_t slots = s->topic_count + 2 * s->mirror_count + 1;
+    rc->topics = g_new0(struct ks_topic_config, slots);
+    rc->topic_global = g_new0(int32_t, slots);
+    for (size_t t = 0; t < s->topic_count; t++) {
+        if (s->topic_cluster[t] == c) {
+            run->topic_local[t] = rc->topic_count;
+            rc->topic_global[rc->topic_count] = (int32_t)t;
+            rc->topics[rc->topic_count++] = s->topics[t];
+        }
+    }
+    rc->all_topic_count = rc->topic_count;
+    rc->producers = g_new0(struct ks_producer_config, s->producer_count + 1);
+    rc->producer_global = g_new0(int32_t, s->producer_count + 1);
+    for (size_t p = 0; p < s->producer_count; p++) {
+        if (s->producer_cluster[p] == c) {
+            run->producer_local[p] = rc->producer_count;
+            rc->producer_global[rc->producer_count] = (int32_t)p;
+            rc->producers[rc->producer_count] = s->producers[p];
+            rc->producers[rc->producer_count++].topic_index = run->topic_local[s->producers[p].topic_index];
+        }
+    }
+    rc->consumers = g_new0(struct ks_consumer_config, s->consumer_count + 1);
+    rc->consumer_global = g_new0(int32_t, s->consumer_count + 1);
+    for (size_t k = 0; k < s->consumer_count; k++) {
+        if (s->consumer_cluster[k] == c) {
+            run->consumer_local[k] = rc->consumer_count;
+            rc->consumer_global[rc->consumer_count] = (int32_t)k;
+            rc->consumers[rc->consumer_count] = s->consumers[k];
+            rc->consumers[rc->consumer_count++].topic_index = run->topic_local[s->consumers[k].topic_index];
+        }
+    }
+    ks_scenario_cluster_view(s, c, &rc->view);
+    rc->view.topics = rc->topics;
+    rc->view.topic_count = (size_t)rc->topic_count;
+    rc->view.producers = rc->producers;
+    rc->view.producer_count = (size_t)rc->producer_count;
+    rc->view.consumers = rc->consumers;
+    rc->view.consumer_count = (size_t)rc->consumer_count;
+}
+
+/* The groups MM2 checkpoints (groups = .*, MirrorCheckpointConfig): every
+ * group with a consumer of the source topic, in order of first appearance. */
+static void mirror_groups(struct run *run, struct run_mirror *rm)
+{
+    const struct ks_scenario *s = run->scenario;
+    rm->group_ids = g_new0(const char *, s->consumer_count + 1);
+    int32_t count = 0;
+    for (size_t k = 0; k < s->consumer_count; k++) {
+        if (s->consumers[k].topic_index != rm->spec->topic_index) {
+            continue;
+        }
+        bool seen = false;
+        for (int32_t g = 0; g < count && !seen; g++) {
+            seen = strcmp(rm->group_ids[g], s->consumers[k].group_id) == 0;
+        }
+        if (!seen) {
+            rm->group_ids[count++] = s->consumers[k].group_id;
+        }
+    }
+    rm->config.group_ids = rm->group_ids;
+    rm->config.group_count = count;
+}
+
+static void mirror_init(struct run *run, int32_t m)
+{
+    const struct ks_scenario *s = run->scenario;
+    struct run_mirror *rm = &run->mirrors[m];
+    rm->spec = &s->mirrors[m];
+    const struct ks_mirror_spec *ms = rm->spec;
+    struct run_cluster *source = &run->clusters[ms->source_cluster];
+    struct run_cluster *target = &run->clusters[ms->target_cluster];
+    struct ks_mirror_config *config = &rm->config;
+    ks_mirror_config_defaults(config);
+    config->source_broker_count = source->view.cluster.broker_count;
+    config->target_broker_count = target->view.cluster.broker_count;
+    config->source_topic_index = run->topic_local[ms->topic_index];
+    config->source_topic_name = s->topics[ms->topic_index].name;
+    config->target_topic_index = run->topic_local[ms->remote_topic_index];
+    config->target_topic_name = s->topics[ms->remote_topic_index].name;
+    config->partition_count = s->topics[ms->topic_index].partition_count;
+    g_autofree char *syncs = ks_mirror_offset_syncs_topic(target->name);
+    config->offset_syncs_topic_index = add_internal_topic(source, syncs);
+    config->checkpoints_topic_index = -1;
+    if (ms->emit_checkpoints) {
+        g_autofree char *checkpoints = ks_mirror_checkpoints_topic(source->name);
+        config->checkpoints_topic_index = add_internal_topic(target, checkpoints);
+    }
+    config->offset_lag_max = ms->offset_lag_max;
+    config->acks = ms->acks;
+    config->enable_idempotence = ms->enable_idempotence;
+    config->offset_flush_interval_ns = ms->offset_flush_interval_ns;
+    config->start_ns = ms->start_ns;
+    config->emit_checkpoints_interval_ns = ms->emit_checkpoints_interval_ns;
+    config->sync_group_offsets_enabled = ms->sync_group_offsets_enabled;
+    config->sync_group_offsets_interval_ns = ms->sync_group_offsets_interval_ns;
+    mirror_groups(run, rm);
+}
+
+static void multi_init(struct run *run)
+{
+    const struct ks_scenario *s = run->scenario;
+    run->cluster_count = (int32_t)s->cluster_count;
+    run->clusters = g_new0(struct run_cluster, s->cluster_count);
+    run->topic_local = g_new0(int32_t, s->topic_count + 1);
+    run->producer_local = g_new0(int32_t, s->producer_count + 1);
+    run->consumer_local = g_new0(int32_t, s->consumer_count + 1);
+    for (int32_t c = 0; c < run->cluster_count; c++) {
+        cluster_init(run, c);
+    }
+    run->mirror_count = (int32_t)s->mirror_count;
+    run->mirrors = g_new0(struct run_mirror, s->mirror_count + 1);
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        mirror_init(run, m);
+    }
+    for (int32_t c = 0; c < run->cluster_count; c++) {
+        struct run_cluster *rc = &run->clusters[c];
+        rc->spec = (struct ks_cluster_spec){
+            .cluster = &s->clusters[c].cluster,
+            .topics = rc->topics,
+            .topic_count = rc->all_topic_count,
+            .producers = rc->producers,
+            .producer_count = rc->producer_count,
+            .consumers = rc->consumers,
+            .consumer_count = rc->consumer_count,
+            .identity_producers = s->producers,
+            .identity_producer_count = (int32_t)s->producer_count,
+        };
+        rc->node_count = ks_cluster_node_count(&rc->spec);
+    }
+    run->cuts = g_array_new(FALSE, FALSE, sizeof(struct run_cut));
+    run->failovers = g_array_new(FALSE, FALSE, sizeof(struct run_failover));
+    run->fires = g_new0(struct run_fault_fire, s->fault_count + 1);
+}
+
+static uint32_t multi_node_count(const struct run *run)
+{
+    uint32_t count = 1; /* the driver */
+    for (int32_t c = 0; c < run->cluster_count; c++) {
+        count += run->clusters[c].node_count - 1;
+    }
+    return count + (uint32_t)run->mirror_count;
+}
+
+static void multi_deinit(struct run *run)
+{
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        struct run_mirror *rm = &run->mirrors[m];
+        ks_mirror_free(g_steal_pointer(&rm->mirror));
+        g_free(rm->group_ids);
+    }
+    for (int32_t c = 0; c < run->cluster_count; c++) {
+        struct run_cluster *rc = &run->clusters[c];
+        ks_availability_free(rc->availability);
+        ks_cluster_free(g_steal_pointer(&rc->cluster));
+        g_free(rc->topics);
+        g_free(rc->topic_global);
+        g_free(rc->producers);
+        g_free(rc->producer_global);
+        g_free(rc->consumers);
+        g_free(rc->consumer_global);
+    }
+    g_free(run->clusters);
+    g_free(run->mirrors);
+    g_free(run->topic_local);
+    g_free(run->producer_local);
+    g_free(run->consumer_local);
+    if (run->cuts != NULL) {
+        g_array_free(run->cuts, TRUE);
+        g_array_free(run->failovers, TRUE);
+    }
+    g_free(run->fires);
+}
+
+/* The world's id of node n (>= 1) of cluster c. */
+static ks_node_id cluster_node(const struct run *run, int32_t c, uint32_t n)
+{
+    return ks_world_view_node(run->clusters[c].world, n);
+}
+
+/* Sets one latency on every link between two node sets of the world. */
+static void set_latency(ks_world *world, const ks_node_id *a, size_t a_count, const ks_node_id *b,
+                        size_t b_count, ks_time_ns latency_ns)
+{
+    for (size_t i = 0; i < a_count; i++) {
+        for (size_t j = 0; j < b_count; j++) {
+            if (a[i] != b[j]) {
+                ks_world_net_set_link_latency(world, a[i], b[j], latency_ns);
+            }
+        }
+    }
+}
+
+/* The world's nodes of cluster c, its mirrors' nodes with it when
+ * with_mirrors (a mirror sits with its target). Owned: g_array_free. */
+static GArray *cluster_nodes(const struct run *run, int32_t c, bool with_mirrors)
+{
+    GArray *nodes = g_array_new(FALSE, FALSE, sizeof(ks_node_id));
+    for (uint32_t n = 1; n < run->clusters[c].node_count; n++) {
+        ks_node_id id = cluster_node(run, c, n);
+        g_array_append_val(nodes, id);
+    }
+    for (int32_t m = 0; with_mirrors && m < run->mirror_count; m++) {
+        if (run->mirrors[m].spec->target_cluster == c) {
+            g_array_append_val(nodes, run->mirrors[m].node);
+        }
+    }
+    return nodes;
+}
+
+/* The views, link latencies (inside each cluster, and between clusters). */
+static void multi_build(struct run *run)
+{
+    const struct ks_scenario *s = run->scenario;
+    uint32_t base = 1;
+    for (int32_t c = 0; c < run->cluster_count; c++) {
+        struct run_cluster *rc = &run->clusters[c];
+        rc->world = ks_world_view_new(run->world, base, rc->node_count, rc->name);
+        base += rc->node_count - 1;
+    }
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        struct run_mirror *rm = &run->mirrors[m];
+        rm->node = base++;
+        rm->config.node = rm->node;
+        rm->config.source_broker_node = cluster_node(run, rm->spec->source_cluster, 1);
+        rm->config.target_broker_node = cluster_node(run, rm->spec->target_cluster, 1);
+    }
+    for (int32_t c = 0; c < run->cluster_count; c++) {
+        const struct ks_scenario_cluster *sc = &s->clusters[c];
+        g_autoptr(GArray) nodes = cluster_nodes(run, c, true);
+        if (sc->network_latency_ns != s->network_latency_ns) {
+            set_latency(run->world, (const ks_node_id *)(void *)nodes->data, nodes->len,
+                        (const ks_node_id *)(void *)nodes->data, nodes->len,
+                        (ks_time_ns)sc->network_latency_ns);
+        }
+        for (size_t i = 0; i < sc->link_latency_count; i++) {
+            const struct ks_link_latency *link = &sc->link_latencies[i];
+            ks_world_net_set_link_latency(run->world, cluster_node(run, c, (uint32_t)link->broker_a),
+                                          cluster_node(run, c, (uint32_t)link->broker_b),
+                                          (ks_time_ns)link->latency_ns);
+        }
+    }
+    for (int32_t a = 0; a < run->cluster_count; a++) {
+        for (int32_t b = a + 1; b < run->cluster_count; b++) {
+            g_autoptr(GArray) nodes_a = cluster_nodes(run, a, true);
+            g_autoptr(GArray) nodes_b = cluster_nodes(run, b, true);
+            set_latency(run->world, (const ks_node_id *)(void *)nodes_a->data, nodes_a->len,
+                        (const ks_node_id *)(void *)nodes_b->data, nodes_b->len,
+                        (ks_time_ns)ks_scenario_cluster_link_latency(s, a, b));
+        }
+    }
+}
+
+/* ---- several clusters: the observers translate local indexes ---- */
+
+static int32_t local_to_global(const int32_t *map, int32_t count, int32_t index)
+{
+    return index >= 0 && index < count ? map[index] : -1;
+}
+
+static void cluster_on_event(void *context, const struct ks_cluster_event *local)
+{
+    struct run_cluster *rc = context;
+    struct run *run = rc->run;
+    struct ks_cluster_event event = *local;
+    bool user = local->topic_index >= 0 && local->topic_index < rc->topic_count;
+    event.topic_index = local_to_global(rc->topic_global, rc->topic_count, local->topic_index);
+    event.producer_index =
+        local_to_global(rc->producer_global, rc->producer_count, local->producer_index);
+    event.consumer_index =
+        local_to_global(rc->consumer_global, rc->consumer_count, local->consumer_index);
+    if (user) {
+        run->leader_elections +=
+            event.kind == KS_EV_LEADER_ELECTED || event.kind == KS_EV_UNCLEAN_ELECTION;
+        run->unclean_elections += event.kind == KS_EV_UNCLEAN_ELECTION;
+        run->isr_shrinks += event.kind == KS_EV_ISR_SHRINK;
+        run->isr_expands += event.kind == KS_EV_ISR_EXPAND;
+    }
+    if (event_changes_availability(event.kind) && rc->availability != NULL) {
+        ks_availability_mark_dirty(rc->availability);
+    }
+    if (event.kind == KS_EV_TXN_END) {
+        struct ks_txn_outcome t = { event.producer_index, event.reason == KS_REASON_TXN_COMMITTED,
+                                    event.offset_from, event.offset_to };
+        g_array_append_val(run->txns, t);
+    }
+    int32_t words[5] = { (int32_t)event.kind, rc->index, event.broker, event.topic_index,
+                         event.partition };
+    ks_world_trace_mix(run->world, 0xD200u + (uint32_t)event.kind, KS_NODE_DRIVER, words,
+                       sizeof words);
+    g_autoptr(GString) detail = g_string_new(NULL);
+    g_autoptr(GString) explain = g_string_new(NULL);
+    ks_narrate_event(&rc->spec, local, detail, explain);
+    g_string_prepend(detail, ": ");
+    g_string_prepend(detail, rc->name);
+    bool timeline = user ? event_on_timeline(run, &event)
+                         : event.kind != KS_EV_OFFSET_COMMIT &&
+                               (event.kind == KS_EV_UNCLEAN_ELECTION ||
+                                event.kind == KS_EV_TRUNCATION || local->topic_index < 0 ||
+                                ks_cluster_partition_count(rc->cluster, local->topic_index) <= 3);
+    if (timeline) {
+        note_suppressed(run, &event, detail);
+    }
+    struct ks_recorder_event_facts facts = event_facts(run, &event);
+    add_event_facts(run, event.at_ns, ks_cluster_event_kind_name(event.kind), event.broker,
+                    event.topic_index, event.partition, detail->str,
+                    explain->len > 0 ? explain->str : NULL, timeline, &facts);
+}
+
+static void cluster_on_record(void *context, const struct ks_record_outcome *outcome)
+{
+    struct run_cluster *rc = context;
+    struct ks_record_outcome copy = *outcome;
+    copy.producer_index =
+        local_to_global(rc->producer_global, rc->producer_count, outcome->producer_index);
+    copy.topic_index = local_to_global(rc->topic_global, rc->topic_count, outcome->topic_index);
+    run_on_record(rc->run, &copy);
+}
+
+/* producer_index is the run's already (identity_producers). */
+static void cluster_on_consumed(void *context, const struct ks_consumed_record *consumed)
+{
+    struct run_cluster *rc = context;
+    struct ks_consumed_record copy = *consumed;
+    copy.consumer_index =
+        local_to_global(rc->consumer_global, rc->consumer_count, consumed->consumer_index);
+    copy.topic_index = local_to_global(rc->topic_global, rc->topic_count, consumed->topic_index);
+    run_on_consumed(rc->run, &copy);
+}
+
+static void cluster_on_position(void *context, const struct ks_consumer_position *position)
+{
+    struct run_cluster *rc = context;
+    struct ks_consumer_position copy = *position;
+    copy.consumer_index =
+        local_to_global(rc->consumer_global, rc->consumer_count, position->consumer_index);
+    copy.topic_index = local_to_global(rc->topic_global, rc->topic_count, position->topic_index);
+    run_on_position(rc->run, &copy);
+}
+
+/* ---- several clusters: faults ---- */
+
+/* The broker and controller nodes of a cluster (view ids), ascending. */
+static int32_t server_nodes(const struct run_cluster *rc, ks_node_id *out, int32_t max)
+{
+    int32_t count = 0;
+    for (int32_t b = 1; b <= rc->view.cluster.broker_count && count < max; b++) {
+        out[count++] = (ks_node_id)b;
+    }
+    const struct ks_cluster_config *config = &rc->view.cluster;
+    if (config->controller_model == KS_CONTROLLER_MODEL_KRAFT && config->controller_count > 1) {
+        for (int32_t i = 0; i < config->controller_count && count < max; i++) {
+            out[count++] = ks_cluster_controller_voter_node(&rc->spec, i);
+        }
+    } else if (count < max) {
+        out[count++] = ks_cluster_controller_node(&rc->spec);
+    }
+    return count;
+}
+
+static void report_fault(struct run *run, int32_t fault_index, const char *kind,
+                         const char *detail, const char *explain)
+{
+    struct ks_fault_report report = {
+        .at_ns = ks_world_now_ns(run->world),
+        .kind = kind,
+        .broker = -1,
+        .topic_index = -1,
+        .partition = -1,
+        .detail = detail,
+        .explain = explain,
+        .fault_index = fault_index,
+    };
+    uint32_t words[2] = { (uint32_t)fault_index, (uint32_t)strlen(kind) };
+    ks_world_trace_mix(run->world, KS_KIND_DRIVER_MIX_FAULT, KS_NODE_DRIVER, words, sizeof words);
+    run_on_fault(run, &report);
+}
+
+static void cluster_crash(struct run *run, int32_t c, bool power)
+{
+    struct run_cluster *rc = &run->clusters[c];
+    ks_node_id nodes[KS_BROKER_COUNT_MAX + 8];
+    int32_t count = server_nodes(rc, nodes, (int32_t)G_N_ELEMENTS(nodes));
+    for (int32_t i = 0; i < count; i++) {
+        ks_world_node_crash(run->world, cluster_node(run, c, nodes[i]), power);
+        ks_cluster_on_node_crashed(rc->cluster, nodes[i]);
+        for (int32_t m = 0; m < run->mirror_count; m++) {
+            const struct ks_mirror_spec *ms = run->mirrors[m].spec;
+            if (nodes[i] <= (ks_node_id)rc->view.cluster.broker_count &&
+                (ms->source_cluster == c || ms->target_cluster == c)) {
+                ks_mirror_on_broker_down(run->mirrors[m].mirror, ms->target_cluster == c,
+                                         (int32_t)nodes[i]);
+            }
+        }
+    }
+    rc->down = true;
+    if (rc->availability != NULL) {
+        ks_availability_mark_dirty(rc->availability);
+    }
+}
+
+static void cluster_restart(struct run *run, int32_t c)
+{
+    struct run_cluster *rc = &run->clusters[c];
+    ks_node_id nodes[KS_BROKER_COUNT_MAX + 8];
+    int32_t count = server_nodes(rc, nodes, (int32_t)G_N_ELEMENTS(nodes));
+    for (int32_t i = 0; i < count; i++) {
+        ks_node_id id = cluster_node(run, c, nodes[i]);
+        if (!ks_world_node_is_up(run->world, id)) {
+            ks_world_node_restart(run->world, id);
+            ks_cluster_on_node_restarted(rc->cluster, nodes[i]);
+        }
+    }
+    rc->down = false;
+    if (rc->availability != NULL) {
+        ks_availability_mark_dirty(rc->availability);
+    }
+}
+
+static void fire_restart(ks_world *world, void *context)
+{
+    (void)world;
+    struct run_fault_fire *fire = context;
+    struct run *run = fire->run;
+    const struct ks_fault *f = &run->scenario->faults[fire->fault_index];
+    if (run->final_phase) {
+        return;
+    }
+    int32_t c = f->target.cluster_index;
+    char detail[160];
+    g_snprintf(detail, sizeof detail, "restart cluster %s (restart.after of %s)",
+               run->clusters[c].name, f->name);
+    report_fault(run, fire->fault_index, "restart", detail, NULL);
+    cluster_restart(run, c);
+}
+
+static void heal_cut(struct run *run, guint index)
+{
+    struct run_cut cut = g_array_index(run->cuts, struct run_cut, index);
+    ks_world_net_heal(run->world, cut.cut);
+    g_array_remove_index(run->cuts, index);
+}
+
+static void fire_heal(ks_world *world, void *context)
+{
+    (void)world;
+    struct run_fault_fire *fire = context;
+    struct run *run = fire->run;
+    for (guint i = 0; i < run->cuts->len && !run->final_phase; i++) {
+        if (g_array_index(run->cuts, struct run_cut, i).fault_index == fire->fault_index) {
+            char detail[160];
+            g_snprintf(detail, sizeof detail, "heal the cut of %s (its duration passed)",
+                       run->scenario->faults[fire->fault_index].name);
+            report_fault(run, fire->fault_index, "heal", detail, NULL);
+            heal_cut(run, i);
+            return;
+        }
+    }
+}
+
+/* A failover (KIP-382 "failover and failback"): every consumer of the
+ * group on its cluster stops (its application moves), and the standby
+ * copies that scenario.c made join the group on the mirror's target at
+ * this time, where they resume from the group's offsets there: the ones
+ * MM2 synced (sync.group.offsets.enabled, KIP-545), else auto.offset.reset. */
+static void fire_failover(struct run *run, int32_t fault_index)
+{
+    const struct ks_scenario *s = run->scenario;
+    const struct ks_fault *f = &s->faults[fault_index];
+    int32_t k = f->target.client_index;
+    const struct ks_consumer_config *moved = &s->consumers[k];
+    int32_t from = s->consumer_cluster[k];
+    const struct ks_mirror_spec *mirror = &s->mirrors[f->failover_mirror];
+    struct run_cluster *rc = &run->clusters[from];
+    g_autoptr(GString) stopped = g_string_new(NULL);
+    for (size_t j = 0; j < s->consumer_count; j++) {
+        if (s->consumer_cluster[j] != from || s->consumers[j].topic_index != moved->topic_index ||
+            strcmp(s->consumers[j].group_id, moved->group_id) != 0) {
+            continue;
+        }
+        g_string_append_printf(stopped, "%s%s", stopped->len > 0 ? ", " : "", s->consumers[j].name);
+        ks_node_id node = ks_cluster_consumer_node(&rc->spec, run->consumer_local[j]);
+        if (ks_world_node_is_up(run->world, cluster_node(run, from, node))) {
+            ks_world_node_crash(run->world, cluster_node(run, from, node), false);
+            ks_cluster_on_node_crashed(rc->cluster, node);
+        }
+    }
+    char detail[400];
+    g_snprintf(detail, sizeof detail,
+               "failover: group %s moves from cluster %s to %s (%s stop; their standbys read %s "
+               "there from the group's offsets on %s%s)",
+               moved->group_id, rc->name, s->clusters[mirror->target_cluster].name, stopped->str,
+               s->topics[mirror->remote_topic_index].name,
+               s->clusters[mirror->target_cluster].name,
+               mirror->sync_group_offsets_enabled
+                   ? ", synced by MM2"
+                   : "; sync.group.offsets.enabled is false: none, so auto.offset.reset");
+    report_fault(run, fault_index, "fault", detail,
+                 "MirrorMaker 2 translates a group's committed offsets into checkpoints on the "
+                 "target and, with sync.group.offsets.enabled, commits them to the group there, "
+                 "conservatively: at or behind its real position. A group that fails over "
+                 "resumes there and processes again what it had processed after them.");
+    struct run_failover failover = { run->consumer_group[k], ks_world_now_ns(run->world) };
+    g_array_append_val(run->failovers, failover);
+}
+
+/* The world's nodes of a partition side: its clusters', mirrors with targets. */
+static GArray *side_nodes(const struct run *run, const struct ks_target_list *side,
+                          GString *names)
+{
+    GArray *nodes = g_array_new(FALSE, FALSE, sizeof(ks_node_id));
+    for (uint32_t i = 0; i < side->count; i++) {
+        int32_t c = side->items[i].cluster_index;
+        g_autoptr(GArray) one = cluster_nodes(run, c, true);
+        g_array_append_vals(nodes, one->data, one->len);
+        g_string_append_printf(names, "%s%s", i > 0 ? "," : "", run->clusters[c].name);
+    }
+    return nodes;
+}
+
+static void fire_fault(ks_world *world, void *context)
+{
+    (void)world;
+    struct run_fault_fire *fire = context;
+    struct run *run = fire->run;
+    if (run->final_phase) {
+        return;
+    }
+    const struct ks_fault *f = &run->scenario->faults[fire->fault_index];
+    char detail[256];
+    switch (f->action) {
+    case KS_FAULT_CRASH: {
+        int32_t c = f->target.cluster_index;
+        bool power = f->mode == KS_CRASH_POWER;
+        g_snprintf(detail, sizeof detail, "crash cluster %s (every broker and controller%s)%s",
+                   run->clusters[c].name, power ? ", power loss" : "",
+                   f->restart_after_ns < 0 ? ": lost for good" : "");
+        report_fault(run, fire->fault_index, "fault", detail,
+                     power ? "A power loss of the whole cluster: what no broker fsynced is gone, "
+                             "and no replica elsewhere in the cluster holds it."
+                           : NULL);
+        cluster_crash(run, c, power);
+        if (f->restart_after_ns >= 0) {
+            ks_world_schedule(run->world, KS_NODE_DRIVER, (ks_time_ns)f->restart_after_ns,
+                              KS_KIND_DRIVER_RESTART, fire_restart, fire);
+        }
+        break;
+    }
+    case KS_FAULT_RESTART: {
+        int32_t c = f->target.cluster_index;
+        g_snprintf(detail, sizeof detail, "restart cluster %s", run->clusters[c].name);
+        report_fault(run, fire->fault_index, "restart", detail, NULL);
+        cluster_restart(run, c);
+        break;
+    }
+    case KS_FAULT_PARTITION: {
+        g_autoptr(GString) left = g_string_new(NULL);
+        g_autoptr(GString) right = g_string_new(NULL);
+        g_autoptr(GArray) a = side_nodes(run, &f->side_a, left);
+        g_autoptr(GArray) b = side_nodes(run, &f->side_b, right);
+        g_snprintf(detail, sizeof detail, "partition clusters %s | %s (every link between them)",
+                   left->str, right->str);
+        report_fault(run, fire->fault_index, "fault", detail, NULL);
+        struct run_cut cut = {
+            fire->fault_index,
+            ks_world_net_partition(run->world, (const ks_node_id *)(void *)a->data, a->len,
+                                   (const ks_node_id *)(void *)b->data, b->len),
+        };
+        g_array_append_val(run->cuts, cut);
+        if (f->duration_ns >= 0) {
+            ks_world_schedule(run->world, KS_NODE_DRIVER, (ks_time_ns)f->duration_ns,
+                              KS_KIND_DRIVER_UNDO, fire_heal, fire);
+        }
+        break;
+    }
+    case KS_FAULT_HEAL:
+        for (guint i = run->cuts->len; i > 0; i--) {
+            int32_t index = g_array_index(run->cuts, struct run_cut, i - 1).fault_index;
+            if (f->heal_fault_index < 0 || f->heal_fault_index == index) {
+                g_snprintf(detail, sizeof detail, "heal the cut of %s",
+                           run->scenario->faults[index].name);
+                report_fault(run, fire->fault_index, "heal", detail, NULL);
+                heal_cut(run, i - 1);
+            }
+        }
+        break;
+    case KS_FAULT_FAILOVER: fire_failover(run, fire->fault_index); break;
+    default: ks_assert(false); /* scenario.c cluster_fault_rules */
+    }
+}
+
+static void multi_faults_start(struct run *run)
+{
+    for (size_t i = 0; i < run->scenario->fault_count; i++) {
+        run->fires[i] = (struct run_fault_fire){ run, (int32_t)i };
+        ks_world_schedule(run->world, KS_NODE_DRIVER, (ks_time_ns)run->scenario->faults[i].at_ns,
+                          KS_KIND_DRIVER_FAULT, fire_fault, &run->fires[i]);
+    }
+}
+
+/* ---- several clusters: the mirrors' lag ---- */
+
+/* mirror_lag now (sim/mirror_check.h): the source leaders' HW (the
+ * mirror's last view of it when the source has no leader up) against what
+ * the target acked. */
+static int64_t mirror_lag_now(const struct run *run, const struct run_mirror *rm)
+{
+    const struct run_cluster *source = &run->clusters[rm->spec->source_cluster];
+    int32_t t = rm->config.source_topic_index;
+    int32_t count = rm->config.partition_count;
+    int64_t hw[KS_PARTITION_COUNT_MAX];
+    int64_t next[KS_PARTITION_COUNT_MAX];
+    for (int32_t p = 0; p < count; p++) {
+        int32_t leader = ks_cluster_leader(source->cluster, t, p);
+        struct ks_replica_state state;
+        hw[p] = leader >= 1 && ks_cluster_replica_state(source->cluster, leader, t, p, &state)
+                    ? state.hw
+                    : ks_mirror_source_hw(rm->mirror, p);
+        next[p] = ks_mirror_mirrored_next(rm->mirror, p);
+    }
+    return ks_mirror_lag(hw, next, count);
+}
+
+static void sample_mirrors(struct run *run)
+{
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        struct run_mirror *rm = &run->mirrors[m];
+        int64_t lag = mirror_lag_now(run, rm);
+        rm->lag_max = MAX(rm->lag_max, lag);
+        struct run_lag_sample sample = { ks_world_now_ns(run->world), m, lag };
+        g_array_append_val(run->lag_samples, sample);
+    }
+}
+
+/* ---- several clusters: the run ---- */
+
+static void multi_start(struct run *run)
+{
+    for (int32_t c = 0; c < run->cluster_count; c++) {
+        struct run_cluster *rc = &run->clusters[c];
+        rc->observer = (struct ks_cluster_observer){
+            .context = rc,
+            .on_event = cluster_on_event,
+            .on_record = cluster_on_record,
+            .on_consumed = cluster_on_consumed,
+            .on_position = cluster_on_position,
+        };
+        rc->cluster = ks_cluster_new(rc->world, &rc->spec, &rc->observer);
+        rc->availability = ks_availability_new(&rc->view, rc->cluster, rc->world);
+    }
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        struct run_mirror *rm = &run->mirrors[m];
+        rm->mirror = ks_mirror_new(run->world, &rm->config, &rm->observer);
+    }
+    for (int32_t c = 0; c < run->cluster_count; c++) {
+        ks_cluster_start(run->clusters[c].cluster);
+    }
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        ks_mirror_start(run->mirrors[m].mirror);
+    }
+    multi_faults_start(run);
+}
+
+static void multi_availability_update(struct run *run, ks_time_ns now_ns)
+{
+    for (int32_t c = 0; c < run->cluster_count; c++) {
+        ks_availability_update(run->clusters[c].availability, now_ns);
+    }
+}
+
+static bool multi_converged(const struct run *run)
+{
+    for (int32_t c = 0; c < run->cluster_count; c++) {
+        if (!run->clusters[c].down && !ks_cluster_converged(run->clusters[c].cluster)) {
+            return false;
+        }
+    }
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        const struct run_mirror *rm = &run->mirrors[m];
+        if (!run->clusters[rm->spec->source_cluster].down &&
+            !run->clusters[rm->spec->target_cluster].down &&
+            (!ks_mirror_caught_up(rm->mirror) || mirror_lag_now(run, rm) > 0)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* `duration` ended: the lag then, the clusters' availability closed. */
+static void multi_duration_end(struct run *run, ks_time_ns duration)
+{
+    for (int32_t c = 0; c < run->cluster_count; c++) {
+        ks_availability_close(run->clusters[c].availability, duration);
+    }
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        run->mirrors[m].lag_at_end = mirror_lag_now(run, &run->mirrors[m]);
+    }
+}
+
+/* The final phase: stop producers, heal every link; a lost cluster stays down. */
+static void multi_final(struct run *run, ks_time_ns deadline)
+{
+    for (int32_t c = 0; c < run->cluster_count; c++) {
+        ks_cluster_stop_producers(run->clusters[c].cluster);
+    }
+    while (run->cuts->len > 0) {
+        heal_cut(run, run->cuts->len - 1);
+    }
+    while (!multi_converged(run) && ks_world_now_ns(run->world) < deadline) {
+        ks_time_ns next = ks_world_now_ns(run->world) + FINAL_STEP_NS;
+        ks_world_run_until(run->world, next < deadline ? next : deadline);
+    }
+    char detail[200];
+    g_snprintf(detail, sizeof detail,
+               multi_converged(run)
+                   ? "final phase: live clusters converged, mirrors caught up; final read"
+                   : "final phase: not converged after final.drain; final read anyway");
+    add_event(run, ks_world_now_ns(run->world), "final", -1, -1, -1, detail, NULL, true);
+}
+
+static uint64_t multi_unavailable_ns(const struct run *run)
+{
+    uint64_t total = 0;
+    for (int32_t c = 0; c < run->cluster_count; c++) {
+        total += ks_availability_total_ns(run->clusters[c].availability);
+    }
+    return total;
+}
+
+/* The mirror metrics, summed over the mirrors (sim/mirror_check.h). */
+static void mirror_metrics(struct run *run, const struct final_read *read)
+{
+    const struct ks_scenario *s = run->scenario;
+    double *m = run->metrics;
+    bool *acks_none = g_new0(bool, s->producer_count + 1);
+    for (size_t i = 0; i < s->producer_count; i++) {
+        acks_none[i] = s->producers[i].acks == KS_ACKS_NONE;
+    }
+    const struct ks_read_record *all = (const struct ks_read_record *)(void *)read->records->data;
+    const struct ks_read_record *copies =
+        (const struct ks_read_record *)(void *)read->mirror_records->data;
+    for (int32_t k = 0; k < run->mirror_count; k++) {
+        const struct run_mirror *rm = &run->mirrors[k];
+        GArray *source = g_array_new(FALSE, FALSE, sizeof(struct ks_read_record));
+        GArray *target = g_array_new(FALSE, FALSE, sizeof(struct ks_read_record));
+        for (guint i = 0; i < read->records->len; i++) {
+            if (all[i].topic_index == rm->spec->topic_index) {
+                g_array_append_val(source, all[i]);
+            }
+        }
+        for (guint i = 0; i < read->mirror_records->len; i++) {
+            if (copies[i].topic_index == rm->spec->remote_topic_index) {
+                g_array_append_val(target, copies[i]);
+            }
+        }
+        struct ks_mirror_check_input in = {
+            .outcomes = (const struct ks_record_outcome *)(void *)run->outcomes->data,
+            .outcome_count = run->outcomes->len,
+            .producer_acks_none = acks_none,
+            .producer_count = (int32_t)s->producer_count,
+            .source_topic_index = rm->spec->topic_index,
+            .source_lost = run->clusters[rm->spec->source_cluster].down,
+            .source_read = (const struct ks_read_record *)(void *)source->data,
+            .source_read_count = source->len,
+            .target_read = (const struct ks_read_record *)(void *)target->data,
+            .target_read_count = target->len,
+        };
+        struct ks_mirror_check_output out;
+        ks_mirror_check_run(&in, &out);
+        m[KS_METRIC_MIRRORED] += (double)out.mirrored;
+        m[KS_METRIC_MIRROR_LOST] += (double)out.mirror_lost;
+        m[KS_METRIC_MIRROR_UNMIRRORED] += (double)out.mirror_unmirrored;
+        m[KS_METRIC_MIRROR_DUPLICATES] += (double)out.mirror_duplicates;
+        m[KS_METRIC_MIRROR_LAG] += (double)rm->lag_at_end;
+        m[KS_METRIC_MIRROR_LAG_MAX] = MAX(m[KS_METRIC_MIRROR_LAG_MAX], (double)rm->lag_max);
+        g_array_free(source, TRUE);
+        g_array_free(target, TRUE);
+    }
+    g_free(acks_none);
+    /* failover_duplicates: per failover, its group's processings after it
+     * of records the group had processed before it */
+    GArray *mine = g_array_new(FALSE, FALSE, sizeof(struct ks_consumed_record));
+    for (guint i = 0; i < run->failovers->len; i++) {
+        const struct run_failover *f = &g_array_index(run->failovers, struct run_failover, i);
+        g_array_set_size(mine, 0);
+        for (guint j = 0; j < run->consumed->len; j++) {
+            const struct ks_consumed_record *c =
+                &g_array_index(run->consumed, struct ks_consumed_record, j);
+            if (c->consumer_index >= 0 && run->consumer_group[c->consumer_index] == f->group) {
+                g_array_append_val(mine, *c);
+            }
+        }
+        m[KS_METRIC_FAILOVER_DUPLICATES] += (double)ks_mirror_failover_duplicates(
+            (const struct ks_consumed_record *)(void *)mine->data, mine->len, f->at_ns);
+    }
+    g_array_free(mine, TRUE);
+}
+
 /* ---- the run ------------------------------------------------------------------------------------------- */
 
 static void run_init(struct run *run, const struct ks_scenario *scenario,
@@ -2290,6 +3395,14 @@ static void run_init(struct run *run, const struct ks_scenario *scenario,
         }
     }
     run->quiet = g_new0(struct quiet_slot, ((size_t)run->tp_count + 1) * 2);
+    run->remote_topic = g_new0(bool, scenario->topic_count + 1);
+    run->lag_samples = g_array_new(FALSE, FALSE, sizeof(struct run_lag_sample));
+    if (scenario->cluster_count > 0) {
+        for (size_t m = 0; m < scenario->mirror_count; m++) {
+            run->remote_topic[scenario->mirrors[m].remote_topic_index] = true;
+        }
+        multi_init(run);
+    }
     ks_time_ns total = (ks_time_ns)scenario->duration_ns +
                        (scenario->final_heal ? (ks_time_ns)scenario->final_drain_ns : 0);
     run->sample_interval_ns = MAX(SAMPLE_INTERVAL_NS_MIN, total / SAMPLE_COUNT_TARGET);
@@ -2303,7 +3416,10 @@ static void run_deinit(struct run *run)
     ks_faults_free(faults);
     struct ks_cluster *cluster = g_steal_pointer(&run->cluster);
     ks_cluster_free(cluster);
+    multi_deinit(run);
     ks_world_free(g_steal_pointer(&run->world));
+    g_free(run->remote_topic);
+    g_array_free(run->lag_samples, TRUE);
     for (guint i = 0; i < run->events->len; i++) {
         struct run_event *e = &g_array_index(run->events, struct run_event, i);
         g_free(e->detail);
@@ -2339,7 +3455,7 @@ static bool build(struct run *run, const char *run_dir, FILE *trace, GError **er
     struct ks_world_config config = {
         .seed = run->seed,
         .run_dir = run_dir,
-        .node_count = ks_cluster_node_count(&run->spec),
+        .node_count = multi(run) ? multi_node_count(run) : ks_cluster_node_count(&run->spec),
         .network_latency_ns = (ks_time_ns)s->network_latency_ns,
         .network_jitter_ns = (ks_time_ns)s->network_jitter_ns,
         .disk_fsync_latency_ns = (ks_time_ns)s->disk_fsync_latency_ns,
@@ -2363,15 +3479,38 @@ static bool build(struct run *run, const char *run_dir, FILE *trace, GError **er
         ks_world_net_set_link_latency(run->world, (ks_node_id)link->broker_a,
                                       (ks_node_id)link->broker_b, (ks_time_ns)link->latency_ns);
     }
+    if (multi(run)) {
+        multi_build(run);
+    }
     if (trace != NULL) {
         ks_world_set_trace(run->world, trace);
     }
     return true;
 }
 
+/* simulate() for several clusters. */
+static void simulate_clusters(struct run *run)
+{
+    const struct ks_scenario *s = run->scenario;
+    multi_start(run);
+    ks_world_set_after_event(run->world, after_event, run);
+    ks_world_schedule(run->world, KS_NODE_DRIVER, 0, KS_KIND_DRIVER_SAMPLE, sample_partitions, run);
+    ks_time_ns duration = (ks_time_ns)s->duration_ns;
+    ks_world_run_until(run->world, duration);
+    multi_duration_end(run, duration);
+    run->final_phase = true;
+    if (s->final_heal) {
+        multi_final(run, duration + (ks_time_ns)s->final_drain_ns);
+    }
+}
+
 static void simulate(struct run *run)
 {
     const struct ks_scenario *s = run->scenario;
+    if (multi(run)) {
+        simulate_clusters(run);
+        return;
+    }
     run->observer = (struct ks_cluster_observer){
         .context = run,
         .on_event = run_on_event,
@@ -2433,11 +3572,15 @@ static bool simulate_and_judge(struct run *run, const char *run_dir, FILE *trace
     struct final_read read;
     do_final_read(run, &read);
     run_checker(run, &read);
+    if (multi(run)) {
+        mirror_metrics(run, &read);
+    }
     final_read_clear(&read);
     note_out_of_scope(run);
     compute_metrics(run);
     memcpy(result->metrics, run->metrics, sizeof result->metrics);
     result->txn_metrics = ks_cluster_spec_has_txn(&run->spec);
+    result->mirror_metrics = run->mirror_count > 0;
     result->eos_metrics = false;
     for (size_t i = 0; i < run->scenario->consumer_count; i++) {
         result->eos_metrics |= run->scenario->consumers[i].output_topic_index >= 0;

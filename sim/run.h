@@ -59,6 +59,7 @@ struct ks_run_result {
     char verdict[16];  /* "PASS" or "FAIL" (PASS also when there is no [expect]) */
     int64_t wall_ms;   /* wall time of the whole run (never reaches the world) */
     int64_t record_ms; /* of which spent in the recorder */
+    bool mirror_metrics; /* the scenario has a [mirror NAME]: the mirror metrics are shown */
     bool eos_metrics;  /* a consumer is a processor: eos_missing, eos_duplicates are shown */
     bool txn_metrics;  /* a producer is transactional: the txn_* metrics are shown */
 };

@@ -253,7 +253,25 @@ static bool section_kind_parse(const char *word, enum ks__section_kind *out)
 static bool section_is_named(enum ks__section_kind kind)
 {
     return kind == KS__SECTION_TOPIC || kind == KS__SECTION_PRODUCER ||
-           kind == KS__SECTION_CONSUMER || kind == KS__SECTION_FAULT;
+           kind == KS__SECTION_CONSUMER || kind == KS__SECTION_FAULT ||
+           kind == KS__SECTION_MIRROR;
+}
+
+/* [scenario] network.latency.east-west: the two cluster names, owned (g_free). */
+static bool cluster_link_key_parse(const char *key, char **a, char **b)
+{
+    const char *prefix = "network.latency.";
+    if (!g_str_has_prefix(key, prefix)) {
+        return false;
+    }
+    const char *rest = key + strlen(prefix);
+    const char *dash = strchr(rest, '-');
+    if (dash == NULL || dash == rest || dash[1] == '\0' || strchr(dash + 1, '-') != NULL) {
+        return false;
+    }
+    *a = g_strndup(rest, (size_t)(dash - rest));
+    *b = g_strdup(dash + 1);
+    return true;
 }
 
 /* network.latency.A-B: returns true and the ids if key has that shape. */
@@ -332,7 +350,10 @@ static bool key_check(enum ks__section_kind kind, const char *key, const char *v
     if (spec == NULL) {
         int64_t a = 0;
         int64_t b = 0;
-        if (kind == KS__SECTION_CLUSTER && link_key_parse(key, &a, &b)) {
+        g_autofree char *name_a = NULL;
+        g_autofree char *name_b = NULL;
+        if ((kind == KS__SECTION_CLUSTER && link_key_parse(key, &a, &b)) ||
+            (kind == KS__SECTION_SCENARIO && cluster_link_key_parse(key, &name_a, &name_b))) {
             /* A link's latency has the range of network.latency. */
             struct ks__key_spec link = *ks__key_find(KS__SECTION_CLUSTER, "network.latency");
             link.name = key;
@@ -424,8 +445,9 @@ static size_t section_count_max(enum ks__section_kind kind)
     case KS__SECTION_PRODUCER:
     case KS__SECTION_CONSUMER: return KS_SCENARIO_CLIENT_COUNT_MAX;
     case KS__SECTION_FAULT: return KS_SCENARIO_FAULT_COUNT_MAX;
+    case KS__SECTION_CLUSTER: return KS_SCENARIO_CLUSTER_COUNT_MAX;
+    case KS__SECTION_MIRROR: return KS_SCENARIO_MIRROR_COUNT_MAX;
     case KS__SECTION_SCENARIO:
-    case KS__SECTION_CLUSTER:
     case KS__SECTION_EXPECT: return 1;
     case KS__SECTION_COUNT: break;
     }
@@ -470,7 +492,7 @@ static bool scan_header(struct ks_scenario_raw *raw, const char *origin, char *t
                                              : g_strdup("");
         return fail_at(error, KS_SCENARIO_ERROR_UNKNOWN_KEY, &here, NULL,
                        "unknown section [%s] (%sknown: scenario, cluster, topic NAME, producer "
-                       "NAME, consumer NAME, fault NAME, expect)",
+                       "NAME, consumer NAME, fault NAME, expect; cluster NAME, mirror NAME)",
                        inner, hint);
     }
     g_autofree char *message = NULL;
@@ -481,9 +503,25 @@ static bool scan_header(struct ks_scenario_raw *raw, const char *origin, char *t
         if (!ok) {
             return fail_at(error, KS_SCENARIO_ERROR_VALUE, &here, NULL, "%s", message);
         }
+    } else if (kind == KS__SECTION_CLUSTER && name[0] != '\0') {
+        /* [cluster NAME]: one of several clusters; [cluster] is the one-cluster form */
+        if (!ks__client_name_check(name, "cluster", &message)) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, &here, NULL, "%s", message);
+        }
+        struct raw_section *other = section_find(raw, kind, "");
+        if (other != NULL) {
+            return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, &here, NULL,
+                           "[cluster %s] next to the unnamed [cluster] (line %u): with several "
+                           "clusters every one is [cluster NAME]",
+                           name, other->line);
+        }
     } else if (name[0] != '\0') {
         return fail_at(error, KS_SCENARIO_ERROR_SYNTAX, &here, NULL,
                        "[%s] takes no name (found '%s')", inner, name);
+    } else if (kind == KS__SECTION_CLUSTER && raw->kind_counts[kind] > 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, &here, NULL,
+                       "[cluster] after [cluster NAME] sections: with several clusters every one "
+                       "is [cluster NAME]");
     }
     struct raw_section *first = section_find(raw, kind, name);
     if (first != NULL) {
@@ -625,6 +663,15 @@ static void fields_clear(struct ks_scenario *scenario)
     g_free(scenario->consumers);
     g_free(scenario->faults);
     g_free(scenario->expectations);
+    for (size_t i = 1; i < scenario->cluster_count; i++) {
+        g_free(scenario->clusters[i].link_latencies); /* [0]'s is link_latencies above */
+    }
+    g_free(scenario->clusters);
+    g_free(scenario->cluster_links);
+    g_free(scenario->topic_cluster);
+    g_free(scenario->producer_cluster);
+    g_free(scenario->consumer_cluster);
+    g_free(scenario->mirrors);
     char *path = scenario->path;
     struct ks_scenario_raw *raw = scenario->raw;
     memset(scenario, 0, sizeof *scenario);
@@ -865,6 +912,16 @@ bool ks_scenario_apply_set(struct ks_scenario *scenario, const char *assignment,
             return false;
         }
         key = rest + best + 1;
+    } else if (kind == KS__SECTION_CLUSTER && section_find(raw, kind, "") == NULL) {
+        /* cluster.east.brokers=5 names a [cluster NAME] when there are some */
+        for (guint i = 0; i < raw->sections->len; i++) {
+            struct raw_section *s = g_ptr_array_index(raw->sections, i);
+            size_t n = strlen(s->name);
+            if (s->kind == kind && n > 0 && strncmp(rest, s->name, n) == 0 && rest[n] == '.') {
+                section = s;
+                key = rest + n + 1;
+            }
+        }
     } else {
         section = section_find(raw, kind, "");
     }
@@ -1475,6 +1532,8 @@ static void finalize_processor_producers(struct ks_scenario *scenario)
     }
     scenario->producers = g_renew(struct ks_producer_config, scenario->producers,
                                   scenario->producer_count + extra + 1);
+    scenario->producer_cluster =
+        g_renew(int32_t, scenario->producer_cluster, scenario->producer_count + extra + 1);
     for (size_t i = 0; i < scenario->consumer_count; i++) {
         struct ks_consumer_config *consumer = &scenario->consumers[i];
         if (consumer->output_topic_index < 0) {
@@ -1495,6 +1554,8 @@ static void finalize_processor_producers(struct ks_scenario *scenario)
         producer->start_jitter_ns = 0;
         producer->input_consumer_index = (int32_t)i;
         consumer->output_producer_index = (int32_t)scenario->producer_count;
+        /* the application's producer writes to its consumer's cluster */
+        scenario->producer_cluster[scenario->producer_count] = scenario->consumer_cluster[i];
         scenario->producer_count++;
     }
 }
@@ -1710,6 +1771,14 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
         out->controller_number = (int32_t)number;
         return true;
     }
+    if (strcmp(fn, "cluster") == 0) {
+        out->kind = KS_TARGET_CLUSTER;
+        out->cluster_index = ks_scenario_cluster_index(site->scenario, arg);
+        if (out->cluster_index < 0) {
+            return site_fail(site, KS_SCENARIO_ERROR_REFERENCE, "there is no [cluster %s]", arg);
+        }
+        return true;
+    }
     if (strcmp(fn, "rack") == 0) {
         out->kind = KS_TARGET_RACK;
         return rack_parse(site, arg, &out->broker_id);
@@ -1777,7 +1846,7 @@ static bool target_equal(const struct ks_target *a, const struct ks_target *b)
 {
     return a->kind == b->kind && a->broker_id == b->broker_id &&
            a->tp.topic_index == b->tp.topic_index && a->tp.partition == b->tp.partition &&
-           a->client_index == b->client_index;
+           a->client_index == b->client_index && a->cluster_index == b->cluster_index;
 }
 
 /* The two sides of a network fault (groups, from/to) name different nodes,
@@ -2128,6 +2197,68 @@ bool ks_fault_site_fail(const struct ks_fault_site *site, enum ks_scenario_error
 
 /* Rules between keys of one fault, after each key parsed: when it fires,
  * then the action's own (sim/fault_actions.c). */
+/* With several clusters a fault names whole clusters (sim/clusters.c fires
+ * it): crash or restart cluster(NAME), a partition whose sides are lists of
+ * cluster(NAME), a heal; at a time. */
+static bool cluster_fault_rules(const struct raw_section *section, const struct ks_fault *fault,
+                                GError **error)
+{
+    const struct raw_entry *when = entry_find(section, "when");
+    if (when != NULL) {
+        return fail_at(error, KS_SCENARIO_ERROR_NOT_MODELLED, section, when,
+                       "with several clusters a fault fires at a time ('at'); triggers are "
+                       "not modelled there yet");
+    }
+    const struct raw_entry *target = entry_find(section, "target");
+    switch (fault->action) {
+    case KS_FAULT_CRASH:
+    case KS_FAULT_RESTART:
+        if (target == NULL || fault->target.kind != KS_TARGET_CLUSTER) {
+            return fail_at(error, KS_SCENARIO_ERROR_NOT_MODELLED, section, target,
+                           "with several clusters, %s takes target = cluster(NAME) (a whole "
+                           "cluster; one broker of several clusters is not modelled yet)",
+                           ks_fault_action_name(fault->action));
+        }
+        return true;
+    case KS_FAULT_PARTITION: {
+        const struct raw_entry *groups = entry_find(section, "groups");
+        bool ok = fault->net_shape == KS_NET_GROUPS && groups != NULL;
+        for (uint32_t i = 0; ok && i < fault->side_a.count; i++) {
+            ok = fault->side_a.items[i].kind == KS_TARGET_CLUSTER;
+        }
+        for (uint32_t i = 0; ok && i < fault->side_b.count; i++) {
+            ok = fault->side_b.items[i].kind == KS_TARGET_CLUSTER;
+        }
+        if (!ok) {
+            return fail_at(error, KS_SCENARIO_ERROR_NOT_MODELLED, section, groups,
+                           "with several clusters, a partition cuts the link between "
+                           "clusters: groups = cluster(A) | cluster(B)");
+        }
+        return true;
+    }
+    case KS_FAULT_HEAL: return true;
+    case KS_FAULT_FAILOVER:
+        if (target == NULL || fault->target.kind != KS_TARGET_CONSUMER) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, target,
+                           "failover moves a consumer group: target = consumer(NAME)");
+        }
+        return true;
+    case KS_FAULT_SLOW:
+    case KS_FAULT_PAUSE:
+    case KS_FAULT_RESUME:
+    case KS_FAULT_DROP:
+    case KS_FAULT_CORRUPT:
+    case KS_FAULT_REWIND:
+    case KS_FAULT_STOP:
+    case KS_FAULT_ROLLING_RESTART:
+    case KS_FAULT_ACTION_COUNT: break;
+    }
+    return fail_at(error, KS_SCENARIO_ERROR_NOT_MODELLED, section, entry_find(section, "action"),
+                   "action = %s is not modelled with several clusters yet (crash, restart, "
+                   "partition, heal and failover are)",
+                   ks_fault_action_name(fault->action));
+}
+
 static bool fault_rules(const struct ks_scenario *scenario, const struct raw_section *section,
                         struct ks_fault *fault, GError **error)
 {
@@ -2157,6 +2288,9 @@ static bool fault_rules(const struct ks_scenario *scenario, const struct raw_sec
     if (delay != NULL && when == NULL) {
         return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, delay,
                        "delay applies to a 'when' trigger; with 'at' change the time");
+    }
+    if (scenario->cluster_count > 0) {
+        return cluster_fault_rules(section, fault, error);
     }
     struct ks_fault_site site = { scenario, fault, section, error };
     if (!ks_fault_check(&site)) {
@@ -2246,8 +2380,8 @@ static bool finalize_schedule(struct ks_scenario *scenario, GError **error)
     size_t index = 0;
     for (guint i = 0; i < scenario->raw->sections->len; i++) {
         const struct raw_section *section = g_ptr_array_index(scenario->raw->sections, i);
-        if (section->kind != KS__SECTION_FAULT) {
-            continue;
+        if (section->kind != KS__SECTION_FAULT || scenario->cluster_count > 0) {
+            continue; /* several clusters: cluster_fault_rules */
         }
         struct ks_fault_site site = { scenario, &scenario->faults[index++], section, error };
         if (!ks_fault_check_schedule(&site)) {
@@ -2379,10 +2513,70 @@ static bool finalize_expectation(struct ks_scenario *scenario, struct ks_expecta
 
 /* ---- finalize ----------------------------------------------------------------------------- */
 
+/* The [cluster NAME] section of cluster index (NULL: the unnamed [cluster]). */
+static const struct raw_section *cluster_section(const struct ks_scenario *scenario,
+                                                 int32_t index)
+{
+    const char *name = scenario->cluster_count > 0 ? scenario->clusters[index].name : "";
+    return section_find(scenario->raw, KS__SECTION_CLUSTER, name);
+}
+
+/* `cluster = NAME` of a topic or client section: *out its index, or
+ * `fallback` when the key is absent (-1: required with several clusters). */
+static bool section_cluster(const struct ks_scenario *scenario, const struct raw_section *section,
+                            int32_t fallback, int32_t *out, GError **error)
+{
+    const struct raw_entry *entry = entry_find(section, "cluster");
+    g_autofree char *label = section_label(section);
+    if (entry == NULL) {
+        if (scenario->cluster_count > 1 && fallback < 0) {
+            return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
+                           "%s needs the key 'cluster' (the scenario has %zu clusters)", label,
+                           scenario->cluster_count);
+        }
+        *out = fallback < 0 ? 0 : fallback;
+        return true;
+    }
+    if (scenario->cluster_count == 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, entry,
+                       "cluster = %s: there is no [cluster %s] (the scenario has one unnamed "
+                       "[cluster])",
+                       entry->value, entry->value);
+    }
+    *out = ks_scenario_cluster_index(scenario, entry->value);
+    if (*out < 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, entry,
+                       "cluster = %s: there is no [cluster %s]", entry->value, entry->value);
+    }
+    if (fallback >= 0 && *out != fallback) {
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                       "cluster = %s: %s's topic lives on cluster %s (a client connects to the "
+                       "cluster of its topic)",
+                       entry->value, label, scenario->clusters[fallback].name);
+    }
+    return true;
+}
+
+/* Runs fn with scenario->cluster holding cluster index's settings (topic
+ * checks compare with brokers and racks), then puts clusters[0]'s back. */
+static bool finalize_topic_on(struct ks_scenario *scenario, int32_t index,
+                              struct ks_topic_config *topic, const struct raw_section *section,
+                              GError **error)
+{
+    const struct raw_section *cluster = cluster_section(scenario, index);
+    if (scenario->cluster_count == 0 || index == 0) {
+        return finalize_topic(scenario, topic, section, cluster, error);
+    }
+    struct ks_cluster_config saved = scenario->cluster;
+    scenario->cluster = scenario->clusters[index].cluster;
+    bool ok = finalize_topic(scenario, topic, section, cluster, error);
+    scenario->cluster = saved;
+    return ok;
+}
+
 static bool finalize_named(struct ks_scenario *scenario, enum ks__section_kind kind, GError **error)
 {
     struct ks_scenario_raw *raw = scenario->raw;
-    const struct raw_section *cluster = section_find(raw, KS__SECTION_CLUSTER, "");
     size_t index = 0;
     for (guint i = 0; i < raw->sections->len; i++) {
         const struct raw_section *section = g_ptr_array_index(raw->sections, i);
@@ -2392,20 +2586,29 @@ static bool finalize_named(struct ks_scenario *scenario, enum ks__section_kind k
         bool ok = true;
         switch (kind) {
         case KS__SECTION_TOPIC:
-            ok = finalize_topic(scenario, &scenario->topics[index], section, cluster, error);
+            ok = section_cluster(scenario, section, -1, &scenario->topic_cluster[index], error) &&
+                 finalize_topic_on(scenario, scenario->topic_cluster[index],
+                                   &scenario->topics[index], section, error);
             scenario->topic_count = index + 1;
             break;
         case KS__SECTION_PRODUCER:
-            ok = finalize_producer(scenario, &scenario->producers[index], section, error);
+            ok = finalize_producer(scenario, &scenario->producers[index], section, error) &&
+                 section_cluster(scenario, section,
+                                 scenario->topic_cluster[scenario->producers[index].topic_index],
+                                 &scenario->producer_cluster[index], error);
             scenario->producer_count = index + 1;
             break;
         case KS__SECTION_CONSUMER:
-            ok = finalize_consumer(scenario, &scenario->consumers[index], section, error);
+            ok = finalize_consumer(scenario, &scenario->consumers[index], section, error) &&
+                 section_cluster(scenario, section,
+                                 scenario->topic_cluster[scenario->consumers[index].topic_index],
+                                 &scenario->consumer_cluster[index], error);
             scenario->consumer_count = index + 1;
             break;
         case KS__SECTION_FAULT:
             ok = finalize_fault(scenario, &scenario->faults[index], section, error);
             break;
+        case KS__SECTION_MIRROR:
         case KS__SECTION_SCENARIO:
         case KS__SECTION_CLUSTER:
         case KS__SECTION_EXPECT:
@@ -2434,6 +2637,325 @@ static bool finalize_expect(struct ks_scenario *scenario, GError **error)
     return true;
 }
 
+/* ---- finalize: several clusters ------------------------------------------------------------- */
+
+/* Keys of [cluster NAME] that set the one world every cluster lives in:
+ * only the first cluster may give them. */
+static const char *const world_keys[] = { "network.jitter",        "disk.fsync.latency",
+                                          "disk.bandwidth",        "disk.writeback.expire",
+                                          "disk.writeback.interval", "disk.dirty.limit",
+                                          "disk.page.cache" };
+
+static int cluster_link_compare(const void *a, const void *b)
+{
+    const struct ks_cluster_link *x = a;
+    const struct ks_cluster_link *y = b;
+    if (x->cluster_a != y->cluster_a) {
+        return x->cluster_a < y->cluster_a ? -1 : 1;
+    }
+    return (x->cluster_b > y->cluster_b) - (x->cluster_b < y->cluster_b);
+}
+
+/* [scenario] network.latency.A-B between clusters A and B. */
+static bool finalize_cluster_links(struct ks_scenario *scenario, GError **error)
+{
+    const struct raw_section *section = section_find(scenario->raw, KS__SECTION_SCENARIO, "");
+    size_t count = section->entries->len;
+    scenario->cluster_links = g_new0(struct ks_cluster_link, count + 1);
+    for (size_t i = 0; i < count; i++) {
+        const struct raw_entry *entry = g_ptr_array_index(section->entries, i);
+        g_autofree char *name_a = NULL;
+        g_autofree char *name_b = NULL;
+        if (ks__key_find(KS__SECTION_SCENARIO, entry->key) != NULL ||
+            !cluster_link_key_parse(entry->key, &name_a, &name_b)) {
+            continue;
+        }
+        int32_t a = ks_scenario_cluster_index(scenario, name_a);
+        int32_t b = ks_scenario_cluster_index(scenario, name_b);
+        if (a < 0 || b < 0) {
+            return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, entry,
+                           "%s: there is no [cluster %s]", entry->key, a < 0 ? name_a : name_b);
+        }
+        if (a == b) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
+                           "%s: a link joins two different clusters", entry->key);
+        }
+        struct ks_cluster_link link = { MIN(a, b), MAX(a, b), 0, entry->line };
+        if (!entry_duration(section, entry, &link.latency_ns, error)) {
+            return false;
+        }
+        for (size_t j = 0; j < scenario->cluster_link_count; j++) {
+            const struct ks_cluster_link *other = &scenario->cluster_links[j];
+            if (other->cluster_a == link.cluster_a && other->cluster_b == link.cluster_b) {
+                return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                               "%s: the link %s-%s already has a latency (line %u)", entry->key,
+                               name_a, name_b, other->line);
+            }
+        }
+        scenario->cluster_links[scenario->cluster_link_count++] = link;
+    }
+    qsort(scenario->cluster_links, scenario->cluster_link_count, sizeof(struct ks_cluster_link),
+          cluster_link_compare);
+    return true;
+}
+
+/* Every [cluster NAME] in file order, finalized as [cluster] is; the last
+ * one finalized is the first, whose values stay in the scenario's fields. */
+static bool finalize_clusters(struct ks_scenario *scenario, GError **error)
+{
+    struct ks_scenario_raw *raw = scenario->raw;
+    const struct raw_section *sections[KS_SCENARIO_CLUSTER_COUNT_MAX];
+    size_t count = 0;
+    for (guint i = 0; i < raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(raw->sections, i);
+        if (section->kind == KS__SECTION_CLUSTER) {
+            ks_assert(section->name[0] != '\0' && count < KS_SCENARIO_CLUSTER_COUNT_MAX);
+            sections[count++] = section;
+        }
+    }
+    scenario->clusters = g_new0(struct ks_scenario_cluster, count + 1);
+    for (size_t i = 0; i < count; i++) {
+        g_strlcpy(scenario->clusters[i].name, sections[i]->name, sizeof scenario->clusters[i].name);
+        scenario->clusters[i].line = sections[i]->line;
+    }
+    scenario->cluster_count = count;
+    for (size_t n = count; n > 0; n--) {
+        size_t i = n - 1;
+        if (i > 0) {
+            for (size_t k = 0; k < KS_ARRAY_COUNT(world_keys); k++) {
+                const struct raw_entry *entry = entry_find(sections[i], world_keys[k]);
+                if (entry != NULL) {
+                    return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, sections[i], entry,
+                                   "%s is a setting of the one simulated world all clusters "
+                                   "share: give it in the first cluster, [cluster %s]",
+                                   entry->key, sections[0]->name);
+                }
+            }
+        }
+        memset(&scenario->cluster, 0, sizeof scenario->cluster);
+        memset(&scenario->log_defaults, 0, sizeof scenario->log_defaults);
+        g_free(scenario->link_latencies);
+        scenario->link_latencies = NULL;
+        scenario->link_latency_count = 0;
+        if (!finalize_cluster(scenario, sections[i], error)) {
+            return false;
+        }
+        struct ks_scenario_cluster *c = &scenario->clusters[i];
+        c->cluster = scenario->cluster;
+        c->log_defaults = scenario->log_defaults;
+        c->default_replication_factor = scenario->default_replication_factor;
+        c->num_partitions_default = scenario->num_partitions_default;
+        c->network_latency_ns = scenario->network_latency_ns;
+        c->link_latencies = scenario->link_latencies;
+        c->link_latency_count = scenario->link_latency_count;
+        if (i > 0) {
+            scenario->link_latencies = NULL; /* owned by clusters[i] now */
+            scenario->link_latency_count = 0;
+        }
+    }
+    return finalize_cluster_links(scenario, error);
+}
+
+/* topics = orders of a [mirror NAME]: one source topic; its remote topic on
+ * the target, made here when no [topic] of that name is given. */
+static bool mirror_topics(struct ks_scenario *scenario, struct ks_mirror_spec *mirror,
+                          const struct raw_section *section, GError **error)
+{
+    const struct raw_entry *entry = entry_find(section, "topics");
+    if (strchr(entry->value, ',') != NULL) {
+        return fail_at(error, KS_SCENARIO_ERROR_NOT_MODELLED, section, entry,
+                       "topics = %s: one topic per mirror in ksim (write one [mirror NAME] per "
+                       "topic)",
+                       entry->value);
+    }
+    mirror->topic_index = ks_scenario_topic_index(scenario, entry->value);
+    if (mirror->topic_index < 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, entry,
+                       "topics = %s: there is no [topic %s]", entry->value, entry->value);
+    }
+    const struct ks_scenario_cluster *source = &scenario->clusters[mirror->source_cluster];
+    const struct ks_scenario_cluster *target = &scenario->clusters[mirror->target_cluster];
+    if (scenario->topic_cluster[mirror->topic_index] != mirror->source_cluster) {
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                       "topics = %s: the topic lives on cluster %s, not on the source %s",
+                       entry->value,
+                       scenario->clusters[scenario->topic_cluster[mirror->topic_index]].name,
+                       source->name);
+    }
+    const struct ks_topic_config *topic = &scenario->topics[mirror->topic_index];
+    g_autofree char *remote = g_strdup_printf("%s%s%s", source->name, mirror->separator,
+                                              topic->name);
+    g_autofree char *message = NULL;
+    if (!ks__topic_name_check(remote, &message)) {
+        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry, "the remote topic: %s",
+                       message);
+    }
+    mirror->remote_topic_index = ks_scenario_topic_index(scenario, remote);
+    if (mirror->remote_topic_index >= 0) {
+        const struct ks_topic_config *given = &scenario->topics[mirror->remote_topic_index];
+        if (scenario->topic_cluster[mirror->remote_topic_index] != mirror->target_cluster ||
+            given->partition_count != topic->partition_count) {
+            return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                           "[topic %s] must live on the target %s with the %d partitions of %s "
+                           "(MM2 copies each partition to the same one)",
+                           remote, target->name, topic->partition_count, topic->name);
+        }
+        return true;
+    }
+    if (mirror->replication_factor > target->cluster.broker_count) {
+        const struct raw_entry *rf = entry_find(section, "replication.factor");
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, rf != NULL ? rf : entry,
+                       "the remote topic %s needs replication.factor %d, more than the %d "
+                       "brokers of cluster %s (MM2 could not create it)",
+                       remote, mirror->replication_factor, target->cluster.broker_count,
+                       target->name);
+    }
+    /* A topic with no section of its own: the target's defaults. */
+    int32_t index = (int32_t)scenario->topic_count;
+    struct ks_topic_config *made = &scenario->topics[index];
+    const struct raw_section *defaults = cluster_section(scenario, mirror->target_cluster);
+    if (!apply_table(scenario->kafka_version, KS__SECTION_TOPIC, made, NULL, defaults, error)) {
+        return false;
+    }
+    g_strlcpy(made->name, remote, sizeof made->name);
+    made->partition_count = topic->partition_count;
+    made->replication_factor = mirror->replication_factor;
+    made->min_insync_replicas = MIN(made->min_insync_replicas, made->replication_factor);
+    scenario->topic_cluster[index] = mirror->target_cluster;
+    scenario->topic_count++;
+    mirror->remote_topic_index = index;
+    return true;
+}
+
+static bool finalize_mirror(struct ks_scenario *scenario, struct ks_mirror_spec *mirror,
+                            const struct raw_section *section, GError **error)
+{
+    g_strlcpy(mirror->name, section->name, sizeof mirror->name);
+    mirror->line = section->line;
+    if (scenario->cluster_count < 2) {
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, NULL,
+                       "[mirror %s] copies between clusters: it needs two or more [cluster "
+                       "NAME] sections",
+                       section->name);
+    }
+    if (!apply_table(scenario->kafka_version, KS__SECTION_MIRROR, mirror, section, NULL, error)) {
+        return false;
+    }
+    const char *ends[2] = { "source", "target" };
+    int32_t *indexes[2] = { &mirror->source_cluster, &mirror->target_cluster };
+    for (int k = 0; k < 2; k++) {
+        const struct raw_entry *entry = entry_find(section, ends[k]);
+        if (entry == NULL) {
+            return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
+                           "[mirror %s] needs the key '%s'", section->name, ends[k]);
+        }
+        *indexes[k] = ks_scenario_cluster_index(scenario, entry->value);
+        if (*indexes[k] < 0) {
+            return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, entry,
+                           "%s = %s: there is no [cluster %s]", ends[k], entry->value,
+                           entry->value);
+        }
+    }
+    if (mirror->source_cluster == mirror->target_cluster) {
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry_find(section, "target"),
+                       "target = %s: a mirror copies to another cluster than its source",
+                       scenario->clusters[mirror->target_cluster].name);
+    }
+    if (entry_find(section, "topics") == NULL) {
+        return fail_at(error, KS_SCENARIO_ERROR_MISSING, section, NULL,
+                       "[mirror %s] needs the key 'topics'", section->name);
+    }
+    return mirror_topics(scenario, mirror, section, error);
+}
+
+static bool finalize_mirrors(struct ks_scenario *scenario, GError **error)
+{
+    struct ks_scenario_raw *raw = scenario->raw;
+    scenario->mirrors = g_new0(struct ks_mirror_spec, raw->kind_counts[KS__SECTION_MIRROR] + 1);
+    for (guint i = 0; i < raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(raw->sections, i);
+        if (section->kind != KS__SECTION_MIRROR) {
+            continue;
+        }
+        struct ks_mirror_spec *mirror = &scenario->mirrors[scenario->mirror_count];
+        if (!finalize_mirror(scenario, mirror, section, error)) {
+            return false;
+        }
+        for (size_t j = 0; j < scenario->mirror_count; j++) {
+            if (scenario->mirrors[j].remote_topic_index == mirror->remote_topic_index) {
+                return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, NULL,
+                               "[mirror %s] writes the remote topic of [mirror %s]",
+                               mirror->name, scenario->mirrors[j].name);
+            }
+        }
+        scenario->mirror_count++;
+    }
+    return true;
+}
+
+/* Each failover fault: the mirror that copies its consumer's topic away
+ * from its cluster, and a standby copy of every consumer of the group on
+ * that cluster (NAME.TARGET, reading the remote topic, joining at the
+ * failover's time), which sim/run.c starts when the fault fires. */
+static bool finalize_failovers(struct ks_scenario *scenario, GError **error)
+{
+    size_t index = 0;
+    for (guint i = 0; i < scenario->raw->sections->len; i++) {
+        const struct raw_section *section = g_ptr_array_index(scenario->raw->sections, i);
+        if (section->kind != KS__SECTION_FAULT) {
+            continue;
+        }
+        struct ks_fault *fault = &scenario->faults[index++];
+        if (fault->action != KS_FAULT_FAILOVER) {
+            continue;
+        }
+        const struct raw_entry *target = entry_find(section, "target");
+        int32_t k = fault->target.client_index;
+        const struct ks_consumer_config *moved = &scenario->consumers[k];
+        int32_t from = scenario->consumer_cluster[k];
+        fault->failover_mirror = -1;
+        for (size_t m = 0; m < scenario->mirror_count && fault->failover_mirror < 0; m++) {
+            if (scenario->mirrors[m].source_cluster == from &&
+                scenario->mirrors[m].topic_index == moved->topic_index) {
+                fault->failover_mirror = (int32_t)m;
+            }
+        }
+        if (fault->failover_mirror < 0) {
+            return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, target,
+                           "failover: consumer %s reads %s on cluster %s, which no [mirror] "
+                           "copies to another cluster",
+                           moved->name, scenario->topics[moved->topic_index].name,
+                           scenario->clusters[from].name);
+        }
+        const struct ks_mirror_spec *mirror = &scenario->mirrors[fault->failover_mirror];
+        size_t count = scenario->consumer_count;
+        for (size_t j = 0; j < count; j++) {
+            const struct ks_consumer_config *c = &scenario->consumers[j];
+            if (scenario->consumer_cluster[j] != from || c->topic_index != moved->topic_index ||
+                strcmp(c->group_id, moved->group_id) != 0) {
+                continue;
+            }
+            struct ks_consumer_config standby = *c;
+            g_snprintf(standby.name, sizeof standby.name, "%s.%s", c->name,
+                       scenario->clusters[mirror->target_cluster].name);
+            if (ks_scenario_consumer_index(scenario, standby.name) >= 0) {
+                return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, target,
+                               "failover: its standby consumer's name %s is taken",
+                               standby.name);
+            }
+            standby.topic_index = mirror->remote_topic_index;
+            standby.start_ns = fault->at_ns;
+            standby.start_jitter_ns = 0;
+            size_t n = scenario->consumer_count++;
+            scenario->consumers = g_renew(struct ks_consumer_config, scenario->consumers, n + 2);
+            scenario->consumer_cluster = g_renew(int32_t, scenario->consumer_cluster, n + 2);
+            scenario->consumers[n] = standby;
+            scenario->consumer_cluster[n] = mirror->target_cluster;
+        }
+    }
+    return true;
+}
+
 bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
 {
     struct ks_scenario_raw *raw = scenario->raw;
@@ -2442,14 +2964,30 @@ bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
     if (section_find(raw, KS__SECTION_SCENARIO, "") == NULL) {
         section_add(raw, KS__SECTION_SCENARIO, "", 0, raw->file);
     }
-    if (section_find(raw, KS__SECTION_CLUSTER, "") == NULL) {
+    bool named_clusters = false;
+    for (guint i = 0; i < raw->sections->len && !named_clusters; i++) {
+        const struct raw_section *section = g_ptr_array_index(raw->sections, i);
+        named_clusters = section->kind == KS__SECTION_CLUSTER && section->name[0] != '\0';
+    }
+    const struct raw_section *unnamed = section_find(raw, KS__SECTION_CLUSTER, "");
+    if (named_clusters && unnamed != NULL) {
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, unnamed, NULL,
+                       "[cluster] next to [cluster NAME] sections: with several clusters every "
+                       "one is [cluster NAME]");
+    }
+    if (!named_clusters && unnamed == NULL) {
         section_add(raw, KS__SECTION_CLUSTER, "", 0, raw->file);
     }
     /* The section limits were checked as the sections arrived (scan_header). */
     const size_t *counts = raw->kind_counts;
-    scenario->topics = g_new0(struct ks_topic_config, counts[KS__SECTION_TOPIC] + 1);
+    /* a mirror may add its remote topic */
+    size_t topic_slots = counts[KS__SECTION_TOPIC] + counts[KS__SECTION_MIRROR];
+    scenario->topics = g_new0(struct ks_topic_config, topic_slots + 1);
+    scenario->topic_cluster = g_new0(int32_t, topic_slots + 1);
     scenario->producers = g_new0(struct ks_producer_config, counts[KS__SECTION_PRODUCER] + 1);
+    scenario->producer_cluster = g_new0(int32_t, counts[KS__SECTION_PRODUCER] + 1);
     scenario->consumers = g_new0(struct ks_consumer_config, counts[KS__SECTION_CONSUMER] + 1);
+    scenario->consumer_cluster = g_new0(int32_t, counts[KS__SECTION_CONSUMER] + 1);
     /* Fault names first: a heal may name a fault that comes later. */
     scenario->faults = g_new0(struct ks_fault, counts[KS__SECTION_FAULT] + 1);
     for (guint i = 0; i < raw->sections->len; i++) {
@@ -2460,12 +2998,16 @@ bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
         }
     }
     if (!finalize_scenario(scenario, section_find(raw, KS__SECTION_SCENARIO, ""), error) ||
-        !finalize_cluster(scenario, section_find(raw, KS__SECTION_CLUSTER, ""), error) ||
+        !(named_clusters ? finalize_clusters(scenario, error)
+                         : finalize_cluster(scenario, section_find(raw, KS__SECTION_CLUSTER, ""),
+                                            error)) ||
         !finalize_named(scenario, KS__SECTION_TOPIC, error) ||
+        !finalize_mirrors(scenario, error) ||
         !finalize_named(scenario, KS__SECTION_PRODUCER, error) ||
         !finalize_named(scenario, KS__SECTION_CONSUMER, error) ||
         (finalize_processor_producers(scenario), false) ||
         !finalize_named(scenario, KS__SECTION_FAULT, error) ||
+        !finalize_failovers(scenario, error) ||
         !finalize_schedule(scenario, error) || !finalize_expect(scenario, error)) {
         return false;
     }
@@ -2518,6 +3060,49 @@ int32_t ks_scenario_consumer_index(const struct ks_scenario *scenario, const cha
         }
     }
     return -1;
+}
+
+int32_t ks_scenario_cluster_index(const struct ks_scenario *scenario, const char *name)
+{
+    for (size_t i = 0; i < scenario->cluster_count; i++) {
+        if (strcmp(scenario->clusters[i].name, name) == 0) {
+            return (int32_t)i;
+        }
+    }
+    return -1;
+}
+
+void ks_scenario_cluster_view(const struct ks_scenario *scenario, int32_t index,
+                              struct ks_scenario *out)
+{
+    const struct ks_scenario_cluster *c = &scenario->clusters[index];
+    *out = *scenario;
+    out->cluster = c->cluster;
+    out->log_defaults = c->log_defaults;
+    out->default_replication_factor = c->default_replication_factor;
+    out->num_partitions_default = c->num_partitions_default;
+    out->network_latency_ns = c->network_latency_ns;
+    out->link_latencies = c->link_latencies;
+    out->link_latency_count = c->link_latency_count;
+    out->faults = NULL;
+    out->fault_count = 0;
+    out->expectations = NULL;
+    out->expectation_count = 0;
+    out->clusters = NULL;
+    out->cluster_count = 0;
+    out->mirrors = NULL;
+    out->mirror_count = 0;
+}
+
+int64_t ks_scenario_cluster_link_latency(const struct ks_scenario *scenario, int32_t a, int32_t b)
+{
+    for (size_t i = 0; i < scenario->cluster_link_count; i++) {
+        const struct ks_cluster_link *link = &scenario->cluster_links[i];
+        if (link->cluster_a == MIN(a, b) && link->cluster_b == MAX(a, b)) {
+            return link->latency_ns;
+        }
+    }
+    return MAX(scenario->clusters[a].network_latency_ns, scenario->clusters[b].network_latency_ns);
 }
 
 int32_t ks_scenario_fault_index(const struct ks_scenario *scenario, const char *name)
@@ -2581,6 +3166,7 @@ bool ks_scenario_target_brokers(const struct ks_scenario *scenario, const struct
     case KS_TARGET_CONTROLLER:
     case KS_TARGET_ZOOKEEPER:
     case KS_TARGET_RANDOM:
+    case KS_TARGET_CLUSTER:
     case KS_TARGET_PRODUCER:
     case KS_TARGET_CONSUMER: break;
     }
@@ -2607,6 +3193,8 @@ char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct
                    ? g_strdup("controller")
                    : g_strdup_printf("controller(%d)", target->controller_number);
     case KS_TARGET_ZOOKEEPER: return g_strdup("zookeeper");
+    case KS_TARGET_CLUSTER:
+        return g_strdup_printf("cluster(%s)", scenario->clusters[target->cluster_index].name);
     case KS_TARGET_RANDOM: return g_strdup("random");
     case KS_TARGET_RACK:
         return g_strdup_printf("rack(%s)", scenario->cluster.racks[target->broker_id - 1]);
@@ -2754,6 +3342,17 @@ static void json_table(JsonBuilder *builder, const struct ks_scenario *scenario,
         if (kind == KS__SECTION_SCENARIO && strcmp(spec->name, "seed") == 0) {
             continue; /* runs.seed has it; params equal across seeds */
         }
+        if (strcmp(spec->name, "cluster") == 0 && scenario->cluster_count == 0) {
+            continue; /* the one-cluster form: as before clusters had names */
+        }
+        if (strcmp(spec->name, "cluster") == 0) {
+            const int32_t *of = kind == KS__SECTION_TOPIC      ? scenario->topic_cluster
+                                : kind == KS__SECTION_PRODUCER ? scenario->producer_cluster
+                                                               : scenario->consumer_cluster;
+            json_builder_set_member_name(builder, spec->name);
+            json_builder_add_string_value(builder, scenario->clusters[of[item_index]].name);
+            continue;
+        }
         if (kind == KS__SECTION_CONSUMER &&
             ((const struct ks_consumer_config *)base)->output_topic_index < 0 &&
             (strcmp(spec->name, "output.topic") == 0 ||
@@ -2838,6 +3437,77 @@ static void json_section_array(JsonBuilder *builder, const struct ks_scenario *s
     json_builder_end_array(builder);
 }
 
+/* "network.latency.links": [{"1-2": "20ms"}, ...] */
+static void json_links(JsonBuilder *builder, const struct ks_link_latency *links, size_t count)
+{
+    json_builder_set_member_name(builder, "network.latency.links");
+    json_builder_begin_array(builder);
+    for (size_t i = 0; i < count; i++) {
+        g_autofree char *key = g_strdup_printf("%d-%d", links[i].broker_a, links[i].broker_b);
+        json_builder_begin_object(builder);
+        ks__json_duration(builder, key, links[i].latency_ns);
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
+}
+
+/* Several clusters: "clusters" (each as "cluster" is, by name), the links
+ * between them, and "mirrors". Absent from a one-cluster scenario's params. */
+static void json_clusters(JsonBuilder *builder, const struct ks_scenario *scenario)
+{
+    json_builder_set_member_name(builder, "clusters");
+    json_builder_begin_array(builder);
+    for (size_t i = 0; i < scenario->cluster_count; i++) {
+        const struct ks_scenario_cluster *c = &scenario->clusters[i];
+        struct ks_scenario view;
+        ks_scenario_cluster_view(scenario, (int32_t)i, &view);
+        json_builder_begin_object(builder);
+        json_builder_set_member_name(builder, "name");
+        json_builder_add_string_value(builder, c->name);
+        json_table(builder, &view, KS__SECTION_CLUSTER, &view, 0);
+        json_links(builder, c->link_latencies, c->link_latency_count);
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
+    json_builder_set_member_name(builder, "cluster.links");
+    json_builder_begin_array(builder);
+    for (size_t i = 0; i + 1 < scenario->cluster_count; i++) {
+        for (size_t j = i + 1; j < scenario->cluster_count; j++) {
+            g_autofree char *key = g_strdup_printf("%s-%s", scenario->clusters[i].name,
+                                                   scenario->clusters[j].name);
+            json_builder_begin_object(builder);
+            ks__json_duration(builder, key,
+                              ks_scenario_cluster_link_latency(scenario, (int32_t)i, (int32_t)j));
+            json_builder_end_object(builder);
+        }
+    }
+    json_builder_end_array(builder);
+    json_builder_set_member_name(builder, "mirrors");
+    json_builder_begin_array(builder);
+    for (size_t i = 0; i < scenario->mirror_count; i++) {
+        const struct ks_mirror_spec *m = &scenario->mirrors[i];
+        json_builder_begin_object(builder);
+        json_builder_set_member_name(builder, "name");
+        json_builder_add_string_value(builder, m->name);
+        json_builder_set_member_name(builder, "source");
+        json_builder_add_string_value(builder, scenario->clusters[m->source_cluster].name);
+        json_builder_set_member_name(builder, "target");
+        json_builder_add_string_value(builder, scenario->clusters[m->target_cluster].name);
+        json_builder_set_member_name(builder, "topics");
+        json_builder_add_string_value(builder, scenario->topics[m->topic_index].name);
+        size_t count = 0;
+        const struct ks__key_spec *table = ks__key_table(KS__SECTION_MIRROR, &count);
+        for (size_t k = 0; k < count; k++) {
+            if (table[k].type != KS__VALUE_CUSTOM) {
+                json_builder_set_member_name(builder, table[k].name);
+                json_builder_add_value(builder, ks__value_json(&table[k], m));
+            }
+        }
+        json_builder_end_object(builder);
+    }
+    json_builder_end_array(builder);
+}
+
 char *ks_scenario_params_json(const struct ks_scenario *scenario)
 {
     ks_assert(scenario->finalized);
@@ -2851,18 +3521,12 @@ char *ks_scenario_params_json(const struct ks_scenario *scenario)
     json_builder_set_member_name(builder, "cluster");
     json_builder_begin_object(builder);
     json_table(builder, scenario, KS__SECTION_CLUSTER, scenario, 0);
-    json_builder_set_member_name(builder, "network.latency.links");
-    json_builder_begin_array(builder);
-    for (size_t i = 0; i < scenario->link_latency_count; i++) {
-        const struct ks_link_latency *link = &scenario->link_latencies[i];
-        g_autofree char *key = g_strdup_printf("%d-%d", link->broker_a, link->broker_b);
-        json_builder_begin_object(builder);
-        ks__json_duration(builder, key, link->latency_ns);
-        json_builder_end_object(builder);
-    }
-    json_builder_end_array(builder);
+    json_links(builder, scenario->link_latencies, scenario->link_latency_count);
     json_builder_end_object(builder);
 
+    if (scenario->cluster_count > 0) {
+        json_clusters(builder, scenario);
+    }
     json_section_array(builder, scenario, "topics", KS__SECTION_TOPIC, scenario->topic_count);
     json_section_array(builder, scenario, "producers", KS__SECTION_PRODUCER,
                        scenario->producer_count);

@@ -65,6 +65,8 @@ enum ks_scenario_error {
 #define KS_SCENARIO_PARTITION_COUNT_MAX KS_PARTITION_COUNT_MAX
 #define KS_FAULT_TARGET_COUNT_MAX       80 /* names on one side of a network fault */
 #define KS_EXPECT_VALUE_COUNT_MAX       16
+#define KS_SCENARIO_CLUSTER_COUNT_MAX   4 /* [cluster NAME] sections */
+#define KS_SCENARIO_MIRROR_COUNT_MAX    8 /* [mirror NAME] sections */
 
 /* ---- small shared types --------------------------------------------------- */
 
@@ -87,6 +89,55 @@ struct ks_link_latency {
     uint32_t line; /* 0 when it came from --set */
 };
 
+/* ---- several clusters: [cluster NAME], [mirror NAME] ------------------------ */
+
+/* One [cluster NAME]: what [cluster] gives a one-cluster scenario (the
+ * [cluster] fields of struct ks_scenario hold the first one's values too). */
+struct ks_scenario_cluster {
+    char name[KS_SCENARIO_NAME_BYTES_MAX + 1];
+    uint32_t line; /* of the [cluster NAME] header */
+    struct ks_cluster_config cluster;
+    struct ks_log_config log_defaults;
+    int32_t default_replication_factor;
+    int32_t num_partitions_default;
+    int64_t network_latency_ns;
+    struct ks_link_latency *link_latencies; /* owned; network.latency.A-B inside it */
+    size_t link_latency_count;
+};
+
+/* [scenario] network.latency.east-west = 40ms: one-way latency between every
+ * node of one cluster and every node of the other (a mirror's node belongs
+ * to its target cluster). Default: the larger of the two clusters'
+ * network.latency. */
+struct ks_cluster_link {
+    int32_t cluster_a; /* index into clusters, cluster_a < cluster_b */
+    int32_t cluster_b;
+    int64_t latency_ns;
+    uint32_t line;
+};
+
+/* [mirror NAME]: one MirrorMaker 2 source + checkpoint task (core/mirror.h),
+ * Kafka's MirrorMaker 2 key names. */
+struct ks_mirror_spec {
+    char name[KS_SCENARIO_NAME_BYTES_MAX + 1];
+    uint32_t line;
+    int32_t source_cluster; /* source = NAME */
+    int32_t target_cluster; /* target = NAME */
+    int32_t topic_index;    /* topics = orders: a topic of the source cluster */
+    int32_t remote_topic_index; /* "<source>.<topic>" on the target (made when not declared) */
+    char separator[8];          /* replication.policy.separator = . */
+    int32_t replication_factor; /* replication.factor = 2: of a remote topic ksim makes */
+    int64_t offset_lag_max;     /* offset.lag.max = 100 */
+    bool emit_checkpoints;      /* emit.checkpoints.enabled = true */
+    int64_t emit_checkpoints_interval_ns;   /* emit.checkpoints.interval.seconds = 60 */
+    bool sync_group_offsets_enabled;        /* sync.group.offsets.enabled = false */
+    int64_t sync_group_offsets_interval_ns; /* sync.group.offsets.interval.seconds = 60 */
+    int64_t offset_flush_interval_ns;       /* offset.flush.interval.ms = 60000 */
+    enum ks_acks acks;                      /* producer.acks = all */
+    bool enable_idempotence;                /* producer.enable.idempotence = true */
+    int64_t start_ns;                       /* start = 0s (ksim) */
+};
+
 /* ---- faults [fault NAME] --------------------------------------------------- */
 
 /* What a fault does. Everything about each action (keys, rules, how it
@@ -105,6 +156,8 @@ enum ks_fault_action {
     KS_FAULT_STOP,            /* target brokers: controlled shutdown; restart.after */
     KS_FAULT_ROLLING_RESTART, /* target = all | brokers (a list, side_a); downtime;
                                  catch.up.timeout */
+    KS_FAULT_FAILOVER,        /* target consumer(NAME): its group moves to the mirror's target
+                                 (several clusters) */
     KS_FAULT_ACTION_COUNT
 };
 
@@ -121,7 +174,8 @@ enum ks_target_kind {
     KS_TARGET_ALL,        /* all: every broker */
     KS_TARGET_PRODUCER,   /* producer(NAME): client_index into scenario->producers */
     KS_TARGET_CONSUMER,   /* consumer(NAME): client_index into scenario->consumers */
-    KS_TARGET_ZOOKEEPER   /* zookeeper: the ZooKeeper node (controller = zookeeper) */
+    KS_TARGET_ZOOKEEPER,  /* zookeeper: the ZooKeeper node (controller = zookeeper) */
+    KS_TARGET_CLUSTER     /* cluster(NAME): every node of a cluster (several clusters) */
 };
 
 struct ks_target {
@@ -132,6 +186,7 @@ struct ks_target {
     /* CONTROLLER: 0 the active controller when the fault fires, N >= 1
      * controller(N), the N-th controller node (node id brokers + N). */
     int32_t controller_number;
+    int32_t cluster_index; /* CLUSTER: index into scenario->clusters */
 };
 
 struct ks_target_list {
@@ -218,6 +273,9 @@ struct ks_fault {
     int64_t downtime_ns;         /* downtime: each broker stays down this long; -1 = not set */
     int64_t catch_up_timeout_ns; /* catch.up.timeout = 5m: the longest a step waits for zero
                                     under-replicated partitions after its restart */
+    /* failover: the [mirror] whose remote topic the group reads after it
+     * (index into scenario->mirrors), set when the scenario is finalized */
+    int32_t failover_mirror;
 };
 
 /* ---- expectations [expect] -------------------------------------------------- */
@@ -241,6 +299,13 @@ enum ks_metric {
     KS_METRIC_ABORTED_READ,
     KS_METRIC_ABORTED_SEEN,
     KS_METRIC_TXN_HANGING,
+    KS_METRIC_MIRRORED, /* mirrors (shown only when the scenario has a [mirror NAME]) */
+    KS_METRIC_MIRROR_LOST,
+    KS_METRIC_MIRROR_UNMIRRORED,
+    KS_METRIC_MIRROR_DUPLICATES,
+    KS_METRIC_MIRROR_LAG,
+    KS_METRIC_MIRROR_LAG_MAX,
+    KS_METRIC_FAILOVER_DUPLICATES,
     KS_METRIC_EOS_MISSING, /* processors (shown only when a consumer has output.topic) */
     KS_METRIC_EOS_DUPLICATES,
     KS_METRIC_LEADER_ELECTIONS,
@@ -342,6 +407,20 @@ struct ks_scenario {
     struct ks_expectation *expectations; /* owned */
     size_t expectation_count;
 
+    /* Several clusters: 0 for the one-cluster form ([cluster] or none), else
+     * the [cluster NAME] sections in file order (the [cluster] fields above
+     * hold clusters[0]'s values). topic_cluster[t], producer_cluster[p] and
+     * consumer_cluster[c] give each one's cluster (0 in the one-cluster form). */
+    struct ks_scenario_cluster *clusters; /* owned */
+    size_t cluster_count;
+    struct ks_cluster_link *cluster_links; /* owned; sorted by (cluster_a, cluster_b) */
+    size_t cluster_link_count;
+    int32_t *topic_cluster;    /* owned, [topic_count] */
+    int32_t *producer_cluster; /* owned, [producer_count] */
+    int32_t *consumer_cluster; /* owned, [consumer_count] */
+    struct ks_mirror_spec *mirrors; /* owned, [mirror NAME] in file order */
+    size_t mirror_count;
+
     bool finalized;              /* the fields above are valid */
     struct ks_scenario_raw *raw; /* owned, private */
 };
@@ -441,6 +520,15 @@ int32_t ks_scenario_topic_index(const struct ks_scenario *scenario, const char *
 int32_t ks_scenario_producer_index(const struct ks_scenario *scenario, const char *name);
 int32_t ks_scenario_consumer_index(const struct ks_scenario *scenario, const char *name);
 int32_t ks_scenario_fault_index(const struct ks_scenario *scenario, const char *name);
+int32_t ks_scenario_cluster_index(const struct ks_scenario *scenario, const char *name);
+/* A shallow copy of scenario as the one-cluster scenario of cluster index:
+ * its [cluster] settings, no faults, expectations, clusters or mirrors;
+ * topics and clients still the whole scenario's (a caller replaces them).
+ * Borrows every pointer: never free it. */
+void ks_scenario_cluster_view(const struct ks_scenario *scenario, int32_t index,
+                              struct ks_scenario *out);
+/* The one-way latency between two clusters (network.latency.A-B in [scenario]). */
+int64_t ks_scenario_cluster_link_latency(const struct ks_scenario *scenario, int32_t a, int32_t b);
 
 /* Parses "orders-0" (split at the last '-') against the scenario's topics. */
 bool ks_scenario_parse_tp(const struct ks_scenario *scenario, const char *text, struct ks_tp *out);

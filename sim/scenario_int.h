@@ -17,6 +17,7 @@ enum ks__section_kind {
     KS__SECTION_PRODUCER,
     KS__SECTION_CONSUMER,
     KS__SECTION_FAULT,
+    KS__SECTION_MIRROR, /* [mirror NAME]: several clusters */
     KS__SECTION_EXPECT,
     KS__SECTION_COUNT
 };

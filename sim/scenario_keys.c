@@ -333,6 +333,13 @@ static const struct ks__key_spec cluster_keys[] = {
       "10000", NULL, SC(cluster.txn_abort_check_interval_ns), 0, NULL,
       "How often the transaction coordinator aborts transactions older than their "
       "transaction.timeout.ms." },
+    { "transaction.partition.verification.enable", KS__VALUE_BOOL, 0, 1, "true", NULL,
+      SC(cluster.txn_partition_verification_enable), 0, NULL,
+      "KIP-890 part 1 (Kafka 3.6+): before appending a transactional batch that would start "
+      "a transaction on a partition, the leader asks the transaction coordinator whether the "
+      "partition is in the producer's ongoing transaction (AddPartitionsToTxn, verifyOnly) "
+      "and refuses the batch with INVALID_TXN_STATE if not, so a late write cannot leave a "
+      "transaction hanging. false gives Kafka before 3.6." },
     { "offsets.commit.timeout.ms", KS__VALUE_MS, 1, I32MAX, "5000", NULL,
       SC(cluster.offsets_commit_timeout_ns), 0, NULL,
       "How long the group coordinator waits for a commit (or a group record) to reach "
@@ -459,6 +466,9 @@ static const struct ks__key_spec topic_keys[] = {
       "`1,2,3 ; 2,3,1 ; 3,1,2`. Default: placed by the KRaft controller's "
       "StripedReplicaPlacer (one replica per rack while racks remain, leaders spread over "
       "racks and brokers; randomised per seed)." },
+    { "cluster", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "With several `[cluster NAME]` sections: the cluster the topic lives on (required "
+      "there; a topic name is unique across clusters)." },
 };
 
 /* ---- [producer NAME] ---------------------------------------------------------- */
@@ -466,6 +476,9 @@ static const struct ks__key_spec topic_keys[] = {
 static const struct ks__key_spec producer_keys[] = {
     { "topic", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Required: the topic this producer writes to." },
+    { "cluster", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "With several clusters: the cluster the producer connects to; default (and the only "
+      "value allowed): its topic's cluster." },
     { "acks", KS__VALUE_ENUM, 0, 0, "all", NULL, PR(acks), 0, acks_choices,
       "`all` (= -1), `1` or `0` (1 before Kafka 3.0)." },
     { "enable.idempotence", KS__VALUE_BOOL, 0, 1, "true", NULL, PR(enable_idempotence), 0, NULL,
@@ -568,6 +581,9 @@ static const struct ks__key_spec consumer_keys[] = {
       "members only)." },
     { "topic", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Required: the topic this consumer subscribes to." },
+    { "cluster", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "With several clusters: the cluster the consumer connects to; default (and the only "
+      "value allowed): its topic's cluster (on a target, the remote topic `east.orders`)." },
     { "enable.auto.commit", KS__VALUE_BOOL, 0, 1, "true", NULL, KS__NO_FIELD, 0, NULL,
       "Commit in the background every auto.commit.interval.ms. Giving `commit` turns it off; "
       "`enable.auto.commit = true` together with `commit` is an error." },
@@ -626,6 +642,56 @@ static const struct ks__key_spec consumer_keys[] = {
       "sends the consumed offsets into the transaction (sendOffsetsToTransaction, with the "
       "consumer's group metadata, KIP-447) and commits it. Without it the processor is "
       "at-least-once: flush(), then commitSync()." },
+};
+
+/* ---- [mirror NAME] -------------------------------------------------------------- */
+
+#define MI(field) offsetof(struct ks_mirror_spec, field)
+
+/* MirrorMaker 2's own names (MirrorSourceConfig, MirrorCheckpointConfig,
+ * DefaultReplicationPolicy, WorkerConfig; the producer's under the
+ * "producer." prefix of MirrorClientConfig). */
+static const struct ks__key_spec mirror_keys[] = {
+    { "source", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "Required: the `[cluster NAME]` the mirror reads (MM2's `source->target` flow)." },
+    { "target", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "Required: the cluster it writes to; the mirror's node sits with it (a network fault "
+      "on the link between the clusters cuts the mirror off its source)." },
+    { "topics", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "Required: the source topic to copy (ksim: one topic per mirror; MM2 takes a list of "
+      "regular expressions). Its copy on the target is `<source><separator><topic>` "
+      "(DefaultReplicationPolicy.formatRemoteTopic), made with the source's partition count "
+      "when no `[topic]` of that name is given on the target." },
+    { "replication.policy.separator", KS__VALUE_STRING, 0, 0, ".", NULL, MI(separator), 8, NULL,
+      "Between the source cluster's name and the topic in the remote topic's name." },
+    { "replication.factor", KS__VALUE_INT32, 1, KS_REPLICATION_FACTOR_MAX, "2", NULL,
+      MI(replication_factor), 0, NULL,
+      "Replication factor of the remote topic when ksim makes it (MirrorSourceConfig's "
+      "default 2); at most the target's brokers. Its other settings are the target's "
+      "defaults (MM2's config sync leaves min.insync.replicas out)." },
+    { "offset.lag.max", KS__VALUE_INT64, 0, I64MAX, "100", NULL, MI(offset_lag_max), 0, NULL,
+      "How far a partition's copy may run past the last offset sync before another is "
+      "written." },
+    { "emit.checkpoints.enabled", KS__VALUE_BOOL, 0, 1, "true", NULL, MI(emit_checkpoints), 0,
+      NULL, "Write the groups' translated offsets to `<source>.checkpoints.internal`." },
+    { "emit.checkpoints.interval.seconds", KS__VALUE_SECONDS, 1, 1000000000, "60", NULL,
+      MI(emit_checkpoints_interval_ns), 0, NULL, "Period of the checkpoints." },
+    { "sync.group.offsets.enabled", KS__VALUE_BOOL, 0, 1, "false", NULL,
+      MI(sync_group_offsets_enabled), 0, NULL,
+      "Also commit the checkpoints as the group's offsets on the target, while the group has "
+      "no member there (KIP-545)." },
+    { "sync.group.offsets.interval.seconds", KS__VALUE_SECONDS, 1, 1000000000, "60", NULL,
+      MI(sync_group_offsets_interval_ns), 0, NULL, "Period of the group offset sync." },
+    { "offset.flush.interval.ms", KS__VALUE_MS, 1, I32MAX, "60000", NULL,
+      MI(offset_flush_interval_ns), 0, NULL,
+      "The Connect worker's commit period: a restarted task resumes from the source offsets "
+      "committed last; delayed offset syncs are written then." },
+    { "producer.acks", KS__VALUE_ENUM, 0, 0, "all", NULL, MI(acks), 0, acks_choices,
+      "The mirror producer's acks (Connect's default: all)." },
+    { "producer.enable.idempotence", KS__VALUE_BOOL, 0, 1, "true", NULL,
+      MI(enable_idempotence), 0, NULL, "The mirror producer's idempotence." },
+    { "start", KS__VALUE_DURATION, 0, RUN_NS_MAX, "0s", NULL, MI(start_ns), 0, NULL,
+      "ksim: when the mirror's tasks start." },
 };
 
 /* ---- [fault NAME] --------------------------------------------------------------- */
@@ -948,6 +1014,7 @@ const struct ks__key_spec *ks__key_table(enum ks__section_kind kind, size_t *cou
     case KS__SECTION_PRODUCER: *count = KS_ARRAY_COUNT(producer_keys); return producer_keys;
     case KS__SECTION_CONSUMER: *count = KS_ARRAY_COUNT(consumer_keys); return consumer_keys;
     case KS__SECTION_FAULT: *count = KS_ARRAY_COUNT(fault_keys); return fault_keys;
+    case KS__SECTION_MIRROR: *count = KS_ARRAY_COUNT(mirror_keys); return mirror_keys;
     case KS__SECTION_EXPECT:
     case KS__SECTION_COUNT: break;
     }
@@ -976,6 +1043,7 @@ const char *ks__section_kind_name(enum ks__section_kind kind)
     case KS__SECTION_PRODUCER: return "producer";
     case KS__SECTION_CONSUMER: return "consumer";
     case KS__SECTION_FAULT: return "fault";
+    case KS__SECTION_MIRROR: return "mirror";
     case KS__SECTION_EXPECT: return "expect";
     case KS__SECTION_COUNT: break;
     }
@@ -1001,6 +1069,13 @@ static const char *const metric_names[KS_METRIC_COUNT] = {
     "aborted_read",
     "aborted_seen",
     "txn_hanging",
+    "mirrored",
+    "mirror_lost",
+    "mirror_unmirrored",
+    "mirror_duplicates",
+    "mirror_lag",
+    "mirror_lag_max",
+    "failover_duplicates",
     "eos_missing",
     "eos_duplicates",
     "leader_elections",
@@ -1721,10 +1796,16 @@ static const struct {
     { "loss", "percent or ppm" },
     { "partition", "topic-partition" },
     { "fault", "fault name" },
+    { "cluster", "cluster name" },
+    { "source", "cluster name" },
+    { "topics", "topic name" },
 };
 
-static char *type_text(const struct ks__key_spec *spec)
+static char *type_text(enum ks__section_kind kind, const struct ks__key_spec *spec)
 {
+    if (kind == KS__SECTION_MIRROR && strcmp(spec->name, "target") == 0) {
+        return g_strdup("cluster name");
+    }
     switch (spec->type) {
     case KS__VALUE_INT32:
     case KS__VALUE_INT64:
@@ -1771,7 +1852,7 @@ static void write_table(FILE *out, enum ks__section_kind kind)
     fputs("| key | value | default | meaning |\n| --- | --- | --- | --- |\n", out);
     for (size_t i = 0; i < count; i++) {
         const struct ks__key_spec *spec = &table[i];
-        g_autofree char *type = type_text(spec);
+        g_autofree char *type = type_text(kind, spec);
         fprintf(out, "| `%s` | ", spec->name);
         cell(out, type);
         fputs(" | ", out);
@@ -1876,15 +1957,50 @@ void ks_scenario_write_key_reference(FILE *out)
           out);
     write_table(out, KS__SECTION_CONSUMER);
     fputs("Rules: `heartbeat.interval.ms` < `session.timeout.ms`.\n\n"
+          "## Several clusters: [cluster NAME] and [mirror NAME]\n\n"
+          "A scenario with `[cluster NAME]` sections (at most 4) runs several clusters in one\n"
+          "simulated world: one clock, one event order, one trace. Each takes every `[cluster]`\n"
+          "key and has its own broker ids 1..`brokers`; the unnamed `[cluster]` is the\n"
+          "one-cluster form and cannot be mixed with named ones. The keys of the one world\n"
+          "(`network.jitter`, `disk.*`) are given in the first cluster only. Every `[topic]`\n"
+          "names its cluster (`cluster = east`; a topic name is unique across clusters); a\n"
+          "producer or consumer connects to the cluster of its topic. `network.latency.A-B`\n"
+          "in `[scenario]`, with two cluster names (`network.latency.east-west = 40ms`), is\n"
+          "the one-way latency of every link between the two clusters' nodes (default: the\n"
+          "larger of their `network.latency`). The run folder holds each cluster's brokers\n"
+          "under a folder of its name: `east/broker-1/orders-0/...`; a one-cluster run keeps\n"
+          "`broker-1/...`. Timeline lines of a cluster start with its name; the events and\n"
+          "partition_state tables give each cluster's own broker ids (a topic names its\n"
+          "cluster).\n\n"
+          "Faults name whole clusters: `action = crash` or `restart` with `target =\n"
+          "cluster(NAME)` (every broker and controller of it; `mode = power` loses what they\n"
+          "did not fsync; without `restart.after` the cluster is lost for good and stays down\n"
+          "through the final phase), `action = partition` with `groups = cluster(A) |\n"
+          "cluster(B)` (every link between the two sides; a mirror's node counts with its\n"
+          "target), and `heal`. Faults fire `at` a time; triggers and faults on single\n"
+          "brokers are not modelled with several clusters yet.\n\n"
+          "`[mirror NAME]` is one MirrorMaker 2 flow `source->target` (KIP-382): a source\n"
+          "task that copies the topic to its remote topic `<source>.<topic>` on the target\n"
+          "(same partition, key, value, timestamp and headers), writes offset syncs to\n"
+          "`mm2-offset-syncs.<target>.internal` on the source, and a checkpoint task that\n"
+          "writes the source groups' translated offsets to `<source>.checkpoints.internal` on\n"
+          "the target (and with `sync.group.offsets.enabled`, KIP-545, commits them to the\n"
+          "group there). It checkpoints every group with a consumer of the source topic. A\n"
+          "consumer on the target may read the remote topic; the records keep their\n"
+          "producer's identity header, so the checker knows them.\n\n",
+          out);
+    write_table(out, KS__SECTION_MIRROR);
+    fputs("Rules: `source` and `target` are different clusters; the source topic lives on\n"
+          "the source; a `[topic]` of the remote topic's name, if given, lives on the target\n"
+          "with the source topic's partition count.\n\n"
           "A consumer with `output.topic` is a **processor** (consume-transform-produce, as a\n"
           "Kafka Streams application): for each record it processes it sends one record to\n"
           "`output.topic` through a producer of its own, named after the consumer (it appears\n"
           "among the producers in the records table and in `--json` params; `acks = all`,\n"
           "idempotent, no workload keys). The two are one application: a fault that crashes,\n"
           "restarts or pauses either takes the other along (network faults name both). With\n"
-          "`transactional.id` it is\n"
-          "exactly-once (`processing.guarantee = exactly_once_v2`): after each poll's records\n"
-          "the consumed offsets go into the producer's transaction\n"
+          "`transactional.id` it is exactly-once (`processing.guarantee = exactly_once_v2`):\n"
+          "after each poll's records the consumed offsets go into the producer's transaction\n"
           "(`sendOffsetsToTransaction` with the consumer's group metadata, KIP-447) and the\n"
           "transaction commits; an aborted transaction makes the consumer rejoin and resume\n"
           "from the committed offsets. Without it, at-least-once: `flush()`, then\n"

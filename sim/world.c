@@ -262,7 +262,8 @@ void ks_world_node_resume(ks_world *world, ks_node_id node_id)
 
 bool ks_world_node_is_paused(const ks_world *world, ks_node_id node)
 {
-    return ks__node(world, node)->paused;
+    /* a view's node: the root's (as ks_world_node_is_up) */
+    return ks__node(world->root, ks__view_global(world, node))->paused;
 }
 
 void ks_host_remove_tree(const char *path)

@@ -395,19 +395,80 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
+    /* several clusters */
+    { "[topic t]\n[consumer c]\ntopic = t\ngroup.id = g\n[fault f]\nat = 1s\n"
+      "action = failover\ntarget = consumer(c)\n",
+      KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:7: [fault f] (failover) moves a group to another cluster: it needs [cluster "
+      "NAME] sections and a [mirror NAME]" },
+    { "[cluster east]\n[cluster west]\n[topic t]\ncluster = east\n[consumer c]\ntopic = t\n"
+      "group.id = g\n[fault f]\nat = 1s\naction = failover\ntarget = consumer(c)\n",
+      KS_SCENARIO_ERROR_REFERENCE,
+      "bad.ini:11: failover: consumer c reads t on cluster east, which no [mirror] copies to "
+      "another cluster" },
+    { "[cluster east]\n[cluster]\n", KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:2: [cluster] after [cluster NAME] sections: with several clusters every one is "
+      "[cluster NAME]" },
+    { "[cluster]\n[cluster east]\n", KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:2: [cluster east] next to the unnamed [cluster] (line 1): with several clusters "
+      "every one is [cluster NAME]" },
+    { "[cluster east]\n[cluster west]\n[topic t]\n", KS_SCENARIO_ERROR_MISSING,
+      "bad.ini:3: [topic t] needs the key 'cluster' (the scenario has 2 clusters)" },
+    { "[cluster east]\n[cluster west]\n[topic t]\ncluster = north\n",
+      KS_SCENARIO_ERROR_REFERENCE, "bad.ini:4: cluster = north: there is no [cluster north]" },
+    { "[topic t]\ncluster = east\n", KS_SCENARIO_ERROR_REFERENCE,
+      "bad.ini:2: cluster = east: there is no [cluster east] (the scenario has one unnamed "
+      "[cluster])" },
+    { "[cluster east]\n[cluster west]\n[topic t]\ncluster = east\n[producer p]\ntopic = t\n"
+      "cluster = west\n",
+      KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:7: cluster = west: [producer p]'s topic lives on cluster east (a client connects "
+      "to the cluster of its topic)" },
+    { "[cluster east]\n[cluster west]\nnetwork.jitter = 0s\n", KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:3: network.jitter is a setting of the one simulated world all clusters share: "
+      "give it in the first cluster, [cluster east]" },
+    { "[scenario]\nnetwork.latency.east-north = 5ms\n[cluster east]\n[cluster west]\n",
+      KS_SCENARIO_ERROR_REFERENCE,
+      "bad.ini:2: network.latency.east-north: there is no [cluster north]" },
+    { "[cluster east]\n[cluster west]\n[topic t]\ncluster = east\n[mirror m]\nsource = east\n"
+      "target = east\ntopics = t\n",
+      KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:7: target = east: a mirror copies to another cluster than its source" },
+    { "[cluster east]\n[cluster west]\n[topic t]\ncluster = west\n[mirror m]\nsource = east\n"
+      "target = west\ntopics = t\n",
+      KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:8: topics = t: the topic lives on cluster west, not on the source east" },
+    { "[cluster east]\n[cluster west]\nbrokers = 1\n[topic t]\ncluster = east\n[mirror m]\n"
+      "source = east\ntarget = west\ntopics = t\n",
+      KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:9: the remote topic east.t needs replication.factor 2, more than the 1 brokers "
+      "of cluster west (MM2 could not create it)" },
+    { "[cluster east]\n[topic t]\ncluster = east\n[mirror m]\nsource = east\ntarget = east\n"
+      "topics = t\n",
+      KS_SCENARIO_ERROR_CONFLICT,
+      "bad.ini:4: [mirror m] copies between clusters: it needs two or more [cluster NAME] "
+      "sections" },
+    { "[cluster east]\n[cluster west]\n[fault f]\nat = 1s\naction = crash\ntarget = 1\n",
+      KS_SCENARIO_ERROR_NOT_MODELLED,
+      "bad.ini:6: with several clusters, crash takes target = cluster(NAME) (a whole cluster; "
+      "one broker of several clusters is not modelled yet)" },
+    { "[cluster east]\n[cluster west]\n[fault f]\nat = 1s\naction = crash\n"
+      "target = cluster(north)\n",
+      KS_SCENARIO_ERROR_REFERENCE, "bad.ini:6: target = cluster(north): there is no [cluster north]" },
     { "[scenario]\nduration = 10\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:2: duration: '10' needs a unit: ns us ms s m h (e.g. 10ms)" },
     { "[scenario]\nduration = 10 parsecs\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:2: duration: '10 parsecs' has an unknown unit ' parsecs' (use ns us ms s m h)" },
     { "# c\n[clusterr]\n", KS_SCENARIO_ERROR_UNKNOWN_KEY,
       "bad.ini:2: unknown section [clusterr] (did you mean [cluster]? known: scenario, cluster, "
-      "topic NAME, producer NAME, consumer NAME, fault NAME, expect)" },
+      "topic NAME, producer NAME, consumer NAME, fault NAME, expect; cluster NAME, mirror NAME)" },
     { "[prodcuer p1]\n", KS_SCENARIO_ERROR_UNKNOWN_KEY,
       "bad.ini:1: unknown section [prodcuer] (did you mean [producer NAME]? known: scenario, "
-      "cluster, topic NAME, producer NAME, consumer NAME, fault NAME, expect)" },
+      "cluster, topic NAME, producer NAME, consumer NAME, fault NAME, expect; cluster NAME, "
+      "mirror NAME)" },
     { "[brokers]\n", KS_SCENARIO_ERROR_UNKNOWN_KEY,
       "bad.ini:1: unknown section [brokers] (known: scenario, cluster, topic NAME, producer "
-      "NAME, consumer NAME, fault NAME, expect)" },
+      "NAME, consumer NAME, fault NAME, expect; cluster NAME, mirror NAME)" },
     { "[cluster]\nbrokers = 3\nbroker = 3\n", KS_SCENARIO_ERROR_UNKNOWN_KEY,
       "bad.ini:3: unknown key 'broker' in [cluster] (did you mean 'brokers'?)" },
     { "[cluster]\nreplica.lag.time.max = 3\n", KS_SCENARIO_ERROR_UNKNOWN_KEY,
@@ -479,8 +540,8 @@ static const struct bad_case bad_cases[] = {
       "bad.ini:2: expected 'key = value', '[section]' or a '#' comment: 'brokers'" },
     { "[cluster\n", KS_SCENARIO_ERROR_SYNTAX,
       "bad.ini:1: a section header must look like [kind NAME]: '[cluster'" },
-    { "[cluster main]\n", KS_SCENARIO_ERROR_SYNTAX,
-      "bad.ini:1: [cluster] takes no name (found 'main')" },
+    { "[scenario main]\n", KS_SCENARIO_ERROR_SYNTAX,
+      "bad.ini:1: [scenario] takes no name (found 'main')" },
     { "[topic]\n", KS_SCENARIO_ERROR_VALUE, "bad.ini:1: a topic needs a name: [topic NAME]" },
     { "[producer]\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:1: a producer needs a name: [producer NAME]" },
@@ -511,7 +572,7 @@ static const struct bad_case bad_cases[] = {
     { "[scenario]\nseed = 9223372036854775808\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:2: seed = 9223372036854775808 is out of range [0, 9223372036854775807]" },
     { "[cluster]\nbrokers = 99999999999999999999\n", KS_SCENARIO_ERROR_VALUE,
-      "bad.ini:2: brokers = 99999999999999999999 is out of range [1, 64]" },
+      "bad.ini:2: brokers = 99999999999999999999 is out of range [1, 1024]" },
     { "[cluster]\nreplica.lag.time.max.ms = 99999999999999999999\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:2: replica.lag.time.max.ms = 99999999999999999999 is out of range [1, "
       "9223372036854775807] ms" },
@@ -539,8 +600,8 @@ static const struct bad_case bad_cases[] = {
       "bad.ini:2: final.drain = 25h is out of range [0s, 24h]" },
     { BASE "[consumer c]\ngroup.id =\ntopic = orders\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:7: group.id: a text of 1 to 255 characters expected" },
-    { "[cluster]\nbrokers = 65\n", KS_SCENARIO_ERROR_VALUE,
-      "bad.ini:2: brokers = 65 is out of range [1, 64]" },
+    { "[cluster]\nbrokers = 1025\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: brokers = 1025 is out of range [1, 1024]" },
     { "[cluster]\ncontrollers = 2\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:2: controllers = 2: must be 1, 3 or 5" },
     { "[cluster]\ncontroller = zookeeper\ncontrollers = 3\n", KS_SCENARIO_ERROR_CONFLICT,
@@ -634,7 +695,7 @@ static const struct bad_case bad_cases[] = {
       "bad.ini:6: [fault f] needs an 'action'" },
     { BASE "[fault f]\nat = 1s\naction = explode\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:8: action = explode: expected crash, restart, partition, heal, slow, pause, "
-      "resume, drop, corrupt, rewind, stop or rolling-restart" },
+      "resume, drop, corrupt, rewind, stop, rolling-restart or failover" },
     { BASE "[fault f]\nat = 1s\nwhen = crashed(1)\naction = restart\ntarget = 1\n",
       KS_SCENARIO_ERROR_CONFLICT, "bad.ini:8: [fault f] has both 'at' and 'when'; give one" },
     { BASE "[fault f]\nat = 1s\naction = crash\n", KS_SCENARIO_ERROR_MISSING,
@@ -1387,7 +1448,7 @@ static void test_fault_set_action(void)
     CU_ASSERT_STRING_EQUAL(unknown->message,
                            "--set fault.f.action=explode: action = explode: expected crash, "
                            "restart, partition, heal, slow, pause, resume, drop, corrupt, "
-                           "rewind, stop or rolling-restart");
+                           "rewind, stop, rolling-restart or failover");
     CU_ASSERT_FATAL(ks_scenario_apply_set(s, "fault.f.action=crash", &error));
     CU_ASSERT_FATAL(ks_scenario_finalize(s, &error));
     CU_ASSERT_EQUAL(s->faults[0].action, KS_FAULT_CRASH);
@@ -1450,7 +1511,7 @@ static void test_expectations(void)
     size_t count = 0;
     const char *const *names = ks_scenario_metric_names(&count);
     CU_ASSERT_EQUAL(count, KS_METRIC_COUNT);
-    CU_ASSERT_EQUAL(count, 30);
+    CU_ASSERT_EQUAL(count, 37); /* with the two processor and seven mirror metrics */
     CU_ASSERT_STRING_EQUAL(names[0], "records_sent");
     CU_ASSERT_STRING_EQUAL(names[KS_METRIC_ACKED_LOST], "acked_lost");
     CU_ASSERT_STRING_EQUAL(names[KS_METRIC_ISR_EXPANDS], "isr_expands");
@@ -1468,6 +1529,74 @@ static JsonObject *member_object(JsonObject *object, const char *name)
 {
     CU_ASSERT_TRUE_FATAL(json_object_has_member(object, name));
     return json_object_get_object_member(object, name);
+}
+
+/* Goal: [cluster NAME] sections give each cluster its settings, topics and
+ * clients their cluster, a mirror its clusters, topic and a remote topic
+ * made on the target with the source's partitions and replication.factor 2;
+ * the one-cluster form has cluster_count 0 and no "clusters" in its params. */
+static void test_several_clusters(void)
+{
+    static const char *const text =
+        "[scenario]\nnetwork.latency.west-east = 40ms\n"
+        "[cluster east]\nbrokers = 3\nnetwork.latency = 2ms\n"
+        "[cluster west]\nbrokers = 5\ndefault.replication.factor = 3\n"
+        "[topic orders]\ncluster = east\npartitions = 4\n"
+        "[mirror m]\nsource = east\ntarget = west\ntopics = orders\n"
+        "emit.checkpoints.interval.seconds = 5\nsync.group.offsets.enabled = true\n"
+        "[producer p]\ntopic = orders\n"
+        "[consumer c]\ntopic = east.orders\ngroup.id = g\n";
+    g_autoptr(GError) error = NULL;
+    struct ks_scenario *s = NULL;
+    CU_ASSERT_TRUE_FATAL(ks_scenario_load_from_data("two.ini", text, &s, &error));
+    CU_ASSERT_EQUAL(s->cluster_count, 2);
+    CU_ASSERT_STRING_EQUAL(s->clusters[1].name, "west");
+    CU_ASSERT_EQUAL(s->clusters[0].cluster.broker_count, 3);
+    CU_ASSERT_EQUAL(s->clusters[1].cluster.broker_count, 5);
+    CU_ASSERT_EQUAL(s->cluster.broker_count, 3); /* the first cluster's */
+    CU_ASSERT_EQUAL(s->clusters[0].network_latency_ns, 2000000);
+    CU_ASSERT_EQUAL(ks_scenario_cluster_link_latency(s, 0, 1), 40000000);
+    CU_ASSERT_EQUAL(s->topic_count, 2);
+    CU_ASSERT_STRING_EQUAL(s->topics[1].name, "east.orders");
+    CU_ASSERT_EQUAL(s->topics[1].partition_count, 4);
+    CU_ASSERT_EQUAL(s->topics[1].replication_factor, 2);
+    CU_ASSERT_EQUAL(s->topic_cluster[0], 0);
+    CU_ASSERT_EQUAL(s->topic_cluster[1], 1);
+    CU_ASSERT_EQUAL(s->producer_cluster[0], 0);
+    CU_ASSERT_EQUAL(s->consumer_cluster[0], 1);
+    CU_ASSERT_EQUAL(s->mirror_count, 1);
+    CU_ASSERT_EQUAL(s->mirrors[0].remote_topic_index, 1);
+    CU_ASSERT_EQUAL(s->mirrors[0].emit_checkpoints_interval_ns, 5000000000LL);
+    CU_ASSERT_TRUE(s->mirrors[0].sync_group_offsets_enabled);
+    CU_ASSERT_EQUAL(s->mirrors[0].acks, KS_ACKS_ALL);
+    CU_ASSERT_EQUAL(s->consumer_count, 1);
+    g_autofree char *json = ks_scenario_params_json(s);
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"clusters\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"east-west\":\"40ms\""));
+    ks_scenario_free(s);
+    s = NULL;
+    /* a failover adds a standby of each consumer of the group on the target,
+     * reading the remote topic from the failover's time */
+    g_autofree char *moved = g_strconcat(text,
+                                         "[consumer b1]\ntopic = orders\ngroup.id = billing\n"
+                                         "[fault move]\nat = 7s\naction = failover\n"
+                                         "target = consumer(b1)\n",
+                                         NULL);
+    CU_ASSERT_TRUE_FATAL(ks_scenario_load_from_data("two.ini", moved, &s, &error));
+    CU_ASSERT_EQUAL(s->consumer_count, 3);
+    CU_ASSERT_STRING_EQUAL(s->consumers[2].name, "b1.west");
+    CU_ASSERT_EQUAL(s->consumers[2].topic_index, 1);
+    CU_ASSERT_EQUAL(s->consumers[2].start_ns, 7000000000LL);
+    CU_ASSERT_EQUAL(s->consumer_cluster[2], 1);
+    CU_ASSERT_EQUAL(s->faults[0].failover_mirror, 0);
+    ks_scenario_free(s);
+    s = NULL;
+    CU_ASSERT_TRUE_FATAL(ks_scenario_load_from_data("one.ini", "[topic t]\n", &s, &error));
+    CU_ASSERT_EQUAL(s->cluster_count, 0);
+    g_autofree char *one = ks_scenario_params_json(s);
+    CU_ASSERT_PTR_NULL(strstr(one, "\"clusters\""));
+    CU_ASSERT_PTR_NULL(strstr(one, "\"cluster\":\""));
+    ks_scenario_free(s);
 }
 
 static void test_params_json(void)
@@ -2127,6 +2256,7 @@ void ks_test_register_scenario(void)
         { "rack(NAME) and all targets", test_rack_targets },
         { "faults that would change nothing are refused", test_no_op_faults_refused },
         { "expectations", test_expectations },
+        { "several clusters and mirrors", test_several_clusters },
         { "params json", test_params_json },
         { "write ini, copy, sections", test_write_ini_copy_sections },
         { "write ini round trip over every scenario", test_write_ini_round_trip },
