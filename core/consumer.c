@@ -50,6 +50,19 @@
 **                   coordinator) is refused by the sink: fenced, as a
 **                   database fences a stale lock holder. Exactly-once
 **                   processing, as long as the log itself keeps the records.
+**   processor       (output.topic; commit = after-process) each processed
+**                   record also goes to the processor's producer as one
+**                   output record keyed by the input's identity. Without
+**                   transactional.id: after the batch, flush() (the producer
+**                   idle), then commitSync: at-least-once. With it: after the
+**                   batch, the processed positions and the group metadata go
+**                   into the producer's transaction (ks_producer_end_txn,
+**                   sendOffsetsToTransaction + commitTransaction) and the
+**                   consumer polls again once it ended: committed, the
+**                   positions are the committed offsets; aborted, the
+**                   consumer rejoins and resumes from the committed offsets
+**                   (Kafka Streams' exactly_once_v2). The application checks
+**                   its producer every OUTPUT_WAIT_NS while it waits.
 **
 ** Offsets: with no committed offset, or on OFFSET_OUT_OF_RANGE, the consumer
 ** applies auto.offset.reset with ListOffsets (earliest = log start, latest =

@@ -44,6 +44,11 @@
 ** and restarts their session timers, so members carry on without a
 ** rebalance. (Version 0, without members, is still read.)
 **
+** A TxnOffsetCommit (KIP-98) writes the same offset commit records in a
+** transactional batch under the producer's id and epoch; its offsets stay
+** pending for that producer until the transaction's COMMIT or ABORT marker
+** reaches the partition (see "transactional offset commits" below).
+**
 ** A commit is acknowledged only when ks_broker_append_internal reports the HW
 ** past it; only then does the in-memory cache change. So an unclean election
 ** of an offsets partition can lose acknowledged commits, as in Kafka.

@@ -138,6 +138,19 @@
 ** as Kafka does; when not explicit Kafka silently drops it, as here); the epoch
 ** is bumped locally and never overflows in a run (asserted).
 **
+** A processor's producer (config input_consumer_index >= 0, made by the
+** scenario loader for a consumer with output.topic) has no workload: its
+** consumer calls ks_producer_send_output for each record it processes (the
+** same send() path, record_due) and, when transactional, ks_producer_end_txn
+** with the consumed offsets: the transaction then ends with
+** sendOffsetsToTransaction's requests (TransactionManager: AddOffsetsToTxn to
+** the transaction coordinator, FindCoordinator(GROUP) and TxnOffsetCommit to
+** the group coordinator, on the one transactional request slot) before EndTxn.
+** TxnOffsetCommit's UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (KIP-447's fencing
+** of a member that lost its partitions) make the application abort;
+** INVALID_PRODUCER_EPOCH fences the producer. ks_producer_stop does not stop
+** it: the application stops with its consumer.
+**
 ** Compression (compression.type, KIP-390 levels): as ProducerBatch.close, a
 ** batch is compressed when it is drained (batch_encode: the whole records
 ** section through core/compress.c, the CRC over the compressed bytes). While

@@ -1197,6 +1197,14 @@ static void check_processors(const struct ks_checker_input *in, struct ks_checke
     uint64_t *outputs = g_new(uint64_t, in->final_read_count + 1);
     for (size_t k = 0; k < in->processor_count; k++) {
         const struct ks_checker_processor *proc = &in->processors[k];
+        bool seen = false;
+        for (size_t j = 0; j < k; j++) {
+            seen = seen || (in->processors[j].input_topic == proc->input_topic &&
+                            in->processors[j].output_topic == proc->output_topic);
+        }
+        if (seen) {
+            continue; /* the members of one group form one pipeline: count it once */
+        }
         size_t input_count = 0;
         size_t output_count = 0;
         for (size_t i = 0; i < in->final_read_count; i++) {

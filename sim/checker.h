@@ -56,6 +56,8 @@
 **                   (outside any transaction, or in a committed one).
 **   eos_duplicates  extra copies of such an output: committed output records
 **                   beyond the first that name the same input record.
+**   Processors with the same input and output topics (the members of one
+**   group) form one pipeline, counted once.
 ** A transactional producer's acked record counts for acked_lost only when its
 ** transaction committed (the records of an aborted transaction are meant to
 ** vanish for read_committed readers); a read_committed group is not expected to

@@ -1050,19 +1050,29 @@ void ks__fault_undo_slow(struct ks_faults *faults, struct ks__fault_state *state
                       ks_fault_tp(fault), NULL);
 }
 
+/* Pauses or resumes one node, and a processor's other node with it (one
+ * application, one process: ks__faults_processor_partner). */
+static void pause_node(struct ks_faults *faults, ks_node_id node, bool pause)
+{
+    ks_node_id partner = ks__faults_processor_partner(faults, node);
+    ks_node_id both[2] = { node, partner };
+    for (int k = 0; k < 2; k++) {
+        if (both[k] == 0 || !ks_world_node_is_up(faults->world, both[k])) {
+            continue;
+        }
+        if (pause && !ks_world_node_is_paused(faults->world, both[k])) {
+            ks_world_node_pause(faults->world, both[k]);
+        } else if (!pause && ks_world_node_is_paused(faults->world, both[k])) {
+            ks_world_node_resume(faults->world, both[k]);
+        }
+    }
+}
+
 static void pause_nodes(struct ks_faults *faults, struct ks__fault_state *state, bool pause)
 {
     const struct ks_fault *fault = ks__faults_fault(faults, state);
     for (guint i = 0; i < state->nodes->len; i++) {
-        ks_node_id node = g_array_index(state->nodes, ks_node_id, i);
-        if (!ks_world_node_is_up(faults->world, node)) {
-            continue;
-        }
-        if (pause && !ks_world_node_is_paused(faults->world, node)) {
-            ks_world_node_pause(faults->world, node);
-        } else if (!pause && ks_world_node_is_paused(faults->world, node)) {
-            ks_world_node_resume(faults->world, node);
-        }
+        pause_node(faults, g_array_index(state->nodes, ks_node_id, i), pause);
     }
     g_string_printf(faults->detail, "fault %s: %s ", fault->name, pause ? "pause" : "resume");
     ks__faults_append_nodes(faults, faults->detail, state->nodes);
@@ -1094,11 +1104,7 @@ void ks__fault_undo_pause(struct ks_faults *faults, struct ks__fault_state *stat
                           const char *label)
 {
     for (guint i = 0; i < state->nodes->len; i++) {
-        ks_node_id node = g_array_index(state->nodes, ks_node_id, i);
-        if (ks_world_node_is_up(faults->world, node) &&
-            ks_world_node_is_paused(faults->world, node)) {
-            ks_world_node_resume(faults->world, node);
-        }
+        pause_node(faults, g_array_index(state->nodes, ks_node_id, i), false);
     }
     if (label == NULL) {
         return;

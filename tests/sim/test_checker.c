@@ -629,6 +629,14 @@ static void test_processor_outputs(void)
     CU_ASSERT_EQUAL(out.eos_missing, 1);    /* p1:3 */
     CU_ASSERT_EQUAL(out.eos_duplicates, 3); /* p1:1 once more, p1:2 twice more */
     ks_checker_output_clear(&out);
+    /* Two processors of one pipeline (two members of a group) count it once. */
+    struct ks_checker_processor two[] = { { 0, 1 }, { 0, 1 } };
+    in.processors = two;
+    in.processor_count = 2;
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.eos_missing, 1);
+    CU_ASSERT_EQUAL(out.eos_duplicates, 3);
+    ks_checker_output_clear(&out);
     /* Without the processor, the same read counts nothing. */
     in.processor_count = 0;
     ks_checker_run(&in, &out);
