@@ -241,6 +241,7 @@ struct run_cluster {
     int32_t *consumer_global;
     uint32_t node_count; /* the view's, with node 0 */
     bool down;           /* crashed by a fault and not restarted */
+    int32_t crash_event; /* down: the index in run->events of its crash's line */
 };
 
 struct run_mirror {
@@ -1616,6 +1617,28 @@ static void check_remote_topics(struct run *run, const struct ks_checker_input *
     g_array_free(partitions, TRUE);
 }
 
+/* Several clusters: a record of a cluster lost for good was lost with it
+ * (cluster_lost, its crash's line); else sim/cause.c's answer. */
+struct cluster_causes {
+    struct run *run;
+    struct ks_cause_index *causes;
+};
+
+static struct ks_cause cluster_cause_of_lost(void *context, const struct ks_record_outcome *o)
+{
+    struct cluster_causes *cc = context;
+    const struct run *run = cc->run;
+    if (o->topic_index >= 0 && (size_t)o->topic_index < run->scenario->topic_count) {
+        const struct run_cluster *rc = &run->clusters[run->scenario->topic_cluster[o->topic_index]];
+        if (rc->down && rc->crash_event >= 0) {
+            const struct run_event *e =
+                &g_array_index(run->events, struct run_event, (guint)rc->crash_event);
+            return (struct ks_cause){ "cluster_lost", rc->crash_event, e->at_ns };
+        }
+    }
+    return ks_cause_of_lost(cc->causes, o);
+}
+
 static void run_checker(struct run *run, const struct final_read *read)
 {
     const struct ks_scenario *s = run->scenario;
@@ -1638,6 +1661,7 @@ static void run_checker(struct run *run, const struct final_read *read)
         read_committed[c] = s->consumers[c].isolation_level == KS_READ_COMMITTED;
     }
     struct ks_cause_index *causes = index_causes(run);
+    struct cluster_causes cluster_causes = { run, causes };
     struct ks_checker_input input = {
         .outcomes = (const struct ks_record_outcome *)(void *)run->outcomes->data,
         .outcome_count = run->outcomes->len,
@@ -1661,8 +1685,8 @@ static void run_checker(struct run *run, const struct final_read *read)
         .cursor_count = run->groups.cursors->len,
         .skips = (const struct ks_group_skip *)(void *)run->groups.skips->data,
         .skip_count = run->groups.skips->len,
-        .cause_of_lost = ks_cause_of_lost,
-        .cause_context = causes,
+        .cause_of_lost = multi(run) ? cluster_cause_of_lost : ks_cause_of_lost,
+        .cause_context = multi(run) ? (void *)&cluster_causes : (void *)causes,
         .producer_transactional = transactional,
         .txns = (const struct ks_txn_outcome *)(void *)run->txns->data,
         .txn_count = run->txns->len,
@@ -2480,6 +2504,7 @@ static void cluster_init(struct run *run, int32_t c)
     struct run_cluster *rc = &run->clusters[c];
     rc->run = run;
     rc->index = c;
+    rc->crash_event = -1;
     rc->name = s->clusters[c].name;
     size_t slots = s->topic_count + 2 * s->mirror_count + 1;
     rc->topics = g_new0(struct ks_topic_config, slots);
@@ -3021,6 +3046,7 @@ static void fire_fault(ks_world *world, void *context)
                      power ? "A power loss of the whole cluster: what no broker fsynced is gone, "
                              "and no replica elsewhere in the cluster holds it."
                            : NULL);
+        run->clusters[c].crash_event = (int32_t)run->events->len - 1; /* the line above */
         cluster_crash(run, c, power);
         if (f->restart_after_ns >= 0) {
             ks_world_schedule(run->world, KS_NODE_DRIVER, (ks_time_ns)f->restart_after_ns,
