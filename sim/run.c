@@ -2228,6 +2228,11 @@ static void record_rows(struct run *run, struct ks_recorder *rec)
         ks_recorder_add_anomaly_row(rec, &row);
     }
     record_unavailability(run, rec);
+    for (guint i = 0; i < run->lag_samples->len; i++) {
+        const struct run_lag_sample *l = &g_array_index(run->lag_samples, struct run_lag_sample, i);
+        ks_recorder_add_mirror_lag(rec, (uint64_t)l->t_ns, run->scenario->mirrors[l->mirror].name,
+                                   l->lag);
+    }
     for (guint i = 0; i < run->expectations->len; i++) {
         const struct expect_outcome *o =
             &g_array_index(run->expectations, struct expect_outcome, i);
@@ -2935,8 +2940,8 @@ static void fire_restart(ks_world *world, void *context)
     }
     int32_t c = f->target.cluster_index;
     char detail[160];
-    g_snprintf(detail, sizeof detail, "restart cluster %s (restart.after of %s)",
-               run->clusters[c].name, f->name);
+    g_snprintf(detail, sizeof detail, "fault %s: restart cluster %s (restart.after)", f->name,
+               run->clusters[c].name);
     report_fault(run, fire->fault_index, "restart", detail, NULL);
     cluster_restart(run, c);
 }
@@ -2956,7 +2961,7 @@ static void fire_heal(ks_world *world, void *context)
     for (guint i = 0; i < run->cuts->len && !run->final_phase; i++) {
         if (g_array_index(run->cuts, struct run_cut, i).fault_index == fire->fault_index) {
             char detail[160];
-            g_snprintf(detail, sizeof detail, "heal the cut of %s (its duration passed)",
+            g_snprintf(detail, sizeof detail, "fault %s: heal its cut (its duration passed)",
                        run->scenario->faults[fire->fault_index].name);
             report_fault(run, fire->fault_index, "heal", detail, NULL);
             heal_cut(run, i);
@@ -2994,9 +2999,9 @@ static void fire_failover(struct run *run, int32_t fault_index)
     }
     char detail[400];
     g_snprintf(detail, sizeof detail,
-               "failover: group %s moves from cluster %s to %s (%s stop; their standbys read %s "
-               "there from the group's offsets on %s%s)",
-               moved->group_id, rc->name, s->clusters[mirror->target_cluster].name, stopped->str,
+               "fault %s: failover: group %s moves from cluster %s to %s (%s stop; their "
+               "standbys read %s there from the group's offsets on %s%s)",
+               f->name, moved->group_id, rc->name, s->clusters[mirror->target_cluster].name, stopped->str,
                s->topics[mirror->remote_topic_index].name,
                s->clusters[mirror->target_cluster].name,
                mirror->sync_group_offsets_enabled
@@ -3039,8 +3044,9 @@ static void fire_fault(ks_world *world, void *context)
     case KS_FAULT_CRASH: {
         int32_t c = f->target.cluster_index;
         bool power = f->mode == KS_CRASH_POWER;
-        g_snprintf(detail, sizeof detail, "crash cluster %s (every broker and controller%s)%s",
-                   run->clusters[c].name, power ? ", power loss" : "",
+        g_snprintf(detail, sizeof detail, "fault %s: crash cluster %s (every broker and "
+                   "controller%s)%s",
+                   f->name, run->clusters[c].name, power ? ", power loss" : "",
                    f->restart_after_ns < 0 ? ": lost for good" : "");
         report_fault(run, fire->fault_index, "fault", detail,
                      power ? "A power loss of the whole cluster: what no broker fsynced is gone, "
@@ -3056,7 +3062,8 @@ static void fire_fault(ks_world *world, void *context)
     }
     case KS_FAULT_RESTART: {
         int32_t c = f->target.cluster_index;
-        g_snprintf(detail, sizeof detail, "restart cluster %s", run->clusters[c].name);
+        g_snprintf(detail, sizeof detail, "fault %s: restart cluster %s", f->name,
+                   run->clusters[c].name);
         report_fault(run, fire->fault_index, "restart", detail, NULL);
         cluster_restart(run, c);
         break;
@@ -3066,7 +3073,8 @@ static void fire_fault(ks_world *world, void *context)
         g_autoptr(GString) right = g_string_new(NULL);
         g_autoptr(GArray) a = side_nodes(run, &f->side_a, left);
         g_autoptr(GArray) b = side_nodes(run, &f->side_b, right);
-        g_snprintf(detail, sizeof detail, "partition clusters %s | %s (every link between them)",
+        g_snprintf(detail, sizeof detail,
+                   "fault %s: partition clusters %s | %s (every link between them)", f->name,
                    left->str, right->str);
         report_fault(run, fire->fault_index, "fault", detail, NULL);
         struct run_cut cut = {
@@ -3085,7 +3093,7 @@ static void fire_fault(ks_world *world, void *context)
         for (guint i = run->cuts->len; i > 0; i--) {
             int32_t index = g_array_index(run->cuts, struct run_cut, i - 1).fault_index;
             if (f->heal_fault_index < 0 || f->heal_fault_index == index) {
-                g_snprintf(detail, sizeof detail, "heal the cut of %s",
+                g_snprintf(detail, sizeof detail, "fault %s: heal %s", f->name,
                            run->scenario->faults[index].name);
                 report_fault(run, fire->fault_index, "heal", detail, NULL);
                 heal_cut(run, i - 1);
