@@ -7,7 +7,8 @@
 #   make demo     run scenarios/quickstart.ini and write its plots
 #   make bench    benchmarks under tests/bench/, one BENCH line each, then the
 #                 1,000-seed shard check (make shards-1000)
-#   make docs     regenerate the documentation's excerpts and images (tests/docs.py)
+#   make docs     regenerate the documentation's excerpts and images (tests/docs.py);
+#                 make docs-redraw also redraws the browser screenshots
 #
 # Sources are found by wildcard: core/*.c is the Kafka model, sim/*.c the world
 # and the program (sim/main.c holds main), tests/{core,sim}/test_*.c the CUnit
@@ -199,6 +200,9 @@ report: bin/ksim
 # prints now.
 docs: bin/ksim
 	python3 tests/docs.py --update
+# The same, and the browser screenshots redrawn too (make docs keeps them).
+docs-redraw: bin/ksim
+	python3 tests/docs.py --redraw
 docs-check: bin/ksim
 	python3 tests/docs.py
 

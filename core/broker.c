@@ -154,10 +154,9 @@ void ks__broker_callback_at(struct ks_broker *broker, ks_time_ns at_ns,
 
 void ks__broker_apply_push(struct ks_broker *broker, const uint8_t *message, size_t message_bytes)
 {
-    ks_assert(message_bytes >= sizeof(struct ks_partition_state_push)); /* B3 */
     struct ks_partition_state_push push;
-    memcpy(&push, message, sizeof push);
-    ks_assert(ks_proto_fits(message_bytes, sizeof push, push.partition_count,
+    size_t head = ks_proto_push_decode(message, message_bytes, &push); /* B3 */
+    ks_assert(ks_proto_fits(message_bytes, head, push.partition_count,
                             sizeof(struct ks_partition_state))); /* B3 */
     if (push.broker_epoch != broker->broker_epoch) {
         return; /* sent to an earlier incarnation */
@@ -174,14 +173,15 @@ void ks__broker_apply_push(struct ks_broker *broker, const uint8_t *message, siz
      * request per partition, each abandoning the last: quadratic in the
      * partitions a broker follows (12 x 10,000 never got past start-up). */
     broker->push_applying = true;
-    memset(broker->restart_pending, 0, sizeof broker->restart_pending);
+    int32_t broker_count = broker->spec->cluster->broker_count;
+    memset(broker->restart_pending, 0, (size_t)broker_count);
     for (int32_t i = 0; i < push.partition_count; i++) {
         struct ks_partition_state state;
-        memcpy(&state, message + sizeof push + (size_t)i * sizeof state, sizeof state);
+        memcpy(&state, message + head + (size_t)i * sizeof state, sizeof state);
         ks__replica_apply_state(broker, &state);
     }
     broker->push_applying = false;
-    for (int32_t i = 0; i < KS_BROKER_COUNT_MAX; i++) {
+    for (int32_t i = 0; i < broker_count; i++) {
         if (broker->restart_pending[i]) {
             broker->restart_pending[i] = 0;
             ks__fetcher_restart(broker, i + 1);
@@ -522,22 +522,25 @@ static void on_metadata_request(struct ks_broker *broker, ks_node_id source,
 {
     int32_t t = request->topic_index;
     int32_t count = (t >= 0 && t < broker->topic_count) ? broker->topics[t].partition_count : 0;
-    size_t bytes =
-        sizeof(struct ks_metadata_response) + (size_t)count * sizeof(struct ks_metadata_partition);
+    int32_t broker_count = broker->spec->cluster->broker_count;
+    size_t head = ks_proto_metadata_bytes(broker_count);
+    size_t bytes = head + (size_t)count * sizeof(struct ks_metadata_partition);
     uint8_t *message = calloc(1, bytes);
     ks_assert(message != NULL);
-    struct ks_metadata_response *response = (struct ks_metadata_response *)message;
-    response->correlation_id = request->correlation_id;
-    response->topic_index = t;
-    response->answering_broker = broker->id;
-    response->broker_count = broker->spec->cluster->broker_count;
-    memcpy(response->broker_alive, broker->broker_alive, sizeof response->broker_alive);
-    response->partition_count = count;
+    struct ks_metadata_response response;
+    memset(&response, 0, sizeof response);
+    response.correlation_id = request->correlation_id;
+    response.topic_index = t;
+    response.answering_broker = broker->id;
+    response.broker_count = broker_count;
+    memcpy(response.broker_alive, broker->broker_alive,
+           (size_t)ks_proto_broker_slots(broker_count));
+    response.partition_count = count;
     if (count == 0) {
-        response->error_code = KS_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+        response.error_code = KS_ERR_UNKNOWN_TOPIC_OR_PARTITION;
     }
-    struct ks_metadata_partition *entries =
-        (struct ks_metadata_partition *)(message + sizeof(struct ks_metadata_response));
+    ks_proto_metadata_encode(&response, message);
+    struct ks_metadata_partition *entries = (struct ks_metadata_partition *)(message + head);
     for (int32_t p = 0; p < count; p++) {
         const struct ks_partition_state *state = &broker->meta[t][p];
         entries[p].partition = p;
@@ -642,15 +645,22 @@ static void check_parked(const struct ks_broker *broker)
         ks_assert(replica != NULL && replica->role == KS_ROLE_LEADER); /* A2 */
         ks_assert(replica->hw < item->required_offset);                /* A1 */
     }
+    for (guint i = 0; i < broker->verifying->len; i++) {
+        const struct ks__verifying *item = g_ptr_array_index(broker->verifying, i);
+        ks_assert(item->timer != 0);      /* V1 */
+        ks_assert(item->message != NULL); /* V1 */
+        ks_assert(item->guard != 0);      /* V1 */
+    }
 }
 
 void ks_broker_check(const struct ks_broker *broker)
 {
     check_fetchers(broker);
     if (!broker->running) {
-        ks_assert(broker->pending->len == 0);  /* B1 */
-        ks_assert(broker->delayed->len == 0);  /* B1 */
-        ks_assert(broker->deferred->len == 0); /* B1 */
+        ks_assert(broker->pending->len == 0);   /* B1 */
+        ks_assert(broker->verifying->len == 0); /* B1 */
+        ks_assert(broker->delayed->len == 0);   /* B1 */
+        ks_assert(broker->deferred->len == 0);  /* B1 */
     } else {
         ks_assert(broker->heartbeat_timer != 0);           /* B2 */
         ks_assert(broker->isr_timer != 0);                 /* B2 */
@@ -796,6 +806,11 @@ static void on_receive(ks_world *world, ks_node_id self, ks_node_id source, uint
         ks_group_coordinator_handle(broker->coordinator, source, kind, message, message_bytes);
         return;
     }
+    if (kind == KS_MSG_TXN_VERIFY_RESPONSE) {
+        /* The coordinator's answer to this leader's verification (KIP-890). */
+        ks__produce_on_verify_response(broker, message, message_bytes);
+        return;
+    }
     if (kind >= KS_MSG_TXN_FIRST && kind <= KS_MSG_TXN_LAST) {
         /* Transactional producers and transaction coordinators send these;
          * a broker has a transaction coordinator whenever the cluster has
@@ -846,6 +861,7 @@ struct ks_broker *ks_broker_new(ks_world *world, const struct ks_cluster_spec *s
     broker->txn_topic_index = ks_broker_topic_index(broker, KS_TXN_TOPIC_NAME);
     broker->hosted = g_ptr_array_new();
     broker->pending = g_ptr_array_new();
+    broker->verifying = g_ptr_array_new();
     broker->delayed = g_ptr_array_new();
     broker->deferred = g_ptr_array_new();
     broker->broker_epoch = 0;
@@ -970,6 +986,7 @@ static void drop_memory(struct ks_broker *broker)
         free(item);
     }
     g_ptr_array_set_size(broker->pending, 0);
+    ks__produce_drop_verifying(broker);
     for (guint i = 0; i < broker->delayed->len; i++) {
         struct ks__delayed_fetch *item = g_ptr_array_index(broker->delayed, i);
         ks_world_cancel(broker->world, item->timer);
@@ -1053,6 +1070,7 @@ void ks_broker_free(struct ks_broker *broker)
     free(broker->replicas);
     g_ptr_array_free(broker->hosted, TRUE);
     g_ptr_array_free(broker->pending, TRUE);
+    g_ptr_array_free(broker->verifying, TRUE);
     g_ptr_array_free(broker->delayed, TRUE);
     g_ptr_array_free(broker->deferred, TRUE);
     free(broker);
@@ -1089,7 +1107,7 @@ struct ks_log *ks_broker_replica_log(struct ks_broker *broker, int32_t topic_ind
 
 bool ks_broker_idle(const struct ks_broker *broker)
 {
-    return broker->pending->len == 0;
+    return broker->pending->len == 0 && broker->verifying->len == 0;
 }
 
 ks_world *ks_broker_world(struct ks_broker *broker)
@@ -1125,6 +1143,15 @@ int32_t ks_broker_topic_index(const struct ks_broker *broker, const char *name)
         }
     }
     return -1;
+}
+
+void ks_broker_txn_marker_written(struct ks_broker *broker, int32_t topic_index,
+                                  int32_t partition, int64_t producer_id, bool commit)
+{
+    if (broker->coordinator != NULL &&
+        topic_index == ks_broker_topic_index(broker, "__consumer_offsets")) {
+        ks_group_coordinator_txn_completed(broker->coordinator, partition, producer_id, commit);
+    }
 }
 
 int32_t ks_broker_partition_leader(struct ks_broker *broker, int32_t topic_index, int32_t partition)

@@ -124,6 +124,12 @@ void ks_broker_append_marker(struct ks_broker *broker, int32_t topic_index, int3
                              int32_t coordinator_epoch,
                              void (*done)(void *context, int16_t error, int64_t base_offset),
                              void *context);
+/* A transaction marker of producer_id was written here as leader (its
+ * append reached the HW): a marker in __consumer_offsets completes the
+ * producer's pending transactional offset commits in the group coordinator
+ * (KafkaApis.handleWriteTxnMarkersRequest's onTransactionCompleted). */
+void ks_broker_txn_marker_written(struct ks_broker *broker, int32_t topic_index,
+                                  int32_t partition, int64_t producer_id, bool commit);
 /* A new producer id (InitProducerId): unique over the run. */
 int64_t ks_broker_allocate_producer_id(struct ks_broker *broker);
 /* The name and partition count of topic topic_index (any topic of the broker's array). */

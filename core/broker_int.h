@@ -150,6 +150,19 @@ struct ks__pending_produce {
     ks_timer_id timer;
 };
 
+/* A transactional Produce waiting for the transaction coordinator's answer
+ * before it is appended (KIP-890 part 1: ReplicaManager.handleProduceAppend,
+ * AddPartitionsToTxnManager.verifyTransaction), V1. */
+struct ks__verifying {
+    struct ks_broker *broker;
+    int64_t request_id; /* the KS_MSG_TXN_VERIFY_REQUEST's correlation id */
+    uint64_t guard;     /* the partition's VerificationGuard for the producer */
+    uint8_t *message;   /* a copy of the Produce message, owned */
+    size_t message_bytes;
+    ks_node_id source; /* the producer */
+    ks_timer_id timer; /* the verification's request timeout */
+};
+
 /* Which pending appends of a partition complete_pending finishes. */
 enum ks__pending_outcome {
     KS__PENDING_HW_ADVANCED, /* those the HW passed: NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND */
@@ -297,6 +310,7 @@ struct ks_broker {
     int32_t producer_id_counter;
 
     GPtrArray *pending;          /* struct ks__pending_produce *, in arrival order */
+    GPtrArray *verifying;        /* struct ks__verifying *, in arrival order */
     GPtrArray *delayed;          /* struct ks__delayed_fetch * */
     GPtrArray *deferred;         /* struct ks__deferred * */
     GPtrArray *fetch_sessions;   /* struct ks__fetch_session *, oldest first; NULL none yet */
@@ -452,6 +466,13 @@ void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t pa
 
 void ks__produce_on_request(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
                             size_t message_bytes);
+/* KIP-890 part 1: the coordinator's answer to a verification (a struct
+ * ks_txn_response of kind KS_MSG_TXN_VERIFY_RESPONSE). */
+void ks__produce_on_verify_response(struct ks_broker *broker, const void *message,
+                                    size_t message_bytes);
+/* Drops the verifications in flight (a crash or a stop: no answer). */
+void ks__produce_drop_verifying(struct ks_broker *broker);
+
 /* Finishes pending acks=all appends of the replica's partition (A1). */
 void ks__produce_complete_pending(struct ks_broker *broker, struct ks__replica *replica,
                                   enum ks__pending_outcome outcome, int16_t error);

@@ -8,6 +8,7 @@
 ** acks=all write while the ISR is below min(min.insync.replicas, RF)
 ** (NOT_ENOUGH_REPLICAS, without appending), parses the batch (its CRC),
 ** refuses one larger than the topic's max.message.bytes (MESSAGE_TOO_LARGE),
+** refuses a control batch from a client (INVALID_RECORD),
 ** checks the idempotent producer's sequence (core/producer_state.c: a
 ** duplicate of one of the last five batches is answered with its original
 ** offsets and not written again), appends, and answers:
@@ -19,7 +20,35 @@
 **             NOT_LEADER_OR_FOLLOWER if leadership moved, REQUEST_TIMED_OUT
 **             after the request's timeout.
 **
+** Transaction verification (KIP-890 part 1, transaction.partition.
+** verification.enable; ReplicaManager.handleProduceAppend and
+** maybeStartTransactionVerificationForPartition, UnifiedLog
+** .maybeStartTransactionVerification, AddPartitionsToTxnManager): a
+** transactional producer's data batch for a partition where its producer id
+** has no transaction open (UnifiedLog.hasOngoingTransaction) would start one.
+** Before appending it, the leader makes (or reuses) the producer's
+** verification entry, whose guard it remembers, and asks the transaction
+** coordinator whether the partition is in the producer's ongoing
+** transaction (AddPartitionsToTxn with verifyOnly; the local coordinator
+** directly when this broker is it). The answer NONE appends the batch with
+** that guard; the append refuses a transactional batch that starts a
+** transaction without the entry's current guard (INVALID_TXN_STATE,
+** UnifiedLog.analyzeAndValidateProducerState), and any transactional batch or
+** marker appended clears the entry (UnifiedLog.updateProducers), so a
+** verification answered before an ABORT marker cannot let the batch in
+** after it. Coordinator errors are mapped as handleProduceAppend does:
+** PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH; CONCURRENT_TRANSACTIONS,
+** NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE
+** and an unanswered request (NETWORK_EXCEPTION after 30 s) ->
+** NOT_ENOUGH_REPLICAS, which the producer retries. Without verification a
+** late batch (one delayed past its transaction's ABORT or COMMIT marker, with
+** the same producer epoch) opens a transaction no coordinator knows of, and
+** nothing ever writes its marker: the hanging transaction of KAFKA-14402.
+**
 ** Invariants:
+**   V1  a verification in flight is in broker->verifying, with its timer
+**       armed, until its answer, its timeout or the broker's crash; its
+**       Produce is answered exactly once (appended, or refused).
 **   A1  an acks=all append is pending only while the HW is below its end:
 **       it completes when the HW reaches required_offset, on leadership loss,
 **       or at its timeout, exactly once, and its timer is armed until then.
@@ -33,7 +62,9 @@
 
 #include "batch.h"
 #include "compress.h"
+#include "group.h"
 #include "producer_state.h"
+#include "txn_coord.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -215,10 +246,41 @@ static void answer_append(struct ks_broker *broker, struct ks__replica *replica,
                                     KS_TIMER_BROKER_PRODUCE_TIMEOUT, pending_timeout, item);
 }
 
-/* Appends one batch as leader and arranges the completion. */
+/* UnifiedLog.analyzeAndValidateProducerState's check for a client's
+ * transactional data batch (KIP-890 part 1): NONE when the producer has a
+ * transaction open here, or verification is off, or the batch carries the
+ * producer's current verification guard and is not above its lowest
+ * sequence; else INVALID_TXN_STATE (or OUT_OF_ORDER_SEQUENCE_NUMBER,
+ * ProducerAppendInfo.checkSequence). */
+static int16_t verification_check(const struct ks_broker *broker, struct ks__replica *replica,
+                                  const struct ks_batch_view *view, uint64_t guard)
+{
+    if (!broker->spec->cluster->txn_partition_verification_enable ||
+        ks_log_has_ongoing_txn(replica->log, view->producer_id)) {
+        return KS_ERR_NONE;
+    }
+    uint64_t current = ks_producer_state_verification_guard(replica->producers, view->producer_id);
+    if (current == 0 || current != guard) {
+        return KS_ERR_INVALID_TXN_STATE; /* "Record was not part of an ongoing transaction" */
+    }
+    int32_t lowest =
+        ks_producer_state_verification_lowest_sequence(replica->producers, view->producer_id);
+    return view->base_sequence > lowest ? KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER : KS_ERR_NONE;
+}
+
+static bool is_transactional_data(const struct ks_batch_view *view)
+{
+    return (view->attributes & KS_ATTR_TRANSACTIONAL) != 0 &&
+           (view->attributes & KS_ATTR_CONTROL) == 0 && view->producer_id >= 0;
+}
+
+/* Appends one batch as leader and arranges the completion. from_client: a
+ * Produce request (AppendOrigin.CLIENT), whose transactional batches are
+ * checked against guard (KIP-890; 0 when it was not verified). */
 static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t partition,
                           enum ks_acks acks, int64_t timeout_ns, const uint8_t *batch,
-                          size_t batch_bytes, const struct ks__completion *completion)
+                          size_t batch_bytes, const struct ks__completion *completion,
+                          bool from_client, uint64_t guard)
 {
     ks_time_ns now = ks__broker_now_ns(broker);
     struct ks__replica *replica = ks__broker_find_replica(broker, topic_index, partition);
@@ -249,6 +311,13 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
         complete(broker, completion, KS_ERR_MESSAGE_TOO_LARGE, -1, now);
         return;
     }
+    /* LogValidator.validateBatch: "Clients are not allowed to write control
+     * records" (InvalidRecordException, INVALID_RECORD); only the
+     * coordinators' appends may carry transaction markers. */
+    if (from_client && (view.attributes & KS_ATTR_CONTROL) != 0) {
+        complete(broker, completion, KS_ERR_INVALID_RECORD, -1, now);
+        return;
+    }
     if (!replica->producers_valid) {
         ks_producer_state_rebuild(replica->producers, replica->log);
         replica->producers_valid = true;
@@ -264,6 +333,15 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
                                                view.producer_epoch)
                : ks_producer_state_check(replica->producers, view.producer_id, view.producer_epoch,
                                          view.base_sequence, last_seq, &base_offset, &last_offset);
+    /* UnifiedLog: a duplicate is answered first, then the verification,
+     * then ProducerAppendInfo's epoch and sequence checks. */
+    if (from_client && check != KS_ERR_DUPLICATE_SEQUENCE_NUMBER && is_transactional_data(&view)) {
+        int16_t verified = verification_check(broker, replica, &view, guard);
+        if (verified != KS_ERR_NONE) {
+            complete(broker, completion, verified, -1, now);
+            return;
+        }
+    }
     if (check == KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || check == KS_ERR_INVALID_PRODUCER_EPOCH) {
         complete(broker, completion, check, -1, now);
         return;
@@ -311,10 +389,202 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
             ks_producer_state_update_marker(replica->producers, view.producer_id,
                                             view.producer_epoch);
         }
+        if ((view.attributes & KS_ATTR_TRANSACTIONAL) != 0 && view.producer_id >= 0) {
+            /* UnifiedLog.updateProducers: the transaction has its first
+             * offset, or is complete: the verification entry goes. */
+            ks_producer_state_verification_clear(replica->producers, view.producer_id);
+        }
         ks__serve_release(broker, topic_index, partition, KS__RELEASE_FOLLOWERS);
         ks__replica_maybe_advance_hw(broker, replica);
     }
     answer_append(broker, replica, acks, timeout_ns, base_offset, last_offset, completion);
+}
+
+/* ---- transaction verification (KIP-890 part 1) ---------------------------------------- */
+
+static void verify_answer(struct ks_broker *broker, struct ks__verifying *item, int16_t error);
+static enum ks_acks acks_from_wire(int16_t acks);
+
+/* The request's completion: a ProduceResponse to its producer (acks=0:
+ * none at all, even for errors). */
+static void network_completion(const struct ks_produce_request *request, ks_node_id source,
+                               struct ks__completion *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = KS__COMPLETE_NETWORK;
+    out->source = source;
+    out->correlation_id = request->correlation_id;
+    out->topic_index = request->topic_index;
+    out->partition = request->partition;
+    if (acks_from_wire(request->acks) == KS_ACKS_NONE) {
+        out->kind = KS__COMPLETE_CALLBACK;
+        out->done = NULL;
+    }
+}
+
+static void verify_timeout(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks__verifying *item = context;
+    item->timer = 0;
+    /* The inter-broker request got no answer: NETWORK_EXCEPTION. */
+    verify_answer(item->broker, item, KS_ERR_NETWORK_EXCEPTION);
+}
+
+/* Whether the Produce needs the coordinator first; if so, starts the
+ * verification (it owns a copy of the message from then on). */
+static bool maybe_verify(struct ks_broker *broker, ks_node_id source,
+                         const struct ks_produce_request *request, const uint8_t *message,
+                         size_t message_bytes)
+{
+    /* maybeStartTransactionVerificationForPartitions: only with the broker
+     * config on and a transactional id in the request. */
+    if (!broker->spec->cluster->txn_partition_verification_enable ||
+        (request->flags & KS_PRODUCE_FLAG_TRANSACTIONAL_ID) == 0 || broker->txn_topic_index < 0 ||
+        broker->txn_coordinator == NULL) {
+        return false;
+    }
+    ks_assert(message_bytes >= sizeof *request + request->batch_bytes + KS_TRANSACTIONAL_ID_BYTES);
+    struct ks__replica *replica =
+        ks__broker_find_replica(broker, request->topic_index, request->partition);
+    struct ks_batch_view view;
+    size_t parsed_bytes = 0;
+    /* Not the leader, a bad batch, or no transaction to start: the append
+     * path answers (Partition.maybeStartTransactionVerification). */
+    if (replica == NULL || replica->role != KS_ROLE_LEADER ||
+        ks_batch_parse(message + sizeof *request, request->batch_bytes, &view, &parsed_bytes) !=
+            KS_BATCH_OK ||
+        !is_transactional_data(&view) || ks_log_has_ongoing_txn(replica->log, view.producer_id)) {
+        return false;
+    }
+    struct ks__verifying *item = calloc(1, sizeof *item);
+    ks_assert(item != NULL);
+    item->broker = broker;
+    item->source = source;
+    item->guard = ks_producer_state_verification_start(replica->producers, view.producer_id,
+                                                       view.base_sequence, view.producer_epoch);
+    item->message = malloc(message_bytes);
+    ks_assert(item->message != NULL);
+    memcpy(item->message, message, message_bytes);
+    item->message_bytes = message_bytes;
+    item->request_id = ++broker->next_correlation_id;
+    g_ptr_array_add(broker->verifying, item);
+
+    struct ks_txn_request verify;
+    memset(&verify, 0, sizeof verify);
+    verify.correlation_id = item->request_id;
+    verify.producer_id = view.producer_id;
+    verify.producer_epoch = view.producer_epoch;
+    verify.topic_index = request->topic_index;
+    verify.partition = request->partition;
+    memcpy(verify.transactional_id, message + sizeof *request + request->batch_bytes,
+           KS_TRANSACTIONAL_ID_BYTES);
+    verify.transactional_id[KS_TRANSACTIONAL_ID_BYTES - 1] = '\0';
+    /* AddPartitionsToTxnManager.verifyTransaction: to the coordinator of the
+     * id, the leader of its __transaction_state partition. */
+    int32_t txn_partition = ks_group_offsets_partition(
+        verify.transactional_id, broker->topics[broker->txn_topic_index].partition_count);
+    int32_t coordinator =
+        ks_broker_partition_leader(broker, broker->txn_topic_index, txn_partition);
+    if (coordinator < 1) {
+        verify_answer(broker, item, KS_ERR_COORDINATOR_NOT_AVAILABLE);
+    } else if (coordinator == broker->id) {
+        verify_answer(broker, item, ks_txn_coordinator_verify(broker->txn_coordinator, &verify));
+    } else {
+        item->timer =
+            ks_world_schedule(broker->world, (ks_node_id)broker->id, KS__REQUEST_TIMEOUT_NS,
+                              KS_TIMER_BROKER_TXN_VERIFY_TIMEOUT, verify_timeout, item);
+        ks_world_send(broker->world, (ks_node_id)broker->id, (ks_node_id)coordinator,
+                      KS_MSG_TXN_VERIFY_REQUEST, &verify, sizeof verify);
+    }
+    return true;
+}
+
+/* handleProduceAppend's postVerificationCallback: the coordinator errors a
+ * producer understands (AddPartitionsToTxnManager maps PRODUCER_FENCED). */
+static int16_t verify_error_for_producer(int16_t error)
+{
+    switch (error) {
+    case KS_ERR_PRODUCER_FENCED: return KS_ERR_INVALID_PRODUCER_EPOCH;
+    case KS_ERR_CONCURRENT_TRANSACTIONS:
+    case KS_ERR_NETWORK_EXCEPTION:
+    case KS_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+    case KS_ERR_COORDINATOR_NOT_AVAILABLE:
+    case KS_ERR_NOT_COORDINATOR: return KS_ERR_NOT_ENOUGH_REPLICAS; /* retried, no metadata */
+    default: return error;
+    }
+}
+
+/* The timeline's word of a refused transactional batch (not of the
+ * retriable answers, which the producer simply retries). */
+static void verify_refused_event(struct ks_broker *broker, const struct ks_produce_request *request,
+                                 const uint8_t *batch, int16_t code)
+{
+    if (code == KS_ERR_NOT_ENOUGH_REPLICAS) {
+        return;
+    }
+    struct ks_batch_view view;
+    size_t parsed_bytes = 0;
+    ks_assert(ks_batch_parse(batch, request->batch_bytes, &view, &parsed_bytes) == KS_BATCH_OK);
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_PRODUCE_REFUSED);
+    event.reason = KS_REASON_TXN_NOT_VERIFIED;
+    event.topic_index = request->topic_index;
+    event.partition = request->partition;
+    event.leader_new = broker->id;
+    event.error_code = code;
+    event.record_count = view.last_offset_delta + 1;
+    ks_broker_emit(broker, &event);
+}
+
+/* The verification's outcome: append with its guard, or refuse (V1). */
+static void verify_answer(struct ks_broker *broker, struct ks__verifying *item, int16_t error)
+{
+    bool removed = g_ptr_array_remove(broker->verifying, item);
+    ks_assert(removed); /* V1: answered once */
+    ks_world_cancel(broker->world, item->timer);
+    struct ks_produce_request request;
+    memcpy(&request, item->message, sizeof request);
+    struct ks__completion completion;
+    network_completion(&request, item->source, &completion);
+    if (error != KS_ERR_NONE) {
+        int16_t code = verify_error_for_producer(error);
+        verify_refused_event(broker, &request, item->message + sizeof request, code);
+        complete(broker, &completion, code, -1, ks__broker_now_ns(broker));
+    } else {
+        leader_append(broker, request.topic_index, request.partition, acks_from_wire(request.acks),
+                      request.timeout_ns, item->message + sizeof request, request.batch_bytes,
+                      &completion, true, item->guard);
+    }
+    free(item->message);
+    free(item);
+}
+
+void ks__produce_on_verify_response(struct ks_broker *broker, const void *message,
+                                    size_t message_bytes)
+{
+    ks_assert(message_bytes == sizeof(struct ks_txn_response));
+    struct ks_txn_response response;
+    memcpy(&response, message, sizeof response);
+    for (guint i = 0; i < broker->verifying->len; i++) {
+        struct ks__verifying *item = g_ptr_array_index(broker->verifying, i);
+        if (item->request_id == response.correlation_id) {
+            verify_answer(broker, item, response.error_code);
+            return;
+        }
+    }
+    /* An answer after its timeout: ignored. */
+}
+
+void ks__produce_drop_verifying(struct ks_broker *broker)
+{
+    for (guint i = 0; i < broker->verifying->len; i++) {
+        struct ks__verifying *item = g_ptr_array_index(broker->verifying, i);
+        ks_world_cancel(broker->world, item->timer);
+        free(item->message);
+        free(item);
+    }
+    g_ptr_array_set_size(broker->verifying, 0);
 }
 
 static enum ks_acks acks_from_wire(int16_t acks)
@@ -335,19 +605,12 @@ void ks__produce_on_request(struct ks_broker *broker, ks_node_id source, const u
     ks_assert(message_bytes - sizeof request >= request.batch_bytes);
     enum ks_acks acks = acks_from_wire(request.acks);
     struct ks__completion completion;
-    memset(&completion, 0, sizeof completion);
-    completion.kind = KS__COMPLETE_NETWORK;
-    completion.source = source;
-    completion.correlation_id = request.correlation_id;
-    completion.topic_index = request.topic_index;
-    completion.partition = request.partition;
-    if (acks == KS_ACKS_NONE) {
-        /* acks=0: no response at all, even for errors. */
-        completion.kind = KS__COMPLETE_CALLBACK;
-        completion.done = NULL;
+    network_completion(&request, source, &completion);
+    if (maybe_verify(broker, source, &request, message, message_bytes)) {
+        return; /* appended (or refused) when the coordinator answers */
     }
     leader_append(broker, request.topic_index, request.partition, acks, request.timeout_ns,
-                  message + sizeof request, request.batch_bytes, &completion);
+                  message + sizeof request, request.batch_bytes, &completion, true, 0);
 }
 
 /* An append whose outcome goes to done(context, ...) on this node. */
@@ -364,8 +627,8 @@ static void append_with_callback(struct ks_broker *broker, int32_t topic_index, 
     completion.partition = partition;
     completion.done = done;
     completion.context = context;
-    leader_append(broker, topic_index, partition, acks, timeout_ns, batch, batch_bytes,
-                  &completion);
+    leader_append(broker, topic_index, partition, acks, timeout_ns, batch, batch_bytes, &completion,
+                  false, 0);
 }
 
 void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, int32_t partition,

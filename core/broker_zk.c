@@ -234,8 +234,7 @@ void ks__zk_tick(struct ks_broker *broker)
 static void on_response(struct ks_broker *broker, const uint8_t *bytes, size_t message_bytes)
 {
     struct ks_zk_response response;
-    ks_assert(message_bytes >= sizeof response); /* B3 */
-    memcpy(&response, bytes, sizeof response);
+    ks_proto_zk_decode(bytes, message_bytes, &response); /* B3 */
     if (response.op == KS_ZK_OP_CONNECT) {
         if (!broker->zk.connecting) {
             return; /* an earlier incarnation's */
@@ -283,8 +282,7 @@ static void on_response(struct ks_broker *broker, const uint8_t *bytes, size_t m
 static void on_watch(struct ks_broker *broker, const uint8_t *bytes, size_t message_bytes)
 {
     struct ks_zk_response watch;
-    ks_assert(message_bytes == sizeof watch); /* B3 */
-    memcpy(&watch, bytes, sizeof watch);
+    ks_assert(ks_proto_zk_decode(bytes, message_bytes, &watch) == message_bytes); /* B3 */
     if (watch.session_id != broker->zk.session_id || broker->zk.session_id == 0) {
         return;
     }
@@ -301,9 +299,9 @@ static void on_leader_and_isr(struct ks_broker *broker, const uint8_t *bytes, si
 {
     struct ks_leader_and_isr header;
     struct ks_partition_state_push push;
-    ks_assert(message_bytes >= sizeof header + sizeof push); /* B3 */
+    ks_assert(message_bytes >= sizeof header); /* B3 */
     memcpy(&header, bytes, sizeof header);
-    memcpy(&push, bytes + sizeof header, sizeof push);
+    ks_proto_push_decode(bytes + sizeof header, message_bytes - sizeof header, &push); /* B3 */
     if (header.controller_epoch < broker->zk.controller_epoch_seen) {
         struct ks_cluster_event event;
         ks_cluster_event_init(&event, 0, KS_EV_STALE_CONTROLLER);

@@ -86,6 +86,7 @@ const char *ks_cluster_event_kind_name(enum ks_cluster_event_kind kind)
     case KS_EV_REBALANCE: return "rebalance";
     case KS_EV_OFFSET_COMMIT: return "offset_commit";
     case KS_EV_TXN_END: return "txn_end";
+    case KS_EV_TXN_STATE: return "txn_state";
     case KS_EV_OFFSET_RESET: return "offset_reset";
     case KS_EV_RETENTION: return "retention";
     case KS_EV_COMPACTION: return "compaction";
@@ -119,6 +120,7 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_TRUNCATE_TO_LEADER_LEO: return "truncate_to_leader_leo";
     case KS_REASON_TRUNCATE_REALIGN_BATCH: return "truncate_realign_batch";
     case KS_REASON_NOT_ENOUGH_REPLICAS: return "not_enough_replicas";
+    case KS_REASON_TXN_NOT_VERIFIED: return "txn_not_verified";
     case KS_REASON_RETRIES_EXHAUSTED: return "retries_exhausted";
     case KS_REASON_ERROR_AFTER_DELIVERY_TIMEOUT: return "error_after_delivery_timeout";
     case KS_REASON_ERROR_NOT_RETRIABLE: return "error_not_retriable";
@@ -162,6 +164,11 @@ const char *ks_event_reason_name(enum ks_event_reason reason)
     case KS_REASON_TXN_ABORTED: return "txn_aborted";
     case KS_REASON_TXN_FENCED: return "txn_fenced";
     case KS_REASON_TXN_ABANDONED: return "txn_abandoned";
+    case KS_REASON_TXN_PREPARE_COMMIT: return "txn_prepare_commit";
+    case KS_REASON_TXN_PREPARE_ABORT: return "txn_prepare_abort";
+    case KS_REASON_TXN_COMPLETE_COMMIT: return "txn_complete_commit";
+    case KS_REASON_TXN_COMPLETE_ABORT: return "txn_complete_abort";
+    case KS_REASON_TXN_LOADED: return "txn_loaded";
     case KS_REASON_SHUTDOWN_ATTEMPTS_FAILED: return "shutdown_attempts_failed";
     case KS_REASON_COUNT: break;
     }
@@ -360,6 +367,14 @@ struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec 
         ks_assert(cluster->consumers != NULL);
         for (int32_t i = 0; i < spec->consumer_count; i++) {
             cluster->consumers[i] = ks_consumer_new(world, spec, i, observer);
+        }
+    }
+    /* A processor's consumer feeds its producer (consume-transform-produce). */
+    for (int32_t i = 0; i < spec->producer_count; i++) {
+        int32_t consumer = spec->producers[i].input_consumer_index;
+        if (consumer >= 0) {
+            ks_assert(consumer < spec->consumer_count);
+            ks_consumer_set_output(cluster->consumers[consumer], cluster->producers[i]);
         }
     }
     return cluster;

@@ -73,6 +73,7 @@ enum ks_cluster_event_kind {
     KS_EV_STALE_CONTROLLER,    /* a broker refused a request of an older controller epoch */
     KS_EV_BROKER_STOPPED,      /* a clean shutdown finished: logs flushed, marker written */
     KS_EV_TXN_END,             /* a transactional producer's transaction ended (its view) */
+    KS_EV_TXN_STATE,           /* a transaction coordinator's state change or load */
     KS_EV_KIND_COUNT
 };
 
@@ -100,6 +101,7 @@ enum ks_event_reason {
     KS_REASON_TRUNCATE_REALIGN_BATCH,     /* the LEO was inside one of the leader's batches */
     /* refused produce */
     KS_REASON_NOT_ENOUGH_REPLICAS, /* acks=all with the ISR below min ISR */
+    KS_REASON_TXN_NOT_VERIFIED,    /* KIP-890: the coordinator did not confirm the partition */
     /* producer errors (error_code holds the Kafka error where there is one) */
     KS_REASON_RETRIES_EXHAUSTED,            /* a retriable error, retries ran out */
     KS_REASON_ERROR_AFTER_DELIVERY_TIMEOUT, /* a retriable error after delivery.timeout.ms */
@@ -154,6 +156,12 @@ enum ks_event_reason {
     KS_REASON_TXN_ABANDONED, /* the producer crashed with it open: the coordinator aborts it */
     /* controller = zookeeper: every ControlledShutdown attempt failed; the broker stops anyway */
     KS_REASON_SHUTDOWN_ATTEMPTS_FAILED,
+    /* the transaction coordinator (KS_EV_TXN_STATE) */
+    KS_REASON_TXN_PREPARE_COMMIT,  /* PrepareCommit written: the commit is decided */
+    KS_REASON_TXN_PREPARE_ABORT,   /* PrepareAbort written (by EndTxn, a fence or a timeout) */
+    KS_REASON_TXN_COMPLETE_COMMIT, /* every marker written; CompleteCommit written */
+    KS_REASON_TXN_COMPLETE_ABORT,
+    KS_REASON_TXN_LOADED, /* a new leader of a __transaction_state partition loaded it */
     KS_REASON_COUNT
 };
 
@@ -263,7 +271,11 @@ struct ks_event_cause {
 **   BROKER_UNFENCED    broker      -
 **   BROKER_STARTED     broker      broker_epoch
 **   PRODUCE_REFUSED    leader      reason NOT_ENOUGH_REPLICAS, isr_new (the ISR),
-**                                  isr_count_min
+**                                  isr_count_min; or reason TXN_NOT_VERIFIED
+**                                  (KIP-890: a transactional batch that would
+**                                  start a transaction, refused after the
+**                                  coordinator's answer), error_code (what the
+**                                  producer gets), record_count
 **   PRODUCER_ERROR     -1 or the   producer_index, and either (partition may be -1)
 **                      broker      reason RETRIES_EXHAUSTED, ERROR_AFTER_DELIVERY_TIMEOUT,
 **                                  ERROR_NOT_RETRIABLE (with error_code),
@@ -322,6 +334,21 @@ struct ks_event_cause {
 **                                  transaction held, record_count, partition_count
 **                                  (partitions added to it), error_code (FENCED: the
 **                                  error that fenced it)
+**   TXN_STATE          coordinator topic_index/partition: the __transaction_state
+**                                  partition; reason TXN_PREPARE_COMMIT,
+**                                  TXN_PREPARE_ABORT (error_code PRODUCER_FENCED when
+**                                  the abort fences the epoch: a newer instance, or
+**                                  txn_timed_out: transaction.timeout.ms; elapsed_ns
+**                                  the transaction's age), TXN_COMPLETE_COMMIT or
+**                                  TXN_COMPLETE_ABORT: transactional_id, txn_producer_id,
+**                                  txn_producer_epoch, partition_count (partitions of
+**                                  the transaction), resumed (its decision was written
+**                                  by an earlier coordinator: the markers were
+**                                  resumed after a load); or reason TXN_LOADED:
+**                                  record_count (transactional ids loaded),
+**                                  batch_count (of them in PrepareCommit or
+**                                  PrepareAbort: their markers are resumed),
+**                                  leader_epoch_new (the partition's epoch)
 */
 struct ks_cluster_event {
     ks_time_ns at_ns;
@@ -390,6 +417,13 @@ struct ks_cluster_event {
     int64_t sink_epoch;
     int64_t sink_epoch_found;
     const char *group_id;
+    /* the transaction coordinator (TXN_STATE); transactional_id borrowed */
+    const char *transactional_id;
+    int64_t txn_producer_id;
+    int16_t txn_producer_epoch;
+    bool resumed;
+    bool txn_timed_out; /* TXN_PREPARE_ABORT with a fence: transaction.timeout.ms */
+    int64_t elapsed_ns;
     int32_t generation;
     enum ks_assignor assignor;
     const char *group_leader_id;

@@ -51,6 +51,7 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     out->txn_topic_replication_factor = 3;
     out->txn_topic_min_isr = 2;
     out->txn_abort_check_interval_ns = 10000 * MS;
+    out->txn_partition_verification_enable = true; /* KIP-890 part 1 (3.6+) */
     out->group_initial_rebalance_delay_ns = 3000 * MS;
     out->group_min_session_timeout_ns = 6000 * MS;
     out->group_max_session_timeout_ns = 1800000 * MS;
@@ -133,6 +134,7 @@ void ks_producer_config_defaults(struct ks_producer_config *out)
     out->start_jitter_ns = 100 * MS;          /* ksim: start.jitter = 100ms */
     out->transaction_timeout_ns = 60000 * MS; /* transaction.timeout.ms */
     out->txn_records = 100;                   /* ksim: transaction.records */
+    out->input_consumer_index = -1;
 }
 
 void ks_consumer_config_defaults(struct ks_consumer_config *out)
@@ -155,4 +157,6 @@ void ks_consumer_config_defaults(struct ks_consumer_config *out)
     out->isolation_level = KS_READ_UNCOMMITTED;
     out->start_ns = 0;
     out->start_jitter_ns = 100 * MS; /* ksim: start.jitter = 100ms */
+    out->output_topic_index = -1;
+    out->output_producer_index = -1;
 }

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define KS_BROKER_COUNT_MAX       64
+#define KS_BROKER_COUNT_MAX       1024 /* a multiple of 8: core/proto.h's wire slots */
 #define KS_TOPIC_NAME_BYTES_MAX   249
 #define KS_REPLICATION_FACTOR_MAX 16
 #define KS_PARTITION_COUNT_MAX    10000     /* per topic: ks_topic_config.assignment */
@@ -113,6 +113,10 @@ struct ks_cluster_config {
      * NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH answer to a produce or a
      * fetch names the new leader, and the client moves to it. Default true. */
     bool client_leader_discovery;
+    /* transaction.partition.verification.enable = true (KIP-890 part 1, Kafka
+     * 3.6+): a leader asks the transaction coordinator before appending a
+     * transactional batch that would start a transaction on a partition. */
+    bool txn_partition_verification_enable;
     /* Broker defaults for topic-level settings (log.*); topics copy them unless set. */
 };
 
@@ -184,6 +188,10 @@ struct ks_producer_config {
     int64_t transaction_timeout_ns; /* transaction.timeout.ms = 60000 */
     int32_t txn_records;            /* transaction.records = 100: records per transaction */
     int32_t txn_abort_permille;     /* transaction.abort.rate = 0: share the application aborts */
+    /* ksim: -1, or the consumer whose output this producer writes (a
+     * processor's producer, made by the scenario loader: no workload of its
+     * own; the consumer hands it one record per record it processes). */
+    int32_t input_consumer_index;
 };
 
 /* isolation.level (KIP-98). */
@@ -209,6 +217,10 @@ struct ks_consumer_config {
     int64_t start_ns;                       /* start = 0s */
     int64_t start_jitter_ns; /* start.jitter = 100ms: joins in [start, start + jitter] */
     enum ks_isolation_level isolation_level; /* isolation.level = read_uncommitted */
+    /* ksim processor (consume-transform-produce): output.topic, -1 none. */
+    int32_t output_topic_index;
+    char transactional_id[64];     /* transactional.id = "": at-least-once output */
+    int32_t output_producer_index; /* the producer writing the output, -1 none */
 };
 
 /* ---- Kafka's defaults (core/config.c) -------------------------------------- */

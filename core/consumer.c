@@ -99,6 +99,7 @@
 #include "batch.h"
 #include "group.h"
 #include "group_proto.h"
+#include "producer.h"
 #include "proto.h"
 #include "txn.h"
 
@@ -108,6 +109,11 @@
 #include <string.h>
 
 #define RETRY_BACKOFF_NS (100 * KS_NS_PER_MS) /* retry.backoff.ms = 100 */
+/* A processor's application blocked in send(), flush() or commitTransaction()
+ * looks at its producer again after this long. */
+#define OUTPUT_WAIT_NS (5 * KS_NS_PER_MS)
+/* A processor's output key: key-<(input producer index + 1) * 10^12 + input seq>. */
+#define OUTPUT_KEY_PRODUCER_UNIT INT64_C(1000000000000)
 #define FETCH_MAX_BYTES  52428800             /* fetch.max.bytes = 52428800 */
 
 enum consumer_timer_kind {
@@ -246,6 +252,12 @@ struct ks_consumer {
     ks_timer_id poll_interval_timer;
     ks_timer_id start_timer;
     ks_time_ns start_at_ns; /* start + its start.jitter draw; KS_TIME_NEVER until drawn */
+
+    /* A processor (output.topic): its producer, not owned (a node of its own). */
+    struct ks_producer *output;
+    bool flush_then_commit; /* at-least-once: flush() the output, then commitSync() */
+    bool txn_then_poll;     /* exactly-once: the transaction with the offsets is ending */
+    int64_t txn_ended_seen; /* the producer's ended count when it began to end */
 };
 
 static void drive(struct ks_consumer *c);
@@ -1231,11 +1243,9 @@ static void send_metadata(struct ks_consumer *c)
 static void on_metadata_response(struct ks_consumer *c, const uint8_t *message, size_t bytes)
 {
     struct ks_metadata_response r;
-    ks_assert(bytes >= sizeof(r));
-    memcpy(&r, message, sizeof(r));
+    size_t head = ks_proto_metadata_decode(message, bytes, &r);
     ks_assert(r.partition_count >= 0);
-    ks_assert(bytes ==
-              sizeof(r) + (size_t)r.partition_count * sizeof(struct ks_metadata_partition));
+    ks_assert(bytes == head + (size_t)r.partition_count * sizeof(struct ks_metadata_partition));
     if (!channel_end(c, CH_METADATA, r.correlation_id)) {
         return;
     }
@@ -1246,7 +1256,7 @@ static void on_metadata_response(struct ks_consumer *c, const uint8_t *message, 
     bool all_known = true;
     for (int32_t i = 0; i < r.partition_count; i++) {
         struct ks_metadata_partition mp;
-        memcpy(&mp, message + sizeof(r) + (size_t)i * sizeof(mp), sizeof(mp));
+        memcpy(&mp, message + head + (size_t)i * sizeof(mp), sizeof(mp));
         ks_assert(mp.partition >= 0 && mp.partition < c->topic_partition_count);
         struct part *part = &c->parts[mp.partition];
         if (c->spec->cluster->client_leader_epochs && part->leader_epoch >= 0 &&
@@ -1728,12 +1738,131 @@ static void on_poll_interval_expired(ks_world *world, void *context)
 #endif
 }
 
+/* ---- a processor: consume, transform, produce ------------------------------------- */
+
+static bool processor_transactional(const struct ks_consumer *c)
+{
+    return c->output != NULL && c->config->transactional_id[0] != 0;
+}
+
+/* ProducerFencedException reached the application (a newer instance holds
+ * its transactional.id): it closes, as Kafka Streams closes a zombie task,
+ * and consumes no more. A restart of the consumer starts a new instance. */
+static void output_fenced(struct ks_consumer *c)
+{
+    struct ks_cluster_event event = event_new(c, KS_EV_INFO, KS_REASON_TXN_FENCED, -1);
+    emit(c, &event);
+    if (c->coordinator >= 0 && c->generation >= 0) {
+        send_leave(c);
+    }
+    cancel_timers(c);
+    revoke_all(c);
+    c->processing = false;
+    g_array_set_size(c->batch, 0);
+    g_array_set_size(c->batch_partitions, 0);
+    c->batch_next = 0;
+    c->stopped = true;
+    c->phase = PH_IDLE;
+    c->member_id[0] = 0;
+    c->generation = -1;
+    c->rejoin_needed = false;
+    c->txn_then_poll = false;
+    c->flush_then_commit = false;
+}
+
+/* The end of a processed batch. At-least-once (no transactional.id): flush()
+ * the output, then commitSync() the offsets. Exactly-once: the offsets go
+ * into the producer's transaction (sendOffsetsToTransaction with the
+ * consumer's group metadata, KIP-447), then commitTransaction(). True when
+ * the processor took over the commit. */
+static bool end_output(struct ks_consumer *c)
+{
+    if (!processor_transactional(c)) {
+        c->flush_then_commit = true;
+        wake_after(c, 0);
+        return true;
+    }
+    GArray *offsets = g_array_new(FALSE, TRUE, sizeof(struct ks_group_offset_entry));
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        if (c->assigned[p] && c->parts[p].position_known) {
+            struct ks_group_offset_entry e;
+            memset(&e, 0, sizeof e);
+            e.topic_index = c->config->topic_index;
+            e.partition = p;
+            e.offset = c->parts[p].processed_position;
+            g_array_append_val(offsets, e);
+        }
+    }
+    c->txn_ended_seen = ks_producer_txn_ended_count(c->output, NULL);
+    bool ending = ks_producer_end_txn(c->output, c->config->group_id, c->member_id, c->generation,
+                                      (const struct ks_group_offset_entry *)(void *)offsets->data,
+                                      (int32_t)offsets->len);
+    g_array_free(offsets, TRUE);
+    if (!ending && ks_producer_fenced(c->output)) {
+        output_fenced(c);
+        return true;
+    }
+    c->txn_then_poll = ending;
+    wake_after(c, ending ? OUTPUT_WAIT_NS : 0);
+    return true;
+}
+
+/* What a processor waits for before its next poll; false while it waits. */
+static bool output_step(struct ks_consumer *c)
+{
+    if (processor_transactional(c) && ks_producer_fenced(c->output)) {
+        output_fenced(c);
+        return false;
+    }
+    if (c->flush_then_commit) {
+        if (!ks_producer_idle(c->output)) {
+            wake_after(c, OUTPUT_WAIT_NS);
+            return false;
+        }
+        c->flush_then_commit = false;
+        if (c->generation >= 0) {
+            c->commit_then_poll = true;
+            send_commit(c, true);
+            if (!c->channels[CH_COMMIT].in_flight) {
+                wake_after(c, RETRY_BACKOFF_NS);
+            }
+            return false;
+        }
+        return true;
+    }
+    if (c->txn_then_poll) {
+        bool committed = false;
+        if (ks_producer_txn_ended_count(c->output, &committed) == c->txn_ended_seen) {
+            wake_after(c, OUTPUT_WAIT_NS);
+            return false;
+        }
+        c->txn_then_poll = false;
+        if (!committed) {
+            /* The output was discarded with the offsets: process the batch
+             * again from the committed offsets (Kafka Streams closes its
+             * tasks and rejoins on TaskMigratedException). */
+            c->rejoin_needed = true;
+            return true;
+        }
+        for (int32_t p = 0; p < c->topic_partition_count; p++) {
+            if (c->assigned[p] && c->parts[p].position_known) {
+                c->parts[p].committed = c->parts[p].processed_position;
+                report_position(c, p, c->parts[p].committed, KS_POSITION_COMMITTED);
+            }
+        }
+    }
+    return true;
+}
+
 static void finish_batch(struct ks_consumer *c)
 {
     c->processing = false;
     g_array_set_size(c->batch, 0);
     g_array_set_size(c->batch_partitions, 0);
     c->batch_next = 0;
+    if (c->output != NULL && c->generation >= 0 && end_output(c)) {
+        return;
+    }
     switch (c->config->commit) {
     case KS_COMMIT_AFTER_PROCESS:
         /* Commits are accepted while the group prepares a rebalance, so a
@@ -1760,7 +1889,7 @@ static void finish_batch(struct ks_consumer *c)
 
 static void on_process_timer(ks_world *world, void *context);
 
-static void process_one(struct ks_consumer *c)
+static bool process_one(struct ks_consumer *c)
 {
     ks_assert(c->batch_next < c->batch->len);
     const struct pending_record *record =
@@ -1768,10 +1897,22 @@ static void process_one(struct ks_consumer *c)
     int32_t p = g_array_index(c->batch_partitions, int32_t, c->batch_next);
     struct part *part = &c->parts[p];
     ks_assert(record->offset >= part->processed_position); /* C2 */
+    if (c->output != NULL) {
+        if (!ks_producer_can_send(c->output)) {
+            return false; /* send() blocks: try again shortly */
+        }
+        /* The transform: one output record whose key names the input
+         * record, so that the checker can tie the two together. */
+        int64_t key = record->producer_index < 0
+                          ? -1
+                          : (int64_t)(record->producer_index + 1) * OUTPUT_KEY_PRODUCER_UNIT +
+                                record->seq;
+        ks_producer_send_output(c->output, key);
+    }
     c->batch_next++;
     if (c->config->commit == KS_COMMIT_ATOMIC && part->sink != NULL &&
         !sink_store(c, part, record->offset + 1)) {
-        return; /* fenced: the output and the offset are refused together */
+        return true; /* fenced: the output and the offset are refused together */
     }
     struct ks_consumed_record consumed;
     memset(&consumed, 0, sizeof(consumed));
@@ -1788,6 +1929,7 @@ static void process_one(struct ks_consumer *c)
     }
     part->processed_position = record->offset + 1;
     c->processed_count++;
+    return true;
 }
 
 static void process_tick(struct ks_consumer *c);
@@ -1808,13 +1950,18 @@ static void process_tick(struct ks_consumer *c)
     if (!c->processing) {
         return;
     }
-    process_one(c);
+    bool done = process_one(c);
     if (c->batch_next >= c->batch->len) {
         finish_batch(c);
         return;
     }
-    c->process_timer = ks_world_schedule(c->world, c->node, (ks_time_ns)c->config->processing_ns,
-                                         KS_TIMER_CONSUMER_PROCESS, on_process_timer, c);
+    if (!done && c->output != NULL && ks_producer_fenced(c->output)) {
+        output_fenced(c);
+        return;
+    }
+    c->process_timer = ks_world_schedule(
+        c->world, c->node, done ? (ks_time_ns)c->config->processing_ns : OUTPUT_WAIT_NS,
+        KS_TIMER_CONSUMER_PROCESS, on_process_timer, c);
 }
 
 static void start_processing(struct ks_consumer *c)
@@ -1822,7 +1969,12 @@ static void start_processing(struct ks_consumer *c)
     c->processing = true;
     if (c->config->processing_ns <= 0) {
         while (c->batch_next < c->batch->len) {
-            process_one(c);
+            if (!process_one(c)) {
+                c->process_timer =
+                    ks_world_schedule(c->world, c->node, OUTPUT_WAIT_NS,
+                                      KS_TIMER_CONSUMER_PROCESS, on_process_timer, c);
+                return;
+            }
         }
         finish_batch(c);
         return;
@@ -1921,6 +2073,9 @@ static bool positions_uncommitted(const struct ks_consumer *c)
 
 static void poll_step(struct ks_consumer *c)
 {
+    if (c->output != NULL && !output_step(c)) {
+        return;
+    }
     if (c->processing || c->commit_then_process || c->commit_then_poll) {
         if (c->commit_then_process || c->commit_then_poll) {
             /* A synchronous commit waits for the coordinator; resend if needed. */
@@ -1967,6 +2122,13 @@ static void poll_step(struct ks_consumer *c)
         send_commit(c, false);
         c->next_auto_commit_ns = now_ns(c) + (ks_time_ns)c->config->auto_commit_interval_ns;
     }
+    if (c->output != NULL && !c->rejoin_needed && !ks_producer_can_send(c->output)) {
+        /* The processor's producer is not ready (initTransactions() after
+         * a restart, say): the application waits before it polls. */
+        wake_after(c, OUTPUT_WAIT_NS);
+        send_fetches(c);
+        return;
+    }
     if (take_batch(c)) {
         /* poll() returned records: the application has max.poll.interval.ms
          * to process them and call poll() again. */
@@ -1990,7 +2152,7 @@ static void poll_step(struct ks_consumer *c)
     } else if (c->config->commit == KS_COMMIT_AUTO) {
         wake_after(c, (ks_time_ns)c->config->auto_commit_interval_ns);
     } else if (positions_uncommitted(c) && c->coordinator >= 0 && c->generation >= 0 &&
-               !c->channels[CH_COMMIT].in_flight) {
+               !c->channels[CH_COMMIT].in_flight && !processor_transactional(c)) {
         /* An empty poll followed by commitSync() still commits the position
          * (after an offset reset, say), as Kafka commits allConsumed(). */
         send_commit(c, true);
@@ -2234,6 +2396,11 @@ void ks_consumer_free(struct ks_consumer *c)
     g_free(c);
 }
 
+void ks_consumer_set_output(struct ks_consumer *c, struct ks_producer *output)
+{
+    c->output = output;
+}
+
 void ks_consumer_on_crash(struct ks_consumer *c)
 {
     cancel_timers(c);
@@ -2247,6 +2414,8 @@ void ks_consumer_on_crash(struct ks_consumer *c)
     c->processing = false;
     c->commit_then_process = false;
     c->commit_then_poll = false;
+    c->flush_then_commit = false;
+    c->txn_then_poll = false;
     c->rewind_pending = false;
     c->metadata_known = false;
     g_array_set_size(c->owned, 0);
@@ -2287,7 +2456,8 @@ bool ks_consumer_caught_up(const struct ks_consumer *c)
         return true; /* it consumes nothing more: the rest of its group must */
     }
     if (c->phase != PH_ACTIVE || c->rejoin_needed || c->processing || c->commit_then_process ||
-        c->commit_then_poll || c->generation < 0 || c->rewind_pending) {
+        c->commit_then_poll || c->generation < 0 || c->rewind_pending || c->flush_then_commit ||
+        c->txn_then_poll) {
         return false;
     }
     for (int32_t p = 0; p < c->topic_partition_count; p++) {

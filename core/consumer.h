@@ -73,6 +73,12 @@ void ks_consumer_on_broker_down(struct ks_consumer *c, int32_t broker);
  * other. kind is an enum ks_consumer_rewind_kind. Ignored while crashed. */
 void ks_consumer_rewind(struct ks_consumer *c, int kind, int64_t value);
 
+/* A processor (output.topic): `output` (borrowed; a node of its own, built
+ * with input_consumer_index = this consumer) gets one record per processed
+ * record and, with transactional.id, the offsets in its transactions. */
+struct ks_producer;
+void ks_consumer_set_output(struct ks_consumer *c, struct ks_producer *output);
+
 /* ---- queries (for the driver and tests) --------------------------------- */
 
 /* The generation the consumer last joined, or -1. */

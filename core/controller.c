@@ -604,22 +604,24 @@ static void push_view_to(struct ks_controller *controller, const struct push_vie
             }
         }
     }
-    size_t bytes =
-        sizeof(struct ks_partition_state_push) + (size_t)count * sizeof(struct ks_partition_state);
+    size_t head = ks_proto_push_bytes(controller->broker_count);
+    size_t bytes = head + (size_t)count * sizeof(struct ks_partition_state);
     uint8_t *message = calloc(1, bytes);
     ks_assert(message != NULL);
-    struct ks_partition_state_push *push = (struct ks_partition_state_push *)message;
-    push->broker_epoch = view_broker_epoch(view, broker_id - 1);
-    push->metadata_version = view->version;
-    push->partition_count = count;
-    push->broker_count = controller->broker_count;
-    for (int32_t i = 0; i < KS_BROKER_COUNT_MAX; i++) {
+    struct ks_partition_state_push push;
+    memset(&push, 0, sizeof push);
+    push.broker_epoch = view_broker_epoch(view, broker_id - 1);
+    push.metadata_version = view->version;
+    push.partition_count = count;
+    push.broker_count = controller->broker_count;
+    int32_t slots = ks_proto_broker_slots(controller->broker_count);
+    for (int32_t i = 0; i < slots; i++) {
         bool known = i < controller->broker_count && view_registered(view, i);
-        push->broker_alive[i] = (uint8_t)(known && view_active(view, i));
-        push->broker_epochs[i] = known ? view_broker_epoch(view, i) : -1;
+        push.broker_alive[i] = (uint8_t)(known && view_active(view, i));
+        push.broker_epochs[i] = known ? view_broker_epoch(view, i) : -1;
     }
-    struct ks_partition_state *entries =
-        (struct ks_partition_state *)(message + sizeof(struct ks_partition_state_push));
+    ks_proto_push_encode(&push, message);
+    struct ks_partition_state *entries = (struct ks_partition_state *)(message + head);
     int32_t index = 0;
     for (int32_t t = 0; t < controller->topic_count; t++) {
         for (int32_t p = 0; p < controller->topics[t].partition_count; p++) {

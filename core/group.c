@@ -128,6 +128,17 @@ struct offset_entry {
     int32_t topic_index;
     int32_t partition;
     int64_t offset;
+    int64_t record_offset; /* where its commit record is in the log; -1 unknown */
+};
+
+/* A transactional offset commit waiting for its transaction's marker
+ * (GroupMetadata.pendingTransactionalOffsetCommits). */
+struct txn_offset {
+    int64_t producer_id;
+    int32_t topic_index;
+    int32_t partition;
+    int64_t offset;
+    int64_t record_offset; /* its record's log offset once appended; -1 before */
 };
 
 /* What started or extended the current rebalance round (KS_EV_REBALANCE). */
@@ -148,6 +159,7 @@ struct group {
     char leader_id[KS_GROUP_MEMBER_ID_BYTES];
     GPtrArray *members;     /* struct member, owned, in join order */
     GArray *offsets;        /* struct offset_entry, sorted by (topic, partition) */
+    GArray *txn_offsets;    /* struct txn_offset, in arrival order */
     GPtrArray *pending_ids; /* char*, owned: ids given with MEMBER_ID_REQUIRED (KIP-394) */
     ks_timer_id join_timer;
     bool initial_delay; /* the first rebalance of an empty group is waiting */
@@ -174,6 +186,8 @@ struct pending_append {
     int32_t partition;
     uint32_t load_epoch; /* the partition's ownership epoch at send time */
     bool is_sync;        /* group metadata for a SyncGroup, else offset commit */
+    bool is_txn;         /* a TxnOffsetCommit of producer_id */
+    int64_t producer_id;
     int32_t generation;
     ks_node_id reply_node;
     int32_t correlation_id;
@@ -389,6 +403,7 @@ static struct group *get_or_create_group(struct coordinator *c, const char *grou
     group->generation = 0;
     group->members = g_ptr_array_new();
     group->offsets = g_array_new(FALSE, TRUE, sizeof(struct offset_entry));
+    group->txn_offsets = g_array_new(FALSE, TRUE, sizeof(struct txn_offset));
     group->pending_ids = g_ptr_array_new_with_free_func(g_free);
     g_ptr_array_add(c->groups, group);
     g_ptr_array_sort(c->groups, compare_group_id);
@@ -421,18 +436,21 @@ static void group_free(struct coordinator *c, struct group *group)
     }
     g_ptr_array_free(group->members, TRUE);
     g_array_free(group->offsets, TRUE);
+    g_array_free(group->txn_offsets, TRUE);
     g_ptr_array_free(group->pending_ids, TRUE);
     ks_world_cancel(c->world, group->join_timer);
     g_free(group);
 }
 
-static void set_offset(struct group *group, int32_t topic_index, int32_t partition, int64_t offset)
+static void set_offset(struct group *group, int32_t topic_index, int32_t partition, int64_t offset,
+                       int64_t record_offset)
 {
     guint i = 0;
     for (; i < group->offsets->len; i++) {
         struct offset_entry *e = &g_array_index(group->offsets, struct offset_entry, i);
         if (e->topic_index == topic_index && e->partition == partition) {
             e->offset = offset;
+            e->record_offset = record_offset;
             return;
         }
         if (e->topic_index > topic_index ||
@@ -440,7 +458,7 @@ static void set_offset(struct group *group, int32_t topic_index, int32_t partiti
             break;
         }
     }
-    struct offset_entry fresh = { topic_index, partition, offset };
+    struct offset_entry fresh = { topic_index, partition, offset, record_offset };
     g_array_insert_val(group->offsets, i, fresh);
 }
 
@@ -531,12 +549,19 @@ static int64_t now_ms(struct coordinator *c)
     return KS_EPOCH_BASE_MS + (int64_t)(ks_world_now_ns(c->world) / KS_NS_PER_MS);
 }
 
+/* The offset commit records of `entries`; a TxnOffsetCommit's batch is
+ * transactional under the producer's id and epoch, without a sequence
+ * (GroupMetadataManager.generateOffsetRecords: RecordBatch.NO_SEQUENCE). */
 static GByteArray *build_commit_batch(struct coordinator *c, const char *group_id,
-                                      const GArray *entries)
+                                      const GArray *entries, int64_t producer_id,
+                                      int16_t producer_epoch)
 {
     struct ks_batch_builder builder;
     int64_t timestamp = now_ms(c);
-    ks_batch_builder_init(&builder, timestamp, -1, -1, -1);
+    ks_batch_builder_init(&builder, timestamp, producer_id, producer_epoch, -1);
+    if (producer_id >= 0) {
+        builder.attributes = (int16_t)(builder.attributes | KS_ATTR_TRANSACTIONAL);
+    }
     for (guint i = 0; i < entries->len; i++) {
         const struct offset_entry *e = &g_array_index(entries, struct offset_entry, i);
         GByteArray *key = g_byte_array_new();
@@ -1213,7 +1238,8 @@ static void handle_offset_commit(struct coordinator *c, ks_node_id source,
     pending->correlation_id = request->correlation_id;
     pending->entries = g_array_new(FALSE, TRUE, sizeof(struct offset_entry));
     for (int32_t k = 0; k < request->entry_count; k++) {
-        struct offset_entry e = { entries[k].topic_index, entries[k].partition, entries[k].offset };
+        struct offset_entry e = { entries[k].topic_index, entries[k].partition, entries[k].offset,
+                                  -1 };
         if (topic_partition_count(c, e.topic_index) > e.partition && e.partition >= 0 &&
             e.offset >= 0) {
             g_array_append_val(pending->entries, e);
@@ -1226,7 +1252,7 @@ static void handle_offset_commit(struct coordinator *c, ks_node_id source,
                     KS_GROUP_ERR_NONE);
         return;
     }
-    append(c, pending, build_commit_batch(c, group_id, pending->entries));
+    append(c, pending, build_commit_batch(c, group_id, pending->entries, -1, -1));
 }
 
 static void emit_commit(struct coordinator *c, struct group *group,
@@ -1262,11 +1288,14 @@ static void emit_commit(struct coordinator *c, struct group *group,
     group->commits_since_event = 0;
 }
 
+static void txn_commit_appended(struct coordinator *c, struct group *group,
+                                const struct pending_append *pending, int16_t group_error,
+                                int64_t base_offset);
+
 static void on_append_done(void *context, int16_t error, int64_t base_offset)
 {
     struct pending_append *pending = context;
     struct coordinator *c = pending->coordinator;
-    (void)base_offset;
     bool removed = g_ptr_array_remove(c->pending, pending);
     ks_assert(removed);
     bool still_owned = c->partition_states[pending->partition] == PART_OWNED &&
@@ -1293,12 +1322,18 @@ static void on_append_done(void *context, int16_t error, int64_t base_offset)
                 prepare_rebalance(c, group, KS_REASON_GROUP_APPEND_FAILED, NULL);
             }
         }
+    } else if (pending->is_txn) {
+        if (error == KS_ERR_INVALID_PRODUCER_EPOCH) {
+            group_error = KS_GROUP_ERR_INVALID_PRODUCER_EPOCH; /* passed through, as Kafka does */
+        }
+        txn_commit_appended(c, group, pending, group_error, base_offset);
+        g_array_free(pending->entries, TRUE);
     } else {
         if (group_error == KS_GROUP_ERR_NONE && group != NULL) {
             for (guint i = 0; i < pending->entries->len; i++) {
                 const struct offset_entry *e =
                     &g_array_index(pending->entries, struct offset_entry, i);
-                set_offset(group, e->topic_index, e->partition, e->offset);
+                set_offset(group, e->topic_index, e->partition, e->offset, base_offset);
             }
             emit_commit(c, group, pending);
         }
@@ -1312,6 +1347,10 @@ static void on_append_done(void *context, int16_t error, int64_t base_offset)
 #endif
 }
 
+static int16_t txn_unstable_error(const struct group *group,
+                                  const struct ks_group_offset_fetch_request *request,
+                                  const struct ks_group_topic_partition *entries);
+
 static void handle_offset_fetch(struct coordinator *c, ks_node_id source,
                                 const struct ks_group_offset_fetch_request *request,
                                 const struct ks_group_topic_partition *entries)
@@ -1320,6 +1359,9 @@ static void handle_offset_fetch(struct coordinator *c, ks_node_id source,
     g_strlcpy(group_id, request->group_id, sizeof(group_id));
     int32_t partition = -1;
     int16_t error = check_coordinator(c, group_id, &partition);
+    if (error == KS_GROUP_ERR_NONE) {
+        error = txn_unstable_error(find_group(c, group_id), request, entries);
+    }
     int32_t count = error == KS_GROUP_ERR_NONE ? request->entry_count : 0;
     size_t bytes = sizeof(struct ks_group_offset_fetch_response) +
                    (size_t)count * sizeof(struct ks_group_offset_entry);
@@ -1345,6 +1387,9 @@ static void handle_offset_fetch(struct coordinator *c, ks_node_id source,
 
 static void handle_message(struct coordinator *c, ks_node_id source, uint32_t kind,
                            const void *message, size_t message_bytes);
+static void handle_txn_offset_commit(struct coordinator *c, ks_node_id source,
+                                     const struct ks_group_txn_offset_commit_request *request,
+                                     const struct ks_group_offset_entry *entries);
 
 void ks_group_coordinator_handle(struct ks_group_coordinator *g, ks_node_id source, uint32_t kind,
                                  const void *message, size_t message_bytes)
@@ -1411,6 +1456,17 @@ static void handle_message(struct coordinator *c, ks_node_id source, uint32_t ki
         handle_offset_fetch(c, source, request, entries);
         return;
     }
+    case KS_GROUP_TXN_OFFSET_COMMIT_REQUEST: {
+        const struct ks_group_txn_offset_commit_request *request = message;
+        ks_assert(message_bytes >= sizeof(*request));
+        const void *entries =
+            ks_group_proto_entries(message, message_bytes, sizeof(*request), request->entry_count,
+                                   sizeof(struct ks_group_offset_entry));
+        ks_assert(entries != NULL);
+        handle_txn_offset_commit(c, source, request, entries);
+        return;
+    }
+    case KS_GROUP_TXN_OFFSET_COMMIT_RESPONSE:
     case KS_GROUP_FIND_COORDINATOR_RESPONSE:
     case KS_GROUP_JOIN_RESPONSE:
     case KS_GROUP_SYNC_RESPONSE:
@@ -1520,14 +1576,14 @@ static void load_record(struct coordinator *c, int32_t partition,
         }
         struct group *group = get_or_create_group(c, group_id, partition);
         if (record->value == NULL || record->value_bytes < 0) {
-            set_offset(group, topic_index, topic_partition, -1); /* tombstone */
+            set_offset(group, topic_index, topic_partition, -1, record->offset); /* tombstone */
             return;
         }
         struct reader value = { record->value, record->value_bytes, 0, false };
         (void)get_i16(&value);
         int64_t offset = get_i64(&value);
         if (!value.bad) {
-            set_offset(group, topic_index, topic_partition, offset);
+            set_offset(group, topic_index, topic_partition, offset, record->offset);
         }
     } else if (key_version == 2) {
         if (record->value == NULL || record->value_bytes < 0) {
@@ -1540,18 +1596,22 @@ static void load_record(struct coordinator *c, int32_t partition,
 struct load_scan {
     struct coordinator *c;
     int32_t partition;
+    int64_t from; /* the log start: a first batch may begin below it */
 };
 
-static void load_visit(void *context, const struct ks_record_view *record)
-{
-    struct load_scan *scan = context;
-    load_record(scan->c, scan->partition, record);
-}
+static bool load_batch(void *context, const struct ks_batch_view *batch);
 
 static void load_partition(struct coordinator *c, int32_t partition)
 {
-    struct load_scan scan = { c, partition };
-    ks_broker_load_local(c->broker, c->offsets_topic, partition, load_visit, &scan);
+    /* Every batch from the log start to the LEO (as ks_broker_load_local
+     * reads, plus the transactional batches and markers load_batch needs). */
+    int64_t from = ks_broker_log_start_offset(c->broker, c->offsets_topic, partition);
+    if (from < 0) {
+        return;
+    }
+    struct load_scan scan = { c, partition, from };
+    ks_broker_scan_local(c->broker, c->offsets_topic, partition, from,
+                         ks_broker_leo(c->broker, c->offsets_topic, partition), load_batch, &scan);
 }
 
 static void on_load(ks_world *world, void *context)
@@ -1595,6 +1655,296 @@ static void drop_partition_groups(struct coordinator *c, int32_t partition)
             group_free(c, group);
         }
     }
+}
+
+/* ---- transactional offset commits (KIP-98, KIP-447) ------------------------------ */
+
+/* Kafka's GroupCoordinator.handleTxnCommitOffsets and GroupMetadata's
+ * pendingTransactionalOffsetCommits, paraphrased:
+ *   - A TxnOffsetCommit finds or creates the group (an Empty one), checks the
+ *     member (validateOffsetCommit with isTransactional: generation -1 with
+ *     an Empty group, or no member id and no generation, pass; otherwise
+ *     the member must exist and its generation match, KIP-447's fencing of
+ *     a zombie that lost its partitions), then records every offset as
+ *     pending for the producer id (prepareTxnOffsetCommit) and appends a
+ *     transactional batch under the producer's id and epoch.
+ *   - The append's outcome: on success each pending offset learns where its
+ *     record is (onTxnOffsetCommitAppend); on failure it is dropped
+ *     (failPendingTxnOffsetCommit) and the producer retries.
+ *   - When the transaction's COMMIT or ABORT marker is written to the group's
+ *     partition (KafkaApis.handleWriteTxnMarkersRequest calls
+ *     onTransactionCompleted, GroupMetadataManager.handleTxnCompletion), the
+ *     producer's pending offsets become committed (completePendingTxnOffsetCommit:
+ *     only where the cache holds nothing or an older record) or vanish.
+ *   - While an offset is pending, OffsetFetch with requireStable (every
+ *     consumer since Kafka 2.5 asks so) gets UNSTABLE_OFFSET_COMMIT.
+ *   - Loading reads transactional batches into per-producer pending offsets
+ *     and applies a marker to them (GroupMetadataManager.doLoadGroupsAndOffsets);
+ *     what has no marker yet stays pending.
+ * Simplifications: one error per request (Kafka answers per partition); an
+ * OffsetFetch is answered UNSTABLE_OFFSET_COMMIT as a whole (the Java
+ * consumer retries the whole fetch either way); plain commits in flight do
+ * not make an offset unstable (Kafka's pendingOffsetCommits would). */
+
+static guint txn_offset_find(const struct group *group, int64_t producer_id, int32_t topic_index,
+                             int32_t partition)
+{
+    for (guint i = 0; i < group->txn_offsets->len; i++) {
+        const struct txn_offset *t = &g_array_index(group->txn_offsets, struct txn_offset, i);
+        if (t->producer_id == producer_id && t->topic_index == topic_index &&
+            t->partition == partition) {
+            return i;
+        }
+    }
+    return G_MAXUINT;
+}
+
+/* True when the cache has no committed offset for (topic, partition) or one
+ * whose record lies before record_offset (CommitRecordMetadataAndOffset.olderThan). */
+static bool cached_older_than(const struct group *group, int32_t topic_index, int32_t partition,
+                              int64_t record_offset)
+{
+    for (guint i = 0; i < group->offsets->len; i++) {
+        const struct offset_entry *e = &g_array_index(group->offsets, struct offset_entry, i);
+        if (e->topic_index == topic_index && e->partition == partition) {
+            return e->offset < 0 || e->record_offset < record_offset;
+        }
+    }
+    return true;
+}
+
+/* completePendingTxnOffsetCommit: the producer's pending offsets become the
+ * group's (commit) or are dropped (abort). */
+static void complete_txn(struct group *group, int64_t producer_id, bool commit)
+{
+    for (guint i = group->txn_offsets->len; i > 0; i--) {
+        struct txn_offset t = g_array_index(group->txn_offsets, struct txn_offset, i - 1);
+        if (t.producer_id != producer_id) {
+            continue;
+        }
+        g_array_remove_index(group->txn_offsets, i - 1);
+        /* A pending offset whose record never reached the log has nothing to
+         * commit (Kafka asserts it cannot happen: the producer waits for the
+         * TxnOffsetCommit answer before EndTxn). */
+        if (commit && t.record_offset >= 0 &&
+            cached_older_than(group, t.topic_index, t.partition, t.record_offset)) {
+            set_offset(group, t.topic_index, t.partition, t.offset, t.record_offset);
+        }
+    }
+}
+
+static void txn_commit_appended(struct coordinator *c, struct group *group,
+                                const struct pending_append *pending, int16_t group_error,
+                                int64_t base_offset)
+{
+    for (guint k = 0; group != NULL && k < pending->entries->len; k++) {
+        const struct offset_entry *e = &g_array_index(pending->entries, struct offset_entry, k);
+        guint i = txn_offset_find(group, pending->producer_id, e->topic_index, e->partition);
+        if (i == G_MAXUINT) {
+            continue;
+        }
+        struct txn_offset *t = &g_array_index(group->txn_offsets, struct txn_offset, i);
+        if (t->offset != e->offset) {
+            continue; /* a later TxnOffsetCommit replaced it */
+        }
+        if (group_error == KS_GROUP_ERR_NONE) {
+            t->record_offset = base_offset;
+        } else {
+            g_array_remove_index(group->txn_offsets, i);
+        }
+    }
+    send_simple(c, pending->reply_node, KS_GROUP_TXN_OFFSET_COMMIT_RESPONSE,
+                pending->correlation_id, group_error);
+}
+
+static int16_t txn_unstable_error(const struct group *group,
+                                  const struct ks_group_offset_fetch_request *request,
+                                  const struct ks_group_topic_partition *entries)
+{
+    if (group == NULL) {
+        return KS_GROUP_ERR_NONE;
+    }
+    for (int32_t k = 0; k < request->entry_count; k++) {
+        for (guint i = 0; i < group->txn_offsets->len; i++) {
+            const struct txn_offset *t = &g_array_index(group->txn_offsets, struct txn_offset, i);
+            if (t->topic_index == entries[k].topic_index && t->partition == entries[k].partition) {
+                return KS_GROUP_ERR_UNSTABLE_OFFSET_COMMIT;
+            }
+        }
+    }
+    return KS_GROUP_ERR_NONE;
+}
+
+/* GroupCoordinator.validateOffsetCommit with isTransactional = true. */
+static int16_t txn_validate_member(struct coordinator *c, struct group *group,
+                                   const struct ks_group_txn_offset_commit_request *request)
+{
+    if (request->generation < 0 && group->state == GROUP_EMPTY) {
+        return KS_GROUP_ERR_NONE;
+    }
+    if (request->generation < 0 && request->member_id[0] == 0) {
+        return KS_GROUP_ERR_NONE; /* a client before KIP-447 sends neither */
+    }
+    struct member *m = find_member(group, request->member_id);
+    if (m == NULL) {
+        return KS_GROUP_ERR_UNKNOWN_MEMBER_ID;
+    }
+    if (request->generation != group->generation) {
+        return KS_GROUP_ERR_ILLEGAL_GENERATION;
+    }
+    arm_session(c, m);
+    return KS_GROUP_ERR_NONE;
+}
+
+static void handle_txn_offset_commit(struct coordinator *c, ks_node_id source,
+                                     const struct ks_group_txn_offset_commit_request *request,
+                                     const struct ks_group_offset_entry *entries)
+{
+    char group_id[KS_GROUP_ID_BYTES];
+    g_strlcpy(group_id, request->group_id, sizeof(group_id));
+    int32_t partition = -1;
+    int16_t error = check_coordinator(c, group_id, &partition);
+    struct group *group = NULL;
+    if (error == KS_GROUP_ERR_NONE) {
+        group = get_or_create_group(c, group_id, partition);
+        error = txn_validate_member(c, group, request);
+    }
+    if (error != KS_GROUP_ERR_NONE) {
+        send_simple(c, source, KS_GROUP_TXN_OFFSET_COMMIT_RESPONSE, request->correlation_id,
+                    error);
+        return;
+    }
+    struct pending_append *pending = g_new0(struct pending_append, 1);
+    pending->coordinator = c;
+    g_strlcpy(pending->group_id, group_id, sizeof(pending->group_id));
+    pending->partition = partition;
+    pending->load_epoch = c->load_epochs[partition];
+    pending->is_txn = true;
+    pending->producer_id = request->producer_id;
+    pending->reply_node = source;
+    pending->correlation_id = request->correlation_id;
+    pending->entries = g_array_new(FALSE, TRUE, sizeof(struct offset_entry));
+    for (int32_t k = 0; k < request->entry_count; k++) {
+        struct offset_entry e = { entries[k].topic_index, entries[k].partition, entries[k].offset,
+                                  -1 };
+        if (topic_partition_count(c, e.topic_index) <= e.partition || e.partition < 0 ||
+            e.offset < 0) {
+            continue;
+        }
+        g_array_append_val(pending->entries, e);
+        /* prepareTxnOffsetCommit: pending from now on, not yet appended. */
+        struct txn_offset t = { request->producer_id, e.topic_index, e.partition, e.offset, -1 };
+        guint i = txn_offset_find(group, request->producer_id, e.topic_index, e.partition);
+        if (i == G_MAXUINT) {
+            g_array_append_val(group->txn_offsets, t);
+        } else {
+            g_array_index(group->txn_offsets, struct txn_offset, i) = t;
+        }
+    }
+    if (pending->entries->len == 0) {
+        g_array_free(pending->entries, TRUE);
+        g_free(pending);
+        send_simple(c, source, KS_GROUP_TXN_OFFSET_COMMIT_RESPONSE, request->correlation_id,
+                    KS_GROUP_ERR_NONE);
+        return;
+    }
+    append(c, pending,
+           build_commit_batch(c, group_id, pending->entries, request->producer_id,
+                              request->producer_epoch));
+}
+
+void ks_group_coordinator_txn_completed(struct ks_group_coordinator *g, int32_t partition,
+                                        int64_t producer_id, bool commit)
+{
+    struct coordinator *c = &g->c;
+    if (c->offsets_topic < 0 || partition < 0 || partition >= c->partition_count ||
+        c->partition_states[partition] != PART_OWNED) {
+        return; /* not loaded here: a later load reads the marker itself */
+    }
+    for (guint i = 0; i < c->groups->len; i++) {
+        struct group *group = g_ptr_array_index(c->groups, i);
+        if (group->partition == partition) {
+            complete_txn(group, producer_id, commit);
+        }
+    }
+#ifdef KS_DEBUG
+    coordinator_check(c);
+#endif
+}
+
+/* An offset commit record of a transactional batch: pending for its
+ * producer until a marker of that producer follows in the log. */
+static void load_txn_record(struct coordinator *c, int32_t partition, int64_t producer_id,
+                            const struct ks_record_view *record)
+{
+    if (record->key == NULL || record->key_bytes < 2) {
+        return;
+    }
+    struct reader key = { record->key, record->key_bytes, 0, false };
+    int16_t key_version = get_i16(&key);
+    char group_id[KS_GROUP_ID_BYTES];
+    char name[KS_TOPIC_NAME_BYTES_MAX + 1];
+    get_string(&key, group_id, sizeof(group_id));
+    get_string(&key, name, sizeof(name));
+    int32_t topic_partition = get_i32(&key);
+    int32_t topic_index = ks_broker_topic_index(c->broker, name);
+    if (key.bad || (key_version != 0 && key_version != 1) || topic_index < 0) {
+        return;
+    }
+    struct group *group = get_or_create_group(c, group_id, partition);
+    guint i = txn_offset_find(group, producer_id, topic_index, topic_partition);
+    if (record->value == NULL || record->value_bytes < 0) {
+        if (i != G_MAXUINT) {
+            g_array_remove_index(group->txn_offsets, i);
+        }
+        return;
+    }
+    struct reader value = { record->value, record->value_bytes, 0, false };
+    (void)get_i16(&value);
+    int64_t offset = get_i64(&value);
+    if (value.bad) {
+        return;
+    }
+    struct txn_offset t = { producer_id, topic_index, topic_partition, offset, record->offset };
+    if (i == G_MAXUINT) {
+        g_array_append_val(group->txn_offsets, t);
+    } else {
+        g_array_index(group->txn_offsets, struct txn_offset, i) = t;
+    }
+}
+
+static bool load_batch(void *context, const struct ks_batch_view *batch)
+{
+    struct load_scan *scan = context;
+    struct coordinator *c = scan->c;
+    if ((batch->attributes & KS_ATTR_CONTROL) != 0) {
+        int type = ks_batch_control_type(batch);
+        if (type == KS_CONTROL_COMMIT || type == KS_CONTROL_ABORT) {
+            for (guint i = 0; i < c->groups->len; i++) {
+                struct group *group = g_ptr_array_index(c->groups, i);
+                if (group->partition == scan->partition) {
+                    complete_txn(group, batch->producer_id, type == KS_CONTROL_COMMIT);
+                }
+            }
+        }
+        return true;
+    }
+    bool transactional = (batch->attributes & KS_ATTR_TRANSACTIONAL) != 0 && batch->producer_id >= 0;
+    struct ks_record_iter iter;
+    struct ks_record_view record;
+    ks_record_iter_init(&iter, batch);
+    while (ks_record_iter_next(&iter, &record, NULL)) {
+        if (record.offset < scan->from) {
+            continue;
+        }
+        if (transactional) {
+            load_txn_record(c, scan->partition, batch->producer_id, &record);
+        } else {
+            load_record(c, scan->partition, &record);
+        }
+    }
+    ks_record_iter_deinit(&iter);
+    return true;
 }
 
 void ks_group_coordinator_on_leadership(struct ks_group_coordinator *g, int32_t partition,

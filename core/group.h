@@ -47,6 +47,14 @@ void ks_group_coordinator_handle(struct ks_group_coordinator *g, ks_node_id sour
  * NOT_COORDINATOR. */
 void ks_group_coordinator_on_leadership(struct ks_group_coordinator *g, int32_t partition,
                                         bool is_leader);
+/* The COMMIT (commit) or ABORT marker of producer_id's transaction is
+ * written (acks=all) to partition `partition` of __consumer_offsets, led
+ * here: the producer's pending transactional offsets of the groups in that
+ * partition become committed or vanish (KafkaApis.handleWriteTxnMarkersRequest
+ * -> GroupCoordinator.onTransactionCompleted). A partition not loaded here
+ * is left alone: its load reads the marker from the log. */
+void ks_group_coordinator_txn_completed(struct ks_group_coordinator *g, int32_t partition,
+                                        int64_t producer_id, bool commit);
 /* Whole-coordinator check (STYLE 3.7): G1 and G3 of core/group.c's design
  * block for every group, plus the member, join-timer, offset-cache and
  * pending-append bookkeeping. Asserts; returns only when all hold. Runs after

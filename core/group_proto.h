@@ -40,6 +40,8 @@ enum ks_group_kind {
     KS_GROUP_OFFSET_COMMIT_RESPONSE = 111,
     KS_GROUP_OFFSET_FETCH_REQUEST = 112,
     KS_GROUP_OFFSET_FETCH_RESPONSE = 113,
+    KS_GROUP_TXN_OFFSET_COMMIT_REQUEST = 114, /* a transactional producer (KIP-98/447) */
+    KS_GROUP_TXN_OFFSET_COMMIT_RESPONSE = 115,
 };
 
 /* Kafka error codes used by the group APIs (kafka-reference 7). Named with a
@@ -56,6 +58,8 @@ enum ks_group_kind {
 #define KS_GROUP_ERR_INVALID_SESSION_TIMEOUT      26
 #define KS_GROUP_ERR_REBALANCE_IN_PROGRESS        27
 #define KS_GROUP_ERR_MEMBER_ID_REQUIRED           79 /* KIP-394: join again with the given member_id */
+#define KS_GROUP_ERR_UNSTABLE_OFFSET_COMMIT       88 /* KIP-447: a transactional commit is pending */
+#define KS_GROUP_ERR_INVALID_PRODUCER_EPOCH       47 /* TxnOffsetCommit: the log refused the epoch */
 
 #define KS_GROUP_ID_BYTES        256 /* as struct ks_consumer_config group_id */
 #define KS_GROUP_MEMBER_ID_BYTES 96
@@ -194,6 +198,26 @@ struct ks_group_offset_commit_request {
     char member_id[KS_GROUP_MEMBER_ID_BYTES];
 };
 
+/* TxnOffsetCommit (sendOffsetsToTransaction's second request, sent by the
+ * producer to the group's coordinator after AddOffsetsToTxn): followed by
+ * entry_count struct ks_group_offset_entry. The offsets stay pending until
+ * the transaction's marker reaches the group's __consumer_offsets partition.
+ * generation and member_id are the consumer's group metadata (KIP-447):
+ * generation -1 and member_id "" skip the member check, as requests of
+ * clients before 2.5 do. Answered with struct ks_group_simple_response of
+ * kind KS_GROUP_TXN_OFFSET_COMMIT_RESPONSE. */
+struct ks_group_txn_offset_commit_request {
+    int32_t correlation_id;
+    int32_t generation;
+    int32_t entry_count;
+    int16_t producer_epoch;
+    int16_t reserved;
+    int64_t producer_id;
+    char group_id[KS_GROUP_ID_BYTES];
+    char member_id[KS_GROUP_MEMBER_ID_BYTES];
+    char transactional_id[64]; /* KS_TRANSACTIONAL_ID_BYTES of core/proto.h */
+};
+
 /* Followed by entry_count struct ks_group_topic_partition. */
 struct ks_group_offset_fetch_request {
     int32_t correlation_id;
@@ -202,7 +226,10 @@ struct ks_group_offset_fetch_request {
 };
 
 /* Followed by entry_count struct ks_group_offset_entry (offset -1: nothing
- * committed). COORDINATOR_LOAD_IN_PROGRESS while the partition loads. */
+ * committed). COORDINATOR_LOAD_IN_PROGRESS while the partition loads;
+ * UNSTABLE_OFFSET_COMMIT (and no entries) while a transactional offset
+ * commit for one of the partitions asked for is pending (KIP-447; Kafka
+ * answers per partition, and its consumer then retries the whole fetch). */
 struct ks_group_offset_fetch_response {
     int32_t correlation_id;
     int16_t error_code;

@@ -1446,6 +1446,14 @@ int64_t ks_log_last_stable_offset(struct ks_log *log, int64_t hw)
     return first_unstable >= 0 && first_unstable < hw ? first_unstable : hw;
 }
 
+bool ks_log_has_ongoing_txn(struct ks_log *log, int64_t producer_id)
+{
+    if (!log->txns_known) {
+        txn_rebuild(log, -1);
+    }
+    return txn_find_ongoing(log, producer_id) != NULL;
+}
+
 int32_t ks_log_open_txn_count(struct ks_log *log)
 {
     if (!log->txns_known) {

@@ -168,6 +168,9 @@ void ks_log_on_stable_below(struct ks_log *log, int64_t offset);
 int64_t ks_log_last_stable_offset(struct ks_log *log, int64_t hw);
 /* Transactions open (no marker yet) in the log. */
 int32_t ks_log_open_txn_count(struct ks_log *log);
+/* UnifiedLog.hasOngoingTransaction: whether the producer has a transaction
+ * open (a transactional batch and no marker after it) in the log. */
+bool ks_log_has_ongoing_txn(struct ks_log *log, int64_t producer_id);
 /* UnifiedLog.collectAbortedTransactions: replaces out's contents (struct
  * ks_aborted_txn) with the aborted transactions, oldest marker first, whose
  * marker is at or above `from` and whose first offset is below `upto`. */

@@ -347,10 +347,9 @@ static void on_metadata_response(struct ks_mirror *m, struct request *r, const u
                                  size_t bytes)
 {
     struct ks_metadata_response response;
-    ks_assert(bytes >= sizeof response);
-    memcpy(&response, message, sizeof response);
-    ks_assert(ks_proto_fits(bytes, sizeof response, response.partition_count,
-                            sizeof(struct ks_metadata_partition)));
+    size_t head = ks_proto_metadata_decode(message, bytes, &response);
+    ks_assert(
+        ks_proto_fits(bytes, head, response.partition_count, sizeof(struct ks_metadata_partition)));
     struct request done = request_take(m, r);
     struct meta *meta = &m->meta[done.slot];
     meta->in_flight = false;
@@ -364,7 +363,7 @@ static void on_metadata_response(struct ks_mirror *m, struct request *r, const u
     }
     for (int32_t i = 0; i < response.partition_count; i++) {
         struct ks_metadata_partition mp;
-        memcpy(&mp, message + sizeof response + (size_t)i * sizeof mp, sizeof mp);
+        memcpy(&mp, message + head + (size_t)i * sizeof mp, sizeof mp);
         if (mp.partition >= 0 && mp.partition < meta->partition_count) {
             meta->leader[mp.partition] = mp.error_code == KS_ERR_NONE ? mp.leader : -1;
         }

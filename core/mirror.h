@@ -16,7 +16,7 @@
 ** them, MirrorSourceConnector.createNewTopics and
 ** MirrorUtils.createSinglePartitionCompactedTopic; ksim's specs list them).
 **
-** Timer kinds 500 .. 509 (core/proto.h leaves 500 .. 599 free).
+** Timer kinds 500 .. 509 (core/proto.h's list of ranges).
 ** The design notes live at the top of core/mirror.c.
 */
 #pragma once

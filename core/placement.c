@@ -46,7 +46,7 @@
 /* ---- StripedReplicaPlacer ------------------------------------------------------ */
 
 struct broker_list {
-    int32_t ids[KS_BROKER_COUNT_MAX];
+    int32_t *ids; /* a slice of rack_list.pool */
     int32_t count;
     int32_t index;  /* brokers returned in the current epoch */
     int32_t offset; /* added to index, modulo count */
@@ -64,6 +64,7 @@ struct rack_list {
     struct rack racks[KS_BROKER_COUNT_MAX]; /* sorted by name */
     int32_t rack_count;
     int32_t order[KS_BROKER_COUNT_MAX]; /* RackList.rackNames: indexes into racks */
+    int32_t *pool;                      /* owned: broker_count ids, every list's slice */
     int32_t total_count;
     int32_t unfenced_count;
     int32_t epoch;
@@ -134,15 +135,28 @@ static bool is_fenced(const struct ks_placement *placement, int32_t broker_id)
     return placement->fenced != NULL && placement->fenced[broker_id - 1];
 }
 
-/* The RackList constructor. */
+/* The rack named `name` in list->racks (sorted by name). */
+static struct rack *rack_find(struct rack_list *list, const char *name)
+{
+    int32_t at = 0;
+    while (at < list->rack_count && strcmp(list->racks[at].name, name) < 0) {
+        at++;
+    }
+    ks_assert(at < list->rack_count && strcmp(list->racks[at].name, name) == 0);
+    return &list->racks[at];
+}
+
+/* The RackList constructor. Two passes over the brokers: the racks (in name
+ * order) and how many brokers each list gets, then the ids into each list's
+ * slice of one pool (a rack may hold every broker, and there may be as many
+ * racks as brokers: fixed arrays would take brokers^2 ids). */
 static void rack_list_init(struct rack_list *list, const struct ks_placement *placement)
 {
     memset(list, 0, sizeof *list);
     list->placement = placement;
     for (int32_t id = 1; id <= placement->broker_count; id++) {
         const char *name = rack_of(placement, id);
-        /* Insert the rack in name order if new (ids come ascending, so every
-         * broker list is sorted as BrokerList.initialize sorts it). */
+        /* Insert the rack in name order if new. */
         int32_t at = 0;
         while (at < list->rack_count && strcmp(list->racks[at].name, name) < 0) {
             at++;
@@ -156,6 +170,24 @@ static void rack_list_init(struct rack_list *list, const struct ks_placement *pl
         }
         struct broker_list *brokers =
             is_fenced(placement, id) ? &list->racks[at].fenced : &list->racks[at].unfenced;
+        brokers->count++;
+    }
+    list->pool = malloc(sizeof(int32_t) * (size_t)placement->broker_count);
+    ks_assert(list->pool != NULL);
+    int32_t *next = list->pool;
+    for (int32_t r = 0; r < list->rack_count; r++) {
+        list->racks[r].fenced.ids = next;
+        next += list->racks[r].fenced.count;
+        list->racks[r].fenced.count = 0;
+        list->racks[r].unfenced.ids = next;
+        next += list->racks[r].unfenced.count;
+        list->racks[r].unfenced.count = 0;
+    }
+    /* Ids come ascending, so every broker list is sorted as
+     * BrokerList.initialize sorts it. */
+    for (int32_t id = 1; id <= placement->broker_count; id++) {
+        struct rack *rack = rack_find(list, rack_of(placement, id));
+        struct broker_list *brokers = is_fenced(placement, id) ? &rack->fenced : &rack->unfenced;
         brokers->ids[brokers->count++] = id;
         list->unfenced_count += !is_fenced(placement, id);
         list->total_count++;
@@ -243,6 +275,7 @@ void ks_placement_striped(const struct ks_placement *placement,
     for (int32_t p = 0; p < placement->partition_count; p++) {
         rack_list_place(&list, placement->replication_factor, out[p]);
     }
+    free(list.pool);
     check_placement(placement, out, true);
 }
 

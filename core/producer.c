@@ -154,6 +154,7 @@
 
 #include "base.h"
 #include "batch.h"
+#include "group_proto.h"
 #include "partitioner.h"
 #include "proto.h"
 
@@ -292,7 +293,6 @@ struct ptxn {
     int32_t request_partition; /* AddPartitionsToTxn: the partition asked for */
     ks_time_ns deadline_ns;
     ks_time_ns retry_at_ns;
-    int32_t failures;
     int32_t find_broker; /* FindCoordinator target, -1 none chosen */
     bool *added;         /* [partition]: in the open transaction */
     int32_t added_count;
@@ -302,6 +302,18 @@ struct ptxn {
     bool failed;        /* a record of it failed: it must abort */
     bool bump_after;    /* after this abort, InitProducerId again (KIP-360's bump) */
     bool fence_pending; /* a partition leader fenced us: stop at the next pass */
+    /* sendOffsetsToTransaction (a processor's producer, see ks_producer_end_txn):
+     * AddOffsetsToTxn, FindCoordinator(GROUP), TxnOffsetCommit, then EndTxn. */
+    bool offsets_pending; /* the open transaction carries offsets */
+    bool offsets_added;   /* AddOffsetsToTxn answered NONE */
+    bool offsets_written; /* TxnOffsetCommit answered NONE */
+    int32_t group_coordinator; /* broker id, -1 unknown */
+    char group_id[KS_GROUP_ID_BYTES];
+    char member_id[KS_GROUP_MEMBER_ID_BYTES];
+    int32_t generation;
+    GArray *offsets;     /* struct ks_group_offset_entry, owned */
+    int64_t ended_count; /* transactions ended (committed or aborted) */
+    bool last_committed;
 };
 
 struct ks_producer {
@@ -324,6 +336,8 @@ struct ks_producer {
     bool started;
     bool up;
     bool stopped;
+    bool fed;        /* a processor's producer: records come from ks_producer_send_output */
+    int64_t fed_key; /* the key number of the record being handed over */
 
     /* workload */
     int64_t next_seq; /* records created so far, across incarnations */
@@ -1050,11 +1064,12 @@ static void metadata_failed(struct ks_producer *p, ks_time_ns now)
 
 static void on_metadata_response(struct ks_producer *p, const void *message, size_t bytes)
 {
-    const struct ks_metadata_response *response = message;
-    ks_assert(bytes >= sizeof(*response)); /* see producer_receive */
+    struct ks_metadata_response decoded;
+    const struct ks_metadata_response *response = &decoded;
+    size_t head = ks_proto_metadata_decode(message, bytes, &decoded); /* see producer_receive */
     ks_assert(response->partition_count >= 0);
-    ks_assert(bytes == sizeof(*response) + (size_t)response->partition_count *
-                                               sizeof(struct ks_metadata_partition));
+    ks_assert(bytes ==
+              head + (size_t)response->partition_count * sizeof(struct ks_metadata_partition));
     if (response->correlation_id != p->meta_request_id || p->meta_request_id == 0) {
         return; /* a late answer to a request that already timed out */
     }
@@ -1065,7 +1080,7 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
     p->meta_request_id = 0;
     p->meta_broker = -1;
     const struct ks_metadata_partition *entries =
-        (const struct ks_metadata_partition *)((const uint8_t *)message + sizeof(*response));
+        (const struct ks_metadata_partition *)((const uint8_t *)message + head);
     bool missing_leader = false;
     for (int32_t i = 0; i < response->partition_count; i++) {
         int32_t partition = entries[i].partition;
@@ -1213,6 +1228,12 @@ static void txn_clear(struct ks_producer *p)
     p->txn.records = 0;
     p->txn.abort = false;
     p->txn.failed = false;
+    p->txn.offsets_pending = false;
+    p->txn.offsets_added = false;
+    p->txn.offsets_written = false;
+    if (p->txn.offsets != NULL) {
+        g_array_set_size(p->txn.offsets, 0);
+    }
 }
 
 /* A record is about to be sent: beginTransaction() if none is open. */
@@ -1260,24 +1281,39 @@ static void txn_fence(struct ks_producer *p, int16_t error)
     report_error(p, -1, lost, KS_OUTCOME_UNKNOWN, KS_REASON_ERROR_NOT_RETRIABLE, error);
 }
 
-static void txn_retry_later(struct ks_producer *p, bool rediscover)
+/* TransactionManager's retries do not grow: Sender.maybeSendAndPollTransactionalRequest
+ * sleeps the handler's retryBackoffMs(), which is retry.backoff.ms, lowered to
+ * ADD_PARTITIONS_RETRY_BACKOFF_MS (20 ms) for the first AddPartitionsToTxn of a
+ * transaction that meets CONCURRENT_TRANSACTIONS, the previous transaction still
+ * completing (AddPartitionsToTxnHandler.maybeOverrideRetryBackoffMs, KAFKA-5482). */
+#define TXN_ADD_PARTITIONS_RETRY_BACKOFF_NS ((int64_t)20 * (int64_t)KS_NS_PER_MS)
+
+static void txn_retry_later(struct ks_producer *p, bool rediscover, int16_t error)
 {
+    int64_t backoff = p->config->retry_backoff_ns;
+    if (error == KS_ERR_CONCURRENT_TRANSACTIONS &&
+        p->txn.request_kind == KS_MSG_TXN_ADD_PARTITIONS_REQUEST && p->txn.added_count == 0 &&
+        backoff > TXN_ADD_PARTITIONS_RETRY_BACKOFF_NS) {
+        backoff = TXN_ADD_PARTITIONS_RETRY_BACKOFF_NS;
+    }
     p->txn.request_id = 0;
-    p->txn.failures++;
     if (rediscover) {
         p->txn.coordinator = -1;
         p->txn.find_broker = -1;
     }
-    uint64_t draw = ks_world_random_u64(p->world, KS_RNG_CLIENT);
-    p->txn.retry_at_ns =
-        time_add(now_ns(p), (int64_t)ks_producer_retry_backoff_ns(p->config->retry_backoff_ns,
-                                                                  p->config->retry_backoff_ns_max,
-                                                                  p->txn.failures, draw));
+    p->txn.retry_at_ns = time_add(now_ns(p), backoff);
 }
+
+static void send_add_offsets(struct ks_producer *p, int32_t broker, ks_time_ns now);
+static void offsets_step(struct ks_producer *p, ks_time_ns now);
 
 static void txn_send(struct ks_producer *p, int32_t broker, uint32_t kind, int32_t partition,
                      bool commit, ks_time_ns now)
 {
+    if (kind == KS_MSG_TXN_ADD_OFFSETS_REQUEST) {
+        send_add_offsets(p, broker, now);
+        return;
+    }
     struct ks_txn_request request;
     memset(&request, 0, sizeof request);
     request.correlation_id = ++p->next_correlation_id;
@@ -1297,6 +1333,183 @@ static void txn_send(struct ks_producer *p, int32_t broker, uint32_t kind, int32
     ks_world_send(p->world, p->node, (ks_node_id)broker, kind, &request, sizeof request);
 }
 
+/* AddOffsetsToTxn: the group's __consumer_offsets partition joins the
+ * transaction (TransactionManager.sendOffsetsToTransaction's first step). */
+static void send_add_offsets(struct ks_producer *p, int32_t broker, ks_time_ns now)
+{
+    struct ks_txn_add_offsets_request request;
+    memset(&request, 0, sizeof request);
+    request.txn.correlation_id = ++p->next_correlation_id;
+    request.txn.producer_id = p->producer_id;
+    request.txn.producer_epoch = p->producer_epoch;
+    request.txn.timeout_ns = p->config->transaction_timeout_ns;
+    request.txn.topic_index = -1;
+    request.txn.partition = -1;
+    g_strlcpy(request.txn.transactional_id, p->config->transactional_id,
+              sizeof request.txn.transactional_id);
+    g_strlcpy(request.group_id, p->txn.group_id, sizeof request.group_id);
+    p->txn.request_id = request.txn.correlation_id;
+    p->txn.request_kind = KS_MSG_TXN_ADD_OFFSETS_REQUEST;
+    p->txn.request_partition = -1;
+    p->txn.request_broker = broker;
+    p->txn.deadline_ns = time_add(now, p->config->request_timeout_ns);
+    ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_TXN_ADD_OFFSETS_REQUEST, &request,
+                  sizeof request);
+}
+
+/* A group request on the transaction's one request slot (correlation ids of
+ * the group protocol are 32 bits). */
+static void send_group_request(struct ks_producer *p, int32_t broker, uint32_t kind,
+                               uint8_t *message, size_t bytes, ks_time_ns now)
+{
+    int32_t correlation_id = (int32_t)(++p->next_correlation_id & INT32_MAX);
+    memcpy(message, &correlation_id, sizeof correlation_id); /* every request starts with it */
+    p->txn.request_id = correlation_id;
+    p->txn.request_kind = kind;
+    p->txn.request_partition = -1;
+    p->txn.request_broker = broker;
+    p->txn.deadline_ns = time_add(now, p->config->request_timeout_ns);
+    ks_world_send(p->world, p->node, (ks_node_id)broker, kind, message, bytes);
+}
+
+/* FindCoordinator(GROUP), then TxnOffsetCommit with the consumer's group
+ * metadata (KIP-447: member id and generation, so that the group
+ * coordinator fences a member that lost its partitions). */
+static void offsets_step(struct ks_producer *p, ks_time_ns now)
+{
+    struct ptxn *t = &p->txn;
+    if (t->group_coordinator < 0) {
+        int32_t broker = pick_broker(p, -1);
+        if (!conn_ready(p, broker, now)) {
+            return;
+        }
+        struct ks_group_find_coordinator_request request;
+        memset(&request, 0, sizeof request);
+        g_strlcpy(request.group_id, t->group_id, sizeof request.group_id);
+        send_group_request(p, broker, KS_GROUP_FIND_COORDINATOR_REQUEST, (uint8_t *)&request,
+                           sizeof request, now);
+        return;
+    }
+    if (!conn_ready(p, t->group_coordinator, now)) {
+        if (p->conns[t->group_coordinator - 1].state == CONN_DISCONNECTED) {
+            t->group_coordinator = -1;
+            txn_retry_later(p, false, KS_ERR_NETWORK_EXCEPTION);
+        }
+        return;
+    }
+    size_t bytes = sizeof(struct ks_group_txn_offset_commit_request) +
+                   t->offsets->len * sizeof(struct ks_group_offset_entry);
+    uint8_t *message = g_malloc0(bytes);
+    struct ks_group_txn_offset_commit_request request;
+    memset(&request, 0, sizeof request);
+    request.generation = t->generation;
+    request.entry_count = (int32_t)t->offsets->len;
+    request.producer_id = p->producer_id;
+    request.producer_epoch = p->producer_epoch;
+    g_strlcpy(request.group_id, t->group_id, sizeof request.group_id);
+    g_strlcpy(request.member_id, t->member_id, sizeof request.member_id);
+    g_strlcpy(request.transactional_id, p->config->transactional_id,
+              sizeof request.transactional_id);
+    memcpy(message, &request, sizeof request);
+    if (t->offsets->len > 0) {
+        memcpy(message + sizeof request, t->offsets->data,
+               t->offsets->len * sizeof(struct ks_group_offset_entry));
+    }
+    send_group_request(p, t->group_coordinator, KS_GROUP_TXN_OFFSET_COMMIT_REQUEST, message, bytes,
+                       now);
+    g_free(message);
+}
+
+/* FindCoordinator(GROUP) and TxnOffsetCommit answers (TxnOffsetCommitHandler's
+ * error handling). */
+static void on_group_response(struct ks_producer *p, uint32_t kind, const void *message,
+                              size_t bytes)
+{
+    struct ptxn *t = &p->txn;
+    int32_t correlation_id;
+    ks_assert(bytes >= sizeof correlation_id);
+    memcpy(&correlation_id, message, sizeof correlation_id);
+    if (!t->enabled || t->request_id == 0 || correlation_id != t->request_id ||
+        kind != t->request_kind + 1) {
+        return;
+    }
+    if (kind == KS_GROUP_FIND_COORDINATOR_RESPONSE) {
+        struct ks_group_find_coordinator_response r;
+        ks_assert(bytes == sizeof r);
+        memcpy(&r, message, sizeof r);
+        if (r.error_code != KS_GROUP_ERR_NONE || r.coordinator_id < 1 ||
+            r.coordinator_id > p->broker_count) {
+            txn_retry_later(p, false, KS_ERR_COORDINATOR_NOT_AVAILABLE);
+            return;
+        }
+        t->request_id = 0;
+        t->group_coordinator = r.coordinator_id;
+        return;
+    }
+    struct ks_group_simple_response r;
+    ks_assert(bytes == sizeof r);
+    memcpy(&r, message, sizeof r);
+    switch (r.error_code) {
+    case KS_GROUP_ERR_NONE:
+        t->request_id = 0;
+        t->offsets_written = true;
+        return;
+    case KS_GROUP_ERR_NOT_COORDINATOR:
+    case KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE:
+    case KS_GROUP_ERR_REQUEST_TIMED_OUT:
+        t->group_coordinator = -1;
+        txn_retry_later(p, false, KS_ERR_NOT_COORDINATOR);
+        return;
+    case KS_GROUP_ERR_INVALID_PRODUCER_EPOCH:
+        t->request_id = 0;
+        txn_fence(p, KS_ERR_INVALID_PRODUCER_EPOCH);
+        return;
+    case KS_GROUP_ERR_UNKNOWN_MEMBER_ID:
+    case KS_GROUP_ERR_ILLEGAL_GENERATION:
+        /* CommitFailedException: an abortable error; the application
+         * aborts the transaction (and its consumer rejoins). */
+        t->request_id = 0;
+        t->abort = true;
+        return;
+    default: txn_retry_later(p, false, KS_ERR_UNKNOWN_SERVER_ERROR); return;
+    }
+}
+
+#define TXN_END_LOCALLY UINT32_MAX /* txn_due_kind: end the transaction without EndTxn */
+/* txn_due_kind: FindCoordinator(GROUP) or TxnOffsetCommit (offsets_step) */
+#define TXN_COMMIT_OFFSETS (UINT32_MAX - 1)
+
+/* The coordinator request the transaction needs next (its partition in
+ * *partition_out for AddPartitionsToTxn), TXN_COMMIT_OFFSETS, TXN_END_LOCALLY,
+ * or 0 for none. */
+static uint32_t txn_due_kind(struct ks_producer *p, int32_t *partition_out)
+{
+    const struct ptxn *t = &p->txn;
+    if (t->state == PTXN_INIT) {
+        return KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST;
+    }
+    if (t->state != PTXN_IN_TXN && t->state != PTXN_ENDING) {
+        return 0;
+    }
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
+        if (!t->added[i]) {
+            *partition_out = i;
+            return KS_MSG_TXN_ADD_PARTITIONS_REQUEST;
+        }
+    }
+    if (t->state == PTXN_ENDING && t->offsets_pending && !t->offsets_written &&
+        !(t->abort || t->failed)) {
+        /* TransactionManager.sendOffsetsToTransaction: AddOffsetsToTxn to
+         * the transaction coordinator, then TxnOffsetCommit to the
+         * group's (TxnOffsetCommitHandler), before EndTxn. */
+        return t->offsets_added ? TXN_COMMIT_OFFSETS : KS_MSG_TXN_ADD_OFFSETS_REQUEST;
+    }
+    if (t->state == PTXN_ENDING && p->pending_count == 0 && !p->waiter.active) {
+        return t->added_count == 0 ? TXN_END_LOCALLY : KS_MSG_TXN_END_REQUEST;
+    }
+    return 0;
+}
+
 /* The next coordinator request, if one is due (called from sender_run). */
 static void txn_step(struct ks_producer *p, ks_time_ns now)
 {
@@ -1312,7 +1525,8 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
         return;
     }
     if (t->request_id != 0 && now >= t->deadline_ns) {
-        txn_retry_later(p, true); /* request.timeout.ms: ask again, maybe elsewhere */
+        /* request.timeout.ms: ask again, maybe elsewhere */
+        txn_retry_later(p, true, KS_ERR_REQUEST_TIMED_OUT);
     }
     if (t->state == PTXN_IN_TXN && workload_done(p)) {
         t->state = PTXN_ENDING; /* the application's last transaction, before close() */
@@ -1320,32 +1534,21 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
     if (t->request_id != 0 || now < t->retry_at_ns) {
         return;
     }
-    uint32_t kind = 0;
     int32_t partition = -1;
-    if (t->state == PTXN_INIT) {
-        kind = KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST;
-    } else if (t->state == PTXN_IN_TXN || t->state == PTXN_ENDING) {
-        for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
-            if (!t->added[i]) {
-                partition = i;
-                kind = KS_MSG_TXN_ADD_PARTITIONS_REQUEST;
-                break;
-            }
-        }
-        if (kind == 0 && t->state == PTXN_ENDING && p->pending_count == 0 && !p->waiter.active) {
-            if (t->added_count == 0) {
-                /* Nothing reached a partition: TransactionManager completes
-                 * it locally, without EndTxn. */
-                txn_emit_end(
-                    p, t->abort || t->failed ? KS_REASON_TXN_ABORTED : KS_REASON_TXN_COMMITTED,
-                    KS_ERR_NONE);
-                t->state = PTXN_READY;
-                txn_clear(p);
-                schedule_next_record(p);
-                return;
-            }
-            kind = KS_MSG_TXN_END_REQUEST;
-        }
+    uint32_t kind = txn_due_kind(p, &partition);
+    if (kind == TXN_COMMIT_OFFSETS) {
+        offsets_step(p, now);
+        return;
+    }
+    if (kind == TXN_END_LOCALLY) {
+        /* Nothing reached a partition: TransactionManager completes it
+         * locally, without EndTxn. */
+        txn_emit_end(p, t->abort || t->failed ? KS_REASON_TXN_ABORTED : KS_REASON_TXN_COMMITTED,
+                     KS_ERR_NONE);
+        t->state = PTXN_READY;
+        txn_clear(p);
+        schedule_next_record(p);
+        return;
     }
     if (kind == 0) {
         return;
@@ -1357,7 +1560,7 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
         if (conn_ready(p, t->find_broker, now)) {
             txn_send(p, t->find_broker, KS_MSG_TXN_FIND_COORDINATOR_REQUEST, -1, false, now);
         } else if (p->conns[t->find_broker - 1].state == CONN_DISCONNECTED) {
-            txn_retry_later(p, true); /* another broker next time */
+            txn_retry_later(p, true, KS_ERR_NETWORK_EXCEPTION); /* another broker next time */
         }
         return;
     }
@@ -1366,7 +1569,7 @@ static void txn_step(struct ks_producer *p, ks_time_ns now)
     } else if (p->conns[t->coordinator - 1].state == CONN_DISCONNECTED) {
         /* Sender.maybeSendAndPollTransactionalRequest: the coordinator is not
          * reachable (the connect failed): look it up again after a backoff. */
-        txn_retry_later(p, true);
+        txn_retry_later(p, true, KS_ERR_NETWORK_EXCEPTION);
     }
 }
 
@@ -1385,6 +1588,14 @@ static ks_time_ns txn_wakeup_ns(struct ks_producer *p, ks_time_ns now)
     if (t->retry_at_ns > now) {
         return t->retry_at_ns;
     }
+    /* Only a request that is due waits for a connection: with none (an
+     * ENDING transaction whose records are still pending) a disconnected
+     * coordinator whose backoff is over would wake the sender at once,
+     * again and again, without anything to send. */
+    int32_t partition = -1;
+    if (txn_due_kind(p, &partition) == 0) {
+        return KS_TIME_NEVER;
+    }
     int32_t broker = t->coordinator >= 0 ? t->coordinator : t->find_broker;
     return broker >= 0 ? conn_wakeup_ns(&p->conns[broker - 1], now) : KS_TIME_NEVER;
 }
@@ -1397,6 +1608,8 @@ static void txn_end_done(struct ks_producer *p)
     /* KIP-360: after an abort caused by failed records, InitProducerId bumps
      * the epoch so that the partitions' sequences start again. */
     bool bump = t->failed;
+    t->ended_count++;
+    t->last_committed = !aborted;
     txn_clear(p);
     t->state = bump ? PTXN_INIT : PTXN_READY;
     schedule_next_record(p);
@@ -1416,7 +1629,7 @@ static void on_txn_response(struct ks_producer *p, uint32_t kind, const void *me
     if (kind == KS_MSG_TXN_FIND_COORDINATOR_RESPONSE) {
         if (error != KS_ERR_NONE || response.coordinator_id < 1 ||
             response.coordinator_id > p->broker_count) {
-            txn_retry_later(p, true);
+            txn_retry_later(p, true, error);
             return;
         }
         t->request_id = 0;
@@ -1426,19 +1639,18 @@ static void on_txn_response(struct ks_producer *p, uint32_t kind, const void *me
     switch (error) {
     case KS_ERR_NONE: break;
     case KS_ERR_NOT_COORDINATOR:
-    case KS_ERR_COORDINATOR_NOT_AVAILABLE: txn_retry_later(p, true); return;
+    case KS_ERR_COORDINATOR_NOT_AVAILABLE: txn_retry_later(p, true, error); return;
     case KS_ERR_COORDINATOR_LOAD_IN_PROGRESS:
-    case KS_ERR_CONCURRENT_TRANSACTIONS: txn_retry_later(p, false); return;
+    case KS_ERR_CONCURRENT_TRANSACTIONS: txn_retry_later(p, false, error); return;
     case KS_ERR_PRODUCER_FENCED:
     case KS_ERR_INVALID_PRODUCER_EPOCH:
     case KS_ERR_INVALID_TXN_STATE:
         t->request_id = 0;
         txn_fence(p, error);
         return;
-    default: txn_retry_later(p, false); return;
+    default: txn_retry_later(p, false, error); return;
     }
     t->request_id = 0;
-    t->failures = 0;
     switch (kind) {
     case KS_MSG_TXN_INIT_PRODUCER_ID_RESPONSE:
         p->producer_id = response.producer_id;
@@ -1453,6 +1665,7 @@ static void on_txn_response(struct ks_producer *p, uint32_t kind, const void *me
         }
         break;
     case KS_MSG_TXN_END_RESPONSE: txn_end_done(p); break;
+    case KS_MSG_TXN_ADD_OFFSETS_RESPONSE: t->offsets_added = true; break;
     default: ks_assert(!"unexpected transaction response kind");
     }
 }
@@ -1737,7 +1950,10 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
 static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, int32_t broker)
 {
     batch_encode(p, batch);
-    size_t bytes = sizeof(struct ks_produce_request) + batch->encoded->len;
+    /* ProduceRequest.transactionalId: only a transactional producer's
+     * requests carry it (the leader verifies with it, KIP-890). */
+    size_t id_bytes = p->txn.enabled ? KS_TRANSACTIONAL_ID_BYTES : 0;
+    size_t bytes = sizeof(struct ks_produce_request) + batch->encoded->len + id_bytes;
     uint8_t *message = calloc(1, bytes);
     ks_assert(message != NULL);
     struct ks_produce_request *request = (struct ks_produce_request *)message;
@@ -1748,6 +1964,11 @@ static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, i
     request->acks = (int16_t)p->config->acks;
     request->batch_bytes = batch->encoded->len;
     memcpy(message + sizeof(*request), batch->encoded->data, batch->encoded->len);
+    if (id_bytes > 0) {
+        request->flags = KS_PRODUCE_FLAG_TRANSACTIONAL_ID;
+        g_strlcpy((char *)message + sizeof(*request) + batch->encoded->len,
+                  p->config->transactional_id, KS_TRANSACTIONAL_ID_BYTES);
+    }
     ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_PRODUCE_REQUEST, message, bytes);
     int64_t correlation_id = request->correlation_id;
     free(message);
@@ -2331,7 +2552,7 @@ static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns no
     if (p->txn.request_id != 0 && p->txn.request_broker == broker) {
         /* NetworkClient fails the requests of a closed connection; the
          * TransactionManager looks its coordinator up again. */
-        txn_retry_later(p, true);
+        txn_retry_later(p, true, KS_ERR_NETWORK_EXCEPTION);
     }
     conn->reset_pending = false;
     conn->state = CONN_DISCONNECTED;
@@ -2696,6 +2917,9 @@ static void sender_wakeup(ks_world *world, void *context)
 
 static bool workload_done(const struct ks_producer *p)
 {
+    if (p->fed) {
+        return p->stopped; /* its consumer decides when records come */
+    }
     return p->stopped || p->config->rate_per_s == 0 ||
            (p->config->count >= 0 && p->next_seq >= p->config->count);
 }
@@ -2705,7 +2929,7 @@ static void record_due(ks_world *world, void *context);
 static void schedule_next_record(struct ks_producer *p)
 {
     if (workload_done(p) || p->waiter.active || p->record_timer != 0 || !p->up ||
-        !txn_accepts_records(p)) {
+        !txn_accepts_records(p) || p->fed) {
         return;
     }
     uint64_t k = (uint64_t)(p->next_seq - p->base_seq);
@@ -2721,6 +2945,9 @@ static void schedule_next_record(struct ks_producer *p)
  * for null keys. */
 static int64_t make_key(struct ks_producer *p)
 {
+    if (p->fed) {
+        return p->fed_key;
+    }
     if (p->config->key_count <= 0) {
         return -1;
     }
@@ -2818,7 +3045,12 @@ static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source
     case KS_MSG_TXN_FIND_COORDINATOR_RESPONSE:
     case KS_MSG_TXN_INIT_PRODUCER_ID_RESPONSE:
     case KS_MSG_TXN_ADD_PARTITIONS_RESPONSE:
+    case KS_MSG_TXN_ADD_OFFSETS_RESPONSE:
     case KS_MSG_TXN_END_RESPONSE: on_txn_response(p, kind, message, message_bytes); break;
+    case KS_GROUP_FIND_COORDINATOR_RESPONSE:
+    case KS_GROUP_TXN_OFFSET_COMMIT_RESPONSE:
+        on_group_response(p, kind, message, message_bytes);
+        break;
     default: ks_assert(!"unexpected message kind at a producer");
     }
     sender_run(p);
@@ -2884,8 +3116,8 @@ static void reset_client_state(struct ks_producer *p)
     p->txn.find_broker = -1;
     p->txn.request_id = 0;
     p->txn.retry_at_ns = 0;
-    p->txn.failures = 0;
     p->txn.fence_pending = false;
+    p->txn.group_coordinator = -1;
     if (p->txn.added != NULL) {
         txn_clear(p);
     }
@@ -2965,7 +3197,9 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
         ks_assert(p->idempotent);
         p->txn.added = calloc((size_t)p->partition_count, sizeof *p->txn.added);
         ks_assert(p->txn.added != NULL);
+        p->txn.offsets = g_array_new(FALSE, TRUE, sizeof(struct ks_group_offset_entry));
     }
+    p->fed = config->input_consumer_index >= 0;
     reset_client_state(p);
     ks_world_set_receiver(world, p->node, producer_receive, p);
     return p;
@@ -3061,6 +3295,9 @@ void ks_producer_free(struct ks_producer *p)
     free(p->value);
     free(p->value_scratch);
     free(p->txn.added);
+    if (p->txn.offsets != NULL) {
+        g_array_free(p->txn.offsets, TRUE);
+    }
     free(p);
 }
 
@@ -3116,6 +3353,12 @@ void ks_producer_on_broker_down(struct ks_producer *p, int32_t broker)
 
 void ks_producer_stop(struct ks_producer *p)
 {
+    if (p->fed) {
+        /* A processor's producer is part of its consumer's application,
+         * which keeps processing (the final drain) and ends its own
+         * transactions. */
+        return;
+    }
     p->stopped = true;
     if (p->record_timer != 0) {
         ks_world_cancel(p->world, p->record_timer);
@@ -3164,4 +3407,57 @@ int64_t ks_producer_id(const struct ks_producer *p)
 int16_t ks_producer_epoch(const struct ks_producer *p)
 {
     return p->producer_epoch;
+}
+
+/* ---- a processor's producer (config input_consumer_index >= 0) ---------------------------- */
+
+bool ks_producer_can_send(const struct ks_producer *p)
+{
+    ks_assert(p->fed);
+    if (!p->up || !p->started || p->waiter.active || p->stopped) {
+        return false;
+    }
+    return !p->txn.enabled || p->txn.state == PTXN_READY || p->txn.state == PTXN_IN_TXN;
+}
+
+void ks_producer_send_output(struct ks_producer *p, int64_t key_number)
+{
+    ks_assert(ks_producer_can_send(p));
+    p->fed_key = key_number;
+    record_due(p->world, p); /* send(): the same path as the workload's records */
+}
+
+bool ks_producer_fenced(const struct ks_producer *p)
+{
+    return p->txn.enabled && p->txn.state == PTXN_FENCED;
+}
+
+int64_t ks_producer_txn_ended_count(const struct ks_producer *p, bool *last_committed_out)
+{
+    if (last_committed_out != NULL) {
+        *last_committed_out = p->txn.last_committed;
+    }
+    return p->txn.ended_count;
+}
+
+bool ks_producer_end_txn(struct ks_producer *p, const char *group_id, const char *member_id,
+                         int32_t generation, const struct ks_group_offset_entry *offsets,
+                         int32_t offset_count)
+{
+    ks_assert(p->fed && p->txn.enabled);
+    struct ptxn *t = &p->txn;
+    if (!p->up || t->state != PTXN_IN_TXN) {
+        return false; /* nothing open (the records went nowhere), or fenced */
+    }
+    g_strlcpy(t->group_id, group_id, sizeof t->group_id);
+    g_strlcpy(t->member_id, member_id, sizeof t->member_id);
+    t->generation = generation;
+    g_array_set_size(t->offsets, 0);
+    g_array_append_vals(t->offsets, offsets, (guint)offset_count);
+    t->offsets_pending = offset_count > 0;
+    t->offsets_added = false;
+    t->offsets_written = false;
+    t->state = PTXN_ENDING;
+    sender_run(p);
+    return true;
 }

@@ -54,6 +54,32 @@ int64_t ks_producer_sent_count(const struct ks_producer *p);
 /* True when nothing is queued or in flight. */
 bool ks_producer_idle(const struct ks_producer *p);
 
+/* ---- a processor's producer (consume-transform-produce) ----------------------
+ * A producer whose config has input_consumer_index >= 0 has no workload of
+ * its own: its consumer (on its own node; the two share one fate, see
+ * sim/fault_fire.c) hands it one output record per processed input record,
+ * and with a transactional.id ends each transaction together with the
+ * consumed offsets, as Kafka Streams' exactly-once does
+ * (KafkaProducer.sendOffsetsToTransaction, then commitTransaction). Its
+ * ks_producer_stop is ignored: the application stops with its consumer. */
+struct ks_group_offset_entry;
+/* True when send() would take a record now: up, started, not blocked, and
+ * (transactional) initialised and not ending a transaction. */
+bool ks_producer_can_send(const struct ks_producer *p);
+/* send() of one record with key "key-<key_number>" (-1: null key); needs
+ * ks_producer_can_send. Begins a transaction if none is open. */
+void ks_producer_send_output(struct ks_producer *p, int64_t key_number);
+/* sendOffsetsToTransaction(offsets, group metadata) then commitTransaction():
+ * AddOffsetsToTxn, FindCoordinator(GROUP), TxnOffsetCommit, flush, EndTxn.
+ * Borrowed arguments, copied. False when no transaction is open. */
+bool ks_producer_end_txn(struct ks_producer *p, const char *group_id, const char *member_id,
+                         int32_t generation, const struct ks_group_offset_entry *offsets,
+                         int32_t offset_count);
+/* Transactions ended so far, and whether the last one committed. */
+int64_t ks_producer_txn_ended_count(const struct ks_producer *p, bool *last_committed_out);
+/* ProducerFencedException reached the application. */
+bool ks_producer_fenced(const struct ks_producer *p);
+
 /* ---- for tests and the driver -------------------------------------------- */
 
 /* Asserts the invariants P1..P8 of core/producer.c (whole-object check;

@@ -36,8 +36,20 @@ struct producer_entry {
     struct cached_batch batches[KS_PRODUCER_STATE_BATCHES]; /* oldest first */
 };
 
+/* VerificationStateEntry (KIP-890 part 1). */
+struct verification_entry {
+    int64_t producer_id;
+    uint64_t guard; /* non-zero; unique within this state */
+    int32_t lowest_sequence;
+    int16_t epoch;
+};
+
 struct ks_producer_state {
     GHashTable *entries; /* int64 producer id -> struct producer_entry (owned) */
+    /* int64 producer id -> struct verification_entry (owned); looked up,
+     * never iterated. */
+    GHashTable *verifications;
+    uint64_t next_guard; /* the last guard handed out */
 };
 
 struct ks_producer_state *ks_producer_state_new(void)
@@ -45,6 +57,7 @@ struct ks_producer_state *ks_producer_state_new(void)
     struct ks_producer_state *state = calloc(1, sizeof *state);
     ks_assert(state != NULL);
     state->entries = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, free);
+    state->verifications = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, free);
     return state;
 }
 
@@ -54,6 +67,7 @@ void ks_producer_state_free(struct ks_producer_state *state)
         return;
     }
     g_hash_table_destroy(state->entries);
+    g_hash_table_destroy(state->verifications);
     free(state);
 }
 
@@ -86,6 +100,12 @@ int16_t ks_producer_state_check(const struct ks_producer_state *state, int64_t p
     if (producer_epoch < entry->epoch) {
         /* Also for an entry a marker made (no batches yet): checkProducerEpoch. */
         return KS_ERR_INVALID_PRODUCER_EPOCH;
+    }
+    if (first_seq < 0) {
+        /* A batch without a sequence (a TxnOffsetCommit the group coordinator
+         * writes, AppendOrigin.COORDINATOR): only its epoch is checked; it is
+         * never a duplicate nor out of order. */
+        return KS_ERR_NONE;
     }
     if (entry->batch_count == 0) {
         return KS_ERR_NONE;
@@ -149,6 +169,9 @@ void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_
         return;
     }
     struct producer_entry *entry = entry_at_epoch(state, producer_id, producer_epoch);
+    if (first_seq < 0) {
+        return; /* no sequence to remember (ks_producer_state_check) */
+    }
     if (entry->batch_count == KS_PRODUCER_STATE_BATCHES) {
         memmove(&entry->batches[0], &entry->batches[1],
                 sizeof(entry->batches[0]) * (KS_PRODUCER_STATE_BATCHES - 1));
@@ -257,4 +280,52 @@ void ks_producer_state_rebuild(struct ks_producer_state *state, struct ks_log *l
         offset = next;
     }
     g_byte_array_unref(chunk);
+}
+
+/* ---- KIP-890 part 1: verification entries ------------------------------------------ */
+
+uint64_t ks_producer_state_verification_start(struct ks_producer_state *state, int64_t producer_id,
+                                              int32_t sequence, int16_t producer_epoch)
+{
+    struct verification_entry *entry = g_hash_table_lookup(state->verifications, &producer_id);
+    if (entry == NULL) {
+        entry = calloc(1, sizeof *entry);
+        ks_assert(entry != NULL);
+        entry->producer_id = producer_id;
+        entry->guard = ++state->next_guard; /* a new VerificationGuard() */
+        entry->lowest_sequence = sequence;
+        entry->epoch = producer_epoch;
+        g_hash_table_insert(state->verifications, &entry->producer_id, entry);
+    }
+    /* maybeUpdateLowestSequenceAndEpoch: a lower sequence of the same epoch,
+     * or any sequence of a newer epoch, becomes the lowest. */
+    if (producer_epoch == entry->epoch && sequence < entry->lowest_sequence) {
+        entry->lowest_sequence = sequence;
+    }
+    if (producer_epoch > entry->epoch) {
+        entry->epoch = producer_epoch;
+        entry->lowest_sequence = sequence;
+    }
+    return entry->guard;
+}
+
+uint64_t ks_producer_state_verification_guard(const struct ks_producer_state *state,
+                                              int64_t producer_id)
+{
+    const struct verification_entry *entry =
+        g_hash_table_lookup(state->verifications, &producer_id);
+    return entry != NULL ? entry->guard : 0;
+}
+
+int32_t ks_producer_state_verification_lowest_sequence(const struct ks_producer_state *state,
+                                                       int64_t producer_id)
+{
+    const struct verification_entry *entry =
+        g_hash_table_lookup(state->verifications, &producer_id);
+    return entry != NULL ? entry->lowest_sequence : -1;
+}
+
+void ks_producer_state_verification_clear(struct ks_producer_state *state, int64_t producer_id)
+{
+    g_hash_table_remove(state->verifications, &producer_id);
 }

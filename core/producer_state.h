@@ -52,3 +52,25 @@ void ks_producer_state_update_from_batches(struct ks_producer_state *state, cons
                                            size_t byte_count);
 /* Clears and rebuilds from the log, from its start offset to its LEO. */
 void ks_producer_state_rebuild(struct ks_producer_state *state, struct ks_log *log);
+
+/* ---- KIP-890 part 1: transaction verification on the leader ---- */
+
+/* ProducerStateManager.maybeCreateVerificationStateEntry: the producer's
+ * verification entry (made if absent, its guard a fresh non-zero number),
+ * its lowest sequence and epoch updated as VerificationStateEntry
+ * .maybeUpdateLowestSequenceAndEpoch does. Returns its guard. Verification
+ * entries are not producer state: ks_producer_state_clear and _rebuild keep
+ * them (Kafka keeps verificationStates apart from the producers too). */
+uint64_t ks_producer_state_verification_start(struct ks_producer_state *state, int64_t producer_id,
+                                              int32_t sequence, int16_t producer_epoch);
+/* The producer's verification guard, 0 when it has no entry (Kafka's
+ * VerificationGuard.SENTINEL, which verifies nothing). */
+uint64_t ks_producer_state_verification_guard(const struct ks_producer_state *state,
+                                              int64_t producer_id);
+/* The lowest sequence of the producer's verification entry, or -1 without
+ * one (ProducerAppendInfo.checkSequence refuses a batch above it). */
+int32_t ks_producer_state_verification_lowest_sequence(const struct ks_producer_state *state,
+                                                       int64_t producer_id);
+/* UnifiedLog.updateProducers: a transactional batch or a marker of the
+ * producer was appended, so its entry (if any) goes. */
+void ks_producer_state_verification_clear(struct ks_producer_state *state, int64_t producer_id);

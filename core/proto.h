@@ -16,6 +16,9 @@
 **   100 .. 199  consumer-group protocol (core/group_proto.h, the "groups" module)
 **   200 .. 299  broker/controller timer kinds (for ks_world_schedule's trace kind)
 **   300 .. 399  producer timer kinds; 400 .. 499 consumer/group timer kinds
+**   500 .. 509  MirrorMaker 2 timer kinds (core/mirror.h); 510 .. 599 free
+**   (message kinds and timer kinds are separate numberings, told apart in the
+**   trace hash: the transaction message kinds 400 .. 419 are not timer kinds)
 **
 ** Layouts (all sizes in bytes, little-endian native structs; the simulated
 ** network copies bytes, so no byte-order conversion is needed):
@@ -37,13 +40,21 @@
 **   API_VERSIONS_*          struct ks_api_versions_request / _response
 **   BROKER_HEARTBEAT_*      struct ks_broker_heartbeat_request / _response
 **   ALTER_PARTITION_*       struct ks_alter_partition_request / _response
-**   PARTITION_STATE         struct ks_partition_state_push
+**   PARTITION_STATE         struct ks_partition_state_push (wire form, below)
 **                           + partition_count * struct ks_partition_state
 **   ZK_REQUEST              struct ks_zk_request
-**   ZK_RESPONSE, ZK_WATCH   struct ks_zk_response
+**   ZK_RESPONSE, ZK_WATCH   struct ks_zk_response (wire form)
 **                           + partition_count * struct ks_partition_state (READ_STATE)
 **   LEADER_AND_ISR          struct ks_leader_and_isr + struct ks_partition_state_push
-**                           + partition_count * struct ks_partition_state
+**                           (wire form) + partition_count * struct ks_partition_state
+**
+** Three messages carry one entry per broker (ks_metadata_response,
+** ks_partition_state_push, ks_zk_response). In memory their arrays hold
+** KS_BROKER_COUNT_MAX entries; on the wire they hold
+** ks_proto_broker_slots(broker_count) = max(64, broker_count) rounded up to a
+** multiple of 8, so that up to 64 brokers the bytes (and every trace hash) are
+** those of the fixed 64-entry layout these messages had before the limit was
+** raised. Build and read them with ks_proto_*_encode / _decode.
 **
 ** Producer ids: InitProducerId is answered by any live broker (Kafka asks the
 ** controller for id blocks; ksim lets the broker allocate, a simplification):
@@ -57,6 +68,7 @@
 #include "world.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* ---- Kafka error codes (kafka-reference 7) ------------------------------ */
@@ -101,6 +113,7 @@ enum ks_error {
     KS_ERR_INVALID_TXN_STATE = 48,      /* EndTxn/AddPartitionsToTxn in the wrong state */
     KS_ERR_CONCURRENT_TRANSACTIONS = 51, /* the previous transaction is still completing */
     KS_ERR_PRODUCER_FENCED = 90,         /* a newer instance of the transactional.id */
+    KS_ERR_INVALID_RECORD = 87,          /* a client's Produce carried a control batch */
 };
 
 /* "NOT_LEADER_OR_FOLLOWER" etc.; "UNKNOWN" for codes not listed above. */
@@ -144,6 +157,7 @@ static inline const char *ks_error_name(int16_t error_code)
     case KS_ERR_INVALID_TXN_STATE: return "INVALID_TXN_STATE";
     case KS_ERR_CONCURRENT_TRANSACTIONS: return "CONCURRENT_TRANSACTIONS";
     case KS_ERR_PRODUCER_FENCED: return "PRODUCER_FENCED";
+    case KS_ERR_INVALID_RECORD: return "INVALID_RECORD";
     }
     return "UNKNOWN";
 }
@@ -229,9 +243,10 @@ enum ks_broker_timer_kind {
     KS_TIMER_BROKER_RESPOND = 208,   /* a response deferred to the disk's idle time */
     KS_TIMER_BROKER_LOG_TASKS = 209, /* retention, compaction, flush.ms */
     KS_TIMER_BROKER_ALTER_PARTITION_RETRY = 210,
-    KS_TIMER_BROKER_HEARTBEAT_TIMEOUT = 211, /* a registration or heartbeat unanswered */
-    KS_TIMER_BROKER_SHUTDOWN_TIMEOUT = 212,  /* controlled shutdown: stop without the answer */
-    KS_TIMER_BROKER_SHUTDOWN_RETRY = 213,    /* zookeeper: next ControlledShutdown attempt */
+    KS_TIMER_BROKER_HEARTBEAT_TIMEOUT = 211,  /* a registration or heartbeat unanswered */
+    KS_TIMER_BROKER_SHUTDOWN_TIMEOUT = 212,   /* controlled shutdown: stop without the answer */
+    KS_TIMER_BROKER_SHUTDOWN_RETRY = 213,     /* zookeeper: next ControlledShutdown attempt */
+    KS_TIMER_BROKER_TXN_VERIFY_TIMEOUT = 214, /* KIP-890: a verification unanswered */
     KS_TIMER_CONTROLLER_SESSION_CHECK = 220,
     KS_TIMER_CONTROLLER_REBALANCE = 221,
     KS_TIMER_CONTROLLER_START = 222,
@@ -303,12 +318,19 @@ struct ks_produce_request {
     int64_t timeout_ns; /* request.timeout.ms: how long acks=all may wait */
     int32_t topic_index;
     int32_t partition;
-    int16_t acks; /* 0, 1, -1 (enum ks_acks) */
-    int16_t reserved;
+    int16_t acks;         /* 0, 1, -1 (enum ks_acks) */
+    int16_t flags;        /* KS_PRODUCE_FLAG_* */
     uint32_t batch_bytes; /* bytes of the record batch that follow */
     /* followed by batch_bytes: one record batch v2 built with core/batch.h,
-     * carrying producer id / epoch / base sequence for idempotence */
+     * carrying producer id / epoch / base sequence for idempotence; then,
+     * with KS_PRODUCE_FLAG_TRANSACTIONAL_ID, KS_TRANSACTIONAL_ID_BYTES of
+     * the producer's transactional.id (NUL-padded) */
 };
+
+/* ProduceRequest.transactionalId is set: a transactional producer's request
+ * (the leader verifies its batches with the coordinator, KIP-890). The flag
+ * is set only then, so a non-transactional request keeps its bytes. */
+#define KS_PRODUCE_FLAG_TRANSACTIONAL_ID 1
 
 struct ks_produce_response {
     int64_t correlation_id;
@@ -674,6 +696,36 @@ static inline bool ks_proto_fits(size_t message_bytes, size_t header_bytes, int6
     return (uint64_t)count <= (message_bytes - header_bytes) / (entry_bytes ? entry_bytes : 1);
 }
 
+/* ---- the per-broker arrays on the wire (core/proto.c) ---- */
+
+#define KS_PROTO_BROKER_SLOTS_MIN 64 /* the fixed array size up to ksim 2026's limit */
+
+_Static_assert(KS_BROKER_COUNT_MAX % 8 == 0 && KS_BROKER_COUNT_MAX >= KS_PROTO_BROKER_SLOTS_MIN,
+               "the wire's broker slots come in eights");
+
+/* Entries a message about broker_count brokers carries per broker array. */
+static inline int32_t ks_proto_broker_slots(int32_t broker_count)
+{
+    int32_t n = broker_count > KS_PROTO_BROKER_SLOTS_MIN ? broker_count : KS_PROTO_BROKER_SLOTS_MIN;
+    return (n + 7) / 8 * 8;
+}
+
+/* Each _bytes function gives the wire size of the fixed part (what the
+ * entries follow); _encode writes that many bytes of `in` to `out` (zeroed
+ * memory); _decode checks that `bytes` holds the fixed part (B3), fills all
+ * of *out (entries past the slots zero) and returns the fixed part's size. */
+size_t ks_proto_push_bytes(int32_t broker_count);
+void ks_proto_push_encode(const struct ks_partition_state_push *in, uint8_t *out);
+size_t ks_proto_push_decode(const uint8_t *message, size_t bytes,
+                            struct ks_partition_state_push *out);
+size_t ks_proto_metadata_bytes(int32_t broker_count);
+void ks_proto_metadata_encode(const struct ks_metadata_response *in, uint8_t *out);
+size_t ks_proto_metadata_decode(const uint8_t *message, size_t bytes,
+                                struct ks_metadata_response *out);
+size_t ks_proto_zk_bytes(int32_t broker_count);
+void ks_proto_zk_encode(const struct ks_zk_response *in, uint8_t *out);
+size_t ks_proto_zk_decode(const uint8_t *message, size_t bytes, struct ks_zk_response *out);
+
 /* ---- KRaft quorum (core/raft.c; Kafka's Vote, BeginQuorumEpoch, Fetch) ---- */
 
 /* Node ids are the voters' ks_node_id; -1 for none. Every message carries the
@@ -738,6 +790,14 @@ enum ks_txn_msg_kind {
     KS_MSG_TXN_END_RESPONSE = 407,
     KS_MSG_TXN_WRITE_MARKERS_REQUEST = 408, /* coordinator -> partition leader */
     KS_MSG_TXN_WRITE_MARKERS_RESPONSE = 409,
+    KS_MSG_TXN_ADD_OFFSETS_REQUEST = 410, /* struct ks_txn_add_offsets_request */
+    KS_MSG_TXN_ADD_OFFSETS_RESPONSE = 411,
+    /* KIP-890 part 1: AddPartitionsToTxn with verifyOnly = true, partition
+     * leader -> coordinator (AddPartitionsToTxnManager.verifyTransaction),
+     * a struct ks_txn_request for one partition; answered with a struct
+     * ks_txn_response whose error_code is the partition's. */
+    KS_MSG_TXN_VERIFY_REQUEST = 412,
+    KS_MSG_TXN_VERIFY_RESPONSE = 413,
 };
 
 #define KS_TRANSACTIONAL_ID_BYTES 64 /* as struct ks_producer_config transactional_id */
@@ -755,6 +815,15 @@ struct ks_txn_request {
     int32_t partition;
     int32_t reserved;
     char transactional_id[KS_TRANSACTIONAL_ID_BYTES];
+};
+
+/* AddOffsetsToTxn (sendOffsetsToTransaction's first request): the
+ * coordinator adds the group's __consumer_offsets partition to the
+ * transaction, as AddPartitionsToTxn adds one; answered with struct
+ * ks_txn_response. */
+struct ks_txn_add_offsets_request {
+    struct ks_txn_request txn; /* topic_index and partition unused */
+    char group_id[256];        /* KS_GROUP_ID_BYTES of core/group_proto.h */
 };
 
 struct ks_txn_response {

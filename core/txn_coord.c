@@ -128,6 +128,7 @@ struct txn {
     struct txn_value v;
     bool pending;    /* a state change is being written */
     bool completing; /* the Complete* record is being written */
+    bool resumed;    /* loaded in Prepare*: an earlier coordinator decided it */
 };
 
 /* A state change being written: applied by on_append_done. */
@@ -406,6 +407,68 @@ static int16_t map_append_error(int16_t error)
     }
 }
 
+/* ---- timeline events ------------------------------------------------------------ */
+
+/* A TXN_STATE event for a state change of txn to `next` just written:
+ * Prepare* (the decision; a bumped epoch means a fence, by a newer instance's
+ * InitProducerId (reply_kind set) or transaction.timeout.ms) and Complete*
+ * (every marker written). Empty and Ongoing are routine: no event. */
+static void emit_state(struct ks_txn_coordinator *t, struct txn *txn, const struct txn_value *next,
+                       uint32_t reply_kind)
+{
+    enum ks_event_reason reason = KS_REASON_NONE;
+    switch (next->state) {
+    case TXN_PREPARE_COMMIT: reason = KS_REASON_TXN_PREPARE_COMMIT; break;
+    case TXN_PREPARE_ABORT: reason = KS_REASON_TXN_PREPARE_ABORT; break;
+    case TXN_COMPLETE_COMMIT: reason = KS_REASON_TXN_COMPLETE_COMMIT; break;
+    case TXN_COMPLETE_ABORT: reason = KS_REASON_TXN_COMPLETE_ABORT; break;
+    case TXN_EMPTY:
+    case TXN_ONGOING: return;
+    }
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_TXN_STATE);
+    event.reason = reason;
+    event.topic_index = t->topic;
+    event.partition = txn->partition;
+    event.transactional_id = txn->id;
+    event.txn_producer_id = next->producer_id;
+    event.txn_producer_epoch = next->producer_epoch;
+    /* The Complete* record lists no partitions any more: count the Prepare's. */
+    event.partition_count = (int32_t)txn->v.parts->len;
+    event.resumed = txn->resumed && reason != KS_REASON_TXN_PREPARE_COMMIT &&
+                    reason != KS_REASON_TXN_PREPARE_ABORT;
+    if (reason == KS_REASON_TXN_PREPARE_ABORT && next->producer_epoch > txn->v.producer_epoch) {
+        event.error_code = KS_ERR_PRODUCER_FENCED;
+        event.elapsed_ns = txn->v.start_ns >= 0 ? (int64_t)now_ns(t) - txn->v.start_ns : 0;
+        event.txn_timed_out = reply_kind == 0; /* abortTimedOutTransactions */
+    }
+    if (reason != KS_REASON_TXN_PREPARE_COMMIT && reason != KS_REASON_TXN_PREPARE_ABORT) {
+        txn->resumed = false;
+    }
+    ks_broker_emit(t->broker, &event);
+}
+
+/* A TXN_STATE event for a loaded __transaction_state partition. */
+static void emit_loaded(struct ks_txn_coordinator *t, int32_t partition)
+{
+    struct ks_cluster_event event;
+    ks_cluster_event_init(&event, 0, KS_EV_TXN_STATE);
+    event.reason = KS_REASON_TXN_LOADED;
+    event.topic_index = t->topic;
+    event.partition = partition;
+    event.leader_epoch_new = ks_broker_partition_leader_epoch(t->broker, t->topic, partition);
+    for (guint i = 0; i < t->txns->len; i++) {
+        struct txn *txn = g_ptr_array_index(t->txns, i);
+        if (txn->partition != partition) {
+            continue;
+        }
+        event.record_count++;
+        txn->resumed = txn->v.state == TXN_PREPARE_COMMIT || txn->v.state == TXN_PREPARE_ABORT;
+        event.batch_count += txn->resumed;
+    }
+    ks_broker_emit(t->broker, &event);
+}
+
 static void on_append_done(void *context, int16_t error, int64_t base_offset)
 {
     (void)base_offset;
@@ -433,6 +496,7 @@ static void on_append_done(void *context, int16_t error, int64_t base_offset)
     } else {
         txn->pending = false;
         txn->completing = false;
+        emit_state(t, txn, &p->next, p->reply_kind);
         g_array_free(txn->v.parts, TRUE);
         txn->v = p->next;
         p->next.parts = NULL;
@@ -489,6 +553,15 @@ static void marker_result(struct ks_txn_coordinator *t, int64_t request_id, int1
     if (error == KS_ERR_NONE) {
         part->marked = true;
     }
+    /* A pass now, not at the retry timer already set: Kafka writes the
+     * completion as soon as the last marker is answered
+     * (TransactionMarkerRequestCompletionHandler, then
+     * TransactionMarkerChannelManager.maybeWriteTxnCompletion). The pass
+     * resends nothing that is in flight or failed less than a backoff ago. */
+    if (t->marker_timer != 0) {
+        ks_world_cancel(t->world, t->marker_timer);
+        t->marker_timer = 0;
+    }
     start_markers(t);
 }
 
@@ -499,6 +572,10 @@ static void on_local_marker(void *context, int16_t error, int64_t base_offset)
     struct ks_txn_coordinator *t = m->t;
     bool removed = g_ptr_array_remove(t->markers, m);
     ks_assert(removed);
+    if (error == KS_ERR_NONE) {
+        ks_broker_txn_marker_written(t->broker, m->request.topic_index, m->request.partition,
+                                     m->request.producer_id, m->request.commit != 0);
+    }
     if (m->remote) {
         struct ks_txn_markers_response response;
         memset(&response, 0, sizeof response);
@@ -701,9 +778,8 @@ static int16_t check_producer(const struct ks_txn_coordinator *t, const struct k
 }
 
 static void handle_add(struct ks_txn_coordinator *t, ks_node_id source,
-                       const struct ks_txn_request *r, const char *id)
+                       const struct ks_txn_request *r, const char *id, uint32_t kind)
 {
-    const uint32_t kind = KS_MSG_TXN_ADD_PARTITIONS_RESPONSE;
     struct txn *txn = NULL;
     int16_t error = check_producer(t, r, id, &txn);
     if (error == KS_ERR_NONE &&
@@ -770,6 +846,31 @@ static void handle_end(struct ks_txn_coordinator *t, ks_node_id source,
     reply(t, source, kind, r->correlation_id, error, NULL);
 }
 
+/* AddOffsetsToTxn (KafkaApis.handleAddOffsetsToTxnRequest): the group's
+ * __consumer_offsets partition, partitionFor(group.id), joins the
+ * transaction as any partition does (handleAddPartitionsToTransaction), so
+ * that the transaction's marker also reaches the offsets its TxnOffsetCommit
+ * writes there. */
+static void handle_add_offsets(struct ks_txn_coordinator *t, ks_node_id source,
+                               const struct ks_txn_add_offsets_request *r)
+{
+    char id[KS_TRANSACTIONAL_ID_BYTES];
+    char group_id[sizeof r->group_id];
+    g_strlcpy(id, r->txn.transactional_id, sizeof id);
+    g_strlcpy(group_id, r->group_id, sizeof group_id);
+    struct ks_txn_request add = r->txn;
+    add.topic_index = ks_broker_topic_index(t->broker, "__consumer_offsets");
+    if (add.topic_index < 0) {
+        /* No group exists in this cluster (no consumer): nothing to add to. */
+        reply(t, source, KS_MSG_TXN_ADD_OFFSETS_RESPONSE, r->txn.correlation_id,
+              KS_ERR_COORDINATOR_NOT_AVAILABLE, NULL);
+        return;
+    }
+    add.partition = ks_group_offsets_partition(
+        group_id, ks_broker_partition_count(t->broker, add.topic_index));
+    handle_add(t, source, &add, id, KS_MSG_TXN_ADD_OFFSETS_RESPONSE);
+}
+
 static void handle_find(struct ks_txn_coordinator *t, ks_node_id source,
                         const struct ks_txn_request *r, const char *id)
 {
@@ -780,6 +881,55 @@ static void handle_find(struct ks_txn_coordinator *t, ks_node_id source,
     response.coordinator_id = leader;
     response.error_code = leader < 0 ? KS_ERR_COORDINATOR_NOT_AVAILABLE : KS_ERR_NONE;
     ks_world_send(t->world, ks_broker_node(t->broker), source, KS_MSG_TXN_FIND_COORDINATOR_RESPONSE,
+                  &response, sizeof response);
+}
+
+/* ---- KIP-890 part 1: verification ------------------------------------------------ */
+
+int16_t ks_txn_coordinator_verify(const struct ks_txn_coordinator *t,
+                                  const struct ks_txn_request *r)
+{
+    char id[KS_TRANSACTIONAL_ID_BYTES];
+    g_strlcpy(id, r->transactional_id, sizeof id);
+    int32_t partition = partition_for(t, id);
+    int16_t error = ownership_error(t, partition);
+    if (error != KS_ERR_NONE) {
+        return error;
+    }
+    const struct txn *txn = txn_find(t, id);
+    if (txn == NULL || txn->v.producer_id != r->producer_id) {
+        return KS_ERR_INVALID_TXN_STATE; /* Kafka: INVALID_PRODUCER_ID_MAPPING */
+    }
+    if (txn->v.producer_epoch != r->producer_epoch) {
+        return KS_ERR_PRODUCER_FENCED;
+    }
+    if (txn->v.state == TXN_PREPARE_COMMIT || txn->v.state == TXN_PREPARE_ABORT) {
+        return KS_ERR_CONCURRENT_TRANSACTIONS;
+    }
+    /* A pending change is not looked at: partitions join the metadata when
+     * the AddPartitionsToTxn record is written and leave it when the
+     * Complete* record is, and the leader checks its guard at the append. */
+    for (guint k = 0; k < txn->v.parts->len; k++) {
+        const struct txn_part *part = &g_array_index(txn->v.parts, struct txn_part, k);
+        if (part->topic_index == r->topic_index && part->partition == r->partition) {
+            return KS_ERR_NONE;
+        }
+    }
+    /* Kafka 3.8+ answers TRANSACTION_ABORTABLE, which AddPartitionsToTxnManager
+     * turns back into INVALID_TXN_STATE for producers before KIP-890 part 2;
+     * 3.6 answered INVALID_TXN_STATE itself. */
+    return KS_ERR_INVALID_TXN_STATE;
+}
+
+static void handle_verify(struct ks_txn_coordinator *t, ks_node_id source,
+                          const struct ks_txn_request *r)
+{
+    struct ks_txn_response response;
+    memset(&response, 0, sizeof response);
+    response.correlation_id = r->correlation_id;
+    response.coordinator_id = -1;
+    response.error_code = ks_txn_coordinator_verify(t, r);
+    ks_world_send(t->world, ks_broker_node(t->broker), source, KS_MSG_TXN_VERIFY_RESPONSE,
                   &response, sizeof response);
 }
 
@@ -887,6 +1037,7 @@ static void on_load(ks_world *world, void *context)
         struct load_scan scan = { t, p };
         ks_broker_load_local(t->broker, t->topic, p, load_visit, &scan);
         t->states[p] = PART_OWNED;
+        emit_loaded(t, p);
     }
     /* Loaded transactions in Prepare* get their markers again
      * (TransactionStateManager hands them to the marker channel). */
@@ -995,10 +1146,24 @@ void ks_txn_coordinator_handle(struct ks_txn_coordinator *t, ks_node_id source, 
         } else if (kind == KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST) {
             handle_init(t, source, &r, id);
         } else if (kind == KS_MSG_TXN_ADD_PARTITIONS_REQUEST) {
-            handle_add(t, source, &r, id);
+            handle_add(t, source, &r, id, KS_MSG_TXN_ADD_PARTITIONS_RESPONSE);
         } else {
             handle_end(t, source, &r, id);
         }
+        return;
+    }
+    case KS_MSG_TXN_ADD_OFFSETS_REQUEST: {
+        ks_assert(message_bytes == sizeof(struct ks_txn_add_offsets_request));
+        struct ks_txn_add_offsets_request r;
+        memcpy(&r, message, sizeof r);
+        handle_add_offsets(t, source, &r);
+        return;
+    }
+    case KS_MSG_TXN_VERIFY_REQUEST: {
+        ks_assert(message_bytes == sizeof(struct ks_txn_request));
+        struct ks_txn_request r;
+        memcpy(&r, message, sizeof r);
+        handle_verify(t, source, &r);
         return;
     }
     case KS_MSG_TXN_WRITE_MARKERS_REQUEST: {

@@ -28,6 +28,7 @@
 #define KS_TXN_TOPIC_NAME "__transaction_state"
 
 struct ks_broker;
+struct ks_txn_request;
 struct ks_txn_coordinator;
 
 /* Builds the coordinator of `broker` (borrowed; must outlive it). It owns no
@@ -46,3 +47,13 @@ void ks_txn_coordinator_handle(struct ks_txn_coordinator *t, ks_node_id source, 
  * then COORDINATOR_LOAD_IN_PROGRESS), or forget its transactions. */
 void ks_txn_coordinator_on_leadership(struct ks_txn_coordinator *t, int32_t partition,
                                       bool is_leader);
+/* KIP-890 part 1 (TransactionCoordinator.handleVerifyPartitionsInTransaction):
+ * whether request's partition is in the ongoing transaction of its
+ * transactional id, producer id and epoch. NONE if it is; INVALID_TXN_STATE
+ * if not, or if the id is unknown or has another producer id (Kafka:
+ * INVALID_PRODUCER_ID_MAPPING); PRODUCER_FENCED for another epoch;
+ * CONCURRENT_TRANSACTIONS while the transaction is in PrepareCommit or
+ * PrepareAbort; NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS. Changes
+ * nothing. Also the answer to a KS_MSG_TXN_VERIFY_REQUEST. */
+int16_t ks_txn_coordinator_verify(const struct ks_txn_coordinator *t,
+                                  const struct ks_txn_request *request);

@@ -157,10 +157,31 @@ static void fill_brokers(const struct ks_zk *zk, struct ks_zk_response *response
     response->controller_epoch = zk->controller_epoch;
 }
 
-static void send_to_session(struct ks_zk *zk, const struct zk_session *session, uint32_t kind,
-                            const void *bytes, size_t byte_count)
+/* A response or watch in its wire form (core/proto.c), `count` partition
+ * states (READ_STATE) after it. */
+static void send_response(struct ks_zk *zk, ks_node_id target, uint32_t kind,
+                          const struct ks_zk_response *response)
 {
-    ks_world_send(zk->world, zk->node, (ks_node_id)session->broker_id, kind, bytes, byte_count);
+    size_t head = ks_proto_zk_bytes(response->broker_count);
+    size_t bytes = head + (size_t)(kind == KS_MSG_ZK_RESPONSE && response->op == KS_ZK_OP_READ_STATE
+                                       ? response->partition_count
+                                       : 0) *
+                              sizeof(struct ks_partition_state);
+    uint8_t *message = calloc(1, bytes);
+    ks_assert(message != NULL);
+    ks_proto_zk_encode(response, message);
+    size_t at = head;
+    if (bytes > head) {
+        for (int32_t t = 0; t < zk->topic_count; t++) {
+            for (int32_t p = 0; p < zk->topics[t].partition_count; p++) {
+                memcpy(message + at, &zk->parts[t][p].state, sizeof(struct ks_partition_state));
+                at += sizeof(struct ks_partition_state);
+            }
+        }
+    }
+    ks_assert(at == bytes);
+    ks_world_send(zk->world, zk->node, target, kind, message, bytes);
+    free(message);
 }
 
 static void watch_to_controller(struct ks_zk *zk, enum ks_zk_watch watch,
@@ -178,7 +199,7 @@ static void watch_to_controller(struct ks_zk *zk, enum ks_zk_watch watch,
     if (state != NULL) {
         message.state = *state;
     }
-    send_to_session(zk, session, KS_MSG_ZK_WATCH, &message, sizeof message);
+    send_response(zk, (ks_node_id)session->broker_id, KS_MSG_ZK_WATCH, &message);
 }
 
 /* Z2: the only way a partition's state znode changes. */
@@ -225,7 +246,7 @@ static void delete_ephemerals(struct ks_zk *zk, int64_t session_id)
             message.op = KS_ZK_WATCH_CONTROLLER;
             message.session_id = session->id;
             fill_brokers(zk, &message);
-            send_to_session(zk, session, KS_MSG_ZK_WATCH, &message, sizeof message);
+            send_response(zk, (ks_node_id)session->broker_id, KS_MSG_ZK_WATCH, &message);
         }
     }
     if (brokers_changed) {
@@ -262,9 +283,10 @@ static void session_tick(ks_world *world, void *context)
 
 static void respond(struct ks_zk *zk, ks_node_id target, const struct ks_zk_response *response)
 {
-    ks_world_send(zk->world, zk->node, target, KS_MSG_ZK_RESPONSE, response, sizeof *response);
+    send_response(zk, target, KS_MSG_ZK_RESPONSE, response);
 }
 
+/* The answer carries every partition's state znode after it (send_response). */
 static void on_read_state(struct ks_zk *zk, ks_node_id source, struct ks_zk_response *response)
 {
     int32_t count = 0;
@@ -272,19 +294,7 @@ static void on_read_state(struct ks_zk *zk, ks_node_id source, struct ks_zk_resp
         count += zk->topics[t].partition_count;
     }
     response->partition_count = count;
-    size_t bytes = sizeof *response + (size_t)count * sizeof(struct ks_partition_state);
-    uint8_t *message = calloc(1, bytes);
-    ks_assert(message != NULL);
-    memcpy(message, response, sizeof *response);
-    size_t at = sizeof *response;
-    for (int32_t t = 0; t < zk->topic_count; t++) {
-        for (int32_t p = 0; p < zk->topics[t].partition_count; p++) {
-            memcpy(message + at, &zk->parts[t][p].state, sizeof(struct ks_partition_state));
-            at += sizeof(struct ks_partition_state);
-        }
-    }
-    ks_world_send(zk->world, zk->node, source, KS_MSG_ZK_RESPONSE, message, bytes);
-    free(message);
+    respond(zk, source, response);
 }
 
 static void on_write_partition(struct ks_zk *zk, const struct ks_zk_request *request,

@@ -205,7 +205,8 @@ bool ks_zk_controller_decide_shutdown(const struct ks_partition_state *state, co
 static void send_state(struct ks_zk_controller *controller,
                        const struct ks_partition_state *entries, int32_t count, int32_t only_broker)
 {
-    size_t bytes = sizeof(struct ks_leader_and_isr) + sizeof(struct ks_partition_state_push) +
+    size_t push_bytes = ks_proto_push_bytes(controller->broker_count);
+    size_t bytes = sizeof(struct ks_leader_and_isr) + push_bytes +
                    (size_t)count * sizeof(struct ks_partition_state);
     for (int32_t id = 1; id <= controller->broker_count; id++) {
         if (!controller->live[id - 1] || (only_broker > 0 && id != only_broker)) {
@@ -225,9 +226,9 @@ static void send_state(struct ks_zk_controller *controller,
         for (int32_t i = 0; i < controller->broker_count; i++) {
             push.broker_alive[i] = (uint8_t)controller->live[i];
         }
-        memcpy(message + sizeof header, &push, sizeof push);
+        ks_proto_push_encode(&push, message + sizeof header);
         if (count > 0) {
-            memcpy(message + sizeof header + sizeof push, entries,
+            memcpy(message + sizeof header + push_bytes, entries,
                    (size_t)count * sizeof(struct ks_partition_state));
         }
         ks_world_send(controller->world, (ks_node_id)controller->broker_id, (ks_node_id)id,
@@ -514,12 +515,13 @@ void ks_zk_controller_on_response(struct ks_zk_controller *controller,
 {
     ks_assert(response->error != KS_ZK_SESSION_EXPIRED);
     if (response->op == KS_ZK_OP_READ_STATE) {
-        ks_assert(ks_proto_fits(byte_count, sizeof *response, response->partition_count,
+        size_t head = ks_proto_zk_bytes(response->broker_count);
+        ks_assert(ks_proto_fits(byte_count, head, response->partition_count,
                                 sizeof(struct ks_partition_state)));
         take_brokers(controller, response);
         for (int32_t i = 0; i < response->partition_count; i++) {
             struct ks_partition_state state;
-            memcpy(&state, bytes + sizeof *response + (size_t)i * sizeof state, sizeof state);
+            memcpy(&state, bytes + head + (size_t)i * sizeof state, sizeof state);
             ks_assert(entry_valid(controller, &state));
             controller->parts[state.topic_index][state.partition] = state;
         }

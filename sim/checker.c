@@ -1189,6 +1189,55 @@ static void check_transactions(const struct ks_checker_input *in, struct ks_chec
     g_free(aborted);
 }
 
+/* eos_missing, eos_duplicates: every visible input record of a processor's
+ * input topic against the committed outputs that name it. */
+static void check_processors(const struct ks_checker_input *in, struct ks_checker_output *out)
+{
+    uint64_t *inputs = g_new(uint64_t, in->final_read_count + 1);
+    uint64_t *outputs = g_new(uint64_t, in->final_read_count + 1);
+    for (size_t k = 0; k < in->processor_count; k++) {
+        const struct ks_checker_processor *proc = &in->processors[k];
+        size_t input_count = 0;
+        size_t output_count = 0;
+        for (size_t i = 0; i < in->final_read_count; i++) {
+            const struct ks_read_record *r = &in->final_read[i];
+            bool visible = r->txn == KS_READ_TXN_NONE || r->txn == KS_READ_TXN_COMMITTED;
+            if (!visible) {
+                continue;
+            }
+            if (r->topic_index == proc->input_topic && r->producer_index >= 0) {
+                inputs[input_count++] = identity_key(r->producer_index, r->seq);
+            }
+            if (r->topic_index == proc->output_topic && r->source_producer > 0) {
+                outputs[output_count++] = identity_key(r->source_producer - 1, r->source_seq);
+            }
+        }
+        qsort(inputs, input_count, sizeof inputs[0], compare_u64);
+        qsort(outputs, output_count, sizeof outputs[0], compare_u64);
+        size_t o = 0;
+        for (size_t i = 0; i < input_count; i++) {
+            if (i > 0 && inputs[i] == inputs[i - 1]) {
+                continue; /* the input's own duplicate (duplicates counts it) */
+            }
+            while (o < output_count && outputs[o] < inputs[i]) {
+                o++;
+            }
+            int64_t copies = 0;
+            while (o < output_count && outputs[o] == inputs[i]) {
+                copies++;
+                o++;
+            }
+            if (copies == 0) {
+                out->eos_missing++;
+            } else {
+                out->eos_duplicates += copies - 1;
+            }
+        }
+    }
+    g_free(inputs);
+    g_free(outputs);
+}
+
 void ks_checker_run(const struct ks_checker_input *input, struct ks_checker_output *out)
 {
     memset(out, 0, sizeof *out);
@@ -1208,6 +1257,7 @@ void ks_checker_run(const struct ks_checker_input *input, struct ks_checker_outp
     check_divergence(input, out);
     check_consumed(input, is_first, out);
     check_transactions(input, out);
+    check_processors(input, out);
     /* K2 */
     ks_assert(out->kind_counts[KS_ANOMALY_LOST] == out->acked_lost);
     ks_assert(out->kind_counts[KS_ANOMALY_DUPLICATE] == out->duplicates);

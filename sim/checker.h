@@ -48,6 +48,14 @@
 **   txn_hanging     (partition, producer) pairs whose transaction is still open
 **                   (no marker) in the final read: it holds back the last stable
 **                   offset, so read_committed consumers stop there (KIP-890).
+** Processors (consume-transform-produce), where a consumer sets output.topic:
+**   eos_missing     input records a read_committed reader sees in the final
+**                   read of a processor's input topic (not in an aborted or
+**                   open transaction; each identity once) whose output is
+**                   not among the committed records of its output topic
+**                   (outside any transaction, or in a committed one).
+**   eos_duplicates  extra copies of such an output: committed output records
+**                   beyond the first that name the same input record.
 ** A transactional producer's acked record counts for acked_lost only when its
 ** transaction committed (the records of an aborted transaction are meant to
 ** vanish for read_committed readers); a read_committed group is not expected to
@@ -81,6 +89,10 @@ struct ks_read_record {
     int32_t producer_index; /* -1: no identity header */
     int64_t seq;
     int32_t txn; /* enum ks_read_txn: what the partition's markers say of its batch */
+    /* A processor's output record: the input record its key names
+     * (core/consumer.c's output key): its producer index + 1, 0 for none. */
+    int32_t source_producer;
+    int64_t source_seq;
 };
 
 enum ks_read_txn {
@@ -179,6 +191,12 @@ struct ks_cause {
 };
 typedef struct ks_cause ks_checker_cause_fn(void *context, const struct ks_record_outcome *outcome);
 
+/* A processor (a consumer with output.topic): what it reads and writes. */
+struct ks_checker_processor {
+    int32_t input_topic;
+    int32_t output_topic;
+};
+
 struct ks_checker_input {
     const struct ks_record_outcome *outcomes; /* every record the producers reported */
     size_t outcome_count;
@@ -209,6 +227,8 @@ struct ks_checker_input {
     const struct ks_txn_outcome *txns;  /* in the order they ended */
     size_t txn_count;
     const bool *consumer_read_committed; /* [consumer_index]; may be NULL: none */
+    const struct ks_checker_processor *processors; /* may be NULL: none */
+    size_t processor_count;
 };
 
 enum ks_anomaly_kind {
@@ -281,6 +301,8 @@ struct ks_checker_output {
     int64_t aborted_read;
     int64_t aborted_seen;
     int64_t txn_hanging;
+    int64_t eos_missing;
+    int64_t eos_duplicates;
     double produce_p50_ms; /* 0 when nothing was acked */
     double produce_p99_ms;
     GArray *anomalies; /* of struct ks_anomaly; owned (ks_checker_output_clear) */

@@ -281,6 +281,14 @@ static guint crash_nodes(struct ks_faults *faults, struct ks__fault_state *state
         ks_cluster_on_node_crashed(faults->cluster, node);
         faults->crash_count[node]++;
         g_array_append_val(done, node);
+        ks_node_id partner = ks__faults_processor_partner(faults, node);
+        if (partner != 0 && ks_world_node_is_up(faults->world, partner)) {
+            /* A processor is one application: its consumer and producer
+             * fall together (and ks__faults_restart_node brings both back). */
+            ks_world_node_crash(faults->world, partner, power);
+            ks_cluster_on_node_crashed(faults->cluster, partner);
+            faults->crash_count[partner]++;
+        }
         struct ks__fault_state *stopping = faults->stopping[node];
         if (stopping != NULL) {
             /* It crashed in the middle of its controlled shutdown: it is

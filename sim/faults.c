@@ -360,7 +360,33 @@ bool ks__faults_restart_node(struct ks_faults *faults, ks_node_id node, const ch
     ks_world_node_restart(faults->world, node);
     ks_cluster_on_node_restarted(faults->cluster, node);
     faults->restart_count[node]++;
+    ks_node_id partner = ks__faults_processor_partner(faults, node);
+    if (partner != 0 && !ks_world_node_is_up(faults->world, partner)) {
+        ks_world_node_restart(faults->world, partner);
+        ks_cluster_on_node_restarted(faults->cluster, partner);
+        faults->restart_count[partner]++;
+    }
     return true;
+}
+
+ks_node_id ks__faults_processor_partner(const struct ks_faults *faults, ks_node_id node)
+{
+    const struct ks_cluster_spec *spec = faults->spec;
+    for (int32_t i = 0; i < spec->consumer_count; i++) {
+        int32_t producer = spec->consumers[i].output_producer_index;
+        if (producer < 0) {
+            continue;
+        }
+        ks_node_id consumer_node = ks_cluster_consumer_node(spec, i);
+        ks_node_id producer_node = ks_cluster_producer_node(spec, producer);
+        if (node == consumer_node) {
+            return producer_node;
+        }
+        if (node == producer_node) {
+            return consumer_node;
+        }
+    }
+    return 0;
 }
 
 /* The timer of a fault's duration or restart.after. */

@@ -109,6 +109,9 @@ void ks__faults_undo(struct ks_faults *faults, struct ks__fault_state *state, co
 /* Restarts a node that is down (F3), or reports it skipped; `why` starts
  * the line ("fault back", "final phase"). Returns whether it restarted. */
 bool ks__faults_restart_node(struct ks_faults *faults, ks_node_id node, const char *why);
+/* The other node of a processor (a consumer with output.topic and its
+ * producer: one application, so they crash and restart together), or 0. */
+ks_node_id ks__faults_processor_partner(const struct ks_faults *faults, ks_node_id node);
 /* Begins the controlled shutdown of broker `node` for `state` (a stop or a
  * rolling-restart step): the cluster is told, and when the broker reports
  * that it stopped, its node goes down and `state`'s row hears of it

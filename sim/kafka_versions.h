@@ -44,8 +44,9 @@ struct ks_kafka_version {
     const char *replication_truncation;
     const char *hw_requires_min_isr;
     const char *eligible_leader_replicas_enable;
-    const char *client_leader_epochs;    /* KIP-320 clients (2.1) */
-    const char *client_leader_discovery; /* KIP-951 (3.7) */
+    const char *client_leader_epochs;              /* KIP-320 clients (2.1) */
+    const char *client_leader_discovery;           /* KIP-951 (3.7) */
+    const char *txn_partition_verification_enable; /* KIP-890 part 1 (3.6) */
     /* behaviours described, not switched (yet) */
     enum ks_kafka_controller controller;
     const char *null_key_partitioner;

@@ -111,6 +111,12 @@ static const char *reason_phrase(enum ks_event_reason reason)
     case KS_REASON_BROKER_FENCED:
     case KS_REASON_TRUNCATE_DIVERGING_EPOCH:
     case KS_REASON_NOT_ENOUGH_REPLICAS:
+    case KS_REASON_TXN_NOT_VERIFIED:
+    case KS_REASON_TXN_PREPARE_COMMIT:
+    case KS_REASON_TXN_PREPARE_ABORT:
+    case KS_REASON_TXN_COMPLETE_COMMIT:
+    case KS_REASON_TXN_COMPLETE_ABORT:
+    case KS_REASON_TXN_LOADED:
     case KS_REASON_NO_COMMITTED_OFFSET:
     case KS_REASON_OFFSET_OUT_OF_RANGE:
     case KS_REASON_REWIND:
@@ -805,10 +811,37 @@ static void narrate_log_task(const struct ks_cluster_spec *spec, const struct ks
                              "high watermark. Each replica cleans its own log independently.");
 }
 
+/* KIP-890 part 1: the leader's verification said no. */
+static void narrate_txn_not_verified(const struct ks_cluster_spec *spec,
+                                     const struct ks_cluster_event *e, GString *detail,
+                                     GString *explain)
+{
+    const char *name = topic_name(spec, e->topic_index);
+    g_string_append_printf(detail,
+                           "%s-%d %s: the transaction coordinator did not confirm a "
+                           "transactional batch (%" PRId64 " record(s)) that would start a "
+                           "transaction (KIP-890 verification)",
+                           name, e->partition, ks_error_name(e->error_code), e->record_count);
+    g_string_append_printf(explain,
+                           "Leader %d asked the transaction coordinator whether %s-%d is in the "
+                           "producer's ongoing transaction before appending the batch (KIP-890, "
+                           "transaction.partition.verification.enable), and it is not: the batch "
+                           "arrived after its transaction had ended (or its producer was fenced). "
+                           "It is refused with %s and nothing is appended. Without the check "
+                           "(Kafka before 3.6) it would have opened a transaction that no "
+                           "coordinator knows of and no marker ever closes: a hanging "
+                           "transaction, holding back the last stable offset.",
+                           e->broker, name, e->partition, ks_error_name(e->error_code));
+}
+
 static void narrate_refused(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
                             GString *detail, GString *explain)
 {
     const char *name = topic_name(spec, e->topic_index);
+    if (e->reason == KS_REASON_TXN_NOT_VERIFIED) {
+        narrate_txn_not_verified(spec, e, detail, explain);
+        return;
+    }
     g_string_append_printf(detail,
                            "%s-%d NOT_ENOUGH_REPLICAS: isr size %d < min.insync.replicas %d", name,
                            e->partition, e->isr_new_count, e->isr_count_min);
@@ -1025,6 +1058,95 @@ static void narrate_txn_end(const struct ks_cluster_spec *spec, const struct ks_
         g_string_append_printf(detail, " %s", ks_error_name(e->error_code));
     }
     g_string_append(explain, why);
+}
+
+/* The transaction coordinator's side (KS_EV_TXN_STATE). */
+static void narrate_txn_loaded(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                               GString *detail, GString *explain)
+{
+    const char *name = topic_name(spec, e->topic_index);
+    g_string_append_printf(detail,
+                           "broker %d is the transaction coordinator of %s-%d (epoch %d): loaded "
+                           "%" PRId64 " transactional id(s), %" PRId64 " with markers to finish",
+                           e->broker, name, e->partition, e->leader_epoch_new, e->record_count,
+                           e->batch_count);
+    g_string_append_printf(explain,
+                           "Broker %d became the leader of %s-%d, so it is now the transaction "
+                           "coordinator of every transactional id that hashes there. It reads the "
+                           "partition from its log (TransactionStateManager's load) and keeps "
+                           "each id's last state. ",
+                           e->broker, name, e->partition);
+    if (e->batch_count > 0) {
+        g_string_append(explain,
+                        "A transaction found in PrepareCommit or PrepareAbort was decided by the "
+                        "previous coordinator, which did not finish its markers: this one sends "
+                        "them now, so the decision holds across the failover.");
+    } else {
+        g_string_append(explain, "No transaction waits for its markers.");
+    }
+}
+
+static void narrate_txn_state(const struct ks_cluster_spec *spec, const struct ks_cluster_event *e,
+                              GString *detail, GString *explain)
+{
+    if (e->reason == KS_REASON_TXN_LOADED) {
+        narrate_txn_loaded(spec, e, detail, explain);
+        return;
+    }
+    const char *state = "?";
+    const char *why = "";
+    switch (e->reason) {
+    case KS_REASON_TXN_PREPARE_COMMIT:
+        state = "PrepareCommit";
+        why = "The coordinator wrote PrepareCommit to __transaction_state and it is replicated: "
+              "the commit is decided (EndTxn is answered now), whatever happens to this broker. "
+              "The COMMIT markers go to every partition of the transaction next.";
+        break;
+    case KS_REASON_TXN_PREPARE_ABORT:
+        state = "PrepareAbort";
+        why = e->error_code == 0
+                  ? "The coordinator wrote PrepareAbort: the abort is decided, the ABORT markers "
+                    "go to every partition of the transaction next."
+              : e->txn_timed_out
+                  ? "The transaction was open longer than its transaction.timeout.ms: the "
+                    "coordinator fences the producer (epoch + 1, so its next request gets "
+                    "PRODUCER_FENCED) and aborts the transaction with the new epoch."
+                  : "A new instance of the transactional id called initTransactions(): the "
+                    "coordinator fences the old one (epoch + 1) and aborts its open "
+                    "transaction with the new epoch before it answers the new instance.";
+        break;
+    case KS_REASON_TXN_COMPLETE_COMMIT:
+        state = "CompleteCommit";
+        why = "Every partition of the transaction has its COMMIT marker: the coordinator writes "
+              "CompleteCommit and forgets the partitions. The producer may begin its next "
+              "transaction.";
+        break;
+    case KS_REASON_TXN_COMPLETE_ABORT:
+        state = "CompleteAbort";
+        why = "Every partition of the transaction has its ABORT marker: the coordinator writes "
+              "CompleteAbort and forgets the partitions.";
+        break;
+    default: why = "The transaction coordinator changed the state of a transaction."; break;
+    }
+    g_string_append_printf(detail,
+                           "transactional id %s (producer id %" PRId64
+                           " epoch %d) %s on coordinator %d, %d partition(s)",
+                           e->transactional_id != NULL ? e->transactional_id : "?",
+                           e->txn_producer_id, e->txn_producer_epoch, state, e->broker,
+                           e->partition_count);
+    if (e->error_code != 0) {
+        g_string_append_printf(detail, ", fenced (%s after %.3fs)",
+                               e->txn_timed_out ? "transaction.timeout.ms" : "a new instance",
+                               (double)e->elapsed_ns / 1e9);
+    }
+    if (e->resumed) {
+        g_string_append(detail, ", markers resumed after the load");
+        g_string_append(explain,
+                        "This transaction was decided by the previous coordinator; this one "
+                        "loaded the decision from __transaction_state and finished the markers. ");
+    }
+    g_string_append(explain, why);
+    (void)spec;
 }
 
 static const char *position_name(enum ks_event_position position)
@@ -1385,6 +1507,7 @@ void ks_narrate_event(const struct ks_cluster_spec *spec, const struct ks_cluste
         return;
     case KS_EV_BROKER_STOPPED: narrate_stopped(event, detail, explain); return;
     case KS_EV_TXN_END: narrate_txn_end(spec, event, detail, explain); return;
+    case KS_EV_TXN_STATE: narrate_txn_state(spec, event, detail, explain); return;
     case KS_EV_KIND_COUNT: break;
     }
     g_string_append(detail, ks_cluster_event_kind_name(event->kind));

@@ -482,6 +482,7 @@ static bool event_is_step(enum ks_cluster_event_kind kind)
     case KS_EV_CONTROLLER_RESIGNED:
     case KS_EV_STALE_CONTROLLER:
     case KS_EV_TXN_END:
+    case KS_EV_TXN_STATE:
     case KS_EV_KIND_COUNT: break;
     }
     return false;
@@ -552,6 +553,7 @@ static bool event_changes_availability(enum ks_cluster_event_kind kind)
     case KS_EV_INFO:
     case KS_EV_ELR_CHANGE:
     case KS_EV_TXN_END:
+    case KS_EV_TXN_STATE:
     case KS_EV_KIND_COUNT: break;
     }
     return false;
@@ -570,13 +572,19 @@ static bool internal_event_on_timeline(const struct run *run, const struct ks_cl
 }
 
 /* Which events the printed timeline shows. Every event goes to the database;
- * the timeline leaves out offset commits (routine) and most events of the
+ * the timeline leaves out offset commits and the transaction coordinator's
+ * routine state changes (a load, a fence and markers finished by a new
+ * coordinator show), and most events of the
  * internal __consumer_offsets partitions, and shows refused writes and producer
  * errors at most once a second per partition (with a count of the rest). */
 static bool event_on_timeline(struct run *run, const struct ks_cluster_event *event)
 {
     if (event->kind == KS_EV_OFFSET_COMMIT) {
         return false;
+    }
+    if (event->kind == KS_EV_TXN_STATE && event->reason != KS_REASON_TXN_LOADED &&
+        !event->resumed && event->error_code == 0) {
+        return false; /* a routine Prepare* or Complete*: the producer's txn_end says it */
     }
     if (event->topic_index >= run->user_topic_count && !internal_event_on_timeline(run, event)) {
         return false;
@@ -1320,6 +1328,41 @@ static bool parse_identity(const struct ks_scenario *scenario, const uint8_t *va
     return false;
 }
 
+/* A topic some processor (a consumer with output.topic) writes to. */
+static bool is_processor_output(const struct ks_scenario *scenario, int32_t topic_index)
+{
+    for (size_t i = 0; i < scenario->consumer_count; i++) {
+        if (scenario->consumers[i].output_topic_index == topic_index) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A processor's output key "key-<(P + 1) * 10^12 + S>" (core/consumer.c)
+ * names input record S of producer index P; *producer_out gets P + 1, or
+ * stays 0 for any other key. */
+static void parse_source(const uint8_t *key, int32_t key_bytes, int32_t *producer_out,
+                         int64_t *seq_out)
+{
+    static const char prefix[] = "key-";
+    const int64_t unit = INT64_C(1000000000000);
+    if (key == NULL || key_bytes <= (int32_t)strlen(prefix) || key_bytes > 40 ||
+        memcmp(key, prefix, strlen(prefix)) != 0) {
+        return;
+    }
+    char text[48];
+    memcpy(text, key + strlen(prefix), (size_t)key_bytes - strlen(prefix));
+    text[(size_t)key_bytes - strlen(prefix)] = '\0';
+    char *end = NULL;
+    int64_t number = g_ascii_strtoll(text, &end, 10);
+    if (end == text || *end != '\0' || number < unit || number / unit > INT32_MAX) {
+        return;
+    }
+    *producer_out = (int32_t)(number / unit);
+    *seq_out = number % unit;
+}
+
 struct log_reader {
     GArray *records;      /* struct ks_read_record, or NULL */
     GArray *offsets;      /* int64_t, or NULL */
@@ -1376,8 +1419,12 @@ static void read_batch(const struct ks_scenario *scenario, const struct ks_batch
         }
         struct ks_read_record r = {
             topic_index, partition, record.offset,
-            -1,          0,         transactional ? KS_READ_TXN_OPEN : KS_READ_TXN_NONE
+            -1,          0,         transactional ? KS_READ_TXN_OPEN : KS_READ_TXN_NONE,
+            0,           0
         };
+        if (is_processor_output(scenario, topic_index)) {
+            parse_source(record.key, record.key_bytes, &r.source_producer, &r.source_seq);
+        }
         for (int32_t h = 0; h < record.header_count; h++) {
             const struct ks_header_view *header = &record.headers[h];
             if (header->key_bytes == (int32_t)strlen(KS_IDENTITY_HEADER) &&
@@ -1660,6 +1707,16 @@ static void run_checker(struct run *run, const struct final_read *read)
         topic[c] = s->consumers[c].topic_index;
         read_committed[c] = s->consumers[c].isolation_level == KS_READ_COMMITTED;
     }
+    struct ks_checker_processor *processors =
+        g_new0(struct ks_checker_processor, consumer_count + 1);
+    size_t processor_count = 0;
+    for (size_t c = 0; c < consumer_count; c++) {
+        if (s->consumers[c].output_topic_index >= 0) {
+            processors[processor_count].input_topic = s->consumers[c].topic_index;
+            processors[processor_count].output_topic = s->consumers[c].output_topic_index;
+            processor_count++;
+        }
+    }
     struct ks_cause_index *causes = index_causes(run);
     struct cluster_causes cluster_causes = { run, causes };
     struct ks_checker_input input = {
@@ -1691,11 +1748,14 @@ static void run_checker(struct run *run, const struct final_read *read)
         .txns = (const struct ks_txn_outcome *)(void *)run->txns->data,
         .txn_count = run->txns->len,
         .consumer_read_committed = read_committed,
+        .processors = processors,
+        .processor_count = processor_count,
     };
     ks_checker_run(&input, &run->check);
     if (read->mirror_records->len > 0) {
         check_remote_topics(run, &input, read);
     }
+    g_free(processors);
     ks_cause_index_free(causes);
     g_free(acks_none);
     g_free(producer_names);
@@ -1763,6 +1823,8 @@ static void compute_metrics(struct run *run)
     m[KS_METRIC_ABORTED_READ] = (double)run->check.aborted_read;
     m[KS_METRIC_ABORTED_SEEN] = (double)run->check.aborted_seen;
     m[KS_METRIC_TXN_HANGING] = (double)run->check.txn_hanging;
+    m[KS_METRIC_EOS_MISSING] = (double)run->check.eos_missing;
+    m[KS_METRIC_EOS_DUPLICATES] = (double)run->check.eos_duplicates;
     m[KS_METRIC_LEADER_ELECTIONS] = (double)run->leader_elections;
     m[KS_METRIC_UNCLEAN_ELECTIONS] = (double)run->unclean_elections;
     m[KS_METRIC_ISR_SHRINKS] = (double)run->isr_shrinks;
@@ -1805,6 +1867,8 @@ bool ks_run_metric_shown(const struct ks_run_result *result, enum ks_metric metr
     case KS_METRIC_MIRROR_LAG:
     case KS_METRIC_MIRROR_LAG_MAX:
     case KS_METRIC_FAILOVER_DUPLICATES: return result->mirror_metrics;
+    case KS_METRIC_EOS_MISSING:
+    case KS_METRIC_EOS_DUPLICATES: return result->eos_metrics;
     default: return true;
     }
 }
@@ -1946,6 +2010,8 @@ char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric me
     case KS_METRIC_MIRROR_LAG:
     case KS_METRIC_MIRROR_LAG_MAX:
     case KS_METRIC_FAILOVER_DUPLICATES:
+    case KS_METRIC_EOS_MISSING:
+    case KS_METRIC_EOS_DUPLICATES:
     case KS_METRIC_LEADER_ELECTIONS:
     case KS_METRIC_UNCLEAN_ELECTIONS:
     case KS_METRIC_ISR_SHRINKS:
@@ -3549,6 +3615,10 @@ static bool simulate_and_judge(struct run *run, const char *run_dir, FILE *trace
     memcpy(result->metrics, run->metrics, sizeof result->metrics);
     result->txn_metrics = ks_cluster_spec_has_txn(&run->spec);
     result->mirror_metrics = run->mirror_count > 0;
+    result->eos_metrics = false;
+    for (size_t i = 0; i < run->scenario->consumer_count; i++) {
+        result->eos_metrics |= run->scenario->consumers[i].output_topic_index >= 0;
+    }
     result->trace_hash = ks_world_trace_hash(run->world);
     evaluate_expectations(run, result);
     ks_world_set_host_escape(run->world, NULL);

@@ -60,12 +60,14 @@ struct ks_run_result {
     int64_t wall_ms;   /* wall time of the whole run (never reaches the world) */
     int64_t record_ms; /* of which spent in the recorder */
     bool mirror_metrics; /* the scenario has a [mirror NAME]: the mirror metrics are shown */
+    bool eos_metrics;  /* a consumer is a processor: eos_missing, eos_duplicates are shown */
     bool txn_metrics;  /* a producer is transactional: the txn_* metrics are shown */
 };
 
 /* Whether a metric is part of the run's summary: the transaction metrics
- * only when a producer sets transactional.id (so other runs' outputs keep
- * their keys). */
+ * only when a producer sets transactional.id, eos_missing and eos_duplicates
+ * only when a consumer has output.topic (so other runs' outputs keep their
+ * keys). */
 bool ks_run_metric_shown(const struct ks_run_result *result, enum ks_metric metric);
 
 /* Runs a finalized scenario. Returns the exit code of SPEC 1: 0 every

@@ -1418,6 +1418,7 @@ static bool finalize_producer(const struct ks_scenario *scenario,
                               const struct raw_section *section, GError **error)
 {
     g_strlcpy(producer->name, section->name, sizeof producer->name);
+    producer->input_consumer_index = -1; /* a workload of its own (processors' come later) */
     if (!apply_table(scenario->kafka_version, KS__SECTION_PRODUCER, producer, section, NULL,
                      error) ||
         !topic_reference(scenario, section, &producer->topic_index, error)) {
@@ -1476,6 +1477,89 @@ static bool finalize_producer(const struct ks_scenario *scenario,
     return true;
 }
 
+/* output.topic and transactional.id of a [consumer] (a processor). */
+static bool finalize_processor(const struct ks_scenario *scenario,
+                               struct ks_consumer_config *consumer,
+                               const struct raw_section *section, GError **error)
+{
+    consumer->output_topic_index = -1;
+    consumer->output_producer_index = -1;
+    const struct raw_entry *output = entry_find(section, "output.topic");
+    if (output == NULL) {
+        const struct raw_entry *id = entry_find(section, "transactional.id");
+        if (id != NULL && consumer->transactional_id[0] != 0) {
+            return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, id,
+                           "transactional.id on a consumer needs output.topic (a processor)");
+        }
+        return true;
+    }
+    consumer->output_topic_index = ks_scenario_topic_index(scenario, output->value);
+    if (consumer->output_topic_index < 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, output,
+                       "output.topic = %s: there is no [topic %s]", output->value, output->value);
+    }
+    if (consumer->output_topic_index == consumer->topic_index) {
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, output,
+                       "output.topic = %s: a processor writes to another topic than it reads",
+                       output->value);
+    }
+    if (consumer->commit != KS_COMMIT_AFTER_PROCESS) {
+        const struct raw_entry *commit = entry_find(section, "commit");
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section,
+                       commit != NULL ? commit : output,
+                       "output.topic needs commit = after-process (and enable.auto.commit = "
+                       "false): a processor commits after its output is written");
+    }
+    if (ks_scenario_producer_index(scenario, consumer->name) >= 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, output,
+                       "output.topic: the processor's producer is named %s, as the consumer, "
+                       "and a [producer %s] exists",
+                       consumer->name, consumer->name);
+    }
+    return true;
+}
+
+/* Appends the producer of every processor (after the scenario's own, so
+ * their indexes, nodes and identities stay as they were). */
+static void finalize_processor_producers(struct ks_scenario *scenario)
+{
+    size_t extra = 0;
+    for (size_t i = 0; i < scenario->consumer_count; i++) {
+        extra += scenario->consumers[i].output_topic_index >= 0;
+    }
+    if (extra == 0) {
+        return;
+    }
+    scenario->producers = g_renew(struct ks_producer_config, scenario->producers,
+                                  scenario->producer_count + extra + 1);
+    scenario->producer_cluster =
+        g_renew(int32_t, scenario->producer_cluster, scenario->producer_count + extra + 1);
+    for (size_t i = 0; i < scenario->consumer_count; i++) {
+        struct ks_consumer_config *consumer = &scenario->consumers[i];
+        if (consumer->output_topic_index < 0) {
+            continue;
+        }
+        struct ks_producer_config *producer = &scenario->producers[scenario->producer_count];
+        ks_producer_config_defaults(producer);
+        g_strlcpy(producer->name, consumer->name, sizeof producer->name);
+        producer->topic_index = consumer->output_topic_index;
+        producer->acks = KS_ACKS_ALL; /* Kafka Streams' producer: acks = all, idempotent */
+        producer->enable_idempotence = true;
+        g_strlcpy(producer->transactional_id, consumer->transactional_id,
+                  sizeof producer->transactional_id);
+        producer->txn_records = INT32_MAX; /* the consumer ends each transaction */
+        producer->rate_per_s = 0;
+        producer->count = 0;
+        producer->start_ns = consumer->start_ns;
+        producer->start_jitter_ns = 0;
+        producer->input_consumer_index = (int32_t)i;
+        consumer->output_producer_index = (int32_t)scenario->producer_count;
+        /* the application's producer writes to its consumer's cluster */
+        scenario->producer_cluster[scenario->producer_count] = scenario->consumer_cluster[i];
+        scenario->producer_count++;
+    }
+}
+
 static bool finalize_consumer(const struct ks_scenario *scenario,
                               struct ks_consumer_config *consumer,
                               const struct raw_section *section, GError **error)
@@ -1504,6 +1588,9 @@ static bool finalize_consumer(const struct ks_scenario *scenario,
         consumer->commit = (enum ks_commit_mode)value.integer;
     } else {
         consumer->commit = auto_commit ? KS_COMMIT_AUTO : KS_COMMIT_AFTER_PROCESS;
+    }
+    if (!finalize_processor(scenario, consumer, section, error)) {
+        return false;
     }
     if (consumer->heartbeat_interval_ns >= consumer->session_timeout_ns) {
         const struct raw_entry *entry = entry_find(section, "heartbeat.interval.ms");
@@ -2918,6 +3005,7 @@ bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
         !finalize_mirrors(scenario, error) ||
         !finalize_named(scenario, KS__SECTION_PRODUCER, error) ||
         !finalize_named(scenario, KS__SECTION_CONSUMER, error) ||
+        (finalize_processor_producers(scenario), false) ||
         !finalize_named(scenario, KS__SECTION_FAULT, error) ||
         !finalize_failovers(scenario, error) ||
         !finalize_schedule(scenario, error) || !finalize_expect(scenario, error)) {
@@ -3265,6 +3353,12 @@ static void json_table(JsonBuilder *builder, const struct ks_scenario *scenario,
             json_builder_add_string_value(builder, scenario->clusters[of[item_index]].name);
             continue;
         }
+        if (kind == KS__SECTION_CONSUMER &&
+            ((const struct ks_consumer_config *)base)->output_topic_index < 0 &&
+            (strcmp(spec->name, "output.topic") == 0 ||
+             strcmp(spec->name, "transactional.id") == 0)) {
+            continue; /* not a processor: the params of runs before processors existed */
+        }
         json_builder_set_member_name(builder, spec->name);
         if (spec->type != KS__VALUE_CUSTOM && spec->offset != KS__NO_FIELD) {
             json_builder_add_value(builder, ks__value_json(spec, base));
@@ -3301,6 +3395,9 @@ static void json_table(JsonBuilder *builder, const struct ks_scenario *scenario,
             int32_t topic = kind == KS__SECTION_PRODUCER
                                 ? scenario->producers[item_index].topic_index
                                 : scenario->consumers[item_index].topic_index;
+            json_builder_add_string_value(builder, scenario->topics[topic].name);
+        } else if (strcmp(spec->name, "output.topic") == 0) {
+            int32_t topic = scenario->consumers[item_index].output_topic_index;
             json_builder_add_string_value(builder, scenario->topics[topic].name);
         } else if (strcmp(spec->name, "enable.auto.commit") == 0) {
             json_builder_add_boolean_value(builder, scenario->consumers[item_index].commit ==

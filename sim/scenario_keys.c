@@ -333,6 +333,13 @@ static const struct ks__key_spec cluster_keys[] = {
       "10000", NULL, SC(cluster.txn_abort_check_interval_ns), 0, NULL,
       "How often the transaction coordinator aborts transactions older than their "
       "transaction.timeout.ms." },
+    { "transaction.partition.verification.enable", KS__VALUE_BOOL, 0, 1, "true", NULL,
+      SC(cluster.txn_partition_verification_enable), 0, NULL,
+      "KIP-890 part 1 (Kafka 3.6+): before appending a transactional batch that would start "
+      "a transaction on a partition, the leader asks the transaction coordinator whether the "
+      "partition is in the producer's ongoing transaction (AddPartitionsToTxn, verifyOnly) "
+      "and refuses the batch with INVALID_TXN_STATE if not, so a late write cannot leave a "
+      "transaction hanging. false gives Kafka before 3.6." },
     { "offsets.commit.timeout.ms", KS__VALUE_MS, 1, I32MAX, "5000", NULL,
       SC(cluster.offsets_commit_timeout_ns), 0, NULL,
       "How long the group coordinator waits for a commit (or a group record) to reach "
@@ -623,6 +630,18 @@ static const struct ks__key_spec consumer_keys[] = {
       NULL,
       "ksim: the consumer joins at a uniform time in [start, start + start.jitter], drawn "
       "per seed; `0s` joins exactly at `start`." },
+    { "output.topic", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
+      "ksim: makes the consumer a processor (consume-transform-produce, as a Kafka Streams "
+      "application): for each record it processes it writes one record to this topic, keyed "
+      "`key-<(P + 1) * 10^12 + S>` for the input record's producer index P and record number "
+      "S, through a producer of its own named after the consumer (acks = all, idempotent). "
+      "Needs `commit = after-process`." },
+    { "transactional.id", KS__VALUE_STRING, 0, 0, "", NULL, CO(transactional_id), 64, NULL,
+      "With output.topic: exactly-once (Kafka Streams' processing.guarantee = exactly_once_v2): "
+      "the processor's producer uses this transactional.id, and after each poll's records "
+      "sends the consumed offsets into the transaction (sendOffsetsToTransaction, with the "
+      "consumer's group metadata, KIP-447) and commits it. Without it the processor is "
+      "at-least-once: flush(), then commitSync()." },
 };
 
 /* ---- [mirror NAME] -------------------------------------------------------------- */
@@ -1057,6 +1076,8 @@ static const char *const metric_names[KS_METRIC_COUNT] = {
     "mirror_lag",
     "mirror_lag_max",
     "failover_duplicates",
+    "eos_missing",
+    "eos_duplicates",
     "leader_elections",
     "unclean_elections",
     "isr_shrinks",
@@ -1763,6 +1784,7 @@ static const struct {
     { "racks", "comma list" },
     { "assignment", "lists of broker ids" },
     { "topic", "topic name" },
+    { "output.topic", "topic name" },
     { "action", "action" },
     { "when", "trigger" },
     { "target", "target (rolling-restart: targets)" },
@@ -1971,6 +1993,21 @@ void ks_scenario_write_key_reference(FILE *out)
     fputs("Rules: `source` and `target` are different clusters; the source topic lives on\n"
           "the source; a `[topic]` of the remote topic's name, if given, lives on the target\n"
           "with the source topic's partition count.\n\n"
+          "A consumer with `output.topic` is a **processor** (consume-transform-produce, as a\n"
+          "Kafka Streams application): for each record it processes it sends one record to\n"
+          "`output.topic` through a producer of its own, named after the consumer (it appears\n"
+          "among the producers in the records table and in `--json` params; `acks = all`,\n"
+          "idempotent, no workload keys). The two are one application: a fault that crashes\n"
+          "or restarts either takes the other along. With `transactional.id` it is\n"
+          "exactly-once (`processing.guarantee = exactly_once_v2`): after each poll's records\n"
+          "the consumed offsets go into the producer's transaction\n"
+          "(`sendOffsetsToTransaction` with the consumer's group metadata, KIP-447) and the\n"
+          "transaction commits; an aborted transaction makes the consumer rejoin and resume\n"
+          "from the committed offsets. Without it, at-least-once: `flush()`, then\n"
+          "`commitSync()`. Rules: `commit = after-process`; `output.topic` another topic\n"
+          "than `topic`; no `[producer]` with the consumer's name; `transactional.id` only\n"
+          "with `output.topic`. Metrics `eos_missing` and `eos_duplicates` (docs/metrics.md)\n"
+          "appear when a scenario has a processor.\n\n"
           "## [fault NAME]\n\n"
           "A fault fires once, `at` a simulated time (before the end of `duration`) or `when`\n"
           "a trigger first holds. Keys that do not apply to the action are errors.\n\n",

@@ -17,7 +17,8 @@ trap 'rm -rf "$tmp"' EXIT
 status=0
 for name in quickstart kip101-scenario1-hw all-replicas-power-loss retention-late-consumer \
             compaction-late-consumer consumer-offsets-unclean \
-            quorum-controller-crash-during-election txn-read-committed txn-coordinator-crash; do
+            quorum-controller-crash-during-election txn-read-committed txn-coordinator-crash \
+            eos-processor-crash; do
     f=scenarios/$name.ini
     [ -e "$f" ] || { echo "decode: $f is missing"; status=1; continue; }
     bin/ksim run "$f" --quiet --db "$tmp/d.db" --dir "$tmp/$name" >/dev/null || true

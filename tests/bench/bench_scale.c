@@ -239,8 +239,6 @@ int main(int argc, char **argv)
         { 3, 3, 500, true, 60, 0 },
         { 12, 1200, 10000, false, 10, 0 },
         { 100, 10000, 20000, false, 2, 0 },
-        /* The largest that the broker limit allows, while 100 is above it. */
-        { KS_BROKER_COUNT_MAX, 10000, 20000, false, 2, 0 },
     };
     enum { SIZE_COUNT = sizeof sizes / sizeof sizes[0] };
     struct result results[SIZE_COUNT];

@@ -135,20 +135,21 @@ static void fake_metadata(struct fake_cluster *fake, ks_world *world, struct fak
         fake->metadata_broker[fake->metadata_requests] = node->broker_id;
     }
     fake->metadata_requests++;
-    size_t bytes = sizeof(struct ks_metadata_response) +
-                   (size_t)fake->partition_count * sizeof(struct ks_metadata_partition);
+    size_t head = ks_proto_metadata_bytes(fake->broker_count);
+    size_t bytes = head + (size_t)fake->partition_count * sizeof(struct ks_metadata_partition);
     uint8_t *message = calloc(1, bytes);
-    struct ks_metadata_response *response = (struct ks_metadata_response *)message;
-    response->correlation_id = request->correlation_id;
-    response->topic_index = request->topic_index;
-    response->answering_broker = node->broker_id;
-    response->broker_count = fake->broker_count;
+    struct ks_metadata_response response;
+    memset(&response, 0, sizeof response);
+    response.correlation_id = request->correlation_id;
+    response.topic_index = request->topic_index;
+    response.answering_broker = node->broker_id;
+    response.broker_count = fake->broker_count;
     for (int32_t b = 0; b < fake->broker_count; b++) {
-        response->broker_alive[b] = 1;
+        response.broker_alive[b] = 1;
     }
-    response->partition_count = fake->partition_count;
-    struct ks_metadata_partition *entries =
-        (struct ks_metadata_partition *)(message + sizeof(*response));
+    response.partition_count = fake->partition_count;
+    ks_proto_metadata_encode(&response, message);
+    struct ks_metadata_partition *entries = (struct ks_metadata_partition *)(message + head);
     for (int32_t i = 0; i < fake->partition_count; i++) {
         entries[i].partition = i;
         entries[i].leader = fake->leader[i];

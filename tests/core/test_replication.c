@@ -701,12 +701,14 @@ static void test_client_protocol(void)
                   sizeof metadata);
     cf_run_for(&h, 5 * H_MS);
     CU_ASSERT_EQUAL_FATAL(box.kind, KS_MSG_METADATA_RESPONSE);
-    const struct ks_metadata_response *mr = (const struct ks_metadata_response *)box.bytes;
+    struct ks_metadata_response mr_decoded;
+    size_t mr_head = ks_proto_metadata_decode(box.bytes, box.byte_count, &mr_decoded);
+    const struct ks_metadata_response *mr = &mr_decoded;
     CU_ASSERT_EQUAL(mr->correlation_id, 5);
     CU_ASSERT_EQUAL(mr->partition_count, 1);
     CU_ASSERT_EQUAL(mr->broker_alive[0], 1);
     const struct ks_metadata_partition *mp =
-        (const struct ks_metadata_partition *)(box.bytes + sizeof *mr);
+        (const struct ks_metadata_partition *)(box.bytes + mr_head);
     CU_ASSERT_EQUAL(mp->leader, 1);
     CU_ASSERT_EQUAL(mp->error_code, KS_ERR_NONE);
     /* Two records committed, a third only on the leader (followers cut off). */

@@ -38,7 +38,7 @@ static struct ks_record_outcome acked(int32_t producer, int64_t seq, int32_t par
 
 static struct ks_read_record rec(int32_t partition, int64_t offset, int32_t producer, int64_t seq)
 {
-    struct ks_read_record r = { 0, partition, offset, producer, seq, KS_READ_TXN_NONE };
+    struct ks_read_record r = { 0, partition, offset, producer, seq, KS_READ_TXN_NONE, 0, 0 };
     return r;
 }
 
@@ -595,9 +595,52 @@ static void test_checker_transactions(void)
     ks_checker_output_clear(&out);
 }
 
+/* eos_missing and eos_duplicates: a processor reads topic 0 and writes
+ * topic 1. Input p1:0..4 (p1:4 in an aborted transaction, so out of
+ * scope); outputs name p1:0 once, p1:1 twice (one more copy inside an
+ * aborted transaction, not counted), p1:2 three times, and nothing names
+ * p1:3: one missing, three duplicates. */
+static void test_processor_outputs(void)
+{
+    struct ks_read_record read[] = {
+        rec(0, 0, 0, 0), rec(0, 1, 0, 1), rec(0, 2, 0, 2), rec(0, 3, 0, 3), rec(0, 4, 0, 4),
+        rec(0, 0, 1, 0), rec(0, 1, 1, 1), rec(0, 2, 1, 2), rec(0, 3, 1, 3), rec(0, 4, 1, 4),
+        rec(0, 5, 1, 5), rec(0, 6, 1, 6), rec(0, 7, 1, 7),
+    };
+    read[4].txn = KS_READ_TXN_ABORTED;
+    /* Outputs: topic 1, produced by p2 (index 1), naming their inputs. */
+    static const int64_t sources[] = { 0, 1, 1, 2, 2, 2, 4, 1 };
+    for (int i = 0; i < 8; i++) {
+        read[5 + i].topic_index = 1;
+        read[5 + i].source_producer = 1; /* p1 + 1 */
+        read[5 + i].source_seq = sources[i];
+        read[5 + i].txn = KS_READ_TXN_COMMITTED;
+    }
+    read[12].txn = KS_READ_TXN_ABORTED; /* the third copy of p1:1 */
+    static const char *const two_topics[] = { "input", "output" };
+    struct ks_checker_input in;
+    init_input(&in, NULL, 0, read, G_N_ELEMENTS(read));
+    in.topic_names = two_topics;
+    struct ks_checker_processor processor = { 0, 1 };
+    in.processors = &processor;
+    in.processor_count = 1;
+    struct ks_checker_output out;
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.eos_missing, 1);    /* p1:3 */
+    CU_ASSERT_EQUAL(out.eos_duplicates, 3); /* p1:1 once more, p1:2 twice more */
+    ks_checker_output_clear(&out);
+    /* Without the processor, the same read counts nothing. */
+    in.processor_count = 0;
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.eos_missing, 0);
+    CU_ASSERT_EQUAL(out.eos_duplicates, 0);
+    ks_checker_output_clear(&out);
+}
+
 void ks_test_register_checker(void)
 {
     static const struct ks_test_case cases[] = {
+        { "processor outputs: eos_missing and eos_duplicates", test_processor_outputs },
         { "clean", test_checker_clean },
         { "lost", test_checker_lost },
         { "lost ranges", test_checker_lost_ranges },

@@ -89,7 +89,7 @@ static void test_default_row_is_key_table(void)
             CU_ASSERT_STRING_EQUAL(preset, table[i].default_text);
         }
     }
-    CU_ASSERT_EQUAL(checked, 18); /* every column names a key of these tables */
+    CU_ASSERT_EQUAL(checked, 19); /* every column names a key of these tables */
     /* And so a scenario without kafka.version equals one with 4.0, params included. */
     g_autoptr(ks_scenario) plain = load_text(SECTIONS);
     g_autoptr(ks_scenario) four = load_version("4.0");

@@ -468,7 +468,8 @@ static void test_mirror_source_lost(void)
             const struct record_copy *c = &g_array_index(copies, struct record_copy, i);
             struct ks_read_record r = { 0,         p,
                                         c->offset, c->seq >= 0 ? 0 : -1,
-                                        c->seq,    KS_READ_TXN_NONE };
+                                        c->seq,    KS_READ_TXN_NONE,
+                                        0,         0 };
             g_array_append_val(target, r);
         }
         g_array_free(copies, TRUE);

@@ -572,7 +572,7 @@ static const struct bad_case bad_cases[] = {
     { "[scenario]\nseed = 9223372036854775808\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:2: seed = 9223372036854775808 is out of range [0, 9223372036854775807]" },
     { "[cluster]\nbrokers = 99999999999999999999\n", KS_SCENARIO_ERROR_VALUE,
-      "bad.ini:2: brokers = 99999999999999999999 is out of range [1, 64]" },
+      "bad.ini:2: brokers = 99999999999999999999 is out of range [1, 1024]" },
     { "[cluster]\nreplica.lag.time.max.ms = 99999999999999999999\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:2: replica.lag.time.max.ms = 99999999999999999999 is out of range [1, "
       "9223372036854775807] ms" },
@@ -600,8 +600,8 @@ static const struct bad_case bad_cases[] = {
       "bad.ini:2: final.drain = 25h is out of range [0s, 24h]" },
     { BASE "[consumer c]\ngroup.id =\ntopic = orders\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:7: group.id: a text of 1 to 255 characters expected" },
-    { "[cluster]\nbrokers = 65\n", KS_SCENARIO_ERROR_VALUE,
-      "bad.ini:2: brokers = 65 is out of range [1, 64]" },
+    { "[cluster]\nbrokers = 1025\n", KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:2: brokers = 1025 is out of range [1, 1024]" },
     { "[cluster]\ncontrollers = 2\n", KS_SCENARIO_ERROR_VALUE,
       "bad.ini:2: controllers = 2: must be 1, 3 or 5" },
     { "[cluster]\ncontroller = zookeeper\ncontrollers = 3\n", KS_SCENARIO_ERROR_CONFLICT,
@@ -1511,7 +1511,7 @@ static void test_expectations(void)
     size_t count = 0;
     const char *const *names = ks_scenario_metric_names(&count);
     CU_ASSERT_EQUAL(count, KS_METRIC_COUNT);
-    CU_ASSERT_EQUAL(count, 35); /* with the seven mirror metrics */
+    CU_ASSERT_EQUAL(count, 37); /* with the two processor and seven mirror metrics */
     CU_ASSERT_STRING_EQUAL(names[0], "records_sent");
     CU_ASSERT_STRING_EQUAL(names[KS_METRIC_ACKED_LOST], "acked_lost");
     CU_ASSERT_STRING_EQUAL(names[KS_METRIC_ISR_EXPANDS], "isr_expands");
