@@ -466,7 +466,8 @@ static const struct command commands[] = {
       "random fault schedules; a shrunk reproducer file for each failing seed" },
     { "merge", ks_merge_main, "OUT.db IN.db...", "combine databases made by shards" },
     { "plot", ks_plot_main,
-      "DB [--run ID] --kind throughput|latency|isr|hw|loss|availability [-o FILE.png|.svg]",
+      "DB [--run ID] --kind throughput|latency|isr|hw|loss|availability|mirror-lag\n"
+      "[-o FILE.png|.svg]",
       "a graph of a run, or of a sweep per setting" },
     { "dump-log", ks_dumplog_main, "PATH [--print-data-log] [--deep-iteration]",
       "inspect segment files as kafka-dump-log.sh does" },

@@ -58,11 +58,13 @@ enum plot_kind {
     PLOT_HW,
     PLOT_LOSS,
     PLOT_AVAILABILITY,
+    PLOT_MIRROR_LAG,
     PLOT_KIND_COUNT
 };
 
-static const char *const kind_names[PLOT_KIND_COUNT] = { "throughput", "latency", "isr",
-                                                         "hw",         "loss",    "availability" };
+static const char *const kind_names[PLOT_KIND_COUNT] = {
+    "throughput", "latency", "isr", "hw", "loss", "availability", "mirror-lag"
+};
 
 /* What one `ksim plot` is doing: inputs, the temp folder, gnuplot's variables. */
 struct plot_job {
@@ -963,6 +965,63 @@ static int plot_hw(struct plot_job *job)
     return 0;
 }
 
+/* Each mirror's lag over time (table mirror_lag, runs with a [mirror NAME]),
+ * with the fault windows (a cut link, a lost cluster) shaded. */
+static int plot_mirror_lag(struct plot_job *job)
+{
+    state_end(job);
+    sqlite3_stmt *stmt = prepare(job->db, "SELECT mirror, t_ns, lag FROM mirror_lag WHERE "
+                                          "run_id = ?1 ORDER BY mirror, t_ns, rowid");
+    if (stmt == NULL) {
+        return PLOT_INPUT;
+    }
+    FILE *file = open_data(job, "mirror-lag.dat");
+    if (file == NULL) {
+        sqlite3_finalize(stmt);
+        return PLOT_HOST;
+    }
+    sqlite3_bind_int64(stmt, 1, job->run_id);
+    GString *mirrors = g_string_new("");
+    g_autofree char *current = NULL;
+    int series = 0;
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+        const char *mirror = (const char *)sqlite3_column_text(stmt, 0);
+        if (current == NULL || strcmp(mirror, current) != 0) {
+            if (series > 0) {
+                fputs("\n\n", file);
+            }
+            g_free(current);
+            current = g_strdup(mirror);
+            series++;
+            g_string_append_printf(mirrors, "%s%s", mirrors->len ? " " : "", mirror);
+        }
+        put_number(file, (double)sqlite3_column_int64(stmt, 1) / 1e9);
+        fputc('\t', file);
+        put_number(file, (double)sqlite3_column_int64(stmt, 2));
+        fputc('\n', file);
+    }
+    sqlite3_finalize(stmt);
+    fclose(file);
+    if (series == 0) {
+        fprintf(stderr,
+                "ksim plot: run %" G_GINT64_FORMAT " has no mirror lag (a scenario with a "
+                "[mirror NAME] records it)\n",
+                job->run_id);
+        g_string_free(mirrors, TRUE);
+        return PLOT_INPUT;
+    }
+    if (!fault_windows(job)) {
+        g_string_free(mirrors, TRUE);
+        return PLOT_HOST;
+    }
+    set_var_number(job, "xmax", job->end_s);
+    set_var_int(job, "series", series);
+    set_var_text(job, "mirrors", mirrors->str);
+    set_title(job, "mirror lag (records the target has not yet acknowledged)");
+    g_string_free(mirrors, TRUE);
+    return 0;
+}
+
 /* ---- per setting (sweeps) -------------------------------------------------------- */
 
 struct setting_stats {
@@ -1453,6 +1512,7 @@ static int plot_kind_data(struct plot_job *job, bool run_given)
     case PLOT_HW: return plot_hw(job);
     case PLOT_LOSS: return plot_settings(job, true);
     case PLOT_AVAILABILITY: return plot_settings(job, false);
+    case PLOT_MIRROR_LAG: return plot_mirror_lag(job);
     case PLOT_KIND_COUNT: break;
     }
     return PLOT_INPUT;
@@ -1485,7 +1545,7 @@ int ks_plot_write(sqlite3 *db, const struct ks_plot_request *request)
                             .to_s = request->to_s };
     if (!parse_kind(request->kind, &job.kind)) {
         fprintf(stderr,
-                "ksim plot: --kind %s: expected throughput, latency, isr, hw, loss or "
+                "ksim plot: --kind %s: expected throughput, latency, isr, hw, loss, mirror-lag or "
                 "availability\n",
                 request->kind);
         return PLOT_INPUT;
@@ -1589,7 +1649,7 @@ int ks_plot_main(int argc, char **argv)
     enum plot_kind kind;
     if (!parse_kind(kind_text, &kind)) {
         fprintf(stderr,
-                "ksim plot: --kind %s: expected throughput, latency, isr, hw, loss or "
+                "ksim plot: --kind %s: expected throughput, latency, isr, hw, loss, mirror-lag or "
                 "availability\n",
                 kind_text);
         return 2;

@@ -69,6 +69,7 @@ enum stmt_id {
     ST_UNAVAILABLE,
     ST_REPLICA_LOG,
     ST_RUN_OVERRIDES,
+    ST_MIRROR_LAG,
     ST_COUNT
 };
 
@@ -101,6 +102,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_UNAVAILABLE] = "INSERT INTO unavailability(run_id, topic, \"partition\", view, reason, "
                        "start_ns, end_ns) VALUES (?, ?, ?, ?, ?, ?, ?)",
     [ST_RUN_OVERRIDES] = "UPDATE runs SET overrides = ? WHERE run_id = ?",
+    [ST_MIRROR_LAG] = "INSERT INTO mirror_lag(run_id, t_ns, mirror, lag) VALUES (?, ?, ?, ?)",
     [ST_REPLICA_LOG] = "INSERT INTO replica_logs(run_id, event_id, t_ns, topic, \"partition\", "
                        "broker, replica_index, state, leo, hw, log_start_offset, leader_epoch, "
                        "epochs, leader, isr) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -147,6 +149,8 @@ static const char schema_sql[] =
     " t_ns INTEGER NOT NULL, topic TEXT NOT NULL, \"partition\" INTEGER NOT NULL,"
     " broker INTEGER NOT NULL, replica_index INTEGER, state TEXT, leo INTEGER, hw INTEGER,"
     " log_start_offset INTEGER, leader_epoch INTEGER, epochs TEXT, leader INTEGER, isr TEXT);"
+    "CREATE TABLE IF NOT EXISTS mirror_lag(run_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
+    " mirror TEXT NOT NULL, lag INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS summary_run ON summary(run_id);"
     "CREATE INDEX IF NOT EXISTS events_run ON events(run_id, t_ns);"
     "CREATE INDEX IF NOT EXISTS records_run ON records(run_id);"
@@ -155,7 +159,8 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS expectations_run ON expectations(run_id);"
     "CREATE INDEX IF NOT EXISTS topics_run ON topics(run_id);"
     "CREATE INDEX IF NOT EXISTS unavailability_run ON unavailability(run_id);"
-    "CREATE INDEX IF NOT EXISTS replica_logs_run ON replica_logs(run_id, event_id);";
+    "CREATE INDEX IF NOT EXISTS replica_logs_run ON replica_logs(run_id, event_id);"
+    "CREATE INDEX IF NOT EXISTS mirror_lag_run ON mirror_lag(run_id, t_ns);";
 
 /* Columns added after a table first shipped: a database made before them
  * gets them on its next open for writing (old rows read NULL). */
@@ -949,6 +954,20 @@ void ks_recorder_add_unavailability(struct ks_recorder *recorder, const char *to
         bind_text(stmt, 5, reason);
         sqlite3_bind_int64(stmt, 6, (sqlite3_int64)start_ns);
         sqlite3_bind_int64(stmt, 7, (sqlite3_int64)end_ns);
+        step_row(recorder, stmt);
+    }
+    busy_stop(recorder, start_us);
+}
+
+void ks_recorder_add_mirror_lag(struct ks_recorder *recorder, uint64_t t_ns, const char *mirror,
+                                int64_t lag)
+{
+    int64_t start_us = busy_start();
+    sqlite3_stmt *stmt = row_stmt(recorder, ST_MIRROR_LAG);
+    if (stmt != NULL) {
+        sqlite3_bind_int64(stmt, 2, (sqlite3_int64)t_ns);
+        bind_text(stmt, 3, mirror);
+        sqlite3_bind_int64(stmt, 4, (sqlite3_int64)lag);
         step_row(recorder, stmt);
     }
     busy_stop(recorder, start_us);

@@ -21,7 +21,7 @@
 
 /* 3: the typed columns of events, table replica_logs, partition_state's
  * ELR lists; 2: runs.run_dir and PRAGMA application_id (1: ksim before them). */
-#define KS_RECORDER_SCHEMA_VERSION 3
+#define KS_RECORDER_SCHEMA_VERSION 4
 #define KS_RECORDER_APPLICATION_ID 0x6B73696D /* "ksim" */
 
 #define KS_RECORDER_ERROR (ks_recorder_error_quark())
@@ -225,6 +225,10 @@ void ks_recorder_add_anomaly(struct ks_recorder *recorder, const char *kind, con
 void ks_recorder_add_unavailability(struct ks_recorder *recorder, const char *topic,
                                     int32_t partition, const char *view, const char *reason,
                                     uint64_t start_ns, uint64_t end_ns);
+/* mirror_lag(run_id, t_ns, mirror, lag): a [mirror NAME]'s mirror_lag at
+ * one sample time (schema version 4). */
+void ks_recorder_add_mirror_lag(struct ks_recorder *recorder, uint64_t t_ns, const char *mirror,
+                                int64_t lag);
 void ks_recorder_add_expectation(struct ks_recorder *recorder, const char *expr, const char *actual,
                                  bool passed);
 /* topics(run_id, topic, partitions, replication_factor, configs): for describe. */

@@ -241,6 +241,7 @@ struct run_cluster {
     int32_t *consumer_global;
     uint32_t node_count; /* the view's, with node 0 */
     bool down;           /* crashed by a fault and not restarted */
+    int32_t crash_event; /* down: the index in run->events of its crash's line */
 };
 
 struct run_mirror {
@@ -1663,6 +1664,28 @@ static void check_remote_topics(struct run *run, const struct ks_checker_input *
     g_array_free(partitions, TRUE);
 }
 
+/* Several clusters: a record of a cluster lost for good was lost with it
+ * (cluster_lost, its crash's line); else sim/cause.c's answer. */
+struct cluster_causes {
+    struct run *run;
+    struct ks_cause_index *causes;
+};
+
+static struct ks_cause cluster_cause_of_lost(void *context, const struct ks_record_outcome *o)
+{
+    struct cluster_causes *cc = context;
+    const struct run *run = cc->run;
+    if (o->topic_index >= 0 && (size_t)o->topic_index < run->scenario->topic_count) {
+        const struct run_cluster *rc = &run->clusters[run->scenario->topic_cluster[o->topic_index]];
+        if (rc->down && rc->crash_event >= 0) {
+            const struct run_event *e =
+                &g_array_index(run->events, struct run_event, (guint)rc->crash_event);
+            return (struct ks_cause){ "cluster_lost", rc->crash_event, e->at_ns };
+        }
+    }
+    return ks_cause_of_lost(cc->causes, o);
+}
+
 static void run_checker(struct run *run, const struct final_read *read)
 {
     const struct ks_scenario *s = run->scenario;
@@ -1695,6 +1718,7 @@ static void run_checker(struct run *run, const struct final_read *read)
         }
     }
     struct ks_cause_index *causes = index_causes(run);
+    struct cluster_causes cluster_causes = { run, causes };
     struct ks_checker_input input = {
         .outcomes = (const struct ks_record_outcome *)(void *)run->outcomes->data,
         .outcome_count = run->outcomes->len,
@@ -1718,8 +1742,8 @@ static void run_checker(struct run *run, const struct final_read *read)
         .cursor_count = run->groups.cursors->len,
         .skips = (const struct ks_group_skip *)(void *)run->groups.skips->data,
         .skip_count = run->groups.skips->len,
-        .cause_of_lost = ks_cause_of_lost,
-        .cause_context = causes,
+        .cause_of_lost = multi(run) ? cluster_cause_of_lost : ks_cause_of_lost,
+        .cause_context = multi(run) ? (void *)&cluster_causes : (void *)causes,
         .producer_transactional = transactional,
         .txns = (const struct ks_txn_outcome *)(void *)run->txns->data,
         .txn_count = run->txns->len,
@@ -2270,6 +2294,11 @@ static void record_rows(struct run *run, struct ks_recorder *rec)
         ks_recorder_add_anomaly_row(rec, &row);
     }
     record_unavailability(run, rec);
+    for (guint i = 0; i < run->lag_samples->len; i++) {
+        const struct run_lag_sample *l = &g_array_index(run->lag_samples, struct run_lag_sample, i);
+        ks_recorder_add_mirror_lag(rec, (uint64_t)l->t_ns, run->scenario->mirrors[l->mirror].name,
+                                   l->lag);
+    }
     for (guint i = 0; i < run->expectations->len; i++) {
         const struct expect_outcome *o =
             &g_array_index(run->expectations, struct expect_outcome, i);
@@ -2546,6 +2575,7 @@ static void cluster_init(struct run *run, int32_t c)
     struct run_cluster *rc = &run->clusters[c];
     rc->run = run;
     rc->index = c;
+    rc->crash_event = -1;
     rc->name = s->clusters[c].name;
     size_t slots = s->topic_count + 2 * s->mirror_count + 1;
     rc->topics = g_new0(struct ks_topic_config, slots);
@@ -2976,8 +3006,8 @@ static void fire_restart(ks_world *world, void *context)
     }
     int32_t c = f->target.cluster_index;
     char detail[160];
-    g_snprintf(detail, sizeof detail, "restart cluster %s (restart.after of %s)",
-               run->clusters[c].name, f->name);
+    g_snprintf(detail, sizeof detail, "fault %s: restart cluster %s (restart.after)", f->name,
+               run->clusters[c].name);
     report_fault(run, fire->fault_index, "restart", detail, NULL);
     cluster_restart(run, c);
 }
@@ -2997,7 +3027,7 @@ static void fire_heal(ks_world *world, void *context)
     for (guint i = 0; i < run->cuts->len && !run->final_phase; i++) {
         if (g_array_index(run->cuts, struct run_cut, i).fault_index == fire->fault_index) {
             char detail[160];
-            g_snprintf(detail, sizeof detail, "heal the cut of %s (its duration passed)",
+            g_snprintf(detail, sizeof detail, "fault %s: heal its cut (its duration passed)",
                        run->scenario->faults[fire->fault_index].name);
             report_fault(run, fire->fault_index, "heal", detail, NULL);
             heal_cut(run, i);
@@ -3035,9 +3065,9 @@ static void fire_failover(struct run *run, int32_t fault_index)
     }
     char detail[400];
     g_snprintf(detail, sizeof detail,
-               "failover: group %s moves from cluster %s to %s (%s stop; their standbys read %s "
-               "there from the group's offsets on %s%s)",
-               moved->group_id, rc->name, s->clusters[mirror->target_cluster].name, stopped->str,
+               "fault %s: failover: group %s moves from cluster %s to %s (%s stop; their "
+               "standbys read %s there from the group's offsets on %s%s)",
+               f->name, moved->group_id, rc->name, s->clusters[mirror->target_cluster].name, stopped->str,
                s->topics[mirror->remote_topic_index].name,
                s->clusters[mirror->target_cluster].name,
                mirror->sync_group_offsets_enabled
@@ -3080,13 +3110,15 @@ static void fire_fault(ks_world *world, void *context)
     case KS_FAULT_CRASH: {
         int32_t c = f->target.cluster_index;
         bool power = f->mode == KS_CRASH_POWER;
-        g_snprintf(detail, sizeof detail, "crash cluster %s (every broker and controller%s)%s",
-                   run->clusters[c].name, power ? ", power loss" : "",
+        g_snprintf(detail, sizeof detail, "fault %s: crash cluster %s (every broker and "
+                   "controller%s)%s",
+                   f->name, run->clusters[c].name, power ? ", power loss" : "",
                    f->restart_after_ns < 0 ? ": lost for good" : "");
         report_fault(run, fire->fault_index, "fault", detail,
                      power ? "A power loss of the whole cluster: what no broker fsynced is gone, "
                              "and no replica elsewhere in the cluster holds it."
                            : NULL);
+        run->clusters[c].crash_event = (int32_t)run->events->len - 1; /* the line above */
         cluster_crash(run, c, power);
         if (f->restart_after_ns >= 0) {
             ks_world_schedule(run->world, KS_NODE_DRIVER, (ks_time_ns)f->restart_after_ns,
@@ -3096,7 +3128,8 @@ static void fire_fault(ks_world *world, void *context)
     }
     case KS_FAULT_RESTART: {
         int32_t c = f->target.cluster_index;
-        g_snprintf(detail, sizeof detail, "restart cluster %s", run->clusters[c].name);
+        g_snprintf(detail, sizeof detail, "fault %s: restart cluster %s", f->name,
+                   run->clusters[c].name);
         report_fault(run, fire->fault_index, "restart", detail, NULL);
         cluster_restart(run, c);
         break;
@@ -3106,7 +3139,8 @@ static void fire_fault(ks_world *world, void *context)
         g_autoptr(GString) right = g_string_new(NULL);
         g_autoptr(GArray) a = side_nodes(run, &f->side_a, left);
         g_autoptr(GArray) b = side_nodes(run, &f->side_b, right);
-        g_snprintf(detail, sizeof detail, "partition clusters %s | %s (every link between them)",
+        g_snprintf(detail, sizeof detail,
+                   "fault %s: partition clusters %s | %s (every link between them)", f->name,
                    left->str, right->str);
         report_fault(run, fire->fault_index, "fault", detail, NULL);
         struct run_cut cut = {
@@ -3125,7 +3159,7 @@ static void fire_fault(ks_world *world, void *context)
         for (guint i = run->cuts->len; i > 0; i--) {
             int32_t index = g_array_index(run->cuts, struct run_cut, i - 1).fault_index;
             if (f->heal_fault_index < 0 || f->heal_fault_index == index) {
-                g_snprintf(detail, sizeof detail, "heal the cut of %s",
+                g_snprintf(detail, sizeof detail, "fault %s: heal %s", f->name,
                            run->scenario->faults[index].name);
                 report_fault(run, fire->fault_index, "heal", detail, NULL);
                 heal_cut(run, i - 1);

@@ -1,7 +1,7 @@
 /* tests/sim/test_plot.c: `ksim plot` renders every kind, and refuses what it
  * cannot plot.
  *
- * Goal: each of the six kinds turns a ksim database into a real image, and
+ * Goal: each of the seven kinds turns a ksim database into a real image, and
  * the input errors of SPEC 1 (unknown run, a database that is not ksim's,
  * a run with nothing to plot, gnuplot missing) exit 2 without writing one.
  * Method: a hand-made database (tests/sim/fixture_db.h: SPEC 4 tables only,
@@ -154,6 +154,39 @@ static void test_plot_availability(void)
     check_kind("availability", NULL, NULL);
 }
 
+/* mirror-lag: a run without the table's rows (the fixture's database has
+ * SPEC 4's tables only) is refused; with a mirror's lag rising during the
+ * crash window and falling after, it draws. */
+static void test_plot_mirror_lag(void)
+{
+    struct plot_env env;
+    plot_env_init(&env);
+    g_autofree char *output = g_strdup_printf("%s/mirror-lag.png", env.dir);
+    g_autofree char *run = g_strdup_printf("%" G_GINT64_FORMAT, env.timeline_run);
+    const char *args[] = { "--kind", "mirror-lag", "-o", output, "--run", run, NULL };
+    CU_ASSERT_EQUAL(run_plot(&env, NULL, args), 2);
+    CU_ASSERT_FALSE(g_file_test(output, G_FILE_TEST_EXISTS));
+    sqlite3 *db = NULL;
+    CU_ASSERT_EQUAL_FATAL(sqlite3_open(env.db_path, &db), SQLITE_OK);
+    CU_ASSERT_EQUAL(sqlite3_exec(db,
+                                 "CREATE TABLE mirror_lag(run_id INTEGER NOT NULL, t_ns INTEGER "
+                                 "NOT NULL, mirror TEXT NOT NULL, lag INTEGER NOT NULL)",
+                                 NULL, NULL, NULL),
+                    SQLITE_OK);
+    for (int i = 0; i <= 100; i++) {
+        int64_t lag = i < 40 ? 20 : i < 70 ? 20 + (i - 40) * 50 : 20;
+        char *sql = sqlite3_mprintf("INSERT INTO mirror_lag VALUES (%s, %lld, 'east-to-west', "
+                                    "%lld)",
+                                    run, (long long)i * 100000000LL, (long long)lag);
+        CU_ASSERT_EQUAL(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_free(sql);
+    }
+    sqlite3_close(db);
+    CU_ASSERT_EQUAL(run_plot(&env, NULL, args), 0);
+    CU_ASSERT(image_bytes(output, false) > 15000);
+    plot_env_deinit(&env);
+}
+
 /* The latest run is the default; -o .svg switches the terminal. */
 static void test_plot_svg_and_default_run(void)
 {
@@ -222,6 +255,7 @@ void ks_test_register_plot(void)
         { "hw", test_plot_hw },
         { "loss", test_plot_loss },
         { "availability", test_plot_availability },
+        { "mirror-lag", test_plot_mirror_lag },
         { "svg and default run", test_plot_svg_and_default_run },
         { "input errors", test_plot_input_errors },
     };
