@@ -81,6 +81,8 @@ const char *ks_anomaly_kind_name(enum ks_anomaly_kind kind)
     case KS_ANOMALY_CONSUMED_LOST: return "consumed_lost";
     case KS_ANOMALY_CONSUMED_UNSEEN: return "consumed_unseen";
     case KS_ANOMALY_CONSUMED_DUPLICATE: return "consumed_duplicate";
+    case KS_ANOMALY_ABORTED_READ: return "aborted_read";
+    case KS_ANOMALY_TXN_HANGING: return "txn_hanging";
     case KS_ANOMALY_KIND_COUNT: break;
     }
     return "?";
@@ -267,7 +269,8 @@ static struct ks_anomaly anomaly_new(enum ks_anomaly_kind kind, int32_t topic_in
 
 static void add_anomaly(struct ks_checker_output *out, struct ks_anomaly *a)
 {
-    out->kind_counts[a->kind] += a->kind == KS_ANOMALY_DIVERGENT ? 1 : a->record_count;
+    bool one = a->kind == KS_ANOMALY_DIVERGENT || a->kind == KS_ANOMALY_TXN_HANGING;
+    out->kind_counts[a->kind] += one ? 1 : a->record_count;
     g_array_append_val(out->anomalies, *a);
 }
 
@@ -887,10 +890,11 @@ static bool group_processed(const struct processing *items, size_t count, int32_
     return bsearch(&probe, items, count, sizeof items[0], compare_processing) != NULL;
 }
 
-/* consumed_duplicate rows: extra processings, merged over runs of the same
- * or the next offset of one partition. */
-static void consumed_duplicate_rows(const struct ks_checker_input *in, GArray *extras,
-                                    struct ks_checker_output *out)
+/* consumed_duplicate rows (extra processings) or aborted_read rows
+ * (processings of aborted records by a read_committed group), merged over
+ * runs of the same or the next offset of one partition. */
+static void processing_rows(const struct ks_checker_input *in, GArray *extras,
+                            enum ks_anomaly_kind kind, struct ks_checker_output *out)
 {
     if (extras->len > 1) { /* an empty GArray's data may be NULL */
         qsort(extras->data, extras->len, sizeof(struct processing), compare_processing_offset);
@@ -909,8 +913,7 @@ static void consumed_duplicate_rows(const struct ks_checker_input *in, GArray *e
             end++;
         }
         const struct processing *last = &g_array_index(extras, struct processing, end - 1);
-        struct ks_anomaly a =
-            anomaly_new(KS_ANOMALY_CONSUMED_DUPLICATE, first->topic_index, first->partition);
+        struct ks_anomaly a = anomaly_new(kind, first->topic_index, first->partition);
         a.group = first->group;
         a.first_offset = first->offset;
         a.last_offset = last->offset;
@@ -918,11 +921,20 @@ static void consumed_duplicate_rows(const struct ks_checker_input *in, GArray *e
         char offsets[48];
         char name[16];
         format_range(offsets, sizeof offsets, first->offset, last->offset);
-        g_snprintf(a.detail, sizeof a.detail,
-                   "group %s processed offset%s %s again (%" PRId64 " extra processing%s)",
-                   group_name(in, first->group, name, sizeof name),
-                   first->offset == last->offset ? "" : "s", offsets, a.record_count,
-                   a.record_count == 1 ? "" : "s");
+        if (kind == KS_ANOMALY_ABORTED_READ) {
+            g_snprintf(a.detail, sizeof a.detail,
+                       "group %s (read_committed) processed offset%s %s of aborted "
+                       "transactions (%" PRId64 " record%s)",
+                       group_name(in, first->group, name, sizeof name),
+                       first->offset == last->offset ? "" : "s", offsets, a.record_count,
+                       a.record_count == 1 ? "" : "s");
+        } else {
+            g_snprintf(a.detail, sizeof a.detail,
+                       "group %s processed offset%s %s again (%" PRId64 " extra processing%s)",
+                       group_name(in, first->group, name, sizeof name),
+                       first->offset == last->offset ? "" : "s", offsets, a.record_count,
+                       a.record_count == 1 ? "" : "s");
+        }
         add_anomaly(out, &a);
         start = end;
     }
@@ -1106,7 +1118,7 @@ static void check_consumed(const struct ks_checker_input *in, const bool *is_fir
             g_array_append_val(extras, items[i]);
         }
     }
-    consumed_duplicate_rows(in, extras, out);
+    processing_rows(in, extras, KS_ANOMALY_CONSUMED_DUPLICATE, out);
     g_array_free(extras, TRUE);
     for (int32_t g = 0; g < in->group_count; g++) {
         size_t start = 0;
@@ -1139,6 +1151,42 @@ static int compare_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* One txn_hanging row: the open transaction of final_read[first]'s producer
+ * in its partition, from that record to the partition's last record of it
+ * (records of other producers may lie between). */
+static void txn_hanging_row(const struct ks_checker_input *in, size_t first,
+                            struct ks_checker_output *out)
+{
+    const struct ks_read_record *r = &in->final_read[first];
+    struct ks_anomaly a = anomaly_new(KS_ANOMALY_TXN_HANGING, r->topic_index, r->partition);
+    a.producer_index = r->producer_index;
+    a.first_offset = r->offset;
+    a.last_offset = r->offset;
+    a.first_seq = r->seq;
+    a.last_seq = r->seq;
+    a.record_count = 0;
+    for (size_t k = first; k < in->final_read_count; k++) {
+        const struct ks_read_record *q = &in->final_read[k];
+        if (q->topic_index != r->topic_index || q->partition != r->partition) {
+            break;
+        }
+        if (q->txn == KS_READ_TXN_OPEN && q->producer_index == r->producer_index) {
+            a.last_offset = q->offset;
+            a.last_seq = q->seq;
+            a.record_count++;
+        }
+    }
+    out->txn_hanging++;
+    char offsets[48];
+    format_range(offsets, sizeof offsets, a.first_offset, a.last_offset);
+    g_snprintf(a.detail, sizeof a.detail,
+               "producer %s: its transaction from offset %" PRId64 " has no marker (%" PRId64
+               " record%s in offsets %s): the last stable offset stays at %" PRId64,
+               producer_name(in, r->producer_index), a.first_offset, a.record_count,
+               a.record_count == 1 ? "" : "s", offsets, a.first_offset);
+    add_anomaly(out, &a);
+}
+
 /* txn_committed, txn_aborted, aborted_read, aborted_seen, txn_hanging. */
 static void check_transactions(const struct ks_checker_input *in, struct ks_checker_output *out)
 {
@@ -1166,10 +1214,13 @@ static void check_transactions(const struct ks_checker_input *in, struct ks_chec
                 }
                 first = !(q->txn == KS_READ_TXN_OPEN && q->producer_index == r->producer_index);
             }
-            out->txn_hanging += first;
+            if (first) {
+                txn_hanging_row(in, i, out);
+            }
         }
     }
     qsort(aborted, aborted_count, sizeof aborted[0], compare_u64);
+    GArray *reads = g_array_new(FALSE, FALSE, sizeof(struct processing));
     for (size_t i = 0; i < in->consumed_count; i++) {
         const struct ks_consumed_record *c = &in->consumed[i];
         if (c->producer_index < 0 || c->consumer_index < 0 ||
@@ -1182,10 +1233,20 @@ static void check_transactions(const struct ks_checker_input *in, struct ks_chec
         }
         if (in->consumer_read_committed != NULL && in->consumer_read_committed[c->consumer_index]) {
             out->aborted_read++;
+            struct processing read = {
+                .group = in->consumer_group[c->consumer_index],
+                .key = key,
+                .topic_index = c->topic_index,
+                .partition = c->partition,
+                .offset = c->offset,
+            };
+            g_array_append_val(reads, read);
         } else {
             out->aborted_seen++;
         }
     }
+    processing_rows(in, reads, KS_ANOMALY_ABORTED_READ, out);
+    g_array_free(reads, TRUE);
     g_free(aborted);
 }
 
@@ -1274,6 +1335,8 @@ void ks_checker_run(const struct ks_checker_input *input, struct ks_checker_outp
     ks_assert(out->kind_counts[KS_ANOMALY_CONSUMED_LOST] == out->consumed_lost);
     ks_assert(out->kind_counts[KS_ANOMALY_CONSUMED_UNSEEN] == out->consumed_unseen);
     ks_assert(out->kind_counts[KS_ANOMALY_CONSUMED_DUPLICATE] == out->consumed_duplicates);
+    ks_assert(out->kind_counts[KS_ANOMALY_ABORTED_READ] == out->aborted_read);
+    ks_assert(out->kind_counts[KS_ANOMALY_TXN_HANGING] == out->txn_hanging);
     g_free(keys);
     g_free(is_first);
 }

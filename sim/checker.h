@@ -241,11 +241,14 @@ enum ks_anomaly_kind {
     KS_ANOMALY_CONSUMED_LOST,
     KS_ANOMALY_CONSUMED_UNSEEN,
     KS_ANOMALY_CONSUMED_DUPLICATE,
+    KS_ANOMALY_ABORTED_READ, /* transactions: shown only where the txn_* metrics are */
+    KS_ANOMALY_TXN_HANGING,
     KS_ANOMALY_KIND_COUNT
 };
 
 /* "lost", "duplicate", "reordered", "divergent", "consumed_lost",
- * "consumed_unseen", "consumed_duplicate": the anomalies.kind column. */
+ * "consumed_unseen", "consumed_duplicate", "aborted_read", "txn_hanging":
+ * the anomalies.kind column. */
 const char *ks_anomaly_kind_name(enum ks_anomaly_kind kind);
 
 /* One row of the anomalies table: a range of records. Fields that do not
@@ -308,7 +311,8 @@ struct ks_checker_output {
     double produce_p50_ms; /* 0 when nothing was acked */
     double produce_p99_ms;
     GArray *anomalies; /* of struct ks_anomaly; owned (ks_checker_output_clear) */
-    int64_t kind_counts[KS_ANOMALY_KIND_COUNT]; /* records per kind (divergent: partitions) */
+    /* records per kind (divergent: partitions; txn_hanging: transactions) */
+    int64_t kind_counts[KS_ANOMALY_KIND_COUNT];
     uint8_t *finals;                            /* [outcome index] enum ks_final; owned */
     int64_t *final_offsets;                     /* [outcome index] first copy's offset, -1; owned */
     int64_t *cursor_out_of_scope; /* [cursor index] records before its first position; owned */

@@ -462,9 +462,11 @@ static int64_t anomaly_records(sqlite3 *db, int64_t run_id, const char *kind, bo
 {
     sqlite3_stmt *stmt = NULL;
     int64_t value = 0;
-    const char *sql = counted ? "SELECT coalesce(sum(coalesce(record_count, 1)), 0) FROM "
-                                "anomalies WHERE run_id = ? AND kind = ?"
-                              : "SELECT count(*) FROM anomalies WHERE run_id = ? AND kind = ?";
+    /* txn_hanging counts transactions, one row each, as its metric does */
+    const char *sql = counted && strcmp(kind, "txn_hanging") != 0
+                          ? "SELECT coalesce(sum(coalesce(record_count, 1)), 0) FROM "
+                            "anomalies WHERE run_id = ? AND kind = ?"
+                          : "SELECT count(*) FROM anomalies WHERE run_id = ? AND kind = ?";
     if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(stmt, 1, run_id);
         sqlite3_bind_text(stmt, 2, kind, -1, SQLITE_STATIC);
@@ -489,6 +491,9 @@ static void compare_anomalies(sqlite3 *db, const struct run_facts *a, const stru
         const char *kind = ks_anomaly_kind_name((enum ks_anomaly_kind)k);
         int64_t x = anomaly_records(db, a->run_id, kind, counted);
         int64_t y = anomaly_records(db, b->run_id, kind, counted);
+        if ((k == KS_ANOMALY_ABORTED_READ || k == KS_ANOMALY_TXN_HANGING) && x == 0 && y == 0) {
+            continue; /* kinds of transactions: listed where a run has some */
+        }
         char change[32] = "";
         if (x != y) {
             g_snprintf(change, sizeof change, "%+" PRId64, y - x);

@@ -2510,10 +2510,16 @@ static void print_json(FILE *out, const struct run *run, const struct ks_run_res
             json_builder_add_int_value(b, (gint64)result->metrics[i]);
         }
     }
-    /* Anomalous records per kind (divergent: partitions), every kind listed. */
+    /* Anomalous records per kind (divergent: partitions; txn_hanging:
+     * transactions), every kind listed; the transactions' two only where
+     * their metrics are, so that a run without transactions keeps its keys. */
     json_builder_set_member_name(b, "anomalies");
     json_builder_begin_object(b);
     for (int k = 0; k < KS_ANOMALY_KIND_COUNT; k++) {
+        if ((k == KS_ANOMALY_ABORTED_READ || k == KS_ANOMALY_TXN_HANGING) &&
+            !result->txn_metrics) {
+            continue;
+        }
         json_builder_set_member_name(b, ks_anomaly_kind_name((enum ks_anomaly_kind)k));
         json_builder_add_int_value(b, run->check.kind_counts[k]);
     }

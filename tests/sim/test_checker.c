@@ -579,6 +579,24 @@ static void test_checker_transactions(void)
     CU_ASSERT_EQUAL(out.txn_hanging, 1);
     CU_ASSERT_EQUAL(out.consumed_unseen, 2); /* g1: 8 and 9; g2 has processed all */
     CU_ASSERT_EQUAL(out.consumed_lost, 0);
+    /* One row each: g1's aborted read of offset 3 (record 4), and the open
+     * transaction at offsets 5..6 counted once. */
+    const struct ks_anomaly *aborted = first_of(&out, KS_ANOMALY_ABORTED_READ);
+    CU_ASSERT_EQUAL(aborted->kind, KS_ANOMALY_ABORTED_READ);
+    CU_ASSERT_EQUAL(aborted->group, 0);
+    CU_ASSERT_EQUAL(aborted->first_offset, 3);
+    CU_ASSERT_EQUAL(aborted->last_offset, 3);
+    CU_ASSERT_EQUAL(aborted->record_count, 1);
+    const struct ks_anomaly *hanging = first_of(&out, KS_ANOMALY_TXN_HANGING);
+    CU_ASSERT_EQUAL(hanging->kind, KS_ANOMALY_TXN_HANGING);
+    CU_ASSERT_EQUAL(hanging->producer_index, 0);
+    CU_ASSERT_EQUAL(hanging->first_offset, 5);
+    CU_ASSERT_EQUAL(hanging->last_offset, 6);
+    CU_ASSERT_EQUAL(hanging->first_seq, 8);
+    CU_ASSERT_EQUAL(hanging->last_seq, 9);
+    CU_ASSERT_EQUAL(hanging->record_count, 2);
+    CU_ASSERT_EQUAL(out.kind_counts[KS_ANOMALY_ABORTED_READ], 1);
+    CU_ASSERT_EQUAL(out.kind_counts[KS_ANOMALY_TXN_HANGING], 1);
     ks_checker_output_clear(&out);
     /* The same records from a producer that is not transactional: every
      * missing acked record is lost, and nothing is an aborted read. */
@@ -591,6 +609,8 @@ static void test_checker_transactions(void)
     CU_ASSERT_EQUAL(out.aborted_read, 0);
     CU_ASSERT_EQUAL(out.aborted_seen, 0);
     CU_ASSERT_EQUAL(out.txn_hanging, 0);
+    CU_ASSERT_EQUAL(first_of(&out, KS_ANOMALY_ABORTED_READ)->kind, KS_ANOMALY_KIND_COUNT);
+    CU_ASSERT_EQUAL(first_of(&out, KS_ANOMALY_TXN_HANGING)->kind, KS_ANOMALY_KIND_COUNT);
     CU_ASSERT_EQUAL(out.consumed_unseen, 3);
     ks_checker_output_clear(&out);
 }
