@@ -67,6 +67,10 @@
 **       those; and a partition with `unresolved` or `bump_required` set is flagged.
 **   P8  requests (Produce, Metadata, InitProducerId) are in flight only on a READY
 **       connection; a CONNECTING one has its probe's id.
+**   P9  no queued or in-flight batch's delivery deadline is before expire_floor_ns
+**       (next_wakeup_ns sets it to the earliest it sees, by P6 the earliest of all;
+**       each new batch lowers it), so a sender pass before it skips the scan for
+**       expired batches.
 **
 ** Connections (NetworkClient, ClusterConnectionStates): one per broker,
 **
@@ -364,6 +368,10 @@ struct ks_producer {
     /* sender */
     ks_timer_id sender_timer;
     ks_time_ns sender_at_ns;
+    /* No batch's delivery deadline is earlier (0: not known): the earliest
+     * one the last next_wakeup_ns saw, lowered by every batch made since.
+     * Before it expire_batches has nothing to do and skips its pass (P9). */
+    ks_time_ns expire_floor_ns;
     int64_t next_correlation_id; /* never reset: ids of earlier incarnations stay unknown */
     struct ppart *parts;         /* partition_count */
     struct pconn *conns;         /* broker_count, index = broker id - 1 */
@@ -696,6 +704,13 @@ static void report_error(struct ks_producer *p, int32_t partition, int64_t recor
 
 /* ---- batches ------------------------------------------------------------------ */
 
+/* Keeps p->expire_floor_ns at or before the batch's delivery deadline. */
+static void expire_floor_lower(struct ks_producer *p, const struct pbatch *batch)
+{
+    p->expire_floor_ns =
+        time_min(p->expire_floor_ns, time_add(batch->created_ns, p->config->delivery_timeout_ns));
+}
+
 static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_t reserve_bytes)
 {
     struct pbatch *batch = calloc(1, sizeof(*batch));
@@ -706,6 +721,7 @@ static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_
     batch->ratio_ppm = p->ratio_ppm;
     batch->reserved_bytes = reserve_bytes;
     batch->created_ns = now_ns(p);
+    expire_floor_lower(p, batch);
     batch->producer_id = -1;
     batch->producer_epoch = -1;
     batch->base_sequence = -1;
@@ -2065,11 +2081,14 @@ static bool batch_sendable(const struct ks_producer *p, const struct ppart *part
     /* RecordAccumulator.ready: full = deque.size() > 1 || batch.isFull(), and
      * MemoryRecordsBuilder.isFull compares batch.size with the estimated
      * bytes written (the compression ratio estimate), as the append does. */
-    bool full = batch->closed || g_queue_get_length((GQueue *)&part->queue) > 1 ||
-                batch_estimated_bytes(p, batch) >= p->config->batch_size_bytes;
-    bool lingered = now >= time_add(batch->created_ns, p->config->linger_ns);
+    /* The cheap conditions first: a sender pass asks this of every active
+     * partition's head, usually a lone batch still lingering. */
     bool exhausted = p->waiter.active && p->meta_known; /* blocked on memory */
-    return full || lingered || exhausted || p->stopped;
+    if (p->stopped || exhausted || now >= time_add(batch->created_ns, p->config->linger_ns)) {
+        return true; /* stopping, blocked on memory, or lingered */
+    }
+    return batch->closed || part->queue.length > 1 ||
+           batch_estimated_bytes(p, batch) >= p->config->batch_size_bytes; /* full */
 }
 
 /* RecordAccumulator.shouldStopDrainBatchesForPartition for idempotence. */
@@ -2131,19 +2150,26 @@ struct leader_groups {
 static void group_by_leader(struct ks_producer *p, struct leader_groups *groups)
 {
     memset(groups->first, 0, (size_t)(p->broker_count + 1) * sizeof(*groups->first));
-    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
-        if (p->parts[i].leader >= 1) {
-            groups->first[p->parts[i].leader]++;
+    int32_t word_count = (p->partition_count + 63) / 64;
+    for (int32_t w = 0; w < word_count; w++) {
+        for (uint64_t bits = p->active_words[w]; bits != 0; bits &= bits - 1) {
+            int32_t leader = p->parts[w * 64 + __builtin_ctzll(bits)].leader;
+            if (leader >= 1) {
+                groups->first[leader]++;
+            }
         }
     }
     for (int32_t b = 1; b <= p->broker_count; b++) {
         groups->first[b] += groups->first[b - 1]; /* the end of group b */
     }
     /* first[b - 1], group b's start, is its cursor: it ends at group b's end. */
-    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
-        int32_t leader = p->parts[i].leader;
-        if (leader >= 1) {
-            groups->ids[groups->first[leader - 1]++] = i;
+    for (int32_t w = 0; w < word_count; w++) {
+        for (uint64_t bits = p->active_words[w]; bits != 0; bits &= bits - 1) {
+            int32_t i = w * 64 + __builtin_ctzll(bits);
+            int32_t leader = p->parts[i].leader;
+            if (leader >= 1) {
+                groups->ids[groups->first[leader - 1]++] = i;
+            }
         }
     }
     memmove(groups->first + 1, groups->first, (size_t)p->broker_count * sizeof(*groups->first));
@@ -2204,18 +2230,32 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker,
 /* The brokers that lead a partition whose head batch can go now
  * (RecordAccumulator.ready's ready nodes), in ready[] (broker_count); a
  * partition with data and no known leader asks for new metadata. */
+/* Whether an active partition's head batch can go now; marks its leader in
+ * ready[] if so. A partition with no known leader asks for new metadata. */
+static bool part_ready(struct ks_producer *p, const struct ppart *part, ks_time_ns now, bool *ready)
+{
+    if (part->leader < 0) {
+        request_metadata_update(p);
+        return false;
+    }
+    if (!batch_sendable(p, part, part->queue.head->data, now)) {
+        return false;
+    }
+    ready[part->leader - 1] = true;
+    return true;
+}
+
+/* The loops that only read the active partitions walk the bit words
+ * themselves (one ctz per partition) rather than calling active_next per
+ * partition, which a sender pass did several times over every active
+ * partition (issue 16). */
 static void ready_brokers(struct ks_producer *p, ks_time_ns now, bool *ready)
 {
     memset(ready, 0, (size_t)p->broker_count * sizeof(*ready));
-    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
-        const struct ppart *part = &p->parts[i];
-        if (part->leader < 0) {
-            request_metadata_update(p);
-            continue;
-        }
-        const struct pbatch *head = g_queue_peek_head((GQueue *)&part->queue);
-        if (batch_sendable(p, part, head, now)) {
-            ready[part->leader - 1] = true;
+    int32_t word_count = (p->partition_count + 63) / 64;
+    for (int32_t w = 0; w < word_count; w++) {
+        for (uint64_t bits = p->active_words[w]; bits != 0; bits &= bits - 1) {
+            part_ready(p, &p->parts[w * 64 + __builtin_ctzll(bits)], now, ready);
         }
     }
 }
@@ -2368,6 +2408,7 @@ static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
         }
         piece = batch_new(p, partition, 0);
         piece->created_ns = big->created_ns;
+        expire_floor_lower(p, piece);
         piece->closed = true;
         piece->requeued = true;
         piece->maybe_written = big->maybe_written;
@@ -2697,6 +2738,9 @@ static void expire_requests(struct ks_producer *p, ks_time_ns now)
  * accumulator, and getExpiredInflightBatches for those in flight). */
 static void expire_batches(struct ks_producer *p, ks_time_ns now)
 {
+    if (now < p->expire_floor_ns) {
+        return; /* no batch is due yet */
+    }
     for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
         struct ppart *part = &p->parts[i];
         GList *link = part->queue.head;
@@ -2748,6 +2792,8 @@ static int64_t check_batch(const struct ks_producer *p, const struct pbatch *bat
 {
     ks_assert(batch->partition == partition);
     ks_assert(batch->records->len > 0);
+    ks_assert(time_add(batch->created_ns, p->config->delivery_timeout_ns) >=
+              p->expire_floor_ns); /* P9 */
     *reserved += batch->reserved_bytes;
     if (p->idempotent && batch->base_sequence >= 0) {
         ks_assert(batch->producer_id == p->parts[partition].seq_producer_id);
@@ -2845,25 +2891,35 @@ static void sender_wakeup(ks_world *world, void *context);
 static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
 {
     ks_time_ns next = KS_TIME_NEVER;
-    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
-        struct ppart *part = &p->parts[i];
-        bool head = true;
-        for (GList *link = part->queue.head; link != NULL; link = link->next) {
-            const struct pbatch *batch = link->data;
-            next = time_min(next, time_add(batch->created_ns, p->config->delivery_timeout_ns));
-            if (!head && !batch->requeued) {
-                break; /* the rest are younger (P6) */
-            }
-            if (head && part->leader >= 0) {
-                ks_time_ns ready = batch_backoff_until(p, part, batch);
-                if (batch->retry_count == 0 && !batch_sendable(p, part, batch, now)) {
-                    ready = time_add(batch->created_ns, p->config->linger_ns);
+    ks_time_ns delivery = KS_TIME_NEVER; /* the earliest delivery deadline */
+    /* The brokers with a sendable head batch (ready_brokers), found in the
+     * same one pass over the active partitions as their deadlines. */
+    bool *ready = g_newa(bool, (gsize)p->broker_count);
+    memset(ready, 0, (size_t)p->broker_count * sizeof(*ready));
+    int32_t word_count = (p->partition_count + 63) / 64;
+    for (int32_t w = 0; w < word_count; w++) {
+        for (uint64_t bits = p->active_words[w]; bits != 0; bits &= bits - 1) {
+            struct ppart *part = &p->parts[w * 64 + __builtin_ctzll(bits)];
+            bool sendable = part_ready(p, part, now, ready);
+            bool head = true;
+            for (GList *link = part->queue.head; link != NULL; link = link->next) {
+                const struct pbatch *batch = link->data;
+                delivery =
+                    time_min(delivery, time_add(batch->created_ns, p->config->delivery_timeout_ns));
+                if (!head && !batch->requeued) {
+                    break; /* the rest are younger (P6) */
                 }
-                if (ready > now) {
-                    next = time_min(next, ready);
+                if (head && part->leader >= 0) {
+                    ks_time_ns until = batch_backoff_until(p, part, batch);
+                    if (batch->retry_count == 0 && !sendable) {
+                        until = time_add(batch->created_ns, p->config->linger_ns);
+                    }
+                    if (until > now) {
+                        next = time_min(next, until);
+                    }
                 }
+                head = false;
             }
-            head = false;
         }
     }
     for (int32_t b = 0; b < p->broker_count; b++) {
@@ -2874,16 +2930,18 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
             for (int32_t e = 0; e < request->entry_count; e++) {
                 const struct pbatch *batch = request->entries[e].batch;
                 if (batch != NULL) {
-                    next =
-                        time_min(next, time_add(batch->created_ns, p->config->delivery_timeout_ns));
+                    delivery = time_min(
+                        delivery, time_add(batch->created_ns, p->config->delivery_timeout_ns));
                 }
             }
         }
     }
+    /* Every batch is queued (the ones behind a fresh one are younger, P6) or
+     * in flight, so no batch is due before `delivery`. */
+    p->expire_floor_ns = delivery;
+    next = time_min(next, delivery);
     /* Connections: setup timeouts, and the end of the reconnect backoff of
      * a broker that has something to send. */
-    bool *ready = g_newa(bool, (gsize)p->broker_count);
-    ready_brokers(p, now, ready);
     for (int32_t b = 0; b < p->broker_count; b++) {
         const struct pconn *conn = &p->conns[b];
         if (conn->state == CONN_CONNECTING || (ready[b] && conn->state != CONN_READY)) {
@@ -3180,6 +3238,7 @@ static void reset_client_state(struct ks_producer *p)
     p->pid_avoid_broker = -1;
     p->sender_timer = 0;
     p->sender_at_ns = KS_TIME_NEVER;
+    p->expire_floor_ns = 0;
     p->record_timer = 0;
     for (int32_t b = 0; b < p->broker_count; b++) {
         p->drain_start[b] = 0;
