@@ -1546,15 +1546,26 @@ static void do_final_read(struct run *run, struct final_read *out)
     out->owned = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     if (multi(run)) {
         /* user topics only; a remote topic's records are the mirrors' (a
-         * copy of a record is no duplicate of it in acked_lost's sense) */
+         * copy of a record is no duplicate of it in acked_lost's sense),
+         * except those a producer that failed over wrote there itself: they
+         * are judged like any record, on the cluster they were written to */
+        GArray *remote = g_array_new(FALSE, FALSE, sizeof(struct ks_read_record));
         for (int32_t global = 0; global < run->user_topic_count; global++) {
             int32_t t = global;
             struct ks_cluster *cluster = topic_model(run, global, &t);
-            GArray *records = run->remote_topic[global] ? out->mirror_records : out->records;
+            GArray *records = run->remote_topic[global] ? remote : out->records;
             for (int32_t p = 0; p < run->scenario->topics[global].partition_count; p++) {
                 read_partition(run, cluster, t, global, p, true, records, out);
             }
+            for (guint i = 0; i < remote->len; i++) {
+                const struct ks_read_record *r = &g_array_index(remote, struct ks_read_record, i);
+                bool own = r->producer_index >= 0 &&
+                           run->scenario->producers[r->producer_index].topic_index == global;
+                g_array_append_val(own ? out->records : out->mirror_records, *r);
+            }
+            g_array_set_size(remote, 0);
         }
+        g_array_free(remote, TRUE);
         return;
     }
     int32_t topic_count = ks_cluster_topic_count(run->cluster);
@@ -3041,10 +3052,45 @@ static void fire_heal(ks_world *world, void *context)
  * copies that scenario.c made join the group on the mirror's target at
  * this time, where they resume from the group's offsets there: the ones
  * MM2 synced (sync.group.offsets.enabled, KIP-545), else auto.offset.reset. */
+/* A producer's failover (sim/scenario.c failover_producer): the
+ * application stops producing to its cluster (its node goes down, so what
+ * it had not sent is never sent), and its standby, which sim/scenario.c
+ * starts at this time, writes to the remote topic on the target. Each
+ * one's records are judged on the cluster it wrote them to. */
+static void fire_failover_producer(struct run *run, int32_t fault_index)
+{
+    const struct ks_scenario *s = run->scenario;
+    const struct ks_fault *f = &s->faults[fault_index];
+    int32_t p = f->target.client_index;
+    int32_t from = s->producer_cluster[p];
+    const struct ks_mirror_spec *mirror = &s->mirrors[f->failover_mirror];
+    struct run_cluster *rc = &run->clusters[from];
+    ks_node_id node = ks_cluster_producer_node(&rc->spec, run->producer_local[p]);
+    if (ks_world_node_is_up(run->world, cluster_node(run, from, node))) {
+        ks_world_node_crash(run->world, cluster_node(run, from, node), false);
+        ks_cluster_on_node_crashed(rc->cluster, node);
+    }
+    char detail[400];
+    g_snprintf(detail, sizeof detail,
+               "fault %s: failover: producer %s moves from cluster %s to %s (it stops; its "
+               "standby %s.%s writes to %s there)",
+               f->name, s->producers[p].name, rc->name, s->clusters[mirror->target_cluster].name,
+               s->producers[p].name, s->clusters[mirror->target_cluster].name,
+               s->topics[mirror->remote_topic_index].name);
+    report_fault(run, fault_index, "fault", detail,
+                 "A producer that fails over points bootstrap.servers at the other cluster and "
+                 "keeps producing. What its old cluster acknowledged stays judged there; what "
+                 "it had not sent or not had acknowledged is not resent by the new one.");
+}
+
 static void fire_failover(struct run *run, int32_t fault_index)
 {
     const struct ks_scenario *s = run->scenario;
     const struct ks_fault *f = &s->faults[fault_index];
+    if (f->target.kind == KS_TARGET_PRODUCER) {
+        fire_failover_producer(run, fault_index);
+        return;
+    }
     int32_t k = f->target.client_index;
     const struct ks_consumer_config *moved = &s->consumers[k];
     int32_t from = s->consumer_cluster[k];

@@ -2238,9 +2238,11 @@ static bool cluster_fault_rules(const struct raw_section *section, const struct 
     }
     case KS_FAULT_HEAL: return true;
     case KS_FAULT_FAILOVER:
-        if (target == NULL || fault->target.kind != KS_TARGET_CONSUMER) {
+        if (target == NULL || (fault->target.kind != KS_TARGET_CONSUMER &&
+                               fault->target.kind != KS_TARGET_PRODUCER)) {
             return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, target,
-                           "failover moves a consumer group: target = consumer(NAME)");
+                           "failover moves a consumer group or a producer: target = "
+                           "consumer(NAME) or producer(NAME)");
         }
         return true;
     case KS_FAULT_SLOW:
@@ -2893,6 +2895,60 @@ static bool finalize_mirrors(struct ks_scenario *scenario, GError **error)
     return true;
 }
 
+/* A producer's failover (KIP-382 "failover"): in a disaster-recovery
+ * failover the application points bootstrap.servers at the target cluster
+ * and keeps producing to the topic it knows by name. On the target that
+ * name is the mirror's copy: under IdentityReplicationPolicy (KIP-690) the
+ * remote topic keeps the source's name, and ksim's topic names are unique
+ * across clusters, so the remote topic (east.orders) stands for it. A
+ * standby copy of the producer (NAME.TARGET, same settings) writes there
+ * from the failover's time; sim/run.c stops the original. A processor's
+ * producer moves with its consumer, not on its own. */
+static bool failover_producer(struct ks_scenario *scenario, const struct raw_section *section,
+                              const struct raw_entry *target, struct ks_fault *fault,
+                              GError **error)
+{
+    int32_t p = fault->target.client_index;
+    const struct ks_producer_config *moved = &scenario->producers[p];
+    int32_t from = scenario->producer_cluster[p];
+    if (moved->input_consumer_index >= 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, target,
+                       "failover: producer %s is a processor's; fail its consumer over instead",
+                       moved->name);
+    }
+    fault->failover_mirror = -1;
+    for (size_t m = 0; m < scenario->mirror_count && fault->failover_mirror < 0; m++) {
+        if (scenario->mirrors[m].source_cluster == from &&
+            scenario->mirrors[m].topic_index == moved->topic_index) {
+            fault->failover_mirror = (int32_t)m;
+        }
+    }
+    if (fault->failover_mirror < 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, target,
+                       "failover: producer %s writes %s on cluster %s, which no [mirror] "
+                       "copies to another cluster",
+                       moved->name, scenario->topics[moved->topic_index].name,
+                       scenario->clusters[from].name);
+    }
+    const struct ks_mirror_spec *mirror = &scenario->mirrors[fault->failover_mirror];
+    struct ks_producer_config standby = *moved;
+    g_snprintf(standby.name, sizeof standby.name, "%s.%s", moved->name,
+               scenario->clusters[mirror->target_cluster].name);
+    if (ks_scenario_producer_index(scenario, standby.name) >= 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, target,
+                       "failover: its standby producer's name %s is taken", standby.name);
+    }
+    standby.topic_index = mirror->remote_topic_index;
+    standby.start_ns = fault->at_ns;
+    standby.start_jitter_ns = 0;
+    size_t n = scenario->producer_count++;
+    scenario->producers = g_renew(struct ks_producer_config, scenario->producers, n + 2);
+    scenario->producer_cluster = g_renew(int32_t, scenario->producer_cluster, n + 2);
+    scenario->producers[n] = standby;
+    scenario->producer_cluster[n] = mirror->target_cluster;
+    return true;
+}
+
 /* Each failover fault: the mirror that copies its consumer's topic away
  * from its cluster, and a standby copy of every consumer of the group on
  * that cluster (NAME.TARGET, reading the remote topic, joining at the
@@ -2910,6 +2966,12 @@ static bool finalize_failovers(struct ks_scenario *scenario, GError **error)
             continue;
         }
         const struct raw_entry *target = entry_find(section, "target");
+        if (fault->target.kind == KS_TARGET_PRODUCER) {
+            if (!failover_producer(scenario, section, target, fault, error)) {
+                return false;
+            }
+            continue;
+        }
         int32_t k = fault->target.client_index;
         const struct ks_consumer_config *moved = &scenario->consumers[k];
         int32_t from = scenario->consumer_cluster[k];

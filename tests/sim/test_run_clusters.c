@@ -188,6 +188,38 @@ static void test_failover(void)
     CU_ASSERT_EQUAL(metric(&unsynced, KS_METRIC_CONSUMED_LOST), 0);
 }
 
+/* East is lost at 5 s; at 6 s producer p fails over: it stops, and its
+ * standby p.west writes to east.orders on west for the last 2 s. East's
+ * records are judged on east exactly as in the same run without the
+ * producer's failover (all of them lost with it), and every record west
+ * acknowledged is in west's final read: acked_lost does not grow, while
+ * records_acked grows by p.west's (about 2 s x 200 records/s). */
+static const char east_lost[] = "[fault dc]\nat = 5s\naction = crash\ntarget = cluster(east)\n";
+
+static void test_failover_producer(void)
+{
+    struct outcome stays = run_text(east_lost);
+    g_autofree char *text =
+        g_strconcat(east_lost, "[fault move]\nat = 6s\naction = failover\ntarget = producer(p)\n",
+                    NULL);
+    struct outcome moved = run_text(text);
+    CU_ASSERT_EQUAL_FATAL(stays.code, 0);
+    CU_ASSERT_EQUAL_FATAL(moved.code, 0);
+    CU_ASSERT_EQUAL(metric(&stays, KS_METRIC_ACKED_LOST), metric(&stays, KS_METRIC_RECORDS_ACKED));
+    CU_ASSERT_EQUAL(metric(&moved, KS_METRIC_ACKED_LOST), metric(&stays, KS_METRIC_ACKED_LOST));
+    double west_acked =
+        metric(&moved, KS_METRIC_RECORDS_ACKED) - metric(&stays, KS_METRIC_RECORDS_ACKED);
+    CU_ASSERT_TRUE(west_acked > 300);
+    CU_ASSERT_TRUE(west_acked <= 2 * 200 + 1);
+    CU_ASSERT_EQUAL(metric(&moved, KS_METRIC_DUPLICATES), 0);
+    /* the mirror's share is east's, unchanged */
+    CU_ASSERT_EQUAL(metric(&moved, KS_METRIC_MIRROR_LOST), metric(&stays, KS_METRIC_MIRROR_LOST));
+    CU_ASSERT_TRUE(metric(&moved, KS_METRIC_MIRROR_LOST) > 0);
+    /* p stopped: east's dead leaders no longer collect its unanswered sends */
+    CU_ASSERT_TRUE(metric(&moved, KS_METRIC_RECORDS_UNKNOWN) <
+                   metric(&stays, KS_METRIC_RECORDS_UNKNOWN));
+}
+
 void ks_test_register_run_clusters(void)
 {
     static const struct ks_test_case cases[] = {
@@ -196,6 +228,7 @@ void ks_test_register_run_clusters(void)
         { "source cluster lost", test_source_lost },
         { "link cut heals", test_link_cut_heals },
         { "failover of a group", test_failover },
+        { "failover of a producer", test_failover_producer },
     };
     KS_TEST_ADD_SUITE("sim/run_clusters", cases);
 }
