@@ -2965,21 +2965,51 @@ static void report_fault(struct run *run, int32_t fault_index, const char *kind,
     run_on_fault(run, &report);
 }
 
+/* One server node (view id) of cluster c goes down; the mirrors that talk
+ * to a broker of it see their connections reset. */
+static void server_crash(struct run *run, int32_t c, ks_node_id node, bool power)
+{
+    struct run_cluster *rc = &run->clusters[c];
+    ks_world_node_crash(run->world, cluster_node(run, c, node), power);
+    ks_cluster_on_node_crashed(rc->cluster, node);
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        const struct ks_mirror_spec *ms = run->mirrors[m].spec;
+        if (node <= (ks_node_id)rc->view.cluster.broker_count &&
+            (ms->source_cluster == c || ms->target_cluster == c)) {
+            ks_mirror_on_broker_down(run->mirrors[m].mirror, ms->target_cluster == c,
+                                     (int32_t)node);
+        }
+    }
+}
+
+static void server_restart(struct run *run, int32_t c, ks_node_id node)
+{
+    ks_node_id id = cluster_node(run, c, node);
+    if (!ks_world_node_is_up(run->world, id)) {
+        ks_world_node_restart(run->world, id);
+        ks_cluster_on_node_restarted(run->clusters[c].cluster, node);
+    }
+}
+
 static void cluster_crash(struct run *run, int32_t c, bool power)
 {
     struct run_cluster *rc = &run->clusters[c];
     ks_node_id nodes[KS_BROKER_COUNT_MAX + 8];
     int32_t count = server_nodes(rc, nodes, (int32_t)G_N_ELEMENTS(nodes));
     for (int32_t i = 0; i < count; i++) {
-        ks_world_node_crash(run->world, cluster_node(run, c, nodes[i]), power);
-        ks_cluster_on_node_crashed(rc->cluster, nodes[i]);
-        for (int32_t m = 0; m < run->mirror_count; m++) {
-            const struct ks_mirror_spec *ms = run->mirrors[m].spec;
-            if (nodes[i] <= (ks_node_id)rc->view.cluster.broker_count &&
-                (ms->source_cluster == c || ms->target_cluster == c)) {
-                ks_mirror_on_broker_down(run->mirrors[m].mirror, ms->target_cluster == c,
-                                         (int32_t)nodes[i]);
-            }
+        server_crash(run, c, nodes[i], power);
+    }
+    /* MM2 runs as a Connect worker on the target's side (a mirror's node
+     * counts with its target; MirrorMakerConfig.workerConfig builds the
+     * worker of a source->target flow from the target cluster's settings,
+     * its offsets topic lives there): a crash of its target takes its tasks down,
+     * and they resume from their last committed offsets when it comes back
+     * (ks_mirror_on_crash, ks_mirror_on_restart). */
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        struct run_mirror *rm = &run->mirrors[m];
+        if (rm->spec->target_cluster == c && ks_world_node_is_up(run->world, rm->node)) {
+            ks_world_node_crash(run->world, rm->node, false);
+            ks_mirror_on_crash(rm->mirror);
         }
     }
     rc->down = true;
@@ -2994,10 +3024,13 @@ static void cluster_restart(struct run *run, int32_t c)
     ks_node_id nodes[KS_BROKER_COUNT_MAX + 8];
     int32_t count = server_nodes(rc, nodes, (int32_t)G_N_ELEMENTS(nodes));
     for (int32_t i = 0; i < count; i++) {
-        ks_node_id id = cluster_node(run, c, nodes[i]);
-        if (!ks_world_node_is_up(run->world, id)) {
-            ks_world_node_restart(run->world, id);
-            ks_cluster_on_node_restarted(rc->cluster, nodes[i]);
+        server_restart(run, c, nodes[i]);
+    }
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        struct run_mirror *rm = &run->mirrors[m];
+        if (rm->spec->target_cluster == c && !ks_world_node_is_up(run->world, rm->node)) {
+            ks_world_node_restart(run->world, rm->node);
+            ks_mirror_on_restart(rm->mirror);
         }
     }
     rc->down = false;
@@ -3017,6 +3050,13 @@ static void fire_restart(ks_world *world, void *context)
     }
     int32_t c = f->target.cluster_index;
     char detail[160];
+    if (f->target.kind == KS_TARGET_BROKER) {
+        g_snprintf(detail, sizeof detail, "fault %s: restart broker %d of cluster %s "
+                   "(restart.after)", f->name, f->target.broker_id, run->clusters[c].name);
+        report_fault(run, fire->fault_index, "restart", detail, NULL);
+        server_restart(run, c, (ks_node_id)f->target.broker_id);
+        return;
+    }
     g_snprintf(detail, sizeof detail, "fault %s: restart cluster %s (restart.after)", f->name,
                run->clusters[c].name);
     report_fault(run, fire->fault_index, "restart", detail, NULL);
@@ -3156,6 +3196,25 @@ static void fire_fault(ks_world *world, void *context)
     case KS_FAULT_CRASH: {
         int32_t c = f->target.cluster_index;
         bool power = f->mode == KS_CRASH_POWER;
+        if (f->target.kind == KS_TARGET_BROKER) {
+            /* one broker of a cluster (target = NAME:ID) */
+            g_snprintf(detail, sizeof detail, "fault %s: crash broker %d of cluster %s%s",
+                       f->name, f->target.broker_id, run->clusters[c].name,
+                       power ? " (power loss)" : "");
+            report_fault(run, fire->fault_index, "fault", detail, NULL);
+            if (ks_world_node_is_up(run->world,
+                                    cluster_node(run, c, (ks_node_id)f->target.broker_id))) {
+                server_crash(run, c, (ks_node_id)f->target.broker_id, power);
+            }
+            if (run->clusters[c].availability != NULL) {
+                ks_availability_mark_dirty(run->clusters[c].availability);
+            }
+            if (f->restart_after_ns >= 0) {
+                ks_world_schedule(run->world, KS_NODE_DRIVER, (ks_time_ns)f->restart_after_ns,
+                                  KS_KIND_DRIVER_RESTART, fire_restart, fire);
+            }
+            break;
+        }
         g_snprintf(detail, sizeof detail, "fault %s: crash cluster %s (every broker and "
                    "controller%s)%s",
                    f->name, run->clusters[c].name, power ? ", power loss" : "",
@@ -3174,6 +3233,16 @@ static void fire_fault(ks_world *world, void *context)
     }
     case KS_FAULT_RESTART: {
         int32_t c = f->target.cluster_index;
+        if (f->target.kind == KS_TARGET_BROKER) {
+            g_snprintf(detail, sizeof detail, "fault %s: restart broker %d of cluster %s",
+                       f->name, f->target.broker_id, run->clusters[c].name);
+            report_fault(run, fire->fault_index, "restart", detail, NULL);
+            server_restart(run, c, (ks_node_id)f->target.broker_id);
+            if (run->clusters[c].availability != NULL) {
+                ks_availability_mark_dirty(run->clusters[c].availability);
+            }
+            break;
+        }
         g_snprintf(detail, sizeof detail, "fault %s: restart cluster %s", f->name,
                    run->clusters[c].name);
         report_fault(run, fire->fault_index, "restart", detail, NULL);

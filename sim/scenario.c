@@ -1737,6 +1737,29 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
         out->kind = KS_TARGET_ALL;
         return true;
     }
+    const char *colon = strchr(text, ':');
+    if (colon != NULL && site->scenario->cluster_count > 0) {
+        /* NAME:ID, one broker of a cluster (several clusters) */
+        g_autofree char *name = g_strndup(text, (gsize)(colon - text));
+        out->kind = KS_TARGET_BROKER;
+        out->in_cluster = true;
+        out->cluster_index = ks_scenario_cluster_index(site->scenario, name);
+        if (out->cluster_index < 0) {
+            return site_fail(site, KS_SCENARIO_ERROR_REFERENCE, "there is no [cluster %s]", name);
+        }
+        int32_t brokers = site->scenario->clusters[out->cluster_index].cluster.broker_count;
+        int64_t id = 0;
+        if (!ks__parse_int64(colon + 1, &id)) {
+            return site_fail(site, KS_SCENARIO_ERROR_VALUE, "'%s' is not a broker id", colon + 1);
+        }
+        if (id < 1 || id > brokers) {
+            return site_fail(site, KS_SCENARIO_ERROR_REFERENCE,
+                             "cluster %s has no broker %" PRId64 " (brokers = %d: ids 1..%d)",
+                             name, id, brokers, brokers);
+        }
+        out->broker_id = (int32_t)id;
+        return true;
+    }
     if (g_ascii_isdigit(text[0]) || text[0] == '-') {
         out->kind = KS_TARGET_BROKER;
         return broker_id_parse(site, text, &out->broker_id);
@@ -2213,10 +2236,12 @@ static bool cluster_fault_rules(const struct raw_section *section, const struct 
     switch (fault->action) {
     case KS_FAULT_CRASH:
     case KS_FAULT_RESTART:
-        if (target == NULL || fault->target.kind != KS_TARGET_CLUSTER) {
+        if (target == NULL || (fault->target.kind != KS_TARGET_CLUSTER &&
+                               !(fault->target.kind == KS_TARGET_BROKER &&
+                                 fault->target.in_cluster))) {
             return fail_at(error, KS_SCENARIO_ERROR_NOT_MODELLED, section, target,
                            "with several clusters, %s takes target = cluster(NAME) (a whole "
-                           "cluster; one broker of several clusters is not modelled yet)",
+                           "cluster) or NAME:ID (broker ID of cluster NAME)",
                            ks_fault_action_name(fault->action));
         }
         return true;
@@ -3240,7 +3265,11 @@ char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct
     char tp[KS_TOPIC_NAME_BYTES_MAX + 16];
     switch (target->kind) {
     case KS_TARGET_NONE: return g_strdup("");
-    case KS_TARGET_BROKER: return g_strdup_printf("%d", target->broker_id);
+    case KS_TARGET_BROKER:
+        return target->in_cluster ? g_strdup_printf("%s:%d",
+                                                    scenario->clusters[target->cluster_index].name,
+                                                    target->broker_id)
+                                  : g_strdup_printf("%d", target->broker_id);
     case KS_TARGET_LEADER:
         return g_strdup_printf("leader(%s)",
                                ks_scenario_format_tp(scenario, target->tp, tp, sizeof tp));

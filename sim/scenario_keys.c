@@ -656,7 +656,8 @@ static const struct ks__key_spec mirror_keys[] = {
       "Required: the `[cluster NAME]` the mirror reads (MM2's `source->target` flow)." },
     { "target", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Required: the cluster it writes to; the mirror's node sits with it (a network fault "
-      "on the link between the clusters cuts the mirror off its source)." },
+      "on the link between the clusters cuts the mirror off its source; a crash of the "
+      "target takes the mirror down until the target restarts)." },
     { "topics", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Required: the source topic to copy (ksim: one topic per mirror; MM2 takes a list of "
       "regular expressions). Its copy on the target is `<source><separator><topic>` "
@@ -710,7 +711,9 @@ static const struct ks__key_spec fault_keys[] = {
       "broker of that rack of [cluster] `racks`), `all` (every broker), `controller` (the "
       "active one when the fault fires), `controller(N)` (the N-th controller node, node id "
       "brokers + N), `zookeeper` (the ZooKeeper node under controller = zookeeper), "
-      "`random`, `producer(NAME)`, `consumer(NAME)`. Required by the actions that take it "
+      "`random`, `producer(NAME)`, `consumer(NAME)`; with several clusters `cluster(NAME)` "
+      "(every node of it) and `NAME:ID` (broker ID of cluster NAME). Required by the actions "
+      "that take it "
       "(table below). The same names go in `groups`, `isolate`, `from` and `to`. "
       "rolling-restart takes `all` or a comma list of brokers (`1,3,2`), restarted in that "
       "order." },
@@ -1977,8 +1980,11 @@ void ks_scenario_write_key_reference(FILE *out)
           "did not fsync; without `restart.after` the cluster is lost for good and stays down\n"
           "through the final phase), `action = partition` with `groups = cluster(A) |\n"
           "cluster(B)` (every link between the two sides; a mirror's node counts with its\n"
-          "target), and `heal`. Faults fire `at` a time; triggers and faults on single\n"
-          "brokers are not modelled with several clusters yet.\n\n"
+          "target), and `heal`. `crash` and `restart` also take one broker of a cluster as\n"
+          "`target = NAME:ID` (`target = east:2`: broker 2 of east; `mode`, `restart.after`\n"
+          "as for a whole cluster). A crash of a mirror's target cluster takes the mirror\n"
+          "down until the target restarts. Faults fire `at` a time; triggers, other targets\n"
+          "and the other actions are not modelled with several clusters yet.\n\n"
           "`action = failover` moves a client to the mirror's target (a disaster-recovery\n"
           "failover, KIP-382). `target = consumer(NAME)`: every consumer of its group on its\n"
           "cluster stops, and a standby of each (`NAME.TARGET`) joins the group on the target\n"

@@ -220,6 +220,52 @@ static void test_failover_producer(void)
                    metric(&stays, KS_METRIC_RECORDS_UNKNOWN));
 }
 
+/* West, the mirror's target, crashes at 4 s and restarts at 6 s. MM2's
+ * worker runs on the target's side, so its tasks go down with west and
+ * resume from the source offsets committed at their last flush: with
+ * offset.flush.interval.ms at 60 s none was committed, so every record
+ * copied before the crash (at most 4 s x 200) is copied again; with a
+ * flush every 500 ms, at most what the last 500 ms copied (plus what the
+ * brokers' restart leaves unanswered). Nothing is lost either way. */
+static const char west_restart[] = "[fault west-down]\nat = 4s\naction = crash\n"
+                                   "target = cluster(west)\nrestart.after = 2s\n";
+
+static void test_target_crash_takes_mirror(void)
+{
+    struct outcome slow = run_text(west_restart);
+    CU_ASSERT_EQUAL_FATAL(slow.code, 0);
+    CU_ASSERT_EQUAL(metric(&slow, KS_METRIC_MIRRORED), metric(&slow, KS_METRIC_RECORDS_ACKED));
+    CU_ASSERT_EQUAL(metric(&slow, KS_METRIC_MIRROR_LOST), 0);
+    double again = metric(&slow, KS_METRIC_MIRROR_DUPLICATES);
+    CU_ASSERT_TRUE(again > 400);
+    CU_ASSERT_TRUE(again <= 4 * 200);
+    struct outcome often = run_mirror_text("offset.flush.interval.ms = 500\n", west_restart);
+    CU_ASSERT_EQUAL_FATAL(often.code, 0);
+    CU_ASSERT_EQUAL(metric(&often, KS_METRIC_MIRRORED), metric(&often, KS_METRIC_RECORDS_ACKED));
+    CU_ASSERT_TRUE(metric(&often, KS_METRIC_MIRROR_DUPLICATES) < again / 2);
+}
+
+/* target = east:2 crashes broker 2 of east only and restarts it 3 s
+ * later: east keeps serving (acks = all, min.insync.replicas 2, three
+ * replicas), nothing acknowledged is lost, the mirror copies every record,
+ * and west is untouched. Against the same run without the fault, the
+ * broker's crash changes the run (its followers leave the ISR). */
+static void test_one_broker_of_a_cluster(void)
+{
+    const char *fault = "[fault kill]\nat = 2s\naction = crash\ntarget = east:2\n"
+                        "restart.after = 3s\n";
+    struct outcome o = run_mirror_text("", fault);
+    CU_ASSERT_EQUAL_FATAL(o.code, 0);
+    CU_ASSERT_TRUE(metric(&o, KS_METRIC_RECORDS_ACKED) > 1000);
+    CU_ASSERT_EQUAL(metric(&o, KS_METRIC_ACKED_LOST), 0);
+    CU_ASSERT_EQUAL(metric(&o, KS_METRIC_MIRRORED), metric(&o, KS_METRIC_RECORDS_ACKED));
+    CU_ASSERT_EQUAL(metric(&o, KS_METRIC_MIRROR_LOST), 0);
+    CU_ASSERT_TRUE(metric(&o, KS_METRIC_ISR_SHRINKS) >= 1);
+    struct outcome none = run_text("");
+    CU_ASSERT_EQUAL(metric(&none, KS_METRIC_ISR_SHRINKS), 0);
+    CU_ASSERT_NOT_EQUAL(none.result.trace_hash, o.result.trace_hash);
+}
+
 void ks_test_register_run_clusters(void)
 {
     static const struct ks_test_case cases[] = {
@@ -229,6 +275,8 @@ void ks_test_register_run_clusters(void)
         { "link cut heals", test_link_cut_heals },
         { "failover of a group", test_failover },
         { "failover of a producer", test_failover_producer },
+        { "a target's crash takes the mirror down", test_target_crash_takes_mirror },
+        { "one broker of a cluster", test_one_broker_of_a_cluster },
     };
     KS_TEST_ADD_SUITE("sim/run_clusters", cases);
 }
