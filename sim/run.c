@@ -3092,6 +3092,16 @@ static void fire_heal(ks_world *world, void *context)
  * copies that scenario.c made join the group on the mirror's target at
  * this time, where they resume from the group's offsets there: the ones
  * MM2 synced (sync.group.offsets.enabled, KIP-545), else auto.offset.reset. */
+/* A client that fails over leaves its cluster: its node (view id) of
+ * cluster c goes down, if it is up. */
+static void client_stop(struct run *run, int32_t c, ks_node_id node)
+{
+    if (ks_world_node_is_up(run->world, cluster_node(run, c, node))) {
+        ks_world_node_crash(run->world, cluster_node(run, c, node), false);
+        ks_cluster_on_node_crashed(run->clusters[c].cluster, node);
+    }
+}
+
 /* A producer's failover (sim/scenario.c failover_producer): the
  * application stops producing to its cluster (its node goes down, so what
  * it had not sent is never sent), and its standby, which sim/scenario.c
@@ -3105,11 +3115,7 @@ static void fire_failover_producer(struct run *run, int32_t fault_index)
     int32_t from = s->producer_cluster[p];
     const struct ks_mirror_spec *mirror = &s->mirrors[f->failover_mirror];
     struct run_cluster *rc = &run->clusters[from];
-    ks_node_id node = ks_cluster_producer_node(&rc->spec, run->producer_local[p]);
-    if (ks_world_node_is_up(run->world, cluster_node(run, from, node))) {
-        ks_world_node_crash(run->world, cluster_node(run, from, node), false);
-        ks_cluster_on_node_crashed(rc->cluster, node);
-    }
+    client_stop(run, from, ks_cluster_producer_node(&rc->spec, run->producer_local[p]));
     char detail[400];
     g_snprintf(detail, sizeof detail,
                "fault %s: failover: producer %s moves from cluster %s to %s (it stops; its "
@@ -3143,11 +3149,7 @@ static void fire_failover(struct run *run, int32_t fault_index)
             continue;
         }
         g_string_append_printf(stopped, "%s%s", stopped->len > 0 ? ", " : "", s->consumers[j].name);
-        ks_node_id node = ks_cluster_consumer_node(&rc->spec, run->consumer_local[j]);
-        if (ks_world_node_is_up(run->world, cluster_node(run, from, node))) {
-            ks_world_node_crash(run->world, cluster_node(run, from, node), false);
-            ks_cluster_on_node_crashed(rc->cluster, node);
-        }
+        client_stop(run, from, ks_cluster_consumer_node(&rc->spec, run->consumer_local[j]));
     }
     char detail[400];
     g_snprintf(detail, sizeof detail,

@@ -2920,6 +2920,28 @@ static bool finalize_mirrors(struct ks_scenario *scenario, GError **error)
     return true;
 }
 
+/* A failover's mirror: the one that copies topic t away from cluster
+ * `from`; else FILE:LINE naming the client (`what` NAME `verb` t ...). */
+static bool failover_mirror_find(struct ks_scenario *scenario, const struct raw_section *section,
+                                 const struct raw_entry *target, struct ks_fault *fault,
+                                 const char *what, const char *name, const char *verb, int32_t t,
+                                 int32_t from, GError **error)
+{
+    fault->failover_mirror = -1;
+    for (size_t m = 0; m < scenario->mirror_count && fault->failover_mirror < 0; m++) {
+        if (scenario->mirrors[m].source_cluster == from && scenario->mirrors[m].topic_index == t) {
+            fault->failover_mirror = (int32_t)m;
+        }
+    }
+    if (fault->failover_mirror < 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, target,
+                       "failover: %s %s %s %s on cluster %s, which no [mirror] copies to "
+                       "another cluster",
+                       what, name, verb, scenario->topics[t].name, scenario->clusters[from].name);
+    }
+    return true;
+}
+
 /* A producer's failover (KIP-382 "failover"): in a disaster-recovery
  * failover the application points bootstrap.servers at the target cluster
  * and keeps producing to the topic it knows by name. On the target that
@@ -2941,19 +2963,9 @@ static bool failover_producer(struct ks_scenario *scenario, const struct raw_sec
                        "failover: producer %s is a processor's; fail its consumer over instead",
                        moved->name);
     }
-    fault->failover_mirror = -1;
-    for (size_t m = 0; m < scenario->mirror_count && fault->failover_mirror < 0; m++) {
-        if (scenario->mirrors[m].source_cluster == from &&
-            scenario->mirrors[m].topic_index == moved->topic_index) {
-            fault->failover_mirror = (int32_t)m;
-        }
-    }
-    if (fault->failover_mirror < 0) {
-        return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, target,
-                       "failover: producer %s writes %s on cluster %s, which no [mirror] "
-                       "copies to another cluster",
-                       moved->name, scenario->topics[moved->topic_index].name,
-                       scenario->clusters[from].name);
+    if (!failover_mirror_find(scenario, section, target, fault, "producer", moved->name, "writes",
+                              moved->topic_index, from, error)) {
+        return false;
     }
     const struct ks_mirror_spec *mirror = &scenario->mirrors[fault->failover_mirror];
     struct ks_producer_config standby = *moved;
@@ -3000,19 +3012,9 @@ static bool finalize_failovers(struct ks_scenario *scenario, GError **error)
         int32_t k = fault->target.client_index;
         const struct ks_consumer_config *moved = &scenario->consumers[k];
         int32_t from = scenario->consumer_cluster[k];
-        fault->failover_mirror = -1;
-        for (size_t m = 0; m < scenario->mirror_count && fault->failover_mirror < 0; m++) {
-            if (scenario->mirrors[m].source_cluster == from &&
-                scenario->mirrors[m].topic_index == moved->topic_index) {
-                fault->failover_mirror = (int32_t)m;
-            }
-        }
-        if (fault->failover_mirror < 0) {
-            return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, target,
-                           "failover: consumer %s reads %s on cluster %s, which no [mirror] "
-                           "copies to another cluster",
-                           moved->name, scenario->topics[moved->topic_index].name,
-                           scenario->clusters[from].name);
+        if (!failover_mirror_find(scenario, section, target, fault, "consumer", moved->name,
+                                  "reads", moved->topic_index, from, error)) {
+            return false;
         }
         const struct ks_mirror_spec *mirror = &scenario->mirrors[fault->failover_mirror];
         size_t count = scenario->consumer_count;
