@@ -28,7 +28,7 @@
 static bool rule_failover(const struct ks_fault_site *site)
 {
     return ks_fault_site_fail(site, KS_SCENARIO_ERROR_CONFLICT, "action",
-                              "[fault %s] (failover) moves a group to another cluster: it needs "
+                              "[fault %s] (failover) moves a client to another cluster: it needs "
                               "[cluster NAME] sections and a [mirror NAME]",
                               site->fault->name);
 }
@@ -421,13 +421,17 @@ static const struct ks_fault_action_row rows[] = {
         .name = "failover",
         .action = KS_FAULT_FAILOVER,
         .keys = { KEY("target", TARGET) },
-        .target = KS_FAULT_TARGET_CONSUMER,
-        .target_wrong = "failover moves a consumer group: target = consumer(NAME)",
+        .target = KS_FAULT_TARGET_CLIENT,
+        .target_wrong = "failover moves a consumer group or a producer: target = consumer(NAME) "
+                        "or producer(NAME)",
         .rule = rule_failover,
-        .keys_doc = "`target` (`consumer(NAME)`, required): every consumer of its group on its "
-                    "cluster stops, and a copy of each (`NAME.TARGET`) joins the group on the "
-                    "mirror's target cluster, reading the remote topic from the group's synced "
-                    "offsets there (several clusters only)",
+        .keys_doc = "`target` (`consumer(NAME)` or `producer(NAME)`, required). A consumer: "
+                    "every consumer of its group on its cluster stops, and a copy of each "
+                    "(`NAME.TARGET`) joins the group on the mirror's target cluster, reading the "
+                    "remote topic from the group's synced offsets there. A producer: it stops, "
+                    "and a copy (`NAME.TARGET`, same settings, its `count` counted afresh) "
+                    "writes from then on to the remote topic on the target (several clusters "
+                    "only)",
         .fire = ks__fault_fire_failover,
     },
 };
@@ -542,6 +546,8 @@ static bool target_fits(enum ks_fault_target_rule rule, const struct ks_target *
         return target->kind != KS_TARGET_PRODUCER && target->kind != KS_TARGET_CONSUMER &&
                target->kind != KS_TARGET_NONE;
     case KS_FAULT_TARGET_CONSUMER: return target->kind == KS_TARGET_CONSUMER;
+    case KS_FAULT_TARGET_CLIENT:
+        return target->kind == KS_TARGET_CONSUMER || target->kind == KS_TARGET_PRODUCER;
     }
     return false;
 }

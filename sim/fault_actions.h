@@ -82,7 +82,8 @@ enum ks_fault_target_rule {
     KS_FAULT_TARGET_NONE,    /* takes no target */
     KS_FAULT_TARGET_ANY,     /* any target */
     KS_FAULT_TARGET_BROKER,  /* one that names brokers: not producer(...) or consumer(...) */
-    KS_FAULT_TARGET_CONSUMER /* consumer(NAME) */
+    KS_FAULT_TARGET_CONSUMER, /* consumer(NAME) */
+    KS_FAULT_TARGET_CLIENT    /* consumer(NAME) or producer(NAME) */
 };
 
 /* The loader's view of one [fault NAME] section, for the load-time rules.

@@ -1546,15 +1546,26 @@ static void do_final_read(struct run *run, struct final_read *out)
     out->owned = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     if (multi(run)) {
         /* user topics only; a remote topic's records are the mirrors' (a
-         * copy of a record is no duplicate of it in acked_lost's sense) */
+         * copy of a record is no duplicate of it in acked_lost's sense),
+         * except those a producer that failed over wrote there itself: they
+         * are judged like any record, on the cluster they were written to */
+        GArray *remote = g_array_new(FALSE, FALSE, sizeof(struct ks_read_record));
         for (int32_t global = 0; global < run->user_topic_count; global++) {
             int32_t t = global;
             struct ks_cluster *cluster = topic_model(run, global, &t);
-            GArray *records = run->remote_topic[global] ? out->mirror_records : out->records;
+            GArray *records = run->remote_topic[global] ? remote : out->records;
             for (int32_t p = 0; p < run->scenario->topics[global].partition_count; p++) {
                 read_partition(run, cluster, t, global, p, true, records, out);
             }
+            for (guint i = 0; i < remote->len; i++) {
+                const struct ks_read_record *r = &g_array_index(remote, struct ks_read_record, i);
+                bool own = r->producer_index >= 0 &&
+                           run->scenario->producers[r->producer_index].topic_index == global;
+                g_array_append_val(own ? out->records : out->mirror_records, *r);
+            }
+            g_array_set_size(remote, 0);
         }
+        g_array_free(remote, TRUE);
         return;
     }
     int32_t topic_count = ks_cluster_topic_count(run->cluster);
@@ -2960,21 +2971,51 @@ static void report_fault(struct run *run, int32_t fault_index, const char *kind,
     run_on_fault(run, &report);
 }
 
+/* One server node (view id) of cluster c goes down; the mirrors that talk
+ * to a broker of it see their connections reset. */
+static void server_crash(struct run *run, int32_t c, ks_node_id node, bool power)
+{
+    struct run_cluster *rc = &run->clusters[c];
+    ks_world_node_crash(run->world, cluster_node(run, c, node), power);
+    ks_cluster_on_node_crashed(rc->cluster, node);
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        const struct ks_mirror_spec *ms = run->mirrors[m].spec;
+        if (node <= (ks_node_id)rc->view.cluster.broker_count &&
+            (ms->source_cluster == c || ms->target_cluster == c)) {
+            ks_mirror_on_broker_down(run->mirrors[m].mirror, ms->target_cluster == c,
+                                     (int32_t)node);
+        }
+    }
+}
+
+static void server_restart(struct run *run, int32_t c, ks_node_id node)
+{
+    ks_node_id id = cluster_node(run, c, node);
+    if (!ks_world_node_is_up(run->world, id)) {
+        ks_world_node_restart(run->world, id);
+        ks_cluster_on_node_restarted(run->clusters[c].cluster, node);
+    }
+}
+
 static void cluster_crash(struct run *run, int32_t c, bool power)
 {
     struct run_cluster *rc = &run->clusters[c];
     ks_node_id nodes[KS_BROKER_COUNT_MAX + 8];
     int32_t count = server_nodes(rc, nodes, (int32_t)G_N_ELEMENTS(nodes));
     for (int32_t i = 0; i < count; i++) {
-        ks_world_node_crash(run->world, cluster_node(run, c, nodes[i]), power);
-        ks_cluster_on_node_crashed(rc->cluster, nodes[i]);
-        for (int32_t m = 0; m < run->mirror_count; m++) {
-            const struct ks_mirror_spec *ms = run->mirrors[m].spec;
-            if (nodes[i] <= (ks_node_id)rc->view.cluster.broker_count &&
-                (ms->source_cluster == c || ms->target_cluster == c)) {
-                ks_mirror_on_broker_down(run->mirrors[m].mirror, ms->target_cluster == c,
-                                         (int32_t)nodes[i]);
-            }
+        server_crash(run, c, nodes[i], power);
+    }
+    /* MM2 runs as a Connect worker on the target's side (a mirror's node
+     * counts with its target; MirrorMakerConfig.workerConfig builds the
+     * worker of a source->target flow from the target cluster's settings,
+     * its offsets topic lives there): a crash of its target takes its tasks down,
+     * and they resume from their last committed offsets when it comes back
+     * (ks_mirror_on_crash, ks_mirror_on_restart). */
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        struct run_mirror *rm = &run->mirrors[m];
+        if (rm->spec->target_cluster == c && ks_world_node_is_up(run->world, rm->node)) {
+            ks_world_node_crash(run->world, rm->node, false);
+            ks_mirror_on_crash(rm->mirror);
         }
     }
     rc->down = true;
@@ -2989,10 +3030,13 @@ static void cluster_restart(struct run *run, int32_t c)
     ks_node_id nodes[KS_BROKER_COUNT_MAX + 8];
     int32_t count = server_nodes(rc, nodes, (int32_t)G_N_ELEMENTS(nodes));
     for (int32_t i = 0; i < count; i++) {
-        ks_node_id id = cluster_node(run, c, nodes[i]);
-        if (!ks_world_node_is_up(run->world, id)) {
-            ks_world_node_restart(run->world, id);
-            ks_cluster_on_node_restarted(rc->cluster, nodes[i]);
+        server_restart(run, c, nodes[i]);
+    }
+    for (int32_t m = 0; m < run->mirror_count; m++) {
+        struct run_mirror *rm = &run->mirrors[m];
+        if (rm->spec->target_cluster == c && !ks_world_node_is_up(run->world, rm->node)) {
+            ks_world_node_restart(run->world, rm->node);
+            ks_mirror_on_restart(rm->mirror);
         }
     }
     rc->down = false;
@@ -3012,6 +3056,13 @@ static void fire_restart(ks_world *world, void *context)
     }
     int32_t c = f->target.cluster_index;
     char detail[160];
+    if (f->target.kind == KS_TARGET_BROKER) {
+        g_snprintf(detail, sizeof detail, "fault %s: restart broker %d of cluster %s "
+                   "(restart.after)", f->name, f->target.broker_id, run->clusters[c].name);
+        report_fault(run, fire->fault_index, "restart", detail, NULL);
+        server_restart(run, c, (ks_node_id)f->target.broker_id);
+        return;
+    }
     g_snprintf(detail, sizeof detail, "fault %s: restart cluster %s (restart.after)", f->name,
                run->clusters[c].name);
     report_fault(run, fire->fault_index, "restart", detail, NULL);
@@ -3047,10 +3098,51 @@ static void fire_heal(ks_world *world, void *context)
  * copies that scenario.c made join the group on the mirror's target at
  * this time, where they resume from the group's offsets there: the ones
  * MM2 synced (sync.group.offsets.enabled, KIP-545), else auto.offset.reset. */
+/* A client that fails over leaves its cluster: its node (view id) of
+ * cluster c goes down, if it is up. */
+static void client_stop(struct run *run, int32_t c, ks_node_id node)
+{
+    if (ks_world_node_is_up(run->world, cluster_node(run, c, node))) {
+        ks_world_node_crash(run->world, cluster_node(run, c, node), false);
+        ks_cluster_on_node_crashed(run->clusters[c].cluster, node);
+    }
+}
+
+/* A producer's failover (sim/scenario.c failover_producer): the
+ * application stops producing to its cluster (its node goes down, so what
+ * it had not sent is never sent), and its standby, which sim/scenario.c
+ * starts at this time, writes to the remote topic on the target. Each
+ * one's records are judged on the cluster it wrote them to. */
+static void fire_failover_producer(struct run *run, int32_t fault_index)
+{
+    const struct ks_scenario *s = run->scenario;
+    const struct ks_fault *f = &s->faults[fault_index];
+    int32_t p = f->target.client_index;
+    int32_t from = s->producer_cluster[p];
+    const struct ks_mirror_spec *mirror = &s->mirrors[f->failover_mirror];
+    struct run_cluster *rc = &run->clusters[from];
+    client_stop(run, from, ks_cluster_producer_node(&rc->spec, run->producer_local[p]));
+    char detail[400];
+    g_snprintf(detail, sizeof detail,
+               "fault %s: failover: producer %s moves from cluster %s to %s (it stops; its "
+               "standby %s.%s writes to %s there)",
+               f->name, s->producers[p].name, rc->name, s->clusters[mirror->target_cluster].name,
+               s->producers[p].name, s->clusters[mirror->target_cluster].name,
+               s->topics[mirror->remote_topic_index].name);
+    report_fault(run, fault_index, "fault", detail,
+                 "A producer that fails over points bootstrap.servers at the other cluster and "
+                 "keeps producing. What its old cluster acknowledged stays judged there; what "
+                 "it had not sent or not had acknowledged is not resent by the new one.");
+}
+
 static void fire_failover(struct run *run, int32_t fault_index)
 {
     const struct ks_scenario *s = run->scenario;
     const struct ks_fault *f = &s->faults[fault_index];
+    if (f->target.kind == KS_TARGET_PRODUCER) {
+        fire_failover_producer(run, fault_index);
+        return;
+    }
     int32_t k = f->target.client_index;
     const struct ks_consumer_config *moved = &s->consumers[k];
     int32_t from = s->consumer_cluster[k];
@@ -3063,11 +3155,7 @@ static void fire_failover(struct run *run, int32_t fault_index)
             continue;
         }
         g_string_append_printf(stopped, "%s%s", stopped->len > 0 ? ", " : "", s->consumers[j].name);
-        ks_node_id node = ks_cluster_consumer_node(&rc->spec, run->consumer_local[j]);
-        if (ks_world_node_is_up(run->world, cluster_node(run, from, node))) {
-            ks_world_node_crash(run->world, cluster_node(run, from, node), false);
-            ks_cluster_on_node_crashed(rc->cluster, node);
-        }
+        client_stop(run, from, ks_cluster_consumer_node(&rc->spec, run->consumer_local[j]));
     }
     char detail[400];
     g_snprintf(detail, sizeof detail,
@@ -3116,6 +3204,25 @@ static void fire_fault(ks_world *world, void *context)
     case KS_FAULT_CRASH: {
         int32_t c = f->target.cluster_index;
         bool power = f->mode == KS_CRASH_POWER;
+        if (f->target.kind == KS_TARGET_BROKER) {
+            /* one broker of a cluster (target = NAME:ID) */
+            g_snprintf(detail, sizeof detail, "fault %s: crash broker %d of cluster %s%s",
+                       f->name, f->target.broker_id, run->clusters[c].name,
+                       power ? " (power loss)" : "");
+            report_fault(run, fire->fault_index, "fault", detail, NULL);
+            if (ks_world_node_is_up(run->world,
+                                    cluster_node(run, c, (ks_node_id)f->target.broker_id))) {
+                server_crash(run, c, (ks_node_id)f->target.broker_id, power);
+            }
+            if (run->clusters[c].availability != NULL) {
+                ks_availability_mark_dirty(run->clusters[c].availability);
+            }
+            if (f->restart_after_ns >= 0) {
+                ks_world_schedule(run->world, KS_NODE_DRIVER, (ks_time_ns)f->restart_after_ns,
+                                  KS_KIND_DRIVER_RESTART, fire_restart, fire);
+            }
+            break;
+        }
         g_snprintf(detail, sizeof detail, "fault %s: crash cluster %s (every broker and "
                    "controller%s)%s",
                    f->name, run->clusters[c].name, power ? ", power loss" : "",
@@ -3134,6 +3241,16 @@ static void fire_fault(ks_world *world, void *context)
     }
     case KS_FAULT_RESTART: {
         int32_t c = f->target.cluster_index;
+        if (f->target.kind == KS_TARGET_BROKER) {
+            g_snprintf(detail, sizeof detail, "fault %s: restart broker %d of cluster %s",
+                       f->name, f->target.broker_id, run->clusters[c].name);
+            report_fault(run, fire->fault_index, "restart", detail, NULL);
+            server_restart(run, c, (ks_node_id)f->target.broker_id);
+            if (run->clusters[c].availability != NULL) {
+                ks_availability_mark_dirty(run->clusters[c].availability);
+            }
+            break;
+        }
         g_snprintf(detail, sizeof detail, "fault %s: restart cluster %s", f->name,
                    run->clusters[c].name);
         report_fault(run, fire->fault_index, "restart", detail, NULL);

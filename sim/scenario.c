@@ -1737,6 +1737,29 @@ static bool target_parse(const struct value_site *site, const char *raw_text, st
         out->kind = KS_TARGET_ALL;
         return true;
     }
+    const char *colon = strchr(text, ':');
+    if (colon != NULL && site->scenario->cluster_count > 0) {
+        /* NAME:ID, one broker of a cluster (several clusters) */
+        g_autofree char *name = g_strndup(text, (gsize)(colon - text));
+        out->kind = KS_TARGET_BROKER;
+        out->in_cluster = true;
+        out->cluster_index = ks_scenario_cluster_index(site->scenario, name);
+        if (out->cluster_index < 0) {
+            return site_fail(site, KS_SCENARIO_ERROR_REFERENCE, "there is no [cluster %s]", name);
+        }
+        int32_t brokers = site->scenario->clusters[out->cluster_index].cluster.broker_count;
+        int64_t id = 0;
+        if (!ks__parse_int64(colon + 1, &id)) {
+            return site_fail(site, KS_SCENARIO_ERROR_VALUE, "'%s' is not a broker id", colon + 1);
+        }
+        if (id < 1 || id > brokers) {
+            return site_fail(site, KS_SCENARIO_ERROR_REFERENCE,
+                             "cluster %s has no broker %" PRId64 " (brokers = %d: ids 1..%d)",
+                             name, id, brokers, brokers);
+        }
+        out->broker_id = (int32_t)id;
+        return true;
+    }
     if (g_ascii_isdigit(text[0]) || text[0] == '-') {
         out->kind = KS_TARGET_BROKER;
         return broker_id_parse(site, text, &out->broker_id);
@@ -2213,10 +2236,12 @@ static bool cluster_fault_rules(const struct raw_section *section, const struct 
     switch (fault->action) {
     case KS_FAULT_CRASH:
     case KS_FAULT_RESTART:
-        if (target == NULL || fault->target.kind != KS_TARGET_CLUSTER) {
+        if (target == NULL || (fault->target.kind != KS_TARGET_CLUSTER &&
+                               !(fault->target.kind == KS_TARGET_BROKER &&
+                                 fault->target.in_cluster))) {
             return fail_at(error, KS_SCENARIO_ERROR_NOT_MODELLED, section, target,
                            "with several clusters, %s takes target = cluster(NAME) (a whole "
-                           "cluster; one broker of several clusters is not modelled yet)",
+                           "cluster) or NAME:ID (broker ID of cluster NAME)",
                            ks_fault_action_name(fault->action));
         }
         return true;
@@ -2238,9 +2263,11 @@ static bool cluster_fault_rules(const struct raw_section *section, const struct 
     }
     case KS_FAULT_HEAL: return true;
     case KS_FAULT_FAILOVER:
-        if (target == NULL || fault->target.kind != KS_TARGET_CONSUMER) {
+        if (target == NULL || (fault->target.kind != KS_TARGET_CONSUMER &&
+                               fault->target.kind != KS_TARGET_PRODUCER)) {
             return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, target,
-                           "failover moves a consumer group: target = consumer(NAME)");
+                           "failover moves a consumer group or a producer: target = "
+                           "consumer(NAME) or producer(NAME)");
         }
         return true;
     case KS_FAULT_SLOW:
@@ -2893,6 +2920,72 @@ static bool finalize_mirrors(struct ks_scenario *scenario, GError **error)
     return true;
 }
 
+/* A failover's mirror: the one that copies topic t away from cluster
+ * `from`; else FILE:LINE naming the client (`what` NAME `verb` t ...). */
+static bool failover_mirror_find(struct ks_scenario *scenario, const struct raw_section *section,
+                                 const struct raw_entry *target, struct ks_fault *fault,
+                                 const char *what, const char *name, const char *verb, int32_t t,
+                                 int32_t from, GError **error)
+{
+    fault->failover_mirror = -1;
+    for (size_t m = 0; m < scenario->mirror_count && fault->failover_mirror < 0; m++) {
+        if (scenario->mirrors[m].source_cluster == from && scenario->mirrors[m].topic_index == t) {
+            fault->failover_mirror = (int32_t)m;
+        }
+    }
+    if (fault->failover_mirror < 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, target,
+                       "failover: %s %s %s %s on cluster %s, which no [mirror] copies to "
+                       "another cluster",
+                       what, name, verb, scenario->topics[t].name, scenario->clusters[from].name);
+    }
+    return true;
+}
+
+/* A producer's failover (KIP-382 "failover"): in a disaster-recovery
+ * failover the application points bootstrap.servers at the target cluster
+ * and keeps producing to the topic it knows by name. On the target that
+ * name is the mirror's copy: under IdentityReplicationPolicy (KIP-690) the
+ * remote topic keeps the source's name, and ksim's topic names are unique
+ * across clusters, so the remote topic (east.orders) stands for it. A
+ * standby copy of the producer (NAME.TARGET, same settings) writes there
+ * from the failover's time; sim/run.c stops the original. A processor's
+ * producer moves with its consumer, not on its own. */
+static bool failover_producer(struct ks_scenario *scenario, const struct raw_section *section,
+                              const struct raw_entry *target, struct ks_fault *fault,
+                              GError **error)
+{
+    int32_t p = fault->target.client_index;
+    const struct ks_producer_config *moved = &scenario->producers[p];
+    int32_t from = scenario->producer_cluster[p];
+    if (moved->input_consumer_index >= 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, target,
+                       "failover: producer %s is a processor's; fail its consumer over instead",
+                       moved->name);
+    }
+    if (!failover_mirror_find(scenario, section, target, fault, "producer", moved->name, "writes",
+                              moved->topic_index, from, error)) {
+        return false;
+    }
+    const struct ks_mirror_spec *mirror = &scenario->mirrors[fault->failover_mirror];
+    struct ks_producer_config standby = *moved;
+    g_snprintf(standby.name, sizeof standby.name, "%s.%s", moved->name,
+               scenario->clusters[mirror->target_cluster].name);
+    if (ks_scenario_producer_index(scenario, standby.name) >= 0) {
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, target,
+                       "failover: its standby producer's name %s is taken", standby.name);
+    }
+    standby.topic_index = mirror->remote_topic_index;
+    standby.start_ns = fault->at_ns;
+    standby.start_jitter_ns = 0;
+    size_t n = scenario->producer_count++;
+    scenario->producers = g_renew(struct ks_producer_config, scenario->producers, n + 2);
+    scenario->producer_cluster = g_renew(int32_t, scenario->producer_cluster, n + 2);
+    scenario->producers[n] = standby;
+    scenario->producer_cluster[n] = mirror->target_cluster;
+    return true;
+}
+
 /* Each failover fault: the mirror that copies its consumer's topic away
  * from its cluster, and a standby copy of every consumer of the group on
  * that cluster (NAME.TARGET, reading the remote topic, joining at the
@@ -2910,22 +3003,18 @@ static bool finalize_failovers(struct ks_scenario *scenario, GError **error)
             continue;
         }
         const struct raw_entry *target = entry_find(section, "target");
+        if (fault->target.kind == KS_TARGET_PRODUCER) {
+            if (!failover_producer(scenario, section, target, fault, error)) {
+                return false;
+            }
+            continue;
+        }
         int32_t k = fault->target.client_index;
         const struct ks_consumer_config *moved = &scenario->consumers[k];
         int32_t from = scenario->consumer_cluster[k];
-        fault->failover_mirror = -1;
-        for (size_t m = 0; m < scenario->mirror_count && fault->failover_mirror < 0; m++) {
-            if (scenario->mirrors[m].source_cluster == from &&
-                scenario->mirrors[m].topic_index == moved->topic_index) {
-                fault->failover_mirror = (int32_t)m;
-            }
-        }
-        if (fault->failover_mirror < 0) {
-            return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, target,
-                           "failover: consumer %s reads %s on cluster %s, which no [mirror] "
-                           "copies to another cluster",
-                           moved->name, scenario->topics[moved->topic_index].name,
-                           scenario->clusters[from].name);
+        if (!failover_mirror_find(scenario, section, target, fault, "consumer", moved->name,
+                                  "reads", moved->topic_index, from, error)) {
+            return false;
         }
         const struct ks_mirror_spec *mirror = &scenario->mirrors[fault->failover_mirror];
         size_t count = scenario->consumer_count;
@@ -3178,7 +3267,11 @@ char *ks_scenario_format_target(const struct ks_scenario *scenario, const struct
     char tp[KS_TOPIC_NAME_BYTES_MAX + 16];
     switch (target->kind) {
     case KS_TARGET_NONE: return g_strdup("");
-    case KS_TARGET_BROKER: return g_strdup_printf("%d", target->broker_id);
+    case KS_TARGET_BROKER:
+        return target->in_cluster ? g_strdup_printf("%s:%d",
+                                                    scenario->clusters[target->cluster_index].name,
+                                                    target->broker_id)
+                                  : g_strdup_printf("%d", target->broker_id);
     case KS_TARGET_LEADER:
         return g_strdup_printf("leader(%s)",
                                ks_scenario_format_tp(scenario, target->tp, tp, sizeof tp));

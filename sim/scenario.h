@@ -187,6 +187,9 @@ struct ks_target {
      * controller(N), the N-th controller node (node id brokers + N). */
     int32_t controller_number;
     int32_t cluster_index; /* CLUSTER: index into scenario->clusters */
+    /* BROKER written NAME:ID (several clusters): broker_id of cluster
+     * cluster_index */
+    bool in_cluster;
 };
 
 struct ks_target_list {

@@ -656,7 +656,8 @@ static const struct ks__key_spec mirror_keys[] = {
       "Required: the `[cluster NAME]` the mirror reads (MM2's `source->target` flow)." },
     { "target", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Required: the cluster it writes to; the mirror's node sits with it (a network fault "
-      "on the link between the clusters cuts the mirror off its source)." },
+      "on the link between the clusters cuts the mirror off its source; a crash of the "
+      "target takes the mirror down until the target restarts)." },
     { "topics", KS__VALUE_CUSTOM, 0, 0, NULL, NULL, 0, 0, NULL,
       "Required: the source topic to copy (ksim: one topic per mirror; MM2 takes a list of "
       "regular expressions). Its copy on the target is `<source><separator><topic>` "
@@ -710,7 +711,9 @@ static const struct ks__key_spec fault_keys[] = {
       "broker of that rack of [cluster] `racks`), `all` (every broker), `controller` (the "
       "active one when the fault fires), `controller(N)` (the N-th controller node, node id "
       "brokers + N), `zookeeper` (the ZooKeeper node under controller = zookeeper), "
-      "`random`, `producer(NAME)`, `consumer(NAME)`. Required by the actions that take it "
+      "`random`, `producer(NAME)`, `consumer(NAME)`; with several clusters `cluster(NAME)` "
+      "(every node of it) and `NAME:ID` (broker ID of cluster NAME). Required by the actions "
+      "that take it "
       "(table below). The same names go in `groups`, `isolate`, `from` and `to`. "
       "rolling-restart takes `all` or a comma list of brokers (`1,3,2`), restarted in that "
       "order." },
@@ -1977,8 +1980,25 @@ void ks_scenario_write_key_reference(FILE *out)
           "did not fsync; without `restart.after` the cluster is lost for good and stays down\n"
           "through the final phase), `action = partition` with `groups = cluster(A) |\n"
           "cluster(B)` (every link between the two sides; a mirror's node counts with its\n"
-          "target), and `heal`. Faults fire `at` a time; triggers and faults on single\n"
-          "brokers are not modelled with several clusters yet.\n\n"
+          "target), and `heal`. `crash` and `restart` also take one broker of a cluster as\n"
+          "`target = NAME:ID` (`target = east:2`: broker 2 of east; `mode`, `restart.after`\n"
+          "as for a whole cluster). A crash of a mirror's target cluster takes the mirror\n"
+          "down until the target restarts. Faults fire `at` a time; triggers, other targets\n"
+          "and the other actions are not modelled with several clusters yet.\n\n"
+          "`action = failover` moves a client to the mirror's target (a disaster-recovery\n"
+          "failover, KIP-382). `target = consumer(NAME)`: every consumer of its group on its\n"
+          "cluster stops, and a standby of each (`NAME.TARGET`) joins the group on the target\n"
+          "and reads the remote topic from the group's offsets there. `target =\n"
+          "producer(NAME)`: the producer stops (what its cluster had not acknowledged is not\n"
+          "resent), and a standby (`NAME.TARGET`, same settings, its `count` counted afresh)\n"
+          "writes from then on to the remote topic `<source>.<topic>` on the target: the\n"
+          "application points `bootstrap.servers` at the target and keeps writing the topic\n"
+          "it knows by name, which there is MM2's copy (as with IdentityReplicationPolicy,\n"
+          "KIP-690; ksim's topic names are unique across clusters, so the remote topic\n"
+          "stands for it). Each producer's records are judged on the cluster it wrote them\n"
+          "to: the standby's in the target's final read (`acked_lost`, `duplicates`), the\n"
+          "original's on the source; the standby's records in the remote topic are not\n"
+          "copies (`mirrored`, `mirror_duplicates` leave them out).\n\n"
           "`[mirror NAME]` is one MirrorMaker 2 flow `source->target` (KIP-382): a source\n"
           "task that copies the topic to its remote topic `<source>.<topic>` on the target\n"
           "(same partition, key, value, timestamp and headers), writes offset syncs to\n"

@@ -15,8 +15,10 @@
 #   - acks=0/1, the zombie leader and acks=1 rolling restarts: the records
 #     were only on the old leader, whose truncation removed them;
 #   - unclean elections: the new leader never had them;
-#   - mirror-source-lost, mirror-failover: the source cluster's crash for
-#     good (several clusters), its fault line.
+#   - mirror-source-lost, mirror-failover, mirror-failover-producer: the
+#     source cluster's crash for good (several clusters), its fault line (in
+#     mirror-failover-producer east's records only: every record the
+#     producer's standby wrote to west is present).
 # Also: every scenario of scenarios/ that loses acknowledged records is in
 # the table (a new lossy scenario needs its answer here), and each cause is
 # consistent with the event's structured columns (a truncation's range
@@ -52,6 +54,7 @@ kip279-leader-epoch|2435|unclean_election|unclean_election|1|11773|
 kip320-consumer-truncation|2483|unclean_election|unclean_election|2|28877|
 kip966-last-replica-standing|0|power_loss|fault|3|29730|t2-power-loss
 mirror-failover|0|cluster_lost|fault||12000|east-lost
+mirror-failover-producer|0|cluster_lost|fault||12000|east-lost
 mirror-source-lost|0|cluster_lost|fault||8000|data-center-lost
 power-loss-no-writeback|0|power_loss|fault|1|60000|power-1
 power-loss-writeback|16481|power_loss|fault|1|60000|power-1

@@ -444,7 +444,8 @@ static void test_table_rows(void)
         CU_ASSERT_PTR_NOT_NULL(row->fire);
         CU_ASSERT_PTR_NOT_NULL(row->keys_doc);
         CU_ASSERT_EQUAL(row->target_wrong != NULL, row->target == KS_FAULT_TARGET_BROKER ||
-                                                       row->target == KS_FAULT_TARGET_CONSUMER);
+                                                       row->target == KS_FAULT_TARGET_CONSUMER ||
+                                                       row->target == KS_FAULT_TARGET_CLIENT);
         /* rolling-restart's target is a list, parsed by the action itself. */
         const struct ks_fault_key *target = ks_fault_action_key(row, "target");
         CU_ASSERT_EQUAL(target != NULL && target->kind == KS_FAULT_KEY_TARGET,

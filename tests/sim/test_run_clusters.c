@@ -188,6 +188,84 @@ static void test_failover(void)
     CU_ASSERT_EQUAL(metric(&unsynced, KS_METRIC_CONSUMED_LOST), 0);
 }
 
+/* East is lost at 5 s; at 6 s producer p fails over: it stops, and its
+ * standby p.west writes to east.orders on west for the last 2 s. East's
+ * records are judged on east exactly as in the same run without the
+ * producer's failover (all of them lost with it), and every record west
+ * acknowledged is in west's final read: acked_lost does not grow, while
+ * records_acked grows by p.west's (about 2 s x 200 records/s). */
+static const char east_lost[] = "[fault dc]\nat = 5s\naction = crash\ntarget = cluster(east)\n";
+
+static void test_failover_producer(void)
+{
+    struct outcome stays = run_text(east_lost);
+    g_autofree char *text =
+        g_strconcat(east_lost, "[fault move]\nat = 6s\naction = failover\ntarget = producer(p)\n",
+                    NULL);
+    struct outcome moved = run_text(text);
+    CU_ASSERT_EQUAL_FATAL(stays.code, 0);
+    CU_ASSERT_EQUAL_FATAL(moved.code, 0);
+    CU_ASSERT_EQUAL(metric(&stays, KS_METRIC_ACKED_LOST), metric(&stays, KS_METRIC_RECORDS_ACKED));
+    CU_ASSERT_EQUAL(metric(&moved, KS_METRIC_ACKED_LOST), metric(&stays, KS_METRIC_ACKED_LOST));
+    double west_acked =
+        metric(&moved, KS_METRIC_RECORDS_ACKED) - metric(&stays, KS_METRIC_RECORDS_ACKED);
+    CU_ASSERT_TRUE(west_acked > 300);
+    CU_ASSERT_TRUE(west_acked <= 2 * 200 + 1);
+    CU_ASSERT_EQUAL(metric(&moved, KS_METRIC_DUPLICATES), 0);
+    /* the mirror's share is east's, unchanged */
+    CU_ASSERT_EQUAL(metric(&moved, KS_METRIC_MIRROR_LOST), metric(&stays, KS_METRIC_MIRROR_LOST));
+    CU_ASSERT_TRUE(metric(&moved, KS_METRIC_MIRROR_LOST) > 0);
+    /* p stopped: east's dead leaders no longer collect its unanswered sends */
+    CU_ASSERT_TRUE(metric(&moved, KS_METRIC_RECORDS_UNKNOWN) <
+                   metric(&stays, KS_METRIC_RECORDS_UNKNOWN));
+}
+
+/* West, the mirror's target, crashes at 4 s and restarts at 6 s. MM2's
+ * worker runs on the target's side, so its tasks go down with west and
+ * resume from the source offsets committed at their last flush: with
+ * offset.flush.interval.ms at 60 s none was committed, so every record
+ * copied before the crash (at most 4 s x 200) is copied again; with a
+ * flush every 500 ms, at most what the last 500 ms copied (plus what the
+ * brokers' restart leaves unanswered). Nothing is lost either way. */
+static const char west_restart[] = "[fault west-down]\nat = 4s\naction = crash\n"
+                                   "target = cluster(west)\nrestart.after = 2s\n";
+
+static void test_target_crash_takes_mirror(void)
+{
+    struct outcome slow = run_text(west_restart);
+    CU_ASSERT_EQUAL_FATAL(slow.code, 0);
+    CU_ASSERT_EQUAL(metric(&slow, KS_METRIC_MIRRORED), metric(&slow, KS_METRIC_RECORDS_ACKED));
+    CU_ASSERT_EQUAL(metric(&slow, KS_METRIC_MIRROR_LOST), 0);
+    double again = metric(&slow, KS_METRIC_MIRROR_DUPLICATES);
+    CU_ASSERT_TRUE(again > 400);
+    CU_ASSERT_TRUE(again <= 4 * 200);
+    struct outcome often = run_mirror_text("offset.flush.interval.ms = 500\n", west_restart);
+    CU_ASSERT_EQUAL_FATAL(often.code, 0);
+    CU_ASSERT_EQUAL(metric(&often, KS_METRIC_MIRRORED), metric(&often, KS_METRIC_RECORDS_ACKED));
+    CU_ASSERT_TRUE(metric(&often, KS_METRIC_MIRROR_DUPLICATES) < again / 2);
+}
+
+/* target = east:2 crashes broker 2 of east only and restarts it 3 s
+ * later: east keeps serving (acks = all, min.insync.replicas 2, three
+ * replicas), nothing acknowledged is lost, the mirror copies every record,
+ * and west is untouched. Against the same run without the fault, the
+ * broker's crash changes the run (its followers leave the ISR). */
+static void test_one_broker_of_a_cluster(void)
+{
+    const char *fault = "[fault kill]\nat = 2s\naction = crash\ntarget = east:2\n"
+                        "restart.after = 3s\n";
+    struct outcome o = run_mirror_text("", fault);
+    CU_ASSERT_EQUAL_FATAL(o.code, 0);
+    CU_ASSERT_TRUE(metric(&o, KS_METRIC_RECORDS_ACKED) > 1000);
+    CU_ASSERT_EQUAL(metric(&o, KS_METRIC_ACKED_LOST), 0);
+    CU_ASSERT_EQUAL(metric(&o, KS_METRIC_MIRRORED), metric(&o, KS_METRIC_RECORDS_ACKED));
+    CU_ASSERT_EQUAL(metric(&o, KS_METRIC_MIRROR_LOST), 0);
+    CU_ASSERT_TRUE(metric(&o, KS_METRIC_ISR_SHRINKS) >= 1);
+    struct outcome none = run_text("");
+    CU_ASSERT_EQUAL(metric(&none, KS_METRIC_ISR_SHRINKS), 0);
+    CU_ASSERT_NOT_EQUAL(none.result.trace_hash, o.result.trace_hash);
+}
+
 void ks_test_register_run_clusters(void)
 {
     static const struct ks_test_case cases[] = {
@@ -196,6 +274,9 @@ void ks_test_register_run_clusters(void)
         { "source cluster lost", test_source_lost },
         { "link cut heals", test_link_cut_heals },
         { "failover of a group", test_failover },
+        { "failover of a producer", test_failover_producer },
+        { "a target's crash takes the mirror down", test_target_crash_takes_mirror },
+        { "one broker of a cluster", test_one_broker_of_a_cluster },
     };
     KS_TEST_ADD_SUITE("sim/run_clusters", cases);
 }

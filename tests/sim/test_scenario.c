@@ -399,13 +399,23 @@ static const struct bad_case bad_cases[] = {
     { "[topic t]\n[consumer c]\ntopic = t\ngroup.id = g\n[fault f]\nat = 1s\n"
       "action = failover\ntarget = consumer(c)\n",
       KS_SCENARIO_ERROR_CONFLICT,
-      "bad.ini:7: [fault f] (failover) moves a group to another cluster: it needs [cluster "
+      "bad.ini:7: [fault f] (failover) moves a client to another cluster: it needs [cluster "
       "NAME] sections and a [mirror NAME]" },
     { "[cluster east]\n[cluster west]\n[topic t]\ncluster = east\n[consumer c]\ntopic = t\n"
       "group.id = g\n[fault f]\nat = 1s\naction = failover\ntarget = consumer(c)\n",
       KS_SCENARIO_ERROR_REFERENCE,
       "bad.ini:11: failover: consumer c reads t on cluster east, which no [mirror] copies to "
       "another cluster" },
+    { "[cluster east]\n[cluster west]\n[topic t]\ncluster = east\n[producer p]\ntopic = t\n"
+      "[fault f]\nat = 1s\naction = failover\ntarget = producer(p)\n",
+      KS_SCENARIO_ERROR_REFERENCE,
+      "bad.ini:10: failover: producer p writes t on cluster east, which no [mirror] copies to "
+      "another cluster" },
+    { "[cluster east]\n[cluster west]\n[topic t]\ncluster = east\n[producer p]\ntopic = t\n"
+      "[fault f]\nat = 1s\naction = failover\ntarget = cluster(east)\n",
+      KS_SCENARIO_ERROR_VALUE,
+      "bad.ini:10: failover moves a consumer group or a producer: target = consumer(NAME) or "
+      "producer(NAME)" },
     { "[cluster east]\n[cluster]\n", KS_SCENARIO_ERROR_CONFLICT,
       "bad.ini:2: [cluster] after [cluster NAME] sections: with several clusters every one is "
       "[cluster NAME]" },
@@ -450,8 +460,18 @@ static const struct bad_case bad_cases[] = {
       "sections" },
     { "[cluster east]\n[cluster west]\n[fault f]\nat = 1s\naction = crash\ntarget = 1\n",
       KS_SCENARIO_ERROR_NOT_MODELLED,
-      "bad.ini:6: with several clusters, crash takes target = cluster(NAME) (a whole cluster; "
-      "one broker of several clusters is not modelled yet)" },
+      "bad.ini:6: with several clusters, crash takes target = cluster(NAME) (a whole cluster) "
+      "or NAME:ID (broker ID of cluster NAME)" },
+    { "[cluster east]\n[cluster west]\nbrokers = 3\n[fault f]\nat = 1s\naction = crash\n"
+      "target = west:4\n",
+      KS_SCENARIO_ERROR_REFERENCE,
+      "bad.ini:7: target = west:4: cluster west has no broker 4 (brokers = 3: ids 1..3)" },
+    { "[cluster east]\n[cluster west]\n[fault f]\nat = 1s\naction = crash\ntarget = north:1\n",
+      KS_SCENARIO_ERROR_REFERENCE, "bad.ini:6: target = north:1: there is no [cluster north]" },
+    { "[cluster east]\n[cluster west]\n[fault f]\nat = 1s\naction = pause\ntarget = east:1\n",
+      KS_SCENARIO_ERROR_NOT_MODELLED,
+      "bad.ini:5: action = pause is not modelled with several clusters yet (crash, restart, "
+      "partition, heal and failover are)" },
     { "[cluster east]\n[cluster west]\n[fault f]\nat = 1s\naction = crash\n"
       "target = cluster(north)\n",
       KS_SCENARIO_ERROR_REFERENCE, "bad.ini:6: target = cluster(north): there is no [cluster north]" },
@@ -1588,6 +1608,40 @@ static void test_several_clusters(void)
     CU_ASSERT_EQUAL(s->consumers[2].topic_index, 1);
     CU_ASSERT_EQUAL(s->consumers[2].start_ns, 7000000000LL);
     CU_ASSERT_EQUAL(s->consumer_cluster[2], 1);
+    CU_ASSERT_EQUAL(s->faults[0].failover_mirror, 0);
+    ks_scenario_free(s);
+    s = NULL;
+    /* NAME:ID names one broker of a cluster, for crash and restart */
+    g_autofree char *one_broker = g_strconcat(text,
+                                              "[fault kill]\nat = 3s\naction = crash\n"
+                                              "target = west:5\nrestart.after = 2s\n",
+                                              NULL);
+    CU_ASSERT_TRUE_FATAL(ks_scenario_load_from_data("two.ini", one_broker, &s, &error));
+    CU_ASSERT_EQUAL(s->faults[0].target.kind, KS_TARGET_BROKER);
+    CU_ASSERT_TRUE(s->faults[0].target.in_cluster);
+    CU_ASSERT_EQUAL(s->faults[0].target.cluster_index, 1);
+    CU_ASSERT_EQUAL(s->faults[0].target.broker_id, 5);
+    g_autofree char *shown = ks_scenario_format_target(s, &s->faults[0].target);
+    CU_ASSERT_STRING_EQUAL(shown, "west:5");
+    ks_scenario_free(s);
+    s = NULL;
+    /* a producer's failover adds a standby copy of it on the target that
+     * writes to the remote topic from the failover's time, after every
+     * other producer (their indexes stay) */
+    g_autofree char *moved_producer = g_strconcat(text,
+                                                  "[producer q]\ntopic = orders\nrate = 10/s\n"
+                                                  "[fault move]\nat = 9s\naction = failover\n"
+                                                  "target = producer(p)\n",
+                                                  NULL);
+    CU_ASSERT_TRUE_FATAL(ks_scenario_load_from_data("two.ini", moved_producer, &s, &error));
+    CU_ASSERT_EQUAL(s->producer_count, 3);
+    CU_ASSERT_STRING_EQUAL(s->producers[1].name, "q");
+    CU_ASSERT_STRING_EQUAL(s->producers[2].name, "p.west");
+    CU_ASSERT_EQUAL(s->producers[2].topic_index, 1);
+    CU_ASSERT_EQUAL(s->producers[2].start_ns, 9000000000LL);
+    CU_ASSERT_EQUAL(s->producers[2].rate_per_s, s->producers[0].rate_per_s);
+    CU_ASSERT_EQUAL(s->producer_cluster[2], 1);
+    CU_ASSERT_EQUAL(s->producer_cluster[0], 0);
     CU_ASSERT_EQUAL(s->faults[0].failover_mirror, 0);
     ks_scenario_free(s);
     s = NULL;
