@@ -247,6 +247,9 @@ demo-all: bin/ksim
 # or DEBUG say (build/bench/), two files at a time; then the benchmarks run one
 # after another, alone.
 BENCH_OBJ = $(LIB_SRC:%.c=build/bench/%.o)
+# Named only by a pattern rule, the objects would be intermediate files that make
+# deletes after linking, so every benchmark rebuild compiled the library again.
+.SECONDARY: $(BENCH_OBJ)
 build/bench/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE) -O2 $(PKG_CFLAGS) -c -o $@ $<
