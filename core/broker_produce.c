@@ -45,10 +45,23 @@
 ** the same producer epoch) opens a transaction no coordinator knows of, and
 ** nothing ever writes its marker: the hanging transaction of KAFKA-14402.
 **
+** Transaction version 2 (KIP-890 part 2, transaction.version = 2, whatever
+** the verification config says): the same path adds the partition instead
+** of only asking (AddPartitionsToTxnManager's addPartition operation,
+** verifyOnly false; the local coordinator answers through
+** ks_broker_txn_add_answered once the change is written). A transaction
+** counts as open only under the batch's epoch (KAFKA-18575): a batch of the
+** next epoch that finds the previous transaction still open is answered
+** CONCURRENT_TRANSACTIONS before any add. The broker retries an add refused
+** with CONCURRENT_TRANSACTIONS every 20 ms for 100 ms (KAFKA-18654) before
+** answering the producer.
+**
 ** Invariants:
 **   V1  a verification in flight is in broker->verifying, with its timer
-**       armed, until its answer, its timeout or the broker's crash; its
-**       Produce is answered exactly once (appended, or refused).
+**       armed (its timeout, or its retry), or its add pending at this
+**       broker's own coordinator, until its answer, its timeout or the
+**       broker's crash; its Produce is answered exactly once (appended, or
+**       refused).
 **   A1  an acks=all append is pending only while the HW is below its end:
 **       it completes when the HW reaches required_offset, on leadership loss,
 **       or at its timeout, exactly once, and its timer is armed until then.

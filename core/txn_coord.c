@@ -50,6 +50,23 @@
 **                    an Ongoing transaction older than its timeout is fenced
 **                    (epoch + 1) and aborted with that epoch: its producer's
 **                    next request gets PRODUCER_FENCED (Kafka before KIP-890).
+** Transaction version 2 (KIP-890 part 2, [cluster] transaction.version = 2;
+** TransactionVersion.supportsEpochBump):
+**   EndTxn           Ongoing -> Prepare* with the epoch + 1
+**                    (prepareAbortOrCommit): the markers carry it and the
+**                    answer returns it. At an epoch of Short.MaxValue - 1 or
+**                    more the transaction also gets the next producer id,
+**                    which replaces id and epoch (0) at the Complete* record
+**                    (prepareComplete). In Prepare* and Complete* only the
+**                    retry of the EndTxn that bumped it (epoch one below, or
+**                    the previous id's last epoch after an overflow) passes;
+**                    any other epoch is PRODUCER_FENCED (isValidEpoch).
+**   fences           the abort of a fence bumps once more (epoch + 2 in all),
+**                    as 4.0's endTransaction with the server's version does.
+**   implicit adds    a partition leader's AddPartitionsToTxn (not verifyOnly,
+**                    KS_MSG_TXN_VERIFY_REQUEST with add_partition) is
+**                    handleAddPartitionsToTransaction for that partition,
+**                    answered to the leader once the change is written.
 ** Loading (TransactionStateManager.loadTransactionsForTxnTopicPartition): a
 ** new leader of a __transaction_state partition reads it from the log start to
 ** the LEO, keeps each id's last value (a null value deletes it), and resumes
@@ -69,7 +86,10 @@
 ** WriteTxnMarkers request (Kafka batches them); no transactional.id
 ** expiration; the producer id of a new id comes from this broker's own
 ** counter (Kafka's ProducerIdManager blocks from the controller): unique over
-** the run all the same; an epoch never reaches Short.MaxValue in a run.
+** the run all the same; an epoch never reaches Short.MaxValue in a run
+** through InitProducerId (Kafka would move to a new producer id); under
+** transaction version 2 the next producer id of an exhausted epoch is not
+** written into the record.
 */
 #include "txn_coord.h"
 #include "base.h"

@@ -263,7 +263,9 @@ static const struct ks_kafka_version versions[] = {
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA, HW_RULE, KRAFT_SESSIONS,
       .null_key_partitioner = "uniform sticky (KIP-794)",
       .notes = "ksim's default. KRaft only (ZooKeeper removed, KIP-833). ELR is available and "
-               "off (feature eligible.leader.replicas.version = 0)." NOTE_ASSIGNOR_3_0,
+               "off (feature eligible.leader.replicas.version = 0). transaction.version 2, as "
+               "for a new cluster (an upgraded one keeps its level until it is raised)."
+               NOTE_ASSIGNOR_3_0,
       .sources = UPG("400") ", KIP-1030 (linger.ms 5), KIP-890 part 2 (transaction.version 2, "
                  "kafka.apache.org/40 operations/transaction-protocol), kafka.apache.org/40 "
                  "operations/eligible-leader-replicas" },
