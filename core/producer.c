@@ -2131,8 +2131,8 @@ static bool idempotence_blocks(struct ks_producer *p, struct ppart *part,
     if (p->producer_id < 0) {
         return true;
     }
-    if (p->txn.enabled && p->txn.state != PTXN_INIT && !p->txn.added[batch->partition] &&
-        txn_v2(p)) {
+    if (p->txn.enabled && (p->txn.state == PTXN_IN_TXN || p->txn.state == PTXN_ENDING) &&
+        !p->txn.added[batch->partition] && txn_v2(p)) {
         /* KIP-890 part 2 (TransactionManager.maybeAddPartition with
          * transaction V2): the partition is in the transaction as soon as it
          * gets a record; its leader adds it at the coordinator when the
