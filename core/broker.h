@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 struct ks_broker;
+struct ks_txn_response;
 
 /* ---- life cycle (core/cluster.c) ---------------------------------------- */
 
@@ -128,6 +129,10 @@ void ks_broker_append_marker(struct ks_broker *broker, int32_t topic_index, int3
  * append reached the HW): a marker in __consumer_offsets completes the
  * producer's pending transactional offset commits in the group coordinator
  * (KafkaApis.handleWriteTxnMarkersRequest's onTransactionCompleted). */
+/* KIP-890 part 2: this broker's own transaction coordinator answers an
+ * implicit add its partition leader asked for (the answer a
+ * KS_MSG_TXN_VERIFY_RESPONSE would carry from another broker). */
+void ks_broker_txn_add_answered(struct ks_broker *broker, const struct ks_txn_response *response);
 void ks_broker_txn_marker_written(struct ks_broker *broker, int32_t topic_index,
                                   int32_t partition, int64_t producer_id, bool commit);
 /* A new producer id (InitProducerId): unique over the run. */

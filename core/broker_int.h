@@ -160,7 +160,9 @@ struct ks__verifying {
     uint8_t *message;   /* a copy of the Produce message, owned */
     size_t message_bytes;
     ks_node_id source; /* the producer */
-    ks_timer_id timer; /* the verification's request timeout */
+    ks_timer_id timer; /* the verification's request timeout, or its retry */
+    struct ks_txn_request request; /* what the coordinator is asked */
+    ks_time_ns started_ns;         /* the first attempt */
 };
 
 /* Which pending appends of a partition complete_pending finishes. */

@@ -45,10 +45,23 @@
 ** the same producer epoch) opens a transaction no coordinator knows of, and
 ** nothing ever writes its marker: the hanging transaction of KAFKA-14402.
 **
+** Transaction version 2 (KIP-890 part 2, transaction.version = 2, whatever
+** the verification config says): the same path adds the partition instead
+** of only asking (AddPartitionsToTxnManager's addPartition operation,
+** verifyOnly false; the local coordinator answers through
+** ks_broker_txn_add_answered once the change is written). A transaction
+** counts as open only under the batch's epoch (KAFKA-18575): a batch of the
+** next epoch that finds the previous transaction still open is answered
+** CONCURRENT_TRANSACTIONS before any add. The broker retries an add refused
+** with CONCURRENT_TRANSACTIONS every 20 ms for 100 ms (KAFKA-18654) before
+** answering the producer.
+**
 ** Invariants:
 **   V1  a verification in flight is in broker->verifying, with its timer
-**       armed, until its answer, its timeout or the broker's crash; its
-**       Produce is answered exactly once (appended, or refused).
+**       armed (its timeout, or its retry), or its add pending at this
+**       broker's own coordinator, until its answer, its timeout or the
+**       broker's crash; its Produce is answered exactly once (appended, or
+**       refused).
 **   A1  an acks=all append is pending only while the HW is below its end:
 **       it completes when the HW reaches required_offset, on leadership loss,
 **       or at its timeout, exactly once, and its timer is armed until then.
@@ -246,6 +259,21 @@ static void answer_append(struct ks_broker *broker, struct ks__replica *replica,
                                     KS_TIMER_BROKER_PRODUCE_TIMEOUT, pending_timeout, item);
 }
 
+/* UnifiedLog.hasOngoingTransaction: the producer id has a transaction open
+ * on the partition. Under transaction.version 2 only one of the batch's
+ * epoch counts (Kafka 4.0, KAFKA-18575): a batch of the next transaction
+ * (the epoch bumped by EndTxn) that finds the previous one still open (its
+ * marker not yet written) starts a transaction of its own. */
+static bool txn_open_for(const struct ks_broker *broker, const struct ks__replica *replica,
+                         const struct ks_batch_view *view)
+{
+    if (!ks_log_has_ongoing_txn(replica->log, view->producer_id)) {
+        return false;
+    }
+    return broker->spec->cluster->transaction_version < 2 ||
+           ks_producer_state_epoch(replica->producers, view->producer_id) == view->producer_epoch;
+}
+
 /* UnifiedLog.analyzeAndValidateProducerState's check for a client's
  * transactional data batch (KIP-890 part 1): NONE when the producer has a
  * transaction open here, or verification is off, or the batch carries the
@@ -255,8 +283,9 @@ static void answer_append(struct ks_broker *broker, struct ks__replica *replica,
 static int16_t verification_check(const struct ks_broker *broker, struct ks__replica *replica,
                                   const struct ks_batch_view *view, uint64_t guard)
 {
-    if (!broker->spec->cluster->txn_partition_verification_enable ||
-        ks_log_has_ongoing_txn(replica->log, view->producer_id)) {
+    if ((!broker->spec->cluster->txn_partition_verification_enable &&
+         broker->spec->cluster->transaction_version < 2) ||
+        txn_open_for(broker, replica, view)) {
         return KS_ERR_NONE;
     }
     uint64_t current = ks_producer_state_verification_guard(replica->producers, view->producer_id);
@@ -403,6 +432,7 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
 /* ---- transaction verification (KIP-890 part 1) ---------------------------------------- */
 
 static void verify_answer(struct ks_broker *broker, struct ks__verifying *item, int16_t error);
+static void verify_send(struct ks_broker *broker, struct ks__verifying *item);
 static enum ks_acks acks_from_wire(int16_t acks);
 
 /* The request's completion: a ProduceResponse to its producer (acks=0:
@@ -431,6 +461,43 @@ static void verify_timeout(ks_world *world, void *context)
     verify_answer(item->broker, item, KS_ERR_NETWORK_EXCEPTION);
 }
 
+/* Asks the coordinator about item (again): AddPartitionsToTxnManager
+ * .verifyTransaction, to the coordinator of the id, the leader of its
+ * __transaction_state partition. */
+static void verify_send(struct ks_broker *broker, struct ks__verifying *item)
+{
+    item->request_id = ++broker->next_correlation_id;
+    item->request.correlation_id = item->request_id;
+    int32_t txn_partition = ks_group_offsets_partition(
+        item->request.transactional_id, broker->topics[broker->txn_topic_index].partition_count);
+    int32_t coordinator =
+        ks_broker_partition_leader(broker, broker->txn_topic_index, txn_partition);
+    if (coordinator < 1) {
+        verify_answer(broker, item, KS_ERR_COORDINATOR_NOT_AVAILABLE);
+    } else if (coordinator == broker->id && item->request.add_partition != 0) {
+        /* Answered through ks_broker_txn_add_answered, at once or when the
+         * coordinator has written the partition into the transaction. */
+        ks_txn_coordinator_add_for_leader(broker->txn_coordinator, &item->request);
+    } else if (coordinator == broker->id) {
+        verify_answer(broker, item,
+                      ks_txn_coordinator_verify(broker->txn_coordinator, &item->request));
+    } else {
+        item->timer =
+            ks_world_schedule(broker->world, (ks_node_id)broker->id, KS__REQUEST_TIMEOUT_NS,
+                              KS_TIMER_BROKER_TXN_VERIFY_TIMEOUT, verify_timeout, item);
+        ks_world_send(broker->world, (ks_node_id)broker->id, (ks_node_id)coordinator,
+                      KS_MSG_TXN_VERIFY_REQUEST, &item->request, sizeof item->request);
+    }
+}
+
+static void verify_retry(ks_world *world, void *context)
+{
+    (void)world;
+    struct ks__verifying *item = context;
+    item->timer = 0;
+    verify_send(item->broker, item);
+}
+
 /* Whether the Produce needs the coordinator first; if so, starts the
  * verification (it owns a copy of the message from then on). */
 static bool maybe_verify(struct ks_broker *broker, ks_node_id source,
@@ -438,8 +505,10 @@ static bool maybe_verify(struct ks_broker *broker, ks_node_id source,
                          size_t message_bytes)
 {
     /* maybeStartTransactionVerificationForPartitions: only with the broker
-     * config on and a transactional id in the request. */
-    if (!broker->spec->cluster->txn_partition_verification_enable ||
+     * config on (or transaction.version 2, whose producers rely on the
+     * leader to add the partition) and a transactional id in the request. */
+    bool add = broker->spec->cluster->transaction_version >= 2;
+    if ((!broker->spec->cluster->txn_partition_verification_enable && !add) ||
         (request->flags & KS_PRODUCE_FLAG_TRANSACTIONAL_ID) == 0 || broker->txn_topic_index < 0 ||
         broker->txn_coordinator == NULL) {
         return false;
@@ -454,8 +523,26 @@ static bool maybe_verify(struct ks_broker *broker, ks_node_id source,
     if (replica == NULL || replica->role != KS_ROLE_LEADER ||
         ks_batch_parse(message + sizeof *request, request->batch_bytes, &view, &parsed_bytes) !=
             KS_BATCH_OK ||
-        !is_transactional_data(&view) || ks_log_has_ongoing_txn(replica->log, view.producer_id)) {
+        !is_transactional_data(&view)) {
         return false;
+    }
+    if (!replica->producers_valid) {
+        ks_producer_state_rebuild(replica->producers, replica->log);
+        replica->producers_valid = true;
+    }
+    if (txn_open_for(broker, replica, &view)) {
+        return false;
+    }
+    if (add && ks_log_has_ongoing_txn(replica->log, view.producer_id) &&
+        ks_producer_state_epoch(replica->producers, view.producer_id) < view.producer_epoch) {
+        /* KAFKA-18575 (Kafka 4.0): the previous transaction's marker has not
+         * reached this partition yet: CONCURRENT_TRANSACTIONS, which the
+         * producer retries, before any add at the coordinator. */
+        struct ks__completion completion;
+        network_completion(request, source, &completion);
+        complete(broker, &completion, KS_ERR_CONCURRENT_TRANSACTIONS, -1,
+                 ks__broker_now_ns(broker));
+        return true;
     }
     struct ks__verifying *item = calloc(1, sizeof *item);
     ks_assert(item != NULL);
@@ -467,36 +554,21 @@ static bool maybe_verify(struct ks_broker *broker, ks_node_id source,
     ks_assert(item->message != NULL);
     memcpy(item->message, message, message_bytes);
     item->message_bytes = message_bytes;
-    item->request_id = ++broker->next_correlation_id;
+    item->started_ns = ks__broker_now_ns(broker);
     g_ptr_array_add(broker->verifying, item);
 
     struct ks_txn_request verify;
     memset(&verify, 0, sizeof verify);
-    verify.correlation_id = item->request_id;
     verify.producer_id = view.producer_id;
     verify.producer_epoch = view.producer_epoch;
     verify.topic_index = request->topic_index;
     verify.partition = request->partition;
+    verify.add_partition = add ? 1 : 0;
     memcpy(verify.transactional_id, message + sizeof *request + request->batch_bytes,
            KS_TRANSACTIONAL_ID_BYTES);
     verify.transactional_id[KS_TRANSACTIONAL_ID_BYTES - 1] = '\0';
-    /* AddPartitionsToTxnManager.verifyTransaction: to the coordinator of the
-     * id, the leader of its __transaction_state partition. */
-    int32_t txn_partition = ks_group_offsets_partition(
-        verify.transactional_id, broker->topics[broker->txn_topic_index].partition_count);
-    int32_t coordinator =
-        ks_broker_partition_leader(broker, broker->txn_topic_index, txn_partition);
-    if (coordinator < 1) {
-        verify_answer(broker, item, KS_ERR_COORDINATOR_NOT_AVAILABLE);
-    } else if (coordinator == broker->id) {
-        verify_answer(broker, item, ks_txn_coordinator_verify(broker->txn_coordinator, &verify));
-    } else {
-        item->timer =
-            ks_world_schedule(broker->world, (ks_node_id)broker->id, KS__REQUEST_TIMEOUT_NS,
-                              KS_TIMER_BROKER_TXN_VERIFY_TIMEOUT, verify_timeout, item);
-        ks_world_send(broker->world, (ks_node_id)broker->id, (ks_node_id)coordinator,
-                      KS_MSG_TXN_VERIFY_REQUEST, &verify, sizeof verify);
-    }
+    item->request = verify;
+    verify_send(broker, item);
     return true;
 }
 
@@ -537,12 +609,30 @@ static void verify_refused_event(struct ks_broker *broker, const struct ks_produ
     ks_broker_emit(broker, &event);
 }
 
+/* KAFKA-18654 (Kafka 4.0): an implicit add refused with
+ * CONCURRENT_TRANSACTIONS (the previous transaction's markers are still
+ * going out) is retried by the broker every add.partitions.to.txn.retry
+ * .backoff.ms (20) while add.partitions.to.txn.retry.backoff.max.ms (100)
+ * has not passed since the first attempt, rather than by the producer. */
+#define ADD_RETRY_BACKOFF_NS ((ks_time_ns)20 * KS_NS_PER_MS)
+#define ADD_RETRY_MAX_NS     ((ks_time_ns)100 * KS_NS_PER_MS)
+
 /* The verification's outcome: append with its guard, or refuse (V1). */
 static void verify_answer(struct ks_broker *broker, struct ks__verifying *item, int16_t error)
 {
+    ks_world_cancel(broker->world, item->timer);
+    item->timer = 0;
+    ks_time_ns now = ks__broker_now_ns(broker);
+    if (error == KS_ERR_CONCURRENT_TRANSACTIONS && item->request.add_partition != 0 &&
+        now + ADD_RETRY_BACKOFF_NS - item->started_ns <= ADD_RETRY_MAX_NS) {
+        item->request_id = 0; /* an answer to the old request is stale */
+        item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
+                                        ADD_RETRY_BACKOFF_NS, KS_TIMER_BROKER_TXN_ADD_RETRY,
+                                        verify_retry, item);
+        return;
+    }
     bool removed = g_ptr_array_remove(broker->verifying, item);
     ks_assert(removed); /* V1: answered once */
-    ks_world_cancel(broker->world, item->timer);
     struct ks_produce_request request;
     memcpy(&request, item->message, sizeof request);
     struct ks__completion completion;
@@ -574,6 +664,11 @@ void ks__produce_on_verify_response(struct ks_broker *broker, const void *messag
         }
     }
     /* An answer after its timeout: ignored. */
+}
+
+void ks_broker_txn_add_answered(struct ks_broker *broker, const struct ks_txn_response *response)
+{
+    ks__produce_on_verify_response(broker, response, sizeof *response);
 }
 
 void ks__produce_drop_verifying(struct ks_broker *broker)

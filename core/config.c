@@ -52,6 +52,8 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     out->txn_topic_min_isr = 2;
     out->txn_abort_check_interval_ns = 10000 * MS;
     out->txn_partition_verification_enable = true; /* KIP-890 part 1 (3.6+) */
+    out->transaction_version = 2;                   /* KIP-890 part 2 (4.0+) */
+    out->client_txn_group_metadata = true;          /* KIP-447 (2.5+) */
     out->group_initial_rebalance_delay_ns = 3000 * MS;
     out->group_min_session_timeout_ns = 6000 * MS;
     out->group_max_session_timeout_ns = 1800000 * MS;

@@ -117,6 +117,17 @@ struct ks_cluster_config {
      * 3.6+): a leader asks the transaction coordinator before appending a
      * transactional batch that would start a transaction on a partition. */
     bool txn_partition_verification_enable;
+    /* transaction.version = 2, the finalized feature level (KIP-890; Kafka's
+     * TransactionVersion): 0 and 1 run the classic protocol (1 only changes
+     * the __transaction_state record format, which ksim does not model); 2
+     * bumps the producer epoch at every EndTxn and adds a data partition to
+     * the transaction through the partition leader's first transactional
+     * Produce (KIP-890 part 2). 4.0's default for a new cluster. */
+    int32_t transaction_version;
+    /* ksim: a transactional producer's TxnOffsetCommit carries the consumer's
+     * member id and generation (KIP-447, Kafka 2.5+), so the group
+     * coordinator can fence a zombie member. Default true. */
+    bool client_txn_group_metadata;
     /* Broker defaults for topic-level settings (log.*); topics copy them unless set. */
 };
 

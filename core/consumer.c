@@ -1873,7 +1873,13 @@ static void finish_batch(struct ks_consumer *c)
     g_array_set_size(c->batch, 0);
     g_array_set_size(c->batch_partitions, 0);
     c->batch_next = 0;
-    if (c->output != NULL && c->generation >= 0 && end_output(c)) {
+    /* Before KIP-447 (client.txn.group.metadata false) the application's
+     * transaction does not depend on the consumer's membership:
+     * sendOffsetsToTransaction(offsets, groupId) and commitTransaction() go
+     * on after the consumer learned it was removed from the group, as they
+     * would in the classic consume-transform-produce loop. */
+    bool member_free = processor_transactional(c) && !c->spec->cluster->client_txn_group_metadata;
+    if (c->output != NULL && (c->generation >= 0 || member_free) && end_output(c)) {
         return;
     }
     switch (c->config->commit) {

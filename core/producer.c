@@ -1228,6 +1228,15 @@ static bool workload_done(const struct ks_producer *p);
 static void schedule_next_record(struct ks_producer *p);
 static void drop_all(struct ks_producer *p, bool report);
 
+/* transaction.version 2 (KIP-890 part 2; TransactionManager
+ * .isTransactionV2Enabled, from the brokers' finalized features): implicit
+ * partition adds, and the epoch EndTxn returns used for the next
+ * transaction. */
+static bool txn_v2(const struct ks_producer *p)
+{
+    return p->spec->cluster->transaction_version >= 2;
+}
+
 static bool txn_accepts_records(const struct ks_producer *p)
 {
     return !p->txn.enabled || p->txn.state == PTXN_READY ||
@@ -1433,12 +1442,21 @@ static void offsets_step(struct ks_producer *p, ks_time_ns now)
     uint8_t *message = g_malloc0(bytes);
     struct ks_group_txn_offset_commit_request request;
     memset(&request, 0, sizeof request);
-    request.generation = t->generation;
     request.entry_count = (int32_t)t->offsets->len;
     request.producer_id = p->producer_id;
     request.producer_epoch = p->producer_epoch;
     g_strlcpy(request.group_id, t->group_id, sizeof request.group_id);
-    g_strlcpy(request.member_id, t->member_id, sizeof request.member_id);
+    if (p->spec->cluster->client_txn_group_metadata) {
+        request.generation = t->generation;
+        g_strlcpy(request.member_id, t->member_id, sizeof request.member_id);
+    } else {
+        /* Before KIP-447 (Kafka 2.5) sendOffsetsToTransaction took only the
+         * group id, and TxnOffsetCommit v0-v2 has no member id nor
+         * generation: the request goes with generation -1 and no member
+         * (TxnOffsetCommitRequest's defaults), and
+         * GroupCoordinator.handleTxnCommitOffsets cannot tell a zombie. */
+        request.generation = -1;
+    }
     g_strlcpy(request.transactional_id, p->config->transactional_id,
               sizeof request.transactional_id);
     memcpy(message, &request, sizeof request);
@@ -1522,7 +1540,7 @@ static uint32_t txn_due_kind(struct ks_producer *p, int32_t *partition_out)
     if (t->state != PTXN_IN_TXN && t->state != PTXN_ENDING) {
         return 0;
     }
-    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
+    for (int32_t i = active_next(p, 0); i >= 0 && !txn_v2(p); i = active_next(p, i + 1)) {
         if (!t->added[i]) {
             *partition_out = i;
             return KS_MSG_TXN_ADD_PARTITIONS_REQUEST;
@@ -1637,8 +1655,9 @@ static void txn_end_done(struct ks_producer *p)
     bool aborted = t->abort || t->failed;
     txn_emit_end(p, aborted ? KS_REASON_TXN_ABORTED : KS_REASON_TXN_COMMITTED, KS_ERR_NONE);
     /* KIP-360: after an abort caused by failed records, InitProducerId bumps
-     * the epoch so that the partitions' sequences start again. */
-    bool bump = t->failed;
+     * the epoch so that the partitions' sequences start again. Under
+     * transaction V2 the EndTxn has bumped it already (on_txn_response). */
+    bool bump = t->failed && !txn_v2(p);
     t->ended_count++;
     t->last_committed = !aborted;
     txn_clear(p);
@@ -1695,7 +1714,18 @@ static void on_txn_response(struct ks_producer *p, uint32_t kind, const void *me
             t->added_count++;
         }
         break;
-    case KS_MSG_TXN_END_RESPONSE: txn_end_done(p); break;
+    case KS_MSG_TXN_END_RESPONSE:
+        if (txn_v2(p)) {
+            /* EndTxnHandler with transaction V2: the next transaction runs
+             * with the id and epoch the coordinator returned (the epoch one
+             * higher, or a new id at epoch 0 after an overflow); every
+             * partition's sequences start again at 0 under it. */
+            ks_assert(response.producer_id >= 0);
+            p->producer_id = response.producer_id;
+            p->producer_epoch = response.producer_epoch;
+        }
+        txn_end_done(p);
+        break;
     case KS_MSG_TXN_ADD_OFFSETS_RESPONSE: t->offsets_added = true; break;
     default: ks_assert(!"unexpected transaction response kind");
     }
@@ -2100,6 +2130,15 @@ static bool idempotence_blocks(struct ks_producer *p, struct ppart *part,
     }
     if (p->producer_id < 0) {
         return true;
+    }
+    if (p->txn.enabled && (p->txn.state == PTXN_IN_TXN || p->txn.state == PTXN_ENDING) &&
+        !p->txn.added[batch->partition] && txn_v2(p)) {
+        /* KIP-890 part 2 (TransactionManager.maybeAddPartition with
+         * transaction V2): the partition is in the transaction as soon as it
+         * gets a record; its leader adds it at the coordinator when the
+         * first batch arrives. No AddPartitionsToTxn from the producer. */
+        p->txn.added[batch->partition] = true;
+        p->txn.added_count++;
     }
     if (p->txn.enabled && (p->txn.state == PTXN_INIT || !p->txn.added[batch->partition])) {
         return true; /* TransactionManager.isSendToPartitionAllowed */

@@ -141,6 +141,13 @@ int16_t ks_producer_state_check_epoch(const struct ks_producer_state *state, int
                                                           : KS_ERR_NONE;
 }
 
+int16_t ks_producer_state_epoch(const struct ks_producer_state *state, int64_t producer_id)
+{
+    const struct producer_entry *entry =
+        producer_id < 0 ? NULL : g_hash_table_lookup(state->entries, &producer_id);
+    return entry != NULL ? entry->epoch : -1;
+}
+
 /* The producer's entry (made if new) at producer_epoch: a new epoch starts a
  * new sequence space, so the old batches are forgotten. */
 static struct producer_entry *entry_at_epoch(struct ks_producer_state *state, int64_t producer_id,

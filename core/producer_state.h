@@ -38,6 +38,8 @@ int16_t ks_producer_state_check(const struct ks_producer_state *state, int64_t p
  * when its epoch is older than the producer's, else KS_ERR_NONE. */
 int16_t ks_producer_state_check_epoch(const struct ks_producer_state *state, int64_t producer_id,
                                       int16_t producer_epoch);
+/* The producer's current epoch on this partition, -1 without an entry. */
+int16_t ks_producer_state_epoch(const struct ks_producer_state *state, int64_t producer_id);
 /* Records an appended batch. */
 void ks_producer_state_update(struct ks_producer_state *state, int64_t producer_id,
                               int16_t producer_epoch, int32_t first_seq, int32_t last_seq,

@@ -247,6 +247,7 @@ enum ks_broker_timer_kind {
     KS_TIMER_BROKER_SHUTDOWN_TIMEOUT = 212,   /* controlled shutdown: stop without the answer */
     KS_TIMER_BROKER_SHUTDOWN_RETRY = 213,     /* zookeeper: next ControlledShutdown attempt */
     KS_TIMER_BROKER_TXN_VERIFY_TIMEOUT = 214, /* KIP-890: a verification unanswered */
+    KS_TIMER_BROKER_TXN_ADD_RETRY = 215,      /* KIP-890 part 2: an implicit add again */
     KS_TIMER_CONTROLLER_SESSION_CHECK = 220,
     KS_TIMER_CONTROLLER_REBALANCE = 221,
     KS_TIMER_CONTROLLER_START = 222,
@@ -795,7 +796,9 @@ enum ks_txn_msg_kind {
     /* KIP-890 part 1: AddPartitionsToTxn with verifyOnly = true, partition
      * leader -> coordinator (AddPartitionsToTxnManager.verifyTransaction),
      * a struct ks_txn_request for one partition; answered with a struct
-     * ks_txn_response whose error_code is the partition's. */
+     * ks_txn_response whose error_code is the partition's. With
+     * add_partition set (transaction.version 2), verifyOnly = false: the
+     * coordinator adds the partition, and answers once that is written. */
     KS_MSG_TXN_VERIFY_REQUEST = 412,
     KS_MSG_TXN_VERIFY_RESPONSE = 413,
 };
@@ -813,7 +816,10 @@ struct ks_txn_request {
     int16_t commit;      /* EndTxn: 1 commit, 0 abort */
     int32_t topic_index; /* AddPartitionsToTxn: one partition per request */
     int32_t partition;
-    int32_t reserved;
+    /* KS_MSG_TXN_VERIFY_REQUEST: 0 verifyOnly (KIP-890 part 1); 1 add the
+     * partition to the transaction (transaction.version 2, KIP-890 part 2:
+     * AddPartitionsToTxnManager's addPartition operation). */
+    int32_t add_partition;
     char transactional_id[KS_TRANSACTIONAL_ID_BYTES];
 };
 

@@ -50,6 +50,23 @@
 **                    an Ongoing transaction older than its timeout is fenced
 **                    (epoch + 1) and aborted with that epoch: its producer's
 **                    next request gets PRODUCER_FENCED (Kafka before KIP-890).
+** Transaction version 2 (KIP-890 part 2, [cluster] transaction.version = 2;
+** TransactionVersion.supportsEpochBump):
+**   EndTxn           Ongoing -> Prepare* with the epoch + 1
+**                    (prepareAbortOrCommit): the markers carry it and the
+**                    answer returns it. At an epoch of Short.MaxValue - 1 or
+**                    more the transaction also gets the next producer id,
+**                    which replaces id and epoch (0) at the Complete* record
+**                    (prepareComplete). In Prepare* and Complete* only the
+**                    retry of the EndTxn that bumped it (epoch one below, or
+**                    the previous id's last epoch after an overflow) passes;
+**                    any other epoch is PRODUCER_FENCED (isValidEpoch).
+**   fences           the abort of a fence bumps once more (epoch + 2 in all),
+**                    as 4.0's endTransaction with the server's version does.
+**   implicit adds    a partition leader's AddPartitionsToTxn (not verifyOnly,
+**                    KS_MSG_TXN_VERIFY_REQUEST with add_partition) is
+**                    handleAddPartitionsToTransaction for that partition,
+**                    answered to the leader once the change is written.
 ** Loading (TransactionStateManager.loadTransactionsForTxnTopicPartition): a
 ** new leader of a __transaction_state partition reads it from the log start to
 ** the LEO, keeps each id's last value (a null value deletes it), and resumes
@@ -69,7 +86,10 @@
 ** WriteTxnMarkers request (Kafka batches them); no transactional.id
 ** expiration; the producer id of a new id comes from this broker's own
 ** counter (Kafka's ProducerIdManager blocks from the controller): unique over
-** the run all the same; an epoch never reaches Short.MaxValue in a run.
+** the run all the same; an epoch never reaches Short.MaxValue in a run
+** through InitProducerId (Kafka would move to a new producer id); under
+** transaction version 2 the next producer id of an exhausted epoch is not
+** written into the record.
 */
 #include "txn_coord.h"
 #include "base.h"
@@ -120,6 +140,10 @@ struct txn_value {
     int64_t start_ns; /* ns of simulated time; -1 no transaction */
     int64_t update_ns;
     GArray *parts; /* struct txn_part, owned */
+    /* transaction.version 2: the producer id the transaction moves to at
+     * its Complete* record when its epoch ran out (Kafka's nextProducerId),
+     * -1 none. Not in the record (see Simplifications). */
+    int64_t next_producer_id;
 };
 
 struct txn {
@@ -129,6 +153,7 @@ struct txn {
     bool pending;    /* a state change is being written */
     bool completing; /* the Complete* record is being written */
     bool resumed;    /* loaded in Prepare*: an earlier coordinator decided it */
+    int64_t previous_producer_id; /* before an epoch overflow moved it, -1 none */
 };
 
 /* A state change being written: applied by on_append_done. */
@@ -217,6 +242,8 @@ static struct txn *txn_new(struct ks_txn_coordinator *t, const char *id, int32_t
     txn->partition = partition;
     txn->v.producer_id = -1;
     txn->v.producer_epoch = -1;
+    txn->v.next_producer_id = -1;
+    txn->previous_producer_id = -1;
     txn->v.parts = g_array_new(FALSE, TRUE, sizeof(struct txn_part));
     g_ptr_array_add(t->txns, txn);
     return txn;
@@ -362,8 +389,24 @@ static void reply(struct ks_txn_coordinator *t, ks_node_id to, uint32_t kind,
     if (txn != NULL && error == KS_ERR_NONE) {
         response.producer_id = txn->v.producer_id;
         response.producer_epoch = txn->v.producer_epoch;
+        if (txn->v.next_producer_id >= 0) {
+            /* An EndTxn that ran out of epochs: the producer goes on with
+             * the next producer id at epoch 0. */
+            response.producer_id = txn->v.next_producer_id;
+            response.producer_epoch = 0;
+        }
+    }
+    if (to == ks_broker_node(t->broker) && kind == KS_MSG_TXN_VERIFY_RESPONSE) {
+        ks_broker_txn_add_answered(t->broker, &response); /* our own leader's implicit add */
+        return;
     }
     ks_world_send(t->world, ks_broker_node(t->broker), to, kind, &response, sizeof response);
+}
+
+/* transaction.version 2 (KIP-890 part 2): every EndTxn bumps the epoch. */
+static bool epoch_bump_per_txn(const struct ks_txn_coordinator *t)
+{
+    return ks_broker_spec(t->broker)->cluster->transaction_version >= 2;
 }
 
 /* ---- state changes ---------------------------------------------------------------- */
@@ -437,7 +480,11 @@ static void emit_state(struct ks_txn_coordinator *t, struct txn *txn, const stru
     event.partition_count = (int32_t)txn->v.parts->len;
     event.resumed = txn->resumed && reason != KS_REASON_TXN_PREPARE_COMMIT &&
                     reason != KS_REASON_TXN_PREPARE_ABORT;
-    if (reason == KS_REASON_TXN_PREPARE_ABORT && next->producer_epoch > txn->v.producer_epoch) {
+    /* A fence bumps the epoch once more than an EndTxn does (which bumps
+     * it by one under transaction.version 2, else not at all). */
+    int16_t end_bump = epoch_bump_per_txn(t) ? 1 : 0;
+    if (reason == KS_REASON_TXN_PREPARE_ABORT &&
+        next->producer_epoch > txn->v.producer_epoch + end_bump) {
         event.error_code = KS_ERR_PRODUCER_FENCED;
         event.elapsed_ns = txn->v.start_ns >= 0 ? (int64_t)now_ns(t) - txn->v.start_ns : 0;
         event.txn_timed_out = reply_kind == 0; /* abortTimedOutTransactions */
@@ -670,6 +717,14 @@ static void markers_due(ks_world *world, void *context)
             next.state =
                 txn->v.state == TXN_PREPARE_COMMIT ? TXN_COMPLETE_COMMIT : TXN_COMPLETE_ABORT;
             g_array_set_size(next.parts, 0);
+            if (next.next_producer_id >= 0) {
+                /* prepareComplete: after an epoch overflow the transaction
+                 * moves to the next producer id once its markers are written. */
+                txn->previous_producer_id = next.producer_id;
+                next.producer_id = next.next_producer_id;
+                next.producer_epoch = 0;
+                next.next_producer_id = -1;
+            }
             txn->completing = true;
             transit(t, txn, &next, 0, 0, 0, KS_ERR_NONE);
         }
@@ -703,10 +758,16 @@ static int16_t ownership_error(const struct ks_txn_coordinator *t, int32_t parti
 static void fence_and_abort(struct ks_txn_coordinator *t, struct txn *txn, ks_node_id reply_to,
                             uint32_t reply_kind, int64_t correlation_id, int16_t reply_error)
 {
-    /* prepareFenceProducerEpoch, then the abort with the bumped epoch. */
+    /* prepareFenceProducerEpoch, then the abort with the bumped epoch. Under
+     * transaction.version 2 the abort (endTransaction with the server's
+     * version) bumps it once more (prepareAbortOrCommit), so that the fenced
+     * producer's EndTxn with its old epoch cannot pass for a retry of an
+     * EndTxn that bumped it by one. */
+    int32_t bump = epoch_bump_per_txn(t) ? 2 : 1;
+    ks_assert(txn->v.producer_epoch + bump <= INT16_MAX);
     struct txn_value next;
     value_copy(&next, &txn->v);
-    next.producer_epoch = (int16_t)(txn->v.producer_epoch + 1);
+    next.producer_epoch = (int16_t)(txn->v.producer_epoch + bump);
     next.state = TXN_PREPARE_ABORT;
     for (guint k = 0; k < next.parts->len; k++) {
         struct txn_part *part = &g_array_index(next.parts, struct txn_part, k);
@@ -814,12 +875,54 @@ static void handle_add(struct ks_txn_coordinator *t, ks_node_id source,
     transit(t, txn, &next, source, kind, r->correlation_id, KS_ERR_NONE);
 }
 
+/* EndTxn's checks under transaction.version 2 (endTransaction's
+ * isValidEpoch with a TV_2 client): the epoch must be the current one in
+ * Ongoing and Empty; in Prepare* and Complete* only a retry of the EndTxn
+ * that bumped it passes (its epoch one below the current one, or the last
+ * epoch of the previous producer id after an overflow). */
+static int16_t check_end_v2(const struct ks_txn_coordinator *t, const struct ks_txn_request *r,
+                            const char *id, struct txn **txn_out)
+{
+    int16_t error = ownership_error(t, partition_for(t, id));
+    if (error != KS_ERR_NONE) {
+        return error;
+    }
+    struct txn *txn = txn_find(t, id);
+    if (txn == NULL) {
+        return KS_ERR_INVALID_TXN_STATE; /* Kafka: INVALID_PRODUCER_ID_MAPPING */
+    }
+    bool retry_on_overflow = r->producer_id == txn->previous_producer_id &&
+                             r->producer_epoch == INT16_MAX - 1 && txn->v.producer_epoch == 0;
+    bool retry_on_bump = r->producer_epoch + 1 == txn->v.producer_epoch;
+    if (txn->v.producer_id != r->producer_id && !retry_on_overflow) {
+        return KS_ERR_INVALID_TXN_STATE;
+    }
+    bool valid = false;
+    switch (txn->v.state) {
+    case TXN_EMPTY:
+    case TXN_ONGOING: valid = r->producer_epoch == txn->v.producer_epoch; break;
+    case TXN_PREPARE_COMMIT:
+    case TXN_PREPARE_ABORT: valid = retry_on_bump; break;
+    case TXN_COMPLETE_COMMIT:
+    case TXN_COMPLETE_ABORT: valid = retry_on_bump || retry_on_overflow; break;
+    }
+    if (!valid) {
+        return KS_ERR_PRODUCER_FENCED;
+    }
+    if (txn->pending) {
+        return KS_ERR_CONCURRENT_TRANSACTIONS;
+    }
+    *txn_out = txn;
+    return KS_ERR_NONE;
+}
+
 static void handle_end(struct ks_txn_coordinator *t, ks_node_id source,
                        const struct ks_txn_request *r, const char *id)
 {
     const uint32_t kind = KS_MSG_TXN_END_RESPONSE;
     struct txn *txn = NULL;
-    int16_t error = check_producer(t, r, id, &txn);
+    bool bump = epoch_bump_per_txn(t);
+    int16_t error = bump ? check_end_v2(t, r, id, &txn) : check_producer(t, r, id, &txn);
     if (error != KS_ERR_NONE) {
         reply(t, source, kind, r->correlation_id, error, NULL);
         return;
@@ -830,6 +933,18 @@ static void handle_end(struct ks_txn_coordinator *t, ks_node_id source,
         struct txn_value next;
         value_copy(&next, &txn->v);
         next.state = commit ? TXN_PREPARE_COMMIT : TXN_PREPARE_ABORT;
+        if (bump) {
+            /* KIP-890 part 2 (TransactionMetadata.prepareAbortOrCommit with
+             * TV_2): the epoch goes up by one at every end, and the markers
+             * carry the bumped epoch, so a late batch of this transaction
+             * (old epoch) is refused wherever it lands. An epoch that would
+             * reach Short.MaxValue (isProducerEpochExhausted) also gets the
+             * next producer id, taken at the Complete* record. */
+            if (txn->v.producer_epoch >= INT16_MAX - 1) {
+                next.next_producer_id = ks_broker_allocate_producer_id(t->broker);
+            }
+            next.producer_epoch = (int16_t)(txn->v.producer_epoch + 1);
+        }
         transit(t, txn, &next, source, kind, r->correlation_id, KS_ERR_NONE);
         return;
     }
@@ -843,7 +958,9 @@ static void handle_end(struct ks_txn_coordinator *t, ks_node_id source,
         break;
     case TXN_EMPTY: error = KS_ERR_INVALID_TXN_STATE; break;
     }
-    reply(t, source, kind, r->correlation_id, error, NULL);
+    /* A retried end that already completed: Kafka answers with the current
+     * producer id and epoch, which a TV_2 producer goes on with. */
+    reply(t, source, kind, r->correlation_id, error, bump ? txn : NULL);
 }
 
 /* AddOffsetsToTxn (KafkaApis.handleAddOffsetsToTxnRequest): the group's
@@ -988,6 +1105,7 @@ static void load_record(struct ks_txn_coordinator *t, int32_t partition,
     v.producer_epoch = (int16_t)get_bytes(&r, 2);
     v.timeout_ns = (int64_t)(int32_t)get_bytes(&r, 4) * (int64_t)KS_NS_PER_MS;
     v.state = (enum txn_state)get_bytes(&r, 1);
+    v.next_producer_id = -1;
     v.parts = g_array_new(FALSE, TRUE, sizeof(struct txn_part));
     int32_t topics = (int32_t)get_bytes(&r, 4);
     for (int32_t k = 0; k < topics && !r.bad; k++) {
@@ -1163,7 +1281,13 @@ void ks_txn_coordinator_handle(struct ks_txn_coordinator *t, ks_node_id source, 
         ks_assert(message_bytes == sizeof(struct ks_txn_request));
         struct ks_txn_request r;
         memcpy(&r, message, sizeof r);
-        handle_verify(t, source, &r);
+        if (r.add_partition != 0) {
+            char id[KS_TRANSACTIONAL_ID_BYTES];
+            g_strlcpy(id, r.transactional_id, sizeof id);
+            handle_add(t, source, &r, id, KS_MSG_TXN_VERIFY_RESPONSE);
+        } else {
+            handle_verify(t, source, &r);
+        }
         return;
     }
     case KS_MSG_TXN_WRITE_MARKERS_REQUEST: {
@@ -1182,4 +1306,12 @@ void ks_txn_coordinator_handle(struct ks_txn_coordinator *t, ks_node_id source, 
     }
     default: ks_assert(!"a transaction message kind no broker receives"); /* B3 */
     }
+}
+
+void ks_txn_coordinator_add_for_leader(struct ks_txn_coordinator *t,
+                                       const struct ks_txn_request *request)
+{
+    struct ks_txn_request r = *request;
+    r.transactional_id[KS_TRANSACTIONAL_ID_BYTES - 1] = '\0';
+    handle_add(t, ks_broker_node(t->broker), &r, r.transactional_id, KS_MSG_TXN_VERIFY_RESPONSE);
 }

@@ -57,3 +57,10 @@ void ks_txn_coordinator_on_leadership(struct ks_txn_coordinator *t, int32_t part
  * nothing. Also the answer to a KS_MSG_TXN_VERIFY_REQUEST. */
 int16_t ks_txn_coordinator_verify(const struct ks_txn_coordinator *t,
                                   const struct ks_txn_request *request);
+/* KIP-890 part 2 (transaction.version 2; AddPartitionsToTxn from this
+ * broker's partition leader, not verifyOnly): adds request's partition to the
+ * transaction as a producer's AddPartitionsToTxn would
+ * (handleAddPartitionsToTransaction), and answers the leader through
+ * ks_broker_txn_add_answered, at once or once the change is written. */
+void ks_txn_coordinator_add_for_leader(struct ks_txn_coordinator *t,
+                                       const struct ks_txn_request *request);

@@ -77,7 +77,13 @@
     .hw_requires_min_isr = "true", .eligible_leader_replicas_enable = "false", \
     .client_leader_discovery = "true"
 /* transaction.partition.verification.enable: KIP-890 part 1 came in 3.6
- * (default true, upgrade.html 3.6.0 notable changes); false on older rows. */
+ * (default true, upgrade.html 3.6.0 notable changes); false on older rows.
+ * transaction.version: the feature came with 4.0 (TransactionVersion TV_2,
+ * bootstrapped with metadata.version 4.0-IV2), and a new 4.0 or 4.1 cluster
+ * finalizes it at 2 (kafka.apache.org/40 operations/transaction-protocol:
+ * "automatically enabled on the server since Apache Kafka 4.0"); 0 before.
+ * client.txn.group.metadata: KIP-447's TxnOffsetCommit v3 with member id and
+ * generation came with 2.5; false on older rows. */
 /* Client-side leader epochs (KIP-320, 2.1): position validation, epoch checks. */
 #define NO_CLIENT_EPOCHS .client_leader_epochs = "false"
 #define CLIENT_EPOCHS    .client_leader_epochs = "true"
@@ -101,7 +107,7 @@
 
 /* clang-format off */
 static const struct ks_kafka_version versions[] = {
-    { .name = "0.10", .txn_partition_verification_enable = "false", .released = "2016-05", NO_CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "0",
+    { .name = "0.10", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "false", .released = "2016-05", NO_CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "0",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "10000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "10000",
       .unclean_leader_election_enable = "true", .group_initial_rebalance_delay_ms = "0",
@@ -114,7 +120,7 @@ static const struct ks_kafka_version versions[] = {
                "group.initial.rebalance.delay.ms before 0.11 (KIP-134): 0.",
       .sources = UPG("1010") " (session.timeout.ms 10 s), " UPG("1100") " (what 0.11 changed); "
                  TAGS " 0.10.2.2" },
-    { .name = "0.11", .txn_partition_verification_enable = "false", .released = "2017-06", NO_CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "0",
+    { .name = "0.11", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "false", .released = "2017-06", NO_CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "0",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "10000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "10000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_6S, .null_key_partitioner = "round-robin",
@@ -122,40 +128,40 @@ static const struct ks_kafka_version versions[] = {
       .sources = UPG("1100") " (unclean.leader.election.enable false, "
                  "group.initial.rebalance.delay.ms); KIP-101 (leader epochs), KIP-98 "
                  "(idempotence); " TAGS " 0.11.0.2" },
-    { .name = "1.0", .txn_partition_verification_enable = "false", .released = "2017-11", NO_CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "0",
+    { .name = "1.0", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "false", .released = "2017-11", NO_CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "0",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "10000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "10000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_6S, .null_key_partitioner = "round-robin",
       .notes = NOTE_ZOOKEEPER NOTE_BEFORE_KIP_279,
       .sources = "as 0.11; " TAGS " 1.0.2" },
-    { .name = "1.1", .txn_partition_verification_enable = "false", .released = "2018-03", NO_CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "0",
+    { .name = "1.1", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "false", .released = "2018-03", NO_CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "0",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "10000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "10000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_6S, .null_key_partitioner = "round-robin",
       .notes = NOTE_ZOOKEEPER NOTE_BEFORE_KIP_279,
       .sources = "as 0.11; " TAGS " 1.1.1" },
-    { .name = "2.0", .txn_partition_verification_enable = "false", .released = "2018-07", NO_CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "0",
+    { .name = "2.0", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "false", .released = "2018-07", NO_CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "0",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "10000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "10000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_6S, .null_key_partitioner = "round-robin", .notes = NOTE_ZOOKEEPER,
       .sources = "KIP-279 (leader-epoch truncation fixed); " TAGS " 2.0.1" },
-    { .name = "2.1", .txn_partition_verification_enable = "false", .released = "2018-11", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
+    { .name = "2.1", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "false", .released = "2018-11", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "10000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "10000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_6S, .null_key_partitioner = "round-robin", .notes = NOTE_ZOOKEEPER,
       .sources = UPG("210") " (retries Integer.MAX_VALUE with KIP-91's delivery.timeout.ms); "
                  TAGS " 2.1.1" },
-    { .name = "2.2", .txn_partition_verification_enable = "false", .released = "2019-03", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
+    { .name = "2.2", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "false", .released = "2019-03", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "10000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "10000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_6S, .null_key_partitioner = "round-robin", .notes = NOTE_ZOOKEEPER,
       .sources = "as 2.1; " TAGS " 2.2.2" },
-    { .name = "2.3", .txn_partition_verification_enable = "false", .released = "2019-06", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
+    { .name = "2.3", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "false", .released = "2019-06", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "10000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "10000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_6S, .null_key_partitioner = "round-robin", .notes = NOTE_ZOOKEEPER,
       .sources = "as 2.1; " TAGS " 2.3.1" },
-    { .name = "2.4", .txn_partition_verification_enable = "false", .released = "2019-12", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
+    { .name = "2.4", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "false", .released = "2019-12", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "10000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "10000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_6S, .null_key_partitioner = "sticky (KIP-480)",
@@ -163,75 +169,75 @@ static const struct ks_kafka_version versions[] = {
                "every line.",
       .sources = UPG("240") " (KIP-480 sticky partitioner, KIP-429 cooperative-sticky "
                  "assignor); " TAGS " 2.4.1" },
-    { .name = "2.5", .txn_partition_verification_enable = "false", .released = "2020-04", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
+    { .name = "2.5", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2020-04", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "10000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_18S, .null_key_partitioner = "sticky (KIP-480)", .notes = NOTE_ZOOKEEPER,
       .sources = UPG("250") " (zookeeper.session.timeout.ms 18 s and replica.lag.time.max.ms "
-                 "30 s, KIP-537); " TAGS " 2.5.1" },
-    { .name = "2.6", .txn_partition_verification_enable = "false", .released = "2020-07", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
+                 "30 s, KIP-537; KIP-447's group metadata in TxnOffsetCommit); " TAGS " 2.5.1" },
+    { .name = "2.6", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2020-07", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "10000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_18S, .null_key_partitioner = "sticky (KIP-480)", .notes = NOTE_ZOOKEEPER,
       .sources = "as 2.5; " TAGS " 2.6.3" },
-    { .name = "2.7", .txn_partition_verification_enable = "false", .released = "2020-12", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
+    { .name = "2.7", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2020-12", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "10000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_18S, .null_key_partitioner = "sticky (KIP-480)", .notes = NOTE_ZOOKEEPER,
       .sources = "as 2.5 (followers truncate through the fetch path from IBP 2.7, as ksim "
                  "does for every leader-epoch line); " TAGS " 2.7.2" },
-    { .name = "2.8", .txn_partition_verification_enable = "false", .released = "2021-04", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
+    { .name = "2.8", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2021-04", CLIENT_EPOCHS, PRODUCER_BEFORE_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "10000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_18S, .null_key_partitioner = "sticky (KIP-480)",
       .notes = NOTE_ZOOKEEPER " KRaft is early access (KIP-500).",
       .sources = UPG("280") "; " TAGS " 2.8.2" },
-    { .name = "3.0", .txn_partition_verification_enable = "false", .released = "2021-09", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
+    { .name = "3.0", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2021-09", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "45000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_18S, .null_key_partitioner = "sticky (KIP-480)",
       .notes = NOTE_ZOOKEEPER NOTE_ASSIGNOR_3_0 NOTE_IDEMPOTENCE_BUG,
       .sources = UPG("300") " (KIP-679 acks=all and idempotence, KIP-735 session.timeout.ms "
                  "45 s), " UPG("301") " (KAFKA-13598); " TAGS " 3.0.2" },
-    { .name = "3.1", .txn_partition_verification_enable = "false", .released = "2022-01", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
+    { .name = "3.1", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2022-01", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "45000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_18S, .null_key_partitioner = "sticky (KIP-480)",
       .notes = NOTE_ZOOKEEPER NOTE_ASSIGNOR_3_0 NOTE_IDEMPOTENCE_BUG,
       .sources = "as 3.0, " UPG("311") "; " TAGS " 3.1.2" },
-    { .name = "3.2", .txn_partition_verification_enable = "false", .released = "2022-05", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
+    { .name = "3.2", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2022-05", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "45000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_18S, .null_key_partitioner = "sticky (KIP-480)",
       .notes = NOTE_ZOOKEEPER NOTE_ASSIGNOR_3_0,
       .sources = "as 3.0; " TAGS " 3.2.3" },
-    { .name = "3.3", .txn_partition_verification_enable = "false", .released = "2022-09", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
+    { .name = "3.3", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2022-09", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "45000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_18S, .null_key_partitioner = "uniform sticky (KIP-794)",
       .notes = NOTE_ZOOKEEPER " KRaft is production-ready for new clusters (KIP-833); this row "
                "follows the ZooKeeper deployment." NOTE_ASSIGNOR_3_0,
       .sources = "KIP-794 (uniform sticky partitioner), KIP-833; " TAGS " 3.3.2" },
-    { .name = "3.4", .txn_partition_verification_enable = "false", .released = "2023-01", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
+    { .name = "3.4", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2023-01", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "45000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_18S, .null_key_partitioner = "uniform sticky (KIP-794)",
       .notes = NOTE_ZOOKEEPER NOTE_ASSIGNOR_3_0,
       .sources = "as 3.3; " TAGS " 3.4.1" },
-    { .name = "3.5", .txn_partition_verification_enable = "false", .released = "2023-06", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
+    { .name = "3.5", .txn_partition_verification_enable = "false", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2023-06", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "45000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_18S, .null_key_partitioner = "uniform sticky (KIP-794)",
       .notes = NOTE_ZOOKEEPER " ZooKeeper mode is deprecated." NOTE_ASSIGNOR_3_0,
       .sources = UPG("350") "; " TAGS " 3.5.2" },
-    { .name = "3.6", .txn_partition_verification_enable = "true", .released = "2023-09", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
+    { .name = "3.6", .txn_partition_verification_enable = "true", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2023-09", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "100", .session_timeout_ms = "45000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA,
       NO_HW_RULE, ZOOKEEPER_18S, .null_key_partitioner = "uniform sticky (KIP-794)",
       .notes = NOTE_ZOOKEEPER NOTE_ASSIGNOR_3_0,
       .sources = UPG("360") " (KIP-890 transaction.partition.verification.enable, on); "
                  TAGS " 3.6.2" },
-    { .name = "3.7", .txn_partition_verification_enable = "true", .released = "2024-02", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
+    { .name = "3.7", .txn_partition_verification_enable = "true", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2024-02", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "1000", .session_timeout_ms = "45000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA, HW_RULE, ZOOKEEPER_18S,
       .null_key_partitioner = "uniform sticky (KIP-794)",
@@ -239,28 +245,31 @@ static const struct ks_kafka_version versions[] = {
                "metadata version 4.0-IV1." NOTE_ASSIGNOR_3_0,
       .sources = "KAFKA-15583 (no HW advance under min ISR, commit edc7e10a745 in tag 3.7.0), "
                  "KIP-580 (retry.backoff.max.ms, exponential backoff); " TAGS " 3.7.1" },
-    { .name = "3.8", .txn_partition_verification_enable = "true", .released = "2024-07", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
+    { .name = "3.8", .txn_partition_verification_enable = "true", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2024-07", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "1000", .session_timeout_ms = "45000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA, HW_RULE, ZOOKEEPER_18S,
       .null_key_partitioner = "uniform sticky (KIP-794)",
       .notes = NOTE_ZOOKEEPER NOTE_ASSIGNOR_3_0,
       .sources = "as 3.7; kafka-topics.sh prints Elr and LastKnownElr; " TAGS " 3.8.0" },
-    { .name = "3.9", .txn_partition_verification_enable = "true", .released = "2024-11", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
+    { .name = "3.9", .txn_partition_verification_enable = "true", .transaction_version = "0", .client_txn_group_metadata = "true", .released = "2024-11", CLIENT_EPOCHS, PRODUCER_FROM_3_0, .retries = "2147483647",
       .retry_backoff_max_ms = "1000", .session_timeout_ms = "45000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA, HW_RULE, ZOOKEEPER_18S,
       .null_key_partitioner = "uniform sticky (KIP-794)",
       .notes = NOTE_ZOOKEEPER " The last line with ZooKeeper mode." NOTE_ASSIGNOR_3_0,
       .sources = UPG("390") "; as 3.7" },
-    { .name = "4.0", .txn_partition_verification_enable = "true", .released = "2025-03", CLIENT_EPOCHS, .is_default = true, .acks = "all",
+    { .name = "4.0", .txn_partition_verification_enable = "true", .transaction_version = "2", .client_txn_group_metadata = "true", .released = "2025-03", CLIENT_EPOCHS, .is_default = true, .acks = "all",
       .enable_idempotence = "true", .linger_ms = "5", .retries = "2147483647",
       .retry_backoff_max_ms = "1000", .session_timeout_ms = "45000",
       .partition_assignment_strategy = "range", .replica_lag_time_max_ms = "30000", EPOCH_ERA, HW_RULE, KRAFT_SESSIONS,
       .null_key_partitioner = "uniform sticky (KIP-794)",
       .notes = "ksim's default. KRaft only (ZooKeeper removed, KIP-833). ELR is available and "
-               "off (feature eligible.leader.replicas.version = 0)." NOTE_ASSIGNOR_3_0,
-      .sources = UPG("400") ", KIP-1030 (linger.ms 5), kafka.apache.org/40 "
+               "off (feature eligible.leader.replicas.version = 0). transaction.version 2, as "
+               "for a new cluster (an upgraded one keeps its level until it is raised)."
+               NOTE_ASSIGNOR_3_0,
+      .sources = UPG("400") ", KIP-1030 (linger.ms 5), KIP-890 part 2 (transaction.version 2, "
+                 "kafka.apache.org/40 operations/transaction-protocol), kafka.apache.org/40 "
                  "operations/eligible-leader-replicas" },
-    { .name = "4.1", .txn_partition_verification_enable = "true", .released = "2025-09", CLIENT_EPOCHS, .acks = "all", .enable_idempotence = "true",
+    { .name = "4.1", .txn_partition_verification_enable = "true", .transaction_version = "2", .client_txn_group_metadata = "true", .released = "2025-09", CLIENT_EPOCHS, .acks = "all", .enable_idempotence = "true",
       .linger_ms = "5", .retries = "2147483647", .retry_backoff_max_ms = "1000",
       .session_timeout_ms = "45000", .partition_assignment_strategy = "range",
       .replica_lag_time_max_ms = "30000", EPOCH_ERA, .hw_requires_min_isr = "true", .client_leader_discovery = "true",
@@ -301,6 +310,8 @@ static const struct {
     { "cluster", "client.leader.discovery", COL(client_leader_discovery) },
     { "cluster", "transaction.partition.verification.enable",
       COL(txn_partition_verification_enable) },
+    { "cluster", "transaction.version", COL(transaction_version) },
+    { "cluster", "client.txn.group.metadata", COL(client_txn_group_metadata) },
 };
 
 static const char *column_text(const struct ks_kafka_version *version, size_t column)

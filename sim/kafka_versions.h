@@ -47,6 +47,8 @@ struct ks_kafka_version {
     const char *client_leader_epochs;              /* KIP-320 clients (2.1) */
     const char *client_leader_discovery;           /* KIP-951 (3.7) */
     const char *txn_partition_verification_enable; /* KIP-890 part 1 (3.6) */
+    const char *transaction_version;               /* KIP-890 part 2 (4.0) */
+    const char *client_txn_group_metadata;         /* KIP-447 (2.5) */
     /* behaviours described, not switched (yet) */
     enum ks_kafka_controller controller;
     const char *null_key_partitioner;

@@ -817,6 +817,24 @@ static void narrate_txn_not_verified(const struct ks_cluster_spec *spec,
                                      GString *explain)
 {
     const char *name = topic_name(spec, e->topic_index);
+    if (spec->cluster->transaction_version >= 2) {
+        /* KIP-890 part 2: the leader asked to add the partition, not to verify it. */
+        g_string_append_printf(detail,
+                               "%s-%d %s: the transaction coordinator did not add the partition "
+                               "to the producer's transaction for a transactional batch (%" PRId64
+                               " record(s)) (KIP-890 part 2)",
+                               name, e->partition, ks_error_name(e->error_code), e->record_count);
+        g_string_append_printf(
+            explain,
+            "Leader %d asked the transaction coordinator to add %s-%d to the producer's "
+            "transaction before appending the batch (transaction.version 2: the producer sends "
+            "no AddPartitionsToTxn of its own), and the coordinator refused: the batch carries "
+            "an epoch that an ended transaction or a fence has left behind (every commit or "
+            "abort bumps the epoch). It is refused with %s and nothing is appended, so it "
+            "cannot open a transaction that no coordinator knows of.",
+            e->broker, name, e->partition, ks_error_name(e->error_code));
+        return;
+    }
     g_string_append_printf(detail,
                            "%s-%d %s: the transaction coordinator did not confirm a "
                            "transactional batch (%" PRId64 " record(s)) that would start a "

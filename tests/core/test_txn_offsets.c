@@ -88,7 +88,11 @@ static int16_t txn_call(struct txn_client *t, uint32_t kind, const void *request
         memcpy(&response, t->box.bytes, sizeof response);
         error = response.error_code;
         if (error == KS_ERR_NONE) {
-            if (kind == KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST) {
+            /* A transaction.version 2 client goes on with the id and
+             * epoch EndTxn returns (the epoch bumped at every end). */
+            if (kind == KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST ||
+                (kind == KS_MSG_TXN_END_REQUEST &&
+                 t->h.cluster_config.transaction_version >= 2)) {
                 t->producer_id = response.producer_id;
                 t->producer_epoch = response.producer_epoch;
             }

@@ -75,14 +75,15 @@ struct txn_cluster {
 };
 
 /* Three brokers, orders with 2 partitions on 1,2,3 (min ISR 2), one
- * __transaction_state partition; run to 500 ms. */
-static void txn_cluster_start(struct txn_cluster *c, bool verification)
+ * __transaction_state partition, transaction.version `tv`; run to 500 ms. */
+static void txn_cluster_start_tv(struct txn_cluster *c, bool verification, int32_t tv)
 {
     memset(c, 0, sizeof *c);
     static const int32_t assign[] = { 1, 2, 3, 1, 2, 3 };
     cf_init(&c->h, 3);
     c->h.cluster_config.txn_topic_partition_count = 1;
     c->h.cluster_config.txn_partition_verification_enable = verification;
+    c->h.cluster_config.transaction_version = tv;
     cf_topic(&c->h, "orders", 2, 3, 2, assign);
     struct ks_producer_config *p = cf_producer(&c->h, "idle", 0);
     g_strlcpy(p->transactional_id, "idle", sizeof p->transactional_id);
@@ -128,6 +129,12 @@ static int16_t txn_call(struct txn_cluster *c, int32_t to, uint32_t kind, int32_
         c->epoch = response.producer_epoch;
     }
     return response.error_code;
+}
+
+/* KIP-890 part 1 as Kafka 3.6 to 3.9 run it: transaction.version 0. */
+static void txn_cluster_start(struct txn_cluster *c, bool verification)
+{
+    txn_cluster_start_tv(c, verification, 0);
 }
 
 static int16_t verify(struct txn_cluster *c, int32_t to, int32_t partition, int64_t producer_id,
@@ -431,6 +438,145 @@ static void test_coordinator_state_events(void)
     cf_free(&c.h);
 }
 
+/* ---- transaction.version 2 (KIP-890 part 2) ------------------------------------- */
+
+/* The producer id and epoch of the last transaction answer in the box. */
+static struct ks_txn_response last_txn_response(const struct txn_cluster *c)
+{
+    struct ks_txn_response response;
+    memcpy(&response, c->box.bytes, sizeof response);
+    return response;
+}
+
+/* TV_2 (TransactionMetadata.prepareAbortOrCommit, endTransaction's
+ * isValidEpoch): EndTxn answers with the epoch bumped by one; the COMMIT
+ * marker carries it, so a late batch with the old epoch is refused and the
+ * next transaction's first batch, with the new epoch and sequence 0, is
+ * appended. A retried EndTxn with the old epoch is answered NONE with the new
+ * one; an EndTxn with the new epoch and nothing open is fenced. */
+static void test_tv2_epoch_bump_per_end(void)
+{
+    struct txn_cluster c;
+    txn_cluster_start_tv(&c, true, 2);
+    CU_ASSERT_EQUAL(
+        txn_call(&c, c.coordinator, KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST, -1, -1, -1, false),
+        KS_ERR_NONE);
+    int16_t first = c.epoch;
+    int64_t start = leo(&c, 0);
+    CU_ASSERT_EQUAL(produce(&c, 0, 0), KS_ERR_NONE);
+    CU_ASSERT_EQUAL(
+        txn_call(&c, c.coordinator, KS_MSG_TXN_END_REQUEST, -1, c.producer_id, first, true),
+        KS_ERR_NONE);
+    CU_ASSERT_EQUAL(last_txn_response(&c).producer_id, c.producer_id);
+    CU_ASSERT_EQUAL(last_txn_response(&c).producer_epoch, first + 1);
+    cf_run_for(&c.h, 500 * H_MS);
+    CU_ASSERT_EQUAL(leo(&c, 0), start + 2); /* the record and the COMMIT marker */
+    CU_ASSERT_EQUAL(open_txns(&c, 0), 0);
+    /* The retry of that EndTxn (its answer lost): NONE, with the new epoch. */
+    CU_ASSERT_EQUAL(
+        txn_call(&c, c.coordinator, KS_MSG_TXN_END_REQUEST, -1, c.producer_id, first, true),
+        KS_ERR_NONE);
+    CU_ASSERT_EQUAL(last_txn_response(&c).producer_epoch, first + 1);
+    CU_ASSERT_EQUAL(txn_call(&c, c.coordinator, KS_MSG_TXN_END_REQUEST, -1, c.producer_id,
+                             (int16_t)(first + 1), true),
+                    KS_ERR_PRODUCER_FENCED);
+    /* A late batch of the committed transaction (old epoch, next sequence). */
+    CU_ASSERT_EQUAL(produce(&c, 0, 1), KS_ERR_INVALID_PRODUCER_EPOCH);
+    CU_ASSERT_EQUAL(leo(&c, 0), start + 2);
+    CU_ASSERT_EQUAL(open_txns(&c, 0), 0);
+    /* The next transaction under the new epoch starts at sequence 0. */
+    c.epoch = (int16_t)(first + 1);
+    CU_ASSERT_EQUAL(produce(&c, 0, 0), KS_ERR_NONE);
+    CU_ASSERT_EQUAL(leo(&c, 0), start + 3);
+    CU_ASSERT_EQUAL(open_txns(&c, 0), 1);
+    cf_free(&c.h);
+}
+
+/* TV_2's implicit add: the producer sends no AddPartitionsToTxn; the leader
+ * of each partition adds it at the coordinator (AddPartitionsToTxn from the
+ * broker, not verifyOnly) before appending the transaction's first batch, so
+ * the coordinator's markers reach every partition written. With
+ * transaction.partition.verification.enable false too: a TV_2 producer
+ * relies on the add. */
+static void test_tv2_implicit_add(void)
+{
+    for (int verification = 0; verification <= 1; verification++) {
+        struct txn_cluster c;
+        txn_cluster_start_tv(&c, verification != 0, 2);
+        CU_ASSERT_EQUAL(
+            txn_call(&c, c.coordinator, KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST, -1, -1, -1, false),
+            KS_ERR_NONE);
+        int64_t start = leo(&c, 0);
+        CU_ASSERT_EQUAL(produce(&c, 0, 0), KS_ERR_NONE);
+        CU_ASSERT_EQUAL(leo(&c, 0), start + 1);
+        CU_ASSERT_EQUAL(verify(&c, c.coordinator, 0, c.producer_id, c.epoch), KS_ERR_NONE);
+        CU_ASSERT_EQUAL(verify(&c, c.coordinator, 1, c.producer_id, c.epoch),
+                        KS_ERR_INVALID_TXN_STATE);
+        CU_ASSERT_EQUAL(produce(&c, 1, 0), KS_ERR_NONE);
+        CU_ASSERT_EQUAL(verify(&c, c.coordinator, 1, c.producer_id, c.epoch), KS_ERR_NONE);
+        CU_ASSERT_EQUAL(open_txns(&c, 0), 1);
+        CU_ASSERT_EQUAL(open_txns(&c, 1), 1);
+        /* The abort's markers close both partitions' transactions. */
+        CU_ASSERT_EQUAL(
+            txn_call(&c, c.coordinator, KS_MSG_TXN_END_REQUEST, -1, c.producer_id, c.epoch, false),
+            KS_ERR_NONE);
+        cf_run_for(&c.h, 500 * H_MS);
+        CU_ASSERT_EQUAL(open_txns(&c, 0), 0);
+        CU_ASSERT_EQUAL(open_txns(&c, 1), 0);
+        CU_ASSERT_EQUAL(leo(&c, 1), 2);
+        /* The old epoch's late batch opens nothing (compare
+         * test_late_batch_hangs_without_verification). */
+        CU_ASSERT_EQUAL(produce(&c, 0, 1), KS_ERR_INVALID_PRODUCER_EPOCH);
+        CU_ASSERT_EQUAL(open_txns(&c, 0), 0);
+        cf_free(&c.h);
+    }
+}
+
+/* A fence under TV_2 (transaction.timeout.ms here) bumps the epoch twice,
+ * prepareFenceProducerEpoch then prepareAbortOrCommit, so the fenced
+ * producer's EndTxn with its epoch is not taken for a retry. */
+static void test_tv2_timeout_fence(void)
+{
+    struct txn_cluster c;
+    txn_cluster_start_tv(&c, true, 2);
+    CU_ASSERT_EQUAL(
+        txn_call(&c, c.coordinator, KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST, -1, -1, -1, false),
+        KS_ERR_NONE);
+    CU_ASSERT_EQUAL(produce(&c, 0, 0), KS_ERR_NONE);
+    /* txn_call's transaction.timeout.ms is 60 s; the check runs every 10 s. */
+    cf_run_for(&c.h, 75 * H_S);
+    CU_ASSERT_EQUAL(open_txns(&c, 0), 0);
+    CU_ASSERT_EQUAL(
+        txn_call(&c, c.coordinator, KS_MSG_TXN_END_REQUEST, -1, c.producer_id, c.epoch, false),
+        KS_ERR_PRODUCER_FENCED);
+    CU_ASSERT_EQUAL(verify(&c, c.coordinator, 0, c.producer_id, (int16_t)(c.epoch + 2)),
+                    KS_ERR_INVALID_TXN_STATE); /* the epoch is +2; nothing is open */
+    CU_ASSERT_EQUAL(verify(&c, c.coordinator, 0, c.producer_id, (int16_t)(c.epoch + 1)),
+                    KS_ERR_PRODUCER_FENCED);
+    cf_free(&c.h);
+}
+
+/* KAFKA-18575 (Kafka 4.0): the next transaction's first batch (the bumped
+ * epoch) reaches a partition where the previous transaction is still open
+ * (its marker on the way): the leader answers CONCURRENT_TRANSACTIONS, which
+ * the producer retries, and appends nothing; it would otherwise join the
+ * previous transaction and be committed or aborted by its marker. */
+static void test_tv2_next_epoch_waits_for_marker(void)
+{
+    struct txn_cluster c;
+    txn_cluster_start_tv(&c, true, 2);
+    CU_ASSERT_EQUAL(
+        txn_call(&c, c.coordinator, KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST, -1, -1, -1, false),
+        KS_ERR_NONE);
+    int64_t start = leo(&c, 0);
+    CU_ASSERT_EQUAL(produce(&c, 0, 0), KS_ERR_NONE);
+    c.epoch++;
+    CU_ASSERT_EQUAL(produce(&c, 0, 0), KS_ERR_CONCURRENT_TRANSACTIONS);
+    CU_ASSERT_EQUAL(leo(&c, 0), start + 1);
+    CU_ASSERT_EQUAL(open_txns(&c, 0), 1);
+    cf_free(&c.h);
+}
+
 void ks_test_register_txn_verify(void)
 {
     static const struct ks_test_case cases[] = {
@@ -441,6 +587,10 @@ void ks_test_register_txn_verify(void)
         { "stale verification refused", test_stale_verification_refused },
         { "client control batch refused", test_client_control_batch_refused },
         { "coordinator state events", test_coordinator_state_events },
+        { "tv2 epoch bump per end", test_tv2_epoch_bump_per_end },
+        { "tv2 implicit add", test_tv2_implicit_add },
+        { "tv2 timeout fence", test_tv2_timeout_fence },
+        { "tv2 next epoch waits for the marker", test_tv2_next_epoch_waits_for_marker },
     };
     KS_TEST_ADD_SUITE("core/txn_verify", cases);
 }

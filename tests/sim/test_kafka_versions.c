@@ -89,7 +89,7 @@ static void test_default_row_is_key_table(void)
             CU_ASSERT_STRING_EQUAL(preset, table[i].default_text);
         }
     }
-    CU_ASSERT_EQUAL(checked, 19); /* every column names a key of these tables */
+    CU_ASSERT_EQUAL(checked, 21); /* every column names a key of these tables */
     /* And so a scenario without kafka.version equals one with 4.0, params included. */
     g_autoptr(ks_scenario) plain = load_text(SECTIONS);
     g_autoptr(ks_scenario) four = load_version("4.0");
@@ -217,6 +217,32 @@ static void test_version_texts(void)
     CU_ASSERT(g_str_has_suffix(names, ", 4.0, 4.1"));
 }
 
+/* The transaction protocol by line: KIP-447's group metadata in
+ * TxnOffsetCommit from 2.5, transaction.version 2 (KIP-890 part 2) for the
+ * 4.0 and 4.1 rows, 0 before; a written key wins. */
+static void test_transaction_lines(void)
+{
+    static const struct {
+        const char *version;
+        bool group_metadata;
+        int32_t transaction_version;
+    } cases[] = {
+        { "0.11", false, 0 }, { "2.4", false, 0 }, { "2.5", true, 0 },
+        { "3.6", true, 0 },   { "3.9", true, 0 },  { "4.0", true, 2 },
+        { "4.1", true, 2 },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(ks_scenario) s = load_version(cases[i].version);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        CU_ASSERT_EQUAL(s->cluster.client_txn_group_metadata, cases[i].group_metadata);
+        CU_ASSERT_EQUAL(s->cluster.transaction_version, cases[i].transaction_version);
+    }
+    g_autoptr(ks_scenario) upgraded = load_text("[scenario]\nkafka.version = 4.0\n"
+                                                "[cluster]\ntransaction.version = 0\n" SECTIONS);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(upgraded);
+    CU_ASSERT_EQUAL(upgraded->cluster.transaction_version, 0);
+}
+
 /* Explicit keys win over the preset, in the file and by --set; a preset
  * that the file does not override reaches the config. */
 static void test_explicit_keys_win(void)
@@ -313,6 +339,7 @@ void ks_test_register_kafka_versions(void)
         { "version_texts", test_version_texts },
         { "explicit_keys_win", test_explicit_keys_win },
         { "versions_doc", test_versions_doc },
+        { "transaction_lines", test_transaction_lines },
     };
     KS_TEST_ADD_SUITE("sim/kafka_versions", cases);
 }

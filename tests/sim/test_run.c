@@ -564,6 +564,55 @@ static void test_run_txn_keeps_rate(void)
     fixture_deinit(&f);
 }
 
+/* text with its first `from` replaced by `to` (owned; NULL without one). */
+static char *replace_once(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    if (at == NULL) {
+        return NULL;
+    }
+    g_autofree char *head = g_strndup(text, (gsize)(at - text));
+    return g_strconcat(head, to, at + strlen(from), NULL);
+}
+
+/* KIP-447 by client version: eos-zombie-processor.ini's zombie (a processor
+ * paused past its session timeout while another member takes its partition)
+ * is fenced by the group metadata its TxnOffsetCommit carries, and aborts:
+ * no output twice. The same run with client.txn.group.metadata = false (the
+ * kafka.version rows before 2.5) lets every transaction of the zombie
+ * commit, and the output of the records both processed is there twice. */
+static void test_run_zombie_processor_by_version(void)
+{
+    g_autofree char *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents("scenarios/eos-zombie-processor.ini", &text, NULL, NULL));
+    for (int metadata = 1; metadata >= 0; metadata--) {
+        struct fixture f;
+        fixture_init(&f);
+        g_autofree char *variant =
+            metadata ? g_strdup(text)
+                     : replace_once(text, "[cluster]\n",
+                                    "[cluster]\nclient.txn.group.metadata = false\n");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(variant);
+        struct ks_scenario *scenario = load_text(variant);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(scenario);
+        struct ks_run_options options = { .db_path = f.db_path, .run_dir = f.run_dir };
+        struct ks_run_result result;
+        GError *error = NULL;
+        ks_run_scenario(scenario, &options, &result, &error);
+        g_clear_error(&error);
+        CU_ASSERT_EQUAL(result.metrics[KS_METRIC_EOS_MISSING], 0);
+        if (metadata) {
+            CU_ASSERT_EQUAL(result.metrics[KS_METRIC_EOS_DUPLICATES], 0);
+            CU_ASSERT_EQUAL(result.metrics[KS_METRIC_TXN_ABORTED], 1);
+        } else {
+            CU_ASSERT(result.metrics[KS_METRIC_EOS_DUPLICATES] > 0);
+            CU_ASSERT_EQUAL(result.metrics[KS_METRIC_TXN_ABORTED], 0);
+        }
+        ks_scenario_free(scenario);
+        fixture_deinit(&f);
+    }
+}
+
 void ks_test_register_run(void)
 {
     static const struct ks_test_case cases[] = {
@@ -579,6 +628,7 @@ void ks_test_register_run(void)
         { "latest_group_scope", test_run_latest_group_scope },
         { "lost_queryable", test_run_lost_queryable },
         { "txn_keeps_rate", test_run_txn_keeps_rate },
+        { "zombie_processor_by_version", test_run_zombie_processor_by_version },
     };
     KS_TEST_ADD_SUITE("sim/run", cases);
 }
