@@ -1072,6 +1072,7 @@ static const char *const metric_names[KS_METRIC_COUNT] = {
     "aborted_read",
     "aborted_seen",
     "txn_hanging",
+    "premature_read",
     "mirrored",
     "mirror_lost",
     "mirror_unmirrored",
