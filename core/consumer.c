@@ -1056,9 +1056,19 @@ static void on_offset_fetch_response(struct ks_consumer *c, const uint8_t *messa
     if (handle_group_error(c, r.error_code)) {
         return;
     }
-    const struct ks_group_offset_entry *entries = ks_group_proto_entries(
-        message, bytes, sizeof(r), r.entry_count, sizeof(struct ks_group_offset_entry));
+    const struct ks_group_offset_fetch_entry *entries = ks_group_proto_entries(
+        message, bytes, sizeof(r), r.entry_count, sizeof(struct ks_group_offset_fetch_entry));
     ks_assert(entries != NULL);
+    /* ConsumerCoordinator.OffsetFetchResponseHandler: a partition whose
+     * transactional offset is still pending (UNSTABLE_OFFSET_COMMIT) fails
+     * the whole fetch with UnstableOffsetCommitException, and the consumer
+     * asks again after retry.backoff.ms; it takes none of the answer. */
+    for (int32_t i = 0; i < r.entry_count; i++) {
+        if (entries[i].error_code != KS_GROUP_ERR_NONE) {
+            wake_after(c, RETRY_BACKOFF_NS);
+            return;
+        }
+    }
     for (int32_t i = 0; i < r.entry_count; i++) {
         int32_t p = entries[i].partition;
         if (entries[i].topic_index != c->config->topic_index || p < 0 ||
