@@ -514,6 +514,30 @@ static void test_checker_percentile(void)
     CU_ASSERT_EQUAL(ks_checker_percentile(NULL, 0, 50), 0);
 }
 
+/* Transactions of producer p1 (transactional) and two consumers of topic 0:
+ * consumer 0 in group g1 (read_committed), consumer 1 in g2
+ * (read_uncommitted). */
+static void init_two_groups(struct ks_checker_input *in, const struct ks_txn_outcome *txns,
+                            size_t txn_count, const struct ks_consumed_record *consumed,
+                            size_t consumed_count)
+{
+    static const bool transactional[2] = { true, false };
+    static const bool read_committed[2] = { true, false };
+    static const int32_t consumer_group[2] = { 0, 1 };
+    static const int32_t consumer_topic[2] = { 0, 0 };
+    in->producer_transactional = transactional;
+    in->txns = txns;
+    in->txn_count = txn_count;
+    in->consumed = consumed;
+    in->consumed_count = consumed_count;
+    in->consumer_group = consumer_group;
+    in->consumer_topic = consumer_topic;
+    in->consumer_read_committed = read_committed;
+    in->consumer_count = 2;
+    in->group_count = 2;
+    in->group_names = group_names;
+}
+
 /* Transactions: producer p1 is transactional; its records 0..3 are a
  * committed transaction, 4..7 an aborted one, 8..9 one that never ended. The
  * final read holds 0, 1, 3 (committed), 4, 5 (an ABORT marker follows) and
@@ -551,23 +575,9 @@ static void test_checker_transactions(void)
         };
     }
     struct ks_txn_outcome txns[2] = { { 0, true, 0, 4 }, { 0, false, 4, 8 } };
-    bool transactional[2] = { true, false };
-    bool read_committed[2] = { true, false };
-    int32_t consumer_group[2] = { 0, 1 };
-    int32_t consumer_topic[2] = { 0, 0 };
     struct ks_checker_input in;
     init_input(&in, outcomes, 10, read, 7);
-    in.producer_transactional = transactional;
-    in.txns = txns;
-    in.txn_count = 2;
-    in.consumed = consumed;
-    in.consumed_count = consumed_count;
-    in.consumer_group = consumer_group;
-    in.consumer_topic = consumer_topic;
-    in.consumer_read_committed = read_committed;
-    in.consumer_count = 2;
-    in.group_count = 2;
-    in.group_names = group_names;
+    init_two_groups(&in, txns, 2, consumed, consumed_count);
     struct ks_checker_output out;
     ks_checker_run(&in, &out);
     CU_ASSERT_EQUAL(out.acked_lost, 1);
@@ -721,23 +731,9 @@ static void test_checker_premature_read(void)
         .consumer_index = 1, .offset = 4, .producer_index = 0, .seq = 4, .at_ns = second
     };
     struct ks_txn_outcome txns[2] = { { 0, true, 0, 3 }, { 0, true, 4, 6 } };
-    bool transactional[1] = { true };
-    bool read_committed[2] = { true, false };
-    int32_t consumer_group[2] = { 0, 1 };
-    int32_t consumer_topic[2] = { 0, 0 };
     struct ks_checker_input in;
     init_input(&in, NULL, 0, read, 6);
-    in.producer_transactional = transactional;
-    in.txns = txns;
-    in.txn_count = 2;
-    in.consumed = consumed;
-    in.consumed_count = 7;
-    in.consumer_group = consumer_group;
-    in.consumer_topic = consumer_topic;
-    in.consumer_read_committed = read_committed;
-    in.consumer_count = 2;
-    in.group_count = 2;
-    in.group_names = group_names;
+    init_two_groups(&in, txns, 2, consumed, 7);
     struct ks_checker_output out;
     ks_checker_run(&in, &out);
     CU_ASSERT_EQUAL(out.premature_read, 2);

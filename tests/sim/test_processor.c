@@ -122,6 +122,16 @@ static size_t line_count(const char *text)
     return lines;
 }
 
+/* text and a second processor of the same group, proc2, with transactional.id
+ * `id` on its 7th line. */
+static char *with_second_processor(const char *text, const char *id)
+{
+    return g_strdup_printf("%s[consumer proc2]\ngroup.id = app\ntopic = input\n"
+                           "output.topic = output\nenable.auto.commit = false\n"
+                           "commit = after-process\ntransactional.id = %s\n",
+                           text, id);
+}
+
 static void test_processor_errors(void)
 {
     /* Line 27 is output.topic in [consumer proc]; 30 is commit. */
@@ -169,16 +179,10 @@ static void test_processor_errors(void)
     g_autofree char *acks_line = g_strdup_printf("pipeline.ini:%zu:", line_count(txn) + 2);
     expect_error(acks, acks_line, "processor proc is exactly-once (transactional.id)");
     /* Two processors with one transactional.id would fence each other. */
-    g_autofree char *twice = g_strdup_printf("%s[consumer proc2]\ngroup.id = app\ntopic = input\n"
-                                             "output.topic = output\nenable.auto.commit = false\n"
-                                             "commit = after-process\ntransactional.id = app-1\n",
-                                             txn);
+    g_autofree char *twice = with_second_processor(txn, "app-1");
     g_autofree char *twice_line = g_strdup_printf("pipeline.ini:%zu:", line_count(txn) + 7);
     expect_error(twice, twice_line, "transactional.id = app-1: processor proc has the same one");
-    g_autofree char *other = g_strdup_printf("%s[consumer proc2]\ngroup.id = app\ntopic = input\n"
-                                             "output.topic = output\nenable.auto.commit = false\n"
-                                             "commit = after-process\ntransactional.id = app-2\n",
-                                             txn);
+    g_autofree char *other = with_second_processor(txn, "app-2");
     GError *error = NULL;
     struct ks_scenario *s = load_text(other, &error);
     CU_ASSERT_PTR_NOT_NULL(s); /* ids of their own: two instances, as eos-zombie-processor */
