@@ -61,8 +61,13 @@
 **                   consumer polls again once it ended: committed, the
 **                   positions are the committed offsets; aborted, the
 **                   consumer rejoins and resumes from the committed offsets
-**                   (Kafka Streams' exactly_once_v2). The application checks
-**                   its producer every OUTPUT_WAIT_NS while it waits.
+**                   (Kafka Streams' exactly_once_v2). The application
+**                   blocked on its producer (send(), flush(),
+**                   commitTransaction(), or initTransactions() before it
+**                   polls) is woken by the producer: its listener
+**                   (ks_producer_set_listener) runs after each of the
+**                   producer's events and wakes the consumer once what it
+**                   waits for holds, as the Java client's futures complete.
 **
 ** Offsets: with no committed offset, or on OFFSET_OUT_OF_RANGE, the consumer
 ** applies auto.offset.reset with ListOffsets (earliest = log start, latest =
@@ -122,9 +127,6 @@
 #include <string.h>
 
 #define RETRY_BACKOFF_NS (100 * KS_NS_PER_MS) /* retry.backoff.ms = 100 */
-/* A processor's application blocked in send(), flush() or commitTransaction()
- * looks at its producer again after this long. */
-#define OUTPUT_WAIT_NS (5 * KS_NS_PER_MS)
 /* A processor's output key: key-<(input producer index + 1) * 10^12 + input seq>. */
 #define OUTPUT_KEY_PRODUCER_UNIT INT64_C(1000000000000)
 #define FETCH_MAX_BYTES  52428800             /* fetch.max.bytes = 52428800 */
@@ -271,6 +273,11 @@ struct ks_consumer {
     bool flush_then_commit; /* at-least-once: flush() the output, then commitSync() */
     bool txn_then_poll;     /* exactly-once: the transaction with the offsets is ending */
     int64_t txn_ended_seen; /* the producer's ended count when it began to end */
+    /* Blocked on the producer, woken by its listener (on_output_change):
+     * before the next poll (flush, commitTransaction, initTransactions), or
+     * in send() of the record being processed. */
+    bool output_wait_poll;
+    bool output_wait_send;
 };
 
 static void drive(struct ks_consumer *c);
@@ -1056,9 +1063,19 @@ static void on_offset_fetch_response(struct ks_consumer *c, const uint8_t *messa
     if (handle_group_error(c, r.error_code)) {
         return;
     }
-    const struct ks_group_offset_entry *entries = ks_group_proto_entries(
-        message, bytes, sizeof(r), r.entry_count, sizeof(struct ks_group_offset_entry));
+    const struct ks_group_offset_fetch_entry *entries = ks_group_proto_entries(
+        message, bytes, sizeof(r), r.entry_count, sizeof(struct ks_group_offset_fetch_entry));
     ks_assert(entries != NULL);
+    /* ConsumerCoordinator.OffsetFetchResponseHandler: a partition whose
+     * transactional offset is still pending (UNSTABLE_OFFSET_COMMIT) fails
+     * the whole fetch with UnstableOffsetCommitException, and the consumer
+     * asks again after retry.backoff.ms; it takes none of the answer. */
+    for (int32_t i = 0; i < r.entry_count; i++) {
+        if (entries[i].error_code != KS_GROUP_ERR_NONE) {
+            wake_after(c, RETRY_BACKOFF_NS);
+            return;
+        }
+    }
     for (int32_t i = 0; i < r.entry_count; i++) {
         int32_t p = entries[i].partition;
         if (entries[i].topic_index != c->config->topic_index || p < 0 ||
@@ -1816,7 +1833,11 @@ static bool end_output(struct ks_consumer *c)
         return true;
     }
     c->txn_then_poll = ending;
-    wake_after(c, ending ? OUTPUT_WAIT_NS : 0);
+    if (ending) {
+        c->output_wait_poll = true; /* commitTransaction() returns when it ended */
+    } else {
+        wake_after(c, 0);
+    }
     return true;
 }
 
@@ -1829,7 +1850,7 @@ static bool output_step(struct ks_consumer *c)
     }
     if (c->flush_then_commit) {
         if (!ks_producer_idle(c->output)) {
-            wake_after(c, OUTPUT_WAIT_NS);
+            c->output_wait_poll = true; /* flush() returns when the producer is idle */
             return false;
         }
         c->flush_then_commit = false;
@@ -1846,7 +1867,7 @@ static bool output_step(struct ks_consumer *c)
     if (c->txn_then_poll) {
         bool committed = false;
         if (ks_producer_txn_ended_count(c->output, &committed) == c->txn_ended_seen) {
-            wake_after(c, OUTPUT_WAIT_NS);
+            c->output_wait_poll = true;
             return false;
         }
         c->txn_then_poll = false;
@@ -1966,6 +1987,7 @@ static void on_process_timer(ks_world *world, void *context)
 
 static void process_tick(struct ks_consumer *c)
 {
+    c->output_wait_send = false; /* set again below if send() still blocks */
     if (!c->processing) {
         return;
     }
@@ -1978,20 +2000,22 @@ static void process_tick(struct ks_consumer *c)
         output_fenced(c);
         return;
     }
-    c->process_timer = ks_world_schedule(
-        c->world, c->node, done ? (ks_time_ns)c->config->processing_ns : OUTPUT_WAIT_NS,
-        KS_TIMER_CONSUMER_PROCESS, on_process_timer, c);
+    if (!done) {
+        c->output_wait_send = true; /* send() blocks until the producer takes it */
+        return;
+    }
+    c->process_timer = ks_world_schedule(c->world, c->node, (ks_time_ns)c->config->processing_ns,
+                                         KS_TIMER_CONSUMER_PROCESS, on_process_timer, c);
 }
 
 static void start_processing(struct ks_consumer *c)
 {
     c->processing = true;
+    c->output_wait_send = false;
     if (c->config->processing_ns <= 0) {
         while (c->batch_next < c->batch->len) {
             if (!process_one(c)) {
-                c->process_timer =
-                    ks_world_schedule(c->world, c->node, OUTPUT_WAIT_NS,
-                                      KS_TIMER_CONSUMER_PROCESS, on_process_timer, c);
+                c->output_wait_send = true; /* send() blocks until the producer takes it */
                 return;
             }
         }
@@ -2092,6 +2116,7 @@ static bool positions_uncommitted(const struct ks_consumer *c)
 
 static void poll_step(struct ks_consumer *c)
 {
+    c->output_wait_poll = false; /* output_step and the check below set it again */
     if (c->output != NULL && !output_step(c)) {
         return;
     }
@@ -2144,7 +2169,7 @@ static void poll_step(struct ks_consumer *c)
     if (c->output != NULL && !c->rejoin_needed && !ks_producer_can_send(c->output)) {
         /* The processor's producer is not ready (initTransactions() after
          * a restart, say): the application waits before it polls. */
-        wake_after(c, OUTPUT_WAIT_NS);
+        c->output_wait_poll = true;
         send_fetches(c);
         return;
     }
@@ -2391,6 +2416,8 @@ static void cancel_timers(struct ks_consumer *c)
     c->heartbeat_timer = 0;
     c->poll_interval_timer = 0;
     c->start_timer = 0;
+    c->output_wait_poll = false;
+    c->output_wait_send = false;
     for (int32_t i = 0; i < c->channel_count; i++) {
         channel_reset(c, i);
     }
@@ -2415,9 +2442,38 @@ void ks_consumer_free(struct ks_consumer *c)
     g_free(c);
 }
 
+/* The processor's producer finished an event: wake the application if what
+ * it blocks on now holds (or the producer was fenced, which it must see). */
+static void on_output_change(void *context)
+{
+    struct ks_consumer *c = context;
+    if (c->crashed || c->stopped) {
+        return;
+    }
+    bool fenced = processor_transactional(c) && ks_producer_fenced(c->output);
+    if (c->output_wait_send && c->processing && (fenced || ks_producer_can_send(c->output))) {
+        c->output_wait_send = false;
+        ks_world_cancel(c->world, c->process_timer);
+        c->process_timer =
+            ks_world_schedule(c->world, c->node, 0, KS_TIMER_CONSUMER_PROCESS, on_process_timer, c);
+    }
+    if (!c->output_wait_poll) {
+        return;
+    }
+    bool ready = c->flush_then_commit ? ks_producer_idle(c->output)
+                 : c->txn_then_poll
+                     ? ks_producer_txn_ended_count(c->output, NULL) != c->txn_ended_seen
+                     : ks_producer_can_send(c->output);
+    if (fenced || ready) {
+        c->output_wait_poll = false;
+        wake_after(c, 0);
+    }
+}
+
 void ks_consumer_set_output(struct ks_consumer *c, struct ks_producer *output)
 {
     c->output = output;
+    ks_producer_set_listener(output, on_output_change, c);
 }
 
 void ks_consumer_on_crash(struct ks_consumer *c)

@@ -1352,9 +1352,7 @@ static void on_append_done(void *context, int16_t error, int64_t base_offset)
 #endif
 }
 
-static int16_t txn_unstable_error(const struct group *group,
-                                  const struct ks_group_offset_fetch_request *request,
-                                  const struct ks_group_topic_partition *entries);
+static bool txn_offset_pending(const struct group *group, int32_t topic_index, int32_t partition);
 
 static void handle_offset_fetch(struct coordinator *c, ks_node_id source,
                                 const struct ks_group_offset_fetch_request *request,
@@ -1364,12 +1362,9 @@ static void handle_offset_fetch(struct coordinator *c, ks_node_id source,
     g_strlcpy(group_id, request->group_id, sizeof(group_id));
     int32_t partition = -1;
     int16_t error = check_coordinator(c, group_id, &partition);
-    if (error == KS_GROUP_ERR_NONE) {
-        error = txn_unstable_error(find_group(c, group_id), request, entries);
-    }
     int32_t count = error == KS_GROUP_ERR_NONE ? request->entry_count : 0;
     size_t bytes = sizeof(struct ks_group_offset_fetch_response) +
-                   (size_t)count * sizeof(struct ks_group_offset_entry);
+                   (size_t)count * sizeof(struct ks_group_offset_fetch_entry);
     uint8_t *message = g_malloc0(bytes);
     struct ks_group_offset_fetch_response response;
     memset(&response, 0, sizeof(response));
@@ -1379,11 +1374,17 @@ static void handle_offset_fetch(struct coordinator *c, ks_node_id source,
     memcpy(message, &response, sizeof(response));
     struct group *group = error == KS_GROUP_ERR_NONE ? find_group(c, group_id) : NULL;
     for (int32_t k = 0; k < count; k++) {
-        struct ks_group_offset_entry e;
+        struct ks_group_offset_fetch_entry e;
         memset(&e, 0, sizeof(e));
-        e.topic_index = entries[k].topic_index;
+        ks_assert(entries[k].topic_index >= 0 && entries[k].topic_index <= INT16_MAX);
+        e.topic_index = (int16_t)entries[k].topic_index;
         e.partition = entries[k].partition;
-        e.offset = group != NULL ? get_offset(group, e.topic_index, e.partition) : -1;
+        e.offset = -1;
+        if (txn_offset_pending(group, entries[k].topic_index, e.partition)) {
+            e.error_code = KS_GROUP_ERR_UNSTABLE_OFFSET_COMMIT; /* this partition only */
+        } else if (group != NULL) {
+            e.offset = get_offset(group, entries[k].topic_index, e.partition);
+        }
         memcpy(message + sizeof(response) + (size_t)k * sizeof(e), &e, sizeof(e));
     }
     send_bytes(c, source, KS_GROUP_OFFSET_FETCH_RESPONSE, message, bytes);
@@ -1682,14 +1683,20 @@ static void drop_partition_groups(struct coordinator *c, int32_t partition)
  *     producer's pending offsets become committed (completePendingTxnOffsetCommit:
  *     only where the cache holds nothing or an older record) or vanish.
  *   - While an offset is pending, OffsetFetch with requireStable (every
- *     consumer since Kafka 2.5 asks so) gets UNSTABLE_OFFSET_COMMIT.
+ *     consumer since Kafka 2.5 asks so: ConsumerCoordinator.
+ *     sendOffsetFetchRequest, OffsetFetch v7) answers that partition
+ *     UNSTABLE_OFFSET_COMMIT, the others as usual (GroupMetadataManager.
+ *     getOffsets, OffsetMetadataManager.fetchOffsets).
  *   - Loading reads transactional batches into per-producer pending offsets
  *     and applies a marker to them (GroupMetadataManager.doLoadGroupsAndOffsets);
  *     what has no marker yet stays pending.
- * Simplifications: one error per request (Kafka answers per partition); an
- * OffsetFetch is answered UNSTABLE_OFFSET_COMMIT as a whole (the Java
- * consumer retries the whole fetch either way); plain commits in flight do
- * not make an offset unstable (Kafka's pendingOffsetCommits would). */
+ * Simplifications: one error per TxnOffsetCommit request (Kafka answers per
+ * partition); every OffsetFetch requires stable offsets (ksim's clients are
+ * all 2.5+ consumers, and MM2's admin fetches, which do not, never meet a
+ * transactional group in the shipped scenarios); plain commits in flight do
+ * not make an offset unstable (the ZooKeeper-era GroupMetadataManager's
+ * pendingOffsetCommits would; 4.0's coordinator instead runs the fetch as a
+ * write, after them). */
 
 static guint txn_offset_find(const struct group *group, int64_t producer_id, int32_t topic_index,
                              int32_t partition)
@@ -1762,22 +1769,17 @@ static void txn_commit_appended(struct coordinator *c, struct group *group,
                 pending->correlation_id, group_error);
 }
 
-static int16_t txn_unstable_error(const struct group *group,
-                                  const struct ks_group_offset_fetch_request *request,
-                                  const struct ks_group_topic_partition *entries)
+/* GroupMetadata.hasPendingOffsetCommitsForTopicPartition, its transactional
+ * half: a producer's offset for the partition waits for its marker. */
+static bool txn_offset_pending(const struct group *group, int32_t topic_index, int32_t partition)
 {
-    if (group == NULL) {
-        return KS_GROUP_ERR_NONE;
-    }
-    for (int32_t k = 0; k < request->entry_count; k++) {
-        for (guint i = 0; i < group->txn_offsets->len; i++) {
-            const struct txn_offset *t = &g_array_index(group->txn_offsets, struct txn_offset, i);
-            if (t->topic_index == entries[k].topic_index && t->partition == entries[k].partition) {
-                return KS_GROUP_ERR_UNSTABLE_OFFSET_COMMIT;
-            }
+    for (guint i = 0; group != NULL && i < group->txn_offsets->len; i++) {
+        const struct txn_offset *t = &g_array_index(group->txn_offsets, struct txn_offset, i);
+        if (t->topic_index == topic_index && t->partition == partition) {
+            return true;
         }
     }
-    return KS_GROUP_ERR_NONE;
+    return false;
 }
 
 /* GroupCoordinator.validateOffsetCommit with isTransactional = true. */

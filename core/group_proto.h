@@ -225,11 +225,26 @@ struct ks_group_offset_fetch_request {
     char group_id[KS_GROUP_ID_BYTES];
 };
 
-/* Followed by entry_count struct ks_group_offset_entry (offset -1: nothing
- * committed). COORDINATOR_LOAD_IN_PROGRESS while the partition loads;
- * UNSTABLE_OFFSET_COMMIT (and no entries) while a transactional offset
- * commit for one of the partitions asked for is pending (KIP-447; Kafka
- * answers per partition, and its consumer then retries the whole fetch). */
+/* One partition of an OffsetFetch response (OffsetFetchResponsePartition:
+ * PartitionIndex, CommittedOffset, ErrorCode). error_code is the
+ * partition's own: UNSTABLE_OFFSET_COMMIT (offset -1) while a transactional
+ * offset commit for it is pending and the request requires stable offsets
+ * (KIP-447, OffsetFetch v7+). Laid out in the 16 bytes of struct
+ * ks_group_offset_entry: topic_index fits 16 bits (at most
+ * KS_SCENARIO_TOPIC_COUNT_MAX topics). */
+struct ks_group_offset_fetch_entry {
+    int16_t topic_index;
+    int16_t error_code;
+    int32_t partition;
+    int64_t offset; /* next offset to consume; -1: nothing committed, or an error */
+};
+_Static_assert(sizeof(struct ks_group_offset_fetch_entry) == 16,
+               "an OffsetFetch entry is 2+2+4+8 bytes");
+
+/* Followed by entry_count struct ks_group_offset_fetch_entry. error_code is
+ * the request's (COORDINATOR_LOAD_IN_PROGRESS while the partition loads, and
+ * the other coordinator errors; no entries then); partitions carry their own
+ * (UNSTABLE_OFFSET_COMMIT), as OffsetFetch v2+ answers. */
 struct ks_group_offset_fetch_response {
     int32_t correlation_id;
     int16_t error_code;

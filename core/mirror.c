@@ -982,7 +982,8 @@ static void on_find_coordinator_response(struct ks_mirror *m, struct request *r,
  * (ks_checkpoint_sync_target); the commit goes outside the group protocol
  * and the coordinator takes it only while the group is empty, as MM2
  * syncs only idle groups. */
-static void target_offsets_fetched(struct ks_mirror *m, const struct ks_group_offset_entry *entries,
+static void target_offsets_fetched(struct ks_mirror *m,
+                                   const struct ks_group_offset_fetch_entry *entries,
                                    int32_t entry_count)
 {
     int32_t count = m->config->partition_count;
@@ -992,10 +993,13 @@ static void target_offsets_fetched(struct ks_mirror *m, const struct ks_group_of
         m->commit_offsets[p] = -1;
     }
     for (int32_t i = 0; i < entry_count; i++) {
-        struct ks_group_offset_entry e;
+        struct ks_group_offset_fetch_entry e;
         memcpy(&e, &entries[i], sizeof e);
+        /* A partition answered with an error (a transactional offset still
+         * pending) is left alone this cycle. */
         if (e.topic_index != m->config->target_topic_index || e.partition < 0 ||
-            e.partition >= count || !m->has_last[base + (size_t)e.partition]) {
+            e.partition >= count || !m->has_last[base + (size_t)e.partition] ||
+            e.error_code != KS_GROUP_ERR_NONE) {
             continue;
         }
         int64_t downstream = m->last[base + (size_t)e.partition].downstream_offset;
@@ -1077,9 +1081,9 @@ static void on_offset_fetch_response(struct ks_mirror *m, struct request *r, con
         }
         return;
     }
-    const struct ks_group_offset_entry *entries =
+    const struct ks_group_offset_fetch_entry *entries =
         ks_group_proto_entries(message, bytes, sizeof response, response.entry_count,
-                               sizeof(struct ks_group_offset_entry));
+                               sizeof(struct ks_group_offset_fetch_entry));
     ks_assert(entries != NULL);
     if (target) {
         target_offsets_fetched(m, entries, response.entry_count);
@@ -1091,7 +1095,7 @@ static void on_offset_fetch_response(struct ks_mirror *m, struct request *r, con
         m->cycle_has[p] = false;
     }
     for (int32_t i = 0; i < response.entry_count; i++) {
-        struct ks_group_offset_entry e;
+        struct ks_group_offset_fetch_entry e;
         memcpy(&e, &entries[i], sizeof e);
         if (e.topic_index != m->config->source_topic_index || e.partition < 0 ||
             e.partition >= count || e.offset < 0) {

@@ -355,6 +355,8 @@ struct ks_producer {
     bool stopped;
     bool fed;        /* a processor's producer: records come from ks_producer_send_output */
     int64_t fed_key; /* the key number of the record being handed over */
+    void (*listener)(void *context); /* told after each event (a processor's consumer) */
+    void *listener_context;          /* not owned */
 
     /* workload */
     int64_t next_seq; /* records created so far, across incarnations */
@@ -3089,6 +3091,14 @@ static void sender_run(struct ks_producer *p)
 #endif
 }
 
+/* The end of an event of the producer's node: its listener may look again. */
+static void notify_listener(struct ks_producer *p)
+{
+    if (p->listener != NULL) {
+        p->listener(p->listener_context);
+    }
+}
+
 static void sender_wakeup(ks_world *world, void *context)
 {
     (void)world;
@@ -3096,6 +3106,7 @@ static void sender_wakeup(ks_world *world, void *context)
     p->sender_timer = 0;
     p->sender_at_ns = KS_TIME_NEVER;
     sender_run(p);
+    notify_listener(p);
 }
 
 /* ---- workload ------------------------------------------------------------------------------ */
@@ -3201,6 +3212,7 @@ static void producer_start(ks_world *world, void *context)
     p->base_seq = p->next_seq;
     schedule_next_record(p);
     sender_run(p);
+    notify_listener(p);
 }
 
 /* ---- receiving ------------------------------------------------------------------------------ */
@@ -3240,6 +3252,7 @@ static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source
     default: ks_assert(!"unexpected message kind at a producer");
     }
     sender_run(p);
+    notify_listener(p);
 }
 
 /* ---- life cycle ----------------------------------------------------------------------------- */
@@ -3612,6 +3625,12 @@ void ks_producer_send_output(struct ks_producer *p, int64_t key_number)
     ks_assert(ks_producer_can_send(p));
     p->fed_key = key_number;
     record_due(p->world, p); /* send(): the same path as the workload's records */
+}
+
+void ks_producer_set_listener(struct ks_producer *p, void (*fn)(void *context), void *context)
+{
+    p->listener = fn;
+    p->listener_context = context;
 }
 
 bool ks_producer_fenced(const struct ks_producer *p)

@@ -79,6 +79,14 @@ bool ks_producer_end_txn(struct ks_producer *p, const char *group_id, const char
 int64_t ks_producer_txn_ended_count(const struct ks_producer *p, bool *last_committed_out);
 /* ProducerFencedException reached the application. */
 bool ks_producer_fenced(const struct ks_producer *p);
+/* The application blocked on its producer (send(), flush(),
+ * commitTransaction()) returns when the producer's state changes: `fn` is
+ * called with `context` at the end of each event of the producer's node (a
+ * response, a sender pass, the start), so that the caller can look at
+ * ks_producer_can_send, ks_producer_idle, ks_producer_txn_ended_count and
+ * ks_producer_fenced again. fn may schedule events; it must not call back
+ * into the producer. */
+void ks_producer_set_listener(struct ks_producer *p, void (*fn)(void *context), void *context);
 
 /* ---- for tests and the driver -------------------------------------------- */
 

@@ -83,9 +83,23 @@ const char *ks_anomaly_kind_name(enum ks_anomaly_kind kind)
     case KS_ANOMALY_CONSUMED_DUPLICATE: return "consumed_duplicate";
     case KS_ANOMALY_ABORTED_READ: return "aborted_read";
     case KS_ANOMALY_TXN_HANGING: return "txn_hanging";
+    case KS_ANOMALY_PREMATURE_READ: return "premature_read";
+    case KS_ANOMALY_EOS_MISSING: return "eos_missing";
+    case KS_ANOMALY_EOS_DUPLICATE: return "eos_duplicate";
     case KS_ANOMALY_KIND_COUNT: break;
     }
     return "?";
+}
+
+bool ks_anomaly_kind_is_txn(enum ks_anomaly_kind kind)
+{
+    return kind == KS_ANOMALY_ABORTED_READ || kind == KS_ANOMALY_TXN_HANGING ||
+           kind == KS_ANOMALY_PREMATURE_READ;
+}
+
+bool ks_anomaly_kind_is_eos(enum ks_anomaly_kind kind)
+{
+    return kind == KS_ANOMALY_EOS_MISSING || kind == KS_ANOMALY_EOS_DUPLICATE;
 }
 
 const char *ks_final_name(enum ks_final final)
@@ -225,6 +239,14 @@ static const char *producer_name(const struct ks_checker_input *in, int32_t prod
 {
     if (in->producer_names != NULL && producer_index >= 0 && producer_index < in->producer_count) {
         return in->producer_names[producer_index];
+    }
+    return "?";
+}
+
+static const char *topic_label(const struct ks_checker_input *in, int32_t topic_index)
+{
+    if (in->topic_names != NULL && topic_index >= 0 && in->topic_names[topic_index] != NULL) {
+        return in->topic_names[topic_index];
     }
     return "?";
 }
@@ -928,6 +950,14 @@ static void processing_rows(const struct ks_checker_input *in, GArray *extras,
                        group_name(in, first->group, name, sizeof name),
                        first->offset == last->offset ? "" : "s", offsets, a.record_count,
                        a.record_count == 1 ? "" : "s");
+        } else if (kind == KS_ANOMALY_PREMATURE_READ) {
+            g_snprintf(a.detail, sizeof a.detail,
+                       "group %s (read_committed) processed offset%s %s (%" PRId64
+                       " record%s) before their transaction's COMMIT marker was written: "
+                       "past the last stable offset",
+                       group_name(in, first->group, name, sizeof name),
+                       first->offset == last->offset ? "" : "s", offsets, a.record_count,
+                       a.record_count == 1 ? "" : "s");
         } else {
             g_snprintf(a.detail, sizeof a.detail,
                        "group %s processed offset%s %s again (%" PRId64 " extra processing%s)",
@@ -1250,12 +1280,211 @@ static void check_transactions(const struct ks_checker_input *in, struct ks_chec
     g_free(aborted);
 }
 
+/* The final read's record at (topic, partition, offset), or NULL: a binary
+ * search, the final read being in (topic, partition, offset) order. */
+static const struct ks_read_record *
+find_read(const struct ks_checker_input *in, int32_t topic_index, int32_t partition, int64_t offset)
+{
+    size_t low = 0;
+    size_t high = in->final_read_count;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        const struct ks_read_record *r = &in->final_read[mid];
+        int cmp = r->topic_index != topic_index ? (r->topic_index < topic_index ? -1 : 1)
+                  : r->partition != partition   ? (r->partition < partition ? -1 : 1)
+                  : r->offset != offset         ? (r->offset < offset ? -1 : 1)
+                                                : 0;
+        if (cmp == 0) {
+            return r;
+        }
+        if (cmp < 0) {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    return NULL;
+}
+
+/* premature_read: a read_committed consumer's processing of a committed
+ * transaction's record before the marker that commits it was written. The
+ * record is looked up at the offset the consumer read; a record since
+ * replaced there (a truncation) is not judged. */
+static void check_premature(const struct ks_checker_input *in, struct ks_checker_output *out)
+{
+    if (in->consumer_read_committed == NULL) {
+        return;
+    }
+    GArray *reads = g_array_new(FALSE, FALSE, sizeof(struct processing));
+    for (size_t i = 0; i < in->consumed_count; i++) {
+        const struct ks_consumed_record *c = &in->consumed[i];
+        if (c->producer_index < 0 || c->consumer_index < 0 ||
+            c->consumer_index >= in->consumer_count ||
+            !in->consumer_read_committed[c->consumer_index]) {
+            continue;
+        }
+        const struct ks_read_record *r = find_read(in, c->topic_index, c->partition, c->offset);
+        if (r == NULL || r->producer_index != c->producer_index || r->seq != c->seq ||
+            r->txn != KS_READ_TXN_COMMITTED || r->marker_ns == 0 || c->at_ns >= r->marker_ns) {
+            continue;
+        }
+        out->premature_read++;
+        struct processing read = {
+            .group = in->consumer_group[c->consumer_index],
+            .key = identity_key(c->producer_index, c->seq),
+            .topic_index = c->topic_index,
+            .partition = c->partition,
+            .offset = c->offset,
+        };
+        g_array_append_val(reads, read);
+    }
+    processing_rows(in, reads, KS_ANOMALY_PREMATURE_READ, out);
+    g_array_free(reads, TRUE);
+}
+
+/* One record of a processor's pipeline: a visible input record, or a
+ * committed output record keyed by the input it names. */
+struct eos_item {
+    uint64_t key;
+    int32_t topic_index;
+    int32_t partition;
+    int64_t offset;
+    size_t read_index; /* in the final read */
+};
+
+static int compare_eos_item(const void *a, const void *b)
+{
+    const struct eos_item *x = a;
+    const struct eos_item *y = b;
+    if (x->key != y->key) {
+        return x->key < y->key ? -1 : 1;
+    }
+    /* the final read's order, which is (topic, partition, offset) */
+    return x->read_index < y->read_index ? -1 : x->read_index > y->read_index ? 1 : 0;
+}
+
+static int compare_eos_position(const void *a, const void *b)
+{
+    const struct eos_item *x = a;
+    const struct eos_item *y = b;
+    return x->read_index < y->read_index ? -1 : x->read_index > y->read_index ? 1 : 0;
+}
+
+/* An input record with more than one committed output: outputs
+ * [first, first + count) of the sorted outputs. */
+struct eos_dup {
+    struct eos_item input;
+    guint first;
+    guint count;
+};
+
+static int compare_eos_dup(const void *a, const void *b)
+{
+    return compare_eos_position(&((const struct eos_dup *)a)->input,
+                                &((const struct eos_dup *)b)->input);
+}
+
+static bool eos_visible(const struct ks_read_record *r)
+{
+    return r->txn == KS_READ_TXN_NONE || r->txn == KS_READ_TXN_COMMITTED;
+}
+
+/* eos_missing rows: the missing inputs (in final-read order) merged into
+ * ranges of one partition and producer with no other visible input record
+ * between them. */
+static void eos_missing_rows(const struct ks_checker_input *in,
+                             const struct ks_checker_processor *proc, GArray *missing,
+                             struct ks_checker_output *out)
+{
+    if (missing->len > 1) {
+        qsort(missing->data, missing->len, sizeof(struct eos_item), compare_eos_position);
+    }
+    guint start = 0;
+    while (start < missing->len) {
+        const struct eos_item *first = &g_array_index(missing, struct eos_item, start);
+        const struct ks_read_record *head = &in->final_read[first->read_index];
+        guint end = start + 1;
+        while (end < missing->len) {
+            const struct eos_item *prev = &g_array_index(missing, struct eos_item, end - 1);
+            const struct eos_item *next = &g_array_index(missing, struct eos_item, end);
+            const struct ks_read_record *r = &in->final_read[next->read_index];
+            bool joins = r->topic_index == head->topic_index && r->partition == head->partition &&
+                         r->producer_index == head->producer_index;
+            for (size_t k = prev->read_index + 1; joins && k < next->read_index; k++) {
+                const struct ks_read_record *q = &in->final_read[k];
+                joins = !(eos_visible(q) && q->producer_index >= 0);
+            }
+            if (!joins) {
+                break;
+            }
+            end++;
+        }
+        const struct eos_item *last = &g_array_index(missing, struct eos_item, end - 1);
+        const struct ks_read_record *tail = &in->final_read[last->read_index];
+        struct ks_anomaly a =
+            anomaly_new(KS_ANOMALY_EOS_MISSING, head->topic_index, head->partition);
+        a.producer_index = head->producer_index;
+        a.first_seq = head->seq;
+        a.last_seq = tail->seq;
+        a.first_offset = head->offset;
+        a.last_offset = tail->offset;
+        a.record_count = (int64_t)(end - start);
+        char offsets[48];
+        char seqs[48];
+        format_range(offsets, sizeof offsets, a.first_offset, a.last_offset);
+        format_range(seqs, sizeof seqs, a.first_seq, a.last_seq);
+        const char *plural = a.record_count == 1 ? "" : "s";
+        g_snprintf(a.detail, sizeof a.detail,
+                   "input offset%s %s (%" PRId64 " record%s, %s seq %s) ha%s no committed "
+                   "output in %s",
+                   plural, offsets, a.record_count, plural, producer_name(in, head->producer_index),
+                   seqs, a.record_count == 1 ? "s" : "ve", topic_label(in, proc->output_topic));
+        add_anomaly(out, &a);
+        start = end;
+    }
+}
+
+/* One eos_duplicate row: input record `input` named by the committed
+ * outputs outputs[0..count) (count >= 2, in final-read order). */
+static void eos_duplicate_row(const struct ks_checker_input *in, const struct eos_item *input,
+                              const struct eos_item *outputs, size_t count,
+                              struct ks_checker_output *out)
+{
+    const struct ks_read_record *source = &in->final_read[input->read_index];
+    struct ks_anomaly a =
+        anomaly_new(KS_ANOMALY_EOS_DUPLICATE, outputs[0].topic_index, outputs[0].partition);
+    a.producer_index = source->producer_index;
+    a.first_seq = source->seq;
+    a.last_seq = source->seq;
+    a.first_offset = outputs[0].offset;
+    a.last_offset = outputs[count - 1].offset;
+    a.record_count = (int64_t)count - 1;
+    char list[160] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < count && used + 24 < sizeof list; i++) {
+        const struct eos_item *o = &outputs[i];
+        g_snprintf(list + used, sizeof list - used, "%s%s-%d@%" PRId64, i > 0 ? ", " : "",
+                   topic_label(in, o->topic_index), o->partition, o->offset);
+        used = strlen(list);
+    }
+    if (used + 24 >= sizeof list) {
+        g_strlcat(list, ", ...", sizeof list);
+    }
+    g_snprintf(a.detail, sizeof a.detail,
+               "input %s-%d offset %" PRId64 " (%s seq %" PRId64 ") has %zu committed outputs "
+               "(%" PRId64 " extra): %s",
+               topic_label(in, source->topic_index), source->partition, source->offset,
+               producer_name(in, source->producer_index), source->seq, count, a.record_count, list);
+    add_anomaly(out, &a);
+}
+
 /* eos_missing, eos_duplicates: every visible input record of a processor's
  * input topic against the committed outputs that name it. */
 static void check_processors(const struct ks_checker_input *in, struct ks_checker_output *out)
 {
-    uint64_t *inputs = g_new(uint64_t, in->final_read_count + 1);
-    uint64_t *outputs = g_new(uint64_t, in->final_read_count + 1);
+    GArray *inputs = g_array_new(FALSE, FALSE, sizeof(struct eos_item));
+    GArray *outputs = g_array_new(FALSE, FALSE, sizeof(struct eos_item));
+    GArray *missing = g_array_new(FALSE, FALSE, sizeof(struct eos_item));
     for (size_t k = 0; k < in->processor_count; k++) {
         const struct ks_checker_processor *proc = &in->processors[k];
         bool seen = false;
@@ -1266,45 +1495,71 @@ static void check_processors(const struct ks_checker_input *in, struct ks_checke
         if (seen) {
             continue; /* the members of one group form one pipeline: count it once */
         }
-        size_t input_count = 0;
-        size_t output_count = 0;
+        g_array_set_size(inputs, 0);
+        g_array_set_size(outputs, 0);
+        g_array_set_size(missing, 0);
         for (size_t i = 0; i < in->final_read_count; i++) {
             const struct ks_read_record *r = &in->final_read[i];
-            bool visible = r->txn == KS_READ_TXN_NONE || r->txn == KS_READ_TXN_COMMITTED;
-            if (!visible) {
+            if (!eos_visible(r)) {
                 continue;
             }
+            struct eos_item item = { 0, r->topic_index, r->partition, r->offset, i };
             if (r->topic_index == proc->input_topic && r->producer_index >= 0) {
-                inputs[input_count++] = identity_key(r->producer_index, r->seq);
+                item.key = identity_key(r->producer_index, r->seq);
+                g_array_append_val(inputs, item);
             }
             if (r->topic_index == proc->output_topic && r->source_producer > 0) {
-                outputs[output_count++] = identity_key(r->source_producer - 1, r->source_seq);
+                item.key = identity_key(r->source_producer - 1, r->source_seq);
+                g_array_append_val(outputs, item);
             }
         }
-        qsort(inputs, input_count, sizeof inputs[0], compare_u64);
-        qsort(outputs, output_count, sizeof outputs[0], compare_u64);
-        size_t o = 0;
-        for (size_t i = 0; i < input_count; i++) {
-            if (i > 0 && inputs[i] == inputs[i - 1]) {
+        if (inputs->len > 1) {
+            qsort(inputs->data, inputs->len, sizeof(struct eos_item), compare_eos_item);
+        }
+        if (outputs->len > 1) {
+            qsort(outputs->data, outputs->len, sizeof(struct eos_item), compare_eos_item);
+        }
+        /* duplicate rows come out in input order: collected, then sorted */
+        GArray *dups = g_array_new(FALSE, FALSE, sizeof(struct eos_dup));
+        guint o = 0;
+        for (guint i = 0; i < inputs->len; i++) {
+            const struct eos_item *input = &g_array_index(inputs, struct eos_item, i);
+            if (i > 0 && input->key == g_array_index(inputs, struct eos_item, i - 1).key) {
                 continue; /* the input's own duplicate (duplicates counts it) */
             }
-            while (o < output_count && outputs[o] < inputs[i]) {
+            while (o < outputs->len &&
+                   g_array_index(outputs, struct eos_item, o).key < input->key) {
                 o++;
             }
-            int64_t copies = 0;
-            while (o < output_count && outputs[o] == inputs[i]) {
-                copies++;
+            guint first = o;
+            while (o < outputs->len &&
+                   g_array_index(outputs, struct eos_item, o).key == input->key) {
                 o++;
             }
+            guint copies = o - first;
             if (copies == 0) {
                 out->eos_missing++;
-            } else {
+                g_array_append_val(missing, *input);
+            } else if (copies > 1) {
                 out->eos_duplicates += copies - 1;
+                struct eos_dup dup = { *input, first, copies };
+                g_array_append_val(dups, dup);
             }
         }
+        eos_missing_rows(in, proc, missing, out);
+        if (dups->len > 1) {
+            qsort(dups->data, dups->len, sizeof(struct eos_dup), compare_eos_dup);
+        }
+        for (guint i = 0; i < dups->len; i++) {
+            const struct eos_dup *dup = &g_array_index(dups, struct eos_dup, i);
+            eos_duplicate_row(in, &dup->input, &g_array_index(outputs, struct eos_item, dup->first),
+                              dup->count, out);
+        }
+        g_array_free(dups, TRUE);
     }
-    g_free(inputs);
-    g_free(outputs);
+    g_array_free(inputs, TRUE);
+    g_array_free(outputs, TRUE);
+    g_array_free(missing, TRUE);
 }
 
 void ks_checker_run(const struct ks_checker_input *input, struct ks_checker_output *out)
@@ -1326,6 +1581,7 @@ void ks_checker_run(const struct ks_checker_input *input, struct ks_checker_outp
     check_divergence(input, out);
     check_consumed(input, is_first, out);
     check_transactions(input, out);
+    check_premature(input, out);
     check_processors(input, out);
     /* K2 */
     ks_assert(out->kind_counts[KS_ANOMALY_LOST] == out->acked_lost);
@@ -1337,6 +1593,9 @@ void ks_checker_run(const struct ks_checker_input *input, struct ks_checker_outp
     ks_assert(out->kind_counts[KS_ANOMALY_CONSUMED_DUPLICATE] == out->consumed_duplicates);
     ks_assert(out->kind_counts[KS_ANOMALY_ABORTED_READ] == out->aborted_read);
     ks_assert(out->kind_counts[KS_ANOMALY_TXN_HANGING] == out->txn_hanging);
+    ks_assert(out->kind_counts[KS_ANOMALY_PREMATURE_READ] == out->premature_read);
+    ks_assert(out->kind_counts[KS_ANOMALY_EOS_MISSING] == out->eos_missing);
+    ks_assert(out->kind_counts[KS_ANOMALY_EOS_DUPLICATE] == out->eos_duplicates);
     g_free(keys);
     g_free(is_first);
 }

@@ -48,6 +48,19 @@
 **   txn_hanging     (partition, producer) pairs whose transaction is still open
 **                   (no marker) in the final read: it holds back the last stable
 **                   offset, so read_committed consumers stop there (KIP-890).
+**   premature_read  processings by a read_committed consumer of a record of a
+**                   committed transaction before that transaction's COMMIT
+**                   marker was written on the partition: the record was
+**                   visible out of transaction order, past the last stable
+**                   offset. In Kafka a read_committed fetch returns records
+**                   below the LSO only (UnifiedLog.lastStableOffset), and the
+**                   LSO passes a transaction's records only once its marker
+**                   is appended and below the HW (ProducerStateManager.
+**                   firstUnstableOffset), so a processing can never come
+**                   before the marker's append. The marker's time is its
+**                   batch timestamp (ms, rounded down), so a processing in
+**                   the marker's own millisecond is not judged. Records of
+**                   aborted transactions are aborted_read's, not counted here.
 ** Processors (consume-transform-produce), where a consumer sets output.topic:
 **   eos_missing     input records a read_committed reader sees in the final
 **                   read of a processor's input topic (not in an aborted or
@@ -56,6 +69,10 @@
 **                   (outside any transaction, or in a committed one).
 **   eos_duplicates  extra copies of such an output: committed output records
 **                   beyond the first that name the same input record.
+**   Their rows: eos_missing, ranges of input records (input topic, offsets,
+**   producer and seqs); eos_duplicate, one row per input record with more
+**   than one output (output topic, first and last output offset, the input's
+**   producer and seq; record_count the extra copies).
 **   Processors with the same input and output topics (the members of one
 **   group) form one pipeline, counted once.
 ** A transactional producer's acked record counts for acked_lost only when its
@@ -95,6 +112,10 @@ struct ks_read_record {
      * (core/consumer.c's output key): its producer index + 1, 0 for none. */
     int32_t source_producer;
     int64_t source_seq;
+    /* A transactional record's marker (the COMMIT or ABORT that settles it):
+     * when it was written, from the marker's timestamp (ms resolution,
+     * rounded down); 0 when no marker follows or its time is unknown. */
+    ks_time_ns marker_ns;
 };
 
 enum ks_read_txn {
@@ -228,7 +249,7 @@ struct ks_checker_input {
     const bool *producer_transactional; /* [producer_index]; may be NULL: none */
     const struct ks_txn_outcome *txns;  /* in the order they ended */
     size_t txn_count;
-    const bool *consumer_read_committed; /* [consumer_index]; may be NULL: none */
+    const bool *consumer_read_committed;           /* [consumer_index]; may be NULL: none */
     const struct ks_checker_processor *processors; /* may be NULL: none */
     size_t processor_count;
 };
@@ -243,13 +264,22 @@ enum ks_anomaly_kind {
     KS_ANOMALY_CONSUMED_DUPLICATE,
     KS_ANOMALY_ABORTED_READ, /* transactions: shown only where the txn_* metrics are */
     KS_ANOMALY_TXN_HANGING,
+    KS_ANOMALY_PREMATURE_READ,
+    KS_ANOMALY_EOS_MISSING, /* processors: shown only where the eos_* metrics are */
+    KS_ANOMALY_EOS_DUPLICATE,
     KS_ANOMALY_KIND_COUNT
 };
 
 /* "lost", "duplicate", "reordered", "divergent", "consumed_lost",
- * "consumed_unseen", "consumed_duplicate", "aborted_read", "txn_hanging":
- * the anomalies.kind column. */
+ * "consumed_unseen", "consumed_duplicate", "aborted_read", "txn_hanging",
+ * "premature_read", "eos_missing", "eos_duplicate": the anomalies.kind
+ * column. */
 const char *ks_anomaly_kind_name(enum ks_anomaly_kind kind);
+/* Whether a kind belongs to transactions (shown where the txn_* metrics are)
+ * or to processors (where the eos_* metrics are); the other kinds are always
+ * shown. */
+bool ks_anomaly_kind_is_txn(enum ks_anomaly_kind kind);
+bool ks_anomaly_kind_is_eos(enum ks_anomaly_kind kind);
 
 /* One row of the anomalies table: a range of records. Fields that do not
  * apply are -1 (NULL in the table). */
@@ -306,15 +336,17 @@ struct ks_checker_output {
     int64_t aborted_read;
     int64_t aborted_seen;
     int64_t txn_hanging;
+    int64_t premature_read;
     int64_t eos_missing;
     int64_t eos_duplicates;
     double produce_p50_ms; /* 0 when nothing was acked */
     double produce_p99_ms;
     GArray *anomalies; /* of struct ks_anomaly; owned (ks_checker_output_clear) */
-    /* records per kind (divergent: partitions; txn_hanging: transactions) */
+    /* records per kind (divergent: partitions; txn_hanging: transactions;
+     * eos_duplicate: extra outputs) */
     int64_t kind_counts[KS_ANOMALY_KIND_COUNT];
-    uint8_t *finals;                            /* [outcome index] enum ks_final; owned */
-    int64_t *final_offsets;                     /* [outcome index] first copy's offset, -1; owned */
+    uint8_t *finals;              /* [outcome index] enum ks_final; owned */
+    int64_t *final_offsets;       /* [outcome index] first copy's offset, -1; owned */
     int64_t *cursor_out_of_scope; /* [cursor index] records before its first position; owned */
     GArray *copies;               /* struct ks_checker_copies sorted by key; owned */
 };

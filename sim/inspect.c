@@ -491,8 +491,10 @@ static void compare_anomalies(sqlite3 *db, const struct run_facts *a, const stru
         const char *kind = ks_anomaly_kind_name((enum ks_anomaly_kind)k);
         int64_t x = anomaly_records(db, a->run_id, kind, counted);
         int64_t y = anomaly_records(db, b->run_id, kind, counted);
-        if ((k == KS_ANOMALY_ABORTED_READ || k == KS_ANOMALY_TXN_HANGING) && x == 0 && y == 0) {
-            continue; /* kinds of transactions: listed where a run has some */
+        if ((ks_anomaly_kind_is_txn((enum ks_anomaly_kind)k) ||
+             ks_anomaly_kind_is_eos((enum ks_anomaly_kind)k)) &&
+            x == 0 && y == 0) {
+            continue; /* kinds of transactions and processors: listed where a run has some */
         }
         char change[32] = "";
         if (x != y) {

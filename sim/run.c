@@ -1377,9 +1377,11 @@ struct open_txn_batch {
     guint count;
 };
 
-/* A marker of producer_id settles its open batches (the final read's
- * transaction status, struct ks_read_record.txn). */
-static void settle_txn(struct log_reader *reader, int64_t producer_id, bool commit)
+/* A marker of producer_id, written at marker_ns, settles its open batches
+ * (the final read's transaction status, struct ks_read_record.txn and
+ * marker_ns). */
+static void settle_txn(struct log_reader *reader, int64_t producer_id, bool commit,
+                       ks_time_ns marker_ns)
 {
     for (guint i = reader->open->len; i > 0; i--) {
         const struct open_txn_batch *b = &g_array_index(reader->open, struct open_txn_batch, i - 1);
@@ -1387,8 +1389,10 @@ static void settle_txn(struct log_reader *reader, int64_t producer_id, bool comm
             continue;
         }
         for (guint k = 0; k < b->count; k++) {
-            g_array_index(reader->records, struct ks_read_record, b->first + k).txn =
-                commit ? KS_READ_TXN_COMMITTED : KS_READ_TXN_ABORTED;
+            struct ks_read_record *r =
+                &g_array_index(reader->records, struct ks_read_record, b->first + k);
+            r->txn = commit ? KS_READ_TXN_COMMITTED : KS_READ_TXN_ABORTED;
+            r->marker_ns = marker_ns;
         }
         g_array_remove_index(reader->open, i - 1);
     }
@@ -1400,8 +1404,12 @@ static void read_batch(const struct ks_scenario *scenario, const struct ks_batch
 {
     if (batch->attributes & KS_ATTR_CONTROL) {
         if (reader->open != NULL && batch->base_offset < hw) {
+            /* The marker's timestamp is the leader's clock when it appended
+             * it (ks_broker_append_marker), in ms since KS_EPOCH_BASE_MS. */
+            int64_t since_ms = batch->max_timestamp - KS_EPOCH_BASE_MS;
+            ks_time_ns marker_ns = since_ms > 0 ? (ks_time_ns)since_ms * KS_NS_PER_MS : 0;
             settle_txn(reader, batch->producer_id,
-                       ks_batch_control_type(batch) == KS_CONTROL_COMMIT);
+                       ks_batch_control_type(batch) == KS_CONTROL_COMMIT, marker_ns);
         }
         return;
     }
@@ -1420,7 +1428,7 @@ static void read_batch(const struct ks_scenario *scenario, const struct ks_batch
         struct ks_read_record r = {
             topic_index, partition, record.offset,
             -1,          0,         transactional ? KS_READ_TXN_OPEN : KS_READ_TXN_NONE,
-            0,           0
+            0,           0,         0
         };
         if (is_processor_output(scenario, topic_index)) {
             parse_source(record.key, record.key_bytes, &r.source_producer, &r.source_seq);
@@ -1728,6 +1736,10 @@ static void run_checker(struct run *run, const struct final_read *read)
             processor_count++;
         }
     }
+    const char **topic_names = g_new0(const char *, s->topic_count + 1);
+    for (size_t t = 0; t < s->topic_count; t++) {
+        topic_names[t] = s->topics[t].name;
+    }
     struct ks_cause_index *causes = index_causes(run);
     struct cluster_causes cluster_causes = { run, causes };
     struct ks_checker_input input = {
@@ -1736,6 +1748,7 @@ static void run_checker(struct run *run, const struct final_read *read)
         .producer_acks_none = acks_none,
         .producer_names = producer_names,
         .producer_count = (int32_t)producer_count,
+        .topic_names = topic_names,
         .final_read = (const struct ks_read_record *)(void *)read->records->data,
         .final_read_count = read->records->len,
         .partitions = (const struct ks_partition_final *)(void *)read->partitions->data,
@@ -1770,6 +1783,7 @@ static void run_checker(struct run *run, const struct final_read *read)
     ks_cause_index_free(causes);
     g_free(acks_none);
     g_free(producer_names);
+    g_free(topic_names);
     g_free(topic);
     g_free(transactional);
     g_free(read_committed);
@@ -1834,6 +1848,7 @@ static void compute_metrics(struct run *run)
     m[KS_METRIC_ABORTED_READ] = (double)run->check.aborted_read;
     m[KS_METRIC_ABORTED_SEEN] = (double)run->check.aborted_seen;
     m[KS_METRIC_TXN_HANGING] = (double)run->check.txn_hanging;
+    m[KS_METRIC_PREMATURE_READ] = (double)run->check.premature_read;
     m[KS_METRIC_EOS_MISSING] = (double)run->check.eos_missing;
     m[KS_METRIC_EOS_DUPLICATES] = (double)run->check.eos_duplicates;
     m[KS_METRIC_LEADER_ELECTIONS] = (double)run->leader_elections;
@@ -1870,7 +1885,8 @@ bool ks_run_metric_shown(const struct ks_run_result *result, enum ks_metric metr
     case KS_METRIC_TXN_ABORTED:
     case KS_METRIC_ABORTED_READ:
     case KS_METRIC_ABORTED_SEEN:
-    case KS_METRIC_TXN_HANGING: return result->txn_metrics;
+    case KS_METRIC_TXN_HANGING:
+    case KS_METRIC_PREMATURE_READ: return result->txn_metrics;
     case KS_METRIC_MIRRORED:
     case KS_METRIC_MIRROR_LOST:
     case KS_METRIC_MIRROR_UNMIRRORED:
@@ -2014,6 +2030,7 @@ char *ks_run_format_metric(const struct ks_run_result *result, enum ks_metric me
     case KS_METRIC_ABORTED_READ:
     case KS_METRIC_ABORTED_SEEN:
     case KS_METRIC_TXN_HANGING:
+    case KS_METRIC_PREMATURE_READ:
     case KS_METRIC_MIRRORED:
     case KS_METRIC_MIRROR_LOST:
     case KS_METRIC_MIRROR_UNMIRRORED:
@@ -2522,13 +2539,14 @@ static void print_json(FILE *out, const struct run *run, const struct ks_run_res
         }
     }
     /* Anomalous records per kind (divergent: partitions; txn_hanging:
-     * transactions), every kind listed; the transactions' two only where
-     * their metrics are, so that a run without transactions keeps its keys. */
+     * transactions), every kind listed; the transactions' kinds only where
+     * their metrics are, and the processors' likewise, so that a run without
+     * transactions or processors keeps its keys. */
     json_builder_set_member_name(b, "anomalies");
     json_builder_begin_object(b);
     for (int k = 0; k < KS_ANOMALY_KIND_COUNT; k++) {
-        if ((k == KS_ANOMALY_ABORTED_READ || k == KS_ANOMALY_TXN_HANGING) &&
-            !result->txn_metrics) {
+        if ((ks_anomaly_kind_is_txn((enum ks_anomaly_kind)k) && !result->txn_metrics) ||
+            (ks_anomaly_kind_is_eos((enum ks_anomaly_kind)k) && !result->eos_metrics)) {
             continue;
         }
         json_builder_set_member_name(b, ks_anomaly_kind_name((enum ks_anomaly_kind)k));

@@ -906,6 +906,22 @@ bool ks_scenario_apply_set(struct ks_scenario *scenario, const char *assignment,
                 best = n;
             }
         }
+        if (section == NULL && kind == KS__SECTION_PRODUCER) {
+            /* producer.NAME.KEY of a processor [consumer NAME]: its own
+             * producer, which has no section until a key is set for it. */
+            for (guint i = 0; i < raw->sections->len; i++) {
+                struct raw_section *s = g_ptr_array_index(raw->sections, i);
+                size_t n = strlen(s->name);
+                if (s->kind == KS__SECTION_CONSUMER && n > best && strncmp(rest, s->name, n) == 0 &&
+                    rest[n] == '.') {
+                    section = s;
+                    best = n;
+                }
+            }
+            if (section != NULL) {
+                section = section_add(raw, KS__SECTION_PRODUCER, section->name, 0, "--set");
+            }
+        }
         if (section == NULL) {
             g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_REFERENCE,
                         "--set %s: no [%s NAME] section matches '%s'", assignment, path, rest);
@@ -1413,17 +1429,26 @@ static bool topic_reference(const struct ks_scenario *scenario, const struct raw
     return true;
 }
 
+static bool producer_rules(const struct ks_scenario *scenario, struct ks_producer_config *producer,
+                           const struct raw_section *section, GError **error);
+
 static bool finalize_producer(const struct ks_scenario *scenario,
                               struct ks_producer_config *producer,
                               const struct raw_section *section, GError **error)
 {
     g_strlcpy(producer->name, section->name, sizeof producer->name);
     producer->input_consumer_index = -1; /* a workload of its own (processors' come later) */
-    if (!apply_table(scenario->kafka_version, KS__SECTION_PRODUCER, producer, section, NULL,
-                     error) ||
-        !topic_reference(scenario, section, &producer->topic_index, error)) {
-        return false;
-    }
+    return apply_table(scenario->kafka_version, KS__SECTION_PRODUCER, producer, section, NULL,
+                       error) &&
+           topic_reference(scenario, section, &producer->topic_index, error) &&
+           producer_rules(scenario, producer, section, error);
+}
+
+/* Kafka's ProducerConfig rules between a producer's settings; `section` gave
+ * them (its entries are cited). */
+static bool producer_rules(const struct ks_scenario *scenario, struct ks_producer_config *producer,
+                           const struct raw_section *section, GError **error)
+{
     /* Kafka's ProducerConfig: idempotence needs acks=all, retries > 0 and at most
      * 5 requests in flight. Set explicitly, a conflict is an error; left at its
      * default, idempotence is quietly turned off. */
@@ -1510,25 +1535,113 @@ static bool finalize_processor(const struct ks_scenario *scenario,
                        "output.topic needs commit = after-process (and enable.auto.commit = "
                        "false): a processor commits after its output is written");
     }
-    if (ks_scenario_producer_index(scenario, consumer->name) >= 0) {
-        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, output,
-                       "output.topic: the processor's producer is named %s, as the consumer, "
-                       "and a [producer %s] exists",
-                       consumer->name, consumer->name);
+    /* Kafka Streams gives each stream thread's producer a transactional.id of
+     * its own (exactly_once_v2: application.id-processId-threadIdx, KIP-447),
+     * and two live producers with one id fence each other over and over
+     * (TransactionCoordinator.handleInitProducerId bumps the epoch). A
+     * processor's restart is one instance replacing itself, which a single
+     * [consumer] models; two processors sharing an id are a mistake. */
+    const struct raw_entry *id = entry_find(section, "transactional.id");
+    for (const struct ks_consumer_config *other = scenario->consumers;
+         consumer->transactional_id[0] != 0 && other < consumer; other++) {
+        if (other->output_topic_index >= 0 &&
+            strcmp(other->transactional_id, consumer->transactional_id) == 0) {
+            return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, id,
+                           "transactional.id = %s: processor %s has the same one; each "
+                           "processor's producer needs its own (two live producers with one id "
+                           "fence each other); a zombie is one processor paused or crashed",
+                           consumer->transactional_id, other->name);
+        }
     }
     return true;
 }
 
+/* A processor's own producer is set in a [producer NAME] of the consumer's
+ * name: Kafka client settings only, since the processor decides what it
+ * writes, where and when. The key and why it is not the section's. */
+static const char *processor_producer_refuses(const char *key)
+{
+    static const char *const keys[][2] = {
+        { "topic", "the processor writes to its output.topic" },
+        { "cluster", "the processor's producer writes to its consumer's cluster" },
+        { "transactional.id", "it is the [consumer]'s transactional.id" },
+        { "rate", "the processor sends one record per processed input record" },
+        { "count", "the processor sends one record per processed input record" },
+        { "keys", "the output key names the input record" },
+        { "value.bytes", "the processor's output records are its own" },
+        { "value.random.percent", "the processor's output records are its own" },
+        { "start", "the producer starts with its consumer" },
+        { "start.jitter", "the producer starts with its consumer" },
+        { "transaction.records", "the processor ends a transaction after each poll's records" },
+        { "transaction.abort.rate", "the processor ends a transaction after each poll's records" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        if (strcmp(key, keys[i][0]) == 0) {
+            return keys[i][1];
+        }
+    }
+    return NULL;
+}
+
+/* The [producer NAME] of processor NAME, or NULL (none, or NAME is no
+ * processor: no [consumer NAME] with output.topic). */
+static const struct raw_section *processor_producer_section(struct ks_scenario_raw *raw,
+                                                            const struct raw_section *producer)
+{
+    const struct raw_section *consumer = section_find(raw, KS__SECTION_CONSUMER, producer->name);
+    return consumer != NULL && entry_find(consumer, "output.topic") != NULL ? producer : NULL;
+}
+
+/* Applies the keys [producer NAME] gives a processor's producer. */
+static bool apply_processor_producer(const struct ks_scenario *scenario,
+                                     struct ks_producer_config *producer,
+                                     const struct raw_section *section, GError **error)
+{
+    for (guint i = 0; i < section->entries->len; i++) {
+        const struct raw_entry *entry = g_ptr_array_index(section->entries, i);
+        const char *why = processor_producer_refuses(entry->key);
+        if (why != NULL) {
+            return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                           "%s of processor %s's own producer: %s", entry->key, section->name, why);
+        }
+        const struct ks__key_spec *spec = ks__key_find(KS__SECTION_PRODUCER, entry->key);
+        ks_assert(spec != NULL); /* checked when read */
+        struct ks__value value;
+        g_autofree char *message = NULL;
+        if (!ks__value_parse(spec, entry->value, &value, &message)) {
+            return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry, "%s", message);
+        }
+        ks__value_store(spec, producer, &value);
+    }
+    if (producer->transactional_id[0] != 0 &&
+        (!producer->enable_idempotence || producer->acks != KS_ACKS_ALL || producer->retries == 0 ||
+         producer->max_in_flight > 5)) {
+        const struct raw_entry *entry = entry_find(section, "enable.idempotence");
+        static const char *const causes[] = { "acks", "retries",
+                                              "max.in.flight.requests.per.connection" };
+        for (size_t i = 0; entry == NULL && i < G_N_ELEMENTS(causes); i++) {
+            entry = entry_find(section, causes[i]);
+        }
+        return fail_at(error, KS_SCENARIO_ERROR_CONFLICT, section, entry,
+                       "processor %s is exactly-once (transactional.id): its producer needs "
+                       "enable.idempotence = true, acks = all, retries > 0 and "
+                       "max.in.flight.requests.per.connection <= 5",
+                       section->name);
+    }
+    return producer_rules(scenario, producer, section, error);
+}
+
 /* Appends the producer of every processor (after the scenario's own, so
- * their indexes, nodes and identities stay as they were). */
-static void finalize_processor_producers(struct ks_scenario *scenario)
+ * their indexes, nodes and identities stay as they were), with the settings
+ * of a [producer NAME] of the consumer's name if there is one. */
+static bool finalize_processor_producers(struct ks_scenario *scenario, GError **error)
 {
     size_t extra = 0;
     for (size_t i = 0; i < scenario->consumer_count; i++) {
         extra += scenario->consumers[i].output_topic_index >= 0;
     }
     if (extra == 0) {
-        return;
+        return true;
     }
     scenario->producers = g_renew(struct ks_producer_config, scenario->producers,
                                   scenario->producer_count + extra + 1);
@@ -1557,7 +1670,13 @@ static void finalize_processor_producers(struct ks_scenario *scenario)
         /* the application's producer writes to its consumer's cluster */
         scenario->producer_cluster[scenario->producer_count] = scenario->consumer_cluster[i];
         scenario->producer_count++;
+        const struct raw_section *section =
+            section_find(scenario->raw, KS__SECTION_PRODUCER, consumer->name);
+        if (section != NULL && !apply_processor_producer(scenario, producer, section, error)) {
+            return false;
+        }
     }
+    return true;
 }
 
 static bool finalize_consumer(const struct ks_scenario *scenario,
@@ -2619,6 +2738,16 @@ static bool finalize_named(struct ks_scenario *scenario, enum ks__section_kind k
             scenario->topic_count = index + 1;
             break;
         case KS__SECTION_PRODUCER:
+            if (processor_producer_section(raw, section) != NULL) {
+                continue; /* a processor's own: finalize_processor_producers */
+            }
+            if (section->line == 0 &&
+                section_find(raw, KS__SECTION_CONSUMER, section->name) != NULL) {
+                const struct raw_entry *entry = g_ptr_array_index(section->entries, 0);
+                return fail_at(error, KS_SCENARIO_ERROR_REFERENCE, section, entry,
+                               "consumer %s has no output.topic: it has no producer of its own",
+                               section->name);
+            }
             ok = finalize_producer(scenario, &scenario->producers[index], section, error) &&
                  section_cluster(scenario, section,
                                  scenario->topic_cluster[scenario->producers[index].topic_index],
@@ -3094,7 +3223,7 @@ bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
         !finalize_mirrors(scenario, error) ||
         !finalize_named(scenario, KS__SECTION_PRODUCER, error) ||
         !finalize_named(scenario, KS__SECTION_CONSUMER, error) ||
-        (finalize_processor_producers(scenario), false) ||
+        !finalize_processor_producers(scenario, error) ||
         !finalize_named(scenario, KS__SECTION_FAULT, error) ||
         !finalize_failovers(scenario, error) ||
         !finalize_schedule(scenario, error) || !finalize_expect(scenario, error)) {

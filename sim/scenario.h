@@ -302,6 +302,7 @@ enum ks_metric {
     KS_METRIC_ABORTED_READ,
     KS_METRIC_ABORTED_SEEN,
     KS_METRIC_TXN_HANGING,
+    KS_METRIC_PREMATURE_READ,
     KS_METRIC_MIRRORED, /* mirrors (shown only when the scenario has a [mirror NAME]) */
     KS_METRIC_MIRROR_LOST,
     KS_METRIC_MIRROR_UNMIRRORED,

@@ -650,8 +650,9 @@ static const struct ks__key_spec consumer_keys[] = {
       "ksim: makes the consumer a processor (consume-transform-produce, as a Kafka Streams "
       "application): for each record it processes it writes one record to this topic, keyed "
       "`key-<(P + 1) * 10^12 + S>` for the input record's producer index P and record number "
-      "S, through a producer of its own named after the consumer (acks = all, idempotent). "
-      "Needs `commit = after-process`." },
+      "S, through a producer of its own named after the consumer (acks = all, idempotent; a "
+      "`[producer NAME]` of the consumer's name sets its client keys). Needs "
+      "`commit = after-process`." },
     { "transactional.id", KS__VALUE_STRING, 0, 0, "", NULL, CO(transactional_id), 64, NULL,
       "With output.topic: exactly-once (Kafka Streams' processing.guarantee = exactly_once_v2): "
       "the processor's producer uses this transactional.id, and after each poll's records "
@@ -1088,6 +1089,7 @@ static const char *const metric_names[KS_METRIC_COUNT] = {
     "aborted_read",
     "aborted_seen",
     "txn_hanging",
+    "premature_read",
     "mirrored",
     "mirror_lost",
     "mirror_unmirrored",
@@ -2033,7 +2035,14 @@ void ks_scenario_write_key_reference(FILE *out)
           "Kafka Streams application): for each record it processes it sends one record to\n"
           "`output.topic` through a producer of its own, named after the consumer (it appears\n"
           "among the producers in the records table and in `--json` params; `acks = all`,\n"
-          "idempotent, no workload keys). The two are one application: a fault that crashes,\n"
+          "idempotent, no workload keys). A `[producer NAME]` of the consumer's name, or\n"
+          "`--set producer.NAME.KEY`, sets that producer's client keys (`acks`, `linger.ms`,\n"
+          "`batch.size`, `compression.type`, `delivery.timeout.ms`, `transaction.timeout.ms`,\n"
+          "...); `topic`, `cluster`, `transactional.id` (the consumer's), the workload keys\n"
+          "(`rate`, `count`, `keys`, `value.*`, `start`, `start.jitter`) and `transaction.records`\n"
+          "and `transaction.abort.rate` are the processor's and refused there; an exactly-once\n"
+          "processor's producer keeps `enable.idempotence = true` and `acks = all`. The two are\n"
+          "one application: a fault that crashes,\n"
           "restarts or pauses either takes the other along (network faults name both). With\n"
           "`transactional.id` it is exactly-once (`processing.guarantee = exactly_once_v2`):\n"
           "after each poll's records the consumed offsets go into the producer's transaction\n"
@@ -2041,8 +2050,12 @@ void ks_scenario_write_key_reference(FILE *out)
           "transaction commits; an aborted transaction makes the consumer rejoin and resume\n"
           "from the committed offsets. Without it, at-least-once: `flush()`, then\n"
           "`commitSync()`. Rules: `commit = after-process`; `output.topic` another topic\n"
-          "than `topic`; no `[producer]` with the consumer's name; `transactional.id` only\n"
-          "with `output.topic`. Metrics `eos_missing` and `eos_duplicates` (docs/metrics.md)\n"
+          "than `topic`; `transactional.id` only with `output.topic`, and no two processors\n"
+          "with the same one (a Kafka Streams thread's producer has its own, KIP-447's\n"
+          "exactly_once_v2, and two live producers sharing one fence each other; a zombie is\n"
+          "one processor paused or crashed, as in `scenarios/eos-zombie-processor.ini`; two\n"
+          "`[producer]` sections may share one, a later instance fencing an earlier). Metrics\n"
+          "`eos_missing` and `eos_duplicates` (docs/metrics.md)\n"
           "appear when a scenario has a processor.\n\n"
           "## [fault NAME]\n\n"
           "A fault fires once, `at` a simulated time (before the end of `duration`) or `when`\n"

@@ -6,7 +6,8 @@
 ** __consumer_offsets partition joins the transaction) and EndTxn to the
 ** transaction coordinator, TxnOffsetCommit and OffsetFetch to the group
 ** coordinator. It checks that a transactional offset is pending
-** (OffsetFetch: UNSTABLE_OFFSET_COMMIT) until the transaction's marker
+** (OffsetFetch: UNSTABLE_OFFSET_COMMIT for that partition, the others
+** answered) until the transaction's marker
 ** reaches __consumer_offsets, then committed on COMMIT and gone on ABORT;
 ** that a new coordinator rebuilds both from the log (the committed offset,
 ** and the pending one of a transaction still open); and that a
@@ -28,7 +29,7 @@ struct txn_client {
     int16_t producer_epoch;
 };
 
-/* 3 brokers, orders-0, one partition of each internal topic, a consumer
+/* 3 brokers, orders-0 and orders-1, one partition of each internal topic, a consumer
  * and a transactional producer that never start (they only make the
  * cluster create __consumer_offsets and __transaction_state). */
 static void client_init(struct txn_client *t, uint64_t seed)
@@ -38,8 +39,8 @@ static void client_init(struct txn_client *t, uint64_t seed)
     cf_init(h, 3);
     h->cluster_config.offsets_topic_partition_count = 1;
     h->cluster_config.txn_topic_partition_count = 1;
-    static const int32_t assign[] = { 1, 2, 3 };
-    cf_topic(h, "orders", 1, 3, 2, assign);
+    static const int32_t assign[] = { 1, 2, 3, 2, 3, 1 };
+    cf_topic(h, "orders", 2, 3, 2, assign);
     struct ks_producer_config *p = cf_producer(h, "p1", TOPIC_ORDERS);
     g_strlcpy(p->transactional_id, "idle", sizeof p->transactional_id);
     p->start_ns = 3600 * (int64_t)H_S;
@@ -147,10 +148,10 @@ static bool group_call(struct txn_client *t, uint32_t kind, const void *request,
     return t->box.count > 0 && t->box.kind == kind + 1;
 }
 
-/* TxnOffsetCommit of orders-0 at `offset`; returns the error code, or
- * INT16_MIN when nothing answered. */
-static int16_t txn_offset_commit(struct txn_client *t, int64_t offset, int32_t generation,
-                                 const char *member_id)
+/* TxnOffsetCommit of orders-<partition> at `offset`; returns the error
+ * code, or INT16_MIN when nothing answered. */
+static int16_t txn_offset_commit_at(struct txn_client *t, int32_t partition, int64_t offset,
+                                    int32_t generation, const char *member_id)
 {
     _Alignas(8) uint8_t message[sizeof(struct ks_group_txn_offset_commit_request) +
                                 sizeof(struct ks_group_offset_entry)];
@@ -166,7 +167,7 @@ static int16_t txn_offset_commit(struct txn_client *t, int64_t offset, int32_t g
     g_strlcpy(r->transactional_id, "proc", sizeof r->transactional_id);
     struct ks_group_offset_entry *e = (void *)(message + sizeof *r);
     e->topic_index = TOPIC_ORDERS;
-    e->partition = 0;
+    e->partition = partition;
     e->offset = offset;
     if (!group_call(t, KS_GROUP_TXN_OFFSET_COMMIT_REQUEST, message, sizeof message)) {
         return INT16_MIN;
@@ -176,31 +177,66 @@ static int16_t txn_offset_commit(struct txn_client *t, int64_t offset, int32_t g
     return response.error_code;
 }
 
-/* OffsetFetch of orders-0: the error code, and the offset when NONE. */
-static int16_t offset_fetch(struct txn_client *t, int64_t *offset_out)
+static int16_t txn_offset_commit(struct txn_client *t, int64_t offset, int32_t generation,
+                                 const char *member_id)
+{
+    return txn_offset_commit_at(t, 0, offset, generation, member_id);
+}
+
+/* OffsetFetch of orders-0 .. orders-<count - 1> (count <= 2): the request's
+ * error code; when it is NONE, each partition's error and offset. */
+static int16_t offset_fetch_partitions(struct txn_client *t, int32_t count, int16_t *errors_out,
+                                       int64_t *offsets_out)
 {
     _Alignas(8) uint8_t message[sizeof(struct ks_group_offset_fetch_request) +
-                                sizeof(struct ks_group_topic_partition)];
+                                2 * sizeof(struct ks_group_topic_partition)];
+    ks_assert(count >= 1 && count <= 2);
     memset(message, 0, sizeof message);
     struct ks_group_offset_fetch_request *r = (void *)message;
     r->correlation_id = t->next_correlation++;
-    r->entry_count = 1;
+    r->entry_count = count;
     g_strlcpy(r->group_id, "g1", sizeof r->group_id);
-    struct ks_group_topic_partition *tp = (void *)(message + sizeof *r);
-    tp->topic_index = TOPIC_ORDERS;
-    tp->partition = 0;
-    *offset_out = INT64_MIN;
-    if (!group_call(t, KS_GROUP_OFFSET_FETCH_REQUEST, message, sizeof message)) {
+    for (int32_t p = 0; p < count; p++) {
+        struct ks_group_topic_partition *tp =
+            (void *)(message + sizeof *r + (size_t)p * sizeof *tp);
+        tp->topic_index = TOPIC_ORDERS;
+        tp->partition = p;
+        errors_out[p] = INT16_MIN;
+        offsets_out[p] = INT64_MIN;
+    }
+    size_t bytes = sizeof *r + (size_t)count * sizeof(struct ks_group_topic_partition);
+    if (!group_call(t, KS_GROUP_OFFSET_FETCH_REQUEST, message, bytes)) {
         return INT16_MIN;
     }
     struct ks_group_offset_fetch_response response;
     memcpy(&response, t->box.bytes, sizeof response);
-    if (response.error_code == KS_GROUP_ERR_NONE && response.entry_count == 1) {
-        struct ks_group_offset_entry e;
-        memcpy(&e, t->box.bytes + sizeof response, sizeof e);
-        *offset_out = e.offset;
+    if (response.error_code == KS_GROUP_ERR_NONE && response.entry_count == count) {
+        for (int32_t p = 0; p < count; p++) {
+            struct ks_group_offset_fetch_entry e;
+            memcpy(&e, t->box.bytes + sizeof response + (size_t)p * sizeof e, sizeof e);
+            CU_ASSERT_EQUAL(e.partition, p);
+            errors_out[p] = e.error_code;
+            offsets_out[p] = e.offset;
+        }
     }
     return response.error_code;
+}
+
+/* OffsetFetch of orders-0: the request's error code or else the
+ * partition's, and the offset when both are NONE. */
+static int16_t offset_fetch(struct txn_client *t, int64_t *offset_out)
+{
+    int16_t error = INT16_MIN;
+    int16_t request_error = offset_fetch_partitions(t, 1, &error, offset_out);
+    if (request_error != KS_GROUP_ERR_NONE) {
+        *offset_out = INT64_MIN;
+        return request_error;
+    }
+    if (error != KS_GROUP_ERR_NONE) {
+        CU_ASSERT_EQUAL(*offset_out, -1); /* INVALID_OFFSET beside the error */
+        *offset_out = INT64_MIN;
+    }
+    return error;
 }
 
 /* InitProducerId, AddOffsetsToTxn and TxnOffsetCommit(offset): the
@@ -281,6 +317,39 @@ static void test_new_coordinator_loads_pending(void)
     cf_free(&t.h);
 }
 
+/* KIP-447 answers per partition (GroupMetadataManager.getOffsets,
+ * OffsetMetadataManager.fetchOffsets): with orders-1's offset 7 committed
+ * and orders-0's offset 42 pending, one OffsetFetch of both gets
+ * UNSTABLE_OFFSET_COMMIT for orders-0 alone and 7 for orders-1, the request
+ * itself without error. */
+static void test_unstable_per_partition(void)
+{
+    struct txn_client t;
+    client_init(&t, 7);
+    CU_ASSERT_EQUAL_FATAL(init_producer(&t), KS_ERR_NONE);
+    CU_ASSERT_EQUAL_FATAL(add_offsets(&t), KS_ERR_NONE);
+    CU_ASSERT_EQUAL_FATAL(txn_offset_commit_at(&t, 1, 7, -1, ""), KS_GROUP_ERR_NONE);
+    CU_ASSERT_EQUAL_FATAL(end_txn(&t, true), KS_ERR_NONE);
+    cf_run_for(&t.h, 500 * H_MS);
+    open_with_offset(&t, 42);
+    int16_t errors[2];
+    int64_t offsets[2];
+    CU_ASSERT_EQUAL(offset_fetch_partitions(&t, 2, errors, offsets), KS_GROUP_ERR_NONE);
+    CU_ASSERT_EQUAL(errors[0], KS_GROUP_ERR_UNSTABLE_OFFSET_COMMIT);
+    CU_ASSERT_EQUAL(offsets[0], -1);
+    CU_ASSERT_EQUAL(errors[1], KS_GROUP_ERR_NONE);
+    CU_ASSERT_EQUAL(offsets[1], 7);
+    /* Once the COMMIT marker is written, both are stable. */
+    CU_ASSERT_EQUAL(end_txn(&t, true), KS_ERR_NONE);
+    cf_run_for(&t.h, 500 * H_MS);
+    CU_ASSERT_EQUAL(offset_fetch_partitions(&t, 2, errors, offsets), KS_GROUP_ERR_NONE);
+    CU_ASSERT_EQUAL(errors[0], KS_GROUP_ERR_NONE);
+    CU_ASSERT_EQUAL(offsets[0], 42);
+    CU_ASSERT_EQUAL(errors[1], KS_GROUP_ERR_NONE);
+    CU_ASSERT_EQUAL(offsets[1], 7);
+    cf_free(&t.h);
+}
+
 static void test_unknown_member_fenced(void)
 {
     struct txn_client t;
@@ -304,6 +373,7 @@ void ks_test_register_txn_offsets(void)
         { "a new coordinator loads committed and pending offsets",
           test_new_coordinator_loads_pending },
         { "TxnOffsetCommit of an unknown member is fenced", test_unknown_member_fenced },
+        { "OffsetFetch answers UNSTABLE_OFFSET_COMMIT per partition", test_unstable_per_partition },
     };
     KS_TEST_ADD_SUITE("core/txn_offsets", cases);
 }

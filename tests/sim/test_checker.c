@@ -38,7 +38,7 @@ static struct ks_record_outcome acked(int32_t producer, int64_t seq, int32_t par
 
 static struct ks_read_record rec(int32_t partition, int64_t offset, int32_t producer, int64_t seq)
 {
-    struct ks_read_record r = { 0, partition, offset, producer, seq, KS_READ_TXN_NONE, 0, 0 };
+    struct ks_read_record r = { 0, partition, offset, producer, seq, KS_READ_TXN_NONE, 0, 0, 0 };
     return r;
 }
 
@@ -514,6 +514,30 @@ static void test_checker_percentile(void)
     CU_ASSERT_EQUAL(ks_checker_percentile(NULL, 0, 50), 0);
 }
 
+/* Transactions of producer p1 (transactional) and two consumers of topic 0:
+ * consumer 0 in group g1 (read_committed), consumer 1 in g2
+ * (read_uncommitted). */
+static void init_two_groups(struct ks_checker_input *in, const struct ks_txn_outcome *txns,
+                            size_t txn_count, const struct ks_consumed_record *consumed,
+                            size_t consumed_count)
+{
+    static const bool transactional[2] = { true, false };
+    static const bool read_committed[2] = { true, false };
+    static const int32_t consumer_group[2] = { 0, 1 };
+    static const int32_t consumer_topic[2] = { 0, 0 };
+    in->producer_transactional = transactional;
+    in->txns = txns;
+    in->txn_count = txn_count;
+    in->consumed = consumed;
+    in->consumed_count = consumed_count;
+    in->consumer_group = consumer_group;
+    in->consumer_topic = consumer_topic;
+    in->consumer_read_committed = read_committed;
+    in->consumer_count = 2;
+    in->group_count = 2;
+    in->group_names = group_names;
+}
+
 /* Transactions: producer p1 is transactional; its records 0..3 are a
  * committed transaction, 4..7 an aborted one, 8..9 one that never ended. The
  * final read holds 0, 1, 3 (committed), 4, 5 (an ABORT marker follows) and
@@ -551,23 +575,9 @@ static void test_checker_transactions(void)
         };
     }
     struct ks_txn_outcome txns[2] = { { 0, true, 0, 4 }, { 0, false, 4, 8 } };
-    bool transactional[2] = { true, false };
-    bool read_committed[2] = { true, false };
-    int32_t consumer_group[2] = { 0, 1 };
-    int32_t consumer_topic[2] = { 0, 0 };
     struct ks_checker_input in;
     init_input(&in, outcomes, 10, read, 7);
-    in.producer_transactional = transactional;
-    in.txns = txns;
-    in.txn_count = 2;
-    in.consumed = consumed;
-    in.consumed_count = consumed_count;
-    in.consumer_group = consumer_group;
-    in.consumer_topic = consumer_topic;
-    in.consumer_read_committed = read_committed;
-    in.consumer_count = 2;
-    in.group_count = 2;
-    in.group_names = group_names;
+    init_two_groups(&in, txns, 2, consumed, consumed_count);
     struct ks_checker_output out;
     ks_checker_run(&in, &out);
     CU_ASSERT_EQUAL(out.acked_lost, 1);
@@ -648,6 +658,30 @@ static void test_processor_outputs(void)
     ks_checker_run(&in, &out);
     CU_ASSERT_EQUAL(out.eos_missing, 1);    /* p1:3 */
     CU_ASSERT_EQUAL(out.eos_duplicates, 3); /* p1:1 once more, p1:2 twice more */
+    /* The rows: which input is missing, and which outputs repeat which input. */
+    CU_ASSERT_EQUAL(count_kind(&out, KS_ANOMALY_EOS_MISSING), 1);
+    const struct ks_anomaly *missing = first_of(&out, KS_ANOMALY_EOS_MISSING);
+    CU_ASSERT_EQUAL(missing->topic_index, 0);
+    CU_ASSERT_EQUAL(missing->producer_index, 0);
+    CU_ASSERT_EQUAL(missing->first_offset, 3);
+    CU_ASSERT_EQUAL(missing->last_offset, 3);
+    CU_ASSERT_EQUAL(missing->first_seq, 3);
+    CU_ASSERT_EQUAL(missing->record_count, 1);
+    CU_ASSERT_EQUAL(count_kind(&out, KS_ANOMALY_EOS_DUPLICATE), 2);
+    const struct ks_anomaly *dup = first_of(&out, KS_ANOMALY_EOS_DUPLICATE);
+    CU_ASSERT_EQUAL(dup->topic_index, 1); /* p1:1's outputs at 1 and 2 (7 is aborted) */
+    CU_ASSERT_EQUAL(dup->first_seq, 1);
+    CU_ASSERT_EQUAL(dup->first_offset, 1);
+    CU_ASSERT_EQUAL(dup->last_offset, 2);
+    CU_ASSERT_EQUAL(dup->record_count, 1);
+    const struct ks_anomaly *dup2 = dup + 1; /* rows of one kind are adjacent */
+    CU_ASSERT_EQUAL(dup2->kind, KS_ANOMALY_EOS_DUPLICATE);
+    CU_ASSERT_EQUAL(dup2->first_seq, 2);
+    CU_ASSERT_EQUAL(dup2->first_offset, 3);
+    CU_ASSERT_EQUAL(dup2->last_offset, 5);
+    CU_ASSERT_EQUAL(dup2->record_count, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(dup2->detail, "output-0@3, output-0@4, output-0@5"));
+    CU_ASSERT_EQUAL(out.kind_counts[KS_ANOMALY_EOS_DUPLICATE], 3);
     ks_checker_output_clear(&out);
     /* Two processors of one pipeline (two members of a group) count it once. */
     struct ks_checker_processor two[] = { { 0, 1 }, { 0, 1 } };
@@ -662,6 +696,75 @@ static void test_processor_outputs(void)
     ks_checker_run(&in, &out);
     CU_ASSERT_EQUAL(out.eos_missing, 0);
     CU_ASSERT_EQUAL(out.eos_duplicates, 0);
+    ks_checker_output_clear(&out);
+}
+
+/* premature_read: records visible out of transaction order. Partition 0
+ * holds a committed transaction (offsets 0..2, its COMMIT marker written at
+ * 5 s), a non-transactional record (3) and a second committed transaction
+ * (4, 5: marker at 8 s). The read_committed group g1 processes 0..2 at 6 s
+ * (after their marker: fine), 4 at 7 s and 5 at 7.5 s (before theirs: both
+ * premature, one row), 3 at 7 s (no transaction: never premature). The
+ * read_uncommitted group g2 reads 4 at 1 s: Kafka's documented behaviour for
+ * it, not counted. Then the same history with every processing after its
+ * marker, and with the marker's time unknown, counts nothing. */
+static void test_checker_premature_read(void)
+{
+    const ks_time_ns second = 1000000000;
+    struct ks_read_record read[6];
+    for (int i = 0; i < 6; i++) {
+        read[i] = rec(0, i, 0, i);
+        read[i].txn = KS_READ_TXN_COMMITTED;
+        read[i].marker_ns = i < 3 ? 5 * second : 8 * second;
+    }
+    read[3].txn = KS_READ_TXN_NONE;
+    read[3].marker_ns = 0;
+    static const ks_time_ns at[6] = { 6 * second, 6 * second, 6 * second,
+                                      7 * second, 7 * second, 7 * second + second / 2 };
+    struct ks_consumed_record consumed[7];
+    for (int i = 0; i < 6; i++) {
+        consumed[i] = (struct ks_consumed_record){
+            .consumer_index = 0, .offset = i, .producer_index = 0, .seq = i, .at_ns = at[i]
+        };
+    }
+    consumed[6] = (struct ks_consumed_record){
+        .consumer_index = 1, .offset = 4, .producer_index = 0, .seq = 4, .at_ns = second
+    };
+    struct ks_txn_outcome txns[2] = { { 0, true, 0, 3 }, { 0, true, 4, 6 } };
+    struct ks_checker_input in;
+    init_input(&in, NULL, 0, read, 6);
+    init_two_groups(&in, txns, 2, consumed, 7);
+    struct ks_checker_output out;
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.premature_read, 2);
+    CU_ASSERT_EQUAL(out.aborted_read, 0);
+    CU_ASSERT_EQUAL(count_kind(&out, KS_ANOMALY_PREMATURE_READ), 1);
+    const struct ks_anomaly *row = first_of(&out, KS_ANOMALY_PREMATURE_READ);
+    CU_ASSERT_EQUAL(row->group, 0);
+    CU_ASSERT_EQUAL(row->first_offset, 4);
+    CU_ASSERT_EQUAL(row->last_offset, 5);
+    CU_ASSERT_EQUAL(row->record_count, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(row->detail, "group g1 (read_committed)"));
+    ks_checker_output_clear(&out);
+    /* Read at the marker's time or later: in order. */
+    consumed[4].at_ns = 8 * second;
+    consumed[5].at_ns = 9 * second;
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.premature_read, 0);
+    CU_ASSERT_EQUAL(first_of(&out, KS_ANOMALY_PREMATURE_READ)->kind, KS_ANOMALY_KIND_COUNT);
+    ks_checker_output_clear(&out);
+    /* A marker whose time is not known judges nothing. */
+    consumed[4].at_ns = 7 * second;
+    read[4].marker_ns = 0;
+    read[5].marker_ns = 0;
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.premature_read, 0);
+    ks_checker_output_clear(&out);
+    /* A record replaced at the offset read (a truncation) is not judged. */
+    read[4].marker_ns = 8 * second;
+    read[4].seq = 40;
+    ks_checker_run(&in, &out);
+    CU_ASSERT_EQUAL(out.premature_read, 0);
     ks_checker_output_clear(&out);
 }
 
@@ -682,6 +785,7 @@ void ks_test_register_checker(void)
         { "slow group loses nothing", test_checker_slow_group_loses_nothing },
         { "percentile", test_checker_percentile },
         { "transactions", test_checker_transactions },
+        { "premature read", test_checker_premature_read },
     };
     KS_TEST_ADD_SUITE("sim/checker", cases);
 }

@@ -469,7 +469,8 @@ static void test_mirror_source_lost(void)
             struct ks_read_record r = { 0,         p,
                                         c->offset, c->seq >= 0 ? 0 : -1,
                                         c->seq,    KS_READ_TXN_NONE,
-                                        0,         0 };
+                                        0,         0,
+                                        0 };
             g_array_append_val(target, r);
         }
         g_array_free(copies, TRUE);

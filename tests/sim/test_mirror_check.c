@@ -32,7 +32,7 @@ static struct ks_record_outcome outcome(int32_t producer, int64_t seq, int32_t t
 
 static struct ks_read_record rec(int64_t offset, int32_t producer, int64_t seq)
 {
-    struct ks_read_record r = { 0, 0, offset, producer, seq, KS_READ_TXN_NONE, 0, 0 };
+    struct ks_read_record r = { 0, 0, offset, producer, seq, KS_READ_TXN_NONE, 0, 0, 0 };
     return r;
 }
 

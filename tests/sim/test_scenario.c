@@ -1531,7 +1531,7 @@ static void test_expectations(void)
     size_t count = 0;
     const char *const *names = ks_scenario_metric_names(&count);
     CU_ASSERT_EQUAL(count, KS_METRIC_COUNT);
-    CU_ASSERT_EQUAL(count, 37); /* with the two processor and seven mirror metrics */
+    CU_ASSERT_EQUAL(count, 38); /* with premature_read, the two processor and seven mirror metrics */
     CU_ASSERT_STRING_EQUAL(names[0], "records_sent");
     CU_ASSERT_STRING_EQUAL(names[KS_METRIC_ACKED_LOST], "acked_lost");
     CU_ASSERT_STRING_EQUAL(names[KS_METRIC_ISR_EXPANDS], "isr_expands");
