@@ -445,10 +445,14 @@ static ks_time_ns time_add(ks_time_ns a, int64_t delta_ns)
     return a + (uint64_t)delta_ns;
 }
 
+/* The length of ks_varint_encode's output (zigzag, 7 bits a byte), counted
+ * from the highest set bit instead of encoding into a scratch buffer: six of
+ * these per record sent were 5 % of the producer's cost (issue 16). */
 static size_t varint_bytes(int64_t value)
 {
-    uint8_t scratch[10];
-    return ks_varint_encode(value, scratch);
+    uint64_t code = ((uint64_t)value << 1) ^ (uint64_t)(value >> 63);
+    int highest_bit = 63 - __builtin_clzll(code | 1);
+    return (size_t)(highest_bit / 7 + 1);
 }
 
 size_t ks_producer_record_size_bytes(int32_t offset_delta, int64_t timestamp_delta_ms,
