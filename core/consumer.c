@@ -198,9 +198,8 @@ struct part {
     bool fetch_in_flight;
     int32_t fetch_broker;      /* where the fetch in flight went */
     int64_t fetch_sent_offset; /* its fetch offset: a response for another one is stale */
-    GArray *buffer;            /* struct pending_record, fetched; from buffer_head on not yet polled */
-    guint buffer_head;         /* the records before it were polled (a poll of part of the
-                                  buffer moves it instead of moving the rest down) */
+    GArray *buffer;            /* struct pending_record: fetched, polled up to buffer_head */
+    guint buffer_head;         /* records before it were polled (a partial poll moves it) */
     ks_file *sink;             /* atomic mode: open sink file, or NULL */
     int64_t sink_epoch;        /* this consumer's claim on the sink */
     bool fenced;               /* the sink refused a store: another member claimed it */

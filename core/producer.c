@@ -1953,8 +1953,8 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
      * its upper bound for a moment (the value, the key and header texts and
      * their varints). Growing from 256 bytes by doubling copied about two
      * batches' bytes per batch (issue 16). */
-    ks_batch_builder_reserve(&builder, (size_t)batch->size_bytes +
-                                           (size_t)p->config->value_bytes + 256);
+    ks_batch_builder_reserve(&builder,
+                             (size_t)batch->size_bytes + (size_t)p->config->value_bytes + 256);
     for (guint i = 0; i < batch->records->len; i++) {
         const struct precord *record = &g_array_index(batch->records, struct precord, i);
         char header_value[96];

@@ -217,8 +217,8 @@ static void net_send(ks_world *world, ks_node_id source, ks_node_id target, uint
         g_free((void *)message);
     }
     event->u.message.bytes = message_bytes == 0 ? NULL
-                             : owned          ? (uint8_t *)message
-                                              : g_memdup2(message, message_bytes);
+                             : owned            ? (uint8_t *)message
+                                                : g_memdup2(message, message_bytes);
     event->u.message.byte_count = message_bytes;
     ks__event_push(world, slot, at_ns);
 }

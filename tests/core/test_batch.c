@@ -501,8 +501,9 @@ static void test_reserve_keeps_bytes(void)
 {
     GByteArray *plain = build_sized(0, 0);
     CU_ASSERT(plain->len > 5000 && plain->len < 20000);
-    const size_t reserves[][2] = { { 10, 0 }, { plain->len, 0 }, { 20000, 0 }, { 0, 100 },
-                                   { 0, 30000 } };
+    const size_t reserves[][2] = {
+        { 10, 0 }, { plain->len, 0 }, { 20000, 0 }, { 0, 100 }, { 0, 30000 }
+    };
     for (size_t k = 0; k < G_N_ELEMENTS(reserves); k++) {
         GByteArray *sized = build_sized(reserves[k][0], reserves[k][1]);
         CU_ASSERT_EQUAL_FATAL(sized->len, plain->len);

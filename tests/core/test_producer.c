@@ -562,9 +562,10 @@ static void test_record_size_matches_builder(void)
  * and a record long enough that its own length varint takes 3 bytes. */
 static void test_record_size_at_varint_boundaries(void)
 {
-    static const int64_t deltas[] = { 0,      1,       -1,      63,       64,      -64,
-                                      -65,    8191,    8192,    -8193,    1048575, 1048576,
-                                      -1000000000LL, INT64_C(1) << 40 };
+    static const int64_t deltas[] = {
+        0,    1,    -1,    63,      64,      -64,           -65,
+        8191, 8192, -8193, 1048575, 1048576, -1000000000LL, INT64_C(1) << 40
+    };
     static const int32_t lengths[] = { -1, 0, 1, 63, 64, 65, 8191, 8192, 20000 };
     uint8_t *bytes = g_malloc0(20000);
     for (size_t d = 0; d < G_N_ELEMENTS(deltas); d++) {
