@@ -146,6 +146,9 @@ struct ks_batch_builder {
 void ks_batch_builder_init(struct ks_batch_builder *builder, int64_t base_timestamp,
                            int64_t producer_id, int16_t producer_epoch, int32_t base_sequence);
 void ks_batch_builder_deinit(struct ks_batch_builder *builder);
+/* Makes room for a batch of about `bytes` (header and records) at once, for
+ * a caller that knows the size: the bytes grow without copies. */
+void ks_batch_builder_reserve(struct ks_batch_builder *builder, size_t bytes);
 /* key/value NULL with bytes -1 mean null. */
 void ks_batch_builder_add(struct ks_batch_builder *builder, int64_t timestamp, const void *key,
                           int32_t key_bytes, const void *value, int32_t value_bytes,

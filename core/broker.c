@@ -98,12 +98,12 @@ static void deferred_fire(ks_world *world, void *context)
     struct ks_broker *broker = item->broker;
     g_ptr_array_remove(broker->deferred, item);
     if (item->bytes != NULL) {
-        ks_world_send(world, (ks_node_id)broker->id, item->target, item->kind, item->bytes,
-                      item->byte_count);
+        /* The world takes the copy made at ks__broker_send_at. */
+        ks_world_send_owned(world, (ks_node_id)broker->id, item->target, item->kind, item->bytes,
+                            item->byte_count);
     } else if (item->done != NULL) {
         item->done(item->context, item->error, item->base_offset);
     }
-    free(item->bytes);
     free(item);
 }
 
@@ -120,8 +120,7 @@ void ks__broker_send_at(struct ks_broker *broker, ks_time_ns at_ns, ks_node_id t
     item->broker = broker;
     item->target = target;
     item->kind = kind;
-    item->bytes = malloc(byte_count ? byte_count : 1);
-    ks_assert(item->bytes != NULL);
+    item->bytes = g_malloc(byte_count ? byte_count : 1);
     memcpy(item->bytes, bytes, byte_count);
     item->byte_count = byte_count;
     g_ptr_array_add(broker->deferred, item);
@@ -997,7 +996,7 @@ static void drop_memory(struct ks_broker *broker)
     for (guint i = 0; i < broker->deferred->len; i++) {
         struct ks__deferred *item = g_ptr_array_index(broker->deferred, i);
         ks_world_cancel(broker->world, item->timer);
-        free(item->bytes);
+        g_free(item->bytes);
         free(item);
     }
     g_ptr_array_set_size(broker->deferred, 0);

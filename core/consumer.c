@@ -200,11 +200,24 @@ struct part {
     bool fetch_in_flight;
     int32_t fetch_broker;      /* where the fetch in flight went */
     int64_t fetch_sent_offset; /* its fetch offset: a response for another one is stale */
-    GArray *buffer;            /* struct pending_record, fetched and not yet polled */
+    GArray *buffer;            /* struct pending_record: fetched, polled up to buffer_head */
+    guint buffer_head;         /* records before it were polled (a partial poll moves it) */
     ks_file *sink;             /* atomic mode: open sink file, or NULL */
     int64_t sink_epoch;        /* this consumer's claim on the sink */
     bool fenced;               /* the sink refused a store: another member claimed it */
 };
+
+/* The fetched records not yet polled. */
+static guint buffered(const struct part *part)
+{
+    return part->buffer->len - part->buffer_head;
+}
+
+static void buffer_clear(struct part *part)
+{
+    g_array_set_size(part->buffer, 0);
+    part->buffer_head = 0;
+}
 
 struct ks_consumer {
     ks_world *world;                            /* not owned */
@@ -671,7 +684,7 @@ static void revoke_all(struct ks_consumer *c)
 {
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
         struct part *part = &c->parts[p];
-        g_array_set_size(part->buffer, 0);
+        buffer_clear(part);
         close_sink(c, part);
         part->fetch_in_flight = false;
         part->position_known = false;
@@ -1251,7 +1264,7 @@ static void maybe_validate(struct ks_consumer *c, struct part *part)
         part->position_epoch < 0) {
         return;
     }
-    g_array_set_size(part->buffer, 0);
+    buffer_clear(part);
     part->fetch_position = part->consumed_position;
     part->validate_pending = true;
     part->validate_sent_offset = -1;
@@ -1492,7 +1505,7 @@ static void send_fetches(struct ks_consumer *c)
         for (int32_t p = 0; p < c->topic_partition_count; p++) {
             const struct part *part = &c->parts[p];
             count += c->assigned[p] && part->position_known && !part->reset_pending &&
-                     !part->validate_pending && part->leader == broker && part->buffer->len == 0 &&
+                     !part->validate_pending && part->leader == broker && buffered(part) == 0 &&
                      !part->fetch_in_flight;
         }
         if (count == 0) {
@@ -1517,7 +1530,7 @@ static void send_fetches(struct ks_consumer *c)
         for (int32_t p = 0; p < c->topic_partition_count; p++) {
             struct part *part = &c->parts[p];
             if (c->assigned[p] && part->position_known && !part->reset_pending &&
-                !part->validate_pending && part->leader == broker && part->buffer->len == 0 &&
+                !part->validate_pending && part->leader == broker && buffered(part) == 0 &&
                 !part->fetch_in_flight) {
                 struct ks_fetch_request_partition fp;
                 memset(&fp, 0, sizeof(fp));
@@ -1544,6 +1557,52 @@ static void send_fetches(struct ks_consumer *c)
 }
 
 /* "<producer name>:<seq>" → producer index and seq. */
+/* The identity header's value as every ksim producer writes it, "<name>:<seq>"
+ * with seq in decimal digits only (header_value_text in core/producer.c): the
+ * producer and seq found without copying the text or calling strtoll, which
+ * were a tenth of the consumer's cost per record (issue 16). False when the
+ * value is not of that form (a NUL byte, no colon, no digits or more than
+ * 18 after it): parse_identity then reads it the general way, which gives
+ * the same answer for every value this accepts. */
+static bool parse_identity_digits(const struct ks_consumer *c, const struct ks_header_view *header,
+                                  int32_t *producer_out, int64_t *seq_out)
+{
+    const uint8_t *value = header->value;
+    size_t length = (size_t)header->value_bytes;
+    if (memchr(value, 0, length) != NULL) {
+        return false;
+    }
+    const uint8_t *colon = memrchr(value, ':', length);
+    if (colon == NULL) {
+        return false;
+    }
+    size_t name_bytes = (size_t)(colon - value);
+    size_t digit_count = length - name_bytes - 1;
+    if (digit_count == 0 || digit_count > 18) {
+        return false; /* 18 digits cannot overflow an int64 */
+    }
+    int64_t seq = 0;
+    for (size_t i = name_bytes + 1; i < length; i++) {
+        if (value[i] < '0' || value[i] > '9') {
+            return false;
+        }
+        seq = seq * 10 + (value[i] - '0');
+    }
+    const struct ks_producer_config *producers =
+        c->spec->identity_producers != NULL ? c->spec->identity_producers : c->spec->producers;
+    int32_t producer_count = c->spec->identity_producers != NULL ? c->spec->identity_producer_count
+                                                                 : c->spec->producer_count;
+    for (int32_t i = 0; i < producer_count; i++) {
+        if (strlen(producers[i].name) == name_bytes &&
+            memcmp(producers[i].name, value, name_bytes) == 0) {
+            *producer_out = i;
+            *seq_out = seq;
+            return true;
+        }
+    }
+    return true; /* no such producer: -1, -1, as the general way finds */
+}
+
 static void parse_identity(const struct ks_consumer *c, const struct ks_record_view *record,
                            int32_t *producer_out, int64_t *seq_out)
 {
@@ -1556,6 +1615,9 @@ static void parse_identity(const struct ks_consumer *c, const struct ks_record_v
             memcmp(header->key, KS_IDENTITY_HEADER, name_bytes) != 0 || header->value_bytes <= 0 ||
             header->value_bytes >= 128) {
             continue;
+        }
+        if (parse_identity_digits(c, header, producer_out, seq_out)) {
+            return;
         }
         char text[128];
         memcpy(text, header->value, (size_t)header->value_bytes);
@@ -1630,7 +1692,7 @@ static void leader_hint(struct ks_consumer *c, struct part *part,
 static void take_skipped(struct part *part)
 {
     if (part->skip_position > part->consumed_position &&
-        part->skip_position <= part->fetch_position && part->buffer->len == 0 &&
+        part->skip_position <= part->fetch_position && buffered(part) == 0 &&
         part->processed_position == part->consumed_position) {
         part->consumed_position = part->skip_position;
         part->processed_position = part->skip_position;
@@ -2034,21 +2096,27 @@ static bool take_batch(struct ks_consumer *c)
     for (int32_t k = 0; k < c->topic_partition_count && taken < limit; k++) {
         int32_t p = (c->poll_rotation + k) % c->topic_partition_count;
         struct part *part = &c->parts[p];
-        if (!c->assigned[p] || part->buffer->len == 0) {
+        if (!c->assigned[p] || buffered(part) == 0) {
             continue;
         }
-        guint n = 0;
-        while (n < part->buffer->len && taken < limit) {
-            const struct pending_record *record =
-                &g_array_index(part->buffer, struct pending_record, n);
-            g_array_append_val(c->batch, *record);
-            g_array_append_val(c->batch_partitions, p);
-            part->consumed_position = record->offset + 1;
-            part->position_epoch = record->leader_epoch;
-            n++;
-            taken++;
+        /* The first n buffered records, copied at once (a copy per record
+         * was a tenth of the consumer's cost per record, issue 16). */
+        guint n = MIN(buffered(part), (guint)(limit - taken));
+        const struct pending_record *first_taken =
+            &g_array_index(part->buffer, struct pending_record, part->buffer_head);
+        part->consumed_position = first_taken[n - 1].offset + 1;
+        part->position_epoch = first_taken[n - 1].leader_epoch;
+        g_array_append_vals(c->batch, first_taken, n);
+        guint first = c->batch_partitions->len;
+        g_array_set_size(c->batch_partitions, first + n);
+        for (guint i = 0; i < n; i++) {
+            g_array_index(c->batch_partitions, int32_t, first + i) = p;
         }
-        g_array_remove_range(part->buffer, 0, n);
+        taken += (int32_t)n;
+        part->buffer_head += n;
+        if (buffered(part) == 0) {
+            buffer_clear(part);
+        }
         ks_assert(part->processed_position <= part->consumed_position); /* C1 */
         ks_assert(part->consumed_position <= part->fetch_position);
     }
@@ -2068,7 +2136,7 @@ static void apply_rewind(struct ks_consumer *c)
         if (!c->assigned[p]) {
             continue;
         }
-        g_array_set_size(part->buffer, 0);
+        buffer_clear(part);
         part->idle_no_offset = false;
         part->validate_pending = false;
         part->position_epoch = -1; /* seek(offset): no epoch */
@@ -2105,7 +2173,7 @@ static bool positions_uncommitted(const struct ks_consumer *c)
 {
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
         const struct part *part = &c->parts[p];
-        if (c->assigned[p] && part->position_known && part->buffer->len == 0 &&
+        if (c->assigned[p] && part->position_known && buffered(part) == 0 &&
             part->processed_position == part->consumed_position &&
             part->committed != part->processed_position) {
             return true;
@@ -2543,7 +2611,7 @@ bool ks_consumer_caught_up(const struct ks_consumer *c)
         if (part->idle_no_offset) {
             continue;
         }
-        if (!part->position_known || part->reset_pending || part->hw < 0 || part->buffer->len > 0 ||
+        if (!part->position_known || part->reset_pending || part->hw < 0 || buffered(part) > 0 ||
             part->processed_position < part->hw) {
             return false;
         }
@@ -2599,7 +2667,8 @@ static void check_assigned_part(const struct ks_consumer *c, const struct part *
     ks_assert(part->consumed_position <= part->fetch_position);     /* C1 */
     /* Fetched, not yet polled: ascending, between the last poll and the next fetch. */
     int64_t previous = part->consumed_position - 1;
-    for (guint i = 0; i < part->buffer->len; i++) {
+    ks_assert(part->buffer_head <= part->buffer->len);
+    for (guint i = part->buffer_head; i < part->buffer->len; i++) {
         int64_t offset = g_array_index(part->buffer, struct pending_record, i).offset;
         ks_assert(offset > previous);
         ks_assert(offset < part->fetch_position);
@@ -2652,7 +2721,7 @@ void ks_consumer_check(const struct ks_consumer *c)
             check_assigned_part(c, part);
         } else {
             /* revoke_all emptied it, and only assigned partitions are fetched. */
-            ks_assert(part->buffer->len == 0);
+            ks_assert(buffered(part) == 0);
             ks_assert(!part->fetch_in_flight);
             ks_assert(part->sink == NULL);
         }

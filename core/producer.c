@@ -447,10 +447,14 @@ static ks_time_ns time_add(ks_time_ns a, int64_t delta_ns)
     return a + (uint64_t)delta_ns;
 }
 
+/* The length of ks_varint_encode's output (zigzag, 7 bits a byte), counted
+ * from the highest set bit instead of encoding into a scratch buffer: six of
+ * these per record sent were 5 % of the producer's cost (issue 16). */
 static size_t varint_bytes(int64_t value)
 {
-    uint8_t scratch[10];
-    return ks_varint_encode(value, scratch);
+    uint64_t code = ((uint64_t)value << 1) ^ (uint64_t)(value >> 63);
+    int highest_bit = 63 - __builtin_clzll(code | 1);
+    return (size_t)(highest_bit / 7 + 1);
 }
 
 size_t ks_producer_record_size_bytes(int32_t offset_delta, int64_t timestamp_delta_ms,
@@ -1977,6 +1981,12 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
     builder.attributes =
         (int16_t)(p->config->compression.codec | (p->txn.enabled ? KS_ATTR_TRANSACTIONAL : 0));
     builder.compression_level = ks_compression_level(&p->config->compression);
+    /* The size is known (asserted below); each record's add needs room for
+     * its upper bound for a moment (the value, the key and header texts and
+     * their varints). Growing from 256 bytes by doubling copied about two
+     * batches' bytes per batch (issue 16). */
+    ks_batch_builder_reserve(&builder,
+                             (size_t)batch->size_bytes + (size_t)p->config->value_bytes + 256);
     for (guint i = 0; i < batch->records->len; i++) {
         const struct precord *record = &g_array_index(batch->records, struct precord, i);
         char header_value[96];
@@ -2019,8 +2029,10 @@ static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, i
      * requests carry it (the leader verifies with it, KIP-890). */
     size_t id_bytes = p->txn.enabled ? KS_TRANSACTIONAL_ID_BYTES : 0;
     size_t bytes = sizeof(struct ks_produce_request) + batch->encoded->len + id_bytes;
-    uint8_t *message = calloc(1, bytes);
-    ks_assert(message != NULL);
+    /* Zeroed where nothing is copied (the header's padding, the id's tail):
+     * the bytes go into the trace hash. Handed to the world, not copied. */
+    uint8_t *message = g_malloc(bytes);
+    memset(message, 0, sizeof(struct ks_produce_request));
     struct ks_produce_request *request = (struct ks_produce_request *)message;
     request->correlation_id = ++p->next_correlation_id;
     request->timeout_ns = p->config->request_timeout_ns;
@@ -2031,12 +2043,13 @@ static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, i
     memcpy(message + sizeof(*request), batch->encoded->data, batch->encoded->len);
     if (id_bytes > 0) {
         request->flags = KS_PRODUCE_FLAG_TRANSACTIONAL_ID;
-        g_strlcpy((char *)message + sizeof(*request) + batch->encoded->len,
-                  p->config->transactional_id, KS_TRANSACTIONAL_ID_BYTES);
+        char *id = (char *)message + sizeof(*request) + batch->encoded->len;
+        memset(id, 0, id_bytes);
+        g_strlcpy(id, p->config->transactional_id, KS_TRANSACTIONAL_ID_BYTES);
     }
-    ks_world_send(p->world, p->node, (ks_node_id)broker, KS_MSG_PRODUCE_REQUEST, message, bytes);
     int64_t correlation_id = request->correlation_id;
-    free(message);
+    ks_world_send_owned(p->world, p->node, (ks_node_id)broker, KS_MSG_PRODUCE_REQUEST, message,
+                        bytes);
     batch->closed = true;
     return correlation_id;
 }

@@ -111,6 +111,11 @@ void ks_world_set_receiver(ks_world *world, ks_node_id node, ks_receive_fn *fn, 
 /* Sends a copy of message to target over the (source, target) connection. */
 void ks_world_send(ks_world *world, ks_node_id source, ks_node_id target, uint32_t kind,
                    const void *message, size_t message_bytes);
+/* ks_world_send without the copy: message is a g_malloc'd buffer that the
+ * world takes (it frees it when the message is delivered or dropped). The
+ * same event, bytes and trace as ks_world_send. */
+void ks_world_send_owned(ks_world *world, ks_node_id source, ks_node_id target, uint32_t kind,
+                         void *message, size_t message_bytes);
 /* True if the node is up (not crashed). A paused node is up. */
 bool ks_world_node_is_up(const ks_world *world, ks_node_id node);
 

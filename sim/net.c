@@ -160,8 +160,11 @@ bool ks_world_node_is_up(const ks_world *world, ks_node_id node)
     return ks__node(world->root, ks__view_global(world, node))->up;
 }
 
-void ks_world_send(ks_world *world, ks_node_id source, ks_node_id target, uint32_t kind,
-                   const void *message, size_t message_bytes)
+/* owned: message is the sender's g_malloc'd buffer, which the event takes
+ * (and which is freed here when the message is dropped at once); else the
+ * event holds a copy. */
+static void net_send(ks_world *world, ks_node_id source, ks_node_id target, uint32_t kind,
+                     const void *message, size_t message_bytes, bool owned)
 {
     source = ks__view_global(world, source);
     target = ks__view_global(world, target);
@@ -169,11 +172,12 @@ void ks_world_send(ks_world *world, ks_node_id source, ks_node_id target, uint32
     struct ks__node *from = ks__node(world, source);
     struct ks__node *to = ks__node(world, target);
     ks_assert(message != NULL || message_bytes == 0);
-    if (!from->up || !ks__net_link_is_up(world, source, target)) {
-        return;
-    }
-    if (world->loss_ppm > 0 &&
-        ks_world_random_below(world, KS_RNG_NET, 1000000) < world->loss_ppm) {
+    if (!from->up || !ks__net_link_is_up(world, source, target) ||
+        (world->loss_ppm > 0 &&
+         ks_world_random_below(world, KS_RNG_NET, 1000000) < world->loss_ppm)) {
+        if (owned) {
+            g_free((void *)message);
+        }
         return;
     }
     uint64_t pair = ks__pair(source, target);
@@ -209,9 +213,26 @@ void ks_world_send(ks_world *world, ks_node_id source, ks_node_id target, uint32
     event->source = source;
     event->kind = kind;
     event->incarnation = to->incarnation;
-    event->u.message.bytes = message_bytes > 0 ? g_memdup2(message, message_bytes) : NULL;
+    if (owned && message_bytes == 0) {
+        g_free((void *)message);
+    }
+    event->u.message.bytes = message_bytes == 0 ? NULL
+                             : owned            ? (uint8_t *)message
+                                                : g_memdup2(message, message_bytes);
     event->u.message.byte_count = message_bytes;
     ks__event_push(world, slot, at_ns);
+}
+
+void ks_world_send(ks_world *world, ks_node_id source, ks_node_id target, uint32_t kind,
+                   const void *message, size_t message_bytes)
+{
+    net_send(world, source, target, kind, message, message_bytes, false);
+}
+
+void ks_world_send_owned(ks_world *world, ks_node_id source, ks_node_id target, uint32_t kind,
+                         void *message, size_t message_bytes)
+{
+    net_send(world, source, target, kind, message, message_bytes, true);
 }
 
 /* ---- faults ------------------------------------------------------------------------ */

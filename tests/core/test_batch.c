@@ -464,6 +464,55 @@ static void test_broker_recompression_decision(void)
     g_byte_array_unref(lz4);
 }
 
+/* ks_batch_builder_reserve only makes room: a batch built after a reserve
+ * (too small, exact, larger, and smaller than what is already built) has the
+ * same bytes as one built without, and the room is really there (the bytes
+ * do not move while the batch grows into it). */
+static GByteArray *build_sized(size_t reserve_first, size_t reserve_later)
+{
+    struct ks_batch_builder builder;
+    ks_batch_builder_init(&builder, 1767225600000, 9, 2, 100);
+    if (reserve_first > 0) {
+        ks_batch_builder_reserve(&builder, reserve_first);
+    }
+    const uint8_t *data = builder.bytes->data;
+    bool moved = false;
+    char value[300];
+    memset(value, 'x', sizeof value);
+    for (int32_t i = 0; i < 40; i++) {
+        char key[16];
+        int key_bytes = g_snprintf(key, sizeof key, "key-%d", i);
+        ks_batch_builder_add(&builder, 1767225600000 + i, key, key_bytes, value,
+                             (int32_t)(i * 7 % 300), NULL, 0);
+        moved = moved || builder.bytes->data != data;
+        if (i == 20 && reserve_later > 0) {
+            ks_batch_builder_reserve(&builder, reserve_later);
+        }
+    }
+    if (reserve_first >= 20000) {
+        CU_ASSERT_FALSE(moved);
+    }
+    GByteArray *bytes = ks_batch_builder_finish(&builder);
+    ks_batch_builder_deinit(&builder);
+    return bytes;
+}
+
+static void test_reserve_keeps_bytes(void)
+{
+    GByteArray *plain = build_sized(0, 0);
+    CU_ASSERT(plain->len > 5000 && plain->len < 20000);
+    const size_t reserves[][2] = {
+        { 10, 0 }, { plain->len, 0 }, { 20000, 0 }, { 0, 100 }, { 0, 30000 }
+    };
+    for (size_t k = 0; k < G_N_ELEMENTS(reserves); k++) {
+        GByteArray *sized = build_sized(reserves[k][0], reserves[k][1]);
+        CU_ASSERT_EQUAL_FATAL(sized->len, plain->len);
+        CU_ASSERT(memcmp(sized->data, plain->data, plain->len) == 0);
+        g_byte_array_unref(sized);
+    }
+    g_byte_array_unref(plain);
+}
+
 void ks_test_register_batch(void)
 {
     static const struct ks_test_case cases[] = {
@@ -480,6 +529,7 @@ void ks_test_register_batch(void)
         { "compressed empty batch is uncompressed", test_compressed_empty_batch_is_uncompressed },
         { "compressed damage and early exit", test_compressed_damage_and_early_exit },
         { "broker recompression decision", test_broker_recompression_decision },
+        { "reserve keeps bytes", test_reserve_keeps_bytes },
     };
     KS_TEST_ADD_SUITE("core/batch", cases);
 }

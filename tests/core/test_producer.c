@@ -556,6 +556,44 @@ static void test_record_size_matches_builder(void)
     ks_batch_builder_deinit(&builder);
 }
 
+/* The same at every varint length boundary: timestamp deltas of either sign
+ * and offset deltas, key, value and header lengths whose zigzag codes need
+ * 1, 2, 3 and 4 bytes (63/64 and 8191/8192 are where a length's code grows),
+ * and a record long enough that its own length varint takes 3 bytes. */
+static void test_record_size_at_varint_boundaries(void)
+{
+    static const int64_t deltas[] = {
+        0,    1,    -1,    63,      64,      -64,           -65,
+        8191, 8192, -8193, 1048575, 1048576, -1000000000LL, INT64_C(1) << 40
+    };
+    static const int32_t lengths[] = { -1, 0, 1, 63, 64, 65, 8191, 8192, 20000 };
+    uint8_t *bytes = g_malloc0(20000);
+    for (size_t d = 0; d < G_N_ELEMENTS(deltas); d++) {
+        for (size_t k = 0; k < G_N_ELEMENTS(lengths); k++) {
+            int32_t key_bytes = lengths[k];
+            int32_t value_bytes = lengths[(k + d) % G_N_ELEMENTS(lengths)];
+            int32_t header_value_bytes = lengths[(k + 2 * d) % G_N_ELEMENTS(lengths)];
+            if (header_value_bytes < 0) {
+                header_value_bytes = 0; /* the identity header always has a value */
+            }
+            int32_t offset_delta = (int32_t)(d * 1000 + k * 300);
+            struct ks_header_view header = { (const uint8_t *)KS_IDENTITY_HEADER, 7, bytes,
+                                             header_value_bytes };
+            struct ks_batch_builder builder;
+            ks_batch_builder_init(&builder, 5000, -1, -1, -1);
+            ks_batch_builder_add_at(&builder, offset_delta, 5000 + deltas[d],
+                                    key_bytes < 0 ? NULL : bytes, key_bytes,
+                                    value_bytes < 0 ? NULL : bytes, value_bytes, &header, 1);
+            size_t expected = KS_BATCH_HEADER_BYTES +
+                              ks_producer_record_size_bytes(offset_delta, deltas[d], key_bytes,
+                                                            value_bytes, 7, header_value_bytes);
+            CU_ASSERT_EQUAL(ks_batch_builder_size(&builder), expected);
+            ks_batch_builder_deinit(&builder);
+        }
+    }
+    g_free(bytes);
+}
+
 static void test_retry_backoff_bounds(void)
 {
     int64_t initial = 100 * MS, max = 1000 * MS;
@@ -1554,6 +1592,7 @@ static void test_cut_leader_reconnects_instead_of_resending(void)
 void ks_test_register_producer(void)
 {
     static const struct ks_test_case cases[] = {
+        { "record size at varint boundaries", test_record_size_at_varint_boundaries },
         { "record size accounting matches the batch builder", test_record_size_matches_builder },
         { "retry backoff is exponential with +-20% jitter", test_retry_backoff_bounds },
         { "ack path: keyed records, offsets, sequences", test_ack_path_keyed },
