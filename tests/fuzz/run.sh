@@ -12,12 +12,14 @@
 # linker's map says it pulled in are the ones compiled. That is about 40 of
 # the library's 57 files (not sim/run.c, the plots, the report): the
 # sanitized compile was more than half of make fuzz's CPU time. Without the
-# release objects every file is compiled. Every target runs for a fixed number of inputs from a fixed
-# seed, so the run is bounded and repeatable; the targets run side by side
-# (the machine has two cores). A target's seed corpus, tests/fuzz/NAME-corpus/,
-# is read but never written; what libFuzzer finds goes to bin/fuzz/NAME-corpus/.
-# Inputs per target: KS_FUZZ_RUNS overrides both; fuzz_log 200000 and
-# fuzz_scenario 60000 by default (each about 20 s of one core).
+# release objects (or with KS_FUZZ_ALL=1) every file is compiled.
+# Every target runs for a fixed number of inputs from a fixed seed, so the
+# run is bounded and repeatable; the targets run side by side (the machine
+# has two cores). A target's seed corpus, tests/fuzz/NAME-corpus/, is read but
+# never written; what libFuzzer finds goes to bin/fuzz/NAME-corpus/.
+# Inputs per target: KS_FUZZ_RUNS overrides both; fuzz_log 200000 (about 40
+# CPU seconds, half of it the kernel's, on tmpfs) and fuzz_scenario 60000
+# (about 90) by default.
 set -eu
 if ! command -v clang >/dev/null 2>&1; then
     echo "fuzz: clang not found; skipped (apt-get install -y clang)"
