@@ -938,6 +938,21 @@ bool ks_scenario_apply_set(struct ks_scenario *scenario, const char *assignment,
                 key = rest + n + 1;
             }
         }
+        g_autoptr(GString) names = g_string_new(NULL);
+        for (guint i = 0; section == NULL && i < raw->sections->len; i++) {
+            struct raw_section *s = g_ptr_array_index(raw->sections, i);
+            if (s->kind == kind && s->name[0] != '\0') {
+                g_string_append_printf(names, "%s%s", names->len > 0 ? ", " : "", s->name);
+            }
+        }
+        if (section == NULL && names->len > 0) {
+            /* With named clusters every cluster key names one: a key
+             * that names none is a cluster the file does not have. */
+            g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_REFERENCE,
+                        "--set %s: no [cluster NAME] section matches '%s' (the clusters: %s)",
+                        assignment, rest, names->str);
+            return false;
+        }
     } else {
         section = section_find(raw, kind, "");
     }

@@ -342,13 +342,16 @@ static const struct ks__key_spec cluster_keys[] = {
       "transaction hanging. false gives Kafka before 3.6." },
     { "transaction.version", KS__VALUE_INT32, 0, 2, "2", NULL, SC(cluster.transaction_version), 0,
       NULL,
-      "The cluster's finalized transaction.version feature (KIP-890, Kafka's "
-      "TransactionVersion). 2 (Kafka 4.0+ for a new cluster): every EndTxn bumps the producer "
-      "epoch (the markers carry the bumped epoch, the producer uses it for its next "
-      "transaction), and the producer sends no AddPartitionsToTxn for its data partitions: "
-      "the partition leader adds the partition to the transaction at its first transactional "
-      "Produce (AddPartitionsToTxn from the broker, not verifyOnly). 0 and 1: the classic "
-      "protocol (1 only changes the __transaction_state record format)." },
+      "The cluster's finalized `transaction.version` feature (KIP-890, Kafka's "
+      "TransactionVersion; 2 on a new Kafka 4.0 or 4.1 cluster, 0 on the `kafka.version` rows "
+      "before 4.0). 2: every EndTxn bumps the producer epoch (the COMMIT or ABORT markers "
+      "carry the bumped epoch and the producer uses it for its next transaction, so a late "
+      "batch of an ended transaction is refused by its old epoch), and the producer sends no "
+      "AddPartitionsToTxn for its data partitions: the partition leader adds the partition to "
+      "the transaction at its first transactional Produce (AddPartitionsToTxn from the broker, "
+      "not verifyOnly, whatever `transaction.partition.verification.enable` says). 0 and 1: "
+      "the classic protocol (1 only changes the `__transaction_state` record format, which "
+      "ksim does not model)." },
     { "offsets.commit.timeout.ms", KS__VALUE_MS, 1, I32MAX, "5000", NULL,
       SC(cluster.offsets_commit_timeout_ns), 0, NULL,
       "How long the group coordinator waits for a commit (or a group record) to reach "
@@ -396,10 +399,12 @@ static const struct ks__key_spec cluster_keys[] = {
     { "client.txn.group.metadata", KS__VALUE_BOOL, 0, 1, "true", NULL,
       SC(cluster.client_txn_group_metadata), 0, NULL,
       "ksim: a processor's TxnOffsetCommit carries its consumer's member id and generation "
-      "(KIP-447, Kafka 2.5+: sendOffsetsToTransaction with ConsumerGroupMetadata, "
+      "(KIP-447, Kafka 2.5+: `sendOffsetsToTransaction` with ConsumerGroupMetadata, "
       "TxnOffsetCommit v3), so the group coordinator refuses the offsets of a member that "
-      "lost its partitions. false gives the older clients: no member check, a zombie's "
-      "transaction commits." },
+      "lost its partitions (the processor aborts). false gives the clients before 2.5 (the "
+      "`kafka.version` rows before it): no member check, and a processor ends its transaction "
+      "even after it learned it was removed from its group, so a zombie's transactions commit "
+      "(`scenarios/eos-zombie-processor-kafka-2.4.ini`)." },
     { "eligible.leader.replicas.enable", KS__VALUE_BOOL, 0, 1, "false", NULL,
       SC(cluster.eligible_leader_replicas_enable), 0, NULL,
       "Eligible Leader Replicas (KIP-966): the controller keeps replicas that left the ISR "

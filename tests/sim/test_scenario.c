@@ -1215,6 +1215,26 @@ static void test_set_before_rules(void)
     ks_scenario_free(s);
 }
 
+/* With named clusters, cluster.NAME.KEY must name one of them; a name the
+ * file does not have is refused with the names it has (it used to read
+ * "unknown key 'north.brokers' in [cluster]"). */
+static void test_set_named_cluster(void)
+{
+    const char *text = "[cluster east]\nbrokers = 3\n[cluster west]\nbrokers = 3\n[topic t]\n"
+                       "cluster = east\n";
+    struct ks_scenario *s = NULL;
+    g_autoptr(GError) error = NULL;
+    CU_ASSERT_FATAL(ks_scenario_parse_from_data("n.ini", text, &s, &error));
+    CU_ASSERT_TRUE(ks_scenario_apply_set(s, "cluster.west.brokers=4", &error));
+    g_autoptr(GError) bad = NULL;
+    CU_ASSERT_FALSE(ks_scenario_apply_set(s, "cluster.north.brokers=4", &bad));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bad);
+    CU_ASSERT_EQUAL(bad->code, KS_SCENARIO_ERROR_REFERENCE);
+    CU_ASSERT_STRING_EQUAL(bad->message, "--set cluster.north.brokers=4: no [cluster NAME] section "
+                                         "matches 'north.brokers' (the clusters: east, west)");
+    ks_scenario_free(s);
+}
+
 /* ---- triggers -------------------------------------------------------------------------------- */
 
 static void test_triggers(void)
@@ -2304,6 +2324,7 @@ void ks_test_register_scenario(void)
         { "comments", test_comments },
         { "--set", test_set },
         { "--set before cross-field rules", test_set_before_rules },
+        { "--set names one of the named clusters", test_set_named_cluster },
         { "triggers", test_triggers },
         { "fault kinds", test_fault_kinds },
         { "fault action by --set", test_fault_set_action },
