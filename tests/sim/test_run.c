@@ -129,11 +129,11 @@ static void test_run_recorded(void)
     CU_ASSERT(result.metrics[KS_METRIC_RECORDS_SENT] > 0);
     CU_ASSERT(result.metrics[KS_METRIC_EVENTS] > 0);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM runs WHERE verdict = 'PASS'"), 1);
-    /* Every metric but the five of transactions (no producer is transactional),
+    /* Every metric but the six of transactions (no producer is transactional),
      * the two of processors (no consumer has output.topic) and the seven of
      * mirrors (no [mirror NAME]). */
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(DISTINCT metric) FROM summary"),
-                    KS_METRIC_COUNT - 5 - 2 - 7);
+                    KS_METRIC_COUNT - 6 - 2 - 7);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM records"),
                     (int64_t)result.metrics[KS_METRIC_RECORDS_SENT]);
     CU_ASSERT_EQUAL(query_int(f.db_path, "SELECT count(*) FROM events WHERE kind = 'fault'"), 1);
@@ -234,7 +234,7 @@ static void test_run_json(void)
     size_t count = 0;
     const char *const *names = ks_scenario_metric_names(&count);
     for (size_t i = 0; i < count; i++) {
-        bool txn = i >= KS_METRIC_TXN_COMMITTED && i <= KS_METRIC_TXN_HANGING;
+        bool txn = i >= KS_METRIC_TXN_COMMITTED && i <= KS_METRIC_PREMATURE_READ;
         bool mirror = i >= KS_METRIC_MIRRORED && i <= KS_METRIC_FAILOVER_DUPLICATES;
         bool eos = i == KS_METRIC_EOS_MISSING || i == KS_METRIC_EOS_DUPLICATES;
         CU_ASSERT_EQUAL(json_object_has_member(object, names[i]), !txn && !mirror && !eos);
