@@ -120,6 +120,15 @@ struct ks__fetcher {
      * never holds, so it is rebuilt then (NULL: not built). */
     GPtrArray *followed;
     uint64_t followed_generation;
+    /* F5: the partitions whose request entry may have changed since the
+     * last request was built (struct ks_fetch_forgotten keys, unordered);
+     * the next incremental request recomputes only those, unless
+     * `rebuild`, the shutdown flag moved (shutdown_seen) or a backoff ends
+     * (backoff_end_ns, the earliest known). */
+    GArray *dirty;
+    bool rebuild;
+    bool shutdown_seen;
+    ks_time_ns backoff_end_ns;
 };
 
 /* A timer context that outlives every timer: one per possible leader, in the
@@ -461,6 +470,9 @@ void ks__replica_on_alter_response(struct ks_broker *broker,
 
 /* ---- broker_fetcher.c ------------------------------------------------------------------------ */
 
+/* F5: the request entry of a replica this broker follows may have changed
+ * (its log's end or start, its backoff): its fetcher recomputes it. */
+void ks__fetcher_touch(struct ks_broker *broker, const struct ks__replica *replica);
 /* Sends the next fetch to leader_id if none is in flight or scheduled (F1). */
 void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id);
 /* Forgets every fetch session, both sides (a crash or shutdown). */

@@ -176,7 +176,9 @@ static void delayed_complete(struct ks_broker *broker, struct ks__delayed_fetch 
         serve_fetch(broker, item->source, request->data, request->len, mode,
                     SERVE_FROM_PURGATORY, session, item->deadline_ns);
         g_byte_array_unref(request);
-        g_array_free(visit, TRUE);
+        if (visit != NULL) {
+            g_array_free(visit, TRUE);
+        }
     } else {
         serve_fetch(broker, item->source, item->request, item->request_bytes, mode,
                     SERVE_FROM_PURGATORY, session, item->deadline_ns);
@@ -582,6 +584,7 @@ static void touched_trim(struct ks_broker *broker)
 
 void ks__serve_touch(struct ks_broker *broker, const struct ks__replica *replica)
 {
+    ks__fetcher_touch(broker, replica);
     if (broker->fetch_sessions == NULL || broker->fetch_sessions->len == 0) {
         return; /* a new session visits all its partitions at first */
     }
@@ -691,41 +694,54 @@ static gint compare_guint(gconstpointer a, gconstpointer b)
 
 /* S5: the positions of the partitions a serve of the session visits, in
  * order: those awake, those touched since its last serve and those the
- * request lists; every one after visit_all or a trim past what it saw.
+ * request lists; every one after visit_all, a trim past what it saw, or
+ * when there are no more of them than of those to look up.
  * Each wakes (its fetch times as of the session's last fetch) before
  * anything reads or records it. */
 static GArray *session_visit(struct ks_broker *broker, struct ks__fetch_session *session,
                              const struct ks_fetch_request_partition *listed, int32_t listed_count)
 {
-    GArray *visit = g_array_new(FALSE, FALSE, sizeof(guint));
-    if (session->visit_all || session->touched_seen < broker->touched_base) {
+    /* NULL: every partition, in the session's order. */
+    uint64_t touches = touched_end(broker) - session->touched_seen;
+    /* Every partition, too, when that is no more than the ones to look up
+     * (a small session): the same serve, for less. */
+    if (session->visit_all || session->touched_seen < broker->touched_base ||
+        touches + session->awake->len + (uint64_t)listed_count >= session->partitions->len) {
+        session->touched_seen = touched_end(broker);
+        session->visit_all = false;
+        g_array_set_size(session->awake, session->partitions->len);
         for (guint i = 0; i < session->partitions->len; i++) {
-            g_array_append_val(visit, i);
+            const struct ks__session_partition *part = session_at(session, i);
+            ks__replica_follower_wake(broker, part->request.topic_index, part->request.partition,
+                                      session->replica_id);
+            partition_key key = { part->request.topic_index, part->request.partition };
+            g_array_index(session->awake, partition_key, i) = key;
         }
-    } else {
-        for (guint i = 0; i < session->awake->len; i++) {
-            const partition_key *key = &g_array_index(session->awake, partition_key, i);
-            visit_add(session, visit, key->topic_index, key->partition);
-        }
-        for (int32_t i = 0; i < listed_count; i++) {
-            visit_add(session, visit, listed[i].topic_index, listed[i].partition);
-        }
-        uint64_t end = touched_end(broker);
-        for (uint64_t seq = session->touched_seen; seq < end; seq++) {
-            const partition_key *key = &g_array_index(broker->touched, partition_key,
-                                                      (guint)(seq - broker->touched_base));
-            visit_add(session, visit, key->topic_index, key->partition);
-        }
-        g_array_sort(visit, compare_guint);
-        guint kept = 0;
-        for (guint i = 0; i < visit->len; i++) {
-            guint at = g_array_index(visit, guint, i);
-            if (kept == 0 || g_array_index(visit, guint, kept - 1) != at) {
-                g_array_index(visit, guint, kept++) = at;
-            }
-        }
-        g_array_set_size(visit, kept);
+        return NULL; /* the whole list */
     }
+    GArray *visit = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint i = 0; i < session->awake->len; i++) {
+        const partition_key *key = &g_array_index(session->awake, partition_key, i);
+        visit_add(session, visit, key->topic_index, key->partition);
+    }
+    for (int32_t i = 0; i < listed_count; i++) {
+        visit_add(session, visit, listed[i].topic_index, listed[i].partition);
+    }
+    uint64_t end = touched_end(broker);
+    for (uint64_t seq = session->touched_seen; seq < end; seq++) {
+        const partition_key *key = &g_array_index(broker->touched, partition_key,
+                                                  (guint)(seq - broker->touched_base));
+        visit_add(session, visit, key->topic_index, key->partition);
+    }
+    g_array_sort(visit, compare_guint);
+    guint kept = 0;
+    for (guint i = 0; i < visit->len; i++) {
+        guint at = g_array_index(visit, guint, i);
+        if (kept == 0 || g_array_index(visit, guint, kept - 1) != at) {
+            g_array_index(visit, guint, kept++) = at;
+        }
+    }
+    g_array_set_size(visit, kept);
     session->touched_seen = touched_end(broker);
     session->visit_all = false;
     g_array_set_size(session->awake, 0); /* until session_settle finds some quiet */
@@ -772,22 +788,34 @@ static void session_check_quiet(struct ks_broker *broker, const struct ks__fetch
 }
 #endif
 
+/* A request of the header with the entries of the session's partitions at
+ * the positions in visit (all when NULL). */
+static GByteArray *session_entries(const struct ks__fetch_session *session,
+                                   struct ks_fetch_request *header, const GArray *visit)
+{
+    guint count = visit != NULL ? visit->len : session->partitions->len;
+    header->partition_count = (int32_t)count;
+    GByteArray *out = g_byte_array_sized_new(
+        (guint)(sizeof *header + count * sizeof(struct ks_fetch_request_partition)));
+    g_byte_array_append(out, (const guint8 *)header, sizeof *header);
+    for (guint i = 0; i < count; i++) {
+        const struct ks__session_partition *part =
+            session_at(session, visit != NULL ? g_array_index(visit, guint, i) : i);
+        g_byte_array_append(out, (const guint8 *)&part->request, sizeof part->request);
+    }
+    return out;
+}
+
 /* The request a serve of the session answers: header with the entries of
- * the partitions it visits (*visit_out, session positions). */
+ * the partitions it visits (*visit_out, session positions; NULL: all). */
 static GByteArray *session_serve_request(struct ks_broker *broker,
                                          struct ks__fetch_session *session,
                                          const struct ks_fetch_request *header, GArray **visit_out)
 {
     GArray *visit = session_visit(broker, session, NULL, 0);
     struct ks_fetch_request request = *header;
-    request.partition_count = (int32_t)visit->len;
     request.forgotten_count = 0;
-    GByteArray *out = g_byte_array_new();
-    g_byte_array_append(out, (const guint8 *)&request, sizeof request);
-    for (guint i = 0; i < visit->len; i++) {
-        const struct ks__session_partition *part = session_at(session, g_array_index(visit, guint, i));
-        g_byte_array_append(out, (const guint8 *)&part->request, sizeof part->request);
-    }
+    GByteArray *out = session_entries(session, &request, visit);
     *visit_out = visit;
     return out;
 }
@@ -877,17 +905,13 @@ static GByteArray *session_request(struct ks_broker *broker, const uint8_t *mess
     session_out->incremental = true;
     GArray *visit = session_visit(broker, session, entries, request.partition_count);
 #if KS_DEBUG
-    session_check_quiet(broker, session, visit);
+    if (visit != NULL) {
+        session_check_quiet(broker, session, visit);
+    }
 #endif
     /* The quiet partitions' fetch time (S5): after the visited ones woke. */
     broker->session_fetch_ns[request.replica_id - 1] = now;
-    header.partition_count = (int32_t)visit->len;
-    GByteArray *out = g_byte_array_new();
-    g_byte_array_append(out, (const guint8 *)&header, sizeof header);
-    for (guint i = 0; i < visit->len; i++) {
-        const struct ks__session_partition *part = session_at(session, g_array_index(visit, guint, i));
-        g_byte_array_append(out, (const guint8 *)&part->request, sizeof part->request);
-    }
+    GByteArray *out = session_entries(session, &header, visit);
     *visit_out = visit;
     session_out->visit = visit;
     return out;
