@@ -297,35 +297,6 @@ static int32_t build_request(struct ks_broker *broker, int32_t leader_id, GArray
     return count;
 }
 
-/* The position of (topic, partition) in a list of entries in (topic,
- * partition) order, or where it belongs. */
-static guint entry_position(const GArray *entries, int32_t topic_index, int32_t partition,
-                            bool *found)
-{
-    struct ks_fetch_request_partition key;
-    memset(&key, 0, sizeof key);
-    key.topic_index = topic_index;
-    key.partition = partition;
-    guint low = 0;
-    guint high = entries->len;
-    while (low < high) {
-        guint middle = low + (high - low) / 2;
-        int order =
-            entry_order(&g_array_index(entries, struct ks_fetch_request_partition, middle), &key);
-        if (order == 0) {
-            *found = true;
-            return middle;
-        }
-        if (order < 0) {
-            low = middle + 1;
-        } else {
-            high = middle;
-        }
-    }
-    *found = false;
-    return low;
-}
-
 static gint key_order(gconstpointer a, gconstpointer b)
 {
     const struct ks_fetch_forgotten *x = a;
@@ -361,7 +332,8 @@ static int32_t build_from_dirty(struct ks_broker *broker, int32_t leader_id, GAr
             continue;
         }
         bool found = false;
-        guint at = entry_position(next, key->topic_index, key->partition, &found);
+        guint at = ks__key_position(next->data, next->len, sizeof(struct ks_fetch_request_partition),
+                                    key->topic_index, key->partition, &found);
         struct ks__replica *replica =
             ks__broker_find_replica(broker, key->topic_index, key->partition);
         struct ks_fetch_request_partition entry;

@@ -506,6 +506,12 @@ void ks__serve_offset_for_leader_epoch(struct ks_broker *broker, ks_node_id sour
  * park again until their original deadline). */
 void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t partition,
                        enum ks__release_waiters waiters);
+/* The position of (topic_index, partition) in `count` elements of `stride`
+ * bytes at base, each beginning with the two (a struct ks_fetch_forgotten
+ * key; a fetch request entry does) and in (topic, partition) order, or
+ * where it belongs; *found tells which. */
+guint ks__key_position(const void *base, guint count, size_t stride, int32_t topic_index,
+                       int32_t partition, bool *found);
 /* The leader-side state of a replica changed (its log's end or start, its
  * HW, role, epoch or ISR): the fetch sessions visit it at their next serve
  * (S5). */

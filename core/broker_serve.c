@@ -479,17 +479,16 @@ static const struct ks__session_partition *session_at(const struct ks__fetch_ses
     return &g_array_index(session->partitions, struct ks__session_partition, at);
 }
 
-/* The position of (topic, partition) in the session, or where it belongs. */
-static guint session_position(const struct ks__fetch_session *session, int32_t topic_index,
-                              int32_t partition, bool *found)
+guint ks__key_position(const void *base, guint count, size_t stride, int32_t topic_index,
+                       int32_t partition, bool *found)
 {
     guint low = 0;
-    guint high = session->partitions->len;
+    guint high = count;
     while (low < high) {
         guint middle = low + (high - low) / 2;
-        const struct ks__session_partition *part = session_at(session, middle);
-        int order = partition_order(part->request.topic_index, part->request.partition, topic_index,
-                                    partition);
+        partition_key key;
+        memcpy(&key, (const uint8_t *)base + (size_t)middle * stride, sizeof key);
+        int order = partition_order(key.topic_index, key.partition, topic_index, partition);
         if (order == 0) {
             *found = true;
             return middle;
@@ -502,6 +501,14 @@ static guint session_position(const struct ks__fetch_session *session, int32_t t
     }
     *found = false;
     return low;
+}
+
+/* The position of (topic, partition) in the session, or where it belongs. */
+static guint session_position(const struct ks__fetch_session *session, int32_t topic_index,
+                              int32_t partition, bool *found)
+{
+    return ks__key_position(session->partitions->data, session->partitions->len,
+                            sizeof(struct ks__session_partition), topic_index, partition, found);
 }
 
 static bool session_holds(const struct ks__fetch_session *session, int32_t topic_index,

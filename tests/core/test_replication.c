@@ -1048,6 +1048,15 @@ static void test_fetch_session_follower(void)
     cf_free(&h);
 }
 
+/* Every partition led by broker 1 and followed by broker 2. */
+static void lead_on_1_follow_on_2(int32_t *assign, int32_t partitions)
+{
+    for (int32_t i = 0; i < partitions; i++) {
+        assign[2 * i] = 1;
+        assign[2 * i + 1] = 2;
+    }
+}
+
 /* A controller push that makes a broker follower of many partitions of one
  * leader restarts that fetcher once, after the whole push
  * (ReplicaManager.makeFollowers, then one addFetcherForPartitions): one full
@@ -1057,10 +1066,7 @@ static void test_push_restarts_fetcher_once(void)
 {
     enum { PARTITIONS = 40 };
     int32_t assign[PARTITIONS * 2];
-    for (int32_t i = 0; i < PARTITIONS; i++) {
-        assign[2 * i] = 1;
-        assign[2 * i + 1] = 2;
-    }
+    lead_on_1_follow_on_2(assign, PARTITIONS);
     struct cluster_fixture h;
     cf_init(&h, 2);
     cf_topic(&h, "orders", PARTITIONS, 2, 2, assign);
@@ -1092,10 +1098,7 @@ static void test_quiet_partitions(void)
 {
     enum { PARTITIONS = 40 };
     int32_t assign[PARTITIONS * 2];
-    for (int32_t i = 0; i < PARTITIONS; i++) {
-        assign[2 * i] = 1;
-        assign[2 * i + 1] = 2;
-    }
+    lead_on_1_follow_on_2(assign, PARTITIONS);
     struct cluster_fixture h;
     cf_init(&h, 2);
     h.cluster_config.replica_lag_ns_max = 10 * (int64_t)H_S;
