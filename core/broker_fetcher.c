@@ -22,6 +22,17 @@
 **   F4  a fetcher's session partitions are in (topic, partition) order; with
 **       no session (session_id 0) the list is empty and the next request is
 **       a full one; `pending` exists exactly while a request is IN_FLIGHT.
+**   F5  an incremental request is built from the session and the partitions
+**       marked dirty since the last build (each partition of a response, and
+**       each replica whose log end or start moved outside a response:
+**       ks__fetcher_touch), recomputing only those entries; a whole build
+**       (every followed partition) follows a role or leader change, a
+**       change of the shutdown flag, the end of a partition's backoff, or a
+**       build that sent nothing. Both give the same request, which KS_DEBUG
+**       builds check at every build. Kafka's FetchSessionHandler.Builder
+**       compares every partition with the session (ReplicaFetcherThread
+**       .buildFetch adds each one); the request is the same, the cost here
+**       is proportional to what changed.
 **
 ** KIP-227 fetch sessions (FetchSessionHandler and its Builder): the first
 ** request to a leader is a full one (epoch 0) and creates a session there;
@@ -123,6 +134,38 @@ void ks__fetcher_drop_sessions(struct ks_broker *broker)
             g_ptr_array_free(fetcher->followed, TRUE);
             fetcher->followed = NULL;
         }
+        if (fetcher->dirty != NULL) {
+            g_array_free(fetcher->dirty, TRUE);
+            fetcher->dirty = NULL;
+        }
+    }
+}
+
+#define DIRTY_MAX 4096 /* F5: more changes than that and the next build visits all */
+
+static void mark_dirty(struct ks__fetcher *fetcher, int32_t topic_index, int32_t partition)
+{
+    if (fetcher->rebuild) {
+        return;
+    }
+    if (fetcher->dirty == NULL) {
+        fetcher->dirty = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_forgotten));
+    }
+    if (fetcher->dirty->len >= DIRTY_MAX) {
+        fetcher->rebuild = true;
+        g_array_set_size(fetcher->dirty, 0);
+        return;
+    }
+    struct ks_fetch_forgotten key = { topic_index, partition };
+    g_array_append_val(fetcher->dirty, key);
+}
+
+void ks__fetcher_touch(struct ks_broker *broker, const struct ks__replica *replica)
+{
+    int32_t leader = replica->state.leader;
+    if (replica->role == KS_ROLE_FOLLOWER && leader >= 1 &&
+        leader <= broker->spec->cluster->broker_count) {
+        mark_dirty(&broker->fetchers[leader - 1], replica->topic_index, replica->partition);
     }
 }
 
@@ -188,6 +231,34 @@ static bool stopped_for_shutdown(const struct ks_broker *broker, const struct ks
             !ks__list_contains(replica->state.isr, replica->state.isr_count, broker->id));
 }
 
+/* One partition's request entry; false when it is not fetched now (not
+ * followed from leader_id, stopped for a shutdown, or backing off: then
+ * *earliest_backoff is lowered to its end). */
+static bool entry_for(const struct ks_broker *broker, const struct ks__replica *replica,
+                      int32_t leader_id, ks_time_ns now, bool epochs,
+                      struct ks_fetch_request_partition *entry, ks_time_ns *earliest_backoff)
+{
+    if (replica->log == NULL || replica->role != KS_ROLE_FOLLOWER ||
+        replica->state.leader != leader_id || stopped_for_shutdown(broker, replica)) {
+        return false;
+    }
+    if (replica->fetch_backoff_until_ns > now) {
+        if (replica->fetch_backoff_until_ns < *earliest_backoff) {
+            *earliest_backoff = replica->fetch_backoff_until_ns;
+        }
+        return false;
+    }
+    memset(entry, 0, sizeof *entry);
+    entry->topic_index = replica->topic_index;
+    entry->partition = replica->partition;
+    entry->fetch_offset = ks__leo_of(replica);
+    entry->log_start_offset = ks_log_start_offset(replica->log);
+    entry->current_leader_epoch = replica->state.leader_epoch;
+    entry->last_fetched_epoch = epochs ? ks_log_epoch_at_end(replica->log) : -1;
+    entry->partition_max_bytes = broker->spec->cluster->replica_fetch_max_bytes;
+    return true;
+}
+
 /* Collects one request entry per partition followed from leader_id that is
  * not backing off, in (topic, partition) order; returns how many, and the
  * earliest backoff end of the others in *earliest_backoff (KS_TIME_NEVER if
@@ -217,29 +288,81 @@ static int32_t build_request(struct ks_broker *broker, int32_t leader_id, GArray
     }
     for (guint i = 0; i < fetcher->followed->len; i++) {
         struct ks__replica *replica = g_ptr_array_index(fetcher->followed, i);
-        if (replica->log == NULL || replica->role != KS_ROLE_FOLLOWER ||
-            replica->state.leader != leader_id || stopped_for_shutdown(broker, replica)) {
+        struct ks_fetch_request_partition entry;
+        if (entry_for(broker, replica, leader_id, now, epochs, &entry, earliest_backoff)) {
+            g_array_append_val(next, entry);
+            count++;
+        }
+    }
+    return count;
+}
+
+static gint key_order(gconstpointer a, gconstpointer b)
+{
+    const struct ks_fetch_forgotten *x = a;
+    const struct ks_fetch_forgotten *y = b;
+    if (x->topic_index != y->topic_index) {
+        return x->topic_index < y->topic_index ? -1 : 1;
+    }
+    return (x->partition > y->partition) - (x->partition < y->partition);
+}
+
+/* F5: the next incremental request from the session and the partitions
+ * marked dirty since the last build: `next` is the session with those
+ * entries recomputed (added, changed or dropped), and message gets the
+ * changed or added ones, then the dropped ones as forgotten, in (topic,
+ * partition) order, as append_incremental would list them from a whole
+ * build. Returns how many it listed. */
+static int32_t build_from_dirty(struct ks_broker *broker, int32_t leader_id, GArray *next,
+                                GByteArray *message, int32_t *forgotten)
+{
+    struct ks__fetcher *fetcher = &broker->fetchers[leader_id - 1];
+    ks_time_ns now = ks__broker_now_ns(broker);
+    bool epochs = broker->spec->cluster->truncation == KS_TRUNCATION_LEADER_EPOCH;
+    g_array_append_vals(next, fetcher->session->data, fetcher->session->len);
+    GArray *gone = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_forgotten));
+    int32_t listed = 0;
+    GArray *dirty = fetcher->dirty;
+    if (dirty != NULL) {
+        g_array_sort(dirty, key_order);
+    }
+    for (guint i = 0; dirty != NULL && i < dirty->len; i++) {
+        const struct ks_fetch_forgotten *key = &g_array_index(dirty, struct ks_fetch_forgotten, i);
+        if (i > 0 && key_order(key, key - 1) == 0) {
             continue;
         }
-        if (replica->fetch_backoff_until_ns > now) {
-            if (replica->fetch_backoff_until_ns < *earliest_backoff) {
-                *earliest_backoff = replica->fetch_backoff_until_ns;
+        bool found = false;
+        guint at = ks__key_position(next->data, next->len, sizeof(struct ks_fetch_request_partition),
+                                    key->topic_index, key->partition, &found);
+        struct ks__replica *replica =
+            ks__broker_find_replica(broker, key->topic_index, key->partition);
+        struct ks_fetch_request_partition entry;
+        bool fetched = replica != NULL && entry_for(broker, replica, leader_id, now, epochs,
+                                                    &entry, &fetcher->backoff_end_ns);
+        if (!fetched) {
+            if (found) {
+                g_array_remove_index(next, at);
+                g_array_append_val(gone, *key);
             }
             continue;
         }
-        struct ks_fetch_request_partition entry;
-        memset(&entry, 0, sizeof entry);
-        entry.topic_index = replica->topic_index;
-        entry.partition = replica->partition;
-        entry.fetch_offset = ks__leo_of(replica);
-        entry.log_start_offset = ks_log_start_offset(replica->log);
-        entry.current_leader_epoch = replica->state.leader_epoch;
-        entry.last_fetched_epoch = epochs ? ks_log_epoch_at_end(replica->log) : -1;
-        entry.partition_max_bytes = broker->spec->cluster->replica_fetch_max_bytes;
-        g_array_append_val(next, entry);
-        count++;
+        if (found && memcmp(&g_array_index(next, struct ks_fetch_request_partition, at), &entry,
+                            sizeof entry) == 0) {
+            continue;
+        }
+        if (found) {
+            g_array_index(next, struct ks_fetch_request_partition, at) = entry;
+        } else {
+            g_array_insert_val(next, at, entry);
+        }
+        g_byte_array_append(message, (const guint8 *)&entry, sizeof entry);
+        listed++;
     }
-    return count;
+    g_byte_array_append(message, (const guint8 *)gone->data,
+                        gone->len * (guint)sizeof(struct ks_fetch_forgotten));
+    *forgotten = (int32_t)gone->len;
+    g_array_free(gone, TRUE);
+    return listed;
 }
 
 void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
@@ -254,20 +377,62 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
     g_byte_array_append(message, (const guint8 *)&header, sizeof header);
     ks_time_ns earliest_backoff = KS_TIME_NEVER;
     GArray *next = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_request_partition));
-    int32_t count = build_request(broker, leader_id, next, &earliest_backoff);
+    int32_t listed = 0;
+    int32_t forgotten = 0;
+    int32_t session_id = fetcher->session_id;
+    int32_t session_epoch = 0;
+    /* F5: an incremental request from what changed, when nothing that
+     * changes many entries at once happened since the last build. */
+    bool from_dirty = session_id != 0 && fetcher->session != NULL && fetcher->session->len > 0 &&
+                      !fetcher->rebuild && fetcher->followed != NULL &&
+                      fetcher->followed_generation == broker->follow_generation &&
+                      fetcher->shutdown_seen == broker->shutdown_pending &&
+                      ks__broker_now_ns(broker) < fetcher->backoff_end_ns;
+    if (from_dirty) {
+        session_epoch = fetcher->session_epoch;
+        listed = build_from_dirty(broker, leader_id, next, message, &forgotten);
+#if KS_DEBUG
+        /* F5: the same request as a whole build makes. */
+        GArray *whole = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_request_partition));
+        ks_time_ns ignored = KS_TIME_NEVER;
+        build_request(broker, leader_id, whole, &ignored);
+        ks_assert(whole->len == next->len);
+        ks_assert(memcmp(whole->data, next->data,
+                         whole->len * sizeof(struct ks_fetch_request_partition)) == 0);
+        GByteArray *check = g_byte_array_new();
+        g_byte_array_append(check, message->data, sizeof header);
+        int32_t check_forgotten = 0;
+        int32_t check_listed = append_incremental(fetcher->session, whole, check, &check_forgotten);
+        ks_assert(check_listed == listed && check_forgotten == forgotten);
+        ks_assert(check->len == message->len && memcmp(check->data, message->data, check->len) == 0);
+        g_byte_array_unref(check);
+        g_array_free(whole, TRUE);
+#endif
+    }
+    if (fetcher->dirty != NULL) {
+        g_array_set_size(fetcher->dirty, 0);
+    }
+    int32_t count = from_dirty ? (int32_t)next->len : 0;
+    if (!from_dirty) {
+        fetcher->rebuild = false;
+        fetcher->shutdown_seen = broker->shutdown_pending;
+        count = build_request(broker, leader_id, next, &earliest_backoff);
+        fetcher->backoff_end_ns = earliest_backoff;
+        listed = count;
+    }
     if (count == 0) {
         g_array_free(next, TRUE);
         g_byte_array_unref(message);
+        fetcher->rebuild = true; /* F5: the session is not what the next request starts from */
+        earliest_backoff = fetcher->backoff_end_ns;
         if (earliest_backoff != KS_TIME_NEVER) {
             schedule_kick(broker, leader_id, earliest_backoff);
         }
         return;
     }
-    int32_t listed = count;
-    int32_t forgotten = 0;
-    int32_t session_id = fetcher->session_id;
-    int32_t session_epoch = 0;
-    if (session_id == 0) {
+    if (from_dirty) {
+        /* the message holds the entries and forgotten ones already */
+    } else if (session_id == 0) {
         g_byte_array_append(message, (const guint8 *)next->data,
                             next->len * (guint)sizeof(struct ks_fetch_request_partition));
         session_id = fetcher->close_session_id;
@@ -552,6 +717,7 @@ void ks__fetcher_on_response(struct ks_broker *broker, ks_node_id source, const 
         position += sizeof part;
         ks_assert(message_bytes - position >= part.records_bytes);
         handle_partition(broker, leader_id, &part, message + position);
+        mark_dirty(fetcher, part.topic_index, part.partition); /* F5 */
         position += part.records_bytes;
     }
     /* The fetcher thread writes to the page cache, then fetches again. */

@@ -49,6 +49,11 @@ struct ks__follower_state {
     ks_time_ns last_fetch_ns;
     int64_t leader_leo_at_last_fetch; /* -1: none */
     ks_time_ns last_caught_up_ns;
+    /* Quiet in the follower's fetch session (broker_serve.c, S5): caught up
+     * and unchanged, so each fetch of that session would only move the two
+     * times above to its own time; they are then read as at least
+     * broker->session_fetch_ns[broker_id - 1] (ks__replica_follower_wake). */
+    bool quiet;
 };
 
 /* A leader's AlterPartition request towards the controller (KIP-497). */
@@ -115,6 +120,15 @@ struct ks__fetcher {
      * never holds, so it is rebuilt then (NULL: not built). */
     GPtrArray *followed;
     uint64_t followed_generation;
+    /* F5: the partitions whose request entry may have changed since the
+     * last request was built (struct ks_fetch_forgotten keys, unordered);
+     * the next incremental request recomputes only those, unless
+     * `rebuild`, the shutdown flag moved (shutdown_seen) or a backoff ends
+     * (backoff_end_ns, the earliest known). */
+    GArray *dirty;
+    bool rebuild;
+    bool shutdown_seen;
+    ks_time_ns backoff_end_ns;
 };
 
 /* A timer context that outlives every timer: one per possible leader, in the
@@ -196,7 +210,8 @@ struct ks__delayed_fetch {
     enum ks__fetch_origin origin;
     ks_time_ns deadline_ns; /* now + max_wait when first parked */
     ks_timer_id timer;
-    int32_t session_id; /* KIP-227: request (expanded to the session's partitions) of it; 0 */
+    int32_t session_id; /* KIP-227: request (expanded to the partitions visited, S5) of it; 0 */
+    struct ks__fetch_session *session; /* that session while it exists (S5); else NULL */
     bool incremental;   /* answer only the partitions with something new (S4) */
 };
 
@@ -214,6 +229,14 @@ struct ks__fetch_session {
     int32_t replica_id;
     ks_time_ns last_used_ns;
     GArray *partitions; /* struct ks__session_partition, in (topic, partition) order */
+    /* S5: the partitions a serve visits besides those touched since the
+     * last one (struct ks_fetch_forgotten keys, in order): those the last
+     * serve did not find quiet. visit_all: every partition (a new session,
+     * or one whose touches were trimmed or whose follower moved on). */
+    GArray *awake;
+    uint64_t touched_seen; /* broker->touched up to here was taken into account */
+    int64_t replica_epoch; /* the follower's broker epoch at its last request */
+    bool visit_all;
 };
 
 /* ---- the shell (broker.c) -------------------------------------------------------------- */
@@ -317,6 +340,14 @@ struct ks_broker {
     GPtrArray *deferred;         /* struct ks__deferred * */
     GPtrArray *fetch_sessions;   /* struct ks__fetch_session *, oldest first; NULL none yet */
     int32_t fetch_session_count; /* sessions created by this incarnation */
+    /* S5: the replicas whose leader-side state changed (struct
+     * ks_fetch_forgotten keys, in order of change, the first numbered
+     * touched_base); each session reads what it has not seen. */
+    GArray *touched;
+    uint64_t touched_base;
+    /* The time of each follower's last fetch served first in a session
+     * ([follower_id - 1]): the fetch time of its quiet partitions. */
+    ks_time_ns session_fetch_ns[KS_BROKER_COUNT_MAX];
 
     ks_timer_id heartbeat_timer;
     ks_timer_id isr_timer;
@@ -406,6 +437,17 @@ void ks__replica_apply_state(struct ks_broker *broker, const struct ks_partition
 /* Leader: advance the HW to the minimum LEO of the (maximal) ISR, then
  * complete what it released. A no-op on a follower. */
 void ks__replica_maybe_advance_hw(struct ks_broker *broker, struct ks__replica *replica);
+/* S5 (broker_serve.c): a follower's state on a leader replica leaves its
+ * quiet state, its fetch times brought up to its session's last fetch; a
+ * no-op when not quiet, or when the replica or follower is not there. */
+void ks__replica_follower_wake(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                               int32_t follower_id);
+/* S5: after a fetch at fetch_offset recorded for follower_id: whether its
+ * next fetches at that offset would change nothing but its fetch times
+ * (the replica leads, fetch_offset = LEO = HW, the follower is in the
+ * committed ISR at that offset); if so the follower's state turns quiet. */
+bool ks__replica_follower_sleep(struct ks_broker *broker, struct ks__replica *replica,
+                                int32_t follower_id, int64_t fetch_offset);
 /* Leader: one follower's fetch at fetch_offset from its incarnation
  * follower_epoch (Replica.updateFetchStateOrThrow), then ISR expansion and
  * HW advance. */
@@ -430,6 +472,9 @@ void ks__replica_on_alter_response(struct ks_broker *broker,
 
 /* ---- broker_fetcher.c ------------------------------------------------------------------------ */
 
+/* F5: the request entry of a replica this broker follows may have changed
+ * (its log's end or start, its backoff): its fetcher recomputes it. */
+void ks__fetcher_touch(struct ks_broker *broker, const struct ks__replica *replica);
 /* Sends the next fetch to leader_id if none is in flight or scheduled (F1). */
 void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id);
 /* Forgets every fetch session, both sides (a crash or shutdown). */
@@ -463,6 +508,16 @@ void ks__serve_offset_for_leader_epoch(struct ks_broker *broker, ks_node_id sour
  * park again until their original deadline). */
 void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t partition,
                        enum ks__release_waiters waiters);
+/* The position of (topic_index, partition) in `count` elements of `stride`
+ * bytes at base, each beginning with the two (a struct ks_fetch_forgotten
+ * key; a fetch request entry does) and in (topic, partition) order, or
+ * where it belongs; *found tells which. */
+guint ks__key_position(const void *base, guint count, size_t stride, int32_t topic_index,
+                       int32_t partition, bool *found);
+/* The leader-side state of a replica changed (its log's end or start, its
+ * HW, role, epoch or ISR): the fetch sessions visit it at their next serve
+ * (S5). */
+void ks__serve_touch(struct ks_broker *broker, const struct ks__replica *replica);
 
 /* ---- broker_produce.c ----------------------------------------------------------------------- */
 

@@ -152,6 +152,9 @@ static void replica_log_tasks(struct ks_broker *broker, struct ks__replica *repl
     if (config->cleanup_delete) {
         int64_t start_before = ks_log_start_offset(replica->log);
         int32_t deleted = ks_log_apply_retention(replica->log, now, replica->hw);
+        if (ks_log_start_offset(replica->log) != start_before) {
+            ks__serve_touch(broker, replica); /* the log start (S5 of broker_serve.c) */
+        }
         if (deleted > 0) {
             struct ks_cluster_event event = log_event(replica, KS_EV_RETENTION);
             event.segment_count = deleted;
@@ -171,6 +174,7 @@ static void replica_log_tasks(struct ks_broker *broker, struct ks__replica *repl
     }
     if (replica->hw < ks_log_start_offset(replica->log)) {
         replica->hw = ks_log_start_offset(replica->log); /* L2 */
+        ks__serve_touch(broker, replica);
     }
 }
 

@@ -401,6 +401,7 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
         enum ks_log_result result = ks_log_append_as_leader_checked(
             replica->log, copy, batch_bytes, parsed_bytes, replica->state.leader_epoch, now,
             &base_offset, &last_offset);
+        ks__serve_touch(broker, replica); /* S5 of broker_serve.c: the LEO */
         free(copy);
         if (rebuilt != NULL) {
             g_byte_array_unref(rebuilt);

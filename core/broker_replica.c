@@ -120,13 +120,25 @@ int32_t ks__replica_maximal_isr(const struct ks__replica *replica, int32_t *out)
     return count;
 }
 
+/* A follower's last caught-up time: a quiet one (S5 of broker_serve.c) was
+ * caught up at every fetch of its session since it turned quiet. */
+static ks_time_ns caught_up_ns(const struct ks_broker *broker,
+                               const struct ks__follower_state *follower)
+{
+    if (follower->quiet) {
+        ks_time_ns fetched = broker->session_fetch_ns[follower->broker_id - 1];
+        return fetched > follower->last_caught_up_ns ? fetched : follower->last_caught_up_ns;
+    }
+    return follower->last_caught_up_ns;
+}
+
 /* Replica.isCaughtUp: at the leader's LEO, or caught up within replica.lag.time.max.ms. */
 static bool follower_caught_up(const struct ks_broker *broker, const struct ks__replica *replica,
                                const struct ks__follower_state *follower)
 {
     int64_t lag_max = broker->spec->cluster->replica_lag_ns_max;
     return follower->leo == ks__leo_of(replica) ||
-           (int64_t)(ks__broker_now_ns(broker) - follower->last_caught_up_ns) <= lag_max;
+           (int64_t)(ks__broker_now_ns(broker) - caught_up_ns(broker, follower)) <= lag_max;
 }
 
 static struct ks__follower_state *find_follower(struct ks__replica *replica, int32_t broker_id)
@@ -167,6 +179,7 @@ void ks__replica_maybe_advance_hw(struct ks_broker *broker, struct ks__replica *
         return;
     }
     replica->hw = candidate;
+    ks__serve_touch(broker, replica);
     ks_log_on_stable_below(replica->log, candidate);
     ks__replica_check(broker, replica);
     ks__produce_complete_pending(broker, replica, KS__PENDING_HW_ADVANCED, KS_ERR_NONE);
@@ -186,6 +199,7 @@ void ks__replica_truncate(struct ks_broker *broker, struct ks__replica *replica,
     }
     ks_log_truncate_to(replica->log, offset);
     ks__logs_after_truncation(broker);
+    ks__serve_touch(broker, replica);
     int64_t leo = ks__leo_of(replica);
     if (replica->hw > leo) {
         replica->hw = leo;
@@ -414,6 +428,7 @@ void ks__replica_on_alter_response(struct ks_broker *broker,
         return;
     }
     replica->alter_state = KS__ALTER_IDLE;
+    ks__serve_touch(broker, replica); /* the ISR */
     replica->state.partition_epoch = response->partition_epoch;
     replica->state.isr_count = response->isr_count;
     memcpy(replica->state.isr, response->isr, sizeof replica->state.isr);
@@ -424,6 +439,53 @@ void ks__replica_on_alter_response(struct ks_broker *broker,
 
 /* ---- follower fetch state (leader side) -------------------------------------------- */
 
+static void follower_wake(const struct ks_broker *broker, struct ks__follower_state *follower)
+{
+    if (!follower->quiet) {
+        return;
+    }
+    ks_time_ns fetched = broker->session_fetch_ns[follower->broker_id - 1];
+    follower->last_caught_up_ns = caught_up_ns(broker, follower);
+    if (fetched > follower->last_fetch_ns) {
+        follower->last_fetch_ns = fetched;
+    }
+    follower->quiet = false;
+}
+
+void ks__replica_follower_wake(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                               int32_t follower_id)
+{
+    struct ks__replica *replica = ks__broker_find_replica(broker, topic_index, partition);
+    if (replica == NULL || replica->role != KS_ROLE_LEADER) {
+        return;
+    }
+    struct ks__follower_state *follower = find_follower(replica, follower_id);
+    if (follower != NULL) {
+        follower_wake(broker, follower);
+    }
+}
+
+bool ks__replica_follower_sleep(struct ks_broker *broker, struct ks__replica *replica,
+                                int32_t follower_id, int64_t fetch_offset)
+{
+    (void)broker;
+    if (replica->role != KS_ROLE_LEADER || fetch_offset != ks__leo_of(replica) ||
+        replica->hw != fetch_offset ||
+        !ks__list_contains(replica->state.isr, replica->state.isr_count, follower_id)) {
+        return false;
+    }
+    struct ks__follower_state *follower = find_follower(replica, follower_id);
+    if (follower == NULL || follower->leo != fetch_offset ||
+        follower->leader_leo_at_last_fetch != fetch_offset) {
+        return false;
+    }
+    /* What a fetch at fetch_offset would do here: both times to its own
+     * (now >= both), the LEOs as they are, no ISR expansion (a member), no
+     * HW advance (HW = LEO). */
+    follower->quiet = true;
+    return true;
+}
+
 void ks__replica_record_follower_fetch(struct ks_broker *broker, struct ks__replica *replica,
                                        int32_t follower_id, int64_t follower_epoch,
                                        int64_t fetch_offset)
@@ -432,6 +494,7 @@ void ks__replica_record_follower_fetch(struct ks_broker *broker, struct ks__repl
     if (follower == NULL) {
         return;
     }
+    follower_wake(broker, follower); /* S5: the session woke it before its fetch time moved */
     follower->broker_epoch = follower_epoch;
     ks_time_ns now = ks__broker_now_ns(broker);
     int64_t leader_leo = ks__leo_of(replica);
@@ -487,6 +550,7 @@ struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_ind
     int64_t hw = hw_checkpoint < 0 ? start : hw_checkpoint;
     replica->hw = hw > leo ? leo : (hw < start ? start : hw);
     broker->replicas[topic_index][partition] = replica;
+    ks__serve_touch(broker, replica);
     /* Into broker->hosted at its (topic, partition) place: replicas are
      * opened in that order on start, so this is an append but for a
      * replica opened later (a reassignment). */
@@ -540,7 +604,7 @@ static void become_leader(struct ks_broker *broker, struct ks__replica *replica)
             continue;
         }
         struct ks__follower_state *follower = &replica->followers[replica->follower_count++];
-        memset(follower, 0, sizeof *follower);
+        memset(follower, 0, sizeof *follower); /* not quiet */
         follower->broker_id = id;
         follower->broker_epoch = -1;
         follower->leo = -1;
@@ -621,6 +685,7 @@ void ks__replica_apply_state(struct ks_broker *broker, const struct ks_partition
     bool had_state = replica->has_state;
     replica->state = *state;
     replica->has_state = true;
+    ks__serve_touch(broker, replica); /* role, epoch or ISR */
     broker->follow_generation++; /* the leader may have moved */
     if (state->leader == broker->id) {
         if (replica->role != KS_ROLE_LEADER || !had_state ||

@@ -46,6 +46,24 @@
 **       an incremental answer lists a partition only if it carries records,
 **       an error or a diverging epoch, or its HW or log start differs from
 **       the one last answered in that session.
+**   S5  a serve of an incremental session visits (plans, reads, records) the
+**       partitions the request lists, those touched since the session's last
+**       serve (ks__serve_touch: the leader's LEO, log start, HW, role, epoch
+**       or ISR changed) and those its last serve did not find quiet; every
+**       other partition of the session is quiet: it would read nothing and
+**       answer nothing new (fetch offset = LEO = HW, HW and log start as last
+**       answered, no error), and its follower is caught up in the ISR, so
+**       the one effect a fetch has on it is to set the follower's last fetch
+**       and caught-up times to the fetch's time. That effect is kept lazily:
+**       broker->session_fetch_ns holds each follower's last fetch time, read
+**       for every quiet partition of it (broker_replica.c), and written into
+**       the follower's state when the partition wakes (it is visited again,
+**       forgotten, or its session ends or is replaced). Kafka's
+**       IncrementalFetchContext visits the whole session on every fetch
+**       (foreachPartition, then Partition.fetchRecords and
+**       updateFollowerFetchState for each); the bytes out and every state
+**       read are the same, only the cost is proportional to what changed.
+**       KS_DEBUG builds check every unvisited partition is quiet.
 **
 ** KIP-227 fetch sessions, leader side (FetchSession.scala: FetchManager
 ** newContext, FullFetchContext, IncrementalFetchContext, FetchSessionCache,
@@ -85,6 +103,7 @@ struct entry_plan {
     int32_t current_leader_id; /* KIP-951 hint with the error; -1 none */
     int32_t current_leader_epoch;
     bool record_fetch; /* set by build: read without an error, so phase 3 records it */
+    uint32_t records_bytes; /* set by build */
 };
 
 /* Whether serve_fetch records a follower's fetch (phase 3). */
@@ -97,11 +116,19 @@ enum serve_pass {
 struct serve_session {
     int32_t id; /* 0: none */
     bool incremental;
+    /* S5: the session positions (guint) of the request's entries, in order;
+     * NULL when they are the session's whole list (a full request). */
+    const GArray *visit;
 };
 
 static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
                         size_t message_bytes, enum serve_mode mode, enum serve_pass pass,
                         struct serve_session session, ks_time_ns deadline_ns);
+static bool session_holds(const struct ks__fetch_session *session, int32_t topic_index,
+                          int32_t partition);
+static GByteArray *session_serve_request(struct ks_broker *broker,
+                                         struct ks__fetch_session *session,
+                                         const struct ks_fetch_request *header, GArray **visit_out);
 
 static const struct ks_fetch_request_partition *request_entries(const uint8_t *request)
 {
@@ -111,6 +138,9 @@ static const struct ks_fetch_request_partition *request_entries(const uint8_t *r
 static bool delayed_contains(const struct ks__delayed_fetch *item, int32_t topic_index,
                              int32_t partition)
 {
+    if (item->session != NULL) {
+        return session_holds(item->session, topic_index, partition); /* S5 */
+    }
     const struct ks_fetch_request *request = (const struct ks_fetch_request *)item->request;
     const struct ks_fetch_request_partition *entries = request_entries(item->request);
     for (int32_t i = 0; i < request->partition_count; i++) {
@@ -135,9 +165,24 @@ static void delayed_complete(struct ks_broker *broker, struct ks__delayed_fetch 
 {
     g_ptr_array_remove(broker->delayed, item);
     ks_world_cancel(broker->world, item->timer);
-    struct serve_session session = { item->session_id, item->incremental };
-    serve_fetch(broker, item->source, item->request, item->request_bytes, mode,
-                SERVE_FROM_PURGATORY, session, item->deadline_ns);
+    struct serve_session session = { item->session_id, item->incremental, NULL };
+    if (item->session != NULL) {
+        /* S5: the session's partitions to visit now, from its request's
+         * header (a parked request of a session is its whole list). */
+        GArray *visit = NULL;
+        GByteArray *request = session_serve_request(
+            broker, item->session, (const struct ks_fetch_request *)item->request, &visit);
+        session.visit = visit;
+        serve_fetch(broker, item->source, request->data, request->len, mode,
+                    SERVE_FROM_PURGATORY, session, item->deadline_ns);
+        g_byte_array_unref(request);
+        if (visit != NULL) {
+            g_array_free(visit, TRUE);
+        }
+    } else {
+        serve_fetch(broker, item->source, item->request, item->request_bytes, mode,
+                    SERVE_FROM_PURGATORY, session, item->deadline_ns);
+    }
     delayed_free(item);
 }
 
@@ -407,30 +452,157 @@ static size_t build_entry_records(struct ks__replica *replica,
     part.records_bytes = (uint32_t)(out->len - before);
     memcpy(out->data + header_position, &part, sizeof part);
     plan->record_fetch = part.error_code == KS_ERR_NONE;
+    plan->records_bytes = part.records_bytes;
     return part.records_bytes;
 }
 
-/* ---- KIP-227 fetch sessions (S4) ---------------------------------------------------- */
+/* ---- KIP-227 fetch sessions (S4, S5) ------------------------------------------------ */
 
 #define SESSION_CACHE_SLOTS 1000                /* max.incremental.fetch.session.cache.slots */
 #define SESSION_EVICTION_NS (120 * KS_NS_PER_S) /* FetchSessionCache's evictionMs */
+#define TOUCHED_MAX         65536               /* S5: touches kept before a trim */
 
-static void session_free(struct ks__fetch_session *session)
+typedef struct ks_fetch_forgotten partition_key;
+
+static int partition_order(int32_t topic_a, int32_t partition_a, int32_t topic_b,
+                           int32_t partition_b)
 {
+    if (topic_a != topic_b) {
+        return topic_a < topic_b ? -1 : 1;
+    }
+    return partition_a < partition_b ? -1 : (partition_a > partition_b ? 1 : 0);
+}
+
+static const struct ks__session_partition *session_at(const struct ks__fetch_session *session,
+                                                      guint at)
+{
+    return &g_array_index(session->partitions, struct ks__session_partition, at);
+}
+
+guint ks__key_position(const void *base, guint count, size_t stride, int32_t topic_index,
+                       int32_t partition, bool *found)
+{
+    guint low = 0;
+    guint high = count;
+    while (low < high) {
+        guint middle = low + (high - low) / 2;
+        partition_key key;
+        memcpy(&key, (const uint8_t *)base + (size_t)middle * stride, sizeof key);
+        int order = partition_order(key.topic_index, key.partition, topic_index, partition);
+        if (order == 0) {
+            *found = true;
+            return middle;
+        }
+        if (order < 0) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    *found = false;
+    return low;
+}
+
+/* The position of (topic, partition) in the session, or where it belongs. */
+static guint session_position(const struct ks__fetch_session *session, int32_t topic_index,
+                              int32_t partition, bool *found)
+{
+    return ks__key_position(session->partitions->data, session->partitions->len,
+                            sizeof(struct ks__session_partition), topic_index, partition, found);
+}
+
+static bool session_holds(const struct ks__fetch_session *session, int32_t topic_index,
+                          int32_t partition)
+{
+    bool found = false;
+    session_position(session, topic_index, partition, &found);
+    return found;
+}
+
+/* S5: every quiet partition of the session wakes (its follower's fetch
+ * times brought up to the session's last fetch), and the session's next
+ * serve visits all its partitions: the session ends, or its follower
+ * opened another one. */
+static void session_wake_all(struct ks_broker *broker, struct ks__fetch_session *session)
+{
+    for (guint i = 0; i < session->partitions->len; i++) {
+        const struct ks__session_partition *part = session_at(session, i);
+        ks__replica_follower_wake(broker, part->request.topic_index, part->request.partition,
+                                  session->replica_id);
+    }
+    session->visit_all = true;
+}
+
+static void session_free(struct ks_broker *broker, struct ks__fetch_session *session)
+{
+    session_wake_all(broker, session);
+    for (guint i = 0; i < broker->delayed->len; i++) {
+        struct ks__delayed_fetch *item = g_ptr_array_index(broker->delayed, i);
+        if (item->session == session) {
+            item->session = NULL; /* answered as it was parked (S4: everything) */
+        }
+    }
     g_array_free(session->partitions, TRUE);
+    g_array_free(session->awake, TRUE);
     free(session);
 }
 
 void ks__serve_drop_sessions(struct ks_broker *broker)
 {
+    if (broker->touched != NULL) {
+        g_array_free(broker->touched, TRUE);
+        broker->touched = NULL;
+    }
+    broker->touched_base = 0;
     if (broker->fetch_sessions == NULL) {
         return;
     }
     for (guint i = 0; i < broker->fetch_sessions->len; i++) {
-        session_free(g_ptr_array_index(broker->fetch_sessions, i));
+        session_free(broker, g_ptr_array_index(broker->fetch_sessions, i));
     }
     g_ptr_array_free(broker->fetch_sessions, TRUE);
     broker->fetch_sessions = NULL;
+}
+
+static uint64_t touched_end(const struct ks_broker *broker)
+{
+    return broker->touched_base + (broker->touched != NULL ? broker->touched->len : 0);
+}
+
+/* Drops the touches every session has seen; when one lags far behind, the
+ * older half goes anyway and that session visits everything next time. */
+static void touched_trim(struct ks_broker *broker)
+{
+    uint64_t end = touched_end(broker);
+    uint64_t seen = end;
+    for (guint i = 0; i < broker->fetch_sessions->len; i++) {
+        const struct ks__fetch_session *session = g_ptr_array_index(broker->fetch_sessions, i);
+        if (!session->visit_all && session->touched_seen < seen) {
+            seen = session->touched_seen;
+        }
+    }
+    uint64_t drop = seen > broker->touched_base ? seen - broker->touched_base : 0;
+    if (drop < broker->touched->len / 2) {
+        drop = broker->touched->len / 2;
+    }
+    g_array_remove_range(broker->touched, 0, (guint)drop);
+    broker->touched_base += drop;
+}
+
+void ks__serve_touch(struct ks_broker *broker, const struct ks__replica *replica)
+{
+    ks__fetcher_touch(broker, replica);
+    if (broker->fetch_sessions == NULL || broker->fetch_sessions->len == 0) {
+        return; /* a new session visits all its partitions at first */
+    }
+    if (broker->touched == NULL) {
+        broker->touched = g_array_new(FALSE, FALSE, sizeof(partition_key));
+    }
+    if (broker->touched->len >= TOUCHED_MAX) {
+        touched_trim(broker);
+    }
+    partition_key key = { replica->topic_index, replica->partition };
+    g_array_append_val(broker->touched, key);
 }
 
 static struct ks__fetch_session *session_find(struct ks_broker *broker, int32_t id, guint *index)
@@ -448,41 +620,6 @@ static struct ks__fetch_session *session_find(struct ks_broker *broker, int32_t 
         }
     }
     return NULL;
-}
-
-static int partition_order(int32_t topic_a, int32_t partition_a, int32_t topic_b,
-                           int32_t partition_b)
-{
-    if (topic_a != topic_b) {
-        return topic_a < topic_b ? -1 : 1;
-    }
-    return partition_a < partition_b ? -1 : (partition_a > partition_b ? 1 : 0);
-}
-
-/* The position of (topic, partition) in the session, or where it belongs. */
-static guint session_position(const struct ks__fetch_session *session, int32_t topic_index,
-                              int32_t partition, bool *found)
-{
-    guint low = 0;
-    guint high = session->partitions->len;
-    while (low < high) {
-        guint middle = low + (high - low) / 2;
-        const struct ks__session_partition *part =
-            &g_array_index(session->partitions, struct ks__session_partition, middle);
-        int order = partition_order(part->request.topic_index, part->request.partition, topic_index,
-                                    partition);
-        if (order == 0) {
-            *found = true;
-            return middle;
-        }
-        if (order < 0) {
-            low = middle + 1;
-        } else {
-            high = middle;
-        }
-    }
-    *found = false;
-    return low;
 }
 
 static void session_put(struct ks__fetch_session *session,
@@ -504,7 +641,8 @@ static void session_put(struct ks__fetch_session *session,
 
 /* FetchSessionCache.maybeCreateSession: a free slot, or the least recently
  * used session if it is stale; NULL when the cache is full. */
-static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_t replica_id)
+static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_t replica_id,
+                                                int64_t replica_epoch)
 {
     ks_time_ns now = ks__broker_now_ns(broker);
     if (broker->fetch_sessions == NULL) {
@@ -524,7 +662,7 @@ static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_
             return NULL;
         }
         g_ptr_array_remove_index(broker->fetch_sessions, oldest);
-        session_free(victim);
+        session_free(broker, victim);
     }
     struct ks__fetch_session *session = calloc(1, sizeof *session);
     ks_assert(session != NULL);
@@ -534,27 +672,168 @@ static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_
                             ((uint32_t)++broker->fetch_session_count & 0xffffffu));
     session->epoch = 1;
     session->replica_id = replica_id;
+    session->replica_epoch = replica_epoch;
     session->last_used_ns = now;
     session->partitions = g_array_new(FALSE, FALSE, sizeof(struct ks__session_partition));
+    session->awake = g_array_new(FALSE, FALSE, sizeof(partition_key));
+    session->touched_seen = touched_end(broker);
+    session->visit_all = true; /* until session_settle has seen them all */
     g_ptr_array_add(broker->fetch_sessions, session);
     return session;
 }
 
-/* Appends the session's partitions to out as a request's entries. */
-static void session_entries(const struct ks__fetch_session *session, GByteArray *out)
+static void visit_add(const struct ks__fetch_session *session, GArray *visit, int32_t topic_index,
+                      int32_t partition)
 {
-    for (guint i = 0; i < session->partitions->len; i++) {
-        const struct ks__session_partition *part =
-            &g_array_index(session->partitions, struct ks__session_partition, i);
-        g_byte_array_append(out, (const guint8 *)&part->request, sizeof part->request);
+    bool found = false;
+    guint at = session_position(session, topic_index, partition, &found);
+    if (found) {
+        g_array_append_val(visit, at);
     }
 }
 
+static gint compare_guint(gconstpointer a, gconstpointer b)
+{
+    guint x = *(const guint *)a;
+    guint y = *(const guint *)b;
+    return (x > y) - (x < y);
+}
+
+/* S5: the positions of the partitions a serve of the session visits, in
+ * order: those awake, those touched since its last serve and those the
+ * request lists; every one after visit_all, a trim past what it saw, or
+ * when there are no more of them than of those to look up.
+ * Each wakes (its fetch times as of the session's last fetch) before
+ * anything reads or records it. */
+static GArray *session_visit(struct ks_broker *broker, struct ks__fetch_session *session,
+                             const struct ks_fetch_request_partition *listed, int32_t listed_count)
+{
+    /* NULL: every partition, in the session's order. */
+    uint64_t touches = touched_end(broker) - session->touched_seen;
+    /* Every partition, too, when that is no more than the ones to look up
+     * (a small session): the same serve, for less. */
+    if (session->visit_all || session->touched_seen < broker->touched_base ||
+        touches + session->awake->len + (uint64_t)listed_count >= session->partitions->len) {
+        session->touched_seen = touched_end(broker);
+        session->visit_all = false;
+        g_array_set_size(session->awake, session->partitions->len);
+        for (guint i = 0; i < session->partitions->len; i++) {
+            const struct ks__session_partition *part = session_at(session, i);
+            ks__replica_follower_wake(broker, part->request.topic_index, part->request.partition,
+                                      session->replica_id);
+            partition_key key = { part->request.topic_index, part->request.partition };
+            g_array_index(session->awake, partition_key, i) = key;
+        }
+        return NULL; /* the whole list */
+    }
+    GArray *visit = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint i = 0; i < session->awake->len; i++) {
+        const partition_key *key = &g_array_index(session->awake, partition_key, i);
+        visit_add(session, visit, key->topic_index, key->partition);
+    }
+    for (int32_t i = 0; i < listed_count; i++) {
+        visit_add(session, visit, listed[i].topic_index, listed[i].partition);
+    }
+    uint64_t end = touched_end(broker);
+    for (uint64_t seq = session->touched_seen; seq < end; seq++) {
+        const partition_key *key = &g_array_index(broker->touched, partition_key,
+                                                  (guint)(seq - broker->touched_base));
+        visit_add(session, visit, key->topic_index, key->partition);
+    }
+    g_array_sort(visit, compare_guint);
+    guint kept = 0;
+    for (guint i = 0; i < visit->len; i++) {
+        guint at = g_array_index(visit, guint, i);
+        if (kept == 0 || g_array_index(visit, guint, kept - 1) != at) {
+            g_array_index(visit, guint, kept++) = at;
+        }
+    }
+    g_array_set_size(visit, kept);
+    session->touched_seen = touched_end(broker);
+    session->visit_all = false;
+    g_array_set_size(session->awake, 0); /* until session_settle finds some quiet */
+    for (guint i = 0; i < visit->len; i++) {
+        const struct ks__session_partition *part = session_at(session, g_array_index(visit, guint, i));
+        ks__replica_follower_wake(broker, part->request.topic_index, part->request.partition,
+                                  session->replica_id);
+        partition_key key = { part->request.topic_index, part->request.partition };
+        g_array_append_val(session->awake, key);
+    }
+    return visit;
+}
+
+#if KS_DEBUG
+/* S5: a partition a serve does not visit is quiet: its follower's state is,
+ * and so is what the leader would answer (nothing: no records, no error,
+ * HW and log start as last answered). */
+static void session_check_quiet(struct ks_broker *broker, const struct ks__fetch_session *session,
+                                const GArray *visit)
+{
+    guint next = 0;
+    for (guint i = 0; i < session->partitions->len; i++) {
+        if (next < visit->len && g_array_index(visit, guint, next) == i) {
+            next++;
+            continue;
+        }
+        const struct ks__session_partition *part = session_at(session, i);
+        const struct ks__replica *replica =
+            ks__broker_find_replica(broker, part->request.topic_index, part->request.partition);
+        ks_assert(replica != NULL && replica->role == KS_ROLE_LEADER);
+        ks_assert(ks__serve_epoch_error(replica, part->request.current_leader_epoch) ==
+                  KS_ERR_NONE);
+        ks_assert(part->request.fetch_offset == ks__leo_of(replica));
+        ks_assert(replica->hw == part->hw);
+        ks_assert(ks_log_start_offset(replica->log) == part->log_start_offset);
+        bool quiet = false;
+        for (int32_t f = 0; f < replica->follower_count; f++) {
+            if (replica->followers[f].broker_id == session->replica_id) {
+                quiet = replica->followers[f].quiet;
+            }
+        }
+        ks_assert(quiet);
+    }
+}
+#endif
+
+/* A request of the header with the entries of the session's partitions at
+ * the positions in visit (all when NULL). */
+static GByteArray *session_entries(const struct ks__fetch_session *session,
+                                   struct ks_fetch_request *header, const GArray *visit)
+{
+    guint count = visit != NULL ? visit->len : session->partitions->len;
+    header->partition_count = (int32_t)count;
+    GByteArray *out = g_byte_array_sized_new(
+        (guint)(sizeof *header + count * sizeof(struct ks_fetch_request_partition)));
+    g_byte_array_append(out, (const guint8 *)header, sizeof *header);
+    for (guint i = 0; i < count; i++) {
+        const struct ks__session_partition *part =
+            session_at(session, visit != NULL ? g_array_index(visit, guint, i) : i);
+        g_byte_array_append(out, (const guint8 *)&part->request, sizeof part->request);
+    }
+    return out;
+}
+
+/* The request a serve of the session answers: header with the entries of
+ * the partitions it visits (*visit_out, session positions; NULL: all). */
+static GByteArray *session_serve_request(struct ks_broker *broker,
+                                         struct ks__fetch_session *session,
+                                         const struct ks_fetch_request *header, GArray **visit_out)
+{
+    GArray *visit = session_visit(broker, session, NULL, 0);
+    struct ks_fetch_request request = *header;
+    request.forgotten_count = 0;
+    GByteArray *out = session_entries(session, &request, visit);
+    *visit_out = visit;
+    return out;
+}
+
 /* FetchManager.newContext for a follower's session request: applies it to
- * the cache and returns the request to serve (the session's partitions, a
- * new array), or NULL with the session error in *error_code. */
+ * the cache and returns the request to serve (S5: the session's partitions
+ * to visit, a new array, their positions in *visit_out, NULL for a full
+ * request), or NULL with the session error in *error_code. */
 static GByteArray *session_request(struct ks_broker *broker, const uint8_t *message,
-                                   struct serve_session *session_out, int16_t *error_code)
+                                   struct serve_session *session_out, GArray **visit_out,
+                                   int16_t *error_code)
 {
     struct ks_fetch_request request;
     memcpy(&request, message, sizeof request);
@@ -563,8 +842,11 @@ static GByteArray *session_request(struct ks_broker *broker, const uint8_t *mess
         message + sizeof request +
         (size_t)request.partition_count * sizeof(struct ks_fetch_request_partition);
     *error_code = KS_ERR_NONE;
+    *visit_out = NULL;
     session_out->id = 0;
     session_out->incremental = false;
+    session_out->visit = NULL;
+    ks_time_ns now = ks__broker_now_ns(broker);
     struct ks_fetch_request header = request;
     header.forgotten_count = 0;
     if (request.session_epoch == 0) {
@@ -572,14 +854,23 @@ static GByteArray *session_request(struct ks_broker *broker, const uint8_t *mess
         struct ks__fetch_session *old = session_find(broker, request.session_id, &index);
         if (old != NULL && old->replica_id == request.replica_id) {
             g_ptr_array_remove_index(broker->fetch_sessions, index);
-            session_free(old);
+            session_free(broker, old);
         }
-        struct ks__fetch_session *session = session_create(broker, request.replica_id);
+        /* S5: quiet partitions belong to the follower's newest session. */
+        for (guint i = 0; broker->fetch_sessions != NULL && i < broker->fetch_sessions->len; i++) {
+            struct ks__fetch_session *other = g_ptr_array_index(broker->fetch_sessions, i);
+            if (other->replica_id == request.replica_id) {
+                session_wake_all(broker, other);
+            }
+        }
+        struct ks__fetch_session *session =
+            session_create(broker, request.replica_id, request.replica_epoch);
         if (session != NULL) {
             for (int32_t i = 0; i < request.partition_count; i++) {
                 session_put(session, &entries[i]);
             }
             session_out->id = session->id;
+            broker->session_fetch_ns[request.replica_id - 1] = now;
         }
         GByteArray *out = g_byte_array_new();
         g_byte_array_append(out, (const guint8 *)&header, sizeof header);
@@ -597,6 +888,10 @@ static GByteArray *session_request(struct ks_broker *broker, const uint8_t *mess
         *error_code = KS_ERR_INVALID_FETCH_SESSION_EPOCH;
         return NULL;
     }
+    if (request.replica_epoch != session->replica_epoch) {
+        session_wake_all(broker, session); /* S5: its quiet states hold the old epoch */
+        session->replica_epoch = request.replica_epoch;
+    }
     for (int32_t i = 0; i < request.partition_count; i++) {
         session_put(session, &entries[i]);
     }
@@ -606,31 +901,47 @@ static GByteArray *session_request(struct ks_broker *broker, const uint8_t *mess
         bool found = false;
         guint at = session_position(session, item.topic_index, item.partition, &found);
         if (found) {
+            ks__replica_follower_wake(broker, item.topic_index, item.partition,
+                                      session->replica_id);
             g_array_remove_index(session->partitions, at);
         }
     }
     session->epoch = session->epoch == INT32_MAX ? 1 : session->epoch + 1;
-    session->last_used_ns = ks__broker_now_ns(broker);
+    session->last_used_ns = now;
     session_out->id = session->id;
     session_out->incremental = true;
-    header.partition_count = (int32_t)session->partitions->len;
-    GByteArray *out = g_byte_array_new();
-    g_byte_array_append(out, (const guint8 *)&header, sizeof header);
-    session_entries(session, out);
+    GArray *visit = session_visit(broker, session, entries, request.partition_count);
+#if KS_DEBUG
+    if (visit != NULL) {
+        session_check_quiet(broker, session, visit);
+    }
+#endif
+    /* The quiet partitions' fetch time (S5): after the visited ones woke. */
+    broker->session_fetch_ns[request.replica_id - 1] = now;
+    GByteArray *out = session_entries(session, &header, visit);
+    *visit_out = visit;
+    session_out->visit = visit;
     return out;
+}
+
+/* The session position of the i-th entry served. */
+static guint visited_at(struct serve_session session, guint i)
+{
+    return session.visit != NULL ? g_array_index(session.visit, guint, i) : i;
 }
 
 /* IncrementalFetchContext / FullFetchContext.updateAndGenerateResponseData:
  * records what each partition's answer told the follower, and in an
  * incremental session keeps only the partitions with something new (S4).
- * out holds a whole response built from the session's partition list. */
+ * out holds a whole response built from the partitions visited (S5). */
 static void answer_in_session(struct ks_broker *broker, struct serve_session session,
                               GByteArray *out)
 {
     struct ks__fetch_session *cached = session_find(broker, session.id, NULL);
     struct ks_fetch_response header;
     memcpy(&header, out->data, sizeof header);
-    if (cached == NULL || (guint)header.partition_count != cached->partitions->len) {
+    guint served = session.visit != NULL ? session.visit->len : (cached != NULL ? cached->partitions->len : 0);
+    if (cached == NULL || (guint)header.partition_count != served) {
         return; /* evicted, or changed since it parked: answer everything */
     }
     cached->last_used_ns = ks__broker_now_ns(broker);
@@ -638,9 +949,9 @@ static void answer_in_session(struct ks_broker *broker, struct serve_session ses
     g_byte_array_append(kept, (const guint8 *)&header, sizeof header);
     int32_t kept_count = 0;
     size_t position = sizeof header;
-    for (guint i = 0; i < cached->partitions->len; i++) {
+    for (guint i = 0; i < served; i++) {
         struct ks__session_partition *part =
-            &g_array_index(cached->partitions, struct ks__session_partition, i);
+            &g_array_index(cached->partitions, struct ks__session_partition, visited_at(session, i));
         struct ks_fetch_response_partition answer;
         memcpy(&answer, out->data + position, sizeof answer);
         size_t bytes = sizeof answer + answer.records_bytes;
@@ -663,6 +974,35 @@ static void answer_in_session(struct ks_broker *broker, struct serve_session ses
     g_byte_array_unref(kept);
 }
 
+/* S5, after a request's first serve: a visited partition that read nothing
+ * and answered nothing new, whose follower is caught up in the ISR at HW =
+ * LEO, turns quiet; the others stay awake for the next serve. */
+static void session_settle(struct ks_broker *broker, struct serve_session session,
+                           const struct ks_fetch_request_partition *entries,
+                           const struct entry_plan *plans, int32_t count)
+{
+    struct ks__fetch_session *cached = session_find(broker, session.id, NULL);
+    guint served = session.visit != NULL ? session.visit->len : (cached != NULL ? cached->partitions->len : 0);
+    if (cached == NULL || (guint)count != served) {
+        return;
+    }
+    g_array_set_size(cached->awake, 0);
+    cached->visit_all = false;
+    for (int32_t i = 0; i < count; i++) {
+        const struct ks__session_partition *part = session_at(cached, visited_at(session, (guint)i));
+        struct ks__replica *replica = plans[i].replica;
+        bool quiet = plans[i].record_fetch && plans[i].records_bytes == 0 && replica != NULL &&
+                     part->hw == replica->hw &&
+                     part->log_start_offset == ks_log_start_offset(replica->log) &&
+                     ks__replica_follower_sleep(broker, replica, cached->replica_id,
+                                                entries[i].fetch_offset);
+        if (!quiet) {
+            partition_key key = { entries[i].topic_index, entries[i].partition };
+            g_array_append_val(cached->awake, key);
+        }
+    }
+}
+
 static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
                  size_t message_bytes, enum ks__fetch_origin origin, struct serve_session session,
                  ks_time_ns deadline_ns)
@@ -681,6 +1021,9 @@ static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *mes
     item->deadline_ns = deadline_ns;
     item->session_id = session.id;
     item->incremental = session.incremental;
+    /* S5: an incremental request is served again as its session's partitions
+     * to visit then; a full one as it came. */
+    item->session = session.incremental ? session_find(broker, session.id, NULL) : NULL;
     g_ptr_array_add(broker->delayed, item);
     item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id, deadline_ns - now,
                                     KS_TIMER_BROKER_DELAYED_FETCH, delayed_expire, item);
@@ -729,7 +1072,6 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
             }
         }
     }
-    g_free(plans);
     ks_time_ns now = ks__broker_now_ns(broker);
     if (deadline_ns == KS_TIME_NEVER) {
         deadline_ns = now + (ks_time_ns)(request.max_wait_ns > 0 ? request.max_wait_ns : 0);
@@ -742,12 +1084,20 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
     }
     if (may_park && !anything_to_say && total_records < min_bytes && deadline_ns > now) {
         g_byte_array_unref(out);
+        if (session.id != 0 && pass == SERVE_FIRST) {
+            session_settle(broker, session, entries, plans, request.partition_count);
+        }
+        g_free(plans);
         park(broker, source, message, message_bytes, origin, session, deadline_ns);
         return;
     }
     if (session.id != 0) {
         answer_in_session(broker, session, out);
+        if (pass == SERVE_FIRST) {
+            session_settle(broker, session, entries, plans, request.partition_count);
+        }
     }
+    g_free(plans);
     ks__broker_send_at(broker, ks_disk_idle_at_ns(broker->world, (ks_node_id)broker->id), source,
                        KS_MSG_FETCH_RESPONSE, out->data, out->len);
     g_byte_array_unref(out);
@@ -777,14 +1127,15 @@ void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uin
             break;
         }
     }
-    struct serve_session session = { 0, false };
+    struct serve_session session = { 0, false, NULL };
     if (!request.session) {
         serve_fetch(broker, source, message, message_bytes, SERVE_MAY_PARK, SERVE_FIRST, session,
                     KS_TIME_NEVER);
         return;
     }
     int16_t error_code = KS_ERR_NONE;
-    GByteArray *expanded = session_request(broker, message, &session, &error_code);
+    GArray *visit = NULL;
+    GByteArray *expanded = session_request(broker, message, &session, &visit, &error_code);
     if (expanded == NULL) {
         struct ks_fetch_response header;
         memset(&header, 0, sizeof header);
@@ -797,6 +1148,9 @@ void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uin
     serve_fetch(broker, source, expanded->data, expanded->len, SERVE_MAY_PARK, SERVE_FIRST, session,
                 KS_TIME_NEVER);
     g_byte_array_unref(expanded);
+    if (visit != NULL) {
+        g_array_free(visit, TRUE);
+    }
 }
 
 /* ---- OffsetsForLeaderEpoch (consumers) ---------------------------------------------- */

@@ -56,10 +56,11 @@
  * the run to 6.8 G, of which the passes at the sender's timer and at each
  * produce response are still 63 %: the next step is a producer that keeps
  * its deadlines and ready partitions in order instead of visiting them all.
- * The rest grows with the partitions of a fetch session: a follower lists,
- * and its leader validates and reads, every partition of the session on
- * each fetch (as Kafka's FetchSession does), touching each replica's log
- * (epoch cache, LEO, log start) every time.
+ * A fetch session's follower and leader now visit only the partitions that
+ * changed since its last fetch (F5 in core/broker_fetcher.c, S5 in
+ * core/broker_serve.c): 12 x 1,200 at 10,000 records/s for 1 s went from
+ * 2.66 G to 2.28 G instructions, and an idle partition costs about 0.6 CPU
+ * microseconds per simulated second at 10,000 partitions (7-9 before).
  *
  * `bench_scale BROKERS PARTITIONS RATE SECONDS [consumer]` runs that one size
  * in this process (with the 3 x 3 size's consumer group when asked) and

@@ -1048,6 +1048,15 @@ static void test_fetch_session_follower(void)
     cf_free(&h);
 }
 
+/* Every partition led by broker 1 and followed by broker 2. */
+static void lead_on_1_follow_on_2(int32_t *assign, int32_t partitions)
+{
+    for (int32_t i = 0; i < partitions; i++) {
+        assign[2 * i] = 1;
+        assign[2 * i + 1] = 2;
+    }
+}
+
 /* A controller push that makes a broker follower of many partitions of one
  * leader restarts that fetcher once, after the whole push
  * (ReplicaManager.makeFollowers, then one addFetcherForPartitions): one full
@@ -1057,10 +1066,7 @@ static void test_push_restarts_fetcher_once(void)
 {
     enum { PARTITIONS = 40 };
     int32_t assign[PARTITIONS * 2];
-    for (int32_t i = 0; i < PARTITIONS; i++) {
-        assign[2 * i] = 1;
-        assign[2 * i + 1] = 2;
-    }
+    lead_on_1_follow_on_2(assign, PARTITIONS);
     struct cluster_fixture h;
     cf_init(&h, 2);
     cf_topic(&h, "orders", PARTITIONS, 2, 2, assign);
@@ -1078,6 +1084,66 @@ static void test_push_restarts_fetcher_once(void)
     cf_run_for(&h, 50 * H_MS);
     CU_ASSERT_TRUE(a->done);
     CU_ASSERT_EQUAL(a->error, KS_ERR_NONE);
+    cf_free(&h);
+}
+
+/* S5 of core/broker_serve.c: once a follower is caught up and nothing
+ * changes, a serve of its session visits none of its partitions, yet each
+ * of its fetches still counts as caught up for every quiet partition (no
+ * ISR shrink however long the idle time), a fetch no longer made does not
+ * (all of them shrink at the first check replica.lag.time.max.ms after the
+ * follower was cut off), and a partition with new data wakes and sleeps
+ * again. */
+static void test_quiet_partitions(void)
+{
+    enum { PARTITIONS = 40 };
+    int32_t assign[PARTITIONS * 2];
+    lead_on_1_follow_on_2(assign, PARTITIONS);
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    h.cluster_config.replica_lag_ns_max = 10 * (int64_t)H_S;
+    cf_topic(&h, "orders", PARTITIONS, 2, 1, assign);
+    cf_start(&h, 36);
+    cf_run_until(&h, 10 * H_S);
+    struct ks_broker *leader = ks_cluster_broker(h.cluster, 1);
+    struct ks_broker *follower = ks_cluster_broker(h.cluster, 2);
+    const struct ks__fetch_session *session =
+        find_session(leader, follower->fetchers[0].session_id);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(session);
+    CU_ASSERT_EQUAL(session->partitions->len, PARTITIONS);
+    CU_ASSERT_EQUAL(session->awake->len, 0);
+    for (int32_t p = 0; p < PARTITIONS; p++) {
+        CU_ASSERT_TRUE(leader->replicas[0][p]->followers[0].quiet);
+    }
+    struct cf_append *a = h_append(&h, 1, 0, 7, KS_ACKS_ALL, "a");
+    cf_run_for(&h, 50 * H_MS);
+    CU_ASSERT_TRUE(a->done);
+    CU_ASSERT_EQUAL(a->error, KS_ERR_NONE);
+    cf_run_until(&h, 12 * H_S);
+    CU_ASSERT_EQUAL(session->awake->len, 0);
+    CU_ASSERT_TRUE(leader->replicas[0][7]->followers[0].quiet);
+    CU_ASSERT_EQUAL(h_state(&h, 2, 0, 7).leo, 1);
+    /* 22 s with the ISR checks every 5 s and no fetch visiting a partition
+     * since about 3 s: none shrank. */
+    cf_run_until(&h, 22 * H_S);
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_ISR_SHRINK), 0);
+    ks_node_id one = 1;
+    ks_node_id two = 2;
+    ks_world_net_partition(h.env.world, &one, 1, &two, 1);
+    /* A follower at the leader's LEO is caught up whenever it last fetched
+     * (Replica.isCaughtUp): new data on every partition makes it lag. */
+    cf_run_until(&h, 23 * H_S);
+    for (int32_t p = 0; p < PARTITIONS; p++) {
+        h_append(&h, 1, 0, p, KS_ACKS_LEADER, "b");
+    }
+    cf_run_until(&h, 40 * H_S);
+    /* The last fetch served came at 21.5-22 s: the check at 30 s finds it
+     * 8-8.5 s old, the one at 35 s 13-13.5 s; the AlterPartition takes
+     * 1 ms to reach the controller. */
+    CU_ASSERT_EQUAL(cf_count(&h, KS_EV_ISR_SHRINK), PARTITIONS);
+    const struct cf_event *shrink = cf_find(&h, KS_EV_ISR_SHRINK, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(shrink);
+    CU_ASSERT_EQUAL(shrink->at_ns, 35 * H_S + 1 * H_MS);
     cf_free(&h);
 }
 
@@ -1103,6 +1169,7 @@ void ks_test_register_replication(void)
         { "fetch_session_leader", test_fetch_session_leader },
         { "fetch_session_follower", test_fetch_session_follower },
         { "push_restarts_fetcher_once", test_push_restarts_fetcher_once },
+        { "quiet_partitions", test_quiet_partitions },
     };
     KS_TEST_ADD_SUITE("core/replication", cases);
 }
