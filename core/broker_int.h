@@ -175,6 +175,7 @@ struct ks__verifying {
     size_t message_bytes;
     ks_node_id source; /* the producer */
     ks_timer_id timer; /* the verification's request timeout, or its retry */
+    bool local_add;    /* its add waits at this broker's own coordinator (no timer) */
     struct ks_txn_request request; /* what the coordinator is asked */
     ks_time_ns started_ns;         /* the first attempt */
 };

@@ -469,6 +469,7 @@ static void verify_send(struct ks_broker *broker, struct ks__verifying *item)
 {
     item->request_id = ++broker->next_correlation_id;
     item->request.correlation_id = item->request_id;
+    item->local_add = false;
     int32_t txn_partition = ks_group_offsets_partition(
         item->request.transactional_id, broker->topics[broker->txn_topic_index].partition_count);
     int32_t coordinator =
@@ -478,6 +479,7 @@ static void verify_send(struct ks_broker *broker, struct ks__verifying *item)
     } else if (coordinator == broker->id && item->request.add_partition != 0) {
         /* Answered through ks_broker_txn_add_answered, at once or when the
          * coordinator has written the partition into the transaction. */
+        item->local_add = true;
         ks_txn_coordinator_add_for_leader(broker->txn_coordinator, &item->request);
     } else if (coordinator == broker->id) {
         verify_answer(broker, item,
@@ -623,6 +625,7 @@ static void verify_answer(struct ks_broker *broker, struct ks__verifying *item, 
 {
     ks_world_cancel(broker->world, item->timer);
     item->timer = 0;
+    item->local_add = false;
     ks_time_ns now = ks__broker_now_ns(broker);
     if (error == KS_ERR_CONCURRENT_TRANSACTIONS && item->request.add_partition != 0 &&
         now + ADD_RETRY_BACKOFF_NS - item->started_ns <= ADD_RETRY_MAX_NS) {
