@@ -53,8 +53,9 @@
 ** counts as open only under the batch's epoch (KAFKA-18575): a batch of the
 ** next epoch that finds the previous transaction still open is answered
 ** CONCURRENT_TRANSACTIONS before any add. The broker retries an add refused
-** with CONCURRENT_TRANSACTIONS every 20 ms for 100 ms (KAFKA-18654) before
-** answering the producer.
+** with CONCURRENT_TRANSACTIONS every add.partitions.to.txn.retry.backoff.ms
+** (20) for add.partitions.to.txn.retry.backoff.max.ms (100) (KAFKA-18654)
+** before answering the producer.
 **
 ** Invariants:
 **   V1  a verification in flight is in broker->verifying, with its timer
@@ -274,6 +275,16 @@ static bool txn_open_for(const struct ks_broker *broker, const struct ks__replic
            ks_producer_state_epoch(replica->producers, view->producer_id) == view->producer_epoch;
 }
 
+/* UnifiedLog.removeExpiredProducers: the verification entries that the
+ * periodic check has removed by now (producer.id.expiration.ms). */
+static void expire_verifications(const struct ks_broker *broker, struct ks__replica *replica)
+{
+    const struct ks_cluster_config *config = broker->spec->cluster;
+    ks_producer_state_verification_expire(replica->producers, (int64_t)ks__broker_now_ns(broker),
+                                          config->producer_id_expiration_ns,
+                                          config->producer_id_expiration_check_interval_ns);
+}
+
 /* UnifiedLog.analyzeAndValidateProducerState's check for a client's
  * transactional data batch (KIP-890 part 1): NONE when the producer has a
  * transaction open here, or verification is off, or the batch carries the
@@ -288,6 +299,7 @@ static int16_t verification_check(const struct ks_broker *broker, struct ks__rep
         txn_open_for(broker, replica, view)) {
         return KS_ERR_NONE;
     }
+    expire_verifications(broker, replica);
     uint64_t current = ks_producer_state_verification_guard(replica->producers, view->producer_id);
     if (current == 0 || current != guard) {
         return KS_ERR_INVALID_TXN_STATE; /* "Record was not part of an ongoing transaction" */
@@ -548,13 +560,15 @@ static bool maybe_verify(struct ks_broker *broker, ks_node_id source,
     ks_assert(item != NULL);
     item->broker = broker;
     item->source = source;
+    item->started_ns = ks__broker_now_ns(broker);
+    expire_verifications(broker, replica);
     item->guard = ks_producer_state_verification_start(replica->producers, view.producer_id,
-                                                       view.base_sequence, view.producer_epoch);
+                                                       view.base_sequence, view.producer_epoch,
+                                                       (int64_t)item->started_ns);
     item->message = malloc(message_bytes);
     ks_assert(item->message != NULL);
     memcpy(item->message, message, message_bytes);
     item->message_bytes = message_bytes;
-    item->started_ns = ks__broker_now_ns(broker);
     g_ptr_array_add(broker->verifying, item);
 
     struct ks_txn_request verify;
@@ -609,13 +623,13 @@ static void verify_refused_event(struct ks_broker *broker, const struct ks_produ
     ks_broker_emit(broker, &event);
 }
 
-/* KAFKA-18654 (Kafka 4.0): an implicit add refused with
+/* KAFKA-18654 (Kafka 4.0, ReplicaManager.appendRecords and
+ * AddPartitionsToTxnConfig): an implicit add refused with
  * CONCURRENT_TRANSACTIONS (the previous transaction's markers are still
  * going out) is retried by the broker every add.partitions.to.txn.retry
- * .backoff.ms (20) while add.partitions.to.txn.retry.backoff.max.ms (100)
- * has not passed since the first attempt, rather than by the producer. */
-#define ADD_RETRY_BACKOFF_NS ((ks_time_ns)20 * KS_NS_PER_MS)
-#define ADD_RETRY_MAX_NS     ((ks_time_ns)100 * KS_NS_PER_MS)
+ * .backoff.ms (default 20) while add.partitions.to.txn.retry.backoff.max.ms
+ * (default 100) has not passed since the first attempt, rather than by the
+ * producer. */
 
 /* The verification's outcome: append with its guard, or refuse (V1). */
 static void verify_answer(struct ks_broker *broker, struct ks__verifying *item, int16_t error)
@@ -623,12 +637,13 @@ static void verify_answer(struct ks_broker *broker, struct ks__verifying *item, 
     ks_world_cancel(broker->world, item->timer);
     item->timer = 0;
     ks_time_ns now = ks__broker_now_ns(broker);
+    ks_time_ns backoff = (ks_time_ns)broker->spec->cluster->add_partitions_retry_backoff_ns;
     if (error == KS_ERR_CONCURRENT_TRANSACTIONS && item->request.add_partition != 0 &&
-        now + ADD_RETRY_BACKOFF_NS - item->started_ns <= ADD_RETRY_MAX_NS) {
+        now + backoff - item->started_ns <=
+            (ks_time_ns)broker->spec->cluster->add_partitions_retry_backoff_max_ns) {
         item->request_id = 0; /* an answer to the old request is stale */
-        item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
-                                        ADD_RETRY_BACKOFF_NS, KS_TIMER_BROKER_TXN_ADD_RETRY,
-                                        verify_retry, item);
+        item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id, backoff,
+                                        KS_TIMER_BROKER_TXN_ADD_RETRY, verify_retry, item);
         return;
     }
     bool removed = g_ptr_array_remove(broker->verifying, item);
