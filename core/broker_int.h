@@ -163,6 +163,9 @@ struct ks__verifying {
     ks_timer_id timer; /* the verification's request timeout, or its retry */
     struct ks_txn_request request; /* what the coordinator is asked */
     ks_time_ns started_ns;         /* the first attempt */
+    /* message is a TxnOffsetCommit for this broker's group coordinator
+     * (GroupCoordinator.handleTxnCommitOffsets), not a Produce. */
+    bool txn_offsets;
 };
 
 /* Which pending appends of a partition complete_pending finishes. */
