@@ -44,6 +44,17 @@
 ** late batch (one delayed past its transaction's ABORT or COMMIT marker, with
 ** the same producer epoch) opens a transaction no coordinator knows of, and
 ** nothing ever writes its marker: the hanging transaction of KAFKA-14402.
+** A verification entry expires after producer.id.expiration.ms at the next
+** producer.id.expiration.check.interval.ms check (ProducerStateManager
+** .removeExpiredProducers), applied lazily (expire_verifications).
+**
+** The group coordinator's TxnOffsetCommit takes the same path
+** (ks_broker_verify_txn_offsets, KAFKA-15449: GroupCoordinator
+** .handleTxnCommitOffsets, CoordinatorPartitionWriter
+** .maybeStartTransactionVerification): verifyOnly under the verification
+** config alone, the answer handed to ks_group_coordinator_txn_offsets_verified
+** with PRODUCER_FENCED as INVALID_PRODUCER_EPOCH, and its append
+** (ORIGIN_COORDINATOR) checked against the guard with INVALID_TXN_STATE.
 **
 ** Transaction version 2 (KIP-890 part 2, transaction.version = 2, whatever
 ** the verification config says): the same path adds the partition instead
@@ -62,7 +73,8 @@
 **       armed (its timeout, or its retry), or its add pending at this
 **       broker's own coordinator, until its answer, its timeout or the
 **       broker's crash; its Produce is answered exactly once (appended, or
-**       refused).
+**       refused), or its TxnOffsetCommit handed back to the group
+**       coordinator exactly once.
 **   A1  an acks=all append is pending only while the HW is below its end:
 **       it completes when the HW reaches required_offset, on leadership loss,
 **       or at its timeout, exactly once, and its timer is armed until then.
