@@ -117,6 +117,29 @@ void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, in
                                const uint8_t *batch, size_t batch_bytes,
                                void (*done)(void *context, int16_t error, int64_t base_offset),
                                void *context);
+/* The same for the group coordinator's transactional offset commit batch:
+ * with transaction.partition.verification.enable, a batch that would start a
+ * transaction on the partition is refused with INVALID_TXN_STATE unless guard
+ * is the producer's current verification guard (UnifiedLog's check for
+ * AppendOrigin.COORDINATOR; 0 when not verified). */
+void ks_broker_append_internal_guarded(
+    struct ks_broker *broker, int32_t topic_index, int32_t partition, const uint8_t *batch,
+    size_t batch_bytes, uint64_t guard,
+    void (*done)(void *context, int16_t error, int64_t base_offset), void *context);
+/* KIP-890 part 1 for TxnOffsetCommit (GroupCoordinator.handleTxnCommitOffsets,
+ * GroupCoordinatorService.commitTransactionalOffsets through
+ * ReplicaManager.maybeStartTransactionVerificationForPartition): when
+ * verification is on and the producer has no transaction open on the
+ * partition (a __consumer_offsets partition this broker leads), makes or
+ * reuses its verification entry, asks the transaction coordinator of
+ * transactional_id (verifyOnly) and returns true; the answer goes to
+ * ks_group_coordinator_txn_offsets_verified with a copy of message (the
+ * TxnOffsetCommit request and its entries, from source), possibly before
+ * this returns. false: nothing to verify, the caller goes on. */
+bool ks_broker_verify_txn_offsets(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                                  const char *transactional_id, int64_t producer_id,
+                                  int16_t producer_epoch, ks_node_id source, const void *message,
+                                  size_t message_bytes);
 /* Appends a transaction marker (COMMIT or ABORT control batch) for the
  * producer as the partition's leader, for the transaction coordinator's
  * WriteTxnMarkers; done as for ks_broker_append_internal. */

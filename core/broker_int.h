@@ -178,6 +178,9 @@ struct ks__verifying {
     bool local_add;    /* its add waits at this broker's own coordinator (no timer) */
     struct ks_txn_request request; /* what the coordinator is asked */
     ks_time_ns started_ns;         /* the first attempt */
+    /* message is a TxnOffsetCommit for this broker's group coordinator
+     * (GroupCoordinator.handleTxnCommitOffsets), not a Produce. */
+    bool txn_offsets;
 };
 
 /* Which pending appends of a partition complete_pending finishes. */

@@ -44,6 +44,17 @@
 ** late batch (one delayed past its transaction's ABORT or COMMIT marker, with
 ** the same producer epoch) opens a transaction no coordinator knows of, and
 ** nothing ever writes its marker: the hanging transaction of KAFKA-14402.
+** A verification entry expires after producer.id.expiration.ms at the next
+** producer.id.expiration.check.interval.ms check (ProducerStateManager
+** .removeExpiredProducers), applied lazily (expire_verifications).
+**
+** The group coordinator's TxnOffsetCommit takes the same path
+** (ks_broker_verify_txn_offsets, KAFKA-15449: GroupCoordinator
+** .handleTxnCommitOffsets, CoordinatorPartitionWriter
+** .maybeStartTransactionVerification): verifyOnly under the verification
+** config alone, the answer handed to ks_group_coordinator_txn_offsets_verified
+** with PRODUCER_FENCED as INVALID_PRODUCER_EPOCH, and its append
+** (ORIGIN_COORDINATOR) checked against the guard with INVALID_TXN_STATE.
 **
 ** Transaction version 2 (KIP-890 part 2, transaction.version = 2, whatever
 ** the verification config says): the same path adds the partition instead
@@ -53,15 +64,17 @@
 ** counts as open only under the batch's epoch (KAFKA-18575): a batch of the
 ** next epoch that finds the previous transaction still open is answered
 ** CONCURRENT_TRANSACTIONS before any add. The broker retries an add refused
-** with CONCURRENT_TRANSACTIONS every 20 ms for 100 ms (KAFKA-18654) before
-** answering the producer.
+** with CONCURRENT_TRANSACTIONS every add.partitions.to.txn.retry.backoff.ms
+** (20) for add.partitions.to.txn.retry.backoff.max.ms (100) (KAFKA-18654)
+** before answering the producer.
 **
 ** Invariants:
 **   V1  a verification in flight is in broker->verifying, with its timer
 **       armed (its timeout, or its retry), or its add pending at this
 **       broker's own coordinator, until its answer, its timeout or the
 **       broker's crash; its Produce is answered exactly once (appended, or
-**       refused).
+**       refused), or its TxnOffsetCommit handed back to the group
+**       coordinator exactly once.
 **   A1  an acks=all append is pending only while the HW is below its end:
 **       it completes when the HW reaches required_offset, on leadership loss,
 **       or at its timeout, exactly once, and its timer is armed until then.
@@ -274,6 +287,16 @@ static bool txn_open_for(const struct ks_broker *broker, const struct ks__replic
            ks_producer_state_epoch(replica->producers, view->producer_id) == view->producer_epoch;
 }
 
+/* UnifiedLog.removeExpiredProducers: the verification entries that the
+ * periodic check has removed by now (producer.id.expiration.ms). */
+static void expire_verifications(const struct ks_broker *broker, struct ks__replica *replica)
+{
+    const struct ks_cluster_config *config = broker->spec->cluster;
+    ks_producer_state_verification_expire(replica->producers, (int64_t)ks__broker_now_ns(broker),
+                                          config->producer_id_expiration_ns,
+                                          config->producer_id_expiration_check_interval_ns);
+}
+
 /* UnifiedLog.analyzeAndValidateProducerState's check for a client's
  * transactional data batch (KIP-890 part 1): NONE when the producer has a
  * transaction open here, or verification is off, or the batch carries the
@@ -288,6 +311,7 @@ static int16_t verification_check(const struct ks_broker *broker, struct ks__rep
         txn_open_for(broker, replica, view)) {
         return KS_ERR_NONE;
     }
+    expire_verifications(broker, replica);
     uint64_t current = ks_producer_state_verification_guard(replica->producers, view->producer_id);
     if (current == 0 || current != guard) {
         return KS_ERR_INVALID_TXN_STATE; /* "Record was not part of an ongoing transaction" */
@@ -297,19 +321,42 @@ static int16_t verification_check(const struct ks_broker *broker, struct ks__rep
     return view->base_sequence > lowest ? KS_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER : KS_ERR_NONE;
 }
 
+/* The same check for the group coordinator's transactional offset commits
+ * (AppendOrigin.COORDINATOR, batchMissingRequiredVerification): only the
+ * verification config counts. */
+static int16_t coordinator_verification_check(const struct ks_broker *broker,
+                                              struct ks__replica *replica,
+                                              const struct ks_batch_view *view, uint64_t guard)
+{
+    if (!broker->spec->cluster->txn_partition_verification_enable ||
+        ks_log_has_ongoing_txn(replica->log, view->producer_id)) {
+        return KS_ERR_NONE;
+    }
+    expire_verifications(broker, replica);
+    uint64_t current = ks_producer_state_verification_guard(replica->producers, view->producer_id);
+    return current != 0 && current == guard ? KS_ERR_NONE : KS_ERR_INVALID_TXN_STATE;
+}
+
+/* Who asks for an append (Kafka's AppendOrigin). */
+enum append_origin {
+    ORIGIN_CLIENT,      /* a Produce request */
+    ORIGIN_COORDINATOR, /* the group coordinator's transactional offsets */
+    ORIGIN_INTERNAL,    /* markers, coordinators' own records, tests */
+};
+
 static bool is_transactional_data(const struct ks_batch_view *view)
 {
     return (view->attributes & KS_ATTR_TRANSACTIONAL) != 0 &&
            (view->attributes & KS_ATTR_CONTROL) == 0 && view->producer_id >= 0;
 }
 
-/* Appends one batch as leader and arranges the completion. from_client: a
- * Produce request (AppendOrigin.CLIENT), whose transactional batches are
- * checked against guard (KIP-890; 0 when it was not verified). */
+/* Appends one batch as leader and arranges the completion. A client's and
+ * the group coordinator's transactional batches are checked against guard
+ * (KIP-890; 0 when it was not verified). */
 static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t partition,
                           enum ks_acks acks, int64_t timeout_ns, const uint8_t *batch,
                           size_t batch_bytes, const struct ks__completion *completion,
-                          bool from_client, uint64_t guard)
+                          enum append_origin origin, uint64_t guard)
 {
     ks_time_ns now = ks__broker_now_ns(broker);
     struct ks__replica *replica = ks__broker_find_replica(broker, topic_index, partition);
@@ -343,7 +390,7 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
     /* LogValidator.validateBatch: "Clients are not allowed to write control
      * records" (InvalidRecordException, INVALID_RECORD); only the
      * coordinators' appends may carry transaction markers. */
-    if (from_client && (view.attributes & KS_ATTR_CONTROL) != 0) {
+    if (origin == ORIGIN_CLIENT && (view.attributes & KS_ATTR_CONTROL) != 0) {
         complete(broker, completion, KS_ERR_INVALID_RECORD, -1, now);
         return;
     }
@@ -364,8 +411,11 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
                                          view.base_sequence, last_seq, &base_offset, &last_offset);
     /* UnifiedLog: a duplicate is answered first, then the verification,
      * then ProducerAppendInfo's epoch and sequence checks. */
-    if (from_client && check != KS_ERR_DUPLICATE_SEQUENCE_NUMBER && is_transactional_data(&view)) {
-        int16_t verified = verification_check(broker, replica, &view, guard);
+    if (origin != ORIGIN_INTERNAL && check != KS_ERR_DUPLICATE_SEQUENCE_NUMBER &&
+        is_transactional_data(&view)) {
+        int16_t verified = origin == ORIGIN_CLIENT
+                               ? verification_check(broker, replica, &view, guard)
+                               : coordinator_verification_check(broker, replica, &view, guard);
         if (verified != KS_ERR_NONE) {
             complete(broker, completion, verified, -1, now);
             return;
@@ -551,13 +601,15 @@ static bool maybe_verify(struct ks_broker *broker, ks_node_id source,
     ks_assert(item != NULL);
     item->broker = broker;
     item->source = source;
+    item->started_ns = ks__broker_now_ns(broker);
+    expire_verifications(broker, replica);
     item->guard = ks_producer_state_verification_start(replica->producers, view.producer_id,
-                                                       view.base_sequence, view.producer_epoch);
+                                                       view.base_sequence, view.producer_epoch,
+                                                       (int64_t)item->started_ns);
     item->message = malloc(message_bytes);
     ks_assert(item->message != NULL);
     memcpy(item->message, message, message_bytes);
     item->message_bytes = message_bytes;
-    item->started_ns = ks__broker_now_ns(broker);
     g_ptr_array_add(broker->verifying, item);
 
     struct ks_txn_request verify;
@@ -571,6 +623,56 @@ static bool maybe_verify(struct ks_broker *broker, ks_node_id source,
            KS_TRANSACTIONAL_ID_BYTES);
     verify.transactional_id[KS_TRANSACTIONAL_ID_BYTES - 1] = '\0';
     item->request = verify;
+    verify_send(broker, item);
+    return true;
+}
+
+bool ks_broker_verify_txn_offsets(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                                  const char *transactional_id, int64_t producer_id,
+                                  int16_t producer_epoch, ks_node_id source, const void *message,
+                                  size_t message_bytes)
+{
+    /* maybeStartTransactionVerificationForPartitions: only with the config on
+     * (the offsets path verifies, never adds, whatever transaction.version). */
+    if (!broker->spec->cluster->txn_partition_verification_enable || broker->txn_topic_index < 0 ||
+        broker->txn_coordinator == NULL || transactional_id[0] == '\0') {
+        return false;
+    }
+    struct ks__replica *replica = ks__broker_find_replica(broker, topic_index, partition);
+    if (replica == NULL || replica->role != KS_ROLE_LEADER) {
+        return false; /* the append answers */
+    }
+    if (!replica->producers_valid) {
+        ks_producer_state_rebuild(replica->producers, replica->log);
+        replica->producers_valid = true;
+    }
+    /* Partition.maybeStartTransactionVerification: an open transaction needs
+     * no guard. */
+    if (ks_log_has_ongoing_txn(replica->log, producer_id)) {
+        return false;
+    }
+    struct ks__verifying *item = calloc(1, sizeof *item);
+    ks_assert(item != NULL);
+    item->broker = broker;
+    item->source = source;
+    item->txn_offsets = true;
+    item->started_ns = ks__broker_now_ns(broker);
+    expire_verifications(broker, replica);
+    /* RecordBatch.NO_SEQUENCE: the coordinator's batch has none. */
+    item->guard = ks_producer_state_verification_start(replica->producers, producer_id, -1,
+                                                       producer_epoch, (int64_t)item->started_ns);
+    item->message = malloc(message_bytes);
+    ks_assert(item->message != NULL);
+    memcpy(item->message, message, message_bytes);
+    item->message_bytes = message_bytes;
+    g_ptr_array_add(broker->verifying, item);
+    memset(&item->request, 0, sizeof item->request);
+    item->request.producer_id = producer_id;
+    item->request.producer_epoch = producer_epoch;
+    item->request.topic_index = topic_index;
+    item->request.partition = partition;
+    g_strlcpy(item->request.transactional_id, transactional_id,
+              sizeof item->request.transactional_id);
     verify_send(broker, item);
     return true;
 }
@@ -612,13 +714,13 @@ static void verify_refused_event(struct ks_broker *broker, const struct ks_produ
     ks_broker_emit(broker, &event);
 }
 
-/* KAFKA-18654 (Kafka 4.0): an implicit add refused with
+/* KAFKA-18654 (Kafka 4.0, ReplicaManager.appendRecords and
+ * AddPartitionsToTxnConfig): an implicit add refused with
  * CONCURRENT_TRANSACTIONS (the previous transaction's markers are still
  * going out) is retried by the broker every add.partitions.to.txn.retry
- * .backoff.ms (20) while add.partitions.to.txn.retry.backoff.max.ms (100)
- * has not passed since the first attempt, rather than by the producer. */
-#define ADD_RETRY_BACKOFF_NS ((ks_time_ns)20 * KS_NS_PER_MS)
-#define ADD_RETRY_MAX_NS     ((ks_time_ns)100 * KS_NS_PER_MS)
+ * .backoff.ms (default 20) while add.partitions.to.txn.retry.backoff.max.ms
+ * (default 100) has not passed since the first attempt, rather than by the
+ * producer. */
 
 /* The verification's outcome: append with its guard, or refuse (V1). */
 static void verify_answer(struct ks_broker *broker, struct ks__verifying *item, int16_t error)
@@ -627,16 +729,27 @@ static void verify_answer(struct ks_broker *broker, struct ks__verifying *item, 
     item->timer = 0;
     item->local_add = false;
     ks_time_ns now = ks__broker_now_ns(broker);
+    ks_time_ns backoff = (ks_time_ns)broker->spec->cluster->add_partitions_retry_backoff_ns;
     if (error == KS_ERR_CONCURRENT_TRANSACTIONS && item->request.add_partition != 0 &&
-        now + ADD_RETRY_BACKOFF_NS - item->started_ns <= ADD_RETRY_MAX_NS) {
+        now + backoff - item->started_ns <=
+            (ks_time_ns)broker->spec->cluster->add_partitions_retry_backoff_max_ns) {
         item->request_id = 0; /* an answer to the old request is stale */
-        item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
-                                        ADD_RETRY_BACKOFF_NS, KS_TIMER_BROKER_TXN_ADD_RETRY,
-                                        verify_retry, item);
+        item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id, backoff,
+                                        KS_TIMER_BROKER_TXN_ADD_RETRY, verify_retry, item);
         return;
     }
     bool removed = g_ptr_array_remove(broker->verifying, item);
     ks_assert(removed); /* V1: answered once */
+    if (item->txn_offsets) {
+        /* AddPartitionsToTxnManager turns PRODUCER_FENCED into
+         * INVALID_PRODUCER_EPOCH; the group coordinator maps the rest. */
+        ks_group_coordinator_txn_offsets_verified(
+            broker->coordinator, item->source, item->message, item->message_bytes,
+            error == KS_ERR_PRODUCER_FENCED ? KS_ERR_INVALID_PRODUCER_EPOCH : error, item->guard);
+        free(item->message);
+        free(item);
+        return;
+    }
     struct ks_produce_request request;
     memcpy(&request, item->message, sizeof request);
     struct ks__completion completion;
@@ -648,7 +761,7 @@ static void verify_answer(struct ks_broker *broker, struct ks__verifying *item, 
     } else {
         leader_append(broker, request.topic_index, request.partition, acks_from_wire(request.acks),
                       request.timeout_ns, item->message + sizeof request, request.batch_bytes,
-                      &completion, true, item->guard);
+                      &completion, ORIGIN_CLIENT, item->guard);
     }
     free(item->message);
     free(item);
@@ -709,13 +822,13 @@ void ks__produce_on_request(struct ks_broker *broker, ks_node_id source, const u
         return; /* appended (or refused) when the coordinator answers */
     }
     leader_append(broker, request.topic_index, request.partition, acks, request.timeout_ns,
-                  message + sizeof request, request.batch_bytes, &completion, true, 0);
+                  message + sizeof request, request.batch_bytes, &completion, ORIGIN_CLIENT, 0);
 }
 
 /* An append whose outcome goes to done(context, ...) on this node. */
 static void append_with_callback(struct ks_broker *broker, int32_t topic_index, int32_t partition,
                                  enum ks_acks acks, int64_t timeout_ns, const uint8_t *batch,
-                                 size_t batch_bytes,
+                                 size_t batch_bytes, enum append_origin origin, uint64_t guard,
                                  void (*done)(void *context, int16_t error, int64_t base_offset),
                                  void *context)
 {
@@ -727,7 +840,7 @@ static void append_with_callback(struct ks_broker *broker, int32_t topic_index, 
     completion.done = done;
     completion.context = context;
     leader_append(broker, topic_index, partition, acks, timeout_ns, batch, batch_bytes, &completion,
-                  false, 0);
+                  origin, guard);
 }
 
 void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, int32_t partition,
@@ -740,8 +853,18 @@ void ks_broker_append_internal(struct ks_broker *broker, int32_t topic_index, in
      * runtime's write timeout), then fail with REQUEST_TIMED_OUT, which the
      * coordinator answers as COORDINATOR_NOT_AVAILABLE. */
     append_with_callback(broker, topic_index, partition, KS_ACKS_ALL,
-                         broker->spec->cluster->offsets_commit_timeout_ns, batch, batch_bytes, done,
-                         context);
+                         broker->spec->cluster->offsets_commit_timeout_ns, batch, batch_bytes,
+                         ORIGIN_INTERNAL, 0, done, context);
+}
+
+void ks_broker_append_internal_guarded(
+    struct ks_broker *broker, int32_t topic_index, int32_t partition, const uint8_t *batch,
+    size_t batch_bytes, uint64_t guard,
+    void (*done)(void *context, int16_t error, int64_t base_offset), void *context)
+{
+    append_with_callback(broker, topic_index, partition, KS_ACKS_ALL,
+                         broker->spec->cluster->offsets_commit_timeout_ns, batch, batch_bytes,
+                         ORIGIN_COORDINATOR, guard, done, context);
 }
 
 void ks_broker_append_marker(struct ks_broker *broker, int32_t topic_index, int32_t partition,
@@ -757,7 +880,8 @@ void ks_broker_append_marker(struct ks_broker *broker, int32_t topic_index, int3
     GByteArray *batch = ks_batch_build_end_txn_marker(timestamp_ms, producer_id, producer_epoch,
                                                       commit, coordinator_epoch);
     append_with_callback(broker, topic_index, partition, KS_ACKS_ALL,
-                         (int64_t)KS__REQUEST_TIMEOUT_NS, batch->data, batch->len, done, context);
+                         (int64_t)KS__REQUEST_TIMEOUT_NS, batch->data, batch->len, ORIGIN_INTERNAL,
+                         0, done, context);
     g_byte_array_unref(batch);
 }
 
@@ -767,5 +891,5 @@ void ks_broker_append_for_test(struct ks_broker *broker, int32_t topic_index, in
                                void *context)
 {
     append_with_callback(broker, topic_index, partition, acks, (int64_t)KS__REQUEST_TIMEOUT_NS,
-                         batch, batch_bytes, done, context);
+                         batch, batch_bytes, ORIGIN_INTERNAL, 0, done, context);
 }

@@ -52,6 +52,10 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out)
     out->txn_topic_min_isr = 2;
     out->txn_abort_check_interval_ns = 10000 * MS;
     out->txn_partition_verification_enable = true; /* KIP-890 part 1 (3.6+) */
+    out->add_partitions_retry_backoff_ns = 20 * MS;      /* KAFKA-18654 (4.0) */
+    out->add_partitions_retry_backoff_max_ns = 100 * MS; /* KAFKA-18654 (4.0) */
+    out->producer_id_expiration_ns = 86400000 * MS;
+    out->producer_id_expiration_check_interval_ns = 600000 * MS;
     out->transaction_version = 2;                   /* KIP-890 part 2 (4.0+) */
     out->client_txn_group_metadata = true;          /* KIP-447 (2.5+) */
     out->group_initial_rebalance_delay_ns = 3000 * MS;

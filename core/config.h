@@ -117,6 +117,19 @@ struct ks_cluster_config {
      * 3.6+): a leader asks the transaction coordinator before appending a
      * transactional batch that would start a transaction on a partition. */
     bool txn_partition_verification_enable;
+    /* add.partitions.to.txn.retry.backoff.ms = 20 and
+     * add.partitions.to.txn.retry.backoff.max.ms = 100 (KAFKA-18654, Kafka
+     * 4.0's AddPartitionsToTxnConfig): a leader's implicit add refused with
+     * CONCURRENT_TRANSACTIONS is retried every backoff while max has not
+     * passed since the first attempt (transaction.version 2 only). */
+    int64_t add_partitions_retry_backoff_ns;
+    int64_t add_partitions_retry_backoff_max_ns;
+    /* producer.id.expiration.ms = 86400000 and
+     * producer.id.expiration.check.interval.ms = 600000 (TransactionLogConfig):
+     * a leader's verification entry older than the expiration goes at the
+     * next check (ProducerStateManager.removeExpiredProducers). */
+    int64_t producer_id_expiration_ns;
+    int64_t producer_id_expiration_check_interval_ns;
     /* transaction.version = 2, the finalized feature level (KIP-890; Kafka's
      * TransactionVersion): 0 and 1 run the classic protocol (1 only changes
      * the __transaction_state record format, which ksim does not model); 2

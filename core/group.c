@@ -197,6 +197,7 @@ struct pending_append {
     ks_node_id reply_node;
     int32_t correlation_id;
     GArray *entries; /* struct offset_entry (commits) */
+    uint64_t guard;  /* a TxnOffsetCommit's verification guard (KIP-890), or 0 */
 };
 
 struct coordinator {
@@ -635,8 +636,14 @@ static void on_append_done(void *context, int16_t error, int64_t base_offset);
 static void append(struct coordinator *c, struct pending_append *pending, GByteArray *batch)
 {
     g_ptr_array_add(c->pending, pending);
-    ks_broker_append_internal(c->broker, c->offsets_topic, pending->partition, batch->data,
-                              batch->len, on_append_done, pending);
+    if (pending->is_txn) {
+        ks_broker_append_internal_guarded(c->broker, c->offsets_topic, pending->partition,
+                                          batch->data, batch->len, pending->guard, on_append_done,
+                                          pending);
+    } else {
+        ks_broker_append_internal(c->broker, c->offsets_topic, pending->partition, batch->data,
+                                  batch->len, on_append_done, pending);
+    }
     g_byte_array_unref(batch);
 }
 
@@ -651,6 +658,9 @@ static int16_t map_append_error(int16_t error)
     case KS_ERR_REQUEST_TIMED_OUT: return KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE;
     case KS_ERR_NOT_LEADER_OR_FOLLOWER:
     case KS_ERR_KAFKA_STORAGE_ERROR: return KS_GROUP_ERR_NOT_COORDINATOR;
+    /* "We may see INVALID_TXN_STATE ... due to transaction verification",
+     * returned unmapped (maybeConvertOffsetCommitError). */
+    case KS_ERR_INVALID_TXN_STATE: return KS_GROUP_ERR_INVALID_TXN_STATE;
     }
     return KS_GROUP_ERR_UNKNOWN_SERVER_ERROR;
 }
@@ -1395,7 +1405,9 @@ static void handle_message(struct coordinator *c, ks_node_id source, uint32_t ki
                            const void *message, size_t message_bytes);
 static void handle_txn_offset_commit(struct coordinator *c, ks_node_id source,
                                      const struct ks_group_txn_offset_commit_request *request,
-                                     const struct ks_group_offset_entry *entries);
+                                     const struct ks_group_offset_entry *entries,
+                                     const void *message, size_t message_bytes, bool verified,
+                                     uint64_t guard);
 
 void ks_group_coordinator_handle(struct ks_group_coordinator *g, ks_node_id source, uint32_t kind,
                                  const void *message, size_t message_bytes)
@@ -1469,7 +1481,7 @@ static void handle_message(struct coordinator *c, ks_node_id source, uint32_t ki
             ks_group_proto_entries(message, message_bytes, sizeof(*request), request->entry_count,
                                    sizeof(struct ks_group_offset_entry));
         ks_assert(entries != NULL);
-        handle_txn_offset_commit(c, source, request, entries);
+        handle_txn_offset_commit(c, source, request, entries, message, message_bytes, false, 0);
         return;
     }
     case KS_GROUP_TXN_OFFSET_COMMIT_RESPONSE:
@@ -1803,9 +1815,55 @@ static int16_t txn_validate_member(struct coordinator *c, struct group *group,
     return KS_GROUP_ERR_NONE;
 }
 
+/* KIP-890 part 1 for TxnOffsetCommit (KAFKA-15449; GroupCoordinator
+ * .handleTxnCommitOffsets's postVerificationCallback and
+ * GroupMetadataManager.maybeConvertOffsetCommitError, as
+ * GroupCoordinatorService.commitTransactionalOffsets does through the
+ * runtime's scheduleTransactionalWriteOperation): a verification error in the
+ * group API's words. NETWORK_EXCEPTION becomes COORDINATOR_LOAD_IN_PROGRESS
+ * (retried without a lookup); INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH and
+ * the coordinator's retriable errors pass unchanged. */
+static int16_t map_verify_error(int16_t error)
+{
+    switch (error) {
+    case KS_ERR_NONE: return KS_GROUP_ERR_NONE;
+    case KS_ERR_NETWORK_EXCEPTION:
+    case KS_ERR_COORDINATOR_LOAD_IN_PROGRESS: return KS_GROUP_ERR_COORDINATOR_LOAD_IN_PROGRESS;
+    case KS_ERR_COORDINATOR_NOT_AVAILABLE: return KS_GROUP_ERR_COORDINATOR_NOT_AVAILABLE;
+    case KS_ERR_NOT_COORDINATOR: return KS_GROUP_ERR_NOT_COORDINATOR;
+    case KS_ERR_CONCURRENT_TRANSACTIONS: return KS_GROUP_ERR_CONCURRENT_TRANSACTIONS;
+    case KS_ERR_INVALID_PRODUCER_EPOCH: return KS_GROUP_ERR_INVALID_PRODUCER_EPOCH;
+    case KS_ERR_INVALID_TXN_STATE: return KS_GROUP_ERR_INVALID_TXN_STATE;
+    }
+    return KS_GROUP_ERR_UNKNOWN_SERVER_ERROR;
+}
+
+void ks_group_coordinator_txn_offsets_verified(struct ks_group_coordinator *g, ks_node_id source,
+                                               const void *message, size_t message_bytes,
+                                               int16_t error, uint64_t guard)
+{
+    struct coordinator *c = &g->c;
+    const struct ks_group_txn_offset_commit_request *request = message;
+    ks_assert(message_bytes >= sizeof(*request));
+    if (error != KS_ERR_NONE) {
+        send_simple(c, source, KS_GROUP_TXN_OFFSET_COMMIT_RESPONSE, request->correlation_id,
+                    map_verify_error(error));
+        return;
+    }
+    const void *entries =
+        ks_group_proto_entries(message, message_bytes, sizeof(*request), request->entry_count,
+                               sizeof(struct ks_group_offset_entry));
+    ks_assert(entries != NULL);
+    handle_txn_offset_commit(c, source, request, entries, message, message_bytes, true, guard);
+}
+
+/* verified: the transaction coordinator has confirmed the __consumer_offsets
+ * partition (with guard), or the first pass decided it needs no asking. */
 static void handle_txn_offset_commit(struct coordinator *c, ks_node_id source,
                                      const struct ks_group_txn_offset_commit_request *request,
-                                     const struct ks_group_offset_entry *entries)
+                                     const struct ks_group_offset_entry *entries,
+                                     const void *message, size_t message_bytes, bool verified,
+                                     uint64_t guard)
 {
     char group_id[KS_GROUP_ID_BYTES];
     g_strlcpy(group_id, request->group_id, sizeof(group_id));
@@ -1814,6 +1872,15 @@ static void handle_txn_offset_commit(struct coordinator *c, ks_node_id source,
     struct group *group = NULL;
     if (error == KS_GROUP_ERR_NONE) {
         group = get_or_create_group(c, group_id, partition);
+        /* Verification first, then the member (doTxnCommitOffsets). */
+        char transactional_id[sizeof request->transactional_id];
+        g_strlcpy(transactional_id, request->transactional_id, sizeof transactional_id);
+        if (!verified &&
+            ks_broker_verify_txn_offsets(c->broker, c->offsets_topic, partition, transactional_id,
+                                         request->producer_id, request->producer_epoch, source,
+                                         message, message_bytes)) {
+            return; /* ks_group_coordinator_txn_offsets_verified goes on */
+        }
         error = txn_validate_member(c, group, request);
     }
     if (error != KS_GROUP_ERR_NONE) {
@@ -1828,6 +1895,7 @@ static void handle_txn_offset_commit(struct coordinator *c, ks_node_id source,
     pending->load_epoch = c->load_epochs[partition];
     pending->is_txn = true;
     pending->producer_id = request->producer_id;
+    pending->guard = guard;
     pending->reply_node = source;
     pending->correlation_id = request->correlation_id;
     pending->entries = g_array_new(FALSE, TRUE, sizeof(struct offset_entry));

@@ -53,6 +53,13 @@ void ks_group_coordinator_on_leadership(struct ks_group_coordinator *g, int32_t 
  * partition become committed or vanish (KafkaApis.handleWriteTxnMarkersRequest
  * -> GroupCoordinator.onTransactionCompleted). A partition not loaded here
  * is left alone: its load reads the marker from the log. */
+/* The transaction coordinator's answer to the verification of a
+ * TxnOffsetCommit (ks_broker_verify_txn_offsets): message is the request as
+ * it came from source; error a core/proto.h code (NONE: go on and append it
+ * with guard). */
+void ks_group_coordinator_txn_offsets_verified(struct ks_group_coordinator *g, ks_node_id source,
+                                               const void *message, size_t message_bytes,
+                                               int16_t error, uint64_t guard);
 void ks_group_coordinator_txn_completed(struct ks_group_coordinator *g, int32_t partition,
                                         int64_t producer_id, bool commit);
 /* Whole-coordinator check (STYLE 3.7): G1 and G3 of core/group.c's design

@@ -60,6 +60,8 @@ enum ks_group_kind {
 #define KS_GROUP_ERR_MEMBER_ID_REQUIRED           79 /* KIP-394: join again with the given member_id */
 #define KS_GROUP_ERR_UNSTABLE_OFFSET_COMMIT       88 /* KIP-447: a transactional commit is pending */
 #define KS_GROUP_ERR_INVALID_PRODUCER_EPOCH       47 /* TxnOffsetCommit: the log refused the epoch */
+#define KS_GROUP_ERR_INVALID_TXN_STATE            48 /* TxnOffsetCommit: not verified (KIP-890) */
+#define KS_GROUP_ERR_CONCURRENT_TRANSACTIONS      51 /* TxnOffsetCommit: verification, retriable */
 
 #define KS_GROUP_ID_BYTES        256 /* as struct ks_consumer_config group_id */
 #define KS_GROUP_MEMBER_ID_BYTES 96

@@ -1519,6 +1519,21 @@ static void on_group_response(struct ks_producer *p, uint32_t kind, const void *
         t->request_id = 0;
         txn_fence(p, KS_ERR_INVALID_PRODUCER_EPOCH);
         return;
+    case KS_GROUP_ERR_INVALID_TXN_STATE:
+        /* The group coordinator's verification (KIP-890) found the
+         * __consumer_offsets partition outside the transaction:
+         * TxnOffsetCommitHandler's "Unexpected error", fatal. */
+        t->request_id = 0;
+        txn_fence(p, KS_ERR_INVALID_TXN_STATE);
+        return;
+    case KS_GROUP_ERR_CONCURRENT_TRANSACTIONS:
+    case KS_GROUP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+        /* RetriableException: again to the same coordinator. */
+        txn_retry_later(p, false,
+                        r.error_code == KS_GROUP_ERR_CONCURRENT_TRANSACTIONS
+                            ? KS_ERR_CONCURRENT_TRANSACTIONS
+                            : KS_ERR_COORDINATOR_LOAD_IN_PROGRESS);
+        return;
     case KS_GROUP_ERR_UNKNOWN_MEMBER_ID:
     case KS_GROUP_ERR_ILLEGAL_GENERATION:
         /* CommitFailedException: an abortable error; the application

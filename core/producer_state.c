@@ -42,6 +42,7 @@ struct verification_entry {
     uint64_t guard; /* non-zero; unique within this state */
     int32_t lowest_sequence;
     int16_t epoch;
+    int64_t created_ns; /* VerificationStateEntry.timestamp */
 };
 
 struct ks_producer_state {
@@ -292,7 +293,8 @@ void ks_producer_state_rebuild(struct ks_producer_state *state, struct ks_log *l
 /* ---- KIP-890 part 1: verification entries ------------------------------------------ */
 
 uint64_t ks_producer_state_verification_start(struct ks_producer_state *state, int64_t producer_id,
-                                              int32_t sequence, int16_t producer_epoch)
+                                              int32_t sequence, int16_t producer_epoch,
+                                              int64_t now_ns)
 {
     struct verification_entry *entry = g_hash_table_lookup(state->verifications, &producer_id);
     if (entry == NULL) {
@@ -302,6 +304,7 @@ uint64_t ks_producer_state_verification_start(struct ks_producer_state *state, i
         entry->guard = ++state->next_guard; /* a new VerificationGuard() */
         entry->lowest_sequence = sequence;
         entry->epoch = producer_epoch;
+        entry->created_ns = now_ns;
         g_hash_table_insert(state->verifications, &entry->producer_id, entry);
     }
     /* maybeUpdateLowestSequenceAndEpoch: a lower sequence of the same epoch,
@@ -335,4 +338,29 @@ int32_t ks_producer_state_verification_lowest_sequence(const struct ks_producer_
 void ks_producer_state_verification_clear(struct ks_producer_state *state, int64_t producer_id)
 {
     g_hash_table_remove(state->verifications, &producer_id);
+}
+
+struct expiry {
+    int64_t now_ns, expiration_ns, interval_ns;
+};
+
+/* Whether a check at a multiple of interval_ns, no later than now_ns, found
+ * the entry expiration_ns old ((currentTimeMs - timestamp) >= expiration). */
+static gboolean verification_expired(gpointer key, gpointer value, gpointer context)
+{
+    (void)key;
+    const struct verification_entry *entry = value;
+    const struct expiry *e = context;
+    int64_t due = entry->created_ns + e->expiration_ns;
+    int64_t checks = due <= e->interval_ns ? 1 : (due + e->interval_ns - 1) / e->interval_ns;
+    return checks * e->interval_ns <= e->now_ns;
+}
+
+void ks_producer_state_verification_expire(struct ks_producer_state *state, int64_t now_ns,
+                                           int64_t expiration_ns, int64_t interval_ns)
+{
+    ks_assert(expiration_ns > 0 && interval_ns > 0);
+    struct expiry e = { now_ns, expiration_ns, interval_ns };
+    /* Removal by a predicate: the result does not depend on the table's order. */
+    g_hash_table_foreach_remove(state->verifications, verification_expired, &e);
 }

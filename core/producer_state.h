@@ -64,7 +64,8 @@ void ks_producer_state_rebuild(struct ks_producer_state *state, struct ks_log *l
  * entries are not producer state: ks_producer_state_clear and _rebuild keep
  * them (Kafka keeps verificationStates apart from the producers too). */
 uint64_t ks_producer_state_verification_start(struct ks_producer_state *state, int64_t producer_id,
-                                              int32_t sequence, int16_t producer_epoch);
+                                              int32_t sequence, int16_t producer_epoch,
+                                              int64_t now_ns);
 /* The producer's verification guard, 0 when it has no entry (Kafka's
  * VerificationGuard.SENTINEL, which verifies nothing). */
 uint64_t ks_producer_state_verification_guard(const struct ks_producer_state *state,
@@ -76,3 +77,12 @@ int32_t ks_producer_state_verification_lowest_sequence(const struct ks_producer_
 /* UnifiedLog.updateProducers: a transactional batch or a marker of the
  * producer was appended, so its entry (if any) goes. */
 void ks_producer_state_verification_clear(struct ks_producer_state *state, int64_t producer_id);
+/* ProducerStateManager.removeExpiredProducers, its verification half, as the
+ * periodic check (UnifiedLog's PeriodicProducerExpirationCheck, every
+ * producer.id.expiration.check.interval.ms = interval_ns) would have left the
+ * entries by now_ns: an entry goes at the first check (a multiple of
+ * interval_ns since time 0) at which it is expiration_ns
+ * (producer.id.expiration.ms) old, its age counted from its creation (a
+ * reused entry keeps its time). Lazily, so that no event is scheduled. */
+void ks_producer_state_verification_expire(struct ks_producer_state *state, int64_t now_ns,
+                                           int64_t expiration_ns, int64_t interval_ns);

@@ -340,6 +340,30 @@ static const struct ks__key_spec cluster_keys[] = {
       "partition is in the producer's ongoing transaction (AddPartitionsToTxn, verifyOnly) "
       "and refuses the batch with INVALID_TXN_STATE if not, so a late write cannot leave a "
       "transaction hanging. false gives Kafka before 3.6." },
+    { "add.partitions.to.txn.retry.backoff.ms", KS__VALUE_MS, 1, I32MAX, "20", NULL,
+      SC(cluster.add_partitions_retry_backoff_ns), 0, NULL,
+      "KAFKA-18654 (Kafka 4.0, AddPartitionsToTxnConfig): with transaction.version 2, how "
+      "long a partition leader waits before retrying its implicit add of a partition that "
+      "the transaction coordinator refused with CONCURRENT_TRANSACTIONS (the previous "
+      "transaction's markers are still going out)." },
+    { "add.partitions.to.txn.retry.backoff.max.ms", KS__VALUE_MS, 1, I32MAX, "100", NULL,
+      SC(cluster.add_partitions_retry_backoff_max_ns), 0, NULL,
+      "KAFKA-18654 (Kafka 4.0): how long after its first attempt a partition leader keeps "
+      "retrying an implicit add refused with CONCURRENT_TRANSACTIONS before it answers the "
+      "producer's Produce with that error (as NOT_ENOUGH_REPLICAS, which the producer "
+      "retries)." },
+    { "producer.id.expiration.ms", KS__VALUE_MS, 1, I32MAX, "86400000", NULL,
+      SC(cluster.producer_id_expiration_ns), 0, NULL,
+      "KIP-854 (Kafka 3.4+): how long a leader keeps a producer's transaction verification "
+      "entry (KIP-890 part 1) after creating it; an entry this old goes at the next "
+      "producer.id.expiration.check.interval.ms check, and a batch verified under it is then "
+      "refused with INVALID_TXN_STATE. ksim expires only verification entries, never a "
+      "producer's idempotence state." },
+    { "producer.id.expiration.check.interval.ms", KS__VALUE_MS, 1, I32MAX, "600000", NULL,
+      SC(cluster.producer_id_expiration_check_interval_ns), 0, NULL,
+      "How often a leader removes expired verification entries "
+      "(UnifiedLog.removeExpiredProducers); ksim checks at every multiple of it since the "
+      "simulation's start." },
     { "transaction.version", KS__VALUE_INT32, 0, 2, "2", NULL, SC(cluster.transaction_version), 0,
       NULL,
       "The cluster's finalized `transaction.version` feature (KIP-890, Kafka's "

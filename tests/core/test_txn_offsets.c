@@ -32,11 +32,12 @@ struct txn_client {
 /* 3 brokers, orders-0 and orders-1, one partition of each internal topic, a consumer
  * and a transactional producer that never start (they only make the
  * cluster create __consumer_offsets and __transaction_state). */
-static void client_init(struct txn_client *t, uint64_t seed)
+static void client_init_verification(struct txn_client *t, uint64_t seed, bool verification)
 {
     memset(t, 0, sizeof *t);
     struct cluster_fixture *h = &t->h;
     cf_init(h, 3);
+    h->cluster_config.txn_partition_verification_enable = verification;
     h->cluster_config.offsets_topic_partition_count = 1;
     h->cluster_config.txn_topic_partition_count = 1;
     static const int32_t assign[] = { 1, 2, 3, 2, 3, 1 };
@@ -50,6 +51,11 @@ static void client_init(struct txn_client *t, uint64_t seed)
     ks_world_set_receiver(h->env.world, KS_NODE_DRIVER, h_client_receive, &t->box);
     cf_run_until(h, 1000 * H_MS);
     t->next_correlation = 1;
+}
+
+static void client_init(struct txn_client *t, uint64_t seed)
+{
+    client_init_verification(t, seed, true);
 }
 
 static int32_t leader_of(struct txn_client *t, int32_t topic_index)
@@ -364,6 +370,70 @@ static void test_unknown_member_fenced(void)
     cf_free(&t.h);
 }
 
+/* Transactions open on __consumer_offsets-0 at its leader. */
+static int32_t offsets_open_txns(struct txn_client *t)
+{
+    struct ks_log *log =
+        ks_cluster_replica_log(t->h.cluster, leader_of(t, TOPIC_OFFSETS), TOPIC_OFFSETS, 0);
+    CU_ASSERT_FATAL(log != NULL);
+    return ks_log_open_txn_count(log);
+}
+
+/* KIP-890 part 1 for offsets (KAFKA-15449; GroupCoordinator
+ * .handleTxnCommitOffsets, GroupCoordinatorService.commitTransactionalOffsets):
+ * a TxnOffsetCommit whose __consumer_offsets partition is not in the
+ * producer's transaction (no AddOffsetsToTxn) is verified with the
+ * transaction coordinator first and refused with INVALID_TXN_STATE: nothing
+ * pending, no transaction opened on __consumer_offsets. With
+ * transaction.partition.verification.enable = false (Kafka before 3.6) it is
+ * appended and opens a transaction there that no marker will close (the
+ * coordinator does not know the partition), which holds the offset
+ * UNSTABLE for good. Once the partition is added, the verification passes;
+ * a fenced epoch is refused with INVALID_PRODUCER_EPOCH. */
+static void test_offsets_verified(void)
+{
+    for (int verification = 0; verification <= 1; verification++) {
+        struct txn_client t;
+        client_init_verification(&t, 6, verification != 0);
+        CU_ASSERT_EQUAL_FATAL(init_producer(&t), KS_ERR_NONE);
+        int64_t offset = 0;
+        int16_t answer = txn_offset_commit(&t, 5, -1, "");
+        if (verification) {
+            CU_ASSERT_EQUAL(answer, KS_GROUP_ERR_INVALID_TXN_STATE);
+            CU_ASSERT_EQUAL(offsets_open_txns(&t), 0);
+            CU_ASSERT_EQUAL(offset_fetch(&t, &offset), KS_GROUP_ERR_NONE);
+            CU_ASSERT_EQUAL(offset, -1);
+            /* Added: verified, pending, then committed. */
+            CU_ASSERT_EQUAL_FATAL(add_offsets(&t), KS_ERR_NONE);
+            CU_ASSERT_EQUAL(txn_offset_commit(&t, 6, -1, ""), KS_GROUP_ERR_NONE);
+            CU_ASSERT_EQUAL(offsets_open_txns(&t), 1);
+            /* The transaction is open there now: no second verification. */
+            CU_ASSERT_EQUAL(txn_offset_commit(&t, 7, -1, ""), KS_GROUP_ERR_NONE);
+            CU_ASSERT_EQUAL(end_txn(&t, true), KS_ERR_NONE);
+            cf_run_for(&t.h, 500 * H_MS);
+            CU_ASSERT_EQUAL(offsets_open_txns(&t), 0);
+            CU_ASSERT_EQUAL(offset_fetch(&t, &offset), KS_GROUP_ERR_NONE);
+            CU_ASSERT_EQUAL(offset, 7);
+            /* A newer instance fences this epoch: refused at the verification. */
+            int16_t old_epoch = t.producer_epoch;
+            CU_ASSERT_EQUAL_FATAL(init_producer(&t), KS_ERR_NONE);
+            CU_ASSERT(t.producer_epoch > old_epoch);
+            t.producer_epoch = old_epoch;
+            CU_ASSERT_EQUAL(txn_offset_commit(&t, 9, -1, ""), KS_GROUP_ERR_INVALID_PRODUCER_EPOCH);
+            CU_ASSERT_EQUAL(offsets_open_txns(&t), 0);
+            CU_ASSERT_EQUAL(offset_fetch(&t, &offset), KS_GROUP_ERR_NONE);
+            CU_ASSERT_EQUAL(offset, 7);
+        } else {
+            CU_ASSERT_EQUAL(answer, KS_GROUP_ERR_NONE);
+            CU_ASSERT_EQUAL(offsets_open_txns(&t), 1);
+            cf_run_for(&t.h, 2 * H_S);
+            CU_ASSERT_EQUAL(offsets_open_txns(&t), 1);
+            CU_ASSERT_EQUAL(offset_fetch(&t, &offset), KS_GROUP_ERR_UNSTABLE_OFFSET_COMMIT);
+        }
+        cf_free(&t.h);
+    }
+}
+
 void ks_test_register_txn_offsets(void)
 {
     static const struct ks_test_case cases[] = {
@@ -374,6 +444,7 @@ void ks_test_register_txn_offsets(void)
           test_new_coordinator_loads_pending },
         { "TxnOffsetCommit of an unknown member is fenced", test_unknown_member_fenced },
         { "OffsetFetch answers UNSTABLE_OFFSET_COMMIT per partition", test_unstable_per_partition },
+        { "TxnOffsetCommit verified with the transaction coordinator", test_offsets_verified },
     };
     KS_TEST_ADD_SUITE("core/txn_offsets", cases);
 }

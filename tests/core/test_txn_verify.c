@@ -33,20 +33,20 @@ static void test_verification_entries(void)
     struct ks_producer_state *state = ks_producer_state_new();
     CU_ASSERT_EQUAL(ks_producer_state_verification_guard(state, 7), 0);
     CU_ASSERT_EQUAL(ks_producer_state_verification_lowest_sequence(state, 7), -1);
-    uint64_t guard = ks_producer_state_verification_start(state, 7, 10, 0);
+    uint64_t guard = ks_producer_state_verification_start(state, 7, 10, 0, 0);
     CU_ASSERT_NOT_EQUAL(guard, 0);
     CU_ASSERT_EQUAL(ks_producer_state_verification_guard(state, 7), guard);
     /* A second batch of the same producer reuses the entry; a lower
      * sequence of the same epoch becomes the lowest, a higher one does not. */
-    CU_ASSERT_EQUAL(ks_producer_state_verification_start(state, 7, 12, 0), guard);
+    CU_ASSERT_EQUAL(ks_producer_state_verification_start(state, 7, 12, 0, 0), guard);
     CU_ASSERT_EQUAL(ks_producer_state_verification_lowest_sequence(state, 7), 10);
-    CU_ASSERT_EQUAL(ks_producer_state_verification_start(state, 7, 8, 0), guard);
+    CU_ASSERT_EQUAL(ks_producer_state_verification_start(state, 7, 8, 0, 0), guard);
     CU_ASSERT_EQUAL(ks_producer_state_verification_lowest_sequence(state, 7), 8);
     /* A newer epoch starts the sequence again. */
-    CU_ASSERT_EQUAL(ks_producer_state_verification_start(state, 7, 3, 1), guard);
+    CU_ASSERT_EQUAL(ks_producer_state_verification_start(state, 7, 3, 1, 0), guard);
     CU_ASSERT_EQUAL(ks_producer_state_verification_lowest_sequence(state, 7), 3);
     /* Another producer has its own entry and guard. */
-    uint64_t other = ks_producer_state_verification_start(state, 8, 0, 0);
+    uint64_t other = ks_producer_state_verification_start(state, 8, 0, 0, 0);
     CU_ASSERT_NOT_EQUAL(other, guard);
     /* Producer state clears and rebuilds keep the entries. */
     ks_producer_state_clear(state);
@@ -55,10 +55,39 @@ static void test_verification_entries(void)
      * so an answer for the old one cannot be used (the ABA case). */
     ks_producer_state_verification_clear(state, 7);
     CU_ASSERT_EQUAL(ks_producer_state_verification_guard(state, 7), 0);
-    uint64_t again = ks_producer_state_verification_start(state, 7, 0, 1);
+    uint64_t again = ks_producer_state_verification_start(state, 7, 0, 1, 0);
     CU_ASSERT_NOT_EQUAL(again, guard);
     CU_ASSERT_NOT_EQUAL(again, other);
     CU_ASSERT_EQUAL(ks_producer_state_verification_guard(state, 8), other);
+    ks_producer_state_free(state);
+}
+
+/* ProducerStateManager.removeExpiredProducers: an entry goes at the first
+ * periodic check at which it is producer.id.expiration.ms old; a reused entry
+ * keeps its creation time; a fresh entry after expiry has a new guard. */
+static void test_verification_entries_expire(void)
+{
+    struct ks_producer_state *state = ks_producer_state_new();
+    const int64_t expiration = 100 * (int64_t)H_MS, interval = 30 * (int64_t)H_MS;
+    uint64_t guard = ks_producer_state_verification_start(state, 7, 0, 0, 10 * (int64_t)H_MS);
+    /* Reused at 50 ms: the entry still dates from 10 ms. */
+    CU_ASSERT_EQUAL(ks_producer_state_verification_start(state, 7, 0, 0, 50 * (int64_t)H_MS),
+                    guard);
+    uint64_t other = ks_producer_state_verification_start(state, 8, 0, 0, 60 * (int64_t)H_MS);
+    /* 110 ms: 100 ms old, but the next check is at 120 ms. */
+    ks_producer_state_verification_expire(state, 110 * (int64_t)H_MS, expiration, interval);
+    CU_ASSERT_EQUAL(ks_producer_state_verification_guard(state, 7), guard);
+    ks_producer_state_verification_expire(state, 120 * (int64_t)H_MS, expiration, interval);
+    CU_ASSERT_EQUAL(ks_producer_state_verification_guard(state, 7), 0);
+    CU_ASSERT_EQUAL(ks_producer_state_verification_lowest_sequence(state, 7), -1);
+    /* Producer 8 (60 ms) is due at 160 ms: it goes at the 180 ms check. */
+    ks_producer_state_verification_expire(state, 179 * (int64_t)H_MS, expiration, interval);
+    CU_ASSERT_EQUAL(ks_producer_state_verification_guard(state, 8), other);
+    ks_producer_state_verification_expire(state, 180 * (int64_t)H_MS, expiration, interval);
+    CU_ASSERT_EQUAL(ks_producer_state_verification_guard(state, 8), 0);
+    uint64_t again = ks_producer_state_verification_start(state, 7, 0, 0, 200 * (int64_t)H_MS);
+    CU_ASSERT_NOT_EQUAL(again, 0);
+    CU_ASSERT_NOT_EQUAL(again, guard);
     ks_producer_state_free(state);
 }
 
@@ -74,16 +103,22 @@ struct txn_cluster {
     int64_t correlation_id;
 };
 
-/* Three brokers, orders with 2 partitions on 1,2,3 (min ISR 2), one
- * __transaction_state partition, transaction.version `tv`; run to 500 ms. */
-static void txn_cluster_start_tv(struct txn_cluster *c, bool verification, int32_t tv)
+/* Three brokers, one __transaction_state partition, transaction.version
+ * `tv`: the cluster's config, which a test may change before
+ * txn_cluster_run. */
+static void txn_cluster_init(struct txn_cluster *c, bool verification, int32_t tv)
 {
     memset(c, 0, sizeof *c);
-    static const int32_t assign[] = { 1, 2, 3, 1, 2, 3 };
     cf_init(&c->h, 3);
     c->h.cluster_config.txn_topic_partition_count = 1;
     c->h.cluster_config.txn_partition_verification_enable = verification;
     c->h.cluster_config.transaction_version = tv;
+}
+
+/* orders with 2 partitions on 1,2,3 (min ISR 2); run to 500 ms. */
+static void txn_cluster_run(struct txn_cluster *c)
+{
+    static const int32_t assign[] = { 1, 2, 3, 1, 2, 3 };
     cf_topic(&c->h, "orders", 2, 3, 2, assign);
     struct ks_producer_config *p = cf_producer(&c->h, "idle", 0);
     g_strlcpy(p->transactional_id, "idle", sizeof p->transactional_id);
@@ -99,6 +134,12 @@ static void txn_cluster_start_tv(struct txn_cluster *c, bool verification, int32
         }
     }
     CU_ASSERT_FATAL(c->coordinator >= 1);
+}
+
+static void txn_cluster_start_tv(struct txn_cluster *c, bool verification, int32_t tv)
+{
+    txn_cluster_init(c, verification, tv);
+    txn_cluster_run(c);
 }
 
 /* Sends a transaction request of `kind` to broker `to` and returns the
@@ -371,6 +412,99 @@ static void test_stale_verification_refused(void)
     cf_free(&c.h);
 }
 
+/* A verification entry that expires (producer.id.expiration.ms, checked
+ * every producer.id.expiration.check.interval.ms) while its verification is
+ * in flight takes its guard with it: the coordinator's yes comes back to a
+ * leader that no longer holds the guard, and the batch is refused with
+ * INVALID_TXN_STATE. With Kafka's defaults (a day, ten minutes) the same
+ * batch is appended. */
+static void test_verification_entry_expires_in_flight(void)
+{
+    for (int expire = 0; expire <= 1; expire++) {
+        struct txn_cluster c;
+        txn_cluster_init(&c, true, 0);
+        if (expire) {
+            c.h.cluster_config.producer_id_expiration_ns = 50 * (int64_t)H_MS;
+            c.h.cluster_config.producer_id_expiration_check_interval_ns = 10 * (int64_t)H_MS;
+        }
+        txn_cluster_run(&c);
+        CU_ASSERT_NOT_EQUAL_FATAL(c.coordinator, 1); /* a remote coordinator (seed 11) */
+        CU_ASSERT_EQUAL(
+            txn_call(&c, c.coordinator, KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST, -1, -1, -1, false),
+            KS_ERR_NONE);
+        CU_ASSERT_EQUAL(txn_call(&c, c.coordinator, KS_MSG_TXN_ADD_PARTITIONS_REQUEST, 0,
+                                 c.producer_id, c.epoch, false),
+                        KS_ERR_NONE);
+        int64_t start = leo(&c, 0);
+        /* The verification takes 2 x 50 ms: the entry is 50 ms old halfway. */
+        ks_world_net_set_link_latency(c.h.env.world, 1, (ks_node_id)c.coordinator, 50 * H_MS);
+        int32_t before = c.box.count;
+        int64_t correlation_id = produce_send(&c, 0, 0);
+        cf_run_for(&c.h, 300 * H_MS);
+        CU_ASSERT_EQUAL(produce_answer(&c, correlation_id, before),
+                        expire ? KS_ERR_INVALID_TXN_STATE : KS_ERR_NONE);
+        CU_ASSERT_EQUAL(leo(&c, 0), expire ? start : start + 1);
+        CU_ASSERT_EQUAL(open_txns(&c, 0), expire ? 0 : 1);
+        cf_free(&c.h);
+    }
+}
+
+static struct ks_txn_response last_txn_response(const struct txn_cluster *c);
+
+/* KAFKA-18654 under transaction.version 2: the next transaction's first
+ * batch for a partition the previous one did not touch arrives while the
+ * coordinator is still writing that transaction's markers (PrepareAbort), so
+ * the leader's add is refused with CONCURRENT_TRANSACTIONS. The leader
+ * retries it every add.partitions.to.txn.retry.backoff.ms until
+ * add.partitions.to.txn.retry.backoff.max.ms has passed: with the default
+ * 100 ms the markers (slowed by a 60 ms link) outlast the retries and the
+ * producer gets the error (as NOT_ENOUGH_REPLICAS); with 1000 ms a retry
+ * finds CompleteAbort and the batch is appended. */
+static void test_tv2_add_retry_window(void)
+{
+    for (int longer = 0; longer <= 1; longer++) {
+        struct txn_cluster c;
+        txn_cluster_init(&c, true, 2);
+        if (longer) {
+            c.h.cluster_config.add_partitions_retry_backoff_max_ns = 1000 * (int64_t)H_MS;
+        }
+        txn_cluster_run(&c);
+        CU_ASSERT_NOT_EQUAL_FATAL(c.coordinator, 1);
+        CU_ASSERT_EQUAL(
+            txn_call(&c, c.coordinator, KS_MSG_TXN_INIT_PRODUCER_ID_REQUEST, -1, -1, -1, false),
+            KS_ERR_NONE);
+        CU_ASSERT_EQUAL(produce(&c, 0, 0), KS_ERR_NONE);
+        int64_t start = leo(&c, 1);
+        ks_world_net_set_link_latency(c.h.env.world, 1, (ks_node_id)c.coordinator, 60 * H_MS);
+        struct ks_txn_request r;
+        memset(&r, 0, sizeof r);
+        r.correlation_id = ++c.correlation_id;
+        r.producer_id = c.producer_id;
+        r.producer_epoch = c.epoch;
+        r.timeout_ns = 60 * (int64_t)H_S;
+        r.partition = -1;
+        g_strlcpy(r.transactional_id, APP_ID, sizeof r.transactional_id);
+        int32_t before = c.box.count;
+        ks_world_send(c.h.env.world, KS_NODE_DRIVER, (ks_node_id)c.coordinator,
+                      KS_MSG_TXN_END_REQUEST, &r, sizeof r);
+        /* The producer learns the bumped epoch from EndTxn's answer, which
+         * leaves once PrepareAbort is written, before the markers. */
+        for (int ms = 0; ms < 2000 && c.box.count == before; ms++) {
+            cf_run_for(&c.h, H_MS);
+        }
+        CU_ASSERT_EQUAL_FATAL(c.box.count, before + 1);
+        CU_ASSERT_EQUAL(last_txn_response(&c).error_code, KS_ERR_NONE);
+        c.epoch = last_txn_response(&c).producer_epoch;
+        int64_t correlation_id = produce_send(&c, 1, 0);
+        cf_run_for(&c.h, 2 * H_S);
+        CU_ASSERT_EQUAL_FATAL(c.box.count, before + 2); /* EndTxn's answer, then the Produce's */
+        CU_ASSERT_EQUAL(produce_answer(&c, correlation_id, before + 1),
+                        longer ? KS_ERR_NONE : KS_ERR_NOT_ENOUGH_REPLICAS);
+        CU_ASSERT_EQUAL(leo(&c, 1), longer ? start + 1 : start);
+        cf_free(&c.h);
+    }
+}
+
 /* LogValidator.validateBatch: a client may not write a control batch; a
  * COMMIT marker sent through Produce is refused with INVALID_RECORD, with or
  * without verification, and nothing is appended. */
@@ -581,6 +715,9 @@ void ks_test_register_txn_verify(void)
 {
     static const struct ks_test_case cases[] = {
         { "verification entries", test_verification_entries },
+        { "verification entries expire", test_verification_entries_expire },
+        { "verification entry expires in flight", test_verification_entry_expires_in_flight },
+        { "tv2 add retry window", test_tv2_add_retry_window },
         { "coordinator's verify answer", test_coordinator_verify_answer },
         { "leader verifies before append", test_leader_verifies_before_append },
         { "late batch hangs without verification", test_late_batch_hangs_without_verification },
