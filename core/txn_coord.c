@@ -1041,13 +1041,11 @@ int16_t ks_txn_coordinator_verify(const struct ks_txn_coordinator *t,
 static void handle_verify(struct ks_txn_coordinator *t, ks_node_id source,
                           const struct ks_txn_request *r)
 {
-    struct ks_txn_response response;
-    memset(&response, 0, sizeof response);
-    response.correlation_id = r->correlation_id;
-    response.coordinator_id = -1;
-    response.error_code = ks_txn_coordinator_verify(t, r);
-    ks_world_send(t->world, ks_broker_node(t->broker), source, KS_MSG_TXN_VERIFY_RESPONSE,
-                  &response, sizeof response);
+    /* The same bytes as every other answer of the coordinator (no txn: no
+     * producer id or epoch). A leader on this broker asks directly
+     * (ks_txn_coordinator_verify), never through this message. */
+    reply(t, source, KS_MSG_TXN_VERIFY_RESPONSE, r->correlation_id,
+          ks_txn_coordinator_verify(t, r), NULL);
 }
 
 /* ---- timeouts ----------------------------------------------------------------- */
