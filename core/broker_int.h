@@ -115,6 +115,7 @@ struct ks__fetcher {
     int32_t pending_epoch;    /* the epoch of the request in flight */
     GArray *session; /* struct ks_fetch_request_partition as the leader has them; NULL empty */
     GArray *pending; /* the session as the request in flight leaves it; NULL none */
+    GArray *spare;   /* a session list no longer used, for the next request's; NULL none */
     /* The hosted replicas that follow this leader, as of broker->
      * follow_generation = followed_generation; a superset of them otherwise
      * never holds, so it is rebuilt then (NULL: not built). */
