@@ -753,17 +753,34 @@ static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_
     return session;
 }
 
-static void visit_add(const struct ks__fetch_session *session, GArray *visit, int32_t topic_index,
-                      int32_t partition)
+#define VISIT_INSERT_MAX 32 /* up to this many, a visit list is kept sorted as it is made */
+
+/* Adds the session position of (topic, partition), if the session holds it,
+ * to list[0, *count): in order and once each when sorted, else at the end
+ * (sorted and deduplicated afterwards). */
+static void visit_add(const struct ks__fetch_session *session, guint *list, guint *count,
+                      bool sorted, int32_t topic_index, int32_t partition)
 {
     bool found = false;
     guint at = session_position(session, topic_index, partition, &found);
-    if (found) {
-        g_array_append_val(visit, at);
+    if (!found) {
+        return;
     }
+    guint j = *count;
+    if (sorted) {
+        while (j > 0 && list[j - 1] > at) {
+            j--;
+        }
+        if (j > 0 && list[j - 1] == at) {
+            return;
+        }
+        memmove(list + j + 1, list + j, (*count - j) * sizeof *list);
+    }
+    list[j] = at;
+    (*count)++;
 }
 
-static gint compare_guint(gconstpointer a, gconstpointer b)
+static int compare_guint(const void *a, const void *b)
 {
     guint x = *(const guint *)a;
     guint y = *(const guint *)b;
@@ -798,37 +815,46 @@ static GArray *session_visit(struct ks_broker *broker, struct ks__fetch_session 
         return NULL; /* the whole list */
     }
     GArray *visit = visits_take(broker);
+    /* Below the session's size (the test above), so it fits a guint. */
+    guint bound = (guint)(touches + session->awake->len + (uint64_t)listed_count);
+    g_array_set_size(visit, bound);
+    guint *list = (guint *)(void *)visit->data;
+    guint count = 0;
+    bool sorted = bound <= VISIT_INSERT_MAX;
     for (guint i = 0; i < session->awake->len; i++) {
         const partition_key *key = &g_array_index(session->awake, partition_key, i);
-        visit_add(session, visit, key->topic_index, key->partition);
+        visit_add(session, list, &count, sorted, key->topic_index, key->partition);
     }
     for (int32_t i = 0; i < listed_count; i++) {
-        visit_add(session, visit, listed[i].topic_index, listed[i].partition);
+        visit_add(session, list, &count, sorted, listed[i].topic_index, listed[i].partition);
     }
     uint64_t end = touched_end(broker);
     for (uint64_t seq = session->touched_seen; seq < end; seq++) {
         const partition_key *key = &g_array_index(broker->touched, partition_key,
                                                   (guint)(seq - broker->touched_base));
-        visit_add(session, visit, key->topic_index, key->partition);
+        visit_add(session, list, &count, sorted, key->topic_index, key->partition);
     }
-    g_array_sort(visit, compare_guint);
-    guint kept = 0;
-    for (guint i = 0; i < visit->len; i++) {
-        guint at = g_array_index(visit, guint, i);
-        if (kept == 0 || g_array_index(visit, guint, kept - 1) != at) {
-            g_array_index(visit, guint, kept++) = at;
+    if (!sorted) {
+        qsort(list, count, sizeof *list, compare_guint);
+        guint kept = 0;
+        for (guint i = 0; i < count; i++) {
+            if (kept == 0 || list[kept - 1] != list[i]) {
+                list[kept++] = list[i];
+            }
         }
+        count = kept;
     }
-    g_array_set_size(visit, kept);
+    g_array_set_size(visit, count);
     session->touched_seen = touched_end(broker);
     session->visit_all = false;
-    g_array_set_size(session->awake, 0); /* until session_settle finds some quiet */
-    for (guint i = 0; i < visit->len; i++) {
-        const struct ks__session_partition *part = session_at(session, g_array_index(visit, guint, i));
+    /* Awake until session_settle finds them quiet. */
+    g_array_set_size(session->awake, count);
+    for (guint i = 0; i < count; i++) {
+        const struct ks__session_partition *part = session_at(session, list[i]);
         ks__replica_follower_wake(broker, part->request.topic_index, part->request.partition,
                                   session->replica_id);
         partition_key key = { part->request.topic_index, part->request.partition };
-        g_array_append_val(session->awake, key);
+        g_array_index(session->awake, partition_key, i) = key;
     }
     return visit;
 }
