@@ -212,6 +212,7 @@ struct ks__delayed_fetch {
     ks_node_id source;
     uint8_t *request; /* owned copy */
     size_t request_bytes;
+    size_t request_capacity_bytes; /* allocated for request (a reused item keeps it) */
     enum ks__fetch_origin origin;
     ks_time_ns deadline_ns; /* now + max_wait when first parked */
     ks_timer_id timer;
@@ -359,6 +360,7 @@ struct ks_broker {
      * own from the pool and gives it back. */
     GPtrArray *serve_scratch;
     GPtrArray *serve_visits; /* the same for S5's visit lists (GArray * of guint) */
+    GPtrArray *delayed_spare; /* answered parked fetches, for the next park; NULL none */
 
     ks_timer_id heartbeat_timer;
     ks_timer_id isr_timer;

@@ -193,6 +193,15 @@ static void visits_give(struct ks_broker *broker, GArray *visit)
 
 void ks__serve_free_scratch(struct ks_broker *broker)
 {
+    if (broker->delayed_spare != NULL) {
+        for (guint i = 0; i < broker->delayed_spare->len; i++) {
+            struct ks__delayed_fetch *item = g_ptr_array_index(broker->delayed_spare, i);
+            free(item->request);
+            free(item);
+        }
+        g_ptr_array_free(broker->delayed_spare, TRUE);
+        broker->delayed_spare = NULL;
+    }
     if (broker->serve_scratch != NULL) {
         for (guint i = 0; i < broker->serve_scratch->len; i++) {
             g_byte_array_unref(g_ptr_array_index(broker->serve_scratch, i));
@@ -225,10 +234,21 @@ static bool delayed_contains(const struct ks__delayed_fetch *item, int32_t topic
     return false;
 }
 
+/* An answered or replaced parked fetch goes to the broker's spares, for
+ * the next park (a follower parks after nearly every fetch). */
 static void delayed_free(struct ks__delayed_fetch *item)
 {
-    free(item->request);
-    free(item);
+    struct ks_broker *broker = item->broker;
+    if (broker->delayed_spare == NULL) {
+        broker->delayed_spare = g_ptr_array_new();
+    }
+    if (broker->delayed_spare->len >= SCRATCH_KEPT_MAX ||
+        item->request_capacity_bytes > SCRATCH_BYTES_MAX) {
+        free(item->request);
+        free(item);
+        return;
+    }
+    g_ptr_array_add(broker->delayed_spare, item);
 }
 
 /* DelayedFetch.tryComplete / onExpiration: answer now if the request has
@@ -1111,12 +1131,22 @@ static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *mes
 {
     ks_time_ns now = ks__broker_now_ns(broker);
     ks_assert(deadline_ns > now); /* S1 */
-    struct ks__delayed_fetch *item = calloc(1, sizeof *item);
-    ks_assert(item != NULL);
+    struct ks__delayed_fetch *item = NULL;
+    if (broker->delayed_spare != NULL && broker->delayed_spare->len > 0) {
+        item = g_ptr_array_steal_index(broker->delayed_spare, broker->delayed_spare->len - 1);
+    } else {
+        item = calloc(1, sizeof *item);
+        ks_assert(item != NULL);
+    }
+    if (item->request_capacity_bytes < message_bytes || item->request == NULL) {
+        free(item->request);
+        item->request = malloc(message_bytes > 0 ? message_bytes : 1);
+        ks_assert(item->request != NULL);
+        item->request_capacity_bytes = message_bytes;
+    }
     item->broker = broker;
     item->source = source;
-    item->request = malloc(message_bytes);
-    ks_assert(item->request != NULL);
+    item->timer = 0;
     memcpy(item->request, message, message_bytes);
     item->request_bytes = message_bytes;
     item->origin = origin;
