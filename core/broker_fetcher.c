@@ -33,6 +33,9 @@
 **       compares every partition with the session (ReplicaFetcherThread
 **       .buildFetch adds each one); the request is the same, the cost here
 **       is proportional to what changed.
+**       The request is built in a buffer sized for the session and handed to
+**       the world (ks_world_send_owned); the session list a response
+**       replaces is kept as the next request's list (`spare`).
 **
 ** KIP-227 fetch sessions (FetchSessionHandler and its Builder): the first
 ** request to a leader is a full one (epoch 0) and creates a session there;

@@ -80,6 +80,14 @@
 ** modelled: Kafka's cache sharding and its eviction of a less-used session
 ** by a busier one (ksim's sessions all belong to followers, Kafka's
 ** privileged kind); consumers fetch sessionless.
+**
+** Cost: a fetch served allocates nothing in the common case. The request a
+** session expands to, the visit list and the response are built in buffers
+** the broker keeps between serves (a pool, since a serve can nest in
+** another: a HW advance releases a parked consumer fetch), the plans live
+** on the stack for up to 8 partitions, an incremental answer drops its
+** quiet partitions in place, and an answered DelayedFetch is kept, with its
+** request buffer, for the next park.
 */
 #include "broker_int.h"
 

@@ -10,7 +10,14 @@
 ** then a binary search of the segment's offset index, then a short scan of
 ** batch headers (kafka-reference 3.3), reading one 61-byte header at a time
 ** and then the found batches straight into the caller's buffer, so a lookup
-** copies only what it needs. Both indexes are kept in memory and
+** copies only what it needs. Each segment remembers where its last 16
+** batches lie (the recent ring, kept while the file is not rewritten below
+** its end): when the scan would stop at one of them and every header it
+** would read before it is in the page cache, it starts there instead, since
+** those reads would change nothing in the disk model that the read of the
+** found header does not (segment_recent_skip). A follower reading back what
+** its leader appended a moment ago reads one header, not the ~4 KiB of
+** headers since the last index entry. Both indexes are kept in memory and
 ** mirrored to their files entry by entry, so a file always holds exactly the
 ** entries (Kafka pre-allocates and trims on roll; ksim never pre-allocates).
 **

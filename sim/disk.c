@@ -91,6 +91,13 @@
 **       skipping dirty files (reclaim must write them back first) and the
 **       file just touched. Kafka reads what it wrote recently, so old
 **       segments go first, as they would from a real page cache.
+**   P3  A read inside the cached range leaves the range as it is and only
+**       moves the file to the front of the cache order, so a second such read
+**       of the same file at the same moment changes nothing. ks_disk_cached
+**       tells a caller that a range is such (the log skips header reads that
+**       would be, core/log.c), and ks_disk_rewrite_count that bytes it read
+**       before are unchanged (it moves with every write below the end,
+**       truncate, corruption and power loss, never with an append).
 **
 ** Faults that exist:
 **   - process crash (ks_world_node_crash, power_loss false): nothing is lost,
