@@ -1072,6 +1072,7 @@ void ks_broker_free(struct ks_broker *broker)
     g_ptr_array_free(broker->verifying, TRUE);
     g_ptr_array_free(broker->delayed, TRUE);
     g_ptr_array_free(broker->deferred, TRUE);
+    ks__serve_free_scratch(broker);
     free(broker);
 }
 

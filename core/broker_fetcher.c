@@ -33,6 +33,9 @@
 **       compares every partition with the session (ReplicaFetcherThread
 **       .buildFetch adds each one); the request is the same, the cost here
 **       is proportional to what changed.
+**       The request is built in a buffer sized for the session and handed to
+**       the world (ks_world_send_owned); the session list a response
+**       replaces is kept as the next request's list (`spare`).
 **
 ** KIP-227 fetch sessions (FetchSessionHandler and its Builder): the first
 ** request to a leader is a full one (epoch 0) and creates a session there;
@@ -104,6 +107,26 @@ static void fetch_timeout(ks_world *world, void *context)
                       (ks_time_ns)broker->spec->cluster->replica_fetch_backoff_ns);
 }
 
+/* Keeps a request list no longer used for the next one (fetcher->spare). */
+static void spare_give(struct ks__fetcher *fetcher, GArray *list)
+{
+    if (fetcher->spare != NULL) {
+        g_array_free(fetcher->spare, TRUE);
+    }
+    fetcher->spare = list;
+}
+
+static GArray *spare_take(struct ks__fetcher *fetcher)
+{
+    GArray *list = fetcher->spare;
+    fetcher->spare = NULL;
+    if (list == NULL) {
+        return g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_request_partition));
+    }
+    g_array_set_size(list, 0);
+    return list;
+}
+
 static void session_reset(struct ks__fetcher *fetcher)
 {
     if (fetcher->session_id != 0) {
@@ -115,7 +138,7 @@ static void session_reset(struct ks__fetcher *fetcher)
         g_array_set_size(fetcher->session, 0);
     }
     if (fetcher->pending != NULL) {
-        g_array_free(fetcher->pending, TRUE);
+        spare_give(fetcher, fetcher->pending);
         fetcher->pending = NULL;
     }
 }
@@ -129,6 +152,7 @@ void ks__fetcher_drop_sessions(struct ks_broker *broker)
             g_array_free(fetcher->session, TRUE);
             fetcher->session = NULL;
         }
+        spare_give(fetcher, NULL);
         fetcher->close_session_id = 0;
         if (fetcher->followed != NULL) {
             g_ptr_array_free(fetcher->followed, TRUE);
@@ -186,7 +210,7 @@ static int entry_order(const struct ks_fetch_request_partition *a,
 static int32_t append_incremental(const GArray *session, const GArray *next, GByteArray *message,
                                   int32_t *forgotten)
 {
-    GArray *gone = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_forgotten));
+    GArray *gone = NULL; /* made at the first forgotten one */
     int32_t listed = 0;
     guint i = 0;
     guint j = 0;
@@ -198,6 +222,9 @@ static int32_t append_incremental(const GArray *session, const GArray *next, GBy
         int order = old == NULL ? 1 : (now == NULL ? -1 : entry_order(old, now));
         if (order < 0) {
             struct ks_fetch_forgotten item = { old->topic_index, old->partition };
+            if (gone == NULL) {
+                gone = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_forgotten));
+            }
             g_array_append_val(gone, item);
             i++;
             continue;
@@ -211,10 +238,13 @@ static int32_t append_incremental(const GArray *session, const GArray *next, GBy
         }
         j++;
     }
-    g_byte_array_append(message, (const guint8 *)gone->data,
-                        gone->len * (guint)sizeof(struct ks_fetch_forgotten));
-    *forgotten = (int32_t)gone->len;
-    g_array_free(gone, TRUE);
+    *forgotten = 0;
+    if (gone != NULL) {
+        g_byte_array_append(message, (const guint8 *)gone->data,
+                            gone->len * (guint)sizeof(struct ks_fetch_forgotten));
+        *forgotten = (int32_t)gone->len;
+        g_array_free(gone, TRUE);
+    }
     return listed;
 }
 
@@ -320,7 +350,7 @@ static int32_t build_from_dirty(struct ks_broker *broker, int32_t leader_id, GAr
     ks_time_ns now = ks__broker_now_ns(broker);
     bool epochs = broker->spec->cluster->truncation == KS_TRUNCATION_LEADER_EPOCH;
     g_array_append_vals(next, fetcher->session->data, fetcher->session->len);
-    GArray *gone = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_forgotten));
+    GArray *gone = NULL; /* made at the first forgotten one */
     int32_t listed = 0;
     GArray *dirty = fetcher->dirty;
     if (dirty != NULL) {
@@ -342,6 +372,9 @@ static int32_t build_from_dirty(struct ks_broker *broker, int32_t leader_id, GAr
         if (!fetched) {
             if (found) {
                 g_array_remove_index(next, at);
+                if (gone == NULL) {
+                    gone = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_forgotten));
+                }
                 g_array_append_val(gone, *key);
             }
             continue;
@@ -358,10 +391,13 @@ static int32_t build_from_dirty(struct ks_broker *broker, int32_t leader_id, GAr
         g_byte_array_append(message, (const guint8 *)&entry, sizeof entry);
         listed++;
     }
-    g_byte_array_append(message, (const guint8 *)gone->data,
-                        gone->len * (guint)sizeof(struct ks_fetch_forgotten));
-    *forgotten = (int32_t)gone->len;
-    g_array_free(gone, TRUE);
+    *forgotten = 0;
+    if (gone != NULL) {
+        g_byte_array_append(message, (const guint8 *)gone->data,
+                            gone->len * (guint)sizeof(struct ks_fetch_forgotten));
+        *forgotten = (int32_t)gone->len;
+        g_array_free(gone, TRUE);
+    }
     return listed;
 }
 
@@ -371,12 +407,16 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
     if (!broker->running || fetcher->state != KS__FETCHER_IDLE) {
         return;
     }
-    GByteArray *message = g_byte_array_new();
+    /* Sized for the session's entries, and handed to the world when sent. */
+    guint expected = fetcher->session != NULL ? fetcher->session->len : 0;
+    GByteArray *message = g_byte_array_sized_new(
+        (guint)(sizeof(struct ks_fetch_request) +
+                (expected + 4) * sizeof(struct ks_fetch_request_partition)));
     struct ks_fetch_request header;
     memset(&header, 0, sizeof header);
     g_byte_array_append(message, (const guint8 *)&header, sizeof header);
     ks_time_ns earliest_backoff = KS_TIME_NEVER;
-    GArray *next = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_request_partition));
+    GArray *next = spare_take(fetcher);
     int32_t listed = 0;
     int32_t forgotten = 0;
     int32_t session_id = fetcher->session_id;
@@ -421,7 +461,7 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
         listed = count;
     }
     if (count == 0) {
-        g_array_free(next, TRUE);
+        spare_give(fetcher, next);
         g_byte_array_unref(message);
         fetcher->rebuild = true; /* F5: the session is not what the next request starts from */
         earliest_backoff = fetcher->backoff_end_ns;
@@ -460,9 +500,9 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
     request->partition_count = listed;
     fetcher->state = KS__FETCHER_IN_FLIGHT;
     fetcher->correlation_id = request->correlation_id;
-    ks_world_send(broker->world, (ks_node_id)broker->id, (ks_node_id)leader_id,
-                  KS_MSG_FETCH_REQUEST, message->data, message->len);
-    g_byte_array_unref(message);
+    guint message_bytes = message->len;
+    ks_world_send_owned(broker->world, (ks_node_id)broker->id, (ks_node_id)leader_id,
+                        KS_MSG_FETCH_REQUEST, g_byte_array_free(message, FALSE), message_bytes);
     fetcher->timeout_timer = ks_world_schedule(
         broker->world, (ks_node_id)broker->id, KS__REQUEST_TIMEOUT_NS,
         KS_TIMER_BROKER_FETCH_TIMEOUT, fetch_timeout, fetcher_ref(broker, leader_id));
@@ -681,7 +721,7 @@ static bool session_on_response(struct ks__fetcher *fetcher, const struct ks_fet
                                  ? 1
                                  : fetcher->pending_epoch + 1;
     if (fetcher->session != NULL) {
-        g_array_free(fetcher->session, TRUE);
+        spare_give(fetcher, fetcher->session);
     }
     fetcher->session = fetcher->pending;
     fetcher->pending = NULL;

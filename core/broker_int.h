@@ -115,6 +115,7 @@ struct ks__fetcher {
     int32_t pending_epoch;    /* the epoch of the request in flight */
     GArray *session; /* struct ks_fetch_request_partition as the leader has them; NULL empty */
     GArray *pending; /* the session as the request in flight leaves it; NULL none */
+    GArray *spare;   /* a session list no longer used, for the next request's; NULL none */
     /* The hosted replicas that follow this leader, as of broker->
      * follow_generation = followed_generation; a superset of them otherwise
      * never holds, so it is rebuilt then (NULL: not built). */
@@ -211,6 +212,7 @@ struct ks__delayed_fetch {
     ks_node_id source;
     uint8_t *request; /* owned copy */
     size_t request_bytes;
+    size_t request_capacity_bytes; /* allocated for request (a reused item keeps it) */
     enum ks__fetch_origin origin;
     ks_time_ns deadline_ns; /* now + max_wait when first parked */
     ks_timer_id timer;
@@ -352,6 +354,13 @@ struct ks_broker {
     /* The time of each follower's last fetch served first in a session
      * ([follower_id - 1]): the fetch time of its quiet partitions. */
     ks_time_ns session_fetch_ns[KS_BROKER_COUNT_MAX];
+    /* Buffers broker_serve.c builds requests and responses in, kept between
+     * serves (GByteArray *, owned; NULL until the first). A serve can nest
+     * in another (a HW advance releases a parked fetch), so each takes its
+     * own from the pool and gives it back. */
+    GPtrArray *serve_scratch;
+    GPtrArray *serve_visits; /* the same for S5's visit lists (GArray * of guint) */
+    GPtrArray *delayed_spare; /* answered parked fetches, for the next park; NULL none */
 
     ks_timer_id heartbeat_timer;
     ks_timer_id isr_timer;
@@ -484,6 +493,8 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id);
 /* Forgets every fetch session, both sides (a crash or shutdown). */
 void ks__fetcher_drop_sessions(struct ks_broker *broker);
 void ks__serve_drop_sessions(struct ks_broker *broker);
+/* Frees the buffers kept between serves (ks_broker_free). */
+void ks__serve_free_scratch(struct ks_broker *broker);
 /* Forgets the request in flight to leader_id (its response will not match)
  * and fetches afresh: a new leader epoch (Kafka re-adds the partition). */
 void ks__fetcher_restart(struct ks_broker *broker, int32_t leader_id);

@@ -163,22 +163,22 @@ void ks__produce_complete_pending(struct ks_broker *broker, struct ks__replica *
     }
     int32_t isr[KS_REPLICATION_FACTOR_MAX * 2];
     int32_t isr_count = ks__replica_maximal_isr(replica, isr);
-    GPtrArray *done = NULL;
+    /* Collected first: completing one changes broker->pending. */
+    struct ks__pending_produce *local[16];
+    struct ks__pending_produce **done = local;
+    if (broker->pending->len > G_N_ELEMENTS(local)) {
+        done = g_new(struct ks__pending_produce *, broker->pending->len);
+    }
+    guint done_count = 0;
     for (guint i = 0; i < broker->pending->len; i++) {
         struct ks__pending_produce *item = g_ptr_array_index(broker->pending, i);
         if (pending_selected(item, replica, outcome)) {
-            if (done == NULL) {
-                done = g_ptr_array_new();
-            }
-            g_ptr_array_add(done, item);
+            done[done_count++] = item;
         }
     }
-    if (done == NULL) {
-        return;
-    }
     ks_time_ns at = ks_disk_idle_at_ns(broker->world, (ks_node_id)broker->id); /* A3 */
-    for (guint i = 0; i < done->len; i++) {
-        struct ks__pending_produce *item = g_ptr_array_index(done, i);
+    for (guint i = 0; i < done_count; i++) {
+        struct ks__pending_produce *item = done[i];
         g_ptr_array_remove(broker->pending, item);
         ks_world_cancel(broker->world, item->timer);
         int16_t code = error;
@@ -194,7 +194,9 @@ void ks__produce_complete_pending(struct ks_broker *broker, struct ks__replica *
         complete(broker, &item->completion, code, item->base_offset, at);
         free(item);
     }
-    g_ptr_array_free(done, TRUE);
+    if (done != local) {
+        g_free(done);
+    }
 }
 
 static void pending_timeout(ks_world *world, void *context)

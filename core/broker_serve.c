@@ -80,6 +80,14 @@
 ** modelled: Kafka's cache sharding and its eviction of a less-used session
 ** by a busier one (ksim's sessions all belong to followers, Kafka's
 ** privileged kind); consumers fetch sessionless.
+**
+** Cost: a fetch served allocates nothing in the common case. The request a
+** session expands to, the visit list and the response are built in buffers
+** the broker keeps between serves (a pool, since a serve can nest in
+** another: a HW advance releases a parked consumer fetch), the plans live
+** on the stack for up to 8 partitions, an incremental answer drops its
+** quiet partitions in place, and an answered DelayedFetch is kept, with its
+** request buffer, for the next park.
 */
 #include "broker_int.h"
 
@@ -135,6 +143,89 @@ static const struct ks_fetch_request_partition *request_entries(const uint8_t *r
     return (const struct ks_fetch_request_partition *)(request + sizeof(struct ks_fetch_request));
 }
 
+/* ---- buffers kept between serves ------------------------------------------------------- */
+
+#define SCRATCH_KEPT_MAX   8           /* buffers of each kind a broker keeps */
+#define SCRATCH_BYTES_MAX  (1024 * 1024) /* a larger one is freed, not kept */
+
+/* An empty buffer from the broker's pool (a new one when it is empty).
+ * Owned by the caller until scratch_give. */
+static GByteArray *scratch_take(struct ks_broker *broker)
+{
+    if (broker->serve_scratch != NULL && broker->serve_scratch->len > 0) {
+        GByteArray *bytes = g_ptr_array_steal_index(broker->serve_scratch,
+                                                    broker->serve_scratch->len - 1);
+        g_byte_array_set_size(bytes, 0);
+        return bytes;
+    }
+    return g_byte_array_sized_new(4096);
+}
+
+static void scratch_give(struct ks_broker *broker, GByteArray *bytes)
+{
+    if (broker->serve_scratch == NULL) {
+        broker->serve_scratch = g_ptr_array_new();
+    }
+    if (broker->serve_scratch->len >= SCRATCH_KEPT_MAX || bytes->len > SCRATCH_BYTES_MAX) {
+        g_byte_array_unref(bytes);
+        return;
+    }
+    g_ptr_array_add(broker->serve_scratch, bytes);
+}
+
+/* An empty visit list (guint), as scratch_take. */
+static GArray *visits_take(struct ks_broker *broker)
+{
+    if (broker->serve_visits != NULL && broker->serve_visits->len > 0) {
+        GArray *visit = g_ptr_array_steal_index(broker->serve_visits, broker->serve_visits->len - 1);
+        g_array_set_size(visit, 0);
+        return visit;
+    }
+    return g_array_new(FALSE, FALSE, sizeof(guint));
+}
+
+static void visits_give(struct ks_broker *broker, GArray *visit)
+{
+    if (visit == NULL) {
+        return;
+    }
+    if (broker->serve_visits == NULL) {
+        broker->serve_visits = g_ptr_array_new();
+    }
+    if (broker->serve_visits->len >= SCRATCH_KEPT_MAX) {
+        g_array_free(visit, TRUE);
+        return;
+    }
+    g_ptr_array_add(broker->serve_visits, visit);
+}
+
+void ks__serve_free_scratch(struct ks_broker *broker)
+{
+    if (broker->delayed_spare != NULL) {
+        for (guint i = 0; i < broker->delayed_spare->len; i++) {
+            struct ks__delayed_fetch *item = g_ptr_array_index(broker->delayed_spare, i);
+            free(item->request);
+            free(item);
+        }
+        g_ptr_array_free(broker->delayed_spare, TRUE);
+        broker->delayed_spare = NULL;
+    }
+    if (broker->serve_scratch != NULL) {
+        for (guint i = 0; i < broker->serve_scratch->len; i++) {
+            g_byte_array_unref(g_ptr_array_index(broker->serve_scratch, i));
+        }
+        g_ptr_array_free(broker->serve_scratch, TRUE);
+        broker->serve_scratch = NULL;
+    }
+    if (broker->serve_visits != NULL) {
+        for (guint i = 0; i < broker->serve_visits->len; i++) {
+            g_array_free(g_ptr_array_index(broker->serve_visits, i), TRUE);
+        }
+        g_ptr_array_free(broker->serve_visits, TRUE);
+        broker->serve_visits = NULL;
+    }
+}
+
 static bool delayed_contains(const struct ks__delayed_fetch *item, int32_t topic_index,
                              int32_t partition)
 {
@@ -151,10 +242,21 @@ static bool delayed_contains(const struct ks__delayed_fetch *item, int32_t topic
     return false;
 }
 
+/* An answered or replaced parked fetch goes to the broker's spares, for
+ * the next park (a follower parks after nearly every fetch). */
 static void delayed_free(struct ks__delayed_fetch *item)
 {
-    free(item->request);
-    free(item);
+    struct ks_broker *broker = item->broker;
+    if (broker->delayed_spare == NULL) {
+        broker->delayed_spare = g_ptr_array_new();
+    }
+    if (broker->delayed_spare->len >= SCRATCH_KEPT_MAX ||
+        item->request_capacity_bytes > SCRATCH_BYTES_MAX) {
+        free(item->request);
+        free(item);
+        return;
+    }
+    g_ptr_array_add(broker->delayed_spare, item);
 }
 
 /* DelayedFetch.tryComplete / onExpiration: answer now if the request has
@@ -175,10 +277,8 @@ static void delayed_complete(struct ks_broker *broker, struct ks__delayed_fetch 
         session.visit = visit;
         serve_fetch(broker, item->source, request->data, request->len, mode,
                     SERVE_FROM_PURGATORY, session, item->deadline_ns);
-        g_byte_array_unref(request);
-        if (visit != NULL) {
-            g_array_free(visit, TRUE);
-        }
+        scratch_give(broker, request);
+        visits_give(broker, visit);
     } else {
         serve_fetch(broker, item->source, item->request, item->request_bytes, mode,
                     SERVE_FROM_PURGATORY, session, item->deadline_ns);
@@ -210,26 +310,25 @@ void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t pa
     if (broker->delayed->len == 0) {
         return;
     }
-    GPtrArray *ready = NULL;
+    /* Collected first: completing one changes broker->delayed. */
+    struct ks__delayed_fetch *local[16];
+    struct ks__delayed_fetch **ready = local;
+    guint ready_count = 0;
+    if (broker->delayed->len > G_N_ELEMENTS(local)) {
+        ready = g_new(struct ks__delayed_fetch *, broker->delayed->len);
+    }
     for (guint i = 0; i < broker->delayed->len; i++) {
         struct ks__delayed_fetch *item = g_ptr_array_index(broker->delayed, i);
-        if (!waiter_selected(item, waiters)) {
-            continue;
-        }
-        if (delayed_contains(item, topic_index, partition)) {
-            if (ready == NULL) {
-                ready = g_ptr_array_new();
-            }
-            g_ptr_array_add(ready, item);
+        if (waiter_selected(item, waiters) && delayed_contains(item, topic_index, partition)) {
+            ready[ready_count++] = item;
         }
     }
-    if (ready == NULL) {
-        return;
+    for (guint i = 0; i < ready_count; i++) {
+        delayed_complete(broker, ready[i], SERVE_MAY_PARK);
     }
-    for (guint i = 0; i < ready->len; i++) {
-        delayed_complete(broker, g_ptr_array_index(ready, i), SERVE_MAY_PARK);
+    if (ready != local) {
+        g_free(ready);
     }
-    g_ptr_array_free(ready, TRUE);
 }
 
 /* ---- phase 1: plan (validation) ------------------------------------------------------ */
@@ -682,17 +781,34 @@ static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_
     return session;
 }
 
-static void visit_add(const struct ks__fetch_session *session, GArray *visit, int32_t topic_index,
-                      int32_t partition)
+#define VISIT_INSERT_MAX 32 /* up to this many, a visit list is kept sorted as it is made */
+
+/* Adds the session position of (topic, partition), if the session holds it,
+ * to list[0, *count): in order and once each when sorted, else at the end
+ * (sorted and deduplicated afterwards). */
+static void visit_add(const struct ks__fetch_session *session, guint *list, guint *count,
+                      bool sorted, int32_t topic_index, int32_t partition)
 {
     bool found = false;
     guint at = session_position(session, topic_index, partition, &found);
-    if (found) {
-        g_array_append_val(visit, at);
+    if (!found) {
+        return;
     }
+    guint j = *count;
+    if (sorted) {
+        while (j > 0 && list[j - 1] > at) {
+            j--;
+        }
+        if (j > 0 && list[j - 1] == at) {
+            return;
+        }
+        memmove(list + j + 1, list + j, (*count - j) * sizeof *list);
+    }
+    list[j] = at;
+    (*count)++;
 }
 
-static gint compare_guint(gconstpointer a, gconstpointer b)
+static int compare_guint(const void *a, const void *b)
 {
     guint x = *(const guint *)a;
     guint y = *(const guint *)b;
@@ -726,38 +842,47 @@ static GArray *session_visit(struct ks_broker *broker, struct ks__fetch_session 
         }
         return NULL; /* the whole list */
     }
-    GArray *visit = g_array_new(FALSE, FALSE, sizeof(guint));
+    GArray *visit = visits_take(broker);
+    /* Below the session's size (the test above), so it fits a guint. */
+    guint bound = (guint)(touches + session->awake->len + (uint64_t)listed_count);
+    g_array_set_size(visit, bound);
+    guint *list = (guint *)(void *)visit->data;
+    guint count = 0;
+    bool sorted = bound <= VISIT_INSERT_MAX;
     for (guint i = 0; i < session->awake->len; i++) {
         const partition_key *key = &g_array_index(session->awake, partition_key, i);
-        visit_add(session, visit, key->topic_index, key->partition);
+        visit_add(session, list, &count, sorted, key->topic_index, key->partition);
     }
     for (int32_t i = 0; i < listed_count; i++) {
-        visit_add(session, visit, listed[i].topic_index, listed[i].partition);
+        visit_add(session, list, &count, sorted, listed[i].topic_index, listed[i].partition);
     }
     uint64_t end = touched_end(broker);
     for (uint64_t seq = session->touched_seen; seq < end; seq++) {
         const partition_key *key = &g_array_index(broker->touched, partition_key,
                                                   (guint)(seq - broker->touched_base));
-        visit_add(session, visit, key->topic_index, key->partition);
+        visit_add(session, list, &count, sorted, key->topic_index, key->partition);
     }
-    g_array_sort(visit, compare_guint);
-    guint kept = 0;
-    for (guint i = 0; i < visit->len; i++) {
-        guint at = g_array_index(visit, guint, i);
-        if (kept == 0 || g_array_index(visit, guint, kept - 1) != at) {
-            g_array_index(visit, guint, kept++) = at;
+    if (!sorted) {
+        qsort(list, count, sizeof *list, compare_guint);
+        guint kept = 0;
+        for (guint i = 0; i < count; i++) {
+            if (kept == 0 || list[kept - 1] != list[i]) {
+                list[kept++] = list[i];
+            }
         }
+        count = kept;
     }
-    g_array_set_size(visit, kept);
+    g_array_set_size(visit, count);
     session->touched_seen = touched_end(broker);
     session->visit_all = false;
-    g_array_set_size(session->awake, 0); /* until session_settle finds some quiet */
-    for (guint i = 0; i < visit->len; i++) {
-        const struct ks__session_partition *part = session_at(session, g_array_index(visit, guint, i));
+    /* Awake until session_settle finds them quiet. */
+    g_array_set_size(session->awake, count);
+    for (guint i = 0; i < count; i++) {
+        const struct ks__session_partition *part = session_at(session, list[i]);
         ks__replica_follower_wake(broker, part->request.topic_index, part->request.partition,
                                   session->replica_id);
         partition_key key = { part->request.topic_index, part->request.partition };
-        g_array_append_val(session->awake, key);
+        g_array_index(session->awake, partition_key, i) = key;
     }
     return visit;
 }
@@ -797,18 +922,22 @@ static void session_check_quiet(struct ks_broker *broker, const struct ks__fetch
 
 /* A request of the header with the entries of the session's partitions at
  * the positions in visit (all when NULL). */
-static GByteArray *session_entries(const struct ks__fetch_session *session,
+static GByteArray *session_entries(struct ks_broker *broker,
+                                   const struct ks__fetch_session *session,
                                    struct ks_fetch_request *header, const GArray *visit)
 {
     guint count = visit != NULL ? visit->len : session->partitions->len;
     header->partition_count = (int32_t)count;
-    GByteArray *out = g_byte_array_sized_new(
-        (guint)(sizeof *header + count * sizeof(struct ks_fetch_request_partition)));
-    g_byte_array_append(out, (const guint8 *)header, sizeof *header);
+    GByteArray *out = scratch_take(broker);
+    g_byte_array_set_size(out, (guint)(sizeof *header +
+                                       count * sizeof(struct ks_fetch_request_partition)));
+    memcpy(out->data, header, sizeof *header);
+    struct ks_fetch_request_partition *entries =
+        (struct ks_fetch_request_partition *)(out->data + sizeof *header);
     for (guint i = 0; i < count; i++) {
         const struct ks__session_partition *part =
             session_at(session, visit != NULL ? g_array_index(visit, guint, i) : i);
-        g_byte_array_append(out, (const guint8 *)&part->request, sizeof part->request);
+        memcpy(&entries[i], &part->request, sizeof part->request);
     }
     return out;
 }
@@ -822,7 +951,7 @@ static GByteArray *session_serve_request(struct ks_broker *broker,
     GArray *visit = session_visit(broker, session, NULL, 0);
     struct ks_fetch_request request = *header;
     request.forgotten_count = 0;
-    GByteArray *out = session_entries(session, &request, visit);
+    GByteArray *out = session_entries(broker, session, &request, visit);
     *visit_out = visit;
     return out;
 }
@@ -872,7 +1001,7 @@ static GByteArray *session_request(struct ks_broker *broker, const uint8_t *mess
             session_out->id = session->id;
             broker->session_fetch_ns[request.replica_id - 1] = now;
         }
-        GByteArray *out = g_byte_array_new();
+        GByteArray *out = scratch_take(broker);
         g_byte_array_append(out, (const guint8 *)&header, sizeof header);
         g_byte_array_append(out, (const guint8 *)entries,
                             (guint)request.partition_count *
@@ -918,7 +1047,7 @@ static GByteArray *session_request(struct ks_broker *broker, const uint8_t *mess
 #endif
     /* The quiet partitions' fetch time (S5): after the visited ones woke. */
     broker->session_fetch_ns[request.replica_id - 1] = now;
-    GByteArray *out = session_entries(session, &header, visit);
+    GByteArray *out = session_entries(broker, session, &header, visit);
     *visit_out = visit;
     session_out->visit = visit;
     return out;
@@ -945,8 +1074,8 @@ static void answer_in_session(struct ks_broker *broker, struct serve_session ses
         return; /* evicted, or changed since it parked: answer everything */
     }
     cached->last_used_ns = ks__broker_now_ns(broker);
-    GByteArray *kept = g_byte_array_new();
-    g_byte_array_append(kept, (const guint8 *)&header, sizeof header);
+    /* Kept answers move down over dropped ones, in place. */
+    size_t kept_end = sizeof header;
     int32_t kept_count = 0;
     size_t position = sizeof header;
     for (guint i = 0; i < served; i++) {
@@ -961,17 +1090,18 @@ static void answer_in_session(struct ks_broker *broker, struct serve_session ses
         part->hw = answer.error_code != KS_ERR_NONE ? -1 : answer.hw;
         part->log_start_offset = answer.log_start_offset;
         if (must || !session.incremental) {
-            g_byte_array_append(kept, out->data + position, (guint)bytes);
+            if (kept_end != position) {
+                memmove(out->data + kept_end, out->data + position, bytes);
+            }
+            kept_end += bytes;
             kept_count++;
         }
         position += bytes;
     }
     ks_assert(position == out->len);
     header.partition_count = kept_count;
-    memcpy(kept->data, &header, sizeof header);
-    g_byte_array_set_size(out, 0);
-    g_byte_array_append(out, kept->data, kept->len);
-    g_byte_array_unref(kept);
+    memcpy(out->data, &header, sizeof header);
+    g_byte_array_set_size(out, (guint)kept_end);
 }
 
 /* S5, after a request's first serve: a visited partition that read nothing
@@ -1009,12 +1139,22 @@ static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *mes
 {
     ks_time_ns now = ks__broker_now_ns(broker);
     ks_assert(deadline_ns > now); /* S1 */
-    struct ks__delayed_fetch *item = calloc(1, sizeof *item);
-    ks_assert(item != NULL);
+    struct ks__delayed_fetch *item = NULL;
+    if (broker->delayed_spare != NULL && broker->delayed_spare->len > 0) {
+        item = g_ptr_array_steal_index(broker->delayed_spare, broker->delayed_spare->len - 1);
+    } else {
+        item = calloc(1, sizeof *item);
+        ks_assert(item != NULL);
+    }
+    if (item->request_capacity_bytes < message_bytes || item->request == NULL) {
+        free(item->request);
+        item->request = malloc(message_bytes > 0 ? message_bytes : 1);
+        ks_assert(item->request != NULL);
+        item->request_capacity_bytes = message_bytes;
+    }
     item->broker = broker;
     item->source = source;
-    item->request = malloc(message_bytes);
-    ks_assert(item->request != NULL);
+    item->timer = 0;
     memcpy(item->request, message, message_bytes);
     item->request_bytes = message_bytes;
     item->origin = origin;
@@ -1041,12 +1181,15 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
     const struct ks_fetch_request_partition *entries = request_entries(message);
     enum ks__fetch_origin origin =
         request.replica_id < 0 ? KS__FETCH_FROM_CONSUMER : KS__FETCH_FROM_FOLLOWER;
-    struct entry_plan *plans =
-        g_new0(struct entry_plan, request.partition_count > 0 ? (gsize)request.partition_count : 1);
-    for (int32_t i = 0; i < request.partition_count; i++) {
-        plan_entry(broker, &request, &entries[i], &plans[i]);
+    struct entry_plan local[8];
+    struct entry_plan *plans = local;
+    if ((size_t)request.partition_count > G_N_ELEMENTS(local)) {
+        plans = g_new(struct entry_plan, (gsize)request.partition_count);
     }
-    GByteArray *out = g_byte_array_new();
+    for (int32_t i = 0; i < request.partition_count; i++) {
+        plan_entry(broker, &request, &entries[i], &plans[i]); /* sets every field */
+    }
+    GByteArray *out = scratch_take(broker);
     struct ks_fetch_response header;
     memset(&header, 0, sizeof header);
     header.correlation_id = request.correlation_id;
@@ -1083,11 +1226,13 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
     case SERVE_ANSWER_NOW: may_park = false; break;
     }
     if (may_park && !anything_to_say && total_records < min_bytes && deadline_ns > now) {
-        g_byte_array_unref(out);
+        scratch_give(broker, out);
         if (session.id != 0 && pass == SERVE_FIRST) {
             session_settle(broker, session, entries, plans, request.partition_count);
         }
-        g_free(plans);
+        if (plans != local) {
+            g_free(plans);
+        }
         park(broker, source, message, message_bytes, origin, session, deadline_ns);
         return;
     }
@@ -1097,10 +1242,12 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
             session_settle(broker, session, entries, plans, request.partition_count);
         }
     }
-    g_free(plans);
+    if (plans != local) {
+        g_free(plans);
+    }
     ks__broker_send_at(broker, ks_disk_idle_at_ns(broker->world, (ks_node_id)broker->id), source,
                        KS_MSG_FETCH_RESPONSE, out->data, out->len);
-    g_byte_array_unref(out);
+    scratch_give(broker, out);
 }
 
 void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
@@ -1147,10 +1294,8 @@ void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uin
     }
     serve_fetch(broker, source, expanded->data, expanded->len, SERVE_MAY_PARK, SERVE_FIRST, session,
                 KS_TIME_NEVER);
-    g_byte_array_unref(expanded);
-    if (visit != NULL) {
-        g_array_free(visit, TRUE);
-    }
+    scratch_give(broker, expanded);
+    visits_give(broker, visit);
 }
 
 /* ---- OffsetsForLeaderEpoch (consumers) ---------------------------------------------- */

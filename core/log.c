@@ -10,7 +10,14 @@
 ** then a binary search of the segment's offset index, then a short scan of
 ** batch headers (kafka-reference 3.3), reading one 61-byte header at a time
 ** and then the found batches straight into the caller's buffer, so a lookup
-** copies only what it needs. Both indexes are kept in memory and
+** copies only what it needs. Each segment remembers where its last 16
+** batches lie (the recent ring, kept while the file is not rewritten below
+** its end): when the scan would stop at one of them and every header it
+** would read before it is in the page cache, it starts there instead, since
+** those reads would change nothing in the disk model that the read of the
+** found header does not (segment_recent_skip). A follower reading back what
+** its leader appended a moment ago reads one header, not the ~4 KiB of
+** headers since the last index entry. Both indexes are kept in memory and
 ** mirrored to their files entry by entry, so a file always holds exactly the
 ** entries (Kafka pre-allocates and trims on roll; ksim never pre-allocates).
 **
@@ -107,6 +114,7 @@
 #define LOOKUP_WINDOW_BYTES   KS_BATCH_HEADER_BYTES /* one header per read while seeking */
 #define EXTENT_WINDOW_BYTES   (64 * 1024)           /* headers of the batches that follow */
 #define EPOCH_CHECKPOINT_NAME "leader-epoch-checkpoint"
+#define RECENT_BATCH_COUNT    16 /* batches a segment remembers the place of */
 
 struct offset_entry {
     int32_t relative_offset;
@@ -121,6 +129,12 @@ struct time_entry {
 struct epoch_entry {
     int32_t epoch;
     int64_t start_offset;
+};
+
+/* Where one of a segment's last batches lies (struct segment's recent). */
+struct recent_batch {
+    int64_t last_offset;
+    int64_t position;
 };
 
 struct segment {
@@ -141,6 +155,15 @@ struct segment {
     ks_file *txn_file;    /* owned; NULL while the segment has no `.txnindex` */
     GArray *aborted;      /* struct ks_aborted_txn of its `.txnindex`, owned */
     bool dirty;           /* written since its last fsync */
+    /* The last batches accounted, consecutive and ending at recent_end, in a
+     * ring (oldest at (recent_next - recent_count) mod RECENT_BATCH_COUNT);
+     * valid while the log file's rewrite count is recent_rewrites and
+     * recent_end its size (segment_recent_find). */
+    struct recent_batch recent[RECENT_BATCH_COUNT];
+    uint32_t recent_count;
+    uint32_t recent_next;
+    int64_t recent_end;
+    uint64_t recent_rewrites;
 };
 
 /* A transaction of the log's producer state: ongoing (last_offset -1) or
@@ -655,6 +678,7 @@ void ks_log_epoch_entry(const struct ks_log *log, int32_t index, int32_t *epoch_
 
 static void segment_close_files(struct segment *segment)
 {
+    segment->recent_count = 0;
     ks_disk_close(segment->log_file);
     ks_disk_close(segment->index_file);
     ks_disk_close(segment->time_file);
@@ -667,6 +691,7 @@ static void segment_close_files(struct segment *segment)
 
 static void segment_open_files(struct ks_log *log, struct segment *segment, unsigned flags)
 {
+    segment->recent_count = 0;
     const char *suffixes[3] = { ".log", ".index", ".timeindex" };
     ks_file **files[3] = { &segment->log_file, &segment->index_file, &segment->time_file };
     for (int i = 0; i < 3; i++) {
@@ -798,6 +823,27 @@ static void time_index_maybe_append(struct segment *segment, int64_t timestamp, 
     }
 }
 
+/* Remembers where the batch just accounted lies; the ring starts again when
+ * it does not follow the last one (the segment was truncated) or the file
+ * was rewritten since. */
+static void segment_recent_add(struct segment *segment, const struct header *batch,
+                               int64_t position)
+{
+    uint64_t rewrites = segment->log_file != NULL ? ks_disk_rewrite_count(segment->log_file) : 0;
+    if (segment->recent_count > 0 &&
+        (segment->recent_end != position || segment->recent_rewrites != rewrites)) {
+        segment->recent_count = 0;
+    }
+    segment->recent_rewrites = rewrites;
+    segment->recent[segment->recent_next] =
+        (struct recent_batch){ .last_offset = batch->last_offset, .position = position };
+    segment->recent_next = (segment->recent_next + 1) % RECENT_BATCH_COUNT;
+    if (segment->recent_count < RECENT_BATCH_COUNT) {
+        segment->recent_count++;
+    }
+    segment->recent_end = position + batch->batch_bytes;
+}
+
 /* Applies one batch at `position` to the segment's state and indexes, as
  * LogSegment.append does per batch (the index rule in the design block). */
 static void segment_account_batch(struct ks_log *log, struct segment *segment,
@@ -833,6 +879,7 @@ static void segment_account_batch(struct ks_log *log, struct segment *segment,
     segment->bytes_since_index += batch->batch_bytes;
     segment->next_offset = batch->last_offset + 1;
     segment->size_bytes = position + batch->batch_bytes;
+    segment_recent_add(segment, batch, position);
     if (segment->batch_count >= 0) {
         segment->batch_count++;
         segment->record_count += batch->record_count > 0 ? batch->record_count : 0;
@@ -880,6 +927,43 @@ static int64_t time_index_floor_offset(const struct segment *segment, int64_t ti
            g_array_index(segment->time_index, struct time_entry, low - 1).relative_offset;
 }
 
+/* Where the header scan for offset from `floor` (an index entry's position)
+ * may start instead: at the batch it would stop at, when the segment's
+ * recent batches know it and the previous one (so every batch between floor
+ * and it ends below offset) and every header the scan would read before it
+ * is in the page cache. Those reads would find what was appended (the file
+ * was not rewritten) and change nothing the read of the found header does
+ * not (ks_disk_cached), so skipping them leaves the same disk state, costs
+ * and result. Otherwise floor. */
+static int64_t segment_recent_skip(const struct segment *segment, int64_t offset, int64_t floor)
+{
+    if (segment->recent_count < 2 || segment->recent_end != segment->size_bytes ||
+        segment->log_file == NULL ||
+        segment->recent_rewrites != ks_disk_rewrite_count(segment->log_file)) {
+        return floor;
+    }
+    uint32_t newest = (segment->recent_next + RECENT_BATCH_COUNT - 1) % RECENT_BATCH_COUNT;
+    if (segment->recent[newest].last_offset < offset) {
+        return floor;
+    }
+    /* The first remembered batch ending at or past offset, after one that
+     * ends before it. */
+    uint32_t at = newest;
+    for (uint32_t k = 1; k < segment->recent_count; k++) {
+        uint32_t before = (at + RECENT_BATCH_COUNT - 1) % RECENT_BATCH_COUNT;
+        if (segment->recent[before].last_offset < offset) {
+            int64_t position = segment->recent[at].position;
+            ks_assert(position >= floor); /* the index floor ends at or below offset */
+            if (position > floor && !ks_disk_cached(segment->log_file, floor, position - floor)) {
+                return floor;
+            }
+            return position;
+        }
+        at = before;
+    }
+    return floor;
+}
+
 /* Finds the first batch of the segment whose last offset >= offset, scanning
  * headers from the index floor with `reader` (which keeps its window for the
  * caller). Returns its position, or -1 if none (or on an unreadable
@@ -887,7 +971,7 @@ static int64_t time_index_floor_offset(const struct segment *segment, int64_t ti
 static int64_t segment_translate_with(struct reader *reader, struct segment *segment,
                                       int64_t offset, struct header *batch_out)
 {
-    int64_t position = index_floor_position(segment, offset);
+    int64_t position = segment_recent_skip(segment, offset, index_floor_position(segment, offset));
     while (position < segment->size_bytes) {
         size_t available = 0;
         const uint8_t *bytes = reader_get(reader, position, KS_BATCH_HEADER_BYTES, &available);

@@ -139,6 +139,16 @@ ks_file *ks_disk_open(ks_world *world, ks_node_id node, const char *path, unsign
                       enum ks_io_result *result);
 void ks_disk_close(ks_file *file); /* NULL is a no-op; does not fsync */
 int64_t ks_disk_size(const ks_file *file);
+/* A count that grows whenever bytes the file already held may have changed:
+ * a write below its end, a truncate, corruption, a power loss, a change by
+ * another program. Appends leave it. A reader that remembers where things
+ * lie in a file checks with it that the file is as it left it. */
+uint64_t ks_disk_rewrite_count(const ks_file *file);
+/* True when every byte of [position, position + byte_count) is in the page
+ * cache, so that a read of any of them costs no time and changes nothing
+ * but the file's place in the cache's order, as a read of any other of them
+ * would. */
+bool ks_disk_cached(const ks_file *file, int64_t position_bytes, int64_t byte_count);
 enum ks_io_result ks_disk_append(ks_file *file, const void *bytes, size_t byte_count);
 enum ks_io_result ks_disk_pwrite(ks_file *file, const void *bytes, size_t byte_count,
                                  int64_t position_bytes);

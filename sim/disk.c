@@ -91,6 +91,13 @@
 **       skipping dirty files (reclaim must write them back first) and the
 **       file just touched. Kafka reads what it wrote recently, so old
 **       segments go first, as they would from a real page cache.
+**   P3  A read inside the cached range leaves the range as it is and only
+**       moves the file to the front of the cache order, so a second such read
+**       of the same file at the same moment changes nothing. ks_disk_cached
+**       tells a caller that a range is such (the log skips header reads that
+**       would be, core/log.c), and ks_disk_rewrite_count that bytes it read
+**       before are unchanged (it moves with every write below the end,
+**       truncate, corruption and power loss, never with an append).
 **
 ** Faults that exist:
 **   - process crash (ks_world_node_crash, power_loss false): nothing is lost,
@@ -202,6 +209,7 @@ struct ks__file_record {
     int64_t cache_hi_bytes;
     bool in_cache_list; /* the node's cache list (P2) */
     GList cache_link;   /* in it */
+    uint64_t rewrite_count; /* ks_disk_rewrite_count: bytes it held may have changed */
 };
 
 struct ks_file {
@@ -906,6 +914,7 @@ static void record_truncate(ks_world *world, struct ks__file_record *record, int
     }
     record->size_bytes = size_bytes;
     record->has_last_write = false;
+    record->rewrite_count++;
     cache_set(world, record, MIN(record->cache_lo_bytes, size_bytes),
               MIN(record->cache_hi_bytes, size_bytes));
     dirty_update(world, record);
@@ -938,6 +947,7 @@ static bool record_check_external(ks_world *world, struct ks__file_record *recor
     record->durable_size_bytes = record->size_bytes;
     record->synced = true;
     record->has_last_write = false;
+    record->rewrite_count++;
     dirty_update(world, record);
     cache_set(world, record, 0, 0); /* P1: new content, not read yet */
     return true;
@@ -1049,6 +1059,23 @@ int64_t ks_disk_size(const ks_file *file)
     return file->record->size_bytes;
 }
 
+uint64_t ks_disk_rewrite_count(const ks_file *file)
+{
+    return file->record->rewrite_count;
+}
+
+/* P1: a read of bytes inside the cached range misses nothing and leaves the
+ * range as it is (cache_touch), so any such read only moves the file to the
+ * front of the node's cache list. The flusher (W2) never changes the range,
+ * so this holds before its catch-up as after. */
+bool ks_disk_cached(const ks_file *file, int64_t position_bytes, int64_t byte_count)
+{
+    const struct ks__file_record *record = file->record;
+    return record->accounted && byte_count > 0 && record->cache_hi_bytes > record->cache_lo_bytes &&
+           position_bytes >= record->cache_lo_bytes &&
+           position_bytes + byte_count <= record->cache_hi_bytes;
+}
+
 enum ks_io_result ks_disk_pwrite(ks_file *file, const void *bytes, size_t byte_count,
                                  int64_t position_bytes)
 {
@@ -1076,6 +1103,9 @@ enum ks_io_result ks_disk_pwrite(ks_file *file, const void *bytes, size_t byte_c
         memcpy(record->staged + record->staged_bytes, bytes, byte_count);
         record->staged_bytes = need;
     } else {
+        if (position_bytes < record->size_bytes) {
+            record->rewrite_count++;
+        }
         record_flush(world, record);
         undo_save(world, record, position_bytes, end);
         write_all(world, record_fd(world, record), bytes, byte_count, position_bytes, record->path);
@@ -1498,6 +1528,7 @@ static void power_loss_file(ks_world *world, struct ks__file_record *record)
         g_free(torn);
     }
     record->has_last_write = false;
+    record->rewrite_count++;
     record->durable_size_bytes = record->size_bytes; /* what reached the platter is durable */
     record->synced = true;
     dirty_update(world, record);
@@ -1568,6 +1599,7 @@ bool ks_world_disk_corrupt(ks_world *world, ks_node_id node, const char *path,
         return false;
     }
     record_flush(world, record);
+    record->rewrite_count++;
     uint8_t *bytes = g_malloc(byte_count > 0 ? byte_count : 1);
     int fd = record_fd(world, record);
     read_all(world, fd, bytes, byte_count, position_bytes, record->path);

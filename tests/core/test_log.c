@@ -982,10 +982,141 @@ static void test_dump_log_format(void)
     ks_test_env_deinit(&env);
 }
 
+/* ---- lookups from a segment's recent batches (segment_recent_skip) ------------------ */
+
+#define RECENT_BATCHES 40
+
+/* What one read saw and cost: its bytes, the node's disk time and page
+ * cache after it. */
+struct read_seen {
+    GByteArray *bytes;
+    ks_time_ns idle_ns;
+    uint64_t read_miss_bytes;
+    int64_t cached_bytes;
+};
+
+/* A log of RECENT_BATCHES equal batches, flushed, read at a fixed list of
+ * offsets before and after another file pushes it out of a small page
+ * cache. With `rewritten`, one byte of the segment is corrupted and
+ * restored before the reads: the same bytes, but the segment's recent
+ * batches no longer count, so every lookup scans the headers from the
+ * index floor. Fills seen[] (one per read); returns the batch size. */
+static size_t recent_reads(bool rewritten, struct read_seen *seen, size_t seen_count)
+{
+    struct ks_world_config world_config = {
+        .seed = 1,
+        .node_count = 2,
+        .disk_fsync_latency_ns = 1000,
+        .disk_bandwidth_bytes_per_s = 1000000000, /* 1 byte per ns */
+        .disk_page_cache_bytes = 9000,
+    };
+    struct ks_test_env env;
+    ks_test_env_init_config(&env, &world_config);
+    struct ks_log_config config = log_fixture_config();
+    struct ks_log *log = open_log(&env, &config);
+    GByteArray *one = log_fixture_batch(1, 100, 100, TS0);
+    size_t batch_bytes = one->len;
+    g_byte_array_unref(one);
+    for (int i = 0; i < RECENT_BATCHES; i++) {
+        log_fixture_append(log, 1, 100, 100, TS0, 0, NULL);
+    }
+    ks_log_flush(log);
+    const char *segment = LOG_DIR "/00000000000000000000.log";
+    if (rewritten) {
+        CU_ASSERT_FATAL(ks_world_disk_corrupt(env.world, LOG_NODE, segment, 500, 1));
+        CU_ASSERT_FATAL(ks_world_disk_corrupt(env.world, LOG_NODE, segment, 500, 1));
+    }
+    /* Cached reads, then the same after another file took the cache. */
+    const int64_t offsets[] = { 39, 35, 20, 39, 30, 31, 12, 38 };
+    ks_assert(seen_count == G_N_ELEMENTS(offsets));
+    for (size_t i = 0; i < G_N_ELEMENTS(offsets); i++) {
+        if (i == 4) {
+            ks_file *other = ks_disk_open(env.world, LOG_NODE, "broker-1/other", KS_DISK_CREATE,
+                                          NULL);
+            uint8_t block[8000] = { 0 };
+            ks_disk_append(other, block, sizeof block);
+            ks_disk_fsync(other);
+            ks_disk_close(other);
+        }
+        seen[i].bytes = g_byte_array_new();
+        CU_ASSERT_EQUAL(ks_log_read(log, offsets[i], INT64_MAX, i % 2 == 0 ? 1 : 1 << 20,
+                                    seen[i].bytes),
+                        KS_LOG_OK);
+        struct ks_batch_view batch;
+        CU_ASSERT_EQUAL_FATAL(
+            ks_batch_parse(seen[i].bytes->data, seen[i].bytes->len, &batch, NULL), KS_BATCH_OK);
+        CU_ASSERT_EQUAL(batch.base_offset, offsets[i]);
+        struct ks_world_disk_stats stats;
+        ks_world_disk_stats(env.world, LOG_NODE, &stats);
+        seen[i].idle_ns = ks_disk_idle_at_ns(env.world, LOG_NODE);
+        seen[i].read_miss_bytes = stats.read_miss_bytes;
+        seen[i].cached_bytes = stats.cached_bytes;
+    }
+    ks_log_close(log);
+    ks_test_env_deinit(&env);
+    return batch_bytes;
+}
+
+/* A lookup that starts at a batch the segment remembers, skipping header
+ * reads that would hit the page cache, answers, costs and leaves the cache
+ * exactly as the scan from the index floor does, cached or not. */
+static void test_recent_batches_read_as_the_scan(void)
+{
+    struct read_seen recent[8];
+    struct read_seen scanned[8];
+    size_t batch_bytes = recent_reads(false, recent, G_N_ELEMENTS(recent));
+    recent_reads(true, scanned, G_N_ELEMENTS(scanned));
+    CU_ASSERT(batch_bytes * RECENT_BATCHES > 4096); /* several headers before each found one */
+    bool missed = false;
+    for (size_t i = 0; i < G_N_ELEMENTS(recent); i++) {
+        CU_ASSERT_EQUAL(recent[i].bytes->len, scanned[i].bytes->len);
+        CU_ASSERT(recent[i].bytes->len == scanned[i].bytes->len &&
+                  memcmp(recent[i].bytes->data, scanned[i].bytes->data, recent[i].bytes->len) == 0);
+        CU_ASSERT_EQUAL(recent[i].idle_ns, scanned[i].idle_ns);
+        CU_ASSERT_EQUAL(recent[i].read_miss_bytes, scanned[i].read_miss_bytes);
+        CU_ASSERT_EQUAL(recent[i].cached_bytes, scanned[i].cached_bytes);
+        missed |= recent[i].read_miss_bytes > 0;
+        g_byte_array_unref(recent[i].bytes);
+        g_byte_array_unref(scanned[i].bytes);
+    }
+    CU_ASSERT(missed); /* the reads after the other file went to the device */
+}
+
+/* A header damaged between the index floor and a remembered batch stops
+ * the lookup as the scan does: the damage is a rewrite of the file. */
+static void test_recent_batches_see_a_damaged_header(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 2);
+    struct ks_log_config config = log_fixture_config();
+    struct ks_log *log = open_log(&env, &config);
+    GByteArray *one = log_fixture_batch(1, 100, 100, TS0);
+    size_t batch_bytes = one->len;
+    g_byte_array_unref(one);
+    for (int i = 0; i < 20; i++) {
+        log_fixture_append(log, 1, 100, 100, TS0, 0, NULL);
+    }
+    GByteArray *out = g_byte_array_new();
+    CU_ASSERT_EQUAL(ks_log_read(log, 18, INT64_MAX, 1 << 20, out), KS_LOG_OK);
+    CU_ASSERT(out->len == 2 * batch_bytes);
+    /* batchLength of batch 10 (bytes 8-11 of its header). */
+    CU_ASSERT_FATAL(ks_world_disk_corrupt(env.world, LOG_NODE,
+                                          LOG_DIR "/00000000000000000000.log",
+                                          (int64_t)(10 * batch_bytes + 8), 1));
+    g_byte_array_set_size(out, 0);
+    CU_ASSERT_EQUAL(ks_log_read(log, 18, INT64_MAX, 1 << 20, out), KS_LOG_OK);
+    CU_ASSERT_EQUAL(out->len, 0);
+    g_byte_array_unref(out);
+    ks_log_close(log);
+    ks_test_env_deinit(&env);
+}
+
 void ks_test_register_log(void)
 {
     static const struct ks_test_case cases[] = {
         { "append assigns offsets and reads back", test_append_assigns_offsets_and_reads_back },
+        { "recent batches read as the scan", test_recent_batches_read_as_the_scan },
+        { "recent batches see a damaged header", test_recent_batches_see_a_damaged_header },
         { "bad input is refused", test_bad_input_is_refused },
         { "corrupt batch refused on every append path",
           test_corrupt_batch_refused_on_every_append_path },

@@ -698,6 +698,55 @@ static void test_page_cache(void)
     ks_test_env_deinit(&env);
 }
 
+/* ks_disk_cached is true exactly for ranges inside the file's cached range
+ * (P1); ks_disk_rewrite_count moves with every change below the end (a
+ * write inside the file, a truncate, corruption, a power loss) and never
+ * with an append. */
+static void test_cached_range_and_rewrites(void)
+{
+    struct ks_world_config config = {
+        .seed = 1,
+        .node_count = 2,
+        .disk_fsync_latency_ns = 1000,
+        .disk_bandwidth_bytes_per_s = 1000000000,
+    };
+    struct ks_test_env env;
+    ks_test_env_init_config(&env, &config);
+    ks_world *world = env.world;
+    uint8_t block[4000] = { 0 };
+    size_t n = 0;
+    ks_file *a = ks_disk_open(world, 1, "a", KS_DISK_CREATE, NULL);
+    uint64_t rewrites = ks_disk_rewrite_count(a);
+    ks_disk_append(a, block, 4000);
+    ks_disk_append(a, block, 1000);
+    CU_ASSERT_EQUAL(ks_disk_rewrite_count(a), rewrites); /* appends */
+    CU_ASSERT(ks_disk_cached(a, 0, 5000));
+    CU_ASSERT(ks_disk_cached(a, 4500, 500));
+    CU_ASSERT_FALSE(ks_disk_cached(a, 4500, 501)); /* past the end */
+    CU_ASSERT_FALSE(ks_disk_cached(a, 100, 0));
+    ks_disk_fsync(a);
+    ks_world_node_crash(world, 1, true);
+    ks_world_node_restart(world, 1);
+    CU_ASSERT(ks_disk_rewrite_count(a) > rewrites); /* power loss */
+    rewrites = ks_disk_rewrite_count(a);
+    CU_ASSERT_FALSE(ks_disk_cached(a, 0, 1));
+    ks_disk_read(a, block, 1000, 1000, &n);
+    CU_ASSERT(ks_disk_cached(a, 1000, 1000));
+    CU_ASSERT_FALSE(ks_disk_cached(a, 999, 2));
+    CU_ASSERT_FALSE(ks_disk_cached(a, 1999, 2));
+    CU_ASSERT_EQUAL(ks_disk_rewrite_count(a), rewrites); /* reads */
+    ks_disk_pwrite(a, block, 10, 100);
+    CU_ASSERT(ks_disk_rewrite_count(a) > rewrites);
+    rewrites = ks_disk_rewrite_count(a);
+    ks_disk_truncate(a, 4000);
+    CU_ASSERT(ks_disk_rewrite_count(a) > rewrites);
+    rewrites = ks_disk_rewrite_count(a);
+    CU_ASSERT(ks_world_disk_corrupt(world, 1, "a", 10, 1));
+    CU_ASSERT(ks_disk_rewrite_count(a) > rewrites);
+    ks_disk_close(a);
+    ks_test_env_deinit(&env);
+}
+
 static ks_world *writeback_world(struct ks_test_env *env, uint64_t seed, bool aligned,
                                  uint64_t dirty_limit_bytes)
 {
@@ -906,6 +955,7 @@ void ks_test_register_disk(void)
         { "descriptor_lru", test_descriptor_lru },
         { "cost_model", test_cost_model },
         { "page_cache", test_page_cache },
+        { "cached_range_and_rewrites", test_cached_range_and_rewrites },
         { "writeback_by_age", test_writeback_by_age },
         { "writeback_never", test_writeback_never },
         { "writeback_phase", test_writeback_phase },
