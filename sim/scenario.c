@@ -658,6 +658,9 @@ static void fields_clear(struct ks_scenario *scenario)
     g_free(scenario->name);
     g_free(scenario->description);
     g_free(scenario->link_latencies);
+    for (size_t t = 0; t < scenario->topic_count; t++) {
+        ks_topic_config_deinit(&scenario->topics[t]);
+    }
     g_free(scenario->topics);
     g_free(scenario->producers);
     g_free(scenario->consumers);
@@ -1336,7 +1339,6 @@ static bool finalize_assignment(const struct ks_scenario *scenario, struct ks_to
                                 const struct raw_section *section, GError **error)
 {
     const struct raw_entry *entry = entry_find(section, "assignment");
-    topic->has_assignment = entry != NULL;
     if (entry == NULL) {
         return true;
     }
@@ -1348,6 +1350,9 @@ static bool finalize_assignment(const struct ks_scenario *scenario, struct ks_to
                        "separated by ';')",
                        count, topic->partition_count);
     }
+    /* As large as the topic; the topic owns it from here, so a later error
+     * leaves it to fields_clear. */
+    ks_topic_config_assignment_new(topic);
     for (guint p = 0; p < count; p++) {
         g_auto(GStrv) ids = g_strsplit(lists[p], ",", -1);
         guint rf = g_strv_length(ids);
@@ -3615,7 +3620,7 @@ static void json_table(JsonBuilder *builder, const struct ks_scenario *scenario,
             json_builder_end_array(builder);
         } else if (strcmp(spec->name, "assignment") == 0) {
             const struct ks_topic_config *topic = &scenario->topics[item_index];
-            if (!topic->has_assignment) {
+            if (topic->assignment == NULL) {
                 json_builder_add_null_value(builder);
                 continue;
             }

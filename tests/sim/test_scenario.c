@@ -107,7 +107,7 @@ static void test_spec_example(void)
     CU_ASSERT_FALSE(t->log.cleanup_compact);
     CU_ASSERT_EQUAL(t->log.retention_ns, 604800000LL * MS);
     CU_ASSERT_EQUAL(t->log.segment_bytes, 1073741824); /* inherited from log.segment.bytes */
-    CU_ASSERT_TRUE(t->has_assignment);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t->assignment);
     CU_ASSERT_EQUAL(t->assignment[1][0], 2);
     CU_ASSERT_EQUAL(t->assignment[1][2], 1);
     CU_ASSERT_EQUAL(t->assignment[2][1], 1);
@@ -222,7 +222,7 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(t->log.delete_retention_ns, 86400000LL * MS);
     CU_ASSERT_EQUAL(t->log.min_cleanable_dirty_ratio_permille, 500);
     CU_ASSERT_EQUAL(t->log.max_message_bytes, 1048588);
-    CU_ASSERT_FALSE(t->has_assignment);
+    CU_ASSERT_PTR_NULL(t->assignment);
 
     const struct ks_producer_config *p = &s->producers[0];
     CU_ASSERT_EQUAL(p->acks, KS_ACKS_ALL);
