@@ -77,6 +77,9 @@
 
 #define SAMPLE_INTERVAL_NS_MIN (100 * KS_NS_PER_MS)
 #define SAMPLE_COUNT_TARGET    1000
+/* partition_state rows (one per replica per sample) a run keeps at most:
+ * 80 bytes of memory each until the run is recorded, and a database row. */
+#define SAMPLE_ROW_COUNT_MAX 2000000
 #define FINAL_STEP_NS          (10 * KS_NS_PER_MS)
 #define REFUSED_QUIET_NS       (1 * KS_NS_PER_S)
 #define RUN_MARKER             ".ksim-run"
@@ -3593,6 +3596,18 @@ static void run_init(struct run *run, const struct ks_scenario *scenario,
     ks_time_ns total = (ks_time_ns)scenario->duration_ns +
                        (scenario->final_heal ? (ks_time_ns)scenario->final_drain_ns : 0);
     run->sample_interval_ns = MAX(SAMPLE_INTERVAL_NS_MIN, total / SAMPLE_COUNT_TARGET);
+    /* A large cluster is sampled less often, so that the samples stay under
+     * SAMPLE_ROW_COUNT_MAX rows: at 10,000 partitions of RF 3 the interval
+     * above made 3 million rows in a 10 s run, most of its memory and most of
+     * its CPU time (the recorder's inserts). Up to 2,000 replicas nothing
+     * changes. */
+    uint64_t replica_count = 0;
+    for (size_t t = 0; t < scenario->topic_count; t++) {
+        replica_count += (uint64_t)scenario->topics[t].partition_count *
+                         (uint64_t)scenario->topics[t].replication_factor;
+    }
+    uint64_t sample_count_max = MAX(1, SAMPLE_ROW_COUNT_MAX / MAX(1, replica_count));
+    run->sample_interval_ns = MAX(run->sample_interval_ns, total / sample_count_max);
 }
 
 static void run_deinit(struct run *run)
