@@ -293,6 +293,9 @@ struct ks_broker {
     const struct ks_cluster_spec *spec;   /* not owned */
     const struct ks_topic_config *topics; /* not owned */
     int32_t topic_count;
+    /* ks_broker_topic_index's: topic name (borrowed from topics) -> index + 1;
+     * looked up only, never iterated. Owned. */
+    GHashTable *topic_by_name;
     int32_t id;
     const struct ks_cluster_observer *observer; /* not owned */
     ks_node_id controller_node;
