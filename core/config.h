@@ -17,7 +17,11 @@
 #define KS_BROKER_COUNT_MAX       1024 /* a multiple of 8: core/proto.h's wire slots */
 #define KS_TOPIC_NAME_BYTES_MAX   249
 #define KS_REPLICATION_FACTOR_MAX 16
-#define KS_PARTITION_COUNT_MAX    10000     /* per topic: ks_topic_config.assignment */
+/* Partitions per topic and topics per cluster: chosen from what the model
+ * reaches (docs/scale-out.md, Limits); sim/scenario.h also bounds the
+ * partition replicas of a whole scenario. */
+#define KS_PARTITION_COUNT_MAX    50000
+#define KS_TOPIC_COUNT_MAX        10000
 #define KS_INT64_UNSET            INT64_MAX /* Kafka's Long.MAX_VALUE: "never" */
 
 enum ks_truncation_mode {
