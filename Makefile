@@ -145,7 +145,7 @@ unit: bin/ksim-tests
 	TMPDIR=$(TEST_TMPDIR) bin/ksim-tests
 
 # In two halves that make test runs side by side: sim/scenario (every key at its
-# extremes, each run under the sanitizers: 10,000 partitions is a minute of it)
+# extremes, each run under the sanitizers; the most partitions are only loaded)
 # and everything else. Their temporary folders go to /dev/shm when it is
 # writable: creating that many replica folders on a disk file system costs
 # the kernel more than the run.

@@ -856,6 +856,15 @@ struct ks_broker *ks_broker_new(ks_world *world, const struct ks_cluster_spec *s
             calloc((size_t)topics[t].partition_count, sizeof(struct ks__replica *));
         ks_assert(broker->meta[t] != NULL && broker->replicas[t] != NULL);
     }
+    broker->topic_by_name = g_hash_table_new(g_str_hash, g_str_equal);
+    for (int32_t t = 0; t < topic_count; t++) {
+        /* Names are unique (the loader refuses a topic given twice); were
+         * one not, the first would win, as the scan it replaces found. */
+        if (!g_hash_table_contains(broker->topic_by_name, topics[t].name)) {
+            g_hash_table_insert(broker->topic_by_name, (gpointer)topics[t].name,
+                                GINT_TO_POINTER(t + 1));
+        }
+    }
     broker->offsets_topic_index = ks_broker_topic_index(broker, "__consumer_offsets");
     broker->txn_topic_index = ks_broker_topic_index(broker, KS_TXN_TOPIC_NAME);
     broker->hosted = g_ptr_array_new();
@@ -1067,6 +1076,7 @@ void ks_broker_free(struct ks_broker *broker)
     }
     free(broker->meta);
     free(broker->replicas);
+    g_hash_table_destroy(broker->topic_by_name);
     g_ptr_array_free(broker->hosted, TRUE);
     g_ptr_array_free(broker->pending, TRUE);
     g_ptr_array_free(broker->verifying, TRUE);
@@ -1137,12 +1147,11 @@ const struct ks_cluster_observer *ks_broker_observer(const struct ks_broker *bro
 
 int32_t ks_broker_topic_index(const struct ks_broker *broker, const char *name)
 {
-    for (int32_t t = 0; t < broker->topic_count; t++) {
-        if (strcmp(broker->topics[t].name, name) == 0) {
-            return t;
-        }
-    }
-    return -1;
+    /* A hash lookup, not a scan: the group coordinator resolves the topic of
+     * every offset record it loads by name, and a cluster may have thousands
+     * of topics (docs/scale-out.md, Limits). */
+    gpointer value = g_hash_table_lookup(broker->topic_by_name, name);
+    return value != NULL ? GPOINTER_TO_INT(value) - 1 : -1;
 }
 
 void ks_broker_txn_marker_written(struct ks_broker *broker, int32_t topic_index,

@@ -79,7 +79,10 @@ struct ks__replica {
     int32_t hw_floor_epoch;
     int64_t hw_floor;
     /* leader */
-    struct ks__follower_state followers[KS_REPLICATION_FACTOR_MAX];
+    /* Owned, room for topic->replication_factor (the followers are the
+     * replicas but this one): sized to the topic, not to
+     * KS_REPLICATION_FACTOR_MAX, which was 0.9 KB of each replica's 1.4. */
+    struct ks__follower_state *followers;
     int32_t follower_count;
     int64_t epoch_start_offset;
     enum ks__alter_state alter_state;
@@ -295,6 +298,9 @@ struct ks_broker {
     const struct ks_cluster_spec *spec;   /* not owned */
     const struct ks_topic_config *topics; /* not owned */
     int32_t topic_count;
+    /* ks_broker_topic_index's: topic name (borrowed from topics) -> index + 1;
+     * looked up only, never iterated. Owned. */
+    GHashTable *topic_by_name;
     int32_t id;
     const struct ks_cluster_observer *observer; /* not owned */
     ks_node_id controller_node;

@@ -527,6 +527,9 @@ struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_ind
     replica->topic_index = topic_index;
     replica->partition = partition;
     replica->topic = &broker->topics[topic_index];
+    replica->followers =
+        calloc((size_t)replica->topic->replication_factor, sizeof *replica->followers);
+    ks_assert(replica->followers != NULL);
     replica->role = KS_ROLE_NONE;
     replica->state.partition_epoch = -1;
     replica->state.leader = -1;
@@ -575,6 +578,7 @@ void ks__replica_close(struct ks__replica *replica)
 {
     ks_log_close(replica->log);
     ks_producer_state_free(replica->producers);
+    free(replica->followers);
     free(replica);
 }
 
@@ -603,6 +607,8 @@ static void become_leader(struct ks_broker *broker, struct ks__replica *replica)
         if (id == broker->id) {
             continue;
         }
+        /* The replicas are the topic's replication factor, this one among them. */
+        ks_assert(replica->follower_count < replica->topic->replication_factor);
         struct ks__follower_state *follower = &replica->followers[replica->follower_count++];
         memset(follower, 0, sizeof *follower); /* not quiet */
         follower->broker_id = id;

@@ -262,7 +262,6 @@ static void offsets_topic_config(const struct ks_cluster_spec *spec, struct ks_t
     /* GroupCoordinator creates it with compression.type=producer. */
     ks_compression_config_init(&out->compression);
     out->compression.codec = KS_COMPRESSION_PRODUCER;
-    out->has_assignment = false;
 }
 
 /* True when some producer is transactional: the cluster then has
@@ -314,7 +313,7 @@ struct ks_cluster *ks_cluster_new(ks_world *world, const struct ks_cluster_spec 
                              sizeof(struct ks_topic_config));
     ks_assert(cluster->topics != NULL);
     for (int32_t t = 0; t < spec->topic_count; t++) {
-        cluster->topics[t] = spec->topics[t];
+        ks_topic_config_copy(&cluster->topics[t], &spec->topics[t]);
     }
     if (spec->consumer_count > 0) {
         offsets_topic_config(spec, &cluster->topics[spec->topic_count]);
@@ -438,6 +437,9 @@ void ks_cluster_free(struct ks_cluster *cluster)
         ks_controller_free(cluster->controller);
     }
     ks_zk_free(cluster->zk);
+    for (int32_t t = 0; t < cluster->topic_count; t++) {
+        ks_topic_config_deinit(&cluster->topics[t]);
+    }
     free(cluster->topics);
     free(cluster);
 }

@@ -16,6 +16,7 @@
 #include "base.h"
 #include "compress.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define MS        ((int64_t)KS_NS_PER_MS)
@@ -103,9 +104,38 @@ void ks_topic_config_defaults(struct ks_topic_config *out)
     out->min_insync_replicas = 1; /* min.insync.replicas = 1 */
     out->unclean_leader_election_enable = false;
     ks_log_config_defaults(&out->log);
-    out->has_assignment = false;
+    out->assignment = NULL;
     ks_compression_config_init(&out->compression);
     out->compression.codec = KS_COMPRESSION_PRODUCER; /* compression.type = producer */
+}
+
+void ks_topic_config_assignment_new(struct ks_topic_config *topic)
+{
+    ks_assert(topic->assignment == NULL);
+    ks_assert(topic->partition_count >= 1);
+    topic->assignment = calloc((size_t)topic->partition_count, sizeof *topic->assignment);
+    ks_assert(topic->assignment != NULL);
+}
+
+void ks_topic_config_copy(struct ks_topic_config *target, const struct ks_topic_config *source)
+{
+    ks_assert(target != source);
+    *target = *source;
+    target->assignment = NULL;
+    if (source->assignment != NULL) {
+        ks_topic_config_assignment_new(target);
+        memcpy(target->assignment, source->assignment,
+               (size_t)source->partition_count * sizeof *source->assignment);
+    }
+}
+
+void ks_topic_config_deinit(struct ks_topic_config *topic)
+{
+    if (topic == NULL) {
+        return;
+    }
+    free(topic->assignment);
+    topic->assignment = NULL;
 }
 
 void ks_producer_config_defaults(struct ks_producer_config *out)

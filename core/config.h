@@ -17,7 +17,11 @@
 #define KS_BROKER_COUNT_MAX       1024 /* a multiple of 8: core/proto.h's wire slots */
 #define KS_TOPIC_NAME_BYTES_MAX   249
 #define KS_REPLICATION_FACTOR_MAX 16
-#define KS_PARTITION_COUNT_MAX    10000     /* per topic: ks_topic_config.assignment */
+/* Partitions per topic and topics per cluster: chosen from what the model
+ * reaches (docs/scale-out.md, Limits); sim/scenario.h also bounds the
+ * partition replicas of a whole scenario. */
+#define KS_PARTITION_COUNT_MAX    50000
+#define KS_TOPIC_COUNT_MAX        10000
 #define KS_INT64_UNSET            INT64_MAX /* Kafka's Long.MAX_VALUE: "never" */
 
 enum ks_truncation_mode {
@@ -171,9 +175,11 @@ struct ks_topic_config {
     /* compression.type = producer (KS_COMPRESSION_PRODUCER), uncompressed
      * (KS_CODEC_NONE) or a codec; the levels the broker recompresses with. */
     struct ks_compression_config compression;
-    /* assignment = 1,2,3 ; 2,3,1 : explicit replica lists, leader first; empty if not given */
-    int32_t assignment[KS_PARTITION_COUNT_MAX][KS_REPLICATION_FACTOR_MAX];
-    bool has_assignment;
+    /* assignment = 1,2,3 ; 2,3,1 : explicit replica lists, leader first, one row
+     * per partition ([partition_count]); NULL if not given. Owned: a config that
+     * has one is copied with ks_topic_config_copy and released with
+     * ks_topic_config_deinit, never by a struct assignment or memcpy. */
+    int32_t (*assignment)[KS_REPLICATION_FACTOR_MAX];
 };
 
 struct ks_producer_config {
@@ -258,6 +264,16 @@ void ks_cluster_config_defaults(struct ks_cluster_config *out);
 void ks_log_config_defaults(struct ks_log_config *out);
 /* No name; 1 partition, replication factor 1, min ISR 1, the log defaults. */
 void ks_topic_config_defaults(struct ks_topic_config *out);
+/* Gives topic an explicit assignment of partition_count zeroed rows, for the
+ * caller to fill; topic has none before. */
+void ks_topic_config_assignment_new(struct ks_topic_config *topic);
+/* Copies source into target, with an assignment of target's own (NULL when
+ * source has none). target owns nothing before (its old contents are
+ * overwritten, not released). */
+void ks_topic_config_copy(struct ks_topic_config *target, const struct ks_topic_config *source);
+/* Releases what topic owns (its assignment) and leaves it without one.
+ * A NULL topic or one without an assignment is a no-op. */
+void ks_topic_config_deinit(struct ks_topic_config *topic);
 /* No name; topic index 0. */
 void ks_producer_config_defaults(struct ks_producer_config *out);
 /* No name and no group id; topic index 0; enable.auto.commit (KS_COMMIT_AUTO). */

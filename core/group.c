@@ -97,6 +97,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* An OffsetFetch entry carries the topic index in 16 bits (group_proto.h):
+ * every user topic and the two internal ones fit. */
+_Static_assert(KS_TOPIC_COUNT_MAX + 2 <= INT16_MAX, "a topic index fits 16 bits");
+
 #define KS_OFFSETS_TOPIC           "__consumer_offsets"
 #define KS_TIMER_GROUP_LOAD        450u
 #define KS_TIMER_GROUP_SESSION     451u

@@ -233,7 +233,7 @@ struct ks_group_offset_fetch_request {
  * offset commit for it is pending and the request requires stable offsets
  * (KIP-447, OffsetFetch v7+). Laid out in the 16 bytes of struct
  * ks_group_offset_entry: topic_index fits 16 bits (at most
- * KS_SCENARIO_TOPIC_COUNT_MAX topics). */
+ * KS_TOPIC_COUNT_MAX topics and the internal ones, asserted in group.c). */
 struct ks_group_offset_fetch_entry {
     int16_t topic_index;
     int16_t error_code;

@@ -412,7 +412,7 @@ int32_t (*ks_placement_assign_topic(const struct ks_topic_config *topic, ks_plac
     int32_t(*assignment)[KS_REPLICATION_FACTOR_MAX] =
         calloc((size_t)topic->partition_count, sizeof *assignment);
     ks_assert(assignment != NULL);
-    if (topic->has_assignment) {
+    if (topic->assignment != NULL) {
         for (int32_t p = 0; p < topic->partition_count; p++) {
             memcpy(assignment[p], topic->assignment[p], sizeof assignment[p]);
         }

@@ -658,6 +658,9 @@ static void fields_clear(struct ks_scenario *scenario)
     g_free(scenario->name);
     g_free(scenario->description);
     g_free(scenario->link_latencies);
+    for (size_t t = 0; t < scenario->topic_count; t++) {
+        ks_topic_config_deinit(&scenario->topics[t]);
+    }
     g_free(scenario->topics);
     g_free(scenario->producers);
     g_free(scenario->consumers);
@@ -1336,7 +1339,6 @@ static bool finalize_assignment(const struct ks_scenario *scenario, struct ks_to
                                 const struct raw_section *section, GError **error)
 {
     const struct raw_entry *entry = entry_find(section, "assignment");
-    topic->has_assignment = entry != NULL;
     if (entry == NULL) {
         return true;
     }
@@ -1348,6 +1350,9 @@ static bool finalize_assignment(const struct ks_scenario *scenario, struct ks_to
                        "separated by ';')",
                        count, topic->partition_count);
     }
+    /* As large as the topic; the topic owns it from here, so a later error
+     * leaves it to fields_clear. */
+    ks_topic_config_assignment_new(topic);
     for (guint p = 0; p < count; p++) {
         g_auto(GStrv) ids = g_strsplit(lists[p], ",", -1);
         guint rf = g_strv_length(ids);
@@ -2735,10 +2740,57 @@ static bool finalize_topic_on(struct ks_scenario *scenario, int32_t index,
     return ok;
 }
 
+/* What the model's memory and start-up grow with (docs/scale-out.md,
+ * Limits), summed over the topics of every cluster: the partition replicas
+ * (each has its state, a log and its files) and the brokers x partitions
+ * (every broker keeps every partition's state, as Kafka's MetadataCache). */
+struct scale {
+    uint64_t replica_count;
+    uint64_t metadata_count;
+};
+
+static void scale_add(const struct ks_scenario *scenario, size_t topic_index, struct scale *sum)
+{
+    const struct ks_topic_config *topic = &scenario->topics[topic_index];
+    int32_t cluster = scenario->topic_cluster[topic_index];
+    int32_t brokers = scenario->cluster_count > 0
+                          ? scenario->clusters[cluster].cluster.broker_count
+                          : scenario->cluster.broker_count;
+    sum->replica_count += (uint64_t)topic->partition_count * (uint64_t)topic->replication_factor;
+    sum->metadata_count += (uint64_t)topic->partition_count * (uint64_t)brokers;
+}
+
+/* The topic just finalized, last of scenario->topics, brings the scenario to
+ * `sum`: refused above either limit, citing the topic's partitions key when
+ * written (else `section`). */
+static bool scale_check(const struct ks_scenario *scenario, const struct scale *sum,
+                        const struct raw_section *section, GError **error)
+{
+    const struct ks_topic_config *topic = &scenario->topics[scenario->topic_count - 1];
+    const struct raw_entry *entry =
+        section->kind == KS__SECTION_TOPIC ? entry_find(section, "partitions") : NULL;
+    if (sum->replica_count > KS_SCENARIO_REPLICA_COUNT_MAX) {
+        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
+                       "topic %s brings the scenario to %" PRIu64
+                       " partition replicas (partitions x replication.factor, every topic), "
+                       "more than the %d ksim runs",
+                       topic->name, sum->replica_count, KS_SCENARIO_REPLICA_COUNT_MAX);
+    }
+    if (sum->metadata_count > KS_SCENARIO_METADATA_COUNT_MAX) {
+        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
+                       "topic %s brings the scenario to %" PRIu64
+                       " partitions x brokers (every broker keeps the state of every partition "
+                       "of its cluster), more than the %d ksim runs",
+                       topic->name, sum->metadata_count, KS_SCENARIO_METADATA_COUNT_MAX);
+    }
+    return true;
+}
+
 static bool finalize_named(struct ks_scenario *scenario, enum ks__section_kind kind, GError **error)
 {
     struct ks_scenario_raw *raw = scenario->raw;
     size_t index = 0;
+    struct scale scale = { 0, 0 }; /* topics: so far */
     for (guint i = 0; i < raw->sections->len; i++) {
         const struct raw_section *section = g_ptr_array_index(raw->sections, i);
         if (section->kind != kind) {
@@ -2751,6 +2803,10 @@ static bool finalize_named(struct ks_scenario *scenario, enum ks__section_kind k
                  finalize_topic_on(scenario, scenario->topic_cluster[index],
                                    &scenario->topics[index], section, error);
             scenario->topic_count = index + 1;
+            if (ok) {
+                scale_add(scenario, index, &scale);
+                ok = scale_check(scenario, &scale, section, error);
+            }
             break;
         case KS__SECTION_PRODUCER:
             if (processor_producer_section(raw, section) != NULL) {
@@ -2995,7 +3051,11 @@ static bool mirror_topics(struct ks_scenario *scenario, struct ks_mirror_spec *m
     scenario->topic_cluster[index] = mirror->target_cluster;
     scenario->topic_count++;
     mirror->remote_topic_index = index;
-    return true;
+    struct scale scale = { 0, 0 };
+    for (size_t t = 0; t < scenario->topic_count; t++) {
+        scale_add(scenario, t, &scale);
+    }
+    return scale_check(scenario, &scale, section, error);
 }
 
 static bool finalize_mirror(struct ks_scenario *scenario, struct ks_mirror_spec *mirror,
@@ -3615,7 +3675,7 @@ static void json_table(JsonBuilder *builder, const struct ks_scenario *scenario,
             json_builder_end_array(builder);
         } else if (strcmp(spec->name, "assignment") == 0) {
             const struct ks_topic_config *topic = &scenario->topics[item_index];
-            if (!topic->has_assignment) {
+            if (topic->assignment == NULL) {
                 json_builder_add_null_value(builder);
                 continue;
             }

@@ -59,10 +59,17 @@ enum ks_scenario_error {
 
 #define KS_SCENARIO_FILE_BYTES_MAX      (16 << 20) /* a larger file is refused, unread */
 #define KS_SCENARIO_NAME_BYTES_MAX      63         /* client, fault names; [a-zA-Z0-9._-] */
-#define KS_SCENARIO_TOPIC_COUNT_MAX     64
+#define KS_SCENARIO_TOPIC_COUNT_MAX     KS_TOPIC_COUNT_MAX
 #define KS_SCENARIO_CLIENT_COUNT_MAX    256 /* producers, and consumers, each */
 #define KS_SCENARIO_FAULT_COUNT_MAX     1024
-#define KS_SCENARIO_PARTITION_COUNT_MAX KS_PARTITION_COUNT_MAX
+#define KS_SCENARIO_PARTITION_COUNT_MAX KS_PARTITION_COUNT_MAX /* per topic */
+/* partitions x replication.factor summed over every topic of every cluster
+ * (internal topics aside): per replica the model keeps its state, a log and
+ * its files (docs/scale-out.md, Limits). */
+#define KS_SCENARIO_REPLICA_COUNT_MAX   150000
+/* partitions x brokers summed over the clusters (internal topics aside):
+ * every broker keeps the state of every partition of its cluster. */
+#define KS_SCENARIO_METADATA_COUNT_MAX  5000000
 #define KS_FAULT_TARGET_COUNT_MAX       80 /* names on one side of a network fault */
 #define KS_EXPECT_VALUE_COUNT_MAX       16
 #define KS_SCENARIO_CLUSTER_COUNT_MAX   4 /* [cluster NAME] sections */

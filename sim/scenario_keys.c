@@ -1950,7 +1950,11 @@ void ks_scenario_write_key_reference(FILE *out)
         "- Sections: `[scenario]`, `[cluster]`, `[topic NAME]`, `[producer NAME]`,\n"
         "  `[consumer NAME]`, `[fault NAME]`, `[expect]`, kind and name separated by spaces (a\n"
         "  tab inside the brackets is an error). At most %d topics, %d producers, %d\n"
-        "  consumers and %d faults. Topic names follow Kafka's rule\n"
+        "  consumers and %d faults. Summed over every topic (internal topics aside), at\n"
+        "  most %d partition replicas (`partitions` x `replication.factor`) and %d\n"
+        "  partitions x brokers (of the topic's cluster): what the model's memory and\n"
+        "  start-up grow with (docs/scale-out.md, Limits).\n"
+        "  Topic names follow Kafka's rule\n"
         "  (`a-z A-Z 0-9 . _ -`, at most %d characters, not `.` or `..`); other names use\n"
         "  the same characters, at most %d.\n"
         "- Keys in `[cluster]`, `[topic]`, `[producer]` and `[consumer]` are Kafka's own\n"
@@ -1977,7 +1981,9 @@ void ks_scenario_write_key_reference(FILE *out)
         "\n"
         "## [scenario]\n\n",
         KS_SCENARIO_FILE_BYTES_MAX >> 20, KS_SCENARIO_TOPIC_COUNT_MAX, KS_SCENARIO_CLIENT_COUNT_MAX,
-        KS_SCENARIO_CLIENT_COUNT_MAX, KS_SCENARIO_FAULT_COUNT_MAX, KS_TOPIC_NAME_BYTES_MAX,
+        KS_SCENARIO_CLIENT_COUNT_MAX, KS_SCENARIO_FAULT_COUNT_MAX, KS_SCENARIO_REPLICA_COUNT_MAX,
+        KS_SCENARIO_METADATA_COUNT_MAX,
+        KS_TOPIC_NAME_BYTES_MAX,
         KS_SCENARIO_NAME_BYTES_MAX);
     write_table(out, KS__SECTION_SCENARIO);
     fputs("## [cluster]\n\n"

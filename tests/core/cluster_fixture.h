@@ -78,7 +78,7 @@ struct cluster_fixture {
     bool check_every_event; /* ks_cluster_check after every event (cf_init: true) */
     /* The configs: Kafka's defaults from cf_init, adjusted before cf_build. */
     struct ks_cluster_config cluster_config;
-    struct ks_topic_config *topics; /* CF_TOPICS_MAX, heap: the struct is large */
+    struct ks_topic_config *topics; /* CF_TOPICS_MAX, heap; each owns its assignment */
     int32_t topic_count;
     struct ks_producer_config producer; /* used when producer_count is 1 */
     int32_t producer_count;
@@ -237,7 +237,7 @@ static inline struct ks_topic_config *cf_topic(struct cluster_fixture *cf, const
     t->replication_factor = rf;
     t->min_insync_replicas = min_isr;
     if (replicas != NULL) {
-        t->has_assignment = true;
+        ks_topic_config_assignment_new(t);
         for (int32_t p = 0; p < partitions; p++) {
             for (int32_t j = 0; j < rf; j++) {
                 t->assignment[p][j] = replicas[p * rf + j];
@@ -347,12 +347,16 @@ static inline void cf_free(struct cluster_fixture *cf)
     if (cf->outcomes != NULL) {
         g_array_free(cf->outcomes, TRUE);
     }
+    for (int32_t t = 0; cf->topics != NULL && t < cf->topic_count; t++) {
+        ks_topic_config_deinit(&cf->topics[t]);
+    }
     free(cf->topics);
     free(cf->acked);
     free(cf->processed);
     cf->events = NULL;
     cf->outcomes = NULL;
     cf->topics = NULL;
+    cf->topic_count = 0;
     cf->acked = NULL;
     cf->processed = NULL;
 }

@@ -104,7 +104,7 @@ static void test_log_and_topic_defaults(void)
     struct ks_scenario *scenario = load_minimal();
     check_log(&scenario->log_defaults);  /* the broker's log.* */
     check_log(&scenario->topics[0].log); /* what a topic inherits */
-    struct ks_topic_config *defaults = g_new0(struct ks_topic_config, 1); /* 64 KiB: heap */
+    struct ks_topic_config *defaults = g_new0(struct ks_topic_config, 1);
     ks_topic_config_defaults(defaults);
     struct ks_topic_config *loaded = &scenario->topics[0];
     const struct ks_topic_config *core = defaults;
@@ -113,7 +113,7 @@ static void test_log_and_topic_defaults(void)
     SAME(replication_factor);
     SAME(min_insync_replicas);
     SAME(unclean_leader_election_enable);
-    SAME(has_assignment);
+    SAME(assignment); /* NULL: no assignment key */
     g_strlcpy(defaults->name, loaded->name, sizeof defaults->name);
     CU_ASSERT_EQUAL(memcmp(loaded, core, sizeof *core), 0);
     g_free(defaults);
@@ -198,6 +198,42 @@ static void test_min_isr(void)
     g_free(topic);
 }
 
+/* An explicit assignment is as large as its topic and owned by its config:
+ * a copy has rows of its own (changing the source leaves it as it was), a
+ * config without one copies as NULL, and deinit releases it (ASan's leak
+ * check fails otherwise) and may run twice. */
+static void test_assignment_copy(void)
+{
+    struct ks_topic_config *source = g_new0(struct ks_topic_config, 1);
+    struct ks_topic_config *copy = g_new0(struct ks_topic_config, 1);
+    ks_topic_config_defaults(source);
+    source->partition_count = 3;
+    source->replication_factor = 2;
+    ks_topic_config_assignment_new(source);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(source->assignment);
+    CU_ASSERT_EQUAL(source->assignment[2][1], 0); /* zeroed for the caller to fill */
+    for (int32_t p = 0; p < 3; p++) {
+        source->assignment[p][0] = p + 1;
+        source->assignment[p][1] = (p + 1) % 3 + 1;
+    }
+    ks_topic_config_copy(copy, source);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(copy->assignment);
+    CU_ASSERT_PTR_NOT_EQUAL(copy->assignment, source->assignment);
+    source->assignment[2][0] = 9;
+    CU_ASSERT_EQUAL(copy->assignment[2][0], 3);
+    CU_ASSERT_EQUAL(copy->assignment[2][1], 1);
+    CU_ASSERT_EQUAL(copy->partition_count, 3);
+    ks_topic_config_deinit(source);
+    CU_ASSERT_PTR_NULL(source->assignment);
+    ks_topic_config_deinit(source);
+    ks_topic_config_deinit(copy);
+    ks_topic_config_copy(copy, source); /* none: none */
+    CU_ASSERT_PTR_NULL(copy->assignment);
+    ks_topic_config_deinit(NULL);
+    g_free(source);
+    g_free(copy);
+}
+
 void ks_test_register_config(void)
 {
     static const struct ks_test_case cases[] = {
@@ -206,6 +242,7 @@ void ks_test_register_config(void)
         { "producer defaults equal the loader's", test_producer_defaults },
         { "consumer defaults equal the loader's", test_consumer_defaults },
         { "min ISR is min.insync.replicas capped at RF", test_min_isr },
+        { "an explicit assignment is copied and freed with its topic", test_assignment_copy },
     };
     KS_TEST_ADD_SUITE("core/config", cases);
 }
