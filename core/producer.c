@@ -2007,6 +2007,9 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
             return full ? APPEND_READY : APPEND_QUIET;
         }
         last->closed = true; /* closeForRecordAppends */
+        /* Closed, it no longer lingers (P10). A new batch behind it marks
+         * the partition again; without memory for one, the application
+         * blocks, which makes every batch sendable anyway. */
         ready_mark(p, partition);
     }
     int32_t size = record_size(p, record, 0, record->timestamp_ms);
