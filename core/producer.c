@@ -25,6 +25,8 @@
 **                or the application is blocked on memory; and its retry
 **                backoff is over; and its leader is known; and the connection
 **                to the leader has fewer than max.in.flight requests.
+**   ready index  what the sender's passes need of the partitions, kept in
+**                order instead of recomputed (issue 16; see below, P10, P11).
 **   network      one connection per broker; requests carry correlation ids;
 **                a response whose id is not in flight (the connection was
 **                reset, or an earlier incarnation sent it) is ignored.
@@ -63,14 +65,46 @@
 **       fresh ones in creation order, so delivery timeouts only need a scan up to
 **       the first fresh batch.
 **   P7  a partition is in the active set exactly when its queue is not empty, so
-**       the sender's passes (drain, delivery timeouts, the next wake-up) visit only
-**       those; and a partition with `unresolved` or `bump_required` set is flagged.
+**       the scans that need them all (delivery timeouts, a transaction's
+**       partitions, the ready index's rebuild) visit only those; and a partition
+**       with `unresolved` or `bump_required` set is flagged.
 **   P8  requests (Produce, Metadata, InitProducerId) are in flight only on a READY
 **       connection; a CONNECTING one has its probe's id.
 **   P9  no queued or in-flight batch's delivery deadline is before expire_floor_ns
-**       (next_wakeup_ns sets it to the earliest it sees, by P6 the earliest of all;
-**       each new batch lowers it), so a sender pass before it skips the scan for
-**       expired batches.
+**       (next_wakeup_ns sets it to the earliest of all, P11; each new batch lowers
+**       it), so a sender pass before it skips the scan for expired batches.
+**   P10 every active partition that is not dirty is placed as its leader and head
+**       batch say, as of the last ready_refresh (ready_as_of_ns): LEADERLESS
+**       without a leader; else READY, in its leader's ready set, when its head
+**       batch is sendable by then (head_ready_at <= ready_as_of_ns), else WAITING
+**       in the heap by that time; an inactive one is in no place.
+**   P11 every queued or in-flight batch is in the live list, which is in order
+**       of creation time.
+**
+** The ready index (P10, P11). RecordAccumulator.ready and drain visit every
+** partition's deque at every sender loop (partitionReady, batchReady,
+** drainBatchesForOneNode), which Kafka pays once per loop in real time; ksim
+** ran a pass after every produce response, and each pass visited every
+** partition with a queued batch three times (the ready brokers, the grouping
+** by leader for the drain, the next wake-up). Whether a head batch is
+** sendable changes with the clock in one way only: from not yet to yes, at
+** the end of its retry backoff or of its linger.ms (head_ready_at). So each
+** partition is placed once when something else changes, and the clock moves
+** it: every change to a queue (active_update), an append that fills the head
+** batch or closes it, and a new leader or leader epoch (metadata, a KIP-951
+** hint) marks the partition dirty; ready_refresh, before each use of the
+** index, places the dirty ones again (all active ones when the producer-wide
+** readiness flips: stopping, or blocked on memory), then moves the WAITING
+** partitions whose time has come to their leader's READY set. The pass
+** answers from it: the ready brokers are those with a non-empty set, a
+** partition without a leader asks for metadata, the drain walks a broker's
+** set from its drain index (the partitions that are not ready gave nothing
+** there before either), the next wake-up for the partitions is the heap's
+** first time, and the earliest delivery deadline is the first live batch's.
+** A pass costs the brokers, the ready partitions and what changed since the
+** last, not the queued partitions. The answers are the ones the full scan
+** gave, in the same order (every trace_hash was kept): KS_DEBUG builds
+** compute the full scan at every pass and compare (ready_scan).
 **
 ** Connections (NetworkClient, ClusterConnectionStates): one per broker,
 **
