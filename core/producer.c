@@ -76,8 +76,10 @@
 **   P10 every active partition that is not dirty is placed as its leader and head
 **       batch say, as of the last ready_refresh (ready_as_of_ns): LEADERLESS
 **       without a leader; else READY, in its leader's ready set, when its head
-**       batch is sendable by then (head_ready_at <= ready_as_of_ns), else WAITING
-**       in the heap by that time; an inactive one is in no place.
+**       batch is sendable by then (head_ready_at <= ready_as_of_ns), else BACKOFF
+**       (a retry) or LINGERING (a fresh batch) in a heap by that time, a
+**       LINGERING one also in its leader's lingering set; an inactive one is in no
+**       place.
 **   P11 every queued or in-flight batch is in the live list, which is in order
 **       of creation time.
 **
@@ -89,22 +91,28 @@
 ** by leader for the drain, the next wake-up). Whether a head batch is
 ** sendable changes with the clock in one way only: from not yet to yes, at
 ** the end of its retry backoff or of its linger.ms (head_ready_at). So each
-** partition is placed once when something else changes, and the clock moves
-** it: every change to a queue (active_update), an append that fills the head
+** partition is placed when something else changes, and the clock moves it:
+** every change to a queue (active_update), an append that fills the head
 ** batch or closes it, and a new leader or leader epoch (metadata, a KIP-951
 ** hint) marks the partition dirty; ready_refresh, before each use of the
-** index, places the dirty ones again (all active ones when the producer-wide
-** readiness flips: stopping, or blocked on memory), then moves the WAITING
-** partitions whose time has come to their leader's READY set. The pass
-** answers from it: the ready brokers are those with a non-empty set, a
+** index, places the dirty ones again, then moves the BACKOFF and LINGERING
+** partitions whose time has come to their leader's ready set. The pass
+** answers from it: the ready brokers are those with a non-empty ready set, a
 ** partition without a leader asks for metadata, the drain walks a broker's
-** set from its drain index (the partitions that are not ready gave nothing
-** there before either), the next wake-up for the partitions is the heap's
-** first time, and the earliest delivery deadline is the first live batch's.
-** A pass costs the brokers, the ready partitions and what changed since the
-** last, not the queued partitions. The answers are the ones the full scan
-** gave, in the same order (every trace_hash was kept): KS_DEBUG builds
-** compute the full scan at every pass and compare (ready_scan).
+** ready set from its drain index (the partitions that are not ready gave
+** nothing there before either), the next wake-up for the partitions is the
+** first time of the heaps, and the earliest delivery deadline is the first
+** live batch's. The producer-wide readiness (stopping, or blocked on memory:
+** every fresh batch is sendable) is asked at each use instead of being part
+** of the placement: while it holds, a broker's lingering set counts as
+** ready too (merged into the drain's walk) and the linger heap gives no
+** wake-up. It flips at every record while memory is short, which placing
+** every partition again would have paid each time. A pass costs the
+** brokers, the ready partitions and what changed since the last, not the
+** queued partitions (while memory is short, the lingering ones too). The
+** answers are the ones the full scan gave, in the same order (every
+** trace_hash was kept): KS_DEBUG builds compute the full scan at every pass
+** and compare (ready_scan).
 **
 ** Connections (NetworkClient, ClusterConnectionStates): one per broker,
 **
@@ -284,14 +292,27 @@ struct prequest {
 };
 
 /* Where the sender's ready index holds a partition (P10). */
-enum ready_place { PLACE_NONE, PLACE_LEADERLESS, PLACE_WAITING, PLACE_READY };
+enum ready_place {
+    PLACE_NONE,       /* an empty queue */
+    PLACE_LEADERLESS, /* batches, no known leader */
+    PLACE_BACKOFF,    /* a retry backing off: the backoff heap, by its end */
+    PLACE_LINGERING,  /* a fresh batch, not full: the linger heap by its linger end, and
+                         its leader's lingering set (sendable at once while the producer
+                         is stopping or blocked on memory) */
+    PLACE_READY,      /* the head batch is sendable: its leader's ready set */
+};
 
-/* One broker's ready partitions (P10): those it leads whose head batch is
- * sendable, in partition order, as RecordAccumulator.drain walks them. */
-struct ready_set {
+/* Partitions of one broker, sorted, as RecordAccumulator.drain walks them. */
+struct part_set {
     int32_t *ids; /* owned, sorted, `count` of `capacity` */
     int32_t count;
     int32_t capacity;
+};
+
+/* Partitions by (ready_at_ns, partition), a binary min-heap. */
+struct part_heap {
+    int32_t *ids; /* owned, partition_count */
+    int32_t count;
 };
 
 struct ppart {
@@ -310,9 +331,9 @@ struct ppart {
     int64_t errors_suppressed;
     /* The sender's ready index (P10): where the partition is placed, as of
      * its last placement (ready_place), and when its head batch is sendable. */
-    ks_time_ns ready_at_ns; /* WAITING and READY: the head batch is sendable from then */
-    int32_t wait_index;     /* WAITING: its position in p->wait_heap; else -1 */
-    int32_t placed_leader;  /* READY: the broker whose ready set holds it */
+    ks_time_ns ready_at_ns; /* BACKOFF, LINGERING, READY: head_ready_at when placed */
+    int32_t heap_index;     /* BACKOFF, LINGERING: its position in that heap; else -1 */
+    int32_t placed_leader;  /* LINGERING, READY: the broker whose set holds it */
     uint8_t place;          /* enum ready_place */
     bool dirty;             /* in p->dirty_ids: to be placed again before the next use */
 };
@@ -440,21 +461,20 @@ struct ks_producer {
     uint64_t *active_words; /* owned, (partition_count + 63) / 64 */
     int32_t active_count;
     bool sequences_flagged; /* some partition may have `unresolved` or `bump_required` set */
-    /* The ready index (P10): every active partition is in one of three
-     * places, by its head batch and leader: LEADERLESS (counted), WAITING (a
-     * min-heap by the time its head batch becomes sendable) or READY (its
-     * leader's ready set, sorted by partition). Partitions whose head batch,
+    /* The ready index (P10): every active partition is in one place, by its
+     * head batch and leader (enum ready_place). Partitions whose head batch,
      * queue or leader changed are in dirty_ids until ready_refresh places
      * them again, so that a sender pass costs what changed and what is ready,
      * not what is queued (issue 16). */
     int32_t *dirty_ids; /* owned, partition_count; the first dirty_count are dirty */
     int32_t dirty_count;
-    int32_t *wait_heap; /* owned, partition_count; min-heap by (ready_at_ns, partition) */
-    int32_t wait_count;
-    struct ready_set *ready_sets; /* owned, broker_count, index = broker id - 1 */
+    struct part_heap backoff_heap;
+    struct part_heap linger_heap;
+    struct part_set *ready_sets;  /* owned, broker_count, index = broker id - 1 */
+    struct part_set *linger_sets; /* owned, broker_count, index = broker id - 1 */
+    int32_t *walk_ids;            /* owned, partition_count: a drain's ready and lingering */
     int32_t leaderless_count;     /* active partitions without a known leader */
-    bool ready_global;         /* the producer-wide readiness the placements were made with */
-    ks_time_ns ready_as_of_ns; /* the time of the last ready_refresh */
+    ks_time_ns ready_as_of_ns;    /* the time of the last ready_refresh */
     /* The live batches (queued or in flight) in creation order, so that the
      * earliest delivery deadline is the first one's (P11). */
     struct pbatch *live_head; /* not owned */
@@ -2340,21 +2360,24 @@ static void assign_sequence(struct ks_producer *p, struct ppart *part, struct pb
 
 /* Whether every fresh batch is sendable regardless of linger.ms and of
  * being full: the producer is stopping (close() ignores linger), or the
- * application is blocked on memory (RecordAccumulator.ready's `exhausted`). */
+ * application is blocked on memory (RecordAccumulator.ready's `exhausted`).
+ * Asked at each use of the index, as batch_sendable asks it; the placements
+ * do not depend on it (LINGERING partitions count as ready while it holds),
+ * so that its flips, one per record while memory is short, cost nothing. */
 static bool ready_global_now(const struct ks_producer *p)
 {
     return p->stopped || (p->waiter.active && p->meta_known);
 }
 
 /* The time from which batch_sendable(p, part, batch, now) holds, for the
- * head batch of a partition while nothing but the clock moves: the end of
- * its retry backoff, and for a fresh batch that is not full also the end of
- * its linger.ms, unless `global` (ready_global_now) makes it sendable at
- * once. RecordAccumulator.batchReady decides the same from the batch's
- * waited time at every sender loop: sendable once not backing off and full,
- * lingered, exhausted or closed. */
+ * head batch of a partition while nothing but the clock moves and the
+ * producer is neither stopping nor blocked on memory: the end of its retry
+ * backoff, and for a fresh batch that is not full the end of its
+ * linger.ms. RecordAccumulator.batchReady decides the same from the
+ * batch's waited time at every sender loop: sendable once not backing off
+ * and full, lingered, exhausted or closed. */
 static ks_time_ns head_ready_at(const struct ks_producer *p, const struct ppart *part,
-                                const struct pbatch *batch, bool global)
+                                const struct pbatch *batch)
 {
     ks_time_ns backoff = batch_backoff_until(p, part, batch);
     if (batch->retry_count > 0) {
@@ -2364,78 +2387,91 @@ static ks_time_ns head_ready_at(const struct ks_producer *p, const struct ppart 
      * batch that is not sendable yet waits for its linger end alone, which
      * next_wakeup_ns takes as the time to look again. */
     ks_assert(backoff == 0);
-    if (global || batch->closed || part->queue.length > 1 ||
+    if (batch->closed || part->queue.length > 1 ||
         batch_estimated_bytes(p, batch) >= p->config->batch_size_bytes) {
         return 0;
     }
     return time_add(batch->created_ns, p->config->linger_ns);
 }
 
-/* The wait heap: partitions ordered by (ready_at_ns, partition). */
-static bool wait_before(const struct ks_producer *p, int32_t a, int32_t b)
+/* The heaps: partitions ordered by (ready_at_ns, partition). */
+static bool heap_before(const struct ks_producer *p, int32_t a, int32_t b)
 {
     ks_time_ns at_a = p->parts[a].ready_at_ns;
     ks_time_ns at_b = p->parts[b].ready_at_ns;
     return at_a != at_b ? at_a < at_b : a < b;
 }
 
-static void wait_put(struct ks_producer *p, int32_t position, int32_t partition)
+static void heap_put(struct ks_producer *p, struct part_heap *heap, int32_t position,
+                     int32_t partition)
 {
-    p->wait_heap[position] = partition;
-    p->parts[partition].wait_index = position;
+    heap->ids[position] = partition;
+    p->parts[partition].heap_index = position;
 }
 
-static void wait_sift_up(struct ks_producer *p, int32_t position)
+static void heap_sift_up(struct ks_producer *p, struct part_heap *heap, int32_t position)
 {
-    int32_t partition = p->wait_heap[position];
+    int32_t partition = heap->ids[position];
     while (position > 0) {
         int32_t parent = (position - 1) / 2;
-        if (!wait_before(p, partition, p->wait_heap[parent])) {
+        if (!heap_before(p, partition, heap->ids[parent])) {
             break;
         }
-        wait_put(p, position, p->wait_heap[parent]);
+        heap_put(p, heap, position, heap->ids[parent]);
         position = parent;
     }
-    wait_put(p, position, partition);
+    heap_put(p, heap, position, partition);
 }
 
-static void wait_sift_down(struct ks_producer *p, int32_t position)
+static void heap_sift_down(struct ks_producer *p, struct part_heap *heap, int32_t position)
 {
-    int32_t partition = p->wait_heap[position];
+    int32_t partition = heap->ids[position];
     for (;;) {
         int32_t child = 2 * position + 1;
-        if (child >= p->wait_count) {
+        if (child >= heap->count) {
             break;
         }
-        if (child + 1 < p->wait_count && wait_before(p, p->wait_heap[child + 1], p->wait_heap[child])) {
+        if (child + 1 < heap->count && heap_before(p, heap->ids[child + 1], heap->ids[child])) {
             child++;
         }
-        if (!wait_before(p, p->wait_heap[child], partition)) {
+        if (!heap_before(p, heap->ids[child], partition)) {
             break;
         }
-        wait_put(p, position, p->wait_heap[child]);
+        heap_put(p, heap, position, heap->ids[child]);
         position = child;
     }
-    wait_put(p, position, partition);
+    heap_put(p, heap, position, partition);
 }
 
-static void wait_remove(struct ks_producer *p, int32_t partition)
+static void heap_push(struct ks_producer *p, struct part_heap *heap, int32_t partition)
 {
-    int32_t position = p->parts[partition].wait_index;
-    ks_assert(position >= 0 && position < p->wait_count);
-    ks_assert(p->wait_heap[position] == partition);
-    p->parts[partition].wait_index = -1;
-    int32_t last = p->wait_heap[--p->wait_count];
+    heap_put(p, heap, heap->count++, partition);
+    heap_sift_up(p, heap, heap->count - 1);
+}
+
+static void heap_remove(struct ks_producer *p, struct part_heap *heap, int32_t partition)
+{
+    int32_t position = p->parts[partition].heap_index;
+    ks_assert(position >= 0 && position < heap->count);
+    ks_assert(heap->ids[position] == partition);
+    p->parts[partition].heap_index = -1;
+    int32_t last = heap->ids[--heap->count];
     if (last == partition) {
         return;
     }
-    wait_put(p, position, last);
-    wait_sift_up(p, position);
-    wait_sift_down(p, p->parts[last].wait_index);
+    heap_put(p, heap, position, last);
+    heap_sift_up(p, heap, position);
+    heap_sift_down(p, heap, p->parts[last].heap_index);
 }
 
-/* The first position in the broker's ready set whose partition is >= partition. */
-static int32_t ready_lower_bound(const struct ready_set *set, int32_t partition)
+/* The earliest ready_at_ns of the heap, or KS_TIME_NEVER. */
+static ks_time_ns heap_first_ns(const struct ks_producer *p, const struct part_heap *heap)
+{
+    return heap->count > 0 ? p->parts[heap->ids[0]].ready_at_ns : KS_TIME_NEVER;
+}
+
+/* The first position in the set whose partition is >= partition. */
+static int32_t set_lower_bound(const struct part_set *set, int32_t partition)
 {
     int32_t low = 0;
     int32_t high = set->count;
@@ -2450,25 +2486,23 @@ static int32_t ready_lower_bound(const struct ready_set *set, int32_t partition)
     return low;
 }
 
-static void ready_set_insert(struct ks_producer *p, int32_t broker, int32_t partition)
+static void set_insert(struct part_set *set, int32_t partition)
 {
-    struct ready_set *set = &p->ready_sets[broker - 1];
     if (set->count == set->capacity) {
         set->capacity = set->capacity > 0 ? set->capacity * 2 : 8;
         set->ids = realloc(set->ids, (size_t)set->capacity * sizeof(*set->ids));
         ks_assert(set->ids != NULL);
     }
-    int32_t at = ready_lower_bound(set, partition);
+    int32_t at = set_lower_bound(set, partition);
     ks_assert(at == set->count || set->ids[at] != partition);
     memmove(set->ids + at + 1, set->ids + at, (size_t)(set->count - at) * sizeof(*set->ids));
     set->ids[at] = partition;
     set->count++;
 }
 
-static void ready_set_remove(struct ks_producer *p, int32_t broker, int32_t partition)
+static void set_remove(struct part_set *set, int32_t partition)
 {
-    struct ready_set *set = &p->ready_sets[broker - 1];
-    int32_t at = ready_lower_bound(set, partition);
+    int32_t at = set_lower_bound(set, partition);
     ks_assert(at < set->count && set->ids[at] == partition);
     set->count--;
     memmove(set->ids + at, set->ids + at + 1, (size_t)(set->count - at) * sizeof(*set->ids));
@@ -2481,10 +2515,35 @@ static void ready_unplace(struct ks_producer *p, int32_t partition)
     switch ((enum ready_place)part->place) {
     case PLACE_NONE: break;
     case PLACE_LEADERLESS: p->leaderless_count--; break;
-    case PLACE_WAITING: wait_remove(p, partition); break;
-    case PLACE_READY: ready_set_remove(p, part->placed_leader, partition); break;
+    case PLACE_BACKOFF: heap_remove(p, &p->backoff_heap, partition); break;
+    case PLACE_LINGERING:
+        heap_remove(p, &p->linger_heap, partition);
+        set_remove(&p->linger_sets[part->placed_leader - 1], partition);
+        break;
+    case PLACE_READY: set_remove(&p->ready_sets[part->placed_leader - 1], partition); break;
     }
     part->place = PLACE_NONE;
+}
+
+/* Puts an unplaced partition with a leader in `place`, at `at`. */
+static void ready_put(struct ks_producer *p, int32_t partition, enum ready_place place,
+                      ks_time_ns at)
+{
+    struct ppart *part = &p->parts[partition];
+    ks_assert(part->place == PLACE_NONE);
+    part->place = (uint8_t)place;
+    part->ready_at_ns = at;
+    part->placed_leader = part->leader;
+    switch (place) {
+    case PLACE_NONE:
+    case PLACE_LEADERLESS: ks_assert(!"ready_put: a place with a leader"); break;
+    case PLACE_BACKOFF: heap_push(p, &p->backoff_heap, partition); break;
+    case PLACE_LINGERING:
+        heap_push(p, &p->linger_heap, partition);
+        set_insert(&p->linger_sets[part->leader - 1], partition);
+        break;
+    case PLACE_READY: set_insert(&p->ready_sets[part->leader - 1], partition); break;
+    }
 }
 
 /* Places a partition by its queue, leader and head batch as they are now. */
@@ -2505,62 +2564,44 @@ static void ready_place(struct ks_producer *p, int32_t partition, ks_time_ns now
         }
         return;
     }
-    ks_time_ns at = head_ready_at(p, part, head, p->ready_global);
-    if (at <= now) {
-        if (part->place != PLACE_READY || part->placed_leader != part->leader) {
-            ready_unplace(p, partition);
-            ready_set_insert(p, part->leader, partition);
-            part->place = PLACE_READY;
-            part->placed_leader = part->leader;
-        }
-        part->ready_at_ns = at;
-        return;
-    }
-    if (part->place == PLACE_WAITING) {
-        if (part->ready_at_ns != at) {
+    ks_time_ns at = head_ready_at(p, part, head);
+    enum ready_place place = at <= now               ? PLACE_READY
+                             : head->retry_count > 0 ? PLACE_BACKOFF
+                                                     : PLACE_LINGERING;
+    if (part->place == place && part->placed_leader == part->leader) {
+        if (place == PLACE_READY || part->ready_at_ns == at) {
             part->ready_at_ns = at;
-            wait_sift_up(p, part->wait_index);
-            wait_sift_down(p, part->wait_index);
+            return; /* where it was (a READY one stays ready as the clock moves) */
         }
-        return;
     }
     ready_unplace(p, partition);
-    part->ready_at_ns = at;
-    part->place = PLACE_WAITING;
-    wait_put(p, p->wait_count++, partition);
-    wait_sift_up(p, p->wait_count - 1);
+    ready_put(p, partition, place, at);
 }
 
 /* Brings the ready index up to date at `now` (P10): the dirty partitions
- * placed again (every active one when the producer-wide readiness flipped),
- * then the waiting partitions whose time has come moved to their leader's
- * ready set. Call before every use of the index; a pass at one `now` may
- * call it many times, at a cost of what changed since. */
+ * placed again, then the backing-off and lingering partitions whose time
+ * has come moved to their leader's ready set. Call before every use of the
+ * index; a pass at one `now` may call it many times, at a cost of what
+ * changed since. */
 static void ready_refresh(struct ks_producer *p, ks_time_ns now)
 {
-    bool global = ready_global_now(p);
-    if (global != p->ready_global) {
-        p->ready_global = global;
-        int32_t word_count = (p->partition_count + 63) / 64;
-        for (int32_t w = 0; w < word_count; w++) {
-            for (uint64_t bits = p->active_words[w]; bits != 0; bits &= bits - 1) {
-                ready_mark(p, w * 64 + __builtin_ctzll(bits));
-            }
-        }
-    }
     for (int32_t k = 0; k < p->dirty_count; k++) {
         int32_t partition = p->dirty_ids[k];
         p->parts[partition].dirty = false;
         ready_place(p, partition, now);
     }
     p->dirty_count = 0;
-    while (p->wait_count > 0 && p->parts[p->wait_heap[0]].ready_at_ns <= now) {
-        int32_t partition = p->wait_heap[0];
-        struct ppart *part = &p->parts[partition];
-        wait_remove(p, partition);
-        ready_set_insert(p, part->leader, partition);
-        part->place = PLACE_READY;
-        part->placed_leader = part->leader;
+    while (heap_first_ns(p, &p->backoff_heap) <= now) {
+        int32_t partition = p->backoff_heap.ids[0];
+        ks_time_ns at = p->parts[partition].ready_at_ns;
+        ready_unplace(p, partition);
+        ready_put(p, partition, PLACE_READY, at);
+    }
+    while (heap_first_ns(p, &p->linger_heap) <= now) {
+        int32_t partition = p->linger_heap.ids[0];
+        ks_time_ns at = p->parts[partition].ready_at_ns;
+        ready_unplace(p, partition);
+        ready_put(p, partition, PLACE_READY, at);
     }
     ks_assert(now >= p->ready_as_of_ns);
     p->ready_as_of_ns = now;
@@ -2575,7 +2616,9 @@ static ks_time_ns ready_scan(const struct ks_producer *p, ks_time_ns now, bool *
                              bool *leaderless_out)
 {
     ks_time_ns next = KS_TIME_NEVER;
-    memset(ready, 0, (size_t)p->broker_count * sizeof(*ready));
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        ready[b] = false;
+    }
     *leaderless_out = false;
     for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
         const struct ppart *part = &p->parts[i];
@@ -2602,25 +2645,55 @@ static ks_time_ns ready_scan(const struct ks_producer *p, ks_time_ns now, bool *
  * (RecordAccumulator.ready's ready nodes), in ready[] (broker_count), from
  * the ready index; a partition with data and no known leader asks for new
  * metadata (its unknownLeaderTopics). Returns the earliest time after now
- * at which a waiting head batch becomes sendable (nextReadyCheckDelayMs). */
+ * at which a head batch becomes sendable (nextReadyCheckDelayMs): a retry's
+ * backoff end, or a linger end unless every fresh batch is sendable now. */
 static ks_time_ns ready_brokers(struct ks_producer *p, ks_time_ns now, bool *ready)
 {
     ready_refresh(p, now);
     if (p->leaderless_count > 0) {
         request_metadata_update(p);
     }
+    bool global = ready_global_now(p);
     for (int32_t b = 0; b < p->broker_count; b++) {
-        ready[b] = p->ready_sets[b].count > 0;
+        ready[b] = p->ready_sets[b].count > 0 || (global && p->linger_sets[b].count > 0);
     }
-    ks_time_ns next = p->wait_count > 0 ? p->parts[p->wait_heap[0]].ready_at_ns : KS_TIME_NEVER;
+    ks_time_ns next = heap_first_ns(p, &p->backoff_heap);
+    if (!global) {
+        next = time_min(next, heap_first_ns(p, &p->linger_heap));
+    }
 #if KS_DEBUG
     bool *scanned = g_newa(bool, (gsize)p->broker_count);
     bool leaderless = false;
     ks_assert(ready_scan(p, now, scanned, &leaderless) == next); /* P10 */
     ks_assert(leaderless == (p->leaderless_count > 0));           /* P10 */
-    ks_assert(memcmp(scanned, ready, (size_t)p->broker_count * sizeof(*ready)) == 0);
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        ks_assert(scanned[b] == ready[b]); /* P10 */
+    }
 #endif
     return next;
+}
+
+/* The partitions of broker whose head batch is sendable now, sorted: its
+ * ready set, and while every fresh batch is sendable (ready_global_now) its
+ * lingering set merged in. Borrowed: valid until the next ready_refresh. */
+static const int32_t *drain_candidates(struct ks_producer *p, int32_t broker, int32_t *count_out)
+{
+    const struct part_set *ready = &p->ready_sets[broker - 1];
+    const struct part_set *lingering = &p->linger_sets[broker - 1];
+    if (lingering->count == 0 || !ready_global_now(p)) {
+        *count_out = ready->count;
+        return ready->ids;
+    }
+    int32_t r = 0;
+    int32_t l = 0;
+    int32_t n = 0;
+    while (r < ready->count || l < lingering->count) {
+        bool take_ready =
+            l == lingering->count || (r < ready->count && ready->ids[r] < lingering->ids[l]);
+        p->walk_ids[n++] = take_ready ? ready->ids[r++] : lingering->ids[l++];
+    }
+    *count_out = n;
+    return p->walk_ids;
 }
 
 /* RecordAccumulator.drainBatchesForOneNode: one request for broker with at
@@ -2634,15 +2707,16 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
     int32_t *start = &p->drain_start[broker - 1];
     int32_t last = -1;
     /* The broker's partitions in cyclic order from *start, as the Java
-     * client walks the node's partitions from its drain index; only the
-     * ready ones can give a batch (P10), so the others are not visited.
-     * The set does not change during the walk: what a drain changes waits
-     * in dirty_ids for the next ready_refresh. */
-    const struct ready_set *set = &p->ready_sets[broker - 1];
-    int32_t n = set->count;
-    int32_t from = ready_lower_bound(set, *start);
+     * client walks the node's partitions from its drain index; only those
+     * whose head batch is sendable can give a batch (P10), so the others
+     * are not visited. The sets do not change during the walk: what a drain
+     * changes waits in dirty_ids for the next ready_refresh. */
+    int32_t n = 0;
+    const int32_t *ids = drain_candidates(p, broker, &n);
+    struct part_set view = { (int32_t *)ids, n, n };
+    int32_t from = set_lower_bound(&view, *start);
     for (int32_t k = 0; k < n; k++) {
-        int32_t partition = set->ids[(from + k) % n];
+        int32_t partition = ids[(from + k) % n];
         struct ppart *part = &p->parts[partition];
         ks_assert(part->leader == broker);
         struct pbatch *batch = g_queue_peek_head(&part->queue);
@@ -3212,35 +3286,55 @@ static int64_t check_batch(const struct ks_producer *p, const struct pbatch *bat
     return (int64_t)batch->records->len;
 }
 
+/* P10: a heap's order, and each partition in it placed there. */
+static int32_t check_heap(const struct ks_producer *p, const struct part_heap *heap,
+                          enum ready_place place)
+{
+    for (int32_t k = 0; k < heap->count; k++) {
+        const struct ppart *part = &p->parts[heap->ids[k]];
+        ks_assert(part->place == place);
+        ks_assert(part->heap_index == k);
+        ks_assert(part->ready_at_ns > p->ready_as_of_ns);
+        if (k > 0) {
+            ks_assert(!heap_before(p, heap->ids[k], heap->ids[(k - 1) / 2]));
+        }
+    }
+    return heap->count;
+}
+
+/* P10: a set's order, and each partition in it placed there for broker. */
+static int32_t check_set(const struct ks_producer *p, const struct part_set *set,
+                         enum ready_place place, int32_t broker)
+{
+    for (int32_t k = 0; k < set->count; k++) {
+        const struct ppart *part = &p->parts[set->ids[k]];
+        ks_assert(part->place == place);
+        ks_assert(part->placed_leader == broker);
+        if (k > 0) {
+            ks_assert(set->ids[k - 1] < set->ids[k]);
+        }
+    }
+    return set->count;
+}
+
 /* P10: every partition that is not dirty is placed as its queue, leader
- * and head batch say, as of the last ready_refresh; the places agree with
- * the counts, the heap and the sets. */
+ * and head batch say, as of the last ready_refresh; the heaps and sets
+ * hold exactly the partitions placed in them. */
 static void check_ready_index(const struct ks_producer *p)
 {
     int32_t dirty = 0;
-    int32_t leaderless = 0;
-    int32_t waiting = 0;
-    int32_t ready = 0;
+    int32_t count[PLACE_READY + 1] = { 0 };
     for (int32_t k = 0; k < p->dirty_count; k++) {
         ks_assert(p->parts[p->dirty_ids[k]].dirty);
     }
     for (int32_t i = 0; i < p->partition_count; i++) {
         const struct ppart *part = &p->parts[i];
         enum ready_place place = (enum ready_place)part->place;
-        leaderless += place == PLACE_LEADERLESS ? 1 : 0;
-        if (place == PLACE_WAITING) {
-            waiting++;
-            ks_assert(part->wait_index >= 0 && part->wait_index < p->wait_count);
-            ks_assert(p->wait_heap[part->wait_index] == i);
-            ks_assert(part->ready_at_ns > p->ready_as_of_ns);
-        } else {
-            ks_assert(part->wait_index == -1);
+        count[place]++;
+        if (place != PLACE_BACKOFF && place != PLACE_LINGERING) {
+            ks_assert(part->heap_index == -1);
         }
         if (place == PLACE_READY) {
-            ready++;
-            const struct ready_set *set = &p->ready_sets[part->placed_leader - 1];
-            int32_t at = ready_lower_bound(set, i);
-            ks_assert(at < set->count && set->ids[at] == i);
             ks_assert(part->ready_at_ns <= p->ready_as_of_ns);
         }
         if (part->dirty) {
@@ -3253,28 +3347,28 @@ static void check_ready_index(const struct ks_producer *p)
         } else if (part->leader < 1) {
             ks_assert(place == PLACE_LEADERLESS);
         } else {
-            ks_assert(place == PLACE_WAITING || place == PLACE_READY);
-            ks_assert(part->ready_at_ns == head_ready_at(p, part, head, p->ready_global));
-            if (place == PLACE_READY) {
-                ks_assert(part->placed_leader == part->leader);
+            ks_time_ns at = head_ready_at(p, part, head);
+            ks_assert(part->ready_at_ns == at);
+            ks_assert(part->placed_leader == part->leader);
+            if (at <= p->ready_as_of_ns) {
+                ks_assert(place == PLACE_READY);
+            } else {
+                ks_assert(place == (head->retry_count > 0 ? PLACE_BACKOFF : PLACE_LINGERING));
             }
         }
     }
     ks_assert(dirty == p->dirty_count);
-    ks_assert(leaderless == p->leaderless_count);
-    ks_assert(waiting == p->wait_count);
-    for (int32_t k = 1; k < p->wait_count; k++) {
-        ks_assert(!wait_before(p, p->wait_heap[k], p->wait_heap[(k - 1) / 2]));
+    ks_assert(count[PLACE_LEADERLESS] == p->leaderless_count);
+    ks_assert(count[PLACE_BACKOFF] == check_heap(p, &p->backoff_heap, PLACE_BACKOFF));
+    ks_assert(count[PLACE_LINGERING] == check_heap(p, &p->linger_heap, PLACE_LINGERING));
+    int32_t ready = 0;
+    int32_t lingering = 0;
+    for (int32_t b = 1; b <= p->broker_count; b++) {
+        ready += check_set(p, &p->ready_sets[b - 1], PLACE_READY, b);
+        lingering += check_set(p, &p->linger_sets[b - 1], PLACE_LINGERING, b);
     }
-    int32_t in_sets = 0;
-    for (int32_t b = 0; b < p->broker_count; b++) {
-        const struct ready_set *set = &p->ready_sets[b];
-        for (int32_t k = 1; k < set->count; k++) {
-            ks_assert(set->ids[k - 1] < set->ids[k]);
-        }
-        in_sets += set->count;
-    }
-    ks_assert(in_sets == ready);
+    ks_assert(ready == count[PLACE_READY]);
+    ks_assert(lingering == count[PLACE_LINGERING]);
 }
 
 /* P11: the live list is in creation order, with `batch_count` batches. */
@@ -3800,14 +3894,18 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
     p->active_words = calloc((size_t)(p->partition_count + 63) / 64, sizeof(*p->active_words));
     ks_assert(p->active_words != NULL);
     p->dirty_ids = calloc((size_t)p->partition_count, sizeof(*p->dirty_ids));
-    p->wait_heap = calloc((size_t)p->partition_count, sizeof(*p->wait_heap));
+    p->backoff_heap.ids = calloc((size_t)p->partition_count, sizeof(int32_t));
+    p->linger_heap.ids = calloc((size_t)p->partition_count, sizeof(int32_t));
+    p->walk_ids = calloc((size_t)p->partition_count, sizeof(*p->walk_ids));
     p->ready_sets = calloc((size_t)p->broker_count, sizeof(*p->ready_sets));
-    ks_assert(p->dirty_ids != NULL && p->wait_heap != NULL && p->ready_sets != NULL);
+    p->linger_sets = calloc((size_t)p->broker_count, sizeof(*p->linger_sets));
+    ks_assert(p->dirty_ids != NULL && p->backoff_heap.ids != NULL && p->linger_heap.ids != NULL);
+    ks_assert(p->walk_ids != NULL && p->ready_sets != NULL && p->linger_sets != NULL);
     ks_assert(p->parts != NULL && p->conns != NULL);
     for (int32_t i = 0; i < p->partition_count; i++) {
         g_queue_init(&p->parts[i].queue);
         p->parts[i].sequenced = g_ptr_array_new();
-        p->parts[i].wait_index = -1;
+        p->parts[i].heap_index = -1;
     }
     for (int32_t b = 0; b < p->broker_count; b++) {
         p->conns[b].inflight = g_ptr_array_new();
@@ -3919,11 +4017,15 @@ void ks_producer_free(struct ks_producer *p)
     free(p->drain_start);
     free(p->active_words);
     free(p->dirty_ids);
-    free(p->wait_heap);
+    free(p->backoff_heap.ids);
+    free(p->linger_heap.ids);
+    free(p->walk_ids);
     for (int32_t b = 0; b < p->broker_count; b++) {
         free(p->ready_sets[b].ids);
+        free(p->linger_sets[b].ids);
     }
     free(p->ready_sets);
+    free(p->linger_sets);
     free(p->value);
     free(p->value_scratch);
     free(p->txn.added);
