@@ -2665,7 +2665,7 @@ static ks_time_ns ready_brokers(struct ks_producer *p, ks_time_ns now, bool *rea
     bool *scanned = g_newa(bool, (gsize)p->broker_count);
     bool leaderless = false;
     ks_assert(ready_scan(p, now, scanned, &leaderless) == next); /* P10 */
-    ks_assert(leaderless == (p->leaderless_count > 0));           /* P10 */
+    ks_assert(leaderless == (p->leaderless_count > 0));          /* P10 */
     for (int32_t b = 0; b < p->broker_count; b++) {
         ks_assert(scanned[b] == ready[b]); /* P10 */
     }
@@ -3277,7 +3277,8 @@ static int64_t check_batch(const struct ks_producer *p, const struct pbatch *bat
     ks_assert(batch->records->len > 0);
     ks_assert(time_add(batch->created_ns, p->config->delivery_timeout_ns) >=
               p->expire_floor_ns); /* P9 */
-    ks_assert(batch->live_prev != NULL || p->live_head == batch); /* P11: in the live list */
+    /* P11: in the live list */
+    ks_assert(batch->live_prev != NULL || p->live_head == batch);
     *reserved += batch->reserved_bytes;
     if (p->idempotent && batch->base_sequence >= 0) {
         ks_assert(batch->producer_id == p->parts[partition].seq_producer_id);
@@ -3491,9 +3492,9 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
     }
     /* Every batch, queued or in flight, is in the live list, oldest first
      * (P11), so no batch is due before the first one's delivery deadline. */
-    ks_time_ns delivery = p->live_head != NULL ? time_add(p->live_head->created_ns,
-                                                          p->config->delivery_timeout_ns)
-                                               : KS_TIME_NEVER;
+    ks_time_ns delivery = p->live_head != NULL
+                              ? time_add(p->live_head->created_ns, p->config->delivery_timeout_ns)
+                              : KS_TIME_NEVER;
     p->expire_floor_ns = delivery;
     next = time_min(next, delivery);
     /* Connections: setup timeouts, and the end of the reconnect backoff of
