@@ -25,6 +25,8 @@
 **                or the application is blocked on memory; and its retry
 **                backoff is over; and its leader is known; and the connection
 **                to the leader has fewer than max.in.flight requests.
+**   ready index  what the sender's passes need of the partitions, kept in
+**                order instead of recomputed (issue 16; see below, P10, P11).
 **   network      one connection per broker; requests carry correlation ids;
 **                a response whose id is not in flight (the connection was
 **                reset, or an earlier incarnation sent it) is ignored.
@@ -63,14 +65,54 @@
 **       fresh ones in creation order, so delivery timeouts only need a scan up to
 **       the first fresh batch.
 **   P7  a partition is in the active set exactly when its queue is not empty, so
-**       the sender's passes (drain, delivery timeouts, the next wake-up) visit only
-**       those; and a partition with `unresolved` or `bump_required` set is flagged.
+**       the scans that need them all (delivery timeouts, a transaction's
+**       partitions, the ready index's rebuild) visit only those; and a partition
+**       with `unresolved` or `bump_required` set is flagged.
 **   P8  requests (Produce, Metadata, InitProducerId) are in flight only on a READY
 **       connection; a CONNECTING one has its probe's id.
 **   P9  no queued or in-flight batch's delivery deadline is before expire_floor_ns
-**       (next_wakeup_ns sets it to the earliest it sees, by P6 the earliest of all;
-**       each new batch lowers it), so a sender pass before it skips the scan for
-**       expired batches.
+**       (next_wakeup_ns sets it to the earliest of all, P11; each new batch lowers
+**       it), so a sender pass before it skips the scan for expired batches.
+**   P10 every active partition that is not dirty is placed as its leader and head
+**       batch say, as of the last ready_refresh (ready_as_of_ns): LEADERLESS
+**       without a leader; else READY, in its leader's ready set, when its head
+**       batch is sendable by then (head_ready_at <= ready_as_of_ns), else BACKOFF
+**       (a retry) or LINGERING (a fresh batch) in a heap by that time, a
+**       LINGERING one also in its leader's lingering set; an inactive one is in no
+**       place.
+**   P11 every queued or in-flight batch is in the live list, which is in order
+**       of creation time.
+**
+** The ready index (P10, P11). RecordAccumulator.ready and drain visit every
+** partition's deque at every sender loop (partitionReady, batchReady,
+** drainBatchesForOneNode), which Kafka pays once per loop in real time; ksim
+** ran a pass after every produce response, and each pass visited every
+** partition with a queued batch three times (the ready brokers, the grouping
+** by leader for the drain, the next wake-up). Whether a head batch is
+** sendable changes with the clock in one way only: from not yet to yes, at
+** the end of its retry backoff or of its linger.ms (head_ready_at). So each
+** partition is placed when something else changes, and the clock moves it:
+** every change to a queue (active_update), an append that fills the head
+** batch or closes it, and a new leader or leader epoch (metadata, a KIP-951
+** hint) marks the partition dirty; ready_refresh, before each use of the
+** index, places the dirty ones again, then moves the BACKOFF and LINGERING
+** partitions whose time has come to their leader's ready set. The pass
+** answers from it: the ready brokers are those with a non-empty ready set, a
+** partition without a leader asks for metadata, the drain walks a broker's
+** ready set from its drain index (the partitions that are not ready gave
+** nothing there before either), the next wake-up for the partitions is the
+** first time of the heaps, and the earliest delivery deadline is the first
+** live batch's. The producer-wide readiness (stopping, or blocked on memory:
+** every fresh batch is sendable) is asked at each use instead of being part
+** of the placement: while it holds, a broker's lingering set counts as
+** ready too (merged into the drain's walk) and the linger heap gives no
+** wake-up. It flips at every record while memory is short, which placing
+** every partition again would have paid each time. A pass costs the
+** brokers, the ready partitions and what changed since the last, not the
+** queued partitions (while memory is short, the lingering ones too). The
+** answers are the ones the full scan gave, in the same order (every
+** trace_hash was kept): KS_DEBUG builds compute the full scan at every pass
+** and compare (ready_scan).
 **
 ** Connections (NetworkClient, ClusterConnectionStates): one per broker,
 **
@@ -223,6 +265,8 @@ struct pbatch {
     int32_t acked_broker; /* the broker whose answer ended it (acks=0: the one written to); -1 */
     int32_t acked_leader_epoch; /* that broker's leader epoch from its response; -1 unknown */
     int32_t sent_leader_epoch;  /* the partition's leader epoch at its last send; -1 */
+    struct pbatch *live_prev;   /* not owned: the live batches in creation order (P11) */
+    struct pbatch *live_next;   /* not owned */
 };
 
 /* One partition's batch inside a Produce request. ksim's wire protocol has
@@ -247,6 +291,30 @@ struct prequest {
     int32_t pending_count; /* entries not answered yet */
 };
 
+/* Where the sender's ready index holds a partition (P10). */
+enum ready_place {
+    PLACE_NONE,       /* an empty queue */
+    PLACE_LEADERLESS, /* batches, no known leader */
+    PLACE_BACKOFF,    /* a retry backing off: the backoff heap, by its end */
+    PLACE_LINGERING,  /* a fresh batch, not full: the linger heap by its linger end, and
+                         its leader's lingering set (sendable at once while the producer
+                         is stopping or blocked on memory) */
+    PLACE_READY,      /* the head batch is sendable: its leader's ready set */
+};
+
+/* Partitions of one broker, sorted, as RecordAccumulator.drain walks them. */
+struct part_set {
+    int32_t *ids; /* owned, sorted, `count` of `capacity` */
+    int32_t count;
+    int32_t capacity;
+};
+
+/* Partitions by (ready_at_ns, partition), a binary min-heap. */
+struct part_heap {
+    int32_t *ids; /* owned, partition_count */
+    int32_t count;
+};
+
 struct ppart {
     GQueue queue;         /* struct pbatch*, owned, head sent first */
     GPtrArray *sequenced; /* incomplete batches with a sequence, not owned (P5) */
@@ -261,6 +329,13 @@ struct ppart {
     bool bump_required;
     int64_t error_second; /* last second a PRODUCER_ERROR line was emitted */
     int64_t errors_suppressed;
+    /* The sender's ready index (P10): where the partition is placed, as of
+     * its last placement (ready_place), and when its head batch is sendable. */
+    ks_time_ns ready_at_ns; /* BACKOFF, LINGERING, READY: head_ready_at when placed */
+    int32_t heap_index;     /* BACKOFF, LINGERING: its position in that heap; else -1 */
+    int32_t placed_leader;  /* LINGERING, READY: the broker whose set holds it */
+    uint8_t place;          /* enum ready_place */
+    bool dirty;             /* in p->dirty_ids: to be placed again before the next use */
 };
 
 /* One connection per broker, as ClusterConnectionStates tracks it. */
@@ -385,8 +460,25 @@ struct ks_producer {
      * their cost follows the batches, not the topic's partition count (P7). */
     uint64_t *active_words; /* owned, (partition_count + 63) / 64 */
     int32_t active_count;
-    uint64_t activations;   /* partitions that became active, ever: drain's groups are stale */
     bool sequences_flagged; /* some partition may have `unresolved` or `bump_required` set */
+    /* The ready index (P10): every active partition is in one place, by its
+     * head batch and leader (enum ready_place). Partitions whose head batch,
+     * queue or leader changed are in dirty_ids until ready_refresh places
+     * them again, so that a sender pass costs what changed and what is ready,
+     * not what is queued (issue 16). */
+    int32_t *dirty_ids; /* owned, partition_count; the first dirty_count are dirty */
+    int32_t dirty_count;
+    struct part_heap backoff_heap;
+    struct part_heap linger_heap;
+    struct part_set *ready_sets;  /* owned, broker_count, index = broker id - 1 */
+    struct part_set *linger_sets; /* owned, broker_count, index = broker id - 1 */
+    int32_t *walk_ids;            /* owned, partition_count: a drain's ready and lingering */
+    int32_t leaderless_count;     /* active partitions without a known leader */
+    ks_time_ns ready_as_of_ns;    /* the time of the last ready_refresh */
+    /* The live batches (queued or in flight) in creation order, so that the
+     * earliest delivery deadline is the first one's (P11). */
+    struct pbatch *live_head; /* not owned */
+    struct pbatch *live_tail; /* not owned */
 
     /* metadata */
     bool meta_known; /* one good answer seen in this incarnation */
@@ -717,6 +809,42 @@ static void expire_floor_lower(struct ks_producer *p, const struct pbatch *batch
         time_min(p->expire_floor_ns, time_add(batch->created_ns, p->config->delivery_timeout_ns));
 }
 
+/* Links a new batch into the live list (P11) after `after`, or first when
+ * `after` is NULL. */
+static void live_link(struct ks_producer *p, struct pbatch *batch, struct pbatch *after)
+{
+    batch->live_prev = after;
+    batch->live_next = after != NULL ? after->live_next : p->live_head;
+    if (batch->live_next != NULL) {
+        batch->live_next->live_prev = batch;
+    } else {
+        p->live_tail = batch;
+    }
+    if (after != NULL) {
+        after->live_next = batch;
+    } else {
+        p->live_head = batch;
+    }
+}
+
+static void live_unlink(struct ks_producer *p, struct pbatch *batch)
+{
+    if (batch->live_prev != NULL) {
+        batch->live_prev->live_next = batch->live_next;
+    } else {
+        p->live_head = batch->live_next;
+    }
+    if (batch->live_next != NULL) {
+        batch->live_next->live_prev = batch->live_prev;
+    } else {
+        p->live_tail = batch->live_prev;
+    }
+    batch->live_prev = NULL;
+    batch->live_next = NULL;
+}
+
+/* A new batch, created now: last in the live list, whose batches were all
+ * created at or before now (P11). */
 static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_t reserve_bytes)
 {
     struct pbatch *batch = calloc(1, sizeof(*batch));
@@ -735,6 +863,7 @@ static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_
     batch->acked_broker = -1;
     batch->acked_leader_epoch = -1;
     batch->sent_leader_epoch = -1;
+    live_link(p, batch, p->live_tail);
     p->reserved_bytes += reserve_bytes;
     return batch;
 }
@@ -750,6 +879,7 @@ static void batch_free(struct ks_producer *p, struct pbatch *batch)
     if (batch->encoded != NULL) {
         g_byte_array_unref(batch->encoded);
     }
+    live_unlink(p, batch);
     p->reserved_bytes -= batch->reserved_bytes;
     ks_assert(p->reserved_bytes >= 0); /* P4 */
     free(batch);
@@ -811,6 +941,17 @@ static enum ks_record_outcome_kind unacked_outcome(const struct pbatch *batch)
 
 /* ---- the active partitions (P7) ------------------------------------------------------ */
 
+/* Marks a partition for the sender's ready index (P10): its queue, its
+ * head batch or its leader changed, so ready_refresh places it again. */
+static void ready_mark(struct ks_producer *p, int32_t partition)
+{
+    struct ppart *part = &p->parts[partition];
+    if (!part->dirty) {
+        part->dirty = true;
+        p->dirty_ids[p->dirty_count++] = partition;
+    }
+}
+
 /* Call after every change to parts[partition].queue. */
 static void active_update(struct ks_producer *p, int32_t partition)
 {
@@ -820,8 +961,8 @@ static void active_update(struct ks_producer *p, int32_t partition)
     if (active != ((*word & bit) != 0)) {
         *word ^= bit;
         p->active_count += active ? 1 : -1;
-        p->activations += active ? 1 : 0;
     }
+    ready_mark(p, partition); /* the head or the queue's length may have changed */
 }
 
 /* The first active partition >= from, or -1. */
@@ -1130,9 +1271,14 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
             missing_leader |= part->leader < 0;
             continue;
         }
-        part->leader =
+        int32_t leader =
             entries[i].leader >= 1 && entries[i].leader <= p->broker_count ? entries[i].leader : -1;
-        part->leader_epoch = entries[i].leader_epoch;
+        if (leader != part->leader || entries[i].leader_epoch != part->leader_epoch) {
+            /* Another leader, or a new epoch that ends a KIP-951 backoff. */
+            part->leader = leader;
+            part->leader_epoch = entries[i].leader_epoch;
+            ready_mark(p, partition);
+        }
         missing_leader |= part->leader < 0;
     }
     if (response->broker_count > 0) {
@@ -1908,10 +2054,17 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
             p->pending_count++;
             int64_t after = batch_estimated_bytes(p, last);
             bool full = after >= batch_size;
+            if (full) {
+                ready_mark(p, partition); /* a full head batch goes without lingering */
+            }
             ks_sticky_on_append(&p->sticky, partition, (int32_t)(after - before), full);
             return full ? APPEND_READY : APPEND_QUIET;
         }
         last->closed = true; /* closeForRecordAppends */
+        /* Closed, it no longer lingers (P10). A new batch behind it marks
+         * the partition again; without memory for one, the application
+         * blocks, which makes every batch sendable anyway. */
+        ready_mark(p, partition);
     }
     int32_t size = record_size(p, record, 0, record->timestamp_ms);
     int64_t batch_bytes = KS_BATCH_HEADER_BYTES + (int64_t)size;
@@ -2203,54 +2356,350 @@ static void assign_sequence(struct ks_producer *p, struct ppart *part, struct pb
     g_ptr_array_add(part->sequenced, batch);
 }
 
-/* The active partitions grouped by leader for one drain: the group of
- * broker b is ids[first[b - 1] .. first[b]), in partition order. Built in
- * one pass over the active partitions, so a drain visits each once instead
- * of once per ready broker (issue 16: that was brokers x active partitions
- * per sender pass). A group may hold partitions that became inactive since
- * (their queue is empty, and drain_one_request skips them); a partition
- * that became active since makes the groups stale (activations moved). */
-struct leader_groups {
-    int32_t *ids;   /* partition_count */
-    int32_t *first; /* broker_count + 1 */
-    uint64_t activations;
-};
+/* ---- the sender's ready index (P10) ------------------------------------------------------ */
 
-static void group_by_leader(struct ks_producer *p, struct leader_groups *groups)
+/* Whether every fresh batch is sendable regardless of linger.ms and of
+ * being full: the producer is stopping (close() ignores linger), or the
+ * application is blocked on memory (RecordAccumulator.ready's `exhausted`).
+ * Asked at each use of the index, as batch_sendable asks it; the placements
+ * do not depend on it (LINGERING partitions count as ready while it holds),
+ * so that its flips, one per record while memory is short, cost nothing. */
+static bool ready_global_now(const struct ks_producer *p)
 {
-    memset(groups->first, 0, (size_t)(p->broker_count + 1) * sizeof(*groups->first));
-    int32_t word_count = (p->partition_count + 63) / 64;
-    for (int32_t w = 0; w < word_count; w++) {
-        for (uint64_t bits = p->active_words[w]; bits != 0; bits &= bits - 1) {
-            int32_t leader = p->parts[w * 64 + __builtin_ctzll(bits)].leader;
-            if (leader >= 1) {
-                groups->first[leader]++;
-            }
+    return p->stopped || (p->waiter.active && p->meta_known);
+}
+
+/* The time from which batch_sendable(p, part, batch, now) holds, for the
+ * head batch of a partition while nothing but the clock moves and the
+ * producer is neither stopping nor blocked on memory: the end of its retry
+ * backoff, and for a fresh batch that is not full the end of its
+ * linger.ms. RecordAccumulator.batchReady decides the same from the
+ * batch's waited time at every sender loop: sendable once not backing off
+ * and full, lingered, exhausted or closed. */
+static ks_time_ns head_ready_at(const struct ks_producer *p, const struct ppart *part,
+                                const struct pbatch *batch)
+{
+    ks_time_ns backoff = batch_backoff_until(p, part, batch);
+    if (batch->retry_count > 0) {
+        return backoff;
+    }
+    /* A fresh batch (new, or a piece of a split one) has no backoff: so a
+     * batch that is not sendable yet waits for its linger end alone, which
+     * next_wakeup_ns takes as the time to look again. */
+    ks_assert(backoff == 0);
+    if (batch->closed || part->queue.length > 1 ||
+        batch_estimated_bytes(p, batch) >= p->config->batch_size_bytes) {
+        return 0;
+    }
+    return time_add(batch->created_ns, p->config->linger_ns);
+}
+
+/* The heaps: partitions ordered by (ready_at_ns, partition). */
+static bool heap_before(const struct ks_producer *p, int32_t a, int32_t b)
+{
+    ks_time_ns at_a = p->parts[a].ready_at_ns;
+    ks_time_ns at_b = p->parts[b].ready_at_ns;
+    return at_a != at_b ? at_a < at_b : a < b;
+}
+
+static void heap_put(struct ks_producer *p, struct part_heap *heap, int32_t position,
+                     int32_t partition)
+{
+    heap->ids[position] = partition;
+    p->parts[partition].heap_index = position;
+}
+
+static void heap_sift_up(struct ks_producer *p, struct part_heap *heap, int32_t position)
+{
+    int32_t partition = heap->ids[position];
+    while (position > 0) {
+        int32_t parent = (position - 1) / 2;
+        if (!heap_before(p, partition, heap->ids[parent])) {
+            break;
+        }
+        heap_put(p, heap, position, heap->ids[parent]);
+        position = parent;
+    }
+    heap_put(p, heap, position, partition);
+}
+
+static void heap_sift_down(struct ks_producer *p, struct part_heap *heap, int32_t position)
+{
+    int32_t partition = heap->ids[position];
+    for (;;) {
+        int32_t child = 2 * position + 1;
+        if (child >= heap->count) {
+            break;
+        }
+        if (child + 1 < heap->count && heap_before(p, heap->ids[child + 1], heap->ids[child])) {
+            child++;
+        }
+        if (!heap_before(p, heap->ids[child], partition)) {
+            break;
+        }
+        heap_put(p, heap, position, heap->ids[child]);
+        position = child;
+    }
+    heap_put(p, heap, position, partition);
+}
+
+static void heap_push(struct ks_producer *p, struct part_heap *heap, int32_t partition)
+{
+    heap_put(p, heap, heap->count++, partition);
+    heap_sift_up(p, heap, heap->count - 1);
+}
+
+static void heap_remove(struct ks_producer *p, struct part_heap *heap, int32_t partition)
+{
+    int32_t position = p->parts[partition].heap_index;
+    ks_assert(position >= 0 && position < heap->count);
+    ks_assert(heap->ids[position] == partition);
+    p->parts[partition].heap_index = -1;
+    int32_t last = heap->ids[--heap->count];
+    if (last == partition) {
+        return;
+    }
+    heap_put(p, heap, position, last);
+    heap_sift_up(p, heap, position);
+    heap_sift_down(p, heap, p->parts[last].heap_index);
+}
+
+/* The earliest ready_at_ns of the heap, or KS_TIME_NEVER. */
+static ks_time_ns heap_first_ns(const struct ks_producer *p, const struct part_heap *heap)
+{
+    return heap->count > 0 ? p->parts[heap->ids[0]].ready_at_ns : KS_TIME_NEVER;
+}
+
+/* The first position in the set whose partition is >= partition. */
+static int32_t set_lower_bound(const struct part_set *set, int32_t partition)
+{
+    int32_t low = 0;
+    int32_t high = set->count;
+    while (low < high) {
+        int32_t middle = low + (high - low) / 2;
+        if (set->ids[middle] < partition) {
+            low = middle + 1;
+        } else {
+            high = middle;
         }
     }
-    for (int32_t b = 1; b <= p->broker_count; b++) {
-        groups->first[b] += groups->first[b - 1]; /* the end of group b */
+    return low;
+}
+
+static void set_insert(struct part_set *set, int32_t partition)
+{
+    if (set->count == set->capacity) {
+        set->capacity = set->capacity > 0 ? set->capacity * 2 : 8;
+        set->ids = realloc(set->ids, (size_t)set->capacity * sizeof(*set->ids));
+        ks_assert(set->ids != NULL);
     }
-    /* first[b - 1], group b's start, is its cursor: it ends at group b's end. */
-    for (int32_t w = 0; w < word_count; w++) {
-        for (uint64_t bits = p->active_words[w]; bits != 0; bits &= bits - 1) {
-            int32_t i = w * 64 + __builtin_ctzll(bits);
-            int32_t leader = p->parts[i].leader;
-            if (leader >= 1) {
-                groups->ids[groups->first[leader - 1]++] = i;
-            }
+    int32_t at = set_lower_bound(set, partition);
+    ks_assert(at == set->count || set->ids[at] != partition);
+    memmove(set->ids + at + 1, set->ids + at, (size_t)(set->count - at) * sizeof(*set->ids));
+    set->ids[at] = partition;
+    set->count++;
+}
+
+static void set_remove(struct part_set *set, int32_t partition)
+{
+    int32_t at = set_lower_bound(set, partition);
+    ks_assert(at < set->count && set->ids[at] == partition);
+    set->count--;
+    memmove(set->ids + at, set->ids + at + 1, (size_t)(set->count - at) * sizeof(*set->ids));
+}
+
+/* Takes the partition out of whichever place holds it. */
+static void ready_unplace(struct ks_producer *p, int32_t partition)
+{
+    struct ppart *part = &p->parts[partition];
+    switch ((enum ready_place)part->place) {
+    case PLACE_NONE: break;
+    case PLACE_LEADERLESS: p->leaderless_count--; break;
+    case PLACE_BACKOFF: heap_remove(p, &p->backoff_heap, partition); break;
+    case PLACE_LINGERING:
+        heap_remove(p, &p->linger_heap, partition);
+        set_remove(&p->linger_sets[part->placed_leader - 1], partition);
+        break;
+    case PLACE_READY: set_remove(&p->ready_sets[part->placed_leader - 1], partition); break;
+    }
+    part->place = PLACE_NONE;
+}
+
+/* Puts an unplaced partition with a leader in `place`, at `at`. */
+static void ready_put(struct ks_producer *p, int32_t partition, enum ready_place place,
+                      ks_time_ns at)
+{
+    struct ppart *part = &p->parts[partition];
+    ks_assert(part->place == PLACE_NONE);
+    part->place = (uint8_t)place;
+    part->ready_at_ns = at;
+    part->placed_leader = part->leader;
+    switch (place) {
+    case PLACE_NONE:
+    case PLACE_LEADERLESS: ks_assert(!"ready_put: a place with a leader"); break;
+    case PLACE_BACKOFF: heap_push(p, &p->backoff_heap, partition); break;
+    case PLACE_LINGERING:
+        heap_push(p, &p->linger_heap, partition);
+        set_insert(&p->linger_sets[part->leader - 1], partition);
+        break;
+    case PLACE_READY: set_insert(&p->ready_sets[part->leader - 1], partition); break;
+    }
+}
+
+/* Places a partition by its queue, leader and head batch as they are now. */
+static void ready_place(struct ks_producer *p, int32_t partition, ks_time_ns now)
+{
+    struct ppart *part = &p->parts[partition];
+    const struct pbatch *head = g_queue_peek_head(&part->queue);
+    if (head == NULL) {
+        ready_unplace(p, partition);
+        return;
+    }
+    if (part->leader < 1) {
+        ks_assert(part->leader == -1);
+        if (part->place != PLACE_LEADERLESS) {
+            ready_unplace(p, partition);
+            part->place = PLACE_LEADERLESS;
+            p->leaderless_count++;
+        }
+        return;
+    }
+    ks_time_ns at = head_ready_at(p, part, head);
+    enum ready_place place = at <= now               ? PLACE_READY
+                             : head->retry_count > 0 ? PLACE_BACKOFF
+                                                     : PLACE_LINGERING;
+    if (part->place == place && part->placed_leader == part->leader) {
+        if (place == PLACE_READY || part->ready_at_ns == at) {
+            part->ready_at_ns = at;
+            return; /* where it was (a READY one stays ready as the clock moves) */
         }
     }
-    memmove(groups->first + 1, groups->first, (size_t)p->broker_count * sizeof(*groups->first));
-    groups->first[0] = 0;
-    groups->activations = p->activations;
+    ready_unplace(p, partition);
+    ready_put(p, partition, place, at);
+}
+
+/* Brings the ready index up to date at `now` (P10): the dirty partitions
+ * placed again, then the backing-off and lingering partitions whose time
+ * has come moved to their leader's ready set. Call before every use of the
+ * index; a pass at one `now` may call it many times, at a cost of what
+ * changed since. */
+static void ready_refresh(struct ks_producer *p, ks_time_ns now)
+{
+    for (int32_t k = 0; k < p->dirty_count; k++) {
+        int32_t partition = p->dirty_ids[k];
+        p->parts[partition].dirty = false;
+        ready_place(p, partition, now);
+    }
+    p->dirty_count = 0;
+    while (heap_first_ns(p, &p->backoff_heap) <= now) {
+        int32_t partition = p->backoff_heap.ids[0];
+        ks_time_ns at = p->parts[partition].ready_at_ns;
+        ready_unplace(p, partition);
+        ready_put(p, partition, PLACE_READY, at);
+    }
+    while (heap_first_ns(p, &p->linger_heap) <= now) {
+        int32_t partition = p->linger_heap.ids[0];
+        ks_time_ns at = p->parts[partition].ready_at_ns;
+        ready_unplace(p, partition);
+        ready_put(p, partition, PLACE_READY, at);
+    }
+    ks_assert(now >= p->ready_as_of_ns);
+    p->ready_as_of_ns = now;
+}
+
+#if KS_DEBUG
+/* P10 the long way, as the sender passes computed it before the index: a
+ * visit of every active partition for the brokers with a sendable head
+ * batch (ready[], broker_count), whether some partition has no leader, and
+ * the earliest time after now at which a head batch becomes sendable. */
+static ks_time_ns ready_scan(const struct ks_producer *p, ks_time_ns now, bool *ready,
+                             bool *leaderless_out)
+{
+    ks_time_ns next = KS_TIME_NEVER;
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        ready[b] = false;
+    }
+    *leaderless_out = false;
+    for (int32_t i = active_next(p, 0); i >= 0; i = active_next(p, i + 1)) {
+        const struct ppart *part = &p->parts[i];
+        const struct pbatch *batch = part->queue.head->data;
+        if (part->leader < 0) {
+            *leaderless_out = true;
+            continue;
+        }
+        bool sendable = batch_sendable(p, part, batch, now);
+        ready[part->leader - 1] |= sendable;
+        ks_time_ns until = batch_backoff_until(p, part, batch);
+        if (batch->retry_count == 0 && !sendable) {
+            until = time_add(batch->created_ns, p->config->linger_ns);
+        }
+        if (until > now) {
+            next = time_min(next, until);
+        }
+    }
+    return next;
+}
+#endif
+
+/* The brokers that lead a partition whose head batch can go now
+ * (RecordAccumulator.ready's ready nodes), in ready[] (broker_count), from
+ * the ready index; a partition with data and no known leader asks for new
+ * metadata (its unknownLeaderTopics). Returns the earliest time after now
+ * at which a head batch becomes sendable (nextReadyCheckDelayMs): a retry's
+ * backoff end, or a linger end unless every fresh batch is sendable now. */
+static ks_time_ns ready_brokers(struct ks_producer *p, ks_time_ns now, bool *ready)
+{
+    ready_refresh(p, now);
+    if (p->leaderless_count > 0) {
+        request_metadata_update(p);
+    }
+    bool global = ready_global_now(p);
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        ready[b] = p->ready_sets[b].count > 0 || (global && p->linger_sets[b].count > 0);
+    }
+    ks_time_ns next = heap_first_ns(p, &p->backoff_heap);
+    if (!global) {
+        next = time_min(next, heap_first_ns(p, &p->linger_heap));
+    }
+#if KS_DEBUG
+    bool *scanned = g_newa(bool, (gsize)p->broker_count);
+    bool leaderless = false;
+    ks_assert(ready_scan(p, now, scanned, &leaderless) == next); /* P10 */
+    ks_assert(leaderless == (p->leaderless_count > 0));          /* P10 */
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        ks_assert(scanned[b] == ready[b]); /* P10 */
+    }
+#endif
+    return next;
+}
+
+/* The partitions of broker whose head batch is sendable now, sorted: its
+ * ready set, and while every fresh batch is sendable (ready_global_now) its
+ * lingering set merged in. Borrowed: valid until the next ready_refresh. */
+static const int32_t *drain_candidates(struct ks_producer *p, int32_t broker, int32_t *count_out)
+{
+    const struct part_set *ready = &p->ready_sets[broker - 1];
+    const struct part_set *lingering = &p->linger_sets[broker - 1];
+    if (lingering->count == 0 || !ready_global_now(p)) {
+        *count_out = ready->count;
+        return ready->ids;
+    }
+    int32_t r = 0;
+    int32_t l = 0;
+    int32_t n = 0;
+    while (r < ready->count || l < lingering->count) {
+        bool take_ready =
+            l == lingering->count || (r < ready->count && ready->ids[r] < lingering->ids[l]);
+        p->walk_ids[n++] = take_ready ? ready->ids[r++] : lingering->ids[l++];
+    }
+    *count_out = n;
+    return p->walk_ids;
 }
 
 /* RecordAccumulator.drainBatchesForOneNode: one request for broker with at
  * most one batch per partition it leads, starting after the partition
  * drained last. Returns the number of batches put in out[]. */
-static int32_t drain_one_request(struct ks_producer *p, int32_t broker,
-                                 const struct leader_groups *groups, struct pbatch **out,
+static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct pbatch **out,
                                  ks_time_ns now)
 {
     int32_t count = 0;
@@ -2258,22 +2707,21 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker,
     int32_t *start = &p->drain_start[broker - 1];
     int32_t last = -1;
     /* The broker's partitions in cyclic order from *start, as the Java
-     * client walks the node's partitions from its drain index; only the
-     * active ones can have a batch (P7), so the others are not visited. */
-    const int32_t *ids = groups->ids + groups->first[broker - 1];
-    int32_t n = groups->first[broker] - groups->first[broker - 1];
-    int32_t from = 0;
-    while (from < n && ids[from] < *start) {
-        from++;
-    }
+     * client walks the node's partitions from its drain index; only those
+     * whose head batch is sendable can give a batch (P10), so the others
+     * are not visited. The sets do not change during the walk: what a drain
+     * changes waits in dirty_ids for the next ready_refresh. */
+    int32_t n = 0;
+    const int32_t *ids = drain_candidates(p, broker, &n);
+    struct part_set view = { (int32_t *)ids, n, n };
+    int32_t from = set_lower_bound(&view, *start);
     for (int32_t k = 0; k < n; k++) {
         int32_t partition = ids[(from + k) % n];
         struct ppart *part = &p->parts[partition];
         ks_assert(part->leader == broker);
         struct pbatch *batch = g_queue_peek_head(&part->queue);
-        if (batch == NULL || !batch_sendable(p, part, batch, now)) {
-            continue;
-        }
+        ks_assert(batch != NULL);
+        ks_assert(batch_sendable(p, part, batch, now)); /* P10 */
         /* A request takes batches while it stays within max.request.size
          * (its first batch always). */
         if (count > 0 &&
@@ -2296,39 +2744,6 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker,
     return count;
 }
 
-/* The brokers that lead a partition whose head batch can go now
- * (RecordAccumulator.ready's ready nodes), in ready[] (broker_count); a
- * partition with data and no known leader asks for new metadata. */
-/* Whether an active partition's head batch can go now; marks its leader in
- * ready[] if so. A partition with no known leader asks for new metadata. */
-static bool part_ready(struct ks_producer *p, const struct ppart *part, ks_time_ns now, bool *ready)
-{
-    if (part->leader < 0) {
-        request_metadata_update(p);
-        return false;
-    }
-    if (!batch_sendable(p, part, part->queue.head->data, now)) {
-        return false;
-    }
-    ready[part->leader - 1] = true;
-    return true;
-}
-
-/* The loops that only read the active partitions walk the bit words
- * themselves (one ctz per partition) rather than calling active_next per
- * partition, which a sender pass did several times over every active
- * partition (issue 16). */
-static void ready_brokers(struct ks_producer *p, ks_time_ns now, bool *ready)
-{
-    memset(ready, 0, (size_t)p->broker_count * sizeof(*ready));
-    int32_t word_count = (p->partition_count + 63) / 64;
-    for (int32_t w = 0; w < word_count; w++) {
-        for (uint64_t bits = p->active_words[w]; bits != 0; bits &= bits - 1) {
-            part_ready(p, &p->parts[w * 64 + __builtin_ctzll(bits)], now, ready);
-        }
-    }
-}
-
 /* Sender.sendProducerData: each ready broker whose connection is ready gets
  * requests while it has in-flight room; for the others NetworkClient.ready
  * starts a connect (or waits out the reconnect backoff), and their batches
@@ -2338,23 +2753,17 @@ static void drain(struct ks_producer *p, ks_time_ns now)
     bool *ready = g_newa(bool, (gsize)p->broker_count);
     ready_brokers(p, now, ready);
     struct pbatch **batches = NULL;
-    struct leader_groups groups = { NULL, NULL, 0 };
     for (int32_t broker = 1; broker <= p->broker_count; broker++) {
         if (!ready[broker - 1] || !conn_ready(p, broker, now)) {
             continue;
         }
         if (batches == NULL) {
             batches = g_newa(struct pbatch *, (gsize)p->partition_count);
-            groups.ids = g_newa(int32_t, (gsize)p->partition_count);
-            groups.first = g_newa(int32_t, (gsize)p->broker_count + 1);
-            group_by_leader(p, &groups);
         }
         struct pconn *conn = &p->conns[broker - 1];
         while (p->config->acks == KS_ACKS_NONE || (int32_t)conn->inflight->len < p->in_flight_max) {
-            if (groups.activations != p->activations) {
-                group_by_leader(p, &groups); /* send_request ended batches (acks=0) */
-            }
-            int32_t count = drain_one_request(p, broker, &groups, batches, now);
+            ready_refresh(p, now); /* the partitions the last request drained */
+            int32_t count = drain_one_request(p, broker, batches, now);
             if (count == 0) {
                 break;
             }
@@ -2477,6 +2886,10 @@ static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
         }
         piece = batch_new(p, partition, 0);
         piece->created_ns = big->created_ns;
+        /* In the live list with the big batch's age: just before it, after
+         * the pieces made before this one (P11). */
+        live_unlink(p, piece);
+        live_link(p, piece, big->live_prev);
         expire_floor_lower(p, piece);
         piece->closed = true;
         piece->requeued = true;
@@ -2634,6 +3047,7 @@ static void update_leadership(struct ks_producer *p, int32_t partition,
     }
     part->leader = response->current_leader_id;
     part->leader_epoch = response->current_leader_epoch;
+    ready_mark(p, partition);
 }
 
 static void on_produce_response(struct ks_producer *p, ks_node_id source, const void *message,
@@ -2863,12 +3277,116 @@ static int64_t check_batch(const struct ks_producer *p, const struct pbatch *bat
     ks_assert(batch->records->len > 0);
     ks_assert(time_add(batch->created_ns, p->config->delivery_timeout_ns) >=
               p->expire_floor_ns); /* P9 */
+    /* P11: in the live list */
+    ks_assert(batch->live_prev != NULL || p->live_head == batch);
     *reserved += batch->reserved_bytes;
     if (p->idempotent && batch->base_sequence >= 0) {
         ks_assert(batch->producer_id == p->parts[partition].seq_producer_id);
         ks_assert(batch->producer_epoch == p->parts[partition].seq_epoch); /* P5 */
     }
     return (int64_t)batch->records->len;
+}
+
+/* P10: a heap's order, and each partition in it placed there. */
+static int32_t check_heap(const struct ks_producer *p, const struct part_heap *heap,
+                          enum ready_place place)
+{
+    for (int32_t k = 0; k < heap->count; k++) {
+        const struct ppart *part = &p->parts[heap->ids[k]];
+        ks_assert(part->place == place);
+        ks_assert(part->heap_index == k);
+        ks_assert(part->ready_at_ns > p->ready_as_of_ns);
+        if (k > 0) {
+            ks_assert(!heap_before(p, heap->ids[k], heap->ids[(k - 1) / 2]));
+        }
+    }
+    return heap->count;
+}
+
+/* P10: a set's order, and each partition in it placed there for broker. */
+static int32_t check_set(const struct ks_producer *p, const struct part_set *set,
+                         enum ready_place place, int32_t broker)
+{
+    for (int32_t k = 0; k < set->count; k++) {
+        const struct ppart *part = &p->parts[set->ids[k]];
+        ks_assert(part->place == place);
+        ks_assert(part->placed_leader == broker);
+        if (k > 0) {
+            ks_assert(set->ids[k - 1] < set->ids[k]);
+        }
+    }
+    return set->count;
+}
+
+/* P10: every partition that is not dirty is placed as its queue, leader
+ * and head batch say, as of the last ready_refresh; the heaps and sets
+ * hold exactly the partitions placed in them. */
+static void check_ready_index(const struct ks_producer *p)
+{
+    int32_t dirty = 0;
+    int32_t count[PLACE_READY + 1] = { 0 };
+    for (int32_t k = 0; k < p->dirty_count; k++) {
+        ks_assert(p->parts[p->dirty_ids[k]].dirty);
+    }
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        const struct ppart *part = &p->parts[i];
+        enum ready_place place = (enum ready_place)part->place;
+        count[place]++;
+        if (place != PLACE_BACKOFF && place != PLACE_LINGERING) {
+            ks_assert(part->heap_index == -1);
+        }
+        if (place == PLACE_READY) {
+            ks_assert(part->ready_at_ns <= p->ready_as_of_ns);
+        }
+        if (part->dirty) {
+            dirty++;
+            continue; /* placed again at the next ready_refresh */
+        }
+        const struct pbatch *head = g_queue_peek_head((GQueue *)&part->queue);
+        if (head == NULL) {
+            ks_assert(place == PLACE_NONE);
+        } else if (part->leader < 1) {
+            ks_assert(place == PLACE_LEADERLESS);
+        } else {
+            ks_time_ns at = head_ready_at(p, part, head);
+            ks_assert(part->ready_at_ns == at);
+            ks_assert(part->placed_leader == part->leader);
+            if (at <= p->ready_as_of_ns) {
+                ks_assert(place == PLACE_READY);
+            } else {
+                ks_assert(place == (head->retry_count > 0 ? PLACE_BACKOFF : PLACE_LINGERING));
+            }
+        }
+    }
+    ks_assert(dirty == p->dirty_count);
+    ks_assert(count[PLACE_LEADERLESS] == p->leaderless_count);
+    ks_assert(count[PLACE_BACKOFF] == check_heap(p, &p->backoff_heap, PLACE_BACKOFF));
+    ks_assert(count[PLACE_LINGERING] == check_heap(p, &p->linger_heap, PLACE_LINGERING));
+    int32_t ready = 0;
+    int32_t lingering = 0;
+    for (int32_t b = 1; b <= p->broker_count; b++) {
+        ready += check_set(p, &p->ready_sets[b - 1], PLACE_READY, b);
+        lingering += check_set(p, &p->linger_sets[b - 1], PLACE_LINGERING, b);
+    }
+    ks_assert(ready == count[PLACE_READY]);
+    ks_assert(lingering == count[PLACE_LINGERING]);
+}
+
+/* P11: the live list is in creation order, with `batch_count` batches. */
+static void check_live_list(const struct ks_producer *p, int64_t batch_count)
+{
+    int64_t count = 0;
+    const struct pbatch *before = NULL;
+    for (const struct pbatch *batch = p->live_head; batch != NULL; batch = batch->live_next) {
+        ks_assert(batch->live_prev == before);
+        if (before != NULL) {
+            ks_assert(before->created_ns <= batch->created_ns);
+        }
+        before = batch;
+        count++;
+    }
+    ks_assert(p->live_tail == before);
+    ks_assert(count == batch_count);
 }
 
 void ks_producer_check(const struct ks_producer *p)
@@ -2946,6 +3464,8 @@ void ks_producer_check(const struct ks_producer *p)
                   (p->waiter.active ? 1 : 0) ==
               p->next_seq);                   /* P1 */
     ks_assert(reserved == p->reserved_bytes); /* P4 */
+    check_ready_index(p);                     /* P10 */
+    check_live_list(p, batch_count);          /* P11 */
     /* P4: a new batch is admitted only within buffer.memory or when nothing
      * else is reserved, so only a lone batch may take the total past it. */
     if (p->reserved_bytes > p->config->buffer_memory_bytes) {
@@ -2959,54 +3479,22 @@ static void sender_wakeup(ks_world *world, void *context);
 
 static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
 {
-    ks_time_ns next = KS_TIME_NEVER;
-    ks_time_ns delivery = KS_TIME_NEVER; /* the earliest delivery deadline */
-    /* The brokers with a sendable head batch (ready_brokers), found in the
-     * same one pass over the active partitions as their deadlines. */
+    /* The brokers with a sendable head batch and the earliest time a
+     * waiting one becomes sendable, from the ready index (P10). */
     bool *ready = g_newa(bool, (gsize)p->broker_count);
-    memset(ready, 0, (size_t)p->broker_count * sizeof(*ready));
-    int32_t word_count = (p->partition_count + 63) / 64;
-    for (int32_t w = 0; w < word_count; w++) {
-        for (uint64_t bits = p->active_words[w]; bits != 0; bits &= bits - 1) {
-            struct ppart *part = &p->parts[w * 64 + __builtin_ctzll(bits)];
-            bool sendable = part_ready(p, part, now, ready);
-            bool head = true;
-            for (GList *link = part->queue.head; link != NULL; link = link->next) {
-                const struct pbatch *batch = link->data;
-                delivery =
-                    time_min(delivery, time_add(batch->created_ns, p->config->delivery_timeout_ns));
-                if (!head && !batch->requeued) {
-                    break; /* the rest are younger (P6) */
-                }
-                if (head && part->leader >= 0) {
-                    ks_time_ns until = batch_backoff_until(p, part, batch);
-                    if (batch->retry_count == 0 && !sendable) {
-                        until = time_add(batch->created_ns, p->config->linger_ns);
-                    }
-                    if (until > now) {
-                        next = time_min(next, until);
-                    }
-                }
-                head = false;
-            }
-        }
-    }
+    ks_time_ns next = ready_brokers(p, now, ready);
     for (int32_t b = 0; b < p->broker_count; b++) {
         struct pconn *conn = &p->conns[b];
         for (guint i = 0; i < conn->inflight->len; i++) {
             const struct prequest *request = g_ptr_array_index(conn->inflight, i);
             next = time_min(next, request->deadline_ns);
-            for (int32_t e = 0; e < request->entry_count; e++) {
-                const struct pbatch *batch = request->entries[e].batch;
-                if (batch != NULL) {
-                    delivery = time_min(
-                        delivery, time_add(batch->created_ns, p->config->delivery_timeout_ns));
-                }
-            }
         }
     }
-    /* Every batch is queued (the ones behind a fresh one are younger, P6) or
-     * in flight, so no batch is due before `delivery`. */
+    /* Every batch, queued or in flight, is in the live list, oldest first
+     * (P11), so no batch is due before the first one's delivery deadline. */
+    ks_time_ns delivery = p->live_head != NULL
+                              ? time_add(p->live_head->created_ns, p->config->delivery_timeout_ns)
+                              : KS_TIME_NEVER;
     p->expire_floor_ns = delivery;
     next = time_min(next, delivery);
     /* Connections: setup timeouts, and the end of the reconnect backoff of
@@ -3406,10 +3894,19 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
     ks_assert(p->drain_start != NULL);
     p->active_words = calloc((size_t)(p->partition_count + 63) / 64, sizeof(*p->active_words));
     ks_assert(p->active_words != NULL);
+    p->dirty_ids = calloc((size_t)p->partition_count, sizeof(*p->dirty_ids));
+    p->backoff_heap.ids = calloc((size_t)p->partition_count, sizeof(int32_t));
+    p->linger_heap.ids = calloc((size_t)p->partition_count, sizeof(int32_t));
+    p->walk_ids = calloc((size_t)p->partition_count, sizeof(*p->walk_ids));
+    p->ready_sets = calloc((size_t)p->broker_count, sizeof(*p->ready_sets));
+    p->linger_sets = calloc((size_t)p->broker_count, sizeof(*p->linger_sets));
+    ks_assert(p->dirty_ids != NULL && p->backoff_heap.ids != NULL && p->linger_heap.ids != NULL);
+    ks_assert(p->walk_ids != NULL && p->ready_sets != NULL && p->linger_sets != NULL);
     ks_assert(p->parts != NULL && p->conns != NULL);
     for (int32_t i = 0; i < p->partition_count; i++) {
         g_queue_init(&p->parts[i].queue);
         p->parts[i].sequenced = g_ptr_array_new();
+        p->parts[i].heap_index = -1;
     }
     for (int32_t b = 0; b < p->broker_count; b++) {
         p->conns[b].inflight = g_ptr_array_new();
@@ -3520,6 +4017,16 @@ void ks_producer_free(struct ks_producer *p)
     free(p->conns);
     free(p->drain_start);
     free(p->active_words);
+    free(p->dirty_ids);
+    free(p->backoff_heap.ids);
+    free(p->linger_heap.ids);
+    free(p->walk_ids);
+    for (int32_t b = 0; b < p->broker_count; b++) {
+        free(p->ready_sets[b].ids);
+        free(p->linger_sets[b].ids);
+    }
+    free(p->ready_sets);
+    free(p->linger_sets);
     free(p->value);
     free(p->value_scratch);
     free(p->txn.added);

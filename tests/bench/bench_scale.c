@@ -53,9 +53,11 @@
  * instructions, each a visit of every partition with a queued batch
  * (expiry, readiness, the next wakeup); grouping the drain by leader and
  * skipping the pass for a record that opens a lone lingering batch brought
- * the run to 6.8 G, of which the passes at the sender's timer and at each
- * produce response are still 63 %: the next step is a producer that keeps
- * its deadlines and ready partitions in order instead of visiting them all.
+ * the run to 6.8 G. The producer now keeps its partitions in order of the
+ * time their head batch becomes sendable, and per leader those that are
+ * (P10 in core/producer.c), so a pass costs what is ready and what changed:
+ * at 12 x 10,000 and 5,000 records/s the passes went from 0.99 G to 0.05 G
+ * instructions (1 simulated second after the warm-up).
  * A fetch session's follower and leader now visit only the partitions that
  * changed since its last fetch (F5 in core/broker_fetcher.c, S5 in
  * core/broker_serve.c): 12 x 1,200 at 10,000 records/s for 1 s went from

@@ -452,9 +452,23 @@ static void fixture_init(struct fixture *f, int32_t broker_count, int32_t partit
     f->observer.on_event = on_event;
 }
 
+/* The producer's invariants after every event, not only between the 1 ms
+ * steps: P10 (the sender's ready index places every partition that is not
+ * marked dirty as its head batch says) fails at the first event after a
+ * change that did not mark its partition. */
+static void check_after_event(ks_world *world, void *context)
+{
+    (void)world;
+    struct fixture *f = context;
+    if (f->producer != NULL) {
+        ks_producer_check(f->producer);
+    }
+}
+
 static void fixture_start(struct fixture *f)
 {
     f->producer = ks_producer_new(f->env.world, &f->spec, 0, &f->observer);
+    ks_world_set_after_event(f->env.world, check_after_event, f);
     ks_producer_start(f->producer);
 }
 
@@ -517,6 +531,7 @@ static int64_t fake_reordered(const struct fake_cluster *fake)
 
 static void fixture_deinit(struct fixture *f)
 {
+    ks_world_set_after_event(f->env.world, NULL, NULL);
     ks_producer_free(f->producer);
     ks_test_env_deinit(&f->env);
     for (int32_t i = 0; i < f->fake->partition_count; i++) {
@@ -1589,6 +1604,152 @@ static void test_cut_leader_reconnects_instead_of_resending(void)
     free(cf);
 }
 
+/* P10, the sender's ready index: a partition whose head batch is sendable
+ * waits in its leader's ready set while that connection has no room. Here
+ * (max.in.flight 1, linger 0, retries 0) batch B waits so behind batch A in
+ * flight to broker 1; A is refused with a KIP-951 hint naming broker 2, fails
+ * (no retries left) and leaves B's queue as it was. Only the leader change
+ * moves B to broker 2's set: missed, the next pass would drain B from broker
+ * 1's set (and P10, checked after every event, fails first). */
+static void test_leader_hint_moves_a_ready_partition(void)
+{
+    struct fixture f;
+    fixture_init(&f, 2, 1);
+    f.config.enable_idempotence = false;
+    f.config.retries = 0;
+    f.config.max_in_flight = 1;
+    f.config.linger_ns = 0;
+    f.config.count = 100;
+    fixture_start(&f);
+    fixture_run(&f, 30 * MS);
+    CU_ASSERT_FATAL(f.out.acked > 0 && f.out.acked < 100);
+    f.fake->metadata_silent = true;
+    f.fake->leader_hint = true;
+    f.fake->leader[0] = 2;
+    f.fake->epoch[0] = 1;
+    int32_t before = f.fake->batch_count;
+    fixture_run(&f, 2 * KS_NS_PER_S);
+    ks_time_ns refused_ns = KS_TIME_NEVER, moved_ns = KS_TIME_NEVER;
+    int32_t refused = 0;
+    for (int32_t n = before; n < f.fake->batch_count; n++) {
+        if (f.fake->broker_of_batch[n] == 1) {
+            refused++;
+            if (refused_ns == KS_TIME_NEVER) {
+                refused_ns = f.fake->batch_arrival_ns[n];
+            }
+        } else if (moved_ns == KS_TIME_NEVER) {
+            moved_ns = f.fake->batch_arrival_ns[n];
+        }
+    }
+    /* One request was refused (max.in.flight 1), and the next went to broker
+     * 2 after the refusal's answer (1 ms), a connect (2 ms) and its own trip
+     * (1 ms): metadata never answered, and nothing else would move it. */
+    CU_ASSERT_EQUAL(refused, 1);
+    CU_ASSERT_FATAL(refused_ns != KS_TIME_NEVER && moved_ns != KS_TIME_NEVER);
+    CU_ASSERT_EQUAL(moved_ns - refused_ns, 4 * MS);
+    CU_ASSERT(f.out.failed > 0);
+    CU_ASSERT_EQUAL(f.out.acked + f.out.failed, 100);
+    CU_ASSERT_EQUAL(f.out.unknown, 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+/* P10: a partition with batches and no known leader is in no broker's
+ * ready set and asks for metadata; the answer that names a leader must
+ * place it again (on_metadata_response marks it), or its batches would wait
+ * for good. The records go at the first metadata answer after the leader
+ * appears, all of them. */
+static void test_metadata_leader_places_a_leaderless_partition(void)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.key_count = 10;
+    f.config.count = 100;
+    f.fake->leader[0] = -1; /* LEADER_NOT_AVAILABLE */
+    fixture_start(&f);
+    fixture_run(&f, 50 * MS);
+    CU_ASSERT_EQUAL(f.fake->batch_count, 0);
+    CU_ASSERT(ks_producer_sent_count(f.producer) > 10); /* appended, not blocked */
+    int32_t metadata_before = f.fake->metadata_requests;
+    f.fake->leader[0] = 1;
+    fixture_run(&f, 400 * MS);
+    CU_ASSERT(f.fake->metadata_requests > metadata_before);
+    CU_ASSERT_FATAL(f.fake->batch_count > 0);
+    /* The first batch holds every record sent before the answer. */
+    CU_ASSERT(f.fake->batch_records[0] > 10);
+    CU_ASSERT(f.fake->batch_arrival_ns[0] < 200 * MS);
+    fixture_run(&f, 2 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 100);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+/* P10: a batch that an append makes exactly full (MemoryRecordsBuilder.
+ * isFull: its size reaches batch.size, with no record to close it) is
+ * sendable at once, not at its linger end. A first run with a large
+ * batch.size measures three records' batch; a second with batch.size that
+ * size sends the batch when the third record fills it. */
+static ks_time_ns full_batch_run(int32_t batch_size_bytes, int64_t *bytes_out)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 1);
+    f.config.batch_size_bytes = batch_size_bytes;
+    f.config.linger_ns = 10000 * MS;
+    f.config.count = 3;
+    fixture_start(&f);
+    fixture_run(&f, 11 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.fake->batch_count, 1);
+    CU_ASSERT_EQUAL(f.fake->batch_records[0], 3);
+    CU_ASSERT_EQUAL(f.out.acked, 3);
+    *bytes_out = f.fake->batch_bytes[0];
+    ks_time_ns arrival_ns = f.fake->batch_arrival_ns[0];
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+    return arrival_ns;
+}
+
+static void test_full_batch_goes_before_linger(void)
+{
+    int64_t bytes = 0;
+    ks_time_ns lingered_ns = full_batch_run(100000, &bytes);
+    CU_ASSERT(lingered_ns > 10000 * MS); /* not full: it waited for linger.ms */
+    int64_t full_bytes = 0;
+    ks_time_ns full_ns = full_batch_run((int32_t)bytes, &full_bytes);
+    CU_ASSERT_EQUAL(full_bytes, bytes);
+    /* The three records are appended at 4 ms (the first send() waited for
+     * metadata), the batch leaves with the third and arrives 1 ms later. */
+    CU_ASSERT_EQUAL(full_ns, 5 * MS);
+}
+
+/* P10: while the application is blocked on buffer.memory, every batch is
+ * sendable (RecordAccumulator.ready's `exhausted`), lingering ones too. Two
+ * partitions on one broker, linger.ms 10 s, room for two batches: when a
+ * record does not fit its partition's batch and no memory is left for a new
+ * one, the pass sends both partitions' batches in one request, the other
+ * partition's lone lingering batch included (the flip of the producer-wide
+ * readiness places every partition again). */
+static void test_memory_exhausted_sends_lingering_batches(void)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 2);
+    f.config.batch_size_bytes = 1000;
+    f.config.buffer_memory_bytes = 2000;
+    f.config.linger_ns = 10000 * MS;
+    f.config.key_count = 10;
+    f.config.count = 40;
+    f.config.enable_idempotence = false;
+    fixture_start(&f);
+    fixture_run(&f, 100 * MS);
+    CU_ASSERT_FATAL(f.fake->batch_count >= 2);
+    CU_ASSERT_NOT_EQUAL(f.fake->batch_partition[0], f.fake->batch_partition[1]);
+    CU_ASSERT_EQUAL(f.fake->batch_arrival_ns[0], f.fake->batch_arrival_ns[1]);
+    CU_ASSERT(f.fake->batch_arrival_ns[0] < 100 * MS);
+    fixture_run(&f, 30 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 40);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
 void ks_test_register_producer(void)
 {
     static const struct ks_test_case cases[] = {
@@ -1632,6 +1793,14 @@ void ks_test_register_producer(void)
           test_compressed_batch_full_by_estimate },
         { "a cut-off leader: reconnect, not resend into the cut",
           test_cut_leader_reconnects_instead_of_resending },
+        { "P10: a KIP-951 hint moves a ready partition to its new leader",
+          test_leader_hint_moves_a_ready_partition },
+        { "P10: metadata naming a leader places a leaderless partition",
+          test_metadata_leader_places_a_leaderless_partition },
+        { "P10: a batch filled to batch.size goes before linger.ms",
+          test_full_batch_goes_before_linger },
+        { "P10: blocked on memory, lingering batches go at once",
+          test_memory_exhausted_sends_lingering_batches },
     };
     KS_TEST_ADD_SUITE("core/producer", cases);
 }
