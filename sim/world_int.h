@@ -26,6 +26,7 @@ struct ks__event {
     uint8_t type;        /* enum ks__event_type */
     bool cancelled;      /* lazily removed: dropped when popped or compacted */
     bool in_heap;        /* false while deferred in a paused node's queue */
+    uint8_t heap;        /* while in_heap: enum ks__heap_kind */
     ks_node_id node;     /* timer owner, or message target */
     ks_node_id source;   /* messages only */
     uint32_t kind;
@@ -49,6 +50,17 @@ struct ks__event {
 struct ks__heap_entry {
     ks_time_ns at_ns;
     uint64_t seq_slot;
+};
+
+/* The scheduler's two heaps (sched.c): events due within NEAR_NS of
+ * the time they were scheduled, and the rest (timeouts, mostly cancelled). */
+enum ks__heap_kind { KS__HEAP_NEAR, KS__HEAP_FAR, KS__HEAP_COUNT };
+
+struct ks__heap {
+    struct ks__heap_entry *entries; /* owned; a 4-ary min-heap */
+    uint32_t count;
+    uint32_t capacity;
+    uint32_t cancelled_count; /* cancelled entries still in it (S5) */
 };
 
 /* A tiny open-addressing map from uint64 to uint64 (UINT64_MAX keys are not
@@ -120,11 +132,9 @@ struct ks_world {
     uint32_t pool_capacity;
     uint32_t pool_used;          /* slots ever handed out (high-water mark) */
     uint32_t free_head;          /* free list of slots */
-    struct ks__heap_entry *heap; /* owned */
-    uint32_t heap_count;
-    uint32_t heap_capacity;
-    uint32_t heap_cancelled_count; /* cancelled entries still in the heap */
-    bool root_taken;               /* heap[0] is being run; see heap_settle */
+    struct ks__heap heaps[KS__HEAP_COUNT];
+    /* 1 + the heap whose root is being run (see heap_settle), or 0 */
+    uint8_t root_taken;
     void (*after_event_fn)(ks_world *world, void *context);
     void *after_event_context; /* not owned */
 
