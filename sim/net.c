@@ -28,10 +28,21 @@
 ** A message from a node that is down is dropped too (its code cannot run).
 ** Messages to a paused node wait in the scheduler until it resumes.
 ** The driver (node 0) is never cut off (asserted).
+**
+** Message buffers. ks_world_send copies the message into a buffer of the
+** world, freed when the message is delivered or dropped: a free list per
+** size class (64 B to 128 KiB, powers of two), so that a run allocates only
+** up to its high-water mark of messages in flight instead of a malloc and a
+** free per message (issue 16). Each buffer is a g_malloc block of its
+** class's size, so g_free is right for any of them. Under AddressSanitizer
+** every message is its own g_malloc block, freed at delivery, so that a
+** receiver reading its message after it returned is still caught.
 */
 #include "world_int.h"
 
 #include <string.h>
+
+#define MESSAGE_CLASS_MIN_BYTES 64
 
 /* ---- the uint64 -> uint64 map ----------------------------------------------- */
 
@@ -111,6 +122,58 @@ void ks__map_set(struct ks__map *map, uint64_t key, uint64_t value)
     *map_slot(map, key, value) = value;
 }
 
+/* ---- message buffers ---------------------------------------------------------------- */
+
+/* A buffer of at least byte_count bytes (> 0), and its class. */
+static uint8_t *message_buffer_new(ks_world *world, size_t byte_count, uint8_t *class_out)
+{
+    ks_assert(byte_count > 0);
+    if (!KS__MESSAGE_POOL ||
+        byte_count > (size_t)MESSAGE_CLASS_MIN_BYTES << (KS__MESSAGE_CLASS_COUNT - 1)) {
+        *class_out = KS__MESSAGE_MALLOC;
+        return g_malloc(byte_count);
+    }
+    /* the smallest class of 64 << c >= byte_count bytes */
+    uint8_t buffer_class = byte_count <= MESSAGE_CLASS_MIN_BYTES
+                               ? 0
+                               : (uint8_t)(64 - __builtin_clzll((unsigned long long)byte_count - 1) - 6);
+    *class_out = buffer_class;
+    void *buffer = world->message_free[buffer_class];
+    if (buffer == NULL) {
+        return g_malloc((size_t)MESSAGE_CLASS_MIN_BYTES << buffer_class);
+    }
+    memcpy(&world->message_free[buffer_class], buffer, sizeof(void *));
+    return buffer;
+}
+
+void ks__message_buffer_free(ks_world *world, uint8_t *bytes, uint8_t buffer_class)
+{
+    if (bytes == NULL) {
+        return;
+    }
+    if (buffer_class == KS__MESSAGE_MALLOC) {
+        g_free(bytes);
+        return;
+    }
+    ks_assert(buffer_class < KS__MESSAGE_CLASS_COUNT);
+    memcpy(bytes, &world->message_free[buffer_class], sizeof(void *));
+    world->message_free[buffer_class] = bytes;
+}
+
+static void message_buffers_deinit(ks_world *world)
+{
+    for (int c = 0; c < KS__MESSAGE_CLASS_COUNT; c++) {
+        void *buffer = world->message_free[c];
+        while (buffer != NULL) {
+            void *next;
+            memcpy(&next, buffer, sizeof next);
+            g_free(buffer);
+            buffer = next;
+        }
+        world->message_free[c] = NULL;
+    }
+}
+
 /* ---- set-up --------------------------------------------------------------------- */
 
 void ks__net_init(ks_world *world)
@@ -120,6 +183,7 @@ void ks__net_init(ks_world *world)
 
 void ks__net_deinit(ks_world *world)
 {
+    message_buffers_deinit(world);
     ks__map_deinit(&world->last_delivery_ns);
     ks__map_deinit(&world->jitter_state);
     ks__map_deinit(&world->link_latency_ns);
@@ -162,7 +226,7 @@ bool ks_world_node_is_up(const ks_world *world, ks_node_id node)
 
 /* owned: message is the sender's g_malloc'd buffer, which the event takes
  * (and which is freed here when the message is dropped at once); else the
- * event holds a copy. */
+ * event holds a copy in a buffer of the world's (see "Message buffers"). */
 static void net_send(ks_world *world, ks_node_id source, ks_node_id target, uint32_t kind,
                      const void *message, size_t message_bytes, bool owned)
 {
@@ -213,12 +277,19 @@ static void net_send(ks_world *world, ks_node_id source, ks_node_id target, uint
     event->source = source;
     event->kind = kind;
     event->incarnation = to->incarnation;
-    if (owned && message_bytes == 0) {
-        g_free((void *)message);
+    event->buffer_class = KS__MESSAGE_MALLOC;
+    if (message_bytes == 0) {
+        if (owned) {
+            g_free((void *)message);
+        }
+        event->u.message.bytes = NULL;
+    } else if (owned) {
+        event->u.message.bytes = (uint8_t *)message;
+    } else {
+        uint8_t *copy = message_buffer_new(world, message_bytes, &event->buffer_class);
+        memcpy(copy, message, message_bytes);
+        event->u.message.bytes = copy;
     }
-    event->u.message.bytes = message_bytes == 0 ? NULL
-                             : owned            ? (uint8_t *)message
-                                                : g_memdup2(message, message_bytes);
     event->u.message.byte_count = message_bytes;
     ks__event_push(world, slot, at_ns);
 }

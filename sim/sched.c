@@ -78,7 +78,7 @@ void ks__sched_deinit(ks_world *world)
     for (uint32_t slot = 0; slot < world->pool_used; slot++) {
         struct ks__event *event = &world->pool[slot];
         if (event->type == KS__EVENT_MESSAGE) {
-            g_free(event->u.message.bytes);
+            g_free(event->u.message.bytes); /* any message buffer is a g_malloc block */
         }
     }
     g_free(world->pool);
@@ -116,7 +116,7 @@ void ks__event_free(ks_world *world, uint32_t slot)
     struct ks__event *event = &world->pool[slot];
     ks_assert(event->type != KS__EVENT_FREE);
     if (event->type == KS__EVENT_MESSAGE) {
-        g_free(event->u.message.bytes);
+        ks__message_buffer_free(world, event->u.message.bytes, event->buffer_class);
         event->u.message.bytes = NULL;
     }
     event->type = KS__EVENT_FREE;
@@ -431,6 +431,7 @@ static bool run_one(ks_world *world, ks_time_ns until_ns)
             fn(view, context);
         } else {
             uint8_t *bytes = event->u.message.bytes;
+            uint8_t buffer_class = event->buffer_class;
             size_t byte_count = event->u.message.byte_count;
             ks_node_id source = event->source;
             ks_node_id target = event->node;
@@ -440,7 +441,7 @@ static bool run_one(ks_world *world, ks_time_ns until_ns)
             ks_world *view = node->receiver_view;
             node->receiver(view, ks__view_local(view, target), ks__view_local(view, source),
                            kind_of_message, bytes, byte_count, node->receiver_context);
-            g_free(bytes);
+            ks__message_buffer_free(world, bytes, buffer_class);
         }
         heap_settle(world);
         if (world->after_event_fn != NULL) {

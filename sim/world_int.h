@@ -17,6 +17,23 @@
 #define KS__SLOT_COUNT_MAX (1u << KS__SLOT_BITS)
 #define KS__SEQ_MAX        (UINT64_C(1) << (64 - KS__SLOT_BITS))
 
+/* Message buffers (net.c): size classes of 64 << c bytes, c < the count;
+ * a message larger than the largest, or sent owned, is its sender's or its
+ * own g_malloc'd buffer (KS__MESSAGE_MALLOC). */
+#define KS__MESSAGE_CLASS_COUNT 12 /* 64 B .. 128 KiB */
+#define KS__MESSAGE_MALLOC      0xff
+/* 0 under AddressSanitizer: every message its own g_malloc block */
+#if defined(__SANITIZE_ADDRESS__)
+#define KS__MESSAGE_POOL 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KS__MESSAGE_POOL 0
+#endif
+#endif
+#ifndef KS__MESSAGE_POOL
+#define KS__MESSAGE_POOL 1
+#endif
+
 enum ks__event_type { KS__EVENT_FREE, KS__EVENT_TIMER, KS__EVENT_MESSAGE };
 
 /* One pending event, in the world's pool (an array indexed by slot). */
@@ -32,6 +49,7 @@ struct ks__event {
     uint32_t kind;
     uint32_t incarnation; /* node's incarnation when scheduled (timer) or sent (message) */
     uint32_t next;        /* free list, or the paused node's deferred queue */
+    uint8_t buffer_class; /* messages: of u.message.bytes, or KS__MESSAGE_MALLOC */
     union {
         struct {
             ks_event_fn *fn;
@@ -39,7 +57,7 @@ struct ks__event {
             ks_world *view; /* not owned: the world fn gets (the root or a view) */
         } timer;
         struct {
-            uint8_t *bytes; /* owned */
+            uint8_t *bytes; /* owned (ks__message_buffer_free); NULL when empty */
             size_t byte_count;
         } message;
     } u;
@@ -158,6 +176,9 @@ struct ks_world {
     struct ks__map link_latency_ns;  /* overrides per (source, target) */
     struct ks__map cut_counts;       /* active cuts naming (source, target) */
     GArray *cuts;                    /* struct ks__cut, cut id = index + 1 */
+    /* free message buffers per size class, each g_malloc'd and holding the
+     * next one's address in its first bytes (owned) */
+    void *message_free[KS__MESSAGE_CLASS_COUNT];
     uint32_t active_cut_count;
     uint32_t loss_ppm;
 
@@ -196,6 +217,8 @@ void ks__trace_event(ks_world *world, const struct ks__event *event);
 void ks__net_init(ks_world *world);
 void ks__net_deinit(ks_world *world);
 bool ks__net_link_is_up(const ks_world *world, ks_node_id source, ks_node_id target);
+/* Gives back a delivered or dropped message's buffer. */
+void ks__message_buffer_free(ks_world *world, uint8_t *bytes, uint8_t buffer_class);
 void ks__map_deinit(struct ks__map *map);
 bool ks__map_get(const struct ks__map *map, uint64_t key, uint64_t *value_out);
 void ks__map_set(struct ks__map *map, uint64_t key, uint64_t value);
