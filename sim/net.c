@@ -122,6 +122,54 @@ void ks__map_set(struct ks__map *map, uint64_t key, uint64_t value)
     *map_slot(map, key, value) = value;
 }
 
+/* ---- connections ------------------------------------------------------------------- */
+
+static void connections_grow(struct ks__connections *table)
+{
+    struct ks__connection *old_slots = table->slots;
+    uint32_t old_capacity = table->capacity;
+    table->capacity = old_capacity == 0 ? 64 : old_capacity * 2;
+    table->slots = g_new(struct ks__connection, table->capacity);
+    for (uint32_t i = 0; i < table->capacity; i++) {
+        table->slots[i].pair = UINT64_MAX;
+    }
+    for (uint32_t k = 0; k < old_capacity; k++) {
+        if (old_slots[k].pair == UINT64_MAX) {
+            continue;
+        }
+        uint32_t i = map_hash(old_slots[k].pair, table->capacity);
+        while (table->slots[i].pair != UINT64_MAX) {
+            i = (i + 1) & (table->capacity - 1);
+        }
+        table->slots[i] = old_slots[k];
+    }
+    g_free(old_slots);
+}
+
+/* The connection of pair, made at its first message: no delivery yet, and
+ * its jitter stream at the start that ks__rng_link_seed gives it. Valid
+ * until the next new connection. One lookup serves both the FIFO rule and
+ * the jitter draw of a send (they were two maps, two lookups a message). */
+static struct ks__connection *connection(ks_world *world, uint64_t pair)
+{
+    struct ks__connections *table = &world->connections;
+    ks_assert(pair != UINT64_MAX);
+    if ((table->count + 1) * 2 > table->capacity) {
+        connections_grow(table);
+    }
+    for (uint32_t i = map_hash(pair, table->capacity);; i = (i + 1) & (table->capacity - 1)) {
+        struct ks__connection *slot = &table->slots[i];
+        if (slot->pair == pair) {
+            return slot;
+        }
+        if (slot->pair == UINT64_MAX) {
+            *slot = (struct ks__connection){ pair, 0, ks__rng_link_seed(world->seed, pair) };
+            table->count++;
+            return slot;
+        }
+    }
+}
+
 /* ---- message buffers ---------------------------------------------------------------- */
 
 /* A buffer of at least byte_count bytes (> 0), and its class. */
@@ -184,8 +232,8 @@ void ks__net_init(ks_world *world)
 void ks__net_deinit(ks_world *world)
 {
     message_buffers_deinit(world);
-    ks__map_deinit(&world->last_delivery_ns);
-    ks__map_deinit(&world->jitter_state);
+    g_free(world->connections.slots);
+    memset(&world->connections, 0, sizeof world->connections);
     ks__map_deinit(&world->link_latency_ns);
     ks__map_deinit(&world->cut_counts);
     if (world->cuts != NULL) {
@@ -249,11 +297,10 @@ static void net_send(ks_world *world, ks_node_id source, ks_node_id target, uint
     if (world->link_latency_ns.count > 0) {
         ks__map_get(&world->link_latency_ns, pair, &latency_ns);
     }
+    struct ks__connection *conn = connection(world, pair);
     ks_time_ns jitter_ns = 0;
     if (world->network_jitter_ns > 0) {
-        uint64_t *state =
-            map_slot(&world->jitter_state, pair, ks__rng_link_seed(world->seed, pair));
-        uint64_t draw = ks__rng_splitmix64(state);
+        uint64_t draw = ks__rng_splitmix64(&conn->jitter_state);
         /* Multiply-shift into [0, jitter]; its bias (below jitter / 2^64) does
          * not matter for a delay. */
         unsigned __int128 scaled = (unsigned __int128)draw * (world->network_jitter_ns + 1);
@@ -264,11 +311,10 @@ static void net_send(ks_world *world, ks_node_id source, ks_node_id target, uint
     ks_time_ns extra_ns = from->net_delay_ns + to->net_delay_ns + jitter_ns;
     ks_assert(at_ns + extra_ns >= at_ns);
     at_ns += extra_ns;
-    uint64_t *last_ns = map_slot(&world->last_delivery_ns, pair, 0);
-    if (*last_ns > at_ns) {
-        at_ns = *last_ns; /* N1: FIFO per connection */
+    if (conn->last_delivery_ns > at_ns) {
+        at_ns = conn->last_delivery_ns; /* N1: FIFO per connection */
     }
-    *last_ns = at_ns;
+    conn->last_delivery_ns = at_ns;
 
     uint32_t slot = ks__event_alloc(world);
     struct ks__event *event = &world->pool[slot];

@@ -91,6 +91,21 @@ struct ks__map {
     uint32_t count;
 };
 
+/* One (source, target) connection of the network (net.c). */
+struct ks__connection {
+    uint64_t pair;               /* ks__pair(source, target); UINT64_MAX: an empty slot */
+    ks_time_ns last_delivery_ns; /* of its last message (N1) */
+    uint64_t jitter_state;       /* its own splitmix64 jitter stream */
+};
+
+/* Open addressing by pair, like struct ks__map: only looked up, never
+ * iterated. */
+struct ks__connections {
+    struct ks__connection *slots; /* owned */
+    uint32_t capacity;            /* power of two, or 0 */
+    uint32_t count;
+};
+
 struct ks__node {
     bool up;
     bool paused;
@@ -171,8 +186,7 @@ struct ks_world {
     struct ks__node *nodes; /* owned, node_count */
 
     /* network (net.c) */
-    struct ks__map last_delivery_ns; /* per (source, target) connection */
-    struct ks__map jitter_state;     /* per connection: its splitmix64 jitter stream */
+    struct ks__connections connections; /* per (source, target) pair that sent */
     struct ks__map link_latency_ns;  /* overrides per (source, target) */
     struct ks__map cut_counts;       /* active cuts naming (source, target) */
     GArray *cuts;                    /* struct ks__cut, cut id = index + 1 */
