@@ -1760,14 +1760,17 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
         /* KafkaConsumer's read_committed lag is against the LSO. */
         part->hw = read_committed ? trailer.last_stable_offset : fp.hw;
         struct ks_txn_filter filter;
-        struct ks_fetch_aborted *aborted_list =
-            g_new(struct ks_fetch_aborted, trailer.aborted_count > 0 ? trailer.aborted_count : 1);
-        if (trailer.aborted_count > 0) {
+        if (read_committed && trailer.aborted_count > 0) {
+            /* copied out first: the message need not be aligned for the struct */
+            struct ks_fetch_aborted *aborted_list =
+                g_new(struct ks_fetch_aborted, trailer.aborted_count);
             memcpy(aborted_list, aborted,
                    (size_t)trailer.aborted_count * sizeof(struct ks_fetch_aborted));
+            ks_txn_filter_init(&filter, aborted_list, trailer.aborted_count);
+            g_free(aborted_list);
+        } else {
+            ks_txn_filter_init(&filter, NULL, 0); /* allocates nothing */
         }
-        ks_txn_filter_init(&filter, aborted_list, read_committed ? trailer.aborted_count : 0);
-        g_free(aborted_list);
         size_t at = 0;
         while (at < fp.records_bytes) {
             struct ks_batch_view batch;

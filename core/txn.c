@@ -31,20 +31,29 @@ static int compare_first_offset(const void *a, const void *b)
 void ks_txn_filter_init(struct ks_txn_filter *filter, const struct ks_fetch_aborted *aborted,
                         int32_t aborted_count)
 {
-    filter->aborted = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_aborted));
-    if (aborted_count > 0) {
-        g_array_append_vals(filter->aborted, aborted, (guint)aborted_count);
-        qsort(filter->aborted->data, filter->aborted->len, sizeof(struct ks_fetch_aborted),
-              compare_first_offset);
-    }
     filter->next = 0;
+    filter->aborted = NULL;
+    filter->aborted_pids = NULL;
+    if (aborted_count <= 0) {
+        /* Nothing to drop but control batches (every read_uncommitted fetch,
+         * and most read_committed ones): no arrays, as this runs for every
+         * partition of every fetch response (issue 16). */
+        return;
+    }
+    filter->aborted = g_array_sized_new(FALSE, FALSE, sizeof(struct ks_fetch_aborted),
+                                        (guint)aborted_count);
+    g_array_append_vals(filter->aborted, aborted, (guint)aborted_count);
+    qsort(filter->aborted->data, filter->aborted->len, sizeof(struct ks_fetch_aborted),
+          compare_first_offset);
     filter->aborted_pids = g_array_new(FALSE, FALSE, sizeof(int64_t));
 }
 
 void ks_txn_filter_deinit(struct ks_txn_filter *filter)
 {
-    g_array_free(filter->aborted, TRUE);
-    g_array_free(filter->aborted_pids, TRUE);
+    if (filter->aborted != NULL) {
+        g_array_free(filter->aborted, TRUE);
+        g_array_free(filter->aborted_pids, TRUE);
+    }
     filter->aborted = NULL;
     filter->aborted_pids = NULL;
 }
@@ -62,6 +71,9 @@ static int pid_index(const struct ks_txn_filter *filter, int64_t producer_id)
 bool ks_txn_filter_skip(struct ks_txn_filter *filter, const struct ks_batch_view *batch)
 {
     bool control = (batch->attributes & KS_ATTR_CONTROL) != 0;
+    if (filter->aborted == NULL) {
+        return control; /* no aborted transaction: no producer is ever aborted */
+    }
     if (batch->producer_id >= 0) {
         int64_t last = ks_batch_last_offset(batch);
         while (filter->next < filter->aborted->len &&

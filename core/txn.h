@@ -13,12 +13,14 @@
 #include <stdint.h>
 
 struct ks_txn_filter {
-    GArray *aborted;      /* struct ks_fetch_aborted by first offset, owned */
+    GArray *aborted;      /* struct ks_fetch_aborted by first offset, owned; NULL: none */
     guint next;           /* the first not yet reached */
-    GArray *aborted_pids; /* int64_t: producers inside an aborted transaction, owned */
+    GArray *aborted_pids; /* int64_t: producers inside an aborted transaction, owned;
+                             NULL when aborted is */
 };
 
-/* From a fetch response's aborted transactions (any order). */
+/* From a fetch response's aborted transactions (any order), copied. With none
+ * (aborted_count 0, aborted may be NULL) it allocates nothing. */
 void ks_txn_filter_init(struct ks_txn_filter *filter, const struct ks_fetch_aborted *aborted,
                         int32_t aborted_count);
 void ks_txn_filter_deinit(struct ks_txn_filter *filter);

@@ -28,10 +28,21 @@
 ** A message from a node that is down is dropped too (its code cannot run).
 ** Messages to a paused node wait in the scheduler until it resumes.
 ** The driver (node 0) is never cut off (asserted).
+**
+** Message buffers. ks_world_send copies the message into a buffer of the
+** world, freed when the message is delivered or dropped: a free list per
+** size class (64 B to 128 KiB, powers of two), so that a run allocates only
+** up to its high-water mark of messages in flight instead of a malloc and a
+** free per message (issue 16). Each buffer is a g_malloc block of its
+** class's size, so g_free is right for any of them. Under AddressSanitizer
+** every message is its own g_malloc block, freed at delivery, so that a
+** receiver reading its message after it returned is still caught.
 */
 #include "world_int.h"
 
 #include <string.h>
+
+#define MESSAGE_CLASS_MIN_BYTES 64
 
 /* ---- the uint64 -> uint64 map ----------------------------------------------- */
 
@@ -111,6 +122,106 @@ void ks__map_set(struct ks__map *map, uint64_t key, uint64_t value)
     *map_slot(map, key, value) = value;
 }
 
+/* ---- connections ------------------------------------------------------------------- */
+
+static void connections_grow(struct ks__connections *table)
+{
+    struct ks__connection *old_slots = table->slots;
+    uint32_t old_capacity = table->capacity;
+    table->capacity = old_capacity == 0 ? 64 : old_capacity * 2;
+    table->slots = g_new(struct ks__connection, table->capacity);
+    for (uint32_t i = 0; i < table->capacity; i++) {
+        table->slots[i].pair = UINT64_MAX;
+    }
+    for (uint32_t k = 0; k < old_capacity; k++) {
+        if (old_slots[k].pair == UINT64_MAX) {
+            continue;
+        }
+        uint32_t i = map_hash(old_slots[k].pair, table->capacity);
+        while (table->slots[i].pair != UINT64_MAX) {
+            i = (i + 1) & (table->capacity - 1);
+        }
+        table->slots[i] = old_slots[k];
+    }
+    g_free(old_slots);
+}
+
+/* The connection of pair, made at its first message: no delivery yet, and
+ * its jitter stream at the start that ks__rng_link_seed gives it. Valid
+ * until the next new connection. One lookup serves both the FIFO rule and
+ * the jitter draw of a send (they were two maps, two lookups a message). */
+static struct ks__connection *connection(ks_world *world, uint64_t pair)
+{
+    struct ks__connections *table = &world->connections;
+    ks_assert(pair != UINT64_MAX);
+    if ((table->count + 1) * 2 > table->capacity) {
+        connections_grow(table);
+    }
+    for (uint32_t i = map_hash(pair, table->capacity);; i = (i + 1) & (table->capacity - 1)) {
+        struct ks__connection *slot = &table->slots[i];
+        if (slot->pair == pair) {
+            return slot;
+        }
+        if (slot->pair == UINT64_MAX) {
+            *slot = (struct ks__connection){ pair, 0, ks__rng_link_seed(world->seed, pair) };
+            table->count++;
+            return slot;
+        }
+    }
+}
+
+/* ---- message buffers ---------------------------------------------------------------- */
+
+/* A buffer of at least byte_count bytes (> 0), and its class. */
+static uint8_t *message_buffer_new(ks_world *world, size_t byte_count, uint8_t *class_out)
+{
+    ks_assert(byte_count > 0);
+    if (!KS__MESSAGE_POOL ||
+        byte_count > (size_t)MESSAGE_CLASS_MIN_BYTES << (KS__MESSAGE_CLASS_COUNT - 1)) {
+        *class_out = KS__MESSAGE_MALLOC;
+        return g_malloc(byte_count);
+    }
+    /* the smallest class of 64 << c >= byte_count bytes */
+    uint8_t buffer_class = byte_count <= MESSAGE_CLASS_MIN_BYTES
+                               ? 0
+                               : (uint8_t)(64 - __builtin_clzll((unsigned long long)byte_count - 1) - 6);
+    *class_out = buffer_class;
+    void *buffer = world->message_free[buffer_class];
+    if (buffer == NULL) {
+        return g_malloc((size_t)MESSAGE_CLASS_MIN_BYTES << buffer_class);
+    }
+    memcpy(&world->message_free[buffer_class], buffer, sizeof(void *));
+    return buffer;
+}
+
+void ks__message_buffer_free(ks_world *world, uint8_t *bytes, uint8_t buffer_class)
+{
+    if (bytes == NULL) {
+        return;
+    }
+    if (buffer_class == KS__MESSAGE_MALLOC) {
+        g_free(bytes);
+        return;
+    }
+    ks_assert(buffer_class < KS__MESSAGE_CLASS_COUNT);
+    memcpy(bytes, &world->message_free[buffer_class], sizeof(void *));
+    world->message_free[buffer_class] = bytes;
+}
+
+static void message_buffers_deinit(ks_world *world)
+{
+    for (int c = 0; c < KS__MESSAGE_CLASS_COUNT; c++) {
+        void *buffer = world->message_free[c];
+        while (buffer != NULL) {
+            void *next;
+            memcpy(&next, buffer, sizeof next);
+            g_free(buffer);
+            buffer = next;
+        }
+        world->message_free[c] = NULL;
+    }
+}
+
 /* ---- set-up --------------------------------------------------------------------- */
 
 void ks__net_init(ks_world *world)
@@ -120,8 +231,9 @@ void ks__net_init(ks_world *world)
 
 void ks__net_deinit(ks_world *world)
 {
-    ks__map_deinit(&world->last_delivery_ns);
-    ks__map_deinit(&world->jitter_state);
+    message_buffers_deinit(world);
+    g_free(world->connections.slots);
+    memset(&world->connections, 0, sizeof world->connections);
     ks__map_deinit(&world->link_latency_ns);
     ks__map_deinit(&world->cut_counts);
     if (world->cuts != NULL) {
@@ -162,7 +274,7 @@ bool ks_world_node_is_up(const ks_world *world, ks_node_id node)
 
 /* owned: message is the sender's g_malloc'd buffer, which the event takes
  * (and which is freed here when the message is dropped at once); else the
- * event holds a copy. */
+ * event holds a copy in a buffer of the world's (see "Message buffers"). */
 static void net_send(ks_world *world, ks_node_id source, ks_node_id target, uint32_t kind,
                      const void *message, size_t message_bytes, bool owned)
 {
@@ -185,11 +297,10 @@ static void net_send(ks_world *world, ks_node_id source, ks_node_id target, uint
     if (world->link_latency_ns.count > 0) {
         ks__map_get(&world->link_latency_ns, pair, &latency_ns);
     }
+    struct ks__connection *conn = connection(world, pair);
     ks_time_ns jitter_ns = 0;
     if (world->network_jitter_ns > 0) {
-        uint64_t *state =
-            map_slot(&world->jitter_state, pair, ks__rng_link_seed(world->seed, pair));
-        uint64_t draw = ks__rng_splitmix64(state);
+        uint64_t draw = ks__rng_splitmix64(&conn->jitter_state);
         /* Multiply-shift into [0, jitter]; its bias (below jitter / 2^64) does
          * not matter for a delay. */
         unsigned __int128 scaled = (unsigned __int128)draw * (world->network_jitter_ns + 1);
@@ -200,11 +311,10 @@ static void net_send(ks_world *world, ks_node_id source, ks_node_id target, uint
     ks_time_ns extra_ns = from->net_delay_ns + to->net_delay_ns + jitter_ns;
     ks_assert(at_ns + extra_ns >= at_ns);
     at_ns += extra_ns;
-    uint64_t *last_ns = map_slot(&world->last_delivery_ns, pair, 0);
-    if (*last_ns > at_ns) {
-        at_ns = *last_ns; /* N1: FIFO per connection */
+    if (conn->last_delivery_ns > at_ns) {
+        at_ns = conn->last_delivery_ns; /* N1: FIFO per connection */
     }
-    *last_ns = at_ns;
+    conn->last_delivery_ns = at_ns;
 
     uint32_t slot = ks__event_alloc(world);
     struct ks__event *event = &world->pool[slot];
@@ -213,12 +323,19 @@ static void net_send(ks_world *world, ks_node_id source, ks_node_id target, uint
     event->source = source;
     event->kind = kind;
     event->incarnation = to->incarnation;
-    if (owned && message_bytes == 0) {
-        g_free((void *)message);
+    event->buffer_class = KS__MESSAGE_MALLOC;
+    if (message_bytes == 0) {
+        if (owned) {
+            g_free((void *)message);
+        }
+        event->u.message.bytes = NULL;
+    } else if (owned) {
+        event->u.message.bytes = (uint8_t *)message;
+    } else {
+        uint8_t *copy = message_buffer_new(world, message_bytes, &event->buffer_class);
+        memcpy(copy, message, message_bytes);
+        event->u.message.bytes = copy;
     }
-    event->u.message.bytes = message_bytes == 0 ? NULL
-                             : owned            ? (uint8_t *)message
-                                                : g_memdup2(message, message_bytes);
     event->u.message.byte_count = message_bytes;
     ks__event_push(world, slot, at_ns);
 }

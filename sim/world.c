@@ -33,21 +33,33 @@ uint64_t ks__hash_u64(uint64_t hash, uint64_t value)
     return (h ^ value) * UINT64_C(0x9E3779B97F4A7C15);
 }
 
+static inline uint64_t load_le64(const uint8_t *p)
+{
+    uint64_t word;
+    memcpy(&word, p, sizeof(word)); /* one load; the value is the little-endian word */
+    return GUINT64_FROM_LE(word);
+}
+
 uint64_t ks__hash_bytes(uint64_t hash, const void *bytes, size_t byte_count)
 {
     const uint8_t *p = bytes;
     size_t i = 0;
+    /* Four words a turn: the same steps in the same order, with a quarter
+     * of the loop's own instructions (a message's bytes are most of the
+     * trace's cost). */
+    for (; i + 32 <= byte_count; i += 32) {
+        hash = ks__hash_u64(hash, load_le64(p + i));
+        hash = ks__hash_u64(hash, load_le64(p + i + 8));
+        hash = ks__hash_u64(hash, load_le64(p + i + 16));
+        hash = ks__hash_u64(hash, load_le64(p + i + 24));
+    }
     for (; i + 8 <= byte_count; i += 8) {
-        uint64_t word;
-        memcpy(&word, p + i, sizeof(word)); /* one load; the value is the little-endian word */
-        hash = ks__hash_u64(hash, GUINT64_FROM_LE(word));
+        hash = ks__hash_u64(hash, load_le64(p + i));
     }
     if (i < byte_count) {
         uint64_t word = 0;
-        for (size_t k = 0; i + k < byte_count; k++) {
-            word |= (uint64_t)p[i + k] << (8 * k);
-        }
-        hash = ks__hash_u64(hash, word);
+        memcpy(&word, p + i, byte_count - i); /* zero-padded, read little-endian */
+        hash = ks__hash_u64(hash, GUINT64_FROM_LE(word));
     }
     return ks__hash_u64(hash, (uint64_t)byte_count);
 }

@@ -17,6 +17,23 @@
 #define KS__SLOT_COUNT_MAX (1u << KS__SLOT_BITS)
 #define KS__SEQ_MAX        (UINT64_C(1) << (64 - KS__SLOT_BITS))
 
+/* Message buffers (net.c): size classes of 64 << c bytes, c < the count;
+ * a message larger than the largest, or sent owned, is its sender's or its
+ * own g_malloc'd buffer (KS__MESSAGE_MALLOC). */
+#define KS__MESSAGE_CLASS_COUNT 12 /* 64 B .. 128 KiB */
+#define KS__MESSAGE_MALLOC      0xff
+/* 0 under AddressSanitizer: every message its own g_malloc block */
+#if defined(__SANITIZE_ADDRESS__)
+#define KS__MESSAGE_POOL 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KS__MESSAGE_POOL 0
+#endif
+#endif
+#ifndef KS__MESSAGE_POOL
+#define KS__MESSAGE_POOL 1
+#endif
+
 enum ks__event_type { KS__EVENT_FREE, KS__EVENT_TIMER, KS__EVENT_MESSAGE };
 
 /* One pending event, in the world's pool (an array indexed by slot). */
@@ -26,11 +43,13 @@ struct ks__event {
     uint8_t type;        /* enum ks__event_type */
     bool cancelled;      /* lazily removed: dropped when popped or compacted */
     bool in_heap;        /* false while deferred in a paused node's queue */
+    uint8_t heap;        /* while in_heap: enum ks__heap_kind */
     ks_node_id node;     /* timer owner, or message target */
     ks_node_id source;   /* messages only */
     uint32_t kind;
     uint32_t incarnation; /* node's incarnation when scheduled (timer) or sent (message) */
     uint32_t next;        /* free list, or the paused node's deferred queue */
+    uint8_t buffer_class; /* messages: of u.message.bytes, or KS__MESSAGE_MALLOC */
     union {
         struct {
             ks_event_fn *fn;
@@ -38,7 +57,7 @@ struct ks__event {
             ks_world *view; /* not owned: the world fn gets (the root or a view) */
         } timer;
         struct {
-            uint8_t *bytes; /* owned */
+            uint8_t *bytes; /* owned (ks__message_buffer_free); NULL when empty */
             size_t byte_count;
         } message;
     } u;
@@ -51,6 +70,17 @@ struct ks__heap_entry {
     uint64_t seq_slot;
 };
 
+/* The scheduler's two heaps (sched.c): events due within NEAR_NS of
+ * the time they were scheduled, and the rest (timeouts, mostly cancelled). */
+enum ks__heap_kind { KS__HEAP_NEAR, KS__HEAP_FAR, KS__HEAP_COUNT };
+
+struct ks__heap {
+    struct ks__heap_entry *entries; /* owned; a 4-ary min-heap */
+    uint32_t count;
+    uint32_t capacity;
+    uint32_t cancelled_count; /* cancelled entries still in it (S5) */
+};
+
 /* A tiny open-addressing map from uint64 to uint64 (UINT64_MAX keys are not
  * allowed). It is only ever looked up, never iterated, so its layout cannot
  * reach the simulation. */
@@ -58,6 +88,21 @@ struct ks__map {
     uint64_t *keys;
     uint64_t *values;
     uint32_t capacity; /* power of two, or 0 */
+    uint32_t count;
+};
+
+/* One (source, target) connection of the network (net.c). */
+struct ks__connection {
+    uint64_t pair;               /* ks__pair(source, target); UINT64_MAX: an empty slot */
+    ks_time_ns last_delivery_ns; /* of its last message (N1) */
+    uint64_t jitter_state;       /* its own splitmix64 jitter stream */
+};
+
+/* Open addressing by pair, like struct ks__map: only looked up, never
+ * iterated. */
+struct ks__connections {
+    struct ks__connection *slots; /* owned */
+    uint32_t capacity;            /* power of two, or 0 */
     uint32_t count;
 };
 
@@ -120,11 +165,9 @@ struct ks_world {
     uint32_t pool_capacity;
     uint32_t pool_used;          /* slots ever handed out (high-water mark) */
     uint32_t free_head;          /* free list of slots */
-    struct ks__heap_entry *heap; /* owned */
-    uint32_t heap_count;
-    uint32_t heap_capacity;
-    uint32_t heap_cancelled_count; /* cancelled entries still in the heap */
-    bool root_taken;               /* heap[0] is being run; see heap_settle */
+    struct ks__heap heaps[KS__HEAP_COUNT];
+    /* 1 + the heap whose root is being run (see heap_settle), or 0 */
+    uint8_t root_taken;
     void (*after_event_fn)(ks_world *world, void *context);
     void *after_event_context; /* not owned */
 
@@ -143,11 +186,13 @@ struct ks_world {
     struct ks__node *nodes; /* owned, node_count */
 
     /* network (net.c) */
-    struct ks__map last_delivery_ns; /* per (source, target) connection */
-    struct ks__map jitter_state;     /* per connection: its splitmix64 jitter stream */
+    struct ks__connections connections; /* per (source, target) pair that sent */
     struct ks__map link_latency_ns;  /* overrides per (source, target) */
     struct ks__map cut_counts;       /* active cuts naming (source, target) */
     GArray *cuts;                    /* struct ks__cut, cut id = index + 1 */
+    /* free message buffers per size class, each g_malloc'd and holding the
+     * next one's address in its first bytes (owned) */
+    void *message_free[KS__MESSAGE_CLASS_COUNT];
     uint32_t active_cut_count;
     uint32_t loss_ppm;
 
@@ -186,6 +231,8 @@ void ks__trace_event(ks_world *world, const struct ks__event *event);
 void ks__net_init(ks_world *world);
 void ks__net_deinit(ks_world *world);
 bool ks__net_link_is_up(const ks_world *world, ks_node_id source, ks_node_id target);
+/* Gives back a delivered or dropped message's buffer. */
+void ks__message_buffer_free(ks_world *world, uint8_t *bytes, uint8_t buffer_class);
 void ks__map_deinit(struct ks__map *map);
 bool ks__map_get(const struct ks__map *map, uint64_t key, uint64_t *value_out);
 void ks__map_set(struct ks__map *map, uint64_t key, uint64_t value);

@@ -301,6 +301,8 @@ static void test_read_committed_filter(void)
     struct ks_txn_filter uncommitted;
     ks_txn_filter_init(&committed, aborted, 1);
     ks_txn_filter_init(&uncommitted, NULL, 0);
+    CU_ASSERT_PTR_NULL(uncommitted.aborted); /* nothing to drop: nothing allocated */
+    CU_ASSERT_PTR_NULL(uncommitted.aborted_pids);
     for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++) {
         struct ks_batch_view view;
         CU_ASSERT_FATAL(parse_view(batches[i].bytes, batches[i].base, &view));

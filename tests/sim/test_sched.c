@@ -127,7 +127,7 @@ static void test_cancel_is_bounded(void)
         ks_timer_id id = ks_world_schedule(env.world, 1, KS_NS_PER_S * 30, 1, noop, NULL);
         ks_world_cancel(env.world, id);
     }
-    CU_ASSERT(env.world->heap_count <= 4096);
+    CU_ASSERT(env.world->heaps[KS__HEAP_NEAR].count + env.world->heaps[KS__HEAP_FAR].count <= 4096);
     CU_ASSERT(env.world->pool_used <= 8192);
     CU_ASSERT_EQUAL(ks_world_run_until_idle(env.world, KS_TIME_NEVER), 0);
     ks_test_env_deinit(&env);
@@ -279,6 +279,144 @@ static void test_after_event(void)
     ks_test_env_deinit(&env);
 }
 
+/* A far timer (scheduled 100 ms ahead, the far heap) and a near one
+ * scheduled later for the same instant (40 ms ahead, the near heap): the far
+ * one was scheduled first, so it runs first. */
+static void schedule_near_tie(ks_world *world, void *context)
+{
+    ks_world_schedule(world, 1, 40 * KS_NS_PER_MS, 1, record_tag, context);
+}
+
+static void test_near_and_far_ties(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 2);
+    struct order_log log = { 0 };
+    struct tagged far = { &log, 1 }, near = { &log, 2 };
+    ks_world_schedule(env.world, 1, 100 * KS_NS_PER_MS, 1, record_tag, &far);
+    ks_world_schedule(env.world, 1, 60 * KS_NS_PER_MS, 1, schedule_near_tie, &near);
+    CU_ASSERT_EQUAL(ks_world_run_until_idle(env.world, KS_TIME_NEVER), 3);
+    CU_ASSERT_EQUAL(log.count, 2);
+    CU_ASSERT_EQUAL(log.tags[0], 1);
+    CU_ASSERT_EQUAL(log.tags[1], 2);
+    CU_ASSERT_EQUAL(log.times_ns[0], 100 * KS_NS_PER_MS);
+    CU_ASSERT_EQUAL(log.times_ns[1], 100 * KS_NS_PER_MS);
+    ks_test_env_deinit(&env);
+}
+
+/* A random mix of near and far timers, scheduled by handlers (so that a
+ * handler's push meets the root it runs, in either heap) and cancelled at
+ * random (so that both heaps compact): every timer not cancelled runs once,
+ * none cancelled runs, and they run in (time, order of scheduling). */
+#define MIX_TIMERS 20000
+
+struct mix {
+    uint64_t state;
+    uint32_t scheduled; /* timers made so far; a timer's number is its order */
+    ks_time_ns at_ns[MIX_TIMERS];
+    ks_timer_id id[MIX_TIMERS];
+    bool cancelled[MIX_TIMERS];
+    uint32_t ran[MIX_TIMERS];
+    uint32_t last;  /* the number of the timer that ran last */
+    bool in_order;
+    uint32_t cancelled_seen[KS__HEAP_COUNT];
+    uint32_t compactions[KS__HEAP_COUNT];
+};
+
+struct mix_timer {
+    struct mix *mix;
+    uint32_t number;
+};
+
+static struct mix_timer mix_timers[MIX_TIMERS];
+
+static uint64_t mix_draw(struct mix *m)
+{
+    m->state ^= m->state << 13;
+    m->state ^= m->state >> 7;
+    m->state ^= m->state << 17;
+    return m->state;
+}
+
+static void mix_fire(ks_world *world, void *context);
+
+static void mix_schedule(ks_world *world, struct mix *m)
+{
+    if (m->scheduled == MIX_TIMERS) {
+        return;
+    }
+    static const ks_time_ns delays[] = { 0, KS_NS_PER_MS, 49 * KS_NS_PER_MS,
+                                         50 * KS_NS_PER_MS, 500 * KS_NS_PER_MS,
+                                         30 * KS_NS_PER_S };
+    uint64_t draw = mix_draw(m);
+    ks_time_ns delay_ns = delays[draw % 6] + (draw >> 32) % 3 * KS_NS_PER_MS;
+    uint32_t n = m->scheduled++;
+    mix_timers[n] = (struct mix_timer){ m, n };
+    m->at_ns[n] = ks_world_now_ns(world) + delay_ns;
+    m->id[n] = ks_world_schedule(world, 1, delay_ns, 1, mix_fire, &mix_timers[n]);
+}
+
+static void mix_fire(ks_world *world, void *context)
+{
+    struct mix_timer *t = context;
+    struct mix *m = t->mix;
+    m->ran[t->number]++;
+    if (m->last != UINT32_MAX) {
+        ks_time_ns last_ns = m->at_ns[m->last];
+        bool after = last_ns < m->at_ns[t->number] ||
+                     (last_ns == m->at_ns[t->number] && m->last < t->number);
+        m->in_order = m->in_order && after;
+    }
+    m->in_order = m->in_order && ks_world_now_ns(world) == m->at_ns[t->number];
+    m->last = t->number;
+    mix_schedule(world, m);
+    if (mix_draw(m) % 3 == 0) {
+        mix_schedule(world, m);
+    }
+    uint32_t back = (uint32_t)(mix_draw(m) % 64);
+    uint32_t victim = back < m->scheduled ? m->scheduled - 1 - back : 0;
+    if (mix_draw(m) % 2 == 0 && m->ran[victim] == 0 && !m->cancelled[victim]) {
+        ks_world_cancel(world, m->id[victim]);
+        m->cancelled[victim] = true;
+    }
+    /* A heap compacted when its count of cancelled entries fell by more than
+     * the one a pop takes. */
+    for (int h = 0; h < KS__HEAP_COUNT; h++) {
+        uint32_t now_cancelled = world->heaps[h].cancelled_count;
+        m->compactions[h] += now_cancelled + 1 < m->cancelled_seen[h];
+        m->cancelled_seen[h] = now_cancelled;
+    }
+}
+
+static void test_near_and_far_mix(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 2);
+    struct mix *m = g_new0(struct mix, 1);
+    m->state = 88172645463325252ULL;
+    m->last = UINT32_MAX;
+    m->in_order = true;
+    for (int i = 0; i < 100; i++) {
+        mix_schedule(env.world, m);
+    }
+    ks_world_run_until_idle(env.world, KS_TIME_NEVER);
+    CU_ASSERT_EQUAL(m->scheduled, MIX_TIMERS);
+    CU_ASSERT_TRUE(m->in_order);
+    uint32_t cancelled = 0;
+    bool each_once = true;
+    for (uint32_t n = 0; n < MIX_TIMERS; n++) {
+        cancelled += m->cancelled[n];
+        each_once = each_once && m->ran[n] == (m->cancelled[n] ? 0u : 1u);
+    }
+    CU_ASSERT_TRUE(each_once);
+    CU_ASSERT(cancelled > MIX_TIMERS / 10);
+    CU_ASSERT(m->compactions[KS__HEAP_NEAR] > 0);
+    CU_ASSERT(m->compactions[KS__HEAP_FAR] > 0);
+    CU_ASSERT_EQUAL(ks_world_event_count(env.world), MIX_TIMERS - cancelled);
+    g_free(m);
+    ks_test_env_deinit(&env);
+}
+
 void ks_test_register_sched(void)
 {
     static const struct ks_test_case cases[] = {
@@ -291,6 +429,8 @@ void ks_test_register_sched(void)
         { "crash_drops_timers", test_crash_drops_timers },
         { "crash_while_paused", test_crash_while_paused },
         { "after_event", test_after_event },
+        { "near_and_far_ties", test_near_and_far_ties },
+        { "near_and_far_mix", test_near_and_far_mix },
     };
     KS_TEST_ADD_SUITE("sim/sched", cases);
 }

@@ -9,11 +9,13 @@
 ** loss, a crash, a pause and a partition) runs twice per seed, writing its
 ** trace to memory, and the results are compared. Misuse (bad paths, time
 ** overflow, crashing the driver, unknown nodes) must abort through ks_assert:
-** checked in a forked child.
+** checked in a forked child. The byte hash is checked against the
+** documented algorithm, written here one byte at a time.
 */
 #include "../testlib.h"
 
 #include "../../core/base.h"
+#include "../../sim/world_int.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -291,12 +293,46 @@ static void test_misuse_asserts(void)
     ks_test_env_deinit(&env);
 }
 
+/* The trace hash's bytes as world.c's header documents them: little-endian
+ * 8-byte words, the last one zero-padded, then the length; each word w gives
+ * h = (rotl(h, 23) XOR w) * 0x9E3779B97F4A7C15. */
+static uint64_t reference_hash_bytes(uint64_t h, const uint8_t *bytes, size_t byte_count)
+{
+    for (size_t i = 0; i < byte_count; i += 8) {
+        uint64_t word = 0;
+        for (size_t k = 0; k < 8 && i + k < byte_count; k++) {
+            word |= (uint64_t)bytes[i + k] << (8 * k);
+        }
+        h = (((h << 23) | (h >> 41)) ^ word) * UINT64_C(0x9E3779B97F4A7C15);
+    }
+    return (((h << 23) | (h >> 41)) ^ (uint64_t)byte_count) * UINT64_C(0x9E3779B97F4A7C15);
+}
+
+static void test_hash_bytes_as_documented(void)
+{
+    uint8_t bytes[301];
+    for (size_t i = 0; i < sizeof bytes; i++) {
+        bytes[i] = (uint8_t)(i * 151 + 7);
+    }
+    bool same = true;
+    for (size_t length = 0; length <= 300; length++) {
+        /* every length, from an unaligned start too */
+        for (size_t start = 0; start <= 1; start++) {
+            uint64_t seed = UINT64_C(0x6b73696d74726163) + length;
+            same = same && ks__hash_bytes(seed, bytes + start, length) ==
+                               reference_hash_bytes(seed, bytes + start, length);
+        }
+    }
+    CU_ASSERT_TRUE(same);
+}
+
 void ks_test_register_world(void)
 {
     static const struct ks_test_case cases[] = {
         { "same_seed_same_trace", test_same_seed_same_trace },
         { "trace_lines", test_trace_lines },
         { "hash_covers_payload_and_mix", test_hash_covers_payload_and_mix },
+        { "hash_bytes_as_documented", test_hash_bytes_as_documented },
         { "bad_run_dir", test_bad_run_dir },
         { "free_closes_open_handles", test_free_closes_open_handles },
         { "misuse_asserts", test_misuse_asserts },
