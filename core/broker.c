@@ -636,6 +636,7 @@ static void check_parked(const struct ks_broker *broker)
             ks_assert(other->source != item->source); /* S1 */
         }
     }
+    ks__serve_check_parked(broker); /* S6 */
     for (guint i = 0; i < broker->pending->len; i++) {
         const struct ks__pending_produce *item = g_ptr_array_index(broker->pending, i);
         const struct ks__replica *replica = ks__broker_find_replica(
@@ -871,6 +872,7 @@ struct ks_broker *ks_broker_new(ks_world *world, const struct ks_cluster_spec *s
     broker->pending = g_ptr_array_new();
     broker->verifying = g_ptr_array_new();
     broker->delayed = g_ptr_array_new();
+    broker->delayed_key_bits = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     broker->deferred = g_ptr_array_new();
     broker->broker_epoch = 0;
     return broker;
@@ -1002,6 +1004,7 @@ static void drop_memory(struct ks_broker *broker)
         free(item);
     }
     g_ptr_array_set_size(broker->delayed, 0);
+    g_array_set_size(broker->delayed_key_bits, 0);
     for (guint i = 0; i < broker->deferred->len; i++) {
         struct ks__deferred *item = g_ptr_array_index(broker->deferred, i);
         ks_world_cancel(broker->world, item->timer);
@@ -1081,6 +1084,7 @@ void ks_broker_free(struct ks_broker *broker)
     g_ptr_array_free(broker->pending, TRUE);
     g_ptr_array_free(broker->verifying, TRUE);
     g_ptr_array_free(broker->delayed, TRUE);
+    g_array_free(broker->delayed_key_bits, TRUE);
     g_ptr_array_free(broker->deferred, TRUE);
     ks__serve_free_scratch(broker);
     free(broker);

@@ -222,6 +222,7 @@ struct ks__delayed_fetch {
     int32_t session_id; /* KIP-227: request (expanded to the partitions visited, S5) of it; 0 */
     struct ks__fetch_session *session; /* that session while it exists (S5); else NULL */
     bool incremental;   /* answer only the partitions with something new (S4) */
+    uint64_t key_bits;  /* S6: key_bit in core/broker_serve.c of every partition it may be released for */
 };
 
 /* A KIP-227 fetch session at the leader (FetchSession.scala's FetchSession
@@ -246,6 +247,7 @@ struct ks__fetch_session {
     uint64_t touched_seen; /* broker->touched up to here was taken into account */
     int64_t replica_epoch; /* the follower's broker epoch at its last request */
     bool visit_all;
+    uint64_t key_bits; /* S6: the key bits of every partition it ever held (never cleared) */
 };
 
 /* ---- the shell (broker.c) -------------------------------------------------------------- */
@@ -349,6 +351,7 @@ struct ks_broker {
     GPtrArray *pending;          /* struct ks__pending_produce *, in arrival order */
     GPtrArray *verifying;        /* struct ks__verifying *, in arrival order */
     GPtrArray *delayed;          /* struct ks__delayed_fetch * */
+    GArray *delayed_key_bits;    /* uint64_t: delayed[i]'s key_bits, in step with it (S6) */
     GPtrArray *deferred;         /* struct ks__deferred * */
     GPtrArray *fetch_sessions;   /* struct ks__fetch_session *, oldest first; NULL none yet */
     int32_t fetch_session_count; /* sessions created by this incarnation */
@@ -527,6 +530,9 @@ void ks__serve_offset_for_leader_epoch(struct ks_broker *broker, ks_node_id sour
                                        const struct ks_offset_for_leader_epoch_request *request);
 /* Answers the parked fetches of a partition selected by `waiters` (they may
  * park again until their original deadline). */
+/* S6 (core/broker_serve.c): every parked fetch's key bits cover every
+ * partition it may be released for. */
+void ks__serve_check_parked(const struct ks_broker *broker);
 void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t partition,
                        enum ks__release_waiters waiters);
 /* The position of (topic_index, partition) in `count` elements of `stride`

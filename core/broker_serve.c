@@ -64,6 +64,18 @@
 **       updateFollowerFetchState for each); the bytes out and every state
 **       read are the same, only the cost is proportional to what changed.
 **       KS_DEBUG builds check every unvisited partition is quiet.
+**   S6  a parked fetch's key bits (one bit of 64 per partition,
+**       key_bit) cover every partition it may be released for:
+**       its session's (a session ORs in the bit of every partition it ever
+**       held, and its partitions change only through a request of its own
+**       follower, which replaces that follower's parked fetch first, S1) and
+**       its request's. ks__serve_release tests the bit, kept in an array in
+**       step with broker->delayed, before it looks at a parked fetch, so an
+**       append costs the parked fetches that may hold its partition rather
+**       than all of them (a leader of 100 brokers has up to 99 followers'
+**       fetches parked). Kafka's DelayedOperationPurgatory finds them by
+**       key (watchers per TopicPartitionOperationKey); completion order here
+**       stays the order of broker->delayed, as before.
 **
 ** KIP-227 fetch sessions, leader side (FetchSession.scala: FetchManager
 ** newContext, FullFetchContext, IncrementalFetchContext, FetchSessionCache,
@@ -141,6 +153,27 @@ static GByteArray *session_serve_request(struct ks_broker *broker,
 static const struct ks_fetch_request_partition *request_entries(const uint8_t *request)
 {
     return (const struct ks_fetch_request_partition *)(request + sizeof(struct ks_fetch_request));
+}
+
+/* S6: one bit of 64 for a partition (a multiplicative hash of its indexes:
+ * the same on every run). */
+static uint64_t key_bit(int32_t topic_index, int32_t partition)
+{
+    uint64_t key = (uint64_t)(uint32_t)topic_index << 32 | (uint32_t)partition;
+    return UINT64_C(1) << ((key * UINT64_C(0x9E3779B97F4A7C15)) >> 58);
+}
+
+/* broker->delayed and broker->delayed_key_bits change together (S6). */
+static void delayed_add(struct ks_broker *broker, struct ks__delayed_fetch *item)
+{
+    g_ptr_array_add(broker->delayed, item);
+    g_array_append_val(broker->delayed_key_bits, item->key_bits);
+}
+
+static void delayed_remove_index(struct ks_broker *broker, guint index)
+{
+    g_ptr_array_remove_index(broker->delayed, index);
+    g_array_remove_index(broker->delayed_key_bits, index);
 }
 
 /* ---- buffers kept between serves ------------------------------------------------------- */
@@ -265,7 +298,10 @@ static void delayed_free(struct ks__delayed_fetch *item)
 static void delayed_complete(struct ks_broker *broker, struct ks__delayed_fetch *item,
                              enum serve_mode mode)
 {
-    g_ptr_array_remove(broker->delayed, item);
+    guint index = 0;
+    bool found = g_ptr_array_find(broker->delayed, item, &index);
+    ks_assert(found);
+    delayed_remove_index(broker, index);
     ks_world_cancel(broker->world, item->timer);
     struct serve_session session = { item->session_id, item->incremental, NULL };
     if (item->session != NULL) {
@@ -317,8 +353,16 @@ void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t pa
     if (broker->delayed->len > G_N_ELEMENTS(local)) {
         ready = g_new(struct ks__delayed_fetch *, broker->delayed->len);
     }
+    uint64_t bit = key_bit(topic_index, partition);
+    const uint64_t *key_bits = (const uint64_t *)(void *)broker->delayed_key_bits->data;
     for (guint i = 0; i < broker->delayed->len; i++) {
         struct ks__delayed_fetch *item = g_ptr_array_index(broker->delayed, i);
+        if ((key_bits[i] & bit) == 0) {
+#if KS_DEBUG
+            ks_assert(!delayed_contains(item, topic_index, partition)); /* S6 */
+#endif
+            continue;
+        }
         if (waiter_selected(item, waiters) && delayed_contains(item, topic_index, partition)) {
             ready[ready_count++] = item;
         }
@@ -733,6 +777,7 @@ static void session_put(struct ks__fetch_session *session,
     struct ks__session_partition part;
     memset(&part, 0, sizeof part);
     part.request = *entry;
+    session->key_bits |= key_bit(entry->topic_index, entry->partition); /* S6 */
     part.hw = -1;
     part.log_start_offset = -1;
     g_array_insert_val(session->partitions, at, part);
@@ -1164,7 +1209,13 @@ static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *mes
     /* S5: an incremental request is served again as its session's partitions
      * to visit then; a full one as it came. */
     item->session = session.incremental ? session_find(broker, session.id, NULL) : NULL;
-    g_ptr_array_add(broker->delayed, item);
+    item->key_bits = item->session != NULL ? item->session->key_bits : 0;
+    const struct ks_fetch_request *parked = (const struct ks_fetch_request *)item->request;
+    const struct ks_fetch_request_partition *entries = request_entries(item->request);
+    for (int32_t i = 0; i < parked->partition_count; i++) {
+        item->key_bits |= key_bit(entries[i].topic_index, entries[i].partition);
+    }
+    delayed_add(broker, item);
     item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id, deadline_ns - now,
                                     KS_TIMER_BROKER_DELAYED_FETCH, delayed_expire, item);
 }
@@ -1268,7 +1319,7 @@ void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uin
     for (guint i = 0; i < broker->delayed->len; i++) {
         struct ks__delayed_fetch *item = g_ptr_array_index(broker->delayed, i);
         if (item->source == source) {
-            g_ptr_array_remove_index(broker->delayed, i);
+            delayed_remove_index(broker, i);
             ks_world_cancel(broker->world, item->timer);
             delayed_free(item);
             break;
@@ -1330,4 +1381,26 @@ void ks__serve_offset_for_leader_epoch(struct ks_broker *broker, ks_node_id sour
     }
     ks_world_send(broker->world, (ks_node_id)broker->id, source,
                   KS_MSG_OFFSET_FOR_LEADER_EPOCH_RESPONSE, &response, sizeof response);
+}
+
+void ks__serve_check_parked(const struct ks_broker *broker)
+{
+    ks_assert(broker->delayed_key_bits->len == broker->delayed->len); /* S6 */
+    for (guint i = 0; i < broker->delayed->len; i++) {
+        const struct ks__delayed_fetch *item = g_ptr_array_index(broker->delayed, i);
+        uint64_t bits = g_array_index(broker->delayed_key_bits, uint64_t, i);
+        ks_assert(bits == item->key_bits); /* S6 */
+        if (item->session != NULL) {
+            for (guint j = 0; j < item->session->partitions->len; j++) {
+                const struct ks__session_partition *part = session_at(item->session, j);
+                ks_assert(bits & key_bit(part->request.topic_index,
+                                                   part->request.partition)); /* S6 */
+            }
+        }
+        const struct ks_fetch_request *parked = (const struct ks_fetch_request *)item->request;
+        const struct ks_fetch_request_partition *entries = request_entries(item->request);
+        for (int32_t j = 0; j < parked->partition_count; j++) {
+            ks_assert(bits & key_bit(entries[j].topic_index, entries[j].partition));
+        }
+    }
 }
