@@ -63,6 +63,7 @@
 */
 #include "broker_int.h"
 
+#include "array.h"
 #include "batch.h"
 #include "producer_state.h"
 
@@ -123,7 +124,7 @@ static GArray *spare_take(struct ks__fetcher *fetcher)
     if (list == NULL) {
         return g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_request_partition));
     }
-    g_array_set_size(list, 0);
+    ks_array_set_size(list, 0);
     return list;
 }
 
@@ -135,7 +136,7 @@ static void session_reset(struct ks__fetcher *fetcher)
     fetcher->session_id = 0;
     fetcher->session_epoch = 0;
     if (fetcher->session != NULL) {
-        g_array_set_size(fetcher->session, 0);
+        ks_array_set_size(fetcher->session, 0);
     }
     if (fetcher->pending != NULL) {
         spare_give(fetcher, fetcher->pending);
@@ -177,7 +178,7 @@ static void mark_dirty(struct ks__fetcher *fetcher, int32_t topic_index, int32_t
     }
     if (fetcher->dirty->len >= DIRTY_MAX) {
         fetcher->rebuild = true;
-        g_array_set_size(fetcher->dirty, 0);
+        ks_array_set_size(fetcher->dirty, 0);
         return;
     }
     struct ks_fetch_forgotten key = { topic_index, partition };
@@ -450,7 +451,7 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
 #endif
     }
     if (fetcher->dirty != NULL) {
-        g_array_set_size(fetcher->dirty, 0);
+        ks_array_set_size(fetcher->dirty, 0);
     }
     int32_t count = from_dirty ? (int32_t)next->len : 0;
     if (!from_dirty) {

@@ -103,6 +103,8 @@
 */
 #include "broker_int.h"
 
+#include "array.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,7 +213,7 @@ static GArray *visits_take(struct ks_broker *broker)
 {
     if (broker->serve_visits != NULL && broker->serve_visits->len > 0) {
         GArray *visit = g_ptr_array_steal_index(broker->serve_visits, broker->serve_visits->len - 1);
-        g_array_set_size(visit, 0);
+        ks_array_set_size(visit, 0);
         return visit;
     }
     return g_array_new(FALSE, FALSE, sizeof(guint));
@@ -877,7 +879,7 @@ static GArray *session_visit(struct ks_broker *broker, struct ks__fetch_session 
         touches + session->awake->len + (uint64_t)listed_count >= session->partitions->len) {
         session->touched_seen = touched_end(broker);
         session->visit_all = false;
-        g_array_set_size(session->awake, session->partitions->len);
+        ks_array_set_size(session->awake, session->partitions->len);
         for (guint i = 0; i < session->partitions->len; i++) {
             const struct ks__session_partition *part = session_at(session, i);
             ks__replica_follower_wake(broker, part->request.topic_index, part->request.partition,
@@ -890,7 +892,7 @@ static GArray *session_visit(struct ks_broker *broker, struct ks__fetch_session 
     GArray *visit = visits_take(broker);
     /* Below the session's size (the test above), so it fits a guint. */
     guint bound = (guint)(touches + session->awake->len + (uint64_t)listed_count);
-    g_array_set_size(visit, bound);
+    ks_array_set_size(visit, bound);
     guint *list = (guint *)(void *)visit->data;
     guint count = 0;
     bool sorted = bound <= VISIT_INSERT_MAX;
@@ -917,11 +919,11 @@ static GArray *session_visit(struct ks_broker *broker, struct ks__fetch_session 
         }
         count = kept;
     }
-    g_array_set_size(visit, count);
+    ks_array_set_size(visit, count);
     session->touched_seen = touched_end(broker);
     session->visit_all = false;
     /* Awake until session_settle finds them quiet. */
-    g_array_set_size(session->awake, count);
+    ks_array_set_size(session->awake, count);
     for (guint i = 0; i < count; i++) {
         const struct ks__session_partition *part = session_at(session, list[i]);
         ks__replica_follower_wake(broker, part->request.topic_index, part->request.partition,
@@ -1161,7 +1163,7 @@ static void session_settle(struct ks_broker *broker, struct serve_session sessio
     if (cached == NULL || (guint)count != served) {
         return;
     }
-    g_array_set_size(cached->awake, 0);
+    ks_array_set_size(cached->awake, 0);
     cached->visit_all = false;
     for (int32_t i = 0; i < count; i++) {
         const struct ks__session_partition *part = session_at(cached, visited_at(session, (guint)i));

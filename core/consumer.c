@@ -112,6 +112,7 @@
 */
 #include "consumer.h"
 
+#include "array.h"
 #include "assignor.h"
 #include "base.h"
 #include "batch.h"
@@ -215,7 +216,7 @@ static guint buffered(const struct part *part)
 
 static void buffer_clear(struct part *part)
 {
-    g_array_set_size(part->buffer, 0);
+    ks_array_set_size(part->buffer, 0);
     part->buffer_head = 0;
 }
 
@@ -700,8 +701,8 @@ static void revoke_all(struct ks_consumer *c)
     }
     channel_reset(c, CH_LIST_OFFSETS);
     channel_reset(c, CH_VALIDATE);
-    g_array_set_size(c->batch, 0);
-    g_array_set_size(c->batch_partitions, 0);
+    ks_array_set_size(c->batch, 0);
+    ks_array_set_size(c->batch_partitions, 0);
     c->batch_next = 0;
 }
 
@@ -1050,7 +1051,7 @@ static void on_sync_response(struct ks_consumer *c, const uint8_t *message, size
         message, bytes, sizeof(r), r.partition_count, sizeof(struct ks_group_topic_partition));
     ks_assert(tps != NULL);
     revoke_all(c);
-    g_array_set_size(c->owned, 0);
+    ks_array_set_size(c->owned, 0);
     for (int32_t i = 0; i < r.partition_count; i++) {
         if (tps[i].topic_index != c->config->topic_index || tps[i].partition < 0 ||
             tps[i].partition >= c->topic_partition_count) {
@@ -1183,8 +1184,8 @@ static void commit_failed(struct ks_consumer *c, int16_t error)
 {
     if (c->commit_then_process) {
         ks_assert(!c->processing);
-        g_array_set_size(c->batch, 0);
-        g_array_set_size(c->batch_partitions, 0);
+        ks_array_set_size(c->batch, 0);
+        ks_array_set_size(c->batch_partitions, 0);
         c->batch_next = 0;
     }
     c->commit_then_process = false;
@@ -1853,8 +1854,8 @@ static void output_fenced(struct ks_consumer *c)
     cancel_timers(c);
     revoke_all(c);
     c->processing = false;
-    g_array_set_size(c->batch, 0);
-    g_array_set_size(c->batch_partitions, 0);
+    ks_array_set_size(c->batch, 0);
+    ks_array_set_size(c->batch_partitions, 0);
     c->batch_next = 0;
     c->stopped = true;
     c->phase = PH_IDLE;
@@ -1956,8 +1957,8 @@ static bool output_step(struct ks_consumer *c)
 static void finish_batch(struct ks_consumer *c)
 {
     c->processing = false;
-    g_array_set_size(c->batch, 0);
-    g_array_set_size(c->batch_partitions, 0);
+    ks_array_set_size(c->batch, 0);
+    ks_array_set_size(c->batch_partitions, 0);
     c->batch_next = 0;
     /* Before KIP-447 (client.txn.group.metadata false) the application's
      * transaction does not depend on the consumer's membership:
@@ -2111,7 +2112,7 @@ static bool take_batch(struct ks_consumer *c)
         part->position_epoch = first_taken[n - 1].leader_epoch;
         g_array_append_vals(c->batch, first_taken, n);
         guint first = c->batch_partitions->len;
-        g_array_set_size(c->batch_partitions, first + n);
+        ks_array_set_size(c->batch_partitions, first + n);
         for (guint i = 0; i < n; i++) {
             g_array_index(c->batch_partitions, int32_t, first + i) = p;
         }
@@ -2564,7 +2565,7 @@ void ks_consumer_on_crash(struct ks_consumer *c)
     c->txn_then_poll = false;
     c->rewind_pending = false;
     c->metadata_known = false;
-    g_array_set_size(c->owned, 0);
+    ks_array_set_size(c->owned, 0);
     c->owned_generation = -1;
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
         c->parts[p].committed = -1;
