@@ -222,7 +222,6 @@ struct ks__delayed_fetch {
     int32_t session_id; /* KIP-227: request (expanded to the partitions visited, S5) of it; 0 */
     struct ks__fetch_session *session; /* that session while it exists (S5); else NULL */
     bool incremental;   /* answer only the partitions with something new (S4) */
-    uint64_t key_bits;  /* S6: key_bit in core/broker_serve.c of every partition it may be released for */
 };
 
 /* A KIP-227 fetch session at the leader (FetchSession.scala's FetchSession
@@ -351,7 +350,7 @@ struct ks_broker {
     GPtrArray *pending;          /* struct ks__pending_produce *, in arrival order */
     GPtrArray *verifying;        /* struct ks__verifying *, in arrival order */
     GPtrArray *delayed;          /* struct ks__delayed_fetch * */
-    GArray *delayed_key_bits;    /* uint64_t: delayed[i]'s key_bits, in step with it (S6) */
+    GArray *delayed_key_bits;    /* uint64_t: delayed[i]'s key bits, in step with it (S6) */
     GPtrArray *deferred;         /* struct ks__deferred * */
     GPtrArray *fetch_sessions;   /* struct ks__fetch_session *, oldest first; NULL none yet */
     int32_t fetch_session_count; /* sessions created by this incarnation */

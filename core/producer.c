@@ -2578,6 +2578,18 @@ static void ready_place(struct ks_producer *p, int32_t partition, ks_time_ns now
     ready_put(p, partition, place, at);
 }
 
+/* Moves the heap's partitions whose time has come (ready_at_ns <= now) to
+ * their leader's ready set. */
+static void ready_promote(struct ks_producer *p, struct part_heap *heap, ks_time_ns now)
+{
+    while (heap_first_ns(p, heap) <= now) {
+        int32_t partition = heap->ids[0];
+        ks_time_ns at = p->parts[partition].ready_at_ns;
+        ready_unplace(p, partition);
+        ready_put(p, partition, PLACE_READY, at);
+    }
+}
+
 /* Brings the ready index up to date at `now` (P10): the dirty partitions
  * placed again, then the backing-off and lingering partitions whose time
  * has come moved to their leader's ready set. Call before every use of the
@@ -2591,18 +2603,8 @@ static void ready_refresh(struct ks_producer *p, ks_time_ns now)
         ready_place(p, partition, now);
     }
     p->dirty_count = 0;
-    while (heap_first_ns(p, &p->backoff_heap) <= now) {
-        int32_t partition = p->backoff_heap.ids[0];
-        ks_time_ns at = p->parts[partition].ready_at_ns;
-        ready_unplace(p, partition);
-        ready_put(p, partition, PLACE_READY, at);
-    }
-    while (heap_first_ns(p, &p->linger_heap) <= now) {
-        int32_t partition = p->linger_heap.ids[0];
-        ks_time_ns at = p->parts[partition].ready_at_ns;
-        ready_unplace(p, partition);
-        ready_put(p, partition, PLACE_READY, at);
-    }
+    ready_promote(p, &p->backoff_heap, now);
+    ready_promote(p, &p->linger_heap, now);
     ks_assert(now >= p->ready_as_of_ns);
     p->ready_as_of_ns = now;
 }
