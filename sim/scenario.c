@@ -2786,6 +2786,74 @@ static bool scale_check(const struct ks_scenario *scenario, const struct scale *
     return true;
 }
 
+/* The internal topics count too (core/cluster.c makes them): a cluster with
+ * a consumer has __consumer_offsets, one with a transactional producer
+ * __transaction_state, each at its partition count and replication factor
+ * capped at the brokers. Checked once the clients are known; a sum past a
+ * limit cites the cluster's num.partitions key when written, else its
+ * section. (A mirror's one-partition topics are left out.) */
+static bool scale_check_internal(const struct ks_scenario *scenario, GError **error)
+{
+    struct scale sum = { 0, 0 };
+    for (size_t t = 0; t < scenario->topic_count; t++) {
+        scale_add(scenario, t, &sum);
+    }
+    size_t clusters = scenario->cluster_count > 0 ? scenario->cluster_count : 1;
+    for (size_t c = 0; c < clusters; c++) {
+        const struct ks_cluster_config *config =
+            scenario->cluster_count > 0 ? &scenario->clusters[c].cluster : &scenario->cluster;
+        bool consumers = false;
+        bool txn = false;
+        for (size_t i = 0; i < scenario->consumer_count; i++) {
+            consumers = consumers || scenario->consumer_cluster[i] == (int32_t)c;
+        }
+        for (size_t i = 0; i < scenario->producer_count; i++) {
+            txn = txn || (scenario->producer_cluster[i] == (int32_t)c &&
+                          scenario->producers[i].transactional_id[0] != 0);
+        }
+        const struct {
+            bool present;
+            const char *topic;
+            const char *key;
+            int32_t partitions;
+            int32_t replication_factor;
+        } internal[2] = {
+            { consumers, "__consumer_offsets", "offsets.topic.num.partitions",
+              config->offsets_topic_partition_count, config->offsets_topic_replication_factor },
+            { txn, "__transaction_state", "transaction.state.log.num.partitions",
+              config->txn_topic_partition_count, config->txn_topic_replication_factor },
+        };
+        for (size_t k = 0; k < G_N_ELEMENTS(internal); k++) {
+            if (!internal[k].present) {
+                continue;
+            }
+            uint64_t partitions = (uint64_t)MAX(internal[k].partitions, 1);
+            uint64_t rf = (uint64_t)CLAMP(internal[k].replication_factor, 1, config->broker_count);
+            sum.replica_count += partitions * rf;
+            sum.metadata_count += partitions * (uint64_t)config->broker_count;
+            const struct raw_section *section = cluster_section(scenario, (int32_t)c);
+            const struct raw_entry *entry = entry_find(section, internal[k].key);
+            if (sum.replica_count > KS_SCENARIO_REPLICA_COUNT_MAX) {
+                return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
+                               "the internal topic %s (%s) brings the scenario to %" PRIu64
+                               " partition replicas (partitions x replication factor, every "
+                               "topic), more than the %d ksim runs",
+                               internal[k].topic, internal[k].key, sum.replica_count,
+                               KS_SCENARIO_REPLICA_COUNT_MAX);
+            }
+            if (sum.metadata_count > KS_SCENARIO_METADATA_COUNT_MAX) {
+                return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
+                               "the internal topic %s (%s) brings the scenario to %" PRIu64
+                               " partitions x brokers (every broker keeps the state of every "
+                               "partition of its cluster), more than the %d ksim runs",
+                               internal[k].topic, internal[k].key, sum.metadata_count,
+                               KS_SCENARIO_METADATA_COUNT_MAX);
+            }
+        }
+    }
+    return true;
+}
+
 static bool finalize_named(struct ks_scenario *scenario, enum ks__section_kind kind, GError **error)
 {
     struct ks_scenario_raw *raw = scenario->raw;
@@ -3299,6 +3367,7 @@ bool ks_scenario_finalize(struct ks_scenario *scenario, GError **error)
         !finalize_named(scenario, KS__SECTION_PRODUCER, error) ||
         !finalize_named(scenario, KS__SECTION_CONSUMER, error) ||
         !finalize_processor_producers(scenario, error) ||
+        !scale_check_internal(scenario, error) ||
         !finalize_named(scenario, KS__SECTION_FAULT, error) ||
         !finalize_failovers(scenario, error) ||
         !finalize_schedule(scenario, error) || !finalize_expect(scenario, error)) {

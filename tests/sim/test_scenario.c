@@ -1061,6 +1061,41 @@ static void test_partition_limits(void)
         (fit + 1) * KS_BROKER_COUNT_MAX, KS_SCENARIO_METADATA_COUNT_MAX);
     CU_ASSERT_STRING_EQUAL(message, want_wide);
     CU_ASSERT_EQUAL(code, KS_SCENARIO_ERROR_VALUE);
+    /* The internal topics count once a client makes them: on 3 brokers
+     * __consumer_offsets has RF 3, so a topic of RF 1 filling all but
+     * 3 x offsets partitions loads with a consumer, and one more partition
+     * is refused at the offsets key. Without the consumer the topic loads. */
+    int32_t offsets = 1000;
+    int32_t rest = KS_SCENARIO_REPLICA_COUNT_MAX - 3 * offsets;
+    int32_t per = KS_PARTITION_COUNT_MAX;
+    CU_ASSERT_FATAL(rest > 2 * per && rest <= 3 * per);
+    const char *with_consumer = "[consumer c]\ntopic = t0\ngroup.id = g\n";
+    for (int extra = 0; extra <= 1; extra++) {
+        for (int consumer = 0; consumer <= 1; consumer++) {
+            g_autofree char *text = g_strdup_printf(
+                "[cluster]\nbrokers = 3\noffsets.topic.num.partitions = %d\n"
+                "[topic t0]\npartitions = %d\nreplication.factor = 1\n"
+                "[topic t1]\npartitions = %d\nreplication.factor = 1\n"
+                "[topic t2]\npartitions = %d\nreplication.factor = 1\n%s",
+                offsets, per, per, rest - 2 * per + extra, consumer ? with_consumer : "");
+            if (extra == 1 && consumer == 1) {
+                g_free(message);
+                message = load_error(text, &code);
+                g_autofree char *want_internal = g_strdup_printf(
+                    "bad.ini:3: the internal topic __consumer_offsets "
+                    "(offsets.topic.num.partitions) brings the scenario to %d partition "
+                    "replicas (partitions x replication factor, every topic), more than the %d "
+                    "ksim runs",
+                    KS_SCENARIO_REPLICA_COUNT_MAX + 1, KS_SCENARIO_REPLICA_COUNT_MAX);
+                CU_ASSERT_STRING_EQUAL(message, want_internal);
+                CU_ASSERT_EQUAL(code, KS_SCENARIO_ERROR_VALUE);
+            } else {
+                s = load_ok(text);
+                CU_ASSERT_EQUAL(s->consumer_count, (size_t)consumer);
+                ks_scenario_free(s);
+            }
+        }
+    }
 }
 
 static void test_errors(void)
@@ -2171,9 +2206,13 @@ static const struct {
      * for a unit test, above all under the sanitizers. */
     { "cluster.replica.high.watermark.checkpoint.interval.ms=1", NULL, EXTREME_LOAD_ONLY },
     { "cluster.log.flush.offset.checkpoint.interval.ms=1", NULL, EXTREME_LOAD_ONLY },
-    { "cluster.offsets.topic.num.partitions=" G_STRINGIFY(KS_PARTITION_COUNT_MAX), NULL,
+    /* At RF 3 the most offsets partitions and t's 3 replicas pass the
+     * scenario's 150,000 partition replicas (test_partition_limits): RF 2. */
+    { "cluster.offsets.topic.num.partitions=" G_STRINGIFY(KS_PARTITION_COUNT_MAX),
+      "cluster.offsets.topic.replication.factor=2", EXTREME_LOAD_ONLY },
+    /* Likewise t's most partitions at RF 3 and the offsets topic's 3: RF 2. */
+    { "topic.t.partitions=" G_STRINGIFY(KS_PARTITION_COUNT_MAX), "topic.t.replication.factor=2",
       EXTREME_LOAD_ONLY },
-    { "topic.t.partitions=" G_STRINGIFY(KS_PARTITION_COUNT_MAX), NULL, EXTREME_LOAD_ONLY },
     { "topic.t.replication.factor=1", "topic.t.min.insync.replicas=1", EXTREME_RUN },
     { "topic.t.replication.factor=16", "cluster.brokers=16", EXTREME_RUN },
     { "topic.t.min.insync.replicas=16", "cluster.brokers=16;topic.t.replication.factor=16",
