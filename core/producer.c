@@ -82,6 +82,12 @@
 **       place.
 **   P11 every queued or in-flight batch is in the live list, which is in order
 **       of creation time.
+**   P12 the sets of brokers hold exactly the brokers whose ready set (ready_bits)
+**       or lingering set (linger_bits) is not empty, whose connection is
+**       CONNECTING (connecting_bits) or not READY (unready_bits), and whose
+**       connections await a reset (reset_bits); the request list holds exactly
+**       the requests in flight on every connection, in send order, which is
+**       the order of their deadlines (request.timeout.ms is one setting).
 **
 ** The ready index (P10, P11). RecordAccumulator.ready and drain visit every
 ** partition's deque at every sender loop (partitionReady, batchReady,
@@ -113,6 +119,17 @@
 ** answers are the ones the full scan gave, in the same order (every
 ** trace_hash was kept): KS_DEBUG builds compute the full scan at every pass
 ** and compare (ready_scan).
+**
+** The brokers (P12). With 100 brokers and a pass every ~0.1 ms, the loops
+** over every broker in each pass (request timeouts, connects, the ready
+** brokers, the drain, the next wake-up) cost more than the records. So the
+** per-broker facts the passes ask for are kept in sets of brokers (bits by
+** broker id, visited in id order as those loops were), updated where the
+** facts change (ready_put / ready_unplace, conn_set_state, conn_set_reset),
+** and the requests in flight in one list in send order: the earliest
+** request deadline is its first one's, and no connection needs looking at
+** for timeouts while that one is not due. A pass visits the brokers that
+** are ready, connecting, reset or due, not all of them.
 **
 ** Connections (NetworkClient, ClusterConnectionStates): one per broker,
 **
@@ -286,10 +303,16 @@ struct pentry {
 struct prequest {
     int32_t broker;
     ks_time_ns deadline_ns;
+    struct prequest *older; /* not owned: the in-flight requests in send order (P12) */
+    struct prequest *newer; /* not owned */
     struct pentry *entries; /* owned, entry_count */
     int32_t entry_count;
     int32_t pending_count; /* entries not answered yet */
 };
+
+/* Sets of brokers, bit (id - 1) % 64 of word (id - 1) / 64, visited in the
+ * order of their ids as the loops over every broker did (P12). */
+#define BROKER_WORDS ((KS_BROKER_COUNT_MAX + 63) / 64)
 
 /* Where the sender's ready index holds a partition (P10). */
 enum ready_place {
@@ -396,9 +419,9 @@ struct ptxn {
     bool fence_pending; /* a partition leader fenced us: stop at the next pass */
     /* sendOffsetsToTransaction (a processor's producer, see ks_producer_end_txn):
      * AddOffsetsToTxn, FindCoordinator(GROUP), TxnOffsetCommit, then EndTxn. */
-    bool offsets_pending; /* the open transaction carries offsets */
-    bool offsets_added;   /* AddOffsetsToTxn answered NONE */
-    bool offsets_written; /* TxnOffsetCommit answered NONE */
+    bool offsets_pending;      /* the open transaction carries offsets */
+    bool offsets_added;        /* AddOffsetsToTxn answered NONE */
+    bool offsets_written;      /* TxnOffsetCommit answered NONE */
     int32_t group_coordinator; /* broker id, -1 unknown */
     char group_id[KS_GROUP_ID_BYTES];
     char member_id[KS_GROUP_MEMBER_ID_BYTES];
@@ -479,6 +502,18 @@ struct ks_producer {
      * earliest delivery deadline is the first one's (P11). */
     struct pbatch *live_head; /* not owned */
     struct pbatch *live_tail; /* not owned */
+    /* The brokers as the sender's passes ask for them (P12), so that a pass
+     * visits the brokers that have something due, not all of them: */
+    int32_t broker_words;                   /* (broker_count + 63) / 64 */
+    uint64_t ready_bits[BROKER_WORDS];      /* a non-empty ready set */
+    uint64_t linger_bits[BROKER_WORDS];     /* a non-empty lingering set */
+    uint64_t connecting_bits[BROKER_WORDS]; /* a CONNECTING connection */
+    uint64_t unready_bits[BROKER_WORDS];    /* a connection that is not READY */
+    uint64_t reset_bits[BROKER_WORDS];      /* reset_pending */
+    /* The requests in flight on every connection, in send order, which is
+     * the order of their deadlines (P12). */
+    struct prequest *request_oldest; /* not owned */
+    struct prequest *request_newest; /* not owned */
 
     /* metadata */
     bool meta_known; /* one good answer seen in this incarnation */
@@ -984,7 +1019,55 @@ static int32_t active_next(const struct ks_producer *p, int32_t from)
     return partition < p->partition_count ? partition : -1;
 }
 
+/* ---- sets of brokers (P12) ---------------------------------------------------------- */
+
+static void bits_put(uint64_t *words, int32_t broker, bool on)
+{
+    uint64_t bit = UINT64_C(1) << ((broker - 1) % 64);
+    if (on) {
+        words[(broker - 1) / 64] |= bit;
+    } else {
+        words[(broker - 1) / 64] &= ~bit;
+    }
+}
+
+static bool bits_has(const uint64_t *words, int32_t broker)
+{
+    return (words[(broker - 1) / 64] >> ((broker - 1) % 64)) & 1;
+}
+
+/* The first broker >= from in the set, or -1. */
+static int32_t bits_next(const struct ks_producer *p, const uint64_t *words, int32_t from)
+{
+    if (from > p->broker_count) {
+        return -1;
+    }
+    int32_t index = (from - 1) / 64;
+    uint64_t word = words[index] & (~UINT64_C(0) << ((from - 1) % 64));
+    while (word == 0) {
+        if (++index >= p->broker_words) {
+            return -1;
+        }
+        word = words[index];
+    }
+    return index * 64 + __builtin_ctzll(word) + 1;
+}
+
 /* ---- connections ------------------------------------------------------------------- */
+
+/* Every change of a connection's state goes through here (P12). */
+static void conn_set_state(struct ks_producer *p, int32_t broker, enum conn_state state)
+{
+    p->conns[broker - 1].state = state;
+    bits_put(p->connecting_bits, broker, state == CONN_CONNECTING);
+    bits_put(p->unready_bits, broker, state != CONN_READY);
+}
+
+static void conn_set_reset(struct ks_producer *p, int32_t broker, bool pending)
+{
+    p->conns[broker - 1].reset_pending = pending;
+    bits_put(p->reset_bits, broker, pending);
+}
 
 /* Whether the broker's process is up: a connect to a crashed broker is
  * refused at once. A cut-off or paused broker looks up; a connect to it gets
@@ -1088,7 +1171,7 @@ static void conn_connect(struct ks_producer *p, int32_t broker, ks_time_ns now)
         conn->reconnect_backoff_ns = reconnect_backoff(p, 0);
         conn->setup_timeout_ns = setup_timeout(p, 0);
     }
-    conn->state = CONN_CONNECTING;
+    conn_set_state(p, broker, CONN_CONNECTING);
     conn->last_attempt_ns = now;
     if (!broker_up(p, broker)) {
         conn_disconnect(p, broker, now, KS_REASON_CONNECTION_REFUSED);
@@ -1124,7 +1207,7 @@ static void on_api_versions_response(struct ks_producer *p, ks_node_id source, c
         return; /* an answer to an attempt that already failed */
     }
     /* ClusterConnectionStates.ready: both backoffs start over. */
-    conn->state = CONN_READY;
+    conn_set_state(p, (int32_t)source, CONN_READY);
     conn->connect_id = 0;
     conn->failed_attempts = 0;
     conn->reconnect_backoff_ns = reconnect_backoff(p, 0);
@@ -2261,10 +2344,31 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
     struct pconn *conn = &p->conns[broker - 1];
     g_ptr_array_add(conn->inflight, request);
     ks_assert((int32_t)conn->inflight->len <= p->in_flight_max); /* P2 */
+    /* Last in send order, which is deadline order: the timeout is the same
+     * for every request and the clock does not go back (P12). */
+    request->older = p->request_newest;
+    if (request->older != NULL) {
+        ks_assert(request->older->deadline_ns <= request->deadline_ns);
+        request->older->newer = request;
+    } else {
+        p->request_oldest = request;
+    }
+    p->request_newest = request;
 }
 
-static void request_free(struct prequest *request)
+/* Frees a request taken off its connection's in-flight list. */
+static void request_free(struct ks_producer *p, struct prequest *request)
 {
+    if (request->older != NULL) {
+        request->older->newer = request->newer;
+    } else {
+        p->request_oldest = request->newer;
+    }
+    if (request->newer != NULL) {
+        request->newer->older = request->older;
+    } else {
+        p->request_newest = request->older;
+    }
     free(request->entries);
     free(request);
 }
@@ -2519,8 +2623,14 @@ static void ready_unplace(struct ks_producer *p, int32_t partition)
     case PLACE_LINGERING:
         heap_remove(p, &p->linger_heap, partition);
         set_remove(&p->linger_sets[part->placed_leader - 1], partition);
+        bits_put(p->linger_bits, part->placed_leader,
+                 p->linger_sets[part->placed_leader - 1].count > 0);
         break;
-    case PLACE_READY: set_remove(&p->ready_sets[part->placed_leader - 1], partition); break;
+    case PLACE_READY:
+        set_remove(&p->ready_sets[part->placed_leader - 1], partition);
+        bits_put(p->ready_bits, part->placed_leader,
+                 p->ready_sets[part->placed_leader - 1].count > 0);
+        break;
     }
     part->place = PLACE_NONE;
 }
@@ -2541,8 +2651,12 @@ static void ready_put(struct ks_producer *p, int32_t partition, enum ready_place
     case PLACE_LINGERING:
         heap_push(p, &p->linger_heap, partition);
         set_insert(&p->linger_sets[part->leader - 1], partition);
+        bits_put(p->linger_bits, part->leader, true);
         break;
-    case PLACE_READY: set_insert(&p->ready_sets[part->leader - 1], partition); break;
+    case PLACE_READY:
+        set_insert(&p->ready_sets[part->leader - 1], partition);
+        bits_put(p->ready_bits, part->leader, true);
+        break;
     }
 }
 
@@ -2644,20 +2758,21 @@ static ks_time_ns ready_scan(const struct ks_producer *p, ks_time_ns now, bool *
 #endif
 
 /* The brokers that lead a partition whose head batch can go now
- * (RecordAccumulator.ready's ready nodes), in ready[] (broker_count), from
- * the ready index; a partition with data and no known leader asks for new
+ * (RecordAccumulator.ready's ready nodes), in the set ready (BROKER_WORDS),
+ * from the ready index and its sets of brokers (P12); a partition with data and no known leader asks for new
  * metadata (its unknownLeaderTopics). Returns the earliest time after now
  * at which a head batch becomes sendable (nextReadyCheckDelayMs): a retry's
  * backoff end, or a linger end unless every fresh batch is sendable now. */
-static ks_time_ns ready_brokers(struct ks_producer *p, ks_time_ns now, bool *ready)
+static ks_time_ns ready_brokers(struct ks_producer *p, ks_time_ns now, uint64_t *ready)
 {
     ready_refresh(p, now);
     if (p->leaderless_count > 0) {
         request_metadata_update(p);
     }
     bool global = ready_global_now(p);
-    for (int32_t b = 0; b < p->broker_count; b++) {
-        ready[b] = p->ready_sets[b].count > 0 || (global && p->linger_sets[b].count > 0);
+    uint64_t linger_mask = global ? ~UINT64_C(0) : 0;
+    for (int32_t w = 0; w < p->broker_words; w++) {
+        ready[w] = p->ready_bits[w] | (p->linger_bits[w] & linger_mask);
     }
     ks_time_ns next = heap_first_ns(p, &p->backoff_heap);
     if (!global) {
@@ -2668,8 +2783,8 @@ static ks_time_ns ready_brokers(struct ks_producer *p, ks_time_ns now, bool *rea
     bool leaderless = false;
     ks_assert(ready_scan(p, now, scanned, &leaderless) == next); /* P10 */
     ks_assert(leaderless == (p->leaderless_count > 0));          /* P10 */
-    for (int32_t b = 0; b < p->broker_count; b++) {
-        ks_assert(scanned[b] == ready[b]); /* P10 */
+    for (int32_t b = 1; b <= p->broker_count; b++) {
+        ks_assert(scanned[b - 1] == bits_has(ready, b)); /* P10, P12 */
     }
 #endif
     return next;
@@ -2752,11 +2867,12 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
  * wait in the accumulator. */
 static void drain(struct ks_producer *p, ks_time_ns now)
 {
-    bool *ready = g_newa(bool, (gsize)p->broker_count);
+    uint64_t ready[BROKER_WORDS] = { 0 };
     ready_brokers(p, now, ready);
     struct pbatch **batches = NULL;
-    for (int32_t broker = 1; broker <= p->broker_count; broker++) {
-        if (!ready[broker - 1] || !conn_ready(p, broker, now)) {
+    for (int32_t broker = bits_next(p, ready, 1); broker > 0;
+         broker = bits_next(p, ready, broker + 1)) {
+        if (!conn_ready(p, broker, now)) {
             continue;
         }
         if (batches == NULL) {
@@ -3086,7 +3202,7 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
         update_leadership(p, partition, response);
     }
     if (request->pending_count == 0) {
-        request_free(request);
+        request_free(p, request);
     }
 }
 
@@ -3142,8 +3258,8 @@ static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns no
          * TransactionManager looks its coordinator up again. */
         txn_retry_later(p, true, KS_ERR_NETWORK_EXCEPTION);
     }
-    conn->reset_pending = false;
-    conn->state = CONN_DISCONNECTED;
+    conn_set_reset(p, broker, false);
+    conn_set_state(p, broker, CONN_DISCONNECTED);
     conn->connect_id = 0;
     conn->last_attempt_ns = now;
     conn->reconnect_backoff_ns = reconnect_backoff(p, conn->failed_attempts);
@@ -3174,7 +3290,7 @@ static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns no
                                  now);
             }
         }
-        request_free(request);
+        request_free(p, request);
     }
     g_ptr_array_free(failed, TRUE);
     if (p->meta_broker == broker) {
@@ -3192,10 +3308,28 @@ static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns no
  * timeout (handleTimedOutConnections). */
 static void expire_requests(struct ks_producer *p, ks_time_ns now)
 {
-    for (int32_t b = 0; b < p->broker_count; b++) {
+    /* P12: only these brokers can have something to close or resend. A
+     * request past its deadline (the oldest one is, when any is) makes it
+     * every broker, as rare as a timeout is. What one broker's disconnect
+     * changes (its own connection, the metadata and InitProducerId attempts
+     * on it) adds no other broker. */
+    uint64_t due[BROKER_WORDS] = { 0 };
+    bool timeouts = p->request_oldest != NULL && p->request_oldest->deadline_ns <= now;
+    for (int32_t w = 0; w < p->broker_words; w++) {
+        due[w] = timeouts ? ~UINT64_C(0) : p->reset_bits[w] | p->connecting_bits[w];
+    }
+    if (p->meta_request_id != 0) {
+        bits_put(due, p->meta_broker, true);
+    }
+    if (p->pid_request_id != 0) {
+        bits_put(due, p->pid_broker, true);
+    }
+    for (int32_t broker = bits_next(p, due, 1); broker > 0;
+         broker = bits_next(p, due, broker + 1)) {
+        int32_t b = broker - 1;
         struct pconn *conn = &p->conns[b];
         if (conn->reset_pending) {
-            conn->reset_pending = false;
+            conn_set_reset(p, broker, false);
             if (conn->state != CONN_DISCONNECTED) {
                 conn_disconnect(p, b + 1, now, KS_REASON_CONNECTION_BROKER_DOWN);
             }
@@ -3391,6 +3525,51 @@ static void check_live_list(const struct ks_producer *p, int64_t batch_count)
     ks_assert(count == batch_count);
 }
 
+/* P12: the sets of brokers say what the sets of partitions and the
+ * connections say, and the list of requests in flight holds exactly those
+ * of the connections, in send order and so in deadline order. */
+static void check_brokers(const struct ks_producer *p)
+{
+    int64_t listed = 0;
+    const struct prequest *before = NULL;
+    for (const struct prequest *request = p->request_oldest; request != NULL;
+         request = request->newer) {
+        ks_assert(request->older == before);
+        if (before != NULL) {
+            ks_assert(before->deadline_ns <= request->deadline_ns);
+        }
+        ks_assert(request->broker >= 1 && request->broker <= p->broker_count);
+        const GPtrArray *inflight = p->conns[request->broker - 1].inflight;
+        bool found = false;
+        for (guint k = 0; k < inflight->len && !found; k++) {
+            found = g_ptr_array_index(inflight, k) == request;
+        }
+        ks_assert(found);
+        before = request;
+        listed++;
+    }
+    ks_assert(p->request_newest == before);
+    int64_t inflight_count = 0;
+    for (int32_t b = 1; b <= p->broker_count; b++) {
+        const struct pconn *conn = &p->conns[b - 1];
+        inflight_count += (int64_t)conn->inflight->len;
+        ks_assert(bits_has(p->ready_bits, b) == (p->ready_sets[b - 1].count > 0));
+        ks_assert(bits_has(p->linger_bits, b) == (p->linger_sets[b - 1].count > 0));
+        ks_assert(bits_has(p->connecting_bits, b) == (conn->state == CONN_CONNECTING));
+        ks_assert(bits_has(p->unready_bits, b) == (conn->state != CONN_READY));
+        ks_assert(bits_has(p->reset_bits, b) == conn->reset_pending);
+    }
+    ks_assert(listed == inflight_count);
+    for (int32_t w = 0; w < p->broker_words; w++) {
+        uint64_t outside = w == p->broker_words - 1 && p->broker_count % 64 != 0
+                               ? ~UINT64_C(0) << (p->broker_count % 64)
+                               : 0;
+        ks_assert(((p->ready_bits[w] | p->linger_bits[w] | p->connecting_bits[w] |
+                    p->unready_bits[w] | p->reset_bits[w]) &
+                   outside) == 0);
+    }
+}
+
 void ks_producer_check(const struct ks_producer *p)
 {
     int64_t records = 0;
@@ -3468,6 +3647,7 @@ void ks_producer_check(const struct ks_producer *p)
     ks_assert(reserved == p->reserved_bytes); /* P4 */
     check_ready_index(p);                     /* P10 */
     check_live_list(p, batch_count);          /* P11 */
+    check_brokers(p);                         /* P12 */
     /* P4: a new batch is admitted only within buffer.memory or when nothing
      * else is reserved, so only a lone batch may take the total past it. */
     if (p->reserved_bytes > p->config->buffer_memory_bytes) {
@@ -3483,14 +3663,11 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
 {
     /* The brokers with a sendable head batch and the earliest time a
      * waiting one becomes sendable, from the ready index (P10). */
-    bool *ready = g_newa(bool, (gsize)p->broker_count);
+    uint64_t ready[BROKER_WORDS] = { 0 };
     ks_time_ns next = ready_brokers(p, now, ready);
-    for (int32_t b = 0; b < p->broker_count; b++) {
-        struct pconn *conn = &p->conns[b];
-        for (guint i = 0; i < conn->inflight->len; i++) {
-            const struct prequest *request = g_ptr_array_index(conn->inflight, i);
-            next = time_min(next, request->deadline_ns);
-        }
+    /* The requests in flight are in deadline order (P12). */
+    if (p->request_oldest != NULL) {
+        next = time_min(next, p->request_oldest->deadline_ns);
     }
     /* Every batch, queued or in flight, is in the live list, oldest first
      * (P11), so no batch is due before the first one's delivery deadline. */
@@ -3500,12 +3677,14 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
     p->expire_floor_ns = delivery;
     next = time_min(next, delivery);
     /* Connections: setup timeouts, and the end of the reconnect backoff of
-     * a broker that has something to send. */
-    for (int32_t b = 0; b < p->broker_count; b++) {
-        const struct pconn *conn = &p->conns[b];
-        if (conn->state == CONN_CONNECTING || (ready[b] && conn->state != CONN_READY)) {
-            next = time_min(next, conn_wakeup_ns(conn, now));
-        }
+     * a broker that has something to send (P12: the connecting ones, and the
+     * ready brokers whose connection is not). */
+    uint64_t waking[BROKER_WORDS] = { 0 };
+    for (int32_t w = 0; w < p->broker_words; w++) {
+        waking[w] = p->connecting_bits[w] | (ready[w] & p->unready_bits[w]);
+    }
+    for (int32_t b = bits_next(p, waking, 1); b > 0; b = bits_next(p, waking, b + 1)) {
+        next = time_min(next, conn_wakeup_ns(&p->conns[b - 1], now));
     }
     if (p->meta_request_id != 0) {
         next = time_min(next, p->meta_deadline_ns);
@@ -3814,7 +3993,7 @@ static void reset_client_state(struct ks_producer *p)
         p->drain_start[b] = 0;
         struct pconn *conn = &p->conns[b];
         ks_assert(conn->inflight->len == 0);
-        conn->state = CONN_DISCONNECTED;
+        conn_set_state(p, b + 1, CONN_DISCONNECTED);
         conn->attempted = false;
         conn->last_attempt_ns = 0;
         conn->reconnect_backoff_ns = 0;
@@ -3823,7 +4002,7 @@ static void reset_client_state(struct ks_producer *p)
         conn->failed_connect_attempts = 0;
         conn->connect_id = 0;
         conn->syn_count = 0;
-        conn->reset_pending = false;
+        conn_set_reset(p, b + 1, false);
     }
     p->meta_broker = -1;
     p->pid_broker = -1;
@@ -3868,6 +4047,7 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
                                    : spec->cluster->controller_count;
     p->node = (ks_node_id)(spec->cluster->broker_count + 1 + controller_nodes + producer_index);
     p->broker_count = spec->cluster->broker_count;
+    p->broker_words = (p->broker_count + 63) / 64;
     p->partition_count = spec->topics[config->topic_index].partition_count;
     ks_assert(p->partition_count > 0);
     /* Idempotence needs acks=all, retries > 0 and at most 5 in flight
@@ -3975,7 +4155,7 @@ static void drop_all(struct ks_producer *p, bool report)
                     batch_free(p, batch);
                 }
             }
-            request_free(request);
+            request_free(p, request);
         }
         g_ptr_array_set_size(conn->inflight, 0);
     }
@@ -4084,7 +4264,7 @@ void ks_producer_on_broker_down(struct ks_producer *p, int32_t broker)
     if (!p->up || !p->started) {
         return; /* no connections */
     }
-    p->conns[broker - 1].reset_pending = true;
+    conn_set_reset(p, broker, true);
     schedule_sender(p, now_ns(p));
 }
 
