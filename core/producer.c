@@ -260,10 +260,13 @@ struct pentry;
 
 struct pbatch {
     int32_t partition;
-    GArray *records;        /* struct precord, owned */
-    int64_t size_bytes;     /* encoded batch size so far, uncompressed */
-    int64_t ratio_ppm;      /* compression ratio estimate when it was created */
-    int64_t reserved_bytes; /* buffer.memory held */
+    int32_t record_count;
+    int32_t record_capacity;
+    struct precord *records;     /* record_count of record_capacity: &first_record, or owned */
+    struct precord first_record; /* a batch of one record (most are) allocates no more */
+    int64_t size_bytes;          /* encoded batch size so far, uncompressed */
+    int64_t ratio_ppm;           /* compression ratio estimate when it was created */
+    int64_t reserved_bytes;      /* buffer.memory held */
     ks_time_ns created_ns;
     bool closed;            /* no more appends */
     bool maybe_written;     /* some attempt's fate is unknown */
@@ -305,9 +308,9 @@ struct prequest {
     ks_time_ns deadline_ns;
     struct prequest *older; /* not owned: the in-flight requests in send order (P12) */
     struct prequest *newer; /* not owned */
-    struct pentry *entries; /* owned, entry_count */
     int32_t entry_count;
-    int32_t pending_count; /* entries not answered yet */
+    int32_t pending_count;   /* entries not answered yet */
+    struct pentry entries[]; /* entry_count, in the request's one allocation */
 };
 
 /* Sets of brokers, bit (id - 1) % 64 of word (id - 1) / 64, visited in the
@@ -885,7 +888,8 @@ static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_
     struct pbatch *batch = calloc(1, sizeof(*batch));
     ks_assert(batch != NULL);
     batch->partition = partition;
-    batch->records = g_array_new(FALSE, FALSE, sizeof(struct precord));
+    batch->records = &batch->first_record;
+    batch->record_capacity = 1;
     batch->size_bytes = KS_BATCH_HEADER_BYTES;
     batch->ratio_ppm = p->ratio_ppm;
     batch->reserved_bytes = reserve_bytes;
@@ -910,7 +914,9 @@ static void batch_free(struct ks_producer *p, struct pbatch *batch)
     if (batch == NULL) {
         return;
     }
-    g_array_free(batch->records, TRUE);
+    if (batch->records != &batch->first_record) {
+        free(batch->records);
+    }
     if (batch->encoded != NULL) {
         g_byte_array_unref(batch->encoded);
     }
@@ -920,9 +926,30 @@ static void batch_free(struct ks_producer *p, struct pbatch *batch)
     free(batch);
 }
 
+/* Appends a copy of record to the batch's records. */
+static void batch_add_record(struct pbatch *batch, const struct precord *record)
+{
+    if (batch->record_count == batch->record_capacity) {
+        int32_t capacity = batch->record_capacity < 8 ? 8 : batch->record_capacity * 2;
+        size_t bytes = (size_t)capacity * sizeof(*batch->records);
+        struct precord *grown;
+        if (batch->records == &batch->first_record) {
+            grown = malloc(bytes);
+            ks_assert(grown != NULL);
+            grown[0] = batch->first_record;
+        } else {
+            grown = realloc(batch->records, bytes);
+            ks_assert(grown != NULL);
+        }
+        batch->records = grown;
+        batch->record_capacity = capacity;
+    }
+    batch->records[batch->record_count++] = *record;
+}
+
 static int32_t batch_last_sequence(const struct pbatch *batch)
 {
-    return batch->base_sequence + (int32_t)batch->records->len - 1;
+    return batch->base_sequence + batch->record_count - 1;
 }
 
 static void sequenced_remove(struct ppart *part, struct pbatch *batch)
@@ -959,12 +986,12 @@ static void batch_end(struct ks_producer *p, struct pbatch *batch,
         }
     }
     sequenced_remove(part, batch);
-    for (guint i = 0; i < batch->records->len; i++) {
-        const struct precord *record = &g_array_index(batch->records, struct precord, i);
+    for (int32_t i = 0; i < batch->record_count; i++) {
+        const struct precord *record = &batch->records[i];
         int64_t offset = base_offset >= 0 ? base_offset + (int64_t)i : -1;
         report_record(p, batch, record, batch->partition, offset, outcome);
     }
-    p->pending_count -= (int64_t)batch->records->len;
+    p->pending_count -= (int64_t)batch->record_count;
     ks_assert(p->pending_count >= 0); /* P1 */
     batch_free(p, batch);
 }
@@ -1991,7 +2018,7 @@ static void restart_sequences(struct ks_producer *p, struct ppart *part)
         batch->producer_id = p->producer_id;
         batch->producer_epoch = p->producer_epoch;
         batch->base_sequence = sequence;
-        sequence += (int32_t)batch->records->len;
+        sequence += batch->record_count;
     }
     part->seq_producer_id = p->producer_id;
     part->seq_epoch = p->producer_epoch;
@@ -2125,14 +2152,14 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
     struct pbatch *last = g_queue_peek_tail(&part->queue);
     int32_t batch_size = p->config->batch_size_bytes;
     if (last != NULL && !last->closed && last->entry == NULL) {
-        const struct precord *first = &g_array_index(last->records, struct precord, 0);
-        int32_t size = record_size(p, record, (int32_t)last->records->len, first->timestamp_ms);
+        const struct precord *first = &last->records[0];
+        int32_t size = record_size(p, record, last->record_count, first->timestamp_ms);
         int64_t before = batch_estimated_bytes(p, last);
         /* hasRoomFor: the new record counts uncompressed (Kafka is conservative). */
         if (before + size <= batch_size) {
             struct precord copy = *record;
             copy.size_bytes = size;
-            g_array_append_val(last->records, copy);
+            batch_add_record(last, &copy);
             last->size_bytes += size;
             p->pending_count++;
             int64_t after = batch_estimated_bytes(p, last);
@@ -2158,7 +2185,7 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
     struct pbatch *batch = batch_new(p, partition, reserve);
     struct precord copy = *record;
     copy.size_bytes = size;
-    g_array_append_val(batch->records, copy);
+    batch_add_record(batch, &copy);
     batch->size_bytes += size;
     g_queue_push_tail(&part->queue, batch);
     active_update(p, partition);
@@ -2225,7 +2252,7 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
     if (batch->encoded != NULL) {
         g_byte_array_unref(batch->encoded);
     }
-    const struct precord *first = &g_array_index(batch->records, struct precord, 0);
+    const struct precord *first = &batch->records[0];
     struct ks_batch_builder builder;
     ks_batch_builder_init(&builder, first->timestamp_ms, batch->producer_id, batch->producer_epoch,
                           batch->base_sequence);
@@ -2238,8 +2265,8 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
      * batches' bytes per batch (issue 16). */
     ks_batch_builder_reserve(&builder,
                              (size_t)batch->size_bytes + (size_t)p->config->value_bytes + 256);
-    for (guint i = 0; i < batch->records->len; i++) {
-        const struct precord *record = &g_array_index(batch->records, struct precord, i);
+    for (int32_t i = 0; i < batch->record_count; i++) {
+        const struct precord *record = &batch->records[i];
         char header_value[96];
         int32_t header_bytes =
             header_value_text(p, record->seq, header_value, sizeof(header_value));
@@ -2321,12 +2348,11 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
         }
         return;
     }
-    struct prequest *request = calloc(1, sizeof(*request));
+    struct prequest *request =
+        calloc(1, sizeof(*request) + (size_t)count * sizeof(request->entries[0]));
     ks_assert(request != NULL);
     request->broker = broker;
     request->deadline_ns = time_add(now, p->config->request_timeout_ns);
-    request->entries = calloc((size_t)count, sizeof(*request->entries));
-    ks_assert(request->entries != NULL);
     request->entry_count = count;
     request->pending_count = count;
     for (int32_t i = 0; i < count; i++) {
@@ -2369,7 +2395,6 @@ static void request_free(struct ks_producer *p, struct prequest *request)
     } else {
         p->request_newest = request->older;
     }
-    free(request->entries);
     free(request);
 }
 
@@ -2456,7 +2481,7 @@ static void assign_sequence(struct ks_producer *p, struct ppart *part, struct pb
     batch->producer_id = p->producer_id;
     batch->producer_epoch = p->producer_epoch;
     batch->base_sequence = part->next_sequence;
-    part->next_sequence += (int32_t)batch->records->len;
+    part->next_sequence += batch->record_count;
     g_ptr_array_add(part->sequenced, batch);
 }
 
@@ -2989,15 +3014,14 @@ static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
     int32_t batch_size = p->config->batch_size_bytes;
     GPtrArray *pieces = g_ptr_array_new();
     struct pbatch *piece = NULL;
-    for (guint i = 0; i < big->records->len; i++) {
-        struct precord record = g_array_index(big->records, struct precord, i);
+    for (int32_t i = 0; i < big->record_count; i++) {
+        struct precord record = big->records[i];
         if (piece != NULL) {
-            const struct precord *first = &g_array_index(piece->records, struct precord, 0);
-            int32_t size =
-                record_size(p, &record, (int32_t)piece->records->len, first->timestamp_ms);
+            const struct precord *first = &piece->records[0];
+            int32_t size = record_size(p, &record, piece->record_count, first->timestamp_ms);
             if (batch_estimated_bytes(p, piece) + size <= batch_size) {
                 record.size_bytes = size;
-                g_array_append_val(piece->records, record);
+                batch_add_record(piece, &record);
                 piece->size_bytes += size;
                 continue;
             }
@@ -3015,7 +3039,7 @@ static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
         piece->producer_id = big->producer_id;
         piece->producer_epoch = big->producer_epoch;
         record.size_bytes = record_size(p, &record, 0, record.timestamp_ms);
-        g_array_append_val(piece->records, record);
+        batch_add_record(piece, &record);
         piece->size_bytes += record.size_bytes;
         g_ptr_array_add(pieces, piece);
     }
@@ -3032,12 +3056,12 @@ static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
         for (guint k = 0; k < pieces->len; k++) {
             struct pbatch *each = g_ptr_array_index(pieces, k);
             each->base_sequence = sequence;
-            sequence += (int32_t)each->records->len;
+            sequence += each->record_count;
             g_ptr_array_insert(part->sequenced, (gint)(position + k), each);
         }
     }
     /* The big batch's records now live in the pieces: free it unreported. */
-    g_array_set_size(big->records, 0);
+    big->record_count = 0;
     batch_free(p, big);
     /* Back to the front, last piece first, so they go out in order. */
     for (guint k = pieces->len; k > 0; k--) {
@@ -3080,7 +3104,7 @@ static void complete_attempt(struct ks_producer *p, struct pbatch *batch, int16_
         batch_end(p, batch, KS_OUTCOME_ACKED, error == KS_ERR_NONE ? base_offset : -1);
         return;
     }
-    if (error == KS_ERR_MESSAGE_TOO_LARGE && batch->records->len > 1 && !stale) {
+    if (error == KS_ERR_MESSAGE_TOO_LARGE && batch->record_count > 1 && !stale) {
         split_and_reenqueue(p, batch);
         return;
     }
@@ -3114,7 +3138,7 @@ static void complete_attempt(struct ks_producer *p, struct pbatch *batch, int16_
     enum ks_event_reason why = !retriable ? KS_REASON_ERROR_NOT_RETRIABLE
                                : in_time  ? KS_REASON_RETRIES_EXHAUSTED
                                           : KS_REASON_ERROR_AFTER_DELIVERY_TIMEOUT;
-    int64_t count = (int64_t)batch->records->len;
+    int64_t count = (int64_t)batch->record_count;
     int32_t partition = batch->partition;
     batch_end(p, batch, outcome, -1);
     report_error(p, partition, count, outcome, why, error);
@@ -3225,7 +3249,7 @@ static void report_disconnect(struct ks_producer *p, int32_t broker, const GPtrA
             const struct pbatch *batch = request->entries[e].batch;
             if (batch != NULL) {
                 batch_count++;
-                record_count += (int64_t)batch->records->len;
+                record_count += (int64_t)batch->record_count;
             }
         }
     }
@@ -3374,7 +3398,7 @@ static void expire_batches(struct ks_producer *p, ks_time_ns now)
                 g_queue_delete_link(&part->queue, link);
                 active_update(p, i);
                 enum ks_record_outcome_kind outcome = unacked_outcome(batch);
-                int64_t count = (int64_t)batch->records->len;
+                int64_t count = (int64_t)batch->record_count;
                 batch_end(p, batch, outcome, -1);
                 report_error(p, i, count, outcome, KS_REASON_DELIVERY_TIMEOUT, KS_ERR_NONE);
             }
@@ -3395,7 +3419,7 @@ static void expire_batches(struct ks_producer *p, ks_time_ns now)
                  * slot until it is answered or times out. */
                 batch->maybe_written = true;
                 int32_t partition = batch->partition;
-                int64_t count = (int64_t)batch->records->len;
+                int64_t count = (int64_t)batch->record_count;
                 batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
                 report_error(p, partition, count, KS_OUTCOME_UNKNOWN,
                              KS_REASON_DELIVERY_TIMEOUT_IN_FLIGHT, KS_ERR_NONE);
@@ -3410,7 +3434,8 @@ static int64_t check_batch(const struct ks_producer *p, const struct pbatch *bat
                            int32_t partition, int64_t *reserved)
 {
     ks_assert(batch->partition == partition);
-    ks_assert(batch->records->len > 0);
+    ks_assert(batch->record_count > 0 && batch->record_count <= batch->record_capacity);
+    ks_assert((batch->records == &batch->first_record) == (batch->record_capacity == 1));
     ks_assert(time_add(batch->created_ns, p->config->delivery_timeout_ns) >=
               p->expire_floor_ns); /* P9 */
     /* P11: in the live list */
@@ -3420,7 +3445,7 @@ static int64_t check_batch(const struct ks_producer *p, const struct pbatch *bat
         ks_assert(batch->producer_id == p->parts[partition].seq_producer_id);
         ks_assert(batch->producer_epoch == p->parts[partition].seq_epoch); /* P5 */
     }
-    return (int64_t)batch->records->len;
+    return (int64_t)batch->record_count;
 }
 
 /* P10: a heap's order, and each partition in it placed there. */
@@ -4151,7 +4176,7 @@ static void drop_all(struct ks_producer *p, bool report)
                     batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
                 } else {
                     sequenced_remove(&p->parts[batch->partition], batch);
-                    p->pending_count -= (int64_t)batch->records->len;
+                    p->pending_count -= (int64_t)batch->record_count;
                     batch_free(p, batch);
                 }
             }
@@ -4168,7 +4193,7 @@ static void drop_all(struct ks_producer *p, bool report)
                 batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
             } else {
                 sequenced_remove(part, batch);
-                p->pending_count -= (int64_t)batch->records->len;
+                p->pending_count -= (int64_t)batch->record_count;
                 batch_free(p, batch);
             }
         }
