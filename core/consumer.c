@@ -1495,6 +1495,9 @@ static void on_validation_response(struct ks_consumer *c,
     drive(c);
 }
 
+/* A fetch request for up to this many partitions is built on the stack. */
+#define FETCH_STACK_PARTITIONS 32
+
 static void send_fetches(struct ks_consumer *c)
 {
     for (int32_t broker = 1; broker <= c->broker_count; broker++) {
@@ -1514,7 +1517,12 @@ static void send_fetches(struct ks_consumer *c)
         }
         size_t bytes = sizeof(struct ks_fetch_request) +
                        (size_t)count * sizeof(struct ks_fetch_request_partition);
-        uint8_t *message = g_malloc0(bytes);
+        /* Every byte is copied from a zeroed struct below, and the world
+         * copies the message: a request of a few partitions needs no
+         * allocation (issue 16). */
+        uint8_t stack_message[sizeof(struct ks_fetch_request) +
+                              FETCH_STACK_PARTITIONS * sizeof(struct ks_fetch_request_partition)];
+        uint8_t *message = count <= FETCH_STACK_PARTITIONS ? stack_message : g_malloc(bytes);
         struct ks_fetch_request request;
         memset(&request, 0, sizeof(request));
         request.correlation_id = channel_begin(c, ch, KS_MSG_FETCH_REQUEST);
@@ -1552,8 +1560,11 @@ static void send_fetches(struct ks_consumer *c)
                 part->fetch_sent_offset = part->fetch_position;
             }
         }
+        ks_assert(position == bytes);
         send_to_broker(c, ch, broker, KS_MSG_FETCH_REQUEST, message, bytes);
-        g_free(message);
+        if (message != stack_message) {
+            g_free(message);
+        }
     }
 }
 

@@ -82,6 +82,12 @@
 **       place.
 **   P11 every queued or in-flight batch is in the live list, which is in order
 **       of creation time.
+**   P12 the sets of brokers hold exactly the brokers whose ready set (ready_bits)
+**       or lingering set (linger_bits) is not empty, whose connection is
+**       CONNECTING (connecting_bits) or not READY (unready_bits), and whose
+**       connections await a reset (reset_bits); the request list holds exactly
+**       the requests in flight on every connection, in send order, which is
+**       the order of their deadlines (request.timeout.ms is one setting).
 **
 ** The ready index (P10, P11). RecordAccumulator.ready and drain visit every
 ** partition's deque at every sender loop (partitionReady, batchReady,
@@ -113,6 +119,17 @@
 ** answers are the ones the full scan gave, in the same order (every
 ** trace_hash was kept): KS_DEBUG builds compute the full scan at every pass
 ** and compare (ready_scan).
+**
+** The brokers (P12). With 100 brokers and a pass every ~0.1 ms, the loops
+** over every broker in each pass (request timeouts, connects, the ready
+** brokers, the drain, the next wake-up) cost more than the records. So the
+** per-broker facts the passes ask for are kept in sets of brokers (bits by
+** broker id, visited in id order as those loops were), updated where the
+** facts change (ready_put / ready_unplace, conn_set_state, conn_set_reset),
+** and the requests in flight in one list in send order: the earliest
+** request deadline is its first one's, and no connection needs looking at
+** for timeouts while that one is not due. A pass visits the brokers that
+** are ready, connecting, reset or due, not all of them.
 **
 ** Connections (NetworkClient, ClusterConnectionStates): one per broker,
 **
@@ -243,10 +260,13 @@ struct pentry;
 
 struct pbatch {
     int32_t partition;
-    GArray *records;        /* struct precord, owned */
-    int64_t size_bytes;     /* encoded batch size so far, uncompressed */
-    int64_t ratio_ppm;      /* compression ratio estimate when it was created */
-    int64_t reserved_bytes; /* buffer.memory held */
+    int32_t record_count;
+    int32_t record_capacity;
+    struct precord *records;     /* record_count of record_capacity: &first_record, or owned */
+    struct precord first_record; /* a batch of one record (most are) allocates no more */
+    int64_t size_bytes;          /* encoded batch size so far, uncompressed */
+    int64_t ratio_ppm;           /* compression ratio estimate when it was created */
+    int64_t reserved_bytes;      /* buffer.memory held */
     ks_time_ns created_ns;
     bool closed;            /* no more appends */
     bool maybe_written;     /* some attempt's fate is unknown */
@@ -286,10 +306,16 @@ struct pentry {
 struct prequest {
     int32_t broker;
     ks_time_ns deadline_ns;
-    struct pentry *entries; /* owned, entry_count */
+    struct prequest *older; /* not owned: the in-flight requests in send order (P12) */
+    struct prequest *newer; /* not owned */
     int32_t entry_count;
-    int32_t pending_count; /* entries not answered yet */
+    int32_t pending_count;   /* entries not answered yet */
+    struct pentry entries[]; /* entry_count, in the request's one allocation */
 };
+
+/* Sets of brokers, bit (id - 1) % 64 of word (id - 1) / 64, visited in the
+ * order of their ids as the loops over every broker did (P12). */
+#define BROKER_WORDS ((KS_BROKER_COUNT_MAX + 63) / 64)
 
 /* Where the sender's ready index holds a partition (P10). */
 enum ready_place {
@@ -396,9 +422,9 @@ struct ptxn {
     bool fence_pending; /* a partition leader fenced us: stop at the next pass */
     /* sendOffsetsToTransaction (a processor's producer, see ks_producer_end_txn):
      * AddOffsetsToTxn, FindCoordinator(GROUP), TxnOffsetCommit, then EndTxn. */
-    bool offsets_pending; /* the open transaction carries offsets */
-    bool offsets_added;   /* AddOffsetsToTxn answered NONE */
-    bool offsets_written; /* TxnOffsetCommit answered NONE */
+    bool offsets_pending;      /* the open transaction carries offsets */
+    bool offsets_added;        /* AddOffsetsToTxn answered NONE */
+    bool offsets_written;      /* TxnOffsetCommit answered NONE */
     int32_t group_coordinator; /* broker id, -1 unknown */
     char group_id[KS_GROUP_ID_BYTES];
     char member_id[KS_GROUP_MEMBER_ID_BYTES];
@@ -479,6 +505,18 @@ struct ks_producer {
      * earliest delivery deadline is the first one's (P11). */
     struct pbatch *live_head; /* not owned */
     struct pbatch *live_tail; /* not owned */
+    /* The brokers as the sender's passes ask for them (P12), so that a pass
+     * visits the brokers that have something due, not all of them: */
+    int32_t broker_words;                   /* (broker_count + 63) / 64 */
+    uint64_t ready_bits[BROKER_WORDS];      /* a non-empty ready set */
+    uint64_t linger_bits[BROKER_WORDS];     /* a non-empty lingering set */
+    uint64_t connecting_bits[BROKER_WORDS]; /* a CONNECTING connection */
+    uint64_t unready_bits[BROKER_WORDS];    /* a connection that is not READY */
+    uint64_t reset_bits[BROKER_WORDS];      /* reset_pending */
+    /* The requests in flight on every connection, in send order, which is
+     * the order of their deadlines (P12). */
+    struct prequest *request_oldest; /* not owned */
+    struct prequest *request_newest; /* not owned */
 
     /* metadata */
     bool meta_known; /* one good answer seen in this incarnation */
@@ -850,7 +888,8 @@ static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_
     struct pbatch *batch = calloc(1, sizeof(*batch));
     ks_assert(batch != NULL);
     batch->partition = partition;
-    batch->records = g_array_new(FALSE, FALSE, sizeof(struct precord));
+    batch->records = &batch->first_record;
+    batch->record_capacity = 1;
     batch->size_bytes = KS_BATCH_HEADER_BYTES;
     batch->ratio_ppm = p->ratio_ppm;
     batch->reserved_bytes = reserve_bytes;
@@ -875,7 +914,9 @@ static void batch_free(struct ks_producer *p, struct pbatch *batch)
     if (batch == NULL) {
         return;
     }
-    g_array_free(batch->records, TRUE);
+    if (batch->records != &batch->first_record) {
+        free(batch->records);
+    }
     if (batch->encoded != NULL) {
         g_byte_array_unref(batch->encoded);
     }
@@ -885,9 +926,30 @@ static void batch_free(struct ks_producer *p, struct pbatch *batch)
     free(batch);
 }
 
+/* Appends a copy of record to the batch's records. */
+static void batch_add_record(struct pbatch *batch, const struct precord *record)
+{
+    if (batch->record_count == batch->record_capacity) {
+        int32_t capacity = batch->record_capacity < 8 ? 8 : batch->record_capacity * 2;
+        size_t bytes = (size_t)capacity * sizeof(*batch->records);
+        struct precord *grown;
+        if (batch->records == &batch->first_record) {
+            grown = malloc(bytes);
+            ks_assert(grown != NULL);
+            grown[0] = batch->first_record;
+        } else {
+            grown = realloc(batch->records, bytes);
+            ks_assert(grown != NULL);
+        }
+        batch->records = grown;
+        batch->record_capacity = capacity;
+    }
+    batch->records[batch->record_count++] = *record;
+}
+
 static int32_t batch_last_sequence(const struct pbatch *batch)
 {
-    return batch->base_sequence + (int32_t)batch->records->len - 1;
+    return batch->base_sequence + batch->record_count - 1;
 }
 
 static void sequenced_remove(struct ppart *part, struct pbatch *batch)
@@ -924,12 +986,12 @@ static void batch_end(struct ks_producer *p, struct pbatch *batch,
         }
     }
     sequenced_remove(part, batch);
-    for (guint i = 0; i < batch->records->len; i++) {
-        const struct precord *record = &g_array_index(batch->records, struct precord, i);
+    for (int32_t i = 0; i < batch->record_count; i++) {
+        const struct precord *record = &batch->records[i];
         int64_t offset = base_offset >= 0 ? base_offset + (int64_t)i : -1;
         report_record(p, batch, record, batch->partition, offset, outcome);
     }
-    p->pending_count -= (int64_t)batch->records->len;
+    p->pending_count -= (int64_t)batch->record_count;
     ks_assert(p->pending_count >= 0); /* P1 */
     batch_free(p, batch);
 }
@@ -984,7 +1046,55 @@ static int32_t active_next(const struct ks_producer *p, int32_t from)
     return partition < p->partition_count ? partition : -1;
 }
 
+/* ---- sets of brokers (P12) ---------------------------------------------------------- */
+
+static void bits_put(uint64_t *words, int32_t broker, bool on)
+{
+    uint64_t bit = UINT64_C(1) << ((broker - 1) % 64);
+    if (on) {
+        words[(broker - 1) / 64] |= bit;
+    } else {
+        words[(broker - 1) / 64] &= ~bit;
+    }
+}
+
+static bool bits_has(const uint64_t *words, int32_t broker)
+{
+    return (words[(broker - 1) / 64] >> ((broker - 1) % 64)) & 1;
+}
+
+/* The first broker >= from in the set, or -1. */
+static int32_t bits_next(const struct ks_producer *p, const uint64_t *words, int32_t from)
+{
+    if (from > p->broker_count) {
+        return -1;
+    }
+    int32_t index = (from - 1) / 64;
+    uint64_t word = words[index] & (~UINT64_C(0) << ((from - 1) % 64));
+    while (word == 0) {
+        if (++index >= p->broker_words) {
+            return -1;
+        }
+        word = words[index];
+    }
+    return index * 64 + __builtin_ctzll(word) + 1;
+}
+
 /* ---- connections ------------------------------------------------------------------- */
+
+/* Every change of a connection's state goes through here (P12). */
+static void conn_set_state(struct ks_producer *p, int32_t broker, enum conn_state state)
+{
+    p->conns[broker - 1].state = state;
+    bits_put(p->connecting_bits, broker, state == CONN_CONNECTING);
+    bits_put(p->unready_bits, broker, state != CONN_READY);
+}
+
+static void conn_set_reset(struct ks_producer *p, int32_t broker, bool pending)
+{
+    p->conns[broker - 1].reset_pending = pending;
+    bits_put(p->reset_bits, broker, pending);
+}
 
 /* Whether the broker's process is up: a connect to a crashed broker is
  * refused at once. A cut-off or paused broker looks up; a connect to it gets
@@ -1088,7 +1198,7 @@ static void conn_connect(struct ks_producer *p, int32_t broker, ks_time_ns now)
         conn->reconnect_backoff_ns = reconnect_backoff(p, 0);
         conn->setup_timeout_ns = setup_timeout(p, 0);
     }
-    conn->state = CONN_CONNECTING;
+    conn_set_state(p, broker, CONN_CONNECTING);
     conn->last_attempt_ns = now;
     if (!broker_up(p, broker)) {
         conn_disconnect(p, broker, now, KS_REASON_CONNECTION_REFUSED);
@@ -1124,7 +1234,7 @@ static void on_api_versions_response(struct ks_producer *p, ks_node_id source, c
         return; /* an answer to an attempt that already failed */
     }
     /* ClusterConnectionStates.ready: both backoffs start over. */
-    conn->state = CONN_READY;
+    conn_set_state(p, (int32_t)source, CONN_READY);
     conn->connect_id = 0;
     conn->failed_attempts = 0;
     conn->reconnect_backoff_ns = reconnect_backoff(p, 0);
@@ -1908,7 +2018,7 @@ static void restart_sequences(struct ks_producer *p, struct ppart *part)
         batch->producer_id = p->producer_id;
         batch->producer_epoch = p->producer_epoch;
         batch->base_sequence = sequence;
-        sequence += (int32_t)batch->records->len;
+        sequence += batch->record_count;
     }
     part->seq_producer_id = p->producer_id;
     part->seq_epoch = p->producer_epoch;
@@ -2042,14 +2152,14 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
     struct pbatch *last = g_queue_peek_tail(&part->queue);
     int32_t batch_size = p->config->batch_size_bytes;
     if (last != NULL && !last->closed && last->entry == NULL) {
-        const struct precord *first = &g_array_index(last->records, struct precord, 0);
-        int32_t size = record_size(p, record, (int32_t)last->records->len, first->timestamp_ms);
+        const struct precord *first = &last->records[0];
+        int32_t size = record_size(p, record, last->record_count, first->timestamp_ms);
         int64_t before = batch_estimated_bytes(p, last);
         /* hasRoomFor: the new record counts uncompressed (Kafka is conservative). */
         if (before + size <= batch_size) {
             struct precord copy = *record;
             copy.size_bytes = size;
-            g_array_append_val(last->records, copy);
+            batch_add_record(last, &copy);
             last->size_bytes += size;
             p->pending_count++;
             int64_t after = batch_estimated_bytes(p, last);
@@ -2075,7 +2185,7 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
     struct pbatch *batch = batch_new(p, partition, reserve);
     struct precord copy = *record;
     copy.size_bytes = size;
-    g_array_append_val(batch->records, copy);
+    batch_add_record(batch, &copy);
     batch->size_bytes += size;
     g_queue_push_tail(&part->queue, batch);
     active_update(p, partition);
@@ -2142,7 +2252,7 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
     if (batch->encoded != NULL) {
         g_byte_array_unref(batch->encoded);
     }
-    const struct precord *first = &g_array_index(batch->records, struct precord, 0);
+    const struct precord *first = &batch->records[0];
     struct ks_batch_builder builder;
     ks_batch_builder_init(&builder, first->timestamp_ms, batch->producer_id, batch->producer_epoch,
                           batch->base_sequence);
@@ -2155,8 +2265,8 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
      * batches' bytes per batch (issue 16). */
     ks_batch_builder_reserve(&builder,
                              (size_t)batch->size_bytes + (size_t)p->config->value_bytes + 256);
-    for (guint i = 0; i < batch->records->len; i++) {
-        const struct precord *record = &g_array_index(batch->records, struct precord, i);
+    for (int32_t i = 0; i < batch->record_count; i++) {
+        const struct precord *record = &batch->records[i];
         char header_value[96];
         int32_t header_bytes =
             header_value_text(p, record->seq, header_value, sizeof(header_value));
@@ -2238,12 +2348,11 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
         }
         return;
     }
-    struct prequest *request = calloc(1, sizeof(*request));
+    struct prequest *request =
+        calloc(1, sizeof(*request) + (size_t)count * sizeof(request->entries[0]));
     ks_assert(request != NULL);
     request->broker = broker;
     request->deadline_ns = time_add(now, p->config->request_timeout_ns);
-    request->entries = calloc((size_t)count, sizeof(*request->entries));
-    ks_assert(request->entries != NULL);
     request->entry_count = count;
     request->pending_count = count;
     for (int32_t i = 0; i < count; i++) {
@@ -2261,11 +2370,31 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
     struct pconn *conn = &p->conns[broker - 1];
     g_ptr_array_add(conn->inflight, request);
     ks_assert((int32_t)conn->inflight->len <= p->in_flight_max); /* P2 */
+    /* Last in send order, which is deadline order: the timeout is the same
+     * for every request and the clock does not go back (P12). */
+    request->older = p->request_newest;
+    if (request->older != NULL) {
+        ks_assert(request->older->deadline_ns <= request->deadline_ns);
+        request->older->newer = request;
+    } else {
+        p->request_oldest = request;
+    }
+    p->request_newest = request;
 }
 
-static void request_free(struct prequest *request)
+/* Frees a request taken off its connection's in-flight list. */
+static void request_free(struct ks_producer *p, struct prequest *request)
 {
-    free(request->entries);
+    if (request->older != NULL) {
+        request->older->newer = request->newer;
+    } else {
+        p->request_oldest = request->newer;
+    }
+    if (request->newer != NULL) {
+        request->newer->older = request->older;
+    } else {
+        p->request_newest = request->older;
+    }
     free(request);
 }
 
@@ -2352,7 +2481,7 @@ static void assign_sequence(struct ks_producer *p, struct ppart *part, struct pb
     batch->producer_id = p->producer_id;
     batch->producer_epoch = p->producer_epoch;
     batch->base_sequence = part->next_sequence;
-    part->next_sequence += (int32_t)batch->records->len;
+    part->next_sequence += batch->record_count;
     g_ptr_array_add(part->sequenced, batch);
 }
 
@@ -2519,8 +2648,14 @@ static void ready_unplace(struct ks_producer *p, int32_t partition)
     case PLACE_LINGERING:
         heap_remove(p, &p->linger_heap, partition);
         set_remove(&p->linger_sets[part->placed_leader - 1], partition);
+        bits_put(p->linger_bits, part->placed_leader,
+                 p->linger_sets[part->placed_leader - 1].count > 0);
         break;
-    case PLACE_READY: set_remove(&p->ready_sets[part->placed_leader - 1], partition); break;
+    case PLACE_READY:
+        set_remove(&p->ready_sets[part->placed_leader - 1], partition);
+        bits_put(p->ready_bits, part->placed_leader,
+                 p->ready_sets[part->placed_leader - 1].count > 0);
+        break;
     }
     part->place = PLACE_NONE;
 }
@@ -2541,8 +2676,12 @@ static void ready_put(struct ks_producer *p, int32_t partition, enum ready_place
     case PLACE_LINGERING:
         heap_push(p, &p->linger_heap, partition);
         set_insert(&p->linger_sets[part->leader - 1], partition);
+        bits_put(p->linger_bits, part->leader, true);
         break;
-    case PLACE_READY: set_insert(&p->ready_sets[part->leader - 1], partition); break;
+    case PLACE_READY:
+        set_insert(&p->ready_sets[part->leader - 1], partition);
+        bits_put(p->ready_bits, part->leader, true);
+        break;
     }
 }
 
@@ -2644,20 +2783,21 @@ static ks_time_ns ready_scan(const struct ks_producer *p, ks_time_ns now, bool *
 #endif
 
 /* The brokers that lead a partition whose head batch can go now
- * (RecordAccumulator.ready's ready nodes), in ready[] (broker_count), from
- * the ready index; a partition with data and no known leader asks for new
+ * (RecordAccumulator.ready's ready nodes), in the set ready (BROKER_WORDS),
+ * from the ready index and its sets of brokers (P12); a partition with data and no known leader asks for new
  * metadata (its unknownLeaderTopics). Returns the earliest time after now
  * at which a head batch becomes sendable (nextReadyCheckDelayMs): a retry's
  * backoff end, or a linger end unless every fresh batch is sendable now. */
-static ks_time_ns ready_brokers(struct ks_producer *p, ks_time_ns now, bool *ready)
+static ks_time_ns ready_brokers(struct ks_producer *p, ks_time_ns now, uint64_t *ready)
 {
     ready_refresh(p, now);
     if (p->leaderless_count > 0) {
         request_metadata_update(p);
     }
     bool global = ready_global_now(p);
-    for (int32_t b = 0; b < p->broker_count; b++) {
-        ready[b] = p->ready_sets[b].count > 0 || (global && p->linger_sets[b].count > 0);
+    uint64_t linger_mask = global ? ~UINT64_C(0) : 0;
+    for (int32_t w = 0; w < p->broker_words; w++) {
+        ready[w] = p->ready_bits[w] | (p->linger_bits[w] & linger_mask);
     }
     ks_time_ns next = heap_first_ns(p, &p->backoff_heap);
     if (!global) {
@@ -2668,8 +2808,8 @@ static ks_time_ns ready_brokers(struct ks_producer *p, ks_time_ns now, bool *rea
     bool leaderless = false;
     ks_assert(ready_scan(p, now, scanned, &leaderless) == next); /* P10 */
     ks_assert(leaderless == (p->leaderless_count > 0));          /* P10 */
-    for (int32_t b = 0; b < p->broker_count; b++) {
-        ks_assert(scanned[b] == ready[b]); /* P10 */
+    for (int32_t b = 1; b <= p->broker_count; b++) {
+        ks_assert(scanned[b - 1] == bits_has(ready, b)); /* P10, P12 */
     }
 #endif
     return next;
@@ -2752,11 +2892,12 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
  * wait in the accumulator. */
 static void drain(struct ks_producer *p, ks_time_ns now)
 {
-    bool *ready = g_newa(bool, (gsize)p->broker_count);
+    uint64_t ready[BROKER_WORDS] = { 0 };
     ready_brokers(p, now, ready);
     struct pbatch **batches = NULL;
-    for (int32_t broker = 1; broker <= p->broker_count; broker++) {
-        if (!ready[broker - 1] || !conn_ready(p, broker, now)) {
+    for (int32_t broker = bits_next(p, ready, 1); broker > 0;
+         broker = bits_next(p, ready, broker + 1)) {
+        if (!conn_ready(p, broker, now)) {
             continue;
         }
         if (batches == NULL) {
@@ -2873,15 +3014,14 @@ static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
     int32_t batch_size = p->config->batch_size_bytes;
     GPtrArray *pieces = g_ptr_array_new();
     struct pbatch *piece = NULL;
-    for (guint i = 0; i < big->records->len; i++) {
-        struct precord record = g_array_index(big->records, struct precord, i);
+    for (int32_t i = 0; i < big->record_count; i++) {
+        struct precord record = big->records[i];
         if (piece != NULL) {
-            const struct precord *first = &g_array_index(piece->records, struct precord, 0);
-            int32_t size =
-                record_size(p, &record, (int32_t)piece->records->len, first->timestamp_ms);
+            const struct precord *first = &piece->records[0];
+            int32_t size = record_size(p, &record, piece->record_count, first->timestamp_ms);
             if (batch_estimated_bytes(p, piece) + size <= batch_size) {
                 record.size_bytes = size;
-                g_array_append_val(piece->records, record);
+                batch_add_record(piece, &record);
                 piece->size_bytes += size;
                 continue;
             }
@@ -2899,7 +3039,7 @@ static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
         piece->producer_id = big->producer_id;
         piece->producer_epoch = big->producer_epoch;
         record.size_bytes = record_size(p, &record, 0, record.timestamp_ms);
-        g_array_append_val(piece->records, record);
+        batch_add_record(piece, &record);
         piece->size_bytes += record.size_bytes;
         g_ptr_array_add(pieces, piece);
     }
@@ -2916,12 +3056,12 @@ static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
         for (guint k = 0; k < pieces->len; k++) {
             struct pbatch *each = g_ptr_array_index(pieces, k);
             each->base_sequence = sequence;
-            sequence += (int32_t)each->records->len;
+            sequence += each->record_count;
             g_ptr_array_insert(part->sequenced, (gint)(position + k), each);
         }
     }
     /* The big batch's records now live in the pieces: free it unreported. */
-    g_array_set_size(big->records, 0);
+    big->record_count = 0;
     batch_free(p, big);
     /* Back to the front, last piece first, so they go out in order. */
     for (guint k = pieces->len; k > 0; k--) {
@@ -2964,7 +3104,7 @@ static void complete_attempt(struct ks_producer *p, struct pbatch *batch, int16_
         batch_end(p, batch, KS_OUTCOME_ACKED, error == KS_ERR_NONE ? base_offset : -1);
         return;
     }
-    if (error == KS_ERR_MESSAGE_TOO_LARGE && batch->records->len > 1 && !stale) {
+    if (error == KS_ERR_MESSAGE_TOO_LARGE && batch->record_count > 1 && !stale) {
         split_and_reenqueue(p, batch);
         return;
     }
@@ -2998,7 +3138,7 @@ static void complete_attempt(struct ks_producer *p, struct pbatch *batch, int16_
     enum ks_event_reason why = !retriable ? KS_REASON_ERROR_NOT_RETRIABLE
                                : in_time  ? KS_REASON_RETRIES_EXHAUSTED
                                           : KS_REASON_ERROR_AFTER_DELIVERY_TIMEOUT;
-    int64_t count = (int64_t)batch->records->len;
+    int64_t count = (int64_t)batch->record_count;
     int32_t partition = batch->partition;
     batch_end(p, batch, outcome, -1);
     report_error(p, partition, count, outcome, why, error);
@@ -3086,7 +3226,7 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
         update_leadership(p, partition, response);
     }
     if (request->pending_count == 0) {
-        request_free(request);
+        request_free(p, request);
     }
 }
 
@@ -3109,7 +3249,7 @@ static void report_disconnect(struct ks_producer *p, int32_t broker, const GPtrA
             const struct pbatch *batch = request->entries[e].batch;
             if (batch != NULL) {
                 batch_count++;
-                record_count += (int64_t)batch->records->len;
+                record_count += (int64_t)batch->record_count;
             }
         }
     }
@@ -3142,8 +3282,8 @@ static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns no
          * TransactionManager looks its coordinator up again. */
         txn_retry_later(p, true, KS_ERR_NETWORK_EXCEPTION);
     }
-    conn->reset_pending = false;
-    conn->state = CONN_DISCONNECTED;
+    conn_set_reset(p, broker, false);
+    conn_set_state(p, broker, CONN_DISCONNECTED);
     conn->connect_id = 0;
     conn->last_attempt_ns = now;
     conn->reconnect_backoff_ns = reconnect_backoff(p, conn->failed_attempts);
@@ -3174,7 +3314,7 @@ static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns no
                                  now);
             }
         }
-        request_free(request);
+        request_free(p, request);
     }
     g_ptr_array_free(failed, TRUE);
     if (p->meta_broker == broker) {
@@ -3192,10 +3332,28 @@ static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns no
  * timeout (handleTimedOutConnections). */
 static void expire_requests(struct ks_producer *p, ks_time_ns now)
 {
-    for (int32_t b = 0; b < p->broker_count; b++) {
+    /* P12: only these brokers can have something to close or resend. A
+     * request past its deadline (the oldest one is, when any is) makes it
+     * every broker, as rare as a timeout is. What one broker's disconnect
+     * changes (its own connection, the metadata and InitProducerId attempts
+     * on it) adds no other broker. */
+    uint64_t due[BROKER_WORDS] = { 0 };
+    bool timeouts = p->request_oldest != NULL && p->request_oldest->deadline_ns <= now;
+    for (int32_t w = 0; w < p->broker_words; w++) {
+        due[w] = timeouts ? ~UINT64_C(0) : p->reset_bits[w] | p->connecting_bits[w];
+    }
+    if (p->meta_request_id != 0) {
+        bits_put(due, p->meta_broker, true);
+    }
+    if (p->pid_request_id != 0) {
+        bits_put(due, p->pid_broker, true);
+    }
+    for (int32_t broker = bits_next(p, due, 1); broker > 0;
+         broker = bits_next(p, due, broker + 1)) {
+        int32_t b = broker - 1;
         struct pconn *conn = &p->conns[b];
         if (conn->reset_pending) {
-            conn->reset_pending = false;
+            conn_set_reset(p, broker, false);
             if (conn->state != CONN_DISCONNECTED) {
                 conn_disconnect(p, b + 1, now, KS_REASON_CONNECTION_BROKER_DOWN);
             }
@@ -3240,7 +3398,7 @@ static void expire_batches(struct ks_producer *p, ks_time_ns now)
                 g_queue_delete_link(&part->queue, link);
                 active_update(p, i);
                 enum ks_record_outcome_kind outcome = unacked_outcome(batch);
-                int64_t count = (int64_t)batch->records->len;
+                int64_t count = (int64_t)batch->record_count;
                 batch_end(p, batch, outcome, -1);
                 report_error(p, i, count, outcome, KS_REASON_DELIVERY_TIMEOUT, KS_ERR_NONE);
             }
@@ -3261,7 +3419,7 @@ static void expire_batches(struct ks_producer *p, ks_time_ns now)
                  * slot until it is answered or times out. */
                 batch->maybe_written = true;
                 int32_t partition = batch->partition;
-                int64_t count = (int64_t)batch->records->len;
+                int64_t count = (int64_t)batch->record_count;
                 batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
                 report_error(p, partition, count, KS_OUTCOME_UNKNOWN,
                              KS_REASON_DELIVERY_TIMEOUT_IN_FLIGHT, KS_ERR_NONE);
@@ -3276,7 +3434,8 @@ static int64_t check_batch(const struct ks_producer *p, const struct pbatch *bat
                            int32_t partition, int64_t *reserved)
 {
     ks_assert(batch->partition == partition);
-    ks_assert(batch->records->len > 0);
+    ks_assert(batch->record_count > 0 && batch->record_count <= batch->record_capacity);
+    ks_assert((batch->records == &batch->first_record) == (batch->record_capacity == 1));
     ks_assert(time_add(batch->created_ns, p->config->delivery_timeout_ns) >=
               p->expire_floor_ns); /* P9 */
     /* P11: in the live list */
@@ -3286,7 +3445,7 @@ static int64_t check_batch(const struct ks_producer *p, const struct pbatch *bat
         ks_assert(batch->producer_id == p->parts[partition].seq_producer_id);
         ks_assert(batch->producer_epoch == p->parts[partition].seq_epoch); /* P5 */
     }
-    return (int64_t)batch->records->len;
+    return (int64_t)batch->record_count;
 }
 
 /* P10: a heap's order, and each partition in it placed there. */
@@ -3391,6 +3550,51 @@ static void check_live_list(const struct ks_producer *p, int64_t batch_count)
     ks_assert(count == batch_count);
 }
 
+/* P12: the sets of brokers say what the sets of partitions and the
+ * connections say, and the list of requests in flight holds exactly those
+ * of the connections, in send order and so in deadline order. */
+static void check_brokers(const struct ks_producer *p)
+{
+    int64_t listed = 0;
+    const struct prequest *before = NULL;
+    for (const struct prequest *request = p->request_oldest; request != NULL;
+         request = request->newer) {
+        ks_assert(request->older == before);
+        if (before != NULL) {
+            ks_assert(before->deadline_ns <= request->deadline_ns);
+        }
+        ks_assert(request->broker >= 1 && request->broker <= p->broker_count);
+        const GPtrArray *inflight = p->conns[request->broker - 1].inflight;
+        bool found = false;
+        for (guint k = 0; k < inflight->len && !found; k++) {
+            found = g_ptr_array_index(inflight, k) == request;
+        }
+        ks_assert(found);
+        before = request;
+        listed++;
+    }
+    ks_assert(p->request_newest == before);
+    int64_t inflight_count = 0;
+    for (int32_t b = 1; b <= p->broker_count; b++) {
+        const struct pconn *conn = &p->conns[b - 1];
+        inflight_count += (int64_t)conn->inflight->len;
+        ks_assert(bits_has(p->ready_bits, b) == (p->ready_sets[b - 1].count > 0));
+        ks_assert(bits_has(p->linger_bits, b) == (p->linger_sets[b - 1].count > 0));
+        ks_assert(bits_has(p->connecting_bits, b) == (conn->state == CONN_CONNECTING));
+        ks_assert(bits_has(p->unready_bits, b) == (conn->state != CONN_READY));
+        ks_assert(bits_has(p->reset_bits, b) == conn->reset_pending);
+    }
+    ks_assert(listed == inflight_count);
+    for (int32_t w = 0; w < p->broker_words; w++) {
+        uint64_t outside = w == p->broker_words - 1 && p->broker_count % 64 != 0
+                               ? ~UINT64_C(0) << (p->broker_count % 64)
+                               : 0;
+        ks_assert(((p->ready_bits[w] | p->linger_bits[w] | p->connecting_bits[w] |
+                    p->unready_bits[w] | p->reset_bits[w]) &
+                   outside) == 0);
+    }
+}
+
 void ks_producer_check(const struct ks_producer *p)
 {
     int64_t records = 0;
@@ -3468,6 +3672,7 @@ void ks_producer_check(const struct ks_producer *p)
     ks_assert(reserved == p->reserved_bytes); /* P4 */
     check_ready_index(p);                     /* P10 */
     check_live_list(p, batch_count);          /* P11 */
+    check_brokers(p);                         /* P12 */
     /* P4: a new batch is admitted only within buffer.memory or when nothing
      * else is reserved, so only a lone batch may take the total past it. */
     if (p->reserved_bytes > p->config->buffer_memory_bytes) {
@@ -3483,14 +3688,11 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
 {
     /* The brokers with a sendable head batch and the earliest time a
      * waiting one becomes sendable, from the ready index (P10). */
-    bool *ready = g_newa(bool, (gsize)p->broker_count);
+    uint64_t ready[BROKER_WORDS] = { 0 };
     ks_time_ns next = ready_brokers(p, now, ready);
-    for (int32_t b = 0; b < p->broker_count; b++) {
-        struct pconn *conn = &p->conns[b];
-        for (guint i = 0; i < conn->inflight->len; i++) {
-            const struct prequest *request = g_ptr_array_index(conn->inflight, i);
-            next = time_min(next, request->deadline_ns);
-        }
+    /* The requests in flight are in deadline order (P12). */
+    if (p->request_oldest != NULL) {
+        next = time_min(next, p->request_oldest->deadline_ns);
     }
     /* Every batch, queued or in flight, is in the live list, oldest first
      * (P11), so no batch is due before the first one's delivery deadline. */
@@ -3500,12 +3702,14 @@ static ks_time_ns next_wakeup_ns(struct ks_producer *p, ks_time_ns now)
     p->expire_floor_ns = delivery;
     next = time_min(next, delivery);
     /* Connections: setup timeouts, and the end of the reconnect backoff of
-     * a broker that has something to send. */
-    for (int32_t b = 0; b < p->broker_count; b++) {
-        const struct pconn *conn = &p->conns[b];
-        if (conn->state == CONN_CONNECTING || (ready[b] && conn->state != CONN_READY)) {
-            next = time_min(next, conn_wakeup_ns(conn, now));
-        }
+     * a broker that has something to send (P12: the connecting ones, and the
+     * ready brokers whose connection is not). */
+    uint64_t waking[BROKER_WORDS] = { 0 };
+    for (int32_t w = 0; w < p->broker_words; w++) {
+        waking[w] = p->connecting_bits[w] | (ready[w] & p->unready_bits[w]);
+    }
+    for (int32_t b = bits_next(p, waking, 1); b > 0; b = bits_next(p, waking, b + 1)) {
+        next = time_min(next, conn_wakeup_ns(&p->conns[b - 1], now));
     }
     if (p->meta_request_id != 0) {
         next = time_min(next, p->meta_deadline_ns);
@@ -3814,7 +4018,7 @@ static void reset_client_state(struct ks_producer *p)
         p->drain_start[b] = 0;
         struct pconn *conn = &p->conns[b];
         ks_assert(conn->inflight->len == 0);
-        conn->state = CONN_DISCONNECTED;
+        conn_set_state(p, b + 1, CONN_DISCONNECTED);
         conn->attempted = false;
         conn->last_attempt_ns = 0;
         conn->reconnect_backoff_ns = 0;
@@ -3823,7 +4027,7 @@ static void reset_client_state(struct ks_producer *p)
         conn->failed_connect_attempts = 0;
         conn->connect_id = 0;
         conn->syn_count = 0;
-        conn->reset_pending = false;
+        conn_set_reset(p, b + 1, false);
     }
     p->meta_broker = -1;
     p->pid_broker = -1;
@@ -3868,6 +4072,7 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
                                    : spec->cluster->controller_count;
     p->node = (ks_node_id)(spec->cluster->broker_count + 1 + controller_nodes + producer_index);
     p->broker_count = spec->cluster->broker_count;
+    p->broker_words = (p->broker_count + 63) / 64;
     p->partition_count = spec->topics[config->topic_index].partition_count;
     ks_assert(p->partition_count > 0);
     /* Idempotence needs acks=all, retries > 0 and at most 5 in flight
@@ -3971,11 +4176,11 @@ static void drop_all(struct ks_producer *p, bool report)
                     batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
                 } else {
                     sequenced_remove(&p->parts[batch->partition], batch);
-                    p->pending_count -= (int64_t)batch->records->len;
+                    p->pending_count -= (int64_t)batch->record_count;
                     batch_free(p, batch);
                 }
             }
-            request_free(request);
+            request_free(p, request);
         }
         g_ptr_array_set_size(conn->inflight, 0);
     }
@@ -3988,7 +4193,7 @@ static void drop_all(struct ks_producer *p, bool report)
                 batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
             } else {
                 sequenced_remove(part, batch);
-                p->pending_count -= (int64_t)batch->records->len;
+                p->pending_count -= (int64_t)batch->record_count;
                 batch_free(p, batch);
             }
         }
@@ -4084,7 +4289,7 @@ void ks_producer_on_broker_down(struct ks_producer *p, int32_t broker)
     if (!p->up || !p->started) {
         return; /* no connections */
     }
-    p->conns[broker - 1].reset_pending = true;
+    conn_set_reset(p, broker, true);
     schedule_sender(p, now_ns(p));
 }
 

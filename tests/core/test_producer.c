@@ -1721,6 +1721,45 @@ static void test_full_batch_goes_before_linger(void)
     CU_ASSERT_EQUAL(full_ns, 5 * MS);
 }
 
+/* P12, the sender's sets of brokers and its list of requests in flight: a
+ * pass visits only the brokers with something due (a reset, a connect, a
+ * request past its deadline, a ready partition), so each set must follow
+ * every change it mirrors (ks_producer_check compares them after every
+ * event). Here, with three brokers each leading one partition, broker 2 is
+ * cut off (its requests time out at request.timeout.ms, its reconnect waits
+ * out the backoff, its SYN is resent), and broker 3 crashes (its connection
+ * is reset and its partition moves to broker 1), while the records of the
+ * other partitions go on. Once broker 2 answers again every record is
+ * acknowledged exactly once. */
+static void test_broker_sets_follow_cuts_and_crashes(void)
+{
+    struct fixture f;
+    fixture_init(&f, 3, 3);
+    f.config.enable_idempotence = false;
+    f.config.count = 1500;
+    f.config.rate_per_s = 1000;
+    f.config.request_timeout_ns = 300 * MS;
+    fixture_start(&f);
+    fixture_run(&f, 20 * MS);
+    CU_ASSERT_FATAL(f.out.acked > 0);
+    f.fake->silent[2] = true;
+    fixture_run(&f, 100 * MS);
+    ks_world_node_crash(f.env.world, 3, false);
+    ks_producer_on_broker_down(f.producer, 3);
+    f.fake->leader[2] = 1;
+    fixture_run(&f, 1000 * MS);
+    /* The other brokers' records went on through the cut (about 1,100
+     * sent by now), broker 2's waited. */
+    CU_ASSERT(f.out.acked >= 600);
+    CU_ASSERT(f.out.acked + 100 < ks_producer_sent_count(f.producer));
+    f.fake->silent[2] = false;
+    fixture_run(&f, 6 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked + f.out.failed + f.out.unknown, 1500);
+    CU_ASSERT_EQUAL(f.out.failed + f.out.unknown, 0);
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
 /* P10: while the application is blocked on buffer.memory, every batch is
  * sendable (RecordAccumulator.ready's `exhausted`), lingering ones too. Two
  * partitions on one broker, linger.ms 10 s, room for two batches: when a
@@ -1801,6 +1840,8 @@ void ks_test_register_producer(void)
           test_full_batch_goes_before_linger },
         { "P10: blocked on memory, lingering batches go at once",
           test_memory_exhausted_sends_lingering_batches },
+        { "P12: the sets of brokers follow cuts, timeouts and crashes",
+          test_broker_sets_follow_cuts_and_crashes },
     };
     KS_TEST_ADD_SUITE("core/producer", cases);
 }
