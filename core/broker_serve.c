@@ -840,6 +840,9 @@ static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_
 static void visit_add(const struct ks__fetch_session *session, guint *list, guint *count,
                       bool sorted, int32_t topic_index, int32_t partition)
 {
+    if ((session->key_bits & key_bit(topic_index, partition)) == 0) {
+        return; /* S6: the session never held it (most of a leader's touches) */
+    }
     bool found = false;
     guint at = session_position(session, topic_index, partition, &found);
     if (!found) {
