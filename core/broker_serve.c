@@ -181,6 +181,27 @@ static void delayed_remove_index(struct ks_broker *broker, guint index)
 
 /* ---- buffers kept between serves ------------------------------------------------------- */
 
+/* Makes room for `bytes` more at the end of out without changing its length,
+ * and returns the length up to which bytes_claim may then take room without
+ * a GLib call. GLib never shrinks an array's allocation, so the room stays
+ * until out grows past it (records appended in between use some of it). */
+static size_t bytes_reserve(GByteArray *out, size_t bytes)
+{
+    guint length = out->len;
+    g_byte_array_set_size(out, (guint)(length + bytes));
+    ks_array_set_size((GArray *)(void *)out, length);
+    return length + bytes;
+}
+
+/* Takes `bytes` of room made by bytes_reserve (not written yet) at the end
+ * of out; returns their position. */
+static size_t bytes_claim(GByteArray *out, size_t bytes)
+{
+    size_t position = out->len;
+    out->len += (guint)bytes;
+    return position;
+}
+
 #define SCRATCH_KEPT_MAX   8           /* buffers of each kind a broker keeps */
 #define SCRATCH_BYTES_MAX  (1024 * 1024) /* a larger one is freed, not kept */
 
@@ -549,8 +570,9 @@ static size_t build_entry_records(struct ks__replica *replica,
     part.error_code = plan->error_code;
     part.current_leader_id = plan->current_leader_id;
     part.current_leader_epoch = plan->current_leader_epoch;
-    size_t header_position = out->len;
-    g_byte_array_append(out, (const guint8 *)&part, sizeof part);
+    /* The header's room was reserved by the caller (bytes_claim); it is
+     * written once it is complete. */
+    size_t header_position = bytes_claim(out, sizeof part);
     *says_something = false;
     if (part.error_code != KS_ERR_NONE) {
         *says_something = true;
@@ -1255,11 +1277,18 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
     header.correlation_id = request.correlation_id;
     header.partition_count = request.partition_count;
     header.session_id = session.id;
-    g_byte_array_append(out, (const guint8 *)&header, sizeof header);
+    const size_t part_bytes = sizeof(struct ks_fetch_response_partition);
+    /* Room for the response header and every partition's header at once. */
+    size_t room_end =
+        bytes_reserve(out, sizeof header + (size_t)request.partition_count * part_bytes);
+    memcpy(out->data + bytes_claim(out, sizeof header), &header, sizeof header);
     size_t total_records = 0;
     bool anything_to_say = false;
     size_t response_max = request.max_bytes > 0 ? (size_t)request.max_bytes : SIZE_MAX;
     for (int32_t i = 0; i < request.partition_count; i++) {
+        if (out->len + part_bytes > room_end) { /* records took the room */
+            room_end = bytes_reserve(out, (size_t)(request.partition_count - i) * part_bytes);
+        }
         bool says_something = false;
         total_records += build_entry(plans[i].replica, &entries[i], &plans[i], origin,
                                      origin == KS__FETCH_FROM_CONSUMER &&
