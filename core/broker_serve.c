@@ -141,6 +141,9 @@ struct serve_session {
     /* S5: the session positions (guint) of the request's entries, in order;
      * NULL when they are the session's whole list (a full request). */
     const GArray *visit;
+    /* The session of id while it exists, else NULL: found once per serve
+     * (sessions change only through a new request, never during a serve). */
+    struct ks__fetch_session *cached;
 };
 
 static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
@@ -148,6 +151,7 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
                         struct serve_session session, ks_time_ns deadline_ns);
 static bool session_holds(const struct ks__fetch_session *session, int32_t topic_index,
                           int32_t partition);
+static struct ks__fetch_session *session_find(struct ks_broker *broker, int32_t id, guint *index);
 static GByteArray *session_serve_request(struct ks_broker *broker,
                                          struct ks__fetch_session *session,
                                          const struct ks_fetch_request *header, GArray **visit_out);
@@ -327,7 +331,11 @@ static void delayed_complete(struct ks_broker *broker, struct ks__delayed_fetch 
     ks_assert(found);
     delayed_remove_index(broker, index);
     ks_world_cancel(broker->world, item->timer);
-    struct serve_session session = { item->session_id, item->incremental, NULL };
+    /* item->session is the session of its id while that exists (S5), but
+     * only for an incremental request. */
+    struct ks__fetch_session *cached =
+        item->session != NULL ? item->session : session_find(broker, item->session_id, NULL);
+    struct serve_session session = { item->session_id, item->incremental, NULL, cached };
     if (item->session != NULL) {
         /* S5: the session's partitions to visit now, from its request's
          * header (a parked request of a session is its whole list). */
@@ -1051,6 +1059,7 @@ static GByteArray *session_request(struct ks_broker *broker, const uint8_t *mess
     session_out->id = 0;
     session_out->incremental = false;
     session_out->visit = NULL;
+    session_out->cached = NULL;
     ks_time_ns now = ks__broker_now_ns(broker);
     struct ks_fetch_request header = request;
     header.forgotten_count = 0;
@@ -1075,6 +1084,7 @@ static GByteArray *session_request(struct ks_broker *broker, const uint8_t *mess
                 session_put(session, &entries[i]);
             }
             session_out->id = session->id;
+            session_out->cached = session;
             broker->session_fetch_ns[request.replica_id - 1] = now;
         }
         GByteArray *out = scratch_take(broker);
@@ -1115,6 +1125,7 @@ static GByteArray *session_request(struct ks_broker *broker, const uint8_t *mess
     session->last_used_ns = now;
     session_out->id = session->id;
     session_out->incremental = true;
+    session_out->cached = session;
     GArray *visit = session_visit(broker, session, entries, request.partition_count);
 #if KS_DEBUG
     if (visit != NULL) {
@@ -1142,7 +1153,7 @@ static guint visited_at(struct serve_session session, guint i)
 static void answer_in_session(struct ks_broker *broker, struct serve_session session,
                               GByteArray *out)
 {
-    struct ks__fetch_session *cached = session_find(broker, session.id, NULL);
+    struct ks__fetch_session *cached = session.cached;
     struct ks_fetch_response header;
     memcpy(&header, out->data, sizeof header);
     guint served = session.visit != NULL ? session.visit->len : (cached != NULL ? cached->partitions->len : 0);
@@ -1187,7 +1198,7 @@ static void session_settle(struct ks_broker *broker, struct serve_session sessio
                            const struct ks_fetch_request_partition *entries,
                            const struct entry_plan *plans, int32_t count)
 {
-    struct ks__fetch_session *cached = session_find(broker, session.id, NULL);
+    struct ks__fetch_session *cached = session.cached;
     guint served = session.visit != NULL ? session.visit->len : (cached != NULL ? cached->partitions->len : 0);
     if (cached == NULL || (guint)count != served) {
         return;
@@ -1215,6 +1226,9 @@ static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *mes
 {
     ks_time_ns now = ks__broker_now_ns(broker);
     ks_assert(deadline_ns > now); /* S1 */
+#if KS_DEBUG
+    ks_assert(session.cached == session_find(broker, session.id, NULL));
+#endif
     struct ks__delayed_fetch *item = NULL;
     if (broker->delayed_spare != NULL && broker->delayed_spare->len > 0) {
         item = g_ptr_array_steal_index(broker->delayed_spare, broker->delayed_spare->len - 1);
@@ -1239,7 +1253,7 @@ static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *mes
     item->incremental = session.incremental;
     /* S5: an incremental request is served again as its session's partitions
      * to visit then; a full one as it came. */
-    item->session = session.incremental ? session_find(broker, session.id, NULL) : NULL;
+    item->session = session.incremental ? session.cached : NULL;
     uint64_t key_bits = item->session != NULL ? item->session->key_bits : 0;
     const struct ks_fetch_request *parked = (const struct ks_fetch_request *)item->request;
     const struct ks_fetch_request_partition *entries = request_entries(item->request);
@@ -1260,6 +1274,9 @@ static void serve_fetch(struct ks_broker *broker, ks_node_id source, const uint8
 {
     struct ks_fetch_request request;
     memcpy(&request, message, sizeof request);
+#if KS_DEBUG
+    ks_assert(session.cached == session_find(broker, session.id, NULL));
+#endif
     const struct ks_fetch_request_partition *entries = request_entries(message);
     enum ks__fetch_origin origin =
         request.replica_id < 0 ? KS__FETCH_FROM_CONSUMER : KS__FETCH_FROM_FOLLOWER;
@@ -1363,7 +1380,7 @@ void ks__serve_on_request(struct ks_broker *broker, ks_node_id source, const uin
             break;
         }
     }
-    struct serve_session session = { 0, false, NULL };
+    struct serve_session session = { 0, false, NULL, NULL };
     if (!request.session) {
         serve_fetch(broker, source, message, message_bytes, SERVE_MAY_PARK, SERVE_FIRST, session,
                     KS_TIME_NEVER);
