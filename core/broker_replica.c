@@ -173,11 +173,12 @@ void ks__replica_maybe_advance_hw(struct ks_broker *broker, struct ks__replica *
     int32_t isr_count = ks__replica_maximal_isr(replica, isr);
     for (int32_t i = 0; i < replica->follower_count; i++) {
         const struct ks__follower_state *follower = &replica->followers[i];
-        /* Membership is asked only of a follower that would lower the candidate. */
-        if (follower->leo < candidate &&
-            (ks__list_contains(isr, isr_count, follower->broker_id) ||
-             (follower_caught_up(broker, replica, follower) &&
-              ks__broker_alive(broker, follower->broker_id)))) {
+        if (follower->leo >= candidate) {
+            continue; /* membership is asked only of a follower that would lower it */
+        }
+        if (ks__list_contains(isr, isr_count, follower->broker_id) ||
+            (follower_caught_up(broker, replica, follower) &&
+             ks__broker_alive(broker, follower->broker_id))) {
             candidate = follower->leo;
         }
     }
@@ -458,10 +459,9 @@ static void follower_wake(const struct ks_broker *broker, struct ks__follower_st
     follower->quiet = false;
 }
 
-void ks__replica_follower_wake(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+void ks__replica_follower_wake(struct ks_broker *broker, struct ks__replica *replica,
                                int32_t follower_id)
 {
-    struct ks__replica *replica = ks__broker_find_replica(broker, topic_index, partition);
     if (replica == NULL || replica->role != KS_ROLE_LEADER) {
         return;
     }
