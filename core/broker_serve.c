@@ -230,7 +230,7 @@ static GByteArray *scratch_take(struct ks_broker *broker)
     if (broker->serve_scratch != NULL && broker->serve_scratch->len > 0) {
         GByteArray *bytes = g_ptr_array_steal_index(broker->serve_scratch,
                                                     broker->serve_scratch->len - 1);
-        g_byte_array_set_size(bytes, 0);
+        ks_array_set_size((GArray *)(void *)bytes, 0); /* a byte array: no clear, no zero end */
         return bytes;
     }
     return g_byte_array_sized_new(4096);
@@ -1222,7 +1222,7 @@ static void answer_in_session(struct ks_broker *broker, struct serve_session ses
     ks_assert(position == out->len);
     header.partition_count = kept_count;
     memcpy(out->data, &header, sizeof header);
-    g_byte_array_set_size(out, (guint)kept_end);
+    ks_array_set_size((GArray *)(void *)out, (guint)kept_end); /* shrinks: the length only */
 }
 
 /* S5, after a request's first serve: a visited partition that read nothing
