@@ -223,13 +223,34 @@ static size_t bytes_claim(GByteArray *out, size_t bytes)
 #define SCRATCH_KEPT_MAX   8           /* buffers of each kind a broker keeps */
 #define SCRATCH_BYTES_MAX  (1024 * 1024) /* a larger one is freed, not kept */
 
+/* The pools of kept buffers (broker->serve_scratch, serve_visits,
+ * delayed_spare) are made with room for SCRATCH_KEPT_MAX and never hold
+ * more, and have no free function and no NULL end, so taking the last one
+ * and adding one are only the length (GLib's steal and add cost about 40
+ * instructions each, several times per serve). */
+static GPtrArray *pool_new(void)
+{
+    return g_ptr_array_sized_new(SCRATCH_KEPT_MAX);
+}
+
+static void *pool_take_last(GPtrArray *pool)
+{
+    ks_assert(pool->len > 0);
+    return pool->pdata[--pool->len];
+}
+
+static void pool_add(GPtrArray *pool, void *item)
+{
+    ks_assert(pool->len < SCRATCH_KEPT_MAX); /* within the room made by pool_new */
+    pool->pdata[pool->len++] = item;
+}
+
 /* An empty buffer from the broker's pool (a new one when it is empty).
  * Owned by the caller until scratch_give. */
 static GByteArray *scratch_take(struct ks_broker *broker)
 {
     if (broker->serve_scratch != NULL && broker->serve_scratch->len > 0) {
-        GByteArray *bytes = g_ptr_array_steal_index(broker->serve_scratch,
-                                                    broker->serve_scratch->len - 1);
+        GByteArray *bytes = pool_take_last(broker->serve_scratch);
         ks_array_set_size((GArray *)(void *)bytes, 0); /* a byte array: no clear, no zero end */
         return bytes;
     }
@@ -239,20 +260,20 @@ static GByteArray *scratch_take(struct ks_broker *broker)
 static void scratch_give(struct ks_broker *broker, GByteArray *bytes)
 {
     if (broker->serve_scratch == NULL) {
-        broker->serve_scratch = g_ptr_array_new();
+        broker->serve_scratch = pool_new();
     }
     if (broker->serve_scratch->len >= SCRATCH_KEPT_MAX || bytes->len > SCRATCH_BYTES_MAX) {
         g_byte_array_unref(bytes);
         return;
     }
-    g_ptr_array_add(broker->serve_scratch, bytes);
+    pool_add(broker->serve_scratch, bytes);
 }
 
 /* An empty visit list (guint), as scratch_take. */
 static GArray *visits_take(struct ks_broker *broker)
 {
     if (broker->serve_visits != NULL && broker->serve_visits->len > 0) {
-        GArray *visit = g_ptr_array_steal_index(broker->serve_visits, broker->serve_visits->len - 1);
+        GArray *visit = pool_take_last(broker->serve_visits);
         ks_array_set_size(visit, 0);
         return visit;
     }
@@ -265,13 +286,13 @@ static void visits_give(struct ks_broker *broker, GArray *visit)
         return;
     }
     if (broker->serve_visits == NULL) {
-        broker->serve_visits = g_ptr_array_new();
+        broker->serve_visits = pool_new();
     }
     if (broker->serve_visits->len >= SCRATCH_KEPT_MAX) {
         g_array_free(visit, TRUE);
         return;
     }
-    g_ptr_array_add(broker->serve_visits, visit);
+    pool_add(broker->serve_visits, visit);
 }
 
 void ks__serve_free_scratch(struct ks_broker *broker)
@@ -323,7 +344,7 @@ static void delayed_free(struct ks__delayed_fetch *item)
 {
     struct ks_broker *broker = item->broker;
     if (broker->delayed_spare == NULL) {
-        broker->delayed_spare = g_ptr_array_new();
+        broker->delayed_spare = pool_new();
     }
     if (broker->delayed_spare->len >= SCRATCH_KEPT_MAX ||
         item->request_capacity_bytes > SCRATCH_BYTES_MAX) {
@@ -331,7 +352,7 @@ static void delayed_free(struct ks__delayed_fetch *item)
         free(item);
         return;
     }
-    g_ptr_array_add(broker->delayed_spare, item);
+    pool_add(broker->delayed_spare, item);
 }
 
 /* DelayedFetch.tryComplete / onExpiration: answer now if the request has
@@ -340,9 +361,11 @@ static void delayed_free(struct ks__delayed_fetch *item)
 static void delayed_complete(struct ks_broker *broker, struct ks__delayed_fetch *item,
                              enum serve_mode mode)
 {
-    guint index = 0;
-    bool found = g_ptr_array_find(broker->delayed, item, &index);
-    ks_assert(found);
+    guint index = 0; /* a loop: g_ptr_array_find calls a function per element */
+    while (index < broker->delayed->len && g_ptr_array_index(broker->delayed, index) != item) {
+        index++;
+    }
+    ks_assert(index < broker->delayed->len);
     delayed_remove_index(broker, index);
     ks_world_cancel(broker->world, item->timer);
     /* item->session is the session of its id while that exists (S5), but
@@ -1265,7 +1288,7 @@ static void park(struct ks_broker *broker, ks_node_id source, const uint8_t *mes
 #endif
     struct ks__delayed_fetch *item = NULL;
     if (broker->delayed_spare != NULL && broker->delayed_spare->len > 0) {
-        item = g_ptr_array_steal_index(broker->delayed_spare, broker->delayed_spare->len - 1);
+        item = pool_take_last(broker->delayed_spare);
     } else {
         item = calloc(1, sizeof *item);
         ks_assert(item != NULL);
