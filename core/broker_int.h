@@ -230,6 +230,9 @@ struct ks__session_partition {
     struct ks_fetch_request_partition request; /* as last requested */
     int64_t hw;                                /* as last answered; -1 after an error */
     int64_t log_start_offset;                  /* as last answered */
+    /* S7 (broker_serve.c): ks__broker_find_replica of its key once found,
+     * else NULL. Not owned. */
+    struct ks__replica *replica;
 };
 
 struct ks__fetch_session {
@@ -461,7 +464,7 @@ void ks__replica_maybe_advance_hw(struct ks_broker *broker, struct ks__replica *
 /* S5 (broker_serve.c): a follower's state on a leader replica leaves its
  * quiet state, its fetch times brought up to its session's last fetch; a
  * no-op when not quiet, or when the replica or follower is not there. */
-void ks__replica_follower_wake(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+void ks__replica_follower_wake(struct ks_broker *broker, struct ks__replica *replica,
                                int32_t follower_id);
 /* S5: after a fetch at fetch_offset recorded for follower_id: whether its
  * next fetches at that offset would change nothing but its fetch times
@@ -530,7 +533,8 @@ void ks__serve_offset_for_leader_epoch(struct ks_broker *broker, ks_node_id sour
 /* Answers the parked fetches of a partition selected by `waiters` (they may
  * park again until their original deadline). */
 /* S6 (core/broker_serve.c): every parked fetch's key bits cover every
- * partition it may be released for. */
+ * partition it may be released for; S7: every session partition's cached
+ * replica is the one ks__broker_find_replica finds. */
 void ks__serve_check_parked(const struct ks_broker *broker);
 void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t partition,
                        enum ks__release_waiters waiters);

@@ -158,6 +158,12 @@ void ks__replica_maybe_advance_hw(struct ks_broker *broker, struct ks__replica *
     if (replica->role != KS_ROLE_LEADER) {
         return;
     }
+    /* The candidate is at most the leader's LEO: at HW = LEO (every fetch
+     * of a caught-up follower) there is nothing to compute. */
+    int64_t candidate = ks__leo_of(replica);
+    if (candidate <= replica->hw) {
+        return;
+    }
     /* KAFKA-15583 (3.7+): no HW advance while the ISR is under min ISR. */
     if (broker->spec->cluster->hw_requires_min_isr &&
         replica->state.isr_count < ks_topic_min_isr(replica->topic)) {
@@ -165,13 +171,14 @@ void ks__replica_maybe_advance_hw(struct ks_broker *broker, struct ks__replica *
     }
     int32_t isr[KS_REPLICATION_FACTOR_MAX * 2];
     int32_t isr_count = ks__replica_maximal_isr(replica, isr);
-    int64_t candidate = ks__leo_of(replica);
     for (int32_t i = 0; i < replica->follower_count; i++) {
         const struct ks__follower_state *follower = &replica->followers[i];
-        bool in_isr = ks__list_contains(isr, isr_count, follower->broker_id);
-        bool joining = follower_caught_up(broker, replica, follower) &&
-                       ks__broker_alive(broker, follower->broker_id);
-        if (follower->leo < candidate && (in_isr || joining)) {
+        if (follower->leo >= candidate) {
+            continue; /* membership is asked only of a follower that would lower it */
+        }
+        if (ks__list_contains(isr, isr_count, follower->broker_id) ||
+            (follower_caught_up(broker, replica, follower) &&
+             ks__broker_alive(broker, follower->broker_id))) {
             candidate = follower->leo;
         }
     }
@@ -452,10 +459,9 @@ static void follower_wake(const struct ks_broker *broker, struct ks__follower_st
     follower->quiet = false;
 }
 
-void ks__replica_follower_wake(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+void ks__replica_follower_wake(struct ks_broker *broker, struct ks__replica *replica,
                                int32_t follower_id)
 {
-    struct ks__replica *replica = ks__broker_find_replica(broker, topic_index, partition);
     if (replica == NULL || replica->role != KS_ROLE_LEADER) {
         return;
     }

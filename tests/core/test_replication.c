@@ -1032,6 +1032,15 @@ static void test_fetch_session_follower(void)
     const struct ks__fetch_session *session = find_session(leader, id);
     CU_ASSERT_PTR_NOT_NULL_FATAL(session);
     CU_ASSERT_EQUAL(session->partitions->len, 3);
+    /* S7 of broker_serve.c: the serves cached each partition's replica. */
+    for (guint i = 0; i < session->partitions->len; i++) {
+        const struct ks__session_partition *part =
+            &g_array_index(session->partitions, struct ks__session_partition, i);
+        CU_ASSERT_PTR_NOT_NULL(part->replica);
+        CU_ASSERT_PTR_EQUAL(
+            part->replica,
+            ks__broker_find_replica(leader, part->request.topic_index, part->request.partition));
+    }
     /* Its request is parked there: the leader already counted its epoch. */
     CU_ASSERT_EQUAL(fetcher->state, KS__FETCHER_IN_FLIGHT);
     CU_ASSERT_EQUAL(session->epoch, fetcher->pending_epoch + 1);
