@@ -20,6 +20,9 @@
 ** headers since the last index entry. Both indexes are kept in memory and
 ** mirrored to their files entry by entry, so a file always holds exactly the
 ** entries (Kafka pre-allocates and trims on roll; ksim never pre-allocates).
+** A log whose folder ks_log_open makes (ks_disk_mkdir_new) starts empty
+** without listing it or looking for checkpoints and `.txnindex` files in it:
+** a large cluster's start creates tens of thousands of replicas.
 **
 ** Invariants (log_check asserts R1, R3-R5 after every change; R2 and R6 are
 ** asserted where segments and index entries are added; R7-R9 hold by
@@ -1805,7 +1808,10 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     struct ks_log_recovery_report report;
     memset(&report, 0, sizeof(report));
 
-    ks_disk_mkdir(world, node, dir);
+    /* A folder this call makes is empty: nothing to finish, list or load,
+     * no epoch cache and no `.txnindex` (each a host call or five per new
+     * replica, thousands at a large cluster's start). */
+    bool fresh = ks_disk_mkdir_new(world, node, dir);
     /* Kafka creates the leader-epoch-checkpoint with the log as an empty
      * file (CheckpointFile's constructor: Files.createFile, no write, no
      * fsync; LeaderEpochFileCache reads an empty file as no entries) and
@@ -1816,7 +1822,7 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
      * busy for 20 simulated seconds (at disk.fsync.latency = 2ms) before it
      * answered a fetch. */
     char *epoch_path = g_strdup_printf("%s/%s", dir, EPOCH_CHECKPOINT_NAME);
-    if (!ks_disk_exists(world, node, epoch_path)) {
+    if (fresh || !ks_disk_exists(world, node, epoch_path)) {
         enum ks_io_result created = KS_IO_OK;
         ks_file *epoch_file = ks_disk_open(world, node, epoch_path, KS_DISK_CREATE, &created);
         if (epoch_file != NULL) {
@@ -1824,9 +1830,11 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
         }
     }
     g_free(epoch_path);
-    finish_interrupted_operations(log);
-    collect_segments(log);
-    epoch_load(log);
+    if (!fresh) {
+        finish_interrupted_operations(log);
+        collect_segments(log);
+        epoch_load(log);
+    }
     for (guint i = 0; i < log->segments->len; i++) {
         segment_open_files(log, segment_at(log, i), 0);
     }
@@ -1863,7 +1871,7 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     if (changed) {
         epoch_persist(log, SYNC_BACKGROUND); /* LogLoader: truncateFromEndAsyncFlush */
     }
-    bool has_txn_index = txn_index_load_all(log);
+    bool has_txn_index = !fresh && txn_index_load_all(log);
     if (report.recovered && (has_txn_index || log->txn_batches_seen)) {
         /* LogSegment.recover rebuilds the transaction index of every
          * recovered segment from its batches and the producer state. */
