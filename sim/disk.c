@@ -560,8 +560,12 @@ static void cache_set(ks_world *world, struct ks__file_record *record, int64_t l
     }
     struct ks__node *node = ks__node(world, record->node);
     node->cached_bytes += (hi - lo) - (record->cache_hi_bytes - record->cache_lo_bytes);
+    ks_assert(node->cached_bytes >= 0);
     record->cache_lo_bytes = lo;
     record->cache_hi_bytes = hi;
+    if (hi > lo && record->in_cache_list && node->cached_files.head == &record->cache_link) {
+        return; /* already the front: most touches are of the file touched last */
+    }
     if (record->in_cache_list) {
         file_list_unlink(&node->cached_files, &record->cache_link, &record->in_cache_list);
     }
@@ -569,7 +573,6 @@ static void cache_set(ks_world *world, struct ks__file_record *record, int64_t l
         file_list_link(&node->cached_files, &record->cache_link, &record->in_cache_list, record,
                        true);
     }
-    ks_assert(node->cached_bytes >= 0);
 }
 
 /* P2: evicts whole clean files, least recently touched first, until the
