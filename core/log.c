@@ -2152,24 +2152,10 @@ static bool validate_batches(const struct ks_log *log, const uint8_t *bytes, siz
             if (batch.record_count == 0 || batch.last_offset_delta != batch.record_count - 1) {
                 return false;
             }
-            struct ks_record_iter iter;
-            struct ks_record_view record;
-            bool malformed = false;
-            int32_t expected = 0;
-            ks_record_iter_init(&iter, &batch);
-            while (ks_record_iter_next(&iter, &record, &malformed)) {
-                if (record.offset - batch.base_offset != expected) {
-                    ks_record_iter_deinit(&iter);
-                    return false;
-                }
-                if (log->config.cleanup_compact && record.key == NULL &&
-                    (batch.attributes & KS_ATTR_CONTROL) == 0) {
-                    ks_record_iter_deinit(&iter);
-                    return false; /* "Compacted topic cannot accept message without key" */
-                }
-                expected++;
-            }
-            if (malformed || expected != batch.record_count) {
+            /* "Compacted topic cannot accept message without key" */
+            bool keys_required =
+                log->config.cleanup_compact && (batch.attributes & KS_ATTR_CONTROL) == 0;
+            if (!ks_batch_check_records(&batch, keys_required)) {
                 return false;
             }
         } else {
