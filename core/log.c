@@ -18,7 +18,8 @@
 ** found header does not (segment_recent_skip). When the found batch's own
 ** header is cached too and the read goes on to copy the batch, that header
 ** is not read either: the ring gives its last offset and size (the copy
-** right after it touches the same file, segment_read_lookup). A follower
+** right after it touches the same file, segment_read_lookup; KS_DEBUG
+** builds read that header all the same and compare). A follower
 ** reading back what its leader appended a moment ago reads no header, not
 ** the ~4 KiB of headers since the last index entry; and an offset past the
 ** last index entry takes that entry without a search. Both indexes are kept in memory and
@@ -2406,6 +2407,17 @@ static int64_t segment_read_lookup(struct reader *reader, struct segment *segmen
             memset(batch_out, 0, sizeof(*batch_out));
             batch_out->last_offset = recent->last_offset;
             batch_out->batch_bytes = end - position;
+#if KS_DEBUG
+            /* The ring says what the header says. Reading it here changes
+             * nothing the copy that follows does not (the same argument). */
+            struct header real;
+            int64_t got =
+                read_into_window(reader->log, segment->log_file, position, KS_BATCH_HEADER_BYTES);
+            ks_assert(got == KS_BATCH_HEADER_BYTES);
+            ks_assert(peek_header(reader->log->window->data, KS_BATCH_HEADER_BYTES, &real));
+            ks_assert(real.last_offset == batch_out->last_offset);
+            ks_assert(real.batch_bytes == batch_out->batch_bytes);
+#endif
             return position;
         }
     }

@@ -165,7 +165,8 @@
 ** (ks_disk_mkdir_new says whether it made it); a truncate to the size the
 ** file has, and a rename's mkdir of the folder it renames within, make no
 ** host call. Anything unusual (the name exists, a folder cannot be made)
-** falls back to the general calls, so every host error reads as before.
+** falls back to the general calls, so every host error reads as before;
+** those failures free the paths they hold before the escape.
 */
 #include "world_int.h"
 
@@ -913,9 +914,12 @@ ks_time_ns ks_disk_idle_at_ns(const ks_world *world, ks_node_id node)
  * one mkdir (only the last component missing) instead of GLib's walk of
  * every component; whatever else happens (the folder exists, or cannot be
  * made) is left to GLib's walk, so its answer and its error are the same as
- * ever. */
-static bool make_dir(ks_world *world, const char *real)
+ * ever. On failure it records the host error (host_note) and returns
+ * false; the caller frees what it holds, then escapes (host_escape), so a
+ * failed run leaks no path. */
+static bool make_dir(ks_world *world, const char *real, bool *made_out)
 {
+    *made_out = true;
     if (mkdir(real, 0755) == 0) {
         return true;
     }
@@ -927,35 +931,46 @@ static bool make_dir(ks_world *world, const char *real)
             return true;
         }
     }
+    *made_out = false;
     if (g_mkdir_with_parents(real, 0755) != 0) {
-        host_fail_real(world, "mkdir", real);
+        host_note(world, "mkdir", real);
+        return false;
     }
-    return false;
+    return true;
 }
 
-static void make_parents(ks_world *world, const char *real)
+/* make_dir of real's folder; false (the error recorded) on failure. */
+static bool make_parents(ks_world *world, const char *real)
 {
     char *parent = g_path_get_dirname(real);
-    make_dir(world, parent);
+    bool made = false;
+    bool ok = make_dir(world, parent, &made);
     g_free(parent);
+    return ok;
 }
 
+#define CREATE_FAILED (-2) /* create_file: the host error is recorded */
+
 /* Creates the regular file `real`, making its folder first if needed; returns
- * its descriptor, or -1 if something already has that name. One open for a
- * new file in an existing folder: no stat before it and no mkdir of the
- * folder (O_EXCL tells a new file from an old one). A first open that fails
- * for another reason than EEXIST goes the old way (parents, then the open),
- * so a folder that cannot be made fails with the same "mkdir" error. */
+ * its descriptor, -1 if something already has that name, or CREATE_FAILED.
+ * One open for a new file in an existing folder: no stat before it and no
+ * mkdir of the folder (O_EXCL tells a new file from an old one). A first
+ * open that fails for another reason than EEXIST goes the old way (parents,
+ * then the open), so a folder that cannot be made fails with the same
+ * "mkdir" error. */
 static int create_file(ks_world *world, const char *real)
 {
     int fd = open(real, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0 || errno == EEXIST) {
         return fd;
     }
-    make_parents(world, real);
+    if (!make_parents(world, real)) {
+        return CREATE_FAILED;
+    }
     fd = open(real, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0 && errno != EEXIST) {
-        host_fail_real(world, "create", real);
+        host_note(world, "create", real);
+        return CREATE_FAILED;
     }
     return fd;
 }
@@ -1036,11 +1051,17 @@ ks_file *ks_disk_open(ks_world *world, ks_node_id node, const char *path, unsign
         /* A new file is created by the first host call; an old one is
          * stat'ed and opened when first used (record_fd). */
         int fd = (flags & KS_DISK_CREATE) ? create_file(world, real) : -1;
+        if (fd == CREATE_FAILED) {
+            g_free(real);
+            host_escape(world);
+        }
         struct stat st;
         bool existed = fd < 0 && stat(real, &st) == 0;
         if (fd < 0 && !existed) {
             if (flags & KS_DISK_CREATE) {
-                host_fail_real(world, "create", real); /* gone again after EEXIST */
+                host_note(world, "create", real); /* gone again after EEXIST */
+                g_free(real);
+                host_escape(world);
             }
             g_free(real);
             if (result != NULL) {
@@ -1405,7 +1426,12 @@ enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *f
         }
         g_ptr_array_free(replaced, TRUE);
         if (!same_folder(from, to)) {
-            make_parents(world, real_to); /* `from`'s folder exists: it was just stat'ed */
+            /* `from`'s folder exists: it was just stat'ed. */
+            if (!make_parents(world, real_to)) {
+                g_free(real_from);
+                g_free(real_to);
+                host_escape(world);
+            }
         }
         if (S_ISDIR(st.st_mode) && is_dir(real_to)) {
             remove_tree(world, real_to);
@@ -1480,8 +1506,12 @@ bool ks_disk_mkdir_new(ks_world *world, ks_node_id node, const char *path)
     check_path(path, false);
     ks_assert(node < world->node_count);
     char *real = real_path(world, path);
-    bool made = make_dir(world, real);
+    bool made = false;
+    bool ok = make_dir(world, real, &made);
     g_free(real);
+    if (!ok) {
+        host_escape(world);
+    }
     return made;
 }
 
