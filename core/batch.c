@@ -47,7 +47,8 @@
 **   B2  The CRC never covers baseOffset, batchLength or partitionLeaderEpoch,
 **       so ks_batch_set_offset_and_epoch keeps it valid.
 **   B3  The builder writes nothing but whole, checked batches: finish asserts
-**       that the batch it produced parses.
+**       that the batch it produced parses (framing; the CRC it has just
+**       computed is not computed twice).
 **   B4  A record iterator over a compressed batch owns its decompressed
 **       records, at most KS_BATCH_DECOMPRESSED_BYTES_MAX bytes, and frees them
 **       at the end of the iteration or in ks_record_iter_deinit.
@@ -1128,9 +1129,10 @@ GByteArray *ks_batch_builder_finish_at(struct ks_batch_builder *builder, int64_t
     put_u32(header + POS_BASE_SEQUENCE, (uint32_t)builder->base_sequence);
     put_u32(header + POS_RECORD_COUNT, (uint32_t)builder->record_count);
     put_u32(header + POS_CRC, ks_crc32c(0, header + POS_ATTRIBUTES, bytes->len - POS_ATTRIBUTES));
-    /* B3: what we hand out parses. */
+    /* B3: what we hand out parses. Its CRC was computed over these very
+     * bytes just above, so the parse does not compute it a second time. */
     struct ks_batch_view view;
-    ks_assert(ks_batch_parse(bytes->data, bytes->len, &view, NULL) == KS_BATCH_OK);
+    ks_assert(ks_batch_parse_crc_checked(bytes->data, bytes->len, &view, NULL) == KS_BATCH_OK);
     builder->bytes = NULL;
     int64_t base_timestamp = builder->base_timestamp;
     ks_batch_builder_init(builder, base_timestamp, builder->producer_id, builder->producer_epoch,
