@@ -42,10 +42,13 @@
 **   B1  A batch accepted by ks_batch_parse has size >= 61, magic 2 and a CRC
 **       that matches bytes 21..end; nothing else about it is trusted, so the
 **       record iterator bounds-checks every field (fuzzed by tests/fuzz).
+**       ks_batch_check_records (a leader's append) walks the records with the
+**       same checks (record_frame) without building their views.
 **   B2  The CRC never covers baseOffset, batchLength or partitionLeaderEpoch,
 **       so ks_batch_set_offset_and_epoch keeps it valid.
 **   B3  The builder writes nothing but whole, checked batches: finish asserts
-**       that the batch it produced parses.
+**       that the batch it produced parses (framing; the CRC it has just
+**       computed is not computed twice).
 **   B4  A record iterator over a compressed batch owns its decompressed
 **       records, at most KS_BATCH_DECOMPRESSED_BYTES_MAX bytes, and frees them
 **       at the end of the iteration or in ks_record_iter_deinit.
@@ -785,11 +788,22 @@ struct cursor {
     bool bad;
 };
 
-static int64_t cursor_varint(struct cursor *cursor, int64_t min, int64_t max)
+static inline int64_t cursor_varint(struct cursor *cursor, int64_t min, int64_t max)
 {
     int64_t value = 0;
     if (cursor->bad) {
         return 0;
+    }
+    if (cursor->position < cursor->end && cursor->bytes[cursor->position] < 0x80) {
+        /* One byte, as most lengths and deltas are: decoded here, inline. */
+        uint8_t byte = cursor->bytes[cursor->position];
+        value = (int64_t)(byte >> 1) ^ -(int64_t)(byte & 1);
+        if (value < min || value > max) {
+            cursor->bad = true;
+            return 0;
+        }
+        cursor->position++;
+        return value;
     }
     size_t used =
         varint_decode(cursor->bytes + cursor->position, cursor->end - cursor->position, &value);
@@ -802,7 +816,7 @@ static int64_t cursor_varint(struct cursor *cursor, int64_t min, int64_t max)
 }
 
 /* Reads a length-prefixed byte string (-1 = null); returns its start or NULL. */
-static const uint8_t *cursor_bytes(struct cursor *cursor, int32_t *length_out)
+static inline const uint8_t *cursor_bytes(struct cursor *cursor, int32_t *length_out)
 {
     int32_t length = (int32_t)cursor_varint(cursor, -1, INT32_MAX);
     *length_out = length;
@@ -839,6 +853,51 @@ bool ks_record_iter_next(struct ks_record_iter *iter, struct ks_record_view *out
     return false;
 }
 
+/* Checks the framing of the record at `position` of the batch's records
+ * section (every length within it, every header key present, the record
+ * consuming exactly its length) and returns the position after it, or 0 if
+ * it is malformed (a record is never empty, so 0 is never its end). Fills
+ * the key and value of *out, its headers too with `headers` (header_count
+ * is 0 without), and the two deltas. */
+static size_t record_frame(const struct ks_batch_view *batch, size_t position,
+                           struct ks_record_view *out, bool headers, int64_t *timestamp_delta_out,
+                           int64_t *offset_delta_out)
+{
+    struct cursor cursor = { batch->records, position, batch->records_bytes, false };
+    int64_t length = cursor_varint(&cursor, 0, INT32_MAX);
+    if (cursor.bad || (size_t)length > cursor.end - cursor.position) {
+        return 0;
+    }
+    /* The record must consume exactly `length` bytes. */
+    cursor.end = cursor.position + (size_t)length;
+    if (cursor.position >= cursor.end) {
+        return 0;
+    }
+    cursor.position++; /* attributes: unused, always 0 in v2 */
+    *timestamp_delta_out = cursor_varint(&cursor, INT64_MIN, INT64_MAX);
+    *offset_delta_out = cursor_varint(&cursor, 0, INT32_MAX);
+    out->key = cursor_bytes(&cursor, &out->key_bytes);
+    out->value = cursor_bytes(&cursor, &out->value_bytes);
+    out->header_count = 0;
+    int64_t header_count = cursor_varint(&cursor, 0, INT32_MAX);
+    for (int64_t i = 0; i < header_count && !cursor.bad; i++) {
+        struct ks_header_view header;
+        header.key = cursor_bytes(&cursor, &header.key_bytes);
+        if (header.key_bytes < 0) {
+            cursor.bad = true; /* header keys are never null */
+        }
+        header.value = cursor_bytes(&cursor, &header.value_bytes);
+        /* Headers beyond KS_RECORD_HEADERS_MAX are checked but not returned. */
+        if (headers && out->header_count < KS_RECORD_HEADERS_MAX) {
+            out->headers[out->header_count++] = header;
+        }
+    }
+    if (cursor.bad || cursor.position != cursor.end) {
+        return 0;
+    }
+    return cursor.end;
+}
+
 static bool record_next(struct ks_record_iter *iter, struct ks_record_view *out,
                         bool *malformed_out)
 {
@@ -861,38 +920,13 @@ static bool record_next(struct ks_record_iter *iter, struct ks_record_view *out,
         }
         return false;
     }
-    struct cursor cursor = { batch->records, iter->position_bytes, batch->records_bytes, false };
-    int64_t length = cursor_varint(&cursor, 0, INT32_MAX);
-    if (cursor.bad || (size_t)length > cursor.end - cursor.position) {
-        mark(malformed_out, true);
-        return false;
-    }
-    /* The record must consume exactly `length` bytes. */
-    cursor.end = cursor.position + (size_t)length;
-    if (cursor.position >= cursor.end) {
-        mark(malformed_out, true);
-        return false;
-    }
-    cursor.position++; /* attributes: unused, always 0 in v2 */
-    int64_t timestamp_delta = cursor_varint(&cursor, INT64_MIN, INT64_MAX);
-    int64_t offset_delta = cursor_varint(&cursor, 0, INT32_MAX);
-    memset(out, 0, sizeof(*out));
-    out->key = cursor_bytes(&cursor, &out->key_bytes);
-    out->value = cursor_bytes(&cursor, &out->value_bytes);
-    int64_t header_count = cursor_varint(&cursor, 0, INT32_MAX);
-    for (int64_t i = 0; i < header_count && !cursor.bad; i++) {
-        struct ks_header_view header;
-        header.key = cursor_bytes(&cursor, &header.key_bytes);
-        if (header.key_bytes < 0) {
-            cursor.bad = true; /* header keys are never null */
-        }
-        header.value = cursor_bytes(&cursor, &header.value_bytes);
-        /* Headers beyond KS_RECORD_HEADERS_MAX are checked but not returned. */
-        if (out->header_count < KS_RECORD_HEADERS_MAX) {
-            out->headers[out->header_count++] = header;
-        }
-    }
-    if (cursor.bad || cursor.position != cursor.end) {
+    /* Every field of *out is set below (headers up to header_count): no
+     * memset of the whole view, whose header array is most of its size. */
+    int64_t timestamp_delta = 0;
+    int64_t offset_delta = 0;
+    size_t end =
+        record_frame(batch, iter->position_bytes, out, true, &timestamp_delta, &offset_delta);
+    if (end == 0) {
         mark(malformed_out, true);
         return false;
     }
@@ -906,9 +940,44 @@ static bool record_next(struct ks_record_iter *iter, struct ks_record_view *out,
         int64_t sequence = (int64_t)batch->base_sequence + offset_delta;
         out->sequence = (int32_t)(sequence > INT32_MAX ? sequence - INT32_MAX - 1 : sequence);
     }
-    iter->position_bytes = cursor.end;
+    iter->position_bytes = end;
     iter->record_index++;
     return true;
+}
+
+bool ks_batch_check_records(const struct ks_batch_view *batch, bool keys_required)
+{
+    struct ks_record_view record;
+    if ((batch->attributes & KS_ATTR_CODEC_MASK) != KS_CODEC_NONE) {
+        /* The records are one compressed stream: the iterator decompresses it. */
+        struct ks_record_iter iter;
+        bool malformed = false;
+        int32_t expected = 0;
+        ks_record_iter_init(&iter, batch);
+        while (ks_record_iter_next(&iter, &record, &malformed)) {
+            if (record.offset - batch->base_offset != expected ||
+                (keys_required && record.key == NULL)) {
+                ks_record_iter_deinit(&iter);
+                return false;
+            }
+            expected++;
+        }
+        return !malformed && expected == batch->record_count;
+    }
+    /* What the iterator would check, without building each record's view. */
+    if (batch->record_count < 0) {
+        return false;
+    }
+    size_t position = 0;
+    for (int32_t expected = 0; expected < batch->record_count; expected++) {
+        int64_t timestamp_delta = 0;
+        int64_t offset_delta = 0;
+        position = record_frame(batch, position, &record, false, &timestamp_delta, &offset_delta);
+        if (position == 0 || offset_delta != expected || (keys_required && record.key == NULL)) {
+            return false;
+        }
+    }
+    return position == batch->records_bytes;
 }
 
 /* ---- builder ---------------------------------------------------------------------- */
@@ -1060,9 +1129,10 @@ GByteArray *ks_batch_builder_finish_at(struct ks_batch_builder *builder, int64_t
     put_u32(header + POS_BASE_SEQUENCE, (uint32_t)builder->base_sequence);
     put_u32(header + POS_RECORD_COUNT, (uint32_t)builder->record_count);
     put_u32(header + POS_CRC, ks_crc32c(0, header + POS_ATTRIBUTES, bytes->len - POS_ATTRIBUTES));
-    /* B3: what we hand out parses. */
+    /* B3: what we hand out parses. Its CRC was computed over these very
+     * bytes just above, so the parse does not compute it a second time. */
     struct ks_batch_view view;
-    ks_assert(ks_batch_parse(bytes->data, bytes->len, &view, NULL) == KS_BATCH_OK);
+    ks_assert(ks_batch_parse_crc_checked(bytes->data, bytes->len, &view, NULL) == KS_BATCH_OK);
     builder->bytes = NULL;
     int64_t base_timestamp = builder->base_timestamp;
     ks_batch_builder_init(builder, base_timestamp, builder->producer_id, builder->producer_epoch,

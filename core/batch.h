@@ -130,6 +130,11 @@ bool ks_record_iter_next(struct ks_record_iter *iter, struct ks_record_view *out
 /* Frees the decompressed records of an iteration left before its end (a
  * no-op after next returned false, and for uncompressed batches). */
 void ks_record_iter_deinit(struct ks_record_iter *iter);
+/* True when the iterator would yield exactly record_count well-formed
+ * records, numbered 0, 1, ... from the base offset, each with a key when
+ * keys_required (Kafka's LogValidator on a leader's append). An uncompressed
+ * batch is checked without building the records' views. */
+bool ks_batch_check_records(const struct ks_batch_view *batch, bool keys_required);
 
 /* Builds one batch in memory. */
 struct ks_batch_builder {

@@ -15,11 +15,19 @@
 ** its end): when the scan would stop at one of them and every header it
 ** would read before it is in the page cache, it starts there instead, since
 ** those reads would change nothing in the disk model that the read of the
-** found header does not (segment_recent_skip). A follower reading back what
-** its leader appended a moment ago reads one header, not the ~4 KiB of
-** headers since the last index entry. Both indexes are kept in memory and
+** found header does not (segment_recent_skip). When the found batch's own
+** header is cached too and the read goes on to copy the batch, that header
+** is not read either: the ring gives its last offset and size (the copy
+** right after it touches the same file, segment_read_lookup; KS_DEBUG
+** builds read that header all the same and compare). A follower
+** reading back what its leader appended a moment ago reads no header, not
+** the ~4 KiB of headers since the last index entry; and an offset past the
+** last index entry takes that entry without a search. Both indexes are kept in memory and
 ** mirrored to their files entry by entry, so a file always holds exactly the
 ** entries (Kafka pre-allocates and trims on roll; ksim never pre-allocates).
+** A log whose folder ks_log_open makes (ks_disk_mkdir_new) starts empty
+** without listing it or looking for checkpoints and `.txnindex` files in it:
+** a large cluster's start creates tens of thousands of replicas.
 **
 ** Invariants (log_check asserts R1, R3-R5 after every change; R2 and R6 are
 ** asserted where segments and index entries are added; R7-R9 hold by
@@ -892,6 +900,14 @@ static int64_t index_floor_position(const struct segment *segment, int64_t offse
     int64_t relative = offset - segment->base_offset;
     guint low = 0;
     guint high = segment->offset_index->len;
+    if (high > 0) {
+        /* Most reads are of the tail, past the last entry: no search. */
+        const struct offset_entry *last =
+            &g_array_index(segment->offset_index, struct offset_entry, high - 1);
+        if (last->relative_offset <= relative) {
+            return last->position;
+        }
+    }
     while (low < high) {
         guint middle = low + (high - low) / 2;
         if (g_array_index(segment->offset_index, struct offset_entry, middle).relative_offset <=
@@ -935,8 +951,10 @@ static int64_t time_index_floor_offset(const struct segment *segment, int64_t ti
  * was not rewritten) and change nothing the read of the found header does
  * not (ks_disk_cached), so skipping them leaves the same disk state, costs
  * and result. Otherwise floor. */
-static int64_t segment_recent_skip(const struct segment *segment, int64_t offset, int64_t floor)
+static int64_t segment_recent_skip(const struct segment *segment, int64_t offset, int64_t floor,
+                                   int *found_out)
 {
+    *found_out = -1;
     if (segment->recent_count < 2 || segment->recent_end != segment->size_bytes ||
         segment->log_file == NULL ||
         segment->recent_rewrites != ks_disk_rewrite_count(segment->log_file)) {
@@ -957,12 +975,16 @@ static int64_t segment_recent_skip(const struct segment *segment, int64_t offset
             if (position > floor && !ks_disk_cached(segment->log_file, floor, position - floor)) {
                 return floor;
             }
+            *found_out = (int)at;
             return position;
         }
         at = before;
     }
     return floor;
 }
+
+static int64_t segment_scan_from(struct reader *reader, struct segment *segment, int64_t offset,
+                                 int64_t position, struct header *batch_out);
 
 /* Finds the first batch of the segment whose last offset >= offset, scanning
  * headers from the index floor with `reader` (which keeps its window for the
@@ -971,7 +993,16 @@ static int64_t segment_recent_skip(const struct segment *segment, int64_t offset
 static int64_t segment_translate_with(struct reader *reader, struct segment *segment,
                                       int64_t offset, struct header *batch_out)
 {
-    int64_t position = segment_recent_skip(segment, offset, index_floor_position(segment, offset));
+    int found = -1;
+    int64_t position =
+        segment_recent_skip(segment, offset, index_floor_position(segment, offset), &found);
+    return segment_scan_from(reader, segment, offset, position, batch_out);
+}
+
+/* segment_translate_with's scan of headers from `position`. */
+static int64_t segment_scan_from(struct reader *reader, struct segment *segment, int64_t offset,
+                                 int64_t position, struct header *batch_out)
+{
     while (position < segment->size_bytes) {
         size_t available = 0;
         const uint8_t *bytes = reader_get(reader, position, KS_BATCH_HEADER_BYTES, &available);
@@ -1805,7 +1836,10 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     struct ks_log_recovery_report report;
     memset(&report, 0, sizeof(report));
 
-    ks_disk_mkdir(world, node, dir);
+    /* A folder this call makes is empty: nothing to finish, list or load,
+     * no epoch cache and no `.txnindex` (each a host call or five per new
+     * replica, thousands at a large cluster's start). */
+    bool fresh = ks_disk_mkdir_new(world, node, dir);
     /* Kafka creates the leader-epoch-checkpoint with the log as an empty
      * file (CheckpointFile's constructor: Files.createFile, no write, no
      * fsync; LeaderEpochFileCache reads an empty file as no entries) and
@@ -1816,7 +1850,7 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
      * busy for 20 simulated seconds (at disk.fsync.latency = 2ms) before it
      * answered a fetch. */
     char *epoch_path = g_strdup_printf("%s/%s", dir, EPOCH_CHECKPOINT_NAME);
-    if (!ks_disk_exists(world, node, epoch_path)) {
+    if (fresh || !ks_disk_exists(world, node, epoch_path)) {
         enum ks_io_result created = KS_IO_OK;
         ks_file *epoch_file = ks_disk_open(world, node, epoch_path, KS_DISK_CREATE, &created);
         if (epoch_file != NULL) {
@@ -1824,9 +1858,11 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
         }
     }
     g_free(epoch_path);
-    finish_interrupted_operations(log);
-    collect_segments(log);
-    epoch_load(log);
+    if (!fresh) {
+        finish_interrupted_operations(log);
+        collect_segments(log);
+        epoch_load(log);
+    }
     for (guint i = 0; i < log->segments->len; i++) {
         segment_open_files(log, segment_at(log, i), 0);
     }
@@ -1863,7 +1899,7 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     if (changed) {
         epoch_persist(log, SYNC_BACKGROUND); /* LogLoader: truncateFromEndAsyncFlush */
     }
-    bool has_txn_index = txn_index_load_all(log);
+    bool has_txn_index = !fresh && txn_index_load_all(log);
     if (report.recovered && (has_txn_index || log->txn_batches_seen)) {
         /* LogSegment.recover rebuilds the transaction index of every
          * recovered segment from its batches and the producer state. */
@@ -2117,24 +2153,10 @@ static bool validate_batches(const struct ks_log *log, const uint8_t *bytes, siz
             if (batch.record_count == 0 || batch.last_offset_delta != batch.record_count - 1) {
                 return false;
             }
-            struct ks_record_iter iter;
-            struct ks_record_view record;
-            bool malformed = false;
-            int32_t expected = 0;
-            ks_record_iter_init(&iter, &batch);
-            while (ks_record_iter_next(&iter, &record, &malformed)) {
-                if (record.offset - batch.base_offset != expected) {
-                    ks_record_iter_deinit(&iter);
-                    return false;
-                }
-                if (log->config.cleanup_compact && record.key == NULL &&
-                    (batch.attributes & KS_ATTR_CONTROL) == 0) {
-                    ks_record_iter_deinit(&iter);
-                    return false; /* "Compacted topic cannot accept message without key" */
-                }
-                expected++;
-            }
-            if (malformed || expected != batch.record_count) {
+            /* "Compacted topic cannot accept message without key" */
+            bool keys_required =
+                log->config.cleanup_compact && (batch.attributes & KS_ATTR_CONTROL) == 0;
+            if (!ks_batch_check_records(&batch, keys_required)) {
                 return false;
             }
         } else {
@@ -2360,6 +2382,48 @@ static int64_t read_segment_from(struct reader *reader, struct segment *segment,
     return count;
 }
 
+/* segment_translate_with for ks_log_read. When the batch found is one of the
+ * segment's recent batches, its header is in the page cache too, and the
+ * read goes on to copy it (it ends below upto_offset), the header's own read
+ * is skipped as well: the ring knows its last offset and size (its bytes are
+ * as appended), and that cached read would only have moved the file to the
+ * front of the cache order, which the copy of the batch right after it does
+ * (P3 in sim/disk.c). Only last_offset and batch_bytes of *batch_out are
+ * filled then, all read_segment_from uses. */
+static int64_t segment_read_lookup(struct reader *reader, struct segment *segment, int64_t offset,
+                                   int64_t upto_offset, struct header *batch_out)
+{
+    int found = -1;
+    int64_t position =
+        segment_recent_skip(segment, offset, index_floor_position(segment, offset), &found);
+    if (found >= 0) {
+        const struct recent_batch *recent = &segment->recent[found];
+        uint32_t newest = (segment->recent_next + RECENT_BATCH_COUNT - 1) % RECENT_BATCH_COUNT;
+        int64_t end = (uint32_t)found == newest
+                          ? segment->recent_end
+                          : segment->recent[((uint32_t)found + 1) % RECENT_BATCH_COUNT].position;
+        if (recent->last_offset < upto_offset &&
+            ks_disk_cached(segment->log_file, position, KS_BATCH_HEADER_BYTES)) {
+            memset(batch_out, 0, sizeof(*batch_out));
+            batch_out->last_offset = recent->last_offset;
+            batch_out->batch_bytes = end - position;
+#if KS_DEBUG
+            /* The ring says what the header says. Reading it here changes
+             * nothing the copy that follows does not (the same argument). */
+            struct header real;
+            int64_t got =
+                read_into_window(reader->log, segment->log_file, position, KS_BATCH_HEADER_BYTES);
+            ks_assert(got == KS_BATCH_HEADER_BYTES);
+            ks_assert(peek_header(reader->log->window->data, KS_BATCH_HEADER_BYTES, &real));
+            ks_assert(real.last_offset == batch_out->last_offset);
+            ks_assert(real.batch_bytes == batch_out->batch_bytes);
+#endif
+            return position;
+        }
+    }
+    return segment_scan_from(reader, segment, offset, position, batch_out);
+}
+
 enum ks_log_result ks_log_read(struct ks_log *log, int64_t offset, int64_t upto_offset,
                                size_t max_bytes, GByteArray *out)
 {
@@ -2380,7 +2444,7 @@ enum ks_log_result ks_log_read(struct ks_log *log, int64_t offset, int64_t upto_
         struct header batch;
         struct reader reader;
         reader_init(&reader, log, segment->log_file, segment->size_bytes, LOOKUP_WINDOW_BYTES);
-        int64_t position = segment_translate_with(&reader, segment, offset, &batch);
+        int64_t position = segment_read_lookup(&reader, segment, offset, upto_offset, &batch);
         if (position < 0) {
             continue;
         }

@@ -172,6 +172,9 @@ enum ks_io_result ks_disk_delete(ks_world *world, ks_node_id node, const char *p
 bool ks_disk_exists(ks_world *world, ks_node_id node, const char *path);
 /* Creates a folder and its parents (durable at once). */
 enum ks_io_result ks_disk_mkdir(ks_world *world, ks_node_id node, const char *path);
+/* The same; true when the folder did not exist before this call, so that it
+ * holds only what later calls put into it (a new log need not list it). */
+bool ks_disk_mkdir_new(ks_world *world, ks_node_id node, const char *path);
 /* Names (not paths) of the entries of folder `path`, sorted by strcmp, in a
  * NULL-terminated array owned by the caller: free with ks_disk_list_free.
  * Returns NULL if the folder does not exist. */

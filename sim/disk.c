@@ -157,6 +157,16 @@
 ** deleted (or replaced by a rename) while handles are open keeps its
 ** descriptor, outside the LRU, until its last handle closes (POSIX unlink
 ** semantics).
+**
+** Host calls. The model's state and cost never depend on how many host calls
+** a disk call makes, so they are kept to what the file's bytes need: a new
+** file is one open(O_CREAT | O_EXCL), its folder made only when that open
+** finds none; a folder is one mkdir when its parent exists
+** (ks_disk_mkdir_new says whether it made it); a truncate to the size the
+** file has, and a rename's mkdir of the folder it renames within, make no
+** host call. Anything unusual (the name exists, a folder cannot be made)
+** falls back to the general calls, so every host error reads as before;
+** those failures free the paths they hold before the escape.
 */
 #include "world_int.h"
 
@@ -207,8 +217,8 @@ struct ks__file_record {
     GList dirty_link;         /* in it */
     int64_t cache_lo_bytes;   /* P1: the cached range [lo, hi) */
     int64_t cache_hi_bytes;
-    bool in_cache_list; /* the node's cache list (P2) */
-    GList cache_link;   /* in it */
+    bool in_cache_list;     /* the node's cache list (P2) */
+    GList cache_link;       /* in it */
     uint64_t rewrite_count; /* ks_disk_rewrite_count: bytes it held may have changed */
 };
 
@@ -551,8 +561,12 @@ static void cache_set(ks_world *world, struct ks__file_record *record, int64_t l
     }
     struct ks__node *node = ks__node(world, record->node);
     node->cached_bytes += (hi - lo) - (record->cache_hi_bytes - record->cache_lo_bytes);
+    ks_assert(node->cached_bytes >= 0);
     record->cache_lo_bytes = lo;
     record->cache_hi_bytes = hi;
+    if (hi > lo && record->in_cache_list && node->cached_files.head == &record->cache_link) {
+        return; /* already the front: most touches are of the file touched last */
+    }
     if (record->in_cache_list) {
         file_list_unlink(&node->cached_files, &record->cache_link, &record->in_cache_list);
     }
@@ -560,7 +574,6 @@ static void cache_set(ks_world *world, struct ks__file_record *record, int64_t l
         file_list_link(&node->cached_files, &record->cache_link, &record->in_cache_list, record,
                        true);
     }
-    ks_assert(node->cached_bytes >= 0);
 }
 
 /* P2: evicts whole clean files, least recently touched first, until the
@@ -896,20 +909,82 @@ ks_time_ns ks_disk_idle_at_ns(const ks_world *world, ks_node_id node)
 
 /* ---- files ------------------------------------------------------------------------------ */
 
-static void make_parents(ks_world *world, const char *real)
+/* Makes folder `real` and its parents, as g_mkdir_with_parents does; true
+ * when this call made `real` itself (so it is empty). The common cases cost
+ * one mkdir (only the last component missing) instead of GLib's walk of
+ * every component; whatever else happens (the folder exists, or cannot be
+ * made) is left to GLib's walk, so its answer and its error are the same as
+ * ever. On failure it records the host error (host_note) and returns
+ * false; the caller frees what it holds, then escapes (host_escape), so a
+ * failed run leaks no path. */
+static bool make_dir(ks_world *world, const char *real, bool *made_out)
+{
+    *made_out = true;
+    if (mkdir(real, 0755) == 0) {
+        return true;
+    }
+    if (errno == ENOENT) {
+        char *parent = g_path_get_dirname(real);
+        bool parent_made = g_mkdir_with_parents(parent, 0755) == 0;
+        g_free(parent);
+        if (parent_made && mkdir(real, 0755) == 0) {
+            return true;
+        }
+    }
+    *made_out = false;
+    if (g_mkdir_with_parents(real, 0755) != 0) {
+        host_note(world, "mkdir", real);
+        return false;
+    }
+    return true;
+}
+
+/* make_dir of real's folder; false (the error recorded) on failure. */
+static bool make_parents(ks_world *world, const char *real)
 {
     char *parent = g_path_get_dirname(real);
-    if (g_mkdir_with_parents(parent, 0755) != 0) {
-        host_fail_real(world, "mkdir", parent);
-    }
+    bool made = false;
+    bool ok = make_dir(world, parent, &made);
     g_free(parent);
+    return ok;
+}
+
+#define CREATE_FAILED (-2) /* create_file: the host error is recorded */
+
+/* Creates the regular file `real`, making its folder first if needed; returns
+ * its descriptor, -1 if something already has that name, or CREATE_FAILED.
+ * One open for a new file in an existing folder: no stat before it and no
+ * mkdir of the folder (O_EXCL tells a new file from an old one). A first
+ * open that fails for another reason than EEXIST goes the old way (parents,
+ * then the open), so a folder that cannot be made fails with the same
+ * "mkdir" error. */
+static int create_file(ks_world *world, const char *real)
+{
+    int fd = open(real, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno == EEXIST) {
+        return fd;
+    }
+    if (!make_parents(world, real)) {
+        return CREATE_FAILED;
+    }
+    fd = open(real, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) {
+        host_note(world, "create", real);
+        return CREATE_FAILED;
+    }
+    return fd;
 }
 
 static void record_truncate(ks_world *world, struct ks__file_record *record, int64_t size_bytes)
 {
     record_flush(world, record);
     undo_save(world, record, size_bytes, record->size_bytes);
-    if (ftruncate(record_fd(world, record), (off_t)size_bytes) != 0) {
+    /* The real file has size_bytes after the flush (unless a host failure
+     * dropped staged bytes), so a truncate to its size needs no host call:
+     * a new file opened with KS_DISK_TRUNCATE. The model's state changes
+     * all the same. */
+    bool same_size = size_bytes == record->size_bytes && world->host_error == NULL;
+    if (!same_size && ftruncate(record_fd(world, record), (off_t)size_bytes) != 0) {
         host_fail(world, "ftruncate", record->path);
     }
     record->size_bytes = size_bytes;
@@ -973,24 +1048,29 @@ ks_file *ks_disk_open(ks_world *world, ks_node_id node, const char *path, unsign
     }
     if (record == NULL) {
         char *real = real_path(world, path);
+        /* A new file is created by the first host call; an old one is
+         * stat'ed and opened when first used (record_fd). */
+        int fd = (flags & KS_DISK_CREATE) ? create_file(world, real) : -1;
+        if (fd == CREATE_FAILED) {
+            g_free(real);
+            host_escape(world);
+        }
         struct stat st;
-        bool existed = stat(real, &st) == 0;
-        if (!existed && !(flags & KS_DISK_CREATE)) {
+        bool existed = fd < 0 && stat(real, &st) == 0;
+        if (fd < 0 && !existed) {
+            if (flags & KS_DISK_CREATE) {
+                host_note(world, "create", real); /* gone again after EEXIST */
+                g_free(real);
+                host_escape(world);
+            }
             g_free(real);
             if (result != NULL) {
                 *result = KS_IO_NOT_FOUND;
             }
             return NULL;
         }
-        int fd = -1;
         if (existed) {
             ks_assert(S_ISREG(st.st_mode));
-        } else {
-            make_parents(world, real);
-            fd = open(real, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-            if (fd < 0) {
-                host_fail_real(world, "create", real);
-            }
         }
         g_free(real);
         int64_t size = existed ? (int64_t)st.st_size : 0;
@@ -1308,6 +1388,16 @@ static void remove_tree(ks_world *world, const char *real)
     }
 }
 
+/* Whether two run-relative paths name entries of the same folder. */
+static bool same_folder(const char *a, const char *b)
+{
+    const char *a_slash = strrchr(a, '/');
+    const char *b_slash = strrchr(b, '/');
+    size_t a_length = a_slash != NULL ? (size_t)(a_slash - a) : 0;
+    size_t b_length = b_slash != NULL ? (size_t)(b_slash - b) : 0;
+    return a_length == b_length && memcmp(a, b, a_length) == 0;
+}
+
 enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *from, const char *to)
 {
     g_autofree char *view_from = ks__view_path(world, from);
@@ -1335,7 +1425,14 @@ enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *f
             record_detach(world, replaced->pdata[i]);
         }
         g_ptr_array_free(replaced, TRUE);
-        make_parents(world, real_to);
+        if (!same_folder(from, to)) {
+            /* `from`'s folder exists: it was just stat'ed. */
+            if (!make_parents(world, real_to)) {
+                g_free(real_from);
+                g_free(real_to);
+                host_escape(world);
+            }
+        }
         if (S_ISDIR(st.st_mode) && is_dir(real_to)) {
             remove_tree(world, real_to);
         }
@@ -1400,7 +1497,7 @@ bool ks_disk_exists(ks_world *world, ks_node_id node, const char *path)
     return exists;
 }
 
-enum ks_io_result ks_disk_mkdir(ks_world *world, ks_node_id node, const char *path)
+bool ks_disk_mkdir_new(ks_world *world, ks_node_id node, const char *path)
 {
     g_autofree char *view_path = ks__view_path(world, path);
     path = view_path != NULL ? view_path : path;
@@ -1409,10 +1506,18 @@ enum ks_io_result ks_disk_mkdir(ks_world *world, ks_node_id node, const char *pa
     check_path(path, false);
     ks_assert(node < world->node_count);
     char *real = real_path(world, path);
-    if (g_mkdir_with_parents(real, 0755) != 0) {
-        host_fail_real(world, "mkdir", real);
-    }
+    bool made = false;
+    bool ok = make_dir(world, real, &made);
     g_free(real);
+    if (!ok) {
+        host_escape(world);
+    }
+    return made;
+}
+
+enum ks_io_result ks_disk_mkdir(ks_world *world, ks_node_id node, const char *path)
+{
+    ks_disk_mkdir_new(world, node, path);
     return KS_IO_OK;
 }
 

@@ -147,6 +147,66 @@ static GByteArray *build_rich_batch(void)
     return bytes;
 }
 
+/* ks_batch_check_records as the record iterator answers it. */
+static bool check_records_by_iterator(const struct ks_batch_view *batch, bool keys_required)
+{
+    struct ks_record_iter iter;
+    struct ks_record_view record;
+    bool malformed = false;
+    int32_t expected = 0;
+    ks_record_iter_init(&iter, batch);
+    while (ks_record_iter_next(&iter, &record, &malformed)) {
+        if (record.offset - batch->base_offset != expected ||
+            (keys_required && record.key == NULL)) {
+            ks_record_iter_deinit(&iter);
+            return false;
+        }
+        expected++;
+    }
+    return !malformed && expected == batch->record_count;
+}
+
+/* The leader's record check walks an uncompressed batch without the
+ * iterator: for every byte of the records section changed to a few values,
+ * and for a wrong record count, it answers as the iterator does, keys
+ * required or not; the unchanged batch passes, and fails only for its
+ * null key. */
+static void test_check_records_as_the_iterator(void)
+{
+    GByteArray *bytes = build_rich_batch();
+    struct ks_batch_view batch;
+    CU_ASSERT_EQUAL_FATAL(ks_batch_parse(bytes->data, bytes->len, &batch, NULL), KS_BATCH_OK);
+    CU_ASSERT_TRUE(ks_batch_check_records(&batch, false));
+    CU_ASSERT_FALSE(ks_batch_check_records(&batch, true)); /* the second record has no key */
+    int differences = 0;
+    int passed = 0;
+    const uint8_t values[] = { 0x00, 0x01, 0x02, 0x7f, 0x80, 0xfe, 0xff };
+    for (size_t i = KS_BATCH_HEADER_BYTES; i < bytes->len; i++) {
+        uint8_t saved = bytes->data[i];
+        for (size_t v = 0; v < G_N_ELEMENTS(values); v++) {
+            bytes->data[i] = values[v];
+            CU_ASSERT_EQUAL_FATAL(ks_batch_parse_crc_checked(bytes->data, bytes->len, &batch, NULL),
+                                  KS_BATCH_OK);
+            for (int keys = 0; keys < 2; keys++) {
+                bool walked = ks_batch_check_records(&batch, keys == 1);
+                differences += walked != check_records_by_iterator(&batch, keys == 1);
+                passed += walked;
+            }
+        }
+        bytes->data[i] = saved;
+    }
+    CU_ASSERT_EQUAL(differences, 0);
+    CU_ASSERT(passed > 0); /* some changes (a value byte) keep the records well formed */
+    for (int32_t count = -1; count <= 6; count++) {
+        CU_ASSERT_EQUAL_FATAL(ks_batch_parse(bytes->data, bytes->len, &batch, NULL), KS_BATCH_OK);
+        batch.record_count = count;
+        CU_ASSERT_EQUAL(ks_batch_check_records(&batch, false),
+                        check_records_by_iterator(&batch, false));
+        CU_ASSERT_EQUAL(ks_batch_check_records(&batch, false), count == 4);
+    }
+    g_byte_array_unref(bytes);
+}
+
 static void test_round_trip_every_field(void)
 {
     GByteArray *bytes = build_rich_batch();
@@ -517,6 +577,7 @@ void ks_test_register_batch(void)
 {
     static const struct ks_test_case cases[] = {
         { "crc check values", test_crc_check_values },
+        { "check records as the iterator", test_check_records_as_the_iterator },
         { "crc matches reference and chains", test_crc_matches_reference_and_chains },
         { "crc long buffers", test_crc_long_buffers },
         { "varint known codes and round trip", test_varint_known_codes_and_round_trip },

@@ -65,10 +65,71 @@ static void test_host_failure_escapes(void)
     ks_test_env_deinit(&env);
 }
 
+/* Runs ks_disk_open(path, KS_DISK_CREATE) (mkdir false) or ks_disk_mkdir(path)
+ * (mkdir true) and returns the host error it escaped with, or NULL. */
+static char *escape_message(ks_world *world, const char *path, bool mkdir)
+{
+    jmp_buf escape;
+    volatile bool escaped = false;
+    if (setjmp(escape) == 0) {
+        ks_world_set_host_escape(world, &escape);
+        if (mkdir) {
+            ks_disk_mkdir(world, 1, path);
+        } else {
+            enum ks_io_result result;
+            ks_disk_close(ks_disk_open(world, 1, path, KS_DISK_CREATE, &result));
+        }
+    } else {
+        escaped = true;
+    }
+    ks_world_set_host_escape(world, NULL);
+    return escaped ? g_strdup(ks_world_host_error(world)) : NULL;
+}
+
+/* A folder that cannot be made (a file has its parent's name) fails with
+ * the mkdir error naming the folder, whether a new file needs it or a mkdir
+ * asks for it; and a new file in an existing folder, or a new folder, is
+ * told from an old one. */
+static void test_host_failure_folder(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 3, 2);
+    enum ks_io_result result;
+    ks_file *file = ks_disk_open(env.world, 1, "b1/f", KS_DISK_CREATE, &result);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    ks_disk_close(file);
+    CU_ASSERT_TRUE(ks_disk_mkdir_new(env.world, 1, "b1/d/e"));
+    CU_ASSERT_FALSE(ks_disk_mkdir_new(env.world, 1, "b1/d/e"));
+    CU_ASSERT_FALSE(ks_disk_mkdir_new(env.world, 1, "b1/d"));
+    CU_ASSERT_TRUE(ks_disk_mkdir_new(env.world, 1, "b1/d/g"));
+    CU_ASSERT_PTR_NULL(escape_message(env.world, "b1/d/g/new", false));
+    CU_ASSERT_TRUE(ks_disk_exists(env.world, 1, "b1/d/g/new"));
+
+    g_autofree char *folder = g_build_filename(env.run_dir, "b1/f/x", NULL);
+    g_autofree char *expected = g_strdup_printf("%s: mkdir failed: Not a directory", folder);
+    g_autofree char *create = escape_message(env.world, "b1/f/x/0.log", false);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(create);
+    CU_ASSERT_STRING_EQUAL(create, expected);
+    ks_test_env_deinit(&env);
+
+    ks_test_env_init(&env, 3, 2); /* the first host error is the one kept */
+    file = ks_disk_open(env.world, 1, "b1/f", KS_DISK_CREATE, &result);
+    ks_disk_close(file);
+    g_free(folder);
+    folder = g_build_filename(env.run_dir, "b1/f/x", NULL);
+    g_free(expected);
+    expected = g_strdup_printf("%s: mkdir failed: Not a directory", folder);
+    g_autofree char *made = escape_message(env.world, "b1/f/x", true);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(made);
+    CU_ASSERT_STRING_EQUAL(made, expected);
+    ks_test_env_deinit(&env);
+}
+
 void ks_test_register_host_failure(void)
 {
     static const struct ks_test_case cases[] = {
         { "escapes", test_host_failure_escapes },
+        { "folder", test_host_failure_folder },
     };
     KS_TEST_ADD_SUITE("sim/host-failure", cases);
 }
