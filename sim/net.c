@@ -176,15 +176,16 @@ static struct ks__connection *connection(ks_world *world, uint64_t pair)
 static uint8_t *message_buffer_new(ks_world *world, size_t byte_count, uint8_t *class_out)
 {
     ks_assert(byte_count > 0);
-    if (!KS__MESSAGE_POOL ||
-        byte_count > (size_t)MESSAGE_CLASS_MIN_BYTES << (KS__MESSAGE_CLASS_COUNT - 1)) {
+    if (!KS__MESSAGE_POOL || byte_count > (size_t)MESSAGE_CLASS_MIN_BYTES
+                                              << (KS__MESSAGE_CLASS_COUNT - 1)) {
         *class_out = KS__MESSAGE_MALLOC;
         return g_malloc(byte_count);
     }
     /* the smallest class of 64 << c >= byte_count bytes */
-    uint8_t buffer_class = byte_count <= MESSAGE_CLASS_MIN_BYTES
-                               ? 0
-                               : (uint8_t)(64 - __builtin_clzll((unsigned long long)byte_count - 1) - 6);
+    uint8_t buffer_class =
+        byte_count <= MESSAGE_CLASS_MIN_BYTES
+            ? 0
+            : (uint8_t)(64 - __builtin_clzll((unsigned long long)byte_count - 1) - 6);
     *class_out = buffer_class;
     void *buffer = world->message_free[buffer_class];
     if (buffer == NULL) {
@@ -316,8 +317,7 @@ static void net_send(ks_world *world, ks_node_id source, ks_node_id target, uint
     }
     conn->last_delivery_ns = at_ns;
 
-    uint32_t slot = ks__event_alloc(world);
-    struct ks__event *event = &world->pool[slot];
+    struct ks__event *event = ks__event_add(world, at_ns);
     event->type = KS__EVENT_MESSAGE;
     event->node = target;
     event->source = source;
@@ -337,7 +337,6 @@ static void net_send(ks_world *world, ks_node_id source, ks_node_id target, uint
         event->u.message.bytes = copy;
     }
     event->u.message.byte_count = message_bytes;
-    ks__event_push(world, slot, at_ns);
 }
 
 void ks_world_send(ks_world *world, ks_node_id source, ks_node_id target, uint32_t kind,
