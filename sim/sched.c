@@ -202,6 +202,22 @@ static void sift_down(struct ks__heap_entry *heap, uint32_t count, uint32_t inde
     heap[index] = moving;
 }
 
+/* Puts `moving` into the hole at index, raising the hole while moving is
+ * smaller than its parent. */
+static inline void sift_up(struct ks__heap_entry *heap, uint32_t index,
+                           struct ks__heap_entry moving)
+{
+    while (index > 0) {
+        uint32_t parent = (index - 1) / 4;
+        if (!entry_less(&moving, &heap[parent])) {
+            break;
+        }
+        heap[index] = heap[parent];
+        index = parent;
+    }
+    heap[index] = moving;
+}
+
 /* Puts `moving` where the root was, in a heap whose root is gone, when
  * moving is likely to belong near the bottom (the heap's last entry, or an
  * event due after most pending ones): the hole at the root goes down along
@@ -219,15 +235,7 @@ static void sift_hole(struct ks__heap_entry *heap, uint32_t count, struct ks__he
         heap[index] = heap[best];
         index = best;
     }
-    while (index > 0) {
-        uint32_t parent = (index - 1) / 4;
-        if (!entry_less(&moving, &heap[parent])) {
-            break;
-        }
-        heap[index] = heap[parent];
-        index = parent;
-    }
-    heap[index] = moving;
+    sift_up(heap, index, moving);
 }
 
 static void heap_insert(ks_world *world, enum ks__heap_kind kind, struct ks__heap_entry entry)
@@ -243,17 +251,7 @@ static void heap_insert(ks_world *world, enum ks__heap_kind kind, struct ks__hea
         heap->capacity *= 2;
         heap->entries = g_renew(struct ks__heap_entry, heap->entries, heap->capacity);
     }
-    struct ks__heap_entry *entries = heap->entries;
-    uint32_t index = heap->count++;
-    while (index > 0) {
-        uint32_t parent = (index - 1) / 4;
-        if (!entry_less(&entry, &entries[parent])) {
-            break;
-        }
-        entries[index] = entries[parent];
-        index = parent;
-    }
-    entries[index] = entry;
+    sift_up(heap->entries, heap->count++, entry);
 }
 
 static void heap_remove_root(struct ks__heap *heap)
