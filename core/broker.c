@@ -49,6 +49,7 @@
 **   - a broker hosts exactly the replicas the controller assigns; there is no
 **     reassignment.
 */
+#include "array.h"
 #include "broker_int.h"
 
 #include "group.h"
@@ -123,7 +124,7 @@ void ks__broker_send_at(struct ks_broker *broker, ks_time_ns at_ns, ks_node_id t
     item->bytes = g_malloc(byte_count ? byte_count : 1);
     memcpy(item->bytes, bytes, byte_count);
     item->byte_count = byte_count;
-    g_ptr_array_add(broker->deferred, item);
+    ks_ptr_array_add(broker->deferred, item);
     item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id, at_ns - now,
                                     KS_TIMER_BROKER_RESPOND, deferred_fire, item);
 }
@@ -143,7 +144,7 @@ void ks__broker_callback_at(struct ks_broker *broker, ks_time_ns at_ns,
     item->context = context;
     item->error = error;
     item->base_offset = base_offset;
-    g_ptr_array_add(broker->deferred, item);
+    ks_ptr_array_add(broker->deferred, item);
     item->timer =
         ks_world_schedule(broker->world, (ks_node_id)broker->id, at_ns > now ? at_ns - now : 0,
                           KS_TIMER_BROKER_RESPOND, deferred_fire, item);
@@ -649,7 +650,7 @@ static void check_parked(const struct ks_broker *broker)
         const struct ks__verifying *item = g_ptr_array_index(broker->verifying, i);
         ks_assert(item->timer != 0 || item->local_add); /* V1 */
         ks_assert(item->message != NULL);               /* V1 */
-        ks_assert(item->guard != 0);      /* V1 */
+        ks_assert(item->guard != 0);                    /* V1 */
     }
 }
 
@@ -1158,8 +1159,8 @@ int32_t ks_broker_topic_index(const struct ks_broker *broker, const char *name)
     return value != NULL ? GPOINTER_TO_INT(value) - 1 : -1;
 }
 
-void ks_broker_txn_marker_written(struct ks_broker *broker, int32_t topic_index,
-                                  int32_t partition, int64_t producer_id, bool commit)
+void ks_broker_txn_marker_written(struct ks_broker *broker, int32_t topic_index, int32_t partition,
+                                  int64_t producer_id, bool commit)
 {
     if (broker->coordinator != NULL &&
         topic_index == ks_broker_topic_index(broker, "__consumer_offsets")) {

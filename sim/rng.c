@@ -25,15 +25,6 @@
 */
 #include "world_int.h"
 
-uint64_t ks__rng_splitmix64(uint64_t *x)
-{
-    *x += UINT64_C(0x9E3779B97F4A7C15);
-    uint64_t z = *x;
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
 static inline uint64_t rotl(uint64_t x, int k)
 {
     return (x << k) | (x >> (64 - k));

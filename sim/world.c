@@ -23,15 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define TRACE_TIMER   1
-#define TRACE_MESSAGE 2
-#define TRACE_MIX     3
-
-uint64_t ks__hash_u64(uint64_t hash, uint64_t value)
-{
-    uint64_t h = (hash << 23) | (hash >> 41);
-    return (h ^ value) * UINT64_C(0x9E3779B97F4A7C15);
-}
+#define TRACE_MIX 3 /* TRACE_TIMER 1 and TRACE_MESSAGE 2: world_int.h */
 
 static inline uint64_t load_le64(const uint8_t *p)
 {
@@ -64,28 +56,15 @@ uint64_t ks__hash_bytes(uint64_t hash, const void *bytes, size_t byte_count)
     return ks__hash_u64(hash, (uint64_t)byte_count);
 }
 
-void ks__trace_event(ks_world *world, const struct ks__event *event)
+void ks__trace_print(const ks_world *world, const struct ks__event *event)
 {
-    uint64_t h = world->trace_hash;
-    bool message = event->type == KS__EVENT_MESSAGE;
-    h = ks__hash_u64(h, message ? TRACE_MESSAGE : TRACE_TIMER);
-    h = ks__hash_u64(h, event->at_ns);
-    h = ks__hash_u64(h, event->kind);
-    h = ks__hash_u64(h, event->node);
-    if (message) {
-        h = ks__hash_u64(h, event->source);
-        h = ks__hash_bytes(h, event->u.message.bytes, event->u.message.byte_count);
-    }
-    world->trace_hash = h;
-    if (world->trace_out != NULL) {
-        if (message) {
-            fprintf(world->trace_out, "%llu msg kind=%u node=%u from=%u bytes=%zu\n",
-                    (unsigned long long)event->at_ns, event->kind, event->node, event->source,
-                    event->u.message.byte_count);
-        } else {
-            fprintf(world->trace_out, "%llu timer kind=%u node=%u\n",
-                    (unsigned long long)event->at_ns, event->kind, event->node);
-        }
+    if (event->type == KS__EVENT_MESSAGE) {
+        fprintf(world->trace_out, "%llu msg kind=%u node=%u from=%u bytes=%zu\n",
+                (unsigned long long)event->at_ns, event->kind, event->node, event->source,
+                event->u.message.byte_count);
+    } else {
+        fprintf(world->trace_out, "%llu timer kind=%u node=%u\n", (unsigned long long)event->at_ns,
+                event->kind, event->node);
     }
 }
 

@@ -163,8 +163,8 @@ struct ks_world {
     uint64_t event_count;
     struct ks__event *pool; /* owned; slots */
     uint32_t pool_capacity;
-    uint32_t pool_used;          /* slots ever handed out (high-water mark) */
-    uint32_t free_head;          /* free list of slots */
+    uint32_t pool_used; /* slots ever handed out (high-water mark) */
+    uint32_t free_head; /* free list of slots */
     struct ks__heap heaps[KS__HEAP_COUNT];
     /* 1 + the heap whose root is being run (see heap_settle), or 0 */
     uint8_t root_taken;
@@ -187,9 +187,9 @@ struct ks_world {
 
     /* network (net.c) */
     struct ks__connections connections; /* per (source, target) pair that sent */
-    struct ks__map link_latency_ns;  /* overrides per (source, target) */
-    struct ks__map cut_counts;       /* active cuts naming (source, target) */
-    GArray *cuts;                    /* struct ks__cut, cut id = index + 1 */
+    struct ks__map link_latency_ns;     /* overrides per (source, target) */
+    struct ks__map cut_counts;          /* active cuts naming (source, target) */
+    GArray *cuts;                       /* struct ks__cut, cut id = index + 1 */
     /* free message buffers per size class, each g_malloc'd and holding the
      * next one's address in its first bytes (owned) */
     void *message_free[KS__MESSAGE_CLASS_COUNT];
@@ -206,10 +206,11 @@ struct ks_world {
 /* sched.c */
 void ks__sched_init(ks_world *world);
 void ks__sched_deinit(ks_world *world);
-/* Takes a free slot (the pool may move: re-read pointers after this call). */
-uint32_t ks__event_alloc(ks_world *world);
+/* A new event due at at_ns, pushed into its heap; the caller fills in its
+ * type and fields before the scheduler runs again (the pool may move: the
+ * pointer is valid until the next event is added). */
+struct ks__event *ks__event_add(ks_world *world, ks_time_ns at_ns);
 void ks__event_free(ks_world *world, uint32_t slot);
-void ks__event_push(ks_world *world, uint32_t slot, ks_time_ns at_ns);
 /* Frees every event deferred by a paused node. */
 void ks__sched_drop_deferred(ks_world *world, ks_node_id node);
 void ks__sched_replay_deferred(ks_world *world, ks_node_id node);
@@ -219,13 +220,48 @@ void ks__rng_init(ks_world *world, uint64_t seed);
 /* The first state of connection `pair`'s own jitter stream (net.c), derived
  * from the run seed like the world's streams but with an index past them. */
 uint64_t ks__rng_link_seed(uint64_t seed, uint64_t pair);
-/* One splitmix64 step: advances *state, returns the next output. */
-uint64_t ks__rng_splitmix64(uint64_t *state);
+/* One splitmix64 step: advances *state, returns the next output (inline:
+ * once per message, for its jitter). */
+static inline uint64_t ks__rng_splitmix64(uint64_t *x)
+{
+    *x += UINT64_C(0x9E3779B97F4A7C15);
+    uint64_t z = *x;
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
 
-/* world.c: trace hash */
-uint64_t ks__hash_u64(uint64_t hash, uint64_t value);
+/* world.c: trace hash (its algorithm: world.c's design comment) */
+static inline uint64_t ks__hash_u64(uint64_t hash, uint64_t value)
+{
+    uint64_t h = (hash << 23) | (hash >> 41);
+    return (h ^ value) * UINT64_C(0x9E3779B97F4A7C15);
+}
 uint64_t ks__hash_bytes(uint64_t hash, const void *bytes, size_t byte_count);
-void ks__trace_event(ks_world *world, const struct ks__event *event);
+/* Writes the event's trace line to world->trace_out. */
+void ks__trace_print(const ks_world *world, const struct ks__event *event);
+
+#define KS__TRACE_TIMER   1
+#define KS__TRACE_MESSAGE 2
+
+/* Folds a processed event into the trace hash (inline: once per event). */
+static inline void ks__trace_event(ks_world *world, const struct ks__event *event)
+{
+    uint64_t h = world->trace_hash;
+    bool message = event->type == KS__EVENT_MESSAGE;
+    h = ks__hash_u64(h, message ? KS__TRACE_MESSAGE : KS__TRACE_TIMER);
+    h = ks__hash_u64(h, event->at_ns);
+    h = ks__hash_u64(h, event->kind);
+    h = ks__hash_u64(h, event->node);
+    if (message) {
+        h = ks__hash_u64(h, event->source);
+        h = ks__hash_bytes(h, event->u.message.bytes, event->u.message.byte_count);
+    }
+    world->trace_hash = h;
+    if (world->trace_out != NULL) {
+        ks__trace_print(world, event);
+    }
+}
 
 /* net.c */
 void ks__net_init(ks_world *world);
