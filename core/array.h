@@ -25,9 +25,14 @@
 ** (struct _GRealArray and _GRealPtrArray in glib/garray.c), whose first
 ** fields have been (data, len, capacity in elements, element size, the
 ** zero_terminated and clear bits) since GLib 2.68; before, the capacity was
-** in bytes, so older GLib takes the GLib call every time. tests/core's
-** "core/array" suite checks the layout against the GLib the program runs
-** with, and fails if a GLib release changes it.
+** in bytes, so older GLib takes the GLib call every time. The headers the
+** program was built with are not the library it runs with, so the fast
+** paths are also off until ks_array_layout_check (core/base.c) has probed
+** arrays of the running GLib and found the layout: ks_world_new calls it, so
+** a simulation runs with them and nothing else depends on them. A GLib that
+** changed the layout costs speed, never memory. tests/core's "core/array"
+** suite checks the layout against the GLib the program runs with, and fails
+** if a GLib release changes it.
 **
 ** Rules for callers:
 **   - ks_array_append's element size must be the array's (asserted in
@@ -45,8 +50,15 @@
 #include <glib.h>
 #include <string.h>
 
+/* True once ks_array_layout_check found the running GLib's arrays laid out
+ * as struct ks__real_array and ks__real_ptr_array say. */
+extern bool ks__array_layout_ok;
+
+/* Probes the running GLib's array headers, once; sets ks__array_layout_ok. */
+void ks_array_layout_check(void);
+
 #if GLIB_CHECK_VERSION(2, 68, 0)
-#define KS_ARRAY_INLINE 1
+#define KS_ARRAY_INLINE (ks__array_layout_ok)
 #else
 #define KS_ARRAY_INLINE 0
 #endif

@@ -59,6 +59,7 @@
 ** cannot reach the simulation.
 */
 #include "batch.h"
+#include "array.h"
 
 #include "base.h"
 
@@ -987,7 +988,7 @@ void ks_batch_builder_init(struct ks_batch_builder *builder, int64_t base_timest
 {
     memset(builder, 0, sizeof(*builder));
     builder->bytes = g_byte_array_sized_new(256);
-    g_byte_array_set_size(builder->bytes, KS_BATCH_HEADER_BYTES);
+    ks_byte_array_set_size(builder->bytes, KS_BATCH_HEADER_BYTES);
     memset(builder->bytes->data, 0, KS_BATCH_HEADER_BYTES);
     builder->base_timestamp = base_timestamp;
     builder->max_timestamp = base_timestamp;
@@ -1003,8 +1004,8 @@ void ks_batch_builder_reserve(struct ks_batch_builder *builder, size_t bytes)
     guint length = builder->bytes->len;
     if (bytes > length) {
         /* A GByteArray keeps its allocation when it shrinks. */
-        g_byte_array_set_size(builder->bytes, (guint)bytes);
-        g_byte_array_set_size(builder->bytes, length);
+        ks_byte_array_set_size(builder->bytes, (guint)bytes);
+        ks_byte_array_set_size(builder->bytes, length);
     }
 }
 
@@ -1050,7 +1051,7 @@ void ks_batch_builder_add_at(struct ks_batch_builder *builder, int32_t offset_de
                  (size_t)(headers[i].value_bytes > 0 ? headers[i].value_bytes : 0);
     }
     guint start = builder->bytes->len;
-    g_byte_array_set_size(builder->bytes, start + 10 + (guint)bound);
+    ks_byte_array_set_size(builder->bytes, start + 10 + (guint)bound);
     uint8_t *body = builder->bytes->data + start + 10; /* leave room for the length */
     size_t used = 0;
     body[used++] = 0; /* attributes */
@@ -1071,7 +1072,7 @@ void ks_batch_builder_add_at(struct ks_batch_builder *builder, int32_t offset_de
     uint8_t *record = builder->bytes->data + start;
     memcpy(record, length, length_used);
     memmove(record + length_used, body, used);
-    g_byte_array_set_size(builder->bytes, start + (guint)(length_used + used));
+    ks_byte_array_set_size(builder->bytes, start + (guint)(length_used + used));
     if (builder->record_count == 0 || timestamp > builder->max_timestamp) {
         builder->max_timestamp = timestamp;
     }
@@ -1107,7 +1108,7 @@ GByteArray *ks_batch_builder_finish_at(struct ks_batch_builder *builder, int64_t
         /* MemoryRecordsBuilder: the records section goes through the codec's
          * stream as a whole; the header stays uncompressed. */
         GByteArray *packed = g_byte_array_sized_new(bytes->len / 2 + KS_BATCH_HEADER_BYTES);
-        g_byte_array_append(packed, bytes->data, KS_BATCH_HEADER_BYTES);
+        ks_byte_array_append(packed, bytes->data, KS_BATCH_HEADER_BYTES);
         ks_compress((enum ks_codec)codec, builder->compression_level,
                     bytes->data + KS_BATCH_HEADER_BYTES, bytes->len - KS_BATCH_HEADER_BYTES,
                     packed);

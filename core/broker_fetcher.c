@@ -182,7 +182,7 @@ static void mark_dirty(struct ks__fetcher *fetcher, int32_t topic_index, int32_t
         return;
     }
     struct ks_fetch_forgotten key = { topic_index, partition };
-    g_array_append_val(fetcher->dirty, key);
+    ks_array_append_val(fetcher->dirty, key);
 }
 
 void ks__fetcher_touch(struct ks_broker *broker, const struct ks__replica *replica)
@@ -226,12 +226,12 @@ static int32_t append_incremental(const GArray *session, const GArray *next, GBy
             if (gone == NULL) {
                 gone = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_forgotten));
             }
-            g_array_append_val(gone, item);
+            ks_array_append_val(gone, item);
             i++;
             continue;
         }
         if (order > 0 || memcmp(old, now, sizeof *now) != 0) {
-            g_byte_array_append(message, (const guint8 *)now, sizeof *now);
+            ks_byte_array_append(message, (const guint8 *)now, sizeof *now);
             listed++;
         }
         if (order == 0) {
@@ -241,7 +241,7 @@ static int32_t append_incremental(const GArray *session, const GArray *next, GBy
     }
     *forgotten = 0;
     if (gone != NULL) {
-        g_byte_array_append(message, (const guint8 *)gone->data,
+        ks_byte_array_append(message, (const guint8 *)gone->data,
                             gone->len * (guint)sizeof(struct ks_fetch_forgotten));
         *forgotten = (int32_t)gone->len;
         g_array_free(gone, TRUE);
@@ -312,7 +312,7 @@ static int32_t build_request(struct ks_broker *broker, int32_t leader_id, GArray
         for (guint i = 0; i < broker->hosted->len; i++) {
             struct ks__replica *replica = ks__hosted(broker, i);
             if (replica->role == KS_ROLE_FOLLOWER && replica->state.leader == leader_id) {
-                g_ptr_array_add(fetcher->followed, replica);
+                ks_ptr_array_add(fetcher->followed, replica);
             }
         }
         fetcher->followed_generation = broker->follow_generation;
@@ -321,7 +321,7 @@ static int32_t build_request(struct ks_broker *broker, int32_t leader_id, GArray
         struct ks__replica *replica = g_ptr_array_index(fetcher->followed, i);
         struct ks_fetch_request_partition entry;
         if (entry_for(broker, replica, leader_id, now, epochs, &entry, earliest_backoff)) {
-            g_array_append_val(next, entry);
+            ks_array_append_val(next, entry);
             count++;
         }
     }
@@ -376,7 +376,7 @@ static int32_t build_from_dirty(struct ks_broker *broker, int32_t leader_id, GAr
                 if (gone == NULL) {
                     gone = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_forgotten));
                 }
-                g_array_append_val(gone, *key);
+                ks_array_append_val(gone, *key);
             }
             continue;
         }
@@ -389,12 +389,12 @@ static int32_t build_from_dirty(struct ks_broker *broker, int32_t leader_id, GAr
         } else {
             g_array_insert_val(next, at, entry);
         }
-        g_byte_array_append(message, (const guint8 *)&entry, sizeof entry);
+        ks_byte_array_append(message, (const guint8 *)&entry, sizeof entry);
         listed++;
     }
     *forgotten = 0;
     if (gone != NULL) {
-        g_byte_array_append(message, (const guint8 *)gone->data,
+        ks_byte_array_append(message, (const guint8 *)gone->data,
                             gone->len * (guint)sizeof(struct ks_fetch_forgotten));
         *forgotten = (int32_t)gone->len;
         g_array_free(gone, TRUE);
@@ -415,7 +415,7 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
                 (expected + 4) * sizeof(struct ks_fetch_request_partition)));
     struct ks_fetch_request header;
     memset(&header, 0, sizeof header);
-    g_byte_array_append(message, (const guint8 *)&header, sizeof header);
+    ks_byte_array_append(message, (const guint8 *)&header, sizeof header);
     ks_time_ns earliest_backoff = KS_TIME_NEVER;
     GArray *next = spare_take(fetcher);
     int32_t listed = 0;
@@ -441,7 +441,7 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
         ks_assert(memcmp(whole->data, next->data,
                          whole->len * sizeof(struct ks_fetch_request_partition)) == 0);
         GByteArray *check = g_byte_array_new();
-        g_byte_array_append(check, message->data, sizeof header);
+        ks_byte_array_append(check, message->data, sizeof header);
         int32_t check_forgotten = 0;
         int32_t check_listed = append_incremental(fetcher->session, whole, check, &check_forgotten);
         ks_assert(check_listed == listed && check_forgotten == forgotten);
@@ -474,7 +474,7 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
     if (from_dirty) {
         /* the message holds the entries and forgotten ones already */
     } else if (session_id == 0) {
-        g_byte_array_append(message, (const guint8 *)next->data,
+        ks_byte_array_append(message, (const guint8 *)next->data,
                             next->len * (guint)sizeof(struct ks_fetch_request_partition));
         session_id = fetcher->close_session_id;
     } else {

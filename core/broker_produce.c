@@ -85,6 +85,7 @@
 **       synchronously.
 */
 #include "broker_int.h"
+#include "array.h"
 
 #include "batch.h"
 #include "compress.h"
@@ -268,7 +269,7 @@ static void answer_append(struct ks_broker *broker, struct ks__replica *replica,
     item->completion = *completion;
     item->base_offset = base_offset;
     item->required_offset = last_offset + 1;
-    g_ptr_array_add(broker->pending, item);
+    ks_ptr_array_add(broker->pending, item);
     item->timer = ks_world_schedule(broker->world, (ks_node_id)broker->id,
                                     timeout_ns > 0 ? (ks_time_ns)timeout_ns : 0,
                                     KS_TIMER_BROKER_PRODUCE_TIMEOUT, pending_timeout, item);
@@ -612,7 +613,7 @@ static bool maybe_verify(struct ks_broker *broker, ks_node_id source,
     ks_assert(item->message != NULL);
     memcpy(item->message, message, message_bytes);
     item->message_bytes = message_bytes;
-    g_ptr_array_add(broker->verifying, item);
+    ks_ptr_array_add(broker->verifying, item);
 
     struct ks_txn_request verify;
     memset(&verify, 0, sizeof verify);
@@ -667,7 +668,7 @@ bool ks_broker_verify_txn_offsets(struct ks_broker *broker, int32_t topic_index,
     ks_assert(item->message != NULL);
     memcpy(item->message, message, message_bytes);
     item->message_bytes = message_bytes;
-    g_ptr_array_add(broker->verifying, item);
+    ks_ptr_array_add(broker->verifying, item);
     memset(&item->request, 0, sizeof item->request);
     item->request.producer_id = producer_id;
     item->request.producer_epoch = producer_epoch;

@@ -54,6 +54,7 @@
 **   IN_FLIGHT/REFUSED --newer push or new leader epoch------------> IDLE
 */
 #include "broker_int.h"
+#include "array.h"
 
 #include "group.h"
 #include "txn_coord.h"

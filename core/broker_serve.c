@@ -187,8 +187,8 @@ static uint64_t key_bit(int32_t topic_index, int32_t partition)
 static void delayed_add(struct ks_broker *broker, struct ks__delayed_fetch *item,
                         uint64_t key_bits)
 {
-    g_ptr_array_add(broker->delayed, item);
-    g_array_append_val(broker->delayed_key_bits, key_bits);
+    ks_ptr_array_add(broker->delayed, item);
+    ks_array_append_val(broker->delayed_key_bits, key_bits);
 }
 
 static void delayed_remove_index(struct ks_broker *broker, guint index)
@@ -206,7 +206,7 @@ static void delayed_remove_index(struct ks_broker *broker, guint index)
 static size_t bytes_reserve(GByteArray *out, size_t bytes)
 {
     guint length = out->len;
-    g_byte_array_set_size(out, (guint)(length + bytes));
+    ks_byte_array_set_size(out, (guint)(length + bytes));
     ks_array_set_size((GArray *)(void *)out, length);
     return length + bytes;
 }
@@ -577,11 +577,11 @@ static void append_txn_trailer(struct ks__replica *replica,
         ks_log_collect_aborted(replica->log, entry->fetch_offset, lso, aborted);
     }
     trailer.aborted_count = (int32_t)aborted->len;
-    g_byte_array_append(out, (const guint8 *)&trailer, sizeof trailer);
+    ks_byte_array_append(out, (const guint8 *)&trailer, sizeof trailer);
     for (guint i = 0; i < aborted->len; i++) {
         const struct ks_aborted_txn *txn = &g_array_index(aborted, struct ks_aborted_txn, i);
         struct ks_fetch_aborted wire = { txn->producer_id, txn->first_offset };
-        g_byte_array_append(out, (const guint8 *)&wire, sizeof wire);
+        ks_byte_array_append(out, (const guint8 *)&wire, sizeof wire);
     }
     g_array_free(aborted, TRUE);
 }
@@ -659,11 +659,11 @@ static size_t build_entry_records(struct ks__replica *replica,
         size_t max = entry->partition_max_bytes > 0 ? (size_t)entry->partition_max_bytes : 1;
         enum ks_log_result result = ks_log_read(replica->log, entry->fetch_offset, upto, max, out);
         if (result == KS_LOG_OFFSET_OUT_OF_RANGE) {
-            g_byte_array_set_size(out, (guint)before);
+            ks_byte_array_set_size(out, (guint)before);
             part.error_code = KS_ERR_OFFSET_OUT_OF_RANGE;
             *says_something = true;
         } else if (result != KS_LOG_OK) {
-            g_byte_array_set_size(out, (guint)before);
+            ks_byte_array_set_size(out, (guint)before);
             part.error_code = KS_ERR_KAFKA_STORAGE_ERROR;
             *says_something = true;
         }
@@ -840,7 +840,7 @@ void ks__serve_touch(struct ks_broker *broker, const struct ks__replica *replica
         touched_trim(broker);
     }
     partition_key key = { replica->topic_index, replica->partition };
-    g_array_append_val(broker->touched, key);
+    ks_array_append_val(broker->touched, key);
 }
 
 static struct ks__fetch_session *session_find(struct ks_broker *broker, int32_t id, guint *index)
@@ -917,7 +917,7 @@ static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_
     session->awake = g_array_new(FALSE, FALSE, sizeof(partition_key));
     session->touched_seen = touched_end(broker);
     session->visit_all = true; /* until session_settle has seen them all */
-    g_ptr_array_add(broker->fetch_sessions, session);
+    ks_ptr_array_add(broker->fetch_sessions, session);
     return session;
 }
 
@@ -1070,7 +1070,7 @@ static GByteArray *session_entries(struct ks_broker *broker,
     guint count = visit != NULL ? visit->len : session->partitions->len;
     header->partition_count = (int32_t)count;
     GByteArray *out = scratch_take(broker);
-    g_byte_array_set_size(out, (guint)(sizeof *header +
+    ks_byte_array_set_size(out, (guint)(sizeof *header +
                                        count * sizeof(struct ks_fetch_request_partition)));
     memcpy(out->data, header, sizeof *header);
     struct ks_fetch_request_partition *entries =
@@ -1145,8 +1145,8 @@ static GByteArray *session_request(struct ks_broker *broker, const uint8_t *mess
             broker->session_fetch_ns[request.replica_id - 1] = now;
         }
         GByteArray *out = scratch_take(broker);
-        g_byte_array_append(out, (const guint8 *)&header, sizeof header);
-        g_byte_array_append(out, (const guint8 *)entries,
+        ks_byte_array_append(out, (const guint8 *)&header, sizeof header);
+        ks_byte_array_append(out, (const guint8 *)entries,
                             (guint)request.partition_count *
                                 (guint)sizeof(struct ks_fetch_request_partition));
         return out;
@@ -1272,7 +1272,7 @@ static void session_settle(struct ks_broker *broker, struct serve_session sessio
                                                 entries[i].fetch_offset);
         if (!quiet) {
             partition_key key = { entries[i].topic_index, entries[i].partition };
-            g_array_append_val(cached->awake, key);
+            ks_array_append_val(cached->awake, key);
         }
     }
 }

@@ -1059,7 +1059,7 @@ static void on_sync_response(struct ks_consumer *c, const uint8_t *message, size
         }
         c->assigned[tps[i].partition] = true;
         c->assigned_count++;
-        g_array_append_val(c->owned, tps[i]);
+        ks_array_append_val(c->owned, tps[i]);
     }
     c->owned_generation = c->generation;
     c->phase = PH_OFFSETS;
@@ -1810,7 +1810,7 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
                     pending.offset = record.offset;
                     pending.leader_epoch = batch.partition_leader_epoch;
                     parse_identity(c, &record, &pending.producer_index, &pending.seq);
-                    g_array_append_val(part->buffer, pending);
+                    ks_array_append_val(part->buffer, pending);
                     part->skip_position = -1;
                 }
             } else {
@@ -1897,7 +1897,7 @@ static bool end_output(struct ks_consumer *c)
             e.topic_index = c->config->topic_index;
             e.partition = p;
             e.offset = c->parts[p].processed_position;
-            g_array_append_val(offsets, e);
+            ks_array_append_val(offsets, e);
         }
     }
     c->txn_ended_seen = ks_producer_txn_ended_count(c->output, NULL);

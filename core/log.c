@@ -108,6 +108,7 @@
 ** RECORD_TOO_LARGE; a broker that wants it checks the request size).
 */
 #include "log.h"
+#include "array.h"
 
 #include "base.h"
 
@@ -298,7 +299,7 @@ static int64_t read_into_window(struct ks_log *log, ks_file *file, int64_t posit
                                 size_t byte_count)
 {
     if (log->window->len < byte_count) {
-        g_byte_array_set_size(log->window, (guint)byte_count);
+        ks_byte_array_set_size(log->window, (guint)byte_count);
     }
     size_t read_count = 0;
     if (ks_disk_read(file, log->window->data, byte_count, position, &read_count) != KS_IO_OK) {
@@ -440,11 +441,11 @@ static char **checkpoint_tokens(const char *text, int fields, int64_t *count_out
     GPtrArray *tokens = g_ptr_array_new();
     for (char **t = raw; *t != NULL; t++) {
         if (**t != '\0') {
-            g_ptr_array_add(tokens, g_strdup(*t));
+            ks_ptr_array_add(tokens, g_strdup(*t));
         }
     }
     g_strfreev(raw);
-    g_ptr_array_add(tokens, NULL);
+    ks_ptr_array_add(tokens, NULL);
     char **list = (char **)g_ptr_array_free(tokens, FALSE);
     int64_t version = -1;
     int64_t count = -1;
@@ -503,7 +504,7 @@ GArray *ks_checkpoint_read(ks_world *world, ks_node_id node, const char *path)
         }
         memcpy(entry.topic, topic, strlen(topic));
         entry.partition = (int32_t)partition;
-        g_array_append_val(entries, entry);
+        ks_array_append_val(entries, entry);
     }
     g_strfreev(tokens);
     return entries;
@@ -559,7 +560,7 @@ static void epoch_load(struct ks_log *log)
             }
         }
         struct epoch_entry entry = { (int32_t)epoch, start_offset };
-        g_array_append_val(log->epochs, entry);
+        ks_array_append_val(log->epochs, entry);
     }
     g_strfreev(tokens);
 }
@@ -579,10 +580,10 @@ static bool epoch_assign_in_memory(struct ks_log *log, int32_t epoch, int64_t st
     while (log->epochs->len > 0 &&
            g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).start_offset >=
                start_offset) {
-        g_array_set_size(log->epochs, log->epochs->len - 1);
+        ks_array_set_size(log->epochs, log->epochs->len - 1);
     }
     struct epoch_entry entry = { epoch, start_offset };
-    g_array_append_val(log->epochs, entry);
+    ks_array_append_val(log->epochs, entry);
     return true;
 }
 
@@ -593,7 +594,7 @@ static bool epoch_truncate_from_end(struct ks_log *log, int64_t offset)
     while (log->epochs->len > 0 &&
            g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).start_offset >=
                offset) {
-        g_array_set_size(log->epochs, log->epochs->len - 1);
+        ks_array_set_size(log->epochs, log->epochs->len - 1);
         changed = true;
     }
     return changed;
@@ -750,8 +751,8 @@ static void segment_reset_state(struct segment *segment)
     segment->bytes_since_index = 0;
     segment->batch_count = 0;
     segment->record_count = 0;
-    g_array_set_size(segment->offset_index, 0);
-    g_array_set_size(segment->time_index, 0);
+    ks_array_set_size(segment->offset_index, 0);
+    ks_array_set_size(segment->time_index, 0);
 }
 
 /* Renames each file to `.deleted` then deletes it (simulated immediate
@@ -822,7 +823,7 @@ static void time_index_maybe_append(struct segment *segment, int64_t timestamp, 
         }
     }
     struct time_entry entry = { timestamp, (int32_t)(offset - segment->base_offset) };
-    g_array_append_val(segment->time_index, entry);
+    ks_array_append_val(segment->time_index, entry);
     if (write_file) {
         uint8_t bytes[TIME_ENTRY_BYTES];
         put_u64(bytes, (uint64_t)entry.timestamp);
@@ -873,7 +874,7 @@ static void segment_account_batch(struct ks_log *log, struct segment *segment,
             ks_assert(entry.relative_offset > last->relative_offset); /* R6 */
             ks_assert(entry.position > last->position);               /* R6 */
         }
-        g_array_append_val(segment->offset_index, entry);
+        ks_array_append_val(segment->offset_index, entry);
         if (write_file) {
             uint8_t bytes[OFFSET_ENTRY_BYTES];
             put_u32(bytes, (uint32_t)entry.relative_offset);
@@ -1135,8 +1136,8 @@ static bool segment_load_indexes(struct ks_log *log, struct segment *segment)
         index_size > 64 * 1024 * 1024 || time_size > 64 * 1024 * 1024) {
         return false;
     }
-    g_array_set_size(segment->offset_index, 0);
-    g_array_set_size(segment->time_index, 0);
+    ks_array_set_size(segment->offset_index, 0);
+    ks_array_set_size(segment->time_index, 0);
     if (index_size > 0 &&
         read_into_window(log, segment->index_file, 0, (size_t)index_size) != index_size) {
         return false;
@@ -1155,7 +1156,7 @@ static bool segment_load_indexes(struct ks_log *log, struct segment *segment)
                 return false;
             }
         }
-        g_array_append_val(segment->offset_index, entry);
+        ks_array_append_val(segment->offset_index, entry);
     }
     if (time_size > 0 &&
         read_into_window(log, segment->time_file, 0, (size_t)time_size) != time_size) {
@@ -1175,7 +1176,7 @@ static bool segment_load_indexes(struct ks_log *log, struct segment *segment)
                 return false;
             }
         }
-        g_array_append_val(segment->time_index, entry);
+        ks_array_append_val(segment->time_index, entry);
     }
     return true;
 }
@@ -1359,7 +1360,7 @@ static void segment_txn_truncate(struct segment *segment, int64_t offset)
     if (keep == segment->aborted->len) {
         return;
     }
-    g_array_set_size(segment->aborted, keep);
+    ks_array_set_size(segment->aborted, keep);
     if (segment->txn_file != NULL) {
         ks_disk_truncate(segment->txn_file, (int64_t)keep * TXN_ENTRY_BYTES);
         segment->dirty = true;
@@ -1374,7 +1375,7 @@ static bool txn_index_load_all(struct ks_log *log)
     bool any = false;
     for (guint i = 0; i < log->segments->len; i++) {
         struct segment *segment = segment_at(log, i);
-        g_array_set_size(segment->aborted, 0);
+        ks_array_set_size(segment->aborted, 0);
         segment_txn_open(log, segment, 0);
         if (segment->txn_file == NULL) {
             continue;
@@ -1400,7 +1401,7 @@ static bool txn_index_load_all(struct ks_log *log)
                 entry.first_offset > entry.last_offset) {
                 break;
             }
-            g_array_append_val(segment->aborted, entry);
+            ks_array_append_val(segment->aborted, entry);
             position += TXN_ENTRY_BYTES;
         }
         if (position < size) {
@@ -1435,7 +1436,7 @@ static void txn_apply(struct ks_log *log, int64_t producer_id, int64_t base_offs
     if (control_type < 0) {
         if (open == NULL) {
             struct txn_entry entry = { producer_id, base_offset, -1 };
-            g_array_append_val(log->txns, entry);
+            ks_array_append_val(log->txns, entry);
         }
         return;
     }
@@ -1444,7 +1445,7 @@ static void txn_apply(struct ks_log *log, int64_t producer_id, int64_t base_offs
         open->last_offset = base_offset; /* unreplicated until the HW passes it */
     } else {
         struct txn_entry entry = { producer_id, base_offset, base_offset };
-        g_array_append_val(log->txns, entry);
+        ks_array_append_val(log->txns, entry);
     }
     if (control_type != KS_CONTROL_ABORT || base_offset < index_from) {
         return;
@@ -1463,7 +1464,7 @@ static void txn_apply(struct ks_log *log, int64_t producer_id, int64_t base_offs
     ks_assert(index >= 0);
     struct segment *segment = segment_at(log, (guint)index);
     struct ks_aborted_txn entry = { producer_id, first_offset, base_offset, last_stable_offset };
-    g_array_append_val(segment->aborted, entry);
+    ks_array_append_val(segment->aborted, entry);
     if (write_file) {
         uint8_t bytes[TXN_ENTRY_BYTES];
         txn_entry_encode(&entry, bytes);
@@ -1503,7 +1504,7 @@ static bool txn_rebuild_visit(void *context, const struct ks_batch_view *batch)
  * markers from index_from on are rebuilt too and their files rewritten. */
 static void txn_rebuild(struct ks_log *log, int64_t index_from)
 {
-    g_array_set_size(log->txns, 0);
+    ks_array_set_size(log->txns, 0);
     if (index_from >= 0) {
         for (guint i = 0; i < log->segments->len; i++) {
             segment_txn_truncate(segment_at(log, i), index_from);
@@ -1535,7 +1536,7 @@ static void txn_drop_completed(struct ks_log *log, int64_t offset)
         }
         g_array_index(log->txns, struct txn_entry, kept++) = entry;
     }
-    g_array_set_size(log->txns, kept);
+    ks_array_set_size(log->txns, kept);
 }
 
 void ks_log_on_stable_below(struct ks_log *log, int64_t offset)
@@ -1583,7 +1584,7 @@ int32_t ks_log_open_txn_count(struct ks_log *log)
 
 void ks_log_collect_aborted(const struct ks_log *log, int64_t from, int64_t upto, GArray *out)
 {
-    g_array_set_size(out, 0);
+    ks_array_set_size(out, 0);
     int first = segment_floor_index(log, from);
     for (guint i = first > 0 ? (guint)first : 0; i < log->segments->len; i++) {
         const struct segment *segment = segment_at(log, i);
@@ -1591,7 +1592,7 @@ void ks_log_collect_aborted(const struct ks_log *log, int64_t from, int64_t upto
             const struct ks_aborted_txn *entry =
                 &g_array_index(segment->aborted, struct ks_aborted_txn, j);
             if (entry->last_offset >= from && entry->first_offset < upto) {
-                g_array_append_val(out, *entry);
+                ks_array_append_val(out, *entry);
             }
         }
     }
@@ -1684,7 +1685,7 @@ static void collect_segments(struct ks_log *log)
     for (char **name = names; *name != NULL; name++) {
         int64_t base = 0;
         if (parse_segment_name(*name, ".log", &base)) {
-            g_ptr_array_add(log->segments, segment_new(base));
+            ks_ptr_array_add(log->segments, segment_new(base));
         } else if (parse_segment_name(*name, ".index", &base) ||
                    parse_segment_name(*name, ".timeindex", &base) ||
                    parse_segment_name(*name, ".txnindex", &base)) {
@@ -1872,7 +1873,7 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     if (log->segments->len == 0) {
         struct segment *segment = segment_new(0);
         segment_open_files(log, segment, KS_DISK_TRUNCATE);
-        g_ptr_array_add(log->segments, segment);
+        ks_ptr_array_add(log->segments, segment);
     }
     struct segment *last = active_segment(log);
     if (last->batch_count < 0 && last->size_bytes == tail.valid_bytes) {
@@ -1968,7 +1969,7 @@ const char *ks_log_dir(const struct ks_log *log)
 
 void ks_log_summarize(const struct ks_log *log, GArray *out)
 {
-    g_array_set_size(out, 0);
+    ks_array_set_size(out, 0);
     for (guint i = 0; i < log->segments->len; i++) {
         const struct segment *segment = segment_at(log, i);
         struct ks_log_segment_summary summary = {
@@ -1978,7 +1979,7 @@ void ks_log_summarize(const struct ks_log *log, GArray *out)
             .batch_count = segment->batch_count,
             .record_count = segment->record_count,
         };
-        g_array_append_val(out, summary);
+        ks_array_append_val(out, summary);
     }
 }
 
@@ -2069,7 +2070,7 @@ static void log_roll(struct ks_log *log, int64_t new_base)
     }
     struct segment *segment = segment_new(new_base);
     segment_open_files(log, segment, KS_DISK_TRUNCATE);
-    g_ptr_array_add(log->segments, segment);
+    ks_ptr_array_add(log->segments, segment);
     if (log->log_start_offset < segment_at(log, 0)->base_offset) {
         log->log_start_offset = segment_at(log, 0)->base_offset;
     }
@@ -2366,7 +2367,7 @@ static int64_t read_segment_from(struct reader *reader, struct segment *segment,
         return 0;
     }
     guint start = out->len;
-    g_byte_array_set_size(out, start + (guint)count);
+    ks_byte_array_set_size(out, start + (guint)count);
     if (position >= reader->window_start && end <= reader->window_start + reader->window_count) {
         memcpy(out->data + start, reader->log->window->data + (position - reader->window_start),
                (size_t)count);
@@ -2376,7 +2377,7 @@ static int64_t read_segment_from(struct reader *reader, struct segment *segment,
     if (ks_disk_read(segment->log_file, out->data + start, (size_t)count, position, &read_count) !=
             KS_IO_OK ||
         read_count != (size_t)count) {
-        g_byte_array_set_size(out, start);
+        ks_byte_array_set_size(out, start);
         return -1;
     }
     return count;
@@ -2464,7 +2465,7 @@ void ks_log_scan(struct ks_log *log, int64_t from, int64_t upto_offset, ks_log_b
     int64_t offset = from;
     GByteArray *buffer = g_byte_array_new();
     while (offset < upto_offset) {
-        g_byte_array_set_size(buffer, 0);
+        ks_byte_array_set_size(buffer, 0);
         if (ks_log_read(log, offset, upto_offset, 1u << 20, buffer) != KS_LOG_OK ||
             buffer->len == 0) {
             break;
@@ -2545,7 +2546,7 @@ static void log_reset_to_empty_segment(struct ks_log *log, int64_t offset)
     }
     struct segment *segment = segment_new(offset);
     segment_open_files(log, segment, KS_DISK_TRUNCATE);
-    g_ptr_array_add(log->segments, segment);
+    ks_ptr_array_add(log->segments, segment);
     log->leo = offset;
     log->log_start_offset = offset;
     log->recovery_point = offset;
@@ -2556,9 +2557,9 @@ void ks_log_truncate_fully_and_start_at(struct ks_log *log, int64_t offset)
 {
     ks_assert(offset >= 0);
     log_reset_to_empty_segment(log, offset);
-    g_array_set_size(log->txns, 0);
+    ks_array_set_size(log->txns, 0);
     log->txns_known = true; /* an empty log has no transactions */
-    g_array_set_size(log->epochs, 0);
+    ks_array_set_size(log->epochs, 0);
     epoch_persist(log, SYNC_WAIT); /* clearAndFlush */
     log_check(log);
 }
@@ -2581,7 +2582,7 @@ void ks_log_truncate_to(struct ks_log *log, int64_t offset)
     /* LogSegment.truncateTo cuts the transaction index too; the producer
      * state is reloaded (truncateAndReload) when next needed. */
     segment_txn_truncate(segment, offset);
-    g_array_set_size(log->txns, 0);
+    ks_array_set_size(log->txns, 0);
     log->txns_known = false;
     struct header batch;
     int64_t cut = segment_translate(log, segment, offset, &batch);
@@ -2777,7 +2778,7 @@ static void clean_batch(const struct ks_batch_view *batch, const uint8_t *bytes,
 {
     struct clean_context *clean = context;
     if ((batch->attributes & KS_ATTR_CONTROL) != 0) {
-        g_byte_array_append(clean->out, bytes, (guint)batch_bytes);
+        ks_byte_array_append(clean->out, bytes, (guint)batch_bytes);
         return;
     }
     struct ks_batch_builder builder;
@@ -2809,7 +2810,7 @@ static void clean_batch(const struct ks_batch_view *batch, const uint8_t *bytes,
     }
     clean->removed_count += seen - kept;
     if (kept == seen && seen == batch->record_count) {
-        g_byte_array_append(clean->out, bytes, (guint)batch_bytes);
+        ks_byte_array_append(clean->out, bytes, (guint)batch_bytes);
     } else {
         bool last_of_producer = false;
         if (batch->producer_id >= 0) {
@@ -2821,7 +2822,7 @@ static void clean_batch(const struct ks_batch_view *batch, const uint8_t *bytes,
             GByteArray *cleaned =
                 ks_batch_builder_finish_at(&builder, batch->base_offset,
                                            batch->partition_leader_epoch, batch->last_offset_delta);
-            g_byte_array_append(clean->out, cleaned->data, cleaned->len);
+            ks_byte_array_append(clean->out, cleaned->data, cleaned->len);
             g_byte_array_unref(cleaned);
         }
     }
@@ -2908,7 +2909,7 @@ int64_t ks_log_compact(struct ks_log *log, ks_time_ns now_ns, int64_t hw)
         struct clean_context clean = { &map, now,
                                        log->config.delete_retention_ns / (int64_t)KS_NS_PER_MS, out,
                                        0 };
-        g_byte_array_set_size(out, 0);
+        ks_byte_array_set_size(out, 0);
         if (!for_each_batch(log, segment, clean_batch, &clean)) {
             continue;
         }

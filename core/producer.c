@@ -227,6 +227,7 @@
 ** incarnations (Kafka's static map is lost with the process: a simplification).
 */
 #include "producer.h"
+#include "array.h"
 
 #include "base.h"
 #include "batch.h"
@@ -1534,7 +1535,7 @@ static void txn_clear(struct ks_producer *p)
     p->txn.offsets_added = false;
     p->txn.offsets_written = false;
     if (p->txn.offsets != NULL) {
-        g_array_set_size(p->txn.offsets, 0);
+        ks_array_set_size(p->txn.offsets, 0);
     }
 }
 
@@ -2368,7 +2369,7 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
         batch->sent_leader_epoch = p->parts[batch->partition].leader_epoch;
     }
     struct pconn *conn = &p->conns[broker - 1];
-    g_ptr_array_add(conn->inflight, request);
+    ks_ptr_array_add(conn->inflight, request);
     ks_assert((int32_t)conn->inflight->len <= p->in_flight_max); /* P2 */
     /* Last in send order, which is deadline order: the timeout is the same
      * for every request and the clock does not go back (P12). */
@@ -2482,7 +2483,7 @@ static void assign_sequence(struct ks_producer *p, struct ppart *part, struct pb
     batch->producer_epoch = p->producer_epoch;
     batch->base_sequence = part->next_sequence;
     part->next_sequence += batch->record_count;
-    g_ptr_array_add(part->sequenced, batch);
+    ks_ptr_array_add(part->sequenced, batch);
 }
 
 /* ---- the sender's ready index (P10) ------------------------------------------------------ */
@@ -3041,7 +3042,7 @@ static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
         record.size_bytes = record_size(p, &record, 0, record.timestamp_ms);
         batch_add_record(piece, &record);
         piece->size_bytes += record.size_bytes;
-        g_ptr_array_add(pieces, piece);
+        ks_ptr_array_add(pieces, piece);
     }
     /* The sequences of the big batch, in order (ProducerBatch.split). */
     if (big->base_sequence >= 0) {
@@ -4400,7 +4401,7 @@ bool ks_producer_end_txn(struct ks_producer *p, const char *group_id, const char
     g_strlcpy(t->group_id, group_id, sizeof t->group_id);
     g_strlcpy(t->member_id, member_id, sizeof t->member_id);
     t->generation = generation;
-    g_array_set_size(t->offsets, 0);
+    ks_array_set_size(t->offsets, 0);
     g_array_append_vals(t->offsets, offsets, (guint)offset_count);
     t->offsets_pending = offset_count > 0;
     t->offsets_added = false;

@@ -13,6 +13,7 @@
 ** so its order cannot reach the simulation.
 */
 #include "producer_state.h"
+#include "array.h"
 
 #include "base.h"
 #include "batch.h"
@@ -264,7 +265,7 @@ void ks_producer_state_rebuild(struct ks_producer_state *state, struct ks_log *l
     int64_t leo = ks_log_leo(log);
     GByteArray *chunk = g_byte_array_new();
     while (offset < leo) {
-        g_byte_array_set_size(chunk, 0);
+        ks_byte_array_set_size(chunk, 0);
         enum ks_log_result result = ks_log_read(log, offset, leo, 1u << 20, chunk);
         if (result != KS_LOG_OK || chunk->len < KS_BATCH_HEADER_BYTES) {
             break;

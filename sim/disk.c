@@ -169,6 +169,7 @@
 ** those failures free the paths they hold before the escape.
 */
 #include "world_int.h"
+#include "../core/array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -492,7 +493,7 @@ static void undo_clear(struct ks__file_record *record)
     for (guint i = 0; i < record->undo->len; i++) {
         g_free(g_array_index(record->undo, struct undo_entry, i).bytes);
     }
-    g_array_set_size(record->undo, 0);
+    ks_array_set_size(record->undo, 0);
     record->undo_bytes = 0;
 }
 
@@ -858,7 +859,7 @@ static void undo_add(ks_world *world, struct ks__file_record *record, int64_t st
     size_t n = read_all(world, record_fd(world, record), entry.bytes, (size_t)(end - start), start,
                         record->path);
     ks_assert(n == (size_t)(end - start));
-    g_array_append_val(record->undo, entry);
+    ks_array_append_val(record->undo, entry);
     record->undo_bytes += end - start;
 }
 
@@ -1350,7 +1351,7 @@ static GPtrArray *records_under(ks_world *world, const char *prefix, bool folder
     if (!folder) {
         gpointer record = g_hash_table_lookup(world->files, prefix);
         if (record != NULL) {
-            g_ptr_array_add(found, record);
+            ks_ptr_array_add(found, record);
         }
         return found;
     }
@@ -1361,7 +1362,7 @@ static GPtrArray *records_under(ks_world *world, const char *prefix, bool folder
     while (g_hash_table_iter_next(&iter, &key, &value)) {
         const char *path = key;
         if (strncmp(path, prefix, length) == 0 && (path[length] == '/' || path[length] == 0)) {
-            g_ptr_array_add(found, value);
+            ks_ptr_array_add(found, value);
         }
     }
     return found;
@@ -1543,13 +1544,13 @@ char **ks_disk_list(ks_world *world, ks_node_id node, const char *path)
     GPtrArray *names = g_ptr_array_new();
     const char *name;
     while ((name = g_dir_read_name(dir)) != NULL) {
-        g_ptr_array_add(names, g_strdup(name));
+        ks_ptr_array_add(names, g_strdup(name));
     }
     g_dir_close(dir);
     if (names->len > 1) {
         qsort(names->pdata, names->len, sizeof(char *), name_compare);
     }
-    g_ptr_array_add(names, NULL);
+    ks_ptr_array_add(names, NULL);
     return (char **)g_ptr_array_free(names, FALSE);
 }
 
@@ -1649,7 +1650,7 @@ static void power_loss_node(ks_world *world, ks_node_id node)
     while (g_hash_table_iter_next(&iter, &key, &value)) {
         struct ks__file_record *record = value;
         if (record->node == node) {
-            g_ptr_array_add(mine, record);
+            ks_ptr_array_add(mine, record);
         }
     }
     /* Sorted, so the KS_RNG_DISK draws do not depend on hash-table order. */

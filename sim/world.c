@@ -14,6 +14,7 @@
 ** ks_world_trace_mix folds in tag 3, kind, node and the given bytes.
 */
 #include "world_int.h"
+#include "../core/array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -97,6 +98,7 @@ ks_world *ks_world_new(const struct ks_world_config *config, GError **error)
     ks_assert(config != NULL);
     ks_assert(config->run_dir != NULL);
     ks_assert(config->node_count >= 1);
+    ks_array_layout_check(); /* core/array.h's fast paths, once per process */
     ks_world *world = g_new0(ks_world, 1);
     world->root = world;
     world->seed = config->seed;

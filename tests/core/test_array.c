@@ -24,6 +24,8 @@ struct elem {
 
 static void test_layout_matches_glib(void)
 {
+    ks_array_layout_check();
+    CU_ASSERT(ks__array_layout_ok == GLIB_CHECK_VERSION(2, 68, 0));
     if (!KS_ARRAY_INLINE) {
         return; /* older GLib: every call goes to GLib */
     }
@@ -142,6 +144,7 @@ static void check_array_ops(gboolean zero_terminated, gboolean clear)
 
 static void test_array_ops_match_glib(void)
 {
+    ks_array_layout_check(); /* the fast paths on, as in a run */
     check_array_ops(FALSE, FALSE);
     check_array_ops(FALSE, TRUE);
     check_array_ops(TRUE, FALSE);
@@ -150,6 +153,7 @@ static void test_array_ops_match_glib(void)
 
 static void test_byte_array_ops_match_glib(void)
 {
+    ks_array_layout_check(); /* the fast paths on, as in a run */
     GByteArray *expected = g_byte_array_new();
     GByteArray *actual = g_byte_array_new();
     uint64_t state = 88172645463325252u;
@@ -184,6 +188,7 @@ static void test_byte_array_ops_match_glib(void)
 
 static void test_ptr_array_add_matches_glib(void)
 {
+    ks_array_layout_check(); /* the fast paths on, as in a run */
     GPtrArray *expected = g_ptr_array_new();
     GPtrArray *actual = g_ptr_array_new();
 #if GLIB_CHECK_VERSION(2, 74, 0)
