@@ -2760,30 +2760,39 @@ static void scale_add(const struct ks_scenario *scenario, size_t topic_index, st
     sum->metadata_count += (uint64_t)topic->partition_count * (uint64_t)brokers;
 }
 
+/* `who` (a topic, or an internal topic and its key) brings the scenario to
+ * `sum`: refused above either limit, citing `entry` when written (else
+ * `section`). */
+static bool scale_limit(const struct scale *sum, const char *who, const struct raw_section *section,
+                        const struct raw_entry *entry, GError **error)
+{
+    if (sum->replica_count > KS_SCENARIO_REPLICA_COUNT_MAX) {
+        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
+                       "%s brings the scenario to %" PRIu64
+                       " partition replicas (partitions x replication.factor, every topic), "
+                       "more than the %d ksim runs",
+                       who, sum->replica_count, KS_SCENARIO_REPLICA_COUNT_MAX);
+    }
+    if (sum->metadata_count > KS_SCENARIO_METADATA_COUNT_MAX) {
+        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
+                       "%s brings the scenario to %" PRIu64
+                       " partitions x brokers (every broker keeps the state of every partition "
+                       "of its cluster), more than the %d ksim runs",
+                       who, sum->metadata_count, KS_SCENARIO_METADATA_COUNT_MAX);
+    }
+    return true;
+}
+
 /* The topic just finalized, last of scenario->topics, brings the scenario to
- * `sum`: refused above either limit, citing the topic's partitions key when
- * written (else `section`). */
+ * `sum`: cited at its partitions key when written (else `section`). */
 static bool scale_check(const struct ks_scenario *scenario, const struct scale *sum,
                         const struct raw_section *section, GError **error)
 {
     const struct ks_topic_config *topic = &scenario->topics[scenario->topic_count - 1];
     const struct raw_entry *entry =
         section->kind == KS__SECTION_TOPIC ? entry_find(section, "partitions") : NULL;
-    if (sum->replica_count > KS_SCENARIO_REPLICA_COUNT_MAX) {
-        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
-                       "topic %s brings the scenario to %" PRIu64
-                       " partition replicas (partitions x replication.factor, every topic), "
-                       "more than the %d ksim runs",
-                       topic->name, sum->replica_count, KS_SCENARIO_REPLICA_COUNT_MAX);
-    }
-    if (sum->metadata_count > KS_SCENARIO_METADATA_COUNT_MAX) {
-        return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
-                       "topic %s brings the scenario to %" PRIu64
-                       " partitions x brokers (every broker keeps the state of every partition "
-                       "of its cluster), more than the %d ksim runs",
-                       topic->name, sum->metadata_count, KS_SCENARIO_METADATA_COUNT_MAX);
-    }
-    return true;
+    g_autofree char *who = g_strdup_printf("topic %s", topic->name);
+    return scale_limit(sum, who, section, entry, error);
 }
 
 /* The internal topics count too (core/cluster.c makes them): a cluster with
@@ -2833,21 +2842,10 @@ static bool scale_check_internal(const struct ks_scenario *scenario, GError **er
             sum.metadata_count += partitions * (uint64_t)config->broker_count;
             const struct raw_section *section = cluster_section(scenario, (int32_t)c);
             const struct raw_entry *entry = entry_find(section, internal[k].key);
-            if (sum.replica_count > KS_SCENARIO_REPLICA_COUNT_MAX) {
-                return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
-                               "the internal topic %s (%s) brings the scenario to %" PRIu64
-                               " partition replicas (partitions x replication factor, every "
-                               "topic), more than the %d ksim runs",
-                               internal[k].topic, internal[k].key, sum.replica_count,
-                               KS_SCENARIO_REPLICA_COUNT_MAX);
-            }
-            if (sum.metadata_count > KS_SCENARIO_METADATA_COUNT_MAX) {
-                return fail_at(error, KS_SCENARIO_ERROR_VALUE, section, entry,
-                               "the internal topic %s (%s) brings the scenario to %" PRIu64
-                               " partitions x brokers (every broker keeps the state of every "
-                               "partition of its cluster), more than the %d ksim runs",
-                               internal[k].topic, internal[k].key, sum.metadata_count,
-                               KS_SCENARIO_METADATA_COUNT_MAX);
+            g_autofree char *who =
+                g_strdup_printf("the internal topic %s (%s)", internal[k].topic, internal[k].key);
+            if (!scale_limit(&sum, who, section, entry, error)) {
+                return false;
             }
         }
     }

@@ -1084,7 +1084,7 @@ static void test_partition_limits(void)
                 g_autofree char *want_internal = g_strdup_printf(
                     "bad.ini:3: the internal topic __consumer_offsets "
                     "(offsets.topic.num.partitions) brings the scenario to %d partition "
-                    "replicas (partitions x replication factor, every topic), more than the %d "
+                    "replicas (partitions x replication.factor, every topic), more than the %d "
                     "ksim runs",
                     KS_SCENARIO_REPLICA_COUNT_MAX + 1, KS_SCENARIO_REPLICA_COUNT_MAX);
                 CU_ASSERT_STRING_EQUAL(message, want_internal);
