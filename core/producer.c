@@ -1028,23 +1028,31 @@ static void active_update(struct ks_producer *p, int32_t partition)
     ready_mark(p, partition); /* the head or the queue's length may have changed */
 }
 
-/* The first active partition >= from, or -1. */
-static int32_t active_next(const struct ks_producer *p, int32_t from)
+/* The first index >= from, below count, whose bit is set in words (bit
+ * i % 64 of word i / 64), or -1: the walk of the active partitions and of
+ * the sets of brokers. */
+static int32_t bits_first(const uint64_t *words, int32_t count, int32_t from)
 {
-    if (from >= p->partition_count || p->active_count == 0) {
+    if (from >= count) {
         return -1;
     }
     int32_t index = from / 64;
-    uint64_t word = p->active_words[index] & (~UINT64_C(0) << (from % 64));
-    int32_t word_count = (p->partition_count + 63) / 64;
+    uint64_t word = words[index] & (~UINT64_C(0) << (from % 64));
+    int32_t word_count = (count + 63) / 64;
     while (word == 0) {
         if (++index >= word_count) {
             return -1;
         }
-        word = p->active_words[index];
+        word = words[index];
     }
-    int32_t partition = index * 64 + __builtin_ctzll(word);
-    return partition < p->partition_count ? partition : -1;
+    int32_t found = index * 64 + __builtin_ctzll(word);
+    return found < count ? found : -1;
+}
+
+/* The first active partition >= from, or -1. */
+static int32_t active_next(const struct ks_producer *p, int32_t from)
+{
+    return p->active_count == 0 ? -1 : bits_first(p->active_words, p->partition_count, from);
 }
 
 /* ---- sets of brokers (P12) ---------------------------------------------------------- */
@@ -1067,18 +1075,8 @@ static bool bits_has(const uint64_t *words, int32_t broker)
 /* The first broker >= from in the set, or -1. */
 static int32_t bits_next(const struct ks_producer *p, const uint64_t *words, int32_t from)
 {
-    if (from > p->broker_count) {
-        return -1;
-    }
-    int32_t index = (from - 1) / 64;
-    uint64_t word = words[index] & (~UINT64_C(0) << ((from - 1) % 64));
-    while (word == 0) {
-        if (++index >= p->broker_words) {
-            return -1;
-        }
-        word = words[index];
-    }
-    return index * 64 + __builtin_ctzll(word) + 1;
+    int32_t index = bits_first(words, p->broker_count, from - 1);
+    return index < 0 ? -1 : index + 1;
 }
 
 /* ---- connections ------------------------------------------------------------------- */

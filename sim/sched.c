@@ -105,7 +105,7 @@ static void pool_grow(ks_world *world)
     world->pool = g_renew(struct ks__event, world->pool, world->pool_capacity);
 }
 
-/* ks__event_alloc, inlined into this file's callers. */
+/* A free event slot: the free list's head, else the pool's next (S2). */
 static inline uint32_t event_alloc(ks_world *world)
 {
     uint32_t slot = world->free_head;
@@ -126,7 +126,7 @@ static inline uint32_t event_alloc(ks_world *world)
     return slot;
 }
 
-/* ks__event_free, inlined into this file's callers. */
+/* Returns slot to the free list. */
 static inline void event_free(ks_world *world, uint32_t slot)
 {
     struct ks__event *event = &world->pool[slot];
@@ -139,11 +139,6 @@ static inline void event_free(ks_world *world, uint32_t slot)
     event->generation++; /* S4 */
     event->next = world->free_head;
     world->free_head = slot;
-}
-
-void ks__event_free(ks_world *world, uint32_t slot)
-{
-    event_free(world, slot);
 }
 
 /* ---- the 4-ary heap ----------------------------------------------------- */
@@ -300,7 +295,8 @@ static void heap_compact(ks_world *world, struct ks__heap *heap)
     }
 }
 
-/* ks__event_push, inlined into this file's callers. */
+/* Queues slot at at_ns with the next sequence number, in the near or far
+ * heap (S1). */
 static inline void event_push(ks_world *world, uint32_t slot, ks_time_ns at_ns)
 {
     ks_assert(at_ns >= world->now_ns); /* S1 */

@@ -210,7 +210,6 @@ void ks__sched_deinit(ks_world *world);
  * type and fields before the scheduler runs again (the pool may move: the
  * pointer is valid until the next event is added). */
 struct ks__event *ks__event_add(ks_world *world, ks_time_ns at_ns);
-void ks__event_free(ks_world *world, uint32_t slot);
 /* Frees every event deferred by a paused node. */
 void ks__sched_drop_deferred(ks_world *world, ks_node_id node);
 void ks__sched_replay_deferred(ks_world *world, ks_node_id node);
