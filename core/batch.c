@@ -46,12 +46,20 @@
 **       same checks (record_frame) without building their views.
 **   B2  The CRC never covers baseOffset, batchLength or partitionLeaderEpoch,
 **       so ks_batch_set_offset_and_epoch keeps it valid.
-**   B3  The builder writes nothing but whole, checked batches: finish asserts
-**       that the batch it produced parses (framing; the CRC it has just
-**       computed is not computed twice).
+**   B3  The builder writes nothing but whole, checked batches: in KS_DEBUG
+**       builds finish asserts that the batch it produced parses (framing and
+**       record count; the CRC it has just computed is not computed twice);
+**       tests/core/test_batch.c parses what every other build produces.
 **   B4  A record iterator over a compressed batch owns its decompressed
 **       records, at most KS_BATCH_DECOMPRESSED_BYTES_MAX bytes, and frees them
 **       at the end of the iteration or in ks_record_iter_deinit.
+**   B5  A builder allocates its bytes once, on first use: at the size given
+**       to ks_batch_builder_reserve when that comes first (the producer's
+**       case: one allocation, never grown), else 256 bytes that grow. init
+**       and finish allocate nothing, so a builder finished and deinited
+**       costs one allocation, the batch it hands out. Each record's size is
+**       computed before it is written, so its bytes are written in place
+**       once (no bound, no move).
 **
 ** CRC-32C is computed with the SSE4.2 instruction when the CPU has it (three
 ** interleaved streams for long buffers, joined with crc32c_shift) and with
@@ -987,9 +995,6 @@ void ks_batch_builder_init(struct ks_batch_builder *builder, int64_t base_timest
                            int64_t producer_id, int16_t producer_epoch, int32_t base_sequence)
 {
     memset(builder, 0, sizeof(*builder));
-    builder->bytes = g_byte_array_sized_new(256);
-    ks_byte_array_set_size(builder->bytes, KS_BATCH_HEADER_BYTES);
-    memset(builder->bytes->data, 0, KS_BATCH_HEADER_BYTES);
     builder->base_timestamp = base_timestamp;
     builder->max_timestamp = base_timestamp;
     builder->producer_id = producer_id;
@@ -997,15 +1002,33 @@ void ks_batch_builder_init(struct ks_batch_builder *builder, int64_t base_timest
     builder->base_sequence = base_sequence;
 }
 
+/* B5: the bytes are allocated on first use, `bytes` long at least, with the
+ * header's room zeroed. */
+static GByteArray *builder_bytes(struct ks_batch_builder *builder, size_t bytes)
+{
+    if (builder->bytes == NULL) {
+        ks_assert(bytes <= G_MAXUINT);
+        builder->bytes =
+            g_byte_array_sized_new((guint)(bytes > KS_BATCH_HEADER_BYTES ? bytes : 256));
+        ks_byte_array_set_size(builder->bytes, KS_BATCH_HEADER_BYTES);
+        memset(builder->bytes->data, 0, KS_BATCH_HEADER_BYTES);
+    }
+    return builder->bytes;
+}
+
 void ks_batch_builder_reserve(struct ks_batch_builder *builder, size_t bytes)
 {
-    ks_assert(builder->bytes != NULL);
     ks_assert(bytes <= G_MAXUINT);
-    guint length = builder->bytes->len;
+    if (builder->bytes == NULL) {
+        builder_bytes(builder, bytes); /* B5: allocated at this size */
+        return;
+    }
+    GByteArray *array = builder->bytes;
+    guint length = array->len;
     if (bytes > length) {
         /* A GByteArray keeps its allocation when it shrinks. */
-        ks_byte_array_set_size(builder->bytes, (guint)bytes);
-        ks_byte_array_set_size(builder->bytes, length);
+        ks_byte_array_set_size(array, (guint)bytes);
+        ks_byte_array_set_size(array, length);
     }
 }
 
@@ -1034,45 +1057,71 @@ static size_t put_bytes(uint8_t *out, const void *bytes, int32_t byte_count)
     return used + (size_t)byte_count;
 }
 
+/* The bytes ks_varint_encode writes for value. */
+static size_t varint_size(int64_t value)
+{
+    uint64_t code = ((uint64_t)value << 1) ^ (uint64_t)(value >> 63);
+    size_t used = 1;
+    while (code >= 0x80) {
+        code >>= 7;
+        used++;
+    }
+    return used;
+}
+
+/* The bytes put_bytes writes. */
+static size_t bytes_size(const void *bytes, int32_t byte_count)
+{
+    if (byte_count < 0 || bytes == NULL) {
+        return 1;
+    }
+    return varint_size(byte_count) + (size_t)byte_count;
+}
+
 void ks_batch_builder_add_at(struct ks_batch_builder *builder, int32_t offset_delta,
                              int64_t timestamp, const void *key, int32_t key_bytes,
                              const void *value, int32_t value_bytes,
                              const struct ks_header_view *headers, int32_t header_count)
 {
-    ks_assert(builder->bytes != NULL);
     ks_assert(offset_delta >= 0);
     ks_assert(header_count >= 0);
-    /* Upper bound of the record body: 5 varints of at most 10 bytes each per
-     * field plus the payloads. */
-    size_t bound = 1 + 10 + 10 + 10 + (key_bytes > 0 ? (size_t)key_bytes : 0) + 10 +
-                   (value_bytes > 0 ? (size_t)value_bytes : 0) + 10;
-    for (int32_t i = 0; i < header_count; i++) {
-        bound += 20 + (size_t)(headers[i].key_bytes > 0 ? headers[i].key_bytes : 0) +
-                 (size_t)(headers[i].value_bytes > 0 ? headers[i].value_bytes : 0);
+    if (key == NULL) {
+        key_bytes = -1;
     }
-    guint start = builder->bytes->len;
-    ks_byte_array_set_size(builder->bytes, start + 10 + (guint)bound);
-    uint8_t *body = builder->bytes->data + start + 10; /* leave room for the length */
-    size_t used = 0;
-    body[used++] = 0; /* attributes */
-    used += put_varint(body + used, timestamp - builder->base_timestamp);
-    used += put_varint(body + used, offset_delta);
-    used += put_bytes(body + used, key, key != NULL ? key_bytes : -1);
-    used += put_bytes(body + used, value, value != NULL ? value_bytes : -1);
-    used += put_varint(body + used, header_count);
+    if (value == NULL) {
+        value_bytes = -1;
+    }
+    /* B5: the record's size first, so that it is written in place, once. */
+    int64_t timestamp_delta = timestamp - builder->base_timestamp;
+    size_t size = 1 + varint_size(timestamp_delta) + varint_size(offset_delta) +
+                  bytes_size(key, key_bytes) + bytes_size(value, value_bytes) +
+                  varint_size(header_count);
     for (int32_t i = 0; i < header_count; i++) {
         ks_assert(headers[i].key_bytes >= 0);
-        used += put_bytes(body + used, headers[i].key, headers[i].key_bytes);
-        used += put_bytes(body + used, headers[i].value,
+        size +=
+            bytes_size(headers[i].key, headers[i].key_bytes) +
+            bytes_size(headers[i].value, headers[i].value != NULL ? headers[i].value_bytes : -1);
+    }
+    ks_assert(size <= INT32_MAX);
+    GByteArray *array = builder_bytes(builder, 0);
+    guint start = array->len;
+    size_t length_used = varint_size((int64_t)size);
+    ks_assert(start + length_used + size <= G_MAXUINT);
+    ks_byte_array_set_size(array, start + (guint)(length_used + size));
+    uint8_t *out = array->data + start;
+    size_t used = put_varint(out, (int64_t)size);
+    out[used++] = 0; /* attributes */
+    used += put_varint(out + used, timestamp_delta);
+    used += put_varint(out + used, offset_delta);
+    used += put_bytes(out + used, key, key_bytes);
+    used += put_bytes(out + used, value, value_bytes);
+    used += put_varint(out + used, header_count);
+    for (int32_t i = 0; i < header_count; i++) {
+        used += put_bytes(out + used, headers[i].key, headers[i].key_bytes);
+        used += put_bytes(out + used, headers[i].value,
                           headers[i].value != NULL ? headers[i].value_bytes : -1);
     }
-    ks_assert(used <= bound);
-    uint8_t length[10];
-    size_t length_used = put_varint(length, (int64_t)used);
-    uint8_t *record = builder->bytes->data + start;
-    memcpy(record, length, length_used);
-    memmove(record + length_used, body, used);
-    ks_byte_array_set_size(builder->bytes, start + (guint)(length_used + used));
+    ks_assert(used == length_used + size);
     if (builder->record_count == 0 || timestamp > builder->max_timestamp) {
         builder->max_timestamp = timestamp;
     }
@@ -1089,15 +1138,14 @@ void ks_batch_builder_add(struct ks_batch_builder *builder, int64_t timestamp, c
 
 size_t ks_batch_builder_size(const struct ks_batch_builder *builder)
 {
-    return builder->bytes->len;
+    return builder->bytes != NULL ? builder->bytes->len : KS_BATCH_HEADER_BYTES;
 }
 
 GByteArray *ks_batch_builder_finish_at(struct ks_batch_builder *builder, int64_t base_offset,
                                        int32_t partition_leader_epoch, int32_t last_offset_delta)
 {
-    ks_assert(builder->bytes != NULL);
     ks_assert(last_offset_delta >= 0);
-    GByteArray *bytes = builder->bytes;
+    GByteArray *bytes = builder_bytes(builder, 0);
     ks_assert(bytes->len >= KS_BATCH_HEADER_BYTES);
     int codec = builder->attributes & KS_ATTR_CODEC_MASK;
     ks_assert(codec < KS_CODEC_COUNT);
@@ -1130,14 +1178,18 @@ GByteArray *ks_batch_builder_finish_at(struct ks_batch_builder *builder, int64_t
     put_u32(header + POS_BASE_SEQUENCE, (uint32_t)builder->base_sequence);
     put_u32(header + POS_RECORD_COUNT, (uint32_t)builder->record_count);
     put_u32(header + POS_CRC, ks_crc32c(0, header + POS_ATTRIBUTES, bytes->len - POS_ATTRIBUTES));
+#if KS_DEBUG
     /* B3: what we hand out parses. Its CRC was computed over these very
      * bytes just above, so the parse does not compute it a second time. */
     struct ks_batch_view view;
     ks_assert(ks_batch_parse_crc_checked(bytes->data, bytes->len, &view, NULL) == KS_BATCH_OK);
+    ks_assert(view.record_count == builder->record_count);
+#endif
+    /* Reset for the next batch, which allocates its bytes when it needs
+     * them (B5): nothing is allocated for a builder that is deinited next. */
     builder->bytes = NULL;
-    int64_t base_timestamp = builder->base_timestamp;
-    ks_batch_builder_init(builder, base_timestamp, builder->producer_id, builder->producer_epoch,
-                          builder->base_sequence);
+    ks_batch_builder_init(builder, builder->base_timestamp, builder->producer_id,
+                          builder->producer_epoch, builder->base_sequence);
     return bytes;
 }
 

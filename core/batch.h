@@ -138,7 +138,7 @@ bool ks_batch_check_records(const struct ks_batch_view *batch, bool keys_require
 
 /* Builds one batch in memory. */
 struct ks_batch_builder {
-    GByteArray *bytes; /* owned */
+    GByteArray *bytes; /* owned; NULL until the first reserve or add (B5 of batch.c) */
     int64_t base_timestamp;
     int64_t max_timestamp;
     int32_t record_count;

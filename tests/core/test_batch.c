@@ -535,7 +535,9 @@ static GByteArray *build_sized(size_t reserve_first, size_t reserve_later)
     if (reserve_first > 0) {
         ks_batch_builder_reserve(&builder, reserve_first);
     }
-    const uint8_t *data = builder.bytes->data;
+    /* B5: init allocates nothing; a reserve allocates the room at once. */
+    CU_ASSERT_EQUAL(builder.bytes != NULL, reserve_first > 0);
+    const uint8_t *data = builder.bytes != NULL ? builder.bytes->data : NULL;
     bool moved = false;
     char value[300];
     memset(value, 'x', sizeof value);
@@ -544,7 +546,7 @@ static GByteArray *build_sized(size_t reserve_first, size_t reserve_later)
         int key_bytes = g_snprintf(key, sizeof key, "key-%d", i);
         ks_batch_builder_add(&builder, 1767225600000 + i, key, key_bytes, value,
                              (int32_t)(i * 7 % 300), NULL, 0);
-        moved = moved || builder.bytes->data != data;
+        moved = moved || (data != NULL && builder.bytes->data != data);
         if (i == 20 && reserve_later > 0) {
             ks_batch_builder_reserve(&builder, reserve_later);
         }
