@@ -18,6 +18,14 @@
 **       each ks_disk_pwrite call exactly as before, and a process crash
 **       loses nothing (staged bytes stand for the page cache, which
 **       survives it).
+**   S2  A file's staging buffer is allocated at its first staged append,
+**       room for four appends of that size (a power of two, at least
+**       STAGE_BYTES_MIN, 64 bytes), and doubles when it must (up to
+**       STAGE_BYTES_MAX); it is freed when the last handle closes. An offset
+**       or time index, appended 8 or 12 bytes at a time, stages 64 bytes, a
+**       segment of 1 KiB batches 4 KiB as before: every file staged at least
+**       4 KiB, at 12 x 1,200 half of the heap (issue 16). Like S1, it is
+**       outside the simulation.
 **   M1  Reads of a settled file (no write since its last fsync or truncate:
 **       a rolled segment, a loaded index) copy from a read-only shared
 **       mapping of it, kept while its descriptor is open, instead of one
@@ -182,6 +190,7 @@
 
 #define SECTOR_BYTES      512
 #define STAGE_BYTES_MAX   (64 * 1024)
+#define STAGE_BYTES_MIN   64 /* S2 */
 #define MAP_ROUND_BYTES   (1024 * 1024)
 #define THROTTLE_PAUSE_NS (200 * KS_NS_PER_MS) /* W3: Linux's MAX_PAUSE, HZ / 5 */
 
@@ -1174,8 +1183,14 @@ enum ks_io_result ks_disk_pwrite(ks_file *file, const void *bytes, size_t byte_c
         }
         size_t need = record->staged_bytes + byte_count;
         if (need > record->staged_capacity) {
-            size_t capacity = record->staged_capacity > 0 ? record->staged_capacity : 4096;
-            while (capacity < need) {
+            /* S2: sized by what the file is given, not to a fixed page. */
+            size_t capacity = record->staged_capacity;
+            size_t room = need;
+            if (capacity == 0) {
+                capacity = STAGE_BYTES_MIN;
+                room = MAX(need, 4 * byte_count);
+            }
+            while (capacity < room) {
                 capacity *= 2;
             }
             record->staged = g_realloc(record->staged, capacity);
