@@ -450,10 +450,16 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
         ks_assert(copy != NULL);
         memcpy(copy, batch, batch_bytes);
         /* The parse above checked the first batch's CRC; the log does not
-         * check those bytes again (it checks any batch after them). */
-        enum ks_log_result result = ks_log_append_as_leader_checked(
-            replica->log, copy, batch_bytes, parsed_bytes, replica->state.leader_epoch, now,
-            &base_offset, &last_offset);
+         * check those bytes again (it checks any batch after them), nor
+         * decode the header of an unchanged batch again (R10 of log.c). */
+        enum ks_log_result result =
+            rebuilt == NULL
+                ? ks_log_append_as_leader_parsed(replica->log, copy, batch_bytes, &view,
+                                                 replica->state.leader_epoch, now, &base_offset,
+                                                 &last_offset)
+                : ks_log_append_as_leader_checked(replica->log, copy, batch_bytes, parsed_bytes,
+                                                  replica->state.leader_epoch, now, &base_offset,
+                                                  &last_offset);
         ks__serve_touch(broker, replica); /* S5 of broker_serve.c: the LEO */
         free(copy);
         if (rebuilt != NULL) {

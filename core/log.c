@@ -55,6 +55,11 @@
 **       an incoming batch is computed once per append: by this file, or by
 **       the caller for the prefix it declares checked (the *_checked
 **       appends), never twice on the same bytes in memory.
+**   R10 An append decodes its first batch's header once: validate_batches
+**       keeps it in the plan (the leader's parse of it when given,
+**       ks_log_append_as_leader_parsed), the leader updates the kept copy
+**       when it stamps the offsets and epoch, and append_batches takes it
+**       from there; KS_DEBUG builds decode the bytes again and compare.
 **
 ** Segment `.log` (kafka-reference 2.1), a sequence of whole batches:
 **
@@ -2118,13 +2123,54 @@ struct append_plan {
     int64_t batch_count;
     int64_t record_count;
     int64_t transactional_count; /* batches with the transactional bit */
+    /* R10: the first batch's header as validate_batches parsed it (with the
+     * leader's offsets and epoch once it stamps them), so that no later step
+     * decodes it again; first_header_ok false where peek_header would refuse it. */
+    struct header first_header;
+    bool first_header_ok;
 };
+
+/* peek_header's fields from a parsed batch; false where peek_header would
+ * return false for the same bytes. */
+static bool header_from_view(const struct ks_batch_view *batch, struct header *out)
+{
+    if (batch->last_offset_delta < 0 || batch->base_offset < 0 ||
+        batch->base_offset > INT64_MAX - INT32_MAX) {
+        return false;
+    }
+    out->base_offset = batch->base_offset;
+    out->last_offset = batch->base_offset + batch->last_offset_delta;
+    out->partition_leader_epoch = batch->partition_leader_epoch;
+    out->base_timestamp = batch->base_timestamp;
+    out->max_timestamp = batch->max_timestamp;
+    out->record_count = batch->record_count;
+    out->attributes = batch->attributes;
+    out->producer_id = batch->producer_id;
+    out->batch_bytes = (int64_t)batch->batch_length + KS_BATCH_LOG_OVERHEAD_BYTES;
+    return true;
+}
+
+#if KS_DEBUG
+/* R10: a header kept in the plan is what peek_header reads from the bytes. */
+static void header_check(const uint8_t *bytes, size_t byte_count, const struct header *kept)
+{
+    struct header read;
+    ks_assert(peek_header(bytes, byte_count, &read));
+    ks_assert(read.base_offset == kept->base_offset && read.last_offset == kept->last_offset);
+    ks_assert(read.partition_leader_epoch == kept->partition_leader_epoch);
+    ks_assert(read.base_timestamp == kept->base_timestamp &&
+              read.max_timestamp == kept->max_timestamp);
+    ks_assert(read.record_count == kept->record_count && read.attributes == kept->attributes);
+    ks_assert(read.producer_id == kept->producer_id && read.batch_bytes == kept->batch_bytes);
+}
+#endif
 
 /* Checks that every batch in bytes parses; with `leader`, also that its
  * records are well formed and numbered 0..n-1, and keyed when the topic is
  * compacted (Kafka's LogValidator). */
 static bool validate_batches(const struct ks_log *log, const uint8_t *bytes, size_t byte_count,
-                             size_t crc_checked_bytes, bool leader, struct append_plan *plan)
+                             size_t crc_checked_bytes, const struct ks_batch_view *first,
+                             bool leader, struct append_plan *plan)
 {
     memset(plan, 0, sizeof(*plan));
     plan->max_timestamp = -1;
@@ -2136,7 +2182,26 @@ static bool validate_batches(const struct ks_log *log, const uint8_t *bytes, siz
         /* The caller checked the CRC of the first crc_checked_bytes (whole
          * batches); a batch reaching past them gets the full check here. */
         enum ks_batch_status status = KS_BATCH_BAD_CRC;
-        if (position < crc_checked_bytes) {
+        if (position == 0 && first != NULL) {
+            /* The caller's parse of these bytes (or of the same bytes
+             * elsewhere: the records are taken from here). */
+            batch = *first;
+            batch.records = bytes + KS_BATCH_HEADER_BYTES;
+            batch_bytes = (size_t)first->batch_length + KS_BATCH_LOG_OVERHEAD_BYTES;
+            ks_assert(batch_bytes <= byte_count && batch_bytes <= crc_checked_bytes);
+#if KS_DEBUG
+            struct ks_batch_view again;
+            ks_assert(ks_batch_parse_crc_checked(bytes, byte_count, &again, NULL) == KS_BATCH_OK);
+            ks_assert(again.base_offset == batch.base_offset &&
+                      again.batch_length == batch.batch_length &&
+                      again.last_offset_delta == batch.last_offset_delta &&
+                      again.record_count == batch.record_count &&
+                      again.attributes == batch.attributes &&
+                      again.max_timestamp == batch.max_timestamp &&
+                      again.records_bytes == batch.records_bytes);
+#endif
+            status = KS_BATCH_OK;
+        } else if (position < crc_checked_bytes) {
             status = ks_batch_parse_crc_checked(bytes + position, byte_count - position, &batch,
                                                 &batch_bytes);
             if (status == KS_BATCH_OK && position + batch_bytes > crc_checked_bytes) {
@@ -2168,6 +2233,7 @@ static bool validate_batches(const struct ks_log *log, const uint8_t *bytes, siz
         }
         if (plan->batch_count == 0) {
             plan->first_base_offset = batch.base_offset;
+            plan->first_header_ok = header_from_view(&batch, &plan->first_header);
         }
         plan->last_offset = ks_batch_last_offset(&batch);
         if (batch.max_timestamp > plan->max_timestamp) {
@@ -2210,8 +2276,15 @@ static enum ks_log_result append_batches(struct ks_log *log, const uint8_t *byte
     size_t offset_in_bytes = 0;
     while (offset_in_bytes < byte_count) {
         struct header batch;
-        bool ok = peek_header(bytes + offset_in_bytes, byte_count - offset_in_bytes, &batch);
-        ks_assert(ok);
+        if (offset_in_bytes == 0 && plan->first_header_ok) {
+            batch = plan->first_header; /* R10 */
+#if KS_DEBUG
+            header_check(bytes, byte_count, &batch);
+#endif
+        } else {
+            bool ok = peek_header(bytes + offset_in_bytes, byte_count - offset_in_bytes, &batch);
+            ks_assert(ok);
+        }
         segment_account_batch(log, segment, &batch, position + (int64_t)offset_in_bytes, true);
         if (epoch_assign_in_memory(log, batch.partition_leader_epoch, batch.base_offset)) {
             epoch_persist(log, SYNC_WAIT);
@@ -2244,6 +2317,48 @@ static enum ks_log_result append_batches(struct ks_log *log, const uint8_t *byte
     return KS_LOG_OK;
 }
 
+static enum ks_log_result leader_append(struct ks_log *log, uint8_t *bytes, size_t byte_count,
+                                        size_t crc_checked_bytes, const struct ks_batch_view *first,
+                                        int32_t leader_epoch, ks_time_ns now_ns,
+                                        int64_t *base_offset_out, int64_t *last_offset_out)
+{
+    (void)now_ns; /* segment.ms compares record timestamps, as Kafka does */
+    struct append_plan plan;
+    if (!validate_batches(log, bytes, byte_count, crc_checked_bytes, first, true, &plan)) {
+        return KS_LOG_CORRUPT;
+    }
+    /* Assign offsets from the LEO and stamp the epoch; the CRC stays valid (B2). */
+    int64_t next = log->leo;
+    size_t position = 0;
+    while (position < byte_count) {
+        struct header batch;
+        if (position == 0) {
+            ks_assert(plan.first_header_ok);
+            batch = plan.first_header;
+        } else {
+            bool ok = peek_header(bytes + position, byte_count - position, &batch);
+            ks_assert(ok);
+        }
+        ks_batch_set_offset_and_epoch(bytes + position, next, leader_epoch);
+        if (position == 0) {
+            /* R10: the kept header follows the bytes. */
+            plan.first_header.base_offset = next;
+            plan.first_header.last_offset = next + batch.last_offset - batch.base_offset;
+            plan.first_header.partition_leader_epoch = leader_epoch;
+        }
+        next += batch.last_offset - batch.base_offset + 1;
+        position += (size_t)batch.batch_bytes;
+    }
+    plan.first_base_offset = log->leo;
+    plan.last_offset = next - 1;
+    enum ks_log_result result = append_batches(log, bytes, byte_count, &plan);
+    if (result == KS_LOG_OK) {
+        *base_offset_out = plan.first_base_offset;
+        *last_offset_out = plan.last_offset;
+    }
+    return result;
+}
+
 enum ks_log_result ks_log_append_as_leader(struct ks_log *log, uint8_t *bytes, size_t byte_count,
                                            int32_t leader_epoch, ks_time_ns now_ns,
                                            int64_t *base_offset_out, int64_t *last_offset_out)
@@ -2258,30 +2373,17 @@ enum ks_log_result ks_log_append_as_leader_checked(struct ks_log *log, uint8_t *
                                                    int64_t *base_offset_out,
                                                    int64_t *last_offset_out)
 {
-    (void)now_ns; /* segment.ms compares record timestamps, as Kafka does */
-    struct append_plan plan;
-    if (!validate_batches(log, bytes, byte_count, crc_checked_bytes, true, &plan)) {
-        return KS_LOG_CORRUPT;
-    }
-    /* Assign offsets from the LEO and stamp the epoch; the CRC stays valid (B2). */
-    int64_t next = log->leo;
-    size_t position = 0;
-    while (position < byte_count) {
-        struct header batch;
-        bool ok = peek_header(bytes + position, byte_count - position, &batch);
-        ks_assert(ok);
-        ks_batch_set_offset_and_epoch(bytes + position, next, leader_epoch);
-        next += batch.last_offset - batch.base_offset + 1;
-        position += (size_t)batch.batch_bytes;
-    }
-    plan.first_base_offset = log->leo;
-    plan.last_offset = next - 1;
-    enum ks_log_result result = append_batches(log, bytes, byte_count, &plan);
-    if (result == KS_LOG_OK) {
-        *base_offset_out = plan.first_base_offset;
-        *last_offset_out = plan.last_offset;
-    }
-    return result;
+    return leader_append(log, bytes, byte_count, crc_checked_bytes, NULL, leader_epoch, now_ns,
+                         base_offset_out, last_offset_out);
+}
+
+enum ks_log_result ks_log_append_as_leader_parsed(
+    struct ks_log *log, uint8_t *bytes, size_t byte_count, const struct ks_batch_view *first,
+    int32_t leader_epoch, ks_time_ns now_ns, int64_t *base_offset_out, int64_t *last_offset_out)
+{
+    size_t first_bytes = (size_t)first->batch_length + KS_BATCH_LOG_OVERHEAD_BYTES;
+    return leader_append(log, bytes, byte_count, first_bytes, first, leader_epoch, now_ns,
+                         base_offset_out, last_offset_out);
 }
 
 enum ks_log_result ks_log_append_as_follower(struct ks_log *log, const uint8_t *bytes,
@@ -2296,7 +2398,7 @@ enum ks_log_result ks_log_append_as_follower_checked(struct ks_log *log, const u
 {
     (void)now_ns;
     struct append_plan plan;
-    if (!validate_batches(log, bytes, byte_count, crc_checked_bytes, false, &plan)) {
+    if (!validate_batches(log, bytes, byte_count, crc_checked_bytes, NULL, false, &plan)) {
         return KS_LOG_CORRUPT;
     }
     /* Offsets come from the leader. They must continue the log: a gap is

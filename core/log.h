@@ -85,6 +85,13 @@ enum ks_log_result ks_log_append_as_leader_checked(struct ks_log *log, uint8_t *
                                                    int32_t leader_epoch, ks_time_ns now_ns,
                                                    int64_t *base_offset_out,
                                                    int64_t *last_offset_out);
+/* As ks_log_append_as_leader_checked, for a caller that has parsed the first
+ * batch of bytes with ks_batch_parse (CRC checked) into *first, here or in an
+ * identical copy of the bytes (its records pointer is not used): the first
+ * batch's header is not decoded again, and its CRC not computed again. */
+enum ks_log_result ks_log_append_as_leader_parsed(
+    struct ks_log *log, uint8_t *bytes, size_t byte_count, const struct ks_batch_view *first,
+    int32_t leader_epoch, ks_time_ns now_ns, int64_t *base_offset_out, int64_t *last_offset_out);
 /* Follower append: batches from the leader with offsets set; the first must
  * start at the LEO (or above it, where the leader's cleaner removed whole
  * batches: KS_LOG_OFFSET_OUT_OF_RANGE only below the LEO), and each batch
