@@ -29,9 +29,10 @@
 ** without listing it or looking for checkpoints and `.txnindex` files in it:
 ** a large cluster's start creates tens of thousands of replicas.
 **
-** Invariants (log_check asserts R1, R3-R5 after every change; R2 and R6 are
-** asserted where segments and index entries are added; R7-R9 hold by
-** construction at the single place that writes each):
+** Invariants (log_check asserts R3-R5 after every change, and R1, R11 and
+** R12 in KS_DEBUG builds; R2 and R6 are asserted where segments and index
+** entries are added; R7-R10 hold by construction at the single place that
+** writes each):
 **   R1  There is always at least one segment; the last one is the active
 **       segment, the only one that is appended to.
 **   R2  Segment base offsets strictly increase, and each segment's data lies
@@ -60,6 +61,17 @@
 **       ks_log_append_as_leader_parsed), the leader updates the kept copy
 **       when it stamps the offsets and epoch, and append_batches takes it
 **       from there; KS_DEBUG builds decode the bytes again and compare.
+**   R11 log->active is the last of log->segments (the active segment), so
+**       an append or a read of the tail reaches it in one load from the log
+**       instead of three (the array, its elements, the segment). Every
+**       change at the end of the array goes through segments_push and
+**       segments_pop; a load or sort of the array calls active_note.
+**   R12 log->latest_epoch is the epoch of the last epoch-cache entry, -1
+**       when the cache is empty: an append whose batch carries the current
+**       epoch, and a fetch at the current epoch (ks_log_epoch_end_offset),
+**       read it instead of the cache. epoch_assign_in_memory sets it with
+**       each entry it adds; every other change of the cache calls
+**       epochs_note.
 **
 ** Segment `.log` (kafka-reference 2.1), a sequence of whole batches:
 **
@@ -190,17 +202,21 @@ struct txn_entry {
 };
 
 struct ks_log {
-    ks_world *world; /* not owned */
-    ks_node_id node;
-    char *dir; /* owned */
-    struct ks_log_config config;
-    GPtrArray *segments; /* struct segment *, sorted by base offset, owned */
-    int64_t log_start_offset;
+    /* The fields an append or a fetch of the tail reads first, together
+     * (issue 16: a log is touched every ~100 ms, so each line is a miss). */
+    ks_world *world;        /* not owned */
+    struct segment *active; /* R11: the last of segments; not owned (segments owns it) */
     int64_t leo;
-    int64_t recovery_point;
+    int64_t log_start_offset;
+    int32_t latest_epoch; /* R12: the epoch of the last entry of epochs, -1 when none */
+    ks_node_id node;
+    GPtrArray *segments; /* struct segment *, sorted by base offset, owned */
+    GArray *epochs;      /* struct epoch_entry, owned */
     int64_t unflushed_message_count;
+    struct ks_log_config config;
+    char *dir; /* owned */
+    int64_t recovery_point;
     ks_time_ns last_flush_ns;
-    GArray *epochs;        /* struct epoch_entry, owned */
     GByteArray *window;    /* scratch read buffer, owned */
     GArray *txns;          /* struct txn_entry by first offset, owned; valid when txns_known */
     bool txns_known;       /* false until rebuilt from the log (lazily, see txn_rebuild) */
@@ -293,8 +309,31 @@ static struct segment *segment_at(const struct ks_log *log, guint segment_index)
 
 static struct segment *active_segment(const struct ks_log *log)
 {
-    ks_assert(log->segments->len > 0); /* R1 */
-    return segment_at(log, log->segments->len - 1);
+    ks_assert(log->active != NULL); /* R1 */
+#if KS_DEBUG
+    ks_assert(log->active == segment_at(log, log->segments->len - 1)); /* R11 */
+#endif
+    return log->active;
+}
+
+/* R11: every change at the end of segments goes through these two (and a
+ * sort or a load through active_note). */
+static void active_note(struct ks_log *log)
+{
+    log->active = log->segments->len > 0 ? segment_at(log, log->segments->len - 1) : NULL;
+}
+
+static void segments_push(struct ks_log *log, struct segment *segment)
+{
+    ks_ptr_array_add(log->segments, segment);
+    log->active = segment;
+}
+
+static struct segment *segments_pop(struct ks_log *log)
+{
+    struct segment *segment = g_ptr_array_steal_index(log->segments, log->segments->len - 1);
+    active_note(log);
+    return segment;
 }
 
 /* Reads [position, position + byte_count) of a file into log->window, or as
@@ -535,6 +574,15 @@ static void epoch_persist(struct ks_log *log, enum sync_mode mode)
     g_string_free(text, TRUE);
 }
 
+/* R12: after any change of the epoch cache but an assign's append. */
+static void epochs_note(struct ks_log *log)
+{
+    log->latest_epoch =
+        log->epochs->len > 0
+            ? g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).epoch
+            : -1;
+}
+
 static void epoch_load(struct ks_log *log)
 {
     char *path = g_strdup_printf("%s/%s", log->dir, EPOCH_CHECKPOINT_NAME);
@@ -567,6 +615,7 @@ static void epoch_load(struct ks_log *log)
         struct epoch_entry entry = { (int32_t)epoch, start_offset };
         ks_array_append_val(log->epochs, entry);
     }
+    epochs_note(log);
     g_strfreev(tokens);
 }
 
@@ -575,11 +624,9 @@ static void epoch_load(struct ks_log *log)
  * Returns true if the cache changed (the caller persists it). */
 static bool epoch_assign_in_memory(struct ks_log *log, int32_t epoch, int64_t start_offset)
 {
-    if (epoch < 0) {
-        return false;
-    }
-    if (log->epochs->len > 0 &&
-        g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).epoch >= epoch) {
+    /* Nearly every append: the epoch did not change (R12, without a load
+     * of the cache). */
+    if (epoch < 0 || log->latest_epoch >= epoch) {
         return false;
     }
     while (log->epochs->len > 0 &&
@@ -589,6 +636,7 @@ static bool epoch_assign_in_memory(struct ks_log *log, int32_t epoch, int64_t st
     }
     struct epoch_entry entry = { epoch, start_offset };
     ks_array_append_val(log->epochs, entry);
+    log->latest_epoch = epoch;
     return true;
 }
 
@@ -602,6 +650,7 @@ static bool epoch_truncate_from_end(struct ks_log *log, int64_t offset)
         ks_array_set_size(log->epochs, log->epochs->len - 1);
         changed = true;
     }
+    epochs_note(log);
     return changed;
 }
 
@@ -619,6 +668,7 @@ static bool epoch_truncate_from_start(struct ks_log *log, int64_t offset)
     }
     g_array_remove_range(log->epochs, 0, below - 1);
     g_array_index(log->epochs, struct epoch_entry, 0).start_offset = offset;
+    epochs_note(log);
     return true;
 }
 
@@ -631,10 +681,7 @@ void ks_log_epoch_assign(struct ks_log *log, int32_t epoch, int64_t start_offset
 
 int32_t ks_log_latest_epoch(const struct ks_log *log)
 {
-    if (log->epochs->len == 0) {
-        return -1;
-    }
-    return g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).epoch;
+    return log->latest_epoch; /* R12 */
 }
 
 bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t requested_epoch, int32_t *epoch_out,
@@ -642,6 +689,13 @@ bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t requested_epoch, 
 {
     *epoch_out = -1;
     *end_offset_out = -1;
+    if (log->latest_epoch >= 0 && log->latest_epoch <= requested_epoch) {
+        /* A follower or consumer of the current epoch (R12): the last entry,
+         * ending at the LEO, without a load of the cache. */
+        *epoch_out = log->latest_epoch;
+        *end_offset_out = log->leo;
+        return true;
+    }
     /* Largest known epoch <= requested: a linear scan from the end, because
      * the cache holds one entry per leader change (a handful). */
     for (guint i = log->epochs->len; i > 0; i--) {
@@ -1690,7 +1744,7 @@ static void collect_segments(struct ks_log *log)
     for (char **name = names; *name != NULL; name++) {
         int64_t base = 0;
         if (parse_segment_name(*name, ".log", &base)) {
-            ks_ptr_array_add(log->segments, segment_new(base));
+            ks_ptr_array_add(log->segments, segment_new(base)); /* sorted below */
         } else if (parse_segment_name(*name, ".index", &base) ||
                    parse_segment_name(*name, ".timeindex", &base) ||
                    parse_segment_name(*name, ".txnindex", &base)) {
@@ -1705,13 +1759,14 @@ static void collect_segments(struct ks_log *log)
     }
     ks_disk_list_free(names);
     g_ptr_array_sort(log->segments, compare_segments);
+    active_note(log);
 }
 
 static void delete_segments_from(struct ks_log *log, guint first_index,
                                  struct ks_log_recovery_report *report)
 {
     while (log->segments->len > first_index) {
-        struct segment *segment = g_ptr_array_steal_index(log->segments, log->segments->len - 1);
+        struct segment *segment = segments_pop(log);
         if (report != NULL) {
             int64_t size = ks_disk_size(segment->log_file);
             report->dropped_bytes += size;
@@ -1818,7 +1873,15 @@ static struct tail_estimate log_estimate_leo_before(struct ks_log *log,
 
 static void log_check(const struct ks_log *log)
 {
-    ks_assert(log->segments->len > 0);                       /* R1 */
+#if KS_DEBUG
+    /* R1, R11 and R12 load the arrays an append otherwise need not touch. */
+    ks_assert(log->segments->len > 0);                                 /* R1 */
+    ks_assert(log->active == segment_at(log, log->segments->len - 1)); /* R11 */
+    ks_assert(log->latest_epoch ==
+              (log->epochs->len > 0
+                   ? g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).epoch
+                   : -1)); /* R12 */
+#endif
     ks_assert(log->leo == active_segment(log)->next_offset); /* R4 */
     ks_assert(log->log_start_offset <= log->leo);            /* R3 */
     ks_assert(log->recovery_point <= log->leo);              /* R5 */
@@ -1836,6 +1899,7 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     log->config = *config;
     log->segments = g_ptr_array_new();
     log->epochs = g_array_new(FALSE, FALSE, sizeof(struct epoch_entry));
+    log->latest_epoch = -1; /* R12 */
     log->window = g_byte_array_new();
     log->txns = g_array_new(FALSE, FALSE, sizeof(struct txn_entry));
     log->last_flush_ns = ks_world_now_ns(world);
@@ -1878,7 +1942,7 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     if (log->segments->len == 0) {
         struct segment *segment = segment_new(0);
         segment_open_files(log, segment, KS_DISK_TRUNCATE);
-        ks_ptr_array_add(log->segments, segment);
+        segments_push(log, segment);
     }
     struct segment *last = active_segment(log);
     if (last->batch_count < 0 && last->size_bytes == tail.valid_bytes) {
@@ -2057,8 +2121,7 @@ static void log_roll(struct ks_log *log, int64_t new_base)
     time_index_maybe_append(old, old->max_timestamp, old->offset_of_max_timestamp, true);
     if (old->size_bytes == 0 && old->base_offset != new_base) {
         /* An empty active segment is simply renamed by dropping it. */
-        g_ptr_array_remove_index(log->segments, log->segments->len - 1);
-        segment_delete(log, old);
+        segment_delete(log, segments_pop(log));
     } else if (old->size_bytes == 0) {
         return;
     } else {
@@ -2075,7 +2138,7 @@ static void log_roll(struct ks_log *log, int64_t new_base)
     }
     struct segment *segment = segment_new(new_base);
     segment_open_files(log, segment, KS_DISK_TRUNCATE);
-    ks_ptr_array_add(log->segments, segment);
+    segments_push(log, segment);
     if (log->log_start_offset < segment_at(log, 0)->base_offset) {
         log->log_start_offset = segment_at(log, 0)->base_offset;
     }
@@ -2536,6 +2599,20 @@ enum ks_log_result ks_log_read(struct ks_log *log, int64_t offset, int64_t upto_
     if (offset == log->leo || offset >= upto_offset) {
         return KS_LOG_OK;
     }
+    if (offset >= log->active->base_offset) {
+        /* The tail, as nearly every fetch reads it: the active segment
+         * (R11) is the floor and the last, with no search. */
+        struct segment *segment = active_segment(log);
+        struct header batch;
+        struct reader reader;
+        reader_init(&reader, log, segment->log_file, segment->size_bytes, LOOKUP_WINDOW_BYTES);
+        int64_t position = segment_read_lookup(&reader, segment, offset, upto_offset, &batch);
+        if (position >= 0 && read_segment_from(&reader, segment, position, &batch, upto_offset,
+                                               max_bytes, out) < 0) {
+            return KS_LOG_IO_ERROR;
+        }
+        return KS_LOG_OK;
+    }
     int segment_index = segment_floor_index(log, offset);
     if (segment_index < 0) {
         segment_index = 0;
@@ -2643,12 +2720,12 @@ int64_t ks_log_offset_for_timestamp(struct ks_log *log, int64_t timestamp_ms)
 static void log_reset_to_empty_segment(struct ks_log *log, int64_t offset)
 {
     while (log->segments->len > 0) {
-        struct segment *segment = g_ptr_array_steal_index(log->segments, log->segments->len - 1);
+        struct segment *segment = segments_pop(log);
         segment_delete(log, segment);
     }
     struct segment *segment = segment_new(offset);
     segment_open_files(log, segment, KS_DISK_TRUNCATE);
-    ks_ptr_array_add(log->segments, segment);
+    segments_push(log, segment);
     log->leo = offset;
     log->log_start_offset = offset;
     log->recovery_point = offset;
@@ -2662,6 +2739,7 @@ void ks_log_truncate_fully_and_start_at(struct ks_log *log, int64_t offset)
     ks_array_set_size(log->txns, 0);
     log->txns_known = true; /* an empty log has no transactions */
     ks_array_set_size(log->epochs, 0);
+    epochs_note(log);
     epoch_persist(log, SYNC_WAIT); /* clearAndFlush */
     log_check(log);
 }
@@ -2677,7 +2755,7 @@ void ks_log_truncate_to(struct ks_log *log, int64_t offset)
     }
     /* Segments starting above the point go whole (LocalLog.truncateTo). */
     while (log->segments->len > 1 && active_segment(log)->base_offset > offset) {
-        struct segment *segment = g_ptr_array_steal_index(log->segments, log->segments->len - 1);
+        struct segment *segment = segments_pop(log);
         segment_delete(log, segment);
     }
     struct segment *segment = active_segment(log);
@@ -2716,7 +2794,7 @@ void ks_log_truncate_to(struct ks_log *log, int64_t offset)
 static void delete_oldest_segment(struct ks_log *log)
 {
     ks_assert(log->segments->len > 1);
-    struct segment *segment = g_ptr_array_steal_index(log->segments, 0);
+    struct segment *segment = g_ptr_array_steal_index(log->segments, 0); /* not the active one */
     segment_delete(log, segment);
     int64_t first_base = segment_at(log, 0)->base_offset;
     if (log->log_start_offset < first_base) {

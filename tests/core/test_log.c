@@ -1111,6 +1111,94 @@ static void test_recent_batches_see_a_damaged_header(void)
     ks_test_env_deinit(&env);
 }
 
+/* R11 and R12 of core/log.c: the cached active segment and latest epoch.
+ * Checks that the latest epoch is the cache's last entry, that the end
+ * offset at the current epoch is the LEO, and that an append lands in the
+ * active segment: the tail reads back the appended batch, and the whole log
+ * reads as it did before (a stale active segment writes elsewhere). */
+static void caches_check(struct ks_log *log)
+{
+    int32_t count = ks_log_epoch_count(log);
+    int32_t last_epoch = -1;
+    int64_t last_start = -1;
+    if (count > 0) {
+        ks_log_epoch_entry(log, count - 1, &last_epoch, &last_start);
+    }
+    CU_ASSERT_EQUAL(ks_log_latest_epoch(log), last_epoch);
+    int32_t epoch = 0;
+    int64_t end = 0;
+    bool found = ks_log_epoch_end_offset(log, INT32_MAX, &epoch, &end);
+    CU_ASSERT_EQUAL(found, count > 0);
+    if (found) {
+        CU_ASSERT_EQUAL(epoch, last_epoch);
+        CU_ASSERT_EQUAL(end, ks_log_leo(log));
+    }
+    int64_t before_count = 0;
+    GByteArray *before = log_fixture_read_all(log, &before_count);
+    int64_t leo = ks_log_leo(log);
+    GByteArray *bytes = log_fixture_batch(2, 900, 30, TS0 + 5000);
+    int64_t base = -1;
+    int64_t last = -1;
+    CU_ASSERT_EQUAL_FATAL(ks_log_append_as_leader(log, bytes->data, bytes->len,
+                                                  last_epoch >= 0 ? last_epoch : 1, 0, &base,
+                                                  &last),
+                          KS_LOG_OK);
+    CU_ASSERT_EQUAL(base, leo);
+    GByteArray *tail = g_byte_array_new();
+    CU_ASSERT_EQUAL(ks_log_read(log, leo, INT64_MAX, 1 << 20, tail), KS_LOG_OK);
+    CU_ASSERT(tail->len == bytes->len && memcmp(tail->data, bytes->data, bytes->len) == 0);
+    int64_t after_count = 0;
+    GByteArray *after = log_fixture_read_all(log, &after_count);
+    CU_ASSERT_EQUAL(after_count, before_count + 1);
+    CU_ASSERT(after->len == before->len + bytes->len &&
+              (before->len == 0 || memcmp(after->data, before->data, before->len) == 0));
+    g_byte_array_unref(before);
+    g_byte_array_unref(after);
+    g_byte_array_unref(tail);
+    g_byte_array_unref(bytes);
+}
+
+static void test_active_segment_and_latest_epoch_follow_changes(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 7, 2);
+    struct ks_log_config config = log_fixture_config();
+    config.segment_bytes = 500;
+    struct ks_log *log = open_log(&env, &config);
+    caches_check(log);
+    for (int i = 0; i < 20; i++) {
+        log_fixture_append(log, 3, i, 20, TS0 + i, 1, NULL);
+    }
+    ks_log_epoch_assign(log, 3, ks_log_leo(log));
+    for (int i = 0; i < 20; i++) {
+        log_fixture_append(log, 3, i, 20, TS0 + 20 + i, 3, NULL);
+    }
+    CU_ASSERT(ks_log_segment_count(log) > 4);
+    caches_check(log); /* rolled */
+    int32_t segments = ks_log_segment_count(log);
+    ks_log_truncate_to(log, 10);
+    CU_ASSERT(ks_log_segment_count(log) < segments);
+    CU_ASSERT_EQUAL(ks_log_latest_epoch(log), 1);
+    caches_check(log); /* segments and the epoch-3 entry dropped */
+    ks_log_truncate_fully_and_start_at(log, 1000);
+    CU_ASSERT_EQUAL(ks_log_latest_epoch(log), -1);
+    caches_check(log);
+    int64_t count = 0;
+    GByteArray *closed = log_fixture_read_all(log, &count);
+    ks_log_close(log);
+    log = open_log(&env, &config);
+    int64_t reopened_count = 0;
+    GByteArray *reopened = log_fixture_read_all(log, &reopened_count);
+    CU_ASSERT_EQUAL(reopened_count, count);
+    CU_ASSERT(reopened->len == closed->len &&
+              (closed->len == 0 || memcmp(reopened->data, closed->data, closed->len) == 0));
+    caches_check(log);
+    g_byte_array_unref(closed);
+    g_byte_array_unref(reopened);
+    ks_log_close(log);
+    ks_test_env_deinit(&env);
+}
+
 void ks_test_register_log(void)
 {
     static const struct ks_test_case cases[] = {
@@ -1125,6 +1213,8 @@ void ks_test_register_log(void)
         { "roll by time, index and flush settings", test_roll_by_time_index_and_flush_settings },
         { "truncation matches fresh log", test_truncation_matches_fresh_log },
         { "truncate fully and start at", test_truncate_fully_and_start_at },
+        { "active segment and latest epoch follow changes",
+          test_active_segment_and_latest_epoch_follow_changes },
         { "offset for timestamp", test_offset_for_timestamp },
         { "epoch cache rules and file", test_epoch_cache_rules_and_file },
         { "checkpoint round trip and malformed", test_checkpoint_round_trip_and_malformed },
