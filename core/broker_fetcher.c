@@ -33,9 +33,11 @@
 **       compares every partition with the session (ReplicaFetcherThread
 **       .buildFetch adds each one); the request is the same, the cost here
 **       is proportional to what changed.
-**       The request is built in a buffer sized for the session and handed to
-**       the world (ks_world_send_owned); the session list a response
-**       replaces is kept as the next request's list (`spare`).
+**       The request is built in a buffer the broker keeps between kicks
+**       (broker->fetch_request) and sent as a copy (ks_world_send takes a
+**       buffer from the world's pool: cheaper than a new GByteArray per
+**       kick); the session list a response replaces is kept as the next
+**       request's list (`spare`).
 **
 ** KIP-227 fetch sessions (FetchSessionHandler and its Builder): the first
 ** request to a leader is a full one (epoch 0) and creates a session there;
@@ -163,6 +165,10 @@ void ks__fetcher_drop_sessions(struct ks_broker *broker)
             g_array_free(fetcher->dirty, TRUE);
             fetcher->dirty = NULL;
         }
+    }
+    if (broker->fetch_request != NULL) {
+        g_byte_array_unref(broker->fetch_request);
+        broker->fetch_request = NULL;
     }
 }
 
@@ -408,11 +414,12 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
     if (!broker->running || fetcher->state != KS__FETCHER_IDLE) {
         return;
     }
-    /* Sized for the session's entries, and handed to the world when sent. */
-    guint expected = fetcher->session != NULL ? fetcher->session->len : 0;
-    GByteArray *message = g_byte_array_sized_new(
-        (guint)(sizeof(struct ks_fetch_request) +
-                (expected + 4) * sizeof(struct ks_fetch_request_partition)));
+    /* Kept between kicks (F5); a kick does not nest in another. */
+    if (broker->fetch_request == NULL) {
+        broker->fetch_request = g_byte_array_sized_new(4096);
+    }
+    GByteArray *message = broker->fetch_request;
+    ks_array_set_size((GArray *)(void *)message, 0); /* a byte array: no clear, no zero end */
     struct ks_fetch_request header;
     memset(&header, 0, sizeof header);
     ks_byte_array_append(message, (const guint8 *)&header, sizeof header);
@@ -463,7 +470,6 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
     }
     if (count == 0) {
         spare_give(fetcher, next);
-        g_byte_array_unref(message);
         fetcher->rebuild = true; /* F5: the session is not what the next request starts from */
         earliest_backoff = fetcher->backoff_end_ns;
         if (earliest_backoff != KS_TIME_NEVER) {
@@ -501,9 +507,8 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
     request->partition_count = listed;
     fetcher->state = KS__FETCHER_IN_FLIGHT;
     fetcher->correlation_id = request->correlation_id;
-    guint message_bytes = message->len;
-    ks_world_send_owned(broker->world, (ks_node_id)broker->id, (ks_node_id)leader_id,
-                        KS_MSG_FETCH_REQUEST, g_byte_array_free(message, FALSE), message_bytes);
+    ks_world_send(broker->world, (ks_node_id)broker->id, (ks_node_id)leader_id,
+                  KS_MSG_FETCH_REQUEST, message->data, message->len);
     fetcher->timeout_timer = ks_world_schedule(
         broker->world, (ks_node_id)broker->id, KS__REQUEST_TIMEOUT_NS,
         KS_TIMER_BROKER_FETCH_TIMEOUT, fetch_timeout, fetcher_ref(broker, leader_id));

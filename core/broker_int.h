@@ -347,6 +347,10 @@ struct ks_broker {
 
     struct ks__fetcher fetchers[KS_BROKER_COUNT_MAX];         /* [leader_id - 1] */
     struct ks__fetcher_ref fetcher_refs[KS_BROKER_COUNT_MAX]; /* [leader_id - 1] */
+    /* F5: the buffer every fetcher builds its request in, kept between
+     * kicks (a kick never nests in another) and sent as a copy; owned, NULL
+     * until the first kick. */
+    GByteArray *fetch_request;
     int64_t next_correlation_id;
     int32_t producer_id_counter;
 
