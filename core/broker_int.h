@@ -242,8 +242,9 @@ struct ks__fetch_session {
     ks_time_ns last_used_ns;
     GArray *partitions; /* struct ks__session_partition, in (topic, partition) order */
     /* S5: the partitions a serve visits besides those touched since the
-     * last one (struct ks_fetch_forgotten keys, in order): those the last
-     * serve did not find quiet. visit_all: every partition (a new session,
+     * last one (guint positions in `partitions`, ascending, S8 of
+     * broker_serve.c): those the last serve did not find quiet.
+     * visit_all: every partition (a new session,
      * or one whose touches were trimmed or whose follower moved on). */
     GArray *awake;
     uint64_t touched_seen; /* broker->touched up to here was taken into account */
