@@ -344,6 +344,21 @@ static gint key_order(gconstpointer a, gconstpointer b)
     return (x->partition > y->partition) - (x->partition < y->partition);
 }
 
+/* Sorts the dirty keys (F5). They come mostly in order already (a
+ * response's partitions are in session order, each marked after its own
+ * touch), so a pass that finds them sorted replaces the sort: the keys are
+ * plain values, so any sort gives the same array. */
+static void dirty_sort(GArray *dirty)
+{
+    const struct ks_fetch_forgotten *keys = (const struct ks_fetch_forgotten *)(void *)dirty->data;
+    for (guint i = 1; i < dirty->len; i++) {
+        if (key_order(&keys[i - 1], &keys[i]) > 0) {
+            g_array_sort(dirty, key_order);
+            return;
+        }
+    }
+}
+
 /* F5: the next incremental request from the session and the partitions
  * marked dirty since the last build: `next` is the session with those
  * entries recomputed (added, changed or dropped), and message gets the
@@ -356,12 +371,13 @@ static int32_t build_from_dirty(struct ks_broker *broker, int32_t leader_id, GAr
     struct ks__fetcher *fetcher = &broker->fetchers[leader_id - 1];
     ks_time_ns now = ks__broker_now_ns(broker);
     bool epochs = broker->spec->cluster->truncation == KS_TRUNCATION_LEADER_EPOCH;
-    g_array_append_vals(next, fetcher->session->data, fetcher->session->len);
+    ks_array_append(next, fetcher->session->data, fetcher->session->len,
+                    sizeof(struct ks_fetch_request_partition));
     GArray *gone = NULL; /* made at the first forgotten one */
     int32_t listed = 0;
     GArray *dirty = fetcher->dirty;
     if (dirty != NULL) {
-        g_array_sort(dirty, key_order);
+        dirty_sort(dirty);
     }
     for (guint i = 0; dirty != NULL && i < dirty->len; i++) {
         const struct ks_fetch_forgotten *key = &g_array_index(dirty, struct ks_fetch_forgotten, i);
