@@ -33,9 +33,11 @@
 **       compares every partition with the session (ReplicaFetcherThread
 **       .buildFetch adds each one); the request is the same, the cost here
 **       is proportional to what changed.
-**       The request is built in a buffer sized for the session and handed to
-**       the world (ks_world_send_owned); the session list a response
-**       replaces is kept as the next request's list (`spare`).
+**       The request is built in a buffer the broker keeps between kicks
+**       (broker->fetch_request) and sent as a copy (ks_world_send takes a
+**       buffer from the world's pool: cheaper than a new GByteArray per
+**       kick); the session list a response replaces is kept as the next
+**       request's list (`spare`).
 **
 ** KIP-227 fetch sessions (FetchSessionHandler and its Builder): the first
 ** request to a leader is a full one (epoch 0) and creates a session there;
@@ -163,6 +165,10 @@ void ks__fetcher_drop_sessions(struct ks_broker *broker)
             g_array_free(fetcher->dirty, TRUE);
             fetcher->dirty = NULL;
         }
+    }
+    if (broker->fetch_request != NULL) {
+        g_byte_array_unref(broker->fetch_request);
+        broker->fetch_request = NULL;
     }
 }
 
@@ -338,6 +344,21 @@ static gint key_order(gconstpointer a, gconstpointer b)
     return (x->partition > y->partition) - (x->partition < y->partition);
 }
 
+/* Sorts the dirty keys (F5). They come mostly in order already (a
+ * response's partitions are in session order, each marked after its own
+ * touch), so a pass that finds them sorted replaces the sort: the keys are
+ * plain values, so any sort gives the same array. */
+static void dirty_sort(GArray *dirty)
+{
+    const struct ks_fetch_forgotten *keys = (const struct ks_fetch_forgotten *)(void *)dirty->data;
+    for (guint i = 1; i < dirty->len; i++) {
+        if (key_order(&keys[i - 1], &keys[i]) > 0) {
+            g_array_sort(dirty, key_order);
+            return;
+        }
+    }
+}
+
 /* F5: the next incremental request from the session and the partitions
  * marked dirty since the last build: `next` is the session with those
  * entries recomputed (added, changed or dropped), and message gets the
@@ -350,12 +371,13 @@ static int32_t build_from_dirty(struct ks_broker *broker, int32_t leader_id, GAr
     struct ks__fetcher *fetcher = &broker->fetchers[leader_id - 1];
     ks_time_ns now = ks__broker_now_ns(broker);
     bool epochs = broker->spec->cluster->truncation == KS_TRUNCATION_LEADER_EPOCH;
-    g_array_append_vals(next, fetcher->session->data, fetcher->session->len);
+    ks_array_append(next, fetcher->session->data, fetcher->session->len,
+                    sizeof(struct ks_fetch_request_partition));
     GArray *gone = NULL; /* made at the first forgotten one */
     int32_t listed = 0;
     GArray *dirty = fetcher->dirty;
     if (dirty != NULL) {
-        g_array_sort(dirty, key_order);
+        dirty_sort(dirty);
     }
     for (guint i = 0; dirty != NULL && i < dirty->len; i++) {
         const struct ks_fetch_forgotten *key = &g_array_index(dirty, struct ks_fetch_forgotten, i);
@@ -408,11 +430,12 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
     if (!broker->running || fetcher->state != KS__FETCHER_IDLE) {
         return;
     }
-    /* Sized for the session's entries, and handed to the world when sent. */
-    guint expected = fetcher->session != NULL ? fetcher->session->len : 0;
-    GByteArray *message = g_byte_array_sized_new(
-        (guint)(sizeof(struct ks_fetch_request) +
-                (expected + 4) * sizeof(struct ks_fetch_request_partition)));
+    /* Kept between kicks (F5); a kick does not nest in another. */
+    if (broker->fetch_request == NULL) {
+        broker->fetch_request = g_byte_array_sized_new(4096);
+    }
+    GByteArray *message = broker->fetch_request;
+    ks_array_set_size((GArray *)(void *)message, 0); /* a byte array: no clear, no zero end */
     struct ks_fetch_request header;
     memset(&header, 0, sizeof header);
     ks_byte_array_append(message, (const guint8 *)&header, sizeof header);
@@ -463,7 +486,6 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
     }
     if (count == 0) {
         spare_give(fetcher, next);
-        g_byte_array_unref(message);
         fetcher->rebuild = true; /* F5: the session is not what the next request starts from */
         earliest_backoff = fetcher->backoff_end_ns;
         if (earliest_backoff != KS_TIME_NEVER) {
@@ -501,9 +523,8 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
     request->partition_count = listed;
     fetcher->state = KS__FETCHER_IN_FLIGHT;
     fetcher->correlation_id = request->correlation_id;
-    guint message_bytes = message->len;
-    ks_world_send_owned(broker->world, (ks_node_id)broker->id, (ks_node_id)leader_id,
-                        KS_MSG_FETCH_REQUEST, g_byte_array_free(message, FALSE), message_bytes);
+    ks_world_send(broker->world, (ks_node_id)broker->id, (ks_node_id)leader_id,
+                  KS_MSG_FETCH_REQUEST, message->data, message->len);
     fetcher->timeout_timer = ks_world_schedule(
         broker->world, (ks_node_id)broker->id, KS__REQUEST_TIMEOUT_NS,
         KS_TIMER_BROKER_FETCH_TIMEOUT, fetch_timeout, fetcher_ref(broker, leader_id));

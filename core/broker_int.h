@@ -242,8 +242,9 @@ struct ks__fetch_session {
     ks_time_ns last_used_ns;
     GArray *partitions; /* struct ks__session_partition, in (topic, partition) order */
     /* S5: the partitions a serve visits besides those touched since the
-     * last one (struct ks_fetch_forgotten keys, in order): those the last
-     * serve did not find quiet. visit_all: every partition (a new session,
+     * last one (guint positions in `partitions`, ascending, S8 of
+     * broker_serve.c): those the last serve did not find quiet.
+     * visit_all: every partition (a new session,
      * or one whose touches were trimmed or whose follower moved on). */
     GArray *awake;
     uint64_t touched_seen; /* broker->touched up to here was taken into account */
@@ -347,6 +348,10 @@ struct ks_broker {
 
     struct ks__fetcher fetchers[KS_BROKER_COUNT_MAX];         /* [leader_id - 1] */
     struct ks__fetcher_ref fetcher_refs[KS_BROKER_COUNT_MAX]; /* [leader_id - 1] */
+    /* F5: the buffer every fetcher builds its request in, kept between
+     * kicks (a kick never nests in another) and sent as a copy; owned, NULL
+     * until the first kick. */
+    GByteArray *fetch_request;
     int64_t next_correlation_id;
     int32_t producer_id_counter;
 

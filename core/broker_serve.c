@@ -86,6 +86,14 @@
 **       per partition (at 100 brokers × 10,000 partitions the lookups were
 **       the hottest function: a cache miss each). KS_DEBUG builds check
 **       every cached replica after every message and at every use.
+**   S8  a session's awake list (ks__fetch_session.awake, S5's partitions
+**       its last serve did not find quiet) holds their session positions,
+**       ascending, each below the session's length: a partition joining
+**       the session (session_put) or leaving it (forgotten) shifts them
+**       with the list (awake_shift), and one leaving drops out, so a serve
+**       takes them without a lookup (it looked each one up by key before).
+**       ks_broker_check asserts the order and bounds; KS_DEBUG builds'
+**       S5 check (session_check_quiet) fails on a position left behind.
 **
 ** KIP-227 fetch sessions, leader side (FetchSession.scala: FetchManager
 ** newContext, FullFetchContext, IncrementalFetchContext, FetchSessionCache,
@@ -191,10 +199,18 @@ static void delayed_add(struct ks_broker *broker, struct ks__delayed_fetch *item
     ks_array_append_val(broker->delayed_key_bits, key_bits);
 }
 
+/* g_ptr_array_remove_index and g_array_remove_index, inline: broker->
+ * delayed has no free function, and neither array clears or is terminated
+ * (about 110 instructions a parked fetch answered, in two GLib calls). */
 static void delayed_remove_index(struct ks_broker *broker, guint index)
 {
-    g_ptr_array_remove_index(broker->delayed, index);
-    g_array_remove_index(broker->delayed_key_bits, index);
+    guint after = broker->delayed->len - index - 1;
+    memmove(&broker->delayed->pdata[index], &broker->delayed->pdata[index + 1],
+            after * sizeof(gpointer));
+    broker->delayed->len--;
+    uint64_t *key_bits = (uint64_t *)(void *)broker->delayed_key_bits->data;
+    memmove(&key_bits[index], &key_bits[index + 1], after * sizeof *key_bits);
+    broker->delayed_key_bits->len--;
 }
 
 /* ---- buffers kept between serves ------------------------------------------------------- */
@@ -860,6 +876,26 @@ static struct ks__fetch_session *session_find(struct ks_broker *broker, int32_t 
     return NULL;
 }
 
+/* S8: the awake positions follow a partition inserted at `at` (inserted:
+ * those at or past it move up one) or removed from there (that one leaves
+ * the list, those past it move down one). */
+static void awake_shift(struct ks__fetch_session *session, guint at, bool inserted)
+{
+    guint *awake = (guint *)(void *)session->awake->data;
+    guint kept = 0;
+    for (guint i = 0; i < session->awake->len; i++) {
+        guint position = awake[i];
+        if (position >= at) {
+            if (!inserted && position == at) {
+                continue;
+            }
+            position = inserted ? position + 1 : position - 1;
+        }
+        awake[kept++] = position;
+    }
+    ks_array_set_size(session->awake, kept);
+}
+
 static void session_put(struct ks__fetch_session *session,
                         const struct ks_fetch_request_partition *entry)
 {
@@ -876,6 +912,7 @@ static void session_put(struct ks__fetch_session *session,
     part.hw = -1;
     part.log_start_offset = -1;
     g_array_insert_val(session->partitions, at, part);
+    awake_shift(session, at, true);
 }
 
 /* FetchSessionCache.maybeCreateSession: a free slot, or the least recently
@@ -914,7 +951,7 @@ static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_
     session->replica_epoch = replica_epoch;
     session->last_used_ns = now;
     session->partitions = g_array_new(FALSE, FALSE, sizeof(struct ks__session_partition));
-    session->awake = g_array_new(FALSE, FALSE, sizeof(partition_key));
+    session->awake = g_array_new(FALSE, FALSE, sizeof(guint));
     session->touched_seen = touched_end(broker);
     session->visit_all = true; /* until session_settle has seen them all */
     ks_ptr_array_add(broker->fetch_sessions, session);
@@ -926,17 +963,8 @@ static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_
 /* Adds the session position of (topic, partition), if the session holds it,
  * to list[0, *count): in order and once each when sorted, else at the end
  * (sorted and deduplicated afterwards). */
-static void visit_add(const struct ks__fetch_session *session, guint *list, guint *count,
-                      bool sorted, int32_t topic_index, int32_t partition)
+static void visit_add_at(guint *list, guint *count, bool sorted, guint at)
 {
-    if ((session->key_bits & key_bit(topic_index, partition)) == 0) {
-        return; /* S6: the session never held it (most of a leader's touches) */
-    }
-    bool found = false;
-    guint at = session_position(session, topic_index, partition, &found);
-    if (!found) {
-        return;
-    }
     guint j = *count;
     if (sorted) {
         while (j > 0 && list[j - 1] > at) {
@@ -949,6 +977,19 @@ static void visit_add(const struct ks__fetch_session *session, guint *list, guin
     }
     list[j] = at;
     (*count)++;
+}
+
+static void visit_add(const struct ks__fetch_session *session, guint *list, guint *count,
+                      bool sorted, int32_t topic_index, int32_t partition)
+{
+    if ((session->key_bits & key_bit(topic_index, partition)) == 0) {
+        return; /* S6: the session never held it (most of a leader's touches) */
+    }
+    bool found = false;
+    guint at = session_position(session, topic_index, partition, &found);
+    if (found) {
+        visit_add_at(list, count, sorted, at);
+    }
 }
 
 static int compare_guint(const void *a, const void *b)
@@ -976,11 +1017,11 @@ static GArray *session_visit(struct ks_broker *broker, struct ks__fetch_session 
         session->touched_seen = touched_end(broker);
         session->visit_all = false;
         ks_array_set_size(session->awake, session->partitions->len);
+        guint *awake = (guint *)(void *)session->awake->data;
         for (guint i = 0; i < session->partitions->len; i++) {
             struct ks__session_partition *part = session_part(session, i);
             ks__replica_follower_wake(broker, session_replica(broker, part), session->replica_id);
-            partition_key key = { part->request.topic_index, part->request.partition };
-            g_array_index(session->awake, partition_key, i) = key;
+            awake[i] = i;
         }
         return NULL; /* the whole list */
     }
@@ -991,9 +1032,11 @@ static GArray *session_visit(struct ks_broker *broker, struct ks__fetch_session 
     guint *list = (guint *)(void *)visit->data;
     guint count = 0;
     bool sorted = bound <= VISIT_INSERT_MAX;
+    /* S8: the awake ones by position, no lookup; in order, so the sorted
+     * list takes each at its end. */
+    const guint *awake = (const guint *)(const void *)session->awake->data;
     for (guint i = 0; i < session->awake->len; i++) {
-        const partition_key *key = &g_array_index(session->awake, partition_key, i);
-        visit_add(session, list, &count, sorted, key->topic_index, key->partition);
+        visit_add_at(list, &count, sorted, awake[i]);
     }
     for (int32_t i = 0; i < listed_count; i++) {
         visit_add(session, list, &count, sorted, listed[i].topic_index, listed[i].partition);
@@ -1019,11 +1062,12 @@ static GArray *session_visit(struct ks_broker *broker, struct ks__fetch_session 
     session->visit_all = false;
     /* Awake until session_settle finds them quiet. */
     ks_array_set_size(session->awake, count);
+    if (count > 0) { /* an empty list may have no data at all */
+        memcpy(session->awake->data, list, count * sizeof *list);
+    }
     for (guint i = 0; i < count; i++) {
         struct ks__session_partition *part = session_part(session, list[i]);
         ks__replica_follower_wake(broker, session_replica(broker, part), session->replica_id);
-        partition_key key = { part->request.topic_index, part->request.partition };
-        g_array_index(session->awake, partition_key, i) = key;
     }
     return visit;
 }
@@ -1176,6 +1220,7 @@ static GByteArray *session_request(struct ks_broker *broker, const uint8_t *mess
             ks__replica_follower_wake(broker, session_replica(broker, session_part(session, at)),
                                       session->replica_id);
             g_array_remove_index(session->partitions, at);
+            awake_shift(session, at, false);
         }
     }
     session->epoch = session->epoch == INT32_MAX ? 1 : session->epoch + 1;
@@ -1271,8 +1316,8 @@ static void session_settle(struct ks_broker *broker, struct serve_session sessio
                      ks__replica_follower_sleep(broker, replica, cached->replica_id,
                                                 entries[i].fetch_offset);
         if (!quiet) {
-            partition_key key = { entries[i].topic_index, entries[i].partition };
-            ks_array_append_val(cached->awake, key);
+            guint at = visited_at(session, (guint)i);
+            ks_array_append_val(cached->awake, at); /* S8: in order, as visited */
         }
     }
 }
@@ -1524,6 +1569,14 @@ void ks__serve_check_parked(const struct ks_broker *broker)
             ks_assert(part->replica == NULL ||
                       part->replica == ks__broker_find_replica(broker, part->request.topic_index,
                                                                part->request.partition)); /* S7 */
+        }
+    }
+    for (guint i = 0; broker->fetch_sessions != NULL && i < broker->fetch_sessions->len; i++) {
+        const struct ks__fetch_session *session = g_ptr_array_index(broker->fetch_sessions, i);
+        for (guint j = 0; j < session->awake->len; j++) {
+            guint at = g_array_index(session->awake, guint, j);
+            ks_assert(at < session->partitions->len); /* S8 */
+            ks_assert(j == 0 || g_array_index(session->awake, guint, j - 1) < at);
         }
     }
     ks_assert(broker->delayed_key_bits->len == broker->delayed->len); /* S6 */

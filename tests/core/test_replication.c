@@ -840,16 +840,20 @@ static void fetch_capture(ks_world *world, ks_node_id self, ks_node_id source, u
     box->count++;
 }
 
-/* Sends a fetch from broker 2 to broker 1 for partitions of topic 0;
- * session_epoch -1: sessionless. */
-static void session_fetch(struct cluster_fixture *h, int64_t correlation_id, int32_t session_id,
-                          int32_t session_epoch, const int32_t *partitions, const int64_t *offsets,
-                          int32_t count)
+/* Sends a fetch from broker 2 to broker 1 for partitions of topic 0 (up to
+ * 8, at offsets) that forgets others (up to 4); session_epoch -1:
+ * sessionless. */
+static void session_fetch_forget(struct cluster_fixture *h, int64_t correlation_id,
+                                 int32_t session_id, int32_t session_epoch,
+                                 const int32_t *partitions, const int64_t *offsets, int32_t count,
+                                 const int32_t *forgotten, int32_t forgotten_count)
 {
     struct {
         struct ks_fetch_request request;
-        struct ks_fetch_request_partition entries[4];
+        struct ks_fetch_request_partition entries[8];
+        struct ks_fetch_forgotten gone[4];
     } message;
+    CU_ASSERT_FATAL(count <= 8 && forgotten_count <= 4);
     memset(&message, 0, sizeof message);
     message.request.correlation_id = correlation_id;
     message.request.replica_id = 2;
@@ -858,6 +862,7 @@ static void session_fetch(struct cluster_fixture *h, int64_t correlation_id, int
     message.request.max_wait_ns = 500 * H_MS;
     message.request.max_bytes = 1 << 20;
     message.request.partition_count = count;
+    message.request.forgotten_count = forgotten_count;
     message.request.session = session_epoch >= 0 ? 1 : 0;
     message.request.session_id = session_id;
     message.request.session_epoch = session_epoch >= 0 ? session_epoch : 0;
@@ -868,9 +873,25 @@ static void session_fetch(struct cluster_fixture *h, int64_t correlation_id, int
         message.entries[i].last_fetched_epoch = -1;
         message.entries[i].partition_max_bytes = 1 << 20;
     }
+    /* The forgotten keys follow the listed entries. */
+    struct ks_fetch_forgotten *gone = (struct ks_fetch_forgotten *)&message.entries[count];
+    for (int32_t i = 0; i < forgotten_count; i++) {
+        gone[i].topic_index = 0;
+        gone[i].partition = forgotten[i];
+    }
     ks_world_send(h->env.world, 2, 1, KS_MSG_FETCH_REQUEST, &message,
                   sizeof message.request +
-                      (size_t)count * sizeof(struct ks_fetch_request_partition));
+                      (size_t)count * sizeof(struct ks_fetch_request_partition) +
+                      (size_t)forgotten_count * sizeof(struct ks_fetch_forgotten));
+}
+
+/* session_fetch_forget, forgetting nothing. */
+static void session_fetch(struct cluster_fixture *h, int64_t correlation_id, int32_t session_id,
+                          int32_t session_epoch, const int32_t *partitions, const int64_t *offsets,
+                          int32_t count)
+{
+    session_fetch_forget(h, correlation_id, session_id, session_epoch, partitions, offsets, count,
+                         NULL, 0);
 }
 
 static void fetch_as_follower(struct cluster_fixture *h, int64_t correlation_id,
@@ -1156,6 +1177,94 @@ static void test_quiet_partitions(void)
     cf_free(&h);
 }
 
+/* The partitions of topic 0 at the session's awake positions (S8 of
+ * core/broker_serve.c), in order; returns how many. */
+static guint awake_partitions(const struct ks__fetch_session *session, int32_t *out, guint max)
+{
+    guint count = 0;
+    for (guint i = 0; i < session->awake->len && count < max; i++) {
+        guint at = g_array_index(session->awake, guint, i);
+        CU_ASSERT_TRUE_FATAL(at < session->partitions->len);
+        out[count++] =
+            g_array_index(session->partitions, struct ks__session_partition, at).request.partition;
+    }
+    return count;
+}
+
+/* S8 of core/broker_serve.c: a session keeps its awake partitions by
+ * position, and a partition leaving the session before them or joining it
+ * before them moves them along: the next serve visits the same partition
+ * (it still has records for the follower, so it answers at once), not its
+ * neighbour at the old position. */
+static void test_session_awake_positions(void)
+{
+    enum { PARTITIONS = 8 };
+    int32_t assign[PARTITIONS * 2];
+    lead_on_1_follow_on_2(assign, PARTITIONS);
+    static const int32_t rest[] = { 1, 2, 3, 4, 5, 6, 7 };
+    static const int64_t zeroes[] = { 0, 0, 0, 0, 0, 0, 0 };
+    static const int32_t first[] = { 1 };
+    static const int32_t zero[] = { 0 };
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    cf_topic(&h, "orders", PARTITIONS, 2, 1, assign);
+    cf_start(&h, 37);
+    cf_run_until(&h, 100 * H_MS);
+    struct fetch_box box;
+    memset(&box, 0, sizeof box);
+    ks_world_set_receiver(h.env.world, 2, fetch_capture, &box);
+    cf_run_for(&h, 1 * H_S);
+    struct ks_broker *leader = ks_cluster_broker(h.cluster, 1);
+    /* A session of partitions 1-7 (the full request parks, then answers
+     * everything at max_wait), and an incremental fetch that finds them all
+     * quiet and parks. */
+    session_fetch(&h, 1002, 0, 0, rest, zeroes, 7);
+    cf_run_for(&h, 600 * H_MS);
+    int32_t count_before = box.count;
+    CU_ASSERT_EQUAL_FATAL(box.header.partition_count, 7);
+    int32_t id = box.header.session_id;
+    CU_ASSERT_NOT_EQUAL_FATAL(id, 0);
+    const struct ks__fetch_session *session = find_session(leader, id);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(session);
+    CU_ASSERT_EQUAL(session->partitions->len, 7);
+    session_fetch(&h, 1003, id, 1, NULL, NULL, 0);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL(box.count, count_before); /* parked: all quiet */
+    CU_ASSERT_EQUAL(session->awake->len, 0);
+    /* New data on partition 5 releases it; partition 5 (position 4) stays
+     * awake: the follower has not fetched its records yet. */
+    h_append(&h, 1, 0, 5, KS_ACKS_LEADER, "a");
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, count_before + 1);
+    CU_ASSERT_EQUAL(box.partitions[0], 5);
+    int32_t awake[8];
+    CU_ASSERT_EQUAL_FATAL(awake_partitions(session, awake, 8), 1);
+    CU_ASSERT_EQUAL(awake[0], 5);
+    /* Partition 1 (position 0) leaves: partition 5 is at position 3 now,
+     * and the next serve answers it at once. */
+    session_fetch_forget(&h, 1004, id, 2, NULL, NULL, 0, first, 1);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL(session->partitions->len, 6);
+    CU_ASSERT_EQUAL_FATAL(box.count, count_before + 2);
+    CU_ASSERT_EQUAL(box.header.partition_count, 1);
+    CU_ASSERT_EQUAL(box.partitions[0], 5);
+    CU_ASSERT_TRUE(box.last.records_bytes > 0);
+    CU_ASSERT_EQUAL_FATAL(awake_partitions(session, awake, 8), 1);
+    CU_ASSERT_EQUAL(awake[0], 5);
+    /* Partition 0 joins at position 0: partition 5 moves to position 4. */
+    session_fetch_forget(&h, 1005, id, 3, zero, zeroes, 1, NULL, 0);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL(session->partitions->len, 7);
+    CU_ASSERT_EQUAL_FATAL(box.count, count_before + 3);
+    CU_ASSERT_EQUAL(box.header.partition_count, 2);
+    CU_ASSERT_EQUAL(box.partitions[0], 0);
+    CU_ASSERT_EQUAL(box.partitions[1], 5);
+    CU_ASSERT_EQUAL_FATAL(awake_partitions(session, awake, 8), 1);
+    CU_ASSERT_EQUAL(awake[0], 5);
+    ks_broker_check(leader);
+    cf_free(&h);
+}
+
 void ks_test_register_replication(void)
 {
     static const struct ks_test_case cases[] = {
@@ -1179,6 +1288,7 @@ void ks_test_register_replication(void)
         { "fetch_session_follower", test_fetch_session_follower },
         { "push_restarts_fetcher_once", test_push_restarts_fetcher_once },
         { "quiet_partitions", test_quiet_partitions },
+        { "session_awake_positions", test_session_awake_positions },
     };
     KS_TEST_ADD_SUITE("core/replication", cases);
 }
