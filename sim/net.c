@@ -253,11 +253,8 @@ void ks__net_deinit(ks_world *world)
 
 /* ---- sending -------------------------------------------------------------------- */
 
-bool ks__net_link_is_up(const ks_world *world, ks_node_id source, ks_node_id target)
+bool ks__net_link_is_up_cut(const ks_world *world, ks_node_id source, ks_node_id target)
 {
-    if (world->active_cut_count == 0) {
-        return true;
-    }
     uint64_t count = 0;
     return !ks__map_get(&world->cut_counts, ks__pair(source, target), &count) || count == 0;
 }
@@ -277,9 +274,12 @@ bool ks_world_node_is_up(const ks_world *world, ks_node_id node)
 
 /* owned: message is the sender's g_malloc'd buffer, which the event takes
  * (and which is freed here when the message is dropped at once); else the
- * event holds a copy in a buffer of the world's (see "Message buffers"). */
-static void net_send(ks_world *world, ks_node_id source, ks_node_id target, uint32_t kind,
-                     const void *message, size_t message_bytes, bool owned)
+ * event holds a copy in a buffer of the world's (see "Message buffers").
+ * Inlined into both senders, where owned is a constant. */
+static inline __attribute__((always_inline)) void net_send(ks_world *world, ks_node_id source,
+                                                           ks_node_id target, uint32_t kind,
+                                                           const void *message,
+                                                           size_t message_bytes, bool owned)
 {
     source = ks__view_global(world, source);
     target = ks__view_global(world, target);

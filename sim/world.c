@@ -50,9 +50,19 @@ uint64_t ks__hash_bytes(uint64_t hash, const void *bytes, size_t byte_count)
         hash = ks__hash_u64(hash, load_le64(p + i));
     }
     if (i < byte_count) {
+        /* The 1 to 7 bytes left, zero-padded, read little-endian: the top
+         * bytes of the message's last 8 when it has 8 (one load, not a call
+         * of memcpy with a length known only here), else one by one. */
+        size_t left = byte_count - i;
         uint64_t word = 0;
-        memcpy(&word, p + i, byte_count - i); /* zero-padded, read little-endian */
-        hash = ks__hash_u64(hash, GUINT64_FROM_LE(word));
+        if (byte_count >= 8) {
+            word = load_le64(p + byte_count - 8) >> (8 * (8 - left));
+        } else {
+            for (size_t k = 0; k < left; k++) {
+                word |= (uint64_t)p[i + k] << (8 * k);
+            }
+        }
+        hash = ks__hash_u64(hash, word);
     }
     return ks__hash_u64(hash, (uint64_t)byte_count);
 }

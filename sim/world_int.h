@@ -265,7 +265,13 @@ static inline void ks__trace_event(ks_world *world, const struct ks__event *even
 /* net.c */
 void ks__net_init(ks_world *world);
 void ks__net_deinit(ks_world *world);
-bool ks__net_link_is_up(const ks_world *world, ks_node_id source, ks_node_id target);
+/* Whether the one-way link source -> target is up: true without a look-up
+ * while no cut is active (inline: once per message sent and delivered). */
+bool ks__net_link_is_up_cut(const ks_world *world, ks_node_id source, ks_node_id target);
+static inline bool ks__net_link_is_up(const ks_world *world, ks_node_id source, ks_node_id target)
+{
+    return world->active_cut_count == 0 || ks__net_link_is_up_cut(world, source, target);
+}
 /* Gives back a delivered or dropped message's buffer. */
 void ks__message_buffer_free(ks_world *world, uint8_t *bytes, uint8_t buffer_class);
 void ks__map_deinit(struct ks__map *map);

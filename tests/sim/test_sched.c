@@ -317,7 +317,7 @@ struct mix {
     ks_timer_id id[MIX_TIMERS];
     bool cancelled[MIX_TIMERS];
     uint32_t ran[MIX_TIMERS];
-    uint32_t last;  /* the number of the timer that ran last */
+    uint32_t last; /* the number of the timer that ran last */
     bool in_order;
     uint32_t cancelled_seen[KS__HEAP_COUNT];
     uint32_t compactions[KS__HEAP_COUNT];
@@ -345,9 +345,9 @@ static void mix_schedule(ks_world *world, struct mix *m)
     if (m->scheduled == MIX_TIMERS) {
         return;
     }
-    static const ks_time_ns delays[] = { 0, KS_NS_PER_MS, 49 * KS_NS_PER_MS,
-                                         50 * KS_NS_PER_MS, 500 * KS_NS_PER_MS,
-                                         30 * KS_NS_PER_S };
+    static const ks_time_ns delays[] = {
+        0, KS_NS_PER_MS, 49 * KS_NS_PER_MS, 50 * KS_NS_PER_MS, 500 * KS_NS_PER_MS, 30 * KS_NS_PER_S
+    };
     uint64_t draw = mix_draw(m);
     ks_time_ns delay_ns = delays[draw % 6] + (draw >> 32) % 3 * KS_NS_PER_MS;
     uint32_t n = m->scheduled++;
@@ -417,6 +417,33 @@ static void test_near_and_far_mix(void)
     ks_test_env_deinit(&env);
 }
 
+/* The pool and each heap's children of an index sit on cache lines (sched.c's
+ * "Cache lines"), also after they grew and the handlers ran. */
+static void noop_timer(ks_world *world, void *context)
+{
+    (void)world;
+    (void)context;
+}
+
+static void test_cache_lines(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 2);
+    for (uint32_t i = 0; i < 5000; i++) {
+        ks_time_ns delay_ns = i % 2 == 0 ? i : 60 * KS_NS_PER_S + i;
+        ks_world_schedule(env.world, 1, delay_ns, 1, noop_timer, NULL);
+    }
+    ks_world_run_until(env.world, KS_NS_PER_S);
+    ks_world *world = env.world;
+    CU_ASSERT(world->pool_capacity > 1024); /* it grew */
+    CU_ASSERT_EQUAL((uintptr_t)world->pool % 64, 0);
+    for (int h = 0; h < KS__HEAP_COUNT; h++) {
+        CU_ASSERT(world->heaps[h].capacity >= 2048 || h == KS__HEAP_NEAR);
+        CU_ASSERT_EQUAL((uintptr_t)&world->heaps[h].entries[1] % 64, 0);
+    }
+    ks_test_env_deinit(&env);
+}
+
 void ks_test_register_sched(void)
 {
     static const struct ks_test_case cases[] = {
@@ -431,6 +458,7 @@ void ks_test_register_sched(void)
         { "after_event", test_after_event },
         { "near_and_far_ties", test_near_and_far_ties },
         { "near_and_far_mix", test_near_and_far_mix },
+        { "cache_lines", test_cache_lines },
     };
     KS_TEST_ADD_SUITE("sim/sched", cases);
 }
