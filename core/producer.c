@@ -17,7 +17,8 @@
 **                Each batch reserves max(batch.size, its size) of buffer.memory
 **                until it ends.
 **   sender       one loop (sender_run) after every event but a send() that
-**                only adds to an open batch (see sender_due): request timeouts,
+**                only adds to an open batch (see sender_due) and a produce
+**                response that leaves it nothing to do (P13): request timeouts,
 **                delivery timeouts, idempotence bookkeeping, metadata and
 **                InitProducerId, then drain: a queue's head batch is sendable
 **                when closed (full, or another batch behind it), lingered
@@ -88,6 +89,14 @@
 **       connections await a reset (reset_bits); the request list holds exactly
 **       the requests in flight on every connection, in send order, which is
 **       the order of their deadlines (request.timeout.ms is one setting).
+**   P13 the sender timer, while set, is no later than the earliest time at
+**       which a pass acts without an event (next_wakeup_ns), so a pass before
+**       it acts only on what an event changed: a produce response without an
+**       error that made no partition ready, woke no blocked send(), touched
+**       no transaction, sequence or metadata and left no connection
+**       connecting or reset skips its pass (sender_idle; KS_DEBUG builds
+**       compute the pass's wake-up and check that it would not have moved
+**       the timer).
 **
 ** The ready index (P10, P11). RecordAccumulator.ready and drain visit every
 ** partition's deque at every sender loop (partitionReady, batchReady,
@@ -3191,7 +3200,9 @@ static void update_leadership(struct ks_producer *p, int32_t partition,
     ready_mark(p, partition);
 }
 
-static void on_produce_response(struct ks_producer *p, ks_node_id source, const void *message,
+/* Returns whether the response was an answer without an error, or ignored:
+ * what a sender pass may then skip (sender_idle). */
+static bool on_produce_response(struct ks_producer *p, ks_node_id source, const void *message,
                                 size_t bytes)
 {
     ks_assert(bytes == sizeof(struct ks_produce_response)); /* see producer_receive */
@@ -3201,7 +3212,7 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
     guint index = 0;
     struct pentry *entry = conn_find(conn, response->correlation_id, &index);
     if (entry == NULL || entry->answered) {
-        return; /* its connection was reset, or an earlier incarnation sent it */
+        return true; /* its connection was reset, or an earlier incarnation sent it */
     }
     struct prequest *request = entry->request;
     entry->answered = true;
@@ -3227,6 +3238,7 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
     if (request->pending_count == 0) {
         request_free(p, request);
     }
+    return response->error_code == KS_ERR_NONE;
 }
 
 /* A timeline line for a closed connection, at most one per broker per
@@ -3791,6 +3803,70 @@ static bool lone_batch_waits(struct ks_producer *p, ks_time_ns now)
     return true;
 }
 
+/* Whether a sender pass now, after a produce response answered without an
+ * error (or ignored), would do nothing at all (P13): no request, no connect,
+ * no timer moved, no record reported. Such a response changes what a pass
+ * does only through what it freed: an in-flight slot matters to a broker
+ * with a ready partition (while every such broker's connection stays full,
+ * as it does under load, the drain sends nothing), memory to a blocked
+ * send(), an ack to a transaction or to an unresolved sequence. (An error may requeue a batch
+ * with a backoff, move a leader or ask for metadata: its pass runs.)
+ * Everything else a pass acts on is a deadline: the sender timer is set to
+ * the earliest at each pass, and the deadlines an event adds without a pass
+ * (a lingering new batch) are checked here against it. While it is not
+ * due, none is. A pass after every response was half of the sender's
+ * passes (issue 16). */
+static bool sender_idle(struct ks_producer *p, ks_time_ns now)
+{
+    if (!p->up || !p->started || p->sender_timer == 0 || p->sender_at_ns <= now ||
+        p->waiter.active || p->stopped || p->txn.enabled || now >= p->expire_floor_ns ||
+        p->config->acks == KS_ACKS_NONE) {
+        return false;
+    }
+    if (p->idempotent && (p->producer_id < 0 || p->sequences_flagged)) {
+        return false; /* InitProducerId, or sequences to resolve */
+    }
+    if (metadata_due_ns(p) <= now) {
+        return false;
+    }
+    for (int32_t w = 0; w < p->broker_words; w++) {
+        if ((p->reset_bits[w] | p->connecting_bits[w]) != 0) {
+            return false;
+        }
+    }
+    ready_refresh(p, now); /* what the pass's drain would do first */
+    if (p->leaderless_count > 0) {
+        return false;
+    }
+    /* A broker with a ready partition gets nothing in this pass only while
+     * its connection is ready and full (max.in.flight requests): a freed
+     * slot, or a connect to start, is the pass's work. */
+    for (int32_t broker = bits_next(p, p->ready_bits, 1); broker > 0;
+         broker = bits_next(p, p->ready_bits, broker + 1)) {
+        const struct pconn *conn = &p->conns[broker - 1];
+        if (conn->state != CONN_READY || (int32_t)conn->inflight->len < p->in_flight_max) {
+            return false;
+        }
+    }
+    /* The deadlines a pass would wake for, where an event may have put one
+     * without a pass: the heaps (appends), the oldest batch and request. */
+    ks_time_ns at_ns = p->sender_at_ns;
+    if (heap_first_ns(p, &p->backoff_heap) < at_ns || heap_first_ns(p, &p->linger_heap) < at_ns ||
+        (p->request_oldest != NULL && p->request_oldest->deadline_ns < at_ns) ||
+        (p->live_head != NULL &&
+         time_add(p->live_head->created_ns, p->config->delivery_timeout_ns) < at_ns)) {
+        return false;
+    }
+#if KS_DEBUG
+    /* P13: the pass would leave the sender timer where it is. */
+    ks_time_ns floor_ns = p->expire_floor_ns; /* as a skipped pass leaves it */
+    ks_assert(next_wakeup_ns(p, now) >= at_ns);
+    p->expire_floor_ns = floor_ns;
+    ks_producer_check(p);
+#endif
+    return true;
+}
+
 static void sender_run(struct ks_producer *p)
 {
     if (!p->up || !p->started) {
@@ -3952,12 +4028,15 @@ static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source
     if (!p->up || !p->started) {
         return;
     }
+    bool quiet = false; /* a produce response that may leave the pass nothing to do */
     switch (kind) {
     case KS_MSG_METADATA_RESPONSE: on_metadata_response(p, message, message_bytes); break;
     case KS_MSG_INIT_PRODUCER_ID_RESPONSE:
         on_init_producer_id_response(p, message, message_bytes);
         break;
-    case KS_MSG_PRODUCE_RESPONSE: on_produce_response(p, source, message, message_bytes); break;
+    case KS_MSG_PRODUCE_RESPONSE:
+        quiet = on_produce_response(p, source, message, message_bytes);
+        break;
     case KS_MSG_API_VERSIONS_RESPONSE:
         on_api_versions_response(p, source, message, message_bytes);
         break;
@@ -3972,7 +4051,9 @@ static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source
         break;
     default: ks_assert(!"unexpected message kind at a producer");
     }
-    sender_run(p);
+    if (!quiet || !sender_idle(p, now_ns(p))) {
+        sender_run(p);
+    }
     notify_listener(p);
 }
 
