@@ -297,6 +297,7 @@ struct pbatch {
     int32_t sent_leader_epoch;  /* the partition's leader epoch at its last send; -1 */
     struct pbatch *live_prev;   /* not owned: the live batches in creation order (P11) */
     struct pbatch *live_next;   /* not owned */
+    GList queue_link; /* its link in its partition's queue while queued (data: the batch) */
 };
 
 /* One partition's batch inside a Produce request. ksim's wire protocol has
@@ -912,9 +913,18 @@ static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_
     batch->acked_broker = -1;
     batch->acked_leader_epoch = -1;
     batch->sent_leader_epoch = -1;
+    batch->queue_link.data = batch;
     live_link(p, batch, p->live_tail);
     p->reserved_bytes += reserve_bytes;
     return batch;
+}
+
+/* The batch's own link for its partition's queue, which it is not in: a
+ * queued batch allocates no link of its own (a GQueue push did, issue 16). */
+static GList *batch_link(struct pbatch *batch)
+{
+    ks_assert(batch->queue_link.prev == NULL && batch->queue_link.next == NULL);
+    return &batch->queue_link;
 }
 
 /* Frees the batch and its records, and gives back its memory. The
@@ -931,6 +941,7 @@ static void batch_free(struct ks_producer *p, struct pbatch *batch)
         g_byte_array_unref(batch->encoded);
     }
     live_unlink(p, batch);
+    ks_assert(batch->queue_link.prev == NULL && batch->queue_link.next == NULL); /* P3 */
     p->reserved_bytes -= batch->reserved_bytes;
     ks_assert(p->reserved_bytes >= 0); /* P4 */
     free(batch);
@@ -2195,7 +2206,7 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
     copy.size_bytes = size;
     batch_add_record(batch, &copy);
     batch->size_bytes += size;
-    g_queue_push_tail(&part->queue, batch);
+    g_queue_push_tail_link(&part->queue, batch_link(batch));
     active_update(p, partition);
     p->pending_count++;
     int64_t estimated = batch_estimated_bytes(p, batch);
@@ -2881,7 +2892,7 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
         if (idempotence_blocks(p, part, batch)) {
             continue;
         }
-        g_queue_pop_head(&part->queue);
+        g_queue_pop_head_link(&part->queue);
         active_update(p, partition);
         assign_sequence(p, part, batch);
         out[count++] = batch;
@@ -2938,7 +2949,7 @@ static void reenqueue(struct ks_producer *p, struct pbatch *batch, ks_time_ns no
                                                             p->config->retry_backoff_ns_max,
                                                             batch->retry_count, draw));
     if (batch->base_sequence < 0) {
-        g_queue_push_head(&part->queue, batch);
+        g_queue_push_head_link(&part->queue, batch_link(batch));
         active_update(p, batch->partition);
         return;
     }
@@ -2950,7 +2961,7 @@ static void reenqueue(struct ks_producer *p, struct pbatch *batch, ks_time_ns no
             break;
         }
     }
-    g_queue_push_nth(&part->queue, batch, (gint)position);
+    g_queue_push_nth_link(&part->queue, (gint)position, batch_link(batch));
     active_update(p, batch->partition);
 }
 
@@ -3075,7 +3086,7 @@ static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
     for (guint k = pieces->len; k > 0; k--) {
         struct pbatch *each = g_ptr_array_index(pieces, k - 1);
         if (each->base_sequence < 0) {
-            g_queue_push_head(&part->queue, each);
+            g_queue_push_head_link(&part->queue, batch_link(each));
         } else {
             GList *link = part->queue.head;
             guint at = 0;
@@ -3085,7 +3096,7 @@ static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
                     break;
                 }
             }
-            g_queue_push_nth(&part->queue, each, (gint)at);
+            g_queue_push_nth_link(&part->queue, (gint)at, batch_link(each));
         }
     }
     active_update(p, partition);
@@ -3406,7 +3417,7 @@ static void expire_batches(struct ks_producer *p, ks_time_ns now)
                 break; /* fresh batches behind it are younger (queue order, P6) */
             }
             if (expired) {
-                g_queue_delete_link(&part->queue, link);
+                g_queue_unlink(&part->queue, link);
                 active_update(p, i);
                 enum ks_record_outcome_kind outcome = unacked_outcome(batch);
                 int64_t count = (int64_t)batch->record_count;
@@ -3623,7 +3634,8 @@ void ks_producer_check(const struct ks_producer *p)
         bool fresh_seen = false;
         for (const GList *link = part->queue.head; link != NULL; link = link->next) {
             const struct pbatch *batch = link->data;
-            ks_assert(batch->entry == NULL); /* P3: queued, so not in a request */
+            ks_assert(link == &batch->queue_link); /* its own link (P3) */
+            ks_assert(batch->entry == NULL);       /* P3: queued, so not in a request */
             if (!batch->requeued) {
                 fresh_seen = true;
             } else {
@@ -4266,8 +4278,9 @@ static void drop_all(struct ks_producer *p, bool report)
     }
     for (int32_t i = 0; i < p->partition_count; i++) {
         struct ppart *part = &p->parts[i];
-        struct pbatch *batch;
-        while ((batch = g_queue_pop_head(&part->queue)) != NULL) {
+        GList *link;
+        while ((link = g_queue_pop_head_link(&part->queue)) != NULL) {
+            struct pbatch *batch = link->data;
             active_update(p, i);
             if (report) {
                 batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);
