@@ -270,6 +270,11 @@ struct ks_consumer {
 
     struct channel *channels; /* CH_FETCH + broker_count */
     int32_t channel_count;
+    /* send_fetches' scratch: the partitions to fetch in partition order,
+     * then by leader (fetch_order, 2 x topic_partition_count), and where
+     * each leader's run ends (fetch_end, broker_count + 1, by broker id). */
+    int32_t *fetch_order;
+    int32_t *fetch_end;
     ks_timer_id wake_timer;
     ks_time_ns wake_at_ns;
     /* Connections reset by a broker going down (its process crashed, or a
@@ -1498,72 +1503,115 @@ static void on_validation_response(struct ks_consumer *c,
 /* A fetch request for up to this many partitions is built on the stack. */
 #define FETCH_STACK_PARTITIONS 32
 
+/* Whether partition p goes into the next fetch of its leader: assigned, at
+ * a known and valid position, with nothing buffered or being fetched, and
+ * its leader's fetch channel free. */
+static inline bool fetchable(const struct ks_consumer *c, int32_t p)
+{
+    const struct part *part = &c->parts[p];
+    /* The usual refusal first: its leader's fetch is still in flight. */
+    return part->leader >= 1 && part->leader <= c->broker_count &&
+           !c->channels[CH_FETCH + part->leader - 1].in_flight && c->assigned[p] &&
+           !part->fetch_in_flight && buffered(part) == 0 && part->position_known &&
+           !part->reset_pending && !part->validate_pending;
+}
+
+/* One FetchRequest to broker for the `count` partitions ids[] (ascending). */
+static void send_fetch(struct ks_consumer *c, int32_t broker, const int32_t *ids, int32_t count)
+{
+    int32_t ch = CH_FETCH + broker - 1;
+    size_t bytes =
+        sizeof(struct ks_fetch_request) + (size_t)count * sizeof(struct ks_fetch_request_partition);
+    /* Every byte is copied from a zeroed struct below, and the world
+     * copies the message: a request of a few partitions needs no
+     * allocation (issue 16). */
+    uint8_t stack_message[sizeof(struct ks_fetch_request) +
+                          FETCH_STACK_PARTITIONS * sizeof(struct ks_fetch_request_partition)];
+    uint8_t *message = count <= FETCH_STACK_PARTITIONS ? stack_message : g_malloc(bytes);
+    struct ks_fetch_request request;
+    memset(&request, 0, sizeof(request));
+    request.correlation_id = channel_begin(c, ch, KS_MSG_FETCH_REQUEST);
+    request.replica_id = KS_FETCH_CONSUMER_REPLICA_ID;
+    request.min_bytes = c->config->fetch_min_bytes;
+    request.max_wait_ns = c->config->fetch_max_wait_ns;
+    request.max_bytes = FETCH_MAX_BYTES;
+    request.partition_count = count;
+    request.isolation_level = c->config->isolation_level == KS_READ_COMMITTED
+                                  ? KS_ISOLATION_READ_COMMITTED
+                                  : KS_ISOLATION_READ_UNCOMMITTED;
+    memcpy(message, &request, sizeof(request));
+    size_t position = sizeof(request);
+    for (int32_t k = 0; k < count; k++) {
+        int32_t p = ids[k];
+        struct part *part = &c->parts[p];
+        struct ks_fetch_request_partition fp;
+        memset(&fp, 0, sizeof(fp));
+        fp.topic_index = c->config->topic_index;
+        fp.partition = p;
+        fp.fetch_offset = part->fetch_position;
+        fp.log_start_offset = -1;
+        /* KIP-320: the consumer's view of the leader's epoch, which
+         * the leader checks (FENCED / UNKNOWN_LEADER_EPOCH). */
+        fp.current_leader_epoch = c->spec->cluster->client_leader_epochs ? part->leader_epoch : -1;
+        fp.last_fetched_epoch = -1;
+        fp.partition_max_bytes = c->config->max_partition_fetch_bytes;
+        memcpy(message + position, &fp, sizeof(fp));
+        position += sizeof(fp);
+        part->fetch_in_flight = true;
+        part->fetch_broker = broker;
+        part->fetch_sent_offset = part->fetch_position;
+    }
+    ks_assert(position == bytes);
+    send_to_broker(c, ch, broker, KS_MSG_FETCH_REQUEST, message, bytes);
+    if (message != stack_message) {
+        g_free(message);
+    }
+}
+
 static void send_fetches(struct ks_consumer *c)
 {
+    /* The fetchable partitions (found, in partition order) sorted by leader
+     * (a counting sort into by_leader): one scan of the partitions, where a
+     * scan per broker for its count and one for its request cost partitions
+     * x brokers at every poll (issue 16). Nothing below changes whether
+     * another broker's partition is fetchable: a request marks only its own
+     * partitions, and a broker found down is handled in the next event
+     * (note_broker_down). */
+    int32_t *found = c->fetch_order;
+    int32_t total = 0;
+    bool one_leader = true; /* the usual case: one broker's fetch came back */
+    for (int32_t p = 0; p < c->topic_partition_count; p++) {
+        if (fetchable(c, p)) {
+            one_leader =
+                one_leader && (total == 0 || c->parts[p].leader == c->parts[found[0]].leader);
+            found[total++] = p;
+        }
+    }
+    if (total == 0) {
+        return;
+    }
+    if (one_leader) {
+        send_fetch(c, c->parts[found[0]].leader, found, total);
+        return;
+    }
+    int32_t *by_leader = c->fetch_order + c->topic_partition_count;
+    int32_t *end = c->fetch_end;
+    memset(end, 0, (size_t)(c->broker_count + 1) * sizeof(*end));
+    for (int32_t k = 0; k < total; k++) {
+        end[c->parts[found[k]].leader]++;
+    }
+    int32_t start = 0;
     for (int32_t broker = 1; broker <= c->broker_count; broker++) {
-        int32_t ch = CH_FETCH + broker - 1;
-        if (c->channels[ch].in_flight) {
-            continue;
-        }
-        int32_t count = 0;
-        for (int32_t p = 0; p < c->topic_partition_count; p++) {
-            const struct part *part = &c->parts[p];
-            count += c->assigned[p] && part->position_known && !part->reset_pending &&
-                     !part->validate_pending && part->leader == broker && buffered(part) == 0 &&
-                     !part->fetch_in_flight;
-        }
-        if (count == 0) {
-            continue;
-        }
-        size_t bytes = sizeof(struct ks_fetch_request) +
-                       (size_t)count * sizeof(struct ks_fetch_request_partition);
-        /* Every byte is copied from a zeroed struct below, and the world
-         * copies the message: a request of a few partitions needs no
-         * allocation (issue 16). */
-        uint8_t stack_message[sizeof(struct ks_fetch_request) +
-                              FETCH_STACK_PARTITIONS * sizeof(struct ks_fetch_request_partition)];
-        uint8_t *message = count <= FETCH_STACK_PARTITIONS ? stack_message : g_malloc(bytes);
-        struct ks_fetch_request request;
-        memset(&request, 0, sizeof(request));
-        request.correlation_id = channel_begin(c, ch, KS_MSG_FETCH_REQUEST);
-        request.replica_id = KS_FETCH_CONSUMER_REPLICA_ID;
-        request.min_bytes = c->config->fetch_min_bytes;
-        request.max_wait_ns = c->config->fetch_max_wait_ns;
-        request.max_bytes = FETCH_MAX_BYTES;
-        request.partition_count = count;
-        request.isolation_level = c->config->isolation_level == KS_READ_COMMITTED
-                                      ? KS_ISOLATION_READ_COMMITTED
-                                      : KS_ISOLATION_READ_UNCOMMITTED;
-        memcpy(message, &request, sizeof(request));
-        size_t position = sizeof(request);
-        for (int32_t p = 0; p < c->topic_partition_count; p++) {
-            struct part *part = &c->parts[p];
-            if (c->assigned[p] && part->position_known && !part->reset_pending &&
-                !part->validate_pending && part->leader == broker && buffered(part) == 0 &&
-                !part->fetch_in_flight) {
-                struct ks_fetch_request_partition fp;
-                memset(&fp, 0, sizeof(fp));
-                fp.topic_index = c->config->topic_index;
-                fp.partition = p;
-                fp.fetch_offset = part->fetch_position;
-                fp.log_start_offset = -1;
-                /* KIP-320: the consumer's view of the leader's epoch, which
-                 * the leader checks (FENCED / UNKNOWN_LEADER_EPOCH). */
-                fp.current_leader_epoch =
-                    c->spec->cluster->client_leader_epochs ? part->leader_epoch : -1;
-                fp.last_fetched_epoch = -1;
-                fp.partition_max_bytes = c->config->max_partition_fetch_bytes;
-                memcpy(message + position, &fp, sizeof(fp));
-                position += sizeof(fp);
-                part->fetch_in_flight = true;
-                part->fetch_broker = broker;
-                part->fetch_sent_offset = part->fetch_position;
-            }
-        }
-        ks_assert(position == bytes);
-        send_to_broker(c, ch, broker, KS_MSG_FETCH_REQUEST, message, bytes);
-        if (message != stack_message) {
-            g_free(message);
+        int32_t count = end[broker];
+        end[broker] = start; /* its run's start, moved to its end below */
+        start += count;
+    }
+    for (int32_t k = 0; k < total; k++) {
+        by_leader[end[c->parts[found[k]].leader]++] = found[k];
+    }
+    for (int32_t broker = 1; broker <= c->broker_count; broker++) {
+        if (end[broker] > end[broker - 1]) {
+            send_fetch(c, broker, by_leader + end[broker - 1], end[broker] - end[broker - 1]);
         }
     }
 }
@@ -2453,6 +2501,8 @@ struct ks_consumer *ks_consumer_new(ks_world *world, const struct ks_cluster_spe
     c->broker_reset = g_new0(bool, (gsize)c->broker_count);
     c->channel_count = CH_FETCH + c->broker_count;
     c->channels = g_new0(struct channel, (gsize)c->channel_count);
+    c->fetch_order = g_new0(int32_t, 2 * (gsize)c->topic_partition_count + 1);
+    c->fetch_end = g_new0(int32_t, (gsize)c->broker_count + 1);
     for (int32_t i = 0; i < c->channel_count; i++) {
         c->channels[i].c = c;
         c->channels[i].index = i;
@@ -2521,6 +2571,8 @@ void ks_consumer_free(struct ks_consumer *c)
     g_array_free(c->batch, TRUE);
     g_array_free(c->batch_partitions, TRUE);
     g_free(c->channels);
+    g_free(c->fetch_order);
+    g_free(c->fetch_end);
     g_free(c->broker_reset);
     g_free(c);
 }

@@ -17,7 +17,8 @@
 **                Each batch reserves max(batch.size, its size) of buffer.memory
 **                until it ends.
 **   sender       one loop (sender_run) after every event but a send() that
-**                only adds to an open batch (see sender_due): request timeouts,
+**                only adds to an open batch (see sender_due) and a produce
+**                response that leaves it nothing to do (P13): request timeouts,
 **                delivery timeouts, idempotence bookkeeping, metadata and
 **                InitProducerId, then drain: a queue's head batch is sendable
 **                when closed (full, or another batch behind it), lingered
@@ -88,6 +89,14 @@
 **       connections await a reset (reset_bits); the request list holds exactly
 **       the requests in flight on every connection, in send order, which is
 **       the order of their deadlines (request.timeout.ms is one setting).
+**   P13 the sender timer, while set, is no later than the earliest time at
+**       which a pass acts without an event (next_wakeup_ns), so a pass before
+**       it acts only on what an event changed: a produce response without an
+**       error that made no partition ready, woke no blocked send(), touched
+**       no transaction, sequence or metadata and left no connection
+**       connecting or reset skips its pass (sender_idle; KS_DEBUG builds
+**       compute the pass's wake-up and check that it would not have moved
+**       the timer).
 **
 ** The ready index (P10, P11). RecordAccumulator.ready and drain visit every
 ** partition's deque at every sender loop (partitionReady, batchReady,
@@ -288,6 +297,7 @@ struct pbatch {
     int32_t sent_leader_epoch;  /* the partition's leader epoch at its last send; -1 */
     struct pbatch *live_prev;   /* not owned: the live batches in creation order (P11) */
     struct pbatch *live_next;   /* not owned */
+    GList queue_link; /* its link in its partition's queue while queued (data: the batch) */
 };
 
 /* One partition's batch inside a Produce request. ksim's wire protocol has
@@ -903,9 +913,18 @@ static struct pbatch *batch_new(struct ks_producer *p, int32_t partition, int64_
     batch->acked_broker = -1;
     batch->acked_leader_epoch = -1;
     batch->sent_leader_epoch = -1;
+    batch->queue_link.data = batch;
     live_link(p, batch, p->live_tail);
     p->reserved_bytes += reserve_bytes;
     return batch;
+}
+
+/* The batch's own link for its partition's queue, which it is not in: a
+ * queued batch allocates no link of its own (a GQueue push did, issue 16). */
+static GList *batch_link(struct pbatch *batch)
+{
+    ks_assert(batch->queue_link.prev == NULL && batch->queue_link.next == NULL);
+    return &batch->queue_link;
 }
 
 /* Frees the batch and its records, and gives back its memory. The
@@ -922,6 +941,7 @@ static void batch_free(struct ks_producer *p, struct pbatch *batch)
         g_byte_array_unref(batch->encoded);
     }
     live_unlink(p, batch);
+    ks_assert(batch->queue_link.prev == NULL && batch->queue_link.next == NULL); /* P3 */
     p->reserved_bytes -= batch->reserved_bytes;
     ks_assert(p->reserved_bytes >= 0); /* P4 */
     free(batch);
@@ -2186,7 +2206,7 @@ static enum append_result accumulator_append(struct ks_producer *p, const struct
     copy.size_bytes = size;
     batch_add_record(batch, &copy);
     batch->size_bytes += size;
-    g_queue_push_tail(&part->queue, batch);
+    g_queue_push_tail_link(&part->queue, batch_link(batch));
     active_update(p, partition);
     p->pending_count++;
     int64_t estimated = batch_estimated_bytes(p, batch);
@@ -2872,7 +2892,7 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
         if (idempotence_blocks(p, part, batch)) {
             continue;
         }
-        g_queue_pop_head(&part->queue);
+        g_queue_pop_head_link(&part->queue);
         active_update(p, partition);
         assign_sequence(p, part, batch);
         out[count++] = batch;
@@ -2929,7 +2949,7 @@ static void reenqueue(struct ks_producer *p, struct pbatch *batch, ks_time_ns no
                                                             p->config->retry_backoff_ns_max,
                                                             batch->retry_count, draw));
     if (batch->base_sequence < 0) {
-        g_queue_push_head(&part->queue, batch);
+        g_queue_push_head_link(&part->queue, batch_link(batch));
         active_update(p, batch->partition);
         return;
     }
@@ -2941,7 +2961,7 @@ static void reenqueue(struct ks_producer *p, struct pbatch *batch, ks_time_ns no
             break;
         }
     }
-    g_queue_push_nth(&part->queue, batch, (gint)position);
+    g_queue_push_nth_link(&part->queue, (gint)position, batch_link(batch));
     active_update(p, batch->partition);
 }
 
@@ -3066,7 +3086,7 @@ static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
     for (guint k = pieces->len; k > 0; k--) {
         struct pbatch *each = g_ptr_array_index(pieces, k - 1);
         if (each->base_sequence < 0) {
-            g_queue_push_head(&part->queue, each);
+            g_queue_push_head_link(&part->queue, batch_link(each));
         } else {
             GList *link = part->queue.head;
             guint at = 0;
@@ -3076,7 +3096,7 @@ static void split_and_reenqueue(struct ks_producer *p, struct pbatch *big)
                     break;
                 }
             }
-            g_queue_push_nth(&part->queue, each, (gint)at);
+            g_queue_push_nth_link(&part->queue, (gint)at, batch_link(each));
         }
     }
     active_update(p, partition);
@@ -3191,7 +3211,9 @@ static void update_leadership(struct ks_producer *p, int32_t partition,
     ready_mark(p, partition);
 }
 
-static void on_produce_response(struct ks_producer *p, ks_node_id source, const void *message,
+/* Returns whether the response was an answer without an error, or ignored:
+ * what a sender pass may then skip (sender_idle). */
+static bool on_produce_response(struct ks_producer *p, ks_node_id source, const void *message,
                                 size_t bytes)
 {
     ks_assert(bytes == sizeof(struct ks_produce_response)); /* see producer_receive */
@@ -3201,7 +3223,7 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
     guint index = 0;
     struct pentry *entry = conn_find(conn, response->correlation_id, &index);
     if (entry == NULL || entry->answered) {
-        return; /* its connection was reset, or an earlier incarnation sent it */
+        return true; /* its connection was reset, or an earlier incarnation sent it */
     }
     struct prequest *request = entry->request;
     entry->answered = true;
@@ -3227,6 +3249,7 @@ static void on_produce_response(struct ks_producer *p, ks_node_id source, const 
     if (request->pending_count == 0) {
         request_free(p, request);
     }
+    return response->error_code == KS_ERR_NONE;
 }
 
 /* A timeline line for a closed connection, at most one per broker per
@@ -3394,7 +3417,7 @@ static void expire_batches(struct ks_producer *p, ks_time_ns now)
                 break; /* fresh batches behind it are younger (queue order, P6) */
             }
             if (expired) {
-                g_queue_delete_link(&part->queue, link);
+                g_queue_unlink(&part->queue, link);
                 active_update(p, i);
                 enum ks_record_outcome_kind outcome = unacked_outcome(batch);
                 int64_t count = (int64_t)batch->record_count;
@@ -3611,7 +3634,8 @@ void ks_producer_check(const struct ks_producer *p)
         bool fresh_seen = false;
         for (const GList *link = part->queue.head; link != NULL; link = link->next) {
             const struct pbatch *batch = link->data;
-            ks_assert(batch->entry == NULL); /* P3: queued, so not in a request */
+            ks_assert(link == &batch->queue_link); /* its own link (P3) */
+            ks_assert(batch->entry == NULL);       /* P3: queued, so not in a request */
             if (!batch->requeued) {
                 fresh_seen = true;
             } else {
@@ -3791,6 +3815,70 @@ static bool lone_batch_waits(struct ks_producer *p, ks_time_ns now)
     return true;
 }
 
+/* Whether a sender pass now, after a produce response answered without an
+ * error (or ignored), would do nothing at all (P13): no request, no connect,
+ * no timer moved, no record reported. Such a response changes what a pass
+ * does only through what it freed: an in-flight slot matters to a broker
+ * with a ready partition (while every such broker's connection stays full,
+ * as it does under load, the drain sends nothing), memory to a blocked
+ * send(), an ack to a transaction or to an unresolved sequence. (An error may requeue a batch
+ * with a backoff, move a leader or ask for metadata: its pass runs.)
+ * Everything else a pass acts on is a deadline: the sender timer is set to
+ * the earliest at each pass, and the deadlines an event adds without a pass
+ * (a lingering new batch) are checked here against it. While it is not
+ * due, none is. A pass after every response was half of the sender's
+ * passes (issue 16). */
+static bool sender_idle(struct ks_producer *p, ks_time_ns now)
+{
+    if (!p->up || !p->started || p->sender_timer == 0 || p->sender_at_ns <= now ||
+        p->waiter.active || p->stopped || p->txn.enabled || now >= p->expire_floor_ns ||
+        p->config->acks == KS_ACKS_NONE) {
+        return false;
+    }
+    if (p->idempotent && (p->producer_id < 0 || p->sequences_flagged)) {
+        return false; /* InitProducerId, or sequences to resolve */
+    }
+    if (metadata_due_ns(p) <= now) {
+        return false;
+    }
+    for (int32_t w = 0; w < p->broker_words; w++) {
+        if ((p->reset_bits[w] | p->connecting_bits[w]) != 0) {
+            return false;
+        }
+    }
+    ready_refresh(p, now); /* what the pass's drain would do first */
+    if (p->leaderless_count > 0) {
+        return false;
+    }
+    /* A broker with a ready partition gets nothing in this pass only while
+     * its connection is ready and full (max.in.flight requests): a freed
+     * slot, or a connect to start, is the pass's work. */
+    for (int32_t broker = bits_next(p, p->ready_bits, 1); broker > 0;
+         broker = bits_next(p, p->ready_bits, broker + 1)) {
+        const struct pconn *conn = &p->conns[broker - 1];
+        if (conn->state != CONN_READY || (int32_t)conn->inflight->len < p->in_flight_max) {
+            return false;
+        }
+    }
+    /* The deadlines a pass would wake for, where an event may have put one
+     * without a pass: the heaps (appends), the oldest batch and request. */
+    ks_time_ns at_ns = p->sender_at_ns;
+    if (heap_first_ns(p, &p->backoff_heap) < at_ns || heap_first_ns(p, &p->linger_heap) < at_ns ||
+        (p->request_oldest != NULL && p->request_oldest->deadline_ns < at_ns) ||
+        (p->live_head != NULL &&
+         time_add(p->live_head->created_ns, p->config->delivery_timeout_ns) < at_ns)) {
+        return false;
+    }
+#if KS_DEBUG
+    /* P13: the pass would leave the sender timer where it is. */
+    ks_time_ns floor_ns = p->expire_floor_ns; /* as a skipped pass leaves it */
+    ks_assert(next_wakeup_ns(p, now) >= at_ns);
+    p->expire_floor_ns = floor_ns;
+    ks_producer_check(p);
+#endif
+    return true;
+}
+
 static void sender_run(struct ks_producer *p)
 {
     if (!p->up || !p->started) {
@@ -3952,12 +4040,15 @@ static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source
     if (!p->up || !p->started) {
         return;
     }
+    bool quiet = false; /* a produce response that may leave the pass nothing to do */
     switch (kind) {
     case KS_MSG_METADATA_RESPONSE: on_metadata_response(p, message, message_bytes); break;
     case KS_MSG_INIT_PRODUCER_ID_RESPONSE:
         on_init_producer_id_response(p, message, message_bytes);
         break;
-    case KS_MSG_PRODUCE_RESPONSE: on_produce_response(p, source, message, message_bytes); break;
+    case KS_MSG_PRODUCE_RESPONSE:
+        quiet = on_produce_response(p, source, message, message_bytes);
+        break;
     case KS_MSG_API_VERSIONS_RESPONSE:
         on_api_versions_response(p, source, message, message_bytes);
         break;
@@ -3972,7 +4063,9 @@ static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source
         break;
     default: ks_assert(!"unexpected message kind at a producer");
     }
-    sender_run(p);
+    if (!quiet || !sender_idle(p, now_ns(p))) {
+        sender_run(p);
+    }
     notify_listener(p);
 }
 
@@ -4185,8 +4278,9 @@ static void drop_all(struct ks_producer *p, bool report)
     }
     for (int32_t i = 0; i < p->partition_count; i++) {
         struct ppart *part = &p->parts[i];
-        struct pbatch *batch;
-        while ((batch = g_queue_pop_head(&part->queue)) != NULL) {
+        GList *link;
+        while ((link = g_queue_pop_head_link(&part->queue)) != NULL) {
+            struct pbatch *batch = link->data;
             active_update(p, i);
             if (report) {
                 batch_end(p, batch, KS_OUTCOME_UNKNOWN, -1);

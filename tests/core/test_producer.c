@@ -1215,7 +1215,8 @@ static void test_request_carries_one_batch_per_partition(void)
      * while a request is out, every partition gets new records, and the next
      * request takes the head batch of each (RecordAccumulator drain), so
      * batches of the three partitions arrive together; the next request
-     * waits until all are answered. */
+     * waits until all are answered. P13: the answer that frees the slot must
+     * run the sender pass (the partitions are ready and no timer is due). */
     struct fixture f;
     fixture_init(&f, 1, 3);
     f.config.max_in_flight = 1;
