@@ -974,7 +974,9 @@ static void visit_add_at(guint *list, guint *count, bool sorted, guint at)
         if (j > 0 && list[j - 1] == at) {
             return;
         }
-        memmove(list + j + 1, list + j, (*count - j) * sizeof *list);
+        if (j < *count) { /* mostly it goes at the end: no libc call */
+            memmove(list + j + 1, list + j, (*count - j) * sizeof *list);
+        }
     }
     list[j] = at;
     (*count)++;
