@@ -637,7 +637,7 @@ static void check_parked(const struct ks_broker *broker)
             ks_assert(other->source != item->source); /* S1 */
         }
     }
-    ks__serve_check_parked(broker); /* S6, S7 */
+    ks__serve_check_parked(broker); /* S6, S7, S8 of broker_serve.c */
     for (guint i = 0; i < broker->pending->len; i++) {
         const struct ks__pending_produce *item = g_ptr_array_index(broker->pending, i);
         const struct ks__replica *replica = ks__broker_find_replica(
