@@ -964,7 +964,8 @@ static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_
 /* Adds the session position of (topic, partition), if the session holds it,
  * to list[0, *count): in order and once each when sorted, else at the end
  * (sorted and deduplicated afterwards). */
-static void visit_add_at(guint *list, guint *count, bool sorted, guint at)
+static inline __attribute__((always_inline)) void visit_add_at(guint *list, guint *count,
+                                                                bool sorted, guint at)
 {
     guint j = *count;
     if (sorted) {
