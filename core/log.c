@@ -57,10 +57,11 @@
 **       the caller for the prefix it declares checked (the *_checked
 **       appends), never twice on the same bytes in memory.
 **   R10 An append decodes its first batch's header once: validate_batches
-**       keeps it in the plan (the leader's parse of it when given,
-**       ks_log_append_as_leader_parsed), the leader updates the kept copy
-**       when it stamps the offsets and epoch, and append_batches takes it
-**       from there; KS_DEBUG builds decode the bytes again and compare.
+**       keeps it in the plan (the caller's parse of it when given,
+**       ks_log_append_as_leader_parsed and ks_log_append_as_follower_parsed),
+**       the leader updates the kept copy when it stamps the offsets and
+**       epoch, and append_batches takes it from there; KS_DEBUG builds
+**       decode the bytes again and compare.
 **   R11 log->active is the last of log->segments (the active segment), so
 **       an append or a read of the tail reaches it in one load from the log
 **       instead of three (the array, its elements, the segment). Every
@@ -2455,13 +2456,12 @@ enum ks_log_result ks_log_append_as_follower(struct ks_log *log, const uint8_t *
     return ks_log_append_as_follower_checked(log, bytes, byte_count, 0, now_ns);
 }
 
-enum ks_log_result ks_log_append_as_follower_checked(struct ks_log *log, const uint8_t *bytes,
-                                                     size_t byte_count, size_t crc_checked_bytes,
-                                                     ks_time_ns now_ns)
+static enum ks_log_result follower_append(struct ks_log *log, const uint8_t *bytes,
+                                          size_t byte_count, size_t crc_checked_bytes,
+                                          const struct ks_batch_view *first)
 {
-    (void)now_ns;
     struct append_plan plan;
-    if (!validate_batches(log, bytes, byte_count, crc_checked_bytes, NULL, false, &plan)) {
+    if (!validate_batches(log, bytes, byte_count, crc_checked_bytes, first, false, &plan)) {
         return KS_LOG_CORRUPT;
     }
     /* Offsets come from the leader. They must continue the log: a gap is
@@ -2470,6 +2470,24 @@ enum ks_log_result ks_log_append_as_follower_checked(struct ks_log *log, const u
         return KS_LOG_OFFSET_OUT_OF_RANGE;
     }
     return append_batches(log, bytes, byte_count, &plan);
+}
+
+enum ks_log_result ks_log_append_as_follower_checked(struct ks_log *log, const uint8_t *bytes,
+                                                     size_t byte_count, size_t crc_checked_bytes,
+                                                     ks_time_ns now_ns)
+{
+    (void)now_ns;
+    return follower_append(log, bytes, byte_count, crc_checked_bytes, NULL);
+}
+
+enum ks_log_result ks_log_append_as_follower_parsed(struct ks_log *log, const uint8_t *bytes,
+                                                    size_t byte_count,
+                                                    const struct ks_batch_view *first,
+                                                    ks_time_ns now_ns)
+{
+    (void)now_ns;
+    size_t first_bytes = (size_t)first->batch_length + KS_BATCH_LOG_OVERHEAD_BYTES;
+    return follower_append(log, bytes, byte_count, first_bytes, first);
 }
 
 /* ---- read ---------------------------------------------------------------------------------- */

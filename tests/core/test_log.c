@@ -201,6 +201,11 @@ static void test_corrupt_batch_refused_on_every_append_path(void)
     CU_ASSERT_EQUAL(ks_log_append_as_follower_checked(log, bad->data, bad->len, 8, 0),
                     KS_LOG_CORRUPT);
     CU_ASSERT_EQUAL(ks_log_append_as_follower(log, bad->data, bad->len, 0), KS_LOG_CORRUPT);
+    /* The follower's parse of the first batch covers that batch only. */
+    struct ks_batch_view first;
+    CU_ASSERT_EQUAL(ks_batch_parse(both->data, both->len, &first, NULL), KS_BATCH_OK);
+    CU_ASSERT_EQUAL(ks_log_append_as_follower_parsed(log, both->data, both->len, &first, 0),
+                    KS_LOG_CORRUPT);
     CU_ASSERT_EQUAL(ks_log_leo(log), 0);
     CU_ASSERT_EQUAL(ks_log_size_bytes(log), 0);
     /* A good batch with its checked prefix is accepted on both paths. */
@@ -215,6 +220,11 @@ static void test_corrupt_batch_refused_on_every_append_path(void)
     CU_ASSERT_EQUAL(ks_log_append_as_follower_checked(log, good->data, good->len, good->len, 0),
                     KS_LOG_OK);
     CU_ASSERT_EQUAL(ks_log_leo(log), 4);
+    ks_batch_set_offset_and_epoch(good->data, 4, 0);
+    CU_ASSERT_EQUAL(ks_batch_parse(good->data, good->len, &first, NULL), KS_BATCH_OK);
+    CU_ASSERT_EQUAL(ks_log_append_as_follower_parsed(log, good->data, good->len, &first, 0),
+                    KS_LOG_OK);
+    CU_ASSERT_EQUAL(ks_log_leo(log), 6);
     g_byte_array_unref(copy);
     g_byte_array_unref(both);
     g_byte_array_unref(bad);
