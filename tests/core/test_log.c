@@ -383,6 +383,19 @@ static void test_roll_by_time_index_and_flush_settings(void)
     /* Each segment holds 5 batches: the first without an entry, then 4. */
     CU_ASSERT_EQUAL(ks_log_segment_count(log), 4);
     ks_log_close(log);
+    /* The counts should_roll reads (R13) follow the indexes loaded at open
+     * (clean) and rebuilt by recovery: the full active segment rolls. */
+    for (int32_t i = 0; i < 2; i++) {
+        log = ks_log_open(env.world, 2, "broker-2/t-0", &config, 15 + 5 * i, i == 0, NULL);
+        CU_ASSERT_EQUAL(ks_log_segment_count(log), 4 + i);
+        log_fixture_append(log, 1, 20 + 5 * i, 10, TS0, 0, NULL);
+        CU_ASSERT_EQUAL(ks_log_segment_count(log), 5 + i);
+        for (int32_t j = 1; j < 5; j++) {
+            log_fixture_append(log, 1, 20 + 5 * i + j, 10, TS0, 0, NULL);
+        }
+        CU_ASSERT_EQUAL(ks_log_segment_count(log), 5 + i);
+        ks_log_close(log);
+    }
 
     config = log_fixture_config();
     config.flush_messages = 5;
