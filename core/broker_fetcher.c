@@ -640,7 +640,8 @@ static bool append_records(struct ks_broker *broker, struct ks__replica *replica
     /* Skip batches we already have; a batch straddling our LEO (after an
      * HW truncation inside a batch) makes us cut back to its start. */
     size_t position = 0;
-    size_t crc_checked_bytes = 0; /* of the first batch appended, parsed here */
+    struct ks_batch_view first; /* the first batch appended, parsed here (R10) */
+    bool first_parsed = false;
     int64_t leo = ks__leo_of(replica);
     while (position + KS_BATCH_HEADER_BYTES <= part->records_bytes) {
         struct ks_batch_view view;
@@ -654,7 +655,8 @@ static bool append_records(struct ks_broker *broker, struct ks__replica *replica
             position += batch_bytes;
             continue;
         }
-        crc_checked_bytes = batch_bytes;
+        first = view;
+        first_parsed = true;
         if (view.base_offset < leo) {
             ks__replica_truncate(broker, replica, KS_REASON_TRUNCATE_REALIGN_BATCH,
                                  view.base_offset, -1, -1);
@@ -663,9 +665,12 @@ static bool append_records(struct ks_broker *broker, struct ks__replica *replica
     }
     if (position < part->records_bytes) {
         ks_time_ns now = ks__broker_now_ns(broker);
-        enum ks_log_result result = ks_log_append_as_follower_checked(
-            replica->log, records + position, part->records_bytes - position, crc_checked_bytes,
-            now);
+        enum ks_log_result result =
+            first_parsed
+                ? ks_log_append_as_follower_parsed(replica->log, records + position,
+                                                   part->records_bytes - position, &first, now)
+                : ks_log_append_as_follower_checked(replica->log, records + position,
+                                                    part->records_bytes - position, 0, now);
         if (result != KS_LOG_OK) {
             replica->fetch_backoff_until_ns =
                 now + (ks_time_ns)broker->spec->cluster->replica_fetch_backoff_ns;

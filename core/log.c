@@ -29,8 +29,8 @@
 ** without listing it or looking for checkpoints and `.txnindex` files in it:
 ** a large cluster's start creates tens of thousands of replicas.
 **
-** Invariants (log_check asserts R3-R5 after every change, and R1, R11 and
-** R12 in KS_DEBUG builds; R2 and R6 are asserted where segments and index
+** Invariants (log_check asserts R3-R5 after every change, and R1, R11-R13
+** in KS_DEBUG builds; R2 and R6 are asserted where segments and index
 ** entries are added; R7-R10 hold by construction at the single place that
 ** writes each):
 **   R1  There is always at least one segment; the last one is the active
@@ -57,10 +57,11 @@
 **       the caller for the prefix it declares checked (the *_checked
 **       appends), never twice on the same bytes in memory.
 **   R10 An append decodes its first batch's header once: validate_batches
-**       keeps it in the plan (the leader's parse of it when given,
-**       ks_log_append_as_leader_parsed), the leader updates the kept copy
-**       when it stamps the offsets and epoch, and append_batches takes it
-**       from there; KS_DEBUG builds decode the bytes again and compare.
+**       keeps it in the plan (the caller's parse of it when given,
+**       ks_log_append_as_leader_parsed and ks_log_append_as_follower_parsed),
+**       the leader updates the kept copy when it stamps the offsets and
+**       epoch, and append_batches takes it from there; KS_DEBUG builds
+**       decode the bytes again and compare.
 **   R11 log->active is the last of log->segments (the active segment), so
 **       an append or a read of the tail reaches it in one load from the log
 **       instead of three (the array, its elements, the segment). Every
@@ -72,6 +73,11 @@
 **       read it instead of the cache. epoch_assign_in_memory sets it with
 **       each entry it adds; every other change of the cache calls
 **       epochs_note.
+**   R13 A segment's offset_entry_count and time_entry_count are the
+**       lengths of its offset_index and time_index, so that should_roll
+**       reads them from the segment instead of loading the two arrays'
+**       headers (two more cache lines) on every append. Every change of
+**       the arrays' lengths is followed by index_note.
 **
 ** Segment `.log` (kafka-reference 2.1), a sequence of whole batches:
 **
@@ -171,16 +177,18 @@ struct segment {
     int64_t offset_of_max_timestamp; /* last offset of the batch holding it */
     int64_t first_batch_timestamp;   /* for segment.ms; -1 when empty */
     int64_t bytes_since_index;
-    int64_t batch_count;  /* batches in the segment; -1 = not known (loaded from its index) */
-    int64_t record_count; /* records in them; -1 = not known */
-    GArray *offset_index; /* struct offset_entry, owned */
-    GArray *time_index;   /* struct time_entry, owned */
-    ks_file *log_file;    /* owned */
-    ks_file *index_file;  /* owned */
-    ks_file *time_file;   /* owned */
-    ks_file *txn_file;    /* owned; NULL while the segment has no `.txnindex` */
-    GArray *aborted;      /* struct ks_aborted_txn of its `.txnindex`, owned */
-    bool dirty;           /* written since its last fsync */
+    int64_t batch_count;      /* batches in the segment; -1 = not known (loaded from its index) */
+    int64_t record_count;     /* records in them; -1 = not known */
+    guint offset_entry_count; /* R13: offset_index->len */
+    guint time_entry_count;   /* R13: time_index->len */
+    GArray *offset_index;     /* struct offset_entry, owned */
+    GArray *time_index;       /* struct time_entry, owned */
+    ks_file *log_file;        /* owned */
+    ks_file *index_file;      /* owned */
+    ks_file *time_file;       /* owned */
+    ks_file *txn_file;        /* owned; NULL while the segment has no `.txnindex` */
+    GArray *aborted;          /* struct ks_aborted_txn of its `.txnindex`, owned */
+    bool dirty;               /* written since its last fsync */
     /* The last batches accounted, consecutive and ending at recent_end, in a
      * ring (oldest at (recent_next - recent_count) mod RECENT_BATCH_COUNT);
      * valid while the log file's rewrite count is recent_rewrites and
@@ -774,6 +782,13 @@ static void segment_open_files(struct ks_log *log, struct segment *segment, unsi
     }
 }
 
+/* R13: after any change of the length of a segment's offset or time index. */
+static void index_note(struct segment *segment)
+{
+    segment->offset_entry_count = segment->offset_index->len;
+    segment->time_entry_count = segment->time_index->len;
+}
+
 static struct segment *segment_new(int64_t base_offset)
 {
     struct segment *segment = g_new0(struct segment, 1);
@@ -812,6 +827,7 @@ static void segment_reset_state(struct segment *segment)
     segment->record_count = 0;
     ks_array_set_size(segment->offset_index, 0);
     ks_array_set_size(segment->time_index, 0);
+    index_note(segment);
 }
 
 /* Renames each file to `.deleted` then deletes it (simulated immediate
@@ -883,6 +899,7 @@ static void time_index_maybe_append(struct segment *segment, int64_t timestamp, 
     }
     struct time_entry entry = { timestamp, (int32_t)(offset - segment->base_offset) };
     ks_array_append_val(segment->time_index, entry);
+    index_note(segment);
     if (write_file) {
         uint8_t bytes[TIME_ENTRY_BYTES];
         put_u64(bytes, (uint64_t)entry.timestamp);
@@ -934,6 +951,7 @@ static void segment_account_batch(struct ks_log *log, struct segment *segment,
             ks_assert(entry.position > last->position);               /* R6 */
         }
         ks_array_append_val(segment->offset_index, entry);
+        index_note(segment);
         if (write_file) {
             uint8_t bytes[OFFSET_ENTRY_BYTES];
             put_u32(bytes, (uint32_t)entry.relative_offset);
@@ -1186,7 +1204,7 @@ static int64_t count_batches(struct ks_log *log, ks_file *file, int64_t position
 
 /* Reads the index files into memory; false if one is missing, torn or
  * inconsistent with the `.log` size (then the caller rebuilds). */
-static bool segment_load_indexes(struct ks_log *log, struct segment *segment)
+static bool segment_load_index_arrays(struct ks_log *log, struct segment *segment)
 {
     int64_t log_size = ks_disk_size(segment->log_file);
     int64_t index_size = ks_disk_size(segment->index_file);
@@ -1238,6 +1256,15 @@ static bool segment_load_indexes(struct ks_log *log, struct segment *segment)
         ks_array_append_val(segment->time_index, entry);
     }
     return true;
+}
+
+/* Loads a segment's offset and time indexes from their files (false when
+ * they are unusable: the caller rebuilds them). */
+static bool segment_load_indexes(struct ks_log *log, struct segment *segment)
+{
+    bool loaded = segment_load_index_arrays(log, segment);
+    index_note(segment);
+    return loaded;
 }
 
 /* Completes a segment's state from its loaded indexes: reads the first
@@ -1881,6 +1908,11 @@ static void log_check(const struct ks_log *log)
               (log->epochs->len > 0
                    ? g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).epoch
                    : -1)); /* R12 */
+    for (guint i = 0; i < log->segments->len; i++) {
+        const struct segment *segment = segment_at(log, i);
+        ks_assert(segment->offset_entry_count == segment->offset_index->len); /* R13 */
+        ks_assert(segment->time_entry_count == segment->time_index->len);     /* R13 */
+    }
 #endif
     ks_assert(log->leo == active_segment(log)->next_offset); /* R4 */
     ks_assert(log->log_start_offset <= log->leo);            /* R3 */
@@ -2164,8 +2196,8 @@ static bool should_roll(const struct ks_log *log, int64_t incoming_bytes,
     }
     int64_t index_entries_max = log->config.segment_index_bytes / OFFSET_ENTRY_BYTES;
     int64_t time_entries_max = log->config.segment_index_bytes / TIME_ENTRY_BYTES;
-    if ((int64_t)segment->offset_index->len + incoming_batch_count > index_entries_max ||
-        (int64_t)segment->time_index->len + incoming_batch_count > time_entries_max) {
+    if ((int64_t)segment->offset_entry_count + incoming_batch_count > index_entries_max ||
+        (int64_t)segment->time_entry_count + incoming_batch_count > time_entries_max) { /* R13 */
         return true;
     }
     if (incoming_last_offset - segment->base_offset > INT32_MAX) {
@@ -2455,13 +2487,12 @@ enum ks_log_result ks_log_append_as_follower(struct ks_log *log, const uint8_t *
     return ks_log_append_as_follower_checked(log, bytes, byte_count, 0, now_ns);
 }
 
-enum ks_log_result ks_log_append_as_follower_checked(struct ks_log *log, const uint8_t *bytes,
-                                                     size_t byte_count, size_t crc_checked_bytes,
-                                                     ks_time_ns now_ns)
+static enum ks_log_result follower_append(struct ks_log *log, const uint8_t *bytes,
+                                          size_t byte_count, size_t crc_checked_bytes,
+                                          const struct ks_batch_view *first)
 {
-    (void)now_ns;
     struct append_plan plan;
-    if (!validate_batches(log, bytes, byte_count, crc_checked_bytes, NULL, false, &plan)) {
+    if (!validate_batches(log, bytes, byte_count, crc_checked_bytes, first, false, &plan)) {
         return KS_LOG_CORRUPT;
     }
     /* Offsets come from the leader. They must continue the log: a gap is
@@ -2470,6 +2501,24 @@ enum ks_log_result ks_log_append_as_follower_checked(struct ks_log *log, const u
         return KS_LOG_OFFSET_OUT_OF_RANGE;
     }
     return append_batches(log, bytes, byte_count, &plan);
+}
+
+enum ks_log_result ks_log_append_as_follower_checked(struct ks_log *log, const uint8_t *bytes,
+                                                     size_t byte_count, size_t crc_checked_bytes,
+                                                     ks_time_ns now_ns)
+{
+    (void)now_ns;
+    return follower_append(log, bytes, byte_count, crc_checked_bytes, NULL);
+}
+
+enum ks_log_result ks_log_append_as_follower_parsed(struct ks_log *log, const uint8_t *bytes,
+                                                    size_t byte_count,
+                                                    const struct ks_batch_view *first,
+                                                    ks_time_ns now_ns)
+{
+    (void)now_ns;
+    size_t first_bytes = (size_t)first->batch_length + KS_BATCH_LOG_OVERHEAD_BYTES;
+    return follower_append(log, bytes, byte_count, first_bytes, first);
 }
 
 /* ---- read ---------------------------------------------------------------------------------- */

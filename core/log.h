@@ -105,6 +105,13 @@ enum ks_log_result ks_log_append_as_follower(struct ks_log *log, const uint8_t *
 enum ks_log_result ks_log_append_as_follower_checked(struct ks_log *log, const uint8_t *bytes,
                                                      size_t byte_count, size_t crc_checked_bytes,
                                                      ks_time_ns now_ns);
+/* As ks_log_append_as_follower_checked, for a caller that has parsed the
+ * first batch of bytes with ks_batch_parse (CRC checked) into *first, as for
+ * ks_log_append_as_leader_parsed: its header is not decoded again (R10). */
+enum ks_log_result ks_log_append_as_follower_parsed(struct ks_log *log, const uint8_t *bytes,
+                                                    size_t byte_count,
+                                                    const struct ks_batch_view *first,
+                                                    ks_time_ns now_ns);
 
 /* Appends to `out` whole batches starting with the one that holds `offset`,
  * stopping before any batch whose last offset is >= upto_offset (the HW for

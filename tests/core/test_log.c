@@ -201,6 +201,11 @@ static void test_corrupt_batch_refused_on_every_append_path(void)
     CU_ASSERT_EQUAL(ks_log_append_as_follower_checked(log, bad->data, bad->len, 8, 0),
                     KS_LOG_CORRUPT);
     CU_ASSERT_EQUAL(ks_log_append_as_follower(log, bad->data, bad->len, 0), KS_LOG_CORRUPT);
+    /* The follower's parse of the first batch covers that batch only. */
+    struct ks_batch_view first;
+    CU_ASSERT_EQUAL(ks_batch_parse(both->data, both->len, &first, NULL), KS_BATCH_OK);
+    CU_ASSERT_EQUAL(ks_log_append_as_follower_parsed(log, both->data, both->len, &first, 0),
+                    KS_LOG_CORRUPT);
     CU_ASSERT_EQUAL(ks_log_leo(log), 0);
     CU_ASSERT_EQUAL(ks_log_size_bytes(log), 0);
     /* A good batch with its checked prefix is accepted on both paths. */
@@ -215,6 +220,11 @@ static void test_corrupt_batch_refused_on_every_append_path(void)
     CU_ASSERT_EQUAL(ks_log_append_as_follower_checked(log, good->data, good->len, good->len, 0),
                     KS_LOG_OK);
     CU_ASSERT_EQUAL(ks_log_leo(log), 4);
+    ks_batch_set_offset_and_epoch(good->data, 4, 0);
+    CU_ASSERT_EQUAL(ks_batch_parse(good->data, good->len, &first, NULL), KS_BATCH_OK);
+    CU_ASSERT_EQUAL(ks_log_append_as_follower_parsed(log, good->data, good->len, &first, 0),
+                    KS_LOG_OK);
+    CU_ASSERT_EQUAL(ks_log_leo(log), 6);
     g_byte_array_unref(copy);
     g_byte_array_unref(both);
     g_byte_array_unref(bad);
@@ -373,6 +383,19 @@ static void test_roll_by_time_index_and_flush_settings(void)
     /* Each segment holds 5 batches: the first without an entry, then 4. */
     CU_ASSERT_EQUAL(ks_log_segment_count(log), 4);
     ks_log_close(log);
+    /* The counts should_roll reads (R13) follow the indexes loaded at open
+     * (clean) and rebuilt by recovery: the full active segment rolls. */
+    for (int32_t i = 0; i < 2; i++) {
+        log = ks_log_open(env.world, 2, "broker-2/t-0", &config, 15 + 5 * i, i == 0, NULL);
+        CU_ASSERT_EQUAL(ks_log_segment_count(log), 4 + i);
+        log_fixture_append(log, 1, 20 + 5 * i, 10, TS0, 0, NULL);
+        CU_ASSERT_EQUAL(ks_log_segment_count(log), 5 + i);
+        for (int32_t j = 1; j < 5; j++) {
+            log_fixture_append(log, 1, 20 + 5 * i + j, 10, TS0, 0, NULL);
+        }
+        CU_ASSERT_EQUAL(ks_log_segment_count(log), 5 + i);
+        ks_log_close(log);
+    }
 
     config = log_fixture_config();
     config.flush_messages = 5;
