@@ -109,6 +109,12 @@
 ** builds):
 **   C1  processed_position <= consumed_position <= fetch_position per partition.
 **   C2  records are processed in offset order within a partition.
+**   C3  a partition is being fetched exactly while the request it was last
+**       sent in (fetch_correlation_id) is the one in flight on its fetch
+**       broker's channel: nothing is stored that every answer, failure or
+**       reset of that channel would have to clear (a scan of every
+**       partition per fetch response, issue 16). Correlation ids are never
+**       reused, so a later request on the channel does not count.
 */
 #include "consumer.h"
 
@@ -130,7 +136,7 @@
 #define RETRY_BACKOFF_NS (100 * KS_NS_PER_MS) /* retry.backoff.ms = 100 */
 /* A processor's output key: key-<(input producer index + 1) * 10^12 + input seq>. */
 #define OUTPUT_KEY_PRODUCER_UNIT INT64_C(1000000000000)
-#define FETCH_MAX_BYTES  52428800             /* fetch.max.bytes = 52428800 */
+#define FETCH_MAX_BYTES          52428800 /* fetch.max.bytes = 52428800 */
 
 enum consumer_timer_kind {
     KS_TIMER_CONSUMER_START = 400,
@@ -198,8 +204,12 @@ struct part {
     int64_t hw;            /* from the last fetch response (read_committed: the LSO); -1 unknown */
     int64_t skip_position; /* after trailing batches no record came from (markers,
                               aborted batches), not yet taken into the position; -1 none */
-    bool fetch_in_flight;
-    int32_t fetch_broker;      /* where the fetch in flight went */
+    /* The partition's fetch in flight, if any: the request (its
+     * correlation id) and the broker it went to. The partition is being
+     * fetched while that request is the one in flight on that broker's
+     * fetch channel (fetch_in_flight, C3). */
+    int64_t fetch_correlation_id;
+    int32_t fetch_broker;
     int64_t fetch_sent_offset; /* its fetch offset: a response for another one is stale */
     GArray *buffer;            /* struct pending_record: fetched, polled up to buffer_head */
     guint buffer_head;         /* records before it were polled (a partial poll moves it) */
@@ -506,13 +516,7 @@ static void channel_failed(struct ks_consumer *c, int32_t index)
             wake_after(c, RETRY_BACKOFF_NS);
         }
     } else if (index >= CH_FETCH) {
-        int32_t broker = index - CH_FETCH + 1;
-        for (int32_t p = 0; p < c->topic_partition_count; p++) {
-            if (c->parts[p].fetch_broker == broker) {
-                c->parts[p].fetch_in_flight = false;
-            }
-        }
-        c->metadata_stale = true;
+        c->metadata_stale = true; /* its partitions are no longer being fetched (C3) */
         wake_after(c, RETRY_BACKOFF_NS);
     } else {
         c->metadata_stale = true;
@@ -692,7 +696,6 @@ static void revoke_all(struct ks_consumer *c)
         struct part *part = &c->parts[p];
         buffer_clear(part);
         close_sink(c, part);
-        part->fetch_in_flight = false;
         part->position_known = false;
         part->reset_pending = false;
         part->idle_no_offset = false;
@@ -1503,6 +1506,17 @@ static void on_validation_response(struct ks_consumer *c,
 /* A fetch request for up to this many partitions is built on the stack. */
 #define FETCH_STACK_PARTITIONS 32
 
+/* Whether the partition is in the fetch request in flight on its fetch
+ * broker's channel (C3). */
+static inline bool fetch_in_flight(const struct ks_consumer *c, const struct part *part)
+{
+    if (part->fetch_broker < 1) {
+        return false; /* never fetched */
+    }
+    const struct channel *ch = &c->channels[CH_FETCH + part->fetch_broker - 1];
+    return ch->in_flight && ch->correlation_id == part->fetch_correlation_id;
+}
+
 /* Whether partition p goes into the next fetch of its leader: assigned, at
  * a known and valid position, with nothing buffered or being fetched, and
  * its leader's fetch channel free. */
@@ -1512,7 +1526,7 @@ static inline bool fetchable(const struct ks_consumer *c, int32_t p)
     /* The usual refusal first: its leader's fetch is still in flight. */
     return part->leader >= 1 && part->leader <= c->broker_count &&
            !c->channels[CH_FETCH + part->leader - 1].in_flight && c->assigned[p] &&
-           !part->fetch_in_flight && buffered(part) == 0 && part->position_known &&
+           !fetch_in_flight(c, part) && buffered(part) == 0 && part->position_known &&
            !part->reset_pending && !part->validate_pending;
 }
 
@@ -1557,7 +1571,7 @@ static void send_fetch(struct ks_consumer *c, int32_t broker, const int32_t *ids
         fp.partition_max_bytes = c->config->max_partition_fetch_bytes;
         memcpy(message + position, &fp, sizeof(fp));
         position += sizeof(fp);
-        part->fetch_in_flight = true;
+        part->fetch_correlation_id = c->channels[ch].correlation_id;
         part->fetch_broker = broker;
         part->fetch_sent_offset = part->fetch_position;
     }
@@ -1687,9 +1701,8 @@ static void parse_identity(const struct ks_consumer *c, const struct ks_record_v
             return;
         }
         *colon = 0;
-        const struct ks_producer_config *producers = c->spec->identity_producers != NULL
-                                                         ? c->spec->identity_producers
-                                                         : c->spec->producers;
+        const struct ks_producer_config *producers =
+            c->spec->identity_producers != NULL ? c->spec->identity_producers : c->spec->producers;
         int32_t producer_count = c->spec->identity_producers != NULL
                                      ? c->spec->identity_producer_count
                                      : c->spec->producer_count;
@@ -1771,11 +1784,7 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
     if (!channel_end(c, CH_FETCH + broker - 1, r.correlation_id)) {
         return;
     }
-    for (int32_t p = 0; p < c->topic_partition_count; p++) {
-        if (c->parts[p].fetch_broker == broker) {
-            c->parts[p].fetch_in_flight = false;
-        }
-    }
+    /* The channel is free: none of its partitions is being fetched (C3). */
     size_t position = sizeof(r);
     bool read_committed = c->config->isolation_level == KS_READ_COMMITTED;
     for (int32_t i = 0; i < r.partition_count; i++) {
@@ -2068,10 +2077,10 @@ static bool process_one(struct ks_consumer *c)
         }
         /* The transform: one output record whose key names the input
          * record, so that the checker can tie the two together. */
-        int64_t key = record->producer_index < 0
-                          ? -1
-                          : (int64_t)(record->producer_index + 1) * OUTPUT_KEY_PRODUCER_UNIT +
-                                record->seq;
+        int64_t key =
+            record->producer_index < 0
+                ? -1
+                : (int64_t)(record->producer_index + 1) * OUTPUT_KEY_PRODUCER_UNIT + record->seq;
         ks_producer_send_output(c->output, key);
     }
     c->batch_next++;
@@ -2723,9 +2732,9 @@ static void check_channels(const struct ks_consumer *c)
 /* One partition of the assignment: C1 and what the fetch path keeps. */
 static void check_assigned_part(const struct ks_consumer *c, const struct part *part)
 {
-    if (part->fetch_in_flight) {
-        ks_assert(part->fetch_broker >= 1 && part->fetch_broker <= c->broker_count);
-        ks_assert(c->channels[CH_FETCH + part->fetch_broker - 1].in_flight);
+    ks_assert(part->fetch_broker >= 0 && part->fetch_broker <= c->broker_count);
+    if (fetch_in_flight(c, part)) {
+        ks_assert(part->fetch_correlation_id <= c->correlation_counter); /* C3 */
     }
     if (!part->position_known) {
         return;
@@ -2789,7 +2798,7 @@ void ks_consumer_check(const struct ks_consumer *c)
         } else {
             /* revoke_all emptied it, and only assigned partitions are fetched. */
             ks_assert(buffered(part) == 0);
-            ks_assert(!part->fetch_in_flight);
+            ks_assert(!fetch_in_flight(c, part));
             ks_assert(part->sink == NULL);
         }
     }
