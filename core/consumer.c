@@ -115,6 +115,9 @@
 **       reset of that channel would have to clear (a scan of every
 **       partition per fetch response, issue 16). Correlation ids are never
 **       reused, so a later request on the channel does not count.
+**   C4  reset_pending_count and validate_pending_count are the numbers of
+**       partitions with reset_pending and with validate_pending (every
+**       change goes through set_reset_pending / set_validate_pending).
 */
 #include "consumer.h"
 
@@ -258,6 +261,11 @@ struct ks_consumer {
     struct part *parts; /* partition_count entries; assigned[p] says which count */
     bool *assigned;
     int32_t assigned_count;
+    /* How many partitions have reset_pending, and validate_pending (C4):
+     * ListOffsets and OffsetsForLeaderEpoch look for one only when there is
+     * one, not in a scan of every partition at every poll (issue 16). */
+    int32_t reset_pending_count;
+    int32_t validate_pending_count;
     GArray *owned; /* struct ks_group_topic_partition: for the sticky assignor */
     int32_t owned_generation;
 
@@ -308,6 +316,23 @@ struct ks_consumer {
     bool output_wait_poll;
     bool output_wait_send;
 };
+
+/* The only writers of reset_pending and validate_pending (C4). */
+static void set_reset_pending(struct ks_consumer *c, struct part *part, bool pending)
+{
+    if (part->reset_pending != pending) {
+        part->reset_pending = pending;
+        c->reset_pending_count += pending ? 1 : -1;
+    }
+}
+
+static void set_validate_pending(struct ks_consumer *c, struct part *part, bool pending)
+{
+    if (part->validate_pending != pending) {
+        part->validate_pending = pending;
+        c->validate_pending_count += pending ? 1 : -1;
+    }
+}
 
 static void drive(struct ks_consumer *c);
 static void poll_step(struct ks_consumer *c);
@@ -697,9 +722,9 @@ static void revoke_all(struct ks_consumer *c)
         buffer_clear(part);
         close_sink(c, part);
         part->position_known = false;
-        part->reset_pending = false;
+        set_reset_pending(c, part, false);
         part->idle_no_offset = false;
-        part->validate_pending = false;
+        set_validate_pending(c, part, false);
         part->position_epoch = -1;
         c->assigned[p] = false;
     }
@@ -1128,7 +1153,7 @@ static void on_offset_fetch_response(struct ks_consumer *c, const uint8_t *messa
                 event_new(c, KS_EV_OFFSET_RESET, KS_REASON_NO_COMMITTED_OFFSET_NONE, p);
             emit(c, &event);
         } else {
-            part->reset_pending = true;
+            set_reset_pending(c, part, true);
             part->reset_is_rewind = false;
             part->out_of_range_offset = -1;
             part->reset_timestamp = c->config->auto_offset_reset == KS_RESET_EARLIEST
@@ -1275,7 +1300,7 @@ static void maybe_validate(struct ks_consumer *c, struct part *part)
     }
     buffer_clear(part);
     part->fetch_position = part->consumed_position;
-    part->validate_pending = true;
+    set_validate_pending(c, part, true);
     part->validate_sent_offset = -1;
 }
 
@@ -1336,7 +1361,7 @@ static void on_metadata_response(struct ks_consumer *c, const uint8_t *message, 
 
 static void send_list_offsets(struct ks_consumer *c)
 {
-    if (c->channels[CH_LIST_OFFSETS].in_flight) {
+    if (c->channels[CH_LIST_OFFSETS].in_flight || c->reset_pending_count == 0) {
         return;
     }
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
@@ -1377,8 +1402,8 @@ static void on_list_offsets_response(struct ks_consumer *c,
         wake_after(c, RETRY_BACKOFF_NS);
         return;
     }
-    part->reset_pending = false;
-    part->validate_pending = false;
+    set_reset_pending(c, part, false);
+    set_validate_pending(c, part, false);
     part->position_epoch = r->leader_epoch; /* OffsetFetcher.resetPositionsIfNeeded */
     part->position_known = true;
     part->fetch_position = r->offset;
@@ -1409,7 +1434,7 @@ static void on_list_offsets_response(struct ks_consumer *c,
  * sent to its leader with the position's epoch and the leader's current one. */
 static void send_validation(struct ks_consumer *c)
 {
-    if (c->channels[CH_VALIDATE].in_flight) {
+    if (c->channels[CH_VALIDATE].in_flight || c->validate_pending_count == 0) {
         return;
     }
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
@@ -1492,7 +1517,7 @@ static void on_validation_response(struct ks_consumer *c,
         wake_after(c, RETRY_BACKOFF_NS);
         return;
     }
-    part->validate_pending = false;
+    set_validate_pending(c, part, false);
     part->validate_sent_offset = -1;
     if (r->end_offset < 0 || r->leader_epoch < 0) {
         /* No epoch that old on the leader: reset as for an out-of-range position. */
@@ -1728,7 +1753,7 @@ static void offset_out_of_range(struct ks_consumer *c, struct part *part)
         emit(c, &event);
         return;
     }
-    part->reset_pending = true;
+    set_reset_pending(c, part, true);
     part->reset_is_rewind = false;
     part->out_of_range_offset = part->fetch_position;
     part->reset_timestamp = c->config->auto_offset_reset == KS_RESET_EARLIEST
@@ -2210,11 +2235,11 @@ static void apply_rewind(struct ks_consumer *c)
         }
         buffer_clear(part);
         part->idle_no_offset = false;
-        part->validate_pending = false;
+        set_validate_pending(c, part, false);
         part->position_epoch = -1; /* seek(offset): no epoch */
         if (c->rewind_kind == KS_CONSUMER_REWIND_OFFSET) {
             part->position_known = true;
-            part->reset_pending = false;
+            set_reset_pending(c, part, false);
             part->fetch_position = c->rewind_value;
             part->skip_position = -1;
             part->consumed_position = c->rewind_value;
@@ -2228,7 +2253,7 @@ static void apply_rewind(struct ks_consumer *c)
             emit(c, &event);
             report_position(c, p, c->rewind_value, KS_POSITION_REWIND);
         } else {
-            part->reset_pending = true;
+            set_reset_pending(c, part, true);
             part->reset_is_rewind = true;
             part->reset_timestamp =
                 c->rewind_kind == KS_CONSUMER_REWIND_EARLIEST ? KS_LIST_OFFSETS_EARLIEST
@@ -2789,9 +2814,13 @@ void ks_consumer_check(const struct ks_consumer *c)
     }
     check_channels(c);
     int32_t assigned_count = 0;
+    int32_t reset_pending_count = 0;
+    int32_t validate_pending_count = 0;
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
         const struct part *part = &c->parts[p];
         ks_assert(part->partition == p);
+        reset_pending_count += part->reset_pending ? 1 : 0;
+        validate_pending_count += part->validate_pending ? 1 : 0;
         if (c->assigned[p]) {
             assigned_count++;
             check_assigned_part(c, part);
@@ -2803,6 +2832,8 @@ void ks_consumer_check(const struct ks_consumer *c)
         }
     }
     ks_assert(assigned_count == c->assigned_count);
+    ks_assert(reset_pending_count == c->reset_pending_count);       /* C4 */
+    ks_assert(validate_pending_count == c->validate_pending_count); /* C4 */
     check_poll(c);
     if (c->crashed || c->stopped) {
         ks_assert(c->phase == PH_IDLE);
