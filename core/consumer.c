@@ -118,6 +118,9 @@
 **   C4  reset_pending_count and validate_pending_count are the numbers of
 **       partitions with reset_pending and with validate_pending (every
 **       change goes through set_reset_pending / set_validate_pending).
+**   C5  buffered_count is the sum of every partition's buffered records
+**       (fetched, not yet polled): a poll stops looking for records once it
+**       took them all.
 */
 #include "consumer.h"
 
@@ -227,12 +230,6 @@ static guint buffered(const struct part *part)
     return part->buffer->len - part->buffer_head;
 }
 
-static void buffer_clear(struct part *part)
-{
-    ks_array_set_size(part->buffer, 0);
-    part->buffer_head = 0;
-}
-
 struct ks_consumer {
     ks_world *world;                            /* not owned */
     const struct ks_cluster_spec *spec;         /* not owned */
@@ -266,7 +263,8 @@ struct ks_consumer {
      * one, not in a scan of every partition at every poll (issue 16). */
     int32_t reset_pending_count;
     int32_t validate_pending_count;
-    GArray *owned; /* struct ks_group_topic_partition: for the sticky assignor */
+    guint buffered_count; /* fetched records not yet polled, in every partition (C5) */
+    GArray *owned;        /* struct ks_group_topic_partition: for the sticky assignor */
     int32_t owned_generation;
 
     /* The poll loop. */
@@ -316,6 +314,14 @@ struct ks_consumer {
     bool output_wait_poll;
     bool output_wait_send;
 };
+
+/* Drops the partition's fetched records not yet polled (C5). */
+static void buffer_clear(struct ks_consumer *c, struct part *part)
+{
+    c->buffered_count -= buffered(part);
+    ks_array_set_size(part->buffer, 0);
+    part->buffer_head = 0;
+}
 
 /* The only writers of reset_pending and validate_pending (C4). */
 static void set_reset_pending(struct ks_consumer *c, struct part *part, bool pending)
@@ -719,7 +725,7 @@ static void revoke_all(struct ks_consumer *c)
 {
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
         struct part *part = &c->parts[p];
-        buffer_clear(part);
+        buffer_clear(c, part);
         close_sink(c, part);
         part->position_known = false;
         set_reset_pending(c, part, false);
@@ -1298,7 +1304,7 @@ static void maybe_validate(struct ks_consumer *c, struct part *part)
         part->position_epoch < 0) {
         return;
     }
-    buffer_clear(part);
+    buffer_clear(c, part);
     part->fetch_position = part->consumed_position;
     set_validate_pending(c, part, true);
     part->validate_sent_offset = -1;
@@ -1616,6 +1622,15 @@ static void send_fetches(struct ks_consumer *c)
      * another broker's partition is fetchable: a request marks only its own
      * partitions, and a broker found down is handled in the next event
      * (note_broker_down). */
+    /* Every leader's fetch still in flight (a poll while processing,
+     * usually): no partition is fetchable, and none need be looked at. */
+    bool channel_free = false;
+    for (int32_t broker = 1; broker <= c->broker_count && !channel_free; broker++) {
+        channel_free = !c->channels[CH_FETCH + broker - 1].in_flight;
+    }
+    if (!channel_free) {
+        return;
+    }
     int32_t *found = c->fetch_order;
     int32_t total = 0;
     bool one_leader = true; /* the usual case: one broker's fetch came back */
@@ -1893,6 +1908,7 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
                     pending.leader_epoch = batch.partition_leader_epoch;
                     parse_identity(c, &record, &pending.producer_index, &pending.seq);
                     ks_array_append_val(part->buffer, pending);
+                    c->buffered_count++;
                     part->skip_position = -1;
                 }
             } else {
@@ -2190,7 +2206,10 @@ static bool take_batch(struct ks_consumer *c)
 {
     int32_t limit = c->config->max_poll_records > 0 ? c->config->max_poll_records : 500;
     int32_t taken = 0;
-    for (int32_t k = 0; k < c->topic_partition_count && taken < limit; k++) {
+    /* Once every buffered record is taken (C5), the partitions left have
+     * none: the scan stops there, not at the last partition (issue 16). */
+    for (int32_t k = 0; k < c->topic_partition_count && taken < limit && c->buffered_count > 0;
+         k++) {
         int32_t p = (c->poll_rotation + k) % c->topic_partition_count;
         struct part *part = &c->parts[p];
         if (!c->assigned[p] || buffered(part) == 0) {
@@ -2211,8 +2230,9 @@ static bool take_batch(struct ks_consumer *c)
         }
         taken += (int32_t)n;
         part->buffer_head += n;
+        c->buffered_count -= n;
         if (buffered(part) == 0) {
-            buffer_clear(part);
+            buffer_clear(c, part);
         }
         ks_assert(part->processed_position <= part->consumed_position); /* C1 */
         ks_assert(part->consumed_position <= part->fetch_position);
@@ -2233,7 +2253,7 @@ static void apply_rewind(struct ks_consumer *c)
         if (!c->assigned[p]) {
             continue;
         }
-        buffer_clear(part);
+        buffer_clear(c, part);
         part->idle_no_offset = false;
         set_validate_pending(c, part, false);
         part->position_epoch = -1; /* seek(offset): no epoch */
@@ -2816,11 +2836,13 @@ void ks_consumer_check(const struct ks_consumer *c)
     int32_t assigned_count = 0;
     int32_t reset_pending_count = 0;
     int32_t validate_pending_count = 0;
+    guint buffered_count = 0;
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
         const struct part *part = &c->parts[p];
         ks_assert(part->partition == p);
         reset_pending_count += part->reset_pending ? 1 : 0;
         validate_pending_count += part->validate_pending ? 1 : 0;
+        buffered_count += buffered(part);
         if (c->assigned[p]) {
             assigned_count++;
             check_assigned_part(c, part);
@@ -2834,6 +2856,7 @@ void ks_consumer_check(const struct ks_consumer *c)
     ks_assert(assigned_count == c->assigned_count);
     ks_assert(reset_pending_count == c->reset_pending_count);       /* C4 */
     ks_assert(validate_pending_count == c->validate_pending_count); /* C4 */
+    ks_assert(buffered_count == c->buffered_count);                 /* C5 */
     check_poll(c);
     if (c->crashed || c->stopped) {
         ks_assert(c->phase == PH_IDLE);
