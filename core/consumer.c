@@ -109,6 +109,18 @@
 ** builds):
 **   C1  processed_position <= consumed_position <= fetch_position per partition.
 **   C2  records are processed in offset order within a partition.
+**   C3  a partition is being fetched exactly while the request it was last
+**       sent in (fetch_correlation_id) is the one in flight on its fetch
+**       broker's channel: nothing is stored that every answer, failure or
+**       reset of that channel would have to clear (a scan of every
+**       partition per fetch response, issue 16). Correlation ids are never
+**       reused, so a later request on the channel does not count.
+**   C4  reset_pending_count and validate_pending_count are the numbers of
+**       partitions with reset_pending and with validate_pending (every
+**       change goes through set_reset_pending / set_validate_pending).
+**   C5  buffered_count is the sum of every partition's buffered records
+**       (fetched, not yet polled): a poll stops looking for records once it
+**       took them all.
 */
 #include "consumer.h"
 
@@ -130,7 +142,7 @@
 #define RETRY_BACKOFF_NS (100 * KS_NS_PER_MS) /* retry.backoff.ms = 100 */
 /* A processor's output key: key-<(input producer index + 1) * 10^12 + input seq>. */
 #define OUTPUT_KEY_PRODUCER_UNIT INT64_C(1000000000000)
-#define FETCH_MAX_BYTES  52428800             /* fetch.max.bytes = 52428800 */
+#define FETCH_MAX_BYTES          52428800 /* fetch.max.bytes = 52428800 */
 
 enum consumer_timer_kind {
     KS_TIMER_CONSUMER_START = 400,
@@ -198,8 +210,12 @@ struct part {
     int64_t hw;            /* from the last fetch response (read_committed: the LSO); -1 unknown */
     int64_t skip_position; /* after trailing batches no record came from (markers,
                               aborted batches), not yet taken into the position; -1 none */
-    bool fetch_in_flight;
-    int32_t fetch_broker;      /* where the fetch in flight went */
+    /* The partition's fetch in flight, if any: the request (its
+     * correlation id) and the broker it went to. The partition is being
+     * fetched while that request is the one in flight on that broker's
+     * fetch channel (fetch_in_flight, C3). */
+    int64_t fetch_correlation_id;
+    int32_t fetch_broker;
     int64_t fetch_sent_offset; /* its fetch offset: a response for another one is stale */
     GArray *buffer;            /* struct pending_record: fetched, polled up to buffer_head */
     guint buffer_head;         /* records before it were polled (a partial poll moves it) */
@@ -212,12 +228,6 @@ struct part {
 static guint buffered(const struct part *part)
 {
     return part->buffer->len - part->buffer_head;
-}
-
-static void buffer_clear(struct part *part)
-{
-    ks_array_set_size(part->buffer, 0);
-    part->buffer_head = 0;
 }
 
 struct ks_consumer {
@@ -248,7 +258,13 @@ struct ks_consumer {
     struct part *parts; /* partition_count entries; assigned[p] says which count */
     bool *assigned;
     int32_t assigned_count;
-    GArray *owned; /* struct ks_group_topic_partition: for the sticky assignor */
+    /* How many partitions have reset_pending, and validate_pending (C4):
+     * ListOffsets and OffsetsForLeaderEpoch look for one only when there is
+     * one, not in a scan of every partition at every poll (issue 16). */
+    int32_t reset_pending_count;
+    int32_t validate_pending_count;
+    guint buffered_count; /* fetched records not yet polled, in every partition (C5) */
+    GArray *owned;        /* struct ks_group_topic_partition: for the sticky assignor */
     int32_t owned_generation;
 
     /* The poll loop. */
@@ -298,6 +314,31 @@ struct ks_consumer {
     bool output_wait_poll;
     bool output_wait_send;
 };
+
+/* Drops the partition's fetched records not yet polled (C5). */
+static void buffer_clear(struct ks_consumer *c, struct part *part)
+{
+    c->buffered_count -= buffered(part);
+    ks_array_set_size(part->buffer, 0);
+    part->buffer_head = 0;
+}
+
+/* The only writers of reset_pending and validate_pending (C4). */
+static void set_reset_pending(struct ks_consumer *c, struct part *part, bool pending)
+{
+    if (part->reset_pending != pending) {
+        part->reset_pending = pending;
+        c->reset_pending_count += pending ? 1 : -1;
+    }
+}
+
+static void set_validate_pending(struct ks_consumer *c, struct part *part, bool pending)
+{
+    if (part->validate_pending != pending) {
+        part->validate_pending = pending;
+        c->validate_pending_count += pending ? 1 : -1;
+    }
+}
 
 static void drive(struct ks_consumer *c);
 static void poll_step(struct ks_consumer *c);
@@ -506,13 +547,7 @@ static void channel_failed(struct ks_consumer *c, int32_t index)
             wake_after(c, RETRY_BACKOFF_NS);
         }
     } else if (index >= CH_FETCH) {
-        int32_t broker = index - CH_FETCH + 1;
-        for (int32_t p = 0; p < c->topic_partition_count; p++) {
-            if (c->parts[p].fetch_broker == broker) {
-                c->parts[p].fetch_in_flight = false;
-            }
-        }
-        c->metadata_stale = true;
+        c->metadata_stale = true; /* its partitions are no longer being fetched (C3) */
         wake_after(c, RETRY_BACKOFF_NS);
     } else {
         c->metadata_stale = true;
@@ -690,13 +725,12 @@ static void revoke_all(struct ks_consumer *c)
 {
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
         struct part *part = &c->parts[p];
-        buffer_clear(part);
+        buffer_clear(c, part);
         close_sink(c, part);
-        part->fetch_in_flight = false;
         part->position_known = false;
-        part->reset_pending = false;
+        set_reset_pending(c, part, false);
         part->idle_no_offset = false;
-        part->validate_pending = false;
+        set_validate_pending(c, part, false);
         part->position_epoch = -1;
         c->assigned[p] = false;
     }
@@ -1125,7 +1159,7 @@ static void on_offset_fetch_response(struct ks_consumer *c, const uint8_t *messa
                 event_new(c, KS_EV_OFFSET_RESET, KS_REASON_NO_COMMITTED_OFFSET_NONE, p);
             emit(c, &event);
         } else {
-            part->reset_pending = true;
+            set_reset_pending(c, part, true);
             part->reset_is_rewind = false;
             part->out_of_range_offset = -1;
             part->reset_timestamp = c->config->auto_offset_reset == KS_RESET_EARLIEST
@@ -1270,9 +1304,9 @@ static void maybe_validate(struct ks_consumer *c, struct part *part)
         part->position_epoch < 0) {
         return;
     }
-    buffer_clear(part);
+    buffer_clear(c, part);
     part->fetch_position = part->consumed_position;
-    part->validate_pending = true;
+    set_validate_pending(c, part, true);
     part->validate_sent_offset = -1;
 }
 
@@ -1333,7 +1367,7 @@ static void on_metadata_response(struct ks_consumer *c, const uint8_t *message, 
 
 static void send_list_offsets(struct ks_consumer *c)
 {
-    if (c->channels[CH_LIST_OFFSETS].in_flight) {
+    if (c->channels[CH_LIST_OFFSETS].in_flight || c->reset_pending_count == 0) {
         return;
     }
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
@@ -1374,8 +1408,8 @@ static void on_list_offsets_response(struct ks_consumer *c,
         wake_after(c, RETRY_BACKOFF_NS);
         return;
     }
-    part->reset_pending = false;
-    part->validate_pending = false;
+    set_reset_pending(c, part, false);
+    set_validate_pending(c, part, false);
     part->position_epoch = r->leader_epoch; /* OffsetFetcher.resetPositionsIfNeeded */
     part->position_known = true;
     part->fetch_position = r->offset;
@@ -1406,7 +1440,7 @@ static void on_list_offsets_response(struct ks_consumer *c,
  * sent to its leader with the position's epoch and the leader's current one. */
 static void send_validation(struct ks_consumer *c)
 {
-    if (c->channels[CH_VALIDATE].in_flight) {
+    if (c->channels[CH_VALIDATE].in_flight || c->validate_pending_count == 0) {
         return;
     }
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
@@ -1489,7 +1523,7 @@ static void on_validation_response(struct ks_consumer *c,
         wake_after(c, RETRY_BACKOFF_NS);
         return;
     }
-    part->validate_pending = false;
+    set_validate_pending(c, part, false);
     part->validate_sent_offset = -1;
     if (r->end_offset < 0 || r->leader_epoch < 0) {
         /* No epoch that old on the leader: reset as for an out-of-range position. */
@@ -1503,6 +1537,17 @@ static void on_validation_response(struct ks_consumer *c,
 /* A fetch request for up to this many partitions is built on the stack. */
 #define FETCH_STACK_PARTITIONS 32
 
+/* Whether the partition is in the fetch request in flight on its fetch
+ * broker's channel (C3). */
+static inline bool fetch_in_flight(const struct ks_consumer *c, const struct part *part)
+{
+    if (part->fetch_broker < 1) {
+        return false; /* never fetched */
+    }
+    const struct channel *ch = &c->channels[CH_FETCH + part->fetch_broker - 1];
+    return ch->in_flight && ch->correlation_id == part->fetch_correlation_id;
+}
+
 /* Whether partition p goes into the next fetch of its leader: assigned, at
  * a known and valid position, with nothing buffered or being fetched, and
  * its leader's fetch channel free. */
@@ -1512,7 +1557,7 @@ static inline bool fetchable(const struct ks_consumer *c, int32_t p)
     /* The usual refusal first: its leader's fetch is still in flight. */
     return part->leader >= 1 && part->leader <= c->broker_count &&
            !c->channels[CH_FETCH + part->leader - 1].in_flight && c->assigned[p] &&
-           !part->fetch_in_flight && buffered(part) == 0 && part->position_known &&
+           !fetch_in_flight(c, part) && buffered(part) == 0 && part->position_known &&
            !part->reset_pending && !part->validate_pending;
 }
 
@@ -1557,7 +1602,7 @@ static void send_fetch(struct ks_consumer *c, int32_t broker, const int32_t *ids
         fp.partition_max_bytes = c->config->max_partition_fetch_bytes;
         memcpy(message + position, &fp, sizeof(fp));
         position += sizeof(fp);
-        part->fetch_in_flight = true;
+        part->fetch_correlation_id = c->channels[ch].correlation_id;
         part->fetch_broker = broker;
         part->fetch_sent_offset = part->fetch_position;
     }
@@ -1577,6 +1622,15 @@ static void send_fetches(struct ks_consumer *c)
      * another broker's partition is fetchable: a request marks only its own
      * partitions, and a broker found down is handled in the next event
      * (note_broker_down). */
+    /* Every leader's fetch still in flight (a poll while processing,
+     * usually): no partition is fetchable, and none need be looked at. */
+    bool channel_free = false;
+    for (int32_t broker = 1; broker <= c->broker_count && !channel_free; broker++) {
+        channel_free = !c->channels[CH_FETCH + broker - 1].in_flight;
+    }
+    if (!channel_free) {
+        return;
+    }
     int32_t *found = c->fetch_order;
     int32_t total = 0;
     bool one_leader = true; /* the usual case: one broker's fetch came back */
@@ -1687,9 +1741,8 @@ static void parse_identity(const struct ks_consumer *c, const struct ks_record_v
             return;
         }
         *colon = 0;
-        const struct ks_producer_config *producers = c->spec->identity_producers != NULL
-                                                         ? c->spec->identity_producers
-                                                         : c->spec->producers;
+        const struct ks_producer_config *producers =
+            c->spec->identity_producers != NULL ? c->spec->identity_producers : c->spec->producers;
         int32_t producer_count = c->spec->identity_producers != NULL
                                      ? c->spec->identity_producer_count
                                      : c->spec->producer_count;
@@ -1715,7 +1768,7 @@ static void offset_out_of_range(struct ks_consumer *c, struct part *part)
         emit(c, &event);
         return;
     }
-    part->reset_pending = true;
+    set_reset_pending(c, part, true);
     part->reset_is_rewind = false;
     part->out_of_range_offset = part->fetch_position;
     part->reset_timestamp = c->config->auto_offset_reset == KS_RESET_EARLIEST
@@ -1771,11 +1824,7 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
     if (!channel_end(c, CH_FETCH + broker - 1, r.correlation_id)) {
         return;
     }
-    for (int32_t p = 0; p < c->topic_partition_count; p++) {
-        if (c->parts[p].fetch_broker == broker) {
-            c->parts[p].fetch_in_flight = false;
-        }
-    }
+    /* The channel is free: none of its partitions is being fetched (C3). */
     size_t position = sizeof(r);
     bool read_committed = c->config->isolation_level == KS_READ_COMMITTED;
     for (int32_t i = 0; i < r.partition_count; i++) {
@@ -1859,6 +1908,7 @@ static void on_fetch_response(struct ks_consumer *c, ks_node_id source, const ui
                     pending.leader_epoch = batch.partition_leader_epoch;
                     parse_identity(c, &record, &pending.producer_index, &pending.seq);
                     ks_array_append_val(part->buffer, pending);
+                    c->buffered_count++;
                     part->skip_position = -1;
                 }
             } else {
@@ -2068,10 +2118,10 @@ static bool process_one(struct ks_consumer *c)
         }
         /* The transform: one output record whose key names the input
          * record, so that the checker can tie the two together. */
-        int64_t key = record->producer_index < 0
-                          ? -1
-                          : (int64_t)(record->producer_index + 1) * OUTPUT_KEY_PRODUCER_UNIT +
-                                record->seq;
+        int64_t key =
+            record->producer_index < 0
+                ? -1
+                : (int64_t)(record->producer_index + 1) * OUTPUT_KEY_PRODUCER_UNIT + record->seq;
         ks_producer_send_output(c->output, key);
     }
     c->batch_next++;
@@ -2156,7 +2206,10 @@ static bool take_batch(struct ks_consumer *c)
 {
     int32_t limit = c->config->max_poll_records > 0 ? c->config->max_poll_records : 500;
     int32_t taken = 0;
-    for (int32_t k = 0; k < c->topic_partition_count && taken < limit; k++) {
+    /* Once every buffered record is taken (C5), the partitions left have
+     * none: the scan stops there, not at the last partition (issue 16). */
+    for (int32_t k = 0; k < c->topic_partition_count && taken < limit && c->buffered_count > 0;
+         k++) {
         int32_t p = (c->poll_rotation + k) % c->topic_partition_count;
         struct part *part = &c->parts[p];
         if (!c->assigned[p] || buffered(part) == 0) {
@@ -2177,8 +2230,9 @@ static bool take_batch(struct ks_consumer *c)
         }
         taken += (int32_t)n;
         part->buffer_head += n;
+        c->buffered_count -= n;
         if (buffered(part) == 0) {
-            buffer_clear(part);
+            buffer_clear(c, part);
         }
         ks_assert(part->processed_position <= part->consumed_position); /* C1 */
         ks_assert(part->consumed_position <= part->fetch_position);
@@ -2199,13 +2253,13 @@ static void apply_rewind(struct ks_consumer *c)
         if (!c->assigned[p]) {
             continue;
         }
-        buffer_clear(part);
+        buffer_clear(c, part);
         part->idle_no_offset = false;
-        part->validate_pending = false;
+        set_validate_pending(c, part, false);
         part->position_epoch = -1; /* seek(offset): no epoch */
         if (c->rewind_kind == KS_CONSUMER_REWIND_OFFSET) {
             part->position_known = true;
-            part->reset_pending = false;
+            set_reset_pending(c, part, false);
             part->fetch_position = c->rewind_value;
             part->skip_position = -1;
             part->consumed_position = c->rewind_value;
@@ -2219,7 +2273,7 @@ static void apply_rewind(struct ks_consumer *c)
             emit(c, &event);
             report_position(c, p, c->rewind_value, KS_POSITION_REWIND);
         } else {
-            part->reset_pending = true;
+            set_reset_pending(c, part, true);
             part->reset_is_rewind = true;
             part->reset_timestamp =
                 c->rewind_kind == KS_CONSUMER_REWIND_EARLIEST ? KS_LIST_OFFSETS_EARLIEST
@@ -2723,9 +2777,9 @@ static void check_channels(const struct ks_consumer *c)
 /* One partition of the assignment: C1 and what the fetch path keeps. */
 static void check_assigned_part(const struct ks_consumer *c, const struct part *part)
 {
-    if (part->fetch_in_flight) {
-        ks_assert(part->fetch_broker >= 1 && part->fetch_broker <= c->broker_count);
-        ks_assert(c->channels[CH_FETCH + part->fetch_broker - 1].in_flight);
+    ks_assert(part->fetch_broker >= 0 && part->fetch_broker <= c->broker_count);
+    if (fetch_in_flight(c, part)) {
+        ks_assert(part->fetch_correlation_id <= c->correlation_counter); /* C3 */
     }
     if (!part->position_known) {
         return;
@@ -2780,20 +2834,29 @@ void ks_consumer_check(const struct ks_consumer *c)
     }
     check_channels(c);
     int32_t assigned_count = 0;
+    int32_t reset_pending_count = 0;
+    int32_t validate_pending_count = 0;
+    guint buffered_count = 0;
     for (int32_t p = 0; p < c->topic_partition_count; p++) {
         const struct part *part = &c->parts[p];
         ks_assert(part->partition == p);
+        reset_pending_count += part->reset_pending ? 1 : 0;
+        validate_pending_count += part->validate_pending ? 1 : 0;
+        buffered_count += buffered(part);
         if (c->assigned[p]) {
             assigned_count++;
             check_assigned_part(c, part);
         } else {
             /* revoke_all emptied it, and only assigned partitions are fetched. */
             ks_assert(buffered(part) == 0);
-            ks_assert(!part->fetch_in_flight);
+            ks_assert(!fetch_in_flight(c, part));
             ks_assert(part->sink == NULL);
         }
     }
     ks_assert(assigned_count == c->assigned_count);
+    ks_assert(reset_pending_count == c->reset_pending_count);       /* C4 */
+    ks_assert(validate_pending_count == c->validate_pending_count); /* C4 */
+    ks_assert(buffered_count == c->buffered_count);                 /* C5 */
     check_poll(c);
     if (c->crashed || c->stopped) {
         ks_assert(c->phase == PH_IDLE);
