@@ -29,6 +29,10 @@
 ** bottom-up variant), and a full set of four children is compared as a
 ** branch-free tournament. The allocation, push and free of an event, and the
 ** trace hash of a processed one, are inlined into the scheduler's paths.
+** A processed event's slot is released without the message-buffer check
+** of event_free (slot_release): a timer has none, and a delivered message's
+** buffer is taken for its receiver first; the check and the call it made
+** with a NULL buffer cost 689.6 M against 692.7 M instructions at 3 x 3.
 ** Together these took the 3 x 3 benchmark from 968.6 M to 946.2 M
 ** instructions (issue 16).
 **
@@ -179,7 +183,20 @@ static inline uint32_t event_alloc(ks_world *world)
     return slot;
 }
 
-/* Returns slot to the free list. */
+/* Returns slot to the free list, when it holds no message buffer (a timer,
+ * or a message whose buffer its caller took). */
+static inline void slot_release(ks_world *world, uint32_t slot)
+{
+    struct ks__event *event = &world->pool[slot];
+    ks_assert(event->type != KS__EVENT_FREE);
+    ks_assert(event->type != KS__EVENT_MESSAGE || event->u.message.bytes == NULL);
+    event->type = KS__EVENT_FREE;
+    event->generation++; /* S4 */
+    event->next = world->free_head;
+    world->free_head = slot;
+}
+
+/* Returns slot to the free list, with its message buffer if it has one. */
 static inline void event_free(ks_world *world, uint32_t slot)
 {
     struct ks__event *event = &world->pool[slot];
@@ -556,7 +573,7 @@ static bool run_one(ks_world *world, ks_time_ns until_ns)
             ks_world *view = event->u.timer.view;
             /* Freed first: a cancel of this id inside the handler is a no-op
              * and the handler may schedule into the same slot. */
-            event_free(world, slot);
+            slot_release(world, slot);
             fn(view, context);
         } else {
             uint8_t *bytes = event->u.message.bytes;
@@ -565,8 +582,8 @@ static bool run_one(ks_world *world, ks_time_ns until_ns)
             ks_node_id source = event->source;
             ks_node_id target = event->node;
             uint32_t kind_of_message = event->kind;
-            event->u.message.bytes = NULL;
-            event_free(world, slot);
+            event->u.message.bytes = NULL; /* taken: freed after the receiver */
+            slot_release(world, slot);
             ks_world *view = node->receiver_view;
             node->receiver(view, ks__view_local(view, target), ks__view_local(view, source),
                            kind_of_message, bytes, byte_count, node->receiver_context);
