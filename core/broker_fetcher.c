@@ -435,7 +435,7 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
         broker->fetch_request = g_byte_array_sized_new(4096);
     }
     GByteArray *message = broker->fetch_request;
-    ks_array_set_size((GArray *)(void *)message, 0); /* a byte array: no clear, no zero end */
+    ks_byte_array_set_size(message, 0);
     struct ks_fetch_request header;
     memset(&header, 0, sizeof header);
     ks_byte_array_append(message, (const guint8 *)&header, sizeof header);

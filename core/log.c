@@ -2639,6 +2639,24 @@ static int64_t segment_read_lookup(struct reader *reader, struct segment *segmen
     return segment_scan_from(reader, segment, offset, position, batch_out);
 }
 
+/* One segment's part of ks_log_read: 1 when it appended the batches from
+ * offset on (or found them beyond upto_offset), 0 when the segment holds
+ * nothing at or after offset, -1 on an I/O error. */
+static int read_segment(struct ks_log *log, struct segment *segment, int64_t offset,
+                        int64_t upto_offset, size_t max_bytes, GByteArray *out)
+{
+    struct header batch;
+    struct reader reader;
+    reader_init(&reader, log, segment->log_file, segment->size_bytes, LOOKUP_WINDOW_BYTES);
+    int64_t position = segment_read_lookup(&reader, segment, offset, upto_offset, &batch);
+    if (position < 0) {
+        return 0;
+    }
+    return read_segment_from(&reader, segment, position, &batch, upto_offset, max_bytes, out) < 0
+               ? -1
+               : 1;
+}
+
 enum ks_log_result ks_log_read(struct ks_log *log, int64_t offset, int64_t upto_offset,
                                size_t max_bytes, GByteArray *out)
 {
@@ -2651,16 +2669,9 @@ enum ks_log_result ks_log_read(struct ks_log *log, int64_t offset, int64_t upto_
     if (offset >= log->active->base_offset) {
         /* The tail, as nearly every fetch reads it: the active segment
          * (R11) is the floor and the last, with no search. */
-        struct segment *segment = active_segment(log);
-        struct header batch;
-        struct reader reader;
-        reader_init(&reader, log, segment->log_file, segment->size_bytes, LOOKUP_WINDOW_BYTES);
-        int64_t position = segment_read_lookup(&reader, segment, offset, upto_offset, &batch);
-        if (position >= 0 && read_segment_from(&reader, segment, position, &batch, upto_offset,
-                                               max_bytes, out) < 0) {
-            return KS_LOG_IO_ERROR;
-        }
-        return KS_LOG_OK;
+        return read_segment(log, active_segment(log), offset, upto_offset, max_bytes, out) < 0
+                   ? KS_LOG_IO_ERROR
+                   : KS_LOG_OK;
     }
     int segment_index = segment_floor_index(log, offset);
     if (segment_index < 0) {
@@ -2669,20 +2680,10 @@ enum ks_log_result ks_log_read(struct ks_log *log, int64_t offset, int64_t upto_
     /* Kafka returns data from one segment per read; a segment with nothing
      * at or after the offset (its tail was compacted away) passes to the next. */
     for (guint i = (guint)segment_index; i < log->segments->len; i++) {
-        struct segment *segment = segment_at(log, i);
-        struct header batch;
-        struct reader reader;
-        reader_init(&reader, log, segment->log_file, segment->size_bytes, LOOKUP_WINDOW_BYTES);
-        int64_t position = segment_read_lookup(&reader, segment, offset, upto_offset, &batch);
-        if (position < 0) {
-            continue;
+        int read = read_segment(log, segment_at(log, i), offset, upto_offset, max_bytes, out);
+        if (read != 0) {
+            return read < 0 ? KS_LOG_IO_ERROR : KS_LOG_OK;
         }
-        int64_t added =
-            read_segment_from(&reader, segment, position, &batch, upto_offset, max_bytes, out);
-        if (added < 0) {
-            return KS_LOG_IO_ERROR;
-        }
-        return KS_LOG_OK;
     }
     return KS_LOG_OK;
 }
