@@ -898,6 +898,7 @@ bool ks_scenario_apply_set(struct ks_scenario *scenario, const char *assignment,
     }
     const char *rest = dot + 1;
     struct raw_section *section = NULL;
+    const struct raw_section *processor = NULL; /* a processor consumer's own producer */
     const char *key = rest;
     if (section_is_named(kind)) {
         size_t best = 0;
@@ -921,9 +922,9 @@ bool ks_scenario_apply_set(struct ks_scenario *scenario, const char *assignment,
                     best = n;
                 }
             }
-            if (section != NULL) {
-                section = section_add(raw, KS__SECTION_PRODUCER, section->name, 0, "--set");
-            }
+            /* Added below, once the key and value pass: a rejected
+             * --set leaves the scenario as it was. */
+            processor = section;
         }
         if (section == NULL) {
             g_set_error(error, KS_SCENARIO_ERROR, KS_SCENARIO_ERROR_REFERENCE,
@@ -971,7 +972,9 @@ bool ks_scenario_apply_set(struct ks_scenario *scenario, const char *assignment,
         g_set_error(error, KS_SCENARIO_ERROR, (int)code, "--set %s: %s", assignment, message);
         return false;
     }
-    if (section == NULL) {
+    if (processor != NULL) {
+        section = section_add(raw, KS__SECTION_PRODUCER, processor->name, 0, "--set");
+    } else if (section == NULL) {
         section = section_add(raw, kind, "", 0, "--set");
     }
     struct raw_entry *entry = entry_find(section, key);

@@ -246,6 +246,24 @@ static void test_processor_producer_settings(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(error->message, "--set producer.proc.acks=1: processor proc"));
     g_clear_error(&error);
     ks_scenario_free(s);
+    /* A refused key or value adds no section: the scenario is as it was
+     * (it added an empty [producer proc], whose finalize crashed). */
+    const char *refused[] = { "producer.reader.no.such.key=1", "producer.reader.acks=7",
+                              "producer.proc.linger.ms=-1" };
+    g_autofree char *reader =
+        g_strdup_printf("%s[consumer reader]\ngroup.id = r\ntopic = output\n", pipeline);
+    for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+        s = load_text(i < 2 ? reader : txn, &error);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        size_t producers = s->producer_count;
+        CU_ASSERT_FALSE(ks_scenario_apply_set(s, refused[i], &error));
+        CU_ASSERT_PTR_NOT_NULL(error);
+        g_clear_error(&error);
+        CU_ASSERT_TRUE(ks_scenario_finalize(s, &error));
+        CU_ASSERT_EQUAL(s->producer_count, producers);
+        g_clear_error(&error);
+        ks_scenario_free(s);
+    }
 }
 
 struct outcome {
