@@ -113,11 +113,12 @@
 ** index, places the dirty ones again, then moves the BACKOFF and LINGERING
 ** partitions whose time has come to their leader's ready set. The pass
 ** answers from it: the ready brokers are those with a non-empty ready set, a
-** partition without a leader asks for metadata, the drain walks a broker's
-** ready set from its drain index (the partitions that are not ready gave
-** nothing there before either), the next wake-up for the partitions is the
-** first time of the heaps, and the earliest delivery deadline is the first
-** live batch's. The producer-wide readiness (stopping, or blocked on memory:
+** partition without a leader asks for metadata, the drain of a ready broker
+** walks its ready and lingering sets merged, from its drain index (a
+** partition backing off gives nothing: drainBatchesForOneNode takes every
+** other head batch of a ready node, lingered or not), the next wake-up for
+** the partitions is the first time of the heaps, and the earliest delivery
+** deadline is the first live batch's. The producer-wide readiness (stopping, or blocked on memory:
 ** every fresh batch is sendable) is asked at each use instead of being part
 ** of the placement: while it holds, a broker's lingering set counts as
 ** ready too (merged into the drain's walk) and the linger heap gives no
@@ -2834,14 +2835,25 @@ static ks_time_ns ready_brokers(struct ks_producer *p, ks_time_ns now, uint64_t 
     return next;
 }
 
-/* The partitions of broker whose head batch is sendable now, sorted: its
- * ready set, and while every fresh batch is sendable (ready_global_now) its
- * lingering set merged in. Borrowed: valid until the next ready_refresh. */
+/* The partitions a request to broker may drain, sorted: none unless the
+ * broker is ready (a head batch of its is sendable, or every fresh batch is:
+ * ready_global_now), and then its ready set with its lingering set merged
+ * in. RecordAccumulator.drainBatchesForOneNode takes the first batch of
+ * every partition of a ready node that is not muted or backing off, full or
+ * not, lingered or not: one batch whose linger.ms ended carries the
+ * node's other partitions' young batches with it. Each request asks again
+ * (the Java sender loops, calling ready() before every drain): once the
+ * ready partitions are drained, a lone young batch left waits for its own
+ * linger.ms. Borrowed: valid until the next ready_refresh. */
 static const int32_t *drain_candidates(struct ks_producer *p, int32_t broker, int32_t *count_out)
 {
     const struct part_set *ready = &p->ready_sets[broker - 1];
     const struct part_set *lingering = &p->linger_sets[broker - 1];
-    if (lingering->count == 0 || !ready_global_now(p)) {
+    if (ready->count == 0 && !ready_global_now(p)) {
+        *count_out = 0;
+        return ready->ids;
+    }
+    if (lingering->count == 0) {
         *count_out = ready->count;
         return ready->ids;
     }
@@ -2882,7 +2894,7 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
         ks_assert(part->leader == broker);
         struct pbatch *batch = g_queue_peek_head(&part->queue);
         ks_assert(batch != NULL);
-        ks_assert(batch_sendable(p, part, batch, now)); /* P10 */
+        ks_assert(batch_backoff_until(p, part, batch) <= now); /* P10 */
         /* A request takes batches while it stays within max.request.size
          * (its first batch always). */
         if (count > 0 &&

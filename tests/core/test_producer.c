@@ -711,6 +711,49 @@ static void test_linger_batching(void)
     fixture_deinit(&f);
 }
 
+/* RecordAccumulator.drainBatchesForOneNode: once a broker is ready (one of
+ * its partitions' batches lingered long enough), a request takes the first
+ * batch of every partition it leads, young or not. One broker, 4 partitions,
+ * keyed records every 10 ms and linger 50 ms: most batches leave with
+ * another partition's, before their own linger.ms has passed; none waits
+ * past it. Drained only when sendable, no batch left early (0 of 49 here)
+ * and each request carried one batch. */
+static void test_drain_takes_young_batches(void)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 4);
+    f.config.rate_per_s = 100;
+    f.config.count = 100;
+    f.config.key_count = 50;
+    f.config.linger_ns = 50 * MS;
+    f.config.enable_idempotence = false;
+    fixture_start(&f);
+    fixture_run(&f, 2 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL_FATAL(f.out.acked, 100);
+    int64_t next_offset[4] = { 0 };
+    int32_t early = 0;
+    int32_t requests = 0;
+    for (int32_t n = 0; n < f.fake->batch_count; n++) {
+        int32_t part = f.fake->batch_partition[n];
+        const struct fake_entry *first = &f.fake->parts[part].log[next_offset[part]];
+        next_offset[part] += f.fake->batch_records[n];
+        /* its first record's send() (the metadata wait holds the first ones to 4 ms) */
+        ks_time_ns opened = f.out.sent_ns_by_seq[first->seq];
+        opened = opened < 4 * MS ? 4 * MS : opened;
+        ks_time_ns arrival = f.fake->batch_arrival_ns[n];
+        CU_ASSERT(arrival <= opened + 50 * MS + 1 * MS); /* linger.ms and the 1 ms link */
+        early += arrival < opened + 50 * MS;
+        requests += n == 0 || f.fake->batch_arrival_ns[n - 1] != arrival;
+    }
+    CU_ASSERT(early * 2 > f.fake->batch_count);
+    CU_ASSERT(requests * 2 < f.fake->batch_count);
+    if (getenv("KS_TEST_VERBOSE") != NULL) {
+        printf("%d batches, %d early, %d requests\n", f.fake->batch_count, early, requests);
+    }
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
 static void test_size_batching(void)
 {
     /* batch.size 500 with ~130-byte records: a batch closes when the 4th
@@ -1798,6 +1841,7 @@ void ks_test_register_producer(void)
         { "retry backoff is exponential with +-20% jitter", test_retry_backoff_bounds },
         { "ack path: keyed records, offsets, sequences", test_ack_path_keyed },
         { "linger.ms holds a batch", test_linger_batching },
+        { "a ready broker's request takes its young batches too", test_drain_takes_young_batches },
         { "batch.size closes a batch", test_size_batching },
         { "lost response duplicates without idempotence",
           test_lost_response_duplicates_without_idempotence },
