@@ -657,6 +657,7 @@ static void check_parked(const struct ks_broker *broker)
 void ks_broker_check(const struct ks_broker *broker)
 {
     check_fetchers(broker);
+    ks_assert(!broker->releases_deferred && broker->deferred_releases->len == 0); /* A4 */
     if (!broker->running) {
         ks_assert(broker->pending->len == 0);   /* B1 */
         ks_assert(broker->verifying->len == 0); /* B1 */
@@ -733,6 +734,9 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
         return;
     case KS_MSG_PRODUCE_REQUEST:
         ks__produce_on_request(broker, source, bytes, message_bytes);
+        return;
+    case KS_MSG_PRODUCE_REQUESTS:
+        ks__produce_on_requests(broker, source, bytes, message_bytes);
         return;
     case KS_MSG_METADATA_REQUEST: {
         struct ks_metadata_request request;
@@ -874,6 +878,7 @@ struct ks_broker *ks_broker_new(ks_world *world, const struct ks_cluster_spec *s
     broker->verifying = g_ptr_array_new();
     broker->delayed = g_ptr_array_new();
     broker->delayed_key_bits = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    broker->deferred_releases = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_forgotten));
     broker->deferred = g_ptr_array_new();
     broker->broker_epoch = 0;
     return broker;
@@ -1086,6 +1091,7 @@ void ks_broker_free(struct ks_broker *broker)
     g_ptr_array_free(broker->verifying, TRUE);
     g_ptr_array_free(broker->delayed, TRUE);
     g_array_free(broker->delayed_key_bits, TRUE);
+    g_array_free(broker->deferred_releases, TRUE);
     g_ptr_array_free(broker->deferred, TRUE);
     ks__serve_free_scratch(broker);
     free(broker);

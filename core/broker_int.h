@@ -177,9 +177,9 @@ struct ks__verifying {
     uint64_t guard;     /* the partition's VerificationGuard for the producer */
     uint8_t *message;   /* a copy of the Produce message, owned */
     size_t message_bytes;
-    ks_node_id source; /* the producer */
-    ks_timer_id timer; /* the verification's request timeout, or its retry */
-    bool local_add;    /* its add waits at this broker's own coordinator (no timer) */
+    ks_node_id source;             /* the producer */
+    ks_timer_id timer;             /* the verification's request timeout, or its retry */
+    bool local_add;                /* its add waits at this broker's own coordinator (no timer) */
     struct ks_txn_request request; /* what the coordinator is asked */
     ks_time_ns started_ns;         /* the first attempt */
     /* message is a TxnOffsetCommit for this broker's group coordinator
@@ -221,7 +221,7 @@ struct ks__delayed_fetch {
     ks_timer_id timer;
     int32_t session_id; /* KIP-227: request (expanded to the partitions visited, S5) of it; 0 */
     struct ks__fetch_session *session; /* that session while it exists (S5); else NULL */
-    bool incremental;   /* answer only the partitions with something new (S4) */
+    bool incremental;                  /* answer only the partitions with something new (S4) */
 };
 
 /* A KIP-227 fetch session at the leader (FetchSession.scala's FetchSession
@@ -355,10 +355,16 @@ struct ks_broker {
     int64_t next_correlation_id;
     int32_t producer_id_counter;
 
-    GPtrArray *pending;          /* struct ks__pending_produce *, in arrival order */
-    GPtrArray *verifying;        /* struct ks__verifying *, in arrival order */
-    GPtrArray *delayed;          /* struct ks__delayed_fetch * */
-    GArray *delayed_key_bits;    /* uint64_t: delayed[i]'s key bits, in step with it (S6) */
+    GPtrArray *pending;       /* struct ks__pending_produce *, in arrival order */
+    GPtrArray *verifying;     /* struct ks__verifying *, in arrival order */
+    GPtrArray *delayed;       /* struct ks__delayed_fetch * */
+    GArray *delayed_key_bits; /* uint64_t: delayed[i]'s key bits, in step with it (S6) */
+    /* While a PRODUCE_REQUESTS bundle is appended (releases_deferred), the
+     * partitions whose followers' parked fetches its appends release, as
+     * struct ks_fetch_forgotten keys in append order: released once the
+     * whole request is in (broker_produce.c). */
+    bool releases_deferred;
+    GArray *deferred_releases;
     GPtrArray *deferred;         /* struct ks__deferred * */
     GPtrArray *fetch_sessions;   /* struct ks__fetch_session *, oldest first; NULL none yet */
     int32_t fetch_session_count; /* sessions created by this incarnation */
@@ -375,7 +381,7 @@ struct ks_broker {
      * in another (a HW advance releases a parked fetch), so each takes its
      * own from the pool and gives it back. */
     GPtrArray *serve_scratch;
-    GPtrArray *serve_visits; /* the same for S5's visit lists (GArray * of guint) */
+    GPtrArray *serve_visits;  /* the same for S5's visit lists (GArray * of guint) */
     GPtrArray *delayed_spare; /* answered parked fetches, for the next park; NULL none */
 
     ks_timer_id heartbeat_timer;
@@ -558,6 +564,10 @@ void ks__serve_touch(struct ks_broker *broker, const struct ks__replica *replica
 
 void ks__produce_on_request(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
                             size_t message_bytes);
+/* A PRODUCE_REQUESTS bundle: each batch as ks__produce_on_request, then the
+ * followers' fetches its appends release. */
+void ks__produce_on_requests(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
+                             size_t message_bytes);
 /* KIP-890 part 1: the coordinator's answer to a verification (a struct
  * ks_txn_response of kind KS_MSG_TXN_VERIFY_RESPONSE). */
 void ks__produce_on_verify_response(struct ks_broker *broker, const void *message,

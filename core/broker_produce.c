@@ -20,6 +20,19 @@
 **             NOT_LEADER_OR_FOLLOWER if leadership moved, REQUEST_TIMED_OUT
 **             after the request's timeout.
 **
+** A request of several partitions (a PRODUCE_REQUESTS bundle, core/proto.h)
+** is taken whole in one event: each batch goes the one-append path in
+** order and is answered on its own, but the followers' parked fetches its
+** appends release wait until the last batch is in (broker->
+** deferred_releases, in append order; ReplicaManager.appendRecords queues
+** its delayed-fetch completions on the action queue that KafkaApis runs
+** after the request), so a follower's answer carries every partition of the
+** request it follows. At 12 brokers x 1,200 partitions and 10,000 records/s
+** (bench_scale) requests carry ~5 batches; with the bundle the run took
+** 302.8 M instructions per simulated second instead of 319.8 M (~1 partition
+** of a request per follower: fetches per batch fall less than requests).
+**   A4  deferred_releases is empty outside ks__produce_on_requests.
+**
 ** Transaction verification (KIP-890 part 1, transaction.partition.
 ** verification.enable; ReplicaManager.handleProduceAppend and
 ** maybeStartTransactionVerificationForPartition, UnifiedLog
@@ -492,7 +505,12 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
              * offset, or is complete: the verification entry goes. */
             ks_producer_state_verification_clear(replica->producers, view.producer_id);
         }
-        ks__serve_release(broker, topic_index, partition, KS__RELEASE_FOLLOWERS);
+        if (broker->releases_deferred) {
+            struct ks_fetch_forgotten key = { .topic_index = topic_index, .partition = partition };
+            ks_array_append_val(broker->deferred_releases, key);
+        } else {
+            ks__serve_release(broker, topic_index, partition, KS__RELEASE_FOLLOWERS);
+        }
         ks__replica_maybe_advance_hw(broker, replica);
     }
     answer_append(broker, replica, acks, timeout_ns, base_offset, last_offset, completion);
@@ -841,6 +859,26 @@ void ks__produce_on_request(struct ks_broker *broker, ks_node_id source, const u
     }
     leader_append(broker, request.topic_index, request.partition, acks, request.timeout_ns,
                   message + sizeof request, request.batch_bytes, &completion, ORIGIN_CLIENT, 0);
+}
+
+void ks__produce_on_requests(struct ks_broker *broker, ks_node_id source, const uint8_t *message,
+                             size_t message_bytes)
+{
+    ks_assert(!broker->releases_deferred && broker->deferred_releases->len == 0);
+    broker->releases_deferred = true;
+    size_t at = 0;
+    const uint8_t *entry = NULL;
+    size_t entry_bytes = 0;
+    while (ks_proto_bundle_next(message, message_bytes, &at, &entry, &entry_bytes)) {
+        ks__produce_on_request(broker, source, entry, entry_bytes);
+    }
+    broker->releases_deferred = false;
+    for (guint i = 0; i < broker->deferred_releases->len; i++) {
+        const struct ks_fetch_forgotten *key =
+            &g_array_index(broker->deferred_releases, struct ks_fetch_forgotten, i);
+        ks__serve_release(broker, key->topic_index, key->partition, KS__RELEASE_FOLLOWERS);
+    }
+    g_array_set_size(broker->deferred_releases, 0);
 }
 
 /* An append whose outcome goes to done(context, ...) on this node. */

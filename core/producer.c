@@ -189,10 +189,12 @@
 **
 ** Requests: as RecordAccumulator.drain, a Produce request to a broker takes
 ** at most one batch of each partition it leads (up to max.request.size,
-** 1 MiB, Kafka's default), and max.in.flight counts requests. core/proto.h
-** carries one batch per message, so a request is several messages sent
-** together, each answered on its own; its in-flight slot frees when the last
-** answer arrives (Kafka answers a request once, when every partition is done).
+** 1 MiB, Kafka's default), and max.in.flight counts requests. A request is
+** one network message (a PRODUCE_REQUESTS bundle of one PRODUCE_REQUEST per
+** batch when it has several, core/proto.h), lost or delivered whole; each
+** batch is answered on its own, and the request's in-flight slot frees when
+** the last answer arrives (Kafka answers a request once, when every
+** partition is done).
 **
 ** Record size limits: send() fails a record whose upper-bound size is larger
 ** than max.request.size or buffer.memory (KafkaProducer.ensureValidRecordSize)
@@ -2319,17 +2321,20 @@ static void batch_encode(struct ks_producer *p, struct pbatch *batch)
     batch->encoded_sequence = batch->base_sequence;
 }
 
-/* Sends one Produce message for batch; returns its correlation id. */
-static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, int32_t broker)
+/* The bytes of batch's PRODUCE_REQUEST message, once batch_encode ran:
+ * the header, the batch, and ProduceRequest.transactionalId only for a
+ * transactional producer (the leader verifies with it, KIP-890). */
+static size_t produce_message_bytes(const struct ks_producer *p, const struct pbatch *batch)
 {
-    batch_encode(p, batch);
-    /* ProduceRequest.transactionalId: only a transactional producer's
-     * requests carry it (the leader verifies with it, KIP-890). */
     size_t id_bytes = p->txn.enabled ? KS_TRANSACTIONAL_ID_BYTES : 0;
-    size_t bytes = sizeof(struct ks_produce_request) + batch->encoded->len + id_bytes;
-    /* Zeroed where nothing is copied (the header's padding, the id's tail):
-     * the bytes go into the trace hash. Handed to the world, not copied. */
-    uint8_t *message = g_malloc(bytes);
+    return sizeof(struct ks_produce_request) + batch->encoded->len + id_bytes;
+}
+
+/* Writes batch's PRODUCE_REQUEST message into message (produce_message_bytes
+ * of it, every byte written: the bytes go into the trace hash, the header's
+ * padding and the id's tail included); returns its correlation id. */
+static int64_t write_produce_message(struct ks_producer *p, struct pbatch *batch, uint8_t *message)
+{
     memset(message, 0, sizeof(struct ks_produce_request));
     struct ks_produce_request *request = (struct ks_produce_request *)message;
     request->correlation_id = ++p->next_correlation_id;
@@ -2339,17 +2344,55 @@ static int64_t send_batch_message(struct ks_producer *p, struct pbatch *batch, i
     request->acks = (int16_t)p->config->acks;
     request->batch_bytes = batch->encoded->len;
     memcpy(message + sizeof(*request), batch->encoded->data, batch->encoded->len);
-    if (id_bytes > 0) {
+    if (p->txn.enabled) {
         request->flags = KS_PRODUCE_FLAG_TRANSACTIONAL_ID;
         char *id = (char *)message + sizeof(*request) + batch->encoded->len;
-        memset(id, 0, id_bytes);
+        memset(id, 0, KS_TRANSACTIONAL_ID_BYTES);
         g_strlcpy(id, p->config->transactional_id, KS_TRANSACTIONAL_ID_BYTES);
     }
-    int64_t correlation_id = request->correlation_id;
-    ks_world_send_owned(p->world, p->node, (ks_node_id)broker, KS_MSG_PRODUCE_REQUEST, message,
-                        bytes);
     batch->closed = true;
-    return correlation_id;
+    return request->correlation_id;
+}
+
+/* Sends the batches of one Produce request to broker as one network
+ * message, and puts each batch's correlation id in correlation_ids[]: a
+ * PRODUCE_REQUEST for one batch, a PRODUCE_REQUESTS bundle for several
+ * (core/proto.h), so that the leader gets them at one instant, appends them
+ * all, and only then releases its followers' parked fetches, which then
+ * carry every partition of the request (ReplicaManager.appendRecords runs
+ * its delayed-operation completions after the whole request). The
+ * message is handed to the world, not copied. */
+static void send_produce(struct ks_producer *p, int32_t broker, struct pbatch **batches,
+                         int32_t count, int64_t *correlation_ids)
+{
+    size_t bytes = count > 1 ? sizeof(struct ks_produce_bundle) : 0;
+    for (int32_t i = 0; i < count; i++) {
+        batch_encode(p, batches[i]);
+        size_t one = produce_message_bytes(p, batches[i]);
+        bytes += count > 1 ? ks_proto_bundle_entry_bytes(one) : one;
+    }
+    uint8_t *message = g_malloc(bytes);
+    if (count == 1) {
+        correlation_ids[0] = write_produce_message(p, batches[0], message);
+        ks_world_send_owned(p->world, p->node, (ks_node_id)broker, KS_MSG_PRODUCE_REQUEST, message,
+                            bytes);
+        return;
+    }
+    struct ks_produce_bundle bundle = { .count = (uint32_t)count };
+    memcpy(message, &bundle, sizeof bundle);
+    size_t at = sizeof bundle;
+    for (int32_t i = 0; i < count; i++) {
+        size_t one = produce_message_bytes(p, batches[i]);
+        size_t taken = ks_proto_bundle_entry_bytes(one);
+        struct ks_produce_bundle_entry entry = { .bytes = (uint32_t)one };
+        memcpy(message + at, &entry, sizeof entry);
+        correlation_ids[i] = write_produce_message(p, batches[i], message + at + sizeof entry);
+        memset(message + at + sizeof entry + one, 0, taken - sizeof entry - one); /* padding */
+        at += taken;
+    }
+    ks_assert(at == bytes);
+    ks_world_send_owned(p->world, p->node, (ks_node_id)broker, KS_MSG_PRODUCE_REQUESTS, message,
+                        bytes);
 }
 
 /* Sends a Produce request of `count` batches (at most one per partition)
@@ -2358,13 +2401,18 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
                          int32_t count, ks_time_ns now)
 {
     ks_assert(count > 0);
+    int64_t ids_on_stack[64];
+    int64_t *correlation_ids = count <= 64 ? ids_on_stack : g_new(int64_t, (gsize)count);
+    send_produce(p, broker, batches, count, correlation_ids);
     if (p->config->acks == KS_ACKS_NONE) {
         /* acks=0: the request completes when it is written to the socket,
          * with no offset (SPEC 5 counts these records as acked). */
         for (int32_t i = 0; i < count; i++) {
-            send_batch_message(p, batches[i], broker);
             batches[i]->acked_broker = broker; /* no answer: its epoch stays unknown */
             batch_end(p, batches[i], KS_OUTCOME_ACKED, -1);
+        }
+        if (correlation_ids != ids_on_stack) {
+            g_free(correlation_ids);
         }
         return;
     }
@@ -2378,7 +2426,7 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
     for (int32_t i = 0; i < count; i++) {
         struct pbatch *batch = batches[i];
         struct pentry *entry = &request->entries[i];
-        entry->correlation_id = send_batch_message(p, batch, broker);
+        entry->correlation_id = correlation_ids[i];
         entry->request = request;
         entry->batch = batch;
         entry->producer_id = batch->producer_id;
@@ -2386,6 +2434,9 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
         entry->base_sequence = batch->base_sequence;
         batch->entry = entry;
         batch->sent_leader_epoch = p->parts[batch->partition].leader_epoch;
+    }
+    if (correlation_ids != ids_on_stack) {
+        g_free(correlation_ids);
     }
     struct pconn *conn = &p->conns[broker - 1];
     ks_ptr_array_add(conn->inflight, request);

@@ -119,3 +119,27 @@ size_t ks_proto_zk_decode(const uint8_t *message, size_t bytes, struct ks_zk_res
     memcpy(&out->state, message + ZK_HEAD + s + s * sizeof(int64_t), sizeof out->state);
     return wire;
 }
+
+bool ks_proto_bundle_next(const uint8_t *message, size_t message_bytes, size_t *at,
+                          const uint8_t **entry, size_t *entry_bytes)
+{
+    if (*at == 0) {
+        struct ks_produce_bundle bundle;
+        ks_assert(message_bytes >= sizeof bundle);
+        memcpy(&bundle, message, sizeof bundle);
+        ks_assert(bundle.count >= 2);
+        *at = sizeof bundle;
+    }
+    if (*at == message_bytes) {
+        return false;
+    }
+    struct ks_produce_bundle_entry header;
+    ks_assert(message_bytes - *at >= sizeof header);
+    memcpy(&header, message + *at, sizeof header);
+    size_t taken = ks_proto_bundle_entry_bytes(header.bytes);
+    ks_assert(message_bytes - *at >= taken && header.bytes >= sizeof(struct ks_produce_request));
+    *entry = message + *at + sizeof header;
+    *entry_bytes = header.bytes;
+    *at += taken;
+    return true;
+}

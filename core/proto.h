@@ -28,6 +28,9 @@
 **                           + partition_count * struct ks_metadata_partition
 **   INIT_PRODUCER_ID_*      struct ks_init_producer_id_request / _response
 **   PRODUCE_REQUEST         struct ks_produce_request + batch_bytes of batch
+**   PRODUCE_REQUESTS        struct ks_produce_bundle, then count times:
+**                           struct ks_produce_bundle_entry + a PRODUCE_REQUEST
+**                           message of entry.bytes, zero-padded to a multiple of 8
 **   PRODUCE_RESPONSE        struct ks_produce_response
 **   FETCH_REQUEST           struct ks_fetch_request
 **                           + partition_count * struct ks_fetch_request_partition
@@ -203,6 +206,7 @@ enum ks_msg_kind {
     KS_MSG_API_VERSIONS_RESPONSE = 12,
     KS_MSG_OFFSET_FOR_LEADER_EPOCH_REQUEST = 13, /* consumer position validation (KIP-320) */
     KS_MSG_OFFSET_FOR_LEADER_EPOCH_RESPONSE = 14,
+    KS_MSG_PRODUCE_REQUESTS = 15,         /* one Produce request of several partitions (a bundle) */
     KS_MSG_BROKER_HEARTBEAT_REQUEST = 20, /* also registration (first one after start) */
     KS_MSG_BROKER_HEARTBEAT_RESPONSE = 21,
     KS_MSG_ALTER_PARTITION_REQUEST = 22,
@@ -312,8 +316,14 @@ struct ks_init_producer_id_response {
 
 /* ---- Produce ------------------------------------------------------------- */
 
-/* One batch for one partition (Kafka allows many per request; ksim's
- * producer sends one batch per request, max.in.flight requests per broker). */
+/* One batch for one partition. A request of one partition is this message
+ * alone; a request of several (the producer drains at most one batch per
+ * partition into a request to their leader) is a PRODUCE_REQUESTS bundle of
+ * these, one network message, which the leader appends whole before any
+ * follower's parked fetch is released (ReplicaManager.appendRecords, then
+ * its action queue). Each batch keeps its own correlation id and is
+ * answered by a PRODUCE_RESPONSE of its own (Kafka answers the request once,
+ * when every partition is done: a simplification). */
 struct ks_produce_request {
     int64_t correlation_id;
     int64_t timeout_ns; /* request.timeout.ms: how long acks=all may wait */
@@ -327,6 +337,31 @@ struct ks_produce_request {
      * with KS_PRODUCE_FLAG_TRANSACTIONAL_ID, KS_TRANSACTIONAL_ID_BYTES of
      * the producer's transactional.id (NUL-padded) */
 };
+
+/* PRODUCE_REQUESTS: the batches of one Produce request to one leader. */
+struct ks_produce_bundle {
+    uint32_t count; /* entries, at least 2 */
+    uint32_t reserved;
+};
+
+struct ks_produce_bundle_entry {
+    uint32_t bytes; /* of the PRODUCE_REQUEST message that follows */
+    uint32_t reserved;
+};
+
+/* The bytes an entry of `message_bytes` takes in a bundle, its header and
+ * padding included. */
+static inline size_t ks_proto_bundle_entry_bytes(size_t message_bytes)
+{
+    return sizeof(struct ks_produce_bundle_entry) + ((message_bytes + 7) & ~(size_t)7);
+}
+
+/* Walks a PRODUCE_REQUESTS bundle: *at starts at 0; each call sets *entry
+ * and *entry_bytes to the next PRODUCE_REQUEST message and returns true, or
+ * returns false after the last. Asserts the layout (ksim's own producers
+ * build it). */
+bool ks_proto_bundle_next(const uint8_t *message, size_t message_bytes, size_t *at,
+                          const uint8_t **entry, size_t *entry_bytes);
 
 /* ProduceRequest.transactionalId is set: a transactional producer's request
  * (the leader verifies its batches with the coordinator, KIP-890). The flag

@@ -73,7 +73,8 @@ struct fake_cluster {
     bool silent[FAKE_BROKERS_MAX + 1]; /* no append, no answer */
     int16_t refuse_error[FAKE_BROKERS_MAX + 1]; /* answer every produce with this error */
     /* observations */
-    int32_t produce_requests;
+    int32_t produce_requests; /* batches: one PRODUCE_REQUEST each, alone or in a bundle */
+    int32_t bundles;          /* PRODUCE_REQUESTS messages */
     int32_t metadata_requests;
     int32_t init_pid_requests;
     int32_t connects;            /* ApiVersions requests: connection attempts */
@@ -343,6 +344,16 @@ static void fake_receive(ks_world *world, ks_node_id self, ks_node_id source, ui
     case KS_MSG_PRODUCE_REQUEST:
         fake_produce(fake, world, node, source, message, message_bytes);
         break;
+    case KS_MSG_PRODUCE_REQUESTS: { /* a request of several partitions: each batch */
+        size_t at = 0;
+        const uint8_t *entry = NULL;
+        size_t entry_bytes = 0;
+        fake->bundles++;
+        while (ks_proto_bundle_next(message, message_bytes, &at, &entry, &entry_bytes)) {
+            fake_produce(fake, world, node, source, entry, entry_bytes);
+        }
+        break;
+    }
     case KS_MSG_API_VERSIONS_REQUEST: {
         /* A new connection; a silent broker (cut off) never answers. */
         CU_ASSERT_FATAL(message_bytes == sizeof(struct ks_api_versions_request));
@@ -733,6 +744,7 @@ static void test_drain_takes_young_batches(void)
     int64_t next_offset[4] = { 0 };
     int32_t early = 0;
     int32_t requests = 0;
+    int32_t several = 0;
     for (int32_t n = 0; n < f.fake->batch_count; n++) {
         int32_t part = f.fake->batch_partition[n];
         const struct fake_entry *first = &f.fake->parts[part].log[next_offset[part]];
@@ -743,10 +755,15 @@ static void test_drain_takes_young_batches(void)
         ks_time_ns arrival = f.fake->batch_arrival_ns[n];
         CU_ASSERT(arrival <= opened + 50 * MS + 1 * MS); /* linger.ms and the 1 ms link */
         early += arrival < opened + 50 * MS;
-        requests += n == 0 || f.fake->batch_arrival_ns[n - 1] != arrival;
+        bool first_of_request = n == 0 || f.fake->batch_arrival_ns[n - 1] != arrival;
+        requests += first_of_request;
+        /* a request of several batches is one PRODUCE_REQUESTS message */
+        several += !first_of_request && (n == 1 || f.fake->batch_arrival_ns[n - 2] != arrival);
     }
     CU_ASSERT(early * 2 > f.fake->batch_count);
     CU_ASSERT(requests * 2 < f.fake->batch_count);
+    CU_ASSERT(several > 0);
+    CU_ASSERT_EQUAL(f.fake->bundles, several);
     if (getenv("KS_TEST_VERBOSE") != NULL) {
         printf("%d batches, %d early, %d requests\n", f.fake->batch_count, early, requests);
     }

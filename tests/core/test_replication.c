@@ -1018,6 +1018,90 @@ static void test_fetch_session_leader(void)
     cf_free(&h);
 }
 
+/* Sends the driver's Produce request of one acks=0 batch per partition to
+ * broker 1: a PRODUCE_REQUESTS bundle when there are several (a single
+ * PRODUCE_REQUEST is what every other test sends). */
+static void produce_bundle(struct cluster_fixture *h, const int32_t *partitions, int32_t count)
+{
+    GByteArray *message = g_byte_array_new();
+    struct ks_produce_bundle bundle = { .count = (uint32_t)count };
+    if (count > 1) {
+        g_byte_array_append(message, (const guint8 *)&bundle, sizeof bundle);
+    }
+    for (int32_t i = 0; i < count; i++) {
+        GByteArray *batch = h_batch("bundled", 1, -1, -1, -1);
+        struct ks_produce_request request;
+        memset(&request, 0, sizeof request);
+        request.correlation_id = 500 + i;
+        request.timeout_ns = 30 * H_S;
+        request.partition = partitions[i];
+        request.acks = (int16_t)KS_ACKS_NONE;
+        request.batch_bytes = batch->len;
+        size_t one = sizeof request + batch->len;
+        struct ks_produce_bundle_entry entry = { .bytes = (uint32_t)one };
+        if (count > 1) {
+            g_byte_array_append(message, (const guint8 *)&entry, sizeof entry);
+        }
+        g_byte_array_append(message, (const guint8 *)&request, sizeof request);
+        g_byte_array_append(message, batch->data, batch->len);
+        static const guint8 zeroes[8] = { 0 };
+        if (count > 1) {
+            g_byte_array_append(message, zeroes,
+                                (guint)(ks_proto_bundle_entry_bytes(one) - sizeof entry - one));
+        }
+        g_byte_array_unref(batch);
+    }
+    ks_world_send(h->env.world, KS_NODE_DRIVER, 1,
+                  count > 1 ? KS_MSG_PRODUCE_REQUESTS : KS_MSG_PRODUCE_REQUEST, message->data,
+                  message->len);
+    g_byte_array_unref(message);
+}
+
+/* A Produce request of several partitions is appended whole before the
+ * followers' parked fetches are released (ReplicaManager.appendRecords,
+ * then its action queue): the parked session fetch is answered once, with
+ * both partitions. Released at the first append, it was answered with the
+ * first partition alone. */
+static void test_produce_request_appended_whole(void)
+{
+    static const int32_t assign[] = { 1, 2, 1, 2, 1, 2 };
+    static const int32_t all[] = { 0, 1, 2 };
+    static const int64_t zeroes[] = { 0, 0, 0 };
+    static const int32_t both[] = { 0, 2 };
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    cf_topic(&h, "orders", 3, 2, 1, assign);
+    cf_start(&h, 32);
+    cf_run_until(&h, 100 * H_MS);
+    struct fetch_box box;
+    memset(&box, 0, sizeof box);
+    ks_world_set_receiver(h.env.world, 2, fetch_capture, &box);
+    cf_run_for(&h, 1 * H_S);
+    h_append(&h, 1, 0, 1, KS_ACKS_LEADER, "a");
+    session_fetch(&h, 1001, 0, 0, all, zeroes, 3);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 1);
+    int32_t id = box.header.session_id;
+    /* Partition 1's news (its HW) is answered at max_wait; then all is quiet. */
+    static const int32_t second[] = { 1 };
+    static const int64_t one[] = { 1 };
+    session_fetch(&h, 1002, id, 1, second, one, 1);
+    cf_run_for(&h, 600 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 2);
+    session_fetch(&h, 1003, id, 2, NULL, NULL, 0);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL(box.count, 2); /* parked */
+    produce_bundle(&h, both, 2);
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, 3);
+    CU_ASSERT_EQUAL(box.header.partition_count, 2);
+    CU_ASSERT_EQUAL(box.partitions[0], 0);
+    CU_ASSERT_EQUAL(box.partitions[1], 2);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 1);
+    CU_ASSERT_EQUAL(h_state(&h, 1, 0, 2).leo, 1);
+    cf_free(&h);
+}
+
 /* KIP-227, follower side (FetchSessionHandler): after the first full fetch
  * broker 2 fetches incrementally in one session; when the leader loses it,
  * the next request is refused, the follower fetches in full again, gets a
@@ -1285,6 +1369,7 @@ void ks_test_register_replication(void)
         { "client_protocol", test_client_protocol },
         { "follower_learns_hw_after_its_fetch", test_follower_learns_hw_after_its_fetch },
         { "fetch_session_leader", test_fetch_session_leader },
+        { "produce_request_appended_whole", test_produce_request_appended_whole },
         { "fetch_session_follower", test_fetch_session_follower },
         { "push_restarts_fetcher_once", test_push_restarts_fetcher_once },
         { "quiet_partitions", test_quiet_partitions },
