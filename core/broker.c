@@ -658,11 +658,13 @@ void ks_broker_check(const struct ks_broker *broker)
 {
     check_fetchers(broker);
     ks_assert(!broker->releases_deferred && broker->deferred_releases->len == 0); /* A4 */
+    ks_assert(broker->gather_current == NULL);                                    /* A5 */
     if (!broker->running) {
         ks_assert(broker->pending->len == 0);   /* B1 */
         ks_assert(broker->verifying->len == 0); /* B1 */
         ks_assert(broker->delayed->len == 0);   /* B1 */
         ks_assert(broker->deferred->len == 0);  /* B1 */
+        ks_assert(broker->gathers->len == 0);   /* B1 */
     } else {
         ks_assert(broker->heartbeat_timer != 0);           /* B2 */
         ks_assert(broker->isr_timer != 0);                 /* B2 */
@@ -780,6 +782,7 @@ static void dispatch(struct ks_broker *broker, ks_node_id source, enum ks_msg_ki
     case KS_MSG_METADATA_RESPONSE:
     case KS_MSG_INIT_PRODUCER_ID_RESPONSE:
     case KS_MSG_PRODUCE_RESPONSE:
+    case KS_MSG_PRODUCE_RESPONSES:
     case KS_MSG_LIST_OFFSETS_RESPONSE:
     case KS_MSG_API_VERSIONS_RESPONSE:
     case KS_MSG_OFFSET_FOR_LEADER_EPOCH_RESPONSE:
@@ -879,6 +882,7 @@ struct ks_broker *ks_broker_new(ks_world *world, const struct ks_cluster_spec *s
     broker->delayed = g_ptr_array_new();
     broker->delayed_key_bits = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     broker->deferred_releases = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_forgotten));
+    broker->gathers = g_ptr_array_new();
     broker->deferred = g_ptr_array_new();
     broker->broker_epoch = 0;
     return broker;
@@ -1003,6 +1007,7 @@ static void drop_memory(struct ks_broker *broker)
     }
     g_ptr_array_set_size(broker->pending, 0);
     ks__produce_drop_verifying(broker);
+    ks__produce_drop_gathers(broker);
     for (guint i = 0; i < broker->delayed->len; i++) {
         struct ks__delayed_fetch *item = g_ptr_array_index(broker->delayed, i);
         ks_world_cancel(broker->world, item->timer);
@@ -1092,6 +1097,8 @@ void ks_broker_free(struct ks_broker *broker)
     g_ptr_array_free(broker->delayed, TRUE);
     g_array_free(broker->delayed_key_bits, TRUE);
     g_array_free(broker->deferred_releases, TRUE);
+    ks__produce_drop_gathers(broker);
+    g_ptr_array_free(broker->gathers, TRUE);
     g_ptr_array_free(broker->deferred, TRUE);
     ks__serve_free_scratch(broker);
     free(broker);

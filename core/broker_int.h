@@ -157,6 +157,21 @@ struct ks__completion {
     int32_t partition;
     void (*done)(void *context, int16_t error, int64_t base_offset);
     void *context;
+    /* A batch of a PRODUCE_REQUESTS bundle (NETWORK only): its answer is
+     * gathered into the request's one PRODUCE_RESPONSES (A5); NULL else. */
+    struct ks__gather *gather;
+    uint32_t gather_index; /* its position in the request */
+};
+
+/* The answers of one PRODUCE_REQUESTS bundle, sent together once every
+ * batch has one (A5; KafkaApis.handleProduceRequest answers a request once,
+ * when every partition is done). In broker->gathers until sent. */
+struct ks__gather {
+    ks_node_id source;
+    uint32_t count;
+    uint32_t remaining; /* batches not answered yet */
+    ks_time_ns at_ns;   /* the latest time an answer may leave (A3) */
+    struct ks_produce_response responses[];
 };
 
 /* An acks=all append waiting for the HW (Kafka's DelayedProduce), A1. */
@@ -182,6 +197,8 @@ struct ks__verifying {
     bool local_add;                /* its add waits at this broker's own coordinator (no timer) */
     struct ks_txn_request request; /* what the coordinator is asked */
     ks_time_ns started_ns;         /* the first attempt */
+    struct ks__gather *gather;     /* the bundle it came in (A5), or NULL */
+    uint32_t gather_index;
     /* message is a TxnOffsetCommit for this broker's group coordinator
      * (GroupCoordinator.handleTxnCommitOffsets), not a Produce. */
     bool txn_offsets;
@@ -365,6 +382,11 @@ struct ks_broker {
      * whole request is in (broker_produce.c). */
     bool releases_deferred;
     GArray *deferred_releases;
+    /* The bundle being taken (ks__produce_on_requests): its answers'
+     * gather and the position of the batch in hand; NULL outside. */
+    struct ks__gather *gather_current;
+    uint32_t gather_index;
+    GPtrArray *gathers;          /* struct ks__gather *, owned: bundles not answered yet (A5) */
     GPtrArray *deferred;         /* struct ks__deferred * */
     GPtrArray *fetch_sessions;   /* struct ks__fetch_session *, oldest first; NULL none yet */
     int32_t fetch_session_count; /* sessions created by this incarnation */
@@ -574,6 +596,8 @@ void ks__produce_on_verify_response(struct ks_broker *broker, const void *messag
                                     size_t message_bytes);
 /* Drops the verifications in flight (a crash or a stop: no answer). */
 void ks__produce_drop_verifying(struct ks_broker *broker);
+/* Frees the bundles' gathers (the broker stopped: nobody answers them). */
+void ks__produce_drop_gathers(struct ks_broker *broker);
 
 /* Finishes pending acks=all appends of the replica's partition (A1). */
 void ks__produce_complete_pending(struct ks_broker *broker, struct ks__replica *replica,

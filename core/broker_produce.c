@@ -111,6 +111,40 @@
 
 /* ---- completion ------------------------------------------------------------------ */
 
+/* A5: a bundle's answer, kept until the last batch has its own; then one
+ * PRODUCE_RESPONSES (struct ks_produce_bundle + count answers, in request
+ * order) leaves when the latest of them may (A3). */
+static void gather_put(struct ks_broker *broker, struct ks__gather *gather, uint32_t index,
+                       const struct ks_produce_response *response, ks_time_ns at_ns)
+{
+    ks_assert(index < gather->count && gather->remaining > 0);
+    ks_assert(gather->responses[index].correlation_id == 0); /* answered once (A1, V1) */
+    gather->responses[index] = *response;
+    gather->at_ns = MAX(gather->at_ns, at_ns);
+    if (--gather->remaining > 0) {
+        return;
+    }
+    size_t bytes = sizeof(struct ks_produce_bundle) + gather->count * sizeof *response;
+    uint8_t *message = g_malloc(bytes);
+    struct ks_produce_bundle bundle = { .count = gather->count };
+    memcpy(message, &bundle, sizeof bundle);
+    memcpy(message + sizeof bundle, gather->responses, gather->count * sizeof *response);
+    ks__broker_send_at(broker, gather->at_ns, gather->source, KS_MSG_PRODUCE_RESPONSES, message,
+                       bytes);
+    g_free(message);
+    bool removed = g_ptr_array_remove(broker->gathers, gather);
+    ks_assert(removed);
+    g_free(gather);
+}
+
+void ks__produce_drop_gathers(struct ks_broker *broker)
+{
+    for (guint i = 0; i < broker->gathers->len; i++) {
+        g_free(g_ptr_array_index(broker->gathers, i));
+    }
+    g_ptr_array_set_size(broker->gathers, 0);
+}
+
 static void complete(struct ks_broker *broker, const struct ks__completion *completion,
                      int16_t error, int64_t base_offset, ks_time_ns at_ns)
 {
@@ -150,6 +184,10 @@ static void complete(struct ks_broker *broker, const struct ks__completion *comp
             response.current_leader_id = state->leader;
             response.current_leader_epoch = state->leader_epoch;
         }
+    }
+    if (completion->gather != NULL) {
+        gather_put(broker, completion->gather, completion->gather_index, &response, at_ns);
+        return;
     }
     ks__broker_send_at(broker, at_ns, completion->source, KS_MSG_PRODUCE_RESPONSE, &response,
                        sizeof response);
@@ -379,7 +417,11 @@ static void leader_append(struct ks_broker *broker, int32_t topic_index, int32_t
 {
     ks_time_ns now = ks__broker_now_ns(broker);
     struct ks__replica *replica = ks__broker_find_replica(broker, topic_index, partition);
-    if (topic_index < 0 || topic_index >= broker->topic_count) {
+    /* ReplicaManager.getPartitionOrError: a partition the metadata does not
+     * have is UNKNOWN_TOPIC_OR_PARTITION, one this broker does not lead
+     * NOT_LEADER_OR_FOLLOWER. */
+    if (topic_index < 0 || topic_index >= broker->topic_count || partition < 0 ||
+        partition >= broker->topics[topic_index].partition_count) {
         complete(broker, completion, KS_ERR_UNKNOWN_TOPIC_OR_PARTITION, -1, now);
         return;
     }
@@ -524,7 +566,8 @@ static enum ks_acks acks_from_wire(int16_t acks);
 
 /* The request's completion: a ProduceResponse to its producer (acks=0:
  * none at all, even for errors). */
-static void network_completion(const struct ks_produce_request *request, ks_node_id source,
+static void network_completion(const struct ks_broker *broker,
+                               const struct ks_produce_request *request, ks_node_id source,
                                struct ks__completion *out)
 {
     memset(out, 0, sizeof *out);
@@ -536,7 +579,10 @@ static void network_completion(const struct ks_produce_request *request, ks_node
     if (acks_from_wire(request->acks) == KS_ACKS_NONE) {
         out->kind = KS__COMPLETE_CALLBACK;
         out->done = NULL;
+        return;
     }
+    out->gather = broker->gather_current; /* A5: a batch of the bundle in hand */
+    out->gather_index = broker->gather_index;
 }
 
 static void verify_timeout(ks_world *world, void *context)
@@ -628,7 +674,7 @@ static bool maybe_verify(struct ks_broker *broker, ks_node_id source,
          * reached this partition yet: CONCURRENT_TRANSACTIONS, which the
          * producer retries, before any add at the coordinator. */
         struct ks__completion completion;
-        network_completion(request, source, &completion);
+        network_completion(broker, request, source, &completion);
         complete(broker, &completion, KS_ERR_CONCURRENT_TRANSACTIONS, -1,
                  ks__broker_now_ns(broker));
         return true;
@@ -638,6 +684,8 @@ static bool maybe_verify(struct ks_broker *broker, ks_node_id source,
     item->broker = broker;
     item->source = source;
     item->started_ns = ks__broker_now_ns(broker);
+    item->gather = broker->gather_current;
+    item->gather_index = broker->gather_index;
     expire_verifications(broker, replica);
     item->guard = ks_producer_state_verification_start(replica->producers, view.producer_id,
                                                        view.base_sequence, view.producer_epoch,
@@ -693,6 +741,8 @@ bool ks_broker_verify_txn_offsets(struct ks_broker *broker, int32_t topic_index,
     item->source = source;
     item->txn_offsets = true;
     item->started_ns = ks__broker_now_ns(broker);
+    item->gather = broker->gather_current;
+    item->gather_index = broker->gather_index;
     expire_verifications(broker, replica);
     /* RecordBatch.NO_SEQUENCE: the coordinator's batch has none. */
     item->guard = ks_producer_state_verification_start(replica->producers, producer_id, -1,
@@ -789,7 +839,11 @@ static void verify_answer(struct ks_broker *broker, struct ks__verifying *item, 
     struct ks_produce_request request;
     memcpy(&request, item->message, sizeof request);
     struct ks__completion completion;
-    network_completion(&request, item->source, &completion);
+    network_completion(broker, &request, item->source, &completion);
+    if (completion.kind == KS__COMPLETE_NETWORK) {
+        completion.gather = item->gather; /* A5: its bundle, taken earlier */
+        completion.gather_index = item->gather_index;
+    }
     if (error != KS_ERR_NONE) {
         int16_t code = verify_error_for_producer(error);
         verify_refused_event(broker, &request, item->message + sizeof request, code);
@@ -853,7 +907,7 @@ void ks__produce_on_request(struct ks_broker *broker, ks_node_id source, const u
     ks_assert(message_bytes - sizeof request >= request.batch_bytes);
     enum ks_acks acks = acks_from_wire(request.acks);
     struct ks__completion completion;
-    network_completion(&request, source, &completion);
+    network_completion(broker, &request, source, &completion);
     if (maybe_verify(broker, source, &request, message, message_bytes)) {
         return; /* appended (or refused) when the coordinator answers */
     }
@@ -865,13 +919,36 @@ void ks__produce_on_requests(struct ks_broker *broker, ks_node_id source, const 
                              size_t message_bytes)
 {
     ks_assert(!broker->releases_deferred && broker->deferred_releases->len == 0);
+    struct ks_produce_bundle bundle;
+    ks_assert(message_bytes >= sizeof bundle);
+    memcpy(&bundle, message, sizeof bundle);
+    /* A5: one answer for the request, unless acks=0 (no answer at all; a
+     * request's batches share acks). */
+    struct ks_produce_request first;
+    ks_assert(message_bytes >=
+              sizeof bundle + sizeof(struct ks_produce_bundle_entry) + sizeof first);
+    memcpy(&first, message + sizeof bundle + sizeof(struct ks_produce_bundle_entry), sizeof first);
+    if (acks_from_wire(first.acks) != KS_ACKS_NONE) {
+        struct ks__gather *gather =
+            g_malloc0(sizeof *gather + bundle.count * sizeof(struct ks_produce_response));
+        gather->source = source;
+        gather->count = bundle.count;
+        gather->remaining = bundle.count;
+        ks_ptr_array_add(broker->gathers, gather);
+        broker->gather_current = gather;
+    }
     broker->releases_deferred = true;
     size_t at = 0;
     const uint8_t *entry = NULL;
     size_t entry_bytes = 0;
+    broker->gather_index = 0;
     while (ks_proto_bundle_next(message, message_bytes, &at, &entry, &entry_bytes)) {
         ks__produce_on_request(broker, source, entry, entry_bytes);
+        broker->gather_index++;
     }
+    ks_assert(broker->gather_index == bundle.count);
+    broker->gather_current = NULL;
+    broker->gather_index = 0;
     broker->releases_deferred = false;
     for (guint i = 0; i < broker->deferred_releases->len; i++) {
         const struct ks_fetch_forgotten *key =

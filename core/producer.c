@@ -4112,6 +4112,21 @@ static void producer_receive(ks_world *world, ks_node_id self, ks_node_id source
     case KS_MSG_PRODUCE_RESPONSE:
         quiet = on_produce_response(p, source, message, message_bytes);
         break;
+    case KS_MSG_PRODUCE_RESPONSES: { /* a request of several batches: their answers in order */
+        struct ks_produce_bundle bundle;
+        ks_assert(message_bytes >= sizeof bundle);
+        memcpy(&bundle, message, sizeof bundle);
+        ks_assert(message_bytes ==
+                  sizeof bundle + bundle.count * sizeof(struct ks_produce_response));
+        quiet = true;
+        for (uint32_t i = 0; i < bundle.count; i++) {
+            struct ks_produce_response response;
+            memcpy(&response, (const uint8_t *)message + sizeof bundle + i * sizeof response,
+                   sizeof response);
+            quiet &= on_produce_response(p, source, &response, sizeof response);
+        }
+        break;
+    }
     case KS_MSG_API_VERSIONS_RESPONSE:
         on_api_versions_response(p, source, message, message_bytes);
         break;

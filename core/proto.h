@@ -31,6 +31,7 @@
 **   PRODUCE_REQUESTS        struct ks_produce_bundle, then count times:
 **                           struct ks_produce_bundle_entry + a PRODUCE_REQUEST
 **                           message of entry.bytes, zero-padded to a multiple of 8
+**   PRODUCE_RESPONSES       struct ks_produce_bundle + count * struct ks_produce_response
 **   PRODUCE_RESPONSE        struct ks_produce_response
 **   FETCH_REQUEST           struct ks_fetch_request
 **                           + partition_count * struct ks_fetch_request_partition
@@ -207,6 +208,7 @@ enum ks_msg_kind {
     KS_MSG_OFFSET_FOR_LEADER_EPOCH_REQUEST = 13, /* consumer position validation (KIP-320) */
     KS_MSG_OFFSET_FOR_LEADER_EPOCH_RESPONSE = 14,
     KS_MSG_PRODUCE_REQUESTS = 15,         /* one Produce request of several partitions (a bundle) */
+    KS_MSG_PRODUCE_RESPONSES = 16,        /* its one answer: every partition's, in request order */
     KS_MSG_BROKER_HEARTBEAT_REQUEST = 20, /* also registration (first one after start) */
     KS_MSG_BROKER_HEARTBEAT_RESPONSE = 21,
     KS_MSG_ALTER_PARTITION_REQUEST = 22,
@@ -321,9 +323,10 @@ struct ks_init_producer_id_response {
  * partition into a request to their leader) is a PRODUCE_REQUESTS bundle of
  * these, one network message, which the leader appends whole before any
  * follower's parked fetch is released (ReplicaManager.appendRecords, then
- * its action queue). Each batch keeps its own correlation id and is
- * answered by a PRODUCE_RESPONSE of its own (Kafka answers the request once,
- * when every partition is done: a simplification). */
+ * its action queue). Each batch keeps its own correlation id; a bundle is
+ * answered once, by a PRODUCE_RESPONSES of every batch's answer, when the
+ * last is done (KafkaApis.handleProduceRequest's one response per request;
+ * acks=0: none), a lone batch by a PRODUCE_RESPONSE. */
 struct ks_produce_request {
     int64_t correlation_id;
     int64_t timeout_ns; /* request.timeout.ms: how long acks=all may wait */

@@ -13,7 +13,9 @@
 #     never had (the earlier truncation removed other records at those
 #     offsets);
 #   - acks=0/1, the zombie leader and acks=1 rolling restarts: the records
-#     were only on the old leader, whose truncation removed them;
+#     were only on the old leader, whose truncation removed them (in
+#     rolling-restart-acks1, broker 2, stopped at 22.08 s, truncates on its
+#     restart at 34.14 s what it acknowledged after its leadership moved);
 #   - unclean elections: the new leader never had them;
 #   - mirror-source-lost, mirror-failover, mirror-failover-producer: the
 #     source cluster's crash for good (several clusters), its fault line (in
@@ -58,7 +60,9 @@ mirror-failover-producer|0|cluster_lost|fault||12000|east-lost
 mirror-source-lost|0|cluster_lost|fault||8000|data-center-lost
 power-loss-no-writeback|0|power_loss|fault|1|60000|power-1
 power-loss-writeback|16481|power_loss|fault|1|60000|power-1
-rolling-restart-acks1|9937|truncation|truncation|1|22060|
+rolling-restart-acks1|22070|truncation|truncation|2|34139|
+rolling-restart-acks1|22072|truncation|truncation|2|34139|
+rolling-restart-acks1|22073|truncation|truncation|2|34139|
 unclean-election-loss|2483|unclean_election|unclean_election|2|28877|
 zk-acks1-leader-crash|15599|truncation|truncation|1|20007|
 zombie-leader-acks1|2475|truncation|truncation|1|24610|

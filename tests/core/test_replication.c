@@ -1018,10 +1018,11 @@ static void test_fetch_session_leader(void)
     cf_free(&h);
 }
 
-/* Sends the driver's Produce request of one acks=0 batch per partition to
+/* Sends the driver's Produce request of one batch per partition to
  * broker 1: a PRODUCE_REQUESTS bundle when there are several (a single
  * PRODUCE_REQUEST is what every other test sends). */
-static void produce_bundle(struct cluster_fixture *h, const int32_t *partitions, int32_t count)
+static void produce_bundle(struct cluster_fixture *h, const int32_t *partitions, int32_t count,
+                           enum ks_acks acks)
 {
     GByteArray *message = g_byte_array_new();
     struct ks_produce_bundle bundle = { .count = (uint32_t)count };
@@ -1035,7 +1036,7 @@ static void produce_bundle(struct cluster_fixture *h, const int32_t *partitions,
         request.correlation_id = 500 + i;
         request.timeout_ns = 30 * H_S;
         request.partition = partitions[i];
-        request.acks = (int16_t)KS_ACKS_NONE;
+        request.acks = (int16_t)acks;
         request.batch_bytes = batch->len;
         size_t one = sizeof request + batch->len;
         struct ks_produce_bundle_entry entry = { .bytes = (uint32_t)one };
@@ -1061,7 +1062,7 @@ static void produce_bundle(struct cluster_fixture *h, const int32_t *partitions,
  * followers' parked fetches are released (ReplicaManager.appendRecords,
  * then its action queue): the parked session fetch is answered once, with
  * both partitions. Released at the first append, it was answered with the
- * first partition alone. */
+ * first partition alone. And it is answered once (A5). */
 static void test_produce_request_appended_whole(void)
 {
     static const int32_t assign[] = { 1, 2, 1, 2, 1, 2 };
@@ -1091,7 +1092,7 @@ static void test_produce_request_appended_whole(void)
     session_fetch(&h, 1003, id, 2, NULL, NULL, 0);
     cf_run_for(&h, 5 * H_MS);
     CU_ASSERT_EQUAL(box.count, 2); /* parked */
-    produce_bundle(&h, both, 2);
+    produce_bundle(&h, both, 2, KS_ACKS_NONE);
     cf_run_for(&h, 5 * H_MS);
     CU_ASSERT_EQUAL_FATAL(box.count, 3);
     CU_ASSERT_EQUAL(box.header.partition_count, 2);
@@ -1099,6 +1100,31 @@ static void test_produce_request_appended_whole(void)
     CU_ASSERT_EQUAL(box.partitions[1], 2);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 0).leo, 1);
     CU_ASSERT_EQUAL(h_state(&h, 1, 0, 2).leo, 1);
+    /* acks=1: the request is answered once, every batch's answer in request
+     * order, the one refused (the topic has no partition 5) among them. */
+    struct h_client_box answers;
+    memset(&answers, 0, sizeof answers);
+    ks_world_set_receiver(h.env.world, KS_NODE_DRIVER, h_client_receive, &answers);
+    static const int32_t with_unknown[] = { 0, 5, 2 };
+    produce_bundle(&h, with_unknown, 3, KS_ACKS_LEADER);
+    cf_run_for(&h, 50 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(answers.count, 1);
+    CU_ASSERT_EQUAL_FATAL(answers.kind, KS_MSG_PRODUCE_RESPONSES);
+    struct ks_produce_bundle bundle;
+    memcpy(&bundle, answers.bytes, sizeof bundle);
+    CU_ASSERT_EQUAL_FATAL(bundle.count, 3);
+    CU_ASSERT_EQUAL(answers.byte_count, sizeof bundle + 3 * sizeof(struct ks_produce_response));
+    static const int16_t errors[] = { KS_ERR_NONE, KS_ERR_UNKNOWN_TOPIC_OR_PARTITION, KS_ERR_NONE };
+    static const int64_t offsets[] = { 1, -1, 1 };
+    for (int32_t i = 0; i < 3; i++) {
+        struct ks_produce_response response;
+        memcpy(&response, answers.bytes + sizeof bundle + (size_t)i * sizeof response,
+               sizeof response);
+        CU_ASSERT_EQUAL(response.correlation_id, 500 + i);
+        CU_ASSERT_EQUAL(response.partition, with_unknown[i]);
+        CU_ASSERT_EQUAL(response.error_code, errors[i]);
+        CU_ASSERT_EQUAL(response.base_offset, offsets[i]);
+    }
     cf_free(&h);
 }
 
