@@ -560,7 +560,28 @@ crc32c_hardware(uint32_t crc, const uint8_t *bytes, size_t byte_count)
         bytes += 3 * lane_bytes;
         byte_count -= 3 * lane_bytes;
     }
+    /* A batch (a few hundred bytes) runs four words per turn of the loop, so
+     * that the loop's own instructions do not outnumber the crc32 ones, and
+     * its last 0..7 bytes as one 4-, one 2- and one 1-byte step: crc32 takes
+     * the bytes of a little-endian word in memory order, so the steps are the
+     * bytes one by one (issue 16: 124 instructions a batch at 12 x 1,200). */
     uint64_t crc64 = crc;
+    while (byte_count >= 32) {
+        uint64_t word_0;
+        uint64_t word_1;
+        uint64_t word_2;
+        uint64_t word_3;
+        memcpy(&word_0, bytes, 8);
+        memcpy(&word_1, bytes + 8, 8);
+        memcpy(&word_2, bytes + 16, 8);
+        memcpy(&word_3, bytes + 24, 8);
+        crc64 = __builtin_ia32_crc32di(crc64, word_0);
+        crc64 = __builtin_ia32_crc32di(crc64, word_1);
+        crc64 = __builtin_ia32_crc32di(crc64, word_2);
+        crc64 = __builtin_ia32_crc32di(crc64, word_3);
+        bytes += 32;
+        byte_count -= 32;
+    }
     while (byte_count >= 8) {
         uint64_t word;
         memcpy(&word, bytes, 8);
@@ -569,10 +590,20 @@ crc32c_hardware(uint32_t crc, const uint8_t *bytes, size_t byte_count)
         byte_count -= 8;
     }
     uint32_t crc32 = (uint32_t)crc64;
-    while (byte_count > 0) {
+    if ((byte_count & 4) != 0) {
+        uint32_t word;
+        memcpy(&word, bytes, 4);
+        crc32 = __builtin_ia32_crc32si(crc32, word);
+        bytes += 4;
+    }
+    if ((byte_count & 2) != 0) {
+        uint16_t word;
+        memcpy(&word, bytes, 2);
+        crc32 = __builtin_ia32_crc32hi(crc32, word);
+        bytes += 2;
+    }
+    if ((byte_count & 1) != 0) {
         crc32 = __builtin_ia32_crc32qi(crc32, *bytes);
-        bytes++;
-        byte_count--;
     }
     return crc32;
 }
@@ -623,9 +654,13 @@ static uint32_t get_u32(const uint8_t *bytes)
            (uint32_t)bytes[3];
 }
 
-static uint64_t get_u64(const uint8_t *bytes)
+/* One load and a byte swap: the two-halves form was left out of line, a
+ * call per field of every batch header parsed (issue 16). */
+static inline uint64_t get_u64(const uint8_t *bytes)
 {
-    return (uint64_t)get_u32(bytes) << 32 | get_u32(bytes + 4);
+    uint64_t value;
+    memcpy(&value, bytes, sizeof(value));
+    return GUINT64_FROM_BE(value);
 }
 
 /* ---- varints ------------------------------------------------------------------- */

@@ -26,6 +26,14 @@
 **       segment of 1 KiB batches 4 KiB as before: every file staged at least
 **       4 KiB, at 12 x 1,200 half of the heap (issue 16). Like S1, it is
 **       outside the simulation.
+**   S3  The per-call bookkeeping of every write and read is kept inline
+**       (issue 16, 12 x 1,200: 30,000 appends and 19,000 reads a simulated
+**       second): the flusher's catch-up tests whether a wake-up is due before
+**       calling its loop, and the node's dirty and cache lists are relinked
+**       through GQueue's public fields instead of g_queue_unlink and
+**       g_queue_push_*_link (the calls cost more than the moves). Same lists,
+**       same order, same results: 319.8 M to 317.3 M instructions a simulated
+**       second at 12 x 1,200, 675.7 M to 670.8 M at 3 x 3.
 **   M1  Reads of a settled file (no write since its last fsync or truncate:
 **       a rolled segment, a loaded index) copy from a read-only shared
 **       mapping of it, kept while its descriptor is open, instead of one
@@ -510,11 +518,27 @@ static void undo_clear(struct ks__file_record *record)
 
 /* The node's dirty and cache lists are GQueues of links held in the
  * records themselves (link->data is the record), so joining and leaving
- * either list is O(1). */
+ * either list is O(1). S3: the links are relinked here, through GQueue's
+ * and GList's public fields, as g_queue_unlink and g_queue_push_*_link do;
+ * the calls into GLib cost more than the pointer moves (at 12 x 1,200 a
+ * page-cache touch moved a file to the front of its node's cache list
+ * 35,000 times a simulated second, 2.2 M instructions). */
 static void file_list_unlink(GQueue *list, GList *link, bool *in_list)
 {
     ks_assert(*in_list);
-    g_queue_unlink(list, link);
+    ks_assert(list->length > 0);
+    if (link->prev != NULL) {
+        link->prev->next = link->next;
+    } else {
+        list->head = link->next;
+    }
+    if (link->next != NULL) {
+        link->next->prev = link->prev;
+    } else {
+        list->tail = link->prev;
+    }
+    link->prev = link->next = NULL;
+    list->length--;
     *in_list = false;
 }
 
@@ -524,10 +548,25 @@ static void file_list_link(GQueue *list, GList *link, bool *in_list, struct ks__
     ks_assert(!*in_list);
     link->data = record;
     if (at_head) {
-        g_queue_push_head_link(list, link);
+        link->prev = NULL;
+        link->next = list->head;
+        if (list->head != NULL) {
+            list->head->prev = link;
+        } else {
+            list->tail = link;
+        }
+        list->head = link;
     } else {
-        g_queue_push_tail_link(list, link);
+        link->next = NULL;
+        link->prev = list->tail;
+        if (list->tail != NULL) {
+            list->tail->next = link;
+        } else {
+            list->head = link;
+        }
+        list->tail = link;
     }
+    list->length++;
     *in_list = true;
 }
 
@@ -772,11 +811,10 @@ static ks_time_ns flusher_wakeup_at_or_after(const ks_world *world, const struct
     return node->flusher_phase_ns + k * interval;
 }
 
-/* W2: runs the node's flusher wake-ups that are due, each as of its time.
- * Every disk call, power loss and query of a node calls this first. */
-static void flusher_catch_up(ks_world *world, ks_node_id node_id)
+/* W2: runs the node's flusher wake-ups that are due, each as of its time
+ * (flusher_catch_up). */
+static void flusher_run_due(ks_world *world, struct ks__node *node)
 {
-    struct ks__node *node = ks__node(world, node_id);
     ks_time_ns expire = world->disk_writeback_expire_ns;
     while (node->flusher_next_ns <= world->now_ns) {
         ks_time_ns wakeup = node->flusher_next_ns;
@@ -794,6 +832,17 @@ static void flusher_catch_up(ks_world *world, ks_node_id node_id)
         oldest = g_queue_peek_head(&node->dirty_files);
         ks_time_ns due = oldest != NULL ? oldest->dirtied_at_ns + expire : world->now_ns + 1;
         node->flusher_next_ns = flusher_wakeup_at_or_after(world, node, MAX(due, wakeup + 1));
+    }
+}
+
+/* W2: every disk call, power loss and query of a node calls this first.
+ * S3: nearly every call finds no wake-up due, so that test is made here,
+ * inline, and the loop only when one is. */
+static inline void flusher_catch_up(ks_world *world, ks_node_id node_id)
+{
+    struct ks__node *node = ks__node(world, node_id);
+    if (node->flusher_next_ns <= world->now_ns) {
+        flusher_run_due(world, node);
     }
 }
 
