@@ -623,24 +623,24 @@ uint32_t ks_crc32c(uint32_t crc, const void *bytes, size_t byte_count)
 
 /* ---- big-endian fields ------------------------------------------------------- */
 
-static void put_u16(uint8_t *out, uint16_t value)
+/* Big-endian stores as one byte swap and one store each (the byte loops
+ * were compiled as loops, issue 16). */
+static inline void put_u16(uint8_t *out, uint16_t value)
 {
-    out[0] = (uint8_t)(value >> 8);
-    out[1] = (uint8_t)value;
+    uint16_t big = GUINT16_TO_BE(value);
+    memcpy(out, &big, sizeof(big));
 }
 
-static void put_u32(uint8_t *out, uint32_t value)
+static inline void put_u32(uint8_t *out, uint32_t value)
 {
-    for (int i = 0; i < 4; i++) {
-        out[i] = (uint8_t)(value >> (24 - 8 * i));
-    }
+    uint32_t big = GUINT32_TO_BE(value);
+    memcpy(out, &big, sizeof(big));
 }
 
-static void put_u64(uint8_t *out, uint64_t value)
+static inline void put_u64(uint8_t *out, uint64_t value)
 {
-    for (int i = 0; i < 8; i++) {
-        out[i] = (uint8_t)(value >> (56 - 8 * i));
-    }
+    uint64_t big = GUINT64_TO_BE(value);
+    memcpy(out, &big, sizeof(big));
 }
 
 static uint16_t get_u16(const uint8_t *bytes)

@@ -273,17 +273,16 @@ static inline uint64_t get_u64(const uint8_t *bytes)
     return GUINT64_FROM_BE(value);
 }
 
-static void put_u32(uint8_t *out, uint32_t value)
+static inline void put_u32(uint8_t *out, uint32_t value)
 {
-    for (int i = 0; i < 4; i++) {
-        out[i] = (uint8_t)(value >> (24 - 8 * i));
-    }
+    uint32_t big = GUINT32_TO_BE(value);
+    memcpy(out, &big, sizeof(big));
 }
 
-static void put_u64(uint8_t *out, uint64_t value)
+static inline void put_u64(uint8_t *out, uint64_t value)
 {
-    put_u32(out, (uint32_t)(value >> 32));
-    put_u32(out + 4, (uint32_t)value);
+    uint64_t big = GUINT64_TO_BE(value);
+    memcpy(out, &big, sizeof(big));
 }
 
 /* Decodes the header fields the log needs; false if there are fewer than 61
