@@ -67,10 +67,12 @@
 **       instead of three (the array, its elements, the segment). Every
 **       change at the end of the array goes through segments_push and
 **       segments_pop; a load or sort of the array calls active_note.
-**   R12 log->hot.latest_epoch is the epoch of the last epoch-cache entry, -1
-**       when the cache is empty: an append whose batch carries the current
-**       epoch, and a fetch at the current epoch (ks_log_epoch_end_offset),
-**       read it instead of the cache. epoch_assign_in_memory sets it with
+**   R12 log->hot.latest_epoch and latest_epoch_start_offset are the epoch
+**       and start offset of the last epoch-cache entry, -1 when the cache
+**       is empty: an append whose batch carries the current epoch, a fetch
+**       at the current epoch (ks_log_epoch_end_offset) and the last fetched
+**       epoch of a log whose last batch has it (ks_log_epoch_at_end) read
+**       them instead of the cache. epoch_assign_in_memory sets them with
 **       each entry it adds; every other change of the cache calls
 **       epochs_note.
 **   R13 A segment's offset_entry_count and time_entry_count are the
@@ -599,10 +601,12 @@ static void epoch_persist(struct ks_log *log, enum sync_mode mode)
 /* R12: after any change of the epoch cache but an assign's append. */
 static void epochs_note(struct ks_log *log)
 {
-    log->hot.latest_epoch =
+    const struct epoch_entry *last =
         log->epochs->len > 0
-            ? g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).epoch
-            : -1;
+            ? &g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1)
+            : NULL;
+    log->hot.latest_epoch = last != NULL ? last->epoch : -1;
+    log->hot.latest_epoch_start_offset = last != NULL ? last->start_offset : -1;
 }
 
 static void epoch_load(struct ks_log *log)
@@ -659,6 +663,7 @@ static bool epoch_assign_in_memory(struct ks_log *log, int32_t epoch, int64_t st
     struct epoch_entry entry = { epoch, start_offset };
     ks_array_append_val(log->epochs, entry);
     log->hot.latest_epoch = epoch;
+    log->hot.latest_epoch_start_offset = start_offset;
     return true;
 }
 
@@ -732,6 +737,9 @@ int32_t ks_log_epoch_at_end(const struct ks_log *log)
         return -1;
     }
     int64_t last = log->hot.leo - 1;
+    if (log->hot.latest_epoch >= 0 && log->hot.latest_epoch_start_offset <= last) {
+        return log->hot.latest_epoch; /* R12: nearly always, without a load of the cache */
+    }
     for (guint i = log->epochs->len; i > 0; i--) {
         const struct epoch_entry *entry = &g_array_index(log->epochs, struct epoch_entry, i - 1);
         if (entry->start_offset <= last) {
@@ -1913,6 +1921,11 @@ static void log_check(const struct ks_log *log)
               (log->epochs->len > 0
                    ? g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).epoch
                    : -1)); /* R12 */
+    ks_assert(log->hot.latest_epoch_start_offset ==
+              (log->epochs->len > 0
+                   ? g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1)
+                         .start_offset
+                   : -1)); /* R12 */
     for (guint i = 0; i < log->segments->len; i++) {
         const struct segment *segment = segment_at(log, i);
         ks_assert(segment->offset_entry_count == segment->offset_index->len); /* R13 */
@@ -1920,7 +1933,7 @@ static void log_check(const struct ks_log *log)
     }
 #endif
     ks_assert(log->hot.leo == active_segment(log)->next_offset); /* R4 */
-    ks_assert(log->hot.log_start_offset <= log->hot.leo);            /* R3 */
+    ks_assert(log->hot.log_start_offset <= log->hot.leo);        /* R3 */
     ks_assert(log->recovery_point <= log->hot.leo);              /* R5 */
 }
 
@@ -1937,6 +1950,7 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
     log->segments = g_ptr_array_new();
     log->epochs = g_array_new(FALSE, FALSE, sizeof(struct epoch_entry));
     log->hot.latest_epoch = -1; /* R12 */
+    log->hot.latest_epoch_start_offset = -1;
     log->window = g_byte_array_new();
     log->txns = g_array_new(FALSE, FALSE, sizeof(struct txn_entry));
     log->last_flush_ns = ks_world_now_ns(world);

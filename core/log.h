@@ -48,7 +48,8 @@ void ks_log_close(struct ks_log *log);
 struct ks__log_hot {
     int64_t leo;
     int64_t log_start_offset;
-    int32_t latest_epoch; /* the epoch of the cache's last entry, -1 when none */
+    int64_t latest_epoch_start_offset; /* start of the cache's last entry, -1 when none */
+    int32_t latest_epoch;              /* the epoch of that entry, -1 when none */
 };
 
 static inline const struct ks__log_hot *ks__log_hot(const struct ks_log *log)
@@ -243,7 +244,8 @@ static inline bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t req
     }
     return ks__log_epoch_end_offset_scan(log, requested_epoch, epoch_out, end_offset_out);
 }
-/* Epoch of the batch holding offset - 1, i.e. the last fetched epoch; -1 if none. */
+/* Epoch of the batch holding offset LEO - 1, i.e. the last fetched epoch; -1
+ * if none. */
 int32_t ks_log_epoch_at_end(const struct ks_log *log);
 /* The cache's entries, oldest first, for observers (the driver draws logs
  * with them): the count, and entry index's epoch and start offset. */

@@ -1157,7 +1157,18 @@ static void caches_check(struct ks_log *log)
         CU_ASSERT_EQUAL(epoch, last_epoch);
         CU_ASSERT_EQUAL(end, ks_log_leo(log));
     }
-    /* R14: the inline answer from the hot fields is the cache's. */
+    /* R12, R14: the answers from the hot fields are the cache's. */
+    int32_t at_end = -1;
+    for (int32_t i = count; i > 0 && ks_log_leo(log) > 0; i--) {
+        int32_t entry_epoch = 0;
+        int64_t entry_start = 0;
+        ks_log_epoch_entry(log, i - 1, &entry_epoch, &entry_start);
+        if (entry_start < ks_log_leo(log)) {
+            at_end = entry_epoch;
+            break;
+        }
+    }
+    CU_ASSERT_EQUAL(ks_log_epoch_at_end(log), at_end);
     for (int32_t requested = -1; requested <= last_epoch + 1; requested++) {
         int32_t inline_epoch = 0;
         int64_t inline_end = 0;
@@ -1206,6 +1217,7 @@ static void test_active_segment_and_latest_epoch_follow_changes(void)
         log_fixture_append(log, 3, i, 20, TS0 + i, 1, NULL);
     }
     ks_log_epoch_assign(log, 3, ks_log_leo(log));
+    caches_check(log); /* a new epoch that holds no batch yet */
     for (int i = 0; i < 20; i++) {
         log_fixture_append(log, 3, i, 20, TS0 + 20 + i, 3, NULL);
     }
