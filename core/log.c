@@ -2276,8 +2276,16 @@ static bool validate_batches(const struct ks_log *log, const uint8_t *bytes, siz
                              size_t crc_checked_bytes, const struct ks_batch_view *first,
                              bool leader, struct append_plan *plan)
 {
-    memset(plan, 0, sizeof(*plan));
+    /* Every field is set here or by the first batch (first_header with
+     * first_header_ok): no memset of the whole plan, whose kept header is
+     * most of it. */
+    plan->first_base_offset = 0;
+    plan->last_offset = 0;
     plan->max_timestamp = -1;
+    plan->batch_count = 0;
+    plan->record_count = 0;
+    plan->transactional_count = 0;
+    plan->first_header_ok = false;
     size_t position = 0;
     int64_t previous_last = -1;
     while (position < byte_count) {
