@@ -64,7 +64,12 @@
 ** CRC-32C is computed with the SSE4.2 instruction when the CPU has it (three
 ** interleaved streams for long buffers, joined with crc32c_shift) and with
 ** slicing-by-8 tables otherwise; all give the same value, so the choice
-** cannot reach the simulation.
+** cannot reach the simulation. A buffer of batch size (a few hundred bytes)
+** runs four 8-byte words per turn of the loop and its last 0..7 bytes as one
+** 4-, 2- and 1-byte step (issue 16, 12 x 1,200: 4.7 M to 2.7 M instructions a
+** simulated second). Big-endian fields are read and written as one load or
+** store and a byte swap each (the byte-by-byte forms stayed loops or calls:
+** ks_batch_builder_finish_at alone went from 3.5 M to 0.9 M).
 */
 #include "batch.h"
 #include "array.h"
