@@ -64,7 +64,12 @@
 ** CRC-32C is computed with the SSE4.2 instruction when the CPU has it (three
 ** interleaved streams for long buffers, joined with crc32c_shift) and with
 ** slicing-by-8 tables otherwise; all give the same value, so the choice
-** cannot reach the simulation.
+** cannot reach the simulation. A buffer of batch size (a few hundred bytes)
+** runs four 8-byte words per turn of the loop and its last 0..7 bytes as one
+** 4-, 2- and 1-byte step (issue 16, 12 x 1,200: 4.7 M to 2.7 M instructions a
+** simulated second). Big-endian fields are read and written as one load or
+** store and a byte swap each (the byte-by-byte forms stayed loops or calls:
+** ks_batch_builder_finish_at alone went from 3.5 M to 0.9 M).
 */
 #include "batch.h"
 #include "array.h"
@@ -560,7 +565,28 @@ crc32c_hardware(uint32_t crc, const uint8_t *bytes, size_t byte_count)
         bytes += 3 * lane_bytes;
         byte_count -= 3 * lane_bytes;
     }
+    /* A batch (a few hundred bytes) runs four words per turn of the loop, so
+     * that the loop's own instructions do not outnumber the crc32 ones, and
+     * its last 0..7 bytes as one 4-, one 2- and one 1-byte step: crc32 takes
+     * the bytes of a little-endian word in memory order, so the steps are the
+     * bytes one by one (issue 16: 124 instructions a batch at 12 x 1,200). */
     uint64_t crc64 = crc;
+    while (byte_count >= 32) {
+        uint64_t word_0;
+        uint64_t word_1;
+        uint64_t word_2;
+        uint64_t word_3;
+        memcpy(&word_0, bytes, 8);
+        memcpy(&word_1, bytes + 8, 8);
+        memcpy(&word_2, bytes + 16, 8);
+        memcpy(&word_3, bytes + 24, 8);
+        crc64 = __builtin_ia32_crc32di(crc64, word_0);
+        crc64 = __builtin_ia32_crc32di(crc64, word_1);
+        crc64 = __builtin_ia32_crc32di(crc64, word_2);
+        crc64 = __builtin_ia32_crc32di(crc64, word_3);
+        bytes += 32;
+        byte_count -= 32;
+    }
     while (byte_count >= 8) {
         uint64_t word;
         memcpy(&word, bytes, 8);
@@ -569,10 +595,20 @@ crc32c_hardware(uint32_t crc, const uint8_t *bytes, size_t byte_count)
         byte_count -= 8;
     }
     uint32_t crc32 = (uint32_t)crc64;
-    while (byte_count > 0) {
+    if ((byte_count & 4) != 0) {
+        uint32_t word;
+        memcpy(&word, bytes, 4);
+        crc32 = __builtin_ia32_crc32si(crc32, word);
+        bytes += 4;
+    }
+    if ((byte_count & 2) != 0) {
+        uint16_t word;
+        memcpy(&word, bytes, 2);
+        crc32 = __builtin_ia32_crc32hi(crc32, word);
+        bytes += 2;
+    }
+    if ((byte_count & 1) != 0) {
         crc32 = __builtin_ia32_crc32qi(crc32, *bytes);
-        bytes++;
-        byte_count--;
     }
     return crc32;
 }
@@ -592,24 +628,24 @@ uint32_t ks_crc32c(uint32_t crc, const void *bytes, size_t byte_count)
 
 /* ---- big-endian fields ------------------------------------------------------- */
 
-static void put_u16(uint8_t *out, uint16_t value)
+/* Big-endian stores as one byte swap and one store each (the byte loops
+ * were compiled as loops, issue 16). */
+static inline void put_u16(uint8_t *out, uint16_t value)
 {
-    out[0] = (uint8_t)(value >> 8);
-    out[1] = (uint8_t)value;
+    uint16_t big = GUINT16_TO_BE(value);
+    memcpy(out, &big, sizeof(big));
 }
 
-static void put_u32(uint8_t *out, uint32_t value)
+static inline void put_u32(uint8_t *out, uint32_t value)
 {
-    for (int i = 0; i < 4; i++) {
-        out[i] = (uint8_t)(value >> (24 - 8 * i));
-    }
+    uint32_t big = GUINT32_TO_BE(value);
+    memcpy(out, &big, sizeof(big));
 }
 
-static void put_u64(uint8_t *out, uint64_t value)
+static inline void put_u64(uint8_t *out, uint64_t value)
 {
-    for (int i = 0; i < 8; i++) {
-        out[i] = (uint8_t)(value >> (56 - 8 * i));
-    }
+    uint64_t big = GUINT64_TO_BE(value);
+    memcpy(out, &big, sizeof(big));
 }
 
 static uint16_t get_u16(const uint8_t *bytes)
@@ -623,9 +659,13 @@ static uint32_t get_u32(const uint8_t *bytes)
            (uint32_t)bytes[3];
 }
 
-static uint64_t get_u64(const uint8_t *bytes)
+/* One load and a byte swap: the two-halves form was left out of line, a
+ * call per field of every batch header parsed (issue 16). */
+static inline uint64_t get_u64(const uint8_t *bytes)
 {
-    return (uint64_t)get_u32(bytes) << 32 | get_u32(bytes + 4);
+    uint64_t value;
+    memcpy(&value, bytes, sizeof(value));
+    return GUINT64_FROM_BE(value);
 }
 
 /* ---- varints ------------------------------------------------------------------- */

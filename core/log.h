@@ -41,8 +41,33 @@ struct ks_log *ks_log_open(ks_world *world, ks_node_id node, const char *dir,
  * is nothing to trim); does not fsync. NULL is a no-op. */
 void ks_log_close(struct ks_log *log);
 
-int64_t ks_log_leo(const struct ks_log *log); /* next offset to be written */
-int64_t ks_log_start_offset(const struct ks_log *log);
+/* R14 (core/log.c): the fields that the getters below read, on every fetch
+ * of every partition, are the first member of struct ks_log, so they are
+ * read inline through a log pointer instead of by a call each. Only
+ * core/log.c writes them. */
+struct ks__log_hot {
+    int64_t leo;
+    int64_t log_start_offset;
+    int64_t latest_epoch_start_offset; /* start of the cache's last entry, -1 when none */
+    int32_t latest_epoch;              /* the epoch of that entry, -1 when none */
+};
+
+static inline const struct ks__log_hot *ks__log_hot(const struct ks_log *log)
+{
+    return (const struct ks__log_hot *)(const void *)log;
+}
+
+/* Next offset to be written. */
+static inline int64_t ks_log_leo(const struct ks_log *log)
+{
+    return ks__log_hot(log)->leo;
+}
+
+static inline int64_t ks_log_start_offset(const struct ks_log *log)
+{
+    return ks__log_hot(log)->log_start_offset;
+}
+
 int64_t ks_log_recovery_point(const struct ks_log *log); /* offsets below are fsynced */
 int64_t ks_log_size_bytes(const struct ks_log *log);
 int32_t ks_log_segment_count(const struct ks_log *log);
@@ -195,13 +220,32 @@ void ks_log_collect_aborted(const struct ks_log *log, int64_t from, int64_t upto
 /* Records that `epoch` starts at start_offset (a new leader: its LEO). Ignored
  * if epoch is not above the latest. Persists the file. */
 void ks_log_epoch_assign(struct ks_log *log, int32_t epoch, int64_t start_offset);
-int32_t ks_log_latest_epoch(const struct ks_log *log); /* -1 if none */
+/* -1 if none. */
+static inline int32_t ks_log_latest_epoch(const struct ks_log *log)
+{
+    return ks__log_hot(log)->latest_epoch;
+}
+
+bool ks__log_epoch_end_offset_scan(const struct ks_log *log, int32_t requested_epoch,
+                                   int32_t *epoch_out, int64_t *end_offset_out);
 /* KIP-101/279 lookup: the largest known epoch <= requested and its end offset
  * (start of the next higher epoch, or the LEO for the latest). Returns false
- * (and epoch -1, offset -1) when no such epoch is known. */
-bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t requested_epoch, int32_t *epoch_out,
-                             int64_t *end_offset_out);
-/* Epoch of the batch holding offset - 1, i.e. the last fetched epoch; -1 if none. */
+ * (and epoch -1, offset -1) when no such epoch is known. A follower or
+ * consumer of the current epoch, nearly every fetch, is answered here from
+ * the latest epoch and the LEO, without a call. */
+static inline bool ks_log_epoch_end_offset(const struct ks_log *log, int32_t requested_epoch,
+                                           int32_t *epoch_out, int64_t *end_offset_out)
+{
+    const struct ks__log_hot *hot = ks__log_hot(log);
+    if (hot->latest_epoch >= 0 && hot->latest_epoch <= requested_epoch) {
+        *epoch_out = hot->latest_epoch;
+        *end_offset_out = hot->leo;
+        return true;
+    }
+    return ks__log_epoch_end_offset_scan(log, requested_epoch, epoch_out, end_offset_out);
+}
+/* Epoch of the batch holding offset LEO - 1, i.e. the last fetched epoch; -1
+ * if none. */
 int32_t ks_log_epoch_at_end(const struct ks_log *log);
 /* The cache's entries, oldest first, for observers (the driver draws logs
  * with them): the count, and entry index's epoch and start offset. */

@@ -1134,9 +1134,10 @@ static void test_recent_batches_see_a_damaged_header(void)
     ks_test_env_deinit(&env);
 }
 
-/* R11 and R12 of core/log.c: the cached active segment and latest epoch.
- * Checks that the latest epoch is the cache's last entry, that the end
- * offset at the current epoch is the LEO, and that an append lands in the
+/* R11, R12 and R14 of core/log.c: the cached active segment and latest
+ * epoch. Checks that the latest epoch is the cache's last entry, that the end
+ * offset at the current epoch is the LEO (and the inline lookup the scan of
+ * the cache for every epoch), and that an append lands in the
  * active segment: the tail reads back the appended batch, and the whole log
  * reads as it did before (a stale active segment writes elsewhere). */
 static void caches_check(struct ks_log *log)
@@ -1155,6 +1156,29 @@ static void caches_check(struct ks_log *log)
     if (found) {
         CU_ASSERT_EQUAL(epoch, last_epoch);
         CU_ASSERT_EQUAL(end, ks_log_leo(log));
+    }
+    /* R12, R14: the answers from the hot fields are the cache's. */
+    int32_t at_end = -1;
+    for (int32_t i = count; i > 0 && ks_log_leo(log) > 0; i--) {
+        int32_t entry_epoch = 0;
+        int64_t entry_start = 0;
+        ks_log_epoch_entry(log, i - 1, &entry_epoch, &entry_start);
+        if (entry_start < ks_log_leo(log)) {
+            at_end = entry_epoch;
+            break;
+        }
+    }
+    CU_ASSERT_EQUAL(ks_log_epoch_at_end(log), at_end);
+    for (int32_t requested = -1; requested <= last_epoch + 1; requested++) {
+        int32_t inline_epoch = 0;
+        int64_t inline_end = 0;
+        int32_t scan_epoch = 0;
+        int64_t scan_end = 0;
+        bool inline_found = ks_log_epoch_end_offset(log, requested, &inline_epoch, &inline_end);
+        bool scan_found = ks__log_epoch_end_offset_scan(log, requested, &scan_epoch, &scan_end);
+        CU_ASSERT_EQUAL(inline_found, scan_found);
+        CU_ASSERT_EQUAL(inline_epoch, scan_epoch);
+        CU_ASSERT_EQUAL(inline_end, scan_end);
     }
     int64_t before_count = 0;
     GByteArray *before = log_fixture_read_all(log, &before_count);
@@ -1193,6 +1217,7 @@ static void test_active_segment_and_latest_epoch_follow_changes(void)
         log_fixture_append(log, 3, i, 20, TS0 + i, 1, NULL);
     }
     ks_log_epoch_assign(log, 3, ks_log_leo(log));
+    caches_check(log); /* a new epoch that holds no batch yet */
     for (int i = 0; i < 20; i++) {
         log_fixture_append(log, 3, i, 20, TS0 + 20 + i, 3, NULL);
     }

@@ -698,6 +698,55 @@ static void test_page_cache(void)
     ks_test_env_deinit(&env);
 }
 
+/* P2 with S3 (the cache list relinked in place): eviction takes the least
+ * recently touched clean file, so a read of the oldest file moves it to the
+ * front and the next oldest goes instead. Three clean 3000-byte files a, b,
+ * c in a 10000-byte cache; a read of a; then a dirty 3000-byte d takes the
+ * node over, and b alone is evicted: reading a and c misses nothing, b all. */
+static void test_page_cache_evicts_least_recently_touched(void)
+{
+    struct ks_world_config config = {
+        .seed = 1,
+        .node_count = 2,
+        .disk_fsync_latency_ns = 1000,
+        .disk_bandwidth_bytes_per_s = 1000000000,
+        .disk_page_cache_bytes = 10000,
+    };
+    struct ks_test_env env;
+    ks_test_env_init_config(&env, &config);
+    ks_world *world = env.world;
+    uint8_t block[3000] = { 0 };
+    size_t n = 0;
+    const char *names[] = { "a", "b", "c", "d" };
+    ks_file *files[4];
+    for (int i = 0; i < 4; i++) {
+        files[i] = ks_disk_open(world, 1, names[i], KS_DISK_CREATE, NULL);
+    }
+    for (int i = 0; i < 3; i++) {
+        ks_disk_append(files[i], block, sizeof(block));
+        ks_disk_fsync(files[i]);
+    }
+    ks_disk_read(files[0], block, sizeof(block), 0, &n); /* a to the front */
+    struct ks_world_disk_stats stats;
+    ks_world_disk_stats(world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.read_miss_bytes, 0);
+    CU_ASSERT_EQUAL(stats.cached_bytes, 9000);
+    ks_disk_append(files[3], block, sizeof(block)); /* 12000: b, the oldest, goes */
+    ks_world_disk_stats(world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.cached_bytes, 9000);
+    ks_disk_read(files[0], block, sizeof(block), 0, &n);
+    ks_disk_read(files[2], block, sizeof(block), 0, &n);
+    ks_world_disk_stats(world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.read_miss_bytes, 0);
+    ks_disk_read(files[1], block, sizeof(block), 0, &n);
+    ks_world_disk_stats(world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.read_miss_bytes, 3000);
+    for (int i = 0; i < 4; i++) {
+        ks_disk_close(files[i]);
+    }
+    ks_test_env_deinit(&env);
+}
+
 /* ks_disk_cached is true exactly for ranges inside the file's cached range
  * (P1); ks_disk_rewrite_count moves with every change below the end (a
  * write inside the file, a truncate, corruption, a power loss) and never
@@ -955,6 +1004,7 @@ void ks_test_register_disk(void)
         { "descriptor_lru", test_descriptor_lru },
         { "cost_model", test_cost_model },
         { "page_cache", test_page_cache },
+        { "page_cache_lru_order", test_page_cache_evicts_least_recently_touched },
         { "cached_range_and_rewrites", test_cached_range_and_rewrites },
         { "writeback_by_age", test_writeback_by_age },
         { "writeback_never", test_writeback_never },
