@@ -95,6 +95,12 @@ struct ks__replica {
     /* both */
     struct ks_producer_state *producers; /* owned */
     bool producers_valid;
+    /* S9 (broker_serve.c): the fetch sessions at this broker holding this
+     * partition, each with its position there (owned; session_ref_count
+     * of session_ref_capacity used), so a touch reaches them directly. */
+    struct ks__session_ref *session_refs;
+    uint32_t session_ref_count;
+    uint32_t session_ref_capacity;
 };
 
 /* ---- the follower fetcher (broker_fetcher.c) --------------------------------- */
@@ -247,9 +253,17 @@ struct ks__session_partition {
     struct ks_fetch_request_partition request; /* as last requested */
     int64_t hw;                                /* as last answered; -1 after an error */
     int64_t log_start_offset;                  /* as last answered */
-    /* S7 (broker_serve.c): ks__broker_find_replica of its key once found,
-     * else NULL. Not owned. */
+    /* S7, S9 (broker_serve.c): ks__broker_find_replica of its key (set
+     * when the partition joins the session or its replica opens). Not
+     * owned. */
     struct ks__replica *replica;
+    bool touched; /* S9: in its session's touched list */
+};
+
+/* S9: a session holding a replica's partition, at `at` in its list. */
+struct ks__session_ref {
+    struct ks__fetch_session *session;
+    guint at;
 };
 
 struct ks__fetch_session {
@@ -261,10 +275,12 @@ struct ks__fetch_session {
     /* S5: the partitions a serve visits besides those touched since the
      * last one (guint positions in `partitions`, ascending, S8 of
      * broker_serve.c): those the last serve did not find quiet.
-     * visit_all: every partition (a new session,
-     * or one whose touches were trimmed or whose follower moved on). */
+     * visit_all: every partition (a new session, or one whose follower
+     * moved on). */
     GArray *awake;
-    uint64_t touched_seen; /* broker->touched up to here was taken into account */
+    /* S9: the positions (guint, unordered, each once) of the partitions
+     * touched or listed since the last serve. */
+    GArray *touched;
     int64_t replica_epoch; /* the follower's broker epoch at its last request */
     bool visit_all;
     uint64_t key_bits; /* S6: the key bits of every partition it ever held (never cleared) */
@@ -390,11 +406,6 @@ struct ks_broker {
     GPtrArray *deferred;         /* struct ks__deferred * */
     GPtrArray *fetch_sessions;   /* struct ks__fetch_session *, oldest first; NULL none yet */
     int32_t fetch_session_count; /* sessions created by this incarnation */
-    /* S5: the replicas whose leader-side state changed (struct
-     * ks_fetch_forgotten keys, in order of change, the first numbered
-     * touched_base); each session reads what it has not seen. */
-    GArray *touched;
-    uint64_t touched_base;
     /* The time of each follower's last fetch served first in a session
      * ([follower_id - 1]): the fetch time of its quiet partitions. */
     ks_time_ns session_fetch_ns[KS_BROKER_COUNT_MAX];
@@ -567,7 +578,7 @@ void ks__serve_offset_for_leader_epoch(struct ks_broker *broker, ks_node_id sour
  * park again until their original deadline). */
 /* S6 (core/broker_serve.c): every parked fetch's key bits cover every
  * partition it may be released for; S7: every session partition's cached
- * replica is the one ks__broker_find_replica finds. */
+ * replica is the one ks__broker_find_replica finds; S8, S9. */
 void ks__serve_check_parked(const struct ks_broker *broker);
 void ks__serve_release(struct ks_broker *broker, int32_t topic_index, int32_t partition,
                        enum ks__release_waiters waiters);
@@ -581,6 +592,9 @@ guint ks__key_position(const void *base, guint count, size_t stride, int32_t top
  * HW, role, epoch or ISR): the fetch sessions visit it at their next serve
  * (S5). */
 void ks__serve_touch(struct ks_broker *broker, const struct ks__replica *replica);
+/* S9: a replica just opened (in broker->replicas) joins the reverse index
+ * of the fetch sessions already holding its partition. */
+void ks__serve_link_replica(struct ks_broker *broker, struct ks__replica *replica);
 
 /* ---- broker_produce.c ----------------------------------------------------------------------- */
 

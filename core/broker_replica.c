@@ -560,6 +560,7 @@ struct ks__replica *ks__replica_open(struct ks_broker *broker, int32_t topic_ind
     int64_t hw = hw_checkpoint < 0 ? start : hw_checkpoint;
     replica->hw = hw > leo ? leo : (hw < start ? start : hw);
     broker->replicas[topic_index][partition] = replica;
+    ks__serve_link_replica(broker, replica); /* S9 of broker_serve.c */
     ks__serve_touch(broker, replica);
     /* Into broker->hosted at its (topic, partition) place: replicas are
      * opened in that order on start, so this is an append but for a
@@ -586,6 +587,8 @@ void ks__replica_close(struct ks__replica *replica)
     ks_log_close(replica->log);
     ks_producer_state_free(replica->producers);
     free(replica->followers);
+    ks_assert(replica->session_ref_count == 0); /* its sessions went first (S9) */
+    free(replica->session_refs);
     free(replica);
 }
 

@@ -1375,6 +1375,93 @@ static void test_session_awake_positions(void)
     cf_free(&h);
 }
 
+/* S9 of core/broker_serve.c: the replica a session holds knows its position
+ * there, and a partition joining or leaving the session before it moves it
+ * along: a touch (new data) then marks that very partition, and the parked
+ * fetch it releases answers its records. -1: the session does not hold it. */
+static int64_t session_ref_at(const struct ks_broker *leader, int32_t partition,
+                              const struct ks__fetch_session *session)
+{
+    const struct ks__replica *replica = ks__broker_find_replica(leader, 0, partition);
+    int64_t at = -1;
+    for (uint32_t i = 0; replica != NULL && i < replica->session_ref_count; i++) {
+        if (replica->session_refs[i].session == session) {
+            CU_ASSERT_EQUAL(at, -1); /* once */
+            at = replica->session_refs[i].at;
+        }
+    }
+    return at;
+}
+
+static void test_session_touch_positions(void)
+{
+    enum { PARTITIONS = 8 };
+    int32_t assign[PARTITIONS * 2];
+    lead_on_1_follow_on_2(assign, PARTITIONS);
+    static const int32_t rest[] = { 2, 3, 4, 5, 6, 7 };
+    static const int64_t zeroes[] = { 0, 0, 0, 0, 0, 0 };
+    static const int32_t zero[] = { 0 };
+    static const int32_t two[] = { 2 };
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    cf_topic(&h, "orders", PARTITIONS, 2, 1, assign);
+    cf_start(&h, 38);
+    cf_run_until(&h, 100 * H_MS);
+    struct fetch_box box;
+    memset(&box, 0, sizeof box);
+    ks_world_set_receiver(h.env.world, 2, fetch_capture, &box);
+    cf_run_for(&h, 1 * H_S);
+    struct ks_broker *leader = ks_cluster_broker(h.cluster, 1);
+    /* A session of partitions 2-7, all quiet after the first serves. */
+    session_fetch(&h, 1002, 0, 0, rest, zeroes, 6);
+    cf_run_for(&h, 600 * H_MS);
+    int32_t id = box.header.session_id;
+    CU_ASSERT_NOT_EQUAL_FATAL(id, 0);
+    const struct ks__fetch_session *session = find_session(leader, id);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(session);
+    CU_ASSERT_EQUAL(session_ref_at(leader, 5, session), 3);
+    CU_ASSERT_EQUAL(session_ref_at(leader, 0, session), -1);
+    /* Partition 0 joins at position 0: partition 5 moves to position 4. */
+    session_fetch_forget(&h, 1003, id, 1, zero, zeroes, 1, NULL, 0);
+    cf_run_for(&h, 600 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(session->partitions->len, 7);
+    CU_ASSERT_EQUAL(session_ref_at(leader, 0, session), 0);
+    CU_ASSERT_EQUAL(session_ref_at(leader, 5, session), 4);
+    CU_ASSERT_EQUAL(session->touched->len, 0);
+    session_fetch(&h, 1004, id, 2, NULL, NULL, 0);
+    cf_run_for(&h, 5 * H_MS);
+    int32_t count_before = box.count;
+    CU_ASSERT_EQUAL(session->awake->len, 0); /* parked: all quiet */
+    /* New data on partition 5 marks position 4 and releases the fetch. */
+    h_append(&h, 1, 0, 5, KS_ACKS_LEADER, "a");
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, count_before + 1);
+    CU_ASSERT_EQUAL(box.header.partition_count, 1);
+    CU_ASSERT_EQUAL(box.partitions[0], 5);
+    CU_ASSERT_TRUE(box.last.records_bytes > 0);
+    CU_ASSERT_EQUAL(session->touched->len, 0);
+    /* Partition 2 (position 1) leaves: partition 5 moves to position 3; the
+     * follower takes its record, then parks with everything quiet again. */
+    static const int32_t five[] = { 5 };
+    static const int64_t one[] = { 1 };
+    session_fetch_forget(&h, 1005, id, 3, five, one, 1, two, 1);
+    cf_run_for(&h, 600 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(session->partitions->len, 6);
+    CU_ASSERT_EQUAL(session_ref_at(leader, 2, session), -1);
+    CU_ASSERT_EQUAL(session_ref_at(leader, 5, session), 3);
+    session_fetch(&h, 1006, id, 4, NULL, NULL, 0);
+    cf_run_for(&h, 5 * H_MS);
+    count_before = box.count;
+    CU_ASSERT_EQUAL(session->awake->len, 0);
+    h_append(&h, 1, 0, 5, KS_ACKS_LEADER, "b");
+    cf_run_for(&h, 5 * H_MS);
+    CU_ASSERT_EQUAL_FATAL(box.count, count_before + 1);
+    CU_ASSERT_EQUAL(box.partitions[0], 5);
+    CU_ASSERT_TRUE(box.last.records_bytes > 0);
+    ks_broker_check(leader);
+    cf_free(&h);
+}
+
 void ks_test_register_replication(void)
 {
     static const struct ks_test_case cases[] = {
@@ -1400,6 +1487,7 @@ void ks_test_register_replication(void)
         { "push_restarts_fetcher_once", test_push_restarts_fetcher_once },
         { "quiet_partitions", test_quiet_partitions },
         { "session_awake_positions", test_session_awake_positions },
+        { "session_touch_positions", test_session_touch_positions },
     };
     KS_TEST_ADD_SUITE("core/replication", cases);
 }
