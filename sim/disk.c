@@ -201,6 +201,7 @@
 ** replaced one's key in the path table. Each rewrite went from about
 ** 16,000 instructions in the disk calls to 7,700 (ks_disk_rename 8,700 to
 ** 4,000) and from six host calls to four (open, pwrite, rename, close).
+** H4: the path table hashes with path_hash, a word at a time.
 */
 #include "world_int.h"
 #include "../core/array.h"
@@ -1023,6 +1024,32 @@ static void undo_save(ks_world *world, struct ks__file_record *record, int64_t s
     if (record->undo->len != old_len) {
         g_array_sort(record->undo, undo_compare);
     }
+}
+
+/* H4: world->files' hash of a path, eight bytes at a time (a multiply and
+ * a shift a word) instead of g_str_hash's five instructions a byte: a
+ * checkpoint rewrite hashes its two ~50-byte paths six times, and
+ * g_str_hash was 370 instructions a call at 12 x 10,000. Only the table's
+ * layout depends on it: the records it holds are sorted by path wherever
+ * their order reaches the model (power loss) or have no order that does. */
+static guint path_hash(gconstpointer key)
+{
+    const char *path = key;
+    size_t length = strlen(path);
+    uint64_t hash = 0x9e3779b97f4a7c15ULL ^ (uint64_t)length;
+    while (length >= 8) {
+        uint64_t word;
+        memcpy(&word, path, 8);
+        hash = (hash ^ word) * 0xff51afd7ed558ccdULL;
+        hash ^= hash >> 32;
+        path += 8;
+        length -= 8;
+    }
+    uint64_t tail = 0;
+    memcpy(&tail, path, length);
+    hash = (hash ^ tail) * 0xc4ceb9fe1a85ec53ULL;
+    hash ^= hash >> 29;
+    return (guint)hash;
 }
 
 static struct ks__file_record *record_lookup(ks_world *world, const char *path)
@@ -1961,7 +1988,7 @@ void ks_world_disk_set_node_delay(ks_world *world, ks_node_id node, ks_time_ns e
 
 bool ks__disk_init(ks_world *world, GError **error)
 {
-    world->files = g_hash_table_new(g_str_hash, g_str_equal);
+    world->files = g_hash_table_new(path_hash, g_str_equal);
     bool writeback =
         world->disk_writeback_interval_ns > 0 && world->disk_writeback_expire_ns != KS_TIME_NEVER;
     for (ks_node_id id = 0; id < world->node_count; id++) {
