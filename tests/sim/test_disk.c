@@ -169,6 +169,90 @@ static void test_whole_file_ops(void)
     ks_test_env_deinit(&env);
 }
 
+/* Writes `text` to path's ".tmp", fsyncs it when asked, and renames it over
+ * path, as core/log.c writes a checkpoint. */
+static void replace_file(ks_world *world, const char *path, const char *text, bool sync)
+{
+    char *tmp = g_strdup_printf("%s.tmp", path);
+    ks_file *f = ks_disk_open(world, 1, tmp, KS_DISK_CREATE | KS_DISK_TRUNCATE, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    ks_disk_append(f, text, strlen(text));
+    if (sync) {
+        ks_disk_fsync(f);
+    }
+    ks_disk_close(f);
+    CU_ASSERT_EQUAL(ks_disk_rename(world, 1, tmp, path), KS_IO_OK);
+    CU_ASSERT_FALSE(ks_disk_exists(world, 1, tmp));
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(world, 1, tmp), -1);
+    g_free(tmp);
+}
+
+/* The whole file at path, through a new handle, as a string. */
+static char *read_text_at(ks_world *world, const char *path)
+{
+    ks_file *f = ks_disk_open(world, 1, path, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    size_t size = 0;
+    char *text = (char *)read_whole(f, &size);
+    text[size] = '\0';
+    ks_disk_close(f);
+    return text;
+}
+
+/* H2 (sim/disk.c): a file renamed over another in its folder takes over
+ * the replaced record's place, so the name finds the moved record and its
+ * durable state (not the host file taken as durable), and the replaced
+ * file's cached bytes leave the node's totals. */
+static void test_rename_replaces_record(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 2);
+    replace_file(env.world, "b1/p/cp", "old-old", true);
+    g_autofree char *first = read_text_at(env.world, "b1/p/cp");
+    CU_ASSERT_STRING_EQUAL(first, "old-old");
+    struct ks_world_disk_stats stats;
+    ks_world_disk_stats(env.world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.cached_bytes, 7);
+    CU_ASSERT_EQUAL(stats.fsync_count, 1);
+    replace_file(env.world, "b1/p/cp", "new", true);
+    ks_world_disk_stats(env.world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.cached_bytes, 3); /* the replaced file's 7 are gone */
+    CU_ASSERT_EQUAL(stats.dirty_bytes, 0);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(env.world, 1, "b1/p/cp"), 3);
+    g_autofree char *second = read_text_at(env.world, "b1/p/cp");
+    CU_ASSERT_STRING_EQUAL(second, "new");
+    /* Not fsynced: the name must reach the moved record, whose bytes are
+     * not durable (a lost record would be found again as durable). */
+    replace_file(env.world, "b1/p/cp", "unsynced", false);
+    CU_ASSERT_EQUAL(ks_world_disk_durable_size(env.world, 1, "b1/p/cp"), 0);
+    ks_world_disk_stats(env.world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.dirty_bytes, 8);
+    CU_ASSERT_EQUAL(stats.cached_bytes, 8);
+    /* A handle open on the replaced file keeps reading it (general path). */
+    ks_file *old = ks_disk_open(env.world, 1, "b1/p/cp", 0, NULL);
+    replace_file(env.world, "b1/p/cp", "newest", true);
+    size_t size = 0;
+    g_autofree uint8_t *kept = read_whole(old, &size);
+    CU_ASSERT_EQUAL(size, 8);
+    CU_ASSERT_NSTRING_EQUAL(kept, "unsynced", 8);
+    ks_disk_close(old);
+    ks_world_disk_stats(env.world, 1, &stats);
+    CU_ASSERT_EQUAL(stats.dirty_bytes, 0);
+    ks_world_node_crash(env.world, 1, true);
+    ks_world_node_restart(env.world, 1);
+    g_autofree char *after = read_text_at(env.world, "b1/p/cp");
+    CU_ASSERT_STRING_EQUAL(after, "newest");
+    /* A known file removed behind the world's back is not found. */
+    ks_file *f = ks_disk_open(env.world, 1, "b1/p/gone.tmp", KS_DISK_CREATE, NULL);
+    ks_disk_close(f);
+    char *real = ks_world_real_path(env.world, "b1/p/gone.tmp");
+    CU_ASSERT_EQUAL(g_unlink(real), 0);
+    g_free(real);
+    CU_ASSERT_EQUAL(ks_disk_rename(env.world, 1, "b1/p/gone.tmp", "b1/p/gone"), KS_IO_NOT_FOUND);
+    CU_ASSERT_FALSE(ks_disk_exists(env.world, 1, "b1/p/gone"));
+    ks_test_env_deinit(&env);
+}
+
 static void test_delete_while_open(void)
 {
     struct ks_test_env env;
@@ -995,6 +1079,7 @@ void ks_test_register_disk(void)
         { "basic_io", test_basic_io },
         { "whole_file_ops", test_whole_file_ops },
         { "delete_while_open", test_delete_while_open },
+        { "rename_replaces_record", test_rename_replaces_record },
         { "process_crash_keeps_everything", test_process_crash_keeps_everything },
         { "power_loss_torn_tail", test_power_loss_torn_tail },
         { "power_loss_undo", test_power_loss_undo },
