@@ -144,6 +144,38 @@ static void test_not_enough_replicas(void)
     cf_free(&h);
 }
 
+/* A1 (broker_produce.c): an acks=all append waits until the HW passes it or
+ * its timeout ends it, exactly once, and the broker is idle again after
+ * each (ks_broker_idle: nothing waiting, nothing being verified). */
+static void test_pending_produce_bookkeeping(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, 3);
+    cf_topic(&h, "orders", 1, 3, 2, ASSIGN_123);
+    cf_start(&h, 5);
+    cf_run_until(&h, 500 * H_MS);
+    struct ks_broker *leader = ks_cluster_broker(h.cluster, 1);
+    struct cf_append *a = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "replicated");
+    CU_ASSERT_FALSE(ks_broker_idle(leader));
+    cf_run_for(&h, 100 * H_MS);
+    CU_ASSERT_TRUE(a->done);
+    CU_ASSERT_EQUAL(a->error, KS_ERR_NONE);
+    CU_ASSERT_TRUE(ks_broker_idle(leader));
+    /* The followers stop before they fetch it: it waits, then ends once. */
+    struct cf_append *b = h_append(&h, 1, 0, 0, KS_ACKS_ALL, "stranded");
+    cf_crash(&h, 2, false);
+    cf_crash(&h, 3, false);
+    cf_run_for(&h, 1 * H_S);
+    CU_ASSERT_FALSE(b->done);
+    CU_ASSERT_FALSE(ks_broker_idle(leader));
+    cf_run_for(&h, 40 * H_S);
+    CU_ASSERT_TRUE(b->done);
+    CU_ASSERT_NOT_EQUAL(b->error, KS_ERR_NONE);
+    CU_ASSERT_TRUE(ks_broker_idle(leader));
+    ks_broker_check(leader);
+    cf_free(&h);
+}
+
 /* cluster.hw_requires_min_isr = false (Kafka before 3.7, no KAFKA-15583):
  * with the ISR under min.insync.replicas, acks=1 writes still advance the
  * HW (and so become visible to consumers); with the 3.7 rule they do not. */
@@ -1482,6 +1514,7 @@ void ks_test_register_replication(void)
         { "client_protocol", test_client_protocol },
         { "follower_learns_hw_after_its_fetch", test_follower_learns_hw_after_its_fetch },
         { "fetch_session_leader", test_fetch_session_leader },
+        { "pending_produce_bookkeeping", test_pending_produce_bookkeeping },
         { "produce_request_appended_whole", test_produce_request_appended_whole },
         { "fetch_session_follower", test_fetch_session_follower },
         { "push_restarts_fetcher_once", test_push_restarts_fetcher_once },
