@@ -379,6 +379,50 @@ static void test_rewind_of_crashed_consumer_is_ignored(void)
     free(f);
 }
 
+/* The identity header's producer is the first one of that name in the
+ * names it resolves against (parse_identity_digits): names that share a
+ * prefix with p1's ("p", "p10") do not match it, and of two "p1" the first
+ * counts. */
+static int64_t identity_seen[4];
+static int64_t identity_other;
+
+static void count_identity(void *context, const struct ks_consumed_record *consumed)
+{
+    cf_on_consumed(context, consumed);
+    if (consumed->producer_index >= 0 && consumed->producer_index < 4 && consumed->seq >= 0 &&
+        consumed->seq < 600) {
+        identity_seen[consumed->producer_index]++;
+    } else {
+        identity_other++;
+    }
+}
+
+static void test_identity_names_first_producer_of_its_name(void)
+{
+    struct cluster_fixture *f = calloc(1, sizeof(*f));
+    memset(identity_seen, 0, sizeof identity_seen);
+    identity_other = 0;
+    gf_init(f, 43, 2, 1000, 600, 1);
+    f->observer.on_consumed = count_identity;
+    cf_build(f, f->world_config.seed);
+    static struct ks_producer_config names[4];
+    static const char *const texts[4] = { "p", "p10", "p1", "p1" };
+    for (int32_t i = 0; i < 4; i++) {
+        names[i] = f->producer;
+        g_strlcpy(names[i].name, texts[i], sizeof names[i].name);
+    }
+    f->spec.identity_producers = names; /* read by the consumer at each record */
+    f->spec.identity_producer_count = 4;
+    ks_cluster_start(f->cluster);
+    cf_run_until(f, 3 * GF_S);
+    CU_ASSERT_TRUE(cf_drain(f, 60 * GF_S));
+    CU_ASSERT_EQUAL(f->acked_count, 600);
+    CU_ASSERT_EQUAL(identity_seen[2], 600);
+    CU_ASSERT_EQUAL(identity_seen[0] + identity_seen[1] + identity_seen[3] + identity_other, 0);
+    cf_free(f);
+    free(f);
+}
+
 void ks_test_register_consumer(void)
 {
     static const struct ks_test_case cases[] = {
@@ -397,6 +441,8 @@ void ks_test_register_consumer(void)
         { "fetch_error_names_the_new_leader", test_fetch_error_names_the_new_leader },
         { "truncation_skipped_without_leader_epochs",
           test_truncation_skipped_without_leader_epochs },
+        { "identity_names_first_producer_of_its_name",
+          test_identity_names_first_producer_of_its_name },
     };
     KS_TEST_ADD_SUITE("core/consumer", cases);
 }

@@ -1421,6 +1421,8 @@ static void test_keys_of_every_width(void)
 {
     keys_run(1);
     keys_run(150);
+    keys_run(65536); /* the most keys whose texts and partitions are cached (P14) */
+    keys_run(65537); /* one more: none cached */
     keys_run(2000000000);
 }
 
