@@ -38,6 +38,26 @@
 **       buffer from the world's pool: cheaper than a new GByteArray per
 **       kick); the session list a response replaces is kept as the next
 **       request's list (`spare`).
+**   F6  the dirty list holds the replicas themselves (a response's are
+**       looked up once, for handle_partition; a touch passes its own), and
+**       every entry of the request list a fetcher built last has its
+**       replica's position there in replica->fetch_at: a whole build sets
+**       it for each entry, an incremental one for an entry it inserts, and
+**       an entry inserted or removed moves the hints of those after it
+**       (list_shift_hints; rare: a backoff starts, or a partition is
+**       fetched again between whole builds). An incremental build starts
+**       from that list (F5: the session is the last list built, or the
+**       build is whole), so it finds each dirty entry at its hint, checked
+**       against the key there, instead of a ks__broker_find_replica and a
+**       binary search of the session per dirty partition; a hint that
+**       does not match means the entry is not in the list (KS_DEBUG builds
+**       confirm by search, and check every hint after each incremental
+**       build). Replicas are freed only when the broker stops, after its
+**       fetchers' lists are dropped, so a listed replica stays valid. At
+**       12 brokers x 1,200 partitions (35,000 dirty partitions a simulated
+**       second) ks__fetcher_kick went from 20.4 M instructions inclusive
+**       to 17.0 M; the run from 231.5 M to 227.2 M (3 x 3 consumer run:
+**       631.4 M to 626.5 M).
 **
 ** KIP-227 fetch sessions (FetchSessionHandler and its Builder): the first
 ** request to a leader is a full one (epoch 0) and creates a session there;
@@ -174,21 +194,20 @@ void ks__fetcher_drop_sessions(struct ks_broker *broker)
 
 #define DIRTY_MAX 4096 /* F5: more changes than that and the next build visits all */
 
-static void mark_dirty(struct ks__fetcher *fetcher, int32_t topic_index, int32_t partition)
+static inline void mark_dirty(struct ks__fetcher *fetcher, struct ks__replica *replica)
 {
     if (fetcher->rebuild) {
         return;
     }
     if (fetcher->dirty == NULL) {
-        fetcher->dirty = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_forgotten));
+        fetcher->dirty = g_array_new(FALSE, FALSE, sizeof(struct ks__replica *));
     }
     if (fetcher->dirty->len >= DIRTY_MAX) {
         fetcher->rebuild = true;
         ks_array_set_size(fetcher->dirty, 0);
         return;
     }
-    struct ks_fetch_forgotten key = { topic_index, partition };
-    ks_array_append_val(fetcher->dirty, key);
+    ks_array_append_val(fetcher->dirty, replica);
 }
 
 void ks__fetcher_touch(struct ks_broker *broker, const struct ks__replica *replica)
@@ -196,7 +215,9 @@ void ks__fetcher_touch(struct ks_broker *broker, const struct ks__replica *repli
     int32_t leader = replica->state.leader;
     if (replica->role == KS_ROLE_FOLLOWER && leader >= 1 &&
         leader <= broker->spec->cluster->broker_count) {
-        mark_dirty(&broker->fetchers[leader - 1], replica->topic_index, replica->partition);
+        /* A hosted replica, const only to the toucher: the next build
+         * writes its F6 hint. */
+        mark_dirty(&broker->fetchers[leader - 1], (struct ks__replica *)replica);
     }
 }
 
@@ -327,6 +348,7 @@ static int32_t build_request(struct ks_broker *broker, int32_t leader_id, GArray
         struct ks__replica *replica = g_ptr_array_index(fetcher->followed, i);
         struct ks_fetch_request_partition entry;
         if (entry_for(broker, replica, leader_id, now, epochs, &entry, earliest_backoff)) {
+            replica->fetch_at = next->len; /* F6 */
             ks_array_append_val(next, entry);
             count++;
         }
@@ -334,30 +356,84 @@ static int32_t build_request(struct ks_broker *broker, int32_t leader_id, GArray
     return count;
 }
 
-static gint key_order(gconstpointer a, gconstpointer b)
+static int replica_order(const struct ks__replica *x, const struct ks__replica *y)
 {
-    const struct ks_fetch_forgotten *x = a;
-    const struct ks_fetch_forgotten *y = b;
     if (x->topic_index != y->topic_index) {
         return x->topic_index < y->topic_index ? -1 : 1;
     }
     return (x->partition > y->partition) - (x->partition < y->partition);
 }
 
-/* Sorts the dirty keys (F5). They come mostly in order already (a
- * response's partitions are in session order, each marked after its own
- * touch), so a pass that finds them sorted replaces the sort: the keys are
- * plain values, so any sort gives the same array. */
+static gint dirty_order(gconstpointer a, gconstpointer b)
+{
+    return replica_order(*(struct ks__replica *const *)a, *(struct ks__replica *const *)b);
+}
+
+/* Sorts the dirty replicas by key (F5). They come mostly in order already
+ * (a response's partitions are in session order, each marked after its own
+ * touch), so a pass that finds them sorted replaces the sort: one replica
+ * per key, so any sort gives the same array. */
 static void dirty_sort(GArray *dirty)
 {
-    const struct ks_fetch_forgotten *keys = (const struct ks_fetch_forgotten *)(void *)dirty->data;
+    struct ks__replica *const *replicas = (struct ks__replica *const *)(void *)dirty->data;
     for (guint i = 1; i < dirty->len; i++) {
-        if (key_order(&keys[i - 1], &keys[i]) > 0) {
-            g_array_sort(dirty, key_order);
+        if (replica_order(replicas[i - 1], replicas[i]) > 0) {
+            g_array_sort(dirty, dirty_order);
             return;
         }
     }
 }
+
+/* F6: the position of replica's entry in list (the list being built from
+ * the last one built), or where it belongs; *found says which. The hint
+ * replica->fetch_at answers without a search whenever the entry is there. */
+static guint list_position(const GArray *list, const struct ks__replica *replica, bool *found)
+{
+    guint at = replica->fetch_at;
+    if (at < list->len) {
+        const struct ks_fetch_request_partition *entry =
+            &g_array_index(list, struct ks_fetch_request_partition, at);
+        if (entry->topic_index == replica->topic_index && entry->partition == replica->partition) {
+            *found = true;
+            return at;
+        }
+    }
+    at = ks__key_position(list->data, list->len, sizeof(struct ks_fetch_request_partition),
+                          replica->topic_index, replica->partition, found);
+#if KS_DEBUG
+    ks_assert(!*found); /* F6: an entry of the list has its hint */
+#endif
+    return at;
+}
+
+/* F6: an entry joined or left list at `from`: the hints of the entries
+ * after it follow their new positions (rare: a partition backing off, or
+ * one fetched again without a whole build). */
+static void list_shift_hints(struct ks_broker *broker, const GArray *list, guint from)
+{
+    for (guint i = from; i < list->len; i++) {
+        const struct ks_fetch_request_partition *entry =
+            &g_array_index(list, struct ks_fetch_request_partition, i);
+        struct ks__replica *replica =
+            ks__broker_find_replica(broker, entry->topic_index, entry->partition);
+        ks_assert(replica != NULL); /* only hosted replicas are listed; none is freed */
+        replica->fetch_at = i;
+    }
+}
+
+#if KS_DEBUG
+/* F6: every entry of the list built last has its replica's hint. */
+static void check_hints(const struct ks_broker *broker, const GArray *list)
+{
+    for (guint i = 0; i < list->len; i++) {
+        const struct ks_fetch_request_partition *entry =
+            &g_array_index(list, struct ks_fetch_request_partition, i);
+        const struct ks__replica *replica =
+            ks__broker_find_replica(broker, entry->topic_index, entry->partition);
+        ks_assert(replica != NULL && replica->fetch_at == i);
+    }
+}
+#endif
 
 /* F5: the next incremental request from the session and the partitions
  * marked dirty since the last build: `next` is the session with those
@@ -379,26 +455,27 @@ static int32_t build_from_dirty(struct ks_broker *broker, int32_t leader_id, GAr
     if (dirty != NULL) {
         dirty_sort(dirty);
     }
+    struct ks__replica *const *replicas =
+        dirty != NULL ? (struct ks__replica *const *)(void *)dirty->data : NULL;
     for (guint i = 0; dirty != NULL && i < dirty->len; i++) {
-        const struct ks_fetch_forgotten *key = &g_array_index(dirty, struct ks_fetch_forgotten, i);
-        if (i > 0 && key_order(key, key - 1) == 0) {
+        struct ks__replica *replica = replicas[i];
+        if (i > 0 && replica == replicas[i - 1]) {
             continue;
         }
         bool found = false;
-        guint at = ks__key_position(next->data, next->len, sizeof(struct ks_fetch_request_partition),
-                                    key->topic_index, key->partition, &found);
-        struct ks__replica *replica =
-            ks__broker_find_replica(broker, key->topic_index, key->partition);
+        guint at = list_position(next, replica, &found);
         struct ks_fetch_request_partition entry;
-        bool fetched = replica != NULL && entry_for(broker, replica, leader_id, now, epochs,
-                                                    &entry, &fetcher->backoff_end_ns);
+        bool fetched = entry_for(broker, replica, leader_id, now, epochs, &entry,
+                                 &fetcher->backoff_end_ns);
         if (!fetched) {
             if (found) {
                 g_array_remove_index(next, at);
+                list_shift_hints(broker, next, at);
                 if (gone == NULL) {
                     gone = g_array_new(FALSE, FALSE, sizeof(struct ks_fetch_forgotten));
                 }
-                ks_array_append_val(gone, *key);
+                struct ks_fetch_forgotten key = { replica->topic_index, replica->partition };
+                ks_array_append_val(gone, key);
             }
             continue;
         }
@@ -410,6 +487,7 @@ static int32_t build_from_dirty(struct ks_broker *broker, int32_t leader_id, GAr
             g_array_index(next, struct ks_fetch_request_partition, at) = entry;
         } else {
             g_array_insert_val(next, at, entry);
+            list_shift_hints(broker, next, at);
         }
         ks_byte_array_append(message, (const guint8 *)&entry, sizeof entry);
         listed++;
@@ -471,6 +549,7 @@ void ks__fetcher_kick(struct ks_broker *broker, int32_t leader_id)
         ks_assert(check->len == message->len && memcmp(check->data, message->data, check->len) == 0);
         g_byte_array_unref(check);
         g_array_free(whole, TRUE);
+        check_hints(broker, next);
 #endif
     }
     if (fetcher->dirty != NULL) {
@@ -684,13 +763,12 @@ static bool append_records(struct ks_broker *broker, struct ks__replica *replica
     return true;
 }
 
-static void handle_partition(struct ks_broker *broker, int32_t leader_id,
-                             const struct ks_fetch_response_partition *part, const uint8_t *records)
+static void handle_partition(struct ks_broker *broker, struct ks__replica *replica,
+                             int32_t leader_id, const struct ks_fetch_response_partition *part,
+                             const uint8_t *records)
 {
-    struct ks__replica *replica =
-        ks__broker_find_replica(broker, part->topic_index, part->partition);
-    if (replica == NULL || replica->role != KS_ROLE_FOLLOWER ||
-        replica->state.leader != leader_id || stopped_for_shutdown(broker, replica)) {
+    if (replica->role != KS_ROLE_FOLLOWER || replica->state.leader != leader_id ||
+        stopped_for_shutdown(broker, replica)) {
         return; /* the role changed while the request was out */
     }
     if (part->error_code == KS_ERR_OFFSET_OUT_OF_RANGE) {
@@ -783,8 +861,14 @@ void ks__fetcher_on_response(struct ks_broker *broker, ks_node_id source, const 
         memcpy(&part, message + position, sizeof part);
         position += sizeof part;
         ks_assert(message_bytes - position >= part.records_bytes);
-        handle_partition(broker, leader_id, &part, message + position);
-        mark_dirty(fetcher, part.topic_index, part.partition); /* F5 */
+        /* A partition listed is in the session, so hosted: no replica, no
+         * entry to recompute. */
+        struct ks__replica *replica =
+            ks__broker_find_replica(broker, part.topic_index, part.partition);
+        if (replica != NULL) {
+            handle_partition(broker, replica, leader_id, &part, message + position);
+            mark_dirty(fetcher, replica); /* F5 */
+        }
         position += part.records_bytes;
     }
     /* The fetcher thread writes to the page cache, then fetches again. */

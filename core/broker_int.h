@@ -92,6 +92,9 @@ struct ks__replica {
     bool refused_once;
     /* follower */
     ks_time_ns fetch_backoff_until_ns;
+    /* F6 (broker_fetcher.c): its position in the request list its leader's
+     * fetcher built last (a hint: checked against the list's key there). */
+    uint32_t fetch_at;
     /* both */
     struct ks_producer_state *producers; /* owned */
     bool producers_valid;
@@ -131,7 +134,7 @@ struct ks__fetcher {
     GPtrArray *followed;
     uint64_t followed_generation;
     /* F5: the partitions whose request entry may have changed since the
-     * last request was built (struct ks_fetch_forgotten keys, unordered);
+     * last request was built (their replicas, unordered, F6);
      * the next incremental request recomputes only those, unless
      * `rebuild`, the shutdown flag moved (shutdown_seen) or a backoff ends
      * (backoff_end_ns, the earliest known). */

@@ -33,7 +33,13 @@
 ** the maximal ISR (KIP-497: the committed ISR plus members of an expansion in
 ** flight) and over followers that are caught up and alive; with
 ** hw_requires_min_isr (KAFKA-15583, Kafka 3.7+) it does not move while the
-** ISR is below min(min.insync.replicas, RF). ISR changes go through the
+** ISR is below min(min.insync.replicas, RF). Membership of the maximal ISR
+** is asked of a lagging follower directly (in_maximal_isr: the committed
+** ISR, then the one in flight) rather than of a list built first: at 12
+** brokers x 1,200 partitions the list was built 28,500 times a simulated
+** second for at most two questions each (the run went from 227.2 M
+** instructions to 226.2 M; the 3 x 3 consumer run from 626.5 M to
+** 624.5 M). ISR changes go through the
 ** controller (AlterPartition): expansion when a follower reaches the HW and
 ** the start of the leader's epoch (Partition.maybeExpandIsr), shrink when it
 ** has not caught up for replica.lag.time.max.ms (Partition.maybeShrinkIsr,
@@ -121,6 +127,17 @@ int32_t ks__replica_maximal_isr(const struct ks__replica *replica, int32_t *out)
     return count;
 }
 
+/* Whether id is in the maximal ISR (ks__replica_maximal_isr) without
+ * building it: the HW advance asks this of at most its lagging followers,
+ * and building the list cost more than the whole question (28 of its 68
+ * instructions a call at 12 brokers x 1,200 partitions). */
+static bool in_maximal_isr(const struct ks__replica *replica, int32_t id)
+{
+    return ks__list_contains(replica->state.isr, replica->state.isr_count, id) ||
+           (replica->alter_state != KS__ALTER_IDLE &&
+            ks__list_contains(replica->alter.isr, replica->alter.isr_count, id));
+}
+
 /* A follower's last caught-up time: a quiet one (S5 of broker_serve.c) was
  * caught up at every fetch of its session since it turned quiet. */
 static ks_time_ns caught_up_ns(const struct ks_broker *broker,
@@ -170,14 +187,12 @@ void ks__replica_maybe_advance_hw(struct ks_broker *broker, struct ks__replica *
         replica->state.isr_count < ks_topic_min_isr(replica->topic)) {
         return;
     }
-    int32_t isr[KS_REPLICATION_FACTOR_MAX * 2];
-    int32_t isr_count = ks__replica_maximal_isr(replica, isr);
     for (int32_t i = 0; i < replica->follower_count; i++) {
         const struct ks__follower_state *follower = &replica->followers[i];
         if (follower->leo >= candidate) {
             continue; /* membership is asked only of a follower that would lower it */
         }
-        if (ks__list_contains(isr, isr_count, follower->broker_id) ||
+        if (in_maximal_isr(replica, follower->broker_id) ||
             (follower_caught_up(broker, replica, follower) &&
              ks__broker_alive(broker, follower->broker_id))) {
             candidate = follower->leo;

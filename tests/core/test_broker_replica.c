@@ -233,6 +233,64 @@ static void test_check_catches_violations(void)
     cf_free(&h);
 }
 
+/* The leader's HW waits for a lagging follower of the maximal ISR (KIP-497):
+ * one in the committed ISR, or one only in the ISR change in flight; once
+ * the change is gone, a follower outside the ISR that is not caught up no
+ * longer holds it back. */
+static void test_hw_waits_for_maximal_isr(void)
+{
+    struct cluster_fixture h;
+    cf_init(&h, R_BROKERS);
+    h.cluster_config.replica_lag_ns_max = 100 * (int64_t)H_MS; /* not caught up at once */
+    cf_topic(&h, "orders", 1, 3, 2, ASSIGN);
+    cf_start(&h, 12);
+    cf_run_until(&h, 1 * H_S);
+    h_append(&h, 1, 0, 0, KS_ACKS_ALL, "m");
+    cf_run_until(&h, 2 * H_S);
+    struct ks_broker *broker = broker_of(&h, 1);
+    struct ks__replica *leader = replica_of(&h, 1);
+    CU_ASSERT_EQUAL_FATAL(leader->role, KS_ROLE_LEADER);
+    CU_ASSERT_EQUAL_FATAL(leader->hw, 1);
+    CU_ASSERT_EQUAL_FATAL(leader->follower_count, 2);
+    h_append(&h, 1, 0, 0, KS_ACKS_LEADER, "n"); /* LEO 2; no fetch has run since */
+    CU_ASSERT_EQUAL_FATAL(ks__leo_of(leader), 2);
+    CU_ASSERT_EQUAL_FATAL(leader->hw, 1);
+    struct ks__follower_state *two = &leader->followers[0];
+    struct ks__follower_state *three = &leader->followers[1];
+    CU_ASSERT_EQUAL_FATAL(two->broker_id, 2);
+    CU_ASSERT_EQUAL_FATAL(three->broker_id, 3);
+    two->quiet = false;
+    three->quiet = false;
+    two->last_caught_up_ns = 0;
+    three->last_caught_up_ns = 0;
+    static const int32_t committed[] = { 1, 2 };
+    memcpy(leader->state.isr, committed, sizeof committed);
+    leader->state.isr_count = 2;
+    leader->alter_state = KS__ALTER_IDLE;
+    /* Broker 2 lags in the committed ISR. */
+    two->leo = 1;
+    three->leo = 2;
+    ks__replica_maybe_advance_hw(broker, leader);
+    CU_ASSERT_EQUAL(leader->hw, 1);
+    /* Broker 3 lags, only in the change in flight. */
+    two->leo = 2;
+    three->leo = 1;
+    memset(&leader->alter, 0, sizeof leader->alter);
+    leader->alter.leader_epoch = leader->state.leader_epoch;
+    leader->alter.isr_count = 3;
+    leader->alter.isr[0] = 1;
+    leader->alter.isr[1] = 2;
+    leader->alter.isr[2] = 3;
+    leader->alter_state = KS__ALTER_IN_FLIGHT;
+    ks__replica_maybe_advance_hw(broker, leader);
+    CU_ASSERT_EQUAL(leader->hw, 1);
+    /* No change in flight: broker 3, not caught up, is left behind. */
+    leader->alter_state = KS__ALTER_IDLE;
+    ks__replica_maybe_advance_hw(broker, leader);
+    CU_ASSERT_EQUAL(leader->hw, 2);
+    cf_free(&h);
+}
+
 /* ---- the facts the events carry ------------------------------------------------------ */
 
 #define FACTS_MAX 256
@@ -360,6 +418,7 @@ void ks_test_register_broker_replica(void)
     static const struct ks_test_case cases[] = {
         { "invariants_hold_through_faults", test_invariants_hold_through_faults },
         { "check_catches_violations", test_check_catches_violations },
+        { "hw_waits_for_maximal_isr", test_hw_waits_for_maximal_isr },
         { "event_facts_of_a_zombie_leader", test_event_facts_of_a_zombie_leader },
     };
     KS_TEST_ADD_SUITE("core/broker_replica", cases);

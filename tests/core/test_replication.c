@@ -1494,6 +1494,71 @@ static void test_session_touch_positions(void)
     cf_free(&h);
 }
 
+/* F6 of core/broker_fetcher.c: each entry of the request list the
+ * follower's fetcher built last has its replica's position there. */
+static void check_fetch_hints(const struct ks_broker *follower, int32_t leader_id,
+                              guint length_expected)
+{
+    const struct ks__fetcher *fetcher = &follower->fetchers[leader_id - 1];
+    const GArray *list = fetcher->pending != NULL ? fetcher->pending : fetcher->session;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(list);
+    CU_ASSERT_EQUAL(list->len, length_expected);
+    for (guint i = 0; i < list->len; i++) {
+        const struct ks_fetch_request_partition *entry =
+            &g_array_index(list, struct ks_fetch_request_partition, i);
+        const struct ks__replica *replica =
+            ks__broker_find_replica(follower, entry->topic_index, entry->partition);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(replica);
+        CU_ASSERT_EQUAL(replica->fetch_at, i);
+    }
+}
+
+/* F6: a partition leaving the follower's request list between whole builds
+ * (it backs off) moves the hints of the partitions after it, and one joining
+ * it again (its backoff cleared before the fetcher's earliest backoff end,
+ * so the build stays incremental) moves them back; an incremental build
+ * finds every dirty partition at its hint. */
+static void test_fetcher_list_hints(void)
+{
+    enum { PARTITIONS = 8 };
+    int32_t assign[PARTITIONS * 2];
+    lead_on_1_follow_on_2(assign, PARTITIONS);
+    struct cluster_fixture h;
+    cf_init(&h, 2);
+    cf_topic(&h, "orders", PARTITIONS, 2, 1, assign);
+    cf_start(&h, 39);
+    cf_run_until(&h, 2 * H_S);
+    struct ks_broker *follower = ks_cluster_broker(h.cluster, 2);
+    CU_ASSERT_NOT_EQUAL_FATAL(follower->fetchers[0].session_id, 0);
+    check_fetch_hints(follower, 1, PARTITIONS);
+    /* Partition 3 backs off: the next request forgets it. */
+    struct ks__replica *three = ks__broker_find_replica(follower, 0, 3);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(three);
+    three->fetch_backoff_until_ns = ks__broker_now_ns(follower) + 10 * H_S;
+    ks__fetcher_touch(follower, three);
+    h_append(&h, 1, 0, 7, KS_ACKS_LEADER, "a"); /* releases the parked fetch */
+    cf_run_for(&h, 100 * H_MS);
+    check_fetch_hints(follower, 1, PARTITIONS - 1);
+    struct ks__replica *seven = ks__broker_find_replica(follower, 0, 7);
+    CU_ASSERT_EQUAL(seven->fetch_at, PARTITIONS - 2);
+    CU_ASSERT_EQUAL(ks__leo_of(seven), 1);
+    /* Its backoff cleared early: the next incremental request adds it back. */
+    three->fetch_backoff_until_ns = 0;
+    ks__fetcher_touch(follower, three);
+    h_append(&h, 1, 0, 7, KS_ACKS_LEADER, "b");
+    cf_run_for(&h, 100 * H_MS);
+    check_fetch_hints(follower, 1, PARTITIONS);
+    CU_ASSERT_EQUAL(three->fetch_at, 3);
+    CU_ASSERT_EQUAL(seven->fetch_at, PARTITIONS - 1);
+    CU_ASSERT_EQUAL(ks__leo_of(seven), 2);
+    h_append(&h, 1, 0, 3, KS_ACKS_LEADER, "c");
+    cf_run_for(&h, 100 * H_MS);
+    CU_ASSERT_EQUAL(ks__leo_of(three), 1);
+    check_fetch_hints(follower, 1, PARTITIONS);
+    ks_broker_check(follower);
+    cf_free(&h);
+}
+
 void ks_test_register_replication(void)
 {
     static const struct ks_test_case cases[] = {
@@ -1521,6 +1586,7 @@ void ks_test_register_replication(void)
         { "quiet_partitions", test_quiet_partitions },
         { "session_awake_positions", test_session_awake_positions },
         { "session_touch_positions", test_session_touch_positions },
+        { "fetcher_list_hints", test_fetcher_list_hints },
     };
     KS_TEST_ADD_SUITE("core/replication", cases);
 }
