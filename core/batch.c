@@ -628,46 +628,6 @@ uint32_t ks_crc32c(uint32_t crc, const void *bytes, size_t byte_count)
 
 /* ---- big-endian fields ------------------------------------------------------- */
 
-/* Big-endian stores as one byte swap and one store each (the byte loops
- * were compiled as loops, issue 16). */
-static inline void put_u16(uint8_t *out, uint16_t value)
-{
-    uint16_t big = GUINT16_TO_BE(value);
-    memcpy(out, &big, sizeof(big));
-}
-
-static inline void put_u32(uint8_t *out, uint32_t value)
-{
-    uint32_t big = GUINT32_TO_BE(value);
-    memcpy(out, &big, sizeof(big));
-}
-
-static inline void put_u64(uint8_t *out, uint64_t value)
-{
-    uint64_t big = GUINT64_TO_BE(value);
-    memcpy(out, &big, sizeof(big));
-}
-
-static uint16_t get_u16(const uint8_t *bytes)
-{
-    return (uint16_t)((uint16_t)bytes[0] << 8 | bytes[1]);
-}
-
-static uint32_t get_u32(const uint8_t *bytes)
-{
-    return (uint32_t)bytes[0] << 24 | (uint32_t)bytes[1] << 16 | (uint32_t)bytes[2] << 8 |
-           (uint32_t)bytes[3];
-}
-
-/* One load and a byte swap: the two-halves form was left out of line, a
- * call per field of every batch header parsed (issue 16). */
-static inline uint64_t get_u64(const uint8_t *bytes)
-{
-    uint64_t value;
-    memcpy(&value, bytes, sizeof(value));
-    return GUINT64_FROM_BE(value);
-}
-
 /* ---- varints ------------------------------------------------------------------- */
 
 size_t ks_varint_encode(int64_t value, uint8_t *out)
@@ -725,7 +685,7 @@ static enum ks_batch_status batch_parse(const uint8_t *bytes, size_t byte_count,
     if (byte_count < KS_BATCH_LOG_OVERHEAD_BYTES) {
         return KS_BATCH_TRUNCATED;
     }
-    int32_t batch_length = (int32_t)get_u32(bytes + POS_LENGTH);
+    int32_t batch_length = (int32_t)ks_be_get_u32(bytes + POS_LENGTH);
     if (batch_length < KS_BATCH_HEADER_BYTES - KS_BATCH_LOG_OVERHEAD_BYTES ||
         batch_length > INT32_MAX - KS_BATCH_LOG_OVERHEAD_BYTES) {
         return KS_BATCH_BAD_LENGTH;
@@ -739,23 +699,23 @@ static enum ks_batch_status batch_parse(const uint8_t *bytes, size_t byte_count,
     if ((int8_t)bytes[POS_MAGIC] != KS_BATCH_MAGIC) {
         return KS_BATCH_BAD_MAGIC;
     }
-    uint32_t crc = get_u32(bytes + POS_CRC);
+    uint32_t crc = ks_be_get_u32(bytes + POS_CRC);
     if (check_crc && ks_crc32c(0, bytes + POS_ATTRIBUTES, batch_bytes - POS_ATTRIBUTES) != crc) {
         return KS_BATCH_BAD_CRC;
     }
-    out->base_offset = (int64_t)get_u64(bytes + POS_BASE_OFFSET);
+    out->base_offset = (int64_t)ks_be_get_u64(bytes + POS_BASE_OFFSET);
     out->batch_length = batch_length;
-    out->partition_leader_epoch = (int32_t)get_u32(bytes + POS_EPOCH);
+    out->partition_leader_epoch = (int32_t)ks_be_get_u32(bytes + POS_EPOCH);
     out->magic = (int8_t)bytes[POS_MAGIC];
     out->crc = crc;
-    out->attributes = (int16_t)get_u16(bytes + POS_ATTRIBUTES);
-    out->last_offset_delta = (int32_t)get_u32(bytes + POS_LAST_OFFSET_DELTA);
-    out->base_timestamp = (int64_t)get_u64(bytes + POS_BASE_TIMESTAMP);
-    out->max_timestamp = (int64_t)get_u64(bytes + POS_MAX_TIMESTAMP);
-    out->producer_id = (int64_t)get_u64(bytes + POS_PRODUCER_ID);
-    out->producer_epoch = (int16_t)get_u16(bytes + POS_PRODUCER_EPOCH);
-    out->base_sequence = (int32_t)get_u32(bytes + POS_BASE_SEQUENCE);
-    out->record_count = (int32_t)get_u32(bytes + POS_RECORD_COUNT);
+    out->attributes = (int16_t)ks_be_get_u16(bytes + POS_ATTRIBUTES);
+    out->last_offset_delta = (int32_t)ks_be_get_u32(bytes + POS_LAST_OFFSET_DELTA);
+    out->base_timestamp = (int64_t)ks_be_get_u64(bytes + POS_BASE_TIMESTAMP);
+    out->max_timestamp = (int64_t)ks_be_get_u64(bytes + POS_MAX_TIMESTAMP);
+    out->producer_id = (int64_t)ks_be_get_u64(bytes + POS_PRODUCER_ID);
+    out->producer_epoch = (int16_t)ks_be_get_u16(bytes + POS_PRODUCER_EPOCH);
+    out->base_sequence = (int32_t)ks_be_get_u32(bytes + POS_BASE_SEQUENCE);
+    out->record_count = (int32_t)ks_be_get_u32(bytes + POS_RECORD_COUNT);
     out->records = bytes + KS_BATCH_HEADER_BYTES;
     out->records_bytes = batch_bytes - KS_BATCH_HEADER_BYTES;
     if (batch_bytes_out != NULL) {
@@ -791,8 +751,8 @@ const char *ks_batch_status_name(enum ks_batch_status status)
 void ks_batch_set_offset_and_epoch(uint8_t *batch_bytes, int64_t base_offset,
                                    int32_t partition_leader_epoch)
 {
-    put_u64(batch_bytes + POS_BASE_OFFSET, (uint64_t)base_offset);
-    put_u32(batch_bytes + POS_EPOCH, (uint32_t)partition_leader_epoch);
+    ks_be_put_u64(batch_bytes + POS_BASE_OFFSET, (uint64_t)base_offset);
+    ks_be_put_u32(batch_bytes + POS_EPOCH, (uint32_t)partition_leader_epoch);
 }
 
 /* ---- record iterator ------------------------------------------------------------ */
@@ -1205,19 +1165,20 @@ GByteArray *ks_batch_builder_finish_at(struct ks_batch_builder *builder, int64_t
     }
     uint8_t *header = bytes->data;
     ks_assert(bytes->len - KS_BATCH_LOG_OVERHEAD_BYTES <= INT32_MAX);
-    put_u64(header + POS_BASE_OFFSET, (uint64_t)base_offset);
-    put_u32(header + POS_LENGTH, (uint32_t)(bytes->len - KS_BATCH_LOG_OVERHEAD_BYTES));
-    put_u32(header + POS_EPOCH, (uint32_t)partition_leader_epoch);
+    ks_be_put_u64(header + POS_BASE_OFFSET, (uint64_t)base_offset);
+    ks_be_put_u32(header + POS_LENGTH, (uint32_t)(bytes->len - KS_BATCH_LOG_OVERHEAD_BYTES));
+    ks_be_put_u32(header + POS_EPOCH, (uint32_t)partition_leader_epoch);
     header[POS_MAGIC] = KS_BATCH_MAGIC;
-    put_u16(header + POS_ATTRIBUTES, (uint16_t)builder->attributes);
-    put_u32(header + POS_LAST_OFFSET_DELTA, (uint32_t)last_offset_delta);
-    put_u64(header + POS_BASE_TIMESTAMP, (uint64_t)builder->base_timestamp);
-    put_u64(header + POS_MAX_TIMESTAMP, (uint64_t)builder->max_timestamp);
-    put_u64(header + POS_PRODUCER_ID, (uint64_t)builder->producer_id);
-    put_u16(header + POS_PRODUCER_EPOCH, (uint16_t)builder->producer_epoch);
-    put_u32(header + POS_BASE_SEQUENCE, (uint32_t)builder->base_sequence);
-    put_u32(header + POS_RECORD_COUNT, (uint32_t)builder->record_count);
-    put_u32(header + POS_CRC, ks_crc32c(0, header + POS_ATTRIBUTES, bytes->len - POS_ATTRIBUTES));
+    ks_be_put_u16(header + POS_ATTRIBUTES, (uint16_t)builder->attributes);
+    ks_be_put_u32(header + POS_LAST_OFFSET_DELTA, (uint32_t)last_offset_delta);
+    ks_be_put_u64(header + POS_BASE_TIMESTAMP, (uint64_t)builder->base_timestamp);
+    ks_be_put_u64(header + POS_MAX_TIMESTAMP, (uint64_t)builder->max_timestamp);
+    ks_be_put_u64(header + POS_PRODUCER_ID, (uint64_t)builder->producer_id);
+    ks_be_put_u16(header + POS_PRODUCER_EPOCH, (uint16_t)builder->producer_epoch);
+    ks_be_put_u32(header + POS_BASE_SEQUENCE, (uint32_t)builder->base_sequence);
+    ks_be_put_u32(header + POS_RECORD_COUNT, (uint32_t)builder->record_count);
+    ks_be_put_u32(header + POS_CRC,
+                  ks_crc32c(0, header + POS_ATTRIBUTES, bytes->len - POS_ATTRIBUTES));
 #if KS_DEBUG
     /* B3: what we hand out parses. Its CRC was computed over these very
      * bytes just above, so the parse does not compute it a second time. */
@@ -1251,10 +1212,10 @@ GByteArray *ks_batch_build_end_txn_marker(int64_t timestamp_ms, int64_t producer
 {
     uint8_t key[KS_CONTROL_KEY_BYTES];
     uint8_t value[KS_END_TXN_VALUE_BYTES];
-    put_u16(key, 0);
-    put_u16(key + 2, commit ? KS_CONTROL_COMMIT : KS_CONTROL_ABORT);
-    put_u16(value, 0);
-    put_u32(value + 2, (uint32_t)coordinator_epoch);
+    ks_be_put_u16(key, 0);
+    ks_be_put_u16(key + 2, commit ? KS_CONTROL_COMMIT : KS_CONTROL_ABORT);
+    ks_be_put_u16(value, 0);
+    ks_be_put_u32(value + 2, (uint32_t)coordinator_epoch);
     struct ks_batch_builder builder;
     ks_batch_builder_init(&builder, timestamp_ms, producer_id, producer_epoch, -1);
     builder.attributes = KS_ATTR_TRANSACTIONAL | KS_ATTR_CONTROL;
@@ -1276,7 +1237,7 @@ int ks_batch_control_type(const struct ks_batch_view *batch)
     ks_record_iter_init(&iter, batch);
     if (ks_record_iter_next(&iter, &record, NULL) && record.key != NULL &&
         record.key_bytes >= KS_CONTROL_KEY_BYTES) {
-        type = (int)get_u16(record.key + 2);
+        type = (int)ks_be_get_u16(record.key + 2);
     }
     ks_record_iter_deinit(&iter);
     return type;

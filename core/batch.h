@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define KS_BATCH_HEADER_BYTES       61
 #define KS_BATCH_LOG_OVERHEAD_BYTES 12 /* baseOffset + batchLength */
@@ -207,3 +208,43 @@ int ks_batch_control_type(const struct ks_batch_view *batch);
 /* Varints (Protobuf ZigZag), exposed for tests. Return bytes used, 0 on error. */
 size_t ks_varint_encode(int64_t value, uint8_t *out); /* out needs 10 bytes */
 size_t ks_varint_decode(const uint8_t *bytes, size_t byte_count, int64_t *value_out);
+
+/* ---- big-endian fields (the batch header's, shared with core/log.c) ----------------- */
+
+/* Stores as one byte swap and one store each (byte loops were compiled as
+ * loops, issue 16); a 64-bit load is one load and a byte swap. */
+static inline void ks_be_put_u16(uint8_t *out, uint16_t value)
+{
+    uint16_t big = GUINT16_TO_BE(value);
+    memcpy(out, &big, sizeof(big));
+}
+
+static inline void ks_be_put_u32(uint8_t *out, uint32_t value)
+{
+    uint32_t big = GUINT32_TO_BE(value);
+    memcpy(out, &big, sizeof(big));
+}
+
+static inline void ks_be_put_u64(uint8_t *out, uint64_t value)
+{
+    uint64_t big = GUINT64_TO_BE(value);
+    memcpy(out, &big, sizeof(big));
+}
+
+static inline uint16_t ks_be_get_u16(const uint8_t *bytes)
+{
+    return (uint16_t)((uint16_t)bytes[0] << 8 | bytes[1]);
+}
+
+static inline uint32_t ks_be_get_u32(const uint8_t *bytes)
+{
+    return (uint32_t)bytes[0] << 24 | (uint32_t)bytes[1] << 16 | (uint32_t)bytes[2] << 8 |
+           (uint32_t)bytes[3];
+}
+
+static inline uint64_t ks_be_get_u64(const uint8_t *bytes)
+{
+    uint64_t value;
+    memcpy(&value, bytes, sizeof(value));
+    return GUINT64_FROM_BE(value);
+}

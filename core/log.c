@@ -261,34 +261,7 @@ struct header {
     int64_t producer_id;
 };
 
-/* ---- small helpers ---------------------------------------------------------------- */
-
-static uint32_t get_u32(const uint8_t *bytes)
-{
-    return (uint32_t)bytes[0] << 24 | (uint32_t)bytes[1] << 16 | (uint32_t)bytes[2] << 8 |
-           (uint32_t)bytes[3];
-}
-
-/* One load and a byte swap: the two-halves form was left out of line, a
- * call per field of every batch header parsed (issue 16). */
-static inline uint64_t get_u64(const uint8_t *bytes)
-{
-    uint64_t value;
-    memcpy(&value, bytes, sizeof(value));
-    return GUINT64_FROM_BE(value);
-}
-
-static inline void put_u32(uint8_t *out, uint32_t value)
-{
-    uint32_t big = GUINT32_TO_BE(value);
-    memcpy(out, &big, sizeof(big));
-}
-
-static inline void put_u64(uint8_t *out, uint64_t value)
-{
-    uint64_t big = GUINT64_TO_BE(value);
-    memcpy(out, &big, sizeof(big));
-}
+/* ---- small helpers (big-endian fields: core/batch.h) ------------------------------- */
 
 /* Decodes the header fields the log needs; false if there are fewer than 61
  * bytes or the length or offsets are impossible. */
@@ -297,24 +270,24 @@ static bool peek_header(const uint8_t *bytes, size_t byte_count, struct header *
     if (byte_count < KS_BATCH_HEADER_BYTES) {
         return false;
     }
-    int32_t batch_length = (int32_t)get_u32(bytes + 8);
+    int32_t batch_length = (int32_t)ks_be_get_u32(bytes + 8);
     if (batch_length < KS_BATCH_HEADER_BYTES - KS_BATCH_LOG_OVERHEAD_BYTES ||
         batch_length > INT32_MAX - KS_BATCH_LOG_OVERHEAD_BYTES) {
         return false;
     }
-    int32_t last_offset_delta = (int32_t)get_u32(bytes + 23);
-    int64_t base_offset = (int64_t)get_u64(bytes);
+    int32_t last_offset_delta = (int32_t)ks_be_get_u32(bytes + 23);
+    int64_t base_offset = (int64_t)ks_be_get_u64(bytes);
     if (last_offset_delta < 0 || base_offset < 0 || base_offset > INT64_MAX - INT32_MAX) {
         return false;
     }
     out->base_offset = base_offset;
     out->last_offset = base_offset + last_offset_delta;
-    out->partition_leader_epoch = (int32_t)get_u32(bytes + 12);
-    out->base_timestamp = (int64_t)get_u64(bytes + 27);
-    out->max_timestamp = (int64_t)get_u64(bytes + 35);
-    out->record_count = (int32_t)get_u32(bytes + 57);
+    out->partition_leader_epoch = (int32_t)ks_be_get_u32(bytes + 12);
+    out->base_timestamp = (int64_t)ks_be_get_u64(bytes + 27);
+    out->max_timestamp = (int64_t)ks_be_get_u64(bytes + 35);
+    out->record_count = (int32_t)ks_be_get_u32(bytes + 57);
     out->attributes = (int16_t)(((uint16_t)bytes[21] << 8) | bytes[22]);
-    out->producer_id = (int64_t)get_u64(bytes + 43);
+    out->producer_id = (int64_t)ks_be_get_u64(bytes + 43);
     out->batch_bytes = (int64_t)batch_length + KS_BATCH_LOG_OVERHEAD_BYTES;
     return true;
 }
@@ -607,7 +580,7 @@ static size_t format_int64(char *out, int64_t value)
     return length;
 }
 
-#define EPOCH_LINE_BYTES_MAX 33 /* "<int32> <int64>\n" */
+#define EPOCH_LINE_BYTES_MAX   33 /* "<int32> <int64>\n" */
 #define EPOCH_TEXT_STACK_BYTES 512
 #define EPOCH_PATH_STACK_BYTES 512
 
@@ -665,9 +638,8 @@ static void epoch_persist(struct ks_log *log, enum sync_mode mode)
 static void epochs_note(struct ks_log *log)
 {
     const struct epoch_entry *last =
-        log->epochs->len > 0
-            ? &g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1)
-            : NULL;
+        log->epochs->len > 0 ? &g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1)
+                             : NULL;
     log->hot.latest_epoch = last != NULL ? last->epoch : -1;
     log->hot.latest_epoch_start_offset = last != NULL ? last->start_offset : -1;
 }
@@ -934,8 +906,8 @@ static void segment_write_indexes(struct ks_log *log, struct segment *segment)
     for (guint i = 0; i < count; i++) {
         const struct offset_entry *entry =
             &g_array_index(segment->offset_index, struct offset_entry, i);
-        put_u32(bytes + i * OFFSET_ENTRY_BYTES, (uint32_t)entry->relative_offset);
-        put_u32(bytes + i * OFFSET_ENTRY_BYTES + 4, (uint32_t)entry->position);
+        ks_be_put_u32(bytes + i * OFFSET_ENTRY_BYTES, (uint32_t)entry->relative_offset);
+        ks_be_put_u32(bytes + i * OFFSET_ENTRY_BYTES + 4, (uint32_t)entry->position);
     }
     ks_disk_truncate(segment->index_file, 0);
     ks_disk_append(segment->index_file, bytes, (size_t)count * OFFSET_ENTRY_BYTES);
@@ -944,8 +916,8 @@ static void segment_write_indexes(struct ks_log *log, struct segment *segment)
     bytes = g_malloc((size_t)count * TIME_ENTRY_BYTES + 1);
     for (guint i = 0; i < count; i++) {
         const struct time_entry *entry = &g_array_index(segment->time_index, struct time_entry, i);
-        put_u64(bytes + i * TIME_ENTRY_BYTES, (uint64_t)entry->timestamp);
-        put_u32(bytes + i * TIME_ENTRY_BYTES + 8, (uint32_t)entry->relative_offset);
+        ks_be_put_u64(bytes + i * TIME_ENTRY_BYTES, (uint64_t)entry->timestamp);
+        ks_be_put_u32(bytes + i * TIME_ENTRY_BYTES + 8, (uint32_t)entry->relative_offset);
     }
     ks_disk_truncate(segment->time_file, 0);
     ks_disk_append(segment->time_file, bytes, (size_t)count * TIME_ENTRY_BYTES);
@@ -978,8 +950,8 @@ static void time_index_maybe_append(struct segment *segment, int64_t timestamp, 
     index_note(segment);
     if (write_file) {
         uint8_t bytes[TIME_ENTRY_BYTES];
-        put_u64(bytes, (uint64_t)entry.timestamp);
-        put_u32(bytes + 8, (uint32_t)entry.relative_offset);
+        ks_be_put_u64(bytes, (uint64_t)entry.timestamp);
+        ks_be_put_u32(bytes + 8, (uint32_t)entry.relative_offset);
         ks_disk_append(segment->time_file, bytes, sizeof(bytes));
     }
 }
@@ -1030,8 +1002,8 @@ static void segment_account_batch(struct ks_log *log, struct segment *segment,
         index_note(segment);
         if (write_file) {
             uint8_t bytes[OFFSET_ENTRY_BYTES];
-            put_u32(bytes, (uint32_t)entry.relative_offset);
-            put_u32(bytes + 4, (uint32_t)entry.position);
+            ks_be_put_u32(bytes, (uint32_t)entry.relative_offset);
+            ks_be_put_u32(bytes + 4, (uint32_t)entry.position);
             ks_disk_append(segment->index_file, bytes, sizeof(bytes));
         }
         time_index_maybe_append(segment, segment->max_timestamp, segment->offset_of_max_timestamp,
@@ -1297,7 +1269,8 @@ static bool segment_load_index_arrays(struct ks_log *log, struct segment *segmen
     }
     for (int64_t i = 0; i < index_size / OFFSET_ENTRY_BYTES; i++) {
         const uint8_t *bytes = log->window->data + i * OFFSET_ENTRY_BYTES;
-        struct offset_entry entry = { (int32_t)get_u32(bytes), (int32_t)get_u32(bytes + 4) };
+        struct offset_entry entry = { (int32_t)ks_be_get_u32(bytes),
+                                      (int32_t)ks_be_get_u32(bytes + 4) };
         if (entry.relative_offset < 0 || entry.position <= 0 || entry.position >= log_size) {
             return false;
         }
@@ -1317,7 +1290,8 @@ static bool segment_load_index_arrays(struct ks_log *log, struct segment *segmen
     }
     for (int64_t i = 0; i < time_size / TIME_ENTRY_BYTES; i++) {
         const uint8_t *bytes = log->window->data + i * TIME_ENTRY_BYTES;
-        struct time_entry entry = { (int64_t)get_u64(bytes), (int32_t)get_u32(bytes + 8) };
+        struct time_entry entry = { (int64_t)ks_be_get_u64(bytes),
+                                    (int32_t)ks_be_get_u32(bytes + 8) };
         if (entry.relative_offset < 0 || entry.timestamp < 0) {
             return false;
         }
@@ -1476,10 +1450,10 @@ static void txn_entry_encode(const struct ks_aborted_txn *entry, uint8_t out[TXN
 {
     out[0] = 0;
     out[1] = 0; /* AbortedTxn.CURRENT_VERSION */
-    put_u64(out + 2, (uint64_t)entry->producer_id);
-    put_u64(out + 10, (uint64_t)entry->first_offset);
-    put_u64(out + 18, (uint64_t)entry->last_offset);
-    put_u64(out + 26, (uint64_t)entry->last_stable_offset);
+    ks_be_put_u64(out + 2, (uint64_t)entry->producer_id);
+    ks_be_put_u64(out + 10, (uint64_t)entry->first_offset);
+    ks_be_put_u64(out + 18, (uint64_t)entry->last_offset);
+    ks_be_put_u64(out + 26, (uint64_t)entry->last_stable_offset);
 }
 
 static void segment_txn_open(struct ks_log *log, struct segment *segment, unsigned flags)
@@ -1553,10 +1527,10 @@ static bool txn_index_load_all(struct ks_log *log)
                 break;
             }
             struct ks_aborted_txn entry = {
-                (int64_t)get_u64(bytes + 2),
-                (int64_t)get_u64(bytes + 10),
-                (int64_t)get_u64(bytes + 18),
-                (int64_t)get_u64(bytes + 26),
+                (int64_t)ks_be_get_u64(bytes + 2),
+                (int64_t)ks_be_get_u64(bytes + 10),
+                (int64_t)ks_be_get_u64(bytes + 18),
+                (int64_t)ks_be_get_u64(bytes + 26),
             };
             if (bytes[0] != 0 || bytes[1] != 0 || entry.last_offset < segment->base_offset ||
                 entry.last_offset >= segment->next_offset ||
@@ -1984,11 +1958,11 @@ static void log_check(const struct ks_log *log)
               (log->epochs->len > 0
                    ? g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).epoch
                    : -1)); /* R12 */
-    ks_assert(log->hot.latest_epoch_start_offset ==
-              (log->epochs->len > 0
-                   ? g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1)
-                         .start_offset
-                   : -1)); /* R12 */
+    ks_assert(
+        log->hot.latest_epoch_start_offset ==
+        (log->epochs->len > 0
+             ? g_array_index(log->epochs, struct epoch_entry, log->epochs->len - 1).start_offset
+             : -1)); /* R12 */
     for (guint i = 0; i < log->segments->len; i++) {
         const struct segment *segment = segment_at(log, i);
         ks_assert(segment->offset_entry_count == segment->offset_index->len); /* R13 */
