@@ -36,7 +36,11 @@
  *     partition per simulated second;
  *   - per record: the same sizes with a producer at 5,000 records/s for 5
  *     simulated seconds: (CPU of the loaded run - the idle run's CPU for as
- *     many simulated seconds) per record sent;
+ *     many simulated seconds) per record sent; and, for information (no
+ *     goal), the same with null keys, which the sticky partitioner batches
+ *     whatever the partition count: the keyed records' batches shrink to one
+ *     record from about 1,000 partitions up, so the keyed curve is mostly
+ *     the cost of a batch, the null-key one that of the partitions;
  *   - brokers: 3, 12, 48, 100 brokers at 1,200 partitions and 5,000
  *     records/s: CPU seconds per simulated second.
  *
@@ -92,6 +96,7 @@ struct size {
     bool consumer;
     int32_t measure_s;    /* simulated seconds measured after the warm-up */
     ks_time_ns warmup_ns; /* 0: as the header says */
+    bool null_keys;       /* the producer sends null keys (sticky partitioner) */
 };
 
 /* What a child measured, sent back through a pipe. */
@@ -137,7 +142,8 @@ static void run_size(const struct size *size, struct result *out)
         struct ks_producer_config *producer = cf_producer(cf, "p1", 0);
         producer->rate_per_s = size->rate_per_s;
         producer->count = -1;
-        producer->key_count = size->partitions > 1000 ? size->partitions : 1000;
+        producer->key_count =
+            size->null_keys ? 0 : (size->partitions > 1000 ? size->partitions : 1000);
         producer->value_bytes = VALUE_BYTES;
     }
     if (size->consumer) {
@@ -245,7 +251,8 @@ int main(int argc, char **argv)
     bench_use_tmpfs();
     if (argc == 5 || (argc == 6 && strcmp(argv[5], "consumer") == 0)) {
         struct size one = { atoi(argv[1]), atoi(argv[2]), (uint64_t)atoll(argv[3]),
-                            argc == 6,     atoi(argv[4]), 0 };
+                            argc == 6,     atoi(argv[4]), 0,
+                            false };
         struct result r;
         run_size(&one, &r);
         comment(&one, &r);
@@ -256,9 +263,9 @@ int main(int argc, char **argv)
      * 60 took 0.07 s, too short to time in wall time on a shared machine
      * (one run read 524 per wall second against 906 per CPU second). */
     static const struct size sizes[] = {
-        { 3, 3, 500, true, 300, 0 },
-        { 12, 1200, 10000, false, 10, 0 },
-        { 100, 10000, 20000, false, 2, 0 },
+        { 3, 3, 500, true, 300, 0, false },
+        { 12, 1200, 10000, false, 10, 0, false },
+        { 100, 10000, 20000, false, 2, 0, false },
     };
     enum { SIZE_COUNT = sizeof sizes / sizeof sizes[0] };
     struct result results[SIZE_COUNT];
@@ -310,7 +317,7 @@ int main(int argc, char **argv)
     /* ---- growth against partitions: idle, and per record ---- */
     static const int32_t partitions[] = { 12, 120, 1200, 10000 };
     enum { CURVE = sizeof partitions / sizeof partitions[0] };
-    double idle_us[CURVE], record_us[CURVE];
+    double idle_us[CURVE], record_us[CURVE], sticky_us[CURVE];
     int curve_n = 0;
     for (int i = 0; i < CURVE; i++) {
         if (partitions[i] > KS_PARTITION_COUNT_MAX) {
@@ -318,7 +325,7 @@ int main(int argc, char **argv)
                    KS_PARTITION_COUNT_MAX);
             continue;
         }
-        struct size loaded = { 12, partitions[i], 5000, false, 5, 0 };
+        struct size loaded = { 12, partitions[i], 5000, false, 5, 0, false };
         struct result ri, rl;
         bool loaded_ok = measure(&loaded, &rl);
         /* An idle cluster costs little: at 12 partitions 5 simulated seconds
@@ -326,7 +333,7 @@ int main(int argc, char **argv)
          * long enough for ~60,000 partition-seconds (a few tenths of a CPU
          * second at any size). */
         int32_t idle_s = 60000 / partitions[i] > 5 ? 60000 / partitions[i] : 5;
-        struct size idle = { 12, partitions[i], 0, false, idle_s, rl.warmup_ns };
+        struct size idle = { 12, partitions[i], 0, false, idle_s, rl.warmup_ns, false };
         if (!loaded_ok || !measure(&idle, &ri)) {
             printf("# curve: the runs at %d partitions failed\n", partitions[i]);
             ok = false;
@@ -338,14 +345,28 @@ int main(int argc, char **argv)
         /* The idle cost of the loaded run's span, taken off its CPU time. */
         double idle_share = ri.cpu_s * loaded.measure_s / idle.measure_s;
         record_us[curve_n] = (rl.cpu_s - idle_share) * 1e6 / (double)(rl.sent > 0 ? rl.sent : 1);
+        /* The same load with null keys: the sticky partitioner fills a
+         * batch of one partition at a time whatever their number, so this
+         * curve shows the cost of the partitions apart from that of
+         * batches, which keyed records make smaller as partitions grow. */
+        struct size sticky = loaded;
+        sticky.null_keys = true;
+        sticky.warmup_ns = rl.warmup_ns;
+        struct result rs;
+        sticky_us[curve_n] = 0;
+        if (measure(&sticky, &rs)) {
+            sticky_us[curve_n] =
+                (rs.cpu_s - idle_share) * 1e6 / (double)(rs.sent > 0 ? rs.sent : 1);
+        }
         printf("# curve partitions=%d idle %.3f cpu-us/partition/sim-s, per record %.3f "
-               "cpu-us/record\n",
-               partitions[i], idle_us[curve_n], record_us[curve_n]);
+               "cpu-us/record (null keys: %.3f)\n",
+               partitions[i], idle_us[curve_n], record_us[curve_n], sticky_us[curve_n]);
         curve_n++;
     }
     if (curve_n > 1) {
-        printf("# curve spread (largest / smallest): idle %.2fx, per record %.2fx\n",
-               spread(idle_us, curve_n), spread(record_us, curve_n));
+        printf("# curve spread (largest / smallest): idle %.2fx, per record %.2fx (null keys: "
+               "%.2fx, for information)\n",
+               spread(idle_us, curve_n), spread(record_us, curve_n), spread(sticky_us, curve_n));
         goal("idle cost per partition flat within 2x", spread(idle_us, curve_n) <= 2);
         goal("cost per record flat within 2x", spread(record_us, curve_n) <= 2);
     }
@@ -357,7 +378,7 @@ int main(int argc, char **argv)
             printf("# curve: %d brokers above the limit %d\n", brokers[i], KS_BROKER_COUNT_MAX);
             continue;
         }
-        struct size s = { brokers[i], 1200, 5000, false, 5, 0 };
+        struct size s = { brokers[i], 1200, 5000, false, 5, 0, false };
         struct result r;
         if (!measure(&s, &r)) {
             printf("# curve: the run with %d brokers failed\n", brokers[i]);
