@@ -22,7 +22,9 @@
 **
 ** A request of several partitions (a PRODUCE_REQUESTS bundle, core/proto.h)
 ** is taken whole in one event: each batch goes the one-append path in
-** order and is answered on its own, but the followers' parked fetches its
+** order, its answer gathered into the request's one PRODUCE_RESPONSES
+** (struct ks__gather; KafkaApis.handleProduceRequest answers a request
+** once, when every partition is done), and the followers' parked fetches its
 ** appends release wait until the last batch is in (broker->
 ** deferred_releases, in append order; ReplicaManager.appendRecords queues
 ** its delayed-fetch completions on the action queue that KafkaApis runs
@@ -32,6 +34,10 @@
 ** 302.8 M instructions per simulated second instead of 319.8 M (~1 partition
 ** of a request per follower: fetches per batch fall less than requests).
 **   A4  deferred_releases is empty outside ks__produce_on_requests.
+**   A5  a gather holds the answers of its bundle's batches given so far,
+**       each once; it is sent and freed with the last, or freed when the
+**       broker stops (broker->gathers); gather_current is NULL outside
+**       ks__produce_on_requests.
 **
 ** Transaction verification (KIP-890 part 1, transaction.partition.
 ** verification.enable; ReplicaManager.handleProduceAppend and
@@ -741,8 +747,6 @@ bool ks_broker_verify_txn_offsets(struct ks_broker *broker, int32_t topic_index,
     item->source = source;
     item->txn_offsets = true;
     item->started_ns = ks__broker_now_ns(broker);
-    item->gather = broker->gather_current;
-    item->gather_index = broker->gather_index;
     expire_verifications(broker, replica);
     /* RecordBatch.NO_SEQUENCE: the coordinator's batch has none. */
     item->guard = ks_producer_state_verification_start(replica->producers, producer_id, -1,

@@ -174,7 +174,7 @@ struct entry_plan {
     int32_t leader_epoch;
     int32_t current_leader_id; /* KIP-951 hint with the error; -1 none */
     int32_t current_leader_epoch;
-    bool record_fetch; /* set by build: read without an error, so phase 3 records it */
+    bool record_fetch;      /* set by build: read without an error, so phase 3 records it */
     uint32_t records_bytes; /* set by build */
 };
 
@@ -222,8 +222,7 @@ static uint64_t key_bit(int32_t topic_index, int32_t partition)
 }
 
 /* broker->delayed and broker->delayed_key_bits change together (S6). */
-static void delayed_add(struct ks_broker *broker, struct ks__delayed_fetch *item,
-                        uint64_t key_bits)
+static void delayed_add(struct ks_broker *broker, struct ks__delayed_fetch *item, uint64_t key_bits)
 {
     ks_ptr_array_add(broker->delayed, item);
     ks_array_append_val(broker->delayed_key_bits, key_bits);
@@ -266,8 +265,8 @@ static size_t bytes_claim(GByteArray *out, size_t bytes)
     return position;
 }
 
-#define SCRATCH_KEPT_MAX   8           /* buffers of each kind a broker keeps */
-#define SCRATCH_BYTES_MAX  (1024 * 1024) /* a larger one is freed, not kept */
+#define SCRATCH_KEPT_MAX  8             /* buffers of each kind a broker keeps */
+#define SCRATCH_BYTES_MAX (1024 * 1024) /* a larger one is freed, not kept */
 
 /* The pools of kept buffers (broker->serve_scratch, serve_visits,
  * delayed_spare) are made with room for SCRATCH_KEPT_MAX and never hold
@@ -445,8 +444,8 @@ static void delayed_complete(struct ks_broker *broker, struct ks__delayed_fetch 
         GByteArray *request = session_serve_request(
             broker, item->session, (const struct ks_fetch_request *)item->request, &visit);
         session.visit = visit;
-        serve_fetch(broker, item->source, request->data, request->len, mode,
-                    SERVE_FROM_PURGATORY, session, item->deadline_ns);
+        serve_fetch(broker, item->source, request->data, request->len, mode, SERVE_FROM_PURGATORY,
+                    session, item->deadline_ns);
         scratch_give(broker, request);
         visits_give(broker, visit);
     } else {
@@ -794,8 +793,10 @@ static struct ks__session_partition *session_part(struct ks__fetch_session *sess
 static void ref_add(struct ks__replica *replica, struct ks__fetch_session *session, guint at)
 {
     if (replica->session_ref_count == replica->session_ref_capacity) {
-        uint32_t capacity = replica->session_ref_capacity > 0 ? replica->session_ref_capacity * 2 : 2;
-        replica->session_refs = realloc(replica->session_refs, capacity * sizeof *replica->session_refs);
+        uint32_t capacity =
+            replica->session_ref_capacity > 0 ? replica->session_ref_capacity * 2 : 2;
+        replica->session_refs =
+            realloc(replica->session_refs, capacity * sizeof *replica->session_refs);
         ks_assert(replica->session_refs != NULL);
         replica->session_ref_capacity = capacity;
     }
@@ -1069,7 +1070,7 @@ static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_
  * to list[0, *count): in order and once each when sorted, else at the end
  * (sorted and deduplicated afterwards). */
 static inline __attribute__((always_inline)) void visit_add_at(guint *list, guint *count,
-                                                                bool sorted, guint at)
+                                                               bool sorted, guint at)
 {
     guint j = *count;
     if (sorted) {
@@ -1202,8 +1203,8 @@ static GByteArray *session_entries(struct ks_broker *broker,
     guint count = visit != NULL ? visit->len : session->partitions->len;
     header->partition_count = (int32_t)count;
     GByteArray *out = scratch_take(broker);
-    ks_byte_array_set_size(out, (guint)(sizeof *header +
-                                       count * sizeof(struct ks_fetch_request_partition)));
+    ks_byte_array_set_size(
+        out, (guint)(sizeof *header + count * sizeof(struct ks_fetch_request_partition)));
     memcpy(out->data, header, sizeof *header);
     struct ks_fetch_request_partition *entries =
         (struct ks_fetch_request_partition *)(out->data + sizeof *header);
@@ -1279,8 +1280,8 @@ static GByteArray *session_request(struct ks_broker *broker, const uint8_t *mess
         GByteArray *out = scratch_take(broker);
         ks_byte_array_append(out, (const guint8 *)&header, sizeof header);
         ks_byte_array_append(out, (const guint8 *)entries,
-                            (guint)request.partition_count *
-                                (guint)sizeof(struct ks_fetch_request_partition));
+                             (guint)request.partition_count *
+                                 (guint)sizeof(struct ks_fetch_request_partition));
         return out;
     }
     struct ks__fetch_session *session = session_find(broker, request.session_id, NULL);
@@ -1349,7 +1350,8 @@ static void answer_in_session(struct ks_broker *broker, struct serve_session ses
     struct ks__fetch_session *cached = session.cached;
     struct ks_fetch_response header;
     memcpy(&header, out->data, sizeof header);
-    guint served = session.visit != NULL ? session.visit->len : (cached != NULL ? cached->partitions->len : 0);
+    guint served =
+        session.visit != NULL ? session.visit->len : (cached != NULL ? cached->partitions->len : 0);
     if (cached == NULL || (guint)header.partition_count != served) {
         return; /* evicted, or changed since it parked: answer everything */
     }
@@ -1359,8 +1361,8 @@ static void answer_in_session(struct ks_broker *broker, struct serve_session ses
     int32_t kept_count = 0;
     size_t position = sizeof header;
     for (guint i = 0; i < served; i++) {
-        struct ks__session_partition *part =
-            &g_array_index(cached->partitions, struct ks__session_partition, visited_at(session, i));
+        struct ks__session_partition *part = &g_array_index(
+            cached->partitions, struct ks__session_partition, visited_at(session, i));
         struct ks_fetch_response_partition answer;
         memcpy(&answer, out->data + position, sizeof answer);
         size_t bytes = sizeof answer + answer.records_bytes;
@@ -1392,14 +1394,16 @@ static void session_settle(struct ks_broker *broker, struct serve_session sessio
                            const struct entry_plan *plans, int32_t count)
 {
     struct ks__fetch_session *cached = session.cached;
-    guint served = session.visit != NULL ? session.visit->len : (cached != NULL ? cached->partitions->len : 0);
+    guint served =
+        session.visit != NULL ? session.visit->len : (cached != NULL ? cached->partitions->len : 0);
     if (cached == NULL || (guint)count != served) {
         return;
     }
     ks_array_set_size(cached->awake, 0);
     cached->visit_all = false;
     for (int32_t i = 0; i < count; i++) {
-        const struct ks__session_partition *part = session_at(cached, visited_at(session, (guint)i));
+        const struct ks__session_partition *part =
+            session_at(cached, visited_at(session, (guint)i));
         struct ks__replica *replica = plans[i].replica;
         bool quiet = plans[i].record_fetch && plans[i].records_bytes == 0 && replica != NULL &&
                      part->hw == replica->hw &&

@@ -563,21 +563,12 @@ GArray *ks_checkpoint_read(ks_world *world, ks_node_id node, const char *path)
  * 20). As "%" PRId64 prints it, without printf's parsing of the format. */
 static size_t format_int64(char *out, int64_t value)
 {
-    char digits[20];
-    size_t count = 0;
+    size_t sign = value < 0 ? 1 : 0;
+    if (sign) {
+        out[0] = '-';
+    }
     uint64_t magnitude = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
-    do {
-        digits[count++] = (char)('0' + magnitude % 10);
-        magnitude /= 10;
-    } while (magnitude != 0);
-    size_t length = 0;
-    if (value < 0) {
-        out[length++] = '-';
-    }
-    while (count > 0) {
-        out[length++] = digits[--count];
-    }
-    return length;
+    return sign + (size_t)ks_write_decimal(out + sign, magnitude);
 }
 
 #define EPOCH_LINE_BYTES_MAX   33 /* "<int32> <int64>\n" */

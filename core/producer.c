@@ -106,7 +106,7 @@
 **       send() writes no key text and hashes nothing, and sizes a record
 **       from the four varints that vary (KS_DEBUG builds compare
 **       record_size with ks_producer_record_size_bytes; batch_encode asserts
-**       the batch's size). With decimal_digits and varint_bytes free of
+**       the batch's size). With ks_decimal_digits and varint_bytes free of
 **       divisions, bench_clients' client run (6 simulated seconds, whole
 **       process, -O2) went from 1,724 M to 1,591 M instructions and
 **       bench_scale 3 3 500 60 consumer's measured span from 630.3 M to
@@ -205,10 +205,10 @@
 ** at most one batch of each partition it leads (up to max.request.size,
 ** 1 MiB, Kafka's default), and max.in.flight counts requests. A request is
 ** one network message (a PRODUCE_REQUESTS bundle of one PRODUCE_REQUEST per
-** batch when it has several, core/proto.h), lost or delivered whole; each
-** batch is answered on its own, and the request's in-flight slot frees when
-** the last answer arrives (Kafka answers a request once, when every
-** partition is done).
+** batch when it has several, core/proto.h), lost or delivered whole, and
+** answered once (a PRODUCE_RESPONSES of every batch's answer in request
+** order, when its last partition is done, as Kafka answers); its in-flight
+** slot frees with that answer.
 **
 ** Record size limits: send() fails a record whose upper-bound size is larger
 ** than max.request.size or buffer.memory (KafkaProducer.ensureValidRecordSize)
@@ -670,71 +670,6 @@ ks_time_ns ks_producer_retry_backoff_ns(int64_t retry_backoff_ns, int64_t retry_
     return backoff < (uint64_t)retry_backoff_ns_max ? backoff : (uint64_t)retry_backoff_ns_max;
 }
 
-/* The number of decimal digits of value: floor(log10) from the highest set
- * bit (1233 / 4096 ~ log10 2) and one comparison, not a division per digit
- * (the loop was 3 % of bench_clients' client run, issue 16). */
-static int32_t decimal_digits(uint64_t value)
-{
-    static const uint64_t powers[20] = {
-        UINT64_C(1),
-        UINT64_C(10),
-        UINT64_C(100),
-        UINT64_C(1000),
-        UINT64_C(10000),
-        UINT64_C(100000),
-        UINT64_C(1000000),
-        UINT64_C(10000000),
-        UINT64_C(100000000),
-        UINT64_C(1000000000),
-        UINT64_C(10000000000),
-        UINT64_C(100000000000),
-        UINT64_C(1000000000000),
-        UINT64_C(10000000000000),
-        UINT64_C(100000000000000),
-        UINT64_C(1000000000000000),
-        UINT64_C(10000000000000000),
-        UINT64_C(100000000000000000),
-        UINT64_C(1000000000000000000),
-        UINT64_C(10000000000000000000),
-    };
-    int32_t bits = 64 - __builtin_clzll(value | 1);
-    int32_t guess = (bits * 1233) >> 12; /* floor(log10(value)) or one more */
-    return guess + (value >= powers[guess] ? 1 : 0) + (value == 0 ? 1 : 0);
-}
-
-/* Writes value in decimal at out, without a terminator (the per-record
- * texts are built by hand: snprintf was a visible share of a run's time),
- * two digits at a time. Returns the number of digits. */
-static int32_t write_decimal(char *out, uint64_t value)
-{
-    static const char pairs[201] = "00010203040506070809"
-                                   "10111213141516171819"
-                                   "20212223242526272829"
-                                   "30313233343536373839"
-                                   "40414243444546474849"
-                                   "50515253545556575859"
-                                   "60616263646566676869"
-                                   "70717273747576777879"
-                                   "80818283848586878889"
-                                   "90919293949596979899";
-    int32_t digits = decimal_digits(value);
-    int32_t i = digits;
-    while (value >= 100) {
-        uint32_t pair = (uint32_t)(value % 100);
-        value /= 100;
-        i -= 2;
-        out[i] = pairs[2 * pair];
-        out[i + 1] = pairs[2 * pair + 1];
-    }
-    if (value >= 10) {
-        out[i - 2] = pairs[2 * value];
-        out[i - 1] = pairs[2 * value + 1];
-    } else {
-        out[i - 1] = (char)('0' + value);
-    }
-    return digits;
-}
-
 /* The identity header's value "<producer name>:<seq>". */
 static int32_t header_value_text(const struct ks_producer *p, int64_t seq, char *out,
                                  size_t out_bytes)
@@ -744,7 +679,7 @@ static int32_t header_value_text(const struct ks_producer *p, int64_t seq, char 
     memcpy(out, p->config->name, (size_t)p->name_bytes);
     int32_t n = p->name_bytes;
     out[n++] = ':';
-    n += write_decimal(out + n, (uint64_t)seq);
+    n += ks_write_decimal(out + n, (uint64_t)seq);
     out[n] = '\0';
     return n;
 }
@@ -772,7 +707,7 @@ static const char *key_text(int64_t key_number, char out[KEY_TEXT_BYTES], int32_
     }
     int32_t n = (int32_t)strlen(KEY_PREFIX);
     memcpy(out, KEY_PREFIX, (size_t)n);
-    n += write_decimal(out + n, (uint64_t)key_number);
+    n += ks_write_decimal(out + n, (uint64_t)key_number);
     out[n] = '\0';
     *bytes_out = n;
     return out;
@@ -820,14 +755,14 @@ static int32_t key_bytes_of(int64_t key_number)
     if (key_number < 0) {
         return -1;
     }
-    return (int32_t)strlen(KEY_PREFIX) + decimal_digits((uint64_t)key_number);
+    return (int32_t)strlen(KEY_PREFIX) + ks_decimal_digits((uint64_t)key_number);
 }
 
 /* The length of header_value_text's output, without formatting it. */
 static int32_t header_value_bytes_of(const struct ks_producer *p, int64_t seq)
 {
     ks_assert(seq >= 0);
-    return p->name_bytes + 1 + decimal_digits((uint64_t)seq);
+    return p->name_bytes + 1 + ks_decimal_digits((uint64_t)seq);
 }
 
 /* CompressionRatioEstimator's steps, in ppm of a ratio of 1. */
@@ -2489,7 +2424,8 @@ static int64_t write_produce_message(struct ks_producer *p, struct pbatch *batch
 }
 
 /* Sends the batches of one Produce request to broker as one network
- * message, and puts each batch's correlation id in correlation_ids[]: a
+ * message, and puts each batch's correlation id in request's entries (none
+ * with acks=0, which has no request in flight): a
  * PRODUCE_REQUEST for one batch, a PRODUCE_REQUESTS bundle for several
  * (core/proto.h), so that the leader gets them at one instant, appends them
  * all, and only then releases its followers' parked fetches, which then
@@ -2497,7 +2433,7 @@ static int64_t write_produce_message(struct ks_producer *p, struct pbatch *batch
  * its delayed-operation completions after the whole request). The
  * message is handed to the world, not copied. */
 static void send_produce(struct ks_producer *p, int32_t broker, struct pbatch **batches,
-                         int32_t count, int64_t *correlation_ids)
+                         int32_t count, struct prequest *request)
 {
     size_t bytes = count > 1 ? sizeof(struct ks_produce_bundle) : 0;
     for (int32_t i = 0; i < count; i++) {
@@ -2507,7 +2443,10 @@ static void send_produce(struct ks_producer *p, int32_t broker, struct pbatch **
     }
     uint8_t *message = g_malloc(bytes);
     if (count == 1) {
-        correlation_ids[0] = write_produce_message(p, batches[0], message);
+        int64_t id = write_produce_message(p, batches[0], message);
+        if (request != NULL) {
+            request->entries[0].correlation_id = id;
+        }
         ks_world_send_owned(p->world, p->node, (ks_node_id)broker, KS_MSG_PRODUCE_REQUEST, message,
                             bytes);
         return;
@@ -2520,7 +2459,10 @@ static void send_produce(struct ks_producer *p, int32_t broker, struct pbatch **
         size_t taken = ks_proto_bundle_entry_bytes(one);
         struct ks_produce_bundle_entry entry = { .bytes = (uint32_t)one };
         memcpy(message + at, &entry, sizeof entry);
-        correlation_ids[i] = write_produce_message(p, batches[i], message + at + sizeof entry);
+        int64_t id = write_produce_message(p, batches[i], message + at + sizeof entry);
+        if (request != NULL) {
+            request->entries[i].correlation_id = id;
+        }
         memset(message + at + sizeof entry + one, 0, taken - sizeof entry - one); /* padding */
         at += taken;
     }
@@ -2535,24 +2477,20 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
                          int32_t count, ks_time_ns now)
 {
     ks_assert(count > 0);
-    int64_t ids_on_stack[64];
-    int64_t *correlation_ids = count <= 64 ? ids_on_stack : g_new(int64_t, (gsize)count);
-    send_produce(p, broker, batches, count, correlation_ids);
     if (p->config->acks == KS_ACKS_NONE) {
         /* acks=0: the request completes when it is written to the socket,
          * with no offset (SPEC 5 counts these records as acked). */
+        send_produce(p, broker, batches, count, NULL);
         for (int32_t i = 0; i < count; i++) {
             batches[i]->acked_broker = broker; /* no answer: its epoch stays unknown */
             batch_end(p, batches[i], KS_OUTCOME_ACKED, -1);
-        }
-        if (correlation_ids != ids_on_stack) {
-            g_free(correlation_ids);
         }
         return;
     }
     struct prequest *request =
         calloc(1, sizeof(*request) + (size_t)count * sizeof(request->entries[0]));
     ks_assert(request != NULL);
+    send_produce(p, broker, batches, count, request); /* sets each entry's correlation id */
     request->broker = broker;
     request->deadline_ns = time_add(now, p->config->request_timeout_ns);
     request->entry_count = count;
@@ -2560,7 +2498,6 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
     for (int32_t i = 0; i < count; i++) {
         struct pbatch *batch = batches[i];
         struct pentry *entry = &request->entries[i];
-        entry->correlation_id = correlation_ids[i];
         entry->request = request;
         entry->batch = batch;
         entry->producer_id = batch->producer_id;
@@ -2568,9 +2505,6 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
         entry->base_sequence = batch->base_sequence;
         batch->entry = entry;
         batch->sent_leader_epoch = p->parts[batch->partition].leader_epoch;
-    }
-    if (correlation_ids != ids_on_stack) {
-        g_free(correlation_ids);
     }
     struct pconn *conn = &p->conns[broker - 1];
     ks_ptr_array_add(conn->inflight, request);

@@ -20,6 +20,7 @@
 ** sized and reported exactly as sent, and a leader that crashes while records
 ** only add to an open batch is noticed at the next send(), not at linger.ms.
 */
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "../../core/base.h"
@@ -1417,6 +1418,33 @@ static void keys_run(int32_t key_count)
     fixture_deinit(&f);
 }
 
+/* core/base.h's decimal text (the producer's keys and identities, the
+ * log's checkpoints) against snprintf: every width, each side of every
+ * power of ten, and the extremes. */
+static void test_decimal_text(void)
+{
+    uint64_t values[80];
+    int n = 0;
+    values[n++] = 0;
+    values[n++] = UINT64_MAX;
+    for (uint64_t power = 1; power <= UINT64_C(10000000000000000000); power *= 10) {
+        values[n++] = power - 1;
+        values[n++] = power;
+        values[n++] = power + 1;
+        if (power > UINT64_MAX / 10) {
+            break;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        char expected[24];
+        char got[24];
+        int length = snprintf(expected, sizeof expected, "%" PRIu64, values[i]);
+        CU_ASSERT_EQUAL(ks_decimal_digits(values[i]), length);
+        CU_ASSERT_EQUAL(ks_write_decimal(got, values[i]), length);
+        CU_ASSERT_EQUAL(memcmp(got, expected, (size_t)length), 0);
+    }
+}
+
 static void test_keys_of_every_width(void)
 {
     keys_run(1);
@@ -1884,6 +1912,7 @@ void ks_test_register_producer(void)
         { "a request carries one batch per partition",
           test_request_carries_one_batch_per_partition },
         { "an unresolved sequence bumps the epoch", test_unresolved_sequence_bumps_epoch },
+        { "decimal text of every width", test_decimal_text },
         { "keys of every width are sized, encoded and reported as sent", test_keys_of_every_width },
         { "a crashed leader's reset is noticed at once", test_crash_noticed_between_appends },
         { "a record over max.request.size fails at send()",
