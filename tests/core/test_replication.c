@@ -875,6 +875,22 @@ static void fetch_capture(ks_world *world, ks_node_id self, ks_node_id source, u
 /* Sends a fetch from broker 2 to broker 1 for partitions of topic 0 (up to
  * 8, at offsets) that forgets others (up to 4); session_epoch -1:
  * sessionless. */
+/* Two brokers and one topic of `partitions` (RF 2, min ISR 1, `assign`),
+ * started with `seed` and run to 1.1 s, with broker 2's node capturing the
+ * fetch answers in *box (its own fetcher's are ignored there), so that the
+ * test fetches as broker 2 by hand. */
+static void captured_follower(struct cluster_fixture *h, struct fetch_box *box, int32_t partitions,
+                              const int32_t *assign, uint64_t seed)
+{
+    cf_init(h, 2);
+    cf_topic(h, "orders", partitions, 2, 1, assign);
+    cf_start(h, seed);
+    cf_run_until(h, 100 * H_MS);
+    memset(box, 0, sizeof *box);
+    ks_world_set_receiver(h->env.world, 2, fetch_capture, box);
+    cf_run_for(h, 1 * H_S);
+}
+
 static void session_fetch_forget(struct cluster_fixture *h, int64_t correlation_id,
                                  int32_t session_id, int32_t session_epoch,
                                  const int32_t *partitions, const int64_t *offsets, int32_t count,
@@ -987,14 +1003,8 @@ static void test_fetch_session_leader(void)
     static const int32_t second[] = { 1 };
     static const int64_t one[] = { 1 };
     struct cluster_fixture h;
-    cf_init(&h, 2);
-    cf_topic(&h, "orders", 3, 2, 1, assign);
-    cf_start(&h, 32);
-    cf_run_until(&h, 100 * H_MS);
     struct fetch_box box;
-    memset(&box, 0, sizeof box);
-    ks_world_set_receiver(h.env.world, 2, fetch_capture, &box);
-    cf_run_for(&h, 1 * H_S);
+    captured_follower(&h, &box, 3, assign, 32);
     h_append(&h, 1, 0, 1, KS_ACKS_LEADER, "a");
     /* A full request creates a session and is answered for every partition. */
     session_fetch(&h, 1001, 0, 0, all, zeroes, 3);
@@ -1102,14 +1112,8 @@ static void test_produce_request_appended_whole(void)
     static const int64_t zeroes[] = { 0, 0, 0 };
     static const int32_t both[] = { 0, 2 };
     struct cluster_fixture h;
-    cf_init(&h, 2);
-    cf_topic(&h, "orders", 3, 2, 1, assign);
-    cf_start(&h, 32);
-    cf_run_until(&h, 100 * H_MS);
     struct fetch_box box;
-    memset(&box, 0, sizeof box);
-    ks_world_set_receiver(h.env.world, 2, fetch_capture, &box);
-    cf_run_for(&h, 1 * H_S);
+    captured_follower(&h, &box, 3, assign, 32);
     h_append(&h, 1, 0, 1, KS_ACKS_LEADER, "a");
     session_fetch(&h, 1001, 0, 0, all, zeroes, 3);
     cf_run_for(&h, 5 * H_MS);
@@ -1348,14 +1352,8 @@ static void test_session_awake_positions(void)
     static const int32_t first[] = { 1 };
     static const int32_t zero[] = { 0 };
     struct cluster_fixture h;
-    cf_init(&h, 2);
-    cf_topic(&h, "orders", PARTITIONS, 2, 1, assign);
-    cf_start(&h, 37);
-    cf_run_until(&h, 100 * H_MS);
     struct fetch_box box;
-    memset(&box, 0, sizeof box);
-    ks_world_set_receiver(h.env.world, 2, fetch_capture, &box);
-    cf_run_for(&h, 1 * H_S);
+    captured_follower(&h, &box, PARTITIONS, assign, 37);
     struct ks_broker *leader = ks_cluster_broker(h.cluster, 1);
     /* A session of partitions 1-7 (the full request parks, then answers
      * everything at max_wait), and an incremental fetch that finds them all
@@ -1435,14 +1433,8 @@ static void test_session_touch_positions(void)
     static const int32_t zero[] = { 0 };
     static const int32_t two[] = { 2 };
     struct cluster_fixture h;
-    cf_init(&h, 2);
-    cf_topic(&h, "orders", PARTITIONS, 2, 1, assign);
-    cf_start(&h, 38);
-    cf_run_until(&h, 100 * H_MS);
     struct fetch_box box;
-    memset(&box, 0, sizeof box);
-    ks_world_set_receiver(h.env.world, 2, fetch_capture, &box);
-    cf_run_for(&h, 1 * H_S);
+    captured_follower(&h, &box, PARTITIONS, assign, 38);
     struct ks_broker *leader = ks_cluster_broker(h.cluster, 1);
     /* A session of partitions 2-7, all quiet after the first serves. */
     session_fetch(&h, 1002, 0, 0, rest, zeroes, 6);
