@@ -855,22 +855,33 @@ bool ks_cluster_broker_is_up(const struct ks_cluster *cluster, int32_t broker_id
            ks_world_node_is_up(cluster->world, (ks_node_id)broker_id);
 }
 
+/* The producer at producer_index, or NULL if there is none (yet). */
+static const struct ks_producer *producer_at(const struct ks_cluster *cluster,
+                                             int32_t producer_index)
+{
+    if (producer_index < 0 || producer_index >= cluster->spec->producer_count) {
+        return NULL;
+    }
+    return cluster->producers[producer_index];
+}
+
 int64_t ks_cluster_producer_acked_count(const struct ks_cluster *cluster, int32_t producer_index)
 {
-    if (producer_index < 0 || producer_index >= cluster->spec->producer_count ||
-        cluster->producers[producer_index] == NULL) {
-        return 0;
-    }
-    return ks_producer_acked_count(cluster->producers[producer_index]);
+    const struct ks_producer *p = producer_at(cluster, producer_index);
+    return p != NULL ? ks_producer_acked_count(p) : 0;
 }
 
 int64_t ks_cluster_producer_sent_count(const struct ks_cluster *cluster, int32_t producer_index)
 {
-    if (producer_index < 0 || producer_index >= cluster->spec->producer_count ||
-        cluster->producers[producer_index] == NULL) {
-        return 0;
-    }
-    return ks_producer_sent_count(cluster->producers[producer_index]);
+    const struct ks_producer *p = producer_at(cluster, producer_index);
+    return p != NULL ? ks_producer_sent_count(p) : 0;
+}
+
+int64_t ks_cluster_producer_batches_sent_count(const struct ks_cluster *cluster,
+                                               int32_t producer_index)
+{
+    const struct ks_producer *p = producer_at(cluster, producer_index);
+    return p != NULL ? ks_producer_batches_sent_count(p) : 0;
 }
 
 /* ---- internal access for tests and benchmarks ---------------------------------------------- */

@@ -656,6 +656,8 @@ bool ks_cluster_broker_is_up(const struct ks_cluster *cluster, int32_t broker_id
 
 int64_t ks_cluster_producer_acked_count(const struct ks_cluster *cluster, int32_t producer_index);
 int64_t ks_cluster_producer_sent_count(const struct ks_cluster *cluster, int32_t producer_index);
+int64_t ks_cluster_producer_batches_sent_count(const struct ks_cluster *cluster,
+                                               int32_t producer_index);
 
 /* controller = zookeeper: the broker /controller names (-1: none, or under
  * kraft) and /controller_epoch (-1 under kraft). */

@@ -590,6 +590,7 @@ struct ks_producer {
     int64_t failed_count;
     int64_t unknown_count;
     int64_t pending_count; /* in the accumulator or in flight (not the waiter) */
+    int64_t batches_sent;  /* batches put in Produce requests, retries included */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -2436,6 +2437,7 @@ static void send_produce(struct ks_producer *p, int32_t broker, struct pbatch **
                          int32_t count, struct prequest *request)
 {
     size_t bytes = count > 1 ? sizeof(struct ks_produce_bundle) : 0;
+    p->batches_sent += count;
     for (int32_t i = 0; i < count; i++) {
         batch_encode(p, batches[i]);
         size_t one = produce_message_bytes(p, batches[i]);
@@ -4572,6 +4574,11 @@ int64_t ks_producer_acked_count(const struct ks_producer *p)
 int64_t ks_producer_sent_count(const struct ks_producer *p)
 {
     return p->next_seq;
+}
+
+int64_t ks_producer_batches_sent_count(const struct ks_producer *p)
+{
+    return p->batches_sent;
 }
 
 bool ks_producer_idle(const struct ks_producer *p)

@@ -51,6 +51,8 @@ void ks_producer_stop(struct ks_producer *p);
 int64_t ks_producer_acked_count(const struct ks_producer *p);
 /* Records handed to the producer by its workload so far (send() calls). */
 int64_t ks_producer_sent_count(const struct ks_producer *p);
+/* Batches put in Produce requests so far, each retry counted again. */
+int64_t ks_producer_batches_sent_count(const struct ks_producer *p);
 /* True when nothing is queued or in flight. */
 bool ks_producer_idle(const struct ks_producer *p);
 

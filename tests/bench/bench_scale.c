@@ -31,16 +31,19 @@
  * not. Then the growth curves, in CPU time:
  *
  *   - idle: 12 brokers, no client, P = 12, 120, 1,200, 10,000 partitions,
- *     max(5, 60,000 / P) simulated seconds (5,000 s at 12 partitions, so
- *     that the CPU time is long enough to measure): CPU microseconds per
- *     partition per simulated second;
- *   - per record: the same sizes with a producer at 5,000 records/s for 5
- *     simulated seconds: (CPU of the loaded run - the idle run's CPU for as
- *     many simulated seconds) per record sent; and, for information (no
- *     goal), the same with null keys, which the sticky partitioner batches
- *     whatever the partition count: the keyed records' batches shrink to one
- *     record from about 1,000 partitions up, so the keyed curve is mostly
- *     the cost of a batch, the null-key one that of the partitions;
+ *     5,000 / 2,500 / 1,500 / 200 simulated seconds (a few tenths of a CPU
+ *     second each): CPU microseconds per partition per simulated second;
+ *   - per record: the same sizes with a producer at 5,000 records/s for
+ *     40 / 20 / 10 / 5 simulated seconds, in steady state (the warm-up runs
+ *     until five records per key are acknowledged, so that the partitions'
+ *     first appends, each rewriting a leader-epoch-checkpoint, are over):
+ *     (CPU of the loaded run - the idle run's CPU for as many simulated
+ *     seconds) per record sent. For information (no goal): the same per
+ *     batch sent, and per record with null keys, which the sticky
+ *     partitioner batches whatever the partition count. Keyed records'
+ *     batches shrink from 3 records at 12 partitions to 1 from about 1,000
+ *     up, so the keyed curve is mostly the cost of a batch, the null-key
+ *     one that of the partitions;
  *   - brokers: 3, 12, 48, 100 brokers at 1,200 partitions and 5,000
  *     records/s: CPU seconds per simulated second.
  *
@@ -68,9 +71,10 @@
  * 2.66 G to 2.28 G instructions, and an idle partition costs about 0.6 CPU
  * microseconds per simulated second at 10,000 partitions (7-9 before).
  *
- * `bench_scale BROKERS PARTITIONS RATE SECONDS [consumer]` runs that one size
- * in this process (with the 3 x 3 size's consumer group when asked) and
- * prints its comment line (for perf record or callgrind). */
+ * `bench_scale BROKERS PARTITIONS RATE SECONDS [consumer|steady]` runs that
+ * one size in this process (with the 3 x 3 size's consumer group, or with the
+ * curves' steady-state warm-up, when asked) and prints its comment line (for
+ * perf record or callgrind). */
 #include "../../core/base.h"
 #include "../../core/cluster.h"
 #include "../../core/config.h"
@@ -97,6 +101,7 @@ struct size {
     int32_t measure_s;    /* simulated seconds measured after the warm-up */
     ks_time_ns warmup_ns; /* 0: as the header says */
     bool null_keys;       /* the producer sends null keys (sticky partitioner) */
+    int64_t warm_acked;   /* the warm-up also lasts until this many records are acked */
 };
 
 /* What a child measured, sent back through a pipe. */
@@ -108,6 +113,7 @@ struct result {
     double wall_s;
     uint64_t events;      /* in the measured span */
     int64_t sent;         /* records sent in the measured span */
+    int64_t batches;      /* batches sent in the measured span */
     int64_t acked;        /* at the end */
     int64_t peak_rss_kib; /* VmHWM */
 };
@@ -161,7 +167,8 @@ static void run_size(const struct size *size, struct result *out)
         size->warmup_ns > 0 ? size->warmup_ns : (ks_time_ns)WARMUP_S * KS_NS_PER_S;
     ks_world_run_until(world, warm_end);
     while (size->warmup_ns == 0 && size->rate_per_s > 0 &&
-           ks_cluster_producer_acked_count(model, 0) == 0 &&
+           (ks_cluster_producer_acked_count(model, 0) == 0 ||
+            ks_cluster_producer_acked_count(model, 0) < size->warm_acked) &&
            warm_end < (ks_time_ns)WARMUP_MAX_S * KS_NS_PER_S) {
         warm_end += 100 * KS_NS_PER_MS;
         ks_world_run_until(world, warm_end);
@@ -171,12 +178,14 @@ static void run_size(const struct size *size, struct result *out)
     double warm_wall = bench_wall_s();
     uint64_t events0 = ks_world_event_count(world);
     int64_t sent0 = size->rate_per_s > 0 ? ks_cluster_producer_sent_count(model, 0) : 0;
+    int64_t batches0 = ks_cluster_producer_batches_sent_count(model, 0);
     ks_world_run_until(world, warm_end + (ks_time_ns)size->measure_s * KS_NS_PER_S);
     out->cpu_s = bench_cpu_s() - warm;
     out->wall_s = bench_wall_s() - warm_wall;
     out->startup_cpu_s = warm - start;
     out->events = ks_world_event_count(world) - events0;
     out->sent = size->rate_per_s > 0 ? ks_cluster_producer_sent_count(model, 0) - sent0 : 0;
+    out->batches = ks_cluster_producer_batches_sent_count(model, 0) - batches0;
     out->acked = size->rate_per_s > 0 ? ks_cluster_producer_acked_count(model, 0) : 0;
     out->peak_rss_kib = peak_rss_kib();
     out->ok = size->rate_per_s == 0 || out->acked > 0;
@@ -223,10 +232,10 @@ static void comment(const struct size *size, const struct result *r)
 {
     printf("# %dx%d %" G_GUINT64_FORMAT " rec/s: %d sim-s in cpu %.2f s (%.1f sim-s/cpu-s), wall "
            "%.2f s; startup (%.1f sim-s) cpu %.2f s; events %" G_GUINT64_FORMAT
-           ", sent %" G_GINT64_FORMAT ", peak RSS %.1f MB\n",
+           ", sent %" G_GINT64_FORMAT " in %" G_GINT64_FORMAT " batches, peak RSS %.1f MB\n",
            size->brokers, size->partitions, size->rate_per_s, size->measure_s, r->cpu_s,
            per_cpu(size, r), r->wall_s, (double)r->warmup_ns / 1e9, r->startup_cpu_s, r->events,
-           r->sent, (double)r->peak_rss_kib / 1024.0);
+           r->sent, r->batches, (double)r->peak_rss_kib / 1024.0);
 }
 
 static void goal(const char *what, bool met)
@@ -249,10 +258,18 @@ int main(int argc, char **argv)
 {
     bool ok = true;
     bench_use_tmpfs();
-    if (argc == 5 || (argc == 6 && strcmp(argv[5], "consumer") == 0)) {
-        struct size one = { atoi(argv[1]), atoi(argv[2]), (uint64_t)atoll(argv[3]),
-                            argc == 6,     atoi(argv[4]), 0,
-                            false };
+    bool consumer = argc == 6 && strcmp(argv[5], "consumer") == 0;
+    bool steady = argc == 6 && strcmp(argv[5], "steady") == 0;
+    if (argc == 5 || consumer || steady) {
+        int32_t partitions = atoi(argv[2]);
+        struct size one = { atoi(argv[1]),
+                            partitions,
+                            (uint64_t)atoll(argv[3]),
+                            consumer,
+                            atoi(argv[4]),
+                            0,
+                            false,
+                            steady ? 5 * (partitions > 1000 ? partitions : 1000) : 0 };
         struct result r;
         run_size(&one, &r);
         comment(&one, &r);
@@ -263,9 +280,9 @@ int main(int argc, char **argv)
      * 60 took 0.07 s, too short to time in wall time on a shared machine
      * (one run read 524 per wall second against 906 per CPU second). */
     static const struct size sizes[] = {
-        { 3, 3, 500, true, 300, 0, false },
-        { 12, 1200, 10000, false, 10, 0, false },
-        { 100, 10000, 20000, false, 2, 0, false },
+        { 3, 3, 500, true, 300, 0, false, 0 },
+        { 12, 1200, 10000, false, 10, 0, false, 0 },
+        { 100, 10000, 20000, false, 2, 0, false, 0 },
     };
     enum { SIZE_COUNT = sizeof sizes / sizeof sizes[0] };
     struct result results[SIZE_COUNT];
@@ -316,8 +333,14 @@ int main(int argc, char **argv)
 
     /* ---- growth against partitions: idle, and per record ---- */
     static const int32_t partitions[] = { 12, 120, 1200, 10000 };
+    /* Idle simulated seconds per size, for a few tenths of a CPU second
+     * each: an idle partition costs from ~5 us per simulated second at 12
+     * partitions (the brokers' own work shared by few) to ~0.2 at 10,000. */
+    static const int32_t idle_seconds[] = { 5000, 2500, 1500, 200 };
+    /* Loaded simulated seconds: 5 s at 12 partitions took 0.05 CPU s. */
+    static const int32_t loaded_seconds[] = { 40, 20, 10, 5 };
     enum { CURVE = sizeof partitions / sizeof partitions[0] };
-    double idle_us[CURVE], record_us[CURVE], sticky_us[CURVE];
+    double idle_us[CURVE], record_us[CURVE], batch_us[CURVE], sticky_us[CURVE];
     int curve_n = 0;
     for (int i = 0; i < CURVE; i++) {
         if (partitions[i] > KS_PARTITION_COUNT_MAX) {
@@ -325,15 +348,21 @@ int main(int argc, char **argv)
                    KS_PARTITION_COUNT_MAX);
             continue;
         }
-        struct size loaded = { 12, partitions[i], 5000, false, 5, 0, false };
+        /* Steady state: the warm-up lasts until five records per key are
+         * acknowledged, so that all but e^-5 (0.7 %) of the keys' partitions
+         * have had their first batch appended on every replica. A
+         * follower's first append of an epoch rewrites the partition's
+         * leader-epoch-checkpoint (LeaderEpochFileCache.assign, a host file
+         * write and rename): once per partition, not per record. Measured
+         * from the first acknowledgement instead, 10,000 partitions' first
+         * appends fell in the span and tripled its cost per record. */
+        int64_t keys = partitions[i] > 1000 ? partitions[i] : 1000;
+        struct size loaded = {
+            12, partitions[i], 5000, false, loaded_seconds[i], 0, false, 5 * keys
+        };
         struct result ri, rl;
         bool loaded_ok = measure(&loaded, &rl);
-        /* An idle cluster costs little: at 12 partitions 5 simulated seconds
-         * took about 1 ms of CPU, too short to time. Each idle size runs
-         * long enough for ~60,000 partition-seconds (a few tenths of a CPU
-         * second at any size). */
-        int32_t idle_s = 60000 / partitions[i] > 5 ? 60000 / partitions[i] : 5;
-        struct size idle = { 12, partitions[i], 0, false, idle_s, rl.warmup_ns, false };
+        struct size idle = { 12, partitions[i], 0, false, idle_seconds[i], rl.warmup_ns, false, 0 };
         if (!loaded_ok || !measure(&idle, &ri)) {
             printf("# curve: the runs at %d partitions failed\n", partitions[i]);
             ok = false;
@@ -345,6 +374,8 @@ int main(int argc, char **argv)
         /* The idle cost of the loaded run's span, taken off its CPU time. */
         double idle_share = ri.cpu_s * loaded.measure_s / idle.measure_s;
         record_us[curve_n] = (rl.cpu_s - idle_share) * 1e6 / (double)(rl.sent > 0 ? rl.sent : 1);
+        batch_us[curve_n] =
+            (rl.cpu_s - idle_share) * 1e6 / (double)(rl.batches > 0 ? rl.batches : 1);
         /* The same load with null keys: the sticky partitioner fills a
          * batch of one partition at a time whatever their number, so this
          * curve shows the cost of the partitions apart from that of
@@ -355,18 +386,23 @@ int main(int argc, char **argv)
         struct result rs;
         sticky_us[curve_n] = 0;
         if (measure(&sticky, &rs)) {
+            comment(&sticky, &rs);
             sticky_us[curve_n] =
                 (rs.cpu_s - idle_share) * 1e6 / (double)(rs.sent > 0 ? rs.sent : 1);
         }
         printf("# curve partitions=%d idle %.3f cpu-us/partition/sim-s, per record %.3f "
-               "cpu-us/record (null keys: %.3f)\n",
-               partitions[i], idle_us[curve_n], record_us[curve_n], sticky_us[curve_n]);
+               "cpu-us/record (%.2f records a batch: %.3f cpu-us/batch; null keys: %.3f "
+               "cpu-us/record)\n",
+               partitions[i], idle_us[curve_n], record_us[curve_n],
+               (double)rl.sent / (double)(rl.batches > 0 ? rl.batches : 1), batch_us[curve_n],
+               sticky_us[curve_n]);
         curve_n++;
     }
     if (curve_n > 1) {
-        printf("# curve spread (largest / smallest): idle %.2fx, per record %.2fx (null keys: "
-               "%.2fx, for information)\n",
-               spread(idle_us, curve_n), spread(record_us, curve_n), spread(sticky_us, curve_n));
+        printf("# curve spread (largest / smallest): idle %.2fx, per record %.2fx (for "
+               "information: per batch %.2fx, null keys per record %.2fx)\n",
+               spread(idle_us, curve_n), spread(record_us, curve_n), spread(batch_us, curve_n),
+               spread(sticky_us, curve_n));
         goal("idle cost per partition flat within 2x", spread(idle_us, curve_n) <= 2);
         goal("cost per record flat within 2x", spread(record_us, curve_n) <= 2);
     }
@@ -378,7 +414,7 @@ int main(int argc, char **argv)
             printf("# curve: %d brokers above the limit %d\n", brokers[i], KS_BROKER_COUNT_MAX);
             continue;
         }
-        struct size s = { brokers[i], 1200, 5000, false, 5, 0, false };
+        struct size s = { brokers[i], 1200, 5000, false, 5, 0, false, 0 };
         struct result r;
         if (!measure(&s, &r)) {
             printf("# curve: the run with %d brokers failed\n", brokers[i]);

@@ -765,6 +765,8 @@ static void test_drain_takes_young_batches(void)
     CU_ASSERT(requests * 2 < f.fake->batch_count);
     CU_ASSERT(several > 0);
     CU_ASSERT_EQUAL(f.fake->bundles, several);
+    /* every batch the fake broker took was counted as sent, once */
+    CU_ASSERT_EQUAL(ks_producer_batches_sent_count(f.producer), f.fake->batch_count);
     if (getenv("KS_TEST_VERBOSE") != NULL) {
         printf("%d batches, %d early, %d requests\n", f.fake->batch_count, early, requests);
     }
