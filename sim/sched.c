@@ -615,6 +615,21 @@ uint64_t ks_world_run_until_idle(ks_world *world, ks_time_ns until_ns)
     while (run_one(world, until_ns)) {
         processed++;
     }
+    /* Cancelled entries past the limit are no pending events: drop them,
+     * so that a world holding only those counts as idle and keeps its clock
+     * at its last event. Entries are ordered by (time, sequence) alone, so
+     * removing them changes no later event's order. */
+    for (enum ks__heap_kind kind = first_heap(world); kind != KS__HEAP_COUNT;
+         kind = first_heap(world)) {
+        struct ks__heap *heap = &world->heaps[kind];
+        uint32_t slot = (uint32_t)(heap->entries[0].seq_slot & SLOT_MASK);
+        if (!world->pool[slot].cancelled) {
+            break;
+        }
+        heap_remove_root(heap);
+        heap->cancelled_count--;
+        event_free(world, slot);
+    }
     /* Stopped by the time limit rather than by running out of events. */
     if (first_heap(world) != KS__HEAP_COUNT && until_ns > world->now_ns) {
         world->now_ns = until_ns;

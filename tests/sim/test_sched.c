@@ -112,6 +112,27 @@ static void test_cancel(void)
     ks_test_env_deinit(&env);
 }
 
+/* A world left with only cancelled timers past the limit is idle: the clock
+ * stays at its last event, as when nothing at all is left. */
+static void test_idle_ignores_cancelled_timers(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 1, 2);
+    struct order_log log = { 0 };
+    struct tagged a = { &log, 1 }, b = { &log, 2 };
+    ks_world_schedule(env.world, 1, 100, 1, record_tag, &a);
+    ks_timer_id late = ks_world_schedule(env.world, 1, 5000, 1, record_tag, &b);
+    ks_world_cancel(env.world, late);
+    CU_ASSERT_EQUAL(ks_world_run_until_idle(env.world, 1000), 1);
+    CU_ASSERT_EQUAL(ks_world_now_ns(env.world), 100);
+    /* A live timer past the limit still moves the clock to the limit. */
+    ks_world_schedule(env.world, 1, 5000, 1, record_tag, &b);
+    CU_ASSERT_EQUAL(ks_world_run_until_idle(env.world, 1000), 0);
+    CU_ASSERT_EQUAL(ks_world_now_ns(env.world), 1000);
+    CU_ASSERT_EQUAL(log.count, 1);
+    ks_test_env_deinit(&env);
+}
+
 static void noop(ks_world *world, void *context)
 {
     (void)world;
@@ -449,6 +470,7 @@ void ks_test_register_sched(void)
     static const struct ks_test_case cases[] = {
         { "order_and_ties", test_order_and_ties },
         { "run_until_sets_clock", test_run_until_sets_clock },
+        { "run_until_idle: cancelled timers are not pending", test_idle_ignores_cancelled_timers },
         { "cancel", test_cancel },
         { "cancel_is_bounded", test_cancel_is_bounded },
         { "handlers_schedule", test_handlers_schedule },
