@@ -111,6 +111,9 @@
 **       process, -O2) went from 1,724 M to 1,591 M instructions and
 **       bench_scale 3 3 500 60 consumer's measured span from 630.3 M to
 **       617.7 M (issue 16).
+**   P15 a broker's led set holds exactly the partitions whose known leader
+**       it is, sorted (Cluster.partitionsForNode in ksim's order), and its
+**       drain index is not negative.
 **
 ** The ready index (P10, P11). RecordAccumulator.ready and drain visit every
 ** partition's deque at every sender loop (partitionReady, batchReady,
@@ -189,7 +192,14 @@
 ** DUPLICATE_SEQUENCE_NUMBER counts as success without an offset. Ordering with
 ** up to 5 in flight (TransactionManager / RecordAccumulator.drain): a batch that
 ** already has a sequence (a retry) is only resent when it is the partition's
-** lowest incomplete sequence, so retries go out one at a time and in order.
+** lowest incomplete sequence, so retries go out one at a time and in order,
+** and a fresh batch waits while its partition's sequence is unresolved (below)
+** or its old epoch's batches are unfinished. Such a partition does not just
+** give nothing: as RecordAccumulator.drainBatchesForOneNode breaks out of the
+** node's walk when shouldStopDrainBatchesForPartition holds, it ends the
+** request and keeps the broker's drain index on itself, so every drain of
+** that broker stops there and its other partitions wait as well until the
+** partition may go.
 ** OUT_OF_ORDER_SEQUENCE_NUMBER (KIP-360, Java 2.5+ for the idempotent producer):
 ** if the batch is not the next one expected (base != last acked + 1) an earlier
 ** batch is still pending: retry it unchanged. If it is the next one, the broker
@@ -203,7 +213,17 @@
 **
 ** Requests: as RecordAccumulator.drain, a Produce request to a broker takes
 ** at most one batch of each partition it leads (up to max.request.size,
-** 1 MiB, Kafka's default), and max.in.flight counts requests. A request is
+** 1 MiB, Kafka's default), and max.in.flight counts requests. The walk over
+** the broker's partitions starts at its drain index (nodesDrainIndex, per
+** node since Kafka 3.3, KAFKA-13834), a position in the partitions it leads
+** by the metadata (led_sets, P15), which every partition the walk visits
+** takes (updateDrainIndex): a walk that goes round leaves it on the partition
+** before its start, so the next request starts one earlier; a walk that
+** stops, at a batch past max.request.size or a partition idempotence holds
+** back, leaves it on that partition. Kafka walks Cluster.partitionsForNode,
+** in the order of a HashMap of the metadata; ksim walks the partitions by
+** number (a simplification; Kafka before 3.3 had one index for all nodes,
+** not modelled). A request is
 ** one network message (a PRODUCE_REQUESTS bundle of one PRODUCE_REQUEST per
 ** batch when it has several, core/proto.h), lost or delivered whole, and
 ** answered once (a PRODUCE_RESPONSES of every batch's answer in request
@@ -3747,6 +3767,29 @@ static void check_ready_index(const struct ks_producer *p)
     ks_assert(lingering == count[PLACE_LINGERING]);
 }
 
+/* P15: the led sets hold each partition with a known leader once, in its
+ * leader's set, sorted. */
+static void check_led_sets(const struct ks_producer *p)
+{
+    int32_t led = 0;
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        led += p->parts[i].leader >= 1 ? 1 : 0;
+    }
+    int32_t total = 0;
+    for (int32_t b = 1; b <= p->broker_count; b++) {
+        const struct part_set *set = &p->led_sets[b - 1];
+        ks_assert(p->drain_index[b - 1] >= 0);
+        for (int32_t k = 0; k < set->count; k++) {
+            ks_assert(p->parts[set->ids[k]].leader == b);
+            if (k > 0) {
+                ks_assert(set->ids[k - 1] < set->ids[k]);
+            }
+        }
+        total += set->count;
+    }
+    ks_assert(total == led);
+}
+
 /* P11: the live list is in creation order, with `batch_count` batches. */
 static void check_live_list(const struct ks_producer *p, int64_t batch_count)
 {
@@ -3888,6 +3931,7 @@ void ks_producer_check(const struct ks_producer *p)
     check_ready_index(p);                     /* P10 */
     check_live_list(p, batch_count);          /* P11 */
     check_brokers(p);                         /* P12 */
+    check_led_sets(p);                        /* P15 */
     /* P4: a new batch is admitted only within buffer.memory or when nothing
      * else is reserved, so only a lone batch may take the total past it. */
     if (p->reserved_bytes > p->config->buffer_memory_bytes) {
