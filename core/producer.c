@@ -111,6 +111,9 @@
 **       process, -O2) went from 1,724 M to 1,591 M instructions and
 **       bench_scale 3 3 500 60 consumer's measured span from 630.3 M to
 **       617.7 M (issue 16).
+**   P15 a broker's led set holds exactly the partitions whose known leader
+**       it is, sorted (Cluster.partitionsForNode in ksim's order), and its
+**       drain index is not negative.
 **
 ** The ready index (P10, P11). RecordAccumulator.ready and drain visit every
 ** partition's deque at every sender loop (partitionReady, batchReady,
@@ -189,7 +192,14 @@
 ** DUPLICATE_SEQUENCE_NUMBER counts as success without an offset. Ordering with
 ** up to 5 in flight (TransactionManager / RecordAccumulator.drain): a batch that
 ** already has a sequence (a retry) is only resent when it is the partition's
-** lowest incomplete sequence, so retries go out one at a time and in order.
+** lowest incomplete sequence, so retries go out one at a time and in order,
+** and a fresh batch waits while its partition's sequence is unresolved (below)
+** or its old epoch's batches are unfinished. Such a partition does not just
+** give nothing: as RecordAccumulator.drainBatchesForOneNode breaks out of the
+** node's walk when shouldStopDrainBatchesForPartition holds, it ends the
+** request and keeps the broker's drain index on itself, so every drain of
+** that broker stops there and its other partitions wait as well until the
+** partition may go.
 ** OUT_OF_ORDER_SEQUENCE_NUMBER (KIP-360, Java 2.5+ for the idempotent producer):
 ** if the batch is not the next one expected (base != last acked + 1) an earlier
 ** batch is still pending: retry it unchanged. If it is the next one, the broker
@@ -203,7 +213,17 @@
 **
 ** Requests: as RecordAccumulator.drain, a Produce request to a broker takes
 ** at most one batch of each partition it leads (up to max.request.size,
-** 1 MiB, Kafka's default), and max.in.flight counts requests. A request is
+** 1 MiB, Kafka's default), and max.in.flight counts requests. The walk over
+** the broker's partitions starts at its drain index (nodesDrainIndex, per
+** node since Kafka 3.3, KAFKA-13834), a position in the partitions it leads
+** by the metadata (led_sets, P15), which every partition the walk visits
+** takes (updateDrainIndex): a walk that goes round leaves it on the partition
+** before its start, so the next request starts one earlier; a walk that
+** stops, at a batch past max.request.size or a partition idempotence holds
+** back, leaves it on that partition. Kafka walks Cluster.partitionsForNode,
+** in the order of a HashMap of the metadata; ksim walks the partitions by
+** number (a simplification; Kafka before 3.3 had one index for all nodes,
+** not modelled). A request is
 ** one network message (a PRODUCE_REQUESTS bundle of one PRODUCE_REQUEST per
 ** batch when it has several, core/proto.h), lost or delivered whole, and
 ** answered once (a PRODUCE_RESPONSES of every batch's answer in request
@@ -518,7 +538,14 @@ struct ks_producer {
     struct pconn *conns;         /* broker_count, index = broker id - 1 */
     struct ks_sticky_partitioner sticky;
     int64_t reserved_bytes;
-    int32_t *drain_start; /* per broker (index id - 1): RecordAccumulator's drain index */
+    /* RecordAccumulator.nodesDrainIndex, per broker (index id - 1): where
+     * the next drain of the broker starts, a position in its led set, taken
+     * modulo the set's size when read (the set may have changed since). */
+    int32_t *drain_index;
+    /* The partitions each broker leads as the producer's metadata says,
+     * sorted (Cluster.partitionsForNode, which the drain index counts in;
+     * P15), index = broker id - 1. */
+    struct part_set *led_sets;
     /* The partitions with a non-empty queue (bit i of active_words: parts[i]),
      * so that the sender's passes visit only partitions that hold batches:
      * their cost follows the batches, not the topic's partition count (P7). */
@@ -1105,6 +1132,33 @@ static void ready_mark(struct ks_producer *p, int32_t partition)
     }
 }
 
+static void set_insert(struct part_set *set, int32_t partition);
+static void set_remove(struct part_set *set, int32_t partition);
+
+/* Sets what the producer knows of a partition's leader (-1: none) and
+ * leader epoch, keeping the brokers' led sets (P15), and marks it for the
+ * ready index when either changed. */
+static void set_leader(struct ks_producer *p, int32_t partition, int32_t leader,
+                       int32_t leader_epoch)
+{
+    struct ppart *part = &p->parts[partition];
+    ks_assert(leader == -1 || (leader >= 1 && leader <= p->broker_count));
+    if (leader == part->leader && leader_epoch == part->leader_epoch) {
+        return;
+    }
+    if (leader != part->leader) {
+        if (part->leader >= 1) {
+            set_remove(&p->led_sets[part->leader - 1], partition);
+        }
+        if (leader >= 1) {
+            set_insert(&p->led_sets[leader - 1], partition);
+        }
+    }
+    part->leader = leader;
+    part->leader_epoch = leader_epoch;
+    ready_mark(p, partition); /* another leader, or a new epoch that ends a KIP-951 backoff */
+}
+
 /* Call after every change to parts[partition].queue. */
 static void active_update(struct ks_producer *p, int32_t partition)
 {
@@ -1472,12 +1526,7 @@ static void on_metadata_response(struct ks_producer *p, const void *message, siz
         }
         int32_t leader =
             entries[i].leader >= 1 && entries[i].leader <= p->broker_count ? entries[i].leader : -1;
-        if (leader != part->leader || entries[i].leader_epoch != part->leader_epoch) {
-            /* Another leader, or a new epoch that ends a KIP-951 backoff. */
-            part->leader = leader;
-            part->leader_epoch = entries[i].leader_epoch;
-            ready_mark(p, partition);
-        }
+        set_leader(p, partition, leader, entries[i].leader_epoch);
         missing_leader |= part->leader < 0;
     }
     if (response->broker_count > 0) {
@@ -2574,7 +2623,11 @@ static bool batch_sendable(const struct ks_producer *p, const struct ppart *part
            batch_estimated_bytes(p, batch) >= p->config->batch_size_bytes; /* full */
 }
 
-/* RecordAccumulator.shouldStopDrainBatchesForPartition for idempotence. */
+/* RecordAccumulator.shouldStopDrainBatchesForPartition: whether the
+ * partition's head batch may not be drained yet, which stops the whole
+ * request (drain_one_request). Resets the partition's sequences when its
+ * old epoch's batches are all done (TransactionManager.
+ * maybeUpdateProducerIdAndEpoch, which Kafka calls right after). */
 static bool idempotence_blocks(struct ks_producer *p, struct ppart *part,
                                const struct pbatch *batch)
 {
@@ -2610,6 +2663,16 @@ static bool idempotence_blocks(struct ks_producer *p, struct ppart *part,
         part->next_sequence = 0;
         part->last_acked_sequence = -1;
         part->unresolved = false;
+    }
+    if (part->unresolved && !p->txn.enabled) {
+        /* TransactionManager.hasUnresolvedSequence: a batch that may have
+         * been written ended without an answer, and until the partition's
+         * in-flight batches are done (resolve_sequences) nobody knows what
+         * sequence the broker expects, so no new batch gets one. Not for a
+         * transactional producer: ksim has no abortUndrainedBatches, its
+         * abort waits for every queued batch, and its epoch bump, not
+         * resolve_sequences, ends the doubt (a simplification). */
+        return true;
     }
     return false;
 }
@@ -2991,24 +3054,41 @@ static const int32_t *drain_candidates(struct ks_producer *p, int32_t broker, in
 }
 
 /* RecordAccumulator.drainBatchesForOneNode: one request for broker with at
- * most one batch per partition it leads, starting after the partition
- * drained last. Returns the number of batches put in out[]. */
+ * most one batch per partition it leads. Returns the number of batches put
+ * in out[] (0 when the walk stopped at once).
+ *
+ * The walk starts at the broker's drain index (getDrainIndex, modulo the
+ * number of partitions it leads) and visits the broker's partitions in
+ * cyclic order, each taking the drain index as it is visited
+ * (updateDrainIndex), until it has been round once or stops: at a batch that
+ * would take the request past max.request.size, or at a partition that
+ * shouldStopDrainBatchesForPartition holds back (idempotence_blocks). A stop
+ * ends the whole request, not just that partition, and leaves the drain
+ * index at the partition it stopped at, so the next request starts there; a
+ * walk that went round leaves it at the partition before its start, so the
+ * next one starts one partition earlier. Only the partitions whose head
+ * batch is sendable can give a batch (P10), so only those are visited here:
+ * the others, empty or backing off, are passed over by Kafka's walk, which
+ * moves the drain index through them to the same end. The sets do not change
+ * during the walk: what a drain changes waits in dirty_ids for the next
+ * ready_refresh. */
 static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct pbatch **out,
                                  ks_time_ns now)
 {
-    int32_t count = 0;
-    int64_t bytes = 0;
-    int32_t *start = &p->drain_start[broker - 1];
-    int32_t last = -1;
-    /* The broker's partitions in cyclic order from *start, as the Java
-     * client walks the node's partitions from its drain index; only those
-     * whose head batch is sendable can give a batch (P10), so the others
-     * are not visited. The sets do not change during the walk: what a drain
-     * changes waits in dirty_ids for the next ready_refresh. */
     int32_t n = 0;
     const int32_t *ids = drain_candidates(p, broker, &n);
+    if (n == 0) {
+        return 0; /* not a ready node: Kafka does not drain it */
+    }
+    const struct part_set *led = &p->led_sets[broker - 1];
+    ks_assert(led->count >= n); /* every candidate is led by broker (P10, P15) */
+    int32_t *index = &p->drain_index[broker - 1];
+    int32_t start = *index % led->count;
     struct part_set view = { (int32_t *)ids, n, n };
-    int32_t from = set_lower_bound(&view, *start);
+    int32_t from = set_lower_bound(&view, led->ids[start]);
+    int32_t count = 0;
+    int64_t bytes = 0;
+    int32_t stopped_at = -1;
     for (int32_t k = 0; k < n; k++) {
         int32_t partition = ids[(from + k) % n];
         struct ppart *part = &p->parts[partition];
@@ -3017,23 +3097,26 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
         ks_assert(batch != NULL);
         ks_assert(batch_backoff_until(p, part, batch) <= now); /* P10 */
         /* A request takes batches while it stays within max.request.size
-         * (its first batch always). */
-        if (count > 0 &&
-            bytes + batch_estimated_bytes(p, batch) > p->config->max_request_size_bytes) {
+         * (its first batch always); a partition whose next batch may not go
+         * yet stops the request too. */
+        if ((count > 0 &&
+             bytes + batch_estimated_bytes(p, batch) > p->config->max_request_size_bytes) ||
+            idempotence_blocks(p, part, batch)) {
+            stopped_at = partition;
             break;
-        }
-        if (idempotence_blocks(p, part, batch)) {
-            continue;
         }
         g_queue_pop_head_link(&part->queue);
         active_update(p, partition);
         assign_sequence(p, part, batch);
         out[count++] = batch;
         bytes += batch_estimated_bytes(p, batch);
-        last = partition;
     }
-    if (last >= 0) {
-        *start = (last + 1) % p->partition_count;
+    if (stopped_at >= 0) {
+        int32_t position = set_lower_bound(led, stopped_at);
+        ks_assert(position < led->count && led->ids[position] == stopped_at);
+        *index = position;
+    } else {
+        *index = (start + led->count - 1) % led->count;
     }
     return count;
 }
@@ -3339,9 +3422,7 @@ static void update_leadership(struct ks_producer *p, int32_t partition,
     if (part->leader_epoch >= 0 && response->current_leader_epoch <= part->leader_epoch) {
         return;
     }
-    part->leader = response->current_leader_id;
-    part->leader_epoch = response->current_leader_epoch;
-    ready_mark(p, partition);
+    set_leader(p, partition, response->current_leader_id, response->current_leader_epoch);
 }
 
 /* Returns whether the response was an answer without an error, or ignored:
@@ -3688,6 +3769,29 @@ static void check_ready_index(const struct ks_producer *p)
     ks_assert(lingering == count[PLACE_LINGERING]);
 }
 
+/* P15: the led sets hold each partition with a known leader once, in its
+ * leader's set, sorted. */
+static void check_led_sets(const struct ks_producer *p)
+{
+    int32_t led = 0;
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        led += p->parts[i].leader >= 1 ? 1 : 0;
+    }
+    int32_t total = 0;
+    for (int32_t b = 1; b <= p->broker_count; b++) {
+        const struct part_set *set = &p->led_sets[b - 1];
+        ks_assert(p->drain_index[b - 1] >= 0);
+        for (int32_t k = 0; k < set->count; k++) {
+            ks_assert(p->parts[set->ids[k]].leader == b);
+            if (k > 0) {
+                ks_assert(set->ids[k - 1] < set->ids[k]);
+            }
+        }
+        total += set->count;
+    }
+    ks_assert(total == led);
+}
+
 /* P11: the live list is in creation order, with `batch_count` batches. */
 static void check_live_list(const struct ks_producer *p, int64_t batch_count)
 {
@@ -3829,6 +3933,7 @@ void ks_producer_check(const struct ks_producer *p)
     check_ready_index(p);                     /* P10 */
     check_live_list(p, batch_count);          /* P11 */
     check_brokers(p);                         /* P12 */
+    check_led_sets(p);                        /* P15 */
     /* P4: a new batch is admitted only within buffer.memory or when nothing
      * else is reserved, so only a lone batch may take the total past it. */
     if (p->reserved_bytes > p->config->buffer_memory_bytes) {
@@ -4255,7 +4360,8 @@ static void reset_client_state(struct ks_producer *p)
     p->expire_floor_ns = 0;
     p->record_timer = 0;
     for (int32_t b = 0; b < p->broker_count; b++) {
-        p->drain_start[b] = 0;
+        p->drain_index[b] = 0;    /* the Java producer's accumulator is new */
+        p->led_sets[b].count = 0; /* every leader is unknown again (above) */
         struct pconn *conn = &p->conns[b];
         ks_assert(conn->inflight->len == 0);
         conn_set_state(p, b + 1, CONN_DISCONNECTED);
@@ -4347,8 +4453,9 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
     }
     p->parts = calloc((size_t)p->partition_count, sizeof(*p->parts));
     p->conns = calloc((size_t)p->broker_count, sizeof(*p->conns));
-    p->drain_start = calloc((size_t)p->broker_count, sizeof(*p->drain_start));
-    ks_assert(p->drain_start != NULL);
+    p->drain_index = calloc((size_t)p->broker_count, sizeof(*p->drain_index));
+    p->led_sets = calloc((size_t)p->broker_count, sizeof(*p->led_sets));
+    ks_assert(p->drain_index != NULL && p->led_sets != NULL);
     p->active_words = calloc((size_t)(p->partition_count + 63) / 64, sizeof(*p->active_words));
     ks_assert(p->active_words != NULL);
     p->dirty_ids = calloc((size_t)p->partition_count, sizeof(*p->dirty_ids));
@@ -4473,7 +4580,7 @@ void ks_producer_free(struct ks_producer *p)
     }
     free(p->parts);
     free(p->conns);
-    free(p->drain_start);
+    free(p->drain_index);
     free(p->active_words);
     free(p->dirty_ids);
     free(p->backoff_heap.ids);
@@ -4482,7 +4589,9 @@ void ks_producer_free(struct ks_producer *p)
     for (int32_t b = 0; b < p->broker_count; b++) {
         free(p->ready_sets[b].ids);
         free(p->linger_sets[b].ids);
+        free(p->led_sets[b].ids);
     }
+    free(p->led_sets);
     free(p->ready_sets);
     free(p->linger_sets);
     free(p->value);

@@ -73,6 +73,8 @@ struct fake_cluster {
     int32_t drop_responses;            /* drop the next N produce responses (after appending) */
     bool silent[FAKE_BROKERS_MAX + 1]; /* no append, no answer */
     int16_t refuse_error[FAKE_BROKERS_MAX + 1]; /* answer every produce with this error */
+    int32_t
+        swallow[FAKE_PARTITIONS_MAX]; /* the next N batches of a partition: no append, no answer */
     /* observations */
     int32_t produce_requests; /* batches: one PRODUCE_REQUEST each, alone or in a bundle */
     int32_t bundles;          /* PRODUCE_REQUESTS messages */
@@ -265,6 +267,10 @@ static void fake_produce(struct fake_cluster *fake, ks_world *world, struct fake
     fake->batch_sequence[n] = batch.base_sequence;
     fake->batch_partition[n] = request->partition;
     fake->broker_of_batch[n] = node->broker_id;
+    if (fake->swallow[request->partition] > 0) {
+        fake->swallow[request->partition]--;
+        return;
+    }
 
     struct ks_produce_response response;
     memset(&response, 0, sizeof(response));
@@ -1318,6 +1324,112 @@ static void test_request_carries_one_batch_per_partition(void)
     fixture_deinit(&f);
 }
 
+/* RecordAccumulator.drainBatchesForOneNode's drain index (per node since
+ * Kafka 3.3, KAFKA-13834): each partition the walk visits becomes the
+ * index, so a walk that goes round leaves it at the partition before its
+ * start and the next request starts one partition earlier. Three
+ * partitions on one broker, one request at a time, no linger, no
+ * idempotence: no walk stops (every batch fits in max.request.size), so
+ * request k starts at partition (-k) mod 3 and carries its batches in
+ * cyclic order from there. (ksim before this started after the partition
+ * drained last: partition 0 first in every request of all three.) */
+static void test_drain_index_moves_back_one_per_walk(void)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 3);
+    f.config.max_in_flight = 1;
+    f.config.key_count = 30;
+    f.config.count = 600;
+    f.config.rate_per_s = 6000;
+    f.config.linger_ns = 0;
+    f.config.enable_idempotence = false;
+    fixture_start(&f);
+    fixture_run(&f, 2 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 600);
+    int32_t index = 0;
+    int32_t full_by_first[3] = { 0 };
+    int32_t n = 0;
+    while (n < f.fake->batch_count) {
+        int32_t m = n;
+        int32_t rank_before = -1;
+        while (m < f.fake->batch_count &&
+               f.fake->batch_arrival_ns[m] == f.fake->batch_arrival_ns[n]) {
+            int32_t rank = (f.fake->batch_partition[m] - index + 3) % 3;
+            CU_ASSERT(rank > rank_before); /* cyclic order from the drain index */
+            rank_before = rank;
+            m++;
+        }
+        if (m - n == 3) {
+            CU_ASSERT_EQUAL(f.fake->batch_partition[n], index);
+            full_by_first[index]++;
+        }
+        index = (index + 2) % 3; /* the partition before the walk's start */
+        n = m;
+    }
+    for (int32_t i = 0; i < 3; i++) {
+        CU_ASSERT(full_by_first[i] > 3); /* every partition takes its turn first */
+    }
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
+/* RecordAccumulator.shouldStopDrainBatchesForPartition ends the node's whole
+ * drain, not just the partition, and leaves the drain index there. An
+ * idempotent producer, two partitions on one broker: the broker swallows one
+ * batch of partition 0 (no append, no answer), so the later ones get
+ * OUT_OF_ORDER_SEQUENCE_NUMBER and wait as retries until the swallowed one,
+ * the partition's lowest sequence, is resolved by request.timeout.ms (1 s).
+ * From the first drain that meets partition 0's waiting retry, every drain
+ * of the broker starts and stops there: partition 1's batches, sendable all
+ * along, do not leave either (ksim before this skipped partition 0 and sent
+ * them). Once the timeout resends the swallowed batch, both go on: nothing
+ * lost, duplicated or reordered. */
+static void test_waiting_retry_stops_the_nodes_drain(void)
+{
+    struct fixture f;
+    fixture_init(&f, 1, 2);
+    f.config.key_count = 20;
+    f.config.count = 300;
+    f.config.rate_per_s = 100;
+    f.config.request_timeout_ns = 1000 * MS;
+    fixture_start(&f);
+    fixture_run(&f, 500 * MS); /* the broker has partition 0's producer state */
+    int32_t before = f.fake->batch_count;
+    f.fake->swallow[0] = 1;
+    fixture_run(&f, 5 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f.out.acked, 300);
+    CU_ASSERT_EQUAL(fake_duplicates(f.fake), 0);
+    CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
+    ks_time_ns swallowed = 0;
+    for (int32_t n = before; n < f.fake->batch_count && swallowed == 0; n++) {
+        if (f.fake->batch_partition[n] == 0) {
+            swallowed = f.fake->batch_arrival_ns[n];
+        }
+    }
+    CU_ASSERT_FATAL(swallowed > 500 * MS);
+    /* After the retries' first backoff (100 ms +-20 %), until the timeout. */
+    ks_time_ns from = swallowed + 200 * MS;
+    ks_time_ns to = swallowed + 950 * MS;
+    int32_t partition1_batches = 0;
+    for (int32_t n = before; n < f.fake->batch_count; n++) {
+        ks_time_ns at = f.fake->batch_arrival_ns[n];
+        partition1_batches += f.fake->batch_partition[n] == 1 && at > from && at < to;
+    }
+    int32_t partition1_sent = 0; /* records send() gave partition 1 in the window */
+    for (int64_t seq = 0; seq < 300; seq++) {
+        ks_time_ns sent = f.out.sent_ns_by_seq[seq];
+        partition1_sent += f.out.partition_by_seq[seq] == 1 && sent > from && sent < to;
+    }
+    CU_ASSERT(partition1_sent > 10);
+    CU_ASSERT_EQUAL(partition1_batches, 0);
+    if (getenv("KS_TEST_VERBOSE") != NULL) {
+        printf("swallowed at %" PRId64 " ms; partition 1: %d records sent, %d batches arrived\n",
+               (int64_t)(swallowed / MS), partition1_sent, partition1_batches);
+    }
+    check_each_record_once(&f);
+    fixture_deinit(&f);
+}
+
 static void unresolved_run(bool broker_appends, int64_t *unknown_out, int16_t *epoch_out,
                            int64_t *duplicates_out, int64_t *acked_out)
 {
@@ -1891,6 +2003,10 @@ void ks_test_register_producer(void)
         { "ack path: keyed records, offsets, sequences", test_ack_path_keyed },
         { "linger.ms holds a batch", test_linger_batching },
         { "a ready broker's request takes its young batches too", test_drain_takes_young_batches },
+        { "the drain index moves back one partition per walk",
+          test_drain_index_moves_back_one_per_walk },
+        { "a retry waiting for its turn stops the node's whole drain",
+          test_waiting_retry_stops_the_nodes_drain },
         { "batch.size closes a batch", test_size_batching },
         { "lost response duplicates without idempotence",
           test_lost_response_duplicates_without_idempotence },
