@@ -114,8 +114,11 @@
 **   8       4     relative offset of the batch that holds that timestamp
 **   12      ...   next entry
 **
-** Checkpoint files (text, UTF-8, one space between fields, '\n' after each
-** line; written to `<path>.tmp`, fsynced, renamed over `<path>`):
+** Checkpoint files (Kafka's CheckpointFile with OffsetCheckpointFile's or
+** LeaderEpochCheckpointFile's lines; text, UTF-8, one space between fields,
+** '\n' after each line; written to `<path>.tmp`, fsynced, renamed over
+** `<path>`; the numbers are formatted without printf, exactly as "%" PRId64
+** would print them):
 **
 **   LINE    DESCRIPTION
 **   1       version: "0"
@@ -504,24 +507,92 @@ static char **checkpoint_tokens(const char *text, int fields, int64_t *count_out
     return list;
 }
 
+/* Writes value in decimal at out; returns the characters written (at most
+ * 20). As "%" PRId64 prints it, without printf's parsing of the format. */
+static size_t format_int64(char *out, int64_t value)
+{
+    size_t sign = value < 0 ? 1 : 0;
+    if (sign) {
+        out[0] = '-';
+    }
+    uint64_t magnitude = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
+    return sign + (size_t)ks_write_decimal(out + sign, magnitude);
+}
+
+/* "0\n<count>\n": the version, and a count of at most 20 digits. */
+#define CHECKPOINT_HEADER_BYTES_MAX (2 + 20 + 1)
+/* " <int32> <int64>\n" after the topic. */
+#define CHECKPOINT_LINE_EXTRA_BYTES (1 + 11 + 1 + 20 + 1)
+
+void ks_checkpoint_text_init(struct ks_checkpoint_text *text, size_t entry_count_max,
+                             size_t topic_bytes_max)
+{
+    text->capacity = CHECKPOINT_HEADER_BYTES_MAX +
+                     entry_count_max * (topic_bytes_max + CHECKPOINT_LINE_EXTRA_BYTES);
+    text->data = g_malloc(text->capacity);
+    text->bytes = CHECKPOINT_HEADER_BYTES_MAX; /* the header goes in front at the end */
+    text->count = 0;
+    text->topic_bytes_max = topic_bytes_max;
+}
+
+void ks_checkpoint_text_add(struct ks_checkpoint_text *text, const char *topic, size_t topic_bytes,
+                            int32_t partition, int64_t offset)
+{
+    /* The line would not parse back with an empty name or a space in it. */
+    ks_assert(topic_bytes > 0 && topic_bytes <= text->topic_bytes_max);
+    ks_assert(memchr(topic, ' ', topic_bytes) == NULL);
+    ks_assert(text->bytes + topic_bytes + CHECKPOINT_LINE_EXTRA_BYTES <= text->capacity);
+    char *out = text->data + text->bytes;
+    memcpy(out, topic, topic_bytes);
+    size_t at = topic_bytes;
+    out[at++] = ' ';
+    at += format_int64(out + at, partition);
+    out[at++] = ' ';
+    at += format_int64(out + at, offset);
+    out[at++] = '\n';
+    text->bytes += at;
+    text->count++;
+}
+
+void ks_checkpoint_text_write(ks_world *world, ks_node_id node, const char *path,
+                              struct ks_checkpoint_text *text)
+{
+    /* The header, right-aligned in the room kept before the lines. */
+    char header[CHECKPOINT_HEADER_BYTES_MAX];
+    size_t header_bytes = 0;
+    header[header_bytes++] = '0';
+    header[header_bytes++] = '\n';
+    header_bytes += (size_t)ks_write_decimal(header + header_bytes, text->count);
+    header[header_bytes++] = '\n';
+    char *start = text->data + CHECKPOINT_HEADER_BYTES_MAX - header_bytes;
+    memcpy(start, header, header_bytes);
+    /* Kafka writes its offset checkpoints from scheduler threads
+     * (ReplicaManager.checkpointHighWatermarks from the
+     * highwatermark-checkpoint task, LogManager.checkpointLogRecoveryOffsets
+     * and checkpointLogStartOffsets from kafka-recovery-point-checkpoint and
+     * kafka-log-start-offset-checkpoint), so no request waits for them. */
+    size_t path_bytes = strlen(path);
+    char *tmp_path = g_malloc(path_bytes + sizeof(".tmp"));
+    memcpy(tmp_path, path, path_bytes);
+    memcpy(tmp_path + path_bytes, ".tmp", sizeof(".tmp"));
+    write_text_atomically(world, node, path, tmp_path, start,
+                          text->bytes - (CHECKPOINT_HEADER_BYTES_MAX - header_bytes),
+                          SYNC_BACKGROUND);
+    g_free(tmp_path);
+    g_free(text->data);
+    text->data = NULL;
+}
+
 void ks_checkpoint_write(ks_world *world, ks_node_id node, const char *path,
                          const struct ks_checkpoint_entry *entries, size_t entry_count)
 {
-    GString *text = g_string_new(NULL);
-    g_string_append_printf(text, "0\n%zu\n", entry_count);
+    struct ks_checkpoint_text text;
+    ks_checkpoint_text_init(&text, entry_count, KS_TOPIC_NAME_BYTES_MAX);
     for (size_t i = 0; i < entry_count; i++) {
-        ks_assert(entries[i].topic[0] != '\0');
-        ks_assert(strchr(entries[i].topic, ' ') == NULL);
-        g_string_append_printf(text, "%s %" PRId32 " %" PRId64 "\n", entries[i].topic,
+        ks_checkpoint_text_add(&text, entries[i].topic, strlen(entries[i].topic),
                                entries[i].partition, entries[i].offset);
     }
-    /* Kafka writes its offset checkpoints from scheduler threads
-     * (ReplicaManager's highwatermark-checkpoint, LogManager's
-     * kafka-recovery-point-checkpoint), so no request waits for them. */
-    char *tmp_path = g_strdup_printf("%s.tmp", path);
-    write_text_atomically(world, node, path, tmp_path, text->str, text->len, SYNC_BACKGROUND);
-    g_free(tmp_path);
-    g_string_free(text, TRUE);
+    ks_checkpoint_text_write(world, node, path, &text);
 }
 
 GArray *ks_checkpoint_read(ks_world *world, ks_node_id node, const char *path)
@@ -558,18 +629,6 @@ GArray *ks_checkpoint_read(ks_world *world, ks_node_id node, const char *path)
 }
 
 /* ---- leader epoch cache ------------------------------------------------------------- */
-
-/* Writes value in decimal at out; returns the characters written (at most
- * 20). As "%" PRId64 prints it, without printf's parsing of the format. */
-static size_t format_int64(char *out, int64_t value)
-{
-    size_t sign = value < 0 ? 1 : 0;
-    if (sign) {
-        out[0] = '-';
-    }
-    uint64_t magnitude = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
-    return sign + (size_t)ks_write_decimal(out + sign, magnitude);
-}
 
 #define EPOCH_LINE_BYTES_MAX   33 /* "<int32> <int64>\n" */
 #define EPOCH_TEXT_STACK_BYTES 512
