@@ -278,6 +278,8 @@ struct ks_checkpoint_text {
     size_t capacity;
     size_t count; /* lines */
     size_t topic_bytes_max;
+    const char *checked_topic; /* the last name checked, and its length */
+    size_t checked_topic_bytes;
 };
 void ks_checkpoint_text_init(struct ks_checkpoint_text *text, size_t entry_count_max,
                              size_t topic_bytes_max);
