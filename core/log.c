@@ -425,23 +425,14 @@ static enum ks_io_result file_sync(ks_file *file, enum sync_mode mode)
     return KS_IO_ERROR;
 }
 
-/* Writes bytes to `<path>.tmp` (tmp_path), fsyncs it and renames it over
- * path (the checkpoint format above). */
+/* Writes bytes to `<path>.tmp`, fsyncs it and renames it over path (the
+ * checkpoint format above; CheckpointFile.write), in one disk call
+ * (ks_disk_replace). A simulated I/O error leaves the old checkpoint in
+ * place, as a failed write in Kafka does (the next write retries). */
 static void write_text_atomically(ks_world *world, ks_node_id node, const char *path,
-                                  const char *tmp_path, const char *text, size_t text_bytes,
-                                  enum sync_mode mode)
+                                  const char *text, size_t text_bytes, enum sync_mode mode)
 {
-    enum ks_io_result result = KS_IO_OK;
-    ks_file *file = ks_disk_open(world, node, tmp_path, KS_DISK_CREATE | KS_DISK_TRUNCATE, &result);
-    ks_assert(file != NULL);
-    /* A simulated I/O error leaves the old checkpoint in place, as a failed
-     * write in Kafka does (the next write retries). */
-    bool written =
-        ks_disk_append(file, text, text_bytes) == KS_IO_OK && file_sync(file, mode) == KS_IO_OK;
-    ks_disk_close(file);
-    if (written) {
-        ks_disk_rename(world, node, tmp_path, path);
-    }
+    (void)ks_disk_replace(world, node, path, text, text_bytes, mode == SYNC_WAIT);
 }
 
 static char *read_text(ks_world *world, ks_node_id node, const char *path)
@@ -581,14 +572,9 @@ void ks_checkpoint_text_write(ks_world *world, ks_node_id node, const char *path
      * highwatermark-checkpoint task, LogManager.checkpointLogRecoveryOffsets
      * and checkpointLogStartOffsets from kafka-recovery-point-checkpoint and
      * kafka-log-start-offset-checkpoint), so no request waits for them. */
-    size_t path_bytes = strlen(path);
-    char *tmp_path = g_malloc(path_bytes + sizeof(".tmp"));
-    memcpy(tmp_path, path, path_bytes);
-    memcpy(tmp_path + path_bytes, ".tmp", sizeof(".tmp"));
-    write_text_atomically(world, node, path, tmp_path, start,
+    write_text_atomically(world, node, path, start,
                           text->bytes - (CHECKPOINT_HEADER_BYTES_MAX - header_bytes),
                           SYNC_BACKGROUND);
-    g_free(tmp_path);
     g_free(text->data);
     text->data = NULL;
 }
@@ -647,7 +633,7 @@ GArray *ks_checkpoint_read(ks_world *world, ks_node_id node, const char *path)
 /* Rewrites leader-epoch-checkpoint. LeaderEpochFileCache.assign flushes it
  * before returning (WAIT); truncateFromEndAsyncFlush and
  * truncateFromStartAsyncFlush leave the flush to the scheduler (BACKGROUND).
- * The text and both paths are put together in stack buffers (the heap
+ * The text and the path are put together in stack buffers (the heap
  * only for a cache of more than 15 entries or a folder name of hundreds of
  * bytes), the numbers by format_int64: a follower persists its cache at its
  * first append of every epoch, so at 12 x 10,000 this ran 6,089 times in
@@ -672,20 +658,16 @@ static void epoch_persist(struct ks_log *log, enum sync_mode mode)
         text[text_bytes++] = '\n';
     }
     ks_assert(text_bytes <= text_capacity);
-    /* "<dir>/leader-epoch-checkpoint" and the same with ".tmp". */
+    /* "<dir>/leader-epoch-checkpoint" (ks_disk_replace adds ".tmp"). */
     size_t dir_bytes = strlen(log->dir);
     size_t name_bytes = sizeof(EPOCH_CHECKPOINT_NAME) - 1;
-    size_t path_bytes = dir_bytes + 1 + name_bytes;
-    size_t paths_capacity = 2 * (path_bytes + 1) + 4;
+    size_t paths_capacity = dir_bytes + 1 + name_bytes + 1;
     char paths_stack[EPOCH_PATH_STACK_BYTES];
     char *path = paths_capacity <= sizeof(paths_stack) ? paths_stack : g_malloc(paths_capacity);
     memcpy(path, log->dir, dir_bytes);
     path[dir_bytes] = '/';
     memcpy(path + dir_bytes + 1, EPOCH_CHECKPOINT_NAME, name_bytes + 1);
-    char *tmp_path = path + path_bytes + 1;
-    memcpy(tmp_path, path, path_bytes);
-    memcpy(tmp_path + path_bytes, ".tmp", 5);
-    write_text_atomically(log->world, log->node, path, tmp_path, text, text_bytes, mode);
+    write_text_atomically(log->world, log->node, path, text, text_bytes, mode);
     if (path != paths_stack) {
         g_free(path);
     }
