@@ -595,6 +595,12 @@ guint ks__key_position(const void *base, guint count, size_t stride, int32_t top
  * HW, role, epoch or ISR): the fetch sessions visit it at their next serve
  * (S5). */
 void ks__serve_touch(struct ks_broker *broker, const struct ks__replica *replica);
+/* S5's visit list (broker_serve.c): the ascending union of awake (ascending,
+ * each once) and touched (each once, any order), every position below
+ * length, written to out (room for awake_count + touched_count); returns
+ * its length. */
+guint ks__serve_visit_union(const guint *awake, guint awake_count, const guint *touched,
+                            guint touched_count, guint length, guint *out);
 /* S9: a replica just opened (in broker->replicas) joins the reverse index
  * of the fetch sessions already holding its partition. */
 void ks__serve_link_replica(struct ks_broker *broker, struct ks__replica *replica);

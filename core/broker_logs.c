@@ -67,33 +67,46 @@ static const char *checkpoint_file(enum checkpoint_kind kind)
     return "";
 }
 
+/* One line per hosted partition, in hosting order (ReplicaManager.checkpointHighWatermarks,
+ * LogManager.checkpointLogRecoveryOffsets and checkpointLogStartOffsets; the
+ * format is CheckpointFile's, core/log.c). The lines go straight into the
+ * file's text: at 12 x 10,000 partitions each broker writes 2,500 lines every
+ * 5 s even when idle. */
 static void write_checkpoint(struct ks_broker *broker, enum checkpoint_kind kind)
 {
-    GArray *entries = g_array_new(FALSE, TRUE, sizeof(struct ks_checkpoint_entry));
+    size_t topic_bytes_max = 1;
+    for (int32_t t = 0; t < broker->topic_count; t++) {
+        size_t name_bytes = strlen(broker->topics[t].name);
+        topic_bytes_max = name_bytes > topic_bytes_max ? name_bytes : topic_bytes_max;
+    }
+    struct ks_checkpoint_text text;
+    ks_checkpoint_text_init(&text, broker->hosted->len, topic_bytes_max);
+    int32_t name_topic = -1; /* the topic whose name length name_bytes is */
+    size_t name_bytes = 0;
     for (guint i = 0; i < broker->hosted->len; i++) {
         struct ks__replica *replica = ks__hosted(broker, i);
         if (replica->log == NULL) {
             continue;
         }
-        struct ks_checkpoint_entry entry;
-        memset(&entry, 0, sizeof entry);
-        g_strlcpy(entry.topic, broker->topics[replica->topic_index].name, sizeof entry.topic);
-        entry.partition = replica->partition;
+        int64_t offset = 0;
         switch (kind) {
-        case CHECKPOINT_HW: entry.offset = replica->hw; break;
-        case CHECKPOINT_RECOVERY: entry.offset = ks_log_recovery_point(replica->log); break;
-        case CHECKPOINT_LOG_START: entry.offset = ks_log_start_offset(replica->log); break;
+        case CHECKPOINT_HW: offset = replica->hw; break;
+        case CHECKPOINT_RECOVERY: offset = ks_log_recovery_point(replica->log); break;
+        case CHECKPOINT_LOG_START: offset = ks_log_start_offset(replica->log); break;
         }
-        if (kind == CHECKPOINT_LOG_START && entry.offset == 0) {
+        if (kind == CHECKPOINT_LOG_START && offset == 0) {
             continue;
         }
-        g_array_append_val(entries, entry);
+        const char *name = broker->topics[replica->topic_index].name;
+        if (replica->topic_index != name_topic) {
+            name_topic = replica->topic_index;
+            name_bytes = strlen(name);
+        }
+        ks_checkpoint_text_add(&text, name, name_bytes, replica->partition, offset);
     }
     char path[64];
     g_snprintf(path, sizeof path, "%s/%s", broker->dir, checkpoint_file(kind));
-    ks_checkpoint_write(broker->world, (ks_node_id)broker->id, path,
-                        (const struct ks_checkpoint_entry *)(void *)entries->data, entries->len);
-    g_array_free(entries, TRUE);
+    ks_checkpoint_text_write(broker->world, (ks_node_id)broker->id, path, &text);
 }
 
 static void hw_checkpoint_tick(ks_world *world, void *context)

@@ -1064,35 +1064,81 @@ static struct ks__fetch_session *session_create(struct ks_broker *broker, int32_
     return session;
 }
 
-#define VISIT_INSERT_MAX 32 /* up to this many, a visit list is kept sorted as it is made */
+#define VISIT_INSERT_MAX 32 /* up to this many, a visit list is sorted as it is made */
 
-/* Adds the session position of (topic, partition), if the session holds it,
- * to list[0, *count): in order and once each when sorted, else at the end
- * (sorted and deduplicated afterwards). */
-static inline __attribute__((always_inline)) void visit_add_at(guint *list, guint *count,
-                                                               bool sorted, guint at)
+/* Adds the session position at to list[0, *count), in order and once. */
+static inline __attribute__((always_inline)) void visit_add_at(guint *list, guint *count, guint at)
 {
     guint j = *count;
-    if (sorted) {
-        while (j > 0 && list[j - 1] > at) {
-            j--;
-        }
-        if (j > 0 && list[j - 1] == at) {
-            return;
-        }
-        if (j < *count) { /* mostly it goes at the end: no libc call */
-            memmove(list + j + 1, list + j, (*count - j) * sizeof *list);
-        }
+    while (j > 0 && list[j - 1] > at) {
+        j--;
+    }
+    if (j > 0 && list[j - 1] == at) {
+        return;
+    }
+    if (j < *count) { /* mostly it goes at the end: no libc call */
+        memmove(list + j + 1, list + j, (*count - j) * sizeof *list);
     }
     list[j] = at;
     (*count)++;
 }
 
-static int compare_guint(const void *a, const void *b)
+#define VISIT_BITMAP_STACK_WORDS 256 /* positions below 16,384: the bitmap on the stack */
+
+static inline void visit_bit_set(uint64_t *bits, guint length, guint at)
 {
-    guint x = *(const guint *)a;
-    guint y = *(const guint *)b;
-    return (x > y) - (x < y);
+    ks_assert(at < length); /* S8 */
+    bits[at >> 6] |= UINT64_C(1) << (at & 63);
+}
+
+/* ks__serve_visit_union for at most VISIT_INSERT_MAX positions, inlined in
+ * session_visit: most serves visit a few partitions. */
+static inline __attribute__((always_inline)) guint
+visit_union_short(const guint *awake, guint awake_count, const guint *touched, guint touched_count,
+                  guint *out)
+{
+    guint count = 0;
+    /* S8: the awake ones by position; in order, so the sorted list takes
+     * each at its end. */
+    for (guint i = 0; i < awake_count; i++) {
+        visit_add_at(out, &count, awake[i]);
+    }
+    for (guint i = 0; i < touched_count; i++) {
+        visit_add_at(out, &count, touched[i]);
+    }
+    return count;
+}
+
+guint ks__serve_visit_union(const guint *awake, guint awake_count, const guint *touched,
+                            guint touched_count, guint length, guint *out)
+{
+    if (awake_count + touched_count <= VISIT_INSERT_MAX) {
+        return visit_union_short(awake, awake_count, touched, touched_count, out);
+    }
+    guint count = 0;
+    /* The same ascending list, each position once, from a bitmap of the
+     * session's positions: one bit per partition to clear and scan instead
+     * of a qsort of every position and a pass for duplicates (at 12 x
+     * 10,000 with 5,000 records/s the qsort was 2.4 % of the run). */
+    guint words = (length + 63) / 64;
+    uint64_t bits_stack[VISIT_BITMAP_STACK_WORDS];
+    uint64_t *bits = words <= VISIT_BITMAP_STACK_WORDS ? bits_stack : g_new(uint64_t, words);
+    memset(bits, 0, words * sizeof *bits);
+    for (guint i = 0; i < awake_count; i++) {
+        visit_bit_set(bits, length, awake[i]);
+    }
+    for (guint i = 0; i < touched_count; i++) {
+        visit_bit_set(bits, length, touched[i]);
+    }
+    for (guint w = 0; w < words; w++) {
+        for (uint64_t word = bits[w]; word != 0; word &= word - 1) {
+            out[count++] = w * 64 + (guint)__builtin_ctzll(word);
+        }
+    }
+    if (bits != bits_stack) {
+        g_free(bits);
+    }
+    return count;
 }
 
 /* S5: the positions of the partitions a serve of the session visits, in
@@ -1124,29 +1170,15 @@ static GArray *session_visit(struct ks_broker *broker, struct ks__fetch_session 
     GArray *visit = visits_take(broker);
     ks_array_set_size(visit, bound);
     guint *list = (guint *)(void *)visit->data;
-    guint count = 0;
-    bool sorted = bound <= VISIT_INSERT_MAX;
-    /* S8: the awake ones by position; in order, so the sorted list takes
-     * each at its end. */
-    const guint *awake = (const guint *)(const void *)session->awake->data;
-    for (guint i = 0; i < session->awake->len; i++) {
-        visit_add_at(list, &count, sorted, awake[i]);
-    }
     for (guint i = 0; i < touched_count; i++) {
         session_part(session, touched[i])->touched = false;
-        visit_add_at(list, &count, sorted, touched[i]);
     }
+    const guint *awake = (const guint *)(const void *)session->awake->data;
+    guint count = bound <= VISIT_INSERT_MAX
+                      ? visit_union_short(awake, session->awake->len, touched, touched_count, list)
+                      : ks__serve_visit_union(awake, session->awake->len, touched, touched_count,
+                                              session->partitions->len, list);
     ks_array_set_size(session->touched, 0);
-    if (!sorted) {
-        qsort(list, count, sizeof *list, compare_guint);
-        guint kept = 0;
-        for (guint i = 0; i < count; i++) {
-            if (kept == 0 || list[kept - 1] != list[i]) {
-                list[kept++] = list[i];
-            }
-        }
-        count = kept;
-    }
     ks_array_set_size(visit, count);
     session->visit_all = false;
     /* Awake until session_settle finds them quiet. */

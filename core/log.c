@@ -114,8 +114,11 @@
 **   8       4     relative offset of the batch that holds that timestamp
 **   12      ...   next entry
 **
-** Checkpoint files (text, UTF-8, one space between fields, '\n' after each
-** line; written to `<path>.tmp`, fsynced, renamed over `<path>`):
+** Checkpoint files (Kafka's CheckpointFile with OffsetCheckpointFile's or
+** LeaderEpochCheckpointFile's lines; text, UTF-8, one space between fields,
+** '\n' after each line; written to `<path>.tmp`, fsynced, renamed over
+** `<path>`; the numbers are formatted without printf, exactly as "%" PRId64
+** would print them):
 **
 **   LINE    DESCRIPTION
 **   1       version: "0"
@@ -422,23 +425,14 @@ static enum ks_io_result file_sync(ks_file *file, enum sync_mode mode)
     return KS_IO_ERROR;
 }
 
-/* Writes bytes to `<path>.tmp` (tmp_path), fsyncs it and renames it over
- * path (the checkpoint format above). */
+/* Writes bytes to `<path>.tmp`, fsyncs it and renames it over path (the
+ * checkpoint format above; CheckpointFile.write), in one disk call
+ * (ks_disk_replace). A simulated I/O error leaves the old checkpoint in
+ * place, as a failed write in Kafka does (the next write retries). */
 static void write_text_atomically(ks_world *world, ks_node_id node, const char *path,
-                                  const char *tmp_path, const char *text, size_t text_bytes,
-                                  enum sync_mode mode)
+                                  const char *text, size_t text_bytes, enum sync_mode mode)
 {
-    enum ks_io_result result = KS_IO_OK;
-    ks_file *file = ks_disk_open(world, node, tmp_path, KS_DISK_CREATE | KS_DISK_TRUNCATE, &result);
-    ks_assert(file != NULL);
-    /* A simulated I/O error leaves the old checkpoint in place, as a failed
-     * write in Kafka does (the next write retries). */
-    bool written =
-        ks_disk_append(file, text, text_bytes) == KS_IO_OK && file_sync(file, mode) == KS_IO_OK;
-    ks_disk_close(file);
-    if (written) {
-        ks_disk_rename(world, node, tmp_path, path);
-    }
+    (void)ks_disk_replace(world, node, path, text, text_bytes, mode == SYNC_WAIT);
 }
 
 static char *read_text(ks_world *world, ks_node_id node, const char *path)
@@ -504,24 +498,97 @@ static char **checkpoint_tokens(const char *text, int fields, int64_t *count_out
     return list;
 }
 
+/* Writes value in decimal at out; returns the characters written (at most
+ * 20). As "%" PRId64 prints it, without printf's parsing of the format.
+ * Inlined: twice per checkpoint line. */
+static inline __attribute__((always_inline)) size_t format_int64(char *out, int64_t value)
+{
+    size_t sign = value < 0 ? 1 : 0;
+    if (sign) {
+        out[0] = '-';
+    }
+    uint64_t magnitude = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
+    return sign + (size_t)ks_write_decimal(out + sign, magnitude);
+}
+
+/* "0\n<count>\n": the version, and a count of at most 20 digits. */
+#define CHECKPOINT_HEADER_BYTES_MAX (2 + 20 + 1)
+/* " <int32> <int64>\n" after the topic. */
+#define CHECKPOINT_LINE_EXTRA_BYTES (1 + 11 + 1 + 20 + 1)
+
+void ks_checkpoint_text_init(struct ks_checkpoint_text *text, size_t entry_count_max,
+                             size_t topic_bytes_max)
+{
+    text->capacity = CHECKPOINT_HEADER_BYTES_MAX +
+                     entry_count_max * (topic_bytes_max + CHECKPOINT_LINE_EXTRA_BYTES);
+    text->data = g_malloc(text->capacity);
+    text->bytes = CHECKPOINT_HEADER_BYTES_MAX; /* the header goes in front at the end */
+    text->count = 0;
+    text->topic_bytes_max = topic_bytes_max;
+    text->checked_topic = NULL;
+    text->checked_topic_bytes = 0;
+}
+
+void ks_checkpoint_text_add(struct ks_checkpoint_text *text, const char *topic, size_t topic_bytes,
+                            int32_t partition, int64_t offset)
+{
+    /* The line would not parse back with an empty name or a space in it;
+     * a name is checked when it changes (the broker passes each topic's
+     * name with the same pointer, line after line). */
+    if (topic != text->checked_topic) {
+        ks_assert(topic_bytes > 0 && topic_bytes <= text->topic_bytes_max);
+        ks_assert(memchr(topic, ' ', topic_bytes) == NULL);
+        text->checked_topic = topic;
+        text->checked_topic_bytes = topic_bytes;
+    }
+    ks_assert(topic_bytes == text->checked_topic_bytes);
+    ks_assert(text->bytes + topic_bytes + CHECKPOINT_LINE_EXTRA_BYTES <= text->capacity);
+    char *out = text->data + text->bytes;
+    memcpy(out, topic, topic_bytes);
+    size_t at = topic_bytes;
+    out[at++] = ' ';
+    at += format_int64(out + at, partition);
+    out[at++] = ' ';
+    at += format_int64(out + at, offset);
+    out[at++] = '\n';
+    text->bytes += at;
+    text->count++;
+}
+
+void ks_checkpoint_text_write(ks_world *world, ks_node_id node, const char *path,
+                              struct ks_checkpoint_text *text)
+{
+    /* The header, right-aligned in the room kept before the lines. */
+    char header[CHECKPOINT_HEADER_BYTES_MAX];
+    size_t header_bytes = 0;
+    header[header_bytes++] = '0';
+    header[header_bytes++] = '\n';
+    header_bytes += (size_t)ks_write_decimal(header + header_bytes, text->count);
+    header[header_bytes++] = '\n';
+    char *start = text->data + CHECKPOINT_HEADER_BYTES_MAX - header_bytes;
+    memcpy(start, header, header_bytes);
+    /* Kafka writes its offset checkpoints from scheduler threads
+     * (ReplicaManager.checkpointHighWatermarks from the
+     * highwatermark-checkpoint task, LogManager.checkpointLogRecoveryOffsets
+     * and checkpointLogStartOffsets from kafka-recovery-point-checkpoint and
+     * kafka-log-start-offset-checkpoint), so no request waits for them. */
+    write_text_atomically(world, node, path, start,
+                          text->bytes - (CHECKPOINT_HEADER_BYTES_MAX - header_bytes),
+                          SYNC_BACKGROUND);
+    g_free(text->data);
+    text->data = NULL;
+}
+
 void ks_checkpoint_write(ks_world *world, ks_node_id node, const char *path,
                          const struct ks_checkpoint_entry *entries, size_t entry_count)
 {
-    GString *text = g_string_new(NULL);
-    g_string_append_printf(text, "0\n%zu\n", entry_count);
+    struct ks_checkpoint_text text;
+    ks_checkpoint_text_init(&text, entry_count, KS_TOPIC_NAME_BYTES_MAX);
     for (size_t i = 0; i < entry_count; i++) {
-        ks_assert(entries[i].topic[0] != '\0');
-        ks_assert(strchr(entries[i].topic, ' ') == NULL);
-        g_string_append_printf(text, "%s %" PRId32 " %" PRId64 "\n", entries[i].topic,
+        ks_checkpoint_text_add(&text, entries[i].topic, strlen(entries[i].topic),
                                entries[i].partition, entries[i].offset);
     }
-    /* Kafka writes its offset checkpoints from scheduler threads
-     * (ReplicaManager's highwatermark-checkpoint, LogManager's
-     * kafka-recovery-point-checkpoint), so no request waits for them. */
-    char *tmp_path = g_strdup_printf("%s.tmp", path);
-    write_text_atomically(world, node, path, tmp_path, text->str, text->len, SYNC_BACKGROUND);
-    g_free(tmp_path);
-    g_string_free(text, TRUE);
+    ks_checkpoint_text_write(world, node, path, &text);
 }
 
 GArray *ks_checkpoint_read(ks_world *world, ks_node_id node, const char *path)
@@ -559,18 +626,6 @@ GArray *ks_checkpoint_read(ks_world *world, ks_node_id node, const char *path)
 
 /* ---- leader epoch cache ------------------------------------------------------------- */
 
-/* Writes value in decimal at out; returns the characters written (at most
- * 20). As "%" PRId64 prints it, without printf's parsing of the format. */
-static size_t format_int64(char *out, int64_t value)
-{
-    size_t sign = value < 0 ? 1 : 0;
-    if (sign) {
-        out[0] = '-';
-    }
-    uint64_t magnitude = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
-    return sign + (size_t)ks_write_decimal(out + sign, magnitude);
-}
-
 #define EPOCH_LINE_BYTES_MAX   33 /* "<int32> <int64>\n" */
 #define EPOCH_TEXT_STACK_BYTES 512
 #define EPOCH_PATH_STACK_BYTES 512
@@ -578,7 +633,7 @@ static size_t format_int64(char *out, int64_t value)
 /* Rewrites leader-epoch-checkpoint. LeaderEpochFileCache.assign flushes it
  * before returning (WAIT); truncateFromEndAsyncFlush and
  * truncateFromStartAsyncFlush leave the flush to the scheduler (BACKGROUND).
- * The text and both paths are put together in stack buffers (the heap
+ * The text and the path are put together in stack buffers (the heap
  * only for a cache of more than 15 entries or a folder name of hundreds of
  * bytes), the numbers by format_int64: a follower persists its cache at its
  * first append of every epoch, so at 12 x 10,000 this ran 6,089 times in
@@ -603,20 +658,16 @@ static void epoch_persist(struct ks_log *log, enum sync_mode mode)
         text[text_bytes++] = '\n';
     }
     ks_assert(text_bytes <= text_capacity);
-    /* "<dir>/leader-epoch-checkpoint" and the same with ".tmp". */
+    /* "<dir>/leader-epoch-checkpoint" (ks_disk_replace adds ".tmp"). */
     size_t dir_bytes = strlen(log->dir);
     size_t name_bytes = sizeof(EPOCH_CHECKPOINT_NAME) - 1;
-    size_t path_bytes = dir_bytes + 1 + name_bytes;
-    size_t paths_capacity = 2 * (path_bytes + 1) + 4;
+    size_t paths_capacity = dir_bytes + 1 + name_bytes + 1;
     char paths_stack[EPOCH_PATH_STACK_BYTES];
     char *path = paths_capacity <= sizeof(paths_stack) ? paths_stack : g_malloc(paths_capacity);
     memcpy(path, log->dir, dir_bytes);
     path[dir_bytes] = '/';
     memcpy(path + dir_bytes + 1, EPOCH_CHECKPOINT_NAME, name_bytes + 1);
-    char *tmp_path = path + path_bytes + 1;
-    memcpy(tmp_path, path, path_bytes);
-    memcpy(tmp_path + path_bytes, ".tmp", 5);
-    write_text_atomically(log->world, log->node, path, tmp_path, text, text_bytes, mode);
+    write_text_atomically(log->world, log->node, path, text, text_bytes, mode);
     if (path != paths_stack) {
         g_free(path);
     }

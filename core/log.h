@@ -263,6 +263,30 @@ struct ks_checkpoint_entry {
 /* Writes `<name>.tmp`, fsyncs, renames over `path`. */
 void ks_checkpoint_write(ks_world *world, ks_node_id node, const char *path,
                          const struct ks_checkpoint_entry *entries, size_t entry_count);
+
+/* The same file put together line by line, for a writer with the entries
+ * elsewhere (the broker's partitions): one buffer sized up front by
+ * ks_checkpoint_text_init for at most entry_count_max lines with names of at
+ * most topic_bytes_max bytes, numbers written without printf. The broker
+ * writes one line per hosted partition every 5 s (replication offsets) and
+ * every 60 s (recovery points, log starts), so the lines must be cheap.
+ * ks_checkpoint_text_write writes the file as ks_checkpoint_write does, byte
+ * for byte, and releases the buffer. */
+struct ks_checkpoint_text {
+    char *data;   /* header room, then the lines */
+    size_t bytes; /* used, header room included */
+    size_t capacity;
+    size_t count; /* lines */
+    size_t topic_bytes_max;
+    const char *checked_topic; /* the last name checked, and its length */
+    size_t checked_topic_bytes;
+};
+void ks_checkpoint_text_init(struct ks_checkpoint_text *text, size_t entry_count_max,
+                             size_t topic_bytes_max);
+void ks_checkpoint_text_add(struct ks_checkpoint_text *text, const char *topic, size_t topic_bytes,
+                            int32_t partition, int64_t offset);
+void ks_checkpoint_text_write(ks_world *world, ks_node_id node, const char *path,
+                              struct ks_checkpoint_text *text);
 /* Reads a checkpoint file; returns a GArray of ks_checkpoint_entry owned by the
  * caller, or NULL if the file is missing or malformed. */
 GArray *ks_checkpoint_read(ks_world *world, ks_node_id node, const char *path);

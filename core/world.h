@@ -169,6 +169,15 @@ enum ks_io_result ks_disk_truncate(ks_file *file, int64_t size_bytes);
 enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *from,
                                  const char *to);
 enum ks_io_result ks_disk_delete(ks_world *world, ks_node_id node, const char *path);
+/* Replaces path's content with bytes atomically, as writing `<path>.tmp`
+ * (ks_disk_open with KS_DISK_CREATE | KS_DISK_TRUNCATE, ks_disk_append),
+ * fsyncing it (ks_disk_fsync when wait, else ks_disk_fsync_background),
+ * closing it and renaming it over path do (Kafka's CheckpointFile.write:
+ * temporary file, flush, atomic move): the same durability, cost, page-cache
+ * and writeback effects, crash and power-loss outcome and result (a failed
+ * write leaves `<path>.tmp` and path as they were), for less work. */
+enum ks_io_result ks_disk_replace(ks_world *world, ks_node_id node, const char *path,
+                                  const void *bytes, size_t byte_count, bool wait);
 bool ks_disk_exists(ks_world *world, ks_node_id node, const char *path);
 /* Creates a folder and its parents (durable at once). */
 enum ks_io_result ks_disk_mkdir(ks_world *world, ks_node_id node, const char *path);

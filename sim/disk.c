@@ -202,6 +202,16 @@
 ** 16,000 instructions in the disk calls to 7,700 (ks_disk_rename 8,700 to
 ** 4,000) and from six host calls to four (open, pwrite, rename, close).
 ** H4: the path table hashes with path_hash, a word at a time.
+** H5: ks_disk_replace does the whole rewrite (open `<path>.tmp`, append,
+** fsync, close, rename) in one call with the same model changes in the same
+** order and the same host calls, but the new record enters the path table
+** only under `path`'s key, in place of the replaced one: no `.tmp` key is
+** inserted and stolen per rewrite, so the table keeps no deleted-entry
+** markers from them (at 12 x 10,000 with 5,000 records/s: 820 M to 786 M
+** instructions in 5 simulated seconds). Fewer host calls would need the
+** new bytes written over the old file in place, which gives up the host
+** file's atomicity and cannot see a stray `.tmp` on the host (which the
+** general calls take as an existing durable file) without a stat.
 */
 #include "world_int.h"
 #include "../core/array.h"
@@ -1678,6 +1688,138 @@ enum ks_io_result ks_disk_rename(ks_world *world, ks_node_id node, const char *f
     g_free(real_from);
     g_free(real_to);
     return KS_IO_OK;
+}
+
+/* The general ks_disk_replace: the calls it stands for, one by one. */
+static enum ks_io_result replace_by_calls(ks_world *world, ks_node_id node, const char *path,
+                                          const char *tmp_path, const void *bytes,
+                                          size_t byte_count, bool wait)
+{
+    enum ks_io_result result = KS_IO_OK;
+    ks_file *file = ks_disk_open(world, node, tmp_path, KS_DISK_CREATE | KS_DISK_TRUNCATE, &result);
+    ks_assert(file != NULL);
+    result = ks_disk_append(file, bytes, byte_count);
+    if (result == KS_IO_OK) {
+        result = fsync_file(file, wait);
+    }
+    ks_disk_close(file);
+    if (result == KS_IO_OK) {
+        result = ks_disk_rename(world, node, tmp_path, path);
+    }
+    return result;
+}
+
+/* H5: ks_disk_replace when `<path>.tmp` is unknown to the world and absent
+ * on the host, and no handle is open on `path` (every checkpoint rewrite):
+ * the same model changes as ks_disk_open (create, truncate), ks_disk_append,
+ * the fsync, ks_disk_close and rename_known_file, in that order, and the
+ * same host calls (open, pwrite, rename, and the replaced file's close),
+ * but the new record never enters the path table under the `.tmp` name: it
+ * takes `path`'s key at the end, as a rename does. At 12 x 10,000 with
+ * 5,000 records/s the 12,000 leader-epoch rewrites of 5 s inserted and
+ * stole a `.tmp` key each, and the deleted-entry markers made GHashTable
+ * rebuild its 150,000 entries again and again (10.9 M instructions).
+ * Returns false, having changed nothing, when replace_by_calls must do it. */
+static bool replace_fast(ks_world *world, ks_node_id node, const char *path, const char *tmp_path,
+                         const void *bytes, size_t byte_count, bool wait,
+                         enum ks_io_result *result_out)
+{
+    if (record_lookup(world, tmp_path) != NULL) {
+        return false;
+    }
+    struct ks__file_record *replaced = record_lookup(world, path);
+    if (replaced != NULL && replaced->handle_count > 0) {
+        return false; /* the general rename pins its descriptor */
+    }
+    flusher_catch_up(world, node);
+    char *real_tmp = real_path(world, tmp_path);
+    int fd = create_file(world, real_tmp);
+    if (fd == CREATE_FAILED) {
+        g_free(real_tmp);
+        host_escape(world);
+    }
+    if (fd < 0) {
+        g_free(real_tmp);
+        return false; /* the host has a `.tmp` the world does not know */
+    }
+    /* ks_disk_open(tmp_path, KS_DISK_CREATE | KS_DISK_TRUNCATE) of a new
+     * file, outside the path table. */
+    struct ks__file_record *record = record_new(tmp_path, node, 0, 0);
+    record_account(world, record);
+    record_adopt_fd(world, record, fd);
+    record_truncate(world, record, 0);
+    record->handle_count++;
+    ks_file file = { .world = world, .record = record, .prev = NULL, .next = NULL };
+    enum ks_io_result result = ks_disk_append(&file, bytes, byte_count);
+    if (result == KS_IO_OK) {
+        result = fsync_file(&file, wait);
+    }
+    /* ks_disk_close */
+    record->handle_count--;
+    record_flush(world, record);
+    stage_release(record);
+    /* ks_disk_rename(tmp_path, path): rename_known_file; on a failed write
+     * the `.tmp` stays, as a file the world knows. */
+    flusher_catch_up(world, node);
+    if (result != KS_IO_OK) {
+        g_hash_table_insert(world->files, record->path, record);
+        g_free(real_tmp);
+        *result_out = result;
+        return true;
+    }
+    char *real_to = real_path(world, path);
+    if (rename(real_tmp, real_to) != 0) {
+        if (errno != ENOENT) {
+            host_fail_real(world, "rename", real_tmp);
+        }
+        /* Removed behind the world's back: ks_disk_rename's general path
+         * answers so, the record staying under its `.tmp` name. */
+        g_hash_table_insert(world->files, record->path, record);
+        g_free(real_to);
+        g_free(real_tmp);
+        *result_out = KS_IO_NOT_FOUND;
+        return true;
+    }
+    g_free(real_to);
+    g_free(real_tmp);
+    g_free(record->path);
+    if (replaced != NULL) {
+        record->path = replaced->path; /* the table's key for path: a new value there */
+        replaced->path = g_strdup(tmp_path);
+        g_hash_table_insert(world->files, record->path, record);
+        record_unaccount(world, replaced);
+        record_destroy(world, replaced);
+    } else {
+        record->path = g_strdup(path);
+        g_hash_table_insert(world->files, record->path, record);
+    }
+    *result_out = KS_IO_OK;
+    return true;
+}
+
+enum ks_io_result ks_disk_replace(ks_world *world, ks_node_id node, const char *path,
+                                  const void *bytes, size_t byte_count, bool wait)
+{
+    g_autofree char *view_path = ks__view_path(world, path);
+    path = view_path != NULL ? view_path : path;
+    node = ks__view_global(world, node);
+    world = world->root;
+    check_path(path, false);
+    ks_assert(node < world->node_count);
+    size_t path_bytes = strlen(path);
+    char tmp_stack[256];
+    char *tmp_path = path_bytes + 5 <= sizeof tmp_stack ? tmp_stack : g_malloc(path_bytes + 5);
+    memcpy(tmp_path, path, path_bytes);
+    memcpy(tmp_path + path_bytes, ".tmp", 5);
+    enum ks_io_result result = KS_IO_OK;
+    bool done = replace_fast(world, node, path, tmp_path, bytes, byte_count, wait, &result);
+    if (!done) {
+        result = replace_by_calls(world, node, path, tmp_path, bytes, byte_count, wait);
+    }
+    if (tmp_path != tmp_stack) {
+        g_free(tmp_path);
+    }
+    return result;
 }
 
 enum ks_io_result ks_disk_delete(ks_world *world, ks_node_id node, const char *path)

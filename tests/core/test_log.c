@@ -678,6 +678,112 @@ static void test_checkpoint_round_trip_and_malformed(void)
     ks_test_env_deinit(&env);
 }
 
+/* The checkpoint text is formatted without printf: byte for byte what
+ * "%s %" PRId32 " %" PRId64 "\n" gives, for the numbers' edges (no offset
+ * written today is negative, but a HW or a recovery point of -1 must still
+ * round-trip as printf wrote it), for a name of the longest legal length,
+ * for no lines at all, and through the line-by-line path with lines
+ * skipped (as the log-start checkpoint skips zeros), read back. */
+static void test_checkpoint_text_matches_printf(void)
+{
+    struct ks_test_env env;
+    ks_test_env_init(&env, 9, 2);
+    static const int32_t partitions[] = { 0, 1, 9, 10, 99, 100, 12345, INT32_MAX, -1, INT32_MIN };
+    static const int64_t offsets[] = { 0,
+                                       -1,
+                                       1,
+                                       9,
+                                       10,
+                                       99,
+                                       100,
+                                       999999999,
+                                       1000000000,
+                                       INT64_C(4294967296),
+                                       INT64_C(999999999999999999),
+                                       INT64_C(1000000000000000000),
+                                       INT64_MAX,
+                                       INT64_MIN,
+                                       INT64_MIN + 1,
+                                       -10 };
+    char long_name[KS_TOPIC_NAME_BYTES_MAX + 1];
+    memset(long_name, 'x', KS_TOPIC_NAME_BYTES_MAX);
+    long_name[KS_TOPIC_NAME_BYTES_MAX] = '\0';
+    const char *names[] = { "a", "orders", "__consumer_offsets", long_name };
+    size_t count = KS_ARRAY_COUNT(partitions) * KS_ARRAY_COUNT(offsets);
+    struct ks_checkpoint_entry *entries = g_new0(struct ks_checkpoint_entry, count);
+    GString *expected = g_string_new(NULL);
+    g_string_append_printf(expected, "0\n%zu\n", count);
+    size_t n = 0;
+    for (size_t p = 0; p < KS_ARRAY_COUNT(partitions); p++) {
+        for (size_t o = 0; o < KS_ARRAY_COUNT(offsets); o++) {
+            const char *name = names[n % KS_ARRAY_COUNT(names)];
+            g_strlcpy(entries[n].topic, name, sizeof entries[n].topic);
+            entries[n].partition = partitions[p];
+            entries[n].offset = offsets[o];
+            g_string_append_printf(expected, "%s %" PRId32 " %" PRId64 "\n", name, partitions[p],
+                                   offsets[o]);
+            n++;
+        }
+    }
+    const char *file = "broker-1/recovery-point-offset-checkpoint";
+    char *path = ks_world_real_path(env.world, file);
+    ks_checkpoint_write(env.world, LOG_NODE, file, entries, count);
+    gchar *text = NULL;
+    gsize text_bytes = 0;
+    CU_ASSERT_FATAL(g_file_get_contents(path, &text, &text_bytes, NULL));
+    CU_ASSERT_EQUAL(text_bytes, expected->len);
+    CU_ASSERT_STRING_EQUAL(text, expected->str);
+    g_free(text);
+    CU_ASSERT_FALSE(
+        ks_disk_exists(env.world, LOG_NODE, "broker-1/recovery-point-offset-checkpoint.tmp"));
+    /* Line by line, every other entry skipped, in a buffer sized for all
+     * of them with the longest name. */
+    struct ks_checkpoint_text lines;
+    ks_checkpoint_text_init(&lines, count, KS_TOPIC_NAME_BYTES_MAX);
+    size_t kept = 0;
+    GString *body = g_string_new(NULL);
+    size_t kept_index[KS_ARRAY_COUNT(partitions) * KS_ARRAY_COUNT(offsets)];
+    for (size_t i = 0; i < count; i += 2) {
+        if (entries[i].partition < 0) {
+            continue; /* a reader refuses these */
+        }
+        kept_index[kept] = i;
+        ks_checkpoint_text_add(&lines, entries[i].topic, strlen(entries[i].topic),
+                               entries[i].partition, entries[i].offset);
+        g_string_append_printf(body, "%s %" PRId32 " %" PRId64 "\n", entries[i].topic,
+                               entries[i].partition, entries[i].offset);
+        kept++;
+    }
+    ks_checkpoint_text_write(env.world, LOG_NODE, file, &lines);
+    g_string_printf(expected, "0\n%zu\n%s", kept, body->str);
+    CU_ASSERT_FATAL(g_file_get_contents(path, &text, &text_bytes, NULL));
+    CU_ASSERT_EQUAL(text_bytes, expected->len);
+    CU_ASSERT_STRING_EQUAL(text, expected->str);
+    g_free(text);
+    GArray *back = ks_checkpoint_read(env.world, LOG_NODE, file);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_EQUAL(back->len, kept);
+    for (guint i = 0; i < back->len; i++) {
+        const struct ks_checkpoint_entry *entry =
+            &g_array_index(back, struct ks_checkpoint_entry, i);
+        CU_ASSERT_STRING_EQUAL(entry->topic, entries[kept_index[i]].topic);
+        CU_ASSERT_EQUAL(entry->partition, entries[kept_index[i]].partition);
+        CU_ASSERT_EQUAL(entry->offset, entries[kept_index[i]].offset);
+    }
+    g_array_free(back, TRUE);
+    /* No lines: "0\n0\n". */
+    ks_checkpoint_text_init(&lines, 0, 1);
+    ks_checkpoint_text_write(env.world, LOG_NODE, file, &lines);
+    CU_ASSERT_FATAL(g_file_get_contents(path, &text, &text_bytes, NULL));
+    CU_ASSERT_STRING_EQUAL(text, "0\n0\n");
+    g_free(text);
+    g_string_free(body, TRUE);
+    g_string_free(expected, TRUE);
+    g_free(entries);
+    g_free(path);
+    ks_test_env_deinit(&env);
+}
+
 static void test_retention_by_time_and_size(void)
 {
     struct ks_test_env env;
@@ -1054,20 +1160,20 @@ static size_t recent_reads(bool rewritten, struct read_seen *seen, size_t seen_c
     ks_assert(seen_count == G_N_ELEMENTS(offsets));
     for (size_t i = 0; i < G_N_ELEMENTS(offsets); i++) {
         if (i == 4) {
-            ks_file *other = ks_disk_open(env.world, LOG_NODE, "broker-1/other", KS_DISK_CREATE,
-                                          NULL);
+            ks_file *other =
+                ks_disk_open(env.world, LOG_NODE, "broker-1/other", KS_DISK_CREATE, NULL);
             uint8_t block[8000] = { 0 };
             ks_disk_append(other, block, sizeof block);
             ks_disk_fsync(other);
             ks_disk_close(other);
         }
         seen[i].bytes = g_byte_array_new();
-        CU_ASSERT_EQUAL(ks_log_read(log, offsets[i], INT64_MAX, i % 2 == 0 ? 1 : 1 << 20,
-                                    seen[i].bytes),
-                        KS_LOG_OK);
+        CU_ASSERT_EQUAL(
+            ks_log_read(log, offsets[i], INT64_MAX, i % 2 == 0 ? 1 : 1 << 20, seen[i].bytes),
+            KS_LOG_OK);
         struct ks_batch_view batch;
-        CU_ASSERT_EQUAL_FATAL(
-            ks_batch_parse(seen[i].bytes->data, seen[i].bytes->len, &batch, NULL), KS_BATCH_OK);
+        CU_ASSERT_EQUAL_FATAL(ks_batch_parse(seen[i].bytes->data, seen[i].bytes->len, &batch, NULL),
+                              KS_BATCH_OK);
         CU_ASSERT_EQUAL(batch.base_offset, offsets[i]);
         struct ks_world_disk_stats stats;
         ks_world_disk_stats(env.world, LOG_NODE, &stats);
@@ -1123,8 +1229,7 @@ static void test_recent_batches_see_a_damaged_header(void)
     CU_ASSERT_EQUAL(ks_log_read(log, 18, INT64_MAX, 1 << 20, out), KS_LOG_OK);
     CU_ASSERT(out->len == 2 * batch_bytes);
     /* batchLength of batch 10 (bytes 8-11 of its header). */
-    CU_ASSERT_FATAL(ks_world_disk_corrupt(env.world, LOG_NODE,
-                                          LOG_DIR "/00000000000000000000.log",
+    CU_ASSERT_FATAL(ks_world_disk_corrupt(env.world, LOG_NODE, LOG_DIR "/00000000000000000000.log",
                                           (int64_t)(10 * batch_bytes + 8), 1));
     g_byte_array_set_size(out, 0);
     CU_ASSERT_EQUAL(ks_log_read(log, 18, INT64_MAX, 1 << 20, out), KS_LOG_OK);
@@ -1266,6 +1371,7 @@ void ks_test_register_log(void)
         { "offset for timestamp", test_offset_for_timestamp },
         { "epoch cache rules and file", test_epoch_cache_rules_and_file },
         { "checkpoint round trip and malformed", test_checkpoint_round_trip_and_malformed },
+        { "checkpoint text matches printf", test_checkpoint_text_matches_printf },
         { "retention by time and size", test_retention_by_time_and_size },
         { "compaction keeps last value per key", test_compaction_keeps_last_value_per_key },
         { "compaction keeps last producer batch header",

@@ -1405,6 +1405,69 @@ static void test_session_awake_positions(void)
     cf_free(&h);
 }
 
+/* S5 of core/broker_serve.c: a serve's visit list is the ascending union of
+ * the awake positions (ascending) and the touched ones (any order, each
+ * once), however it is made: kept sorted while short, through a bitmap
+ * (on the stack, or on the heap past 16,384 positions) when longer. Checked
+ * against a flag per position for sessions of every size around the word
+ * and stack edges, with and without overlap between the two lists. */
+static void test_session_visit_union(void)
+{
+    static const guint lengths[] = { 1, 2, 33, 63, 64, 65, 128, 200, 16383, 16384, 16385, 40000 };
+    static const guint counts[] = { 0, 1, 5, 16, 17, 32, 33, 100, 1000 };
+    uint64_t state = UINT64_C(0x9e3779b97f4a7c15);
+    for (size_t l = 0; l < KS_ARRAY_COUNT(lengths); l++) {
+        guint length = lengths[l];
+        bool *in_awake = g_new0(bool, length);
+        bool *in_touched = g_new0(bool, length);
+        guint *awake = g_new(guint, length);
+        guint *touched = g_new(guint, length);
+        guint *out = g_new(guint, 2 * length);
+        for (size_t a = 0; a < KS_ARRAY_COUNT(counts); a++) {
+            for (size_t t = 0; t < KS_ARRAY_COUNT(counts); t++) {
+                memset(in_awake, 0, length * sizeof *in_awake);
+                memset(in_touched, 0, length * sizeof *in_touched);
+                guint awake_count = 0;
+                guint touched_count = 0;
+                for (guint i = 0; i < counts[a] && i < length; i++) {
+                    state = state * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+                    in_awake[(guint)(state >> 33) % length] = true;
+                }
+                for (guint p = 0; p < length; p++) {
+                    if (in_awake[p]) {
+                        awake[awake_count++] = p;
+                    }
+                }
+                for (guint i = 0; i < counts[t] && i < length; i++) {
+                    state = state * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+                    guint p = (guint)(state >> 33) % length;
+                    if (!in_touched[p]) { /* touched: each once, in touch order */
+                        in_touched[p] = true;
+                        touched[touched_count++] = p;
+                    }
+                }
+                guint count =
+                    ks__serve_visit_union(awake, awake_count, touched, touched_count, length, out);
+                guint expected = 0;
+                bool same = true;
+                for (guint p = 0; p < length; p++) {
+                    if (in_awake[p] || in_touched[p]) {
+                        same = same && expected < count && out[expected] == p;
+                        expected++;
+                    }
+                }
+                CU_ASSERT_EQUAL(count, expected);
+                CU_ASSERT_TRUE(same);
+            }
+        }
+        g_free(out);
+        g_free(touched);
+        g_free(awake);
+        g_free(in_touched);
+        g_free(in_awake);
+    }
+}
+
 /* S9 of core/broker_serve.c: the replica a session holds knows its position
  * there, and a partition joining or leaving the session before it moves it
  * along: a touch (new data) then marks that very partition, and the parked
@@ -1577,6 +1640,7 @@ void ks_test_register_replication(void)
         { "push_restarts_fetcher_once", test_push_restarts_fetcher_once },
         { "quiet_partitions", test_quiet_partitions },
         { "session_awake_positions", test_session_awake_positions },
+        { "session_visit_union", test_session_visit_union },
         { "session_touch_positions", test_session_touch_positions },
         { "fetcher_list_hints", test_fetcher_list_hints },
     };

@@ -253,6 +253,170 @@ static void test_rename_replaces_record(void)
     ks_test_env_deinit(&env);
 }
 
+/* Two worlds alike: ks_disk_replace in one, the calls it stands for in the
+ * other (replace_by_calls, core/log.c's old write_text_atomically). */
+struct replace_twin {
+    struct ks_test_env env[2];
+};
+
+static void twin_init(struct replace_twin *twin, uint64_t seed)
+{
+    for (int w = 0; w < 2; w++) {
+        struct ks_world_config config = {
+            .seed = seed,
+            .node_count = 2,
+            .disk_fsync_latency_ns = 1000000,
+            .disk_bandwidth_bytes_per_s = 1000000000,
+            .open_file_count_max = 3, /* descriptors evicted as it goes */
+            .disk_writeback_expire_ns = 3 * 1000000000LL,
+            .disk_writeback_interval_ns = 1 * 1000000000LL,
+            .disk_dirty_limit_bytes = 9000,
+            .disk_page_cache_bytes = 20000,
+        };
+        ks_test_env_init_config(&twin->env[w], &config);
+    }
+}
+
+static void twin_replace(struct replace_twin *twin, const char *path, size_t byte_count,
+                         uint8_t fill_byte, bool wait)
+{
+    uint8_t *bytes = g_malloc(byte_count);
+    memset(bytes, fill_byte, byte_count);
+    CU_ASSERT_EQUAL(ks_disk_replace(twin->env[0].world, 1, path, bytes, byte_count, wait),
+                    KS_IO_OK);
+    ks_world *world = twin->env[1].world;
+    char *tmp = g_strdup_printf("%s.tmp", path);
+    ks_file *f = ks_disk_open(world, 1, tmp, KS_DISK_CREATE | KS_DISK_TRUNCATE, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    ks_disk_append(f, bytes, byte_count);
+    if (wait) {
+        ks_disk_fsync(f);
+    } else {
+        ks_disk_fsync_background(f);
+    }
+    ks_disk_close(f);
+    CU_ASSERT_EQUAL(ks_disk_rename(world, 1, tmp, path), KS_IO_OK);
+    g_free(tmp);
+    g_free(bytes);
+}
+
+static void twin_append(struct replace_twin *twin, const char *path, size_t byte_count)
+{
+    uint8_t *bytes = g_malloc0(byte_count);
+    for (int w = 0; w < 2; w++) {
+        ks_file *f = ks_disk_open(twin->env[w].world, 1, path, KS_DISK_CREATE, NULL);
+        ks_disk_append(f, bytes, byte_count);
+        ks_disk_close(f);
+    }
+    g_free(bytes);
+}
+
+/* The two worlds' disks agree on everything the model answers. */
+static void twin_compare(struct replace_twin *twin, const char *const *paths, size_t path_count)
+{
+    struct ks_world_disk_stats stats[2];
+    for (int w = 0; w < 2; w++) {
+        ks_world_disk_stats(twin->env[w].world, 1, &stats[w]);
+    }
+    CU_ASSERT_EQUAL(stats[0].fsync_count, stats[1].fsync_count);
+    CU_ASSERT_EQUAL(stats[0].writeback_pass_count, stats[1].writeback_pass_count);
+    CU_ASSERT_EQUAL(stats[0].writeback_bytes, stats[1].writeback_bytes);
+    CU_ASSERT_EQUAL(stats[0].throttle_count, stats[1].throttle_count);
+    CU_ASSERT_EQUAL(stats[0].read_miss_bytes, stats[1].read_miss_bytes);
+    CU_ASSERT_EQUAL(stats[0].dirty_bytes, stats[1].dirty_bytes);
+    CU_ASSERT_EQUAL(stats[0].cached_bytes, stats[1].cached_bytes);
+    CU_ASSERT_EQUAL(ks_disk_idle_at_ns(twin->env[0].world, 1),
+                    ks_disk_idle_at_ns(twin->env[1].world, 1));
+    for (size_t i = 0; i < path_count; i++) {
+        char *tmp = g_strdup_printf("%s.tmp", paths[i]);
+        CU_ASSERT_EQUAL(ks_world_disk_durable_size(twin->env[0].world, 1, paths[i]),
+                        ks_world_disk_durable_size(twin->env[1].world, 1, paths[i]));
+        CU_ASSERT_EQUAL(ks_world_disk_durable_size(twin->env[0].world, 1, tmp),
+                        ks_world_disk_durable_size(twin->env[1].world, 1, tmp));
+        CU_ASSERT_EQUAL(ks_disk_exists(twin->env[0].world, 1, tmp),
+                        ks_disk_exists(twin->env[1].world, 1, tmp));
+        char *real[2];
+        gchar *text[2] = { NULL, NULL };
+        gsize size[2] = { 0, 0 };
+        for (int w = 0; w < 2; w++) {
+            real[w] = ks_world_real_path(twin->env[w].world, paths[i]);
+            g_file_get_contents(real[w], &text[w], &size[w], NULL);
+        }
+        CU_ASSERT_EQUAL(size[0], size[1]);
+        CU_ASSERT((text[0] == NULL) == (text[1] == NULL));
+        if (text[0] != NULL && text[1] != NULL && size[0] == size[1]) {
+            CU_ASSERT_EQUAL(memcmp(text[0], text[1], size[0]), 0);
+        }
+        for (int w = 0; w < 2; w++) {
+            g_free(text[w]);
+            g_free(real[w]);
+        }
+        g_free(tmp);
+    }
+}
+
+/* H5 (sim/disk.c): ks_disk_replace changes the model as the calls it stands
+ * for do: page cache (and its evictions), dirty totals, writeback by age and
+ * the dirty limit's throttle, fsync counts and device time, waited for or
+ * in the background, staged and unstaged sizes; with the general calls
+ * taking over when a handle is open on the file or a `.tmp` is on the host;
+ * and a power loss then leaves the same files. It leaves no `.tmp`. */
+static void test_replace_matches_calls(void)
+{
+    static const char *const paths[] = { "b1/seg", "b1/p/cp", "b1/q/cp" };
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        struct replace_twin twin;
+        twin_init(&twin, seed);
+        twin_append(&twin, "b1/seg", 3000);
+        twin_replace(&twin, "b1/p/cp", 2500, 'a', false); /* a new file */
+        twin_compare(&twin, paths, G_N_ELEMENTS(paths));
+        twin_append(&twin, "b1/seg", 2000);
+        twin_replace(&twin, "b1/p/cp", 4000, 'b', true); /* over the limit: throttled */
+        twin_compare(&twin, paths, G_N_ELEMENTS(paths));
+        twin_replace(&twin, "b1/q/cp", 70000, 'c', false); /* past the staging size */
+        twin_compare(&twin, paths, G_N_ELEMENTS(paths));
+        for (int w = 0; w < 2; w++) {
+            ks_world_run_until(twin.env[w].world, 5 * 1000000000LL); /* writeback by age */
+        }
+        struct ks_world_disk_stats seen;
+        ks_world_disk_stats(twin.env[0].world, 1, &seen);
+        CU_ASSERT(seen.throttle_count > 0 && seen.writeback_bytes > 0); /* the test's reach */
+        twin_append(&twin, "b1/seg", 500);
+        twin_replace(&twin, "b1/p/cp", 10, 'd', true);
+        twin_compare(&twin, paths, G_N_ELEMENTS(paths));
+        /* A handle open on the file: the general rename. */
+        ks_file *open_file[2];
+        for (int w = 0; w < 2; w++) {
+            open_file[w] = ks_disk_open(twin.env[w].world, 1, "b1/p/cp", 0, NULL);
+        }
+        twin_replace(&twin, "b1/p/cp", 20, 'e', false);
+        twin_compare(&twin, paths, G_N_ELEMENTS(paths));
+        for (int w = 0; w < 2; w++) {
+            ks_disk_close(open_file[w]);
+        }
+        /* A `.tmp` the world does not know is on the host: the general open. */
+        for (int w = 0; w < 2; w++) {
+            char *real = ks_world_real_path(twin.env[w].world, "b1/q/cp.tmp");
+            CU_ASSERT_TRUE(g_file_set_contents(real, "stale", 5, NULL));
+            g_free(real);
+        }
+        twin_replace(&twin, "b1/q/cp", 30, 'f', true);
+        twin_compare(&twin, paths, G_N_ELEMENTS(paths));
+        /* Unsynced data in the segment, then a power loss. */
+        twin_append(&twin, "b1/seg", 700);
+        twin_replace(&twin, "b1/p/cp", 40, 'g', false);
+        for (int w = 0; w < 2; w++) {
+            ks_world_node_crash(twin.env[w].world, 1, true);
+            ks_world_node_restart(twin.env[w].world, 1);
+        }
+        twin_compare(&twin, paths, G_N_ELEMENTS(paths));
+        for (int w = 0; w < 2; w++) {
+            CU_ASSERT_FALSE(ks_disk_exists(twin.env[w].world, 1, "b1/p/cp.tmp"));
+            ks_test_env_deinit(&twin.env[w]);
+        }
+    }
+}
+
 static void test_delete_while_open(void)
 {
     struct ks_test_env env;
@@ -1080,6 +1244,7 @@ void ks_test_register_disk(void)
         { "whole_file_ops", test_whole_file_ops },
         { "delete_while_open", test_delete_while_open },
         { "rename_replaces_record", test_rename_replaces_record },
+        { "replace_matches_calls", test_replace_matches_calls },
         { "process_crash_keeps_everything", test_process_crash_keeps_everything },
         { "power_loss_torn_tail", test_power_loss_torn_tail },
         { "power_loss_undo", test_power_loss_undo },
