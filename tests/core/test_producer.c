@@ -1278,6 +1278,23 @@ static void test_sticky_null_keys_spread(void)
     fixture_deinit(&f);
 }
 
+/* Three partitions led by one broker, one request in flight, no linger (every
+ * batch is ready at once: they pile up behind the request), no idempotence:
+ * 600 records at 6,000/s, all acknowledged. */
+static void run_three_partitions_one_request(struct fixture *f)
+{
+    fixture_init(f, 1, 3);
+    f->config.max_in_flight = 1;
+    f->config.key_count = 30;
+    f->config.count = 600;
+    f->config.rate_per_s = 6000;
+    f->config.linger_ns = 0;
+    f->config.enable_idempotence = false;
+    fixture_start(f);
+    fixture_run(f, 2 * KS_NS_PER_S);
+    CU_ASSERT_EQUAL(f->out.acked, 600);
+}
+
 static void test_request_carries_one_batch_per_partition(void)
 {
     /* Three partitions led by one broker, one request in flight, no linger:
@@ -1287,16 +1304,7 @@ static void test_request_carries_one_batch_per_partition(void)
      * waits until all are answered. P13: the answer that frees the slot must
      * run the sender pass (the partitions are ready and no timer is due). */
     struct fixture f;
-    fixture_init(&f, 1, 3);
-    f.config.max_in_flight = 1;
-    f.config.key_count = 30;
-    f.config.count = 600;
-    f.config.rate_per_s = 6000;
-    f.config.linger_ns = 0; /* every batch is ready at once: they pile up behind the request */
-    f.config.enable_idempotence = false;
-    fixture_start(&f);
-    fixture_run(&f, 2 * KS_NS_PER_S);
-    CU_ASSERT_EQUAL(f.out.acked, 600);
+    run_three_partitions_one_request(&f);
     int32_t groups = 0;
     int32_t n = 0;
     while (n < f.fake->batch_count) {
@@ -1336,16 +1344,7 @@ static void test_request_carries_one_batch_per_partition(void)
 static void test_drain_index_moves_back_one_per_walk(void)
 {
     struct fixture f;
-    fixture_init(&f, 1, 3);
-    f.config.max_in_flight = 1;
-    f.config.key_count = 30;
-    f.config.count = 600;
-    f.config.rate_per_s = 6000;
-    f.config.linger_ns = 0;
-    f.config.enable_idempotence = false;
-    fixture_start(&f);
-    fixture_run(&f, 2 * KS_NS_PER_S);
-    CU_ASSERT_EQUAL(f.out.acked, 600);
+    run_three_partitions_one_request(&f);
     int32_t index = 0;
     int32_t full_by_first[3] = { 0 };
     int32_t n = 0;
