@@ -343,6 +343,7 @@ struct pbatch {
  * counted as ONE request in flight, as Kafka's one ProduceRequest is. */
 struct pentry {
     int64_t correlation_id;
+    int32_t partition;        /* its batch's, kept when the batch ends early (P16) */
     struct prequest *request; /* not owned: the request it belongs to */
     struct pbatch *batch;     /* not owned; NULL once answered or ended early */
     bool answered;
@@ -369,6 +370,7 @@ struct prequest {
 enum ready_place {
     PLACE_NONE,       /* an empty queue */
     PLACE_LEADERLESS, /* batches, no known leader */
+    PLACE_MUTED,      /* batches, a leader, muted (P16): in no set or heap */
     PLACE_BACKOFF,    /* a retry backing off: the backoff heap, by its end */
     PLACE_LINGERING,  /* a fresh batch, not full: the linger heap by its linger end, and
                          its leader's lingering set (sendable at once while the producer
@@ -410,6 +412,9 @@ struct ppart {
     int32_t placed_leader;  /* LINGERING, READY: the broker whose set holds it */
     uint8_t place;          /* enum ready_place */
     bool dirty;             /* in p->dirty_ids: to be placed again before the next use */
+    /* Muted (RecordAccumulator.mutePartition, only with guarantee_order):
+     * a request carrying a batch of it is in flight, unanswered (P16). */
+    bool muted;
 };
 
 /* One connection per broker, as ClusterConnectionStates tracks it. */
@@ -493,6 +498,10 @@ struct ks_producer {
     int32_t partition_count;
     bool idempotent;
     int32_t in_flight_max;
+    /* Sender.guaranteeMessageOrder (KafkaProducer: max.in.flight == 1): a
+     * drained partition is muted until its request is answered or fails
+     * (P16). Off with acks=0, whose requests complete as they are sent. */
+    bool guarantee_order;
     uint8_t *value;         /* owned: value.bytes of payload */
     uint8_t *value_scratch; /* owned: one record's value when they differ */
     uint64_t value_seed;    /* their random bytes (value.compressibility < 100) */
@@ -1129,6 +1138,32 @@ static void ready_mark(struct ks_producer *p, int32_t partition)
     if (!part->dirty) {
         part->dirty = true;
         p->dirty_ids[p->dirty_count++] = partition;
+    }
+}
+
+/* Sender.sendProducerData with guaranteeMessageOrder mutes every
+ * partition it drained (RecordAccumulator.mutePartition): until the
+ * request's answer, it is neither ready nor drained (P16). */
+static void partition_mute(struct ks_producer *p, int32_t partition)
+{
+    struct ppart *part = &p->parts[partition];
+    ks_assert(p->guarantee_order);
+    ks_assert(!part->muted); /* P16: a muted partition is never drained */
+    part->muted = true;
+    ready_mark(p, partition);
+}
+
+/* Sender.completeBatch's last step (unmutePartition), for the partition's
+ * entry of a request that got its answer or failed (a timeout or a
+ * disconnect), whether its batch is still there or not: a batch that
+ * delivery.timeout.ms ended in flight (Sender.failBatch) leaves its
+ * partition muted until then, as in Kafka. */
+static void partition_unmute(struct ks_producer *p, int32_t partition)
+{
+    struct ppart *part = &p->parts[partition];
+    if (part->muted) {
+        part->muted = false;
+        ready_mark(p, partition);
     }
 }
 
@@ -2550,12 +2585,16 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
         struct pbatch *batch = batches[i];
         struct pentry *entry = &request->entries[i];
         entry->request = request;
+        entry->partition = batch->partition;
         entry->batch = batch;
         entry->producer_id = batch->producer_id;
         entry->producer_epoch = batch->producer_epoch;
         entry->base_sequence = batch->base_sequence;
         batch->entry = entry;
         batch->sent_leader_epoch = p->parts[batch->partition].leader_epoch;
+        if (p->guarantee_order) {
+            partition_mute(p, batch->partition);
+        }
     }
     struct pconn *conn = &p->conns[broker - 1];
     ks_ptr_array_add(conn->inflight, request);
@@ -2848,6 +2887,7 @@ static void ready_unplace(struct ks_producer *p, int32_t partition)
     switch ((enum ready_place)part->place) {
     case PLACE_NONE: break;
     case PLACE_LEADERLESS: p->leaderless_count--; break;
+    case PLACE_MUTED: break;
     case PLACE_BACKOFF: heap_remove(p, &p->backoff_heap, partition); break;
     case PLACE_LINGERING:
         heap_remove(p, &p->linger_heap, partition);
@@ -2875,7 +2915,8 @@ static void ready_put(struct ks_producer *p, int32_t partition, enum ready_place
     part->placed_leader = part->leader;
     switch (place) {
     case PLACE_NONE:
-    case PLACE_LEADERLESS: ks_assert(!"ready_put: a place with a leader"); break;
+    case PLACE_LEADERLESS:
+    case PLACE_MUTED: ks_assert(!"ready_put: a place in a set or heap"); break;
     case PLACE_BACKOFF: heap_push(p, &p->backoff_heap, partition); break;
     case PLACE_LINGERING:
         heap_push(p, &p->linger_heap, partition);
@@ -2904,6 +2945,16 @@ static void ready_place(struct ks_producer *p, int32_t partition, ks_time_ns now
             ready_unplace(p, partition);
             part->place = PLACE_LEADERLESS;
             p->leaderless_count++;
+        }
+        return;
+    }
+    if (part->muted) {
+        /* RecordAccumulator.batchReady skips a muted partition: it makes no
+         * node ready and gives no time to check again. (Without a leader it
+         * still asks for metadata, above, as partitionReady does first.) */
+        if (part->place != PLACE_MUTED) {
+            ready_unplace(p, partition);
+            part->place = PLACE_MUTED;
         }
         return;
     }
@@ -2971,6 +3022,9 @@ static ks_time_ns ready_scan(const struct ks_producer *p, ks_time_ns now, bool *
         if (part->leader < 0) {
             *leaderless_out = true;
             continue;
+        }
+        if (part->muted) {
+            continue; /* neither ready nor a time to look again (P16) */
         }
         bool sendable = batch_sendable(p, part, batch, now);
         ready[part->leader - 1] |= sendable;
@@ -3093,6 +3147,7 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
         int32_t partition = ids[(from + k) % n];
         struct ppart *part = &p->parts[partition];
         ks_assert(part->leader == broker);
+        ks_assert(!part->muted); /* P16: in no set */
         struct pbatch *batch = g_queue_peek_head(&part->queue);
         ks_assert(batch != NULL);
         ks_assert(batch_backoff_until(p, part, batch) <= now); /* P10 */
@@ -3442,6 +3497,7 @@ static bool on_produce_response(struct ks_producer *p, ks_node_id source, const 
     struct prequest *request = entry->request;
     entry->answered = true;
     request->pending_count--;
+    partition_unmute(p, entry->partition); /* Sender.completeBatch, at its end */
     struct pbatch *batch = entry->batch;
     entry->batch = NULL;
     if (request->pending_count == 0) {
@@ -3544,6 +3600,9 @@ static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns no
             struct pentry *entry = &request->entries[e];
             struct pbatch *batch = entry->batch;
             entry->batch = NULL;
+            if (!entry->answered) {
+                partition_unmute(p, entry->partition); /* completeBatch of the disconnect */
+            }
             if (batch != NULL) {
                 batch->entry = NULL;
                 complete_attempt(p, batch, KS_ERR_NETWORK_EXCEPTION, -1, entry_stale(entry, batch),
@@ -3744,6 +3803,8 @@ static void check_ready_index(const struct ks_producer *p)
             ks_assert(place == PLACE_NONE);
         } else if (part->leader < 1) {
             ks_assert(place == PLACE_LEADERLESS);
+        } else if (part->muted) {
+            ks_assert(place == PLACE_MUTED); /* P16 */
         } else {
             ks_time_ns at = head_ready_at(p, part, head);
             ks_assert(part->ready_at_ns == at);
@@ -3860,6 +3921,8 @@ void ks_producer_check(const struct ks_producer *p)
     int64_t reserved = 0;
     int64_t batch_count = 0;
     int32_t active_count = 0;
+    int32_t *unanswered = calloc((size_t)p->partition_count, sizeof(*unanswered)); /* P16 */
+    ks_assert(unanswered != NULL);
     for (int32_t i = 0; i < p->partition_count; i++) {
         const struct ppart *part = &p->parts[i];
         bool active = (p->active_words[i / 64] >> (i % 64)) & 1;
@@ -3907,6 +3970,11 @@ void ks_producer_check(const struct ks_producer *p)
                 const struct pentry *entry = &request->entries[e];
                 ks_assert(entry->request == request);
                 pending += entry->answered ? 0 : 1;
+                ks_assert(entry->partition >= 0 && entry->partition < p->partition_count);
+                unanswered[entry->partition] += entry->answered ? 0 : 1;
+                if (entry->batch != NULL) {
+                    ks_assert(entry->batch->partition == entry->partition);
+                }
                 if (entry->batch != NULL) {
                     ks_assert(!entry->answered);
                     ks_assert(entry->batch->entry == entry); /* P3 */
@@ -3919,6 +3987,14 @@ void ks_producer_check(const struct ks_producer *p)
         }
     }
     ks_assert(active_count == p->active_count); /* P7 */
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        /* P16: muted exactly while a request carries it, and then only one */
+        ks_assert(p->parts[i].muted == (p->guarantee_order && unanswered[i] > 0));
+        if (p->guarantee_order) {
+            ks_assert(unanswered[i] <= 1);
+        }
+    }
+    free(unanswered);
     if (p->meta_request_id != 0) {
         ks_assert(p->meta_broker >= 1 && p->conns[p->meta_broker - 1].state == CONN_READY); /* P8 */
     }
@@ -4041,7 +4117,17 @@ static bool lone_batch_waits(struct ks_producer *p, ks_time_ns now)
     struct ppart *part = &p->parts[p->waiter.partition];
     const struct pbatch *batch = g_queue_peek_head(&part->queue);
     if (batch == NULL || g_queue_get_length(&part->queue) != 1 || part->leader < 1 ||
-        p->txn.enabled || batch_sendable(p, part, batch, now)) {
+        p->txn.enabled) {
+        return false;
+    }
+    if (part->muted) {
+        /* A pass would not look at it (P16), and its unmuting is an event
+         * that runs one: nothing to wait for. The sender timer is set, to
+         * the muting request's deadline at the latest. */
+        ks_assert(p->sender_timer != 0);
+        return true;
+    }
+    if (batch_sendable(p, part, batch, now)) {
         return false;
     }
     ks_time_ns linger_end = time_add(batch->created_ns, p->config->linger_ns);
@@ -4338,6 +4424,7 @@ static void reset_client_state(struct ks_producer *p)
         part->bump_required = false;
         part->error_second = -1;
         part->errors_suppressed = 0;
+        partition_unmute(p, i); /* the requests went with the process (drop_all) */
     }
     p->sequences_flagged = false;
     ks_sticky_init(&p->sticky, p->config->batch_size_bytes);
@@ -4427,6 +4514,7 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
     p->idempotent = config->enable_idempotence && config->acks == KS_ACKS_ALL &&
                     config->retries > 0 && config->max_in_flight <= IN_FLIGHT_MAX_IDEMPOTENT;
     p->in_flight_max = config->max_in_flight > 0 ? config->max_in_flight : 1;
+    p->guarantee_order = p->in_flight_max == 1 && config->acks != KS_ACKS_NONE;
     p->name_bytes = (int32_t)strlen(config->name);
     p->record_fixed_bytes =
         (int32_t)(1 + varint_bytes(config->value_bytes) + (size_t)config->value_bytes +
