@@ -24,8 +24,10 @@
 **                when closed (full, or another batch behind it), lingered
 **                linger.ms, the producer is stopping (close() ignores linger),
 **                or the application is blocked on memory; and its retry
-**                backoff is over; and its leader is known; and the connection
-**                to the leader has fewer than max.in.flight requests.
+**                backoff is over; and its leader is known; and, with
+**                max.in.flight 1, the partition is not muted (P16); and the
+**                connection to the leader has fewer than max.in.flight
+**                requests.
 **   ready index  what the sender's passes need of the partitions, kept in
 **                order instead of recomputed (issue 16; see below, P10, P11).
 **   network      one connection per broker; requests carry correlation ids;
@@ -76,11 +78,11 @@
 **       it), so a sender pass before it skips the scan for expired batches.
 **   P10 every active partition that is not dirty is placed as its leader and head
 **       batch say, as of the last ready_refresh (ready_as_of_ns): LEADERLESS
-**       without a leader; else READY, in its leader's ready set, when its head
-**       batch is sendable by then (head_ready_at <= ready_as_of_ns), else BACKOFF
-**       (a retry) or LINGERING (a fresh batch) in a heap by that time, a
-**       LINGERING one also in its leader's lingering set; an inactive one is in no
-**       place.
+**       without a leader; else MUTED when muted (P16); else READY, in its
+**       leader's ready set, when its head batch is sendable by then
+**       (head_ready_at <= ready_as_of_ns), else BACKOFF (a retry) or LINGERING
+**       (a fresh batch) in a heap by that time, a LINGERING one also in its
+**       leader's lingering set; an inactive one is in no place.
 **   P11 every queued or in-flight batch is in the live list, which is in order
 **       of creation time.
 **   P12 the sets of brokers hold exactly the brokers whose ready set (ready_bits)
@@ -114,6 +116,11 @@
 **   P15 a broker's led set holds exactly the partitions whose known leader
 **       it is, sorted (Cluster.partitionsForNode in ksim's order), and its
 **       drain index is not negative.
+**   P16 with guarantee_order (max.in.flight 1, acks != 0), a partition is
+**       muted exactly while a request in flight holds an unanswered entry
+**       of it, and no partition has two; without it none is muted. A muted
+**       partition with batches and a leader is placed MUTED (P10): in no
+**       ready or lingering set and no heap.
 **
 ** The ready index (P10, P11). RecordAccumulator.ready and drain visit every
 ** partition's deque at every sender loop (partitionReady, batchReady,
@@ -125,9 +132,10 @@
 ** the end of its retry backoff or of its linger.ms (head_ready_at). So each
 ** partition is placed when something else changes, and the clock moves it:
 ** every change to a queue (active_update), an append that fills the head
-** batch or closes it, and a new leader or leader epoch (metadata, a KIP-951
-** hint) marks the partition dirty; ready_refresh, before each use of the
-** index, places the dirty ones again, then moves the BACKOFF and LINGERING
+** batch or closes it, a new leader or leader epoch (metadata, a KIP-951
+** hint), and a muting or unmuting (P16) marks the partition dirty;
+** ready_refresh, before each use of the index, places the dirty ones
+** again, then moves the BACKOFF and LINGERING
 ** partitions whose time has come to their leader's ready set. The pass
 ** answers from it: the ready brokers are those with a non-empty ready set, a
 ** partition without a leader asks for metadata, the drain of a ready broker
@@ -200,6 +208,32 @@
 ** request and keeps the broker's drain index on itself, so every drain of
 ** that broker stops there and its other partitions wait as well until the
 ** partition may go.
+**
+** Muting (max.in.flight.requests.per.connection = 1: KafkaProducer.newSender
+** sets Sender.guaranteeMessageOrder from it, idempotent or not). One request
+** per connection keeps a partition to one batch in flight only while its
+** leader stays; after a leader change its next batch could go to the new
+** leader, whose connection is free, while the older one is still in flight
+** to the old one, and land first. So Kafka's sender mutes every partition it
+** drains (Sender.sendProducerData, RecordAccumulator.mutePartition) and
+** unmutes it at the end of Sender.completeBatch, which every end of the
+** request's flight reaches: its answer (whatever the error; a retry is
+** reenqueued still muted, then unmuted), a disconnect or a request timeout
+** (NetworkClient fails the request, handleProduceResponse completes each
+** batch). Sender.failBatch, the end of a batch that delivery.timeout.ms
+** expires in flight (getExpiredInflightBatches), does not unmute: the
+** partition stays muted until the request itself ends. A muted partition is
+** neither ready nor drained: RecordAccumulator.batchReady skips it (no ready
+** node, no time to check again), though partitionReady still asks metadata
+** for it when it has no leader; drainBatchesForOneNode `continue`s past it
+** after updateDrainIndex, as past an empty or backing-off partition, so the
+** walk's end, and the drain index, are as if it were not there. ksim mutes
+** an entry of a request (partition_mute in send_request), unmutes it when
+** the entry is answered (on_produce_response) or its request fails
+** (conn_disconnect: timeout, reset of a crashed broker), and places a muted
+** partition MUTED in the ready index. acks=0 mutes nothing: its request
+** completes as it is written (Kafka unmutes at that completion, before the
+** next drain).
 ** OUT_OF_ORDER_SEQUENCE_NUMBER (KIP-360, Java 2.5+ for the idempotent producer):
 ** if the batch is not the next one expected (base != last acked + 1) an earlier
 ** batch is still pending: retry it unchanged. If it is the next one, the broker
@@ -220,7 +254,8 @@
 ** takes (updateDrainIndex): a walk that goes round leaves it on the partition
 ** before its start, so the next request starts one earlier; a walk that
 ** stops, at a batch past max.request.size or a partition idempotence holds
-** back, leaves it on that partition. Kafka walks Cluster.partitionsForNode,
+** back, leaves it on that partition (a muted partition, passed over, never
+** stops it). Kafka walks Cluster.partitionsForNode,
 ** in the order of a HashMap of the metadata; ksim walks the partitions by
 ** number (a simplification; Kafka before 3.3 had one index for all nodes,
 ** not modelled). A request is
