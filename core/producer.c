@@ -4459,7 +4459,7 @@ static void reset_client_state(struct ks_producer *p)
         part->bump_required = false;
         part->error_second = -1;
         part->errors_suppressed = 0;
-        partition_unmute(p, i); /* the requests went with the process (drop_all) */
+        ks_assert(!part->muted); /* P16: drop_all ended its requests */
     }
     p->sequences_flagged = false;
     ks_sticky_init(&p->sticky, p->config->batch_size_bytes);
@@ -4647,6 +4647,9 @@ static void drop_all(struct ks_producer *p, bool report)
             for (int32_t e = 0; e < request->entry_count; e++) {
                 struct pbatch *batch = request->entries[e].batch;
                 request->entries[e].batch = NULL;
+                if (!request->entries[e].answered) {
+                    partition_unmute(p, request->entries[e].partition); /* P16 */
+                }
                 if (batch == NULL) {
                     continue;
                 }
