@@ -4151,13 +4151,18 @@ static bool lone_batch_waits(struct ks_producer *p, ks_time_ns now)
 {
     struct ppart *part = &p->parts[p->waiter.partition];
     const struct pbatch *batch = g_queue_peek_head(&part->queue);
-    /* A muted partition (P16) is treated alike: the pass at its linger end
-     * may find it still muted and do nothing, but a timer set now, like an
-     * unmuted one's, ends the linger before a record due at the same
-     * instant, as for every other batch (the ties of simultaneous events go
-     * by scheduling order). */
     if (batch == NULL || g_queue_get_length(&part->queue) != 1 || part->leader < 1 ||
-        p->txn.enabled || batch_sendable(p, part, batch, now)) {
+        p->txn.enabled) {
+        return false;
+    }
+    if (part->muted) {
+        /* A pass would not look at it (P16), and its unmuting is an event
+         * that runs one: nothing to wait for. The sender timer is set, to
+         * the muting request's deadline at the latest. */
+        ks_assert(p->sender_timer != 0);
+        return true;
+    }
+    if (batch_sendable(p, part, batch, now)) {
         return false;
     }
     ks_time_ns linger_end = time_add(batch->created_ns, p->config->linger_ns);
