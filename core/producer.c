@@ -378,10 +378,10 @@ struct pbatch {
  * counted as ONE request in flight, as Kafka's one ProduceRequest is. */
 struct pentry {
     int64_t correlation_id;
-    int32_t partition;        /* its batch's, kept when the batch ends early (P16) */
     struct prequest *request; /* not owned: the request it belongs to */
     struct pbatch *batch;     /* not owned; NULL once answered or ended early */
     bool answered;
+    int32_t partition;   /* its batch's, kept when the batch ends early (P16) */
     int64_t producer_id; /* as sent */
     int16_t producer_epoch;
     int32_t base_sequence;
