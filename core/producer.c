@@ -4156,8 +4156,10 @@ static bool lone_batch_waits(struct ks_producer *p, ks_time_ns now)
         return false;
     }
     if (part->muted) {
-        /* A pass would not look at it (P16), and its unmuting is an event
-         * that runs one: nothing to wait for. The sender timer is set, to
+        /* A pass would not look at it and set no timer for it (P16:
+         * batchReady gives a muted partition no delay). Its unmuting (an
+         * answer, or a disconnect inside a pass) places it again before
+         * the next pass or sender_idle looks. The sender timer is set, to
          * the muting request's deadline at the latest. */
         ks_assert(p->sender_timer != 0);
         return true;

@@ -14,7 +14,10 @@
 ** path, a lost response (a duplicate without idempotence, none with it, and the
 ** resent batch keeps its sequence), request timeouts, delivery timeouts ending
 ** records as unknown, NOT_LEADER_OR_FOLLOWER forcing a metadata refresh,
-** reordering with 5 in flight, acks=0, buffer.memory blocking and crashes.
+** reordering with 5 in flight, acks=0, buffer.memory blocking and crashes,
+** and with max.in.flight 1 the muting of a partition in flight across a
+** leader change (until its request's timeout, a reset, not its batch's
+** delivery timeout).
 ** The per-record fast path (a send() that only adds to an open batch runs no
 ** sender pass) is checked from outside: keys of every width are encoded,
 ** sized and reported exactly as sent, and a leader that crashes while records
