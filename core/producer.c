@@ -24,8 +24,10 @@
 **                when closed (full, or another batch behind it), lingered
 **                linger.ms, the producer is stopping (close() ignores linger),
 **                or the application is blocked on memory; and its retry
-**                backoff is over; and its leader is known; and the connection
-**                to the leader has fewer than max.in.flight requests.
+**                backoff is over; and its leader is known; and, with
+**                max.in.flight 1, the partition is not muted (P16); and the
+**                connection to the leader has fewer than max.in.flight
+**                requests.
 **   ready index  what the sender's passes need of the partitions, kept in
 **                order instead of recomputed (issue 16; see below, P10, P11).
 **   network      one connection per broker; requests carry correlation ids;
@@ -76,11 +78,11 @@
 **       it), so a sender pass before it skips the scan for expired batches.
 **   P10 every active partition that is not dirty is placed as its leader and head
 **       batch say, as of the last ready_refresh (ready_as_of_ns): LEADERLESS
-**       without a leader; else READY, in its leader's ready set, when its head
-**       batch is sendable by then (head_ready_at <= ready_as_of_ns), else BACKOFF
-**       (a retry) or LINGERING (a fresh batch) in a heap by that time, a
-**       LINGERING one also in its leader's lingering set; an inactive one is in no
-**       place.
+**       without a leader; else MUTED when muted (P16); else READY, in its
+**       leader's ready set, when its head batch is sendable by then
+**       (head_ready_at <= ready_as_of_ns), else BACKOFF (a retry) or LINGERING
+**       (a fresh batch) in a heap by that time, a LINGERING one also in its
+**       leader's lingering set; an inactive one is in no place.
 **   P11 every queued or in-flight batch is in the live list, which is in order
 **       of creation time.
 **   P12 the sets of brokers hold exactly the brokers whose ready set (ready_bits)
@@ -114,6 +116,11 @@
 **   P15 a broker's led set holds exactly the partitions whose known leader
 **       it is, sorted (Cluster.partitionsForNode in ksim's order), and its
 **       drain index is not negative.
+**   P16 with guarantee_order (max.in.flight 1, acks != 0), a partition is
+**       muted exactly while a request in flight holds an unanswered entry
+**       of it, and no partition has two; without it none is muted. A muted
+**       partition with batches and a leader is placed MUTED (P10): in no
+**       ready or lingering set and no heap.
 **
 ** The ready index (P10, P11). RecordAccumulator.ready and drain visit every
 ** partition's deque at every sender loop (partitionReady, batchReady,
@@ -125,9 +132,10 @@
 ** the end of its retry backoff or of its linger.ms (head_ready_at). So each
 ** partition is placed when something else changes, and the clock moves it:
 ** every change to a queue (active_update), an append that fills the head
-** batch or closes it, and a new leader or leader epoch (metadata, a KIP-951
-** hint) marks the partition dirty; ready_refresh, before each use of the
-** index, places the dirty ones again, then moves the BACKOFF and LINGERING
+** batch or closes it, a new leader or leader epoch (metadata, a KIP-951
+** hint), and a muting or unmuting (P16) marks the partition dirty;
+** ready_refresh, before each use of the index, places the dirty ones
+** again, then moves the BACKOFF and LINGERING
 ** partitions whose time has come to their leader's ready set. The pass
 ** answers from it: the ready brokers are those with a non-empty ready set, a
 ** partition without a leader asks for metadata, the drain of a ready broker
@@ -200,6 +208,32 @@
 ** request and keeps the broker's drain index on itself, so every drain of
 ** that broker stops there and its other partitions wait as well until the
 ** partition may go.
+**
+** Muting (max.in.flight.requests.per.connection = 1: KafkaProducer.newSender
+** sets Sender.guaranteeMessageOrder from it, idempotent or not). One request
+** per connection keeps a partition to one batch in flight only while its
+** leader stays; after a leader change its next batch could go to the new
+** leader, whose connection is free, while the older one is still in flight
+** to the old one, and land first. So Kafka's sender mutes every partition it
+** drains (Sender.sendProducerData, RecordAccumulator.mutePartition) and
+** unmutes it at the end of Sender.completeBatch, which every end of the
+** request's flight reaches: its answer (whatever the error; a retry is
+** reenqueued still muted, then unmuted), a disconnect or a request timeout
+** (NetworkClient fails the request, handleProduceResponse completes each
+** batch). Sender.failBatch, the end of a batch that delivery.timeout.ms
+** expires in flight (getExpiredInflightBatches), does not unmute: the
+** partition stays muted until the request itself ends. A muted partition is
+** neither ready nor drained: RecordAccumulator.batchReady skips it (no ready
+** node, no time to check again), though partitionReady still asks metadata
+** for it when it has no leader; drainBatchesForOneNode `continue`s past it
+** after updateDrainIndex, as past an empty or backing-off partition, so the
+** walk's end, and the drain index, are as if it were not there. ksim mutes
+** an entry of a request (partition_mute in send_request), unmutes it when
+** the entry is answered (on_produce_response) or its request fails
+** (conn_disconnect: timeout, reset of a crashed broker), and places a muted
+** partition MUTED in the ready index. acks=0 mutes nothing: its request
+** completes as it is written (Kafka unmutes at that completion, before the
+** next drain).
 ** OUT_OF_ORDER_SEQUENCE_NUMBER (KIP-360, Java 2.5+ for the idempotent producer):
 ** if the batch is not the next one expected (base != last acked + 1) an earlier
 ** batch is still pending: retry it unchanged. If it is the next one, the broker
@@ -220,7 +254,8 @@
 ** takes (updateDrainIndex): a walk that goes round leaves it on the partition
 ** before its start, so the next request starts one earlier; a walk that
 ** stops, at a batch past max.request.size or a partition idempotence holds
-** back, leaves it on that partition. Kafka walks Cluster.partitionsForNode,
+** back, leaves it on that partition (a muted partition, passed over, never
+** stops it). Kafka walks Cluster.partitionsForNode,
 ** in the order of a HashMap of the metadata; ksim walks the partitions by
 ** number (a simplification; Kafka before 3.3 had one index for all nodes,
 ** not modelled). A request is
@@ -346,6 +381,7 @@ struct pentry {
     struct prequest *request; /* not owned: the request it belongs to */
     struct pbatch *batch;     /* not owned; NULL once answered or ended early */
     bool answered;
+    int32_t partition;   /* its batch's, kept when the batch ends early (P16) */
     int64_t producer_id; /* as sent */
     int16_t producer_epoch;
     int32_t base_sequence;
@@ -369,6 +405,7 @@ struct prequest {
 enum ready_place {
     PLACE_NONE,       /* an empty queue */
     PLACE_LEADERLESS, /* batches, no known leader */
+    PLACE_MUTED,      /* batches, a leader, muted (P16): in no set or heap */
     PLACE_BACKOFF,    /* a retry backing off: the backoff heap, by its end */
     PLACE_LINGERING,  /* a fresh batch, not full: the linger heap by its linger end, and
                          its leader's lingering set (sendable at once while the producer
@@ -410,6 +447,9 @@ struct ppart {
     int32_t placed_leader;  /* LINGERING, READY: the broker whose set holds it */
     uint8_t place;          /* enum ready_place */
     bool dirty;             /* in p->dirty_ids: to be placed again before the next use */
+    /* Muted (RecordAccumulator.mutePartition, only with guarantee_order):
+     * a request carrying a batch of it is in flight, unanswered (P16). */
+    bool muted;
 };
 
 /* One connection per broker, as ClusterConnectionStates tracks it. */
@@ -493,6 +533,10 @@ struct ks_producer {
     int32_t partition_count;
     bool idempotent;
     int32_t in_flight_max;
+    /* Sender.guaranteeMessageOrder (KafkaProducer: max.in.flight == 1): a
+     * drained partition is muted until its request is answered or fails
+     * (P16). Off with acks=0, whose requests complete as they are sent. */
+    bool guarantee_order;
     uint8_t *value;         /* owned: value.bytes of payload */
     uint8_t *value_scratch; /* owned: one record's value when they differ */
     uint64_t value_seed;    /* their random bytes (value.compressibility < 100) */
@@ -1129,6 +1173,32 @@ static void ready_mark(struct ks_producer *p, int32_t partition)
     if (!part->dirty) {
         part->dirty = true;
         p->dirty_ids[p->dirty_count++] = partition;
+    }
+}
+
+/* Sender.sendProducerData with guaranteeMessageOrder mutes every
+ * partition it drained (RecordAccumulator.mutePartition): until the
+ * request's answer, it is neither ready nor drained (P16). */
+static void partition_mute(struct ks_producer *p, int32_t partition)
+{
+    struct ppart *part = &p->parts[partition];
+    ks_assert(p->guarantee_order);
+    ks_assert(!part->muted); /* P16: a muted partition is never drained */
+    part->muted = true;
+    ready_mark(p, partition);
+}
+
+/* Sender.completeBatch's last step (unmutePartition), for the partition's
+ * entry of a request that got its answer or failed (a timeout or a
+ * disconnect), whether its batch is still there or not: a batch that
+ * delivery.timeout.ms ended in flight (Sender.failBatch) leaves its
+ * partition muted until then, as in Kafka. */
+static void partition_unmute(struct ks_producer *p, int32_t partition)
+{
+    struct ppart *part = &p->parts[partition];
+    if (part->muted) {
+        part->muted = false;
+        ready_mark(p, partition);
     }
 }
 
@@ -2550,12 +2620,16 @@ static void send_request(struct ks_producer *p, int32_t broker, struct pbatch **
         struct pbatch *batch = batches[i];
         struct pentry *entry = &request->entries[i];
         entry->request = request;
+        entry->partition = batch->partition;
         entry->batch = batch;
         entry->producer_id = batch->producer_id;
         entry->producer_epoch = batch->producer_epoch;
         entry->base_sequence = batch->base_sequence;
         batch->entry = entry;
         batch->sent_leader_epoch = p->parts[batch->partition].leader_epoch;
+        if (p->guarantee_order) {
+            partition_mute(p, batch->partition);
+        }
     }
     struct pconn *conn = &p->conns[broker - 1];
     ks_ptr_array_add(conn->inflight, request);
@@ -2848,6 +2922,7 @@ static void ready_unplace(struct ks_producer *p, int32_t partition)
     switch ((enum ready_place)part->place) {
     case PLACE_NONE: break;
     case PLACE_LEADERLESS: p->leaderless_count--; break;
+    case PLACE_MUTED: break;
     case PLACE_BACKOFF: heap_remove(p, &p->backoff_heap, partition); break;
     case PLACE_LINGERING:
         heap_remove(p, &p->linger_heap, partition);
@@ -2875,7 +2950,8 @@ static void ready_put(struct ks_producer *p, int32_t partition, enum ready_place
     part->placed_leader = part->leader;
     switch (place) {
     case PLACE_NONE:
-    case PLACE_LEADERLESS: ks_assert(!"ready_put: a place with a leader"); break;
+    case PLACE_LEADERLESS:
+    case PLACE_MUTED: ks_assert(!"ready_put: a place in a set or heap"); break;
     case PLACE_BACKOFF: heap_push(p, &p->backoff_heap, partition); break;
     case PLACE_LINGERING:
         heap_push(p, &p->linger_heap, partition);
@@ -2904,6 +2980,16 @@ static void ready_place(struct ks_producer *p, int32_t partition, ks_time_ns now
             ready_unplace(p, partition);
             part->place = PLACE_LEADERLESS;
             p->leaderless_count++;
+        }
+        return;
+    }
+    if (part->muted) {
+        /* RecordAccumulator.batchReady skips a muted partition: it makes no
+         * node ready and gives no time to check again. (Without a leader it
+         * still asks for metadata, above, as partitionReady does first.) */
+        if (part->place != PLACE_MUTED) {
+            ready_unplace(p, partition);
+            part->place = PLACE_MUTED;
         }
         return;
     }
@@ -2971,6 +3057,9 @@ static ks_time_ns ready_scan(const struct ks_producer *p, ks_time_ns now, bool *
         if (part->leader < 0) {
             *leaderless_out = true;
             continue;
+        }
+        if (part->muted) {
+            continue; /* neither ready nor a time to look again (P16) */
         }
         bool sendable = batch_sendable(p, part, batch, now);
         ready[part->leader - 1] |= sendable;
@@ -3093,6 +3182,7 @@ static int32_t drain_one_request(struct ks_producer *p, int32_t broker, struct p
         int32_t partition = ids[(from + k) % n];
         struct ppart *part = &p->parts[partition];
         ks_assert(part->leader == broker);
+        ks_assert(!part->muted); /* P16: in no set */
         struct pbatch *batch = g_queue_peek_head(&part->queue);
         ks_assert(batch != NULL);
         ks_assert(batch_backoff_until(p, part, batch) <= now); /* P10 */
@@ -3442,6 +3532,7 @@ static bool on_produce_response(struct ks_producer *p, ks_node_id source, const 
     struct prequest *request = entry->request;
     entry->answered = true;
     request->pending_count--;
+    partition_unmute(p, entry->partition); /* Sender.completeBatch, at its end */
     struct pbatch *batch = entry->batch;
     entry->batch = NULL;
     if (request->pending_count == 0) {
@@ -3544,6 +3635,9 @@ static void conn_disconnect(struct ks_producer *p, int32_t broker, ks_time_ns no
             struct pentry *entry = &request->entries[e];
             struct pbatch *batch = entry->batch;
             entry->batch = NULL;
+            if (!entry->answered) {
+                partition_unmute(p, entry->partition); /* completeBatch of the disconnect */
+            }
             if (batch != NULL) {
                 batch->entry = NULL;
                 complete_attempt(p, batch, KS_ERR_NETWORK_EXCEPTION, -1, entry_stale(entry, batch),
@@ -3744,6 +3838,8 @@ static void check_ready_index(const struct ks_producer *p)
             ks_assert(place == PLACE_NONE);
         } else if (part->leader < 1) {
             ks_assert(place == PLACE_LEADERLESS);
+        } else if (part->muted) {
+            ks_assert(place == PLACE_MUTED); /* P16 */
         } else {
             ks_time_ns at = head_ready_at(p, part, head);
             ks_assert(part->ready_at_ns == at);
@@ -3860,6 +3956,8 @@ void ks_producer_check(const struct ks_producer *p)
     int64_t reserved = 0;
     int64_t batch_count = 0;
     int32_t active_count = 0;
+    int32_t *unanswered = calloc((size_t)p->partition_count, sizeof(*unanswered)); /* P16 */
+    ks_assert(unanswered != NULL);
     for (int32_t i = 0; i < p->partition_count; i++) {
         const struct ppart *part = &p->parts[i];
         bool active = (p->active_words[i / 64] >> (i % 64)) & 1;
@@ -3907,6 +4005,11 @@ void ks_producer_check(const struct ks_producer *p)
                 const struct pentry *entry = &request->entries[e];
                 ks_assert(entry->request == request);
                 pending += entry->answered ? 0 : 1;
+                ks_assert(entry->partition >= 0 && entry->partition < p->partition_count);
+                unanswered[entry->partition] += entry->answered ? 0 : 1;
+                if (entry->batch != NULL) {
+                    ks_assert(entry->batch->partition == entry->partition);
+                }
                 if (entry->batch != NULL) {
                     ks_assert(!entry->answered);
                     ks_assert(entry->batch->entry == entry); /* P3 */
@@ -3919,6 +4022,14 @@ void ks_producer_check(const struct ks_producer *p)
         }
     }
     ks_assert(active_count == p->active_count); /* P7 */
+    for (int32_t i = 0; i < p->partition_count; i++) {
+        /* P16: muted exactly while a request carries it, and then only one */
+        ks_assert(p->parts[i].muted == (p->guarantee_order && unanswered[i] > 0));
+        if (p->guarantee_order) {
+            ks_assert(unanswered[i] <= 1);
+        }
+    }
+    free(unanswered);
     if (p->meta_request_id != 0) {
         ks_assert(p->meta_broker >= 1 && p->conns[p->meta_broker - 1].state == CONN_READY); /* P8 */
     }
@@ -4041,7 +4152,19 @@ static bool lone_batch_waits(struct ks_producer *p, ks_time_ns now)
     struct ppart *part = &p->parts[p->waiter.partition];
     const struct pbatch *batch = g_queue_peek_head(&part->queue);
     if (batch == NULL || g_queue_get_length(&part->queue) != 1 || part->leader < 1 ||
-        p->txn.enabled || batch_sendable(p, part, batch, now)) {
+        p->txn.enabled) {
+        return false;
+    }
+    if (part->muted) {
+        /* A pass would not look at it and set no timer for it (P16:
+         * batchReady gives a muted partition no delay). Its unmuting (an
+         * answer, or a disconnect inside a pass) places it again before
+         * the next pass or sender_idle looks. The sender timer is set, to
+         * the muting request's deadline at the latest. */
+        ks_assert(p->sender_timer != 0);
+        return true;
+    }
+    if (batch_sendable(p, part, batch, now)) {
         return false;
     }
     ks_time_ns linger_end = time_add(batch->created_ns, p->config->linger_ns);
@@ -4338,6 +4461,7 @@ static void reset_client_state(struct ks_producer *p)
         part->bump_required = false;
         part->error_second = -1;
         part->errors_suppressed = 0;
+        ks_assert(!part->muted); /* P16: drop_all ended its requests */
     }
     p->sequences_flagged = false;
     ks_sticky_init(&p->sticky, p->config->batch_size_bytes);
@@ -4427,6 +4551,7 @@ struct ks_producer *ks_producer_new(ks_world *world, const struct ks_cluster_spe
     p->idempotent = config->enable_idempotence && config->acks == KS_ACKS_ALL &&
                     config->retries > 0 && config->max_in_flight <= IN_FLIGHT_MAX_IDEMPOTENT;
     p->in_flight_max = config->max_in_flight > 0 ? config->max_in_flight : 1;
+    p->guarantee_order = p->in_flight_max == 1 && config->acks != KS_ACKS_NONE;
     p->name_bytes = (int32_t)strlen(config->name);
     p->record_fixed_bytes =
         (int32_t)(1 + varint_bytes(config->value_bytes) + (size_t)config->value_bytes +
@@ -4524,6 +4649,9 @@ static void drop_all(struct ks_producer *p, bool report)
             for (int32_t e = 0; e < request->entry_count; e++) {
                 struct pbatch *batch = request->entries[e].batch;
                 request->entries[e].batch = NULL;
+                if (!request->entries[e].answered) {
+                    partition_unmute(p, request->entries[e].partition); /* P16 */
+                }
                 if (batch == NULL) {
                     continue;
                 }

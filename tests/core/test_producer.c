@@ -14,7 +14,10 @@
 ** path, a lost response (a duplicate without idempotence, none with it, and the
 ** resent batch keeps its sequence), request timeouts, delivery timeouts ending
 ** records as unknown, NOT_LEADER_OR_FOLLOWER forcing a metadata refresh,
-** reordering with 5 in flight, acks=0, buffer.memory blocking and crashes.
+** reordering with 5 in flight, acks=0, buffer.memory blocking and crashes,
+** and with max.in.flight 1 the muting of a partition in flight across a
+** leader change (until its request's timeout, a reset, not its batch's
+** delivery timeout).
 ** The per-record fast path (a send() that only adds to an open batch runs no
 ** sender pass) is checked from outside: keys of every width are encoded,
 ** sized and reported exactly as sent, and a leader that crashes while records
@@ -1993,6 +1996,148 @@ static void test_memory_exhausted_sends_lingering_batches(void)
     fixture_deinit(&f);
 }
 
+/* Sender.guaranteeMessageOrder (max.in.flight.requests.per.connection = 1):
+ * the sender mutes every partition it drains until that request's answer or
+ * failure (RecordAccumulator.mutePartition / unmutePartition), so a partition
+ * never has two batches in flight, not even across a leader change. Two
+ * brokers, one partition led by broker 1, a producer without idempotence
+ * (retries, one request per connection: the setting a Kafka user picks for
+ * ordering). Broker 1 swallows one batch (no append, no answer); the
+ * partition's leader then moves to broker 2, which the producer learns from
+ * its metadata refresh (metadata.max.age.ms 100 ms) while the batch is still
+ * in flight. `end` says how the flight ends: the request's timeout (1 s),
+ * broker 1's crash resetting the connection 300 ms after the send, or the
+ * batch's delivery.timeout.ms (400 ms, shorter than request.timeout.ms only
+ * to make it end in flight), which ends the batch but, as Sender.failBatch
+ * does not unmute, leaves the partition muted until the request times out.
+ * Returns when the swallowed batch arrived; *moved_out gets the arrival of
+ * the first batch at broker 2, *first_moved_out the seq of the first record
+ * broker 2 appended, *swallowed_seq_out the swallowed batch's first record,
+ * and out the outcome counts. */
+enum mute_end { MUTE_END_TIMEOUT, MUTE_END_RESET, MUTE_END_EXPIRY };
+
+static ks_time_ns muted_leader_change_run(enum mute_end end, ks_time_ns *moved_out,
+                                          int64_t *first_moved_out, int64_t *swallowed_seq_out,
+                                          struct outcomes *out)
+{
+    struct fixture f;
+    fixture_init(&f, 2, 1);
+    f.fake->leader[0] = 1;
+    f.config.enable_idempotence = false;
+    f.config.max_in_flight = 1;
+    f.config.count = 1500;
+    f.config.request_timeout_ns = 1000 * MS;
+    f.config.metadata_max_age_ns = 100 * MS;
+    if (end == MUTE_END_EXPIRY) {
+        f.config.delivery_timeout_ns = 400 * MS;
+    }
+    fixture_start(&f);
+    fixture_run(&f, 150 * MS);
+    CU_ASSERT_FATAL(f.out.acked > 0);
+    int32_t before = f.fake->batch_count;
+    f.fake->swallow[0] = 1;
+    fixture_run(&f, 160 * MS);
+    int64_t leo = f.fake->parts[0].leo; /* broker 1's appends (the log is the partition's) */
+    CU_ASSERT_FATAL(f.fake->batch_count > before);
+    ks_time_ns swallowed = f.fake->batch_arrival_ns[before];
+    CU_ASSERT_FATAL(f.fake->broker_of_batch[before] == 1);
+    f.fake->leader[0] = 2;
+    f.fake->epoch[0] = 1;
+    if (end == MUTE_END_RESET) {
+        fixture_run(&f, swallowed + 300 * MS);
+        ks_producer_on_broker_down(f.producer, 1); /* as core/cluster.c tells it */
+    }
+    fixture_run(&f, 5 * KS_NS_PER_S);
+    /* Nothing more went to broker 1: the producer knew the new leader long
+     * before the swallowed batch's flight ended. */
+    ks_time_ns moved = KS_TIME_NEVER;
+    for (int32_t n = before + 1; n < f.fake->batch_count; n++) {
+        CU_ASSERT_EQUAL(f.fake->broker_of_batch[n], 2);
+        if (moved == KS_TIME_NEVER) {
+            moved = f.fake->batch_arrival_ns[n];
+        }
+    }
+    *moved_out = moved;
+    *first_moved_out = f.fake->parts[0].leo > leo ? f.fake->parts[0].log[leo].seq : -1;
+    *swallowed_seq_out = -1;
+    for (int64_t seq = 0; seq < 1500 && *swallowed_seq_out < 0; seq++) {
+        if (f.out.acked_ns_by_seq[seq] == 0 || f.out.acked_ns_by_seq[seq] > swallowed) {
+            *swallowed_seq_out = seq; /* the first record not acked by then */
+        }
+    }
+    CU_ASSERT_EQUAL(fake_duplicates(f.fake), 0);
+    CU_ASSERT_EQUAL(fake_reordered(f.fake), 0);
+    out->acked = f.out.acked;
+    out->failed = f.out.failed;
+    out->unknown = f.out.unknown;
+    check_each_record_once(&f);
+    if (getenv("KS_TEST_VERBOSE") != NULL) {
+        printf("end %d: swallowed at %" PRId64 " ms, broker 2's first batch at %" PRId64
+               " ms, first seq there %" PRId64 " (swallowed from %" PRId64 ")\n",
+               (int)end, (int64_t)(swallowed / MS), (int64_t)(moved / MS), *first_moved_out,
+               *swallowed_seq_out);
+    }
+    fixture_deinit(&f);
+    return swallowed;
+}
+
+/* The request times out (1 s after it was sent): only then does the
+ * partition go to broker 2, and its first batch there is the swallowed one,
+ * retried; without muting, the batches behind it went to broker 2 as soon as
+ * the metadata named it and the retry landed after them (reordered).
+ * (Kafka's check is max.in.flight == 1 as configured; ksim's in_flight_max
+ * is the same number.) */
+static void test_muted_partition_waits_across_leader_change(void)
+{
+    ks_time_ns moved = 0;
+    int64_t first = -1, swallowed_seq = -1;
+    struct outcomes out = { 0 };
+    ks_time_ns swallowed =
+        muted_leader_change_run(MUTE_END_TIMEOUT, &moved, &first, &swallowed_seq, &out);
+    CU_ASSERT(moved != KS_TIME_NEVER);
+    CU_ASSERT(moved >= swallowed - MS + 1000 * MS); /* sent 1 ms before it arrived */
+    CU_ASSERT(moved < swallowed + 1100 * MS);
+    CU_ASSERT_EQUAL(first, swallowed_seq); /* the retry went first */
+    CU_ASSERT_EQUAL(out.acked, 1500);
+}
+
+/* Broker 1's crash resets the connection (ks_producer_on_broker_down): the
+ * request fails as disconnected, which unmutes the partition (Sender.
+ * completeBatch of NetworkClient's disconnect), and the retry goes to broker
+ * 2 at once, long before request.timeout.ms. */
+static void test_reset_connection_unmutes(void)
+{
+    ks_time_ns moved = 0;
+    int64_t first = -1, swallowed_seq = -1;
+    struct outcomes out = { 0 };
+    ks_time_ns swallowed =
+        muted_leader_change_run(MUTE_END_RESET, &moved, &first, &swallowed_seq, &out);
+    CU_ASSERT(moved > swallowed + 300 * MS);
+    CU_ASSERT(moved < swallowed + 320 * MS); /* a connect to broker 2 and a trip */
+    CU_ASSERT_EQUAL(first, swallowed_seq);
+    CU_ASSERT_EQUAL(out.acked, 1500);
+}
+
+/* delivery.timeout.ms ends the swallowed batch in flight (unknown) about
+ * 400 ms after its creation, but its partition stays muted until the request
+ * times out (Sender.failBatch does not unmute; the request's own completion
+ * does): nothing goes to broker 2 before, and the batches whose delivery
+ * timeout passed while they waited in the queue end failed (never sent). */
+static void test_batch_expired_in_flight_keeps_its_partition_muted(void)
+{
+    ks_time_ns moved = 0;
+    int64_t first = -1, swallowed_seq = -1;
+    struct outcomes out = { 0 };
+    ks_time_ns swallowed =
+        muted_leader_change_run(MUTE_END_EXPIRY, &moved, &first, &swallowed_seq, &out);
+    CU_ASSERT(moved >= swallowed - MS + 1000 * MS);
+    CU_ASSERT(moved < swallowed + 1100 * MS);
+    CU_ASSERT(first > swallowed_seq); /* the swallowed records ended, unknown */
+    CU_ASSERT(out.unknown > 0);
+    CU_ASSERT(out.failed > 0); /* expired in the queue, never sent */
+    CU_ASSERT_EQUAL(out.acked + out.failed + out.unknown, 1500);
+}
+
 void ks_test_register_producer(void)
 {
     static const struct ks_test_case cases[] = {
@@ -2052,6 +2197,12 @@ void ks_test_register_producer(void)
           test_memory_exhausted_sends_lingering_batches },
         { "P12: the sets of brokers follow cuts, timeouts and crashes",
           test_broker_sets_follow_cuts_and_crashes },
+        { "max.in.flight 1 mutes a partition in flight across a leader change",
+          test_muted_partition_waits_across_leader_change },
+        { "max.in.flight 1: a reset connection unmutes its partitions",
+          test_reset_connection_unmutes },
+        { "max.in.flight 1: a batch expired in flight keeps its partition muted",
+          test_batch_expired_in_flight_keeps_its_partition_muted },
     };
     KS_TEST_ADD_SUITE("core/producer", cases);
 }
