@@ -4009,8 +4009,6 @@ void ks_producer_check(const struct ks_producer *p)
                 unanswered[entry->partition] += entry->answered ? 0 : 1;
                 if (entry->batch != NULL) {
                     ks_assert(entry->batch->partition == entry->partition);
-                }
-                if (entry->batch != NULL) {
                     ks_assert(!entry->answered);
                     ks_assert(entry->batch->entry == entry); /* P3 */
                     records += check_batch(p, entry->batch, entry->batch->partition, &reserved);
