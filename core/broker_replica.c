@@ -105,8 +105,8 @@ void ks__replica_check(const struct ks_broker *broker, struct ks__replica *repli
     case KS__ALTER_IDLE: break;
     case KS__ALTER_IN_FLIGHT:
     case KS__ALTER_REFUSED:
-        ks_assert(replica->role == KS_ROLE_LEADER);                            /* R6 */
-        ks_assert(replica->alter.leader_epoch == replica->state.leader_epoch); /* R6 */
+        ks_assert(replica->role == KS_ROLE_LEADER);                             /* R6 */
+        ks_assert(replica->alter->leader_epoch == replica->state.leader_epoch); /* R6 */
         break;
     }
 }
@@ -118,9 +118,9 @@ int32_t ks__replica_maximal_isr(const struct ks__replica *replica, int32_t *out)
         out[count++] = replica->state.isr[i];
     }
     if (replica->alter_state != KS__ALTER_IDLE) {
-        for (int32_t i = 0; i < replica->alter.isr_count; i++) {
-            if (!ks__list_contains(out, count, replica->alter.isr[i])) {
-                out[count++] = replica->alter.isr[i];
+        for (int32_t i = 0; i < replica->alter->isr_count; i++) {
+            if (!ks__list_contains(out, count, replica->alter->isr[i])) {
+                out[count++] = replica->alter->isr[i];
             }
         }
     }
@@ -135,7 +135,7 @@ static bool in_maximal_isr(const struct ks__replica *replica, int32_t id)
 {
     return ks__list_contains(replica->state.isr, replica->state.isr_count, id) ||
            (replica->alter_state != KS__ALTER_IDLE &&
-            ks__list_contains(replica->alter.isr, replica->alter.isr_count, id));
+            ks__list_contains(replica->alter->isr, replica->alter->isr_count, id));
 }
 
 /* A follower's last caught-up time: a quiet one (S5 of broker_serve.c) was
@@ -258,7 +258,7 @@ static void send_alter(struct ks_broker *broker, struct ks__replica *replica)
 {
     replica->alter_sent_ns = ks__broker_now_ns(broker);
     ks_world_send(broker->world, (ks_node_id)broker->id, broker->controller_node,
-                  KS_MSG_ALTER_PARTITION_REQUEST, &replica->alter, sizeof replica->alter);
+                  KS_MSG_ALTER_PARTITION_REQUEST, replica->alter, sizeof *replica->alter);
 }
 
 static int compare_int32(const void *a, const void *b)
@@ -283,20 +283,24 @@ static void request_isr(struct ks_broker *broker, struct ks__replica *replica, c
     ks_assert(replica->alter_state == KS__ALTER_IDLE);
     ks_assert(replica->role == KS_ROLE_LEADER); /* R6 */
     ks_assert(isr_count >= 1 && isr_count <= KS_REPLICATION_FACTOR_MAX);
-    memset(&replica->alter, 0, sizeof replica->alter);
-    replica->alter.broker_id = broker->id;
-    replica->alter.topic_index = replica->topic_index;
-    replica->alter.partition = replica->partition;
-    replica->alter.leader_epoch = replica->state.leader_epoch;
-    replica->alter.partition_epoch = replica->state.partition_epoch;
-    replica->alter.isr_count = isr_count;
-    memcpy(replica->alter.isr, isr, sizeof(int32_t) * (size_t)isr_count);
-    qsort(replica->alter.isr, (size_t)isr_count, sizeof(int32_t), compare_int32);
+    if (replica->alter == NULL) {
+        replica->alter = malloc(sizeof *replica->alter);
+        ks_assert(replica->alter != NULL);
+    }
+    memset(replica->alter, 0, sizeof *replica->alter);
+    replica->alter->broker_id = broker->id;
+    replica->alter->topic_index = replica->topic_index;
+    replica->alter->partition = replica->partition;
+    replica->alter->leader_epoch = replica->state.leader_epoch;
+    replica->alter->partition_epoch = replica->state.partition_epoch;
+    replica->alter->isr_count = isr_count;
+    memcpy(replica->alter->isr, isr, sizeof(int32_t) * (size_t)isr_count);
+    qsort(replica->alter->isr, (size_t)isr_count, sizeof(int32_t), compare_int32);
     /* Partition.addBrokerEpochToIsr: our own epoch, each follower's from its
      * fetches, -1 where none is known (or in the ZooKeeper era). */
     bool kraft = kraft_era(broker);
     for (int32_t i = 0; i < isr_count; i++) {
-        int32_t id = replica->alter.isr[i];
+        int32_t id = replica->alter->isr[i];
         const struct ks__follower_state *follower = find_follower(replica, id);
         int64_t epoch = -1;
         if (kraft && id == broker->id) {
@@ -304,9 +308,9 @@ static void request_isr(struct ks_broker *broker, struct ks__replica *replica, c
         } else if (kraft && follower != NULL) {
             epoch = follower->broker_epoch;
         }
-        replica->alter.isr_broker_epochs[i] = epoch;
+        replica->alter->isr_broker_epochs[i] = epoch;
     }
-    replica->alter.broker_epoch = broker->broker_epoch;
+    replica->alter->broker_epoch = broker->broker_epoch;
     replica->alter_state = KS__ALTER_IN_FLIGHT;
     send_alter(broker, replica);
 }
@@ -602,6 +606,7 @@ void ks__replica_close(struct ks__replica *replica)
     ks_log_close(replica->log);
     ks_producer_state_free(replica->producers);
     free(replica->followers);
+    free(replica->alter);
     ks_assert(replica->session_ref_count == 0); /* its sessions went first (S9) */
     free(replica->session_refs);
     free(replica);
@@ -717,7 +722,7 @@ void ks__replica_apply_state(struct ks_broker *broker, const struct ks_partition
     replica->state = *state;
     replica->has_state = true;
     ks__serve_touch(broker, replica); /* role, epoch or ISR */
-    broker->follow_generation++; /* the leader may have moved */
+    broker->follow_generation++;      /* the leader may have moved */
     if (state->leader == broker->id) {
         if (replica->role != KS_ROLE_LEADER || !had_state ||
             old.leader_epoch != state->leader_epoch) {
@@ -725,7 +730,7 @@ void ks__replica_apply_state(struct ks_broker *broker, const struct ks_partition
         } else {
             /* Same epoch: an ISR change (ours, or the controller's). */
             if (replica->alter_state != KS__ALTER_IDLE &&
-                state->partition_epoch > replica->alter.partition_epoch) {
+                state->partition_epoch > replica->alter->partition_epoch) {
                 replica->alter_state = KS__ALTER_IDLE;
             }
             ks__replica_check(broker, replica);

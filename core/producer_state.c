@@ -46,20 +46,36 @@ struct verification_entry {
     int64_t created_ns; /* VerificationStateEntry.timestamp */
 };
 
+/* Every replica has one of these and most never see a producer, or never a
+ * verification (issue 16: two empty tables were 320 of a replica's bytes at
+ * 12 x 10,000), so each table is made at its first insert: NULL is an empty
+ * table, and every lookup goes through table_lookup. */
 struct ks_producer_state {
-    GHashTable *entries; /* int64 producer id -> struct producer_entry (owned) */
+    GHashTable *entries; /* int64 producer id -> struct producer_entry (owned); NULL empty */
     /* int64 producer id -> struct verification_entry (owned); looked up,
-     * never iterated. */
+     * never iterated; NULL empty. */
     GHashTable *verifications;
     uint64_t next_guard; /* the last guard handed out */
 };
+
+static void *table_lookup(GHashTable *table, int64_t key)
+{
+    return table != NULL ? g_hash_table_lookup(table, &key) : NULL;
+}
+
+/* The table at *slot, made if it is not there yet. */
+static GHashTable *table_made(GHashTable **slot)
+{
+    if (*slot == NULL) {
+        *slot = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, free);
+    }
+    return *slot;
+}
 
 struct ks_producer_state *ks_producer_state_new(void)
 {
     struct ks_producer_state *state = calloc(1, sizeof *state);
     ks_assert(state != NULL);
-    state->entries = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, free);
-    state->verifications = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, free);
     return state;
 }
 
@@ -68,19 +84,25 @@ void ks_producer_state_free(struct ks_producer_state *state)
     if (state == NULL) {
         return;
     }
-    g_hash_table_destroy(state->entries);
-    g_hash_table_destroy(state->verifications);
+    if (state->entries != NULL) {
+        g_hash_table_destroy(state->entries);
+    }
+    if (state->verifications != NULL) {
+        g_hash_table_destroy(state->verifications);
+    }
     free(state);
 }
 
 void ks_producer_state_clear(struct ks_producer_state *state)
 {
-    g_hash_table_remove_all(state->entries);
+    if (state->entries != NULL) {
+        g_hash_table_remove_all(state->entries);
+    }
 }
 
 int32_t ks_producer_state_producer_count(const struct ks_producer_state *state)
 {
-    return (int32_t)g_hash_table_size(state->entries);
+    return state->entries != NULL ? (int32_t)g_hash_table_size(state->entries) : 0;
 }
 
 static int32_t next_seq(int32_t seq)
@@ -95,7 +117,7 @@ int16_t ks_producer_state_check(const struct ks_producer_state *state, int64_t p
     if (producer_id < 0) {
         return KS_ERR_NONE;
     }
-    const struct producer_entry *entry = g_hash_table_lookup(state->entries, &producer_id);
+    const struct producer_entry *entry = table_lookup(state->entries, producer_id);
     if (entry == NULL) {
         return KS_ERR_NONE;
     }
@@ -138,7 +160,7 @@ int16_t ks_producer_state_check_epoch(const struct ks_producer_state *state, int
                                       int16_t producer_epoch)
 {
     const struct producer_entry *entry =
-        producer_id < 0 ? NULL : g_hash_table_lookup(state->entries, &producer_id);
+        producer_id < 0 ? NULL : table_lookup(state->entries, producer_id);
     return entry != NULL && producer_epoch < entry->epoch ? KS_ERR_INVALID_PRODUCER_EPOCH
                                                           : KS_ERR_NONE;
 }
@@ -146,7 +168,7 @@ int16_t ks_producer_state_check_epoch(const struct ks_producer_state *state, int
 int16_t ks_producer_state_epoch(const struct ks_producer_state *state, int64_t producer_id)
 {
     const struct producer_entry *entry =
-        producer_id < 0 ? NULL : g_hash_table_lookup(state->entries, &producer_id);
+        producer_id < 0 ? NULL : table_lookup(state->entries, producer_id);
     return entry != NULL ? entry->epoch : -1;
 }
 
@@ -155,13 +177,13 @@ int16_t ks_producer_state_epoch(const struct ks_producer_state *state, int64_t p
 static struct producer_entry *entry_at_epoch(struct ks_producer_state *state, int64_t producer_id,
                                              int16_t producer_epoch)
 {
-    struct producer_entry *entry = g_hash_table_lookup(state->entries, &producer_id);
+    struct producer_entry *entry = table_lookup(state->entries, producer_id);
     if (entry == NULL) {
         entry = calloc(1, sizeof *entry);
         ks_assert(entry != NULL);
         entry->producer_id = producer_id;
         entry->epoch = producer_epoch;
-        g_hash_table_insert(state->entries, &entry->producer_id, entry);
+        g_hash_table_insert(table_made(&state->entries), &entry->producer_id, entry);
     }
     if (producer_epoch != entry->epoch) {
         entry->epoch = producer_epoch;
@@ -297,7 +319,7 @@ uint64_t ks_producer_state_verification_start(struct ks_producer_state *state, i
                                               int32_t sequence, int16_t producer_epoch,
                                               int64_t now_ns)
 {
-    struct verification_entry *entry = g_hash_table_lookup(state->verifications, &producer_id);
+    struct verification_entry *entry = table_lookup(state->verifications, producer_id);
     if (entry == NULL) {
         entry = calloc(1, sizeof *entry);
         ks_assert(entry != NULL);
@@ -306,7 +328,7 @@ uint64_t ks_producer_state_verification_start(struct ks_producer_state *state, i
         entry->lowest_sequence = sequence;
         entry->epoch = producer_epoch;
         entry->created_ns = now_ns;
-        g_hash_table_insert(state->verifications, &entry->producer_id, entry);
+        g_hash_table_insert(table_made(&state->verifications), &entry->producer_id, entry);
     }
     /* maybeUpdateLowestSequenceAndEpoch: a lower sequence of the same epoch,
      * or any sequence of a newer epoch, becomes the lowest. */
@@ -323,22 +345,22 @@ uint64_t ks_producer_state_verification_start(struct ks_producer_state *state, i
 uint64_t ks_producer_state_verification_guard(const struct ks_producer_state *state,
                                               int64_t producer_id)
 {
-    const struct verification_entry *entry =
-        g_hash_table_lookup(state->verifications, &producer_id);
+    const struct verification_entry *entry = table_lookup(state->verifications, producer_id);
     return entry != NULL ? entry->guard : 0;
 }
 
 int32_t ks_producer_state_verification_lowest_sequence(const struct ks_producer_state *state,
                                                        int64_t producer_id)
 {
-    const struct verification_entry *entry =
-        g_hash_table_lookup(state->verifications, &producer_id);
+    const struct verification_entry *entry = table_lookup(state->verifications, producer_id);
     return entry != NULL ? entry->lowest_sequence : -1;
 }
 
 void ks_producer_state_verification_clear(struct ks_producer_state *state, int64_t producer_id)
 {
-    g_hash_table_remove(state->verifications, &producer_id);
+    if (state->verifications != NULL) {
+        g_hash_table_remove(state->verifications, &producer_id);
+    }
 }
 
 struct expiry {
@@ -363,5 +385,7 @@ void ks_producer_state_verification_expire(struct ks_producer_state *state, int6
     ks_assert(expiration_ns > 0 && interval_ns > 0);
     struct expiry e = { now_ns, expiration_ns, interval_ns };
     /* Removal by a predicate: the result does not depend on the table's order. */
-    g_hash_table_foreach_remove(state->verifications, verification_expired, &e);
+    if (state->verifications != NULL) {
+        g_hash_table_foreach_remove(state->verifications, verification_expired, &e);
+    }
 }

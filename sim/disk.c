@@ -237,6 +237,10 @@ struct undo_entry {
     uint8_t *bytes; /* owned */
 };
 
+/* Fields are ordered so that no padding falls between them (a record per
+ * file, four files a replica: issue 16), the flags together after
+ * handle_count; staged_bytes and staged_capacity fit 32 bits (S2, at most
+ * STAGE_BYTES_MAX). */
 struct ks__file_record {
     char *path; /* owned; also the key in world->files */
     ks_node_id node;
@@ -244,28 +248,28 @@ struct ks__file_record {
     struct ks__file_record *lru_prev, *lru_next;
     int64_t size_bytes;
     int64_t durable_size_bytes; /* D1 */
-    bool synced;                /* fsynced at least once (or found on disk) */
-    GArray *undo;               /* D2: struct undo_entry, sorted by position */
+    GArray *undo;               /* D2: struct undo_entry, sorted by position; NULL when none */
     int64_t undo_bytes;         /* D2: their total length */
-    bool has_last_write;        /* D3 */
-    int64_t last_write_position_bytes;
+    int64_t last_write_position_bytes; /* D3, when has_last_write */
     int64_t last_write_byte_count;
     uint32_t handle_count;
-    bool detached;       /* deleted while open: not in world->files, fd pinned */
-    uint8_t *staged;     /* S1: appended bytes not yet in the real file, owned */
-    size_t staged_bytes; /* they belong at [size_bytes - staged_bytes, size_bytes) */
-    size_t staged_capacity;
+    bool synced;           /* fsynced at least once (or found on disk) */
+    bool has_last_write;   /* D3 */
+    bool detached;         /* deleted while open: not in world->files, fd pinned */
+    bool accounted;        /* counted in its node's totals (D4, P1); false once detached */
+    bool in_dirty_list;    /* the node's dirty list */
+    bool in_cache_list;    /* the node's cache list (P2) */
+    uint32_t staged_bytes; /* S1: they belong at [size_bytes - staged_bytes, size_bytes) */
+    uint32_t staged_capacity;
+    uint8_t *staged;    /* S1: appended bytes not yet in the real file, owned */
     const uint8_t *map; /* M1: read-only shared mapping while fd is open, or NULL */
     size_t map_bytes;
-    bool accounted;           /* counted in its node's totals (D4, P1); false once detached */
     int64_t dirty_bytes;      /* D4, as counted in the node's total */
     ks_time_ns dirtied_at_ns; /* W1: when it last became dirty */
-    bool in_dirty_list;       /* the node's dirty list */
-    GList dirty_link;         /* in it */
+    GList dirty_link;         /* in the node's dirty list */
     int64_t cache_lo_bytes;   /* P1: the cached range [lo, hi) */
     int64_t cache_hi_bytes;
-    bool in_cache_list;     /* the node's cache list (P2) */
-    GList cache_link;       /* in it */
+    GList cache_link;       /* in the node's cache list */
     uint64_t rewrite_count; /* ks_disk_rewrite_count: bytes it held may have changed */
 };
 
@@ -548,12 +552,20 @@ char *ks_world_real_path(const ks_world *world, const char *path)
 
 /* ---- records ---------------------------------------------------------------------------- */
 
+static guint undo_len(const struct ks__file_record *record)
+{
+    return record->undo != NULL ? record->undo->len : 0;
+}
+
 static void undo_clear(struct ks__file_record *record)
 {
-    for (guint i = 0; i < record->undo->len; i++) {
+    for (guint i = 0; i < undo_len(record); i++) {
         g_free(g_array_index(record->undo, struct undo_entry, i).bytes);
     }
-    ks_array_set_size(record->undo, 0);
+    if (record->undo != NULL) {
+        g_array_free(record->undo, TRUE);
+        record->undo = NULL;
+    }
     record->undo_bytes = 0;
 }
 
@@ -841,7 +853,7 @@ static int64_t writeback_record(ks_world *world, struct ks__file_record *record,
     if (dirty == 0 || max_bytes <= 0) {
         return 0;
     }
-    if (max_bytes < dirty && record->undo->len == 0) {
+    if (max_bytes < dirty && undo_len(record) == 0) {
         int64_t durable = record->durable_size_bytes + max_bytes;
         ks_assert(durable < record->size_bytes);
         record->durable_size_bytes = durable;
@@ -952,7 +964,6 @@ static void record_destroy(ks_world *world, struct ks__file_record *record)
     record_close_fd(world, record);
     stage_release(record);
     undo_clear(record);
-    g_array_free(record->undo, TRUE);
     g_free(record->path);
     g_free(record);
 }
@@ -966,7 +977,6 @@ static struct ks__file_record *record_new(const char *path, ks_node_id node, int
     record->fd = -1;
     record->size_bytes = size_bytes;
     record->durable_size_bytes = durable_size_bytes;
-    record->undo = g_array_new(FALSE, FALSE, sizeof(struct undo_entry));
     return record;
 }
 
@@ -999,6 +1009,9 @@ static void undo_add(ks_world *world, struct ks__file_record *record, int64_t st
     size_t n = read_all(world, record_fd(world, record), entry.bytes, (size_t)(end - start), start,
                         record->path);
     ks_assert(n == (size_t)(end - start));
+    if (record->undo == NULL) {
+        record->undo = g_array_new(FALSE, FALSE, sizeof(struct undo_entry));
+    }
     ks_array_append_val(record->undo, entry);
     record->undo_bytes += end - start;
 }
@@ -1012,7 +1025,7 @@ static void undo_save(ks_world *world, struct ks__file_record *record, int64_t s
     if (start >= end) {
         return;
     }
-    guint old_len = record->undo->len;
+    guint old_len = undo_len(record);
     int64_t cursor = start;
     for (guint i = 0; i < old_len && cursor < end; i++) {
         struct undo_entry e = g_array_index(record->undo, struct undo_entry, i);
@@ -1031,7 +1044,7 @@ static void undo_save(ks_world *world, struct ks__file_record *record, int64_t s
     if (cursor < end) {
         undo_add(world, record, cursor, end);
     }
-    if (record->undo->len != old_len) {
+    if (undo_len(record) != old_len) {
         g_array_sort(record->undo, undo_compare);
     }
 }
@@ -1351,10 +1364,10 @@ enum ks_io_result ks_disk_pwrite(ks_file *file, const void *bytes, size_t byte_c
                 capacity *= 2;
             }
             record->staged = g_realloc(record->staged, capacity);
-            record->staged_capacity = capacity;
+            record->staged_capacity = (uint32_t)capacity;
         }
         memcpy(record->staged + record->staged_bytes, bytes, byte_count);
-        record->staged_bytes = need;
+        record->staged_bytes = (uint32_t)need;
     } else {
         if (position_bytes < record->size_bytes) {
             record->rewrite_count++;
@@ -1939,7 +1952,7 @@ static void restore_durable(ks_world *world, struct ks__file_record *record)
     if (ftruncate(fd, (off_t)record->durable_size_bytes) != 0) {
         host_fail(world, "ftruncate", record->path);
     }
-    for (guint i = 0; i < record->undo->len; i++) {
+    for (guint i = 0; i < undo_len(record); i++) {
         struct undo_entry *e = &g_array_index(record->undo, struct undo_entry, i);
         write_all(world, fd, e->bytes, (size_t)e->byte_count, e->position_bytes, record->path);
     }
@@ -2079,7 +2092,7 @@ bool ks_world_disk_corrupt(ks_world *world, ks_node_id node, const char *path,
     write_all(world, fd, bytes, byte_count, position_bytes, record->path);
     g_free(bytes);
     /* Durably: the saved durable copy of these bytes flips too. */
-    for (guint i = 0; i < record->undo->len; i++) {
+    for (guint i = 0; i < undo_len(record); i++) {
         struct undo_entry *e = &g_array_index(record->undo, struct undo_entry, i);
         int64_t lo = MAX(e->position_bytes, position_bytes);
         int64_t hi = MIN(e->position_bytes + e->byte_count, end);

@@ -275,12 +275,15 @@ static void test_hw_waits_for_maximal_isr(void)
     /* Broker 3 lags, only in the change in flight. */
     two->leo = 2;
     three->leo = 1;
-    memset(&leader->alter, 0, sizeof leader->alter);
-    leader->alter.leader_epoch = leader->state.leader_epoch;
-    leader->alter.isr_count = 3;
-    leader->alter.isr[0] = 1;
-    leader->alter.isr[1] = 2;
-    leader->alter.isr[2] = 3;
+    if (leader->alter == NULL) { /* allocated at the first ISR change */
+        leader->alter = calloc(1, sizeof *leader->alter);
+    }
+    memset(leader->alter, 0, sizeof *leader->alter);
+    leader->alter->leader_epoch = leader->state.leader_epoch;
+    leader->alter->isr_count = 3;
+    leader->alter->isr[0] = 1;
+    leader->alter->isr[1] = 2;
+    leader->alter->isr[2] = 3;
     leader->alter_state = KS__ALTER_IN_FLIGHT;
     ks__replica_maybe_advance_hw(broker, leader);
     CU_ASSERT_EQUAL(leader->hw, 1);

@@ -430,14 +430,17 @@ static void test_diverging_no_common_epoch(void)
  * error is retried. */
 static void plant_shrink(struct cluster_fixture *h, struct ks__replica *replica)
 {
-    memset(&replica->alter, 0, sizeof replica->alter);
-    replica->alter.broker_id = 1;
-    replica->alter.leader_epoch = replica->state.leader_epoch;
-    replica->alter.partition_epoch = replica->state.partition_epoch;
-    replica->alter.isr_count = 2;
-    replica->alter.isr[0] = 1;
-    replica->alter.isr[1] = 2;
-    replica->alter.broker_epoch = 1;
+    if (replica->alter == NULL) { /* allocated at the first ISR change */
+        replica->alter = calloc(1, sizeof *replica->alter);
+    }
+    memset(replica->alter, 0, sizeof *replica->alter);
+    replica->alter->broker_id = 1;
+    replica->alter->leader_epoch = replica->state.leader_epoch;
+    replica->alter->partition_epoch = replica->state.partition_epoch;
+    replica->alter->isr_count = 2;
+    replica->alter->isr[0] = 1;
+    replica->alter->isr[1] = 2;
+    replica->alter->broker_epoch = 1;
     replica->alter_state = KS__ALTER_IN_FLIGHT;
     replica->alter_sent_ns = cf_now(h);
 }
@@ -479,7 +482,7 @@ static void test_alter_partition_answers(void)
     CU_ASSERT_EQUAL(ks_cluster_isr(h.cluster, 0, 0, isr, 4), 2);
     /* INELIGIBLE_REPLICA: back to the committed ISR at once. */
     plant_shrink(&h, replica);
-    replica->alter.isr_count = 1;
+    replica->alter->isr_count = 1;
     answer(broker, KS_ERR_INELIGIBLE_REPLICA);
     CU_ASSERT_EQUAL(replica->alter_state, KS__ALTER_IDLE);
     /* Anything else is retried: still in flight, re-sent by the ISR check
