@@ -119,6 +119,7 @@ ks_world *ks_world_new(const struct ks_world_config *config, GError **error)
     world->disk_fsync_latency_ns = config->disk_fsync_latency_ns;
     world->disk_bandwidth_bytes_per_s = config->disk_bandwidth_bytes_per_s;
     world->open_file_count_max = config->open_file_count_max ? config->open_file_count_max : 512;
+    world->stage_budget_bytes = KS__STAGE_BUDGET_BYTES;
     world->disk_writeback_expire_ns = config->disk_writeback_expire_ns;
     world->disk_writeback_interval_ns = config->disk_writeback_interval_ns;
     world->disk_writeback_aligned = config->disk_writeback_aligned;

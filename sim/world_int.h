@@ -17,6 +17,9 @@
 #define KS__SLOT_COUNT_MAX (1u << KS__SLOT_BITS)
 #define KS__SEQ_MAX        (UINT64_C(1) << (64 - KS__SLOT_BITS))
 
+/* disk.c S4: the staging buffers' budget (world->stage_budget_bytes). */
+#define KS__STAGE_BUDGET_BYTES ((uint64_t)256 * 1024 * 1024)
+
 /* Message buffers (net.c): size classes of 64 << c bytes, c < the count;
  * a message larger than the largest, or sent owned, is its sender's or its
  * own g_malloc'd buffer (KS__MESSAGE_MALLOC). */
@@ -200,7 +203,9 @@ struct ks_world {
     GHashTable *files;                           /* path -> struct ks__file_record (owned) */
     struct ks__file_record *lru_head, *lru_tail; /* records holding a real fd */
     uint32_t open_fd_count;
-    struct ks_file *handles; /* every open handle, so that ks_world_free can close them */
+    struct ks_file *handles;        /* every open handle, so that ks_world_free can close them */
+    uint64_t staged_capacity_bytes; /* S4: the staging buffers' capacity, all files */
+    uint64_t stage_budget_bytes;    /* S4: when they are all written out and freed */
 };
 
 /* sched.c */

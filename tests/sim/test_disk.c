@@ -16,6 +16,7 @@
 ** occur. Descriptors are counted in /proc/self/fd.
 */
 #include "../testlib.h"
+#include "../../sim/world_int.h"
 
 #include <dirent.h>
 #include <glib/gstdio.h>
@@ -105,6 +106,61 @@ static void test_basic_io(void)
     CU_ASSERT_EQUAL(g_unlink(real), 0);
     CU_ASSERT_PTR_NULL(ks_disk_open(env.world, 1, "b1/p-0/0.log", 0, &result));
     CU_ASSERT_EQUAL(result, KS_IO_NOT_FOUND);
+    g_free(real);
+    ks_test_env_deinit(&env);
+}
+
+/* S4: many files appended a little at a time keep their staging buffers
+ * under the budget (all written out and freed when a buffer must grow past
+ * it), and every byte reaches its file, in order, through reads and on the
+ * host. 40 files, more than the descriptor bound (8), so most have none. */
+static void test_staging_budget(void)
+{
+    enum { FILES = 40, ROUNDS = 60, BYTES = 37 };
+    struct ks_world_config config = { .seed = 1, .node_count = 2, .open_file_count_max = 8 };
+    struct ks_test_env env;
+    ks_test_env_init_config(&env, &config);
+    env.world->stage_budget_bytes = 2048;
+    ks_file *files[FILES];
+    for (int f = 0; f < FILES; f++) {
+        char path[32];
+        g_snprintf(path, sizeof path, "b1/p-%d/0.log", f);
+        files[f] = ks_disk_open(env.world, 1, path, KS_DISK_CREATE, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(files[f]);
+    }
+    uint64_t most = 0;
+    uint8_t chunk[BYTES];
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int f = 0; f < FILES; f++) {
+            memset(chunk, 'a' + (f + r) % 26, sizeof chunk);
+            CU_ASSERT_EQUAL(ks_disk_append(files[f], chunk, sizeof chunk), KS_IO_OK);
+            most = MAX(most, env.world->staged_capacity_bytes);
+        }
+    }
+    /* At most the budget, plus the one buffer that grew past it: 4 appends'
+     * room doubled up to 37 x 60 bytes, under 4 KiB. */
+    CU_ASSERT(most <= 2048 + 4096);
+    CU_ASSERT(most >= 2048); /* the budget was reached, so it was used */
+    for (int f = 0; f < FILES; f++) {
+        uint8_t back[ROUNDS * BYTES];
+        size_t n = 0;
+        CU_ASSERT_EQUAL(ks_disk_read(files[f], back, sizeof back, 0, &n), KS_IO_OK);
+        CU_ASSERT_EQUAL_FATAL(n, sizeof back);
+        for (int r = 0; r < ROUNDS; r++) {
+            CU_ASSERT_EQUAL(back[r * BYTES], 'a' + (f + r) % 26);
+            CU_ASSERT_EQUAL(back[r * BYTES + BYTES - 1], 'a' + (f + r) % 26);
+        }
+        ks_disk_close(files[f]);
+    }
+    CU_ASSERT_EQUAL(env.world->staged_capacity_bytes, 0);
+    /* The real files hold everything once the handles are closed. */
+    char *real = ks_world_real_path(env.world, "b1/p-39/0.log");
+    gchar *contents = NULL;
+    gsize length = 0;
+    CU_ASSERT_TRUE(g_file_get_contents(real, &contents, &length, NULL));
+    CU_ASSERT_EQUAL(length, ROUNDS * BYTES);
+    CU_ASSERT_EQUAL(contents[(ROUNDS - 1) * BYTES], 'a' + (39 + ROUNDS - 1) % 26);
+    g_free(contents);
     g_free(real);
     ks_test_env_deinit(&env);
 }
@@ -1241,6 +1297,7 @@ void ks_test_register_disk(void)
 {
     static const struct ks_test_case cases[] = {
         { "basic_io", test_basic_io },
+        { "S4: the staging buffers stay within their budget", test_staging_budget },
         { "whole_file_ops", test_whole_file_ops },
         { "delete_while_open", test_delete_while_open },
         { "rename_replaces_record", test_rename_replaces_record },
