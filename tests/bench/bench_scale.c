@@ -31,7 +31,7 @@
  * not. Then the growth curves, in CPU time:
  *
  *   - idle: 12 brokers, no client, P = 12, 120, 1,200, 10,000 partitions,
- *     5,000 / 2,500 / 1,500 / 200 simulated seconds (a few tenths of a CPU
+ *     5,000 / 2,500 / 1,500 / 400 simulated seconds (a few tenths of a CPU
  *     second each): CPU microseconds per partition per simulated second;
  *   - per record: the same sizes with a producer at 5,000 records/s for
  *     40 / 20 / 10 / 5 simulated seconds, in steady state (the warm-up runs
@@ -335,8 +335,8 @@ int main(int argc, char **argv)
     static const int32_t partitions[] = { 12, 120, 1200, 10000 };
     /* Idle simulated seconds per size, for a few tenths of a CPU second
      * each: an idle partition costs from ~5 us per simulated second at 12
-     * partitions (the brokers' own work shared by few) to ~0.2 at 10,000. */
-    static const int32_t idle_seconds[] = { 5000, 2500, 1500, 200 };
+     * partitions (the brokers' own work shared by few) to ~0.07 at 10,000. */
+    static const int32_t idle_seconds[] = { 5000, 2500, 1500, 400 };
     /* Loaded simulated seconds: 5 s at 12 partitions took 0.05 CPU s. */
     static const int32_t loaded_seconds[] = { 40, 20, 10, 5 };
     enum { CURVE = sizeof partitions / sizeof partitions[0] };
