@@ -882,11 +882,24 @@ static void fetch_capture(ks_world *world, ks_node_id self, ks_node_id source, u
  * started with `seed` and run to 1.1 s, with broker 2's node capturing the
  * fetch answers in *box (its own fetcher's are ignored there), so that the
  * test fetches as broker 2 by hand. */
+/* Topic "orders" of `partitions` partitions, each led by broker 1 and
+ * followed by broker 2 (RF 2). */
+static void topic_led_by_1(struct cluster_fixture *h, int32_t partitions, int32_t min_isr)
+{
+    int32_t *assign = g_new(int32_t, 2 * (size_t)partitions);
+    for (int32_t i = 0; i < partitions; i++) {
+        assign[2 * i] = 1;
+        assign[2 * i + 1] = 2;
+    }
+    cf_topic(h, "orders", partitions, 2, min_isr, assign);
+    g_free(assign);
+}
+
 static void captured_follower(struct cluster_fixture *h, struct fetch_box *box, int32_t partitions,
-                              const int32_t *assign, uint64_t seed)
+                              uint64_t seed)
 {
     cf_init(h, 2);
-    cf_topic(h, "orders", partitions, 2, 1, assign);
+    topic_led_by_1(h, partitions, 1);
     cf_start(h, seed);
     cf_run_until(h, 100 * H_MS);
     memset(box, 0, sizeof *box);
@@ -1000,14 +1013,13 @@ static void test_follower_learns_hw_after_its_fetch(void)
  * over and the test fetches from leader 1 in its name with sessions. */
 static void test_fetch_session_leader(void)
 {
-    static const int32_t assign[] = { 1, 2, 1, 2, 1, 2 };
     static const int32_t all[] = { 0, 1, 2 };
     static const int64_t zeroes[] = { 0, 0, 0 };
     static const int32_t second[] = { 1 };
     static const int64_t one[] = { 1 };
     struct cluster_fixture h;
     struct fetch_box box;
-    captured_follower(&h, &box, 3, assign, 32);
+    captured_follower(&h, &box, 3, 32);
     h_append(&h, 1, 0, 1, KS_ACKS_LEADER, "a");
     /* A full request creates a session and is answered for every partition. */
     session_fetch(&h, 1001, 0, 0, all, zeroes, 3);
@@ -1110,13 +1122,12 @@ static void produce_bundle(struct cluster_fixture *h, const int32_t *partitions,
  * first partition alone. And it is answered once (A5). */
 static void test_produce_request_appended_whole(void)
 {
-    static const int32_t assign[] = { 1, 2, 1, 2, 1, 2 };
     static const int32_t all[] = { 0, 1, 2 };
     static const int64_t zeroes[] = { 0, 0, 0 };
     static const int32_t both[] = { 0, 2 };
     struct cluster_fixture h;
     struct fetch_box box;
-    captured_follower(&h, &box, 3, assign, 32);
+    captured_follower(&h, &box, 3, 32);
     h_append(&h, 1, 0, 1, KS_ACKS_LEADER, "a");
     session_fetch(&h, 1001, 0, 0, all, zeroes, 3);
     cf_run_for(&h, 5 * H_MS);
@@ -1228,14 +1239,6 @@ static void test_fetch_session_follower(void)
 }
 
 /* Every partition led by broker 1 and followed by broker 2. */
-static void lead_on_1_follow_on_2(int32_t *assign, int32_t partitions)
-{
-    for (int32_t i = 0; i < partitions; i++) {
-        assign[2 * i] = 1;
-        assign[2 * i + 1] = 2;
-    }
-}
-
 /* A controller push that makes a broker follower of many partitions of one
  * leader restarts that fetcher once, after the whole push
  * (ReplicaManager.makeFollowers, then one addFetcherForPartitions): one full
@@ -1244,11 +1247,9 @@ static void lead_on_1_follow_on_2(int32_t *assign, int32_t partitions)
 static void test_push_restarts_fetcher_once(void)
 {
     enum { PARTITIONS = 40 };
-    int32_t assign[PARTITIONS * 2];
-    lead_on_1_follow_on_2(assign, PARTITIONS);
     struct cluster_fixture h;
     cf_init(&h, 2);
-    cf_topic(&h, "orders", PARTITIONS, 2, 2, assign);
+    topic_led_by_1(&h, PARTITIONS, 2);
     cf_start(&h, 35);
     cf_run_until(&h, 2 * H_S);
     struct ks_broker *leader = ks_cluster_broker(h.cluster, 1);
@@ -1276,12 +1277,10 @@ static void test_push_restarts_fetcher_once(void)
 static void test_quiet_partitions(void)
 {
     enum { PARTITIONS = 40 };
-    int32_t assign[PARTITIONS * 2];
-    lead_on_1_follow_on_2(assign, PARTITIONS);
     struct cluster_fixture h;
     cf_init(&h, 2);
     h.cluster_config.replica_lag_ns_max = 10 * (int64_t)H_S;
-    cf_topic(&h, "orders", PARTITIONS, 2, 1, assign);
+    topic_led_by_1(&h, PARTITIONS, 1);
     cf_start(&h, 36);
     cf_run_until(&h, 10 * H_S);
     struct ks_broker *leader = ks_cluster_broker(h.cluster, 1);
@@ -1348,15 +1347,13 @@ static guint awake_partitions(const struct ks__fetch_session *session, int32_t *
 static void test_session_awake_positions(void)
 {
     enum { PARTITIONS = 8 };
-    int32_t assign[PARTITIONS * 2];
-    lead_on_1_follow_on_2(assign, PARTITIONS);
     static const int32_t rest[] = { 1, 2, 3, 4, 5, 6, 7 };
     static const int64_t zeroes[] = { 0, 0, 0, 0, 0, 0, 0 };
     static const int32_t first[] = { 1 };
     static const int32_t zero[] = { 0 };
     struct cluster_fixture h;
     struct fetch_box box;
-    captured_follower(&h, &box, PARTITIONS, assign, 37);
+    captured_follower(&h, &box, PARTITIONS, 37);
     struct ks_broker *leader = ks_cluster_broker(h.cluster, 1);
     /* A session of partitions 1-7 (the full request parks, then answers
      * everything at max_wait), and an incremental fetch that finds them all
@@ -1492,15 +1489,13 @@ static int64_t session_ref_at(const struct ks_broker *leader, int32_t partition,
 static void test_session_touch_positions(void)
 {
     enum { PARTITIONS = 8 };
-    int32_t assign[PARTITIONS * 2];
-    lead_on_1_follow_on_2(assign, PARTITIONS);
     static const int32_t rest[] = { 2, 3, 4, 5, 6, 7 };
     static const int64_t zeroes[] = { 0, 0, 0, 0, 0, 0 };
     static const int32_t zero[] = { 0 };
     static const int32_t two[] = { 2 };
     struct cluster_fixture h;
     struct fetch_box box;
-    captured_follower(&h, &box, PARTITIONS, assign, 38);
+    captured_follower(&h, &box, PARTITIONS, 38);
     struct ks_broker *leader = ks_cluster_broker(h.cluster, 1);
     /* A session of partitions 2-7, all quiet after the first serves. */
     session_fetch(&h, 1002, 0, 0, rest, zeroes, 6);
@@ -1579,11 +1574,9 @@ static void check_fetch_hints(const struct ks_broker *follower, int32_t leader_i
 static void test_fetcher_list_hints(void)
 {
     enum { PARTITIONS = 8 };
-    int32_t assign[PARTITIONS * 2];
-    lead_on_1_follow_on_2(assign, PARTITIONS);
     struct cluster_fixture h;
     cf_init(&h, 2);
-    cf_topic(&h, "orders", PARTITIONS, 2, 1, assign);
+    topic_led_by_1(&h, PARTITIONS, 1);
     cf_start(&h, 39);
     cf_run_until(&h, 2 * H_S);
     struct ks_broker *follower = ks_cluster_broker(h.cluster, 2);
