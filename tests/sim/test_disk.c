@@ -944,21 +944,28 @@ static void test_cost_model(void)
     ks_test_env_deinit(&env);
 }
 
-/* P1, P2: what a read costs. Bytes written in this world are cached; after a
- * power loss nothing is, and a read pays for the bytes it misses once; a
- * process crash keeps the cache; with a small cache, the least recently
- * touched clean file is evicted and costs again. */
-static void test_page_cache(void)
+/* A world of 2 nodes whose disk fsyncs in 1 us and moves 1 byte per ns,
+ * with a page cache of cache_bytes (0: the default). */
+static void init_quick_disk(struct ks_test_env *env, uint64_t cache_bytes)
 {
     struct ks_world_config config = {
         .seed = 1,
         .node_count = 2,
         .disk_fsync_latency_ns = 1000,
         .disk_bandwidth_bytes_per_s = 1000000000, /* 1 byte per ns */
-        .disk_page_cache_bytes = 6000,
+        .disk_page_cache_bytes = cache_bytes,
     };
+    ks_test_env_init_config(env, &config);
+}
+
+/* P1, P2: what a read costs. Bytes written in this world are cached; after a
+ * power loss nothing is, and a read pays for the bytes it misses once; a
+ * process crash keeps the cache; with a small cache, the least recently
+ * touched clean file is evicted and costs again. */
+static void test_page_cache(void)
+{
     struct ks_test_env env;
-    ks_test_env_init_config(&env, &config);
+    init_quick_disk(&env, 6000);
     ks_world *world = env.world;
     uint8_t block[4000] = { 0 };
     size_t n = 0;
@@ -1009,15 +1016,8 @@ static void test_page_cache(void)
  * node over, and b alone is evicted: reading a and c misses nothing, b all. */
 static void test_page_cache_evicts_least_recently_touched(void)
 {
-    struct ks_world_config config = {
-        .seed = 1,
-        .node_count = 2,
-        .disk_fsync_latency_ns = 1000,
-        .disk_bandwidth_bytes_per_s = 1000000000,
-        .disk_page_cache_bytes = 10000,
-    };
     struct ks_test_env env;
-    ks_test_env_init_config(&env, &config);
+    init_quick_disk(&env, 10000);
     ks_world *world = env.world;
     uint8_t block[3000] = { 0 };
     size_t n = 0;
@@ -1057,14 +1057,8 @@ static void test_page_cache_evicts_least_recently_touched(void)
  * with an append. */
 static void test_cached_range_and_rewrites(void)
 {
-    struct ks_world_config config = {
-        .seed = 1,
-        .node_count = 2,
-        .disk_fsync_latency_ns = 1000,
-        .disk_bandwidth_bytes_per_s = 1000000000,
-    };
     struct ks_test_env env;
-    ks_test_env_init_config(&env, &config);
+    init_quick_disk(&env, 0);
     ks_world *world = env.world;
     uint8_t block[4000] = { 0 };
     size_t n = 0;
